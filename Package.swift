@@ -1,0 +1,27 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "irisgw",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "irisgw", targets: ["irisgw"]),
+        .library(name: "SIP", targets: ["SIP"]),
+        .library(name: "Gateway", targets: ["Gateway"]),
+    ],
+    targets: [
+        // System libraries from Debian packages (see Makefile `deps`).
+        .systemLibrary(name: "COSIP", pkgConfig: "libosip2", providers: [.apt(["libosip2-dev"])]),
+        .systemLibrary(name: "COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"])]),
+        .systemLibrary(name: "CSpanDSP", pkgConfig: "spandsp", providers: [.apt(["libspandsp-dev", "libtiff-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+
+        .target(name: "SIP", dependencies: ["COSIP", "COpenSSL"]),
+        .target(name: "Media", dependencies: ["COpus", "CSpanDSP"]),
+        .target(name: "Gateway", dependencies: ["SIP", "Media"]),
+        .executableTarget(name: "irisgw", dependencies: ["SIP", "Gateway"]),
+
+        .testTarget(name: "SIPTests", dependencies: ["SIP"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,137 @@
+extension SIPMessage {
+    /// How the bytes arrived, which decides what a missing or short Content-Length means
+    /// (RFC 3261 §18.3).
+    public enum Framing: Sendable {
+        /// One UDP datagram: no Content-Length means the body runs to the end; octets past
+        /// Content-Length are ignored (RFC 4475 §3.1.1.8); a longer Content-Length is an error.
+        case datagram
+        /// Exactly one message cut from a stream by `SIPStreamFramer`.
+        case stream
+    }
+
+    /// Limits that protect the parser from hostile input.
+    public static let maxHeaderCount = 256
+    public static let maxMessageSize = 65_535
+
+    /// Parses and validates one message.
+    ///
+    /// ```
+    /// SIP-message  = Request / Response
+    /// Request-Line = Method SP Request-URI SP SIP-Version CRLF
+    /// Status-Line  = SIP-Version SP Status-Code SP Reason-Phrase CRLF
+    /// message-header = field-name HCOLON field-value CRLF   (LWS folding allowed)
+    /// ```
+    /// Beyond the grammar, it checks what RFC 3261 §8.2 and RFC 4475 expect of a receiver:
+    /// the mandatory headers, single-valued headers that appear once, 32-bit scalars, a CSeq
+    /// method that matches the request, a Request-URI without headers, a Content-Length that
+    /// agrees with the body. Errors carry the status to answer a request with (400, 505).
+    public static func parse(_ bytes: [UInt8], framing: Framing = .datagram) throws(SIPParseError) -> SIPMessage {
+        guard bytes.count <= maxMessageSize else { throw .init(513, "message too large") }
+        var i = 0
+        // RFC 3261 §7.5: ignore CRLFs before the start line (keep-alives on streams).
+        while i < bytes.count, bytes[i] == 0x0D || bytes[i] == 0x0A { i += 1 }
+
+        var lines: [(start: Int, end: Int)] = []
+        var bodyStart = -1
+        while i < bytes.count {
+            var j = i
+            while j < bytes.count, bytes[j] != 0x0A { j += 1 }
+            let end = (j > i && bytes[j - 1] == 0x0D) ? j - 1 : j
+            if end == i {
+                bodyStart = min(j + 1, bytes.count)
+                break
+            }
+            lines.append((i, end))
+            i = j + 1
+            if j >= bytes.count { break }
+        }
+        guard !lines.isEmpty else { throw .init(400, "empty message") }
+        if bodyStart < 0 {
+            // A datagram that ends right after the last header line has an empty body.
+            guard framing == .datagram, bytes.last == 0x0A else { throw .init(400, "header section not terminated") }
+            bodyStart = bytes.count
+        }
+
+        let startLine = try parseStartLine(bytes[lines[0].start..<lines[0].end])
+        var headers: [SIPHeader] = []
+        headers.reserveCapacity(lines.count)
+        for (start, end) in lines.dropFirst() {
+            let first = bytes[start]
+            if first == 0x20 || first == 0x09 {
+                guard !headers.isEmpty else { throw .init(400, "continuation line before any header") }
+                let more = String(decoding: bytes[start..<end], as: UTF8.self).trimmingSIPWhitespace()
+                if !more.isEmpty {
+                    headers[headers.count - 1].value += headers[headers.count - 1].value.isEmpty ? more : " " + more
+                }
+                continue
+            }
+            guard let colon = bytes[start..<end].firstIndex(of: 0x3A) else {
+                throw .init(400, "header line without a colon", partial: SIPMessage(startLine: startLine, headers: headers))
+            }
+            var nameEnd = colon
+            while nameEnd > start, bytes[nameEnd - 1] == 0x20 || bytes[nameEnd - 1] == 0x09 { nameEnd -= 1 }
+            let nameBytes = bytes[start..<nameEnd]
+            guard !nameBytes.isEmpty, nameBytes.allSatisfy(SIPScanner.isTokenChar) else {
+                throw .init(400, "bad header name", partial: SIPMessage(startLine: startLine, headers: headers))
+            }
+            let value = String(decoding: bytes[(colon + 1)..<end], as: UTF8.self).trimmingSIPWhitespace()
+            headers.append(SIPHeader(SIPHeaderName(String(decoding: nameBytes, as: UTF8.self)), value))
+            guard headers.count <= maxHeaderCount else { throw .init(400, "too many header fields") }
+        }
+
+        var message = SIPMessage(startLine: startLine, headers: headers)
+        do throws(SIPParseError) {
+            let bodyLength = try message.validatedContentLength()
+            let available = bytes.count - bodyStart
+            if let bodyLength {
+                guard bodyLength <= available else {
+                    throw SIPParseError(400, "Content-Length \(bodyLength) is larger than the body (\(available) octets)", header: "Content-Length")
+                }
+                message.body = Array(bytes[bodyStart..<(bodyStart + bodyLength)])
+            } else {
+                guard framing == .datagram else { throw SIPParseError(400, "Content-Length is required on a stream", header: "Content-Length") }
+                message.body = Array(bytes[bodyStart...])
+            }
+            try message.validate()
+        } catch {
+            var e = error
+            e.partial = message
+            throw e
+        }
+        return message
+    }
+
+    private static func parseStartLine(_ line: ArraySlice<UInt8>) throws(SIPParseError) -> StartLine {
+        let text = String(decoding: line, as: UTF8.self)
+        if line.starts(with: Array("SIP/".utf8)) {
+            // Status-Line; Reason-Phrase may be empty or hold UTF-8 (RFC 4475 §3.1.1.12-13).
+            let parts = text.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
+            guard parts.count >= 2 else { throw .init(400, "malformed status line") }
+            guard parts[0] == "SIP/2.0" else { throw .init(505, "unsupported version \(parts[0])") }
+            guard parts[1].utf8.count == 3, let code = Int(parts[1]), (100...699).contains(code) else {
+                throw .init(400, "bad status code \(parts[1])")
+            }
+            return .response(status: code, reason: parts.count > 2 ? String(parts[2]) : "")
+        }
+        let parts = text.split(separator: " ", omittingEmptySubsequences: false)
+        guard parts.count == 3, !parts.contains(where: { $0.isEmpty }) else {
+            throw .init(400, "request line must be Method SP Request-URI SP SIP-Version")
+        }
+        let method = String(parts[0])
+        guard SIPScanner.isToken(method) else { throw .init(400, "bad method") }
+        let version = parts[2]
+        guard version.uppercased() == "SIP/2.0" else {
+            if version.uppercased().hasPrefix("SIP/") { throw .init(505, "unsupported version \(version)") }
+            throw .init(400, "bad SIP version \(version)")
+        }
+        let uri = try SIPURI.parse(String(parts[1]))
+        return .request(method: method, uri: uri)
+    }
+}
+
+extension SIPParseError {
+    init(_ status: Int, _ reason: String, partial: SIPMessage) {
+        self.init(status, reason)
+        self.partial = partial
+    }
+}

@@ -1,0 +1,216 @@
+/// A cursor over the bytes of one header value, with the RFC 3261 §25.1 lexical helpers
+/// (LWS, token, quoted-string, SEMI/COMMA separators) that every header parser shares.
+struct SIPScanner {
+    let bytes: [UInt8]
+    var index: Int = 0
+
+    init(_ text: String) { self.bytes = Array(text.utf8) }
+    init(bytes: [UInt8]) { self.bytes = bytes }
+
+    var atEnd: Bool { index >= bytes.count }
+    var peek: UInt8? { index < bytes.count ? bytes[index] : nil }
+    var rest: String { String(decoding: bytes[min(index, bytes.count)...], as: UTF8.self) }
+
+    mutating func skipWhitespace() {
+        while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x09 { index += 1 }
+    }
+
+    /// Consumes `byte` (with optional whitespace around it, as SWS allows).
+    mutating func consume(_ byte: UInt8) -> Bool {
+        let save = index
+        skipWhitespace()
+        if peek == byte {
+            index += 1
+            skipWhitespace()
+            return true
+        }
+        index = save
+        return false
+    }
+
+    mutating func expect(_ byte: UInt8, _ what: String) throws(SIPParseError) {
+        guard consume(byte) else { throw .init(400, "expected \(what)") }
+    }
+
+    /// token = 1*(alphanum / "-" / "." / "!" / "%" / "*" / "_" / "+" / "`" / "'" / "~")
+    mutating func token() -> String? {
+        let start = index
+        while index < bytes.count, SIPScanner.isTokenChar(bytes[index]) { index += 1 }
+        return index > start ? String(decoding: bytes[start..<index], as: UTF8.self) : nil
+    }
+
+    mutating func requireToken(_ what: String) throws(SIPParseError) -> String {
+        guard let t = token() else { throw .init(400, "expected \(what)") }
+        return t
+    }
+
+    /// quoted-string = SWS DQUOTE *(qdtext / quoted-pair) DQUOTE; returns the unescaped content.
+    mutating func quotedString() throws(SIPParseError) -> String {
+        guard peek == 0x22 else { throw .init(400, "expected a quoted string") }
+        index += 1
+        var out: [UInt8] = []
+        while index < bytes.count {
+            let b = bytes[index]
+            if b == 0x22 {
+                index += 1
+                return String(decoding: out, as: UTF8.self)
+            }
+            if b == 0x5C {
+                guard index + 1 < bytes.count else { break }
+                out.append(bytes[index + 1])
+                index += 2
+                continue
+            }
+            out.append(b)
+            index += 1
+        }
+        throw .init(400, "unterminated quoted string")
+    }
+
+    /// Reads bytes up to (not including) any of `stops`, outside quotes and angle brackets.
+    mutating func upTo(_ stops: Set<UInt8>) -> String {
+        let start = index
+        var inQuote = false
+        var angle = 0
+        while index < bytes.count {
+            let b = bytes[index]
+            if inQuote {
+                if b == 0x5C { index += 2; continue }
+                if b == 0x22 { inQuote = false }
+            } else if b == 0x22 {
+                inQuote = true
+            } else if b == 0x3C {
+                angle += 1
+            } else if b == 0x3E {
+                angle = max(0, angle - 1)
+            } else if angle == 0, stops.contains(b) {
+                break
+            }
+            index += 1
+        }
+        index = min(index, bytes.count)
+        return String(decoding: bytes[start..<index], as: UTF8.self)
+    }
+
+    /// generic-param = token [ EQUAL gen-value ]; gen-value = token / host / quoted-string.
+    /// Reads `*( SEMI generic-param )` until a byte in `stops` (outside quotes) or the end.
+    mutating func parameters(until stops: Set<UInt8> = []) throws(SIPParseError) -> [SIPParameter] {
+        var params: [SIPParameter] = []
+        while true {
+            skipWhitespace()
+            guard peek == 0x3B else { break }
+            index += 1
+            skipWhitespace()
+            guard let name = token() else { throw .init(400, "empty parameter") }
+            skipWhitespace()
+            var value: String? = nil
+            if peek == 0x3D {
+                index += 1
+                skipWhitespace()
+                if peek == 0x22 {
+                    value = "\"" + SIPScanner.escapeQuoted(try quotedString()) + "\""
+                } else {
+                    let start = index
+                    // host values may be bracketed IPv6 references ([2001:db8::1]).
+                    while index < bytes.count {
+                        let b = bytes[index]
+                        if SIPScanner.isTokenChar(b) || b == 0x3A || b == 0x5B || b == 0x5D { index += 1 } else { break }
+                    }
+                    guard index > start else { throw .init(400, "empty value for parameter \(name)") }
+                    value = String(decoding: bytes[start..<index], as: UTF8.self)
+                }
+            }
+            params.append(SIPParameter(name, value))
+            skipWhitespace()
+            if let b = peek, b != 0x3B, !stops.contains(b) {
+                throw .init(400, "unexpected character after parameter \(name)")
+            }
+        }
+        return params
+    }
+
+    static func isTokenChar(_ b: UInt8) -> Bool {
+        switch b {
+        case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: return true
+        case 0x2D, 0x2E, 0x21, 0x25, 0x2A, 0x5F, 0x2B, 0x60, 0x27, 0x7E: return true
+        default: return false
+        }
+    }
+
+    static func isToken(_ s: String) -> Bool { !s.isEmpty && s.utf8.allSatisfy(isTokenChar) }
+
+    static func escapeQuoted(_ s: String) -> String {
+        guard s.utf8.contains(where: { $0 == 0x22 || $0 == 0x5C }) else { return s }
+        var out = ""
+        for ch in s {
+            if ch == "\"" || ch == "\\" { out.append("\\") }
+            out.append(ch)
+        }
+        return out
+    }
+
+    /// Splits a header value at top-level commas (outside quotes and `<>`), trimming each part.
+    static func splitList(_ value: String) -> [String] {
+        var scanner = SIPScanner(value)
+        var parts: [String] = []
+        while true {
+            let part = scanner.upTo([0x2C])
+            parts.append(part.trimmingSIPWhitespace())
+            if scanner.atEnd { break }
+            scanner.index += 1
+        }
+        return parts
+    }
+}
+
+/// A `name[=value]` parameter as it appears after `;` in URIs and header fields.
+/// Names compare case-insensitively; quoted values keep their quotes.
+public struct SIPParameter: Sendable, Equatable {
+    public var name: String
+    public var value: String?
+    public init(_ name: String, _ value: String? = nil) {
+        self.name = name
+        self.value = value
+    }
+}
+
+extension Array where Element == SIPParameter {
+    /// The value of the first parameter called `name` (case-insensitive); `.some(nil)` for a flag.
+    public subscript(parameter name: String) -> String?? {
+        for p in self where p.name.caseInsensitiveCompare(name) {
+            return .some(p.value)
+        }
+        return .none
+    }
+
+    /// Sets or removes (`nil`) a parameter, keeping the position of an existing one.
+    public mutating func set(_ name: String, _ value: String?, flag: Bool = false) {
+        if let i = firstIndex(where: { $0.name.caseInsensitiveCompare(name) }) {
+            if value == nil && !flag { remove(at: i) } else { self[i].value = value }
+        } else if value != nil || flag {
+            append(SIPParameter(name, value))
+        }
+    }
+
+    func serialized() -> String {
+        var out = ""
+        for p in self {
+            out += ";" + p.name
+            if let v = p.value { out += "=" + v }
+        }
+        return out
+    }
+}
+
+extension String {
+    func caseInsensitiveCompare(_ other: String) -> Bool {
+        utf8.count == other.utf8.count && lowercased() == other.lowercased()
+    }
+
+    func trimmingSIPWhitespace() -> String {
+        let u = utf8
+        guard let first = u.firstIndex(where: { $0 != 0x20 && $0 != 0x09 }) else { return "" }
+        let last = u.lastIndex(where: { $0 != 0x20 && $0 != 0x09 })!
+        return String(self[first...last])
+    }
+}
