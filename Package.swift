@@ -16,7 +16,10 @@ let package = Package(
         .systemLibrary(name: "CSpanDSP", pkgConfig: "spandsp", providers: [.apt(["libspandsp-dev", "libtiff-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
 
-        .target(name: "SIP", dependencies: ["COSIP", "COpenSSL"]),
+        // Linux headers Glibc does not export (epoll, eventfd); no library to link.
+        .systemLibrary(name: "CLinux"),
+
+        .target(name: "SIP", dependencies: ["COSIP", "COpenSSL", "CLinux"]),
         .target(name: "Media", dependencies: ["COpus", "CSpanDSP"]),
         .target(name: "Gateway", dependencies: ["SIP", "Media"]),
         .executableTarget(name: "irisgw", dependencies: ["SIP", "Gateway"]),

@@ -1,0 +1,234 @@
+import Foundation
+import Glibc
+import CLinux
+import Synchronization
+
+/// The signalling thread: one epoll set for the SIP sockets, a timer heap, and a queue of
+/// work handed in from other threads. Everything that owns SIP state (osip, transactions,
+/// dialogs) runs here, so none of it needs a lock.
+public final class SIPEventLoop: @unchecked Sendable {
+    /// A scheduled timer; cancel it with `cancel(_:)`.
+    public struct Timer: Hashable, Sendable {
+        fileprivate let id: UInt64
+    }
+
+    private let epfd: Int32
+    private let wakeFD: Int32
+    private var readers: [Int32: () -> Void] = [:]
+    private var writers: [Int32: () -> Void] = [:]
+    private let inbox = Mutex<[@Sendable () -> Void]>([])
+    private var heap = TimerHeap()
+    private var nextTimerID: UInt64 = 1
+    private let running = Atomic<Bool>(false)
+    private var thread: Thread?
+    private let stopped = DispatchSemaphore(value: 0)
+    nonisolated(unsafe) private var loopThreadID: pthread_t? = nil
+
+    /// Runs once per loop iteration after I/O and timers (the osip transaction pump).
+    /// Returns how soon (seconds) it wants to run again, or nil for "only on activity".
+    public var tick: (() -> Double?)?
+
+    public init() throws {
+        epfd = epoll_create1(Int32(EPOLL_CLOEXEC))
+        guard epfd >= 0 else { throw SocketError("epoll_create1") }
+        wakeFD = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+        guard wakeFD >= 0 else { throw SocketError("eventfd") }
+        var ev = epoll_event()
+        ev.events = EPOLLIN.rawValue
+        ev.data.fd = wakeFD
+        epoll_ctl(epfd, EPOLL_CTL_ADD, wakeFD, &ev)
+    }
+
+    deinit {
+        close(epfd)
+        close(wakeFD)
+    }
+
+    /// Monotonic seconds.
+    public static func now() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+
+    public var isInLoop: Bool {
+        guard let id = loopThreadID else { return false }
+        return pthread_equal(id, pthread_self()) != 0
+    }
+
+    public func start(name: String = "irisgw-sip") {
+        guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let t = Thread { [self] in
+            loopThreadID = pthread_self()
+            run()
+            stopped.signal()
+        }
+        t.name = name
+        t.stackSize = 4 << 20
+        thread = t
+        t.start()
+    }
+
+    /// Stops the loop and waits for its thread to finish.
+    public func stop() {
+        guard running.exchange(false, ordering: .acquiringAndReleasing) else { return }
+        wake()
+        if !isInLoop { stopped.wait() }
+    }
+
+    /// Runs `work` on the loop thread (soon, in order).
+    public func execute(_ work: @escaping @Sendable () -> Void) {
+        inbox.withLock { $0.append(work) }
+        wake()
+    }
+
+    /// Runs `work` on the loop and waits for its result (never call from the loop itself).
+    public func sync<T: Sendable>(_ work: @escaping @Sendable () -> T) -> T {
+        if isInLoop { return work() }
+        let box = Mutex<T?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        execute {
+            let value = work()
+            box.withLock { $0 = value }
+            done.signal()
+        }
+        done.wait()
+        return box.withLock { $0! }
+    }
+
+    /// Schedules `work` on the loop after `delay` seconds. Loop thread only.
+    @discardableResult
+    public func schedule(after delay: Double, _ work: @escaping () -> Void) -> Timer {
+        let id = nextTimerID
+        nextTimerID += 1
+        heap.push(deadline: Self.now() + max(0, delay), id: id, work: work)
+        return Timer(id: id)
+    }
+
+    /// Cancels a timer that has not fired. Loop thread only.
+    public func cancel(_ timer: Timer?) {
+        if let timer { heap.cancel(timer.id) }
+    }
+
+    /// Watches `fd` for readability. Loop thread only.
+    func register(fd: Int32, onReadable: @escaping () -> Void) {
+        readers[fd] = onReadable
+        var ev = epoll_event()
+        ev.events = EPOLLIN.rawValue
+        ev.data.fd = fd
+        epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev)
+    }
+
+    func unregister(fd: Int32) {
+        readers[fd] = nil
+        writers[fd] = nil
+        epoll_ctl(epfd, EPOLL_CTL_DEL, fd, nil)
+    }
+
+    /// Asks for (or stops) a callback when `fd` becomes writable. Loop thread only.
+    func watchWritable(fd: Int32, _ onWritable: (() -> Void)?) {
+        writers[fd] = onWritable
+        var ev = epoll_event()
+        ev.events = EPOLLIN.rawValue | (onWritable == nil ? 0 : EPOLLOUT.rawValue)
+        ev.data.fd = fd
+        epoll_ctl(epfd, EPOLL_CTL_MOD, fd, &ev)
+    }
+
+    private func wake() {
+        var one: UInt64 = 1
+        _ = write(wakeFD, &one, 8)
+    }
+
+    private func run() {
+        var events = [epoll_event](repeating: epoll_event(), count: 64)
+        var tickDelay: Double? = nil
+        while running.load(ordering: .acquiring) {
+            var timeout: Double = 1.0
+            if let d = heap.nextDeadline { timeout = min(timeout, max(0, d - Self.now())) }
+            if let t = tickDelay { timeout = min(timeout, t) }
+            let ms = Int32((timeout * 1000).rounded(.up))
+            let n = epoll_wait(epfd, &events, Int32(events.count), ms)
+            if n > 0 {
+                for i in 0..<Int(n) {
+                    let fd = events[i].data.fd
+                    if fd == wakeFD {
+                        var value: UInt64 = 0
+                        _ = read(wakeFD, &value, 8)
+                    } else {
+                        if events[i].events & (EPOLLOUT.rawValue | EPOLLERR.rawValue) != 0 { writers[fd]?() }
+                        if events[i].events & (EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 { readers[fd]?() }
+                    }
+                }
+            }
+            let work = inbox.withLock { items -> [@Sendable () -> Void] in
+                let taken = items
+                items.removeAll(keepingCapacity: true)
+                return taken
+            }
+            for w in work { w() }
+            let now = Self.now()
+            while let due = heap.popDue(now: now) { due() }
+            tickDelay = tick?()
+        }
+    }
+}
+
+/// A binary min-heap of deadlines with lazy cancellation.
+struct TimerHeap {
+    private var items: [(deadline: Double, id: UInt64, work: () -> Void)] = []
+    private var live = Set<UInt64>()
+    private var cancelled = Set<UInt64>()
+
+    var nextDeadline: Double? {
+        mutating get {
+            dropCancelledTop()
+            return items.first?.deadline
+        }
+    }
+
+    mutating func push(deadline: Double, id: UInt64, work: @escaping () -> Void) {
+        items.append((deadline, id, work))
+        live.insert(id)
+        var i = items.count - 1
+        while i > 0 {
+            let parent = (i - 1) / 2
+            guard items[i].deadline < items[parent].deadline else { break }
+            items.swapAt(i, parent)
+            i = parent
+        }
+    }
+
+    mutating func cancel(_ id: UInt64) {
+        if live.remove(id) != nil { cancelled.insert(id) }
+    }
+
+    mutating func popDue(now: Double) -> (() -> Void)? {
+        dropCancelledTop()
+        guard let top = items.first, top.deadline <= now else { return nil }
+        removeTop()
+        live.remove(top.id)
+        return top.work
+    }
+
+    private mutating func dropCancelledTop() {
+        while let top = items.first, cancelled.contains(top.id) {
+            cancelled.remove(top.id)
+            removeTop()
+        }
+    }
+
+    private mutating func removeTop() {
+        items.swapAt(0, items.count - 1)
+        items.removeLast()
+        var i = 0
+        while true {
+            let l = 2 * i + 1, r = l + 1
+            var m = i
+            if l < items.count, items[l].deadline < items[m].deadline { m = l }
+            if r < items.count, items[r].deadline < items[m].deadline { m = r }
+            if m == i { break }
+            items.swapAt(i, m)
+            i = m
+        }
+    }
+}

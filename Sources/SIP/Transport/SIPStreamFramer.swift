@@ -1,0 +1,81 @@
+/// Cuts SIP messages out of a TCP byte stream (RFC 3261 §18.3): the header section ends at
+/// the first empty line and Content-Length (mandatory on streams) gives the body size.
+/// Handles partial reads and several messages in one read; CRLF keep-alives between
+/// messages (RFC 5626 §3.5.1) are skipped. Limits stop a peer from making us buffer forever.
+public struct SIPStreamFramer: Sendable {
+    public enum FramingError: Error, Sendable, Equatable {
+        case headerTooLarge
+        case bodyTooLarge(Int)
+        case missingContentLength
+        case badContentLength
+    }
+
+    public var maxHeaderBytes: Int
+    public var maxBodyBytes: Int
+    private var buffer: [UInt8] = []
+
+    public init(maxHeaderBytes: Int = 16_384, maxBodyBytes: Int = 65_535) {
+        self.maxHeaderBytes = maxHeaderBytes
+        self.maxBodyBytes = maxBodyBytes
+    }
+
+    /// Bytes received but not yet part of a complete message.
+    public var pending: Int { buffer.count }
+
+    /// Appends `bytes` and returns every complete message now available.
+    public mutating func append(_ bytes: some Collection<UInt8>) throws(FramingError) -> [[UInt8]] {
+        buffer.append(contentsOf: bytes)
+        var out: [[UInt8]] = []
+        while true {
+            var start = 0
+            while start < buffer.count, buffer[start] == 0x0D || buffer[start] == 0x0A { start += 1 }
+            if start > 0 { buffer.removeFirst(start) }
+            guard !buffer.isEmpty else { break }
+            guard let headerEnd = Self.headerEnd(buffer) else {
+                if buffer.count > maxHeaderBytes { throw .headerTooLarge }
+                break
+            }
+            if headerEnd > maxHeaderBytes { throw .headerTooLarge }
+            let length = try Self.contentLength(buffer[..<headerEnd])
+            guard length <= maxBodyBytes else { throw .bodyTooLarge(length) }
+            let total = headerEnd + length
+            guard buffer.count >= total else { break }
+            out.append(Array(buffer[..<total]))
+            buffer.removeFirst(total)
+        }
+        return out
+    }
+
+    /// Index just past the CRLFCRLF (or LFLF) that ends the header section.
+    static func headerEnd(_ b: [UInt8]) -> Int? {
+        var i = 0
+        while i + 1 < b.count {
+            if b[i] == 0x0A {
+                if b[i + 1] == 0x0A { return i + 2 }
+                if b[i + 1] == 0x0D, i + 2 < b.count, b[i + 2] == 0x0A { return i + 3 }
+            }
+            i += 1
+        }
+        return nil
+    }
+
+    /// Finds Content-Length (or its compact form `l`) at the start of a header line.
+    static func contentLength(_ header: ArraySlice<UInt8>) throws(FramingError) -> Int {
+        var found: Int? = nil
+        var lineStart = header.startIndex
+        for i in header.indices where header[i] == 0x0A {
+            var end = i
+            if end > lineStart, header[end - 1] == 0x0D { end -= 1 }
+            let line = header[lineStart..<end]
+            lineStart = i + 1
+            guard let colon = line.firstIndex(of: 0x3A) else { continue }
+            let name = String(decoding: line[..<colon], as: UTF8.self).trimmingSIPWhitespace().lowercased()
+            guard name == "content-length" || name == "l" else { continue }
+            let value = String(decoding: line[(colon + 1)...], as: UTF8.self).trimmingSIPWhitespace()
+            guard found == nil, let n = Int(value), n >= 0 else { throw .badContentLength }
+            found = n
+        }
+        guard let found else { throw .missingContentLength }
+        return found
+    }
+}
