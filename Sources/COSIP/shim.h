@@ -27,6 +27,9 @@ static inline osip_to_t *COSIP_to(const osip_message_t *m) { return m->to; }
 static inline int COSIP_via_count(const osip_message_t *m) { return osip_list_size(&m->vias); }
 static inline osip_content_length_t *COSIP_content_length(const osip_message_t *m) { return m->content_length; }
 
+/// osip_free is a macro over a replaceable global function pointer.
+static inline void COSIP_free(void *p) { osip_free(p); }
+
 /// Parses without touching osip's global state; returns 0 on success.
 static inline int COSIP_parse(const char *buf, size_t len, osip_message_t **out) {
     osip_message_t *m = NULL;

@@ -1,0 +1,304 @@
+/// One SIP trunk, as configured by a JSON5 file in `sip-profiles/` (see docs/sip-profiles.md).
+///
+/// A profile has an `outbound` part (calls from apps to phone numbers), an `inbound` part
+/// (calls from the carrier to DIDs), or both. Secrets are not held here: `Outbound.Auth`
+/// names an environment variable, resolved when needed.
+public struct TrunkProfile: Sendable, Equatable {
+    /// The trunk's name, `[A-Za-z0-9_-]+`, unique across profiles; `createWithTN` picks a
+    /// profile by it. Required.
+    public var name: String
+    /// Outbound calling; nil (key absent) when the trunk takes no outbound calls.
+    public var outbound: Outbound?
+    /// Inbound calling; nil (key absent) when the trunk accepts no inbound calls.
+    public var inbound: Inbound?
+    /// Codecs, DTMF and RTP supervision. Default: all defaults of `MediaSettings`.
+    public var media: MediaSettings
+    /// SIP transport and timers. Default: all defaults of `SIPSettings`.
+    public var sip: SIPSettings
+    /// The file the profile was read from ("" when built in code); errors name it.
+    public var source: String
+
+    /// Builds a profile in code; `ProfileLoader` builds them from files.
+    public init(name: String, outbound: Outbound? = nil, inbound: Inbound? = nil,
+                media: MediaSettings = MediaSettings(), sip: SIPSettings = SIPSettings(), source: String = "") {
+        self.name = name
+        self.outbound = outbound
+        self.inbound = inbound
+        self.media = media
+        self.sip = sip
+        self.source = source
+    }
+
+    /// Outbound calls through the trunk: where to send INVITEs, how to authenticate, how to
+    /// write numbers, and the toll-fraud limits.
+    public struct Outbound: Sendable, Equatable {
+        /// Proxies, tried in order; the next one on 503 or timeout. Required, at least one.
+        public var proxies: [ProxyAddress]
+        /// The host part of the From URI. Default: the first proxy's host.
+        public var fromDomain: String
+        /// Digest credentials for 401/407 challenges (and REGISTER). Default: none.
+        public var auth: Auth?
+        /// Registration with the first proxy. Default: disabled.
+        public var register: Register
+        /// How numbers are written in the Request-URI. Default: `.e164`.
+        public var numberFormat: NumberFormat
+        /// The country calling code (1-3 digits) given to national numbers. Default: "1".
+        public var defaultCountryCode: String
+        /// The national trunk prefix stripped from national numbers and added back for
+        /// `.national` dialling; may be empty (as in Italy). Default: "1" when
+        /// `defaultCountryCode` is "1", "8" when it is "7", else "0".
+        public var nationalPrefix: String
+        /// The international access code written before foreign numbers in `.national`
+        /// dialling, and read as "+" in input ("00" is always read as "+"). Default: "011"
+        /// when `defaultCountryCode` is "1", else "00".
+        public var internationalPrefix: String
+        /// Toll-fraud guard: a normalised number must start with one of these, or the call is
+        /// refused (-417) before any INVITE. Default when the key is absent:
+        /// `["+" + defaultCountryCode]`, home-country numbers only, so that a profile
+        /// without the key never dials international destinations. Give `["+"]` to allow
+        /// every E.164 number. An empty list is refused when loading.
+        public var allowedPrefixes: [String]
+        /// At most this many outbound calls at once. Default: 100.
+        public var maxConcurrentCalls: Int
+        /// At most this many new outbound calls per second. Default: 10.
+        public var callsPerSecond: Int
+        /// Seconds of ringing before the gateway CANCELs (ended `no-answer`). Default: 60.
+        public var ringTimeoutSec: Int
+
+        /// Builds the outbound part in code; defaults as documented on each property.
+        public init(proxies: [ProxyAddress], fromDomain: String? = nil, auth: Auth? = nil,
+                    register: Register = Register(), numberFormat: NumberFormat = .e164,
+                    defaultCountryCode: String = "1", nationalPrefix: String? = nil,
+                    internationalPrefix: String? = nil, allowedPrefixes: [String]? = nil,
+                    maxConcurrentCalls: Int = 100, callsPerSecond: Int = 10, ringTimeoutSec: Int = 60) {
+            self.proxies = proxies
+            self.fromDomain = fromDomain ?? proxies.first?.hostReference ?? ""
+            self.auth = auth
+            self.register = register
+            self.numberFormat = numberFormat
+            self.defaultCountryCode = defaultCountryCode
+            self.nationalPrefix = nationalPrefix ?? Outbound.defaultNationalPrefix(countryCode: defaultCountryCode)
+            self.internationalPrefix = internationalPrefix
+                ?? Outbound.defaultInternationalPrefix(countryCode: defaultCountryCode)
+            self.allowedPrefixes = allowedPrefixes ?? ["+" + defaultCountryCode]
+            self.maxConcurrentCalls = maxConcurrentCalls
+            self.callsPerSecond = callsPerSecond
+            self.ringTimeoutSec = ringTimeoutSec
+        }
+
+        /// The default `nationalPrefix` for a country code.
+        public static func defaultNationalPrefix(countryCode: String) -> String {
+            switch countryCode {
+            case "1": return "1"
+            case "7": return "8"
+            default: return "0"
+            }
+        }
+
+        /// The default `internationalPrefix` for a country code.
+        public static func defaultInternationalPrefix(countryCode: String) -> String {
+            countryCode == "1" ? "011" : "00"
+        }
+
+        /// How the trunk wants numbers in the Request-URI user part.
+        public enum NumberFormat: String, Sendable, Equatable, CaseIterable {
+            /// `+15551234567`.
+            case e164
+            /// `nationalPrefix` + national number at home, `internationalPrefix` + digits abroad.
+            case national
+            /// The caller's digits, cleaned of separators but otherwise untouched.
+            case raw
+        }
+
+        /// Digest credentials. The password is never in the file: `passwordEnv` names the
+        /// environment variable that holds it.
+        public struct Auth: Sendable, Equatable {
+            /// The digest username. Required.
+            public var username: String
+            /// The name of the environment variable holding the password,
+            /// `[A-Za-z_][A-Za-z0-9_]*`. Required.
+            public var passwordEnv: String
+            /// The profile file, for the error when the variable is unset.
+            public var source: String
+
+            /// Builds credentials in code.
+            public init(username: String, passwordEnv: String, source: String = "") {
+                self.username = username
+                self.passwordEnv = passwordEnv
+                self.source = source
+            }
+
+            /// The password from `environment`. Resolved at use, not at load, so a profile
+            /// loads (and `make run` works) without the variable set.
+            /// - Throws: `ProfileError` naming the file, `outbound.auth.passwordEnv` and the
+            ///   variable when it is unset or empty.
+            public func password(environment: [String: String]) throws(ProfileError) -> String {
+                guard let value = environment[passwordEnv] else {
+                    throw ProfileError(file: source, keyPath: "outbound.auth.passwordEnv",
+                                       message: "environment variable \(passwordEnv) is not set")
+                }
+                guard !value.isEmpty else {
+                    throw ProfileError(file: source, keyPath: "outbound.auth.passwordEnv",
+                                       message: "environment variable \(passwordEnv) is empty")
+                }
+                return value
+            }
+        }
+
+        /// REGISTER with the trunk (RFC 3261 section 10).
+        public struct Register: Sendable, Equatable {
+            /// Whether to register. Default: false.
+            public var enabled: Bool
+            /// The requested registration lifetime, 60...86400 seconds. Default: 3600.
+            public var expiresSec: Int
+
+            /// Builds the registration settings in code.
+            public init(enabled: Bool = false, expiresSec: Int = 3600) {
+                self.enabled = enabled
+                self.expiresSec = expiresSec
+            }
+        }
+    }
+
+    /// Inbound calls from the trunk: who may send them and where they go.
+    public struct Inbound: Sendable, Equatable {
+        /// Networks INVITEs may come from; others get 403. Default: `["127.0.0.1/32"]`.
+        public var allowFrom: [CIDR]
+        /// DID to routing id. Required, at least one; each `did` at most once.
+        public var routes: [Route]
+        /// Seconds to wait for `join` before answering 480 (ended `no-answer`). Default: 45.
+        public var ringTimeoutSec: Int
+
+        /// Builds the inbound part in code; defaults as documented on each property.
+        public init(allowFrom: [CIDR]? = nil, routes: [Route], ringTimeoutSec: Int = 45) {
+            // The literal is valid, so the fallback never applies.
+            self.allowFrom = allowFrom ?? ((try? CIDR(parsing: "127.0.0.1/32")).map { [$0] } ?? [])
+            self.routes = routes
+            self.ringTimeoutSec = ringTimeoutSec
+        }
+
+        /// One inbound route: calls to `did` notify subscribers of `routingId`.
+        public struct Route: Sendable, Equatable {
+            /// An E.164 number (`+15550001000`) or `*` for any other number. Required.
+            public var did: String
+            /// The routing id whose subscribers get the `onNotification`. Required.
+            public var routingId: String
+
+            /// Builds a route in code.
+            public init(did: String, routingId: String) {
+                self.did = did
+                self.routingId = routingId
+            }
+        }
+
+        /// The route for a called number: the exact `did`, else the `*` route, else nil (404).
+        public func route(forDID did: String) -> Route? {
+            routes.first { $0.did == did } ?? routes.first { $0.did == "*" }
+        }
+
+        /// Whether an INVITE from `address` is accepted (some `allowFrom` network contains it).
+        public func allows(source address: String) -> Bool {
+            allowFrom.contains { $0.contains(address) }
+        }
+    }
+
+    /// Media on the trunk leg.
+    public struct MediaSettings: Sendable, Equatable {
+        /// Codecs offered and accepted, in order of preference; no repeats. Default: `[.pcmu, .pcma]`.
+        public var codecs: [Codec]
+        /// How DTMF is sent and received. Default: `.rfc4733`.
+        public var dtmf: DTMFMode
+        /// Seconds without RTP before the call is ended with BYE (`media-timeout`); 0 disables.
+        /// Default: 30.
+        public var rtpTimeoutSec: Int
+
+        /// Builds the media settings in code.
+        public init(codecs: [Codec] = [.pcmu, .pcma], dtmf: DTMFMode = .rfc4733, rtpTimeoutSec: Int = 30) {
+            self.codecs = codecs
+            self.dtmf = dtmf
+            self.rtpTimeoutSec = rtpTimeoutSec
+        }
+
+        /// A trunk codec; raw values are the profile spellings.
+        public enum Codec: String, Sendable, Equatable, CaseIterable {
+            /// G.711 mu-law, payload type 0.
+            case pcmu = "PCMU"
+            /// G.711 A-law, payload type 8.
+            case pcma = "PCMA"
+            /// G.722 wideband, payload type 9 (HD).
+            case g722 = "G722"
+        }
+
+        /// DTMF transport.
+        public enum DTMFMode: String, Sendable, Equatable, CaseIterable {
+            /// RTP telephone-event packets (RFC 4733).
+            case rfc4733
+            /// Tones in the audio.
+            case inband
+            /// SIP INFO requests.
+            case info
+        }
+    }
+
+    /// SIP signalling settings.
+    public struct SIPSettings: Sendable, Equatable {
+        /// The transport for proxies whose URI names none. Default: `.udp`.
+        public var transport: ProxyAddress.Transport
+        /// Reliable provisional responses (RFC 3262). Default: `.supported`.
+        public var prack: PRACKMode
+        /// Session-Expires for session timers (RFC 4028); 0 disables, otherwise 90...86400.
+        /// Default: 1800.
+        public var sessionTimerSec: Int
+        /// Seconds between OPTIONS keepalives to the proxies; 0 disables, otherwise 5...3600.
+        /// Default: 30.
+        public var optionsPingSec: Int
+
+        /// Builds the SIP settings in code.
+        public init(transport: ProxyAddress.Transport = .udp, prack: PRACKMode = .supported,
+                    sessionTimerSec: Int = 1800, optionsPingSec: Int = 30) {
+            self.transport = transport
+            self.prack = prack
+            self.sessionTimerSec = sessionTimerSec
+            self.optionsPingSec = optionsPingSec
+        }
+
+        /// How 100rel is used.
+        public enum PRACKMode: String, Sendable, Equatable, CaseIterable {
+            /// Neither offered nor accepted.
+            case disabled
+            /// `Supported: 100rel`.
+            case supported
+            /// `Require: 100rel`.
+            case required
+        }
+    }
+}
+
+/// A profile that cannot be loaded or used: the file, the key path inside it, and why.
+public struct ProfileError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The profile file (or directory) as given to the loader.
+    public var file: String
+    /// Dot and bracket path to the offending key (`outbound.proxies[1]`); "" when the problem
+    /// is the whole file.
+    public var keyPath: String
+    /// What is wrong.
+    public var message: String
+    /// Line of a JSON5 syntax error (1-based); nil otherwise.
+    public var line: Int?
+    /// Column of a JSON5 syntax error (1-based); nil otherwise.
+    public var column: Int?
+
+    /// Builds an error.
+    public init(file: String, keyPath: String, message: String, line: Int? = nil, column: Int? = nil) {
+        self.file = file
+        self.keyPath = keyPath
+        self.message = message
+        self.line = line
+        self.column = column
+    }
+
+    /// `<file>: <keyPath>: <message>`, or `<file>: <message>` when there is no key path.
+    public var description: String {
+        keyPath.isEmpty ? "\(file): \(message)" : "\(file): \(keyPath): \(message)"
+    }
+}

@@ -1,0 +1,306 @@
+import COSIP
+
+// The only file that touches libosip2. Everything above it sees `SIPMessage` values and
+// `TransactionLayer` handles, never an osip pointer.
+
+/// A server transaction: where to send the responses of one received request.
+public struct ServerTransaction: Hashable, Sendable {
+    let id: Int32
+    public let peer: SIPPeer
+}
+
+/// A client transaction we started; cancel or terminate it through the layer.
+public struct ClientTransaction: Hashable, Sendable {
+    let id: Int32
+}
+
+/// What a client transaction reports to its owner.
+public enum ClientTransactionEvent: Sendable {
+    case response(SIPMessage)
+    /// Timer B or F fired: no final response (RFC 3261 §17.1.1.2, §17.1.2.2).
+    case timeout
+    case transportError
+}
+
+/// The four RFC 3261 transactions (ICT, NICT, IST, NIST), run by osip on the SIP event loop.
+///
+/// osip ends the client INVITE transaction at the first 2xx and the server INVITE
+/// transaction when it sends a 2xx (it predates RFC 6026), so the layer above sends the ACK
+/// for a 2xx, absorbs 2xx retransmissions and retransmits its own 2xx until the ACK.
+final class TransactionLayer {
+    /// A request that opened a server transaction (not ACK, not a retransmission).
+    var onRequest: ((SIPMessage, ServerTransaction) -> Void)?
+    /// A message that matched no transaction: an ACK for a 2xx, a retransmitted 2xx, a
+    /// stray response, or a request osip's parser refused. Return true for a request when it
+    /// has been dealt with and must not open a server transaction.
+    var onUnmatched: ((SIPMessage, SIPPeer) -> Bool)?
+    /// Sends bytes to a peer (the transports).
+    var send: (([UInt8], SIPPeer) -> Void)?
+
+    private let osip: UnsafeMutablePointer<osip_t>
+    private final class Context {
+        let peer: SIPPeer
+        let handler: ((ClientTransactionEvent) -> Void)?
+        var messages: [UnsafeMutableRawPointer] = []
+        init(peer: SIPPeer, handler: ((ClientTransactionEvent) -> Void)?) {
+            self.peer = peer
+            self.handler = handler
+        }
+    }
+    private var contexts: [Int32: Context] = [:]
+    private var transactions: [Int32: UnsafeMutablePointer<osip_transaction_t>] = [:]
+    /// Bytes we serialised for an osip message, sent as-is (osip re-serialising would
+    /// reorder our headers).
+    private var outgoing: [UnsafeMutableRawPointer: [UInt8]] = [:]
+    /// The parsed value of the osip message being processed now.
+    private var incoming: [UnsafeMutableRawPointer: SIPMessage] = [:]
+    private var dead: [Int32] = []
+
+    init() throws {
+        COSIP_silence_trace()
+        var o: UnsafeMutablePointer<osip_t>? = nil
+        guard osip_init(&o) == 0, let o else { throw SocketError("osip_init", code: 12) }
+        osip = o
+        osip_set_application_context(osip, Unmanaged.passUnretained(self).toOpaque())
+        osip_set_cb_send_message(osip, osipSendCallback)
+        for t in 0..<Int32(OSIP_MESSAGE_CALLBACK_COUNT.rawValue) {
+            osip_set_message_callback(osip, t, osipMessageCallback)
+        }
+        for t in 0..<Int32(OSIP_KILL_CALLBACK_COUNT.rawValue) {
+            osip_set_kill_transaction_callback(osip, t, osipKillCallback)
+        }
+        for t in 0..<Int32(OSIP_TRANSPORT_ERROR_CALLBACK_COUNT.rawValue) {
+            osip_set_transport_error_callback(osip, t, osipTransportErrorCallback)
+        }
+    }
+
+    deinit {
+        for (_, tr) in transactions {
+            osip_remove_transaction(osip, tr)
+            osip_transaction_free(tr)
+        }
+        osip_release(osip)
+    }
+
+    /// Transactions alive now.
+    var count: Int { transactions.count }
+
+    // MARK: Incoming
+
+    /// Feeds one received, already validated message into the transaction machines.
+    func receive(_ message: SIPMessage, bytes: [UInt8], from peer: SIPPeer) {
+        guard let evt = bytes.withUnsafeBufferPointer({ buf in
+            buf.withMemoryRebound(to: CChar.self) { osip_parse($0.baseAddress, $0.count) }
+        }), let sip = evt.pointee.sip else {
+            // osip's parser is stricter than RFC 4475 in places (§3.1.1.2): handle statelessly.
+            _ = onUnmatched?(message, peer)
+            return
+        }
+        let key = UnsafeMutableRawPointer(sip)
+        incoming[key] = message
+        defer { incoming.removeAll(keepingCapacity: true) }
+
+        if osip_find_transaction_and_add_event(osip, evt) == 0 {
+            pump()
+            return
+        }
+        // No transaction: a new request, or something the layer above must judge.
+        let handled = onUnmatched?(message, peer) ?? false
+        if handled || !message.isRequest || message.method == "ACK" {
+            osip_event_free(evt)
+            return
+        }
+        guard let tr = osip_create_transaction(osip, evt) else {
+            osip_event_free(evt)
+            return
+        }
+        let id = tr.pointee.transactionid
+        transactions[id] = tr
+        contexts[id] = Context(peer: peer, handler: nil)
+        osip_transaction_add_event(tr, evt)
+        pump()
+    }
+
+    // MARK: Outgoing
+
+    /// Starts a client transaction for `request` toward `peer`.
+    @discardableResult
+    func start(_ request: SIPMessage, to peer: SIPPeer, handler: @escaping (ClientTransactionEvent) -> Void) -> ClientTransaction? {
+        let bytes = request.serialize()
+        guard let msg = parseForOsip(bytes) else { return nil }
+        var tr: UnsafeMutablePointer<osip_transaction_t>? = nil
+        let type: osip_fsm_type_t = request.method == "INVITE" ? ICT : NICT
+        guard osip_transaction_init(&tr, type, osip, msg) == 0, let tr else {
+            osip_message_free(msg)
+            return nil
+        }
+        let id = tr.pointee.transactionid
+        let ctx = Context(peer: peer, handler: handler)
+        ctx.messages.append(UnsafeMutableRawPointer(msg))
+        contexts[id] = ctx
+        transactions[id] = tr
+        outgoing[UnsafeMutableRawPointer(msg)] = bytes
+        let evt = osip_new_outgoing_sipmessage(msg)!
+        evt.pointee.transactionid = id
+        osip_transaction_add_event(tr, evt)
+        pump()
+        return ClientTransaction(id: id)
+    }
+
+    /// Sends a response in a server transaction (osip retransmits it as the RFC says).
+    func respond(_ response: SIPMessage, in transaction: ServerTransaction) {
+        guard let tr = transactions[transaction.id], let ctx = contexts[transaction.id] else {
+            // The transaction is gone (e.g. the IST ended at our 2xx): send directly.
+            send?(response.serialize(), transaction.peer)
+            return
+        }
+        let bytes = response.serialize()
+        guard let msg = parseForOsip(bytes) else { return }
+        ctx.messages.append(UnsafeMutableRawPointer(msg))
+        outgoing[UnsafeMutableRawPointer(msg)] = bytes
+        let evt = osip_new_outgoing_sipmessage(msg)!
+        evt.pointee.transactionid = transaction.id
+        osip_transaction_add_event(tr, evt)
+        pump()
+    }
+
+    /// Ends a client transaction without waiting for osip's timers (RFC 3261 §9.1: no final
+    /// response 64*T1 after a CANCEL was answered).
+    func terminate(_ transaction: ClientTransaction) {
+        guard transactions[transaction.id] != nil else { return }
+        free(transaction.id)
+    }
+
+    /// Runs osip's timers and state machines; returns how soon to run again.
+    @discardableResult
+    func pump() -> Double? {
+        osip_timers_ict_execute(osip)
+        osip_timers_nict_execute(osip)
+        osip_timers_ist_execute(osip)
+        osip_timers_nist_execute(osip)
+        while osip_ict_execute(osip) + osip_nict_execute(osip) + osip_ist_execute(osip) + osip_nist_execute(osip) > 0 {}
+        for id in dead { free(id) }
+        dead.removeAll(keepingCapacity: true)
+        return transactions.isEmpty ? nil : 0.02
+    }
+
+    private func free(_ id: Int32) {
+        guard let tr = transactions.removeValue(forKey: id) else { return }
+        if let ctx = contexts.removeValue(forKey: id) {
+            for m in ctx.messages { outgoing[m] = nil }
+        }
+        osip_remove_transaction(osip, tr)
+        osip_transaction_free(tr)
+    }
+
+    private func parseForOsip(_ bytes: [UInt8]) -> UnsafeMutablePointer<osip_message_t>? {
+        var msg: UnsafeMutablePointer<osip_message_t>? = nil
+        let rc = bytes.withUnsafeBufferPointer { buf in
+            buf.withMemoryRebound(to: CChar.self) { COSIP_parse($0.baseAddress, $0.count, &msg) }
+        }
+        return rc == 0 ? msg : nil
+    }
+
+    // MARK: Callbacks from osip
+
+    fileprivate func sendCallback(_ tr: UnsafeMutablePointer<osip_transaction_t>, _ msg: UnsafeMutablePointer<osip_message_t>) -> Int32 {
+        guard let ctx = contexts[tr.pointee.transactionid] else { return -1 }
+        var bytes = outgoing[UnsafeMutableRawPointer(msg)]
+        if bytes == nil {
+            // osip built this one itself (the ACK for a non-2xx final response).
+            var text: UnsafeMutablePointer<CChar>? = nil
+            var len = 0
+            guard osip_message_to_str(msg, &text, &len) == 0, let text else { return -1 }
+            bytes = Array(UnsafeRawBufferPointer(start: text, count: len))
+            COSIP_free(text)
+        }
+        send?(bytes!, ctx.peer)
+        return 0
+    }
+
+    fileprivate func messageCallback(_ type: Int32, _ tr: UnsafeMutablePointer<osip_transaction_t>, _ msg: UnsafeMutablePointer<osip_message_t>?) {
+        let id = tr.pointee.transactionid
+        guard let ctx = contexts[id] else { return }
+        let kind = osip_message_callback_type_t(rawValue: UInt32(type))
+        switch kind {
+        case OSIP_ICT_STATUS_1XX_RECEIVED, OSIP_ICT_STATUS_2XX_RECEIVED, OSIP_ICT_STATUS_3XX_RECEIVED,
+             OSIP_ICT_STATUS_4XX_RECEIVED, OSIP_ICT_STATUS_5XX_RECEIVED, OSIP_ICT_STATUS_6XX_RECEIVED,
+             OSIP_NICT_STATUS_1XX_RECEIVED, OSIP_NICT_STATUS_2XX_RECEIVED, OSIP_NICT_STATUS_3XX_RECEIVED,
+             OSIP_NICT_STATUS_4XX_RECEIVED, OSIP_NICT_STATUS_5XX_RECEIVED, OSIP_NICT_STATUS_6XX_RECEIVED:
+            if let msg, let m = incoming[UnsafeMutableRawPointer(msg)] { ctx.handler?(.response(m)) }
+        case OSIP_ICT_STATUS_TIMEOUT, OSIP_NICT_STATUS_TIMEOUT:
+            ctx.handler?(.timeout)
+        case OSIP_IST_INVITE_RECEIVED, OSIP_NIST_REGISTER_RECEIVED, OSIP_NIST_BYE_RECEIVED,
+             OSIP_NIST_OPTIONS_RECEIVED, OSIP_NIST_INFO_RECEIVED, OSIP_NIST_CANCEL_RECEIVED,
+             OSIP_NIST_NOTIFY_RECEIVED, OSIP_NIST_SUBSCRIBE_RECEIVED, OSIP_NIST_UNKNOWN_REQUEST_RECEIVED:
+            if let msg, let m = incoming[UnsafeMutableRawPointer(msg)] {
+                onRequest?(m, ServerTransaction(id: id, peer: ctx.peer))
+            }
+        default:
+            break
+        }
+    }
+
+    fileprivate func killCallback(_ tr: UnsafeMutablePointer<osip_transaction_t>) {
+        dead.append(tr.pointee.transactionid)
+    }
+
+    fileprivate func transportErrorCallback(_ tr: UnsafeMutablePointer<osip_transaction_t>) {
+        contexts[tr.pointee.transactionid]?.handler?(.transportError)
+        dead.append(tr.pointee.transactionid)
+    }
+
+    fileprivate static func from(_ tr: UnsafeMutablePointer<osip_transaction_t>?) -> TransactionLayer? {
+        guard let config = tr?.pointee.config,
+              let ctx = osip_get_application_context(config.assumingMemoryBound(to: osip_t.self)) else { return nil }
+        return Unmanaged<TransactionLayer>.fromOpaque(ctx).takeUnretainedValue()
+    }
+}
+
+private func osipSendCallback(_ tr: UnsafeMutablePointer<osip_transaction_t>?, _ msg: UnsafeMutablePointer<osip_message_t>?,
+                              _ host: UnsafeMutablePointer<CChar>?, _ port: Int32, _ socket: Int32) -> Int32 {
+    guard let tr, let msg, let layer = TransactionLayer.from(tr) else { return -1 }
+    return layer.sendCallback(tr, msg)
+}
+
+private func osipMessageCallback(_ type: Int32, _ tr: UnsafeMutablePointer<osip_transaction_t>?, _ msg: UnsafeMutablePointer<osip_message_t>?) {
+    guard let tr, let layer = TransactionLayer.from(tr) else { return }
+    layer.messageCallback(type, tr, msg)
+}
+
+private func osipKillCallback(_ type: Int32, _ tr: UnsafeMutablePointer<osip_transaction_t>?) {
+    guard let tr, let layer = TransactionLayer.from(tr) else { return }
+    layer.killCallback(tr)
+}
+
+private func osipTransportErrorCallback(_ type: Int32, _ tr: UnsafeMutablePointer<osip_transaction_t>?, _ error: Int32) {
+    guard let tr, let layer = TransactionLayer.from(tr) else { return }
+    layer.transportErrorCallback(tr)
+}
+
+/// Bare osip parsing, for `make bench`'s comparison of our parse path with osip's own.
+public enum OSIPBaseline {
+    /// Parses `bytes` with osip_message_parse and frees the result; true when osip accepted it.
+    public static func parse(_ bytes: [UInt8]) -> Bool {
+        var msg: UnsafeMutablePointer<osip_message_t>? = nil
+        let rc = bytes.withUnsafeBufferPointer { buf in
+            buf.withMemoryRebound(to: CChar.self) { COSIP_parse($0.baseAddress, $0.count, &msg) }
+        }
+        if let msg { osip_message_free(msg) }
+        return rc == 0
+    }
+
+    /// Parses and serialises with osip (the osip equivalent of our parse+serialise path).
+    public static func parseAndSerialize(_ bytes: [UInt8]) -> Int {
+        var msg: UnsafeMutablePointer<osip_message_t>? = nil
+        let rc = bytes.withUnsafeBufferPointer { buf in
+            buf.withMemoryRebound(to: CChar.self) { COSIP_parse($0.baseAddress, $0.count, &msg) }
+        }
+        guard rc == 0, let msg else { return 0 }
+        var text: UnsafeMutablePointer<CChar>? = nil
+        var len = 0
+        if osip_message_to_str(msg, &text, &len) == 0, let text { COSIP_free(text) }
+        osip_message_free(msg)
+        return len
+    }
+}
