@@ -25,6 +25,7 @@ let package = Package(
         .executableTarget(name: "irisgw", dependencies: ["SIP", "Gateway"]),
 
         .testTarget(name: "SIPTests", dependencies: ["SIP"]),
+        .testTarget(name: "MediaTests", dependencies: ["Media"]),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway"]),
     ],
     swiftLanguageModes: [.v6]

@@ -11,6 +11,7 @@
 #include <math.h>
 #include <spandsp/telephony.h>
 #include <spandsp/logging.h>
+#include <spandsp/bit_operations.h>
 #include <spandsp/g711.h>
 #include <spandsp/g722.h>
 #include <spandsp/plc.h>

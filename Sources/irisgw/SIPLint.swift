@@ -51,3 +51,9 @@ func writeError(_ s: String) {
     let bytes = Array(s.utf8)
     _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
 }
+
+/// Writes straight to fd 1 (unbuffered, so a parent process sees it at once).
+func writeOut(_ s: String) {
+    let bytes = Array(s.utf8)
+    _ = bytes.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
+}

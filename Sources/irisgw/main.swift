@@ -19,6 +19,8 @@ let rest = Array(arguments.dropFirst())
 switch command {
 case "sip-lint":
     exit(SIPLint.run(rest))
+case "sip-endpoint":
+    exit(SIPEndpointCommand.run(rest))
 case "version", "--version":
     print("irisgw 0.1.0")
 case "-h", "--help", "help":

@@ -34,6 +34,9 @@ final class TransactionLayer {
     /// stray response, or a request osip's parser refused. Return true for a request when it
     /// has been dealt with and must not open a server transaction.
     var onUnmatched: ((SIPMessage, SIPPeer) -> Bool)?
+    /// A valid request osip's own parser refused (it is stricter than RFC 4475 §3.1.1.2):
+    /// the layer above answers it without a transaction.
+    var onUnparsable: ((SIPMessage, SIPPeer) -> Void)?
     /// Sends bytes to a peer (the transports).
     var send: (([UInt8], SIPPeer) -> Void)?
 
@@ -92,8 +95,7 @@ final class TransactionLayer {
         guard let evt = bytes.withUnsafeBufferPointer({ buf in
             buf.withMemoryRebound(to: CChar.self) { osip_parse($0.baseAddress, $0.count) }
         }), let sip = evt.pointee.sip else {
-            // osip's parser is stricter than RFC 4475 in places (§3.1.1.2): handle statelessly.
-            _ = onUnmatched?(message, peer)
+            if message.isRequest { onUnparsable?(message, peer) } else { _ = onUnmatched?(message, peer) }
             return
         }
         let key = UnsafeMutableRawPointer(sip)

@@ -1,0 +1,116 @@
+/// A signalling-only answering peer: rings, answers with an SDP answer built from the offer
+/// (or an offer of its own), answers hold with the mirrored direction, optionally hangs up.
+/// It is what `irisgw sip-endpoint` runs for conformance scenarios and the call-rate bench;
+/// it sends no media.
+public final class AnsweringEndpoint: SIPUserAgentDelegate, SIPCallDelegate, @unchecked Sendable {
+    public struct Behaviour: Sendable {
+        /// Send 180 (or a reliable 180 when the caller requires 100rel) before answering. Default true.
+        public var ring = true
+        /// Seconds between the INVITE and the 200. Default 0.
+        public var answerAfter: Double = 0
+        /// Reject every call with this status instead of answering. Default nil.
+        public var rejectStatus: Int? = nil
+        /// Send BYE this many seconds after the call is confirmed. Default nil (wait for BYE).
+        public var hangupAfter: Double? = nil
+        /// Codecs we accept, by encoding name. Default PCMU, PCMA.
+        public var codecs: [String] = ["PCMU", "PCMA"]
+        /// The RTP port written in our SDP (nothing listens on it). Default 49170.
+        public var mediaPort: UInt16 = 49170
+        public init() {}
+    }
+
+    public let ua: SIPUserAgent
+    public var behaviour: Behaviour
+    /// Calls answered, ended, and by how they ended, for tests and the bench.
+    public private(set) var stats = Stats()
+
+    public struct Stats: Sendable {
+        public var received = 0
+        public var connected = 0
+        public var ended = 0
+        public var endings: [String: Int] = [:]
+    }
+
+    public init(ua: SIPUserAgent, behaviour: Behaviour = Behaviour()) {
+        self.ua = ua
+        self.behaviour = behaviour
+        ua.delegate = self
+    }
+
+    public func userAgent(_ ua: SIPUserAgent, didReceiveCall call: SIPCall) {
+        stats.received += 1
+        call.delegate = self
+        if let status = behaviour.rejectStatus {
+            if behaviour.ring { call.ring() }
+            call.reject(status: status)
+            return
+        }
+        let answer: SessionDescription?
+        if let offer = call.remoteSDP {
+            guard let a = makeAnswer(to: offer) else {
+                call.reject(status: 488)
+                return
+            }
+            answer = a
+        } else {
+            answer = makeOffer()
+        }
+        if behaviour.ring { call.ring() }
+        if behaviour.answerAfter > 0 {
+            ua.loop.schedule(after: behaviour.answerAfter) { [weak call] in call?.answer(sdp: answer) }
+        } else {
+            call.answer(sdp: answer)
+        }
+    }
+
+    public func call(_ call: SIPCall, didConnect message: SIPMessage) {
+        stats.connected += 1
+        if let after = behaviour.hangupAfter {
+            ua.loop.schedule(after: after) { [weak call] in call?.hangup() }
+        }
+    }
+
+    public func call(_ call: SIPCall, answerFor offer: SessionDescription?, in request: SIPMessage) -> SessionDescription? {
+        guard let offer else { return call.localSDP.map { withDirection($0, .sendrecv) } ?? makeOffer() }
+        return makeAnswer(to: offer)
+    }
+
+    public func call(_ call: SIPCall, didEnd end: SIPCallEnd, message: SIPMessage?) {
+        stats.ended += 1
+        stats.endings[String(describing: end), default: 0] += 1
+    }
+
+    /// An answer with the first offered codec we accept, telephone-event if offered, and the
+    /// mirrored direction (sendonly is answered recvonly: RFC 3264 §6.1).
+    public func makeAnswer(to offer: SessionDescription) -> SessionDescription? {
+        guard let index = offer.media.firstIndex(where: { $0.media == "audio" && $0.port != 0 }) else { return nil }
+        let media = offer.media[index]
+        guard let codec = media.rtpMaps.first(where: { m in behaviour.codecs.contains(where: { $0.caseInsensitiveCompare(m.encodingName) }) }) else {
+            return nil
+        }
+        let te = media.rtpMaps.first(where: { $0.encodingName.lowercased() == "telephone-event" && $0.clockRate == 8000 })
+        let direction = offer.direction(ofMedia: index).answer
+        return session(MediaDescription.audio(port: behaviour.mediaPort, codecs: [codec], telephoneEvent: te, ptime: 20, direction: direction))
+    }
+
+    /// Our offer when the INVITE had none (delayed offer, RFC 3261 §13.2.1).
+    public func makeOffer() -> SessionDescription {
+        let codecs = behaviour.codecs.compactMap { name in [RTPMap.pcmu, .pcma, .g722].first(where: { $0.encodingName == name }) }
+        return session(MediaDescription.audio(port: behaviour.mediaPort, codecs: codecs, telephoneEvent: .telephoneEvent(), ptime: 20))
+    }
+
+    private func session(_ media: MediaDescription) -> SessionDescription {
+        let host = ua.localAddresses.first?.address.host ?? "127.0.0.1"
+        let v6 = host.contains(":")
+        return SessionDescription(origin: SDPOrigin(sessionID: String(UInt32.random(in: 1...UInt32.max)), sessionVersion: 1,
+                                                    addrType: v6 ? "IP6" : "IP4", address: host),
+                                  connection: v6 ? .ip6(host) : .ip4(host), media: [media])
+    }
+
+    private func withDirection(_ s: SessionDescription, _ d: MediaDirection) -> SessionDescription {
+        var copy = s
+        for i in copy.media.indices { copy.media[i].direction = d }
+        copy.origin = s.origin.incrementingVersion()
+        return copy
+    }
+}

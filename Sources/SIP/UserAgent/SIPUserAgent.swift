@@ -1,0 +1,344 @@
+import Glibc
+
+/// Receives new calls and out-of-dialog events from a `SIPUserAgent`, on the SIP loop.
+public protocol SIPUserAgentDelegate: AnyObject {
+    /// A new INVITE passed validation; 100 Trying has been sent. Set `call.delegate` and ring,
+    /// answer or reject it.
+    func userAgent(_ ua: SIPUserAgent, didReceiveCall call: SIPCall)
+}
+
+/// A SIP user agent: transports, transactions (osip), request validation (RFC 3261 §8.2),
+/// dialogs and INVITE sessions. Knows nothing of media: SDP goes in and out as values.
+///
+/// Loop-confined: call its methods on `loop` (use `loop.execute` from other threads);
+/// delegates are called there too.
+public final class SIPUserAgent: @unchecked Sendable {
+    public let loop: SIPEventLoop
+    public let configuration: SIPUserAgentConfiguration
+    public weak var delegate: SIPUserAgentDelegate?
+    /// Counts of what arrived and what we answered, for `/metrics` and tests.
+    public private(set) var counters = Counters()
+
+    let transports: SIPTransports
+    let transactions: TransactionLayer
+    var calls: [String: [SIPCall]] = [:]
+    /// Merged-request detection (§8.2.2.2): From tag + Call-ID + CSeq -> branch.
+    private var recentRequests: [String: (branch: String, at: Double)] = [:]
+    private(set) public var localAddresses: [SIPPeer] = []
+
+    public struct Counters: Sendable, Equatable {
+        public var received = 0
+        public var malformed = 0
+        public var statelessResponses: [Int: Int] = [:]
+    }
+
+    public init(configuration: SIPUserAgentConfiguration = SIPUserAgentConfiguration(), loop: SIPEventLoop? = nil) throws {
+        self.configuration = configuration
+        self.loop = try loop ?? SIPEventLoop()
+        self.transports = SIPTransports(loop: self.loop)
+        self.transactions = try TransactionLayer()
+        transports.onMessage = { [unowned self] bytes, peer in self.receive(bytes, from: peer) }
+        transactions.send = { [unowned self] bytes, peer in self.transports.send(bytes, to: peer) }
+        transactions.onRequest = { [unowned self] m, tx in self.handleRequest(m, tx) }
+        transactions.onUnmatched = { [unowned self] m, peer in self.handleUnmatched(m, peer) }
+        transactions.onUnparsable = { [unowned self] m, peer in self.handleUnparsable(m, peer) }
+        self.loop.tick = { [unowned self] in self.transactions.pump() }
+    }
+
+    /// Opens the configured sockets and starts the loop; returns the bound addresses.
+    @discardableResult
+    public func start() throws -> [SIPPeer] {
+        loop.start()
+        let result: Result<[SIPPeer], SocketError> = loop.sync { [self] in
+            do {
+                var bound: [SIPPeer] = []
+                for (t, a) in configuration.listen {
+                    let local = t == .udp ? try transports.listenUDP(a) : try transports.listenTCP(a)
+                    bound.append(SIPPeer(transport: t, address: local))
+                }
+                localAddresses = bound
+                return .success(bound)
+            } catch let e as SocketError {
+                return .failure(e)
+            } catch {
+                return .failure(SocketError("listen", code: EINVAL))
+            }
+        }
+        return try result.get()
+    }
+
+    /// Closes sockets and stops the loop.
+    public func shutdown() {
+        loop.sync { [self] in transports.closeAll() }
+        loop.stop()
+    }
+
+    // MARK: Incoming
+
+    func receive(_ bytes: [UInt8], from peer: SIPPeer) {
+        counters.received += 1
+        var message: SIPMessage
+        do {
+            message = try SIPMessage.parse(bytes, framing: peer.transport == .udp ? .datagram : .stream)
+        } catch {
+            counters.malformed += 1
+            // A request we can read enough of gets the error status; responses are dropped (§18).
+            if let partial = error.partial, partial.isRequest, partial.method != "ACK",
+               partial[.via] != nil, partial[.callID] != nil, partial[.cseq] != nil, partial[.from] != nil, partial[.to] != nil {
+                var r = SIPMessage.response(to: partial, status: error.status, reason: error.status == 400 ? "Bad Request (\(error.description))" : nil)
+                r.addHeader(.server, configuration.userAgent)
+                sendStateless(r, to: peer)
+            }
+            return
+        }
+        if message.isRequest { stampReceived(&message, peer) }
+        transactions.receive(message, bytes: bytes, from: peer)
+    }
+
+    /// RFC 3261 §18.2.1 `received` and RFC 3581 `rport` on the top Via, so responses built
+    /// from the request carry where it really came from.
+    private func stampReceived(_ m: inout SIPMessage, _ peer: SIPPeer) {
+        guard let i = m.headers.firstIndex(where: { $0.name == .via }) else { return }
+        var values = SIPScanner.splitList(m.headers[i].value)
+        guard var via = try? Via.parse(values[0]) else { return }
+        if via.rport != nil {
+            via.setRport(peer.address.port)
+            via.received = peer.address.host
+        } else if via.host != peer.address.host {
+            via.received = peer.address.host
+        } else {
+            return
+        }
+        values[0] = via.serialize()
+        m.headers[i].value = values.joined(separator: ", ")
+    }
+
+    func sendStateless(_ response: SIPMessage, to peer: SIPPeer) {
+        if let code = response.statusCode { counters.statelessResponses[code, default: 0] += 1 }
+        transports.send(response.serialize(), to: peer)
+    }
+
+    /// Answers `request` in its server transaction, adding our Server header.
+    func respond(_ request: SIPMessage, _ tx: ServerTransaction, _ status: Int, reason: String? = nil, toTag: String? = nil,
+                 headers: [SIPHeader] = [], sdp: SessionDescription? = nil) {
+        var r = SIPMessage.response(to: request, status: status, reason: reason, toTag: toTag)
+        r.headers.append(contentsOf: headers)
+        r.addHeader(.server, configuration.userAgent)
+        if let sdp { r.setSDP(sdp) }
+        transactions.respond(r, in: tx)
+    }
+
+    private func handleUnparsable(_ m: SIPMessage, _ peer: SIPPeer) {
+        guard m.method != "ACK" else { return }
+        let status = validationFailure(m)?.status ?? 501
+        var r = SIPMessage.response(to: m, status: status, toTag: SIPIdentifiers.tag())
+        r.addHeader(.allow, SIPUserAgentConfiguration.allowedMethods.joined(separator: ", "))
+        sendStateless(r, to: peer)
+    }
+
+    private func handleUnmatched(_ m: SIPMessage, _ peer: SIPPeer) -> Bool {
+        guard let callID = m.callID else { return true }
+        if !m.isRequest {
+            // A 2xx retransmission after osip ended the ICT: the call re-sends its ACK.
+            for call in calls[callID] ?? [] where call.handleStrayResponse(m) { return true }
+            return true
+        }
+        if m.method == "ACK" {
+            for call in calls[callID] ?? [] where call.handleACK(m) { return true }
+            return true
+        }
+        // An INVITE retransmitted after we answered it (the IST is gone): answer it again.
+        if m.method == "INVITE", m.to?.tag == nil {
+            for call in calls[callID] ?? [] where call.isRetransmission(of: m) {
+                call.retransmitFinalResponse()
+                return true
+            }
+        }
+        return false
+    }
+
+    /// What RFC 3261 §8.2 says to answer before any processing, or nil when the request passes.
+    func validationFailure(_ m: SIPMessage) -> (status: Int, headers: [SIPHeader])? {
+        let method = m.method
+        guard let uri = m.requestURI, ["sip", "sips", "tel"].contains(uri.scheme) else { return (416, []) }
+        if !SIPUserAgentConfiguration.allowedMethods.contains(method) {
+            let allow = SIPHeader(.allow, SIPUserAgentConfiguration.allowedMethods.joined(separator: ", "))
+            return (SIPUserAgentConfiguration.knownMethods.contains(method) ? 405 : 501, [allow])
+        }
+        if method != "CANCEL" && method != "ACK" {
+            let supported = supportedOptionTags
+            let unsupported = m.require.filter { tag in !supported.contains(where: { $0.caseInsensitiveCompare(tag) }) }
+            if !unsupported.isEmpty { return (420, [SIPHeader(.unsupported, unsupported.joined(separator: ", "))]) }
+        }
+        if !m.body.isEmpty, ["INVITE", "UPDATE", "PRACK", "ACK"].contains(method) {
+            let type = m.contentType?.lowercased().split(separator: ";").first.map { $0.trimmingCharacters(in: " \t") } ?? ""
+            if type != "application/sdp" { return (415, [SIPHeader(.accept, "application/sdp")]) }
+            if let enc = m[.contentEncoding], !enc.isEmpty, enc.lowercased() != "identity" {
+                return (415, [SIPHeader("Accept-Encoding", "identity")])
+            }
+        }
+        if method == "INVITE", let accept = m[.accept] {
+            let types = SIPScanner.splitList(accept).map { $0.split(separator: ";").first.map { $0.trimmingCharacters(in: " \t").lowercased() } ?? "" }
+            if !types.contains(where: { $0 == "application/sdp" || $0 == "application/*" || $0 == "*/*" }) {
+                return (406, [SIPHeader(.accept, "application/sdp")])
+            }
+        }
+        return nil
+    }
+
+    var supportedOptionTags: [String] {
+        var tags = ["replaces"]
+        if configuration.prack != .disabled { tags.append("100rel") }
+        if configuration.sessionTimer != nil { tags.append("timer") }
+        return tags
+    }
+
+    private func handleRequest(_ m: SIPMessage, _ tx: ServerTransaction) {
+        if let failure = validationFailure(m) {
+            respond(m, tx, failure.status, toTag: SIPIdentifiers.tag(), headers: failure.headers)
+            return
+        }
+        let method = m.method
+        if method == "CANCEL" {
+            handleCancel(m, tx)
+            return
+        }
+        if m.to?.tag != nil {
+            if let call = calls[m.callID ?? ""]?.first(where: { $0.dialogMatches(m) }) {
+                call.handleInDialogRequest(m, tx)
+            } else {
+                respond(m, tx, 481)
+            }
+            return
+        }
+        if isMergedRequest(m) {
+            respond(m, tx, 482, toTag: SIPIdentifiers.tag())
+            return
+        }
+        switch method {
+        case "INVITE":
+            let call = SIPCall(incoming: m, transaction: tx, ua: self)
+            calls[call.callID, default: []].append(call)
+            call.start()
+        case "OPTIONS":
+            respond(m, tx, 200, toTag: SIPIdentifiers.tag(), headers: capabilityHeaders)
+        default:
+            // BYE, PRACK, UPDATE, INFO outside a dialog.
+            respond(m, tx, 481, toTag: SIPIdentifiers.tag())
+        }
+    }
+
+    /// Allow / Accept / Supported, as OPTIONS and INVITE answers advertise them.
+    var capabilityHeaders: [SIPHeader] {
+        [SIPHeader(.allow, SIPUserAgentConfiguration.allowedMethods.joined(separator: ", ")),
+         SIPHeader(.accept, "application/sdp"),
+         SIPHeader(.supported, supportedOptionTags.joined(separator: ", "))]
+    }
+
+    private func isMergedRequest(_ m: SIPMessage) -> Bool {
+        guard let fromTag = m.from?.tag, let callID = m.callID, let cseq = m[.cseq], let branch = m.topVia?.branch else { return false }
+        let now = SIPEventLoop.now()
+        if recentRequests.count > 4096 { recentRequests = recentRequests.filter { now - $0.value.at < 32 } }
+        let key = fromTag + "|" + callID + "|" + cseq
+        if let seen = recentRequests[key], seen.branch != branch, now - seen.at < 32 { return true }
+        recentRequests[key] = (branch, now)
+        return false
+    }
+
+    private func handleCancel(_ m: SIPMessage, _ tx: ServerTransaction) {
+        let branch = m.topVia?.branch
+        if let call = calls[m.callID ?? ""]?.first(where: { $0.isIncoming && $0.inviteBranch == branch }) {
+            respond(m, tx, 200, toTag: call.localTag)
+            call.handleCancel()
+        } else {
+            respond(m, tx, 481, toTag: SIPIdentifiers.tag())
+        }
+    }
+
+    // MARK: Outgoing
+
+    /// Our Via for a request toward `peer` (with rport, RFC 3581).
+    func makeVia(toward peer: SIPPeer, branch: String = SIPIdentifiers.branch()) -> Via {
+        let local = localAddress(for: peer.transport)
+        return Via(transport: peer.transport.rawValue, host: local.host, port: local.port, branch: branch)
+    }
+
+    func localAddress(for transport: SIPTransportProtocol) -> SocketAddress {
+        (localAddresses.first(where: { $0.transport == transport }) ?? localAddresses.first)?.address
+            ?? SocketAddress(host: "127.0.0.1", port: 5060)
+    }
+
+    /// Our Contact URI for dialogs over `transport`.
+    func contactURI(for transport: SIPTransportProtocol) -> SIPURI {
+        let local = localAddress(for: transport)
+        var uri = SIPURI(user: configuration.contactUser, host: local.host, port: local.port)
+        if transport == .tcp { uri.parameters.append(SIPParameter("transport", "tcp")) }
+        return uri
+    }
+
+    /// Sends an out-of-dialog or in-dialog request in a new client transaction, adding a
+    /// Via (unless present) and our User-Agent.
+    @discardableResult
+    func send(_ request: SIPMessage, to peer: SIPPeer, handler: @escaping (ClientTransactionEvent) -> Void) -> (ClientTransaction?, SIPMessage) {
+        var r = request
+        if r[.via] == nil { r.prependHeader(.via, makeVia(toward: peer).serialize()) }
+        if r[.maxForwards] == nil { r.addHeader(.maxForwards, "70") }
+        if r[.userAgent] == nil { r.addHeader(.userAgent, configuration.userAgent) }
+        return (transactions.start(r, to: peer, handler: handler), r)
+    }
+
+    /// Sends a request outside any dialog (OPTIONS ping, REGISTER) and reports its outcome.
+    public func sendRequest(_ method: String, to uri: SIPURI, peer: SIPPeer, from: NameAddress, to: NameAddress? = nil,
+                            headers: [SIPHeader] = [], handler: @escaping (ClientTransactionEvent) -> Void) {
+        var m = SIPMessage.request(method, uri)
+        var f = from
+        if f.tag == nil { f.tag = SIPIdentifiers.tag() }
+        m.addHeader(.from, f.serialize())
+        m.addHeader(.to, (to ?? NameAddress(uri: uri)).serialize())
+        m.addHeader(.callID, SIPIdentifiers.callID(host: localAddress(for: peer.transport).host))
+        m.addHeader(.cseq, CSeq(1, method).serialize())
+        m.headers.append(contentsOf: headers)
+        send(m, to: peer, handler: handler)
+    }
+
+    /// Resolves where to send a request for `uri`: numeric hosts directly, names through
+    /// the system resolver (A/AAAA; no SRV yet), port 5060 unless given.
+    public static func resolve(_ uri: SIPURI, defaultTransport: SIPTransportProtocol = .udp) -> SIPPeer? {
+        let transport: SIPTransportProtocol = uri.transport == "tcp" ? .tcp : (uri.transport == "udp" ? .udp : defaultTransport)
+        let port = uri.port ?? 5060
+        var probe4 = in_addr(), probe6 = in6_addr()
+        if inet_pton(AF_INET, uri.host, &probe4) == 1 || inet_pton(AF_INET6, uri.host, &probe6) == 1 {
+            return SIPPeer(transport: transport, address: SocketAddress(host: uri.host, port: port))
+        }
+        var hints = addrinfo()
+        hints.ai_socktype = Int32(SOCK_DGRAM.rawValue)
+        var result: UnsafeMutablePointer<addrinfo>? = nil
+        guard getaddrinfo(uri.host, nil, &hints, &result) == 0, let first = result else { return nil }
+        defer { freeaddrinfo(result) }
+        var storage = sockaddr_storage()
+        memcpy(&storage, first.pointee.ai_addr, Int(first.pointee.ai_addrlen))
+        guard let resolved = SocketAddress(storage: &storage) else { return nil }
+        return SIPPeer(transport: transport, address: SocketAddress(host: resolved.host, port: port))
+    }
+
+    func remove(_ call: SIPCall) {
+        calls[call.callID]?.removeAll(where: { $0 === call })
+        if calls[call.callID]?.isEmpty == true { calls[call.callID] = nil }
+    }
+
+    /// Calls alive now (any state).
+    public var activeCallCount: Int { calls.values.reduce(0) { $0 + $1.count } }
+}
+
+extension String {
+    func trimmingCharacters(in set: String) -> String {
+        var s = Substring(self)
+        while let f = s.first, set.contains(f) { s = s.dropFirst() }
+        while let l = s.last, set.contains(l) { s = s.dropLast() }
+        return String(s)
+    }
+}
+
+extension Substring {
+    func trimmingCharacters(in set: String) -> String { String(self).trimmingCharacters(in: set) }
+}

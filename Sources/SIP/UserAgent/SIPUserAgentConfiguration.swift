@@ -1,0 +1,40 @@
+/// What a `SIPUserAgent` listens on and how it behaves. Every field has a documented default.
+public struct SIPUserAgentConfiguration: Sendable {
+    /// Sockets to open. Default: UDP on 127.0.0.1 with an OS-chosen port.
+    public var listen: [(transport: SIPTransportProtocol, address: SocketAddress)]
+    /// `User-Agent` / `Server` header value. Default `irisgw/0.1`.
+    public var userAgent: String
+    /// User part of our Contact URI. Default `irisgw`.
+    public var contactUser: String
+    /// Reliable provisional responses (RFC 3262). Default `.supported`.
+    public var prack: PRACKPolicy
+    /// Session timers (RFC 4028); nil disables them. Default: 1800 s asked, Min-SE 90 s.
+    public var sessionTimer: SessionTimerPolicy?
+    /// RFC 3261 T1 in seconds (retransmission base). Default 0.5. osip's own timers use its
+    /// built-in 500 ms; this one drives the 2xx and reliable-provisional retransmissions.
+    public var t1: Double
+
+    public enum PRACKPolicy: String, Sendable {
+        /// Never send or ask for reliable provisionals; a `Require: 100rel` INVITE gets 420.
+        case disabled
+        /// Offer `Supported: 100rel`; send reliable provisionals when the peer requires them.
+        case supported
+        /// Send every provisional with a body reliably when the peer supports it.
+        case required
+    }
+
+    public init(listen: [(transport: SIPTransportProtocol, address: SocketAddress)] = [(.udp, SocketAddress(host: "127.0.0.1", port: 0))],
+                userAgent: String = "irisgw/0.1", contactUser: String = "irisgw", prack: PRACKPolicy = .supported,
+                sessionTimer: SessionTimerPolicy? = SessionTimerPolicy(), t1: Double = 0.5) {
+        self.listen = listen
+        self.userAgent = userAgent
+        self.contactUser = contactUser
+        self.prack = prack
+        self.sessionTimer = sessionTimer
+        self.t1 = t1
+    }
+
+    /// Methods we handle; others known to SIP get 405, unknown ones 501 (RFC 3261 §8.2.1).
+    public static let allowedMethods = ["INVITE", "ACK", "BYE", "CANCEL", "OPTIONS", "PRACK", "UPDATE", "INFO"]
+    static let knownMethods: Set<String> = ["REGISTER", "SUBSCRIBE", "NOTIFY", "REFER", "MESSAGE", "PUBLISH"]
+}
