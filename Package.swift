@@ -23,6 +23,8 @@ let package = Package(
         .target(name: "Media", dependencies: ["COpus", "CSpanDSP"]),
         .target(name: "Gateway", dependencies: ["SIP", "Media"]),
         .executableTarget(name: "irisgw", dependencies: ["SIP", "Gateway"]),
+        // `make bench`: prints `BENCH ...` lines with ratios measured in one run.
+        .executableTarget(name: "irisgw-bench", dependencies: ["SIP"]),
 
         .testTarget(name: "SIPTests", dependencies: ["SIP"]),
         .testTarget(name: "MediaTests", dependencies: ["Media"]),

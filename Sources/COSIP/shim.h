@@ -30,9 +30,16 @@ static inline osip_content_length_t *COSIP_content_length(const osip_message_t *
 /// osip_free is a macro over a replaceable global function pointer.
 static inline void COSIP_free(void *p) { osip_free(p); }
 
-/// Parses without touching osip's global state; returns 0 on success.
+/// osip's header-name tables must be built once before any parse (osip_init does it too).
+static inline void COSIP_parser_init_once(void) {
+    static int done = 0;
+    if (!__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL)) parser_init();
+}
+
+/// Parses one message into a new osip_message_t; returns 0 on success.
 static inline int COSIP_parse(const char *buf, size_t len, osip_message_t **out) {
     osip_message_t *m = NULL;
+    COSIP_parser_init_once();
     if (osip_message_init(&m) != 0) return -1;
     if (osip_message_parse(m, buf, len) != 0) { osip_message_free(m); return -2; }
     *out = m;

@@ -31,7 +31,7 @@ public struct NameAddress: Sendable, Equatable, CustomStringConvertible {
         var s = SIPScanner(text)
         s.skipWhitespace()
         var display: String? = nil
-        var uriText: String
+        var uriRange: Range<Int>
         var bracketed = true
         if s.peek == 0x22 {
             display = try s.quotedString()
@@ -59,7 +59,7 @@ public struct NameAddress: Sendable, Equatable, CustomStringConvertible {
             let start = s.index
             while let b = s.peek, b != 0x3E { s.index += 1 }
             guard s.peek == 0x3E else { throw .init(400, "missing >") }
-            uriText = String(decoding: s.bytes[start..<s.index], as: UTF8.self)
+            uriRange = start..<s.index
             s.index += 1
         } else {
             let start = s.index
@@ -67,9 +67,9 @@ public struct NameAddress: Sendable, Equatable, CustomStringConvertible {
                 if b == 0x3F || b == 0x2C { throw .init(400, "addr-spec with ? or , must be enclosed in <>") }
                 s.index += 1
             }
-            uriText = String(decoding: s.bytes[start..<s.index], as: UTF8.self)
+            uriRange = start..<s.index
         }
-        let uri = try SIPURI.parse(uriText)
+        let uri = try SIPURI.parse(s.bytes[uriRange])
         let params = try s.parameters()
         s.skipWhitespace()
         guard s.atEnd else { throw .init(400, "unexpected text after address: \(s.rest)") }

@@ -7,66 +7,77 @@ public struct SIPHeaderName: Hashable, Sendable, ExpressibleByStringLiteral, Cus
     public let canonical: String
     /// Lower-case long form; the identity of the name.
     public let key: String
+    /// Index of a well-known name (0 for others), so comparing two known names is one integer test.
+    private let id: UInt16
 
     public init(_ raw: String) {
+        // Most names arrive spelled as we spell them: skip the lower-casing then.
+        if let exact = Self.exact[raw] {
+            self = exact
+            return
+        }
         let lower = raw.lowercased()
         if let known = Self.known[lower] {
-            self.canonical = known.canonical
-            self.key = known.key
+            self = known
         } else {
             self.canonical = raw
             self.key = lower
+            self.id = 0
         }
     }
 
-    private init(canonical: String) {
+    private init(canonical: String, _ id: UInt16) {
         self.canonical = canonical
         self.key = canonical.lowercased()
+        self.id = id
     }
 
     public init(stringLiteral value: String) { self.init(value) }
 
     public var description: String { canonical }
 
-    public static func == (a: Self, b: Self) -> Bool { a.key == b.key }
+    public static func == (a: Self, b: Self) -> Bool {
+        if a.id != 0 || b.id != 0 { return a.id == b.id }
+        return a.key == b.key
+    }
     public func hash(into hasher: inout Hasher) { hasher.combine(key) }
 
-    public static let accept = Self(canonical: "Accept")
-    public static let allow = Self(canonical: "Allow")
-    public static let authorization = Self(canonical: "Authorization")
-    public static let callID = Self(canonical: "Call-ID")
-    public static let contact = Self(canonical: "Contact")
-    public static let contentLength = Self(canonical: "Content-Length")
-    public static let contentType = Self(canonical: "Content-Type")
-    public static let contentEncoding = Self(canonical: "Content-Encoding")
-    public static let cseq = Self(canonical: "CSeq")
-    public static let date = Self(canonical: "Date")
-    public static let expires = Self(canonical: "Expires")
-    public static let from = Self(canonical: "From")
-    public static let maxForwards = Self(canonical: "Max-Forwards")
-    public static let minExpires = Self(canonical: "Min-Expires")
-    public static let minSE = Self(canonical: "Min-SE")
-    public static let proxyAuthenticate = Self(canonical: "Proxy-Authenticate")
-    public static let proxyAuthorization = Self(canonical: "Proxy-Authorization")
-    public static let proxyRequire = Self(canonical: "Proxy-Require")
-    public static let rack = Self(canonical: "RAck")
-    public static let reason = Self(canonical: "Reason")
-    public static let recordRoute = Self(canonical: "Record-Route")
-    public static let require = Self(canonical: "Require")
-    public static let retryAfter = Self(canonical: "Retry-After")
-    public static let route = Self(canonical: "Route")
-    public static let rseq = Self(canonical: "RSeq")
-    public static let server = Self(canonical: "Server")
-    public static let sessionExpires = Self(canonical: "Session-Expires")
-    public static let subject = Self(canonical: "Subject")
-    public static let supported = Self(canonical: "Supported")
-    public static let to = Self(canonical: "To")
-    public static let unsupported = Self(canonical: "Unsupported")
-    public static let userAgent = Self(canonical: "User-Agent")
-    public static let via = Self(canonical: "Via")
-    public static let wwwAuthenticate = Self(canonical: "WWW-Authenticate")
-    public static let event = Self(canonical: "Event")
-    public static let referTo = Self(canonical: "Refer-To")
+    public static let accept = Self(canonical: "Accept", 1)
+    public static let allow = Self(canonical: "Allow", 2)
+    public static let authorization = Self(canonical: "Authorization", 3)
+    public static let callID = Self(canonical: "Call-ID", 4)
+    public static let contact = Self(canonical: "Contact", 5)
+    public static let contentLength = Self(canonical: "Content-Length", 6)
+    public static let contentType = Self(canonical: "Content-Type", 7)
+    public static let contentEncoding = Self(canonical: "Content-Encoding", 8)
+    public static let cseq = Self(canonical: "CSeq", 9)
+    public static let date = Self(canonical: "Date", 10)
+    public static let expires = Self(canonical: "Expires", 11)
+    public static let from = Self(canonical: "From", 12)
+    public static let maxForwards = Self(canonical: "Max-Forwards", 13)
+    public static let minExpires = Self(canonical: "Min-Expires", 14)
+    public static let minSE = Self(canonical: "Min-SE", 15)
+    public static let proxyAuthenticate = Self(canonical: "Proxy-Authenticate", 16)
+    public static let proxyAuthorization = Self(canonical: "Proxy-Authorization", 17)
+    public static let proxyRequire = Self(canonical: "Proxy-Require", 18)
+    public static let rack = Self(canonical: "RAck", 19)
+    public static let reason = Self(canonical: "Reason", 20)
+    public static let recordRoute = Self(canonical: "Record-Route", 21)
+    public static let require = Self(canonical: "Require", 22)
+    public static let retryAfter = Self(canonical: "Retry-After", 23)
+    public static let route = Self(canonical: "Route", 24)
+    public static let rseq = Self(canonical: "RSeq", 25)
+    public static let server = Self(canonical: "Server", 26)
+    public static let sessionExpires = Self(canonical: "Session-Expires", 27)
+    public static let subject = Self(canonical: "Subject", 28)
+    public static let supported = Self(canonical: "Supported", 29)
+    public static let to = Self(canonical: "To", 30)
+    public static let unsupported = Self(canonical: "Unsupported", 31)
+    public static let userAgent = Self(canonical: "User-Agent", 32)
+    public static let via = Self(canonical: "Via", 33)
+    public static let wwwAuthenticate = Self(canonical: "WWW-Authenticate", 34)
+    public static let event = Self(canonical: "Event", 35)
+    public static let referTo = Self(canonical: "Refer-To", 36)
 
     private static let all: [SIPHeaderName] = [
         accept, allow, authorization, callID, contact, contentLength, contentType, contentEncoding,
@@ -82,6 +93,13 @@ public struct SIPHeaderName: Hashable, Sendable, ExpressibleByStringLiteral, Cus
         "f": from, "s": subject, "k": supported, "t": to, "v": via, "x": sessionExpires,
         "o": event, "r": referTo,
     ]
+
+    private static let exact: [String: SIPHeaderName] = {
+        var table: [String: SIPHeaderName] = [:]
+        for name in all { table[name.canonical] = name }
+        for (short, name) in compact { table[short] = name }
+        return table
+    }()
 
     private static let known: [String: SIPHeaderName] = {
         var table: [String: SIPHeaderName] = [:]

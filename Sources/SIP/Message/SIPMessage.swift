@@ -53,7 +53,10 @@ public struct SIPMessage: Sendable, Equatable {
 
     /// The first value of `name`, as text.
     public subscript(name: SIPHeaderName) -> String? {
-        get { headers.first(where: { $0.name == name })?.value }
+        get {
+            for i in headers.indices where headers[i].name == name { return headers[i].value }
+            return nil
+        }
         set {
             if let newValue { setHeader(name, newValue) } else { removeHeaders(name) }
         }
@@ -62,8 +65,8 @@ public struct SIPMessage: Sendable, Equatable {
     /// Every value of `name`, with comma-separated lists split into elements.
     public func values(_ name: SIPHeaderName) -> [String] {
         var out: [String] = []
-        for h in headers where h.name == name {
-            out.append(contentsOf: SIPScanner.splitList(h.value))
+        for i in headers.indices where headers[i].name == name {
+            out.append(contentsOf: SIPScanner.splitList(headers[i].value))
         }
         return out
     }
@@ -134,21 +137,32 @@ public struct SIPMessage: Sendable, Equatable {
     /// The wire form: start line, headers in order, CRLF, body. `Content-Length` is written
     /// from the body (any stored value is replaced) so the framing is always right.
     public func serialize() -> [UInt8] {
-        var out = ""
-        out.reserveCapacity(512 + headers.count * 48)
+        var out: [UInt8] = []
+        out.reserveCapacity(256 + headers.count * 64 + body.count)
         switch startLine {
         case .request(let method, let uri):
-            out += method + " " + uri.serialize() + " SIP/2.0\r\n"
+            out.append(contentsOf: method.utf8)
+            out.append(0x20)
+            out.append(contentsOf: uri.serialize().utf8)
+            out.append(contentsOf: " SIP/2.0\r\n".utf8)
         case .response(let status, let reason):
-            out += "SIP/2.0 " + String(status) + " " + reason + "\r\n"
+            out.append(contentsOf: "SIP/2.0 ".utf8)
+            out.append(contentsOf: String(status).utf8)
+            out.append(0x20)
+            out.append(contentsOf: reason.utf8)
+            out.append(contentsOf: "\r\n".utf8)
         }
         for h in headers where h.name != .contentLength {
-            out += h.name.canonical + ": " + h.value + "\r\n"
+            out.append(contentsOf: h.name.canonical.utf8)
+            out.append(contentsOf: ": ".utf8)
+            out.append(contentsOf: h.value.utf8)
+            out.append(contentsOf: "\r\n".utf8)
         }
-        out += "Content-Length: " + String(body.count) + "\r\n\r\n"
-        var bytes = Array(out.utf8)
-        bytes.append(contentsOf: body)
-        return bytes
+        out.append(contentsOf: "Content-Length: ".utf8)
+        out.append(contentsOf: String(body.count).utf8)
+        out.append(contentsOf: "\r\n\r\n".utf8)
+        out.append(contentsOf: body)
+        return out
     }
 
     /// The serialised size in bytes.

@@ -74,7 +74,10 @@ extension SIPMessage {
             guard !nameBytes.isEmpty, nameBytes.allSatisfy(SIPScanner.isTokenChar) else {
                 throw .init(400, "bad header name", partial: SIPMessage(startLine: startLine, headers: headers))
             }
-            let value = String(decoding: bytes[(colon + 1)..<end], as: UTF8.self).trimmingSIPWhitespace()
+            var valueStart = colon + 1, valueEnd = end
+            while valueStart < valueEnd, bytes[valueStart] == 0x20 || bytes[valueStart] == 0x09 { valueStart += 1 }
+            while valueEnd > valueStart, bytes[valueEnd - 1] == 0x20 || bytes[valueEnd - 1] == 0x09 { valueEnd -= 1 }
+            let value = String(decoding: bytes[valueStart..<valueEnd], as: UTF8.self)
             headers.append(SIPHeader(SIPHeaderName(String(decoding: nameBytes, as: UTF8.self)), value))
             guard headers.count <= maxHeaderCount else { throw .init(400, "too many header fields") }
         }
@@ -102,31 +105,41 @@ extension SIPMessage {
     }
 
     private static func parseStartLine(_ line: ArraySlice<UInt8>) throws(SIPParseError) -> StartLine {
-        let text = String(decoding: line, as: UTF8.self)
-        if line.starts(with: Array("SIP/".utf8)) {
+        if line.starts(with: Self.versionPrefix) {
             // Status-Line; Reason-Phrase may be empty or hold UTF-8 (RFC 4475 §3.1.1.12-13).
-            let parts = text.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
-            guard parts.count >= 2 else { throw .init(400, "malformed status line") }
-            guard parts[0] == "SIP/2.0" else { throw .init(505, "unsupported version \(parts[0])") }
-            guard parts[1].utf8.count == 3, let code = Int(parts[1]), (100...699).contains(code) else {
-                throw .init(400, "bad status code \(parts[1])")
+            guard let sp = line.firstIndex(of: 0x20) else { throw .init(400, "malformed status line") }
+            guard line[line.startIndex..<sp].elementsEqual(Self.version) else {
+                throw .init(505, "unsupported version \(String(decoding: line[line.startIndex..<sp], as: UTF8.self))")
             }
-            return .response(status: code, reason: parts.count > 2 ? String(parts[2]) : "")
+            let codeStart = sp + 1
+            let codeEnd = line[codeStart...].firstIndex(of: 0x20) ?? line.endIndex
+            guard codeEnd - codeStart == 3, line[codeStart..<codeEnd].allSatisfy(isDigit) else {
+                throw .init(400, "bad status code \(String(decoding: line[codeStart..<codeEnd], as: UTF8.self))")
+            }
+            let code = line[codeStart..<codeEnd].reduce(0) { $0 * 10 + Int($1 - 0x30) }
+            guard (100...699).contains(code) else { throw .init(400, "bad status code \(code)") }
+            let reason = codeEnd < line.endIndex ? String(decoding: line[(codeEnd + 1)...], as: UTF8.self) : ""
+            return .response(status: code, reason: reason)
         }
-        let parts = text.split(separator: " ", omittingEmptySubsequences: false)
-        guard parts.count == 3, !parts.contains(where: { $0.isEmpty }) else {
+        // Method SP Request-URI SP SIP-Version: exactly two single spaces (RFC 4475 §3.1.2.9-10).
+        guard let sp1 = line.firstIndex(of: 0x20), let sp2 = line[(sp1 + 1)...].firstIndex(of: 0x20),
+              !line[(sp2 + 1)...].contains(0x20), sp1 > line.startIndex, sp2 > sp1 + 1, sp2 + 1 < line.endIndex else {
             throw .init(400, "request line must be Method SP Request-URI SP SIP-Version")
         }
-        let method = String(parts[0])
-        guard SIPScanner.isToken(method) else { throw .init(400, "bad method") }
-        let version = parts[2]
-        guard version.uppercased() == "SIP/2.0" else {
-            if version.uppercased().hasPrefix("SIP/") { throw .init(505, "unsupported version \(version)") }
-            throw .init(400, "bad SIP version \(version)")
+        let methodBytes = line[line.startIndex..<sp1]
+        guard methodBytes.allSatisfy(SIPScanner.isTokenChar) else { throw .init(400, "bad method") }
+        let version = line[(sp2 + 1)...]
+        guard version.count == 7, zip(version, Self.version).allSatisfy({ ($0 | ($0 >= 0x41 ? 0x20 : 0)) == ($1 | ($1 >= 0x41 ? 0x20 : 0)) }) else {
+            let text = String(decoding: version, as: UTF8.self)
+            if text.uppercased().hasPrefix("SIP/") { throw .init(505, "unsupported version \(text)") }
+            throw .init(400, "bad SIP version \(text)")
         }
-        let uri = try SIPURI.parse(String(parts[1]))
-        return .request(method: method, uri: uri)
+        let uri = try SIPURI.parse(String(decoding: line[(sp1 + 1)..<sp2], as: UTF8.self))
+        return .request(method: String(decoding: methodBytes, as: UTF8.self), uri: uri)
     }
+
+    private static let version = Array("SIP/2.0".utf8)
+    private static let versionPrefix = Array("SIP/".utf8)
 }
 
 extension SIPParseError {

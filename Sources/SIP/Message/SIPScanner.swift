@@ -68,7 +68,7 @@ struct SIPScanner {
     }
 
     /// Reads bytes up to (not including) any of `stops`, outside quotes and angle brackets.
-    mutating func upTo(_ stops: Set<UInt8>) -> String {
+    mutating func upTo(_ stops: [UInt8]) -> String {
         let start = index
         var inQuote = false
         var angle = 0
@@ -94,7 +94,7 @@ struct SIPScanner {
 
     /// generic-param = token [ EQUAL gen-value ]; gen-value = token / host / quoted-string.
     /// Reads `*( SEMI generic-param )` until a byte in `stops` (outside quotes) or the end.
-    mutating func parameters(until stops: Set<UInt8> = []) throws(SIPParseError) -> [SIPParameter] {
+    mutating func parameters(until stops: [UInt8] = []) throws(SIPParseError) -> [SIPParameter] {
         var params: [SIPParameter] = []
         while true {
             skipWhitespace()
@@ -151,6 +151,7 @@ struct SIPScanner {
 
     /// Splits a header value at top-level commas (outside quotes and `<>`), trimming each part.
     static func splitList(_ value: String) -> [String] {
+        if !value.utf8.contains(0x2C) { return [value.trimmingSIPWhitespace()] }
         var scanner = SIPScanner(value)
         var parts: [String] = []
         while true {
@@ -203,12 +204,17 @@ extension Array where Element == SIPParameter {
 }
 
 extension String {
+    /// ASCII case-insensitive equality (header names, option tags, parameter names).
     func caseInsensitiveCompare(_ other: String) -> Bool {
-        utf8.count == other.utf8.count && lowercased() == other.lowercased()
+        let a = utf8, b = other.utf8
+        guard a.count == b.count else { return false }
+        return zip(a, b).allSatisfy { x, y in x == y || (x | 0x20 == y | 0x20 && (x | 0x20) >= 0x61 && (x | 0x20) <= 0x7A) }
     }
 
     func trimmingSIPWhitespace() -> String {
         let u = utf8
+        guard let f = u.first, let l = u.last else { return self }
+        if f != 0x20 && f != 0x09 && l != 0x20 && l != 0x09 { return self }
         guard let first = u.firstIndex(where: { $0 != 0x20 && $0 != 0x09 }) else { return "" }
         let last = u.lastIndex(where: { $0 != 0x20 && $0 != 0x09 })!
         return String(self[first...last])

@@ -40,80 +40,90 @@ public struct SIPURI: Sendable, Equatable, CustomStringConvertible {
 
     public static func parse(_ text: String) throws(SIPParseError) -> SIPURI {
         let bytes = Array(text.utf8)
-        guard let colon = bytes.firstIndex(of: 0x3A), colon > 0 else {
-            throw .init(400, "URI without a scheme: \(text)")
+        return try parse(bytes[...])
+    }
+
+    static func parse(_ bytes: ArraySlice<UInt8>) throws(SIPParseError) -> SIPURI {
+        func text() -> String { String(decoding: bytes, as: UTF8.self) }
+        guard let colon = bytes.firstIndex(of: 0x3A), colon > bytes.startIndex, isAlpha(bytes[bytes.startIndex]) else {
+            throw .init(400, "URI without a scheme: \(text())")
         }
-        let schemeBytes = bytes[..<colon]
-        guard schemeBytes.allSatisfy({ isAlnum($0) || $0 == 0x2B || $0 == 0x2D || $0 == 0x2E }),
-              isAlpha(schemeBytes.first!) else {
-            throw .init(400, "bad URI scheme in \(text)")
+        var lower = true
+        for b in bytes[bytes.startIndex..<colon] {
+            guard isAlnum(b) || b == 0x2B || b == 0x2D || b == 0x2E else { throw .init(400, "bad URI scheme in \(text())") }
+            if b >= 0x41 && b <= 0x5A { lower = false }
         }
         for b in bytes where b <= 0x20 || b == 0x7F || b == 0x3C || b == 0x3E || b == 0x22 {
-            throw .init(400, "illegal character in URI \(text)")
+            throw .init(400, "illegal character in URI \(text())")
         }
-        let scheme = String(decoding: schemeBytes, as: UTF8.self).lowercased()
-        let rest = Array(bytes[(colon + 1)...])
+        var scheme = String(decoding: bytes[bytes.startIndex..<colon], as: UTF8.self)
+        if !lower { scheme = scheme.lowercased() }
+        let restStart = colon + 1
+        let end = bytes.endIndex
         guard scheme == "sip" || scheme == "sips" else {
-            guard !rest.isEmpty else { throw .init(400, "empty URI \(text)") }
+            guard restStart < end else { throw .init(400, "empty URI \(text())") }
             var uri = SIPURI(scheme: scheme, host: "")
-            uri.opaque = String(decoding: rest, as: UTF8.self)
+            uri.opaque = String(decoding: bytes[restStart...], as: UTF8.self)
             return uri
         }
         var uri = SIPURI(scheme: scheme, host: "")
-        var hostStart = 0
-        if let at = rest.firstIndex(of: 0x40) {
-            let userinfo = rest[..<at]
-            if let pc = userinfo.firstIndex(of: 0x3A) {
-                uri.user = String(decoding: userinfo[..<pc], as: UTF8.self)
-                uri.password = String(decoding: userinfo[(pc + 1)...], as: UTF8.self)
+        var i = restStart
+        if let at = bytes[restStart...].firstIndex(of: 0x40) {
+            if let pc = bytes[restStart..<at].firstIndex(of: 0x3A) {
+                uri.user = String(decoding: bytes[restStart..<pc], as: UTF8.self)
+                uri.password = String(decoding: bytes[(pc + 1)..<at], as: UTF8.self)
             } else {
-                uri.user = String(decoding: userinfo, as: UTF8.self)
+                uri.user = String(decoding: bytes[restStart..<at], as: UTF8.self)
             }
-            guard !(uri.user ?? "").isEmpty else { throw .init(400, "empty user part in \(text)") }
-            hostStart = at + 1
+            guard !(uri.user ?? "").isEmpty else { throw .init(400, "empty user part in \(text())") }
+            i = at + 1
         }
-        var i = hostStart
-        if i < rest.count, rest[i] == 0x5B {
-            guard let close = rest[i...].firstIndex(of: 0x5D) else {
-                throw .init(400, "unterminated IPv6 reference in \(text)")
+        if i < end, bytes[i] == 0x5B {
+            guard let close = bytes[i...].firstIndex(of: 0x5D) else {
+                throw .init(400, "unterminated IPv6 reference in \(text())")
             }
-            let inner = rest[(i + 1)..<close]
+            let inner = bytes[(i + 1)..<close]
             guard !inner.isEmpty, inner.allSatisfy({ isHex($0) || $0 == 0x3A || $0 == 0x2E }) else {
-                throw .init(400, "bad IPv6 reference in \(text)")
+                throw .init(400, "bad IPv6 reference in \(text())")
             }
             uri.host = String(decoding: inner, as: UTF8.self)
             i = close + 1
         } else {
             let start = i
-            while i < rest.count, isAlnum(rest[i]) || rest[i] == 0x2D || rest[i] == 0x2E || rest[i] == 0x5F { i += 1 }
-            guard i > start else { throw .init(400, "missing host in \(text)") }
-            uri.host = String(decoding: rest[start..<i], as: UTF8.self)
+            while i < end, isAlnum(bytes[i]) || bytes[i] == 0x2D || bytes[i] == 0x2E || bytes[i] == 0x5F { i += 1 }
+            guard i > start else { throw .init(400, "missing host in \(text())") }
+            uri.host = String(decoding: bytes[start..<i], as: UTF8.self)
         }
-        if i < rest.count, rest[i] == 0x3A {
+        if i < end, bytes[i] == 0x3A {
             i += 1
+            var port = 0
             let start = i
-            while i < rest.count, isDigit(rest[i]) { i += 1 }
-            guard i > start, i - start <= 5, let port = Int(String(decoding: rest[start..<i], as: UTF8.self)),
-                  port <= 65535 else {
-                throw .init(400, "bad port in \(text)")
+            while i < end, isDigit(bytes[i]), i - start < 5 {
+                port = port * 10 + Int(bytes[i] - 0x30)
+                i += 1
             }
+            guard i > start, port <= 65535, !(i < end && isDigit(bytes[i])) else { throw .init(400, "bad port in \(text())") }
             uri.port = port
         }
-        var paramEnd = rest.count
-        if let q = rest[i...].firstIndex(of: 0x3F) {
+        var paramEnd = end
+        if let q = bytes[i...].firstIndex(of: 0x3F) {
             paramEnd = q
-            uri.headers = String(decoding: rest[(q + 1)...], as: UTF8.self)
+            uri.headers = String(decoding: bytes[(q + 1)...], as: UTF8.self)
         }
         if i < paramEnd {
-            guard rest[i] == 0x3B else { throw .init(400, "unexpected character after host in \(text)") }
-            for piece in rest[(i + 1)..<paramEnd].split(separator: 0x3B, omittingEmptySubsequences: false) {
-                guard !piece.isEmpty else { throw .init(400, "empty URI parameter in \(text)") }
+            guard bytes[i] == 0x3B else { throw .init(400, "unexpected character after host in \(text())") }
+            var pieceStart = i + 1
+            while pieceStart <= paramEnd {
+                let pieceEnd = bytes[pieceStart..<paramEnd].firstIndex(of: 0x3B) ?? paramEnd
+                guard pieceEnd > pieceStart else { throw .init(400, "empty URI parameter in \(text())") }
+                let piece = bytes[pieceStart..<pieceEnd]
                 if let eq = piece.firstIndex(of: 0x3D) {
                     uri.parameters.append(SIPParameter(String(decoding: piece[..<eq], as: UTF8.self),
                                                        String(decoding: piece[(eq + 1)...], as: UTF8.self)))
                 } else {
                     uri.parameters.append(SIPParameter(String(decoding: piece, as: UTF8.self)))
                 }
+                pieceStart = pieceEnd + 1
             }
         }
         return uri

@@ -1,4 +1,5 @@
 import Glibc
+import CLinux
 
 /// Receives new calls and out-of-dialog events from a `SIPUserAgent`, on the SIP loop.
 public protocol SIPUserAgentDelegate: AnyObject {
