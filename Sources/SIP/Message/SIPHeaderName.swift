@@ -12,9 +12,12 @@ public struct SIPHeaderName: Hashable, Sendable, ExpressibleByStringLiteral, Cus
 
     public init(_ raw: String) {
         // Most names arrive spelled as we spell them: skip the lower-casing then.
-        if let exact = Self.exact[raw] {
-            self = exact
-            return
+        let length = raw.utf8.count
+        if length < Self.exactByLength.count {
+            for candidate in Self.exactByLength[length] where candidate.spelling == raw {
+                self = candidate.name
+                return
+            }
         }
         let lower = raw.lowercased()
         if let known = Self.known[lower] {
@@ -94,10 +97,11 @@ public struct SIPHeaderName: Hashable, Sendable, ExpressibleByStringLiteral, Cus
         "o": event, "r": referTo,
     ]
 
-    private static let exact: [String: SIPHeaderName] = {
-        var table: [String: SIPHeaderName] = [:]
-        for name in all { table[name.canonical] = name }
-        for (short, name) in compact { table[short] = name }
+    /// Spellings as we write them, bucketed by length: cheaper than hashing every name.
+    private static let exactByLength: [[(spelling: String, name: SIPHeaderName)]] = {
+        var table = [[(spelling: String, name: SIPHeaderName)]](repeating: [], count: 24)
+        for name in all where name.canonical.utf8.count < 24 { table[name.canonical.utf8.count].append((name.canonical, name)) }
+        for (short, name) in compact { table[1].append((short, name)) }
         return table
     }()
 

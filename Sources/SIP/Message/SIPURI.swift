@@ -32,7 +32,7 @@ public struct SIPURI: Sendable, Equatable, CustomStringConvertible {
     }
 
     public var isSIP: Bool { opaque == nil }
-    public var isIPv6: Bool { host.contains(":") }
+    public var isIPv6: Bool { host.utf8.contains(0x3A) }
     /// `transport` URI parameter, lower-cased.
     public var transport: String? { parameters[parameter: "transport"].flatMap { $0?.lowercased() } }
     /// True when the URI carries `;lr` (loose routing, RFC 3261 §16.12).

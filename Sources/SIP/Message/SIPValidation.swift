@@ -1,7 +1,7 @@
 extension SIPMessage {
-    /// Headers that may appear once only (RFC 3261 §20; RFC 4475 §3.3.8-9).
+    /// Headers that may appear once only (RFC 3261 §20; RFC 4475 §3.3.8-9); the first four
+    /// are also mandatory.
     static let singleValued: [SIPHeaderName] = [.callID, .cseq, .from, .to, .maxForwards, .contentLength, .contentType]
-    static let singleValuedKeys = Set(singleValued.map(\.key))
 
     /// Content-Length, checked: one value, digits only, 32-bit (RFC 4475 §3.1.2.3, §3.3.9).
     func validatedContentLength() throws(SIPParseError) -> Int? {
@@ -17,15 +17,15 @@ extension SIPMessage {
     /// The structural checks of RFC 3261 §8.2 that do not depend on what the receiver supports.
     func validate() throws(SIPParseError) {
         // One pass: count the single-valued headers, parse the ones that must be well formed.
-        var seen: [SIPHeaderName: Int] = [:]
+        var seen = [Int](repeating: 0, count: Self.singleValued.count)
         var cseq: CSeq? = nil
         var haveVia = false
         for i in headers.indices {
             let name = headers[i].name
             let value = headers[i].value
-            if Self.singleValuedKeys.contains(name.key) {
-                seen[name, default: 0] += 1
-                guard seen[name]! == 1 else { throw .init(400, "more than one \(name.canonical)", header: name.canonical) }
+            if let slot = Self.singleValued.firstIndex(of: name) {
+                seen[slot] += 1
+                guard seen[slot] == 1 else { throw .init(400, "more than one \(name.canonical)", header: name.canonical) }
             }
             switch name {
             case .via:
@@ -72,8 +72,8 @@ extension SIPMessage {
                 break
             }
         }
-        for name: SIPHeaderName in [.callID, .cseq, .from, .to] where seen[name] == nil {
-            throw .init(400, "missing \(name.canonical)", header: name.canonical)
+        for slot in 0..<4 where seen[slot] == 0 {
+            throw .init(400, "missing \(Self.singleValued[slot].canonical)", header: Self.singleValued[slot].canonical)
         }
         guard haveVia, let cseq else { throw .init(400, "missing Via", header: "Via") }
         if case .request(let method, let uri) = startLine {

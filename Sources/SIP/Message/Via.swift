@@ -88,7 +88,7 @@ public struct Via: Sendable, Equatable, CustomStringConvertible {
 
     public func serialize() -> String {
         var out = protocolName + "/" + protocolVersion + "/" + transport + " "
-        out += host.contains(":") ? "[" + host + "]" : host
+        out += host.utf8.contains(0x3A) ? "[" + host + "]" : host
         if let port { out += ":" + String(port) }
         return out + parameters.serialized()
     }

@@ -11,7 +11,7 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
         self.port = port
     }
 
-    public var isIPv6: Bool { host.contains(":") }
+    public var isIPv6: Bool { host.utf8.contains(0x3A) }
 
     /// `host:port`, with brackets around IPv6 hosts.
     public var description: String { isIPv6 ? "[\(host)]:\(port)" : "\(host):\(port)" }
