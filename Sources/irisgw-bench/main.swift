@@ -9,6 +9,16 @@ if which.isEmpty || which.contains("sip-parse") {
     let r = ParseBench.run()
     print("BENCH sip-parse ours_msgs_per_sec=\(formatted(r.oursPerSecond)) osip_parse_msgs_per_sec=\(formatted(r.osipParsePerSecond)) osip_parse_serialize_msgs_per_sec=\(formatted(r.osipParseSerializePerSecond)) ratio=\(String(format: "%.2f", r.osipParsePerSecond / r.oursPerSecond)) target_ratio_max=1.5")
 }
+if which.isEmpty || which.contains("sip-calls") {
+    let irisgw = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("irisgw").path
+    let steps = CallRateBench.run(irisgw: irisgw)
+    for s in steps {
+        print("BENCH sip-calls-step rate=\(s.rate) calls=\(s.calls) failed=\(s.failed) achieved_cps=\(String(format: "%.0f", s.achieved))")
+    }
+    let good = steps.filter { Double($0.failed) <= Double($0.calls) * 0.001 && $0.achieved >= Double($0.rate) * 0.9 }
+    let best = good.map(\.rate).max() ?? 0
+    print("BENCH sip-calls max_cps=\(best) target_cps_min=200 failure_budget=0.1% steps=\(steps.count)")
+}
 if which.contains("profile-parse") {
     // Our parse path alone, for `perf record`.
     var n = 0

@@ -145,7 +145,7 @@ final class TransactionLayer {
         let evt = osip_new_outgoing_sipmessage(msg)!
         evt.pointee.transactionid = id
         osip_transaction_add_event(tr, evt)
-        pump()
+        eventAdded()
         return ClientTransaction(id: id)
     }
 
@@ -163,7 +163,12 @@ final class TransactionLayer {
         let evt = osip_new_outgoing_sipmessage(msg)!
         evt.pointee.transactionid = transaction.id
         osip_transaction_add_event(tr, evt)
-        pump()
+        eventAdded()
+    }
+
+    /// Runs the machines now, or on the next pass when we are inside one.
+    private func eventAdded() {
+        if pumping { hasQueuedEvents = true } else { pump() }
     }
 
     /// Ends a client transaction without waiting for osip's timers (RFC 3261 §9.1: no final
@@ -174,17 +179,38 @@ final class TransactionLayer {
     }
 
     /// Runs osip's timers and state machines; returns how soon to run again.
+    ///
+    /// osip calls us from inside its state machines, before it has moved the transaction to
+    /// its next state; events added then would be dropped. So callbacks only queue work, and
+    /// the queue runs here, between passes, until nothing is left.
     @discardableResult
     func pump() -> Double? {
-        osip_timers_ict_execute(osip)
-        osip_timers_nict_execute(osip)
-        osip_timers_ist_execute(osip)
-        osip_timers_nist_execute(osip)
-        while osip_ict_execute(osip) + osip_nict_execute(osip) + osip_ist_execute(osip) + osip_nist_execute(osip) > 0 {}
-        for id in dead { free(id) }
-        dead.removeAll(keepingCapacity: true)
+        guard !pumping else { return nil }
+        pumping = true
+        repeat {
+            osip_timers_ict_execute(osip)
+            osip_timers_nict_execute(osip)
+            osip_timers_ist_execute(osip)
+            osip_timers_nist_execute(osip)
+            osip_ict_execute(osip)
+            osip_nict_execute(osip)
+            osip_ist_execute(osip)
+            osip_nist_execute(osip)
+            for id in dead { free(id) }
+            dead.removeAll(keepingCapacity: true)
+            hasQueuedEvents = false
+            let work = deferred
+            deferred.removeAll(keepingCapacity: true)
+            for w in work { w() }
+        } while !deferred.isEmpty || hasQueuedEvents
+        pumping = false
         return transactions.isEmpty ? nil : 0.02
     }
+
+    private var pumping = false
+    private var deferred: [() -> Void] = []
+    /// Set when work run between passes added events that need another pass.
+    private var hasQueuedEvents = false
 
     private func free(_ id: Int32) {
         guard let tr = transactions.removeValue(forKey: id) else { return }
@@ -229,14 +255,17 @@ final class TransactionLayer {
              OSIP_ICT_STATUS_4XX_RECEIVED, OSIP_ICT_STATUS_5XX_RECEIVED, OSIP_ICT_STATUS_6XX_RECEIVED,
              OSIP_NICT_STATUS_1XX_RECEIVED, OSIP_NICT_STATUS_2XX_RECEIVED, OSIP_NICT_STATUS_3XX_RECEIVED,
              OSIP_NICT_STATUS_4XX_RECEIVED, OSIP_NICT_STATUS_5XX_RECEIVED, OSIP_NICT_STATUS_6XX_RECEIVED:
-            if let msg, let m = incoming[UnsafeMutableRawPointer(msg)] { ctx.handler?(.response(m)) }
+            if let msg, let m = incoming[UnsafeMutableRawPointer(msg)], let handler = ctx.handler {
+                deferred.append { handler(.response(m)) }
+            }
         case OSIP_ICT_STATUS_TIMEOUT, OSIP_NICT_STATUS_TIMEOUT:
-            ctx.handler?(.timeout)
+            if let handler = ctx.handler { deferred.append { handler(.timeout) } }
         case OSIP_IST_INVITE_RECEIVED, OSIP_NIST_REGISTER_RECEIVED, OSIP_NIST_BYE_RECEIVED,
              OSIP_NIST_OPTIONS_RECEIVED, OSIP_NIST_INFO_RECEIVED, OSIP_NIST_CANCEL_RECEIVED,
              OSIP_NIST_NOTIFY_RECEIVED, OSIP_NIST_SUBSCRIBE_RECEIVED, OSIP_NIST_UNKNOWN_REQUEST_RECEIVED:
             if let msg, let m = incoming[UnsafeMutableRawPointer(msg)] {
-                onRequest?(m, ServerTransaction(id: id, peer: ctx.peer))
+                let tx = ServerTransaction(id: id, peer: ctx.peer)
+                deferred.append { [unowned self] in self.onRequest?(m, tx) }
             }
         default:
             break
@@ -248,7 +277,7 @@ final class TransactionLayer {
     }
 
     fileprivate func transportErrorCallback(_ tr: UnsafeMutablePointer<osip_transaction_t>) {
-        contexts[tr.pointee.transactionid]?.handler?(.transportError)
+        if let handler = contexts[tr.pointee.transactionid]?.handler { deferred.append { handler(.transportError) } }
         dead.append(tr.pointee.transactionid)
     }
 
