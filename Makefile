@@ -1,0 +1,56 @@
+# irisgw: `make run` and `make test` are all a newcomer needs (DESIGN section 7).
+SHELL := /bin/bash
+SWIFT ?= swift
+# Debian packages the build and the tests need.
+DEBS := libosip2-dev libopus-dev libspandsp-dev libtiff-dev libssl-dev libsqlite3-dev libcivetweb-dev \
+        pkg-config sip-tester
+# The whole suite must finish well inside CI's limit on 2 cores.
+TEST_TIMEOUT ?= 1200
+
+.PHONY: all deps build release test bench run fuzz lint clean
+
+all: build
+
+## deps: install missing Debian packages (needs root; runs apt-get update once if needed)
+deps:
+	@missing=""; for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  if [ "$$(id -u)" != 0 ]; then echo "make deps needs root to install:$$missing" >&2; exit 1; fi; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+	@command -v $(SWIFT) >/dev/null || { echo "swift not found on PATH (expected Swift 6.3 at /opt/swift)" >&2; exit 1; }
+
+build: deps
+	$(SWIFT) build
+
+release: deps
+	$(SWIFT) build -c release
+
+## test: unit tests and end-to-end tests against SIPp, bounded in time
+test: deps
+	$(SWIFT) build --build-tests
+	timeout $(TEST_TIMEOUT) $(SWIFT) test --skip-build
+
+## bench: prints BENCH lines (ratios measured in this run)
+bench: release
+	.build/release/irisgw-bench
+
+## run: the SIP answering endpoint on 127.0.0.1:5060 (UDP and TCP) until Ctrl-C
+run: release
+	@echo "irisgw SIP endpoint: answers every call on 127.0.0.1:5060 (UDP and TCP); Ctrl-C stops it."
+	@echo "In another terminal, place 10 calls at it with SIPp:"
+	@echo "    sipp -sn uac 127.0.0.1:5060 -m 10 -r 5 -i 127.0.0.1 -p 5070"
+	@echo "Check a SIP message from a carrier:  .build/release/irisgw sip-lint invite.txt"
+	@echo "(The gateway itself, irisgw serve with the carrier simulator, is not built yet.)"
+	.build/release/irisgw sip-endpoint --listen udp:127.0.0.1:5060 --listen tcp:127.0.0.1:5060
+
+## lint: every RFC 4475/5118 message through irisgw sip-lint (a smoke check of the CLI)
+lint: build
+	.build/debug/irisgw sip-lint ../shared/conformance/rfc5118/wire/ipv6-good.sip ../shared/conformance/rfc4475/wsinv.sip
+
+fuzz:
+	@echo "make fuzz: no fuzz targets yet (planned: SIP, SDP, RTP/RTCP, API JSON under Fuzz/)"; exit 1
+
+clean:
+	$(SWIFT) package clean
