@@ -51,13 +51,15 @@ public struct DigestChallenge: Sendable, Equatable {
     /// strings may hold commas and `\"`; unknown parameters are ignored.
     ///
     /// - Throws: `.notDigestScheme` for another scheme (e.g. `Basic`), `.missingParameter` when
-    ///   `realm` or `nonce` is absent, `.unsupportedAlgorithm` for an algorithm not in
+    ///   `realm` is absent (a missing `nonce` reads as empty), `.unsupportedAlgorithm` for an algorithm not in
     ///   `DigestAlgorithm`, `.unsupportedQop` when `qop` lists only unknown protections,
     ///   `.malformed` / `.duplicateParameter` for grammar errors.
     public static func parse(_ headerValue: String) throws(DigestError) -> DigestChallenge {
         let list = try DigestParameterList.parse(headerValue)
         let realm = try list.required("realm")
-        let nonce = try list.required("nonce")
+        // RFC 2617 requires a nonce, but some registrars (and pjproject's uas-auth scenario)
+        // omit it; answering with an empty nonce is what those servers expect.
+        let nonce = try list.value("nonce") ?? ""
 
         var algorithm = DigestAlgorithm.md5
         if let token = try list.value("algorithm") {

@@ -26,6 +26,9 @@ public final class SIPUserAgent: @unchecked Sendable {
     /// Merged-request detection (§8.2.2.2): From tag + Call-ID + CSeq -> branch.
     private var recentRequests: [String: (branch: String, at: Double)] = [:]
     private(set) public var localAddresses: [SIPPeer] = []
+    private lazy var digestServer: DigestServer? = configuration.inboundAuthentication.map {
+        DigestServer(realm: $0.realm, secret: Crypto.randomBytes(count: 32))
+    }
 
     public struct Counters: Sendable, Equatable {
         public var received = 0
@@ -216,6 +219,10 @@ public final class SIPUserAgent: @unchecked Sendable {
             respond(m, tx, 482, toTag: SIPIdentifiers.tag())
             return
         }
+        if method == "INVITE", let failure = authenticationFailure(m) {
+            respond(m, tx, 401, toTag: SIPIdentifiers.tag(), headers: failure)
+            return
+        }
         switch method {
         case "INVITE":
             let call = SIPCall(incoming: m, transaction: tx, ua: self)
@@ -227,6 +234,27 @@ public final class SIPUserAgent: @unchecked Sendable {
             // BYE, PRACK, UPDATE, INFO outside a dialog.
             respond(m, tx, 481, toTag: SIPIdentifiers.tag())
         }
+    }
+
+    /// Server-side digest (RFC 3261 §22.2): nil when the request may proceed, else the
+    /// WWW-Authenticate headers of a 401 (a fresh nonce, `stale=true` for an old one).
+    /// Neither passwords nor Authorization values are ever logged.
+    private func authenticationFailure(_ m: SIPMessage) -> [SIPHeader]? {
+        guard let config = configuration.inboundAuthentication, let server = digestServer else { return nil }
+        let now = SIPEventLoop.now()
+        var stale = false
+        // Credentials hold commas: read whole header values, not list elements.
+        for h in m.headers where h.name == .authorization || h.name == .proxyAuthorization {
+            let value = h.value
+            guard let auth = try? DigestAuthorization.parse(value), auth.realm == config.realm,
+                  let password = config.users[auth.username] else { continue }
+            switch server.verify(auth, method: m.method, password: password, now: now, body: m.body) {
+            case .valid: return nil
+            case .stale: stale = true
+            case .invalid: break
+            }
+        }
+        return server.challenges(now: now, stale: stale).map { SIPHeader(.wwwAuthenticate, $0.serialize()) }
     }
 
     /// Allow / Accept / Supported, as OPTIONS and INVITE answers advertise them.

@@ -10,9 +10,23 @@ public struct SIPUserAgentConfiguration: Sendable {
     public var prack: PRACKPolicy
     /// Session timers (RFC 4028); nil disables them. Default: 1800 s asked, Min-SE 90 s.
     public var sessionTimer: SessionTimerPolicy?
+    /// Peers that must authenticate to us (RFC 3261 §22.2): a new INVITE without valid
+    /// digest credentials gets 401 with a challenge. Default nil (no authentication).
+    public var inboundAuthentication: InboundAuthentication?
     /// RFC 3261 T1 in seconds (retransmission base). Default 0.5. osip's own timers use its
     /// built-in 500 ms; this one drives the 2xx and reliable-provisional retransmissions.
     public var t1: Double
+
+    /// Digest authentication we demand of callers.
+    public struct InboundAuthentication: Sendable {
+        public var realm: String
+        /// Username to password. Passwords come from the environment, never from files.
+        public var users: [String: String]
+        public init(realm: String, users: [String: String]) {
+            self.realm = realm
+            self.users = users
+        }
+    }
 
     public enum PRACKPolicy: String, Sendable {
         /// Never send or ask for reliable provisionals; a `Require: 100rel` INVITE gets 420.
