@@ -49,8 +49,24 @@ run: release
 lint: build
 	.build/debug/irisgw sip-lint ../shared/conformance/rfc5118/wire/ipv6-good.sip ../shared/conformance/rfc4475/wsinv.sip
 
-fuzz:
-	@echo "make fuzz: no fuzz targets yet (planned: SIP, SDP, RTP/RTCP, API JSON under Fuzz/)"; exit 1
+## fuzz: bounded libFuzzer runs (FUZZ_SECONDS each) over the SIP and SDP parsers
+FUZZ_SECONDS ?= 60
+FUZZ_DIR := .build/fuzz
+SIP_SOURCES = $(shell find Sources/SIP -name '*.swift')
+fuzz: deps
+	@mkdir -p $(FUZZ_DIR)/corpus-sip $(FUZZ_DIR)/corpus-sdp
+	@cp ../shared/conformance/rfc4475/*.sip ../shared/conformance/rfc5118/wire/*.sip $(FUZZ_DIR)/corpus-sip/ 2>/dev/null || true
+	@printf 'v=0\r\no=- 1 1 IN IP4 192.0.2.1\r\ns=-\r\nc=IN IP4 192.0.2.1\r\nt=0 0\r\nm=audio 4000 RTP/AVP 0 8 101\r\na=rtpmap:101 telephone-event/8000\r\na=sendonly\r\n' > $(FUZZ_DIR)/corpus-sdp/seed.sdp
+	@for t in SIP SDP; do \
+	  lower=$$(echo $$t | tr A-Z a-z); \
+	  echo "building fuzz-$$lower"; \
+	  swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name SIP -swift-version 6 \
+	    -I Sources/COSIP -I Sources/COpenSSL -I Sources/CLinux $(SIP_SOURCES) Fuzz/Fuzz$$t.swift \
+	    -losip2 -losipparser2 -lcrypto -o $(FUZZ_DIR)/fuzz-$$lower || exit 1; \
+	  echo "fuzzing $$t for $(FUZZ_SECONDS) s"; \
+	  $(FUZZ_DIR)/fuzz-$$lower -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -print_final_stats=1 \
+	    -artifact_prefix=$(FUZZ_DIR)/crash-$$lower- $(FUZZ_DIR)/corpus-$$lower 2>&1 | grep -E "stat::number_of_executed_units|ERROR|Done" || exit 1; \
+	done
 
 clean:
 	$(SWIFT) package clean

@@ -100,8 +100,9 @@ public struct Dialog: Sendable, Equatable {
     /// The next hop for in-dialog requests: the first route, else the remote target.
     public var nextHop: SIPURI { routeSet.first?.uri ?? remoteTarget }
 
-    /// Checks an incoming request's CSeq (§12.2.2): a lower number than the last one is
-    /// answered 500; otherwise it is recorded.
+    /// Checks an incoming request's CSeq (§12.2.2): a number not above the last one is
+    /// answered 500 (an equal one is a retransmission, which the transaction layer absorbs
+    /// before it gets here); otherwise it is recorded.
     public mutating func acceptRemoteSequence(_ message: SIPMessage) -> Bool {
         guard let cseq = message.cseq else { return false }
         if message.method == "ACK" || message.method == "CANCEL" { return true }

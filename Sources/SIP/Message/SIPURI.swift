@@ -118,6 +118,7 @@ public struct SIPURI: Sendable, Equatable, CustomStringConvertible {
                 guard pieceEnd > pieceStart else { throw .init(400, "empty URI parameter in \(text())") }
                 let piece = bytes[pieceStart..<pieceEnd]
                 if let eq = piece.firstIndex(of: 0x3D) {
+                    guard eq > piece.startIndex else { throw .init(400, "URI parameter without a name in \(text())") }
                     uri.parameters.append(SIPParameter(String(decoding: piece[..<eq], as: UTF8.self),
                                                        String(decoding: piece[(eq + 1)...], as: UTF8.self)))
                 } else {

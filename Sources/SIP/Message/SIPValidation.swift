@@ -60,7 +60,7 @@ extension SIPMessage {
                     throw .init(400, "Date must be an RFC 1123 date in GMT", header: "Date")
                 }
             case .rseq:
-                guard UInt32(value) != nil else { throw .init(400, "bad RSeq", header: "RSeq") }
+                guard value.utf8.allSatisfy(isDigit), UInt32(value) != nil else { throw .init(400, "bad RSeq", header: "RSeq") }
             case .rack:
                 do { _ = try RAck.parse(value) } catch { throw error.inHeader("RAck") }
             case Self.warning:

@@ -16,6 +16,7 @@ public struct CSeq: Sendable, Equatable, CustomStringConvertible {
         while let b = s.peek, isDigit(b) { s.index += 1 }
         let digits = String(decoding: s.bytes[start..<s.index], as: UTF8.self)
         guard let n = UInt32(digits) else { throw .init(400, "CSeq number missing or too large") }
+        guard s.peek == 0x20 || s.peek == 0x09 else { throw .init(400, "CSeq needs white space before the method") }
         s.skipWhitespace()
         let method = try s.requireToken("CSeq method")
         s.skipWhitespace()
@@ -41,7 +42,9 @@ public struct RAck: Sendable, Equatable {
 
     public static func parse(_ text: String) throws(SIPParseError) -> RAck {
         let parts = text.split(whereSeparator: { $0 == " " || $0 == "\t" })
-        guard parts.count == 3, let r = UInt32(parts[0]), let c = UInt32(parts[1]),
+        // 1*DIGIT: UInt32("+1") would accept a sign.
+        guard parts.count == 3, parts[0].utf8.allSatisfy(isDigit), parts[1].utf8.allSatisfy(isDigit),
+              let r = UInt32(parts[0]), let c = UInt32(parts[1]),
               SIPScanner.isToken(String(parts[2])) else { throw .init(400, "malformed RAck") }
         return RAck(rseq: r, cseq: c, method: String(parts[2]))
     }
@@ -73,7 +76,7 @@ public struct Reason: Sendable, Equatable {
         guard s.atEnd else { throw .init(400, "unexpected text in Reason") }
         var cause: Int? = nil
         if let c = params[parameter: "cause"] {
-            guard let c, let n = Int(c), (0...65535).contains(n) else { throw .init(400, "bad Reason cause") }
+            guard let c, c.utf8.allSatisfy(isDigit), let n = Int(c), (0...65535).contains(n) else { throw .init(400, "bad Reason cause") }
             cause = n
         }
         var reasonText: String? = nil

@@ -68,11 +68,14 @@ public struct SIPStreamFramer: Sendable {
             if end > lineStart, header[end - 1] == 0x0D { end -= 1 }
             let line = header[lineStart..<end]
             lineStart = i + 1
+            // A line starting with SP/HT continues the previous header; it names none.
+            if let first = line.first, first == 0x20 || first == 0x09 { continue }
             guard let colon = line.firstIndex(of: 0x3A) else { continue }
             let name = String(decoding: line[..<colon], as: UTF8.self).trimmingSIPWhitespace().lowercased()
             guard name == "content-length" || name == "l" else { continue }
             let value = String(decoding: line[(colon + 1)...], as: UTF8.self).trimmingSIPWhitespace()
-            guard found == nil, let n = Int(value), n >= 0 else { throw .badContentLength }
+            // 1*DIGIT only: Int("+5") and Int("-0") would otherwise pass.
+            guard found == nil, !value.isEmpty, value.utf8.allSatisfy(isDigit), let n = Int(value) else { throw .badContentLength }
             found = n
         }
         guard let found else { throw .missingContentLength }
