@@ -19,8 +19,10 @@ let package = Package(
         // Linux headers Glibc does not export (epoll, eventfd); no library to link.
         .systemLibrary(name: "CLinux"),
 
-        .target(name: "SIP", dependencies: ["COSIP", "COpenSSL", "CLinux"]),
-        .target(name: "Media", dependencies: ["COpus", "CSpanDSP"]),
+        // Sockets and event loops shared by the SIP thread and the media threads.
+        .target(name: "IOCore", dependencies: ["CLinux"]),
+        .target(name: "SIP", dependencies: ["COSIP", "COpenSSL", "CLinux", "IOCore"]),
+        .target(name: "Media", dependencies: ["COpus", "CSpanDSP", "CLinux", "IOCore"]),
         .target(name: "Gateway", dependencies: ["SIP", "Media"]),
         .executableTarget(name: "irisgw", dependencies: ["SIP", "Gateway"]),
         // `make bench`: prints `BENCH ...` lines with ratios measured in one run.

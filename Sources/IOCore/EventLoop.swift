@@ -3,10 +3,10 @@ import Glibc
 import CLinux
 import Synchronization
 
-/// The signalling thread: one epoll set for the SIP sockets, a timer heap, and a queue of
-/// work handed in from other threads. Everything that owns SIP state (osip, transactions,
-/// dialogs) runs here, so none of it needs a lock.
-public final class SIPEventLoop: @unchecked Sendable {
+/// One thread with an epoll set, a timer heap, and a queue of work handed in from other
+/// threads. The SIP stack runs on one (everything that owns SIP state: osip, transactions,
+/// dialogs); each media thread is another. State confined to a loop needs no lock.
+public final class EventLoop: @unchecked Sendable {
     /// A scheduled timer; cancel it with `cancel(_:)`.
     public struct Timer: Hashable, Sendable {
         fileprivate let id: UInt64
@@ -56,7 +56,7 @@ public final class SIPEventLoop: @unchecked Sendable {
         return pthread_equal(id, pthread_self()) != 0
     }
 
-    public func start(name: String = "irisgw-sip") {
+    public func start(name: String = "irisgw-loop") {
         guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let t = Thread { [self] in
             loopThreadID = pthread_self()
@@ -111,7 +111,7 @@ public final class SIPEventLoop: @unchecked Sendable {
     }
 
     /// Watches `fd` for readability. Loop thread only.
-    func register(fd: Int32, onReadable: @escaping () -> Void) {
+    public func register(fd: Int32, onReadable: @escaping () -> Void) {
         readers[fd] = onReadable
         var ev = epoll_event()
         ev.events = EPOLLIN.rawValue
@@ -119,14 +119,14 @@ public final class SIPEventLoop: @unchecked Sendable {
         epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev)
     }
 
-    func unregister(fd: Int32) {
+    public func unregister(fd: Int32) {
         readers[fd] = nil
         writers[fd] = nil
         epoll_ctl(epfd, EPOLL_CTL_DEL, fd, nil)
     }
 
     /// Asks for (or stops) a callback when `fd` becomes writable. Loop thread only.
-    func watchWritable(fd: Int32, _ onWritable: (() -> Void)?) {
+    public func watchWritable(fd: Int32, _ onWritable: (() -> Void)?) {
         writers[fd] = onWritable
         var ev = epoll_event()
         ev.events = EPOLLIN.rawValue | (onWritable == nil ? 0 : EPOLLOUT.rawValue)

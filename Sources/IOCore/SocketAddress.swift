@@ -33,7 +33,7 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Calls `body` with a `sockaddr` for this address; nil when the host is not numeric.
-    func withSockAddr<R>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> R) -> R? {
+    public func withSockAddr<R>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> R) -> R? {
         if isIPv6 {
             var sa = sockaddr_in6()
             sa.sin6_family = sa_family_t(AF_INET6)
@@ -52,7 +52,7 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    init?(storage: UnsafePointer<sockaddr_storage>) {
+    public init?(storage: UnsafePointer<sockaddr_storage>) {
         var buf = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
         switch Int32(storage.pointee.ss_family) {
         case AF_INET:
@@ -71,7 +71,7 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The local address a socket is bound to.
-    static func local(of fd: Int32) -> SocketAddress? {
+    public static func local(of fd: Int32) -> SocketAddress? {
         var storage = sockaddr_storage()
         var len = socklen_t(MemoryLayout<sockaddr_storage>.size)
         let rc = withUnsafeMutablePointer(to: &storage) {
