@@ -1,0 +1,182 @@
+// Call-progress tones and comfort noise as 20 ms frames, and the RFC 3389 CN payload.
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The ringback cadences the gateway plays toward the app while the far end rings.
+public enum Ringback: String, Sendable, Hashable, CaseIterable {
+    /// North America: 440+480 Hz, 2 s on, 4 s off.
+    case us
+    /// UK (and Ireland): 400+450 Hz, 0.4 s on, 0.2 s off, 0.4 s on, 2 s off.
+    case uk
+    /// ETSI/CEPT (most of Europe, and the ITU default): 425 Hz, 1 s on, 4 s off.
+    case europe
+
+    /// The tone description.
+    public var tone: ToneDescriptor {
+        switch self {
+        case .us: .usRingback
+        case .uk: .ukRingback
+        case .europe: .europeRingback
+        }
+    }
+
+    /// The ringback for an ISO 3166-1 alpha-2 country code (case-insensitive): North
+    /// American Numbering Plan countries get `.us`, GB/UK/IE `.uk`, everything else the
+    /// ITU-recommended `.europe`.
+    public static func forCountry(_ code: String) -> Ringback {
+        switch code.uppercased() {
+        case "US", "CA", "PR", "VI", "GU", "AS", "MP", "BS", "BB", "JM", "TT", "DO", "BM", "AG", "DM",
+            "GD", "KN", "LC", "VC", "KY", "TC", "VG", "AI", "MS", "SX":
+            .us
+        case "GB", "UK", "IE", "IM", "JE", "GG": .uk
+        default: .europe
+        }
+    }
+}
+
+/// A call-progress tone (ringback, busy, dial tone) as 20 ms frames of 8 kHz PCM, over
+/// spandsp's `ToneGenerator`. Not thread-safe: one owner.
+public final class CallProgressTone {
+    /// Samples per 20 ms frame at 8 kHz.
+    public static let frameSamples = 160
+    /// The tone being played.
+    public var tone: ToneDescriptor { generator.tone }
+    private let generator: ToneGenerator
+
+    /// Prepares `tone` from the start of its cadence.
+    public init(_ tone: ToneDescriptor) throws(SpanDSPError) {
+        generator = try ToneGenerator(tone)
+    }
+
+    /// Prepares a country's ringback.
+    public convenience init(ringback: Ringback) throws(SpanDSPError) {
+        try self.init(ringback.tone)
+    }
+
+    /// Writes the next 20 ms (160 samples) into `pcm` (contents replaced, storage reused).
+    /// Returns false once a non-repeating tone has finished (the frame is then silence).
+    @discardableResult
+    public func nextFrame(into pcm: inout [Int16]) -> Bool {
+        generator.generate(count: Self.frameSamples, into: &pcm) > 0
+    }
+}
+
+/// White noise at an RFC 3389 level, from a seeded generator, so a silent leg still
+/// sounds connected and tests are repeatable. Level 127 (-127 dBov) is digital silence.
+///
+/// Levels are -dBov with 0 dBov the RMS of a full-scale 16-bit square wave (32767), as
+/// RFC 3389 §3 defines the reference.
+public struct ComfortNoiseGenerator: Sendable {
+    /// The level, 0...127, in -dBov. Default 70 (-70 dBov, a quiet room).
+    public var level: UInt8 {
+        didSet { level = min(level, 127) }
+    }
+    private var state: UInt64
+
+    /// Noise at `level` -dBov (clamped to 127) from `seed`.
+    public init(level: UInt8 = 70, seed: UInt64 = 0x1A2B_3C4D) {
+        self.level = min(level, 127)
+        state = seed
+    }
+
+    /// Takes the level of a received CN packet: noise continues at the new level.
+    public mutating func update(with payload: ComfortNoisePayload) {
+        level = payload.noiseLevel
+    }
+
+    /// The RMS amplitude for the current level (linear 16-bit).
+    public var rms: Double { 32_767 * pow(10, -Double(level) / 20) }
+
+    /// Writes `count` samples of noise into `pcm` (contents replaced, storage reused).
+    public mutating func nextFrame(into pcm: inout [Int16], count: Int = 160) {
+        pcm.removeAll(keepingCapacity: true)
+        // Uniform noise on [-a, a] has an RMS of a/√3.
+        let peak = min(rms * 3.0.squareRoot(), 32_767)
+        for _ in 0..<max(count, 0) {
+            let unit = Double(next() >> 11) / Double(1 << 53) * 2 - 1
+            pcm.append(Int16((unit * peak).rounded()))
+        }
+    }
+
+    /// Writes `count` samples of silence into `pcm` (contents replaced, storage reused).
+    public static func silence(into pcm: inout [Int16], count: Int = 160) {
+        pcm.removeAll(keepingCapacity: true)
+        pcm.append(contentsOf: repeatElement(0, count: max(count, 0)))
+    }
+
+    /// SplitMix64: small, fast, and good enough for noise.
+    private mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// The RFC 3389 comfort-noise payload could not be parsed.
+public enum ComfortNoiseError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// A CN payload needs at least the noise-level byte.
+    case empty
+
+    /// A one-line explanation.
+    public var description: String {
+        switch self {
+        case .empty: "comfort-noise payload is empty; it needs a noise-level byte"
+        }
+    }
+}
+
+/// An RFC 3389 comfort-noise (CN) payload: the noise level, then optional spectral
+/// information as quantised reflection coefficients.
+///
+/// RFC 3389 §3:
+///
+///      0 1 2 3 4 5 6 7
+///     +-+-+-+-+-+-+-+-+
+///     |0|   level     |   noise level in -dBov (0...127)
+///     +-+-+-+-+-+-+-+-+
+///     |     N1        |   quantised reflection coefficients, model order M = count
+///     +-+-+-+-+-+-+-+-+
+///     |     ...       |
+///     +-+-+-+-+-+-+-+-+
+///     |     NM        |
+///     +-+-+-+-+-+-+-+-+
+///
+/// A receiver that does not shape noise keeps the coefficients unused; what matters is
+/// that a CN packet is recognised as "keep playing noise at this level" rather than
+/// decoded as audio.
+public struct ComfortNoisePayload: Sendable, Hashable {
+    /// The noise level in -dBov (0...127).
+    public var noiseLevel: UInt8
+    /// The quantised reflection coefficients, kept as sent (empty: level only).
+    public var reflectionCoefficients: [UInt8]
+
+    /// A payload; `noiseLevel` is limited to 7 bits on serialisation.
+    public init(noiseLevel: UInt8, reflectionCoefficients: [UInt8] = []) {
+        self.noiseLevel = noiseLevel
+        self.reflectionCoefficients = reflectionCoefficients
+    }
+
+    /// The model order: how many reflection coefficients were sent.
+    public var modelOrder: Int { reflectionCoefficients.count }
+
+    /// The noise level in dBov (0 or negative).
+    public var levelDBov: Int { -Int(noiseLevel) }
+
+    /// Parses a CN payload. The unused top bit of the level byte is ignored, as a receiver
+    /// should be liberal here.
+    public static func parse(_ bytes: some Collection<UInt8>) throws(ComfortNoiseError) -> ComfortNoisePayload {
+        guard let first = bytes.first else { throw .empty }
+        return ComfortNoisePayload(noiseLevel: first & 0x7F, reflectionCoefficients: Array(bytes.dropFirst()))
+    }
+
+    /// The payload bytes.
+    public func serialize() -> [UInt8] {
+        [noiseLevel & 0x7F] + reflectionCoefficients
+    }
+}
