@@ -26,7 +26,7 @@ let package = Package(
         .target(name: "Gateway", dependencies: ["SIP", "Media"]),
         .executableTarget(name: "irisgw", dependencies: ["SIP", "Gateway"]),
         // `make bench`: prints `BENCH ...` lines with ratios measured in one run.
-        .executableTarget(name: "irisgw-bench", dependencies: ["SIP"]),
+        .executableTarget(name: "irisgw-bench", dependencies: ["SIP", "Media"]),
 
         .testTarget(name: "SIPTests", dependencies: ["SIP"]),
         .testTarget(name: "MediaTests", dependencies: ["Media"]),

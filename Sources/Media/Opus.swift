@@ -280,6 +280,24 @@ public final class OpusDecoder {
         try run(nil, frameSize: frameSize ?? lastFrameSize, fec: false, into: &pcm, "conceal loss")
     }
 
+    /// Buffer form for the media loop: decodes `packet` (nil: conceal a lost frame;
+    /// `fec`: recover the frame before `packet` from its FEC) into `pcm`, which must hold
+    /// `frameSize` samples per channel. No allocation. Returns samples per channel.
+    public func decode(_ packet: UnsafeBufferPointer<UInt8>?, fec: Bool = false, frameSize: Int? = nil,
+                       into pcm: UnsafeMutableBufferPointer<Int16>) throws(OpusError) -> Int {
+        let size = min(frameSize ?? (packet == nil || fec ? lastFrameSize : maxFrameSize), pcm.count / Int(channels))
+        guard size > 0, let out = pcm.baseAddress else { throw OpusError(code: OPUS_BAD_ARG, operation: "decode") }
+        let decoded: Int32
+        if let packet, packet.count > 0 {
+            decoded = opus_decode(state, packet.baseAddress, Int32(clamping: packet.count), out, Int32(size), fec ? 1 : 0)
+        } else {
+            decoded = opus_decode(state, nil, 0, out, Int32(size), 0)
+        }
+        let result = try check(decoded, fec ? "decode FEC" : "decode")
+        lastFrameSize = result
+        return result
+    }
+
     private func run(
         _ packet: [UInt8]?, frameSize: Int, fec: Bool, into pcm: inout [Int16], _ operation: String
     ) throws(OpusError) -> Int {

@@ -180,6 +180,15 @@ public final class G722Encoder {
     }
 }
 
+extension G722Encoder {
+    /// Buffer form for the media loop: no allocation; `bytes` must hold the output.
+    public func encode(_ pcm: UnsafeBufferPointer<Int16>, into bytes: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        let needed = sampleRate == 16_000 ? pcm.count / 2 : pcm.count
+        guard needed > 0, bytes.count >= needed, let input = pcm.baseAddress, let output = bytes.baseAddress else { return 0 }
+        return Int(g722_encode(state, output, input, Int32(clamping: sampleRate == 16_000 ? needed * 2 : needed)))
+    }
+}
+
 /// A G.722 decoder: bytes in, 16 kHz PCM out (two samples per byte). Not thread-safe.
 public final class G722Decoder {
     /// The PCM rate: 16000, or 8000 for spandsp's narrowband mode (one sample per byte).
@@ -213,6 +222,13 @@ public final class G722Decoder {
         }
         resize(&pcm, to: produced)
         return produced
+    }
+
+    /// Buffer form for the media loop: no allocation; `pcm` must hold the output.
+    public func decode(_ bytes: UnsafeBufferPointer<UInt8>, into pcm: UnsafeMutableBufferPointer<Int16>) -> Int {
+        let needed = sampleRate == 16_000 ? bytes.count * 2 : bytes.count
+        guard needed > 0, pcm.count >= needed, let input = bytes.baseAddress, let output = pcm.baseAddress else { return 0 }
+        return Int(g722_decode(state, output, input, Int32(clamping: bytes.count)))
     }
 }
 
@@ -249,6 +265,17 @@ public final class PacketLossConcealer {
         pcm.withUnsafeMutableBufferPointer { buffer in
             _ = plc_fillin(state, buffer.baseAddress, Int32(clamping: buffer.count))
         }
+    }
+
+    /// Buffer forms for the media loop (no allocation).
+    public func receive(_ pcm: UnsafeMutableBufferPointer<Int16>) {
+        guard let base = pcm.baseAddress, pcm.count > 0 else { return }
+        _ = plc_rx(state, base, Int32(clamping: pcm.count))
+    }
+
+    public func fill(_ pcm: UnsafeMutableBufferPointer<Int16>) {
+        guard let base = pcm.baseAddress, pcm.count > 0 else { return }
+        _ = plc_fillin(state, base, Int32(clamping: pcm.count))
     }
 
     /// Synthesises `count` samples for lost audio.

@@ -22,6 +22,10 @@ if which.isEmpty || which.contains("sip-calls") {
     let best = good.map(\.rate).max() ?? 0
     print("BENCH sip-calls max_cps=\(best) target_cps_min=200 failure_budget=0.1% steps=\(steps.count)")
 }
+if which.contains("media-floor") {
+    let floor = try MediaFloorBench.channelsPerCore()
+    print("BENCH media-floor floor_channels_per_core=\(String(format: "%.0f", floor))")
+}
 if which.contains("profile-parse") {
     // Our parse path alone, for `perf record`.
     var n = 0

@@ -1,0 +1,152 @@
+/// The codecs a call leg can carry, with what the RTP layer needs to know about them.
+public enum AudioCodec: Sendable, Equatable, CustomStringConvertible {
+    case pcmu
+    case pcma
+    case g722
+    /// Opus at the platform side. It runs straight from the call's PCM rate (8 or 16 kHz);
+    /// its RTP clock is always 48 kHz (RFC 7587).
+    case opus(OpusSettings)
+
+    public struct OpusSettings: Sendable, Equatable {
+        /// 0-10; 5 is the transcoding default (DESIGN section 6).
+        public var complexity: Int32 = 5
+        /// nil: libopus chooses.
+        public var bitrate: Int32? = nil
+        public var inbandFEC = true
+        public var expectedLossPercent: Int32 = 5
+        public var dtx = false
+        public init(complexity: Int32 = 5, bitrate: Int32? = nil, inbandFEC: Bool = true, expectedLossPercent: Int32 = 5, dtx: Bool = false) {
+            self.complexity = complexity
+            self.bitrate = bitrate
+            self.inbandFEC = inbandFEC
+            self.expectedLossPercent = expectedLossPercent
+            self.dtx = dtx
+        }
+    }
+
+    /// RTP clock rate (RFC 3551: G.722 is signalled at 8000 though it samples at 16 kHz).
+    public var rtpClockRate: Int {
+        switch self {
+        case .pcmu, .pcma, .g722: 8000
+        case .opus: 48_000
+        }
+    }
+
+    /// The PCM rate this codec produces natively (Opus adapts to the call's rate).
+    public var nativeSampleRate: Int? {
+        switch self {
+        case .pcmu, .pcma: 8000
+        case .g722: 16_000
+        case .opus: nil
+        }
+    }
+
+    /// Wideband on the trunk (the Iris "HD" quality indicator).
+    public var isWideband: Bool {
+        switch self {
+        case .g722, .opus: true
+        case .pcmu, .pcma: false
+        }
+    }
+
+    /// Same codec, so a call can pass packets through without decoding.
+    public func isSameCodec(as other: AudioCodec) -> Bool {
+        switch (self, other) {
+        case (.pcmu, .pcmu), (.pcma, .pcma), (.g722, .g722), (.opus, .opus): true
+        default: false
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .pcmu: "PCMU"
+        case .pcma: "PCMA"
+        case .g722: "G722"
+        case .opus: "opus"
+        }
+    }
+}
+
+/// One leg's codec state, created once per call: decode a payload to PCM, conceal a lost
+/// frame, encode PCM to a payload. Works on caller-owned buffers and never allocates.
+/// Not thread-safe: the media thread that owns the call owns it.
+public final class LegCodec {
+    public let codec: AudioCodec
+    /// The PCM rate of the call (8000, or 16000 when the trunk is G.722).
+    public let sampleRate: Int
+    /// Samples per 20 ms frame at `sampleRate`.
+    public let frameSamples: Int
+
+    private let opusEncoder: OpusEncoder?
+    private let opusDecoder: OpusDecoder?
+    private let g722Encoder: G722Encoder?
+    private let g722Decoder: G722Decoder?
+    private let plc: PacketLossConcealer?
+
+    public init(_ codec: AudioCodec, sampleRate: Int) throws {
+        self.codec = codec
+        self.sampleRate = sampleRate
+        self.frameSamples = sampleRate / 50
+        switch codec {
+        case .opus(let s):
+            opusEncoder = try OpusEncoder(OpusEncoder.Configuration(
+                sampleRate: Int32(sampleRate), channels: 1, application: .voip, complexity: s.complexity,
+                bitrate: s.bitrate, inbandFEC: s.inbandFEC, expectedLossPercent: s.expectedLossPercent, dtx: s.dtx))
+            opusDecoder = try OpusDecoder(sampleRate: Int32(sampleRate), channels: 1)
+            g722Encoder = nil
+            g722Decoder = nil
+            plc = nil
+        case .g722:
+            opusEncoder = nil
+            opusDecoder = nil
+            g722Encoder = try G722Encoder(sampleRate: Int32(sampleRate))
+            g722Decoder = try G722Decoder(sampleRate: Int32(sampleRate))
+            plc = sampleRate == 8000 ? try PacketLossConcealer() : nil
+        case .pcmu, .pcma:
+            opusEncoder = nil
+            opusDecoder = nil
+            g722Encoder = nil
+            g722Decoder = nil
+            plc = try PacketLossConcealer()
+        }
+    }
+
+    /// Decodes one payload into `pcm`; returns the samples written.
+    public func decode(_ payload: UnsafeBufferPointer<UInt8>, into pcm: UnsafeMutableBufferPointer<Int16>) -> Int {
+        var n = 0
+        switch codec {
+        case .pcmu: n = G711.decodeULaw(payload, into: pcm)
+        case .pcma: n = G711.decodeALaw(payload, into: pcm)
+        case .g722: n = g722Decoder!.decode(payload, into: pcm)
+        case .opus: n = (try? opusDecoder!.decode(payload, frameSize: frameSamples, into: pcm)) ?? 0
+        }
+        if let plc, n > 0 { plc.receive(UnsafeMutableBufferPointer(rebasing: pcm[0..<n])) }
+        return n
+    }
+
+    /// Fills one frame for a lost packet: Opus FEC from `next` when given, else PLC.
+    public func conceal(next: UnsafeBufferPointer<UInt8>?, into pcm: UnsafeMutableBufferPointer<Int16>) -> Int {
+        let frame = UnsafeMutableBufferPointer(rebasing: pcm[0..<min(frameSamples, pcm.count)])
+        switch codec {
+        case .opus:
+            return (try? opusDecoder!.decode(next, fec: next != nil, frameSize: frameSamples, into: frame)) ?? 0
+        default:
+            if let plc {
+                plc.fill(frame)
+            } else {
+                frame.update(repeating: 0)
+            }
+            return frame.count
+        }
+    }
+
+    /// Encodes one frame of PCM; returns the payload size (0 on failure).
+    public func encode(_ pcm: UnsafeBufferPointer<Int16>, into payload: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        switch codec {
+        case .pcmu: return G711.encodeULaw(pcm, into: payload)
+        case .pcma: return G711.encodeALaw(pcm, into: payload)
+        case .g722: return g722Encoder!.encode(pcm, into: payload)
+        case .opus: return (try? opusEncoder!.encode(pcm, into: payload)) ?? 0
+        }
+    }
+}
