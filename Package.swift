@@ -31,6 +31,8 @@ let package = Package(
         .testTarget(name: "SIPTests", dependencies: ["SIP"]),
         .testTarget(name: "MediaTests", dependencies: ["Media"]),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway"]),
+        // Real processes and sockets: SIPp, the irisgw binary, UDP/TCP on 127.0.0.1.
+        .testTarget(name: "EndToEndTests", dependencies: ["SIP", "irisgw"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -52,7 +52,14 @@ extension SIPMessage {
             bodyStart = bytes.count
         }
 
-        let startLine = try parseStartLine(bytes[lines[0].start..<lines[0].end])
+        let startLine: StartLine
+        do throws(SIPParseError) {
+            startLine = try parseStartLine(bytes[lines[0].start..<lines[0].end])
+        } catch {
+            var e = error
+            e.partial = requestAfterBadStartLine(bytes, lines)
+            throw e
+        }
         var headers: [SIPHeader] = []
         headers.reserveCapacity(lines.count)
         for (start, end) in lines.dropFirst() {
@@ -102,6 +109,25 @@ extension SIPMessage {
             throw e
         }
         return message
+    }
+
+    /// A request whose Request-Line is broken still gets its 400 or 505 (RFC 4475 §3.1.2.7,
+    /// §3.1.2.8, §3.1.2.16): its method token and header fields, read loosely, are enough to
+    /// copy Via, From, To, Call-ID and CSeq into the answer. Nil for a response.
+    private static func requestAfterBadStartLine(_ bytes: [UInt8], _ lines: [(start: Int, end: Int)]) -> SIPMessage? {
+        let first = bytes[lines[0].start..<lines[0].end]
+        guard !first.starts(with: Array("SIP/".utf8)) else { return nil }
+        let method = String(decoding: first.prefix(while: { $0 != 0x20 }), as: UTF8.self)
+        guard SIPScanner.isToken(method) else { return nil }
+        var headers: [SIPHeader] = []
+        for (start, end) in lines.dropFirst().prefix(maxHeaderCount) {
+            guard bytes[start] != 0x20, bytes[start] != 0x09, let colon = bytes[start..<end].firstIndex(of: 0x3A) else { continue }
+            let name = String(decoding: bytes[start..<colon], as: UTF8.self).trimmingSIPWhitespace()
+            guard SIPScanner.isToken(name) else { continue }
+            let value = String(decoding: bytes[(colon + 1)..<end], as: UTF8.self).trimmingSIPWhitespace()
+            headers.append(SIPHeader(SIPHeaderName(name), value))
+        }
+        return SIPMessage(startLine: .request(method: method, uri: SIPURI(host: "invalid")), headers: headers)
     }
 
     private static func parseStartLine(_ line: ArraySlice<UInt8>) throws(SIPParseError) -> StartLine {

@@ -37,8 +37,12 @@ public final class AnsweringEndpoint: SIPUserAgentDelegate, SIPCallDelegate, @un
         ua.delegate = self
     }
 
+    /// The last INVITE answered (for tests and diagnostics).
+    public private(set) var lastInvite: SIPMessage?
+
     public func userAgent(_ ua: SIPUserAgent, didReceiveCall call: SIPCall) {
         stats.received += 1
+        lastInvite = call.invite
         call.delegate = self
         if let status = behaviour.rejectStatus {
             if behaviour.ring { call.ring() }

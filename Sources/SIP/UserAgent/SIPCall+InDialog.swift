@@ -95,6 +95,12 @@ extension SIPCall {
     }
 
     private func handlePRACK(_ m: SIPMessage, _ tx: ServerTransaction) {
+        // The PRACK of a provisional our final response overtook (RFC 3262 §3).
+        if let rseq = outstandingRSeq, let rack = m.rack, rack.rseq == rseq, rack.cseq == invite.cseq?.sequence {
+            outstandingRSeq = nil
+            ua.respond(m, tx, 200)
+            return
+        }
         guard let pending = unackedReliable, let rack = m.rack, rack.rseq == pending.rseq,
               rack.cseq == invite.cseq?.sequence else {
             ua.respond(m, tx, 481)
@@ -110,9 +116,13 @@ extension SIPCall {
             remoteSDP = offer
             localSDP = answer
             ua.respond(m, tx, 200, sdp: answer)
-            return
+        } else {
+            ua.respond(m, tx, 200)
         }
-        ua.respond(m, tx, 200)
+        if let held = deferredAnswer {
+            deferredAnswer = nil
+            answer(sdp: held.sdp, headers: held.headers)
+        }
     }
 
     // MARK: Offers we send

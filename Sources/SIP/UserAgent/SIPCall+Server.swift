@@ -81,11 +81,17 @@ extension SIPCall {
     }
 
     /// Answers the call with 200 OK and `sdp` (an answer, or our offer when the INVITE had
-    /// none); the 200 is retransmitted until the ACK (§13.3.1.4).
+    /// none); the 200 is retransmitted until the ACK (§13.3.1.4). While a reliable
+    /// provisional with SDP awaits its PRACK, the 200 waits for it (RFC 3262 §3).
     public func answer(sdp: SessionDescription?, headers: [SIPHeader] = []) {
         guard isIncoming, finalResponse == nil, !isTerminated else { return }
+        if let pending = unackedReliable, !pending.response.body.isEmpty {
+            deferredAnswer = (sdp, headers)
+            return
+        }
         ensureDialog()
         ua.loop.cancel(reliableTimer)
+        outstandingRSeq = unackedReliable?.rseq
         unackedReliable = nil
         var extra = [SIPHeader(.contact, NameAddress(uri: ua.contactURI(for: peer.transport)).serialize())]
         extra.append(contentsOf: ua.capabilityHeaders.filter { $0.name != .accept })
@@ -118,7 +124,9 @@ extension SIPCall {
     private func finish(status: Int, reason: String?, headers: [SIPHeader], end outcome: SIPCallEnd) {
         guard isIncoming, finalResponse == nil, !isTerminated, let tx = serverTransaction else { return }
         ua.loop.cancel(reliableTimer)
+        outstandingRSeq = unackedReliable?.rseq
         unackedReliable = nil
+        deferredAnswer = nil
         var r = SIPMessage.response(to: invite, status: status, reason: reason, toTag: localTag)
         r.headers.append(contentsOf: headers)
         r.addHeader(.server, ua.configuration.userAgent)

@@ -104,6 +104,11 @@ public final class SIPCall: @unchecked Sendable {
     var unackedReliable: (response: SIPMessage, rseq: UInt32, interval: Double, deadline: Double)?
     var reliableTimer: SIPEventLoop.Timer?
     var peerSupports100rel = false
+    /// RSeq of a reliable provisional still unacknowledged when the final response went out:
+    /// its PRACK still gets 200 (RFC 3262 §3).
+    var outstandingRSeq: UInt32?
+    /// A 2xx held back until the PRACK of a reliable provisional that carried SDP (RFC 3262 §3).
+    var deferredAnswer: (sdp: SessionDescription?, headers: [SIPHeader])?
 
     // re-INVITE / UPDATE
     var pendingOffer: ClientTransaction?

@@ -152,7 +152,9 @@ public final class SIPUserAgent: @unchecked Sendable {
             return true
         }
         // An INVITE retransmitted after we answered it (the IST is gone): answer it again.
-        if m.method == "INVITE", m.to?.tag == nil {
+        // Matched on its branch (§17.2.3), so a copy that has picked up our To tag still
+        // counts; it is not a re-INVITE.
+        if m.method == "INVITE" {
             for call in calls[callID] ?? [] where call.isRetransmission(of: m) {
                 call.retransmitFinalResponse()
                 return true
@@ -254,7 +256,7 @@ public final class SIPUserAgent: @unchecked Sendable {
             case .invalid: break
             }
         }
-        return server.challenges(now: now, stale: stale).map { SIPHeader(.wwwAuthenticate, $0.serialize()) }
+        return config.algorithms.map { SIPHeader(.wwwAuthenticate, server.challenge(now: now, stale: stale, algorithm: $0).serialize()) }
     }
 
     /// Allow / Accept / Supported, as OPTIONS and INVITE answers advertise them.

@@ -22,9 +22,13 @@ public struct SIPUserAgentConfiguration: Sendable {
         public var realm: String
         /// Username to password. Passwords come from the environment, never from files.
         public var users: [String: String]
-        public init(realm: String, users: [String: String]) {
+        /// Challenges offered, in order of preference (RFC 8760: SHA-256 first). Default
+        /// SHA-256 then MD5; some peers (SIPp) answer only MD5.
+        public var algorithms: [DigestAlgorithm]
+        public init(realm: String, users: [String: String], algorithms: [DigestAlgorithm] = [.sha256, .md5]) {
             self.realm = realm
             self.users = users
+            self.algorithms = algorithms
         }
     }
 
