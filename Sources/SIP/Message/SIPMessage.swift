@@ -127,6 +127,22 @@ public struct SIPMessage: Sendable, Equatable {
         return Int(v.prefix(while: { $0.isNumber }))
     }
 
+    /// Session-Expires (RFC 4028 §4), when present and well formed.
+    public var sessionExpires: SessionExpires? { self[.sessionExpires].flatMap { try? SessionExpires.parse($0) } }
+    /// Min-SE (RFC 4028 §5).
+    public var minSE: MinSE? { self[.minSE].flatMap { try? MinSE.parse($0) } }
+    /// Digest challenges of a 401 (WWW-Authenticate) or 407 (Proxy-Authenticate); whole header
+    /// values, since a challenge holds commas.
+    public var digestChallenges: [DigestChallenge] {
+        let name: SIPHeaderName = statusCode == 407 ? .proxyAuthenticate : .wwwAuthenticate
+        return headers.filter { $0.name == name }.compactMap { try? DigestChallenge.parse($0.value) }
+    }
+    /// Digest credentials in Authorization and Proxy-Authorization.
+    public var digestAuthorizations: [DigestAuthorization] {
+        headers.filter { $0.name == .authorization || $0.name == .proxyAuthorization }
+            .compactMap { try? DigestAuthorization.parse($0.value) }
+    }
+
     /// True when `tag` is among the Supported or Require option tags.
     public func supports(_ tag: String) -> Bool {
         supported.contains(where: { $0.caseInsensitiveCompare(tag) }) || require.contains(where: { $0.caseInsensitiveCompare(tag) })

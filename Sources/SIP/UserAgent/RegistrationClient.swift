@@ -102,8 +102,7 @@ public final class RegistrationClient: @unchecked Sendable {
             var stale = false
             if status == 401 || status == 407 {
                 lastChallengeWasProxy = status == 407
-                let name: SIPHeaderName = status == 407 ? .proxyAuthenticate : .wwwAuthenticate
-                challenges = r.headers.filter { $0.name == name }.compactMap { try? DigestChallenge.parse($0.value) }
+                challenges = r.digestChallenges
                 stale = challenges.contains(where: \.stale)
                 // Without credentials a challenge cannot be answered: count it as a failure.
                 if configuration.credentials == nil || challenges.isEmpty {

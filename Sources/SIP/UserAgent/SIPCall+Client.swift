@@ -133,7 +133,7 @@ extension SIPCall {
             return
         }
         state = .confirmed
-        startSessionTimer(negotiated: sessionOffer?.resolve(sessionExpires: r[.sessionExpires].flatMap { try? SessionExpires.parse($0) },
+        startSessionTimer(negotiated: sessionOffer?.resolve(sessionExpires: r.sessionExpires,
                                                             requireTimer: r.require.contains("timer")))
         delegate?.call(self, didConnect: r)
     }
@@ -149,7 +149,7 @@ extension SIPCall {
             }
         }
         if code == 422, var offer = sessionOffer {
-            if case .retry(let se, let minSE) = offer.handle422(minSE: r[.minSE].flatMap { try? MinSE.parse($0).deltaSeconds }) {
+            if case .retry(let se, let minSE) = offer.handle422(minSE: r.minSE?.deltaSeconds) {
                 sessionOffer = offer
                 retryInvite {
                     $0.setHeader(.sessionExpires, se.serialize())

@@ -84,8 +84,8 @@ extension SIPCall {
     private func refreshHeaders(for m: SIPMessage) -> [SIPHeader] {
         guard let policy = ua.configuration.sessionTimer,
               case .accept(let se, let requireTimer, let negotiated) = policy.answer(
-                  sessionExpires: m[.sessionExpires].flatMap { try? SessionExpires.parse($0) },
-                  minSE: m[.minSE].flatMap { try? MinSE.parse($0) }, supportsTimer: m.supports("timer")) else { return [] }
+                  sessionExpires: m.sessionExpires,
+                  minSE: m.minSE, supportsTimer: m.supports("timer")) else { return [] }
         // We answer as UAS of this transaction: `uas` in the answer means us.
         applyTimerActions(sessionTimer?.handle(.refreshReceived(now: SIPEventLoop.now(), negotiated: negotiated)) ?? [])
         var headers: [SIPHeader] = []
@@ -160,7 +160,7 @@ extension SIPCall {
                 }
                 applyTimerActions(sessionTimer?.handle(.refreshResponse(
                     now: SIPEventLoop.now(), status: code,
-                    sessionExpires: r[.sessionExpires].flatMap { try? SessionExpires.parse($0) },
+                    sessionExpires: r.sessionExpires,
                     requireTimer: r.require.contains("timer"))) ?? [])
             } else if code == 491 {
                 // §14.1: retry after a random delay that depends on who owns the Call-ID.
@@ -234,9 +234,9 @@ extension SIPCall {
                     self.dialog = copy
                 }
                 next = t.handle(.refreshResponse(now: now, status: code,
-                                                 sessionExpires: r[.sessionExpires].flatMap { try? SessionExpires.parse($0) },
+                                                 sessionExpires: r.sessionExpires,
                                                  requireTimer: r.require.contains("timer"),
-                                                 minSE: r[.minSE].flatMap { try? MinSE.parse($0).deltaSeconds }))
+                                                 minSE: r.minSE?.deltaSeconds))
             case .timeout:
                 next = t.handle(.refreshTimeout(now: now))
             case .transportError:

@@ -4,8 +4,8 @@ extension SIPCall {
     func start() {
         guard let tx = serverTransaction else { return }
         if let policy = ua.configuration.sessionTimer,
-           case .reject(let minSE) = policy.answer(sessionExpires: invite[.sessionExpires].flatMap { try? SessionExpires.parse($0) },
-                                                    minSE: invite[.minSE].flatMap { try? MinSE.parse($0) },
+           case .reject(let minSE) = policy.answer(sessionExpires: invite.sessionExpires,
+                                                    minSE: invite.minSE,
                                                     supportsTimer: invite.supports("timer")) {
             reject(status: 422, headers: [SIPHeader(.minSE, minSE.serialize())])
             return
@@ -97,8 +97,8 @@ extension SIPCall {
         extra.append(contentsOf: ua.capabilityHeaders.filter { $0.name != .accept })
         if let policy = ua.configuration.sessionTimer,
            case .accept(let se, let requireTimer, let negotiated) = policy.answer(
-               sessionExpires: invite[.sessionExpires].flatMap { try? SessionExpires.parse($0) },
-               minSE: invite[.minSE].flatMap { try? MinSE.parse($0) }, supportsTimer: invite.supports("timer")) {
+               sessionExpires: invite.sessionExpires,
+               minSE: invite.minSE, supportsTimer: invite.supports("timer")) {
             if let se { extra.append(SIPHeader(.sessionExpires, se.serialize())) }
             if requireTimer { extra.append(SIPHeader(.require, "timer")) }
             pendingNegotiated = negotiated

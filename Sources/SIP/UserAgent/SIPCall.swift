@@ -234,8 +234,5 @@ public final class SIPCall: @unchecked Sendable {
         }
     }
 
-    func challenges(in response: SIPMessage) -> [DigestChallenge] {
-        let name: SIPHeaderName = response.statusCode == 407 ? .proxyAuthenticate : .wwwAuthenticate
-        return response.headers.filter { $0.name == name }.compactMap { try? DigestChallenge.parse($0.value) }
-    }
+    func challenges(in response: SIPMessage) -> [DigestChallenge] { response.digestChallenges }
 }

@@ -245,11 +245,8 @@ public final class SIPUserAgent: @unchecked Sendable {
         guard let config = configuration.inboundAuthentication, let server = digestServer else { return nil }
         let now = SIPEventLoop.now()
         var stale = false
-        // Credentials hold commas: read whole header values, not list elements.
-        for h in m.headers where h.name == .authorization || h.name == .proxyAuthorization {
-            let value = h.value
-            guard let auth = try? DigestAuthorization.parse(value), auth.realm == config.realm,
-                  let password = config.users[auth.username] else { continue }
+        for auth in m.digestAuthorizations where auth.realm == config.realm {
+            guard let password = config.users[auth.username] else { continue }
             switch server.verify(auth, method: m.method, password: password, now: now, body: m.body) {
             case .valid: return nil
             case .stale: stale = true
