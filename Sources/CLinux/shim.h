@@ -3,5 +3,6 @@
 // Linux system headers that Swift's Glibc module does not export.
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <netinet/tcp.h>
 #endif

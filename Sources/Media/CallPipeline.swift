@@ -1,0 +1,155 @@
+import IOCore
+
+/// One call's media on its thread: a trunk leg and a platform leg, full duplex.
+///
+/// - Transcoding: packets go into each leg's jitter buffer as they arrive; every 20 ms tick
+///   pops one frame per direction, decodes it (or conceals a loss: Opus FEC, then PLC),
+///   and encodes it for the other leg.
+/// - Passthrough (same codec both legs): packets are relayed as they arrive, with our SSRC
+///   and sequence numbers, and no decode or encode.
+/// - DTMF: RFC 4733 events are reported once and regenerated on the other leg.
+/// Loop-confined; buffers are allocated once, so the per-packet path does not allocate.
+final class CallPipeline: @unchecked Sendable {  // confined to its media thread
+    let id: Int
+    let configuration: MediaCallConfiguration
+    let trunk: RTPLeg
+    let platform: RTPLeg
+    let passthrough: Bool
+    let frameSamples: Int
+    private let events: @Sendable (MediaEvent) -> Void
+    private let pcm: UnsafeMutableBufferPointer<Int16>
+    private var timedOut = false
+    private var lastRTCP: Double = 0
+    /// Per-frame processing times (µs) go here; owned by the thread.
+    unowned let thread: MediaThread
+
+    init(id: Int, configuration: MediaCallConfiguration, host: String, trunkPorts: RTPPortPair, platformPorts: RTPPortPair,
+         thread: MediaThread, events: @escaping @Sendable (MediaEvent) -> Void) throws {
+        self.id = id
+        self.configuration = configuration
+        self.thread = thread
+        self.events = events
+        passthrough = configuration.isPassthrough
+        // G.722 on the trunk bridged to Opus runs wideband; everything else at 8 kHz.
+        let rate: Int
+        if case .g722 = configuration.trunk.codec, case .opus = configuration.platform.codec { rate = 16_000 } else { rate = 8000 }
+        frameSamples = rate / 50
+        trunk = try RTPLeg(kind: .trunk, configuration: configuration.trunk, host: host, ports: trunkPorts,
+                           callSampleRate: rate, transcoding: !passthrough)
+        platform = try RTPLeg(kind: .platform, configuration: configuration.platform, host: host, ports: platformPorts,
+                              callSampleRate: rate, transcoding: !passthrough)
+        pcm = .allocate(capacity: 5760)
+        pcm.initialize(repeating: 0)
+    }
+
+    deinit { pcm.deallocate() }
+
+    func leg(_ which: MediaLeg) -> RTPLeg { which == .trunk ? trunk : platform }
+
+    // MARK: Receive
+
+    /// Drains a leg's socket (called when epoll says it is readable).
+    func readable(_ which: MediaLeg) {
+        let leg = self.leg(which)
+        let other = leg === trunk ? platform : trunk
+        while let n = leg.socket.receive(into: leg.rxBuffer, from: &leg.source) {
+            let start = EventLoop.now()
+            let packet = UnsafeRawBufferPointer(rebasing: leg.rxBuffer[0..<n])
+            guard let view = try? RTPPacketView.parse(packet) else {
+                leg.statistics.malformed += 1
+                continue
+            }
+            leg.noteSource(now: start)
+            if leg.markReceived(now: start, bytes: n) { events(.firstPacket(which)) }
+            _ = leg.rx.record(view, arrival: start)
+            let payload = view.payload(in: packet)
+            if let te = leg.configuration.telephoneEventPayloadType, view.payloadType == te {
+                if let report = try? TelephoneEvent.parse(payload) {
+                    handle(leg.dtmfIn.receive(report, timestamp: view.timestamp, sequenceNumber: view.sequenceNumber, now: start), on: which)
+                }
+                continue
+            }
+            guard view.payloadType == leg.configuration.payloadType else { continue }
+            if passthrough {
+                if !leg.muted {
+                    other.relay(payload: payload, sourceSSRC: view.ssrc, sourceTimestamp: view.timestamp, marker: view.marker, now: start)
+                }
+                thread.record(microseconds: (EventLoop.now() - start) * 1e6)
+            } else {
+                let outcome = leg.jitter.insert(JitterBuffer.Packet(sequenceNumber: view.sequenceNumber, timestamp: view.timestamp,
+                                                                    marker: view.marker, ssrc: view.ssrc, payloadType: view.payloadType),
+                                                payload: payload, arrival: start)
+                if outcome == .late { leg.statistics.late += 1 }
+            }
+        }
+    }
+
+    private func handle(_ dtmf: DTMFEvents, on which: MediaLeg) {
+        for event in dtmf {
+            guard case .ended(let digit, let ms) = event else { continue }
+            leg(which).statistics.dtmfDigits += 1
+            events(.dtmf(which, digit: digit.character, durationMs: ms))
+            // Regenerate the digit toward the other side (RFC 4733 there too).
+            try? leg(which.other).dtmfOut.enqueue(String(digit.character), durationMs: max(ms, 60))
+        }
+    }
+
+    // MARK: Tick
+
+    /// One 20 ms playout step: both directions, DTMF, timeouts, RTCP.
+    func tick(now: Double) {
+        if !passthrough {
+            transcode(from: trunk, to: platform, now: now)
+            transcode(from: platform, to: trunk, now: now)
+        }
+        trunk.tickDTMF(now: now)
+        platform.tickDTMF(now: now)
+        handle(trunk.dtmfIn.tick(now: now), on: .trunk)
+        handle(platform.dtmfIn.tick(now: now), on: .platform)
+        if configuration.rtpTimeout > 0, !timedOut, trunk.sawFirstPacket, now - trunk.lastPacketAt > configuration.rtpTimeout {
+            timedOut = true
+            events(.timeout(.trunk))
+        }
+    }
+
+    private func transcode(from src: RTPLeg, to dst: RTPLeg, now: Double) {
+        guard let decoder = src.codec, let encoder = dst.codec else { return }
+        let start = EventLoop.now()
+        let frame = UnsafeMutableBufferPointer(rebasing: pcm[0..<frameSamples])
+        var produced = 0
+        switch src.jitter.pop(now: now) {
+        case .frame(let f):
+            produced = src.jitter.withPayload(of: f) { p in decoder.decode(p.assumingMemoryBound(to: UInt8.self), into: frame) }
+        case .conceal(let next):
+            src.statistics.concealed += 1
+            if let next {
+                produced = src.jitter.withPayload(of: next) { p in decoder.conceal(next: p.assumingMemoryBound(to: UInt8.self), into: frame) }
+            } else {
+                produced = decoder.conceal(next: nil, into: frame)
+            }
+        case .silence:
+            // Nothing to play: before the first packet send nothing; later keep the stream
+            // going with silence so the far jitter buffer stays primed.
+            guard src.sawFirstPacket else { return }
+            frame.update(repeating: 0)
+            produced = frameSamples
+        }
+        if produced < frameSamples { UnsafeMutableBufferPointer(rebasing: frame[produced...]).update(repeating: 0) }
+        if src.muted { frame.update(repeating: 0) }
+        let out = UnsafeMutableRawBufferPointer(rebasing: dst.txBuffer[12..<1500]).bindMemory(to: UInt8.self)
+        let size = encoder.encode(UnsafeBufferPointer(frame), into: out)
+        if size > 0 { dst.sendAudio(payloadLength: size, now: now) }
+        thread.record(microseconds: (EventLoop.now() - start) * 1e6)
+    }
+
+    func snapshot() -> [MediaLeg: MediaLegStatistics] {
+        var t = trunk.statistics, p = platform.statistics
+        t.packetsLost = trunk.rx.cumulativeLost
+        t.jitterMs = trunk.rx.jitterMilliseconds
+        p.packetsLost = platform.rx.cumulativeLost
+        p.jitterMs = platform.rx.jitterMilliseconds
+        t.remote = t.remote ?? trunk.configuration.remote
+        p.remote = p.remote ?? platform.configuration.remote
+        return [.trunk: t, .platform: p]
+    }
+}

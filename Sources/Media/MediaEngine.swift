@@ -1,0 +1,163 @@
+import Foundation
+import IOCore
+import Synchronization
+
+/// How the media engine runs. Every field has a documented default.
+public struct MediaEngineConfiguration: Sendable {
+    /// Media threads (each with its own epoll set and 20 ms tick). Default: one per core.
+    public var threads: Int
+    /// Address RTP sockets bind to. Default 127.0.0.1.
+    public var host: String
+    /// RTP/RTCP ports (RTP even, RTCP = RTP + 1). Default 20000-29999.
+    public var portRange: ClosedRange<UInt16>
+    /// Seconds a released port pair rests before reuse, so late packets of an old call never
+    /// reach a new one. Default 10.
+    public var portQuarantine: Double
+
+    public init(threads: Int = ProcessInfo.processInfo.activeProcessorCount, host: String = "127.0.0.1",
+                portRange: ClosedRange<UInt16> = 20_000...29_999, portQuarantine: Double = 10) {
+        self.threads = max(1, threads)
+        self.host = host
+        self.portRange = portRange
+        self.portQuarantine = portQuarantine
+    }
+}
+
+/// The media engine: a small fixed pool of media threads; each call is pinned to the least
+/// loaded one when it is created.
+public final class MediaEngine: @unchecked Sendable {
+    public let configuration: MediaEngineConfiguration
+    let threads: [MediaThread]
+    private let ports: Mutex<RTPPortAllocator>
+    private let nextID = Atomic<Int>(1)
+
+    public init(configuration: MediaEngineConfiguration = MediaEngineConfiguration()) throws {
+        self.configuration = configuration
+        threads = try (0..<configuration.threads).map { try MediaThread(index: $0) }
+        ports = Mutex(try RTPPortAllocator(configuration: .init(range: configuration.portRange, quarantine: configuration.portQuarantine)))
+        threads.forEach { $0.start() }
+    }
+
+    /// Stops every thread; calls still open are dropped with their sockets.
+    public func shutdown() {
+        threads.forEach { $0.stop() }
+    }
+
+    /// Opens a call's media: two RTP/RTCP port pairs and sockets, pinned to one thread.
+    /// `events` is called on that thread (never per packet).
+    public func openCall(_ configuration: MediaCallConfiguration, events: @escaping @Sendable (MediaEvent) -> Void = { _ in }) throws -> MediaCall {
+        let (trunkPorts, platformPorts) = try ports.withLock { alloc -> (RTPPortPair, RTPPortPair) in
+            let now = EventLoop.now()
+            let a = try alloc.allocate(now: now)
+            do {
+                return (a, try alloc.allocate(now: now))
+            } catch {
+                try? alloc.release(a, now: now)
+                throw error
+            }
+        }
+        let id = nextID.add(1, ordering: .relaxed).oldValue
+        let thread = threads.min(by: { $0.callCount < $1.callCount })!
+        let host = self.configuration.host
+        let result: Result<CallPipeline, any Error> = thread.loop.sync {
+            do {
+                let p = try CallPipeline(id: id, configuration: configuration, host: host, trunkPorts: trunkPorts,
+                                         platformPorts: platformPorts, thread: thread, events: events)
+                thread.attach(p)
+                return .success(p)
+            } catch {
+                return .failure(error)
+            }
+        }
+        switch result {
+        case .success(let p):
+            return MediaCall(id: id, engine: self, thread: thread, trunk: p.trunk.address, platform: p.platform.address,
+                             ports: (trunkPorts, platformPorts))
+        case .failure(let error):
+            release(trunkPorts, platformPorts)
+            throw error
+        }
+    }
+
+    func release(_ a: RTPPortPair, _ b: RTPPortPair) {
+        ports.withLock { alloc in
+            let now = EventLoop.now()
+            try? alloc.release(a, now: now)
+            try? alloc.release(b, now: now)
+        }
+    }
+
+    /// Measurements across threads: per-frame processing percentiles (µs), late frames.
+    public func measurements() -> (p50: Int, p99: Int, frames: Int, lateFrames: Int) {
+        var p50 = 0, p99 = 0, frames = 0, late = 0
+        for t in threads {
+            let m = t.loop.sync { (t.percentiles([0.5, 0.99]), t.lateFrames) }
+            p50 = max(p50, m.0.values[0])
+            p99 = max(p99, m.0.values[1])
+            frames += m.0.count
+            late += m.1
+        }
+        return (p50, p99, frames, late)
+    }
+
+    public func resetMeasurements() {
+        for t in threads { t.loop.sync { t.resetMeasurements() } }
+    }
+}
+
+/// A handle on one call's media; every method may be called from any thread.
+public final class MediaCall: @unchecked Sendable {
+    public let id: Int
+    /// Local RTP addresses to put in the SDP of each side.
+    public let trunkAddress: SocketAddress
+    public let platformAddress: SocketAddress
+    private let engine: MediaEngine
+    private let thread: MediaThread
+    private let ports: (RTPPortPair, RTPPortPair)
+    private let closed = Atomic<Bool>(false)
+
+    init(id: Int, engine: MediaEngine, thread: MediaThread, trunk: SocketAddress, platform: SocketAddress, ports: (RTPPortPair, RTPPortPair)) {
+        self.id = id
+        self.engine = engine
+        self.thread = thread
+        self.trunkAddress = trunk
+        self.platformAddress = platform
+        self.ports = ports
+    }
+
+    public func address(of leg: MediaLeg) -> SocketAddress { leg == .trunk ? trunkAddress : platformAddress }
+
+    /// Where a leg's RTP goes, from the peer's SDP (symmetric RTP may latch another source).
+    public func setRemote(_ leg: MediaLeg, _ address: SocketAddress) {
+        let id = self.id
+        thread.loop.execute { [thread] in thread.pipeline(id)?.leg(leg).setRemote(address) }
+    }
+
+    /// Silences what a leg sends into the call (the platform's microphone, say).
+    public func setMuted(_ leg: MediaLeg, _ muted: Bool) {
+        let id = self.id
+        thread.loop.execute { [thread] in thread.pipeline(id)?.leg(leg).muted = muted }
+    }
+
+    /// Queues DTMF digits to send on a leg as RFC 4733 events.
+    public func sendDTMF(_ digits: String, on leg: MediaLeg, durationMs: Int = 100) throws {
+        _ = try DTMFDigit.digits(digits)
+        let id = self.id
+        thread.loop.execute { [thread] in try? thread.pipeline(id)?.leg(leg).dtmfOut.enqueue(digits, durationMs: durationMs) }
+    }
+
+    public func statistics() -> [MediaLeg: MediaLegStatistics] {
+        let id = self.id
+        return thread.loop.sync { [thread] in thread.pipeline(id)?.snapshot() ?? [:] }
+    }
+
+    /// Closes the sockets; the ports rest in quarantine before reuse. Safe to call twice.
+    public func close() {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let id = self.id
+        thread.loop.sync { [thread] in _ = thread.remove(id) }
+        engine.release(ports.0, ports.1)
+    }
+
+    deinit { close() }
+}

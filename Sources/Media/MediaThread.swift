@@ -1,0 +1,101 @@
+import Foundation
+import IOCore
+
+/// One media thread: an event loop with the RTP sockets of its calls and a 20 ms timerfd
+/// tick. A call's media stays on one thread for its whole life, so its state needs no
+/// lock; commands from other threads arrive through the loop's queue, never per packet.
+final class MediaThread: @unchecked Sendable {
+    let index: Int
+    let loop: EventLoop
+    private let timer: PeriodicTimer
+    private var pipelines: [Int: CallPipeline] = [:]
+    /// Calls on this thread (read from other threads only to balance load: approximate).
+    nonisolated(unsafe) private(set) var callCount = 0
+
+    // Measurements: per-frame processing time histogram (1 µs buckets up to 20 ms), late ticks.
+    private var histogram = [Int](repeating: 0, count: 20_001)
+    private(set) var lateFrames = 0
+    private(set) var ticks = 0
+
+    init(index: Int) throws {
+        self.index = index
+        loop = try EventLoop()
+        timer = try PeriodicTimer(interval: 0.020)
+    }
+
+    func start() {
+        loop.start(name: "irisgw-media-\(index)")
+        loop.execute { [self] in
+            loop.register(fd: timer.fd) { [unowned self] in self.onTick() }
+        }
+    }
+
+    func stop() {
+        loop.sync { [self] in
+            for p in pipelines.values { detach(p) }
+            pipelines.removeAll()
+            loop.unregister(fd: timer.fd)
+        }
+        loop.stop()
+    }
+
+    /// Adds a call (on the loop).
+    func attach(_ pipeline: CallPipeline) {
+        pipelines[pipeline.id] = pipeline
+        callCount = pipelines.count
+        loop.register(fd: pipeline.trunk.socket.fd) { [unowned pipeline] in pipeline.readable(.trunk) }
+        loop.register(fd: pipeline.platform.socket.fd) { [unowned pipeline] in pipeline.readable(.platform) }
+    }
+
+    func remove(_ id: Int) -> CallPipeline? {
+        guard let p = pipelines.removeValue(forKey: id) else { return nil }
+        detach(p)
+        callCount = pipelines.count
+        return p
+    }
+
+    func pipeline(_ id: Int) -> CallPipeline? { pipelines[id] }
+
+    private func detach(_ p: CallPipeline) {
+        loop.unregister(fd: p.trunk.socket.fd)
+        loop.unregister(fd: p.platform.socket.fd)
+    }
+
+    private func onTick() {
+        let expirations = timer.read()
+        guard expirations > 0 else { return }
+        ticks += 1
+        let start = EventLoop.now()
+        // Missed timer expirations mean every call on this thread played a frame late.
+        if expirations > 1 { lateFrames += Int(expirations - 1) * max(1, pipelines.count) }
+        for p in pipelines.values { p.tick(now: start) }
+        if EventLoop.now() - start > 0.020 { lateFrames += pipelines.count }
+    }
+
+    @inline(__always)
+    func record(microseconds: Double) {
+        let bucket = min(Int(microseconds), histogram.count - 1)
+        histogram[bucket] += 1
+    }
+
+    /// Percentiles (µs) of recorded per-frame processing times, and their count.
+    func percentiles(_ ps: [Double]) -> (values: [Int], count: Int) {
+        let total = histogram.reduce(0, +)
+        guard total > 0 else { return (ps.map { _ in 0 }, 0) }
+        return (ps.map { p in
+            let target = Int((Double(total) * p).rounded(.up))
+            var seen = 0
+            for (i, n) in histogram.enumerated() {
+                seen += n
+                if seen >= target { return i }
+            }
+            return histogram.count - 1
+        }, total)
+    }
+
+    func resetMeasurements() {
+        for i in histogram.indices { histogram[i] = 0 }
+        lateFrames = 0
+        ticks = 0
+    }
+}

@@ -1,0 +1,73 @@
+import IOCore
+
+/// The two sides of a bridged call.
+public enum MediaLeg: String, Sendable, CaseIterable {
+    /// Toward the carrier: G.711 or G.722.
+    case trunk
+    /// Toward the platform (the app): Opus, or PCMU when the app offers it.
+    case platform
+
+    var other: MediaLeg { self == .trunk ? .platform : .trunk }
+}
+
+/// One leg's RTP settings, from the SDP offer/answer.
+public struct MediaLegConfiguration: Sendable {
+    public var codec: AudioCodec
+    public var payloadType: UInt8
+    /// RFC 4733 telephone-event payload type, when negotiated.
+    public var telephoneEventPayloadType: UInt8?
+    /// Where to send; nil until the SDP is known (symmetric RTP latches the real source).
+    public var remote: SocketAddress?
+
+    public init(codec: AudioCodec, payloadType: UInt8, telephoneEventPayloadType: UInt8? = nil, remote: SocketAddress? = nil) {
+        self.codec = codec
+        self.payloadType = payloadType
+        self.telephoneEventPayloadType = telephoneEventPayloadType
+        self.remote = remote
+    }
+}
+
+/// What a call's media needs: both legs, the jitter buffer policy, the RTP timeout.
+public struct MediaCallConfiguration: Sendable {
+    public var trunk: MediaLegConfiguration
+    public var platform: MediaLegConfiguration
+    /// Seconds without RTP on the trunk leg before `.timeout` (0 disables). Default 30.
+    public var rtpTimeout: Double = 30
+    /// Relay packets without decoding when both legs use the same codec. Default true.
+    public var allowPassthrough = true
+
+    public init(trunk: MediaLegConfiguration, platform: MediaLegConfiguration, rtpTimeout: Double = 30, allowPassthrough: Bool = true) {
+        self.trunk = trunk
+        self.platform = platform
+        self.rtpTimeout = rtpTimeout
+        self.allowPassthrough = allowPassthrough
+    }
+
+    /// True when packets can be relayed as they are (same codec both sides).
+    public var isPassthrough: Bool { allowPassthrough && trunk.codec.isSameCodec(as: platform.codec) }
+}
+
+/// What a call's media reports, off the media thread (never per packet).
+public enum MediaEvent: Sendable, Equatable {
+    /// The first RTP packet arrived on a leg (early media on the trunk before answer).
+    case firstPacket(MediaLeg)
+    /// A DTMF digit finished on a leg (RFC 4733 or in-band).
+    case dtmf(MediaLeg, digit: Character, durationMs: Int)
+    /// No RTP for the configured timeout on a leg.
+    case timeout(MediaLeg)
+}
+
+/// Counters of one leg, for RTCP, `/metrics` and tests.
+public struct MediaLegStatistics: Sendable, Equatable {
+    public var packetsReceived = 0
+    public var packetsSent = 0
+    public var bytesReceived = 0
+    public var packetsLost: Int64 = 0
+    public var jitterMs = 0.0
+    public var concealed = 0
+    public var late = 0
+    public var malformed = 0
+    public var dtmfDigits = 0
+    /// Where RTP currently goes (after symmetric latching).
+    public var remote: SocketAddress?
+}

@@ -1,0 +1,147 @@
+import IOCore
+
+/// One leg of a call on its media thread: sockets, addressing (symmetric RTP), RTP
+/// sequencing, receive statistics, jitter buffer, codec and DTMF state. Buffers are
+/// allocated once here; nothing on the per-packet path allocates. Loop-confined.
+final class RTPLeg: @unchecked Sendable {  // confined to its media thread
+    let kind: MediaLeg
+    var configuration: MediaLegConfiguration
+    let socket: UDPSocket
+    let rtcpSocket: UDPSocket
+    let ports: RTPPortPair
+
+    /// Where packets go: the SDP address until the peer's real source is latched.
+    private(set) var remote: RawSocketAddress?
+    private var latched = false
+    private(set) var lastPacketAt: Double = 0
+    private(set) var sawFirstPacket = false
+    var muted = false
+
+    // Sending side.
+    let ssrc = UInt32.random(in: 1...UInt32.max)
+    private(set) var sequence = UInt16.random(in: 0...UInt16.max)
+    private(set) var timestamp = UInt32.random(in: 0...UInt32.max)
+    private var sentFirst = false
+    /// Passthrough: our timestamp minus the source's, fixed at the first relayed packet.
+    private var relayOffset: UInt32?
+    private var relaySSRC: UInt32?
+    var tx: RTPSenderStatistics
+
+    // Receiving side.
+    var rx: RTPReceiverStatistics
+    var jitter: JitterBuffer
+    let codec: LegCodec?
+    var dtmfIn = DTMFReceiver()
+    var dtmfOut: DTMFSender
+    var statistics = MediaLegStatistics()
+
+    /// Scratch buffers, sized once.
+    let rxBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 8)
+    let txBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 8)
+    var source = RawSocketAddress()
+
+    /// RTP timestamp units per 20 ms frame.
+    var timestampStep: UInt32 { UInt32(configuration.codec.rtpClockRate / 50) }
+
+    init(kind: MediaLeg, configuration: MediaLegConfiguration, host: String, ports: RTPPortPair,
+         callSampleRate: Int, transcoding: Bool) throws {
+        self.kind = kind
+        self.configuration = configuration
+        self.ports = ports
+        socket = try UDPSocket(bind: SocketAddress(host: host, port: Int(ports.rtp)))
+        rtcpSocket = try UDPSocket(bind: SocketAddress(host: host, port: Int(ports.rtcp)))
+        let clock = configuration.codec.rtpClockRate
+        jitter = JitterBuffer(configuration: JitterBufferConfiguration(clockRate: clock, capacity: 50, maxPayloadSize: 1500))
+        codec = transcoding ? try LegCodec(configuration.codec, sampleRate: callSampleRate) : nil
+        rx = RTPReceiverStatistics(clockRate: clock)
+        tx = RTPSenderStatistics(ssrc: ssrc, clockRate: clock)
+        dtmfIn = DTMFReceiver(configuration: .init(clockRate: 8000))
+        dtmfOut = DTMFSender(configuration: .init(clockRate: configuration.codec.rtpClockRate))
+        if let r = configuration.remote { setRemote(r) }
+    }
+
+    deinit {
+        rxBuffer.deallocate()
+        txBuffer.deallocate()
+    }
+
+    /// A new address from signalling (re-INVITE): send there until the peer's source latches.
+    func setRemote(_ address: SocketAddress) {
+        configuration.remote = address
+        remote = RawSocketAddress(address)
+        latched = false
+    }
+
+    /// Symmetric RTP: the first packets' real source becomes the destination (NAT), and a
+    /// new source takes over only after the latched one has been silent for 2 s.
+    @inline(__always)
+    func noteSource(now: Double) {
+        if latched, let r = remote, r == source { return }
+        if !latched || now - lastPacketAt > 2 {
+            remote = source
+            latched = true
+            statistics.remote = source.address
+        }
+    }
+
+    @inline(__always)
+    func markReceived(now: Double, bytes: Int) -> Bool {
+        let first = !sawFirstPacket
+        sawFirstPacket = true
+        lastPacketAt = now
+        statistics.packetsReceived += 1
+        statistics.bytesReceived += bytes
+        return first
+    }
+
+    /// Writes our RTP header into `txBuffer` and sends header + `payloadLength` bytes already
+    /// placed after it. `timestampOverride` is for relayed and telephone-event packets.
+    @inline(__always)
+    func send(payloadLength: Int, payloadType: UInt8, marker: Bool, timestamp ts: UInt32, now: Double) {
+        guard let remote else { return }
+        let b = txBuffer
+        b[0] = 0x80
+        b[1] = (marker ? 0x80 : 0) | (payloadType & 0x7F)
+        b[2] = UInt8(sequence >> 8); b[3] = UInt8(sequence & 0xFF)
+        b[4] = UInt8(ts >> 24); b[5] = UInt8((ts >> 16) & 0xFF); b[6] = UInt8((ts >> 8) & 0xFF); b[7] = UInt8(ts & 0xFF)
+        b[8] = UInt8(ssrc >> 24); b[9] = UInt8((ssrc >> 16) & 0xFF); b[10] = UInt8((ssrc >> 8) & 0xFF); b[11] = UInt8(ssrc & 0xFF)
+        sequence &+= 1
+        if socket.send(UnsafeRawBufferPointer(rebasing: b[0..<(12 + payloadLength)]), to: remote) {
+            statistics.packetsSent += 1
+            tx.recordSent(payloadLength: payloadLength, timestamp: ts, now: now)
+        }
+    }
+
+    /// Sends one encoded 20 ms audio frame (payload already at `txBuffer[12...]`).
+    @inline(__always)
+    func sendAudio(payloadLength: Int, now: Double) {
+        send(payloadLength: payloadLength, payloadType: configuration.payloadType, marker: !sentFirst, timestamp: timestamp, now: now)
+        sentFirst = true
+        timestamp &+= timestampStep
+    }
+
+    /// Relays a packet from the other leg without decoding (same codec both sides): our
+    /// SSRC and sequence, the source's timestamps shifted by a fixed offset.
+    @inline(__always)
+    func relay(payload: UnsafeRawBufferPointer, sourceSSRC: UInt32, sourceTimestamp: UInt32, marker: Bool, now: Double) {
+        if relayOffset == nil || relaySSRC != sourceSSRC {
+            // A new source stream: keep our timestamps moving forward from where they were.
+            relayOffset = timestamp &- sourceTimestamp
+            relaySSRC = sourceSSRC
+        }
+        let ts = sourceTimestamp &+ relayOffset!
+        UnsafeMutableRawBufferPointer(rebasing: txBuffer[12..<(12 + payload.count)]).copyMemory(from: payload)
+        send(payloadLength: payload.count, payloadType: configuration.payloadType, marker: marker || !sentFirst, timestamp: ts, now: now)
+        sentFirst = true
+        timestamp = ts &+ timestampStep
+    }
+
+    /// Sends the next RFC 4733 packet of a queued digit, if one is due this tick.
+    func tickDTMF(now: Double) {
+        guard let pt = configuration.telephoneEventPayloadType, let packet = dtmfOut.tick(timestamp: timestamp) else { return }
+        let n = packet.report.serialize(into: UnsafeMutableRawBufferPointer(rebasing: txBuffer[12..<16]))
+        send(payloadLength: n, payloadType: pt, marker: packet.marker, timestamp: packet.timestamp, now: now)
+    }
+
+    var address: SocketAddress { socket.local }
+}

@@ -1,0 +1,57 @@
+import Foundation
+import Testing
+@testable import Media
+import IOCore
+
+/// A call through the engine over real UDP on 127.0.0.1: a "carrier" socket sends a 1 kHz
+/// PCMU tone into the trunk leg; the "app" socket receives Opus and decodes the tone.
+struct MediaEngineSmokeTests {
+    @Test func pcmuToOpusCarriesATone() async throws {
+        let engine = try MediaEngine(configuration: .init(threads: 1, portRange: 40_000...40_999, portQuarantine: 0))
+        defer { engine.shutdown() }
+        let carrier = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: 0))
+        let app = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: 0))
+        let call = try engine.openCall(MediaCallConfiguration(
+            trunk: .init(codec: .pcmu, payloadType: 0, remote: carrier.local),
+            platform: .init(codec: .opus(.init()), payloadType: 111, remote: app.local)))
+        defer { call.close() }
+        let to = try #require(RawSocketAddress(call.trunkAddress))
+        // 1 s of a 1 kHz tone, paced at 20 ms.
+        var packet = [UInt8](repeating: 0, count: 172)
+        var pcm = [Int16](repeating: 0, count: 160)
+        var ulaw = [UInt8](repeating: 0, count: 160)
+        var received: [[UInt8]] = []
+        let rx = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 8)
+        defer { rx.deallocate() }
+        var from = RawSocketAddress()
+        for n in 0..<50 {
+            for i in 0..<160 { pcm[i] = Int16(8000 * sin(2 * Double.pi * 1000 * Double(n * 160 + i) / 8000)) }
+            G711.encodeULaw(pcm, into: &ulaw)
+            packet[0] = 0x80; packet[1] = 0
+            packet[2] = UInt8(n >> 8); packet[3] = UInt8(n & 0xFF)
+            let ts = UInt32(n * 160)
+            packet[4] = UInt8(ts >> 24); packet[5] = UInt8((ts >> 16) & 0xFF); packet[6] = UInt8((ts >> 8) & 0xFF); packet[7] = UInt8(ts & 0xFF)
+            packet[8] = 1; packet[9] = 2; packet[10] = 3; packet[11] = 4
+            for i in 0..<160 { packet[12 + i] = ulaw[i] }
+            packet.withUnsafeBytes { _ = carrier.send($0, to: to) }
+            try await Task.sleep(nanoseconds: 20_000_000)
+            while let got = app.receive(into: rx, from: &from) { received.append(Array(rx[0..<got])) }
+        }
+        try await Task.sleep(nanoseconds: 200_000_000)
+        while let got = app.receive(into: rx, from: &from) { received.append(Array(rx[0..<got])) }
+        #expect(received.count > 30, "got \(received.count) packets on the platform leg")
+        let decoder = try OpusDecoder(sampleRate: 8000)
+        var out: [Int16] = []
+        var all: [Int16] = []
+        for p in received.dropFirst(10) {
+            #expect(p[1] & 0x7F == 111)
+            try decoder.decode(Array(p[12...]), into: &out)
+            all += out
+        }
+        let tone = Goertzel(frequency: 1000, sampleRate: 8000)
+        #expect(tone.energyRatio(all) > 0.5, "1 kHz energy ratio \(tone.energyRatio(all))")
+        let stats = call.statistics()
+        #expect(stats[.trunk]?.packetsReceived == 50)
+        #expect((stats[.platform]?.packetsSent ?? 0) >= 40)
+    }
+}
