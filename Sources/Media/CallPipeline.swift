@@ -48,16 +48,18 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
 
     // MARK: Receive
 
-    /// Drains a leg's socket (called when epoll says it is readable).
+    /// Reads one datagram from a leg's socket (called when epoll says it is readable). One
+    /// per wake-up: epoll is level-triggered, so another waiting packet wakes us again, and
+    /// we save the extra `recvfrom` that would only return EAGAIN (packets come 20 ms apart).
     func readable(_ which: MediaLeg) {
         let leg = self.leg(which)
         let other = leg === trunk ? platform : trunk
-        while let n = leg.socket.receive(into: leg.rxBuffer, from: &leg.source) {
+        if let n = leg.socket.receive(into: leg.rxBuffer, from: &leg.source) {
             let start = EventLoop.now()
             let packet = UnsafeRawBufferPointer(rebasing: leg.rxBuffer[0..<n])
             guard let view = try? RTPPacketView.parse(packet) else {
                 leg.statistics.malformed += 1
-                continue
+                return
             }
             leg.noteSource(now: start)
             if leg.markReceived(now: start, bytes: n) { events(.firstPacket(which)) }
@@ -67,9 +69,9 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
                 if let report = try? TelephoneEvent.parse(payload) {
                     handle(leg.dtmfIn.receive(report, timestamp: view.timestamp, sequenceNumber: view.sequenceNumber, now: start), on: which)
                 }
-                continue
+                return
             }
-            guard view.payloadType == leg.configuration.payloadType else { continue }
+            guard view.payloadType == leg.configuration.payloadType else { return }
             if passthrough {
                 if !leg.muted {
                     other.relay(payload: payload, sourceSSRC: view.ssrc, sourceTimestamp: view.timestamp, marker: view.marker, now: start)

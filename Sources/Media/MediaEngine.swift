@@ -100,6 +100,9 @@ public final class MediaEngine: @unchecked Sendable {
         return (p50, p99, frames, late)
     }
 
+    /// CPU seconds used by all media threads so far.
+    public var cpuTime: Double { threads.reduce(0) { $0 + $1.cpuTime } }
+
     public func resetMeasurements() {
         for t in threads { t.loop.sync { t.resetMeasurements() } }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import IOCore
 
 /// One media thread: an event loop with the RTP sockets of its calls and a 20 ms timerfd
@@ -25,9 +26,22 @@ final class MediaThread: @unchecked Sendable {
 
     func start() {
         loop.start(name: "irisgw-media-\(index)")
-        loop.execute { [self] in
+        cpuClock = loop.sync { [self] in
             loop.register(fd: timer.fd) { [unowned self] in self.onTick() }
+            var clock = clockid_t()
+            return pthread_getcpuclockid(pthread_self(), &clock) == 0 ? clock : nil
         }
+    }
+
+    /// The thread's CPU clock, readable from any thread.
+    nonisolated(unsafe) private var cpuClock: clockid_t?
+
+    /// CPU seconds this thread has used (user + system).
+    var cpuTime: Double {
+        guard let clock = cpuClock else { return 0 }
+        var ts = timespec()
+        clock_gettime(clock, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
     }
 
     func stop() {

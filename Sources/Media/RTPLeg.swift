@@ -51,7 +51,11 @@ final class RTPLeg: @unchecked Sendable {  // confined to its media thread
         socket = try UDPSocket(bind: SocketAddress(host: host, port: Int(ports.rtp)))
         rtcpSocket = try UDPSocket(bind: SocketAddress(host: host, port: Int(ports.rtcp)))
         let clock = configuration.codec.rtpClockRate
-        jitter = JitterBuffer(configuration: JitterBufferConfiguration(clockRate: clock, capacity: 50, maxPayloadSize: 1500))
+        // 32 frames (640 ms at 20 ms) is well above the 200 ms delay cap; slots sized for the
+        // codec (G.711/G.722: 40 ms; Opus voice: up to 256 kbit/s) keep a call's memory small.
+        let slot: Int
+        if case .opus = configuration.codec { slot = 640 } else { slot = 320 }
+        jitter = JitterBuffer(configuration: JitterBufferConfiguration(clockRate: clock, capacity: 32, maxPayloadSize: slot))
         codec = transcoding ? try LegCodec(configuration.codec, sampleRate: callSampleRate) : nil
         rx = RTPReceiverStatistics(clockRate: clock)
         tx = RTPSenderStatistics(ssrc: ssrc, clockRate: clock)

@@ -22,9 +22,26 @@ if which.isEmpty || which.contains("sip-calls") {
     let best = good.map(\.rate).max() ?? 0
     print("BENCH sip-calls max_cps=\(best) target_cps_min=200 failure_budget=0.1% steps=\(steps.count)")
 }
-if which.contains("media-floor") {
+if CommandLine.arguments.count >= 5, CommandLine.arguments[1] == "media-loadgen" {
+    let a = CommandLine.arguments
+    try MediaBench.loadgen(listPath: a[2], seconds: Double(a[3]) ?? 3, platformCodec: a[4])
+    exit(0)
+}
+func fmt(_ v: Double) -> String { String(format: "%.0f", v) }
+func mediaLine(_ name: String, _ s: MediaBench.Step, floor: Double) -> String {
+    "BENCH \(name) calls=\(s.calls) channels_per_core=\(fmt(s.channelsPerCore)) floor_channels_per_core=\(fmt(floor)) ratio=\(String(format: "%.2f", s.channelsPerCore / floor)) p50_us=\(s.p50) p99_us=\(s.p99) late_frames=\(s.late) rss_kib_per_call=\(fmt(s.rssKiBPerCall))"
+}
+if which.isEmpty || which.contains("media") || which.contains("passthrough") {
+    // Floor and engine measured in CPU time of the working thread, in the same run.
     let floor = try MediaFloorBench.channelsPerCore()
-    print("BENCH media-floor floor_channels_per_core=\(String(format: "%.0f", floor))")
+    if which.isEmpty || which.contains("media") {
+        let step = try MediaBench.runStep(calls: 100, passthrough: false, seconds: 4)
+        print(mediaLine("media", step, floor: floor))
+    }
+    if which.isEmpty || which.contains("passthrough") {
+        let step = try MediaBench.runStep(calls: 200, passthrough: true, seconds: 4)
+        print(mediaLine("passthrough", step, floor: floor))
+    }
 }
 if which.contains("profile-parse") {
     // Our parse path alone, for `perf record`.

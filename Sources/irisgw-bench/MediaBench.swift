@@ -1,0 +1,145 @@
+import Foundation
+import Glibc
+import IOCore
+import Media
+
+/// `BENCH media` and `BENCH passthrough`: N full-duplex calls through one media thread,
+/// driven over real UDP on 127.0.0.1 by a load generator process (this binary in
+/// `media-loadgen` mode): PCMU at 20 ms into each trunk leg, Opus (or PCMU) into each
+/// platform leg. Calls are added in steps until a step shows a late frame; the largest
+/// clean step is the calls one core sustains.
+enum MediaBench {
+    struct Step {
+        var calls: Int
+        /// Calls one fully busy core would carry at the measured CPU cost per call.
+        var channelsPerCore: Double
+        var late: Int
+        var p50: Int
+        var p99: Int
+        var rssKiBPerCall: Double
+        var received: Int
+    }
+
+    static func run(passthrough: Bool, steps: [Int], seconds: Double) throws -> [Step] {
+        var results: [Step] = []
+        for n in steps {
+            let step = try runStep(calls: n, passthrough: passthrough, seconds: seconds)
+            results.append(step)
+            if step.late > 0 { break }
+        }
+        return results
+    }
+
+    static func runStep(calls n: Int, passthrough: Bool, seconds: Double) throws -> Step {
+        let engine = try MediaEngine(configuration: .init(threads: 1, portRange: 20_000...29_999, portQuarantine: 0))
+        defer { engine.shutdown() }
+        let sink = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: 0))
+        let rssBefore = residentKiB()
+        var calls: [MediaCall] = []
+        let platformCodec: AudioCodec = passthrough ? .pcmu : .opus(.init(complexity: 5))
+        for _ in 0..<n {
+            calls.append(try engine.openCall(MediaCallConfiguration(
+                trunk: .init(codec: .pcmu, payloadType: 0, remote: sink.local),
+                platform: .init(codec: platformCodec, payloadType: passthrough ? 0 : 111, remote: sink.local), rtpTimeout: 0)))
+        }
+        defer { calls.forEach { $0.close() } }
+        // The generator gets the port list in a file: trunk and platform RTP port per call.
+        let list = FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-bench-ports-\(getpid()).txt")
+        try calls.map { "\($0.trunkAddress.port) \($0.platformAddress.port)" }.joined(separator: "\n").write(to: list, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: list) }
+        let gen = Process()
+        gen.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+        gen.arguments = ["media-loadgen", list.path, String(seconds), passthrough ? "pcmu" : "opus"]
+        let out = Pipe()
+        gen.standardOutput = out
+        try gen.run()
+        // Let the jitter buffers fill, then measure the rest of the run.
+        Thread.sleep(forTimeInterval: 0.5)
+        engine.resetMeasurements()
+        let rssDuring = residentKiB()
+        let cpu0 = engine.cpuTime, wall0 = EventLoop.now()
+        Thread.sleep(forTimeInterval: max(0.5, seconds - 1))
+        let cpu = engine.cpuTime - cpu0, wall = EventLoop.now() - wall0
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        gen.waitUntilExit()
+        let m = engine.measurements()
+        let received = Int(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        return Step(calls: n, channelsPerCore: cpu > 0 ? Double(n) * wall / cpu : 0, late: m.lateFrames, p50: m.p50, p99: m.p99,
+                    rssKiBPerCall: Double(rssDuring - rssBefore) / Double(max(n, 1)), received: received)
+    }
+
+    /// The load generator: reads the port list, sends one packet per leg per 20 ms for
+    /// `seconds`, drains what the engine sends back, prints the count received.
+    static func loadgen(listPath: String, seconds: Double, platformCodec: String) throws {
+        let text = try String(contentsOfFile: listPath, encoding: .utf8)
+        let pairs = text.split(separator: "\n").compactMap { line -> (RawSocketAddress, RawSocketAddress)? in
+            let p = line.split(separator: " ").compactMap { Int($0) }
+            guard p.count == 2, let t = RawSocketAddress(SocketAddress(host: "127.0.0.1", port: p[0])),
+                  let q = RawSocketAddress(SocketAddress(host: "127.0.0.1", port: p[1])) else { return nil }
+            return (t, q)
+        }
+        let socket = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: 0), bufferBytes: 16 << 20)
+        // Pre-encoded payloads: 50 frames of a speech-like signal, PCMU and Opus.
+        let (pcmuFrames, opusFrames) = try payloads()
+        let platformFrames = platformCodec == "opus" ? opusFrames : pcmuFrames
+        let platformStep: UInt32 = platformCodec == "opus" ? 960 : 160
+        let timer = try PeriodicTimer(interval: 0.020)
+        var packet = [UInt8](repeating: 0, count: 1500)
+        let rx = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 8)
+        defer { rx.deallocate() }
+        var from = RawSocketAddress()
+        var received = 0
+        let ticks = Int(seconds * 50)
+        var pfd = pollfd(fd: timer.fd, events: Int16(POLLIN), revents: 0)
+        for tick in 0..<ticks {
+            while poll(&pfd, 1, 100) == 0 {}
+            _ = timer.read()
+            let seq = UInt16(truncatingIfNeeded: tick)
+            for (i, (trunk, platform)) in pairs.enumerated() {
+                send(&packet, pt: 0, seq: seq, ts: UInt32(tick) &* 160, ssrc: UInt32(i * 2 + 1), payload: pcmuFrames[tick % 50], to: trunk, via: socket)
+                send(&packet, pt: platformCodec == "opus" ? 111 : 0, seq: seq, ts: UInt32(tick) &* platformStep, ssrc: UInt32(i * 2 + 2),
+                     payload: platformFrames[tick % 50], to: platform, via: socket)
+            }
+            while socket.receive(into: rx, from: &from) != nil { received += 1 }
+        }
+        let end = EventLoop.now() + 0.2
+        while EventLoop.now() < end {
+            while socket.receive(into: rx, from: &from) != nil { received += 1 }
+            usleep(5000)
+        }
+        print(received)
+    }
+
+    private static func send(_ packet: inout [UInt8], pt: UInt8, seq: UInt16, ts: UInt32, ssrc: UInt32, payload: [UInt8],
+                             to: RawSocketAddress, via socket: UDPSocket) {
+        packet[0] = 0x80; packet[1] = pt
+        packet[2] = UInt8(seq >> 8); packet[3] = UInt8(seq & 0xFF)
+        packet[4] = UInt8(ts >> 24); packet[5] = UInt8((ts >> 16) & 0xFF); packet[6] = UInt8((ts >> 8) & 0xFF); packet[7] = UInt8(ts & 0xFF)
+        packet[8] = UInt8(ssrc >> 24); packet[9] = UInt8((ssrc >> 16) & 0xFF); packet[10] = UInt8((ssrc >> 8) & 0xFF); packet[11] = UInt8(ssrc & 0xFF)
+        for (i, b) in payload.enumerated() { packet[12 + i] = b }
+        packet.withUnsafeBytes { _ = socket.send(UnsafeRawBufferPointer(rebasing: $0[0..<(12 + payload.count)]), to: to) }
+    }
+
+    static func payloads() throws -> ([[UInt8]], [[UInt8]]) {
+        let encoder = try OpusEncoder(.init(sampleRate: 8000, complexity: 5))
+        var pcmu: [[UInt8]] = [], opus: [[UInt8]] = []
+        var pcm = [Int16](repeating: 0, count: 160), bytes: [UInt8] = [], packet: [UInt8] = []
+        for f in 0..<50 {
+            for i in 0..<160 {
+                let t = Double(f * 160 + i) / 8000
+                pcm[i] = Int16(8000 * (0.5 + 0.5 * sin(2 * .pi * 3 * t)) * (sin(2 * .pi * 440 * t) + 0.5 * sin(2 * .pi * 1230 * t)))
+            }
+            G711.encodeULaw(pcm, into: &bytes)
+            pcmu.append(bytes)
+            _ = try encoder.encode(pcm, into: &packet)
+            opus.append(packet)
+        }
+        return (pcmu, opus)
+    }
+
+    static func residentKiB() -> Int {
+        guard let s = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+        let fields = s.split(separator: " ")
+        return fields.count > 1 ? (Int(fields[1]) ?? 0) * Int(sysconf(Int32(_SC_PAGESIZE))) / 1024 : 0
+    }
+}
