@@ -48,8 +48,13 @@ struct MediaEngineSmokeTests {
             try decoder.decode(Array(p[12...]), into: &out)
             all += out
         }
-        let tone = Goertzel(frequency: 1000, sampleRate: 8000)
-        #expect(tone.energyRatio(all) > 0.5, "1 kHz energy ratio \(tone.energyRatio(all))")
+        // The tone dominates: pacing on a loaded machine may add silence or concealed frames,
+        // so compare against neighbouring frequencies rather than the total energy.
+        let at1000 = Goertzel(frequency: 1000, sampleRate: 8000).power(all)
+        for other in [500.0, 700, 1400, 2000] {
+            let p = Goertzel(frequency: other, sampleRate: 8000).power(all)
+            #expect(at1000 > 20 * p, "1 kHz \(at1000) vs \(other) Hz \(p)")
+        }
         let stats = call.statistics()
         #expect(stats[.trunk]?.packetsReceived == 50)
         #expect((stats[.platform]?.packetsSent ?? 0) >= 40)
