@@ -19,7 +19,8 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
     private let events: @Sendable (MediaEvent) -> Void
     private let pcm: UnsafeMutableBufferPointer<Int16>
     private var timedOut = false
-    private var lastRTCP: Double = 0
+    /// RTCP CNAME (RFC 3550 §6.5.1): one per call, shared by both legs.
+    let cname = "irisgw-" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
     /// Per-frame processing times (µs) go here; owned by the thread.
     unowned let thread: MediaThread
 
@@ -108,6 +109,8 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
         platform.tickDTMF(now: now)
         handle(trunk.dtmfIn.tick(now: now), on: .trunk)
         handle(platform.dtmfIn.tick(now: now), on: .platform)
+        trunk.tickRTCP(now: now, cname: cname, interval: configuration.rtcpInterval)
+        platform.tickRTCP(now: now, cname: cname, interval: configuration.rtcpInterval)
         if configuration.rtpTimeout > 0, !timedOut, trunk.sawFirstPacket, now - trunk.lastPacketAt > configuration.rtpTimeout {
             timedOut = true
             events(.timeout(.trunk))

@@ -59,6 +59,8 @@ final class MediaThread: @unchecked Sendable {
         callCount = pipelines.count
         loop.register(fd: pipeline.trunk.socket.fd) { [unowned pipeline] in pipeline.readable(.trunk) }
         loop.register(fd: pipeline.platform.socket.fd) { [unowned pipeline] in pipeline.readable(.platform) }
+        loop.register(fd: pipeline.trunk.rtcpSocket.fd) { [unowned pipeline] in pipeline.trunk.readRTCP(now: EventLoop.now()) }
+        loop.register(fd: pipeline.platform.rtcpSocket.fd) { [unowned pipeline] in pipeline.platform.readRTCP(now: EventLoop.now()) }
     }
 
     func remove(_ id: Int) -> CallPipeline? {
@@ -73,6 +75,8 @@ final class MediaThread: @unchecked Sendable {
     private func detach(_ p: CallPipeline) {
         loop.unregister(fd: p.trunk.socket.fd)
         loop.unregister(fd: p.platform.socket.fd)
+        loop.unregister(fd: p.trunk.rtcpSocket.fd)
+        loop.unregister(fd: p.platform.rtcpSocket.fd)
     }
 
     private func onTick() {

@@ -35,6 +35,8 @@ public struct MediaCallConfiguration: Sendable {
     public var rtpTimeout: Double = 30
     /// Relay packets without decoding when both legs use the same codec. Default true.
     public var allowPassthrough = true
+    /// Seconds between our RTCP reports on each leg (RFC 3550 §6.2 suggests 5). Default 5.
+    public var rtcpInterval: Double = 5
 
     public init(trunk: MediaLegConfiguration, platform: MediaLegConfiguration, rtpTimeout: Double = 30, allowPassthrough: Bool = true) {
         self.trunk = trunk
@@ -68,6 +70,9 @@ public struct MediaLegStatistics: Sendable, Equatable {
     public var late = 0
     public var malformed = 0
     public var dtmfDigits = 0
+    /// From the peer's RTCP report blocks about our stream.
+    public var roundTripMs: Double?
+    public var remoteFractionLost: Double?
     /// Where RTP currently goes (after symmetric latching).
     public var remote: SocketAddress?
 }

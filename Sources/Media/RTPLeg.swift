@@ -34,6 +34,7 @@ final class RTPLeg: @unchecked Sendable {  // confined to its media thread
     var dtmfIn = DTMFReceiver()
     var dtmfOut: DTMFSender
     var statistics = MediaLegStatistics()
+    var lastRTCP: Double = 0
 
     /// Scratch buffers, sized once.
     let rxBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 8)

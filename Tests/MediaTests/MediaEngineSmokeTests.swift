@@ -60,3 +60,61 @@ struct MediaEngineSmokeTests {
         #expect((stats[.platform]?.packetsSent ?? 0) >= 40)
     }
 }
+
+/// RTCP from the engine against a scripted loss pattern: the carrier sends 100 packets with
+/// every 10th missing; the engine's report block on the carrier's stream counts the loss.
+struct MediaEngineRTCPTests {
+    /// An RTP socket on an OS-chosen port and its RTCP socket at port + 1 (retried until the
+    /// neighbour is free).
+    static func socketPair() throws -> (UDPSocket, UDPSocket) {
+        for _ in 0..<50 {
+            let rtp = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: 0))
+            if let rtcp = try? UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: rtp.local.port + 1)) { return (rtp, rtcp) }
+        }
+        throw SocketError("no free port pair")
+    }
+
+    @Test func reportBlockCountsScriptedLoss() async throws {
+        let engine = try MediaEngine(configuration: .init(threads: 1, portRange: 41_000...41_999, portQuarantine: 0))
+        defer { engine.shutdown() }
+        let (carrier, carrierRTCP) = try Self.socketPair()
+        let app = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: 0))
+        var config = MediaCallConfiguration(trunk: .init(codec: .pcmu, payloadType: 0, remote: carrier.local),
+                                            platform: .init(codec: .pcmu, payloadType: 0, remote: app.local))
+        config.rtcpInterval = 0.2
+        let call = try engine.openCall(config)
+        defer { call.close() }
+        let to = try #require(RawSocketAddress(call.trunkAddress))
+        var packet = [UInt8](repeating: 0xFF, count: 172)
+        for n in 0..<100 where n % 10 != 5 {
+            packet[0] = 0x80; packet[1] = 0
+            packet[2] = UInt8(n >> 8); packet[3] = UInt8(n & 0xFF)
+            let ts = UInt32(n * 160)
+            packet[4] = UInt8(ts >> 24); packet[5] = UInt8((ts >> 16) & 0xFF); packet[6] = UInt8((ts >> 8) & 0xFF); packet[7] = UInt8(ts & 0xFF)
+            packet[8] = 0xCA; packet[9] = 0xFE; packet[10] = 0xBA; packet[11] = 0xBE
+            packet.withUnsafeBytes { _ = carrier.send($0, to: to) }
+        }
+        let rx = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 8)
+        defer { rx.deallocate() }
+        var from = RawSocketAddress()
+        var lost: Int32? = nil
+        let deadline = EventLoop.now() + 5
+        while lost != 10, EventLoop.now() < deadline {
+            if let n = carrierRTCP.receive(into: rx, from: &from),
+               let compound = try? RTCPCompoundPacket(parsing: UnsafeRawBufferPointer(rebasing: rx[0..<n])) {
+                #expect(compound.packets.count == 2, "SR or RR, then SDES")
+                for p in compound.packets {
+                    switch p {
+                    case .senderReport(let sr): lost = sr.reportBlocks.first(where: { $0.ssrc == 0xCAFE_BABE })?.cumulativeLost ?? lost
+                    case .receiverReport(let rr): lost = rr.reportBlocks.first(where: { $0.ssrc == 0xCAFE_BABE })?.cumulativeLost ?? lost
+                    default: break
+                    }
+                }
+            } else {
+                try await Task.sleep(nanoseconds: 20_000_000)
+            }
+        }
+        #expect(lost == 10, "cumulative lost in the engine's report: \(String(describing: lost))")
+        #expect(call.statistics()[.trunk]?.packetsLost == 10)
+    }
+}

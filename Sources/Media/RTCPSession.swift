@@ -1,0 +1,51 @@
+import Foundation
+import IOCore
+
+/// RTCP for one leg (RFC 3550 §6): a compound SR (or RR before we have sent anything) with
+/// a report block on the peer's stream and SDES CNAME, every `interval` seconds; incoming
+/// SR and RR update the receive statistics and the round-trip time. RTCP goes to the peer's
+/// RTP port + 1 (no rtcp-mux). This runs every few seconds, not per packet, so building the
+/// compound packet may allocate.
+extension RTPLeg {
+    /// Sends our report when it is due.
+    func tickRTCP(now: Double, cname: String, interval: Double) {
+        guard interval > 0, now - lastRTCP >= interval, let remote else { return }
+        lastRTCP = now
+        let wallclock = NTPTimestamp(secondsSince1970: Date().timeIntervalSince1970)
+        let blocks = rx.makeReportBlock(now: now).map { [$0] } ?? []
+        let report: RTCPPacket = tx.packetCount > 0
+            ? .senderReport(RTCPSenderReport(ssrc: ssrc, senderInfo: tx.makeSenderInfo(ntp: wallclock, now: now), reportBlocks: blocks))
+            : .receiverReport(RTCPReceiverReport(ssrc: ssrc, reportBlocks: blocks))
+        let compound = RTCPCompoundPacket(packets: [report, .sourceDescription(RTCPSourceDescription(ssrc: ssrc, cname: cname))])
+        guard var destination = remote.address else { return }
+        destination = SocketAddress(host: destination.host, port: destination.port + 1)
+        guard let to = RawSocketAddress(destination) else { return }
+        guard let bytes = try? compound.serialize() else { return }
+        bytes.withUnsafeBytes { _ = rtcpSocket.send($0, to: to) }
+    }
+
+    /// Reads one RTCP datagram: SR timing for our reports, round-trip time from report blocks
+    /// about our stream.
+    func readRTCP(now: Double) {
+        var from = RawSocketAddress()
+        guard let n = rtcpSocket.receive(into: rxBuffer, from: &from),
+              let compound = try? RTCPCompoundPacket(parsing: UnsafeRawBufferPointer(rebasing: rxBuffer[0..<n])) else { return }
+        let arrival = NTPTimestamp(secondsSince1970: Date().timeIntervalSince1970)
+        for packet in compound.packets {
+            var blocks: [RTCPReportBlock] = []
+            switch packet {
+            case .senderReport(let sr):
+                rx.recordSenderReport(ssrc: sr.ssrc, sr.senderInfo, arrival: now)
+                blocks = sr.reportBlocks
+            case .receiverReport(let rr):
+                blocks = rr.reportBlocks
+            default:
+                continue
+            }
+            for block in blocks where block.ssrc == ssrc {
+                if let rtt = block.roundTripTime(arrival: arrival) { statistics.roundTripMs = rtt * 1000 }
+                statistics.remoteFractionLost = Double(block.fractionLost) / 256
+            }
+        }
+    }
+}
