@@ -72,7 +72,8 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
                 }
                 return
             }
-            guard view.payloadType == leg.configuration.payloadType else { return }
+            // Audio, or RFC 3389 comfort noise (the jitter buffer treats it as a talkspurt end).
+            guard view.payloadType == leg.configuration.payloadType || (view.payloadType == 13 && !passthrough) else { return }
             if passthrough {
                 if !leg.muted {
                     other.relay(payload: payload, sourceSSRC: view.ssrc, sourceTimestamp: view.timestamp, marker: view.marker, now: start)
@@ -123,6 +124,13 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
         let frame = UnsafeMutableBufferPointer(rebasing: pcm[0..<frameSamples])
         var produced = 0
         switch src.jitter.pop(now: now) {
+        case .frame(let f) where f.payloadType == 13:
+            // Comfort noise (RFC 3389): noise at the level the sender asked for.
+            src.jitter.withPayload(of: f) { p in
+                if let cn = try? ComfortNoisePayload.parse(Array(p)) { src.comfortNoise.update(with: cn) }
+            }
+            src.comfortNoise.nextFrame(into: frame)
+            produced = frameSamples
         case .frame(let f):
             produced = src.jitter.withPayload(of: f) { p in decoder.decode(p.assumingMemoryBound(to: UInt8.self), into: frame) }
         case .conceal(let next):

@@ -35,6 +35,7 @@ final class RTPLeg: @unchecked Sendable {  // confined to its media thread
     var dtmfOut: DTMFSender
     var statistics = MediaLegStatistics()
     var lastRTCP: Double = 0
+    var comfortNoise = ComfortNoiseGenerator(seed: 1)
 
     /// Scratch buffers, sized once.
     let rxBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 8)

@@ -102,6 +102,15 @@ public struct ComfortNoiseGenerator: Sendable {
         }
     }
 
+    /// Buffer form for the media loop: fills `pcm` with noise, no allocation.
+    public mutating func nextFrame(into pcm: UnsafeMutableBufferPointer<Int16>) {
+        let peak = min(rms * 3.0.squareRoot(), 32_767)
+        for i in pcm.indices {
+            let unit = Double(next() >> 11) / Double(1 << 53) * 2 - 1
+            pcm[i] = Int16((unit * peak).rounded())
+        }
+    }
+
     /// Writes `count` samples of silence into `pcm` (contents replaced, storage reused).
     public static func silence(into pcm: inout [Int16], count: Int = 160) {
         pcm.removeAll(keepingCapacity: true)

@@ -30,8 +30,8 @@ enum MediaBench {
         return results
     }
 
-    static func runStep(calls n: Int, passthrough: Bool, seconds: Double) throws -> Step {
-        let engine = try MediaEngine(configuration: .init(threads: 1, portRange: 20_000...29_999, portQuarantine: 0))
+    static func runStep(calls n: Int, passthrough: Bool, seconds: Double, threads: Int = 1) throws -> Step {
+        let engine = try MediaEngine(configuration: .init(threads: threads, portRange: 20_000...29_999, portQuarantine: 0))
         defer { engine.shutdown() }
         let sink = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: 0))
         let rssBefore = residentKiB()
