@@ -12,9 +12,12 @@ func cpuNow() -> Double {
 
 enum MediaFloorBench {
     /// Full-duplex calls one core could transcode in real time: frames per second / 50.
-    static func channelsPerCore(seconds: Double = 3, complexity: Int32 = 5) throws -> Double {
-        let trunk = try LegCodec(.pcmu, sampleRate: 8000)
-        let platform = try LegCodec(.opus(.init(complexity: complexity)), sampleRate: 8000)
+    /// `calls` codec sets are used round-robin, as the engine keeps one set per call (their
+    /// state does not all fit in cache; one hot set would flatter the floor).
+    static func channelsPerCore(seconds: Double = 3, complexity: Int32 = 5, calls: Int = 1) throws -> Double {
+        let trunks = try (0..<max(1, calls)).map { _ in try LegCodec(.pcmu, sampleRate: 8000) }
+        let platforms = try (0..<max(1, calls)).map { _ in try LegCodec(.opus(.init(complexity: complexity)), sampleRate: 8000) }
+        var which = 0
         // A speech-like signal: two tones with a slow envelope, so Opus does real work.
         var pcm = [Int16](repeating: 0, count: 160 * 50)
         for i in pcm.indices {
@@ -26,7 +29,7 @@ enum MediaFloorBench {
         // The carrier's G.711 frames, encoded before timing starts.
         let ulaw: [UnsafeBufferPointer<UInt8>] = (0..<50).map { f in
             let out = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 160)
-            pcm.withUnsafeBufferPointer { _ = trunk.encode(UnsafeBufferPointer(rebasing: $0[(f * 160)..<(f * 160 + 160)]), into: out) }
+            pcm.withUnsafeBufferPointer { _ = trunks[0].encode(UnsafeBufferPointer(rebasing: $0[(f * 160)..<(f * 160 + 160)]), into: out) }
             return UnsafeBufferPointer(out)
         }
         defer { ulaw.forEach { $0.deallocate() } }
@@ -38,6 +41,8 @@ enum MediaFloorBench {
         var elapsed = 0.0
         repeat {
             for f in 0..<50 {
+                which = (which + 1) % trunks.count
+                let trunk = trunks[which], platform = platforms[which]
                 do {
                     g711.withUnsafeMutableBufferPointer { g in
                         opus.withUnsafeMutableBufferPointer { o in
