@@ -32,7 +32,7 @@ let package = Package(
         .testTarget(name: "MediaTests", dependencies: ["Media"]),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway"]),
         // Real processes and sockets: SIPp, the irisgw binary, UDP/TCP on 127.0.0.1.
-        .testTarget(name: "EndToEndTests", dependencies: ["SIP", "irisgw"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["SIP", "Media", "irisgw"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -111,14 +111,16 @@ public final class LegCodec {
         }
     }
 
-    /// Decodes one payload into `pcm`; returns the samples written.
+    /// Decodes one payload (any duration that fits in `pcm`) into `pcm`; returns the
+    /// samples written.
     public func decode(_ payload: UnsafeBufferPointer<UInt8>, into pcm: UnsafeMutableBufferPointer<Int16>) -> Int {
         var n = 0
         switch codec {
         case .pcmu: n = G711.decodeULaw(payload, into: pcm)
         case .pcma: n = G711.decodeALaw(payload, into: pcm)
         case .g722: n = g722Decoder!.decode(payload, into: pcm)
-        case .opus: n = (try? opusDecoder!.decode(payload, frameSize: frameSamples, into: pcm)) ?? 0
+        // Up to the room in `pcm`: the sender may put 40 or 60 ms in a packet.
+        case .opus: n = (try? opusDecoder!.decode(payload, into: pcm)) ?? 0
         }
         if let plc, n > 0 { plc.receive(UnsafeMutableBufferPointer(rebasing: pcm[0..<n])) }
         return n

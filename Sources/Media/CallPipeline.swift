@@ -7,7 +7,8 @@ import IOCore
 ///   and encodes it for the other leg.
 /// - Passthrough (same codec both legs): packets are relayed as they arrive, with our SSRC
 ///   and sequence numbers, and no decode or encode.
-/// - DTMF: RFC 4733 events are reported once and regenerated on the other leg.
+/// - DTMF: RFC 4733 events are reported once and regenerated on the other leg; so are
+///   in-band tones heard in the decoded audio of a leg configured for them.
 /// Loop-confined; buffers are allocated once, so the per-packet path does not allocate.
 final class CallPipeline: @unchecked Sendable {  // confined to its media thread
     let id: Int
@@ -17,7 +18,6 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
     let passthrough: Bool
     let frameSamples: Int
     private let events: @Sendable (MediaEvent) -> Void
-    private let pcm: UnsafeMutableBufferPointer<Int16>
     private var timedOut = false
     /// RTCP CNAME (RFC 3550 §6.5.1): one per call, shared by both legs.
     let cname = "irisgw-" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
@@ -39,11 +39,7 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
                            callSampleRate: rate, transcoding: !passthrough)
         platform = try RTPLeg(kind: .platform, configuration: configuration.platform, host: host, ports: platformPorts,
                               callSampleRate: rate, transcoding: !passthrough)
-        pcm = .allocate(capacity: 5760)
-        pcm.initialize(repeating: 0)
     }
-
-    deinit { pcm.deallocate() }
 
     func leg(_ which: MediaLeg) -> RTPLeg { which == .trunk ? trunk : platform }
 
@@ -93,8 +89,11 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
             guard case .ended(let digit, let ms) = event else { continue }
             leg(which).statistics.dtmfDigits += 1
             events(.dtmf(which, digit: digit.character, durationMs: ms))
-            // Regenerate the digit toward the other side (RFC 4733 there too).
-            try? leg(which.other).dtmfOut.enqueue(String(digit.character), durationMs: max(ms, 60))
+            // Regenerate the digit toward the other side when it takes RFC 4733.
+            let other = leg(which.other)
+            if other.configuration.telephoneEventPayloadType != nil {
+                try? other.dtmfOut.enqueue(String(digit.character), durationMs: max(ms, 60))
+            }
         }
     }
 
@@ -121,37 +120,53 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
     private func transcode(from src: RTPLeg, to dst: RTPLeg, now: Double) {
         guard let decoder = src.codec, let encoder = dst.codec else { return }
         let start = EventLoop.now()
-        let frame = UnsafeMutableBufferPointer(rebasing: pcm[0..<frameSamples])
-        var produced = 0
-        switch src.jitter.pop(now: now) {
-        case .frame(let f) where f.payloadType == 13:
-            // Comfort noise (RFC 3389): noise at the level the sender asked for.
-            src.jitter.withPayload(of: f) { p in
-                if let cn = try? ComfortNoisePayload.parse(Array(p)) { src.comfortNoise.update(with: cn) }
+        var lost = false
+        // A packet may hold more than 20 ms (30 ms from some carriers, 40 or 60 ms of Opus):
+        // it is decoded whole and played out over the next ticks.
+        while src.decodedCount < frameSamples {
+            let space = UnsafeMutableBufferPointer(rebasing: src.decoded[src.decodedCount...])
+            var produced = 0
+            switch src.jitter.pop(now: now) {
+            case .frame(let f) where f.payloadType == 13:
+                // Comfort noise (RFC 3389): noise at the level the sender asked for, to the
+                // end of this frame.
+                src.jitter.withPayload(of: f) { p in
+                    if let cn = try? ComfortNoisePayload.parse(Array(p)) { src.comfortNoise.update(with: cn) }
+                }
+                produced = frameSamples - src.decodedCount
+                src.comfortNoise.nextFrame(into: UnsafeMutableBufferPointer(rebasing: space[..<(space.startIndex + produced)]))
+            case .frame(let f):
+                produced = src.jitter.withPayload(of: f) { p in decoder.decode(p.assumingMemoryBound(to: UInt8.self), into: space) }
+            case .conceal(let next):
+                src.statistics.concealed += 1
+                lost = true
+                if let next {
+                    produced = src.jitter.withPayload(of: next) { p in decoder.conceal(next: p.assumingMemoryBound(to: UInt8.self), into: space) }
+                } else {
+                    produced = decoder.conceal(next: nil, into: space)
+                }
+            case .silence:
+                // Nothing to play: before the first packet send nothing; later keep the stream
+                // going with silence so the far jitter buffer stays primed.
+                guard src.sawFirstPacket else { return }
             }
-            src.comfortNoise.nextFrame(into: frame)
-            produced = frameSamples
-        case .frame(let f):
-            produced = src.jitter.withPayload(of: f) { p in decoder.decode(p.assumingMemoryBound(to: UInt8.self), into: frame) }
-        case .conceal(let next):
-            src.statistics.concealed += 1
-            if let next {
-                produced = src.jitter.withPayload(of: next) { p in decoder.conceal(next: p.assumingMemoryBound(to: UInt8.self), into: frame) }
-            } else {
-                produced = decoder.conceal(next: nil, into: frame)
+            if produced <= 0 {
+                // Silence, or a payload that did not decode: pad out the frame.
+                UnsafeMutableBufferPointer(rebasing: src.decoded[src.decodedCount..<frameSamples]).update(repeating: 0)
+                produced = frameSamples - src.decodedCount
             }
-        case .silence:
-            // Nothing to play: before the first packet send nothing; later keep the stream
-            // going with silence so the far jitter buffer stays primed.
-            guard src.sawFirstPacket else { return }
-            frame.update(repeating: 0)
-            produced = frameSamples
+            src.decodedCount += produced
         }
-        if produced < frameSamples { UnsafeMutableBufferPointer(rebasing: frame[produced...]).update(repeating: 0) }
+        let frame = UnsafeMutableBufferPointer(rebasing: src.decoded[0..<frameSamples])
+        if let inband = src.inband {
+            // A concealed frame is a guess: the detector is told of the loss instead.
+            handle(lost ? inband.frameLost(count: InbandDTMF.sampleRate / 50) : src.detectInband(frame), on: src.kind)
+        }
         if src.muted { frame.update(repeating: 0) }
         let out = UnsafeMutableRawBufferPointer(rebasing: dst.txBuffer[12..<1500]).bindMemory(to: UInt8.self)
         let size = encoder.encode(UnsafeBufferPointer(frame), into: out)
         if size > 0 { dst.sendAudio(payloadLength: size, now: now) }
+        src.consumeDecoded(frameSamples)
         thread.record(microseconds: (EventLoop.now() - start) * 1e6)
     }
 

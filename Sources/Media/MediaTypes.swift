@@ -18,12 +18,18 @@ public struct MediaLegConfiguration: Sendable {
     public var telephoneEventPayloadType: UInt8?
     /// Where to send; nil until the SDP is known (symmetric RTP latches the real source).
     public var remote: SocketAddress?
+    /// Listen for DTMF tones in the audio this leg receives (carriers without RFC 4733) and
+    /// report them like RFC 4733 digits. Transcoding calls only: passthrough never decodes.
+    /// Default false.
+    public var inbandDTMF: Bool
 
-    public init(codec: AudioCodec, payloadType: UInt8, telephoneEventPayloadType: UInt8? = nil, remote: SocketAddress? = nil) {
+    public init(codec: AudioCodec, payloadType: UInt8, telephoneEventPayloadType: UInt8? = nil, remote: SocketAddress? = nil,
+                inbandDTMF: Bool = false) {
         self.codec = codec
         self.payloadType = payloadType
         self.telephoneEventPayloadType = telephoneEventPayloadType
         self.remote = remote
+        self.inbandDTMF = inbandDTMF
     }
 }
 

@@ -22,6 +22,7 @@ final class RTPLeg: @unchecked Sendable {  // confined to its media thread
     private(set) var sequence = UInt16.random(in: 0...UInt16.max)
     private(set) var timestamp = UInt32.random(in: 0...UInt32.max)
     private var sentFirst = false
+    private var sentAudioSinceTick = false
     /// Passthrough: our timestamp minus the source's, fixed at the first relayed packet.
     private var relayOffset: UInt32?
     private var relaySSRC: UInt32?
@@ -33,6 +34,8 @@ final class RTPLeg: @unchecked Sendable {  // confined to its media thread
     let codec: LegCodec?
     var dtmfIn = DTMFReceiver()
     var dtmfOut: DTMFSender
+    /// In-band DTMF detection on the decoded audio, when configured (transcoding only).
+    let inband: InbandDTMF?
     var statistics = MediaLegStatistics()
     var lastRTCP: Double = 0
     var comfortNoise = ComfortNoiseGenerator(seed: 1)
@@ -40,6 +43,11 @@ final class RTPLeg: @unchecked Sendable {  // confined to its media thread
     /// Scratch buffers, sized once.
     let rxBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 8)
     let txBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 8)
+    /// One 20 ms frame at 8 kHz for the in-band detector (a wideband call's frame halved).
+    let inbandFrame = UnsafeMutableBufferPointer<Int16>.allocate(capacity: InbandDTMF.sampleRate / 50)
+    /// Decoded PCM not played yet (the rest of a packet longer than 20 ms), from index 0.
+    let decoded = UnsafeMutableBufferPointer<Int16>.allocate(capacity: 5760)
+    var decodedCount = 0
     var source = RawSocketAddress()
 
     /// RTP timestamp units per 20 ms frame.
@@ -63,12 +71,39 @@ final class RTPLeg: @unchecked Sendable {  // confined to its media thread
         tx = RTPSenderStatistics(ssrc: ssrc, clockRate: clock)
         dtmfIn = DTMFReceiver(configuration: .init(clockRate: 8000))
         dtmfOut = DTMFSender(configuration: .init(clockRate: configuration.codec.rtpClockRate))
+        inband = transcoding && configuration.inbandDTMF ? try InbandDTMF() : nil
+        inbandFrame.initialize(repeating: 0)
+        decoded.initialize(repeating: 0)
         if let r = configuration.remote { setRemote(r) }
     }
 
     deinit {
         rxBuffer.deallocate()
         txBuffer.deallocate()
+        inbandFrame.deallocate()
+        decoded.deallocate()
+    }
+
+    /// Drops the first `count` samples of `decoded` (played), moving the rest to the front.
+    func consumeDecoded(_ count: Int) {
+        let rest = decodedCount - count
+        // Forward copy: the regions may overlap, the destination first.
+        for i in 0..<max(rest, 0) { decoded[i] = decoded[count + i] }
+        decodedCount = max(rest, 0)
+    }
+
+    /// Runs one decoded frame (at the call's rate) through the in-band detector; a
+    /// wideband frame is averaged down to 8 kHz, enough for tones below 1.7 kHz.
+    func detectInband(_ frame: UnsafeMutableBufferPointer<Int16>) -> DTMFEvents {
+        guard let inband else { return DTMFEvents() }
+        let step = max(frame.count / inbandFrame.count, 1)
+        let count = min(frame.count / step, inbandFrame.count)
+        for i in 0..<count {
+            var sum = 0
+            for j in 0..<step { sum += Int(frame[i * step + j]) }
+            inbandFrame[i] = Int16(sum / step)
+        }
+        return inband.process(UnsafeBufferPointer(rebasing: inbandFrame[0..<count]))
     }
 
     /// A new address from signalling (re-INVITE): send there until the peer's source latches.
@@ -123,6 +158,7 @@ final class RTPLeg: @unchecked Sendable {  // confined to its media thread
     func sendAudio(payloadLength: Int, now: Double) {
         send(payloadLength: payloadLength, payloadType: configuration.payloadType, marker: !sentFirst, timestamp: timestamp, now: now)
         sentFirst = true
+        sentAudioSinceTick = true
         timestamp &+= timestampStep
     }
 
@@ -139,14 +175,22 @@ final class RTPLeg: @unchecked Sendable {  // confined to its media thread
         UnsafeMutableRawBufferPointer(rebasing: txBuffer[12..<(12 + payload.count)]).copyMemory(from: payload)
         send(payloadLength: payload.count, payloadType: configuration.payloadType, marker: marker || !sentFirst, timestamp: ts, now: now)
         sentFirst = true
+        sentAudioSinceTick = true
         timestamp = ts &+ timestampStep
     }
 
     /// Sends the next RFC 4733 packet of a queued digit, if one is due this tick.
     func tickDTMF(now: Double) {
-        guard let pt = configuration.telephoneEventPayloadType, let packet = dtmfOut.tick(timestamp: timestamp) else { return }
-        let n = packet.report.serialize(into: UnsafeMutableRawBufferPointer(rebasing: txBuffer[12..<16]))
-        send(payloadLength: n, payloadType: pt, marker: packet.marker, timestamp: packet.timestamp, now: now)
+        let sentAudio = sentAudioSinceTick
+        sentAudioSinceTick = false
+        guard let pt = configuration.telephoneEventPayloadType, !dtmfOut.isIdle else { return }
+        if let packet = dtmfOut.tick(timestamp: timestamp) {
+            let n = packet.report.serialize(into: UnsafeMutableRawBufferPointer(rebasing: txBuffer[12..<16]))
+            send(payloadLength: n, payloadType: pt, marker: packet.marker, timestamp: packet.timestamp, now: now)
+        }
+        // Durations follow our timestamp: with no audio going out (the other side has not
+        // spoken yet) it must still move on, or the digit would never end.
+        if !sentAudio { timestamp &+= timestampStep }
     }
 
     var address: SocketAddress { socket.local }

@@ -85,17 +85,13 @@ struct RegistrationAndAuthTests {
     </scenario>
     """
 
-    @Test func registersWithDigestRefreshesAndUnregisters() async throws {
-        let agent = try TestAgent()
-        defer { agent.shutdown() }
-        let sipp = try SIPp(.inline(name: "registrar", xml: Self.registrar), timeout: 20)
-        defer { sipp.stop() }
-        #expect(await sipp.waitUntilListening())
+    /// Starts a registration of `gw@sipp.test` at SIPp; the log collects its states.
+    static func register(_ agent: TestAgent, at sipp: SIPp, password: String) -> (RegistrationClient, StateLog<RegistrationMachine.State>) {
         let states = StateLog<RegistrationMachine.State>()
         let config = RegistrationClient.Configuration(
             registrar: SIPURI(host: "sipp.test"), peer: sipp.peer,
             addressOfRecord: NameAddress(uri: SIPURI(user: "gw", host: "sipp.test")),
-            credentials: DigestCredentials(username: "gw", password: "s3cret"))
+            credentials: DigestCredentials(username: "gw", password: password))
         let ua = agent.ua
         let client = ua.loop.sync { () -> RegistrationClient in
             let c = ua.registration(config)
@@ -103,6 +99,17 @@ struct RegistrationAndAuthTests {
             c.start()
             return c
         }
+        return (client, states)
+    }
+
+    @Test func registersWithDigestRefreshesAndUnregisters() async throws {
+        let agent = try TestAgent()
+        defer { agent.shutdown() }
+        let sipp = try SIPp(.inline(name: "registrar", xml: Self.registrar), timeout: 20)
+        defer { sipp.stop() }
+        #expect(await sipp.waitUntilListening())
+        let (client, states) = Self.register(agent, at: sipp, password: "s3cret")
+        let ua = agent.ua
         let registered = await eventually(timeout: 5) {
             states.all.contains { if case .registered = $0 { true } else { false } }
         }
@@ -121,18 +128,8 @@ struct RegistrationAndAuthTests {
         let sipp = try SIPp(.inline(name: "registrar", xml: Self.registrar), timeout: 15)
         defer { sipp.stop() }
         #expect(await sipp.waitUntilListening())
-        let states = StateLog<RegistrationMachine.State>()
-        let config = RegistrationClient.Configuration(
-            registrar: SIPURI(host: "sipp.test"), peer: sipp.peer,
-            addressOfRecord: NameAddress(uri: SIPURI(user: "gw", host: "sipp.test")),
-            credentials: DigestCredentials(username: "gw", password: "wrong"))
+        let (client, states) = Self.register(agent, at: sipp, password: "wrong")
         let ua = agent.ua
-        let client = ua.loop.sync { () -> RegistrationClient in
-            let c = ua.registration(config)
-            c.onStateChange = { states.append($0) }
-            c.start()
-            return c
-        }
         let failed = await eventually(timeout: 5) {
             states.all.contains { if case .failed(403, _) = $0 { true } else { false } }
         }

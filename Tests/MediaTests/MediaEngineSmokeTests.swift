@@ -7,7 +7,7 @@ import IOCore
 /// PCMU tone into the trunk leg; the "app" socket receives Opus and decodes the tone.
 struct MediaEngineSmokeTests {
     @Test func pcmuToOpusCarriesATone() async throws {
-        let engine = try MediaEngine(configuration: .init(threads: 1, portRange: 40_000...40_999, portQuarantine: 0))
+        let engine = try MediaEngine(configuration: .init(threads: 1, portRange: 21_600...21_699, portQuarantine: 0))
         defer { engine.shutdown() }
         let carrier = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: 0))
         let app = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: 0))
@@ -75,7 +75,7 @@ struct MediaEngineRTCPTests {
     }
 
     @Test func reportBlockCountsScriptedLoss() async throws {
-        let engine = try MediaEngine(configuration: .init(threads: 1, portRange: 41_000...41_999, portQuarantine: 0))
+        let engine = try MediaEngine(configuration: .init(threads: 1, portRange: 21_700...21_799, portQuarantine: 0))
         defer { engine.shutdown() }
         let (carrier, carrierRTCP) = try Self.socketPair()
         let app = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: 0))
