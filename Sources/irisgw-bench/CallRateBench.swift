@@ -8,31 +8,39 @@ enum CallRateBench {
         var rate: Int
         var calls: Int
         var failed: Int
-        var seconds: Double
-        var achieved: Double { Double(calls) / seconds }
+        /// The call rate SIPp itself reports over the run (its cumulative "Call Rate").
+        var achieved: Double
     }
 
-    static func run(irisgw: String, rates: [Int] = [100, 200, 300, 400, 500, 600, 800], secondsPerStep: Int = 5) -> [Step] {
+    static func run(irisgw: String, rates: [Int] = [100, 200, 300, 400, 500, 600, 800, 1000], secondsPerStep: Int = 5) -> [Step] {
+        var steps: [Step] = []
+        for rate in rates {
+            // A fresh endpoint per step: transactions of the previous step (non-INVITE server
+            // transactions live 32 s on UDP) must not weigh on this one.
+            guard let step = withEndpoint(irisgw, { port in sipp(port: port, rate: rate, calls: rate * secondsPerStep) }) ?? nil else { break }
+            steps.append(step)
+            // More than 0.1% failed, or the rate reached stopped rising: stop climbing.
+            if Double(step.failed) > Double(step.calls) * 0.001 { break }
+            if steps.count >= 2, step.achieved < steps[steps.count - 2].achieved * 1.05 { break }
+        }
+        return steps
+    }
+
+    /// Runs `body` with the UDP port of a fresh `irisgw sip-endpoint`, stopped afterwards.
+    private static func withEndpoint<T>(_ irisgw: String, _ body: (Int) -> T) -> T? {
         let endpoint = Process()
         endpoint.executableURL = URL(fileURLWithPath: irisgw)
         endpoint.arguments = ["sip-endpoint", "--listen", "udp:127.0.0.1:0", "--session-timer", "off"]
         let out = Pipe()
         endpoint.standardOutput = out
         endpoint.standardError = FileHandle.nullDevice
-        guard (try? endpoint.run()) != nil else { return [] }
+        guard (try? endpoint.run()) != nil else { return nil }
         defer {
             endpoint.interrupt()
             endpoint.waitUntilExit()
         }
-        guard let line = readLine(out.fileHandleForReading), let port = line.split(separator: ":").last.flatMap({ Int($0) }) else { return [] }
-        var steps: [Step] = []
-        for rate in rates {
-            guard let step = sipp(port: port, rate: rate, calls: rate * secondsPerStep) else { break }
-            steps.append(step)
-            // More than 0.1% failed, or SIPp could not keep the rate: stop climbing.
-            if Double(step.failed) > Double(step.calls) * 0.001 || step.achieved < Double(rate) * 0.9 { break }
-        }
-        return steps
+        guard let line = readLine(out.fileHandleForReading), let port = line.split(separator: ":").last.flatMap({ Int($0) }) else { return nil }
+        return body(port)
     }
 
     private static func sipp(port: Int, rate: Int, calls: Int) -> Step? {
@@ -44,21 +52,24 @@ enum CallRateBench {
         let out = Pipe()
         p.standardOutput = out
         p.standardError = FileHandle.nullDevice
-        let start = Date()
         guard (try? p.run()) != nil else { return nil }
         let data = out.fileHandleForReading.readDataToEndOfFile()
         p.waitUntilExit()
-        let elapsed = Date().timeIntervalSince(start)
         let text = String(decoding: data, as: UTF8.self)
         let ok = cumulative(text, "Successful call") ?? 0
         let failed = cumulative(text, "Failed call") ?? calls
-        return Step(rate: rate, calls: ok + failed, failed: failed + max(0, calls - ok - failed), seconds: elapsed)
+        let achieved = Double(cumulativeText(text, "Call Rate")?.split(separator: " ").first ?? "") ?? 0
+        return Step(rate: rate, calls: ok + failed, failed: failed + max(0, calls - ok - failed), achieved: achieved)
     }
 
     /// The cumulative column of a SIPp statistics row (`  Successful call | 12 | 340 `).
     private static func cumulative(_ text: String, _ row: String) -> Int? {
-        for line in text.split(separator: "\n") where line.contains(row) {
-            if let last = line.split(separator: "|").last, let n = Int(last.trimmingCharacters(in: .whitespaces)) { return n }
+        cumulativeText(text, row).flatMap { Int($0) }
+    }
+
+    private static func cumulativeText(_ text: String, _ row: String) -> String? {
+        for line in text.split(separator: "\n").reversed() where line.contains(row) {
+            if let last = line.split(separator: "|").last { return last.trimmingCharacters(in: .whitespaces) }
         }
         return nil
     }

@@ -45,6 +45,7 @@ final class TransactionLayer {
         let peer: SIPPeer
         let handler: ((ClientTransactionEvent) -> Void)?
         var messages: [UnsafeMutableRawPointer] = []
+        var key: String?
         init(peer: SIPPeer, handler: ((ClientTransactionEvent) -> Void)?) {
             self.peer = peer
             self.handler = handler
@@ -58,6 +59,11 @@ final class TransactionLayer {
     /// The parsed value of the osip message being processed now.
     private var incoming: [UnsafeMutableRawPointer: SIPMessage] = [:]
     private var dead: [Int32] = []
+    /// Transactions by RFC 3261 matching key (§17.1.3, §17.2.3), so a message finds its
+    /// transaction in O(1) and is run by it alone. osip's own search and `osip_*_execute`
+    /// walk every live transaction, and non-INVITE server transactions live 32 s on UDP:
+    /// per message that made the cost grow with the call rate.
+    private var index: [String: Int32] = [:]
 
     init() throws {
         COSIP_silence_trace()
@@ -98,11 +104,18 @@ final class TransactionLayer {
             if message.isRequest { onUnparsable?(message, peer) } else { _ = onUnmatched?(message, peer) }
             return
         }
-        let key = UnsafeMutableRawPointer(sip)
-        incoming[key] = message
+        let pointer = UnsafeMutableRawPointer(sip)
+        incoming[pointer] = message
         defer { incoming.removeAll(keepingCapacity: true) }
 
-        if osip_find_transaction_and_add_event(osip, evt) == 0 {
+        let key = Self.key(message)
+        if let key, let id = index[key], let tr = transactions[id] {
+            osip_transaction_execute(tr, evt)
+            drain()
+            return
+        }
+        // Without an RFC 3261 branch (RFC 2543 peers) osip's own matching decides.
+        if key == nil, osip_find_transaction_and_add_event(osip, evt) == 0 {
             pump()
             return
         }
@@ -118,9 +131,24 @@ final class TransactionLayer {
         }
         let id = tr.pointee.transactionid
         transactions[id] = tr
-        contexts[id] = Context(peer: peer, handler: nil)
-        osip_transaction_add_event(tr, evt)
-        pump()
+        let ctx = Context(peer: peer, handler: nil)
+        ctx.key = key
+        contexts[id] = ctx
+        if let key { index[key] = id }
+        osip_transaction_execute(tr, evt)
+        drain()
+    }
+
+    /// The matching key of a message: server side (requests) by branch, sent-by and method
+    /// (an ACK belongs to its INVITE); client side (responses) by branch and CSeq method.
+    /// Nil without an RFC 3261 branch.
+    static func key(_ m: SIPMessage) -> String? {
+        guard let via = m.topVia, via.hasRFC3261Branch, let branch = via.branch else { return nil }
+        if m.isRequest {
+            let method = m.method == "ACK" ? "INVITE" : m.method
+            return "s|" + branch + "|" + via.host + ":" + String(via.port ?? 0) + "|" + method
+        }
+        return "c|" + branch + "|" + m.method
     }
 
     // MARK: Outgoing
@@ -139,13 +167,17 @@ final class TransactionLayer {
         let id = tr.pointee.transactionid
         let ctx = Context(peer: peer, handler: handler)
         ctx.messages.append(UnsafeMutableRawPointer(msg))
+        if let branch = request.topVia?.branch {
+            ctx.key = "c|" + branch + "|" + request.method
+            index[ctx.key!] = id
+        }
         contexts[id] = ctx
         transactions[id] = tr
         outgoing[UnsafeMutableRawPointer(msg)] = bytes
         let evt = osip_new_outgoing_sipmessage(msg)!
         evt.pointee.transactionid = id
-        osip_transaction_add_event(tr, evt)
-        eventAdded()
+        osip_transaction_execute(tr, evt)
+        drain()
         return ClientTransaction(id: id)
     }
 
@@ -162,13 +194,8 @@ final class TransactionLayer {
         outgoing[UnsafeMutableRawPointer(msg)] = bytes
         let evt = osip_new_outgoing_sipmessage(msg)!
         evt.pointee.transactionid = transaction.id
-        osip_transaction_add_event(tr, evt)
-        eventAdded()
-    }
-
-    /// Runs the machines now, or on the next pass when we are inside one.
-    private func eventAdded() {
-        if pumping { hasQueuedEvents = true } else { pump() }
+        osip_transaction_execute(tr, evt)
+        drain()
     }
 
     /// Ends a client transaction without waiting for osip's timers (RFC 3261 §9.1: no final
@@ -178,44 +205,51 @@ final class TransactionLayer {
         free(transaction.id)
     }
 
-    /// Runs osip's timers and state machines; returns how soon to run again.
+    /// Runs osip's timers over every transaction (on the loop's tick, not per message);
+    /// returns how soon to run again.
     ///
     /// osip calls us from inside its state machines, before it has moved the transaction to
-    /// its next state; events added then would be dropped. So callbacks only queue work, and
-    /// the queue runs here, between passes, until nothing is left.
+    /// its next state; events added then would be lost. So callbacks only queue work, and
+    /// `drain()` runs the queue after osip returns.
     @discardableResult
     func pump() -> Double? {
-        guard !pumping else { return nil }
-        pumping = true
-        repeat {
-            osip_timers_ict_execute(osip)
-            osip_timers_nict_execute(osip)
-            osip_timers_ist_execute(osip)
-            osip_timers_nist_execute(osip)
-            osip_ict_execute(osip)
-            osip_nict_execute(osip)
-            osip_ist_execute(osip)
-            osip_nist_execute(osip)
-            for id in dead { free(id) }
-            dead.removeAll(keepingCapacity: true)
-            hasQueuedEvents = false
-            let work = deferred
-            deferred.removeAll(keepingCapacity: true)
-            for w in work { w() }
-        } while !deferred.isEmpty || hasQueuedEvents
-        pumping = false
+        guard !draining else { return nil }
+        osip_timers_ict_execute(osip)
+        osip_timers_nict_execute(osip)
+        osip_timers_ist_execute(osip)
+        osip_timers_nist_execute(osip)
+        osip_ict_execute(osip)
+        osip_nict_execute(osip)
+        osip_ist_execute(osip)
+        osip_nist_execute(osip)
+        drain()
         return transactions.isEmpty ? nil : 0.02
     }
 
-    private var pumping = false
+    private var draining = false
     private var deferred: [() -> Void] = []
-    /// Set when work run between passes added events that need another pass.
-    private var hasQueuedEvents = false
+
+    /// Runs the work osip's callbacks queued (which may start or answer transactions and
+    /// queue more), then frees the transactions osip ended.
+    private func drain() {
+        guard !draining else { return }
+        draining = true
+        while !deferred.isEmpty || !dead.isEmpty {
+            let work = deferred
+            deferred.removeAll(keepingCapacity: true)
+            for w in work { w() }
+            let ended = dead
+            dead.removeAll(keepingCapacity: true)
+            for id in ended { free(id) }
+        }
+        draining = false
+    }
 
     private func free(_ id: Int32) {
         guard let tr = transactions.removeValue(forKey: id) else { return }
         if let ctx = contexts.removeValue(forKey: id) {
             for m in ctx.messages { outgoing[m] = nil }
+            if let key = ctx.key, index[key] == id { index[key] = nil }
         }
         osip_remove_transaction(osip, tr)
         osip_transaction_free(tr)
