@@ -123,12 +123,10 @@ enum MediaBench {
     static func payloads() throws -> ([[UInt8]], [[UInt8]]) {
         let encoder = try OpusEncoder(.init(sampleRate: 8000, complexity: 5))
         var pcmu: [[UInt8]] = [], opus: [[UInt8]] = []
-        var pcm = [Int16](repeating: 0, count: 160), bytes: [UInt8] = [], packet: [UInt8] = []
+        var bytes: [UInt8] = [], packet: [UInt8] = []
+        let signal = speechLikeSignal(frames: 50)
         for f in 0..<50 {
-            for i in 0..<160 {
-                let t = Double(f * 160 + i) / 8000
-                pcm[i] = Int16(8000 * (0.5 + 0.5 * sin(2 * .pi * 3 * t)) * (sin(2 * .pi * 440 * t) + 0.5 * sin(2 * .pi * 1230 * t)))
-            }
+            let pcm = Array(signal[(f * 160)..<(f * 160 + 160)])
             G711.encodeULaw(pcm, into: &bytes)
             pcmu.append(bytes)
             _ = try encoder.encode(pcm, into: &packet)

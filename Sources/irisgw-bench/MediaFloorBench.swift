@@ -4,6 +4,15 @@ import Media
 /// The bare cost of one transcoded call's codec work per 20 ms (one Opus encode, one Opus
 /// decode, one G.711 encode and one decode, 8 kHz, Opus complexity 5), in a tight loop on
 /// one core: the floor the media engine is measured against.
+/// A speech-like test signal at 8 kHz: two tones under a slow envelope, so Opus does real
+/// work. The floor and the load generator use the same one.
+func speechLikeSignal(frames: Int) -> [Int16] {
+    (0..<(frames * 160)).map { i in
+        let t = Double(i) / 8000
+        return Int16(8000 * (0.5 + 0.5 * sin(2 * .pi * 3 * t)) * (sin(2 * .pi * 440 * t) + 0.5 * sin(2 * .pi * 1230 * t)))
+    }
+}
+
 func cpuNow() -> Double {
     var ts = timespec()
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
@@ -18,13 +27,7 @@ enum MediaFloorBench {
         let trunks = try (0..<max(1, calls)).map { _ in try LegCodec(.pcmu, sampleRate: 8000) }
         let platforms = try (0..<max(1, calls)).map { _ in try LegCodec(.opus(.init(complexity: complexity)), sampleRate: 8000) }
         var which = 0
-        // A speech-like signal: two tones with a slow envelope, so Opus does real work.
-        var pcm = [Int16](repeating: 0, count: 160 * 50)
-        for i in pcm.indices {
-            let t = Double(i) / 8000
-            let envelope = 0.5 + 0.5 * sin(2 * .pi * 3 * t)
-            pcm[i] = Int16(8000 * envelope * (sin(2 * .pi * 440 * t) + 0.5 * sin(2 * .pi * 1230 * t)))
-        }
+        let pcm = speechLikeSignal(frames: 50)
         var g711 = [UInt8](repeating: 0, count: 160)
         // The carrier's G.711 frames, encoded before timing starts.
         let ulaw: [UnsafeBufferPointer<UInt8>] = (0..<50).map { f in

@@ -34,7 +34,7 @@ final class SIPTransports {
     /// Called when a TCP stream breaks its framing (bytes are dropped, the connection closed).
     var onStreamError: ((SIPPeer, SIPStreamFramer.FramingError) -> Void)?
 
-    private(set) var udpSockets: [(fd: Int32, local: SocketAddress)] = []
+    private(set) var udpSockets: [UDPSocket] = []
     private(set) var tcpListeners: [(fd: Int32, local: SocketAddress)] = []
     private var connections: [Int32: Connection] = [:]
     private var connectionByPeer: [SocketAddress: Int32] = [:]
@@ -59,15 +59,10 @@ final class SIPTransports {
 
     /// Binds a UDP socket; port 0 lets the OS choose. Returns the bound address.
     func listenUDP(_ address: SocketAddress) throws -> SocketAddress {
-        let fd = try Self.socket(for: address, type: SOCK_DGRAM)
-        var size: Int32 = 4 << 20
-        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        try Self.bind(fd, address)
-        let local = SocketAddress.local(of: fd) ?? address
-        udpSockets.append((fd, local))
-        loop.register(fd: fd) { [unowned self] in self.readUDP(fd) }
-        return local
+        let socket = try UDPSocket(bind: address, bufferBytes: 4 << 20)
+        udpSockets.append(socket)
+        loop.register(fd: socket.fd) { [unowned self, unowned socket] in self.readUDP(socket) }
+        return socket.local
     }
 
     /// Listens for TCP connections; port 0 lets the OS choose. Returns the bound address.
@@ -84,7 +79,8 @@ final class SIPTransports {
     }
 
     func closeAll() {
-        for (fd, _) in udpSockets + tcpListeners {
+        for socket in udpSockets { loop.unregister(fd: socket.fd) }
+        for (fd, _) in tcpListeners {
             loop.unregister(fd: fd)
             close(fd)
         }
@@ -99,11 +95,9 @@ final class SIPTransports {
     func send(_ bytes: [UInt8], to peer: SIPPeer) -> Bool {
         switch peer.transport {
         case .udp:
-            guard let sock = udpSockets.first(where: { $0.local.isIPv6 == peer.address.isIPv6 }) ?? udpSockets.first else { return false }
-            let sent = peer.address.withSockAddr { addr, len in
-                bytes.withUnsafeBytes { sendto(sock.fd, $0.baseAddress, $0.count, 0, addr, len) }
-            }
-            return (sent ?? -1) == bytes.count
+            guard let socket = udpSockets.first(where: { $0.local.isIPv6 == peer.address.isIPv6 }) ?? udpSockets.first,
+                  let to = RawSocketAddress(peer.address) else { return false }
+            return bytes.withUnsafeBytes { socket.send($0, to: to) }
         case .tcp:
             var fd = peer.connection.flatMap { connections[$0] != nil ? $0 : nil } ?? connectionByPeer[peer.address]
             if fd == nil { fd = connect(to: peer.address) }
@@ -119,17 +113,10 @@ final class SIPTransports {
 
     // MARK: UDP
 
-    private func readUDP(_ fd: Int32) {
-        var storage = sockaddr_storage()
-        while true {
-            var len = socklen_t(MemoryLayout<sockaddr_storage>.size)
-            let n = receiveBuffer.withUnsafeMutableBytes { buf in
-                withUnsafeMutablePointer(to: &storage) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { recvfrom(fd, buf.baseAddress, buf.count, 0, $0, &len) }
-                }
-            }
-            guard n > 0 else { return }
-            guard let from = SocketAddress(storage: &storage) else { continue }
+    private func readUDP(_ socket: UDPSocket) {
+        var source = RawSocketAddress()
+        while let n = receiveBuffer.withUnsafeMutableBytes({ socket.receive(into: $0, from: &source) }) {
+            guard n > 0, let from = source.address else { continue }
             onMessage?(Array(receiveBuffer[0..<n]), SIPPeer(transport: .udp, address: from))
         }
     }
