@@ -52,7 +52,7 @@ public final class SIPUserAgent: @unchecked Sendable {
     /// Opens the configured sockets and starts the loop; returns the bound addresses.
     @discardableResult
     public func start() throws -> [SIPPeer] {
-        loop.start()
+        loop.start(name: "irisgw-sip")
         let result: Result<[SIPPeer], SocketError> = loop.sync { [self] in
             do {
                 var bound: [SIPPeer] = []
