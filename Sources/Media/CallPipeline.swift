@@ -22,7 +22,9 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
     /// RTCP CNAME (RFC 3550 §6.5.1): one per call, shared by both legs.
     let cname = "irisgw-" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
     /// Per-frame processing times (µs) go here; owned by the thread.
-    unowned let thread: MediaThread
+    // The thread owns its pipelines and drops them (on its loop) before it goes: the
+    // reference cannot dangle, and skipping the unowned check saves work per frame.
+    unowned(unsafe) let thread: MediaThread
 
     init(id: Int, configuration: MediaCallConfiguration, host: String, trunkPorts: RTPPortPair, platformPorts: RTPPortPair,
          thread: MediaThread, events: @escaping @Sendable (MediaEvent) -> Void) throws {

@@ -53,14 +53,15 @@ final class MediaThread: @unchecked Sendable {
         loop.stop()
     }
 
-    /// Adds a call (on the loop).
+    /// Adds a call (on the loop). Its sockets' callbacks hold it `unowned(unsafe)`: `remove`
+    /// unregisters them before the pipeline can go, so no check per packet is needed.
     func attach(_ pipeline: CallPipeline) {
         pipelines[pipeline.id] = pipeline
         callCount = pipelines.count
-        loop.register(fd: pipeline.trunk.socket.fd) { [unowned pipeline] in pipeline.readable(.trunk) }
-        loop.register(fd: pipeline.platform.socket.fd) { [unowned pipeline] in pipeline.readable(.platform) }
-        loop.register(fd: pipeline.trunk.rtcpSocket.fd) { [unowned pipeline] in pipeline.trunk.readRTCP(now: EventLoop.now()) }
-        loop.register(fd: pipeline.platform.rtcpSocket.fd) { [unowned pipeline] in pipeline.platform.readRTCP(now: EventLoop.now()) }
+        loop.register(fd: pipeline.trunk.socket.fd) { [unowned(unsafe) pipeline] in pipeline.readable(.trunk) }
+        loop.register(fd: pipeline.platform.socket.fd) { [unowned(unsafe) pipeline] in pipeline.readable(.platform) }
+        loop.register(fd: pipeline.trunk.rtcpSocket.fd) { [unowned(unsafe) pipeline] in pipeline.trunk.readRTCP(now: EventLoop.now()) }
+        loop.register(fd: pipeline.platform.rtcpSocket.fd) { [unowned(unsafe) pipeline] in pipeline.platform.readRTCP(now: EventLoop.now()) }
     }
 
     func remove(_ id: Int) -> CallPipeline? {
