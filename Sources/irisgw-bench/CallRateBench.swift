@@ -12,7 +12,7 @@ enum CallRateBench {
         var achieved: Double
     }
 
-    static func run(irisgw: String, rates: [Int] = [100, 200, 300, 400, 500, 600, 800, 1000], secondsPerStep: Int = 5) -> [Step] {
+    static func run(irisgw: String, rates: [Int] = [100, 200, 400, 600, 800, 1000, 1500, 2000, 3000], secondsPerStep: Int = 5) -> [Step] {
         var steps: [Step] = []
         for rate in rates {
             // A fresh endpoint per step: transactions of the previous step (non-INVITE server
