@@ -140,14 +140,10 @@ final class RTPLeg: @unchecked Sendable {  // confined to its media thread
     @inline(__always)
     func send(payloadLength: Int, payloadType: UInt8, marker: Bool, timestamp ts: UInt32, now: Double) {
         guard let remote else { return }
-        let b = txBuffer
-        b[0] = 0x80
-        b[1] = (marker ? 0x80 : 0) | (payloadType & 0x7F)
-        b[2] = UInt8(sequence >> 8); b[3] = UInt8(sequence & 0xFF)
-        b[4] = UInt8(ts >> 24); b[5] = UInt8((ts >> 16) & 0xFF); b[6] = UInt8((ts >> 8) & 0xFF); b[7] = UInt8(ts & 0xFF)
-        b[8] = UInt8(ssrc >> 24); b[9] = UInt8((ssrc >> 16) & 0xFF); b[10] = UInt8((ssrc >> 8) & 0xFF); b[11] = UInt8(ssrc & 0xFF)
+        let header = RTPHeader(marker: marker, payloadType: payloadType & 0x7F, sequenceNumber: sequence, timestamp: ts, ssrc: ssrc)
+        guard (try? header.write(into: txBuffer)) == 12 else { return }
         sequence &+= 1
-        if socket.send(UnsafeRawBufferPointer(rebasing: b[0..<(12 + payloadLength)]), to: remote) {
+        if socket.send(UnsafeRawBufferPointer(rebasing: txBuffer[0..<(12 + payloadLength)]), to: remote) {
             statistics.packetsSent += 1
             tx.recordSent(payloadLength: payloadLength, timestamp: ts, now: now)
         }

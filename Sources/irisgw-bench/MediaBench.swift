@@ -112,10 +112,7 @@ enum MediaBench {
 
     private static func send(_ packet: inout [UInt8], pt: UInt8, seq: UInt16, ts: UInt32, ssrc: UInt32, payload: [UInt8],
                              to: RawSocketAddress, via socket: UDPSocket) {
-        packet[0] = 0x80; packet[1] = pt
-        packet[2] = UInt8(seq >> 8); packet[3] = UInt8(seq & 0xFF)
-        packet[4] = UInt8(ts >> 24); packet[5] = UInt8((ts >> 16) & 0xFF); packet[6] = UInt8((ts >> 8) & 0xFF); packet[7] = UInt8(ts & 0xFF)
-        packet[8] = UInt8(ssrc >> 24); packet[9] = UInt8((ssrc >> 16) & 0xFF); packet[10] = UInt8((ssrc >> 8) & 0xFF); packet[11] = UInt8(ssrc & 0xFF)
+        packet.withUnsafeMutableBytes { _ = try? RTPHeader(payloadType: pt, sequenceNumber: seq, timestamp: ts, ssrc: ssrc).write(into: $0) }
         for (i, b) in payload.enumerated() { packet[12 + i] = b }
         packet.withUnsafeBytes { _ = socket.send(UnsafeRawBufferPointer(rebasing: $0[0..<(12 + payload.count)]), to: to) }
     }

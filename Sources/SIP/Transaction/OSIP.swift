@@ -255,13 +255,7 @@ final class TransactionLayer {
         osip_transaction_free(tr)
     }
 
-    private func parseForOsip(_ bytes: [UInt8]) -> UnsafeMutablePointer<osip_message_t>? {
-        var msg: UnsafeMutablePointer<osip_message_t>? = nil
-        let rc = bytes.withUnsafeBufferPointer { buf in
-            buf.withMemoryRebound(to: CChar.self) { COSIP_parse($0.baseAddress, $0.count, &msg) }
-        }
-        return rc == 0 ? msg : nil
-    }
+    private func parseForOsip(_ bytes: [UInt8]) -> UnsafeMutablePointer<osip_message_t>? { osipMessage(bytes) }
 
     // MARK: Callbacks from osip
 
@@ -343,25 +337,27 @@ private func osipTransportErrorCallback(_ type: Int32, _ tr: UnsafeMutablePointe
     layer.transportErrorCallback(tr)
 }
 
+/// A new osip message parsed from `bytes` (free it with `osip_message_free`), or nil.
+private func osipMessage(_ bytes: [UInt8]) -> UnsafeMutablePointer<osip_message_t>? {
+    var msg: UnsafeMutablePointer<osip_message_t>? = nil
+    let rc = bytes.withUnsafeBufferPointer { buf in
+        buf.withMemoryRebound(to: CChar.self) { COSIP_parse($0.baseAddress, $0.count, &msg) }
+    }
+    return rc == 0 ? msg : nil
+}
+
 /// Bare osip parsing, for `make bench`'s comparison of our parse path with osip's own.
 public enum OSIPBaseline {
     /// Parses `bytes` with osip_message_parse and frees the result; true when osip accepted it.
     public static func parse(_ bytes: [UInt8]) -> Bool {
-        var msg: UnsafeMutablePointer<osip_message_t>? = nil
-        let rc = bytes.withUnsafeBufferPointer { buf in
-            buf.withMemoryRebound(to: CChar.self) { COSIP_parse($0.baseAddress, $0.count, &msg) }
-        }
-        if let msg { osip_message_free(msg) }
-        return rc == 0
+        guard let msg = osipMessage(bytes) else { return false }
+        osip_message_free(msg)
+        return true
     }
 
     /// Parses and serialises with osip (the osip equivalent of our parse+serialise path).
     public static func parseAndSerialize(_ bytes: [UInt8]) -> Int {
-        var msg: UnsafeMutablePointer<osip_message_t>? = nil
-        let rc = bytes.withUnsafeBufferPointer { buf in
-            buf.withMemoryRebound(to: CChar.self) { COSIP_parse($0.baseAddress, $0.count, &msg) }
-        }
-        guard rc == 0, let msg else { return 0 }
+        guard let msg = osipMessage(bytes) else { return 0 }
         var text: UnsafeMutablePointer<CChar>? = nil
         var len = 0
         if osip_message_to_str(msg, &text, &len) == 0, let text { COSIP_free(text) }

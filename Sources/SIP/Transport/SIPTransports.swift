@@ -108,9 +108,6 @@ final class SIPTransports {
         }
     }
 
-    /// The TCP connection currently open to `address`, if any.
-    func connection(to address: SocketAddress) -> Int32? { connectionByPeer[address] }
-
     // MARK: UDP
 
     private func readUDP(_ socket: UDPSocket) {

@@ -177,14 +177,14 @@ public final class SIPUserAgent: @unchecked Sendable {
             if !unsupported.isEmpty { return (420, [SIPHeader(.unsupported, unsupported.joined(separator: ", "))]) }
         }
         if !m.body.isEmpty, ["INVITE", "UPDATE", "PRACK", "ACK"].contains(method) {
-            let type = m.contentType?.lowercased().split(separator: ";").first.map { $0.trimmingCharacters(in: " \t") } ?? ""
+            let type = m.contentType?.lowercased().split(separator: ";").first.map { String($0).trimmingSIPWhitespace() } ?? ""
             if type != "application/sdp" { return (415, [SIPHeader(.accept, "application/sdp")]) }
             if let enc = m[.contentEncoding], !enc.isEmpty, enc.lowercased() != "identity" {
                 return (415, [SIPHeader("Accept-Encoding", "identity")])
             }
         }
         if method == "INVITE", let accept = m[.accept] {
-            let types = SIPScanner.splitList(accept).map { $0.split(separator: ";").first.map { $0.trimmingCharacters(in: " \t").lowercased() } ?? "" }
+            let types = SIPScanner.splitList(accept).map { $0.split(separator: ";").first.map { String($0).trimmingSIPWhitespace().lowercased() } ?? "" }
             if !types.contains(where: { $0 == "application/sdp" || $0 == "application/*" || $0 == "*/*" }) {
                 return (406, [SIPHeader(.accept, "application/sdp")])
             }
@@ -356,17 +356,4 @@ public final class SIPUserAgent: @unchecked Sendable {
 
     /// Calls alive now (any state).
     public var activeCallCount: Int { calls.values.reduce(0) { $0 + $1.count } }
-}
-
-extension String {
-    func trimmingCharacters(in set: String) -> String {
-        var s = Substring(self)
-        while let f = s.first, set.contains(f) { s = s.dropFirst() }
-        while let l = s.last, set.contains(l) { s = s.dropLast() }
-        return String(s)
-    }
-}
-
-extension Substring {
-    func trimmingCharacters(in set: String) -> String { String(self).trimmingCharacters(in: set) }
 }
