@@ -40,6 +40,12 @@ if which.isEmpty || which.contains("media") || which.contains("passthrough") {
         let step = try MediaBench.runStep(calls: 100, passthrough: false, seconds: 4)
         let floor = (before + (try MediaFloorBench.channelsPerCore(calls: 100))) / 2
         print(mediaLine("media", step, floor: floor))
+        // What loopback UDP alone costs per call, so the engine's own overhead can be told
+        // apart from the kernel's (docs/media.md, "Where the time goes").
+        let udp = try UDPFloorBench.microsecondsPerCallFrame()
+        let codecUs = 1e6 / 50 / floor, engineUs = 1e6 / 50 / step.channelsPerCore
+        let withUDP = 1e6 / 50 / (codecUs + udp)
+        print("BENCH media-udp-floor codec_us_per_call_frame=\(String(format: "%.1f", codecUs)) udp_us_per_call_frame=\(String(format: "%.1f", udp)) engine_us_per_call_frame=\(String(format: "%.1f", engineUs)) codec_plus_udp_channels_per_core=\(fmt(withUDP)) ratio_vs_codec_plus_udp=\(String(format: "%.2f", step.channelsPerCore / withUDP)) best_possible_ratio=\(String(format: "%.2f", withUDP / floor))")
         // DESIGN's latency target is at 200 calls: both cores' worth of media threads.
         let loaded = try MediaBench.runStep(calls: 200, passthrough: false, seconds: 4, threads: 2)
         print("BENCH media-200 calls=200 threads=2 p50_us=\(loaded.p50) p99_us=\(loaded.p99) late_frames=\(loaded.late) target_p99_us_max=1000")
