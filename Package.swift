@@ -15,6 +15,7 @@ let package = Package(
         .systemLibrary(name: "COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"])]),
         .systemLibrary(name: "CSpanDSP", pkgConfig: "spandsp", providers: [.apt(["libspandsp-dev", "libtiff-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
 
         // Linux headers Glibc does not export (epoll, eventfd); no library to link.
         .systemLibrary(name: "CLinux"),
@@ -23,7 +24,7 @@ let package = Package(
         .target(name: "IOCore", dependencies: ["CLinux"]),
         .target(name: "SIP", dependencies: ["COSIP", "COpenSSL", "CLinux", "IOCore"]),
         .target(name: "Media", dependencies: ["COpus", "CSpanDSP", "CLinux", "IOCore"]),
-        .target(name: "Gateway", dependencies: ["SIP", "Media"]),
+        .target(name: "Gateway", dependencies: ["SIP", "Media", "CSQLite"]),
         .executableTarget(name: "irisgw", dependencies: ["SIP", "Gateway"]),
         // `make bench`: prints `BENCH ...` lines with ratios measured in one run.
         .executableTarget(name: "irisgw-bench", dependencies: ["SIP", "Media"]),

@@ -1,0 +1,256 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// Call detail records kept in an SQLite file (schema: `CallRecordTable`).
+///
+/// Writes never block the caller, which is usually the SIP event loop: `started`, `update`
+/// and `finished` append to an in-memory queue and return. One serial writer queue takes
+/// everything queued so far and commits it as one transaction, so a burst of calls costs one
+/// commit, not one per call. A batch is scheduled as soon as its first write arrives: a
+/// `started` record is in the database within the writer's next batch, and a gateway crash
+/// after that loses nothing of it.
+///
+/// Durability (`PRAGMA journal_mode = WAL`, `synchronous = NORMAL`): a committed batch is in
+/// the WAL file and survives the process dying; an OS crash or power cut can lose the batches
+/// committed since the last checkpoint. `flush()` and `close()` checkpoint, which fsyncs.
+/// `synchronous = FULL` would fsync every batch, which a gateway at thousands of calls per
+/// second cannot afford for records it can also reconstruct from SIP logs.
+///
+/// A write that fails (full disk, I/O error, duplicate room id) is logged to fd 2 and counted
+/// in `writeFailures`; it never crashes the gateway and never stops later writes.
+///
+/// While running, the writer notes every `heartbeatInterval` seconds that open calls are
+/// still up (`last_seen_at`); the rows a crash leaves open end, at the next start, as failed
+/// at that moment, so their duration is short by at most one interval.
+///
+/// One gateway process per file: a second store on the same file would close the first
+/// one's open calls as abandoned.
+public final class CallRecordStore: Sendable {
+    /// The database file.
+    public let path: String
+
+    private let queue = DispatchQueue(label: "irisgw.call-records")
+    private let inbox = Mutex(Inbox())
+    // Only touched on `queue`; the mutex is never contended and makes the ownership checkable.
+    private let table: Mutex<CallRecordTable?>
+    private let failures = Atomic<Int>(0)
+    private let clock: @Sendable () -> Double
+
+    private struct Inbox {
+        var operations: [Operation] = []
+        var drainScheduled = false
+        var closed = false
+    }
+
+    private enum Operation: Sendable {
+        case start(CallRecord)
+        case change(roomId: String, finishing: Bool, @Sendable (inout CallRecord) -> Void)
+        case heartbeat
+    }
+
+    /// Opens (creating) the database at `path`, creates or migrates the schema
+    /// (`PRAGMA user_version`), and closes the rows a previous process left open (no
+    /// `endedAt`: it crashed or was killed) with endReason "failed", sipReason "gateway
+    /// restarted" and endedAt the last time the row was known to be up.
+    ///
+    /// - Parameters:
+    ///   - heartbeatInterval: seconds between "still up" marks on open rows; nil for none.
+    ///   - clock: Unix seconds, for `last_seen_at` and a `finished` call with no `endedAt`.
+    /// - Throws: `SQLiteError` naming the path when the file cannot be opened or migrated.
+    public init(
+        path: String, heartbeatInterval: Double? = 30,
+        clock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }
+    ) throws(SQLiteError) {
+        self.path = path
+        self.clock = clock
+        table = Mutex(try CallRecordTable(path: path, now: clock()))
+        if let heartbeatInterval, heartbeatInterval > 0 { scheduleHeartbeat(every: heartbeatInterval) }
+    }
+
+    /// Writes that could not be made durable so far (each lost write counts once).
+    public var writeFailures: Int { failures.load(ordering: .relaxed) }
+
+    /// Queues the insertion of a new call's record; returns at once. A second record with
+    /// the same `roomId` is refused (logged and counted).
+    public func started(_ record: CallRecord) {
+        submit(.start(record))
+    }
+
+    /// Queues a change to the record of `roomId` (ringing, answer, codec, RTCP figures);
+    /// returns at once. `change` runs later on the writer queue with the stored record and
+    /// must not call back into the store. It cannot change `roomId`.
+    public func update(roomId: String, _ change: @escaping @Sendable (inout CallRecord) -> Void) {
+        submit(.change(roomId: roomId, finishing: false, change))
+    }
+
+    /// Like `update`, for the end of the call: `change` sets endReason, sipCode and the
+    /// rest; an `endedAt` it leaves nil becomes the writer's clock.
+    public func finished(roomId: String, _ change: @escaping @Sendable (inout CallRecord) -> Void) {
+        submit(.change(roomId: roomId, finishing: true, change))
+    }
+
+    /// Waits until every write queued before the call is committed, then checkpoints the
+    /// WAL (fsync). Blocks: not for the SIP event loop.
+    public func flush() {
+        queue.sync {
+            drain()
+            table.withLock { table in
+                do throws(SQLiteError) { try table?.checkpoint() } catch { log("checkpoint: \(error)") }
+            }
+        }
+    }
+
+    /// Every record, in `startedAt` order, including writes still queued. Blocks until the
+    /// writer gets to it: for tests and operations tools.
+    public func all() -> [CallRecord] {
+        read([]) { table throws(SQLiteError) in try table.all() }
+    }
+
+    /// The record of `roomId`, including writes still queued; blocks like `all()`.
+    public func record(roomId: String) -> CallRecord? {
+        read(nil) { table throws(SQLiteError) in try table.record(roomId: roomId) }
+    }
+
+    /// Commits what is queued, marks open calls as seen now, checkpoints and closes the file.
+    /// Calls still open stay open in the file and end as "gateway restarted" at the next
+    /// start. Later writes are dropped (logged and counted); later reads find nothing.
+    public func close() {
+        let wasOpen = inbox.withLock { inbox in
+            defer { inbox.closed = true }
+            return !inbox.closed
+        }
+        guard wasOpen else { return }
+        queue.sync {
+            drain()
+            let now = clock()
+            table.withLock { table in
+                do throws(SQLiteError) {
+                    try table?.touchOpenRows(now: now)
+                    try table?.checkpoint()
+                } catch {
+                    log("closing: \(error)")
+                }
+                table = nil
+            }
+        }
+    }
+
+    /// "irisgw: call records <path>: <message>" on fd 2.
+    static func log(_ path: String, _ message: String) {
+        writeToStandardError("irisgw: call records \(path): \(message)")
+    }
+
+    private func log(_ message: String) { Self.log(path, message) }
+
+    private func submit(_ operation: Operation) {
+        if !enqueue(operation) {
+            failures.add(1, ordering: .relaxed)
+            log("write after close dropped")
+        }
+    }
+
+    /// Queues `operation` and schedules a batch unless one is already waiting; false once
+    /// the store is closed.
+    private func enqueue(_ operation: Operation) -> Bool {
+        let schedule: Bool? = inbox.withLock { inbox in
+            guard !inbox.closed else { return nil }
+            inbox.operations.append(operation)
+            defer { inbox.drainScheduled = true }
+            return !inbox.drainScheduled
+        }
+        guard let schedule else { return false }
+        // Strong capture: the store stays alive until what it accepted is written.
+        if schedule { queue.async { self.drain() } }
+        return true
+    }
+
+    private func scheduleHeartbeat(every interval: Double) {
+        queue.asyncAfter(deadline: .now() + interval) { [weak self] in
+            guard let self, self.enqueue(.heartbeat) else { return }
+            self.scheduleHeartbeat(every: interval)
+        }
+    }
+
+    private func read<T: Sendable>(
+        _ fallback: T, _ body: (CallRecordTable) throws(SQLiteError) -> T
+    ) -> T {
+        queue.sync {
+            drain()
+            return table.withLock { table -> T in
+                guard let table else { return fallback }
+                do throws(SQLiteError) { return try body(table) } catch {
+                    log("read: \(error)")
+                    return fallback
+                }
+            }
+        }
+    }
+
+    /// On `queue`: takes everything queued and writes it as one batch.
+    private func drain() {
+        let batch = inbox.withLock { inbox in
+            inbox.drainScheduled = false
+            defer { inbox.operations = [] }
+            return inbox.operations
+        }
+        guard !batch.isEmpty else { return }
+        table.withLock { table in
+            if let table { commit(batch, to: table) }
+        }
+    }
+
+    private func commit(_ batch: [Operation], to table: CallRecordTable) {
+        let now = clock()
+        var lost = 0
+        var firstProblem: String?
+        func note(_ problem: String) {
+            lost += 1
+            if firstProblem == nil { firstProblem = problem }
+        }
+        do throws(SQLiteError) {
+            try table.database.execute("BEGIN IMMEDIATE")
+            for operation in batch {
+                if let problem = try perform(operation, on: table, now: now) { note(problem) }
+            }
+            try table.database.execute("COMMIT")
+        } catch {
+            if table.database.isInTransaction { try? table.database.execute("ROLLBACK") }
+            // The batch is undone. Replay it one write per transaction, so a bad write costs
+            // only itself; on a full disk each one fails and is counted.
+            lost = 0
+            firstProblem = nil
+            for operation in batch {
+                do throws(SQLiteError) {
+                    if let problem = try perform(operation, on: table, now: now) { note(problem) }
+                } catch {
+                    note(error.description)
+                }
+            }
+        }
+        if lost > 0, let firstProblem {
+            failures.add(lost, ordering: .relaxed)
+            log("lost \(lost) of \(batch.count) writes; first: \(firstProblem)")
+        }
+    }
+
+    /// Applies one write; returns why it could not be applied when that is not an SQLite
+    /// error (no record for the room).
+    private func perform(_ operation: Operation, on table: CallRecordTable, now: Double) throws(SQLiteError) -> String? {
+        switch operation {
+        case .start(let record):
+            try table.insert(record, now: now)
+        case .heartbeat:
+            try table.touchOpenRows(now: now)
+        case .change(let roomId, let finishing, let change):
+            guard var record = try table.record(roomId: roomId) else {
+                return "no call record for room \(roomId)"
+            }
+            change(&record)
+            record.roomId = roomId
+            if finishing, record.endedAt == nil { record.endedAt = now }
+            _ = try table.replace(record, now: now)
+        }
+        return nil
+    }
+}

@@ -1,0 +1,207 @@
+/// The `call_records` table: SQL, schema migrations and row mapping for `CallRecordStore`.
+///
+/// Schema version 1 (`PRAGMA user_version = 1`):
+///
+/// ```sql
+/// CREATE TABLE call_records (
+///     room_id       TEXT PRIMARY KEY NOT NULL,
+///     trace_id      TEXT NOT NULL,
+///     direction     TEXT NOT NULL,     -- 'outbound' | 'inbound'
+///     source_tn     TEXT NOT NULL,
+///     target_tn     TEXT NOT NULL,
+///     profile       TEXT NOT NULL,
+///     started_at    REAL NOT NULL,     -- Unix seconds
+///     ringing_at    REAL,              -- first 18x
+///     answered_at   REAL,
+///     ended_at      REAL,              -- NULL while the call is up
+///     end_reason    TEXT,
+///     sip_code      INTEGER,
+///     sip_reason    TEXT,
+///     q850_cause    INTEGER,
+///     codec         TEXT,
+///     packets_lost  INTEGER,
+///     jitter_ms     REAL,
+///     round_trip_ms REAL,
+///     last_seen_at  REAL NOT NULL      -- gateway clock at the row's last write or heartbeat
+/// );
+/// CREATE INDEX call_records_by_start ON call_records (started_at);
+/// CREATE INDEX call_records_open ON call_records (room_id) WHERE ended_at IS NULL;
+/// ```
+///
+/// `last_seen_at` is not part of `CallRecord`: it is the latest moment the gateway is known
+/// to have been alive with the call up, and becomes `ended_at` of a row a crash left open.
+/// No CHECK constraints on the text columns: a record with an unexpected value is kept
+/// rather than lost.
+///
+/// Not thread-safe: `CallRecordStore` uses it from its writer queue only.
+final class CallRecordTable {
+    /// `migrations[n]` takes the schema from `user_version` n to n + 1.
+    static let migrations: [String] = [
+        """
+        CREATE TABLE call_records (
+            room_id TEXT PRIMARY KEY NOT NULL, trace_id TEXT NOT NULL, direction TEXT NOT NULL,
+            source_tn TEXT NOT NULL, target_tn TEXT NOT NULL, profile TEXT NOT NULL,
+            started_at REAL NOT NULL, ringing_at REAL, answered_at REAL, ended_at REAL,
+            end_reason TEXT, sip_code INTEGER, sip_reason TEXT, q850_cause INTEGER, codec TEXT,
+            packets_lost INTEGER, jitter_ms REAL, round_trip_ms REAL, last_seen_at REAL NOT NULL
+        );
+        CREATE INDEX call_records_by_start ON call_records (started_at);
+        CREATE INDEX call_records_open ON call_records (room_id) WHERE ended_at IS NULL;
+        """,
+    ]
+
+    /// The schema version this build writes.
+    static var schemaVersion: Int { migrations.count }
+
+    /// `CallRecord`'s fields in column order; `values(_:now:)` binds them as ?1...?18 and
+    /// `last_seen_at` as ?19, and `record(_:)` reads them back as columns 0...17.
+    private static let columns = """
+        room_id, trace_id, direction, source_tn, target_tn, profile, started_at, ringing_at, \
+        answered_at, ended_at, end_reason, sip_code, sip_reason, q850_cause, codec, packets_lost, \
+        jitter_ms, round_trip_ms
+        """
+
+    let database: SQLiteDatabase
+    private let insertStatement: SQLiteStatement
+    private let selectStatement: SQLiteStatement
+    private let updateStatement: SQLiteStatement
+    private let touchStatement: SQLiteStatement
+
+    /// Opens (creating) the file, sets the journal, brings the schema up to date and closes
+    /// the rows a previous process left open. Returns with no transaction open.
+    init(path: String, now: Double) throws(SQLiteError) {
+        database = try SQLiteDatabase(path: path)
+        // An ops tool reading the file may hold a lock briefly; wait rather than fail.
+        try database.execute("PRAGMA busy_timeout = 5000")
+        try Self.enableWAL(database)
+        // NORMAL in WAL mode: a commit is a write() into the WAL, fsync'd only at checkpoints.
+        // Committed records survive a gateway crash; an OS crash or power cut may lose the last
+        // commits since the previous checkpoint. FULL would fsync every batch.
+        try database.execute("PRAGMA synchronous = NORMAL")
+        try Self.migrate(database)
+
+        insertStatement = try database.prepare("""
+            INSERT INTO call_records (\(Self.columns), last_seen_at)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)
+            """)
+        selectStatement = try database.prepare("SELECT \(Self.columns) FROM call_records WHERE room_id = ?1")
+        updateStatement = try database.prepare("""
+            UPDATE call_records SET trace_id = ?2, direction = ?3, source_tn = ?4, target_tn = ?5,
+                profile = ?6, started_at = ?7, ringing_at = ?8, answered_at = ?9, ended_at = ?10,
+                end_reason = ?11, sip_code = ?12, sip_reason = ?13, q850_cause = ?14, codec = ?15,
+                packets_lost = ?16, jitter_ms = ?17, round_trip_ms = ?18, last_seen_at = ?19
+            WHERE room_id = ?1
+            """)
+        touchStatement = try database.prepare("UPDATE call_records SET last_seen_at = ?1 WHERE ended_at IS NULL")
+        try closeAbandonedRows()
+    }
+
+    /// Inserts a new row; a duplicate `roomId` throws `SQLITE_CONSTRAINT_PRIMARYKEY`.
+    func insert(_ record: CallRecord, now: Double) throws(SQLiteError) {
+        try run(insertStatement, Self.values(record, now: now))
+    }
+
+    /// Overwrites the row of `record.roomId`; false when there is none.
+    func replace(_ record: CallRecord, now: Double) throws(SQLiteError) -> Bool {
+        try run(updateStatement, Self.values(record, now: now))
+        return database.changes > 0
+    }
+
+    /// The row of `roomId`, if any.
+    func record(roomId: String) throws(SQLiteError) -> CallRecord? {
+        defer { selectStatement.reset() }
+        try selectStatement.bind(.text(roomId), at: 1)
+        return try selectStatement.step() ? Self.record(selectStatement) : nil
+    }
+
+    /// Every row, oldest start first.
+    func all() throws(SQLiteError) -> [CallRecord] {
+        let statement = try database.prepare("SELECT \(Self.columns) FROM call_records ORDER BY started_at, room_id")
+        var records: [CallRecord] = []
+        while try statement.step() { records.append(Self.record(statement)) }
+        return records
+    }
+
+    /// Records `now` as the last time every open row was seen alive.
+    func touchOpenRows(now: Double) throws(SQLiteError) {
+        try run(touchStatement, [.real(now)])
+    }
+
+    /// Writes the WAL back into the database file, fsyncing both (with synchronous=NORMAL the
+    /// WAL is synced before a checkpoint and the database after it).
+    func checkpoint() throws(SQLiteError) {
+        try database.execute("PRAGMA wal_checkpoint(PASSIVE)")
+    }
+
+    /// Rows with no `ended_at` were left by a process that stopped without finishing them
+    /// (a crash, a kill): they end as failed at the last moment the row was known alive.
+    private func closeAbandonedRows() throws(SQLiteError) {
+        try database.execute("""
+            UPDATE call_records SET
+                ended_at = max(started_at, coalesce(ringing_at, started_at),
+                               coalesce(answered_at, started_at), last_seen_at),
+                end_reason = 'failed', sip_reason = 'gateway restarted'
+            WHERE ended_at IS NULL
+            """)
+    }
+
+    private func run(_ statement: SQLiteStatement, _ values: [SQLiteValue]) throws(SQLiteError) {
+        defer { statement.reset() }
+        try statement.bind(values)
+        try statement.step()
+    }
+
+    private static func enableWAL(_ database: SQLiteDatabase) throws(SQLiteError) {
+        // The pragma answers with the mode now in force; a file system without shared
+        // memory support keeps the old one, which still works, only slower.
+        let statement = try database.prepare("PRAGMA journal_mode = WAL")
+        if try statement.step(), let mode = statement.string(0), mode.lowercased() != "wal" {
+            CallRecordStore.log(database.path, "journal_mode is \(mode), not wal")
+        }
+    }
+
+    /// Applies the migrations from the file's `user_version` up, in one transaction. A
+    /// version newer than this build's is refused: it would not understand the rows.
+    private static func migrate(_ database: SQLiteDatabase) throws(SQLiteError) {
+        let version = try userVersion(database)
+        guard version <= schemaVersion else {
+            throw SQLiteError(code: 1 /* SQLITE_ERROR */, message: "schema version \(version) is newer than this gateway's \(schemaVersion)",
+                              path: database.path, sql: "PRAGMA user_version")
+        }
+        guard version < schemaVersion else { return }
+        try database.execute("BEGIN IMMEDIATE")
+        do throws(SQLiteError) {
+            for step in migrations[version...] { try database.execute(step) }
+            try database.execute("PRAGMA user_version = \(schemaVersion)")
+            try database.execute("COMMIT")
+        } catch {
+            if database.isInTransaction { try? database.execute("ROLLBACK") }
+            throw error
+        }
+    }
+
+    private static func userVersion(_ database: SQLiteDatabase) throws(SQLiteError) -> Int {
+        let statement = try database.prepare("PRAGMA user_version")
+        return try statement.step() ? Int(statement.int64(0) ?? 0) : 0
+    }
+
+    private static func values(_ r: CallRecord, now: Double) -> [SQLiteValue] {
+        [
+            .text(r.roomId), .text(r.traceId), .text(r.direction), .text(r.sourceTN), .text(r.targetTN),
+            .text(r.profile), .real(r.startedAt), SQLiteValue(r.ringingAt), SQLiteValue(r.answeredAt),
+            SQLiteValue(r.endedAt), SQLiteValue(r.endReason), SQLiteValue(r.sipCode), SQLiteValue(r.sipReason),
+            SQLiteValue(r.q850Cause), SQLiteValue(r.codec), SQLiteValue(r.packetsLost), SQLiteValue(r.jitterMs),
+            SQLiteValue(r.roundTripMs), .real(now),
+        ]
+    }
+
+    private static func record(_ row: SQLiteStatement) -> CallRecord {
+        CallRecord(
+            roomId: row.string(0) ?? "", traceId: row.string(1) ?? "", direction: row.string(2) ?? "",
+            sourceTN: row.string(3) ?? "", targetTN: row.string(4) ?? "", profile: row.string(5) ?? "",
+            startedAt: row.double(6) ?? 0, ringingAt: row.double(7), answeredAt: row.double(8),
+            endedAt: row.double(9), endReason: row.string(10), sipCode: row.int64(11).map { Int($0) },
+            sipReason: row.string(12), q850Cause: row.int64(13).map { Int($0) }, codec: row.string(14),
+            packetsLost: row.int64(15), jitterMs: row.double(16), roundTripMs: row.double(17))
+    }
+}

@@ -1,0 +1,154 @@
+import SIP
+
+/// Signs and checks the tokens that admit a client to an inbound session's room.
+///
+/// A token is URL-safe base64 (RFC 4648 §5, no padding) of:
+///
+/// ```
+/// token   = version expires length room mac
+/// version = %x01                   ; 1 byte
+/// expires = 8 bytes                ; Unix seconds, big-endian, rounded down
+/// length  = 2 bytes                ; byte count of room, big-endian
+/// room    = *OCTET                 ; the room id, UTF-8
+/// mac     = 32 bytes               ; HMAC-SHA-256(secret, label version expires length room)
+/// label   = "irisgw room token"    ; so no other MAC under the same secret can pass for one
+/// ```
+///
+/// The fields have fixed sizes or a length prefix, so no two (room, expiry) pairs sign the
+/// same bytes. The token is valid strictly before `expires`.
+public struct RoomTokenSigner: Sendable {
+    private static let version: UInt8 = 1
+    private static let label = Array("irisgw room token".utf8)
+    private static let macLength = 32
+    private static let headerLength = 1 + 8 + 2
+    /// Far longer than any real token; refuses oversized input before decoding it.
+    private static let maxTokenLength = 1024
+
+    private let secret: [UInt8]
+
+    /// A signer with `secret` (32 random bytes; `loadOrCreate` keeps one on disk).
+    public init(secret: [UInt8]) {
+        precondition(!secret.isEmpty, "a room token secret cannot be empty")
+        self.secret = secret
+    }
+
+    /// A token for `roomId` that `verify` accepts until `expiresAt` (Unix seconds, rounded
+    /// down to a whole second).
+    public func issue(roomId: String, expiresAt: Double) -> String {
+        let room = Array(roomId.utf8)
+        precondition(room.count <= Int(UInt16.max), "room id too long for a token")
+        var body: [UInt8] = [Self.version]
+        body += bigEndianBytes(Self.seconds(expiresAt), count: 8)
+        body += bigEndianBytes(UInt64(room.count), count: 2)
+        body += room
+        return Base64URL.encode(body + mac(body))
+    }
+
+    /// Checks `token` for `roomId` at `now` (Unix seconds): the signature first (in
+    /// constant time), then the room, then the expiry.
+    public func verify(_ token: String, roomId: String, now: Double) throws(RoomTokenError) {
+        guard token.utf8.count <= Self.maxTokenLength, let bytes = Base64URL.decode(token),
+              bytes.count >= Self.headerLength + Self.macLength, bytes[0] == Self.version else {
+            throw .malformed
+        }
+        let roomLength = Int(bigEndianValue(bytes[9..<11]))
+        guard bytes.count == Self.headerLength + roomLength + Self.macLength else { throw .malformed }
+        let body = Array(bytes[..<(Self.headerLength + roomLength)])
+        guard Crypto.constantTimeEqual(mac(body), Array(bytes[body.count...])) else { throw .badSignature }
+        guard body[Self.headerLength...].elementsEqual(roomId.utf8) else { throw .foreignRoom }
+        let expires = bigEndianValue(bytes[1..<9])
+        guard now < Double(expires) else { throw .expired }
+    }
+
+    private func mac(_ body: [UInt8]) -> [UInt8] {
+        Crypto.hmacSHA256(key: secret, data: Self.label + body)
+    }
+
+    /// Whole seconds, clamped to the 64-bit field (NaN and the past become 0: expired).
+    private static func seconds(_ time: Double) -> UInt64 {
+        guard time > 0 else { return 0 }
+        guard time < 18_446_744_073_709_549_568.0 else { return .max }  // largest Double below 2^64
+        return UInt64(time.rounded(.down))
+    }
+}
+
+/// Why `RoomTokenSigner.verify` refused a token.
+public enum RoomTokenError: Error, Equatable, Sendable {
+    /// Not a token at all: empty, not URL-safe base64, truncated, unknown version.
+    case malformed
+    /// Correctly signed, but for another room.
+    case foreignRoom
+    /// The signature does not match: altered, or signed with another secret.
+    case badSignature
+    /// Correctly signed for this room, but its time has passed.
+    case expired
+
+    /// The iris protocol's error code: -105 for an expired token, -103 for any other refusal.
+    public var irisCode: Int {
+        switch self {
+        case .expired: -105
+        case .malformed, .foreignRoom, .badSignature: -103
+        }
+    }
+}
+
+private func bigEndianBytes(_ value: UInt64, count: Int) -> [UInt8] {
+    (0..<count).reversed().map { UInt8(truncatingIfNeeded: value >> (8 * UInt64($0))) }
+}
+
+private func bigEndianValue(_ bytes: ArraySlice<UInt8>) -> UInt64 {
+    bytes.reduce(0) { $0 << 8 | UInt64($1) }
+}
+
+/// Base64 with the URL and file name safe alphabet, no padding (RFC 4648 §5, §3.2).
+enum Base64URL {
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
+    static func encode(_ bytes: [UInt8]) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity((bytes.count * 4 + 2) / 3)
+        var index = 0
+        while index < bytes.count {
+            let chunk = bytes[index..<min(index + 3, bytes.count)]
+            let value = chunk.enumerated().reduce(UInt32(0)) { $0 | UInt32($1.element) << (16 - 8 * UInt32($1.offset)) }
+            for position in 0...chunk.count {
+                out.append(alphabet[Int(value >> (18 - 6 * UInt32(position)) & 0x3F)])
+            }
+            index += 3
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// nil for any character outside the alphabet, padding, an impossible length, or
+    /// leftover bits that are not zero (so each byte string has exactly one encoding).
+    static func decode(_ text: String) -> [UInt8]? {
+        let characters = Array(text.utf8)
+        guard characters.count % 4 != 1 else { return nil }
+        var out: [UInt8] = []
+        out.reserveCapacity(characters.count * 3 / 4)
+        var buffer: UInt32 = 0
+        var bits = 0
+        for character in characters {
+            guard let value = sextet(character) else { return nil }
+            buffer = buffer << 6 | UInt32(value)
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                out.append(UInt8(truncatingIfNeeded: buffer >> UInt32(bits)))
+                buffer &= (1 << UInt32(bits)) - 1
+            }
+        }
+        return buffer == 0 ? out : nil
+    }
+
+    private static func sextet(_ character: UInt8) -> UInt8? {
+        switch character {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"): character - UInt8(ascii: "A")
+        case UInt8(ascii: "a")...UInt8(ascii: "z"): character - UInt8(ascii: "a") + 26
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): character - UInt8(ascii: "0") + 52
+        case UInt8(ascii: "-"): 62
+        case UInt8(ascii: "_"): 63
+        default: nil
+        }
+    }
+}
