@@ -24,7 +24,8 @@ let package = Package(
         .target(name: "IOCore", dependencies: ["CLinux"]),
         .target(name: "SIP", dependencies: ["COSIP", "COpenSSL", "CLinux", "IOCore"]),
         .target(name: "Media", dependencies: ["COpus", "CSpanDSP", "CLinux", "IOCore"]),
-        .target(name: "Gateway", dependencies: ["SIP", "Media", "CSQLite"]),
+        .target(name: "IrisAPI"),
+        .target(name: "Gateway", dependencies: ["SIP", "Media", "IrisAPI", "CSQLite"]),
         .executableTarget(name: "irisgw", dependencies: ["SIP", "Gateway"]),
         // `make bench`: prints `BENCH ...` lines with ratios measured in one run.
         .executableTarget(name: "irisgw-bench", dependencies: ["SIP", "Media"]),

@@ -1,4 +1,162 @@
-/// The gateway layer: trunk profiles, sessions, SIP-to-event translation (issue 4).
-public enum GatewayInfo {
-    public static let version = "0.1.0"
+import Foundation
+import IOCore
+import IrisAPI
+import Media
+import SIP
+import Synchronization
+
+/// The gateway: trunk profiles, the SIP user agent, the media engine, sessions, events and
+/// call records, composed. Its public methods are the Iris verbs; each is safe from any
+/// thread (the control API's), hops to the SIP loop for the session's state and returns
+/// the result or a `GatewayError` that changed nothing.
+public final class Gateway: @unchecked Sendable {  // mutable state is confined to the SIP loop
+    public let configuration: GatewayConfiguration
+    public let profiles: [String: TrunkProfile]
+    public let ua: SIPUserAgent
+    public let media: MediaEngine
+    public let events: EventHub
+    public let records: CallRecordStore
+    public let tokens: RoomTokenSigner
+    public let metrics = GatewayMetrics()
+    let defaultProfileName: String?
+
+    // SIP loop only.
+    var sessions: [String: GatewaySession] = [:]
+    /// Ended sessions' last snapshots, for `GET` after the end (bounded).
+    var endedSnapshots: [String: SessionSnapshot] = [:]
+    var endedOrder: [String] = []
+    var admissions: [String: Admission] = [:]
+    var draining = false
+    var registrations: [RegistrationClient] = []
+    var keepalives: [KeepaliveClient] = []
+    /// Called (on the SIP loop) with every inbound `onNotification` (notify), for the
+    /// webhook. Must not block. Set before `start`.
+    public var notifier: (@Sendable (SessionEvent) -> Void)?
+
+    public init(configuration: GatewayConfiguration, profiles: [TrunkProfile]) throws {
+        self.configuration = configuration
+        var byName: [String: TrunkProfile] = [:]
+        for p in profiles { byName[p.name] = p }
+        self.profiles = byName
+        defaultProfileName = configuration.defaultProfile
+            ?? profiles.filter { $0.outbound != nil }.map(\.name).sorted().first
+        var sip = configuration.sip
+        sip.listen = configuration.sipListen
+        ua = try SIPUserAgent(configuration: sip)
+        media = try MediaEngine(configuration: .init(threads: configuration.mediaThreads, host: configuration.rtpHost,
+                                                     portRange: configuration.rtpPorts))
+        events = EventHub(retention: configuration.eventRetention)
+        try FileManager.default.createDirectory(atPath: configuration.dataDir, withIntermediateDirectories: true)
+        records = try CallRecordStore(path: configuration.dataDir + "/calls.sqlite")
+        tokens = try RoomTokenSigner.loadOrCreate(dataDir: configuration.dataDir)
+        for p in profiles {
+            if let o = p.outbound { admissions[p.name] = Admission(maxConcurrent: o.maxConcurrentCalls, perSecond: o.callsPerSecond) }
+        }
+        ua.delegate = self
+    }
+
+    /// Opens the SIP sockets and starts registrations and keepalives; returns the SIP addresses.
+    @discardableResult
+    public func start() throws -> [SIPPeer] {
+        let bound = try ua.start()
+        ua.loop.sync { [self] in startTrunkMaintenance() }
+        return bound
+    }
+
+    /// Ends every session now (BYE or CANCEL), waits up to `timeout` for their endings, then
+    /// stops SIP and media. Every session gets its final events and its record.
+    public func shutdown(timeout: Double = 5) {
+        ua.loop.sync { [self] in
+            draining = true
+            for s in sessions.values { s.handle(.close) }
+        }
+        let deadline = EventLoop.now() + timeout
+        while EventLoop.now() < deadline, ua.loop.sync({ [self] in !sessions.isEmpty }) { usleep(20_000) }
+        // Whatever did not finish in time ends now, so no session is left without its end.
+        ua.loop.sync { [self] in
+            for s in sessions.values { s.handle(.sipFailure(nil)) }
+            for r in registrations { r.stop() }
+            for k in keepalives { k.stop() }
+        }
+        usleep(100_000)  // lets the unregister and final BYEs go out
+        ua.shutdown()
+        media.shutdown()
+        records.flush()
+        records.close()
+    }
+
+    /// Stops taking new sessions; existing ones go on (SIGTERM's first step).
+    public func drain() { ua.loop.sync { [self] in draining = true } }
+
+    /// Responses the SIP layer sent on its own (400, 403, 404, 481 ...), by code.
+    public func sipResponseCounts() -> [Int: Int] { ua.loop.sync { [self] in ua.counters.statelessResponses } }
+
+    public var activeSessionCount: Int { ua.loop.sync { [self] in sessions.count } }
+
+    func profile(named name: String?) throws(GatewayError) -> TrunkProfile {
+        guard let n = name ?? defaultProfileName else { throw .badRequest("no trunk profile is configured") }
+        guard let p = profiles[n] else { throw .badRequest("unknown profile \"\(n)\"") }
+        return p
+    }
+
+    func mediaConfiguration(trunk: NegotiatedLeg, platform: NegotiatedLeg, profile: TrunkProfile) -> MediaCallConfiguration {
+        MediaCallConfiguration(trunk: trunk.configuration(inbandDTMF: profile.media.dtmf == .inband),
+                               platform: platform.configuration(),
+                               rtpTimeout: Double(profile.media.rtpTimeoutSec))
+    }
+
+    /// Opens media for a session, with events hopping to the SIP loop.
+    func openMedia(trunk: NegotiatedLeg, platform: NegotiatedLeg, profile: TrunkProfile, roomId: String) throws(GatewayError) -> MediaCall {
+        do {
+            let loop = ua.loop
+            return try media.openCall(mediaConfiguration(trunk: trunk, platform: platform, profile: profile)) { [weak self] event in
+                guard let gateway = self else { return }
+                loop.execute { gateway.sessions[roomId]?.mediaEvent(event) }
+            }
+        } catch {
+            throw .unavailable("no media ports available: \(error)")
+        }
+    }
+
+    static func newRoomId() -> String { Crypto.hex(Crypto.randomBytes(count: 12)) }
+    static func newTraceId() -> String { UUID().uuidString.lowercased() }
+
+    // MARK: Session ends
+
+    /// Called by a session's `finish`: completes the record, frees limits, keeps a snapshot.
+    func sessionEnded(_ s: GatewaySession, reason: EndReason, sip: SIPDetails?, stats: [MediaLeg: MediaLegStatistics]?) {
+        let endedAt = Date().timeIntervalSince1970
+        let trunk = stats?[.trunk]
+        records.finished(roomId: s.roomId) { r in
+            r.endedAt = endedAt
+            r.endReason = reason.rawValue
+            r.sipCode = sip?.code
+            r.sipReason = sip?.reason
+            r.q850Cause = sip?.cause
+            r.packetsLost = trunk?.packetsLost
+            r.jitterMs = trunk?.jitterMs
+            r.roundTripMs = trunk?.roundTripMs
+        }
+        if s.machine.direction == .outbound { admissions[s.profile.name]?.release() }
+        metrics.ended(reason)
+        if let st = stats { metrics.media(st) }
+        sessions[s.roomId] = nil
+        endedSnapshots[s.roomId] = s.snapshot(stats: stats)
+        endedOrder.append(s.roomId)
+        if endedOrder.count > 10_000 { endedSnapshots[endedOrder.removeFirst()] = nil }
+        events.prune()
+        // Merged partners go with the active session.
+        for other in s.merged where !other.machine.isEnded { other.handle(.close) }
+    }
+
+    /// Runs `work` on the SIP loop with the live session, or throws not-found / ended.
+    func withSession<T: Sendable>(_ roomId: String, _ work: @escaping @Sendable (GatewaySession) throws(GatewayError) -> T) throws(GatewayError) -> T {
+        let result: Result<T, GatewayError> = ua.loop.sync { [self] in
+            guard let s = sessions[roomId] else {
+                return .failure(endedSnapshots[roomId] != nil ? .ended(roomId) : .notFound(roomId))
+            }
+            do throws(GatewayError) { return .success(try work(s)) } catch { return .failure(error) }
+        }
+        return try result.get()
+    }
 }

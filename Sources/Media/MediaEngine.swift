@@ -72,7 +72,7 @@ public final class MediaEngine: @unchecked Sendable {
         switch result {
         case .success(let p):
             return MediaCall(id: id, engine: self, thread: thread, trunk: p.trunk.address, platform: p.platform.address,
-                             ports: (trunkPorts, platformPorts))
+                             ports: (trunkPorts, platformPorts), events: events)
         case .failure(let error):
             release(trunkPorts, platformPorts)
             throw error
@@ -117,15 +117,41 @@ public final class MediaCall: @unchecked Sendable {
     private let engine: MediaEngine
     private let thread: MediaThread
     private let ports: (RTPPortPair, RTPPortPair)
+    private let events: @Sendable (MediaEvent) -> Void
     private let closed = Atomic<Bool>(false)
 
-    init(id: Int, engine: MediaEngine, thread: MediaThread, trunk: SocketAddress, platform: SocketAddress, ports: (RTPPortPair, RTPPortPair)) {
+    init(id: Int, engine: MediaEngine, thread: MediaThread, trunk: SocketAddress, platform: SocketAddress, ports: (RTPPortPair, RTPPortPair),
+         events: @escaping @Sendable (MediaEvent) -> Void) {
         self.id = id
         self.engine = engine
         self.thread = thread
         self.trunkAddress = trunk
         self.platformAddress = platform
         self.ports = ports
+        self.events = events
+    }
+
+    /// Replaces the call's codecs and addresses (the carrier's answer chose another codec
+    /// than the one the call was opened with) on the same ports, so the addresses already in
+    /// the SDP stay valid. Codec, jitter and DTMF state start afresh; a packet arriving during
+    /// the swap is lost.
+    public func reconfigure(_ configuration: MediaCallConfiguration) throws {
+        guard !closed.load(ordering: .acquiring) else { return }
+        let id = self.id, ports = self.ports, events = self.events, thread = self.thread
+        let host = engine.configuration.host
+        let result: Result<Void, any Error> = thread.loop.sync {
+            guard thread.remove(id) != nil else { return .success(()) }
+            do {
+                // The old pipeline's sockets closed with it, so the ports bind again at once.
+                let p = try CallPipeline(id: id, configuration: configuration, host: host, trunkPorts: ports.0,
+                                         platformPorts: ports.1, thread: thread, events: events)
+                thread.attach(p)
+                return .success(())
+            } catch {
+                return .failure(error)
+            }
+        }
+        try result.get()
     }
 
     public func address(of leg: MediaLeg) -> SocketAddress { leg == .trunk ? trunkAddress : platformAddress }

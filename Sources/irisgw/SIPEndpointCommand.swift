@@ -1,5 +1,6 @@
 import Foundation
 import SIP
+import Synchronization
 
 /// `irisgw sip-endpoint`: the bare SIP answering endpoint (signalling only), for SIPp
 /// scenarios, carrier checks and the call-setup benchmark.
@@ -100,17 +101,23 @@ enum SIPEndpointCommand {
     }
 }
 
-/// Blocks until SIGINT or SIGTERM.
-func waitForTermination() {
+/// Blocks until SIGINT or SIGTERM; returns which.
+@discardableResult
+func waitForTermination() -> Int32 {
     signal(SIGINT, SIG_IGN)
     signal(SIGTERM, SIG_IGN)
     let done = DispatchSemaphore(value: 0)
+    let received = Mutex<Int32>(0)
     let sources = [SIGINT, SIGTERM].map { sig -> DispatchSourceSignal in
         let s = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-        s.setEventHandler { done.signal() }
+        s.setEventHandler {
+            received.withLock { $0 = sig }
+            done.signal()
+        }
         s.resume()
         return s
     }
     done.wait()
     sources.forEach { $0.cancel() }
+    return received.withLock { $0 }
 }

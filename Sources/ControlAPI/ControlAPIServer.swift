@@ -1,0 +1,193 @@
+import Foundation
+import Gateway
+import IrisAPI
+import Synchronization
+
+/// DESIGN section 3 over HTTP: routes requests onto `Gateway`, streams events over
+/// WebSocket, answers `/healthz` and `/metrics`. Every error is JSON with an Iris code;
+/// a refused request changes nothing.
+public final class ControlAPIServer: Sendable {
+    private let attached = Mutex<Gateway?>(nil)
+    private let key: String
+    private let server: Mutex<HTTPServer?> = Mutex(nil)
+    private let subscriptions = Mutex<[Int: EventHub.Subscription]>([:])
+    private let configuration: HTTPServerConfiguration
+
+    /// The server can listen before the gateway exists (the gateway's notifications name
+    /// the API's address); until `attach`, requests get 503.
+    public init(key: String, configuration: HTTPServerConfiguration) {
+        self.key = key
+        self.configuration = configuration
+    }
+
+    public convenience init(gateway: Gateway, key: String, configuration: HTTPServerConfiguration) {
+        self.init(key: key, configuration: configuration)
+        attach(gateway)
+    }
+
+    public func attach(_ gateway: Gateway) { attached.withLock { $0 = gateway } }
+
+    private var current: Gateway {
+        get throws(GatewayError) {
+            guard let g = attached.withLock({ $0 }) else { throw .unavailable("the gateway is starting") }
+            return g
+        }
+    }
+
+    /// Starts listening; returns the bound port.
+    public func start() throws -> Int {
+        let s = HTTPServer(configuration: configuration,
+                           handler: { [self] in handle($0) },
+                           webSocket: { [self] in upgrade($0) },
+                           onWebSocketOpen: { [self] in opened($0) },
+                           onWebSocketClose: { [self] in closed($0) })
+        let port = try s.start()
+        server.withLock { $0 = s }
+        return port
+    }
+
+    public func stop() {
+        let s = server.withLock { s -> HTTPServer? in defer { s = nil }; return s }
+        s?.stop()
+    }
+
+    // MARK: HTTP
+
+    private static let encoder: JSONEncoder = {
+        let e = JSONEncoder()
+        e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return e
+    }()
+
+    static func json<T: Encodable>(_ status: Int, _ value: T) -> HTTPResponse {
+        .json(status, Array((try? encoder.encode(value)) ?? Data("{}".utf8)))
+    }
+
+    static func error(_ e: GatewayError) -> HTTPResponse { json(e.httpStatus, APIErrorBody(code: e.irisCode, message: e.message)) }
+
+    private func decode<T: Decodable>(_ type: T.Type, _ request: HTTPRequest) throws(GatewayError) -> T {
+        guard !request.body.isEmpty else { throw .badRequest("a JSON body is required") }
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(request.body))
+        } catch let DecodingError.keyNotFound(key, _) {
+            throw .badRequest("missing key \"\(key.stringValue)\"")
+        } catch let DecodingError.typeMismatch(_, context) {
+            throw .badRequest("wrong type at \"\(context.codingPath.map(\.stringValue).joined(separator: "."))\"")
+        } catch let DecodingError.valueNotFound(_, context) {
+            throw .badRequest("null at \"\(context.codingPath.map(\.stringValue).joined(separator: "."))\"")
+        } catch let DecodingError.dataCorrupted(context) where !context.codingPath.isEmpty {
+            throw .badRequest("bad value at \"\(context.codingPath.map(\.stringValue).joined(separator: "."))\"")
+        } catch {
+            throw .badRequest("the body is not valid JSON")
+        }
+    }
+
+    func handle(_ request: HTTPRequest) -> HTTPResponse {
+        if request.method == "GET" && request.path == "/healthz" {
+            return Self.json(200, ["status": "ok"])
+        }
+        guard APIKey.matches(header: request.headers["authorization"], key: key) else {
+            return Self.error(GatewayError(IrisCode.incorrectParams, 401, "missing or wrong API key (Authorization: Bearer <key>)"))
+        }
+        do {
+            return try route(request)
+        } catch {
+            return Self.error(error)
+        }
+    }
+
+    private func route(_ request: HTTPRequest) throws(GatewayError) -> HTTPResponse {
+        let gateway = try self.current
+        let parts = request.path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        switch (request.method, parts) {
+        case ("GET", ["metrics"]):
+            let text = gateway.metrics.render(statuses: gateway.list().map(\.status), sipResponses: gateway.sipResponseCounts())
+            return .text(200, text, contentType: "text/plain; version=0.0.4; charset=utf-8")
+        case ("POST", ["v1", "sessions"]):
+            return Self.json(201, try gateway.create(try decode(CreateSessionRequest.self, request)))
+        case ("GET", ["v1", "sessions"]):
+            return Self.json(200, SessionList(sessions: gateway.list()))
+        case ("GET", ["v1", "sessions", let room]):
+            return Self.json(200, try gateway.snapshot(roomId: room))
+        case ("DELETE", ["v1", "sessions", let room]):
+            try gateway.close(roomId: room)
+            return Self.json(202, ["roomId": room])
+        case ("POST", ["v1", "sessions", let room, let verb]):
+            return try verbRequest(room, verb, request)
+        case (_, ["v1", "sessions"]), (_, ["v1", "sessions", _]), (_, ["v1", "sessions", _, _]), (_, ["metrics"]):
+            throw GatewayError(IrisCode.incorrectParams, 405, "\(request.method) is not allowed on \(request.path)")
+        case (_, ["v1", "events"]):
+            throw GatewayError(IrisCode.incorrectParams, 400, "/v1/events is a WebSocket: send an Upgrade request")
+        default:
+            throw GatewayError(IrisCode.incorrectParams, 404, "no such endpoint: \(request.method) \(request.path)")
+        }
+    }
+
+    private func verbRequest(_ room: String, _ verb: String, _ request: HTTPRequest) throws(GatewayError) -> HTTPResponse {
+        let gateway = try self.current
+        switch verb {
+        case "join":
+            return Self.json(200, try gateway.join(roomId: room, try decode(JoinRequest.self, request)))
+        case "reject":
+            try gateway.reject(roomId: room, try decode(RejectRequest.self, request))
+            return Self.json(200, ["roomId": room])
+        case "hold":
+            try gateway.hold(roomId: room)
+            return Self.json(202, ["roomId": room])
+        case "unhold":
+            try gateway.unhold(roomId: room)
+            return Self.json(202, ["roomId": room])
+        case "mute", "unmute":
+            try gateway.setMuted(roomId: room, verb == "mute")
+            return Self.json(200, ["roomId": room])
+        case "merge":
+            try gateway.merge(roomId: room, try decode(MergeRequest.self, request))
+            return Self.json(202, ["roomId": room])
+        case "dtmf":
+            try gateway.sendDTMF(roomId: room, try decode(DTMFRequest.self, request))
+            return Self.json(202, ["roomId": room])
+        default:
+            throw GatewayError(IrisCode.incorrectParams, 404, "no such verb: \(verb)")
+        }
+    }
+
+    // MARK: WebSocket events
+
+    private func upgrade(_ request: HTTPRequest) -> HTTPResponse? {
+        guard request.path == "/v1/events" else {
+            return Self.error(GatewayError(IrisCode.incorrectParams, 404, "WebSocket only on /v1/events"))
+        }
+        // Browsers cannot set headers on a WebSocket: `access_token=` in the query works too.
+        let header = request.headers["authorization"] ?? request.query["access_token"].map { "Bearer " + $0 }
+        guard APIKey.matches(header: header, key: key) else {
+            return Self.error(GatewayError(IrisCode.incorrectParams, 401, "missing or wrong API key"))
+        }
+        if let since = request.query["since"], Int(since) == nil || Int(since)! < 0 {
+            return Self.error(.badRequest("since must be a non-negative integer"))
+        }
+        return nil
+    }
+
+    private func opened(_ connection: WebSocketConnection) {
+        let q = connection.request.query
+        let filter = EventHub.Filter(routingId: q["routingId"], roomId: q["roomId"])
+        let since = q["since"].flatMap { Int($0) }
+        guard let gateway = attached.withLock({ $0 }) else {
+            connection.close()
+            return
+        }
+        let sub = gateway.events.subscribe(filter, since: since) { event in
+            guard let data = try? Self.encoder.encode(event) else { return }
+            connection.send(text: String(decoding: data, as: UTF8.self))
+        }
+        subscriptions.withLock { $0[connection.id] = sub }
+        // Closed while we subscribed: the close callback found nothing to remove.
+        if !connection.isOpen { closed(connection) }
+    }
+
+    private func closed(_ connection: WebSocketConnection) {
+        if let sub = subscriptions.withLock({ $0.removeValue(forKey: connection.id) }) {
+            attached.withLock { $0 }?.events.unsubscribe(sub)
+        }
+    }
+}

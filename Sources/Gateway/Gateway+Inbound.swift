@@ -1,0 +1,122 @@
+import Foundation
+import IOCore
+import IrisAPI
+import Media
+import SIP
+
+/// Calls from trunks to DIDs (DESIGN section 5, inbound table).
+extension Gateway: SIPUserAgentDelegate {
+    public func userAgent(_ ua: SIPUserAgent, didReceiveCall call: SIPCall) {
+        metrics.inboundInvite()
+        let source = call.peer.address.host
+        let allowed = profiles.values.filter { $0.inbound?.allows(source: source) ?? false }.sorted { $0.name < $1.name }
+        guard !allowed.isEmpty else {
+            call.reject(status: 403, reason: "Forbidden")
+            return
+        }
+        let user = call.invite.requestURI?.user ?? ""
+        let did = user.hasPrefix("+") || user.isEmpty ? user : "+" + user
+        guard let (profile, route) = allowed.lazy.compactMap({ p in p.inbound!.route(forDID: did).map { (p, $0) } }).first else {
+            call.reject(status: 404, reason: "Not Found")
+            return
+        }
+        if draining || sessions.count >= configuration.maxSessions {
+            call.reject(status: 503, reason: "Service Unavailable", headers: [SIPHeader(.retryAfter, "30")])
+            return
+        }
+        guard let offer = call.remoteSDP else {
+            // Late offer (no SDP in the INVITE) is not supported yet: the carrier retries with SDP.
+            call.reject(status: 488, reason: "Not Acceptable Here (SDP offer required)")
+            return
+        }
+        let trunk: NegotiatedLeg
+        do {
+            trunk = try MediaNegotiation.trunkLeg(offer, allowed: profile.media.codecs.map(\.rawValue))
+        } catch {
+            call.reject(status: 488, reason: "Not Acceptable Here")
+            return
+        }
+        let caller = call.invite.from?.uri.user ?? "anonymous"
+        let roomId = Self.newRoomId()
+        let traceId = Self.newTraceId()
+        let ring = Double(profile.inbound?.ringTimeoutSec ?? 45)
+        let expiry = Date().timeIntervalSince1970 + (configuration.roomTokenLifetime ?? ring + 15)
+        let token = tokens.issue(roomId: roomId, expiresAt: expiry)
+        let s = GatewaySession(direction: .inbound, roomId: roomId, traceId: traceId, routingId: route.routingId, profile: profile,
+                               sourceTN: caller, targetTN: did, notificationData: nil, gateway: self)
+        s.call = call
+        s.trunkLeg = trunk
+        s.roomToken = token
+        call.delegate = s
+        sessions[roomId] = s
+        events.open(roomId: roomId, routingId: route.routingId)
+        records.started(CallRecord(roomId: roomId, traceId: traceId, direction: "inbound", sourceTN: caller, targetTN: did,
+                                   profile: profile.name, startedAt: s.startedAt))
+        metrics.started()
+        var n = SessionEvent(event: .onNotification, roomId: roomId, traceId: traceId)
+        n.type = "notify"
+        n.roomid = roomId
+        n.roomtoken = token
+        n.roomtokenexpirytime = Int64(expiry)
+        n.rtcserver = configuration.publicURL
+        n.traceid = traceId
+        n.routingid = route.routingId
+        n.userdata = NotificationUserData(caller: caller, did: did)
+        s.handle(.started(notification: n))
+        notifier?(n)
+    }
+
+    /// Checks a room token for `roomId`: expired is -105, anything else wrong -103.
+    func verifyToken(_ token: String, roomId: String) throws(GatewayError) {
+        do {
+            try tokens.verify(token, roomId: roomId, now: Date().timeIntervalSince1970)
+        } catch {
+            throw GatewayError(error.irisCode, error == .expired ? 401 : 403, "roomToken: \(error)")
+        }
+    }
+
+    /// Iris `join`: answers the inbound call with media toward the app's offer.
+    public func join(roomId: String, _ request: JoinRequest) throws(GatewayError) -> SessionResponse {
+        try verifyToken(request.roomToken, roomId: roomId)
+        let platform: NegotiatedLeg
+        do {
+            platform = try MediaNegotiation.platformLeg(offer: request.media.sdp, preferPCMU: configuration.preferPCMUPassthrough,
+                                                        opus: configuration.opus)
+        } catch {
+            throw .badRequest("media.sdp: \(error.message)")
+        }
+        let (trunk, profile) = try withSession(roomId) { s throws(GatewayError) in
+            guard s.machine.direction == .inbound else { throw .wrongState("session \(roomId) is outbound: nothing to join") }
+            guard s.media == nil, s.machine.status == .initializing, let t = s.trunkLeg else {
+                throw .wrongState("session \(roomId) was already joined")
+            }
+            return (t, s.profile)
+        }
+        let mediaCall = try openMedia(trunk: trunk, platform: platform, profile: profile, roomId: roomId)
+        let answer = MediaNegotiation.answer(for: platform, address: mediaCall.platformAddress, session: SDPSessionIdentity())
+        do {
+            try withSession(roomId) { s throws(GatewayError) in
+                guard s.media == nil, !s.machine.isEnded else { throw .wrongState("session \(roomId) was already joined") }
+                s.media = mediaCall
+                s.platformLeg = platform
+                s.handle(.join)
+            }
+        } catch {
+            mediaCall.close()
+            throw error
+        }
+        return SessionResponse(roomId: roomId, traceId: request.traceId ?? roomTrace(roomId), media: MediaBody(sdp: answer.serialize()))
+    }
+
+    func roomTrace(_ roomId: String) -> String { ua.loop.sync { [self] in sessions[roomId]?.traceId ?? "" } }
+
+    /// Iris `reject`: 603 (or 486 for busy) to the caller.
+    public func reject(roomId: String, _ request: RejectRequest) throws(GatewayError) {
+        try verifyToken(request.roomToken, roomId: roomId)
+        try withSession(roomId) { s throws(GatewayError) in
+            guard s.machine.direction == .inbound else { throw .wrongState("session \(roomId) is outbound: use close") }
+            guard s.media == nil, s.machine.status == .initializing else { throw .wrongState("session \(roomId) was already joined") }
+            s.handle(.reject(busy: request.reason == .busy))
+        }
+    }
+}

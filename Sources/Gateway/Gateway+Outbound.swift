@@ -1,0 +1,91 @@
+import Foundation
+import IrisAPI
+import Media
+import SIP
+
+extension Gateway {
+    /// Iris `createWithTN`: validates the numbers against the profile, admits the call
+    /// under the trunk's limits, opens media and sends the INVITE. The response carries the
+    /// platform leg's SDP answer; events follow on the hub.
+    public func create(_ request: CreateSessionRequest) throws(GatewayError) -> SessionResponse {
+        let profile = try profile(named: request.profile)
+        guard profile.outbound != nil else { throw .forbidden("call forbidden: trunk \(profile.name) takes no outbound calls") }
+        let target: String, source: String
+        do {
+            target = try profile.normalize(request.targetTN)
+        } catch {
+            throw GatewayError(error.code, error.code == IrisCode.callForbidden ? 403 : 400, "targetTN: " + error.message)
+        }
+        source = request.sourceTN.filter { !" \t-.()".contains($0) }
+        guard TrunkProfile.Outbound.isDialable(source) else {
+            throw .badRequest("sourceTN: \"\(request.sourceTN)\" is not a phone number (digits, optionally after + or *)")
+        }
+        if let r = request.routingId, !Self.isValidID(r) { throw .badRequest("routingId must be 1-128 of [A-Za-z0-9._:@-]") }
+        if let t = request.traceId, !Self.isValidID(t) { throw .badRequest("traceId must be 1-128 of [A-Za-z0-9._:@-]") }
+        let platform: NegotiatedLeg
+        do {
+            platform = try MediaNegotiation.platformLeg(offer: request.media.sdp, preferPCMU: configuration.preferPCMUPassthrough
+                                                        && profile.media.codecs.first == .pcmu, opus: configuration.opus)
+        } catch {
+            throw .badRequest("media.sdp: \(error.message)")
+        }
+        // The trunk's codec is known only from its answer: open with our first choice, and
+        // switch when the answer says otherwise (same ports, so the SDP stays true).
+        guard let first = profile.media.codecs.first, let (codec, map) = MediaNegotiation.trunkCodec(named: first.rawValue) else {
+            throw .unavailable("trunk \(profile.name) has no usable codec")
+        }
+        let provisional = NegotiatedLeg(codec: codec, rtpMap: map, telephoneEvent: nil, remote: nil, direction: .sendrecv)
+
+        let roomId = Self.newRoomId()
+        let traceId = request.traceId ?? Self.newTraceId()
+        // Admission and the session's creation happen in one hop, so limits hold under races.
+        let admitted: Result<Void, GatewayError> = ua.loop.sync { [self] in
+            if draining { return .failure(.unavailable("the gateway is shutting down")) }
+            if sessions.count >= configuration.maxSessions { return .failure(.unavailable("the gateway is at capacity")) }
+            switch admissions[profile.name]?.admit(now: EventLoop.now()) {
+            case .concurrency?:
+                return .failure(.unavailable("trunk \(profile.name) is at its limit of \(profile.outbound!.maxConcurrentCalls) calls"))
+            case .rate?:
+                return .failure(.unavailable("trunk \(profile.name) is at its limit of \(profile.outbound!.callsPerSecond) new calls per second"))
+            case nil:
+                return .success(())
+            }
+        }
+        try admitted.get()
+        let mediaCall: MediaCall
+        do {
+            mediaCall = try openMedia(trunk: provisional, platform: platform, profile: profile, roomId: roomId)
+        } catch {
+            ua.loop.sync { [self] in admissions[profile.name]?.release() }
+            throw error
+        }
+        let credentials: DigestCredentials? = profile.outbound?.auth.flatMap { auth in
+            (try? auth.password(environment: configuration.environment)).map { DigestCredentials(username: auth.username, password: $0) }
+        }
+        let answer = MediaNegotiation.answer(for: platform, address: mediaCall.platformAddress, session: SDPSessionIdentity())
+        events.open(roomId: roomId, routingId: request.routingId)
+        records.started(CallRecord(roomId: roomId, traceId: traceId, direction: "outbound", sourceTN: source, targetTN: target,
+                                   profile: profile.name, startedAt: Date().timeIntervalSince1970))
+        metrics.started()
+        ua.loop.sync { [self] in
+            let s = GatewaySession(direction: .outbound, roomId: roomId, traceId: traceId, routingId: request.routingId,
+                                   profile: profile, sourceTN: source, targetTN: target,
+                                   notificationData: request.notificationData, gateway: self)
+            s.media = mediaCall
+            s.platformLeg = platform
+            s.trunkLeg = provisional
+            s.credentials = credentials
+            sessions[roomId] = s
+            s.handle(.started(notification: nil))
+            s.sendInvite()
+        }
+        return SessionResponse(roomId: roomId, traceId: traceId, media: MediaBody(sdp: answer.serialize()))
+    }
+
+    /// Routing and trace ids go into URLs and logs: a conservative alphabet.
+    static func isValidID(_ s: String) -> Bool {
+        (1...128).contains(s.utf8.count) && s.utf8.allSatisfy { c in
+            (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || ".-_:@".utf8.contains(c)
+        }
+    }
+}

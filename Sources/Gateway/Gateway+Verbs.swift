@@ -1,0 +1,93 @@
+import Foundation
+import IrisAPI
+import Media
+import SIP
+
+/// The in-call Iris verbs and the state queries.
+extension Gateway {
+    /// Iris `hold`: a re-INVITE with `a=sendonly`; `Hold` is reported when the 200 arrives.
+    public func hold(roomId: String) throws(GatewayError) { try setHold(roomId, true) }
+
+    /// Iris `unhold`: a re-INVITE with `a=sendrecv`; `Connected` follows the 200.
+    public func unhold(roomId: String) throws(GatewayError) { try setHold(roomId, false) }
+
+    private func setHold(_ roomId: String, _ hold: Bool) throws(GatewayError) {
+        try withSession(roomId) { s throws(GatewayError) in
+            guard s.machine.isConnected else { throw .wrongState("session \(roomId) is not connected") }
+            guard s.machine.pendingHold == nil else { throw .wrongState("a hold or unhold is already in progress") }
+            let actions = s.machine.status
+            if hold && actions == .hold && s.machine.heldLocally { throw .wrongState("session \(roomId) is already on hold") }
+            if !hold && !s.machine.heldLocally { throw .wrongState("session \(roomId) is not on hold") }
+            s.handle(.localHold(hold))
+        }
+    }
+
+    /// Iris `mute` / `unmute`: the app's audio stops reaching the carrier (silence is sent).
+    public func setMuted(roomId: String, _ muted: Bool) throws(GatewayError) {
+        try withSession(roomId) { s throws(GatewayError) in
+            guard let media = s.media else { throw .wrongState("session \(roomId) has no media yet") }
+            s.muted = muted
+            media.setMuted(.platform, muted)
+        }
+    }
+
+    /// Iris `insertDTMFtone`: RFC 4733 digits toward the carrier.
+    public func sendDTMF(roomId: String, _ request: DTMFRequest) throws(GatewayError) {
+        let duration = request.durationMs ?? 100
+        guard (40...2000).contains(duration) else { throw .badRequest("durationMs must be 40-2000") }
+        guard !request.tones.isEmpty, request.tones.count <= 64, request.tones.allSatisfy({ DTMFDigit($0) != nil }) else {
+            throw .badRequest("tones must be 1-64 of 0-9 * # A-D")
+        }
+        try withSession(roomId) { s throws(GatewayError) in
+            guard s.machine.isConnected || s.machine.earlyMedia, let media = s.media else {
+                throw .wrongState("session \(roomId) is not connected")
+            }
+            guard s.trunkLeg?.telephoneEvent != nil else {
+                throw .wrongState("the carrier did not negotiate RFC 4733 telephone-event")
+            }
+            do { try media.sendDTMF(request.tones, on: .trunk, durationMs: duration) } catch {
+                throw .badRequest("tones: \(error)")
+            }
+        }
+    }
+
+    /// Iris `merge`: not built yet (needs the media engine's cross-call mixer).
+    public func merge(roomId: String, _ request: MergeRequest) throws(GatewayError) {
+        try withSession(roomId) { s throws(GatewayError) in
+            guard s.machine.isConnected else { throw .wrongState("session \(roomId) is not connected") }
+        }
+        guard ua.loop.sync({ [self] in sessions[request.heldRoomId] != nil }) else { throw .notFound(request.heldRoomId) }
+        throw GatewayError(IrisCode.serviceUnavailable, 501, "merge is not supported by this gateway yet")
+    }
+
+    /// Iris `close`: CANCEL before an answer, BYE after; a ringing inbound call gets 603.
+    public func close(roomId: String) throws(GatewayError) {
+        try withSession(roomId) { s in s.handle(.close) }
+    }
+
+    /// A session's state now (live or recently ended).
+    public func snapshot(roomId: String) throws(GatewayError) -> SessionSnapshot {
+        let found: SessionSnapshot?? = ua.loop.sync { [self] in
+            if sessions[roomId] != nil { return .some(nil) }
+            return endedSnapshots[roomId].map { .some($0) } ?? nil
+        }
+        switch found {
+        case .none: throw .notFound(roomId)
+        case .some(.some(let snap)): return snap
+        case .some(.none):
+            // Live: media statistics come from the media thread, outside the SIP loop.
+            let media: MediaCall? = ua.loop.sync { [self] in sessions[roomId]?.media }
+            let stats = media?.statistics()
+            let snap: SessionSnapshot? = ua.loop.sync { [self] in
+                sessions[roomId]?.snapshot(stats: stats) ?? endedSnapshots[roomId]
+            }
+            guard let snap else { throw .notFound(roomId) }
+            return snap
+        }
+    }
+
+    /// Every live session, without media statistics.
+    public func list() -> [SessionSnapshot] {
+        ua.loop.sync { [self] in sessions.values.map { $0.snapshot(stats: nil) }.sorted { $0.roomId < $1.roomId } }
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import IOCore
+import Media
+import SIP
+
+/// How `irisgw serve` runs. Every field has a documented default.
+public struct GatewayConfiguration: Sendable {
+    /// SIP sockets (UDP and TCP). Default UDP and TCP on 127.0.0.1:5060.
+    public var sipListen: [(transport: SIPTransportProtocol, address: SocketAddress)]
+    /// Address RTP binds to and that goes in our SDP. Default 127.0.0.1.
+    public var rtpHost: String
+    /// RTP/RTCP port range. Default 20000-29999.
+    public var rtpPorts: ClosedRange<UInt16>
+    /// Media threads. Default one per core.
+    public var mediaThreads: Int
+    /// Where `calls.sqlite`, `api-key` and `room-token-secret` live. Default `./.irisgw`.
+    public var dataDir: String
+    /// The profile `createWithTN` uses when the request names none. Default: the first
+    /// profile (by name) with an `outbound` section.
+    public var defaultProfile: String?
+    /// The API base URL put in notifications' `rtcserver`. Default `http://127.0.0.1:8080`.
+    public var publicURL: String
+    /// Seconds a room token for an inbound call stays valid. Default: the ring timeout + 15.
+    public var roomTokenLifetime: Double?
+    /// Sessions at once over all trunks; inbound calls over it get 503 with Retry-After.
+    /// Default 1000.
+    public var maxSessions: Int
+    /// Opus toward the platform. Default complexity 5, FEC on.
+    public var opus: AudioCodec.OpusSettings
+    /// Bridge both legs without transcoding when the app offers PCMU and the trunk takes
+    /// it. Default true.
+    public var preferPCMUPassthrough: Bool
+    /// Seconds an ended session's events stay for replay (`since=`). Default 300.
+    public var eventRetention: Double
+    /// SIP user agent settings (User-Agent, PRACK, session timers, T1).
+    public var sip: SIPUserAgentConfiguration
+    /// Environment for `passwordEnv` lookups. Default: the process environment.
+    public var environment: [String: String]
+
+    public init(sipListen: [(transport: SIPTransportProtocol, address: SocketAddress)] = [
+                    (.udp, SocketAddress(host: "127.0.0.1", port: 5060)), (.tcp, SocketAddress(host: "127.0.0.1", port: 5060))],
+                rtpHost: String = "127.0.0.1", rtpPorts: ClosedRange<UInt16> = 20_000...29_999,
+                mediaThreads: Int = ProcessInfo.processInfo.activeProcessorCount, dataDir: String = ".irisgw",
+                defaultProfile: String? = nil, publicURL: String = "http://127.0.0.1:8080", roomTokenLifetime: Double? = nil,
+                maxSessions: Int = 1000, opus: AudioCodec.OpusSettings = .init(complexity: 5), preferPCMUPassthrough: Bool = true,
+                eventRetention: Double = 300, sip: SIPUserAgentConfiguration = SIPUserAgentConfiguration(),
+                environment: [String: String] = ProcessInfo.processInfo.environment) {
+        self.sipListen = sipListen
+        self.rtpHost = rtpHost
+        self.rtpPorts = rtpPorts
+        self.mediaThreads = mediaThreads
+        self.dataDir = dataDir
+        self.defaultProfile = defaultProfile
+        self.publicURL = publicURL
+        self.roomTokenLifetime = roomTokenLifetime
+        self.maxSessions = maxSessions
+        self.opus = opus
+        self.preferPCMUPassthrough = preferPCMUPassthrough
+        self.eventRetention = eventRetention
+        self.sip = sip
+        self.environment = environment
+    }
+}

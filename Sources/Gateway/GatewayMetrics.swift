@@ -1,0 +1,76 @@
+import IrisAPI
+import Media
+import Synchronization
+
+/// Counters behind `/metrics` (Prometheus text). Thread-safe; updated on the SIP loop.
+public final class GatewayMetrics: Sendable {
+    private struct Counts {
+        var started = 0
+        var inboundInvites = 0
+        var ended: [EndReason: Int] = [:]
+        var packetsReceived = 0
+        var packetsSent = 0
+        var packetsLost: Int64 = 0
+        var concealed = 0
+        var late = 0
+        var jitterSumMs = 0.0
+        var jitterSamples = 0
+        var registrations: [String: String] = [:]
+    }
+    private let counts = Mutex(Counts())
+
+    public init() {}
+
+    func started() { counts.withLock { $0.started += 1 } }
+    func inboundInvite() { counts.withLock { $0.inboundInvites += 1 } }
+    func ended(_ reason: EndReason) { counts.withLock { $0.ended[reason, default: 0] += 1 } }
+    func registration(profile: String, state: String) { counts.withLock { $0.registrations[profile] = state } }
+
+    func media(_ stats: [MediaLeg: MediaLegStatistics]) {
+        counts.withLock { c in
+            for s in stats.values {
+                c.packetsReceived += s.packetsReceived
+                c.packetsSent += s.packetsSent
+                c.packetsLost += s.packetsLost
+                c.concealed += s.concealed
+                c.late += s.late
+            }
+            if let t = stats[.trunk], t.packetsReceived > 0 {
+                c.jitterSumMs += t.jitterMs
+                c.jitterSamples += 1
+            }
+        }
+    }
+
+    /// The Prometheus text exposition. `statuses` are the live sessions' statuses;
+    /// `sipResponses` the SIP layer's counts by status code.
+    public func render(statuses: [SessionStatus], sipResponses: [Int: Int]) -> String {
+        let c = counts.withLock { $0 }
+        var out = ""
+        func metric(_ name: String, _ type: String, _ help: String, _ samples: [(String, String)]) {
+            out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
+            for (labels, value) in samples { out += "\(name)\(labels) \(value)\n" }
+        }
+        let byStatus = Dictionary(grouping: statuses, by: { $0 }).mapValues(\.count)
+        metric("irisgw_sessions_active", "gauge", "Live sessions by status.",
+               [SessionStatus.initializing, .connecting, .connected, .hold].map { ("{status=\"\($0.rawValue)\"}", String(byStatus[$0] ?? 0)) })
+        metric("irisgw_sessions_started_total", "counter", "Sessions started (both directions).", [("", String(c.started))])
+        metric("irisgw_sessions_ended_total", "counter", "Sessions ended, by reason.",
+               EndReason.allCases.map { ("{reason=\"\($0.rawValue)\"}", String(c.ended[$0] ?? 0)) })
+        metric("irisgw_inbound_invites_total", "counter", "New INVITEs from trunks.", [("", String(c.inboundInvites))])
+        metric("irisgw_sip_responses_total", "counter", "SIP responses sent without a transaction user, by code.",
+               sipResponses.keys.sorted().map { ("{code=\"\($0)\"}", String(sipResponses[$0]!)) })
+        metric("irisgw_media_packets_received_total", "counter", "RTP packets received (ended sessions).", [("", String(c.packetsReceived))])
+        metric("irisgw_media_packets_sent_total", "counter", "RTP packets sent (ended sessions).", [("", String(c.packetsSent))])
+        metric("irisgw_media_packets_lost_total", "counter", "RTP packets lost (RFC 3550 A.3, ended sessions).", [("", String(c.packetsLost))])
+        metric("irisgw_media_concealed_frames_total", "counter", "Frames concealed (PLC/FEC).", [("", String(c.concealed))])
+        metric("irisgw_media_late_packets_total", "counter", "Packets too late for the jitter buffer.", [("", String(c.late))])
+        metric("irisgw_media_trunk_jitter_ms_avg", "gauge", "Mean interarrival jitter on trunk legs (ended sessions).",
+               [("", String(format2(c.jitterSamples > 0 ? c.jitterSumMs / Double(c.jitterSamples) : 0)))])
+        metric("irisgw_trunk_registered", "gauge", "1 when the trunk's registration is up.",
+               c.registrations.keys.sorted().map { ("{profile=\"\($0)\"}", c.registrations[$0]!.hasPrefix("registered") ? "1" : "0") })
+        return out
+    }
+
+    private func format2(_ v: Double) -> String { String((v * 100).rounded() / 100) }
+}

@@ -1,0 +1,138 @@
+import Foundation
+import IrisAPI
+import Synchronization
+
+/// Publishes session events to subscribers, and keeps each session's history so a client
+/// that subscribes late (or reconnects) replays what it missed with `since=N`: no event is
+/// lost to the race between `createWithTN` and subscribing.
+///
+/// A subscriber matches by routing id or room id. Delivery goes through its `sink`, which
+/// must not block (the control API queues per connection, with a bound). Thread-safe.
+public final class EventHub: Sendable {
+    /// Who wants which events.
+    public struct Filter: Sendable, Equatable {
+        public var routingId: String?
+        public var roomId: String?
+        public init(routingId: String? = nil, roomId: String? = nil) {
+            self.routingId = routingId
+            self.roomId = roomId
+        }
+        func matches(roomId: String, routingId: String?) -> Bool {
+            if let r = self.roomId, r != roomId { return false }
+            if let r = self.routingId, r != routingId { return false }
+            return true
+        }
+    }
+
+    public final class Subscription: Sendable {
+        public let id: Int
+        let filter: Filter
+        let sink: @Sendable (SessionEvent) -> Void
+        init(id: Int, filter: Filter, sink: @escaping @Sendable (SessionEvent) -> Void) {
+            self.id = id
+            self.filter = filter
+            self.sink = sink
+        }
+    }
+
+    private struct History {
+        var routingId: String?
+        var events: [SessionEvent] = []
+        var endedAt: Double?
+    }
+
+    private struct State {
+        var histories: [String: History] = [:]
+        var order: [String] = []
+        var subscribers: [Int: Subscription] = [:]
+        var nextID = 1
+    }
+
+    private let state = Mutex(State())
+    /// Seconds an ended session's history stays for replay. Default 300.
+    public let retention: Double
+    /// At most this many sessions' histories are kept (oldest ended ones go first).
+    public let maxHistories: Int
+
+    public init(retention: Double = 300, maxHistories: Int = 10_000) {
+        self.retention = retention
+        self.maxHistories = maxHistories
+    }
+
+    /// Registers a session's routing id before its first event.
+    public func open(roomId: String, routingId: String?) {
+        state.withLock { s in
+            if s.histories[roomId] == nil {
+                s.histories[roomId] = History(routingId: routingId)
+                s.order.append(roomId)
+            }
+        }
+    }
+
+    /// Stamps `seq` (per session, from 1) and `at` (Unix ms), records and delivers the event.
+    @discardableResult
+    public func publish(_ event: SessionEvent, now: Date = Date()) -> SessionEvent {
+        var e = event
+        let targets: [Subscription] = state.withLock { s in
+            var h = s.histories[e.roomId] ?? History()
+            if s.histories[e.roomId] == nil { s.order.append(e.roomId) }
+            e.seq = (h.events.last?.seq ?? 0) + 1
+            e.at = Int64((now.timeIntervalSince1970 * 1000).rounded())
+            h.events.append(e)
+            if e.event == .onSessionEnded { h.endedAt = now.timeIntervalSince1970 }
+            s.histories[e.roomId] = h
+            let routing = h.routingId
+            return s.subscribers.values.filter { $0.filter.matches(roomId: e.roomId, routingId: routing) }
+        }
+        // Sinks are called outside the lock; they only enqueue.
+        for t in targets { t.sink(e) }
+        return e
+    }
+
+    /// Subscribes; first replays history matching the filter (events with `seq >= since`
+    /// for a room filter; every retained event of matching sessions when `since` is nil and
+    /// a room is named; none for a routing filter without `since`), then delivers live
+    /// events. Replay and registration happen under one lock, so nothing falls between.
+    public func subscribe(_ filter: Filter, since: Int?, sink: @escaping @Sendable (SessionEvent) -> Void) -> Subscription {
+        state.withLock { s in
+            let sub = Subscription(id: s.nextID, filter: filter, sink: sink)
+            s.nextID += 1
+            if since != nil || filter.roomId != nil {
+                let from = since ?? 1
+                for room in s.order {
+                    guard let h = s.histories[room], filter.matches(roomId: room, routingId: h.routingId) else { continue }
+                    for e in h.events where e.seq >= from { sink(e) }
+                }
+            }
+            s.subscribers[sub.id] = sub
+            return sub
+        }
+    }
+
+    public func unsubscribe(_ subscription: Subscription) {
+        _ = state.withLock { $0.subscribers.removeValue(forKey: subscription.id) }
+    }
+
+    /// A session's events so far (tests, `GET` snapshots).
+    public func history(roomId: String) -> [SessionEvent] {
+        state.withLock { $0.histories[roomId]?.events ?? [] }
+    }
+
+    public var subscriberCount: Int { state.withLock { $0.subscribers.count } }
+
+    /// Drops histories of sessions ended more than `retention` seconds ago.
+    public func prune(now: Double = Date().timeIntervalSince1970) {
+        state.withLock { s in
+            s.order.removeAll { room in
+                guard let h = s.histories[room] else { return true }
+                let expired = h.endedAt.map { now - $0 > retention } ?? false
+                let overflow = s.histories.count > maxHistories && h.endedAt != nil
+                if expired || overflow {
+                    s.histories[room] = nil
+                    return true
+                }
+                return false
+            }
+        }
+    }
+}

@@ -1,0 +1,126 @@
+import IrisAPI
+import Media
+import SIP
+
+/// SIP events of the session's call, turned into machine inputs (DESIGN section 5).
+extension GatewaySession: SIPCallDelegate {
+    /// Code, reason phrase and the Q.850 cause of a response's `Reason` header.
+    static func details(of message: SIPMessage?) -> SIPDetails? {
+        guard let message, let code = message.statusCode else { return nil }
+        return SIPDetails(code: code, reason: message.reasonPhrase ?? "", cause: q850Cause(of: message))
+    }
+
+    static func q850Cause(of message: SIPMessage?) -> Int? {
+        message?.reasons.first { $0.protocolName.uppercased() == "Q.850" }?.cause
+    }
+
+    func call(_ call: SIPCall, didReceiveProvisional response: SIPMessage) {
+        guard call === self.call, let details = Self.details(of: response) else { return }
+        var early = false
+        if let sdp = response.sdp, applyTrunkSDP(sdp) { early = true }
+        if !sawRinging {
+            sawRinging = true
+            gateway.records.update(roomId: roomId) { [now] r in r.ringingAt = now }
+        }
+        handle(.provisional(details, hasSDP: early))
+    }
+
+    func call(_ call: SIPCall, didConnect message: SIPMessage) {
+        guard call === self.call else { return }
+        if !call.isIncoming, let sdp = call.remoteSDP { applyTrunkSDP(sdp) }
+        let details = Self.details(of: message) ?? SIPDetails(code: 200, reason: "OK")
+        let codec = trunkLeg?.codec.description ?? "unknown"
+        let at = now
+        gateway.records.update(roomId: roomId) { r in
+            r.answeredAt = at
+            r.codec = codec
+        }
+        handle(.answered(details, codec: codec, hd: trunkLeg?.isWideband ?? false, at: at))
+    }
+
+    func call(_ call: SIPCall, didReceiveAnswer answer: SessionDescription, in message: SIPMessage) {
+        guard call === self.call else { return }
+        applyTrunkSDP(answer)
+    }
+
+    /// The carrier's re-INVITE or UPDATE: hold (sendonly/inactive) or resume, perhaps a new
+    /// address or codec. Answered recvonly/inactive/sendrecv as RFC 3264 §8.4 says.
+    func call(_ call: SIPCall, answerFor offer: SessionDescription?, in request: SIPMessage) -> SessionDescription? {
+        guard call === self.call, let media else { return nil }
+        guard let offer else {
+            // No SDP: the carrier wants our offer (RFC 3261 §14.2).
+            return trunkLeg.map { MediaNegotiation.answer(for: $0, address: media.trunkAddress, session: trunkSession.next(), direction: .sendrecv) }
+        }
+        guard let index = offer.media.firstIndex(where: { $0.media == "audio" && !$0.isRejected }),
+              applyTrunkSDP(offer), let leg = trunkLeg else { return nil }
+        let hold = offer.isHold(ofMedia: index)
+        let answer = MediaNegotiation.answer(for: leg, address: media.trunkAddress, session: trunkSession.next(),
+                                             direction: offer.direction(ofMedia: index).answer)
+        if machine.isConnected {
+            let codec = leg.codec.description
+            handle(.codecChanged(codec, hd: leg.isWideband))
+            handle(.remoteHold(hold))
+        }
+        return answer
+    }
+
+    func call(_ call: SIPCall, didReceiveRequest request: SIPMessage) {
+        guard call === self.call, request.method == "INFO" else { return }
+        // SIP INFO DTMF (application/dtmf-relay or application/dtmf) from carriers without RFC 4733.
+        if let info = try? SIPInfoDTMF.parse(contentType: request.contentType ?? "", body: request.body) {
+            handle(.dtmf(digit: String(info.digit.character), durationMs: info.durationMs ?? SIPInfoDTMF.defaultDurationMs))
+        }
+    }
+
+    func call(_ call: SIPCall, didCompleteOffer status: Int) {
+        guard call === self.call, let pending = machine.pendingHold else { return }
+        if (200...299).contains(status) {
+            handle(.localHoldConfirmed(pending))
+        } else {
+            handle(.localHoldFailed(status: status))
+        }
+    }
+
+    func call(_ call: SIPCall, didEnd end: SIPCallEnd, message: SIPMessage?) {
+        guard call === self.call else { return }
+        switch end {
+        case .rejected(let status):
+            guard !call.isIncoming else { return }  // our own reject: the machine has ended already
+            let details = Self.details(of: message) ?? SIPDetails(code: status, reason: "")
+            handle(.finalResponse(details, proxiesLeft: proxiesLeft))
+        case .canceled:
+            if call.isIncoming {
+                handle(.remoteCancel)
+            } else {
+                handle(.finalResponse(Self.details(of: message) ?? SIPDetails(code: 487, reason: "Request Terminated"), proxiesLeft: false))
+            }
+        case .remoteHangup:
+            handle(.remoteHangup(cause: Self.q850Cause(of: message)))
+        case .localHangup:
+            // The machine asked for it (and has ended), or the SIP layer gave up on a re-INVITE.
+            handle(.sipFailure(nil))
+        case .timeout, .transportError:
+            if machine.isConnected {
+                handle(.sipFailure(SIPDetails(code: 408, reason: "Request Timeout")))
+            } else {
+                handle(.noResponse(proxiesLeft: proxiesLeft))
+            }
+        case .ackTimeout:
+            handle(.sipFailure(SIPDetails(code: 408, reason: "ACK Timeout")))
+        case .sessionExpired:
+            handle(.sessionExpired)
+        }
+    }
+
+    /// Media events, already on the SIP loop.
+    func mediaEvent(_ event: MediaEvent) {
+        switch event {
+        case .firstPacket:
+            break
+        case .dtmf(let leg, let digit, let ms):
+            if leg == .trunk { handle(.dtmf(digit: String(digit), durationMs: ms)) }
+        case .timeout(let leg):
+            if leg == .trunk { handle(.mediaTimeout) }
+        }
+    }
+}

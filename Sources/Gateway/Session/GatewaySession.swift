@@ -1,0 +1,194 @@
+import Foundation
+import IOCore
+import IrisAPI
+import Media
+import SIP
+
+/// One session: the machine, its SIP call, its media, its record. Confined to the SIP
+/// loop: the gateway hops there for every API verb, media events hop there too.
+final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
+    let roomId: String
+    let traceId: String
+    let routingId: String?
+    let profile: TrunkProfile
+    let sourceTN: String
+    let targetTN: String
+    let notificationData: String?
+    unowned let gateway: Gateway
+    var machine: SessionMachine
+
+    var call: SIPCall?
+    var media: MediaCall?
+    var platformLeg: NegotiatedLeg?
+    var trunkLeg: NegotiatedLeg?
+    /// Our SDP identities toward each side (o= versions go up per new description).
+    var trunkSession = SDPSessionIdentity()
+    var platformSession = SDPSessionIdentity()
+    var muted = false
+    var ringTimer: SIPEventLoop.Timer?
+    var startedAt: Double
+    // Outbound
+    var proxyIndex = 0
+    var requestURI: SIPURI?
+    var credentials: DigestCredentials?
+    var sawRinging = false
+    /// Inbound: the room token the notification carried and its expiry.
+    var roomToken: String?
+    var merged: [GatewaySession] = []
+
+    init(direction: SessionMachine.Direction, roomId: String, traceId: String, routingId: String?, profile: TrunkProfile,
+         sourceTN: String, targetTN: String, notificationData: String?, gateway: Gateway) {
+        self.roomId = roomId
+        self.traceId = traceId
+        self.routingId = routingId
+        self.profile = profile
+        self.sourceTN = sourceTN
+        self.targetTN = targetTN
+        self.notificationData = notificationData
+        self.gateway = gateway
+        machine = SessionMachine(direction: direction, roomId: roomId, traceId: traceId)
+        startedAt = Date().timeIntervalSince1970
+    }
+
+    var loop: SIPEventLoop { gateway.ua.loop }
+    var now: Double { Date().timeIntervalSince1970 }
+
+    /// Feeds the machine and carries out what it says.
+    func handle(_ input: SessionMachine.Input) {
+        let actions = machine.handle(input, now: now)
+        for action in actions { perform(action) }
+    }
+
+    private func perform(_ action: SessionMachine.Action) {
+        switch action {
+        case .emit(let event):
+            gateway.events.publish(event)
+        case .cancelInvite:
+            call?.cancel()
+        case .hangup:
+            call?.hangup()
+        case .tryNextProxy:
+            proxyIndex += 1
+            sendInvite()
+        case .ring:
+            call?.ring()
+            startRingTimer(seconds: Double(profile.inbound?.ringTimeoutSec ?? 45))
+        case .answerInvite:
+            answerInvite()
+        case .rejectInvite(let status):
+            call?.reject(status: status)
+        case .sendHold(let hold):
+            sendHold(hold)
+        case .finish(let reason, let sip, _):
+            finish(reason, sip)
+        }
+    }
+
+    func startRingTimer(seconds: Double) {
+        loop.cancel(ringTimer)
+        ringTimer = loop.schedule(after: seconds) { [weak self] in self?.handle(.ringTimeout) }
+    }
+
+    // MARK: Outbound
+
+    var proxies: [ProxyAddress] { profile.outbound?.proxies ?? [] }
+    var proxiesLeft: Bool { proxyIndex + 1 < proxies.count }
+
+    /// Sends the INVITE to the current proxy; an unusable proxy counts as no response.
+    func sendInvite() {
+        guard let outbound = profile.outbound, proxyIndex < proxies.count, let media else {
+            handle(.noResponse(proxiesLeft: false))
+            return
+        }
+        let proxy = proxies[proxyIndex]
+        let transport: SIPTransportProtocol = (proxy.transport ?? profile.sip.transport) == .tcp ? .tcp : .udp
+        guard let proxyURI = try? SIPURI.parse(proxy.uri),
+              let peer = SIPUserAgent.resolve(proxyURI, defaultTransport: transport) else {
+            handle(.noResponse(proxiesLeft: proxiesLeft))
+            return
+        }
+        let user = outbound.dialString(forE164: targetTN)
+        let uri = SIPURI(user: user, host: proxy.hostReference, port: proxy.port)
+        requestURI = uri
+        let from = NameAddress(uri: SIPURI(user: sourceTN, host: outbound.fromDomain))
+        let to = NameAddress(uri: SIPURI(user: user, host: proxy.hostReference))
+        let offer = MediaNegotiation.trunkOffer(address: media.trunkAddress, codecs: profile.media.codecs.map(\.rawValue),
+                                                telephoneEvent: profile.media.dtmf == .rfc4733, session: trunkSession)
+        call = gateway.ua.invite(requestURI: uri, from: from, to: to, peer: peer, sdp: offer,
+                                 headers: [SIPHeader(.userAgent, gateway.ua.configuration.userAgent)],
+                                 credentials: credentials, delegate: self)
+        if proxyIndex == 0 { startRingTimer(seconds: Double(outbound.ringTimeoutSec)) }
+    }
+
+    /// The carrier's SDP (18x, 2xx, or a re-INVITE): the codec it chose and where it listens.
+    @discardableResult
+    func applyTrunkSDP(_ sdp: SessionDescription) -> Bool {
+        guard let leg = try? MediaNegotiation.trunkLeg(sdp, allowed: profile.media.codecs.map(\.rawValue)) else { return false }
+        let previous = trunkLeg
+        trunkLeg = leg
+        guard let media, let platformLeg else { return true }
+        if previous?.codec != leg.codec || previous?.rtpMap.payloadType != leg.rtpMap.payloadType
+            || previous?.telephoneEvent != leg.telephoneEvent {
+            let configuration = gateway.mediaConfiguration(trunk: leg, platform: platformLeg, profile: profile)
+            try? media.reconfigure(configuration)
+            if muted { media.setMuted(.platform, true) }
+        } else if let remote = leg.remote, remote != previous?.remote {
+            media.setRemote(.trunk, remote)
+        }
+        return true
+    }
+
+    // MARK: Inbound
+
+    private func answerInvite() {
+        guard let call, let media, let trunkLeg else {
+            call?.reject(status: 500)
+            return
+        }
+        let answer = MediaNegotiation.answer(for: trunkLeg, address: media.trunkAddress, session: trunkSession)
+        call.answer(sdp: answer)
+        loop.cancel(ringTimer)
+    }
+
+    // MARK: Hold
+
+    private func sendHold(_ hold: Bool) {
+        guard let call, let media else { return }
+        let codecs = trunkLeg.map { [$0.rtpMap.encodingName] } ?? profile.media.codecs.map(\.rawValue)
+        let offer: SessionDescription
+        if let trunkLeg {
+            offer = MediaNegotiation.answer(for: trunkLeg, address: media.trunkAddress, session: trunkSession.next(),
+                                            direction: hold ? .sendonly : .sendrecv)
+        } else {
+            offer = MediaNegotiation.trunkOffer(address: media.trunkAddress, codecs: codecs, telephoneEvent: true,
+                                                session: trunkSession.next(), direction: hold ? .sendonly : .sendrecv)
+        }
+        if !call.reinvite(sdp: offer) {
+            // An offer is already in progress (a glare with the carrier): report it as not done.
+            handle(.localHoldFailed(status: nil))
+        }
+    }
+
+    // MARK: End
+
+    private func finish(_ reason: EndReason, _ sip: SIPDetails?) {
+        loop.cancel(ringTimer)
+        ringTimer = nil
+        let stats = media?.statistics()
+        media?.close()
+        gateway.sessionEnded(self, reason: reason, sip: sip, stats: stats)
+    }
+
+    /// The snapshot `GET /v1/sessions/{roomId}` returns.
+    func snapshot(stats: [MediaLeg: MediaLegStatistics]?) -> SessionSnapshot {
+        func leg(_ s: MediaLegStatistics?) -> SessionSnapshot.LegStats? {
+            s.map { .init(packetsReceived: $0.packetsReceived, packetsSent: $0.packetsSent, packetsLost: $0.packetsLost,
+                          jitterMs: $0.jitterMs, roundTripMs: $0.roundTripMs) }
+        }
+        return SessionSnapshot(roomId: roomId, traceId: traceId, direction: machine.direction.rawValue, status: machine.status,
+                               sourceTN: sourceTN, targetTN: targetTN, profile: profile.name, routingId: routingId,
+                               earlyMedia: machine.earlyMedia, muted: muted, sip: machine.sip, codec: trunkLeg?.codec.description,
+                               ended: machine.ended, trunk: leg(stats?[.trunk]), platform: leg(stats?[.platform]),
+                               lastSeq: gateway.events.history(roomId: roomId).last?.seq ?? 0)
+    }
+}

@@ -1,0 +1,137 @@
+import IOCore
+import IrisAPI
+import Media
+import SIP
+
+/// Why an SDP could not be used; an offer from the app is a -103 API error, one from the
+/// carrier a 488.
+public struct NegotiationError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// One leg's negotiated media: codec, payload types and where the peer listens.
+public struct NegotiatedLeg: Sendable, Equatable {
+    public var codec: AudioCodec
+    public var rtpMap: RTPMap
+    public var telephoneEvent: RTPMap?
+    public var remote: SocketAddress?
+    public var direction: MediaDirection
+
+    /// The media engine's settings for this leg.
+    public func configuration(inbandDTMF: Bool = false) -> MediaLegConfiguration {
+        MediaLegConfiguration(codec: codec, payloadType: UInt8(rtpMap.payloadType),
+                              telephoneEventPayloadType: telephoneEvent.map { UInt8($0.payloadType) },
+                              remote: remote, inbandDTMF: inbandDTMF)
+    }
+
+    /// HD for the quality indicator: wideband on the trunk (G.722 or Opus).
+    public var isWideband: Bool { codec.isWideband }
+}
+
+/// SDP offer/answer for both legs (RFC 3264), one audio stream each. The gateway offers
+/// the trunk the profile's codecs and answers the app with the codec it prefers.
+public enum MediaNegotiation {
+    /// Codecs the trunk side can use, by SDP encoding name.
+    static func trunkCodec(named name: String) -> (AudioCodec, RTPMap)? {
+        switch name.uppercased() {
+        case "PCMU": (.pcmu, .pcmu)
+        case "PCMA": (.pcma, .pcma)
+        case "G722": (.g722, .g722)
+        default: nil
+        }
+    }
+
+    /// The first usable audio stream of `sdp` and its remote address.
+    static func audio(of sdp: SessionDescription) throws(NegotiationError) -> (index: Int, media: MediaDescription, remote: SocketAddress?) {
+        guard let index = sdp.media.firstIndex(where: { $0.media == "audio" && $0.isRTP && !$0.isRejected }) else {
+            throw NegotiationError("no RTP audio stream in the SDP")
+        }
+        let m = sdp.media[index]
+        let address = sdp.connection(ofMedia: index).flatMap { $0.isNullAddress ? nil : $0.address }
+        return (index, m, address.map { SocketAddress(host: $0, port: Int(m.port)) })
+    }
+
+    /// Reads the app's offer: Opus (48000/2, RFC 7587) preferred, PCMU accepted.
+    /// `preferPCMU` picks PCMU when offered (the trunk will probably take PCMU too, and
+    /// then the call needs no transcoding).
+    public static func platformLeg(offer text: String, preferPCMU: Bool, opus: AudioCodec.OpusSettings) throws(NegotiationError) -> NegotiatedLeg {
+        let sdp: SessionDescription
+        do { sdp = try SessionDescription.parse(text) } catch { throw NegotiationError("media.sdp is not valid SDP: \(error)") }
+        let (index, m, remote) = try audio(of: sdp)
+        let maps = m.rtpMaps
+        let opusMap = maps.first { $0.encodingName.lowercased() == "opus" && $0.clockRate == 48_000 }
+        let pcmuMap = maps.first { $0.encodingName.uppercased() == "PCMU" }
+        let chosen: (AudioCodec, RTPMap)
+        if preferPCMU, let pcmuMap { chosen = (.pcmu, pcmuMap) }
+        else if let opusMap { chosen = (.opus(opus), opusMap) }
+        else if let pcmuMap { chosen = (.pcmu, pcmuMap) }
+        else { throw NegotiationError("media.sdp offers neither opus/48000/2 nor PCMU") }
+        let te = m.telephoneEventPayloadType.flatMap { m.rtpMap(for: $0) }
+        return NegotiatedLeg(codec: chosen.0, rtpMap: chosen.1, telephoneEvent: te, remote: remote,
+                             direction: sdp.direction(ofMedia: index).answer)
+    }
+
+    /// Reads the carrier's answer (or offer, inbound): the first format we can use, in the
+    /// carrier's order, among the profile's codecs.
+    public static func trunkLeg(_ sdp: SessionDescription, allowed: [String]) throws(NegotiationError) -> NegotiatedLeg {
+        let (index, m, remote) = try audio(of: sdp)
+        let allowedSet = Set(allowed.map { $0.uppercased() })
+        for map in m.rtpMaps where allowedSet.contains(map.encodingName.uppercased()) {
+            if let (codec, _) = trunkCodec(named: map.encodingName) {
+                let te = m.telephoneEventPayloadType.flatMap { m.rtpMap(for: $0) }
+                return NegotiatedLeg(codec: codec, rtpMap: map, telephoneEvent: te, remote: remote,
+                                     direction: sdp.direction(ofMedia: index))
+            }
+        }
+        throw NegotiationError("no common codec (we accept \(allowed.joined(separator: ", ")))")
+    }
+
+    /// Our offer to the trunk: the profile's codecs in order, telephone-event when the
+    /// profile uses RFC 4733.
+    public static func trunkOffer(address: SocketAddress, codecs: [String], telephoneEvent: Bool, session: SDPSessionIdentity,
+                                  direction: MediaDirection = .sendrecv) -> SessionDescription {
+        let maps = codecs.compactMap { trunkCodec(named: $0)?.1 }
+        return describe(address: address, maps: maps, telephoneEvent: telephoneEvent ? .telephoneEvent(payloadType: 101) : nil,
+                        session: session, direction: direction)
+    }
+
+    /// An answer (either leg) with exactly the chosen codec.
+    public static func answer(for leg: NegotiatedLeg, address: SocketAddress, session: SDPSessionIdentity,
+                              direction: MediaDirection? = nil) -> SessionDescription {
+        var attributes: [SDPAttribute] = []
+        if leg.rtpMap.encodingName.lowercased() == "opus" {
+            attributes.append(.fmtp(payloadType: leg.rtpMap.payloadType, "minptime=20;useinbandfec=1"))
+        }
+        var sdp = describe(address: address, maps: [leg.rtpMap], telephoneEvent: leg.telephoneEvent, session: session,
+                           direction: direction ?? leg.direction)
+        sdp.media[0].attributes.insert(contentsOf: attributes, at: 1)
+        return sdp
+    }
+
+    private static func describe(address: SocketAddress, maps: [RTPMap], telephoneEvent: RTPMap?, session: SDPSessionIdentity,
+                                 direction: MediaDirection) -> SessionDescription {
+        let connection: SDPConnection = address.host.contains(":") ? .ip6(address.host) : .ip4(address.host)
+        let origin = SDPOrigin(username: "irisgw", sessionID: session.id, sessionVersion: session.version,
+                               addrType: connection.addrType, address: address.host)
+        let media = MediaDescription.audio(port: UInt16(address.port), codecs: maps, telephoneEvent: telephoneEvent,
+                                           ptime: 20, direction: direction)
+        return SessionDescription(origin: origin, sessionName: "irisgw", connection: connection, media: [media])
+    }
+}
+
+/// The `o=` identity of one side of a session: the version goes up with every new offer
+/// or answer we send (RFC 3264 §8).
+public struct SDPSessionIdentity: Sendable, Equatable {
+    public var id: String
+    public var version: UInt64
+    public init(id: String = String(UInt32.random(in: 1...UInt32.max)), version: UInt64 = 1) {
+        self.id = id
+        self.version = version
+    }
+    public mutating func next() -> SDPSessionIdentity {
+        version += 1
+        return self
+    }
+}

@@ -1,0 +1,100 @@
+/// The control API's request and response bodies (docs/api.md). Shared by the server
+/// (ControlAPI) and the Swift client (IrisClient), so both sides read one definition.
+
+/// The platform leg's media: an SDP offer from the app, or the gateway's answer.
+public struct MediaBody: Codable, Sendable, Equatable {
+    public var sdp: String
+    public init(sdp: String) { self.sdp = sdp }
+}
+
+/// `POST /v1/sessions`: Iris `createWithTN`.
+public struct CreateSessionRequest: Codable, Sendable, Equatable {
+    /// The number to dial.
+    public var targetTN: String
+    /// The caller id to present.
+    public var sourceTN: String
+    /// Opaque app data, echoed in events. Optional.
+    public var notificationData: String?
+    /// The trunk profile's name. Default: the gateway's default profile.
+    public var profile: String?
+    /// Subscribers of this routing id see the session's events. Optional.
+    public var routingId: String?
+    /// Carried through logs and events; generated when absent.
+    public var traceId: String?
+    public var media: MediaBody
+
+    public init(targetTN: String, sourceTN: String, notificationData: String? = nil, profile: String? = nil,
+                routingId: String? = nil, traceId: String? = nil, media: MediaBody) {
+        self.targetTN = targetTN
+        self.sourceTN = sourceTN
+        self.notificationData = notificationData
+        self.profile = profile
+        self.routingId = routingId
+        self.traceId = traceId
+        self.media = media
+    }
+}
+
+/// `POST /v1/sessions/{roomId}/join`: answers an inbound call.
+public struct JoinRequest: Codable, Sendable, Equatable {
+    public var roomToken: String
+    public var traceId: String?
+    public var media: MediaBody
+    public init(roomToken: String, traceId: String? = nil, media: MediaBody) {
+        self.roomToken = roomToken
+        self.traceId = traceId
+        self.media = media
+    }
+}
+
+/// `POST /v1/sessions/{roomId}/reject`.
+public struct RejectRequest: Codable, Sendable, Equatable {
+    public enum Reason: String, Codable, Sendable { case decline, busy }
+    public var roomToken: String
+    /// `decline` (603, the default) or `busy` (486).
+    public var reason: Reason?
+    public init(roomToken: String, reason: Reason? = nil) {
+        self.roomToken = roomToken
+        self.reason = reason
+    }
+}
+
+/// `POST /v1/sessions/{roomId}/merge`.
+public struct MergeRequest: Codable, Sendable, Equatable {
+    public var heldRoomId: String
+    public init(heldRoomId: String) { self.heldRoomId = heldRoomId }
+}
+
+/// `POST /v1/sessions/{roomId}/dtmf`: Iris `insertDTMFtone`.
+public struct DTMFRequest: Codable, Sendable, Equatable {
+    /// Digits `0-9 * # A-D`.
+    public var tones: String
+    /// Per digit; default 100 ms.
+    public var durationMs: Int?
+    public init(tones: String, durationMs: Int? = nil) {
+        self.tones = tones
+        self.durationMs = durationMs
+    }
+}
+
+/// The answer to `createWithTN` and `join`.
+public struct SessionResponse: Codable, Sendable, Equatable {
+    public var roomId: String
+    public var traceId: String
+    public var media: MediaBody?
+    public init(roomId: String, traceId: String, media: MediaBody?) {
+        self.roomId = roomId
+        self.traceId = traceId
+        self.media = media
+    }
+}
+
+/// Every error body: `{"error": {"code": <Iris code>, "message": "..."}}`.
+public struct APIErrorBody: Codable, Sendable, Equatable, Error {
+    public struct Detail: Codable, Sendable, Equatable {
+        public var code: Int
+        public var message: String
+    }
+    public var error: Detail
+    public init(code: Int, message: String) { error = Detail(code: code, message: message) }
+}

@@ -1,0 +1,61 @@
+/// `GET /v1/sessions/{roomId}`: where a session is now.
+public struct SessionSnapshot: Codable, Sendable, Equatable {
+    public struct LegStats: Codable, Sendable, Equatable {
+        public var packetsReceived: Int
+        public var packetsSent: Int
+        public var packetsLost: Int64
+        public var jitterMs: Double
+        public var roundTripMs: Double?
+        public init(packetsReceived: Int, packetsSent: Int, packetsLost: Int64, jitterMs: Double, roundTripMs: Double?) {
+            self.packetsReceived = packetsReceived
+            self.packetsSent = packetsSent
+            self.packetsLost = packetsLost
+            self.jitterMs = jitterMs
+            self.roundTripMs = roundTripMs
+        }
+    }
+    public var roomId: String
+    public var traceId: String
+    public var direction: String
+    public var status: SessionStatus
+    public var sourceTN: String
+    public var targetTN: String
+    public var profile: String
+    public var routingId: String?
+    public var earlyMedia: Bool
+    public var muted: Bool
+    public var sip: SIPDetails?
+    public var codec: String?
+    public var ended: EndReason?
+    public var trunk: LegStats?
+    public var platform: LegStats?
+    /// The last event's `seq`: subscribe with `since=` this plus one to see only new events.
+    public var lastSeq: Int
+
+    public init(roomId: String, traceId: String, direction: String, status: SessionStatus, sourceTN: String, targetTN: String,
+                profile: String, routingId: String?, earlyMedia: Bool, muted: Bool, sip: SIPDetails?, codec: String?,
+                ended: EndReason?, trunk: LegStats?, platform: LegStats?, lastSeq: Int) {
+        self.roomId = roomId
+        self.traceId = traceId
+        self.direction = direction
+        self.status = status
+        self.sourceTN = sourceTN
+        self.targetTN = targetTN
+        self.profile = profile
+        self.routingId = routingId
+        self.earlyMedia = earlyMedia
+        self.muted = muted
+        self.sip = sip
+        self.codec = codec
+        self.ended = ended
+        self.trunk = trunk
+        self.platform = platform
+        self.lastSeq = lastSeq
+    }
+}
+
+/// `GET /v1/sessions`.
+public struct SessionList: Codable, Sendable, Equatable {
+    public var sessions: [SessionSnapshot]
+    public init(sessions: [SessionSnapshot]) { self.sessions = sessions }
+}

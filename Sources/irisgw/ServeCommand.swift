@@ -1,0 +1,123 @@
+import ControlAPI
+import Foundation
+import Gateway
+import SIP
+
+/// `irisgw serve`: the gateway with its control API, until SIGINT (end calls now) or
+/// SIGTERM (drain: no new calls, existing ones get `--drain-timeout` seconds, then BYE).
+enum ServeCommand {
+    static let usage = """
+    usage: irisgw serve [--profiles DIR] [--sip-listen HOST:PORT] [--api-listen HOST:PORT]
+                        [--rtp-ports LO-HI] [--rtp-host HOST] [--data-dir DIR] [--public-url URL]
+                        [--drain-timeout S]
+
+      --profiles DIR       trunk profiles, *.json5 (default sip-profiles)
+      --sip-listen H:P     SIP over UDP and TCP (default 127.0.0.1:5060; port 0 picks one)
+      --api-listen H:P     control API (default 127.0.0.1:8080; port 0 picks one)
+      --rtp-ports LO-HI    RTP/RTCP ports (default 20000-29999)
+      --rtp-host HOST      address RTP binds to and puts in SDP (default 127.0.0.1)
+      --data-dir DIR       calls.sqlite, api-key, room-token-secret (default ./.irisgw)
+      --public-url URL     API URL put in inbound notifications (default http://<api-listen>)
+      --drain-timeout S    SIGTERM: seconds calls may go on before BYE (default 30)
+
+    Prints `listening sip udp|tcp HOST:PORT`, `listening api URL` and `ready`, then serves.
+
+    """
+
+    static func run(_ args: [String]) -> Int32 {
+        var profilesDir = "sip-profiles"
+        var sipListen = SocketAddress(host: "127.0.0.1", port: 5060)
+        var apiListen = "127.0.0.1:8080"
+        var configuration = GatewayConfiguration()
+        var publicURL: String?
+        var drainTimeout = 30.0
+        var i = 0
+        func value() -> String? {
+            i += 1
+            return i < args.count ? args[i] : nil
+        }
+        while i < args.count {
+            switch args[i] {
+            case "--profiles":
+                guard let v = value() else { return fail("--profiles needs a directory") }
+                profilesDir = v
+            case "--sip-listen":
+                guard let v = value(), let a = SocketAddress.parse(v) else { return fail("--sip-listen needs HOST:PORT") }
+                sipListen = a
+            case "--api-listen":
+                guard let v = value(), SocketAddress.parse(v) != nil else { return fail("--api-listen needs HOST:PORT") }
+                apiListen = v
+            case "--rtp-ports":
+                guard let v = value(), let r = parseRange(v) else { return fail("--rtp-ports needs LO-HI (even LO, 1024-65535)") }
+                configuration.rtpPorts = r
+            case "--rtp-host":
+                guard let v = value() else { return fail("--rtp-host needs an address") }
+                configuration.rtpHost = v
+            case "--data-dir":
+                guard let v = value() else { return fail("--data-dir needs a directory") }
+                configuration.dataDir = v
+            case "--public-url":
+                guard let v = value() else { return fail("--public-url needs a URL") }
+                publicURL = v
+            case "--drain-timeout":
+                guard let v = value().flatMap(Double.init), v >= 0 else { return fail("--drain-timeout needs seconds") }
+                drainTimeout = v
+            case "-h", "--help":
+                print(usage, terminator: "")
+                return 0
+            default:
+                return fail("unknown option \(args[i])")
+            }
+            i += 1
+        }
+        let profiles: [TrunkProfile]
+        do {
+            profiles = try ProfileLoader.loadDirectory(URL(fileURLWithPath: profilesDir))
+        } catch {
+            writeError("irisgw serve: \(error)\n")
+            return 1
+        }
+        configuration.sipListen = [(.udp, sipListen), (.tcp, sipListen)]
+        let gateway: Gateway
+        let api: ControlAPIServer
+        do {
+            let key = try APIKey.loadOrCreate(dataDir: configuration.dataDir)
+            // The API port must be known before the gateway names itself in notifications.
+            api = ControlAPIServer(key: key, configuration: HTTPServerConfiguration(listen: apiListen))
+            let port = try api.start()
+            let host = apiListen.split(separator: ":").dropLast().joined(separator: ":")
+            configuration.publicURL = publicURL ?? "http://\(host):\(port)"
+            gateway = try Gateway(configuration: configuration, profiles: profiles)
+            api.attach(gateway)
+            for p in try gateway.start() { writeOut("listening sip \(p.transport.rawValue.lowercased()) \(p.address)\n") }
+            writeOut("listening api \(configuration.publicURL)\n")
+        } catch {
+            writeError("irisgw serve: cannot start: \(error)\n")
+            return 1
+        }
+        writeOut("profiles \(profiles.map(\.name).sorted().joined(separator: ","))\n")
+        writeOut("ready\n")
+        let signal = waitForTermination()
+        if signal == SIGTERM {
+            writeOut("draining: no new calls; \(gateway.activeSessionCount) in progress\n")
+            gateway.drain()
+            let deadline = Date().addingTimeInterval(drainTimeout)
+            while Date() < deadline, gateway.activeSessionCount > 0 { usleep(100_000) }
+        }
+        gateway.shutdown()
+        api.stop()
+        writeOut("stopped\n")
+        return 0
+    }
+
+    static func parseRange(_ text: String) -> ClosedRange<UInt16>? {
+        let p = text.split(separator: "-")
+        guard p.count == 2, let lo = UInt16(p[0]), let hi = UInt16(p[1]), lo >= 1024, lo < hi, lo % 2 == 0 else { return nil }
+        return lo...hi
+    }
+
+    private static func fail(_ message: String) -> Int32 {
+        writeError("irisgw serve: \(message)\n\n" + usage)
+        return 2
+    }
+}
