@@ -32,7 +32,7 @@ let package = Package(
 
         .testTarget(name: "SIPTests", dependencies: ["SIP"]),
         .testTarget(name: "MediaTests", dependencies: ["Media"]),
-        .testTarget(name: "GatewayTests", dependencies: ["Gateway"]),
+        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "IrisAPI"]),
         // Real processes and sockets: SIPp, the irisgw binary, UDP/TCP on 127.0.0.1.
         .testTarget(name: "EndToEndTests", dependencies: ["SIP", "Media", "irisgw"]),
     ],
