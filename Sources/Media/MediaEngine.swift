@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import IOCore
 import Synchronization
 
@@ -46,6 +47,20 @@ public final class MediaEngine: @unchecked Sendable {
     /// Opens a call's media: two RTP/RTCP port pairs and sockets, pinned to one thread.
     /// `events` is called on that thread (never per packet).
     public func openCall(_ configuration: MediaCallConfiguration, events: @escaping @Sendable (MediaEvent) -> Void = { _ in }) throws -> MediaCall {
+        // Another process may hold ports of our range: a pair that will not bind is skipped
+        // (it rests in quarantine like a used one) and the next is tried.
+        var lastError: any Error = SocketError("no RTP ports", code: EADDRINUSE)
+        for _ in 0..<32 {
+            do {
+                return try openCallOnce(configuration, events: events)
+            } catch let e as SocketError where e.code == EADDRINUSE {
+                lastError = e
+            }
+        }
+        throw lastError
+    }
+
+    private func openCallOnce(_ configuration: MediaCallConfiguration, events: @escaping @Sendable (MediaEvent) -> Void) throws -> MediaCall {
         let (trunkPorts, platformPorts) = try ports.withLock { alloc -> (RTPPortPair, RTPPortPair) in
             let now = EventLoop.now()
             let a = try alloc.allocate(now: now)
