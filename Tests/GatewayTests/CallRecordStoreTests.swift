@@ -257,6 +257,25 @@ func postDialDelayAndDurationAreComputed(
     }
 }
 
+@Test func aFullDiskLosesOnlyTheWritesThatDoNotFitAndCountsThem() throws {
+    try withTemporaryDirectory("cdr") { dir in
+        // max_page_count makes SQLite answer SQLITE_FULL as a full disk would.
+        let store = try CallRecordStore(path: dir + "/cdr.sqlite", heartbeatInterval: nil, clock: { 5_000 },
+                                        pragmas: ["PRAGMA max_page_count = 12"])
+        defer { store.close() }
+        let big = String(repeating: "x", count: 3_000)
+        for call in 0..<40 {
+            var record = outboundCall("room-\(call)", startedAt: 1_000 + Double(call))
+            record.traceId = big
+            store.started(record)
+        }
+        store.flush()
+        let stored = store.all().count
+        #expect(stored > 0 && stored < 40)
+        #expect(store.writeFailures == 40 - stored)
+    }
+}
+
 @Test func writesAfterCloseAreDroppedAndCounted() throws {
     try withTemporaryDirectory("cdr") { dir in
         let store = try openStore(dir)
