@@ -14,8 +14,8 @@ import Synchronization
 /// Durability (`PRAGMA journal_mode = WAL`, `synchronous = NORMAL`): a committed batch is in
 /// the WAL file and survives the process dying; an OS crash or power cut can lose the batches
 /// committed since the last checkpoint. `flush()` and `close()` checkpoint, which fsyncs.
-/// `synchronous = FULL` would fsync every batch, which a gateway at thousands of calls per
-/// second cannot afford for records it can also reconstruct from SIP logs.
+/// `synchronous = FULL` would fsync every batch: at thousands of calls per second the writer
+/// would then be bound by the disk's flush latency rather than by SQLite.
 ///
 /// A write that fails (full disk, I/O error, duplicate room id) is logged to fd 2 and counted
 /// in `writeFailures`; it never crashes the gateway and never stops later writes.
@@ -32,7 +32,8 @@ public final class CallRecordStore: Sendable {
 
     private let queue = DispatchQueue(label: "irisgw.call-records")
     private let inbox = Mutex(Inbox())
-    // Only touched on `queue`; the mutex is never contended and makes the ownership checkable.
+    // Only touched on `queue`, so never contended; the mutex is what lets a Sendable class own
+    // a non-Sendable connection without @unchecked.
     private let table: Mutex<CallRecordTable?>
     private let failures = Atomic<Int>(0)
     private let clock: @Sendable () -> Double
@@ -58,13 +59,20 @@ public final class CallRecordStore: Sendable {
     ///   - heartbeatInterval: seconds between "still up" marks on open rows; nil for none.
     ///   - clock: Unix seconds, for `last_seen_at` and a `finished` call with no `endedAt`.
     /// - Throws: `SQLiteError` naming the path when the file cannot be opened or migrated.
-    public init(
+    public convenience init(
         path: String, heartbeatInterval: Double? = 30,
         clock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }
     ) throws(SQLiteError) {
+        try self.init(path: path, heartbeatInterval: heartbeatInterval, clock: clock, pragmas: [])
+    }
+
+    /// `pragmas` run after the schema is ready; tests use them to limit the file's size.
+    init(
+        path: String, heartbeatInterval: Double?, clock: @escaping @Sendable () -> Double, pragmas: [String]
+    ) throws(SQLiteError) {
         self.path = path
         self.clock = clock
-        table = Mutex(try CallRecordTable(path: path, now: clock()))
+        table = Mutex(try CallRecordTable(path: path, now: clock(), pragmas: pragmas))
         if let heartbeatInterval, heartbeatInterval > 0 { scheduleHeartbeat(every: heartbeatInterval) }
     }
 

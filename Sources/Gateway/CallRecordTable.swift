@@ -68,8 +68,9 @@ final class CallRecordTable {
     private let touchStatement: SQLiteStatement
 
     /// Opens (creating) the file, sets the journal, brings the schema up to date and closes
-    /// the rows a previous process left open. Returns with no transaction open.
-    init(path: String, now: Double) throws(SQLiteError) {
+    /// the rows a previous process left open, then runs `pragmas`. Returns with no
+    /// transaction open.
+    init(path: String, now: Double, pragmas: [String] = []) throws(SQLiteError) {
         database = try SQLiteDatabase(path: path)
         // An ops tool reading the file may hold a lock briefly; wait rather than fail.
         try database.execute("PRAGMA busy_timeout = 5000")
@@ -94,6 +95,7 @@ final class CallRecordTable {
             """)
         touchStatement = try database.prepare("UPDATE call_records SET last_seen_at = ?1 WHERE ended_at IS NULL")
         try closeAbandonedRows()
+        for pragma in pragmas { try database.execute(pragma) }
     }
 
     /// Inserts a new row; a duplicate `roomId` throws `SQLITE_CONSTRAINT_PRIMARYKEY`.

@@ -31,10 +31,13 @@ public struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
     /// `SQLITE_CONSTRAINT_PRIMARYKEY`.
     public var primaryCode: Int32 { code & 0xFF }
 
-    /// "sqlite <path>: <message> (code <code>) in: <sql>".
+    /// "sqlite <path>: <message> (code <code>) in: <sql>", on one line (the SQL's line
+    /// breaks and indentation become single spaces) so a log keeps one error per line.
     public var description: String {
         var text = "sqlite \(path): \(message) (code \(code))"
-        if let sql { text += " in: \(sql)" }
+        if let sql {
+            text += " in: " + sql.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" }).joined(separator: " ")
+        }
         return text
     }
 }
