@@ -4,6 +4,9 @@ let usage = """
 usage: irisgw <command> [options]
 
 commands:
+  serve [options]             run the gateway: SIP trunks, media, the control API
+  call TARGET --from SOURCE   place a call through a running gateway, print its events
+  answer --routing-id ID      wait for an inbound call and accept, reject or ignore it
   sip-lint [--json] FILE...   parse SIP messages and report valid/invalid
   sip-endpoint [options]      run the bare SIP answering endpoint (test and bench peer)
   version                     print the version
@@ -17,6 +20,12 @@ guard let command = arguments.first else {
 }
 let rest = Array(arguments.dropFirst())
 switch command {
+case "serve":
+    exit(ServeCommand.run(rest))
+case "call":
+    exit(CallCommand.run(rest))
+case "answer":
+    exit(AnswerCommand.run(rest))
 case "sip-lint":
     exit(SIPLint.run(rest))
 case "sip-endpoint":

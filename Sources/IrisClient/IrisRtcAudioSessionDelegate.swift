@@ -1,0 +1,28 @@
+import IrisAPI
+
+/// What a session reports, in the Iris SDK's words. Called on the session's event thread,
+/// in `seq` order. Every method has an empty default.
+public protocol IrisRtcAudioSessionDelegate: AnyObject, Sendable {
+    func onSessionCreated(_ session: IrisRtcAudioSession, roomId: String, direction: String)
+    func onSessionSIPStatus(_ session: IrisRtcAudioSession, status: SessionStatus, earlyMedia: Bool, sip: SIPDetails?)
+    func onSessionEarlyMedia(_ session: IrisRtcAudioSession)
+    func onStreamQualityIndicator(_ session: IrisRtcAudioSession, quality: String, codec: String)
+    func onSessionMerged(_ session: IrisRtcAudioSession, heldRoomId: String)
+    func onSessionDTMF(_ session: IrisRtcAudioSession, digit: String, durationMs: Int)
+    func onSessionError(_ session: IrisRtcAudioSession, code: Int, message: String, sip: SIPDetails?)
+    func onSessionEnded(_ session: IrisRtcAudioSession, reason: EndReason, sip: SIPDetails?, durationSec: Double)
+    /// Every event as it came, before the specific method (logging, `--json`).
+    func onEvent(_ session: IrisRtcAudioSession, event: SessionEvent)
+}
+
+extension IrisRtcAudioSessionDelegate {
+    public func onSessionCreated(_ session: IrisRtcAudioSession, roomId: String, direction: String) {}
+    public func onSessionSIPStatus(_ session: IrisRtcAudioSession, status: SessionStatus, earlyMedia: Bool, sip: SIPDetails?) {}
+    public func onSessionEarlyMedia(_ session: IrisRtcAudioSession) {}
+    public func onStreamQualityIndicator(_ session: IrisRtcAudioSession, quality: String, codec: String) {}
+    public func onSessionMerged(_ session: IrisRtcAudioSession, heldRoomId: String) {}
+    public func onSessionDTMF(_ session: IrisRtcAudioSession, digit: String, durationMs: Int) {}
+    public func onSessionError(_ session: IrisRtcAudioSession, code: Int, message: String, sip: SIPDetails?) {}
+    public func onSessionEnded(_ session: IrisRtcAudioSession, reason: EndReason, sip: SIPDetails?, durationSec: Double) {}
+    public func onEvent(_ session: IrisRtcAudioSession, event: SessionEvent) {}
+}

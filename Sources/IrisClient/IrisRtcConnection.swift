@@ -1,0 +1,108 @@
+import Foundation
+import IrisAPI
+
+/// Where the gateway's control API is and the key to use: the Iris SDK's connection, over
+/// HTTP. Every call is blocking and returns the decoded body or throws `IrisError`.
+public final class IrisRtcConnection: Sendable {
+    public let baseURL: String
+    let http: HTTPClient
+    let apiKey: String
+    /// Seconds for each request. Default 10.
+    public let timeout: Double
+
+    public init(baseURL: String, apiKey: String, timeout: Double = 10) throws(IrisError) {
+        self.baseURL = baseURL
+        self.apiKey = apiKey
+        self.timeout = timeout
+        do {
+            http = try HTTPClient(baseURL: baseURL, defaultHeaders: ["Authorization": "Bearer " + apiKey])
+        } catch {
+            throw .transport(error)
+        }
+    }
+
+    /// The key from `IRISGW_API_KEY`, else `<dataDir>/api-key` (written by `irisgw serve`).
+    public static func apiKey(dataDir: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        if let k = environment["IRISGW_API_KEY"], !k.isEmpty { return k }
+        return (try? String(contentsOfFile: dataDir + "/api-key", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Sends one request; a non-2xx answer throws `.api` with the gateway's Iris code.
+    @discardableResult
+    func call<Body: Encodable>(_ method: String, _ path: String, _ body: Body?) throws(IrisError) -> [UInt8] {
+        var data: [UInt8]? = nil
+        if let body {
+            do { data = Array(try JSONEncoder().encode(body)) } catch { throw .decoding("cannot encode the request: \(error)") }
+        }
+        let r: (status: Int, headers: [String: String], body: [UInt8])
+        do {
+            r = try http.request(method: method, path: path, headers: data == nil ? [:] : ["Content-Type": "application/json"],
+                                 body: data, timeout: timeout)
+        } catch {
+            throw .transport(error)
+        }
+        guard (200...299).contains(r.status) else {
+            if let e = try? JSONDecoder().decode(APIErrorBody.self, from: Data(r.body)) {
+                throw .api(status: r.status, code: e.error.code, message: e.error.message)
+            }
+            throw .api(status: r.status, code: 0, message: String(decoding: r.body.prefix(200), as: UTF8.self))
+        }
+        return r.body
+    }
+
+    func call(_ method: String, _ path: String) throws(IrisError) -> [UInt8] {
+        try call(method, path, Optional<MediaBody>.none)
+    }
+
+    func decode<T: Decodable>(_ type: T.Type, _ bytes: [UInt8]) throws(IrisError) -> T {
+        do { return try JSONDecoder().decode(T.self, from: Data(bytes)) } catch { throw .decoding("\(T.self): \(error)") }
+    }
+
+    /// The event stream for a routing id or a room, replaying from `since`.
+    func events(routingId: String? = nil, roomId: String? = nil, since: Int? = nil) throws(IrisError) -> WebSocketClient {
+        var query: [String] = []
+        if let routingId { query.append("routingId=" + Self.escape(routingId)) }
+        if let roomId { query.append("roomId=" + Self.escape(roomId)) }
+        if let since { query.append("since=\(since)") }
+        let ws = baseURL.replacingOccurrences(of: "http://", with: "ws://") + "/v1/events" + (query.isEmpty ? "" : "?" + query.joined(separator: "&"))
+        do {
+            return try WebSocketClient(url: ws, headers: ["Authorization": "Bearer " + apiKey], timeout: timeout)
+        } catch {
+            throw .transport(error)
+        }
+    }
+
+    static func escape(_ s: String) -> String {
+        s.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? s
+    }
+
+    /// `GET /v1/sessions/{roomId}`.
+    public func snapshot(roomId: String) throws(IrisError) -> SessionSnapshot {
+        try decode(SessionSnapshot.self, try call("GET", "/v1/sessions/" + Self.escape(roomId)))
+    }
+}
+
+/// What went wrong, from the client's side.
+public enum IrisError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The gateway refused the request: HTTP status, Iris code, message.
+    case api(status: Int, code: Int, message: String)
+    /// The request or the event stream could not be carried.
+    case transport(IrisTransportError)
+    case decoding(String)
+    /// A verb used in a state where it does not apply (client side).
+    case state(String)
+    case media(String)
+
+    public var description: String {
+        switch self {
+        case .api(let status, let code, let message): "gateway refused (HTTP \(status), \(code)): \(message)"
+        case .transport(let e): "cannot reach the gateway: \(e)"
+        case .decoding(let m): "unexpected answer: \(m)"
+        case .state(let m): m
+        case .media(let m): "media: \(m)"
+        }
+    }
+
+    /// The Iris code of a refusal, if it was one.
+    public var irisCode: Int? { if case .api(_, let code, _) = self { code } else { nil } }
+}

@@ -1,0 +1,91 @@
+import Foundation
+import IrisAPI
+import IrisClient
+
+/// `irisgw call`: places one call through a running gateway and prints its events.
+/// Exit status: 0 when the call connected and ended normally, 1 when it ended otherwise,
+/// 2 for a usage error, 3 when the gateway refused or could not be reached.
+enum CallCommand {
+    static let usage = """
+    usage: irisgw call TARGET --from SOURCE [--profile NAME] [--api URL] [--data-dir DIR]
+                       [--tone HZ | --play WAV] [--record WAV] [--dtmf DIGITS]
+                       [--hold-after S] [--unhold-after S] [--hangup-after S] [--json]
+
+    Times are seconds after the call connects. Without --hangup-after the call lasts until
+    the far end hangs up or Ctrl-C.
+
+    """
+
+    static func run(_ args: [String]) -> Int32 {
+        var options = ClientOptions()
+        var target: String?, source: String?, profile: String?, dtmf: String?
+        var holdAfter: Double?, unholdAfter: Double?
+        var i = 0
+        do {
+            while i < args.count {
+                if try options.parse(args, &i) { i += 1; continue }
+                func value() throws -> String {
+                    i += 1
+                    guard i < args.count else { throw UsageError("\(args[i - 1]) needs a value") }
+                    return args[i]
+                }
+                switch args[i] {
+                case "--from": source = try value()
+                case "--profile": profile = try value()
+                case "--dtmf": dtmf = try value()
+                case "--hold-after": holdAfter = try Double(value()).orThrow("--hold-after needs seconds")
+                case "--unhold-after": unholdAfter = try Double(value()).orThrow("--unhold-after needs seconds")
+                case "-h", "--help":
+                    writeOut(usage)
+                    return 0
+                case let a where a.hasPrefix("-") && a.count > 1 && !a.dropFirst().allSatisfy(\.isNumber):
+                    throw UsageError("unknown option \(a)")
+                case let a:
+                    guard target == nil else { throw UsageError("one TARGET only") }
+                    target = a
+                }
+                i += 1
+            }
+            guard let target else { throw UsageError("TARGET is required") }
+            guard let source else { throw UsageError("--from SOURCE is required") }
+            return try place(target: target, source: source, profile: profile, dtmf: dtmf, holdAfter: holdAfter,
+                             unholdAfter: unholdAfter, options: options)
+        } catch let e as UsageError {
+            writeError("irisgw call: \(e)\n\n" + usage)
+            return 2
+        } catch {
+            writeError("irisgw call: \(error)\n")
+            return 3
+        }
+    }
+
+    static func place(target: String, source: String, profile: String?, dtmf: String?, holdAfter: Double?, unholdAfter: Double?,
+                      options: ClientOptions) throws -> Int32 {
+        let printer = EventPrinter(json: options.json)
+        let session = IrisRtcAudioSession(connection: try options.connection(), stream: try options.stream(), delegate: printer)
+        printer.onConnected = {
+            if let dtmf { after(0.5) { try? session.insertDTMFtone(dtmf) } }
+            after(holdAfter) { do { try session.hold() } catch { printer.line("hold: \(error)") } }
+            after(unholdAfter) { do { try session.unhold() } catch { printer.line("unhold: \(error)") } }
+            after(options.hangupAfter) { try? session.close() }
+        }
+        try session.createWithTN(targetTN: target, sourceTN: source, profile: profile)
+        // Ctrl-C closes the call; the end still comes from the gateway.
+        let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+        signal(SIGINT, SIG_IGN)
+        interrupt.setEventHandler { try? session.close() }
+        interrupt.resume()
+        while !session.waitForEnd(timeout: 3600) {}
+        interrupt.cancel()
+        if let path = options.recordWAV { try session.stream.record(to: path) }
+        session.stop()
+        return printer.connected && session.endedEvent?.reason == .completed ? 0 : 1
+    }
+}
+
+extension Optional {
+    func orThrow(_ message: String) throws -> Wrapped {
+        guard let v = self else { throw UsageError(message) }
+        return v
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+import IrisAPI
+import IrisClient
+
+/// Prints a session's events for `irisgw call` and `irisgw answer`: one JSON object per
+/// line with `--json` (the control API's shape), else a human line per change with the
+/// time since the start.
+final class EventPrinter: IrisRtcAudioSessionDelegate, @unchecked Sendable {
+    let json: Bool
+    let start = Date()
+    private let encoder: JSONEncoder = {
+        let e = JSONEncoder()
+        e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return e
+    }()
+    /// Called on the event thread when the call connects (for timed actions).
+    var onConnected: (() -> Void)?
+    private(set) var connected = false
+
+    init(json: Bool) { self.json = json }
+
+    func line(_ text: String) {
+        writeOut(String(format: "[%6.1fs] ", Date().timeIntervalSince(start)) + text + "\n")
+    }
+
+    func print(_ event: SessionEvent) {
+        if json {
+            if let data = try? encoder.encode(event) { writeOut(String(decoding: data, as: UTF8.self) + "\n") }
+            return
+        }
+        let sip = event.sip.map { " (\($0.code)\($0.reason.isEmpty ? "" : " " + $0.reason)\($0.cause.map { ", Q.850 cause \($0)" } ?? ""))" } ?? ""
+        switch event.event {
+        case .onSessionCreated: line("session \(event.roomId) created (\(event.direction ?? ""))")
+        case .onSessionSIPStatus:
+            let status = event.status?.rawValue ?? "?"
+            let extra = (event.earlyMedia == true ? " with early media" : "") + (event.by.map { " by \($0)" } ?? "")
+            line(status + extra + sip)
+        case .onSessionEarlyMedia: line("early media from the carrier")
+        case .onStreamQualityIndicator: line("audio \(event.codec ?? "?") (\(event.quality ?? "?"))")
+        case .onSessionMerged: line("merged with \(event.heldRoomId ?? "?")")
+        case .onSessionDTMF: line("DTMF \(event.digit ?? "?") (\(event.durationMs ?? 0) ms)")
+        case .onSessionError: line("error \(event.code ?? 0): \(event.message ?? "")" + sip)
+        case .onSessionEnded: line("ended: \(event.reason?.rawValue ?? "?")" + sip + String(format: ", %.1f s connected", event.durationSec ?? 0))
+        case .onNotification:
+            line("incoming call \(event.roomid ?? "?") from \(event.userdata?.data.cid ?? "?") to \(event.userdata?.data.tar ?? "?")")
+        }
+    }
+
+    func onEvent(_ session: IrisRtcAudioSession, event: SessionEvent) {
+        print(event)
+        if event.event == .onSessionSIPStatus, event.status == .connected, !connected {
+            connected = true
+            onConnected?()
+        }
+    }
+}
+
+/// Options `call` and `answer` share: where the gateway is and what audio to use.
+struct ClientOptions {
+    var api = "http://127.0.0.1:8080"
+    var dataDir = ".irisgw"
+    var toneHz: Double?
+    var playWAV: String?
+    var recordWAV: String?
+    var hangupAfter: Double?
+    var json = false
+
+    /// Consumes a shared option at `args[i]`; returns false when it is not one, throws on a bad value.
+    mutating func parse(_ args: [String], _ i: inout Int) throws -> Bool {
+        func value() throws -> String {
+            i += 1
+            guard i < args.count else { throw UsageError("\(args[i - 1]) needs a value") }
+            return args[i]
+        }
+        switch args[i] {
+        case "--api": api = try value()
+        case "--data-dir": dataDir = try value()
+        case "--tone":
+            guard let hz = Double(try value()), hz > 0, hz < 24_000 else { throw UsageError("--tone needs a frequency in Hz") }
+            toneHz = hz
+        case "--play": playWAV = try value()
+        case "--record": recordWAV = try value()
+        case "--hangup-after":
+            guard let s = Double(try value()), s >= 0 else { throw UsageError("--hangup-after needs seconds") }
+            hangupAfter = s
+        case "--json": json = true
+        default: return false
+        }
+        return true
+    }
+
+    func connection() throws -> IrisRtcConnection {
+        guard let key = IrisRtcConnection.apiKey(dataDir: dataDir) else {
+            throw UsageError("no API key: set IRISGW_API_KEY or run the gateway with --data-dir \(dataDir)")
+        }
+        return try IrisRtcConnection(baseURL: api, apiKey: key)
+    }
+
+    func stream() throws -> IrisRtcStream {
+        if toneHz != nil && playWAV != nil { throw UsageError("--tone and --play exclude each other") }
+        if let playWAV { return try IrisRtcStream(wavFile: playWAV) }
+        return try IrisRtcStream(source: toneHz.map { .tone(hz: $0, amplitude: 0.3) } ?? .silence)
+    }
+}
+
+struct UsageError: Error, CustomStringConvertible {
+    var description: String
+    init(_ d: String) { description = d }
+}
+
+/// Runs `work` after `seconds` on a background queue.
+func after(_ seconds: Double?, _ work: @escaping @Sendable () -> Void) {
+    guard let seconds else { return }
+    DispatchQueue.global().asyncAfter(deadline: .now() + seconds, execute: work)
+}

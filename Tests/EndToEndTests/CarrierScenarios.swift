@@ -1,0 +1,110 @@
+/// SIPp scenarios that play a carrier behind the gateway (SIPp as UAS), built from a few
+/// parameters so each row of DESIGN section 5 gets its own behaviour.
+enum CarrierScenarios {
+    private static func response(_ status: String, tag: String = "[pid]c[call_number]", sdp: String? = nil, extra: [String] = [],
+                                 retrans: Bool = false) -> String {
+        var lines = ["SIP/2.0 \(status)", "[last_Via:]", "[last_From:]", "[last_To:];tag=\(tag)", "[last_Call-ID:]", "[last_CSeq:]",
+                     "Contact: <sip:carrier@[local_ip]:[local_port]>"] + extra
+        if let sdp {
+            lines += ["Content-Type: application/sdp", "Content-Length: [len]", "", sdp]
+        } else {
+            lines += ["Content-Length: 0", ""]
+        }
+        return "  <send\(retrans ? " retrans=\"500\"" : "")><![CDATA[\n" + lines.joined(separator: "\n") + "\n]]></send>\n"
+    }
+
+    static func sdp(codec: (pt: Int, name: String) = (0, "PCMU"), direction: String = "sendrecv", telephoneEvent: Bool = true) -> String {
+        var s = """
+        v=0
+        o=carrier 1 1 IN IP4 [local_ip]
+        s=-
+        c=IN IP4 [media_ip]
+        t=0 0
+        m=audio [media_port] RTP/AVP \(codec.pt)\(telephoneEvent ? " 101" : "")
+        a=rtpmap:\(codec.pt) \(codec.name)/8000
+
+        """
+        if telephoneEvent { s += "a=rtpmap:101 telephone-event/8000\na=fmtp:101 0-16\n" }
+        s += "a=ptime:20\na=\(direction)\n"
+        return s
+    }
+
+    private static let trying = response("100 Trying", tag: "").replacingOccurrences(of: ";tag=", with: "")
+        .replacingOccurrences(of: "Contact: <sip:carrier@[local_ip]:[local_port]>\n", with: "")
+    private static let head = "<?xml version=\"1.0\" encoding=\"ISO-8859-1\" ?>\n"
+    private static let captureDialog = """
+      <recv request="INVITE" crlf="true">
+        <action>
+          <ereg regexp="sip:[^>;]*" search_in="hdr" header="Contact:" assign_to="contact"/>
+          <ereg regexp=".*" search_in="hdr" header="From:" assign_to="from"/>
+          <ereg regexp=".*" search_in="hdr" header="To:" assign_to="to"/>
+        </action>
+      </recv>
+
+    """
+
+    /// 100, optional 180, then a final failure with an optional Q.850 `Reason`; waits for ACK.
+    static func reject(_ status: String, q850: Int? = nil, ring: Bool = true) -> String {
+        head + "<scenario name=\"reject\">\n  <recv request=\"INVITE\" crlf=\"true\"/>\n" + trying
+            + (ring ? response("180 Ringing") : "")
+            + response(status, extra: q850.map { ["Reason: Q.850;cause=\($0);text=\"carrier\""] } ?? [], retrans: true)
+            + "  <recv request=\"ACK\"/>\n</scenario>\n"
+    }
+
+    /// 100, 180 (or 183 with SDP for early media, optionally playing a pcap), answer after
+    /// `answerAfterMs`; then either waits for our BYE or sends its own after `byeAfterMs`.
+    static func answer(answerAfterMs: Int = 200, earlyMedia: Bool = false, playPcap: String? = nil,
+                       codec: (pt: Int, name: String) = (0, "PCMU"), byeAfterMs: Int? = nil, telephoneEvent: Bool = true) -> String {
+        var s = head + "<scenario name=\"answer\">\n" + captureDialog + trying
+        let body = sdp(codec: codec, telephoneEvent: telephoneEvent)
+        s += earlyMedia ? response("183 Session Progress", sdp: body) : response("180 Ringing")
+        if let playPcap {
+            s += "  <nop><action><exec play_pcap_audio=\"\(playPcap)\"/></action></nop>\n"
+        }
+        s += "  <pause milliseconds=\"\(answerAfterMs)\"/>\n"
+        s += response("200 OK", sdp: body, retrans: true)
+        s += "  <recv request=\"ACK\"/>\n"
+        if let byeAfterMs {
+            s += """
+              <pause milliseconds="\(byeAfterMs)"/>
+              <send retrans="500"><![CDATA[
+            BYE [$contact] SIP/2.0
+            Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+            From:[$to];tag=[pid]c[call_number]
+            To:[$from]
+            [last_Call-ID:]
+            CSeq: 1 BYE
+            Max-Forwards: 70
+            Reason: Q.850;cause=16;text="Normal call clearing"
+            Content-Length: 0
+
+            ]]></send>
+              <recv response="200"/>
+
+            """
+        } else {
+            s += "  <recv request=\"BYE\"/>\n" + response("200 OK", sdp: nil).replacingOccurrences(of: ";tag=[pid]c[call_number]", with: "")
+        }
+        return s + "</scenario>\n"
+    }
+
+    /// 100, 180, then rings until our CANCEL: 200 to it, 487 to the INVITE, waits for ACK.
+    static let ringUntilCancel = head + "<scenario name=\"ring\">\n  <recv request=\"INVITE\" crlf=\"true\"/>\n" + trying
+        + response("180 Ringing") + "  <recv request=\"CANCEL\"/>\n"
+        + response("200 OK").replacingOccurrences(of: "[last_To:];tag=[pid]c[call_number]", with: "[last_To:];tag=[pid]c[call_number]")
+        + """
+          <send retrans="500"><![CDATA[
+        SIP/2.0 487 Request Terminated
+        [last_Via:]
+        [last_From:]
+        [last_To:];tag=[pid]c[call_number]
+        [last_Call-ID:]
+        CSeq: [last_CSeq_number] INVITE
+        Content-Length: 0
+
+        ]]></send>
+          <recv request="ACK"/>
+        </scenario>
+
+        """
+}

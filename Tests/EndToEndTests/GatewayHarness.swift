@@ -1,0 +1,171 @@
+import Foundation
+import Glibc
+import IrisAPI
+import IrisClient
+import SIP
+import Testing
+
+/// One `irisgw serve` process for a test: its own profiles and data dir in a temporary
+/// folder, SIP and API on ports the OS picks, RTP in a random slice of the port space (a
+/// pair another process holds is skipped). `stop()` (in a `defer`) ends it and cleans up.
+final class GatewayProcess: @unchecked Sendable {
+    static var binary: String {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("irisgw").path
+    }
+
+    let directory: URL
+    private let process = Process()
+    private let output = Pipe()
+    private(set) var sipPort = 0
+    private(set) var apiURL = ""
+    private(set) var lines: [String] = []
+    let apiKey: String
+
+    /// A trunk profile for the tests: outbound to `proxies` (SIPp ports on 127.0.0.1),
+    /// inbound from 127.0.0.1 with `routes`.
+    struct Profile {
+        var name = "trunk"
+        var proxies: [Int] = []
+        var codecs = ["PCMU", "PCMA", "G722"]
+        var ringTimeoutSec = 30
+        var inboundRingTimeoutSec = 30
+        var maxConcurrentCalls = 100
+        var callsPerSecond = 100
+        var routes: [(did: String, routingId: String)] = [("+15550001000", "alice")]
+        var allowFrom = ["127.0.0.1/32"]
+        var auth: (user: String, env: String)?
+        var rtpTimeoutSec = 30
+        var dtmf = "rfc4733"
+
+        var json5: String {
+            let proxyList = proxies.map { "\"sip:127.0.0.1:\($0);transport=udp\"" }.joined(separator: ", ")
+            let authLine = auth.map { "auth: { username: \"\($0.user)\", passwordEnv: \"\($0.env)\" }," } ?? ""
+            let outbound = proxies.isEmpty ? "" : """
+              outbound: {
+                proxies: [\(proxyList)], fromDomain: "gw.test", \(authLine)
+                allowedPrefixes: ["+1"], maxConcurrentCalls: \(maxConcurrentCalls), callsPerSecond: \(callsPerSecond),
+                ringTimeoutSec: \(ringTimeoutSec),
+              },
+            """
+            let routeList = routes.map { "{ did: \"\($0.did)\", routingId: \"\($0.routingId)\" }" }.joined(separator: ", ")
+            return """
+            // written by GatewayProcess for one test
+            {
+              name: "\(name)",
+            \(outbound)
+              inbound: { allowFrom: [\(allowFrom.map { "\"\($0)\"" }.joined(separator: ", "))], routes: [\(routeList)], ringTimeoutSec: \(inboundRingTimeoutSec) },
+              media: { codecs: [\(codecs.map { "\"\($0)\"" }.joined(separator: ", "))], dtmf: "\(dtmf)", rtpTimeoutSec: \(rtpTimeoutSec) },
+              sip: { transport: "udp", prack: "supported", sessionTimerSec: 1800, optionsPingSec: 0 },
+            }
+            """
+        }
+    }
+
+    init(profiles: [Profile], environment: [String: String] = [:], extraArguments: [String] = []) throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-gw-\(UUID().uuidString.prefix(8))")
+        let profileDir = directory.appendingPathComponent("profiles")
+        try FileManager.default.createDirectory(at: profileDir, withIntermediateDirectories: true)
+        for p in profiles {
+            try p.json5.write(to: profileDir.appendingPathComponent(p.name + ".json5"), atomically: true, encoding: .utf8)
+        }
+        let data = directory.appendingPathComponent("data").path
+        let base = 20_000 + 2 * Int.random(in: 0..<19_000)
+        process.executableURL = URL(fileURLWithPath: Self.binary)
+        process.arguments = ["serve", "--profiles", profileDir.path, "--sip-listen", "127.0.0.1:0", "--api-listen", "127.0.0.1:0",
+                             "--data-dir", data, "--rtp-ports", "\(base)-\(base + 1999)", "--drain-timeout", "2"] + extraArguments
+        var env = ProcessInfo.processInfo.environment
+        env["IRISGW_API_KEY"] = nil
+        for (k, v) in environment { env[k] = v }
+        process.environment = env
+        process.standardOutput = output
+        process.standardError = output
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        // Read lines until `ready` (or the process dies / 20 s pass).
+        let deadline = Date().addingTimeInterval(20)
+        var buffer = ""
+        let fd = output.fileHandleForReading.fileDescriptor
+        while Date() < deadline, !lines.contains("ready") {
+            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&pfd, 1, 200) > 0 else {
+                if !process.isRunning { break }
+                continue
+            }
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            let n = read(fd, &chunk, chunk.count)
+            if n <= 0 { break }
+            buffer += String(decoding: chunk[0..<n], as: UTF8.self)
+            while let nl = buffer.firstIndex(of: "\n") {
+                lines.append(String(buffer[..<nl]))
+                buffer = String(buffer[buffer.index(after: nl)...])
+            }
+        }
+        for l in lines {
+            if l.hasPrefix("listening sip udp "), let port = l.split(separator: ":").last.flatMap({ Int($0) }) { sipPort = port }
+            if l.hasPrefix("listening api ") { apiURL = String(l.dropFirst("listening api ".count)) }
+        }
+        apiKey = (try? String(contentsOfFile: data + "/api-key", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+        guard lines.contains("ready"), sipPort > 0, !apiURL.isEmpty, !apiKey.isEmpty else {
+            stop()
+            throw SocketError("irisgw serve did not start: \(lines.joined(separator: " | "))", code: EINVAL)
+        }
+    }
+
+    var dataDir: String { directory.appendingPathComponent("data").path }
+    var sipPeer: SIPPeer { SIPPeer(transport: .udp, address: SocketAddress(host: "127.0.0.1", port: sipPort)) }
+
+    func connection() throws -> IrisRtcConnection { try IrisRtcConnection(baseURL: apiURL, apiKey: apiKey) }
+
+    var isRunning: Bool { process.isRunning }
+
+    /// Sends `sig` and waits up to `timeout` for the exit; nil if it did not exit.
+    func signal(_ sig: Int32, timeout: Double = 10) -> Int32? {
+        kill(process.processIdentifier, sig)
+        let until = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < until { usleep(20_000) }
+        return process.isRunning ? nil : process.terminationStatus
+    }
+
+    /// Ends the gateway (SIGINT, then SIGKILL) and removes its folder.
+    func stop() {
+        if process.isRunning {
+            _ = signal(SIGINT, timeout: 8)
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            process.waitUntilExit()
+        }
+        if ProcessInfo.processInfo.environment["IRISGW_E2E_KEEP"] == nil {
+            try? FileManager.default.removeItem(at: directory)
+        }
+    }
+}
+
+/// A delegate that records events for assertions.
+final class SessionRecorder: IrisRtcAudioSessionDelegate, @unchecked Sendable {
+    private let lock = NSLock()
+    private var _events: [SessionEvent] = []
+    var events: [SessionEvent] { lock.withLock { _events } }
+
+    func onEvent(_ session: IrisRtcAudioSession, event: SessionEvent) { lock.withLock { _events.append(event) } }
+
+    /// Event names with statuses, e.g. ["onSessionCreated", "Initializing", "Connecting", "Connected", ...].
+    var trace: [String] {
+        events.map { e in
+            switch e.event {
+            case .onSessionSIPStatus: (e.status?.rawValue ?? "?") + (e.earlyMedia == true ? "*" : "")
+            case .onSessionEnded: "ended:" + (e.reason?.rawValue ?? "?")
+            case .onSessionError: "error:\(e.code ?? 0)"
+            default: e.event.rawValue
+            }
+        }
+    }
+
+    func waitFor(timeout: Double = 10, _ condition: ([SessionEvent]) -> Bool) async -> Bool {
+        await eventually(timeout: timeout) { condition(self.events) }
+    }
+
+    func waitForStatus(_ s: SessionStatus, timeout: Double = 10) async -> Bool {
+        await waitFor(timeout: timeout) { $0.contains { $0.status == s } }
+    }
+
+    var ended: SessionEvent? { events.first { $0.event == .onSessionEnded } }
+}
