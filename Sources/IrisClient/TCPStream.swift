@@ -22,17 +22,18 @@ final class TCPStream: Sendable {
     /// Connects to `host` (a literal, or `localhost`: 127.0.0.1 then ::1) before `deadline`.
     static func connect(host: String, port: Int, deadline: Deadline) throws(IrisTransportError) -> TCPStream {
         let candidates = host == "localhost" ? ["127.0.0.1", "::1"] : [host]
-        var failure = IrisTransportError.connectionRefused(host: host, port: port)
+        var firstFailure: IrisTransportError?
         for candidate in candidates {
             do {
                 return try connectOnce(SocketAddress(host: candidate, port: port), deadline: deadline)
             } catch {
-                failure = error
                 // A timeout has used up the deadline: no time left for the next address.
                 if case .timeout = error { throw error }
+                // Report the IPv4 answer: a host without IPv6 would otherwise hide a refusal.
+                firstFailure = firstFailure ?? error
             }
         }
-        throw failure
+        throw firstFailure ?? .connectionRefused(host: host, port: port)
     }
 
     private static func connectOnce(_ address: SocketAddress, deadline: Deadline) throws(IrisTransportError) -> TCPStream {
