@@ -29,10 +29,12 @@ let package = Package(
         .executableTarget(name: "irisgw", dependencies: ["SIP", "Gateway"]),
         // `make bench`: prints `BENCH ...` lines with ratios measured in one run.
         .executableTarget(name: "irisgw-bench", dependencies: ["SIP", "Media"]),
+        .target(name: "IrisClient", dependencies: ["Media", "IOCore", "IrisAPI"]),
 
         .testTarget(name: "SIPTests", dependencies: ["SIP"]),
         .testTarget(name: "MediaTests", dependencies: ["Media"]),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway", "IrisAPI"]),
+        .testTarget(name: "IrisClientTests", dependencies: ["IrisClient", "Media"]),
         // Real processes and sockets: SIPp, the irisgw binary, UDP/TCP on 127.0.0.1.
         .testTarget(name: "EndToEndTests", dependencies: ["SIP", "Media", "IrisAPI", "IrisClient", "Gateway", "irisgw"]),
     ],

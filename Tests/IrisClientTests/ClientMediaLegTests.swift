@@ -1,0 +1,111 @@
+import Foundation
+import Testing
+import IrisClient
+import IOCore
+
+/// Two ClientMediaLegs sending Opus RTP to each other over UDP on 127.0.0.1.
+struct ClientMediaLegTests {
+    @Test func toneIsDetectedAndMuteSilencesIt() throws {
+        let a = try ClientMediaLeg()
+        let b = try ClientMediaLeg()
+        defer {
+            a.stop()
+            b.stop()
+        }
+        a.setRemote(b.localAddress)
+        b.setRemote(a.localAddress)
+        a.source = .tone(hz: 440, amplitude: 0.5)
+
+        #expect(waitUntil(timeout: 5) { b.receivedPackets() >= 40 && a.receivedPackets() >= 40 })
+        #expect(waitUntil(timeout: 5) { b.toneLevel(hz: 440, lastSeconds: 0.5) > 0.8 },
+                "440 Hz level at B: \(b.toneLevel(hz: 440, lastSeconds: 0.5))")
+        #expect(b.toneLevel(hz: 1000, lastSeconds: 0.5) < 0.05)
+        // B sends silence: nothing at A.
+        #expect(a.toneLevel(hz: 440, lastSeconds: 0.5) < 0.05)
+        #expect(a.sentPackets() >= 40)
+
+        a.muted = true
+        #expect(waitUntil(timeout: 5) { b.toneLevel(hz: 440, lastSeconds: 0.3) < 0.1 },
+                "440 Hz level at B after mute: \(b.toneLevel(hz: 440, lastSeconds: 0.3))")
+        let sentWhileMuted = a.sentPackets()
+        #expect(waitUntil(timeout: 2) { a.sentPackets() > sentWhileMuted + 5 }, "muting must not stop the stream")
+
+        a.muted = false
+        #expect(waitUntil(timeout: 5) { b.toneLevel(hz: 440, lastSeconds: 0.3) > 0.8 })
+
+        // One 48 kHz sample per 1/48000 s of stream since the first packet.
+        let recorded = b.recordedSamples()
+        #expect(recorded.count % 960 == 0)
+        #expect(recorded.count >= 48_000 / 2)
+    }
+
+    @Test func offerAndAnswerConnectTheLegs() throws {
+        let a = try ClientMediaLeg()
+        let b = try ClientMediaLeg(payloadType: 96)
+        defer {
+            a.stop()
+            b.stop()
+        }
+        let offer = a.sdpOffer(sessionVersion: 3)
+        #expect(offer.hasPrefix("v=0\r\no=- "))
+        #expect(offer.contains(" 3 IN IP4 127.0.0.1\r\n"))
+        #expect(offer.contains("c=IN IP4 127.0.0.1\r\nt=0 0\r\n"))
+        #expect(offer.contains("m=audio \(a.localAddress.port) RTP/AVP 111\r\n"))
+        #expect(offer.contains("a=rtpmap:111 opus/48000/2\r\na=fmtp:111 minptime=20;useinbandfec=1\r\na=ptime:20\r\na=sendrecv\r\n"))
+
+        // Each side answers with its own offer text: B sends with 96, A with 111... and each
+        // takes the other's numbers for sending.
+        let answerToA = try a.applyAnswer(b.sdpOffer())
+        #expect(answerToA.remote == b.localAddress)
+        #expect(answerToA.payloadType == 96)
+        #expect(a.sendPayloadType == 96)
+        try b.applyAnswer(a.sdpOffer())
+        #expect(b.remote == a.localAddress)
+
+        b.source = .tone(hz: 1000, amplitude: 0.3)
+        #expect(waitUntil(timeout: 5) { a.toneLevel(hz: 1000, lastSeconds: 0.4) > 0.8 },
+                "1 kHz level at A: \(a.toneLevel(hz: 1000, lastSeconds: 0.4))")
+        #expect(a.toneLevel(hz: 440, lastSeconds: 0.4) < 0.05)
+    }
+
+    @Test func samplesSourcePlaysOnce() throws {
+        let a = try ClientMediaLeg(sampleRate: 8_000)
+        let b = try ClientMediaLeg(sampleRate: 8_000)
+        defer {
+            a.stop()
+            b.stop()
+        }
+        a.setRemote(b.localAddress)
+        // 0.4 s of 700 Hz at 8 kHz.
+        let pcm = (0..<3_200).map { Int16(12_000 * sin(2 * Double.pi * 700 * Double($0) / 8_000)) }
+        a.source = .samples(pcm)
+        #expect(waitUntil(timeout: 5) { a.isSourceFinished })
+        #expect(waitUntil(timeout: 5) { b.toneLevel(hz: 700, lastSeconds: 1) > 0.3 })
+        // Then silence.
+        #expect(waitUntil(timeout: 5) { b.toneLevel(hz: 700, lastSeconds: 0.2) < 0.05 })
+        #expect(b.recordedSamples().count % 160 == 0)
+    }
+
+    @Test func answerErrorsAreClassified() throws {
+        let leg = try ClientMediaLeg()
+        defer { leg.stop() }
+        let good = "v=0\r\no=- 1 1 IN IP4 10.0.0.9\r\ns=-\r\nc=IN IP4 10.0.0.9\r\nt=0 0\r\nm=audio 40000 RTP/AVP 111\r\na=rtpmap:111 opus/48000/2\r\n"
+        #expect(try SDPAudioAnswer.parse(good) == SDPAudioAnswer.parse(good))
+        #expect(try SDPAudioAnswer.parse(good).remote == SocketAddress(host: "10.0.0.9", port: 40000))
+        #expect(throws: ClientSDPError.audioRejected) {
+            try leg.applyAnswer(good.replacingOccurrences(of: "m=audio 40000", with: "m=audio 0"))
+        }
+        #expect(throws: ClientSDPError.opusNotAccepted(formats: ["0"])) {
+            try leg.applyAnswer(good.replacingOccurrences(of: "RTP/AVP 111", with: "RTP/AVP 0")
+                .replacingOccurrences(of: "a=rtpmap:111 opus/48000/2", with: "a=rtpmap:0 PCMU/8000"))
+        }
+        #expect(throws: ClientSDPError.missingConnection) {
+            try leg.applyAnswer(good.replacingOccurrences(of: "c=IN IP4 10.0.0.9\r\n", with: ""))
+        }
+        #expect(throws: ClientSDPError.noAudioStream) { try leg.applyAnswer("v=0\r\n") }
+        #expect(leg.remote == nil)
+        // A media-level c= wins over the session's; LF-only lines are fine.
+        let media = "v=0\nc=IN IP4 10.0.0.1\nm=audio 5004 RTP/AVP 111\nc=IN IP6 ::1\na=rtpmap:111 OPUS/48000/2\n"
+        #expect(try leg.applyAnswer(media).remote == SocketAddress(host: "::1", port: 5004))
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+import Testing
+import IrisClient
+
+/// HTTPClient against a Python http.server on 127.0.0.1.
+struct HTTPClientTests {
+    @Test func getReturnsJSONAndHeaders() throws {
+        let server = try PythonServer(source: ServerScripts.http)
+        defer { server.stop() }
+        let client = try HTTPClient(baseURL: server.baseURL + "/api", defaultHeaders: ["Authorization": "Bearer k1"])
+        let response = try client.request(method: "GET", path: "/v1/hello?x=1", timeout: 5)
+        #expect(response.status == 200)
+        #expect(response.headers["content-type"] == "application/json")
+        #expect(response.headers["x-iris"] == "one")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: String])
+        #expect(json["hello"] == "world")
+        #expect(json["path"] == "/api/v1/hello?x=1")
+        #expect(json["auth"] == "Bearer k1")
+        #expect(json["host"] == "127.0.0.1:\(server.port)")
+    }
+
+    @Test func postSendsBody() throws {
+        let server = try PythonServer(source: ServerScripts.http)
+        defer { server.stop() }
+        let client = try HTTPClient(baseURL: server.baseURL + "/api")
+        let body = Array(#"{"to":"+15550100","from":"+15550199"}"#.utf8)
+        let response = try client.request(method: "POST", path: "/v1/calls", headers: ["Content-Type": "application/json"],
+                                          body: body, timeout: 5)
+        #expect(response.status == 201)
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
+        #expect(json["received"] as? String == String(decoding: body, as: UTF8.self))
+        #expect(json["length"] as? Int == body.count)
+        #expect(json["type"] as? String == "application/json")
+
+        // No body: still a Content-Length of 0, so the server does not wait for one.
+        let empty = try client.request(method: "POST", path: "/v1/calls/1/hangup", timeout: 5)
+        #expect(empty.status == 201)
+        let emptyJSON = try #require(try JSONSerialization.jsonObject(with: Data(empty.body)) as? [String: Any])
+        #expect(emptyJSON["length"] as? Int == 0)
+    }
+
+    @Test func chunkedResponseIsReassembled() throws {
+        let server = try PythonServer(source: ServerScripts.http)
+        defer { server.stop() }
+        let client = try HTTPClient(baseURL: server.baseURL)
+        let response = try client.request(method: "GET", path: "/api/v1/chunked", timeout: 5)
+        #expect(response.status == 200)
+        #expect(response.headers["transfer-encoding"] == "chunked")
+        #expect(String(decoding: response.body, as: UTF8.self) == "alpha-beta-" + String(repeating: "x", count: 5000) + "-omega")
+    }
+
+    @Test func clientErrorKeepsJSONBody() throws {
+        let server = try PythonServer(source: ServerScripts.http)
+        defer { server.stop() }
+        let client = try HTTPClient(baseURL: server.baseURL)
+        let response = try client.request(method: "GET", path: "/api/v1/calls/nope", timeout: 5)
+        #expect(response.status == 404)
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: String])
+        #expect(json["code"] == "not_found")
+    }
+
+    @Test func connectionRefusedIsClassified() throws {
+        let port = unusedTCPPort()
+        let client = try HTTPClient(baseURL: "http://127.0.0.1:\(port)")
+        #expect(throws: IrisTransportError.connectionRefused(host: "127.0.0.1", port: port)) {
+            try client.request(method: "GET", path: "/", timeout: 2)
+        }
+        do throws(IrisTransportError) {
+            _ = try client.request(method: "GET", path: "/", timeout: 2)
+        } catch {
+            #expect(error.kind == .connection)
+            #expect(error.description.contains("refused"))
+        }
+    }
+
+    @Test func slowServerTimesOut() throws {
+        let server = try PythonServer(source: ServerScripts.http)
+        defer { server.stop() }
+        let client = try HTTPClient(baseURL: server.baseURL)
+        let start = Date()
+        do throws(IrisTransportError) {
+            _ = try client.request(method: "GET", path: "/api/v1/slow", timeout: 0.4)
+            Issue.record("the request should have timed out")
+        } catch {
+            #expect(error.isTimeout, "\(error)")
+            #expect(error.description.contains("0.4"), "\(error)")
+        }
+        #expect(Date().timeIntervalSince(start) < 3)
+    }
+
+    @Test func badURLsAndHeadersAreRejected() {
+        #expect(throws: IrisTransportError.self) { try HTTPClient(baseURL: "https://127.0.0.1:1") }
+        #expect(throws: IrisTransportError.self) { try HTTPClient(baseURL: "http://gateway.example:80") }
+        #expect(throws: IrisTransportError.self) { try HTTPClient(baseURL: "127.0.0.1:80") }
+        #expect((try? HTTPClient(baseURL: "http://[::1]:8080")) != nil)
+        #expect((try? HTTPClient(baseURL: "http://localhost")) != nil)
+        let client = try? HTTPClient(baseURL: "http://127.0.0.1:9")
+        #expect(throws: IrisTransportError.invalidRequest("header X-Bad has a CR, LF or NUL in its value")) {
+            try client?.request(method: "GET", path: "/", headers: ["X-Bad": "a\r\nInjected: 1"], timeout: 1)
+        }
+    }
+}
