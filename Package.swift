@@ -15,6 +15,8 @@ let package = Package(
         .systemLibrary(name: "COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"])]),
         .systemLibrary(name: "CSpanDSP", pkgConfig: "spandsp", providers: [.apt(["libspandsp-dev", "libtiff-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        // libcivetweb-dev ships no pkg-config file: the module map links "civetweb".
+        .systemLibrary(name: "CCivetWeb", path: "Sources/CCivetWeb"),
 
         // Linux headers Glibc does not export (epoll, eventfd); no library to link.
         .systemLibrary(name: "CLinux"),
@@ -24,6 +26,8 @@ let package = Package(
         .target(name: "SIP", dependencies: ["COSIP", "COpenSSL", "CLinux", "IOCore"]),
         .target(name: "Media", dependencies: ["COpus", "CSpanDSP", "CLinux", "IOCore"]),
         .target(name: "Gateway", dependencies: ["SIP", "Media"]),
+        // HTTP/1.1 + WebSocket server for the control API (CivetWeb).
+        .target(name: "ControlAPI", dependencies: ["CCivetWeb"]),
         .executableTarget(name: "irisgw", dependencies: ["SIP", "Gateway"]),
         // `make bench`: prints `BENCH ...` lines with ratios measured in one run.
         .executableTarget(name: "irisgw-bench", dependencies: ["SIP", "Media"]),
@@ -31,6 +35,7 @@ let package = Package(
         .testTarget(name: "SIPTests", dependencies: ["SIP"]),
         .testTarget(name: "MediaTests", dependencies: ["Media"]),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway"]),
+        .testTarget(name: "ControlAPITests", dependencies: ["ControlAPI"]),
         // Real processes and sockets: SIPp, the irisgw binary, UDP/TCP on 127.0.0.1.
         .testTarget(name: "EndToEndTests", dependencies: ["SIP", "Media", "irisgw"]),
     ],
