@@ -16,6 +16,8 @@ let package = Package(
         .systemLibrary(name: "CSpanDSP", pkgConfig: "spandsp", providers: [.apt(["libspandsp-dev", "libtiff-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // libcivetweb-dev ships no pkg-config file: the module map links "civetweb".
+        .systemLibrary(name: "CCivetWeb", path: "Sources/CCivetWeb"),
 
         // Linux headers Glibc does not export (epoll, eventfd); no library to link.
         .systemLibrary(name: "CLinux"),
@@ -26,7 +28,9 @@ let package = Package(
         .target(name: "Media", dependencies: ["COpus", "CSpanDSP", "CLinux", "IOCore"]),
         .target(name: "IrisAPI"),
         .target(name: "Gateway", dependencies: ["SIP", "Media", "IrisAPI", "CSQLite"]),
-        .executableTarget(name: "irisgw", dependencies: ["SIP", "Gateway"]),
+        // HTTP/1.1 + WebSocket server for the control API (CivetWeb), routed onto Gateway.
+        .target(name: "ControlAPI", dependencies: ["CCivetWeb", "Gateway", "IrisAPI"]),
+        .executableTarget(name: "irisgw", dependencies: ["SIP", "Gateway", "ControlAPI", "IrisClient", "IrisAPI"]),
         // `make bench`: prints `BENCH ...` lines with ratios measured in one run.
         .executableTarget(name: "irisgw-bench", dependencies: ["SIP", "Media"]),
         .target(name: "IrisClient", dependencies: ["Media", "IOCore", "IrisAPI"]),
@@ -35,6 +39,7 @@ let package = Package(
         .testTarget(name: "MediaTests", dependencies: ["Media"]),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway", "IrisAPI"]),
         .testTarget(name: "IrisClientTests", dependencies: ["IrisClient", "Media"]),
+        .testTarget(name: "ControlAPITests", dependencies: ["ControlAPI"]),
         // Real processes and sockets: SIPp, the irisgw binary, UDP/TCP on 127.0.0.1.
         .testTarget(name: "EndToEndTests", dependencies: ["SIP", "Media", "IrisAPI", "IrisClient", "Gateway", "irisgw"]),
     ],

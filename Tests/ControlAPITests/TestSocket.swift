@@ -1,0 +1,107 @@
+// A blocking TCP client socket on 127.0.0.1 for the tests: every read and write has a
+// timeout, so a server bug fails a test instead of hanging the suite.
+
+import Glibc
+
+struct TestSocketError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+final class TestSocket {
+    let fd: Int32
+    /// Bytes received but not consumed yet.
+    private var buffer: [UInt8] = []
+
+    /// Connects to 127.0.0.1:`port`. `receiveBuffer` shrinks SO_RCVBUF (a client that
+    /// does not read then fills up quickly).
+    init(port: Int, timeout: Double = 5, receiveBuffer: Int? = nil) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw TestSocketError("socket: errno \(errno)") }
+        var tv = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - Double(Int(timeout))) * 1_000_000))
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        if var size = receiveBuffer.map(Int32.init) {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = UInt16(port).bigEndian
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let rc = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard rc == 0 else {
+            close(fd)
+            throw TestSocketError("connect to port \(port): errno \(errno)")
+        }
+    }
+
+    deinit { close(fd) }
+
+    func write(_ bytes: [UInt8]) throws {
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard n > 0 else { throw TestSocketError("send: errno \(errno)") }
+            sent += n
+        }
+    }
+
+    func write(_ text: String) throws { try write(Array(text.utf8)) }
+
+    /// Reads what is available into the buffer. False at end of stream; throws on timeout.
+    @discardableResult
+    func fill() throws -> Bool {
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        if n == 0 { return false }
+        guard n > 0 else {
+            throw TestSocketError(errno == EAGAIN ? "read timed out" : "recv: errno \(errno)")
+        }
+        buffer += chunk[0..<n]
+        return true
+    }
+
+    /// Bytes up to and including `marker`.
+    func read(through marker: [UInt8]) throws -> [UInt8] {
+        while true {
+            if let end = find(marker) {
+                let out = Array(buffer[0..<end])
+                buffer.removeFirst(end)
+                return out
+            }
+            guard try fill() else { throw TestSocketError("connection closed before \(marker)") }
+        }
+    }
+
+    func read(exactly count: Int) throws -> [UInt8] {
+        while buffer.count < count {
+            guard try fill() else { throw TestSocketError("connection closed after \(buffer.count) of \(count) bytes") }
+        }
+        let out = Array(buffer[0..<count])
+        buffer.removeFirst(count)
+        return out
+    }
+
+    /// Reads and discards until the peer closes. True when it did (a reset counts), false
+    /// when the read timeout came first.
+    func isClosedByPeer() -> Bool {
+        while true {
+            do {
+                if try !fill() { return true }
+                buffer.removeAll()
+            } catch {
+                return errno == ECONNRESET
+            }
+        }
+    }
+
+    private func find(_ marker: [UInt8]) -> Int? {
+        guard buffer.count >= marker.count else { return nil }
+        for i in 0...(buffer.count - marker.count) where buffer[i] == marker[0] {
+            if Array(buffer[i..<(i + marker.count)]) == marker { return i + marker.count }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,182 @@
+// WebSockets over real sockets on 127.0.0.1: push order, both close directions, slow
+// clients, refused upgrades, stop().
+
+import ControlAPI
+import Glibc
+import Testing
+
+@Suite struct WebSocketTests {
+    @Test func serverPushesInOrderAndClientCloseFiresOnCloseOnce() throws {
+        let (server, port, events) = try startServer()
+        defer { server.stop() }
+
+        let client = try TestWebSocket.open(port: port, path: "/events?topic=calls")
+        let connection = try #require(events.waitForOpen())
+        #expect(connection.request.path == "/events")
+        #expect(connection.request.query == ["topic": "calls"])
+        #expect(connection.request.headers["upgrade"]?.lowercased() == "websocket")
+        #expect(connection.isOpen)
+
+        for i in 0..<100 {
+            #expect(connection.send(text: "event \(i)"))
+        }
+        for i in 0..<100 {
+            let frame = try client.readFrame()
+            #expect(frame.opcode == 0x1 && frame.fin)
+            #expect(frame.text == "event \(i)")
+        }
+
+        // Client-initiated close: the server echoes the code, then closes.
+        try client.sendClose(code: 1000)
+        let reply = try client.readUntilClose()
+        #expect(reply.closeCode == 1000)
+        #expect(client.socket.isClosedByPeer())
+        #expect(eventually(timeout: 5) { events.closeCount(of: connection.id) == 1 })
+        #expect(!connection.isOpen)
+        #expect(!connection.send(text: "too late"))
+        usleep(200_000)
+        #expect(events.closeCount(of: connection.id) == 1)
+    }
+
+    @Test func serverCloseSendsCloseFrameAndFiresOnCloseOnce() throws {
+        let (server, port, events) = try startServer()
+        defer { server.stop() }
+
+        let client = try TestWebSocket.open(port: port)
+        let connection = try #require(events.waitForOpen())
+        connection.send(text: "last words")
+        connection.close()
+        #expect(!connection.isOpen)
+        #expect(!connection.send(text: "after close"))
+
+        // Messages queued before close() still arrive, then the close frame.
+        #expect(try client.readFrame().text == "last words")
+        let close = try client.readFrame()
+        #expect(close.opcode == 0x8)
+        #expect(close.closeCode == 1000)
+        try client.sendClose(code: 1000)
+        #expect(client.socket.isClosedByPeer())
+        #expect(eventually(timeout: 5) { events.closeCount(of: connection.id) == 1 })
+        connection.close()
+        usleep(200_000)
+        #expect(events.closeCount(of: connection.id) == 1)
+    }
+
+    @Test func serverCloseCutsAClientThatNeverAnswers() throws {
+        let (server, port, events) = try startServer()
+        defer { server.stop() }
+
+        let client = try TestWebSocket.open(port: port)
+        let connection = try #require(events.waitForOpen())
+        connection.close()
+        #expect(try client.readFrame().closeCode == 1000)
+        // No close frame back: the server gives up after its grace period.
+        #expect(client.socket.isClosedByPeer())
+        #expect(eventually(timeout: 5) { events.closeCount(of: connection.id) == 1 })
+    }
+
+    @Test func pingGetsPong() throws {
+        let (server, port, events) = try startServer()
+        defer { server.stop() }
+
+        let client = try TestWebSocket.open(port: port)
+        _ = try #require(events.waitForOpen())
+        try client.send(opcode: 0x9, Array("are you there".utf8))
+        let pong = try client.readFrame()
+        #expect(pong.opcode == 0xA)
+        #expect(pong.text == "are you there")
+        // Client text frames are ignored, and the connection stays up.
+        try client.send(text: "hello server")
+        try client.send(opcode: 0x9, [1])
+        #expect(try client.readFrame().opcode == 0xA)
+    }
+
+    @Test func slowClientIsDroppedWithoutBlockingSendOrOtherConnections() throws {
+        let (server, port, events) = try startServer()
+        defer { server.stop() }
+
+        // A small receive buffer and no reads: the server's writes back up quickly.
+        let slow = try TestWebSocket.open(port: port, path: "/slow", receiveBuffer: 4096)
+        let slowConnection = try #require(events.waitForOpen(0))
+        let healthy = try TestWebSocket.open(port: port, path: "/healthy")
+        let healthyConnection = try #require(events.waitForOpen(1))
+
+        // 5000 x 64 KiB (~320 MB) for a client that reads nothing: that the loop finishes at
+        // all shows send(text:) never blocks; the queue limit (1024) drops the client.
+        let big = String(repeating: "x", count: 64 * 1024)
+        var accepted = 0
+        var refused = 0
+        for _ in 0..<5000 {
+            if slowConnection.send(text: big) { accepted += 1 } else { refused += 1 }
+        }
+        #expect(refused > 0)
+        #expect(accepted <= 1024 + 200) // the queue bound plus what the socket took
+        #expect(!slowConnection.isOpen)
+        #expect(eventually(timeout: 10) { events.closeCount(of: slowConnection.id) == 1 })
+
+        // The other connection was never held up.
+        #expect(healthyConnection.send(text: "still here"))
+        #expect(try healthy.readFrame().text == "still here")
+        #expect(healthyConnection.isOpen)
+        #expect(events.closeCount(of: healthyConnection.id) == 0)
+        withExtendedLifetime(slow) {}
+    }
+
+    @Test func refusedUpgradeGetsTheHandlersResponse() throws {
+        let (server, port, events) = try startServer(webSocket: { request in
+            request.query["token"] == "secret" ? nil : .json(401, Array(#"{"error":{"code":-401,"message":"unauthorized"}}"#.utf8))
+        })
+        defer { server.stop() }
+
+        guard case .refused(let response) = try TestWebSocket.connect(port: port, path: "/events?token=wrong") else {
+            Issue.record("upgrade without the token was accepted")
+            return
+        }
+        #expect(response.status == 401)
+        #expect(response.headers["content-type"] == "application/json")
+        #expect(response.text == #"{"error":{"code":-401,"message":"unauthorized"}}"#)
+        #expect(events.openedConnections.isEmpty)
+
+        let accepted = try TestWebSocket.open(port: port, path: "/events?token=secret")
+        let connection = try #require(events.waitForOpen())
+        connection.send(text: "welcome")
+        #expect(try accepted.readFrame().text == "welcome")
+        // Plain requests still reach the handler.
+        #expect(try httpRequest(port: port, "GET", "/events").status == 404)
+    }
+
+    @Test func stopClosesOpenWebSocketsAndReturns() throws {
+        let (server, port, events) = try startServer()
+        let clients = try (0..<3).map { _ in try TestWebSocket.open(port: port) }
+        for i in 0..<3 { _ = try #require(events.waitForOpen(i)) }
+        let connections = events.openedConnections
+
+        // The clients do not answer the close frame while stop() runs: it cuts them.
+        server.stop()
+        #expect(events.closedIDs.sorted() == connections.map(\.id).sorted())
+        for connection in connections {
+            #expect(!connection.isOpen)
+            #expect(!connection.send(text: "after stop"))
+        }
+        for client in clients {
+            #expect(try client.readUntilClose().closeCode == 1001)
+            #expect(client.socket.isClosedByPeer())
+        }
+    }
+
+    @Test func webSocketsLeaveOneWorkerForPlainRequests() throws {
+        let (server, port, events) = try startServer(threads: 3)
+        defer { server.stop() }
+
+        let first = try TestWebSocket.open(port: port)
+        let second = try TestWebSocket.open(port: port)
+        _ = try #require(events.waitForOpen(1))
+        guard case .refused(let response) = try TestWebSocket.connect(port: port) else {
+            Issue.record("third WebSocket accepted with 3 worker threads")
+            return
+        }
+        #expect(response.status == 503)
+        #expect(try httpRequest(port: port, "GET", "/").status == 404)
+        withExtendedLifetime((first, second)) {}
+    }
+}
