@@ -99,28 +99,37 @@ public final class ControlAPIServer: Sendable {
     private func route(_ request: HTTPRequest) throws(GatewayError) -> HTTPResponse {
         let gateway = try self.current
         let parts = request.path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
-        switch (request.method, parts) {
-        case ("GET", ["metrics"]):
+        let m = request.method
+        if parts == ["metrics"] {
+            guard m == "GET" else { throw Self.notAllowed(request) }
             let text = gateway.metrics.render(statuses: gateway.list().map(\.status), sipResponses: gateway.sipResponseCounts())
             return .text(200, text, contentType: "text/plain; version=0.0.4; charset=utf-8")
-        case ("POST", ["v1", "sessions"]):
-            return Self.json(201, try gateway.create(try decode(CreateSessionRequest.self, request)))
-        case ("GET", ["v1", "sessions"]):
-            return Self.json(200, SessionList(sessions: gateway.list()))
-        case ("GET", ["v1", "sessions", let room]):
-            return Self.json(200, try gateway.snapshot(roomId: room))
-        case ("DELETE", ["v1", "sessions", let room]):
-            try gateway.close(roomId: room)
-            return Self.json(202, ["roomId": room])
-        case ("POST", ["v1", "sessions", let room, let verb]):
-            return try verbRequest(room, verb, request)
-        case (_, ["v1", "sessions"]), (_, ["v1", "sessions", _]), (_, ["v1", "sessions", _, _]), (_, ["metrics"]):
-            throw GatewayError(IrisCode.incorrectParams, 405, "\(request.method) is not allowed on \(request.path)")
-        case (_, ["v1", "events"]):
-            throw GatewayError(IrisCode.incorrectParams, 400, "/v1/events is a WebSocket: send an Upgrade request")
-        default:
-            throw GatewayError(IrisCode.incorrectParams, 404, "no such endpoint: \(request.method) \(request.path)")
         }
+        if parts == ["v1", "events"] {
+            throw GatewayError(IrisCode.incorrectParams, 400, "/v1/events is a WebSocket: send an Upgrade request")
+        }
+        guard parts.count >= 2, parts[0] == "v1", parts[1] == "sessions", parts.count <= 4 else {
+            throw GatewayError(IrisCode.incorrectParams, 404, "no such endpoint: \(m) \(request.path)")
+        }
+        switch (m, parts.count) {
+        case ("POST", 2):
+            return Self.json(201, try gateway.create(try decode(CreateSessionRequest.self, request)))
+        case ("GET", 2):
+            return Self.json(200, SessionList(sessions: gateway.list()))
+        case ("GET", 3):
+            return Self.json(200, try gateway.snapshot(roomId: parts[2]))
+        case ("DELETE", 3):
+            try gateway.close(roomId: parts[2])
+            return Self.json(202, ["roomId": parts[2]])
+        case ("POST", 4):
+            return try verbRequest(parts[2], parts[3], request)
+        default:
+            throw Self.notAllowed(request)
+        }
+    }
+
+    static func notAllowed(_ request: HTTPRequest) -> GatewayError {
+        GatewayError(IrisCode.incorrectParams, 405, "\(request.method) is not allowed on \(request.path)")
     }
 
     private func verbRequest(_ room: String, _ verb: String, _ request: HTTPRequest) throws(GatewayError) -> HTTPResponse {

@@ -32,16 +32,14 @@ enum CarrierScenarios {
     private static let trying = response("100 Trying", tag: "").replacingOccurrences(of: ";tag=", with: "")
         .replacingOccurrences(of: "Contact: <sip:carrier@[local_ip]:[local_port]>\n", with: "")
     private static let head = "<?xml version=\"1.0\" encoding=\"ISO-8859-1\" ?>\n"
-    private static let captureDialog = """
-      <recv request="INVITE" crlf="true">
-        <action>
-          <ereg regexp="sip:[^>;]*" search_in="hdr" header="Contact:" assign_to="contact"/>
-          <ereg regexp=".*" search_in="hdr" header="From:" assign_to="from"/>
-          <ereg regexp=".*" search_in="hdr" header="To:" assign_to="to"/>
-        </action>
-      </recv>
-
-    """
+    /// The INVITE, capturing header values into SIPp variables (SIPp refuses a variable
+    /// that is assigned and never used, so each scenario names only what it needs).
+    private static func receiveInvite(capturing: [(variable: String, header: String, regexp: String)]) -> String {
+        guard !capturing.isEmpty else { return "  <recv request=\"INVITE\" crlf=\"true\"/>\n" }
+        return "  <recv request=\"INVITE\" crlf=\"true\">\n    <action>\n"
+            + capturing.map { "      <ereg regexp=\"\($0.regexp)\" search_in=\"hdr\" header=\"\($0.header)\" assign_to=\"\($0.variable)\"/>\n" }.joined()
+            + "    </action>\n  </recv>\n"
+    }
 
     /// 100, optional 180, then a final failure with an optional Q.850 `Reason`; waits for ACK.
     static func reject(_ status: String, q850: Int? = nil, ring: Bool = true) -> String {
@@ -55,7 +53,8 @@ enum CarrierScenarios {
     /// `answerAfterMs`; then either waits for our BYE or sends its own after `byeAfterMs`.
     static func answer(answerAfterMs: Int = 200, earlyMedia: Bool = false, playPcap: String? = nil,
                        codec: (pt: Int, name: String) = (0, "PCMU"), byeAfterMs: Int? = nil, telephoneEvent: Bool = true) -> String {
-        var s = head + "<scenario name=\"answer\">\n" + captureDialog + trying
+        let dialog = [("contact", "Contact:", "sip:[^>;]*"), ("from", "From:", ".*"), ("to", "To:", ".*")]
+        var s = head + "<scenario name=\"answer\">\n" + receiveInvite(capturing: byeAfterMs == nil ? [] : dialog) + trying
         let body = sdp(codec: codec, telephoneEvent: telephoneEvent)
         s += earlyMedia ? response("183 Session Progress", sdp: body) : response("180 Ringing")
         if let playPcap {
@@ -89,9 +88,9 @@ enum CarrierScenarios {
     }
 
     /// 100, 180, then rings until our CANCEL: 200 to it, 487 to the INVITE, waits for ACK.
-    static let ringUntilCancel = head + "<scenario name=\"ring\">\n  <recv request=\"INVITE\" crlf=\"true\"/>\n" + trying
+    static let ringUntilCancel = head + "<scenario name=\"ring\">\n" + receiveInvite(capturing: [("invite_cseq", "CSeq:", ".*")]) + trying
         + response("180 Ringing") + "  <recv request=\"CANCEL\"/>\n"
-        + response("200 OK").replacingOccurrences(of: "[last_To:];tag=[pid]c[call_number]", with: "[last_To:];tag=[pid]c[call_number]")
+        + response("200 OK")
         + """
           <send retrans="500"><![CDATA[
         SIP/2.0 487 Request Terminated
@@ -99,7 +98,7 @@ enum CarrierScenarios {
         [last_From:]
         [last_To:];tag=[pid]c[call_number]
         [last_Call-ID:]
-        CSeq: [last_CSeq_number] INVITE
+        CSeq:[$invite_cseq]
         Content-Length: 0
 
         ]]></send>
