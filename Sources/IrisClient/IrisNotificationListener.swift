@@ -38,7 +38,7 @@ extension IrisNotificationListener {
             let text: String?
             do { text = try ws.receive(timeout: 1) } catch { if error.isTimeout { continue } else { return nil } }
             guard let text, let e = try? JSONDecoder().decode(SessionEvent.self, from: Data(text.utf8)) else { return nil }
-            if e.event != .onNotification || e.type != "notify" { onEvent?(e) }
+            onEvent?(e)
             if e.event == .onSessionEnded { return e.reason }
         }
         return nil

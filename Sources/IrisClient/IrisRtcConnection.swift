@@ -106,3 +106,10 @@ public enum IrisError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The Iris code of a refusal, if it was one.
     public var irisCode: Int? { if case .api(_, let code, _) = self { code } else { nil } }
 }
+
+extension IrisRtcConnection {
+    /// `GET /v1/sessions`: the live sessions.
+    public func sessions() throws(IrisError) -> [SessionSnapshot] {
+        try decode(SessionList.self, try call("GET", "/v1/sessions")).sessions
+    }
+}

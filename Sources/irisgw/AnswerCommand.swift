@@ -73,7 +73,9 @@ enum AnswerCommand {
             return 0
         case "ignore":
             // Watch the session until the gateway gives up on it (480) or the caller cancels.
-            let watcher = try IrisNotificationListener.waitForEnd(connection: connection, roomId: room) { printer.print($0) }
+            let watcher = try IrisNotificationListener.waitForEnd(connection: connection, roomId: room) { e in
+                if e.event != .onNotification || e.type != "notify" { printer.print(e) }  // printed above
+            }
             session.stop()
             return watcher == .noAnswer || watcher == .canceled ? 0 : 1
         default:
