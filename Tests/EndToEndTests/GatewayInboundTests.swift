@@ -55,9 +55,12 @@ import Testing
         defer { session.stop() }
         try session.join(roomId: n.roomid!, roomToken: n.roomtoken!)
         #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(sipp.report)")
-        try await Task.sleep(nanoseconds: 1_500_000_000)
         // The caller's SIPp echoes our 600 Hz back through the trunk leg.
-        let level = session.stream.leg.toneLevel(hz: 600, lastSeconds: 1)
+        var level = 0.0
+        _ = await eventually(timeout: 4) {
+            level = session.stream.leg.toneLevel(hz: 600, lastSeconds: 0.5)
+            return level > 0.3
+        }
         let snap = try session.connection.snapshot(roomId: n.roomid!)
         #expect(level > 0.3, "600 Hz level \(level); \(snap); client rx \(session.stream.leg.receivedPackets()) tx \(session.stream.leg.sentPackets())")
         #expect(session.waitForEnd(timeout: 10))

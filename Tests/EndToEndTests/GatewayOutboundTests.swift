@@ -68,10 +68,14 @@ import Testing
         defer { gw.stop() }
         let (rec, session) = try await Self.call(gw, source: .tone(hz: 440, amplitude: 0.3)) { session, rec in
             #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(sipp.report)")
-            try await Task.sleep(nanoseconds: 2_500_000_000)
             // Our 440 Hz went through Opus -> PCMU -> SIPp's echo -> PCMU -> Opus and came back.
-            let at440 = session.stream.leg.toneLevel(hz: 440, lastSeconds: 1)
-            let at1000 = session.stream.leg.toneLevel(hz: 1000, lastSeconds: 1)
+            var at440 = 0.0
+            _ = await eventually(timeout: 5) {
+                at440 = session.stream.leg.toneLevel(hz: 440, lastSeconds: 0.5)
+                return at440 > 0.3
+            }
+            try await Task.sleep(nanoseconds: 1_000_000_000)
+            let at1000 = session.stream.leg.toneLevel(hz: 1000, lastSeconds: 0.5)
             #expect(at440 > 0.3 && at1000 < 0.05, "440 Hz level \(at440), 1 kHz level \(at1000)")
             let snap = try session.connection.snapshot(roomId: session.roomId!)
             #expect(snap.status == .connected && snap.codec == "PCMU")
