@@ -207,12 +207,12 @@ public final class WebSocketConnection: Sendable {
             case .open where s.queue.isEmpty:
                 return .idle
             case .open:
-                defer { s.queue.removeAll(keepingCapacity: true) }
+                defer { s.queue = [] }
                 return .write(s.queue)
             case .closing where s.aborted:
                 return .idle
             case .closing where !s.queue.isEmpty:
-                defer { s.queue.removeAll() }
+                defer { s.queue = [] }
                 return .write(s.queue)
             case .closing(let code):
                 if let deadline = s.closeDeadline { return .linger(deadline) }
