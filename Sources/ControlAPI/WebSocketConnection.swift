@@ -230,12 +230,14 @@ public final class WebSocketConnection: Sendable {
                 wake.wait()
             case .write(let batch):
                 for text in batch {
-                    let ok = transport.withWriteLock { () -> Bool in
-                        // Checked under the write lock: a close reply may have gone out meanwhile.
-                        guard mayWrite else { return true }
+                    // nil: nothing may follow (checked under the write lock, as a close reply
+                    // or a drop may have happened meanwhile); the state says what is next.
+                    let written = transport.withWriteLock { () -> Bool? in
+                        guard mayWrite else { return nil }
                         return transport.writeText(text)
                     }
-                    if !ok {
+                    guard let written else { break }
+                    if !written {
                         state.withLock { drop(&$0) }
                         break
                     }
