@@ -16,7 +16,10 @@
 //   that does not read (mg_disable_connection_keep_alive only ends the read loop at its next
 //   poll). CivetWeb does not expose the socket, so the upgrade handler finds it by its
 //   address pair and `abort()` shuts it down, which fails the blocked write at once.
+// - mg_stop waits up to 2 s for the accept thread's poll; `stopCivetWeb` wakes it.
 // - mg_start ignores SIGPIPE for the whole process (CivetWeb writes with MSG_NOSIGNAL anyway).
+// - Debian's build has no IPv6: IPv4 listen addresses only.
+// Port 0 needs nothing special: mg_get_server_ports reports the port the OS picked.
 
 internal import CCivetWeb
 import Foundation
@@ -137,6 +140,9 @@ public final class HTTPServer: Sendable {
         guard !config.listen.isEmpty, !config.listen.contains(",") else {
             throw HTTPServerError("listen must be one address:port (got \"\(config.listen)\")")
         }
+        guard !config.listen.hasPrefix("[") else {
+            throw HTTPServerError("cannot listen on \(config.listen): Debian's libcivetweb 1.15 is built without IPv6")
+        }
 
         let options = [
             "listening_ports", config.listen,
@@ -213,55 +219,39 @@ public final class HTTPServer: Sendable {
     }
 }
 
-/// A local address that reaches the listening socket (127.0.0.1 or ::1 for a wildcard).
+/// A local IPv4 address that reaches the listening socket (127.0.0.1 for a wildcard).
 private struct ListenAddress: Sendable {
-    let isIPv6: Bool
     let host: String
     let port: UInt16
 
-    /// Parses CivetWeb's "host:port", "[v6]:port" or "port"; nil for anything else.
+    /// Parses CivetWeb's "host:port" or "port"; nil for anything else.
     init?(_ listen: String) {
         var host = "127.0.0.1"
         var portText = Substring(listen)
-        if listen.hasPrefix("["), let close = listen.firstIndex(of: "]") {
-            host = String(listen[listen.index(after: listen.startIndex)..<close])
-            portText = listen[close...].dropFirst().drop { $0 == ":" }
-            if host == "::" { host = "::1" }
-        } else if let colon = listen.lastIndex(of: ":") {
+        if let colon = listen.lastIndex(of: ":") {
             host = String(listen[..<colon])
             portText = listen[listen.index(after: colon)...]
             if host == "0.0.0.0" { host = "127.0.0.1" }
         }
         guard let port = UInt16(portText.prefix { $0.isNumber }) else { return nil }
-        self.isIPv6 = host.contains(":")
         self.host = host
         self.port = port
     }
 
     func with(port: Int) -> ListenAddress? {
-        ListenAddress(isIPv6 ? "[\(host)]:\(port)" : "\(host):\(port)")
+        ListenAddress("\(host):\(port)")
     }
 
     func connectAndClose() {
-        let fd = socket(isIPv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = port.bigEndian
+        guard inet_pton(AF_INET, host, &addr.sin_addr) == 1 else { return }
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return }
         defer { close(fd) }
-        if isIPv6 {
-            var addr = sockaddr_in6()
-            addr.sin6_family = sa_family_t(AF_INET6)
-            addr.sin6_port = port.bigEndian
-            guard inet_pton(AF_INET6, host, &addr.sin6_addr) == 1 else { return }
-            _ = withUnsafePointer(to: &addr) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
-            }
-        } else {
-            var addr = sockaddr_in()
-            addr.sin_family = sa_family_t(AF_INET)
-            addr.sin_port = port.bigEndian
-            guard inet_pton(AF_INET, host, &addr.sin_addr) == 1 else { return }
-            _ = withUnsafePointer(to: &addr) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
+        _ = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
     }
 }
@@ -543,35 +533,18 @@ private final class ServerCore: Sendable {
         return -1
     }
 
-    /// The address and port `query` (getsockname or getpeername) reports for an IP socket.
+    /// The address and port `query` (getsockname or getpeername) reports for an IPv4 socket.
     private static func endpoint(_ fd: Int32, _ query: (Int32, UnsafeMutablePointer<sockaddr>?, UnsafeMutablePointer<socklen_t>?) -> Int32) -> (address: String, port: Int)? {
-        var storage = sockaddr_storage()
-        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        let ok = withUnsafeMutablePointer(to: &storage) {
+        var sin = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ok = withUnsafeMutablePointer(to: &sin) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { query(fd, $0, &length) == 0 }
         }
-        guard ok else { return nil }
-        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
-        switch Int32(storage.ss_family) {
-        case AF_INET:
-            return withUnsafePointer(to: &storage) {
-                $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { sin in
-                    var addr = sin.pointee.sin_addr
-                    inet_ntop(AF_INET, &addr, &text, socklen_t(text.count))
-                    return (cString(text), Int(UInt16(bigEndian: sin.pointee.sin_port)))
-                }
-            }
-        case AF_INET6:
-            return withUnsafePointer(to: &storage) {
-                $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { sin6 in
-                    var addr = sin6.pointee.sin6_addr
-                    inet_ntop(AF_INET6, &addr, &text, socklen_t(text.count))
-                    return (cString(text), Int(UInt16(bigEndian: sin6.pointee.sin6_port)))
-                }
-            }
-        default:
-            return nil
-        }
+        guard ok, Int32(sin.sin_family) == AF_INET else { return nil }
+        var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
+        var addr = sin.sin_addr
+        inet_ntop(AF_INET, &addr, &text, socklen_t(text.count))
+        return (cString(text), Int(UInt16(bigEndian: sin.sin_port)))
     }
 }
 

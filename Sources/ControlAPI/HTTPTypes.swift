@@ -3,8 +3,9 @@
 
 /// Settings for `HTTPServer`.
 public struct HTTPServerConfiguration: Sendable {
-    /// Where to listen, in CivetWeb's `listening_ports` form: "127.0.0.1:8080", "[::1]:8080",
-    /// or "8080" (every interface). Port 0 lets the OS pick; `HTTPServer.start()` returns it.
+    /// Where to listen, in CivetWeb's `listening_ports` form: "127.0.0.1:8080" or "8080"
+    /// (every interface; IPv4 only, the Debian build has no IPv6). Port 0 lets the OS pick;
+    /// `HTTPServer.start()` returns the real port.
     public var listen: String
     /// CivetWeb worker threads. Each connection holds one while it is open, and each
     /// WebSocket for its whole life, so at most `threads - 1` WebSockets are accepted:
@@ -45,7 +46,7 @@ public struct HTTPRequest: Sendable {
     public var headers: [String: String]
     /// The whole body (empty for a WebSocket upgrade).
     public var body: [UInt8]
-    /// The client's IP address, without the port ("127.0.0.1", "::1").
+    /// The client's IP address, without the port ("127.0.0.1").
     public var remoteAddress: String
     /// The client's TCP port.
     public var remotePort: Int

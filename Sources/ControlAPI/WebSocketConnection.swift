@@ -207,12 +207,12 @@ public final class WebSocketConnection: Sendable {
             case .open where s.queue.isEmpty:
                 return .idle
             case .open:
-                defer { s.queue.removeAll(keepingCapacity: true) }
+                defer { s.queue = [] }
                 return .write(s.queue)
             case .closing where s.aborted:
                 return .idle
             case .closing where !s.queue.isEmpty:
-                defer { s.queue.removeAll() }
+                defer { s.queue = [] }
                 return .write(s.queue)
             case .closing(let code):
                 if let deadline = s.closeDeadline { return .linger(deadline) }
@@ -230,12 +230,14 @@ public final class WebSocketConnection: Sendable {
                 wake.wait()
             case .write(let batch):
                 for text in batch {
-                    let ok = transport.withWriteLock { () -> Bool in
-                        // Checked under the write lock: a close reply may have gone out meanwhile.
-                        guard mayWrite else { return true }
+                    // nil: nothing may follow (checked under the write lock, as a close reply
+                    // or a drop may have happened meanwhile); the state says what is next.
+                    let written = transport.withWriteLock { () -> Bool? in
+                        guard mayWrite else { return nil }
                         return transport.writeText(text)
                     }
-                    if !ok {
+                    guard let written else { break }
+                    if !written {
                         state.withLock { drop(&$0) }
                         break
                     }

@@ -31,13 +31,12 @@ final class TestSocket {
         let rc = withUnsafePointer(to: &addr) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard rc == 0 else {
-            close(fd)
-            throw TestSocketError("connect to port \(port): errno \(errno)")
-        }
+        // No close here: deinit runs even when init throws (every property is set), and a
+        // second close could hit a descriptor another test has opened meanwhile.
+        guard rc == 0 else { throw TestSocketError("connect to port \(port): errno \(errno)") }
     }
 
-    deinit { close(fd) }
+    deinit { if fd >= 0 { close(fd) } }
 
     func write(_ bytes: [UInt8]) throws {
         var sent = 0
