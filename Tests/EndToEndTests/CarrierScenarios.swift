@@ -52,10 +52,16 @@ enum CarrierScenarios {
     /// 100, 180 (or 183 with SDP for early media, optionally playing a pcap), answer after
     /// `answerAfterMs`; then either waits for our BYE or sends its own after `byeAfterMs`.
     static func answer(answerAfterMs: Int = 200, earlyMedia: Bool = false, playPcap: String? = nil,
-                       codec: (pt: Int, name: String) = (0, "PCMU"), byeAfterMs: Int? = nil, telephoneEvent: Bool = true) -> String {
+                       codec: (pt: Int, name: String) = (0, "PCMU"), byeAfterMs: Int? = nil, telephoneEvent: Bool = true,
+                       acceptHoldAndResume: Bool = false, playAfterAnswer: String? = nil, mediaAddress: String? = nil) -> String {
         let dialog = [("contact", "Contact:", "sip:[^>;]*"), ("from", "From:", ".*"), ("to", "To:", ".*")]
         var s = head + "<scenario name=\"answer\">\n" + receiveInvite(capturing: byeAfterMs == nil ? [] : dialog) + trying
-        let body = sdp(codec: codec, telephoneEvent: telephoneEvent)
+        var body = sdp(codec: codec, telephoneEvent: telephoneEvent)
+        if let mediaAddress {
+            // Media handled by the test itself (a real UDP socket), signalling by SIPp.
+            let parts = mediaAddress.split(separator: ":")
+            body = body.replacingOccurrences(of: "[media_ip]", with: String(parts[0])).replacingOccurrences(of: "[media_port]", with: String(parts[1]))
+        }
         s += earlyMedia ? response("183 Session Progress", sdp: body) : response("180 Ringing")
         if let playPcap {
             s += "  <nop><action><exec play_pcap_audio=\"\(playPcap)\"/></action></nop>\n"
@@ -63,6 +69,19 @@ enum CarrierScenarios {
         s += "  <pause milliseconds=\"\(answerAfterMs)\"/>\n"
         s += response("200 OK", sdp: body, retrans: true)
         s += "  <recv request=\"ACK\"/>\n"
+        if let playAfterAnswer {
+            s += "  <nop><action><exec play_pcap_audio=\"\(playAfterAnswer)\"/></action></nop>\n"
+        }
+        if acceptHoldAndResume {
+            // Our hold re-INVITE (sendonly) gets recvonly; the resume (sendrecv) gets sendrecv.
+            for direction in ["recvonly", "sendrecv"] {
+                s += "  <recv request=\"INVITE\"/>\n"
+                s += response("200 OK", sdp: sdp(codec: codec, direction: direction, telephoneEvent: telephoneEvent)
+                    .replacingOccurrences(of: "o=carrier 1 1", with: "o=carrier 1 \(direction == "recvonly" ? 2 : 3)"), retrans: true)
+                    .replacingOccurrences(of: "[last_To:];tag=[pid]c[call_number]", with: "[last_To:]")
+                s += "  <recv request=\"ACK\"/>\n"
+            }
+        }
         if let byeAfterMs {
             s += """
               <pause milliseconds="\(byeAfterMs)"/>
