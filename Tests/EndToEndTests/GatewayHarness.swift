@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Gateway
 import IrisAPI
 import IrisClient
 import SIP
@@ -125,6 +126,18 @@ final class GatewayProcess: @unchecked Sendable {
         while process.isRunning && Date() < until { usleep(20_000) }
         return process.isRunning ? nil : process.terminationStatus
     }
+
+    /// Stops the gateway (SIGINT: every call ends, every record completes) and returns the
+    /// call records it left in `calls.sqlite`.
+    func recordsAfterStop() throws -> [CallRecord] {
+        if process.isRunning { _ = signal(SIGINT, timeout: 10) }
+        let store = try CallRecordStore(path: dataDir + "/calls.sqlite", heartbeatInterval: nil)
+        defer { store.close() }
+        return store.all()
+    }
+
+    /// Everything the process printed so far.
+    var printed: String { lines.joined(separator: "\n") }
 
     /// Ends the gateway (SIGINT, then SIGKILL) and removes its folder.
     func stop() {
