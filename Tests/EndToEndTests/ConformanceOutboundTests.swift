@@ -211,7 +211,8 @@ struct ConformanceOutboundTests {
             }
         }
         #expect(await eventually(timeout: 10) { updateStatus.values == [200] }, "\(sipp.report)")
-        #expect(sipp.received("SIP/2.0 491") == 1, "\(sipp.report)")
+        // One 491, or more when SIPp retransmitted its UPDATE before our answer (load).
+        #expect(sipp.received("SIP/2.0 491") >= 1, "\(sipp.report)")
         #expect(await sipp.waitForExit() == 0, "\(sipp.report)")
         #expect(agent.onLoop { call.state } == .confirmed)
         agent.onLoop { call.hangup() }

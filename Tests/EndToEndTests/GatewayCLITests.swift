@@ -3,87 +3,89 @@ import IrisAPI
 import SIP
 import Testing
 
-/// `irisgw call` and `irisgw answer`, the real binary with the contract's flags.
-@Suite struct GatewayCLITests {
-    /// Runs the binary to completion (bounded); returns its status and stdout lines.
-    static func run(_ args: [String], timeout: Double = 30) throws -> (status: Int32, lines: [String]) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: GatewayProcess.binary)
-        p.arguments = args
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        p.standardInput = FileHandle.nullDevice
-        try p.run()
-        let deadline = Date().addingTimeInterval(timeout)
-        while p.isRunning && Date() < deadline { usleep(20_000) }
-        if p.isRunning { p.terminate(); p.waitUntilExit() }
-        p.waitUntilExit()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        return (p.terminationStatus, text.split(separator: "\n").map(String.init))
-    }
+extension GatewaySuites {
+    /// `irisgw call` and `irisgw answer`, the real binary with the contract's flags.
+    @Suite struct GatewayCLITests {
+        /// Runs the binary to completion (bounded); returns its status and stdout lines.
+        static func run(_ args: [String], timeout: Double = 30) throws -> (status: Int32, lines: [String]) {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: GatewayProcess.binary)
+            p.arguments = args
+            let out = Pipe()
+            p.standardOutput = out
+            p.standardError = FileHandle.nullDevice
+            p.standardInput = FileHandle.nullDevice
+            try p.run()
+            let deadline = Date().addingTimeInterval(timeout)
+            while p.isRunning && Date() < deadline { usleep(20_000) }
+            if p.isRunning { p.terminate(); p.waitUntilExit() }
+            p.waitUntilExit()
+            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            return (p.terminationStatus, text.split(separator: "\n").map(String.init))
+        }
 
-    static func events(_ lines: [String]) -> [SessionEvent] {
-        lines.compactMap { try? JSONDecoder().decode(SessionEvent.self, from: Data($0.utf8)) }
-    }
+        static func events(_ lines: [String]) -> [SessionEvent] {
+            lines.compactMap { try? JSONDecoder().decode(SessionEvent.self, from: Data($0.utf8)) }
+        }
 
-    @Test func callPrintsJSONEventsAndExitsZeroWhenCompleted() async throws {
-        let sipp = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.answer()), timeout: 30, arguments: ["-rtp_echo"])
-        defer { sipp.stop() }
-        #expect(await sipp.waitUntilListening())
-        let gw = try GatewayProcess(profiles: [.init(proxies: [sipp.port])])
-        defer { gw.stop() }
-        let wav = gw.directory.appendingPathComponent("echo.wav").path
-        let r = try Self.run(["call", "+15551230001", "--from", "+15557654321", "--api", gw.apiURL, "--data-dir", gw.dataDir,
-                              "--tone", "440", "--record", wav, "--hangup-after", "1.5", "--json"])
-        #expect(r.status == 0, "\(r.lines)")
-        let events = Self.events(r.lines)
-        #expect(events.count == r.lines.count, "every line is one event: \(r.lines)")
-        #expect(events.last?.event == .onSessionEnded && events.last?.reason == .completed)
-        #expect(events.contains { $0.status == .connected })
-        #expect(FileManager.default.fileExists(atPath: wav))
-    }
+        @Test func callPrintsJSONEventsAndExitsZeroWhenCompleted() async throws {
+            let sipp = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.answer()), timeout: 30, arguments: ["-rtp_echo"])
+            defer { sipp.stop() }
+            #expect(await sipp.waitUntilListening())
+            let gw = try GatewayProcess(profiles: [.init(proxies: [sipp.port])])
+            defer { gw.stop() }
+            let wav = gw.directory.appendingPathComponent("echo.wav").path
+            let r = try Self.run(["call", "+15551230001", "--from", "+15557654321", "--api", gw.apiURL, "--data-dir", gw.dataDir,
+                                  "--tone", "440", "--record", wav, "--hangup-after", "1.5", "--json"])
+            #expect(r.status == 0, "\(r.lines)")
+            let events = Self.events(r.lines)
+            #expect(events.count == r.lines.count, "every line is one event: \(r.lines)")
+            #expect(events.last?.event == .onSessionEnded && events.last?.reason == .completed)
+            #expect(events.contains { $0.status == .connected })
+            #expect(FileManager.default.fileExists(atPath: wav))
+        }
 
-    @Test func callExitsNonZeroWhenBusyAndPrintsHumanLines() async throws {
-        let sipp = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.reject("486 Busy Here", q850: 17)), timeout: 30)
-        defer { sipp.stop() }
-        #expect(await sipp.waitUntilListening())
-        let gw = try GatewayProcess(profiles: [.init(proxies: [sipp.port])])
-        defer { gw.stop() }
-        let r = try Self.run(["call", "+15551230001", "--from", "+15557654321", "--api", gw.apiURL, "--data-dir", gw.dataDir])
-        #expect(r.status == 1, "\(r.lines)")
-        #expect(r.lines.last?.contains("ended: busy (486 Busy Here, Q.850 cause 17)") == true, "\(r.lines)")
-    }
+        @Test func callExitsNonZeroWhenBusyAndPrintsHumanLines() async throws {
+            let sipp = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.reject("486 Busy Here", q850: 17)), timeout: 30)
+            defer { sipp.stop() }
+            #expect(await sipp.waitUntilListening())
+            let gw = try GatewayProcess(profiles: [.init(proxies: [sipp.port])])
+            defer { gw.stop() }
+            let r = try Self.run(["call", "+15551230001", "--from", "+15557654321", "--api", gw.apiURL, "--data-dir", gw.dataDir])
+            #expect(r.status == 1, "\(r.lines)")
+            #expect(r.lines.last?.contains("ended: busy (486 Busy Here, Q.850 cause 17)") == true, "\(r.lines)")
+        }
 
-    @Test func callRefusedByTheGatewayExitsThree() async throws {
-        let gw = try GatewayProcess(profiles: [.init(proxies: [9])])
-        defer { gw.stop() }
-        let r = try Self.run(["call", "+447911123456", "--from", "+15557654321", "--api", gw.apiURL, "--data-dir", gw.dataDir])
-        #expect(r.status == 3)
-        let usage = try Self.run(["call", "--from", "+1555"])
-        #expect(usage.status == 2)
-    }
+        @Test func callRefusedByTheGatewayExitsThree() async throws {
+            let gw = try GatewayProcess(profiles: [.init(proxies: [9])])
+            defer { gw.stop() }
+            let r = try Self.run(["call", "+447911123456", "--from", "+15557654321", "--api", gw.apiURL, "--data-dir", gw.dataDir])
+            #expect(r.status == 3)
+            let usage = try Self.run(["call", "--from", "+1555"])
+            #expect(usage.status == 2)
+        }
 
-    @Test func answerRejectsAnInboundCall() async throws {
-        let gw = try GatewayProcess(profiles: [.init()])
-        defer { gw.stop() }
-        let answer = Process()
-        answer.executableURL = URL(fileURLWithPath: GatewayProcess.binary)
-        answer.arguments = ["answer", "--routing-id", "alice", "--action", "reject", "--api", gw.apiURL, "--data-dir", gw.dataDir,
-                            "--timeout", "20", "--json"]
-        let out = Pipe()
-        answer.standardOutput = out
-        answer.standardError = FileHandle.nullDevice
-        try answer.run()
-        defer { if answer.isRunning { answer.terminate() } }
-        // The listener must be subscribed before the call arrives.
-        try await Task.sleep(nanoseconds: 500_000_000)
-        let sipp = try GatewayInboundTests.caller(gw, CallerScenarios.rejected(603))
-        defer { sipp.stop() }
-        #expect(await sipp.waitForExit(timeout: 15) == 0, sipp.report)
-        #expect(await eventually(timeout: 10) { !answer.isRunning })
-        #expect(answer.terminationStatus == 0)
-        let lines = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n")
-        #expect(Self.events(lines.map(String.init)).first?.type == "notify", "\(lines)")
+        @Test func answerRejectsAnInboundCall() async throws {
+            let gw = try GatewayProcess(profiles: [.init()])
+            defer { gw.stop() }
+            let answer = Process()
+            answer.executableURL = URL(fileURLWithPath: GatewayProcess.binary)
+            answer.arguments = ["answer", "--routing-id", "alice", "--action", "reject", "--api", gw.apiURL, "--data-dir", gw.dataDir,
+                                "--timeout", "20", "--json"]
+            let out = Pipe()
+            answer.standardOutput = out
+            answer.standardError = FileHandle.nullDevice
+            try answer.run()
+            defer { if answer.isRunning { answer.terminate() } }
+            // The listener must be subscribed before the call arrives.
+            try await Task.sleep(nanoseconds: 500_000_000)
+            let sipp = try GatewayInboundTests.caller(gw, CallerScenarios.rejected(603))
+            defer { sipp.stop() }
+            #expect(await sipp.waitForExit(timeout: 15) == 0, sipp.report)
+            #expect(await eventually(timeout: 10) { !answer.isRunning })
+            #expect(answer.terminationStatus == 0)
+            let lines = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n")
+            #expect(Self.events(lines.map(String.init)).first?.type == "notify", "\(lines)")
+        }
     }
 }

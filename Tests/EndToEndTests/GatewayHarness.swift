@@ -182,3 +182,8 @@ final class SessionRecorder: IrisRtcAudioSessionDelegate, @unchecked Sendable {
 
     var ended: SessionEvent? { events.first { $0.event == .onSessionEnded } }
 }
+
+/// The gateway end-to-end suites run one at a time: each starts an `irisgw serve` and SIPp
+/// processes, and all of them at once on two cores would starve the timing-sensitive
+/// tests of other suites. (Other suites still run beside them.)
+@Suite(.serialized) struct GatewaySuites {}

@@ -5,101 +5,103 @@ import Media
 import SIP
 import Testing
 
-/// In-call verbs through the gateway: hold and unhold with the SDP directions on the wire,
-/// DTMF both ways, mute; and the call records afterwards.
-@Suite struct GatewayInCallTests {
-    @Test func localHoldAndUnholdSendSendonlyThenSendrecv() async throws {
-        let sipp = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.answer(acceptHoldAndResume: true)), timeout: 30)
-        defer { sipp.stop() }
-        #expect(await sipp.waitUntilListening())
-        let gw = try GatewayProcess(profiles: [.init(proxies: [sipp.port])])
-        defer { gw.stop() }
-        let (rec, _) = try await GatewayOutboundTests.call(gw) { session, rec in
-            #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(sipp.report)")
-            try session.hold()
-            #expect(await rec.waitForStatus(.hold), "\(rec.trace)\n\(sipp.report)")
-            // A second hold while held is refused.
-            #expect(throws: IrisError.self) { try session.hold() }
-            try session.unhold()
-            #expect(await rec.waitFor { $0.filter { $0.status == .connected }.count == 2 }, "\(rec.trace)\n\(sipp.report)")
-            try session.close()
-        }
-        let statuses = rec.events.filter { $0.event == .onSessionSIPStatus }.map { $0.status!.rawValue + ($0.by.map { "(\($0))" } ?? "") }
-        #expect(statuses == ["Initializing", "Connecting", "Connected", "Hold(local)", "Connected", "Disconnected"], "\(rec.events)")
-        // What the carrier received: a re-INVITE with a=sendonly, then one with a=sendrecv.
-        let invites = sipp.messages.components(separatedBy: "-----------------------------------------------")
-            .filter { $0.contains("message received") && $0.contains("INVITE sip:") }
-        #expect(invites.count == 3, sipp.report)
-        if invites.count == 3 {
-            #expect(invites[1].contains("a=sendonly") && invites[2].contains("a=sendrecv"), sipp.report)
-        }
-        #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
-    }
-
-    @Test func dtmfFromThePSTNReachesTheApp() async throws {
-        let xml = CarrierScenarios.answer(playAfterAnswer: "/usr/share/sip-tester/dtmf_2833_1.pcap")
-        let sipp = try SIPp(.inline(name: "carrier", xml: xml), timeout: 30)
-        defer { sipp.stop() }
-        #expect(await sipp.waitUntilListening())
-        let gw = try GatewayProcess(profiles: [.init(proxies: [sipp.port])])
-        defer { gw.stop() }
-        let (rec, _) = try await GatewayOutboundTests.call(gw) { session, rec in
-            #expect(await rec.waitFor { $0.contains { $0.event == .onSessionDTMF } }, "\(rec.trace)\n\(sipp.report)")
-            try session.close()
-        }
-        let digits = rec.events.filter { $0.event == .onSessionDTMF }
-        #expect(digits.map(\.digit) == ["1"], "\(rec.events)")
-        #expect((digits.first?.durationMs ?? 0) > 0)
-    }
-
-    @Test func dtmfFromTheAppReachesTheCarrierAsRFC4733() async throws {
-        let media = try RTPSocketPeer()
-        let sipp = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.answer(mediaAddress: "127.0.0.1:\(media.address.port)")), timeout: 30)
-        defer { sipp.stop() }
-        #expect(await sipp.waitUntilListening())
-        let gw = try GatewayProcess(profiles: [.init(proxies: [sipp.port])])
-        defer { gw.stop() }
-        _ = try await GatewayOutboundTests.call(gw) { session, rec in
-            #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(sipp.report)")
-            try session.insertDTMFtone("123#", durationMs: 100)
-            _ = await eventually(timeout: 5) {
-                media.drain()
-                return Self.digits(media.packets(payloadType: 101)) == "123#"
+extension GatewaySuites {
+    /// In-call verbs through the gateway: hold and unhold with the SDP directions on the wire,
+    /// DTMF both ways, mute; and the call records afterwards.
+    @Suite struct GatewayInCallTests {
+        @Test func localHoldAndUnholdSendSendonlyThenSendrecv() async throws {
+            let sipp = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.answer(acceptHoldAndResume: true)), timeout: 30)
+            defer { sipp.stop() }
+            #expect(await sipp.waitUntilListening())
+            let gw = try GatewayProcess(profiles: [.init(proxies: [sipp.port])])
+            defer { gw.stop() }
+            let (rec, _) = try await GatewayOutboundTests.call(gw) { session, rec in
+                #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(sipp.report)")
+                try session.hold()
+                #expect(await rec.waitForStatus(.hold), "\(rec.trace)\n\(sipp.report)")
+                // A second hold while held is refused.
+                #expect(throws: IrisError.self) { try session.hold() }
+                try session.unhold()
+                #expect(await rec.waitFor { $0.filter { $0.status == .connected }.count == 2 }, "\(rec.trace)\n\(sipp.report)")
+                try session.close()
             }
-            try session.close()
-        }
-        #expect(Self.digits(media.packets(payloadType: 101)) == "123#")
-        #expect(!media.packets(payloadType: 0).isEmpty, "no PCMU from the gateway")
-    }
-
-    static func digits(_ packets: [RTPSocketPeer.Received]) -> String {
-        var receiver = DTMFReceiver(configuration: .init(clockRate: 8000))
-        var out = ""
-        for (i, p) in packets.enumerated() {
-            guard let report = try? TelephoneEvent.parse(p.payload) else { continue }
-            for case .ended(let d, _) in receiver.receive(report, timestamp: p.timestamp, sequenceNumber: p.sequenceNumber, now: Double(i) * 0.02) {
-                out.append(d.character)
+            let statuses = rec.events.filter { $0.event == .onSessionSIPStatus }.map { $0.status!.rawValue + ($0.by.map { "(\($0))" } ?? "") }
+            #expect(statuses == ["Initializing", "Connecting", "Connected", "Hold(local)", "Connected", "Disconnected"], "\(rec.events)")
+            // What the carrier received: a re-INVITE with a=sendonly, then one with a=sendrecv.
+            let invites = sipp.messages.components(separatedBy: "-----------------------------------------------")
+                .filter { $0.contains("message received") && $0.contains("INVITE sip:") }
+            #expect(invites.count == 3, sipp.report)
+            if invites.count == 3 {
+                #expect(invites[1].contains("a=sendonly") && invites[2].contains("a=sendrecv"), sipp.report)
             }
+            #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
         }
-        return out
-    }
 
-    @Test func muteSilencesTheAppTowardTheCarrier() async throws {
-        let sipp = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.answer()), timeout: 30, arguments: ["-rtp_echo"])
-        defer { sipp.stop() }
-        #expect(await sipp.waitUntilListening())
-        let gw = try GatewayProcess(profiles: [.init(proxies: [sipp.port])])
-        defer { gw.stop() }
-        _ = try await GatewayOutboundTests.call(gw, source: .tone(hz: 440, amplitude: 0.3)) { session, rec in
-            #expect(await rec.waitForStatus(.connected))
-            #expect(await eventually(timeout: 5) { session.stream.leg.toneLevel(hz: 440, lastSeconds: 0.4) > 0.3 })
-            try session.mute()
-            // The echo of silence comes back: the tone's energy goes.
-            #expect(await eventually(timeout: 5) { session.stream.leg.toneLevel(hz: 440, lastSeconds: 0.4) < 0.05 })
-            #expect(try session.connection.snapshot(roomId: session.roomId!).muted)
-            try session.unmute()
-            #expect(await eventually(timeout: 5) { session.stream.leg.toneLevel(hz: 440, lastSeconds: 0.4) > 0.3 })
-            try session.close()
+        @Test func dtmfFromThePSTNReachesTheApp() async throws {
+            let xml = CarrierScenarios.answer(playAfterAnswer: "/usr/share/sip-tester/dtmf_2833_1.pcap")
+            let sipp = try SIPp(.inline(name: "carrier", xml: xml), timeout: 30)
+            defer { sipp.stop() }
+            #expect(await sipp.waitUntilListening())
+            let gw = try GatewayProcess(profiles: [.init(proxies: [sipp.port])])
+            defer { gw.stop() }
+            let (rec, _) = try await GatewayOutboundTests.call(gw) { session, rec in
+                #expect(await rec.waitFor { $0.contains { $0.event == .onSessionDTMF } }, "\(rec.trace)\n\(sipp.report)")
+                try session.close()
+            }
+            let digits = rec.events.filter { $0.event == .onSessionDTMF }
+            #expect(digits.map(\.digit) == ["1"], "\(rec.events)")
+            #expect((digits.first?.durationMs ?? 0) > 0)
+        }
+
+        @Test func dtmfFromTheAppReachesTheCarrierAsRFC4733() async throws {
+            let media = try RTPSocketPeer()
+            let sipp = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.answer(mediaAddress: "127.0.0.1:\(media.address.port)")), timeout: 30)
+            defer { sipp.stop() }
+            #expect(await sipp.waitUntilListening())
+            let gw = try GatewayProcess(profiles: [.init(proxies: [sipp.port])])
+            defer { gw.stop() }
+            _ = try await GatewayOutboundTests.call(gw) { session, rec in
+                #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(sipp.report)")
+                try session.insertDTMFtone("123#", durationMs: 100)
+                _ = await eventually(timeout: 5) {
+                    media.drain()
+                    return Self.digits(media.packets(payloadType: 101)) == "123#"
+                }
+                try session.close()
+            }
+            #expect(Self.digits(media.packets(payloadType: 101)) == "123#")
+            #expect(!media.packets(payloadType: 0).isEmpty, "no PCMU from the gateway")
+        }
+
+        static func digits(_ packets: [RTPSocketPeer.Received]) -> String {
+            var receiver = DTMFReceiver(configuration: .init(clockRate: 8000))
+            var out = ""
+            for (i, p) in packets.enumerated() {
+                guard let report = try? TelephoneEvent.parse(p.payload) else { continue }
+                for case .ended(let d, _) in receiver.receive(report, timestamp: p.timestamp, sequenceNumber: p.sequenceNumber, now: Double(i) * 0.02) {
+                    out.append(d.character)
+                }
+            }
+            return out
+        }
+
+        @Test func muteSilencesTheAppTowardTheCarrier() async throws {
+            let sipp = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.answer()), timeout: 30, arguments: ["-rtp_echo"])
+            defer { sipp.stop() }
+            #expect(await sipp.waitUntilListening())
+            let gw = try GatewayProcess(profiles: [.init(proxies: [sipp.port])])
+            defer { gw.stop() }
+            _ = try await GatewayOutboundTests.call(gw, source: .tone(hz: 440, amplitude: 0.3)) { session, rec in
+                #expect(await rec.waitForStatus(.connected))
+                #expect(await eventually(timeout: 5) { session.stream.leg.toneLevel(hz: 440, lastSeconds: 0.4) > 0.3 })
+                try session.mute()
+                // The echo of silence comes back: the tone's energy goes.
+                #expect(await eventually(timeout: 5) { session.stream.leg.toneLevel(hz: 440, lastSeconds: 0.4) < 0.05 })
+                #expect(try session.connection.snapshot(roomId: session.roomId!).muted)
+                try session.unmute()
+                #expect(await eventually(timeout: 5) { session.stream.leg.toneLevel(hz: 440, lastSeconds: 0.4) > 0.3 })
+                try session.close()
+            }
         }
     }
 }

@@ -4,152 +4,154 @@ import IrisClient
 import SIP
 import Testing
 
-/// DESIGN section 5, inbound table: SIPp calls a DID through the trunk; the Swift client
-/// gets the notification and joins or rejects.
-@Suite struct GatewayInboundTests {
-    static let did = "+15550001000"
+extension GatewaySuites {
+    /// DESIGN section 5, inbound table: SIPp calls a DID through the trunk; the Swift client
+    /// gets the notification and joins or rejects.
+    @Suite struct GatewayInboundTests {
+        static let did = "+15550001000"
 
-    /// SIPp calling the gateway's SIP port with `scenario`.
-    static func caller(_ gw: GatewayProcess, _ xml: String, did: String = did, extra: [String] = []) throws -> SIPp {
-        try SIPp(.inline(name: "caller", xml: xml), remote: gw.sipPeer, timeout: 40, arguments: ["-s", did] + extra)
-    }
+        /// SIPp calling the gateway's SIP port with `scenario`.
+        static func caller(_ gw: GatewayProcess, _ xml: String, did: String = did, extra: [String] = []) throws -> SIPp {
+            try SIPp(.inline(name: "caller", xml: xml), remote: gw.sipPeer, timeout: 40, arguments: ["-s", did] + extra)
+        }
 
-    /// Waits for the notification of the next call to `alice`.
-    static func notification(_ gw: GatewayProcess, start: () throws -> SIPp) throws -> (SessionEvent?, SIPp) {
-        let listener = try IrisNotificationListener(connection: try gw.connection(), routingId: "alice")
-        defer { listener.close() }
-        let sipp = try start()
-        return (listener.next(timeout: 10), sipp)
-    }
+        /// Waits for the notification of the next call to `alice`.
+        static func notification(_ gw: GatewayProcess, start: () throws -> SIPp) throws -> (SessionEvent?, SIPp) {
+            let listener = try IrisNotificationListener(connection: try gw.connection(), routingId: "alice")
+            defer { listener.close() }
+            let sipp = try start()
+            return (listener.next(timeout: 10), sipp)
+        }
 
-    static func events(_ gw: GatewayProcess, room: String, until end: Bool = true) async throws -> [SessionEvent] {
-        var result: [SessionEvent] = []
-        let reason = try IrisNotificationListener.waitForEnd(connection: try gw.connection(), roomId: room, timeout: 20) { result.append($0) }
-        _ = reason
-        return result
-    }
+        static func events(_ gw: GatewayProcess, room: String, until end: Bool = true) async throws -> [SessionEvent] {
+            var result: [SessionEvent] = []
+            let reason = try IrisNotificationListener.waitForEnd(connection: try gw.connection(), roomId: room, timeout: 20) { result.append($0) }
+            _ = reason
+            return result
+        }
 
-    static func trace(_ events: [SessionEvent]) -> [String] {
-        events.map { e in
-            switch e.event {
-            case .onSessionSIPStatus: e.status!.rawValue
-            case .onSessionEnded: "ended:" + e.reason!.rawValue
-            case .onNotification: "notification:" + (e.type ?? "?")
-            default: e.event.rawValue
+        static func trace(_ events: [SessionEvent]) -> [String] {
+            events.map { e in
+                switch e.event {
+                case .onSessionSIPStatus: e.status!.rawValue
+                case .onSessionEnded: "ended:" + e.reason!.rawValue
+                case .onNotification: "notification:" + (e.type ?? "?")
+                default: e.event.rawValue
+                }
             }
         }
-    }
 
-    static let start = ["onSessionCreated", "notification:notify", "Initializing"]
+        static let start = ["onSessionCreated", "notification:notify", "Initializing"]
 
-    @Test func joinConnectsAndTheCallersByeCompletes() async throws {
-        let gw = try GatewayProcess(profiles: [.init()])
-        defer { gw.stop() }
-        let (note, sipp) = try Self.notification(gw) { try Self.caller(gw, CallerScenarios.answered(talkMs: 5000), extra: ["-rtp_echo"]) }
-        defer { sipp.stop() }
-        let n = try #require(note, sipp.report)
-        #expect(n.userdata?.data.tar == Self.did && n.userdata?.data.cid == "+15559876543")
-        #expect(n.rtcserver == gw.apiURL && n.routingid == "alice" && (n.roomtokenexpirytime ?? 0) > Int64(Date().timeIntervalSince1970))
-        let rec = SessionRecorder()
-        let session = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(source: .tone(hz: 600, amplitude: 0.3)), delegate: rec)
-        defer { session.stop() }
-        try session.join(roomId: n.roomid!, roomToken: n.roomtoken!)
-        #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(sipp.report)")
-        // The caller's SIPp echoes our 600 Hz back through the trunk leg.
-        var level = 0.0
-        _ = await eventually(timeout: 4) {
-            level = session.stream.leg.toneLevel(hz: 600, lastSeconds: 0.5)
-            return level > 0.3
+        @Test func joinConnectsAndTheCallersByeCompletes() async throws {
+            let gw = try GatewayProcess(profiles: [.init()])
+            defer { gw.stop() }
+            let (note, sipp) = try Self.notification(gw) { try Self.caller(gw, CallerScenarios.answered(talkMs: 5000), extra: ["-rtp_echo"]) }
+            defer { sipp.stop() }
+            let n = try #require(note, sipp.report)
+            #expect(n.userdata?.data.tar == Self.did && n.userdata?.data.cid == "+15559876543")
+            #expect(n.rtcserver == gw.apiURL && n.routingid == "alice" && (n.roomtokenexpirytime ?? 0) > Int64(Date().timeIntervalSince1970))
+            let rec = SessionRecorder()
+            let session = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(source: .tone(hz: 600, amplitude: 0.3)), delegate: rec)
+            defer { session.stop() }
+            try session.join(roomId: n.roomid!, roomToken: n.roomtoken!)
+            #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(sipp.report)")
+            // The caller's SIPp echoes our 600 Hz back through the trunk leg.
+            var level = 0.0
+            _ = await eventually(timeout: 4) {
+                level = session.stream.leg.toneLevel(hz: 600, lastSeconds: 0.5)
+                return level > 0.3
+            }
+            let snap = try session.connection.snapshot(roomId: n.roomid!)
+            #expect(level > 0.3, "600 Hz level \(level); \(snap); client rx \(session.stream.leg.receivedPackets()) tx \(session.stream.leg.sentPackets())")
+            #expect(session.waitForEnd(timeout: 10))
+            #expect(Self.trace(rec.events) == Self.start + ["Connecting", "Connected", "onStreamQualityIndicator", "Disconnected", "ended:completed"],
+                    "\(rec.events)")
+            #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
         }
-        let snap = try session.connection.snapshot(roomId: n.roomid!)
-        #expect(level > 0.3, "600 Hz level \(level); \(snap); client rx \(session.stream.leg.receivedPackets()) tx \(session.stream.leg.sentPackets())")
-        #expect(session.waitForEnd(timeout: 10))
-        #expect(Self.trace(rec.events) == Self.start + ["Connecting", "Connected", "onStreamQualityIndicator", "Disconnected", "ended:completed"],
-                "\(rec.events)")
-        #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
-    }
 
-    @Test(arguments: [(false, 603), (true, 486)])
-    func rejectAnswersTheCaller(busy: Bool, status: Int) async throws {
-        let gw = try GatewayProcess(profiles: [.init()])
-        defer { gw.stop() }
-        let (note, sipp) = try Self.notification(gw) { try Self.caller(gw, CallerScenarios.rejected(status)) }
-        defer { sipp.stop() }
-        let n = try #require(note, sipp.report)
-        try IrisRtcAudioSession.reject(connection: try gw.connection(), roomId: n.roomid!, roomToken: n.roomtoken!, busy: busy)
-        let events = try await Self.events(gw, room: n.roomid!)
-        #expect(Self.trace(events) == Self.start + ["Disconnected", "ended:rejected"], "\(events)")
-        #expect(events.last?.sip?.code == status)
-        #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
-    }
+        @Test(arguments: [(false, 603), (true, 486)])
+        func rejectAnswersTheCaller(busy: Bool, status: Int) async throws {
+            let gw = try GatewayProcess(profiles: [.init()])
+            defer { gw.stop() }
+            let (note, sipp) = try Self.notification(gw) { try Self.caller(gw, CallerScenarios.rejected(status)) }
+            defer { sipp.stop() }
+            let n = try #require(note, sipp.report)
+            try IrisRtcAudioSession.reject(connection: try gw.connection(), roomId: n.roomid!, roomToken: n.roomtoken!, busy: busy)
+            let events = try await Self.events(gw, room: n.roomid!)
+            #expect(Self.trace(events) == Self.start + ["Disconnected", "ended:rejected"], "\(events)")
+            #expect(events.last?.sip?.code == status)
+            #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
+        }
 
-    @Test func noJoinAnswers480AndNotifiesCancel() async throws {
-        var profile = GatewayProcess.Profile()
-        profile.inboundRingTimeoutSec = 2
-        let gw = try GatewayProcess(profiles: [profile])
-        defer { gw.stop() }
-        let (note, sipp) = try Self.notification(gw) { try Self.caller(gw, CallerScenarios.rejected(480)) }
-        defer { sipp.stop() }
-        let n = try #require(note, sipp.report)
-        let events = try await Self.events(gw, room: n.roomid!)
-        #expect(Self.trace(events) == Self.start + ["notification:cancel", "Disconnected", "ended:no-answer"], "\(events)")
-        #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
-    }
+        @Test func noJoinAnswers480AndNotifiesCancel() async throws {
+            var profile = GatewayProcess.Profile()
+            profile.inboundRingTimeoutSec = 2
+            let gw = try GatewayProcess(profiles: [profile])
+            defer { gw.stop() }
+            let (note, sipp) = try Self.notification(gw) { try Self.caller(gw, CallerScenarios.rejected(480)) }
+            defer { sipp.stop() }
+            let n = try #require(note, sipp.report)
+            let events = try await Self.events(gw, room: n.roomid!)
+            #expect(Self.trace(events) == Self.start + ["notification:cancel", "Disconnected", "ended:no-answer"], "\(events)")
+            #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
+        }
 
-    @Test func callerCancelEndsCanceled() async throws {
-        let gw = try GatewayProcess(profiles: [.init()])
-        defer { gw.stop() }
-        let (note, sipp) = try Self.notification(gw) { try Self.caller(gw, CallerScenarios.cancels(afterMs: 1000)) }
-        defer { sipp.stop() }
-        let n = try #require(note, sipp.report)
-        let events = try await Self.events(gw, room: n.roomid!)
-        #expect(Self.trace(events) == Self.start + ["notification:cancel", "Disconnected", "ended:canceled"], "\(events)")
-        #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
-        // A join after the end is refused and changes nothing.
-        let late = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(), delegate: nil)
-        defer { late.stop() }
-        #expect(throws: IrisError.self) { try late.join(roomId: n.roomid!, roomToken: n.roomtoken!) }
-    }
+        @Test func callerCancelEndsCanceled() async throws {
+            let gw = try GatewayProcess(profiles: [.init()])
+            defer { gw.stop() }
+            let (note, sipp) = try Self.notification(gw) { try Self.caller(gw, CallerScenarios.cancels(afterMs: 1000)) }
+            defer { sipp.stop() }
+            let n = try #require(note, sipp.report)
+            let events = try await Self.events(gw, room: n.roomid!)
+            #expect(Self.trace(events) == Self.start + ["notification:cancel", "Disconnected", "ended:canceled"], "\(events)")
+            #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
+            // A join after the end is refused and changes nothing.
+            let late = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(), delegate: nil)
+            defer { late.stop() }
+            #expect(throws: IrisError.self) { try late.join(roomId: n.roomid!, roomToken: n.roomtoken!) }
+        }
 
-    struct Refusal: Sendable, CustomStringConvertible {
-        var name: String
-        var did: String
-        var allowFrom: [String]
-        var status: Int
-        var description: String { name }
-    }
+        struct Refusal: Sendable, CustomStringConvertible {
+            var name: String
+            var did: String
+            var allowFrom: [String]
+            var status: Int
+            var description: String { name }
+        }
 
-    @Test(arguments: [
-        Refusal(name: "unknown DID", did: "+15550009999", allowFrom: ["127.0.0.1/32"], status: 404),
-        Refusal(name: "disallowed source", did: did, allowFrom: ["10.0.0.0/8"], status: 403),
-    ])
-    func refusedWithoutASession(_ r: Refusal) async throws {
-        var profile = GatewayProcess.Profile()
-        profile.routes = [(Self.did, "alice")]
-        profile.allowFrom = r.allowFrom
-        let gw = try GatewayProcess(profiles: [profile])
-        defer { gw.stop() }
-        let sipp = try Self.caller(gw, CallerScenarios.rejected(r.status, ring: false), did: r.did)
-        defer { sipp.stop() }
-        #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
-        #expect(try gw.connection().sessions().isEmpty)
-    }
+        @Test(arguments: [
+            Refusal(name: "unknown DID", did: "+15550009999", allowFrom: ["127.0.0.1/32"], status: 404),
+            Refusal(name: "disallowed source", did: did, allowFrom: ["10.0.0.0/8"], status: 403),
+        ])
+        func refusedWithoutASession(_ r: Refusal) async throws {
+            var profile = GatewayProcess.Profile()
+            profile.routes = [(Self.did, "alice")]
+            profile.allowFrom = r.allowFrom
+            let gw = try GatewayProcess(profiles: [profile])
+            defer { gw.stop() }
+            let sipp = try Self.caller(gw, CallerScenarios.rejected(r.status, ring: false), did: r.did)
+            defer { sipp.stop() }
+            #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
+            #expect(try gw.connection().sessions().isEmpty)
+        }
 
-    @Test func holdFromTheCallerIsAnsweredRecvonlyAndReported() async throws {
-        let gw = try GatewayProcess(profiles: [.init()])
-        defer { gw.stop() }
-        let (note, sipp) = try Self.notification(gw) { try Self.caller(gw, CallerScenarios.answered(talkMs: 500, hold: true)) }
-        defer { sipp.stop() }
-        let n = try #require(note, sipp.report)
-        let rec = SessionRecorder()
-        let session = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(), delegate: rec)
-        defer { session.stop() }
-        try session.join(roomId: n.roomid!, roomToken: n.roomtoken!)
-        #expect(session.waitForEnd(timeout: 15))
-        let statuses = rec.events.filter { $0.event == .onSessionSIPStatus }.map { $0.status!.rawValue + ($0.by.map { "(\($0))" } ?? "") }
-        #expect(statuses == ["Initializing", "Connecting", "Connected", "Hold(remote)", "Connected", "Disconnected"], "\(rec.events)")
-        #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
-        // On the wire: our answers to sendonly and sendrecv.
-        #expect(sipp.messages.contains("a=recvonly"), sipp.report)
+        @Test func holdFromTheCallerIsAnsweredRecvonlyAndReported() async throws {
+            let gw = try GatewayProcess(profiles: [.init()])
+            defer { gw.stop() }
+            let (note, sipp) = try Self.notification(gw) { try Self.caller(gw, CallerScenarios.answered(talkMs: 500, hold: true)) }
+            defer { sipp.stop() }
+            let n = try #require(note, sipp.report)
+            let rec = SessionRecorder()
+            let session = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(), delegate: rec)
+            defer { session.stop() }
+            try session.join(roomId: n.roomid!, roomToken: n.roomtoken!)
+            #expect(session.waitForEnd(timeout: 15))
+            let statuses = rec.events.filter { $0.event == .onSessionSIPStatus }.map { $0.status!.rawValue + ($0.by.map { "(\($0))" } ?? "") }
+            #expect(statuses == ["Initializing", "Connecting", "Connected", "Hold(remote)", "Connected", "Disconnected"], "\(rec.events)")
+            #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
+            // On the wire: our answers to sendonly and sendrecv.
+            #expect(sipp.messages.contains("a=recvonly"), sipp.report)
+        }
     }
 }

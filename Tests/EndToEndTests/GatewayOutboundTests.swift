@@ -4,173 +4,175 @@ import IrisClient
 import SIP
 import Testing
 
-/// DESIGN section 5, outbound table, through real processes: `irisgw serve`, SIPp as the
-/// carrier, the Swift Iris client as the app (with its Opus RTP leg).
-@Suite struct GatewayOutboundTests {
-    struct RejectRow: Sendable, CustomStringConvertible {
-        var status: String
-        var q850: Int?
-        var trace: [String]
-        var description: String { status }
-    }
+extension GatewaySuites {
+    /// DESIGN section 5, outbound table, through real processes: `irisgw serve`, SIPp as the
+    /// carrier, the Swift Iris client as the app (with its Opus RTP leg).
+    @Suite struct GatewayOutboundTests {
+        struct RejectRow: Sendable, CustomStringConvertible {
+            var status: String
+            var q850: Int?
+            var trace: [String]
+            var description: String { status }
+        }
 
-    static let start = ["onSessionCreated", "Initializing", "Connecting"]
+        static let start = ["onSessionCreated", "Initializing", "Connecting"]
 
-    static let rejectRows: [RejectRow] = [
-        RejectRow(status: "486 Busy Here", q850: 17, trace: start + ["Disconnected", "ended:busy"]),
-        RejectRow(status: "600 Busy Everywhere", trace: start + ["Disconnected", "ended:busy"]),
-        RejectRow(status: "603 Decline", q850: 21, trace: start + ["Disconnected", "ended:declined"]),
-        RejectRow(status: "404 Not Found", q850: 1, trace: start + ["Disconnected", "error:-407", "ended:failed"]),
-        RejectRow(status: "484 Address Incomplete", q850: 28, trace: start + ["Disconnected", "error:-407", "ended:failed"]),
-        RejectRow(status: "604 Does Not Exist Anywhere", trace: start + ["Disconnected", "error:-407", "ended:failed"]),
-        RejectRow(status: "408 Request Timeout", trace: start + ["Disconnected", "error:-402", "ended:no-answer"]),
-        RejectRow(status: "480 Temporarily Unavailable", q850: 18, trace: start + ["Disconnected", "error:-402", "ended:no-answer"]),
-        RejectRow(status: "403 Forbidden", trace: start + ["Disconnected", "error:-417", "ended:failed"]),
-        RejectRow(status: "503 Service Unavailable", q850: 41, trace: start + ["Disconnected", "error:-503", "ended:failed"]),
-    ]
+        static let rejectRows: [RejectRow] = [
+            RejectRow(status: "486 Busy Here", q850: 17, trace: start + ["Disconnected", "ended:busy"]),
+            RejectRow(status: "600 Busy Everywhere", trace: start + ["Disconnected", "ended:busy"]),
+            RejectRow(status: "603 Decline", q850: 21, trace: start + ["Disconnected", "ended:declined"]),
+            RejectRow(status: "404 Not Found", q850: 1, trace: start + ["Disconnected", "error:-407", "ended:failed"]),
+            RejectRow(status: "484 Address Incomplete", q850: 28, trace: start + ["Disconnected", "error:-407", "ended:failed"]),
+            RejectRow(status: "604 Does Not Exist Anywhere", trace: start + ["Disconnected", "error:-407", "ended:failed"]),
+            RejectRow(status: "408 Request Timeout", trace: start + ["Disconnected", "error:-402", "ended:no-answer"]),
+            RejectRow(status: "480 Temporarily Unavailable", q850: 18, trace: start + ["Disconnected", "error:-402", "ended:no-answer"]),
+            RejectRow(status: "403 Forbidden", trace: start + ["Disconnected", "error:-417", "ended:failed"]),
+            RejectRow(status: "503 Service Unavailable", q850: 41, trace: start + ["Disconnected", "error:-503", "ended:failed"]),
+        ]
 
-    /// Places one call from the client; returns the recorder once the session ended.
-    static func call(_ gw: GatewayProcess, target: String = "+15551230001", source: AudioSource = .silence,
-                     timeout: Double = 20, during: (IrisRtcAudioSession, SessionRecorder) async throws -> Void = { _, _ in }) async throws
-        -> (SessionRecorder, IrisRtcAudioSession) {
-        let rec = SessionRecorder()
-        let session = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(source: source), delegate: rec)
-        try session.createWithTN(targetTN: target, sourceTN: "+15557654321")
-        try await during(session, rec)
-        _ = await rec.waitFor(timeout: timeout) { $0.contains { $0.event == .onSessionEnded } }
-        session.stop()
-        return (rec, session)
-    }
+        /// Places one call from the client; returns the recorder once the session ended.
+        static func call(_ gw: GatewayProcess, target: String = "+15551230001", source: AudioSource = .silence,
+                         timeout: Double = 20, during: (IrisRtcAudioSession, SessionRecorder) async throws -> Void = { _, _ in }) async throws
+            -> (SessionRecorder, IrisRtcAudioSession) {
+            let rec = SessionRecorder()
+            let session = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(source: source), delegate: rec)
+            try session.createWithTN(targetTN: target, sourceTN: "+15557654321")
+            try await during(session, rec)
+            _ = await rec.waitFor(timeout: timeout) { $0.contains { $0.event == .onSessionEnded } }
+            session.stop()
+            return (rec, session)
+        }
 
-    @Test(arguments: rejectRows)
-    func finalFailure(_ row: RejectRow) async throws {
-        let sipp = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.reject(row.status, q850: row.q850)), timeout: 30)
-        defer { sipp.stop() }
-        #expect(await sipp.waitUntilListening())
-        let gw = try GatewayProcess(profiles: [.init(proxies: [sipp.port])])
-        defer { gw.stop() }
-        let (rec, _) = try await Self.call(gw)
-        #expect(rec.trace == row.trace, "\(rec.events)\n\(sipp.report)")
-        let code = Int(row.status.prefix(3))!
-        let ended = try #require(rec.ended)
-        #expect(ended.sip?.code == code)
-        #expect(ended.sip?.reason == String(row.status.dropFirst(4)))
-        #expect(ended.sip?.cause == row.q850)
-        #expect(rec.events.last?.event == .onSessionEnded)
-        #expect(rec.events.map(\.seq) == Array(1...rec.events.count))
-    }
+        @Test(arguments: rejectRows)
+        func finalFailure(_ row: RejectRow) async throws {
+            let sipp = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.reject(row.status, q850: row.q850)), timeout: 30)
+            defer { sipp.stop() }
+            #expect(await sipp.waitUntilListening())
+            let gw = try GatewayProcess(profiles: [.init(proxies: [sipp.port])])
+            defer { gw.stop() }
+            let (rec, _) = try await Self.call(gw)
+            #expect(rec.trace == row.trace, "\(rec.events)\n\(sipp.report)")
+            let code = Int(row.status.prefix(3))!
+            let ended = try #require(rec.ended)
+            #expect(ended.sip?.code == code)
+            #expect(ended.sip?.reason == String(row.status.dropFirst(4)))
+            #expect(ended.sip?.cause == row.q850)
+            #expect(rec.events.last?.event == .onSessionEnded)
+            #expect(rec.events.map(\.seq) == Array(1...rec.events.count))
+        }
 
-    @Test func answeredCallCarriesAudioBothWaysThroughSIPpEcho() async throws {
-        let sipp = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.answer()), timeout: 30, arguments: ["-rtp_echo"])
-        defer { sipp.stop() }
-        #expect(await sipp.waitUntilListening())
-        let gw = try GatewayProcess(profiles: [.init(proxies: [sipp.port])])
-        defer { gw.stop() }
-        let (rec, session) = try await Self.call(gw, source: .tone(hz: 440, amplitude: 0.3)) { session, rec in
-            #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(sipp.report)")
-            // Our 440 Hz went through Opus -> PCMU -> SIPp's echo -> PCMU -> Opus and came back.
-            var at440 = 0.0
-            _ = await eventually(timeout: 5) {
-                at440 = session.stream.leg.toneLevel(hz: 440, lastSeconds: 0.5)
-                return at440 > 0.3
+        @Test func answeredCallCarriesAudioBothWaysThroughSIPpEcho() async throws {
+            let sipp = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.answer()), timeout: 30, arguments: ["-rtp_echo"])
+            defer { sipp.stop() }
+            #expect(await sipp.waitUntilListening())
+            let gw = try GatewayProcess(profiles: [.init(proxies: [sipp.port])])
+            defer { gw.stop() }
+            let (rec, session) = try await Self.call(gw, source: .tone(hz: 440, amplitude: 0.3)) { session, rec in
+                #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(sipp.report)")
+                // Our 440 Hz went through Opus -> PCMU -> SIPp's echo -> PCMU -> Opus and came back.
+                var at440 = 0.0
+                _ = await eventually(timeout: 5) {
+                    at440 = session.stream.leg.toneLevel(hz: 440, lastSeconds: 0.5)
+                    return at440 > 0.3
+                }
+                try await Task.sleep(nanoseconds: 1_000_000_000)
+                let at1000 = session.stream.leg.toneLevel(hz: 1000, lastSeconds: 0.5)
+                #expect(at440 > 0.3 && at1000 < 0.05, "440 Hz level \(at440), 1 kHz level \(at1000)")
+                let snap = try session.connection.snapshot(roomId: session.roomId!)
+                #expect(snap.status == .connected && snap.codec == "PCMU")
+                #expect((snap.trunk?.packetsReceived ?? 0) > 50 && (snap.platform?.packetsReceived ?? 0) > 50, "\(snap)")
+                try session.close()
             }
-            try await Task.sleep(nanoseconds: 1_000_000_000)
-            let at1000 = session.stream.leg.toneLevel(hz: 1000, lastSeconds: 0.5)
-            #expect(at440 > 0.3 && at1000 < 0.05, "440 Hz level \(at440), 1 kHz level \(at1000)")
-            let snap = try session.connection.snapshot(roomId: session.roomId!)
-            #expect(snap.status == .connected && snap.codec == "PCMU")
-            #expect((snap.trunk?.packetsReceived ?? 0) > 50 && (snap.platform?.packetsReceived ?? 0) > 50, "\(snap)")
-            try session.close()
+            #expect(rec.trace == Self.start + ["Connected", "onStreamQualityIndicator", "Disconnected", "ended:completed"], "\(rec.events)")
+            let quality = rec.events.first { $0.event == .onStreamQualityIndicator }
+            #expect(quality?.quality == "NonHD" && quality?.codec == "PCMU")
+            #expect((rec.ended?.durationSec ?? 0) >= 0.5)
+            #expect(session.endedEvent != nil)
+            #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
         }
-        #expect(rec.trace == Self.start + ["Connected", "onStreamQualityIndicator", "Disconnected", "ended:completed"], "\(rec.events)")
-        let quality = rec.events.first { $0.event == .onStreamQualityIndicator }
-        #expect(quality?.quality == "NonHD" && quality?.codec == "PCMU")
-        #expect((rec.ended?.durationSec ?? 0) >= 2)
-        #expect(session.endedEvent != nil)
-        #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
-    }
 
-    @Test func earlyMediaReachesTheAppBeforeTheAnswer() async throws {
-        let xml = CarrierScenarios.answer(answerAfterMs: 2500, earlyMedia: true, playPcap: "/usr/share/sip-tester/g711a.pcap",
-                                          codec: (8, "PCMA"))
-        let sipp = try SIPp(.inline(name: "carrier", xml: xml), timeout: 30)
-        defer { sipp.stop() }
-        #expect(await sipp.waitUntilListening())
-        let gw = try GatewayProcess(profiles: [.init(proxies: [sipp.port])])
-        defer { gw.stop() }
-        let (rec, _) = try await Self.call(gw) { session, rec in
-            #expect(await rec.waitFor { $0.contains { $0.event == .onSessionEarlyMedia } }, "\(rec.trace)\n\(sipp.report)")
-            try await Task.sleep(nanoseconds: 1_200_000_000)
-            let beforeAnswer = session.stream.leg.receivedPackets()
-            #expect(!rec.events.contains { $0.status == .connected })
-            #expect(beforeAnswer > 20, "packets before the answer: \(beforeAnswer)")
-            #expect(await rec.waitForStatus(.connected))
-            try session.close()
+        @Test func earlyMediaReachesTheAppBeforeTheAnswer() async throws {
+            let xml = CarrierScenarios.answer(answerAfterMs: 4000, earlyMedia: true, playPcap: "/usr/share/sip-tester/g711a.pcap",
+                                              codec: (8, "PCMA"))
+            let sipp = try SIPp(.inline(name: "carrier", xml: xml), timeout: 30)
+            defer { sipp.stop() }
+            #expect(await sipp.waitUntilListening())
+            let gw = try GatewayProcess(profiles: [.init(proxies: [sipp.port])])
+            defer { gw.stop() }
+            let (rec, _) = try await Self.call(gw) { session, rec in
+                #expect(await rec.waitFor { $0.contains { $0.event == .onSessionEarlyMedia } }, "\(rec.trace)\n\(sipp.report)")
+                _ = await eventually(timeout: 3) { session.stream.leg.receivedPackets() > 20 }
+                let beforeAnswer = session.stream.leg.receivedPackets()
+                #expect(!rec.events.contains { $0.status == .connected })
+                #expect(beforeAnswer > 20, "packets before the answer: \(beforeAnswer)")
+                #expect(await rec.waitForStatus(.connected))
+                try session.close()
+            }
+            #expect(rec.trace == ["onSessionCreated", "Initializing", "Connecting*", "onSessionEarlyMedia", "Connected",
+                                  "onStreamQualityIndicator", "Disconnected", "ended:completed"], "\(rec.events)")
+            #expect(rec.events.first { $0.event == .onStreamQualityIndicator }?.codec == "PCMA")
         }
-        #expect(rec.trace == ["onSessionCreated", "Initializing", "Connecting*", "onSessionEarlyMedia", "Connected",
-                              "onStreamQualityIndicator", "Disconnected", "ended:completed"], "\(rec.events)")
-        #expect(rec.events.first { $0.event == .onStreamQualityIndicator }?.codec == "PCMA")
-    }
 
-    @Test func ringTimeoutCancelsAndEndsNoAnswer() async throws {
-        let sipp = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.ringUntilCancel), timeout: 30)
-        defer { sipp.stop() }
-        #expect(await sipp.waitUntilListening())
-        var profile = GatewayProcess.Profile(proxies: [sipp.port])
-        profile.ringTimeoutSec = 2
-        let gw = try GatewayProcess(profiles: [profile])
-        defer { gw.stop() }
-        let (rec, _) = try await Self.call(gw)
-        #expect(rec.trace == Self.start + ["Disconnected", "error:-402", "ended:no-answer"], "\(rec.events)\n\(sipp.report)")
-        #expect(rec.ended?.sip?.code == 487)
-        #expect(sipp.received("CANCEL ") == 1)
-        #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
-    }
-
-    @Test func closeWhileRingingCancels() async throws {
-        let sipp = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.ringUntilCancel), timeout: 30)
-        defer { sipp.stop() }
-        #expect(await sipp.waitUntilListening())
-        let gw = try GatewayProcess(profiles: [.init(proxies: [sipp.port])])
-        defer { gw.stop() }
-        let (rec, _) = try await Self.call(gw) { session, rec in
-            #expect(await rec.waitForStatus(.connecting))
-            try session.close()
+        @Test func ringTimeoutCancelsAndEndsNoAnswer() async throws {
+            let sipp = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.ringUntilCancel), timeout: 30)
+            defer { sipp.stop() }
+            #expect(await sipp.waitUntilListening())
+            var profile = GatewayProcess.Profile(proxies: [sipp.port])
+            profile.ringTimeoutSec = 2
+            let gw = try GatewayProcess(profiles: [profile])
+            defer { gw.stop() }
+            let (rec, _) = try await Self.call(gw)
+            #expect(rec.trace == Self.start + ["Disconnected", "error:-402", "ended:no-answer"], "\(rec.events)\n\(sipp.report)")
+            #expect(rec.ended?.sip?.code == 487)
+            #expect(sipp.received("CANCEL ") == 1)
+            #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
         }
-        #expect(rec.trace == Self.start + ["Disconnected", "ended:canceled"], "\(rec.events)\n\(sipp.report)")
-        #expect(rec.ended?.sip?.code == 487)
-        #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
-    }
 
-    @Test func byeFromTheCarrierEndsCompletedWithItsCause() async throws {
-        let sipp = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.answer(byeAfterMs: 1000)), timeout: 30)
-        defer { sipp.stop() }
-        #expect(await sipp.waitUntilListening())
-        let gw = try GatewayProcess(profiles: [.init(proxies: [sipp.port])])
-        defer { gw.stop() }
-        let (rec, _) = try await Self.call(gw)
-        #expect(rec.trace == Self.start + ["Connected", "onStreamQualityIndicator", "Disconnected", "ended:completed"],
-                "\(rec.events)\n\(sipp.report)")
-        #expect(rec.ended?.sip?.cause == 16)
-        #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
-    }
-
-    @Test func failoverToTheNextProxyOn503() async throws {
-        let first = try SIPp(.inline(name: "busy-node", xml: CarrierScenarios.reject("503 Service Unavailable", ring: false)), timeout: 30)
-        defer { first.stop() }
-        let second = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.answer()), timeout: 30)
-        defer { second.stop() }
-        #expect(await first.waitUntilListening())
-        #expect(await second.waitUntilListening())
-        let gw = try GatewayProcess(profiles: [.init(proxies: [first.port, second.port])])
-        defer { gw.stop() }
-        let (rec, _) = try await Self.call(gw) { session, rec in
-            #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(first.report)\n\(second.report)")
-            try session.close()
+        @Test func closeWhileRingingCancels() async throws {
+            let sipp = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.ringUntilCancel), timeout: 30)
+            defer { sipp.stop() }
+            #expect(await sipp.waitUntilListening())
+            let gw = try GatewayProcess(profiles: [.init(proxies: [sipp.port])])
+            defer { gw.stop() }
+            let (rec, _) = try await Self.call(gw) { session, rec in
+                #expect(await rec.waitForStatus(.connecting))
+                try session.close()
+            }
+            #expect(rec.trace == Self.start + ["Disconnected", "ended:canceled"], "\(rec.events)\n\(sipp.report)")
+            #expect(rec.ended?.sip?.code == 487)
+            #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
         }
-        #expect(rec.trace == ["onSessionCreated", "Initializing", "Connecting", "Connected", "onStreamQualityIndicator",
-                              "Disconnected", "ended:completed"], "\(rec.events)")
-        #expect(await first.waitForExit(timeout: 10) == 0, first.report)
-        #expect(await second.waitForExit(timeout: 10) == 0, second.report)
+
+        @Test func byeFromTheCarrierEndsCompletedWithItsCause() async throws {
+            let sipp = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.answer(byeAfterMs: 1000)), timeout: 30)
+            defer { sipp.stop() }
+            #expect(await sipp.waitUntilListening())
+            let gw = try GatewayProcess(profiles: [.init(proxies: [sipp.port])])
+            defer { gw.stop() }
+            let (rec, _) = try await Self.call(gw)
+            #expect(rec.trace == Self.start + ["Connected", "onStreamQualityIndicator", "Disconnected", "ended:completed"],
+                    "\(rec.events)\n\(sipp.report)")
+            #expect(rec.ended?.sip?.cause == 16)
+            #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
+        }
+
+        @Test func failoverToTheNextProxyOn503() async throws {
+            let first = try SIPp(.inline(name: "busy-node", xml: CarrierScenarios.reject("503 Service Unavailable", ring: false)), timeout: 30)
+            defer { first.stop() }
+            let second = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.answer()), timeout: 30)
+            defer { second.stop() }
+            #expect(await first.waitUntilListening())
+            #expect(await second.waitUntilListening())
+            let gw = try GatewayProcess(profiles: [.init(proxies: [first.port, second.port])])
+            defer { gw.stop() }
+            let (rec, _) = try await Self.call(gw) { session, rec in
+                #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(first.report)\n\(second.report)")
+                try session.close()
+            }
+            #expect(rec.trace == ["onSessionCreated", "Initializing", "Connecting", "Connected", "onStreamQualityIndicator",
+                                  "Disconnected", "ended:completed"], "\(rec.events)")
+            #expect(await first.waitForExit(timeout: 10) == 0, first.report)
+            #expect(await second.waitForExit(timeout: 10) == 0, second.report)
+        }
     }
 }

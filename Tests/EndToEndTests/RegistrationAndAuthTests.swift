@@ -166,10 +166,10 @@ struct RegistrationAndAuthTests {
             #expect(options.topVia?.rport != nil, "our requests ask for rport (RFC 3581)")
             peerSocket.send(SIPMessage.response(to: options, status: status, toTag: "k").serialize(), to: agent.local.address.port)
             if status == 200 {
-                #expect(await eventually(timeout: 3) { states.all == [.up] }, "\(states.all)")
+                #expect(await eventually(timeout: 10) { states.all == [.up] }, "\(states.all)")
             }
         }
-        #expect(await eventually(timeout: 3) { states.all == [.up, .down] }, "\(states.all)")
+        #expect(await eventually(timeout: 10) { states.all == [.up, .down] }, "\(states.all)")
     }
 
     /// A caller that answers our 401 with credentials (SIPp `[authentication]`), then talks

@@ -69,7 +69,14 @@ import IOCore
         // The first frames hold the jitter buffer's start and the codecs' warm-up.
         let audio = packets.dropFirst(10).flatMap { decoder.decode($0.payload) }
         let ratio = Goertzel(frequency: c.frequency, sampleRate: Double(c.sampleRate)).energyRatio(audio)
-        #expect(ratio > 0.3 && toneDominates(c.frequency, sampleRate: Double(c.sampleRate), audio), "\(Int(c.frequency)) Hz energy ratio \(ratio)")
+        // Per 20 ms frame: which ones do not carry the tone (a diagnosis when it fails).
+        let frame = sinkCodec.rtpClockRate == 48_000 ? c.sampleRate / 50 : decoder.frameSamples
+        let weak = stride(from: 0, to: audio.count - frame + 1, by: frame).enumerated().compactMap { i, start -> String? in
+            let r = Goertzel(frequency: c.frequency, sampleRate: Double(c.sampleRate)).energyRatio(Array(audio[start..<(start + frame)]))
+            return r < 0.3 ? "\(i):\(String(format: "%.2f", r))" : nil
+        }
+        #expect(ratio > 0.3 && toneDominates(c.frequency, sampleRate: Double(c.sampleRate), audio),
+                "\(Int(c.frequency)) Hz energy ratio \(ratio); weak frames \(weak); lost \(call.statistics()[c.from]?.packetsLost ?? -1)")
         let stats = call.statistics()
         #expect(stats[c.from]?.packetsReceived == 50)
         #expect(stats[c.from]?.packetsLost == 0)
