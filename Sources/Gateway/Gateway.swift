@@ -102,7 +102,8 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
     func mediaConfiguration(trunk: NegotiatedLeg, platform: NegotiatedLeg, profile: TrunkProfile) -> MediaCallConfiguration {
         MediaCallConfiguration(trunk: trunk.configuration(inbandDTMF: profile.media.dtmf == .inband),
                                platform: platform.configuration(),
-                               rtpTimeout: Double(profile.media.rtpTimeoutSec))
+                               // Supervision starts at the answer (`armRTPTimeout`): ringing is silent.
+                               rtpTimeout: 0)
     }
 
     /// Opens media for a session, with events hopping to the SIP loop.

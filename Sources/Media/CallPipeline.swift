@@ -19,6 +19,10 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
     let frameSamples: Int
     private let events: @Sendable (MediaEvent) -> Void
     private var timedOut = false
+    /// RTP supervision: seconds without trunk RTP before `.timeout`, counted from the first
+    /// packet (configuration) or from when the caller armed it (the answer), whichever is later.
+    private var rtpTimeout: Double
+    private var timeoutArmedAt: Double?
     /// RTCP CNAME (RFC 3550 §6.5.1): one per call, shared by both legs.
     let cname = "irisgw-" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
     /// Per-frame processing times (µs) go here; owned by the thread.
@@ -33,6 +37,7 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
         self.thread = thread
         self.events = events
         passthrough = configuration.isPassthrough
+        rtpTimeout = configuration.rtpTimeout
         // G.722 on the trunk bridged to Opus runs wideband; everything else at 8 kHz.
         let rate: Int
         if case .g722 = configuration.trunk.codec, case .opus = configuration.platform.codec { rate = 16_000 } else { rate = 8000 }
@@ -113,7 +118,7 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
         handle(platform.dtmfIn.tick(now: now), on: .platform)
         trunk.tickRTCP(now: now, cname: cname, interval: configuration.rtcpInterval)
         platform.tickRTCP(now: now, cname: cname, interval: configuration.rtcpInterval)
-        if configuration.rtpTimeout > 0, !timedOut, trunk.sawFirstPacket, now - trunk.lastPacketAt > configuration.rtpTimeout {
+        if rtpTimeout > 0, !timedOut, let since = supervisedSince, now - since > rtpTimeout {
             timedOut = true
             events(.timeout(.trunk))
         }
@@ -170,6 +175,23 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
         if size > 0 { dst.sendAudio(payloadLength: size, now: now) }
         src.consumeDecoded(frameSamples)
         thread.record(microseconds: (EventLoop.now() - start) * 1e6)
+    }
+
+    /// Starts RTP supervision now even if no packet came yet (a call the carrier answered
+    /// but sends nothing on).
+    func armTimeout(_ seconds: Double, now: Double) {
+        rtpTimeout = seconds
+        timeoutArmedAt = now
+    }
+
+    private var supervisedSince: Double? {
+        let last = trunk.sawFirstPacket ? trunk.lastPacketAt : nil
+        switch (last, timeoutArmedAt) {
+        case (let l?, let a?): return max(l, a)
+        case (let l?, nil): return l
+        case (nil, let a?): return a
+        case (nil, nil): return nil
+        }
     }
 
     func snapshot() -> [MediaLeg: MediaLegStatistics] {

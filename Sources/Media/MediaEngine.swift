@@ -177,6 +177,13 @@ public final class MediaCall: @unchecked Sendable {
         thread.loop.execute { [thread] in thread.pipeline(id)?.leg(leg).setRemote(address) }
     }
 
+    /// Starts RTP supervision now: `.timeout` after `seconds` without trunk RTP, even if none
+    /// ever came (call it when the call is answered; ringing without early media is silent).
+    public func armRTPTimeout(_ seconds: Double) {
+        let id = self.id
+        thread.loop.execute { [thread] in thread.pipeline(id)?.armTimeout(seconds, now: EventLoop.now()) }
+    }
+
     /// Silences what a leg sends into the call (the platform's microphone, say).
     public func setMuted(_ leg: MediaLeg, _ muted: Bool) {
         let id = self.id

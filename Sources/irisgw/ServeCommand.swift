@@ -9,7 +9,7 @@ enum ServeCommand {
     static let usage = """
     usage: irisgw serve [--profiles DIR] [--sip-listen HOST:PORT] [--api-listen HOST:PORT]
                         [--rtp-ports LO-HI] [--rtp-host HOST] [--data-dir DIR] [--public-url URL]
-                        [--drain-timeout S]
+                        [--drain-timeout S] [--max-sessions N]
 
       --profiles DIR       trunk profiles, *.json5 (default sip-profiles)
       --sip-listen H:P     SIP over UDP and TCP (default 127.0.0.1:5060; port 0 picks one)
@@ -19,6 +19,7 @@ enum ServeCommand {
       --data-dir DIR       calls.sqlite, api-key, room-token-secret (default ./.irisgw)
       --public-url URL     API URL put in inbound notifications (default http://<api-listen>)
       --drain-timeout S    SIGTERM: seconds calls may go on before BYE (default 30)
+      --max-sessions N     sessions at once over all trunks; more inbound get 503 (default 1000)
 
     Prints `listening sip udp|tcp HOST:PORT`, `listening api URL` and `ready`, then serves.
 
@@ -62,6 +63,9 @@ enum ServeCommand {
             case "--drain-timeout":
                 guard let v = value().flatMap(Double.init), v >= 0 else { return fail("--drain-timeout needs seconds") }
                 drainTimeout = v
+            case "--max-sessions":
+                guard let v = value().flatMap(Int.init), v > 0 else { return fail("--max-sessions needs a positive number") }
+                configuration.maxSessions = v
             case "-h", "--help":
                 print(usage, terminator: "")
                 return 0

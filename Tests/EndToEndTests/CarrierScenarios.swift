@@ -53,9 +53,10 @@ enum CarrierScenarios {
     /// `answerAfterMs`; then either waits for our BYE or sends its own after `byeAfterMs`.
     static func answer(answerAfterMs: Int = 200, earlyMedia: Bool = false, playPcap: String? = nil,
                        codec: (pt: Int, name: String) = (0, "PCMU"), byeAfterMs: Int? = nil, telephoneEvent: Bool = true,
-                       acceptHoldAndResume: Bool = false, playAfterAnswer: String? = nil, mediaAddress: String? = nil) -> String {
+                       acceptHoldAndResume: Bool = false, playAfterAnswer: String? = nil, mediaAddress: String? = nil,
+                       infoDigit: String? = nil) -> String {
         let dialog = [("contact", "Contact:", "sip:[^>;]*"), ("from", "From:", ".*"), ("to", "To:", ".*")]
-        var s = head + "<scenario name=\"answer\">\n" + receiveInvite(capturing: byeAfterMs == nil ? [] : dialog) + trying
+        var s = head + "<scenario name=\"answer\">\n" + receiveInvite(capturing: byeAfterMs == nil && infoDigit == nil ? [] : dialog) + trying
         var body = sdp(codec: codec, telephoneEvent: telephoneEvent)
         if let mediaAddress {
             // Media handled by the test itself (a real UDP socket), signalling by SIPp.
@@ -71,6 +72,28 @@ enum CarrierScenarios {
         s += "  <recv request=\"ACK\"/>\n"
         if let playAfterAnswer {
             s += "  <nop><action><exec play_pcap_audio=\"\(playAfterAnswer)\"/></action></nop>\n"
+        }
+        if let infoDigit {
+            s += """
+              <pause milliseconds="300"/>
+              <send retrans="500"><![CDATA[
+            INFO [$contact] SIP/2.0
+            Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+            From:[$to];tag=[pid]c[call_number]
+            To:[$from]
+            [last_Call-ID:]
+            CSeq: 1 INFO
+            Max-Forwards: 70
+            Content-Type: application/dtmf-relay
+            Content-Length: [len]
+
+            Signal=\(infoDigit)
+            Duration=160
+
+            ]]></send>
+              <recv response="200"/>
+
+            """
         }
         if acceptHoldAndResume {
             // Our hold re-INVITE (sendonly) gets recvonly; the resume (sendrecv) gets sendrecv.
@@ -91,7 +114,7 @@ enum CarrierScenarios {
             From:[$to];tag=[pid]c[call_number]
             To:[$from]
             [last_Call-ID:]
-            CSeq: 1 BYE
+            CSeq: \(infoDigit == nil ? 1 : 2) BYE
             Max-Forwards: 70
             Reason: Q.850;cause=16;text="Normal call clearing"
             Content-Length: 0

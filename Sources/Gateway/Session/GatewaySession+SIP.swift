@@ -35,6 +35,7 @@ extension GatewaySession: SIPCallDelegate {
             r.answeredAt = at
             r.codec = codec
         }
+        if profile.media.rtpTimeoutSec > 0 { media?.armRTPTimeout(Double(profile.media.rtpTimeoutSec)) }
         handle(.answered(details, codec: codec, hd: trunkLeg?.isWideband ?? false, at: at))
     }
 

@@ -132,6 +132,7 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
             let configuration = gateway.mediaConfiguration(trunk: leg, platform: platformLeg, profile: profile)
             try? media.reconfigure(configuration)
             if muted { media.setMuted(.platform, true) }
+            if machine.isConnected, profile.media.rtpTimeoutSec > 0 { media.armRTPTimeout(Double(profile.media.rtpTimeoutSec)) }
         } else if let remote = leg.remote, remote != previous?.remote {
             media.setRemote(.trunk, remote)
         }

@@ -1,0 +1,172 @@
+import Foundation
+import IrisAPI
+import IrisClient
+import SIP
+import Testing
+
+extension GatewaySuites {
+    /// Trunk behaviours: digest auth, RTP supervision, SIP INFO DTMF, the toll-fraud limits,
+    /// capacity and draining.
+    @Suite struct GatewayTrunkTests {
+        /// The Iris code a refused request threw (nil when it did not throw).
+        static func refusal(_ work: () throws -> Void) -> Int? {
+            do {
+                try work()
+                return nil
+            } catch let e as IrisError {
+                return e.irisCode
+            } catch {
+                return nil
+            }
+        }
+
+        @Test func challengeIsAnsweredWithTheProfilesCredentials() async throws {
+            let sipp = try SIPp(.inline(name: "carrier", xml: Scenarios.challenge401), timeout: 30)
+            defer { sipp.stop() }
+            #expect(await sipp.waitUntilListening())
+            var profile = GatewayProcess.Profile(proxies: [sipp.port])
+            profile.auth = ("alice", "TRUNK_PASSWORD")
+            let gw = try GatewayProcess(profiles: [profile], environment: ["TRUNK_PASSWORD": "secret"])
+            defer { gw.stop() }
+            let (rec, _) = try await GatewayOutboundTests.call(gw) { session, rec in
+                #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(sipp.report)")
+                try session.close()
+            }
+            #expect(rec.ended?.reason == .completed, "\(rec.events)")
+            #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
+        }
+
+        @Test func wrongCredentialsEndFailed() async throws {
+            let sipp = try SIPp(.inline(name: "carrier", xml: Scenarios.challenge401), timeout: 30)
+            defer { sipp.stop() }
+            #expect(await sipp.waitUntilListening())
+            var profile = GatewayProcess.Profile(proxies: [sipp.port])
+            profile.auth = ("alice", "TRUNK_PASSWORD")
+            let gw = try GatewayProcess(profiles: [profile], environment: ["TRUNK_PASSWORD": "wrong"])
+            defer { gw.stop() }
+            let (rec, _) = try await GatewayOutboundTests.call(gw)
+            // SIPp answers bad credentials with 403.
+            #expect(rec.trace == ["onSessionCreated", "Initializing", "Disconnected", "error:-417", "ended:failed"], "\(rec.events)")
+        }
+
+        @Test func aCarrierThatSendsNoRTPIsHungUpAsMediaTimeout() async throws {
+            let sipp = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.answer()), timeout: 30)
+            defer { sipp.stop() }
+            #expect(await sipp.waitUntilListening())
+            var profile = GatewayProcess.Profile(proxies: [sipp.port])
+            profile.rtpTimeoutSec = 5  // the profile's smallest
+            let gw = try GatewayProcess(profiles: [profile])
+            defer { gw.stop() }
+            let (rec, _) = try await GatewayOutboundTests.call(gw, timeout: 15)
+            #expect(rec.trace == ["onSessionCreated", "Initializing", "Connecting", "Connected", "onStreamQualityIndicator",
+                                  "error:-412", "Disconnected", "ended:media-timeout"], "\(rec.events)")
+            #expect(sipp.received("BYE ") == 1, sipp.report)
+        }
+
+        @Test func sipInfoDigitsReachTheApp() async throws {
+            let sipp = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.answer(infoDigit: "5")), timeout: 30)
+            defer { sipp.stop() }
+            #expect(await sipp.waitUntilListening())
+            let gw = try GatewayProcess(profiles: [.init(proxies: [sipp.port])])
+            defer { gw.stop() }
+            let (rec, _) = try await GatewayOutboundTests.call(gw) { session, rec in
+                #expect(await rec.waitFor { $0.contains { $0.event == .onSessionDTMF } }, "\(rec.trace)\n\(sipp.report)")
+                try session.close()
+            }
+            let dtmf = rec.events.first { $0.event == .onSessionDTMF }
+            #expect(dtmf?.digit == "5" && dtmf?.durationMs == 160, "\(rec.events)")
+        }
+
+        @Test func concurrencyLimitRefusesBeforeDialling() async throws {
+            let sipp = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.ringUntilCancel), timeout: 30)
+            defer { sipp.stop() }
+            #expect(await sipp.waitUntilListening())
+            var profile = GatewayProcess.Profile(proxies: [sipp.port])
+            profile.maxConcurrentCalls = 1
+            let gw = try GatewayProcess(profiles: [profile])
+            defer { gw.stop() }
+            let rec = SessionRecorder()
+            let first = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(), delegate: rec)
+            defer { first.stop() }
+            try first.createWithTN(targetTN: "+15551230001", sourceTN: "+15557654321")
+            #expect(await rec.waitForStatus(.connecting))
+            let second = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(), delegate: nil)
+            defer { second.stop() }
+            #expect(Self.refusal { try second.createWithTN(targetTN: "+15551230002", sourceTN: "+15557654321") } == -503)
+            #expect(sipp.received("INVITE ") == 1)
+            try first.close()
+            #expect(first.waitForEnd(timeout: 10))
+        }
+
+        @Test func callsPerSecondLimitRefusesTheBurst() async throws {
+            let sipp = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.reject("486 Busy Here")), calls: 5, timeout: 30)
+            defer { sipp.stop() }
+            #expect(await sipp.waitUntilListening())
+            var profile = GatewayProcess.Profile(proxies: [sipp.port])
+            profile.callsPerSecond = 2
+            let gw = try GatewayProcess(profiles: [profile])
+            defer { gw.stop() }
+            var refused = 0, placed: [IrisRtcAudioSession] = []
+            for i in 0..<5 {
+                let s = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(), delegate: nil)
+                switch Self.refusal({ try s.createWithTN(targetTN: "+1555123000\(i)", sourceTN: "+15557654321") }) {
+                case nil:
+                    placed.append(s)
+                case let code:
+                    #expect(code == -503)
+                    refused += 1
+                    s.stop()
+                }
+            }
+            // The five requests take well under a second: two pass, three are refused.
+            #expect(placed.count == 2 && refused == 3)
+            for s in placed {
+                #expect(s.waitForEnd(timeout: 10))
+                s.stop()
+            }
+        }
+
+        @Test func overCapacityInboundGets503WithRetryAfter() async throws {
+            let sipp = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.ringUntilCancel), timeout: 30)
+            defer { sipp.stop() }
+            #expect(await sipp.waitUntilListening())
+            let gw = try GatewayProcess(profiles: [.init(proxies: [sipp.port])], extraArguments: ["--max-sessions", "1"])
+            defer { gw.stop() }
+            let rec = SessionRecorder()
+            let first = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(), delegate: rec)
+            defer { first.stop() }
+            try first.createWithTN(targetTN: "+15551230001", sourceTN: "+15557654321")
+            #expect(await rec.waitForStatus(.connecting))
+            let caller = try GatewayInboundTests.caller(gw, CallerScenarios.rejected(503, ring: false))
+            defer { caller.stop() }
+            #expect(await caller.waitForExit(timeout: 10) == 0, caller.report)
+            #expect(caller.messages.contains("Retry-After: 30"), caller.report)
+            try first.close()
+            #expect(first.waitForEnd(timeout: 10))
+        }
+
+        @Test func sigtermDrainsThenEndsCalls() async throws {
+            let sipp = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.answer()), timeout: 30)
+            defer { sipp.stop() }
+            #expect(await sipp.waitUntilListening())
+            let gw = try GatewayProcess(profiles: [.init(proxies: [sipp.port])])
+            defer { gw.stop() }
+            let rec = SessionRecorder()
+            let session = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(), delegate: rec)
+            defer { session.stop() }
+            try session.createWithTN(targetTN: "+15551230001", sourceTN: "+15557654321")
+            #expect(await rec.waitForStatus(.connected))
+            let connection = try gw.connection()
+            let exit = Task.detached { gw.signal(SIGTERM, timeout: 15) }
+            // While draining (the harness gives 2 s): new calls are refused, the live one goes on.
+            try await Task.sleep(nanoseconds: 500_000_000)
+            let late = IrisRtcAudioSession(connection: connection, stream: try IrisRtcStream(), delegate: nil)
+            defer { late.stop() }
+            #expect(Self.refusal { try late.createWithTN(targetTN: "+15551230002", sourceTN: "+15557654321") } == -503)
+            #expect(rec.ended == nil)
+            #expect(await exit.value == 0)
+            #expect(rec.ended?.reason == .completed, "\(rec.events)")
+            #expect(sipp.received("BYE ") == 1, sipp.report)
+        }
+    }
+}
