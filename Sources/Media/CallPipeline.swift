@@ -28,7 +28,9 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
     /// Per-frame processing times (µs) go here; owned by the thread.
     // The thread owns its pipelines and drops them (on its loop) before it goes: the
     // reference cannot dangle, and skipping the unowned check saves work per frame.
-    unowned(unsafe) let thread: MediaThread
+    unowned(unsafe) var thread: MediaThread
+    /// Set while the call is bridged with another into a three-way call; the host runs it.
+    var conference: MediaConference?
 
     init(id: Int, configuration: MediaCallConfiguration, host: String, trunkPorts: RTPPortPair, platformPorts: RTPPortPair,
          thread: MediaThread, events: @escaping @Sendable (MediaEvent) -> Void) throws {
@@ -108,7 +110,9 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
 
     /// One 20 ms playout step: both directions, DTMF, timeouts, RTCP.
     func tick(now: Double) {
-        if !passthrough {
+        if let conference {
+            if conference.host === self { conference.tick(now: now) }
+        } else if !passthrough {
             transcode(from: trunk, to: platform, now: now)
             transcode(from: platform, to: trunk, now: now)
         }
@@ -125,8 +129,20 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
     }
 
     private func transcode(from src: RTPLeg, to dst: RTPLeg, now: Double) {
-        guard let decoder = src.codec, let encoder = dst.codec else { return }
+        guard src.codec != nil, dst.codec != nil else { return }
         let start = EventLoop.now()
+        guard let frame = pullFrame(src, now: now) else { return }
+        pushFrame(UnsafeBufferPointer(frame), to: dst, now: now)
+        src.consumeDecoded(frameSamples)
+        thread.record(microseconds: (EventLoop.now() - start) * 1e6)
+    }
+
+    /// Decodes (or conceals) one 20 ms frame of what `src` received into the front of
+    /// `src.decoded`, runs in-band DTMF detection on it and applies the leg's mute. nil when
+    /// there is nothing to play yet (before the first packet). The caller consumes the frame
+    /// with `src.consumeDecoded(frameSamples)` once it is used.
+    func pullFrame(_ src: RTPLeg, now: Double) -> UnsafeMutableBufferPointer<Int16>? {
+        guard let decoder = src.codec else { return nil }
         var lost = false
         // A packet may hold more than 20 ms (30 ms from some carriers, 40 or 60 ms of Opus):
         // it is decoded whole and played out over the next ticks.
@@ -155,7 +171,7 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
             case .silence:
                 // Nothing to play: before the first packet send nothing; later keep the stream
                 // going with silence so the far jitter buffer stays primed.
-                guard src.sawFirstPacket else { return }
+                guard src.sawFirstPacket else { return nil }
             }
             if produced <= 0 {
                 // Silence, or a payload that did not decode: pad out the frame.
@@ -170,11 +186,15 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
             handle(lost ? inband.frameLost(count: InbandDTMF.sampleRate / 50) : src.detectInband(frame), on: src.kind)
         }
         if src.muted { frame.update(repeating: 0) }
+        return frame
+    }
+
+    /// Encodes one frame for `dst` and sends it.
+    func pushFrame(_ frame: UnsafeBufferPointer<Int16>, to dst: RTPLeg, now: Double) {
+        guard let encoder = dst.codec else { return }
         let out = UnsafeMutableRawBufferPointer(rebasing: dst.txBuffer[12..<1500]).bindMemory(to: UInt8.self)
-        let size = encoder.encode(UnsafeBufferPointer(frame), into: out)
+        let size = encoder.encode(frame, into: out)
         if size > 0 { dst.sendAudio(payloadLength: size, now: now) }
-        src.consumeDecoded(frameSamples)
-        thread.record(microseconds: (EventLoop.now() - start) * 1e6)
     }
 
     /// Starts RTP supervision now even if no packet came yet (a call the carrier answered

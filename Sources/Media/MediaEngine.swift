@@ -130,7 +130,9 @@ public final class MediaCall: @unchecked Sendable {
     public let trunkAddress: SocketAddress
     public let platformAddress: SocketAddress
     private let engine: MediaEngine
-    private let thread: MediaThread
+    /// The call's thread; a merge may move the call to its partner's.
+    private let threadRef: Mutex<MediaThread>
+    private var thread: MediaThread { threadRef.withLock { $0 } }
     private let ports: (RTPPortPair, RTPPortPair)
     private let events: @Sendable (MediaEvent) -> Void
     private let closed = Atomic<Bool>(false)
@@ -139,7 +141,7 @@ public final class MediaCall: @unchecked Sendable {
          events: @escaping @Sendable (MediaEvent) -> Void) {
         self.id = id
         self.engine = engine
-        self.thread = thread
+        self.threadRef = Mutex(thread)
         self.trunkAddress = trunk
         self.platformAddress = platform
         self.ports = ports
@@ -175,6 +177,50 @@ public final class MediaCall: @unchecked Sendable {
     public func setRemote(_ leg: MediaLeg, _ address: SocketAddress) {
         let id = self.id
         thread.loop.execute { [thread] in thread.pipeline(id)?.leg(leg).setRemote(address) }
+    }
+
+    /// Bridges `held` into this call: a three-way call of both trunk legs and this call's
+    /// platform leg (mix-minus). `held` moves to this call's media thread (its pipeline is
+    /// rebuilt there on the same ports, without passthrough), and so does this call's if it
+    /// was relaying. `completion` runs on a media thread with nil or the error. Closing either
+    /// call ends the bridge.
+    public func merge(with held: MediaCall, configuration: MediaCallConfiguration, heldConfiguration: MediaCallConfiguration,
+                      completion: @escaping @Sendable ((any Error)?) -> Void) {
+        guard held !== self else { return completion(MediaMergeError.sameCall) }
+        guard !closed.load(ordering: .acquiring), !held.closed.load(ordering: .acquiring) else { return completion(MediaMergeError.closed) }
+        let hostThread = thread, heldThread = held.thread
+        let hostID = id, heldID = held.id, heldPorts = held.ports, heldEvents = held.events
+        let host = engine.configuration.host, ports = self.ports, events = self.events
+        // Step 1, on the held call's thread: take its pipeline off (its sockets close).
+        heldThread.loop.execute {
+            _ = heldThread.remove(heldID)
+            held.threadRef.withLock { $0 = hostThread }
+            // Step 2, on the host's thread: rebuild both for mixing and link them.
+            hostThread.loop.execute {
+                do {
+                    var mine = configuration, theirs = heldConfiguration
+                    mine.allowPassthrough = false
+                    theirs.allowPassthrough = false
+                    var hostPipeline = hostThread.pipeline(hostID)
+                    if hostPipeline == nil || hostPipeline!.passthrough {
+                        _ = hostThread.remove(hostID)
+                        let p = try CallPipeline(id: hostID, configuration: mine, host: host, trunkPorts: ports.0,
+                                                 platformPorts: ports.1, thread: hostThread, events: events)
+                        hostThread.attach(p)
+                        hostPipeline = p
+                    }
+                    let member = try CallPipeline(id: heldID, configuration: theirs, host: host, trunkPorts: heldPorts.0,
+                                                  platformPorts: heldPorts.1, thread: hostThread, events: heldEvents)
+                    hostThread.attach(member)
+                    let conference = try MediaConference(host: hostPipeline!, member: member)
+                    hostPipeline!.conference = conference
+                    member.conference = conference
+                    completion(nil)
+                } catch {
+                    completion(error)
+                }
+            }
+        }
     }
 
     /// Starts RTP supervision now: `.timeout` after `seconds` without trunk RTP, even if none

@@ -66,6 +66,8 @@ final class MediaThread: @unchecked Sendable {
 
     func remove(_ id: Int) -> CallPipeline? {
         guard let p = pipelines.removeValue(forKey: id) else { return nil }
+        // A call leaving a three-way call ends it; the other call carries on alone.
+        p.conference?.dissolve()
         detach(p)
         callCount = pipelines.count
         return p
