@@ -51,13 +51,25 @@ extension Gateway {
         }
     }
 
-    /// Iris `merge`: not built yet (needs the media engine's cross-call mixer).
+    /// Iris `merge`: the held session's trunk leg is taken off hold (re-INVITE sendrecv when
+    /// the app held it), then both trunk legs and this session's platform leg are mixed into
+    /// a three-way call; `onSessionMerged` follows. Closing this session ends both.
     public func merge(roomId: String, _ request: MergeRequest) throws(GatewayError) {
-        try withSession(roomId) { s throws(GatewayError) in
-            guard s.machine.isConnected else { throw .wrongState("session \(roomId) is not connected") }
+        let heldId = request.heldRoomId
+        guard heldId != roomId else { throw .badRequest("heldRoomId: a session cannot merge with itself") }
+        try withSession(roomId) { [self] active throws(GatewayError) in
+            guard active.machine.isConnected, active.machine.status != .hold else {
+                throw .wrongState("session \(roomId) is not connected (unhold it first)")
+            }
+            guard let held = sessions[heldId] else {
+                throw endedSnapshots[heldId] != nil ? .ended(heldId) : .notFound(heldId)
+            }
+            guard held.machine.isConnected else { throw .wrongState("session \(heldId) is not connected") }
+            for s in [active, held] where s.mergedInto != nil || !s.merged.isEmpty || s.mergePending != nil {
+                throw .wrongState("session \(s.roomId) is already part of a merge")
+            }
+            active.startMerge(with: held)
         }
-        guard ua.loop.sync({ [self] in sessions[request.heldRoomId] != nil }) else { throw .notFound(request.heldRoomId) }
-        throw GatewayError(IrisCode.serviceUnavailable, 501, "merge is not supported by this gateway yet")
     }
 
     /// Iris `close`: CANCEL before an answer, BYE after; a ringing inbound call gets 603.

@@ -119,6 +119,13 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
         }
     }
 
+    static func mergeError(_ s: GatewaySession, _ why: String) -> SessionEvent {
+        var e = SessionEvent(event: .onSessionError, roomId: s.roomId, traceId: s.traceId)
+        e.code = IrisCode.incorrectState
+        e.message = "merge failed: " + why
+        return e
+    }
+
     static func newRoomId() -> String { Crypto.hex(Crypto.randomBytes(count: 12)) }
     static func newTraceId() -> String { UUID().uuidString.lowercased() }
 
@@ -146,8 +153,13 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
         endedOrder.append(s.roomId)
         if endedOrder.count > 10_000 { endedSnapshots[endedOrder.removeFirst()] = nil }
         events.prune()
-        // Merged partners go with the active session.
+        // Merged partners go with the active session; a partner that ends leaves the host.
         for other in s.merged where !other.machine.isEnded { other.handle(.close) }
+        s.mergedInto?.merged.removeAll { $0 === s }
+        if let host = s.mergePending {
+            s.mergePending = nil
+            host.handle(.forward(Self.mergeError(host, "the held session ended")))
+        }
     }
 
     /// Runs `work` on the SIP loop with the live session, or throws not-found / ended.

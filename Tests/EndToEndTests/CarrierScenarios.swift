@@ -57,12 +57,14 @@ enum CarrierScenarios {
                        infoDigit: String? = nil) -> String {
         let dialog = [("contact", "Contact:", "sip:[^>;]*"), ("from", "From:", ".*"), ("to", "To:", ".*")]
         var s = head + "<scenario name=\"answer\">\n" + receiveInvite(capturing: byeAfterMs == nil && infoDigit == nil ? [] : dialog) + trying
-        var body = sdp(codec: codec, telephoneEvent: telephoneEvent)
-        if let mediaAddress {
+        func describe(_ direction: String = "sendrecv") -> String {
+            let text = sdp(codec: codec, direction: direction, telephoneEvent: telephoneEvent)
+            guard let mediaAddress else { return text }
             // Media handled by the test itself (a real UDP socket), signalling by SIPp.
             let parts = mediaAddress.split(separator: ":")
-            body = body.replacingOccurrences(of: "[media_ip]", with: String(parts[0])).replacingOccurrences(of: "[media_port]", with: String(parts[1]))
+            return text.replacingOccurrences(of: "[media_ip]", with: String(parts[0])).replacingOccurrences(of: "[media_port]", with: String(parts[1]))
         }
+        let body = describe()
         s += earlyMedia ? response("183 Session Progress", sdp: body) : response("180 Ringing")
         if let playPcap {
             s += "  <nop><action><exec play_pcap_audio=\"\(playPcap)\"/></action></nop>\n"
@@ -99,7 +101,7 @@ enum CarrierScenarios {
             // Our hold re-INVITE (sendonly) gets recvonly; the resume (sendrecv) gets sendrecv.
             for direction in ["recvonly", "sendrecv"] {
                 s += "  <recv request=\"INVITE\"/>\n"
-                s += response("200 OK", sdp: sdp(codec: codec, direction: direction, telephoneEvent: telephoneEvent)
+                s += response("200 OK", sdp: describe(direction)
                     .replacingOccurrences(of: "o=carrier 1 1", with: "o=carrier 1 \(direction == "recvonly" ? 2 : 3)"), retrans: true)
                     .replacingOccurrences(of: "[last_To:];tag=[pid]c[call_number]", with: "[last_To:]")
                 s += "  <recv request=\"ACK\"/>\n"

@@ -333,12 +333,16 @@ final class RTPSocketPeer: @unchecked Sendable {
         packet.withUnsafeBytes { _ = socket.send($0, to: raw) }
     }
 
+    /// Where the last datagram came from (the far end's RTP socket, for symmetric RTP).
+    private(set) var lastSource: SocketAddress?
+
     /// Keeps whatever has arrived since the last call.
     func drain() {
         lock.withLock {
             var from = RawSocketAddress()
             while let n = socket.receive(into: buffer, from: &from) {
                 if n >= 12 { received.append(Received(bytes: Array(buffer[0..<n]))) }
+                lastSource = from.address
             }
         }
     }

@@ -75,11 +75,13 @@ extension GatewaySession: SIPCallDelegate {
 
     func call(_ call: SIPCall, didCompleteOffer status: Int) {
         guard call === self.call, let pending = machine.pendingHold else { return }
-        if (200...299).contains(status) {
+        let ok = (200...299).contains(status)
+        if ok {
             handle(.localHoldConfirmed(pending))
         } else {
             handle(.localHoldFailed(status: status))
         }
+        if !pending { mergeUnholdFinished(ok: ok) }
     }
 
     func call(_ call: SIPCall, didEnd end: SIPCallEnd, message: SIPMessage?) {

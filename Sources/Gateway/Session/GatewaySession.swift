@@ -34,7 +34,12 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
     var sawRinging = false
     /// Inbound: the room token the notification carried and its expiry.
     var roomToken: String?
+    /// Sessions merged into this one (it hosts the three-way call).
     var merged: [GatewaySession] = []
+    /// The session this one was merged into.
+    weak var mergedInto: GatewaySession?
+    /// Held: the session waiting for our unhold before it merges us.
+    weak var mergePending: GatewaySession?
 
     init(direction: SessionMachine.Direction, roomId: String, traceId: String, routingId: String?, profile: TrunkProfile,
          sourceTN: String, targetTN: String, notificationData: String?, gateway: Gateway) {
@@ -168,6 +173,62 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
             // An offer is already in progress (a glare with the carrier): report it as not done.
             handle(.localHoldFailed(status: nil))
         }
+    }
+
+    // MARK: Merge
+
+    /// Takes `held` off hold if the app held it, then bridges its media into ours.
+    func startMerge(with held: GatewaySession) {
+        held.mergePending = self
+        if held.machine.heldLocally {
+            held.handle(.localHold(false))
+        } else {
+            completeMerge(with: held)
+        }
+    }
+
+    /// Called on `held` when its unhold finished (or failed).
+    func mergeUnholdFinished(ok: Bool) {
+        guard let host = mergePending else { return }
+        if ok {
+            host.completeMerge(with: self)
+        } else {
+            mergePending = nil
+            host.mergeFailed("the held call could not be taken off hold")
+        }
+    }
+
+    private func completeMerge(with held: GatewaySession) {
+        guard let media, let heldMedia = held.media, let platformLeg, let trunkLeg, let heldPlatform = held.platformLeg,
+              let heldTrunk = held.trunkLeg else {
+            held.mergePending = nil
+            return mergeFailed("a session has no media")
+        }
+        let mine = gateway.mediaConfiguration(trunk: trunkLeg, platform: platformLeg, profile: profile)
+        let theirs = gateway.mediaConfiguration(trunk: heldTrunk, platform: heldPlatform, profile: held.profile)
+        let loop = self.loop
+        media.merge(with: heldMedia, configuration: mine, heldConfiguration: theirs) { [self, held] error in
+            loop.execute {
+                held.mergePending = nil
+                guard !self.machine.isEnded, !held.machine.isEnded else { return }
+                if let error {
+                    self.mergeFailed("\(error)")
+                    return
+                }
+                // The pipelines were rebuilt: mute and supervision apply again.
+                for s in [self, held] {
+                    if s.muted { s.media?.setMuted(.platform, true) }
+                    if s.profile.media.rtpTimeoutSec > 0 { s.media?.armRTPTimeout(Double(s.profile.media.rtpTimeoutSec)) }
+                }
+                self.merged.append(held)
+                held.mergedInto = self
+                self.handle(.merged(heldRoomId: held.roomId))
+            }
+        }
+    }
+
+    private func mergeFailed(_ why: String) {
+        handle(.forward(Gateway.mergeError(self, why)))
     }
 
     // MARK: End

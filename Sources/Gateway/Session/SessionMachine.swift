@@ -48,8 +48,8 @@ public struct SessionMachine: Sendable {
         case codecChanged(String, hd: Bool)
         case dtmf(digit: String, durationMs: Int)
         case merged(heldRoomId: String)
-        /// Inbound notifications carry the token; the session only forwards them.
-        case notification(SessionEvent)
+        /// An event the session publishes as it is (a merge error); the machine only passes it on.
+        case forward(SessionEvent)
     }
 
     public enum Action: Sendable, Equatable {
@@ -115,7 +115,7 @@ public struct SessionMachine: Sendable {
             if direction == .inbound { actions.append(.ring) }
             return actions
 
-        case .notification(let e):
+        case .forward(let e):
             return [.emit(e)]
 
         case .provisional(let details, let hasSDP):
