@@ -1,5 +1,6 @@
 import Foundation
 import IrisAPI
+import WebClient
 
 /// Waits for inbound calls of a routing id: each `onNotification` (notify) carries the room
 /// id and token `join` and `reject` need. The Iris SDK gets these as push notifications.

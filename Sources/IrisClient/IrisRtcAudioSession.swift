@@ -1,5 +1,6 @@
 import Foundation
 import IrisAPI
+import WebClient
 import Synchronization
 
 /// A PSTN session the Iris way: `createWithTN` dials a number, `join` answers an inbound

@@ -1,5 +1,6 @@
 import Foundation
 import IrisAPI
+@_exported import WebClient
 
 /// Where the gateway's control API is and the key to use: the Iris SDK's connection, over
 /// HTTP. Every call is blocking and returns the decoded body or throws `IrisError`.
@@ -50,6 +51,7 @@ public final class IrisRtcConnection: Sendable {
         return r.body
     }
 
+    @discardableResult
     func call(_ method: String, _ path: String) throws(IrisError) -> [UInt8] {
         try call(method, path, Optional<MediaBody>.none)
     }

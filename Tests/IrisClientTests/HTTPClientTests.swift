@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import IrisClient
+import WebClient
 
 /// HTTPClient against a Python http.server on 127.0.0.1.
 struct HTTPClientTests {

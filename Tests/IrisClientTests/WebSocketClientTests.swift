@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import IrisClient
+import WebClient
 
 /// WebSocketClient against a Python RFC 6455 server on 127.0.0.1.
 struct WebSocketClientTests {

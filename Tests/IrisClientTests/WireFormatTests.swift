@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import IrisClient
+@testable import WebClient
 
 /// The byte-level pieces under the clients: SHA-1, WebSocket frames, HTTP heads, URLs.
 struct WireFormatTests {
