@@ -69,7 +69,7 @@ public enum ProfileLoader {
 }
 
 /// The profile schema: which keys exist, their types, defaults and checks.
-private struct ProfileSchema {
+struct ProfileSchema {
     let file: String
 
     func profile(_ value: JSON5Value) throws(ProfileError) -> TrunkProfile {
@@ -253,17 +253,17 @@ private struct ProfileSchema {
 
     // MARK: Typed readers
 
-    private func fail(_ path: String, _ message: String) -> ProfileError {
+    func fail(_ path: String, _ message: String) -> ProfileError {
         ProfileError(file: file, keyPath: path, message: message)
     }
 
-    private func typeError(_ path: String, expected: String, found value: JSON5Value) -> ProfileError {
+    func typeError(_ path: String, expected: String, found value: JSON5Value) -> ProfileError {
         fail(path, "expected \(expected), found \(value.kindDescription)")
     }
 
     /// An object whose keys are all in `keys`; unknown keys fail first, in document order,
     /// so a misspelt required key reads "unknown key", not "missing".
-    private func object(_ value: JSON5Value, at path: String, keys: [String]) throws(ProfileError) -> ObjectFields {
+    func object(_ value: JSON5Value, at path: String, keys: [String]) throws(ProfileError) -> ObjectFields {
         guard case .object(let members) = value else { throw typeError(path, expected: "an object", found: value) }
         for member in members where !keys.contains(member.key) {
             let hint = suggestion(for: member.key, among: keys).map { "did you mean \($0)?" }
@@ -273,17 +273,17 @@ private struct ProfileSchema {
         return ObjectFields(schema: self, path: path, members: members)
     }
 
-    private func string(_ value: JSON5Value, at path: String) throws(ProfileError) -> String {
+    func string(_ value: JSON5Value, at path: String) throws(ProfileError) -> String {
         guard case .string(let s) = value else { throw typeError(path, expected: "a string", found: value) }
         return s
     }
 
-    private func bool(_ value: JSON5Value, at path: String) throws(ProfileError) -> Bool {
+    func bool(_ value: JSON5Value, at path: String) throws(ProfileError) -> Bool {
         guard case .bool(let b) = value else { throw typeError(path, expected: "true or false", found: value) }
         return b
     }
 
-    private func int(_ value: JSON5Value, at path: String, in range: ClosedRange<Int>) throws(ProfileError) -> Int {
+    func int(_ value: JSON5Value, at path: String, in range: ClosedRange<Int>) throws(ProfileError) -> Int {
         let n: Int
         switch value {
         case .integer(let i): n = i
@@ -347,7 +347,7 @@ private struct ProfileSchema {
     }
 
     /// The object being read: required and optional keys by name.
-    fileprivate struct ObjectFields {
+    struct ObjectFields {
         let schema: ProfileSchema
         let path: String
         let members: [JSON5Member]

@@ -7,10 +7,11 @@ import SIP
 /// SIGTERM (drain: no new calls, existing ones get `--drain-timeout` seconds, then BYE).
 enum ServeCommand {
     static let usage = """
-    usage: irisgw serve [--profiles DIR] [--sip-listen HOST:PORT] [--api-listen HOST:PORT]
+    usage: irisgw serve [--config FILE] [--profiles DIR] [--sip-listen HOST:PORT] [--api-listen HOST:PORT]
                         [--rtp-ports LO-HI] [--rtp-host HOST] [--data-dir DIR] [--public-url URL]
                         [--drain-timeout S] [--max-sessions N]
 
+      --config FILE        settings file (JSON5; docs/operations.md); the flags below win over it
       --profiles DIR       trunk profiles, *.json5 (default sip-profiles)
       --sip-listen H:P     SIP over UDP and TCP (default 127.0.0.1:5060; port 0 picks one)
       --api-listen H:P     control API (default 127.0.0.1:8080; port 0 picks one)
@@ -26,12 +27,27 @@ enum ServeCommand {
     """
 
     static func run(_ args: [String]) -> Int32 {
-        var profilesDir = "sip-profiles"
-        var sipListen = SocketAddress(host: "127.0.0.1", port: 5060)
-        var apiListen = "127.0.0.1:8080"
+        // A settings file first, so that the flags override it.
+        var file = ServeConfiguration()
+        if let at = args.firstIndex(of: "--config") {
+            guard at + 1 < args.count else { return fail("--config needs a file") }
+            do {
+                file = try ServeConfiguration.load(file: URL(fileURLWithPath: args[at + 1]))
+            } catch {
+                writeError("irisgw serve: \(error)\n")
+                return 1
+            }
+        }
+        var profilesDir = file.profiles ?? "sip-profiles"
+        var sipListen = file.sipListen ?? SocketAddress(host: "127.0.0.1", port: 5060)
+        var apiListen = file.apiListen ?? "127.0.0.1:8080"
         var configuration = GatewayConfiguration()
-        var publicURL: String?
-        var drainTimeout = 30.0
+        if let v = file.rtpHost { configuration.rtpHost = v }
+        if let v = file.rtpPorts { configuration.rtpPorts = v }
+        if let v = file.dataDir { configuration.dataDir = v }
+        if let v = file.maxSessions { configuration.maxSessions = v }
+        var publicURL = file.publicURL
+        var drainTimeout = Double(file.drainTimeoutSec ?? 30)
         var i = 0
         func value() -> String? {
             i += 1
@@ -39,6 +55,8 @@ enum ServeCommand {
         }
         while i < args.count {
             switch args[i] {
+            case "--config":
+                _ = value()  // read above
             case "--profiles":
                 guard let v = value() else { return fail("--profiles needs a directory") }
                 profilesDir = v
@@ -92,6 +110,11 @@ enum ServeCommand {
             let host = apiListen.split(separator: ":").dropLast().joined(separator: ":")
             configuration.publicURL = publicURL ?? "http://\(host):\(port)"
             gateway = try Gateway(configuration: configuration, profiles: profiles)
+            if let hook = file.webhook {
+                let notifier = try WebhookNotifier(configuration: hook)
+                gateway.notifier = { notifier.post($0) }
+                writeOut("webhook \(hook.url)\n")
+            }
             api.attach(gateway)
             for p in try gateway.start() { writeOut("listening sip \(p.transport.rawValue.lowercased()) \(p.address)\n") }
             writeOut("listening api \(configuration.publicURL)\n")

@@ -62,7 +62,8 @@ final class GatewayProcess: @unchecked Sendable {
         }
     }
 
-    init(profiles: [Profile], environment: [String: String] = [:], extraArguments: [String] = []) throws {
+    /// `config`: the text of a `--config` file (JSON5), written beside the profiles.
+    init(profiles: [Profile], environment: [String: String] = [:], extraArguments: [String] = [], config: String? = nil) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-gw-\(UUID().uuidString.prefix(8))")
         let profileDir = directory.appendingPathComponent("profiles")
         try FileManager.default.createDirectory(at: profileDir, withIntermediateDirectories: true)
@@ -70,10 +71,16 @@ final class GatewayProcess: @unchecked Sendable {
             try p.json5.write(to: profileDir.appendingPathComponent(p.name + ".json5"), atomically: true, encoding: .utf8)
         }
         let data = directory.appendingPathComponent("data").path
+        var configArguments: [String] = []
+        if let config {
+            let file = directory.appendingPathComponent("serve.json5")
+            try config.write(to: file, atomically: true, encoding: .utf8)
+            configArguments = ["--config", file.path]
+        }
         let base = 20_000 + 2 * Int.random(in: 0..<19_000)
         process.executableURL = URL(fileURLWithPath: Self.binary)
         process.arguments = ["serve", "--profiles", profileDir.path, "--sip-listen", "127.0.0.1:0", "--api-listen", "127.0.0.1:0",
-                             "--data-dir", data, "--rtp-ports", "\(base)-\(base + 1999)", "--drain-timeout", "2"] + extraArguments
+                             "--data-dir", data, "--rtp-ports", "\(base)-\(base + 1999)", "--drain-timeout", "2"] + configArguments + extraArguments
         var env = ProcessInfo.processInfo.environment
         env["IRISGW_API_KEY"] = nil
         for (k, v) in environment { env[k] = v }

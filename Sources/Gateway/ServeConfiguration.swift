@@ -1,0 +1,115 @@
+import Foundation
+import IOCore
+
+/// The file `irisgw serve --config FILE` reads (JSON5, like the profiles; every key
+/// optional, command-line flags win over it). An unknown key, a wrong type or a bad value is
+/// an error naming the file and the key path.
+///
+/// ```json5
+/// {
+///   profiles: "sip-profiles",          // trunk profiles directory
+///   sipListen: "0.0.0.0:5060",         // SIP over UDP and TCP
+///   apiListen: "127.0.0.1:8080",       // control API
+///   rtpHost: "203.0.113.7",            // RTP bind address, written into SDP
+///   rtpPorts: "20000-29999",
+///   dataDir: "/var/lib/irisgw",
+///   publicURL: "https://gw1.example.net",  // `rtcserver` in inbound notifications
+///   drainTimeoutSec: 30,               // SIGTERM: how long calls may go on
+///   maxSessions: 1000,
+///   webhook: { url: "http://127.0.0.1:9000/irisgw", timeoutSec: 5, retries: 2 },
+/// }
+/// ```
+public struct ServeConfiguration: Sendable, Equatable {
+    public var profiles: String?
+    public var sipListen: SocketAddress?
+    public var apiListen: String?
+    public var rtpHost: String?
+    public var rtpPorts: ClosedRange<UInt16>?
+    public var dataDir: String?
+    public var publicURL: String?
+    public var drainTimeoutSec: Int?
+    public var maxSessions: Int?
+    public var webhook: Webhook?
+
+    /// Inbound notifications POSTed as JSON (the `onNotification` event) to `url`.
+    public struct Webhook: Sendable, Equatable {
+        /// `http://host:port/path`. Required.
+        public var url: String
+        /// Seconds per attempt, 1-60. Default 5.
+        public var timeoutSec: Int
+        /// Further attempts after a failure (no answer or a non-2xx), 0-10, with 1 s, 2 s, 4 s... between. Default 2.
+        public var retries: Int
+        public init(url: String, timeoutSec: Int = 5, retries: Int = 2) {
+            self.url = url
+            self.timeoutSec = timeoutSec
+            self.retries = retries
+        }
+    }
+
+    public init() {}
+
+    public static let keys = ["profiles", "sipListen", "apiListen", "rtpHost", "rtpPorts", "dataDir", "publicURL",
+                              "drainTimeoutSec", "maxSessions", "webhook"]
+
+    public static func load(file: URL) throws(ProfileError) -> ServeConfiguration {
+        let display = file.relativePath
+        guard let data = try? Data(contentsOf: file), let text = String(data: data, encoding: .utf8) else {
+            throw ProfileError(file: display, keyPath: "", message: "cannot read the file as UTF-8 text")
+        }
+        return try parse(text, file: display)
+    }
+
+    public static func parse(_ text: String, file: String) throws(ProfileError) -> ServeConfiguration {
+        let tree: JSON5Value
+        do {
+            tree = try JSON5Reader.parse(text)
+        } catch {
+            throw ProfileError(file: file, keyPath: error.keyPath,
+                               message: "JSON5 syntax error at line \(error.line), column \(error.column): \(error.message)",
+                               line: error.line, column: error.column)
+        }
+        let schema = ProfileSchema(file: file)
+        let o = try schema.object(tree, at: "", keys: keys)
+        var c = ServeConfiguration()
+        func address(_ v: JSON5Value, _ p: String) throws(ProfileError) -> SocketAddress {
+            let s = try schema.string(v, at: p)
+            // A numeric host and an explicit port (0: the OS picks); no name lookups here.
+            guard let a = SocketAddress.parse(s, defaultPort: -1), a.port >= 0, a.withSockAddr({ _, _ in true }) != nil else {
+                throw schema.fail(p, "must be HOST:PORT with a numeric host, found \"\(s)\"")
+            }
+            return a
+        }
+        c.profiles = try o.optional("profiles") { (v, p) throws(ProfileError) in try schema.string(v, at: p) }
+        c.sipListen = try o.optional("sipListen", address)
+        c.apiListen = try o.optional("apiListen") { (v, p) throws(ProfileError) in try address(v, p).description }
+        c.rtpHost = try o.optional("rtpHost") { (v, p) throws(ProfileError) in try schema.string(v, at: p) }
+        c.rtpPorts = try o.optional("rtpPorts") { (v, p) throws(ProfileError) in
+            let s = try schema.string(v, at: p)
+            let parts = s.split(separator: "-")
+            guard parts.count == 2, let lo = UInt16(parts[0]), let hi = UInt16(parts[1]), lo >= 1024, lo < hi, lo % 2 == 0 else {
+                throw schema.fail(p, "must be LO-HI with an even LO from 1024 and LO < HI, found \"\(s)\"")
+            }
+            return lo...hi
+        }
+        c.dataDir = try o.optional("dataDir") { (v, p) throws(ProfileError) in try schema.string(v, at: p) }
+        c.publicURL = try o.optional("publicURL") { (v, p) throws(ProfileError) in
+            let s = try schema.string(v, at: p)
+            guard s.hasPrefix("http://") || s.hasPrefix("https://") else { throw schema.fail(p, "must start with http:// or https://") }
+            return s
+        }
+        c.drainTimeoutSec = try o.optional("drainTimeoutSec") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 0...3600) }
+        c.maxSessions = try o.optional("maxSessions") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...1_000_000) }
+        c.webhook = try o.optional("webhook") { (v, p) throws(ProfileError) in
+            let w = try schema.object(v, at: p, keys: ["url", "timeoutSec", "retries"])
+            let url = try w.required("url") { (v, p) throws(ProfileError) in
+                let s = try schema.string(v, at: p)
+                guard s.hasPrefix("http://") else { throw schema.fail(p, "must be an http:// URL, found \"\(s)\"") }
+                return s
+            }
+            return Webhook(url: url,
+                           timeoutSec: try w.optional("timeoutSec") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...60) } ?? 5,
+                           retries: try w.optional("retries") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 0...10) } ?? 2)
+        }
+        return c
+    }
+}
