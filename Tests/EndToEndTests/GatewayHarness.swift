@@ -37,6 +37,7 @@ final class GatewayProcess: @unchecked Sendable {
         var auth: (user: String, env: String)?
         var rtpTimeoutSec = 30
         var dtmf = "rfc4733"
+        var register = false
 
         var json5: String {
             let proxyList = proxies.map { "\"sip:127.0.0.1:\($0);transport=udp\"" }.joined(separator: ", ")
@@ -45,7 +46,7 @@ final class GatewayProcess: @unchecked Sendable {
               outbound: {
                 proxies: [\(proxyList)], fromDomain: "gw.test", \(authLine)
                 allowedPrefixes: ["+1"], maxConcurrentCalls: \(maxConcurrentCalls), callsPerSecond: \(callsPerSecond),
-                ringTimeoutSec: \(ringTimeoutSec),
+                ringTimeoutSec: \(ringTimeoutSec), register: { enabled: \(register), expiresSec: 60 },
               },
             """
             let routeList = routes.map { "{ did: \"\($0.did)\", routingId: \"\($0.routingId)\" }" }.joined(separator: ", ")

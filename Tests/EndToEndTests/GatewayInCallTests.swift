@@ -105,3 +105,42 @@ extension GatewaySuites {
         }
     }
 }
+
+extension GatewaySuites.GatewayInCallTests {
+    /// A carrier that sends DTMF as tones in the audio (profile `dtmf: "inband"`): the
+    /// gateway's detector reports the digits.
+    @Test func inbandDigitsFromTheCarrierAreDetected() async throws {
+        let media = try RTPSocketPeer()
+        let xml = CarrierScenarios.answer(telephoneEvent: false, mediaAddress: "127.0.0.1:\(media.address.port)")
+        let sipp = try SIPp(.inline(name: "carrier", xml: xml), timeout: 30)
+        defer { sipp.stop() }
+        #expect(await sipp.waitUntilListening())
+        var profile = GatewayProcess.Profile(proxies: [sipp.port])
+        profile.dtmf = "inband"
+        let gw = try GatewayProcess(profiles: [profile])
+        defer { gw.stop() }
+        let (rec, _) = try await GatewaySuites.GatewayOutboundTests.call(gw) { session, rec in
+            #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(sipp.report)")
+            #expect(await eventually(timeout: 5) { media.drain(); return media.lastSource != nil })
+            let to = try #require(media.lastSource)
+            // "7" (852 + 1209 Hz) for 120 ms and "#" (941 + 1477 Hz), with silence around them.
+            let digits: [(Double, Double)?] = [nil, nil, (852, 1209), (852, 1209), (852, 1209), (852, 1209), (852, 1209), (852, 1209),
+                                               nil, nil, nil, nil, (941, 1477), (941, 1477), (941, 1477), (941, 1477), (941, 1477),
+                                               (941, 1477), nil, nil, nil, nil, nil, nil]
+            await pacedFrames(digits.count) { n in
+                let pcm: [Int16] = (0..<160).map { i in
+                    guard let (low, high) = digits[n] else { return 0 }
+                    let t = Double(n * 160 + i) / 8000
+                    return Int16(5000 * sin(2 * .pi * low * t) + 5000 * sin(2 * .pi * high * t))
+                }
+                var ulaw: [UInt8] = []
+                G711.encodeULaw(pcm, into: &ulaw)
+                media.send(payloadType: 0, payload: ulaw, to: to)
+                media.timestamp &+= 160
+            }
+            #expect(await rec.waitFor { $0.filter { $0.event == .onSessionDTMF }.count >= 2 }, "\(rec.trace)")
+            try session.close()
+        }
+        #expect(rec.events.filter { $0.event == .onSessionDTMF }.map(\.digit) == ["7", "#"], "\(rec.events)")
+    }
+}

@@ -170,3 +170,26 @@ extension GatewaySuites {
         }
     }
 }
+
+extension GatewaySuites.GatewayTrunkTests {
+    /// `register: {enabled: true}`: the gateway registers with the trunk's first proxy
+    /// (digest from the profile's credentials), refreshes, reports it in `/metrics`, and
+    /// unregisters when it stops.
+    @Test func profileRegistrationRegistersRefreshesAndUnregisters() async throws {
+        let sipp = try SIPp(.inline(name: "registrar", xml: RegistrationAndAuthTests.registrar), timeout: 30)
+        defer { sipp.stop() }
+        #expect(await sipp.waitUntilListening())
+        var profile = GatewayProcess.Profile(proxies: [sipp.port])
+        profile.register = true
+        profile.auth = ("gw", "REG_PASSWORD")
+        let gw = try GatewayProcess(profiles: [profile], environment: ["REG_PASSWORD": "s3cret"])
+        defer { gw.stop() }
+        #expect(await eventually(timeout: 10) { sipp.received("REGISTER ") >= 3 }, sipp.report)
+        let api = try HTTPClient(baseURL: gw.apiURL, defaultHeaders: ["Authorization": "Bearer " + gw.apiKey])
+        let metrics = String(decoding: try api.request(method: "GET", path: "/metrics").body, as: UTF8.self)
+        #expect(metrics.contains("irisgw_trunk_registered{profile=\"trunk\"} 1"), "\(metrics)")
+        // Stopping unregisters (Expires: 0), which ends the registrar's scenario.
+        #expect(gw.signal(SIGINT) == 0)
+        #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
+    }
+}
