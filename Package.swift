@@ -32,7 +32,7 @@ let package = Package(
         .target(name: "ControlAPI", dependencies: ["CCivetWeb", "Gateway", "IrisAPI", "WebClient"]),
         .executableTarget(name: "irisgw", dependencies: ["SIP", "Gateway", "ControlAPI", "IrisClient", "IrisAPI"]),
         // `make bench`: prints `BENCH ...` lines with ratios measured in one run.
-        .executableTarget(name: "irisgw-bench", dependencies: ["SIP", "Media"]),
+        .executableTarget(name: "irisgw-bench", dependencies: ["SIP", "Media", "IrisAPI", "WebClient"]),
         // HTTP/1.1 and WebSocket client over POSIX sockets (the Swift client's transport, the webhook).
         .target(name: "WebClient", dependencies: ["IOCore"]),
         .target(name: "IrisClient", dependencies: ["Media", "IOCore", "IrisAPI", "WebClient"]),

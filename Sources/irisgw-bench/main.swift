@@ -55,6 +55,16 @@ if which.isEmpty || which.contains("media") || which.contains("passthrough") {
         print(mediaLine("passthrough", step, floor: before))
     }
 }
+if which.isEmpty || which.contains("bridge") {
+    // The whole gateway: sessions through the API, and transcoded calls through the bridge
+    // against the media floor measured here, in the same run.
+    let irisgw = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("irisgw").path
+    let setup = try BridgeBench.setupRate(irisgw: irisgw)
+    print("BENCH bridge-setup sessions_per_sec=\(fmt(setup.rate)) failed=\(setup.failed) workers=16 target_cps_min=200")
+    let floor = try MediaFloorBench.channelsPerCore(calls: 100)
+    let media = try BridgeBench.mediaRun(irisgw: irisgw)
+    print("BENCH bridge calls=100 channels_per_core=\(fmt(media.channelsPerCore)) floor_channels_per_core=\(fmt(floor)) ratio=\(String(format: "%.2f", media.channelsPerCore / floor)) packets_sent=\(media.sent) packets_received=\(media.received)")
+}
 if which.contains("profile-parse") {
     // Our parse path alone, for `perf record`.
     var n = 0

@@ -1,0 +1,208 @@
+import Foundation
+import Glibc
+import IOCore
+import IrisAPI
+import Media
+import Synchronization
+import WebClient
+
+/// `BENCH bridge-setup` and `BENCH bridge`: the whole gateway (`irisgw serve`, release build)
+/// with SIPp's built-in `uas` as the carrier.
+/// - setup: sessions through the control API (create, Connected, DELETE, ended) per second,
+///   `workers` at a time.
+/// - media: N transcoded calls (Opus from this process into the platform legs, PCMU to
+///   SIPp, which echoes it back), the gateway process's CPU time against wall time.
+enum BridgeBench {
+    struct Gateway {
+        let process: Process
+        let api: String
+        let key: String
+        let directory: URL
+
+        func stop() {
+            process.interrupt()
+            process.waitUntilExit()
+            try? FileManager.default.removeItem(at: directory)
+        }
+
+        /// The gateway process's user + system CPU seconds so far (/proc/PID/stat).
+        var cpuSeconds: Double {
+            guard let stat = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return 0 }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            // After the command: state is field 3; utime and stime are fields 14 and 15.
+            guard fields.count > 13, let u = Double(fields[11]), let s = Double(fields[12]) else { return 0 }
+            return (u + s) / Double(sysconf(Int32(_SC_CLK_TCK)))
+        }
+    }
+
+    static func startGateway(irisgw: String, carrierPort: Int) throws -> Gateway {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-bench-\(getpid())")
+        try? FileManager.default.removeItem(at: dir)
+        try FileManager.default.createDirectory(at: dir.appendingPathComponent("profiles"), withIntermediateDirectories: true)
+        try """
+        { name: "bench",
+          outbound: { proxies: ["sip:127.0.0.1:\(carrierPort);transport=udp"], fromDomain: "bench.test", allowedPrefixes: ["+1"],
+                      maxConcurrentCalls: 10000, callsPerSecond: 10000, ringTimeoutSec: 30 },
+          media: { codecs: ["PCMU"], dtmf: "rfc4733", rtpTimeoutSec: 0 },
+          sip: { transport: "udp", prack: "supported", sessionTimerSec: 0, optionsPingSec: 0 } }
+        """.write(to: dir.appendingPathComponent("profiles/bench.json5"), atomically: true, encoding: .utf8)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: irisgw)
+        p.arguments = ["serve", "--profiles", dir.appendingPathComponent("profiles").path, "--sip-listen", "127.0.0.1:0",
+                       "--api-listen", "127.0.0.1:0", "--data-dir", dir.appendingPathComponent("data").path,
+                       "--rtp-ports", "30000-39998", "--max-sessions", "100000"]
+        var env = ProcessInfo.processInfo.environment
+        env["IRISGW_API_KEY"] = "bench"
+        p.environment = env
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = out
+        try p.run()
+        var api = ""
+        var text = ""
+        let h = out.fileHandleForReading
+        while !text.contains("ready\n") {
+            let d = h.availableData
+            if d.isEmpty { break }
+            text += String(decoding: d, as: UTF8.self)
+        }
+        for line in text.split(separator: "\n") where line.hasPrefix("listening api ") { api = String(line.dropFirst(14)) }
+        guard !api.isEmpty else {
+            p.terminate()
+            throw SocketError("irisgw serve did not start: \(text)", code: EINVAL)
+        }
+        // Keep draining its output so it never blocks on a full pipe.
+        Thread { while !h.availableData.isEmpty {} }.start()
+        return Gateway(process: p, api: api, key: "bench", directory: dir)
+    }
+
+    static func startCarrier(port: Int) throws -> Process {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/sipp")
+        p.arguments = ["-sn", "uas", "-i", "127.0.0.1", "-p", String(port), "-nostdin", "-rtp_echo",
+                       "-mp", String(CallRateBench.freeUDPPort() ?? 45_000), "-timeout", "600s"]
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        usleep(300_000)
+        return p
+    }
+
+    /// Waits for events of routing id "bench" and hands each room's to its waiter.
+    final class EventRouter: @unchecked Sendable {
+        private let lock = NSLock()
+        private var seen: [String: [SessionEvent]] = [:]
+        private let ws: WebSocketClient
+        init(api: String, key: String) throws {
+            ws = try WebSocketClient(url: api.replacingOccurrences(of: "http://", with: "ws://") + "/v1/events?routingId=bench",
+                                     headers: ["Authorization": "Bearer " + key])
+            Thread { [self] in
+                while true {
+                    guard let text = try? ws.receive(timeout: 30), let e = try? JSONDecoder().decode(SessionEvent.self, from: Data(text.utf8)) else { break }
+                    lock.withLock { seen[e.roomId, default: []].append(e) }
+                }
+            }.start()
+        }
+        func wait(_ room: String, timeout: Double, _ condition: (SessionEvent) -> Bool) -> Bool {
+            let end = Date().addingTimeInterval(timeout)
+            while Date() < end {
+                if lock.withLock({ seen[room]?.contains(where: condition) ?? false }) { return true }
+                usleep(1000)
+            }
+            return false
+        }
+        func close() { ws.close() }
+    }
+
+    static func offer(port: Int) -> String {
+        "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=audio \(port) RTP/AVP 111\r\na=rtpmap:111 opus/48000/2\r\na=ptime:20\r\n"
+    }
+
+    static func create(_ client: HTTPClient, mediaPort: Int) -> SessionResponse? {
+        let body = CreateSessionRequest(targetTN: "+15551230001", sourceTN: "+15557654321", routingId: "bench",
+                                        media: MediaBody(sdp: offer(port: mediaPort)))
+        guard let data = try? JSONEncoder().encode(body),
+              let r = try? client.request(method: "POST", path: "/v1/sessions", body: Array(data), timeout: 10), r.status == 201 else { return nil }
+        return try? JSONDecoder().decode(SessionResponse.self, from: Data(r.body))
+    }
+
+    /// Sessions per second through the API: create, wait for Connected, close, wait for the end.
+    static func setupRate(irisgw: String, sessions: Int = 400, workers: Int = 16) throws -> (rate: Double, failed: Int) {
+        let carrierPort = CallRateBench.freeUDPPort() ?? 45_060
+        let carrier = try startCarrier(port: carrierPort)
+        defer { carrier.terminate(); carrier.waitUntilExit() }
+        let gw = try startGateway(irisgw: irisgw, carrierPort: carrierPort)
+        defer { gw.stop() }
+        let router = try EventRouter(api: gw.api, key: gw.key)
+        defer { router.close() }
+        let next = Atomic<Int>(0), failed = Atomic<Int>(0)
+        let start = Date()
+        DispatchQueue.concurrentPerform(iterations: workers) { _ in
+            guard let client = try? HTTPClient(baseURL: gw.api, defaultHeaders: ["Authorization": "Bearer " + gw.key]) else { return }
+            while next.add(1, ordering: .relaxed).oldValue < sessions {
+                guard let s = create(client, mediaPort: 9),
+                      router.wait(s.roomId, timeout: 10, { $0.status == .connected }),
+                      (try? client.request(method: "DELETE", path: "/v1/sessions/\(s.roomId)"))?.status == 202,
+                      router.wait(s.roomId, timeout: 10, { $0.event == .onSessionEnded }) else {
+                    failed.add(1, ordering: .relaxed)
+                    continue
+                }
+            }
+        }
+        return (Double(sessions) / Date().timeIntervalSince(start), failed.load(ordering: .relaxed))
+    }
+
+    /// Full-duplex transcoded calls through the whole gateway: channels per core from the
+    /// gateway's CPU time (all its threads) over `seconds` of steady state.
+    static func mediaRun(irisgw: String, calls: Int = 100, seconds: Double = 4) throws -> (channelsPerCore: Double, received: Int, sent: Int) {
+        let carrierPort = CallRateBench.freeUDPPort() ?? 45_062
+        let carrier = try startCarrier(port: carrierPort)
+        defer { carrier.terminate(); carrier.waitUntilExit() }
+        let gw = try startGateway(irisgw: irisgw, carrierPort: carrierPort)
+        defer { gw.stop() }
+        let router = try EventRouter(api: gw.api, key: gw.key)
+        defer { router.close() }
+        let client = try HTTPClient(baseURL: gw.api, defaultHeaders: ["Authorization": "Bearer " + gw.key])
+        let socket = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: 0), bufferBytes: 16 << 20)
+        var targets: [RawSocketAddress] = []
+        var rooms: [String] = []
+        for _ in 0..<calls {
+            guard let s = create(client, mediaPort: socket.local.port), router.wait(s.roomId, timeout: 10, { $0.status == .connected }),
+                  let sdp = s.media?.sdp, let port = sdp.split(separator: "\r\n").first(where: { $0.hasPrefix("m=audio ") })?
+                    .split(separator: " ")[1], let p = Int(port), let raw = RawSocketAddress(SocketAddress(host: "127.0.0.1", port: p)) else {
+                throw SocketError("a bench call did not connect", code: EIO)
+            }
+            targets.append(raw)
+            rooms.append(s.roomId)
+        }
+        let (_, opusFrames) = try MediaBench.payloads()
+        let timer = try PeriodicTimer(interval: 0.020)
+        var packet = [UInt8](repeating: 0, count: 1500)
+        let rx = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 8)
+        defer { rx.deallocate() }
+        var from = RawSocketAddress()
+        var received = 0, sent = 0
+        let warmup = 25, ticks = warmup + Int(seconds * 50)
+        var cpu0 = 0.0, wall0 = 0.0
+        var pfd = pollfd(fd: timer.fd, events: Int16(POLLIN), revents: 0)
+        for tick in 0..<ticks {
+            if tick == warmup { cpu0 = gw.cpuSeconds; wall0 = EventLoop.now() }
+            while poll(&pfd, 1, 100) == 0 {}
+            _ = timer.read()
+            for (i, to) in targets.enumerated() {
+                let payload = opusFrames[tick % opusFrames.count]
+                packet.withUnsafeMutableBytes {
+                    _ = try? RTPHeader(payloadType: 111, sequenceNumber: UInt16(truncatingIfNeeded: tick), timestamp: UInt32(tick) &* 960,
+                                       ssrc: UInt32(i + 1)).write(into: $0)
+                }
+                for (j, b) in payload.enumerated() { packet[12 + j] = b }
+                packet.withUnsafeBytes { if socket.send(UnsafeRawBufferPointer(rebasing: $0[0..<(12 + payload.count)]), to: to) { sent += 1 } }
+            }
+            while socket.receive(into: rx, from: &from) != nil { received += 1 }
+        }
+        let cpu = gw.cpuSeconds - cpu0, wall = EventLoop.now() - wall0
+        for room in rooms { _ = try? client.request(method: "DELETE", path: "/v1/sessions/\(room)") }
+        return (cpu > 0 ? Double(calls) * wall / cpu : 0, received, sent)
+    }
+}
