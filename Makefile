@@ -36,14 +36,15 @@ test: deps
 bench: release
 	.build/release/irisgw-bench
 
-## run: the SIP answering endpoint on 127.0.0.1:5060 (UDP and TCP) until Ctrl-C
+## run: the gateway (SIP 127.0.0.1:5060, API 127.0.0.1:8080, profiles in sip-profiles/) until Ctrl-C
 run: release
-	@echo "irisgw SIP endpoint: answers every call on 127.0.0.1:5060 (UDP and TCP); Ctrl-C stops it."
-	@echo "In another terminal, place 10 calls at it with SIPp:"
-	@echo "    sipp -sn uac 127.0.0.1:5060 -m 10 -r 5 -i 127.0.0.1 -p 5070"
-	@echo "Check a SIP message from a carrier:  .build/release/irisgw sip-lint invite.txt"
-	@echo "(The gateway itself, irisgw serve with the carrier simulator, is not built yet.)"
-	.build/release/irisgw sip-endpoint --listen udp:127.0.0.1:5060 --listen tcp:127.0.0.1:5060
+	@echo "irisgw gateway: SIP on 127.0.0.1:5060, control API on http://127.0.0.1:8080; Ctrl-C stops it."
+	@echo "The carrier-sim profile sends calls to 127.0.0.1:5090. Until the built-in simulator lands,"
+	@echo "play the carrier with SIPp (answers every call, echoes the audio), in a second terminal:"
+	@echo "    sipp -sn uas -i 127.0.0.1 -p 5090 -rtp_echo"
+	@echo "then, in a third:"
+	@echo "    .build/release/irisgw call +15551230001 --from +15557654321 --tone 440 --hangup-after 5"
+	.build/release/irisgw serve
 
 ## lint: every RFC 4475/5118 message through irisgw sip-lint (a smoke check of the CLI)
 lint: build

@@ -64,6 +64,7 @@ enum AnswerCommand {
         }
         listener.close()
         printer.print(note)
+        printer.notificationShown = true
         let session = IrisRtcAudioSession(connection: connection, stream: try options.stream(), delegate: printer)
         switch action {
         case "reject":

@@ -46,7 +46,11 @@ final class EventPrinter: IrisRtcAudioSessionDelegate, @unchecked Sendable {
         }
     }
 
+    /// Set when the notification was printed already (the session's replay repeats it).
+    var notificationShown = false
+
     func onEvent(_ session: IrisRtcAudioSession, event: SessionEvent) {
+        if event.event == .onNotification && event.type == "notify" && notificationShown { return }
         print(event)
         if event.event == .onSessionSIPStatus, event.status == .connected, !connected {
             connected = true
