@@ -42,6 +42,12 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
             ?? profiles.filter { $0.outbound != nil }.map(\.name).sorted().first
         var sip = configuration.sip
         sip.listen = configuration.sipListen
+        // One user agent serves every trunk: its PRACK and session-timer policy come from the
+        // default profile (docs/sip-profiles.md).
+        if let name = defaultProfileName ?? profiles.map(\.name).sorted().first, let p = byName[name] {
+            sip.prack = SIPUserAgentConfiguration.PRACKPolicy(rawValue: p.sip.prack.rawValue) ?? .supported
+            sip.sessionTimer = p.sip.sessionTimerSec > 0 ? SessionTimerPolicy(sessionExpires: p.sip.sessionTimerSec) : nil
+        }
         ua = try SIPUserAgent(configuration: sip)
         media = try MediaEngine(configuration: .init(threads: configuration.mediaThreads, host: configuration.rtpHost,
                                                      portRange: configuration.rtpPorts))
