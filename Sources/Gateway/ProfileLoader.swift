@@ -56,21 +56,24 @@ public enum ProfileLoader {
 
     /// Parses the text of one profile; `file` is the name errors use.
     public static func parse(_ text: String, file: String) throws(ProfileError) -> TrunkProfile {
-        let tree: JSON5Value
-        do {
-            tree = try JSON5Reader.parse(text)
-        } catch {
-            throw ProfileError(file: file, keyPath: error.keyPath,
-                               message: "JSON5 syntax error at line \(error.line), column \(error.column): \(error.message)",
-                               line: error.line, column: error.column)
-        }
-        return try ProfileSchema(file: file).profile(tree)
+        try ProfileSchema(file: file).profile(try ProfileSchema.tree(text, file: file))
     }
 }
 
 /// The profile schema: which keys exist, their types, defaults and checks.
 struct ProfileSchema {
     let file: String
+
+    /// Reads JSON5 text; a syntax error names the file, line and column.
+    static func tree(_ text: String, file: String) throws(ProfileError) -> JSON5Value {
+        do {
+            return try JSON5Reader.parse(text)
+        } catch {
+            throw ProfileError(file: file, keyPath: error.keyPath,
+                               message: "JSON5 syntax error at line \(error.line), column \(error.column): \(error.message)",
+                               line: error.line, column: error.column)
+        }
+    }
 
     func profile(_ value: JSON5Value) throws(ProfileError) -> TrunkProfile {
         let root = try object(value, at: "", keys: ["name", "outbound", "inbound", "media", "sip"])

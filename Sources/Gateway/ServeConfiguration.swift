@@ -60,14 +60,7 @@ public struct ServeConfiguration: Sendable, Equatable {
     }
 
     public static func parse(_ text: String, file: String) throws(ProfileError) -> ServeConfiguration {
-        let tree: JSON5Value
-        do {
-            tree = try JSON5Reader.parse(text)
-        } catch {
-            throw ProfileError(file: file, keyPath: error.keyPath,
-                               message: "JSON5 syntax error at line \(error.line), column \(error.column): \(error.message)",
-                               line: error.line, column: error.column)
-        }
+        let tree = try ProfileSchema.tree(text, file: file)
         let schema = ProfileSchema(file: file)
         let o = try schema.object(tree, at: "", keys: keys)
         var c = ServeConfiguration()

@@ -127,8 +127,8 @@ enum BridgeBench {
         return try? JSONDecoder().decode(SessionResponse.self, from: Data(r.body))
     }
 
-    /// Sessions per second through the API: create, wait for Connected, close, wait for the end.
-    static func setupRate(irisgw: String, sessions: Int = 400, workers: Int = 16) throws -> (rate: Double, failed: Int) {
+    /// Runs `body` with a SIPp carrier, a gateway routed to it and its event stream; all stop after.
+    static func withBridge<T>(irisgw: String, _ body: (Gateway, EventRouter) throws -> T) throws -> T {
         let carrierPort = CallRateBench.freeUDPPort() ?? 45_060
         let carrier = try startCarrier(port: carrierPort)
         defer { carrier.terminate(); carrier.waitUntilExit() }
@@ -136,73 +136,75 @@ enum BridgeBench {
         defer { gw.stop() }
         let router = try EventRouter(api: gw.api, key: gw.key)
         defer { router.close() }
-        let next = Atomic<Int>(0), failed = Atomic<Int>(0)
-        let start = Date()
-        DispatchQueue.concurrentPerform(iterations: workers) { _ in
-            guard let client = try? HTTPClient(baseURL: gw.api, defaultHeaders: ["Authorization": "Bearer " + gw.key]) else { return }
-            while next.add(1, ordering: .relaxed).oldValue < sessions {
-                guard let s = create(client, mediaPort: 9),
-                      router.wait(s.roomId, timeout: 10, { $0.status == .connected }),
-                      (try? client.request(method: "DELETE", path: "/v1/sessions/\(s.roomId)"))?.status == 202,
-                      router.wait(s.roomId, timeout: 10, { $0.event == .onSessionEnded }) else {
-                    failed.add(1, ordering: .relaxed)
-                    continue
+        return try body(gw, router)
+    }
+
+    /// Sessions per second through the API: create, wait for Connected, close, wait for the end.
+    static func setupRate(irisgw: String, sessions: Int = 400, workers: Int = 16) throws -> (rate: Double, failed: Int) {
+        try withBridge(irisgw: irisgw) { gw, router in
+            let next = Atomic<Int>(0), failed = Atomic<Int>(0)
+            let start = Date()
+            DispatchQueue.concurrentPerform(iterations: workers) { _ in
+                guard let client = try? HTTPClient(baseURL: gw.api, defaultHeaders: ["Authorization": "Bearer " + gw.key]) else { return }
+                while next.add(1, ordering: .relaxed).oldValue < sessions {
+                    guard let s = create(client, mediaPort: 9),
+                          router.wait(s.roomId, timeout: 10, { $0.status == .connected }),
+                          (try? client.request(method: "DELETE", path: "/v1/sessions/\(s.roomId)"))?.status == 202,
+                          router.wait(s.roomId, timeout: 10, { $0.event == .onSessionEnded }) else {
+                        failed.add(1, ordering: .relaxed)
+                        continue
+                    }
                 }
             }
+            return (Double(sessions) / Date().timeIntervalSince(start), failed.load(ordering: .relaxed))
         }
-        return (Double(sessions) / Date().timeIntervalSince(start), failed.load(ordering: .relaxed))
     }
 
     /// Full-duplex transcoded calls through the whole gateway: channels per core from the
     /// gateway's CPU time (all its threads) over `seconds` of steady state.
     static func mediaRun(irisgw: String, calls: Int = 100, seconds: Double = 4) throws -> (channelsPerCore: Double, received: Int, sent: Int) {
-        let carrierPort = CallRateBench.freeUDPPort() ?? 45_062
-        let carrier = try startCarrier(port: carrierPort)
-        defer { carrier.terminate(); carrier.waitUntilExit() }
-        let gw = try startGateway(irisgw: irisgw, carrierPort: carrierPort)
-        defer { gw.stop() }
-        let router = try EventRouter(api: gw.api, key: gw.key)
-        defer { router.close() }
-        let client = try HTTPClient(baseURL: gw.api, defaultHeaders: ["Authorization": "Bearer " + gw.key])
-        let socket = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: 0), bufferBytes: 16 << 20)
-        var targets: [RawSocketAddress] = []
-        var rooms: [String] = []
-        for _ in 0..<calls {
-            guard let s = create(client, mediaPort: socket.local.port), router.wait(s.roomId, timeout: 10, { $0.status == .connected }),
-                  let sdp = s.media?.sdp, let port = sdp.split(separator: "\r\n").first(where: { $0.hasPrefix("m=audio ") })?
-                    .split(separator: " ")[1], let p = Int(port), let raw = RawSocketAddress(SocketAddress(host: "127.0.0.1", port: p)) else {
-                throw SocketError("a bench call did not connect", code: EIO)
-            }
-            targets.append(raw)
-            rooms.append(s.roomId)
-        }
-        let (_, opusFrames) = try MediaBench.payloads()
-        let timer = try PeriodicTimer(interval: 0.020)
-        var packet = [UInt8](repeating: 0, count: 1500)
-        let rx = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 8)
-        defer { rx.deallocate() }
-        var from = RawSocketAddress()
-        var received = 0, sent = 0
-        let warmup = 25, ticks = warmup + Int(seconds * 50)
-        var cpu0 = 0.0, wall0 = 0.0
-        var pfd = pollfd(fd: timer.fd, events: Int16(POLLIN), revents: 0)
-        for tick in 0..<ticks {
-            if tick == warmup { cpu0 = gw.cpuSeconds; wall0 = EventLoop.now() }
-            while poll(&pfd, 1, 100) == 0 {}
-            _ = timer.read()
-            for (i, to) in targets.enumerated() {
-                let payload = opusFrames[tick % opusFrames.count]
-                packet.withUnsafeMutableBytes {
-                    _ = try? RTPHeader(payloadType: 111, sequenceNumber: UInt16(truncatingIfNeeded: tick), timestamp: UInt32(tick) &* 960,
-                                       ssrc: UInt32(i + 1)).write(into: $0)
+        try withBridge(irisgw: irisgw) { gw, router in
+            let client = try HTTPClient(baseURL: gw.api, defaultHeaders: ["Authorization": "Bearer " + gw.key])
+            let socket = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: 0), bufferBytes: 16 << 20)
+            var targets: [RawSocketAddress] = []
+            var rooms: [String] = []
+            for _ in 0..<calls {
+                guard let s = create(client, mediaPort: socket.local.port), router.wait(s.roomId, timeout: 10, { $0.status == .connected }),
+                      let sdp = s.media?.sdp, let port = sdp.split(separator: "\r\n").first(where: { $0.hasPrefix("m=audio ") })?
+                        .split(separator: " ")[1], let p = Int(port), let raw = RawSocketAddress(SocketAddress(host: "127.0.0.1", port: p)) else {
+                    throw SocketError("a bench call did not connect", code: EIO)
                 }
-                for (j, b) in payload.enumerated() { packet[12 + j] = b }
-                packet.withUnsafeBytes { if socket.send(UnsafeRawBufferPointer(rebasing: $0[0..<(12 + payload.count)]), to: to) { sent += 1 } }
+                targets.append(raw)
+                rooms.append(s.roomId)
             }
-            while socket.receive(into: rx, from: &from) != nil { received += 1 }
+            let (_, opusFrames) = try MediaBench.payloads()
+            let timer = try PeriodicTimer(interval: 0.020)
+            var packet = [UInt8](repeating: 0, count: 1500)
+            let rx = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 8)
+            defer { rx.deallocate() }
+            var from = RawSocketAddress()
+            var received = 0, sent = 0
+            let warmup = 25, ticks = warmup + Int(seconds * 50)
+            var cpu0 = 0.0, wall0 = 0.0
+            var pfd = pollfd(fd: timer.fd, events: Int16(POLLIN), revents: 0)
+            for tick in 0..<ticks {
+                if tick == warmup { cpu0 = gw.cpuSeconds; wall0 = EventLoop.now() }
+                while poll(&pfd, 1, 100) == 0 {}
+                _ = timer.read()
+                for (i, to) in targets.enumerated() {
+                    let payload = opusFrames[tick % opusFrames.count]
+                    packet.withUnsafeMutableBytes {
+                        _ = try? RTPHeader(payloadType: 111, sequenceNumber: UInt16(truncatingIfNeeded: tick), timestamp: UInt32(tick) &* 960,
+                                           ssrc: UInt32(i + 1)).write(into: $0)
+                    }
+                    for (j, b) in payload.enumerated() { packet[12 + j] = b }
+                    packet.withUnsafeBytes { if socket.send(UnsafeRawBufferPointer(rebasing: $0[0..<(12 + payload.count)]), to: to) { sent += 1 } }
+                }
+                while socket.receive(into: rx, from: &from) != nil { received += 1 }
+            }
+            let cpu = gw.cpuSeconds - cpu0, wall = EventLoop.now() - wall0
+            for room in rooms { _ = try? client.request(method: "DELETE", path: "/v1/sessions/\(room)") }
+            return (cpu > 0 ? Double(calls) * wall / cpu : 0, received, sent)
         }
-        let cpu = gw.cpuSeconds - cpu0, wall = EventLoop.now() - wall0
-        for room in rooms { _ = try? client.request(method: "DELETE", path: "/v1/sessions/\(room)") }
-        return (cpu > 0 ? Double(calls) * wall / cpu : 0, received, sent)
     }
 }

@@ -19,27 +19,21 @@ enum AnswerCommand {
         var routingId: String?
         var action = "accept"
         var timeout = Double.infinity
-        var i = 0
+        var reader = ArgumentReader(args)
         do {
-            while i < args.count {
-                if try options.parse(args, &i) { i += 1; continue }
-                func value() throws -> String {
-                    i += 1
-                    guard i < args.count else { throw UsageError("\(args[i - 1]) needs a value") }
-                    return args[i]
-                }
-                switch args[i] {
-                case "--routing-id": routingId = try value()
+            while let option = reader.next() {
+                if try options.parse(option, &reader) { continue }
+                switch option {
+                case "--routing-id": routingId = try reader.value()
                 case "--action":
-                    action = try value()
+                    action = try reader.value()
                     guard ["accept", "reject", "ignore"].contains(action) else { throw UsageError("--action is accept, reject or ignore") }
-                case "--timeout": timeout = try Double(value()).orThrow("--timeout needs seconds")
+                case "--timeout": timeout = try reader.seconds()
                 case "-h", "--help":
                     writeOut(usage)
                     return 0
-                default: throw UsageError("unknown option \(args[i])")
+                default: throw UsageError("unknown option \(option)")
                 }
-                i += 1
             }
             guard let routingId else { throw UsageError("--routing-id is required") }
             return try answer(routingId: routingId, action: action, timeout: timeout, options: options)

@@ -20,21 +20,16 @@ enum CallCommand {
         var options = ClientOptions()
         var target: String?, source: String?, profile: String?, dtmf: String?
         var holdAfter: Double?, unholdAfter: Double?
-        var i = 0
+        var reader = ArgumentReader(args)
         do {
-            while i < args.count {
-                if try options.parse(args, &i) { i += 1; continue }
-                func value() throws -> String {
-                    i += 1
-                    guard i < args.count else { throw UsageError("\(args[i - 1]) needs a value") }
-                    return args[i]
-                }
-                switch args[i] {
-                case "--from": source = try value()
-                case "--profile": profile = try value()
-                case "--dtmf": dtmf = try value()
-                case "--hold-after": holdAfter = try Double(value()).orThrow("--hold-after needs seconds")
-                case "--unhold-after": unholdAfter = try Double(value()).orThrow("--unhold-after needs seconds")
+            while let option = reader.next() {
+                if try options.parse(option, &reader) { continue }
+                switch option {
+                case "--from": source = try reader.value()
+                case "--profile": profile = try reader.value()
+                case "--dtmf": dtmf = try reader.value()
+                case "--hold-after": holdAfter = try reader.seconds()
+                case "--unhold-after": unholdAfter = try reader.seconds()
                 case "-h", "--help":
                     writeOut(usage)
                     return 0
@@ -44,7 +39,6 @@ enum CallCommand {
                     guard target == nil else { throw UsageError("one TARGET only") }
                     target = a
                 }
-                i += 1
             }
             guard let target else { throw UsageError("TARGET is required") }
             guard let source else { throw UsageError("--from SOURCE is required") }
@@ -83,9 +77,3 @@ enum CallCommand {
     }
 }
 
-extension Optional {
-    func orThrow(_ message: String) throws -> Wrapped {
-        guard let v = self else { throw UsageError(message) }
-        return v
-    }
-}

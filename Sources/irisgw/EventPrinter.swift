@@ -69,24 +69,17 @@ struct ClientOptions {
     var hangupAfter: Double?
     var json = false
 
-    /// Consumes a shared option at `args[i]`; returns false when it is not one, throws on a bad value.
-    mutating func parse(_ args: [String], _ i: inout Int) throws -> Bool {
-        func value() throws -> String {
-            i += 1
-            guard i < args.count else { throw UsageError("\(args[i - 1]) needs a value") }
-            return args[i]
-        }
-        switch args[i] {
-        case "--api": api = try value()
-        case "--data-dir": dataDir = try value()
+    /// Takes `option` (just read from `args`) when it is a shared one; false when it is not.
+    mutating func parse(_ option: String, _ args: inout ArgumentReader) throws -> Bool {
+        switch option {
+        case "--api": api = try args.value()
+        case "--data-dir": dataDir = try args.value()
         case "--tone":
-            guard let hz = Double(try value()), hz > 0, hz < 24_000 else { throw UsageError("--tone needs a frequency in Hz") }
+            guard let hz = Double(try args.value()), hz > 0, hz < 24_000 else { throw UsageError("--tone needs a frequency in Hz") }
             toneHz = hz
-        case "--play": playWAV = try value()
-        case "--record": recordWAV = try value()
-        case "--hangup-after":
-            guard let s = Double(try value()), s >= 0 else { throw UsageError("--hangup-after needs seconds") }
-            hangupAfter = s
+        case "--play": playWAV = try args.value()
+        case "--record": recordWAV = try args.value()
+        case "--hangup-after": hangupAfter = try args.seconds()
         case "--json": json = true
         default: return false
         }
@@ -104,6 +97,36 @@ struct ClientOptions {
         if toneHz != nil && playWAV != nil { throw UsageError("--tone and --play exclude each other") }
         if let playWAV { return try IrisRtcStream(wavFile: playWAV) }
         return try IrisRtcStream(source: toneHz.map { .tone(hz: $0, amplitude: 0.3) } ?? .silence)
+    }
+}
+
+/// Walks a command's arguments: the next option, and the value after it.
+struct ArgumentReader {
+    private let args: [String]
+    private var index = 0
+    private var last = ""
+
+    init(_ args: [String]) { self.args = args }
+
+    mutating func next() -> String? {
+        guard index < args.count else { return nil }
+        defer { index += 1 }
+        last = args[index]
+        return last
+    }
+
+    /// The value after the option just read.
+    mutating func value() throws -> String {
+        let option = last
+        guard let v = next() else { throw UsageError("\(option) needs a value") }
+        return v
+    }
+
+    /// A non-negative number of seconds after the option just read.
+    mutating func seconds() throws -> Double {
+        let option = last
+        guard let s = Double(try value()), s >= 0 else { throw UsageError("\(option) needs seconds") }
+        return s
     }
 }
 

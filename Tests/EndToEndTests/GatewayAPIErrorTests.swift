@@ -70,11 +70,8 @@ extension GatewaySuites {
         ]
 
         @Test func everyBadRequestIsRefusedAndChangesNothing() async throws {
-            let sipp = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.answer()), timeout: 30)
-            defer { sipp.stop() }
-            #expect(await sipp.waitUntilListening())
-            let gw = try GatewayProcess(profiles: [.init(proxies: [sipp.port])])
-            defer { gw.stop() }
+            let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.answer())
+            defer { gw.stop(); sipp.stop() }
             for c in Self.cases {
                 let r = try Self.request(gw, c.method, c.path, body: c.body, key: c.key)
                 #expect(r.status == c.status && r.code == c.code, "\(c.name): \(r.status) \(r.text)")
@@ -87,11 +84,8 @@ extension GatewaySuites {
         }
 
         @Test func verbsInTheWrongStateAreRefused() async throws {
-            let sipp = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.ringUntilCancel), timeout: 30)
-            defer { sipp.stop() }
-            #expect(await sipp.waitUntilListening())
-            let gw = try GatewayProcess(profiles: [.init(proxies: [sipp.port])])
-            defer { gw.stop() }
+            let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.ringUntilCancel)
+            defer { gw.stop(); sipp.stop() }
             let rec = SessionRecorder()
             let session = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(), delegate: rec)
             defer { session.stop() }

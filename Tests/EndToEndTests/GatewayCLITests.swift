@@ -29,11 +29,8 @@ extension GatewaySuites {
         }
 
         @Test func callPrintsJSONEventsAndExitsZeroWhenCompleted() async throws {
-            let sipp = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.answer()), timeout: 30, arguments: ["-rtp_echo"])
-            defer { sipp.stop() }
-            #expect(await sipp.waitUntilListening())
-            let gw = try GatewayProcess(profiles: [.init(proxies: [sipp.port])])
-            defer { gw.stop() }
+            let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.answer(), sippArguments: ["-rtp_echo"])
+            defer { gw.stop(); sipp.stop() }
             let wav = gw.directory.appendingPathComponent("echo.wav").path
             let r = try Self.run(["call", "+15551230001", "--from", "+15557654321", "--api", gw.apiURL, "--data-dir", gw.dataDir,
                                   "--tone", "440", "--record", wav, "--hangup-after", "1.5", "--json"])
@@ -46,11 +43,8 @@ extension GatewaySuites {
         }
 
         @Test func callExitsNonZeroWhenBusyAndPrintsHumanLines() async throws {
-            let sipp = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.reject("486 Busy Here", q850: 17)), timeout: 30)
-            defer { sipp.stop() }
-            #expect(await sipp.waitUntilListening())
-            let gw = try GatewayProcess(profiles: [.init(proxies: [sipp.port])])
-            defer { gw.stop() }
+            let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.reject("486 Busy Here", q850: 17))
+            defer { gw.stop(); sipp.stop() }
             let r = try Self.run(["call", "+15551230001", "--from", "+15557654321", "--api", gw.apiURL, "--data-dir", gw.dataDir])
             #expect(r.status == 1, "\(r.lines)")
             #expect(r.lines.last?.contains("ended: busy (486 Busy Here, Q.850 cause 17)") == true, "\(r.lines)")

@@ -195,3 +195,36 @@ final class SessionRecorder: IrisRtcAudioSessionDelegate, @unchecked Sendable {
 /// processes, and all of them at once on two cores would starve the timing-sensitive
 /// tests of other suites. (Other suites still run beside them.)
 @Suite(.serialized) struct GatewaySuites {}
+
+/// SIPp playing `xml` as the carrier (listening before this returns) and a gateway whose one
+/// profile, `configure`d, routes to it. Stop both in a `defer`: `gw.stop(); sipp.stop()`.
+func carrierAndGateway(_ xml: String, sippArguments: [String] = [], calls: Int = 1, environment: [String: String] = [:],
+                       gatewayArguments: [String] = [], configure: (inout GatewayProcess.Profile) -> Void = { _ in })
+    async throws -> (SIPp, GatewayProcess) {
+    let sipp = try SIPp(.inline(name: "carrier", xml: xml), calls: calls, timeout: 30, arguments: sippArguments)
+    guard await sipp.waitUntilListening() else {
+        sipp.stop()
+        throw SocketError("SIPp did not start: \(sipp.report)", code: EINVAL)
+    }
+    var profile = GatewayProcess.Profile(proxies: [sipp.port])
+    configure(&profile)
+    do {
+        return (sipp, try GatewayProcess(profiles: [profile], environment: environment, extraArguments: gatewayArguments))
+    } catch {
+        sipp.stop()
+        throw error
+    }
+}
+
+/// A session the client places and that reached `status` (Connected by default).
+func placedSession(_ gw: GatewayProcess, status: SessionStatus = .connected, source: AudioSource = .silence) async throws
+    -> (IrisRtcAudioSession, SessionRecorder) {
+    let rec = SessionRecorder()
+    let session = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(source: source), delegate: rec)
+    try session.createWithTN(targetTN: "+15551230001", sourceTN: "+15557654321")
+    guard await rec.waitForStatus(status) else {
+        session.stop()
+        throw SocketError("the session did not reach \(status): \(rec.trace)", code: ETIMEDOUT)
+    }
+    return (session, rec)
+}

@@ -10,11 +10,8 @@ extension GatewaySuites {
     /// DTMF both ways, mute; and the call records afterwards.
     @Suite struct GatewayInCallTests {
         @Test func localHoldAndUnholdSendSendonlyThenSendrecv() async throws {
-            let sipp = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.answer(acceptHoldAndResume: true)), timeout: 30)
-            defer { sipp.stop() }
-            #expect(await sipp.waitUntilListening())
-            let gw = try GatewayProcess(profiles: [.init(proxies: [sipp.port])])
-            defer { gw.stop() }
+            let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.answer(acceptHoldAndResume: true))
+            defer { gw.stop(); sipp.stop() }
             let (rec, _) = try await GatewayOutboundTests.call(gw) { session, rec in
                 #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(sipp.report)")
                 try session.hold()
@@ -39,11 +36,8 @@ extension GatewaySuites {
 
         @Test func dtmfFromThePSTNReachesTheApp() async throws {
             let xml = CarrierScenarios.answer(playAfterAnswer: "/usr/share/sip-tester/dtmf_2833_1.pcap")
-            let sipp = try SIPp(.inline(name: "carrier", xml: xml), timeout: 30)
-            defer { sipp.stop() }
-            #expect(await sipp.waitUntilListening())
-            let gw = try GatewayProcess(profiles: [.init(proxies: [sipp.port])])
-            defer { gw.stop() }
+            let (sipp, gw) = try await carrierAndGateway(xml)
+            defer { gw.stop(); sipp.stop() }
             let (rec, _) = try await GatewayOutboundTests.call(gw) { session, rec in
                 #expect(await rec.waitFor { $0.contains { $0.event == .onSessionDTMF } }, "\(rec.trace)\n\(sipp.report)")
                 try session.close()
@@ -55,11 +49,8 @@ extension GatewaySuites {
 
         @Test func dtmfFromTheAppReachesTheCarrierAsRFC4733() async throws {
             let media = try RTPSocketPeer()
-            let sipp = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.answer(mediaAddress: "127.0.0.1:\(media.address.port)")), timeout: 30)
-            defer { sipp.stop() }
-            #expect(await sipp.waitUntilListening())
-            let gw = try GatewayProcess(profiles: [.init(proxies: [sipp.port])])
-            defer { gw.stop() }
+            let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.answer(mediaAddress: "127.0.0.1:\(media.address.port)"))
+            defer { gw.stop(); sipp.stop() }
             _ = try await GatewayOutboundTests.call(gw) { session, rec in
                 #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(sipp.report)")
                 try session.insertDTMFtone("123#", durationMs: 100)
@@ -86,11 +77,8 @@ extension GatewaySuites {
         }
 
         @Test func muteSilencesTheAppTowardTheCarrier() async throws {
-            let sipp = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.answer()), timeout: 30, arguments: ["-rtp_echo"])
-            defer { sipp.stop() }
-            #expect(await sipp.waitUntilListening())
-            let gw = try GatewayProcess(profiles: [.init(proxies: [sipp.port])])
-            defer { gw.stop() }
+            let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.answer(), sippArguments: ["-rtp_echo"])
+            defer { gw.stop(); sipp.stop() }
             _ = try await GatewayOutboundTests.call(gw, source: .tone(hz: 440, amplitude: 0.3)) { session, rec in
                 #expect(await rec.waitForStatus(.connected))
                 #expect(await eventually(timeout: 5) { session.stream.leg.toneLevel(hz: 440, lastSeconds: 0.4) > 0.3 })
@@ -112,13 +100,8 @@ extension GatewaySuites.GatewayInCallTests {
     @Test func inbandDigitsFromTheCarrierAreDetected() async throws {
         let media = try RTPSocketPeer()
         let xml = CarrierScenarios.answer(telephoneEvent: false, mediaAddress: "127.0.0.1:\(media.address.port)")
-        let sipp = try SIPp(.inline(name: "carrier", xml: xml), timeout: 30)
-        defer { sipp.stop() }
-        #expect(await sipp.waitUntilListening())
-        var profile = GatewayProcess.Profile(proxies: [sipp.port])
-        profile.dtmf = "inband"
-        let gw = try GatewayProcess(profiles: [profile])
-        defer { gw.stop() }
+        let (sipp, gw) = try await carrierAndGateway(xml) { profile in profile.dtmf = "inband" }
+        defer { gw.stop(); sipp.stop() }
         let (rec, _) = try await GatewaySuites.GatewayOutboundTests.call(gw) { session, rec in
             #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(sipp.report)")
             #expect(await eventually(timeout: 5) { media.drain(); return media.lastSource != nil })

@@ -93,11 +93,8 @@ extension GatewaySuites {
         }
 
         @Test func mergeRefusals() async throws {
-            let sipp = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.answer()), timeout: 30)
-            defer { sipp.stop() }
-            #expect(await sipp.waitUntilListening())
-            let gw = try GatewayProcess(profiles: [.init(proxies: [sipp.port])])
-            defer { gw.stop() }
+            let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.answer())
+            defer { gw.stop(); sipp.stop() }
             let rec = SessionRecorder()
             let s = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(), delegate: rec)
             defer { s.stop() }

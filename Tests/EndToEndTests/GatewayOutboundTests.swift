@@ -45,11 +45,8 @@ extension GatewaySuites {
 
         @Test(arguments: rejectRows)
         func finalFailure(_ row: RejectRow) async throws {
-            let sipp = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.reject(row.status, q850: row.q850)), timeout: 30)
-            defer { sipp.stop() }
-            #expect(await sipp.waitUntilListening())
-            let gw = try GatewayProcess(profiles: [.init(proxies: [sipp.port])])
-            defer { gw.stop() }
+            let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.reject(row.status, q850: row.q850))
+            defer { gw.stop(); sipp.stop() }
             let (rec, _) = try await Self.call(gw)
             #expect(rec.trace == row.trace, "\(rec.events)\n\(sipp.report)")
             let code = Int(row.status.prefix(3))!
@@ -62,11 +59,8 @@ extension GatewaySuites {
         }
 
         @Test func answeredCallCarriesAudioBothWaysThroughSIPpEcho() async throws {
-            let sipp = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.answer()), timeout: 30, arguments: ["-rtp_echo"])
-            defer { sipp.stop() }
-            #expect(await sipp.waitUntilListening())
-            let gw = try GatewayProcess(profiles: [.init(proxies: [sipp.port])])
-            defer { gw.stop() }
+            let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.answer(), sippArguments: ["-rtp_echo"])
+            defer { gw.stop(); sipp.stop() }
             let (rec, session) = try await Self.call(gw, source: .tone(hz: 440, amplitude: 0.3)) { session, rec in
                 #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(sipp.report)")
                 // Our 440 Hz went through Opus -> PCMU -> SIPp's echo -> PCMU -> Opus and came back.
@@ -94,11 +88,8 @@ extension GatewaySuites {
         @Test func earlyMediaReachesTheAppBeforeTheAnswer() async throws {
             let xml = CarrierScenarios.answer(answerAfterMs: 4000, earlyMedia: true, playPcap: "/usr/share/sip-tester/g711a.pcap",
                                               codec: (8, "PCMA"))
-            let sipp = try SIPp(.inline(name: "carrier", xml: xml), timeout: 30)
-            defer { sipp.stop() }
-            #expect(await sipp.waitUntilListening())
-            let gw = try GatewayProcess(profiles: [.init(proxies: [sipp.port])])
-            defer { gw.stop() }
+            let (sipp, gw) = try await carrierAndGateway(xml)
+            defer { gw.stop(); sipp.stop() }
             let (rec, _) = try await Self.call(gw) { session, rec in
                 #expect(await rec.waitFor { $0.contains { $0.event == .onSessionEarlyMedia } }, "\(rec.trace)\n\(sipp.report)")
                 _ = await eventually(timeout: 3) { session.stream.leg.receivedPackets() > 20 }
@@ -114,13 +105,8 @@ extension GatewaySuites {
         }
 
         @Test func ringTimeoutCancelsAndEndsNoAnswer() async throws {
-            let sipp = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.ringUntilCancel), timeout: 30)
-            defer { sipp.stop() }
-            #expect(await sipp.waitUntilListening())
-            var profile = GatewayProcess.Profile(proxies: [sipp.port])
-            profile.ringTimeoutSec = 2
-            let gw = try GatewayProcess(profiles: [profile])
-            defer { gw.stop() }
+            let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.ringUntilCancel) { profile in profile.ringTimeoutSec = 2 }
+            defer { gw.stop(); sipp.stop() }
             let (rec, _) = try await Self.call(gw)
             #expect(rec.trace == Self.start + ["Disconnected", "error:-402", "ended:no-answer"], "\(rec.events)\n\(sipp.report)")
             #expect(rec.ended?.sip?.code == 487)
@@ -129,11 +115,8 @@ extension GatewaySuites {
         }
 
         @Test func closeWhileRingingCancels() async throws {
-            let sipp = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.ringUntilCancel), timeout: 30)
-            defer { sipp.stop() }
-            #expect(await sipp.waitUntilListening())
-            let gw = try GatewayProcess(profiles: [.init(proxies: [sipp.port])])
-            defer { gw.stop() }
+            let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.ringUntilCancel)
+            defer { gw.stop(); sipp.stop() }
             let (rec, _) = try await Self.call(gw) { session, rec in
                 #expect(await rec.waitForStatus(.connecting))
                 try session.close()
@@ -144,11 +127,8 @@ extension GatewaySuites {
         }
 
         @Test func byeFromTheCarrierEndsCompletedWithItsCause() async throws {
-            let sipp = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.answer(byeAfterMs: 1000)), timeout: 30)
-            defer { sipp.stop() }
-            #expect(await sipp.waitUntilListening())
-            let gw = try GatewayProcess(profiles: [.init(proxies: [sipp.port])])
-            defer { gw.stop() }
+            let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.answer(byeAfterMs: 1000))
+            defer { gw.stop(); sipp.stop() }
             let (rec, _) = try await Self.call(gw)
             #expect(rec.trace == Self.start + ["Connected", "onStreamQualityIndicator", "Disconnected", "ended:completed"],
                     "\(rec.events)\n\(sipp.report)")

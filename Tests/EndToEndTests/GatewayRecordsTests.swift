@@ -63,16 +63,10 @@ extension GatewaySuites {
         }
 
         @Test func interruptEndsLiveCallsWithTheirEventsAndRecords() async throws {
-            let sipp = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.answer()), timeout: 30)
-            defer { sipp.stop() }
-            #expect(await sipp.waitUntilListening())
-            let gw = try GatewayProcess(profiles: [.init(proxies: [sipp.port])])
-            defer { gw.stop() }
-            let rec = SessionRecorder()
-            let session = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(), delegate: rec)
+            let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.answer())
+            defer { gw.stop(); sipp.stop() }
+            let (session, rec) = try await placedSession(gw)
             defer { session.stop() }
-            try session.createWithTN(targetTN: "+15551230001", sourceTN: "+15557654321")
-            #expect(await rec.waitForStatus(.connected))
             // SIGINT: the call gets its BYE, the app its final events, the record its end.
             #expect(gw.signal(SIGINT) == 0, "\(gw.printed)")
             #expect(session.waitForEnd(timeout: 5))

@@ -21,13 +21,10 @@ extension GatewaySuites {
         }
 
         @Test func challengeIsAnsweredWithTheProfilesCredentials() async throws {
-            let sipp = try SIPp(.inline(name: "carrier", xml: Scenarios.challenge401), timeout: 30)
-            defer { sipp.stop() }
-            #expect(await sipp.waitUntilListening())
-            var profile = GatewayProcess.Profile(proxies: [sipp.port])
-            profile.auth = ("alice", "TRUNK_PASSWORD")
-            let gw = try GatewayProcess(profiles: [profile], environment: ["TRUNK_PASSWORD": "secret"])
-            defer { gw.stop() }
+            let (sipp, gw) = try await carrierAndGateway(Scenarios.challenge401, environment: ["TRUNK_PASSWORD": "secret"]) {
+                $0.auth = ("alice", "TRUNK_PASSWORD")
+            }
+            defer { gw.stop(); sipp.stop() }
             let (rec, _) = try await GatewayOutboundTests.call(gw) { session, rec in
                 #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(sipp.report)")
                 try session.close()
@@ -37,26 +34,20 @@ extension GatewaySuites {
         }
 
         @Test func wrongCredentialsEndFailed() async throws {
-            let sipp = try SIPp(.inline(name: "carrier", xml: Scenarios.challenge401), timeout: 30)
-            defer { sipp.stop() }
-            #expect(await sipp.waitUntilListening())
-            var profile = GatewayProcess.Profile(proxies: [sipp.port])
-            profile.auth = ("alice", "TRUNK_PASSWORD")
-            let gw = try GatewayProcess(profiles: [profile], environment: ["TRUNK_PASSWORD": "wrong"])
-            defer { gw.stop() }
+            let (sipp, gw) = try await carrierAndGateway(Scenarios.challenge401, environment: ["TRUNK_PASSWORD": "wrong"]) {
+                $0.auth = ("alice", "TRUNK_PASSWORD")
+            }
+            defer { gw.stop(); sipp.stop() }
             let (rec, _) = try await GatewayOutboundTests.call(gw)
             // SIPp answers bad credentials with 403.
             #expect(rec.trace == ["onSessionCreated", "Initializing", "Disconnected", "error:-417", "ended:failed"], "\(rec.events)")
         }
 
         @Test func aCarrierThatSendsNoRTPIsHungUpAsMediaTimeout() async throws {
-            let sipp = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.answer()), timeout: 30)
-            defer { sipp.stop() }
-            #expect(await sipp.waitUntilListening())
-            var profile = GatewayProcess.Profile(proxies: [sipp.port])
-            profile.rtpTimeoutSec = 5  // the profile's smallest
-            let gw = try GatewayProcess(profiles: [profile])
-            defer { gw.stop() }
+            let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.answer()) { profile in
+                profile.rtpTimeoutSec = 5  // the profile's smallest
+            }
+            defer { gw.stop(); sipp.stop() }
             let (rec, _) = try await GatewayOutboundTests.call(gw, timeout: 15)
             #expect(rec.trace == ["onSessionCreated", "Initializing", "Connecting", "Connected", "onStreamQualityIndicator",
                                   "error:-412", "Disconnected", "ended:media-timeout"], "\(rec.events)")
@@ -64,11 +55,8 @@ extension GatewaySuites {
         }
 
         @Test func sipInfoDigitsReachTheApp() async throws {
-            let sipp = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.answer(infoDigit: "5")), timeout: 30)
-            defer { sipp.stop() }
-            #expect(await sipp.waitUntilListening())
-            let gw = try GatewayProcess(profiles: [.init(proxies: [sipp.port])])
-            defer { gw.stop() }
+            let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.answer(infoDigit: "5"))
+            defer { gw.stop(); sipp.stop() }
             let (rec, _) = try await GatewayOutboundTests.call(gw) { session, rec in
                 #expect(await rec.waitFor { $0.contains { $0.event == .onSessionDTMF } }, "\(rec.trace)\n\(sipp.report)")
                 try session.close()
@@ -78,18 +66,10 @@ extension GatewaySuites {
         }
 
         @Test func concurrencyLimitRefusesBeforeDialling() async throws {
-            let sipp = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.ringUntilCancel), timeout: 30)
-            defer { sipp.stop() }
-            #expect(await sipp.waitUntilListening())
-            var profile = GatewayProcess.Profile(proxies: [sipp.port])
-            profile.maxConcurrentCalls = 1
-            let gw = try GatewayProcess(profiles: [profile])
-            defer { gw.stop() }
-            let rec = SessionRecorder()
-            let first = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(), delegate: rec)
+            let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.ringUntilCancel) { profile in profile.maxConcurrentCalls = 1 }
+            defer { gw.stop(); sipp.stop() }
+            let (first, rec) = try await placedSession(gw, status: .connecting)
             defer { first.stop() }
-            try first.createWithTN(targetTN: "+15551230001", sourceTN: "+15557654321")
-            #expect(await rec.waitForStatus(.connecting))
             let second = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(), delegate: nil)
             defer { second.stop() }
             #expect(Self.refusal { try second.createWithTN(targetTN: "+15551230002", sourceTN: "+15557654321") } == -503)
@@ -127,16 +107,10 @@ extension GatewaySuites {
         }
 
         @Test func overCapacityInboundGets503WithRetryAfter() async throws {
-            let sipp = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.ringUntilCancel), timeout: 30)
-            defer { sipp.stop() }
-            #expect(await sipp.waitUntilListening())
-            let gw = try GatewayProcess(profiles: [.init(proxies: [sipp.port])], extraArguments: ["--max-sessions", "1"])
-            defer { gw.stop() }
-            let rec = SessionRecorder()
-            let first = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(), delegate: rec)
+            let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.ringUntilCancel, gatewayArguments: ["--max-sessions", "1"])
+            defer { gw.stop(); sipp.stop() }
+            let (first, rec) = try await placedSession(gw, status: .connecting)
             defer { first.stop() }
-            try first.createWithTN(targetTN: "+15551230001", sourceTN: "+15557654321")
-            #expect(await rec.waitForStatus(.connecting))
             let caller = try GatewayInboundTests.caller(gw, CallerScenarios.rejected(503, ring: false))
             defer { caller.stop() }
             #expect(await caller.waitForExit(timeout: 10) == 0, caller.report)
@@ -146,16 +120,10 @@ extension GatewaySuites {
         }
 
         @Test func sigtermDrainsThenEndsCalls() async throws {
-            let sipp = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.answer()), timeout: 30)
-            defer { sipp.stop() }
-            #expect(await sipp.waitUntilListening())
-            let gw = try GatewayProcess(profiles: [.init(proxies: [sipp.port])])
-            defer { gw.stop() }
-            let rec = SessionRecorder()
-            let session = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(), delegate: rec)
+            let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.answer())
+            defer { gw.stop(); sipp.stop() }
+            let (session, rec) = try await placedSession(gw)
             defer { session.stop() }
-            try session.createWithTN(targetTN: "+15551230001", sourceTN: "+15557654321")
-            #expect(await rec.waitForStatus(.connected))
             let connection = try gw.connection()
             let exit = Task.detached { gw.signal(SIGTERM, timeout: 15) }
             // While draining (the harness gives 2 s): new calls are refused, the live one goes on.
