@@ -16,6 +16,7 @@ import IOCore
 ///   publicURL: "https://gw1.example.net",  // `rtcserver` in inbound notifications
 ///   drainTimeoutSec: 30,               // SIGTERM: how long calls may go on
 ///   maxSessions: 1000,
+///   roomTokenLifetimeSec: 60,          // default: the inbound ring timeout + 15 s
 ///   webhook: { url: "http://127.0.0.1:9000/irisgw", timeoutSec: 5, retries: 2 },
 /// }
 /// ```
@@ -29,6 +30,8 @@ public struct ServeConfiguration: Sendable, Equatable {
     public var publicURL: String?
     public var drainTimeoutSec: Int?
     public var maxSessions: Int?
+    /// Seconds a room token stays valid; default the inbound ring timeout plus 15.
+    public var roomTokenLifetimeSec: Int?
     public var webhook: Webhook?
 
     /// Inbound notifications POSTed as JSON (the `onNotification` event) to `url`.
@@ -49,7 +52,7 @@ public struct ServeConfiguration: Sendable, Equatable {
     public init() {}
 
     public static let keys = ["profiles", "sipListen", "apiListen", "rtpHost", "rtpPorts", "dataDir", "publicURL",
-                              "drainTimeoutSec", "maxSessions", "webhook"]
+                              "drainTimeoutSec", "maxSessions", "roomTokenLifetimeSec", "webhook"]
 
     public static func load(file: URL) throws(ProfileError) -> ServeConfiguration {
         let display = file.relativePath
@@ -92,6 +95,7 @@ public struct ServeConfiguration: Sendable, Equatable {
         }
         c.drainTimeoutSec = try o.optional("drainTimeoutSec") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 0...3600) }
         c.maxSessions = try o.optional("maxSessions") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...1_000_000) }
+        c.roomTokenLifetimeSec = try o.optional("roomTokenLifetimeSec") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...86_400) }
         c.webhook = try o.optional("webhook") { (v, p) throws(ProfileError) in
             let w = try schema.object(v, at: p, keys: ["url", "timeoutSec", "retries"])
             let url = try w.required("url") { (v, p) throws(ProfileError) in

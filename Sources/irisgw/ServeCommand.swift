@@ -46,6 +46,7 @@ enum ServeCommand {
         if let v = file.rtpPorts { configuration.rtpPorts = v }
         if let v = file.dataDir { configuration.dataDir = v }
         if let v = file.maxSessions { configuration.maxSessions = v }
+        if let v = file.roomTokenLifetimeSec { configuration.roomTokenLifetime = Double(v) }
         var publicURL = file.publicURL
         var drainTimeout = Double(file.drainTimeoutSec ?? 30)
         var i = 0

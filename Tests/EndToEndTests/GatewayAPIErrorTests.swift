@@ -127,3 +127,33 @@ extension GatewaySuites {
         }
     }
 }
+
+extension GatewaySuites.GatewayAPIErrorTests {
+    /// Room tokens: another room's token is refused (-103), an expired one too (-105); neither
+    /// changes the calls, which ring on until the caller gives up.
+    @Test func foreignAndExpiredRoomTokensAreRefused() async throws {
+        let gw = try GatewayProcess(profiles: [.init()], config: "{ roomTokenLifetimeSec: 1 }")
+        defer { gw.stop() }
+        let listener = try IrisNotificationListener(connection: try gw.connection(), routingId: "alice")
+        defer { listener.close() }
+        let sipp = try SIPp(.inline(name: "caller", xml: CallerScenarios.cancels(afterMs: 4000)), remote: gw.sipPeer, calls: 2,
+                            timeout: 40, arguments: ["-s", "+15550001000", "-r", "10"])
+        defer { sipp.stop() }
+        let first = try #require(listener.next(timeout: 10)), second = try #require(listener.next(timeout: 10))
+        let join = { (room: String, token: String) throws -> (Int, Int?) in
+            let body = "{\"roomToken\":\"\(token)\",\"media\":{\"sdp\":\"\(Self.offer.replacingOccurrences(of: "\r\n", with: "\\r\\n"))\"}}"
+            let r = try Self.request(gw, "POST", "/v1/sessions/\(room)/join", body: body)
+            return (r.status, r.code)
+        }
+        let foreign = try join(first.roomid!, second.roomtoken!)
+        #expect(foreign.0 == 403 && foreign.1 == -103)
+        try await Task.sleep(nanoseconds: 2_100_000_000)
+        let expired = try join(first.roomid!, first.roomtoken!)
+        #expect(expired.0 == 401 && expired.1 == -105)
+        let reject = try Self.request(gw, "POST", "/v1/sessions/\(second.roomid!)/reject", body: "{\"roomToken\":\"\(second.roomtoken!)\"}")
+        #expect(reject.status == 401 && reject.code == -105)
+        // Both still ring: the caller's CANCELs end them.
+        #expect(try gw.connection().sessions().map(\.status) == [.initializing, .initializing])
+        #expect(await sipp.waitForExit(timeout: 15) == 0, sipp.report)
+    }
+}

@@ -148,11 +148,28 @@ final class GatewayProcess: @unchecked Sendable {
     var printed: String { lines.joined(separator: "\n") }
 
     /// Ends the gateway (SIGINT, then SIGKILL) and removes its folder.
+    ///
+    /// Every gateway a test ran is also checked here, so the invariant holds after all the
+    /// tests: one call record per session the gateway started, each completed with an end
+    /// reason.
     func stop() {
+        var started: Int?
         if process.isRunning {
+            started = (try? HTTPClient(baseURL: apiURL, defaultHeaders: ["Authorization": "Bearer " + apiKey])
+                .request(method: "GET", path: "/metrics", timeout: 5)).flatMap { r in
+                    String(decoding: r.body, as: UTF8.self).split(separator: "\n")
+                        .first { $0.hasPrefix("irisgw_sessions_started_total ") }.flatMap { Int($0.split(separator: " ")[1]) }
+                }
             _ = signal(SIGINT, timeout: 8)
             if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             process.waitUntilExit()
+        }
+        if let started, process.terminationStatus == 0,
+           let store = try? CallRecordStore(path: dataDir + "/calls.sqlite", heartbeatInterval: nil) {
+            let records = store.all()
+            store.close()
+            #expect(records.count == started, "\(started) sessions, \(records.count) records")
+            for r in records { #expect(r.endedAt != nil && r.endReason != nil, "an unfinished record: \(r)") }
         }
         if ProcessInfo.processInfo.environment["IRISGW_E2E_KEEP"] == nil {
             try? FileManager.default.removeItem(at: directory)

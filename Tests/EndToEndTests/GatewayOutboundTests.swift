@@ -156,3 +156,31 @@ extension GatewaySuites {
         }
     }
 }
+
+extension GatewaySuites.GatewayOutboundTests {
+    /// A proxy that never answers (a socket that swallows everything): after Timer B (64*T1,
+    /// 32 s) the INVITE goes to the next proxy, which answers.
+    @Test(.timeLimit(.minutes(2)))
+    func noResponseFailsOverAfterTimerB() async throws {
+        let blackHole = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: 0))
+        let sipp = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.answer()), timeout: 60)
+        defer { sipp.stop() }
+        #expect(await sipp.waitUntilListening())
+        var profile = GatewayProcess.Profile(proxies: [blackHole.local.port, sipp.port])
+        profile.ringTimeoutSec = 60
+        let gw = try GatewayProcess(profiles: [profile])
+        defer { gw.stop() }
+        let (rec, _) = try await Self.call(gw, timeout: 45) { session, rec in
+            #expect(await rec.waitForStatus(.connected, timeout: 45), "\(rec.trace)\n\(sipp.report)")
+            try session.close()
+        }
+        #expect(rec.trace == ["onSessionCreated", "Initializing", "Connecting", "Connected", "onStreamQualityIndicator",
+                              "Disconnected", "ended:completed"], "\(rec.events)")
+        // The black hole got the INVITE and its retransmissions.
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 8)
+        defer { buffer.deallocate() }
+        var from = RawSocketAddress(), invites = 0
+        while blackHole.receive(into: buffer, from: &from) != nil { invites += 1 }
+        #expect(invites >= 5, "\(invites) INVITEs reached the silent proxy")
+    }
+}

@@ -122,7 +122,8 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
         call = gateway.ua.invite(requestURI: uri, from: from, to: to, peer: peer, sdp: offer,
                                  headers: [SIPHeader(.userAgent, gateway.ua.configuration.userAgent)],
                                  credentials: credentials, delegate: self)
-        if proxyIndex == 0 { startRingTimer(seconds: Double(outbound.ringTimeoutSec)) }
+        // Each proxy gets the whole ring time (a silent one is left at Timer B, 32 s).
+        startRingTimer(seconds: Double(outbound.ringTimeoutSec))
     }
 
     /// The carrier's SDP (18x, 2xx, or a re-INVITE): the codec it chose and where it listens.
