@@ -16,6 +16,7 @@ public final class GatewayMetrics: Sendable {
         var jitterSumMs = 0.0
         var jitterSamples = 0
         var registrations: [String: String] = [:]
+        var inviteResponses: [Int: Int] = [:]
     }
     private let counts = Mutex(Counts())
 
@@ -24,6 +25,7 @@ public final class GatewayMetrics: Sendable {
     func started() { counts.withLock { $0.started += 1 } }
     func inboundInvite() { counts.withLock { $0.inboundInvites += 1 } }
     func ended(_ reason: EndReason) { counts.withLock { $0.ended[reason, default: 0] += 1 } }
+    func inviteResponse(_ code: Int) { counts.withLock { $0.inviteResponses[code, default: 0] += 1 } }
     func registration(profile: String, state: String) { counts.withLock { $0.registrations[profile] = state } }
 
     func media(_ stats: [MediaLeg: MediaLegStatistics]) {
@@ -60,6 +62,8 @@ public final class GatewayMetrics: Sendable {
         metric("irisgw_inbound_invites_total", "counter", "New INVITEs from trunks.", [("", String(c.inboundInvites))])
         metric("irisgw_sip_responses_total", "counter", "SIP responses sent without a transaction user, by code.",
                sipResponses.keys.sorted().map { ("{code=\"\($0)\"}", String(sipResponses[$0]!)) })
+        metric("irisgw_sip_invite_final_responses_total", "counter", "Final responses to the gateway's INVITEs toward trunks, by code.",
+               c.inviteResponses.keys.sorted().map { ("{code=\"\($0)\"}", String(c.inviteResponses[$0]!)) })
         metric("irisgw_media_packets_received_total", "counter", "RTP packets received (ended sessions).", [("", String(c.packetsReceived))])
         metric("irisgw_media_packets_sent_total", "counter", "RTP packets sent (ended sessions).", [("", String(c.packetsSent))])
         metric("irisgw_media_packets_lost_total", "counter", "RTP packets lost (RFC 3550 A.3, ended sessions).", [("", String(c.packetsLost))])

@@ -83,3 +83,48 @@ extension GatewaySuites {
         }
     }
 }
+
+extension GatewaySuites.GatewayCLITests {
+    /// `--dtmf`, `--hold-after`, `--unhold-after` and `--hangup-after` in one call: the carrier
+    /// sees the digits as RFC 4733 at its media socket, and the hold and resume re-INVITEs.
+    @Test func callWithDTMFHoldAndUnhold() async throws {
+        let media = try RTPSocketPeer()
+        let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.answer(acceptHoldAndResume: true,
+                                                                             mediaAddress: "127.0.0.1:\(media.address.port)"))
+        defer { gw.stop(); sipp.stop() }
+        let drainer = Task.detached { while !Task.isCancelled { media.drain(); try? await Task.sleep(nanoseconds: 20_000_000) } }
+        defer { drainer.cancel() }
+        let r = try Self.run(["call", "+15551230001", "--from", "+15557654321", "--api", gw.apiURL, "--data-dir", gw.dataDir,
+                              "--dtmf", "42", "--hold-after", "1", "--unhold-after", "2", "--hangup-after", "3", "--json"])
+        #expect(r.status == 0, "\(r.lines)")
+        let statuses = Self.events(r.lines).compactMap(\.status).map(\.rawValue)
+        #expect(statuses == ["Initializing", "Connecting", "Connected", "Hold", "Connected", "Disconnected"], "\(r.lines)")
+        media.drain()
+        #expect(GatewaySuites.GatewayInCallTests.digits(media.packets(payloadType: 101)) == "42")
+        #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
+    }
+
+    @Test func answerAcceptsAndExitsZeroWhenTheCallerHangsUp() async throws {
+        let gw = try GatewayProcess(profiles: [.init()])
+        defer { gw.stop() }
+        let answer = Process()
+        answer.executableURL = URL(fileURLWithPath: GatewayProcess.binary)
+        answer.arguments = ["answer", "--routing-id", "alice", "--api", gw.apiURL, "--data-dir", gw.dataDir, "--tone", "500",
+                            "--timeout", "20", "--json"]
+        let out = Pipe()
+        answer.standardOutput = out
+        answer.standardError = FileHandle.nullDevice
+        try answer.run()
+        defer { if answer.isRunning { answer.terminate() } }
+        try await Task.sleep(nanoseconds: 500_000_000)
+        let sipp = try GatewaySuites.GatewayInboundTests.caller(gw, CallerScenarios.answered(talkMs: 1000))
+        defer { sipp.stop() }
+        #expect(await sipp.waitForExit(timeout: 15) == 0, sipp.report)
+        #expect(await eventually(timeout: 10) { !answer.isRunning })
+        #expect(answer.terminationStatus == 0)
+        let events = Self.events(String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            .split(separator: "\n").map(String.init))
+        #expect(events.filter { $0.event == .onNotification }.count == 1)
+        #expect(events.last?.event == .onSessionEnded && events.last?.reason == .completed)
+    }
+}

@@ -43,6 +43,8 @@ extension GatewaySuites {
             #expect(text.contains("irisgw_sessions_ended_total{reason=\"busy\"} 2"), "\(text)")
             #expect(text.contains("irisgw_sessions_ended_total{reason=\"completed\"} 1"), "\(text)")
             #expect(text.contains("irisgw_sessions_started_total 3"), "\(text)")
+        #expect(text.contains("irisgw_sip_invite_final_responses_total{code=\"486\"} 2"), "\(text)")
+        #expect(text.contains("irisgw_sip_invite_final_responses_total{code=\"200\"} 1"), "\(text)")
 
             let records = try gw.recordsAfterStop()
             #expect(records.count == 3)

@@ -29,6 +29,7 @@ extension GatewaySession: SIPCallDelegate {
         guard call === self.call else { return }
         if !call.isIncoming, let sdp = call.remoteSDP { applyTrunkSDP(sdp) }
         let details = Self.details(of: message) ?? SIPDetails(code: 200, reason: "OK")
+        if !call.isIncoming { gateway.metrics.inviteResponse(details.code) }
         let codec = trunkLeg?.codec.description ?? "unknown"
         let at = now
         gateway.records.update(roomId: roomId) { r in
@@ -90,12 +91,15 @@ extension GatewaySession: SIPCallDelegate {
         case .rejected(let status):
             guard !call.isIncoming else { return }  // our own reject: the machine has ended already
             let details = Self.details(of: message) ?? SIPDetails(code: status, reason: "")
+            gateway.metrics.inviteResponse(details.code)
             handle(.finalResponse(details, proxiesLeft: proxiesLeft))
         case .canceled:
             if call.isIncoming {
                 handle(.remoteCancel)
             } else {
-                handle(.finalResponse(Self.details(of: message) ?? SIPDetails(code: 487, reason: "Request Terminated"), proxiesLeft: false))
+                let details = Self.details(of: message) ?? SIPDetails(code: 487, reason: "Request Terminated")
+                gateway.metrics.inviteResponse(details.code)
+                handle(.finalResponse(details, proxiesLeft: false))
             }
         case .remoteHangup:
             handle(.remoteHangup(cause: Self.q850Cause(of: message)))
