@@ -46,7 +46,7 @@ public final class GatewayMetrics: Sendable {
 
     /// The Prometheus text exposition. `statuses` are the live sessions' statuses;
     /// `sipResponses` the SIP layer's counts by status code.
-    public func render(statuses: [SessionStatus], sipResponses: [Int: Int]) -> String {
+    public func render(statuses: [SessionStatus], sipResponses: [Int: Int], lateFrames: Int = 0) -> String {
         let c = counts.withLock { $0 }
         var out = ""
         func metric(_ name: String, _ type: String, _ help: String, _ samples: [(String, String)]) {
@@ -69,6 +69,7 @@ public final class GatewayMetrics: Sendable {
         metric("irisgw_media_packets_lost_total", "counter", "RTP packets lost (RFC 3550 A.3, ended sessions).", [("", String(c.packetsLost))])
         metric("irisgw_media_concealed_frames_total", "counter", "Frames concealed (PLC/FEC).", [("", String(c.concealed))])
         metric("irisgw_media_late_packets_total", "counter", "Packets too late for the jitter buffer.", [("", String(c.late))])
+        metric("irisgw_media_late_frames_total", "counter", "Frames the media threads played late (missed 20 ms ticks).", [("", String(lateFrames))])
         metric("irisgw_media_trunk_jitter_ms_avg", "gauge", "Mean interarrival jitter on trunk legs (ended sessions).",
                [("", String(format2(c.jitterSamples > 0 ? c.jitterSumMs / Double(c.jitterSamples) : 0)))])
         metric("irisgw_trunk_registered", "gauge", "1 when the trunk's registration is up.",

@@ -40,6 +40,9 @@ final class MediaConference: @unchecked Sendable {  // confined to the host's me
         }
         // The held call's platform leg is drained so its buffer does not fill up.
         pulled[3] = member.pullFrame(member.platform, now: now) != nil
+        // Before anyone has sent anything there is nothing to mix: send nothing, as a plain
+        // call does before its first packet.
+        guard pulled.contains(true) else { return }
         mixer.mix()
         for (leg, party) in parties {
             let pipeline = owner(of: leg)

@@ -145,6 +145,12 @@ extension GatewaySuites.GatewayAPIErrorTests {
             let r = try Self.request(gw, "POST", "/v1/sessions/\(room)/join", body: body)
             return (r.status, r.code)
         }
+        // A ringing inbound call: nothing to hold, unhold, merge or send DTMF on yet.
+        for (verb, body) in [("hold", nil), ("unhold", nil), ("dtmf", "{\"tones\":\"1\"}"), ("mute", nil),
+                             ("merge", "{\"heldRoomId\":\"\(second.roomid!)\"}")] as [(String, String?)] {
+            let r = try Self.request(gw, "POST", "/v1/sessions/\(first.roomid!)/\(verb)", body: body)
+            #expect(r.status == 409 && r.code == -104, "\(verb): \(r.status) \(r.text)")
+        }
         let foreign = try join(first.roomid!, second.roomtoken!)
         #expect(foreign.0 == 403 && foreign.1 == -103)
         try await Task.sleep(nanoseconds: 2_100_000_000)
