@@ -7,6 +7,7 @@ commands:
   serve [options]             run the gateway: SIP trunks, media, the control API
   call TARGET --from SOURCE   place a call through a running gateway, print its events
   answer --routing-id ID      wait for an inbound call and accept, reject or ignore it
+  test --profile P --suite F  run a carrier test suite through the gateway (JUnit, JSON, HTML)
   sip-lint [--json] FILE...   parse SIP messages and report valid/invalid
   sip-endpoint [options]      run the bare SIP answering endpoint (test and bench peer)
   version                     print the version
@@ -26,6 +27,8 @@ case "call":
     exit(CallCommand.run(rest))
 case "answer":
     exit(AnswerCommand.run(rest))
+case "test":
+    exit(TestCommand.run(rest))
 case "sip-lint":
     exit(SIPLint.run(rest))
 case "sip-endpoint":

@@ -1,0 +1,99 @@
+import Foundation
+import IrisAPI
+
+/// The suite's results as files for CI and people: JUnit XML, JSON, and a self-contained
+/// HTML page (no network needed to view it).
+public enum Reports {
+    public static func junit(suite: String, _ results: [TestCallResult]) -> String {
+        let failures = results.filter { !$0.passed }.count
+        let time = results.reduce(0) { $0 + $1.durationSec }
+        var out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        out += "<testsuites tests=\"\(results.count)\" failures=\"\(failures)\" time=\"\(time)\">\n"
+        out += "  <testsuite name=\"\(xml(suite))\" tests=\"\(results.count)\" failures=\"\(failures)\" time=\"\(time)\">\n"
+        for r in results {
+            let name = r.iteration > 1 || results.filter({ $0.test == r.test }).count > 1 ? "\(r.test) #\(r.iteration)" : r.test
+            out += "    <testcase classname=\"\(xml(suite))\" name=\"\(xml(name))\" time=\"\(r.durationSec)\">\n"
+            if !r.passed {
+                out += "      <failure message=\"\(xml("step \(r.failedStep ?? 0): \(r.failure ?? "")"))\"/>\n"
+            }
+            var props: [String] = []
+            if let v = r.postDialDelayMs { props.append("post_dial_delay_ms=\(v)") }
+            if let v = r.answerMs { props.append("answer_ms=\(v)") }
+            if let v = r.mos { props.append("mos=\(v)") }
+            if let v = r.codec { props.append("codec=\(v)") }
+            if !props.isEmpty { out += "      <system-out>\(xml(props.joined(separator: " ")))</system-out>\n" }
+            out += "    </testcase>\n"
+        }
+        out += "  </testsuite>\n</testsuites>\n"
+        return out
+    }
+
+    public static func json(suite: String, _ results: [TestCallResult]) -> String {
+        struct Document: Encodable {
+            var suite: String
+            var passed: Bool
+            var results: [TestCallResult]
+        }
+        let e = JSONEncoder()
+        e.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        let data = (try? e.encode(Document(suite: suite, passed: results.allSatisfy(\.passed), results: results))) ?? Data()
+        return String(decoding: data, as: UTF8.self) + "\n"
+    }
+
+    public static func html(suite: String, _ results: [TestCallResult]) -> String {
+        var out = """
+        <!doctype html><html><head><meta charset="utf-8"><title>irisgw test: \(xml(suite))</title>
+        <style>body{font:14px system-ui,sans-serif;margin:2em}table{border-collapse:collapse}td,th{padding:2px 8px;text-align:left}
+        .pass{color:#070}.fail{color:#b00}.ladder td{font-family:monospace;font-size:12px}</style></head><body>
+        <h1>\(xml(suite)): \(results.filter(\.passed).count)/\(results.count) passed</h1>
+        <table><tr><th>test</th><th>result</th><th>post-dial delay</th><th>answer</th><th>codec</th><th>end</th><th>loss</th><th>jitter</th><th>MOS</th></tr>
+
+        """
+        for r in results {
+            out += "<tr><td>\(xml(r.test)) #\(r.iteration)</td><td class=\"\(r.passed ? "pass" : "fail")\">\(r.passed ? "pass" : "fail")</td>"
+            out += "<td>\(r.postDialDelayMs.map { "\($0) ms" } ?? "")</td><td>\(r.answerMs.map { "\($0) ms" } ?? "")</td>"
+            out += "<td>\(xml(r.codec ?? ""))</td><td>\(xml(r.endReason ?? "")) \(r.sipCode.map(String.init) ?? "")\(r.q850Cause.map { " cause \($0)" } ?? "")</td>"
+            out += "<td>\(r.packetsLost.map(String.init) ?? "")</td><td>\(r.jitterMs.map { "\($0) ms" } ?? "")</td><td>\(r.mos.map { String($0) } ?? "")</td></tr>\n"
+        }
+        out += "</table>\n"
+        for r in results {
+            out += "<h2 class=\"\(r.passed ? "pass" : "fail")\">\(xml(r.test)) #\(r.iteration)</h2>\n"
+            if let f = r.failure { out += "<p class=\"fail\">step \(r.failedStep ?? 0): \(xml(f))</p>\n" }
+            out += ladder(r.events)
+        }
+        return out + "</body></html>\n"
+    }
+
+    /// The session's events as a ladder: app | gateway | carrier, one row per event, with
+    /// the SIP code where the carrier's answer caused it (inline SVG).
+    static func ladder(_ events: [SessionEvent]) -> String {
+        guard let t0 = events.first?.at else { return "" }
+        let rowHeight = 18, width = 640, height = 30 + rowHeight * events.count
+        var svg = "<svg width=\"\(width)\" height=\"\(height)\" font-family=\"monospace\" font-size=\"11\">\n"
+        svg += "<defs><marker id=\"a\" markerWidth=\"8\" markerHeight=\"8\" refX=\"8\" refY=\"4\" orient=\"auto\"><path d=\"M0,0 L8,4 L0,8 z\" fill=\"#36c\"/></marker></defs>\n"
+        for (x, label) in [(80, "app"), (320, "gateway"), (560, "carrier")] {
+            svg += "<text x=\"\(x - 20)\" y=\"12\">\(label)</text><line x1=\"\(x)\" y1=\"18\" x2=\"\(x)\" y2=\"\(height)\" stroke=\"#999\"/>\n"
+        }
+        for (i, e) in events.enumerated() {
+            let y = 32 + i * rowHeight
+            let ms = e.at - t0
+            var text = e.event.rawValue
+            if let s = e.status { text = s.rawValue + (e.earlyMedia == true ? " (early media)" : "") }
+            if let r = e.reason { text = "ended \(r.rawValue)" }
+            if let d = e.digit { text = "DTMF \(d)" }
+            if let c = e.code { text = "error \(c)" }
+            // A SIP code means the carrier caused it: an arrow from the carrier, else from the gateway.
+            if let sip = e.sip {
+                svg += "<line x1=\"560\" y1=\"\(y - 4)\" x2=\"322\" y2=\"\(y - 4)\" stroke=\"#36c\" marker-end=\"url(#a)\"/>"
+                svg += "<text x=\"420\" y=\"\(y - 7)\" fill=\"#36c\">\(sip.code) \(xml(sip.reason))</text>"
+            }
+            svg += "<line x1=\"320\" y1=\"\(y)\" x2=\"82\" y2=\"\(y)\" stroke=\"#333\"/><text x=\"90\" y=\"\(y - 3)\">+\(ms) ms \(xml(text))</text>\n"
+        }
+        return svg + "</svg>\n"
+    }
+
+    static func xml(_ s: String) -> String {
+        s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+    }
+}

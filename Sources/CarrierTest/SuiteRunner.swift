@@ -1,0 +1,227 @@
+import Foundation
+import IrisAPI
+import IrisClient
+import Synchronization
+
+/// What one test call measured and how it went.
+public struct TestCallResult: Sendable, Codable, Equatable {
+    public var test: String
+    public var iteration: Int
+    public var passed: Bool
+    /// The failing step (1-based) and what was expected against what happened.
+    public var failedStep: Int?
+    public var failure: String?
+    public var durationSec: Double
+    public var roomId: String?
+    /// INVITE to the first 18x (post-dial delay), and to the answer.
+    public var postDialDelayMs: Int?
+    public var answerMs: Int?
+    public var codec: String?
+    public var endReason: String?
+    public var sipCode: Int?
+    public var q850Cause: Int?
+    public var packetsLost: Int64?
+    public var jitterMs: Double?
+    public var roundTripMs: Double?
+    /// E-model (ITU-T G.107, simplified) from codec, loss and delay; nil without media.
+    public var mos: Double?
+    /// Every event of the call, for the ladder.
+    public var events: [SessionEvent]
+}
+
+/// Runs a suite's calls one after another through a gateway's control API and judges each
+/// step. `progress` gets a human line as each test starts and finishes.
+public struct SuiteRunner: Sendable {
+    public let connection: IrisRtcConnection
+    public let profile: String?
+    public let progress: @Sendable (String) -> Void
+
+    public init(connection: IrisRtcConnection, profile: String?, progress: @escaping @Sendable (String) -> Void) {
+        self.connection = connection
+        self.profile = profile
+        self.progress = progress
+    }
+
+    public func run(_ suite: TestSuite) -> [TestCallResult] {
+        var results: [TestCallResult] = []
+        for test in suite.tests {
+            for i in 1...test.repeatCount {
+                let label = test.repeatCount > 1 ? "\(test.name) #\(i)" : test.name
+                progress("▶ \(label): dialling \(test.target)")
+                let r = runCall(test, iteration: i)
+                progress(r.passed ? String(format: "✔ \(label) (%.1f s)", r.durationSec)
+                                  : String(format: "✘ \(label) (%.1f s): step \(r.failedStep ?? 0): \(r.failure ?? "")", r.durationSec))
+                results.append(r)
+            }
+        }
+        return results
+    }
+
+    /// Collects a session's events as they come.
+    final class Collector: IrisRtcAudioSessionDelegate, @unchecked Sendable {
+        private let lock = NSLock()
+        private var list: [SessionEvent] = []
+        var events: [SessionEvent] { lock.withLock { list } }
+        func onEvent(_ session: IrisRtcAudioSession, event: SessionEvent) { lock.withLock { list.append(event) } }
+    }
+
+    private struct StepFailure: Error { var message: String }
+
+    private func runCall(_ test: TestCase, iteration: Int) -> TestCallResult {
+        let start = Date()
+        var result = TestCallResult(test: test.name, iteration: iteration, passed: false, durationSec: 0, events: [])
+        let collector = Collector()
+        let stream: IrisRtcStream
+        do { stream = try IrisRtcStream(source: .tone(hz: test.toneHz, amplitude: 0.3)) } catch {
+            result.failure = "cannot open the test client's media: \(error)"
+            return result
+        }
+        let session = IrisRtcAudioSession(connection: connection, stream: stream, delegate: collector)
+        defer { session.stop() }
+        var stepIndex = 0
+        do {
+            do {
+                result.roomId = try session.createWithTN(targetTN: test.target, sourceTN: test.source, profile: profile)
+            } catch {
+                throw StepFailure(message: "the gateway refused the call: \(error)")
+            }
+            for (i, step) in test.steps.enumerated() {
+                stepIndex = i + 1
+                try perform(step, session: session, events: collector)
+            }
+            result.passed = true
+        } catch let f as StepFailure {
+            result.failedStep = stepIndex
+            result.failure = f.message
+        } catch {
+            result.failedStep = stepIndex
+            result.failure = "\(error)"
+        }
+        // Whatever the steps did, the call ends before the next one.
+        if session.endedEvent == nil {
+            try? session.close()
+            _ = session.waitForEnd(timeout: 10)
+        }
+        measure(&result, collector.events, start: start, session: session)
+        result.durationSec = (Date().timeIntervalSince(start) * 10).rounded() / 10
+        return result
+    }
+
+    private func wait(_ seconds: Double, _ condition: () -> Bool) -> Bool {
+        let end = Date().addingTimeInterval(seconds)
+        while Date() < end {
+            if condition() { return true }
+            usleep(20_000)
+        }
+        return condition()
+    }
+
+    /// "Initializing, Connecting (180), Disconnected (486 Busy Here, cause 17)": what happened so far.
+    private func happened(_ events: [SessionEvent]) -> String {
+        let s = events.compactMap { e -> String? in
+            switch e.event {
+            case .onSessionSIPStatus:
+                let sip = e.sip.map { " (\($0.code)\($0.reason.isEmpty ? "" : " " + $0.reason)\($0.cause.map { ", cause \($0)" } ?? ""))" } ?? ""
+                return (e.status?.rawValue ?? "?") + (e.earlyMedia == true ? " with early media" : "") + sip
+            case .onSessionEnded: return "ended \(e.reason?.rawValue ?? "?")"
+            case .onSessionError: return "error \(e.code ?? 0)"
+            default: return nil
+            }
+        }
+        return s.isEmpty ? "no events" : s.joined(separator: ", ")
+    }
+
+    private func perform(_ step: TestStep, session: IrisRtcAudioSession, events: Collector) throws {
+        let leg = session.stream.leg
+        switch step {
+        case .expectStatus(let status, let early, let within):
+            guard wait(within, { events.events.contains { $0.status == status && (early == nil || $0.earlyMedia == early) } }) else {
+                throw StepFailure(message: "expected \(status.rawValue)\(early == true ? " with early media" : "") within \(within) s; got \(happened(events.events))")
+            }
+        case .expectEarlyMedia(let within):
+            guard wait(within, { events.events.contains { $0.event == .onSessionEarlyMedia } && leg.receivedPackets() > 10 }) else {
+                throw StepFailure(message: "expected early media (183 with SDP and audio) within \(within) s; got \(happened(events.events)), \(leg.receivedPackets()) packets")
+            }
+            if events.events.contains(where: { $0.status == .connected }) {
+                throw StepFailure(message: "expected audio before the answer; the call was already connected")
+            }
+        case .wait(let s):
+            usleep(UInt32(s * 1_000_000))
+        case .sendDTMF(let digits):
+            do { try session.insertDTMFtone(digits) } catch { throw StepFailure(message: "DTMF \(digits) refused: \(error)") }
+        case .expectDTMF(let digits, let within):
+            let got = { events.events.filter { $0.event == .onSessionDTMF }.compactMap(\.digit).joined() }
+            guard wait(within, { got().contains(digits) }) else {
+                throw StepFailure(message: "expected DTMF \(digits) within \(within) s; got \"\(got())\"")
+            }
+        case .expectEcho(let hz, let within):
+            guard wait(within, { leg.toneLevel(hz: hz, lastSeconds: 0.4) > 0.3 }) else {
+                throw StepFailure(message: String(format: "expected our %.0f Hz tone back within \(within) s; its level was %.2f of the audio (%d packets in)",
+                                                  hz, leg.toneLevel(hz: hz, lastSeconds: 0.4), leg.receivedPackets()))
+            }
+        case .expectAudio(let within):
+            let before = leg.receivedPackets()
+            guard wait(within, { leg.receivedPackets() >= before + 25 }) else {
+                throw StepFailure(message: "expected audio from the carrier within \(within) s; \(leg.receivedPackets() - before) packets came")
+            }
+        case .hold(let within), .unhold(let within):
+            let hold = { if case .hold = step { true } else { false } }()
+            let target: SessionStatus = hold ? .hold : .connected
+            let seen = events.events.filter { $0.status == target }.count
+            do { try hold ? session.hold() : session.unhold() } catch { throw StepFailure(message: "\(hold ? "hold" : "unhold") refused: \(error)") }
+            guard wait(within, { events.events.filter { $0.status == target }.count > seen }) else {
+                throw StepFailure(message: "expected \(target.rawValue) within \(within) s after \(hold ? "hold" : "unhold"); got \(happened(events.events))")
+            }
+        case .hangup:
+            do { try session.close() } catch { throw StepFailure(message: "hang-up refused: \(error)") }
+        case .expectEnd(let reason, let code, let cause, let within):
+            guard wait(within, { session.endedEvent != nil }), let end = session.endedEvent else {
+                throw StepFailure(message: "expected the call to end \(reason.rawValue) within \(within) s; got \(happened(events.events))")
+            }
+            let sip = end.sip.map { "\($0.code)\($0.cause.map { " cause \($0)" } ?? "")" } ?? "no SIP code"
+            guard end.reason == reason, code == nil || end.sip?.code == code, cause == nil || end.sip?.cause == cause else {
+                let want = "\(reason.rawValue)" + (code.map { " \($0)" } ?? "") + (cause.map { " cause \($0)" } ?? "")
+                throw StepFailure(message: "expected the end \(want); got \(end.reason?.rawValue ?? "?") (\(sip))")
+            }
+        }
+    }
+
+    private func measure(_ r: inout TestCallResult, _ events: [SessionEvent], start: Date, session: IrisRtcAudioSession) {
+        r.events = events
+        let t0 = events.first?.at ?? Int64(start.timeIntervalSince1970 * 1000)
+        if let ringing = events.first(where: { $0.status == .connecting }) { r.postDialDelayMs = Int(ringing.at - t0) }
+        if let answer = events.first(where: { $0.status == .connected }) { r.answerMs = Int(answer.at - t0) }
+        if let end = events.first(where: { $0.event == .onSessionEnded }) {
+            r.endReason = end.reason?.rawValue
+            r.sipCode = end.sip?.code
+            r.q850Cause = end.sip?.cause
+        }
+        r.codec = events.first { $0.event == .onStreamQualityIndicator }?.codec
+        if let room = r.roomId, let snap = try? connection.snapshot(roomId: room), let trunk = snap.trunk, trunk.packetsReceived > 0 {
+            r.packetsLost = trunk.packetsLost
+            r.jitterMs = (trunk.jitterMs * 100).rounded() / 100
+            r.roundTripMs = trunk.roundTripMs
+            let expected = Double(trunk.packetsReceived) + Double(max(0, trunk.packetsLost))
+            r.mos = EModel.mos(codec: r.codec ?? "PCMU", lossPercent: expected > 0 ? 100 * Double(max(0, trunk.packetsLost)) / expected : 0,
+                               oneWayDelayMs: (trunk.roundTripMs ?? 0) / 2 + trunk.jitterMs * 2 + 40)
+        }
+    }
+}
+
+/// The E-model (ITU-T G.107) reduced to what a test call measures: codec impairment and its
+/// loss robustness (G.113), packet loss, and one-way delay; everything else at defaults.
+public enum EModel {
+    public static func mos(codec: String, lossPercent: Double, oneWayDelayMs: Double) -> Double {
+        // Ie and Bpl with packet loss concealment (G.113 Appendix I).
+        let (ie, bpl): (Double, Double) = switch codec.uppercased() {
+        case "G722": (0, 25.1)  // wideband scored on the narrowband scale, conservatively
+        default: (0, 25.1)      // G.711 with PLC
+        }
+        let ieEff = ie + (95 - ie) * lossPercent / (lossPercent + bpl)
+        let d = oneWayDelayMs
+        let id = 0.024 * d + (d > 177.3 ? 0.11 * (d - 177.3) : 0)
+        let r = max(0, min(100, 93.2 - id - ieEff))
+        let mos = 1 + 0.035 * r + r * (r - 60) * (100 - r) * 7e-6
+        return (mos * 100).rounded() / 100
+    }
+}

@@ -1,0 +1,172 @@
+import Foundation
+import Gateway
+import IrisAPI
+
+/// A carrier test suite (JSON5, `sip-profiles/suites/*.json5`): test calls through a trunk,
+/// each a list of steps. See docs/carrier-testing.md for the schema.
+///
+/// ```json5
+/// { name: "basic",
+///   tests: [
+///     { name: "answers and echoes", target: "+15550100001", repeat: 2,
+///       steps: [ { expect: "Connected", withinSec: 10 }, { expectEcho: 1000 }, { hangup: true },
+///                { expectEnd: "completed" } ] },
+///   ] }
+/// ```
+public struct TestSuite: Sendable, Equatable {
+    public var name: String
+    public var tests: [TestCase]
+
+    /// Loads a suite; a bad file is an error naming the file and the key path.
+    public static func load(path: String) throws(SuiteError) -> TestSuite {
+        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
+            throw SuiteError(file: path, keyPath: "", message: "cannot read the file as UTF-8 text")
+        }
+        return try parse(text, file: path)
+    }
+
+    public static func parse(_ text: String, file: String) throws(SuiteError) -> TestSuite {
+        let json: Data
+        do { json = try JSON5Document.jsonData(fromJSON5: text, file: file) } catch {
+            throw SuiteError(file: file, keyPath: error.keyPath, message: error.message)
+        }
+        guard let root = try? JSONSerialization.jsonObject(with: json) else {
+            throw SuiteError(file: file, keyPath: "", message: "not a JSON5 document")
+        }
+        return try SuiteReader(file: file).suite(root)
+    }
+}
+
+/// One test call, repeated `repeat` times.
+public struct TestCase: Sendable, Equatable {
+    public var name: String
+    /// The number to dial.
+    public var target: String
+    /// The caller id. Default `+15557654321`.
+    public var source: String
+    /// Times to run the call. Default 1.
+    public var repeatCount: Int
+    /// The tone (Hz) the test client sends. Default 1000.
+    public var toneHz: Double
+    public var steps: [TestStep]
+}
+
+/// What a step does or expects. `within` is in seconds.
+public enum TestStep: Sendable, Equatable {
+    /// A status event (`Connecting`, `Connected`, `Hold`, `Disconnected`), optionally with early media.
+    case expectStatus(SessionStatus, earlyMedia: Bool?, within: Double)
+    /// `onSessionEarlyMedia`, and carrier audio reaching the app before the answer.
+    case expectEarlyMedia(within: Double)
+    case wait(Double)
+    case sendDTMF(String)
+    /// Digits from the carrier (`onSessionDTMF`), in order.
+    case expectDTMF(String, within: Double)
+    /// The client's tone comes back (an echoing number): two-way audio.
+    case expectEcho(hz: Double, within: Double)
+    /// Audio of any kind from the carrier.
+    case expectAudio(within: Double)
+    case hold(within: Double)
+    case unhold(within: Double)
+    case hangup
+    /// The end: reason, and optionally the SIP code and Q.850 cause.
+    case expectEnd(EndReason, sipCode: Int?, cause: Int?, within: Double)
+}
+
+/// A broken suite file: the file, the key path and what is wrong.
+public struct SuiteError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var file: String
+    public var keyPath: String
+    public var message: String
+    public var description: String { keyPath.isEmpty ? "\(file): \(message)" : "\(file): \(keyPath): \(message)" }
+}
+
+/// Reads the decoded JSON tree against the schema, naming the key path of every error.
+struct SuiteReader {
+    let file: String
+
+    func fail(_ path: String, _ message: String) -> SuiteError { SuiteError(file: file, keyPath: path, message: message) }
+
+    func object(_ v: Any, _ path: String, keys: Set<String>) throws(SuiteError) -> [String: Any] {
+        guard let o = v as? [String: Any] else { throw fail(path, "must be an object") }
+        if let unknown = o.keys.sorted().first(where: { !keys.contains($0) }) {
+            throw fail(path.isEmpty ? unknown : path + "." + unknown, "unknown key (allowed: \(keys.sorted().joined(separator: ", ")))")
+        }
+        return o
+    }
+
+    func string(_ o: [String: Any], _ key: String, _ path: String) throws(SuiteError) -> String? {
+        guard let v = o[key] else { return nil }
+        guard let s = v as? String else { throw fail(join(path, key), "must be a string") }
+        return s
+    }
+
+    func number(_ o: [String: Any], _ key: String, _ path: String, in range: ClosedRange<Double>) throws(SuiteError) -> Double? {
+        guard let v = o[key] else { return nil }
+        guard let n = v as? NSNumber, !(v is Bool), range.contains(n.doubleValue) else {
+            throw fail(join(path, key), "must be a number from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return n.doubleValue
+    }
+
+    func join(_ path: String, _ key: String) -> String { path.isEmpty ? key : path + "." + key }
+
+    func suite(_ root: Any) throws(SuiteError) -> TestSuite {
+        let o = try object(root, "", keys: ["name", "description", "tests"])
+        guard let name = try string(o, "name", "") else { throw fail("name", "missing required key") }
+        guard let list = o["tests"] as? [Any], !list.isEmpty else { throw fail("tests", "must be a non-empty array") }
+        var tests: [TestCase] = []
+        for (i, t) in list.enumerated() { tests.append(try testCase(t, "tests[\(i)]")) }
+        return TestSuite(name: name, tests: tests)
+    }
+
+    func testCase(_ v: Any, _ path: String) throws(SuiteError) -> TestCase {
+        let o = try object(v, path, keys: ["name", "target", "source", "repeat", "toneHz", "steps"])
+        guard let name = try string(o, "name", path) else { throw fail(join(path, "name"), "missing required key") }
+        guard let target = try string(o, "target", path) else { throw fail(join(path, "target"), "missing required key") }
+        guard let list = o["steps"] as? [Any], !list.isEmpty else { throw fail(join(path, "steps"), "must be a non-empty array") }
+        var steps: [TestStep] = []
+        for (i, s) in list.enumerated() { steps.append(try step(s, join(path, "steps[\(i)]"))) }
+        return TestCase(name: name, target: target, source: try string(o, "source", path) ?? "+15557654321",
+                        repeatCount: Int(try number(o, "repeat", path, in: 1...1000) ?? 1),
+                        toneHz: try number(o, "toneHz", path, in: 100...3500) ?? 1000, steps: steps)
+    }
+
+    static let actions = ["expect", "expectEarlyMedia", "wait", "sendDTMF", "expectDTMF", "expectEcho", "expectAudio",
+                          "hold", "unhold", "hangup", "expectEnd"]
+
+    func step(_ v: Any, _ path: String) throws(SuiteError) -> TestStep {
+        let o = try object(v, path, keys: Set(Self.actions + ["withinSec", "earlyMedia", "sipCode", "cause"]))
+        let present = Self.actions.filter { o[$0] != nil }
+        guard present.count == 1, let action = present.first else {
+            throw fail(path, "needs exactly one of \(Self.actions.joined(separator: ", "))")
+        }
+        let within = try number(o, "withinSec", path, in: 0.1...600) ?? 10
+        switch action {
+        case "expect":
+            let s = try string(o, "expect", path) ?? ""
+            guard let status = SessionStatus(rawValue: s) else {
+                throw fail(join(path, "expect"), "must be Initializing, Connecting, Connected, Hold or Disconnected")
+            }
+            if let e = o["earlyMedia"], !(e is Bool) { throw fail(join(path, "earlyMedia"), "must be true or false") }
+            return .expectStatus(status, earlyMedia: o["earlyMedia"] as? Bool, within: within)
+        case "expectEarlyMedia": return .expectEarlyMedia(within: within)
+        case "wait": return .wait(try number(o, "wait", path, in: 0...600) ?? 0)
+        case "sendDTMF", "expectDTMF":
+            let d = try string(o, action, path) ?? ""
+            guard !d.isEmpty, d.allSatisfy({ "0123456789*#ABCD".contains($0) }) else { throw fail(join(path, action), "must be digits 0-9 * # A-D") }
+            return action == "sendDTMF" ? .sendDTMF(d) : .expectDTMF(d, within: within)
+        case "expectEcho": return .expectEcho(hz: try number(o, "expectEcho", path, in: 100...3500) ?? 1000, within: within)
+        case "expectAudio": return .expectAudio(within: within)
+        case "hold": return .hold(within: within)
+        case "unhold": return .unhold(within: within)
+        case "hangup": return .hangup
+        default:
+            let r = try string(o, "expectEnd", path) ?? ""
+            guard let reason = EndReason(rawValue: r) else {
+                throw fail(join(path, "expectEnd"), "must be one of " + EndReason.allCases.map(\.rawValue).joined(separator: ", "))
+            }
+            return .expectEnd(reason, sipCode: (try number(o, "sipCode", path, in: 100...699)).map { Int($0) },
+                              cause: (try number(o, "cause", path, in: 0...127)).map { Int($0) }, within: within)
+        }
+    }
+}

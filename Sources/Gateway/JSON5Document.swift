@@ -1,0 +1,55 @@
+import Foundation
+
+/// JSON5 files other than profiles (carrier test suites): the text is read with the
+/// project's JSON5 reader (line and column on a syntax error) and handed on as plain JSON,
+/// so `Codable` types can decode it. Key checking is the decoding type's job.
+public enum JSON5Document {
+    /// The JSON equivalent of JSON5 `text`; errors name `file`.
+    public static func jsonData(fromJSON5 text: String, file: String) throws(ProfileError) -> Data {
+        let tree = try ProfileSchema.tree(text, file: file)
+        var out = ""
+        write(tree, into: &out)
+        return Data(out.utf8)
+    }
+
+    private static func write(_ value: JSON5Value, into out: inout String) {
+        switch value {
+        case .null: out += "null"
+        case .bool(let b): out += b ? "true" : "false"
+        case .integer(let i): out += String(i)
+        case .number(let d): out += d.isFinite ? String(d) : "null"
+        case .string(let s): out += quoted(s)
+        case .array(let items):
+            out += "["
+            for (i, item) in items.enumerated() {
+                if i > 0 { out += "," }
+                write(item, into: &out)
+            }
+            out += "]"
+        case .object(let members):
+            out += "{"
+            for (i, m) in members.enumerated() {
+                if i > 0 { out += "," }
+                out += quoted(m.key) + ":"
+                write(m.value, into: &out)
+            }
+            out += "}"
+        }
+    }
+
+    private static func quoted(_ s: String) -> String {
+        var out = "\""
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case let c where c.value < 0x20: out += String(format: "\\u%04x", c.value)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+}

@@ -1,0 +1,66 @@
+import CarrierTest
+import Foundation
+import IrisClient
+
+/// `irisgw test`: runs a carrier test suite through a running gateway and judges the trunk.
+/// Exit status 0 only when every test passed; 2 for a usage error or a bad suite file, 3 when
+/// the gateway cannot be reached.
+enum TestCommand {
+    static let usage = """
+    usage: irisgw test --profile NAME --suite FILE [--junit FILE] [--json FILE] [--html FILE]
+                       [--api URL] [--data-dir DIR]
+
+    Places the suite's test calls through the trunk profile NAME of the gateway at --api
+    (default the local one), one at a time, and prints each test as it finishes. Suites are
+    JSON5 (sip-profiles/suites/, docs/carrier-testing.md).
+
+    """
+
+    static func run(_ args: [String]) -> Int32 {
+        var profile: String?, suitePath: String?, junit: String?, json: String?, html: String?
+        var options = ClientOptions()
+        var reader = ArgumentReader(args)
+        do {
+            while let option = reader.next() {
+                // `--json FILE` here names the report; the other shared options still apply.
+                if option != "--json", try options.parse(option, &reader) { continue }
+                switch option {
+                case "--profile": profile = try reader.value()
+                case "--suite": suitePath = try reader.value()
+                case "--junit": junit = try reader.value()
+                case "--json": json = try reader.value()
+                case "--html": html = try reader.value()
+                case "-h", "--help":
+                    writeOut(usage)
+                    return 0
+                default: throw UsageError("unknown option \(option)")
+                }
+            }
+            guard let profile else { throw UsageError("--profile NAME is required") }
+            guard let suitePath else { throw UsageError("--suite FILE is required") }
+            let suite: TestSuite
+            do { suite = try TestSuite.load(path: suitePath) } catch {
+                writeError("irisgw test: \(error)\n")
+                return 2
+            }
+            let connection = try options.connection()
+            let start = Date()
+            writeOut("suite \(suite.name): \(suite.tests.reduce(0) { $0 + $1.repeatCount }) calls through \(profile)\n")
+            let results = SuiteRunner(connection: connection, profile: profile) { writeOut($0 + "\n") }.run(suite)
+            let failed = results.filter { !$0.passed }.count
+            writeOut(String(format: "%d passed, %d failed in %.1f s\n", results.count - failed, failed, Date().timeIntervalSince(start)))
+            for (path, text) in [(junit, Reports.junit(suite: suite.name, results)), (json, Reports.json(suite: suite.name, results)),
+                                 (html, Reports.html(suite: suite.name, results))] {
+                guard let path else { continue }
+                try text.write(toFile: path, atomically: true, encoding: .utf8)
+            }
+            return failed == 0 ? 0 : 1
+        } catch let e as UsageError {
+            writeError("irisgw test: \(e)\n\n" + usage)
+            return 2
+        } catch {
+            writeError("irisgw test: \(error)\n")
+            return 3
+        }
+    }
+}

@@ -1,0 +1,68 @@
+import CarrierTest
+import Foundation
+import FoundationXML
+import IrisAPI
+import Testing
+
+extension GatewaySuites {
+    /// `irisgw test`, the real binary, against a gateway and SIPp as the carrier: a passing
+    /// test, a deliberately failing one, and the JUnit, JSON and HTML reports.
+    @Suite struct CarrierTestCommandTests {
+        static let suite = """
+        { name: "smoke",
+          tests: [
+            { name: "echo", target: "+15551230001",
+              steps: [ { expect: "Connected", withinSec: 10 }, { expectEcho: 1000, withinSec: 5 }, { hangup: true },
+                       { expectEnd: "completed" } ] },
+            { name: "expects busy", target: "+15551230002",
+              steps: [ { expectEnd: "busy", sipCode: 486, withinSec: 2 } ] },
+          ] }
+        """
+
+        @Test func suiteRunsJudgesAndReports() async throws {
+            let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.answer(), sippArguments: ["-rtp_echo"], calls: 2)
+            defer { gw.stop(); sipp.stop() }
+            let dir = gw.directory
+            let suitePath = dir.appendingPathComponent("smoke.json5").path
+            try Self.suite.write(toFile: suitePath, atomically: true, encoding: .utf8)
+            let junit = dir.appendingPathComponent("junit.xml").path, json = dir.appendingPathComponent("report.json").path
+            let html = dir.appendingPathComponent("report.html").path
+            let r = try GatewayCLITests.run(["test", "--profile", "trunk", "--suite", suitePath, "--api", gw.apiURL, "--data-dir", gw.dataDir,
+                                             "--junit", junit, "--json", json, "--html", html], timeout: 60)
+            #expect(r.status == 1, "\(r.lines)")
+            #expect(r.lines.contains { $0.hasPrefix("✔ echo") }, "\(r.lines)")
+            let failure = r.lines.first { $0.hasPrefix("✘ expects busy") } ?? ""
+            #expect(failure.contains("step 1: expected the call to end busy within 2.0 s; got Initializing, Connecting (180 Ringing), Connected (200 OK)"),
+                    "\(r.lines)")
+            #expect(r.lines.last == nil || r.lines.contains { $0.hasPrefix("1 passed, 1 failed") })
+
+            let xml = try String(contentsOfFile: junit, encoding: .utf8)
+            let doc = try XMLDocument(xmlString: xml)
+            let cases = try doc.nodes(forXPath: "//testcase")
+            #expect(cases.count == 2)
+            #expect(try doc.nodes(forXPath: "//testcase[@name='expects busy']/failure").count == 1)
+            #expect(try doc.nodes(forXPath: "//testsuite[@failures='1']").count == 1)
+
+            struct Report: Decodable { var suite: String; var passed: Bool; var results: [TestCallResult] }
+            let report = try JSONDecoder().decode(Report.self, from: Data(contentsOf: URL(fileURLWithPath: json)))
+            #expect(report.suite == "smoke" && !report.passed && report.results.count == 2)
+            let echo = report.results[0]
+            #expect(echo.passed && echo.codec == "PCMU" && echo.endReason == "completed")
+            #expect((echo.postDialDelayMs ?? -1) >= 0 && (echo.answerMs ?? -1) >= (echo.postDialDelayMs ?? 0))
+            #expect((echo.mos ?? 0) > 4, "MOS \(echo.mos ?? 0)")
+            #expect(report.results[1].failedStep == 1 && report.results[1].failure?.contains("expected the call to end busy") == true)
+            let page = try String(contentsOfFile: html, encoding: .utf8)
+            #expect(page.contains("<svg") && page.contains("1/2 passed") && !page.contains("http://"), "self-contained HTML")
+            #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
+        }
+
+        @Test func aBadSuiteFileNamesTheKeyAndExitsTwo() async throws {
+            let gw = try GatewayProcess(profiles: [.init(proxies: [9])])
+            defer { gw.stop() }
+            let path = gw.directory.appendingPathComponent("bad.json5").path
+            try "{ name: \"x\", tests: [ { name: \"t\", target: \"1\", steps: [ { dial: true } ] } ] }".write(toFile: path, atomically: true, encoding: .utf8)
+            let r = try GatewayCLITests.run(["test", "--profile", "trunk", "--suite", path, "--api", gw.apiURL, "--data-dir", gw.dataDir])
+            #expect(r.status == 2)
+        }
+    }
+}

@@ -1,0 +1,40 @@
+import CarrierTest
+import Foundation
+import Testing
+
+@Suite struct TestSuiteTests {
+    static let shipped = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("sip-profiles/suites/basic.json5").path
+
+    @Test func theShippedBasicSuiteLoads() throws {
+        let suite = try TestSuite.load(path: Self.shipped)
+        #expect(suite.name == "basic" && suite.tests.count == 14)
+        #expect(suite.tests[1].steps == [.expectEnd(.busy, sipCode: 486, cause: 17, within: 10)])
+    }
+
+    @Test(arguments: [
+        ("{ name: \"s\", tests: [] }", "tests"),
+        ("{ name: \"s\", tests: [ { name: \"t\", target: \"1\", steps: [ { wait: 1, hangup: true } ] } ] }", "tests[0].steps[0]"),
+        ("{ name: \"s\", tests: [ { name: \"t\", target: \"1\", steps: [ { expect: \"Ringing\" } ] } ] }", "tests[0].steps[0].expect"),
+        ("{ name: \"s\", tests: [ { name: \"t\", target: \"1\", stepz: [] } ] }", "tests[0].stepz"),
+        ("{ name: \"s\", tests: [ { name: \"t\", steps: [ { hangup: true } ] } ] }", "tests[0].target"),
+        ("{ name: \"s\", tests: [ { name: \"t\", target: \"1\", steps: [ { expectEnd: \"gone\" } ] } ] }", "tests[0].steps[0].expectEnd"),
+        ("{ name: \"s\", tests: [ { name: \"t\", target: \"1\", steps: [ { sendDTMF: \"12x\" } ] } ] }", "tests[0].steps[0].sendDTMF"),
+        ("{ name: \"s\", tests: [ { name: \"t\", target: \"1\", repeat: 0, steps: [ { hangup: true } ] } ] }", "tests[0].repeat"),
+    ])
+    func badSuitesNameTheKey(_ text: String, _ key: String) {
+        do {
+            _ = try TestSuite.parse(text, file: "suite.json5")
+            Issue.record("accepted \(text)")
+        } catch {
+            #expect(error.file == "suite.json5" && error.keyPath == key, "\(error)")
+        }
+    }
+
+    /// G.107 values worked by hand: a clean call, 5% loss with PLC, 400 ms one way.
+    @Test(arguments: [(0.0, 20.0, 4.40), (5.0, 20.0, 3.90), (0.0, 400.0, 3.05)])
+    func eModelMatchesWorkedValues(_ loss: Double, _ delay: Double, _ expected: Double) {
+        let mos = EModel.mos(codec: "PCMU", lossPercent: loss, oneWayDelayMs: delay)
+        #expect(abs(mos - expected) <= 0.02, "\(mos)")
+    }
+}
