@@ -30,18 +30,20 @@ let package = Package(
         .target(name: "Gateway", dependencies: ["SIP", "Media", "IrisAPI", "CSQLite"]),
         // HTTP/1.1 + WebSocket server for the control API (CivetWeb), routed onto Gateway.
         .target(name: "ControlAPI", dependencies: ["CCivetWeb", "Gateway", "IrisAPI", "WebClient"]),
-        .executableTarget(name: "irisgw", dependencies: ["SIP", "Gateway", "ControlAPI", "IrisClient", "IrisAPI"]),
+        .executableTarget(name: "irisgw", dependencies: ["SIP", "Gateway", "ControlAPI", "IrisClient", "IrisAPI", "CarrierSim"]),
         // `make bench`: prints `BENCH ...` lines with ratios measured in one run.
         .executableTarget(name: "irisgw-bench", dependencies: ["SIP", "Media", "IrisAPI", "WebClient"]),
         // HTTP/1.1 and WebSocket client over POSIX sockets (the Swift client's transport, the webhook).
         .target(name: "WebClient", dependencies: ["IOCore"]),
         .target(name: "IrisClient", dependencies: ["Media", "IOCore", "IrisAPI", "WebClient"]),
+        .target(name: "CarrierSim", dependencies: ["SIP", "Media", "IOCore"]),
 
         .testTarget(name: "SIPTests", dependencies: ["SIP"]),
         .testTarget(name: "MediaTests", dependencies: ["Media"]),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway", "IrisAPI"]),
         .testTarget(name: "IrisClientTests", dependencies: ["IrisClient", "WebClient", "Media"]),
         .testTarget(name: "ControlAPITests", dependencies: ["ControlAPI"]),
+        .testTarget(name: "CarrierSimTests", dependencies: ["CarrierSim", "SIP", "Media"]),
         // Real processes and sockets: SIPp, the irisgw binary, UDP/TCP on 127.0.0.1.
         .testTarget(name: "EndToEndTests", dependencies: ["SIP", "Media", "IrisAPI", "IrisClient", "Gateway", "ControlAPI", "irisgw"]),
     ],
