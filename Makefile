@@ -39,12 +39,11 @@ bench: release
 ## run: the gateway (SIP 127.0.0.1:5060, API 127.0.0.1:8080, profiles in sip-profiles/) until Ctrl-C
 run: release
 	@echo "irisgw gateway: SIP on 127.0.0.1:5060, control API on http://127.0.0.1:8080; Ctrl-C stops it."
-	@echo "The carrier-sim profile sends calls to 127.0.0.1:5090. Until the built-in simulator lands,"
-	@echo "play the carrier with SIPp (answers every call, echoes the audio), in a second terminal:"
-	@echo "    sipp -sn uas -i 127.0.0.1 -p 5090 -rtp_echo"
-	@echo "then, in a third:"
-	@echo "    .build/release/irisgw call +15551230001 --from +15557654321 --tone 440 --hangup-after 5"
-	.build/release/irisgw serve
+	@echo "The built-in carrier simulator plays the PSTN on 127.0.0.1:5090 (numbers: docs/carrier-testing.md)."
+	@echo "In a second terminal:"
+	@echo "    .build/release/irisgw call +15550100001 --from +15557654321 --tone 440 --hangup-after 5"
+	@.build/release/irisgw carrier-sim & sim=$$!; trap 'kill $$sim 2>/dev/null' EXIT INT TERM; \
+	  CARRIER_SIM_PASSWORD=$${CARRIER_SIM_PASSWORD:-carrier-sim} .build/release/irisgw serve
 
 ## lint: every RFC 4475/5118 message through irisgw sip-lint (a smoke check of the CLI)
 lint: build

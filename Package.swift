@@ -30,7 +30,7 @@ let package = Package(
         .target(name: "Gateway", dependencies: ["SIP", "Media", "IrisAPI", "CSQLite"]),
         // HTTP/1.1 + WebSocket server for the control API (CivetWeb), routed onto Gateway.
         .target(name: "ControlAPI", dependencies: ["CCivetWeb", "Gateway", "IrisAPI", "WebClient"]),
-        .executableTarget(name: "irisgw", dependencies: ["SIP", "Gateway", "ControlAPI", "IrisClient", "IrisAPI", "CarrierTest"]),
+        .executableTarget(name: "irisgw", dependencies: ["SIP", "Gateway", "ControlAPI", "IrisClient", "IrisAPI", "CarrierTest", "CarrierSim"]),
         // `make bench`: prints `BENCH ...` lines with ratios measured in one run.
         .executableTarget(name: "irisgw-bench", dependencies: ["SIP", "Media", "IrisAPI", "WebClient"]),
         // HTTP/1.1 and WebSocket client over POSIX sockets (the Swift client's transport, the webhook).
@@ -38,12 +38,15 @@ let package = Package(
         .target(name: "IrisClient", dependencies: ["Media", "IOCore", "IrisAPI", "WebClient"]),
         // `irisgw test`: carrier integration suites run through a gateway's control API.
         .target(name: "CarrierTest", dependencies: ["IrisClient", "IrisAPI", "Gateway"]),
+        // The built-in carrier simulator behind `make run` and the test suites.
+        .target(name: "CarrierSim", dependencies: ["SIP", "Media", "IOCore"]),
 
         .testTarget(name: "SIPTests", dependencies: ["SIP"]),
         .testTarget(name: "MediaTests", dependencies: ["Media"]),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway", "IrisAPI", "CarrierTest"]),
         .testTarget(name: "IrisClientTests", dependencies: ["IrisClient", "WebClient", "Media"]),
         .testTarget(name: "ControlAPITests", dependencies: ["ControlAPI"]),
+        .testTarget(name: "CarrierSimTests", dependencies: ["CarrierSim", "SIP", "Media"]),
         // Real processes and sockets: SIPp, the irisgw binary, UDP/TCP on 127.0.0.1.
         .testTarget(name: "EndToEndTests", dependencies: ["SIP", "Media", "IrisAPI", "IrisClient", "Gateway", "ControlAPI", "CarrierTest", "irisgw"]),
     ],

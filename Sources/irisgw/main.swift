@@ -10,6 +10,8 @@ commands:
   test --profile P --suite F  run a carrier test suite through the gateway (JUnit, JSON, HTML)
   sip-lint [--json] FILE...   parse SIP messages and report valid/invalid
   sip-endpoint [options]      run the bare SIP answering endpoint (test and bench peer)
+  carrier-sim [options]       run the built-in carrier simulator (scripted test numbers)
+  carrier-sim call DID ...    place PSTN calls into the gateway
   version                     print the version
 
 """
@@ -33,6 +35,8 @@ case "sip-lint":
     exit(SIPLint.run(rest))
 case "sip-endpoint":
     exit(SIPEndpointCommand.run(rest))
+case "carrier-sim":
+    exit(CarrierSimCommand.run(rest))
 case "version", "--version":
     print("irisgw 0.1.0")
 case "-h", "--help", "help":

@@ -27,10 +27,12 @@ extension SIPCall {
 
     /// Sends 180 Ringing, or 183 Session Progress when `sdp` is given (early media). Returns
     /// false when it cannot be sent now (a reliable provisional is still unacknowledged).
+    /// `reliable: true` asks for RFC 3262 reliability whatever the agent's policy, when the
+    /// peer supports 100rel (a test carrier that always PRACKs); nil follows the policy.
     @discardableResult
-    public func ring(sdp: SessionDescription? = nil, status: Int? = nil) -> Bool {
+    public func ring(sdp: SessionDescription? = nil, status: Int? = nil, reliable: Bool? = nil) -> Bool {
         guard isIncoming, finalResponse == nil, !isTerminated, let tx = serverTransaction else { return false }
-        let reliable = provisionalsAreReliable
+        let reliable = reliable.map { $0 && ua.configuration.prack != .disabled && peerSupports100rel } ?? provisionalsAreReliable
         if reliable && unackedReliable != nil { return false }
         ensureDialog()
         var headers = [SIPHeader(.contact, NameAddress(uri: ua.contactURI(for: peer.transport)).serialize())]

@@ -165,16 +165,17 @@ public final class SIPCall: @unchecked Sendable {
     }
 
     /// Hangs up in whatever way the state needs: CANCEL before a final response (UAC),
-    /// 480 (or `status`) for an unanswered incoming call, BYE once confirmed.
-    public func hangup(status: Int = 480) {
+    /// 480 (or `status`) for an unanswered incoming call, BYE once confirmed. `headers` go
+    /// into the BYE or the rejection (a `Reason` with a Q.850 cause, say).
+    public func hangup(status: Int = 480, headers: [SIPHeader] = []) {
         switch state {
         case .terminated:
             return
         case .confirmed:
-            sendBye()
+            sendBye(headers: headers)
         case .calling, .early:
             if isIncoming {
-                if finalResponse == nil { reject(status: status) } else { sendBye() }
+                if finalResponse == nil { reject(status: status, headers: headers) } else { sendBye(headers: headers) }
             } else {
                 cancel()
             }
@@ -208,9 +209,10 @@ public final class SIPCall: @unchecked Sendable {
         return p
     }
 
-    func sendBye(reason: SIPCallEnd = .localHangup) {
+    func sendBye(reason: SIPCallEnd = .localHangup, headers: [SIPHeader] = []) {
         guard var d = dialog else { return }
-        let bye = d.makeRequest("BYE")
+        var bye = d.makeRequest("BYE")
+        bye.headers.append(contentsOf: headers)
         dialog = d
         transmitBye(bye, mayAuthenticate: !isIncoming && credentials != nil)
         end(reason, nil)

@@ -1,0 +1,124 @@
+import Foundation
+import IOCore
+import Media
+import SIP
+import Synchronization
+
+/// A SIP peer that behaves like a PSTN carrier behind the gateway: each test number of
+/// `TestNumbers` runs a scripted behaviour (busy, ringing until CANCEL, early media, hold,
+/// DTMF, 407 ...), with real RTP (echo, tones, RFC 4733) on a small fixed pool of media
+/// threads. `irisgw carrier-sim` runs one; tests run one on port 0.
+public final class CarrierSimulator: SIPUserAgentDelegate, @unchecked Sendable {  // call table confined to the SIP loop
+    /// How the simulator listens and paces its scripts. Every field has a documented default.
+    public struct Configuration: Sendable {
+        /// SIP address. Default 127.0.0.1:5090, where `sip-profiles/carrier-sim.json5` sends.
+        public var listen = SocketAddress(host: "127.0.0.1", port: 5090)
+        /// Also listen on TCP at the same host (the same port unless it is 0). Default true.
+        public var tcp = true
+        /// Host for RTP sockets and SDP. Default 127.0.0.1.
+        public var mediaHost = "127.0.0.1"
+        /// Digest username number 012 accepts. Default `gw`.
+        public var authUser = "gw"
+        /// Digest password for number 012. Default `carrier-sim` (the profile reads the
+        /// gateway's side from $CARRIER_SIM_PASSWORD).
+        public var authPassword = "carrier-sim"
+        /// Digest realm of the 407. Default `carrier-sim`.
+        public var authRealm = "carrier-sim"
+        /// Seconds between the INVITE and the 200 for ringing numbers. Default 1.
+        public var answerDelay = 1.0
+        /// Seconds of early media (number 004) before the 200. Default 2.
+        public var earlyMediaDuration = 2.0
+        /// Seconds after the answer until the hold re-INVITE (008). Default 3.
+        public var holdAfter = 3.0
+        /// Seconds after the answer until the resume re-INVITE (008). Default 6.
+        public var resumeAfter = 6.0
+        /// Seconds after the answer until our BYE (010). Default 5.
+        public var hangupAfter = 5.0
+        /// Seconds after the answer until the DTMF digits (009) start. Default 0.5.
+        public var dtmfAfter = 0.5
+        /// Multiplies every delay above; tests use a small one. Default 1.
+        public var timeScale = 1.0
+        /// Announcement tone of the early media (004), Hz. Default 400.
+        public var announcementHz = 400.0
+        /// Media threads shared by every call. Default 2.
+        public var mediaThreads = 2
+        /// RFC 3261 T1 for the SIP stack. Default 0.5 s.
+        public var t1 = 0.5
+
+        public init() {}
+
+        /// `seconds` scaled by `timeScale`.
+        func scaled(_ seconds: Double) -> Double { seconds * timeScale }
+    }
+
+    /// One line per finished call: the number, what it did, how it ended.
+    public struct CallReport: Sendable, Equatable, CustomStringConvertible {
+        public var number: String
+        public var behaviour: Behaviour
+        public var outcome: String
+        public var description: String { "\(number) \(behaviour) \(outcome)" }
+    }
+
+    public let configuration: Configuration
+    public let ua: SIPUserAgent
+    let media: SimMediaThreads
+    let digest: DigestServer
+    /// Called on the SIP loop for each finished call (the CLI prints it).
+    public var onReport: (@Sendable (CallReport) -> Void)?
+    private let reportsStore = Mutex<[CallReport]>([])
+    var calls: [ObjectIdentifier: SimCall] = [:]
+
+    /// Creates the simulator; nothing listens until `start()`.
+    public init(configuration: Configuration = Configuration()) throws {
+        self.configuration = configuration
+        var listen: [(transport: SIPTransportProtocol, address: SocketAddress)] = [(.udp, configuration.listen)]
+        if configuration.tcp { listen.append((.tcp, configuration.listen)) }
+        let sip = SIPUserAgentConfiguration(listen: listen, userAgent: "irisgw-carrier-sim/0.1", contactUser: "carrier",
+                                            prack: .supported, sessionTimer: nil, t1: configuration.t1)
+        ua = try SIPUserAgent(configuration: sip)
+        media = try SimMediaThreads(count: configuration.mediaThreads)
+        digest = DigestServer(realm: configuration.authRealm, secret: Crypto.randomBytes(count: 32))
+    }
+
+    /// Opens the sockets and starts serving; returns the bound addresses (port 0 resolved).
+    @discardableResult
+    public func start() throws -> [SIPPeer] {
+        // Set before the loop runs, so no call can arrive without a delegate.
+        ua.delegate = self
+        return try ua.start()
+    }
+
+    /// Ends every call (BYE or final response) and stops the SIP and media threads.
+    public func shutdown() {
+        let ua = self.ua
+        ua.loop.sync { [self] in
+            for call in calls.values { call.sip.hangup(status: 503) }
+        }
+        ua.shutdown()
+        media.stop()
+    }
+
+    /// Calls finished so far, in order.
+    public var reports: [CallReport] { reportsStore.withLock { $0 } }
+
+    /// Calls in progress.
+    public var activeCalls: Int {
+        let ua = self.ua
+        return ua.loop.sync { [self] in calls.count }
+    }
+
+    public func userAgent(_ ua: SIPUserAgent, didReceiveCall call: SIPCall) {
+        let number = call.invite.requestURI?.user ?? ""
+        let sim = SimCall(sip: call, number: number, behaviour: TestNumbers.behaviour(for: number), simulator: self)
+        calls[ObjectIdentifier(sim)] = sim
+        sim.start()
+    }
+
+    /// A call's script ended (SIP loop).
+    func finished(_ call: SimCall, outcome: String) {
+        calls[ObjectIdentifier(call)] = nil
+        let report = CallReport(number: call.number, behaviour: call.behaviour, outcome: outcome)
+        reportsStore.withLock { $0.append(report) }
+        onReport?(report)
+    }
+}

@@ -1,0 +1,211 @@
+import IOCore
+import Media
+import SIP
+
+/// One incoming call's script: the responses, timers and media its number's `Behaviour`
+/// calls for. Confined to the SIP loop, like the `SIPCall` it drives; every step is a loop
+/// timer, so a thousand ringing calls cost no thread.
+final class SimCall: SIPCallDelegate, @unchecked Sendable {  // SIP-loop confined
+    let sip: SIPCall
+    let number: String
+    let behaviour: Behaviour
+    private unowned let simulator: CarrierSimulator
+    private var leg: SimMediaLeg?
+    private var choice: CodecChoice?
+    /// Our SDP for the INVITE: an answer, or an offer when the INVITE had none.
+    private var localSDP: SessionDescription?
+    private var offeredFirst = false
+    private var timers: [EventLoop.Timer] = []
+    private var connectedAt: Double?
+    private var challenged = false
+    private let sessionID = String(UInt32.random(in: 1...UInt32.max))
+
+    private var config: CarrierSimulator.Configuration { simulator.configuration }
+    private var loop: EventLoop { simulator.ua.loop }
+
+    init(sip: SIPCall, number: String, behaviour: Behaviour, simulator: CarrierSimulator) {
+        self.sip = sip
+        self.number = number
+        self.behaviour = behaviour
+        self.simulator = simulator
+    }
+
+    /// A `Reason` header with a Q.850 cause (RFC 3326), as carriers send on failures and BYE.
+    static func reasonHeader(cause: Int, text: String?) -> SIPHeader {
+        SIPHeader(.reason, "Q.850;cause=\(cause)" + (text.map { ";text=\"\($0)\"" } ?? ""))
+    }
+
+    func start() {
+        sip.delegate = self
+        switch behaviour {
+        case .reject(let status, let reason, let cause, let text):
+            sip.reject(status: status, reason: reason, headers: cause.map { [Self.reasonHeader(cause: $0, text: text)] } ?? [])
+            return
+        case .challenge:
+            if let stale = authenticationFailure() {
+                challenged = true
+                let headers = simulator.digest.challenges(now: EventLoop.now(), stale: stale)
+                    .map { SIPHeader(.proxyAuthenticate, $0.serialize()) }
+                sip.reject(status: 407, reason: "Proxy Authentication Required", headers: headers)
+                return
+            }
+        default:
+            break
+        }
+        do {
+            guard try prepareMedia() else {
+                sip.reject(status: 488, reason: "Not Acceptable Here", headers: [Self.reasonHeader(cause: 65, text: "No common codec")])
+                return
+            }
+        } catch {
+            sip.reject(status: 500, reason: "Media Unavailable")
+            return
+        }
+        switch behaviour {
+        case .ringForever:
+            sip.ring()
+        case .earlyMediaThenAnswer:
+            sip.ring(sdp: localSDP)
+            leg?.play(SineTone(hz: config.announcementHz))
+            after(config.earlyMediaDuration) { $0.answer() }
+        case .progressThenAnswer:
+            sip.ring(status: 183)
+            after(config.answerDelay) { $0.answer() }
+        case .reliableRinging:
+            sip.ring(reliable: true)
+            after(config.answerDelay) { $0.answer() }
+        default:
+            sip.ring()
+            after(config.answerDelay) { $0.answer() }
+        }
+    }
+
+    /// nil when the INVITE carries valid credentials for our user; else whether the only
+    /// fault is a stale nonce (answered `stale=true`, RFC 7616 §3.3).
+    private func authenticationFailure() -> Bool? {
+        var stale = false
+        for auth in sip.invite.digestAuthorizations where auth.username == config.authUser {
+            switch simulator.digest.verify(auth, method: "INVITE", password: config.authPassword, now: EventLoop.now(), body: sip.invite.body) {
+            case .valid: return nil
+            case .stale: stale = true
+            case .invalid: break
+            }
+        }
+        return stale
+    }
+
+    /// Opens the media leg and builds our SDP; false when the offer has no codec we take.
+    private func prepareMedia() throws -> Bool {
+        let preferring = behaviour == .preferG722 ? ["G722"] : []
+        let host = config.mediaHost
+        if let offer = sip.remoteSDP {
+            guard let chosen = CodecChoice.choose(from: offer, preferring: preferring),
+                  let index = offer.media.firstIndex(where: { $0.media == "audio" && !$0.isRejected }) else { return false }
+            let leg = try SimMediaLeg(host: host, choice: chosen, remote: SimSDP.remoteAddress(offer), threads: simulator.media)
+            self.leg = leg
+            choice = chosen
+            localSDP = SimSDP.answer(chosen, host: host, port: leg.localPort, direction: offer.direction(ofMedia: index).answer,
+                                     sessionID: sessionID)
+        } else {
+            // Delayed offer (RFC 3261 §13.2.1): we offer in the 200 and the ACK answers.
+            let pcmu = CodecChoice(rtpMap: .pcmu, codec: .pcmu, telephoneEvent: .telephoneEvent())
+            let leg = try SimMediaLeg(host: host, choice: pcmu, remote: nil, threads: simulator.media)
+            self.leg = leg
+            choice = pcmu
+            offeredFirst = true
+            localSDP = SimSDP.offer(host: host, port: leg.localPort, sessionID: sessionID)
+        }
+        return true
+    }
+
+    private func answer() {
+        leg?.play(nil)
+        leg?.setEcho(.packets)
+        sip.answer(sdp: localSDP)
+    }
+
+    /// Runs `step` after `seconds` (scaled) on the SIP loop, unless the call ended.
+    private func after(_ seconds: Double, _ step: @escaping (SimCall) -> Void) {
+        timers.append(loop.schedule(after: config.scaled(seconds)) { [weak self] in
+            guard let self, !self.sip.isTerminated else { return }
+            step(self)
+        })
+    }
+
+    // MARK: SIPCallDelegate
+
+    func call(_ call: SIPCall, didConnect message: SIPMessage) {
+        connectedAt = EventLoop.now()
+        switch behaviour {
+        case .holdAndResume:
+            after(config.holdAfter) { $0.offer(direction: .sendonly) }
+            after(config.resumeAfter) { $0.offer(direction: .sendrecv) }
+        case .dtmf(let digits):
+            leg?.setDigitEcho(true)
+            after(config.dtmfAfter) { $0.leg?.send(digits: digits) }
+        case .remoteHangup:
+            after(config.hangupAfter) { $0.sip.hangup(headers: [Self.reasonHeader(cause: 16, text: "Normal call clearing")]) }
+        default:
+            break
+        }
+    }
+
+    /// A re-INVITE with our SDP in `direction` (hold: sendonly; resume: sendrecv). Retried
+    /// shortly when an offer is already in flight (the gateway's own re-INVITE, say).
+    private func offer(direction: MediaDirection, attempt: Int = 0) {
+        guard let current = sip.localSDP else { return }
+        if !sip.reinvite(sdp: SimSDP.redirected(current, direction)), attempt < 10 {
+            timers.append(loop.schedule(after: 0.2) { [weak self] in self?.offer(direction: direction, attempt: attempt + 1) })
+        }
+    }
+
+    func call(_ call: SIPCall, answerFor offer: SessionDescription?, in request: SIPMessage) -> SessionDescription? {
+        guard let offer else { return call.localSDP }
+        let preferring = behaviour == .preferG722 ? ["G722"] : []
+        guard let chosen = CodecChoice.choose(from: offer, preferring: preferring),
+              let index = offer.media.firstIndex(where: { $0.media == "audio" && !$0.isRejected }),
+              let leg else { return nil }
+        if chosen != choice { leg.reconfigure(chosen) }
+        choice = chosen
+        leg.setRemote(SimSDP.remoteAddress(offer))
+        let version = (call.localSDP?.origin.sessionVersion ?? 1) &+ 1
+        return SimSDP.answer(chosen, host: config.mediaHost, port: leg.localPort, direction: offer.direction(ofMedia: index).answer,
+                             version: version, sessionID: sessionID)
+    }
+
+    func call(_ call: SIPCall, didReceiveAnswer answer: SessionDescription, in message: SIPMessage) {
+        // The answer to our delayed-offer 200 (in the ACK) picks the codec.
+        guard offeredFirst, let leg, let chosen = CodecChoice.choose(from: answer) else { return }
+        offeredFirst = false
+        if chosen != choice { leg.reconfigure(chosen) }
+        choice = chosen
+        leg.setRemote(SimSDP.remoteAddress(answer))
+    }
+
+    func call(_ call: SIPCall, didEnd end: SIPCallEnd, message: SIPMessage?) {
+        for t in timers { loop.cancel(t) }
+        timers.removeAll()
+        leg?.close()
+        simulator.finished(self, outcome: outcome(end))
+    }
+
+    private func outcome(_ end: SIPCallEnd) -> String {
+        let connected = connectedAt.map { String(format: " after %.1f s", EventLoop.now() - $0) } ?? ""
+        let media = leg.map { l -> String in
+            let echoed = l.counters.echoed.load(ordering: .relaxed)
+            let digits = l.counters.receivedDigits
+            return ", echoed \(echoed) packets" + (digits.isEmpty ? "" : ", digits \(digits)")
+        } ?? ""
+        switch end {
+        case .rejected(let status) where status == 407 && challenged: return "challenged 407"
+        case .rejected(let status): return "rejected \(status)"
+        case .canceled: return "canceled 487"
+        case .remoteHangup: return (connectedAt == nil ? "caller hung up before answer" : "completed, caller hung up\(connected)") + media
+        case .localHangup: return "completed, we hung up\(connected)" + media
+        case .timeout: return "failed: timeout"
+        case .transportError: return "failed: transport error"
+        case .ackTimeout: return "failed: no ACK"
+        case .sessionExpired: return "failed: session expired"
+        }
+    }
+}

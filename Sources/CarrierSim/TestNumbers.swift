@@ -1,0 +1,89 @@
+/// What the simulator does with a call to one of its test numbers.
+public enum Behaviour: Sendable, Equatable, CustomStringConvertible {
+    /// 180, answers after `answerDelay`, echoes the caller's RTP back.
+    case answerEcho
+    /// A final failure response with a Q.850 cause in `Reason` (RFC 3326) when given.
+    case reject(status: Int, reason: String, q850: Int?, text: String?)
+    /// 180 and never answers; a CANCEL gets 200 and the INVITE 487.
+    case ringForever
+    /// 183 with SDP and an announcement tone as early media for `earlyMediaDuration`, then
+    /// 200 and echo.
+    case earlyMediaThenAnswer
+    /// 183 without SDP (no early media), 200 after `answerDelay`, echo.
+    case progressThenAnswer
+    /// Answers, puts the caller on hold (re-INVITE `a=sendonly`) after `holdAfter` and
+    /// resumes (`a=sendrecv`) after `resumeAfter`; echo throughout.
+    case holdAndResume
+    /// Answers, sends the RFC 4733 digits `digits`, then echoes as RFC 4733 every digit it
+    /// receives.
+    case dtmf(digits: String)
+    /// Answers and sends BYE with `Reason: Q.850;cause=16` after `hangupAfter`.
+    case remoteHangup
+    /// 407 with a digest challenge until the INVITE carries valid credentials, then as
+    /// `answerEcho`.
+    case challenge
+    /// Reliable 180 (`Require: 100rel`, RFC 3262) that the caller must PRACK, then answers.
+    case reliableRinging
+    /// Answers with G.722 when the offer has it (else as `answerEcho`), echo.
+    case preferG722
+
+    /// A short name for log lines and docs.
+    public var description: String {
+        switch self {
+        case .answerEcho: "answer-echo"
+        case .reject(let status, _, let cause, _): cause.map { "reject-\(status)-cause-\($0)" } ?? "reject-\(status)"
+        case .ringForever: "ring-forever"
+        case .earlyMediaThenAnswer: "early-media"
+        case .progressThenAnswer: "183-no-sdp"
+        case .holdAndResume: "hold-resume"
+        case .dtmf: "dtmf"
+        case .remoteHangup: "remote-bye"
+        case .challenge: "auth-407"
+        case .reliableRinging: "prack-180"
+        case .preferG722: "g722"
+        }
+    }
+
+    /// Whether the call is meant to be answered (every behaviour but a rejection or endless
+    /// ringing).
+    public var answers: Bool {
+        switch self {
+        case .reject, .ringForever: false
+        default: true
+        }
+    }
+}
+
+/// The simulator's scripted numbers: the Request-URI user part, E.164 as the gateway dials.
+/// Any number not listed gets `defaultBehaviour` (answer and echo), so a quick test call to
+/// any number works.
+public enum TestNumbers {
+    /// Number to behaviour. Data only: the scripts live in `SimCall`.
+    public static let table: [String: Behaviour] = [
+        "+15550100001": .answerEcho,
+        "+15550100002": .reject(status: 486, reason: "Busy Here", q850: 17, text: "User busy"),
+        "+15550100003": .ringForever,
+        "+15550100004": .earlyMediaThenAnswer,
+        "+15550100005": .progressThenAnswer,
+        "+15550100006": .reject(status: 603, reason: "Decline", q850: 21, text: "Call rejected"),
+        "+15550100007": .reject(status: 404, reason: "Not Found", q850: 1, text: "Unallocated number"),
+        "+15550100008": .holdAndResume,
+        "+15550100009": .dtmf(digits: "1234#"),
+        "+15550100010": .remoteHangup,
+        "+15550100011": .reject(status: 503, reason: "Service Unavailable", q850: nil, text: nil),
+        "+15550100012": .challenge,
+        "+15550100013": .reliableRinging,
+        "+15550100014": .preferG722,
+    ]
+
+    /// What an unlisted number does.
+    public static let defaultBehaviour = Behaviour.answerEcho
+
+    /// The behaviour for `number` (a Request-URI user part); unlisted numbers answer and echo.
+    public static func behaviour(for number: String) -> Behaviour {
+        table[number] ?? defaultBehaviour
+    }
+
+    /// The listed numbers in order, for docs and `--help`.
+    public static var sortedNumbers: [String] { table.keys.sorted() }
+}

@@ -1,0 +1,80 @@
+import CarrierSim
+import Media
+import SIP
+import Testing
+
+@Suite struct TestNumbersTests {
+    @Test(arguments: [
+        ("+15550100001", Behaviour.answerEcho),
+        ("+15550100002", .reject(status: 486, reason: "Busy Here", q850: 17, text: "User busy")),
+        ("+15550100003", .ringForever),
+        ("+15550100004", .earlyMediaThenAnswer),
+        ("+15550100005", .progressThenAnswer),
+        ("+15550100006", .reject(status: 603, reason: "Decline", q850: 21, text: "Call rejected")),
+        ("+15550100007", .reject(status: 404, reason: "Not Found", q850: 1, text: "Unallocated number")),
+        ("+15550100008", .holdAndResume),
+        ("+15550100009", .dtmf(digits: "1234#")),
+        ("+15550100010", .remoteHangup),
+        ("+15550100011", .reject(status: 503, reason: "Service Unavailable", q850: nil, text: nil)),
+        ("+15550100012", .challenge),
+        ("+15550100013", .reliableRinging),
+        ("+15550100014", .preferG722),
+    ])
+    func eachNumberHasItsBehaviour(_ number: String, _ behaviour: Behaviour) {
+        #expect(TestNumbers.behaviour(for: number) == behaviour)
+    }
+
+    @Test func tableHoldsExactlyTheFourteenNumbers() {
+        let expected: [String] = (1...14).map { (n: Int) -> String in n < 10 ? "+155501000" + "0\(n)" : "+155501000\(n)" }
+        #expect(TestNumbers.sortedNumbers == expected)
+    }
+
+    @Test func unlistedNumbersAnswerAndEcho() {
+        #expect(TestNumbers.behaviour(for: "+15551230001") == .answerEcho)
+        #expect(TestNumbers.behaviour(for: "") == .answerEcho)
+        #expect(TestNumbers.behaviour(for: "+15550100099") == TestNumbers.defaultBehaviour)
+    }
+
+    @Test func onlyRejectionsAndEndlessRingingGoUnanswered() {
+        let unanswered = TestNumbers.sortedNumbers.filter { !TestNumbers.behaviour(for: $0).answers }
+        #expect(unanswered == ["+15550100002", "+15550100003", "+15550100006", "+15550100007", "+15550100011"])
+    }
+}
+
+@Suite struct CodecChoiceTests {
+    static func offer(_ codecs: [RTPMap], te: Bool = true) -> SessionDescription {
+        TestSDP.offer(codecs: codecs, telephoneEvent: te)
+    }
+
+    @Test func firstSupportedCodecOfTheOfferWins() throws {
+        let c = try #require(CodecChoice.choose(from: Self.offer([.g729, .pcma, .pcmu])))
+        #expect(c.rtpMap == .pcma && c.codec == .pcma)
+        #expect(c.telephoneEvent?.payloadType == 101)
+    }
+
+    @Test func g722OnlyWhenPreferredOrFirst() throws {
+        #expect(CodecChoice.choose(from: Self.offer([.pcmu, .g722]))?.codec == .pcmu)
+        #expect(CodecChoice.choose(from: Self.offer([.pcmu, .g722]), preferring: ["G722"])?.codec == .g722)
+        #expect(CodecChoice.choose(from: Self.offer([.g722, .pcmu]))?.codec == .g722)
+        // The preference falls back to the offer's order when the offer lacks G722.
+        #expect(CodecChoice.choose(from: Self.offer([.pcma, .pcmu]), preferring: ["G722"])?.codec == .pcma)
+        #expect(CodecChoice.choose(from: Self.offer([.g722]))?.sampleRate == 16_000)
+    }
+
+    @Test func dynamicPayloadTypesAreKeptAsOffered() throws {
+        let pcmu96 = RTPMap(payloadType: 96, encodingName: "pcmu", clockRate: 8000)
+        let c = try #require(CodecChoice.choose(from: Self.offer([pcmu96])))
+        #expect(c.rtpMap.payloadType == 96 && c.codec == .pcmu)
+    }
+
+    @Test func noTelephoneEventUnlessOffered() {
+        #expect(CodecChoice.choose(from: Self.offer([.pcmu], te: false))?.telephoneEvent == nil)
+    }
+
+    @Test func nothingWeSupportMeansNoChoice() {
+        #expect(CodecChoice.choose(from: Self.offer([.g729])) == nil)
+        var rejected = Self.offer([.pcmu])
+        rejected.media[0].port = 0
+        #expect(CodecChoice.choose(from: rejected) == nil)
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import Glibc
+import IrisAPI
+import IrisClient
+import SIP
+import Testing
+
+/// `irisgw carrier-sim` as a process: its SIP port read from `listening sip udp`, `stop()`
+/// (SIGINT, then SIGKILL) in a `defer`.
+final class CarrierSimProcess: @unchecked Sendable {
+    private let process = Process()
+    private let output = Pipe()
+    private(set) var lines: [String] = []
+    private(set) var port = 0
+
+    init(arguments: [String] = []) throws {
+        process.executableURL = URL(fileURLWithPath: GatewayProcess.binary)
+        process.arguments = ["carrier-sim", "--listen", "127.0.0.1:0"] + arguments
+        process.standardOutput = output
+        process.standardError = output
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let fd = output.fileHandleForReading.fileDescriptor
+        let deadline = Date().addingTimeInterval(10)
+        var buffer = ""
+        while Date() < deadline, !lines.contains("ready") {
+            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&pfd, 1, 200) > 0 else {
+                if !process.isRunning { break }
+                continue
+            }
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            let n = read(fd, &chunk, chunk.count)
+            if n <= 0 { break }
+            buffer += String(decoding: chunk[0..<n], as: UTF8.self)
+            while let nl = buffer.firstIndex(of: "\n") {
+                lines.append(String(buffer[..<nl]))
+                buffer = String(buffer[buffer.index(after: nl)...])
+            }
+        }
+        if let l = lines.first(where: { $0.hasPrefix("listening sip udp ") }), let p = l.split(separator: ":").last.flatMap({ Int($0) }) {
+            port = p
+        }
+        guard lines.contains("ready"), port > 0 else {
+            stop()
+            throw SocketError("carrier-sim did not start: \(lines.joined(separator: " | "))", code: EINVAL)
+        }
+    }
+
+    func stop() {
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGINT)
+        let until = Date().addingTimeInterval(5)
+        while process.isRunning && Date() < until { usleep(20_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+}
+
+extension GatewaySuites {
+    /// The built-in carrier simulator behind a real `irisgw serve`, the Swift client as the app.
+    @Suite struct CarrierSimEndToEndTests {
+        @Test func echoNumberAndBusyNumberThroughTheGateway() async throws {
+            let sim = try CarrierSimProcess()
+            defer { sim.stop() }
+            let gw = try GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sim.port])])
+            defer { gw.stop() }
+
+            // +15550100001: answered after ~1 s, our 440 Hz comes back through the echo.
+            let (rec, _) = try await GatewaySuites.GatewayOutboundTests.call(gw, target: "+15550100001",
+                                                                             source: .tone(hz: 440, amplitude: 0.3)) { session, rec in
+                #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(sim.lines)")
+                var at440 = 0.0
+                _ = await eventually(timeout: 5) {
+                    at440 = session.stream.leg.toneLevel(hz: 440, lastSeconds: 0.5)
+                    return at440 > 0.3
+                }
+                #expect(at440 > 0.3, "440 Hz level \(at440)")
+                try session.close()
+            }
+            #expect(rec.ended?.reason == .completed, "\(rec.trace)")
+
+            // +15550100002: 486 with Q.850 cause 17.
+            let (busy, _) = try await GatewaySuites.GatewayOutboundTests.call(gw, target: "+15550100002")
+            #expect(busy.trace.last == "ended:busy", "\(busy.trace)")
+            #expect(busy.ended?.sip?.code == 486)
+            #expect(busy.ended?.sip?.cause == 17)
+        }
+    }
+}
