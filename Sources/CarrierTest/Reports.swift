@@ -6,7 +6,7 @@ import IrisAPI
 public enum Reports {
     public static func junit(suite: String, _ results: [TestCallResult]) -> String {
         let failures = results.filter { !$0.passed }.count
-        let time = results.reduce(0) { $0 + $1.durationSec }
+        let time = String(format: "%.1f", results.reduce(0) { $0 + $1.durationSec })
         var out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
         out += "<testsuites tests=\"\(results.count)\" failures=\"\(failures)\" time=\"\(time)\">\n"
         out += "  <testsuite name=\"\(xml(suite))\" tests=\"\(results.count)\" failures=\"\(failures)\" time=\"\(time)\">\n"

@@ -88,3 +88,26 @@ extension GatewaySuites {
         }
     }
 }
+
+extension GatewaySuites.CarrierSimEndToEndTests {
+    /// The shipped basic suite against the simulator, through a real gateway, with the real
+    /// `irisgw test`: every number behaves as the table says, and the reports agree.
+    @Test(.timeLimit(.minutes(3)))
+    func shippedBasicSuitePassesAgainstTheSimulator() async throws {
+        let sim = try CarrierSimProcess()
+        defer { sim.stop() }
+        var profile = GatewayProcess.Profile(proxies: [sim.port])
+        profile.auth = ("gw", "SIM_PASSWORD")
+        let gw = try GatewayProcess(profiles: [profile], environment: ["SIM_PASSWORD": "carrier-sim"])
+        defer { gw.stop() }
+        let suite = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("sip-profiles/suites/basic.json5").path
+        let junit = gw.directory.appendingPathComponent("basic.xml").path
+        let r = try GatewaySuites.GatewayCLITests.run(["test", "--profile", "trunk", "--suite", suite, "--api", gw.apiURL,
+                                                       "--data-dir", gw.dataDir, "--junit", junit], timeout: 120)
+        #expect(r.status == 0, "\(r.lines.joined(separator: "\n"))\n\(sim.lines.suffix(20).joined(separator: "\n"))")
+        #expect(r.lines.contains { $0.hasPrefix("14 passed, 0 failed") }, "\(r.lines)")
+        let xml = try String(contentsOfFile: junit, encoding: .utf8)
+        #expect(xml.contains("tests=\"14\" failures=\"0\""))
+    }
+}

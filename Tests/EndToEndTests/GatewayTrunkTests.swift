@@ -68,7 +68,7 @@ extension GatewaySuites {
         @Test func concurrencyLimitRefusesBeforeDialling() async throws {
             let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.ringUntilCancel) { profile in profile.maxConcurrentCalls = 1 }
             defer { gw.stop(); sipp.stop() }
-            let (first, rec) = try await placedSession(gw, status: .connecting)
+            let (first, _) = try await placedSession(gw, status: .connecting)
             defer { first.stop() }
             let second = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(), delegate: nil)
             defer { second.stop() }
@@ -109,7 +109,7 @@ extension GatewaySuites {
         @Test func overCapacityInboundGets503WithRetryAfter() async throws {
             let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.ringUntilCancel, gatewayArguments: ["--max-sessions", "1"])
             defer { gw.stop(); sipp.stop() }
-            let (first, rec) = try await placedSession(gw, status: .connecting)
+            let (first, _) = try await placedSession(gw, status: .connecting)
             defer { first.stop() }
             let caller = try GatewayInboundTests.caller(gw, CallerScenarios.rejected(503, ring: false))
             defer { caller.stop() }
