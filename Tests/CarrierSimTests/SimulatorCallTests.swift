@@ -68,8 +68,9 @@ import Testing
     }
 
     @Test func earlyMediaToneBeforeTheAnswer() async throws {
-        // Early media lasts 2 s x 0.25 = 0.5 s: time to hear the announcement first.
-        let h = try SimHarness(timeScale: 0.25)
+        // Early media lasts the full 2 s: under load the test may start listening late, and
+        // a shorter window could be over before it does.
+        let h = try SimHarness(timeScale: 1)
         defer { h.stop() }
         let probe = try RTPProbe()
         let rec = CallRecorder()
