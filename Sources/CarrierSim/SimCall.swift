@@ -120,7 +120,8 @@ final class SimCall: SIPCallDelegate, @unchecked Sendable {  // SIP-loop confine
 
     private func answer() {
         leg?.play(nil)
-        leg?.setEcho(.packets)
+        // The silent number answers but sends nothing back (one-way audio).
+        leg?.setEcho(behaviour == .silentAnswer ? .off : .packets)
         sip.answer(sdp: localSDP)
     }
 

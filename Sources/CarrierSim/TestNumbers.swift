@@ -26,6 +26,9 @@ public enum Behaviour: Sendable, Equatable, CustomStringConvertible {
     case reliableRinging
     /// Answers with G.722 when the offer has it (else as `answerEcho`), echo.
     case preferG722
+    /// Misbehaves: answers and sends no audio at all (one-way audio, a common trunk fault),
+    /// for checking that a suite catches it.
+    case silentAnswer
 
     /// A short name for log lines and docs.
     public var description: String {
@@ -41,6 +44,7 @@ public enum Behaviour: Sendable, Equatable, CustomStringConvertible {
         case .challenge: "auth-407"
         case .reliableRinging: "prack-180"
         case .preferG722: "g722"
+        case .silentAnswer: "silent"
         }
     }
 
@@ -74,6 +78,7 @@ public enum TestNumbers {
         "+15550100012": .challenge,
         "+15550100013": .reliableRinging,
         "+15550100014": .preferG722,
+        "+15550100015": .silentAnswer,
     ]
 
     /// What an unlisted number does.

@@ -19,13 +19,14 @@ import Testing
         ("+15550100012", .challenge),
         ("+15550100013", .reliableRinging),
         ("+15550100014", .preferG722),
+        ("+15550100015", .silentAnswer),
     ])
     func eachNumberHasItsBehaviour(_ number: String, _ behaviour: Behaviour) {
         #expect(TestNumbers.behaviour(for: number) == behaviour)
     }
 
-    @Test func tableHoldsExactlyTheFourteenNumbers() {
-        let expected: [String] = (1...14).map { (n: Int) -> String in n < 10 ? "+155501000" + "0\(n)" : "+155501000\(n)" }
+    @Test func tableHoldsExactlyTheFifteenNumbers() {
+        let expected: [String] = (1...15).map { (n: Int) -> String in n < 10 ? "+155501000" + "0\(n)" : "+155501000\(n)" }
         #expect(TestNumbers.sortedNumbers == expected)
     }
 

@@ -1,3 +1,4 @@
+import CarrierTest
 import Foundation
 import Glibc
 import IrisAPI
@@ -109,5 +110,27 @@ extension GatewaySuites.CarrierSimEndToEndTests {
         #expect(r.lines.contains { $0.hasPrefix("14 passed, 0 failed") }, "\(r.lines)")
         let xml = try String(contentsOfFile: junit, encoding: .utf8)
         #expect(xml.contains("tests=\"14\" failures=\"0\""))
+    }
+}
+
+extension GatewaySuites.CarrierSimEndToEndTests {
+    /// A number that misbehaves (answers with no audio) fails the audio step, with what was
+    /// expected and what happened, and `irisgw test` exits 1.
+    @Test func aMisbehavingNumberFailsTheRightStep() async throws {
+        let sim = try CarrierSimProcess()
+        defer { sim.stop() }
+        let gw = try GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sim.port])])
+        defer { gw.stop() }
+        let suite = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("sip-profiles/suites/misbehaving.json5").path
+        let json = gw.directory.appendingPathComponent("report.json").path
+        let r = try GatewaySuites.GatewayCLITests.run(["test", "--profile", "trunk", "--suite", suite, "--api", gw.apiURL,
+                                                       "--data-dir", gw.dataDir, "--json", json], timeout: 60)
+        #expect(r.status == 1, "\(r.lines)")
+        let line = r.lines.first { $0.hasPrefix("✘ two-way audio") } ?? ""
+        #expect(line.contains("step 2: expected our 1000 Hz tone back within 3.0 s; its level was 0.00 of the audio (0 packets in)"), "\(r.lines)")
+        struct Report: Decodable { var passed: Bool; var results: [TestCallResult] }
+        let report = try JSONDecoder().decode(Report.self, from: Data(contentsOf: URL(fileURLWithPath: json)))
+        #expect(!report.passed && report.results.first?.failedStep == 2)
     }
 }
