@@ -60,6 +60,12 @@ public enum Reports {
             out += "<h2 class=\"\(r.passed ? "pass" : "fail")\">\(xml(r.test)) #\(r.iteration)</h2>\n"
             if let f = r.failure { out += "<p class=\"fail\">step \(r.failedStep ?? 0): \(xml(f))</p>\n" }
             out += ladder(r.events)
+            out += timeline(r.timeline)
+            var facts: [String] = []
+            if let v = r.audioRoundTripMs { facts.append("audio round trip \(v) ms") }
+            if let v = r.causeConsistent { facts.append(v ? "hangup cause fits its SIP code" : "hangup cause contradicts its SIP code") }
+            if let v = r.sdpSane { facts.append(v ? "answer SDP named one of our codecs" : "answer SDP named no codec of ours") }
+            if !facts.isEmpty { out += "<p>\(xml(facts.joined(separator: "; ")))</p>\n" }
         }
         return out + "</body></html>\n"
     }
@@ -89,6 +95,27 @@ public enum Reports {
             }
             svg += "<line x1=\"320\" y1=\"\(y)\" x2=\"82\" y2=\"\(y)\" stroke=\"#333\"/><text x=\"90\" y=\"\(y - 3)\">+\(ms) ms \(xml(text))</text>\n"
         }
+        return svg + "</svg>\n"
+    }
+
+    /// Packets per 250 ms (grey), the echo tone's level (blue, 0-1) and the trunk's jitter
+    /// (orange, to the largest seen or 20 ms) over the call, as inline SVG.
+    static func timeline(_ points: [TimelinePoint]) -> String {
+        guard let last = points.last, last.ms > 0 else { return "" }
+        let width = 640.0, height = 120.0
+        let maxJitter = max(20, points.compactMap(\.jitterMs).max() ?? 0)
+        func x(_ ms: Int) -> String { String(format: "%.1f", Double(ms) / Double(last.ms) * (width - 20) + 10) }
+        func y(_ v: Double) -> String { String(format: "%.1f", height - 10 - max(0, min(1, v)) * (height - 20)) }
+        func line(_ color: String, _ value: (TimelinePoint) -> Double?) -> String {
+            let pts = points.compactMap { p in value(p).map { "\(x(p.ms)),\(y($0))" } }.joined(separator: " ")
+            return pts.isEmpty ? "" : "<polyline fill=\"none\" stroke=\"\(color)\" stroke-width=\"1.5\" points=\"\(pts)\"/>"
+        }
+        var svg = "<svg width=\"\(Int(width))\" height=\"\(Int(height))\" font-family=\"monospace\" font-size=\"10\">"
+        svg += "<rect x=\"0\" y=\"0\" width=\"\(Int(width))\" height=\"\(Int(height))\" fill=\"#fafafa\" stroke=\"#ddd\"/>"
+        svg += line("#aaa") { Double($0.packets) / 13 }
+        svg += line("#36c") { $0.echoLevel }
+        svg += line("#e80") { $0.jitterMs.map { $0 / maxJitter } }
+        svg += "<text x=\"12\" y=\"12\">packets/250 ms (grey), echo level (blue), jitter up to \(Int(maxJitter)) ms (orange); \(last.ms) ms</text>"
         return svg + "</svg>\n"
     }
 

@@ -25,8 +25,24 @@ public struct TestCallResult: Sendable, Codable, Equatable {
     public var roundTripMs: Double?
     /// E-model (ITU-T G.107, simplified) from codec, loss and delay; nil without media.
     public var mos: Double?
+    /// Tone onset to its return through an echoing number (both jitter buffers included).
+    public var audioRoundTripMs: Int?
+    /// The end's Q.850 cause fits its SIP code (RFC 3398 / RFC 4497 mapping); nil without a cause.
+    public var causeConsistent: Bool?
+    /// The call was answered with a codec of our offer.
+    public var sdpSane: Bool?
+    /// Samples every 250 ms: packets received, the echo tone's level, the trunk's jitter.
+    public var timeline: [TimelinePoint]
     /// Every event of the call, for the ladder.
     public var events: [SessionEvent]
+}
+
+/// One sample of a call's audio for the report's timeline.
+public struct TimelinePoint: Sendable, Codable, Equatable {
+    public var ms: Int
+    public var packets: Int
+    public var echoLevel: Double
+    public var jitterMs: Double?
 }
 
 /// Runs a suite's calls one after another through a gateway's control API and judges each
@@ -69,7 +85,7 @@ public struct SuiteRunner: Sendable {
 
     private func runCall(_ test: TestCase, iteration: Int) -> TestCallResult {
         let start = Date()
-        var result = TestCallResult(test: test.name, iteration: iteration, passed: false, durationSec: 0, events: [])
+        var result = TestCallResult(test: test.name, iteration: iteration, passed: false, durationSec: 0, timeline: [], events: [])
         let collector = Collector()
         let stream: IrisRtcStream
         do { stream = try IrisRtcStream(source: .tone(hz: test.toneHz, amplitude: 0.3)) } catch {
@@ -78,6 +94,9 @@ public struct SuiteRunner: Sendable {
         }
         let session = IrisRtcAudioSession(connection: connection, stream: stream, delegate: collector)
         defer { session.stop() }
+        let sampler = Sampler(leg: stream.leg, toneHz: test.toneHz, connection: connection, start: start)
+        sampler.run { session.roomId }
+        defer { sampler.stop() }
         var stepIndex = 0
         do {
             do {
@@ -87,7 +106,9 @@ public struct SuiteRunner: Sendable {
             }
             for (i, step) in test.steps.enumerated() {
                 stepIndex = i + 1
-                try perform(step, session: session, events: collector)
+                if let rtt = try perform(step, session: session, events: collector), result.audioRoundTripMs == nil {
+                    result.audioRoundTripMs = rtt
+                }
             }
             result.passed = true
         } catch let f as StepFailure {
@@ -102,6 +123,8 @@ public struct SuiteRunner: Sendable {
             try? session.close()
             _ = session.waitForEnd(timeout: 10)
         }
+        sampler.stop()
+        result.timeline = sampler.points
         measure(&result, collector.events, start: start, session: session)
         result.durationSec = (Date().timeIntervalSince(start) * 10).rounded() / 10
         return result
@@ -131,7 +154,8 @@ public struct SuiteRunner: Sendable {
         return s.isEmpty ? "no events" : s.joined(separator: ", ")
     }
 
-    private func perform(_ step: TestStep, session: IrisRtcAudioSession, events: Collector) throws {
+    /// Performs one step; returns the audio round trip (ms) when the step measured one.
+    private func perform(_ step: TestStep, session: IrisRtcAudioSession, events: Collector) throws -> Int? {
         let leg = session.stream.leg
         switch step {
         case .expectStatus(let status, let early, let within):
@@ -159,6 +183,16 @@ public struct SuiteRunner: Sendable {
                 throw StepFailure(message: String(format: "expected our %.0f Hz tone back within \(within) s; its level was %.2f of the audio (%d packets in)",
                                                   hz, leg.toneLevel(hz: hz, lastSeconds: 0.4), leg.receivedPackets()))
             }
+            // Round trip: silence until the echo of the tone is gone, then the tone's onset
+            // against the moment it comes back.
+            let source = leg.source
+            leg.source = .silence
+            _ = wait(2) { leg.toneLevel(hz: hz, lastSeconds: 0.1) < 0.05 }
+            let onset = Date()
+            leg.source = .tone(hz: hz, amplitude: 0.3)
+            defer { leg.source = source }
+            guard wait(2, { leg.toneLevel(hz: hz, lastSeconds: 0.06) > 0.3 }) else { return nil }
+            return Int(Date().timeIntervalSince(onset) * 1000)
         case .expectAudio(let within):
             let before = leg.receivedPackets()
             guard wait(within, { leg.receivedPackets() >= before + 25 }) else {
@@ -184,6 +218,7 @@ public struct SuiteRunner: Sendable {
                 throw StepFailure(message: "expected the end \(want); got \(end.reason?.rawValue ?? "?") (\(sip))")
             }
         }
+        return nil
     }
 
     private func measure(_ r: inout TestCallResult, _ events: [SessionEvent], start: Date, session: IrisRtcAudioSession) {
@@ -197,6 +232,8 @@ public struct SuiteRunner: Sendable {
             r.q850Cause = end.sip?.cause
         }
         r.codec = events.first { $0.event == .onStreamQualityIndicator }?.codec
+        if r.answerMs != nil { r.sdpSane = r.codec != nil }
+        if let cause = r.q850Cause, let code = r.sipCode { r.causeConsistent = Q850.fits(cause: cause, sipCode: code) }
         if let room = r.roomId, let snap = try? connection.snapshot(roomId: room), let trunk = snap.trunk, trunk.packetsReceived > 0 {
             r.packetsLost = trunk.packetsLost
             r.jitterMs = (trunk.jitterMs * 100).rounded() / 100
@@ -205,6 +242,72 @@ public struct SuiteRunner: Sendable {
             r.mos = EModel.mos(codec: r.codec ?? "PCMU", lossPercent: expected > 0 ? 100 * Double(max(0, trunk.packetsLost)) / expected : 0,
                                oneWayDelayMs: (trunk.roundTripMs ?? 0) / 2 + trunk.jitterMs * 2 + 40)
         }
+    }
+}
+
+/// Whether a Q.850 cause fits the SIP code it came with (RFC 3398 §7.2.4.1 and RFC 4497's
+/// mapping, with the usual alternatives): a carrier that says 486 with cause 1 is confused.
+public enum Q850 {
+    static let bySIP: [Int: Set<Int>] = [
+        200: [16, 31],                  // BYE: normal clearing
+        404: [1, 2, 3, 20, 22, 26], 484: [28], 604: [1],
+        486: [17], 600: [17],
+        480: [18, 19, 20, 31], 408: [18, 102],
+        603: [21], 403: [21, 55, 57, 87],
+        503: [27, 34, 38, 41, 42, 44, 47, 63], 502: [27, 38], 500: [41, 111, 127],
+        488: [58, 65, 79, 88], 487: [16, 31], 504: [102],
+    ]
+
+    public static func fits(cause: Int, sipCode: Int) -> Bool {
+        guard let allowed = bySIP[sipCode] else { return true }  // no mapping: nothing to contradict
+        return allowed.contains(cause)
+    }
+}
+
+/// Samples a call's audio every 250 ms on a thread of its own (the timeline of the report).
+final class Sampler: @unchecked Sendable {
+    private let leg: ClientMediaLeg
+    private let toneHz: Double
+    private let connection: IrisRtcConnection
+    private let start: Date
+    private let lock = NSLock()
+    private var list: [TimelinePoint] = []
+    private let done = Atomic<Bool>(false)
+    private let finished = DispatchSemaphore(value: 0)
+    private var started = false
+
+    init(leg: ClientMediaLeg, toneHz: Double, connection: IrisRtcConnection, start: Date) {
+        self.leg = leg
+        self.toneHz = toneHz
+        self.connection = connection
+        self.start = start
+    }
+
+    var points: [TimelinePoint] { lock.withLock { list } }
+
+    func run(room: @escaping @Sendable () -> String?) {
+        started = true
+        Thread { [self] in
+            var lastPackets = 0, tick = 0
+            var jitter: Double?
+            while !done.load(ordering: .relaxed) && list.count < 2400 {
+                usleep(250_000)
+                tick += 1
+                // The trunk's jitter once a second (an API round trip).
+                if tick % 4 == 0, let r = room(), let snap = try? connection.snapshot(roomId: r) { jitter = snap.trunk?.jitterMs }
+                let packets = leg.receivedPackets()
+                let p = TimelinePoint(ms: Int(Date().timeIntervalSince(start) * 1000), packets: packets - lastPackets,
+                                      echoLevel: (leg.toneLevel(hz: toneHz, lastSeconds: 0.25) * 100).rounded() / 100, jitterMs: jitter)
+                lastPackets = packets
+                lock.withLock { list.append(p) }
+            }
+            finished.signal()
+        }.start()
+    }
+
+    func stop() {
+        guard started, !done.exchange(true, ordering: .relaxed) else { return }
+        finished.wait()
     }
 }
 

@@ -50,8 +50,11 @@ extension GatewaySuites {
             #expect(echo.passed && echo.codec == "PCMU" && echo.endReason == "completed")
             #expect((echo.postDialDelayMs ?? -1) >= 0 && (echo.answerMs ?? -1) >= (echo.postDialDelayMs ?? 0))
             #expect((echo.mos ?? 0) > 4, "MOS \(echo.mos ?? 0)")
+            #expect((echo.audioRoundTripMs ?? 0) > 0 && (echo.audioRoundTripMs ?? 9999) < 2000, "round trip \(echo.audioRoundTripMs ?? -1)")
+            #expect(echo.sdpSane == true && !echo.timeline.isEmpty)
             #expect(report.results[1].failedStep == 1 && report.results[1].failure?.contains("expected the call to end busy") == true)
             let page = try String(contentsOfFile: html, encoding: .utf8)
+            #expect(page.contains("<polyline") && page.contains("audio round trip"))
             #expect(page.contains("<svg") && page.contains("1/2 passed") && !page.contains("http://"), "self-contained HTML")
             #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
         }
