@@ -36,14 +36,14 @@ test: deps
 bench: release
 	.build/release/irisgw-bench
 
-## run: the gateway (SIP 127.0.0.1:5060, API 127.0.0.1:8080, profiles in sip-profiles/) until Ctrl-C
+## run: the gateway with the built-in carrier simulator (SIP 127.0.0.1:5060, API :8080, simulator :5090) until Ctrl-C
 run: release
 	@echo "irisgw gateway: SIP on 127.0.0.1:5060, control API on http://127.0.0.1:8080; Ctrl-C stops it."
 	@echo "The built-in carrier simulator plays the PSTN on 127.0.0.1:5090 (numbers: docs/carrier-testing.md)."
 	@echo "In a second terminal:"
 	@echo "    .build/release/irisgw call +15550100001 --from +15557654321 --tone 440 --hangup-after 5"
-	@.build/release/irisgw carrier-sim & sim=$$!; trap 'kill $$sim 2>/dev/null' EXIT INT TERM; \
-	  CARRIER_SIM_PASSWORD=$${CARRIER_SIM_PASSWORD:-carrier-sim} .build/release/irisgw serve
+	@echo "    .build/release/irisgw test --profile carrier-sim --suite sip-profiles/suites/basic.json5"
+	@CARRIER_SIM_PASSWORD=$${CARRIER_SIM_PASSWORD:-carrier-sim} .build/release/irisgw serve --carrier-sim 127.0.0.1:5090
 
 ## lint: every RFC 4475/5118 message through irisgw sip-lint (a smoke check of the CLI)
 lint: build

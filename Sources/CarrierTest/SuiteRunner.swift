@@ -98,6 +98,9 @@ public struct SuiteRunner: Sendable {
         sampler.run { session.roomId }
         defer { sampler.stop() }
         var stepIndex = 0
+        // Status steps match in order: each looks at the events after the last one matched,
+        // so `Connected`, `Hold`, `Connected` checks a resume, not the first answer twice.
+        var cursor = 0
         do {
             do {
                 result.roomId = try session.createWithTN(targetTN: test.target, sourceTN: test.source, profile: profile)
@@ -106,9 +109,10 @@ public struct SuiteRunner: Sendable {
             }
             for (i, step) in test.steps.enumerated() {
                 stepIndex = i + 1
-                if let rtt = try perform(step, session: session, events: collector), result.audioRoundTripMs == nil {
+                if let rtt = try perform(step, session: session, events: collector, cursor: &cursor), result.audioRoundTripMs == nil {
                     result.audioRoundTripMs = rtt
                 }
+                progress("    step \(i + 1)/\(test.steps.count) \(step) ok" + String(format: " (%.1f s)", Date().timeIntervalSince(start)))
             }
             result.passed = true
         } catch let f as StepFailure {
@@ -155,13 +159,19 @@ public struct SuiteRunner: Sendable {
     }
 
     /// Performs one step; returns the audio round trip (ms) when the step measured one.
-    private func perform(_ step: TestStep, session: IrisRtcAudioSession, events: Collector) throws -> Int? {
+    private func perform(_ step: TestStep, session: IrisRtcAudioSession, events: Collector, cursor: inout Int) throws -> Int? {
         let leg = session.stream.leg
         switch step {
         case .expectStatus(let status, let early, let within):
-            guard wait(within, { events.events.contains { $0.status == status && (early == nil || $0.earlyMedia == early) } }) else {
+            let from = cursor
+            let match = { () -> Int? in
+                let list = events.events
+                return list.indices.first { $0 >= from && list[$0].status == status && (early == nil || list[$0].earlyMedia == early) }
+            }
+            guard wait(within, { match() != nil }), let at = match() else {
                 throw StepFailure(message: "expected \(status.rawValue)\(early == true ? " with early media" : "") within \(within) s; got \(happened(events.events))")
             }
+            cursor = at + 1
         case .expectEarlyMedia(let within):
             guard wait(within, { events.events.contains { $0.event == .onSessionEarlyMedia } && leg.receivedPackets() > 10 }) else {
                 throw StepFailure(message: "expected early media (183 with SDP and audio) within \(within) s; got \(happened(events.events)), \(leg.receivedPackets()) packets")

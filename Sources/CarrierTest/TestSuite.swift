@@ -72,6 +72,25 @@ public enum TestStep: Sendable, Equatable {
     case expectEnd(EndReason, sipCode: Int?, cause: Int?, within: Double)
 }
 
+extension TestStep: CustomStringConvertible {
+    /// The step as the progress lines name it.
+    public var description: String {
+        switch self {
+        case .expectStatus(let s, let early, _): "expect \(s.rawValue)" + (early == true ? " with early media" : early == false ? " without early media" : "")
+        case .expectEarlyMedia: "expect early media"
+        case .wait(let s): "wait \(s) s"
+        case .sendDTMF(let d): "send DTMF \(d)"
+        case .expectDTMF(let d, _): "expect DTMF \(d)"
+        case .expectEcho(let hz, _): "expect the \(Int(hz)) Hz echo"
+        case .expectAudio: "expect audio"
+        case .hold: "hold"
+        case .unhold: "unhold"
+        case .hangup: "hang up"
+        case .expectEnd(let r, let code, let cause, _): "expect the end \(r.rawValue)" + (code.map { " \($0)" } ?? "") + (cause.map { " cause \($0)" } ?? "")
+        }
+    }
+}
+
 /// A broken suite file: the file, the key path and what is wrong.
 public struct SuiteError: Error, Sendable, Equatable, CustomStringConvertible {
     public var file: String

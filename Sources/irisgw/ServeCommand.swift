@@ -1,3 +1,4 @@
+import CarrierSim
 import ControlAPI
 import Foundation
 import Gateway
@@ -9,7 +10,7 @@ enum ServeCommand {
     static let usage = """
     usage: irisgw serve [--config FILE] [--profiles DIR] [--sip-listen HOST:PORT] [--api-listen HOST:PORT]
                         [--rtp-ports LO-HI] [--rtp-host HOST] [--data-dir DIR] [--public-url URL]
-                        [--drain-timeout S] [--max-sessions N]
+                        [--drain-timeout S] [--max-sessions N] [--carrier-sim HOST:PORT]
 
       --config FILE        settings file (JSON5; docs/operations.md); the flags below win over it
       --profiles DIR       trunk profiles, *.json5 (default sip-profiles)
@@ -21,6 +22,8 @@ enum ServeCommand {
       --public-url URL     API URL put in inbound notifications (default http://<api-listen>)
       --drain-timeout S    SIGTERM: seconds calls may go on before BYE (default 30)
       --max-sessions N     sessions at once over all trunks; more inbound get 503 (default 1000)
+      --carrier-sim H:P    also run the built-in carrier simulator there, in this process
+                           (what `make run` does: the carrier-sim profile's proxy is 127.0.0.1:5090)
 
     Prints `listening sip udp|tcp HOST:PORT`, `listening api URL` and `ready`, then serves.
 
@@ -49,6 +52,7 @@ enum ServeCommand {
         if let v = file.roomTokenLifetimeSec { configuration.roomTokenLifetime = Double(v) }
         var publicURL = file.publicURL
         var drainTimeout = Double(file.drainTimeoutSec ?? 30)
+        var simulatorListen: SocketAddress?
         var i = 0
         func value() -> String? {
             i += 1
@@ -82,6 +86,9 @@ enum ServeCommand {
             case "--drain-timeout":
                 guard let v = value().flatMap(Double.init), v >= 0 else { return fail("--drain-timeout needs seconds") }
                 drainTimeout = v
+            case "--carrier-sim":
+                guard let v = value(), let a = SocketAddress.parse(v) else { return fail("--carrier-sim needs HOST:PORT") }
+                simulatorListen = a
             case "--max-sessions":
                 guard let v = value().flatMap(Int.init), v > 0 else { return fail("--max-sessions needs a positive number") }
                 configuration.maxSessions = v
@@ -101,6 +108,23 @@ enum ServeCommand {
             return 1
         }
         configuration.sipListen = [(.udp, sipListen), (.tcp, sipListen)]
+        // The simulator first, so the gateway's first OPTIONS ping finds it up.
+        var simulator: CarrierSimulator?
+        if let simulatorListen {
+            do {
+                var c = CarrierSimulator.Configuration()
+                c.listen = simulatorListen
+                if let pw = ProcessInfo.processInfo.environment["CARRIER_SIM_PASSWORD"], !pw.isEmpty { c.authPassword = pw }
+                let sim = try CarrierSimulator(configuration: c)
+                sim.onReport = { writeOut("carrier-sim: \($0)\n") }
+                for p in try sim.start() { writeOut("listening carrier-sim \(p.transport.rawValue.lowercased()) \(p.address)\n") }
+                simulator = sim
+            } catch {
+                writeError("irisgw serve: cannot start the carrier simulator: \(error)\n")
+                return 1
+            }
+        }
+        defer { simulator?.shutdown() }
         let gateway: Gateway
         let api: ControlAPIServer
         do {

@@ -134,3 +134,75 @@ extension GatewaySuites.CarrierSimEndToEndTests {
         #expect(!report.passed && report.results.first?.failedStep == 2)
     }
 }
+
+extension GatewaySuites.CarrierSimEndToEndTests {
+    /// What `make run` starts (`irisgw serve --carrier-sim`, the shipped profiles) reaches a
+    /// healthy gateway within a bound and stops cleanly on SIGINT. Ports from the OS here;
+    /// `make run` itself uses the fixed ones its profile names.
+    @Test func makeRunsCommandStartsHealthyAndStopsOnSIGINT() async throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let makefile = try String(contentsOf: root.appendingPathComponent("Makefile"), encoding: .utf8)
+        #expect(makefile.contains("irisgw serve --carrier-sim 127.0.0.1:5090"), "make run no longer runs what this test checks")
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-run-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: data) }
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: GatewayProcess.binary)
+        p.arguments = ["serve", "--carrier-sim", "127.0.0.1:0", "--sip-listen", "127.0.0.1:0", "--api-listen", "127.0.0.1:0",
+                       "--profiles", root.appendingPathComponent("sip-profiles").path, "--data-dir", data.path]
+        p.currentDirectoryURL = root
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = out
+        try p.run()
+        defer { if p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() } }
+        var text = ""
+        let ready = await eventually(timeout: 20) {
+            var pfd = pollfd(fd: out.fileHandleForReading.fileDescriptor, events: Int16(POLLIN), revents: 0)
+            if poll(&pfd, 1, 0) > 0 { text += String(decoding: out.fileHandleForReading.availableData, as: UTF8.self) }
+            return text.contains("ready\n")
+        }
+        #expect(ready, "\(text)")
+        #expect(text.contains("listening carrier-sim udp 127.0.0.1:") && text.contains("profiles carrier-sim"), "\(text)")
+        let api = try #require(text.split(separator: "\n").first { $0.hasPrefix("listening api ") }).dropFirst("listening api ".count)
+        let health = try HTTPClient(baseURL: String(api)).request(method: "GET", path: "/healthz", timeout: 5)
+        #expect(health.status == 200)
+        kill(p.processIdentifier, SIGINT)
+        #expect(await eventually(timeout: 10) { !p.isRunning })
+        #expect(p.terminationStatus == 0)
+        text += String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(text.hasSuffix("stopped\n"), "\(text)")
+    }
+}
+
+extension GatewaySuites.CarrierSimEndToEndTests {
+    /// `irisgw carrier-sim call` places PSTN calls into the gateway; the app joins each.
+    @Test func carrierSimCallPlacesCallsThatTheAppAnswers() async throws {
+        let gw = try GatewayProcess(profiles: [.init()])
+        defer { gw.stop() }
+        let listener = try IrisNotificationListener(connection: try gw.connection(), routingId: "alice")
+        defer { listener.close() }
+        let caller = Process()
+        caller.executableURL = URL(fileURLWithPath: GatewayProcess.binary)
+        caller.arguments = ["carrier-sim", "call", "+15550001000", "--from", "+15559876543", "--to", "127.0.0.1:\(gw.sipPort)",
+                            "--hangup-after", "1", "--calls", "3", "--rate", "5"]
+        let out = Pipe()
+        caller.standardOutput = out
+        caller.standardError = out
+        try caller.run()
+        defer { if caller.isRunning { caller.terminate() } }
+        var sessions: [IrisRtcAudioSession] = []
+        defer { sessions.forEach { $0.stop() } }
+        for _ in 0..<3 {
+            let note = try #require(listener.next(timeout: 10))
+            let s = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(source: .tone(hz: 500, amplitude: 0.3)), delegate: nil)
+            try s.join(roomId: note.roomid!, roomToken: note.roomtoken!)
+            sessions.append(s)
+        }
+        for s in sessions { #expect(s.waitForEnd(timeout: 10)) }
+        #expect(await eventually(timeout: 10) { !caller.isRunning })
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(caller.terminationStatus == 0, "\(text)")
+        #expect(text.contains("summary: 3 calls, 3 answered, 3 ended normally, 0 failed"), "\(text)")
+        #expect(sessions.allSatisfy { $0.endedEvent?.reason == .completed })
+    }
+}
