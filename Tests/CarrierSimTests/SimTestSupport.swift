@@ -175,13 +175,15 @@ final class RTPProbe: @unchecked Sendable {
         let deadline = SIPEventLoop.now() + seconds
         var buffer = [UInt8](repeating: 0, count: 2048)
         var from = RawSocketAddress()
-        while SIPEventLoop.now() < deadline, !until(out) {
+        // Drain before checking `until`: on a busy machine the test may get here after the
+        // condition already holds, with the packets it wants still waiting in the socket.
+        repeat {
             var pfd = pollfd(fd: socket.fd, events: Int16(POLLIN), revents: 0)
             guard poll(&pfd, 1, 20) > 0 else { continue }
             while let n = buffer.withUnsafeMutableBytes({ socket.receive(into: $0, from: &from) }) {
                 if let p = try? RTPPacket(parsing: Array(buffer[0..<n])) { out.append(p) }
             }
-        }
+        } while SIPEventLoop.now() < deadline && !until(out)
         return out
     }
 }
