@@ -21,24 +21,7 @@ final class CarrierSimProcess: @unchecked Sendable {
         process.standardError = output
         process.standardInput = FileHandle.nullDevice
         try process.run()
-        let fd = output.fileHandleForReading.fileDescriptor
-        let deadline = Date().addingTimeInterval(10)
-        var buffer = ""
-        while Date() < deadline, !lines.contains("ready") {
-            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&pfd, 1, 200) > 0 else {
-                if !process.isRunning { break }
-                continue
-            }
-            var chunk = [UInt8](repeating: 0, count: 4096)
-            let n = read(fd, &chunk, chunk.count)
-            if n <= 0 { break }
-            buffer += String(decoding: chunk[0..<n], as: UTF8.self)
-            while let nl = buffer.firstIndex(of: "\n") {
-                lines.append(String(buffer[..<nl]))
-                buffer = String(buffer[buffer.index(after: nl)...])
-            }
-        }
+        lines = readLines(of: process, from: output, until: "ready", timeout: 10)
         if let l = lines.first(where: { $0.hasPrefix("listening sip udp ") }), let p = l.split(separator: ":").last.flatMap({ Int($0) }) {
             port = p
         }

@@ -90,25 +90,7 @@ final class GatewayProcess: @unchecked Sendable {
         process.standardError = output
         process.standardInput = FileHandle.nullDevice
         try process.run()
-        // Read lines until `ready` (or the process dies / 20 s pass).
-        let deadline = Date().addingTimeInterval(20)
-        var buffer = ""
-        let fd = output.fileHandleForReading.fileDescriptor
-        while Date() < deadline, !lines.contains("ready") {
-            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&pfd, 1, 200) > 0 else {
-                if !process.isRunning { break }
-                continue
-            }
-            var chunk = [UInt8](repeating: 0, count: 4096)
-            let n = read(fd, &chunk, chunk.count)
-            if n <= 0 { break }
-            buffer += String(decoding: chunk[0..<n], as: UTF8.self)
-            while let nl = buffer.firstIndex(of: "\n") {
-                lines.append(String(buffer[..<nl]))
-                buffer = String(buffer[buffer.index(after: nl)...])
-            }
-        }
+        lines = readLines(of: process, from: output, until: "ready", timeout: 20)
         for l in lines {
             if l.hasPrefix("listening sip udp "), let port = l.split(separator: ":").last.flatMap({ Int($0) }) { sipPort = port }
             if l.hasPrefix("listening api ") { apiURL = String(l.dropFirst("listening api ".count)) }
@@ -175,6 +157,31 @@ final class GatewayProcess: @unchecked Sendable {
             try? FileManager.default.removeItem(at: directory)
         }
     }
+}
+
+/// The lines a started process prints until one equals `last` (or it dies, or `timeout`
+/// seconds pass).
+func readLines(of process: Process, from output: Pipe, until last: String, timeout: Double) -> [String] {
+    var lines: [String] = []
+    let deadline = Date().addingTimeInterval(timeout)
+    var buffer = ""
+    let fd = output.fileHandleForReading.fileDescriptor
+    while Date() < deadline, !lines.contains(last) {
+        var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&pfd, 1, 200) > 0 else {
+            if !process.isRunning { break }
+            continue
+        }
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        let n = read(fd, &chunk, chunk.count)
+        if n <= 0 { break }
+        buffer += String(decoding: chunk[0..<n], as: UTF8.self)
+        while let nl = buffer.firstIndex(of: "\n") {
+            lines.append(String(buffer[..<nl]))
+            buffer = String(buffer[buffer.index(after: nl)...])
+        }
+    }
+    return lines
 }
 
 /// A delegate that records events for assertions.
