@@ -69,7 +69,8 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
             }
             leg.noteSource(now: start)
             if leg.markReceived(now: start, bytes: n) { events(.firstPacket(which)) }
-            _ = leg.rx.record(view, arrival: start)
+            let isEvent = leg.configuration.telephoneEventPayloadType == view.payloadType
+            _ = leg.rx.record(view, arrival: start, sampledTimestamp: !isEvent)
             let payload = view.payload(in: packet)
             if let te = leg.configuration.telephoneEventPayloadType, view.payloadType == te {
                 if let report = try? TelephoneEvent.parse(payload) {

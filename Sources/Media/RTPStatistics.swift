@@ -38,8 +38,12 @@ public struct RTPReceiverStatistics: Sendable, Equatable {
 
     /// Records one received RTP packet that arrived at `arrival` seconds. A new SSRC resets
     /// everything; jitter follows every delivered packet in arrival order (A.8).
+    ///
+    /// `sampledTimestamp` false (an RFC 4733 event packet, whose timestamp stays at the
+    /// event's start while packets keep coming) leaves the jitter estimate alone: its
+    /// transit says nothing about the network. The packet still counts for sequence and loss.
     public mutating func record(
-        ssrc: UInt32, sequenceNumber: UInt16, timestamp: UInt32, arrival: Double
+        ssrc: UInt32, sequenceNumber: UInt16, timestamp: UInt32, arrival: Double, sampledTimestamp: Bool = true
     ) -> RTPSourceUpdate {
         let update = source.update(ssrc: ssrc, sequenceNumber: sequenceNumber, timestamp: timestamp)
         if update.sourceChanged { resetReception(forgetSenderReport: true) }
@@ -48,6 +52,7 @@ public struct RTPReceiverStatistics: Sendable, Equatable {
             resetReception(forgetSenderReport: false)
             fallthrough
         case .inOrder, .late:
+            guard sampledTimestamp else { break }
             let transit = arrival * Double(clockRate) - Double(update.extendedTimestamp)
             if let lastTransit {
                 // J(i) = J(i-1) + (|D(i-1,i)| - J(i-1)) / 16
@@ -61,8 +66,9 @@ public struct RTPReceiverStatistics: Sendable, Equatable {
     }
 
     /// Records a packet from its parsed view.
-    public mutating func record(_ packet: RTPPacketView, arrival: Double) -> RTPSourceUpdate {
-        record(ssrc: packet.ssrc, sequenceNumber: packet.sequenceNumber, timestamp: packet.timestamp, arrival: arrival)
+    public mutating func record(_ packet: RTPPacketView, arrival: Double, sampledTimestamp: Bool = true) -> RTPSourceUpdate {
+        record(ssrc: packet.ssrc, sequenceNumber: packet.sequenceNumber, timestamp: packet.timestamp, arrival: arrival,
+               sampledTimestamp: sampledTimestamp)
     }
 
     /// Notes an SR from this source (its sender info), received at `arrival` seconds, for

@@ -272,3 +272,28 @@ private func feed(
         #expect(block.lastSenderReport == 0)
     }
 }
+
+/// RFC 4733 event packets keep the event's start timestamp while they keep coming: counted
+/// for sequence and loss, left out of the jitter estimate.
+@Suite struct TelephoneEventJitterTests {
+    static func run(flagEvents: Bool) -> RTPReceiverStatistics {
+        var stats = RTPReceiverStatistics(clockRate: 8000)
+        var seq: UInt16 = 100
+        for i in 0..<60 {
+            let arrival = Double(i) * 0.02
+            // Frames 40-59 are a digit: twenty packets, all with the timestamp of frame 40.
+            let event = (40..<60).contains(i)
+            let ts = UInt32(event ? 40 * 160 : i * 160)
+            _ = stats.record(ssrc: 7, sequenceNumber: seq, timestamp: ts, arrival: arrival, sampledTimestamp: !(event && flagEvents))
+            seq &+= 1
+        }
+        return stats
+    }
+
+    @Test func eventPacketsDoNotReadAsJitter() {
+        let flagged = Self.run(flagEvents: true), unflagged = Self.run(flagEvents: false)
+        #expect(flagged.jitterMilliseconds < 1, "\(flagged.jitterMilliseconds)")
+        #expect(unflagged.jitterMilliseconds > 10, "\(unflagged.jitterMilliseconds)")
+        #expect(flagged.cumulativeLost == 0 && unflagged.cumulativeLost == 0)
+    }
+}
