@@ -24,17 +24,23 @@ extension Gateway: SIPUserAgentDelegate {
             call.reject(status: 503, reason: "Service Unavailable", headers: [SIPHeader(.retryAfter, "30")])
             return
         }
-        guard let offer = call.remoteSDP else {
-            // Late offer (no SDP in the INVITE) is not supported yet: the carrier retries with SDP.
-            call.reject(status: 488, reason: "Not Acceptable Here (SDP offer required)")
-            return
-        }
         let trunk: NegotiatedLeg
-        do {
-            trunk = try MediaNegotiation.trunkLeg(offer, allowed: profile.media.codecs.map(\.rawValue))
-        } catch {
-            call.reject(status: 488, reason: "Not Acceptable Here")
-            return
+        let lateOffer = call.remoteSDP == nil
+        if let offer = call.remoteSDP {
+            do {
+                trunk = try MediaNegotiation.trunkLeg(offer, allowed: profile.media.codecs.map(\.rawValue))
+            } catch {
+                call.reject(status: 488, reason: "Not Acceptable Here")
+                return
+            }
+        } else {
+            // Late offer (RFC 3261 §13.2.1): we offer in the 200, the ACK answers. Media opens
+            // with our first codec and follows the answer.
+            guard let first = profile.media.codecs.first, let (codec, map) = MediaNegotiation.trunkCodec(named: first.rawValue) else {
+                call.reject(status: 488, reason: "Not Acceptable Here")
+                return
+            }
+            trunk = NegotiatedLeg(codec: codec, rtpMap: map, telephoneEvent: nil, remote: nil, direction: .sendrecv)
         }
         let caller = call.invite.from?.uri.user ?? "anonymous"
         let roomId = Self.newRoomId()
@@ -46,6 +52,7 @@ extension Gateway: SIPUserAgentDelegate {
                                sourceTN: caller, targetTN: did, notificationData: nil, gateway: self)
         s.call = call
         s.trunkLeg = trunk
+        s.lateOffer = lateOffer
         s.roomToken = token
         call.delegate = s
         sessions[roomId] = s

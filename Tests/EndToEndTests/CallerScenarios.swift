@@ -62,6 +62,17 @@ enum CallerScenarios {
             + "</scenario>\n"
     }
 
+    /// A late offer (RFC 3261 §13.2.1): INVITE without SDP, 180, the 200 with the gateway's
+    /// offer, the answer in the ACK; BYE after `talkMs`.
+    static func lateOffer(talkMs: Int = 3000) -> String {
+        head + "<scenario name=\"caller-late-offer\">\n" + request("INVITE", cseq: 1, toTag: false) + provisionals
+            + "  <recv response=\"200\" rtd=\"true\"/>\n"
+            + request("ACK", cseq: 1, toTag: true, sdp: sdp(), retrans: false)
+            + "  <pause milliseconds=\"\(talkMs)\"/>\n"
+            + request("BYE", cseq: 2, toTag: true)
+            + "  <recv response=\"200\"/>\n</scenario>\n"
+    }
+
     /// INVITE, 180, 200 (waits up to `answerTimeoutMs` for the app to join), ACK; then,
     /// if `hold`, a re-INVITE with `a=sendonly` and one with `a=sendrecv`, `holdMs` apart;
     /// BYE after `talkMs`.

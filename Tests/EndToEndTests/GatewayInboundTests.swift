@@ -136,6 +136,31 @@ extension GatewaySuites {
             #expect(try gw.connection().sessions().isEmpty)
         }
 
+        /// An INVITE without SDP: our 200 offers, the caller answers in the ACK, audio flows.
+        @Test func lateOfferIsAnsweredInTheACK() async throws {
+            let gw = try GatewayProcess(profiles: [.init()])
+            defer { gw.stop() }
+            let (note, sipp) = try Self.notification(gw) { try Self.caller(gw, CallerScenarios.lateOffer(talkMs: 5000), extra: ["-rtp_echo"]) }
+            defer { sipp.stop() }
+            let n = try #require(note, sipp.report)
+            let rec = SessionRecorder()
+            let session = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(source: .tone(hz: 700, amplitude: 0.3)),
+                                              delegate: rec)
+            defer { session.stop() }
+            try session.join(roomId: n.roomid!, roomToken: n.roomtoken!)
+            #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(sipp.report)")
+            var level = 0.0
+            _ = await eventually(timeout: 4) {
+                level = session.stream.leg.toneLevel(hz: 700, lastSeconds: 0.5)
+                return level > 0.3
+            }
+            #expect(level > 0.3, "700 Hz through the caller's echo: \(level)")
+            #expect(session.waitForEnd(timeout: 10))
+            #expect(rec.ended?.reason == .completed, "\(rec.events)")
+            #expect(sipp.messages.contains("m=audio"), "our offer in the 200")
+            #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
+        }
+
         @Test func holdFromTheCallerIsAnsweredRecvonlyAndReported() async throws {
             let gw = try GatewayProcess(profiles: [.init()])
             defer { gw.stop() }

@@ -28,6 +28,12 @@ extension GatewaySession: SIPCallDelegate {
     func call(_ call: SIPCall, didConnect message: SIPMessage) {
         guard call === self.call else { return }
         if !call.isIncoming, let sdp = call.remoteSDP { applyTrunkSDP(sdp) }
+        if lateOffer && trunkLeg?.remote == nil {
+            // Our 200 offered; an ACK without an answer (or with nothing we take) leaves no media.
+            handle(.sipFailure(SIPDetails(code: 488, reason: "No SDP answer in the ACK")))
+            call.hangup()
+            return
+        }
         let details = Self.details(of: message) ?? SIPDetails(code: 200, reason: "OK")
         if !call.isIncoming { gateway.metrics.inviteResponse(details.code) }
         let codec = trunkLeg?.codec.description ?? "unknown"

@@ -34,6 +34,8 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
     var sawRinging = false
     /// Inbound: the room token the notification carried and its expiry.
     var roomToken: String?
+    /// Inbound: the INVITE had no SDP, so our 200 offers and the ACK answers.
+    var lateOffer = false
     /// Sessions merged into this one (it hosts the three-way call).
     var merged: [GatewaySession] = []
     /// The session this one was merged into.
@@ -152,8 +154,11 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
             call?.reject(status: 500)
             return
         }
-        let answer = MediaNegotiation.answer(for: trunkLeg, address: media.trunkAddress, session: trunkSession)
-        call.answer(sdp: answer)
+        let sdp = lateOffer
+            ? MediaNegotiation.trunkOffer(address: media.trunkAddress, codecs: profile.media.codecs.map(\.rawValue),
+                                          telephoneEvent: profile.media.dtmf == .rfc4733, session: trunkSession)
+            : MediaNegotiation.answer(for: trunkLeg, address: media.trunkAddress, session: trunkSession)
+        call.answer(sdp: sdp)
         loop.cancel(ringTimer)
     }
 
