@@ -42,11 +42,13 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
             ?? profiles.filter { $0.outbound != nil }.map(\.name).sorted().first
         var sip = configuration.sip
         sip.listen = configuration.sipListen
-        // One user agent serves every trunk: its PRACK and session-timer policy come from the
-        // default profile (docs/sip-profiles.md).
+        // One user agent serves every trunk. Outbound calls carry their own trunk's PRACK and
+        // session-timer policy; inbound ones (matched to a trunk only after the INVITE is
+        // read) use the default profile's (docs/sip-profiles.md).
         if let name = defaultProfileName ?? profiles.map(\.name).sorted().first, let p = byName[name] {
-            sip.prack = SIPUserAgentConfiguration.PRACKPolicy(rawValue: p.sip.prack.rawValue) ?? .supported
-            sip.sessionTimer = p.sip.sessionTimerSec > 0 ? SessionTimerPolicy(sessionExpires: p.sip.sessionTimerSec) : nil
+            let policy = Self.callPolicy(p)
+            sip.prack = policy.prack
+            sip.sessionTimer = policy.sessionTimer
         }
         ua = try SIPUserAgent(configuration: sip)
         media = try MediaEngine(configuration: .init(threads: configuration.mediaThreads, host: configuration.rtpHost,
@@ -98,6 +100,12 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
     public func sipResponseCounts() -> [Int: Int] { ua.loop.sync { [self] in ua.counters.statelessResponses } }
 
     public var activeSessionCount: Int { ua.loop.sync { [self] in sessions.count } }
+
+    /// A trunk's PRACK and session-timer settings as the SIP layer takes them.
+    static func callPolicy(_ p: TrunkProfile) -> SIPCallPolicy {
+        SIPCallPolicy(prack: SIPUserAgentConfiguration.PRACKPolicy(rawValue: p.sip.prack.rawValue) ?? .supported,
+                      sessionTimer: p.sip.sessionTimerSec > 0 ? SessionTimerPolicy(sessionExpires: p.sip.sessionTimerSec) : nil)
+    }
 
     func profile(named name: String?) throws(GatewayError) -> TrunkProfile {
         guard let n = name ?? defaultProfileName else { throw .badRequest("no trunk profile is configured") }

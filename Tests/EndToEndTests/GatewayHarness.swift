@@ -38,6 +38,7 @@ final class GatewayProcess: @unchecked Sendable {
         var rtpTimeoutSec = 30
         var dtmf = "rfc4733"
         var register = false
+        var sessionTimerSec = 1800
 
         var json5: String {
             let proxyList = proxies.map { "\"sip:127.0.0.1:\($0);transport=udp\"" }.joined(separator: ", ")
@@ -57,7 +58,7 @@ final class GatewayProcess: @unchecked Sendable {
             \(outbound)
               inbound: { allowFrom: [\(allowFrom.map { "\"\($0)\"" }.joined(separator: ", "))], routes: [\(routeList)], ringTimeoutSec: \(inboundRingTimeoutSec) },
               media: { codecs: [\(codecs.map { "\"\($0)\"" }.joined(separator: ", "))], dtmf: "\(dtmf)", rtpTimeoutSec: \(rtpTimeoutSec) },
-              sip: { transport: "udp", prack: "supported", sessionTimerSec: 1800, optionsPingSec: 0 },
+              sip: { transport: "udp", prack: "supported", sessionTimerSec: \(sessionTimerSec), optionsPingSec: 0 },
             }
             """
         }

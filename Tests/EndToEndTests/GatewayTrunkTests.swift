@@ -161,3 +161,33 @@ extension GatewaySuites.GatewayTrunkTests {
         #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
     }
 }
+
+extension GatewaySuites.GatewayTrunkTests {
+    /// Outbound calls carry their own trunk's session-timer setting: the INVITE through a
+    /// profile with `sessionTimerSec: 0` has no Session-Expires, the default profile's has.
+    @Test func sessionTimerFollowsTheTrunkOfTheCall() async throws {
+        let sipp = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.reject("486 Busy Here")), calls: 2, timeout: 30)
+        defer { sipp.stop() }
+        #expect(await sipp.waitUntilListening())
+        var timers = GatewayProcess.Profile(name: "a-timers", proxies: [sipp.port])
+        timers.routes = [("+15550001000", "alice")]
+        var none = GatewayProcess.Profile(name: "b-no-timers", proxies: [sipp.port])
+        none.sessionTimerSec = 0
+        none.routes = [("+15550002000", "bob")]
+        let gw = try GatewayProcess(profiles: [timers, none])
+        defer { gw.stop() }
+        for profile in ["b-no-timers", "a-timers"] {
+            let s = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(), delegate: nil)
+            try s.createWithTN(targetTN: "+15551230001", sourceTN: "+15557654321", profile: profile)
+            #expect(s.waitForEnd(timeout: 10))
+            s.stop()
+        }
+        let invites = sipp.messages.components(separatedBy: "-----------------------------------------------")
+            .filter { $0.contains("message received") && $0.contains("INVITE sip:") }
+        #expect(invites.count == 2, sipp.report)
+        if invites.count == 2 {
+            #expect(!invites[0].contains("Session-Expires") && !invites[0].contains("timer"), "\(invites[0])")
+            #expect(invites[1].contains("Session-Expires: 1800"), "\(invites[1])")
+        }
+    }
+}

@@ -159,9 +159,16 @@ struct RegistrationAndAuthTests {
             return k
         }
         defer { ua.loop.sync { pinger.stop() } }
+        var answered: Set<String> = []
         for status in [200, 503, 503] {
-            let bytes = try #require(await peerSocket.receive(timeout: 5), "no OPTIONS arrived")
-            let options = try SIPMessage.parse(bytes)
+            // A retransmission of an OPTIONS already answered (a busy machine delays our
+            // answer past T1) is not the next ping: skip it.
+            var options: SIPMessage
+            repeat {
+                let bytes = try #require(await peerSocket.receive(timeout: 5), "no OPTIONS arrived")
+                options = try SIPMessage.parse(bytes)
+            } while answered.contains(options.topVia?.branch ?? "")
+            answered.insert(options.topVia?.branch ?? "")
             #expect(options.method == "OPTIONS")
             #expect(options.topVia?.rport != nil, "our requests ask for rport (RFC 3581)")
             peerSocket.send(SIPMessage.response(to: options, status: status, toTag: "k").serialize(), to: agent.local.address.port)

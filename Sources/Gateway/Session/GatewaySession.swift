@@ -123,7 +123,7 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
                                                 telephoneEvent: profile.media.dtmf == .rfc4733, session: trunkSession)
         call = gateway.ua.invite(requestURI: uri, from: from, to: to, peer: peer, sdp: offer,
                                  headers: [SIPHeader(.userAgent, gateway.ua.configuration.userAgent)],
-                                 credentials: credentials, delegate: self)
+                                 credentials: credentials, policy: Gateway.callPolicy(profile), delegate: self)
         // Each proxy gets the whole ring time (a silent one is left at Timer B, 32 s).
         startRingTimer(seconds: Double(outbound.ringTimeoutSec))
     }

@@ -2,9 +2,11 @@
 extension SIPUserAgent {
     /// Places a call: sends an INVITE for `requestURI` to `peer` and returns the call, whose
     /// delegate hears the responses. `credentials` answer one 401/407 challenge (and one on BYE).
+    /// `policy` overrides the agent's PRACK and session-timer policy for this call.
     public func invite(requestURI: SIPURI, from: NameAddress, to: NameAddress, peer: SIPPeer,
                        sdp: SessionDescription?, headers: [SIPHeader] = [], credentials: DigestCredentials? = nil,
-                       delegate: SIPCallDelegate?) -> SIPCall {
+                       policy: SIPCallPolicy? = nil, delegate: SIPCallDelegate?) -> SIPCall {
+        let policy = policy ?? configuration.callPolicy
         let localTag = SIPIdentifiers.tag()
         var m = SIPMessage.request("INVITE", requestURI)
         var f = from
@@ -17,14 +19,15 @@ extension SIPUserAgent {
         m.addHeader(.cseq, CSeq(1, "INVITE").serialize())
         m.addHeader(.contact, NameAddress(uri: contactURI(for: peer.transport)).serialize())
         m.addHeader(.allow, SIPUserAgentConfiguration.allowedMethods.joined(separator: ", "))
-        m.addHeader(.supported, supportedOptionTags.joined(separator: ", "))
+        m.addHeader(.supported, policy.supportedOptionTags.joined(separator: ", "))
         m.headers.append(contentsOf: headers)
         let call = SIPCall(outgoing: m, peer: peer, ua: self, localTag: localTag)
+        call.policy = policy
         call.delegate = delegate
         call.credentials = credentials
         call.localSDP = sdp
-        if let policy = configuration.sessionTimer {
-            let offer = SessionTimerOffer(policy: policy)
+        if let timer = policy.sessionTimer {
+            let offer = SessionTimerOffer(policy: timer)
             call.sessionOffer = offer
             m.addHeader(.sessionExpires, offer.sessionExpires.serialize())
             m.addHeader(.minSE, offer.minSE.serialize())

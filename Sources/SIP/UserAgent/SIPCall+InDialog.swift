@@ -82,7 +82,7 @@ extension SIPCall {
 
     /// Session-Expires for the 2xx to a refresh, and restart of our timer (RFC 4028 §9).
     private func refreshHeaders(for m: SIPMessage) -> [SIPHeader] {
-        guard let policy = ua.configuration.sessionTimer,
+        guard let policy = policy.sessionTimer,
               case .accept(let se, let requireTimer, let negotiated) = policy.answer(
                   sessionExpires: m.sessionExpires,
                   minSE: m.minSE, supportsTimer: m.supports("timer")) else { return [] }
@@ -179,7 +179,7 @@ extension SIPCall {
     // MARK: Session timer (RFC 4028)
 
     func startSessionTimer(negotiated: SessionTimer.Negotiated?) {
-        guard let policy = ua.configuration.sessionTimer, let negotiated else { return }
+        guard let policy = policy.sessionTimer, let negotiated else { return }
         let peerAllowsUpdate = (isIncoming ? invite : (finalResponse ?? invite)).values(.allow)
             .contains(where: { $0.caseInsensitiveCompare("UPDATE") })
         var timer = SessionTimer(policy: policy, peerAllowsUpdate: peerAllowsUpdate, ownsCallID: !isIncoming)

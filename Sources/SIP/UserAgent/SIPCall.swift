@@ -77,6 +77,8 @@ public final class SIPCall: @unchecked Sendable {
 
     unowned let ua: SIPUserAgent
     let localTag: String
+    /// PRACK and session timers for this call: the agent's, or an outgoing call's own.
+    var policy: SIPCallPolicy
     var dialog: Dialog?
     var inviteBranch: String?
     var sessionTimer: SessionTimer?
@@ -123,6 +125,7 @@ public final class SIPCall: @unchecked Sendable {
         self.peer = peer
         self.ua = ua
         self.localTag = localTag
+        self.policy = ua.configuration.callPolicy
     }
 
     init(incoming invite: SIPMessage, transaction: ServerTransaction, ua: SIPUserAgent) {
@@ -131,6 +134,7 @@ public final class SIPCall: @unchecked Sendable {
         self.callID = invite.callID ?? ""
         self.peer = transaction.peer
         self.ua = ua
+        self.policy = ua.configuration.callPolicy
         self.localTag = SIPIdentifiers.tag()
         self.serverTransaction = transaction
         self.inviteBranch = invite.topVia?.branch
@@ -191,7 +195,7 @@ public final class SIPCall: @unchecked Sendable {
         dialog = d
         if method == "INVITE" || method == "UPDATE" {
             m.addHeader(.contact, NameAddress(uri: d.localContact).serialize())
-            m.addHeader(.supported, ua.supportedOptionTags.joined(separator: ", "))
+            m.addHeader(.supported, policy.supportedOptionTags.joined(separator: ", "))
         }
         m.headers.append(contentsOf: headers)
         if let sdp {

@@ -192,12 +192,7 @@ public final class SIPUserAgent: @unchecked Sendable {
         return nil
     }
 
-    var supportedOptionTags: [String] {
-        var tags = ["replaces"]
-        if configuration.prack != .disabled { tags.append("100rel") }
-        if configuration.sessionTimer != nil { tags.append("timer") }
-        return tags
-    }
+    var supportedOptionTags: [String] { configuration.callPolicy.supportedOptionTags }
 
     private func handleRequest(_ m: SIPMessage, _ tx: ServerTransaction) {
         if let failure = validationFailure(m) {

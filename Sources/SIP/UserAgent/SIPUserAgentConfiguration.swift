@@ -52,7 +52,32 @@ public struct SIPUserAgentConfiguration: Sendable {
         self.t1 = t1
     }
 
+    /// This agent's reliable-provisional and session-timer policy, as one value a call can
+    /// carry (and a call placed for another trunk can override).
+    public var callPolicy: SIPCallPolicy { SIPCallPolicy(prack: prack, sessionTimer: sessionTimer) }
+
     /// Methods we handle; others known to SIP get 405, unknown ones 501 (RFC 3261 §8.2.1).
     public static let allowedMethods = ["INVITE", "ACK", "BYE", "CANCEL", "OPTIONS", "PRACK", "UPDATE", "INFO"]
     static let knownMethods: Set<String> = ["REGISTER", "SUBSCRIBE", "NOTIFY", "REFER", "MESSAGE", "PUBLISH"]
+}
+
+/// The per-call part of the agent's behaviour: PRACK and session timers. Outgoing calls may
+/// take their own (a gateway's trunks differ); incoming calls use the agent's.
+public struct SIPCallPolicy: Sendable, Equatable {
+    public var prack: SIPUserAgentConfiguration.PRACKPolicy
+    /// Session timers (RFC 4028); nil disables them for the call.
+    public var sessionTimer: SessionTimerPolicy?
+
+    public init(prack: SIPUserAgentConfiguration.PRACKPolicy, sessionTimer: SessionTimerPolicy?) {
+        self.prack = prack
+        self.sessionTimer = sessionTimer
+    }
+
+    /// The `Supported` option tags this policy offers.
+    var supportedOptionTags: [String] {
+        var tags = ["replaces"]
+        if prack != .disabled { tags.append("100rel") }
+        if sessionTimer != nil { tags.append("timer") }
+        return tags
+    }
 }
