@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Gateway
+import IOCore
 import IrisAPI
 import Synchronization
 import WebClient
@@ -60,14 +61,9 @@ public final class WebhookNotifier: Sendable {
                 c.pending -= 1
                 if ok { c.delivered += 1 } else { c.failed += 1 }
             }
-            if !ok { writeStandardError("irisgw: webhook \(configuration.url) failed after \(number + 1) attempts\n") }
+            if !ok { writeToStandardError("irisgw: webhook \(configuration.url) failed after \(number + 1) attempts\n") }
             return
         }
         queue.asyncAfter(deadline: .now() + Double(1 << min(number, 5))) { [self] in attempt(body, number: number + 1) }
     }
-}
-
-private func writeStandardError(_ s: String) {
-    var bytes = Array(s.utf8)
-    _ = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
 }

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import IOCore
 import Synchronization
 
 /// Call detail records kept in an SQLite file (schema: `CallRecordTable`).
@@ -146,7 +147,7 @@ public final class CallRecordStore: Sendable {
 
     /// "irisgw: call records <path>: <message>" on fd 2.
     static func log(_ path: String, _ message: String) {
-        writeToStandardError("irisgw: call records \(path): \(message)")
+        writeToStandardError("irisgw: call records \(path): \(message)\n")
     }
 
     private func log(_ message: String) { Self.log(path, message) }

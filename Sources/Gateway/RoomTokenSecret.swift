@@ -54,7 +54,7 @@ private enum SecretFile {
             throw RoomTokenSecretError(path: path, reason: "not a regular file")
         }
         if info.st_mode & 0o077 != 0 {
-            writeToStandardError("irisgw: room token secret \(path): readable by others (mode \(String(info.st_mode & 0o777, radix: 8))); chmod 600 it")
+            writeToStandardError("irisgw: room token secret \(path): readable by others (mode \(String(info.st_mode & 0o777, radix: 8))); chmod 600 it\n")
         }
         guard let data = FileManager.default.contents(atPath: path) else { throw failure(path) }
         let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)

@@ -47,10 +47,7 @@ enum SIPLint {
     }
 }
 
-func writeError(_ s: String) {
-    let bytes = Array(s.utf8)
-    _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
-}
+func writeError(_ s: String) { writeToStandardError(s) }
 
 /// Writes straight to fd 1 (unbuffered, so a parent process sees it at once).
 func writeOut(_ s: String) {
