@@ -75,14 +75,7 @@ public final class MediaEngine: @unchecked Sendable {
         let thread = threads.min(by: { $0.callCount < $1.callCount })!
         let host = self.configuration.host
         let result: Result<CallPipeline, any Error> = thread.loop.sync {
-            do {
-                let p = try CallPipeline(id: id, configuration: configuration, host: host, trunkPorts: trunkPorts,
-                                         platformPorts: platformPorts, thread: thread, events: events)
-                thread.attach(p)
-                return .success(p)
-            } catch {
-                return .failure(error)
-            }
+            Result { try thread.install(id: id, configuration: configuration, host: host, ports: (trunkPorts, platformPorts), events: events) }
         }
         switch result {
         case .success(let p):
@@ -158,15 +151,8 @@ public final class MediaCall: @unchecked Sendable {
         let host = engine.configuration.host
         let result: Result<Void, any Error> = thread.loop.sync {
             guard thread.remove(id) != nil else { return .success(()) }
-            do {
-                // The old pipeline's sockets closed with it, so the ports bind again at once.
-                let p = try CallPipeline(id: id, configuration: configuration, host: host, trunkPorts: ports.0,
-                                         platformPorts: ports.1, thread: thread, events: events)
-                thread.attach(p)
-                return .success(())
-            } catch {
-                return .failure(error)
-            }
+            // The old pipeline's sockets closed with it, so the ports bind again at once.
+            return Result { _ = try thread.install(id: id, configuration: configuration, host: host, ports: ports, events: events) }
         }
         try result.get()
     }
@@ -201,19 +187,16 @@ public final class MediaCall: @unchecked Sendable {
                     var mine = configuration, theirs = heldConfiguration
                     mine.allowPassthrough = false
                     theirs.allowPassthrough = false
-                    var hostPipeline = hostThread.pipeline(hostID)
-                    if hostPipeline == nil || hostPipeline!.passthrough {
-                        _ = hostThread.remove(hostID)
-                        let p = try CallPipeline(id: hostID, configuration: mine, host: host, trunkPorts: ports.0,
-                                                 platformPorts: ports.1, thread: hostThread, events: events)
-                        hostThread.attach(p)
+                    let hostPipeline: CallPipeline
+                    if let p = hostThread.pipeline(hostID), !p.passthrough {
                         hostPipeline = p
+                    } else {
+                        _ = hostThread.remove(hostID)
+                        hostPipeline = try hostThread.install(id: hostID, configuration: mine, host: host, ports: ports, events: events)
                     }
-                    let member = try CallPipeline(id: heldID, configuration: theirs, host: host, trunkPorts: heldPorts.0,
-                                                  platformPorts: heldPorts.1, thread: hostThread, events: heldEvents)
-                    hostThread.attach(member)
-                    let conference = try MediaConference(host: hostPipeline!, member: member)
-                    hostPipeline!.conference = conference
+                    let member = try hostThread.install(id: heldID, configuration: theirs, host: host, ports: heldPorts, events: heldEvents)
+                    let conference = try MediaConference(host: hostPipeline, member: member)
+                    hostPipeline.conference = conference
                     member.conference = conference
                     completion(nil)
                 } catch {

@@ -64,6 +64,16 @@ final class MediaThread: @unchecked Sendable {
         loop.register(fd: pipeline.platform.rtcpSocket.fd) { [unowned(unsafe) pipeline] in pipeline.platform.readRTCP(now: EventLoop.now()) }
     }
 
+    /// Builds a call's pipeline on these ports and attaches it (on the loop). Whatever held
+    /// the id before must have been removed, so its sockets are closed and the ports free.
+    func install(id: Int, configuration: MediaCallConfiguration, host: String, ports: (RTPPortPair, RTPPortPair),
+                 events: @escaping @Sendable (MediaEvent) -> Void) throws -> CallPipeline {
+        let p = try CallPipeline(id: id, configuration: configuration, host: host, trunkPorts: ports.0, platformPorts: ports.1,
+                                 thread: self, events: events)
+        attach(p)
+        return p
+    }
+
     func remove(_ id: Int) -> CallPipeline? {
         guard let p = pipelines.removeValue(forKey: id) else { return nil }
         // A call leaving a three-way call ends it; the other call carries on alone.
