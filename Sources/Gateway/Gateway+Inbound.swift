@@ -92,12 +92,12 @@ extension Gateway: SIPUserAgentDelegate {
         } catch {
             throw .badRequest("media.sdp: \(error.message)")
         }
-        let (trunk, profile) = try withSession(roomId) { s throws(GatewayError) in
+        let (trunk, profile, traceId) = try withSession(roomId) { s throws(GatewayError) in
             guard s.machine.direction == .inbound else { throw .wrongState("session \(roomId) is outbound: nothing to join") }
             guard s.media == nil, s.machine.status == .initializing, let t = s.trunkLeg else {
                 throw .wrongState("session \(roomId) was already joined")
             }
-            return (t, s.profile)
+            return (t, s.profile, s.traceId)
         }
         let mediaCall = try openMedia(trunk: trunk, platform: platform, profile: profile, roomId: roomId)
         let answer = MediaNegotiation.answer(for: platform, address: mediaCall.platformAddress, session: SDPSessionIdentity())
@@ -112,10 +112,8 @@ extension Gateway: SIPUserAgentDelegate {
             mediaCall.close()
             throw error
         }
-        return SessionResponse(roomId: roomId, traceId: request.traceId ?? roomTrace(roomId), media: MediaBody(sdp: answer.serialize()))
+        return SessionResponse(roomId: roomId, traceId: request.traceId ?? traceId, media: MediaBody(sdp: answer.serialize()))
     }
-
-    func roomTrace(_ roomId: String) -> String { ua.loop.sync { [self] in sessions[roomId]?.traceId ?? "" } }
 
     /// Iris `reject`: 603 (or 486 for busy) to the caller.
     public func reject(roomId: String, _ request: RejectRequest) throws(GatewayError) {

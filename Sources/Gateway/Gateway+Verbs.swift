@@ -15,8 +15,7 @@ extension Gateway {
         try withSession(roomId) { s throws(GatewayError) in
             guard s.machine.isConnected else { throw .wrongState("session \(roomId) is not connected") }
             guard s.machine.pendingHold == nil else { throw .wrongState("a hold or unhold is already in progress") }
-            let actions = s.machine.status
-            if hold && actions == .hold && s.machine.heldLocally { throw .wrongState("session \(roomId) is already on hold") }
+            if hold && s.machine.heldLocally { throw .wrongState("session \(roomId) is already on hold") }
             if !hold && !s.machine.heldLocally { throw .wrongState("session \(roomId) is not on hold") }
             s.handle(.localHold(hold))
         }
@@ -79,16 +78,16 @@ extension Gateway {
 
     /// A session's state now (live or recently ended).
     public func snapshot(roomId: String) throws(GatewayError) -> SessionSnapshot {
-        let found: SessionSnapshot?? = ua.loop.sync { [self] in
-            if sessions[roomId] != nil { return .some(nil) }
-            return endedSnapshots[roomId].map { .some($0) } ?? nil
+        enum Found: Sendable { case live(MediaCall?), ended(SessionSnapshot), none }
+        let found: Found = ua.loop.sync { [self] in
+            if let s = sessions[roomId] { return .live(s.media) }
+            return endedSnapshots[roomId].map { .ended($0) } ?? .none
         }
         switch found {
         case .none: throw .notFound(roomId)
-        case .some(.some(let snap)): return snap
-        case .some(.none):
-            // Live: media statistics come from the media thread, outside the SIP loop.
-            let media: MediaCall? = ua.loop.sync { [self] in sessions[roomId]?.media }
+        case .ended(let snap): return snap
+        case .live(let media):
+            // Media statistics come from the media thread, outside the SIP loop.
             let stats = media?.statistics()
             let snap: SessionSnapshot? = ua.loop.sync { [self] in
                 sessions[roomId]?.snapshot(stats: stats) ?? endedSnapshots[roomId]

@@ -46,6 +46,7 @@ public final class EventHub: Sendable {
         var order: [String] = []
         var subscribers: [Int: Subscription] = [:]
         var nextID = 1
+        var lastPrune = 0.0
     }
 
     private let state = Mutex(State())
@@ -74,14 +75,13 @@ public final class EventHub: Sendable {
     public func publish(_ event: SessionEvent, now: Date = Date()) -> SessionEvent {
         var e = event
         let targets: [Subscription] = state.withLock { s in
-            var h = s.histories[e.roomId] ?? History()
             if s.histories[e.roomId] == nil { s.order.append(e.roomId) }
-            e.seq = (h.events.last?.seq ?? 0) + 1
+            // Mutated in place: taking the history out and writing it back would copy its events.
+            e.seq = (s.histories[e.roomId]?.events.last?.seq ?? 0) + 1
             e.at = Int64((now.timeIntervalSince1970 * 1000).rounded())
-            h.events.append(e)
-            if e.event == .onSessionEnded { h.endedAt = now.timeIntervalSince1970 }
-            s.histories[e.roomId] = h
-            let routing = h.routingId
+            s.histories[e.roomId, default: History()].events.append(e)
+            if e.event == .onSessionEnded { s.histories[e.roomId]?.endedAt = now.timeIntervalSince1970 }
+            let routing = s.histories[e.roomId]?.routingId
             return s.subscribers.values.filter { $0.filter.matches(roomId: e.roomId, routingId: routing) }
         }
         // Sinks are called outside the lock; they only enqueue.
@@ -120,9 +120,12 @@ public final class EventHub: Sendable {
 
     public var subscriberCount: Int { state.withLock { $0.subscribers.count } }
 
-    /// Drops histories of sessions ended more than `retention` seconds ago.
+    /// Drops histories of sessions ended more than `retention` seconds ago. Called as
+    /// sessions end; the walk over every history runs at most once a second.
     public func prune(now: Double = Date().timeIntervalSince1970) {
         state.withLock { s in
+            guard now - s.lastPrune >= 1 else { return }
+            s.lastPrune = now
             s.order.removeAll { room in
                 guard let h = s.histories[room] else { return true }
                 let expired = h.endedAt.map { now - $0 > retention } ?? false
