@@ -164,14 +164,9 @@ extension GatewaySuites.CarrierSimEndToEndTests {
         defer { gw.stop() }
         let listener = try IrisNotificationListener(connection: try gw.connection(), routingId: "alice")
         defer { listener.close() }
-        let caller = Process()
-        caller.executableURL = URL(fileURLWithPath: GatewayProcess.binary)
-        caller.arguments = ["carrier-sim", "call", "+15550001000", "--from", "+15559876543", "--to", "127.0.0.1:\(gw.sipPort)",
-                            "--hangup-after", "1", "--calls", "3", "--rate", "5"]
-        let out = Pipe()
-        caller.standardOutput = out
-        caller.standardError = out
-        try caller.run()
+        let (caller, out) = try GatewaySuites.GatewayCLITests.launch(
+            ["carrier-sim", "call", "+15550001000", "--from", "+15559876543", "--to", "127.0.0.1:\(gw.sipPort)",
+             "--hangup-after", "1", "--calls", "3", "--rate", "5"], mergeErrors: true)
         defer { if caller.isRunning { caller.terminate() } }
         var sessions: [IrisRtcAudioSession] = []
         defer { sessions.forEach { $0.stop() } }

@@ -6,16 +6,22 @@ import Testing
 extension GatewaySuites {
     /// `irisgw call` and `irisgw answer`, the real binary with the contract's flags.
     @Suite struct GatewayCLITests {
-        /// Runs the binary to completion (bounded); returns its status and stdout lines.
-        static func run(_ args: [String], timeout: Double = 30) throws -> (status: Int32, lines: [String]) {
+        /// Starts the binary with `args`; its stdout (and stderr, with `mergeErrors`) goes to the pipe.
+        static func launch(_ args: [String], mergeErrors: Bool = false) throws -> (Process, Pipe) {
             let p = Process()
             p.executableURL = URL(fileURLWithPath: GatewayProcess.binary)
             p.arguments = args
             let out = Pipe()
             p.standardOutput = out
-            p.standardError = FileHandle.nullDevice
+            p.standardError = mergeErrors ? out : FileHandle.nullDevice
             p.standardInput = FileHandle.nullDevice
             try p.run()
+            return (p, out)
+        }
+
+        /// Runs the binary to completion (bounded); returns its status and stdout lines.
+        static func run(_ args: [String], timeout: Double = 30) throws -> (status: Int32, lines: [String]) {
+            let (p, out) = try launch(args)
             let deadline = Date().addingTimeInterval(timeout)
             while p.isRunning && Date() < deadline { usleep(20_000) }
             if p.isRunning { p.terminate(); p.waitUntilExit() }
@@ -62,14 +68,8 @@ extension GatewaySuites {
         @Test func answerRejectsAnInboundCall() async throws {
             let gw = try GatewayProcess(profiles: [.init()])
             defer { gw.stop() }
-            let answer = Process()
-            answer.executableURL = URL(fileURLWithPath: GatewayProcess.binary)
-            answer.arguments = ["answer", "--routing-id", "alice", "--action", "reject", "--api", gw.apiURL, "--data-dir", gw.dataDir,
-                                "--timeout", "20", "--json"]
-            let out = Pipe()
-            answer.standardOutput = out
-            answer.standardError = FileHandle.nullDevice
-            try answer.run()
+            let (answer, out) = try Self.launch(["answer", "--routing-id", "alice", "--action", "reject", "--api", gw.apiURL,
+                                                 "--data-dir", gw.dataDir, "--timeout", "20", "--json"])
             defer { if answer.isRunning { answer.terminate() } }
             // The listener must be subscribed before the call arrives.
             try await Task.sleep(nanoseconds: 500_000_000)
@@ -107,14 +107,8 @@ extension GatewaySuites.GatewayCLITests {
     @Test func answerAcceptsAndExitsZeroWhenTheCallerHangsUp() async throws {
         let gw = try GatewayProcess(profiles: [.init()])
         defer { gw.stop() }
-        let answer = Process()
-        answer.executableURL = URL(fileURLWithPath: GatewayProcess.binary)
-        answer.arguments = ["answer", "--routing-id", "alice", "--api", gw.apiURL, "--data-dir", gw.dataDir, "--tone", "500",
-                            "--timeout", "20", "--json"]
-        let out = Pipe()
-        answer.standardOutput = out
-        answer.standardError = FileHandle.nullDevice
-        try answer.run()
+        let (answer, out) = try Self.launch(["answer", "--routing-id", "alice", "--api", gw.apiURL, "--data-dir", gw.dataDir,
+                                             "--tone", "500", "--timeout", "20", "--json"])
         defer { if answer.isRunning { answer.terminate() } }
         try await Task.sleep(nanoseconds: 500_000_000)
         let sipp = try GatewaySuites.GatewayInboundTests.caller(gw, CallerScenarios.answered(talkMs: 1000))
