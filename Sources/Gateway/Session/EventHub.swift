@@ -118,6 +118,11 @@ public final class EventHub: Sendable {
         state.withLock { $0.histories[roomId]?.events ?? [] }
     }
 
+    /// The `seq` of a session's last event (0 before the first), without copying its history.
+    public func lastSeq(roomId: String) -> Int {
+        state.withLock { $0.histories[roomId]?.events.last?.seq ?? 0 }
+    }
+
     public var subscriberCount: Int { state.withLock { $0.subscribers.count } }
 
     /// Drops histories of sessions ended more than `retention` seconds ago. Called as

@@ -86,7 +86,7 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
             call?.reject(status: status)
         case .sendHold(let hold):
             sendHold(hold)
-        case .finish(let reason, let sip, _):
+        case .finish(let reason, let sip):
             finish(reason, sip)
         }
     }
@@ -165,16 +165,10 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
     // MARK: Hold
 
     private func sendHold(_ hold: Bool) {
-        guard let call, let media else { return }
-        let codecs = trunkLeg.map { [$0.rtpMap.encodingName] } ?? profile.media.codecs.map(\.rawValue)
-        let offer: SessionDescription
-        if let trunkLeg {
-            offer = MediaNegotiation.answer(for: trunkLeg, address: media.trunkAddress, session: trunkSession.next(),
+        // Every session has a trunk leg once it is connected (offered or answered).
+        guard let call, let media, let trunkLeg else { return handle(.localHoldFailed(status: nil)) }
+        let offer = MediaNegotiation.answer(for: trunkLeg, address: media.trunkAddress, session: trunkSession.next(),
                                             direction: hold ? .sendonly : .sendrecv)
-        } else {
-            offer = MediaNegotiation.trunkOffer(address: media.trunkAddress, codecs: codecs, telephoneEvent: true,
-                                                session: trunkSession.next(), direction: hold ? .sendonly : .sendrecv)
-        }
         if !call.reinvite(sdp: offer) {
             // An offer is already in progress (a glare with the carrier): report it as not done.
             handle(.localHoldFailed(status: nil))
@@ -257,6 +251,6 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
                                sourceTN: sourceTN, targetTN: targetTN, profile: profile.name, routingId: routingId,
                                earlyMedia: machine.earlyMedia, muted: muted, sip: machine.sip, codec: trunkLeg?.codec.description,
                                ended: machine.ended, trunk: leg(stats?[.trunk]), platform: leg(stats?[.platform]),
-                               lastSeq: gateway.events.history(roomId: roomId).last?.seq ?? 0)
+                               lastSeq: gateway.events.lastSeq(roomId: roomId))
     }
 }

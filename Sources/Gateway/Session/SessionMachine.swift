@@ -70,7 +70,7 @@ public struct SessionMachine: Sendable {
         /// Send a hold (true) or unhold re-INVITE.
         case sendHold(Bool)
         /// The session is over: release media, complete the record.
-        case finish(EndReason, SIPDetails?, durationSec: Double)
+        case finish(EndReason, SIPDetails?)
     }
 
     public let direction: Direction
@@ -307,7 +307,7 @@ public struct SessionMachine: Sendable {
         e.sip = details
         e.durationSec = (duration * 1000).rounded() / 1000
         actions.append(.emit(e))
-        actions.append(.finish(reason, details, durationSec: duration))
+        actions.append(.finish(reason, details))
         return actions
     }
 
