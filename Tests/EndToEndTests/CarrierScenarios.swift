@@ -41,6 +41,16 @@ enum CarrierScenarios {
             + "    </action>\n  </recv>\n"
     }
 
+    /// A request the carrier sends in the dialog (from the captured Contact, From and To),
+    /// and its 200.
+    private static func inDialogRequest(_ method: String, cseq: Int, headers: [String], body: String? = nil) -> String {
+        var lines = ["\(method) [$contact] SIP/2.0", "Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]",
+                     "From:[$to];tag=[pid]c[call_number]", "To:[$from]", "[last_Call-ID:]", "CSeq: \(cseq) \(method)", "Max-Forwards: 70"]
+            + headers
+        lines += body.map { ["Content-Length: [len]", "", $0] } ?? ["Content-Length: 0", ""]
+        return "  <send retrans=\"500\"><![CDATA[\n" + lines.joined(separator: "\n") + "\n]]></send>\n  <recv response=\"200\"/>\n"
+    }
+
     /// 100, optional 180, then a final failure with an optional Q.850 `Reason`; waits for ACK.
     static func reject(_ status: String, q850: Int? = nil, ring: Bool = true) -> String {
         head + "<scenario name=\"reject\">\n  <recv request=\"INVITE\" crlf=\"true\"/>\n" + trying
@@ -76,26 +86,9 @@ enum CarrierScenarios {
             s += "  <nop><action><exec play_pcap_audio=\"\(playAfterAnswer)\"/></action></nop>\n"
         }
         if let infoDigit {
-            s += """
-              <pause milliseconds="300"/>
-              <send retrans="500"><![CDATA[
-            INFO [$contact] SIP/2.0
-            Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-            From:[$to];tag=[pid]c[call_number]
-            To:[$from]
-            [last_Call-ID:]
-            CSeq: 1 INFO
-            Max-Forwards: 70
-            Content-Type: application/dtmf-relay
-            Content-Length: [len]
-
-            Signal=\(infoDigit)
-            Duration=160
-
-            ]]></send>
-              <recv response="200"/>
-
-            """
+            s += "  <pause milliseconds=\"300\"/>\n"
+            s += inDialogRequest("INFO", cseq: 1, headers: ["Content-Type: application/dtmf-relay"],
+                                 body: "Signal=\(infoDigit)\nDuration=160\n")
         }
         if acceptHoldAndResume {
             // Our hold re-INVITE (sendonly) gets recvonly; the resume (sendrecv) gets sendrecv.
@@ -108,23 +101,8 @@ enum CarrierScenarios {
             }
         }
         if let byeAfterMs {
-            s += """
-              <pause milliseconds="\(byeAfterMs)"/>
-              <send retrans="500"><![CDATA[
-            BYE [$contact] SIP/2.0
-            Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-            From:[$to];tag=[pid]c[call_number]
-            To:[$from]
-            [last_Call-ID:]
-            CSeq: \(infoDigit == nil ? 1 : 2) BYE
-            Max-Forwards: 70
-            Reason: Q.850;cause=16;text="Normal call clearing"
-            Content-Length: 0
-
-            ]]></send>
-              <recv response="200"/>
-
-            """
+            s += "  <pause milliseconds=\"\(byeAfterMs)\"/>\n"
+            s += inDialogRequest("BYE", cseq: infoDigit == nil ? 1 : 2, headers: ["Reason: Q.850;cause=16;text=\"Normal call clearing\""])
         } else {
             s += "  <recv request=\"BYE\"/>\n" + response("200 OK", sdp: nil).replacingOccurrences(of: ";tag=[pid]c[call_number]", with: "")
         }
