@@ -67,18 +67,7 @@ enum SimSDP {
     }
 
     static func session(_ media: MediaDescription, host: String, version: UInt64, sessionID: String) -> SessionDescription {
-        let v6 = host.contains(":")
-        return SessionDescription(origin: SDPOrigin(sessionID: sessionID, sessionVersion: version, addrType: v6 ? "IP6" : "IP4", address: host),
-                                  connection: v6 ? .ip6(host) : .ip4(host), media: [media])
-    }
-
-    /// The same description with every stream's direction set to `direction` and the origin
-    /// version bumped (RFC 3264 §8: a changed offer gets a new version).
-    static func redirected(_ sdp: SessionDescription, _ direction: MediaDirection) -> SessionDescription {
-        var copy = sdp
-        for i in copy.media.indices { copy.media[i].direction = direction }
-        copy.origin = sdp.origin.incrementingVersion()
-        return copy
+        .single(media, host: host, sessionID: sessionID, version: version)
     }
 
     /// Where the offerer wants RTP: the audio stream's connection address and port.

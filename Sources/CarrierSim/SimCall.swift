@@ -155,7 +155,7 @@ final class SimCall: SIPCallDelegate, @unchecked Sendable {  // SIP-loop confine
     /// shortly when an offer is already in flight (the gateway's own re-INVITE, say).
     private func offer(direction: MediaDirection, attempt: Int = 0) {
         guard let current = sip.localSDP else { return }
-        if !sip.reinvite(sdp: SimSDP.redirected(current, direction)), attempt < 10 {
+        if !sip.reinvite(sdp: current.redirected(direction)), attempt < 10 {
             timers.append(loop.schedule(after: 0.2) { [weak self] in self?.offer(direction: direction, attempt: attempt + 1) })
         }
     }

@@ -64,6 +64,25 @@ public struct SessionDescription: Sendable, Equatable {
 
     // MARK: Offer/answer helpers
 
+    /// A description of one stream offered or answered from `host` (IPv4 or IPv6 literal):
+    /// the origin and the session-level connection both name it.
+    public static func single(_ media: MediaDescription, host: String, sessionID: String, version: UInt64,
+                              username: String = "-", sessionName: String = "-") -> SessionDescription {
+        let connection: SDPConnection = host.contains(":") ? .ip6(host) : .ip4(host)
+        return SessionDescription(origin: SDPOrigin(username: username, sessionID: sessionID, sessionVersion: version,
+                                                    addrType: connection.addrType, address: host),
+                                  sessionName: sessionName, connection: connection, media: [media])
+    }
+
+    /// The same description with every stream's direction set to `direction` and the origin
+    /// version bumped (RFC 3264 §8: a changed offer gets a new version): a hold or resume.
+    public func redirected(_ direction: MediaDirection) -> SessionDescription {
+        var copy = self
+        for i in copy.media.indices { copy.media[i].direction = direction }
+        copy.origin = origin.incrementingVersion()
+        return copy
+    }
+
     /// The session-level direction attribute, if any. Setting it replaces any existing one;
     /// setting `nil` removes them.
     public var sessionDirection: MediaDirection? {

@@ -112,12 +112,9 @@ public enum MediaNegotiation {
 
     private static func describe(address: SocketAddress, maps: [RTPMap], telephoneEvent: RTPMap?, session: SDPSessionIdentity,
                                  direction: MediaDirection) -> SessionDescription {
-        let connection: SDPConnection = address.host.contains(":") ? .ip6(address.host) : .ip4(address.host)
-        let origin = SDPOrigin(username: "irisgw", sessionID: session.id, sessionVersion: session.version,
-                               addrType: connection.addrType, address: address.host)
         let media = MediaDescription.audio(port: UInt16(address.port), codecs: maps, telephoneEvent: telephoneEvent,
                                            ptime: 20, direction: direction)
-        return SessionDescription(origin: origin, sessionName: "irisgw", connection: connection, media: [media])
+        return .single(media, host: address.host, sessionID: session.id, version: session.version, username: "irisgw", sessionName: "irisgw")
     }
 }
 

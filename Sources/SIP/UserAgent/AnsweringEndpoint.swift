@@ -75,7 +75,7 @@ public final class AnsweringEndpoint: SIPUserAgentDelegate, SIPCallDelegate, @un
     }
 
     public func call(_ call: SIPCall, answerFor offer: SessionDescription?, in request: SIPMessage) -> SessionDescription? {
-        guard let offer else { return call.localSDP.map { withDirection($0, .sendrecv) } ?? makeOffer() }
+        guard let offer else { return call.localSDP.map { $0.redirected(.sendrecv) } ?? makeOffer() }
         return makeAnswer(to: offer)
     }
 
@@ -104,17 +104,7 @@ public final class AnsweringEndpoint: SIPUserAgentDelegate, SIPCallDelegate, @un
     }
 
     private func session(_ media: MediaDescription) -> SessionDescription {
-        let host = ua.localAddresses.first?.address.host ?? "127.0.0.1"
-        let v6 = host.contains(":")
-        return SessionDescription(origin: SDPOrigin(sessionID: String(UInt32.random(in: 1...UInt32.max)), sessionVersion: 1,
-                                                    addrType: v6 ? "IP6" : "IP4", address: host),
-                                  connection: v6 ? .ip6(host) : .ip4(host), media: [media])
-    }
-
-    private func withDirection(_ s: SessionDescription, _ d: MediaDirection) -> SessionDescription {
-        var copy = s
-        for i in copy.media.indices { copy.media[i].direction = d }
-        copy.origin = s.origin.incrementingVersion()
-        return copy
+        .single(media, host: ua.localAddresses.first?.address.host ?? "127.0.0.1", sessionID: String(UInt32.random(in: 1...UInt32.max)),
+                version: 1)
     }
 }
