@@ -30,7 +30,7 @@ extension Gateway {
             throw .badRequest("media.sdp: \(error.message)")
         }
         // The trunk's codec is known only from its answer: open with our first choice, and
-        // switch when the answer says otherwise (same ports, so the SDP stays true).
+        // switch when the answer says otherwise (same sockets, so the SDP stays true).
         guard let first = profile.media.codecs.first, let (codec, map) = MediaNegotiation.trunkCodec(named: first.rawValue) else {
             throw .unavailable("trunk \(profile.name) has no usable codec")
         }

@@ -32,8 +32,10 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
     /// Set while the call is bridged with another into a three-way call; the host runs it.
     var conference: MediaConference?
 
+    /// `previous`: the call's pipeline this one replaces (new codecs, a move to another
+    /// thread); its sockets carry over.
     init(id: Int, configuration: MediaCallConfiguration, host: String, trunkPorts: RTPPortPair, platformPorts: RTPPortPair,
-         thread: MediaThread, events: @escaping @Sendable (MediaEvent) -> Void) throws {
+         thread: MediaThread, events: @escaping @Sendable (MediaEvent) -> Void, replacing previous: CallPipeline? = nil) throws {
         self.id = id
         self.configuration = configuration
         self.thread = thread
@@ -45,9 +47,11 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
         if case .g722 = configuration.trunk.codec, case .opus = configuration.platform.codec { rate = 16_000 } else { rate = 8000 }
         frameSamples = rate / 50
         trunk = try RTPLeg(kind: .trunk, configuration: configuration.trunk, host: host, ports: trunkPorts,
-                           callSampleRate: rate, transcoding: !passthrough)
+                           callSampleRate: rate, transcoding: !passthrough,
+                           sockets: previous.map { ($0.trunk.socket, $0.trunk.rtcpSocket) })
         platform = try RTPLeg(kind: .platform, configuration: configuration.platform, host: host, ports: platformPorts,
-                              callSampleRate: rate, transcoding: !passthrough)
+                              callSampleRate: rate, transcoding: !passthrough,
+                              sockets: previous.map { ($0.platform.socket, $0.platform.rtcpSocket) })
     }
 
     func leg(_ which: MediaLeg) -> RTPLeg { which == .trunk ? trunk : platform }

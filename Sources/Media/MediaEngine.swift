@@ -142,17 +142,18 @@ public final class MediaCall: @unchecked Sendable {
     }
 
     /// Replaces the call's codecs and addresses (the carrier's answer chose another codec
-    /// than the one the call was opened with) on the same ports, so the addresses already in
-    /// the SDP stay valid. Codec, jitter and DTMF state start afresh; a packet arriving during
-    /// the swap is lost.
+    /// than the one the call was opened with) on the same sockets, so the addresses already in
+    /// the SDP stay valid and packets waiting in them are kept. Codec, jitter and DTMF state
+    /// start afresh.
     public func reconfigure(_ configuration: MediaCallConfiguration) throws {
         guard !closed.load(ordering: .acquiring) else { return }
         let id = self.id, ports = self.ports, events = self.events, thread = self.thread
         let host = engine.configuration.host
         let result: Result<Void, any Error> = thread.loop.sync {
-            guard thread.remove(id) != nil else { return .success(()) }
-            // The old pipeline's sockets closed with it, so the ports bind again at once.
-            return Result { _ = try thread.install(id: id, configuration: configuration, host: host, ports: ports, events: events) }
+            guard let old = thread.remove(id) else { return .success(()) }
+            return Result {
+                _ = try thread.install(id: id, configuration: configuration, host: host, ports: ports, events: events, replacing: old)
+            }
         }
         try result.get()
     }
@@ -167,8 +168,8 @@ public final class MediaCall: @unchecked Sendable {
 
     /// Bridges `held` into this call: a three-way call of both trunk legs and this call's
     /// platform leg (mix-minus). `held` moves to this call's media thread (its pipeline is
-    /// rebuilt there on the same ports, without passthrough), and so does this call's if it
-    /// was relaying. `completion` runs on a media thread with nil or the error. Closing either
+    /// rebuilt there with its sockets, without passthrough), and this call's pipeline is
+    /// rebuilt too if it was relaying. `completion` runs on a media thread with nil or the error. Closing either
     /// call ends the bridge.
     public func merge(with held: MediaCall, configuration: MediaCallConfiguration, heldConfiguration: MediaCallConfiguration,
                       completion: @escaping @Sendable ((any Error)?) -> Void) {
@@ -179,7 +180,8 @@ public final class MediaCall: @unchecked Sendable {
         let host = engine.configuration.host, ports = self.ports, events = self.events
         // Step 1, on the held call's thread: take its pipeline off (its sockets close).
         heldThread.loop.execute {
-            _ = heldThread.remove(heldID)
+            // Its sockets go along to the host's thread (no window in which the ports are free).
+            let previous = heldThread.remove(heldID)
             held.threadRef.withLock { $0 = hostThread }
             // Step 2, on the host's thread: rebuild both for mixing and link them.
             hostThread.loop.execute {
@@ -191,10 +193,11 @@ public final class MediaCall: @unchecked Sendable {
                     if let p = hostThread.pipeline(hostID), !p.passthrough {
                         hostPipeline = p
                     } else {
-                        _ = hostThread.remove(hostID)
-                        hostPipeline = try hostThread.install(id: hostID, configuration: mine, host: host, ports: ports, events: events)
+                        hostPipeline = try hostThread.install(id: hostID, configuration: mine, host: host, ports: ports, events: events,
+                                                              replacing: hostThread.remove(hostID))
                     }
-                    let member = try hostThread.install(id: heldID, configuration: theirs, host: host, ports: heldPorts, events: heldEvents)
+                    let member = try hostThread.install(id: heldID, configuration: theirs, host: host, ports: heldPorts,
+                                                        events: heldEvents, replacing: previous)
                     let conference = try MediaConference(host: hostPipeline, member: member)
                     hostPipeline.conference = conference
                     member.conference = conference

@@ -64,12 +64,12 @@ final class MediaThread: @unchecked Sendable {
         loop.register(fd: pipeline.platform.rtcpSocket.fd) { [unowned(unsafe) pipeline] in pipeline.platform.readRTCP(now: EventLoop.now()) }
     }
 
-    /// Builds a call's pipeline on these ports and attaches it (on the loop). Whatever held
-    /// the id before must have been removed, so its sockets are closed and the ports free.
+    /// Builds a call's pipeline on these ports and attaches it (on the loop). A pipeline the
+    /// call had before (already removed from its thread) hands over its sockets.
     func install(id: Int, configuration: MediaCallConfiguration, host: String, ports: (RTPPortPair, RTPPortPair),
-                 events: @escaping @Sendable (MediaEvent) -> Void) throws -> CallPipeline {
+                 events: @escaping @Sendable (MediaEvent) -> Void, replacing previous: CallPipeline? = nil) throws -> CallPipeline {
         let p = try CallPipeline(id: id, configuration: configuration, host: host, trunkPorts: ports.0, platformPorts: ports.1,
-                                 thread: self, events: events)
+                                 thread: self, events: events, replacing: previous)
         attach(p)
         return p
     }

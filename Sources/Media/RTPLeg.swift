@@ -53,13 +53,19 @@ final class RTPLeg: @unchecked Sendable {  // confined to its media thread
     /// RTP timestamp units per 20 ms frame.
     var timestampStep: UInt32 { UInt32(configuration.codec.rtpClockRate / 50) }
 
+    /// Binds the leg's RTP and RTCP ports, or takes over `sockets` already bound to them (a
+    /// rebuilt pipeline keeps its sockets: no window in which the ports are free).
     init(kind: MediaLeg, configuration: MediaLegConfiguration, host: String, ports: RTPPortPair,
-         callSampleRate: Int, transcoding: Bool) throws {
+         callSampleRate: Int, transcoding: Bool, sockets: (UDPSocket, UDPSocket)? = nil) throws {
         self.kind = kind
         self.configuration = configuration
         self.ports = ports
-        socket = try UDPSocket(bind: SocketAddress(host: host, port: Int(ports.rtp)))
-        rtcpSocket = try UDPSocket(bind: SocketAddress(host: host, port: Int(ports.rtcp)))
+        if let sockets {
+            (socket, rtcpSocket) = sockets
+        } else {
+            socket = try UDPSocket(bind: SocketAddress(host: host, port: Int(ports.rtp)))
+            rtcpSocket = try UDPSocket(bind: SocketAddress(host: host, port: Int(ports.rtcp)))
+        }
         let clock = configuration.codec.rtpClockRate
         // 32 frames (640 ms at 20 ms) is well above the 200 ms delay cap; slots sized for the
         // codec (G.711/G.722: 40 ms; Opus voice: up to 256 kbit/s) keep a call's memory small.
