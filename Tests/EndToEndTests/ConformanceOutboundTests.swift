@@ -12,16 +12,7 @@ struct ConformanceOutboundTests {
     /// (`[remote_ip]`, `[remote_port]`).
     private func callee(_ scenario: SIPp.Scenario, of agent: TestAgent, timeout: Double = 20,
                         arguments: [String] = []) async throws -> SIPp {
-        // The free port SIPp is given can be taken by another process before SIPp binds it
-        // (tests run in parallel): try again on a fresh port.
-        var report = ""
-        for _ in 0..<3 {
-            let sipp = try SIPp(scenario, remote: agent.local, timeout: timeout, arguments: arguments)
-            if await sipp.waitUntilListening(timeout: 10) { return sipp }
-            report = "\(sipp.report)"
-            sipp.stop()
-        }
-        throw SocketError("SIPp did not start: \(report)", code: ECONNREFUSED)
+        try await SIPp.listening(scenario, remote: agent.local, timeout: timeout, arguments: arguments)
     }
 
     /// We cancel while it rings; SIPp answers the CANCEL but never sends 487. The INVITE

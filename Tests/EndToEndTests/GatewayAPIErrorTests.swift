@@ -110,9 +110,8 @@ extension GatewaySuites {
         }
 
         @Test func aWebSocketClientThatNeverReadsDoesNotStallTheGateway() async throws {
-            let sipp = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.reject("486 Busy Here")), calls: 40, timeout: 30)
+            let sipp = try await SIPp.listening(.inline(name: "carrier", xml: CarrierScenarios.reject("486 Busy Here")), calls: 40, timeout: 30)
             defer { sipp.stop() }
-            #expect(await sipp.waitUntilListening())
             let gw = try GatewayProcess(profiles: [.init(proxies: [sipp.port])])
             defer { gw.stop() }
             // A raw WebSocket to every event, never read: its queue fills and it is dropped.

@@ -226,11 +226,7 @@ final class SessionRecorder: IrisRtcAudioSessionDelegate, @unchecked Sendable {
 func carrierAndGateway(_ xml: String, sippArguments: [String] = [], calls: Int = 1, environment: [String: String] = [:],
                        gatewayArguments: [String] = [], configure: (inout GatewayProcess.Profile) -> Void = { _ in })
     async throws -> (SIPp, GatewayProcess) {
-    let sipp = try SIPp(.inline(name: "carrier", xml: xml), calls: calls, timeout: 30, arguments: sippArguments)
-    guard await sipp.waitUntilListening() else {
-        sipp.stop()
-        throw SocketError("SIPp did not start: \(sipp.report)", code: EINVAL)
-    }
+    let sipp = try await SIPp.listening(.inline(name: "carrier", xml: xml), calls: calls, timeout: 30, arguments: sippArguments)
     var profile = GatewayProcess.Profile(proxies: [sipp.port])
     configure(&profile)
     do {

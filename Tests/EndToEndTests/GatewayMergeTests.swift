@@ -29,15 +29,13 @@ extension GatewaySuites {
 
         @Test func mergedCallsHearEachOtherAndTheApp() async throws {
             let mediaA = try RTPSocketPeer(), mediaB = try RTPSocketPeer()
-            let carrierA = try SIPp(.inline(name: "carrier-a", xml: CarrierScenarios.answer(mediaAddress: "127.0.0.1:\(mediaA.address.port)")),
+            let carrierA = try await SIPp.listening(.inline(name: "carrier-a", xml: CarrierScenarios.answer(mediaAddress: "127.0.0.1:\(mediaA.address.port)")),
                                     timeout: 40)
             defer { carrierA.stop() }
-            let carrierB = try SIPp(.inline(name: "carrier-b", xml: CarrierScenarios.answer(acceptHoldAndResume: true,
+            let carrierB = try await SIPp.listening(.inline(name: "carrier-b", xml: CarrierScenarios.answer(acceptHoldAndResume: true,
                                                                                               mediaAddress: "127.0.0.1:\(mediaB.address.port)")),
                                     timeout: 40)
             defer { carrierB.stop() }
-            #expect(await carrierA.waitUntilListening())
-            #expect(await carrierB.waitUntilListening())
             let gw = try GatewayProcess(profiles: [.init(name: "a", proxies: [carrierA.port]), .init(name: "b", proxies: [carrierB.port])])
             defer { gw.stop() }
 

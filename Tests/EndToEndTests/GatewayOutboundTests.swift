@@ -137,12 +137,10 @@ extension GatewaySuites {
         }
 
         @Test func failoverToTheNextProxyOn503() async throws {
-            let first = try SIPp(.inline(name: "busy-node", xml: CarrierScenarios.reject("503 Service Unavailable", ring: false)), timeout: 30)
+            let first = try await SIPp.listening(.inline(name: "busy-node", xml: CarrierScenarios.reject("503 Service Unavailable", ring: false)), timeout: 30)
             defer { first.stop() }
-            let second = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.answer()), timeout: 30)
+            let second = try await SIPp.listening(.inline(name: "carrier", xml: CarrierScenarios.answer()), timeout: 30)
             defer { second.stop() }
-            #expect(await first.waitUntilListening())
-            #expect(await second.waitUntilListening())
             let gw = try GatewayProcess(profiles: [.init(proxies: [first.port, second.port])])
             defer { gw.stop() }
             let (rec, _) = try await Self.call(gw) { session, rec in
@@ -163,9 +161,8 @@ extension GatewaySuites.GatewayOutboundTests {
     @Test(.timeLimit(.minutes(2)))
     func noResponseFailsOverAfterTimerB() async throws {
         let blackHole = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: 0))
-        let sipp = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.answer()), timeout: 60)
+        let sipp = try await SIPp.listening(.inline(name: "carrier", xml: CarrierScenarios.answer()), timeout: 60)
         defer { sipp.stop() }
-        #expect(await sipp.waitUntilListening())
         var profile = GatewayProcess.Profile(proxies: [blackHole.local.port, sipp.port])
         profile.ringTimeoutSec = 60
         let gw = try GatewayProcess(profiles: [profile])

@@ -10,12 +10,10 @@ extension GatewaySuites {
     /// session's end reason and SIP code; `/metrics` counts the same.
     @Suite struct GatewayRecordsTests {
         @Test func recordsMatchSessionsOneToOne() async throws {
-            let busy = try SIPp(.inline(name: "busy", xml: CarrierScenarios.reject("486 Busy Here", q850: 17)), calls: 2, timeout: 30)
+            let busy = try await SIPp.listening(.inline(name: "busy", xml: CarrierScenarios.reject("486 Busy Here", q850: 17)), calls: 2, timeout: 30)
             defer { busy.stop() }
-            let answer = try SIPp(.inline(name: "answer", xml: CarrierScenarios.answer(byeAfterMs: 500)), timeout: 30)
+            let answer = try await SIPp.listening(.inline(name: "answer", xml: CarrierScenarios.answer(byeAfterMs: 500)), timeout: 30)
             defer { answer.stop() }
-            #expect(await busy.waitUntilListening())
-            #expect(await answer.waitUntilListening())
             var b = GatewayProcess.Profile(name: "busy", proxies: [busy.port])
             b.routes = [("+15550001000", "alice")]
             var a = GatewayProcess.Profile(name: "answer", proxies: [answer.port])

@@ -79,9 +79,8 @@ extension GatewaySuites {
         }
 
         @Test func callsPerSecondLimitRefusesTheBurst() async throws {
-            let sipp = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.reject("486 Busy Here")), calls: 5, timeout: 30)
+            let sipp = try await SIPp.listening(.inline(name: "carrier", xml: CarrierScenarios.reject("486 Busy Here")), calls: 5, timeout: 30)
             defer { sipp.stop() }
-            #expect(await sipp.waitUntilListening())
             var profile = GatewayProcess.Profile(proxies: [sipp.port])
             profile.callsPerSecond = 2
             let gw = try GatewayProcess(profiles: [profile])
@@ -144,9 +143,8 @@ extension GatewaySuites.GatewayTrunkTests {
     /// (digest from the profile's credentials), refreshes, reports it in `/metrics`, and
     /// unregisters when it stops.
     @Test func profileRegistrationRegistersRefreshesAndUnregisters() async throws {
-        let sipp = try SIPp(.inline(name: "registrar", xml: RegistrationAndAuthTests.registrar), timeout: 30)
+        let sipp = try await SIPp.listening(.inline(name: "registrar", xml: RegistrationAndAuthTests.registrar), timeout: 30)
         defer { sipp.stop() }
-        #expect(await sipp.waitUntilListening())
         var profile = GatewayProcess.Profile(proxies: [sipp.port])
         profile.register = true
         profile.auth = ("gw", "REG_PASSWORD")
@@ -166,9 +164,8 @@ extension GatewaySuites.GatewayTrunkTests {
     /// Outbound calls carry their own trunk's session-timer setting: the INVITE through a
     /// profile with `sessionTimerSec: 0` has no Session-Expires, the default profile's has.
     @Test func sessionTimerFollowsTheTrunkOfTheCall() async throws {
-        let sipp = try SIPp(.inline(name: "carrier", xml: CarrierScenarios.reject("486 Busy Here")), calls: 2, timeout: 30)
+        let sipp = try await SIPp.listening(.inline(name: "carrier", xml: CarrierScenarios.reject("486 Busy Here")), calls: 2, timeout: 30)
         defer { sipp.stop() }
-        #expect(await sipp.waitUntilListening())
         var timers = GatewayProcess.Profile(name: "a-timers", proxies: [sipp.port])
         timers.routes = [("+15550001000", "alice")]
         var none = GatewayProcess.Profile(name: "b-no-timers", proxies: [sipp.port])

@@ -98,6 +98,21 @@ final class SIPp: @unchecked Sendable {
         try? out.close()
     }
 
+    /// Starts SIPp and waits until it listens. The free port it is given can be taken by
+    /// another process before SIPp binds it (tests run in parallel), so a start that does not
+    /// come up is retried on a fresh port, up to three times.
+    static func listening(_ scenario: Scenario, remote: SIPPeer? = nil, transport: SIPTransportProtocol = .udp, calls: Int = 1,
+                          timeout: Double = 20, arguments extra: [String] = []) async throws -> SIPp {
+        var report = ""
+        for _ in 0..<3 {
+            let sipp = try SIPp(scenario, remote: remote, transport: transport, calls: calls, timeout: timeout, arguments: extra)
+            if await sipp.waitUntilListening(timeout: 10) { return sipp }
+            report = "\(sipp.report)"
+            sipp.stop()
+        }
+        throw SocketError("SIPp did not start: \(report)", code: ECONNREFUSED)
+    }
+
     /// SIPp's address, for our requests.
     var peer: SIPPeer { SIPPeer(transport: transport, address: SocketAddress(host: "127.0.0.1", port: port)) }
 
