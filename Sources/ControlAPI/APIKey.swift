@@ -1,4 +1,5 @@
 import Foundation
+import Gateway
 import SIP
 
 /// The bearer key every request needs. `IRISGW_API_KEY` wins; otherwise
@@ -10,9 +11,10 @@ public enum APIKey {
         let path = dataDir + "/api-key"
         if let text = try? String(contentsOfFile: path, encoding: .utf8) {
             let key = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            try PrivateFiles.restrict(path)
             if !key.isEmpty { return key }
         }
-        try FileManager.default.createDirectory(atPath: dataDir, withIntermediateDirectories: true)
+        try PrivateFiles.prepareDirectory(dataDir)
         let key = Crypto.hex(Crypto.randomBytes(count: 24))
         guard FileManager.default.createFile(atPath: path, contents: Data((key + "\n").utf8), attributes: [.posixPermissions: 0o600]) else {
             throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])

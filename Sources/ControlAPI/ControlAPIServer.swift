@@ -68,6 +68,12 @@ public final class ControlAPIServer: Sendable {
     private func decode<T: Decodable>(_ type: T.Type, _ request: HTTPRequest) throws(GatewayError) -> T {
         guard !request.body.isEmpty else { throw .badRequest("a JSON body is required") }
         do {
+            try JSONLimits.api.check(request.body)
+        } catch {
+            attached.withLock({ $0 })?.metrics.refused(error.metricLabel)
+            throw .badRequest(error.description)
+        }
+        do {
             return try JSONDecoder().decode(T.self, from: Data(request.body))
         } catch let DecodingError.keyNotFound(key, _) {
             throw .badRequest("missing key \"\(key.stringValue)\"")

@@ -54,7 +54,8 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
         media = try MediaEngine(configuration: .init(threads: configuration.mediaThreads, host: configuration.rtpHost,
                                                      portRange: configuration.rtpPorts))
         events = EventHub(retention: configuration.eventRetention)
-        try FileManager.default.createDirectory(atPath: configuration.dataDir, withIntermediateDirectories: true)
+        try PrivateFiles.prepareDirectory(configuration.dataDir)
+        try PrivateFiles.prepareDatabase(configuration.dataDir + "/calls.sqlite")
         records = try CallRecordStore(path: configuration.dataDir + "/calls.sqlite")
         tokens = try RoomTokenSigner.loadOrCreate(dataDir: configuration.dataDir)
         for p in profiles {

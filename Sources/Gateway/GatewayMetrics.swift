@@ -17,6 +17,7 @@ public final class GatewayMetrics: Sendable {
         var jitterSamples = 0
         var registrations: [String: String] = [:]
         var inviteResponses: [Int: Int] = [:]
+        var refused: [String: Int] = [:]
     }
     private let counts = Mutex(Counts())
 
@@ -26,6 +27,9 @@ public final class GatewayMetrics: Sendable {
     func inboundInvite() { counts.withLock { $0.inboundInvites += 1 } }
     func ended(_ reason: EndReason) { counts.withLock { $0.ended[reason, default: 0] += 1 } }
     func inviteResponse(_ code: Int) { counts.withLock { $0.inviteResponses[code, default: 0] += 1 } }
+    /// Counts one input refused by a bound or a defence; `what` is the metric's label
+    /// (`json_too_deep`, `sip_rate_limited` ...).
+    public func refused(_ what: String, count: Int = 1) { counts.withLock { $0.refused[what, default: 0] += count } }
     func registration(profile: String, state: String) { counts.withLock { $0.registrations[profile] = state } }
 
     func media(_ stats: [MediaLeg: MediaLegStatistics]) {
@@ -46,8 +50,12 @@ public final class GatewayMetrics: Sendable {
 
     /// The Prometheus text exposition. `statuses` are the live sessions' statuses;
     /// `sipResponses` the SIP layer's counts by status code.
-    public func render(statuses: [SessionStatus], sipResponses: [Int: Int], lateFrames: Int = 0) -> String {
+    /// `refusals` are counts kept by other layers (the SIP agent's, the HTTP server's), merged
+    /// with the gateway's own under `irisgw_refused_total`.
+    public func render(statuses: [SessionStatus], sipResponses: [Int: Int], lateFrames: Int = 0,
+                       refusals: [String: Int] = [:]) -> String {
         let c = counts.withLock { $0 }
+        let refused = c.refused.merging(refusals, uniquingKeysWith: +)
         var out = ""
         func metric(_ name: String, _ type: String, _ help: String, _ samples: [(String, String)]) {
             out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
@@ -72,6 +80,8 @@ public final class GatewayMetrics: Sendable {
         metric("irisgw_media_late_frames_total", "counter", "Frames the media threads played late (missed 20 ms ticks).", [("", String(lateFrames))])
         metric("irisgw_media_trunk_jitter_ms_avg", "gauge", "Mean interarrival jitter on trunk legs (ended sessions).",
                [("", String(format2(c.jitterSamples > 0 ? c.jitterSumMs / Double(c.jitterSamples) : 0)))])
+        metric("irisgw_refused_total", "counter", "Inputs refused by a bound or a defence, by what was refused.",
+               refused.keys.sorted().map { ("{what=\"\($0)\"}", String(refused[$0]!)) })
         metric("irisgw_trunk_registered", "gauge", "1 when the trunk's registration is up.",
                c.registrations.keys.sorted().map { ("{profile=\"\($0)\"}", c.registrations[$0]!.hasPrefix("registered") ? "1" : "0") })
         return out

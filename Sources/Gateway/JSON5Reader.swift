@@ -59,7 +59,9 @@ struct JSON5SyntaxError: Error, Equatable, Sendable {
 /// ```
 /// Comments (`//`, `/* */`) count as white space. Deviations, on the strict side: a key
 /// repeated in one object is an error (JSON5 lets the last one win, which hides typos in a
-/// config file), unquoted keys cannot contain `\u` escapes, and nesting is limited to 64 levels.
+/// config file), unquoted keys cannot contain `\u` escapes, nesting is limited to 64 levels and a
+/// document to 1 MiB (profiles and suites are a few KiB; the limits keep a hostile file from
+/// exhausting the stack or memory).
 struct JSON5Reader {
     private let bytes: [UInt8]
     private var index = 0
@@ -73,10 +75,15 @@ struct JSON5Reader {
     }
 
     private static let maxDepth = 64
+    static let maxBytes = 1 << 20
 
     /// Parses a whole document; anything after the top-level value other than white space
     /// and comments is an error.
     static func parse(_ text: String) throws(JSON5SyntaxError) -> JSON5Value {
+        guard text.utf8.count <= maxBytes else {
+            throw JSON5SyntaxError(line: 1, column: 1, keyPath: "",
+                                   message: "the document is \(text.utf8.count) bytes, more than the \(maxBytes) allowed")
+        }
         var reader = JSON5Reader(bytes: Array(text.utf8))
         return try reader.document()
     }

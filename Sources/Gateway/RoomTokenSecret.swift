@@ -53,8 +53,9 @@ private enum SecretFile {
         guard info.st_mode & S_IFMT == S_IFREG else {
             throw RoomTokenSecretError(path: path, reason: "not a regular file")
         }
-        if info.st_mode & 0o077 != 0 {
-            writeToStandardError("irisgw: room token secret \(path): readable by others (mode \(String(info.st_mode & 0o777, radix: 8))); chmod 600 it\n")
+        // An older version or a hand-made file may be readable by others: narrow it.
+        if info.st_mode & 0o077 != 0, chmod(path, 0o600) != 0 {
+            writeToStandardError("irisgw: room token secret \(path): readable by others (mode \(String(info.st_mode & 0o777, radix: 8))) and chmod failed; chmod 600 it\n")
         }
         guard let data = FileManager.default.contents(atPath: path) else { throw failure(path) }
         let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)

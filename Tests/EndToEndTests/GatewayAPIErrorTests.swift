@@ -66,6 +66,10 @@ extension GatewaySuites {
             Case(name: "join with a garbage token", path: "/v1/sessions/x/join",
                  body: "{\"roomToken\":\"garbage\",\"media\":{\"sdp\":\"v=0\"}}", status: 403, code: -103),
             Case(name: "reject with a garbage token", path: "/v1/sessions/x/reject", body: "{\"roomToken\":\"\"}", status: 403, code: -103),
+            // 400 levels crashed the process (Foundation's parser recursed off the stack).
+            Case(name: "nested 400 levels deep", body: String(repeating: "[", count: 400) + String(repeating: "]", count: 400), status: 400, code: -103),
+            Case(name: "nested 5000 levels deep in a key", body: "{\"targetTN\":" + String(repeating: "{\"a\":", count: 5000) + "1" + String(repeating: "}", count: 5001),
+                 status: 400, code: -103),
             Case(name: "oversized body", body: "{\"targetTN\":\"" + String(repeating: "1", count: 200_000) + "\"}", status: 413, code: -103),
         ]
 

@@ -66,3 +66,8 @@ func json5ReaderReportsWhereAndWhat(_ text: String, _ line: Int, _ column: Int, 
     #expect(try JSON5Reader.parse("-0") == .integer(0))
     #expect(try JSON5Reader.parse("0xFFFFFFFFFFFFFFFFF") == .number(0x1p68))
 }
+
+@Test func json5ReaderRefusesADocumentOverItsSizeLimit() {
+    let text = "[" + String(repeating: "1,", count: JSON5Reader.maxBytes / 2) + "]"
+    #expect(throws: JSON5SyntaxError.self) { try JSON5Reader.parse(text) }
+}

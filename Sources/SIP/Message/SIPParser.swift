@@ -62,34 +62,48 @@ extension SIPMessage {
         }
         var headers: [SIPHeader] = []
         headers.reserveCapacity(lines.count)
-        for (start, end) in lines.dropFirst() {
-            let first = bytes[start]
+        var controlByte: UInt8?
+        for (lineStart, lineEnd) in lines.dropFirst() {
+            // field-value = *(TEXT-UTF8char / UTF8-CONT / LWS): no control byte but HTAB, in
+            // any header (a NUL in Call-ID reaches logs, databases and C strings). The message
+            // is refused, but read on without them, so the 400 can copy Via, Call-ID and CSeq.
+            var line = bytes[lineStart..<lineEnd]
+            if let bad = SIPScanner.forbiddenControl(in: line) {
+                controlByte = controlByte ?? bad
+                line = ArraySlice(line.filter { !SIPScanner.isForbiddenControl($0) })
+                guard !line.isEmpty else { continue }
+            }
+            let start = line.startIndex, end = line.endIndex
+            let first = line[start]
             if first == 0x20 || first == 0x09 {
                 guard !headers.isEmpty else { throw .init(400, "continuation line before any header") }
-                let more = String(decoding: bytes[start..<end], as: UTF8.self).trimmingSIPWhitespace()
+                let more = String(decoding: line, as: UTF8.self).trimmingSIPWhitespace()
                 if !more.isEmpty {
                     headers[headers.count - 1].value += headers[headers.count - 1].value.isEmpty ? more : " " + more
                 }
                 continue
             }
-            guard let colon = bytes[start..<end].firstIndex(of: 0x3A) else {
+            guard let colon = line.firstIndex(of: 0x3A) else {
                 throw .init(400, "header line without a colon", partial: SIPMessage(startLine: startLine, headers: headers))
             }
             var nameEnd = colon
-            while nameEnd > start, bytes[nameEnd - 1] == 0x20 || bytes[nameEnd - 1] == 0x09 { nameEnd -= 1 }
-            let nameBytes = bytes[start..<nameEnd]
+            while nameEnd > start, line[nameEnd - 1] == 0x20 || line[nameEnd - 1] == 0x09 { nameEnd -= 1 }
+            let nameBytes = line[start..<nameEnd]
             guard !nameBytes.isEmpty, nameBytes.allSatisfy(SIPScanner.isTokenChar) else {
                 throw .init(400, "bad header name", partial: SIPMessage(startLine: startLine, headers: headers))
             }
             var valueStart = colon + 1, valueEnd = end
-            while valueStart < valueEnd, bytes[valueStart] == 0x20 || bytes[valueStart] == 0x09 { valueStart += 1 }
-            while valueEnd > valueStart, bytes[valueEnd - 1] == 0x20 || bytes[valueEnd - 1] == 0x09 { valueEnd -= 1 }
-            let value = String(decoding: bytes[valueStart..<valueEnd], as: UTF8.self)
+            while valueStart < valueEnd, line[valueStart] == 0x20 || line[valueStart] == 0x09 { valueStart += 1 }
+            while valueEnd > valueStart, line[valueEnd - 1] == 0x20 || line[valueEnd - 1] == 0x09 { valueEnd -= 1 }
+            let value = String(decoding: line[valueStart..<valueEnd], as: UTF8.self)
             headers.append(SIPHeader(SIPHeaderName(String(decoding: nameBytes, as: UTF8.self)), value))
             guard headers.count <= maxHeaderCount else { throw .init(400, "too many header fields") }
         }
 
         var message = SIPMessage(startLine: startLine, headers: headers)
+        if let controlByte {
+            throw .init(400, "control byte 0x\(String(controlByte, radix: 16)) in a header", partial: message)
+        }
         do throws(SIPParseError) {
             let bodyLength = try message.validatedContentLength()
             let available = bytes.count - bodyStart
@@ -144,6 +158,7 @@ extension SIPMessage {
             }
             let code = line[codeStart..<codeEnd].reduce(0) { $0 * 10 + Int($1 - 0x30) }
             guard (100...699).contains(code) else { throw .init(400, "bad status code \(code)") }
+            guard !line.contains(where: SIPScanner.isForbiddenControl) else { throw .init(400, "control byte in the status line") }
             let reason = codeEnd < line.endIndex ? String(decoding: line[(codeEnd + 1)...], as: UTF8.self) : ""
             return .response(status: code, reason: reason)
         }
@@ -152,6 +167,7 @@ extension SIPMessage {
               !line[(sp2 + 1)...].contains(0x20), sp1 > line.startIndex, sp2 > sp1 + 1, sp2 + 1 < line.endIndex else {
             throw .init(400, "request line must be Method SP Request-URI SP SIP-Version")
         }
+        guard !line.contains(where: SIPScanner.isForbiddenControl) else { throw .init(400, "control byte in the request line") }
         let methodBytes = line[line.startIndex..<sp1]
         guard methodBytes.allSatisfy(SIPScanner.isTokenChar) else { throw .init(400, "bad method") }
         let version = line[(sp2 + 1)...]

@@ -129,6 +129,30 @@ struct SIPScanner {
         return params
     }
 
+    /// A control byte no SIP start line may hold, nor a header outside a quoted-pair:
+    /// %x00-08, %x0A-1F and DEL (RFC 3261 §25.1: TEXT-UTF8char, LWS and UTF8-CONT exclude
+    /// them; HTAB is LWS).
+    static func isForbiddenControl(_ b: UInt8) -> Bool { (b < 0x20 && b != 0x09) || b == 0x7F }
+
+    /// The first control byte of a header line that the grammar does not allow there. Inside
+    /// a quoted-string, `quoted-pair = "\" (%x00-09 / %x0B-0C / %x0E-7F)` may escape one
+    /// (RFC 4475 §3.1.1.2 has BEL, NUL and DEL escaped in a display name); CR and LF never.
+    static func forbiddenControl(in line: ArraySlice<UInt8>) -> UInt8? {
+        var quoted = false
+        var escaped = false
+        for b in line {
+            if escaped {
+                escaped = false
+                if b == 0x0D || b == 0x0A { return b }
+                continue
+            }
+            if quoted && b == 0x5C { escaped = true; continue }
+            if b == 0x22 { quoted.toggle(); continue }
+            if isForbiddenControl(b) { return b }
+        }
+        return nil
+    }
+
     static func isTokenChar(_ b: UInt8) -> Bool {
         switch b {
         case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: return true
