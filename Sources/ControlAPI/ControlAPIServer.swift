@@ -89,8 +89,8 @@ public final class ControlAPIServer: Sendable {
     }
 
     func handle(_ request: HTTPRequest) -> HTTPResponse {
-        if request.method == "GET" && request.path == "/healthz" {
-            return Self.json(200, ["status": "ok"])
+        if request.method == "GET" && (request.path == "/healthz" || request.path == "/readyz") {
+            return health()
         }
         guard APIKey.matches(header: request.headers["authorization"], key: key) else {
             return Self.error(GatewayError(IrisCode.incorrectParams, 401, "missing or wrong API key (Authorization: Bearer <key>)"))
@@ -102,6 +102,17 @@ public final class ControlAPIServer: Sendable {
         }
     }
 
+    /// 200 only when the gateway takes sessions and its SIP loop, media threads and record
+    /// store each answered within a second; 503 with the status otherwise (starting,
+    /// draining, unhealthy), so a balancer stops sending before anything fails.
+    private func health() -> HTTPResponse {
+        guard let gateway = attached.withLock({ $0 }) else { return Self.json(503, ["status": "starting"]) }
+        let health = gateway.health()
+        var body = ["status": health.status]
+        if case .unhealthy(let reason) = health { body["reason"] = reason }
+        return Self.json(health == .ok ? 200 : 503, body)
+    }
+
     private func route(_ request: HTTPRequest) throws(GatewayError) -> HTTPResponse {
         let gateway = try self.current
         let parts = request.path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
@@ -109,7 +120,8 @@ public final class ControlAPIServer: Sendable {
         if parts == ["metrics"] {
             guard m == "GET" else { throw Self.notAllowed(request) }
             let text = gateway.metrics.render(statuses: gateway.list().map(\.status), sipResponses: gateway.sipResponseCounts(),
-                                              lateFrames: gateway.media.measurements().lateFrames)
+                                              lateFrames: gateway.media.measurements().lateFrames,
+                                              refusals: gateway.sipRefusalCounts())
             return .text(200, text, contentType: "text/plain; version=0.0.4; charset=utf-8")
         }
         if parts == ["v1", "events"] {

@@ -110,6 +110,14 @@ public final class CallRecordStore: Sendable {
         }
     }
 
+    /// True when the writer queue runs a no-op within `timeout` seconds (a health check: a
+    /// writer stuck on the disk shows here). Writes that failed show in `lostWrites` instead.
+    public func responds(within timeout: Double) -> Bool {
+        let answered = DispatchSemaphore(value: 0)
+        queue.async { answered.signal() }
+        return answered.wait(timeout: .now() + timeout) == .success
+    }
+
     /// Every record, in `startedAt` order, including writes still queued. Blocks until the
     /// writer gets to it: for tests and operations tools.
     public func all() -> [CallRecord] {

@@ -30,7 +30,7 @@ extension Gateway: SIPUserAgentDelegate {
             do {
                 trunk = try MediaNegotiation.trunkLeg(offer, allowed: profile.media.codecs.map(\.rawValue))
             } catch {
-                call.reject(status: 488, reason: "Not Acceptable Here")
+                call.reject(status: 488, reason: "Not Acceptable Here", headers: [SIPHeader("Warning", error.warning)])
                 return
             }
         } else {
@@ -41,6 +41,10 @@ extension Gateway: SIPUserAgentDelegate {
                 return
             }
             trunk = NegotiatedLeg(codec: codec, rtpMap: map, telephoneEvent: nil, remote: nil, direction: .sendrecv)
+        }
+        if let refusal = admitInbound(profile) {
+            call.reject(status: 503, reason: "Service Unavailable (\(refusal))", headers: [SIPHeader(.retryAfter, "5")])
+            return
         }
         let caller = call.invite.from?.uri.user ?? "anonymous"
         let roomId = Self.newRoomId()

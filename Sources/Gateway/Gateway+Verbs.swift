@@ -24,9 +24,9 @@ extension Gateway {
     /// Iris `mute` / `unmute`: the app's audio stops reaching the carrier (silence is sent).
     public func setMuted(roomId: String, _ muted: Bool) throws(GatewayError) {
         try withSession(roomId) { s throws(GatewayError) in
-            guard let media = s.media else { throw .wrongState("session \(roomId) has no media yet") }
+            guard s.media != nil else { throw .wrongState("session \(roomId) has no media yet") }
             s.muted = muted
-            media.setMuted(.platform, muted)
+            s.applySilence()
         }
     }
 

@@ -26,6 +26,12 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
     var endedSnapshots: [String: SessionSnapshot] = [:]
     var endedOrder: [String] = []
     var admissions: [String: Admission] = [:]
+    /// Per-trunk budgets for calls in, apart from the outbound ones.
+    var inboundAdmissions: [String: Admission] = [:]
+    /// Inbound sessions alive, against `configuration.inboundSessionLimit`.
+    var inboundSessionCount = 0
+    /// The SIP sockets are open (loop-confined): `/healthz` says ok from then on.
+    var started = false
     var draining = false
     var registrations: [RegistrationClient] = []
     var keepalives: [KeepaliveClient] = []
@@ -60,15 +66,20 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
         tokens = try RoomTokenSigner.loadOrCreate(dataDir: configuration.dataDir)
         for p in profiles {
             if let o = p.outbound { admissions[p.name] = Admission(maxConcurrent: o.maxConcurrentCalls, perSecond: o.callsPerSecond) }
+            if let i = p.inbound { inboundAdmissions[p.name] = Admission(maxConcurrent: i.maxConcurrentCalls, perSecond: i.callsPerSecond) }
         }
         ua.delegate = self
+        ua.isTrustedSource = Self.trustedSources(profiles)
     }
 
     /// Opens the SIP sockets and starts registrations and keepalives; returns the SIP addresses.
     @discardableResult
     public func start() throws -> [SIPPeer] {
         let bound = try ua.start()
-        ua.loop.sync { [self] in startTrunkMaintenance() }
+        ua.loop.sync { [self] in
+            startTrunkMaintenance()
+            started = true
+        }
         return bound
     }
 
@@ -160,7 +171,12 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
             r.jitterMs = trunk?.jitterMs
             r.roundTripMs = trunk?.roundTripMs
         }
-        if s.machine.direction == .outbound { admissions[s.profile.name]?.release() }
+        if s.machine.direction == .outbound {
+            admissions[s.profile.name]?.release()
+        } else {
+            inboundAdmissions[s.profile.name]?.release()
+            inboundSessionCount -= 1
+        }
         metrics.ended(reason)
         if let st = stats { metrics.media(st) }
         sessions[s.roomId] = nil

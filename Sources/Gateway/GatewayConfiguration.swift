@@ -25,6 +25,11 @@ public struct GatewayConfiguration: Sendable {
     /// Sessions at once over all trunks; inbound calls over it get 503 with Retry-After.
     /// Default 1000.
     public var maxSessions: Int
+    /// Inbound sessions at once over all trunks; more get 503 with Retry-After, so calls in
+    /// can never take every slot from the apps' calls out. Default nil: half of `maxSessions`.
+    public var maxInboundSessions: Int?
+    /// `maxInboundSessions`, or its default.
+    public var inboundSessionLimit: Int { maxInboundSessions ?? max(1, maxSessions / 2) }
     /// Opus toward the platform. Default complexity 5, FEC on.
     public var opus: AudioCodec.OpusSettings
     /// Bridge both legs without transcoding when the app offers PCMU and the trunk takes

@@ -18,6 +18,8 @@ import IOCore
 ///   maxSessions: 1000,
 ///   roomTokenLifetimeSec: 60,          // default: the inbound ring timeout + 15 s
 ///   webhook: { url: "http://127.0.0.1:9000/irisgw", timeoutSec: 5, retries: 2 },
+///   maxInboundSessions: 500,           // default: half of maxSessions
+///   sip: { answerUnknownSources: false, requestsPerSecond: 200 },  // ServeConfiguration+SIP.swift
 /// }
 /// ```
 public struct ServeConfiguration: Sendable, Equatable {
@@ -33,6 +35,11 @@ public struct ServeConfiguration: Sendable, Equatable {
     /// Seconds a room token stays valid; default the inbound ring timeout plus 15.
     public var roomTokenLifetimeSec: Int?
     public var webhook: Webhook?
+    /// Inbound sessions at once over all trunks, so a flood of incoming calls always leaves
+    /// room for the apps' outbound ones. Default: half of `maxSessions`.
+    public var maxInboundSessions: Int?
+    /// SIP exposure and bounds (`ServeConfiguration+SIP.swift`).
+    public var sip: SIPSettings?
 
     /// Inbound notifications POSTed as JSON (the `onNotification` event) to `url`.
     public struct Webhook: Sendable, Equatable {
@@ -52,7 +59,7 @@ public struct ServeConfiguration: Sendable, Equatable {
     public init() {}
 
     public static let keys = ["profiles", "sipListen", "apiListen", "rtpHost", "rtpPorts", "dataDir", "publicURL",
-                              "drainTimeoutSec", "maxSessions", "roomTokenLifetimeSec", "webhook"]
+                              "drainTimeoutSec", "maxSessions", "maxInboundSessions", "roomTokenLifetimeSec", "webhook", "sip"]
 
     public static func load(file: URL) throws(ProfileError) -> ServeConfiguration {
         let display = file.relativePath
@@ -95,6 +102,8 @@ public struct ServeConfiguration: Sendable, Equatable {
         }
         c.drainTimeoutSec = try o.optional("drainTimeoutSec") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 0...3600) }
         c.maxSessions = try o.optional("maxSessions") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...1_000_000) }
+        c.maxInboundSessions = try o.optional("maxInboundSessions") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...1_000_000) }
+        c.sip = try o.optional("sip") { (v, p) throws(ProfileError) in try sipSettings(v, at: p, schema: schema) }
         c.roomTokenLifetimeSec = try o.optional("roomTokenLifetimeSec") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...86_400) }
         c.webhook = try o.optional("webhook") { (v, p) throws(ProfileError) in
             let w = try schema.object(v, at: p, keys: ["url", "timeoutSec", "retries"])

@@ -162,19 +162,30 @@ public struct TrunkProfile: Sendable, Equatable {
 
     /// Inbound calls from the trunk: who may send them and where they go.
     public struct Inbound: Sendable, Equatable {
-        /// Networks INVITEs may come from; others get 403. Default: `["127.0.0.1/32"]`.
+        /// Networks INVITEs may come from. Requests from anywhere else (outside every
+        /// trunk's list and every dialog of ours) get no answer at all, or 403 when the serve
+        /// setting `sip.answerUnknownSources` is on. Default: `["127.0.0.1/32"]`.
         public var allowFrom: [CIDR]
         /// DID to routing id. Required, at least one; each `did` at most once.
         public var routes: [Route]
         /// Seconds to wait for `join` before answering 480 (ended `no-answer`). Default: 45.
         public var ringTimeoutSec: Int
+        /// Incoming calls from this trunk at once; more get 503 with Retry-After. Separate
+        /// from `outbound.maxConcurrentCalls`, so a flood in cannot starve calls out.
+        /// Default: 100.
+        public var maxConcurrentCalls: Int
+        /// New incoming calls per second from this trunk; more get 503. Default: 10.
+        public var callsPerSecond: Int
 
         /// Builds the inbound part in code; defaults as documented on each property.
-        public init(allowFrom: [CIDR]? = nil, routes: [Route], ringTimeoutSec: Int = 45) {
+        public init(allowFrom: [CIDR]? = nil, routes: [Route], ringTimeoutSec: Int = 45,
+                    maxConcurrentCalls: Int = 100, callsPerSecond: Int = 10) {
             // The literal is valid, so the fallback never applies.
             self.allowFrom = allowFrom ?? ((try? CIDR(parsing: "127.0.0.1/32")).map { [$0] } ?? [])
             self.routes = routes
             self.ringTimeoutSec = ringTimeoutSec
+            self.maxConcurrentCalls = maxConcurrentCalls
+            self.callsPerSecond = callsPerSecond
         }
 
         /// One inbound route: calls to `did` notify subscribers of `routingId`.

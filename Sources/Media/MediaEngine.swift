@@ -244,3 +244,14 @@ public final class MediaCall: @unchecked Sendable {
 
     deinit { close() }
 }
+
+extension MediaEngine {
+    /// True when every media thread runs a no-op within `timeout` seconds: the threads are
+    /// alive and not stuck (a health check; it never blocks a media thread).
+    public func responds(within timeout: Double) -> Bool {
+        let answered = DispatchSemaphore(value: 0)
+        for t in threads { t.loop.execute { answered.signal() } }
+        let deadline = DispatchTime.now() + timeout
+        return threads.allSatisfy { _ in answered.wait(timeout: deadline) == .success }
+    }
+}

@@ -83,6 +83,12 @@ public struct MediaDescription: Sendable, Equatable {
     /// formats are payload type numbers.
     public var isRTP: Bool { proto.uppercased().contains("RTP/") }
 
+    /// RTP without encryption: `RTP/AVP` or `RTP/AVPF` (not SAVP, SAVPF or UDP/TLS/...).
+    public var isPlainRTP: Bool {
+        let p = proto.uppercased()
+        return p == "RTP/AVP" || p == "RTP/AVPF"
+    }
+
     /// The payload maps of the formats, in `m=` order: the stream's valid `a=rtpmap` for a
     /// payload type, else the static assignment of RFC 3551 (0 PCMU, 8 PCMA, 9 G722, 13 CN,
     /// 18 G729, ...). Formats with neither, and malformed `a=rtpmap` lines, are left out.

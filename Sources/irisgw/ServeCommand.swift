@@ -50,6 +50,8 @@ enum ServeCommand {
         if let v = file.dataDir { configuration.dataDir = v }
         if let v = file.maxSessions { configuration.maxSessions = v }
         if let v = file.roomTokenLifetimeSec { configuration.roomTokenLifetime = Double(v) }
+        if let v = file.maxInboundSessions { configuration.maxInboundSessions = v }
+        file.sip?.apply(to: &configuration.sip)
         var publicURL = file.publicURL
         var drainTimeout = Double(file.drainTimeoutSec ?? 30)
         var simulatorListen: SocketAddress?

@@ -76,6 +76,24 @@ extension GatewaySuites {
             return out
         }
 
+        /// Iris hold: "neither of the users will be able to send or receive audio". The
+        /// carrier echoes what it gets, so the app's tone stops coming back while held.
+        @Test func holdSilencesTheCallBothWays() async throws {
+            let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.answer(acceptHoldAndResume: true), sippArguments: ["-rtp_echo"])
+            defer { gw.stop(); sipp.stop() }
+            _ = try await GatewayOutboundTests.call(gw, source: .tone(hz: 440, amplitude: 0.3)) { session, rec in
+                #expect(await rec.waitForStatus(.connected))
+                #expect(await eventually(timeout: 5) { session.stream.leg.toneLevel(hz: 440, lastSeconds: 0.4) > 0.3 })
+                try session.hold()
+                #expect(await rec.waitForStatus(.hold), "\(rec.trace)\n\(sipp.report)")
+                #expect(await eventually(timeout: 5) { session.stream.leg.toneLevel(hz: 440, lastSeconds: 0.4) < 0.05 })
+                try session.unhold()
+                #expect(await rec.waitFor { $0.filter { $0.status == .connected }.count == 2 }, "\(rec.trace)\n\(sipp.report)")
+                #expect(await eventually(timeout: 5) { session.stream.leg.toneLevel(hz: 440, lastSeconds: 0.4) > 0.3 })
+                try session.close()
+            }
+        }
+
         @Test func muteSilencesTheAppTowardTheCarrier() async throws {
             let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.answer(), sippArguments: ["-rtp_echo"])
             defer { gw.stop(); sipp.stop() }

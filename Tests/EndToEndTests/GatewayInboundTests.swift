@@ -117,18 +117,21 @@ extension GatewaySuites {
             var did: String
             var allowFrom: [String]
             var status: Int
+            var config: String? = nil
             var description: String { name }
         }
 
         @Test(arguments: [
             Refusal(name: "unknown DID", did: "+15550009999", allowFrom: ["127.0.0.1/32"], status: 404),
-            Refusal(name: "disallowed source", did: did, allowFrom: ["10.0.0.0/8"], status: 403),
+            // Only when told to answer unknown sources; by default they get nothing (HostileTrafficTests).
+            Refusal(name: "disallowed source", did: did, allowFrom: ["10.0.0.0/8"], status: 403,
+                    config: "{ sip: { answerUnknownSources: true } }"),
         ])
         func refusedWithoutASession(_ r: Refusal) async throws {
             var profile = GatewayProcess.Profile()
             profile.routes = [(Self.did, "alice")]
             profile.allowFrom = r.allowFrom
-            let gw = try GatewayProcess(profiles: [profile])
+            let gw = try GatewayProcess(profiles: [profile], config: r.config)
             defer { gw.stop() }
             let sipp = try Self.caller(gw, CallerScenarios.rejected(r.status, ring: false), did: r.did)
             defer { sipp.stop() }

@@ -78,6 +78,10 @@ import Testing
         Row(name: "ring timeout: CANCEL, then 487 is no-answer",
             inputs: [.started(notification: nil), .provisional(sip(180), hasSDP: false), .ringTimeout, .finalResponse(sip(487), proxiesLeft: true)],
             expected: start + ["status:Connecting/180", "CANCEL", "status:Disconnected/487", "error:-402", "ended:no-answer/487", "finish"]),
+        Row(name: "488: no common media, not unreachable", inputs: [.started(notification: nil), .finalResponse(sip(488, "Not Acceptable Here"), proxiesLeft: true)],
+            expected: start + ["status:Disconnected/488", "error:-503", "ended:failed/488", "finish"]),
+        Row(name: "606", inputs: [.started(notification: nil), .finalResponse(sip(606, "Not Acceptable"), proxiesLeft: false)],
+            expected: start + ["status:Disconnected/606", "error:-503", "ended:failed/606", "finish"]),
         Row(name: "486", inputs: [.started(notification: nil), .finalResponse(sip(486, cause: 17), proxiesLeft: false)],
             expected: start + ["status:Disconnected/486", "ended:busy/486", "finish"]),
         Row(name: "600", inputs: [.started(notification: nil), .finalResponse(sip(600), proxiesLeft: false)],
@@ -173,5 +177,15 @@ import Testing
     @Test(arguments: [(404, EndReason.failed, -407), (486, .busy, nil), (603, .declined, nil), (480, .noAnswer, -402), (500, .failed, -503), (420, .failed, -412)] as [(Int, EndReason, Int?)])
     func classification(_ status: Int, _ reason: EndReason, _ code: Int?) {
         #expect(FinalResponseClass.classify(status: status).next == .end(reason, irisCode: code))
+    }
+
+    @Test func a488SaysWhatHappened() {
+        var m = SessionMachine(direction: .outbound, roomId: "r1", traceId: "t1")
+        _ = m.handle(.started(notification: nil), now: 0)
+        let error = m.handle(.finalResponse(Self.sip(488, "Not Acceptable Here"), proxiesLeft: false), now: 1).compactMap { a -> String? in
+            if case .emit(let e) = a, e.event == .onSessionError { return e.message }
+            return nil
+        }.first
+        #expect(error?.contains("no common codec or media security") == true, "\(String(describing: error))")
     }
 }

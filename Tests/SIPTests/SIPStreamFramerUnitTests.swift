@@ -165,3 +165,29 @@ struct SIPStreamFramerUnitTests {
         #expect(message.method == "INVITE")
     }
 }
+
+/// Bytes that cannot start a SIP message end the stream at once (a TLS ClientHello on the
+/// SIP TCP port used to wait forever).
+@Suite struct SIPStreamFramerNotSIPTests {
+    @Test("refused at once", arguments: [
+        ("TLS ClientHello", [0x16, 0x03, 0x01, 0x00, 0xf8, 0x01] as [UInt8]),
+        ("binary", [0x00, 0x01, 0x02]),
+        ("HTTP request line", Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8)),
+        ("no start line within 4 KiB", Array(String(repeating: "A", count: 4096).utf8)),
+    ])
+    func refused(_ name: String, _ bytes: [UInt8]) {
+        var framer = SIPStreamFramer()
+        #expect(throws: SIPStreamFramer.FramingError.notSIP, "\(name)") { _ = try framer.append(bytes) }
+    }
+
+    @Test("a SIP start line in pieces is waited for", arguments: [
+        "INVITE sip:bob@example.com SIP/2.0\r\n", "SIP/2.0 200 OK\r\n", "OPTIONS sip:x SIP/7.0\r\n",
+    ])
+    func waited(_ line: String) throws {
+        var framer = SIPStreamFramer()
+        let bytes = Array(line.utf8)
+        #expect(try framer.append(bytes.prefix(5)).isEmpty)
+        #expect(try framer.append(bytes.dropFirst(5)).isEmpty)
+        #expect(framer.pending == bytes.count)
+    }
+}

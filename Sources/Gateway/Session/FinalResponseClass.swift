@@ -24,6 +24,9 @@ public struct FinalResponseClass: Sendable, Equatable {
         case 403: return .init(next: .end(.failed, irisCode: IrisCode.callForbidden))
         // A second challenge after our credentials: the trunk refuses us (configuration).
         case 401, 407: return .init(next: .end(.failed, irisCode: IrisCode.serviceUnavailable))
+        // Not a reachability problem: nothing the app offered through us can be used there
+        // (codecs, or SRTP the trunk insists on). Retrying the same call will not help.
+        case 488, 606: return .init(next: .end(.failed, irisCode: IrisCode.serviceUnavailable))
         case 503: return .init(next: .failover(whenExhausted: .failed, irisCode: IrisCode.serviceUnavailable))
         case 500...599: return .init(next: .end(.failed, irisCode: IrisCode.serviceUnavailable))
         default: return .init(next: .end(.failed, irisCode: IrisCode.remoteUnreachable))

@@ -86,6 +86,9 @@ extension GatewaySession: SIPCallDelegate {
         if ok {
             handle(.localHoldConfirmed(pending))
         } else {
+            // The carrier refused: the call stays as it was, audio too.
+            heldLocally = !pending
+            applySilence()
             handle(.localHoldFailed(status: status))
         }
         if !pending { mergeUnholdFinished(ok: ok) }

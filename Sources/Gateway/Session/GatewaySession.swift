@@ -25,6 +25,9 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
     var trunkSession = SDPSessionIdentity()
     var platformSession = SDPSessionIdentity()
     var muted = false
+    /// The app put the call on hold (asked, not yet refused): no audio either way, as Iris
+    /// says of hold ("neither of the users will be able to send or receive audio").
+    var heldLocally = false
     var ringTimer: SIPEventLoop.Timer?
     var startedAt: Double
     // Outbound
@@ -139,7 +142,7 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
             || previous?.telephoneEvent != leg.telephoneEvent {
             let configuration = gateway.mediaConfiguration(trunk: leg, platform: platformLeg, profile: profile)
             try? media.reconfigure(configuration)
-            if muted { media.setMuted(.platform, true) }
+            applySilence()
             if machine.isConnected, profile.media.rtpTimeoutSec > 0 { media.armRTPTimeout(Double(profile.media.rtpTimeoutSec)) }
         } else if let remote = leg.remote, remote != previous?.remote {
             media.setRemote(.trunk, remote)
@@ -164,13 +167,23 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
 
     // MARK: Hold
 
+    /// Silence toward the carrier while muted or held, and toward the app while held.
+    func applySilence() {
+        media?.setMuted(.platform, muted || heldLocally)
+        media?.setMuted(.trunk, heldLocally)
+    }
+
     private func sendHold(_ hold: Bool) {
         // Every session has a trunk leg once it is connected (offered or answered).
         guard let call, let media, let trunkLeg else { return handle(.localHoldFailed(status: nil)) }
+        heldLocally = hold
+        applySilence()
         let offer = MediaNegotiation.answer(for: trunkLeg, address: media.trunkAddress, session: trunkSession.next(),
                                             direction: hold ? .sendonly : .sendrecv)
         if !call.reinvite(sdp: offer) {
             // An offer is already in progress (a glare with the carrier): report it as not done.
+            heldLocally = !hold
+            applySilence()
             handle(.localHoldFailed(status: nil))
         }
     }
@@ -217,7 +230,7 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
                 }
                 // The pipelines were rebuilt: mute and supervision apply again.
                 for s in [self, held] {
-                    if s.muted { s.media?.setMuted(.platform, true) }
+                    s.applySilence()
                     if s.profile.media.rtpTimeoutSec > 0 { s.media?.armRTPTimeout(Double(s.profile.media.rtpTimeoutSec)) }
                 }
                 self.merged.append(held)

@@ -7,7 +7,18 @@ import SIP
 /// carrier a 488.
 public struct NegotiationError: Error, Sendable, Equatable, CustomStringConvertible {
     public var message: String
-    public init(_ message: String) { self.message = message }
+    /// The SDP asked for a secure transport profile (SRTP, DTLS): a 488 says so with
+    /// `Warning: 302` (incompatible transport protocol, RFC 3261 §20.43).
+    public var secure: Bool
+    public init(_ message: String, secure: Bool = false) {
+        self.message = message
+        self.secure = secure
+    }
+
+    /// The Warning header a 488 for this error carries.
+    public var warning: String {
+        secure ? "302 irisgw \"Incompatible transport protocol\"" : "305 irisgw \"Incompatible media format\""
+    }
     public var description: String { message }
 }
 
@@ -45,7 +56,13 @@ public enum MediaNegotiation {
 
     /// The first usable audio stream of `sdp` and its remote address.
     static func audio(of sdp: SessionDescription) throws(NegotiationError) -> (index: Int, media: MediaDescription, remote: SocketAddress?) {
-        guard let index = sdp.media.firstIndex(where: { $0.media == "audio" && $0.isRTP && !$0.isRejected }) else {
+        // Plain RTP only: an RTP/SAVP(F) or DTLS stream asks for encryption we cannot give,
+        // and answering it with RTP/AVP is what RFC 3264 §6 forbids.
+        let live = sdp.media.filter { $0.media == "audio" && $0.isRTP && !$0.isRejected }
+        guard let index = sdp.media.firstIndex(where: { $0.media == "audio" && $0.isPlainRTP && !$0.isRejected }) else {
+            if let secure = live.first {
+                throw NegotiationError("the audio stream requires encrypted media (\(secure.proto)), which is not supported", secure: true)
+            }
             throw NegotiationError("no RTP audio stream in the SDP")
         }
         let m = sdp.media[index]

@@ -297,7 +297,7 @@ public struct SessionMachine: Sendable {
         if let irisCode {
             var e = event(.onSessionError)
             e.code = irisCode
-            e.message = Self.message(for: irisCode, reason: reason)
+            e.message = Self.message(for: irisCode, reason: reason, sip: details)
             e.sip = details
             actions.append(.emit(e))
         }
@@ -330,8 +330,11 @@ public struct SessionMachine: Sendable {
         SessionEvent(event: name, roomId: roomId, traceId: traceId)
     }
 
-    static func message(for code: Int, reason: EndReason) -> String {
-        switch code {
+    static func message(for code: Int, reason: EndReason, sip: SIPDetails? = nil) -> String {
+        if let sip, sip.code == 488 || sip.code == 606 {
+            return "the trunk accepts none of the offered media: no common codec or media security (\(sip.code) \(sip.reason))"
+        }
+        return switch code {
         case IrisCode.remoteDoesNotExist: "remote party does not exist"
         case IrisCode.targetNoReply: "target did not reply"
         case IrisCode.callForbidden: "call forbidden"

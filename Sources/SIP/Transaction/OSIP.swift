@@ -93,6 +93,15 @@ final class TransactionLayer {
 
     /// Transactions alive now.
     var count: Int { transactions.count }
+    /// Server transactions alive now (requests we received).
+    private(set) var serverCount = 0
+
+    /// True when `message` belongs to a live transaction (a retransmission, an ACK or
+    /// response for one), judged by the RFC 3261 key alone.
+    func hasTransaction(for message: SIPMessage) -> Bool {
+        guard let key = Self.key(message), let id = index[key] else { return false }
+        return transactions[id] != nil
+    }
 
     // MARK: Incoming
 
@@ -131,6 +140,7 @@ final class TransactionLayer {
         }
         let id = tr.pointee.transactionid
         transactions[id] = tr
+        serverCount += 1
         let ctx = Context(peer: peer, handler: nil)
         ctx.key = key
         contexts[id] = ctx
@@ -248,6 +258,7 @@ final class TransactionLayer {
     private func free(_ id: Int32) {
         guard let tr = transactions.removeValue(forKey: id) else { return }
         if let ctx = contexts.removeValue(forKey: id) {
+            if ctx.handler == nil { serverCount -= 1 }
             for m in ctx.messages { outgoing[m] = nil }
             if let key = ctx.key, index[key] == id { index[key] = nil }
         }

@@ -8,6 +8,9 @@ public struct SIPStreamFramer: Sendable {
         case bodyTooLarge(Int)
         case missingContentLength
         case badContentLength
+        /// The bytes cannot start a SIP message (a TLS ClientHello, HTTP, binary noise):
+        /// nothing that follows on the stream can be framed either.
+        case notSIP
     }
 
     public var maxHeaderBytes: Int
@@ -31,6 +34,7 @@ public struct SIPStreamFramer: Sendable {
             while start < buffer.count, buffer[start] == 0x0D || buffer[start] == 0x0A { start += 1 }
             if start > 0 { buffer.removeFirst(start) }
             guard !buffer.isEmpty else { break }
+            try Self.checkStartLine(buffer)
             guard let headerEnd = Self.headerEnd(buffer) else {
                 if buffer.count > maxHeaderBytes { throw .headerTooLarge }
                 break
@@ -44,6 +48,27 @@ public struct SIPStreamFramer: Sendable {
             buffer.removeFirst(total)
         }
         return out
+    }
+
+    /// The longest start line we wait for before judging the stream.
+    static let maxStartLine = 4096
+
+    /// A start line is `Method SP Request-URI SP SIP-Version` or `SIP-Version SP ...`
+    /// (RFC 3261 §7.1-7.2): it begins with a token character and, once complete, names
+    /// "SIP/". Anything else is refused as soon as it shows, not after 16 KiB or never.
+    static func checkStartLine(_ b: [UInt8]) throws(FramingError) {
+        guard SIPScanner.isTokenChar(b[0]) else { throw .notSIP }
+        let window = b.prefix(maxStartLine)
+        guard let lf = window.firstIndex(of: 0x0A) else {
+            if b.count >= maxStartLine { throw .notSIP }
+            return
+        }
+        let line = window[..<lf]
+        let sip: [UInt8] = Array("SIP/".utf8)
+        let found = line.indices.contains { i in
+            i + 4 <= lf && zip(line[i..<(i + 4)], sip).allSatisfy { ($0 & 0xDF) == ($1 & 0xDF) }
+        }
+        if !found { throw .notSIP }
     }
 
     /// Index just past the CRLFCRLF (or LFLF) that ends the header section.

@@ -25,36 +25,55 @@ public struct SIPPeer: Hashable, Sendable, CustomStringConvertible {
     public var description: String { "\(transport.rawValue.lowercased()):\(address)" }
 }
 
-/// UDP sockets, a TCP listener and TCP connections, all on the SIP event loop.
+/// UDP sockets, TCP listeners and TCP connections, all on the SIP event loop.
 /// Incoming UDP datagrams and framed TCP messages are handed to `onMessage` as bytes.
+/// Stream peers are bounded by `limits` (SIPStreamConnections.swift).
 final class SIPTransports {
     let loop: SIPEventLoop
+    let limits: SIPTransportLimits
     /// Called on the loop for every datagram or framed stream message.
     var onMessage: (([UInt8], SIPPeer) -> Void)?
     /// Called when a TCP stream breaks its framing (bytes are dropped, the connection closed).
     var onStreamError: ((SIPPeer, SIPStreamFramer.FramingError) -> Void)?
+    /// Stream peers refused or cut, by reason.
+    internal(set) var refusals: [SIPTransportRefusal: Int] = [:]
 
     private(set) var udpSockets: [UDPSocket] = []
-    private(set) var tcpListeners: [(fd: Int32, local: SocketAddress)] = []
-    private var connections: [Int32: Connection] = [:]
-    private var connectionByPeer: [SocketAddress: Int32] = [:]
-    private var receiveBuffer = [UInt8](repeating: 0, count: 65_536)
+    internal(set) var tcpListeners: [(fd: Int32, local: SocketAddress)] = []
+    var connections: [Int32: Connection] = [:]
+    var connectionByPeer: [SocketAddress: Int32] = [:]
+    var connectionsPerSource: [String: Int] = [:]
+    var sweepTimer: SIPEventLoop.Timer?
+    var receiveBuffer = [UInt8](repeating: 0, count: 65_536)
+    /// `limits.maxConnections`, or half the file-descriptor limit when that is lower.
+    lazy var connectionCap: Int = min(limits.maxConnections, max(16, Self.descriptorLimit() / 2))
 
-    private final class Connection {
+    final class Connection {
         let fd: Int32
         let peer: SocketAddress
+        /// Accepted from a peer (not opened by us toward a trunk).
+        let inbound: Bool
         var framer = SIPStreamFramer()
         var outbox: [UInt8] = []
         var connecting: Bool
-        init(fd: Int32, peer: SocketAddress, connecting: Bool) {
+        /// Last byte in or out (loop clock).
+        var lastActivity: Double
+        /// When the message now arriving began (or the connection was accepted, until its
+        /// first message); nil between messages.
+        var messageStarted: Double?
+        init(fd: Int32, peer: SocketAddress, inbound: Bool, connecting: Bool, now: Double) {
             self.fd = fd
             self.peer = peer
+            self.inbound = inbound
             self.connecting = connecting
+            lastActivity = now
+            messageStarted = inbound ? now : nil
         }
     }
 
-    init(loop: SIPEventLoop) {
+    init(loop: SIPEventLoop, limits: SIPTransportLimits = SIPTransportLimits()) {
         self.loop = loop
+        self.limits = limits
     }
 
     /// Binds a UDP socket; port 0 lets the OS choose. Returns the bound address.
@@ -65,17 +84,24 @@ final class SIPTransports {
         return socket.local
     }
 
-    /// Listens for TCP connections; port 0 lets the OS choose. Returns the bound address.
-    func listenTCP(_ address: SocketAddress) throws -> SocketAddress {
-        let fd = try Self.socket(for: address, type: SOCK_STREAM)
-        var on: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
-        try Self.bind(fd, address)
-        guard Glibc.listen(fd, 128) == 0 else { throw SocketError("listen") }
-        let local = SocketAddress.local(of: fd) ?? address
-        tcpListeners.append((fd, local))
-        loop.register(fd: fd) { [unowned self] in self.accept(fd) }
-        return local
+    /// Listens with `transport` on `address`; returns the bound address.
+    func listen(_ transport: SIPTransportProtocol, _ address: SocketAddress) throws -> SocketAddress {
+        transport == .udp ? try listenUDP(address) : try listenTCP(address)
+    }
+
+    /// Closes the listening socket of `transport` bound to `address`.
+    func closeListener(_ transport: SIPTransportProtocol, _ address: SocketAddress) {
+        switch transport {
+        case .udp:
+            guard let i = udpSockets.firstIndex(where: { $0.local == address }) else { return }
+            loop.unregister(fd: udpSockets[i].fd)
+            udpSockets.remove(at: i)
+        case .tcp:
+            guard let i = tcpListeners.firstIndex(where: { $0.local == address }) else { return }
+            loop.unregister(fd: tcpListeners[i].fd)
+            close(tcpListeners[i].fd)
+            tcpListeners.remove(at: i)
+        }
     }
 
     func closeAll() {
@@ -85,6 +111,7 @@ final class SIPTransports {
             close(fd)
         }
         for fd in connections.keys { closeConnection(fd) }
+        loop.cancel(sweepTimer)
         udpSockets = []
         tcpListeners = []
     }
@@ -99,12 +126,7 @@ final class SIPTransports {
                   let to = RawSocketAddress(peer.address) else { return false }
             return bytes.withUnsafeBytes { socket.send($0, to: to) }
         case .tcp:
-            var fd = peer.connection.flatMap { connections[$0] != nil ? $0 : nil } ?? connectionByPeer[peer.address]
-            if fd == nil { fd = connect(to: peer.address) }
-            guard let fd, let conn = connections[fd] else { return false }
-            conn.outbox.append(contentsOf: bytes)
-            if !conn.connecting { flush(conn) }
-            return true
+            return sendStream(bytes, to: peer)
         }
     }
 
@@ -118,111 +140,9 @@ final class SIPTransports {
         }
     }
 
-    // MARK: TCP
-
-    private func accept(_ listener: Int32) {
-        while true {
-            var storage = sockaddr_storage()
-            var len = socklen_t(MemoryLayout<sockaddr_storage>.size)
-            let fd = withUnsafeMutablePointer(to: &storage) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.accept(listener, $0, &len) }
-            }
-            guard fd >= 0 else { return }
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-            guard let peer = SocketAddress(storage: &storage) else {
-                close(fd)
-                continue
-            }
-            adopt(fd, peer: peer, connecting: false)
-        }
-    }
-
-    private func connect(to address: SocketAddress) -> Int32? {
-        guard let fd = try? Self.socket(for: address, type: SOCK_STREAM) else { return nil }
-        let rc = address.withSockAddr { Glibc.connect(fd, $0, $1) } ?? -1
-        if rc != 0 && errno != EINPROGRESS {
-            close(fd)
-            return nil
-        }
-        adopt(fd, peer: address, connecting: rc != 0)
-        return fd
-    }
-
-    private func adopt(_ fd: Int32, peer: SocketAddress, connecting: Bool) {
-        var on: Int32 = 1
-        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
-        let conn = Connection(fd: fd, peer: peer, connecting: connecting)
-        connections[fd] = conn
-        connectionByPeer[peer] = fd
-        loop.register(fd: fd) { [unowned self] in self.readTCP(fd) }
-        if connecting {
-            loop.watchWritable(fd: fd) { [unowned self] in self.finishConnect(fd) }
-        }
-    }
-
-    private func finishConnect(_ fd: Int32) {
-        guard let conn = connections[fd] else { return }
-        var err: Int32 = 0
-        var len = socklen_t(MemoryLayout<Int32>.size)
-        getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len)
-        guard err == 0 else {
-            closeConnection(fd)
-            return
-        }
-        conn.connecting = false
-        loop.watchWritable(fd: fd, nil)
-        flush(conn)
-    }
-
-    private func flush(_ conn: Connection) {
-        while !conn.outbox.isEmpty {
-            let n = conn.outbox.withUnsafeBytes { Glibc.send(conn.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if n > 0 {
-                conn.outbox.removeFirst(n)
-            } else if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
-                loop.watchWritable(fd: conn.fd) { [unowned self] in self.flush(conn) }
-                return
-            } else {
-                closeConnection(conn.fd)
-                return
-            }
-        }
-        loop.watchWritable(fd: conn.fd, nil)
-    }
-
-    private func readTCP(_ fd: Int32) {
-        guard let conn = connections[fd] else { return }
-        while true {
-            let n = receiveBuffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
-                closeConnection(fd)
-                return
-            }
-            guard n > 0 else { return }
-            let peer = SIPPeer(transport: .tcp, address: conn.peer, connection: fd)
-            do {
-                for message in try conn.framer.append(receiveBuffer[0..<n]) {
-                    onMessage?(message, peer)
-                }
-            } catch {
-                onStreamError?(peer, error)
-                closeConnection(fd)
-                return
-            }
-        }
-    }
-
-    private func closeConnection(_ fd: Int32) {
-        guard let conn = connections.removeValue(forKey: fd) else { return }
-        if connectionByPeer[conn.peer] == fd { connectionByPeer[conn.peer] = nil }
-        loop.unregister(fd: fd)
-        close(fd)
-    }
-
     // MARK: Sockets
 
-    private static func socket(for address: SocketAddress, type: __socket_type) throws -> Int32 {
+    static func socket(for address: SocketAddress, type: __socket_type) throws -> Int32 {
         let family = address.isIPv6 ? AF_INET6 : AF_INET
         let fd = Glibc.socket(family, Int32(type.rawValue | SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw SocketError("socket") }
@@ -233,7 +153,7 @@ final class SIPTransports {
         return fd
     }
 
-    private static func bind(_ fd: Int32, _ address: SocketAddress) throws {
+    static func bind(_ fd: Int32, _ address: SocketAddress) throws {
         guard let rc = address.withSockAddr({ Glibc.bind(fd, $0, $1) }) else {
             close(fd)
             throw SocketError("bind \(address): not a numeric address", code: EINVAL)
@@ -243,5 +163,18 @@ final class SIPTransports {
             close(fd)
             throw SocketError("bind \(address)", code: code)
         }
+    }
+
+    /// The soft RLIMIT_NOFILE, raised to the hard limit first (the default soft limit of
+    /// 1024 is far too low for a gateway; the hard one is the administrator's choice).
+    static func descriptorLimit() -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
+        if limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
+        }
+        return limit.rlim_cur == rlim_t.max ? 1 << 20 : Int(min(limit.rlim_cur, 1 << 20))
     }
 }

@@ -30,6 +30,17 @@ public final class SIPUserAgent: @unchecked Sendable {
         DigestServer(realm: $0.realm, secret: Crypto.randomBytes(count: 32))
     }
 
+    /// Requests dropped or refused by `configuration.defence`, by reason.
+    public internal(set) var refusals: [SIPRefusal: Int] = [:]
+    /// Stream peers refused or cut by `configuration.transportLimits`, by reason.
+    public var transportRefusals: [SIPTransportRefusal: Int] { transports.refusals }
+    /// Which sources are trunks (or other peers we serve). Requests from any other source
+    /// are dropped unanswered unless they belong to a call of ours or
+    /// `defence.answerUnknownSources` is set. nil (the default) trusts every source, as a
+    /// test endpoint or simulator wants.
+    public var isTrustedSource: ((SocketAddress) -> Bool)?
+    var sources: SourceGuard
+
     public struct Counters: Sendable, Equatable {
         public var received = 0
         public var malformed = 0
@@ -39,8 +50,11 @@ public final class SIPUserAgent: @unchecked Sendable {
     public init(configuration: SIPUserAgentConfiguration = SIPUserAgentConfiguration(), loop: SIPEventLoop? = nil) throws {
         self.configuration = configuration
         self.loop = try loop ?? SIPEventLoop()
-        self.transports = SIPTransports(loop: self.loop)
+        self.transports = SIPTransports(loop: self.loop, limits: configuration.transportLimits)
         self.transactions = try TransactionLayer()
+        self.sources = SourceGuard(requestsPerSecond: configuration.defence.requestsPerSecond,
+                                   banSeconds: configuration.defence.banSeconds,
+                                   capacity: configuration.defence.maxTrackedSources)
         transports.onMessage = { [unowned self] bytes, peer in self.receive(bytes, from: peer) }
         transactions.send = { [unowned self] bytes, peer in self.transports.send(bytes, to: peer) }
         transactions.onRequest = { [unowned self] m, tx in self.handleRequest(m, tx) }
@@ -57,7 +71,17 @@ public final class SIPUserAgent: @unchecked Sendable {
             do {
                 var bound: [SIPPeer] = []
                 for (t, a) in configuration.listen {
-                    let local = t == .udp ? try transports.listenUDP(a) : try transports.listenTCP(a)
+                    // Port 0 for both UDP and TCP on one host means one port the OS picks for
+                    // both (the port a Via or Contact names serves either transport).
+                    let twin = a.port == 0 ? bound.first { $0.transport != t && $0.address.host == a.host } : nil
+                    let local: SocketAddress
+                    if let twin, let i = bound.firstIndex(of: twin) {
+                        let (moved, mine) = try listenTwin(t, of: twin)
+                        bound[i].address = moved
+                        local = mine
+                    } else {
+                        local = try transports.listen(t, a)
+                    }
                     bound.append(SIPPeer(transport: t, address: local))
                 }
                 localAddresses = bound
@@ -71,6 +95,21 @@ public final class SIPUserAgent: @unchecked Sendable {
         return try result.get()
     }
 
+    /// Listens with `transport` on the port `twin` got from the OS. When another program
+    /// holds that port for this transport, both move to a new pick (a few tries).
+    private func listenTwin(_ transport: SIPTransportProtocol, of twin: SIPPeer) throws -> (twin: SocketAddress, local: SocketAddress) {
+        var twinAddress = twin.address
+        for attempt in 0..<20 {
+            do {
+                return (twinAddress, try transports.listen(transport, twinAddress))
+            } catch let error as SocketError where error.code == EADDRINUSE && attempt < 19 {
+                transports.closeListener(twin.transport, twinAddress)
+                twinAddress = try transports.listen(twin.transport, SocketAddress(host: twinAddress.host, port: 0))
+            }
+        }
+        throw SocketError("bind \(twinAddress)", code: EADDRINUSE)
+    }
+
     /// Closes sockets and stops the loop.
     public func shutdown() {
         loop.sync { [self] in transports.closeAll() }
@@ -81,11 +120,21 @@ public final class SIPUserAgent: @unchecked Sendable {
 
     func receive(_ bytes: [UInt8], from peer: SIPPeer) {
         counters.received += 1
+        let now = SIPEventLoop.now()
+        // A banned source costs one dictionary lookup: not even parsed.
+        if sources.isBanned(peer.address.host, now: now) {
+            refuse(.banned)
+            return
+        }
         var message: SIPMessage
         do {
             message = try SIPMessage.parse(bytes, framing: peer.transport == .udp ? .datagram : .stream)
         } catch {
             counters.malformed += 1
+            guard isTrusted(peer.address) else {
+                refuse(.malformedFromUnknown)
+                return
+            }
             // A request we can read enough of gets the error status; responses are dropped (§18).
             if let partial = error.partial, partial.isRequest, partial.method != "ACK",
                partial[.via] != nil, partial[.callID] != nil, partial[.cseq] != nil, partial[.from] != nil, partial[.to] != nil {
@@ -95,7 +144,10 @@ public final class SIPUserAgent: @unchecked Sendable {
             }
             return
         }
-        if message.isRequest { stampReceived(&message, peer) }
+        if message.isRequest {
+            guard admit(message, from: peer, now: now) else { return }
+            stampReceived(&message, peer)
+        }
         transactions.receive(message, bytes: bytes, from: peer)
     }
 

@@ -2,7 +2,8 @@
 public struct SIPUserAgentConfiguration: Sendable {
     /// Sockets to open. Default: UDP on 127.0.0.1 with an OS-chosen port.
     public var listen: [(transport: SIPTransportProtocol, address: SocketAddress)]
-    /// `User-Agent` / `Server` header value. Default `irisgw/0.1`.
+    /// `User-Agent` / `Server` header value. Default `irisgw`: no version, which would tell
+    /// a scanner which flaws to try.
     public var userAgent: String
     /// User part of our Contact URI. Default `irisgw`.
     public var contactUser: String
@@ -16,6 +17,11 @@ public struct SIPUserAgentConfiguration: Sendable {
     /// RFC 3261 T1 in seconds (retransmission base). Default 0.5. osip's own timers use its
     /// built-in 500 ms; this one drives the 2xx and reliable-provisional retransmissions.
     public var t1: Double
+    /// Bounds on stream (TCP) peers: connection caps, timeouts, queued bytes.
+    /// Default `SIPTransportLimits()`.
+    public var transportLimits = SIPTransportLimits()
+    /// Flood, scanner and unknown-source defence. Default `SIPDefence()`.
+    public var defence = SIPDefence()
 
     /// Digest authentication we demand of callers.
     public struct InboundAuthentication: Sendable {
@@ -42,7 +48,7 @@ public struct SIPUserAgentConfiguration: Sendable {
     }
 
     public init(listen: [(transport: SIPTransportProtocol, address: SocketAddress)] = [(.udp, SocketAddress(host: "127.0.0.1", port: 0))],
-                userAgent: String = "irisgw/0.1", contactUser: String = "irisgw", prack: PRACKPolicy = .supported,
+                userAgent: String = "irisgw", contactUser: String = "irisgw", prack: PRACKPolicy = .supported,
                 sessionTimer: SessionTimerPolicy? = SessionTimerPolicy(), t1: Double = 0.5) {
         self.listen = listen
         self.userAgent = userAgent

@@ -1,0 +1,36 @@
+import IOCore
+import SIP
+
+extension Gateway {
+    /// The sources the SIP agent answers out of dialog: every trunk's `allowFrom` networks
+    /// and its numeric proxy addresses (a carrier's OPTIONS ping comes from its proxy).
+    /// Requests inside a call of ours pass whatever their source (SIPUserAgent+Defence).
+    static func trustedSources(_ profiles: [TrunkProfile]) -> @Sendable (SocketAddress) -> Bool {
+        let networks = profiles.flatMap { $0.inbound?.allowFrom ?? [] }
+        let proxies = Set(profiles.flatMap { $0.outbound?.proxies ?? [] }.filter { $0.hostKind != .domainName }.map(\.host))
+        return { address in proxies.contains(address.host) || networks.contains { $0.contains(address.host) } }
+    }
+
+    /// The inbound budget for a new call from `profile`: nil admits it (and counts it),
+    /// otherwise what the 503 should say.
+    func admitInbound(_ profile: TrunkProfile) -> String? {
+        if inboundSessionCount >= configuration.inboundSessionLimit {
+            metrics.refused("inbound_sessions_full")
+            return "inbound sessions at their limit"
+        }
+        switch inboundAdmissions[profile.name]?.admit(now: EventLoop.now()) {
+        case .concurrency?:
+            metrics.refused("inbound_trunk_concurrency")
+            return "trunk at its inbound call limit"
+        case .rate?:
+            metrics.refused("inbound_trunk_rate")
+            return "trunk over its inbound call rate"
+        case nil:
+            inboundSessionCount += 1
+            return nil
+        }
+    }
+
+    /// Every refusal of the SIP agent and its transports, read on the SIP loop.
+    public func sipRefusalCounts() -> [String: Int] { ua.loop.sync { [self] in ua.refusalCounts } }
+}

@@ -1,0 +1,72 @@
+import SIP
+
+extension ServeConfiguration {
+    /// The `sip` section: what the SIP port shows and tolerates. Every key optional; the
+    /// defaults are `SIPDefence`'s and `SIPTransportLimits`'s (docs/operations.md).
+    ///
+    /// ```json5
+    /// sip: {
+    ///   userAgent: "irisgw",              // Server / User-Agent; no version unless set
+    ///   answerUnknownSources: false,      // requests from outside every allowFrom: no answer
+    ///   requestsPerSecond: 200,           // per source IP; unknown sources over it are banned
+    ///   banSec: 60,
+    ///   scannerUserAgents: ["friendly-scanner", "sipvicious"],
+    ///   maxServerTransactions: 5000,
+    ///   tcp: { maxConnections: 1024, maxConnectionsPerSource: 32, idleTimeoutSec: 120,
+    ///          messageTimeoutSec: 10, maxQueuedBytes: 262144 },
+    /// }
+    /// ```
+    public struct SIPSettings: Sendable, Equatable {
+        public var userAgent: String?
+        public var defence = SIPDefence()
+        public var transportLimits = SIPTransportLimits()
+        public init() {}
+
+        static let keys = ["userAgent", "answerUnknownSources", "requestsPerSecond", "banSec", "scannerUserAgents",
+                           "maxServerTransactions", "tcp"]
+        static let tcpKeys = ["maxConnections", "maxConnectionsPerSource", "idleTimeoutSec", "messageTimeoutSec", "maxQueuedBytes"]
+
+        /// Applies these settings to a user agent's configuration.
+        public func apply(to sip: inout SIPUserAgentConfiguration) {
+            if let userAgent { sip.userAgent = userAgent }
+            sip.defence = defence
+            sip.transportLimits = transportLimits
+        }
+    }
+
+    static func sipSettings(_ value: JSON5Value, at path: String, schema: ProfileSchema) throws(ProfileError) -> SIPSettings {
+        let o = try schema.object(value, at: path, keys: SIPSettings.keys)
+        var s = SIPSettings()
+        s.userAgent = try o.optional("userAgent") { (v, p) throws(ProfileError) in
+            let text = try schema.string(v, at: p)
+            guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else {
+                throw schema.fail(p, "must be printable ASCII, not empty")
+            }
+            return text
+        }
+        let d = s.defence
+        s.defence.answerUnknownSources = try o.optional("answerUnknownSources") { (v, p) throws(ProfileError) in try schema.bool(v, at: p) } ?? d.answerUnknownSources
+        s.defence.requestsPerSecond = try o.optional("requestsPerSecond") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...1_000_000) } ?? d.requestsPerSecond
+        s.defence.banSeconds = Double(try o.optional("banSec") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 0...86_400) } ?? Int(d.banSeconds))
+        s.defence.maxServerTransactions = try o.optional("maxServerTransactions") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...1_000_000) } ?? d.maxServerTransactions
+        s.defence.scannerUserAgents = try o.optional("scannerUserAgents") { (v, p) throws(ProfileError) -> [String] in
+            guard case .array(let items) = v else { throw schema.typeError(p, expected: "an array of strings", found: v) }
+            var out: [String] = []
+            for (i, item) in items.enumerated() {
+                let text = try schema.string(item, at: "\(p)[\(i)]")
+                guard !text.isEmpty else { throw schema.fail("\(p)[\(i)]", "must not be empty") }
+                out.append(text)
+            }
+            return out
+        } ?? d.scannerUserAgents
+        if let tcp = try o.optional("tcp", { (v, p) throws(ProfileError) in try schema.object(v, at: p, keys: SIPSettings.tcpKeys) }) {
+            let t = s.transportLimits
+            s.transportLimits.maxConnections = try tcp.optional("maxConnections") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...1_000_000) } ?? t.maxConnections
+            s.transportLimits.maxConnectionsPerSource = try tcp.optional("maxConnectionsPerSource") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...1_000_000) } ?? t.maxConnectionsPerSource
+            s.transportLimits.idleTimeout = Double(try tcp.optional("idleTimeoutSec") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...86_400) } ?? Int(t.idleTimeout))
+            s.transportLimits.messageTimeout = Double(try tcp.optional("messageTimeoutSec") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...3600) } ?? Int(t.messageTimeout))
+            s.transportLimits.maxQueuedBytes = try tcp.optional("maxQueuedBytes") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 65_536...(1 << 30)) } ?? t.maxQueuedBytes
+        }
+        return s
+    }
+}

@@ -1,0 +1,55 @@
+/// How a `SIPUserAgent` treats traffic from the open internet, in the manner of Kamailio's
+/// pike and secfilter modules. Every field has a documented default; each drop is counted in
+/// `SIPUserAgent.refusals` (and `/metrics`).
+public struct SIPDefence: Sendable, Equatable {
+    /// Requests per second one IP address may send, over a one-second window. A source the
+    /// agent does not trust that goes over it is banned for `banSeconds`; a trusted one (a
+    /// trunk) only has the excess dropped, so its calls in progress go on. Default 200.
+    public var requestsPerSecond: Int
+    /// Seconds a banned source's datagrams and connections are dropped unread. Default 60.
+    public var banSeconds: Double
+    /// Answer requests from sources the agent does not trust (outside every trunk's
+    /// `allowFrom`, not in a dialog of ours). Default false: such requests get no answer at
+    /// all, so a scanner learns nothing, not even that a SIP server is here.
+    public var answerUnknownSources: Bool
+    /// User-Agent (or From display-name) substrings of SIP scanners, matched without case;
+    /// their requests are dropped and the source banned. Default: friendly-scanner, sipvicious,
+    /// sipcli, sip-scan, sipsak, iWar, VaxSIPUserAgent, sundayddr, pplsip, SIPBruteForce.
+    public var scannerUserAgents: [String]
+    /// Server transactions open at once. A new request beyond it gets a stateless 503 with
+    /// Retry-After (from a trusted source) or nothing, and opens no transaction. Default 5000.
+    public var maxServerTransactions: Int
+    /// Sources tracked for rate limiting; the oldest are forgotten beyond it, so a flood
+    /// from spoofed addresses cannot grow the table without end. Default 65,536.
+    public var maxTrackedSources: Int
+
+    public static let knownScanners = ["friendly-scanner", "sipvicious", "sipcli", "sip-scan", "sipsak", "iwar",
+                                       "vaxsipuseragent", "sundayddr", "pplsip", "sipbruteforce"]
+
+    public init(requestsPerSecond: Int = 200, banSeconds: Double = 60, answerUnknownSources: Bool = false,
+                scannerUserAgents: [String] = SIPDefence.knownScanners, maxServerTransactions: Int = 5000,
+                maxTrackedSources: Int = 65_536) {
+        self.requestsPerSecond = requestsPerSecond
+        self.banSeconds = banSeconds
+        self.answerUnknownSources = answerUnknownSources
+        self.scannerUserAgents = scannerUserAgents
+        self.maxServerTransactions = maxServerTransactions
+        self.maxTrackedSources = maxTrackedSources
+    }
+
+    /// True when `message` names a known scanner in User-Agent or in From's display name.
+    func isScanner(_ message: SIPMessage) -> Bool {
+        let fields = [message[.userAgent], message.from?.displayName].compactMap { $0?.lowercased() }
+        return fields.contains { field in scannerUserAgents.contains { field.contains($0.lowercased()) } }
+    }
+}
+
+/// Why the agent dropped or refused a request; the `what` label in `/metrics`.
+public enum SIPRefusal: String, Sendable, CaseIterable {
+    case banned = "sip_banned"
+    case rateLimited = "sip_rate_limited"
+    case scanner = "sip_scanner"
+    case unknownSource = "sip_unknown_source"
+    case transactionsFull = "sip_transactions_full"
+    case malformedFromUnknown = "sip_malformed_unknown_source"
+}

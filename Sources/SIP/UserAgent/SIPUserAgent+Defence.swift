@@ -1,0 +1,56 @@
+// What the agent admits before a request reaches a transaction (SIPDefence): scanners,
+// sources it does not know, floods, and more open transactions than it will hold.
+
+extension SIPUserAgent {
+    func refuse(_ reason: SIPRefusal) { refusals[reason, default: 0] += 1 }
+
+    func isTrusted(_ address: SocketAddress) -> Bool { isTrustedSource?(address) ?? true }
+
+    /// True when `request` may go on to the transaction layer; otherwise it was dropped or
+    /// answered statelessly here, and counted.
+    func admit(_ request: SIPMessage, from peer: SIPPeer, now: Double) -> Bool {
+        let defence = configuration.defence
+        let host = peer.address.host
+        if defence.isScanner(request) {
+            refuse(.scanner)
+            sources.ban(host, now: now)
+            return false
+        }
+        let trusted = isTrusted(peer.address)
+        // A request of a call we have (a BYE from a proxy we never listed, say) is the
+        // call's business, whatever its source.
+        let ours = request.callID.map { calls[$0] != nil } ?? false
+        if !trusted, !ours, !defence.answerUnknownSources {
+            refuse(.unknownSource)
+            // Counted all the same, so a persistent prober ends up banned and unparsed.
+            if sources.admit(host, trusted: false, now: now) == .ban { refuse(.banned) }
+            return false
+        }
+        switch sources.admit(host, trusted: trusted || ours, now: now) {
+        case .admit: break
+        case .drop, .ban:
+            refuse(.rateLimited)
+            return false
+        }
+        if request.method != "ACK", transactions.serverCount >= defence.maxServerTransactions,
+           !transactions.hasTransaction(for: request) {
+            refuse(.transactionsFull)
+            if trusted {
+                var r = SIPMessage.response(to: request, status: 503, toTag: request.to?.tag == nil ? SIPIdentifiers.tag() : nil)
+                r.addHeader(.retryAfter, "5")
+                r.addHeader(.server, configuration.userAgent)
+                sendStateless(r, to: peer)
+            }
+            return false
+        }
+        return true
+    }
+
+    /// Every drop and refusal of the agent and its transports, keyed by the `/metrics` label.
+    public var refusalCounts: [String: Int] {
+        var out: [String: Int] = [:]
+        for (k, v) in refusals { out[k.rawValue] = v }
+        for (k, v) in transports.refusals { out[k.rawValue] = v }
+        return out
+    }
+}

@@ -1,0 +1,77 @@
+@testable import SIP
+import Testing
+
+/// The flood guard as a table: requests at given times from given sources, the verdicts.
+@Suite struct SourceGuardTests {
+    struct Step: Sendable {
+        var at: Double
+        var source = "192.0.2.1"
+        var trusted = false
+        var count = 1
+        var expect: SourceGuard.Verdict
+    }
+
+    struct Row: Sendable, CustomStringConvertible {
+        var name: String
+        var rate = 3
+        var ban = 10.0
+        var steps: [Step]
+        var description: String { name }
+    }
+
+    static let rows: [Row] = [
+        Row(name: "under the rate", steps: [Step(at: 0, count: 3, expect: .admit), Step(at: 1, count: 3, expect: .admit)]),
+        Row(name: "an untrusted source over the rate is banned", steps: [
+            Step(at: 0, count: 3, expect: .admit), Step(at: 0.5, expect: .ban),
+            Step(at: 5, expect: .drop), Step(at: 10.4, expect: .drop), Step(at: 10.6, expect: .admit),
+        ]),
+        Row(name: "a trusted source over the rate loses only the excess", steps: [
+            Step(at: 0, trusted: true, count: 3, expect: .admit), Step(at: 0.5, trusted: true, count: 5, expect: .drop),
+            Step(at: 1.0, trusted: true, count: 3, expect: .admit),
+        ]),
+        Row(name: "sources are counted apart", steps: [
+            Step(at: 0, count: 3, expect: .admit), Step(at: 0.1, source: "192.0.2.2", count: 3, expect: .admit),
+            Step(at: 0.2, expect: .ban), Step(at: 0.3, source: "192.0.2.2", expect: .ban),
+            Step(at: 0.4, source: "192.0.2.3", expect: .admit),
+        ]),
+    ]
+
+    @Test(arguments: rows) func verdicts(_ row: Row) {
+        var guardian = SourceGuard(requestsPerSecond: row.rate, banSeconds: row.ban)
+        for (i, step) in row.steps.enumerated() {
+            for _ in 0..<step.count {
+                let verdict = guardian.admit(step.source, trusted: step.trusted, now: step.at)
+                #expect(verdict == step.expect, "\(row.name), step \(i) at \(step.at): \(verdict)")
+            }
+        }
+    }
+
+    @Test func banIsVisibleBeforeParsing() {
+        var guardian = SourceGuard(requestsPerSecond: 100, banSeconds: 60)
+        #expect(!guardian.isBanned("198.51.100.7", now: 0))
+        guardian.ban("198.51.100.7", now: 0)
+        #expect(guardian.isBanned("198.51.100.7", now: 59))
+        #expect(!guardian.isBanned("198.51.100.7", now: 60.5))
+    }
+
+    /// Spoofed sources cannot grow the table without end; bans survive the eviction.
+    @Test func theTableIsBounded() {
+        var guardian = SourceGuard(requestsPerSecond: 1, banSeconds: 60, capacity: 100)
+        guardian.ban("203.0.113.1", now: 0)
+        for i in 0..<10_000 { _ = guardian.admit("10.\(i / 65536).\(i / 256 % 256).\(i % 256)", trusted: false, now: 5 + Double(i) * 0.004) }
+        let tracked = guardian.trackedCount
+        #expect(tracked <= 100)
+        let banned = guardian.isBanned("203.0.113.1", now: 50)
+        #expect(banned)
+    }
+
+    @Test("scanner user agents", arguments: [
+        ("friendly-scanner", true), ("sipvicious 0.2.8", true), ("SIPVicious", true), ("VaxSIPUserAgent/3.1", true),
+        ("Asterisk PBX 18", false), ("Linphone/5.0", false),
+    ])
+    func scanners(_ agent: String, _ isScanner: Bool) throws {
+        var m = SIPMessage.request("OPTIONS", SIPURI(host: "example.com"))
+        m.addHeader(.userAgent, agent)
+        #expect(SIPDefence().isScanner(m) == isScanner)
+    }
+}
