@@ -21,9 +21,10 @@ import Synchronization
 /// A write that fails (full disk, I/O error, duplicate room id) is logged to fd 2 and counted
 /// in `writeFailures`; it never crashes the gateway and never stops later writes.
 ///
-/// While running, the writer notes every `heartbeatInterval` seconds that open calls are
-/// still up (`last_seen_at`); the rows a crash leaves open end, at the next start, as failed
-/// at that moment, so their duration is short by at most one interval.
+/// While running, the writer notes every `heartbeatInterval` seconds (default 1) that the
+/// gateway, and so its open calls, are still up (one row, `gateway_alive`); the rows a crash
+/// leaves open end, at the next start, as failed at that moment, so their duration is short
+/// by at most one interval.
 ///
 /// One gateway process per file: a second store on the same file would close the first
 /// one's open calls as abandoned.
@@ -47,6 +48,7 @@ public final class CallRecordStore: Sendable {
 
     private enum Operation: Sendable {
         case start(CallRecord)
+        case dialog(roomId: String, String)
         case change(roomId: String, finishing: Bool, @Sendable (inout CallRecord) -> Void)
         case heartbeat
     }
@@ -57,11 +59,11 @@ public final class CallRecordStore: Sendable {
     /// restarted" and endedAt the last time the row was known to be up.
     ///
     /// - Parameters:
-    ///   - heartbeatInterval: seconds between "still up" marks on open rows; nil for none.
+    ///   - heartbeatInterval: seconds between "still up" marks; nil for none. Default 1.
     ///   - clock: Unix seconds, for `last_seen_at` and a `finished` call with no `endedAt`.
     /// - Throws: `SQLiteError` naming the path when the file cannot be opened or migrated.
     public convenience init(
-        path: String, heartbeatInterval: Double? = 30,
+        path: String, heartbeatInterval: Double? = 1,
         clock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }
     ) throws(SQLiteError) {
         try self.init(path: path, heartbeatInterval: heartbeatInterval, clock: clock, pragmas: [])
@@ -73,7 +75,9 @@ public final class CallRecordStore: Sendable {
     ) throws(SQLiteError) {
         self.path = path
         self.clock = clock
-        table = Mutex(try CallRecordTable(path: path, now: clock(), pragmas: pragmas))
+        let opened = try CallRecordTable(path: path, now: clock(), pragmas: pragmas)
+        abandonedDialogs = opened.abandonedDialogs
+        table = Mutex(opened)
         if let heartbeatInterval, heartbeatInterval > 0 { scheduleHeartbeat(every: heartbeatInterval) }
     }
 
@@ -92,6 +96,17 @@ public final class CallRecordStore: Sendable {
     public func update(roomId: String, _ change: @escaping @Sendable (inout CallRecord) -> Void) {
         submit(.change(roomId: roomId, finishing: false, change))
     }
+
+    /// Keeps the SIP dialog of an answered call (`DialogSnapshot` as JSON) until the call's
+    /// record is finished, so a process that crashes leaves enough for the next one to send
+    /// the BYE. Returns at once.
+    public func keepDialog(roomId: String, _ dialog: String) {
+        submit(.dialog(roomId: roomId, dialog))
+    }
+
+    /// Room id to dialog of the answered calls a previous process left up (crashed or
+    /// killed), read when the store opened; their records are already closed as failed.
+    public let abandonedDialogs: [String: String]
 
     /// Like `update`, for the end of the call: `change` sets endReason, sipCode and the
     /// rest; an `endedAt` it leaves nil becomes the writer's clock.
@@ -258,7 +273,9 @@ public final class CallRecordStore: Sendable {
         case .start(let record):
             try table.insert(record, now: now)
         case .heartbeat:
-            try table.touchOpenRows(now: now)
+            try table.stampAlive(now: now)
+        case .dialog(let roomId, let text):
+            try table.setDialog(roomId: roomId, text)
         case .change(let roomId, let finishing, let change):
             guard var record = try table.record(roomId: roomId) else {
                 return "no call record for room \(roomId)"

@@ -1,6 +1,6 @@
 /// The `call_records` table: SQL, schema migrations and row mapping for `CallRecordStore`.
 ///
-/// Schema version 1 (`PRAGMA user_version = 1`):
+/// Schema version 2 (`PRAGMA user_version = 2`):
 ///
 /// ```sql
 /// CREATE TABLE call_records (
@@ -22,14 +22,17 @@
 ///     packets_lost  INTEGER,
 ///     jitter_ms     REAL,
 ///     round_trip_ms REAL,
-///     last_seen_at  REAL NOT NULL      -- gateway clock at the row's last write or heartbeat
+///     last_seen_at  REAL NOT NULL,     -- gateway clock at the row's last write
+///     dialog        TEXT               -- answered and up: the SIP dialog as JSON (DialogSnapshot)
 /// );
+/// CREATE TABLE gateway_alive (id INTEGER PRIMARY KEY CHECK (id = 1), at REAL NOT NULL);
 /// CREATE INDEX call_records_by_start ON call_records (started_at);
 /// CREATE INDEX call_records_open ON call_records (room_id) WHERE ended_at IS NULL;
 /// ```
 ///
-/// `last_seen_at` is not part of `CallRecord`: it is the latest moment the gateway is known
-/// to have been alive with the call up, and becomes `ended_at` of a row a crash left open.
+/// `last_seen_at` and `dialog` are not part of `CallRecord`. A row a crash left open ends at
+/// the later of its `last_seen_at` and `gateway_alive.at` (stamped every second), and its
+/// `dialog` is handed to the next process, which sends the BYE the crash never sent.
 /// No CHECK constraints on the text columns: a record with an unexpected value is kept
 /// rather than lost.
 ///
@@ -47,6 +50,12 @@ final class CallRecordTable {
         );
         CREATE INDEX call_records_by_start ON call_records (started_at);
         CREATE INDEX call_records_open ON call_records (room_id) WHERE ended_at IS NULL;
+        """,
+        // 2: the dialog of an answered call, so the next process can BYE what a crash left
+        // up; and one row the writer stamps every second while the gateway is alive.
+        """
+        ALTER TABLE call_records ADD COLUMN dialog TEXT;
+        CREATE TABLE gateway_alive (id INTEGER PRIMARY KEY CHECK (id = 1), at REAL NOT NULL);
         """,
     ]
 
@@ -66,6 +75,10 @@ final class CallRecordTable {
     private let selectStatement: SQLiteStatement
     private let updateStatement: SQLiteStatement
     private let touchStatement: SQLiteStatement
+    private let dialogStatement: SQLiteStatement
+    private let aliveStatement: SQLiteStatement
+    /// Room id to dialog JSON of the answered calls the previous process left up.
+    let abandonedDialogs: [String: String]
 
     /// Opens (creating) the file, sets the journal, brings the schema up to date and closes
     /// the rows a previous process left open, then runs `pragmas`. Returns with no
@@ -90,11 +103,14 @@ final class CallRecordTable {
             UPDATE call_records SET trace_id = ?2, direction = ?3, source_tn = ?4, target_tn = ?5,
                 profile = ?6, started_at = ?7, ringing_at = ?8, answered_at = ?9, ended_at = ?10,
                 end_reason = ?11, sip_code = ?12, sip_reason = ?13, q850_cause = ?14, codec = ?15,
-                packets_lost = ?16, jitter_ms = ?17, round_trip_ms = ?18, last_seen_at = ?19
+                packets_lost = ?16, jitter_ms = ?17, round_trip_ms = ?18, last_seen_at = ?19,
+                dialog = CASE WHEN ?10 IS NULL THEN dialog ELSE NULL END
             WHERE room_id = ?1
             """)
         touchStatement = try database.prepare("UPDATE call_records SET last_seen_at = ?1 WHERE ended_at IS NULL")
-        try closeAbandonedRows()
+        aliveStatement = try database.prepare("INSERT OR REPLACE INTO gateway_alive (id, at) VALUES (1, ?1)")
+        dialogStatement = try database.prepare("UPDATE call_records SET dialog = ?2 WHERE room_id = ?1 AND ended_at IS NULL")
+        abandonedDialogs = try Self.closeAbandonedRows(database)
         for pragma in pragmas { try database.execute(pragma) }
     }
 
@@ -124,9 +140,20 @@ final class CallRecordTable {
         return records
     }
 
-    /// Records `now` as the last time every open row was seen alive.
+    /// Records `now` as the last time every open row was seen alive (at a clean close).
     func touchOpenRows(now: Double) throws(SQLiteError) {
         try run(touchStatement, [.real(now)])
+    }
+
+    /// Records `now` as the last time the gateway, with its open calls, was alive: one row,
+    /// whatever the number of calls (the heartbeat, every second).
+    func stampAlive(now: Double) throws(SQLiteError) {
+        try run(aliveStatement, [.real(now)])
+    }
+
+    /// Keeps the dialog of an answered call (nil clears it).
+    func setDialog(roomId: String, _ dialog: String?) throws(SQLiteError) {
+        try run(dialogStatement, [.text(roomId), SQLiteValue(dialog)])
     }
 
     /// Writes the WAL back into the database file, fsyncing both (with synchronous=NORMAL the
@@ -136,15 +163,24 @@ final class CallRecordTable {
     }
 
     /// Rows with no `ended_at` were left by a process that stopped without finishing them
-    /// (a crash, a kill): they end as failed at the last moment the row was known alive.
-    private func closeAbandonedRows() throws(SQLiteError) {
+    /// (a crash, a kill): they end as failed at the last moment the gateway was known alive.
+    /// Returns the dialogs of those that were answered.
+    private static func closeAbandonedRows(_ database: SQLiteDatabase) throws(SQLiteError) -> [String: String] {
+        let open = try database.prepare("SELECT room_id, dialog FROM call_records WHERE ended_at IS NULL AND dialog IS NOT NULL")
+        var dialogs: [String: String] = [:]
+        while try open.step() {
+            if let room = open.string(0), let dialog = open.string(1) { dialogs[room] = dialog }
+        }
         try database.execute("""
             UPDATE call_records SET
-                ended_at = max(started_at, coalesce(ringing_at, started_at),
-                               coalesce(answered_at, started_at), last_seen_at),
-                end_reason = 'failed', sip_reason = 'gateway restarted'
+                ended_at = max(started_at, coalesce(ringing_at, started_at), coalesce(answered_at, started_at),
+                               last_seen_at, coalesce((SELECT at FROM gateway_alive WHERE id = 1), 0)),
+                end_reason = 'failed', sip_reason = 'gateway restarted', dialog = NULL
             WHERE ended_at IS NULL
             """)
+        // The stamp belonged to the process that left those rows; this one starts its own.
+        try database.execute("DELETE FROM gateway_alive")
+        return dialogs
     }
 
     private func run(_ statement: SQLiteStatement, _ values: [SQLiteValue]) throws(SQLiteError) {

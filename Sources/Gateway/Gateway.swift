@@ -77,6 +77,7 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
     public func start() throws -> [SIPPeer] {
         let bound = try ua.start()
         ua.loop.sync { [self] in
+            byeAbandonedDialogs()
             startTrunkMaintenance()
             started = true
         }

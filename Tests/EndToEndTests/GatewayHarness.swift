@@ -64,9 +64,17 @@ final class GatewayProcess: @unchecked Sendable {
         }
     }
 
+    /// Whether `stop()` removes the folder (a successor started with `after:` takes it over).
+    private var ownsDirectory = true
+
     /// `config`: the text of a `--config` file (JSON5), written beside the profiles.
-    init(profiles: [Profile], environment: [String: String] = [:], extraArguments: [String] = [], config: String? = nil) throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-gw-\(UUID().uuidString.prefix(8))")
+    /// `after`: a stopped (or killed) gateway whose folder, data dir and records this one
+    /// takes over, as a restart would.
+    init(profiles: [Profile], environment: [String: String] = [:], extraArguments: [String] = [], config: String? = nil,
+         after predecessor: GatewayProcess? = nil) throws {
+        directory = predecessor?.directory
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-gw-\(UUID().uuidString.prefix(8))")
+        predecessor?.ownsDirectory = false
         let profileDir = directory.appendingPathComponent("profiles")
         try FileManager.default.createDirectory(at: profileDir, withIntermediateDirectories: true)
         for p in profiles {
@@ -109,6 +117,7 @@ final class GatewayProcess: @unchecked Sendable {
     func connection() throws -> IrisRtcConnection { try IrisRtcConnection(baseURL: apiURL, apiKey: apiKey) }
 
     var isRunning: Bool { process.isRunning }
+    var processID: Int32 { process.processIdentifier }
 
     /// Sends `sig` and waits up to `timeout` for the exit; nil if it did not exit.
     func signal(_ sig: Int32, timeout: Double = 10) -> Int32? {
@@ -154,7 +163,7 @@ final class GatewayProcess: @unchecked Sendable {
             #expect(records.count == started, "\(started) sessions, \(records.count) records")
             for r in records { #expect(r.endedAt != nil && r.endReason != nil, "an unfinished record: \(r)") }
         }
-        if ProcessInfo.processInfo.environment["IRISGW_E2E_KEEP"] == nil {
+        if ownsDirectory, ProcessInfo.processInfo.environment["IRISGW_E2E_KEEP"] == nil {
             try? FileManager.default.removeItem(at: directory)
         }
     }

@@ -52,6 +52,10 @@ extension GatewaySuites {
             #expect(rec.trace == ["onSessionCreated", "Initializing", "Connecting", "Connected", "onStreamQualityIndicator",
                                   "error:-412", "Disconnected", "ended:media-timeout"], "\(rec.events)")
             #expect(sipp.received("BYE ") == 1, sipp.report)
+            #expect(rec.ended?.sip?.code == 408 && rec.ended?.sip?.reason == "RTP Timeout", "\(rec.events)")
+            // The record says why, with a code, like every other ending.
+            let record = try #require(try gw.recordsAfterStop().first)
+            #expect(record.endReason == "media-timeout" && record.sipCode == 408 && record.sipReason == "RTP Timeout", "\(record)")
         }
 
         @Test func sipInfoDigitsReachTheApp() async throws {

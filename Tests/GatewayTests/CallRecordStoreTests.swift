@@ -323,7 +323,7 @@ func postDialDelayAndDurationAreComputed(
             clock.now = 1_600
             // Wait (up to 10 s on a loaded machine) for a heartbeat to note the new time.
             let reader = try SQLiteDatabase(path: store.path, flags: [.readOnly])
-            let seen = try reader.prepare("SELECT last_seen_at FROM call_records")
+            let seen = try reader.prepare("SELECT at FROM gateway_alive")
             for _ in 0..<500 {
                 defer { seen.reset() }
                 if try seen.step(), seen.double(0) == 1_600 { break }

@@ -115,7 +115,7 @@ import Testing
         Row(name: "refused hold is an error, not a status", inputs: [.started(notification: nil), answered, .localHold(true), .localHoldFailed(status: 488)],
             expected: start + ["status:Connected/200", "quality:NonHD:PCMU", "reINVITE:sendonly", "error:-104"]),
         Row(name: "no RTP: BYE, media-timeout", inputs: [.started(notification: nil), answered, .mediaTimeout],
-            expected: start + ["status:Connected/200", "quality:NonHD:PCMU", "BYE", "error:-412", "status:Disconnected", "ended:media-timeout", "finish"]),
+            expected: start + ["status:Connected/200", "quality:NonHD:PCMU", "BYE", "error:-412", "status:Disconnected/408", "ended:media-timeout/408", "finish"]),
         Row(name: "a 180 after the 200 is ignored", inputs: [.started(notification: nil), answered, .provisional(sip(180), hasSDP: false)],
             expected: start + ["status:Connected/200", "quality:NonHD:PCMU"]),
         Row(name: "G.722 answer is HD", inputs: [.started(notification: nil), .answered(sip(200), codec: "G722", hd: true, at: 1)],

@@ -42,6 +42,9 @@ extension GatewaySession: SIPCallDelegate {
             r.answeredAt = at
             r.codec = codec
         }
+        // Written after the answer, so a crash from now on leaves what the next process
+        // needs to send the BYE.
+        if let snapshot = call.dialogSnapshot { gateway.records.keepDialog(roomId: roomId, snapshot.json) }
         if profile.media.rtpTimeoutSec > 0 { media?.armRTPTimeout(Double(profile.media.rtpTimeoutSec)) }
         handle(.answered(details, codec: codec, hd: trunkLeg?.isWideband ?? false, at: at))
     }

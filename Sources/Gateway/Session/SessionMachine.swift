@@ -242,7 +242,11 @@ public struct SessionMachine: Sendable {
             var error = event(.onSessionError)
             error.code = IrisCode.remoteUnreachable
             error.message = "no RTP from the carrier"
-            return [.hangup, .emit(error)] + end(.mediaTimeout, sip: nil, irisCode: nil, now: now)
+            // Like an expired session timer, a SIP-level timeout: the record and the end
+            // event say so with 408 rather than nothing.
+            let details = SIPDetails(code: 408, reason: "RTP Timeout")
+            error.sip = details
+            return [.hangup, .emit(error)] + end(.mediaTimeout, sip: details, irisCode: nil, now: now)
 
         case .sessionExpired:
             return end(.failed, sip: SIPDetails(code: 408, reason: "Session Timer Expired"), irisCode: IrisCode.remoteUnreachable, now: now)

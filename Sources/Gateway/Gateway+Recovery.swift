@@ -1,0 +1,38 @@
+import Foundation
+import SIP
+
+extension DialogSnapshot {
+    /// JSON text for the record store.
+    var json: String {
+        String(decoding: (try? JSONEncoder().encode(self)) ?? Data("{}".utf8), as: UTF8.self)
+    }
+
+    /// Reads `json`; nil for anything else.
+    init?(json: String) {
+        guard let value = try? JSONDecoder().decode(DialogSnapshot.self, from: Data(json.utf8)) else { return nil }
+        self = value
+    }
+}
+
+extension Gateway {
+    /// The `Reason` of the BYE sent for a call a crash left up (RFC 3326; Q.850 41 is
+    /// "temporary failure").
+    static let restartReason = SIPHeader(.reason, "Q.850;cause=41;text=\"gateway restarted\"")
+
+    /// BYEs every dialog the previous process left up (SIGKILL, a crash), so the carrier
+    /// does not keep half-open calls and bill them. Their records were closed at open.
+    /// On the SIP loop, after the sockets are open.
+    func byeAbandonedDialogs() {
+        let dialogs = records.abandonedDialogs
+        guard !dialogs.isEmpty else { return }
+        var sent = 0
+        for (room, json) in dialogs.sorted(by: { $0.key < $1.key }) {
+            guard let snapshot = DialogSnapshot(json: json), ua.sendBye(in: snapshot, headers: [Self.restartReason]) else {
+                writeToStandardError("irisgw: recovery: room \(room): the stored dialog cannot be read; no BYE sent\n")
+                continue
+            }
+            sent += 1
+        }
+        writeToStandardError("irisgw: recovery: sent BYE for \(sent) call(s) the previous process left up\n")
+    }
+}

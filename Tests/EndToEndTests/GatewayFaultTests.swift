@@ -1,0 +1,72 @@
+import Foundation
+import Glibc
+import IrisAPI
+import IrisClient
+import SIP
+import Testing
+
+/// Faults a production gateway meets: a kill with calls up, a drain behind a balancer.
+extension GatewaySuites {
+    @Suite struct GatewayFaultTests {
+        static func health(_ gw: GatewayProcess) -> (status: Int, text: String)? {
+            guard let r = try? HTTPClient(baseURL: gw.apiURL).request(method: "GET", path: "/healthz", timeout: 2) else { return nil }
+            return (r.status, String(decoding: r.body, as: UTF8.self))
+        }
+
+        /// SIGKILL with calls up, then a restart on the same data: every record is closed as
+        /// failed at the last second the gateway was alive (not at its answer), the carrier
+        /// gets a BYE with a Reason for every dialog, and the API key is the same.
+        @Test func aKillWithCallsUpIsCleanedUpAtRestart() async throws {
+            let calls = 5
+            let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.answer(), calls: calls)
+            defer { gw.stop(); sipp.stop() }
+            var sessions: [(IrisRtcAudioSession, SessionRecorder)] = []
+            defer { sessions.forEach { $0.0.stop() } }
+            for _ in 0..<calls { sessions.append(try await placedSession(gw)) }
+            let answeredBy = Date().timeIntervalSince1970
+            // Up for a while, so a duration lost at the kill would show.
+            try await Task.sleep(for: .milliseconds(2500))
+            #expect(gw.signal(SIGKILL) != nil)
+            let killedAt = Date().timeIntervalSince1970
+
+            let restarted = try GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sipp.port])], after: gw)
+            defer { restarted.stop() }
+            #expect(restarted.apiKey == gw.apiKey, "the key survives the restart")
+            // The carrier had every call BYEd and answered them all: SIPp ends cleanly.
+            #expect(await sipp.waitForExit(timeout: 20) == 0, sipp.report)
+            #expect(sipp.messages.components(separatedBy: "gateway restarted").count - 1 >= calls, sipp.report)
+            let records = try restarted.recordsAfterStop()
+            #expect(records.count == calls)
+            for r in records {
+                #expect(r.endReason == "failed" && r.sipReason == "gateway restarted", "\(r)")
+                let duration = r.durationSec ?? 0
+                #expect(duration >= 1.5 && r.endedAt! <= killedAt + 1, "ended \(r.endedAt ?? 0), answered \(r.answeredAt ?? 0), by \(answeredBy)")
+            }
+        }
+
+        /// SIGTERM drains: the call in progress goes on, and /healthz says 503 draining, so a
+        /// balancer stops sending new calls before the gateway refuses them.
+        @Test func aDrainingGatewaySaysSoOnItsHealthCheck() async throws {
+            let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.answer(), gatewayArguments: ["--drain-timeout", "20"])
+            defer { gw.stop(); sipp.stop() }
+            #expect(Self.health(gw)?.status == 200)
+            let (session, rec) = try await placedSession(gw)
+            defer { session.stop() }
+            kill(gw.processID, SIGTERM)
+            var seen: (status: Int, text: String)?
+            #expect(await eventually(timeout: 10) {
+                seen = Self.health(gw)
+                return seen?.status == 503
+            })
+            #expect(seen?.text.contains("draining") == true, "\(String(describing: seen))")
+            // The call is still up; new ones are refused with -503.
+            #expect(rec.events.allSatisfy { $0.event != .onSessionEnded })
+            let other = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(), delegate: nil)
+            defer { other.stop() }
+            #expect(throws: IrisError.self) { try other.createWithTN(targetTN: "+15551230001", sourceTN: "+15557654321") }
+            try session.close()
+            #expect(await rec.waitFor { $0.contains { $0.event == .onSessionEnded } })
+            #expect(await eventually(timeout: 10) { !gw.isRunning })
+        }
+    }
+}
