@@ -6,6 +6,7 @@
 #include <sys/timerfd.h>
 #include <netinet/tcp.h>
 #include <sys/prctl.h>
+#include <malloc.h>
 
 /// Names the calling thread (prctl is variadic, so it needs a shim); Linux keeps 15 bytes.
 static inline void CLinux_set_thread_name(const char *name) { prctl(PR_SET_NAME, name, 0, 0, 0); }

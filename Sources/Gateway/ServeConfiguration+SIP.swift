@@ -8,7 +8,8 @@ extension ServeConfiguration {
     /// sip: {
     ///   userAgent: "irisgw",              // Server / User-Agent; no version unless set
     ///   answerUnknownSources: false,      // requests from outside every allowFrom: no answer
-    ///   requestsPerSecond: 200,           // per source IP; unknown sources over it are banned
+    ///   requestsPerSecond: 50,            // per unknown source IP; over it: banned
+    ///   trustedRequestsPerSecond: 2000,   // per trunk source IP; over it: the excess dropped
     ///   banSec: 60,
     ///   scannerUserAgents: ["friendly-scanner", "sipvicious"],
     ///   maxServerTransactions: 5000,
@@ -22,7 +23,7 @@ extension ServeConfiguration {
         public var transportLimits = SIPTransportLimits()
         public init() {}
 
-        static let keys = ["userAgent", "answerUnknownSources", "requestsPerSecond", "banSec", "scannerUserAgents",
+        static let keys = ["userAgent", "answerUnknownSources", "requestsPerSecond", "trustedRequestsPerSecond", "banSec", "scannerUserAgents",
                            "maxServerTransactions", "tcp"]
         static let tcpKeys = ["maxConnections", "maxConnectionsPerSource", "idleTimeoutSec", "messageTimeoutSec", "maxQueuedBytes"]
 
@@ -47,6 +48,7 @@ extension ServeConfiguration {
         let d = s.defence
         s.defence.answerUnknownSources = try o.optional("answerUnknownSources") { (v, p) throws(ProfileError) in try schema.bool(v, at: p) } ?? d.answerUnknownSources
         s.defence.requestsPerSecond = try o.optional("requestsPerSecond") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...1_000_000) } ?? d.requestsPerSecond
+        s.defence.trustedRequestsPerSecond = try o.optional("trustedRequestsPerSecond") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...1_000_000) } ?? d.trustedRequestsPerSecond
         s.defence.banSeconds = Double(try o.optional("banSec") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 0...86_400) } ?? Int(d.banSeconds))
         s.defence.maxServerTransactions = try o.optional("maxServerTransactions") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...1_000_000) } ?? d.maxServerTransactions
         s.defence.scannerUserAgents = try o.optional("scannerUserAgents") { (v, p) throws(ProfileError) -> [String] in

@@ -2,10 +2,13 @@
 /// pike and secfilter modules. Every field has a documented default; each drop is counted in
 /// `SIPUserAgent.refusals` (and `/metrics`).
 public struct SIPDefence: Sendable, Equatable {
-    /// Requests per second one IP address may send, over a one-second window. A source the
-    /// agent does not trust that goes over it is banned for `banSeconds`; a trusted one (a
-    /// trunk) only has the excess dropped, so its calls in progress go on. Default 200.
+    /// Requests per second an IP address the agent does not trust may send, over a
+    /// one-second window; going over bans it for `banSeconds`. Default 50.
     public var requestsPerSecond: Int
+    /// Requests per second a trusted source (a trunk, a dialog of ours) may send; the excess
+    /// is dropped, never banned, so its calls in progress go on. Default 2000 (a 300-cps
+    /// trunk sends about 1000: INVITE, ACK, BYE, OPTIONS).
+    public var trustedRequestsPerSecond: Int
     /// Seconds a banned source's datagrams and connections are dropped unread. Default 60.
     public var banSeconds: Double
     /// Answer requests from sources the agent does not trust (outside every trunk's
@@ -26,10 +29,11 @@ public struct SIPDefence: Sendable, Equatable {
     public static let knownScanners = ["friendly-scanner", "sipvicious", "sipcli", "sip-scan", "sipsak", "iwar",
                                        "vaxsipuseragent", "sundayddr", "pplsip", "sipbruteforce"]
 
-    public init(requestsPerSecond: Int = 200, banSeconds: Double = 60, answerUnknownSources: Bool = false,
+    public init(requestsPerSecond: Int = 50, trustedRequestsPerSecond: Int = 2000, banSeconds: Double = 60, answerUnknownSources: Bool = false,
                 scannerUserAgents: [String] = SIPDefence.knownScanners, maxServerTransactions: Int = 5000,
                 maxTrackedSources: Int = 65_536) {
         self.requestsPerSecond = requestsPerSecond
+        self.trustedRequestsPerSecond = trustedRequestsPerSecond
         self.banSeconds = banSeconds
         self.answerUnknownSources = answerUnknownSources
         self.scannerUserAgents = scannerUserAgents

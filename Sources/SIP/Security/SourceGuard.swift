@@ -1,8 +1,8 @@
 /// Per-source request counting and temporary bans: a plain value, time passed in, no socket.
 ///
 /// Each source IP has a one-second window count. Going over `requestsPerSecond` bans an
-/// untrusted source for `banSeconds` (every datagram dropped unread meanwhile) and drops the
-/// excess of a trusted one. The table is bounded: when it is full, entries whose window and
+/// untrusted source for `banSeconds` (every datagram dropped unread meanwhile); a trusted one
+/// only loses what goes over `trustedRequestsPerSecond`. The table is bounded: when it is full, entries whose window and
 /// ban are over go first, then the oldest.
 public struct SourceGuard: Sendable {
     public enum Verdict: Sendable, Equatable {
@@ -21,12 +21,14 @@ public struct SourceGuard: Sendable {
     }
 
     public let requestsPerSecond: Int
+    public let trustedRequestsPerSecond: Int
     public let banSeconds: Double
     public let capacity: Int
     private var entries: [String: Entry] = [:]
 
-    public init(requestsPerSecond: Int, banSeconds: Double, capacity: Int = 65_536) {
+    public init(requestsPerSecond: Int, trustedRequestsPerSecond: Int? = nil, banSeconds: Double, capacity: Int = 65_536) {
         self.requestsPerSecond = max(1, requestsPerSecond)
+        self.trustedRequestsPerSecond = max(1, trustedRequestsPerSecond ?? requestsPerSecond)
         self.banSeconds = banSeconds
         self.capacity = max(1, capacity)
     }
@@ -51,7 +53,7 @@ public struct SourceGuard: Sendable {
         e.count += 1
         e.lastSeen = now
         var verdict = Verdict.admit
-        if e.count > requestsPerSecond {
+        if e.count > (trusted ? trustedRequestsPerSecond : requestsPerSecond) {
             if trusted {
                 verdict = .drop
             } else {

@@ -40,6 +40,7 @@ public final class SIPUserAgent: @unchecked Sendable {
     /// test endpoint or simulator wants.
     public var isTrustedSource: ((SocketAddress) -> Bool)?
     var sources: SourceGuard
+    var heapTrim = HeapTrimPolicy()
 
     public struct Counters: Sendable, Equatable {
         public var received = 0
@@ -53,6 +54,7 @@ public final class SIPUserAgent: @unchecked Sendable {
         self.transports = SIPTransports(loop: self.loop, limits: configuration.transportLimits)
         self.transactions = try TransactionLayer()
         self.sources = SourceGuard(requestsPerSecond: configuration.defence.requestsPerSecond,
+                                   trustedRequestsPerSecond: configuration.defence.trustedRequestsPerSecond,
                                    banSeconds: configuration.defence.banSeconds,
                                    capacity: configuration.defence.maxTrackedSources)
         transports.onMessage = { [unowned self] bytes, peer in self.receive(bytes, from: peer) }
@@ -60,7 +62,11 @@ public final class SIPUserAgent: @unchecked Sendable {
         transactions.onRequest = { [unowned self] m, tx in self.handleRequest(m, tx) }
         transactions.onUnmatched = { [unowned self] m, peer in self.handleUnmatched(m, peer) }
         transactions.onUnparsable = { [unowned self] m, peer in self.handleUnparsable(m, peer) }
-        self.loop.tick = { [unowned self] in self.transactions.pump() }
+        self.loop.tick = { [unowned self] in
+            let next = self.transactions.pump()
+            if self.heapTrim.shouldTrim(liveTransactions: self.transactions.count) { trimHeap() }
+            return next
+        }
     }
 
     /// Opens the configured sockets and starts the loop; returns the bound addresses.
