@@ -132,8 +132,9 @@ enum ServeCommand {
             // The API port must be known before the gateway names itself in notifications.
             api = ControlAPIServer(key: key, configuration: HTTPServerConfiguration(listen: apiListen))
             let port = try api.start()
-            let host = apiListen.split(separator: ":").dropLast().joined(separator: ":")
-            configuration.publicURL = publicURL ?? "http://\(host):\(port)"
+            // SocketAddress brackets an IPv6 host ("http://[::1]:8080"); a bare port is every IPv4 interface.
+            let host = apiListen.allSatisfy(\.isNumber) ? "0.0.0.0" : SocketAddress.parse(apiListen)?.host ?? "127.0.0.1"
+            configuration.publicURL = publicURL ?? "http://\(SocketAddress(host: host, port: port))"
             gateway = try Gateway(configuration: configuration, profiles: profiles)
             if let hook = file.webhook {
                 let notifier = try WebhookNotifier(configuration: hook)

@@ -116,3 +116,10 @@ final class TestSocket {
         return nil
     }
 }
+
+extension TestSocket {
+    /// Closes the client side now (the descriptor stays reserved until deinit).
+    func closeNow() {
+        shutdown(fd, Int32(SHUT_RDWR))
+    }
+}
