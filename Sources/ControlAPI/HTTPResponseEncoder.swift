@@ -7,14 +7,15 @@ import WebClient
 
 enum HTTPResponseEncoder {
     /// Status line, the handler's fields, then Date, Content-Length and Connection, and the
-    /// body unless `omitBody` (HEAD). 1xx, 204 and 304 carry neither body nor Content-Length.
+    /// body unless `omitBody` (HEAD). 204 and 304 carry neither body nor Content-Length; a
+    /// final response cannot be 1xx, so one is sent as 500.
     static func encode(_ response: HTTPResponse, keepAlive: Bool, omitBody: Bool, date: String) -> [UInt8] {
-        let status = (100...999).contains(response.status) ? response.status : 500
+        let status = (200...999).contains(response.status) ? response.status : 500
         var head = "HTTP/1.1 \(status) \(reasonPhrase(status))\r\n"
         for (name, value) in sendableFields(response.headers) {
             head += "\(name): \(value)\r\n"
         }
-        let bodiless = status < 200 || status == 204 || status == 304
+        let bodiless = status == 204 || status == 304
         head += "Date: \(date)\r\n"
         if !bodiless { head += "Content-Length: \(response.body.count)\r\n" }
         head += keepAlive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n"

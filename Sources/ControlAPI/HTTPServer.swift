@@ -24,8 +24,8 @@ public final class HTTPServer: Sendable {
     private enum Lifecycle {
         case idle
         case running(HTTPServerCore, port: Int)
-        /// The core is kept so `statistics` still answers.
-        case stopped(HTTPServerCore?)
+        /// The last statistics, frozen.
+        case stopped(HTTPServerStatistics)
     }
 
     private let handler: @Sendable (HTTPRequest) -> HTTPResponse
@@ -68,14 +68,13 @@ public final class HTTPServer: Sendable {
 
     /// Open connections and refusals so far (all zero before `start()`; frozen after `stop()`).
     public var statistics: HTTPServerStatistics {
-        let core = lifecycle.withLock { state -> HTTPServerCore? in
+        lifecycle.withLock { state in
             switch state {
-            case .idle: nil
-            case .running(let core, _): core
-            case .stopped(let core): core
+            case .idle: HTTPServerStatistics()
+            case .running(let core, _): core.statistics
+            case .stopped(let last): last
             }
         }
-        return core?.statistics ?? HTTPServerStatistics()
     }
 
     /// Starts listening and returns the bound port (the OS's pick when the configured port is 0).
@@ -116,10 +115,11 @@ public final class HTTPServer: Sendable {
     public func stop() {
         let running = lifecycle.withLock { state -> HTTPServerCore? in
             guard case .running(let core, _) = state else {
-                if case .idle = state { state = .stopped(nil) }
+                if case .idle = state { state = .stopped(HTTPServerStatistics()) }
                 return nil
             }
-            state = .stopped(core)
+            // A snapshot while stopping; the final counts are stored once the core is done.
+            state = .stopped(core.statistics)
             return core
         }
         guard let core = running else { return }
@@ -130,6 +130,7 @@ public final class HTTPServer: Sendable {
         core.loop.stop()
         core.workers.stop()
         core.callbacks.sync {}
+        lifecycle.withLock { $0 = .stopped(core.statistics) }
     }
 
     /// Tests: the next accept calls fail with these errno values (EMFILE, ...).

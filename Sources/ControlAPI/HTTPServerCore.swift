@@ -3,6 +3,8 @@
 //
 // Threading: everything below the `Loop-confined` mark belongs to the server's one event
 // loop thread (IOCore.EventLoop); other threads reach it only through `loop.execute`.
+// What the loop holds on to (timers, queued work) captures the core weakly: a stopped loop
+// keeps whatever was still queued, and must not keep the core (and its sockets) alive.
 // Handlers run on `workers`; WebSocket open/close callbacks on `callbacks`, a serial queue,
 // so a callback that blocks never stalls the loop and a close never overtakes its open.
 
@@ -89,7 +91,7 @@ final class HTTPServerCore: @unchecked Sendable {
 
     func startAccepting(_ fd: Int32) {
         listener = fd
-        loop.register(fd: fd) { [self] in acceptReady() }
+        loop.register(fd: fd) { [weak self] in self?.acceptReady() }
     }
 
     private func acceptReady() {
@@ -137,8 +139,8 @@ final class HTTPServerCore: @unchecked Sendable {
             log("http: accept failed (\(SocketError("accept", code: code))); pausing accepts for \(Int(Self.acceptBackoff * 1000)) ms (\(total) times so far)")
         }
         loop.setReading(fd: listener, false)
-        loop.schedule(after: Self.acceptBackoff) { [self] in
-            guard listener >= 0 else { return }
+        loop.schedule(after: Self.acceptBackoff) { [weak self] in
+            guard let self, listener >= 0 else { return }
             loop.setReading(fd: listener, true)
             acceptReady()
         }
@@ -222,9 +224,10 @@ final class HTTPServerCore: @unchecked Sendable {
     /// Hands a complete request to a worker; false when the queue is full.
     func dispatch(_ request: HTTPRequest, from connection: HTTPConnection) -> Bool {
         let id = connection.id
-        let accepted = workers.submit { [self] in
+        let accepted = workers.submit { [weak self] in
+            guard let self else { return }
             let response = handler(request)
-            loop.execute { [self] in connections[id]?.responseReady(response) }
+            loop.execute { [weak self] in self?.connections[id]?.responseReady(response) }
         }
         if accepted { stats.withLock { $0.requests += 1 } }
         return accepted
@@ -233,9 +236,10 @@ final class HTTPServerCore: @unchecked Sendable {
     /// Hands an upgrade request to a worker for the `webSocket:` callback's decision.
     func dispatchUpgrade(_ request: HTTPRequest, from connection: HTTPConnection) -> Bool {
         let id = connection.id
-        let accepted = workers.submit { [self] in
+        let accepted = workers.submit { [weak self] in
+            guard let self else { return }
             let decision = upgrade(request)
-            loop.execute { [self] in connections[id]?.upgradeDecided(decision) }
+            loop.execute { [weak self] in self?.connections[id]?.upgradeDecided(decision) }
         }
         if accepted { stats.withLock { $0.requests += 1 } }
         return accepted
@@ -271,11 +275,17 @@ final class HTTPServerCore: @unchecked Sendable {
         }
     }
 
+    /// Counts the WebSocket in its group and runs `onWebSocketOpen`; the connection writes
+    /// its 101 once that returned.
     func opened(_ webSocket: WebSocketConnection, on connection: HTTPConnection) {
         groups[webSocket.group, default: []].insert(connection.id)
         webSocketCount += 1
         stats.withLock { $0.openWebSockets += 1 }
-        callbacks.async { [onOpen] in onOpen(webSocket) }
+        let id = connection.id
+        callbacks.async { [weak self, onOpen] in
+            onOpen(webSocket)
+            self?.loop.execute { [weak self] in self?.connections[id]?.handshakeReady() }
+        }
     }
 
     /// What a WebSocketConnection calls to reach its connection on the loop.
@@ -298,7 +308,8 @@ final class HTTPServerCore: @unchecked Sendable {
 
     func scheduleSweep() {
         guard sweepTimer == nil else { return }
-        sweepTimer = loop.schedule(after: sweepInterval) { [self] in
+        sweepTimer = loop.schedule(after: sweepInterval) { [weak self] in
+            guard let self else { return }
             sweepTimer = nil
             let now = EventLoop.now()
             for connection in Array(connections.values) where connection.deadline <= now {
@@ -325,7 +336,8 @@ final class HTTPServerCore: @unchecked Sendable {
             finishShutdown()
             return
         }
-        loop.schedule(after: configuration.webSocketCloseGrace) { [self] in
+        loop.schedule(after: configuration.webSocketCloseGrace) { [weak self] in
+            guard let self else { return }
             for connection in Array(connections.values) { connection.teardown() }
         }
     }

@@ -37,7 +37,7 @@ public struct HTTPRequest: Sendable {
 /// What a handler answers. The server adds Content-Length (from `body`), Date and
 /// Connection itself; a Content-Length or Transfer-Encoding given here is ignored.
 public struct HTTPResponse: Sendable {
-    /// The status code (100...999; anything else is sent as 500).
+    /// The status code (200...999; anything else is sent as 500).
     public var status: Int
     /// Extra header fields in order, e.g. `("Content-Type", "application/json")`.
     /// Fields whose name or value holds CR or LF are dropped.

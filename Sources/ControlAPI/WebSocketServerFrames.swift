@@ -18,6 +18,9 @@ struct WebSocketServerState {
     var closeReceived = false
     /// We are failing the connection (protocol error): close right after our close frame.
     var failing = false
+    /// Accepted, `onWebSocketOpen` not yet returned: the 101 (this Sec-WebSocket-Accept)
+    /// waits for it, so a subscription made there exists before the client can act.
+    var pendingAccept: String?
 
     init(limit: Int) { assembler = WebSocketMessageAssembler(limit: limit) }
 }
@@ -75,14 +78,35 @@ extension HTTPConnection {
                                                  notify: core.notifier(for: id))
             webSocket = connection
             frames = WebSocketServerState(limit: configuration.maxWebSocketMessageBytes)
-            output += HTTPResponseEncoder.switchingProtocols(accept: WebSocketHandshake.accept(key: key))
+            frames.pendingAccept = WebSocketHandshake.accept(key: key)
             enterWebSocketPhase()
+            // Reading stays paused and nothing is written until onWebSocketOpen has run
+            // (`handshakeReady`): the client learns of the upgrade only once it is subscribed.
             core.opened(connection, on: self)
-            setReading(true)
-            // Frames the client sent right behind its upgrade request are already buffered.
-            processFrames()
-            pumpWebSocket()
         }
+    }
+
+    /// `onWebSocketOpen` returned: the 101, then whatever it queued, then the client's frames.
+    func handshakeReady() {
+        guard phase == .webSocket, let accept = frames.pendingAccept else { return }
+        frames.pendingAccept = nil
+        output += HTTPResponseEncoder.switchingProtocols(accept: accept)
+        keepAliveProbes()
+        setReading(true)
+        // Frames the client sent right behind its upgrade request are already buffered.
+        processFrames()
+        pumpWebSocket()
+    }
+
+    /// TCP keepalive (60 s idle, then 3 probes 10 s apart): a WebSocket whose client vanished
+    /// without a FIN (a dropped network) is noticed in about 90 s instead of hours.
+    private func keepAliveProbes() {
+        var on: Int32 = 1, idle: Int32 = 60, interval: Int32 = 10, probes: Int32 = 3
+        let size = socklen_t(MemoryLayout<Int32>.size)
+        setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, size)
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_KEEPIDLE, &idle, size)
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_KEEPINTVL, &interval, size)
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_KEEPCNT, &probes, size)
     }
 
     // MARK: Client frames
@@ -175,7 +199,7 @@ extension HTTPConnection {
     /// Moves queued messages onto the socket while it takes them; sends the close frame
     /// after the last one when a close was asked; closes once the close handshake is done.
     func pumpWebSocket() {
-        guard let webSocket else { return }
+        guard let webSocket, frames.pendingAccept == nil else { return }
         while phase == .webSocket {
             if !frames.closeSent, pendingOutput < Self.webSocketOutputWindow {
                 let (messages, closeCode) = webSocket.take(maxBytes: Self.webSocketOutputWindow)
@@ -207,7 +231,7 @@ extension HTTPConnection {
     /// Dropped to make room for a newer WebSocket of the same group: a close frame (1008) if
     /// the socket takes it at once, then cut.
     func dropSlow() {
-        if pendingOutput == 0 {
+        if pendingOutput == 0, frames.pendingAccept == nil {
             let frame = WebSocketFrame(fin: true, opcode: .close, payload: [0x03, 0xF0]).encoded()
             _ = frame.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
         }

@@ -38,6 +38,18 @@ import Testing
         #expect(events.closeCount(of: connection.id) == 1)
     }
 
+    @Test func onOpenHasRunWhenTheClientSeesTheHandshake() throws {
+        // A subscription made in onWebSocketOpen must exist before the client can act on the
+        // 101 (the Swift client subscribes, then creates the session it wants events of).
+        for _ in 0..<20 {
+            let (server, port, events) = try startServer()
+            defer { server.stop() }
+            let client = try TestWebSocket.open(port: port)
+            #expect(events.openedConnections.count == 1)
+            withExtendedLifetime(client) {}
+        }
+    }
+
     @Test func serverCloseSendsCloseFrameAndFiresOnCloseOnce() throws {
         let (server, port, events) = try startServer()
         defer { server.stop() }
