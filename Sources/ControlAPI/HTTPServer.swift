@@ -133,6 +133,12 @@ public final class HTTPServer: Sendable {
         lifecycle.withLock { $0 = .stopped(core.statistics) }
     }
 
+    /// Tests: the core while running (to check it is released after `stop()`).
+    var runningCore: HTTPServerCore? {
+        guard case .running(let core, _) = lifecycle.withLock({ $0 }) else { return nil }
+        return core
+    }
+
     /// Tests: the next accept calls fail with these errno values (EMFILE, ...).
     func simulateAcceptFailures(_ codes: [Int32]) {
         guard case .running(let core, _) = lifecycle.withLock({ $0 }) else { return }

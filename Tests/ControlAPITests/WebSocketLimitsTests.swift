@@ -246,6 +246,21 @@ import Testing
     }
 }
 
+@Suite struct HTTPServerLifetimeTests {
+    @Test func stoppedServerReleasesItsCore() throws {
+        let (server, port, events) = try startServer(handler: { _ in .text(200, "ok") })
+        weak let core = server.runningCore
+        let client = try TestWebSocket.open(port: port)
+        _ = try #require(events.waitForOpen())
+        #expect(try httpRequest(port: port, "GET", "/").status == 200)
+        server.stop()
+        // Timers and queued work on the stopped loop must not keep the core (and its loop's
+        // descriptors) alive.
+        #expect(eventually(timeout: 5) { core == nil })
+        withExtendedLifetime(client) {}
+    }
+}
+
 /// Hands a non-Sendable test object to another thread that alone uses it from then on.
 struct UncheckedBox<T>: @unchecked Sendable {
     let value: T
