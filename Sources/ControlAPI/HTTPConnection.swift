@@ -351,6 +351,12 @@ final class HTTPConnection {
             }
             if n < 0, errno == EINTR { continue }
             if n < 0, errno == EAGAIN || errno == EWOULDBLOCK {
+                // A client that reads slowly but steadily may never let the output drain:
+                // drop what went out so the buffer holds only what is pending.
+                if sent >= 65_536, sent >= output.count / 2 {
+                    output.removeFirst(sent)
+                    sent = 0
+                }
                 if !watchingWritable {
                     watchingWritable = true
                     core.loop.watchWritable(fd: fd) { [self] in writable() }

@@ -51,6 +51,7 @@ public struct HTTPServerConfiguration: Sendable {
     /// They never hold request data. nil drops them.
     public var log: (@Sendable (String) -> Void)?
 
+    /// Every setting with its documented default.
     public init(listen: String = "127.0.0.1:8080",
                 threads: Int = 8,
                 maxBodyBytes: Int = 65_536,

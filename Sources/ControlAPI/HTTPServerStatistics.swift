@@ -44,6 +44,7 @@ public struct HTTPServerStatistics: Sendable, Equatable {
     /// Refusals by reason; a missing reason is 0.
     public var refused: [Refusal: Int] = [:]
 
+    /// All zero.
     public init() {}
 
     /// How many were refused for `reason`.

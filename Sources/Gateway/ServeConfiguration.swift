@@ -18,6 +18,7 @@ import IOCore
 ///   maxSessions: 1000,
 ///   roomTokenLifetimeSec: 60,          // default: the inbound ring timeout + 15 s
 ///   webhook: { url: "http://127.0.0.1:9000/irisgw", timeoutSec: 5, retries: 2 },
+///   apiLimits: { maxConnectionsPerSource: 256, maxWebSocketsPerClient: 1000 },
 /// }
 /// ```
 public struct ServeConfiguration: Sendable, Equatable {
@@ -33,6 +34,31 @@ public struct ServeConfiguration: Sendable, Equatable {
     /// Seconds a room token stays valid; default the inbound ring timeout plus 15.
     public var roomTokenLifetimeSec: Int?
     public var webhook: Webhook?
+    /// The control API server's caps; what is not given keeps the server's default.
+    public var apiLimits: APILimits?
+
+    /// Caps of the control API's HTTP server (`HTTPServerConfiguration` in ControlAPI, which
+    /// documents each; docs/operations.md has the defaults). Each SDK session holds one event
+    /// WebSocket, so a backend that runs many sessions from one address needs higher
+    /// `maxConnectionsPerSource` and `maxWebSocketsPerClient` than the defaults.
+    public struct APILimits: Sendable, Equatable {
+        public var threads: Int?
+        public var maxConnections: Int?
+        public var maxConnectionsPerSource: Int?
+        public var maxWebSockets: Int?
+        public var maxWebSocketsPerClient: Int?
+
+        public init(threads: Int? = nil, maxConnections: Int? = nil, maxConnectionsPerSource: Int? = nil,
+                    maxWebSockets: Int? = nil, maxWebSocketsPerClient: Int? = nil) {
+            self.threads = threads
+            self.maxConnections = maxConnections
+            self.maxConnectionsPerSource = maxConnectionsPerSource
+            self.maxWebSockets = maxWebSockets
+            self.maxWebSocketsPerClient = maxWebSocketsPerClient
+        }
+
+        static let keys = ["threads", "maxConnections", "maxConnectionsPerSource", "maxWebSockets", "maxWebSocketsPerClient"]
+    }
 
     /// Inbound notifications POSTed as JSON (the `onNotification` event) to `url`.
     public struct Webhook: Sendable, Equatable {
@@ -52,7 +78,7 @@ public struct ServeConfiguration: Sendable, Equatable {
     public init() {}
 
     public static let keys = ["profiles", "sipListen", "apiListen", "rtpHost", "rtpPorts", "dataDir", "publicURL",
-                              "drainTimeoutSec", "maxSessions", "roomTokenLifetimeSec", "webhook"]
+                              "drainTimeoutSec", "maxSessions", "roomTokenLifetimeSec", "webhook", "apiLimits"]
 
     public static func load(file: URL) throws(ProfileError) -> ServeConfiguration {
         let display = file.relativePath
@@ -106,6 +132,17 @@ public struct ServeConfiguration: Sendable, Equatable {
             return Webhook(url: url,
                            timeoutSec: try w.optional("timeoutSec") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...60) } ?? 5,
                            retries: try w.optional("retries") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 0...10) } ?? 2)
+        }
+        c.apiLimits = try o.optional("apiLimits") { (v, p) throws(ProfileError) in
+            let l = try schema.object(v, at: p, keys: APILimits.keys)
+            func count(_ key: String, _ range: ClosedRange<Int>) throws(ProfileError) -> Int? {
+                try l.optional(key) { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: range) }
+            }
+            return APILimits(threads: try count("threads", 1...256),
+                             maxConnections: try count("maxConnections", 1...1_000_000),
+                             maxConnectionsPerSource: try count("maxConnectionsPerSource", 1...1_000_000),
+                             maxWebSockets: try count("maxWebSockets", 1...1_000_000),
+                             maxWebSocketsPerClient: try count("maxWebSocketsPerClient", 1...1_000_000))
         }
         return c
     }
