@@ -15,19 +15,19 @@ import Testing
 @Suite struct WebSocketLimitsTests {
     @Test func clientsThatNeverReadCannotTakeAnotherGroupsSlots() throws {
         let (server, port, events) = try startServer(webSocketQueueLimit: 256, configure: {
-            $0.maxWebSocketsPerClient = 40
+            $0.maxWebSocketsPerClient = 41
             $0.maxWebSockets = 100
             $0.maxConnectionsPerSource = 200
         }, webSocket: byGroup)
         defer { server.stop() }
 
-        // Group A: one client that reads, 39 that never do (tiny receive buffers).
+        // Group A at its cap of 41: one client that reads, 40 that never do (tiny receive buffers).
         let reader = try TestWebSocket.open(port: port, path: "/events?group=A")
         let readerConnection = try #require(events.waitForOpen(0))
-        let stalled = try (1..<40).map { _ in try TestWebSocket.open(port: port, path: "/events?group=A", receiveBuffer: 4096) }
-        _ = try #require(events.waitForOpen(39))
-        let stalledConnections = Array(events.openedConnections[1..<40])
-        #expect(server.statistics.openWebSockets == 40)
+        let stalled = try (0..<40).map { _ in try TestWebSocket.open(port: port, path: "/events?group=A", receiveBuffer: 4096) }
+        _ = try #require(events.waitForOpen(40))
+        let stalledConnections = Array(events.openedConnections[1...40])
+        #expect(server.statistics.openWebSockets == 41)
 
         // The server keeps sending to the stalled ones until each has messages queued unsent
         // (well under the queue limit: they stay open, holding their slots).
@@ -45,15 +45,15 @@ import Testing
 
         // Group B is not affected by A being at its cap.
         let b = try TestWebSocket.open(port: port, path: "/events?group=B")
-        let bConnection = try #require(events.waitForOpen(40))
+        let bConnection = try #require(events.waitForOpen(41))
         #expect(bConnection.group == "B")
         #expect(bConnection.send(text: "hello B"))
         #expect(try b.readFrame().text == "hello B")
         #expect(server.statistics.refusals(.webSocketDroppedSlowest) == 0)
 
-        // A 41st client of A: the slowest of A makes room (not the reader, not B).
+        // A 42nd client of A: the slowest of A makes room (not the reader, not B).
         let newcomer = try TestWebSocket.open(port: port, path: "/events?group=A")
-        let newcomerConnection = try #require(events.waitForOpen(41))
+        let newcomerConnection = try #require(events.waitForOpen(42))
         #expect(newcomerConnection.send(text: "welcome"))
         #expect(try newcomer.readFrame().text == "welcome")
         #expect(server.statistics.refusals(.webSocketDroppedSlowest) == 1)
@@ -61,7 +61,7 @@ import Testing
         let dropped = try #require(events.closedIDs.first)
         #expect(stalledConnections.map(\.id).contains(dropped))
         #expect(readerConnection.isOpen && bConnection.isOpen)
-        #expect(server.statistics.openWebSockets == 41)
+        #expect(server.statistics.openWebSockets == 42)
         #expect(server.statistics.refusals(.webSocketDroppedOverflow) == 0)
         withExtendedLifetime(stalled) {}
     }
