@@ -24,7 +24,8 @@ public final class EventLoop: @unchecked Sendable {
     private let running = Atomic<Bool>(false)
     private var thread: Thread?
     private let stopped = DispatchSemaphore(value: 0)
-    nonisolated(unsafe) private var loopThreadID: pthread_t? = nil
+    /// The loop thread's pthread_t (0 before it runs), read from any thread by `isInLoop`.
+    private let loopThreadID = Atomic<UInt>(0)
 
     /// Runs once per loop iteration after I/O and timers (the osip transaction pump).
     /// Returns how soon (seconds) it wants to run again, or nil for "only on activity".
@@ -54,14 +55,14 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     public var isInLoop: Bool {
-        guard let id = loopThreadID else { return false }
-        return pthread_equal(id, pthread_self()) != 0
+        let id = loopThreadID.load(ordering: .acquiring)
+        return id != 0 && pthread_equal(pthread_t(id), pthread_self()) != 0
     }
 
     public func start(name: String = "irisgw-loop") {
         guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let t = Thread { [self] in
-            loopThreadID = pthread_self()
+            loopThreadID.store(UInt(pthread_self()), ordering: .releasing)
             // Visible in `top -H` and perf (the kernel keeps the first 15 bytes).
             CLinux_set_thread_name(name)
             run()
