@@ -16,8 +16,6 @@ let package = Package(
         .systemLibrary(name: "CSpanDSP", pkgConfig: "spandsp", providers: [.apt(["libspandsp-dev", "libtiff-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
-        // libcivetweb-dev ships no pkg-config file: the module map links "civetweb".
-        .systemLibrary(name: "CCivetWeb", path: "Sources/CCivetWeb"),
 
         // Linux headers Glibc does not export (epoll, eventfd); no library to link.
         .systemLibrary(name: "CLinux"),
@@ -28,8 +26,9 @@ let package = Package(
         .target(name: "Media", dependencies: ["COpus", "CSpanDSP", "CLinux", "IOCore"]),
         .target(name: "IrisAPI"),
         .target(name: "Gateway", dependencies: ["SIP", "Media", "IrisAPI", "CSQLite"]),
-        // HTTP/1.1 + WebSocket server for the control API (CivetWeb), routed onto Gateway.
-        .target(name: "ControlAPI", dependencies: ["CCivetWeb", "Gateway", "IrisAPI", "WebClient"]),
+        // HTTP/1.1 + WebSocket server for the control API (an IOCore event loop and a worker
+        // pool), routed onto Gateway. Shares the HTTP syntax and WebSocket framing of WebClient.
+        .target(name: "ControlAPI", dependencies: ["IOCore", "CLinux", "Gateway", "IrisAPI", "WebClient"]),
         .executableTarget(name: "irisgw", dependencies: ["SIP", "Gateway", "ControlAPI", "IrisClient", "IrisAPI", "CarrierTest", "CarrierSim"]),
         // `make bench`: prints `BENCH ...` lines with ratios measured in one run.
         .executableTarget(name: "irisgw-bench", dependencies: ["SIP", "Media", "IrisAPI", "WebClient"]),

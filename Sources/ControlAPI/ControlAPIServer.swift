@@ -119,9 +119,10 @@ public final class ControlAPIServer: Sendable {
         let m = request.method
         if parts == ["metrics"] {
             guard m == "GET" else { throw Self.notAllowed(request) }
-            let text = gateway.metrics.render(statuses: gateway.list().map(\.status), sipResponses: gateway.sipResponseCounts(),
+            var text = gateway.metrics.render(statuses: gateway.list().map(\.status), sipResponses: gateway.sipResponseCounts(),
                                               lateFrames: gateway.media.measurements().lateFrames,
                                               refusals: gateway.sipRefusalCounts())
+            if let http = server.withLock({ $0 })?.statistics { text += Self.metricsText(http) }
             return .text(200, text, contentType: "text/plain; version=0.0.4; charset=utf-8")
         }
         if parts == ["v1", "events"] {
@@ -179,21 +180,48 @@ public final class ControlAPIServer: Sendable {
         }
     }
 
+    /// The HTTP server's gauges and refusal counters, Prometheus text.
+    static func metricsText(_ s: HTTPServerStatistics) -> String {
+        var out = "# HELP irisgw_http_connections Control API connections open (HTTP and WebSocket).\n"
+        out += "# TYPE irisgw_http_connections gauge\nirisgw_http_connections \(s.openConnections)\n"
+        out += "# HELP irisgw_websockets Event WebSockets open.\n"
+        out += "# TYPE irisgw_websockets gauge\nirisgw_websockets \(s.openWebSockets)\n"
+        out += "# HELP irisgw_http_accepted_total Control API connections accepted.\n"
+        out += "# TYPE irisgw_http_accepted_total counter\nirisgw_http_accepted_total \(s.acceptedConnections)\n"
+        out += "# HELP irisgw_http_requests_total Requests handed to the control API's handlers.\n"
+        out += "# TYPE irisgw_http_requests_total counter\nirisgw_http_requests_total \(s.requests)\n"
+        out += "# HELP irisgw_http_idle_closed_total Keep-alive connections closed after the idle timeout.\n"
+        out += "# TYPE irisgw_http_idle_closed_total counter\nirisgw_http_idle_closed_total \(s.idleClosed)\n"
+        out += "# HELP irisgw_http_accept_backoff_total Pauses of the listener after accept ran out of file descriptors.\n"
+        out += "# TYPE irisgw_http_accept_backoff_total counter\nirisgw_http_accept_backoff_total \(s.acceptBackoffs)\n"
+        out += "# HELP irisgw_http_refused_total Connections, requests and WebSockets refused or dropped, by reason.\n"
+        out += "# TYPE irisgw_http_refused_total counter\n"
+        for reason in HTTPServerStatistics.Refusal.allCases {
+            out += "irisgw_http_refused_total{reason=\"\(reason.rawValue)\"} \(s.refusals(reason))\n"
+        }
+        return out
+    }
+
     // MARK: WebSocket events
 
-    private func upgrade(_ request: HTTPRequest) -> HTTPResponse? {
+    /// The WebSocket cap group of keyed subscribers. Every client that holds the API key is
+    /// one client as far as `maxWebSocketsPerClient` goes (the key itself is never used as
+    /// the name: group names are not secret).
+    static let apiKeyGroup = "api-key"
+
+    private func upgrade(_ request: HTTPRequest) -> WebSocketUpgrade {
         guard request.path == "/v1/events" else {
-            return Self.error(GatewayError(IrisCode.incorrectParams, 404, "WebSocket only on /v1/events"))
+            return .refuse(Self.error(GatewayError(IrisCode.incorrectParams, 404, "WebSocket only on /v1/events")))
         }
         // Browsers cannot set headers on a WebSocket: `access_token=` in the query works too.
         let header = request.headers["authorization"] ?? request.query["access_token"].map { "Bearer " + $0 }
         guard APIKey.matches(header: header, key: key) else {
-            return Self.error(GatewayError(IrisCode.incorrectParams, 401, "missing or wrong API key"))
+            return .refuse(Self.error(GatewayError(IrisCode.incorrectParams, 401, "missing or wrong API key")))
         }
         if let since = request.query["since"], Int(since) == nil || Int(since)! < 0 {
-            return Self.error(.badRequest("since must be a non-negative integer"))
+            return .refuse(Self.error(.badRequest("since must be a non-negative integer")))
         }
-        return nil
+        return .accept(group: Self.apiKeyGroup)
     }
 
     private func opened(_ connection: WebSocketConnection) {

@@ -1,38 +1,8 @@
-// The value types the control API's handlers see. No CivetWeb here: HTTPServer.swift
-// converts CivetWeb's request into an `HTTPRequest` and writes an `HTTPResponse` back.
+// The value types the control API's handlers see: the server parses the wire into an
+// `HTTPRequest` (HTTPRequestParser.swift) and writes an `HTTPResponse` back
+// (HTTPResponseEncoder.swift).
 
-/// Settings for `HTTPServer`.
-public struct HTTPServerConfiguration: Sendable {
-    /// Where to listen, in CivetWeb's `listening_ports` form: "127.0.0.1:8080" or "8080"
-    /// (every interface; IPv4 only, the Debian build has no IPv6). Port 0 lets the OS pick;
-    /// `HTTPServer.start()` returns the real port.
-    public var listen: String
-    /// CivetWeb worker threads. Each connection holds one while it is open, and each
-    /// WebSocket for its whole life, so at most `threads - 1` WebSockets are accepted:
-    /// one worker always stays free for plain requests.
-    public var threads: Int
-    /// The largest request body a handler is given; bigger ones (by Content-Length or
-    /// counted while reading a chunked body) get a 413 JSON error and the handler is not called.
-    public var maxBodyBytes: Int
-    /// Messages queued per WebSocket before the client counts as too slow and is dropped.
-    public var webSocketQueueLimit: Int
-    /// Receives CivetWeb's own log lines (bind failures, protocol errors). nil drops them:
-    /// the library never writes to stdout or stderr itself.
-    public var log: (@Sendable (String) -> Void)?
-
-    /// Defaults: 127.0.0.1:8080, 32 threads, 64 KiB bodies, 1024 queued WebSocket messages.
-    public init(listen: String = "127.0.0.1:8080",
-                threads: Int = 32,
-                maxBodyBytes: Int = 65_536,
-                webSocketQueueLimit: Int = 1024,
-                log: (@Sendable (String) -> Void)? = nil) {
-        self.listen = listen
-        self.threads = threads
-        self.maxBodyBytes = maxBodyBytes
-        self.webSocketQueueLimit = webSocketQueueLimit
-        self.log = log
-    }
-}
+import IrisAPI
 
 /// One HTTP request (or the upgrade request of a WebSocket).
 public struct HTTPRequest: Sendable {
@@ -46,7 +16,8 @@ public struct HTTPRequest: Sendable {
     public var headers: [String: String]
     /// The whole body (empty for a WebSocket upgrade).
     public var body: [UInt8]
-    /// The client's IP address, without the port ("127.0.0.1").
+    /// The client's IP address, without the port ("127.0.0.1", "::1"; an IPv4 client of a
+    /// dual-stack `[::]` listener is shown as IPv4).
     public var remoteAddress: String
     /// The client's TCP port.
     public var remotePort: Int
@@ -66,7 +37,7 @@ public struct HTTPRequest: Sendable {
 /// What a handler answers. The server adds Content-Length (from `body`), Date and
 /// Connection itself; a Content-Length or Transfer-Encoding given here is ignored.
 public struct HTTPResponse: Sendable {
-    /// The status code (100...999; anything else is sent as 500).
+    /// The status code (200...999; anything else is sent as 500).
     public var status: Int
     /// Extra header fields in order, e.g. `("Content-Type", "application/json")`.
     /// Fields whose name or value holds CR or LF are dropped.
@@ -90,18 +61,29 @@ public struct HTTPResponse: Sendable {
         HTTPResponse(status: status, headers: [("Content-Type", contentType)], body: Array(s.utf8))
     }
 
-    /// The control API's error body: `{"error":{"code":<code>,"message":"<message>"}}`.
-    static func error(_ status: Int, code: Int, message: String) -> HTTPResponse {
+    /// The control API's error body: `{"error":{"code":<code>,"message":"<message>"}}`
+    /// (`message` is the server's own fixed text: nothing from the request is echoed).
+    static func error(_ status: Int, code: Int = IrisCode.incorrectParams, message: String) -> HTTPResponse {
         .json(status, Array("{\"error\":{\"code\":\(code),\"message\":\"\(message)\"}}".utf8))
     }
 
     /// 413 for a body over `maxBodyBytes`.
-    static let bodyTooLarge = HTTPResponse.error(413, code: -103, message: "request body too large")
+    static let bodyTooLarge = HTTPResponse.error(413, message: "request body too large")
+}
+
+/// What the `webSocket:` callback of `HTTPServer` decides for an upgrade request.
+public enum WebSocketUpgrade: Sendable {
+    /// Accept the WebSocket. `group` names the client (an API key's identity, a routing id):
+    /// `maxWebSocketsPerClient` counts per group, and when a group is at its cap the slowest
+    /// of its own WebSockets makes room, never another group's. Not logged; need not be secret.
+    case accept(group: String)
+    /// Refuse it with this response (e.g. 401 JSON), sent as is; the connection closes after it.
+    case refuse(HTTPResponse)
 }
 
 /// Why `HTTPServer.start()` failed.
 public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
-    /// What went wrong, with CivetWeb's own text when it gave one.
+    /// What went wrong, with the system's error text when there is one.
     public let message: String
 
     public init(_ message: String) { self.message = message }
@@ -151,7 +133,7 @@ enum QueryString {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    private static func hexValue(_ c: UInt8) -> UInt8? {
+    static func hexValue(_ c: UInt8) -> UInt8? {
         switch c {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10

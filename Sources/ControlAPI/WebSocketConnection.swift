@@ -1,30 +1,9 @@
-// One server-side WebSocket: a bounded queue of outgoing text messages and the thread that
-// drains it. No CivetWeb here; the socket side is a `WebSocketTransport` (HTTPServer.swift).
-//
-// Why a thread per connection: writing to a client that does not read blocks inside
-// CivetWeb until the socket drains. That must stall only this connection's writer, never
-// `send(text:)` nor another connection. When the queue overflows, the connection is aborted
-// (the transport cuts the socket, which also frees the blocked writer).
+// One server-side WebSocket as the application sees it: a bounded queue of outgoing text
+// messages. `send(text:)` only enqueues; the server's event loop takes the messages when the
+// socket can take them (WebSocketServerFrames.swift), so a client that does not read never
+// blocks a sender or another connection. When the queue overflows, the client is dropped.
 
-import Foundation
 import Synchronization
-
-/// The socket side of a WebSocket, implemented over CivetWeb in HTTPServer.swift.
-protocol WebSocketTransport: Sendable {
-    /// Runs `body` holding the connection's write lock, so frames from the writer thread and
-    /// from CivetWeb's worker (pong, close reply) never interleave.
-    func withWriteLock<T>(_ body: () -> T) -> T
-    /// Writes one text frame; false when the connection is broken. Call under `withWriteLock`.
-    func writeText(_ text: String) -> Bool
-    /// Writes a close frame with `code`; false when the connection is broken. Call under `withWriteLock`.
-    func writeClose(code: UInt16) -> Bool
-    /// Ends the connection now: CivetWeb's read loop stops and a write blocked on a full
-    /// socket fails. Never blocks.
-    func abort()
-    /// The connection is over (CivetWeb reported it closed): unblocks a writer still stuck
-    /// in a write, without discarding what the kernel already holds. Never blocks.
-    func finish()
-}
 
 /// A WebSocket opened by a client. `send(text:)` and `close()` may be called from any thread.
 public final class WebSocketConnection: Sendable {
@@ -32,86 +11,79 @@ public final class WebSocketConnection: Sendable {
     public let id: Int
     /// The upgrade request (path, query, headers; no body).
     public let request: HTTPRequest
+    /// The client group the upgrade callback chose (`WebSocketUpgrade.accept(group:)`).
+    public let group: String
 
-    /// How long `close()` waits for the client's close frame before cutting the connection.
-    static let closeGrace: Double = 1.0
+    /// What the connection asks of the event loop.
+    enum Notice: Sendable {
+        /// Messages are waiting (sent once per empty-to-non-empty change).
+        case pending
+        /// `close(code:)`: send what is queued, then a close frame.
+        case close
+        /// The queue overflowed: cut the connection now.
+        case overflow
+    }
 
     private enum Phase: Equatable {
         case open
-        /// No more sends; flush the queue, then a close frame with this code.
+        /// No more sends; the loop flushes the queue, then sends a close frame with this code.
         case closing(code: UInt16)
-        /// Too slow or broken: queue discarded, transport aborted.
-        case dropped
-        /// CivetWeb closed the connection; the writer exits.
+        /// Dropped, closed by the client, or gone: nothing more goes out.
         case finished
     }
 
     private struct State {
         var queue: [String] = []
+        var head = 0
         var phase = Phase.open
-        /// Set under the transport's write lock: no frame may follow a close frame.
-        var closeFrameSent = false
-        var closeDeadline: DispatchTime?
-        var aborted = false
-        var writerStarted = false
-        var opened = false
+        /// A `.pending` notice is on its way or the loop is still draining the queue.
+        var pendingNoticed = false
+        var queued: Int { queue.count - head }
     }
 
     private let queueLimit: Int
-    private let transport: any WebSocketTransport
     private let state = Mutex(State())
-    /// Counts state changes the writer must look at; it re-reads the state after each wake.
-    private let wake = DispatchSemaphore(value: 0)
-    private let writerExited = DispatchSemaphore(value: 0)
+    private let notify: @Sendable (Notice) -> Void
 
-    init(id: Int, request: HTTPRequest, queueLimit: Int, transport: any WebSocketTransport) {
+    init(id: Int, request: HTTPRequest, group: String, queueLimit: Int, notify: @escaping @Sendable (Notice) -> Void) {
         self.id = id
         self.request = request
+        self.group = group
         self.queueLimit = max(1, queueLimit)
-        self.transport = transport
+        self.notify = notify
     }
 
     /// True until the connection is closing, dropped or closed.
     public var isOpen: Bool { state.withLock { $0.phase == .open } }
 
-    /// Queues a text message; never blocks the caller. Returns false (and closes the
-    /// connection) when the queue is over the limit or the connection is closed.
+    /// Queues a text message; never blocks the caller. Returns false (and drops the
+    /// connection) when the queue is at the limit, or false when the connection is closed.
     @discardableResult
     public func send(text: String) -> Bool {
-        let (accepted, wakeWriter) = state.withLock { s -> (Bool, Bool) in
-            guard s.phase == .open else { return (false, false) }
-            guard s.queue.count < queueLimit else {
-                drop(&s)
-                return (false, true)
+        let (accepted, notice) = state.withLock { s -> (Bool, Notice?) in
+            guard s.phase == .open else { return (false, nil) }
+            guard s.queued < queueLimit else {
+                s.phase = .finished
+                s.queue = []
+                s.head = 0
+                return (false, .overflow)
             }
             s.queue.append(text)
-            // The writer takes the whole queue at once: it needs a wake only when the queue
-            // was empty (it is then idle or about to look at the state again).
-            return (true, s.queue.count == 1)
+            guard !s.pendingNoticed else { return (true, nil) }
+            s.pendingNoticed = true
+            return (true, .pending)
         }
-        if wakeWriter { wake.signal() }
+        if let notice { notify(notice) }
         return accepted
     }
 
     /// Closes the connection: messages already queued are sent, then a close frame (1000);
-    /// the connection ends when the client answers, or after `closeGrace` seconds.
+    /// the connection ends when the client answers, or after `webSocketCloseGrace` seconds.
     public func close() {
         close(code: 1000)
     }
 
-    // MARK: - Called by HTTPServer
-
-    /// Starts the writer thread (CivetWeb's ready handler, before `onWebSocketOpen`).
-    func start() {
-        state.withLock { $0.writerStarted = true; $0.opened = true }
-        let thread = Thread { [self] in
-            runWriter()
-            writerExited.signal()
-        }
-        thread.name = "irisgw-ws-\(id)"
-        thread.stackSize = 512 << 10
-        thread.start()
-    }
+    // MARK: - The event loop's side
 
     /// Like `close()` with a specific close code (1001 when the server stops).
     func close(code: UInt16) {
@@ -120,143 +92,44 @@ public final class WebSocketConnection: Sendable {
             s.phase = .closing(code: code)
             return true
         }
-        if changed { wake.signal() }
+        if changed { notify(.close) }
     }
 
-    /// Cuts the connection without a close handshake (server stop after the grace period).
-    func abort() {
-        let changed = state.withLock { s -> Bool in
-            guard s.phase != .finished, !s.aborted else { return false }
-            drop(&s)
-            return true
-        }
-        if changed { wake.signal() }
-    }
+    /// Messages queued and not yet taken by the loop: how far behind the client is.
+    var queuedCount: Int { state.withLock { $0.queued } }
 
-    /// Under the write lock: claims the right to send the one close frame. False when one
-    /// was already sent (the client is answering ours) or the connection is gone.
-    func claimCloseFrame() -> Bool {
+    /// Takes queued messages, at least one when any, until about `maxBytes`. `closeCode` is
+    /// set once the queue is empty and a close was asked: time for the close frame.
+    func take(maxBytes: Int) -> (messages: [String], closeCode: UInt16?) {
         state.withLock { s in
-            guard !s.closeFrameSent, s.phase != .finished, !s.aborted else { return false }
-            s.closeFrameSent = true
-            return true
+            var taken: [String] = []
+            var bytes = 0
+            while s.head < s.queue.count, taken.isEmpty || bytes < maxBytes {
+                let message = s.queue[s.head]
+                s.head += 1
+                bytes += message.utf8.count
+                taken.append(message)
+            }
+            if s.head == s.queue.count {
+                s.queue.removeAll(keepingCapacity: true)
+                s.head = 0
+                // The next send notices the loop again.
+                s.pendingNoticed = false
+            } else if s.head >= 256, s.head >= s.queue.count / 2 {
+                s.queue.removeFirst(s.head)
+                s.head = 0
+            }
+            if case .closing(let code) = s.phase, s.queued == 0 { return (taken, code) }
+            return (taken, nil)
         }
     }
 
-    /// Under the write lock: whether a frame may still go out (none after a close frame).
-    var mayWrite: Bool {
-        state.withLock { !$0.closeFrameSent && $0.phase != .finished && !$0.aborted }
-    }
-
-    /// The client sent a close frame (already answered): nothing more is sent.
-    func peerClosed() {
-        let changed = state.withLock { s -> Bool in
-            guard s.phase == .open else { return false }
-            s.phase = .closing(code: 1000)
-            s.queue.removeAll()
-            return true
-        }
-        if changed { wake.signal() }
-    }
-
-    /// CivetWeb closed the connection. Returns once the writer no longer touches it: true the
-    /// first time for a connection that was opened (time for `onWebSocketClose`).
-    func finish() -> Bool {
-        let (first, waitForWriter) = state.withLock { s -> (Bool, Bool) in
-            guard s.phase != .finished else { return (false, false) }
-            if !s.aborted { transport.finish() }
+    /// The client closed, the connection was dropped or cut: nothing more is sent.
+    func finish() {
+        state.withLock { s in
             s.phase = .finished
-            s.queue.removeAll()
-            return (s.opened, s.writerStarted)
-        }
-        guard first || waitForWriter else { return false }
-        wake.signal()
-        if waitForWriter { writerExited.wait() }
-        return first
-    }
-
-    // MARK: - Writer
-
-    private enum Work {
-        case exit
-        case idle
-        case write([String])
-        case sendClose(UInt16)
-        case linger(DispatchTime)
-    }
-
-    /// Discards the queue and aborts the transport. Caller holds the state lock.
-    private func drop(_ s: inout State) {
-        s.queue.removeAll()
-        // Once finished, CivetWeb may close the socket: the transport is off limits.
-        guard s.phase != .finished else { return }
-        s.phase = .dropped
-        if !s.aborted {
-            s.aborted = true
-            transport.abort()
-        }
-    }
-
-    private func nextWork() -> Work {
-        state.withLock { s -> Work in
-            switch s.phase {
-            case .finished:
-                return .exit
-            case .dropped:
-                return .idle
-            case .open where s.queue.isEmpty:
-                return .idle
-            case .open:
-                defer { s.queue = [] }
-                return .write(s.queue)
-            case .closing where s.aborted:
-                return .idle
-            case .closing where !s.queue.isEmpty:
-                defer { s.queue = [] }
-                return .write(s.queue)
-            case .closing(let code):
-                if let deadline = s.closeDeadline { return .linger(deadline) }
-                return .sendClose(code)
-            }
-        }
-    }
-
-    private func runWriter() {
-        while true {
-            switch nextWork() {
-            case .exit:
-                return
-            case .idle:
-                wake.wait()
-            case .write(let batch):
-                for text in batch {
-                    // nil: nothing may follow (checked under the write lock, as a close reply
-                    // or a drop may have happened meanwhile); the state says what is next.
-                    let written = transport.withWriteLock { () -> Bool? in
-                        guard mayWrite else { return nil }
-                        return transport.writeText(text)
-                    }
-                    guard let written else { break }
-                    if !written {
-                        state.withLock { drop(&$0) }
-                        break
-                    }
-                }
-            case .sendClose(let code):
-                let ok = transport.withWriteLock { () -> Bool in
-                    guard claimCloseFrame() else { return true }
-                    return transport.writeClose(code: code)
-                }
-                state.withLock { s in
-                    s.closeDeadline = .now() + WebSocketConnection.closeGrace
-                    if !ok { drop(&s) }
-                }
-            case .linger(let deadline):
-                // Waiting for the client's close frame, which ends CivetWeb's read loop.
-                if wake.wait(timeout: deadline) == .timedOut {
-                    abort()
-                }
-            }
+            s.queue = []
+            s.head = 0
         }
     }
 }

@@ -19,7 +19,8 @@ import IOCore
 ///   roomTokenLifetimeSec: 60,          // default: the inbound ring timeout + 15 s
 ///   webhook: { url: "http://127.0.0.1:9000/irisgw", timeoutSec: 5, retries: 2 },
 ///   maxInboundSessions: 500,           // default: half of maxSessions
-///   sip: { answerUnknownSources: false, requestsPerSecond: 200 },  // ServeConfiguration+SIP.swift
+///   sip: { answerUnknownSources: false, requestsPerSecond: 50 },  // ServeConfiguration+SIP.swift
+///   apiLimits: { maxConnectionsPerSource: 256, maxWebSocketsPerClient: 1000 },
 /// }
 /// ```
 public struct ServeConfiguration: Sendable, Equatable {
@@ -40,6 +41,31 @@ public struct ServeConfiguration: Sendable, Equatable {
     public var maxInboundSessions: Int?
     /// SIP exposure and bounds (`ServeConfiguration+SIP.swift`).
     public var sip: SIPSettings?
+    /// The control API server's caps; what is not given keeps the server's default.
+    public var apiLimits: APILimits?
+
+    /// Caps of the control API's HTTP server (`HTTPServerConfiguration` in ControlAPI, which
+    /// documents each; docs/operations.md has the defaults). Each SDK session holds one event
+    /// WebSocket, so a backend that runs many sessions from one address needs higher
+    /// `maxConnectionsPerSource` and `maxWebSocketsPerClient` than the defaults.
+    public struct APILimits: Sendable, Equatable {
+        public var threads: Int?
+        public var maxConnections: Int?
+        public var maxConnectionsPerSource: Int?
+        public var maxWebSockets: Int?
+        public var maxWebSocketsPerClient: Int?
+
+        public init(threads: Int? = nil, maxConnections: Int? = nil, maxConnectionsPerSource: Int? = nil,
+                    maxWebSockets: Int? = nil, maxWebSocketsPerClient: Int? = nil) {
+            self.threads = threads
+            self.maxConnections = maxConnections
+            self.maxConnectionsPerSource = maxConnectionsPerSource
+            self.maxWebSockets = maxWebSockets
+            self.maxWebSocketsPerClient = maxWebSocketsPerClient
+        }
+
+        static let keys = ["threads", "maxConnections", "maxConnectionsPerSource", "maxWebSockets", "maxWebSocketsPerClient"]
+    }
 
     /// Inbound notifications POSTed as JSON (the `onNotification` event) to `url`.
     public struct Webhook: Sendable, Equatable {
@@ -59,7 +85,7 @@ public struct ServeConfiguration: Sendable, Equatable {
     public init() {}
 
     public static let keys = ["profiles", "sipListen", "apiListen", "rtpHost", "rtpPorts", "dataDir", "publicURL",
-                              "drainTimeoutSec", "maxSessions", "maxInboundSessions", "roomTokenLifetimeSec", "webhook", "sip"]
+                              "drainTimeoutSec", "maxSessions", "maxInboundSessions", "roomTokenLifetimeSec", "webhook", "sip", "apiLimits"]
 
     public static func load(file: URL) throws(ProfileError) -> ServeConfiguration {
         let display = file.relativePath
@@ -115,6 +141,17 @@ public struct ServeConfiguration: Sendable, Equatable {
             return Webhook(url: url,
                            timeoutSec: try w.optional("timeoutSec") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...60) } ?? 5,
                            retries: try w.optional("retries") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 0...10) } ?? 2)
+        }
+        c.apiLimits = try o.optional("apiLimits") { (v, p) throws(ProfileError) in
+            let l = try schema.object(v, at: p, keys: APILimits.keys)
+            func count(_ key: String, _ range: ClosedRange<Int>) throws(ProfileError) -> Int? {
+                try l.optional(key) { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: range) }
+            }
+            return APILimits(threads: try count("threads", 1...256),
+                             maxConnections: try count("maxConnections", 1...1_000_000),
+                             maxConnectionsPerSource: try count("maxConnectionsPerSource", 1...1_000_000),
+                             maxWebSockets: try count("maxWebSockets", 1...1_000_000),
+                             maxWebSocketsPerClient: try count("maxWebSocketsPerClient", 1...1_000_000))
         }
         return c
     }

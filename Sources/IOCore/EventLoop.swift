@@ -16,13 +16,16 @@ public final class EventLoop: @unchecked Sendable {
     private let wakeFD: Int32
     private var readers: [Int32: () -> Void] = [:]
     private var writers: [Int32: () -> Void] = [:]
+    /// Registered fds whose readability is not watched for now (`setReading`).
+    private var paused = Set<Int32>()
     private let inbox = Mutex<[@Sendable () -> Void]>([])
     private var heap = TimerHeap()
     private var nextTimerID: UInt64 = 1
     private let running = Atomic<Bool>(false)
     private var thread: Thread?
     private let stopped = DispatchSemaphore(value: 0)
-    nonisolated(unsafe) private var loopThreadID: pthread_t? = nil
+    /// The loop thread's pthread_t (0 before it runs), read from any thread by `isInLoop`.
+    private let loopThreadID = Atomic<UInt>(0)
 
     /// Runs once per loop iteration after I/O and timers (the osip transaction pump).
     /// Returns how soon (seconds) it wants to run again, or nil for "only on activity".
@@ -52,14 +55,14 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     public var isInLoop: Bool {
-        guard let id = loopThreadID else { return false }
-        return pthread_equal(id, pthread_self()) != 0
+        let id = loopThreadID.load(ordering: .acquiring)
+        return id != 0 && pthread_equal(pthread_t(id), pthread_self()) != 0
     }
 
     public func start(name: String = "irisgw-loop") {
         guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let t = Thread { [self] in
-            loopThreadID = pthread_self()
+            loopThreadID.store(UInt(pthread_self()), ordering: .releasing)
             // Visible in `top -H` and perf (the kernel keeps the first 15 bytes).
             CLinux_set_thread_name(name)
             run()
@@ -115,6 +118,7 @@ public final class EventLoop: @unchecked Sendable {
     /// Watches `fd` for readability. Loop thread only.
     public func register(fd: Int32, onReadable: @escaping () -> Void) {
         readers[fd] = onReadable
+        paused.remove(fd)
         var ev = epoll_event()
         ev.events = EPOLLIN.rawValue
         ev.data.fd = fd
@@ -124,14 +128,29 @@ public final class EventLoop: @unchecked Sendable {
     public func unregister(fd: Int32) {
         readers[fd] = nil
         writers[fd] = nil
+        paused.remove(fd)
         epoll_ctl(epfd, EPOLL_CTL_DEL, fd, nil)
+    }
+
+    /// Stops (false) or resumes (true) watching a registered fd for readability, keeping its
+    /// handler: a socket that must not be read for now (its request is being answered) would
+    /// otherwise wake a level-triggered loop again and again. Hang-ups and errors still call
+    /// the handler. Loop thread only.
+    public func setReading(fd: Int32, _ enabled: Bool) {
+        guard readers[fd] != nil, paused.contains(fd) == enabled else { return }
+        if enabled { paused.remove(fd) } else { paused.insert(fd) }
+        updateInterest(fd)
     }
 
     /// Asks for (or stops) a callback when `fd` becomes writable. Loop thread only.
     public func watchWritable(fd: Int32, _ onWritable: (() -> Void)?) {
         writers[fd] = onWritable
+        updateInterest(fd)
+    }
+
+    private func updateInterest(_ fd: Int32) {
         var ev = epoll_event()
-        ev.events = EPOLLIN.rawValue | (onWritable == nil ? 0 : EPOLLOUT.rawValue)
+        ev.events = (paused.contains(fd) ? 0 : EPOLLIN.rawValue) | (writers[fd] == nil ? 0 : EPOLLOUT.rawValue)
         ev.data.fd = fd
         epoll_ctl(epfd, EPOLL_CTL_MOD, fd, &ev)
     }

@@ -7,7 +7,7 @@ enum HTTPRequestWriter {
     /// The head of a request, ending with the blank line. Field names are sent as given;
     /// `headers` must not repeat `Host` (it is always written from `host`).
     static func head(method: String, target: String, host: String, headers: [(String, String)]) throws(IrisTransportError) -> [UInt8] {
-        guard !method.isEmpty, method.utf8.allSatisfy(isTokenByte) else {
+        guard HTTPSyntax.isToken(method.utf8) else {
             throw .invalidRequest("method \"\(method)\" is not an HTTP token")
         }
         guard target.hasPrefix("/"), !target.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else {
@@ -15,7 +15,7 @@ enum HTTPRequestWriter {
         }
         var text = "\(method) \(target) HTTP/1.1\r\nHost: \(host)\r\n"
         for (name, value) in headers {
-            guard !name.isEmpty, name.utf8.allSatisfy(isTokenByte) else {
+            guard HTTPSyntax.isToken(name.utf8) else {
                 throw .invalidRequest("header name \"\(name)\" is not an HTTP token")
             }
             // CR or LF in a value would start a new header (request smuggling).
@@ -26,16 +26,6 @@ enum HTTPRequestWriter {
         }
         text += "\r\n"
         return Array(text.utf8)
-    }
-
-    /// RFC 9110 §5.6.2 tchar.
-    private static func isTokenByte(_ b: UInt8) -> Bool {
-        switch b {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"):
-            true
-        default:
-            "!#$%&'*+-.^_`|~".utf8.contains(b)
-        }
     }
 }
 
@@ -82,15 +72,13 @@ struct HTTPResponseHead: Sendable, Equatable {
     /// True when the last transfer coding is chunked.
     var isChunked: Bool {
         guard let codings = headers["transfer-encoding"] else { return false }
-        return codings.split(separator: ",").last?.trimmingSpaces().lowercased() == "chunked"
+        return HTTPSyntax.listMembers(codings).last == "chunked"
     }
 
     /// The Content-Length, if any; repeated equal values are accepted (RFC 9110 §8.6).
     func contentLength() throws(IrisTransportError) -> Int? {
         guard let field = headers["content-length"] else { return nil }
-        let values = Set(field.split(separator: ",").map { $0.trimmingSpaces() })
-        guard values.count == 1, let value = values.first, !value.isEmpty, value.allSatisfy(\.isASCIIDigit),
-              let length = Int(value) else {
+        guard let length = HTTPSyntax.contentLength(field) else {
             throw .malformedResponse("bad Content-Length \"\(field)\"")
         }
         return length
@@ -118,8 +106,7 @@ enum HTTPBodyReader {
         let operation = "reading a chunked response body"
         while true {
             let line = try reader.readLine(limit: 1024, deadline: deadline, operation: operation)
-            let sizeText = String(decoding: line.prefix { $0 != UInt8(ascii: ";") }, as: UTF8.self).trimmingSpaces()
-            guard !sizeText.isEmpty, sizeText.count <= 15, let size = Int(sizeText, radix: 16), size >= 0 else {
+            guard let size = HTTPSyntax.chunkSize(line: line) else {
                 throw .malformedResponse("bad chunk size line \"\(String(decoding: line.prefix(40), as: UTF8.self))\"")
             }
             if size == 0 { break }
@@ -136,13 +123,9 @@ enum HTTPBodyReader {
 
 extension StringProtocol {
     /// Without leading and trailing spaces and tabs (HTTP's optional whitespace).
-    func trimmingSpaces() -> String {
+    package func trimmingSpaces() -> String {
         let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
         guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else { return "" }
         return String(self[first...last])
     }
-}
-
-extension Character {
-    var isASCIIDigit: Bool { isASCII && isNumber }
 }

@@ -1,9 +1,10 @@
 /// SHA-1 (FIPS 180-4 §6.1), only for the WebSocket handshake's Sec-WebSocket-Accept
 /// (RFC 6455 §4.2.2), where it is a fixed check value rather than a security measure.
-/// Kept here so the client needs no crypto library.
-enum SHA1 {
+/// Kept here so the client needs no crypto library; the control API's server uses it too
+/// (through `WebSocketHandshake`).
+package enum SHA1 {
     /// The 20-byte digest of `message`.
-    static func digest(_ message: [UInt8]) -> [UInt8] {
+    package static func digest(_ message: [UInt8]) -> [UInt8] {
         var h: (UInt32, UInt32, UInt32, UInt32, UInt32) = (0x6745_2301, 0xEFCD_AB89, 0x98BA_DCFE, 0x1032_5476, 0xC3D2_E1F0)
         // Padding: 0x80, zeros to 56 mod 64, then the bit length big-endian.
         var padded = message

@@ -49,15 +49,11 @@ public final class WebSocketClient: Sendable {
 
     private struct ReceiveState: Sendable {
         var reader: StreamReader
-        /// The opcode and bytes of a message whose later fragments have not come yet.
-        var fragmentOpcode: WebSocketFrame.Opcode?
-        var fragments: [UInt8] = []
+        /// Fragments of a message whose later frames have not come yet.
+        var assembler: WebSocketMessageAssembler
         /// No more messages: closed by either side or failed.
         var finished = false
     }
-
-    /// The RFC 6455 §1.3 GUID appended to the key before hashing.
-    private static let acceptGUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 
     /// Connects to `url` (`ws://host[:port]/path?query`; `http://` is accepted too; the
     /// host an IPv4/IPv6 literal or `localhost`) and performs the opening handshake with
@@ -91,7 +87,7 @@ public final class WebSocketClient: Sendable {
             stream.shutdown()
             throw .handshakeRejected(status: head.status, body: String(decoding: body, as: UTF8.self))
         }
-        let expected = Data(SHA1.digest(Array((key + Self.acceptGUID).utf8))).base64EncodedString()
+        let expected = WebSocketHandshake.accept(key: key)
         let problem: String? =
             if head.headers["upgrade"]?.lowercased() != "websocket" {
                 "Upgrade is \"\(head.headers["upgrade"] ?? "")\", not websocket"
@@ -113,7 +109,7 @@ public final class WebSocketClient: Sendable {
         self.maxMessageBytes = maxMessageBytes
         self.stream = stream
         // Bytes after the 101 head (frames sent at once) stay in the reader.
-        self.receiving = Mutex(ReceiveState(reader: reader))
+        self.receiving = Mutex(ReceiveState(reader: reader, assembler: WebSocketMessageAssembler(limit: maxMessageBytes)))
     }
 
     deinit {
@@ -233,27 +229,8 @@ public final class WebSocketClient: Sendable {
                 state.finished = true
                 stream.shutdown()
                 return nil
-            case .text, .binary:
-                guard state.fragmentOpcode == nil else {
-                    throw .webSocketProtocol("a new \(frame.opcode) message began inside a fragmented one", code: 1002)
-                }
-                if frame.fin { return try message(frame.opcode, frame.payload) }
-                state.fragmentOpcode = frame.opcode
-                state.fragments = frame.payload
-            case .continuation:
-                guard let opcode = state.fragmentOpcode else {
-                    throw .webSocketProtocol("continuation frame with no message to continue", code: 1002)
-                }
-                guard state.fragments.count + frame.payload.count <= maxMessageBytes else {
-                    throw .tooLarge(what: "WebSocket message", limit: maxMessageBytes)
-                }
-                state.fragments += frame.payload
-                if frame.fin {
-                    let payload = state.fragments
-                    state.fragments = []
-                    state.fragmentOpcode = nil
-                    return try message(opcode, payload)
-                }
+            case .text, .binary, .continuation:
+                if let (opcode, payload) = try state.assembler.add(frame) { return try message(opcode, payload) }
             }
         }
         return nil

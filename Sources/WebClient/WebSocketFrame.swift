@@ -1,7 +1,13 @@
+import Foundation  // base64 only
+
+// RFC 6455 framing for both ends of a WebSocket: this module's client masks what it sends
+// and refuses masked frames; the control API's server (ControlAPI) sends unmasked frames and
+// requires masked ones. One codec, `package` so ControlAPI can use it.
+
 /// One WebSocket frame (RFC 6455 §5.2), unmasked.
-struct WebSocketFrame: Sendable, Equatable {
+package struct WebSocketFrame: Sendable, Equatable {
     /// RFC 6455 §11.8 opcodes.
-    enum Opcode: UInt8, Sendable {
+    package enum Opcode: UInt8, Sendable {
         case continuation = 0x0
         case text = 0x1
         case binary = 0x2
@@ -9,35 +15,67 @@ struct WebSocketFrame: Sendable, Equatable {
         case ping = 0x9
         case pong = 0xA
 
-        var isControl: Bool { rawValue & 0x8 != 0 }
+        package var isControl: Bool { rawValue & 0x8 != 0 }
     }
 
-    var fin: Bool
-    var opcode: Opcode
-    var payload: [UInt8]
+    package var fin: Bool
+    package var opcode: Opcode
+    package var payload: [UInt8]
+
+    package init(fin: Bool, opcode: Opcode, payload: [UInt8]) {
+        self.fin = fin
+        self.opcode = opcode
+        self.payload = payload
+    }
 
     /// The frame as a client sends it (§5.3: always masked with a fresh key):
     ///
     ///     FIN RSV1-3 opcode(4) | MASK=1 len(7) [len(16) | len(64)] | mask key(32) | payload ^ key
-    func encodedMasked(key: UInt32) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(payload.count + 14)
-        out.append((fin ? 0x80 : 0) | opcode.rawValue)
-        let length = payload.count
-        if length < 126 {
-            out.append(0x80 | UInt8(length))
-        } else if length <= 0xFFFF {
-            out.append(0x80 | 126)
-            out.append(UInt8(length >> 8))
-            out.append(UInt8(truncatingIfNeeded: length))
-        } else {
-            out.append(0x80 | 127)
-            for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: UInt64(length) >> UInt64(shift))) }
-        }
+    package func encodedMasked(key: UInt32) -> [UInt8] {
+        var out = header(masked: true, extra: 4)
         let mask = [UInt8(key >> 24), UInt8(truncatingIfNeeded: key >> 16), UInt8(truncatingIfNeeded: key >> 8), UInt8(truncatingIfNeeded: key)]
         out += mask
         for (i, byte) in payload.enumerated() { out.append(byte ^ mask[i & 3]) }
         return out
+    }
+
+    /// The frame as a server sends it (§5.1: never masked).
+    package func encoded() -> [UInt8] {
+        var out = header(masked: false, extra: 0)
+        out += payload
+        return out
+    }
+
+    /// A server's unmasked text frame for `text`, written straight into `out` (the server's
+    /// output buffer), without building the payload array first.
+    package static func appendText(_ text: String, to out: inout [UInt8]) {
+        var text = text
+        text.withUTF8 { utf8 in
+            appendLength(first: 0x80 | Opcode.text.rawValue, length: utf8.count, masked: false, to: &out)
+            out.append(contentsOf: utf8)
+        }
+    }
+
+    private func header(masked: Bool, extra: Int) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(payload.count + 10 + extra)
+        Self.appendLength(first: (fin ? 0x80 : 0) | opcode.rawValue, length: payload.count, masked: masked, to: &out)
+        return out
+    }
+
+    private static func appendLength(first: UInt8, length: Int, masked: Bool, to out: inout [UInt8]) {
+        let mask: UInt8 = masked ? 0x80 : 0
+        out.append(first)
+        if length < 126 {
+            out.append(mask | UInt8(length))
+        } else if length <= 0xFFFF {
+            out.append(mask | 126)
+            out.append(UInt8(length >> 8))
+            out.append(UInt8(truncatingIfNeeded: length))
+        } else {
+            out.append(mask | 127)
+            for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: UInt64(length) >> UInt64(shift))) }
+        }
     }
 
     /// Parses one frame from a server at the start of `bytes`; nil when the frame is not
@@ -47,7 +85,17 @@ struct WebSocketFrame: Sendable, Equatable {
     /// extension (§5.2), unknown opcodes, fragmented or oversized control frames (§5.5), and
     /// a 64-bit length with the top bit set (§5.2); a payload over `limit` is `.tooLarge`
     /// (the client then closes with 1009, message too big).
-    static func parse(_ bytes: ArraySlice<UInt8>, limit: Int) throws(IrisTransportError) -> (WebSocketFrame, Int)? {
+    package static func parse(_ bytes: ArraySlice<UInt8>, limit: Int) throws(IrisTransportError) -> (WebSocketFrame, Int)? {
+        try parse(bytes, limit: limit, fromClient: false)
+    }
+
+    /// Parses one frame from a client (the server's side): the same checks as `parse`,
+    /// except that the frame must be masked (§5.1); the payload is returned unmasked.
+    package static func parseMasked(_ bytes: ArraySlice<UInt8>, limit: Int) throws(IrisTransportError) -> (WebSocketFrame, Int)? {
+        try parse(bytes, limit: limit, fromClient: true)
+    }
+
+    private static func parse(_ bytes: ArraySlice<UInt8>, limit: Int, fromClient: Bool) throws(IrisTransportError) -> (WebSocketFrame, Int)? {
         guard bytes.count >= 2 else { return nil }
         let b0 = bytes[bytes.startIndex], b1 = bytes[bytes.startIndex + 1]
         guard b0 & 0x70 == 0 else { throw .webSocketProtocol("reserved bits set without a negotiated extension", code: 1002) }
@@ -55,7 +103,12 @@ struct WebSocketFrame: Sendable, Equatable {
             throw .webSocketProtocol("unknown opcode \(b0 & 0x0F)", code: 1002)
         }
         let fin = b0 & 0x80 != 0
-        guard b1 & 0x80 == 0 else { throw .webSocketProtocol("the server masked a frame", code: 1002) }
+        let masked = b1 & 0x80 != 0
+        if fromClient {
+            guard masked else { throw .webSocketProtocol("the client sent an unmasked frame", code: 1002) }
+        } else {
+            guard !masked else { throw .webSocketProtocol("the server masked a frame", code: 1002) }
+        }
         var header = 2
         var length = UInt64(b1 & 0x7F)
         if length == 126 {
@@ -74,9 +127,68 @@ struct WebSocketFrame: Sendable, Equatable {
             guard length <= 125 else { throw .webSocketProtocol("control frame of \(length) bytes (max 125)", code: 1002) }
         }
         guard length <= UInt64(limit) else { throw .tooLarge(what: "WebSocket frame", limit: limit) }
+        let maskStart = header
+        if masked { header += 4 }
         let total = header + Int(length)
         guard bytes.count >= total else { return nil }
         let start = bytes.startIndex + header
-        return (WebSocketFrame(fin: fin, opcode: opcode, payload: Array(bytes[start..<(start + Int(length))])), total)
+        var payload = Array(bytes[start..<(start + Int(length))])
+        if masked {
+            let key = bytes.startIndex + maskStart
+            let mask = [bytes[key], bytes[key + 1], bytes[key + 2], bytes[key + 3]]
+            for i in payload.indices { payload[i] ^= mask[i & 3] }
+        }
+        return (WebSocketFrame(fin: fin, opcode: opcode, payload: payload), total)
+    }
+}
+
+/// Joins fragmented data frames into messages (RFC 6455 §5.4), for both ends.
+package struct WebSocketMessageAssembler: Sendable {
+    /// The largest message accepted, fragments added up.
+    package let limit: Int
+    private var opcode: WebSocketFrame.Opcode?
+    private var fragments: [UInt8] = []
+
+    package init(limit: Int) { self.limit = limit }
+
+    /// Takes a text, binary or continuation frame; returns the message once its last
+    /// fragment is in. Throws 1002 for a continuation with nothing to continue or a new
+    /// message inside a fragmented one, and `.tooLarge` (1009) past `limit`.
+    package mutating func add(_ frame: WebSocketFrame) throws(IrisTransportError) -> (opcode: WebSocketFrame.Opcode, payload: [UInt8])? {
+        switch frame.opcode {
+        case .text, .binary:
+            guard opcode == nil else {
+                throw .webSocketProtocol("a new \(frame.opcode) message began inside a fragmented one", code: 1002)
+            }
+            guard frame.payload.count <= limit else { throw .tooLarge(what: "WebSocket message", limit: limit) }
+            if frame.fin { return (frame.opcode, frame.payload) }
+            opcode = frame.opcode
+            fragments = frame.payload
+            return nil
+        case .continuation:
+            guard let first = opcode else {
+                throw .webSocketProtocol("continuation frame with no message to continue", code: 1002)
+            }
+            guard fragments.count + frame.payload.count <= limit else {
+                throw .tooLarge(what: "WebSocket message", limit: limit)
+            }
+            fragments += frame.payload
+            guard frame.fin else { return nil }
+            defer { fragments = []; opcode = nil }
+            return (first, fragments)
+        case .close, .ping, .pong:
+            return nil
+        }
+    }
+}
+
+/// The opening handshake's check value, for both ends.
+package enum WebSocketHandshake {
+    /// The RFC 6455 §1.3 GUID appended to the key before hashing.
+    static let guid = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+
+    /// Sec-WebSocket-Accept for a Sec-WebSocket-Key (§4.2.2): base64(SHA-1(key + GUID)).
+    package static func accept(key: String) -> String {
+        Data(SHA1.digest(Array((key + guid).utf8))).base64EncodedString()
     }
 }

@@ -132,10 +132,19 @@ enum ServeCommand {
         do {
             let key = try APIKey.loadOrCreate(dataDir: configuration.dataDir)
             // The API port must be known before the gateway names itself in notifications.
-            api = ControlAPIServer(key: key, configuration: HTTPServerConfiguration(listen: apiListen))
+            var http = HTTPServerConfiguration(listen: apiListen)
+            if let limits = file.apiLimits {
+                if let v = limits.threads { http.threads = v }
+                if let v = limits.maxConnections { http.maxConnections = v }
+                if let v = limits.maxConnectionsPerSource { http.maxConnectionsPerSource = v }
+                if let v = limits.maxWebSockets { http.maxWebSockets = v }
+                if let v = limits.maxWebSocketsPerClient { http.maxWebSocketsPerClient = v }
+            }
+            api = ControlAPIServer(key: key, configuration: http)
             let port = try api.start()
-            let host = apiListen.split(separator: ":").dropLast().joined(separator: ":")
-            configuration.publicURL = publicURL ?? "http://\(host):\(port)"
+            // SocketAddress brackets an IPv6 host ("http://[::1]:8080"); a bare port is every IPv4 interface.
+            let host = apiListen.allSatisfy(\.isNumber) ? "0.0.0.0" : SocketAddress.parse(apiListen)?.host ?? "127.0.0.1"
+            configuration.publicURL = publicURL ?? "http://\(SocketAddress(host: host, port: port))"
             gateway = try Gateway(configuration: configuration, profiles: profiles)
             if let hook = file.webhook {
                 let notifier = try WebhookNotifier(configuration: hook)

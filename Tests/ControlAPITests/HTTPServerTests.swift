@@ -100,7 +100,7 @@ import Testing
         defer { server.stop() }
 
         let second = HTTPServer(configuration: HTTPServerConfiguration(listen: "127.0.0.1:\(port)"),
-                                handler: { _ in .text(200, "") }, webSocket: { _ in nil },
+                                handler: { _ in .text(200, "") }, webSocket: { _ in .accept(group: "test") },
                                 onWebSocketOpen: { _ in }, onWebSocketClose: { _ in })
         let error = #expect(throws: HTTPServerError.self) { try second.start() }
         #expect(error?.message.contains("127.0.0.1:\(port)") == true)
@@ -117,7 +117,7 @@ import Testing
         #expect(throws: (any Error).self) { try TestSocket(port: port) }
 
         let neverStarted = HTTPServer(configuration: HTTPServerConfiguration(listen: "127.0.0.1:0"),
-                                      handler: { _ in .text(200, "") }, webSocket: { _ in nil },
+                                      handler: { _ in .text(200, "") }, webSocket: { _ in .accept(group: "test") },
                                       onWebSocketOpen: { _ in }, onWebSocketClose: { _ in })
         neverStarted.stop()
     }

@@ -1,4 +1,4 @@
-// An HTTPServer on 127.0.0.1, port 0, that records what its callbacks saw.
+// An HTTPServer on 127.0.0.1 (or [::1]), port 0, that records what its callbacks saw.
 
 import ControlAPI
 import Glibc
@@ -36,16 +36,23 @@ func eventually(timeout: Double, _ condition: () -> Bool) -> Bool {
     return condition()
 }
 
-/// Starts a server; the default handler answers JSON 404 for everything.
-func startServer(threads: Int = 8,
+/// Starts a server; the default handler answers JSON 404 for everything, the default
+/// upgrade callback accepts every WebSocket in group "test". `configure` adjusts the
+/// settings (short timeouts keep the suite fast).
+func startServer(listen: String = "127.0.0.1:0",
+                 threads: Int = 8,
                  maxBodyBytes: Int = 65_536,
                  webSocketQueueLimit: Int = 1024,
+                 configure: (inout HTTPServerConfiguration) -> Void = { _ in },
                  handler: (@Sendable (HTTPRequest) -> HTTPResponse)? = nil,
-                 webSocket: @escaping @Sendable (HTTPRequest) -> HTTPResponse? = { _ in nil })
+                 webSocket: @escaping @Sendable (HTTPRequest) -> WebSocketUpgrade = { _ in .accept(group: "test") })
     throws -> (server: HTTPServer, port: Int, events: ServerEvents) {
     let events = ServerEvents()
-    let configuration = HTTPServerConfiguration(listen: "127.0.0.1:0", threads: threads,
+    var configuration = HTTPServerConfiguration(listen: listen, threads: threads,
                                                 maxBodyBytes: maxBodyBytes, webSocketQueueLimit: webSocketQueueLimit)
+    // A close() or stop() waits this long for clients that never answer the close frame.
+    configuration.webSocketCloseGrace = 0.3
+    configure(&configuration)
     let answer = handler ?? { _ in .json(404, Array(#"{"error":{"code":-404,"message":"not found"}}"#.utf8)) }
     let server = HTTPServer(
         configuration: configuration,

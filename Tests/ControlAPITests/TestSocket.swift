@@ -1,4 +1,4 @@
-// A blocking TCP client socket on 127.0.0.1 for the tests: every read and write has a
+// A blocking TCP client socket on 127.0.0.1 or [::1] for the tests: every read and write has a
 // timeout, so a server bug fails a test instead of hanging the suite.
 
 import Glibc
@@ -13,10 +13,11 @@ final class TestSocket {
     /// Bytes received but not consumed yet.
     private var buffer: [UInt8] = []
 
-    /// Connects to 127.0.0.1:`port`. `receiveBuffer` shrinks SO_RCVBUF (a client that
-    /// does not read then fills up quickly).
-    init(port: Int, timeout: Double = 5, receiveBuffer: Int? = nil) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    /// Connects to `host`:`port` (127.0.0.1 or an IPv6 literal such as "::1").
+    /// `receiveBuffer` shrinks SO_RCVBUF (a client that does not read then fills up quickly).
+    init(port: Int, host: String = "127.0.0.1", timeout: Double = 5, receiveBuffer: Int? = nil) throws {
+        let v6 = host.contains(":")
+        fd = socket(v6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw TestSocketError("socket: errno \(errno)") }
         var tv = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - Double(Int(timeout))) * 1_000_000))
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
@@ -24,12 +25,23 @@ final class TestSocket {
         if var size = receiveBuffer.map(Int32.init) {
             setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = UInt16(port).bigEndian
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let rc = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        let rc: Int32
+        if v6 {
+            var addr = sockaddr_in6()
+            addr.sin6_family = sa_family_t(AF_INET6)
+            addr.sin6_port = UInt16(port).bigEndian
+            inet_pton(AF_INET6, host, &addr.sin6_addr)
+            rc = withUnsafePointer(to: &addr) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
+            }
+        } else {
+            var addr = sockaddr_in()
+            addr.sin_family = sa_family_t(AF_INET)
+            addr.sin_port = UInt16(port).bigEndian
+            addr.sin_addr.s_addr = inet_addr(host)
+            rc = withUnsafePointer(to: &addr) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
         }
         // No close here: deinit runs even when init throws (every property is set), and a
         // second close could hit a descriptor another test has opened meanwhile.
@@ -102,5 +114,12 @@ final class TestSocket {
             if Array(buffer[i..<(i + marker.count)]) == marker { return i + marker.count }
         }
         return nil
+    }
+}
+
+extension TestSocket {
+    /// Closes the client side now (the descriptor stays reserved until deinit).
+    func closeNow() {
+        shutdown(fd, Int32(SHUT_RDWR))
     }
 }

@@ -25,9 +25,9 @@ final class TestWebSocket {
 
     private init(socket: TestSocket) { self.socket = socket }
 
-    static func connect(port: Int, path: String = "/events", headers: [(String, String)] = [],
+    static func connect(port: Int, host: String = "127.0.0.1", path: String = "/events", headers: [(String, String)] = [],
                         receiveBuffer: Int? = nil) throws -> Opening {
-        let socket = try TestSocket(port: port, receiveBuffer: receiveBuffer)
+        let socket = try TestSocket(port: port, host: host, receiveBuffer: receiveBuffer)
         let key = Data((0..<16).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
         var head = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
         head += "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n"
@@ -55,8 +55,8 @@ final class TestWebSocket {
     }
 
     /// Opens or throws.
-    static func open(port: Int, path: String = "/events", receiveBuffer: Int? = nil) throws -> TestWebSocket {
-        switch try connect(port: port, path: path, receiveBuffer: receiveBuffer) {
+    static func open(port: Int, host: String = "127.0.0.1", path: String = "/events", receiveBuffer: Int? = nil) throws -> TestWebSocket {
+        switch try connect(port: port, host: host, path: path, receiveBuffer: receiveBuffer) {
         case .open(let ws): return ws
         case .refused(let response): throw TestSocketError("upgrade refused: \(response.status) \(response.text)")
         }

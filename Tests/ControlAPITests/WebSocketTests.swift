@@ -38,6 +38,18 @@ import Testing
         #expect(events.closeCount(of: connection.id) == 1)
     }
 
+    @Test func onOpenHasRunWhenTheClientSeesTheHandshake() throws {
+        // A subscription made in onWebSocketOpen must exist before the client can act on the
+        // 101 (the Swift client subscribes, then creates the session it wants events of).
+        for _ in 0..<20 {
+            let (server, port, events) = try startServer()
+            defer { server.stop() }
+            let client = try TestWebSocket.open(port: port)
+            #expect(events.openedConnections.count == 1)
+            withExtendedLifetime(client) {}
+        }
+    }
+
     @Test func serverCloseSendsCloseFrameAndFiresOnCloseOnce() throws {
         let (server, port, events) = try startServer()
         defer { server.stop() }
@@ -129,7 +141,8 @@ import Testing
 
     @Test func refusedUpgradeGetsTheHandlersResponse() throws {
         let (server, port, events) = try startServer(webSocket: { request in
-            request.query["token"] == "secret" ? nil : .json(401, Array(#"{"error":{"code":-401,"message":"unauthorized"}}"#.utf8))
+            request.query["token"] == "secret" ? .accept(group: "keyed")
+                : .refuse(.json(401, Array(#"{"error":{"code":-401,"message":"unauthorized"}}"#.utf8)))
         })
         defer { server.stop() }
 
@@ -169,19 +182,20 @@ import Testing
         }
     }
 
-    @Test func webSocketsLeaveOneWorkerForPlainRequests() throws {
+    @Test func webSocketsHoldNoWorker() throws {
+        // Three workers, five WebSockets: a WebSocket lives on the event loop, so plain
+        // requests still find a worker.
         let (server, port, events) = try startServer(threads: 3)
         defer { server.stop() }
 
-        let first = try TestWebSocket.open(port: port)
-        let second = try TestWebSocket.open(port: port)
-        _ = try #require(events.waitForOpen(1))
-        guard case .refused(let response) = try TestWebSocket.connect(port: port) else {
-            Issue.record("third WebSocket accepted with 3 worker threads")
-            return
-        }
-        #expect(response.status == 503)
+        let clients = try (0..<5).map { _ in try TestWebSocket.open(port: port) }
+        _ = try #require(events.waitForOpen(4))
         #expect(try httpRequest(port: port, "GET", "/").status == 404)
-        withExtendedLifetime((first, second)) {}
+        for (i, connection) in events.openedConnections.enumerated() {
+            #expect(connection.send(text: "to \(i)"))
+        }
+        for client in clients {
+            #expect(try client.readFrame().text.hasPrefix("to "))
+        }
     }
 }

@@ -41,6 +41,10 @@ extension GatewaySuites {
             #expect(text.contains("irisgw_sessions_ended_total{reason=\"busy\"} 2"), "\(text)")
             #expect(text.contains("irisgw_sessions_ended_total{reason=\"completed\"} 1"), "\(text)")
             #expect(text.contains("irisgw_sessions_started_total 3"), "\(text)")
+            // The control API's own HTTP server counters.
+            #expect(text.contains("\nirisgw_http_connections "), "\(text)")
+            #expect(text.contains("\nirisgw_websockets "), "\(text)")
+            #expect(text.contains("irisgw_http_refused_total{reason=\"header_timeout\"} 0"), "\(text)")
         #expect(text.contains("irisgw_sip_invite_final_responses_total{code=\"486\"} 2"), "\(text)")
         #expect(text.contains("irisgw_sip_invite_final_responses_total{code=\"200\"} 1"), "\(text)")
 

@@ -28,7 +28,7 @@ extension GatewaySuites {
                     }
                     if self.blocking { _ = self.gate.wait(timeout: .now() + 10) }
                     return .json(n <= self.failFirst ? 500 : 200, Array("{}".utf8))
-                }, webSocket: { _ in .json(404, []) }, onWebSocketOpen: { _ in }, onWebSocketClose: { _ in })
+                }, webSocket: { _ in .refuse(.json(404, [])) }, onWebSocketOpen: { _ in }, onWebSocketClose: { _ in })
                 port = try server.start()
             }
 

@@ -10,12 +10,14 @@ import Testing
           rtpHost: "203.0.113.7", rtpPorts: "30000-39999", dataDir: "/var/lib/irisgw",
           publicURL: "https://gw1.example.net", drainTimeoutSec: 60, maxSessions: 500,
           webhook: { url: "http://127.0.0.1:9000/hook", timeoutSec: 3, retries: 4 },
+          apiLimits: { threads: 4, maxConnectionsPerSource: 300, maxWebSocketsPerClient: 900 },
         }
         """, file: "serve.json5")
         #expect(c.profiles == "/etc/irisgw/profiles" && c.sipListen?.port == 5060 && c.apiListen == "127.0.0.1:8080")
         #expect(c.rtpPorts == 30_000...39_999 && c.rtpHost == "203.0.113.7" && c.dataDir == "/var/lib/irisgw")
         #expect(c.publicURL == "https://gw1.example.net" && c.drainTimeoutSec == 60 && c.maxSessions == 500)
         #expect(c.webhook == .init(url: "http://127.0.0.1:9000/hook", timeoutSec: 3, retries: 4))
+        #expect(c.apiLimits == .init(threads: 4, maxConnectionsPerSource: 300, maxWebSocketsPerClient: 900))
         #expect(try ServeConfiguration.parse("{}", file: "empty.json5") == ServeConfiguration())
     }
 
@@ -27,6 +29,8 @@ import Testing
         ("{ webhook: { url: \"ftp://x\" } }", "webhook.url"),
         ("{ publicURL: \"gw1\" }", "publicURL"),
         ("{ apiListen: \"localhost\" }", "apiListen"),
+        ("{ apiLimits: { maxConnections: 0 } }", "apiLimits.maxConnections"),
+        ("{ apiLimits: { maxSockets: 9 } }", "apiLimits.maxSockets"),
     ])
     func badFilesNameTheFileAndKey(_ text: String, _ key: String) {
         do {

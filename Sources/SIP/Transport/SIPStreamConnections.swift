@@ -49,7 +49,9 @@ extension SIPTransports {
             var storage = sockaddr_storage()
             var len = socklen_t(MemoryLayout<sockaddr_storage>.size)
             let fd = withUnsafeMutablePointer(to: &storage) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.accept(listener, $0, &len) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    CLinux_accept4(listener, $0, &len, Int32(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue))
+                }
             }
             guard fd >= 0 else {
                 if errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM {
@@ -63,8 +65,6 @@ extension SIPTransports {
                 }
                 return
             }
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             guard let peer = SocketAddress(storage: &storage) else {
                 close(fd)
                 continue

@@ -1,0 +1,349 @@
+// The event-loop side of `HTTPServer`: accepting (with the connection caps and the
+// out-of-descriptors back-off), the WebSocket caps, deadlines, statistics and the shutdown.
+//
+// Threading: everything below the `Loop-confined` mark belongs to the server's one event
+// loop thread (IOCore.EventLoop); other threads reach it only through `loop.execute`.
+// What the loop holds on to (timers, queued work) captures the core weakly: a stopped loop
+// keeps whatever was still queued, and must not keep the core (and its sockets) alive.
+// Handlers run on `workers`; WebSocket open/close callbacks on `callbacks`, a serial queue,
+// so a callback that blocks never stalls the loop and a close never overtakes its open.
+
+import CLinux
+import Foundation
+import Glibc
+import IOCore
+import IrisAPI
+import Synchronization
+
+final class HTTPServerCore: @unchecked Sendable {
+    let configuration: HTTPServerConfiguration
+    let loop: EventLoop
+    let workers: HTTPWorkerPool
+    let callbacks = DispatchQueue(label: "irisgw-http-websocket-callbacks")
+    let handler: @Sendable (HTTPRequest) -> HTTPResponse
+    let upgrade: @Sendable (HTTPRequest) -> WebSocketUpgrade
+    let onOpen: @Sendable (WebSocketConnection) -> Void
+    let onClose: @Sendable (WebSocketConnection) -> Void
+    private let stats = Mutex(HTTPServerStatistics())
+
+    /// How long an answered connection that is being closed keeps reading (and discarding)
+    /// before it is closed for good: closing with unread input would reset the connection
+    /// and could destroy the response before the client reads it.
+    static let lingerTime = 1.0
+    /// How long the listener rests after accept ran out of file descriptors.
+    static let acceptBackoff = 0.1
+
+    // MARK: Loop-confined
+
+    private var listener: Int32 = -1
+    private(set) var connections: [Int: HTTPConnection] = [:]
+    private var perSource: [String: Int] = [:]
+    /// Open WebSocket connections by group.
+    private var groups: [String: Set<Int>] = [:]
+    private var webSocketCount = 0
+    private var nextID = 1
+    private var sweepTimer: EventLoop.Timer?
+    private(set) var shuttingDown = false
+    private var shutdownDone: DispatchSemaphore?
+    var dates = HTTPDateCache()
+    /// One receive buffer for every connection: reads happen one at a time on the loop.
+    let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 16_384, alignment: 16)
+    /// Tests: errno values the next accept calls fail with instead of accepting.
+    var simulatedAcceptErrors: [Int32] = []
+    /// accept(2) calls made (tests check that a failing accept does not spin).
+    private(set) var acceptCalls = 0
+
+    init(configuration: HTTPServerConfiguration, loop: EventLoop,
+         handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse,
+         upgrade: @escaping @Sendable (HTTPRequest) -> WebSocketUpgrade,
+         onOpen: @escaping @Sendable (WebSocketConnection) -> Void,
+         onClose: @escaping @Sendable (WebSocketConnection) -> Void) {
+        self.configuration = configuration
+        self.loop = loop
+        self.handler = handler
+        self.upgrade = upgrade
+        self.onOpen = onOpen
+        self.onClose = onClose
+        workers = HTTPWorkerPool(threads: configuration.threads, queueLimit: configuration.requestQueueLimit)
+    }
+
+    deinit {
+        scratch.deallocate()
+    }
+
+    // MARK: Statistics (any thread)
+
+    var statistics: HTTPServerStatistics { stats.withLock { $0 } }
+
+    func count(_ reason: HTTPServerStatistics.Refusal) {
+        stats.withLock { $0.count(reason) }
+    }
+
+    func updateStatistics(_ change: (inout HTTPServerStatistics) -> Void) {
+        stats.withLock { change(&$0) }
+    }
+
+    private func log(_ line: String) {
+        configuration.log?(line)
+    }
+
+    // MARK: Accepting
+
+    func startAccepting(_ fd: Int32) {
+        listener = fd
+        loop.register(fd: fd) { [weak self] in self?.acceptReady() }
+    }
+
+    private func acceptReady() {
+        // A bounded batch: level-triggered epoll calls again while more are waiting.
+        for _ in 0..<64 {
+            guard listener >= 0 else { return }
+            var storage = sockaddr_storage()
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            acceptCalls += 1
+            let fd: Int32
+            if !simulatedAcceptErrors.isEmpty {
+                errno = simulatedAcceptErrors.removeFirst()
+                fd = -1
+            } else {
+                fd = withUnsafeMutablePointer(to: &storage) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        CLinux_accept4(listener, $0, &length, Int32(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue))
+                    }
+                }
+            }
+            guard fd >= 0 else {
+                let code = errno
+                switch code {
+                case EAGAIN, EWOULDBLOCK: return
+                // The client gave up before we took it, or a transient network error.
+                case EINTR, ECONNABORTED, EPROTO, ENETDOWN, ENONET, EHOSTDOWN, EHOSTUNREACH, ENETUNREACH, EOPNOTSUPP:
+                    continue
+                default:
+                    // EMFILE, ENFILE, ENOBUFS, ENOMEM or anything unexpected: the listener stays
+                    // readable, so retrying now would spin. Rest, then try again.
+                    backOff(code)
+                    return
+                }
+            }
+            admit(fd, SocketAddress(storage: &storage))
+        }
+    }
+
+    private func backOff(_ code: Int32) {
+        let total = stats.withLock { s -> Int in
+            s.acceptBackoffs += 1
+            return s.acceptBackoffs
+        }
+        if total == 1 || total % 100 == 0 {
+            log("http: accept failed (\(SocketError("accept", code: code))); pausing accepts for \(Int(Self.acceptBackoff * 1000)) ms (\(total) times so far)")
+        }
+        loop.setReading(fd: listener, false)
+        loop.schedule(after: Self.acceptBackoff) { [weak self] in
+            guard let self, listener >= 0 else { return }
+            loop.setReading(fd: listener, true)
+            acceptReady()
+        }
+    }
+
+    private func admit(_ fd: Int32, _ address: SocketAddress?) {
+        let host = Self.clientHost(address?.host ?? "")
+        let source = Self.sourceKey(host)
+        if connections.count >= configuration.maxConnections {
+            refuseAtAccept(fd, .tooManyConnections)
+            return
+        }
+        if perSource[source, default: 0] >= configuration.maxConnectionsPerSource {
+            refuseAtAccept(fd, .perSourceCap)
+            return
+        }
+        var on: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
+        let connection = HTTPConnection(id: nextID, fd: fd, peer: SocketAddress(host: host, port: address?.port ?? 0),
+                                        source: source, core: self)
+        nextID += 1
+        connections[connection.id] = connection
+        perSource[source, default: 0] += 1
+        stats.withLock {
+            $0.openConnections += 1
+            $0.acceptedConnections += 1
+        }
+        loop.register(fd: fd) { connection.readable() }
+        connection.start(now: EventLoop.now())
+        scheduleSweep()
+    }
+
+    /// Closes at once with a reset: no TIME_WAIT kept for a connection we never served.
+    private func refuseAtAccept(_ fd: Int32, _ reason: HTTPServerStatistics.Refusal) {
+        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+        setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+        Glibc.close(fd)
+        count(reason)
+    }
+
+    /// The address handlers see: an IPv4 client of a dual-stack listener without its
+    /// "::ffff:" prefix.
+    static func clientHost(_ host: String) -> String {
+        host.lowercased().hasPrefix("::ffff:") && host.contains(".") ? String(host.dropFirst(7)) : host
+    }
+
+    /// What `maxConnectionsPerSource` counts by: the IPv4 address, or the IPv6 /64 (one
+    /// client usually holds a whole /64, so single IPv6 addresses would be no limit).
+    static func sourceKey(_ host: String) -> String {
+        guard host.contains(":") else { return host }
+        var address = in6_addr()
+        guard inet_pton(AF_INET6, host, &address) == 1 else { return host }
+        withUnsafeMutableBytes(of: &address) { bytes in
+            for i in 8..<16 { bytes[i] = 0 }
+        }
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+        inet_ntop(AF_INET6, &address, &text, socklen_t(text.count))
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) + "/64"
+    }
+
+    // MARK: Connections
+
+    /// The loop calls this once for each connection that closed.
+    func removed(_ connection: HTTPConnection) {
+        connections[connection.id] = nil
+        let left = perSource[connection.source, default: 1] - 1
+        perSource[connection.source] = left > 0 ? left : nil
+        if let webSocket = connection.webSocket {
+            groups[webSocket.group]?.remove(connection.id)
+            if groups[webSocket.group]?.isEmpty == true { groups[webSocket.group] = nil }
+            webSocketCount -= 1
+            callbacks.async { [onClose] in onClose(webSocket) }
+        }
+        stats.withLock {
+            $0.openConnections -= 1
+            if connection.webSocket != nil { $0.openWebSockets -= 1 }
+        }
+        if shuttingDown, connections.isEmpty { finishShutdown() }
+    }
+
+    /// Hands a complete request to a worker; false when the queue is full.
+    func dispatch(_ request: HTTPRequest, from connection: HTTPConnection) -> Bool {
+        let id = connection.id
+        let accepted = workers.submit { [weak self] in
+            guard let self else { return }
+            let response = handler(request)
+            loop.execute { [weak self] in self?.connections[id]?.responseReady(response) }
+        }
+        if accepted { stats.withLock { $0.requests += 1 } }
+        return accepted
+    }
+
+    /// Hands an upgrade request to a worker for the `webSocket:` callback's decision.
+    func dispatchUpgrade(_ request: HTTPRequest, from connection: HTTPConnection) -> Bool {
+        let id = connection.id
+        let accepted = workers.submit { [weak self] in
+            guard let self else { return }
+            let decision = upgrade(request)
+            loop.execute { [weak self] in self?.connections[id]?.upgradeDecided(decision) }
+        }
+        if accepted { stats.withLock { $0.requests += 1 } }
+        return accepted
+    }
+
+    // MARK: WebSocket caps
+
+    /// Makes room for one more WebSocket of `group`: at the group's cap (or the total cap)
+    /// the group's own slowest connection is dropped. nil when admitted, else the refusal.
+    func admitWebSocket(group: String) -> HTTPResponse? {
+        if shuttingDown { return .error(503, code: IrisCode.serviceUnavailable, message: "server stopping") }
+        let members = groups[group] ?? []
+        if members.count >= configuration.maxWebSocketsPerClient || webSocketCount >= configuration.maxWebSockets {
+            guard let victim = slowest(of: members) else {
+                count(.tooManyWebSockets)
+                return .error(503, code: IrisCode.serviceUnavailable, message: "too many WebSocket connections")
+            }
+            count(.webSocketDroppedSlowest)
+            victim.dropSlow()
+        }
+        return nil
+    }
+
+    /// The WebSocket furthest behind: most messages queued unsent, then most bytes waiting
+    /// for the socket, then the oldest.
+    private func slowest(of ids: Set<Int>) -> HTTPConnection? {
+        let candidates = ids.compactMap { connections[$0] }
+        return candidates.max { a, b in
+            let qa = a.webSocket?.queuedCount ?? 0, qb = b.webSocket?.queuedCount ?? 0
+            if qa != qb { return qa < qb }
+            if a.pendingOutput != b.pendingOutput { return a.pendingOutput < b.pendingOutput }
+            return a.id > b.id
+        }
+    }
+
+    /// Counts the WebSocket in its group and runs `onWebSocketOpen`; the connection writes
+    /// its 101 once that returned.
+    func opened(_ webSocket: WebSocketConnection, on connection: HTTPConnection) {
+        groups[webSocket.group, default: []].insert(connection.id)
+        webSocketCount += 1
+        stats.withLock { $0.openWebSockets += 1 }
+        let id = connection.id
+        callbacks.async { [weak self, onOpen] in
+            onOpen(webSocket)
+            self?.loop.execute { [weak self] in self?.connections[id]?.handshakeReady() }
+        }
+    }
+
+    /// What a WebSocketConnection calls to reach its connection on the loop.
+    func notifier(for id: Int) -> @Sendable (WebSocketConnection.Notice) -> Void {
+        { [weak self] notice in
+            guard let self else { return }
+            loop.execute { [self] in connections[id]?.webSocketNotice(notice) }
+        }
+    }
+
+    // MARK: Deadlines
+
+    /// One sweep checks every connection's deadline; it runs only while connections exist.
+    /// A quarter of the shortest timeout keeps a timeout's overshoot small.
+    private var sweepInterval: Double {
+        let shortest = min(configuration.headerTimeout, configuration.bodyTimeout, configuration.idleTimeout,
+                           configuration.webSocketCloseGrace, Self.lingerTime)
+        return min(0.25, max(0.01, shortest / 4))
+    }
+
+    func scheduleSweep() {
+        guard sweepTimer == nil else { return }
+        sweepTimer = loop.schedule(after: sweepInterval) { [weak self] in
+            guard let self else { return }
+            sweepTimer = nil
+            let now = EventLoop.now()
+            for connection in Array(connections.values) where connection.deadline <= now {
+                connection.deadlinePassed()
+            }
+            if !connections.isEmpty { scheduleSweep() }
+        }
+    }
+
+    // MARK: Shutdown
+
+    /// Stops accepting, closes every WebSocket with 1001 and every other connection at once,
+    /// and signals `done` when no connection is left (at the latest after the close grace).
+    func beginShutdown(done: DispatchSemaphore) {
+        shuttingDown = true
+        shutdownDone = done
+        if listener >= 0 {
+            loop.unregister(fd: listener)
+            Glibc.close(listener)
+            listener = -1
+        }
+        for connection in Array(connections.values) { connection.serverStopping() }
+        if connections.isEmpty {
+            finishShutdown()
+            return
+        }
+        loop.schedule(after: configuration.webSocketCloseGrace) { [weak self] in
+            guard let self else { return }
+            for connection in Array(connections.values) { connection.teardown() }
+        }
+    }
+
+    private func finishShutdown() {
+        shutdownDone?.signal()
+        shutdownDone = nil
+    }
+}

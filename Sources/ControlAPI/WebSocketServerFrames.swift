@@ -1,0 +1,256 @@
+// The WebSocket phase of an `HTTPConnection` (RFC 6455, server side): the opening handshake
+// once the `webSocket:` callback accepted, client frames (masked, ping -> pong, the close
+// handshake, fragments up to `maxWebSocketMessageBytes`), and the messages the application
+// queued, moved onto the socket only while it can take them. The frame codec is the
+// WebSocket client's (WebClient/WebSocketFrame.swift), shared.
+
+import Foundation
+import Glibc
+import IrisAPI
+import WebClient
+
+/// Per-connection WebSocket protocol state.
+struct WebSocketServerState {
+    var assembler: WebSocketMessageAssembler
+    /// Our close frame is queued: nothing may follow it.
+    var closeSent = false
+    /// The client's close frame came in: the close handshake is done once ours is written.
+    var closeReceived = false
+    /// We are failing the connection (protocol error): close right after our close frame.
+    var failing = false
+    /// Accepted, `onWebSocketOpen` not yet returned: the 101 (this Sec-WebSocket-Accept)
+    /// waits for it, so a subscription made there exists before the client can act.
+    var pendingAccept: String?
+
+    init(limit: Int) { assembler = WebSocketMessageAssembler(limit: limit) }
+}
+
+extension HTTPConnection {
+    /// Output beyond which the loop takes no more queued messages until the socket drains.
+    static let webSocketOutputWindow = 65_536
+    /// Output beyond which client frames are not read (a client that pings but never reads
+    /// its pongs stops being read instead of growing our buffer).
+    static let webSocketReadPause = 1 << 20
+
+    // MARK: Handshake
+
+    /// Checks the upgrade request (RFC 6455 §4.2.1), then asks the `webSocket:` callback on a worker.
+    func startUpgrade(_ head: HTTPRequestHead, _ request: HTTPRequest) {
+        guard head.minorVersion == 1 else {
+            refuse(HTTPRequestError(400, "a WebSocket upgrade needs HTTP/1.1"))
+            return
+        }
+        guard head.headers["sec-websocket-version"]?.trimmingSpaces() == "13" else {
+            refuse(HTTPRequestError(426, "only WebSocket version 13 is supported"))
+            return
+        }
+        guard let key = head.headers["sec-websocket-key"]?.trimmingSpaces(), Data(base64Encoded: key)?.count == 16 else {
+            refuse(HTTPRequestError(400, "missing or malformed Sec-WebSocket-Key"))
+            return
+        }
+        if core.shuttingDown {
+            respond(.error(503, code: IrisCode.serviceUnavailable, message: "server stopping"), close: true)
+            return
+        }
+        pendingUpgrade = (request, key)
+        guard core.dispatchUpgrade(request, from: self) else {
+            pendingUpgrade = nil
+            core.count(.workersBusy)
+            respond(.error(503, code: IrisCode.serviceUnavailable, message: "server busy, try again"), close: true)
+            return
+        }
+    }
+
+    /// The callback's decision: refuse with its response, or (room permitting) switch protocols.
+    func upgradeDecided(_ decision: WebSocketUpgrade) {
+        guard phase == .handling, let (request, key) = pendingUpgrade else { return }
+        pendingUpgrade = nil
+        switch decision {
+        case .refuse(let response):
+            respond(response, close: true)
+        case .accept(let group):
+            if let refusal = core.admitWebSocket(group: group) {
+                respond(refusal, close: true)
+                return
+            }
+            let connection = WebSocketConnection(id: id, request: request, group: group,
+                                                 queueLimit: configuration.webSocketQueueLimit,
+                                                 notify: core.notifier(for: id))
+            webSocket = connection
+            frames = WebSocketServerState(limit: configuration.maxWebSocketMessageBytes)
+            frames.pendingAccept = WebSocketHandshake.accept(key: key)
+            enterWebSocketPhase()
+            // Reading stays paused and nothing is written until onWebSocketOpen has run
+            // (`handshakeReady`): the client learns of the upgrade only once it is subscribed.
+            core.opened(connection, on: self)
+        }
+    }
+
+    /// `onWebSocketOpen` returned: the 101, then whatever it queued, then the client's frames.
+    func handshakeReady() {
+        guard phase == .webSocket, let accept = frames.pendingAccept else { return }
+        frames.pendingAccept = nil
+        output += HTTPResponseEncoder.switchingProtocols(accept: accept)
+        keepAliveProbes()
+        setReading(true)
+        // Frames the client sent right behind its upgrade request are already buffered.
+        processFrames()
+        pumpWebSocket()
+    }
+
+    /// TCP keepalive (60 s idle, then 3 probes 10 s apart): a WebSocket whose client vanished
+    /// without a FIN (a dropped network) is noticed in about 90 s instead of hours.
+    private func keepAliveProbes() {
+        var on: Int32 = 1, idle: Int32 = 60, interval: Int32 = 10, probes: Int32 = 3
+        let size = socklen_t(MemoryLayout<Int32>.size)
+        setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, size)
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_KEEPIDLE, &idle, size)
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_KEEPINTVL, &interval, size)
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_KEEPCNT, &probes, size)
+    }
+
+    // MARK: Client frames
+
+    func processFrames() {
+        while phase == .webSocket {
+            let parsed: (WebSocketFrame, Int)?
+            do {
+                parsed = try WebSocketFrame.parseMasked(input.unread, limit: configuration.maxWebSocketMessageBytes)
+            } catch {
+                fail(Self.closeCode(for: error))
+                return
+            }
+            guard let (frame, used) = parsed else { break }
+            input.consume(used)
+            // After the client's close frame, nothing it sends counts (RFC 6455 §5.5.1).
+            if frames.closeReceived { continue }
+            switch frame.opcode {
+            case .ping:
+                if !frames.closeSent { output += WebSocketFrame(fin: true, opcode: .pong, payload: frame.payload).encoded() }
+            case .pong:
+                break
+            case .close:
+                guard receivedClose(frame.payload) else { return }
+            case .text, .binary, .continuation:
+                do {
+                    // The API takes nothing from clients: whole text messages are checked and dropped.
+                    guard let (opcode, payload) = try frames.assembler.add(frame) else { continue }
+                    guard opcode == .text else {
+                        fail(1003)
+                        return
+                    }
+                    guard String(validating: payload, as: UTF8.self) != nil else {
+                        fail(1007)
+                        return
+                    }
+                } catch {
+                    fail(Self.closeCode(for: error))
+                    return
+                }
+            }
+        }
+        guard phase == .webSocket else { return }
+        if pendingOutput > Self.webSocketReadPause { setReading(false) }
+        pumpWebSocket()
+    }
+
+    /// The client's close frame: echo its code, then close (the server closes TCP first,
+    /// RFC 6455 §7.1.1). False when it was malformed (the connection is failing).
+    private func receivedClose(_ payload: [UInt8]) -> Bool {
+        guard payload.count != 1 else {
+            fail(1002)
+            return false
+        }
+        let code = payload.count >= 2 ? UInt16(payload[0]) << 8 | UInt16(payload[1]) : nil
+        if let code, !Self.isValidCloseCode(code) {
+            fail(1002)
+            return false
+        }
+        guard String(validating: payload.dropFirst(2), as: UTF8.self) != nil else {
+            fail(1007)
+            return false
+        }
+        frames.closeReceived = true
+        webSocket?.finish()
+        if !frames.closeSent {
+            // No code given: an empty close frame back (1005 must not be sent).
+            appendClose(code)
+        }
+        return true
+    }
+
+    /// Fails the connection (§7.1.7): a close frame with `code`, then close once it is out.
+    private func fail(_ code: UInt16) {
+        frames.failing = true
+        webSocket?.finish()
+        if !frames.closeSent { appendClose(code) }
+        pumpWebSocket()
+    }
+
+    private func appendClose(_ code: UInt16?) {
+        let payload: [UInt8] = code.map { [UInt8($0 >> 8), UInt8(truncatingIfNeeded: $0)] } ?? []
+        output += WebSocketFrame(fin: true, opcode: .close, payload: payload).encoded()
+        frames.closeSent = true
+        setDeadline(.closeGrace, configuration.webSocketCloseGrace)
+    }
+
+    // MARK: Server messages
+
+    /// Moves queued messages onto the socket while it takes them; sends the close frame
+    /// after the last one when a close was asked; closes once the close handshake is done.
+    func pumpWebSocket() {
+        guard let webSocket, frames.pendingAccept == nil else { return }
+        while phase == .webSocket {
+            if !frames.closeSent, pendingOutput < Self.webSocketOutputWindow {
+                let (messages, closeCode) = webSocket.take(maxBytes: Self.webSocketOutputWindow)
+                for message in messages { WebSocketFrame.appendText(message, to: &output) }
+                if let closeCode { appendClose(closeCode) }
+            }
+            guard flush() else { return }
+            if frames.closeSent {
+                if frames.closeReceived || frames.failing { teardown() }
+                return
+            }
+            if readingPaused { setReading(true) }
+            if webSocket.queuedCount == 0 { return }
+        }
+    }
+
+    /// A WebSocketConnection's request, on the loop.
+    func webSocketNotice(_ notice: WebSocketConnection.Notice) {
+        guard phase == .webSocket else { return }
+        switch notice {
+        case .pending, .close:
+            pumpWebSocket()
+        case .overflow:
+            core.count(.webSocketDroppedOverflow)
+            teardown()
+        }
+    }
+
+    /// Dropped to make room for a newer WebSocket of the same group: a close frame (1008) if
+    /// the socket takes it at once, then cut.
+    func dropSlow() {
+        if pendingOutput == 0, frames.pendingAccept == nil {
+            let frame = WebSocketFrame(fin: true, opcode: .close, payload: [0x03, 0xF0]).encoded()
+            _ = frame.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+        }
+        teardown()
+    }
+
+    static func closeCode(for error: IrisTransportError) -> UInt16 {
+        switch error {
+        case .webSocketProtocol(_, let code): code
+        case .tooLarge: 1009
+        default: 1002
+        }
+    }
+
+    /// RFC 6455 §7.4: codes a peer may send.
+    static func isValidCloseCode(_ code: UInt16) -> Bool {
+        switch code {
+        case 1000...1003, 1007...1014, 3000...4999: true
+        default: false
+        }
+    }
+}

@@ -1,0 +1,292 @@
+// WebSocket caps by client group, the slowest-first eviction, frame rules (masking,
+// fragments, size, binary, close codes), IPv6, and stop().
+
+@testable import ControlAPI
+import Dispatch
+import Glibc
+import Synchronization
+import Testing
+
+/// The upgrade callback of these tests: the group is the `group` query parameter.
+@Sendable private func byGroup(_ request: HTTPRequest) -> WebSocketUpgrade {
+    .accept(group: request.query["group"] ?? "none")
+}
+
+@Suite struct WebSocketLimitsTests {
+    @Test func clientsThatNeverReadCannotTakeAnotherGroupsSlots() throws {
+        let (server, port, events) = try startServer(webSocketQueueLimit: 256, configure: {
+            $0.maxWebSocketsPerClient = 41
+            $0.maxWebSockets = 100
+            $0.maxConnectionsPerSource = 200
+        }, webSocket: byGroup)
+        defer { server.stop() }
+
+        // Group A at its cap of 41: one client that reads, 40 that never do (tiny receive buffers).
+        let reader = try TestWebSocket.open(port: port, path: "/events?group=A")
+        let readerConnection = try #require(events.waitForOpen(0))
+        let stalled = try (0..<40).map { _ in try TestWebSocket.open(port: port, path: "/events?group=A", receiveBuffer: 4096) }
+        _ = try #require(events.waitForOpen(40))
+        let stalledConnections = Array(events.openedConnections[1...40])
+        #expect(server.statistics.openWebSockets == 41)
+
+        // The server keeps sending to the stalled ones until each has messages queued unsent
+        // (well under the queue limit: they stay open, holding their slots).
+        let big = String(repeating: "x", count: 32 * 1024)
+        for connection in stalledConnections {
+            var sent = 0
+            while connection.queuedCount < 8, sent < 200, connection.send(text: big) {
+                sent += 1
+                if connection.queuedCount < 8 { usleep(1_000) }
+            }
+            #expect(connection.queuedCount >= 8)
+        }
+        #expect(readerConnection.send(text: "for the reader"))
+        #expect(try reader.readFrame().text == "for the reader")
+
+        // Group B is not affected by A being at its cap.
+        let b = try TestWebSocket.open(port: port, path: "/events?group=B")
+        let bConnection = try #require(events.waitForOpen(41))
+        #expect(bConnection.group == "B")
+        #expect(bConnection.send(text: "hello B"))
+        #expect(try b.readFrame().text == "hello B")
+        #expect(server.statistics.refusals(.webSocketDroppedSlowest) == 0)
+
+        // A 42nd client of A: the slowest of A makes room (not the reader, not B).
+        let newcomer = try TestWebSocket.open(port: port, path: "/events?group=A")
+        let newcomerConnection = try #require(events.waitForOpen(42))
+        #expect(newcomerConnection.send(text: "welcome"))
+        #expect(try newcomer.readFrame().text == "welcome")
+        #expect(server.statistics.refusals(.webSocketDroppedSlowest) == 1)
+        #expect(eventually(timeout: 5) { events.closedIDs.count == 1 })
+        let dropped = try #require(events.closedIDs.first)
+        #expect(stalledConnections.map(\.id).contains(dropped))
+        #expect(readerConnection.isOpen && bConnection.isOpen)
+        #expect(server.statistics.openWebSockets == 42)
+        #expect(server.statistics.refusals(.webSocketDroppedOverflow) == 0)
+        withExtendedLifetime(stalled) {}
+    }
+
+    @Test func totalCapReplacesOnlyWithinTheGroup() throws {
+        let (server, port, events) = try startServer(configure: {
+            $0.maxWebSocketsPerClient = 10
+            $0.maxWebSockets = 3
+        }, webSocket: byGroup)
+        defer { server.stop() }
+
+        let a = try (0..<2).map { _ in try TestWebSocket.open(port: port, path: "/events?group=A") }
+        let b = try TestWebSocket.open(port: port, path: "/events?group=B")
+        _ = try #require(events.waitForOpen(2))
+
+        // Full, and C has nothing to give up: refused.
+        guard case .refused(let response) = try TestWebSocket.connect(port: port, path: "/events?group=C") else {
+            Issue.record("a fourth WebSocket was accepted over maxWebSockets")
+            return
+        }
+        #expect(response.status == 503)
+        #expect(server.statistics.refusals(.tooManyWebSockets) == 1)
+
+        // B replaces its own.
+        let b2 = try TestWebSocket.open(port: port, path: "/events?group=B")
+        #expect(eventually(timeout: 5) { events.closedIDs.count == 1 })
+        #expect(events.closedIDs == [events.openedConnections[2].id])
+        #expect(server.statistics.refusals(.webSocketDroppedSlowest) == 1)
+        #expect(events.openedConnections[0].isOpen && events.openedConnections[1].isOpen)
+        withExtendedLifetime((a, b, b2)) {}
+    }
+
+    @Test func overflowingClientIsDroppedAndCounted() throws {
+        let (server, port, events) = try startServer(webSocketQueueLimit: 16)
+        defer { server.stop() }
+
+        let client = try TestWebSocket.open(port: port, receiveBuffer: 4096)
+        let connection = try #require(events.waitForOpen())
+        let big = String(repeating: "y", count: 64 * 1024)
+        var sends = 0
+        while connection.send(text: big), sends < 10_000 { sends += 1 }
+        #expect(!connection.isOpen)
+        #expect(eventually(timeout: 5) { events.closeCount(of: connection.id) == 1 })
+        #expect(server.statistics.refusals(.webSocketDroppedOverflow) == 1)
+        withExtendedLifetime(client) {}
+    }
+
+    @Test func fragmentedMessagesAreJoinedUpToTheCap() throws {
+        let (server, port, events) = try startServer(configure: { $0.maxWebSocketMessageBytes = 1000 })
+        defer { server.stop() }
+
+        let client = try TestWebSocket.open(port: port)
+        _ = try #require(events.waitForOpen())
+        // 3 x 300 bytes, with a ping between the fragments (control frames may interleave).
+        try client.sendRaw(fin: false, opcode: 0x1, [UInt8](repeating: 0x61, count: 300))
+        try client.sendRaw(fin: true, opcode: 0x9, Array("mid".utf8))
+        #expect(try client.readFrame().text == "mid")
+        try client.sendRaw(fin: false, opcode: 0x0, [UInt8](repeating: 0x62, count: 300))
+        try client.sendRaw(fin: true, opcode: 0x0, [UInt8](repeating: 0x63, count: 300))
+        try client.send(opcode: 0x9, Array("still open".utf8))
+        #expect(try client.readFrame().text == "still open")
+
+        // Past the cap in fragments: 1009.
+        try client.sendRaw(fin: false, opcode: 0x1, [UInt8](repeating: 0x61, count: 600))
+        try client.sendRaw(fin: true, opcode: 0x0, [UInt8](repeating: 0x61, count: 600))
+        #expect(try client.readUntilClose().closeCode == 1009)
+        #expect(client.socket.isClosedByPeer())
+        #expect(eventually(timeout: 5) { events.closedIDs.count == 1 })
+    }
+
+    @Test(arguments: [
+        ("unmasked frame", [UInt8]([0x81, 0x02, 0x68, 0x69]), UInt16(1002)),
+        ("continuation first", TestWebSocket.maskedFrame(fin: true, opcode: 0x0, Array("x".utf8)), UInt16(1002)),
+        ("binary message", TestWebSocket.maskedFrame(fin: true, opcode: 0x2, [1, 2, 3]), UInt16(1003)),
+        ("invalid UTF-8", TestWebSocket.maskedFrame(fin: true, opcode: 0x1, [0xC3, 0x28]), UInt16(1007)),
+        ("reserved bit", [0xC1, 0x80, 0, 0, 0, 0], UInt16(1002)),
+        ("close code 1005", TestWebSocket.maskedFrame(fin: true, opcode: 0x8, [0x03, 0xED]), UInt16(1002)),
+        ("fragmented ping", TestWebSocket.maskedFrame(fin: false, opcode: 0x9, []), UInt16(1002)),
+    ])
+    func protocolErrorsCloseWithTheirCode(name: String, bytes: [UInt8], code: UInt16) throws {
+        let (server, port, events) = try startServer()
+        defer { server.stop() }
+
+        let client = try TestWebSocket.open(port: port)
+        let connection = try #require(events.waitForOpen())
+        try client.socket.write(bytes)
+        #expect(try client.readUntilClose().closeCode == code, "\(name)")
+        #expect(client.socket.isClosedByPeer(), "\(name)")
+        #expect(eventually(timeout: 5) { events.closeCount(of: connection.id) == 1 }, "\(name)")
+    }
+
+    @Test func closeFrameIsEchoed() throws {
+        let (server, port, events) = try startServer()
+        defer { server.stop() }
+
+        let client = try TestWebSocket.open(port: port)
+        let connection = try #require(events.waitForOpen())
+        try client.sendClose(code: 4001)
+        #expect(try client.readUntilClose().closeCode == 4001)
+        #expect(client.socket.isClosedByPeer())
+        #expect(!connection.isOpen)
+
+        let bare = try TestWebSocket.open(port: port)
+        _ = try #require(events.waitForOpen(1))
+        try bare.send(opcode: 0x8, [])
+        let reply = try bare.readUntilClose()
+        #expect(reply.payload.isEmpty)
+        #expect(eventually(timeout: 5) { events.closedIDs.count == 2 })
+    }
+
+    @Test func badHandshakesAreRefused() throws {
+        let (server, port, events) = try startServer()
+        defer { server.stop() }
+
+        let oldVersion = try TestSocket(port: port)
+        try oldVersion.write("GET /events HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 8\r\n\r\n")
+        let version = try oldVersion.readResponse()
+        #expect(version.status == 426 && version.headers["sec-websocket-version"] == "13")
+
+        let badKey = try TestSocket(port: port)
+        try badKey.write("GET /events HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            + "Sec-WebSocket-Key: short\r\nSec-WebSocket-Version: 13\r\n\r\n")
+        #expect(try badKey.readResponse().status == 400)
+        #expect(events.openedConnections.isEmpty)
+    }
+
+    @Test func ipv6ListenServesRequestsAndWebSockets() throws {
+        let (server, port, events) = try startServer(listen: "[::1]:0", handler: { request in .text(200, request.remoteAddress) })
+        defer { server.stop() }
+
+        let response = try TestSocket(port: port, host: "::1")
+        try response.sendRequest("GET", "/who")
+        #expect(try response.readResponse().text == "::1")
+
+        let client = try TestWebSocket.open(port: port, host: "::1")
+        let connection = try #require(events.waitForOpen())
+        #expect(connection.request.remoteAddress == "::1")
+        #expect(connection.send(text: "over v6"))
+        #expect(try client.readFrame().text == "over v6")
+        // [::1] is IPv6 only.
+        #expect(throws: (any Error).self) { try TestSocket(port: port) }
+    }
+
+    @Test func dualStackListenShowsIPv4ClientsAsIPv4() throws {
+        let (server, port, _) = try startServer(listen: "[::]:0", handler: { request in .text(200, request.remoteAddress) })
+        defer { server.stop() }
+
+        #expect(try httpRequest(port: port, "GET", "/").text == "127.0.0.1")
+        let v6 = try TestSocket(port: port, host: "::1")
+        try v6.sendRequest("GET", "/")
+        #expect(try v6.readResponse().text == "::1")
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func stopClosesWebSocketsWith1001AndDoesNotWaitForClientsThatAnswer() throws {
+        // A long grace: stop() returns as soon as every client has answered the close frame.
+        let (server, port, events) = try startServer(configure: { $0.webSocketCloseGrace = 120 })
+        let clients = try (0..<4).map { _ in UncheckedBox(try TestWebSocket.open(port: port)) }
+        _ = try #require(events.waitForOpen(3))
+        let connections = events.openedConnections
+        let codes = Mutex<[UInt16]>([])
+        let group = DispatchGroup()
+        for client in clients {
+            DispatchQueue.global().async(group: group) {
+                guard let frame = try? client.value.readUntilClose() else { return }
+                codes.withLock { $0.append(frame.closeCode ?? 0) }
+                try? client.value.sendClose(code: frame.closeCode ?? 1000)
+                _ = client.value.socket.isClosedByPeer()
+            }
+        }
+        server.stop()
+        #expect(group.wait(timeout: .now() + 10) == .success)
+        #expect(codes.withLock { $0 } == [1001, 1001, 1001, 1001])
+        for connection in connections {
+            #expect(events.closeCount(of: connection.id) == 1)
+            #expect(!connection.isOpen)
+        }
+        #expect(server.statistics.openConnections == 0)
+        usleep(100_000)
+        #expect(events.closedIDs.count == 4)
+    }
+}
+
+@Suite struct HTTPServerLifetimeTests {
+    @Test func stoppedServerReleasesItsCore() throws {
+        let (server, port, events) = try startServer(handler: { _ in .text(200, "ok") })
+        weak let core = server.runningCore
+        let client = try TestWebSocket.open(port: port)
+        _ = try #require(events.waitForOpen())
+        #expect(try httpRequest(port: port, "GET", "/").status == 200)
+        server.stop()
+        // Timers and queued work on the stopped loop must not keep the core (and its loop's
+        // descriptors) alive.
+        #expect(eventually(timeout: 5) { core == nil })
+        withExtendedLifetime(client) {}
+    }
+}
+
+/// Hands a non-Sendable test object to another thread that alone uses it from then on.
+struct UncheckedBox<T>: @unchecked Sendable {
+    let value: T
+    init(_ value: T) { self.value = value }
+}
+
+extension TestWebSocket {
+    /// A masked client frame with any FIN bit and opcode (fragments, bad frames).
+    static func maskedFrame(fin: Bool, opcode: UInt8, _ payload: [UInt8]) -> [UInt8] {
+        precondition(payload.count < 126)
+        let mask: [UInt8] = [0x12, 0x34, 0x56, 0x78]
+        return [(fin ? 0x80 : 0) | opcode, 0x80 | UInt8(payload.count)] + mask
+            + payload.enumerated().map { $0.element ^ mask[$0.offset % 4] }
+    }
+
+    /// Sends a masked frame of up to 65535 bytes with the given FIN bit.
+    func sendRaw(fin: Bool, opcode: UInt8, _ payload: [UInt8]) throws {
+        var frame: [UInt8] = [(fin ? 0x80 : 0) | opcode]
+        if payload.count < 126 {
+            frame.append(0x80 | UInt8(payload.count))
+        } else {
+            frame += [0x80 | 126, UInt8(payload.count >> 8), UInt8(payload.count & 0xff)]
+        }
+        let mask: [UInt8] = [9, 8, 7, 6]
+        frame += mask
+        frame += payload.enumerated().map { $0.element ^ mask[$0.offset % 4] }
+        try socket.write(frame)
+    }
+}
