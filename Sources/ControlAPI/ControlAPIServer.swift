@@ -121,7 +121,8 @@ public final class ControlAPIServer: Sendable {
             guard m == "GET" else { throw Self.notAllowed(request) }
             var text = gateway.metrics.render(statuses: gateway.list().map(\.status), sipResponses: gateway.sipResponseCounts(),
                                               lateFrames: gateway.media.measurements().lateFrames,
-                                              refusals: gateway.sipRefusalCounts())
+                                              refusals: gateway.sipRefusalCounts(),
+                                              recordWrites: (gateway.records.writeFailures, gateway.records.pendingWrites))
             if let http = server.withLock({ $0 })?.statistics { text += Self.metricsText(http) }
             return .text(200, text, contentType: "text/plain; version=0.0.4; charset=utf-8")
         }

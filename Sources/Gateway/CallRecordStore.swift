@@ -38,6 +38,12 @@ public final class CallRecordStore: Sendable {
     // a non-Sendable connection without @unchecked.
     private let table: Mutex<CallRecordTable?>
     private let failures = Atomic<Int>(0)
+    /// Writes a full disk (or an I/O error) refused, kept in order to be tried again with
+    /// the next batch (each heartbeat makes one). Only touched on `queue`.
+    private let retrying = Mutex<[Operation]>([])
+    private let retryCount = Atomic<Int>(0)
+    /// Writes kept for retry at most; beyond it the oldest are lost (and counted).
+    static let maxRetrying = 10_000
     private let clock: @Sendable () -> Double
 
     private struct Inbox {
@@ -83,6 +89,19 @@ public final class CallRecordStore: Sendable {
 
     /// Writes that could not be made durable so far (each lost write counts once).
     public var writeFailures: Int { failures.load(ordering: .relaxed) }
+
+    /// Writes the disk refused (full, I/O error), kept to be tried again each second.
+    public var pendingWrites: Int { retryCount.load(ordering: .relaxed) }
+
+    /// Runs `sql` on the writer queue: tests use it to give a "full" database room again.
+    func executeForTesting(_ sql: String) throws(SQLiteError) {
+        let result: SQLiteError? = queue.sync {
+            table.withLock { table in
+                do throws(SQLiteError) { try table?.database.execute(sql); return nil } catch { return error }
+            }
+        }
+        if let result { throw result }
+    }
 
     /// Queues the insertion of a new call's record; returns at once. A second record with
     /// the same `roomId` is refused (logged and counted).
@@ -226,9 +245,13 @@ public final class CallRecordStore: Sendable {
             defer { inbox.operations = [] }
             return inbox.operations
         }
-        guard !batch.isEmpty else { return }
+        let kept = retrying.withLock { kept in
+            defer { kept = [] }
+            return kept
+        }
+        guard !batch.isEmpty || !kept.isEmpty else { return }
         table.withLock { table in
-            if let table { commit(batch, to: table) }
+            if let table { commit(kept + batch, to: table) }
         }
     }
 
@@ -246,24 +269,56 @@ public final class CallRecordStore: Sendable {
                 if let problem = try perform(operation, on: table, now: now) { note(problem) }
             }
             try table.database.execute("COMMIT")
+            retryCount.store(0, ordering: .relaxed)
         } catch {
             if table.database.isInTransaction { try? table.database.execute("ROLLBACK") }
             // The batch is undone. Replay it one write per transaction, so a bad write costs
-            // only itself; on a full disk each one fails and is counted.
+            // only itself. From the first write the disk refuses (full, I/O error) on, the
+            // rest is kept, in order, for the next batch: the records catch up once there is
+            // room again, and a room's change never runs before its start.
             lost = 0
             firstProblem = nil
+            var keep: [Operation] = []
             for operation in batch {
+                if !keep.isEmpty {
+                    if case .heartbeat = operation { continue }
+                    keep.append(operation)
+                    continue
+                }
                 do throws(SQLiteError) {
                     if let problem = try perform(operation, on: table, now: now) { note(problem) }
                 } catch {
-                    note(error.description)
+                    if Self.isDiskProblem(error) {
+                        if case .heartbeat = operation { continue }
+                        if firstProblem == nil { firstProblem = error.description }
+                        keep.append(operation)
+                    } else {
+                        note(error.description)
+                    }
                 }
             }
+            if keep.count > Self.maxRetrying {
+                let dropped = keep.count - Self.maxRetrying
+                keep.removeFirst(dropped)
+                failures.add(dropped, ordering: .relaxed)
+                log("lost \(dropped) writes kept too long for a disk with no room")
+            }
+            if !keep.isEmpty, retryCount.load(ordering: .relaxed) == 0 {
+                log("keeping \(keep.count) writes until the disk takes them: \(firstProblem ?? "")")
+            }
+            retrying.withLock { $0 = keep }
+            retryCount.store(keep.count, ordering: .relaxed)
         }
         if lost > 0, let firstProblem {
             failures.add(lost, ordering: .relaxed)
             log("lost \(lost) of \(batch.count) writes; first: \(firstProblem)")
         }
+    }
+
+    /// A write the disk refused rather than the data: worth trying again later.
+    private static func isDiskProblem(_ error: SQLiteError) -> Bool {
+        let primary = error.code & 0xff
+        return primary == 13 /* SQLITE_FULL */ || primary == 10 /* SQLITE_IOERR */
     }
 
     /// Applies one write; returns why it could not be applied when that is not an SQLite

@@ -53,7 +53,7 @@ public final class GatewayMetrics: Sendable {
     /// `refusals` are counts kept by other layers (the SIP agent's, the HTTP server's), merged
     /// with the gateway's own under `irisgw_refused_total`.
     public func render(statuses: [SessionStatus], sipResponses: [Int: Int], lateFrames: Int = 0,
-                       refusals: [String: Int] = [:]) -> String {
+                       refusals: [String: Int] = [:], recordWrites: (lost: Int, pending: Int) = (0, 0)) -> String {
         let c = counts.withLock { $0 }
         let refused = c.refused.merging(refusals, uniquingKeysWith: +)
         var out = ""
@@ -82,6 +82,10 @@ public final class GatewayMetrics: Sendable {
                [("", String(format2(c.jitterSamples > 0 ? c.jitterSumMs / Double(c.jitterSamples) : 0)))])
         metric("irisgw_refused_total", "counter", "Inputs refused by a bound or a defence, by what was refused.",
                refused.keys.sorted().map { ("{what=\"\($0)\"}", String(refused[$0]!)) })
+        metric("irisgw_record_writes_lost_total", "counter", "Call record writes that could not be made (logged to stderr).",
+               [("", String(recordWrites.lost))])
+        metric("irisgw_record_writes_pending", "gauge", "Call record writes a full disk refused, kept and retried every second.",
+               [("", String(recordWrites.pending))])
         metric("irisgw_trunk_registered", "gauge", "1 when the trunk's registration is up.",
                c.registrations.keys.sorted().map { ("{profile=\"\($0)\"}", c.registrations[$0]!.hasPrefix("registered") ? "1" : "0") })
         return out

@@ -68,5 +68,58 @@ extension GatewaySuites {
             #expect(await rec.waitFor { $0.contains { $0.event == .onSessionEnded } })
             #expect(await eventually(timeout: 10) { !gw.isRunning })
         }
+    
+        /// `/metrics`' value of `name` (a metric without labels), -1 when unreadable.
+        static func metric(_ gw: GatewayProcess, _ name: String) -> Int {
+            guard let r = try? HTTPClient(baseURL: gw.apiURL, defaultHeaders: ["Authorization": "Bearer " + gw.apiKey])
+                .request(method: "GET", path: "/metrics", timeout: 5) else { return -1 }
+            return String(decoding: r.body, as: UTF8.self).split(separator: "\n")
+                .first { $0.hasPrefix(name + " ") }.flatMap { Int($0.split(separator: " ")[1]) } ?? -1
+        }
+
+        /// The record store's disk fills up: calls go on, the writes wait (stderr and
+        /// /metrics say so), and once there is room again every record is there.
+        @Test func aFullDiskKeepsCallsGoingAndTheRecordsCatchUp() async throws {
+            let mount = FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-full-\(UUID().uuidString.prefix(8))").path
+            try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: mount) }
+            try run("/usr/bin/mount", ["-t", "tmpfs", "-o", "size=2m", "tmpfs", mount])
+            defer { try? run("/usr/bin/umount", ["-l", mount]) }
+
+            let calls = 3
+            let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.answer(), calls: calls, dataDir: mount + "/data")
+            defer { gw.stop(); sipp.stop() }
+            // Fill what is left of the file system.
+            let filler = mount + "/filler"
+            let fd = open(filler, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+            let block = [UInt8](repeating: 0, count: 65_536)
+            while block.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) > 0 {}
+            close(fd)
+
+            for _ in 0..<calls {
+                let (session, rec) = try await placedSession(gw)
+                try session.close()
+                #expect(await rec.waitFor { $0.contains { $0.event == .onSessionEnded } }, "\(rec.trace)")
+                session.stop()
+            }
+            #expect(await eventually(timeout: 10) { Self.metric(gw, "irisgw_record_writes_pending") > 0 })
+            #expect(gw.waitForOutput(containing: "until the disk takes them", timeout: 10), "\(gw.printed)")
+            #expect(Self.metric(gw, "irisgw_record_writes_lost_total") == 0)
+
+            try FileManager.default.removeItem(atPath: filler)
+            #expect(await eventually(timeout: 10) { Self.metric(gw, "irisgw_record_writes_pending") == 0 })
+            #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
+            let records = try gw.recordsAfterStop()
+            #expect(records.count == calls && records.allSatisfy { $0.endReason == "completed" }, "\(records)")
+        }
+
+        private func run(_ tool: String, _ arguments: [String]) throws {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: tool)
+            p.arguments = arguments
+            try p.run()
+            p.waitUntilExit()
+            guard p.terminationStatus == 0 else { throw SocketError("\(tool) \(arguments.joined(separator: " "))", code: EINVAL) }
+        }
     }
 }

@@ -71,7 +71,8 @@ final class GatewayProcess: @unchecked Sendable {
     /// `after`: a stopped (or killed) gateway whose folder, data dir and records this one
     /// takes over, as a restart would.
     init(profiles: [Profile], environment: [String: String] = [:], extraArguments: [String] = [], config: String? = nil,
-         after predecessor: GatewayProcess? = nil) throws {
+         after predecessor: GatewayProcess? = nil, dataDir: String? = nil) throws {
+        dataDirOverride = dataDir
         directory = predecessor?.directory
             ?? FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-gw-\(UUID().uuidString.prefix(8))")
         predecessor?.ownsDirectory = false
@@ -80,7 +81,7 @@ final class GatewayProcess: @unchecked Sendable {
         for p in profiles {
             try p.json5.write(to: profileDir.appendingPathComponent(p.name + ".json5"), atomically: true, encoding: .utf8)
         }
-        let data = directory.appendingPathComponent("data").path
+        let data = dataDir ?? directory.appendingPathComponent("data").path
         var configArguments: [String] = []
         if let config {
             let file = directory.appendingPathComponent("serve.json5")
@@ -111,7 +112,17 @@ final class GatewayProcess: @unchecked Sendable {
         }
     }
 
-    var dataDir: String { directory.appendingPathComponent("data").path }
+    private let dataDirOverride: String?
+    var dataDir: String { dataDirOverride ?? directory.appendingPathComponent("data").path }
+
+    /// Reads what the process printed since `ready` until a line contains `text`, or
+    /// `timeout` passes; true when it was seen.
+    func waitForOutput(containing text: String, timeout: Double) -> Bool {
+        if lines.contains(where: { $0.contains(text) }) { return true }
+        let more = readLines(of: process, from: output, until: "\u{0}never", timeout: timeout, stopWhen: { $0.contains(text) })
+        lines += more
+        return more.contains { $0.contains(text) }
+    }
     var sipPeer: SIPPeer { SIPPeer(transport: .udp, address: SocketAddress(host: "127.0.0.1", port: sipPort)) }
 
     func connection() throws -> IrisRtcConnection { try IrisRtcConnection(baseURL: apiURL, apiKey: apiKey) }
@@ -171,12 +182,13 @@ final class GatewayProcess: @unchecked Sendable {
 
 /// The lines a started process prints until one equals `last` (or it dies, or `timeout`
 /// seconds pass).
-func readLines(of process: Process, from output: Pipe, until last: String, timeout: Double) -> [String] {
+func readLines(of process: Process, from output: Pipe, until last: String, timeout: Double,
+               stopWhen: (String) -> Bool = { _ in false }) -> [String] {
     var lines: [String] = []
     let deadline = Date().addingTimeInterval(timeout)
     var buffer = ""
     let fd = output.fileHandleForReading.fileDescriptor
-    while Date() < deadline, !lines.contains(last) {
+    while Date() < deadline, !lines.contains(last), !lines.contains(where: stopWhen) {
         var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         guard poll(&pfd, 1, 200) > 0 else {
             if !process.isRunning { break }
@@ -233,13 +245,14 @@ final class SessionRecorder: IrisRtcAudioSessionDelegate, @unchecked Sendable {
 /// SIPp playing `xml` as the carrier (listening before this returns) and a gateway whose one
 /// profile, `configure`d, routes to it. Stop both in a `defer`: `gw.stop(); sipp.stop()`.
 func carrierAndGateway(_ xml: String, sippArguments: [String] = [], calls: Int = 1, environment: [String: String] = [:],
-                       gatewayArguments: [String] = [], configure: (inout GatewayProcess.Profile) -> Void = { _ in })
+                       gatewayArguments: [String] = [], dataDir: String? = nil,
+                       configure: (inout GatewayProcess.Profile) -> Void = { _ in })
     async throws -> (SIPp, GatewayProcess) {
     let sipp = try await SIPp.listening(.inline(name: "carrier", xml: xml), calls: calls, timeout: 30, arguments: sippArguments)
     var profile = GatewayProcess.Profile(proxies: [sipp.port])
     configure(&profile)
     do {
-        return (sipp, try GatewayProcess(profiles: [profile], environment: environment, extraArguments: gatewayArguments))
+        return (sipp, try GatewayProcess(profiles: [profile], environment: environment, extraArguments: gatewayArguments, dataDir: dataDir))
     } catch {
         sipp.stop()
         throw error

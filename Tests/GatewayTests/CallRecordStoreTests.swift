@@ -257,7 +257,7 @@ func postDialDelayAndDurationAreComputed(
     }
 }
 
-@Test func aFullDiskLosesOnlyTheWritesThatDoNotFitAndCountsThem() throws {
+@Test func aFullDiskKeepsTheWritesThatDoNotFitUntilThereIsRoom() throws {
     try withTemporaryDirectory("cdr") { dir in
         // max_page_count makes SQLite answer SQLITE_FULL as a full disk would.
         let store = try CallRecordStore(path: dir + "/cdr.sqlite", heartbeatInterval: nil, clock: { 5_000 },
@@ -272,7 +272,20 @@ func postDialDelayAndDurationAreComputed(
         store.flush()
         let stored = store.all().count
         #expect(stored > 0 && stored < 40)
-        #expect(store.writeFailures == 40 - stored)
+        // Nothing is lost: what did not fit waits, in order, for room.
+        #expect(store.writeFailures == 0)
+        #expect(store.pendingWrites == 40 - stored)
+        for call in 0..<40 { store.finished(roomId: "room-\(call)") { $0.endReason = "completed" } }
+        store.flush()
+        #expect(store.pendingWrites > 40 - stored)
+        // Room again (the disk was cleaned up): the next batch writes everything kept.
+        try store.executeForTesting("PRAGMA max_page_count = 100000")
+        store.flush()
+        #expect(store.pendingWrites == 0)
+        let records = store.all()
+        #expect(records.count == 40)
+        #expect(records.allSatisfy { $0.endReason == "completed" })
+        #expect(store.writeFailures == 0)
     }
 }
 
