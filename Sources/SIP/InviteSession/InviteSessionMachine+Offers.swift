@@ -59,6 +59,12 @@ extension InviteSessionMachine {
     /// outcome with `.offerCompleted`.
     mutating func sendOffer(_ offer: Offer, now: Double) -> [Action] {
         guard canSendOffer, var d = dialog else { return [] }
+        // A new offer replaces one waiting out a 491 back-off (which would now be stale).
+        var actions: [Action] = []
+        if glareRetry != nil {
+            glareRetry = nil
+            actions += stop(.glareRetry)
+        }
         var m = d.makeRequest(offer.method.rawValue)
         m.addHeader(.contact, NameAddress(uri: d.localContact).serialize())
         m.addHeader(.supported, policy.supportedOptionTags.joined(separator: ", "))
@@ -67,7 +73,7 @@ extension InviteSessionMachine {
         dialog = d
         localSDP = offer.sdp
         pendingOffer = offer
-        return [.send(m, for: .offer, to: .uri(d.nextHop))]
+        return actions + [.send(m, for: .offer, to: .uri(d.nextHop))]
     }
 
     private mutating func offerResponse(_ r: SIPMessage, now: Double) -> [Action] {
