@@ -59,7 +59,9 @@ extension InviteSessionMachine {
 
     /// A re-INVITE or UPDATE offer.
     public enum OfferMethod: String, Sendable, Equatable {
+        /// A re-INVITE (RFC 3261 §14).
         case reInvite = "INVITE"
+        /// An UPDATE (RFC 3311).
         case update = "UPDATE"
     }
 

@@ -15,11 +15,15 @@
 ///   on a finished step; `.askForAnswer` ends its batch and wants `.offerAnswer` next.
 /// - A timer that fires after it was cancelled or replaced is ignored.
 public struct InviteSessionMachine: Sendable {
+    /// UAC (we sent the INVITE) or UAS.
     public let role: Role
+    /// The dialog's Call-ID.
     public let callID: String
     /// Our tag: From of our INVITE (UAC) or To of our responses (UAS).
     public let localTag: String
+    /// What the session knows of its agent.
     public let configuration: Configuration
+    /// Where the session stands.
     public internal(set) var state: State = .calling
     /// Our INVITE as built, without Via (UAC, latest attempt), or the INVITE received (UAS).
     public internal(set) var invite: SIPMessage
@@ -139,6 +143,7 @@ public struct InviteSessionMachine: Sendable {
     var policy: SIPCallPolicy { configuration.policy }
     var t1: Double { configuration.t1 }
 
+    /// True once the session ended (it still answers retransmissions until `.remove`).
     public var isTerminated: Bool { if case .terminated = state { true } else { false } }
 
     /// The branch of the INVITE received (UAS): a CANCEL with it is for this call.

@@ -56,14 +56,19 @@ extension SIPCallDelegate {
 /// its actions with the agent's transactions, transports and loop timers, and this
 /// delegate. Loop-confined, like its `SIPUserAgent`.
 public final class SIPCall: @unchecked Sendable {
+    /// Where the call stands: calling, early, confirmed, terminated with its end.
     public typealias State = InviteSessionMachine.State
 
+    /// Hears what happens, on the SIP loop.
     public weak var delegate: SIPCallDelegate?
+    /// True when the peer called us.
     public let isIncoming: Bool
+    /// The dialog's Call-ID.
     public let callID: String
     /// Where the INVITE went (UAC) or came from (UAS).
     public let peer: SIPPeer
 
+    /// Where the call stands.
     public var state: State { machine.state }
     /// The INVITE as sent (UAC, latest attempt) or as received (UAS).
     public var invite: SIPMessage { sentInvite ?? machine.invite }
@@ -73,6 +78,7 @@ public final class SIPCall: @unchecked Sendable {
     public var remoteSDP: SessionDescription? { machine.remoteSDP }
     /// The final response to the INVITE (either direction), once there is one.
     public var finalResponse: SIPMessage? { machine.finalResponse }
+    /// True once the call ended.
     public var isTerminated: Bool { machine.isTerminated }
     /// The call's SIP identity for logs: Call-ID and direction.
     public var summary: String { "\(isIncoming ? "in" : "out") \(callID)" }
