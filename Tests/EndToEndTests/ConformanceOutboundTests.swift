@@ -181,9 +181,7 @@ struct ConformanceOutboundTests {
     }
 
     /// Glare: while our UPDATE (with an offer) is pending, SIPp sends a re-INVITE with an
-    /// offer; we answer 491 (RFC 3311 §5.2), then SIPp answers our UPDATE. `SIPCall` has no
-    /// public UPDATE offer yet, so the test sends it through the internal in-dialog API and
-    /// marks it pending as `reinvite` does.
+    /// offer; we answer 491 (RFC 3311 §5.2), then SIPp answers our UPDATE (`SIPCall.update`).
     @Test func pjprojectOfferGlareGets491() async throws {
         let agent = try TestAgent()
         defer { agent.shutdown() }
@@ -192,16 +190,8 @@ struct ConformanceOutboundTests {
         let rec = CallRecorder()
         let call = agent.call(sipp, recorder: rec)
         #expect(await rec.waitFor(.connected), "\(rec.events)\n\(sipp.report)")
-        let updateStatus = Collected<Int>()
-        agent.onLoop {
-            call.pendingOffer = call.sendInDialog("UPDATE", sdp: SDP.offer(version: 2)) { event in
-                if case .response(let r) = event, let code = r.statusCode, code >= 200 {
-                    call.pendingOffer = nil
-                    updateStatus.append(code)
-                }
-            }
-        }
-        #expect(await eventually(timeout: 10) { updateStatus.values == [200] }, "\(sipp.report)")
+        #expect(agent.onLoop { call.update(sdp: SDP.offer(version: 2)) })
+        #expect(await rec.waitFor(.offerCompleted(200), timeout: 10), "\(rec.events)\n\(sipp.report)")
         // One 491, or more when SIPp retransmitted its UPDATE before our answer (load).
         #expect(sipp.received("SIP/2.0 491") >= 1, "\(sipp.report)")
         #expect(await sipp.waitForExit() == 0, "\(sipp.report)")

@@ -45,14 +45,16 @@ public struct Dialog: Sendable, Equatable {
     }
 
     /// The UAS side, from a request that creates a dialog (§12.1.1): Record-Route in order.
-    public static func uas(request: SIPMessage, localTag: String, localContact: SIPURI) -> Dialog? {
+    /// `localSequence` is the base of our CSeq numbers (§12.1.1 lets it be random).
+    public static func uas(request: SIPMessage, localTag: String, localContact: SIPURI,
+                           localSequence: UInt32 = UInt32.random(in: 1...10_000)) -> Dialog? {
         guard let callID = request.callID, var from = request.from, var to = request.to, let cseq = request.cseq else { return nil }
         let remoteTag = from.tag
         from.tag = nil
         to.tag = nil
         let target = request.contacts.first?.uri ?? from.uri
         return Dialog(callID: callID, localTag: localTag, remoteTag: remoteTag, localAddress: to, remoteAddress: from,
-                      localSequence: UInt32.random(in: 1...10_000), remoteSequence: cseq.sequence, remoteTarget: target,
+                      localSequence: localSequence, remoteSequence: cseq.sequence, remoteTarget: target,
                       routeSet: request.recordRoutes, localContact: localContact)
     }
 

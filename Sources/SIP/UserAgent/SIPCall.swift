@@ -24,9 +24,10 @@ public protocol SIPCallDelegate: AnyObject {
     func call(_ call: SIPCall, didReceiveProvisional response: SIPMessage)
     /// The call is confirmed: the 2xx to our INVITE (ACK sent), or the ACK to our 2xx.
     func call(_ call: SIPCall, didConnect message: SIPMessage)
-    /// The peer sent an offer (re-INVITE, UPDATE, PRACK, or an INVITE with a body); return
-    /// the answer, or nil to refuse it with 488. `nil` offer: the peer wants ours (re-INVITE
-    /// without SDP); return our current offer.
+    /// The peer sent an offer (re-INVITE, UPDATE, PRACK); return the answer. `nil` offer: the
+    /// peer wants ours (re-INVITE without SDP); return our current offer. Returning nil
+    /// refuses a PRACK's offer with 488; for a re-INVITE or UPDATE we then answer with our
+    /// current SDP (`localSDP`), and with 488 only when we have none.
     func call(_ call: SIPCall, answerFor offer: SessionDescription?, in request: SIPMessage) -> SessionDescription?
     /// The answer to an offer of ours arrived (in a 2xx, a reliable 1xx or an ACK).
     func call(_ call: SIPCall, didReceiveAnswer answer: SessionDescription, in message: SIPMessage)
@@ -49,196 +50,143 @@ extension SIPCallDelegate {
 }
 
 /// One INVITE session (an INVITE dialog usage, RFC 3261 §12-15) as UAC or UAS.
-/// Loop-confined, like its `SIPUserAgent`.
+///
+/// A thin driver of `InviteSessionMachine`, which holds the protocol: the call feeds it
+/// what arrives from the agent, the application's commands and its timers, and carries out
+/// its actions with the agent's transactions, transports and loop timers, and this
+/// delegate. Loop-confined, like its `SIPUserAgent`.
 public final class SIPCall: @unchecked Sendable {
-    public enum State: Sendable, Equatable {
-        /// INVITE sent or received, nothing else yet.
-        case calling
-        /// A provisional response with a To tag was sent or received.
-        case early
-        case confirmed
-        case terminated(SIPCallEnd)
-    }
+    /// Where the call stands: calling, early, confirmed, terminated with its end.
+    public typealias State = InviteSessionMachine.State
 
+    /// Hears what happens, on the SIP loop.
     public weak var delegate: SIPCallDelegate?
+    /// True when the peer called us.
     public let isIncoming: Bool
+    /// The dialog's Call-ID.
     public let callID: String
-    public internal(set) var state: State = .calling
-    /// The INVITE as sent (UAC, latest attempt) or as received (UAS).
-    public internal(set) var invite: SIPMessage
     /// Where the INVITE went (UAC) or came from (UAS).
     public let peer: SIPPeer
+
+    /// Where the call stands.
+    public var state: State { machine.state }
+    /// The INVITE as sent (UAC, latest attempt) or as received (UAS).
+    public var invite: SIPMessage { sentInvite ?? machine.invite }
     /// The SDP we last sent.
-    public internal(set) var localSDP: SessionDescription?
+    public var localSDP: SessionDescription? { machine.localSDP }
     /// The SDP the peer last sent.
-    public internal(set) var remoteSDP: SessionDescription?
+    public var remoteSDP: SessionDescription? { machine.remoteSDP }
     /// The final response to the INVITE (either direction), once there is one.
-    public internal(set) var finalResponse: SIPMessage?
+    public var finalResponse: SIPMessage? { machine.finalResponse }
+    /// True once the call ended.
+    public var isTerminated: Bool { machine.isTerminated }
+    /// The call's SIP identity for logs: Call-ID and direction.
+    public var summary: String { "\(isIncoming ? "in" : "out") \(callID)" }
 
     unowned let ua: SIPUserAgent
-    let localTag: String
-    /// PRACK and session timers for this call: the agent's, or an outgoing call's own.
-    var policy: SIPCallPolicy
-    var dialog: Dialog?
-    var inviteBranch: String?
-    var sessionTimer: SessionTimer?
-    var sessionTimerHandle: SIPEventLoop.Timer?
-    /// Session-timer terms agreed in our 2xx, started when the ACK arrives.
-    var pendingNegotiated: SessionTimer.Negotiated?
-
-    // UAC
+    var machine: InviteSessionMachine
+    /// UAC: the INVITE as last sent, with its Via (a CANCEL copies it, §9.1).
+    var sentInvite: SIPMessage?
     var inviteTransaction: ClientTransaction?
-    var credentials: DigestCredentials?
-    var digest = DigestClient()
-    var authRetried = false
-    var sessionOffer: SessionTimerOffer?
-    var provisionalSeen = false
-    var cancelRequested = false
-    var cancelTimer: SIPEventLoop.Timer?
-    var sentACK: (bytes: [UInt8], peer: SIPPeer, cseq: UInt32)?
-    var earlyRSeq: [String: UInt32] = [:]
+    var timers: [InviteSessionMachine.Timer: SIPEventLoop.Timer] = [:]
+    /// The ACK for our 2xx as sent, for a retransmitted 2xx.
+    var rememberedACK: (bytes: [UInt8], peer: SIPPeer)?
+    /// Events that arrived while actions were being carried out (a delegate calling back).
+    var queue: [InviteSessionMachine.Event] = []
+    var running = false
 
-    // UAS
-    var serverTransaction: ServerTransaction?
-    var retransmitTimer: SIPEventLoop.Timer?
-    var retransmitting: (response: SIPMessage, cseq: UInt32, interval: Double, deadline: Double)?
-    var nextRSeq: UInt32 = UInt32.random(in: 1...1000)
-    var unackedReliable: (response: SIPMessage, rseq: UInt32, interval: Double, deadline: Double)?
-    var reliableTimer: SIPEventLoop.Timer?
-    var peerSupports100rel = false
-    /// RSeq of a reliable provisional still unacknowledged when the final response went out:
-    /// its PRACK still gets 200 (RFC 3262 §3).
-    var outstandingRSeq: UInt32?
-    /// A 2xx held back until the PRACK of a reliable provisional that carried SDP (RFC 3262 §3).
-    var deferredAnswer: (sdp: SessionDescription?, headers: [SIPHeader])?
+    /// The dialog, once there is one.
+    var dialog: Dialog? { machine.dialog }
+    /// The 2xx we retransmit until its ACK, if any.
+    var retransmitting: SIPMessage? { machine.unacknowledgedResponse }
 
-    // re-INVITE / UPDATE
-    var pendingOffer: ClientTransaction?
-    var glareTimer: SIPEventLoop.Timer?
-    /// A re-INVITE we answered with an offer (it had no SDP): the ACK carries the answer.
-    var awaitingAnswerInACK = false
-
-    init(outgoing invite: SIPMessage, peer: SIPPeer, ua: SIPUserAgent, localTag: String) {
+    init(outgoing invite: SIPMessage, sdp: SessionDescription?, credentials: DigestCredentials?, peer: SIPPeer,
+         policy: SIPCallPolicy, ua: SIPUserAgent) {
         self.isIncoming = false
-        self.invite = invite
         self.callID = invite.callID ?? ""
         self.peer = peer
         self.ua = ua
-        self.localTag = localTag
-        self.policy = ua.configuration.callPolicy
+        machine = InviteSessionMachine(outgoing: invite, sdp: sdp, credentials: credentials,
+                                       configuration: Self.configuration(ua, policy, peer))
     }
 
     init(incoming invite: SIPMessage, transaction: ServerTransaction, ua: SIPUserAgent) {
         self.isIncoming = true
-        self.invite = invite
         self.callID = invite.callID ?? ""
         self.peer = transaction.peer
         self.ua = ua
-        self.policy = ua.configuration.callPolicy
-        self.localTag = SIPIdentifiers.tag()
-        self.serverTransaction = transaction
-        self.inviteBranch = invite.topVia?.branch
-        self.remoteSDP = invite.sdp
-        self.peerSupports100rel = invite.supports("100rel")
+        machine = InviteSessionMachine(incoming: invite, transaction: transaction, localTag: SIPIdentifiers.tag(),
+                                       firstRSeq: UInt32.random(in: 1...1000), localSequence: UInt32.random(in: 1...10_000),
+                                       configuration: Self.configuration(ua, ua.configuration.callPolicy, transaction.peer))
     }
 
-    public var isTerminated: Bool { if case .terminated = state { true } else { false } }
-
-    /// The call's SIP identity for logs: Call-ID and direction.
-    public var summary: String { "\(isIncoming ? "in" : "out") \(callID)" }
-
-    func dialogMatches(_ m: SIPMessage) -> Bool {
-        if let dialog { return dialog.matches(m) }
-        // Early: requests from the far end carry our tag in To.
-        return m.callID == callID && (m.isRequest ? m.to?.tag : m.from?.tag) == localTag
+    private static func configuration(_ ua: SIPUserAgent, _ policy: SIPCallPolicy, _ peer: SIPPeer) -> InviteSessionMachine.Configuration {
+        InviteSessionMachine.Configuration(policy: policy, contact: ua.contactURI(for: peer.transport),
+                                           serverHeader: ua.configuration.userAgent, t1: ua.configuration.t1)
     }
 
-    /// Ends the call once: stops every timer, reports, and leaves the agent's table.
-    func end(_ reason: SIPCallEnd, _ message: SIPMessage?) {
-        guard !isTerminated else { return }
-        state = .terminated(reason)
-        for t in [cancelTimer, retransmitTimer, reliableTimer, glareTimer, sessionTimerHandle] { ua.loop.cancel(t) }
-        retransmitting = nil
-        unackedReliable = nil
-        // Keep answering retransmissions of the INVITE / 2xx for a while (64*T1).
-        ua.loop.schedule(after: 64 * ua.configuration.t1) { [weak self] in
-            guard let self else { return }
-            self.ua.remove(self)
-        }
-        delegate?.call(self, didEnd: reason, message: message)
-    }
+    // MARK: Commands
 
     /// Hangs up in whatever way the state needs: CANCEL before a final response (UAC),
     /// 480 (or `status`) for an unanswered incoming call, BYE once confirmed. `headers` go
     /// into the BYE or the rejection (a `Reason` with a Q.850 cause, say).
     public func hangup(status: Int = 480, headers: [SIPHeader] = []) {
-        switch state {
-        case .terminated:
-            return
-        case .confirmed:
-            sendBye(headers: headers)
-        case .calling, .early:
-            if isIncoming {
-                if finalResponse == nil { reject(status: status, headers: headers) } else { sendBye(headers: headers) }
-            } else {
-                cancel()
-            }
-        }
+        run(.hangup(status: status, headers: headers))
     }
 
-    // MARK: In-dialog requests we send
+    /// Cancels our INVITE (§9.1). Before any provisional response the CANCEL waits for one.
+    public func cancel() { run(.cancelInvite) }
 
-    func sendInDialog(_ method: String, sdp: SessionDescription? = nil, headers: [SIPHeader] = [],
-                      handler: @escaping (ClientTransactionEvent) -> Void) -> ClientTransaction? {
-        guard var d = dialog else { return nil }
-        var m = d.makeRequest(method)
-        dialog = d
-        if method == "INVITE" || method == "UPDATE" {
-            m.addHeader(.contact, NameAddress(uri: d.localContact).serialize())
-            m.addHeader(.supported, policy.supportedOptionTags.joined(separator: ", "))
-        }
-        m.headers.append(contentsOf: headers)
-        if let sdp {
-            m.setSDP(sdp)
-            localSDP = sdp
-        }
-        return ua.send(m, to: inDialogPeer, handler: handler).0
+    /// Sends 180 Ringing, or 183 Session Progress when `sdp` is given (early media). Returns
+    /// false when it cannot be sent now (a reliable provisional is still unacknowledged).
+    /// `reliable: true` asks for RFC 3262 reliability whatever the agent's policy, when the
+    /// peer supports 100rel (a test carrier that always PRACKs); nil follows the policy.
+    @discardableResult
+    public func ring(sdp: SessionDescription? = nil, status: Int? = nil, reliable: Bool? = nil) -> Bool {
+        guard machine.canRing(reliable: reliable) else { return false }
+        run(.ring(sdp: sdp, status: status, reliable: reliable))
+        return true
     }
 
-    /// Where in-dialog requests go: the next hop of the dialog, over the call's transport.
-    var inDialogPeer: SIPPeer {
-        guard let d = dialog, let resolved = SIPUserAgent.resolve(d.nextHop, defaultTransport: peer.transport) else { return peer }
-        var p = resolved
-        if p.address == peer.address { p.connection = peer.connection }
-        return p
+    /// Answers the call with 200 OK and `sdp` (an answer, or our offer when the INVITE had
+    /// none); the 200 is retransmitted until the ACK (§13.3.1.4). While a reliable
+    /// provisional with SDP awaits its PRACK, the 200 waits for it (RFC 3262 §3).
+    public func answer(sdp: SessionDescription?, headers: [SIPHeader] = []) {
+        run(.answer(sdp: sdp, headers: headers))
     }
 
-    func sendBye(reason: SIPCallEnd = .localHangup, headers: [SIPHeader] = []) {
-        guard var d = dialog else { return }
-        var bye = d.makeRequest("BYE")
-        bye.headers.append(contentsOf: headers)
-        dialog = d
-        transmitBye(bye, mayAuthenticate: !isIncoming && credentials != nil)
-        end(reason, nil)
+    /// Rejects the call with a final response (486, 603, 480 ...).
+    public func reject(status: Int, reason: String? = nil, headers: [SIPHeader] = []) {
+        run(.reject(status: status, reason: reason, headers: headers))
     }
 
-    /// Sends BYE; a 401/407 is answered once, and only on calls we placed through a trunk
-    /// with credentials: a callee that challenges our BYE on an inbound call gets nothing
-    /// (the digest-leak attack).
-    private func transmitBye(_ bye: SIPMessage, mayAuthenticate: Bool) {
-        ua.send(bye, to: inDialogPeer) { [self] event in
-            guard mayAuthenticate, case .response(let r) = event, let code = r.statusCode, code == 401 || code == 407,
-                  let creds = credentials, let challenge = challenges(in: r).first, let uri = bye.requestURI,
-                  let auth = try? digest.authorization(for: [challenge], method: "BYE", uri: uri.serialize(), credentials: creds),
-                  var d = dialog else { return }
-            var again = bye
-            d.localSequence &+= 1
-            dialog = d
-            again.setHeader(.cseq, CSeq(d.localSequence, "BYE").serialize())
-            again.addHeader(code == 401 ? .authorization : .proxyAuthorization, auth.serialize())
-            transmitBye(again, mayAuthenticate: false)
-        }
+    /// Sends a re-INVITE with `sdp` (hold: `a=sendonly`; unhold: `a=sendrecv`). The answer
+    /// arrives through `didReceiveAnswer`, the outcome through `didCompleteOffer`. Returns
+    /// false when an offer is already pending or the call is not confirmed.
+    @discardableResult
+    public func reinvite(sdp: SessionDescription, headers: [SIPHeader] = []) -> Bool {
+        offer(.reInvite, sdp: sdp, headers: headers)
     }
 
-    func challenges(in response: SIPMessage) -> [DigestChallenge] { response.digestChallenges }
+    /// Sends an UPDATE with `sdp` (RFC 3311) in the confirmed dialog; reported as `reinvite`.
+    @discardableResult
+    public func update(sdp: SessionDescription, headers: [SIPHeader] = []) -> Bool {
+        offer(.update, sdp: sdp, headers: headers)
+    }
+
+    /// Sends an INFO (RFC 6086) with this body in the dialog; its response is not reported.
+    /// Returns false when there is no dialog to send it in.
+    @discardableResult
+    public func info(contentType: String, body: [UInt8], headers: [SIPHeader] = []) -> Bool {
+        guard machine.canSendInfo else { return false }
+        run(.sendInfo(contentType: contentType, body: body, headers: headers))
+        return true
+    }
+
+    private func offer(_ method: InviteSessionMachine.OfferMethod, sdp: SessionDescription, headers: [SIPHeader]) -> Bool {
+        guard machine.canSendOffer else { return false }
+        run(.sendOffer(method, sdp: sdp, headers: headers))
+        // Called back from a delegate, the offer is queued; otherwise it went (or failed).
+        return running || machine.hasPendingOffer
+    }
 }

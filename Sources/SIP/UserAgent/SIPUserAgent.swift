@@ -213,10 +213,7 @@ public final class SIPUserAgent: @unchecked Sendable {
         // Matched on its branch (§17.2.3), so a copy that has picked up our To tag still
         // counts; it is not a re-INVITE.
         if m.method == "INVITE" {
-            for call in calls[callID] ?? [] where call.isRetransmission(of: m) {
-                call.retransmitFinalResponse()
-                return true
-            }
+            for call in calls[callID] ?? [] where call.handleRetransmission(m) { return true }
         }
         return false
     }
@@ -329,8 +326,7 @@ public final class SIPUserAgent: @unchecked Sendable {
     private func handleCancel(_ m: SIPMessage, _ tx: ServerTransaction) {
         let branch = m.topVia?.branch
         if let call = calls[m.callID ?? ""]?.first(where: { $0.isIncoming && $0.inviteBranch == branch }) {
-            respond(m, tx, 200, toTag: call.localTag)
-            call.handleCancel()
+            call.handleCancel(m, tx)
         } else {
             respond(m, tx, 481, toTag: SIPIdentifiers.tag())
         }
