@@ -56,7 +56,7 @@ extension SIPCall {
     /// The confirmed dialog as a snapshot, for the record store; nil before it is confirmed.
     public var dialogSnapshot: DialogSnapshot? {
         guard state == .confirmed, let dialog else { return nil }
-        return DialogSnapshot(dialog, peer: inDialogPeer)
+        return DialogSnapshot(dialog, peer: resolve(.uri(dialog.nextHop)))
     }
 }
 

@@ -76,7 +76,7 @@ extension SIPCall {
 
     /// The peer for a hop: the INVITE's peer, or the dialog's next hop over the call's
     /// transport (on the call's TCP connection when it is the same address).
-    private func resolve(_ hop: Machine.Hop) -> SIPPeer {
+    func resolve(_ hop: Machine.Hop) -> SIPPeer {
         guard case .uri(let uri) = hop, var p = SIPUserAgent.resolve(uri, defaultTransport: peer.transport) else { return peer }
         if p.address == peer.address { p.connection = peer.connection }
         return p
