@@ -344,6 +344,20 @@ struct SIPLintCommandTests {
         #expect(usage.status == 2)
     }
 
+    /// A NUL in Call-ID is a malformed message: sip-lint said "valid" before.
+    @Test func aControlByteInAHeaderIsInvalid() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.binary))
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("nul-\(UUID().uuidString.prefix(8)).sip").path
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let text = "OPTIONS sip:bob@example.com SIP/2.0\r\nVia: SIP/2.0/UDP a.example.com;branch=z9hG4bK1\r\n"
+            + "From: <sip:alice@example.com>;tag=1\r\nTo: <sip:bob@example.com>\r\nCall-ID: a\u{0}b@x\r\n"
+            + "CSeq: 1 OPTIONS\r\nMax-Forwards: 70\r\nContent-Length: 0\r\n\r\n"
+        FileManager.default.createFile(atPath: file, contents: Data(text.utf8))
+        let result = try Self.run([file])
+        #expect(result.status == 1)
+        #expect(result.output.contains("invalid: control byte 0x0"), "\(result.output)")
+    }
+
     @Test func jsonLines() throws {
         try #require(FileManager.default.isExecutableFile(atPath: Self.binary))
         let result = try Self.run(["--json", Self.corpus + "/wsinv.sip", Self.corpus + "/clerr.sip"])
