@@ -183,24 +183,17 @@ public final class ControlAPIServer: Sendable {
 
     /// The HTTP server's gauges and refusal counters, Prometheus text.
     static func metricsText(_ s: HTTPServerStatistics) -> String {
-        var out = "# HELP irisgw_http_connections Control API connections open (HTTP and WebSocket).\n"
-        out += "# TYPE irisgw_http_connections gauge\nirisgw_http_connections \(s.openConnections)\n"
-        out += "# HELP irisgw_websockets Event WebSockets open.\n"
-        out += "# TYPE irisgw_websockets gauge\nirisgw_websockets \(s.openWebSockets)\n"
-        out += "# HELP irisgw_http_accepted_total Control API connections accepted.\n"
-        out += "# TYPE irisgw_http_accepted_total counter\nirisgw_http_accepted_total \(s.acceptedConnections)\n"
-        out += "# HELP irisgw_http_requests_total Requests handed to the control API's handlers.\n"
-        out += "# TYPE irisgw_http_requests_total counter\nirisgw_http_requests_total \(s.requests)\n"
-        out += "# HELP irisgw_http_idle_closed_total Keep-alive connections closed after the idle timeout.\n"
-        out += "# TYPE irisgw_http_idle_closed_total counter\nirisgw_http_idle_closed_total \(s.idleClosed)\n"
-        out += "# HELP irisgw_http_accept_backoff_total Pauses of the listener after accept ran out of file descriptors.\n"
-        out += "# TYPE irisgw_http_accept_backoff_total counter\nirisgw_http_accept_backoff_total \(s.acceptBackoffs)\n"
-        out += "# HELP irisgw_http_refused_total Connections, requests and WebSockets refused or dropped, by reason.\n"
-        out += "# TYPE irisgw_http_refused_total counter\n"
-        for reason in HTTPServerStatistics.Refusal.allCases {
-            out += "irisgw_http_refused_total{reason=\"\(reason.rawValue)\"} \(s.refusals(reason))\n"
-        }
-        return out
+        var out = PrometheusText()
+        out.metric("irisgw_http_connections", "gauge", "Control API connections open (HTTP and WebSocket).", s.openConnections)
+        out.metric("irisgw_websockets", "gauge", "Event WebSockets open.", s.openWebSockets)
+        out.metric("irisgw_http_accepted_total", "counter", "Control API connections accepted.", s.acceptedConnections)
+        out.metric("irisgw_http_requests_total", "counter", "Requests handed to the control API's handlers.", s.requests)
+        out.metric("irisgw_http_idle_closed_total", "counter", "Keep-alive connections closed after the idle timeout.", s.idleClosed)
+        out.metric("irisgw_http_accept_backoff_total", "counter",
+                   "Pauses of the listener after accept ran out of file descriptors.", s.acceptBackoffs)
+        out.metric("irisgw_http_refused_total", "counter", "Connections, requests and WebSockets refused or dropped, by reason.",
+                   HTTPServerStatistics.Refusal.allCases.map { (labels: "{reason=\"\($0.rawValue)\"}", value: String(s.refusals($0))) })
+        return out.text
     }
 
     // MARK: WebSocket events

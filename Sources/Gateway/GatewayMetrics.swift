@@ -56,10 +56,9 @@ public final class GatewayMetrics: Sendable {
                        refusals: [String: Int] = [:], recordWrites: (lost: Int, pending: Int) = (0, 0)) -> String {
         let c = counts.withLock { $0 }
         let refused = c.refused.merging(refusals, uniquingKeysWith: +)
-        var out = ""
+        var out = PrometheusText()
         func metric(_ name: String, _ type: String, _ help: String, _ samples: [(String, String)]) {
-            out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
-            for (labels, value) in samples { out += "\(name)\(labels) \(value)\n" }
+            out.metric(name, type, help, samples.map { (labels: $0.0, value: $0.1) })
         }
         let byStatus = Dictionary(grouping: statuses, by: { $0 }).mapValues(\.count)
         metric("irisgw_sessions_active", "gauge", "Live sessions by status.",
@@ -88,7 +87,7 @@ public final class GatewayMetrics: Sendable {
                [("", String(recordWrites.pending))])
         metric("irisgw_trunk_registered", "gauge", "1 when the trunk's registration is up.",
                c.registrations.keys.sorted().map { ("{profile=\"\($0)\"}", c.registrations[$0]!.hasPrefix("registered") ? "1" : "0") })
-        return out
+        return out.text
     }
 
     private func format2(_ v: Double) -> String { String((v * 100).rounded() / 100) }

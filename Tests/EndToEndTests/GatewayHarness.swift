@@ -39,6 +39,8 @@ final class GatewayProcess: @unchecked Sendable {
         var dtmf = "rfc4733"
         var register = false
         var sessionTimerSec = 1800
+        var inboundMaxCalls = 100
+        var inboundCallsPerSecond = 100
 
         var json5: String {
             let proxyList = proxies.map { "\"sip:127.0.0.1:\($0);transport=udp\"" }.joined(separator: ", ")
@@ -56,7 +58,8 @@ final class GatewayProcess: @unchecked Sendable {
             {
               name: "\(name)",
             \(outbound)
-              inbound: { allowFrom: [\(allowFrom.map { "\"\($0)\"" }.joined(separator: ", "))], routes: [\(routeList)], ringTimeoutSec: \(inboundRingTimeoutSec) },
+              inbound: { allowFrom: [\(allowFrom.map { "\"\($0)\"" }.joined(separator: ", "))], routes: [\(routeList)], ringTimeoutSec: \(inboundRingTimeoutSec),
+                         maxConcurrentCalls: \(inboundMaxCalls), callsPerSecond: \(inboundCallsPerSecond) },
               media: { codecs: [\(codecs.map { "\"\($0)\"" }.joined(separator: ", "))], dtmf: "\(dtmf)", rtpTimeoutSec: \(rtpTimeoutSec) },
               sip: { transport: "udp", prack: "supported", sessionTimerSec: \(sessionTimerSec), optionsPingSec: 0 },
             }

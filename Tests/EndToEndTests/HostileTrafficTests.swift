@@ -145,6 +145,34 @@ extension GatewaySuites {
             try Self.stillServes(gw)
         }
 
+        /// An INVITE flood from a trunk to a routed DID used to fill every session slot with
+        /// ringing calls: the trunk's inbound budget answers the excess 503 + Retry-After, and
+        /// the apps can still place calls out.
+        @Test func anInboundFloodCannotStarveOutboundCalls() async throws {
+            let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.answer()) { profile in
+                profile.inboundCallsPerSecond = 3
+                profile.inboundMaxCalls = 3
+            }
+            defer { gw.stop(); sipp.stop() }
+            let probe = try UDPProbe()
+            for _ in 0..<20 { probe.send(Self.request("INVITE", port: gw.sipPort, probe: probe.port), to: gw.sipPort) }
+            var finals: [Int] = []
+            while finals.count < 17, let bytes = await probe.receive(timeout: 5) {
+                if let m = try? SIPMessage.parse(bytes), let code = m.statusCode, code >= 200 {
+                    finals.append(code)
+                    #expect(code != 503 || m[.retryAfter] != nil)
+                }
+            }
+            #expect(finals.filter { $0 == 503 }.count == 17, "\(finals)")
+            #expect(try gw.connection().sessions().count == 3)
+            // An app's call out still goes through.
+            let (session, rec) = try await placedSession(gw)
+            defer { session.stop() }
+            try session.close()
+            #expect(await rec.waitFor { $0.contains { $0.event == .onSessionEnded } })
+            #expect(Self.refused(gw, "inbound_trunk_concurrency") + Self.refused(gw, "inbound_trunk_rate") == 17)
+        }
+
         /// RTP/SAVP with a=crypto means SRTP is mandatory (RFC 4568): we cannot honour it, so
         /// the answer is 488 with Warning 302, never a 200 with RTP/AVP (RFC 3264 §6).
         @Test func anSRTPOnlyOfferIsRefused() async throws {

@@ -65,7 +65,10 @@ final class TransactionLayer {
     /// per message that made the cost grow with the call rate.
     private var index: [String: Int32] = [:]
 
-    init() throws {
+    /// `t1`: RFC 3261 T1, for the non-INVITE server transactions' Timer J (osip's own use its
+    /// built-in 500 ms).
+    init(t1: Double = 0.5) throws {
+        nonInvite = NonInviteServerTransactions(t1: t1)
         COSIP_silence_trace()
         var o: UnsafeMutablePointer<osip_t>? = nil
         guard osip_init(&o) == 0, let o else { throw SocketError("osip_init", code: 12) }
@@ -92,14 +95,19 @@ final class TransactionLayer {
     }
 
     /// Transactions alive now.
-    var count: Int { transactions.count }
+    var count: Int { transactions.count + nonInvite.count }
     /// Server transactions alive now (requests we received).
-    private(set) var serverCount = 0
+    var serverCount: Int { osipServerCount + nonInvite.count }
+    private var osipServerCount = 0
+    /// Non-INVITE server transactions, kept by us rather than osip (far smaller).
+    private var nonInvite: NonInviteServerTransactions
 
     /// True when `message` belongs to a live transaction (a retransmission, an ACK or
     /// response for one), judged by the RFC 3261 key alone.
     func hasTransaction(for message: SIPMessage) -> Bool {
-        guard let key = Self.key(message), let id = index[key] else { return false }
+        guard let key = Self.key(message) else { return false }
+        if nonInvite.contains(key: key) { return true }
+        guard let id = index[key] else { return false }
         return transactions[id] != nil
     }
 
@@ -107,6 +115,18 @@ final class TransactionLayer {
 
     /// Feeds one received, already validated message into the transaction machines.
     func receive(_ message: SIPMessage, bytes: [UInt8], from peer: SIPPeer) {
+        // A non-INVITE request with an RFC 3261 branch needs no osip at all.
+        if message.isRequest, message.method != "INVITE", message.method != "ACK", let key = Self.key(message) {
+            switch nonInvite.received(key: key, from: peer, now: SIPEventLoop.now()) {
+            case .retransmission(let resend, let to):
+                if let resend { send?(resend, to) }
+            case .new(let id):
+                // The layer above may still claim it (it never does for these today).
+                if onUnmatched?(message, peer) == true { return }
+                onRequest?(message, ServerTransaction(id: id, peer: peer))
+            }
+            return
+        }
         guard let evt = bytes.withUnsafeBufferPointer({ buf in
             buf.withMemoryRebound(to: CChar.self) { osip_parse($0.baseAddress, $0.count) }
         }), let sip = evt.pointee.sip else {
@@ -140,7 +160,7 @@ final class TransactionLayer {
         }
         let id = tr.pointee.transactionid
         transactions[id] = tr
-        serverCount += 1
+        osipServerCount += 1
         let ctx = Context(peer: peer, handler: nil)
         ctx.key = key
         contexts[id] = ctx
@@ -193,6 +213,14 @@ final class TransactionLayer {
 
     /// Sends a response in a server transaction (osip retransmits it as the RFC says).
     func respond(_ response: SIPMessage, in transaction: ServerTransaction) {
+        if transaction.id < 0 {
+            let bytes = response.serialize()
+            if let to = nonInvite.respond(id: transaction.id, status: response.statusCode ?? 500, bytes: bytes,
+                                          now: SIPEventLoop.now()) {
+                send?(bytes, to)
+            }
+            return
+        }
         guard let tr = transactions[transaction.id], let ctx = contexts[transaction.id] else {
             // The transaction is gone (e.g. the IST ended at our 2xx): send directly.
             send?(response.serialize(), transaction.peer)
@@ -233,7 +261,8 @@ final class TransactionLayer {
         osip_ist_execute(osip)
         osip_nist_execute(osip)
         drain()
-        return transactions.isEmpty ? nil : 0.02
+        let nonInviteLeft = nonInvite.expire(now: SIPEventLoop.now())
+        return transactions.isEmpty && nonInviteLeft == 0 ? nil : 0.02
     }
 
     private var draining = false
@@ -258,7 +287,7 @@ final class TransactionLayer {
     private func free(_ id: Int32) {
         guard let tr = transactions.removeValue(forKey: id) else { return }
         if let ctx = contexts.removeValue(forKey: id) {
-            if ctx.handler == nil { serverCount -= 1 }
+            if ctx.handler == nil { osipServerCount -= 1 }
             for m in ctx.messages { outgoing[m] = nil }
             if let key = ctx.key, index[key] == id { index[key] = nil }
         }

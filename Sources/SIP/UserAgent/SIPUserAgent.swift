@@ -52,7 +52,7 @@ public final class SIPUserAgent: @unchecked Sendable {
         self.configuration = configuration
         self.loop = try loop ?? SIPEventLoop()
         self.transports = SIPTransports(loop: self.loop, limits: configuration.transportLimits)
-        self.transactions = try TransactionLayer()
+        self.transactions = try TransactionLayer(t1: configuration.t1)
         self.sources = SourceGuard(requestsPerSecond: configuration.defence.requestsPerSecond,
                                    trustedRequestsPerSecond: configuration.defence.trustedRequestsPerSecond,
                                    banSeconds: configuration.defence.banSeconds,
