@@ -248,14 +248,15 @@ final class SessionRecorder: IrisRtcAudioSessionDelegate, @unchecked Sendable {
 /// SIPp playing `xml` as the carrier (listening before this returns) and a gateway whose one
 /// profile, `configure`d, routes to it. Stop both in a `defer`: `gw.stop(); sipp.stop()`.
 func carrierAndGateway(_ xml: String, sippArguments: [String] = [], calls: Int = 1, environment: [String: String] = [:],
-                       gatewayArguments: [String] = [], dataDir: String? = nil,
+                       gatewayArguments: [String] = [], dataDir: String? = nil, config: String? = nil,
                        configure: (inout GatewayProcess.Profile) -> Void = { _ in })
     async throws -> (SIPp, GatewayProcess) {
     let sipp = try await SIPp.listening(.inline(name: "carrier", xml: xml), calls: calls, timeout: 30, arguments: sippArguments)
     var profile = GatewayProcess.Profile(proxies: [sipp.port])
     configure(&profile)
     do {
-        return (sipp, try GatewayProcess(profiles: [profile], environment: environment, extraArguments: gatewayArguments, dataDir: dataDir))
+        return (sipp, try GatewayProcess(profiles: [profile], environment: environment, extraArguments: gatewayArguments, config: config,
+                                         dataDir: dataDir))
     } catch {
         sipp.stop()
         throw error

@@ -36,12 +36,23 @@ extension GatewaySuites {
             return m.statusCode
         }
 
-        /// The API still answers and a call still completes.
+        /// The process is alive, /healthz says ok, the API answers.
         static func stillServes(_ gw: GatewayProcess) throws {
             #expect(gw.isRunning)
             let r = try HTTPClient(baseURL: gw.apiURL).request(method: "GET", path: "/healthz", timeout: 5)
             #expect(r.status == 200)
             #expect(try gw.connection().sessions().isEmpty)
+        }
+
+        /// And a normal call through the trunk connects and ends.
+        static func stillCalls(_ gw: GatewayProcess, _ sipp: SIPp) async throws {
+            try stillServes(gw)
+            let (session, rec) = try await placedSession(gw)
+            defer { session.stop() }
+            try session.close()
+            #expect(await rec.waitFor { $0.contains { $0.event == .onSessionEnded } })
+            #expect(rec.ended?.reason == .completed, "\(rec.trace)")
+            #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
         }
 
         @Test func theDataDirectoryAndItsFilesArePrivate() async throws {
@@ -97,17 +108,33 @@ extension GatewaySuites {
             #expect(try gw.connection().sessions().isEmpty)
         }
 
+        /// A scanner from an unknown source is dropped and banned: its next request, whatever
+        /// it claims to be, is not even parsed.
         @Test func scannersAreDroppedAndBanned() async throws {
-            let gw = try GatewayProcess(profiles: [.init()])
+            var profile = GatewayProcess.Profile()
+            profile.allowFrom = ["10.0.0.0/8"]
+            let gw = try GatewayProcess(profiles: [profile], config: "{ sip: { answerUnknownSources: true } }")
             defer { gw.stop() }
             let probe = try UDPProbe()
             probe.send(Self.request("OPTIONS", port: gw.sipPort, probe: probe.port, userAgent: "friendly-scanner"), to: gw.sipPort)
             #expect(await eventually(timeout: 10) { Self.refused(gw, "sip_scanner") == 1 })
-            // The same source is banned now, whatever it claims to be.
             probe.send(Self.request("OPTIONS", port: gw.sipPort, probe: probe.port), to: gw.sipPort)
             #expect(await eventually(timeout: 10) { Self.refused(gw, "sip_banned") == 1 })
             #expect(await probe.receive(timeout: 0) == nil)
-            #expect(gw.isRunning)
+            try Self.stillServes(gw)
+        }
+
+        /// From a trunk's address the scanner request is dropped, but the address is not
+        /// banned: a spoofed datagram must not cut the carrier off.
+        @Test func aScannerNameFromATrunkAddressDoesNotBanTheTrunk() async throws {
+            let gw = try GatewayProcess(profiles: [.init()])
+            defer { gw.stop() }
+            let probe = try UDPProbe()
+            probe.send(Self.request("OPTIONS", port: gw.sipPort, probe: probe.port, userAgent: "sipvicious"), to: gw.sipPort)
+            #expect(await eventually(timeout: 10) { Self.refused(gw, "sip_scanner") == 1 })
+            probe.send(Self.request("OPTIONS", port: gw.sipPort, probe: probe.port), to: gw.sipPort)
+            #expect(Self.status(await probe.receive(timeout: 5)) == 200)
+            #expect(Self.refused(gw, "sip_banned") == 0)
         }
 
         /// Past the cap on open server transactions, a trusted source gets 503 + Retry-After
@@ -196,9 +223,9 @@ extension GatewaySuites {
         /// Silent TCP connections, one source over its cap, and non-SIP bytes: the gateway
         /// closes them, counts them, and keeps serving.
         @Test func tcpPeersAreBounded() async throws {
-            let gw = try GatewayProcess(profiles: [.init()],
-                                        config: "{ sip: { tcp: { maxConnectionsPerSource: 10, messageTimeoutSec: 1 } } }")
-            defer { gw.stop() }
+            let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.answer(),
+                                                         config: "{ sip: { tcp: { maxConnectionsPerSource: 10, messageTimeoutSec: 1 } } }")
+            defer { gw.stop(); sipp.stop() }
             let silent = (0..<15).compactMap { _ in TCPPeer(port: gw.sipPort) }
             defer { silent.forEach { $0.close() } }
             #expect(silent.count == 15)
@@ -220,7 +247,7 @@ extension GatewaySuites {
             sip.send(Self.request("OPTIONS", port: gw.sipPort, probe: 5060))
             let reply = await sip.receive(timeout: 5)
             #expect(reply.map { String(decoding: $0, as: UTF8.self).hasPrefix("SIP/2.0 200") } == true)
-            try Self.stillServes(gw)
+            try await Self.stillCalls(gw, sipp)
         }
     }
 }

@@ -11,12 +11,14 @@ extension SIPUserAgent {
     func admit(_ request: SIPMessage, from peer: SIPPeer, now: Double) -> Bool {
         let defence = configuration.defence
         let host = peer.address.host
+        let trusted = isTrusted(peer.address)
         if defence.isScanner(request) {
             refuse(.scanner)
-            sources.ban(host, now: now)
+            // A trunk's address is never banned: a spoofed datagram with a scanner's name
+            // must not be able to cut a carrier off.
+            if !trusted { sources.ban(host, now: now) }
             return false
         }
-        let trusted = isTrusted(peer.address)
         // A request of a call we have (a BYE from a proxy we never listed, say) is the
         // call's business, whatever its source.
         let ours = request.callID.map { calls[$0] != nil } ?? false
