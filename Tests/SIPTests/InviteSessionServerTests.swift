@@ -71,7 +71,7 @@ import Testing
         ], final: .confirmed),
         Row("CANCEL while ringing: 200, 487, canceled; the ACK of the 487 is absorbed", [
             start, ring,
-            Step(2, cancel, ["respond 200 CANCEL", "respond 487 INVITE", "start removal@34", "report ended canceled"]),
+            Step(2, cancel, ["respond 200 CANCEL", "respond 487 INVITE", "start removal@4", "report ended canceled"]),
             Step(2.1, ack(2.1), []),
         ], final: .terminated(.canceled)),
         Row("BYE before the ACK, then the ACK (seen behind Kamailio): one end, ACK ignored", [
@@ -87,7 +87,7 @@ import Testing
         ], final: .terminated(.remoteHangup)),
         Row("hangup before answering: 480", [
             start, ring,
-            Step(2, .hangup(status: 480, headers: []), ["respond 480 INVITE", "start removal@34", "report ended rejected(status: 480)"]),
+            Step(2, .hangup(status: 480, headers: []), ["respond 480 INVITE", "start removal@4", "report ended rejected(status: 480)"]),
             Step(3, .answer(sdp: Wire.ourSDP, headers: []), []),
         ], final: .terminated(.rejected(status: 480))),
         Row("our BYE is challenged: no credentials go to a caller (digest-leak guard)", [
@@ -154,7 +154,7 @@ import Testing
             Step(7.5, .timerFired(.provisionalRetransmit), ["retransmit 180 INVITE", "start provisionalRetransmit@15.5"]),
             Step(15.5, .timerFired(.provisionalRetransmit), ["retransmit 180 INVITE", "start provisionalRetransmit@31.5"]),
             Step(31.5, .timerFired(.provisionalRetransmit), ["retransmit 180 INVITE", "start provisionalRetransmit@32"]),
-            Step(32, .timerFired(.provisionalRetransmit), ["respond 504 INVITE", "start removal@64", "report ended rejected(status: 504)"]),
+            Step(32, .timerFired(.provisionalRetransmit), ["respond 504 INVITE", "start removal@34", "report ended rejected(status: 504)"]),
         ], final: .terminated(.rejected(status: 504))),
     ]
 
@@ -165,7 +165,7 @@ import Testing
 
     @Test func sessionExpiresBelowOurMinSEIs422() {
         let row = Row("422", [
-            Step(0, .start, ["respond 422 INVITE", "start removal@32", "report ended rejected(status: 422)"]),
+            Step(0, .start, ["respond 422 INVITE", "start removal@2", "report ended rejected(status: 422)"]),
         ], final: .terminated(.rejected(status: 422)))
         Bench.check(row, on: Bench.uas(Wire.theirInvite(extra: ["Supported: timer", "Session-Expires: 120"]),
                                        sessionTimer: SessionTimerPolicy(minSE: 600)))

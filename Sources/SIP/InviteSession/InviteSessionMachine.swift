@@ -267,8 +267,12 @@ public struct InviteSessionMachine: Sendable {
         retransmitting = nil
         unackedReliable = nil
         var actions = Timer.allCases.filter { $0 != .removal }.flatMap { stop($0) }
-        // Keep answering retransmissions of the INVITE and the 2xx for a while (64*T1).
-        actions.append(start(.removal, at: now + 64 * t1))
+        // Keep answering retransmissions of the INVITE and the 2xx for a while (64*T1). An
+        // incoming call refused with a non-2xx has nothing to answer: osip's INVITE server
+        // transaction resends the refusal and absorbs the ACK; a short grace still gives a
+        // crossing CANCEL its 200. (A flood of refused INVITEs then holds no calls for 32 s.)
+        let refusedIncoming = role == .uas && (finalResponse?.statusCode ?? 0) >= 300
+        actions.append(start(.removal, at: now + (refusedIncoming ? 4 : 64) * t1))
         actions.append(.report(.ended(reason, message)))
         return actions
     }
