@@ -74,7 +74,7 @@ final class GatewayProcess: @unchecked Sendable {
     /// `after`: a stopped (or killed) gateway whose folder, data dir and records this one
     /// takes over, as a restart would.
     init(profiles: [Profile], environment: [String: String] = [:], extraArguments: [String] = [], config: String? = nil,
-         after predecessor: GatewayProcess? = nil, dataDir: String? = nil) throws {
+         after predecessor: GatewayProcess? = nil, dataDir: String? = nil, launcher: [String] = []) throws {
         dataDirOverride = dataDir
         directory = predecessor?.directory
             ?? FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-gw-\(UUID().uuidString.prefix(8))")
@@ -92,9 +92,11 @@ final class GatewayProcess: @unchecked Sendable {
             configArguments = ["--config", file.path]
         }
         let base = 20_000 + 2 * Int.random(in: 0..<19_000)
-        process.executableURL = URL(fileURLWithPath: Self.binary)
-        process.arguments = ["serve", "--profiles", profileDir.path, "--sip-listen", "127.0.0.1:0", "--api-listen", "127.0.0.1:0",
-                             "--data-dir", data, "--rtp-ports", "\(base)-\(base + 1999)", "--drain-timeout", "2"] + configArguments + extraArguments
+        // `launcher` runs the gateway through another program (prlimit, say).
+        process.executableURL = URL(fileURLWithPath: launcher.first ?? Self.binary)
+        process.arguments = launcher.dropFirst() + (launcher.isEmpty ? [] : [Self.binary])
+            + ["serve", "--profiles", profileDir.path, "--sip-listen", "127.0.0.1:0", "--api-listen", "127.0.0.1:0",
+               "--data-dir", data, "--rtp-ports", "\(base)-\(base + 1999)", "--drain-timeout", "2"] + configArguments + extraArguments
         var env = ProcessInfo.processInfo.environment
         env["IRISGW_API_KEY"] = nil
         for (k, v) in environment { env[k] = v }
@@ -248,7 +250,7 @@ final class SessionRecorder: IrisRtcAudioSessionDelegate, @unchecked Sendable {
 /// SIPp playing `xml` as the carrier (listening before this returns) and a gateway whose one
 /// profile, `configure`d, routes to it. Stop both in a `defer`: `gw.stop(); sipp.stop()`.
 func carrierAndGateway(_ xml: String, sippArguments: [String] = [], calls: Int = 1, environment: [String: String] = [:],
-                       gatewayArguments: [String] = [], dataDir: String? = nil, config: String? = nil,
+                       gatewayArguments: [String] = [], dataDir: String? = nil, config: String? = nil, launcher: [String] = [],
                        configure: (inout GatewayProcess.Profile) -> Void = { _ in })
     async throws -> (SIPp, GatewayProcess) {
     let sipp = try await SIPp.listening(.inline(name: "carrier", xml: xml), calls: calls, timeout: 30, arguments: sippArguments)
@@ -256,7 +258,7 @@ func carrierAndGateway(_ xml: String, sippArguments: [String] = [], calls: Int =
     configure(&profile)
     do {
         return (sipp, try GatewayProcess(profiles: [profile], environment: environment, extraArguments: gatewayArguments, config: config,
-                                         dataDir: dataDir))
+                                         dataDir: dataDir, launcher: launcher))
     } catch {
         sipp.stop()
         throw error

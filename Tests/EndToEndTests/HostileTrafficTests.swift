@@ -200,6 +200,22 @@ extension GatewaySuites {
             #expect(Self.refused(gw, "inbound_trunk_concurrency") + Self.refused(gw, "inbound_trunk_rate") == 17)
         }
 
+        /// With few file descriptors (here 300), SIP over TCP takes at most half of them, so
+        /// silent connections cannot take the sockets calls and the API need: a call still
+        /// completes while 200 connections are held open.
+        @Test func tcpPeersCannotTakeTheLastDescriptors() async throws {
+            let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.answer(),
+                                                         config: "{ sip: { tcp: { maxConnectionsPerSource: 1000, messageTimeoutSec: 60 } } }",
+                                                         launcher: ["/usr/bin/prlimit", "--nofile=300:300", "--"])
+            defer { gw.stop(); sipp.stop() }
+            let peers = (0..<200).compactMap { _ in TCPPeer(port: gw.sipPort) }
+            defer { peers.forEach { $0.close() } }
+            #expect(peers.count == 200)
+            #expect(await eventually(timeout: 10) { Self.refused(gw, "sip_tcp_too_many_connections") == 50 },
+                    "\(Self.refused(gw, "sip_tcp_too_many_connections"))")
+            try await Self.stillCalls(gw, sipp)
+        }
+
         /// RTP/SAVP with a=crypto means SRTP is mandatory (RFC 4568): we cannot honour it, so
         /// the answer is 488 with Warning 302, never a 200 with RTP/AVP (RFC 3264 §6).
         @Test func anSRTPOnlyOfferIsRefused() async throws {
