@@ -83,9 +83,11 @@ public final class PSTNCaller: @unchecked Sendable {  // `legs` is confined to t
 
     public init(configuration: Configuration) throws {
         self.configuration = configuration
-        ua = try SIPUserAgent(configuration: SIPUserAgentConfiguration(
+        var sip = SIPUserAgentConfiguration(
             listen: [(.udp, SocketAddress(host: configuration.localHost, port: 0))],
-            userAgent: "irisgw-carrier-sim/0.1", contactUser: "pstn", prack: .supported, sessionTimer: nil))
+            userAgent: "irisgw-carrier-sim/0.1", contactUser: "pstn", prack: .supported, sessionTimer: nil)
+        sip.defence = .testPeer
+        ua = try SIPUserAgent(configuration: sip)
         media = try SimMediaThreads(count: 1)
     }
 

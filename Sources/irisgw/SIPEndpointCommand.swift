@@ -65,7 +65,9 @@ enum SIPEndpointCommand {
             i += 1
         }
         if listen.isEmpty { listen = [(.udp, SocketAddress(host: "127.0.0.1", port: 5070))] }
-        let config = SIPUserAgentConfiguration(listen: listen, prack: prack, sessionTimer: timer)
+        var config = SIPUserAgentConfiguration(listen: listen, prack: prack, sessionTimer: timer)
+        // A test endpoint (`BENCH sip-calls` drives it past 1,000 calls a second from one source).
+        config.defence = .testPeer
         let ua: SIPUserAgent
         let bound: [SIPPeer]
         do {

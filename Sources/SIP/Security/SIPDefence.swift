@@ -41,6 +41,11 @@ public struct SIPDefence: Sendable, Equatable {
         self.maxTrackedSources = maxTrackedSources
     }
 
+    /// For test peers (the carrier simulator, `irisgw sip-endpoint`, benchmarks' callees):
+    /// no rate limit and room for any load; scanners are still dropped.
+    public static let testPeer = SIPDefence(requestsPerSecond: 1_000_000, trustedRequestsPerSecond: 1_000_000,
+                                            maxServerTransactions: 1_000_000)
+
     /// True when `message` names a known scanner in User-Agent or in From's display name.
     func isScanner(_ message: SIPMessage) -> Bool {
         let fields = [message[.userAgent], message.from?.displayName].compactMap { $0?.lowercased() }
