@@ -68,7 +68,7 @@ public final class ControlAPIServer: Sendable {
     private func decode<T: Decodable>(_ type: T.Type, _ request: HTTPRequest) throws(GatewayError) -> T {
         guard !request.body.isEmpty else { throw .badRequest("a JSON body is required") }
         do {
-            try JSONLimits.api.check(request.body)
+            try JSONLimits(maxBytes: configuration.maxBodyBytes, maxDepth: JSONLimits.api.maxDepth).check(request.body)
         } catch {
             attached.withLock({ $0 })?.metrics.refused(error.metricLabel)
             throw .badRequest(error.description)

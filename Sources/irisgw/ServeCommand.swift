@@ -139,6 +139,13 @@ enum ServeCommand {
                 if let v = limits.maxConnectionsPerSource { http.maxConnectionsPerSource = v }
                 if let v = limits.maxWebSockets { http.maxWebSockets = v }
                 if let v = limits.maxWebSocketsPerClient { http.maxWebSocketsPerClient = v }
+                if let v = limits.headerTimeoutSec { http.headerTimeout = Double(v) }
+                if let v = limits.bodyTimeoutSec { http.bodyTimeout = Double(v) }
+                if let v = limits.idleTimeoutSec { http.idleTimeout = Double(v) }
+                if let v = limits.maxHeaderBytes { http.maxHeaderBytes = v }
+                if let v = limits.maxBodyBytes { http.maxBodyBytes = v }
+                if let v = limits.requestQueueLimit { http.requestQueueLimit = v }
+                if let v = limits.webSocketQueueLimit { http.webSocketQueueLimit = v }
             }
             api = ControlAPIServer(key: key, configuration: http)
             let port = try api.start()

@@ -1,4 +1,5 @@
 import Gateway
+import SIP
 import Testing
 
 @Suite struct ServeConfigurationTests {
@@ -21,6 +22,29 @@ import Testing
         #expect(try ServeConfiguration.parse("{}", file: "empty.json5") == ServeConfiguration())
     }
 
+    @Test func theSIPSectionAndTheAPITimeoutsAreRead() throws {
+        let c = try ServeConfiguration.parse("""
+        { maxInboundSessions: 200,
+          sip: { userAgent: "edge", answerUnknownSources: true, requestsPerSecond: 20, trustedRequestsPerSecond: 5000,
+                 banSec: 300, scannerUserAgents: ["evil"], maxServerTransactions: 900,
+                 tcp: { maxConnections: 50, maxConnectionsPerSource: 5, idleTimeoutSec: 60, messageTimeoutSec: 3, maxQueuedBytes: 100000 } },
+          apiLimits: { headerTimeoutSec: 5, bodyTimeoutSec: 6, idleTimeoutSec: 7, maxHeaderBytes: 8192, maxBodyBytes: 131072 } }
+        """, file: "serve.json5")
+        #expect(c.maxInboundSessions == 200)
+        let sip = try #require(c.sip)
+        #expect(sip.userAgent == "edge")
+        #expect(sip.defence == SIPDefence(requestsPerSecond: 20, trustedRequestsPerSecond: 5000, banSeconds: 300, answerUnknownSources: true,
+                                          scannerUserAgents: ["evil"], maxServerTransactions: 900))
+        #expect(sip.transportLimits == SIPTransportLimits(maxConnections: 50, maxConnectionsPerSource: 5, idleTimeout: 60,
+                                                          messageTimeout: 3, maxQueuedBytes: 100_000))
+        var ua = SIPUserAgentConfiguration()
+        sip.apply(to: &ua)
+        #expect(ua.userAgent == "edge" && ua.defence.banSeconds == 300)
+        let api = try #require(c.apiLimits)
+        #expect(api.headerTimeoutSec == 5 && api.bodyTimeoutSec == 6 && api.idleTimeoutSec == 7)
+        #expect(api.maxHeaderBytes == 8192 && api.maxBodyBytes == 131_072)
+    }
+
     @Test(arguments: [
         ("{ sipListn: \"1.2.3.4:5\" }", "sipListn"),
         ("{ rtpPorts: \"20001-20000\" }", "rtpPorts"),
@@ -31,6 +55,13 @@ import Testing
         ("{ apiListen: \"localhost\" }", "apiListen"),
         ("{ apiLimits: { maxConnections: 0 } }", "apiLimits.maxConnections"),
         ("{ apiLimits: { maxSockets: 9 } }", "apiLimits.maxSockets"),
+        ("{ apiLimits: { headerTimeoutSec: 0 } }", "apiLimits.headerTimeoutSec"),
+        ("{ sip: { answerUnknown: true } }", "sip.answerUnknown"),
+        ("{ sip: { requestsPerSecond: 0 } }", "sip.requestsPerSecond"),
+        ("{ sip: { scannerUserAgents: [\"\"] } }", "sip.scannerUserAgents[0]"),
+        ("{ sip: { userAgent: \"irisgw\\u0000\" } }", "sip.userAgent"),
+        ("{ sip: { tcp: { idleTimeoutSec: -1 } } }", "sip.tcp.idleTimeoutSec"),
+        ("{ maxInboundSessions: 0 }", "maxInboundSessions"),
     ])
     func badFilesNameTheFileAndKey(_ text: String, _ key: String) {
         do {
