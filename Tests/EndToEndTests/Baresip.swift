@@ -1,0 +1,233 @@
+import Foundation
+import Glibc
+import SIP
+import Testing
+
+/// One baresip process (`/usr/bin/baresip`, Debian `baresip` 1.0.0) as an outside SIP user
+/// agent: a real softphone with its own SIP and SDP stack, not a script of ours.
+///
+/// The test's folder holds `config`, `accounts` and `contacts`, written here (`baresip -f`);
+/// nothing is read from the user's `~/.baresip`. baresip listens for SIP on 127.0.0.1 with a
+/// port the OS picks (`sip_listen 127.0.0.1:0`), puts 127.0.0.1 in its SDP
+/// (`net_interface 127.0.0.1`), registers nowhere (`regint=0`) and needs no sound card: the
+/// source is `ausine` (a 440 Hz sine), the player and alert `aubridge` (a virtual device
+/// that plays to no one). `-s` prints every SIP message it sends and receives, `-t` makes
+/// it quit by itself after `timeout` seconds whatever happens. Commands (`/dial`,
+/// `/hangup`) reach its `stdio` UI through a pipe. Everything it prints goes to `out.log`.
+/// `stop()` (call it in a `defer`) ends the process (SIGTERM, then SIGKILL) and removes
+/// the folder (kept when the environment sets IRISGW_E2E_KEEP).
+final class Baresip: @unchecked Sendable {
+    static let path = "/usr/bin/baresip"
+    static let modules = "/usr/lib/baresip/modules"
+    /// The binary and every module the config loads.
+    static var isInstalled: Bool {
+        FileManager.default.isExecutableFile(atPath: path)
+            && ["stdio", "g711", "ausine", "aubridge", "srtp", "account", "menu"]
+                .allSatisfy { FileManager.default.fileExists(atPath: "\(modules)/\($0).so") }
+    }
+
+    /// The one account's line in `accounts`.
+    struct Account {
+        var user = "+15559876543"
+        /// `srtp-mand`: the offer is RTP/SAVP with `a=crypto` (SRTP or nothing); nil: plain
+        /// RTP/AVP.
+        var mediaenc: String?
+        var audioCodecs = "pcmu"
+
+        var line: String {
+            "<sip:\(user)@127.0.0.1>;regint=0;answermode=manual;audio_codecs=\(audioCodecs)"
+                + (mediaenc.map { ";mediaenc=\($0)" } ?? "")
+        }
+    }
+
+    static let config = """
+    # written by the irisgw tests (Tests/EndToEndTests/Baresip.swift)
+    poll_method		epoll
+    sip_listen		127.0.0.1:0
+    net_interface		127.0.0.1
+    call_local_timeout	120
+    call_max_calls		4
+    audio_source		ausine,440
+    ausrc_srate		48000
+    ausrc_channels		2
+    audio_player		aubridge,play
+    audio_alert		aubridge,alert
+    ringback_disabled	yes
+    module_path		\(modules)
+    module			stdio.so
+    module			g711.so
+    module			ausine.so
+    module			aubridge.so
+    module			srtp.so
+    module_tmp		account.so
+    module_app		menu.so
+
+    """
+
+    let account: Account
+    let directory: URL
+    private let process = Process()
+    /// Our ends of the stdin pipe: we write commands, and keep the read end open too so a
+    /// write after baresip exited is not a SIGPIPE for the test process.
+    private let commandFD: Int32
+    private let keptReadFD: Int32
+    private var log: URL { directory.appendingPathComponent("out.log") }
+    private var stopped = false
+
+    /// Starts baresip and waits until it says it is ready. `dial`: a SIP URI it calls at
+    /// once (`-e /dial URI`). `timeout`: when baresip quits by itself (`-t`).
+    init(account: Account, dial uri: String? = nil, timeout: Int = 60) throws {
+        self.account = account
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-baresip-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try Self.config.write(to: directory.appendingPathComponent("config"), atomically: true, encoding: .utf8)
+        try (account.line + "\n").write(to: directory.appendingPathComponent("accounts"), atomically: true, encoding: .utf8)
+        try "".write(to: directory.appendingPathComponent("contacts"), atomically: true, encoding: .utf8)
+
+        _ = FileManager.default.createFile(atPath: directory.appendingPathComponent("out.log").path, contents: nil)
+        let out: FileHandle
+        var fds: [Int32] = [0, 0]
+        do {
+            out = try FileHandle(forWritingTo: directory.appendingPathComponent("out.log"))
+            guard pipe(&fds) == 0 else { try? out.close(); throw SocketError("pipe") }
+        } catch {
+            try? FileManager.default.removeItem(at: directory)
+            throw error
+        }
+        keptReadFD = fds[0]
+        commandFD = fds[1]
+        // Not inherited by other children; the child gets its stdin by dup2, which clears it.
+        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+
+        process.executableURL = URL(fileURLWithPath: Self.path)
+        process.arguments = ["-f", directory.path, "-s", "-t", String(timeout)] + (uri.map { ["-e", "/dial \($0)"] } ?? [])
+        process.currentDirectoryURL = directory
+        var env = ProcessInfo.processInfo.environment
+        env["HOME"] = directory.path
+        process.environment = env
+        process.standardInput = FileHandle(fileDescriptor: keptReadFD, closeOnDealloc: false)
+        process.standardOutput = out
+        process.standardError = out
+        do {
+            try process.run()
+        } catch {
+            try? out.close()
+            stop()
+            throw error
+        }
+        try? out.close()
+        let deadline = Date().addingTimeInterval(10)
+        while process.isRunning, !output.contains("baresip is ready."), Date() < deadline { usleep(20_000) }
+        guard process.isRunning, output.contains("baresip is ready.") else {
+            let text = output
+            stop()
+            throw SocketError("baresip did not start:\n\(text)", code: ECONNREFUSED)
+        }
+    }
+
+    /// Everything baresip printed so far, without its colour escapes.
+    var output: String {
+        let raw = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        return raw.replacingOccurrences(of: "\u{1b}\\[[0-9;]*m", with: "", options: .regularExpression)
+    }
+
+    /// One SIP message of baresip's trace (`-s`).
+    struct TracedMessage: CustomStringConvertible {
+        /// The trace's "UDP a -> b" line.
+        var route: String
+        var startLine: String
+        var headers: [String]
+        var body: String
+
+        var isResponse: Bool { startLine.hasPrefix("SIP/2.0 ") }
+        var statusCode: Int? { isResponse ? Int(startLine.split(separator: " ")[1]) : nil }
+        /// The values of the header `name` (case-insensitive).
+        func header(_ name: String) -> [String] {
+            headers.compactMap { h in
+                guard let colon = h.firstIndex(of: ":"), h[..<colon].trimmingCharacters(in: .whitespaces).lowercased() == name.lowercased()
+                else { return nil }
+                return h[h.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            }
+        }
+        var description: String { ([route, startLine] + headers).joined(separator: "\n") + (body.isEmpty ? "" : "\n\n" + body) }
+    }
+
+    /// The SIP messages baresip's trace shows, sent and received, in order. A trace block is
+    /// a line "#", the line "UDP a -> b", the message's start line and headers, a blank
+    /// line, then the body (Content-Length bytes).
+    var sipMessages: [TracedMessage] {
+        // "\r\n" is one Character in Swift: split on any line end, CRLF included.
+        let lines = output.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).map(String.init)
+        var result: [TracedMessage] = []
+        var i = 0
+        while i < lines.count {
+            guard lines[i] == "#", i + 2 < lines.count else { i += 1; continue }
+            var m = TracedMessage(route: lines[i + 1], startLine: lines[i + 2], headers: [], body: "")
+            i += 3
+            while i < lines.count, !lines[i].isEmpty { m.headers.append(lines[i]); i += 1 }
+            i += 1
+            var remaining = m.header("Content-Length").first.flatMap { Int($0) } ?? 0
+            var body: [String] = []
+            while remaining > 0, i < lines.count {
+                body.append(lines[i])
+                remaining -= lines[i].utf8.count + 2
+                i += 1
+            }
+            m.body = body.joined(separator: "\n")
+            result.append(m)
+        }
+        return result
+    }
+
+    /// The INVITEs baresip sent.
+    var invites: [TracedMessage] { sipMessages.filter { $0.startLine.hasPrefix("INVITE ") } }
+
+    /// The responses baresip received to its INVITEs, oldest first.
+    var inviteResponses: [TracedMessage] {
+        sipMessages.filter { $0.isResponse && $0.header("CSeq").first?.hasSuffix(" INVITE") == true }
+    }
+
+    /// Waits until baresip printed `text` (or exited, or `timeout` passed); true when it did.
+    func waitFor(_ text: String, timeout: Double = 10) async -> Bool {
+        await eventually(timeout: timeout) { [self] in output.contains(text) || !process.isRunning } && output.contains(text)
+    }
+
+    /// Types a command into baresip's stdio UI (`/hangup`, `/quit`, ...).
+    func send(_ command: String) {
+        let bytes = Array((command + "\n").utf8)
+        _ = bytes.withUnsafeBytes { write(commandFD, $0.baseAddress, $0.count) }
+    }
+
+    var isRunning: Bool { process.isRunning }
+
+    /// Ends baresip if it still runs (SIGTERM, then SIGKILL after 3 s), closes the pipe and
+    /// removes the folder.
+    func stop() {
+        guard !stopped else { return }
+        stopped = true
+        if process.processIdentifier > 0 {
+            if process.isRunning {
+                kill(process.processIdentifier, SIGTERM)
+                let until = Date().addingTimeInterval(3)
+                while process.isRunning && Date() < until { usleep(10_000) }
+                if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            }
+            process.waitUntilExit()
+        }
+        close(commandFD)
+        close(keptReadFD)
+        if ProcessInfo.processInfo.environment["IRISGW_E2E_KEEP"] == nil {
+            try? FileManager.default.removeItem(at: directory)
+        }
+    }
+
+    /// What a failing expectation shows: the account and the tail of what baresip printed.
+    var report: Comment {
+        let text = output
+        return """
+        baresip (\(account.line)); folder \(directory.path)
+        --- baresip output ---
+        \(text.count > 6000 ? "…" + text.suffix(6000) : text)
+        """
+    }
+}
