@@ -211,6 +211,9 @@ extension SIPCall {
         if let ack = sentACK, r.cseq?.sequence == ack.cseq, r.to?.tag == dialog?.remoteTag {
             ua.transports.send(ack.bytes, to: ack.peer)
         } else if !isTerminated, r.cseq?.sequence == invite.cseq?.sequence {
+            // A first 2xx that reached us here, not through the transaction (osip's parser
+            // refused it): end the transaction as osip would have.
+            if let tx = inviteTransaction { ua.transactions.terminate(tx) }
             accepted(r)
         }
         return true

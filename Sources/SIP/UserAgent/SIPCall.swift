@@ -163,13 +163,12 @@ public final class SIPCall: @unchecked Sendable {
         // Keep answering retransmissions of the INVITE / 2xx for a while (64*T1).
         ua.loop.schedule(after: 64 * ua.configuration.t1) { [weak self] in
             guard let self else { return }
-            // An INVITE or re-INVITE of ours still without a final response (the callee sent
-            // BYE in the early dialog, or answered our re-INVITE with 100 alone) would keep
-            // its client transaction in Proceeding for ever: osip runs no timer there
-            // (RFC 3261 §17.1.1.2 leaves it to the TU). Found by fuzz-sip-session.
-            if !self.isIncoming, self.finalResponse == nil, let tx = self.inviteTransaction {
-                self.ua.transactions.terminate(tx)
-            }
+            // An INVITE or re-INVITE of ours whose transaction never saw a final response
+            // (the callee sent BYE in the early dialog, answered our re-INVITE with 100
+            // alone, or sent a 2xx osip's parser refuses) would stay in Proceeding for ever:
+            // osip runs no timer there (RFC 3261 §17.1.1.2 leaves it to the TU). By now any
+            // other has ended (Timer D is 64*T1 too). Found by fuzz-sip-session.
+            if !self.isIncoming, let tx = self.inviteTransaction { self.ua.transactions.terminate(tx) }
             if let tx = self.pendingOffer { self.ua.transactions.terminate(tx) }
             self.ua.remove(self)
         }
