@@ -7,7 +7,7 @@ DEBS := libosip2-dev libopus-dev libspandsp-dev libtiff-dev libssl-dev libsqlite
 # The whole suite must finish well inside CI's limit on 2 cores.
 TEST_TIMEOUT ?= 1200
 
-.PHONY: all deps build release test bench run fuzz lint clean
+.PHONY: all deps build release test bench run fuzz fuzz-smoke lint clean
 
 all: build
 
@@ -27,10 +27,12 @@ build: deps
 release: deps
 	$(SWIFT) build -c release
 
-## test: unit tests and end-to-end tests against SIPp, bounded in time
+## test: unit tests and end-to-end tests against SIPp, bounded in time; then fuzz-smoke
+## (every fuzz target over its seeds and for FUZZ_SMOKE_SECONDS; a crash fails the test)
 test: deps
 	$(SWIFT) build --build-tests
 	timeout $(TEST_TIMEOUT) $(SWIFT) test --skip-build
+	@$(MAKE) --no-print-directory fuzz-smoke
 
 ## bench: prints BENCH lines (ratios measured in this run)
 bench: release
@@ -71,14 +73,22 @@ FUZZ_FLAGS = -sanitize=fuzzer,address -parse-as-library -O -swift-version 6 -sup
 # gold warns once per ASan helper symbol; the warnings say nothing about our code.
 QUIET_LD = 2>&1 | { grep -v "Cannot export local symbol" || true; }; exit $${PIPESTATUS[0]}
 
-.PHONY: fuzz-build fuzz-smoke
-fuzz-build: deps $(FUZZ_BINARIES)
+.PHONY: fuzz-deps fuzz-build fuzz-smoke
+# libFuzzer's runtime ships with the Swift toolchain's clang (-sanitize=fuzzer links it).
+fuzz-deps: deps
+	@command -v $(SWIFTC) >/dev/null || { echo "fuzz: $(SWIFTC) not found on PATH (expected beside swift in /opt/swift/usr/bin)" >&2; exit 1; }
+	@command -v $(FUZZ_CC) >/dev/null || { echo "fuzz: $(FUZZ_CC) not found on PATH (the Swift toolchain's clang, /opt/swift/usr/bin)" >&2; exit 1; }
+	@ls "$$(dirname "$$(readlink -f "$$(command -v $(SWIFTC))")")"/../lib/clang/*/lib/linux/libclang_rt.fuzzer-$$(uname -m).a >/dev/null 2>&1 \
+	  || { echo "fuzz: the Swift toolchain has no libFuzzer runtime (lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a)" >&2; exit 1; }
+
+fuzz-build: fuzz-deps
+	@$(MAKE) -s --no-print-directory $(FUZZ_BINARIES)
 
 fuzz: fuzz-build
 	@Fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 fuzz-smoke: fuzz-build
-	@Fuzz/run.sh $(FUZZ_SMOKE_SECONDS) $(FUZZ_TARGETS)
+	@Fuzz/run.sh --fresh $(FUZZ_SMOKE_SECONDS) $(FUZZ_TARGETS)
 
 $(FUZZ_DIR)/libIOCore.a: $(IOCORE_SOURCES)
 	@mkdir -p $(FUZZ_DIR)

@@ -4,7 +4,10 @@
 # A crash, leak or timeout stops here with exit 1, and the input that caused it stays in
 # .build/fuzz/ (NAME-crash-..., NAME-leak-..., NAME-timeout-...).
 #
-#   Fuzz/run.sh SECONDS TARGET...      (targets: sip sdp sip-session rtp api)
+#   Fuzz/run.sh [--fresh] SECONDS TARGET...      (targets: sip sdp sip-session rtp api)
+#
+# --fresh (`make fuzz-smoke`) starts from the seeds alone, in a corpus folder emptied first,
+# so a smoke run takes the same few seconds however long `make fuzz` has grown the corpus.
 set -uo pipefail
 # A trap goes to libFuzzer's handler (the input saved, the stack printed), not to the Swift
 # backtracer, which trips AddressSanitizer while it reads the crashed process.
@@ -12,7 +15,9 @@ export SWIFT_BACKTRACE=enable=no
 cd "$(dirname "$0")/.."
 dir=.build/fuzz
 shared=../shared/conformance
-seconds=${1:?usage: Fuzz/run.sh SECONDS TARGET...}
+fresh=false
+if [ "${1:-}" = --fresh ]; then fresh=true; shift; fi
+seconds=${1:?usage: Fuzz/run.sh [--fresh] SECONDS TARGET...}
 shift
 
 # Seed folders of a target: its own (Fuzz/seeds/NAME), and for the parser the RFC 4475 and
@@ -47,7 +52,9 @@ fail() {
     [ "$t" = sip-session ] && echo "  with every message printed: FUZZ_TRACE=1 $dir/fuzz-$t $unit"
   fi
   echo "  full log: $log; its end:"
-  grep -v "^#[0-9]" "$log" | tail -40 | sed 's/^/    /'
+  # Swift symbols demangled when the toolchain's swift-demangle is at hand.
+  grep -v "^#[0-9]" "$log" | tail -40 | { if command -v swift-demangle >/dev/null; then swift-demangle --simplified; else cat; fi; } \
+    | sed 's/^/    /'
   exit 1
 }
 
@@ -57,6 +64,7 @@ for t in "$@"; do
   [ -x "$bin" ] || { echo "fuzz: $bin is not built (make fuzz-build)" >&2; exit 1; }
   mapfile -t seed_dirs < <(seeds "$t")
   corpus=$dir/corpus-$t
+  if $fresh; then corpus=$dir/smoke-corpus-$t; rm -rf "$corpus"; fi
   mkdir -p "$corpus"
   flags=(-max_len="$(max_len "$t")" -timeout=30 -rss_limit_mb=2048 -artifact_prefix="$dir/$t-")
   log=$dir/fuzz-$t.log
@@ -72,8 +80,8 @@ for t in "$@"; do
   # 2. Fuzzing for $seconds from the corpus and the seeds.
   "$bin" "${flags[@]}" -max_total_time="$seconds" -print_final_stats=1 "$corpus" "${seed_dirs[@]}" >>"$log" 2>&1 \
     || fail "$t" "$log" "crashed, leaked or hung while fuzzing"
-  runs=$(grep -o "stat::number_of_executed_units: [0-9]*" "$log" | tail -1 | grep -o "[0-9]*$")
-  rate=$(grep -o "stat::average_exec_per_sec: [0-9]*" "$log" | tail -1 | grep -o "[0-9]*$")
+  runs=$(grep -oE "stat::number_of_executed_units:[[:space:]]*[0-9]+" "$log" | tail -1 | grep -oE "[0-9]+$")
+  rate=$(grep -oE "stat::average_exec_per_sec:[[:space:]]*[0-9]+" "$log" | tail -1 | grep -oE "[0-9]+$")
   cov=$(grep -E "^#[0-9]+.*(DONE|cov:)" "$log" | tail -1 | grep -o "cov: [0-9]* ft: [0-9]* corp: [^ ]*")
   echo "fuzz-$t: $n seeds ok; ${seconds}s fuzzing: ${runs:-?} runs, ${rate:-?} exec/s, $cov ($((SECONDS - t0)) s in all)"
 done
