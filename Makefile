@@ -7,7 +7,7 @@ DEBS := libosip2-dev libopus-dev libspandsp-dev libtiff-dev libssl-dev libsqlite
 # The whole suite must finish well inside CI's limit on 2 cores.
 TEST_TIMEOUT ?= 1200
 
-.PHONY: all deps build release test bench run fuzz lint clean
+.PHONY: all deps build release test bench run fuzz fuzz-smoke lint clean
 
 all: build
 
@@ -27,10 +27,12 @@ build: deps
 release: deps
 	$(SWIFT) build -c release
 
-## test: unit tests and end-to-end tests against SIPp, bounded in time
+## test: unit tests and end-to-end tests against SIPp, bounded in time; then fuzz-smoke
+## (every fuzz target over its seeds and for FUZZ_SMOKE_SECONDS; a crash fails the test)
 test: deps
 	$(SWIFT) build --build-tests
 	timeout $(TEST_TIMEOUT) $(SWIFT) test --skip-build
+	@$(MAKE) --no-print-directory fuzz-smoke
 
 ## bench: prints BENCH lines (ratios measured in this run)
 bench: release
@@ -49,41 +51,73 @@ run: release
 lint: build
 	.build/debug/irisgw sip-lint ../shared/conformance/rfc5118/wire/ipv6-good.sip ../shared/conformance/rfc4475/wsinv.sip
 
-## fuzz: bounded libFuzzer runs (FUZZ_SECONDS each) over the SIP, SDP, RTP/RTCP and API JSON parsers
+## fuzz: libFuzzer runs of FUZZ_SECONDS (60) each: SIP parser, SDP, SIP sessions (message
+## sequences through a live user agent), RTP/RTCP, API JSON (docs/conformance.md, Fuzzing)
+## fuzz-smoke: every fuzz target over its seeds once, then FUZZ_SMOKE_SECONDS (5) of fuzzing
+## each; `make test` runs it after the Swift tests, and a crash fails it
 FUZZ_SECONDS ?= 60
+FUZZ_SMOKE_SECONDS ?= 5
 FUZZ_DIR := .build/fuzz
-SIP_SOURCES = $(shell find Sources/SIP -name '*.swift')
-MEDIA_SOURCES = $(shell find Sources/Media -name '*.swift')
-IOCORE_SOURCES = $(shell find Sources/IOCore -name '*.swift')
-API_SOURCES = $(shell find Sources/IrisAPI -name '*.swift')
-FUZZ_FLAGS = -sanitize=fuzzer,address -parse-as-library -O -swift-version 6
+FUZZ_TARGETS := sip sdp sip-session rtp api
+FUZZ_BINARIES := $(addprefix $(FUZZ_DIR)/fuzz-,$(FUZZ_TARGETS))
+SWIFTC ?= swiftc
+# The Swift toolchain's clang (beside swiftc), for the fuzz binary's C support file.
+FUZZ_CC ?= clang
+SIP_SOURCES := $(shell find Sources/SIP -name '*.swift')
+MEDIA_SOURCES := $(shell find Sources/Media -name '*.swift')
+IOCORE_SOURCES := $(shell find Sources/IOCore -name '*.swift')
+API_SOURCES := $(shell find Sources/IrisAPI -name '*.swift')
+# Every SIP harness goes into one binary (one compile of Sources/SIP); its links choose.
+SIP_FUZZ_SOURCES := Fuzz/FuzzSIPTargets.swift Fuzz/FuzzSIP.swift Fuzz/FuzzSDP.swift Fuzz/FuzzSIPSession.swift
+FUZZ_FLAGS = -sanitize=fuzzer,address -parse-as-library -O -swift-version 6 -suppress-warnings
 # gold warns once per ASan helper symbol; the warnings say nothing about our code.
 QUIET_LD = 2>&1 | { grep -v "Cannot export local symbol" || true; }; exit $${PIPESTATUS[0]}
-fuzz: deps
-	@mkdir -p $(FUZZ_DIR)/corpus-sip $(FUZZ_DIR)/corpus-sdp $(FUZZ_DIR)/corpus-rtp $(FUZZ_DIR)/corpus-api
-	@cp ../shared/conformance/rfc4475/*.sip ../shared/conformance/rfc5118/wire/*.sip $(FUZZ_DIR)/corpus-sip/ 2>/dev/null || true
-	@printf 'v=0\r\no=- 1 1 IN IP4 192.0.2.1\r\ns=-\r\nc=IN IP4 192.0.2.1\r\nt=0 0\r\nm=audio 4000 RTP/AVP 0 8 101\r\na=rtpmap:101 telephone-event/8000\r\na=sendonly\r\n' > $(FUZZ_DIR)/corpus-sdp/seed.sdp
-	@printf '\x80\x00\x00\x01\x00\x00\x00\xa0\x00\x00\x00\x01\xff\xfe' > $(FUZZ_DIR)/corpus-rtp/seed.rtp
-	@printf '{"targetTN":"+15551230001","sourceTN":"+15557654321","media":{"sdp":"v=0"}}' > $(FUZZ_DIR)/corpus-api/seed.json
-	@echo "building IOCore (shared by the SIP and RTP targets)"
-	@swiftc $(FUZZ_FLAGS) -module-name IOCore -I Sources/CLinux -emit-module -emit-module-path $(FUZZ_DIR)/IOCore.swiftmodule \
-	  -emit-library -static $(IOCORE_SOURCES) -o $(FUZZ_DIR)/libIOCore.a
-	@echo "building fuzz-sip, fuzz-sdp"
-	@swiftc $(FUZZ_FLAGS) -module-name SIP -I $(FUZZ_DIR) -I Sources/COSIP -I Sources/COpenSSL -I Sources/CLinux \
-	  $(SIP_SOURCES) Fuzz/FuzzSIP.swift -L $(FUZZ_DIR) -lIOCore -losip2 -losipparser2 -lcrypto -o $(FUZZ_DIR)/fuzz-sip $(QUIET_LD)
-	@swiftc $(FUZZ_FLAGS) -module-name SIP -I $(FUZZ_DIR) -I Sources/COSIP -I Sources/COpenSSL -I Sources/CLinux \
-	  $(SIP_SOURCES) Fuzz/FuzzSDP.swift -L $(FUZZ_DIR) -lIOCore -losip2 -losipparser2 -lcrypto -o $(FUZZ_DIR)/fuzz-sdp $(QUIET_LD)
-	@echo "building fuzz-rtp"
-	@swiftc $(FUZZ_FLAGS) -module-name Media -I $(FUZZ_DIR) -I Sources/COpus -I Sources/CSpanDSP -I Sources/CLinux \
+
+.PHONY: fuzz-deps fuzz-build fuzz-smoke
+# libFuzzer's runtime ships with the Swift toolchain's clang (-sanitize=fuzzer links it).
+fuzz-deps: deps
+	@command -v $(SWIFTC) >/dev/null || { echo "fuzz: $(SWIFTC) not found on PATH (expected beside swift in /opt/swift/usr/bin)" >&2; exit 1; }
+	@command -v $(FUZZ_CC) >/dev/null || { echo "fuzz: $(FUZZ_CC) not found on PATH (the Swift toolchain's clang, /opt/swift/usr/bin)" >&2; exit 1; }
+	@ls "$$(dirname "$$(readlink -f "$$(command -v $(SWIFTC))")")"/../lib/clang/*/lib/linux/libclang_rt.fuzzer-$$(uname -m).a >/dev/null 2>&1 \
+	  || { echo "fuzz: the Swift toolchain has no libFuzzer runtime (lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a)" >&2; exit 1; }
+
+fuzz-build: fuzz-deps
+	@$(MAKE) -s --no-print-directory $(FUZZ_BINARIES)
+
+fuzz: fuzz-build
+	@Fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+fuzz-smoke: fuzz-build
+	@Fuzz/run.sh --fresh $(FUZZ_SMOKE_SECONDS) $(FUZZ_TARGETS)
+
+$(FUZZ_DIR)/libIOCore.a: $(IOCORE_SOURCES)
+	@mkdir -p $(FUZZ_DIR)
+	@echo "fuzz: building IOCore (shared by the SIP and RTP targets)"
+	@$(SWIFTC) $(FUZZ_FLAGS) -module-name IOCore -I Sources/CLinux -emit-module -emit-module-path $(FUZZ_DIR)/IOCore.swiftmodule \
+	  -emit-library -static $(IOCORE_SOURCES) -o $@
+
+$(FUZZ_DIR)/fuzz_support.o: Fuzz/CFuzzSupport/fuzz_support.c Fuzz/CFuzzSupport/fuzz_support.h
+	@mkdir -p $(FUZZ_DIR)
+	@$(FUZZ_CC) -O2 -Wall -Wextra -c $< -o $@
+
+$(FUZZ_DIR)/fuzz-sip-module: $(SIP_SOURCES) $(SIP_FUZZ_SOURCES) $(FUZZ_DIR)/libIOCore.a $(FUZZ_DIR)/fuzz_support.o
+	@echo "fuzz: building fuzz-sip, fuzz-sdp, fuzz-sip-session (one binary)"
+	@$(SWIFTC) $(FUZZ_FLAGS) -module-name SIP -I $(FUZZ_DIR) -I Sources/COSIP -I Sources/COpenSSL -I Sources/CLinux -I Fuzz/CFuzzSupport \
+	  $(SIP_SOURCES) $(SIP_FUZZ_SOURCES) $(FUZZ_DIR)/fuzz_support.o -L $(FUZZ_DIR) -lIOCore -losip2 -losipparser2 -lcrypto -o $@ $(QUIET_LD)
+
+$(FUZZ_DIR)/fuzz-sip $(FUZZ_DIR)/fuzz-sdp $(FUZZ_DIR)/fuzz-sip-session: $(FUZZ_DIR)/fuzz-sip-module
+	@ln -sf fuzz-sip-module $@
+
+$(FUZZ_DIR)/fuzz-rtp: $(MEDIA_SOURCES) Fuzz/FuzzRTP.swift $(FUZZ_DIR)/libIOCore.a
+	@echo "fuzz: building fuzz-rtp"
+	@$(SWIFTC) $(FUZZ_FLAGS) -module-name Media -I $(FUZZ_DIR) -I Sources/COpus -I Sources/CSpanDSP -I Sources/CLinux \
 	  $$(pkg-config --cflags-only-I opus | sed 's/-I/-Xcc -I/g') \
-	  $(MEDIA_SOURCES) Fuzz/FuzzRTP.swift -L $(FUZZ_DIR) -lIOCore -lopus -lspandsp -o $(FUZZ_DIR)/fuzz-rtp $(QUIET_LD)
-	@echo "building fuzz-api"
-	@swiftc $(FUZZ_FLAGS) -module-name IrisAPI $(API_SOURCES) Fuzz/FuzzAPI.swift -o $(FUZZ_DIR)/fuzz-api $(QUIET_LD)
-	@for t in sip sdp rtp api; do \
-	  echo "fuzzing $$t for $(FUZZ_SECONDS) s"; \
-	  $(FUZZ_DIR)/fuzz-$$t -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -print_final_stats=1 \
-	    -artifact_prefix=$(FUZZ_DIR)/crash-$$t- $(FUZZ_DIR)/corpus-$$t 2>&1 | grep -E "stat::number_of_executed_units|ERROR|Done" || exit 1; \
-	done
+	  $(MEDIA_SOURCES) Fuzz/FuzzRTP.swift -L $(FUZZ_DIR) -lIOCore -lopus -lspandsp -o $@ $(QUIET_LD)
+
+$(FUZZ_DIR)/fuzz-api: $(API_SOURCES) Fuzz/FuzzAPI.swift
+	@mkdir -p $(FUZZ_DIR)
+	@echo "fuzz: building fuzz-api"
+	@$(SWIFTC) $(FUZZ_FLAGS) -module-name IrisAPI $(API_SOURCES) Fuzz/FuzzAPI.swift -o $@ $(QUIET_LD)
 
 clean:
 	$(SWIFT) package clean

@@ -65,3 +65,23 @@ extension ControlByteTests {
         #expect(SIPScanner.forbiddenControl(in: Array(value.utf8)[...]) == expected)
     }
 }
+
+extension ControlByteTests {
+    /// Found by fuzz-sip-session with RFC 4475 intmeth.sip: the 501 copied To with our tag
+    /// added, and the display name's escaped BEL, NUL and DEL went out raw.
+    @Test func escapedControlBytesInADisplayNameStayEscaped() throws {
+        let text = "\"BEL:\\\u{7} NUL:\\\u{0} DEL:\\\u{7F}\" <sip:x@example.com>"
+        var value = try NameAddress.parse(text)
+        #expect(value.displayName == "BEL:\u{7} NUL:\u{0} DEL:\u{7F}")
+        value.tag = "t1"
+        let written = value.serialize()
+        #expect(written == text + ";tag=t1")
+        #expect(SIPScanner.forbiddenControl(in: Array(written.utf8)[...]) == nil)
+        #expect(try NameAddress.parse(written).displayName == value.displayName)
+    }
+
+    @Test func aQuotedStringNeverCarriesCROrLF() {
+        #expect(SIPScanner.escapeQuoted("a\r\nb\"c") == "a  b\\\"c")
+        #expect(SIPScanner.escapeQuoted("tab\tok") == "tab\tok")
+    }
+}

@@ -197,6 +197,21 @@ struct DialogRequestUnitTests {
         #expect(d.remoteTarget == bobContact)
     }
 
+    /// Found by fuzz-sip-session: a Contact of <sip:peer@host?5070> made a BYE our own
+    /// parser refuses.
+    @Test("a remote target's URI headers stay out of the Request-URI", arguments: [
+        "<sip:bob@192.0.2.4?subject=x>", "<sip:bob@192.0.2.4?5070>",
+    ])
+    func targetHeadersDropped(_ contact: String) throws {
+        var d = try uacDialog()
+        d.remoteTarget = try NameAddress.parse(contact).uri
+        var m = d.makeRequest("BYE")
+        #expect(m.requestURI?.headers == nil)
+        #expect(m.requestURI?.host == "192.0.2.4")
+        m.prependHeader(.via, Via(transport: "UDP", host: "pc33.atlanta.example.com", port: nil, branch: SIPIdentifiers.branch()).serialize())
+        #expect(throws: Never.self) { try SIPMessage.parse(m.serialize()) }
+    }
+
     @Test func madeRequestSerialisesAndParses() throws {
         var d = try uacDialog()
         var m = d.makeRequest("BYE")

@@ -89,6 +89,9 @@ struct ViaUnitTests {
         "SIP/2.0/UDP host.example.com:70000",
         "SIP/2.0/UDP host.example.com:123456",
         "SIP/2.0/UDP [2001:db8::1",                  // unterminated [
+        "SIP/2.0/UDP [local_ip]:5070;branch=z9hG4bK1", // not an IPv6 address (found by fuzz-sip-session)
+        "SIP/2.0/UDP [a;received=x]:5070",          // would serialise as a host and a parameter
+        "SIP/2.0/UDP [2001:db8::\u{FFFD}]",
         "SIP/2.0/UDP host.example.com junk",
         "SIP/2.0/UDP host.example.com;",             // empty parameter
         "SIP/2.0/UDP host.example.com;branch=",      // empty value

@@ -85,6 +85,9 @@ public struct Dialog: Sendable, Equatable {
             routes.removeFirst()
             routes.append(NameAddress(uri: remoteTarget))
         }
+        // A Contact may carry URI headers (<sip:b@h?subject=x>); a Request-URI may not
+        // (§19.1.1), and our own parser refuses the request. Found by fuzz-sip-session.
+        requestURI.headers = nil
         var m = SIPMessage.request(method, requestURI)
         var from = localAddress
         from.tag = localTag

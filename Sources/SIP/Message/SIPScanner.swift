@@ -163,14 +163,26 @@ struct SIPScanner {
 
     static func isToken(_ s: String) -> Bool { !s.isEmpty && s.utf8.allSatisfy(isTokenChar) }
 
+    /// `s` as the inside of a quoted-string. `"` and `\` are escaped, and so are the
+    /// control bytes a quoted-pair may carry (%x00-08, %x0B-0C, %x0E-1F, DEL; RFC 3261 §25.1),
+    /// which no header may hold raw: a display name read from RFC 4475 §3.1.1.2's escaped
+    /// BEL, NUL and DEL must be written escaped again. CR and LF, which nothing can carry,
+    /// become spaces.
     static func escapeQuoted(_ s: String) -> String {
-        guard s.utf8.contains(where: { $0 == 0x22 || $0 == 0x5C }) else { return s }
-        var out = ""
-        for ch in s {
-            if ch == "\"" || ch == "\\" { out.append("\\") }
-            out.append(ch)
+        guard s.utf8.contains(where: { $0 == 0x22 || $0 == 0x5C || isForbiddenControl($0) }) else { return s }
+        var out = String.UnicodeScalarView()
+        for u in s.unicodeScalars {
+            switch u.value {
+            case 0x0A, 0x0D:
+                out.append(" ")
+            case 0x22, 0x5C, 0x00...0x08, 0x0B...0x1F, 0x7F:
+                out.append("\\")
+                out.append(u)
+            default:
+                out.append(u)
+            }
         }
-        return out
+        return String(out)
     }
 
     /// Splits a header value at top-level commas (outside quotes and `<>`), trimming each part.

@@ -58,7 +58,14 @@ public struct Via: Sendable, Equatable, CustomStringConvertible {
             let start = s.index + 1
             while let b = s.peek, b != 0x5D { s.index += 1 }
             guard s.peek == 0x5D else { throw .init(400, "unterminated IPv6 reference in Via") }
-            host = String(decoding: s.bytes[start..<s.index], as: UTF8.self)
+            // IPv6reference = "[" IPv6address "]" (RFC 3261 §25.1), checked as SIPURI does:
+            // the host is kept without brackets, so anything else would serialise as text no
+            // parser takes ("[x;y]" would even come back as a host and a parameter).
+            let inner = s.bytes[start..<s.index]
+            guard inner.allSatisfy({ isHex($0) || $0 == 0x3A || $0 == 0x2E }) else {
+                throw .init(400, "bad IPv6 reference in Via")
+            }
+            host = String(decoding: inner, as: UTF8.self)
             s.index += 1
         } else {
             let start = s.index

@@ -102,6 +102,19 @@ final class TransactionLayer {
     /// Non-INVITE server transactions, kept by us rather than osip (far smaller).
     private var nonInvite: NonInviteServerTransactions
 
+    /// One line per live transaction (osip state and matching key), for diagnostics: the
+    /// sequence fuzzer prints them when transactions outlive every call.
+    var liveSummary: [String] {
+        let names = ["ICT pre-calling", "ICT calling", "ICT proceeding", "ICT completed", "ICT terminated",
+                     "IST pre-proceeding", "IST proceeding", "IST completed", "IST confirmed", "IST terminated",
+                     "NICT pre-trying", "NICT trying", "NICT proceeding", "NICT completed", "NICT terminated",
+                     "NIST pre-trying", "NIST trying", "NIST proceeding", "NIST completed", "NIST terminated"]
+        return transactions.keys.sorted().map { id in
+            let state = Int(transactions[id]!.pointee.state.rawValue)
+            return "\(state < names.count ? names[state] : "state \(state)") \(contexts[id]?.key ?? "(no key)")"
+        }
+    }
+
     /// True when `message` belongs to a live transaction (a retransmission, an ACK or
     /// response for one), judged by the RFC 3261 key alone.
     func hasTransaction(for message: SIPMessage) -> Bool {

@@ -37,6 +37,11 @@ final class SIPTransports {
     var onStreamError: ((SIPPeer, SIPStreamFramer.FramingError) -> Void)?
     /// Stream peers refused or cut, by reason.
     internal(set) var refusals: [SIPTransportRefusal: Int] = [:]
+    /// When set, every outgoing message goes here instead of to a socket (its result is
+    /// `send`'s). The sequence fuzzer (Fuzz/FuzzSIPSession.swift) reads what the agent sends
+    /// through it, and so keeps fuzzed Contact and Route addresses off the network. Nil
+    /// everywhere else.
+    var sendOverride: (([UInt8], SIPPeer) -> Bool)?
 
     private(set) var udpSockets: [UDPSocket] = []
     internal(set) var tcpListeners: [(fd: Int32, local: SocketAddress)] = []
@@ -120,6 +125,7 @@ final class SIPTransports {
     /// peer, opening one when needed. Returns false when the message could not be queued.
     @discardableResult
     func send(_ bytes: [UInt8], to peer: SIPPeer) -> Bool {
+        if let sendOverride { return sendOverride(bytes, peer) }
         switch peer.transport {
         case .udp:
             guard let socket = udpSockets.first(where: { $0.local.isIPv6 == peer.address.isIPv6 }) ?? udpSockets.first,

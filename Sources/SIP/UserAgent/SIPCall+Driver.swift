@@ -52,6 +52,9 @@ extension SIPCall {
             // Before anything queued meanwhile: the machine waits for this answer.
             queue.insert(.offerAnswer(delegate?.call(self, answerFor: offer, in: request)), at: 0)
         case .remove:
+            // Ended transactions are gone already; terminating them again does nothing.
+            for tx in clientTransactions { ua.transactions.terminate(tx) }
+            clientTransactions = []
             ua.remove(self)
         }
     }
@@ -67,6 +70,7 @@ extension SIPCall {
             case .transportError: run(.transportError(kind))
             }
         }
+        if let tx { clientTransactions.append(tx) }
         if kind == .invite {
             sentInvite = sent
             inviteTransaction = tx

@@ -88,6 +88,12 @@ public final class SIPCall: @unchecked Sendable {
     /// UAC: the INVITE as last sent, with its Via (a CANCEL copies it, §9.1).
     var sentInvite: SIPMessage?
     var inviteTransaction: ClientTransaction?
+    /// Every client transaction the call started. At removal any still alive is ended: an
+    /// INVITE or re-INVITE that never saw a final response (a BYE in the early dialog, a
+    /// re-INVITE answered with 100 alone, a 2xx that reached the call around its
+    /// transaction) would otherwise stay in Proceeding for ever, since osip runs no timer
+    /// there (RFC 3261 §17.1.1.2 leaves it to the TU). Found by fuzz-sip-session.
+    var clientTransactions: [ClientTransaction] = []
     var timers: [InviteSessionMachine.Timer: SIPEventLoop.Timer] = [:]
     /// The ACK for our 2xx as sent, for a retransmitted 2xx.
     var rememberedACK: (bytes: [UInt8], peer: SIPPeer)?
