@@ -133,17 +133,15 @@ final class SessionHarness: SIPUserAgentDelegate, SIPCallDelegate, @unchecked Se
     var outgoingCallID: String?
     var recvCount = 0
     var cseq = 0
-    var sentCount = 0
     /// True while the agent handles a message its parser refuses: its stateless 400 copies
     /// that message's Via, From, To, Call-ID and CSeq as they are, so it need not parse.
     var answeringUnparsable = false
 
     private init() {
         fuzz_clock_freeze()
-        var config = SIPUserAgentConfiguration()
-        config.defence.banSeconds = 60
         do {
-            ua = try SIPUserAgent(configuration: config)
+            // The defaults: PRACK supported, session timers, T1 0.5 s, the stock defence.
+            ua = try SIPUserAgent(configuration: SIPUserAgentConfiguration())
             agent = try ua.start()[0].address
         } catch {
             fatalError("fuzz-sip-session: cannot start the agent: \(error)")
@@ -179,15 +177,22 @@ final class SessionHarness: SIPUserAgentDelegate, SIPCallDelegate, @unchecked Se
             }
         }
         ua.loop.sync { [self] in for call in calls { call.hangup() } }
+        // Up to 240 s in 8 s steps, each checked in the loop turn after the last one's timers.
         var rounds = 0
-        while !ua.loop.sync({ [self] in ua.transactions.count == 0 && ua.activeCallCount == 0 }), rounds < 30 {
-            step(nanoseconds: 8_000_000_000)
+        while rounds < 30, !ua.loop.sync({ [self] in
+            if ua.transactions.count == 0 && ua.activeCallCount == 0 { return true }
+            trace("   (clock +8000 ms)")
+            fuzz_clock_advance(8_000_000_000)
+            return false
+        }) {
             rounds += 1
         }
-        ua.loop.sync { [self] in checkQuiet() }
-        // Past every ban, rate window and merged-request memory, so inputs do not meet.
-        step(nanoseconds: 70_000_000_000)
-        ua.loop.sync { [self] in reset() }
+        ua.loop.sync { [self] in
+            checkQuiet()
+            reset()
+            // Past every ban, rate window and merged-request memory, so inputs do not meet.
+            fuzz_clock_advance(70_000_000_000)
+        }
     }
 
     /// Moves the clock on the loop: in the same loop turn, after this work, the timers now
@@ -321,7 +326,6 @@ final class SessionHarness: SIPUserAgentDelegate, SIPCallDelegate, @unchecked Se
     // MARK: What the agent sends (loop)
 
     func agentSent(_ bytes: [UInt8], to peer: SIPPeer) -> Bool {
-        sentCount += 1
         trace("<-- agent to \(peer)\n" + String(decoding: bytes, as: UTF8.self))
         let message: SIPMessage
         do {

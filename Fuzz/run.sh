@@ -67,6 +67,7 @@ for t in "$@"; do
   if $fresh; then corpus=$dir/smoke-corpus-$t; rm -rf "$corpus"; fi
   mkdir -p "$corpus"
   flags=(-max_len="$(max_len "$t")" -timeout=30 -rss_limit_mb=2048 -artifact_prefix="$dir/$t-")
+  case $t in sip|sip-session) flags+=(-dict=Fuzz/dict/sip.dict) ;; esac
   log=$dir/fuzz-$t.log
   t0=$SECONDS
 
