@@ -24,6 +24,10 @@ public struct JSONLimits: Sendable, Equatable {
     /// about validity otherwise: the decoder still judges the syntax.
     public func check<Bytes: Collection>(_ bytes: Bytes) throws(JSONLimitError) where Bytes.Element == UInt8 {
         guard bytes.count <= maxBytes else { throw .tooLarge(bytes: bytes.count, limit: maxBytes) }
+        // Only UTF-8 is measured: JSONDecoder also takes UTF-16 and UTF-32 without a byte
+        // order mark, whose code units would hide brackets from this count. Such text always
+        // holds a NUL byte next to its ASCII; JSON in UTF-8 never does (found by fuzz-api).
+        if bytes.contains(0) { throw .notUTF8 }
         var depth = 0
         var inString = false
         var escaped = false
@@ -51,12 +55,15 @@ public struct JSONLimits: Sendable, Equatable {
 public enum JSONLimitError: Error, Sendable, Equatable, CustomStringConvertible {
     case tooLarge(bytes: Int, limit: Int)
     case tooDeep(limit: Int)
+    /// A NUL byte: not UTF-8 JSON (UTF-16 or UTF-32, or binary).
+    case notUTF8
 
     /// The `what` label of the refusal in `/metrics`.
     public var metricLabel: String {
         switch self {
         case .tooLarge: return "json_too_large"
         case .tooDeep: return "json_too_deep"
+        case .notUTF8: return "json_not_utf8"
         }
     }
 
@@ -64,6 +71,7 @@ public enum JSONLimitError: Error, Sendable, Equatable, CustomStringConvertible 
         switch self {
         case .tooLarge(let bytes, let limit): return "the JSON is \(bytes) bytes, more than the \(limit) allowed"
         case .tooDeep(let limit): return "the JSON nests arrays or objects deeper than \(limit) levels"
+        case .notUTF8: return "the body is not UTF-8 JSON (it holds a NUL byte)"
         }
     }
 }
