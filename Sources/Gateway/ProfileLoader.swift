@@ -178,7 +178,7 @@ struct ProfileSchema {
     }
 
     private func inbound(_ value: JSON5Value, at path: String) throws(ProfileError) -> TrunkProfile.Inbound {
-        let o = try object(value, at: path, keys: ["allowFrom", "routes", "ringTimeoutSec"])
+        let o = try object(value, at: path, keys: ["allowFrom", "routes", "ringTimeoutSec", "maxConcurrentCalls", "callsPerSecond"])
         let allowFrom = try o.optional("allowFrom") { (v, p) throws(ProfileError) in
             try nonEmptyArray(v, at: p) { (e, ep) throws(ProfileError) in
                 let text = try string(e, at: ep)
@@ -212,7 +212,10 @@ struct ProfileSchema {
             }
         }
         let ring = try o.optional("ringTimeoutSec") { (v, p) throws(ProfileError) in try int(v, at: p, in: 1...600) }
-        return TrunkProfile.Inbound(allowFrom: allowFrom, routes: routes, ringTimeoutSec: ring ?? 45)
+        let maxCalls = try o.optional("maxConcurrentCalls") { (v, p) throws(ProfileError) in try int(v, at: p, in: 1...100_000) }
+        let cps = try o.optional("callsPerSecond") { (v, p) throws(ProfileError) in try int(v, at: p, in: 1...10_000) }
+        return TrunkProfile.Inbound(allowFrom: allowFrom, routes: routes, ringTimeoutSec: ring ?? 45,
+                                    maxConcurrentCalls: maxCalls ?? 100, callsPerSecond: cps ?? 10)
     }
 
     private func media(_ value: JSON5Value, at path: String) throws(ProfileError) -> TrunkProfile.MediaSettings {
