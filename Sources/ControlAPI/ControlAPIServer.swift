@@ -119,9 +119,10 @@ public final class ControlAPIServer: Sendable {
         let m = request.method
         if parts == ["metrics"] {
             guard m == "GET" else { throw Self.notAllowed(request) }
+            let load = gateway.sipLoad()
             let text = gateway.metrics.render(statuses: gateway.list().map(\.status), sipResponses: gateway.sipResponseCounts(),
                                               lateFrames: gateway.media.measurements().lateFrames,
-                                              refusals: gateway.sipRefusalCounts())
+                                              refusals: gateway.sipRefusalCounts(), sipTransactions: load.transactions, heapTrims: load.heapTrims)
             return .text(200, text, contentType: "text/plain; version=0.0.4; charset=utf-8")
         }
         if parts == ["v1", "events"] {

@@ -112,6 +112,9 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
     /// Responses the SIP layer sent on its own (400, 403, 404, 481 ...), by code.
     public func sipResponseCounts() -> [Int: Int] { ua.loop.sync { [self] in ua.counters.statelessResponses } }
 
+    /// SIP transactions alive now and heap trims so far (`/metrics`).
+    public func sipLoad() -> (transactions: Int, heapTrims: Int) { ua.loop.sync { [self] in (ua.liveTransactions, ua.heapTrims) } }
+
     public var activeSessionCount: Int { ua.loop.sync { [self] in sessions.count } }
 
     /// A trunk's PRACK and session-timer settings as the SIP layer takes them.
