@@ -8,7 +8,7 @@ import Testing
         {
           profiles: "/etc/irisgw/profiles", sipListen: "0.0.0.0:5060", apiListen: "127.0.0.1:8080",
           rtpHost: "203.0.113.7", rtpPorts: "30000-39999", dataDir: "/var/lib/irisgw",
-          publicURL: "https://gw1.example.net", drainTimeoutSec: 60, maxSessions: 500,
+          publicURL: "https://gw1.example.net", drainTimeoutSec: 60, maxSessions: 500, mediaRealtimePriority: 10,
           webhook: { url: "http://127.0.0.1:9000/hook", timeoutSec: 3, retries: 4 },
         }
         """, file: "serve.json5")
@@ -16,6 +16,7 @@ import Testing
         #expect(c.rtpPorts == 30_000...39_999 && c.rtpHost == "203.0.113.7" && c.dataDir == "/var/lib/irisgw")
         #expect(c.publicURL == "https://gw1.example.net" && c.drainTimeoutSec == 60 && c.maxSessions == 500)
         #expect(c.webhook == .init(url: "http://127.0.0.1:9000/hook", timeoutSec: 3, retries: 4))
+        #expect(c.mediaRealtimePriority == 10)
         #expect(try ServeConfiguration.parse("{}", file: "empty.json5") == ServeConfiguration())
     }
 
@@ -27,6 +28,7 @@ import Testing
         ("{ webhook: { url: \"ftp://x\" } }", "webhook.url"),
         ("{ publicURL: \"gw1\" }", "publicURL"),
         ("{ apiListen: \"localhost\" }", "apiListen"),
+        ("{ mediaRealtimePriority: 0 }", "mediaRealtimePriority"),
     ])
     func badFilesNameTheFileAndKey(_ text: String, _ key: String) {
         do {
