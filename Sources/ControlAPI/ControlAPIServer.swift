@@ -119,10 +119,12 @@ public final class ControlAPIServer: Sendable {
         let m = request.method
         if parts == ["metrics"] {
             guard m == "GET" else { throw Self.notAllowed(request) }
+            let load = gateway.sipLoad()
             var text = gateway.metrics.render(statuses: gateway.list().map(\.status), sipResponses: gateway.sipResponseCounts(),
                                               lateFrames: gateway.media.measurements().lateFrames,
                                               refusals: gateway.sipRefusalCounts(),
-                                              recordWrites: (gateway.records.writeFailures, gateway.records.pendingWrites))
+                                              recordWrites: (gateway.records.writeFailures, gateway.records.pendingWrites),
+                                              sipTransactions: load.transactions, heapTrims: load.heapTrims)
             if let http = server.withLock({ $0 })?.statistics { text += Self.metricsText(http) }
             return .text(200, text, contentType: "text/plain; version=0.0.4; charset=utf-8")
         }

@@ -58,7 +58,11 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
         }
         ua = try SIPUserAgent(configuration: sip)
         media = try MediaEngine(configuration: .init(threads: configuration.mediaThreads, host: configuration.rtpHost,
-                                                     portRange: configuration.rtpPorts))
+                                                     portRange: configuration.rtpPorts,
+                                                     realtimePriority: configuration.mediaRealtimePriority.map { Int32($0) }))
+        if let why = media.realtimeError {
+            writeToStandardError("irisgw: media threads keep normal scheduling: \(why) (needs CAP_SYS_NICE or RLIMIT_RTPRIO)\n")
+        }
         events = EventHub(retention: configuration.eventRetention)
         try PrivateFiles.prepareDirectory(configuration.dataDir)
         try PrivateFiles.prepareDatabase(configuration.dataDir + "/calls.sqlite")
@@ -111,6 +115,9 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
 
     /// Responses the SIP layer sent on its own (400, 403, 404, 481 ...), by code.
     public func sipResponseCounts() -> [Int: Int] { ua.loop.sync { [self] in ua.counters.statelessResponses } }
+
+    /// SIP transactions alive now and heap trims so far (`/metrics`).
+    public func sipLoad() -> (transactions: Int, heapTrims: Int) { ua.loop.sync { [self] in (ua.liveTransactions, ua.heapTrims) } }
 
     public var activeSessionCount: Int { ua.loop.sync { [self] in sessions.count } }
 

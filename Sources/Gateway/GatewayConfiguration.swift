@@ -13,6 +13,9 @@ public struct GatewayConfiguration: Sendable {
     public var rtpPorts: ClosedRange<UInt16>
     /// Media threads. Default one per core.
     public var mediaThreads: Int
+    /// SCHED_RR priority (1-99) for the media threads; nil (the default) keeps normal
+    /// scheduling (`MediaEngineConfiguration.realtimePriority`).
+    public var mediaRealtimePriority: Int?
     /// Where `calls.sqlite`, `api-key` and `room-token-secret` live. Default `./.irisgw`.
     public var dataDir: String
     /// The profile `createWithTN` uses when the request names none. Default: the first

@@ -52,8 +52,10 @@ public final class GatewayMetrics: Sendable {
     /// `sipResponses` the SIP layer's counts by status code.
     /// `refusals` are counts kept by other layers (the SIP agent's, the HTTP server's), merged
     /// with the gateway's own under `irisgw_refused_total`.
+    /// `sipTransactions` and `heapTrims` are the SIP agent's live transactions and heap trims.
     public func render(statuses: [SessionStatus], sipResponses: [Int: Int], lateFrames: Int = 0,
-                       refusals: [String: Int] = [:], recordWrites: (lost: Int, pending: Int) = (0, 0)) -> String {
+                       refusals: [String: Int] = [:], recordWrites: (lost: Int, pending: Int) = (0, 0),
+                       sipTransactions: Int = 0, heapTrims: Int = 0) -> String {
         let c = counts.withLock { $0 }
         let refused = c.refused.merging(refusals, uniquingKeysWith: +)
         var out = PrometheusText()
@@ -69,6 +71,9 @@ public final class GatewayMetrics: Sendable {
         metric("irisgw_inbound_invites_total", "counter", "New INVITEs from trunks.", [("", String(c.inboundInvites))])
         metric("irisgw_sip_responses_total", "counter", "SIP responses sent without a transaction user, by code.",
                sipResponses.keys.sorted().map { ("{code=\"\($0)\"}", String(sipResponses[$0]!)) })
+        metric("irisgw_sip_transactions_active", "gauge", "SIP transactions alive (client and server).", [("", String(sipTransactions))])
+        metric("irisgw_heap_trims_total", "counter", "Times freed heap was returned to the system after a transaction flood ended.",
+               [("", String(heapTrims))])
         metric("irisgw_sip_invite_final_responses_total", "counter", "Final responses to the gateway's INVITEs toward trunks, by code.",
                c.inviteResponses.keys.sorted().map { ("{code=\"\($0)\"}", String(c.inviteResponses[$0]!)) })
         metric("irisgw_media_packets_received_total", "counter", "RTP packets received (ended sessions).", [("", String(c.packetsReceived))])

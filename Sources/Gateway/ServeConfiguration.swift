@@ -19,6 +19,7 @@ import IOCore
 ///   roomTokenLifetimeSec: 60,          // default: the inbound ring timeout + 15 s
 ///   webhook: { url: "http://127.0.0.1:9000/irisgw", timeoutSec: 5, retries: 2 },
 ///   maxInboundSessions: 500,           // default: half of maxSessions
+///   mediaRealtimePriority: 10,         // SCHED_RR for the media threads; default: normal scheduling
 ///   sip: { answerUnknownSources: false, requestsPerSecond: 50 },  // ServeConfiguration+SIP.swift
 ///   apiLimits: { maxConnectionsPerSource: 256, maxWebSocketsPerClient: 1000 },
 /// }
@@ -39,6 +40,8 @@ public struct ServeConfiguration: Sendable, Equatable {
     /// Inbound sessions at once over all trunks, so a flood of incoming calls always leaves
     /// room for the apps' outbound ones. Default: half of `maxSessions`.
     public var maxInboundSessions: Int?
+    /// SCHED_RR priority (1-99) of the media threads; default none (normal scheduling).
+    public var mediaRealtimePriority: Int?
     /// SIP exposure and bounds (`ServeConfiguration+SIP.swift`).
     public var sip: SIPSettings?
     /// The control API server's caps; what is not given keeps the server's default.
@@ -95,7 +98,8 @@ public struct ServeConfiguration: Sendable, Equatable {
     public init() {}
 
     public static let keys = ["profiles", "sipListen", "apiListen", "rtpHost", "rtpPorts", "dataDir", "publicURL",
-                              "drainTimeoutSec", "maxSessions", "maxInboundSessions", "roomTokenLifetimeSec", "webhook", "sip", "apiLimits"]
+                              "drainTimeoutSec", "maxSessions", "maxInboundSessions", "mediaRealtimePriority", "roomTokenLifetimeSec", "webhook",
+                              "sip", "apiLimits"]
 
     public static func load(file: URL) throws(ProfileError) -> ServeConfiguration {
         let display = file.relativePath
@@ -139,6 +143,7 @@ public struct ServeConfiguration: Sendable, Equatable {
         c.drainTimeoutSec = try o.optional("drainTimeoutSec") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 0...3600) }
         c.maxSessions = try o.optional("maxSessions") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...1_000_000) }
         c.maxInboundSessions = try o.optional("maxInboundSessions") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...1_000_000) }
+        c.mediaRealtimePriority = try o.optional("mediaRealtimePriority") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...99) }
         c.sip = try o.optional("sip") { (v, p) throws(ProfileError) in try sipSettings(v, at: p, schema: schema) }
         c.roomTokenLifetimeSec = try o.optional("roomTokenLifetimeSec") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...86_400) }
         c.webhook = try o.optional("webhook") { (v, p) throws(ProfileError) in

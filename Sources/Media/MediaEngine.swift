@@ -14,13 +14,20 @@ public struct MediaEngineConfiguration: Sendable {
     /// Seconds a released port pair rests before reuse, so late packets of an old call never
     /// reach a new one. Default 10.
     public var portQuarantine: Double
+    /// Real-time priority (SCHED_RR, 1-99) for the media threads, so other processes on the
+    /// machine cannot hold a tick back: a media thread that is runnable but waits for a CPU
+    /// plays its calls' frames late (`lateFrames`). Needs CAP_SYS_NICE or an RLIMIT_RTPRIO
+    /// allowing it; without, the threads keep normal scheduling (`realtime` says which).
+    /// Default nil: normal scheduling.
+    public var realtimePriority: Int32?
 
     public init(threads: Int = ProcessInfo.processInfo.activeProcessorCount, host: String = "127.0.0.1",
-                portRange: ClosedRange<UInt16> = 20_000...29_999, portQuarantine: Double = 10) {
+                portRange: ClosedRange<UInt16> = 20_000...29_999, portQuarantine: Double = 10, realtimePriority: Int32? = nil) {
         self.threads = max(1, threads)
         self.host = host
         self.portRange = portRange
         self.portQuarantine = portQuarantine
+        self.realtimePriority = realtimePriority
     }
 }
 
@@ -36,8 +43,12 @@ public final class MediaEngine: @unchecked Sendable {
         self.configuration = configuration
         threads = try (0..<configuration.threads).map { try MediaThread(index: $0) }
         ports = Mutex(try RTPPortAllocator(configuration: .init(range: configuration.portRange, quarantine: configuration.portQuarantine)))
-        threads.forEach { $0.start() }
+        realtimeError = threads.compactMap { $0.start(realtimePriority: configuration.realtimePriority) }.first
     }
+
+    /// Why the media threads could not take `configuration.realtimePriority` (they run with
+    /// normal scheduling then); nil when they did or none was asked for.
+    public let realtimeError: String?
 
     /// Stops every thread; calls still open are dropped with their sockets.
     public func shutdown() {

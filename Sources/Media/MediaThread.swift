@@ -24,13 +24,23 @@ final class MediaThread: @unchecked Sendable {
         timer = try PeriodicTimer(interval: 0.020)
     }
 
-    func start() {
+    /// Starts the thread; with `realtimePriority`, under SCHED_RR at that priority. Returns
+    /// why that priority could not be set (the thread runs with normal scheduling then).
+    @discardableResult
+    func start(realtimePriority: Int32? = nil) -> String? {
         loop.start(name: "irisgw-media-\(index)")
-        cpuClock = loop.sync { [self] in
+        let (clock, error) = loop.sync { [self] () -> (clockid_t?, String?) in
             loop.register(fd: timer.fd) { [unowned self] in self.onTick() }
             var clock = clockid_t()
-            return pthread_getcpuclockid(pthread_self(), &clock) == 0 ? clock : nil
+            let cpu = pthread_getcpuclockid(pthread_self(), &clock) == 0 ? clock : nil
+            guard let realtimePriority else { return (cpu, nil) }
+            var param = sched_param()
+            param.sched_priority = realtimePriority
+            let rc = pthread_setschedparam(pthread_self(), Int32(SCHED_RR), &param)
+            return (cpu, rc == 0 ? nil : "SCHED_RR priority \(realtimePriority): \(String(cString: strerror(rc)))")
         }
+        cpuClock = clock
+        return error
     }
 
     /// The thread's CPU clock, readable from any thread.

@@ -51,6 +51,7 @@ enum ServeCommand {
         if let v = file.maxSessions { configuration.maxSessions = v }
         if let v = file.roomTokenLifetimeSec { configuration.roomTokenLifetime = Double(v) }
         if let v = file.maxInboundSessions { configuration.maxInboundSessions = v }
+        if let v = file.mediaRealtimePriority { configuration.mediaRealtimePriority = v }
         file.sip?.apply(to: &configuration.sip)
         var publicURL = file.publicURL
         var drainTimeout = Double(file.drainTimeoutSec ?? 30)

@@ -84,6 +84,10 @@ private func write(_ text: String, to dir: URL, as name: String) throws -> URL {
     let inboundOnly = try ProfileLoader.parse(#"{ name: "in", inbound: { routes: [{ did: "*", routingId: "x" }] } }"#, file: "in.json5")
     #expect(inboundOnly.inbound?.allowFrom.map(\.description) == ["127.0.0.1/32"])
     #expect(inboundOnly.inbound?.ringTimeoutSec == 45)
+    #expect(inboundOnly.inbound?.maxConcurrentCalls == 100 && inboundOnly.inbound?.callsPerSecond == 10)
+    let budget = try ProfileLoader.parse(#"{ name: "b", inbound: { routes: [{ did: "*", routingId: "x" }], maxConcurrentCalls: 7, callsPerSecond: 3 } }"#,
+                                         file: "b.json5")
+    #expect(budget.inbound?.maxConcurrentCalls == 7 && budget.inbound?.callsPerSecond == 3)
 
     let uk = try ProfileLoader.parse(#"{ name: "uk", outbound: { proxies: ["sip:[2001:db8::1]"], defaultCountryCode: "44" } }"#, file: "uk.json5")
     #expect(uk.outbound?.allowedPrefixes == ["+44"])

@@ -9,7 +9,7 @@ import Testing
         {
           profiles: "/etc/irisgw/profiles", sipListen: "0.0.0.0:5060", apiListen: "127.0.0.1:8080",
           rtpHost: "203.0.113.7", rtpPorts: "30000-39999", dataDir: "/var/lib/irisgw",
-          publicURL: "https://gw1.example.net", drainTimeoutSec: 60, maxSessions: 500,
+          publicURL: "https://gw1.example.net", drainTimeoutSec: 60, maxSessions: 500, mediaRealtimePriority: 10,
           webhook: { url: "http://127.0.0.1:9000/hook", timeoutSec: 3, retries: 4 },
           apiLimits: { threads: 4, maxConnectionsPerSource: 300, maxWebSocketsPerClient: 900 },
         }
@@ -19,6 +19,7 @@ import Testing
         #expect(c.publicURL == "https://gw1.example.net" && c.drainTimeoutSec == 60 && c.maxSessions == 500)
         #expect(c.webhook == .init(url: "http://127.0.0.1:9000/hook", timeoutSec: 3, retries: 4))
         #expect(c.apiLimits == .init(threads: 4, maxConnectionsPerSource: 300, maxWebSocketsPerClient: 900))
+        #expect(c.mediaRealtimePriority == 10)
         #expect(try ServeConfiguration.parse("{}", file: "empty.json5") == ServeConfiguration())
     }
 
@@ -62,6 +63,7 @@ import Testing
         ("{ sip: { userAgent: \"irisgw\\u0000\" } }", "sip.userAgent"),
         ("{ sip: { tcp: { idleTimeoutSec: -1 } } }", "sip.tcp.idleTimeoutSec"),
         ("{ maxInboundSessions: 0 }", "maxInboundSessions"),
+        ("{ mediaRealtimePriority: 0 }", "mediaRealtimePriority"),
     ])
     func badFilesNameTheFileAndKey(_ text: String, _ key: String) {
         do {

@@ -118,3 +118,24 @@ struct MediaEngineRTCPTests {
         #expect(call.statistics()[.trunk]?.packetsLost == 10)
     }
 }
+
+/// `realtimePriority` puts the media threads under SCHED_RR, or says why it could not.
+@Test func realtimePriorityIsTakenOrExplained() throws {
+    let engine = try MediaEngine(configuration: .init(threads: 1, portRange: 21_700...21_709, portQuarantine: 0, realtimePriority: 5))
+    defer { engine.shutdown() }
+    let policy = engine.threads[0].loop.sync { () -> Int32 in
+        var p = sched_param()
+        var policy: Int32 = 0
+        pthread_getschedparam(pthread_self(), &policy, &p)
+        return policy
+    }
+    if let why = engine.realtimeError {
+        #expect(why.contains("SCHED_RR priority 5"))
+        #expect(policy == Int32(SCHED_OTHER))
+    } else {
+        #expect(policy == Int32(SCHED_RR))
+    }
+    let plain = try MediaEngine(configuration: .init(threads: 1, portRange: 21_710...21_719, portQuarantine: 0))
+    defer { plain.shutdown() }
+    #expect(plain.realtimeError == nil)
+}

@@ -158,7 +158,7 @@ final class TransactionLayer {
         }
         // Without an RFC 3261 branch (RFC 2543 peers) osip's own matching decides.
         if key == nil, osip_find_transaction_and_add_event(osip, evt) == 0 {
-            pump()
+            pump(force: true)
             return
         }
         // No transaction: a new request, or something the layer above must judge.
@@ -259,24 +259,38 @@ final class TransactionLayer {
     /// Runs osip's timers over every transaction (on the loop's tick, not per message);
     /// returns how soon to run again.
     ///
+    /// osip's timer and event walks visit every live transaction (each timer check reads the
+    /// clock), and the loop ticks after every batch of I/O: under a flood of requests that
+    /// was most of the SIP loop's time (5,000 transactions walked hundreds of times a
+    /// second). The walks run at most every `walkInterval` seconds unless `force`d; SIP's
+    /// timers count in hundreds of milliseconds (T1 = 500 ms), so nothing notices.
+    ///
     /// osip calls us from inside its state machines, before it has moved the transaction to
     /// its next state; events added then would be lost. So callbacks only queue work, and
     /// `drain()` runs the queue after osip returns.
     @discardableResult
-    func pump() -> Double? {
+    func pump(force: Bool = false) -> Double? {
         guard !draining else { return nil }
-        osip_timers_ict_execute(osip)
-        osip_timers_nict_execute(osip)
-        osip_timers_ist_execute(osip)
-        osip_timers_nist_execute(osip)
-        osip_ict_execute(osip)
-        osip_nict_execute(osip)
-        osip_ist_execute(osip)
-        osip_nist_execute(osip)
+        let now = SIPEventLoop.now()
+        if force || now - lastWalk >= Self.walkInterval {
+            lastWalk = now
+            osip_timers_ict_execute(osip)
+            osip_timers_nict_execute(osip)
+            osip_timers_ist_execute(osip)
+            osip_timers_nist_execute(osip)
+            osip_ict_execute(osip)
+            osip_nict_execute(osip)
+            osip_ist_execute(osip)
+            osip_nist_execute(osip)
+        }
         drain()
         let nonInviteLeft = nonInvite.expire(now: SIPEventLoop.now())
         return transactions.isEmpty && nonInviteLeft == 0 ? nil : 0.02
     }
+
+    /// Seconds between two walks of osip's transaction lists (see `pump`).
+    static let walkInterval = 0.005
+    private var lastWalk = 0.0
 
     private var draining = false
     private var deferred: [() -> Void] = []

@@ -138,13 +138,21 @@ final class SIPTransports {
 
     // MARK: UDP
 
+    /// Reads at most `udpBatch` datagrams, then lets the loop run its other work (API calls
+    /// handed in, timers, the transaction pump) before the next batch: epoll is
+    /// level-triggered, so what is left wakes it again at once. Draining to EAGAIN let a
+    /// flood that never lets the socket empty hold every other piece of SIP work back.
     private func readUDP(_ socket: UDPSocket) {
         var source = RawSocketAddress()
-        while let n = receiveBuffer.withUnsafeMutableBytes({ socket.receive(into: $0, from: &source) }) {
+        for _ in 0..<Self.udpBatch {
+            guard let n = receiveBuffer.withUnsafeMutableBytes({ socket.receive(into: $0, from: &source) }) else { return }
             guard n > 0, let from = source.address else { continue }
             onMessage?(Array(receiveBuffer[0..<n]), SIPPeer(transport: .udp, address: from))
         }
     }
+
+    /// Datagrams read per readiness callback (see `readUDP`).
+    static let udpBatch = 64
 
     // MARK: Sockets
 

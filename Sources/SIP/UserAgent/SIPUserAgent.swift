@@ -41,6 +41,10 @@ public final class SIPUserAgent: @unchecked Sendable {
     public var isTrustedSource: ((SocketAddress) -> Bool)?
     var sources: SourceGuard
     var heapTrim = HeapTrimPolicy()
+    /// Times the heap was handed back to the system after a transaction flood (`/metrics`).
+    public private(set) var heapTrims = 0
+    /// Transactions alive now, client and server (`/metrics`). Loop only.
+    public var liveTransactions: Int { transactions.count }
 
     public struct Counters: Sendable, Equatable {
         public var received = 0
@@ -64,7 +68,10 @@ public final class SIPUserAgent: @unchecked Sendable {
         transactions.onUnparsable = { [unowned self] m, peer in self.handleUnparsable(m, peer) }
         self.loop.tick = { [unowned self] in
             let next = self.transactions.pump()
-            if self.heapTrim.shouldTrim(liveTransactions: self.transactions.count) { trimHeap() }
+            if self.heapTrim.shouldTrim(liveTransactions: self.transactions.count) {
+                trimHeap()
+                self.heapTrims += 1
+            }
             return next
         }
     }
