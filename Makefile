@@ -34,9 +34,11 @@ test: deps
 	timeout $(TEST_TIMEOUT) $(SWIFT) test --skip-build
 	@$(MAKE) --no-print-directory fuzz-smoke
 
-## bench: prints BENCH lines (ratios measured in this run)
+## bench: prints BENCH lines (ratios measured in this run); BENCH_ARGS picks benches:
+##   make bench BENCH_ARGS=flood, make bench BENCH_ARGS="soak --minutes 5" (docs/operations.md)
+BENCH_ARGS ?=
 bench: release
-	.build/release/irisgw-bench
+	.build/release/irisgw-bench $(BENCH_ARGS)
 
 ## run: the gateway with the built-in carrier simulator (SIP 127.0.0.1:5060, API :8080, simulator :5090) until Ctrl-C
 run: release

@@ -18,10 +18,18 @@ enum BridgeBench {
         let api: String
         let key: String
         let directory: URL
+        /// The SIP port (UDP and TCP share it).
+        let sipPort: Int
 
-        func stop() {
+        var pid: Int32 { process.processIdentifier }
+        var dataDirectory: URL { directory.appendingPathComponent("data") }
+
+        /// SIGINT (every call ends, records complete), then `beforeRemoval` on the data
+        /// directory, then the directory goes.
+        func stop(beforeRemoval: (URL) -> Void = { _ in }) {
             process.interrupt()
             process.waitUntilExit()
+            beforeRemoval(dataDirectory)
             try? FileManager.default.removeItem(at: directory)
         }
 
@@ -36,22 +44,36 @@ enum BridgeBench {
         }
     }
 
-    static func startGateway(irisgw: String, carrierPort: Int) throws -> Gateway {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-bench-\(getpid())")
-        try? FileManager.default.removeItem(at: dir)
-        try FileManager.default.createDirectory(at: dir.appendingPathComponent("profiles"), withIntermediateDirectories: true)
-        try """
+    /// The bench's trunk profile: outbound to the carrier at `carrierPort` with budgets no
+    /// bench reaches; `inbound` (a JSON5 object) adds calls in.
+    static func profile(carrierPort: Int, inbound: String? = nil) -> String {
+        """
         { name: "bench",
           outbound: { proxies: ["sip:127.0.0.1:\(carrierPort);transport=udp"], fromDomain: "bench.test", allowedPrefixes: ["+1"],
                       maxConcurrentCalls: 10000, callsPerSecond: 10000, ringTimeoutSec: 30 },
+          \(inbound.map { "inbound: \($0)," } ?? "")
           media: { codecs: ["PCMU"], dtmf: "rfc4733", rtpTimeoutSec: 0 },
           sip: { transport: "udp", prack: "supported", sessionTimerSec: 0, optionsPingSec: 0 } }
-        """.write(to: dir.appendingPathComponent("profiles/bench.json5"), atomically: true, encoding: .utf8)
+        """
+    }
+
+    /// A release `irisgw serve` with one profile (`profile(carrierPort:)` unless given) and,
+    /// when `config` is set, that serve configuration (JSON5).
+    static func startGateway(irisgw: String, carrierPort: Int, profile text: String? = nil, config: String? = nil) throws -> Gateway {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-bench-\(getpid())")
+        try? FileManager.default.removeItem(at: dir)
+        try FileManager.default.createDirectory(at: dir.appendingPathComponent("profiles"), withIntermediateDirectories: true)
+        try (text ?? profile(carrierPort: carrierPort)).write(to: dir.appendingPathComponent("profiles/bench.json5"), atomically: true, encoding: .utf8)
         let p = Process()
         p.executableURL = URL(fileURLWithPath: irisgw)
         p.arguments = ["serve", "--profiles", dir.appendingPathComponent("profiles").path, "--sip-listen", "127.0.0.1:0",
                        "--api-listen", "127.0.0.1:0", "--data-dir", dir.appendingPathComponent("data").path,
                        "--rtp-ports", "30000-39998", "--max-sessions", "100000"]
+        if let config {
+            let path = dir.appendingPathComponent("serve.json5")
+            try config.write(to: path, atomically: true, encoding: .utf8)
+            p.arguments! += ["--config", path.path]
+        }
         var env = ProcessInfo.processInfo.environment
         env["IRISGW_API_KEY"] = "bench"
         p.environment = env
@@ -67,21 +89,39 @@ enum BridgeBench {
             if d.isEmpty { break }
             text += String(decoding: d, as: UTF8.self)
         }
-        for line in text.split(separator: "\n") where line.hasPrefix("listening api ") { api = String(line.dropFirst(14)) }
+        var sipPort = 0
+        for line in text.split(separator: "\n") {
+            if line.hasPrefix("listening api ") { api = String(line.dropFirst(14)) }
+            if line.hasPrefix("listening sip udp "), let port = line.split(separator: ":").last.flatMap({ Int($0) }) { sipPort = port }
+        }
         guard !api.isEmpty else {
             p.terminate()
             throw SocketError("irisgw serve did not start: \(text)", code: EINVAL)
         }
-        // Keep draining its output so it never blocks on a full pipe.
-        Thread { while !h.availableData.isEmpty {} }.start()
-        return Gateway(process: p, api: api, key: "bench", directory: dir)
+        // Keep draining its output so it never blocks on a full pipe; with
+        // IRISGW_BENCH_GATEWAY_LOG=FILE it goes to FILE (appended).
+        let log = ProcessInfo.processInfo.environment["IRISGW_BENCH_GATEWAY_LOG"].flatMap { path -> FileHandle? in
+            if !FileManager.default.fileExists(atPath: path) { FileManager.default.createFile(atPath: path, contents: nil) }
+            let f = FileHandle(forWritingAtPath: path)
+            f?.seekToEndOfFile()
+            return f
+        }
+        log?.write(Data(text.utf8))
+        Thread {
+            while true {
+                let d = h.availableData
+                if d.isEmpty { break }
+                log?.write(d)
+            }
+        }.start()
+        return Gateway(process: p, api: api, key: "bench", directory: dir, sipPort: sipPort)
     }
 
-    static func startCarrier(port: Int) throws -> Process {
+    static func startCarrier(port: Int, timeout: Int = 600) throws -> Process {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/sipp")
         p.arguments = ["-sn", "uas", "-i", "127.0.0.1", "-p", String(port), "-nostdin", "-rtp_echo",
-                       "-mp", String(CallRateBench.freeUDPPort() ?? 45_000), "-timeout", "600s"]
+                       "-mp", String(CallRateBench.freeUDPPort() ?? 45_000), "-timeout", "\(timeout)s"]
         p.standardOutput = FileHandle.nullDevice
         p.standardError = FileHandle.nullDevice
         try p.run()
@@ -91,7 +131,7 @@ enum BridgeBench {
 
     /// Waits for events of routing id "bench" and hands each room's to its waiter.
     final class EventRouter: @unchecked Sendable {
-        private let lock = NSLock()
+        private let condition = NSCondition()
         private var seen: [String: [SessionEvent]] = [:]
         private let ws: WebSocketClient
         init(api: String, key: String) throws {
@@ -99,18 +139,33 @@ enum BridgeBench {
                                      headers: ["Authorization": "Bearer " + key])
             Thread { [self] in
                 while true {
-                    guard let text = try? ws.receive(timeout: 30), let e = try? JSONDecoder().decode(SessionEvent.self, from: Data(text.utf8)) else { break }
-                    lock.withLock { seen[e.roomId, default: []].append(e) }
+                    // A quiet minute (the soak between phases) is not the end of the stream.
+                    let text: String?
+                    do { text = try ws.receive(timeout: 60) } catch let e as IrisTransportError where e.isTimeout { continue } catch { break }
+                    guard let text else { break }
+                    guard let e = try? JSONDecoder().decode(SessionEvent.self, from: Data(text.utf8)) else { continue }
+                    condition.lock()
+                    seen[e.roomId, default: []].append(e)
+                    condition.broadcast()
+                    condition.unlock()
                 }
             }.start()
         }
-        func wait(_ room: String, timeout: Double, _ condition: (SessionEvent) -> Bool) -> Bool {
+        /// Waits (without polling) until an event of `room` meets `condition`.
+        func wait(_ room: String, timeout: Double, _ matches: (SessionEvent) -> Bool) -> Bool {
             let end = Date().addingTimeInterval(timeout)
-            while Date() < end {
-                if lock.withLock({ seen[room]?.contains(where: condition) ?? false }) { return true }
-                usleep(1000)
+            condition.lock()
+            defer { condition.unlock() }
+            while true {
+                if seen[room]?.contains(where: matches) ?? false { return true }
+                if !condition.wait(until: end) { return seen[room]?.contains(where: matches) ?? false }
             }
-            return false
+        }
+        /// Drops what was kept of `room` (a long run would otherwise keep every event).
+        func forget(_ room: String) {
+            condition.lock()
+            seen[room] = nil
+            condition.unlock()
         }
         func close() { ws.close() }
     }
@@ -127,13 +182,18 @@ enum BridgeBench {
         return try? JSONDecoder().decode(SessionResponse.self, from: Data(r.body))
     }
 
-    /// Runs `body` with a SIPp carrier, a gateway routed to it and its event stream; all stop after.
-    static func withBridge<T>(irisgw: String, _ body: (Gateway, EventRouter) throws -> T) throws -> T {
+    /// Runs `body` with a SIPp carrier (`-sn uas`, RTP echoed), a gateway routed to it and
+    /// its event stream; all stop after. `profile` builds the trunk profile from the carrier's
+    /// port; `config` is a serve configuration.
+    /// `carrierTimeout`: seconds SIPp lives; `beforeRemoval` sees the data directory once the
+    /// gateway has stopped.
+    static func withBridge<T>(irisgw: String, profile: ((Int) -> String)? = nil, config: String? = nil, carrierTimeout: Int = 600,
+                              beforeRemoval: (URL) -> Void = { _ in }, _ body: (Gateway, EventRouter) throws -> T) throws -> T {
         let carrierPort = CallRateBench.freeUDPPort() ?? 45_060
-        let carrier = try startCarrier(port: carrierPort)
+        let carrier = try startCarrier(port: carrierPort, timeout: carrierTimeout)
         defer { carrier.terminate(); carrier.waitUntilExit() }
-        let gw = try startGateway(irisgw: irisgw, carrierPort: carrierPort)
-        defer { gw.stop() }
+        let gw = try startGateway(irisgw: irisgw, carrierPort: carrierPort, profile: profile?(carrierPort), config: config)
+        defer { gw.stop(beforeRemoval: beforeRemoval) }
         let router = try EventRouter(api: gw.api, key: gw.key)
         defer { router.close() }
         return try body(gw, router)
@@ -141,22 +201,44 @@ enum BridgeBench {
 
     /// Sessions per second through the API: create, wait for Connected, close, wait for the end.
     static func setupRate(irisgw: String, sessions: Int = 400, workers: Int = 16) throws -> (rate: Double, failed: Int) {
-        try withBridge(irisgw: irisgw) { gw, router in
-            let next = Atomic<Int>(0), failed = Atomic<Int>(0)
-            let start = Date()
-            DispatchQueue.concurrentPerform(iterations: workers) { _ in
-                guard let client = try? HTTPClient(baseURL: gw.api, defaultHeaders: ["Authorization": "Bearer " + gw.key]) else { return }
-                while next.add(1, ordering: .relaxed).oldValue < sessions {
-                    guard let s = create(client, mediaPort: 9),
-                          router.wait(s.roomId, timeout: 10, { $0.status == .connected }),
-                          (try? client.request(method: "DELETE", path: "/v1/sessions/\(s.roomId)"))?.status == 202,
-                          router.wait(s.roomId, timeout: 10, { $0.event == .onSessionEnded }) else {
-                        failed.add(1, ordering: .relaxed)
-                        continue
-                    }
+        try withBridge(irisgw: irisgw) { gw, router in setupRate(gw, router, sessions: sessions, workers: workers) }
+    }
+
+    /// `sessions` outbound sessions through a running gateway, `workers` at a time: create,
+    /// wait for Connected, close, wait for the end. Sessions per second and how many failed;
+    /// `durations` (when given) gets each successful session's seconds from create to its end.
+    static func setupRate(_ gw: Gateway, _ router: EventRouter, sessions: Int, workers: Int,
+                          durations: (@Sendable (Double) -> Void)? = nil) -> (rate: Double, failed: Int) {
+        let next = Atomic<Int>(0), failed = Atomic<Int>(0)
+        let start = Date()
+        // One thread per worker: concurrentPerform would run only as many at once as there
+        // are cores, and these workers mostly wait.
+        let group = DispatchGroup()
+        for _ in 0..<workers {
+            group.enter()
+            Thread { defer { group.leave() }; work() }.start()
+        }
+        group.wait()
+        return (Double(sessions) / Date().timeIntervalSince(start), failed.load(ordering: .relaxed))
+
+        @Sendable func work() {
+            guard let client = try? HTTPClient(baseURL: gw.api, defaultHeaders: ["Authorization": "Bearer " + gw.key]) else { return }
+            while next.add(1, ordering: .relaxed).oldValue < sessions {
+                let began = Date()
+                guard let s = create(client, mediaPort: 9) else {
+                    failed.add(1, ordering: .relaxed)
+                    continue
                 }
+                defer { router.forget(s.roomId) }
+                guard router.wait(s.roomId, timeout: 10, { $0.status == .connected }),
+                      (try? client.request(method: "DELETE", path: "/v1/sessions/\(s.roomId)"))?.status == 202,
+                      router.wait(s.roomId, timeout: 10, { $0.event == .onSessionEnded }) else {
+                    failed.add(1, ordering: .relaxed)
+                    continue
+                }
+                let took = Date().timeIntervalSince(began)
+                durations?(took)
             }
-            return (Double(sessions) / Date().timeIntervalSince(start), failed.load(ordering: .relaxed))
         }
     }
 

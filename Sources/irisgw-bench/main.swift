@@ -65,6 +65,49 @@ if which.isEmpty || which.contains("bridge") {
     let media = try BridgeBench.mediaRun(irisgw: irisgw)
     print("BENCH bridge calls=100 channels_per_core=\(fmt(media.channelsPerCore)) floor_channels_per_core=\(fmt(floor)) ratio=\(String(format: "%.2f", media.channelsPerCore / floor)) packets_sent=\(media.sent) packets_received=\(media.received)")
 }
+if which.isEmpty || which.contains("flood") {
+    // INVITE floods against the whole gateway, with legitimate calls through the API meanwhile.
+    let irisgw = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("irisgw").path
+    print("BENCH flood-machine cores=\(ProcessInfo.processInfo.activeProcessorCount) load1=\(String(format: "%.2f", GatewayProbe.loadAverage()))")
+    for line in try FloodBench.run(irisgw: irisgw) { print(line) }
+}
+if CommandLine.arguments.count >= 2, CommandLine.arguments[1] == "soak" {
+    // `irisgw-bench soak [--minutes N] [--calls N] [--trace FILE] [--rt-priority N]`: not part of the default run.
+    var minutes = 5.0, calls = 200
+    var trace: String?
+    var realtime: Int?
+    var args = CommandLine.arguments.dropFirst(2).makeIterator()
+    while let a = args.next() {
+        switch a {
+        case "--minutes": minutes = args.next().flatMap { Double($0) } ?? minutes
+        case "--calls": calls = args.next().flatMap { Int($0) } ?? calls
+        case "--trace": trace = args.next()
+        case "--rt-priority": realtime = args.next().flatMap { Int($0) }
+        default:
+            FileHandle.standardError.write(Data("usage: irisgw-bench soak [--minutes N] [--calls N] [--trace FILE] [--rt-priority N]\n".utf8))
+            exit(2)
+        }
+    }
+    let irisgw = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("irisgw").path
+    print("BENCH soak-machine cores=\(ProcessInfo.processInfo.activeProcessorCount) load1=\(String(format: "%.2f", GatewayProbe.loadAverage()))")
+    fflush(nil)
+    // Sample lines are printed as they come; the summary last.
+    let lines = try SoakBench.run(irisgw: irisgw, minutes: minutes, calls: calls, trace: trace, realtimePriority: realtime)
+    if let summary = lines.last(where: { $0.hasPrefix("BENCH soak ") }) { print(summary) }
+}
+if which.contains("retention") {
+    // What an ended session leaves behind: RSS after every 1,000 sessions (no media), past
+    // the 10,000 ended-session snapshots the gateway keeps.
+    let irisgw = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("irisgw").path
+    try BridgeBench.withBridge(irisgw: irisgw) { gw, router in
+        var line = "BENCH retention sessions_rss_kib="
+        for i in 0...14 {
+            if i > 0 { _ = BridgeBench.setupRate(gw, router, sessions: 1000, workers: 8) }
+            line += (i > 0 ? "," : "") + "\(i * 1000):\(GatewayProbe.rssKiB(gw.pid))"
+        }
+        print(line)
+    }
+}
 if which.contains("profile-parse") {
     // Our parse path alone, for `perf record`.
     var n = 0
