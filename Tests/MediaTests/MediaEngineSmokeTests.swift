@@ -98,7 +98,8 @@ struct MediaEngineRTCPTests {
         defer { rx.deallocate() }
         var from = RawSocketAddress()
         var lost: Int32? = nil
-        let deadline = EventLoop.now() + 5
+        // A condition wait: 20 s only matters on a machine stalled by other work.
+        let deadline = EventLoop.now() + 20
         while lost != 10, EventLoop.now() < deadline {
             if let n = carrierRTCP.receive(into: rx, from: &from),
                let compound = try? RTCPCompoundPacket(parsing: UnsafeRawBufferPointer(rebasing: rx[0..<n])) {
