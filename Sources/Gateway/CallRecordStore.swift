@@ -41,7 +41,6 @@ public final class CallRecordStore: Sendable {
     /// Writes a full disk (or an I/O error) refused, kept in order to be tried again with
     /// the next batch (each heartbeat makes one). Only touched on `queue`.
     private let retrying = Mutex<[Operation]>([])
-    private let retryCount = Atomic<Int>(0)
     /// Writes kept for retry at most; beyond it the oldest are lost (and counted).
     static let maxRetrying = 10_000
     private let clock: @Sendable () -> Double
@@ -91,7 +90,7 @@ public final class CallRecordStore: Sendable {
     public var writeFailures: Int { failures.load(ordering: .relaxed) }
 
     /// Writes the disk refused (full, I/O error), kept to be tried again each second.
-    public var pendingWrites: Int { retryCount.load(ordering: .relaxed) }
+    public var pendingWrites: Int { retrying.withLock { $0.count } }
 
     /// Runs `sql` on the writer queue: tests use it to give a "full" database room again.
     func executeForTesting(_ sql: String) throws(SQLiteError) {
@@ -245,10 +244,9 @@ public final class CallRecordStore: Sendable {
             defer { inbox.operations = [] }
             return inbox.operations
         }
-        let kept = retrying.withLock { kept in
-            defer { kept = [] }
-            return kept
-        }
+        // Kept where they are until the commit says what is still left, so `pendingWrites`
+        // never reads 0 in between.
+        let kept = retrying.withLock { $0 }
         guard !batch.isEmpty || !kept.isEmpty else { return }
         table.withLock { table in
             if let table { commit(kept + batch, to: table) }
@@ -269,7 +267,7 @@ public final class CallRecordStore: Sendable {
                 if let problem = try perform(operation, on: table, now: now) { note(problem) }
             }
             try table.database.execute("COMMIT")
-            retryCount.store(0, ordering: .relaxed)
+            retrying.withLock { $0 = [] }
         } catch {
             if table.database.isInTransaction { try? table.database.execute("ROLLBACK") }
             // The batch is undone. Replay it one write per transaction, so a bad write costs
@@ -303,11 +301,10 @@ public final class CallRecordStore: Sendable {
                 failures.add(dropped, ordering: .relaxed)
                 log("lost \(dropped) writes kept too long for a disk with no room")
             }
-            if !keep.isEmpty, retryCount.load(ordering: .relaxed) == 0 {
+            if !keep.isEmpty, retrying.withLock({ $0.isEmpty }) {
                 log("keeping \(keep.count) writes until the disk takes them: \(firstProblem ?? "")")
             }
             retrying.withLock { $0 = keep }
-            retryCount.store(keep.count, ordering: .relaxed)
         }
         if lost > 0, let firstProblem {
             failures.add(lost, ordering: .relaxed)

@@ -26,7 +26,6 @@ extension Gateway {
             metrics.refused("inbound_trunk_rate")
             return "trunk over its inbound call rate"
         case nil:
-            inboundSessionCount += 1
             return nil
         }
     }

@@ -28,8 +28,9 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
     var admissions: [String: Admission] = [:]
     /// Per-trunk budgets for calls in, apart from the outbound ones.
     var inboundAdmissions: [String: Admission] = [:]
-    /// Inbound sessions alive, against `configuration.inboundSessionLimit`.
-    var inboundSessionCount = 0
+    /// Inbound sessions alive, against `configuration.inboundSessionLimit`: what the trunks'
+    /// inbound budgets hold (every inbound session is admitted by its trunk's).
+    var inboundSessionCount: Int { inboundAdmissions.values.reduce(0) { $0 + $1.active } }
     /// The SIP sockets are open (loop-confined): `/healthz` says ok from then on.
     var started = false
     var draining = false
@@ -183,7 +184,6 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
             admissions[s.profile.name]?.release()
         } else {
             inboundAdmissions[s.profile.name]?.release()
-            inboundSessionCount -= 1
         }
         metrics.ended(reason)
         if let st = stats { metrics.media(st) }
