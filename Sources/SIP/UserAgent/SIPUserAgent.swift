@@ -139,12 +139,21 @@ public final class SIPUserAgent: @unchecked Sendable {
             refuse(.banned)
             return
         }
+        let trusted = isTrusted(peer.address)
+        // A trusted source's requests are counted before they are parsed, so a flood over
+        // its rate costs a lookup, not a parse, and the loop keeps the socket drained for the
+        // responses our own calls wait for. Responses are never counted.
+        let isRequest = !bytes.starts(with: Self.responsePrefix)
+        if isRequest, trusted, sources.admit(peer.address.host, trusted: true, now: now) != .admit {
+            refuse(.rateLimited)
+            return
+        }
         var message: SIPMessage
         do {
             message = try SIPMessage.parse(bytes, framing: peer.transport == .udp ? .datagram : .stream)
         } catch {
             counters.malformed += 1
-            guard isTrusted(peer.address) else {
+            guard trusted else {
                 refuse(.malformedFromUnknown)
                 return
             }
@@ -158,11 +167,14 @@ public final class SIPUserAgent: @unchecked Sendable {
             return
         }
         if message.isRequest {
-            guard admit(message, from: peer, now: now) else { return }
+            guard admit(message, from: peer, trusted: trusted, now: now) else { return }
             stampReceived(&message, peer)
         }
         transactions.receive(message, bytes: bytes, from: peer)
     }
+
+    /// How every response's start line begins (RFC 3261 §7.2).
+    static let responsePrefix = Array("SIP/2.0 ".utf8)
 
     /// RFC 3261 §18.2.1 `received` and RFC 3581 `rport` on the top Via, so responses built
     /// from the request carry where it really came from.
