@@ -75,6 +75,7 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
         }
         ua.delegate = self
         ua.isTrustedSource = Self.trustedSources(profiles)
+        ua.advertisedAddress = Self.advertisedAddresses(profiles, global: configuration.sipAdvertise)
     }
 
     /// Opens the SIP sockets and starts registrations and keepalives; returns the SIP addresses.

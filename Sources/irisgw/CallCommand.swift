@@ -19,7 +19,6 @@ enum CallCommand {
     static func run(_ args: [String]) -> Int32 {
         var options = ClientOptions()
         var target: String?, source: String?, profile: String?, dtmf: String?
-        var holdAfter: Double?, unholdAfter: Double?
         var reader = ArgumentReader(args)
         do {
             while let option = reader.next() {
@@ -28,8 +27,6 @@ enum CallCommand {
                 case "--from": source = try reader.value()
                 case "--profile": profile = try reader.value()
                 case "--dtmf": dtmf = try reader.value()
-                case "--hold-after": holdAfter = try reader.seconds()
-                case "--unhold-after": unholdAfter = try reader.seconds()
                 case "-h", "--help":
                     writeOut(usage)
                     return 0
@@ -42,8 +39,7 @@ enum CallCommand {
             }
             guard let target else { throw UsageError("TARGET is required") }
             guard let source else { throw UsageError("--from SOURCE is required") }
-            return try place(target: target, source: source, profile: profile, dtmf: dtmf, holdAfter: holdAfter,
-                             unholdAfter: unholdAfter, options: options)
+            return try place(target: target, source: source, profile: profile, dtmf: dtmf, options: options)
         } catch let e as UsageError {
             writeError("irisgw call: \(e)\n\n" + usage)
             return 2
@@ -53,15 +49,12 @@ enum CallCommand {
         }
     }
 
-    static func place(target: String, source: String, profile: String?, dtmf: String?, holdAfter: Double?, unholdAfter: Double?,
-                      options: ClientOptions) throws -> Int32 {
+    static func place(target: String, source: String, profile: String?, dtmf: String?, options: ClientOptions) throws -> Int32 {
         let printer = EventPrinter(json: options.json)
         let session = IrisRtcAudioSession(connection: try options.connection(), stream: try options.stream(), delegate: printer)
         printer.onConnected = {
             if let dtmf { after(0.5) { try? session.insertDTMFtone(dtmf) } }
-            after(holdAfter) { do { try session.hold() } catch { printer.line("hold: \(error)") } }
-            after(unholdAfter) { do { try session.unhold() } catch { printer.line("unhold: \(error)") } }
-            after(options.hangupAfter) { try? session.close() }
+            options.scheduleInCall(session, printer)
         }
         try session.createWithTN(targetTN: target, sourceTN: source, profile: profile)
         // Ctrl-C closes the call; the end still comes from the gateway.

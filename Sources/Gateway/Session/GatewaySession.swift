@@ -122,7 +122,7 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
         requestURI = uri
         let from = NameAddress(uri: SIPURI(user: sourceTN, host: outbound.fromDomain))
         let to = NameAddress(uri: SIPURI(user: user, host: proxy.hostReference))
-        let offer = MediaNegotiation.trunkOffer(address: media.trunkAddress, codecs: profile.media.codecs.map(\.rawValue),
+        let offer = MediaNegotiation.trunkOffer(address: trunkSDPAddress(media), codecs: profile.media.codecs.map(\.rawValue),
                                                 telephoneEvent: profile.media.dtmf == .rfc4733, session: trunkSession)
         call = gateway.ua.invite(requestURI: uri, from: from, to: to, peer: peer, sdp: offer,
                                  headers: [SIPHeader(.userAgent, gateway.ua.configuration.userAgent)],
@@ -130,6 +130,10 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
         // Each proxy gets the whole ring time (a silent one is left at Timer B, 32 s).
         startRingTimer(seconds: Double(outbound.ringTimeoutSec))
     }
+
+    /// Where the carrier is told to send RTP: this leg's port at the trunk's advertised
+    /// address (Gateway+Addresses.swift).
+    func trunkSDPAddress(_ media: MediaCall) -> SocketAddress { gateway.trunkSDPAddress(media.trunkAddress, profile: profile) }
 
     /// The carrier's SDP (18x, 2xx, or a re-INVITE): the codec it chose and where it listens.
     @discardableResult
@@ -158,9 +162,9 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
             return
         }
         let sdp = lateOffer
-            ? MediaNegotiation.trunkOffer(address: media.trunkAddress, codecs: profile.media.codecs.map(\.rawValue),
+            ? MediaNegotiation.trunkOffer(address: trunkSDPAddress(media), codecs: profile.media.codecs.map(\.rawValue),
                                           telephoneEvent: profile.media.dtmf == .rfc4733, session: trunkSession)
-            : MediaNegotiation.answer(for: trunkLeg, address: media.trunkAddress, session: trunkSession)
+            : MediaNegotiation.answer(for: trunkLeg, address: trunkSDPAddress(media), session: trunkSession)
         call.answer(sdp: sdp)
         loop.cancel(ringTimer)
     }
@@ -178,7 +182,7 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
         guard let call, let media, let trunkLeg else { return handle(.localHoldFailed(status: nil)) }
         heldLocally = hold
         applySilence()
-        let offer = MediaNegotiation.answer(for: trunkLeg, address: media.trunkAddress, session: trunkSession.next(),
+        let offer = MediaNegotiation.answer(for: trunkLeg, address: trunkSDPAddress(media), session: trunkSession.next(),
                                             direction: hold ? .sendonly : .sendrecv)
         if !call.reinvite(sdp: offer) {
             // An offer is already in progress (a glare with the carrier): report it as not done.

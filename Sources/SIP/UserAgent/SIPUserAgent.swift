@@ -39,6 +39,10 @@ public final class SIPUserAgent: @unchecked Sendable {
     /// `defence.answerUnknownSources` is set. nil (the default) trusts every source, as a
     /// test endpoint or simulator wants.
     public var isTrustedSource: ((SocketAddress) -> Bool)?
+    /// The address to name ourselves by toward a peer (Via, Contact), when it is not the
+    /// listener's: a public address in front of a NAT, per trunk. nil (the default) or a nil
+    /// answer: the listener's address (`SIPUserAgent+Addresses.swift`).
+    public var advertisedAddress: ((SIPPeer) -> SIPAdvertisedAddress?)?
     var sources: SourceGuard
     var heapTrim = HeapTrimPolicy()
     /// Times the heap was handed back to the system after a transaction flood (`/metrics`).
@@ -353,25 +357,6 @@ public final class SIPUserAgent: @unchecked Sendable {
 
     // MARK: Outgoing
 
-    /// Our Via for a request toward `peer` (with rport, RFC 3581).
-    func makeVia(toward peer: SIPPeer, branch: String = SIPIdentifiers.branch()) -> Via {
-        let local = localAddress(for: peer.transport)
-        return Via(transport: peer.transport.rawValue, host: local.host, port: local.port, branch: branch)
-    }
-
-    func localAddress(for transport: SIPTransportProtocol) -> SocketAddress {
-        (localAddresses.first(where: { $0.transport == transport }) ?? localAddresses.first)?.address
-            ?? SocketAddress(host: "127.0.0.1", port: 5060)
-    }
-
-    /// Our Contact URI for dialogs over `transport`.
-    func contactURI(for transport: SIPTransportProtocol) -> SIPURI {
-        let local = localAddress(for: transport)
-        var uri = SIPURI(user: configuration.contactUser, host: local.host, port: local.port)
-        if transport == .tcp { uri.parameters.append(SIPParameter("transport", "tcp")) }
-        return uri
-    }
-
     /// Sends an out-of-dialog or in-dialog request in a new client transaction, adding a
     /// Via (unless present) and our User-Agent.
     @discardableResult
@@ -391,7 +376,7 @@ public final class SIPUserAgent: @unchecked Sendable {
         if f.tag == nil { f.tag = SIPIdentifiers.tag() }
         m.addHeader(.from, f.serialize())
         m.addHeader(.to, (to ?? NameAddress(uri: uri)).serialize())
-        m.addHeader(.callID, SIPIdentifiers.callID(host: localAddress(for: peer.transport).host))
+        m.addHeader(.callID, SIPIdentifiers.callID(host: localAddress(toward: peer).host))
         m.addHeader(.cseq, CSeq(1, method).serialize())
         m.headers.append(contentsOf: headers)
         send(m, to: peer, handler: handler)
