@@ -61,4 +61,7 @@ public enum SIPRefusal: String, Sendable, CaseIterable {
     case unknownSource = "sip_unknown_source"
     case transactionsFull = "sip_transactions_full"
     case malformedFromUnknown = "sip_malformed_unknown_source"
+    /// A request that starts work (INVITE, OPTIONS, REGISTER ...) shed unparsed while the
+    /// loop was behind its UDP socket.
+    case overloaded = "sip_overload_shed"
 }
