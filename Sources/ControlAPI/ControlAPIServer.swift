@@ -3,7 +3,7 @@ import Gateway
 import IrisAPI
 import Synchronization
 
-/// DESIGN section 3 over HTTP: routes requests onto `Gateway`, streams events over
+/// The control API (docs/api.md) over HTTP: routes requests onto `Gateway`, streams events over
 /// WebSocket, answers `/healthz` and `/metrics`. Every error is JSON with an Iris code;
 /// a refused request changes nothing.
 public final class ControlAPIServer: Sendable {

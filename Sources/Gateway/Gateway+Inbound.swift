@@ -4,7 +4,7 @@ import IrisAPI
 import Media
 import SIP
 
-/// Calls from trunks to DIDs (DESIGN section 5, inbound table).
+/// Calls from trunks to DIDs (docs/events.md, "Inbound: SIP to events").
 extension Gateway: SIPUserAgentDelegate {
     public func userAgent(_ ua: SIPUserAgent, didReceiveCall call: SIPCall) {
         metrics.inboundInvite()

@@ -2,7 +2,7 @@ import IrisAPI
 import Media
 import SIP
 
-/// SIP events of the session's call, turned into machine inputs (DESIGN section 5).
+/// SIP events of the session's call, turned into machine inputs (docs/events.md, SIP-to-event tables).
 extension GatewaySession: SIPCallDelegate {
     /// Code, reason phrase and the Q.850 cause of a response's `Reason` header.
     static func details(of message: SIPMessage?) -> SIPDetails? {
