@@ -59,7 +59,7 @@ extension GatewaySuites {
                 ("caller name with CR", body(#""callerName":"Alice\rBob""#), 400, -103, "callerName: holds a control byte"),
                 ("unknown privacy", body(#""privacy":"anonymous""#), 400, -103, "privacy: unknown priv-value \"anonymous\""),
                 ("privacy none with id", body(#""privacy":"none;id""#), 400, -103, "privacy: \"none\" asks for no privacy"),
-                ("headers not an object", body(#""headers":["X-Foo: bar"]"#), 400, -103, ""),
+                ("headers not an object", body(#""headers":["X-Foo: bar"]"#), 400, -103, "wrong type at \"headers\""),
                 ("caller number not allowed", body(source: "+442071234567", #""privacy":"id""#), 403, -417,
                  "sourceTN: call forbidden: caller number +442071234567 is not allowed on this trunk (allowed: +1555)"),
             ]

@@ -9,7 +9,7 @@ extension GatewaySuites {
     /// own agent answering SHA-256, a password guesser banned, an unauthenticated flood kept
     /// stateless and rate-limited, and silence for sources no trunk lets authenticate.
     @Suite struct GatewayInboundAuthTests {
-        static let password = "correct horse battery staple"
+        static let password = "correct-horse-battery-staple"
 
         /// A trunk that may call from anywhere with credentials, and nothing else (no
         /// outbound part, so no proxy address is trusted either).
@@ -106,7 +106,7 @@ extension GatewaySuites {
             #expect(Self.refused(gw, "sip_auth_failed") == (accepted ? 0 : 1))
             if !accepted { #expect(try gw.connection().sessions().isEmpty) }
             // Nothing secret in what the gateway printed.
-            #expect(!gw.printed.contains(Self.password) && !gw.printed.contains("response="), gw.printed)
+            #expect(!gw.printed.contains(Self.password) && !gw.printed.contains("response="), "\(gw.printed)")
         }
 
         /// Our own SIP client (DigestClient, SHA-256 with qop=auth) gets in; a guesser with a
@@ -145,7 +145,7 @@ extension GatewaySuites {
             #expect(!late.events.contains { if case .provisional = $0 { true } else { false } }, "\(late.events)")
             #expect(third.end == nil && late.end == nil, "no answer at all")
             #expect(try gw.connection().sessions().isEmpty)
-            #expect(!gw.printed.contains(Self.password) && !gw.printed.contains("guess-"), gw.printed)
+            #expect(!gw.printed.contains(Self.password) && !gw.printed.contains("guess-"), "\(gw.printed)")
         }
 
         /// INVITEs without credentials from a source that may authenticate: a stateless 401
