@@ -64,6 +64,8 @@ private func write(_ text: String, to dir: URL, as name: String) throws -> URL {
     #expect(ipAuth.inbound?.allows(source: "198.51.100.20") == true)
     #expect(ipAuth.inbound?.allows(source: "2001:db8:c0::5") == true)
     #expect(ipAuth.inbound?.allows(source: "198.51.100.200") == false)
+    #expect(ipAuth.outbound?.callerId.policy == .pool && ipAuth.outbound?.assertedIdentity == .pai)
+    #expect(ipAuth.outbound?.userPhone == true && ipAuth.outbound?.appHeaders == ["Diversion"])
 }
 
 @Test func defaultsApplyWhenKeysAreAbsent() throws {
