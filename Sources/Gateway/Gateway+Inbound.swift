@@ -117,7 +117,7 @@ extension Gateway: SIPUserAgentDelegate {
             return (t, s.profile, s.traceId)
         }
         let mediaCall = try openMedia(trunk: trunk, platform: platform, profile: profile, roomId: roomId)
-        let answer = MediaNegotiation.answer(for: platform, address: mediaCall.platformAddress, session: SDPSessionIdentity())
+        let answer = MediaNegotiation.answer(for: platform, address: platformSDPAddress(mediaCall.platformAddress), session: SDPSessionIdentity())
         do {
             try withSession(roomId) { s throws(GatewayError) in
                 guard s.media == nil, !s.machine.isEnded else { throw .wrongState("session \(roomId) was already joined") }

@@ -69,7 +69,7 @@ extension Gateway {
         let credentials: DigestCredentials? = profile.outbound?.auth.flatMap { auth in
             (try? auth.password(environment: configuration.environment)).map { DigestCredentials(username: auth.username, password: $0) }
         }
-        let answer = MediaNegotiation.answer(for: platform, address: mediaCall.platformAddress, session: SDPSessionIdentity())
+        let answer = MediaNegotiation.answer(for: platform, address: platformSDPAddress(mediaCall.platformAddress), session: SDPSessionIdentity())
         events.open(roomId: roomId, routingId: request.routingId)
         records.started(CallRecord(roomId: roomId, traceId: traceId, direction: "outbound", sourceTN: source, targetTN: target,
                                    profile: profile.name, startedAt: Date().timeIntervalSince1970))

@@ -76,6 +76,7 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
         ua.delegate = self
         ua.isTrustedSource = Self.trustedSources(profiles)
         ua.inboundDigest = Self.inboundDigestPolicy(profiles, realm: configuration.inboundAuthRealm, environment: configuration.environment)
+        ua.advertisedAddress = Self.advertisedAddresses(profiles, global: configuration.sipAdvertise)
     }
 
     /// Opens the SIP sockets and starts registrations and keepalives; returns the SIP addresses.

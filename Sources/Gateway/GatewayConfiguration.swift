@@ -7,8 +7,19 @@ import SIP
 public struct GatewayConfiguration: Sendable {
     /// SIP sockets (UDP and TCP). Default UDP and TCP on 127.0.0.1:5060.
     public var sipListen: [(transport: SIPTransportProtocol, address: SocketAddress)]
-    /// Address RTP binds to and that goes in our SDP. Default 127.0.0.1.
+    /// Address RTP binds to and that goes in our SDP unless an advertised address is set.
+    /// Default 127.0.0.1.
     public var rtpHost: String
+    /// Named in Via sent-by and Contact instead of the listener's address, toward peers of
+    /// its address family (a name: toward every peer); a trunk's `sip.advertise` wins for
+    /// that trunk. Default nil.
+    public var sipAdvertise: SIPAdvertisedAddress?
+    /// Numeric address written into the trunk legs' SDP (`c=`, `o=`) instead of `rtpHost`;
+    /// a trunk's `media.advertise` wins for that trunk. Default nil.
+    public var rtpAdvertise: String?
+    /// Numeric address written into the platform legs' SDP instead of `rtpHost` (the
+    /// platform is often on another network than the carrier). Default nil.
+    public var platformRtpAdvertise: String?
     /// RTP/RTCP port range. Default 20000-29999.
     public var rtpPorts: ClosedRange<UInt16>
     /// Media threads. Default: one per CPU the process may use (`UsableCPUs`: the affinity

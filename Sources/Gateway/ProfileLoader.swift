@@ -1,4 +1,5 @@
 import Foundation
+import SIP
 
 /// Reads trunk profiles from JSON5 files (docs/sip-profiles.md).
 ///
@@ -224,7 +225,7 @@ struct ProfileSchema {
     }
 
     private func media(_ value: JSON5Value, at path: String) throws(ProfileError) -> TrunkProfile.MediaSettings {
-        let o = try object(value, at: path, keys: ["codecs", "dtmf", "rtpTimeoutSec"])
+        let o = try object(value, at: path, keys: ["codecs", "dtmf", "rtpTimeoutSec", "advertise"])
         let codecs = try o.optional("codecs") { (v, p) throws(ProfileError) in
             var seen = Set<TrunkProfile.MediaSettings.Codec>()
             return try nonEmptyArray(v, at: p) { (e, ep) throws(ProfileError) in
@@ -239,12 +240,13 @@ struct ProfileSchema {
             guard n == 0 || n >= 5 else { throw fail(p, "must be 0 (disabled) or from 5 to 3600, found \(n)") }
             return n
         }
+        let advertise = try o.optional("advertise") { (v, p) throws(ProfileError) in try numericHost(v, at: p) }
         return TrunkProfile.MediaSettings(codecs: codecs ?? [.pcmu, .pcma], dtmf: dtmf ?? .rfc4733,
-                                          rtpTimeoutSec: rtpTimeout ?? 30)
+                                          rtpTimeoutSec: rtpTimeout ?? 30, advertise: advertise)
     }
 
     private func sip(_ value: JSON5Value, at path: String) throws(ProfileError) -> TrunkProfile.SIPSettings {
-        let o = try object(value, at: path, keys: ["transport", "prack", "sessionTimerSec", "optionsPingSec"])
+        let o = try object(value, at: path, keys: ["transport", "prack", "sessionTimerSec", "optionsPingSec", "advertise"])
         let transport = try o.optional("transport") { (v, p) throws(ProfileError) in try choice(v, at: p, ProxyAddress.Transport.self) }
         let prack = try o.optional("prack") { (v, p) throws(ProfileError) in try choice(v, at: p, TrunkProfile.SIPSettings.PRACKMode.self) }
         let sessionTimer = try o.optional("sessionTimerSec") { (v, p) throws(ProfileError) in
@@ -258,11 +260,28 @@ struct ProfileSchema {
             guard n == 0 || n >= 5 else { throw fail(p, "must be 0 (disabled) or from 5 to 3600, found \(n)") }
             return n
         }
+        let advertise = try o.optional("advertise") { (v, p) throws(ProfileError) in try advertisedAddress(v, at: p) }
         return TrunkProfile.SIPSettings(transport: transport ?? .udp, prack: prack ?? .supported,
-                                        sessionTimerSec: sessionTimer ?? 1800, optionsPingSec: ping ?? 30)
+                                        sessionTimerSec: sessionTimer ?? 1800, optionsPingSec: ping ?? 30, advertise: advertise)
     }
 
     // MARK: Typed readers
+
+    /// A numeric IPv4 or IPv6 address (an SDP `c=` line wants one; names are not resolved there).
+    func numericHost(_ value: JSON5Value, at path: String) throws(ProfileError) -> String {
+        let s = try string(value, at: path)
+        guard SocketAddress.isNumericHost(s) else { throw fail(path, "must be a numeric IPv4 or IPv6 address, found \"\(s)\"") }
+        return s
+    }
+
+    /// `HOST`, `HOST:PORT` or `[V6]:PORT`: an address we name ourselves by in SIP.
+    func advertisedAddress(_ value: JSON5Value, at path: String) throws(ProfileError) -> SIPAdvertisedAddress {
+        let s = try string(value, at: path)
+        guard let a = SIPAdvertisedAddress.parse(s) else {
+            throw fail(path, "must be HOST, HOST:PORT or [IPV6]:PORT (port 1-65535), found \"\(s)\"")
+        }
+        return a
+    }
 
     func fail(_ path: String, _ message: String) -> ProfileError {
         ProfileError(file: file, keyPath: path, message: message)

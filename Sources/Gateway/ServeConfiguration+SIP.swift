@@ -17,7 +17,8 @@ extension ServeConfiguration {
     ///   maxAuthFailures: 5,               // wrong credentials per source within authFailureWindowSec; more: banned
     ///   authFailureWindowSec: 60,
     ///   tcp: { maxConnections: 1024, maxConnectionsPerSource: 32, idleTimeoutSec: 120,
-    ///          messageTimeoutSec: 10, maxQueuedBytes: 262144 },
+    ///          messageTimeoutSec: 10, maxQueuedBytes: 262144,
+    ///          keepaliveSec: 0 },          // RFC 5626 CRLF pings on connections we open; 0: off
     /// }
     /// ```
     public struct SIPSettings: Sendable, Equatable {
@@ -30,7 +31,7 @@ extension ServeConfiguration {
 
         static let keys = ["userAgent", "answerUnknownSources", "requestsPerSecond", "trustedRequestsPerSecond", "banSec", "scannerUserAgents",
                            "maxServerTransactions", "authRealm", "maxAuthFailures", "authFailureWindowSec", "tcp"]
-        static let tcpKeys = ["maxConnections", "maxConnectionsPerSource", "idleTimeoutSec", "messageTimeoutSec", "maxQueuedBytes"]
+        static let tcpKeys = ["maxConnections", "maxConnectionsPerSource", "idleTimeoutSec", "messageTimeoutSec", "maxQueuedBytes", "keepaliveSec"]
 
         /// Applies these settings to a user agent's configuration.
         public func apply(to sip: inout SIPUserAgentConfiguration) {
@@ -82,6 +83,7 @@ extension ServeConfiguration {
             s.transportLimits.idleTimeout = Double(try tcp.optional("idleTimeoutSec") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...86_400) } ?? Int(t.idleTimeout))
             s.transportLimits.messageTimeout = Double(try tcp.optional("messageTimeoutSec") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...3600) } ?? Int(t.messageTimeout))
             s.transportLimits.maxQueuedBytes = try tcp.optional("maxQueuedBytes") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 65_536...(1 << 30)) } ?? t.maxQueuedBytes
+            s.transportLimits.keepaliveInterval = Double(try tcp.optional("keepaliveSec") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 0...3600) } ?? Int(t.keepaliveInterval))
         }
         return s
     }

@@ -1,5 +1,5 @@
 import Foundation
-import IOCore
+import SIP
 
 /// The file `irisgw serve --config FILE` reads (JSON5, like the profiles; every key
 /// optional, command-line flags win over it). An unknown key, a wrong type or a bad value is
@@ -8,9 +8,12 @@ import IOCore
 /// ```json5
 /// {
 ///   profiles: "sip-profiles",          // trunk profiles directory
-///   sipListen: "0.0.0.0:5060",         // SIP over UDP and TCP
+///   sipListen: ["10.0.0.5:5060", "[2001:db8::5]:5060"],  // SIP over UDP and TCP (one or several)
+///   sipAdvertise: "203.0.113.7",       // named in Via/Contact instead of the listener (a 1:1 NAT)
 ///   apiListen: "127.0.0.1:8080",       // control API
-///   rtpHost: "203.0.113.7",            // RTP bind address, written into SDP
+///   rtpHost: "10.0.0.5",               // RTP bind address, written into SDP unless advertised
+///   rtpAdvertise: "203.0.113.7",       // written into the trunk legs' SDP instead
+///   platformRtpAdvertise: "10.0.0.5",  // written into the platform legs' SDP instead
 ///   rtpPorts: "20000-29999",
 ///   dataDir: "/var/lib/irisgw",
 ///   publicURL: "https://gw1.example.net",  // `rtcserver` in inbound notifications
@@ -27,9 +30,16 @@ import IOCore
 /// ```
 public struct ServeConfiguration: Sendable, Equatable {
     public var profiles: String?
-    public var sipListen: SocketAddress?
+    /// SIP listeners, each UDP and TCP on the same address.
+    public var sipListen: [SocketAddress]?
+    /// Named in Via sent-by and Contact instead of the listener's address.
+    public var sipAdvertise: SIPAdvertisedAddress?
     public var apiListen: String?
     public var rtpHost: String?
+    /// Written into the trunk legs' SDP instead of `rtpHost`.
+    public var rtpAdvertise: String?
+    /// Written into the platform legs' SDP instead of `rtpHost`.
+    public var platformRtpAdvertise: String?
     public var rtpPorts: ClosedRange<UInt16>?
     public var dataDir: String?
     public var publicURL: String?
@@ -101,7 +111,7 @@ public struct ServeConfiguration: Sendable, Equatable {
 
     public init() {}
 
-    public static let keys = ["profiles", "sipListen", "apiListen", "rtpHost", "rtpPorts", "dataDir", "publicURL",
+    public static let keys = ["profiles", "sipListen", "sipAdvertise", "apiListen", "rtpHost", "rtpAdvertise", "platformRtpAdvertise", "rtpPorts", "dataDir", "publicURL",
                               "drainTimeoutSec", "maxSessions", "maxInboundSessions", "mediaRealtimePriority", "mediaThreads", "roomTokenLifetimeSec", "webhook",
                               "sip", "apiLimits"]
 
@@ -127,9 +137,19 @@ public struct ServeConfiguration: Sendable, Equatable {
             return a
         }
         c.profiles = try o.optional("profiles") { (v, p) throws(ProfileError) in try schema.string(v, at: p) }
-        c.sipListen = try o.optional("sipListen", address)
+        // One listener as a string, or several as an array of strings.
+        c.sipListen = try o.optional("sipListen") { (v, p) throws(ProfileError) -> [SocketAddress] in
+            guard case .array(let items) = v else { return [try address(v, p)] }
+            guard !items.isEmpty else { throw schema.fail(p, "must name at least one HOST:PORT") }
+            var out: [SocketAddress] = []
+            for (i, item) in items.enumerated() { out.append(try address(item, "\(p)[\(i)]")) }
+            return out
+        }
+        c.sipAdvertise = try o.optional("sipAdvertise") { (v, p) throws(ProfileError) in try schema.advertisedAddress(v, at: p) }
         c.apiListen = try o.optional("apiListen") { (v, p) throws(ProfileError) in try address(v, p).description }
         c.rtpHost = try o.optional("rtpHost") { (v, p) throws(ProfileError) in try schema.string(v, at: p) }
+        c.rtpAdvertise = try o.optional("rtpAdvertise") { (v, p) throws(ProfileError) in try schema.numericHost(v, at: p) }
+        c.platformRtpAdvertise = try o.optional("platformRtpAdvertise") { (v, p) throws(ProfileError) in try schema.numericHost(v, at: p) }
         c.rtpPorts = try o.optional("rtpPorts") { (v, p) throws(ProfileError) in
             let s = try schema.string(v, at: p)
             let parts = s.split(separator: "-")

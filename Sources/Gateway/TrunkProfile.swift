@@ -248,12 +248,17 @@ public struct TrunkProfile: Sendable, Equatable {
         /// Seconds without RTP before the call is ended with BYE (`media-timeout`); 0 disables.
         /// Default: 30.
         public var rtpTimeoutSec: Int
+        /// The numeric address written into this trunk's SDP (`c=`, `o=`) instead of the RTP
+        /// bind address or the serve setting `rtpAdvertise`: the public side of a NAT this
+        /// trunk is reached through. Default nil.
+        public var advertise: String?
 
         /// Builds the media settings in code.
-        public init(codecs: [Codec] = [.pcmu, .pcma], dtmf: DTMFMode = .rfc4733, rtpTimeoutSec: Int = 30) {
+        public init(codecs: [Codec] = [.pcmu, .pcma], dtmf: DTMFMode = .rfc4733, rtpTimeoutSec: Int = 30, advertise: String? = nil) {
             self.codecs = codecs
             self.dtmf = dtmf
             self.rtpTimeoutSec = rtpTimeoutSec
+            self.advertise = advertise
         }
 
         /// A trunk codec; raw values are the profile spellings.
@@ -289,14 +294,19 @@ public struct TrunkProfile: Sendable, Equatable {
         /// Seconds between OPTIONS keepalives to the proxies; 0 disables, otherwise 5...3600.
         /// Default: 30.
         public var optionsPingSec: Int
+        /// The address (and port) we name ourselves by toward this trunk, in Via and Contact,
+        /// instead of the listener's or the serve setting `sipAdvertise`. It applies to
+        /// requests to the trunk's numeric proxies and from its `allowFrom` networks. Default nil.
+        public var advertise: SIPAdvertisedAddress?
 
         /// Builds the SIP settings in code.
         public init(transport: ProxyAddress.Transport = .udp, prack: PRACKMode = .supported,
-                    sessionTimerSec: Int = 1800, optionsPingSec: Int = 30) {
+                    sessionTimerSec: Int = 1800, optionsPingSec: Int = 30, advertise: SIPAdvertisedAddress? = nil) {
             self.transport = transport
             self.prack = prack
             self.sessionTimerSec = sessionTimerSec
             self.optionsPingSec = optionsPingSec
+            self.advertise = advertise
         }
 
         /// How 100rel is used.

@@ -27,7 +27,6 @@ enum CallCommand {
         var options = ClientOptions()
         var target: String?, source: String?, profile: String?, dtmf: String?
         var caller = CallerOptions()
-        var holdAfter: Double?, unholdAfter: Double?
         var reader = ArgumentReader(args)
         do {
             while let option = reader.next() {
@@ -39,8 +38,6 @@ enum CallCommand {
                 case "--caller-name": caller.name = try reader.value()
                 case "--privacy": caller.privacy = try reader.value()
                 case "--header": try caller.addHeader(try reader.value())
-                case "--hold-after": holdAfter = try reader.seconds()
-                case "--unhold-after": unholdAfter = try reader.seconds()
                 case "-h", "--help":
                     writeOut(usage)
                     return 0
@@ -53,8 +50,7 @@ enum CallCommand {
             }
             guard let target else { throw UsageError("TARGET is required") }
             guard let source else { throw UsageError("--from SOURCE is required") }
-            return try place(target: target, source: source, profile: profile, dtmf: dtmf, holdAfter: holdAfter,
-                             unholdAfter: unholdAfter, caller: caller, options: options)
+            return try place(target: target, source: source, profile: profile, dtmf: dtmf, caller: caller, options: options)
         } catch let e as UsageError {
             writeError("irisgw call: \(e)\n\n" + usage)
             return 2
@@ -64,15 +60,13 @@ enum CallCommand {
         }
     }
 
-    static func place(target: String, source: String, profile: String?, dtmf: String?, holdAfter: Double?, unholdAfter: Double?,
-                      caller: CallerOptions, options: ClientOptions) throws -> Int32 {
+    static func place(target: String, source: String, profile: String?, dtmf: String?, caller: CallerOptions,
+                      options: ClientOptions) throws -> Int32 {
         let printer = EventPrinter(json: options.json)
         let session = IrisRtcAudioSession(connection: try options.connection(), stream: try options.stream(), delegate: printer)
         printer.onConnected = {
             if let dtmf { after(0.5) { try? session.insertDTMFtone(dtmf) } }
-            after(holdAfter) { do { try session.hold() } catch { printer.line("hold: \(error)") } }
-            after(unholdAfter) { do { try session.unhold() } catch { printer.line("unhold: \(error)") } }
-            after(options.hangupAfter) { try? session.close() }
+            options.scheduleInCall(session, printer)
         }
         try session.createWithTN(targetTN: target, sourceTN: source, profile: profile, callerName: caller.name,
                                  privacy: caller.privacy, headers: caller.headers.isEmpty ? nil : caller.headers)

@@ -68,6 +68,8 @@ struct ClientOptions {
     var toneHz: Double?
     var playWAV: String?
     var recordWAV: String?
+    var holdAfter: Double?
+    var unholdAfter: Double?
     var hangupAfter: Double?
     var json = false
 
@@ -81,11 +83,20 @@ struct ClientOptions {
             toneHz = hz
         case "--play": playWAV = try args.value()
         case "--record": recordWAV = try args.value()
+        case "--hold-after": holdAfter = try args.seconds()
+        case "--unhold-after": unholdAfter = try args.seconds()
         case "--hangup-after": hangupAfter = try args.seconds()
         case "--json": json = true
         default: return false
         }
         return true
+    }
+
+    /// Once the call connects: hold, resume and hang up at the times asked for.
+    func scheduleInCall(_ session: IrisRtcAudioSession, _ printer: EventPrinter) {
+        after(holdAfter) { do { try session.hold() } catch { printer.line("hold: \(error)") } }
+        after(unholdAfter) { do { try session.unhold() } catch { printer.line("unhold: \(error)") } }
+        after(hangupAfter) { try? session.close() }
     }
 
     func connection() throws -> IrisRtcConnection {

@@ -126,7 +126,7 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
         let plan = OutboundInvitePlan(outbound: outbound, target: targetTN, caller: sourceTN, request: callerRequest,
                                       host: proxy.hostReference, port: proxy.port)
         requestURI = plan.requestURI
-        let offer = MediaNegotiation.trunkOffer(address: media.trunkAddress, codecs: profile.media.codecs.map(\.rawValue),
+        let offer = MediaNegotiation.trunkOffer(address: trunkSDPAddress(media), codecs: profile.media.codecs.map(\.rawValue),
                                                 telephoneEvent: profile.media.dtmf == .rfc4733, session: trunkSession)
         call = gateway.ua.invite(requestURI: plan.requestURI, from: plan.from, to: plan.to, peer: peer, sdp: offer,
                                  headers: [SIPHeader(.userAgent, gateway.ua.configuration.userAgent)] + plan.headers,
@@ -134,6 +134,10 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
         // Each proxy gets the whole ring time (a silent one is left at Timer B, 32 s).
         startRingTimer(seconds: Double(outbound.ringTimeoutSec))
     }
+
+    /// Where the carrier is told to send RTP: this leg's port at the trunk's advertised
+    /// address (Gateway+Addresses.swift).
+    func trunkSDPAddress(_ media: MediaCall) -> SocketAddress { gateway.trunkSDPAddress(media.trunkAddress, profile: profile) }
 
     /// The carrier's SDP (18x, 2xx, or a re-INVITE): the codec it chose and where it listens.
     @discardableResult
@@ -162,9 +166,9 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
             return
         }
         let sdp = lateOffer
-            ? MediaNegotiation.trunkOffer(address: media.trunkAddress, codecs: profile.media.codecs.map(\.rawValue),
+            ? MediaNegotiation.trunkOffer(address: trunkSDPAddress(media), codecs: profile.media.codecs.map(\.rawValue),
                                           telephoneEvent: profile.media.dtmf == .rfc4733, session: trunkSession)
-            : MediaNegotiation.answer(for: trunkLeg, address: media.trunkAddress, session: trunkSession)
+            : MediaNegotiation.answer(for: trunkLeg, address: trunkSDPAddress(media), session: trunkSession)
         call.answer(sdp: sdp)
         loop.cancel(ringTimer)
     }
@@ -182,7 +186,7 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
         guard let call, let media, let trunkLeg else { return handle(.localHoldFailed(status: nil)) }
         heldLocally = hold
         applySilence()
-        let offer = MediaNegotiation.answer(for: trunkLeg, address: media.trunkAddress, session: trunkSession.next(),
+        let offer = MediaNegotiation.answer(for: trunkLeg, address: trunkSDPAddress(media), session: trunkSession.next(),
                                             direction: hold ? .sendonly : .sendrecv)
         if !call.reinvite(sdp: offer) {
             // An offer is already in progress (a glare with the carrier): report it as not done.

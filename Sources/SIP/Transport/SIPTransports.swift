@@ -50,6 +50,8 @@ final class SIPTransports {
     var connectionsPerSource: [String: Int] = [:]
     var sweepTimer: SIPEventLoop.Timer?
     var receiveBuffer = [UInt8](repeating: 0, count: 65_536)
+    /// Destination host -> our source address toward it (`SIPTransports+Routes.swift`).
+    var routeSources: [String: String] = [:]
     /// `limits.maxConnections`, or half the file-descriptor limit when that is lower.
     lazy var connectionCap: Int = min(limits.maxConnections, max(16, Self.descriptorLimit() / 2))
 
@@ -66,6 +68,8 @@ final class SIPTransports {
         /// When the message now arriving began (or the connection was accepted, until its
         /// first message); nil between messages.
         var messageStarted: Double?
+        /// When our keep-alive ping went out, until anything comes back.
+        var pingSentAt: Double?
         init(fd: Int32, peer: SocketAddress, inbound: Bool, connecting: Bool, now: Double) {
             self.fd = fd
             self.peer = peer
@@ -128,8 +132,7 @@ final class SIPTransports {
         if let sendOverride { return sendOverride(bytes, peer) }
         switch peer.transport {
         case .udp:
-            guard let socket = udpSockets.first(where: { $0.local.isIPv6 == peer.address.isIPv6 }) ?? udpSockets.first,
-                  let to = RawSocketAddress(peer.address) else { return false }
+            guard let socket = udpSocket(toward: peer.address), let to = RawSocketAddress(peer.address) else { return false }
             return bytes.withUnsafeBytes { socket.send($0, to: to) }
         case .tcp:
             return sendStream(bytes, to: peer)

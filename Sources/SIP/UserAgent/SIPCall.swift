@@ -130,7 +130,7 @@ public final class SIPCall: @unchecked Sendable {
     }
 
     private static func configuration(_ ua: SIPUserAgent, _ policy: SIPCallPolicy, _ peer: SIPPeer) -> InviteSessionMachine.Configuration {
-        InviteSessionMachine.Configuration(policy: policy, contact: ua.contactURI(for: peer.transport),
+        InviteSessionMachine.Configuration(policy: policy, contact: ua.contactURI(toward: peer),
                                            serverHeader: ua.configuration.userAgent, t1: ua.configuration.t1)
     }
 

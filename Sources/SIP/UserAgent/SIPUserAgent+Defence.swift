@@ -7,11 +7,11 @@ extension SIPUserAgent {
     func isTrusted(_ address: SocketAddress) -> Bool { isTrustedSource?(address) ?? true }
 
     /// True when `request` may go on to the transaction layer; otherwise it was dropped or
-    /// answered statelessly here, and counted.
-    func admit(_ request: SIPMessage, from peer: SIPPeer, now: Double) -> Bool {
+    /// answered statelessly here, and counted. A `trusted` source's request was counted
+    /// against its rate before it was parsed (`receive`).
+    func admit(_ request: SIPMessage, from peer: SIPPeer, trusted: Bool, now: Double) -> Bool {
         let defence = configuration.defence
         let host = peer.address.host
-        let trusted = isTrusted(peer.address)
         if defence.isScanner(request) {
             refuse(.scanner)
             // A trunk's address is never banned: a spoofed datagram with a scanner's name
@@ -30,9 +30,9 @@ extension SIPUserAgent {
             if sources.admit(host, trusted: false, now: now) == .ban { refuse(.banned) }
             return false
         }
-        switch sources.admit(host, trusted: trusted || ours, now: now) {
-        case .admit: break
-        case .drop, .ban:
+        // A source outside the trunks is counted here, once its request shows whether it
+        // belongs to a call of ours (which gets the trusted rate, never a ban).
+        if !trusted, sources.admit(host, trusted: ours, now: now) != .admit {
             refuse(.rateLimited)
             return false
         }

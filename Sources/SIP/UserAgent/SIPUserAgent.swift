@@ -44,6 +44,10 @@ public final class SIPUserAgent: @unchecked Sendable {
     /// `defence.answerUnknownSources` is set. nil (the default) trusts every source, as a
     /// test endpoint or simulator wants.
     public var isTrustedSource: ((SocketAddress) -> Bool)?
+    /// The address to name ourselves by toward a peer (Via, Contact), when it is not the
+    /// listener's: a public address in front of a NAT, per trunk. nil (the default) or a nil
+    /// answer: the listener's address (`SIPUserAgent+Addresses.swift`).
+    public var advertisedAddress: ((SIPPeer) -> SIPAdvertisedAddress?)?
     var sources: SourceGuard
     var heapTrim = HeapTrimPolicy()
     /// Times the heap was handed back to the system after a transaction flood (`/metrics`).
@@ -148,12 +152,21 @@ public final class SIPUserAgent: @unchecked Sendable {
             refuse(.banned)
             return
         }
+        let trusted = isTrusted(peer.address)
+        // A trusted source's requests are counted before they are parsed, so a flood over
+        // its rate costs a lookup, not a parse, and the loop keeps the socket drained for the
+        // responses our own calls wait for. Responses are never counted.
+        let isRequest = !bytes.starts(with: Self.responsePrefix)
+        if isRequest, trusted, sources.admit(peer.address.host, trusted: true, now: now) != .admit {
+            refuse(.rateLimited)
+            return
+        }
         var message: SIPMessage
         do {
             message = try SIPMessage.parse(bytes, framing: peer.transport == .udp ? .datagram : .stream)
         } catch {
             counters.malformed += 1
-            guard isTrusted(peer.address) else {
+            guard trusted else {
                 refuse(.malformedFromUnknown)
                 return
             }
@@ -167,11 +180,14 @@ public final class SIPUserAgent: @unchecked Sendable {
             return
         }
         if message.isRequest {
-            guard admit(message, from: peer, now: now) else { return }
+            guard admit(message, from: peer, trusted: trusted, now: now) else { return }
             stampReceived(&message, peer)
         }
         transactions.receive(message, bytes: bytes, from: peer)
     }
+
+    /// How every response's start line begins (RFC 3261 §7.2).
+    static let responsePrefix = Array("SIP/2.0 ".utf8)
 
     /// RFC 3261 §18.2.1 `received` and RFC 3581 `rport` on the top Via, so responses built
     /// from the request carry where it really came from.
@@ -343,25 +359,6 @@ public final class SIPUserAgent: @unchecked Sendable {
 
     // MARK: Outgoing
 
-    /// Our Via for a request toward `peer` (with rport, RFC 3581).
-    func makeVia(toward peer: SIPPeer, branch: String = SIPIdentifiers.branch()) -> Via {
-        let local = localAddress(for: peer.transport)
-        return Via(transport: peer.transport.rawValue, host: local.host, port: local.port, branch: branch)
-    }
-
-    func localAddress(for transport: SIPTransportProtocol) -> SocketAddress {
-        (localAddresses.first(where: { $0.transport == transport }) ?? localAddresses.first)?.address
-            ?? SocketAddress(host: "127.0.0.1", port: 5060)
-    }
-
-    /// Our Contact URI for dialogs over `transport`.
-    func contactURI(for transport: SIPTransportProtocol) -> SIPURI {
-        let local = localAddress(for: transport)
-        var uri = SIPURI(user: configuration.contactUser, host: local.host, port: local.port)
-        if transport == .tcp { uri.parameters.append(SIPParameter("transport", "tcp")) }
-        return uri
-    }
-
     /// Sends an out-of-dialog or in-dialog request in a new client transaction, adding a
     /// Via (unless present) and our User-Agent.
     @discardableResult
@@ -381,7 +378,7 @@ public final class SIPUserAgent: @unchecked Sendable {
         if f.tag == nil { f.tag = SIPIdentifiers.tag() }
         m.addHeader(.from, f.serialize())
         m.addHeader(.to, (to ?? NameAddress(uri: uri)).serialize())
-        m.addHeader(.callID, SIPIdentifiers.callID(host: localAddress(for: peer.transport).host))
+        m.addHeader(.callID, SIPIdentifiers.callID(host: localAddress(toward: peer).host))
         m.addHeader(.cseq, CSeq(1, method).serialize())
         m.headers.append(contentsOf: headers)
         send(m, to: peer, handler: handler)
