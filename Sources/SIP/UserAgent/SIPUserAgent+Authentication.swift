@@ -120,7 +120,15 @@ extension SIPUserAgent {
         }
         let check = checkDigest(request, from: peer.address, now: now)
         guard account(check, host: host, trusted: false, now: now) else { return false }
-        guard case .challenge(let challenges, _) = check else { return true }
+        guard case .challenge(let challenges, _) = check else {
+            // Authenticated: the bound on server transactions holds as for any request (an
+            // untrusted source gets no 503).
+            if transactions.serverCount >= configuration.defence.maxServerTransactions, !transactions.hasTransaction(for: request) {
+                refuse(.transactionsFull)
+                return false
+            }
+            return true
+        }
         var r = SIPMessage.response(to: request, status: 401, toTag: SIPIdentifiers.tag())
         r.headers.append(contentsOf: challenges)
         r.addHeader(.server, configuration.userAgent)
