@@ -67,6 +67,9 @@ public enum SIPRefusal: String, Sendable, CaseIterable {
     case unknownSource = "sip_unknown_source"
     case transactionsFull = "sip_transactions_full"
     case malformedFromUnknown = "sip_malformed_unknown_source"
+    /// A request that starts work (INVITE, OPTIONS, REGISTER ...) shed unparsed while the
+    /// loop was behind its UDP socket.
+    case overloaded = "sip_overload_shed"
     /// An INVITE without credentials from a source that must authenticate: 401.
     case authRequired = "sip_auth_required"
     /// An INVITE whose credentials were wrong (or for an unknown user): 401 again.

@@ -147,15 +147,25 @@ final class SIPTransports {
     /// flood that never lets the socket empty hold every other piece of SIP work back.
     private func readUDP(_ socket: UDPSocket) {
         var source = RawSocketAddress()
-        for _ in 0..<Self.udpBatch {
-            guard let n = receiveBuffer.withUnsafeMutableBytes({ socket.receive(into: $0, from: &source) }) else { return }
+        for i in 0..<Self.udpBatch {
+            guard let n = receiveBuffer.withUnsafeMutableBytes({ socket.receive(into: $0, from: &source) }) else {
+                // The socket is empty: the loop has caught up (a batch that ends early).
+                if i > 0 { udpBacklogged = false }
+                return
+            }
             guard n > 0, let from = source.address else { continue }
             onMessage?(Array(receiveBuffer[0..<n]), SIPPeer(transport: .udp, address: from))
         }
+        udpBacklogged = true
     }
 
     /// Datagrams read per readiness callback (see `readUDP`).
     static let udpBatch = 64
+
+    /// True from a read that found a whole batch waiting until one that empties the socket:
+    /// datagrams arrive faster than the loop handles them, and the receive queue grows
+    /// toward overflow, where the kernel would drop our own calls' responses with the rest.
+    internal(set) var udpBacklogged = false
 
     // MARK: Sockets
 

@@ -161,6 +161,13 @@ public final class SIPUserAgent: @unchecked Sendable {
             refuse(.rateLimited)
             return
         }
+        // Behind the socket: shed new work unparsed and keep what finishes work in progress
+        // (responses, ACK, BYE, CANCEL, PRACK), so the queue drains and nothing we started
+        // is lost in it (SIPUserAgent+Defence.swift).
+        if isRequest, peer.transport == .udp, transports.udpBacklogged, !Self.finishesWork(bytes) {
+            refuse(.overloaded)
+            return
+        }
         var message: SIPMessage
         do {
             message = try SIPMessage.parse(bytes, framing: peer.transport == .udp ? .datagram : .stream)
