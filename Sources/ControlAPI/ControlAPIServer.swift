@@ -124,7 +124,8 @@ public final class ControlAPIServer: Sendable {
                                               lateFrames: gateway.media.measurements().lateFrames,
                                               refusals: gateway.sipRefusalCounts(),
                                               recordWrites: (gateway.records.writeFailures, gateway.records.pendingWrites),
-                                              sipTransactions: load.transactions, heapTrims: load.heapTrims)
+                                              sipTransactions: load.transactions, heapTrims: load.heapTrims,
+                                              mediaThreads: gateway.media.configuration.threads)
             if let http = server.withLock({ $0 })?.statistics { text += Self.metricsText(http) }
             return .text(200, text, contentType: "text/plain; version=0.0.4; charset=utf-8")
         }

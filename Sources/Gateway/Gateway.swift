@@ -75,6 +75,7 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
         }
         ua.delegate = self
         ua.isTrustedSource = Self.trustedSources(profiles)
+        ua.inboundDigest = Self.inboundDigestPolicy(profiles, realm: configuration.inboundAuthRealm, environment: configuration.environment)
         ua.advertisedAddress = Self.advertisedAddresses(profiles, global: configuration.sipAdvertise)
     }
 

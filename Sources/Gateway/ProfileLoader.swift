@@ -35,6 +35,7 @@ public enum ProfileLoader {
         let files = names.filter { $0.hasSuffix(".json5") && !$0.hasPrefix(".") }.sorted()
         var profiles: [TrunkProfile] = []
         var fileByName: [String: String] = [:]
+        var fileByInboundUser: [String: String] = [:]
         for name in files {
             let url = dir.appendingPathComponent(name, isDirectory: false)
             var isDirectory: ObjCBool = false
@@ -47,6 +48,14 @@ public enum ProfileLoader {
                                    message: "duplicate profile name \"\(profile.name)\" (also in \(other))")
             }
             fileByName[profile.name] = profile.source
+            // The username names the trunk an authenticated INVITE comes from.
+            if let user = profile.inbound?.auth?.username {
+                if let other = fileByInboundUser[user] {
+                    throw ProfileError(file: profile.source, keyPath: "inbound.auth.username",
+                                       message: "duplicate inbound username \"\(user)\" (also in \(other))")
+                }
+                fileByInboundUser[user] = profile.source
+            }
             profiles.append(profile)
         }
         guard !profiles.isEmpty else {
@@ -103,7 +112,7 @@ struct ProfileSchema {
         let o = try object(value, at: path, keys: [
             "proxies", "fromDomain", "auth", "register", "numberFormat", "defaultCountryCode", "nationalPrefix",
             "internationalPrefix", "allowedPrefixes", "maxConcurrentCalls", "callsPerSecond", "ringTimeoutSec",
-        ])
+        ] + Self.carrierPolicyKeys)
         let proxies = try o.required("proxies") { (v, p) throws(ProfileError) in
             try nonEmptyArray(v, at: p) { (e, ep) throws(ProfileError) in
                 let text = try string(e, at: ep)
@@ -125,14 +134,7 @@ struct ProfileSchema {
                 guard !s.isEmpty else { throw fail(p, "must not be empty") }
                 return s
             }
-            let passwordEnv = try a.required("passwordEnv") { (v, p) throws(ProfileError) in
-                let s = try string(v, at: p)
-                guard let first = s.first, first.isASCII, first.isLetter || first == "_",
-                      s.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) else {
-                    throw fail(p, "must be an environment variable name ([A-Za-z_][A-Za-z0-9_]*), found \"\(s)\"; the password itself never goes in the file")
-                }
-                return s
-            }
+            let passwordEnv = try a.required("passwordEnv") { (v, p) throws(ProfileError) in try environmentName(v, at: p) }
             return TrunkProfile.Outbound.Auth(username: username, passwordEnv: passwordEnv, source: file)
         }
         let register = try o.optional("register") { (v, p) throws(ProfileError) in
@@ -171,15 +173,17 @@ struct ProfileSchema {
         let maxCalls = try o.optional("maxConcurrentCalls") { (v, p) throws(ProfileError) in try int(v, at: p, in: 1...100_000) }
         let cps = try o.optional("callsPerSecond") { (v, p) throws(ProfileError) in try int(v, at: p, in: 1...10_000) }
         let ring = try o.optional("ringTimeoutSec") { (v, p) throws(ProfileError) in try int(v, at: p, in: 1...600) }
-        return TrunkProfile.Outbound(
+        var outbound = TrunkProfile.Outbound(
             proxies: proxies, fromDomain: fromDomain, auth: auth, register: register ?? .init(),
             numberFormat: numberFormat ?? .e164, defaultCountryCode: countryCode, nationalPrefix: nationalPrefix,
             internationalPrefix: internationalPrefix, allowedPrefixes: allowedPrefixes,
             maxConcurrentCalls: maxCalls ?? 100, callsPerSecond: cps ?? 10, ringTimeoutSec: ring ?? 60)
+        try carrierPolicy(o, into: &outbound)
+        return outbound
     }
 
     private func inbound(_ value: JSON5Value, at path: String) throws(ProfileError) -> TrunkProfile.Inbound {
-        let o = try object(value, at: path, keys: ["allowFrom", "routes", "ringTimeoutSec", "maxConcurrentCalls", "callsPerSecond"])
+        let o = try object(value, at: path, keys: ["allowFrom", "routes", "ringTimeoutSec", "maxConcurrentCalls", "callsPerSecond", "auth"])
         let allowFrom = try o.optional("allowFrom") { (v, p) throws(ProfileError) in
             try nonEmptyArray(v, at: p) { (e, ep) throws(ProfileError) in
                 let text = try string(e, at: ep)
@@ -215,8 +219,9 @@ struct ProfileSchema {
         let ring = try o.optional("ringTimeoutSec") { (v, p) throws(ProfileError) in try int(v, at: p, in: 1...600) }
         let maxCalls = try o.optional("maxConcurrentCalls") { (v, p) throws(ProfileError) in try int(v, at: p, in: 1...100_000) }
         let cps = try o.optional("callsPerSecond") { (v, p) throws(ProfileError) in try int(v, at: p, in: 1...10_000) }
+        let auth = try o.optional("auth") { (v, p) throws(ProfileError) in try inboundAuth(v, at: p) }
         return TrunkProfile.Inbound(allowFrom: allowFrom, routes: routes, ringTimeoutSec: ring ?? 45,
-                                    maxConcurrentCalls: maxCalls ?? 100, callsPerSecond: cps ?? 10)
+                                    maxConcurrentCalls: maxCalls ?? 100, callsPerSecond: cps ?? 10, auth: auth)
     }
 
     private func media(_ value: JSON5Value, at path: String) throws(ProfileError) -> TrunkProfile.MediaSettings {
@@ -329,7 +334,7 @@ struct ProfileSchema {
         return s
     }
 
-    private func choice<E: RawRepresentable & CaseIterable>(
+    func choice<E: RawRepresentable & CaseIterable>(
         _ value: JSON5Value, at path: String, _ type: E.Type
     ) throws(ProfileError) -> E where E.RawValue == String {
         let options = E.allCases.map(\.rawValue)
@@ -342,7 +347,7 @@ struct ProfileSchema {
         return parsed
     }
 
-    private func nonEmptyArray<T>(
+    func nonEmptyArray<T>(
         _ value: JSON5Value, at path: String, _ element: (JSON5Value, String) throws(ProfileError) -> T
     ) throws(ProfileError) -> [T] {
         guard case .array(let items) = value else { throw typeError(path, expected: "an array", found: value) }

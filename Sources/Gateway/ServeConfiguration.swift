@@ -23,6 +23,7 @@ import SIP
 ///   webhook: { url: "http://127.0.0.1:9000/irisgw", timeoutSec: 5, retries: 2 },
 ///   maxInboundSessions: 500,           // default: half of maxSessions
 ///   mediaRealtimePriority: 10,         // SCHED_RR for the media threads; default: normal scheduling
+///   mediaThreads: 2,                   // default: the CPUs the process may use (affinity, cgroup quota)
 ///   sip: { answerUnknownSources: false, requestsPerSecond: 50 },  // ServeConfiguration+SIP.swift
 ///   apiLimits: { maxConnectionsPerSource: 256, maxWebSocketsPerClient: 1000 },
 /// }
@@ -52,6 +53,9 @@ public struct ServeConfiguration: Sendable, Equatable {
     public var maxInboundSessions: Int?
     /// SCHED_RR priority (1-99) of the media threads; default none (normal scheduling).
     public var mediaRealtimePriority: Int?
+    /// Media threads, 1-256. Default: one per CPU the process may use (affinity mask and
+    /// cgroup v2 quota, the smaller; `UsableCPUs`).
+    public var mediaThreads: Int?
     /// SIP exposure and bounds (`ServeConfiguration+SIP.swift`).
     public var sip: SIPSettings?
     /// The control API server's caps; what is not given keeps the server's default.
@@ -108,7 +112,7 @@ public struct ServeConfiguration: Sendable, Equatable {
     public init() {}
 
     public static let keys = ["profiles", "sipListen", "sipAdvertise", "apiListen", "rtpHost", "rtpAdvertise", "platformRtpAdvertise", "rtpPorts", "dataDir", "publicURL",
-                              "drainTimeoutSec", "maxSessions", "maxInboundSessions", "mediaRealtimePriority", "roomTokenLifetimeSec", "webhook",
+                              "drainTimeoutSec", "maxSessions", "maxInboundSessions", "mediaRealtimePriority", "mediaThreads", "roomTokenLifetimeSec", "webhook",
                               "sip", "apiLimits"]
 
     public static func load(file: URL) throws(ProfileError) -> ServeConfiguration {
@@ -164,6 +168,7 @@ public struct ServeConfiguration: Sendable, Equatable {
         c.maxSessions = try o.optional("maxSessions") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...1_000_000) }
         c.maxInboundSessions = try o.optional("maxInboundSessions") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...1_000_000) }
         c.mediaRealtimePriority = try o.optional("mediaRealtimePriority") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...99) }
+        c.mediaThreads = try o.optional("mediaThreads") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...256) }
         c.sip = try o.optional("sip") { (v, p) throws(ProfileError) in try sipSettings(v, at: p, schema: schema) }
         c.roomTokenLifetimeSec = try o.optional("roomTokenLifetimeSec") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...86_400) }
         c.webhook = try o.optional("webhook") { (v, p) throws(ProfileError) in

@@ -42,7 +42,9 @@ final class EventPrinter: IrisRtcAudioSessionDelegate, @unchecked Sendable {
         case .onSessionError: line("error \(event.code ?? 0): \(event.message ?? "")" + sip)
         case .onSessionEnded: line("ended: \(event.reason?.rawValue ?? "?")" + sip + String(format: ", %.1f s connected", event.durationSec ?? 0))
         case .onNotification:
-            line("incoming call \(event.roomid ?? "?") from \(event.userdata?.data.cid ?? "?") to \(event.userdata?.data.tar ?? "?")")
+            // STIR/SHAKEN: whether the caller id was signed, and what the verifier made of it.
+            let signed = event.carrier.map { c in c.verstat.map { " (verstat \($0))" } ?? (c.identity ? " (signed)" : "") } ?? ""
+            line("incoming call \(event.roomid ?? "?") from \(event.userdata?.data.cid ?? "?") to \(event.userdata?.data.tar ?? "?")" + signed)
         }
     }
 

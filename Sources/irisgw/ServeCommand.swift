@@ -61,7 +61,12 @@ enum ServeCommand {
         if let v = file.roomTokenLifetimeSec { configuration.roomTokenLifetime = Double(v) }
         if let v = file.maxInboundSessions { configuration.maxInboundSessions = v }
         if let v = file.mediaRealtimePriority { configuration.mediaRealtimePriority = v }
+        // Sized from the CPUs this process may use, not the machine's: `taskset -c 0` or a
+        // container's cpu.max quota of one CPU gives one media thread.
+        let cpus = UsableCPUs.current()
+        configuration.mediaThreads = file.mediaThreads ?? cpus.count
         file.sip?.apply(to: &configuration.sip)
+        if let realm = file.sip?.authRealm { configuration.inboundAuthRealm = realm }
         var publicURL = file.publicURL
         var drainTimeout = Double(file.drainTimeoutSec ?? 30)
         var simulatorListen: SocketAddress?
@@ -185,6 +190,7 @@ enum ServeCommand {
             writeError("irisgw serve: cannot start: \(error)\n")
             return 1
         }
+        writeOut("media threads \(configuration.mediaThreads)" + (file.mediaThreads != nil ? " (mediaThreads setting)\n" : "; usable CPUs \(cpus)\n"))
         writeOut("profiles \(profiles.map(\.name).sorted().joined(separator: ","))\n")
         writeOut("ready\n")
         let signal = waitForTermination()

@@ -34,11 +34,15 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
     var proxyIndex = 0
     var requestURI: SIPURI?
     var credentials: DigestCredentials?
+    /// The app's caller name, privacy and headers for the INVITE.
+    var callerRequest = OutboundCallerRequest()
     var sawRinging = false
     /// Inbound: the room token the notification carried and its expiry.
     var roomToken: String?
     /// Inbound: the INVITE had no SDP, so our 200 offers and the ACK answers.
     var lateOffer = false
+    /// Inbound: what the carrier's INVITE said beyond the numbers (for the snapshot).
+    var carrier: CarrierCallInfo?
     /// Sessions merged into this one (it hosts the three-way call).
     var merged: [GatewaySession] = []
     /// The session this one was merged into.
@@ -117,15 +121,15 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
             handle(.noResponse(proxiesLeft: proxiesLeft))
             return
         }
-        let user = outbound.dialString(forE164: targetTN)
-        let uri = SIPURI(user: user, host: proxy.hostReference, port: proxy.port)
-        requestURI = uri
-        let from = NameAddress(uri: SIPURI(user: sourceTN, host: outbound.fromDomain))
-        let to = NameAddress(uri: SIPURI(user: user, host: proxy.hostReference))
+        // Addressing and caller identity (tech prefix, user=phone, From, PAI/PPI, Privacy,
+        // the profile's and the app's headers): OutboundInvitePlan.
+        let plan = OutboundInvitePlan(outbound: outbound, target: targetTN, caller: sourceTN, request: callerRequest,
+                                      host: proxy.hostReference, port: proxy.port)
+        requestURI = plan.requestURI
         let offer = MediaNegotiation.trunkOffer(address: trunkSDPAddress(media), codecs: profile.media.codecs.map(\.rawValue),
                                                 telephoneEvent: profile.media.dtmf == .rfc4733, session: trunkSession)
-        call = gateway.ua.invite(requestURI: uri, from: from, to: to, peer: peer, sdp: offer,
-                                 headers: [SIPHeader(.userAgent, gateway.ua.configuration.userAgent)],
+        call = gateway.ua.invite(requestURI: plan.requestURI, from: plan.from, to: plan.to, peer: peer, sdp: offer,
+                                 headers: [SIPHeader(.userAgent, gateway.ua.configuration.userAgent)] + plan.headers,
                                  credentials: credentials, policy: Gateway.callPolicy(profile), delegate: self)
         // Each proxy gets the whole ring time (a silent one is left at Timer B, 32 s).
         startRingTimer(seconds: Double(outbound.ringTimeoutSec))
@@ -268,6 +272,6 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
                                sourceTN: sourceTN, targetTN: targetTN, profile: profile.name, routingId: routingId,
                                earlyMedia: machine.earlyMedia, muted: muted, sip: machine.sip, codec: trunkLeg?.codec.description,
                                ended: machine.ended, trunk: leg(stats?[.trunk]), platform: leg(stats?[.platform]),
-                               lastSeq: gateway.events.lastSeq(roomId: roomId))
+                               lastSeq: gateway.events.lastSeq(roomId: roomId), carrier: carrier)
     }
 }

@@ -23,6 +23,8 @@ extension SIPUserAgent {
         // call's business, whatever its source.
         let ours = request.callID.map { calls[$0] != nil } ?? false
         if !trusted, !ours, !defence.answerUnknownSources {
+            // A source that may authenticate gets a stateless challenge instead of silence.
+            if let verdict = admitAuthenticating(request, from: peer, now: now) { return verdict }
             refuse(.unknownSource)
             // Counted all the same, so a persistent prober ends up banned and unparsed.
             if sources.admit(host, trusted: false, now: now) == .ban { refuse(.banned) }

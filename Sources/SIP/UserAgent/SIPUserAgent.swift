@@ -26,9 +26,14 @@ public final class SIPUserAgent: @unchecked Sendable {
     /// Merged-request detection (§8.2.2.2): From tag + Call-ID + CSeq -> branch.
     private var recentRequests: [String: (branch: String, at: Double)] = [:]
     private(set) public var localAddresses: [SIPPeer] = []
-    private lazy var digestServer: DigestServer? = configuration.inboundAuthentication.map {
-        DigestServer(realm: $0.realm, secret: Crypto.randomBytes(count: 32))
+    /// Which callers must authenticate, per source (SIPUserAgent+Authentication.swift); nil
+    /// (the default) leaves it to `configuration.inboundAuthentication`. Set before `start`.
+    public var inboundDigest: InboundDigestPolicy? {
+        didSet { digestServer = digestPolicy.map { DigestServer(realm: $0.realm, secret: Crypto.randomBytes(count: 32)) } }
     }
+    private(set) var digestServer: DigestServer?
+    /// Failed authentications per source, toward a ban (`defence.maxAuthFailures`).
+    var authFailures: AuthFailureCounter
 
     /// Requests dropped or refused by `configuration.defence`, by reason.
     public internal(set) var refusals: [SIPRefusal: Int] = [:]
@@ -65,6 +70,10 @@ public final class SIPUserAgent: @unchecked Sendable {
                                    trustedRequestsPerSecond: configuration.defence.trustedRequestsPerSecond,
                                    banSeconds: configuration.defence.banSeconds,
                                    capacity: configuration.defence.maxTrackedSources)
+        self.authFailures = AuthFailureCounter(limit: configuration.defence.maxAuthFailures,
+                                               window: configuration.defence.authFailureWindowSeconds,
+                                               capacity: configuration.defence.maxTrackedSources)
+        self.digestServer = configuration.inboundAuthentication.map { DigestServer(realm: $0.realm, secret: Crypto.randomBytes(count: 32)) }
         transports.onMessage = { [unowned self] bytes, peer in self.receive(bytes, from: peer) }
         transactions.send = { [unowned self] bytes, peer in self.transports.send(bytes, to: peer) }
         transactions.onRequest = { [unowned self] m, tx in self.handleRequest(m, tx) }
@@ -301,13 +310,24 @@ public final class SIPUserAgent: @unchecked Sendable {
             respond(m, tx, 482, toTag: SIPIdentifiers.tag())
             return
         }
-        if method == "INVITE", let failure = authenticationFailure(m) {
-            respond(m, tx, 401, toTag: SIPIdentifiers.tag(), headers: failure)
-            return
+        var authenticated: String?
+        if method == "INVITE" {
+            // Sources trusted by address that must authenticate are challenged here, in the
+            // transaction; others were challenged statelessly before (admitAuthenticating).
+            let check = checkDigest(m, from: tx.peer.address, now: SIPEventLoop.now())
+            guard account(check, host: tx.peer.address.host, trusted: isTrusted(tx.peer.address), now: SIPEventLoop.now()) else {
+                return
+            }
+            if case .challenge(let challenges, _) = check {
+                respond(m, tx, 401, toTag: SIPIdentifiers.tag(), headers: challenges)
+                return
+            }
+            if case .authenticated(let user) = check { authenticated = user }
         }
         switch method {
         case "INVITE":
             let call = SIPCall(incoming: m, transaction: tx, ua: self)
+            call.authenticatedUsername = authenticated
             calls[call.callID, default: []].append(call)
             call.start()
         case "OPTIONS":
@@ -316,24 +336,6 @@ public final class SIPUserAgent: @unchecked Sendable {
             // BYE, PRACK, UPDATE, INFO outside a dialog.
             respond(m, tx, 481, toTag: SIPIdentifiers.tag())
         }
-    }
-
-    /// Server-side digest (RFC 3261 §22.2): nil when the request may proceed, else the
-    /// WWW-Authenticate headers of a 401 (a fresh nonce, `stale=true` for an old one).
-    /// Neither passwords nor Authorization values are ever logged.
-    private func authenticationFailure(_ m: SIPMessage) -> [SIPHeader]? {
-        guard let config = configuration.inboundAuthentication, let server = digestServer else { return nil }
-        let now = SIPEventLoop.now()
-        var stale = false
-        for auth in m.digestAuthorizations where auth.realm == config.realm {
-            guard let password = config.users[auth.username] else { continue }
-            switch server.verify(auth, method: m.method, password: password, now: now, body: m.body) {
-            case .valid: return nil
-            case .stale: stale = true
-            case .invalid: break
-            }
-        }
-        return config.algorithms.map { SIPHeader(.wwwAuthenticate, server.challenge(now: now, stale: stale, algorithm: $0).serialize()) }
     }
 
     /// Allow / Accept / Supported, as OPTIONS and INVITE answers advertise them.
