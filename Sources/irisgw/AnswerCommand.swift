@@ -51,7 +51,8 @@ enum AnswerCommand {
         let connection = try options.connection()
         let printer = EventPrinter(json: options.json)
         let listener = try IrisNotificationListener(connection: connection, routingId: routingId)
-        if !options.json { printer.line("waiting for a call to \(routingId)") }
+        // Said on stderr under --json, so a script (or a test) can start the call after it.
+        if options.json { writeError("waiting for a call to \(routingId)\n") } else { printer.line("waiting for a call to \(routingId)") }
         guard let note = listener.next(timeout: timeout), let room = note.roomid, let token = note.roomtoken else {
             listener.close()
             writeError("irisgw answer: no call within the timeout\n")

@@ -104,10 +104,16 @@ extension GatewaySuites {
             #expect(text.contains("\"status\":\"Hold\"") && text.contains("\"reason\":\"completed\""), "\(text)")
             try Self.expectEcho(out.recording, "outbound")
 
+            // The app listens first: a call that comes before its subscription rings unseen.
+            let answer = try setup.app(["answer", "--routing-id", "alice", "--timeout", "30"], hangupAfter: 9)
+            var early = ""
+            #expect(await eventually(timeout: 20) {
+                early += String(decoding: answer.output.fileHandleForReading.availableDataNonBlocking, as: UTF8.self)
+                return early.contains("waiting for a call to alice") || !answer.process.isRunning
+            }, "\(early)")
             let (uac, uacOut) = try setup.carrier("carrier-uac", xml: NATScenarios.carrierCalls(public: pub, private: priv),
                                                   port: try freePort(), remote: "\(pub):\(setup.sipPort)")
-            let answer = try setup.app(["answer", "--routing-id", "alice", "--timeout", "30"], hangupAfter: 9)
-            let answered = await LossyNetworkTests.output(of: answer.process, answer.output, timeout: 60)
+            let answered = early + (await LossyNetworkTests.output(of: answer.process, answer.output, timeout: 60))
             let caller = await LossyNetworkTests.output(of: uac, uacOut, timeout: 15)
             #expect(uac.terminationStatus == 0, "SIPp (inbound): \(caller)\n\(setup.trace("carrier-uac"))")
             #expect(answered.contains("\"status\":\"Hold\"") && answered.contains("\"reason\":\"completed\""), "\(answered)")
