@@ -22,6 +22,7 @@ import IOCore
 ///   mediaRealtimePriority: 10,         // SCHED_RR for the media threads; default: normal scheduling
 ///   sip: { answerUnknownSources: false, requestsPerSecond: 50 },  // ServeConfiguration+SIP.swift
 ///   apiLimits: { maxConnectionsPerSource: 256, maxWebSocketsPerClient: 1000 },
+///   dnsServers: ["10.0.0.53:53"],      // default: /etc/resolv.conf (ServeConfiguration+DNS.swift)
 /// }
 /// ```
 public struct ServeConfiguration: Sendable, Equatable {
@@ -46,6 +47,8 @@ public struct ServeConfiguration: Sendable, Equatable {
     public var sip: SIPSettings?
     /// The control API server's caps; what is not given keeps the server's default.
     public var apiLimits: APILimits?
+    /// `dnsServers`, `dnsTimeoutMs`, `dnsTries`, `dnsNegativeCacheSec` (ServeConfiguration+DNS.swift).
+    public var dns: DNSSettings?
 
     /// Caps of the control API's HTTP server (`HTTPServerConfiguration` in ControlAPI, which
     /// documents each; docs/operations.md has the defaults). Each SDK session holds one event
@@ -99,7 +102,7 @@ public struct ServeConfiguration: Sendable, Equatable {
 
     public static let keys = ["profiles", "sipListen", "apiListen", "rtpHost", "rtpPorts", "dataDir", "publicURL",
                               "drainTimeoutSec", "maxSessions", "maxInboundSessions", "mediaRealtimePriority", "roomTokenLifetimeSec", "webhook",
-                              "sip", "apiLimits"]
+                              "sip", "apiLimits"] + dnsKeys
 
     public static func load(file: URL) throws(ProfileError) -> ServeConfiguration {
         let display = file.relativePath
@@ -144,6 +147,7 @@ public struct ServeConfiguration: Sendable, Equatable {
         c.maxSessions = try o.optional("maxSessions") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...1_000_000) }
         c.maxInboundSessions = try o.optional("maxInboundSessions") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...1_000_000) }
         c.mediaRealtimePriority = try o.optional("mediaRealtimePriority") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...99) }
+        c.dns = try dnsSettings(o, schema: schema)
         c.sip = try o.optional("sip") { (v, p) throws(ProfileError) in try sipSettings(v, at: p, schema: schema) }
         c.roomTokenLifetimeSec = try o.optional("roomTokenLifetimeSec") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...86_400) }
         c.webhook = try o.optional("webhook") { (v, p) throws(ProfileError) in

@@ -11,6 +11,7 @@ enum ServeCommand {
     usage: irisgw serve [--config FILE] [--profiles DIR] [--sip-listen HOST:PORT] [--api-listen HOST:PORT]
                         [--rtp-ports LO-HI] [--rtp-host HOST] [--data-dir DIR] [--public-url URL]
                         [--drain-timeout S] [--max-sessions N] [--carrier-sim HOST:PORT]
+                        [--dns-server HOST:PORT]...
 
       --config FILE        settings file (JSON5; docs/operations.md); the flags below win over it
       --profiles DIR       trunk profiles, *.json5 (default sip-profiles)
@@ -24,6 +25,8 @@ enum ServeCommand {
       --max-sessions N     sessions at once over all trunks; more inbound get 503 (default 1000)
       --carrier-sim H:P    also run the built-in carrier simulator there, in this process
                            (what `make run` does: the carrier-sim profile's proxy is 127.0.0.1:5090)
+      --dns-server H:P     a DNS server for proxies named by host name (numeric host; repeat for
+                           more; default: /etc/resolv.conf)
 
     Prints `listening sip udp|tcp HOST:PORT`, `listening api URL` and `ready`, then serves.
 
@@ -53,6 +56,8 @@ enum ServeCommand {
         if let v = file.maxInboundSessions { configuration.maxInboundSessions = v }
         if let v = file.mediaRealtimePriority { configuration.mediaRealtimePriority = v }
         file.sip?.apply(to: &configuration.sip)
+        file.dns?.apply(to: &configuration.sip.dns)
+        var dnsServers: [SocketAddress] = []
         var publicURL = file.publicURL
         var drainTimeout = Double(file.drainTimeoutSec ?? 30)
         var simulatorListen: SocketAddress?
@@ -92,6 +97,11 @@ enum ServeCommand {
             case "--carrier-sim":
                 guard let v = value(), let a = SocketAddress.parse(v) else { return fail("--carrier-sim needs HOST:PORT") }
                 simulatorListen = a
+            case "--dns-server":
+                guard let v = value(), let a = ServeConfiguration.dnsServer(v) else {
+                    return fail("--dns-server needs HOST:PORT with a numeric host ([v6]:port for IPv6)")
+                }
+                dnsServers.append(a)
             case "--max-sessions":
                 guard let v = value().flatMap(Int.init), v > 0 else { return fail("--max-sessions needs a positive number") }
                 configuration.maxSessions = v
@@ -111,6 +121,8 @@ enum ServeCommand {
             return 1
         }
         configuration.sipListen = [(.udp, sipListen), (.tcp, sipListen)]
+        // Flags replace the file's list as a whole.
+        if !dnsServers.isEmpty { configuration.sip.dns.servers = dnsServers }
         // The simulator first, so the gateway's first OPTIONS ping finds it up.
         var simulator: CarrierSimulator?
         if let simulatorListen {
