@@ -13,7 +13,7 @@ final class TestDNSServer: @unchecked Sendable {
 
     private(set) var port: Int
     let directory: URL
-    private var process: Process?
+    private var pid: pid_t?
     private let ttl: Int
 
     /// `records`: dnsmasq lines (`srv-host=...`, `naptr-record=...`, `host-record=...`);
@@ -68,33 +68,49 @@ final class TestDNSServer: @unchecked Sendable {
                      "keep-in-foreground", "pid-file=", "local=/dns.test/", "local-ttl=\(ttl)", "log-queries",
                      "log-facility=" + directory.appendingPathComponent("dnsmasq.log").path] + records
         try (lines.joined(separator: "\n") + "\n").write(to: conf, atomically: true, encoding: .utf8)
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: Self.path)
-        p.arguments = ["--conf-file=" + conf.path]
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
-        p.standardInput = FileHandle.nullDevice
-        try p.run()
-        process = p
-        let ready = waitUntil(timeout: 10) { [port] in !p.isRunning || !isPortFree(port, transport: .udp) }
-        guard ready, p.isRunning else {
+        // posix_spawn, not Foundation's Process: dnsmasq closes every descriptor it inherits,
+        // and Process takes the close of its watch descriptor for an exit and then blocks in
+        // waitpid on it, which stops it from reaping any other child of the test process.
+        let argv = [Self.path, "--conf-file=" + conf.path]
+        var cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
+        defer { for a in cArgs { free(a) } }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        for fd: Int32 in [0, 1, 2] { posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", O_RDWR, 0) }
+        var child: pid_t = 0
+        let rc = posix_spawn(&child, Self.path, &actions, nil, &cArgs, environ)
+        guard rc == 0 else { throw SocketError("posix_spawn dnsmasq", code: rc) }
+        pid = child
+        let ready = waitUntil(timeout: 10) { [port] in !isRunning || !isPortFree(port, transport: .udp) }
+        guard ready, isRunning else {
             stopProcess()
             throw SocketError("dnsmasq did not listen on 127.0.0.1:\(port): \(log.suffix(500))", code: EADDRINUSE)
         }
     }
 
-    private func stopProcess() {
-        guard let p = process else { return }
-        process = nil
-        if p.isRunning {
-            p.terminate()
-            _ = waitUntil(timeout: 2) { !p.isRunning }
-            if p.isRunning { kill(p.processIdentifier, SIGKILL) }
+    /// True while dnsmasq has not exited (reaps it when it has).
+    private var isRunning: Bool {
+        guard let pid else { return false }
+        var status: Int32 = 0
+        if waitpid(pid, &status, WNOHANG) == pid {
+            self.pid = nil
+            return false
         }
-        p.waitUntilExit()
+        return true
+    }
+
+    private func stopProcess() {
+        guard let child = pid else { return }
+        kill(child, SIGTERM)
+        if !waitUntil(timeout: 2, { !isRunning }) {
+            kill(child, SIGKILL)
+            var status: Int32 = 0
+            waitpid(child, &status, 0)
+            pid = nil
+        }
     }
 }
-
 /// A DNS server that never answers: a UDP socket on 127.0.0.1 (port from the OS) whose
 /// thread reads every query and drops it. `stop()` in a `defer`.
 final class SilentDNSServer: @unchecked Sendable {
