@@ -1,4 +1,4 @@
-# irisgw: `make run` and `make test` are all a newcomer needs (DESIGN section 7).
+# irisgw: `make run` and `make test` are all a newcomer needs (docs/design.md, "Make targets").
 SHELL := /bin/bash
 SWIFT ?= swift
 # Debian packages the build and the tests need.

@@ -19,4 +19,16 @@ static inline int CLinux_accept4(int fd, struct sockaddr *addr, socklen_t *len, 
 
 /// Names the calling thread (prctl is variadic, so it needs a shim); Linux keeps 15 bytes.
 static inline void CLinux_set_thread_name(const char *name) { prctl(PR_SET_NAME, name, 0, 0, 0); }
+
+/// How many CPUs the calling thread may run on (sched_getaffinity(2)); -1 when the call
+/// fails (a machine with more than 4096 CPUs, or no such call). CPU_COUNT is a macro and
+/// sched_getaffinity needs _GNU_SOURCE, which Swift's Glibc module is built without.
+static inline int CLinux_affinity_cpu_count(void) {
+    extern int sched_getaffinity(int, size_t, void *);
+    unsigned long mask[4096 / (8 * sizeof(unsigned long))] = {0};
+    if (sched_getaffinity(0, sizeof mask, mask) != 0) return -1;
+    int count = 0;
+    for (size_t i = 0; i < sizeof mask / sizeof mask[0]; i++) count += __builtin_popcountl(mask[i]);
+    return count;
+}
 #endif

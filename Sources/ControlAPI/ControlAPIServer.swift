@@ -3,7 +3,7 @@ import Gateway
 import IrisAPI
 import Synchronization
 
-/// DESIGN section 3 over HTTP: routes requests onto `Gateway`, streams events over
+/// The control API (docs/api.md) over HTTP: routes requests onto `Gateway`, streams events over
 /// WebSocket, answers `/healthz` and `/metrics`. Every error is JSON with an Iris code;
 /// a refused request changes nothing.
 public final class ControlAPIServer: Sendable {
@@ -124,7 +124,8 @@ public final class ControlAPIServer: Sendable {
                                               lateFrames: gateway.media.measurements().lateFrames,
                                               refusals: gateway.sipRefusalCounts(),
                                               recordWrites: (gateway.records.writeFailures, gateway.records.pendingWrites),
-                                              sipTransactions: load.transactions, heapTrims: load.heapTrims)
+                                              sipTransactions: load.transactions, heapTrims: load.heapTrims,
+                                              mediaThreads: gateway.media.configuration.threads)
             if let http = server.withLock({ $0 })?.statistics { text += Self.metricsText(http) }
             return .text(200, text, contentType: "text/plain; version=0.0.4; charset=utf-8")
         }

@@ -1,4 +1,4 @@
-/// Per-trunk toll-fraud limits (DESIGN section 6): concurrent outbound calls and new calls
+/// Per-trunk toll-fraud limits (docs/design.md, "Reliability and security"): concurrent outbound calls and new calls
 /// per second, checked before any INVITE. A plain value; the gateway keeps one per profile
 /// on the SIP loop and passes the time in.
 public struct Admission: Sendable, Equatable {

@@ -2,11 +2,14 @@ import IOCore
 import SIP
 
 extension Gateway {
-    /// The sources the SIP agent answers out of dialog: every trunk's `allowFrom` networks
-    /// and its numeric proxy addresses (a carrier's OPTIONS ping comes from its proxy).
-    /// Requests inside a call of ours pass whatever their source (SIPUserAgent+Defence).
+    /// The sources the SIP agent answers out of dialog: the `allowFrom` networks of every
+    /// trunk without `inbound.auth`, and every numeric proxy address (a carrier's OPTIONS ping
+    /// comes from its proxy). Requests inside a call of ours pass whatever their source
+    /// (SIPUserAgent+Defence). The networks of trunks with `inbound.auth` do not make a
+    /// source trusted: there it may only authenticate, challenged statelessly at the
+    /// untrusted rate (`inboundDigestPolicy`), so an unauthenticated flood stays cheap.
     static func trustedSources(_ profiles: [TrunkProfile]) -> @Sendable (SocketAddress) -> Bool {
-        let networks = profiles.flatMap { $0.inbound?.allowFrom ?? [] }
+        let networks = profiles.flatMap { p in p.inbound.flatMap { $0.auth == nil ? $0.allowFrom : nil } ?? [] }
         let proxies = Set(profiles.flatMap { $0.outbound?.proxies ?? [] }.filter { $0.hostKind != .domainName }.map(\.host))
         return { address in proxies.contains(address.host) || networks.contains { $0.contains(address.host) } }
     }

@@ -4,18 +4,16 @@ import IrisAPI
 import Media
 import SIP
 
-/// Calls from trunks to DIDs (DESIGN section 5, inbound table).
+/// Calls from trunks to DIDs (docs/events.md, "Inbound: SIP to events").
 extension Gateway: SIPUserAgentDelegate {
     public func userAgent(_ ua: SIPUserAgent, didReceiveCall call: SIPCall) {
         metrics.inboundInvite()
-        let source = call.peer.address.host
-        let allowed = profiles.values.filter { $0.inbound?.allows(source: source) ?? false }.sorted { $0.name < $1.name }
+        let allowed = inboundTrunks(source: call.peer.address.host, authenticatedAs: call.authenticatedUsername)
         guard !allowed.isEmpty else {
             call.reject(status: 403, reason: "Forbidden")
             return
         }
-        let user = call.invite.requestURI?.user ?? ""
-        let did = user.hasPrefix("+") || user.isEmpty ? user : "+" + user
+        let did = call.invite.calledNumber
         guard let (profile, route) = allowed.lazy.compactMap({ p in p.inbound!.route(forDID: did).map { (p, $0) } }).first else {
             call.reject(status: 404, reason: "Not Found")
             return
@@ -46,7 +44,8 @@ extension Gateway: SIPUserAgentDelegate {
             call.reject(status: 503, reason: "Service Unavailable (\(refusal))", headers: [SIPHeader(.retryAfter, "5")])
             return
         }
-        let caller = call.invite.from?.uri.user ?? "anonymous"
+        let caller = call.invite.callingNumber
+        let carrier = CarrierCallInfo(invite: call.invite)
         let roomId = Self.newRoomId()
         let traceId = Self.newTraceId()
         let ring = Double(profile.inbound?.ringTimeoutSec ?? 45)
@@ -58,6 +57,7 @@ extension Gateway: SIPUserAgentDelegate {
         s.trunkLeg = trunk
         s.lateOffer = lateOffer
         s.roomToken = token
+        s.carrier = carrier
         call.delegate = s
         sessions[roomId] = s
         events.open(roomId: roomId, routingId: route.routingId)
@@ -73,8 +73,21 @@ extension Gateway: SIPUserAgentDelegate {
         n.traceid = traceId
         n.routingid = route.routingId
         n.userdata = NotificationUserData(caller: caller, did: did)
+        n.carrier = carrier
         s.handle(.started(notification: n))
         notifier?(n)
+    }
+
+    /// The trunks an INVITE from `source` may belong to, by name: matched by source first
+    /// (an `allowFrom` of a trunk without `inbound.auth`), then by the digest username it
+    /// authenticated as (a trunk with `inbound.auth` whose `allowFrom` holds the source).
+    func inboundTrunks(source: String, authenticatedAs user: String?) -> [TrunkProfile] {
+        let byAddress = profiles.values.filter { p in p.inbound.map { $0.auth == nil && $0.allows(source: source) } ?? false }
+        if !byAddress.isEmpty { return byAddress.sorted { $0.name < $1.name } }
+        guard let user else { return [] }
+        return profiles.values.filter { p in
+            p.inbound.map { $0.auth?.username == user && $0.allows(source: source) } ?? false
+        }.sorted { $0.name < $1.name }
     }
 
     /// Checks a room token for `roomId`: expired is -105, anything else wrong -103.
@@ -104,7 +117,7 @@ extension Gateway: SIPUserAgentDelegate {
             return (t, s.profile, s.traceId)
         }
         let mediaCall = try openMedia(trunk: trunk, platform: platform, profile: profile, roomId: roomId)
-        let answer = MediaNegotiation.answer(for: platform, address: mediaCall.platformAddress, session: SDPSessionIdentity())
+        let answer = MediaNegotiation.answer(for: platform, address: platformSDPAddress(mediaCall.platformAddress), session: SDPSessionIdentity())
         do {
             try withSession(roomId) { s throws(GatewayError) in
                 guard s.media == nil, !s.machine.isEnded else { throw .wrongState("session \(roomId) was already joined") }

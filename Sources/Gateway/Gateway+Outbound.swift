@@ -16,10 +16,17 @@ extension Gateway {
         } catch {
             throw GatewayError(error.code, error.code == IrisCode.callForbidden ? 403 : 400, "targetTN: " + error.message)
         }
-        source = request.sourceTN.filter { !" \t-.()".contains($0) }
-        guard TrunkProfile.Outbound.isDialable(source) else {
+        let asked = request.sourceTN.filter { !" \t-.()".contains($0) }
+        guard TrunkProfile.Outbound.isDialable(asked) else {
             throw .badRequest("sourceTN: \"\(request.sourceTN)\" is not a phone number (digits, optionally after + or *)")
         }
+        // The presented number is checked (or chosen) before anything is dialled.
+        do {
+            source = try profile.outbound!.callerId.present(sourceTN: asked, target: target)
+        } catch {
+            throw GatewayError(error.code, 403, "sourceTN: " + error.message)
+        }
+        let caller = try Self.callerRequest(request, profile.outbound!)
         if let r = request.routingId, !Self.isValidID(r) { throw .badRequest("routingId must be 1-128 of [A-Za-z0-9._:@-]") }
         if let t = request.traceId, !Self.isValidID(t) { throw .badRequest("traceId must be 1-128 of [A-Za-z0-9._:@-]") }
         let platform: NegotiatedLeg
@@ -62,7 +69,7 @@ extension Gateway {
         let credentials: DigestCredentials? = profile.outbound?.auth.flatMap { auth in
             (try? auth.password(environment: configuration.environment)).map { DigestCredentials(username: auth.username, password: $0) }
         }
-        let answer = MediaNegotiation.answer(for: platform, address: mediaCall.platformAddress, session: SDPSessionIdentity())
+        let answer = MediaNegotiation.answer(for: platform, address: platformSDPAddress(mediaCall.platformAddress), session: SDPSessionIdentity())
         events.open(roomId: roomId, routingId: request.routingId)
         records.started(CallRecord(roomId: roomId, traceId: traceId, direction: "outbound", sourceTN: source, targetTN: target,
                                    profile: profile.name, startedAt: Date().timeIntervalSince1970))
@@ -75,11 +82,25 @@ extension Gateway {
             s.platformLeg = platform
             s.trunkLeg = provisional
             s.credentials = credentials
+            s.callerRequest = caller
             sessions[roomId] = s
             s.handle(.started(notification: nil))
             s.sendInvite()
         }
         return SessionResponse(roomId: roomId, traceId: traceId, media: MediaBody(sdp: answer.serialize()))
+    }
+
+    /// The app's `callerName`, `privacy` and `headers`, checked against the trunk's policy;
+    /// a refusal is -103 before any INVITE.
+    static func callerRequest(_ request: CreateSessionRequest, _ outbound: TrunkProfile.Outbound) throws(GatewayError) -> OutboundCallerRequest {
+        do throws(InviteFieldError) {
+            return OutboundCallerRequest(
+                callerName: try request.callerName.map { name throws(InviteFieldError) in try InviteFields.callerName(name) },
+                privacy: try request.privacy.map { text throws(InviteFieldError) in try InviteFields.privacy(text) },
+                headers: try InviteFields.appHeaders(request.headers ?? [:], allowed: outbound.appHeaders, fixed: outbound.headers))
+        } catch {
+            throw GatewayError(error.irisCode, error.httpStatus, error.description)
+        }
     }
 
     /// Routing and trace ids go into URLs and logs: a conservative alphabet.

@@ -79,6 +79,8 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
         let configured = Self.trustedSources(profiles)
         // Called on the SIP loop, where `locatedProxyHosts` lives.
         ua.isTrustedSource = { [unowned self] address in configured(address) || locatedProxyHosts.contains(address.host) }
+        ua.inboundDigest = Self.inboundDigestPolicy(profiles, realm: configuration.inboundAuthRealm, environment: configuration.environment)
+        ua.advertisedAddress = Self.advertisedAddresses(profiles, global: configuration.sipAdvertise)
     }
 
     /// Opens the SIP sockets and starts registrations and keepalives; returns the SIP addresses.

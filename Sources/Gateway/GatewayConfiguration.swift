@@ -7,11 +7,23 @@ import SIP
 public struct GatewayConfiguration: Sendable {
     /// SIP sockets (UDP and TCP). Default UDP and TCP on 127.0.0.1:5060.
     public var sipListen: [(transport: SIPTransportProtocol, address: SocketAddress)]
-    /// Address RTP binds to and that goes in our SDP. Default 127.0.0.1.
+    /// Address RTP binds to and that goes in our SDP unless an advertised address is set.
+    /// Default 127.0.0.1.
     public var rtpHost: String
+    /// Named in Via sent-by and Contact instead of the listener's address, toward peers of
+    /// its address family (a name: toward every peer); a trunk's `sip.advertise` wins for
+    /// that trunk. Default nil.
+    public var sipAdvertise: SIPAdvertisedAddress?
+    /// Numeric address written into the trunk legs' SDP (`c=`, `o=`) instead of `rtpHost`;
+    /// a trunk's `media.advertise` wins for that trunk. Default nil.
+    public var rtpAdvertise: String?
+    /// Numeric address written into the platform legs' SDP instead of `rtpHost` (the
+    /// platform is often on another network than the carrier). Default nil.
+    public var platformRtpAdvertise: String?
     /// RTP/RTCP port range. Default 20000-29999.
     public var rtpPorts: ClosedRange<UInt16>
-    /// Media threads. Default one per core.
+    /// Media threads. Default: one per CPU the process may use (`UsableCPUs`: the affinity
+    /// mask and the cgroup v2 `cpu.max` quota, the smaller), at least 1.
     public var mediaThreads: Int
     /// SCHED_RR priority (1-99) for the media threads; nil (the default) keeps normal
     /// scheduling (`MediaEngineConfiguration.realtimePriority`).
@@ -44,11 +56,13 @@ public struct GatewayConfiguration: Sendable {
     public var sip: SIPUserAgentConfiguration
     /// Environment for `passwordEnv` lookups. Default: the process environment.
     public var environment: [String: String]
+    /// The realm of the digest challenges to trunks with `inbound.auth`. Default "irisgw".
+    public var inboundAuthRealm = "irisgw"
 
     public init(sipListen: [(transport: SIPTransportProtocol, address: SocketAddress)] = [
                     (.udp, SocketAddress(host: "127.0.0.1", port: 5060)), (.tcp, SocketAddress(host: "127.0.0.1", port: 5060))],
                 rtpHost: String = "127.0.0.1", rtpPorts: ClosedRange<UInt16> = 20_000...29_999,
-                mediaThreads: Int = ProcessInfo.processInfo.activeProcessorCount, dataDir: String = ".irisgw",
+                mediaThreads: Int = UsableCPUs.current().count, dataDir: String = ".irisgw",
                 defaultProfile: String? = nil, publicURL: String = "http://127.0.0.1:8080", roomTokenLifetime: Double? = nil,
                 maxSessions: Int = 1000, opus: AudioCodec.OpusSettings = .init(complexity: 5), preferPCMUPassthrough: Bool = true,
                 eventRetention: Double = 300, sip: SIPUserAgentConfiguration = SIPUserAgentConfiguration(),

@@ -52,10 +52,11 @@ public final class GatewayMetrics: Sendable {
     /// `sipResponses` the SIP layer's counts by status code.
     /// `refusals` are counts kept by other layers (the SIP agent's, the HTTP server's), merged
     /// with the gateway's own under `irisgw_refused_total`.
-    /// `sipTransactions` and `heapTrims` are the SIP agent's live transactions and heap trims.
+    /// `sipTransactions` and `heapTrims` are the SIP agent's live transactions and heap trims;
+    /// `mediaThreads` the media engine's thread count.
     public func render(statuses: [SessionStatus], sipResponses: [Int: Int], lateFrames: Int = 0,
                        refusals: [String: Int] = [:], recordWrites: (lost: Int, pending: Int) = (0, 0),
-                       sipTransactions: Int = 0, heapTrims: Int = 0) -> String {
+                       sipTransactions: Int = 0, heapTrims: Int = 0, mediaThreads: Int? = nil) -> String {
         let c = counts.withLock { $0 }
         let refused = c.refused.merging(refusals, uniquingKeysWith: +)
         var out = PrometheusText()
@@ -81,6 +82,10 @@ public final class GatewayMetrics: Sendable {
         metric("irisgw_media_packets_lost_total", "counter", "RTP packets lost (RFC 3550 A.3, ended sessions).", [("", String(c.packetsLost))])
         metric("irisgw_media_concealed_frames_total", "counter", "Frames concealed (PLC/FEC).", [("", String(c.concealed))])
         metric("irisgw_media_late_packets_total", "counter", "Packets too late for the jitter buffer.", [("", String(c.late))])
+        if let mediaThreads {
+            metric("irisgw_media_threads", "gauge", "Media threads (one per CPU the process may use, or the mediaThreads setting).",
+                   [("", String(mediaThreads))])
+        }
         metric("irisgw_media_late_frames_total", "counter", "Frames the media threads played late (missed 20 ms ticks).", [("", String(lateFrames))])
         metric("irisgw_media_trunk_jitter_ms_avg", "gauge", "Mean interarrival jitter on trunk legs (ended sessions).",
                [("", String(format2(c.jitterSamples > 0 ? c.jitterSumMs / Double(c.jitterSamples) : 0)))])

@@ -24,7 +24,7 @@ extension TrunkProfile.Outbound {
     /// The longest E.164 number has 15 digits (ITU-T E.164 section 6).
     private static let maxE164Digits = 15
 
-    /// Checks and normalises a number an app asked to call (DESIGN section 3):
+    /// Checks and normalises a number an app asked to call (docs/sip-profiles.md, "Numbers"):
     ///
     /// 1. Spaces, tabs, dashes, dots and parentheses are removed.
     /// 2. The rest must match `^[+*]?[0-9]+$`, else -103.

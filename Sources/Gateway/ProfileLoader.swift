@@ -1,4 +1,5 @@
 import Foundation
+import SIP
 
 /// Reads trunk profiles from JSON5 files (docs/sip-profiles.md).
 ///
@@ -34,6 +35,7 @@ public enum ProfileLoader {
         let files = names.filter { $0.hasSuffix(".json5") && !$0.hasPrefix(".") }.sorted()
         var profiles: [TrunkProfile] = []
         var fileByName: [String: String] = [:]
+        var fileByInboundUser: [String: String] = [:]
         for name in files {
             let url = dir.appendingPathComponent(name, isDirectory: false)
             var isDirectory: ObjCBool = false
@@ -46,6 +48,14 @@ public enum ProfileLoader {
                                    message: "duplicate profile name \"\(profile.name)\" (also in \(other))")
             }
             fileByName[profile.name] = profile.source
+            // The username names the trunk an authenticated INVITE comes from.
+            if let user = profile.inbound?.auth?.username {
+                if let other = fileByInboundUser[user] {
+                    throw ProfileError(file: profile.source, keyPath: "inbound.auth.username",
+                                       message: "duplicate inbound username \"\(user)\" (also in \(other))")
+                }
+                fileByInboundUser[user] = profile.source
+            }
             profiles.append(profile)
         }
         guard !profiles.isEmpty else {
@@ -102,7 +112,7 @@ struct ProfileSchema {
         let o = try object(value, at: path, keys: [
             "proxies", "fromDomain", "auth", "register", "numberFormat", "defaultCountryCode", "nationalPrefix",
             "internationalPrefix", "allowedPrefixes", "maxConcurrentCalls", "callsPerSecond", "ringTimeoutSec",
-        ])
+        ] + Self.carrierPolicyKeys)
         let proxies = try o.required("proxies") { (v, p) throws(ProfileError) in
             try nonEmptyArray(v, at: p) { (e, ep) throws(ProfileError) in
                 let text = try string(e, at: ep)
@@ -124,14 +134,7 @@ struct ProfileSchema {
                 guard !s.isEmpty else { throw fail(p, "must not be empty") }
                 return s
             }
-            let passwordEnv = try a.required("passwordEnv") { (v, p) throws(ProfileError) in
-                let s = try string(v, at: p)
-                guard let first = s.first, first.isASCII, first.isLetter || first == "_",
-                      s.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) else {
-                    throw fail(p, "must be an environment variable name ([A-Za-z_][A-Za-z0-9_]*), found \"\(s)\"; the password itself never goes in the file")
-                }
-                return s
-            }
+            let passwordEnv = try a.required("passwordEnv") { (v, p) throws(ProfileError) in try environmentName(v, at: p) }
             return TrunkProfile.Outbound.Auth(username: username, passwordEnv: passwordEnv, source: file)
         }
         let register = try o.optional("register") { (v, p) throws(ProfileError) in
@@ -170,15 +173,17 @@ struct ProfileSchema {
         let maxCalls = try o.optional("maxConcurrentCalls") { (v, p) throws(ProfileError) in try int(v, at: p, in: 1...100_000) }
         let cps = try o.optional("callsPerSecond") { (v, p) throws(ProfileError) in try int(v, at: p, in: 1...10_000) }
         let ring = try o.optional("ringTimeoutSec") { (v, p) throws(ProfileError) in try int(v, at: p, in: 1...600) }
-        return TrunkProfile.Outbound(
+        var outbound = TrunkProfile.Outbound(
             proxies: proxies, fromDomain: fromDomain, auth: auth, register: register ?? .init(),
             numberFormat: numberFormat ?? .e164, defaultCountryCode: countryCode, nationalPrefix: nationalPrefix,
             internationalPrefix: internationalPrefix, allowedPrefixes: allowedPrefixes,
             maxConcurrentCalls: maxCalls ?? 100, callsPerSecond: cps ?? 10, ringTimeoutSec: ring ?? 60)
+        try carrierPolicy(o, into: &outbound)
+        return outbound
     }
 
     private func inbound(_ value: JSON5Value, at path: String) throws(ProfileError) -> TrunkProfile.Inbound {
-        let o = try object(value, at: path, keys: ["allowFrom", "routes", "ringTimeoutSec", "maxConcurrentCalls", "callsPerSecond"])
+        let o = try object(value, at: path, keys: ["allowFrom", "routes", "ringTimeoutSec", "maxConcurrentCalls", "callsPerSecond", "auth"])
         let allowFrom = try o.optional("allowFrom") { (v, p) throws(ProfileError) in
             try nonEmptyArray(v, at: p) { (e, ep) throws(ProfileError) in
                 let text = try string(e, at: ep)
@@ -214,12 +219,13 @@ struct ProfileSchema {
         let ring = try o.optional("ringTimeoutSec") { (v, p) throws(ProfileError) in try int(v, at: p, in: 1...600) }
         let maxCalls = try o.optional("maxConcurrentCalls") { (v, p) throws(ProfileError) in try int(v, at: p, in: 1...100_000) }
         let cps = try o.optional("callsPerSecond") { (v, p) throws(ProfileError) in try int(v, at: p, in: 1...10_000) }
+        let auth = try o.optional("auth") { (v, p) throws(ProfileError) in try inboundAuth(v, at: p) }
         return TrunkProfile.Inbound(allowFrom: allowFrom, routes: routes, ringTimeoutSec: ring ?? 45,
-                                    maxConcurrentCalls: maxCalls ?? 100, callsPerSecond: cps ?? 10)
+                                    maxConcurrentCalls: maxCalls ?? 100, callsPerSecond: cps ?? 10, auth: auth)
     }
 
     private func media(_ value: JSON5Value, at path: String) throws(ProfileError) -> TrunkProfile.MediaSettings {
-        let o = try object(value, at: path, keys: ["codecs", "dtmf", "rtpTimeoutSec"])
+        let o = try object(value, at: path, keys: ["codecs", "dtmf", "rtpTimeoutSec", "advertise"])
         let codecs = try o.optional("codecs") { (v, p) throws(ProfileError) in
             var seen = Set<TrunkProfile.MediaSettings.Codec>()
             return try nonEmptyArray(v, at: p) { (e, ep) throws(ProfileError) in
@@ -234,12 +240,13 @@ struct ProfileSchema {
             guard n == 0 || n >= 5 else { throw fail(p, "must be 0 (disabled) or from 5 to 3600, found \(n)") }
             return n
         }
+        let advertise = try o.optional("advertise") { (v, p) throws(ProfileError) in try numericHost(v, at: p) }
         return TrunkProfile.MediaSettings(codecs: codecs ?? [.pcmu, .pcma], dtmf: dtmf ?? .rfc4733,
-                                          rtpTimeoutSec: rtpTimeout ?? 30)
+                                          rtpTimeoutSec: rtpTimeout ?? 30, advertise: advertise)
     }
 
     private func sip(_ value: JSON5Value, at path: String) throws(ProfileError) -> TrunkProfile.SIPSettings {
-        let o = try object(value, at: path, keys: ["transport", "prack", "sessionTimerSec", "optionsPingSec"])
+        let o = try object(value, at: path, keys: ["transport", "prack", "sessionTimerSec", "optionsPingSec", "advertise"])
         let transport = try o.optional("transport") { (v, p) throws(ProfileError) in try choice(v, at: p, ProxyAddress.Transport.self) }
         let prack = try o.optional("prack") { (v, p) throws(ProfileError) in try choice(v, at: p, TrunkProfile.SIPSettings.PRACKMode.self) }
         let sessionTimer = try o.optional("sessionTimerSec") { (v, p) throws(ProfileError) in
@@ -253,11 +260,28 @@ struct ProfileSchema {
             guard n == 0 || n >= 5 else { throw fail(p, "must be 0 (disabled) or from 5 to 3600, found \(n)") }
             return n
         }
+        let advertise = try o.optional("advertise") { (v, p) throws(ProfileError) in try advertisedAddress(v, at: p) }
         return TrunkProfile.SIPSettings(transport: transport ?? .udp, prack: prack ?? .supported,
-                                        sessionTimerSec: sessionTimer ?? 1800, optionsPingSec: ping ?? 30)
+                                        sessionTimerSec: sessionTimer ?? 1800, optionsPingSec: ping ?? 30, advertise: advertise)
     }
 
     // MARK: Typed readers
+
+    /// A numeric IPv4 or IPv6 address (an SDP `c=` line wants one; names are not resolved there).
+    func numericHost(_ value: JSON5Value, at path: String) throws(ProfileError) -> String {
+        let s = try string(value, at: path)
+        guard SocketAddress.isNumericHost(s) else { throw fail(path, "must be a numeric IPv4 or IPv6 address, found \"\(s)\"") }
+        return s
+    }
+
+    /// `HOST`, `HOST:PORT` or `[V6]:PORT`: an address we name ourselves by in SIP.
+    func advertisedAddress(_ value: JSON5Value, at path: String) throws(ProfileError) -> SIPAdvertisedAddress {
+        let s = try string(value, at: path)
+        guard let a = SIPAdvertisedAddress.parse(s) else {
+            throw fail(path, "must be HOST, HOST:PORT or [IPV6]:PORT (port 1-65535), found \"\(s)\"")
+        }
+        return a
+    }
 
     func fail(_ path: String, _ message: String) -> ProfileError {
         ProfileError(file: file, keyPath: path, message: message)
@@ -310,7 +334,7 @@ struct ProfileSchema {
         return s
     }
 
-    private func choice<E: RawRepresentable & CaseIterable>(
+    func choice<E: RawRepresentable & CaseIterable>(
         _ value: JSON5Value, at path: String, _ type: E.Type
     ) throws(ProfileError) -> E where E.RawValue == String {
         let options = E.allCases.map(\.rawValue)
@@ -323,7 +347,7 @@ struct ProfileSchema {
         return parsed
     }
 
-    private func nonEmptyArray<T>(
+    func nonEmptyArray<T>(
         _ value: JSON5Value, at path: String, _ element: (JSON5Value, String) throws(ProfileError) -> T
     ) throws(ProfileError) -> [T] {
         guard case .array(let items) = value else { throw typeError(path, expected: "an array", found: value) }

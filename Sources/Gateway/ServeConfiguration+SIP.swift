@@ -13,19 +13,25 @@ extension ServeConfiguration {
     ///   banSec: 60,
     ///   scannerUserAgents: ["friendly-scanner", "sipvicious"],
     ///   maxServerTransactions: 5000,
+    ///   authRealm: "irisgw",              // realm of the challenges to trunks with inbound.auth
+    ///   maxAuthFailures: 5,               // wrong credentials per source within authFailureWindowSec; more: banned
+    ///   authFailureWindowSec: 60,
     ///   tcp: { maxConnections: 1024, maxConnectionsPerSource: 32, idleTimeoutSec: 120,
-    ///          messageTimeoutSec: 10, maxQueuedBytes: 262144 },
+    ///          messageTimeoutSec: 10, maxQueuedBytes: 262144,
+    ///          keepaliveSec: 0 },          // RFC 5626 CRLF pings on connections we open; 0: off
     /// }
     /// ```
     public struct SIPSettings: Sendable, Equatable {
         public var userAgent: String?
+        /// The realm of challenges to trunks with `inbound.auth`; nil: "irisgw".
+        public var authRealm: String?
         public var defence = SIPDefence()
         public var transportLimits = SIPTransportLimits()
         public init() {}
 
         static let keys = ["userAgent", "answerUnknownSources", "requestsPerSecond", "trustedRequestsPerSecond", "banSec", "scannerUserAgents",
-                           "maxServerTransactions", "tcp"]
-        static let tcpKeys = ["maxConnections", "maxConnectionsPerSource", "idleTimeoutSec", "messageTimeoutSec", "maxQueuedBytes"]
+                           "maxServerTransactions", "authRealm", "maxAuthFailures", "authFailureWindowSec", "tcp"]
+        static let tcpKeys = ["maxConnections", "maxConnectionsPerSource", "idleTimeoutSec", "messageTimeoutSec", "maxQueuedBytes", "keepaliveSec"]
 
         /// Applies these settings to a user agent's configuration.
         public func apply(to sip: inout SIPUserAgentConfiguration) {
@@ -51,6 +57,15 @@ extension ServeConfiguration {
         s.defence.trustedRequestsPerSecond = try o.optional("trustedRequestsPerSecond") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...1_000_000) } ?? d.trustedRequestsPerSecond
         s.defence.banSeconds = Double(try o.optional("banSec") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 0...86_400) } ?? Int(d.banSeconds))
         s.defence.maxServerTransactions = try o.optional("maxServerTransactions") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...1_000_000) } ?? d.maxServerTransactions
+        s.authRealm = try o.optional("authRealm") { (v, p) throws(ProfileError) in
+            let text = try schema.string(v, at: p)
+            guard !text.isEmpty, text.utf8.count <= 128, text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != 0x22 && $0 != 0x5C }) else {
+                throw schema.fail(p, "must be 1 to 128 printable ASCII characters without quotes or backslashes")
+            }
+            return text
+        }
+        s.defence.maxAuthFailures = try o.optional("maxAuthFailures") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...1000) } ?? d.maxAuthFailures
+        s.defence.authFailureWindowSeconds = Double(try o.optional("authFailureWindowSec") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...86_400) } ?? Int(d.authFailureWindowSeconds))
         s.defence.scannerUserAgents = try o.optional("scannerUserAgents") { (v, p) throws(ProfileError) -> [String] in
             guard case .array(let items) = v else { throw schema.typeError(p, expected: "an array of strings", found: v) }
             var out: [String] = []
@@ -68,6 +83,7 @@ extension ServeConfiguration {
             s.transportLimits.idleTimeout = Double(try tcp.optional("idleTimeoutSec") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...86_400) } ?? Int(t.idleTimeout))
             s.transportLimits.messageTimeout = Double(try tcp.optional("messageTimeoutSec") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...3600) } ?? Int(t.messageTimeout))
             s.transportLimits.maxQueuedBytes = try tcp.optional("maxQueuedBytes") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 65_536...(1 << 30)) } ?? t.maxQueuedBytes
+            s.transportLimits.keepaliveInterval = Double(try tcp.optional("keepaliveSec") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 0...3600) } ?? Int(t.keepaliveInterval))
         }
         return s
     }

@@ -1,5 +1,5 @@
 import Foundation
-import IOCore
+import SIP
 
 /// The file `irisgw serve --config FILE` reads (JSON5, like the profiles; every key
 /// optional, command-line flags win over it). An unknown key, a wrong type or a bad value is
@@ -8,9 +8,12 @@ import IOCore
 /// ```json5
 /// {
 ///   profiles: "sip-profiles",          // trunk profiles directory
-///   sipListen: "0.0.0.0:5060",         // SIP over UDP and TCP
+///   sipListen: ["10.0.0.5:5060", "[2001:db8::5]:5060"],  // SIP over UDP and TCP (one or several)
+///   sipAdvertise: "203.0.113.7",       // named in Via/Contact instead of the listener (a 1:1 NAT)
 ///   apiListen: "127.0.0.1:8080",       // control API
-///   rtpHost: "203.0.113.7",            // RTP bind address, written into SDP
+///   rtpHost: "10.0.0.5",               // RTP bind address, written into SDP unless advertised
+///   rtpAdvertise: "203.0.113.7",       // written into the trunk legs' SDP instead
+///   platformRtpAdvertise: "10.0.0.5",  // written into the platform legs' SDP instead
 ///   rtpPorts: "20000-29999",
 ///   dataDir: "/var/lib/irisgw",
 ///   publicURL: "https://gw1.example.net",  // `rtcserver` in inbound notifications
@@ -20,6 +23,7 @@ import IOCore
 ///   webhook: { url: "http://127.0.0.1:9000/irisgw", timeoutSec: 5, retries: 2 },
 ///   maxInboundSessions: 500,           // default: half of maxSessions
 ///   mediaRealtimePriority: 10,         // SCHED_RR for the media threads; default: normal scheduling
+///   mediaThreads: 2,                   // default: the CPUs the process may use (affinity, cgroup quota)
 ///   sip: { answerUnknownSources: false, requestsPerSecond: 50 },  // ServeConfiguration+SIP.swift
 ///   apiLimits: { maxConnectionsPerSource: 256, maxWebSocketsPerClient: 1000 },
 ///   dnsServers: ["10.0.0.53:53"],      // default: /etc/resolv.conf (ServeConfiguration+DNS.swift)
@@ -27,9 +31,16 @@ import IOCore
 /// ```
 public struct ServeConfiguration: Sendable, Equatable {
     public var profiles: String?
-    public var sipListen: SocketAddress?
+    /// SIP listeners, each UDP and TCP on the same address.
+    public var sipListen: [SocketAddress]?
+    /// Named in Via sent-by and Contact instead of the listener's address.
+    public var sipAdvertise: SIPAdvertisedAddress?
     public var apiListen: String?
     public var rtpHost: String?
+    /// Written into the trunk legs' SDP instead of `rtpHost`.
+    public var rtpAdvertise: String?
+    /// Written into the platform legs' SDP instead of `rtpHost`.
+    public var platformRtpAdvertise: String?
     public var rtpPorts: ClosedRange<UInt16>?
     public var dataDir: String?
     public var publicURL: String?
@@ -43,6 +54,9 @@ public struct ServeConfiguration: Sendable, Equatable {
     public var maxInboundSessions: Int?
     /// SCHED_RR priority (1-99) of the media threads; default none (normal scheduling).
     public var mediaRealtimePriority: Int?
+    /// Media threads, 1-256. Default: one per CPU the process may use (affinity mask and
+    /// cgroup v2 quota, the smaller; `UsableCPUs`).
+    public var mediaThreads: Int?
     /// SIP exposure and bounds (`ServeConfiguration+SIP.swift`).
     public var sip: SIPSettings?
     /// The control API server's caps; what is not given keeps the server's default.
@@ -100,8 +114,8 @@ public struct ServeConfiguration: Sendable, Equatable {
 
     public init() {}
 
-    public static let keys = ["profiles", "sipListen", "apiListen", "rtpHost", "rtpPorts", "dataDir", "publicURL",
-                              "drainTimeoutSec", "maxSessions", "maxInboundSessions", "mediaRealtimePriority", "roomTokenLifetimeSec", "webhook",
+    public static let keys = ["profiles", "sipListen", "sipAdvertise", "apiListen", "rtpHost", "rtpAdvertise", "platformRtpAdvertise", "rtpPorts", "dataDir", "publicURL",
+                              "drainTimeoutSec", "maxSessions", "maxInboundSessions", "mediaRealtimePriority", "mediaThreads", "roomTokenLifetimeSec", "webhook",
                               "sip", "apiLimits"] + dnsKeys
 
     public static func load(file: URL) throws(ProfileError) -> ServeConfiguration {
@@ -126,9 +140,19 @@ public struct ServeConfiguration: Sendable, Equatable {
             return a
         }
         c.profiles = try o.optional("profiles") { (v, p) throws(ProfileError) in try schema.string(v, at: p) }
-        c.sipListen = try o.optional("sipListen", address)
+        // One listener as a string, or several as an array of strings.
+        c.sipListen = try o.optional("sipListen") { (v, p) throws(ProfileError) -> [SocketAddress] in
+            guard case .array(let items) = v else { return [try address(v, p)] }
+            guard !items.isEmpty else { throw schema.fail(p, "must name at least one HOST:PORT") }
+            var out: [SocketAddress] = []
+            for (i, item) in items.enumerated() { out.append(try address(item, "\(p)[\(i)]")) }
+            return out
+        }
+        c.sipAdvertise = try o.optional("sipAdvertise") { (v, p) throws(ProfileError) in try schema.advertisedAddress(v, at: p) }
         c.apiListen = try o.optional("apiListen") { (v, p) throws(ProfileError) in try address(v, p).description }
         c.rtpHost = try o.optional("rtpHost") { (v, p) throws(ProfileError) in try schema.string(v, at: p) }
+        c.rtpAdvertise = try o.optional("rtpAdvertise") { (v, p) throws(ProfileError) in try schema.numericHost(v, at: p) }
+        c.platformRtpAdvertise = try o.optional("platformRtpAdvertise") { (v, p) throws(ProfileError) in try schema.numericHost(v, at: p) }
         c.rtpPorts = try o.optional("rtpPorts") { (v, p) throws(ProfileError) in
             let s = try schema.string(v, at: p)
             let parts = s.split(separator: "-")
@@ -148,6 +172,7 @@ public struct ServeConfiguration: Sendable, Equatable {
         c.maxInboundSessions = try o.optional("maxInboundSessions") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...1_000_000) }
         c.mediaRealtimePriority = try o.optional("mediaRealtimePriority") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...99) }
         c.dns = try dnsSettings(o, schema: schema)
+        c.mediaThreads = try o.optional("mediaThreads") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...256) }
         c.sip = try o.optional("sip") { (v, p) throws(ProfileError) in try sipSettings(v, at: p, schema: schema) }
         c.roomTokenLifetimeSec = try o.optional("roomTokenLifetimeSec") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...86_400) }
         c.webhook = try o.optional("webhook") { (v, p) throws(ProfileError) in

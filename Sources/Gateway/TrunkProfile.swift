@@ -1,3 +1,5 @@
+import SIP
+
 /// One SIP trunk, as configured by a JSON5 file in `sip-profiles/` (see docs/sip-profiles.md).
 ///
 /// A profile has an `outbound` part (calls from apps to phone numbers), an `inbound` part
@@ -64,6 +66,23 @@ public struct TrunkProfile: Sendable, Equatable {
         public var callsPerSecond: Int
         /// Seconds of ringing before the gateway CANCELs (ended `no-answer`). Default: 60.
         public var ringTimeoutSec: Int
+        /// The number (and default name) the caller presents, and which numbers an app may
+        /// ask for. Default: the app's `sourceTN`, any number.
+        public var callerId = CallerID()
+        /// Whether the caller's identity goes in P-Asserted-Identity or P-Preferred-Identity
+        /// (RFC 3325). Default: `.none`.
+        public var assertedIdentity = AssertedIdentity.none
+        /// `;user=phone` on the Request-URI, To, From and asserted identity (RFC 3261
+        /// §19.1.1: the user part is a telephone number). Default: false.
+        public var userPhone = false
+        /// Digits written before the dialled user part (a carrier's routing or billing
+        /// prefix), 0 to 16 digits. Default: "" (none).
+        public var techPrefix = ""
+        /// Headers every INVITE of the trunk carries, in order. Default: none.
+        public var headers: [SIPHeader] = []
+        /// Header names an app may send in `createWithTN`'s `headers` besides `X-` ones.
+        /// Default: none.
+        public var appHeaders: [String] = []
 
         /// Builds the outbound part in code; defaults as documented on each property.
         public init(proxies: [ProxyAddress], fromDomain: String? = nil, auth: Auth? = nil,
@@ -164,8 +183,13 @@ public struct TrunkProfile: Sendable, Equatable {
     public struct Inbound: Sendable, Equatable {
         /// Networks INVITEs may come from. Requests from anywhere else (outside every
         /// trunk's list and every dialog of ours) get no answer at all, or 403 when the serve
-        /// setting `sip.answerUnknownSources` is on. Default: `["127.0.0.1/32"]`.
+        /// setting `sip.answerUnknownSources` is on. With `auth`, a source in the list must
+        /// still authenticate. Default: `["127.0.0.1/32"]`; with `auth`, every address
+        /// (`0.0.0.0/0`, `::/0`): the credentials alone identify the trunk.
         public var allowFrom: [CIDR]
+        /// Digest credentials the trunk's INVITEs must carry (docs/sip-profiles.md,
+        /// "Authenticated inbound trunks"). Default: none (the source address is enough).
+        public var auth: Auth?
         /// DID to routing id. Required, at least one; each `did` at most once.
         public var routes: [Route]
         /// Seconds to wait for `join` before answering 480 (ended `no-answer`). Default: 45.
@@ -179,9 +203,11 @@ public struct TrunkProfile: Sendable, Equatable {
 
         /// Builds the inbound part in code; defaults as documented on each property.
         public init(allowFrom: [CIDR]? = nil, routes: [Route], ringTimeoutSec: Int = 45,
-                    maxConcurrentCalls: Int = 100, callsPerSecond: Int = 10) {
-            // The literal is valid, so the fallback never applies.
-            self.allowFrom = allowFrom ?? ((try? CIDR(parsing: "127.0.0.1/32")).map { [$0] } ?? [])
+                    maxConcurrentCalls: Int = 100, callsPerSecond: Int = 10, auth: Auth? = nil) {
+            // The literals are valid, so the fallback never applies.
+            let defaults = auth == nil ? ["127.0.0.1/32"] : ["0.0.0.0/0", "::/0"]
+            self.allowFrom = allowFrom ?? defaults.compactMap { try? CIDR(parsing: $0) }
+            self.auth = auth
             self.routes = routes
             self.ringTimeoutSec = ringTimeoutSec
             self.maxConcurrentCalls = maxConcurrentCalls
@@ -222,12 +248,17 @@ public struct TrunkProfile: Sendable, Equatable {
         /// Seconds without RTP before the call is ended with BYE (`media-timeout`); 0 disables.
         /// Default: 30.
         public var rtpTimeoutSec: Int
+        /// The numeric address written into this trunk's SDP (`c=`, `o=`) instead of the RTP
+        /// bind address or the serve setting `rtpAdvertise`: the public side of a NAT this
+        /// trunk is reached through. Default nil.
+        public var advertise: String?
 
         /// Builds the media settings in code.
-        public init(codecs: [Codec] = [.pcmu, .pcma], dtmf: DTMFMode = .rfc4733, rtpTimeoutSec: Int = 30) {
+        public init(codecs: [Codec] = [.pcmu, .pcma], dtmf: DTMFMode = .rfc4733, rtpTimeoutSec: Int = 30, advertise: String? = nil) {
             self.codecs = codecs
             self.dtmf = dtmf
             self.rtpTimeoutSec = rtpTimeoutSec
+            self.advertise = advertise
         }
 
         /// A trunk codec; raw values are the profile spellings.
@@ -263,14 +294,19 @@ public struct TrunkProfile: Sendable, Equatable {
         /// Seconds between OPTIONS keepalives to the proxies; 0 disables, otherwise 5...3600.
         /// Default: 30.
         public var optionsPingSec: Int
+        /// The address (and port) we name ourselves by toward this trunk, in Via and Contact,
+        /// instead of the listener's or the serve setting `sipAdvertise`. It applies to
+        /// requests to the trunk's numeric proxies and from its `allowFrom` networks. Default nil.
+        public var advertise: SIPAdvertisedAddress?
 
         /// Builds the SIP settings in code.
         public init(transport: ProxyAddress.Transport = .udp, prack: PRACKMode = .supported,
-                    sessionTimerSec: Int = 1800, optionsPingSec: Int = 30) {
+                    sessionTimerSec: Int = 1800, optionsPingSec: Int = 30, advertise: SIPAdvertisedAddress? = nil) {
             self.transport = transport
             self.prack = prack
             self.sessionTimerSec = sessionTimerSec
             self.optionsPingSec = optionsPingSec
+            self.advertise = advertise
         }
 
         /// How 100rel is used.

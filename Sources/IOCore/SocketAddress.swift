@@ -13,6 +13,17 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
 
     public var isIPv6: Bool { host.utf8.contains(0x3A) }
 
+    /// True for a numeric IPv4 or IPv6 address (no brackets), false for a name.
+    public static func isNumericHost(_ host: String) -> Bool {
+        var v4 = in_addr(), v6 = in6_addr()
+        return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
+    }
+
+    /// True for the any-address a socket binds to on every interface (0.0.0.0, ::).
+    public static func isWildcard(_ host: String) -> Bool {
+        host == "0.0.0.0" || host == "::" || host == "0:0:0:0:0:0:0:0"
+    }
+
     /// `host:port`, with brackets around IPv6 hosts.
     public var description: String { isIPv6 ? "[\(host)]:\(port)" : "\(host):\(port)" }
 

@@ -1,4 +1,4 @@
-/// Iris error codes (DESIGN section 3), carried in API errors and `onSessionError`.
+/// Iris error codes (docs/api.md, "Iris codes"), carried in API errors and `onSessionError`.
 public enum IrisCode {
     public static let incorrectParams = -103
     public static let incorrectState = -104

@@ -22,9 +22,23 @@ public struct CreateSessionRequest: Codable, Sendable, Equatable {
     /// Carried through logs and events; generated when absent.
     public var traceId: String?
     public var media: MediaBody
+    /// The caller's name: the From display name (and the asserted identity's, when the
+    /// profile sends one). 1-128 bytes of UTF-8 without control bytes. Optional; default
+    /// the profile's `callerId.displayName`, else none.
+    public var callerName: String?
+    /// RFC 3323 privacy for the call, as the Privacy header writes it: `none`, `id`, `header`,
+    /// `user`, `session`, `critical`, joined with `;` (`"id;critical"`). `id`, `user` and
+    /// `header` make the From anonymous. Optional; default no Privacy header.
+    public var privacy: String?
+    /// Extra SIP headers for the INVITE, name to value: `X-` names and the names the
+    /// profile's `outbound.appHeaders` allows. Names are RFC 3261 tokens; values hold no
+    /// control byte (CR, LF, NUL, HTAB ...); at most 16 headers, 2048 bytes a value, 4096
+    /// bytes in all. Optional.
+    public var headers: [String: String]?
 
     public init(targetTN: String, sourceTN: String, notificationData: String? = nil, profile: String? = nil,
-                routingId: String? = nil, traceId: String? = nil, media: MediaBody) {
+                routingId: String? = nil, traceId: String? = nil, media: MediaBody,
+                callerName: String? = nil, privacy: String? = nil, headers: [String: String]? = nil) {
         self.targetTN = targetTN
         self.sourceTN = sourceTN
         self.notificationData = notificationData
@@ -32,6 +46,9 @@ public struct CreateSessionRequest: Codable, Sendable, Equatable {
         self.routingId = routingId
         self.traceId = traceId
         self.media = media
+        self.callerName = callerName
+        self.privacy = privacy
+        self.headers = headers
     }
 }
 

@@ -91,6 +91,8 @@ public struct SessionEvent: Codable, Sendable, Equatable {
     public var traceid: String?
     public var routingid: String?
     public var userdata: NotificationUserData?
+    /// What the carrier's INVITE said beyond the numbers (inbound `notify` only).
+    public var carrier: CarrierCallInfo?
 
     public init(event: Name, roomId: String, traceId: String, seq: Int = 0, at: Int64 = 0) {
         self.event = event

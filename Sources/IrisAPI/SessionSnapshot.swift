@@ -31,10 +31,12 @@ public struct SessionSnapshot: Codable, Sendable, Equatable {
     public var platform: LegStats?
     /// The last event's `seq`: subscribe with `since=` this plus one to see only new events.
     public var lastSeq: Int
+    /// Inbound: what the carrier's INVITE said beyond the numbers, as in `onNotification`.
+    public var carrier: CarrierCallInfo?
 
     public init(roomId: String, traceId: String, direction: String, status: SessionStatus, sourceTN: String, targetTN: String,
                 profile: String, routingId: String?, earlyMedia: Bool, muted: Bool, sip: SIPDetails?, codec: String?,
-                ended: EndReason?, trunk: LegStats?, platform: LegStats?, lastSeq: Int) {
+                ended: EndReason?, trunk: LegStats?, platform: LegStats?, lastSeq: Int, carrier: CarrierCallInfo? = nil) {
         self.roomId = roomId
         self.traceId = traceId
         self.direction = direction
@@ -51,6 +53,7 @@ public struct SessionSnapshot: Codable, Sendable, Equatable {
         self.trunk = trunk
         self.platform = platform
         self.lastSeq = lastSeq
+        self.carrier = carrier
     }
 }
 

@@ -41,15 +41,19 @@ public final class IrisRtcAudioSession: Sendable {
     public var endedEvent: SessionEvent? { state.withLock { $0.ended } }
 
     /// Iris `createWithTN`: dials `targetTN` from `sourceTN` through `profile` (default:
-    /// the gateway's). Returns the room id; events follow on the delegate.
+    /// the gateway's). `callerName`, `privacy` (RFC 3323: `"id"`, `"id;critical"` ...) and
+    /// `headers` (`X-` names, or names the profile allows) go into the INVITE as the trunk's
+    /// policy says (docs/api.md). Returns the room id; events follow on the delegate.
     @discardableResult
     public func createWithTN(targetTN: String, sourceTN: String, profile: String? = nil, notificationData: String? = nil,
-                             traceId: String? = nil) throws(IrisError) -> String {
+                             traceId: String? = nil, callerName: String? = nil, privacy: String? = nil,
+                             headers: [String: String]? = nil) throws(IrisError) -> String {
         let routingId = "client-" + UUID().uuidString.lowercased()
         let ws = try connection.events(routingId: routingId)
         let request = CreateSessionRequest(targetTN: targetTN, sourceTN: sourceTN, notificationData: notificationData,
                                            profile: profile, routingId: routingId, traceId: traceId,
-                                           media: MediaBody(sdp: stream.leg.sdpOffer()))
+                                           media: MediaBody(sdp: stream.leg.sdpOffer()),
+                                           callerName: callerName, privacy: privacy, headers: headers)
         let response: SessionResponse
         do {
             response = try connection.decode(SessionResponse.self, try connection.call("POST", "/v1/sessions", request))

@@ -8,7 +8,7 @@ public enum AudioCodec: Sendable, Equatable, CustomStringConvertible {
     case opus(OpusSettings)
 
     public struct OpusSettings: Sendable, Equatable {
-        /// 0-10; 5 is the transcoding default (DESIGN section 6).
+        /// 0-10; 5 is the transcoding default (docs/design.md, "Quality targets").
         public var complexity: Int32 = 5
         /// nil: libopus chooses.
         public var bitrate: Int32? = nil

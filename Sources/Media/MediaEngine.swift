@@ -5,7 +5,8 @@ import Synchronization
 
 /// How the media engine runs. Every field has a documented default.
 public struct MediaEngineConfiguration: Sendable {
-    /// Media threads (each with its own epoll set and 20 ms tick). Default: one per core.
+    /// Media threads (each with its own epoll set and 20 ms tick). Default: one per CPU the
+    /// process may use (`UsableCPUs`: affinity mask and cgroup quota, the smaller).
     public var threads: Int
     /// Address RTP sockets bind to. Default 127.0.0.1.
     public var host: String
@@ -21,7 +22,7 @@ public struct MediaEngineConfiguration: Sendable {
     /// Default nil: normal scheduling.
     public var realtimePriority: Int32?
 
-    public init(threads: Int = ProcessInfo.processInfo.activeProcessorCount, host: String = "127.0.0.1",
+    public init(threads: Int = UsableCPUs.current().count, host: String = "127.0.0.1",
                 portRange: ClosedRange<UInt16> = 20_000...29_999, portQuarantine: Double = 10, realtimePriority: Int32? = nil) {
         self.threads = max(1, threads)
         self.host = host

@@ -211,9 +211,10 @@ enum BridgeBench {
 
     /// `sessions` outbound sessions through a running gateway, `workers` at a time: create,
     /// wait for Connected, close, wait for the end. Sessions per second and how many failed;
-    /// `durations` (when given) gets each successful session's seconds from create to its end.
+    /// `durations` (when given) gets each successful session's phases: the create request,
+    /// from its answer to Connected, and from the close to the end.
     static func setupRate(_ gw: Gateway, _ router: EventRouter, sessions: Int, workers: Int, profile: String? = nil,
-                          durations: (@Sendable (Double) -> Void)? = nil) -> (rate: Double, failed: Int) {
+                          durations: (@Sendable (SessionPhases) -> Void)? = nil) -> (rate: Double, failed: Int) {
         let next = Atomic<Int>(0), failed = Atomic<Int>(0)
         let start = Date()
         // One thread per worker: concurrentPerform would run only as many at once as there
@@ -235,16 +236,27 @@ enum BridgeBench {
                     continue
                 }
                 defer { router.forget(s.roomId) }
-                guard router.wait(s.roomId, timeout: 10, { $0.status == .connected }),
-                      (try? client.request(method: "DELETE", path: "/v1/sessions/\(s.roomId)"))?.status == 202,
+                let created = Date()
+                guard router.wait(s.roomId, timeout: 10, { $0.status == .connected }) else {
+                    failed.add(1, ordering: .relaxed)
+                    continue
+                }
+                let connected = Date()
+                guard (try? client.request(method: "DELETE", path: "/v1/sessions/\(s.roomId)"))?.status == 202,
                       router.wait(s.roomId, timeout: 10, { $0.event == .onSessionEnded }) else {
                     failed.add(1, ordering: .relaxed)
                     continue
                 }
-                let took = Date().timeIntervalSince(began)
-                durations?(took)
+                durations?(SessionPhases(create: created.timeIntervalSince(began), connect: connected.timeIntervalSince(created),
+                                         end: Date().timeIntervalSince(connected)))
             }
         }
+    }
+
+    /// Where a legitimate session's time went, in seconds.
+    struct SessionPhases: Sendable {
+        var create: Double, connect: Double, end: Double
+        var total: Double { create + connect + end }
     }
 
     /// Full-duplex transcoded calls through the whole gateway: channels per core from the

@@ -71,7 +71,8 @@ enum FloodBench {
             let baseline = (before.rate + after.rate) / 2
             lines.append("BENCH flood-baseline legit_sessions_per_sec_before=\(f0(before.rate)) legit_sessions_per_sec_after=\(f0(after.rate)) "
                          + "failed=\(before.failed + after.failed) sessions=\(legitSessions) workers=\(legitWorkers)"
-                         + " legit_p50_ms=\(f0(GatewayProbe.percentile(times, 0.5) * 1000)) legit_p99_ms=\(f0(GatewayProbe.percentile(times, 0.99) * 1000))")
+                         + " legit_p50_ms=\(f0(GatewayProbe.percentile(times, 0.5) * 1000)) legit_p99_ms=\(f0(GatewayProbe.percentile(times, 0.99) * 1000))"
+                         + quiet.phaseLine)
             for r in results { lines.append(r.line(baseline: baseline)) }
             return lines
         }
@@ -94,6 +95,7 @@ enum FloodBench {
         var legit: (rate: Double, failed: Int)
         /// Seconds from create to the end of each legitimate session.
         var legitTimes: [Double]
+        var legitPhases: String
         var legitInside: Bool
         var gatewayCPU: Double
         var machineBusy: Double
@@ -111,6 +113,7 @@ enum FloodBench {
             s += " legit_sessions_per_sec=\(f0(legit.rate)) legit_failed=\(legit.failed) legit_ratio=\(String(format: "%.2f", baseline > 0 ? legit.rate / baseline : 0))"
             s += " target_ratio_min=0.9 legit_inside_flood=\(legitInside ? "yes" : "no")"
             s += " legit_p50_ms=\(f0(GatewayProbe.percentile(legitTimes, 0.5) * 1000)) legit_p99_ms=\(f0(GatewayProbe.percentile(legitTimes, 0.99) * 1000))"
+            s += legitPhases
             s += " gateway_cpu_pct=\(f0(gatewayCPU * 100)) machine_busy_pct=\(f0(machineBusy * 100))"
             for (k, v) in refused.sorted(by: { $0.key < $1.key }) where v > 0 { s += " refused_\(k)=\(v)" }
             return s
@@ -218,7 +221,7 @@ enum FloodBench {
                       settled: settled, settleSeconds: settleSeconds, peakTransactions: peakTransactions, heapTrims: trims,
                       apiLatencies: latencies.withLock { $0 }, apiFailed: apiFailed.load(ordering: .relaxed),
                       healthOK: health.load(ordering: .relaxed), healthTotal: healthTotal.load(ordering: .relaxed),
-                      legit: legit, legitTimes: legitTimes.values, legitInside: legitInside, gatewayCPU: cpu / seconds, machineBusy: busy, refused: refused)
+                      legit: legit, legitTimes: legitTimes.values, legitPhases: legitTimes.phaseLine, legitInside: legitInside, gatewayCPU: cpu / seconds, machineBusy: busy, refused: refused)
     }
 
     /// One SIPp flooding from `source` for `floodSeconds`.
@@ -341,9 +344,18 @@ enum FloodBench {
 
 /// Durations collected from several threads.
 final class TimeLog: Sendable {
-    private let log = Mutex<[Double]>([])
-    @Sendable func add(_ seconds: Double) { log.withLock { $0.append(seconds) } }
-    var values: [Double] { log.withLock { $0 } }
+    private let log = Mutex<[BridgeBench.SessionPhases]>([])
+    @Sendable func add(_ phases: BridgeBench.SessionPhases) { log.withLock { $0.append(phases) } }
+    var values: [Double] { log.withLock { $0.map(\.total) } }
+    var phases: [BridgeBench.SessionPhases] { log.withLock { $0 } }
+
+    /// `legit_create_p99_ms=.. legit_connect_p99_ms=.. legit_end_p99_ms=..`: which step the slow sessions were slow in.
+    var phaseLine: String {
+        let p = phases
+        return " legit_create_p99_ms=\(f0(GatewayProbe.percentile(p.map(\.create), 0.99) * 1000))"
+            + " legit_connect_p99_ms=\(f0(GatewayProbe.percentile(p.map(\.connect), 0.99) * 1000))"
+            + " legit_end_p99_ms=\(f0(GatewayProbe.percentile(p.map(\.end), 0.99) * 1000))"
+    }
 }
 
 func f0(_ v: Double) -> String { String(format: "%.0f", v) }

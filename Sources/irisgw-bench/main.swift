@@ -46,7 +46,7 @@ if which.isEmpty || which.contains("media") || which.contains("passthrough") {
         let codecUs = 1e6 / 50 / floor, engineUs = 1e6 / 50 / step.channelsPerCore
         let withUDP = 1e6 / 50 / (codecUs + udp)
         print("BENCH media-udp-floor codec_us_per_call_frame=\(String(format: "%.1f", codecUs)) udp_us_per_call_frame=\(String(format: "%.1f", udp)) engine_us_per_call_frame=\(String(format: "%.1f", engineUs)) codec_plus_udp_channels_per_core=\(fmt(withUDP)) ratio_vs_codec_plus_udp=\(String(format: "%.2f", step.channelsPerCore / withUDP)) best_possible_ratio=\(String(format: "%.2f", withUDP / floor))")
-        // DESIGN's latency target is at 200 calls: both cores' worth of media threads.
+        // The latency target (docs/design.md, "Quality targets") is at 200 calls: both cores' worth of media threads.
         let loaded = try MediaBench.runStep(calls: 200, passthrough: false, seconds: 4, threads: 2)
         print("BENCH media-200 calls=200 threads=2 p50_us=\(loaded.p50) p99_us=\(loaded.p99) late_frames=\(loaded.late) target_p99_us_max=1000")
     }

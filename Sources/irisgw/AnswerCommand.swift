@@ -8,7 +8,8 @@ import IrisClient
 enum AnswerCommand {
     static let usage = """
     usage: irisgw answer --routing-id ID [--action accept|reject|ignore] [--api URL] [--data-dir DIR]
-                         [--tone HZ | --play WAV] [--record WAV] [--hangup-after S] [--timeout S] [--json]
+                         [--tone HZ | --play WAV] [--record WAV] [--hold-after S] [--unhold-after S]
+                         [--hangup-after S] [--timeout S] [--json]
 
     Waits (up to --timeout seconds, default forever) for one call to ID.
 
@@ -50,7 +51,8 @@ enum AnswerCommand {
         let connection = try options.connection()
         let printer = EventPrinter(json: options.json)
         let listener = try IrisNotificationListener(connection: connection, routingId: routingId)
-        if !options.json { printer.line("waiting for a call to \(routingId)") }
+        // Said on stderr under --json, so a script (or a test) can start the call after it.
+        if options.json { writeError("waiting for a call to \(routingId)\n") } else { printer.line("waiting for a call to \(routingId)") }
         guard let note = listener.next(timeout: timeout), let room = note.roomid, let token = note.roomtoken else {
             listener.close()
             writeError("irisgw answer: no call within the timeout\n")
@@ -74,7 +76,7 @@ enum AnswerCommand {
             session.stop()
             return watcher == .noAnswer || watcher == .canceled ? 0 : 1
         default:
-            printer.onConnected = { after(options.hangupAfter) { try? session.close() } }
+            printer.onConnected = { options.scheduleInCall(session, printer) }
             try session.join(roomId: room, roomToken: token)
             while !session.waitForEnd(timeout: 3600) {}
             if let path = options.recordWAV { try session.stream.record(to: path) }

@@ -8,8 +8,15 @@ import IrisClient
 enum CallCommand {
     static let usage = """
     usage: irisgw call TARGET --from SOURCE [--profile NAME] [--api URL] [--data-dir DIR]
+                       [--caller-name NAME] [--privacy VALUES] [--header 'NAME: VALUE']...
                        [--tone HZ | --play WAV] [--record WAV] [--dtmf DIGITS]
                        [--hold-after S] [--unhold-after S] [--hangup-after S] [--json]
+
+      --caller-name NAME   the From display name
+      --privacy VALUES     RFC 3323 privacy: none, id, header, user, session, critical,
+                           joined with ; (id;critical)
+      --header 'N: V'      an extra INVITE header (X- names, or names the profile allows);
+                           repeat for more
 
     Times are seconds after the call connects. Without --hangup-after the call lasts until
     the far end hangs up or Ctrl-C.
@@ -19,7 +26,7 @@ enum CallCommand {
     static func run(_ args: [String]) -> Int32 {
         var options = ClientOptions()
         var target: String?, source: String?, profile: String?, dtmf: String?
-        var holdAfter: Double?, unholdAfter: Double?
+        var caller = CallerOptions()
         var reader = ArgumentReader(args)
         do {
             while let option = reader.next() {
@@ -28,8 +35,9 @@ enum CallCommand {
                 case "--from": source = try reader.value()
                 case "--profile": profile = try reader.value()
                 case "--dtmf": dtmf = try reader.value()
-                case "--hold-after": holdAfter = try reader.seconds()
-                case "--unhold-after": unholdAfter = try reader.seconds()
+                case "--caller-name": caller.name = try reader.value()
+                case "--privacy": caller.privacy = try reader.value()
+                case "--header": try caller.addHeader(try reader.value())
                 case "-h", "--help":
                     writeOut(usage)
                     return 0
@@ -42,8 +50,7 @@ enum CallCommand {
             }
             guard let target else { throw UsageError("TARGET is required") }
             guard let source else { throw UsageError("--from SOURCE is required") }
-            return try place(target: target, source: source, profile: profile, dtmf: dtmf, holdAfter: holdAfter,
-                             unholdAfter: unholdAfter, options: options)
+            return try place(target: target, source: source, profile: profile, dtmf: dtmf, caller: caller, options: options)
         } catch let e as UsageError {
             writeError("irisgw call: \(e)\n\n" + usage)
             return 2
@@ -53,17 +60,16 @@ enum CallCommand {
         }
     }
 
-    static func place(target: String, source: String, profile: String?, dtmf: String?, holdAfter: Double?, unholdAfter: Double?,
+    static func place(target: String, source: String, profile: String?, dtmf: String?, caller: CallerOptions,
                       options: ClientOptions) throws -> Int32 {
         let printer = EventPrinter(json: options.json)
         let session = IrisRtcAudioSession(connection: try options.connection(), stream: try options.stream(), delegate: printer)
         printer.onConnected = {
             if let dtmf { after(0.5) { try? session.insertDTMFtone(dtmf) } }
-            after(holdAfter) { do { try session.hold() } catch { printer.line("hold: \(error)") } }
-            after(unholdAfter) { do { try session.unhold() } catch { printer.line("unhold: \(error)") } }
-            after(options.hangupAfter) { try? session.close() }
+            options.scheduleInCall(session, printer)
         }
-        try session.createWithTN(targetTN: target, sourceTN: source, profile: profile)
+        try session.createWithTN(targetTN: target, sourceTN: source, profile: profile, callerName: caller.name,
+                                 privacy: caller.privacy, headers: caller.headers.isEmpty ? nil : caller.headers)
         // Ctrl-C closes the call; the end still comes from the gateway.
         let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
         signal(SIGINT, SIG_IGN)
@@ -77,3 +83,20 @@ enum CallCommand {
     }
 }
 
+
+/// `--caller-name`, `--privacy` and `--header` of `irisgw call`. The gateway checks them
+/// (docs/api.md); here a header only has to be `NAME: VALUE`, given once.
+struct CallerOptions {
+    var name: String?
+    var privacy: String?
+    var headers: [String: String] = [:]
+
+    mutating func addHeader(_ text: String) throws {
+        guard let colon = text.firstIndex(of: ":") else { throw UsageError("--header needs 'NAME: VALUE', found \"\(text)\"") }
+        let name = text[..<colon].trimmingCharacters(in: .whitespaces)
+        let value = text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        guard !name.isEmpty else { throw UsageError("--header needs a name before the colon") }
+        guard headers[name] == nil else { throw UsageError("--header \(name) is given twice") }
+        headers[name] = value
+    }
+}

@@ -42,7 +42,9 @@ final class EventPrinter: IrisRtcAudioSessionDelegate, @unchecked Sendable {
         case .onSessionError: line("error \(event.code ?? 0): \(event.message ?? "")" + sip)
         case .onSessionEnded: line("ended: \(event.reason?.rawValue ?? "?")" + sip + String(format: ", %.1f s connected", event.durationSec ?? 0))
         case .onNotification:
-            line("incoming call \(event.roomid ?? "?") from \(event.userdata?.data.cid ?? "?") to \(event.userdata?.data.tar ?? "?")")
+            // STIR/SHAKEN: whether the caller id was signed, and what the verifier made of it.
+            let signed = event.carrier.map { c in c.verstat.map { " (verstat \($0))" } ?? (c.identity ? " (signed)" : "") } ?? ""
+            line("incoming call \(event.roomid ?? "?") from \(event.userdata?.data.cid ?? "?") to \(event.userdata?.data.tar ?? "?")" + signed)
         }
     }
 
@@ -66,6 +68,8 @@ struct ClientOptions {
     var toneHz: Double?
     var playWAV: String?
     var recordWAV: String?
+    var holdAfter: Double?
+    var unholdAfter: Double?
     var hangupAfter: Double?
     var json = false
 
@@ -79,11 +83,20 @@ struct ClientOptions {
             toneHz = hz
         case "--play": playWAV = try args.value()
         case "--record": recordWAV = try args.value()
+        case "--hold-after": holdAfter = try args.seconds()
+        case "--unhold-after": unholdAfter = try args.seconds()
         case "--hangup-after": hangupAfter = try args.seconds()
         case "--json": json = true
         default: return false
         }
         return true
+    }
+
+    /// Once the call connects: hold, resume and hang up at the times asked for.
+    func scheduleInCall(_ session: IrisRtcAudioSession, _ printer: EventPrinter) {
+        after(holdAfter) { do { try session.hold() } catch { printer.line("hold: \(error)") } }
+        after(unholdAfter) { do { try session.unhold() } catch { printer.line("unhold: \(error)") } }
+        after(hangupAfter) { try? session.close() }
     }
 
     func connection() throws -> IrisRtcConnection {

@@ -8,17 +8,21 @@ import SIP
 /// SIGTERM (drain: no new calls, existing ones get `--drain-timeout` seconds, then BYE).
 enum ServeCommand {
     static let usage = """
-    usage: irisgw serve [--config FILE] [--profiles DIR] [--sip-listen HOST:PORT] [--api-listen HOST:PORT]
-                        [--rtp-ports LO-HI] [--rtp-host HOST] [--data-dir DIR] [--public-url URL]
-                        [--drain-timeout S] [--max-sessions N] [--carrier-sim HOST:PORT]
-                        [--dns-server HOST:PORT]...
+    usage: irisgw serve [--config FILE] [--profiles DIR] [--sip-listen HOST:PORT ...] [--sip-advertise HOST[:PORT]]
+                        [--api-listen HOST:PORT] [--rtp-ports LO-HI] [--rtp-host HOST] [--rtp-advertise HOST]
+                        [--data-dir DIR] [--public-url URL] [--drain-timeout S] [--max-sessions N]
+                        [--carrier-sim HOST:PORT] [--dns-server HOST:PORT]...
 
       --config FILE        settings file (JSON5; docs/operations.md); the flags below win over it
       --profiles DIR       trunk profiles, *.json5 (default sip-profiles)
-      --sip-listen H:P     SIP over UDP and TCP (default 127.0.0.1:5060; port 0 picks one)
+      --sip-listen H:P     SIP over UDP and TCP on one port (default 127.0.0.1:5060; port 0 picks
+                           one); repeat it for several interfaces or IPv4 and IPv6
+      --sip-advertise H[:P]  the address (and port) named in Via and Contact instead of the
+                           listener's: the public side of a NAT (default: the listener's)
       --api-listen H:P     control API (default 127.0.0.1:8080; port 0 picks one)
       --rtp-ports LO-HI    RTP/RTCP ports (default 20000-29999)
       --rtp-host HOST      address RTP binds to and puts in SDP (default 127.0.0.1)
+      --rtp-advertise HOST numeric address put in the trunk legs' SDP instead of --rtp-host
       --data-dir DIR       calls.sqlite, api-key, room-token-secret (default ./.irisgw)
       --public-url URL     API URL put in inbound notifications (default http://<api-listen>)
       --drain-timeout S    SIGTERM: seconds calls may go on before BYE (default 30)
@@ -45,19 +49,28 @@ enum ServeCommand {
             }
         }
         var profilesDir = file.profiles ?? "sip-profiles"
-        var sipListen = file.sipListen ?? SocketAddress(host: "127.0.0.1", port: 5060)
+        var sipListen = file.sipListen ?? [SocketAddress(host: "127.0.0.1", port: 5060)]
+        var sipListenFlags: [SocketAddress] = []
         var apiListen = file.apiListen ?? "127.0.0.1:8080"
         var configuration = GatewayConfiguration()
         if let v = file.rtpHost { configuration.rtpHost = v }
+        configuration.sipAdvertise = file.sipAdvertise
+        configuration.rtpAdvertise = file.rtpAdvertise
+        configuration.platformRtpAdvertise = file.platformRtpAdvertise
         if let v = file.rtpPorts { configuration.rtpPorts = v }
         if let v = file.dataDir { configuration.dataDir = v }
         if let v = file.maxSessions { configuration.maxSessions = v }
         if let v = file.roomTokenLifetimeSec { configuration.roomTokenLifetime = Double(v) }
         if let v = file.maxInboundSessions { configuration.maxInboundSessions = v }
         if let v = file.mediaRealtimePriority { configuration.mediaRealtimePriority = v }
+        // Sized from the CPUs this process may use, not the machine's: `taskset -c 0` or a
+        // container's cpu.max quota of one CPU gives one media thread.
+        let cpus = UsableCPUs.current()
+        configuration.mediaThreads = file.mediaThreads ?? cpus.count
         file.sip?.apply(to: &configuration.sip)
         file.dns?.apply(to: &configuration.sip.dns)
         var dnsServers: [SocketAddress] = []
+        if let realm = file.sip?.authRealm { configuration.inboundAuthRealm = realm }
         var publicURL = file.publicURL
         var drainTimeout = Double(file.drainTimeoutSec ?? 30)
         var simulatorListen: SocketAddress?
@@ -74,8 +87,16 @@ enum ServeCommand {
                 guard let v = value() else { return fail("--profiles needs a directory") }
                 profilesDir = v
             case "--sip-listen":
-                guard let v = value(), let a = SocketAddress.parse(v) else { return fail("--sip-listen needs HOST:PORT") }
-                sipListen = a
+                guard let v = value(), let a = SocketAddress.parse(v), SocketAddress.isNumericHost(a.host) else {
+                    return fail("--sip-listen needs HOST:PORT with a numeric host")
+                }
+                sipListenFlags.append(a)
+            case "--sip-advertise":
+                guard let v = value(), let a = SIPAdvertisedAddress.parse(v) else { return fail("--sip-advertise needs HOST or HOST:PORT") }
+                configuration.sipAdvertise = a
+            case "--rtp-advertise":
+                guard let v = value(), SocketAddress.isNumericHost(v) else { return fail("--rtp-advertise needs a numeric address") }
+                configuration.rtpAdvertise = v
             case "--api-listen":
                 guard let v = value(), SocketAddress.parse(v) != nil else { return fail("--api-listen needs HOST:PORT") }
                 apiListen = v
@@ -120,8 +141,10 @@ enum ServeCommand {
             writeError("irisgw serve: \(error)\n")
             return 1
         }
-        configuration.sipListen = [(.udp, sipListen), (.tcp, sipListen)]
-        // Flags replace the file's list as a whole.
+        // Flags replace the file's listeners rather than add to them.
+        if !sipListenFlags.isEmpty { sipListen = sipListenFlags }
+        configuration.sipListen = sipListen.flatMap { [(.udp, $0), (.tcp, $0)] }
+        // Flags replace the file's DNS servers as a whole.
         if !dnsServers.isEmpty { configuration.sip.dns.servers = dnsServers }
         // The simulator first, so the gateway's first OPTIONS ping finds it up.
         var simulator: CarrierSimulator?
@@ -178,6 +201,7 @@ enum ServeCommand {
             writeError("irisgw serve: cannot start: \(error)\n")
             return 1
         }
+        writeOut("media threads \(configuration.mediaThreads)" + (file.mediaThreads != nil ? " (mediaThreads setting)\n" : "; usable CPUs \(cpus)\n"))
         writeOut("profiles \(profiles.map(\.name).sorted().joined(separator: ","))\n")
         writeOut("ready\n")
         let signal = waitForTermination()

@@ -1,5 +1,5 @@
 /// SIPp scenarios that play a carrier behind the gateway (SIPp as UAS), built from a few
-/// parameters so each row of DESIGN section 5 gets its own behaviour.
+/// parameters so each row of docs/events.md's SIP-to-event tables gets its own behaviour.
 enum CarrierScenarios {
     private static func response(_ status: String, tag: String = "[pid]c[call_number]", sdp: String? = nil, extra: [String] = [],
                                  retrans: Bool = false) -> String {

@@ -35,8 +35,15 @@ final class GatewayProcess: @unchecked Sendable {
         var maxConcurrentCalls = 100
         var callsPerSecond = 100
         var routes: [(did: String, routingId: String)] = [("+15550001000", "alice")]
-        var allowFrom = ["127.0.0.1/32"]
+        /// nil: the key is left out (with `inboundAuth`, every address may authenticate).
+        var allowFrom: [String]? = ["127.0.0.1/32"]
         var auth: (user: String, env: String)?
+        /// `inbound.auth`: digest credentials the trunk's INVITEs must carry.
+        var inboundAuth: (user: String, env: String, algorithms: [String])?
+        /// JSON5 members added to `outbound` as they are (carrier policy keys).
+        var outboundExtra = ""
+        /// Whether the profile has an `inbound` part.
+        var hasInbound = true
         var rtpTimeoutSec = 30
         var dtmf = "rfc4733"
         var register = false
@@ -52,16 +59,24 @@ final class GatewayProcess: @unchecked Sendable {
                 proxies: [\(proxyList)], fromDomain: "gw.test", \(authLine)
                 allowedPrefixes: ["+1"], maxConcurrentCalls: \(maxConcurrentCalls), callsPerSecond: \(callsPerSecond),
                 ringTimeoutSec: \(ringTimeoutSec), register: { enabled: \(register), expiresSec: 60 },
+                \(outboundExtra)
               },
             """
             let routeList = routes.map { "{ did: \"\($0.did)\", routingId: \"\($0.routingId)\" }" }.joined(separator: ", ")
+            let allowLine = allowFrom.map { "allowFrom: [" + $0.map { "\"\($0)\"" }.joined(separator: ", ") + "]," } ?? ""
+            let inboundAuthLine = inboundAuth.map {
+                "auth: { username: \"\($0.user)\", passwordEnv: \"\($0.env)\", algorithms: [" + $0.algorithms.map { "\"\($0)\"" }.joined(separator: ", ") + "] },"
+            } ?? ""
+            let inbound = !hasInbound ? "" : """
+              inbound: { \(allowLine) routes: [\(routeList)], ringTimeoutSec: \(inboundRingTimeoutSec),
+                         maxConcurrentCalls: \(inboundMaxCalls), callsPerSecond: \(inboundCallsPerSecond), \(inboundAuthLine) },
+            """
             return """
             // written by GatewayProcess for one test
             {
               name: "\(name)",
             \(outbound)
-              inbound: { allowFrom: [\(allowFrom.map { "\"\($0)\"" }.joined(separator: ", "))], routes: [\(routeList)], ringTimeoutSec: \(inboundRingTimeoutSec),
-                         maxConcurrentCalls: \(inboundMaxCalls), callsPerSecond: \(inboundCallsPerSecond) },
+            \(inbound)
               media: { codecs: [\(codecs.map { "\"\($0)\"" }.joined(separator: ", "))], dtmf: "\(dtmf)", rtpTimeoutSec: \(rtpTimeoutSec) },
               sip: { transport: "udp", prack: "supported", sessionTimerSec: \(sessionTimerSec), optionsPingSec: 0 },
             }

@@ -5,7 +5,7 @@ import SIP
 import Testing
 
 extension GatewaySuites {
-    /// DESIGN section 5, inbound table: SIPp calls a DID through the trunk; the Swift client
+    /// docs/events.md, "Inbound: SIP to events": SIPp calls a DID through the trunk; the Swift client
     /// gets the notification and joins or rejects.
     @Suite struct GatewayInboundTests {
         static let did = "+15550001000"

@@ -5,7 +5,7 @@ import SIP
 import Testing
 
 extension GatewaySuites {
-    /// DESIGN section 5, outbound table, through real processes: `irisgw serve`, SIPp as the
+    /// docs/events.md, "Outbound: SIP to events", through real processes: `irisgw serve`, SIPp as the
     /// carrier, the Swift Iris client as the app (with its Opus RTP leg).
     @Suite struct GatewayOutboundTests {
         struct RejectRow: Sendable, CustomStringConvertible {

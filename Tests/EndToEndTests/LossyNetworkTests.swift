@@ -87,8 +87,8 @@ extension GatewaySuites {
         @Test func aCallCompletesThroughTenPercentLoss() async throws {
             let setup = try Setup()
             defer { setup.close() }
-            try setup.net.loseUDP(percent: 10, on: .gateway, interface: setup.net.id + "g")
-            try setup.net.loseUDP(percent: 10, on: .carrier, interface: setup.net.id + "c")
+            try setup.net.loseUDP(percent: 10, on: .gateway, interface: setup.net.interface(.gateway))
+            try setup.net.loseUDP(percent: 10, on: .carrier, interface: setup.net.interface(.carrier))
             let (process, out, recording) = try setup.call(hangupAfter: 6)
             let text = await Self.output(of: process, out, timeout: 60)
             #expect(!process.isRunning && process.terminationStatus == 0, "\(text)")

@@ -2,31 +2,51 @@ import Foundation
 import Glibc
 import SIP
 
-/// Two test hosts on a wire of their own: network namespaces `gateway` and `carrier` made
-/// by the test, joined by a veth pair whose both ends stay inside them (10.77.N.1 and
-/// 10.77.N.2). nftables inside a namespace plays the bad network: random loss on input, or a
-/// carrier that vanishes. `close()` stops what it started and deletes both namespaces (and
-/// with them the veth). Needs root and iproute2 + nftables (`make deps` installs them).
+/// Test hosts on wires of their own: network namespaces made by the test, joined by veth
+/// pairs whose both ends stay inside them.
+///
+/// - Plain: `gateway` (10.77.N.1) and `carrier` (10.77.N.2) on one wire.
+/// - NAT (`nat: true`): `gateway` on a private wire (10.78.N.1) to `router` (10.78.N.254),
+///   which joins a public wire (198.18.N.254) where `carrier` is (198.18.N.2). The router
+///   is a 1:1 NAT: the gateway's public address 198.18.N.10 is forwarded to 10.78.N.1
+///   (DNAT) and the gateway's traffic leaves from it (SNAT). The carrier has no route to the
+///   private wire: it can reach the gateway only at the public address.
+///
+/// nftables inside a namespace plays the bad network: random loss on input, or a carrier
+/// that vanishes. `close()` stops what it started and deletes every namespace (and with them
+/// the veths). Needs root and iproute2 + nftables (`make deps` installs them).
 final class TestNetwork: @unchecked Sendable {
-    enum Host: String { case gateway = "g", carrier = "c" }
+    enum Host: String, CaseIterable { case gateway = "g", carrier = "c", router = "r" }
 
     let id: String
     let subnet: Int
+    let nat: Bool
     private var processes: [Process] = []
     private let lock = NSLock()
 
-    init() throws {
+    init(nat: Bool = false) throws {
         id = "ig" + String(UInt32.random(in: 0..<0xFFFFFF), radix: 16)
         subnet = Int.random(in: 1...250)
+        self.nat = nat
         do {
-            for host in [Host.gateway, .carrier] {
+            for host in hosts {
                 try Self.ip("netns", "add", name(host))
                 try Self.ip("-n", name(host), "link", "set", "lo", "up")
             }
-            try Self.ip("link", "add", id + "g", "netns", name(.gateway), "type", "veth", "peer", "name", id + "c", "netns", name(.carrier))
-            for host in [Host.gateway, .carrier] {
-                try Self.ip("-n", name(host), "addr", "add", "\(address(host))/24", "dev", id + host.rawValue)
-                try Self.ip("-n", name(host), "link", "set", id + host.rawValue, "up")
+            if nat {
+                // gateway <-> router (private), router <-> carrier (public).
+                try wire(.gateway, address(.gateway), .router, "10.78.\(subnet).254", prefix: "p")
+                try wire(.carrier, address(.carrier), .router, "198.18.\(subnet).254", prefix: "q")
+                try Self.ip("-n", name(.router), "addr", "add", "\(publicAddress)/32", "dev", id + "qr")
+                try Self.ip("-n", name(.gateway), "route", "add", "default", "via", "10.78.\(subnet).254")
+                try Self.run("/usr/sbin/ip", ["netns", "exec", name(.router), "sysctl", "-qw", "net.ipv4.ip_forward=1"])
+                try nft(.router, "add table ip nat")
+                try nft(.router, "add chain ip nat pre { type nat hook prerouting priority -100 ; }")
+                try nft(.router, "add chain ip nat post { type nat hook postrouting priority 100 ; }")
+                try nft(.router, "add rule ip nat pre ip daddr \(publicAddress) dnat to \(address(.gateway))")
+                try nft(.router, "add rule ip nat post ip saddr \(address(.gateway)) oifname \"\(id)qr\" snat to \(publicAddress)")
+            } else {
+                try wire(.gateway, address(.gateway), .carrier, address(.carrier), prefix: "")
             }
         } catch {
             close()
@@ -34,8 +54,37 @@ final class TestNetwork: @unchecked Sendable {
         }
     }
 
-    func name(_ host: Host) -> String { id + "-" + (host == .gateway ? "gw" : "carrier") }
-    func address(_ host: Host) -> String { "10.77.\(subnet).\(host == .gateway ? 1 : 2)" }
+    var hosts: [Host] { nat ? [.gateway, .router, .carrier] : [.gateway, .carrier] }
+
+    func name(_ host: Host) -> String {
+        id + "-" + (host == .gateway ? "gw" : host == .carrier ? "carrier" : "router")
+    }
+
+    func address(_ host: Host) -> String {
+        switch (nat, host) {
+        case (false, .gateway): "10.77.\(subnet).1"
+        case (false, _): "10.77.\(subnet).2"
+        case (true, .gateway): "10.78.\(subnet).1"
+        case (true, .carrier): "198.18.\(subnet).2"
+        case (true, .router): "198.18.\(subnet).254"
+        }
+    }
+
+    /// The gateway's address on the public wire (NAT only): what the carrier reaches.
+    var publicAddress: String { "198.18.\(subnet).10" }
+
+    /// The interface of `host` on its wire toward the other (the name loss rules take).
+    func interface(_ host: Host) -> String { id + (nat && host != .router ? (host == .gateway ? "pg" : "qc") : host.rawValue) }
+
+    /// A veth between `a` and `b`, each end inside its namespace, addressed /24.
+    private func wire(_ a: Host, _ aAddress: String, _ b: Host, _ bAddress: String, prefix: String) throws {
+        let (aEnd, bEnd) = (id + prefix + a.rawValue, id + prefix + b.rawValue)
+        try Self.ip("link", "add", aEnd, "netns", name(a), "type", "veth", "peer", "name", bEnd, "netns", name(b))
+        for (host, end, address) in [(a, aEnd, aAddress), (b, bEnd, bAddress)] {
+            try Self.ip("-n", name(host), "addr", "add", "\(address)/24", "dev", end)
+            try Self.ip("-n", name(host), "link", "set", end, "up")
+        }
+    }
 
     /// Drops `percent` of the UDP packets arriving at `host` over `interface` (SIP and RTP
     /// alike), at random: nftables `numgen random` on the input hook (there is no netem here).
@@ -75,7 +124,21 @@ final class TestNetwork: @unchecked Sendable {
             if p.isRunning { kill(p.processIdentifier, SIGKILL) }
             p.waitUntilExit()
         }
-        for host in [Host.gateway, .carrier] { try? Self.ip("netns", "del", name(host)) }
+        for host in hosts { try? Self.ip("netns", "del", name(host)) }
+    }
+
+    /// True when something in `host` has bound UDP `udpPort` (read with `ss` inside it).
+    func isListening(on host: Host, udpPort: Int) -> Bool {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
+        p.arguments = ["netns", "exec", name(host), "ss", "-Hlun", "sport = :\(udpPort)"]
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        guard (try? p.run()) != nil else { return false }
+        let text = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return p.terminationStatus == 0 && !text.isEmpty
     }
 
     private func nft(_ host: Host, _ command: String) throws {

@@ -1,4 +1,5 @@
 import Foundation
+import SIP
 import Testing
 @testable import Gateway
 
@@ -64,6 +65,8 @@ private func write(_ text: String, to dir: URL, as name: String) throws -> URL {
     #expect(ipAuth.inbound?.allows(source: "198.51.100.20") == true)
     #expect(ipAuth.inbound?.allows(source: "2001:db8:c0::5") == true)
     #expect(ipAuth.inbound?.allows(source: "198.51.100.200") == false)
+    #expect(ipAuth.outbound?.callerId.policy == .pool && ipAuth.outbound?.assertedIdentity == .pai)
+    #expect(ipAuth.outbound?.userPhone == true && ipAuth.outbound?.appHeaders == ["Diversion"])
 }
 
 @Test func defaultsApplyWhenKeysAreAbsent() throws {
@@ -88,6 +91,10 @@ private func write(_ text: String, to dir: URL, as name: String) throws -> URL {
     let budget = try ProfileLoader.parse(#"{ name: "b", inbound: { routes: [{ did: "*", routingId: "x" }], maxConcurrentCalls: 7, callsPerSecond: 3 } }"#,
                                          file: "b.json5")
     #expect(budget.inbound?.maxConcurrentCalls == 7 && budget.inbound?.callsPerSecond == 3)
+
+    let natted = try ProfileLoader.parse(#"{ name: "n", \#(goodOutbound), sip: { advertise: "[2001:db8::7]:5062" }, media: { advertise: "198.51.100.4" } }"#,
+                                         file: "n.json5")
+    #expect(natted.sip.advertise == SIPAdvertisedAddress(host: "2001:db8::7", port: 5062) && natted.media.advertise == "198.51.100.4")
 
     let uk = try ProfileLoader.parse(#"{ name: "uk", outbound: { proxies: ["sip:[2001:db8::1]"], defaultCountryCode: "44" } }"#, file: "uk.json5")
     #expect(uk.outbound?.allowedPrefixes == ["+44"])
@@ -117,7 +124,7 @@ let brokenProfiles: [BrokenProfile] = [
           keyPath: "inbound.routes[0].routingid", message: "unknown key (did you mean routingId?)"),
     .init(label: "unknown key with no near match",
           text: #"{ name: "t", \#(goodOutbound), sip: { colour: "red" } }"#,
-          keyPath: "sip.colour", message: "unknown key (allowed: transport, prack, sessionTimerSec, optionsPingSec)"),
+          keyPath: "sip.colour", message: "unknown key (allowed: transport, prack, sessionTimerSec, optionsPingSec, advertise)"),
     .init(label: "string for an integer",
           text: #"{ name: "t", outbound: { proxies: ["sip:a.example"], maxConcurrentCalls: "100" } }"#,
           keyPath: "outbound.maxConcurrentCalls", message: #"expected an integer, found string "100""#),
@@ -161,7 +168,7 @@ let brokenProfiles: [BrokenProfile] = [
     .init(label: "password written instead of a variable name",
           text: #"{ name: "t", outbound: { proxies: ["sip:a.example"], auth: { username: "u", passwordEnv: "s3cret!" } } }"#,
           keyPath: "outbound.auth.passwordEnv",
-          message: #"must be an environment variable name ([A-Za-z_][A-Za-z0-9_]*), found "s3cret!"; the password itself never goes in the file"#),
+          message: "must be an environment variable name ([A-Za-z_][A-Za-z0-9_]*); the password itself never goes in the file"),
     .init(label: "bad CIDR",
           text: #"{ name: "t", inbound: { allowFrom: ["10.0.0.0/8", "10.0.0.0/33"], routes: [{ did: "*", routingId: "a" }] } }"#,
           keyPath: "inbound.allowFrom[1]",
@@ -186,6 +193,12 @@ let brokenProfiles: [BrokenProfile] = [
     .init(label: "sessionTimerSec below 90",
           text: #"{ name: "t", \#(goodOutbound), sip: { sessionTimerSec: 60 } }"#,
           keyPath: "sip.sessionTimerSec", message: "must be 0 (disabled) or at least 90 (RFC 4028), found 60"),
+    .init(label: "advertised SIP address with a bad port",
+          text: #"{ name: "t", \#(goodOutbound), sip: { advertise: "203.0.113.7:70000" } }"#,
+          keyPath: "sip.advertise", message: #"must be HOST, HOST:PORT or [IPV6]:PORT (port 1-65535), found "203.0.113.7:70000""#),
+    .init(label: "advertised RTP address that is a name",
+          text: #"{ name: "t", \#(goodOutbound), media: { advertise: "gw.example.net" } }"#,
+          keyPath: "media.advertise", message: #"must be a numeric IPv4 or IPv6 address, found "gw.example.net""#),
     .init(label: "out-of-range integer",
           text: #"{ name: "t", outbound: { proxies: ["sip:a.example"], ringTimeoutSec: 0 } }"#,
           keyPath: "outbound.ringTimeoutSec", message: "must be from 1 to 600, found 0"),

@@ -14,7 +14,7 @@ import Testing
           apiLimits: { threads: 4, maxConnectionsPerSource: 300, maxWebSocketsPerClient: 900 },
         }
         """, file: "serve.json5")
-        #expect(c.profiles == "/etc/irisgw/profiles" && c.sipListen?.port == 5060 && c.apiListen == "127.0.0.1:8080")
+        #expect(c.profiles == "/etc/irisgw/profiles" && c.sipListen == [SocketAddress(host: "0.0.0.0", port: 5060)] && c.apiListen == "127.0.0.1:8080")
         #expect(c.rtpPorts == 30_000...39_999 && c.rtpHost == "203.0.113.7" && c.dataDir == "/var/lib/irisgw")
         #expect(c.publicURL == "https://gw1.example.net" && c.drainTimeoutSec == 60 && c.maxSessions == 500)
         #expect(c.webhook == .init(url: "http://127.0.0.1:9000/hook", timeoutSec: 3, retries: 4))
@@ -33,6 +33,20 @@ import Testing
         #expect(dns.timeoutMs == 400 && dns.tries == 3 && dns.negativeTTL == 5)
         #expect(ServeConfiguration.dnsServer("10.0.0.53:53") == SocketAddress(host: "10.0.0.53", port: 53))
         #expect(ServeConfiguration.dnsServer("10.0.0.53") == nil)
+    }
+
+    /// Several listeners, the advertised addresses for a 1:1 NAT, TCP keep-alives.
+    @Test func listenersAndAdvertisedAddressesAreRead() throws {
+        let c = try ServeConfiguration.parse("""
+        { sipListen: ["10.0.0.5:5060", "[2001:db8::5]:5070"], sipAdvertise: "203.0.113.7:5080",
+          rtpAdvertise: "203.0.113.7", platformRtpAdvertise: "10.1.0.5", sip: { tcp: { keepaliveSec: 25 } } }
+        """, file: "serve.json5")
+        #expect(c.sipListen == [SocketAddress(host: "10.0.0.5", port: 5060), SocketAddress(host: "2001:db8::5", port: 5070)])
+        #expect(c.sipAdvertise == SIPAdvertisedAddress(host: "203.0.113.7", port: 5080))
+        #expect(c.rtpAdvertise == "203.0.113.7" && c.platformRtpAdvertise == "10.1.0.5")
+        #expect(c.sip?.transportLimits.keepaliveInterval == 25)
+        #expect(try ServeConfiguration.parse("{ sipAdvertise: \"sbc.example.net\" }", file: "s").sipAdvertise
+                == SIPAdvertisedAddress(host: "sbc.example.net"))
     }
 
     @Test func theSIPSectionAndTheAPITimeoutsAreRead() throws {
@@ -85,6 +99,13 @@ import Testing
         ("{ dnsTimeoutMs: 10 }", "dnsTimeoutMs"),
         ("{ dnsTries: 0 }", "dnsTries"),
         ("{ dnsNegativeCacheSec: -1 }", "dnsNegativeCacheSec"),
+        ("{ sipListen: [] }", "sipListen"),
+        ("{ sipListen: [\"10.0.0.5:5060\", \"gw:5060\"] }", "sipListen[1]"),
+        ("{ sipAdvertise: \"203.0.113.7:99999\" }", "sipAdvertise"),
+        ("{ sipAdvertise: \"\" }", "sipAdvertise"),
+        ("{ rtpAdvertise: \"gw.example.net\" }", "rtpAdvertise"),
+        ("{ platformRtpAdvertise: \"10.1.0.5:4000\" }", "platformRtpAdvertise"),
+        ("{ sip: { tcp: { keepaliveSec: -5 } } }", "sip.tcp.keepaliveSec"),
     ])
     func badFilesNameTheFileAndKey(_ text: String, _ key: String) {
         do {

@@ -54,7 +54,7 @@ import Testing
 
     static let start = ["onSessionCreated", "status:Initializing"]
 
-    /// DESIGN section 5, outbound table, one row per line.
+    /// docs/events.md, "Outbound: SIP to events", one row per line.
     static let outboundRows: [Row] = [
         Row(name: "ringing then answer", inputs: [.started(notification: nil), .provisional(sip(180, "Ringing"), hasSDP: false), answered],
             expected: start + ["status:Connecting/180", "status:Connected/200", "quality:NonHD:PCMU"]),
@@ -139,7 +139,7 @@ import Testing
     }()
     static let inboundStart = ["onSessionCreated", "notification:notify", "status:Initializing", "180"]
 
-    /// DESIGN section 5, inbound table.
+    /// docs/events.md, "Inbound: SIP to events".
     static let inboundRows: [Row] = [
         Row(name: "join, ACK, BYE from the caller", inputs: [.started(notification: notify), .join, answered, .remoteHangup(cause: nil)],
             expected: inboundStart + ["200", "status:Connecting", "status:Connected/200", "quality:NonHD:PCMU", "status:Disconnected/200", "ended:completed/200", "finish"]),

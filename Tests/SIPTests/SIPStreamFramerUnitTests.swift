@@ -72,6 +72,19 @@ struct SIPStreamFramerUnitTests {
         var framer = SIPStreamFramer()
         #expect(try framer.append(stream) == [a, b, c])
         #expect(framer.pending == 0)
+        // Three double-CRLF runs want a pong each; the lone CRLF after `a` is a pong itself.
+        #expect(framer.pings == 3)
+    }
+
+    @Test("double-CRLF pings are told from single-CRLF pongs", arguments: [
+        ("\r\n\r\n", 1), ("\r\n", 0), ("\n\n", 1), ("\r", 0), ("\r\n\r\n\r\n\r\n", 1),
+    ])
+    func pings(_ text: String, _ expected: Int) throws {
+        var framer = SIPStreamFramer()
+        _ = try framer.append(wire(text))
+        #expect(framer.pings == expected)
+        _ = try framer.append(wire(request(body: "")))
+        #expect(framer.pings == 0)
     }
 
     @Test func keepAlivesAloneProduceNothingAndAreNotBuffered() throws {

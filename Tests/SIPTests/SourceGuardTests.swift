@@ -19,15 +19,24 @@ import Testing
         var description: String { name }
     }
 
+    /// Rate 3 holds 3 tokens (`SourceGuard.burst`) and refills 3 a second.
     static let rows: [Row] = [
         Row(name: "under the rate", steps: [Step(at: 0, count: 3, expect: .admit), Step(at: 1, count: 3, expect: .admit)]),
         Row(name: "an untrusted source over the rate is banned", steps: [
-            Step(at: 0, count: 3, expect: .admit), Step(at: 0.5, expect: .ban),
-            Step(at: 5, expect: .drop), Step(at: 10.4, expect: .drop), Step(at: 10.6, expect: .admit),
+            Step(at: 0, count: 3, expect: .admit), Step(at: 0.1, expect: .ban),
+            Step(at: 5, expect: .drop), Step(at: 10.05, expect: .drop), Step(at: 10.2, expect: .admit),
         ]),
         Row(name: "a trusted source over the rate loses only the excess", steps: [
-            Step(at: 0, trusted: true, count: 3, expect: .admit), Step(at: 0.5, trusted: true, count: 5, expect: .drop),
-            Step(at: 1.0, trusted: true, count: 3, expect: .admit),
+            Step(at: 0, trusted: true, count: 3, expect: .admit), Step(at: 0.1, trusted: true, count: 5, expect: .drop),
+            Step(at: 1.1, trusted: true, count: 3, expect: .admit),
+        ]),
+        Row(name: "tokens come back at the rate, not at a window's start", steps: [
+            Step(at: 0, count: 3, expect: .admit), Step(at: 0.4, expect: .admit), Step(at: 0.8, expect: .admit),
+            Step(at: 0.85, expect: .ban),
+        ]),
+        Row(name: "a fast rate lets a tenth of a second's worth through at once", rate: 2000, steps: [
+            Step(at: 0, trusted: true, count: 200, expect: .admit), Step(at: 0, trusted: true, count: 50, expect: .drop),
+            Step(at: 0.5, trusted: true, count: 200, expect: .admit), Step(at: 0.5, trusted: true, expect: .drop),
         ]),
         Row(name: "sources are counted apart", steps: [
             Step(at: 0, count: 3, expect: .admit), Step(at: 0.1, source: "192.0.2.2", count: 3, expect: .admit),

@@ -1,6 +1,6 @@
 import IrisAPI
 
-/// What a final non-2xx response to our INVITE means for the session (DESIGN section 5),
+/// What a final non-2xx response to our INVITE means for the session (docs/events.md, "Outbound: SIP to events"),
 /// decided where the response is read so the session only acts on the verdict.
 public struct FinalResponseClass: Sendable, Equatable {
     public enum Next: Sendable, Equatable {

@@ -2,7 +2,7 @@ import IrisAPI
 import Media
 import SIP
 
-/// SIP events of the session's call, turned into machine inputs (DESIGN section 5).
+/// SIP events of the session's call, turned into machine inputs (docs/events.md, SIP-to-event tables).
 extension GatewaySession: SIPCallDelegate {
     /// Code, reason phrase and the Q.850 cause of a response's `Reason` header.
     static func details(of message: SIPMessage?) -> SIPDetails? {
@@ -60,12 +60,12 @@ extension GatewaySession: SIPCallDelegate {
         guard call === self.call, let media else { return nil }
         guard let offer else {
             // No SDP: the carrier wants our offer (RFC 3261 §14.2).
-            return trunkLeg.map { MediaNegotiation.answer(for: $0, address: media.trunkAddress, session: trunkSession.next(), direction: .sendrecv) }
+            return trunkLeg.map { MediaNegotiation.answer(for: $0, address: trunkSDPAddress(media), session: trunkSession.next(), direction: .sendrecv) }
         }
         guard let index = offer.media.firstIndex(where: { $0.media == "audio" && !$0.isRejected }),
               applyTrunkSDP(offer), let leg = trunkLeg else { return nil }
         let hold = offer.isHold(ofMedia: index)
-        let answer = MediaNegotiation.answer(for: leg, address: media.trunkAddress, session: trunkSession.next(),
+        let answer = MediaNegotiation.answer(for: leg, address: trunkSDPAddress(media), session: trunkSession.next(),
                                              direction: offer.direction(ofMedia: index).answer)
         if machine.isConnected {
             let codec = leg.codec.description

@@ -39,11 +39,15 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
     var locating = false
     var requestURI: SIPURI?
     var credentials: DigestCredentials?
+    /// The app's caller name, privacy and headers for the INVITE.
+    var callerRequest = OutboundCallerRequest()
     var sawRinging = false
     /// Inbound: the room token the notification carried and its expiry.
     var roomToken: String?
     /// Inbound: the INVITE had no SDP, so our 200 offers and the ACK answers.
     var lateOffer = false
+    /// Inbound: what the carrier's INVITE said beyond the numbers (for the snapshot).
+    var carrier: CarrierCallInfo?
     /// Sessions merged into this one (it hosts the three-way call).
     var merged: [GatewaySession] = []
     /// The session this one was merged into.
@@ -120,19 +124,23 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
         }
         let proxy = proxies[proxyIndex]
         guard let peer = currentTarget() else { return }
-        let user = outbound.dialString(forE164: targetTN)
-        let uri = SIPURI(user: user, host: proxy.hostReference, port: proxy.uriPort)
-        requestURI = uri
-        let from = NameAddress(uri: SIPURI(user: sourceTN, host: outbound.fromDomain))
-        let to = NameAddress(uri: SIPURI(user: user, host: proxy.hostReference))
-        let offer = MediaNegotiation.trunkOffer(address: media.trunkAddress, codecs: profile.media.codecs.map(\.rawValue),
+        // Addressing and caller identity (tech prefix, user=phone, From, PAI/PPI, Privacy,
+        // the profile's and the app's headers): OutboundInvitePlan.
+        let plan = OutboundInvitePlan(outbound: outbound, target: targetTN, caller: sourceTN, request: callerRequest,
+                                      host: proxy.hostReference, port: proxy.uriPort)
+        requestURI = plan.requestURI
+        let offer = MediaNegotiation.trunkOffer(address: trunkSDPAddress(media), codecs: profile.media.codecs.map(\.rawValue),
                                                 telephoneEvent: profile.media.dtmf == .rfc4733, session: trunkSession)
-        call = gateway.ua.invite(requestURI: uri, from: from, to: to, peer: peer, sdp: offer,
-                                 headers: [SIPHeader(.userAgent, gateway.ua.configuration.userAgent)],
+        call = gateway.ua.invite(requestURI: plan.requestURI, from: plan.from, to: plan.to, peer: peer, sdp: offer,
+                                 headers: [SIPHeader(.userAgent, gateway.ua.configuration.userAgent)] + plan.headers,
                                  credentials: credentials, policy: Gateway.callPolicy(profile), delegate: self)
         // Each proxy gets the whole ring time (a silent one is left at Timer B, 32 s).
         startRingTimer(seconds: Double(outbound.ringTimeoutSec))
     }
+
+    /// Where the carrier is told to send RTP: this leg's port at the trunk's advertised
+    /// address (Gateway+Addresses.swift).
+    func trunkSDPAddress(_ media: MediaCall) -> SocketAddress { gateway.trunkSDPAddress(media.trunkAddress, profile: profile) }
 
     /// The carrier's SDP (18x, 2xx, or a re-INVITE): the codec it chose and where it listens.
     @discardableResult
@@ -161,9 +169,9 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
             return
         }
         let sdp = lateOffer
-            ? MediaNegotiation.trunkOffer(address: media.trunkAddress, codecs: profile.media.codecs.map(\.rawValue),
+            ? MediaNegotiation.trunkOffer(address: trunkSDPAddress(media), codecs: profile.media.codecs.map(\.rawValue),
                                           telephoneEvent: profile.media.dtmf == .rfc4733, session: trunkSession)
-            : MediaNegotiation.answer(for: trunkLeg, address: media.trunkAddress, session: trunkSession)
+            : MediaNegotiation.answer(for: trunkLeg, address: trunkSDPAddress(media), session: trunkSession)
         call.answer(sdp: sdp)
         loop.cancel(ringTimer)
     }
@@ -181,7 +189,7 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
         guard let call, let media, let trunkLeg else { return handle(.localHoldFailed(status: nil)) }
         heldLocally = hold
         applySilence()
-        let offer = MediaNegotiation.answer(for: trunkLeg, address: media.trunkAddress, session: trunkSession.next(),
+        let offer = MediaNegotiation.answer(for: trunkLeg, address: trunkSDPAddress(media), session: trunkSession.next(),
                                             direction: hold ? .sendonly : .sendrecv)
         if !call.reinvite(sdp: offer) {
             // An offer is already in progress (a glare with the carrier): report it as not done.
@@ -267,6 +275,6 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
                                sourceTN: sourceTN, targetTN: targetTN, profile: profile.name, routingId: routingId,
                                earlyMedia: machine.earlyMedia, muted: muted, sip: machine.sip, codec: trunkLeg?.codec.description,
                                ended: machine.ended, trunk: leg(stats?[.trunk]), platform: leg(stats?[.platform]),
-                               lastSeq: gateway.events.lastSeq(roomId: roomId))
+                               lastSeq: gateway.events.lastSeq(roomId: roomId), carrier: carrier)
     }
 }

@@ -5,7 +5,7 @@ import IrisAPI
 /// clock: times come in with the inputs. `GatewaySession` feeds it and carries out its
 /// actions; tests drive it directly.
 ///
-/// The tables it implements are DESIGN section 5 (docs/events.md lists them as built).
+/// The tables it implements are docs/events.md's "Outbound: SIP to events" and "Inbound: SIP to events".
 public struct SessionMachine: Sendable {
     public enum Direction: String, Sendable { case outbound, inbound }
 

@@ -25,6 +25,12 @@ public struct SIPDefence: Sendable, Equatable {
     /// Sources tracked for rate limiting; the oldest are forgotten beyond it, so a flood
     /// from spoofed addresses cannot grow the table without end. Default 65,536.
     public var maxTrackedSources: Int
+    /// Failed digest authentications (wrong credentials, not a missing or stale one) an
+    /// untrusted source may make within `authFailureWindowSeconds`; one more bans it for
+    /// `banSeconds` (dropped unread, like a flood). Default 5.
+    public var maxAuthFailures: Int = 5
+    /// The window over which `maxAuthFailures` is counted, in seconds. Default 60.
+    public var authFailureWindowSeconds: Double = 60
 
     public static let knownScanners = ["friendly-scanner", "sipvicious", "sipcli", "sip-scan", "sipsak", "iwar",
                                        "vaxsipuseragent", "sundayddr", "pplsip", "sipbruteforce"]
@@ -61,4 +67,13 @@ public enum SIPRefusal: String, Sendable, CaseIterable {
     case unknownSource = "sip_unknown_source"
     case transactionsFull = "sip_transactions_full"
     case malformedFromUnknown = "sip_malformed_unknown_source"
+    /// A request that starts work (INVITE, OPTIONS, REGISTER ...) shed unparsed while the
+    /// loop was behind its UDP socket.
+    case overloaded = "sip_overload_shed"
+    /// An INVITE without credentials from a source that must authenticate: 401.
+    case authRequired = "sip_auth_required"
+    /// An INVITE whose credentials were wrong (or for an unknown user): 401 again.
+    case authFailed = "sip_auth_failed"
+    /// A source banned for `maxAuthFailures` failures (counted once, at the ban).
+    case authBanned = "sip_auth_banned"
 }

@@ -1,9 +1,15 @@
 /// Per-source request counting and temporary bans: a plain value, time passed in, no socket.
 ///
-/// Each source IP has a one-second window count. Going over `requestsPerSecond` bans an
-/// untrusted source for `banSeconds` (every datagram dropped unread meanwhile); a trusted one
-/// only loses what goes over `trustedRequestsPerSecond`. The table is bounded: when it is full, entries whose window and
-/// ban are over go first, then the oldest.
+/// Each source IP has a token bucket that refills at its rate (`requestsPerSecond`, or
+/// `trustedRequestsPerSecond` for a trusted source) and holds `burst(rate)` tokens. A request
+/// with no token left bans an untrusted source for `banSeconds` (every datagram dropped
+/// unread meanwhile); a trusted one only loses that request. A bucket, unlike a one-second
+/// window, spreads what it admits over the second: a window let a trusted flood's 2,000
+/// requests in within a few milliseconds, and while the SIP loop worked through them the
+/// socket's receive queue overflowed, legitimate responses with it.
+///
+/// The table is bounded: when it is full, entries whose bucket is full again and whose ban
+/// is over go first, then the oldest.
 public struct SourceGuard: Sendable {
     public enum Verdict: Sendable, Equatable {
         case admit
@@ -14,10 +20,10 @@ public struct SourceGuard: Sendable {
     }
 
     private struct Entry: Sendable {
-        var windowStart: Double
-        var count: Int
+        var tokens: Double
+        /// When `tokens` was last brought up to date (the last request seen).
+        var updated: Double
         var bannedUntil: Double
-        var lastSeen: Double
     }
 
     public let requestsPerSecond: Int
@@ -33,6 +39,10 @@ public struct SourceGuard: Sendable {
         self.capacity = max(1, capacity)
     }
 
+    /// The requests a bucket of `rate` per second lets through at once: a second's worth up
+    /// to 50, a tenth of a second's beyond (2000/s: 200 at once).
+    public static func burst(_ rate: Int) -> Double { max(Double(min(rate, 50)), Double(rate) / 10) }
+
     /// Sources tracked now.
     public var trackedCount: Int { entries.count }
 
@@ -44,22 +54,20 @@ public struct SourceGuard: Sendable {
 
     /// Counts one request from `source` at `now`.
     public mutating func admit(_ source: String, trusted: Bool, now: Double) -> Verdict {
-        var e = entries[source] ?? Entry(windowStart: now, count: 0, bannedUntil: 0, lastSeen: now)
+        let rate = trusted ? trustedRequestsPerSecond : requestsPerSecond
+        let burst = Self.burst(rate)
+        var e = entries[source] ?? Entry(tokens: burst, updated: now, bannedUntil: 0)
         if now < e.bannedUntil { return .drop }
-        if now - e.windowStart >= 1 {
-            e.windowStart = now
-            e.count = 0
-        }
-        e.count += 1
-        e.lastSeen = now
+        e.tokens = min(burst, e.tokens + max(0, now - e.updated) * Double(rate))
+        e.updated = now
         var verdict = Verdict.admit
-        if e.count > (trusted ? trustedRequestsPerSecond : requestsPerSecond) {
-            if trusted {
-                verdict = .drop
-            } else {
-                e.bannedUntil = now + banSeconds
-                verdict = .ban
-            }
+        if e.tokens >= 1 {
+            e.tokens -= 1
+        } else if trusted {
+            verdict = .drop
+        } else {
+            e.bannedUntil = now + banSeconds
+            verdict = .ban
         }
         store(source, e, now: now)
         return verdict
@@ -67,9 +75,9 @@ public struct SourceGuard: Sendable {
 
     /// Bans `source` from `now` (a scanner was recognised).
     public mutating func ban(_ source: String, now: Double) {
-        var e = entries[source] ?? Entry(windowStart: now, count: 0, bannedUntil: 0, lastSeen: now)
+        var e = entries[source] ?? Entry(tokens: 0, updated: now, bannedUntil: 0)
         e.bannedUntil = now + banSeconds
-        e.lastSeen = now
+        e.updated = now
         store(source, e, now: now)
     }
 
@@ -78,15 +86,18 @@ public struct SourceGuard: Sendable {
         entries[source] = entry
     }
 
-    /// Makes room: forgets every source with nothing left to remember, or else a quarter of
-    /// the table, unbanned and oldest first (one pass, so a flood of new sources costs O(1)
-    /// per request on average, and cannot wash a ban out).
+    /// Makes room: forgets every source with nothing left to remember (not banned, and idle
+    /// long enough for any bucket to be full again), or else a quarter of the table, unbanned
+    /// and oldest first (one pass, so a flood of new sources costs O(1) per request on
+    /// average, and cannot wash a ban out).
     private mutating func evict(now: Double) {
-        entries = entries.filter { now < $0.value.bannedUntil || now - $0.value.windowStart < 1 }
+        let refill = max(Self.burst(trustedRequestsPerSecond) / Double(trustedRequestsPerSecond),
+                         Self.burst(requestsPerSecond) / Double(requestsPerSecond))
+        entries = entries.filter { now < $0.value.bannedUntil || now - $0.value.updated < refill }
         guard entries.count >= capacity else { return }
         let oldest = entries.sorted { a, b in
             let (aBanned, bBanned) = (now < a.value.bannedUntil, now < b.value.bannedUntil)
-            return aBanned != bBanned ? !aBanned : a.value.lastSeen < b.value.lastSeen
+            return aBanned != bBanned ? !aBanned : a.value.updated < b.value.updated
         }.prefix(max(1, capacity / 4))
         for (key, _) in oldest { entries[key] = nil }
     }

@@ -164,6 +164,12 @@ extension SIPTransports {
                 closeConnection(fd)
                 return
             }
+            conn.pingSentAt = nil  // the flow is alive
+            if conn.framer.pings > 0 {
+                // RFC 5626 §3.5.1: a double-CRLF ping gets a single-CRLF pong.
+                _ = sendStream(Self.pong, to: peer)
+                guard connections[fd] === conn else { return }
+            }
             // A partial message starts (or keeps) its clock; a clean boundary stops it.
             if conn.framer.pending == 0 {
                 conn.messageStarted = nil
@@ -190,7 +196,7 @@ extension SIPTransports {
     // MARK: Timeouts
 
     private func scheduleSweep() {
-        sweepTimer = loop.schedule(after: min(1, limits.messageTimeout / 2, limits.idleTimeout / 2)) { [weak self] in
+        sweepTimer = loop.schedule(after: min(1, limits.messageTimeout / 2, limits.idleTimeout / 2, limits.keepaliveTimeout / 2)) { [weak self] in
             guard let self else { return }
             self.sweepTimer = nil
             self.sweep(now: SIPEventLoop.now())
@@ -198,16 +204,28 @@ extension SIPTransports {
         }
     }
 
-    /// Closes connections whose message is overdue or that have been idle too long.
+    /// Closes connections whose message is overdue, that have been idle too long, or whose
+    /// keep-alive ping went unanswered; pings the connections we opened that have been quiet
+    /// for `keepaliveInterval` (RFC 5626 §4.4.1), so a NAT on the way keeps their binding.
     func sweep(now: Double) {
+        let keepalive = limits.keepaliveInterval
         for (fd, conn) in connections {
             if let started = conn.messageStarted, now - started > limits.messageTimeout {
                 refuse(.messageTimeout)
                 closeConnection(fd)
+            } else if let pinged = conn.pingSentAt, now - pinged > limits.keepaliveTimeout {
+                refuse(.keepaliveTimeout)
+                closeConnection(fd)
+            } else if keepalive > 0, !conn.inbound, !conn.connecting, conn.pingSentAt == nil, now - conn.lastActivity >= keepalive {
+                conn.pingSentAt = now
+                _ = sendStream(Self.ping, to: SIPPeer(transport: .tcp, address: conn.peer, connection: fd))
             } else if now - conn.lastActivity > limits.idleTimeout {
                 refuse(.idle)
                 closeConnection(fd)
             }
         }
     }
+
+    static let ping: [UInt8] = Array("\r\n\r\n".utf8)
+    static let pong: [UInt8] = Array("\r\n".utf8)
 }

@@ -24,14 +24,20 @@ public struct SIPStreamFramer: Sendable {
 
     /// Bytes received but not yet part of a complete message.
     public var pending: Int { buffer.count }
+    /// Double-CRLF keep-alive pings (RFC 5626 §3.5.1) seen between messages by the last
+    /// `append`; each wants a single-CRLF pong.
+    public private(set) var pings = 0
 
     /// Appends `bytes` and returns every complete message now available.
     public mutating func append(_ bytes: some Collection<UInt8>) throws(FramingError) -> [[UInt8]] {
         buffer.append(contentsOf: bytes)
+        pings = 0
         var out: [[UInt8]] = []
         while true {
             var start = 0
             while start < buffer.count, buffer[start] == 0x0D || buffer[start] == 0x0A { start += 1 }
+            // A lone CRLF is a pong (or noise); two in a row are a ping.
+            if buffer[..<start].lazy.filter({ $0 == 0x0A }).count >= 2 { pings += 1 }
             if start > 0 { buffer.removeFirst(start) }
             guard !buffer.isEmpty else { break }
             try Self.checkStartLine(buffer)

@@ -19,9 +19,19 @@ public struct SIPTransportLimits: Sendable, Equatable {
     /// Seconds the listener pauses when the process runs out of file descriptors, so a
     /// full backlog cannot make the loop spin. Default 0.1.
     public var acceptBackoff: Double
+    /// Seconds a connection we opened (toward a trunk) may be quiet before we send an RFC
+    /// 5626 double-CRLF ping, keeping the bindings of any NAT on the way. Default 0: off.
+    /// Below `idleTimeout` it also keeps the connection from being closed as idle.
+    public var keepaliveInterval: Double
+    /// Seconds we wait for anything (the pong) after a ping before the connection counts as
+    /// broken and is closed (RFC 5626 §4.4.1 says 10). Default 10.
+    public var keepaliveTimeout: Double
 
     public init(maxConnections: Int = 1024, maxConnectionsPerSource: Int = 32, idleTimeout: Double = 120,
-                messageTimeout: Double = 10, maxQueuedBytes: Int = 262_144, acceptBackoff: Double = 0.1) {
+                messageTimeout: Double = 10, maxQueuedBytes: Int = 262_144, acceptBackoff: Double = 0.1,
+                keepaliveInterval: Double = 0, keepaliveTimeout: Double = 10) {
+        self.keepaliveInterval = keepaliveInterval
+        self.keepaliveTimeout = keepaliveTimeout
         self.maxConnections = maxConnections
         self.maxConnectionsPerSource = maxConnectionsPerSource
         self.idleTimeout = idleTimeout
@@ -41,4 +51,7 @@ public enum SIPTransportRefusal: String, Sendable, CaseIterable {
     case framing = "sip_tcp_framing"
     case peerNotReading = "sip_tcp_peer_not_reading"
     case outOfDescriptors = "sip_tcp_out_of_descriptors"
+    /// A keep-alive ping of ours got no answer: the flow is broken (not a refusal, but
+    /// counted with the connections cut).
+    case keepaliveTimeout = "sip_tcp_keepalive_timeout"
 }

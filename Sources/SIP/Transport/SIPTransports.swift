@@ -50,6 +50,8 @@ final class SIPTransports {
     var connectionsPerSource: [String: Int] = [:]
     var sweepTimer: SIPEventLoop.Timer?
     var receiveBuffer = [UInt8](repeating: 0, count: 65_536)
+    /// Destination host -> our source address toward it (`SIPTransports+Routes.swift`).
+    var routeSources: [String: String] = [:]
     /// `limits.maxConnections`, or half the file-descriptor limit when that is lower.
     lazy var connectionCap: Int = min(limits.maxConnections, max(16, Self.descriptorLimit() / 2))
 
@@ -66,6 +68,8 @@ final class SIPTransports {
         /// When the message now arriving began (or the connection was accepted, until its
         /// first message); nil between messages.
         var messageStarted: Double?
+        /// When our keep-alive ping went out, until anything comes back.
+        var pingSentAt: Double?
         init(fd: Int32, peer: SocketAddress, inbound: Bool, connecting: Bool, now: Double) {
             self.fd = fd
             self.peer = peer
@@ -128,8 +132,7 @@ final class SIPTransports {
         if let sendOverride { return sendOverride(bytes, peer) }
         switch peer.transport {
         case .udp:
-            guard let socket = udpSockets.first(where: { $0.local.isIPv6 == peer.address.isIPv6 }) ?? udpSockets.first,
-                  let to = RawSocketAddress(peer.address) else { return false }
+            guard let socket = udpSocket(toward: peer.address), let to = RawSocketAddress(peer.address) else { return false }
             return bytes.withUnsafeBytes { socket.send($0, to: to) }
         case .tcp:
             return sendStream(bytes, to: peer)
@@ -144,15 +147,25 @@ final class SIPTransports {
     /// flood that never lets the socket empty hold every other piece of SIP work back.
     private func readUDP(_ socket: UDPSocket) {
         var source = RawSocketAddress()
-        for _ in 0..<Self.udpBatch {
-            guard let n = receiveBuffer.withUnsafeMutableBytes({ socket.receive(into: $0, from: &source) }) else { return }
+        for i in 0..<Self.udpBatch {
+            guard let n = receiveBuffer.withUnsafeMutableBytes({ socket.receive(into: $0, from: &source) }) else {
+                // The socket is empty: the loop has caught up (a batch that ends early).
+                if i > 0 { udpBacklogged = false }
+                return
+            }
             guard n > 0, let from = source.address else { continue }
             onMessage?(Array(receiveBuffer[0..<n]), SIPPeer(transport: .udp, address: from))
         }
+        udpBacklogged = true
     }
 
     /// Datagrams read per readiness callback (see `readUDP`).
     static let udpBatch = 64
+
+    /// True from a read that found a whole batch waiting until one that empties the socket:
+    /// datagrams arrive faster than the loop handles them, and the receive queue grows
+    /// toward overflow, where the kernel would drop our own calls' responses with the rest.
+    internal(set) var udpBacklogged = false
 
     // MARK: Sockets
 

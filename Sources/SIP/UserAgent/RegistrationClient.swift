@@ -43,7 +43,7 @@ public final class RegistrationClient: @unchecked Sendable {
         self.ua = ua
         self.configuration = configuration
         self.machine = RegistrationMachine(configuration: configuration.machine)
-        self.callID = SIPIdentifiers.callID(host: ua.localAddress(for: configuration.peer.transport).host)
+        self.callID = SIPIdentifiers.callID(host: ua.localAddress(toward: configuration.peer).host)
     }
 
     public func start() { apply(machine.handle(.start(now: SIPEventLoop.now()))) }
@@ -79,7 +79,7 @@ public final class RegistrationClient: @unchecked Sendable {
         m.addHeader(.to, configuration.addressOfRecord.serialize())
         m.addHeader(.callID, callID)
         m.addHeader(.cseq, CSeq(cseq, "REGISTER").serialize())
-        m.addHeader(.contact, NameAddress(uri: ua.contactURI(for: configuration.peer.transport)).serialize())
+        m.addHeader(.contact, NameAddress(uri: ua.contactURI(toward: configuration.peer)).serialize())
         m.addHeader(.expires, String(expires))
         if authenticate, let creds = configuration.credentials,
            let auth = try? digest.authorization(for: challenges, method: "REGISTER", uri: configuration.registrar.serialize(), credentials: creds) {
@@ -117,7 +117,7 @@ public final class RegistrationClient: @unchecked Sendable {
 
     /// The expiry the registrar granted our contact: its `expires` parameter, else Expires.
     private func grantedExpires(_ r: SIPMessage) -> Int? {
-        let ours = ua.contactURI(for: configuration.peer.transport)
+        let ours = ua.contactURI(toward: configuration.peer)
         for c in r.contacts where c.uri.host == ours.host && c.uri.port == ours.port && c.uri.user == ours.user {
             if let e = c.parameters[parameter: "expires"] ?? nil, let n = Int(e) { return n }
         }
@@ -144,7 +144,7 @@ public final class KeepaliveClient: @unchecked Sendable {
         self.target = target
         self.peer = peer
         self.machine = OptionsKeepalive(configuration: configuration)
-        self.from = NameAddress(uri: SIPURI(user: "ping", host: ua.localAddress(for: peer.transport).host))
+        self.from = NameAddress(uri: SIPURI(user: "ping", host: ua.localAddress(toward: peer).host))
     }
 
     public func start() { apply(machine.handle(.start(now: SIPEventLoop.now()))) }

@@ -15,9 +15,9 @@ extension SIPUserAgent {
         t.tag = nil
         m.addHeader(.from, f.serialize())
         m.addHeader(.to, t.serialize())
-        m.addHeader(.callID, SIPIdentifiers.callID(host: localAddress(for: peer.transport).host))
+        m.addHeader(.callID, SIPIdentifiers.callID(host: localAddress(toward: peer).host))
         m.addHeader(.cseq, CSeq(1, "INVITE").serialize())
-        m.addHeader(.contact, NameAddress(uri: contactURI(for: peer.transport)).serialize())
+        m.addHeader(.contact, NameAddress(uri: contactURI(toward: peer)).serialize())
         m.addHeader(.allow, SIPUserAgentConfiguration.allowedMethods.joined(separator: ", "))
         m.addHeader(.supported, policy.supportedOptionTags.joined(separator: ", "))
         m.headers.append(contentsOf: headers)

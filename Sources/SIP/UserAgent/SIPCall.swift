@@ -67,6 +67,9 @@ public final class SIPCall: @unchecked Sendable {
     public let callID: String
     /// Where the INVITE went (UAC) or came from (UAS).
     public let peer: SIPPeer
+    /// Incoming: the digest username the INVITE authenticated as (RFC 3261 §22.2); nil when
+    /// its source did not have to authenticate.
+    public internal(set) var authenticatedUsername: String?
 
     /// Where the call stands.
     public var state: State { machine.state }
@@ -127,7 +130,7 @@ public final class SIPCall: @unchecked Sendable {
     }
 
     private static func configuration(_ ua: SIPUserAgent, _ policy: SIPCallPolicy, _ peer: SIPPeer) -> InviteSessionMachine.Configuration {
-        InviteSessionMachine.Configuration(policy: policy, contact: ua.contactURI(for: peer.transport),
+        InviteSessionMachine.Configuration(policy: policy, contact: ua.contactURI(toward: peer),
                                            serverHeader: ua.configuration.userAgent, t1: ua.configuration.t1)
     }
 

@@ -7,11 +7,11 @@ extension SIPUserAgent {
     func isTrusted(_ address: SocketAddress) -> Bool { isTrustedSource?(address) ?? true }
 
     /// True when `request` may go on to the transaction layer; otherwise it was dropped or
-    /// answered statelessly here, and counted.
-    func admit(_ request: SIPMessage, from peer: SIPPeer, now: Double) -> Bool {
+    /// answered statelessly here, and counted. A `trusted` source's request was counted
+    /// against its rate before it was parsed (`receive`).
+    func admit(_ request: SIPMessage, from peer: SIPPeer, trusted: Bool, now: Double) -> Bool {
         let defence = configuration.defence
         let host = peer.address.host
-        let trusted = isTrusted(peer.address)
         if defence.isScanner(request) {
             refuse(.scanner)
             // A trunk's address is never banned: a spoofed datagram with a scanner's name
@@ -23,14 +23,16 @@ extension SIPUserAgent {
         // call's business, whatever its source.
         let ours = request.callID.map { calls[$0] != nil } ?? false
         if !trusted, !ours, !defence.answerUnknownSources {
+            // A source that may authenticate gets a stateless challenge instead of silence.
+            if let verdict = admitAuthenticating(request, from: peer, now: now) { return verdict }
             refuse(.unknownSource)
             // Counted all the same, so a persistent prober ends up banned and unparsed.
             if sources.admit(host, trusted: false, now: now) == .ban { refuse(.banned) }
             return false
         }
-        switch sources.admit(host, trusted: trusted || ours, now: now) {
-        case .admit: break
-        case .drop, .ban:
+        // A source outside the trunks is counted here, once its request shows whether it
+        // belongs to a call of ours (which gets the trusted rate, never a ban).
+        if !trusted, sources.admit(host, trusted: ours, now: now) != .admit {
             refuse(.rateLimited)
             return false
         }
@@ -47,6 +49,15 @@ extension SIPUserAgent {
         }
         return true
     }
+
+    /// Requests that end or complete work in progress rather than start it (an ACK stops a
+    /// final response's retransmissions, a BYE ends a call, a CANCEL a ringing one, a PRACK
+    /// completes a reliable provisional): read by their method token, before any parse.
+    static func finishesWork(_ bytes: [UInt8]) -> Bool {
+        finishingMethods.contains { m in bytes.count > m.count && bytes.starts(with: m) && bytes[m.count] == 0x20 }
+    }
+
+    static let finishingMethods: [[UInt8]] = ["ACK", "BYE", "CANCEL", "PRACK"].map { Array($0.utf8) }
 
     /// Every drop and refusal of the agent and its transports, keyed by the `/metrics` label.
     public var refusalCounts: [String: Int] {

@@ -26,9 +26,14 @@ public final class SIPUserAgent: @unchecked Sendable {
     /// Merged-request detection (§8.2.2.2): From tag + Call-ID + CSeq -> branch.
     private var recentRequests: [String: (branch: String, at: Double)] = [:]
     private(set) public var localAddresses: [SIPPeer] = []
-    private lazy var digestServer: DigestServer? = configuration.inboundAuthentication.map {
-        DigestServer(realm: $0.realm, secret: Crypto.randomBytes(count: 32))
+    /// Which callers must authenticate, per source (SIPUserAgent+Authentication.swift); nil
+    /// (the default) leaves it to `configuration.inboundAuthentication`. Set before `start`.
+    public var inboundDigest: InboundDigestPolicy? {
+        didSet { digestServer = digestPolicy.map { DigestServer(realm: $0.realm, secret: Crypto.randomBytes(count: 32)) } }
     }
+    private(set) var digestServer: DigestServer?
+    /// Failed authentications per source, toward a ban (`defence.maxAuthFailures`).
+    var authFailures: AuthFailureCounter
 
     /// Requests dropped or refused by `configuration.defence`, by reason.
     public internal(set) var refusals: [SIPRefusal: Int] = [:]
@@ -39,6 +44,10 @@ public final class SIPUserAgent: @unchecked Sendable {
     /// `defence.answerUnknownSources` is set. nil (the default) trusts every source, as a
     /// test endpoint or simulator wants.
     public var isTrustedSource: ((SocketAddress) -> Bool)?
+    /// The address to name ourselves by toward a peer (Via, Contact), when it is not the
+    /// listener's: a public address in front of a NAT, per trunk. nil (the default) or a nil
+    /// answer: the listener's address (`SIPUserAgent+Addresses.swift`).
+    public var advertisedAddress: ((SIPPeer) -> SIPAdvertisedAddress?)?
     var sources: SourceGuard
     var heapTrim = HeapTrimPolicy()
     /// DNS for names in proxies, routes and targets (`resolver`, `locate`).
@@ -63,6 +72,10 @@ public final class SIPUserAgent: @unchecked Sendable {
                                    trustedRequestsPerSecond: configuration.defence.trustedRequestsPerSecond,
                                    banSeconds: configuration.defence.banSeconds,
                                    capacity: configuration.defence.maxTrackedSources)
+        self.authFailures = AuthFailureCounter(limit: configuration.defence.maxAuthFailures,
+                                               window: configuration.defence.authFailureWindowSeconds,
+                                               capacity: configuration.defence.maxTrackedSources)
+        self.digestServer = configuration.inboundAuthentication.map { DigestServer(realm: $0.realm, secret: Crypto.randomBytes(count: 32)) }
         transports.onMessage = { [unowned self] bytes, peer in self.receive(bytes, from: peer) }
         transactions.send = { [unowned self] bytes, peer in self.transports.send(bytes, to: peer) }
         transactions.onRequest = { [unowned self] m, tx in self.handleRequest(m, tx) }
@@ -145,12 +158,28 @@ public final class SIPUserAgent: @unchecked Sendable {
             refuse(.banned)
             return
         }
+        let trusted = isTrusted(peer.address)
+        // A trusted source's requests are counted before they are parsed, so a flood over
+        // its rate costs a lookup, not a parse, and the loop keeps the socket drained for the
+        // responses our own calls wait for. Responses are never counted.
+        let isRequest = !bytes.starts(with: Self.responsePrefix)
+        if isRequest, trusted, sources.admit(peer.address.host, trusted: true, now: now) != .admit {
+            refuse(.rateLimited)
+            return
+        }
+        // Behind the socket: shed new work unparsed and keep what finishes work in progress
+        // (responses, ACK, BYE, CANCEL, PRACK), so the queue drains and nothing we started
+        // is lost in it (SIPUserAgent+Defence.swift).
+        if isRequest, peer.transport == .udp, transports.udpBacklogged, !Self.finishesWork(bytes) {
+            refuse(.overloaded)
+            return
+        }
         var message: SIPMessage
         do {
             message = try SIPMessage.parse(bytes, framing: peer.transport == .udp ? .datagram : .stream)
         } catch {
             counters.malformed += 1
-            guard isTrusted(peer.address) else {
+            guard trusted else {
                 refuse(.malformedFromUnknown)
                 return
             }
@@ -164,11 +193,14 @@ public final class SIPUserAgent: @unchecked Sendable {
             return
         }
         if message.isRequest {
-            guard admit(message, from: peer, now: now) else { return }
+            guard admit(message, from: peer, trusted: trusted, now: now) else { return }
             stampReceived(&message, peer)
         }
         transactions.receive(message, bytes: bytes, from: peer)
     }
+
+    /// How every response's start line begins (RFC 3261 §7.2).
+    static let responsePrefix = Array("SIP/2.0 ".utf8)
 
     /// RFC 3261 §18.2.1 `received` and RFC 3581 `rport` on the top Via, so responses built
     /// from the request carry where it really came from.
@@ -284,13 +316,24 @@ public final class SIPUserAgent: @unchecked Sendable {
             respond(m, tx, 482, toTag: SIPIdentifiers.tag())
             return
         }
-        if method == "INVITE", let failure = authenticationFailure(m) {
-            respond(m, tx, 401, toTag: SIPIdentifiers.tag(), headers: failure)
-            return
+        var authenticated: String?
+        if method == "INVITE" {
+            // Sources trusted by address that must authenticate are challenged here, in the
+            // transaction; others were challenged statelessly before (admitAuthenticating).
+            let check = checkDigest(m, from: tx.peer.address, now: SIPEventLoop.now())
+            guard account(check, host: tx.peer.address.host, trusted: isTrusted(tx.peer.address), now: SIPEventLoop.now()) else {
+                return
+            }
+            if case .challenge(let challenges, _) = check {
+                respond(m, tx, 401, toTag: SIPIdentifiers.tag(), headers: challenges)
+                return
+            }
+            if case .authenticated(let user) = check { authenticated = user }
         }
         switch method {
         case "INVITE":
             let call = SIPCall(incoming: m, transaction: tx, ua: self)
+            call.authenticatedUsername = authenticated
             calls[call.callID, default: []].append(call)
             call.start()
         case "OPTIONS":
@@ -299,24 +342,6 @@ public final class SIPUserAgent: @unchecked Sendable {
             // BYE, PRACK, UPDATE, INFO outside a dialog.
             respond(m, tx, 481, toTag: SIPIdentifiers.tag())
         }
-    }
-
-    /// Server-side digest (RFC 3261 §22.2): nil when the request may proceed, else the
-    /// WWW-Authenticate headers of a 401 (a fresh nonce, `stale=true` for an old one).
-    /// Neither passwords nor Authorization values are ever logged.
-    private func authenticationFailure(_ m: SIPMessage) -> [SIPHeader]? {
-        guard let config = configuration.inboundAuthentication, let server = digestServer else { return nil }
-        let now = SIPEventLoop.now()
-        var stale = false
-        for auth in m.digestAuthorizations where auth.realm == config.realm {
-            guard let password = config.users[auth.username] else { continue }
-            switch server.verify(auth, method: m.method, password: password, now: now, body: m.body) {
-            case .valid: return nil
-            case .stale: stale = true
-            case .invalid: break
-            }
-        }
-        return config.algorithms.map { SIPHeader(.wwwAuthenticate, server.challenge(now: now, stale: stale, algorithm: $0).serialize()) }
     }
 
     /// Allow / Accept / Supported, as OPTIONS and INVITE answers advertise them.
@@ -347,25 +372,6 @@ public final class SIPUserAgent: @unchecked Sendable {
 
     // MARK: Outgoing
 
-    /// Our Via for a request toward `peer` (with rport, RFC 3581).
-    func makeVia(toward peer: SIPPeer, branch: String = SIPIdentifiers.branch()) -> Via {
-        let local = localAddress(for: peer.transport)
-        return Via(transport: peer.transport.rawValue, host: local.host, port: local.port, branch: branch)
-    }
-
-    func localAddress(for transport: SIPTransportProtocol) -> SocketAddress {
-        (localAddresses.first(where: { $0.transport == transport }) ?? localAddresses.first)?.address
-            ?? SocketAddress(host: "127.0.0.1", port: 5060)
-    }
-
-    /// Our Contact URI for dialogs over `transport`.
-    func contactURI(for transport: SIPTransportProtocol) -> SIPURI {
-        let local = localAddress(for: transport)
-        var uri = SIPURI(user: configuration.contactUser, host: local.host, port: local.port)
-        if transport == .tcp { uri.parameters.append(SIPParameter("transport", "tcp")) }
-        return uri
-    }
-
     /// Sends an out-of-dialog or in-dialog request in a new client transaction, adding a
     /// Via (unless present) and our User-Agent.
     @discardableResult
@@ -385,7 +391,7 @@ public final class SIPUserAgent: @unchecked Sendable {
         if f.tag == nil { f.tag = SIPIdentifiers.tag() }
         m.addHeader(.from, f.serialize())
         m.addHeader(.to, (to ?? NameAddress(uri: uri)).serialize())
-        m.addHeader(.callID, SIPIdentifiers.callID(host: localAddress(for: peer.transport).host))
+        m.addHeader(.callID, SIPIdentifiers.callID(host: localAddress(toward: peer).host))
         m.addHeader(.cseq, CSeq(1, method).serialize())
         m.headers.append(contentsOf: headers)
         send(m, to: peer, handler: handler)

@@ -1,0 +1,78 @@
+import Glibc
+@testable import SIP
+import Testing
+
+/// RFC 5626 §3.5.1 / §4.4.1 keep-alives on SIP over TCP, with real sockets: a double-CRLF
+/// ping to us gets a single-CRLF pong; a connection we opened that goes quiet gets pings,
+/// and is closed when one goes unanswered.
+@Suite struct TCPKeepaliveTests {
+    /// A blocking TCP socket with a receive timeout, for the test's side of the wire.
+    final class Wire {
+        let fd: Int32
+        init(fd: Int32) {
+            self.fd = fd
+            var tv = timeval(tv_sec: 0, tv_usec: 100_000)
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        }
+        deinit { close(fd) }
+
+        static func connect(to address: SocketAddress) throws -> Wire {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard address.withSockAddr({ Glibc.connect(fd, $0, $1) }) == 0 else { close(fd); throw SocketError("connect") }
+            return Wire(fd: fd)
+        }
+
+        func send(_ text: String) { _ = text.withCString { Glibc.send(fd, $0, strlen($0), Int32(MSG_NOSIGNAL)) } }
+
+        /// Reads until `done` says the bytes so far are enough, the peer closes (nil), or
+        /// `timeout` seconds pass (what came so far).
+        func read(timeout: Double, until done: ([UInt8]) -> Bool) -> [UInt8]? {
+            var got: [UInt8] = []
+            let deadline = SIPEventLoop.now() + timeout
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            while SIPEventLoop.now() < deadline, !done(got) {
+                let n = recv(fd, &chunk, chunk.count, 0)
+                if n == 0 { return nil }
+                if n > 0 { got += chunk[0..<n] }
+            }
+            return got
+        }
+    }
+
+    @Test func aPingGetsAPong() throws {
+        let ua = try SIPUserAgent(configuration: SIPUserAgentConfiguration(listen: [(.tcp, SocketAddress(host: "127.0.0.1", port: 0))]))
+        let bound = try ua.start()
+        defer { ua.shutdown() }
+        let wire = try Wire.connect(to: bound[0].address)
+        wire.send("\r\n\r\n")
+        #expect(wire.read(timeout: 5) { $0 == Array("\r\n".utf8) } == Array("\r\n".utf8))
+    }
+
+    @Test func aQuietConnectionOfOursIsPingedAndClosedWhenNoPongComes() throws {
+        var c = SIPUserAgentConfiguration(listen: [(.tcp, SocketAddress(host: "127.0.0.1", port: 0))])
+        c.transportLimits.keepaliveInterval = 0.3
+        c.transportLimits.keepaliveTimeout = 0.8
+        let ua = try SIPUserAgent(configuration: c)
+        try ua.start()
+        defer { ua.shutdown() }
+        // The trunk: a listener of the test's.
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        #expect(SocketAddress(host: "127.0.0.1", port: 0).withSockAddr { bind(listener, $0, $1) } == 0 && listen(listener, 4) == 0)
+        let trunk = try #require(SocketAddress.local(of: listener))
+        ua.loop.sync {
+            ua.sendRequest("OPTIONS", to: SIPURI(host: "127.0.0.1", port: trunk.port), peer: SIPPeer(transport: .tcp, address: trunk),
+                           from: NameAddress(uri: SIPURI(user: "ping", host: "127.0.0.1"))) { _ in }
+        }
+        let wire = Wire(fd: accept(listener, nil, nil))
+        let options = wire.read(timeout: 5) { String(decoding: $0, as: UTF8.self).contains("\r\n\r\n") }
+        #expect(options.map { String(decoding: $0, as: UTF8.self).hasPrefix("OPTIONS ") } == true)
+        // Quiet: a ping comes; the pong keeps the connection, and the pings go on.
+        #expect(wire.read(timeout: 5) { $0 == Array("\r\n\r\n".utf8) } == Array("\r\n\r\n".utf8))
+        wire.send("\r\n")
+        #expect(wire.read(timeout: 5) { $0 == Array("\r\n\r\n".utf8) } == Array("\r\n\r\n".utf8))
+        // No pong this time: the connection is closed as broken.
+        #expect(wire.read(timeout: 5) { _ in false } == nil)
+        #expect(ua.loop.sync { ua.transportRefusals[.keepaliveTimeout] } == 1)
+    }
+}
