@@ -16,13 +16,17 @@ let package = Package(
         .systemLibrary(name: "CSpanDSP", pkgConfig: "spandsp", providers: [.apt(["libspandsp-dev", "libtiff-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CAres", pkgConfig: "libcares", providers: [.apt(["libc-ares-dev"])]),
 
         // Linux headers Glibc does not export (epoll, eventfd); no library to link.
         .systemLibrary(name: "CLinux"),
 
         // Sockets and event loops shared by the SIP thread and the media threads.
         .target(name: "IOCore", dependencies: ["CLinux"]),
-        .target(name: "SIP", dependencies: ["COSIP", "COpenSSL", "CLinux", "IOCore"]),
+        // Asynchronous DNS (c-ares driven by an IOCore loop) with a TTL cache; SIP locates
+        // servers with it (RFC 3263), nothing in it knows SIP.
+        .target(name: "DNS", dependencies: ["CAres", "IOCore"]),
+        .target(name: "SIP", dependencies: ["COSIP", "COpenSSL", "CLinux", "IOCore", "DNS"]),
         .target(name: "Media", dependencies: ["COpus", "CSpanDSP", "CLinux", "IOCore"]),
         .target(name: "IrisAPI"),
         .target(name: "Gateway", dependencies: ["SIP", "Media", "IrisAPI", "CSQLite"]),
@@ -41,6 +45,7 @@ let package = Package(
         .target(name: "CarrierSim", dependencies: ["SIP", "Media", "IOCore"]),
 
         .testTarget(name: "SIPTests", dependencies: ["SIP"]),
+        .testTarget(name: "DNSTests", dependencies: ["DNS"]),
         .testTarget(name: "MediaTests", dependencies: ["Media"]),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway", "IrisAPI", "CarrierTest"]),
         .testTarget(name: "IrisClientTests", dependencies: ["IrisClient", "WebClient", "Media"]),

@@ -1,37 +1,62 @@
 import SIP
 
-/// Per-trunk upkeep: REGISTER where the profile asks, OPTIONS pings to the proxies.
+/// Per-trunk upkeep: REGISTER where the profile asks, OPTIONS pings to the proxies. A proxy
+/// named by DNS is located first, asynchronously, like a call's; one that cannot be located
+/// is tried again after the negative-cache time.
 extension Gateway {
     /// On the SIP loop, at start.
     func startTrunkMaintenance() {
         for profile in profiles.values.sorted(by: { $0.name < $1.name }) {
             guard let outbound = profile.outbound else { continue }
-            let peers: [(ProxyAddress, SIPURI, SIPPeer)] = outbound.proxies.compactMap { proxy in
-                let transport: SIPTransportProtocol = (proxy.transport ?? profile.sip.transport) == .tcp ? .tcp : .udp
-                guard let uri = try? SIPURI.parse(proxy.uri), let peer = SIPUserAgent.resolve(uri, defaultTransport: transport) else { return nil }
-                return (proxy, uri, peer)
+            for (i, proxy) in outbound.proxies.enumerated() {
+                let register = outbound.register.enabled && i == 0
+                guard register || profile.sip.optionsPingSec > 0 else { continue }
+                maintain(profile, proxy, register: register)
             }
-            if outbound.register.enabled, let (proxy, uri, peer) = peers.first {
-                let user = outbound.auth?.username ?? ua.configuration.contactUser
-                let aor = NameAddress(uri: SIPURI(user: user, host: outbound.fromDomain))
-                let credentials: DigestCredentials? = outbound.auth.flatMap { auth in
-                    (try? auth.password(environment: configuration.environment)).map { DigestCredentials(username: auth.username, password: $0) }
-                }
-                let registrar = SIPURI(host: proxy.hostReference, port: uri.port)
-                let client = ua.registration(.init(registrar: registrar, peer: peer, addressOfRecord: aor, credentials: credentials,
-                                                   machine: .init(expires: outbound.register.expiresSec)))
-                let name = profile.name
-                client.onStateChange = { [weak self] state in self?.metrics.registration(profile: name, state: "\(state)") }
-                client.start()
-                registrations.append(client)
+        }
+    }
+
+    /// The addresses of a located proxy join the trusted sources. Loop only.
+    func trustLocated(_ peers: [SIPPeer]) {
+        for p in peers { locatedProxyHosts.insert(p.address.host) }
+    }
+
+    private func maintain(_ profile: TrunkProfile, _ proxy: ProxyAddress, register: Bool) {
+        let transport: SIPTransportProtocol = (proxy.transport ?? profile.sip.transport) == .tcp ? .tcp : .udp
+        let result = ua.locate(proxy.destination, preferred: transport) { [weak self] result in
+            self?.located(result, profile, proxy, register: register)
+        }
+        if let result { located(result, profile, proxy, register: register) }
+    }
+
+    private func located(_ result: SIPUserAgent.LocateResult, _ profile: TrunkProfile, _ proxy: ProxyAddress, register: Bool) {
+        guard !draining else { return }
+        guard let peers = try? result.get().compactMap(\.peer), let peer = peers.first else {
+            ua.loop.schedule(after: max(1, ua.configuration.dns.negativeTTL)) { [weak self] in
+                self?.maintain(profile, proxy, register: register)
             }
-            if profile.sip.optionsPingSec > 0 {
-                for (_, uri, peer) in peers {
-                    let k = ua.keepalive(target: uri, peer: peer, configuration: .init(interval: Double(profile.sip.optionsPingSec)))
-                    k.start()
-                    keepalives.append(k)
-                }
+            return
+        }
+        trustLocated(peers)
+        guard let outbound = profile.outbound else { return }
+        let target = SIPURI(host: proxy.hostReference, port: proxy.uriPort)
+        if register {
+            let user = outbound.auth?.username ?? ua.configuration.contactUser
+            let aor = NameAddress(uri: SIPURI(user: user, host: outbound.fromDomain))
+            let credentials: DigestCredentials? = outbound.auth.flatMap { auth in
+                (try? auth.password(environment: configuration.environment)).map { DigestCredentials(username: auth.username, password: $0) }
             }
+            let client = ua.registration(.init(registrar: target, peer: peer, addressOfRecord: aor, credentials: credentials,
+                                               machine: .init(expires: outbound.register.expiresSec)))
+            let name = profile.name
+            client.onStateChange = { [weak self] state in self?.metrics.registration(profile: name, state: "\(state)") }
+            client.start()
+            registrations.append(client)
+        }
+        if profile.sip.optionsPingSec > 0 {
+            let k = ua.keepalive(target: target, peer: peer, configuration: .init(interval: Double(profile.sip.optionsPingSec)))
+            k.start()
+            keepalives.append(k)
         }
     }
 }

@@ -36,6 +36,8 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
     var draining = false
     var registrations: [RegistrationClient] = []
     var keepalives: [KeepaliveClient] = []
+    /// Addresses DNS gave for the trunks' named proxies: trusted like numeric proxies. Loop only.
+    var locatedProxyHosts = Set<String>()
     /// Called (on the SIP loop) with every inbound `onNotification` (notify), for the
     /// webhook. Must not block. Set before `start`.
     public var notifier: (@Sendable (SessionEvent) -> Void)?
@@ -74,7 +76,9 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
             if let i = p.inbound { inboundAdmissions[p.name] = Admission(maxConcurrent: i.maxConcurrentCalls, perSecond: i.callsPerSecond) }
         }
         ua.delegate = self
-        ua.isTrustedSource = Self.trustedSources(profiles)
+        let configured = Self.trustedSources(profiles)
+        // Called on the SIP loop, where `locatedProxyHosts` lives.
+        ua.isTrustedSource = { [unowned self] address in configured(address) || locatedProxyHosts.contains(address.host) }
         ua.inboundDigest = Self.inboundDigestPolicy(profiles, realm: configuration.inboundAuthRealm, environment: configuration.environment)
         ua.advertisedAddress = Self.advertisedAddresses(profiles, global: configuration.sipAdvertise)
     }

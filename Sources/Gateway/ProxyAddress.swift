@@ -26,6 +26,9 @@ public struct ProxyAddress: Sendable, Equatable, CustomStringConvertible {
     public var hostKind: HostKind
     /// The port; 5060 when the URI gives none.
     public var port: Int
+    /// Whether the URI wrote the port. A host name without one is located through NAPTR and
+    /// SRV (RFC 3263); with one, through A/AAAA only.
+    public var hasExplicitPort: Bool
     /// The transport from `;transport=`, or nil when the URI names none (the profile's
     /// `sip.transport` applies then).
     public var transport: Transport?
@@ -34,10 +37,12 @@ public struct ProxyAddress: Sendable, Equatable, CustomStringConvertible {
     public static let defaultPort = 5060
 
     /// Builds an address from parts; `host` is not checked here (use `init(parsing:)` for input).
-    public init(host: String, hostKind: HostKind, port: Int = ProxyAddress.defaultPort, transport: Transport? = nil) {
+    public init(host: String, hostKind: HostKind, port: Int = ProxyAddress.defaultPort, transport: Transport? = nil,
+                hasExplicitPort: Bool = true) {
         self.host = host
         self.hostKind = hostKind
         self.port = port
+        self.hasExplicitPort = hasExplicitPort
         self.transport = transport
     }
 
@@ -126,13 +131,17 @@ public struct ProxyAddress: Sendable, Equatable, CustomStringConvertible {
             }
             port = value
         }
-        self.init(host: String(host), hostKind: kind, port: port, transport: transport)
+        self.init(host: String(host), hostKind: kind, port: port, transport: transport, hasExplicitPort: portText != nil)
     }
 
     /// `host` as written in a URI: IPv6 addresses in brackets.
     public var hostReference: String {
         hostKind == .ipv6 ? "[\(host)]" : host
     }
+
+    /// The port to write in a Request-URI or registrar URI: none for a host name given
+    /// without one (its servers come from DNS, RFC 3263), else `port`.
+    public var uriPort: Int? { hostKind == .domainName && !hasExplicitPort ? nil : port }
 
     /// The address as a SIP URI, with the port always written: `sip:10.0.0.1:5060;transport=udp`.
     public var uri: String {

@@ -26,6 +26,7 @@ import SIP
 ///   mediaThreads: 2,                   // default: the CPUs the process may use (affinity, cgroup quota)
 ///   sip: { answerUnknownSources: false, requestsPerSecond: 50 },  // ServeConfiguration+SIP.swift
 ///   apiLimits: { maxConnectionsPerSource: 256, maxWebSocketsPerClient: 1000 },
+///   dnsServers: ["10.0.0.53:53"],      // default: /etc/resolv.conf (ServeConfiguration+DNS.swift)
 /// }
 /// ```
 public struct ServeConfiguration: Sendable, Equatable {
@@ -60,6 +61,8 @@ public struct ServeConfiguration: Sendable, Equatable {
     public var sip: SIPSettings?
     /// The control API server's caps; what is not given keeps the server's default.
     public var apiLimits: APILimits?
+    /// `dnsServers`, `dnsTimeoutMs`, `dnsTries`, `dnsNegativeCacheSec` (ServeConfiguration+DNS.swift).
+    public var dns: DNSSettings?
 
     /// Caps of the control API's HTTP server (`HTTPServerConfiguration` in ControlAPI, which
     /// documents each; docs/operations.md has the defaults). Each SDK session holds one event
@@ -113,7 +116,7 @@ public struct ServeConfiguration: Sendable, Equatable {
 
     public static let keys = ["profiles", "sipListen", "sipAdvertise", "apiListen", "rtpHost", "rtpAdvertise", "platformRtpAdvertise", "rtpPorts", "dataDir", "publicURL",
                               "drainTimeoutSec", "maxSessions", "maxInboundSessions", "mediaRealtimePriority", "mediaThreads", "roomTokenLifetimeSec", "webhook",
-                              "sip", "apiLimits"]
+                              "sip", "apiLimits"] + dnsKeys
 
     public static func load(file: URL) throws(ProfileError) -> ServeConfiguration {
         let display = file.relativePath
@@ -168,6 +171,7 @@ public struct ServeConfiguration: Sendable, Equatable {
         c.maxSessions = try o.optional("maxSessions") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...1_000_000) }
         c.maxInboundSessions = try o.optional("maxInboundSessions") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...1_000_000) }
         c.mediaRealtimePriority = try o.optional("mediaRealtimePriority") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...99) }
+        c.dns = try dnsSettings(o, schema: schema)
         c.mediaThreads = try o.optional("mediaThreads") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...256) }
         c.sip = try o.optional("sip") { (v, p) throws(ProfileError) in try sipSettings(v, at: p, schema: schema) }
         c.roomTokenLifetimeSec = try o.optional("roomTokenLifetimeSec") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...86_400) }

@@ -59,16 +59,20 @@ enum BridgeBench {
 
     /// A release `irisgw serve` with one profile (`profile(carrierPort:)` unless given) and,
     /// when `config` is set, that serve configuration (JSON5).
-    static func startGateway(irisgw: String, carrierPort: Int, profile text: String? = nil, config: String? = nil) throws -> Gateway {
+    static func startGateway(irisgw: String, carrierPort: Int, profile text: String? = nil, config: String? = nil,
+                             moreProfiles: [String: String] = [:], arguments: [String] = []) throws -> Gateway {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-bench-\(getpid())")
         try? FileManager.default.removeItem(at: dir)
         try FileManager.default.createDirectory(at: dir.appendingPathComponent("profiles"), withIntermediateDirectories: true)
         try (text ?? profile(carrierPort: carrierPort)).write(to: dir.appendingPathComponent("profiles/bench.json5"), atomically: true, encoding: .utf8)
+        for (name, body) in moreProfiles {
+            try body.write(to: dir.appendingPathComponent("profiles/\(name).json5"), atomically: true, encoding: .utf8)
+        }
         let p = Process()
         p.executableURL = URL(fileURLWithPath: irisgw)
         p.arguments = ["serve", "--profiles", dir.appendingPathComponent("profiles").path, "--sip-listen", "127.0.0.1:0",
                        "--api-listen", "127.0.0.1:0", "--data-dir", dir.appendingPathComponent("data").path,
-                       "--rtp-ports", "30000-39998", "--max-sessions", "100000"]
+                       "--rtp-ports", "30000-39998", "--max-sessions", "100000"] + arguments
         if let config {
             let path = dir.appendingPathComponent("serve.json5")
             try config.write(to: path, atomically: true, encoding: .utf8)
@@ -174,9 +178,10 @@ enum BridgeBench {
         "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=audio \(port) RTP/AVP 111\r\na=rtpmap:111 opus/48000/2\r\na=ptime:20\r\n"
     }
 
-    static func create(_ client: HTTPClient, mediaPort: Int) -> SessionResponse? {
-        let body = CreateSessionRequest(targetTN: "+15551230001", sourceTN: "+15557654321", routingId: "bench",
+    static func create(_ client: HTTPClient, mediaPort: Int, profile: String? = nil) -> SessionResponse? {
+        var body = CreateSessionRequest(targetTN: "+15551230001", sourceTN: "+15557654321", routingId: "bench",
                                         media: MediaBody(sdp: offer(port: mediaPort)))
+        body.profile = profile
         guard let data = try? JSONEncoder().encode(body),
               let r = try? client.request(method: "POST", path: "/v1/sessions", body: Array(data), timeout: 10), r.status == 201 else { return nil }
         return try? JSONDecoder().decode(SessionResponse.self, from: Data(r.body))
@@ -208,7 +213,7 @@ enum BridgeBench {
     /// wait for Connected, close, wait for the end. Sessions per second and how many failed;
     /// `durations` (when given) gets each successful session's phases: the create request,
     /// from its answer to Connected, and from the close to the end.
-    static func setupRate(_ gw: Gateway, _ router: EventRouter, sessions: Int, workers: Int,
+    static func setupRate(_ gw: Gateway, _ router: EventRouter, sessions: Int, workers: Int, profile: String? = nil,
                           durations: (@Sendable (SessionPhases) -> Void)? = nil) -> (rate: Double, failed: Int) {
         let next = Atomic<Int>(0), failed = Atomic<Int>(0)
         let start = Date()
@@ -226,7 +231,7 @@ enum BridgeBench {
             guard let client = try? HTTPClient(baseURL: gw.api, defaultHeaders: ["Authorization": "Bearer " + gw.key]) else { return }
             while next.add(1, ordering: .relaxed).oldValue < sessions {
                 let began = Date()
-                guard let s = create(client, mediaPort: 9) else {
+                guard let s = create(client, mediaPort: 9, profile: profile) else {
                     failed.add(1, ordering: .relaxed)
                     continue
                 }

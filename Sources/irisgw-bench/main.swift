@@ -65,6 +65,14 @@ if which.isEmpty || which.contains("bridge") {
     let media = try BridgeBench.mediaRun(irisgw: irisgw)
     print("BENCH bridge calls=100 channels_per_core=\(fmt(media.channelsPerCore)) floor_channels_per_core=\(fmt(floor)) ratio=\(String(format: "%.2f", media.channelsPerCore / floor)) packets_sent=\(media.sent) packets_received=\(media.received)")
 }
+if which.isEmpty || which.contains("sip-dns") {
+    // Proxies named by SRV (cache warm) against numeric ones, and numeric calls while a DNS
+    // server drops every query, against the same without it.
+    let irisgw = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("irisgw").path
+    let r = try DNSBench.run(irisgw: irisgw)
+    func f(_ v: Double) -> String { String(format: "%.2f", v) }
+    print("BENCH sip-dns numeric_sessions_per_sec=\(fmt(r.numericRate)) srv_sessions_per_sec=\(fmt(r.srvRate)) srv_ratio=\(f(r.srvRate / r.numericRate)) target_srv_ratio_min=0.95 quiet_dns_sessions_per_sec=\(fmt(r.quietRate)) silent_dns_sessions_per_sec=\(fmt(r.silentRate)) silent_dns_ratio=\(f(r.silentRate / r.quietRate)) target_silent_dns_ratio=1.0 sessions_waiting_on_dns=\(r.dnsWaiting) failed=\(r.failed)")
+}
 if which.isEmpty || which.contains("flood") {
     // INVITE floods against the whole gateway, with legitimate calls through the API meanwhile.
     let irisgw = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("irisgw").path

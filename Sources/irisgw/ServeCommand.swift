@@ -11,7 +11,7 @@ enum ServeCommand {
     usage: irisgw serve [--config FILE] [--profiles DIR] [--sip-listen HOST:PORT ...] [--sip-advertise HOST[:PORT]]
                         [--api-listen HOST:PORT] [--rtp-ports LO-HI] [--rtp-host HOST] [--rtp-advertise HOST]
                         [--data-dir DIR] [--public-url URL] [--drain-timeout S] [--max-sessions N]
-                        [--carrier-sim HOST:PORT]
+                        [--carrier-sim HOST:PORT] [--dns-server HOST:PORT]...
 
       --config FILE        settings file (JSON5; docs/operations.md); the flags below win over it
       --profiles DIR       trunk profiles, *.json5 (default sip-profiles)
@@ -29,6 +29,8 @@ enum ServeCommand {
       --max-sessions N     sessions at once over all trunks; more inbound get 503 (default 1000)
       --carrier-sim H:P    also run the built-in carrier simulator there, in this process
                            (what `make run` does: the carrier-sim profile's proxy is 127.0.0.1:5090)
+      --dns-server H:P     a DNS server for proxies named by host name (numeric host; repeat for
+                           more; default: /etc/resolv.conf)
 
     Prints `listening sip udp|tcp HOST:PORT`, `listening api URL` and `ready`, then serves.
 
@@ -66,6 +68,8 @@ enum ServeCommand {
         let cpus = UsableCPUs.current()
         configuration.mediaThreads = file.mediaThreads ?? cpus.count
         file.sip?.apply(to: &configuration.sip)
+        file.dns?.apply(to: &configuration.sip.dns)
+        var dnsServers: [SocketAddress] = []
         if let realm = file.sip?.authRealm { configuration.inboundAuthRealm = realm }
         var publicURL = file.publicURL
         var drainTimeout = Double(file.drainTimeoutSec ?? 30)
@@ -114,6 +118,11 @@ enum ServeCommand {
             case "--carrier-sim":
                 guard let v = value(), let a = SocketAddress.parse(v) else { return fail("--carrier-sim needs HOST:PORT") }
                 simulatorListen = a
+            case "--dns-server":
+                guard let v = value(), let a = ServeConfiguration.dnsServer(v) else {
+                    return fail("--dns-server needs HOST:PORT with a numeric host ([v6]:port for IPv6)")
+                }
+                dnsServers.append(a)
             case "--max-sessions":
                 guard let v = value().flatMap(Int.init), v > 0 else { return fail("--max-sessions needs a positive number") }
                 configuration.maxSessions = v
@@ -135,6 +144,8 @@ enum ServeCommand {
         // Flags replace the file's listeners rather than add to them.
         if !sipListenFlags.isEmpty { sipListen = sipListenFlags }
         configuration.sipListen = sipListen.flatMap { [(.udp, $0), (.tcp, $0)] }
+        // Flags replace the file's DNS servers as a whole.
+        if !dnsServers.isEmpty { configuration.sip.dns.servers = dnsServers }
         // The simulator first, so the gateway's first OPTIONS ping finds it up.
         var simulator: CarrierSimulator?
         if let simulatorListen {

@@ -27,6 +27,8 @@ final class GatewayProcess: @unchecked Sendable {
     struct Profile {
         var name = "trunk"
         var proxies: [Int] = []
+        /// Proxy URIs written as they are (names for DNS), instead of `proxies`.
+        var proxyURIs: [String]?
         var codecs = ["PCMU", "PCMA", "G722"]
         var ringTimeoutSec = 30
         var inboundRingTimeoutSec = 30
@@ -50,9 +52,9 @@ final class GatewayProcess: @unchecked Sendable {
         var inboundCallsPerSecond = 100
 
         var json5: String {
-            let proxyList = proxies.map { "\"sip:127.0.0.1:\($0);transport=udp\"" }.joined(separator: ", ")
+            let proxyList = (proxyURIs ?? proxies.map { "sip:127.0.0.1:\($0);transport=udp" }).map { "\"\($0)\"" }.joined(separator: ", ")
             let authLine = auth.map { "auth: { username: \"\($0.user)\", passwordEnv: \"\($0.env)\" }," } ?? ""
-            let outbound = proxies.isEmpty ? "" : """
+            let outbound = proxies.isEmpty && proxyURIs == nil ? "" : """
               outbound: {
                 proxies: [\(proxyList)], fromDomain: "gw.test", \(authLine)
                 allowedPrefixes: ["+1"], maxConcurrentCalls: \(maxConcurrentCalls), callsPerSecond: \(callsPerSecond),

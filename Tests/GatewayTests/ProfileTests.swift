@@ -72,7 +72,7 @@ private func write(_ text: String, to dir: URL, as name: String) throws -> URL {
 @Test func defaultsApplyWhenKeysAreAbsent() throws {
     let profile = try ProfileLoader.parse(#"{ name: "min", outbound: { proxies: ["sip:gw.example.com"] } }"#, file: "min.json5")
     let outbound = try #require(profile.outbound)
-    #expect(outbound.proxies == [ProxyAddress(host: "gw.example.com", hostKind: .domainName, port: 5060, transport: nil)])
+    #expect(outbound.proxies == [ProxyAddress(host: "gw.example.com", hostKind: .domainName, port: 5060, transport: nil, hasExplicitPort: false)])
     #expect(outbound.fromDomain == "gw.example.com")
     #expect(outbound.auth == nil)
     #expect(outbound.register == .init(enabled: false, expiresSec: 3600))
@@ -293,9 +293,9 @@ func brokenProfileNamesFileAndKeyPath(_ broken: BrokenProfile) throws {
 
 @Test(arguments: [
     ("sip:127.0.0.1:5090;transport=udp", ProxyAddress(host: "127.0.0.1", hostKind: .ipv4, port: 5090, transport: .udp)),
-    ("SIP:Proxy.Example.com", ProxyAddress(host: "Proxy.Example.com", hostKind: .domainName, port: 5060, transport: nil)),
+    ("SIP:Proxy.Example.com", ProxyAddress(host: "Proxy.Example.com", hostKind: .domainName, port: 5060, transport: nil, hasExplicitPort: false)),
     ("sip:[2001:db8::10]:5070;Transport=TCP", ProxyAddress(host: "2001:db8::10", hostKind: .ipv6, port: 5070, transport: .tcp)),
-    ("sip:[::1]", ProxyAddress(host: "::1", hostKind: .ipv6, port: 5060, transport: nil)),
+    ("sip:[::1]", ProxyAddress(host: "::1", hostKind: .ipv6, port: 5060, transport: nil, hasExplicitPort: false)),
 ])
 func proxyAddressParses(_ text: String, _ expected: ProxyAddress) throws {
     #expect(try ProxyAddress(parsing: text) == expected)

@@ -23,6 +23,18 @@ import Testing
         #expect(try ServeConfiguration.parse("{}", file: "empty.json5") == ServeConfiguration())
     }
 
+    @Test func theDNSKeysAreRead() throws {
+        let c = try ServeConfiguration.parse("""
+        { dnsServers: ["127.0.0.1:5353", "[::1]:53"], dnsTimeoutMs: 400, dnsTries: 3, dnsNegativeCacheSec: 5 }
+        """, file: "serve.json5")
+        var dns = DNSResolverConfiguration()
+        c.dns?.apply(to: &dns)
+        #expect(dns.servers == [SocketAddress(host: "127.0.0.1", port: 5353), SocketAddress(host: "::1", port: 53)])
+        #expect(dns.timeoutMs == 400 && dns.tries == 3 && dns.negativeTTL == 5)
+        #expect(ServeConfiguration.dnsServer("10.0.0.53:53") == SocketAddress(host: "10.0.0.53", port: 53))
+        #expect(ServeConfiguration.dnsServer("10.0.0.53") == nil)
+    }
+
     /// Several listeners, the advertised addresses for a 1:1 NAT, TCP keep-alives.
     @Test func listenersAndAdvertisedAddressesAreRead() throws {
         let c = try ServeConfiguration.parse("""
@@ -78,6 +90,15 @@ import Testing
         ("{ sip: { tcp: { idleTimeoutSec: -1 } } }", "sip.tcp.idleTimeoutSec"),
         ("{ maxInboundSessions: 0 }", "maxInboundSessions"),
         ("{ mediaRealtimePriority: 0 }", "mediaRealtimePriority"),
+        ("{ dnsServers: \"127.0.0.1:53\" }", "dnsServers"),
+        ("{ dnsServers: [] }", "dnsServers"),
+        ("{ dnsServers: [\"ns1.example:53\"] }", "dnsServers[0]"),
+        ("{ dnsServers: [\"127.0.0.1:53\", \"127.0.0.1\"] }", "dnsServers[1]"),
+        ("{ dnsServers: [\"127.0.0.1:0\"] }", "dnsServers[0]"),
+        ("{ dnsServers: [\"::1:53\"] }", "dnsServers[0]"),
+        ("{ dnsTimeoutMs: 10 }", "dnsTimeoutMs"),
+        ("{ dnsTries: 0 }", "dnsTries"),
+        ("{ dnsNegativeCacheSec: -1 }", "dnsNegativeCacheSec"),
         ("{ sipListen: [] }", "sipListen"),
         ("{ sipListen: [\"10.0.0.5:5060\", \"gw:5060\"] }", "sipListen[1]"),
         ("{ sipAdvertise: \"203.0.113.7:99999\" }", "sipAdvertise"),

@@ -32,6 +32,11 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
     var startedAt: Double
     // Outbound
     var proxyIndex = 0
+    /// The current proxy's targets (RFC 3263), nil until located (GatewaySession+Targets).
+    var targets: [SIPPeer]?
+    var targetIndex = 0
+    /// True while the current proxy's name is being looked up (no INVITE out).
+    var locating = false
     var requestURI: SIPURI?
     var credentials: DigestCredentials?
     /// The app's caller name, privacy and headers for the INVITE.
@@ -78,11 +83,12 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
         case .emit(let event):
             gateway.events.publish(event)
         case .cancelInvite:
-            call?.cancel()
+            // While DNS is being asked no INVITE is out: nothing to cancel, the session ends.
+            if locating { handle(.noResponse(proxiesLeft: false)) } else { call?.cancel() }
         case .hangup:
             call?.hangup()
         case .tryNextProxy:
-            proxyIndex += 1
+            advanceTarget()
             sendInvite()
         case .ring:
             call?.ring()
@@ -106,25 +112,22 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
     // MARK: Outbound
 
     var proxies: [ProxyAddress] { profile.outbound?.proxies ?? [] }
-    var proxiesLeft: Bool { proxyIndex + 1 < proxies.count }
+    /// Another target of this proxy, or another proxy, to fail over to.
+    var proxiesLeft: Bool { targetIndex + 1 < (targets?.count ?? 0) || proxyIndex + 1 < proxies.count }
 
-    /// Sends the INVITE to the current proxy; an unusable proxy counts as no response.
+    /// Sends the INVITE to the current proxy's current target. A proxy named by DNS is
+    /// located first (asynchronously; this runs again with its targets).
     func sendInvite() {
         guard let outbound = profile.outbound, proxyIndex < proxies.count, let media else {
             handle(.noResponse(proxiesLeft: false))
             return
         }
         let proxy = proxies[proxyIndex]
-        let transport: SIPTransportProtocol = (proxy.transport ?? profile.sip.transport) == .tcp ? .tcp : .udp
-        guard let proxyURI = try? SIPURI.parse(proxy.uri),
-              let peer = SIPUserAgent.resolve(proxyURI, defaultTransport: transport) else {
-            handle(.noResponse(proxiesLeft: proxiesLeft))
-            return
-        }
+        guard let peer = currentTarget() else { return }
         // Addressing and caller identity (tech prefix, user=phone, From, PAI/PPI, Privacy,
         // the profile's and the app's headers): OutboundInvitePlan.
         let plan = OutboundInvitePlan(outbound: outbound, target: targetTN, caller: sourceTN, request: callerRequest,
-                                      host: proxy.hostReference, port: proxy.port)
+                                      host: proxy.hostReference, port: proxy.uriPort)
         requestURI = plan.requestURI
         let offer = MediaNegotiation.trunkOffer(address: trunkSDPAddress(media), codecs: profile.media.codecs.map(\.rawValue),
                                                 telephoneEvent: profile.media.dtmf == .rfc4733, session: trunkSession)

@@ -21,6 +21,9 @@ public struct SessionMachine: Sendable {
         case finalResponse(SIPDetails, proxiesLeft: Bool)
         /// No final response (Timer B) or transport failure toward the current proxy.
         case noResponse(proxiesLeft: Bool)
+        /// DNS found no usable server for the current proxy (NXDOMAIN, no answer ...);
+        /// `details` is the locally made status, its reason says what DNS said.
+        case proxyUnresolvable(SIPDetails, proxiesLeft: Bool)
         case ringTimeout
         /// The app closed the session (`DELETE`).
         case close
@@ -168,6 +171,14 @@ public struct SessionMachine: Sendable {
             if proxiesLeft { return [.tryNextProxy] }
             return end(.failed, sip: SIPDetails(code: 408, reason: "Request Timeout"), irisCode: IrisCode.remoteUnreachable, now: now)
 
+        case .proxyUnresolvable(let details, let proxiesLeft):
+            guard answeredAt == nil else { return [] }
+            if closeRequested { return end(.canceled, sip: nil, irisCode: nil, now: now) }
+            if ringTimedOut { return end(.noAnswer, sip: nil, irisCode: IrisCode.targetNoReply, now: now) }
+            if proxiesLeft { return [.tryNextProxy] }
+            return end(.failed, sip: details, irisCode: IrisCode.remoteUnreachable, now: now,
+                       message: "remote unreachable: " + details.reason)
+
         case .ringTimeout:
             guard answeredAt == nil, !closeRequested, !ringTimedOut else { return [] }
             ringTimedOut = true
@@ -294,14 +305,15 @@ public struct SessionMachine: Sendable {
         return [.emit(e)]
     }
 
-    private mutating func end(_ reason: EndReason, sip details: SIPDetails?, irisCode: Int?, now: Double) -> [Action] {
+    private mutating func end(_ reason: EndReason, sip details: SIPDetails?, irisCode: Int?, now: Double,
+                              message: String? = nil) -> [Action] {
         ended = reason
         if let details { sip = details }
         var actions = setStatus(.disconnected, sip: details, force: true)
         if let irisCode {
             var e = event(.onSessionError)
             e.code = irisCode
-            e.message = Self.message(for: irisCode, reason: reason, sip: details)
+            e.message = message ?? Self.message(for: irisCode, reason: reason, sip: details)
             e.sip = details
             actions.append(.emit(e))
         }

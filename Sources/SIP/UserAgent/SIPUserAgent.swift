@@ -50,6 +50,8 @@ public final class SIPUserAgent: @unchecked Sendable {
     public var advertisedAddress: ((SIPPeer) -> SIPAdvertisedAddress?)?
     var sources: SourceGuard
     var heapTrim = HeapTrimPolicy()
+    /// DNS for names in proxies, routes and targets (`resolver`, `locate`).
+    var dnsResolver: DNSResolver?
     /// Times the heap was handed back to the system after a transaction flood (`/metrics`).
     public private(set) var heapTrims = 0
     /// Transactions alive now, client and server (`/metrics`). Loop only.
@@ -111,6 +113,7 @@ public final class SIPUserAgent: @unchecked Sendable {
                     bound.append(SIPPeer(transport: t, address: local))
                 }
                 localAddresses = bound
+                _ = resolver  // c-ares reads resolv.conf now, not at the first call
                 return .success(bound)
             } catch let e as SocketError {
                 return .failure(e)
@@ -138,7 +141,10 @@ public final class SIPUserAgent: @unchecked Sendable {
 
     /// Closes sockets and stops the loop.
     public func shutdown() {
-        loop.sync { [self] in transports.closeAll() }
+        loop.sync { [self] in
+            transports.closeAll()
+            dnsResolver?.close()
+        }
         loop.stop()
     }
 
@@ -389,26 +395,6 @@ public final class SIPUserAgent: @unchecked Sendable {
         m.addHeader(.cseq, CSeq(1, method).serialize())
         m.headers.append(contentsOf: headers)
         send(m, to: peer, handler: handler)
-    }
-
-    /// Resolves where to send a request for `uri`: numeric hosts directly, names through
-    /// the system resolver (A/AAAA; no SRV yet), port 5060 unless given.
-    public static func resolve(_ uri: SIPURI, defaultTransport: SIPTransportProtocol = .udp) -> SIPPeer? {
-        let transport: SIPTransportProtocol = uri.transport == "tcp" ? .tcp : (uri.transport == "udp" ? .udp : defaultTransport)
-        let port = uri.port ?? 5060
-        var probe4 = in_addr(), probe6 = in6_addr()
-        if inet_pton(AF_INET, uri.host, &probe4) == 1 || inet_pton(AF_INET6, uri.host, &probe6) == 1 {
-            return SIPPeer(transport: transport, address: SocketAddress(host: uri.host, port: port))
-        }
-        var hints = addrinfo()
-        hints.ai_socktype = Int32(SOCK_DGRAM.rawValue)
-        var result: UnsafeMutablePointer<addrinfo>? = nil
-        guard getaddrinfo(uri.host, nil, &hints, &result) == 0, let first = result else { return nil }
-        defer { freeaddrinfo(result) }
-        var storage = sockaddr_storage()
-        memcpy(&storage, first.pointee.ai_addr, Int(first.pointee.ai_addrlen))
-        guard let resolved = SocketAddress(storage: &storage) else { return nil }
-        return SIPPeer(transport: transport, address: SocketAddress(host: resolved.host, port: port))
     }
 
     func remove(_ call: SIPCall) {

@@ -22,6 +22,9 @@ public struct SIPUserAgentConfiguration: Sendable {
     public var transportLimits = SIPTransportLimits()
     /// Flood, scanner and unknown-source defence. Default `SIPDefence()`.
     public var defence = SIPDefence()
+    /// DNS for proxies and targets named by host name (RFC 3263). Default: the system's
+    /// servers (/etc/resolv.conf), 1.5 s per try, 2 tries, failures cached 30 s.
+    public var dns = DNSResolverConfiguration()
 
     /// Digest authentication we demand of callers.
     public struct InboundAuthentication: Sendable {
