@@ -9,7 +9,7 @@ import Testing
 /// The gateway and the built-in carrier simulator on two hosts of their own (TestNetwork),
 /// the app as `irisgw call` beside the gateway, and a bad wire between gateway and carrier.
 extension GatewaySuites {
-    @Suite struct LossyNetworkTests {
+    @Suite(.enabled(if: TestNetwork.canMakeNamespaces, TestNetwork.namespacesNeeded)) struct LossyNetworkTests {
         /// A gateway in `net`'s gateway host routed to a simulator in its carrier host.
         final class Setup: @unchecked Sendable {
             let net: TestNetwork

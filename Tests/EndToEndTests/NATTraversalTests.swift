@@ -12,7 +12,7 @@ import Testing
 /// and SDP and for the private one nowhere; the app (`irisgw call` / `irisgw answer` beside
 /// the gateway) hears its own 440 Hz tone echoed by SIPp through the NAT.
 extension GatewaySuites {
-    @Suite(.serialized) struct NATTraversalTests {
+    @Suite(.serialized, .enabled(if: TestNetwork.canMakeNamespaces, TestNetwork.namespacesNeeded)) struct NATTraversalTests {
         final class Setup: @unchecked Sendable {
             let net: TestNetwork
             let directory: URL

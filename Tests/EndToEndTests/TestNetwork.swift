@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 import Glibc
 import SIP
 
@@ -53,6 +54,12 @@ final class TestNetwork: @unchecked Sendable {
             throw error
         }
     }
+
+    /// Namespaces, veths and nftables need root (CI is root) and iproute2 + nftables; where
+    /// they cannot be made, the suites that need them say so and skip.
+    static let canMakeNamespaces = getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/sbin/ip")
+        && FileManager.default.isExecutableFile(atPath: "/usr/sbin/nft")
+    static let namespacesNeeded: Comment = "needs root with iproute2 and nftables (network namespaces made by the test)"
 
     var hosts: [Host] { nat ? [.gateway, .router, .carrier] : [.gateway, .carrier] }
 
