@@ -51,6 +51,8 @@ let package = Package(
         .testTarget(name: "IrisClientTests", dependencies: ["IrisClient", "WebClient", "Media"]),
         .testTarget(name: "ControlAPITests", dependencies: ["ControlAPI"]),
         .testTarget(name: "CarrierSimTests", dependencies: ["CarrierSim", "SIP", "Media"]),
+        // The benches' own logic (how the soak closes its calls), against an in-process API server.
+        .testTarget(name: "BenchTests", dependencies: ["irisgw-bench", "ControlAPI", "Gateway", "WebClient", "IOCore"]),
         // Real processes and sockets: SIPp, the irisgw binary, UDP/TCP on 127.0.0.1.
         .testTarget(name: "EndToEndTests", dependencies: ["SIP", "Media", "IrisAPI", "IrisClient", "Gateway", "ControlAPI", "CarrierTest", "irisgw"]),
     ],

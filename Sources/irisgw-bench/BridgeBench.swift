@@ -187,6 +187,48 @@ enum BridgeBench {
         return try? JSONDecoder().decode(SessionResponse.self, from: Data(r.body))
     }
 
+    /// How `close` ended.
+    enum CloseOutcome: Sendable, Equatable {
+        /// 202: the gateway took the close; `onSessionEnded` follows.
+        case accepted
+        /// 409: the session had ended already (an earlier attempt went through, its answer was lost).
+        case alreadyEnded
+        /// Another status, or no answer until the deadline.
+        case failed(String)
+
+        /// The session is closed (or was already over): its end is the gateway's to deliver.
+        var closed: Bool { self == .accepted || self == .alreadyEnded }
+    }
+
+    /// `DELETE /v1/sessions/{roomId}` until the gateway answers it. A transport error is
+    /// retried: a connection reset at accept (the API's `maxConnectionsPerSource`, when many
+    /// workers close at once) never reached the gateway, and a close that did and lost its
+    /// answer gets 409 the next time. Given up, the call would live on, closed by nobody.
+    /// `onRetry` sees each error that is retried.
+    static func close(_ client: HTTPClient, roomId: String, within seconds: Double = 30, retryDelay: Double = 0.2,
+                      onRetry: (String) -> Void = { _ in }) -> CloseOutcome {
+        let end = EventLoop.now() + seconds
+        while true {
+            let why: String
+            do {
+                let r = try client.request(method: "DELETE", path: "/v1/sessions/\(roomId)", timeout: max(1, min(10, end - EventLoop.now())))
+                switch r.status {
+                case 202: return .accepted
+                case 409: return .alreadyEnded
+                // Every worker busy, or the request queue full: not taken, try again.
+                case 503: why = "503"
+                default: return .failed("DELETE: \(r.status) \(String(decoding: r.body, as: UTF8.self))")
+                }
+            } catch {
+                guard error.kind == .connection || error.kind == .timeout else { return .failed("DELETE: \(error)") }
+                why = "\(error)"
+            }
+            guard EventLoop.now() + retryDelay < end else { return .failed("DELETE not answered within \(Int(seconds)) s: \(why)") }
+            onRetry(why)
+            usleep(UInt32(retryDelay * 1e6))
+        }
+    }
+
     /// Runs `body` with a SIPp carrier (`-sn uas`, RTP echoed), a gateway routed to it and
     /// its event stream; all stop after. `profile` builds the trunk profile from the carrier's
     /// port; `config` is a serve configuration.
@@ -242,7 +284,7 @@ enum BridgeBench {
                     continue
                 }
                 let connected = Date()
-                guard (try? client.request(method: "DELETE", path: "/v1/sessions/\(s.roomId)"))?.status == 202,
+                guard close(client, roomId: s.roomId).closed,
                       router.wait(s.roomId, timeout: 10, { $0.event == .onSessionEnded }) else {
                     failed.add(1, ordering: .relaxed)
                     continue
