@@ -22,9 +22,8 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
 
     // SIP loop only.
     var sessions: [String: GatewaySession] = [:]
-    /// Ended sessions' last snapshots, for `GET` after the end (bounded).
-    var endedSnapshots: [String: SessionSnapshot] = [:]
-    var endedOrder: [String] = []
+    /// Ended sessions' last snapshots, for `GET` after the end (EndedSnapshots.swift).
+    lazy var endedSnapshots = EndedSnapshots(retention: configuration.eventRetention)
     var admissions: [String: Admission] = [:]
     /// Per-trunk budgets for calls in, apart from the outbound ones.
     var inboundAdmissions: [String: Admission] = [:]
@@ -194,9 +193,7 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
         metrics.ended(reason)
         if let st = stats { metrics.media(st) }
         sessions[s.roomId] = nil
-        endedSnapshots[s.roomId] = s.snapshot(stats: stats)
-        endedOrder.append(s.roomId)
-        if endedOrder.count > 10_000 { endedSnapshots[endedOrder.removeFirst()] = nil }
+        endedSnapshots.keep(s.snapshot(stats: stats), of: s.roomId, now: EventLoop.now())
         events.prune()
         // Merged partners go with the active session; a partner that ends leaves the host.
         for other in s.merged where !other.machine.isEnded { other.handle(.close) }
