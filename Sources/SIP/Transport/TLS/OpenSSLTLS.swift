@@ -87,7 +87,9 @@ final class TLSContext: @unchecked Sendable {  // built on any thread, then used
         }
         guard SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) == 1 else {
             // OpenSSL's reason only (never the file's content).
-            throw .configuration("key file \(key): \(TLSContext.lastError())")
+            let why = TLSContext.lastError()
+            if why.contains("mismatch") { throw .configuration("key file \(key) does not match the certificate \(certificate)") }
+            throw .configuration("key file \(key): \(why)")
         }
         guard SSL_CTX_check_private_key(ctx) == 1 else {
             throw .configuration("key file \(key) does not match the certificate \(certificate)")
