@@ -49,6 +49,7 @@ extension SIPTransports {
             closeConnection(fd, .closed("the peer does not read (\(conn.queued) bytes queued)"))
             return false
         }
+        conn.carried = true
         if conn.tls != nil {
             let out = conn.tls!.send(bytes)
             conn.outbox += out.ciphertext
@@ -327,12 +328,13 @@ extension SIPTransports {
         if let why {
             var peer = conn.sipPeer
             peer.connection = fd
-            report(peer, outbound: !conn.inbound, why)
+            report(peer, outbound: !conn.inbound, why, carried: conn.carried)
         }
     }
 
-    private func report(_ peer: SIPPeer, outbound: Bool, _ failure: SIPConnectionFailure) {
-        let report = SIPConnectionFailureReport(peer: peer, outbound: outbound, failure: failure, at: SIPEventLoop.now())
+    private func report(_ peer: SIPPeer, outbound: Bool, _ failure: SIPConnectionFailure, carried: Bool = true) {
+        let report = SIPConnectionFailureReport(peer: peer, outbound: outbound, failure: failure, at: SIPEventLoop.now(),
+                                                carried: carried)
         loop.schedule(after: 0) { [weak self] in self?.onConnectionFailure?(report) }
     }
 

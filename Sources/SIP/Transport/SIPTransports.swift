@@ -107,6 +107,9 @@ final class SIPTransports {
         var messageStarted: Double?
         /// When our keep-alive ping went out, until anything comes back.
         var pingSentAt: Double?
+        /// We sent something over it: requests of ours may wait on it (a failure then has
+        /// transactions to fail; a scanner's connection that goes has none to look for).
+        var carried = false
         init(fd: Int32, peer: SocketAddress, key: StreamKey, inbound: Bool, connecting: Bool, now: Double) {
             self.fd = fd
             self.peer = peer

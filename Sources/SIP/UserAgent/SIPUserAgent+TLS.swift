@@ -59,7 +59,9 @@ extension SIPUserAgent {
             }
             recentConnectionFailures[key] = report
         }
-        transactions.failClientTransactions(toward: report.peer, failedAt: report.at)
+        // Only a connection that carried something of ours can have requests waiting on it:
+        // a flood of peers' connections that close costs no walk of the transactions.
+        if report.carried { transactions.failClientTransactions(toward: report.peer, failedAt: report.at) }
         onConnectionFailure?(report)
     }
 }

@@ -109,12 +109,16 @@ public struct SIPConnectionFailureReport: Sendable, Hashable, CustomStringConver
     public var failure: SIPConnectionFailure
     /// Loop clock when it failed.
     public var at: Double
+    /// We had sent something over it (or meant to: a connection that never opened), so
+    /// requests of ours may have been waiting on it.
+    public var carried: Bool
 
-    public init(peer: SIPPeer, outbound: Bool, failure: SIPConnectionFailure, at: Double) {
+    public init(peer: SIPPeer, outbound: Bool, failure: SIPConnectionFailure, at: Double, carried: Bool = true) {
         self.peer = peer
         self.outbound = outbound
         self.failure = failure
         self.at = at
+        self.carried = carried
     }
 
     /// "TLS: carrier.example: certificate expired": what a session's end and the log say.
