@@ -88,6 +88,11 @@ extension SIPCall {
         if p.address == peer.address && p.transport == peer.transport {
             p.connection = peer.connection
             p.tls = peer.tls
+        } else if p.transport == .tls, let callTLS = peer.tls {
+            // Another TLS hop of this dialog: checked with the trunk's trust, against the
+            // hop's host name (RFC 5922 §4); an address (an SBC's Contact) keeps the name
+            // the dialog's server proved, since it came over that authenticated connection.
+            p.tls = SIPDestination.isNumeric(uri.host) ? callTLS : SIPTLSTarget(serverName: uri.host, client: callTLS.client)
         }
         return p
     }

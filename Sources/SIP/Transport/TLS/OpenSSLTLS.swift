@@ -267,7 +267,7 @@ final class TLSSession {
         let ok = bytes.withUnsafeBytes { raw in
             inet_ntop(bytes.count == 4 ? AF_INET : AF_INET6, raw.baseAddress, &out, socklen_t(out.count))
         }
-        return ok == nil ? nil : String(cString: out)
+        return ok == nil ? nil : String(decoding: out.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// What OpenSSL's error says, in the terms of `TLSFailure`.
