@@ -167,6 +167,23 @@ import Testing
         #expect(x.server.plaintext.isEmpty)
     }
 
+    /// `optional`: a client without a certificate is served; one with a certificate is checked.
+    @Test func optionalClientCertificates() throws {
+        let pki = try TestPKI()
+        defer { pki.remove() }
+        let cert = try pki.issue("carrier", commonName: "carrier.test", altNames: ["DNS:carrier.test"])
+        let mine = try pki.issue("gw", commonName: "gw.test", altNames: ["DNS:gw.test"])
+        var (client, server) = try Self.pair(pki, server: cert, verifyClient: .optional)
+        var x = Self.exchange(&client, &server)
+        #expect(x.server.plaintext == Self.invite && x.client.plaintext == Self.ok)
+        #expect(server.peerNames == nil)
+        let withCertificate = SIPTLSClientSettings(caFile: pki.caFile, certificateFile: mine.certificate, keyFile: mine.key)
+        (client, server) = try Self.pair(pki, server: cert, verifyClient: .optional, client: withCertificate)
+        x = Self.exchange(&client, &server)
+        #expect(x.server.plaintext == Self.invite)
+        #expect(server.peerNames?.dnsNames == ["gw.test"])
+    }
+
     @Test func plainSIPOnATLSPortIsNotTLS() throws {
         let pki = try TestPKI()
         defer { pki.remove() }
