@@ -49,21 +49,28 @@ extension GatewaySuites {
         static func carrier(_ xml: String, certificate: TestPKI.Issued, clientCA: String? = nil, sippArguments: [String] = [])
             async throws -> (SIPp, Stunnel) {
             // The scenario names stunnel's port, so stunnel starts first, toward SIPp's port.
-            let sippPort = try freePort()
-            let tunnel = try await Stunnel.start(.server(certificate: certificate.certificate, key: certificate.key, to: sippPort, clientCA: clientCA))
-            let scenario = xml.replacingOccurrences(of: "<sip:carrier@[local_ip]:[local_port]>",
-                                                    with: "<sip:carrier@127.0.0.1:\(tunnel.port);transport=tls>")
-            do {
-                let real = try SIPp(.inline(name: "carrier", xml: scenario), transport: .tcp, port: sippPort, timeout: 30, arguments: sippArguments)
-                guard await real.waitUntilListening(timeout: 10) else {
-                    real.stop()
-                    throw SocketError("SIPp did not start behind stunnel: \(real.report)", code: ECONNREFUSED)
+            // A port another process takes before SIPp binds it (tests run in parallel) is
+            // given up for a fresh pair, up to three times.
+            var report = ""
+            for _ in 0..<3 {
+                let sippPort = try freePort()
+                let tunnel = try await Stunnel.start(.server(certificate: certificate.certificate, key: certificate.key, to: sippPort,
+                                                             clientCA: clientCA))
+                let scenario = xml.replacingOccurrences(of: "<sip:carrier@[local_ip]:[local_port]>",
+                                                        with: "<sip:carrier@127.0.0.1:\(tunnel.port);transport=tls>")
+                let sipp: SIPp
+                do {
+                    sipp = try SIPp(.inline(name: "carrier", xml: scenario), transport: .tcp, port: sippPort, timeout: 30, arguments: sippArguments)
+                } catch {
+                    tunnel.stop()
+                    throw error
                 }
-                return (real, tunnel)
-            } catch {
+                if await sipp.waitUntilListening(timeout: 10) { return (sipp, tunnel) }
+                report = "\(sipp.report)"
+                sipp.stop()
                 tunnel.stop()
-                throw error
             }
+            throw SocketError("SIPp did not start behind stunnel: \(report)", code: ECONNREFUSED)
         }
 
         /// A trunk whose proxies are `proxies` (URIs), checked as `carrier.test` against the test CA.
