@@ -3,7 +3,7 @@ SHELL := /bin/bash
 SWIFT ?= swift
 # Debian packages the build and the tests need.
 DEBS := libosip2-dev libopus-dev libspandsp-dev libtiff-dev libssl-dev libsqlite3-dev libc-ares-dev \
-        pkg-config sip-tester nftables iproute2 baresip dnsmasq-base
+        pkg-config sip-tester nftables iproute2 baresip dnsmasq-base stunnel4
 # The whole suite must finish well inside CI's limit on 2 cores.
 TEST_TIMEOUT ?= 1200
 
@@ -111,7 +111,7 @@ $(FUZZ_DIR)/fuzz_support.o: Fuzz/CFuzzSupport/fuzz_support.c Fuzz/CFuzzSupport/f
 $(FUZZ_DIR)/fuzz-sip-module: $(SIP_SOURCES) $(SIP_FUZZ_SOURCES) $(FUZZ_DIR)/libIOCore.a $(FUZZ_DIR)/libDNS.a $(FUZZ_DIR)/fuzz_support.o
 	@echo "fuzz: building fuzz-sip, fuzz-sdp, fuzz-sip-session (one binary)"
 	@$(SWIFTC) $(FUZZ_FLAGS) -module-name SIP -I $(FUZZ_DIR) -I Sources/COSIP -I Sources/COpenSSL -I Sources/CLinux -I Sources/CAres -I Fuzz/CFuzzSupport \
-	  $(SIP_SOURCES) $(SIP_FUZZ_SOURCES) $(FUZZ_DIR)/fuzz_support.o -L $(FUZZ_DIR) -lDNS -lIOCore -losip2 -losipparser2 -lcrypto -lcares -o $@ $(QUIET_LD)
+	  $(SIP_SOURCES) $(SIP_FUZZ_SOURCES) $(FUZZ_DIR)/fuzz_support.o -L $(FUZZ_DIR) -lDNS -lIOCore -losip2 -losipparser2 -lssl -lcrypto -lcares -o $@ $(QUIET_LD)
 
 $(FUZZ_DIR)/fuzz-sip $(FUZZ_DIR)/fuzz-sdp $(FUZZ_DIR)/fuzz-sip-session: $(FUZZ_DIR)/fuzz-sip-module
 	@ln -sf fuzz-sip-module $@

@@ -27,7 +27,13 @@ extension Gateway {
         guard !dialogs.isEmpty else { return }
         var sent = 0
         for (room, json) in dialogs.sorted(by: { $0.key < $1.key }) {
-            guard let snapshot = DialogSnapshot(json: json), ua.sendBye(in: snapshot, headers: [Self.restartReason]) else {
+            guard let snapshot = DialogSnapshot(json: json) else {
+                writeToStandardError("irisgw: recovery: room \(room): the stored dialog cannot be read; no BYE sent\n")
+                continue
+            }
+            var peer = snapshot.peer
+            if peer.transport == .tls { peer.tls = tlsTarget(forStoredName: snapshot.tlsServerName ?? peer.address.host) }
+            guard ua.sendBye(in: snapshot, to: peer, headers: [Self.restartReason]) else {
                 writeToStandardError("irisgw: recovery: room \(room): the stored dialog cannot be read; no BYE sent\n")
                 continue
             }

@@ -22,7 +22,7 @@ extension Gateway {
     }
 
     private func maintain(_ profile: TrunkProfile, _ proxy: ProxyAddress, register: Bool) {
-        let transport: SIPTransportProtocol = (proxy.transport ?? profile.sip.transport) == .tcp ? .tcp : .udp
+        let transport = Self.transport(profile, proxy)
         let result = ua.locate(proxy.destination, preferred: transport) { [weak self] result in
             self?.located(result, profile, proxy, register: register)
         }
@@ -31,7 +31,7 @@ extension Gateway {
 
     private func located(_ result: SIPUserAgent.LocateResult, _ profile: TrunkProfile, _ proxy: ProxyAddress, register: Bool) {
         guard !draining else { return }
-        guard let peers = try? result.get().compactMap(\.peer), let peer = peers.first else {
+        guard let peers = try? result.get().compactMap({ self.peer(for: $0, profile: profile, proxy: proxy) }), let peer = peers.first else {
             ua.loop.schedule(after: max(1, ua.configuration.dns.negativeTTL)) { [weak self] in
                 self?.maintain(profile, proxy, register: register)
             }
@@ -39,7 +39,7 @@ extension Gateway {
         }
         trustLocated(peers)
         guard let outbound = profile.outbound else { return }
-        let target = SIPURI(host: proxy.hostReference, port: proxy.uriPort)
+        let target = SIPURI(scheme: proxy.secure ? "sips" : "sip", host: proxy.hostReference, port: proxy.uriPort)
         if register {
             let user = outbound.auth?.username ?? ua.configuration.contactUser
             let aor = NameAddress(uri: SIPURI(user: user, host: outbound.fromDomain))

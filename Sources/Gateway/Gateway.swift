@@ -37,6 +37,10 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
     var keepalives: [KeepaliveClient] = []
     /// Addresses DNS gave for the trunks' named proxies: trusted like numeric proxies. Loop only.
     var locatedProxyHosts = Set<String>()
+    /// TLS targets by the address they were located at, for in-dialog requests there. Loop only.
+    var tlsTargets: [SocketAddress: SIPTLSTarget] = [:]
+    /// Log lines left this minute for TLS failures peers cause. Loop only.
+    var tlsLogBudget = TLSLogBudget()
     /// Called (on the SIP loop) with every inbound `onNotification` (notify), for the
     /// webhook. Must not block. Set before `start`.
     public var notifier: (@Sendable (SessionEvent) -> Void)?
@@ -50,6 +54,8 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
             ?? profiles.filter { $0.outbound != nil }.map(\.name).sorted().first
         var sip = configuration.sip
         sip.listen = configuration.sipListen
+        // A trunk whose TLS files cannot be used stops the start, naming its profile.
+        try Self.checkTLS(profiles)
         // One user agent serves every trunk. Outbound calls carry their own trunk's PRACK and
         // session-timer policy; inbound ones (matched to a trunk only after the INVITE is
         // read) use the default profile's (docs/sip-profiles.md).
@@ -80,6 +86,9 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
         ua.isTrustedSource = { [unowned self] address in configured(address) || locatedProxyHosts.contains(address.host) }
         ua.inboundDigest = Self.inboundDigestPolicy(profiles, realm: configuration.inboundAuthRealm, environment: configuration.environment)
         ua.advertisedAddress = Self.advertisedAddresses(profiles, global: configuration.sipAdvertise)
+        // Called on the SIP loop, where `tlsTargets` lives.
+        ua.tlsTarget = { [unowned self] address in tlsTargets[address] }
+        ua.onConnectionFailure = { [unowned self] report in logConnectionFailure(report) }
     }
 
     /// Opens the SIP sockets and starts registrations and keepalives; returns the SIP addresses.

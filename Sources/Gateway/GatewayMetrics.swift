@@ -18,6 +18,7 @@ public final class GatewayMetrics: Sendable {
         var registrations: [String: String] = [:]
         var inviteResponses: [Int: Int] = [:]
         var refused: [String: Int] = [:]
+        var tlsFailures: [String: Int] = [:]
     }
     private let counts = Mutex(Counts())
 
@@ -30,6 +31,8 @@ public final class GatewayMetrics: Sendable {
     /// Counts one input refused by a bound or a defence; `what` is the metric's label
     /// (`json_too_deep`, `sip_rate_limited` ...).
     public func refused(_ what: String, count: Int = 1) { counts.withLock { $0.refused[what, default: 0] += count } }
+    /// Counts one failed TLS connection, by what failed (`TLSFailure.kind`).
+    func tlsFailure(_ kind: String) { counts.withLock { $0.tlsFailures[kind, default: 0] += 1 } }
     func registration(profile: String, state: String) { counts.withLock { $0.registrations[profile] = state } }
 
     func media(_ stats: [MediaLeg: MediaLegStatistics]) {
@@ -91,6 +94,8 @@ public final class GatewayMetrics: Sendable {
                [("", String(format2(c.jitterSamples > 0 ? c.jitterSumMs / Double(c.jitterSamples) : 0)))])
         metric("irisgw_refused_total", "counter", "Inputs refused by a bound or a defence, by what was refused.",
                refused.keys.sorted().map { ("{what=\"\($0)\"}", String(refused[$0]!)) })
+        metric("irisgw_sip_tls_failures_total", "counter", "TLS connections that failed, either way, by what failed.",
+               c.tlsFailures.keys.sorted().map { ("{kind=\"\($0)\"}", String(c.tlsFailures[$0]!)) })
         metric("irisgw_record_writes_lost_total", "counter", "Call record writes that could not be made (logged to stderr).",
                [("", String(recordWrites.lost))])
         metric("irisgw_record_writes_pending", "gauge", "Call record writes a full disk refused, kept and retried every second.",

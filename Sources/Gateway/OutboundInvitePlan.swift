@@ -32,12 +32,14 @@ struct OutboundInvitePlan: Sendable, Equatable {
     ///   - target: the normalised number (`TrunkProfile.normalize`).
     ///   - caller: the number to present (`CallerID.present`).
     ///   - host, port: the proxy's host reference and port, for the Request-URI and To.
+    ///   - secure: a `sips:` proxy: the Request-URI and To are `sips:` (RFC 5630).
     init(outbound: TrunkProfile.Outbound, target: String, caller: String, request: OutboundCallerRequest,
-         host: String, port: Int?) {
+         host: String, port: Int?, secure: Bool = false) {
         let phone = outbound.userPhone ? [SIPParameter("user", "phone")] : []
         let user = outbound.techPrefix + outbound.dialString(forE164: target)
-        requestURI = SIPURI(user: user, host: host, port: port, parameters: phone)
-        to = NameAddress(uri: SIPURI(user: user, host: host, parameters: phone))
+        let scheme = secure ? "sips" : "sip"
+        requestURI = SIPURI(scheme: scheme, user: user, host: host, port: port, parameters: phone)
+        to = NameAddress(uri: SIPURI(scheme: scheme, user: user, host: host, parameters: phone))
         let name = request.callerName ?? outbound.callerId.displayName
         let identity = NameAddress(displayName: name, uri: SIPURI(user: caller, host: outbound.fromDomain, parameters: phone))
         let privacy = request.privacy

@@ -246,7 +246,7 @@ struct ProfileSchema {
     }
 
     private func sip(_ value: JSON5Value, at path: String) throws(ProfileError) -> TrunkProfile.SIPSettings {
-        let o = try object(value, at: path, keys: ["transport", "prack", "sessionTimerSec", "optionsPingSec", "advertise"])
+        let o = try object(value, at: path, keys: ["transport", "prack", "sessionTimerSec", "optionsPingSec", "advertise", "tls"])
         let transport = try o.optional("transport") { (v, p) throws(ProfileError) in try choice(v, at: p, ProxyAddress.Transport.self) }
         let prack = try o.optional("prack") { (v, p) throws(ProfileError) in try choice(v, at: p, TrunkProfile.SIPSettings.PRACKMode.self) }
         let sessionTimer = try o.optional("sessionTimerSec") { (v, p) throws(ProfileError) in
@@ -261,8 +261,38 @@ struct ProfileSchema {
             return n
         }
         let advertise = try o.optional("advertise") { (v, p) throws(ProfileError) in try advertisedAddress(v, at: p) }
+        let tls = try o.optional("tls") { (v, p) throws(ProfileError) in try self.tls(v, at: p) }
         return TrunkProfile.SIPSettings(transport: transport ?? .udp, prack: prack ?? .supported,
-                                        sessionTimerSec: sessionTimer ?? 1800, optionsPingSec: ping ?? 30, advertise: advertise)
+                                        sessionTimerSec: sessionTimer ?? 1800, optionsPingSec: ping ?? 30, advertise: advertise,
+                                        tls: tls ?? .init())
+    }
+
+    /// `sip.tls`: file paths as given (relative ones from the gateway's working directory;
+    /// the files are read when the gateway starts), a server name, the wildcard switch.
+    private func tls(_ value: JSON5Value, at path: String) throws(ProfileError) -> TrunkProfile.SIPSettings.TLSSettings {
+        let o = try object(value, at: path, keys: ["caFile", "serverName", "certificateFile", "keyFile", "allowWildcardCertificates"])
+        func file(_ key: String) throws(ProfileError) -> String? {
+            try o.optional(key) { (v, p) throws(ProfileError) in
+                let s = try string(v, at: p)
+                guard !s.isEmpty, !s.utf8.contains(0) else { throw fail(p, "must be a file path") }
+                return s
+            }
+        }
+        var t = TrunkProfile.SIPSettings.TLSSettings()
+        t.caFile = try file("caFile")
+        t.certificateFile = try file("certificateFile")
+        t.keyFile = try file("keyFile")
+        t.serverName = try o.optional("serverName") { (v, p) throws(ProfileError) in
+            let s = try string(v, at: p)
+            guard SocketAddress.isNumericHost(s) || hostnameProblem(Substring(s)) == nil else {
+                throw fail(p, "not a host name or IP address: \"\(s)\"")
+            }
+            return s.lowercased()
+        }
+        t.allowWildcardCertificates = try o.optional("allowWildcardCertificates") { (v, p) throws(ProfileError) in try bool(v, at: p) } ?? false
+        if t.certificateFile != nil && t.keyFile == nil { throw fail(path + ".keyFile", "missing: certificateFile needs its keyFile") }
+        if t.keyFile != nil && t.certificateFile == nil { throw fail(path + ".certificateFile", "missing: keyFile needs its certificateFile") }
+        return t
     }
 
     // MARK: Typed readers

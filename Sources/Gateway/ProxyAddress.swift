@@ -5,12 +5,14 @@ import Darwin
 #endif
 
 /// Where a trunk's outbound requests go: the host, port and transport of a proxy,
-/// written in a profile as a SIP URI.
+/// written in a profile as a SIP URI (`sip:`, or `sips:` for TLS, RFC 5630).
 public struct ProxyAddress: Sendable, Equatable, CustomStringConvertible {
     /// A transport named by a `transport=` URI parameter.
     public enum Transport: String, Sendable, Equatable, CaseIterable {
         case udp
         case tcp
+        /// TLS over TCP (RFC 3261 §26).
+        case tls
     }
 
     /// What kind of host the URI names.
@@ -32,40 +34,51 @@ public struct ProxyAddress: Sendable, Equatable, CustomStringConvertible {
     /// The transport from `;transport=`, or nil when the URI names none (the profile's
     /// `sip.transport` applies then).
     public var transport: Transport?
+    /// A `sips:` URI: only TLS will do, to every hop (RFC 5630).
+    public var secure: Bool
 
     /// The port used when a URI has none (RFC 3261 section 19.1.2).
     public static let defaultPort = 5060
+    /// The port of `sips:` and `transport=tls` URIs that give none.
+    public static let defaultTLSPort = 5061
+
+    /// TLS is asked for: a `sips:` URI or `transport=tls`.
+    public var isTLS: Bool { secure || transport == .tls }
 
     /// Builds an address from parts; `host` is not checked here (use `init(parsing:)` for input).
     public init(host: String, hostKind: HostKind, port: Int = ProxyAddress.defaultPort, transport: Transport? = nil,
-                hasExplicitPort: Bool = true) {
+                hasExplicitPort: Bool = true, secure: Bool = false) {
         self.host = host
         self.hostKind = hostKind
         self.port = port
         self.hasExplicitPort = hasExplicitPort
         self.transport = transport
+        self.secure = secure
     }
 
     /// Parses the subset of a SIP URI that addresses a proxy (RFC 3261 section 25.1):
     ///
     /// ```
-    /// SIP-URI         = "sip:" hostport [ ";" transport-param ]
+    /// SIP-URI         = ( "sip:" / "sips:" ) hostport [ ";" transport-param ]
     /// hostport        = host [ ":" port ]
     /// host            = hostname / IPv4address / IPv6reference
     /// IPv6reference   = "[" IPv6address "]"
-    /// transport-param = "transport=" ( "udp" / "tcp" )
+    /// transport-param = "transport=" ( "udp" / "tcp" / "tls" )
     /// ```
-    /// The scheme and the parameter are case-insensitive. User info, other parameters, headers,
-    /// `sips:` and TLS/SCTP transports are refused, each with a reason.
+    /// The scheme and the parameter are case-insensitive. `sips:` (and `transport=tls`) mean
+    /// TLS, port 5061 unless given; a `sips:` URI with `transport=udp` is refused (RFC 5630
+    /// §3.2). User info, other parameters, headers and SCTP/WebSocket transports are
+    /// refused, each with a reason.
     public init(parsing text: String) throws(ProxyAddressError) {
         func fail(_ reason: String) -> ProxyAddressError { ProxyAddressError(input: text, reason: reason) }
 
-        guard text.count > 4, text.prefix(4).lowercased() == "sip:" else {
-            if text.lowercased().hasPrefix("sips:") { throw fail("sips: (TLS) is not supported; use sip:") }
-            if text.lowercased() == "sip:" { throw fail("the host is missing") }
-            throw fail("must start with sip:")
+        let lower = text.lowercased()
+        let secure = lower.hasPrefix("sips:")
+        guard (lower.hasPrefix("sip:") && text.count > 4) || (secure && text.count > 5) else {
+            if lower == "sip:" || lower == "sips:" { throw fail("the host is missing") }
+            throw fail("must start with sip: or sips:")
         }
-        var rest = Substring(text.dropFirst(4))
+        var rest = Substring(text.dropFirst(secure ? 5 : 4))
         if rest.contains("@") { throw fail("a proxy URI has no user part") }
         if rest.contains("?") { throw fail("headers are not allowed in a proxy URI") }
         if rest.contains(where: { $0 == " " || $0 == "\t" }) { throw fail("white space is not allowed") }
@@ -77,17 +90,19 @@ public struct ProxyAddress: Sendable, Equatable, CustomStringConvertible {
             for param in params {
                 let pair = param.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
                 guard pair.count == 2, pair[0].lowercased() == "transport" else {
-                    throw fail("unsupported parameter \"\(param)\" (only transport=udp or transport=tcp)")
+                    throw fail("unsupported parameter \"\(param)\" (only transport=udp, tcp or tls)")
                 }
                 guard transport == nil else { throw fail("transport is given twice") }
                 let value = pair[1].lowercased()
                 guard let parsed = Transport(rawValue: value) else {
-                    if value == "tls" || value == "sctp" || value == "ws" || value == "wss" {
-                        throw fail("transport \(value) is not supported (udp or tcp)")
+                    if value == "sctp" || value == "ws" || value == "wss" {
+                        throw fail("transport \(value) is not supported (udp, tcp or tls)")
                     }
-                    throw fail("unknown transport \"\(pair[1])\" (udp or tcp)")
+                    throw fail("unknown transport \"\(pair[1])\" (udp, tcp or tls)")
                 }
-                transport = parsed
+                if secure && parsed == .udp { throw fail("a sips: URI goes over TLS; transport=udp contradicts it") }
+                // sips: with transport=tcp is TLS over TCP (RFC 3261 §26.2.2).
+                transport = secure ? .tls : parsed
             }
         }
 
@@ -123,7 +138,7 @@ public struct ProxyAddress: Sendable, Equatable, CustomStringConvertible {
             }
         }
 
-        var port = Self.defaultPort
+        var port = secure || transport == .tls ? Self.defaultTLSPort : Self.defaultPort
         if let portText {
             guard !portText.isEmpty, portText.count <= 5, portText.allSatisfy({ $0.isASCII && $0.isNumber }),
                   let value = Int(portText), (1...65535).contains(value) else {
@@ -131,7 +146,8 @@ public struct ProxyAddress: Sendable, Equatable, CustomStringConvertible {
             }
             port = value
         }
-        self.init(host: String(host), hostKind: kind, port: port, transport: transport, hasExplicitPort: portText != nil)
+        self.init(host: String(host), hostKind: kind, port: port, transport: transport, hasExplicitPort: portText != nil,
+                  secure: secure)
     }
 
     /// `host` as written in a URI: IPv6 addresses in brackets.
@@ -143,10 +159,11 @@ public struct ProxyAddress: Sendable, Equatable, CustomStringConvertible {
     /// without one (its servers come from DNS, RFC 3263), else `port`.
     public var uriPort: Int? { hostKind == .domainName && !hasExplicitPort ? nil : port }
 
-    /// The address as a SIP URI, with the port always written: `sip:10.0.0.1:5060;transport=udp`.
+    /// The address as a SIP URI, with the port always written: `sip:10.0.0.1:5060;transport=udp`,
+    /// `sips:sbc.example:5061`.
     public var uri: String {
-        var out = "sip:\(hostReference):\(port)"
-        if let transport { out += ";transport=\(transport.rawValue)" }
+        var out = "\(secure ? "sips" : "sip"):\(hostReference):\(port)"
+        if let transport, !(secure && transport == .tls) { out += ";transport=\(transport.rawValue)" }
         return out
     }
 

@@ -27,6 +27,7 @@ import SIP
 ///   sip: { answerUnknownSources: false, requestsPerSecond: 50 },  // ServeConfiguration+SIP.swift
 ///   apiLimits: { maxConnectionsPerSource: 256, maxWebSocketsPerClient: 1000 },
 ///   dnsServers: ["10.0.0.53:53"],      // default: /etc/resolv.conf (ServeConfiguration+DNS.swift)
+///   sipTlsListen: "0.0.0.0:5061", tlsCertificate: "gw.pem", tlsKey: "gw.key",  // ServeConfiguration+TLS.swift
 /// }
 /// ```
 public struct ServeConfiguration: Sendable, Equatable {
@@ -63,6 +64,9 @@ public struct ServeConfiguration: Sendable, Equatable {
     public var apiLimits: APILimits?
     /// `dnsServers`, `dnsTimeoutMs`, `dnsTries`, `dnsNegativeCacheSec` (ServeConfiguration+DNS.swift).
     public var dns: DNSSettings?
+    /// `sipTlsListen`, `tlsCertificate`, `tlsKey`, `tlsClientCA`, `tlsVerifyClient`
+    /// (ServeConfiguration+TLS.swift).
+    public var tls: TLSSettings?
 
     /// Caps of the control API's HTTP server (`HTTPServerConfiguration` in ControlAPI, which
     /// documents each; docs/operations.md has the defaults). Each SDK session holds one event
@@ -116,7 +120,7 @@ public struct ServeConfiguration: Sendable, Equatable {
 
     public static let keys = ["profiles", "sipListen", "sipAdvertise", "apiListen", "rtpHost", "rtpAdvertise", "platformRtpAdvertise", "rtpPorts", "dataDir", "publicURL",
                               "drainTimeoutSec", "maxSessions", "maxInboundSessions", "mediaRealtimePriority", "mediaThreads", "roomTokenLifetimeSec", "webhook",
-                              "sip", "apiLimits"] + dnsKeys
+                              "sip", "apiLimits"] + dnsKeys + tlsKeys
 
     public static func load(file: URL) throws(ProfileError) -> ServeConfiguration {
         let display = file.relativePath
@@ -172,6 +176,7 @@ public struct ServeConfiguration: Sendable, Equatable {
         c.maxInboundSessions = try o.optional("maxInboundSessions") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...1_000_000) }
         c.mediaRealtimePriority = try o.optional("mediaRealtimePriority") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...99) }
         c.dns = try dnsSettings(o, schema: schema)
+        c.tls = try tlsSettings(o, schema: schema)
         c.mediaThreads = try o.optional("mediaThreads") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...256) }
         c.sip = try o.optional("sip") { (v, p) throws(ProfileError) in try sipSettings(v, at: p, schema: schema) }
         c.roomTokenLifetimeSec = try o.optional("roomTokenLifetimeSec") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...86_400) }

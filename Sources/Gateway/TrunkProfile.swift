@@ -298,15 +298,52 @@ public struct TrunkProfile: Sendable, Equatable {
         /// instead of the listener's or the serve setting `sipAdvertise`. It applies to
         /// requests to the trunk's numeric proxies and from its `allowFrom` networks. Default nil.
         public var advertise: SIPAdvertisedAddress?
+        /// How the trunk's TLS servers are checked and what we show them (`sip.tls`).
+        public var tls: TLSSettings
 
         /// Builds the SIP settings in code.
         public init(transport: ProxyAddress.Transport = .udp, prack: PRACKMode = .supported,
-                    sessionTimerSec: Int = 1800, optionsPingSec: Int = 30, advertise: SIPAdvertisedAddress? = nil) {
+                    sessionTimerSec: Int = 1800, optionsPingSec: Int = 30, advertise: SIPAdvertisedAddress? = nil,
+                    tls: TLSSettings = TLSSettings()) {
             self.transport = transport
             self.prack = prack
             self.sessionTimerSec = sessionTimerSec
             self.optionsPingSec = optionsPingSec
             self.advertise = advertise
+            self.tls = tls
+        }
+
+        /// `sip.tls`: TLS toward the trunk's `sips:` and `transport=tls` proxies.
+        public struct TLSSettings: Sendable, Equatable {
+            /// PEM file of the CAs that may issue the trunk's certificates; nil: the system
+            /// trust store.
+            public var caFile: String?
+            /// The name the trunk's certificate must carry (and the SNI); nil: each proxy's
+            /// host as written in `proxies` (RFC 5922 §4). Needed for a numeric proxy whose
+            /// certificate names a host.
+            public var serverName: String?
+            /// Our client certificate (PEM) for a trunk that demands one (mutual TLS).
+            public var certificateFile: String?
+            /// The client certificate's private key (PEM); given with `certificateFile`.
+            public var keyFile: String?
+            /// Accept a wildcard certificate (`*.carrier.example`, one label, RFC 6125);
+            /// RFC 5922 forbids it for SIP domains, so the default is false.
+            public var allowWildcardCertificates: Bool
+
+            public init(caFile: String? = nil, serverName: String? = nil, certificateFile: String? = nil, keyFile: String? = nil,
+                        allowWildcardCertificates: Bool = false) {
+                self.caFile = caFile
+                self.serverName = serverName
+                self.certificateFile = certificateFile
+                self.keyFile = keyFile
+                self.allowWildcardCertificates = allowWildcardCertificates
+            }
+
+            /// The SIP layer's client settings.
+            public var client: SIPTLSClientSettings {
+                SIPTLSClientSettings(caFile: caFile, certificateFile: certificateFile, keyFile: keyFile,
+                                     allowWildcardCertificates: allowWildcardCertificates)
+            }
         }
 
         /// How 100rel is used.

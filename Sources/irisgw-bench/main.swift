@@ -73,6 +73,12 @@ if which.isEmpty || which.contains("sip-dns") {
     func f(_ v: Double) -> String { String(format: "%.2f", v) }
     print("BENCH sip-dns numeric_sessions_per_sec=\(fmt(r.numericRate)) srv_sessions_per_sec=\(fmt(r.srvRate)) srv_ratio=\(f(r.srvRate / r.numericRate)) target_srv_ratio_min=0.95 quiet_dns_sessions_per_sec=\(fmt(r.quietRate)) silent_dns_sessions_per_sec=\(fmt(r.silentRate)) silent_dns_ratio=\(f(r.silentRate / r.quietRate)) target_silent_dns_ratio=1.0 sessions_waiting_on_dns=\(r.dnsWaiting) failed=\(r.failed)")
 }
+if which.isEmpty || which.contains("sip-tls") {
+    // Sessions to a trunk over TLS (stunnel in front of SIPp) against the same over TCP.
+    let irisgw = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("irisgw").path
+    let r = try TLSBench.run(irisgw: irisgw)
+    print("BENCH sip-tls tcp_sessions_per_sec=\(fmt(r.tcpRate)) tls_sessions_per_sec=\(fmt(r.tlsRate)) ratio=\(String(format: "%.2f", r.tlsRate / r.tcpRate)) target_ratio_min=0.8 failed=\(r.failed) load1=\(String(format: "%.2f", GatewayProbe.loadAverage()))")
+}
 if which.isEmpty || which.contains("flood") {
     // INVITE floods against the whole gateway, with legitimate calls through the API meanwhile.
     let irisgw = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("irisgw").path

@@ -12,6 +12,8 @@ enum ServeCommand {
                         [--api-listen HOST:PORT] [--rtp-ports LO-HI] [--rtp-host HOST] [--rtp-advertise HOST]
                         [--data-dir DIR] [--public-url URL] [--drain-timeout S] [--max-sessions N]
                         [--carrier-sim HOST:PORT] [--dns-server HOST:PORT]...
+                        [--sip-tls-listen HOST:PORT ... --tls-certificate FILE --tls-key FILE
+                         [--tls-verify-client none|optional|require] [--tls-client-ca FILE]]
 
       --config FILE        settings file (JSON5; docs/operations.md); the flags below win over it
       --profiles DIR       trunk profiles, *.json5 (default sip-profiles)
@@ -31,8 +33,14 @@ enum ServeCommand {
                            (what `make run` does: the carrier-sim profile's proxy is 127.0.0.1:5090)
       --dns-server H:P     a DNS server for proxies named by host name (numeric host; repeat for
                            more; default: /etc/resolv.conf)
+      --sip-tls-listen H:P SIP over TLS (port 0 picks one); repeat for more; needs the two below
+      --tls-certificate F  the TLS listener's certificate (PEM, chain after it); reread on SIGHUP
+      --tls-key F          its private key (PEM); reread on SIGHUP
+      --tls-verify-client M  none (default), optional or require: ask peers for a certificate
+      --tls-client-ca F    CAs that issue the peers' certificates (default: the system store)
 
-    Prints `listening sip udp|tcp HOST:PORT`, `listening api URL` and `ready`, then serves.
+    Prints `listening sip udp|tcp|tls HOST:PORT`, `listening api URL` and `ready`, then serves.
+    SIGHUP rereads the TLS certificate and key (new connections use them; calls go on).
 
     """
 
@@ -70,6 +78,8 @@ enum ServeCommand {
         file.sip?.apply(to: &configuration.sip)
         file.dns?.apply(to: &configuration.sip.dns)
         var dnsServers: [SocketAddress] = []
+        var tls = file.tls ?? ServeConfiguration.TLSSettings()
+        var tlsListenFlags: [SocketAddress] = []
         if let realm = file.sip?.authRealm { configuration.inboundAuthRealm = realm }
         var publicURL = file.publicURL
         var drainTimeout = Double(file.drainTimeoutSec ?? 30)
@@ -123,6 +133,25 @@ enum ServeCommand {
                     return fail("--dns-server needs HOST:PORT with a numeric host ([v6]:port for IPv6)")
                 }
                 dnsServers.append(a)
+            case "--sip-tls-listen":
+                guard let v = value(), let a = SocketAddress.parse(v), SocketAddress.isNumericHost(a.host) else {
+                    return fail("--sip-tls-listen needs HOST:PORT with a numeric host")
+                }
+                tlsListenFlags.append(a)
+            case "--tls-certificate":
+                guard let v = value(), !v.isEmpty else { return fail("--tls-certificate needs a file") }
+                tls.certificate = v
+            case "--tls-key":
+                guard let v = value(), !v.isEmpty else { return fail("--tls-key needs a file") }
+                tls.key = v
+            case "--tls-client-ca":
+                guard let v = value(), !v.isEmpty else { return fail("--tls-client-ca needs a file") }
+                tls.clientCA = v
+            case "--tls-verify-client":
+                guard let v = value(), let mode = SIPTLSServerSettings.ClientVerification(rawValue: v) else {
+                    return fail("--tls-verify-client needs none, optional or require")
+                }
+                tls.verifyClient = mode
             case "--max-sessions":
                 guard let v = value().flatMap(Int.init), v > 0 else { return fail("--max-sessions needs a positive number") }
                 configuration.maxSessions = v
@@ -144,6 +173,12 @@ enum ServeCommand {
         // Flags replace the file's listeners rather than add to them.
         if !sipListenFlags.isEmpty { sipListen = sipListenFlags }
         configuration.sipListen = sipListen.flatMap { [(.udp, $0), (.tcp, $0)] }
+        if !tlsListenFlags.isEmpty { tls.listen = tlsListenFlags }
+        if let listen = tls.listen {
+            guard let server = tls.server else { return fail("--sip-tls-listen needs --tls-certificate and --tls-key") }
+            configuration.sip.tlsServer = server
+            configuration.sipListen += listen.map { (.tls, $0) }
+        }
         // Flags replace the file's DNS servers as a whole.
         if !dnsServers.isEmpty { configuration.sip.dns.servers = dnsServers }
         // The simulator first, so the gateway's first OPTIONS ping finds it up.
@@ -203,6 +238,8 @@ enum ServeCommand {
         }
         writeOut("media threads \(configuration.mediaThreads)" + (file.mediaThreads != nil ? " (mediaThreads setting)\n" : "; usable CPUs \(cpus)\n"))
         writeOut("profiles \(profiles.map(\.name).sorted().joined(separator: ","))\n")
+        let reload = reloadOnHangup(gateway)
+        defer { reload.cancel() }
         writeOut("ready\n")
         let signal = waitForTermination()
         if signal == SIGTERM {
@@ -215,6 +252,23 @@ enum ServeCommand {
         api.stop()
         writeOut("stopped\n")
         return 0
+    }
+
+    /// SIGHUP rereads the TLS certificate and key: new connections get them, calls go on. A
+    /// file that cannot be used changes nothing and says why on stderr.
+    static func reloadOnHangup(_ gateway: Gateway) -> DispatchSourceSignal {
+        signal(SIGHUP, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
+        source.setEventHandler {
+            do throws(TLSFailure) {
+                try gateway.reloadTLSCertificates()
+                writeOut("tls certificates reloaded\n")
+            } catch {
+                writeError("irisgw serve: SIGHUP: the TLS certificates were not reloaded (the old ones stay): \(error)\n")
+            }
+        }
+        source.resume()
+        return source
     }
 
     static func parseRange(_ text: String) -> ClosedRange<UInt16>? {

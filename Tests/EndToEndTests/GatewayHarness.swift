@@ -42,6 +42,8 @@ final class GatewayProcess: @unchecked Sendable {
         var inboundAuth: (user: String, env: String, algorithms: [String])?
         /// JSON5 members added to `outbound` as they are (carrier policy keys).
         var outboundExtra = ""
+        /// JSON5 members added to `sip` as they are (`tls: {...}`).
+        var sipExtra = ""
         /// Whether the profile has an `inbound` part.
         var hasInbound = true
         var rtpTimeoutSec = 30
@@ -78,7 +80,7 @@ final class GatewayProcess: @unchecked Sendable {
             \(outbound)
             \(inbound)
               media: { codecs: [\(codecs.map { "\"\($0)\"" }.joined(separator: ", "))], dtmf: "\(dtmf)", rtpTimeoutSec: \(rtpTimeoutSec) },
-              sip: { transport: "udp", prack: "supported", sessionTimerSec: \(sessionTimerSec), optionsPingSec: 0 },
+              sip: { transport: "udp", prack: "supported", sessionTimerSec: \(sessionTimerSec), optionsPingSec: 0, \(sipExtra) },
             }
             """
         }

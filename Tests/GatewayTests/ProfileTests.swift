@@ -124,7 +124,7 @@ let brokenProfiles: [BrokenProfile] = [
           keyPath: "inbound.routes[0].routingid", message: "unknown key (did you mean routingId?)"),
     .init(label: "unknown key with no near match",
           text: #"{ name: "t", \#(goodOutbound), sip: { colour: "red" } }"#,
-          keyPath: "sip.colour", message: "unknown key (allowed: transport, prack, sessionTimerSec, optionsPingSec, advertise)"),
+          keyPath: "sip.colour", message: "unknown key (allowed: transport, prack, sessionTimerSec, optionsPingSec, advertise, tls)"),
     .init(label: "string for an integer",
           text: #"{ name: "t", outbound: { proxies: ["sip:a.example"], maxConcurrentCalls: "100" } }"#,
           keyPath: "outbound.maxConcurrentCalls", message: #"expected an integer, found string "100""#),
@@ -161,10 +161,26 @@ let brokenProfiles: [BrokenProfile] = [
     .init(label: "bad proxy URI",
           text: #"{ name: "t", outbound: { proxies: ["sip:127.0.0.1:5090", "sip:"] } }"#,
           keyPath: "outbound.proxies[1]", message: #"not a SIP URI: "sip:" (the host is missing)"#),
-    .init(label: "proxy with a TLS transport",
-          text: #"{ name: "t", outbound: { proxies: ["sip:a.example;transport=tls"] } }"#,
+    .init(label: "proxy with a WebSocket transport",
+          text: #"{ name: "t", outbound: { proxies: ["sip:a.example;transport=wss"] } }"#,
           keyPath: "outbound.proxies[0]",
-          message: #"not a SIP URI: "sip:a.example;transport=tls" (transport tls is not supported (udp or tcp))"#),
+          message: #"not a SIP URI: "sip:a.example;transport=wss" (transport wss is not supported (udp, tcp or tls))"#),
+    .init(label: "sips: over UDP",
+          text: #"{ name: "t", outbound: { proxies: ["sips:a.example;transport=udp"] } }"#,
+          keyPath: "outbound.proxies[0]",
+          message: #"not a SIP URI: "sips:a.example;transport=udp" (a sips: URI goes over TLS; transport=udp contradicts it)"#),
+    .init(label: "unknown sip.tls key",
+          text: #"{ name: "t", outbound: { proxies: ["sips:a.example"] }, sip: { tls: { caFiles: "ca.pem" } } }"#,
+          keyPath: "sip.tls.caFiles",
+          message: "unknown key (did you mean caFile?)"),
+    .init(label: "a client certificate without its key",
+          text: #"{ name: "t", outbound: { proxies: ["sips:a.example"] }, sip: { tls: { certificateFile: "gw.pem" } } }"#,
+          keyPath: "sip.tls.keyFile",
+          message: "missing: certificateFile needs its keyFile"),
+    .init(label: "a server name that is no host",
+          text: #"{ name: "t", outbound: { proxies: ["sips:a.example"] }, sip: { tls: { serverName: "a b" } } }"#,
+          keyPath: "sip.tls.serverName",
+          message: #"not a host name or IP address: "a b""#),
     .init(label: "password written instead of a variable name",
           text: #"{ name: "t", outbound: { proxies: ["sip:a.example"], auth: { username: "u", passwordEnv: "s3cret!" } } }"#,
           keyPath: "outbound.auth.passwordEnv",
@@ -296,6 +312,11 @@ func brokenProfileNamesFileAndKeyPath(_ broken: BrokenProfile) throws {
     ("SIP:Proxy.Example.com", ProxyAddress(host: "Proxy.Example.com", hostKind: .domainName, port: 5060, transport: nil, hasExplicitPort: false)),
     ("sip:[2001:db8::10]:5070;Transport=TCP", ProxyAddress(host: "2001:db8::10", hostKind: .ipv6, port: 5070, transport: .tcp)),
     ("sip:[::1]", ProxyAddress(host: "::1", hostKind: .ipv6, port: 5060, transport: nil, hasExplicitPort: false)),
+    ("sips:sbc.example", ProxyAddress(host: "sbc.example", hostKind: .domainName, port: 5061, transport: nil, hasExplicitPort: false, secure: true)),
+    ("SIPS:192.0.2.1:5071", ProxyAddress(host: "192.0.2.1", hostKind: .ipv4, port: 5071, transport: nil, secure: true)),
+    ("sips:192.0.2.1;transport=tcp", ProxyAddress(host: "192.0.2.1", hostKind: .ipv4, port: 5061, transport: .tls, hasExplicitPort: false, secure: true)),
+    ("sip:sbc.example;transport=TLS", ProxyAddress(host: "sbc.example", hostKind: .domainName, port: 5061, transport: .tls, hasExplicitPort: false)),
+    ("sip:192.0.2.1:5081;transport=tls", ProxyAddress(host: "192.0.2.1", hostKind: .ipv4, port: 5081, transport: .tls)),
 ])
 func proxyAddressParses(_ text: String, _ expected: ProxyAddress) throws {
     #expect(try ProxyAddress(parsing: text) == expected)
@@ -303,14 +324,16 @@ func proxyAddressParses(_ text: String, _ expected: ProxyAddress) throws {
 
 @Test(arguments: [
     ("sip:", "the host is missing"),
-    ("127.0.0.1:5060", "must start with sip:"),
-    ("sips:a.example", "sips: (TLS) is not supported; use sip:"),
+    ("127.0.0.1:5060", "must start with sip: or sips:"),
+    ("sips:", "the host is missing"),
+    ("sips:a.example;transport=udp", "a sips: URI goes over TLS; transport=udp contradicts it"),
     ("sip:user@a.example", "a proxy URI has no user part"),
     ("sip:a.example:0", "the port \"0\" is not a number from 1 to 65535"),
     ("sip:a.example:65536", "the port \"65536\" is not a number from 1 to 65535"),
     ("sip:a.example:", "the port \"\" is not a number from 1 to 65535"),
-    ("sip:a.example;lr", "unsupported parameter \"lr\" (only transport=udp or transport=tcp)"),
-    ("sip:a.example;transport=sctp", "transport sctp is not supported (udp or tcp)"),
+    ("sip:a.example;lr", "unsupported parameter \"lr\" (only transport=udp, tcp or tls)"),
+    ("sip:a.example;transport=sctp", "transport sctp is not supported (udp, tcp or tls)"),
+    ("sip:a.example;transport=quic", "unknown transport \"quic\" (udp, tcp or tls)"),
     ("sip:a.example;transport=udp;transport=tcp", "transport is given twice"),
     ("sip:256.1.1.1", "\"256.1.1.1\" is not an IPv4 address"),
     ("sip:2001:db8::1", "an IPv6 address must be in brackets: sip:[::1]:5060"),
@@ -328,6 +351,23 @@ func proxyAddressRefuses(_ text: String, _ reason: String) {
 @Test func proxyAddressWritesItsURI() throws {
     #expect(try ProxyAddress(parsing: "sip:[::1]:5070;transport=tcp").uri == "sip:[::1]:5070;transport=tcp")
     #expect(try ProxyAddress(parsing: "sip:a.example").uri == "sip:a.example:5060")
+    #expect(try ProxyAddress(parsing: "sips:a.example").uri == "sips:a.example:5061")
+    #expect(try ProxyAddress(parsing: "sip:a.example;transport=tls").uri == "sip:a.example:5061;transport=tls")
+    #expect(try ProxyAddress(parsing: "sips:a.example").isTLS && ProxyAddress(parsing: "sip:a.example;transport=tls").isTLS)
+}
+
+@Test func sipTLSKeysLoad() throws {
+    let text = #"""
+    { name: "t", outbound: { proxies: ["sips:sbc.carrier.example", "sip:192.0.2.1;transport=tls"] },
+      sip: { transport: "tls", tls: { caFile: "/etc/irisgw/carrier-ca.pem", serverName: "SBC.Carrier.Example",
+                                      certificateFile: "/etc/irisgw/gw.pem", keyFile: "/etc/irisgw/gw.key",
+                                      allowWildcardCertificates: true } } }
+    """#
+    let p = try ProfileLoader.parse(text, file: "t.json5")
+    #expect(p.sip.transport == .tls)
+    #expect(p.sip.tls == .init(caFile: "/etc/irisgw/carrier-ca.pem", serverName: "sbc.carrier.example",
+                               certificateFile: "/etc/irisgw/gw.pem", keyFile: "/etc/irisgw/gw.key", allowWildcardCertificates: true))
+    #expect(p.outbound?.proxies.map(\.isTLS) == [true, true])
 }
 
 // MARK: CIDR

@@ -35,6 +35,18 @@ import Testing
         #expect(ServeConfiguration.dnsServer("10.0.0.53") == nil)
     }
 
+    @Test func theTLSKeysAreRead() throws {
+        let c = try ServeConfiguration.parse("""
+        { sipTlsListen: ["127.0.0.1:5061", "[::1]:0"], tlsCertificate: "gw.pem", tlsKey: "gw.key",
+          tlsClientCA: "carriers.pem", tlsVerifyClient: "require" }
+        """, file: "serve.json5")
+        #expect(c.tls?.listen == [SocketAddress(host: "127.0.0.1", port: 5061), SocketAddress(host: "::1", port: 0)])
+        #expect(c.tls?.server == SIPTLSServerSettings(certificateFile: "gw.pem", keyFile: "gw.key", clientCAFile: "carriers.pem",
+                                                      verifyClient: .require))
+        let one = try ServeConfiguration.parse(#"{ sipTlsListen: "0.0.0.0:5061", tlsCertificate: "a", tlsKey: "b" }"#, file: "s.json5")
+        #expect(one.tls?.listen?.count == 1 && one.tls?.server?.verifyClient == SIPTLSServerSettings.ClientVerification.none)
+    }
+
     /// Several listeners, the advertised addresses for a 1:1 NAT, TCP keep-alives.
     @Test func listenersAndAdvertisedAddressesAreRead() throws {
         let c = try ServeConfiguration.parse("""
@@ -106,6 +118,10 @@ import Testing
         ("{ rtpAdvertise: \"gw.example.net\" }", "rtpAdvertise"),
         ("{ platformRtpAdvertise: \"10.1.0.5:4000\" }", "platformRtpAdvertise"),
         ("{ sip: { tcp: { keepaliveSec: -5 } } }", "sip.tcp.keepaliveSec"),
+        ("{ sipTlsListen: \"127.0.0.1:5061\" }", "tlsCertificate"),
+        ("{ tlsCertificate: \"gw.pem\" }", "tlsKey"),
+        ("{ sipTlsListen: \"gw:5061\", tlsCertificate: \"a\", tlsKey: \"b\" }", "sipTlsListen"),
+        ("{ tlsCertificate: \"a\", tlsKey: \"b\", tlsVerifyClient: \"always\" }", "tlsVerifyClient"),
     ])
     func badFilesNameTheFileAndKey(_ text: String, _ key: String) {
         do {

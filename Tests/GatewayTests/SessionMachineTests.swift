@@ -98,6 +98,10 @@ import Testing
         Row(name: "no response fails over, then ends -412",
             inputs: [.started(notification: nil), .noResponse(proxiesLeft: true), .noResponse(proxiesLeft: false)],
             expected: start + ["next-proxy", "status:Disconnected/408", "error:-412", "ended:failed/408", "finish"]),
+        Row(name: "a failed TLS connection fails over, then ends -412 with what failed",
+            inputs: [.started(notification: nil), .transportFailed(SIPDetails(code: 503, reason: "TLS: a.test: certificate expired"), proxiesLeft: true),
+                     .transportFailed(SIPDetails(code: 503, reason: "TLS: b.test: certificate expired"), proxiesLeft: false)],
+            expected: start + ["next-proxy", "status:Disconnected/503", "error:-412", "ended:failed/503", "finish"]),
         Row(name: "close while ringing: CANCEL, 487 is canceled",
             inputs: [.started(notification: nil), .provisional(sip(180), hasSDP: false), .close, .finalResponse(sip(487), proxiesLeft: true)],
             expected: start + ["status:Connecting/180", "CANCEL", "status:Disconnected/487", "ended:canceled/487", "finish"]),
@@ -177,6 +181,16 @@ import Testing
     @Test(arguments: [(404, EndReason.failed, -407), (486, .busy, nil), (603, .declined, nil), (480, .noAnswer, -402), (500, .failed, -503), (420, .failed, -412)] as [(Int, EndReason, Int?)])
     func classification(_ status: Int, _ reason: EndReason, _ code: Int?) {
         #expect(FinalResponseClass.classify(status: status).next == .end(reason, irisCode: code))
+    }
+
+    @Test func aTLSFailureSaysWhatFailed() {
+        var m = SessionMachine(direction: .outbound, roomId: "r1", traceId: "t1")
+        _ = m.handle(.started(notification: nil), now: 0)
+        let events = m.handle(.transportFailed(SIPDetails(code: 503, reason: "TLS: carrier.test: certificate expired"), proxiesLeft: false), now: 1)
+            .compactMap { a -> SessionEvent? in if case .emit(let e) = a { return e } else { return nil } }
+        let error = events.first { $0.event == .onSessionError }
+        #expect(error?.code == -412 && error?.message == "remote unreachable: TLS: carrier.test: certificate expired")
+        #expect(events.last?.sip?.reason == "TLS: carrier.test: certificate expired")
     }
 
     @Test func a488SaysWhatHappened() {

@@ -21,6 +21,8 @@ struct SIPServerLocatorTests {
         var name: String
         var destination: SIPDestination
         var preferred: SIPTargetTransport = .udp
+        /// The transports the agent offers.
+        var supported: Set<SIPTargetTransport> = [.udp, .tcp, .tls]
         var zone: Zone = [:]
         /// Targets as "transport:host:port", or the error's description.
         var expected: [String]
@@ -32,7 +34,7 @@ struct SIPServerLocatorTests {
     /// Runs the machine against `zone` (a missing question is NXDOMAIN); the targets or the
     /// error, and every question asked.
     static func run(_ row: Row) -> (result: [String], asked: [String]) {
-        var m = SIPServerLocator(row.destination, preferred: row.preferred, random: { $0.lowerBound })
+        var m = SIPServerLocator(row.destination, preferred: row.preferred, supported: row.supported, random: { $0.lowerBound })
         var step = m.start()
         var asked: [String] = []
         while true {
@@ -54,9 +56,12 @@ struct SIPServerLocatorTests {
         Row(name: "numeric IPv4: no DNS", destination: SIPDestination(host: "192.0.2.1"), expected: ["udp:192.0.2.1:5060"], asked: []),
         Row(name: "numeric IPv6 with port and transport=tcp", destination: SIPDestination(host: "[2001:db8::1]", port: 5070, transport: .tcp),
             expected: ["tcp:[2001:db8::1]:5070"], asked: []),
-        Row(name: "numeric with transport=tls: unusable", destination: SIPDestination(host: "192.0.2.1", transport: .tls),
-            expected: ["error: example: every target needs TLS, which this gateway does not support yet"
-                .replacingOccurrences(of: "example", with: "192.0.2.1")], asked: []),
+        Row(name: "numeric with transport=tls: port 5061", destination: SIPDestination(host: "192.0.2.1", transport: .tls),
+            expected: ["tls:192.0.2.1:5061"], asked: []),
+        Row(name: "numeric sips: TLS whatever transport= says", destination: SIPDestination(host: "192.0.2.1", transport: .tcp, secure: true),
+            expected: ["tls:192.0.2.1:5061"], asked: []),
+        Row(name: "numeric with transport=tls, an agent without TLS: unusable", destination: SIPDestination(host: "192.0.2.1", transport: .tls),
+            supported: [.udp, .tcp], expected: ["error: 192.0.2.1: every target needs TLS, which this agent does not offer"], asked: []),
         Row(name: "explicit port: A/AAAA only", destination: SIPDestination(host: "pbx.example", port: 5080),
             zone: [DNSQuestion("pbx.example", .a): a("192.0.2.5"), DNSQuestion("pbx.example", .aaaa): .failure(.noData)],
             expected: ["udp:192.0.2.5:5080"], asked: ["A pbx.example", "AAAA pbx.example"]),
@@ -105,13 +110,29 @@ struct SIPServerLocatorTests {
         Row(name: "SRV '.': the service is not offered", destination: SIPDestination(host: "none.example", transport: .udp),
             zone: [DNSQuestion("_sip._udp.none.example", .srv): srv([(0, 0, 0, "")])],
             expected: ["error: none.example: SRV says SIP is not offered there"]),
-        Row(name: "sips: only SIPS+D2T, which needs TLS: skipped with its reason", destination: SIPDestination(host: "secure.example", secure: true),
+        Row(name: "sips: only SIPS+D2T", destination: SIPDestination(host: "secure.example", secure: true),
+            zone: [DNSQuestion("secure.example", .naptr): naptr([(10, 10, "SIP+D2U", "_sip._udp.secure.example"),
+                                                                (10, 20, "SIPS+D2T", "_sips._tcp.secure.example")]),
+                   DNSQuestion("_sips._tcp.secure.example", .srv): srv([(10, 0, 5061, "tls.secure.example")]),
+                   DNSQuestion("tls.secure.example", .a): a("192.0.2.80")],
+            expected: ["tls:192.0.2.80:5061"],
+            asked: ["NAPTR secure.example", "SRV _sips._tcp.secure.example", "A tls.secure.example", "AAAA tls.secure.example"]),
+        Row(name: "sips: an agent without TLS skips SIPS+D2T with its reason", destination: SIPDestination(host: "secure.example", secure: true),
+            supported: [.udp, .tcp],
             zone: [DNSQuestion("secure.example", .naptr): naptr([(10, 10, "SIP+D2U", "_sip._udp.secure.example"),
                                                                 (10, 20, "SIPS+D2T", "_sips._tcp.secure.example")]),
                    DNSQuestion("_sips._tcp.secure.example", .srv): srv([(10, 0, 5061, "tls.secure.example")])],
-            expected: ["error: secure.example: every target needs TLS, which this gateway does not support yet"],
+            expected: ["error: secure.example: every target needs TLS, which this agent does not offer"],
             asked: ["NAPTR secure.example", "SRV _sips._tcp.secure.example"]),
-        Row(name: "a TLS target among others is skipped", destination: SIPDestination(host: "mixed.example"),
+        Row(name: "NAPTR's TLS first, in its order", destination: SIPDestination(host: "mixed.example"),
+            zone: [DNSQuestion("mixed.example", .naptr): naptr([(10, 10, "SIPS+D2T", "_sips._tcp.mixed.example"),
+                                                               (20, 10, "SIP+D2U", "_sip._udp.mixed.example")]),
+                   DNSQuestion("_sips._tcp.mixed.example", .srv): srv([(10, 0, 5061, "s.mixed.example")]),
+                   DNSQuestion("_sip._udp.mixed.example", .srv): srv([(10, 0, 5060, "u.mixed.example")]),
+                   DNSQuestion("s.mixed.example", .a): a("192.0.2.51"), DNSQuestion("u.mixed.example", .a): a("192.0.2.50")],
+            expected: ["tls:192.0.2.51:5061", "udp:192.0.2.50:5060"]),
+        Row(name: "a TLS target among others is skipped by an agent without TLS", destination: SIPDestination(host: "mixed.example"),
+            supported: [.udp, .tcp],
             zone: [DNSQuestion("mixed.example", .naptr): naptr([(10, 10, "SIPS+D2T", "_sips._tcp.mixed.example"),
                                                                (20, 10, "SIP+D2U", "_sip._udp.mixed.example")]),
                    DNSQuestion("_sips._tcp.mixed.example", .srv): srv([(10, 0, 5061, "s.mixed.example")]),
@@ -142,11 +163,11 @@ struct SIPServerLocatorTests {
     }
 
     @Test func skippedTargetsSayWhy() {
-        var m = SIPServerLocator(SIPDestination(host: "mixed.example", transport: .tls))
+        var m = SIPServerLocator(SIPDestination(host: "mixed.example", transport: .tls), supported: [.udp, .tcp])
         guard case .lookup(let qs) = m.start() else { Issue.record("expected a lookup"); return }
         let step = m.receive(qs[0], Self.srv([(10, 0, 5061, "s.mixed.example")]))
         #expect(step == .failed(.unsupportedTransport("mixed.example", .tls)))
-        #expect(m.skipped.map(\.reason) == ["needs TLS, not supported yet"])
+        #expect(m.skipped.map(\.reason) == ["needs TLS, not offered"])
     }
 
     // MARK: RFC 2782 order

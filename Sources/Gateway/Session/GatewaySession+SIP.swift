@@ -121,6 +121,10 @@ extension GatewaySession: SIPCallDelegate {
         case .timeout, .transportError:
             if machine.isConnected {
                 handle(.sipFailure(SIPDetails(code: 408, reason: "Request Timeout")))
+            } else if end == .transportError, let failure = gateway.ua.connectionFailure(toward: call.peer) {
+                // A locally made 503 (RFC 3261 §8.1.3.1) whose reason says what failed:
+                // "TLS: carrier.example: certificate expired".
+                handle(.transportFailed(SIPDetails(code: 503, reason: failure.reason), proxiesLeft: proxiesLeft))
             } else {
                 handle(.noResponse(proxiesLeft: proxiesLeft))
             }

@@ -11,7 +11,7 @@ extension GatewaySession {
     func currentTarget() -> SIPPeer? {
         if let targets, targetIndex < targets.count { return targets[targetIndex] }
         let proxy = proxies[proxyIndex]
-        let transport: SIPTransportProtocol = (proxy.transport ?? profile.sip.transport) == .tcp ? .tcp : .udp
+        let transport = Gateway.transport(profile, proxy)
         // The previous proxy's call has ended; with none out, a close ends the session at once.
         call = nil
         locating = true
@@ -31,7 +31,8 @@ extension GatewaySession {
         let error: SIPLocateError
         switch result {
         case .success(let found):
-            let peers = found.compactMap(\.peer)
+            let proxy = proxies[proxyIndex]
+            let peers = found.compactMap { gateway.peer(for: $0, profile: profile, proxy: proxy) }
             if !peers.isEmpty {
                 targets = peers
                 targetIndex = 0
@@ -65,6 +66,12 @@ extension ProxyAddress {
     /// What RFC 3263 locates for this proxy: a host name without a port goes through NAPTR
     /// and SRV, one with a port through A/AAAA, a numeric host through nothing.
     var destination: SIPDestination {
-        SIPDestination(host: host, port: uriPort, transport: transport.map { $0 == .tcp ? .tcp : .udp })
+        SIPDestination(host: host, port: uriPort, transport: transport.map { t -> SIPTargetTransport in
+            switch t {
+            case .udp: .udp
+            case .tcp: .tcp
+            case .tls: .tls
+            }
+        }, secure: secure)
     }
 }

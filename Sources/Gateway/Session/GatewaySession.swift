@@ -127,7 +127,7 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
         // Addressing and caller identity (tech prefix, user=phone, From, PAI/PPI, Privacy,
         // the profile's and the app's headers): OutboundInvitePlan.
         let plan = OutboundInvitePlan(outbound: outbound, target: targetTN, caller: sourceTN, request: callerRequest,
-                                      host: proxy.hostReference, port: proxy.uriPort)
+                                      host: proxy.hostReference, port: proxy.uriPort, secure: proxy.secure)
         requestURI = plan.requestURI
         let offer = MediaNegotiation.trunkOffer(address: trunkSDPAddress(media), codecs: profile.media.codecs.map(\.rawValue),
                                                 telephoneEvent: profile.media.dtmf == .rfc4733, session: trunkSession)

@@ -24,6 +24,9 @@ public struct SessionMachine: Sendable {
         /// DNS found no usable server for the current proxy (NXDOMAIN, no answer ...);
         /// `details` is the locally made status, its reason says what DNS said.
         case proxyUnresolvable(SIPDetails, proxiesLeft: Bool)
+        /// The connection to the current target failed (a TLS handshake, a certificate, a
+        /// refused connect); `details` is the locally made status, its reason says what failed.
+        case transportFailed(SIPDetails, proxiesLeft: Bool)
         case ringTimeout
         /// The app closed the session (`DELETE`).
         case close
@@ -171,7 +174,7 @@ public struct SessionMachine: Sendable {
             if proxiesLeft { return [.tryNextProxy] }
             return end(.failed, sip: SIPDetails(code: 408, reason: "Request Timeout"), irisCode: IrisCode.remoteUnreachable, now: now)
 
-        case .proxyUnresolvable(let details, let proxiesLeft):
+        case .proxyUnresolvable(let details, let proxiesLeft), .transportFailed(let details, let proxiesLeft):
             guard answeredAt == nil else { return [] }
             if closeRequested { return end(.canceled, sip: nil, irisCode: nil, now: now) }
             if ringTimedOut { return end(.noAnswer, sip: nil, irisCode: IrisCode.targetNoReply, now: now) }

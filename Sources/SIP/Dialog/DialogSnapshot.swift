@@ -12,10 +12,12 @@ public struct DialogSnapshot: Codable, Sendable, Equatable {
     public var remoteTarget: String
     public var routeSet: [String]
     public var localContact: String
-    /// Where in-dialog requests went: "udp" or "tcp", host and port.
+    /// Where in-dialog requests went: "udp", "tcp" or "tls", host and port.
     public var transport: String
     public var host: String
     public var port: Int
+    /// TLS: the name the server's certificate was checked against (absent in older records).
+    public var tlsServerName: String?
 
     public init(_ dialog: Dialog, peer: SIPPeer) {
         callID = dialog.callID
@@ -30,6 +32,7 @@ public struct DialogSnapshot: Codable, Sendable, Equatable {
         transport = peer.transport.rawValue.lowercased()
         host = peer.address.host
         port = peer.address.port
+        tlsServerName = peer.tls?.serverName
     }
 
     /// The dialog again, or nil when a stored field no longer parses.
@@ -48,7 +51,10 @@ public struct DialogSnapshot: Codable, Sendable, Equatable {
 
     /// The in-dialog peer.
     public var peer: SIPPeer {
-        SIPPeer(transport: transport == "tcp" ? .tcp : .udp, address: SocketAddress(host: host, port: port))
+        let t = SIPTransportProtocol(rawValue: transport.uppercased()) ?? .udp
+        // The name is kept; the trust settings are the trunk's, which the caller adds.
+        return SIPPeer(transport: t, address: SocketAddress(host: host, port: port),
+                       tls: t == .tls ? tlsServerName.map { SIPTLSTarget(serverName: $0) } : nil)
     }
 }
 
@@ -65,12 +71,15 @@ extension SIPUserAgent {
     /// (a Reason). The CSeq jumps well past the stored one: the dead process may have sent
     /// re-INVITEs after the snapshot was written. Fire and forget: `completion` gets the
     /// final status, or nil for no answer. Loop thread only.
-    public func sendBye(in snapshot: DialogSnapshot, headers: [SIPHeader], completion: @escaping (Int?) -> Void = { _ in }) -> Bool {
+    /// `peer`: where to send it instead of `snapshot.peer` (the same address with the trunk's
+    /// TLS settings).
+    public func sendBye(in snapshot: DialogSnapshot, to peer: SIPPeer? = nil, headers: [SIPHeader],
+                        completion: @escaping (Int?) -> Void = { _ in }) -> Bool {
         guard var dialog = snapshot.dialog else { return false }
         dialog.localSequence &+= 1000
         var bye = dialog.makeRequest("BYE")
         bye.headers.append(contentsOf: headers)
-        send(bye, to: snapshot.peer) { event in
+        send(bye, to: peer ?? snapshot.peer) { event in
             switch event {
             case .response(let r):
                 if let code = r.statusCode, code >= 200 { completion(code) }

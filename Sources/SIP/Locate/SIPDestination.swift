@@ -5,16 +5,22 @@ public enum SIPTargetTransport: String, Sendable, Hashable, CaseIterable {
     /// TLS over TCP (`sips:`, `transport=tls`, NAPTR `SIPS+D2T`, `_sips._tcp`).
     case tls
 
-    /// The transport of ours that carries it; nil for TLS, which this agent has not yet.
+    /// The transport of ours that carries it.
     public var sipTransport: SIPTransportProtocol? {
         switch self {
         case .udp: .udp
         case .tcp: .tcp
-        case .tls: nil
+        case .tls: .tls
         }
     }
 
-    init(_ t: SIPTransportProtocol) { self = t == .tcp ? .tcp : .udp }
+    init(_ t: SIPTransportProtocol) {
+        switch t {
+        case .udp: self = .udp
+        case .tcp: self = .tcp
+        case .tls: self = .tls
+        }
+    }
 
     /// The SRV owner prefix (RFC 3263 §4.1): `_sip._udp`, `_sip._tcp`, `_sips._tcp`.
     var srvPrefix: String {
@@ -98,7 +104,8 @@ public struct SIPTarget: Sendable, Hashable, CustomStringConvertible {
         self.name = name
     }
 
-    /// The peer to send to; nil when the transport is one we do not have (TLS).
+    /// The peer to send to (a TLS one without its target: the caller adds the name to check,
+    /// the URI's host, RFC 5922 §4); nil when the transport is one we do not have.
     public var peer: SIPPeer? { transport.sipTransport.map { SIPPeer(transport: $0, address: address) } }
 
     public var description: String { "\(transport.rawValue):\(address) (\(name))" }
@@ -112,7 +119,7 @@ public enum SIPLocateError: Error, Sendable, Hashable, CustomStringConvertible {
     case noAddress(String)
     /// SRV says the service is decidedly not offered (a "." target).
     case serviceNotOffered(String)
-    /// Every target needs a transport this agent lacks (TLS).
+    /// Every target needs a transport this agent does not offer.
     case unsupportedTransport(String, SIPTargetTransport)
     /// No answer could be had (timeout, unreachable server, SERVFAIL ...).
     case lookupFailed(String, DNSFailure)
@@ -131,7 +138,7 @@ public enum SIPLocateError: Error, Sendable, Hashable, CustomStringConvertible {
         case .noSuchDomain(let h): "DNS: \(h): no such domain"
         case .noAddress(let h): "DNS: \(h): no address"
         case .serviceNotOffered(let h): "DNS: \(h): SIP service not offered"
-        case .unsupportedTransport(let h, let t): "\(h): every target needs \(t.rawValue.uppercased()), not supported yet"
+        case .unsupportedTransport(let h, let t): "\(h): every target needs \(t.rawValue.uppercased()), not offered"
         case .lookupFailed(let h, let f): "DNS: \(h): " + (f == .timeout ? "timeout" : "\(f)")
         }
     }
@@ -141,7 +148,7 @@ public enum SIPLocateError: Error, Sendable, Hashable, CustomStringConvertible {
         case .noSuchDomain(let h): "\(h): no such domain (NXDOMAIN)"
         case .noAddress(let h): "\(h): no A or AAAA record"
         case .serviceNotOffered(let h): "\(h): SRV says SIP is not offered there"
-        case .unsupportedTransport(let h, let t): "\(h): every target needs \(t.rawValue.uppercased()), which this gateway does not support yet"
+        case .unsupportedTransport(let h, let t): "\(h): every target needs \(t.rawValue.uppercased()), which this agent does not offer"
         case .lookupFailed(let h, let f): "\(h): \(f)"
         }
     }

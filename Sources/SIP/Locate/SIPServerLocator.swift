@@ -11,7 +11,7 @@
 ///   transport we support (the preferred first); without SRV, A/AAAA of the host on 5060.
 ///
 /// Each SRV target expands to its addresses (A before AAAA), in RFC 2782 order. A target
-/// that needs TLS is skipped (`skipped` says why) until a TLS transport exists.
+/// whose transport is not in `supported` is skipped (`skipped` says why).
 public struct SIPServerLocator: Sendable {
     /// What the driver does next.
     public enum Step: Sendable, Equatable {
@@ -60,7 +60,7 @@ public struct SIPServerLocator: Sendable {
     }
 
     public init(_ destination: SIPDestination, preferred: SIPTargetTransport = .udp,
-                supported: Set<SIPTargetTransport> = [.udp, .tcp], maxTargets: Int = 16,
+                supported: Set<SIPTargetTransport> = [.udp, .tcp, .tls], maxTargets: Int = 16,
                 random: @escaping @Sendable (ClosedRange<Int>) -> Int = { Int.random(in: $0) }) {
         self.destination = destination
         self.preferred = preferred
@@ -209,7 +209,7 @@ public struct SIPServerLocator: Sendable {
             if supported.contains(h.transport) {
                 keep.append(h)
             } else {
-                skipped.append(("\(h.transport.rawValue):\(h.name):\(h.port)", "needs \(h.transport.rawValue.uppercased()), not supported yet"))
+                skipped.append(("\(h.transport.rawValue):\(h.name):\(h.port)", "needs \(h.transport.rawValue.uppercased()), not offered"))
             }
         }
         guard let first = hosts.first else { return fail(.noAddress(host)) }
@@ -248,7 +248,7 @@ public struct SIPServerLocator: Sendable {
 
     private mutating func finish(_ hosts: [Host], addresses: [String: [String]]) -> Step {
         if let t = hosts.first?.transport, !supported.contains(t), hosts.count == 1 {
-            skipped.append(("\(t.rawValue):\(hosts[0].name)", "needs \(t.rawValue.uppercased()), not supported yet"))
+            skipped.append(("\(t.rawValue):\(hosts[0].name)", "needs \(t.rawValue.uppercased()), not offered"))
             return fail(.unsupportedTransport(host, t))
         }
         var targets: [SIPTarget] = []

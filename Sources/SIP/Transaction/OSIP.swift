@@ -46,6 +46,8 @@ final class TransactionLayer {
         let handler: ((ClientTransactionEvent) -> Void)?
         var messages: [UnsafeMutableRawPointer] = []
         var key: String?
+        /// Loop clock at its start: a connection that failed before it never carried it.
+        let started = SIPEventLoop.now()
         init(peer: SIPPeer, handler: ((ClientTransactionEvent) -> Void)?) {
             self.peer = peer
             self.handler = handler
@@ -246,6 +248,25 @@ final class TransactionLayer {
         let evt = osip_new_outgoing_sipmessage(msg)!
         evt.pointee.transactionid = transaction.id
         osip_transaction_execute(tr, evt)
+        drain()
+    }
+
+    /// Fails, as a transport error, every client transaction still waiting for its final
+    /// response over a stream connection that went down: toward `peer`'s transport and
+    /// address (for TLS, the same name), on that connection or on none in particular, and
+    /// started before `failedAt`. Reliable transports do not retransmit, so without this
+    /// they would wait for Timer B (32 s) before failing over.
+    func failClientTransactions(toward peer: SIPPeer, failedAt: Double) {
+        let pending: Set<UInt32> = [ICT_PRE_CALLING.rawValue, ICT_CALLING.rawValue, ICT_PROCEEDING.rawValue,
+                                    NICT_PRE_TRYING.rawValue, NICT_TRYING.rawValue, NICT_PROCEEDING.rawValue]
+        for (id, ctx) in contexts {
+            guard let handler = ctx.handler, ctx.started <= failedAt, ctx.peer.transport == peer.transport,
+                  ctx.peer.address == peer.address, ctx.peer.connection == nil || ctx.peer.connection == peer.connection,
+                  ctx.peer.tls == nil || peer.tls == nil || ctx.peer.tls == peer.tls,
+                  let tr = transactions[id], pending.contains(tr.pointee.state.rawValue) else { continue }
+            deferred.append { handler(.transportError) }
+            dead.append(id)
+        }
         drain()
     }
 

@@ -1,50 +1,102 @@
 import Glibc
 import CLinux
 
-// SIP over TCP: listeners, connections both ways, framing, and the bounds that keep a
-// hostile peer from holding descriptors, memory or the loop (SIPTransportLimits):
+// SIP over streams, TCP and TLS alike: listeners, connections both ways, framing, and the
+// bounds that keep a hostile peer from holding descriptors, memory or the loop
+// (SIPTransportLimits):
 // - caps on connections in all and per source IP, checked at accept;
-// - a message must arrive whole within `messageTimeout`, and a connection that carries
-//   nothing for `idleTimeout` is closed (one sweep a second walks the connections);
+// - a message must arrive whole within `messageTimeout` (a TLS handshake too), and a
+//   connection that carries nothing for `idleTimeout` is closed (one sweep a second walks
+//   the connections);
 // - bytes that cannot start a SIP message close the connection at once;
 // - a peer that does not read gets at most `maxQueuedBytes` queued;
 // - out of descriptors, the listener pauses instead of spinning on a full backlog.
+//
+// TLS is a layer of the same connection (`Connection.tls`, a `TLSStream`): bytes read from
+// the socket are decrypted before the framer, messages sent are encrypted into the outbox.
+// Everything else (the socket, the outbox, the bounds, keep-alives) is one code path.
+//
+// A connection that fails or goes down is reported to `onConnectionFailure` on a later
+// turn of the loop (never from inside a send, where osip may be running), so the requests
+// sent over it fail at once, like a transport error, instead of waiting for Timer B.
 
 extension SIPTransports {
-    /// Listens for TCP connections; port 0 lets the OS choose. Returns the bound address.
-    func listenTCP(_ address: SocketAddress) throws -> SocketAddress {
+    /// Listens for TCP (or TLS) connections; port 0 lets the OS choose. Returns the bound address.
+    func listenStream(_ address: SocketAddress, transport: SIPTransportProtocol = .tcp) throws -> SocketAddress {
+        if transport == .tls && tlsServerContext == nil {
+            throw SocketError("TLS listener \(address): no certificate configured", code: EINVAL)
+        }
         let fd = try Self.socket(for: address, type: SOCK_STREAM)
         var on: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
         try Self.bind(fd, address)
         guard Glibc.listen(fd, 128) == 0 else { throw SocketError("listen") }
         let local = SocketAddress.local(of: fd) ?? address
-        tcpListeners.append((fd, local))
+        tcpListeners.append((fd, local, transport))
         watchListener(fd)
         return local
     }
 
+    /// Listens for TCP connections (the UDP twin's port when port 0 is asked of both).
+    func listenTCP(_ address: SocketAddress) throws -> SocketAddress { try listenStream(address) }
+
     func sendStream(_ bytes: [UInt8], to peer: SIPPeer) -> Bool {
-        var fd = peer.connection.flatMap { connections[$0] != nil ? $0 : nil } ?? connectionByPeer[peer.address]
-        if fd == nil { fd = connect(to: peer.address) }
+        var fd = peer.connection.flatMap { connections[$0] != nil ? $0 : nil } ?? connectionByPeer[key(for: peer)]
+        if fd == nil { fd = connect(to: peer) }
         guard let fd, let conn = connections[fd] else { return false }
-        guard conn.outbox.count + bytes.count <= limits.maxQueuedBytes else {
+        guard conn.queued + bytes.count <= limits.maxQueuedBytes else {
             refuse(.peerNotReading)
-            closeConnection(fd)
+            closeConnection(fd, .closed("the peer does not read (\(conn.queued) bytes queued)"))
             return false
         }
-        conn.outbox.append(contentsOf: bytes)
+        conn.carried = true
+        if conn.tls != nil {
+            let out = conn.tls!.send(bytes)
+            conn.outbox += out.ciphertext
+            if let failure = out.failure {
+                closeConnection(fd, .tls(failure))
+                return false
+            }
+        } else {
+            conn.outbox.append(contentsOf: bytes)
+        }
         if !conn.connecting { flush(conn) }
         return true
     }
 
     func refuse(_ reason: SIPTransportRefusal) { refusals[reason, default: 0] += 1 }
 
+    /// Replaces the TLS listeners' context (new connections get it; open ones keep theirs)
+    /// and forgets the client contexts, so every certificate file is read again.
+    func reloadTLS(server: SIPTLSServerSettings?) throws(TLSFailure) {
+        if let server { tlsServerContext = try TLSContext(server: server) }
+        tlsClientContexts = [:]
+    }
+
+    /// The connection a message to `peer` reuses: TCP by address, TLS by address and the
+    /// name and trust it was checked with.
+    func key(for peer: SIPPeer) -> StreamKey {
+        guard peer.transport == .tls else { return StreamKey(transport: peer.transport, address: peer.address) }
+        return StreamKey(transport: .tls, address: peer.address, tls: tlsTarget(for: peer))
+    }
+
+    private func tlsTarget(for peer: SIPPeer) -> SIPTLSTarget {
+        peer.tls ?? tlsTarget?(peer.address) ?? SIPTLSTarget(serverName: peer.address.host)
+    }
+
+    private func clientContext(_ settings: SIPTLSClientSettings) throws(TLSFailure) -> TLSContext {
+        if let known = tlsClientContexts[settings] { return known }
+        let made = try TLSContext(client: settings)
+        tlsClientContexts[settings] = made
+        return made
+    }
+
     private func watchListener(_ fd: Int32) {
         loop.register(fd: fd) { [unowned self] in self.accept(fd) }
     }
 
     private func accept(_ listener: Int32) {
+        let transport = tcpListeners.first { $0.fd == listener }?.transport ?? .tcp
         while true {
             var storage = sockaddr_storage()
             var len = socklen_t(MemoryLayout<sockaddr_storage>.size)
@@ -79,33 +131,68 @@ extension SIPTransports {
                 close(fd)
                 continue
             }
-            adopt(fd, peer: peer, inbound: true, connecting: false)
+            var tls: TLSStream?
+            if transport == .tls {
+                guard let context = tlsServerContext, let stream = TLSStream(server: context) else {
+                    close(fd)
+                    continue
+                }
+                tls = stream
+            }
+            adopt(fd, peer: peer, key: StreamKey(transport: transport, address: peer), inbound: true, connecting: false, tls: tls)
         }
     }
 
-    private func connect(to address: SocketAddress) -> Int32? {
+    private func connect(to peer: SIPPeer) -> Int32? {
+        let key = key(for: peer)
+        var tls: TLSStream?
+        if let target = key.tls {
+            do {
+                guard let stream = TLSStream(client: try clientContext(target.client), target: target) else {
+                    report(peer, outbound: true, .tls(.configuration("OpenSSL could not make a session")))
+                    return nil
+                }
+                tls = stream
+            } catch {
+                report(peer, outbound: true, .tls(error))
+                return nil
+            }
+        }
         guard connections.count < connectionCap else {
             refuse(.tooManyConnections)
+            report(peer, outbound: true, .connect("too many connections open"))
             return nil
         }
-        guard let fd = try? Self.socket(for: address, type: SOCK_STREAM) else { return nil }
-        let rc = address.withSockAddr { Glibc.connect(fd, $0, $1) } ?? -1
+        guard let fd = try? Self.socket(for: peer.address, type: SOCK_STREAM) else {
+            report(peer, outbound: true, .connect(Self.errorText(errno)))
+            return nil
+        }
+        let rc = peer.address.withSockAddr { Glibc.connect(fd, $0, $1) } ?? -1
         if rc != 0 && errno != EINPROGRESS {
+            let code = errno
             close(fd)
+            report(peer, outbound: true, .connect(Self.errorText(code)))
             return nil
         }
-        adopt(fd, peer: address, inbound: false, connecting: rc != 0)
+        adopt(fd, peer: peer.address, key: key, inbound: false, connecting: rc != 0, tls: tls)
         return fd
     }
 
-    private func adopt(_ fd: Int32, peer: SocketAddress, inbound: Bool, connecting: Bool) {
+    private func adopt(_ fd: Int32, peer: SocketAddress, key: StreamKey, inbound: Bool, connecting: Bool, tls: TLSStream?) {
         var on: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
-        let conn = Connection(fd: fd, peer: peer, inbound: inbound, connecting: connecting, now: SIPEventLoop.now())
+        let now = SIPEventLoop.now()
+        let conn = Connection(fd: fd, peer: peer, key: key, inbound: inbound, connecting: connecting, now: now)
+        if let tls {
+            conn.tls = tls
+            conn.handshakeDeadline = now + limits.messageTimeout
+            // A client's ClientHello waits in the outbox until the TCP connect completes.
+            if !inbound { conn.outbox += conn.tls!.start().ciphertext }
+        }
         connections[fd] = conn
-        connectionByPeer[peer] = fd
+        connectionByPeer[key] = fd
         connectionsPerSource[peer.host, default: 0] += 1
-        loop.register(fd: fd) { [unowned self] in self.readTCP(fd) }
+        loop.register(fd: fd) { [unowned self] in self.readStream(fd) }
         if connecting {
             loop.watchWritable(fd: fd) { [unowned self] in self.finishConnect(fd) }
         }
@@ -118,7 +205,7 @@ extension SIPTransports {
         var len = socklen_t(MemoryLayout<Int32>.size)
         getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len)
         guard err == 0 else {
-            closeConnection(fd)
+            closeConnection(fd, .connect(Self.errorText(err)))
             return
         }
         conn.connecting = false
@@ -136,62 +223,122 @@ extension SIPTransports {
                 loop.watchWritable(fd: conn.fd) { [unowned self] in self.flush(conn) }
                 return
             } else {
-                closeConnection(conn.fd)
+                closeConnection(conn.fd, ending(conn, .closed(Self.errorText(errno))))
                 return
             }
         }
         loop.watchWritable(fd: conn.fd, nil)
     }
 
-    private func readTCP(_ fd: Int32) {
+    private func readStream(_ fd: Int32) {
         guard let conn = connections[fd] else { return }
         while true {
             let n = receiveBuffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
-                closeConnection(fd)
+            if n == 0 {
+                closeConnection(fd, ending(conn, .closed("closed by the peer")))
                 return
             }
-            guard n > 0 else { return }
+            if n < 0 {
+                if errno != EAGAIN && errno != EWOULDBLOCK { closeConnection(fd, ending(conn, .closed(Self.errorText(errno)))) }
+                return
+            }
             let now = SIPEventLoop.now()
             conn.lastActivity = now
-            let peer = SIPPeer(transport: .tcp, address: conn.peer, connection: fd)
-            let messages: [[UInt8]]
-            do {
-                messages = try conn.framer.append(receiveBuffer[0..<n])
-            } catch {
-                refuse(error == .notSIP ? .notSIP : .framing)
-                onStreamError?(peer, error)
-                closeConnection(fd)
+            guard conn.tls != nil else {
+                guard deliver(receiveBuffer[0..<n], on: conn, now: now) else { return }
+                continue
+            }
+            let out = receiveBuffer.withUnsafeBytes { conn.tls!.receive(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+            if !out.ciphertext.isEmpty {
+                // Handshake messages, or the alert that tells the peer why we give up.
+                conn.outbox += out.ciphertext
+                if !conn.connecting { flush(conn) }
+                guard connections[fd] === conn else { return }
+            }
+            if out.established { conn.handshakeDeadline = nil }
+            if let failure = out.failure {
+                refuse(.tlsFailed)
+                closeConnection(fd, .tls(failure))
                 return
             }
-            conn.pingSentAt = nil  // the flow is alive
-            if conn.framer.pings > 0 {
-                // RFC 5626 §3.5.1: a double-CRLF ping gets a single-CRLF pong.
-                _ = sendStream(Self.pong, to: peer)
-                guard connections[fd] === conn else { return }
+            if out.closed {
+                closeConnection(fd, .closed("the peer closed the TLS session"))
+                return
             }
-            // A partial message starts (or keeps) its clock; a clean boundary stops it.
-            if conn.framer.pending == 0 {
-                conn.messageStarted = nil
-            } else if !messages.isEmpty || conn.messageStarted == nil {
-                conn.messageStarted = now
-            }
-            for message in messages {
-                onMessage?(message, peer)
-                // onMessage may have closed this connection (a reply failed).
-                guard connections[fd] === conn else { return }
+            if !out.plaintext.isEmpty {
+                guard deliver(out.plaintext[...], on: conn, now: now) else { return }
             }
         }
     }
 
-    func closeConnection(_ fd: Int32) {
+    /// Frames what arrived in the clear and hands each message on; false when the
+    /// connection was closed meanwhile.
+    private func deliver(_ bytes: ArraySlice<UInt8>, on conn: Connection, now: Double) -> Bool {
+        let fd = conn.fd
+        let peer = conn.sipPeer
+        let messages: [[UInt8]]
+        do {
+            messages = try conn.framer.append(bytes)
+        } catch {
+            refuse(error == .notSIP ? .notSIP : .framing)
+            onStreamError?(peer, error)
+            closeConnection(fd, .closed("framing: \(error)"))
+            return false
+        }
+        conn.pingSentAt = nil  // the flow is alive
+        if conn.framer.pings > 0 {
+            // RFC 5626 §3.5.1: a double-CRLF ping gets a single-CRLF pong.
+            _ = sendStream(Self.pong, to: peer)
+            guard connections[fd] === conn else { return false }
+        }
+        // A partial message starts (or keeps) its clock; a clean boundary stops it.
+        if conn.framer.pending == 0 {
+            conn.messageStarted = nil
+        } else if !messages.isEmpty || conn.messageStarted == nil {
+            conn.messageStarted = now
+        }
+        for message in messages {
+            onMessage?(message, peer)
+            // onMessage may have closed this connection (a reply failed).
+            guard connections[fd] === conn else { return false }
+        }
+        return true
+    }
+
+    /// Why a connection ends: a TLS connection that ends before its handshake is done
+    /// failed the handshake.
+    private func ending(_ conn: Connection, _ why: SIPConnectionFailure) -> SIPConnectionFailure {
+        conn.tls?.isHandshaking == true ? .tls(.closedDuringHandshake) : why
+    }
+
+    /// Closes a connection; with `why`, reports it (on a later turn of the loop) so what
+    /// was sent over it fails.
+    func closeConnection(_ fd: Int32, _ why: SIPConnectionFailure? = nil) {
         guard let conn = connections.removeValue(forKey: fd) else { return }
-        if connectionByPeer[conn.peer] == fd { connectionByPeer[conn.peer] = nil }
+        if connectionByPeer[conn.key] == fd { connectionByPeer[conn.key] = nil }
         let left = connectionsPerSource[conn.peer.host, default: 1] - 1
         connectionsPerSource[conn.peer.host] = left > 0 ? left : nil
+        if conn.tls?.isEstablished == true {
+            // close_notify, best effort: the socket is closed right after.
+            let bye = conn.tls!.close()
+            _ = bye.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+        }
         loop.unregister(fd: fd)
         close(fd)
+        if let why {
+            var peer = conn.sipPeer
+            peer.connection = fd
+            report(peer, outbound: !conn.inbound, why, carried: conn.carried)
+        }
     }
+
+    private func report(_ peer: SIPPeer, outbound: Bool, _ failure: SIPConnectionFailure, carried: Bool = true) {
+        let report = SIPConnectionFailureReport(peer: peer, outbound: outbound, failure: failure, at: SIPEventLoop.now(),
+                                                carried: carried)
+        loop.schedule(after: 0) { [weak self] in self?.onConnectionFailure?(report) }
+    }
+
+    static func errorText(_ code: Int32) -> String { String(cString: strerror(code)) }
 
     // MARK: Timeouts
 
@@ -204,24 +351,29 @@ extension SIPTransports {
         }
     }
 
-    /// Closes connections whose message is overdue, that have been idle too long, or whose
-    /// keep-alive ping went unanswered; pings the connections we opened that have been quiet
-    /// for `keepaliveInterval` (RFC 5626 §4.4.1), so a NAT on the way keeps their binding.
+    /// Closes connections whose TLS handshake or message is overdue, that have been idle too
+    /// long, or whose keep-alive ping went unanswered; pings the connections we opened that
+    /// have been quiet for `keepaliveInterval` (RFC 5626 §4.4.1), so a NAT on the way keeps
+    /// their binding.
     func sweep(now: Double) {
         let keepalive = limits.keepaliveInterval
         for (fd, conn) in connections {
-            if let started = conn.messageStarted, now - started > limits.messageTimeout {
+            if let deadline = conn.handshakeDeadline, now > deadline {
+                refuse(.tlsFailed)
+                closeConnection(fd, .tls(.handshakeTimeout))
+            } else if let started = conn.messageStarted, now - started > limits.messageTimeout {
                 refuse(.messageTimeout)
-                closeConnection(fd)
+                closeConnection(fd, .closed("message timeout"))
             } else if let pinged = conn.pingSentAt, now - pinged > limits.keepaliveTimeout {
                 refuse(.keepaliveTimeout)
-                closeConnection(fd)
-            } else if keepalive > 0, !conn.inbound, !conn.connecting, conn.pingSentAt == nil, now - conn.lastActivity >= keepalive {
+                closeConnection(fd, .closed("no answer to the keep-alive ping"))
+            } else if keepalive > 0, !conn.inbound, !conn.connecting, conn.handshakeDeadline == nil, conn.pingSentAt == nil,
+                      now - conn.lastActivity >= keepalive {
                 conn.pingSentAt = now
-                _ = sendStream(Self.ping, to: SIPPeer(transport: .tcp, address: conn.peer, connection: fd))
+                _ = sendStream(Self.ping, to: conn.sipPeer)
             } else if now - conn.lastActivity > limits.idleTimeout {
                 refuse(.idle)
-                closeConnection(fd)
+                closeConnection(fd, .closed("idle"))
             }
         }
     }

@@ -54,4 +54,7 @@ public enum SIPTransportRefusal: String, Sendable, CaseIterable {
     /// A keep-alive ping of ours got no answer: the flow is broken (not a refusal, but
     /// counted with the connections cut).
     case keepaliveTimeout = "sip_tcp_keepalive_timeout"
+    /// A TLS handshake failed or did not finish in `messageTimeout` (a bad or unknown
+    /// certificate, a wrong name, a peer that is not TLS), either way.
+    case tlsFailed = "sip_tls_handshake_failed"
 }

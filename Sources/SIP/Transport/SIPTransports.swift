@@ -1,40 +1,54 @@
 import Glibc
 import CLinux
 
-/// The transport protocols irisgw speaks.
-public enum SIPTransportProtocol: String, Sendable, Hashable {
+/// The transport protocols irisgw speaks. TLS is TCP's framing over a TLS session: one stream
+/// transport serves both (SIPStreamConnections.swift).
+public enum SIPTransportProtocol: String, Sendable, Hashable, CaseIterable {
     case udp = "UDP"
     case tcp = "TCP"
+    case tls = "TLS"
 
-    public var isReliable: Bool { self == .tcp }
+    public var isReliable: Bool { self != .udp }
+    /// A byte stream with RFC 3261 §18.3 framing (TCP, or TLS over TCP).
+    public var isStream: Bool { self != .udp }
 }
 
-/// Where a message came from or goes to: protocol, peer address, and for TCP the connection.
+/// Where a message came from or goes to: protocol, peer address, for a stream the
+/// connection, and for TLS the name the server's certificate must carry.
 public struct SIPPeer: Hashable, Sendable, CustomStringConvertible {
     public var transport: SIPTransportProtocol
     public var address: SocketAddress
-    /// The TCP connection a request arrived on; responses go back over it (RFC 3261 §18.2.2).
+    /// The stream connection a request arrived on; responses go back over it (RFC 3261 §18.2.2).
     public var connection: Int32?
+    /// TLS toward a server: the name to check and how (a trunk's `sip.tls`). nil for other
+    /// transports, and for TLS peers that take the agent's default (`tlsTarget`).
+    public var tls: SIPTLSTarget?
 
-    public init(transport: SIPTransportProtocol, address: SocketAddress, connection: Int32? = nil) {
+    public init(transport: SIPTransportProtocol, address: SocketAddress, connection: Int32? = nil, tls: SIPTLSTarget? = nil) {
         self.transport = transport
         self.address = address
         self.connection = connection
+        self.tls = tls
     }
 
-    public var description: String { "\(transport.rawValue.lowercased()):\(address)" }
+    public var description: String {
+        "\(transport.rawValue.lowercased()):\(address)" + (tls.map { " (\($0.serverName))" } ?? "")
+    }
 }
 
-/// UDP sockets, TCP listeners and TCP connections, all on the SIP event loop.
-/// Incoming UDP datagrams and framed TCP messages are handed to `onMessage` as bytes.
-/// Stream peers are bounded by `limits` (SIPStreamConnections.swift).
+/// UDP sockets, stream listeners and stream connections (TCP and TLS), all on the SIP event
+/// loop. Incoming UDP datagrams and framed stream messages are handed to `onMessage` as
+/// bytes. Stream peers are bounded by `limits` (SIPStreamConnections.swift).
 final class SIPTransports {
     let loop: SIPEventLoop
     let limits: SIPTransportLimits
     /// Called on the loop for every datagram or framed stream message.
     var onMessage: (([UInt8], SIPPeer) -> Void)?
-    /// Called when a TCP stream breaks its framing (bytes are dropped, the connection closed).
+    /// Called when a stream breaks its framing (bytes are dropped, the connection closed).
     var onStreamError: ((SIPPeer, SIPStreamFramer.FramingError) -> Void)?
+    /// Called on the loop, never from inside a send, when a stream connection could not be
+    /// opened or went down (connect, TLS handshake, certificate, a peer that closed).
+    var onConnectionFailure: ((SIPConnectionFailureReport) -> Void)?
     /// Stream peers refused or cut, by reason.
     internal(set) var refusals: [SIPTransportRefusal: Int] = [:]
     /// When set, every outgoing message goes here instead of to a socket (its result is
@@ -44,9 +58,17 @@ final class SIPTransports {
     var sendOverride: (([UInt8], SIPPeer) -> Bool)?
 
     private(set) var udpSockets: [UDPSocket] = []
-    internal(set) var tcpListeners: [(fd: Int32, local: SocketAddress)] = []
+    internal(set) var tcpListeners: [(fd: Int32, local: SocketAddress, transport: SIPTransportProtocol)] = []
     var connections: [Int32: Connection] = [:]
-    var connectionByPeer: [SocketAddress: Int32] = [:]
+    var connectionByPeer: [StreamKey: Int32] = [:]
+    /// The TLS listeners' context (our certificate, client verification); a reload replaces
+    /// it for new connections while the open ones keep theirs.
+    var tlsServerContext: TLSContext?
+    /// One client context per distinct trust and client-certificate setting.
+    var tlsClientContexts: [SIPTLSClientSettings: TLSContext] = [:]
+    /// The TLS target of a peer that carries none (an in-dialog hop, a BYE after a
+    /// restart); nil answer: its address as the name, the system trust store.
+    var tlsTarget: ((SocketAddress) -> SIPTLSTarget?)?
     var connectionsPerSource: [String: Int] = [:]
     var sweepTimer: SIPEventLoop.Timer?
     var receiveBuffer = [UInt8](repeating: 0, count: 65_536)
@@ -55,13 +77,28 @@ final class SIPTransports {
     /// `limits.maxConnections`, or half the file-descriptor limit when that is lower.
     lazy var connectionCap: Int = min(limits.maxConnections, max(16, Self.descriptorLimit() / 2))
 
+    /// What a stream connection is reused for: the transport, the address and, for TLS we
+    /// opened, the name and trust it was checked with.
+    struct StreamKey: Hashable {
+        var transport: SIPTransportProtocol
+        var address: SocketAddress
+        var tls: SIPTLSTarget?
+    }
+
     final class Connection {
         let fd: Int32
         let peer: SocketAddress
+        let transport: SIPTransportProtocol
+        let key: StreamKey
         /// Accepted from a peer (not opened by us toward a trunk).
         let inbound: Bool
         var framer = SIPStreamFramer()
+        /// Bytes for the socket: the messages themselves over TCP, ciphertext over TLS.
         var outbox: [UInt8] = []
+        /// The TLS layer between the socket and the framer; nil over TCP.
+        var tls: TLSStream?
+        /// When the TLS handshake must be done by (loop clock); nil once it is, and over TCP.
+        var handshakeDeadline: Double?
         var connecting: Bool
         /// Last byte in or out (loop clock).
         var lastActivity: Double
@@ -70,14 +107,25 @@ final class SIPTransports {
         var messageStarted: Double?
         /// When our keep-alive ping went out, until anything comes back.
         var pingSentAt: Double?
-        init(fd: Int32, peer: SocketAddress, inbound: Bool, connecting: Bool, now: Double) {
+        /// We sent something over it: requests of ours may wait on it (a failure then has
+        /// transactions to fail; a scanner's connection that goes has none to look for).
+        var carried = false
+        init(fd: Int32, peer: SocketAddress, key: StreamKey, inbound: Bool, connecting: Bool, now: Double) {
             self.fd = fd
             self.peer = peer
+            self.key = key
+            self.transport = key.transport
             self.inbound = inbound
             self.connecting = connecting
             lastActivity = now
             messageStarted = inbound ? now : nil
         }
+
+        /// Bytes waiting to leave: the outbox and what TLS holds until its handshake is done.
+        var queued: Int { outbox.count + (tls?.heldCount ?? 0) }
+
+        /// The peer as messages from this connection name it.
+        var sipPeer: SIPPeer { SIPPeer(transport: transport, address: peer, connection: fd, tls: key.tls) }
     }
 
     init(loop: SIPEventLoop, limits: SIPTransportLimits = SIPTransportLimits()) {
@@ -93,9 +141,13 @@ final class SIPTransports {
         return socket.local
     }
 
-    /// Listens with `transport` on `address`; returns the bound address.
+    /// Listens with `transport` on `address`; returns the bound address. TLS needs
+    /// `tlsServerContext`.
     func listen(_ transport: SIPTransportProtocol, _ address: SocketAddress) throws -> SocketAddress {
-        transport == .udp ? try listenUDP(address) : try listenTCP(address)
+        switch transport {
+        case .udp: try listenUDP(address)
+        case .tcp, .tls: try listenStream(address, transport: transport)
+        }
     }
 
     /// Closes the listening socket of `transport` bound to `address`.
@@ -105,8 +157,8 @@ final class SIPTransports {
             guard let i = udpSockets.firstIndex(where: { $0.local == address }) else { return }
             loop.unregister(fd: udpSockets[i].fd)
             udpSockets.remove(at: i)
-        case .tcp:
-            guard let i = tcpListeners.firstIndex(where: { $0.local == address }) else { return }
+        case .tcp, .tls:
+            guard let i = tcpListeners.firstIndex(where: { $0.local == address && $0.transport == transport }) else { return }
             loop.unregister(fd: tcpListeners[i].fd)
             close(tcpListeners[i].fd)
             tcpListeners.remove(at: i)
@@ -115,7 +167,7 @@ final class SIPTransports {
 
     func closeAll() {
         for socket in udpSockets { loop.unregister(fd: socket.fd) }
-        for (fd, _) in tcpListeners {
+        for (fd, _, _) in tcpListeners {
             loop.unregister(fd: fd)
             close(fd)
         }
@@ -125,8 +177,9 @@ final class SIPTransports {
         tcpListeners = []
     }
 
-    /// Sends one message. Over TCP it reuses the request's connection or a connection to the
-    /// peer, opening one when needed. Returns false when the message could not be queued.
+    /// Sends one message. Over a stream it reuses the request's connection or a connection to
+    /// the peer, opening one when needed (TLS: encrypted once the handshake and the server's
+    /// name check are done). Returns false when the message could not be queued.
     @discardableResult
     func send(_ bytes: [UInt8], to peer: SIPPeer) -> Bool {
         if let sendOverride { return sendOverride(bytes, peer) }
@@ -134,7 +187,7 @@ final class SIPTransports {
         case .udp:
             guard let socket = udpSocket(toward: peer.address), let to = RawSocketAddress(peer.address) else { return false }
             return bytes.withUnsafeBytes { socket.send($0, to: to) }
-        case .tcp:
+        case .tcp, .tls:
             return sendStream(bytes, to: peer)
         }
     }

@@ -17,7 +17,7 @@ extension SIPUserAgent {
         m.addHeader(.to, t.serialize())
         m.addHeader(.callID, SIPIdentifiers.callID(host: localAddress(toward: peer).host))
         m.addHeader(.cseq, CSeq(1, "INVITE").serialize())
-        m.addHeader(.contact, NameAddress(uri: contactURI(toward: peer)).serialize())
+        m.addHeader(.contact, NameAddress(uri: contactURI(toward: peer, secure: requestURI.scheme == "sips")).serialize())
         m.addHeader(.allow, SIPUserAgentConfiguration.allowedMethods.joined(separator: ", "))
         m.addHeader(.supported, policy.supportedOptionTags.joined(separator: ", "))
         m.headers.append(contentsOf: headers)

@@ -79,12 +79,21 @@ extension SIPCall {
     }
 
     /// The peer for a hop: the INVITE's peer, or the dialog's next hop over the call's
-    /// transport (on the call's TCP connection when it is the same address). A hop named by
+    /// transport (on the call's stream connection, and with its TLS name, when it is the same
+    /// address and transport). A hop named by
     /// a host name comes from the DNS cache; while the cache has no answer yet the call keeps
     /// the peer it has (a request never waits for DNS).
     func resolve(_ hop: Machine.Hop) -> SIPPeer {
         guard case .uri(let uri) = hop, var p = ua.peerWithoutWaiting(for: uri, defaultTransport: peer.transport) else { return peer }
-        if p.address == peer.address { p.connection = peer.connection }
+        if p.address == peer.address && p.transport == peer.transport {
+            p.connection = peer.connection
+            p.tls = peer.tls
+        } else if p.transport == .tls, let callTLS = peer.tls {
+            // Another TLS hop of this dialog: checked with the trunk's trust, against the
+            // hop's host name (RFC 5922 §4); an address (an SBC's Contact) keeps the name
+            // the dialog's server proved, since it came over that authenticated connection.
+            p.tls = SIPDestination.isNumeric(uri.host) ? callTLS : SIPTLSTarget(serverName: uri.host, client: callTLS.client)
+        }
         return p
     }
 

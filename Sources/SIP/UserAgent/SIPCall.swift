@@ -116,7 +116,7 @@ public final class SIPCall: @unchecked Sendable {
         self.peer = peer
         self.ua = ua
         machine = InviteSessionMachine(outgoing: invite, sdp: sdp, credentials: credentials,
-                                       configuration: Self.configuration(ua, policy, peer))
+                                       configuration: Self.configuration(ua, policy, peer, secure: invite.requestURI?.scheme == "sips"))
     }
 
     init(incoming invite: SIPMessage, transaction: ServerTransaction, ua: SIPUserAgent) {
@@ -126,11 +126,13 @@ public final class SIPCall: @unchecked Sendable {
         self.ua = ua
         machine = InviteSessionMachine(incoming: invite, transaction: transaction, localTag: SIPIdentifiers.tag(),
                                        firstRSeq: UInt32.random(in: 1...1000), localSequence: UInt32.random(in: 1...10_000),
-                                       configuration: Self.configuration(ua, ua.configuration.callPolicy, transaction.peer))
+                                       configuration: Self.configuration(ua, ua.configuration.callPolicy, transaction.peer,
+                                                                         secure: invite.requestURI?.scheme == "sips"))
     }
 
-    private static func configuration(_ ua: SIPUserAgent, _ policy: SIPCallPolicy, _ peer: SIPPeer) -> InviteSessionMachine.Configuration {
-        InviteSessionMachine.Configuration(policy: policy, contact: ua.contactURI(toward: peer),
+    private static func configuration(_ ua: SIPUserAgent, _ policy: SIPCallPolicy, _ peer: SIPPeer,
+                                      secure: Bool) -> InviteSessionMachine.Configuration {
+        InviteSessionMachine.Configuration(policy: policy, contact: ua.contactURI(toward: peer, secure: secure),
                                            serverHeader: ua.configuration.userAgent, t1: ua.configuration.t1)
     }
 

@@ -57,11 +57,14 @@ extension SIPUserAgent {
         return listener
     }
 
-    /// Our Contact URI for dialogs with `peer`.
-    public func contactURI(toward peer: SIPPeer) -> SIPURI {
+    /// Our Contact URI for dialogs with `peer`: `;transport=tcp|tls` over a stream, or a
+    /// `sips:` URI when the dialog is secure (RFC 5630 §3.1.3: a request for a sips: URI
+    /// gets a sips: Contact).
+    public func contactURI(toward peer: SIPPeer, secure: Bool = false) -> SIPURI {
         let local = localAddress(toward: peer)
+        if secure && peer.transport == .tls { return SIPURI(scheme: "sips", user: configuration.contactUser, host: local.host, port: local.port) }
         var uri = SIPURI(user: configuration.contactUser, host: local.host, port: local.port)
-        if peer.transport == .tcp { uri.parameters.append(SIPParameter("transport", "tcp")) }
+        if peer.transport.isStream { uri.parameters.append(SIPParameter("transport", peer.transport.rawValue.lowercased())) }
         return uri
     }
 

@@ -48,6 +48,13 @@ public final class SIPUserAgent: @unchecked Sendable {
     /// listener's: a public address in front of a NAT, per trunk. nil (the default) or a nil
     /// answer: the listener's address (`SIPUserAgent+Addresses.swift`).
     public var advertisedAddress: ((SIPPeer) -> SIPAdvertisedAddress?)?
+    /// Told of every stream connection that failed or went down (TLS handshakes and
+    /// certificates among them), on the loop, after the requests sent over it have failed.
+    /// The gateway logs the TLS ones. Set before `start`.
+    public var onConnectionFailure: ((SIPConnectionFailureReport) -> Void)?
+    /// The last connection failure toward each stream peer, so a call that failed over it
+    /// can say why (`connectionFailure(toward:)`). Bounded.
+    var recentConnectionFailures: [SIPTransports.StreamKey: SIPConnectionFailureReport] = [:]
     var sources: SourceGuard
     var heapTrim = HeapTrimPolicy()
     /// DNS for names in proxies, routes and targets (`resolver`, `locate`).
@@ -76,7 +83,9 @@ public final class SIPUserAgent: @unchecked Sendable {
                                                window: configuration.defence.authFailureWindowSeconds,
                                                capacity: configuration.defence.maxTrackedSources)
         self.digestServer = configuration.inboundAuthentication.map { DigestServer(realm: $0.realm, secret: Crypto.randomBytes(count: 32)) }
+        if let server = configuration.tlsServer { transports.tlsServerContext = try TLSContext(server: server) }
         transports.onMessage = { [unowned self] bytes, peer in self.receive(bytes, from: peer) }
+        transports.onConnectionFailure = { [unowned self] report in self.connectionFailed(report) }
         transactions.send = { [unowned self] bytes, peer in self.transports.send(bytes, to: peer) }
         transactions.onRequest = { [unowned self] m, tx in self.handleRequest(m, tx) }
         transactions.onUnmatched = { [unowned self] m, peer in self.handleUnmatched(m, peer) }
@@ -101,7 +110,9 @@ public final class SIPUserAgent: @unchecked Sendable {
                 for (t, a) in configuration.listen {
                     // Port 0 for both UDP and TCP on one host means one port the OS picks for
                     // both (the port a Via or Contact names serves either transport).
-                    let twin = a.port == 0 ? bound.first { $0.transport != t && $0.address.host == a.host } : nil
+                    // TLS has a port of its own (TCP cannot share it).
+                    let twin = a.port == 0 && t != .tls
+                        ? bound.first { $0.transport != t && $0.transport != .tls && $0.address.host == a.host } : nil
                     let local: SocketAddress
                     if let twin, let i = bound.firstIndex(of: twin) {
                         let (moved, mine) = try listenTwin(t, of: twin)

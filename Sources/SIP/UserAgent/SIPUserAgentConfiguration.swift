@@ -25,6 +25,9 @@ public struct SIPUserAgentConfiguration: Sendable {
     /// DNS for proxies and targets named by host name (RFC 3263). Default: the system's
     /// servers (/etc/resolv.conf), 1.5 s per try, 2 tries, failures cached 30 s.
     public var dns = DNSResolverConfiguration()
+    /// The TLS listeners' certificate, key and client verification; required when `listen`
+    /// has a TLS entry. Default nil (no TLS listener; TLS toward servers needs none).
+    public var tlsServer: SIPTLSServerSettings?
 
     /// Digest authentication we demand of callers.
     public struct InboundAuthentication: Sendable {

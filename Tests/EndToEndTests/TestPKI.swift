@@ -1,0 +1,1 @@
+../SIPTests/TestPKI.swift
