@@ -251,6 +251,22 @@ enum BridgeBench {
         try withBridge(irisgw: irisgw) { gw, router in setupRate(gw, router, sessions: sessions, workers: workers) }
     }
 
+    /// Setup rates through two profiles of one gateway, `rounds` rounds of `sessions` each,
+    /// interleaved so load from other processes hits both alike: sessions per second over
+    /// all rounds for each, and the failures of both.
+    static func interleavedRates(_ gw: Gateway, _ router: EventRouter, profiles: (String, String), sessions: Int, workers: Int,
+                                 rounds: Int) -> (first: Double, second: Double, failed: Int) {
+        var seconds = (0.0, 0.0), failed = 0
+        for _ in 0..<rounds {
+            let a = setupRate(gw, router, sessions: sessions, workers: workers, profile: profiles.0)
+            let b = setupRate(gw, router, sessions: sessions, workers: workers, profile: profiles.1)
+            seconds.0 += Double(sessions) / a.rate
+            seconds.1 += Double(sessions) / b.rate
+            failed += a.failed + b.failed
+        }
+        return (Double(sessions * rounds) / seconds.0, Double(sessions * rounds) / seconds.1, failed)
+    }
+
     /// `sessions` outbound sessions through a running gateway, `workers` at a time: create,
     /// wait for Connected, close, wait for the end. Sessions per second and how many failed;
     /// `durations` (when given) gets each successful session's phases: the create request,

@@ -41,16 +41,10 @@ enum DNSBench {
             defer { router.close() }
             // Warm: the SRV and A answers are cached (TTL 3600) before anything is timed.
             _ = BridgeBench.setupRate(gw, router, sessions: workers, workers: workers, profile: "named")
-            var numericSeconds = 0.0, srvSeconds = 0.0
-            for _ in 0..<rounds {
-                let n = BridgeBench.setupRate(gw, router, sessions: sessions, workers: workers, profile: "bench")
-                let s = BridgeBench.setupRate(gw, router, sessions: sessions, workers: workers, profile: "named")
-                numericSeconds += Double(sessions) / n.rate
-                srvSeconds += Double(sessions) / s.rate
-                result.failed += n.failed + s.failed
-            }
-            result.numericRate = Double(sessions * rounds) / numericSeconds
-            result.srvRate = Double(sessions * rounds) / srvSeconds
+            let rates = BridgeBench.interleavedRates(gw, router, profiles: ("bench", "named"), sessions: sessions, workers: workers, rounds: rounds)
+            result.numericRate = rates.first
+            result.srvRate = rates.second
+            result.failed += rates.failed
         }
 
         // Part 2: numeric calls while a DNS server drops every query.

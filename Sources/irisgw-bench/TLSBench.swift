@@ -48,18 +48,8 @@ enum TLSBench {
         // Warm both connections before anything is timed.
         _ = BridgeBench.setupRate(gw, router, sessions: workers, workers: workers, profile: "bench")
         _ = BridgeBench.setupRate(gw, router, sessions: workers, workers: workers, profile: "tls")
-        var result = Result()
-        var tcpSeconds = 0.0, tlsSeconds = 0.0
-        for _ in 0..<rounds {
-            let t = BridgeBench.setupRate(gw, router, sessions: sessions, workers: workers, profile: "bench")
-            let s = BridgeBench.setupRate(gw, router, sessions: sessions, workers: workers, profile: "tls")
-            tcpSeconds += Double(sessions) / t.rate
-            tlsSeconds += Double(sessions) / s.rate
-            result.failed += t.failed + s.failed
-        }
-        result.tcpRate = Double(sessions * rounds) / tcpSeconds
-        result.tlsRate = Double(sessions * rounds) / tlsSeconds
-        return result
+        let rates = BridgeBench.interleavedRates(gw, router, profiles: ("bench", "tls"), sessions: sessions, workers: workers, rounds: rounds)
+        return Result(tcpRate: rates.first, tlsRate: rates.second, failed: rates.failed)
     }
 
     /// A test CA and a certificate for `carrier.bench.test`, made with `openssl`.
