@@ -22,12 +22,15 @@ extension Gateway: SIPUserAgentDelegate {
             call.reject(status: 503, reason: "Service Unavailable", headers: [SIPHeader(.retryAfter, "30")])
             return
         }
-        let trunk: NegotiatedLeg
+        var trunk: NegotiatedLeg
         let lateOffer = call.remoteSDP == nil
+        var sdes = SDESExchange(media: profile.media, overTLS: call.peer.transport == .tls)
         if let offer = call.remoteSDP {
             do {
                 trunk = try MediaNegotiation.trunkLeg(offer, allowed: profile.media.codecs.map(\.rawValue))
+                try MediaNegotiation.applySDES(offer, isOffer: true, to: &sdes, leg: &trunk)
             } catch {
+                if error.secure { metrics.srtpRefused() }
                 call.reject(status: 488, reason: "Not Acceptable Here", headers: [SIPHeader("Warning", error.warning)])
                 return
             }
@@ -55,6 +58,7 @@ extension Gateway: SIPUserAgentDelegate {
                                sourceTN: caller, targetTN: did, notificationData: nil, gateway: self)
         s.call = call
         s.trunkLeg = trunk
+        s.sdes = sdes
         s.lateOffer = lateOffer
         s.roomToken = token
         s.carrier = carrier

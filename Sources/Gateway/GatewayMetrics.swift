@@ -19,6 +19,9 @@ public final class GatewayMetrics: Sendable {
         var inviteResponses: [Int: Int] = [:]
         var refused: [String: Int] = [:]
         var tlsFailures: [String: Int] = [:]
+        var srtpAuthFailures = 0
+        var srtpReplays = 0
+        var srtpRefused = 0
     }
     private let counts = Mutex(Counts())
 
@@ -33,6 +36,8 @@ public final class GatewayMetrics: Sendable {
     public func refused(_ what: String, count: Int = 1) { counts.withLock { $0.refused[what, default: 0] += count } }
     /// Counts one failed TLS connection, by what failed (`TLSFailure.kind`).
     func tlsFailure(_ kind: String) { counts.withLock { $0.tlsFailures[kind, default: 0] += 1 } }
+    /// Counts one SDP the trunk's SRTP policy refused (no usable keys where they are required).
+    func srtpRefused() { counts.withLock { $0.srtpRefused += 1 } }
     func registration(profile: String, state: String) { counts.withLock { $0.registrations[profile] = state } }
 
     func media(_ stats: [MediaLeg: MediaLegStatistics]) {
@@ -43,6 +48,8 @@ public final class GatewayMetrics: Sendable {
                 c.packetsLost += s.packetsLost
                 c.concealed += s.concealed
                 c.late += s.late
+                c.srtpAuthFailures += s.srtpAuthFailures
+                c.srtpReplays += s.srtpReplays
             }
             if let t = stats[.trunk], t.packetsReceived > 0 {
                 c.jitterSumMs += t.jitterMs
@@ -96,6 +103,10 @@ public final class GatewayMetrics: Sendable {
                refused.keys.sorted().map { ("{what=\"\($0)\"}", String(refused[$0]!)) })
         metric("irisgw_sip_tls_failures_total", "counter", "TLS connections that failed, either way, by what failed.",
                c.tlsFailures.keys.sorted().map { ("{kind=\"\($0)\"}", String(c.tlsFailures[$0]!)) })
+        metric("irisgw_srtp_dropped_total", "counter", "SRTP and SRTCP packets dropped unplayed (ended sessions), by why: auth (tampered or wrong key), replay.",
+               [("{reason=\"auth\"}", String(c.srtpAuthFailures)), ("{reason=\"replay\"}", String(c.srtpReplays))])
+        metric("irisgw_srtp_refused_total", "counter", "Trunk SDP refused by the SRTP policy (media.encryption) with 488.",
+               [("", String(c.srtpRefused))])
         metric("irisgw_record_writes_lost_total", "counter", "Call record writes that could not be made (logged to stderr).",
                [("", String(recordWrites.lost))])
         metric("irisgw_record_writes_pending", "gauge", "Call record writes a full disk refused, kept and retried every second.",

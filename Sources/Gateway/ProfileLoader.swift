@@ -1,4 +1,5 @@
 import Foundation
+import Media
 import SIP
 
 /// Reads trunk profiles from JSON5 files (docs/sip-profiles.md).
@@ -101,6 +102,12 @@ struct ProfileSchema {
         }
         let media = try root.optional("media") { (v, path) throws(ProfileError) in try self.media(v, at: path) }
         let sip = try root.optional("sip") { (v, path) throws(ProfileError) in try self.sip(v, at: path) }
+        if let media, media.encryption == .required, media.sdesRequiresTLS, let proxies = outbound?.proxies,
+           (sip?.transport ?? .udp) != .tls, !proxies.contains(where: { $0.isTLS || ($0.transport == nil && $0.hostKind == .domainName) }) {
+            // No proxy could ever carry the keys: every outbound call would fail.
+            throw fail("media.encryption", "is required but no proxy is sips: or transport=tls, and SDES keys are sent only over TLS "
+                       + "(set media.sdesRequiresTLS: false to send them over UDP or TCP)")
+        }
         return TrunkProfile(name: name, outbound: outbound, inbound: inbound,
                             media: media ?? TrunkProfile.MediaSettings(), sip: sip ?? TrunkProfile.SIPSettings(),
                             source: file)
@@ -225,7 +232,7 @@ struct ProfileSchema {
     }
 
     private func media(_ value: JSON5Value, at path: String) throws(ProfileError) -> TrunkProfile.MediaSettings {
-        let o = try object(value, at: path, keys: ["codecs", "dtmf", "rtpTimeoutSec", "advertise"])
+        let o = try object(value, at: path, keys: ["codecs", "dtmf", "rtpTimeoutSec", "advertise", "encryption", "srtpSuites", "sdesRequiresTLS"])
         let codecs = try o.optional("codecs") { (v, p) throws(ProfileError) in
             var seen = Set<TrunkProfile.MediaSettings.Codec>()
             return try nonEmptyArray(v, at: p) { (e, ep) throws(ProfileError) in
@@ -241,8 +248,22 @@ struct ProfileSchema {
             return n
         }
         let advertise = try o.optional("advertise") { (v, p) throws(ProfileError) in try numericHost(v, at: p) }
+        let encryption = try o.optional("encryption") { (v, p) throws(ProfileError) in
+            try choice(v, at: p, TrunkProfile.MediaSettings.Encryption.self)
+        }
+        let suites = try o.optional("srtpSuites") { (v, p) throws(ProfileError) in
+            var seen = Set<SRTPSuite>()
+            return try nonEmptyArray(v, at: p) { (e, ep) throws(ProfileError) in
+                let suite = try choice(e, at: ep, SRTPSuite.self)
+                guard seen.insert(suite).inserted else { throw fail(ep, "\(suite.rawValue) is listed twice") }
+                return suite
+            }
+        }
+        let sdesRequiresTLS = try o.optional("sdesRequiresTLS") { (v, p) throws(ProfileError) in try bool(v, at: p) }
         return TrunkProfile.MediaSettings(codecs: codecs ?? [.pcmu, .pcma], dtmf: dtmf ?? .rfc4733,
-                                          rtpTimeoutSec: rtpTimeout ?? 30, advertise: advertise)
+                                          rtpTimeoutSec: rtpTimeout ?? 30, advertise: advertise,
+                                          encryption: encryption ?? .none, srtpSuites: suites ?? SRTPSuite.allCases,
+                                          sdesRequiresTLS: sdesRequiresTLS ?? true)
     }
 
     private func sip(_ value: JSON5Value, at path: String) throws(ProfileError) -> TrunkProfile.SIPSettings {

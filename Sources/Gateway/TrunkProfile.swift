@@ -1,3 +1,4 @@
+import Media
 import SIP
 
 /// One SIP trunk, as configured by a JSON5 file in `sip-profiles/` (see docs/sip-profiles.md).
@@ -252,13 +253,38 @@ public struct TrunkProfile: Sendable, Equatable {
         /// bind address or the serve setting `rtpAdvertise`: the public side of a NAT this
         /// trunk is reached through. Default nil.
         public var advertise: String?
+        /// SRTP on this trunk (SDES keys, RFC 4568). Default: `.none`.
+        public var encryption: Encryption
+        /// The SRTP suites offered and accepted, in order of preference; no repeats.
+        /// Default: all of `SRTPSuite` (AES_CM_128_HMAC_SHA1_80, AES_CM_128_HMAC_SHA1_32,
+        /// AEAD_AES_128_GCM).
+        public var srtpSuites: [SRTPSuite]
+        /// SDES keys travel in the SDP, so they are offered and taken only over TLS (sips: or
+        /// transport=tls). false allows them over UDP and TCP (a private link, a test). Default: true.
+        public var sdesRequiresTLS: Bool
 
         /// Builds the media settings in code.
-        public init(codecs: [Codec] = [.pcmu, .pcma], dtmf: DTMFMode = .rfc4733, rtpTimeoutSec: Int = 30, advertise: String? = nil) {
+        public init(codecs: [Codec] = [.pcmu, .pcma], dtmf: DTMFMode = .rfc4733, rtpTimeoutSec: Int = 30, advertise: String? = nil,
+                    encryption: Encryption = .none, srtpSuites: [SRTPSuite] = SRTPSuite.allCases, sdesRequiresTLS: Bool = true) {
             self.codecs = codecs
             self.dtmf = dtmf
             self.rtpTimeoutSec = rtpTimeoutSec
             self.advertise = advertise
+            self.encryption = encryption
+            self.srtpSuites = srtpSuites
+            self.sdesRequiresTLS = sdesRequiresTLS
+        }
+
+        /// `media.encryption`: whether the trunk leg's RTP is SRTP.
+        public enum Encryption: String, Sendable, Equatable, CaseIterable {
+            /// Plain RTP; an offer of RTP/SAVP is refused with 488.
+            case none
+            /// SRTP when the carrier takes or offers it, plain RTP otherwise (our offers are
+            /// RTP/AVP with `a=crypto`).
+            case optional
+            /// SRTP or no call (our offers are RTP/SAVP; an answer or offer without usable
+            /// keys ends the call or gets 488).
+            case required
         }
 
         /// A trunk codec; raw values are the profile spellings.

@@ -6,12 +6,22 @@ public struct SessionSnapshot: Codable, Sendable, Equatable {
         public var packetsLost: Int64
         public var jitterMs: Double
         public var roundTripMs: Double?
-        public init(packetsReceived: Int, packetsSent: Int, packetsLost: Int64, jitterMs: Double, roundTripMs: Double?) {
+        /// The SRTP suite when the leg is encrypted (`AES_CM_128_HMAC_SHA1_80`, ...); absent for plain RTP.
+        public var srtp: String?
+        /// SRTP/SRTCP packets dropped because they failed authentication (tampered, wrong key); SRTP legs only.
+        public var srtpAuthFailures: Int?
+        /// SRTP/SRTCP packets dropped as replayed or too old; SRTP legs only.
+        public var srtpReplays: Int?
+        public init(packetsReceived: Int, packetsSent: Int, packetsLost: Int64, jitterMs: Double, roundTripMs: Double?,
+                    srtp: String? = nil, srtpAuthFailures: Int? = nil, srtpReplays: Int? = nil) {
             self.packetsReceived = packetsReceived
             self.packetsSent = packetsSent
             self.packetsLost = packetsLost
             self.jitterMs = jitterMs
             self.roundTripMs = roundTripMs
+            self.srtp = srtp
+            self.srtpAuthFailures = srtpAuthFailures
+            self.srtpReplays = srtpReplays
         }
     }
     public var roomId: String

@@ -60,10 +60,11 @@ extension GatewaySession: SIPCallDelegate {
         guard call === self.call, let media else { return nil }
         guard let offer else {
             // No SDP: the carrier wants our offer (RFC 3261 §14.2).
+            _ = sdes.offer()
             return trunkLeg.map { MediaNegotiation.answer(for: $0, address: trunkSDPAddress(media), session: trunkSession.next(), direction: .sendrecv) }
         }
         guard let index = offer.media.firstIndex(where: { $0.media == "audio" && !$0.isRejected }),
-              applyTrunkSDP(offer), let leg = trunkLeg else { return nil }
+              applyTrunkSDP(offer, isOffer: true), let leg = trunkLeg else { return nil }
         let hold = offer.isHold(ofMedia: index)
         let answer = MediaNegotiation.answer(for: leg, address: trunkSDPAddress(media), session: trunkSession.next(),
                                              direction: offer.direction(ofMedia: index).answer)

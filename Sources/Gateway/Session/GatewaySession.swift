@@ -21,6 +21,8 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
     var media: MediaCall?
     var platformLeg: NegotiatedLeg?
     var trunkLeg: NegotiatedLeg?
+    /// SDES keys on the trunk leg (`media.encryption`): set per INVITE sent or received.
+    var sdes = SDESExchange(policy: .init(encryption: .none, suites: [], keysAllowed: false))
     /// Our SDP identities toward each side (o= versions go up per new description).
     var trunkSession = SDPSessionIdentity()
     var platformSession = SDPSessionIdentity()
@@ -129,8 +131,16 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
         let plan = OutboundInvitePlan(outbound: outbound, target: targetTN, caller: sourceTN, request: callerRequest,
                                       host: proxy.hostReference, port: proxy.uriPort, secure: proxy.secure)
         requestURI = plan.requestURI
+        // SDES keys go only where the policy lets them: over TLS unless the profile allows clear.
+        sdes = SDESExchange(media: profile.media, overTLS: peer.transport == .tls)
+        if let refusal = sdes.refusal {
+            handle(.sipFailure(SIPDetails(code: 488, reason: "SRTP: " + refusal)))
+            return
+        }
+        let (proto, cryptos) = sdes.offer()
         let offer = MediaNegotiation.trunkOffer(address: trunkSDPAddress(media), codecs: profile.media.codecs.map(\.rawValue),
-                                                telephoneEvent: profile.media.dtmf == .rfc4733, session: trunkSession)
+                                                telephoneEvent: profile.media.dtmf == .rfc4733, session: trunkSession,
+                                                proto: proto, cryptos: cryptos)
         call = gateway.ua.invite(requestURI: plan.requestURI, from: plan.from, to: plan.to, peer: peer, sdp: offer,
                                  headers: [SIPHeader(.userAgent, gateway.ua.configuration.userAgent)] + plan.headers,
                                  credentials: credentials, policy: Gateway.callPolicy(profile), delegate: self)
@@ -142,15 +152,26 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
     /// address (Gateway+Addresses.swift).
     func trunkSDPAddress(_ media: MediaCall) -> SocketAddress { gateway.trunkSDPAddress(media.trunkAddress, profile: profile) }
 
-    /// The carrier's SDP (18x, 2xx, or a re-INVITE): the codec it chose and where it listens.
+    /// The carrier's SDP (an answer in an 18x or 2xx, or an offer in a re-INVITE): the codec
+    /// it chose, where it listens, its SRTP keys. An answer the SRTP policy refuses ends the
+    /// call (a required SRTP call never goes on in clear); a refused offer leaves the call
+    /// as it was (the caller answers 488).
     @discardableResult
-    func applyTrunkSDP(_ sdp: SessionDescription) -> Bool {
-        guard let leg = try? MediaNegotiation.trunkLeg(sdp, allowed: profile.media.codecs.map(\.rawValue)) else { return false }
+    func applyTrunkSDP(_ sdp: SessionDescription, isOffer: Bool = false) -> Bool {
+        guard var leg = try? MediaNegotiation.trunkLeg(sdp, allowed: profile.media.codecs.map(\.rawValue)) else { return false }
+        var exchange = sdes
+        do {
+            try MediaNegotiation.applySDES(sdp, isOffer: isOffer, to: &exchange, leg: &leg)
+        } catch {
+            if !isOffer { refuseTrunkAnswer(error) }
+            return false
+        }
+        sdes = exchange
         let previous = trunkLeg
         trunkLeg = leg
         guard let media, let platformLeg else { return true }
         if previous?.codec != leg.codec || previous?.rtpMap.payloadType != leg.rtpMap.payloadType
-            || previous?.telephoneEvent != leg.telephoneEvent {
+            || previous?.telephoneEvent != leg.telephoneEvent || previous?.srtp != leg.srtp {
             let configuration = gateway.mediaConfiguration(trunk: leg, platform: platformLeg, profile: profile)
             try? media.reconfigure(configuration)
             applySilence()
@@ -161,6 +182,15 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
         return true
     }
 
+    /// An answer without the keys the policy needs: the call ends (BYE or CANCEL) with a
+    /// local 488 that says why.
+    private func refuseTrunkAnswer(_ error: NegotiationError) {
+        guard !machine.isEnded else { return }
+        gateway.metrics.srtpRefused()
+        handle(.sipFailure(SIPDetails(code: 488, reason: "SRTP: " + error.message)))
+        call?.hangup()
+    }
+
     // MARK: Inbound
 
     private func answerInvite() {
@@ -168,10 +198,15 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
             call?.reject(status: 500)
             return
         }
-        let sdp = lateOffer
-            ? MediaNegotiation.trunkOffer(address: trunkSDPAddress(media), codecs: profile.media.codecs.map(\.rawValue),
-                                          telephoneEvent: profile.media.dtmf == .rfc4733, session: trunkSession)
-            : MediaNegotiation.answer(for: trunkLeg, address: trunkSDPAddress(media), session: trunkSession)
+        let sdp: SessionDescription
+        if lateOffer {
+            let (proto, cryptos) = sdes.offer()
+            sdp = MediaNegotiation.trunkOffer(address: trunkSDPAddress(media), codecs: profile.media.codecs.map(\.rawValue),
+                                              telephoneEvent: profile.media.dtmf == .rfc4733, session: trunkSession,
+                                              proto: proto, cryptos: cryptos)
+        } else {
+            sdp = MediaNegotiation.answer(for: trunkLeg, address: trunkSDPAddress(media), session: trunkSession)
+        }
         call.answer(sdp: sdp)
         loop.cancel(ringTimer)
     }
@@ -189,6 +224,7 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
         guard let call, let media, let trunkLeg else { return handle(.localHoldFailed(status: nil)) }
         heldLocally = hold
         applySilence()
+        _ = sdes.offer()  // the line in force, which the answer must match
         let offer = MediaNegotiation.answer(for: trunkLeg, address: trunkSDPAddress(media), session: trunkSession.next(),
                                             direction: hold ? .sendonly : .sendrecv)
         if !call.reinvite(sdp: offer) {
@@ -267,14 +303,15 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
 
     /// The snapshot `GET /v1/sessions/{roomId}` returns.
     func snapshot(stats: [MediaLeg: MediaLegStatistics]?) -> SessionSnapshot {
-        func leg(_ s: MediaLegStatistics?) -> SessionSnapshot.LegStats? {
+        func leg(_ s: MediaLegStatistics?, srtp: SRTPConfiguration? = nil) -> SessionSnapshot.LegStats? {
             s.map { .init(packetsReceived: $0.packetsReceived, packetsSent: $0.packetsSent, packetsLost: $0.packetsLost,
-                          jitterMs: $0.jitterMs, roundTripMs: $0.roundTripMs) }
+                          jitterMs: $0.jitterMs, roundTripMs: $0.roundTripMs, srtp: srtp?.suite.rawValue,
+                          srtpAuthFailures: srtp == nil ? nil : $0.srtpAuthFailures, srtpReplays: srtp == nil ? nil : $0.srtpReplays) }
         }
         return SessionSnapshot(roomId: roomId, traceId: traceId, direction: machine.direction.rawValue, status: machine.status,
                                sourceTN: sourceTN, targetTN: targetTN, profile: profile.name, routingId: routingId,
                                earlyMedia: machine.earlyMedia, muted: muted, sip: machine.sip, codec: trunkLeg?.codec.description,
-                               ended: machine.ended, trunk: leg(stats?[.trunk]), platform: leg(stats?[.platform]),
+                               ended: machine.ended, trunk: leg(stats?[.trunk], srtp: trunkLeg?.srtp), platform: leg(stats?[.platform]),
                                lastSeq: gateway.events.lastSeq(roomId: roomId), carrier: carrier)
     }
 }

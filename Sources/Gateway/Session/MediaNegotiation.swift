@@ -29,12 +29,33 @@ public struct NegotiatedLeg: Sendable, Equatable {
     public var telephoneEvent: RTPMap?
     public var remote: SocketAddress?
     public var direction: MediaDirection
+    /// The transport profile our SDP for this leg says (`RTP/AVP`, `RTP/SAVP`).
+    public var proto = "RTP/AVP"
+    /// Our `a=crypto` line in force (SDES), written into our answers and re-offers.
+    public var crypto: SDESCrypto?
+    /// SRTP keys for this leg; nil: plain RTP.
+    public var srtp: SRTPConfiguration?
+
+    public init(codec: AudioCodec, rtpMap: RTPMap, telephoneEvent: RTPMap?, remote: SocketAddress?, direction: MediaDirection) {
+        self.codec = codec
+        self.rtpMap = rtpMap
+        self.telephoneEvent = telephoneEvent
+        self.remote = remote
+        self.direction = direction
+    }
 
     /// The media engine's settings for this leg.
     public func configuration(inbandDTMF: Bool = false) -> MediaLegConfiguration {
         MediaLegConfiguration(codec: codec, payloadType: UInt8(rtpMap.payloadType),
                               telephoneEventPayloadType: telephoneEvent.map { UInt8($0.payloadType) },
-                              remote: remote, inbandDTMF: inbandDTMF)
+                              remote: remote, inbandDTMF: inbandDTMF, srtp: srtp)
+    }
+
+    /// Takes the outcome of an SDES exchange: the profile, our line and the keys.
+    mutating func adopt(_ exchange: SDESExchange) {
+        proto = exchange.proto
+        crypto = exchange.local
+        srtp = exchange.srtp
     }
 
     /// HD for the quality indicator: wideband on the trunk (G.722 or Opus).
@@ -54,12 +75,17 @@ public enum MediaNegotiation {
         }
     }
 
-    /// The first usable audio stream of `sdp` and its remote address.
-    static func audio(of sdp: SessionDescription) throws(NegotiationError) -> (index: Int, media: MediaDescription, remote: SocketAddress?) {
-        // Plain RTP only: an RTP/SAVP(F) or DTLS stream asks for encryption we cannot give,
-        // and answering it with RTP/AVP is what RFC 3264 §6 forbids.
+    /// The first usable audio stream of `sdp` and its remote address. `sdes`: RTP/SAVP(F)
+    /// streams count too (the trunk leg keys them with `SDESExchange`).
+    static func audio(of sdp: SessionDescription, sdes: Bool = false) throws(NegotiationError) -> (index: Int, media: MediaDescription, remote: SocketAddress?) {
+        // Otherwise plain RTP only: an RTP/SAVP(F) or DTLS stream asks for encryption we
+        // cannot give, and answering it with RTP/AVP is what RFC 3264 §6 forbids.
         let live = sdp.media.filter { $0.media == "audio" && $0.isRTP && !$0.isRejected }
-        guard let index = sdp.media.firstIndex(where: { $0.media == "audio" && $0.isPlainRTP && !$0.isRejected }) else {
+        func usable(_ m: MediaDescription) -> Bool {
+            m.media == "audio" && !m.isRejected
+                && (m.isPlainRTP || (sdes && ["RTP/SAVP", "RTP/SAVPF"].contains(m.proto.uppercased())))
+        }
+        guard let index = sdp.media.firstIndex(where: usable) else {
             if let secure = live.first {
                 throw NegotiationError("the audio stream requires encrypted media (\(secure.proto)), which is not supported", secure: true)
             }
@@ -93,7 +119,7 @@ public enum MediaNegotiation {
     /// Reads the carrier's answer (or offer, inbound): the first format we can use, in the
     /// carrier's order, among the profile's codecs.
     public static func trunkLeg(_ sdp: SessionDescription, allowed: [String]) throws(NegotiationError) -> NegotiatedLeg {
-        let (index, m, remote) = try audio(of: sdp)
+        let (index, m, remote) = try audio(of: sdp, sdes: true)
         let allowedSet = Set(allowed.map { $0.uppercased() })
         for map in m.rtpMaps where allowedSet.contains(map.encodingName.uppercased()) {
             if let (codec, _) = trunkCodec(named: map.encodingName) {
@@ -105,13 +131,25 @@ public enum MediaNegotiation {
         throw NegotiationError("no common codec (we accept \(allowed.joined(separator: ", ")))")
     }
 
+    /// Reads the trunk's SDP into `exchange` (its answer to our offer, or its offer) and
+    /// `leg` takes the outcome. Throws when the SDES policy refuses the SDP.
+    static func applySDES(_ sdp: SessionDescription, isOffer: Bool, to exchange: inout SDESExchange, leg: inout NegotiatedLeg) throws(NegotiationError) {
+        let m = try audio(of: sdp, sdes: true).media
+        if isOffer { _ = try exchange.answer(m) } else { try exchange.receiveAnswer(m) }
+        leg.adopt(exchange)
+    }
+
     /// Our offer to the trunk: the profile's codecs in order, telephone-event when the
-    /// profile uses RFC 4733.
+    /// profile uses RFC 4733, and SDES lines when the trunk's SRTP policy offers keys.
     public static func trunkOffer(address: SocketAddress, codecs: [String], telephoneEvent: Bool, session: SDPSessionIdentity,
-                                  direction: MediaDirection = .sendrecv) -> SessionDescription {
+                                  direction: MediaDirection = .sendrecv, proto: String = "RTP/AVP",
+                                  cryptos: [SDESCrypto] = []) -> SessionDescription {
         let maps = codecs.compactMap { trunkCodec(named: $0)?.1 }
-        return describe(address: address, maps: maps, telephoneEvent: telephoneEvent ? .telephoneEvent(payloadType: 101) : nil,
-                        session: session, direction: direction)
+        var sdp = describe(address: address, maps: maps, telephoneEvent: telephoneEvent ? .telephoneEvent(payloadType: 101) : nil,
+                           session: session, direction: direction)
+        sdp.media[0].proto = proto
+        sdp.media[0].attributes.append(contentsOf: cryptos.map(\.attribute))
+        return sdp
     }
 
     /// An answer (either leg) with exactly the chosen codec.
@@ -124,6 +162,8 @@ public enum MediaNegotiation {
         var sdp = describe(address: address, maps: [leg.rtpMap], telephoneEvent: leg.telephoneEvent, session: session,
                            direction: direction ?? leg.direction)
         sdp.media[0].attributes.insert(contentsOf: attributes, at: 1)
+        sdp.media[0].proto = leg.proto
+        if let crypto = leg.crypto { sdp.media[0].attributes.append(crypto.attribute) }
         return sdp
     }
 
