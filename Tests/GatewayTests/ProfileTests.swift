@@ -1,4 +1,5 @@
 import Foundation
+import Media
 import SIP
 import Testing
 @testable import Gateway
@@ -215,6 +216,16 @@ let brokenProfiles: [BrokenProfile] = [
     .init(label: "advertised RTP address that is a name",
           text: #"{ name: "t", \#(goodOutbound), media: { advertise: "gw.example.net" } }"#,
           keyPath: "media.advertise", message: #"must be a numeric IPv4 or IPv6 address, found "gw.example.net""#),
+    .init(label: "unknown media encryption",
+          text: #"{ name: "t", \#(goodOutbound), media: { encryption: "srtp" } }"#,
+          keyPath: "media.encryption", message: #"must be one of "none", "optional", "required", found "srtp""#),
+    .init(label: "an SRTP suite listed twice",
+          text: #"{ name: "t", \#(goodOutbound), media: { srtpSuites: ["AES_CM_128_HMAC_SHA1_80", "AES_CM_128_HMAC_SHA1_80"] } }"#,
+          keyPath: "media.srtpSuites[1]", message: "AES_CM_128_HMAC_SHA1_80 is listed twice"),
+    .init(label: "SRTP required where no proxy could carry the keys",
+          text: #"{ name: "t", outbound: { proxies: ["sip:192.0.2.1:5060"] }, media: { encryption: "required" } }"#,
+          keyPath: "media.encryption",
+          message: "is required but no proxy is sips: or transport=tls, and SDES keys are sent only over TLS (set media.sdesRequiresTLS: false to send them over UDP or TCP)"),
     .init(label: "out-of-range integer",
           text: #"{ name: "t", outbound: { proxies: ["sip:a.example"], ringTimeoutSec: 0 } }"#,
           keyPath: "outbound.ringTimeoutSec", message: "must be from 1 to 600, found 0"),
@@ -368,6 +379,24 @@ func proxyAddressRefuses(_ text: String, _ reason: String) {
     #expect(p.sip.tls == .init(caFile: "/etc/irisgw/carrier-ca.pem", serverName: "sbc.carrier.example",
                                certificateFile: "/etc/irisgw/gw.pem", keyFile: "/etc/irisgw/gw.key", allowWildcardCertificates: true))
     #expect(p.outbound?.proxies.map(\.isTLS) == [true, true])
+}
+
+@Test func mediaEncryptionKeysLoad() throws {
+    let tls = try ProfileLoader.parse(#"""
+    { name: "t", outbound: { proxies: ["sips:sbc.carrier.example"] },
+      media: { encryption: "required", srtpSuites: ["AEAD_AES_128_GCM", "AES_CM_128_HMAC_SHA1_80"] } }
+    """#, file: "t.json5")
+    #expect(tls.media.encryption == .required)
+    #expect(tls.media.srtpSuites == [.aeadAES128GCM, .aesCM128HmacSHA1_80])
+    #expect(tls.media.sdesRequiresTLS)
+    // Clear SDES, when the profile says so.
+    let clear = try ProfileLoader.parse(#"""
+    { name: "t", outbound: { proxies: ["sip:192.0.2.1"] }, media: { encryption: "required", sdesRequiresTLS: false } }
+    """#, file: "t.json5")
+    #expect(!clear.media.sdesRequiresTLS)
+    #expect(clear.media.srtpSuites == SRTPSuite.allCases)
+    let plain = try ProfileLoader.parse(#"{ name: "t", outbound: { proxies: ["sip:192.0.2.1"] } }"#, file: "t.json5")
+    #expect(plain.media.encryption == TrunkProfile.MediaSettings.Encryption.none)
 }
 
 // MARK: CIDR
