@@ -22,12 +22,9 @@ public struct MediaLegConfiguration: Sendable {
     /// report them like RFC 4733 digits. Transcoding calls only: passthrough never decodes.
     /// Default false.
     public var inbandDTMF: Bool
-    /// SRTP keys (stub until merge).
-    public var srtp: SRTPConfiguration?
 
     public init(codec: AudioCodec, payloadType: UInt8, telephoneEventPayloadType: UInt8? = nil, remote: SocketAddress? = nil,
-                inbandDTMF: Bool = false, srtp: SRTPConfiguration? = nil) {
-        self.srtp = srtp
+                inbandDTMF: Bool = false) {
         self.codec = codec
         self.payloadType = payloadType
         self.telephoneEventPayloadType = telephoneEventPayloadType
@@ -79,8 +76,6 @@ public struct MediaLegStatistics: Sendable, Equatable {
     public var late = 0
     public var malformed = 0
     public var dtmfDigits = 0
-    public var srtpAuthFailures = 0
-    public var srtpReplays = 0
     /// From the peer's RTCP report blocks about our stream.
     public var roundTripMs: Double?
     public var remoteFractionLost: Double?

@@ -29,15 +29,34 @@ final class Baresip: @unchecked Sendable {
     /// The one account's line in `accounts`.
     struct Account {
         var user = "+15559876543"
-        /// `srtp-mand`: the offer is RTP/SAVP with `a=crypto` (SRTP or nothing); nil: plain
-        /// RTP/AVP.
+        /// `srtp-mand`: the offer is RTP/SAVP with `a=crypto` (SRTP or nothing); `srtp`:
+        /// RTP/AVP with `a=crypto` (SRTP when the answer has keys); nil: plain RTP/AVP.
         var mediaenc: String?
         var audioCodecs = "pcmu"
+        /// `auto`: calls to baresip are answered at once (a carrier); `manual`: they ring.
+        var answerMode = "manual"
 
         var line: String {
-            "<sip:\(user)@127.0.0.1>;regint=0;answermode=manual;audio_codecs=\(audioCodecs)"
+            "<sip:\(user)@127.0.0.1>;regint=0;answermode=\(answerMode);audio_codecs=\(audioCodecs)"
                 + (mediaenc.map { ";mediaenc=\($0)" } ?? "")
         }
+    }
+
+    /// What else the process is set up with.
+    struct Options {
+        /// A PEM file with baresip's TLS certificate and its key: baresip then also listens
+        /// for SIP over TLS, on `sipPort + 1` (libre's rule), which needs a fixed `sipPort`.
+        var tlsCertificate: String?
+        /// `sndfile`: every call's audio is written to `<folder>/dump-*-dec.wav` (what
+        /// baresip received and decoded) and `-enc.wav` (what it sent).
+        var record = false
+    }
+
+    static func config(listen port: Int, options: Options, directory: URL) -> String {
+        var extra = ""
+        if let certificate = options.tlsCertificate { extra += "sip_certificate\t\t\(certificate)\n" }
+        if options.record { extra += "module\t\t\tsndfile.so\nsnd_path\t\t\(directory.path)\n" }
+        return config.replacingOccurrences(of: "sip_listen\t\t127.0.0.1:0", with: "sip_listen\t\t127.0.0.1:\(port)") + extra
     }
 
     static let config = """
@@ -65,6 +84,10 @@ final class Baresip: @unchecked Sendable {
     """
 
     let account: Account
+    let options: Options
+    /// Where baresip takes SIP over UDP and TCP (and TLS on `sipPort + 1`), when fixed.
+    let sipPort: Int?
+    var tlsPort: Int? { options.tlsCertificate == nil ? nil : sipPort.map { $0 + 1 } }
     let directory: URL
     private let process = Process()
     /// Our ends of the stdin pipe: we write commands, and keep the read end open too so a
@@ -76,11 +99,15 @@ final class Baresip: @unchecked Sendable {
 
     /// Starts baresip and waits until it says it is ready. `dial`: a SIP URI it calls at
     /// once (`-e /dial URI`). `timeout`: when baresip quits by itself (`-t`).
-    init(account: Account, dial uri: String? = nil, timeout: Int = 60) throws {
+    /// `sipPort`: the port to listen on (nil: one the OS picks; TLS needs a fixed one).
+    init(account: Account, options: Options = Options(), sipPort: Int? = nil, dial uri: String? = nil, timeout: Int = 60) throws {
         self.account = account
+        self.options = options
+        self.sipPort = sipPort
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-baresip-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        try Self.config.write(to: directory.appendingPathComponent("config"), atomically: true, encoding: .utf8)
+        try Self.config(listen: sipPort ?? 0, options: options, directory: directory)
+            .write(to: directory.appendingPathComponent("config"), atomically: true, encoding: .utf8)
         try (account.line + "\n").write(to: directory.appendingPathComponent("accounts"), atomically: true, encoding: .utf8)
         try "".write(to: directory.appendingPathComponent("contacts"), atomically: true, encoding: .utf8)
 
@@ -123,6 +150,36 @@ final class Baresip: @unchecked Sendable {
             stop()
             throw SocketError("baresip did not start:\n\(text)", code: ECONNREFUSED)
         }
+    }
+
+    /// A baresip that also listens for SIP over TLS with `certificate` (its key beside it),
+    /// on ports the OS had free; tried again on fresh ports if another process took them.
+    static func tlsServer(account: Account, certificate: String, key: String, record: Bool = false, timeout: Int = 60) throws -> Baresip {
+        var lastError: Error = SocketError("no free port pair")
+        for _ in 0..<3 {
+            let port = try freePort()
+            guard isPortFree(port + 1, transport: .tcp) else { continue }
+            let pem = FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-baresip-\(UUID().uuidString.prefix(8)).pem")
+            let both = try String(contentsOfFile: certificate, encoding: .utf8) + (try String(contentsOfFile: key, encoding: .utf8))
+            try both.write(to: pem, atomically: true, encoding: .utf8)
+            defer { try? FileManager.default.removeItem(at: pem) }
+            do {
+                let b = try Baresip(account: account, options: Options(tlsCertificate: pem.path, record: record), sipPort: port, timeout: timeout)
+                // The certificate is read at start; the listener must be up.
+                if isPortFree(port + 1, transport: .tcp) { b.stop(); continue }
+                return b
+            } catch {
+                lastError = error
+            }
+        }
+        throw lastError
+    }
+
+    /// The WAV files `sndfile` wrote for the calls so far: received (`-dec`) or sent (`-enc`).
+    func recordings(received: Bool = true) -> [String] {
+        let suffix = received ? "-dec.wav" : "-enc.wav"
+        return ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [])
+            .filter { $0.hasSuffix(suffix) }.sorted().map { directory.appendingPathComponent($0).path }
     }
 
     /// Everything baresip printed so far, without its colour escapes.

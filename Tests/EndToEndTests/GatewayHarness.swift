@@ -44,6 +44,8 @@ final class GatewayProcess: @unchecked Sendable {
         var outboundExtra = ""
         /// JSON5 members added to `sip` as they are (`tls: {...}`).
         var sipExtra = ""
+        /// JSON5 members added to `media` as they are (`encryption: "required"`).
+        var mediaExtra = ""
         /// Whether the profile has an `inbound` part.
         var hasInbound = true
         var rtpTimeoutSec = 30
@@ -79,7 +81,7 @@ final class GatewayProcess: @unchecked Sendable {
               name: "\(name)",
             \(outbound)
             \(inbound)
-              media: { codecs: [\(codecs.map { "\"\($0)\"" }.joined(separator: ", "))], dtmf: "\(dtmf)", rtpTimeoutSec: \(rtpTimeoutSec) },
+              media: { codecs: [\(codecs.map { "\"\($0)\"" }.joined(separator: ", "))], dtmf: "\(dtmf)", rtpTimeoutSec: \(rtpTimeoutSec), \(mediaExtra) },
               sip: { transport: "udp", prack: "supported", sessionTimerSec: \(sessionTimerSec), optionsPingSec: 0, \(sipExtra) },
             }
             """
