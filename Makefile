@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 SWIFT ?= swift
 # Debian packages the build and the tests need.
-DEBS := libosip2-dev libopus-dev libspandsp-dev libtiff-dev libssl-dev libsqlite3-dev libc-ares-dev \
+DEBS := libosip2-dev libopus-dev libspandsp-dev libtiff-dev libssl-dev libsqlite3-dev libc-ares-dev libsrtp2-dev \
         pkg-config sip-tester nftables iproute2 baresip dnsmasq-base stunnel4
 # The whole suite must finish well inside CI's limit on 2 cores.
 TEST_TIMEOUT ?= 1200
@@ -118,9 +118,9 @@ $(FUZZ_DIR)/fuzz-sip $(FUZZ_DIR)/fuzz-sdp $(FUZZ_DIR)/fuzz-sip-session: $(FUZZ_D
 
 $(FUZZ_DIR)/fuzz-rtp: $(MEDIA_SOURCES) Fuzz/FuzzRTP.swift $(FUZZ_DIR)/libIOCore.a
 	@echo "fuzz: building fuzz-rtp"
-	@$(SWIFTC) $(FUZZ_FLAGS) -module-name Media -I $(FUZZ_DIR) -I Sources/COpus -I Sources/CSpanDSP -I Sources/CLinux \
+	@$(SWIFTC) $(FUZZ_FLAGS) -module-name Media -I $(FUZZ_DIR) -I Sources/COpus -I Sources/CSpanDSP -I Sources/CSRTP -I Sources/CLinux \
 	  $$(pkg-config --cflags-only-I opus | sed 's/-I/-Xcc -I/g') \
-	  $(MEDIA_SOURCES) Fuzz/FuzzRTP.swift -L $(FUZZ_DIR) -lIOCore -lopus -lspandsp -o $@ $(QUIET_LD)
+	  $(MEDIA_SOURCES) Fuzz/FuzzRTP.swift -L $(FUZZ_DIR) -lIOCore -lopus -lspandsp -lsrtp2 -o $@ $(QUIET_LD)
 
 $(FUZZ_DIR)/fuzz-api: $(API_SOURCES) Fuzz/FuzzAPI.swift
 	@mkdir -p $(FUZZ_DIR)

@@ -17,6 +17,7 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CAres", pkgConfig: "libcares", providers: [.apt(["libc-ares-dev"])]),
+        .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2", providers: [.apt(["libsrtp2-dev"])]),
 
         // Linux headers Glibc does not export (epoll, eventfd); no library to link.
         .systemLibrary(name: "CLinux"),
@@ -27,7 +28,7 @@ let package = Package(
         // servers with it (RFC 3263), nothing in it knows SIP.
         .target(name: "DNS", dependencies: ["CAres", "IOCore"]),
         .target(name: "SIP", dependencies: ["COSIP", "COpenSSL", "CLinux", "IOCore", "DNS"]),
-        .target(name: "Media", dependencies: ["COpus", "CSpanDSP", "CLinux", "IOCore"]),
+        .target(name: "Media", dependencies: ["COpus", "CSpanDSP", "CSRTP", "CLinux", "IOCore"]),
         .target(name: "IrisAPI"),
         .target(name: "Gateway", dependencies: ["SIP", "Media", "IrisAPI", "CSQLite"]),
         // HTTP/1.1 + WebSocket server for the control API (an IOCore event loop and a worker

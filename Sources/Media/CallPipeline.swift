@@ -64,15 +64,22 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
     func readable(_ which: MediaLeg) {
         let leg = self.leg(which)
         let other = leg === trunk ? platform : trunk
-        if let n = leg.socket.receive(into: leg.rxBuffer, from: &leg.source) {
+        if let wire = leg.socket.receive(into: leg.rxBuffer, from: &leg.source) {
             let start = EventLoop.now()
+            // SRTP first: a packet that does not authenticate is dropped before it can move
+            // the symmetric-RTP latch, count as received, or be played or relayed.
+            var n = wire
+            if let srtp = leg.srtp {
+                guard let plain = leg.unprotectReceived(srtp, length: wire, rtcp: false) else { return }
+                n = plain
+            }
             let packet = UnsafeRawBufferPointer(rebasing: leg.rxBuffer[0..<n])
             guard let view = try? RTPPacketView.parse(packet) else {
                 leg.statistics.malformed += 1
                 return
             }
             leg.noteSource(now: start)
-            if leg.markReceived(now: start, bytes: n) { events(.firstPacket(which)) }
+            if leg.markReceived(now: start, bytes: wire) { events(.firstPacket(which)) }
             let isEvent = leg.configuration.telephoneEventPayloadType == view.payloadType
             _ = leg.rx.record(view, arrival: start, sampledTimestamp: !isEvent)
             let payload = view.payload(in: packet)

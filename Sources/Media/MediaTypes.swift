@@ -22,14 +22,19 @@ public struct MediaLegConfiguration: Sendable {
     /// report them like RFC 4733 digits. Transcoding calls only: passthrough never decodes.
     /// Default false.
     public var inbandDTMF: Bool
+    /// SRTP keys from the SDES exchange (RFC 4568); nil (the default) is plain RTP. Every
+    /// packet sent is protected and every packet received must authenticate, RTCP included.
+    /// A `reconfigure` with other keys starts fresh sessions (a re-INVITE's new a=crypto).
+    public var srtp: SRTPConfiguration?
 
     public init(codec: AudioCodec, payloadType: UInt8, telephoneEventPayloadType: UInt8? = nil, remote: SocketAddress? = nil,
-                inbandDTMF: Bool = false) {
+                inbandDTMF: Bool = false, srtp: SRTPConfiguration? = nil) {
         self.codec = codec
         self.payloadType = payloadType
         self.telephoneEventPayloadType = telephoneEventPayloadType
         self.remote = remote
         self.inbandDTMF = inbandDTMF
+        self.srtp = srtp
     }
 }
 
@@ -76,6 +81,10 @@ public struct MediaLegStatistics: Sendable, Equatable {
     public var late = 0
     public var malformed = 0
     public var dtmfDigits = 0
+    /// SRTP/SRTCP packets dropped because they did not authenticate (tampered, or another key).
+    public var srtpAuthFailures = 0
+    /// SRTP/SRTCP packets dropped as replays (seen already, or behind the replay window).
+    public var srtpReplays = 0
     /// From the peer's RTCP report blocks about our stream.
     public var roundTripMs: Double?
     public var remoteFractionLost: Double?

@@ -4,7 +4,8 @@ import IOCore
 /// RTCP for one leg (RFC 3550 §6): a compound SR (or RR before we have sent anything) with
 /// a report block on the peer's stream and SDES CNAME, every `interval` seconds; incoming
 /// SR and RR update the receive statistics and the round-trip time. RTCP goes to the peer's
-/// RTP port + 1 (no rtcp-mux). This runs every few seconds, not per packet, so building the
+/// RTP port + 1 (no rtcp-mux). With SRTP on the leg, reports go out as SRTCP and incoming
+/// ones must authenticate (RFC 3711 §3.4). This runs every few seconds, not per packet, so building the
 /// compound packet may allocate.
 extension RTPLeg {
     /// Sends our report when it is due.
@@ -21,15 +22,28 @@ extension RTPLeg {
         destination = SocketAddress(host: destination.host, port: destination.port + 1)
         guard let to = RawSocketAddress(destination) else { return }
         guard let bytes = try? compound.serialize() else { return }
-        bytes.withUnsafeBytes { _ = rtcpSocket.send($0, to: to) }
+        guard let srtp else {
+            bytes.withUnsafeBytes { _ = rtcpSocket.send($0, to: to) }
+            return
+        }
+        // SRTCP: protected in txBuffer (free between sends on this thread), which has room
+        // for the SRTCP index and tag.
+        guard bytes.count <= 1500 else { return }
+        bytes.withUnsafeBytes { txBuffer.copyMemory(from: $0) }
+        guard case .ok(let n) = srtp.protectRTCP(txBuffer, length: bytes.count) else { return }
+        _ = rtcpSocket.send(UnsafeRawBufferPointer(rebasing: txBuffer[0..<n]), to: to)
     }
 
     /// Reads one RTCP datagram: SR timing for our reports, round-trip time from report blocks
     /// about our stream.
     func readRTCP(now: Double) {
         var from = RawSocketAddress()
-        guard let n = rtcpSocket.receive(into: rxBuffer, from: &from),
-              let compound = try? RTCPCompoundPacket(parsing: UnsafeRawBufferPointer(rebasing: rxBuffer[0..<n])) else { return }
+        guard var n = rtcpSocket.receive(into: rxBuffer, from: &from) else { return }
+        if let srtp {
+            guard let plain = unprotectReceived(srtp, length: n, rtcp: true) else { return }
+            n = plain
+        }
+        guard let compound = try? RTCPCompoundPacket(parsing: UnsafeRawBufferPointer(rebasing: rxBuffer[0..<n])) else { return }
         let arrival = NTPTimestamp(secondsSince1970: Date().timeIntervalSince1970)
         for packet in compound.packets {
             var blocks: [RTCPReportBlock] = []

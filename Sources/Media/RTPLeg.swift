@@ -39,6 +39,10 @@ final class RTPLeg: @unchecked Sendable {  // confined to its media thread
     var statistics = MediaLegStatistics()
     var lastRTCP: Double = 0
     var comfortNoise = ComfortNoiseGenerator(seed: 1)
+    /// SRTP/SRTCP sessions when the leg is keyed (`configuration.srtp`); nil is plain RTP.
+    /// A rebuilt pipeline makes new ones: new keys from a re-INVITE, and with the same keys
+    /// a new SSRC, so no (SSRC, index) pair is ever encrypted twice.
+    let srtp: SRTPSession?
 
     /// Scratch buffers, sized once.
     let rxBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 8)
@@ -78,6 +82,7 @@ final class RTPLeg: @unchecked Sendable {  // confined to its media thread
         dtmfIn = DTMFReceiver(configuration: .init(clockRate: 8000))
         dtmfOut = DTMFSender(configuration: .init(clockRate: configuration.codec.rtpClockRate))
         inband = transcoding && configuration.inbandDTMF ? try InbandDTMF() : nil
+        srtp = try configuration.srtp.map { try SRTPSession($0) }
         inbandFrame.initialize(repeating: 0)
         decoded.initialize(repeating: 0)
         if let r = configuration.remote { setRemote(r) }
@@ -131,6 +136,20 @@ final class RTPLeg: @unchecked Sendable {  // confined to its media thread
         }
     }
 
+    /// SRTP: authenticates and decrypts the `length` bytes in `rxBuffer` in place; the plain
+    /// length, or nil when the packet is dropped (counted by why).
+    @inline(__always)
+    func unprotectReceived(_ srtp: SRTPSession, length: Int, rtcp: Bool) -> Int? {
+        let result = rtcp ? srtp.unprotectRTCP(rxBuffer, length: length) : srtp.unprotectRTP(rxBuffer, length: length)
+        switch result {
+        case .ok(let n): return n
+        case .authenticationFailed: statistics.srtpAuthFailures += 1
+        case .replayed: statistics.srtpReplays += 1
+        case .failed: statistics.malformed += 1
+        }
+        return nil
+    }
+
     @inline(__always)
     func markReceived(now: Double, bytes: Int) -> Bool {
         let first = !sawFirstPacket
@@ -149,7 +168,13 @@ final class RTPLeg: @unchecked Sendable {  // confined to its media thread
         let header = RTPHeader(marker: marker, payloadType: payloadType & 0x7F, sequenceNumber: sequence, timestamp: ts, ssrc: ssrc)
         guard (try? header.write(into: txBuffer)) == 12 else { return }
         sequence &+= 1
-        if socket.send(UnsafeRawBufferPointer(rebasing: txBuffer[0..<(12 + payloadLength)]), to: remote) {
+        var length = 12 + payloadLength
+        if let srtp {
+            // Protected last, in place: the tag goes after the payload (txBuffer has room).
+            guard case .ok(let n) = srtp.protectRTP(txBuffer, length: length) else { return }
+            length = n
+        }
+        if socket.send(UnsafeRawBufferPointer(rebasing: txBuffer[0..<length]), to: remote) {
             statistics.packetsSent += 1
             tx.recordSent(payloadLength: payloadLength, timestamp: ts, now: now)
         }

@@ -8,7 +8,17 @@ import Media
 /// `media-loadgen` mode): PCMU at 20 ms into each trunk leg, Opus (or PCMU) into each
 /// platform leg. Calls are added in steps until a step shows a late frame; the largest
 /// clean step is the calls one core sustains.
+///
+/// `BENCH srtp` runs the same transcoded calls with SRTP on every trunk leg (the generator
+/// protects what it sends there with the mirrored keys), against plain RTP in the same run.
 enum MediaBench {
+    /// Fixed bench keys (never used outside the bench): the engine's trunk-leg send key and
+    /// the generator's, sized for `suite`.
+    static func benchKeys(_ suite: SRTPSuite) -> SRTPConfiguration {
+        SRTPConfiguration(suite: suite, sendKey: (0..<suite.keyMaterialLength).map { UInt8($0) },
+                          receiveKey: (0..<suite.keyMaterialLength).map { UInt8(0xA0 &+ $0) })
+    }
+
     struct Step {
         var calls: Int
         /// Calls one fully busy core would carry at the measured CPU cost per call.
@@ -18,6 +28,9 @@ enum MediaBench {
         var p99: Int
         var rssKiBPerCall: Double
         var received: Int
+        /// Trunk packets the engine received, and those it refused (SRTP auth, replay, malformed).
+        var trunkReceived = 0
+        var trunkRefused = 0
     }
 
     static func run(passthrough: Bool, steps: [Int], seconds: Double) throws -> [Step] {
@@ -30,7 +43,7 @@ enum MediaBench {
         return results
     }
 
-    static func runStep(calls n: Int, passthrough: Bool, seconds: Double, threads: Int = 1) throws -> Step {
+    static func runStep(calls n: Int, passthrough: Bool, seconds: Double, threads: Int = 1, srtp: SRTPSuite? = nil) throws -> Step {
         let engine = try MediaEngine(configuration: .init(threads: threads, portRange: 20_000...29_999, portQuarantine: 0))
         defer { engine.shutdown() }
         let sink = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: 0))
@@ -39,7 +52,7 @@ enum MediaBench {
         let platformCodec: AudioCodec = passthrough ? .pcmu : .opus(.init(complexity: 5))
         for _ in 0..<n {
             calls.append(try engine.openCall(MediaCallConfiguration(
-                trunk: .init(codec: .pcmu, payloadType: 0, remote: sink.local),
+                trunk: .init(codec: .pcmu, payloadType: 0, remote: sink.local, srtp: srtp.map(benchKeys)),
                 platform: .init(codec: platformCodec, payloadType: passthrough ? 0 : 111, remote: sink.local), rtpTimeout: 0)))
         }
         defer { calls.forEach { $0.close() } }
@@ -50,6 +63,7 @@ enum MediaBench {
         let gen = Process()
         gen.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
         gen.arguments = ["media-loadgen", list.path, String(seconds), passthrough ? "pcmu" : "opus"]
+        if let srtp { gen.arguments! += [srtp.rawValue] }
         let out = Pipe()
         gen.standardOutput = out
         try gen.run()
@@ -64,13 +78,34 @@ enum MediaBench {
         gen.waitUntilExit()
         let m = engine.measurements()
         let received = Int(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        let trunk = calls.compactMap { $0.statistics()[.trunk] }
         return Step(calls: n, channelsPerCore: cpu > 0 ? Double(n) * wall / cpu : 0, late: m.lateFrames, p50: m.p50, p99: m.p99,
-                    rssKiBPerCall: Double(rssDuring - rssBefore) / Double(max(n, 1)), received: received)
+                    rssKiBPerCall: Double(rssDuring - rssBefore) / Double(max(n, 1)), received: received,
+                    trunkReceived: trunk.reduce(0) { $0 + $1.packetsReceived },
+                    trunkRefused: trunk.reduce(0) { $0 + $1.srtpAuthFailures + $1.srtpReplays + $1.malformed })
+    }
+
+    /// Plain and SRTP (`suite` on the trunk legs) transcoded calls, alternated `rounds` times
+    /// so drifting machine load hits both alike: channels per core of each over all rounds
+    /// (total calls × wall / total CPU), and the SRTP runs' last step.
+    static func srtpComparison(calls: Int, suite: SRTPSuite, rounds: Int, seconds: Double) throws -> (plain: Double, srtp: Double, last: Step) {
+        var plainFrameCost = 0.0, srtpFrameCost = 0.0
+        var last: Step?
+        for _ in 0..<rounds {
+            let p = try runStep(calls: calls, passthrough: false, seconds: seconds)
+            let s = try runStep(calls: calls, passthrough: false, seconds: seconds, srtp: suite)
+            plainFrameCost += 1 / p.channelsPerCore
+            srtpFrameCost += 1 / s.channelsPerCore
+            last = s
+        }
+        return (Double(rounds) / plainFrameCost, Double(rounds) / srtpFrameCost, last!)
     }
 
     /// The load generator: reads the port list, sends one packet per leg per 20 ms for
     /// `seconds`, drains what the engine sends back, prints the count received.
-    static func loadgen(listPath: String, seconds: Double, platformCodec: String) throws {
+    /// With `srtp`, what goes to each trunk leg is SRTP under the bench keys (one session per
+    /// call, as the engine has); what comes back is only counted, not unprotected.
+    static func loadgen(listPath: String, seconds: Double, platformCodec: String, srtp: SRTPSuite? = nil) throws {
         let text = try String(contentsOfFile: listPath, encoding: .utf8)
         let pairs = text.split(separator: "\n").compactMap { line -> (RawSocketAddress, RawSocketAddress)? in
             let p = line.split(separator: " ").compactMap { Int($0) }
@@ -78,6 +113,7 @@ enum MediaBench {
                   let q = RawSocketAddress(SocketAddress(host: "127.0.0.1", port: p[1])) else { return nil }
             return (t, q)
         }
+        let sessions = try srtp.map { suite in try pairs.map { _ in try SRTPSession(benchKeys(suite).mirrored) } }
         let socket = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: 0), bufferBytes: 16 << 20)
         // Pre-encoded payloads: 50 frames of a speech-like signal, PCMU and Opus.
         let (pcmuFrames, opusFrames) = try payloads()
@@ -96,7 +132,8 @@ enum MediaBench {
             _ = timer.read()
             let seq = UInt16(truncatingIfNeeded: tick)
             for (i, (trunk, platform)) in pairs.enumerated() {
-                send(&packet, pt: 0, seq: seq, ts: UInt32(tick) &* 160, ssrc: UInt32(i * 2 + 1), payload: pcmuFrames[tick % 50], to: trunk, via: socket)
+                send(&packet, pt: 0, seq: seq, ts: UInt32(tick) &* 160, ssrc: UInt32(i * 2 + 1), payload: pcmuFrames[tick % 50], to: trunk, via: socket,
+                     srtp: sessions?[i])
                 send(&packet, pt: platformCodec == "opus" ? 111 : 0, seq: seq, ts: UInt32(tick) &* platformStep, ssrc: UInt32(i * 2 + 2),
                      payload: platformFrames[tick % 50], to: platform, via: socket)
             }
@@ -111,10 +148,15 @@ enum MediaBench {
     }
 
     private static func send(_ packet: inout [UInt8], pt: UInt8, seq: UInt16, ts: UInt32, ssrc: UInt32, payload: [UInt8],
-                             to: RawSocketAddress, via socket: UDPSocket) {
+                             to: RawSocketAddress, via socket: UDPSocket, srtp: SRTPSession? = nil) {
         packet.withUnsafeMutableBytes { _ = try? RTPHeader(payloadType: pt, sequenceNumber: seq, timestamp: ts, ssrc: ssrc).write(into: $0) }
         for (i, b) in payload.enumerated() { packet[12 + i] = b }
-        packet.withUnsafeBytes { _ = socket.send(UnsafeRawBufferPointer(rebasing: $0[0..<(12 + payload.count)]), to: to) }
+        var length = 12 + payload.count
+        if let srtp {
+            guard case .ok(let n) = packet.withUnsafeMutableBytes({ srtp.protectRTP($0, length: length) }) else { return }
+            length = n
+        }
+        packet.withUnsafeBytes { _ = socket.send(UnsafeRawBufferPointer(rebasing: $0[0..<length]), to: to) }
     }
 
     static func payloads() throws -> ([[UInt8]], [[UInt8]]) {

@@ -1,5 +1,6 @@
 import Foundation
 import SIP
+import Media
 
 /// `make bench`: each line is `BENCH <name> key=value...`, ratios measured in this run.
 func formatted(_ v: Double) -> String { String(format: "%.0f", v) }
@@ -24,7 +25,8 @@ if which.isEmpty || which.contains("sip-calls") {
 }
 if CommandLine.arguments.count >= 5, CommandLine.arguments[1] == "media-loadgen" {
     let a = CommandLine.arguments
-    try MediaBench.loadgen(listPath: a[2], seconds: Double(a[3]) ?? 3, platformCodec: a[4])
+    try MediaBench.loadgen(listPath: a[2], seconds: Double(a[3]) ?? 3, platformCodec: a[4],
+                           srtp: a.count >= 6 ? SRTPSuite(rawValue: a[5]) : nil)
     exit(0)
 }
 func fmt(_ v: Double) -> String { String(format: "%.0f", v) }
@@ -53,6 +55,14 @@ if which.isEmpty || which.contains("media") || which.contains("passthrough") {
     if which.isEmpty || which.contains("passthrough") {
         let step = try MediaBench.runStep(calls: 200, passthrough: true, seconds: 4)
         print(mediaLine("passthrough", step, floor: before))
+    }
+}
+if which.isEmpty || which.contains("srtp") {
+    // SRTP on every trunk leg against plain RTP, the same transcoded calls and generator,
+    // alternated in this run: what SRTP costs the media thread (docs/media.md, "SRTP").
+    for suite in [SRTPSuite.aesCM128HmacSHA1_80, .aeadAES128GCM] {
+        let r = try MediaBench.srtpComparison(calls: 100, suite: suite, rounds: 2, seconds: 4)
+        print("BENCH \(suite == .aeadAES128GCM ? "srtp-gcm" : "srtp") calls=100 suite=\(suite.rawValue) plain_channels_per_core=\(fmt(r.plain)) srtp_channels_per_core=\(fmt(r.srtp)) ratio=\(String(format: "%.2f", r.srtp / r.plain)) target_ratio_min=0.9 p99_us=\(r.last.p99) late_frames=\(r.last.late) trunk_packets=\(r.last.trunkReceived) trunk_refused=\(r.last.trunkRefused)")
     }
 }
 if which.isEmpty || which.contains("bridge") {
