@@ -66,6 +66,13 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
         let other = leg === trunk ? platform : trunk
         if let wire = leg.socket.receive(into: leg.rxBuffer, from: &leg.source) {
             let start = EventLoop.now()
+            // Until the peer's SDP has named it, a leg has no peer: what arrives is dropped, so
+            // it cannot latch symmetric RTP and draw our media (an SRTP leg-to-be would answer
+            // in clear) or be played before we know what it is.
+            guard leg.configuration.remote != nil else {
+                leg.statistics.beforeSDP += 1
+                return
+            }
             // SRTP first: a packet that does not authenticate is dropped before it can move
             // the symmetric-RTP latch, count as received, or be played or relayed.
             var n = wire

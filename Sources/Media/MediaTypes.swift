@@ -81,6 +81,8 @@ public struct MediaLegStatistics: Sendable, Equatable {
     public var late = 0
     public var malformed = 0
     public var dtmfDigits = 0
+    /// Packets dropped because they came before the peer's SDP named an address.
+    public var beforeSDP = 0
     /// SRTP/SRTCP packets dropped because they did not authenticate (tampered, or another key).
     public var srtpAuthFailures = 0
     /// SRTP/SRTCP packets dropped as replays (seen already, or behind the replay window).
