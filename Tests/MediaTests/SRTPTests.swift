@@ -142,10 +142,11 @@ func hex(_ s: String) -> [UInt8] {
 
     // MARK: Known answers
 
-    /// libsrtp's reference packets (test/srtp_driver.c, `srtp_validate` and
-    /// `srtp_validate_gcm`, libsrtp 2.x). The AES-CM key is the master key and salt of
-    /// RFC 3711 Appendix B.3, so these also exercise B.3's key derivation and B.2's AES-CM
-    /// keystream through the public API (libsrtp exposes neither directly).
+    /// libsrtp's reference packets (test/srtp_driver.c in cisco/libsrtp, `srtp_validate`
+    /// and `srtp_validate_gcm`; the _32 packet is the _80 one with the tag cut to 4 bytes, as
+    /// in libsrtp's interop vectors). libsrtp's API exposes neither derived session keys nor
+    /// the raw keystream, so RFC 3711 B.2/B.3 cannot be checked directly; the AES-CM master
+    /// key and salt here are B.3's, so these packets do depend on that key derivation.
     struct KnownAnswer: Sendable, CustomTestStringConvertible {
         var suite: SRTPSuite
         var key: [UInt8]
