@@ -28,7 +28,9 @@ let package = Package(
         // servers with it (RFC 3263), nothing in it knows SIP.
         .target(name: "DNS", dependencies: ["CAres", "IOCore"]),
         .target(name: "SIP", dependencies: ["COSIP", "COpenSSL", "CLinux", "IOCore", "DNS"]),
-        .target(name: "Media", dependencies: ["COpus", "CSpanDSP", "CSRTP", "CLinux", "IOCore"]),
+        // libsrtp's AES-ICM and HMAC-SHA1 on OpenSSL (Debian's libsrtp2 does them with NSS).
+        .target(name: "CSRTPOpenSSL", dependencies: ["CSRTP", "COpenSSL"]),
+        .target(name: "Media", dependencies: ["COpus", "CSpanDSP", "CSRTP", "CSRTPOpenSSL", "CLinux", "IOCore"]),
         .target(name: "IrisAPI"),
         .target(name: "Gateway", dependencies: ["SIP", "Media", "IrisAPI", "CSQLite"]),
         // HTTP/1.1 + WebSocket server for the control API (an IOCore event loop and a worker

@@ -13,6 +13,7 @@
 // media loop pins a call to one thread.
 
 internal import CSRTP
+internal import CSRTPOpenSSL
 
 /// `srtp_init` once per process (Swift globals initialise once, thread-safely), 0 when it
 /// succeeded. Debian's libsrtp2 does its crypto with NSS, which initialises itself on the
@@ -21,6 +22,9 @@ internal import CSRTP
 private let libraryStatus: Int32 = {
     let status = srtp_init()
     guard status == srtp_err_status_ok else { return Int32(bitPattern: status.rawValue) }
+    // AES-ICM and HMAC-SHA1 on OpenSSL instead of NSS (CSRTPOpenSSL: why, and the self tests).
+    let installed = CSRTPOpenSSL_install()
+    guard installed == 0 else { return installed }
     for suite in SRTPSuite.allCases {
         let key = [UInt8](repeating: 0, count: suite.keyMaterialLength)
         if case .success(let ctx) = makeContext(suite: suite, key: key, outbound: true) { srtp_dealloc(ctx) }
