@@ -194,6 +194,12 @@ enum ServeCommand {
             }
             i += 1
         }
+        if (apiTLS.certificate == nil) != (apiTLS.key == nil) {
+            return fail("--api-tls-certificate and --api-tls-key go together")
+        }
+        if apiTLS.server == nil, apiTLS.listenPlain != nil || apiTLS.clientCA != nil || apiTLS.verifyClient != nil {
+            return fail("--api-listen-plain, --api-tls-client-ca and --api-tls-verify-client need --api-tls-certificate and --api-tls-key")
+        }
         let profiles: [TrunkProfile]
         do {
             profiles = try ProfileLoader.loadDirectory(URL(fileURLWithPath: profilesDir))
@@ -209,12 +215,6 @@ enum ServeCommand {
             guard let server = tls.server else { return fail("--sip-tls-listen needs --tls-certificate and --tls-key") }
             configuration.sip.tlsServer = server
             configuration.sipListen += listen.map { (.tls, $0) }
-        }
-        if (apiTLS.certificate == nil) != (apiTLS.key == nil) {
-            return fail("--api-tls-certificate and --api-tls-key go together")
-        }
-        if apiTLS.server == nil, apiTLS.listenPlain != nil || apiTLS.clientCA != nil || apiTLS.verifyClient != nil {
-            return fail("--api-listen-plain, --api-tls-client-ca and --api-tls-verify-client need --api-tls-certificate and --api-tls-key")
         }
         // Flags replace the file's DNS servers as a whole.
         if !dnsServers.isEmpty { configuration.sip.dns.servers = dnsServers }

@@ -13,10 +13,11 @@ extension GatewaySuites {
     /// the Swift client trusting the test CA, the carrier simulator as the PSTN.
     @Suite struct GatewayAPITLSTests {
         /// A gateway whose API speaks HTTPS with a certificate for 127.0.0.1 from `pki`'s CA.
-        static func gateway(_ pki: TestPKI, profiles: [GatewayProcess.Profile], config: String? = nil) throws -> GatewayProcess {
+        static func gateway(_ pki: TestPKI, profiles: [GatewayProcess.Profile], config: String? = nil,
+                            extraArguments: [String] = []) throws -> GatewayProcess {
             let cert = try pki.issue("api", commonName: "irisgw api", altNames: ["IP:127.0.0.1"])
             return try GatewayProcess(profiles: profiles,
-                                      extraArguments: ["--api-tls-certificate", cert.certificate, "--api-tls-key", cert.key],
+                                      extraArguments: ["--api-tls-certificate", cert.certificate, "--api-tls-key", cert.key] + extraArguments,
                                       config: config, apiCAFile: pki.caFile)
         }
 
@@ -62,11 +63,17 @@ extension GatewaySuites {
             #expect(gw.waitForOutput(containing: "does not speak TLS", timeout: 5), "\(gw.printed)")
         }
 
-        @Test func sighupReloadsTheAPICertificate() async throws {
+        @Test func sighupReloadsTheAPICertificateAndPlainHTTPIsOnlyWhereAsked() async throws {
             let pki = try TestPKI()
             defer { pki.remove() }
-            let gw = try Self.gateway(pki, profiles: [.init()])
+            let gw = try Self.gateway(pki, profiles: [.init()], extraArguments: ["--api-listen-plain", "127.0.0.1:0"])
             defer { gw.stop() }
+            // The plain listener asked for, on loopback (so no warning), beside the HTTPS one.
+            let plainLine = try #require(gw.lines.first { $0.hasPrefix("listening api-plain http://127.0.0.1:") }, "\(gw.printed)")
+            let plainURL = String(plainLine.dropFirst("listening api-plain ".count))
+            #expect(try HTTPClient(baseURL: plainURL).request(method: "GET", path: "/healthz", timeout: 5).status == 200)
+            #expect(!gw.printed.contains("warning"), "\(gw.printed)")
+
             let next = try TestPKI(name: "next CA")
             defer { next.remove() }
             let renewed = try next.issue("api2", commonName: "irisgw api", altNames: ["IP:127.0.0.1"])
@@ -85,6 +92,30 @@ extension GatewaySuites {
             // The harness's own client (stop() reads /metrics) trusts the old CA: give it the new one.
             try FileManager.default.removeItem(atPath: pki.caFile)
             try FileManager.default.copyItem(atPath: next.caFile, toPath: pki.caFile)
+        }
+
+        @Test func serveRefusesIncompleteOrUnusableAPICertificates() throws {
+            let dir = FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-apitls-\(UUID().uuidString.prefix(8))")
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: dir) }
+            let profiles = dir.appendingPathComponent("profiles")
+            try FileManager.default.createDirectory(at: profiles, withIntermediateDirectories: true)
+            try GatewayProcess.Profile().json5.write(to: profiles.appendingPathComponent("trunk.json5"), atomically: true, encoding: .utf8)
+            let base = ["serve", "--profiles", profiles.path, "--data-dir", dir.appendingPathComponent("data").path,
+                        "--sip-listen", "127.0.0.1:0", "--api-listen", "127.0.0.1:0"]
+            // A plain listener without HTTPS, a key without its certificate: usage errors.
+            #expect(try GatewayCLITests.run(base + ["--api-listen-plain", "127.0.0.1:0"], timeout: 20).status == 2)
+            #expect(try GatewayCLITests.run(base + ["--api-tls-key", dir.appendingPathComponent("k.pem").path], timeout: 20).status == 2)
+            // Files that cannot be read stop the start.
+            let missing = dir.appendingPathComponent("missing.pem").path
+            let (p, out) = try GatewayCLITests.launch(base + ["--api-tls-certificate", missing, "--api-tls-key", missing], mergeErrors: true)
+            let deadline = Date().addingTimeInterval(20)
+            while p.isRunning && Date() < deadline { usleep(20_000) }
+            if p.isRunning { p.interrupt() }
+            p.waitUntilExit()
+            let said = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            #expect(p.terminationStatus == 1, "\(said)")
+            #expect(said.contains("missing.pem") && !said.contains("ready"), "\(said)")
         }
 
         /// A webhook receiver speaking HTTPS (the project's own server with a certificate).
