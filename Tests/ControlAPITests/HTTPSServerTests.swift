@@ -154,6 +154,22 @@ import WebClient
         }
     }
 
+    @Test func aServerRequiringClientCertificatesRefusesAClientWithout() throws {
+        let pki = try TestPKI()
+        defer { pki.remove() }
+        let certificate = try pki.issue("api", commonName: "irisgw api", altNames: ["IP:127.0.0.1"])
+        let (server, port, events) = try startServer(configure: {
+            $0.tls = TLSServerSettings(certificateFile: certificate.certificate, keyFile: certificate.key, clientCAFile: pki.caFile,
+                                       verifyClient: .require)
+        })
+        defer { server.stop() }
+        #expect(throws: IrisTransportError.self) {
+            try HTTPClient(baseURL: "https://127.0.0.1:\(port)", caFile: pki.caFile).request(method: "GET", path: "/", timeout: 5)
+        }
+        #expect(eventually(timeout: 5) { server.statistics.tlsFailures["no_client_certificate"] == 1 })
+        #expect(events.handledRequests.isEmpty)
+    }
+
     @Test func aServerWithUnusableFilesDoesNotStart() throws {
         let pki = try TestPKI()
         defer { pki.remove() }
