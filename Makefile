@@ -69,6 +69,7 @@ SIP_SOURCES := $(shell find Sources/SIP -name '*.swift')
 MEDIA_SOURCES := $(shell find Sources/Media -name '*.swift')
 IOCORE_SOURCES := $(shell find Sources/IOCore -name '*.swift')
 DNS_SOURCES := $(shell find Sources/DNS -name '*.swift')
+TLS_SOURCES := $(shell find Sources/TLS -name '*.swift')
 API_SOURCES := $(shell find Sources/IrisAPI -name '*.swift')
 # Every SIP harness goes into one binary (one compile of Sources/SIP); its links choose.
 SIP_FUZZ_SOURCES := Fuzz/FuzzSIPTargets.swift Fuzz/FuzzSIP.swift Fuzz/FuzzSDP.swift Fuzz/FuzzSIPSession.swift
@@ -104,23 +105,32 @@ $(FUZZ_DIR)/libDNS.a: $(DNS_SOURCES) $(FUZZ_DIR)/libIOCore.a
 	@$(SWIFTC) $(FUZZ_FLAGS) -module-name DNS -I $(FUZZ_DIR) -I Sources/CAres -I Sources/CLinux -emit-module -emit-module-path $(FUZZ_DIR)/DNS.swiftmodule \
 	  -emit-library -static $(DNS_SOURCES) -o $@
 
+$(FUZZ_DIR)/libTLS.a: $(TLS_SOURCES) $(FUZZ_DIR)/libIOCore.a
+	@echo "fuzz: building TLS (SIP imports it)"
+	@$(SWIFTC) $(FUZZ_FLAGS) -module-name TLS -I $(FUZZ_DIR) -I Sources/COpenSSL -I Sources/CLinux -emit-module -emit-module-path $(FUZZ_DIR)/TLS.swiftmodule \
+	  -emit-library -static $(TLS_SOURCES) -o $@
+
 $(FUZZ_DIR)/fuzz_support.o: Fuzz/CFuzzSupport/fuzz_support.c Fuzz/CFuzzSupport/fuzz_support.h
 	@mkdir -p $(FUZZ_DIR)
 	@$(FUZZ_CC) -O2 -Wall -Wextra -c $< -o $@
 
-$(FUZZ_DIR)/fuzz-sip-module: $(SIP_SOURCES) $(SIP_FUZZ_SOURCES) $(FUZZ_DIR)/libIOCore.a $(FUZZ_DIR)/libDNS.a $(FUZZ_DIR)/fuzz_support.o
+$(FUZZ_DIR)/fuzz-sip-module: $(SIP_SOURCES) $(SIP_FUZZ_SOURCES) $(FUZZ_DIR)/libIOCore.a $(FUZZ_DIR)/libDNS.a $(FUZZ_DIR)/libTLS.a $(FUZZ_DIR)/fuzz_support.o
 	@echo "fuzz: building fuzz-sip, fuzz-sdp, fuzz-sip-session (one binary)"
 	@$(SWIFTC) $(FUZZ_FLAGS) -module-name SIP -I $(FUZZ_DIR) -I Sources/COSIP -I Sources/COpenSSL -I Sources/CLinux -I Sources/CAres -I Fuzz/CFuzzSupport \
-	  $(SIP_SOURCES) $(SIP_FUZZ_SOURCES) $(FUZZ_DIR)/fuzz_support.o -L $(FUZZ_DIR) -lDNS -lIOCore -losip2 -losipparser2 -lssl -lcrypto -lcares -o $@ $(QUIET_LD)
+	  $(SIP_SOURCES) $(SIP_FUZZ_SOURCES) $(FUZZ_DIR)/fuzz_support.o -L $(FUZZ_DIR) -lTLS -lDNS -lIOCore -losip2 -losipparser2 -lssl -lcrypto -lcares -o $@ $(QUIET_LD)
 
 $(FUZZ_DIR)/fuzz-sip $(FUZZ_DIR)/fuzz-sdp $(FUZZ_DIR)/fuzz-sip-session: $(FUZZ_DIR)/fuzz-sip-module
 	@ln -sf fuzz-sip-module $@
 
-$(FUZZ_DIR)/fuzz-rtp: $(MEDIA_SOURCES) Fuzz/FuzzRTP.swift $(FUZZ_DIR)/libIOCore.a
+$(FUZZ_DIR)/srtp_openssl.o: Sources/CSRTPOpenSSL/srtp_openssl.c Sources/CSRTPOpenSSL/include/CSRTPOpenSSL.h
+	@mkdir -p $(FUZZ_DIR)
+	@$(FUZZ_CC) -O2 -Wall -I Sources/CSRTPOpenSSL/include -c $< -o $@
+
+$(FUZZ_DIR)/fuzz-rtp: $(MEDIA_SOURCES) Fuzz/FuzzRTP.swift $(FUZZ_DIR)/libIOCore.a $(FUZZ_DIR)/srtp_openssl.o
 	@echo "fuzz: building fuzz-rtp"
-	@$(SWIFTC) $(FUZZ_FLAGS) -module-name Media -I $(FUZZ_DIR) -I Sources/COpus -I Sources/CSpanDSP -I Sources/CSRTP -I Sources/CLinux \
+	@$(SWIFTC) $(FUZZ_FLAGS) -module-name Media -I $(FUZZ_DIR) -I Sources/COpus -I Sources/CSpanDSP -I Sources/CSRTP -I Sources/CSRTPOpenSSL/include -I Sources/CLinux \
 	  $$(pkg-config --cflags-only-I opus | sed 's/-I/-Xcc -I/g') \
-	  $(MEDIA_SOURCES) Fuzz/FuzzRTP.swift -L $(FUZZ_DIR) -lIOCore -lopus -lspandsp -lsrtp2 -o $@ $(QUIET_LD)
+	  $(MEDIA_SOURCES) Fuzz/FuzzRTP.swift $(FUZZ_DIR)/srtp_openssl.o -L $(FUZZ_DIR) -lIOCore -lopus -lspandsp -lsrtp2 -lcrypto -o $@ $(QUIET_LD)
 
 $(FUZZ_DIR)/fuzz-api: $(API_SOURCES) Fuzz/FuzzAPI.swift
 	@mkdir -p $(FUZZ_DIR)

@@ -27,7 +27,11 @@ let package = Package(
         // Asynchronous DNS (c-ares driven by an IOCore loop) with a TTL cache; SIP locates
         // servers with it (RFC 3263), nothing in it knows SIP.
         .target(name: "DNS", dependencies: ["CAres", "IOCore"]),
-        .target(name: "SIP", dependencies: ["COSIP", "COpenSSL", "CLinux", "IOCore", "DNS"]),
+        // TLS over memory BIOs (OpenSSL wrapped once): contexts, a byte-driven stream, the
+        // certificate name policies (SIP RFC 5922, HTTPS RFC 6125). SIP, the control API and
+        // WebClient put it between their sockets and their parsers.
+        .target(name: "TLS", dependencies: ["COpenSSL", "IOCore"]),
+        .target(name: "SIP", dependencies: ["COSIP", "COpenSSL", "CLinux", "IOCore", "DNS", "TLS"]),
         // libsrtp's AES-ICM and HMAC-SHA1 on OpenSSL (Debian's libsrtp2 does them with NSS).
         .target(name: "CSRTPOpenSSL", dependencies: ["CSRTP", "COpenSSL"]),
         .target(name: "Media", dependencies: ["COpus", "CSpanDSP", "CSRTP", "CSRTPOpenSSL", "CLinux", "IOCore"]),
@@ -35,29 +39,30 @@ let package = Package(
         .target(name: "Gateway", dependencies: ["SIP", "Media", "IrisAPI", "CSQLite"]),
         // HTTP/1.1 + WebSocket server for the control API (an IOCore event loop and a worker
         // pool), routed onto Gateway. Shares the HTTP syntax and WebSocket framing of WebClient.
-        .target(name: "ControlAPI", dependencies: ["IOCore", "CLinux", "Gateway", "IrisAPI", "WebClient"]),
+        .target(name: "ControlAPI", dependencies: ["IOCore", "CLinux", "Gateway", "IrisAPI", "WebClient", "TLS"]),
         .executableTarget(name: "irisgw", dependencies: ["SIP", "Gateway", "ControlAPI", "IrisClient", "IrisAPI", "CarrierTest", "CarrierSim"]),
         // `make bench`: prints `BENCH ...` lines with ratios measured in one run.
         .executableTarget(name: "irisgw-bench", dependencies: ["SIP", "Media", "IrisAPI", "WebClient"]),
-        // HTTP/1.1 and WebSocket client over POSIX sockets (the Swift client's transport, the webhook).
-        .target(name: "WebClient", dependencies: ["IOCore"]),
+        // HTTP/1.1 and WebSocket client over POSIX sockets, plain or TLS (the Swift client's
+        // transport, the webhook).
+        .target(name: "WebClient", dependencies: ["IOCore", "TLS"]),
         .target(name: "IrisClient", dependencies: ["Media", "IOCore", "IrisAPI", "WebClient"]),
         // `irisgw test`: carrier integration suites run through a gateway's control API.
         .target(name: "CarrierTest", dependencies: ["IrisClient", "IrisAPI", "Gateway"]),
         // The built-in carrier simulator behind `make run` and the test suites.
         .target(name: "CarrierSim", dependencies: ["SIP", "Media", "IOCore"]),
 
-        .testTarget(name: "SIPTests", dependencies: ["SIP"]),
+        .testTarget(name: "SIPTests", dependencies: ["SIP", "TLS"]),
         .testTarget(name: "DNSTests", dependencies: ["DNS"]),
         .testTarget(name: "MediaTests", dependencies: ["Media"]),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway", "IrisAPI", "CarrierTest"]),
         .testTarget(name: "IrisClientTests", dependencies: ["IrisClient", "WebClient", "Media"]),
-        .testTarget(name: "ControlAPITests", dependencies: ["ControlAPI"]),
+        .testTarget(name: "ControlAPITests", dependencies: ["ControlAPI", "WebClient", "TLS"]),
         .testTarget(name: "CarrierSimTests", dependencies: ["CarrierSim", "SIP", "Media"]),
         // The benches' own logic (how the soak closes its calls), against an in-process API server.
         .testTarget(name: "BenchTests", dependencies: ["irisgw-bench", "ControlAPI", "Gateway", "WebClient", "IOCore"]),
         // Real processes and sockets: SIPp, the irisgw binary, UDP/TCP on 127.0.0.1.
-        .testTarget(name: "EndToEndTests", dependencies: ["SIP", "Media", "IrisAPI", "IrisClient", "Gateway", "ControlAPI", "CarrierTest", "irisgw"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["SIP", "Media", "IrisAPI", "IrisClient", "Gateway", "ControlAPI", "CarrierTest", "TLS", "irisgw"]),
     ],
     swiftLanguageModes: [.v6]
 )

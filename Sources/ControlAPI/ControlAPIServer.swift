@@ -2,6 +2,7 @@ import Foundation
 import Gateway
 import IrisAPI
 import Synchronization
+import TLS
 
 /// The control API (docs/api.md) over HTTP: routes requests onto `Gateway`, streams events over
 /// WebSocket, answers `/healthz` and `/metrics`. Every error is JSON with an Iris code;
@@ -45,6 +46,16 @@ public final class ControlAPIServer: Sendable {
         server.withLock { $0 = s }
         return port
     }
+
+    /// Rereads the HTTPS certificate and key (SIGHUP): new connections use them, open ones
+    /// go on. Throws why when a file cannot be used (the old certificate stays). Nothing to do
+    /// for plain HTTP.
+    public func reloadTLS() throws(TLSFailure) {
+        try server.withLock { $0 }?.reloadTLS()
+    }
+
+    /// The listener speaks HTTPS and WSS.
+    public var isTLS: Bool { configuration.tls != nil }
 
     public func stop() {
         let s = server.withLock { s -> HTTPServer? in defer { s = nil }; return s }
@@ -196,6 +207,13 @@ public final class ControlAPIServer: Sendable {
                    "Pauses of the listener after accept ran out of file descriptors.", s.acceptBackoffs)
         out.metric("irisgw_http_refused_total", "counter", "Connections, requests and WebSockets refused or dropped, by reason.",
                    HTTPServerStatistics.Refusal.allCases.map { (labels: "{reason=\"\($0.rawValue)\"}", value: String(s.refusals($0))) })
+        if s.tls {
+            out.metric("irisgw_api_tls_handshakes_total", "counter", "TLS handshakes completed on the HTTPS control API.", s.tlsHandshakes)
+            let kinds = Set(TLSFailure.serverKinds).union(s.tlsFailures.keys).sorted()
+            out.metric("irisgw_api_tls_failures_total", "counter",
+                       "TLS handshakes of the HTTPS control API that failed or timed out, and TLS connections that broke, by reason.",
+                       kinds.map { (labels: "{reason=\"\($0)\"}", value: String(s.tlsFailures[$0] ?? 0)) })
+        }
         return out.text
     }
 

@@ -4,11 +4,16 @@
 // Each phase has one deadline (header, body, idle, write, linger, close grace), checked by
 // the core's sweep. The WebSocket phase is in WebSocketServerFrames.swift.
 //
+// On an HTTPS listener a `TLSStream` sits between the socket and the parser (`tls`): bytes
+// read are decrypted onto `input`, and `output` is sealed into `wire` on every flush; the
+// phases, deadlines and bounds are the same for both (one server, one connection path).
+//
 // Loop-confined: every method runs on the server's event loop thread.
 
 import Glibc
 import IOCore
 import IrisAPI
+import TLS
 import WebClient
 
 final class HTTPConnection {
@@ -46,9 +51,15 @@ final class HTTPConnection {
     private var deadlineKind = DeadlineKind.none
 
     var input = ByteBuffer()
+    /// Plaintext for the client (HTTP heads, bodies, WebSocket frames).
     var output: [UInt8] = []
     private var sent = 0
-    var pendingOutput: Int { output.count - sent }
+    /// TLS between the socket and the parser (an HTTPS listener); nil for plain HTTP.
+    var tls: TLSStream?
+    /// Ciphertext for the socket (TLS only): `output` sealed, and the handshake's messages.
+    private var wire: [UInt8] = []
+    private var wireSent = 0
+    var pendingOutput: Int { output.count - sent + wire.count - wireSent }
     private var watchingWritable = false
     private(set) var readingPaused = false
     /// Input is dropped (a refusal is being written, or lingering).
@@ -92,22 +103,75 @@ final class HTTPConnection {
         let n = recv(fd, core.scratch.baseAddress, core.scratch.count, 0)
         if n > 0 {
             guard !discardInput else { return }
-            input.append(UnsafeRawBufferPointer(rebasing: core.scratch[0..<n]))
+            let bytes = UnsafeRawBufferPointer(rebasing: core.scratch[0..<n])
+            if tls != nil {
+                guard receiveTLS(bytes) else { return }
+            } else {
+                input.append(bytes)
+            }
             switch phase {
             case .head, .body: processRequests()
             case .webSocket: processFrames()
             default: break
             }
         } else if n == 0 {
-            if phase == .responding {
-                // Half-closed after its request: finish writing the answer first.
-                setReading(false)
-            } else {
-                teardown()
-            }
+            endOfInput()
         } else if errno != EAGAIN, errno != EWOULDBLOCK, errno != EINTR {
             teardown()
         }
+    }
+
+    /// The client closed its side (a FIN, or TLS close_notify).
+    private func endOfInput() {
+        if phase == .responding {
+            // Half-closed after its request: finish writing the answer first.
+            setReading(false)
+        } else {
+            teardown()
+        }
+    }
+
+    /// Ciphertext from the socket: plaintext onto `input`, the handshake's answers out.
+    /// False when the connection ended (a failed handshake, a broken record, close_notify).
+    private func receiveTLS(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        let handshaking = tls!.isHandshaking
+        let out = tls!.receive(bytes)
+        wire += out.ciphertext
+        if let failure = out.failure {
+            core.tlsFailed(failure, peer: peer, duringHandshake: handshaking)
+            // The alert, if the socket takes it at once; nothing else follows.
+            sendWireNow()
+            teardown()
+            return false
+        }
+        if out.established { core.tlsEstablished() }
+        if !out.plaintext.isEmpty { out.plaintext.withUnsafeBytes { input.append($0) } }
+        if !out.ciphertext.isEmpty {
+            _ = flush()
+            if phase == .closed { return false }
+        }
+        if out.closed { endOfInput() }
+        return phase != .closed
+    }
+
+    /// Whatever ciphertext is waiting, best effort and without blocking (an alert before a
+    /// close).
+    private func sendWireNow() {
+        guard wireSent < wire.count else { return }
+        _ = wire.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + wireSent, $0.count - wireSent, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+    }
+
+    /// `bytes` now if the socket takes them (sealed on an HTTPS connection), else never: a
+    /// courtesy before a close (a 408, a WebSocket close frame).
+    func sendImmediately(_ bytes: [UInt8]) {
+        guard phase != .closed else { return }
+        guard tls != nil else {
+            _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+            return
+        }
+        guard tls!.isEstablished else { return }
+        wire += tls!.send(bytes).ciphertext
+        sendWireNow()
     }
 
     /// Called while reading is paused: epoll reports hang-ups and errors regardless (or the
@@ -328,6 +392,11 @@ final class HTTPConnection {
     }
 
     private func startLingering() {
+        if tls != nil {
+            // close_notify before the FIN, so the client knows the response is whole.
+            wire += tls!.close()
+            sendWireNow()
+        }
         phase = .lingering
         discardInput = true
         input.removeAll()
@@ -338,41 +407,69 @@ final class HTTPConnection {
 
     // MARK: Writing
 
-    /// Writes what it can; true when the output is empty.
+    /// Writes what it can; true when the output is empty. On an HTTPS connection the
+    /// plaintext is sealed first and the ciphertext written.
     func flush() -> Bool {
         guard phase != .closed else { return false }
-        while sent < output.count {
-            let n = output.withUnsafeBytes { bytes in
-                Glibc.send(fd, bytes.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL))
+        if tls != nil, sent < output.count {
+            let out = tls!.send(Array(output[sent...]))
+            output.removeAll(keepingCapacity: output.capacity <= 262_144)
+            sent = 0
+            wire += out.ciphertext
+            if let failure = out.failure {
+                core.tlsFailed(failure, peer: peer, duringHandshake: false)
+                teardown()
+                return false
+            }
+        }
+        let result = tls == nil ? drain(&output, &sent) : drain(&wire, &wireSent)
+        switch result {
+        case .broken:
+            teardown()
+            return false
+        case .blocked:
+            if !watchingWritable {
+                watchingWritable = true
+                core.loop.watchWritable(fd: fd) { [self] in writable() }
+            }
+            return false
+        case .done:
+            if watchingWritable {
+                watchingWritable = false
+                core.loop.watchWritable(fd: fd, nil)
+            }
+            return true
+        }
+    }
+
+    private enum DrainResult { case done, blocked, broken }
+
+    /// Writes `buffer` from `offset` until the socket stops taking it. Touches nothing but its
+    /// two arguments (they are this connection's own buffers, borrowed).
+    private func drain(_ buffer: inout [UInt8], _ offset: inout Int) -> DrainResult {
+        while offset < buffer.count {
+            let n = buffer.withUnsafeBytes { bytes in
+                Glibc.send(fd, bytes.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
             }
             if n > 0 {
-                sent += n
+                offset += n
                 continue
             }
             if n < 0, errno == EINTR { continue }
             if n < 0, errno == EAGAIN || errno == EWOULDBLOCK {
                 // A client that reads slowly but steadily may never let the output drain:
                 // drop what went out so the buffer holds only what is pending.
-                if sent >= 65_536, sent >= output.count / 2 {
-                    output.removeFirst(sent)
-                    sent = 0
+                if offset >= 65_536, offset >= buffer.count / 2 {
+                    buffer.removeFirst(offset)
+                    offset = 0
                 }
-                if !watchingWritable {
-                    watchingWritable = true
-                    core.loop.watchWritable(fd: fd) { [self] in writable() }
-                }
-                return false
+                return .blocked
             }
-            teardown()
-            return false
+            return .broken
         }
-        output.removeAll(keepingCapacity: output.capacity <= 262_144)
-        sent = 0
-        if watchingWritable {
-            watchingWritable = false
-            core.loop.watchWritable(fd: fd, nil)
-        }
-        return true
+        buffer.removeAll(keepingCapacity: buffer.capacity <= 262_144)
+        offset = 0
+        return .done
     }
 
     private func writable() {
@@ -401,10 +498,12 @@ final class HTTPConnection {
         case .header:
             core.count(.headerTimeout)
             // A best-effort 408 to a client that sent part of a head; nothing waits for it.
-            if pendingOutput == 0, !input.isEmpty || headSearched > 0 {
-                let bytes = HTTPResponseEncoder.encode(.error(408, message: "request head timed out"), keepAlive: false,
-                                                       omitBody: false, date: core.dates.now())
-                _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+            if tls?.isHandshaking == true {
+                // The first head's time includes the handshake: a client that never finished it.
+                core.tlsFailed(.handshakeTimeout, peer: peer, duringHandshake: true)
+            } else if pendingOutput == 0, !input.isEmpty || headSearched > 0 {
+                sendImmediately(HTTPResponseEncoder.encode(.error(408, message: "request head timed out"), keepAlive: false,
+                                                           omitBody: false, date: core.dates.now()))
             }
             teardown()
         case .body:
@@ -437,6 +536,7 @@ final class HTTPConnection {
         Glibc.close(fd)
         webSocket?.finish()
         output = []
+        wire = []
         input.removeAll()
         core.removed(self)
     }

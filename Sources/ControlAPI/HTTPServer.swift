@@ -14,6 +14,7 @@
 import Foundation
 import IOCore
 import Synchronization
+import TLS
 
 /// An HTTP/1.1 and WebSocket server for the control API, with bounds on what any client can
 /// hold (see `HTTPServerConfiguration`).
@@ -89,6 +90,14 @@ public final class HTTPServer: Sendable {
             }
             if let problem = configuration.problem() { throw HTTPServerError("invalid HTTP server configuration: \(problem)") }
             let address = try HTTPListener.address(configuration.listen)
+            var context: TLSContext?
+            if let tls = configuration.tls {
+                do throws(TLSFailure) {
+                    context = try TLSContext(server: tls)
+                } catch {
+                    throw HTTPServerError("cannot serve HTTPS on \(configuration.listen): \(error)")
+                }
+            }
             let (fd, port) = try HTTPListener.open(address)
             let loop: EventLoop
             do {
@@ -99,6 +108,8 @@ public final class HTTPServer: Sendable {
             }
             let core = HTTPServerCore(configuration: configuration, loop: loop, handler: handler, upgrade: webSocket,
                                       onOpen: onWebSocketOpen, onClose: onWebSocketClose)
+            core.tlsContext = context
+            core.updateStatistics { $0.tls = context != nil }
             core.workers.start(name: "irisgw-http-worker")
             loop.start(name: "irisgw-http")
             loop.execute { core.startAccepting(fd) }
@@ -131,6 +142,15 @@ public final class HTTPServer: Sendable {
         core.workers.stop()
         core.callbacks.sync {}
         lifecycle.withLock { $0 = .stopped(core.statistics) }
+    }
+
+    /// Rereads the HTTPS certificate and key (and client CA) from the configured files: new
+    /// connections use them, open ones go on with the old. A file that cannot be used
+    /// changes nothing and throws why. Does nothing on a plain HTTP server or when stopped.
+    public func reloadTLS() throws(TLSFailure) {
+        guard let settings = configuration.tls, let core = runningCore else { return }
+        let context = try TLSContext(server: settings)
+        core.loop.sync { core.tlsContext = context }
     }
 
     /// Tests: the core while running (to check it is released after `stop()`).

@@ -1,3 +1,5 @@
+import TLS
+
 /// Settings for `HTTPServer`, including every bound that keeps an unauthenticated client
 /// from tying up the server (docs/operations.md has them in a table).
 public struct HTTPServerConfiguration: Sendable {
@@ -47,7 +49,11 @@ public struct HTTPServerConfiguration: Sendable {
     /// Seconds a closing WebSocket (`close()`, `stop()`) waits for the client's close frame
     /// before the connection is cut. Default 1 s.
     public var webSocketCloseGrace: Double
-    /// Receives the server's rare log lines (accept back-off when out of file descriptors).
+    /// HTTPS and WSS only, with this certificate and key (nil: plain HTTP). The files are
+    /// read at `start()` and again on `HTTPServer.reloadTLS()`.
+    public var tls: TLSServerSettings?
+    /// Receives the server's rare log lines (accept back-off when out of file descriptors,
+    /// TLS failures with their reason).
     /// They never hold request data. nil drops them.
     public var log: (@Sendable (String) -> Void)?
 
@@ -67,7 +73,9 @@ public struct HTTPServerConfiguration: Sendable {
                 maxWebSocketsPerClient: Int = 128,
                 maxWebSocketMessageBytes: Int = 65_536,
                 webSocketCloseGrace: Double = 1,
+                tls: TLSServerSettings? = nil,
                 log: (@Sendable (String) -> Void)? = nil) {
+        self.tls = tls
         self.listen = listen
         self.threads = threads
         self.maxBodyBytes = maxBodyBytes

@@ -14,6 +14,7 @@ import Glibc
 import IOCore
 import IrisAPI
 import Synchronization
+import TLS
 
 final class HTTPServerCore: @unchecked Sendable {
     let configuration: HTTPServerConfiguration
@@ -36,6 +37,9 @@ final class HTTPServerCore: @unchecked Sendable {
     // MARK: Loop-confined
 
     private var listener: Int32 = -1
+    /// The HTTPS listener's context (nil: plain HTTP); a reload replaces it, connections
+    /// already made keep the one they started with.
+    var tlsContext: TLSContext?
     private(set) var connections: [Int: HTTPConnection] = [:]
     private var perSource: [String: Int] = [:]
     /// Open WebSocket connections by group.
@@ -161,6 +165,14 @@ final class HTTPServerCore: @unchecked Sendable {
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
         let connection = HTTPConnection(id: nextID, fd: fd, peer: SocketAddress(host: host, port: address?.port ?? 0),
                                         source: source, core: self)
+        if let tlsContext {
+            guard let stream = TLSStream(server: tlsContext) else {
+                tlsFailed(.handshakeFailed("cannot create a TLS session"), peer: connection.peer, duringHandshake: true)
+                refuseAtAccept(fd, nil)
+                return
+            }
+            connection.tls = stream
+        }
         nextID += 1
         connections[connection.id] = connection
         perSource[source, default: 0] += 1
@@ -174,11 +186,30 @@ final class HTTPServerCore: @unchecked Sendable {
     }
 
     /// Closes at once with a reset: no TIME_WAIT kept for a connection we never served.
-    private func refuseAtAccept(_ fd: Int32, _ reason: HTTPServerStatistics.Refusal) {
+    private func refuseAtAccept(_ fd: Int32, _ reason: HTTPServerStatistics.Refusal?) {
         var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
         setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
         Glibc.close(fd)
-        count(reason)
+        if let reason { count(reason) }
+    }
+
+    // MARK: TLS
+
+    /// A TLS connection failed: counted by kind, and logged with the reason (the first 20,
+    /// then every 100th, so a scanner cannot flood the log). Never anything secret: the
+    /// peer's address and OpenSSL's classified reason.
+    func tlsFailed(_ failure: TLSFailure, peer: SocketAddress, duringHandshake: Bool) {
+        let total = stats.withLock { s -> Int in
+            s.tlsFailures[failure.kind, default: 0] += 1
+            return s.tlsFailures.values.reduce(0, +)
+        }
+        if total <= 20 || total % 100 == 0 {
+            log("api: TLS \(duringHandshake ? "handshake" : "connection") with \(peer) failed: \(failure) (\(total) TLS failures so far)")
+        }
+    }
+
+    func tlsEstablished() {
+        stats.withLock { $0.tlsHandshakes += 1 }
     }
 
     /// The address handlers see: an IPv4 client of a dual-stack listener without its

@@ -43,6 +43,13 @@ public struct HTTPServerStatistics: Sendable, Equatable {
     public var acceptBackoffs = 0
     /// Refusals by reason; a missing reason is 0.
     public var refused: [Refusal: Int] = [:]
+    /// The listener speaks HTTPS (and WSS) only.
+    public var tls = false
+    /// TLS handshakes completed (HTTPS listener).
+    public var tlsHandshakes = 0
+    /// TLS failures by `TLSFailure.kind` ("not_tls", "unknown_ca", "handshake_timeout" ...):
+    /// handshakes that failed or timed out, and connections whose records broke.
+    public var tlsFailures: [String: Int] = [:]
 
     /// All zero.
     public init() {}

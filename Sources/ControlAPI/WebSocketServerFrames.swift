@@ -232,8 +232,7 @@ extension HTTPConnection {
     /// the socket takes it at once, then cut.
     func dropSlow() {
         if pendingOutput == 0, frames.pendingAccept == nil {
-            let frame = WebSocketFrame(fin: true, opcode: .close, payload: [0x03, 0xF0]).encoded()
-            _ = frame.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+            sendImmediately(WebSocketFrame(fin: true, opcode: .close, payload: [0x03, 0xF0]).encoded())
         }
         teardown()
     }

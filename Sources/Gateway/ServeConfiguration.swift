@@ -20,7 +20,7 @@ import SIP
 ///   drainTimeoutSec: 30,               // SIGTERM: how long calls may go on
 ///   maxSessions: 1000,
 ///   roomTokenLifetimeSec: 60,          // default: the inbound ring timeout + 15 s
-///   webhook: { url: "http://127.0.0.1:9000/irisgw", timeoutSec: 5, retries: 2 },
+///   webhook: { url: "https://hooks.example.net/irisgw", timeoutSec: 5, retries: 2, caFile: "hooks-ca.pem" },
 ///   maxInboundSessions: 500,           // default: half of maxSessions
 ///   mediaRealtimePriority: 10,         // SCHED_RR for the media threads; default: normal scheduling
 ///   mediaThreads: 2,                   // default: the CPUs the process may use (affinity, cgroup quota)
@@ -28,6 +28,7 @@ import SIP
 ///   apiLimits: { maxConnectionsPerSource: 256, maxWebSocketsPerClient: 1000 },
 ///   dnsServers: ["10.0.0.53:53"],      // default: /etc/resolv.conf (ServeConfiguration+DNS.swift)
 ///   sipTlsListen: "0.0.0.0:5061", tlsCertificate: "gw.pem", tlsKey: "gw.key",  // ServeConfiguration+TLS.swift
+///   apiTlsCertificate: "api.pem", apiTlsKey: "api.key",  // HTTPS/WSS API (ServeConfiguration+APITLS.swift)
 /// }
 /// ```
 public struct ServeConfiguration: Sendable, Equatable {
@@ -67,6 +68,9 @@ public struct ServeConfiguration: Sendable, Equatable {
     /// `sipTlsListen`, `tlsCertificate`, `tlsKey`, `tlsClientCA`, `tlsVerifyClient`
     /// (ServeConfiguration+TLS.swift).
     public var tls: TLSSettings?
+    /// `apiTlsCertificate`, `apiTlsKey`, `apiTlsClientCA`, `apiTlsVerifyClient`,
+    /// `apiListenPlain` (ServeConfiguration+APITLS.swift).
+    public var apiTLS: APITLSSettings?
 
     /// Caps of the control API's HTTP server (`HTTPServerConfiguration` in ControlAPI, which
     /// documents each; docs/operations.md has the defaults). Each SDK session holds one event
@@ -103,14 +107,18 @@ public struct ServeConfiguration: Sendable, Equatable {
 
     /// Inbound notifications POSTed as JSON (the `onNotification` event) to `url`.
     public struct Webhook: Sendable, Equatable {
-        /// `http://host:port/path`. Required.
+        /// `http://host:port/path` or `https://host:port/path`. Required.
         public var url: String
+        /// For an https URL: PEM file of the CAs that may issue the receiver's certificate.
+        /// Default nil: the system trust store.
+        public var caFile: String?
         /// Seconds per attempt, 1-60. Default 5.
         public var timeoutSec: Int
         /// Further attempts after a failure (no answer or a non-2xx), 0-10, with 1 s, 2 s, 4 s... between. Default 2.
         public var retries: Int
-        public init(url: String, timeoutSec: Int = 5, retries: Int = 2) {
+        public init(url: String, timeoutSec: Int = 5, retries: Int = 2, caFile: String? = nil) {
             self.url = url
+            self.caFile = caFile
             self.timeoutSec = timeoutSec
             self.retries = retries
         }
@@ -120,7 +128,7 @@ public struct ServeConfiguration: Sendable, Equatable {
 
     public static let keys = ["profiles", "sipListen", "sipAdvertise", "apiListen", "rtpHost", "rtpAdvertise", "platformRtpAdvertise", "rtpPorts", "dataDir", "publicURL",
                               "drainTimeoutSec", "maxSessions", "maxInboundSessions", "mediaRealtimePriority", "mediaThreads", "roomTokenLifetimeSec", "webhook",
-                              "sip", "apiLimits"] + dnsKeys + tlsKeys
+                              "sip", "apiLimits"] + dnsKeys + tlsKeys + apiTLSKeys
 
     public static func load(file: URL) throws(ProfileError) -> ServeConfiguration {
         let display = file.relativePath
@@ -177,19 +185,28 @@ public struct ServeConfiguration: Sendable, Equatable {
         c.mediaRealtimePriority = try o.optional("mediaRealtimePriority") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...99) }
         c.dns = try dnsSettings(o, schema: schema)
         c.tls = try tlsSettings(o, schema: schema)
+        c.apiTLS = try apiTLSSettings(o, schema: schema)
         c.mediaThreads = try o.optional("mediaThreads") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...256) }
         c.sip = try o.optional("sip") { (v, p) throws(ProfileError) in try sipSettings(v, at: p, schema: schema) }
         c.roomTokenLifetimeSec = try o.optional("roomTokenLifetimeSec") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...86_400) }
         c.webhook = try o.optional("webhook") { (v, p) throws(ProfileError) in
-            let w = try schema.object(v, at: p, keys: ["url", "timeoutSec", "retries"])
+            let w = try schema.object(v, at: p, keys: ["url", "timeoutSec", "retries", "caFile"])
             let url = try w.required("url") { (v, p) throws(ProfileError) in
                 let s = try schema.string(v, at: p)
-                guard s.hasPrefix("http://") else { throw schema.fail(p, "must be an http:// URL, found \"\(s)\"") }
+                guard s.hasPrefix("http://") || s.hasPrefix("https://") else {
+                    throw schema.fail(p, "must be an http:// or https:// URL, found \"\(s)\"")
+                }
+                return s
+            }
+            let caFile = try w.optional("caFile") { (v, p) throws(ProfileError) in
+                let s = try schema.string(v, at: p)
+                guard !s.isEmpty else { throw schema.fail(p, "must be a file path") }
                 return s
             }
             return Webhook(url: url,
                            timeoutSec: try w.optional("timeoutSec") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...60) } ?? 5,
-                           retries: try w.optional("retries") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 0...10) } ?? 2)
+                           retries: try w.optional("retries") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 0...10) } ?? 2,
+                           caFile: caFile)
         }
         c.apiLimits = try o.optional("apiLimits") { (v, p) throws(ProfileError) in
             let l = try schema.object(v, at: p, keys: APILimits.keys)

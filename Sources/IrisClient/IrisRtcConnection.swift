@@ -3,23 +3,38 @@ import IrisAPI
 @_exported import WebClient
 
 /// Where the gateway's control API is and the key to use: the Iris SDK's connection, over
-/// HTTP. Every call is blocking and returns the decoded body or throws `IrisError`.
+/// HTTP or HTTPS (events over WS or WSS to match). Every call is blocking and returns the
+/// decoded body or throws `IrisError`.
 public final class IrisRtcConnection: Sendable {
     public let baseURL: String
     let http: HTTPClient
     let apiKey: String
     /// Seconds for each request. Default 10.
     public let timeout: Double
+    /// For an https base URL: the PEM file of the CAs to trust (nil: the system store).
+    public let caFile: String?
 
-    public init(baseURL: String, apiKey: String, timeout: Double = 10) throws(IrisError) {
+    /// - Parameters:
+    ///   - baseURL: `http://host:port` or `https://host:port` (the certificate must name the
+    ///     host: RFC 6125).
+    ///   - caFile: for https, the CAs to trust, e.g. a private CA's; nil: the system store.
+    public init(baseURL: String, apiKey: String, timeout: Double = 10, caFile: String? = nil) throws(IrisError) {
         self.baseURL = baseURL
         self.apiKey = apiKey
         self.timeout = timeout
+        self.caFile = caFile
         do {
-            http = try HTTPClient(baseURL: baseURL, defaultHeaders: ["Authorization": "Bearer " + apiKey])
+            http = try HTTPClient(baseURL: baseURL, defaultHeaders: ["Authorization": "Bearer " + apiKey], caFile: caFile)
         } catch {
             throw .transport(error)
         }
+    }
+
+    /// The event socket's URL for `baseURL`: https becomes wss, http becomes ws.
+    static func webSocketURL(_ baseURL: String) -> String {
+        if baseURL.lowercased().hasPrefix("https://") { return "wss://" + baseURL.dropFirst("https://".count) }
+        if baseURL.lowercased().hasPrefix("http://") { return "ws://" + baseURL.dropFirst("http://".count) }
+        return baseURL
     }
 
     /// The key from `IRISGW_API_KEY`, else `<dataDir>/api-key` (written by `irisgw serve`).
@@ -66,9 +81,11 @@ public final class IrisRtcConnection: Sendable {
         if let routingId { query.append("routingId=" + Self.escape(routingId)) }
         if let roomId { query.append("roomId=" + Self.escape(roomId)) }
         if let since { query.append("since=\(since)") }
-        let ws = baseURL.replacingOccurrences(of: "http://", with: "ws://") + "/v1/events" + (query.isEmpty ? "" : "?" + query.joined(separator: "&"))
+        var base = Self.webSocketURL(baseURL)
+        while base.hasSuffix("/") { base.removeLast() }
+        let ws = base + "/v1/events" + (query.isEmpty ? "" : "?" + query.joined(separator: "&"))
         do {
-            return try WebSocketClient(url: ws, headers: ["Authorization": "Bearer " + apiKey], timeout: timeout)
+            return try WebSocketClient(url: ws, headers: ["Authorization": "Bearer " + apiKey], timeout: timeout, caFile: caFile)
         } catch {
             throw .transport(error)
         }

@@ -1,4 +1,6 @@
-/// A blocking HTTP/1.1 client for the gateway's control API at `http://host:port`.
+/// A blocking HTTP/1.1 client for the gateway's control API at `http://host:port` or
+/// `https://host:port` (the certificate checked against `caFile` or the system store, and
+/// its name against the URL's host, RFC 6125).
 ///
 /// Each request opens a fresh TCP connection and sends `Connection: close`, so a request
 /// never sees another's bytes and there is no pool to go stale. Safe to use from several
@@ -13,16 +15,23 @@ public struct HTTPClient: Sendable {
     public var maxBodyBytes: Int = 64 << 20
 
     private let url: ClientURL
+    private let tls: ClientTLS?
 
-    /// A client for `baseURL`: `http://` with an IPv4 literal, `[IPv6]` literal or
-    /// `localhost`, an optional port (default 80) and an optional path prefix that every
-    /// request's `path` is appended to.
-    public init(baseURL: String, defaultHeaders: [String: String] = [:]) throws(IrisTransportError) {
+    /// A client for `baseURL`: `http://` or `https://` with an IPv4 literal, `[IPv6]`
+    /// literal, `localhost` or a DNS name, an optional port (default 80, or 443 for https) and
+    /// an optional path prefix that every request's `path` is appended to.
+    ///
+    /// - Parameter caFile: for `https://`, the PEM file of the CAs to trust; nil: the system
+    ///   trust store. A file that cannot be read throws `.invalidURL` here.
+    public init(baseURL: String, defaultHeaders: [String: String] = [:], caFile: String? = nil) throws(IrisTransportError) {
         let url = try ClientURL.parse(baseURL)
-        guard url.scheme == .http else { throw .invalidURL(baseURL, reason: "HTTPClient needs an http:// URL") }
+        guard url.scheme == .http || url.scheme == .https else {
+            throw .invalidURL(baseURL, reason: "HTTPClient needs an http:// or https:// URL")
+        }
         self.url = url
         self.baseURL = baseURL
         self.defaultHeaders = defaultHeaders
+        tls = url.scheme.isSecure ? try ClientTLS(host: url.host, caFile: caFile, url: baseURL) : nil
     }
 
     /// Sends one request and reads the whole response.
@@ -38,7 +47,8 @@ public struct HTTPClient: Sendable {
     /// - Returns: the status code, header fields with lower-cased names (repeated fields
     ///   joined with ", "), and the body (de-chunked). 1xx interim responses are skipped.
     /// - Throws: `IrisTransportError`: `.connectionRefused`, `.timeout`,
-    ///   `.malformedResponse`, `.connectionClosed`, ...; never for a 4xx/5xx status.
+    ///   `.malformedResponse`, `.connectionClosed`, `.tls` (certificate, name), ...; never for
+    ///   a 4xx/5xx status.
     public func request(
         method: String, path: String, headers: [String: String] = [:], body: [UInt8]? = nil, timeout: Double = 10
     ) throws(IrisTransportError) -> (status: Int, headers: [String: String], body: [UInt8]) {
@@ -58,7 +68,7 @@ public struct HTTPClient: Sendable {
         var message = try HTTPRequestWriter.head(method: method, target: target, host: url.hostHeader, headers: ordered)
         if let body { message += body }
 
-        let stream = try TCPStream.connect(host: url.host, port: url.port, deadline: deadline)
+        let stream = try TCPStream.connect(host: url.host, port: url.port, deadline: deadline, tls: tls)
         defer { stream.shutdown() }
         try stream.send(message, deadline: deadline, operation: "sending \(method) \(target)")
         var reader = StreamReader(stream: stream)

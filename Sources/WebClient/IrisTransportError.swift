@@ -1,11 +1,14 @@
+import TLS
+
 /// Why an HTTP request or a WebSocket operation toward the gateway failed.
 ///
 /// Each case says what went wrong in terms a log reader can act on; `kind` groups the cases
 /// for callers that decide by class (retry on `.connection` and `.timeout`, give up on
 /// `.rejected`, fix the code on `.usage`).
 public enum IrisTransportError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The URL is not `http://host[:port][/path]` or `ws://host[:port][/path][?query]` with an
-    /// IPv4/IPv6 literal or `localhost` as the host.
+    /// The URL is not `http(s)://host[:port][/path]` or `ws(s)://host[:port][/path][?query]`
+    /// with an IPv4/IPv6 literal, `localhost` or a DNS name as the host, or its CA file cannot
+    /// be used.
     case invalidURL(String, reason: String)
     /// The request itself cannot be sent (a header with CR/LF, an empty method, ...).
     case invalidRequest(String)
@@ -31,6 +34,9 @@ public enum IrisTransportError: Error, Sendable, Equatable, CustomStringConverti
     case webSocketProtocol(String, code: UInt16)
     /// The WebSocket was closed (locally or by the server) before this operation.
     case closed
+    /// TLS toward `host:port` failed (https, wss): the certificate is not from a trusted CA,
+    /// names another host, has expired; the peer does not speak TLS; the handshake broke.
+    case tls(host: String, port: Int, failure: TLSFailure)
 
     /// The class of a failure.
     public enum Kind: Sendable, Equatable {
@@ -46,6 +52,9 @@ public enum IrisTransportError: Error, Sendable, Equatable, CustomStringConverti
         case rejected
         /// The WebSocket is closed.
         case closed
+        /// The server's certificate did not check out, or TLS failed: retrying will not help
+        /// until the trust (the CA file) or the name is fixed.
+        case security
     }
 
     /// The class of this failure.
@@ -57,6 +66,7 @@ public enum IrisTransportError: Error, Sendable, Equatable, CustomStringConverti
         case .malformedResponse, .tooLarge, .handshakeInvalid, .webSocketProtocol: .protocolViolation
         case .handshakeRejected: .rejected
         case .closed: .closed
+        case .tls: .security
         }
     }
 
@@ -87,6 +97,7 @@ public enum IrisTransportError: Error, Sendable, Equatable, CustomStringConverti
         case .handshakeInvalid(let reason): "invalid WebSocket handshake: \(reason)"
         case .webSocketProtocol(let reason, let code): "WebSocket protocol error (closed with \(code)): \(reason)"
         case .closed: "the WebSocket is closed"
+        case .tls(let host, let port, let failure): "TLS with \(Self.endpoint(host, port)) failed: \(failure)"
         }
     }
 

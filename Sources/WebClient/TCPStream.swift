@@ -2,7 +2,9 @@ import Glibc
 import IOCore
 
 /// A connected TCP socket with blocking-with-deadline reads and writes (non-blocking fd +
-/// poll), for the HTTP and WebSocket clients.
+/// poll), for the HTTP and WebSocket clients; for `https://` and `wss://` with TLS between
+/// the socket and the caller (`TLSChannel`): `send` and `receive` carry plaintext either way,
+/// so the HTTP and WebSocket code above has one stream path.
 ///
 /// Thread safety: one reader and one writer may use it at once, and `shutdown()` may be
 /// called from any thread to wake them. The fd is closed only in `deinit`, so no thread
@@ -11,22 +13,38 @@ final class TCPStream: Sendable {
     let fd: Int32
     /// Where we connected (the address that answered).
     let remote: SocketAddress
+    /// TLS over the socket (https, wss); nil for plain TCP.
+    private let tls: TLSChannel?
 
-    private init(fd: Int32, remote: SocketAddress) {
+    private init(fd: Int32, remote: SocketAddress, tls: TLSChannel?) {
         self.fd = fd
         self.remote = remote
+        self.tls = tls
     }
 
     deinit { Glibc.close(fd) }
 
-    /// Connects to `host` (a literal, or `localhost`: 127.0.0.1 then ::1) before `deadline`.
-    static func connect(host: String, port: Int, deadline: Deadline) throws(IrisTransportError) -> TCPStream {
-        let candidates = host == "localhost" ? ["127.0.0.1", "::1"] : [host]
+    /// Connects to `host` (a literal; `localhost`: 127.0.0.1 then ::1; a name: its addresses
+    /// from the system resolver, in its order) before `deadline`; with `tls`, completes the
+    /// handshake and checks the certificate and the name before returning.
+    static func connect(host: String, port: Int, deadline: Deadline, tls: ClientTLS? = nil) throws(IrisTransportError) -> TCPStream {
+        let candidates = try addresses(host, port: port)
         var firstFailure: IrisTransportError?
         for candidate in candidates {
-            do {
-                return try connectOnce(SocketAddress(host: candidate, port: port), deadline: deadline)
+            do throws(IrisTransportError) {
+                var channel: TLSChannel?
+                if let tls {
+                    guard let made = TLSChannel(tls, host: host, port: port) else {
+                        throw IrisTransportError.tls(host: host, port: port, failure: .handshakeFailed("cannot create a TLS session"))
+                    }
+                    channel = made
+                }
+                let stream = try connectOnce(SocketAddress(host: candidate, port: port), deadline: deadline, tls: channel)
+                try channel?.handshake(over: stream, deadline: deadline)
+                return stream
             } catch {
+                // A certificate that does not check out is the server's, whichever address.
+                if case .tls = error { throw error }
                 // A timeout has used up the deadline: no time left for the next address.
                 if case .timeout = error { throw error }
                 // Report the IPv4 answer: a host without IPv6 would otherwise hide a refusal.
@@ -36,14 +54,42 @@ final class TCPStream: Sendable {
         throw firstFailure ?? .connectionRefused(host: host, port: port)
     }
 
-    private static func connectOnce(_ address: SocketAddress, deadline: Deadline) throws(IrisTransportError) -> TCPStream {
+    /// The addresses to try for `host`.
+    private static func addresses(_ host: String, port: Int) throws(IrisTransportError) -> [String] {
+        if host == "localhost" { return ["127.0.0.1", "::1"] }
+        if SocketAddress.isNumericHost(host) { return [host] }
+        var hints = addrinfo()
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_family = AF_UNSPEC
+        var list: UnsafeMutablePointer<addrinfo>?
+        let rc = getaddrinfo(host, nil, &hints, &list)
+        guard rc == 0, let first = list else {
+            let why = rc == 0 ? "no address" : String(cString: gai_strerror(rc))
+            throw .connectFailed(host: host, port: port, reason: "cannot resolve the name: \(why)")
+        }
+        defer { freeaddrinfo(list) }
+        var out: [String] = []
+        var next: UnsafeMutablePointer<addrinfo>? = first
+        while let entry = next {
+            var text = [CChar](repeating: 0, count: Int(NI_MAXHOST))
+            if getnameinfo(entry.pointee.ai_addr, entry.pointee.ai_addrlen, &text, socklen_t(text.count), nil, 0, NI_NUMERICHOST) == 0 {
+                let address = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                if !out.contains(address) { out.append(address) }
+            }
+            next = entry.pointee.ai_next
+        }
+        guard !out.isEmpty else { throw .connectFailed(host: host, port: port, reason: "cannot resolve the name: no address") }
+        return out
+    }
+
+    private static func connectOnce(_ address: SocketAddress, deadline: Deadline, tls: TLSChannel?) throws(IrisTransportError) -> TCPStream {
         let family = address.isIPv6 ? AF_INET6 : AF_INET
         let fd = socket(family, Int32(SOCK_STREAM.rawValue | SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else {
             throw .connectFailed(host: address.host, port: address.port, reason: errnoText(errno))
         }
         // Created before connecting, so every failure below closes the fd in deinit.
-        let stream = TCPStream(fd: fd, remote: address)
+        let stream = TCPStream(fd: fd, remote: address, tls: tls)
         // Requests and frames go out in one send each; Nagle would only add delay.
         var one: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
@@ -68,8 +114,30 @@ final class TCPStream: Sendable {
             : .connectFailed(host: address.host, port: address.port, reason: errnoText(code))
     }
 
-    /// Sends all of `bytes` before `deadline`.
+    /// Sends all of `bytes` before `deadline` (sealed first over TLS).
     func send(_ bytes: UnsafeRawBufferPointer, deadline: Deadline, operation: String) throws(IrisTransportError) {
+        if let tls {
+            try tls.send(bytes, over: self, deadline: deadline, operation: operation)
+        } else {
+            try sendRaw(bytes, deadline: deadline, operation: operation)
+        }
+    }
+
+    /// Sends all of `bytes` to the socket as they are (TLSChannel's ciphertext).
+    func sendRaw(_ bytes: [UInt8], deadline: Deadline, operation: String) throws(IrisTransportError) {
+        guard !bytes.isEmpty else { return }
+        let result: Result<Void, IrisTransportError> = bytes.withUnsafeBytes { raw in
+            do throws(IrisTransportError) {
+                try sendRaw(raw, deadline: deadline, operation: operation)
+                return .success(())
+            } catch {
+                return .failure(error)
+            }
+        }
+        try result.get()
+    }
+
+    private func sendRaw(_ bytes: UnsafeRawBufferPointer, deadline: Deadline, operation: String) throws(IrisTransportError) {
         var offset = 0
         while offset < bytes.count {
             // MSG_NOSIGNAL: a peer that has gone must be an error here, not a SIGPIPE.
@@ -102,8 +170,26 @@ final class TCPStream: Sendable {
     }
 
     /// Reads what is available (waiting until `deadline` for something) into `buffer`;
-    /// 0 means the peer closed its side (or `shutdown()` was called).
+    /// 0 means the peer closed its side (or `shutdown()` was called). Plaintext over TLS.
     func receive(into buffer: UnsafeMutableRawBufferPointer, deadline: Deadline, operation: String) throws(IrisTransportError) -> Int {
+        if let tls { return try tls.receive(into: buffer, over: self, deadline: deadline, operation: operation) }
+        return try receiveRaw(into: buffer, deadline: deadline, operation: operation)
+    }
+
+    /// Reads from the socket as it is into `array` (TLSChannel's ciphertext).
+    func receiveRaw(into array: inout [UInt8], deadline: Deadline, operation: String) throws(IrisTransportError) -> Int {
+        let result: Result<Int, IrisTransportError> = array.withUnsafeMutableBytes { raw in
+            do throws(IrisTransportError) {
+                return .success(try receiveRaw(into: raw, deadline: deadline, operation: operation))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    /// Reads from the socket as it is (TLSChannel's ciphertext).
+    func receiveRaw(into buffer: UnsafeMutableRawBufferPointer, deadline: Deadline, operation: String) throws(IrisTransportError) -> Int {
         while true {
             let n = recv(fd, buffer.baseAddress, buffer.count, 0)
             if n >= 0 { return n }
@@ -123,6 +209,8 @@ final class TCPStream: Sendable {
 
     /// Ends both directions: a blocked `receive` on another thread returns 0 at once.
     func shutdown() {
+        // A TLS close_notify first, while the socket can still carry it.
+        tls?.close(over: self)
         _ = Glibc.shutdown(fd, Int32(SHUT_RDWR))
     }
 

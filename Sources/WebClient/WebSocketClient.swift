@@ -22,7 +22,8 @@ public struct WebSocketCloseFrame: Sendable, Equatable {
     }
 }
 
-/// An RFC 6455 WebSocket client over plain TCP (`ws://`), for the gateway's event stream.
+/// An RFC 6455 WebSocket client over TCP (`ws://`) or TLS (`wss://`), for the gateway's
+/// event stream.
 ///
 /// `init` connects and completes the opening handshake (the Sec-WebSocket-Accept value is
 /// checked). `receive(timeout:)` returns whole text messages, reassembling fragments and
@@ -55,17 +56,20 @@ public final class WebSocketClient: Sendable {
         var finished = false
     }
 
-    /// Connects to `url` (`ws://host[:port]/path?query`; `http://` is accepted too; the
-    /// host an IPv4/IPv6 literal or `localhost`) and performs the opening handshake with
-    /// the extra `headers` (e.g. Authorization), all within `timeout` seconds.
+    /// Connects to `url` (`ws://host[:port]/path?query` or `wss://`; `http://` and `https://`
+    /// are accepted too; the host an IPv4/IPv6 literal, `localhost` or a DNS name) and
+    /// performs the opening handshake with the extra `headers` (e.g. Authorization), all
+    /// within `timeout` seconds. Over TLS the certificate is checked against `caFile` (nil:
+    /// the system store) and must name the URL's host (RFC 6125): else `.tls`.
     ///
     /// Throws `.handshakeRejected(status:body:)` when the server answers anything but 101
     /// (e.g. 401 with a JSON error body), `.handshakeInvalid` for a broken 101, and the
     /// connection errors of `IrisTransportError`.
     public init(url: String, headers: [String: String] = [:], timeout: Double = 10,
-                maxMessageBytes: Int = 16 << 20) throws(IrisTransportError) {
+                maxMessageBytes: Int = 16 << 20, caFile: String? = nil) throws(IrisTransportError) {
         let deadline = Deadline(seconds: timeout)
         let parsed = try ClientURL.parse(url)
+        let tls = parsed.scheme.isSecure ? try ClientTLS(host: parsed.host, caFile: caFile, url: url) : nil
         var keyBytes = [UInt8](repeating: 0, count: 16)
         for i in keyBytes.indices { keyBytes[i] = UInt8.random(in: .min ... .max) }
         let key = Data(keyBytes).base64EncodedString()
@@ -76,7 +80,7 @@ public final class WebSocketClient: Sendable {
         fields += [("Upgrade", "websocket"), ("Connection", "Upgrade"), ("Sec-WebSocket-Key", key), ("Sec-WebSocket-Version", "13")]
         let request = try HTTPRequestWriter.head(method: "GET", target: parsed.target, host: parsed.hostHeader, headers: fields)
 
-        let stream = try TCPStream.connect(host: parsed.host, port: parsed.port, deadline: deadline)
+        let stream = try TCPStream.connect(host: parsed.host, port: parsed.port, deadline: deadline, tls: tls)
         try stream.send(request, deadline: deadline, operation: "sending the WebSocket upgrade request")
         var reader = StreamReader(stream: stream)
         let head = try HTTPResponseHead.parse(

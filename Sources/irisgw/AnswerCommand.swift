@@ -7,11 +7,12 @@ import IrisClient
 /// played out (accepted and ended normally; rejected; ignored until it ended), 1 otherwise.
 enum AnswerCommand {
     static let usage = """
-    usage: irisgw answer --routing-id ID [--action accept|reject|ignore] [--api URL] [--data-dir DIR]
+    usage: irisgw answer --routing-id ID [--action accept|reject|ignore] [--api URL] [--ca-file FILE] [--data-dir DIR]
                          [--tone HZ | --play WAV] [--record WAV] [--hold-after S] [--unhold-after S]
                          [--hangup-after S] [--timeout S] [--json]
 
-    Waits (up to --timeout seconds, default forever) for one call to ID.
+    Waits (up to --timeout seconds, default forever) for one call to ID. An https:// --api is
+    checked against --ca-file (default $IRISGW_CA_FILE, else the system store).
 
     """
 

@@ -7,7 +7,7 @@ import IrisClient
 /// 2 for a usage error, 3 when the gateway refused or could not be reached.
 enum CallCommand {
     static let usage = """
-    usage: irisgw call TARGET --from SOURCE [--profile NAME] [--api URL] [--data-dir DIR]
+    usage: irisgw call TARGET --from SOURCE [--profile NAME] [--api URL] [--ca-file FILE] [--data-dir DIR]
                        [--caller-name NAME] [--privacy VALUES] [--header 'NAME: VALUE']...
                        [--tone HZ | --play WAV] [--record WAV] [--dtmf DIGITS]
                        [--hold-after S] [--unhold-after S] [--hangup-after S] [--json]
@@ -17,6 +17,9 @@ enum CallCommand {
                            joined with ; (id;critical)
       --header 'N: V'      an extra INVITE header (X- names, or names the profile allows);
                            repeat for more
+      --api URL            the gateway's control API, http:// or https:// (default http://127.0.0.1:8080)
+      --ca-file FILE       for an https --api: the CAs to trust (PEM; default $IRISGW_CA_FILE,
+                           else the system store); the certificate must name the URL's host
 
     Times are seconds after the call connects. Without --hangup-after the call lasts until
     the far end hangs up or Ctrl-C.

@@ -64,6 +64,8 @@ final class EventPrinter: IrisRtcAudioSessionDelegate, @unchecked Sendable {
 /// Options `call` and `answer` share: where the gateway is and what audio to use.
 struct ClientOptions {
     var api = "http://127.0.0.1:8080"
+    /// CAs to trust for an https `--api` (`--ca-file`, else `IRISGW_CA_FILE`; nil: the system store).
+    var caFile = ProcessInfo.processInfo.environment["IRISGW_CA_FILE"].flatMap { $0.isEmpty ? nil : $0 }
     var dataDir = ".irisgw"
     var toneHz: Double?
     var playWAV: String?
@@ -77,6 +79,7 @@ struct ClientOptions {
     mutating func parse(_ option: String, _ args: inout ArgumentReader) throws -> Bool {
         switch option {
         case "--api": api = try args.value()
+        case "--ca-file": caFile = try args.value()
         case "--data-dir": dataDir = try args.value()
         case "--tone":
             guard let hz = Double(try args.value()), hz > 0, hz < 24_000 else { throw UsageError("--tone needs a frequency in Hz") }
@@ -103,7 +106,7 @@ struct ClientOptions {
         guard let key = IrisRtcConnection.apiKey(dataDir: dataDir) else {
             throw UsageError("no API key: set IRISGW_API_KEY or run the gateway with --data-dir \(dataDir)")
         }
-        return try IrisRtcConnection(baseURL: api, apiKey: key)
+        return try IrisRtcConnection(baseURL: api, apiKey: key, caFile: caFile)
     }
 
     func stream() throws -> IrisRtcStream {

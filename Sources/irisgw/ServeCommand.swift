@@ -14,6 +14,8 @@ enum ServeCommand {
                         [--carrier-sim HOST:PORT] [--dns-server HOST:PORT]...
                         [--sip-tls-listen HOST:PORT ... --tls-certificate FILE --tls-key FILE
                          [--tls-verify-client none|optional|require] [--tls-client-ca FILE]]
+                        [--api-tls-certificate FILE --api-tls-key FILE [--api-tls-verify-client MODE]
+                         [--api-tls-client-ca FILE] [--api-listen-plain HOST:PORT]]
 
       --config FILE        settings file (JSON5; docs/operations.md); the flags below win over it
       --profiles DIR       trunk profiles, *.json5 (default sip-profiles)
@@ -21,12 +23,13 @@ enum ServeCommand {
                            one); repeat it for several interfaces or IPv4 and IPv6
       --sip-advertise H[:P]  the address (and port) named in Via and Contact instead of the
                            listener's: the public side of a NAT (default: the listener's)
-      --api-listen H:P     control API (default 127.0.0.1:8080; port 0 picks one)
+      --api-listen H:P     control API (default 127.0.0.1:8080; port 0 picks one): HTTPS and WSS
+                           only when --api-tls-certificate is given, else plain HTTP
       --rtp-ports LO-HI    RTP/RTCP ports (default 20000-29999)
       --rtp-host HOST      address RTP binds to and puts in SDP (default 127.0.0.1)
       --rtp-advertise HOST numeric address put in the trunk legs' SDP instead of --rtp-host
       --data-dir DIR       calls.sqlite, api-key, room-token-secret (default ./.irisgw)
-      --public-url URL     API URL put in inbound notifications (default http://<api-listen>)
+      --public-url URL     API URL put in inbound notifications (default http(s)://<api-listen>)
       --drain-timeout S    SIGTERM: seconds calls may go on before BYE (default 30)
       --max-sessions N     sessions at once over all trunks; more inbound get 503 (default 1000)
       --carrier-sim H:P    also run the built-in carrier simulator there, in this process
@@ -38,9 +41,17 @@ enum ServeCommand {
       --tls-key F          its private key (PEM); reread on SIGHUP
       --tls-verify-client M  none (default), optional or require: ask peers for a certificate
       --tls-client-ca F    CAs that issue the peers' certificates (default: the system store)
+      --api-tls-certificate F  the control API's certificate (PEM, chain after it): the API
+                           speaks HTTPS and WSS only; reread on SIGHUP (default: none, plain HTTP)
+      --api-tls-key F      its private key (PEM); reread on SIGHUP
+      --api-tls-verify-client M  none (default), optional or require: ask API clients for a certificate
+      --api-tls-client-ca F  CAs that issue the API clients' certificates (default: the system store)
+      --api-listen-plain H:P  also plain HTTP there, next to HTTPS (default: none); bearer keys
+                           cross it in clear, so keep it on loopback
 
     Prints `listening sip udp|tcp|tls HOST:PORT`, `listening api URL` and `ready`, then serves.
-    SIGHUP rereads the TLS certificate and key (new connections use them; calls go on).
+    SIGHUP rereads the TLS certificates and keys, SIP's and the API's (new connections use
+    them; calls and open connections go on).
 
     """
 
@@ -80,6 +91,7 @@ enum ServeCommand {
         var dnsServers: [SocketAddress] = []
         var tls = file.tls ?? ServeConfiguration.TLSSettings()
         var tlsListenFlags: [SocketAddress] = []
+        var apiTLS = file.apiTLS ?? ServeConfiguration.APITLSSettings()
         if let realm = file.sip?.authRealm { configuration.inboundAuthRealm = realm }
         var publicURL = file.publicURL
         var drainTimeout = Double(file.drainTimeoutSec ?? 30)
@@ -152,6 +164,25 @@ enum ServeCommand {
                     return fail("--tls-verify-client needs none, optional or require")
                 }
                 tls.verifyClient = mode
+            case "--api-tls-certificate":
+                guard let v = value(), !v.isEmpty else { return fail("--api-tls-certificate needs a file") }
+                apiTLS.certificate = v
+            case "--api-tls-key":
+                guard let v = value(), !v.isEmpty else { return fail("--api-tls-key needs a file") }
+                apiTLS.key = v
+            case "--api-tls-client-ca":
+                guard let v = value(), !v.isEmpty else { return fail("--api-tls-client-ca needs a file") }
+                apiTLS.clientCA = v
+            case "--api-tls-verify-client":
+                guard let v = value(), let mode = TLSServerSettings.ClientVerification(rawValue: v) else {
+                    return fail("--api-tls-verify-client needs none, optional or require")
+                }
+                apiTLS.verifyClient = mode
+            case "--api-listen-plain":
+                guard let v = value(), let a = SocketAddress.parse(v, defaultPort: -1), a.port >= 0, SocketAddress.isNumericHost(a.host) else {
+                    return fail("--api-listen-plain needs HOST:PORT with a numeric host")
+                }
+                apiTLS.listenPlain = a.description
             case "--max-sessions":
                 guard let v = value().flatMap(Int.init), v > 0 else { return fail("--max-sessions needs a positive number") }
                 configuration.maxSessions = v
@@ -162,6 +193,12 @@ enum ServeCommand {
                 return fail("unknown option \(args[i])")
             }
             i += 1
+        }
+        if (apiTLS.certificate == nil) != (apiTLS.key == nil) {
+            return fail("--api-tls-certificate and --api-tls-key go together")
+        }
+        if apiTLS.server == nil, apiTLS.listenPlain != nil || apiTLS.clientCA != nil || apiTLS.verifyClient != nil {
+            return fail("--api-listen-plain, --api-tls-client-ca and --api-tls-verify-client need --api-tls-certificate and --api-tls-key")
         }
         let profiles: [TrunkProfile]
         do {
@@ -200,6 +237,7 @@ enum ServeCommand {
         defer { simulator?.shutdown() }
         let gateway: Gateway
         let api: ControlAPIServer
+        var plainAPI: ControlAPIServer?
         do {
             let key = try APIKey.loadOrCreate(dataDir: configuration.dataDir)
             // The API port must be known before the gateway names itself in notifications.
@@ -218,11 +256,25 @@ enum ServeCommand {
                 if let v = limits.requestQueueLimit { http.requestQueueLimit = v }
                 if let v = limits.webSocketQueueLimit { http.webSocketQueueLimit = v }
             }
+            http.log = { writeError("irisgw: \($0)\n") }
+            var plain = http
+            http.tls = apiTLS.server
             api = ControlAPIServer(key: key, configuration: http)
             let port = try api.start()
             // SocketAddress brackets an IPv6 host ("http://[::1]:8080"); a bare port is every IPv4 interface.
             let host = apiListen.allSatisfy(\.isNumber) ? "0.0.0.0" : SocketAddress.parse(apiListen)?.host ?? "127.0.0.1"
-            configuration.publicURL = publicURL ?? "http://\(SocketAddress(host: host, port: port))"
+            let scheme = http.tls == nil ? "http" : "https"
+            configuration.publicURL = publicURL ?? "\(scheme)://\(SocketAddress(host: host, port: port))"
+            if http.tls == nil { warnIfExposed(host) }
+            if let listen = apiTLS.listenPlain {
+                plain.listen = listen
+                let second = ControlAPIServer(key: key, configuration: plain)
+                plainAPI = second
+                let plainPort = try second.start()
+                let plainHost = SocketAddress.parse(listen)?.host ?? "127.0.0.1"
+                warnIfExposed(plainHost)
+                writeOut("listening api-plain http://\(SocketAddress(host: plainHost, port: plainPort))\n")
+            }
             gateway = try Gateway(configuration: configuration, profiles: profiles)
             if let hook = file.webhook {
                 let notifier = try WebhookNotifier(configuration: hook)
@@ -230,15 +282,17 @@ enum ServeCommand {
                 writeOut("webhook \(hook.url)\n")
             }
             api.attach(gateway)
+            plainAPI?.attach(gateway)
             for p in try gateway.start() { writeOut("listening sip \(p.transport.rawValue.lowercased()) \(p.address)\n") }
             writeOut("listening api \(configuration.publicURL)\n")
         } catch {
             writeError("irisgw serve: cannot start: \(error)\n")
+            plainAPI?.stop()
             return 1
         }
         writeOut("media threads \(configuration.mediaThreads)" + (file.mediaThreads != nil ? " (mediaThreads setting)\n" : "; usable CPUs \(cpus)\n"))
         writeOut("profiles \(profiles.map(\.name).sorted().joined(separator: ","))\n")
-        let reload = reloadOnHangup(gateway)
+        let reload = reloadOnHangup(gateway, api: api)
         defer { reload.cancel() }
         writeOut("ready\n")
         let signal = waitForTermination()
@@ -250,13 +304,15 @@ enum ServeCommand {
         }
         gateway.shutdown()
         api.stop()
+        plainAPI?.stop()
         writeOut("stopped\n")
         return 0
     }
 
-    /// SIGHUP rereads the TLS certificate and key: new connections get them, calls go on. A
-    /// file that cannot be used changes nothing and says why on stderr.
-    static func reloadOnHangup(_ gateway: Gateway) -> DispatchSourceSignal {
+    /// SIGHUP rereads the TLS certificates and keys, SIP's and the control API's: new
+    /// connections get them, calls go on. A file that cannot be used changes nothing for its
+    /// listener and says why on stderr.
+    static func reloadOnHangup(_ gateway: Gateway, api: ControlAPIServer) -> DispatchSourceSignal {
         signal(SIGHUP, SIG_IGN)
         let source = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
         source.setEventHandler {
@@ -266,9 +322,28 @@ enum ServeCommand {
             } catch {
                 writeError("irisgw serve: SIGHUP: the TLS certificates were not reloaded (the old ones stay): \(error)\n")
             }
+            guard api.isTLS else { return }
+            do throws(TLSFailure) {
+                try api.reloadTLS()
+                writeOut("api tls certificate reloaded\n")
+            } catch {
+                writeError("irisgw serve: SIGHUP: the API's TLS certificate was not reloaded (the old one stays): \(error)\n")
+            }
         }
         source.resume()
         return source
+    }
+
+    /// Plain HTTP on an address other hosts reach carries the API key in clear: said once at
+    /// start, on stderr.
+    static func warnIfExposed(_ host: String) {
+        guard !isLoopback(host) else { return }
+        writeError("irisgw serve: warning: the control API listens with plain HTTP on \(host): API keys and calls cross the "
+                   + "network in clear; give it a certificate (--api-tls-certificate, --api-tls-key) or listen on loopback\n")
+    }
+
+    static func isLoopback(_ host: String) -> Bool {
+        host == "::1" || host.hasPrefix("127.") || host.lowercased() == "localhost"
     }
 
     static func parseRange(_ text: String) -> ClosedRange<UInt16>? {

@@ -8,10 +8,11 @@ import IrisClient
 enum TestCommand {
     static let usage = """
     usage: irisgw test --profile NAME --suite FILE [--junit FILE] [--json FILE] [--html FILE]
-                       [--api URL] [--data-dir DIR]
+                       [--api URL] [--ca-file FILE] [--data-dir DIR]
 
     Places the suite's test calls through the trunk profile NAME of the gateway at --api
-    (default the local one), one at a time, and prints each test as it finishes. Suites are
+    (default the local one; https:// is checked against --ca-file, default $IRISGW_CA_FILE,
+    else the system store), one at a time, and prints each test as it finishes. Suites are
     JSON5 (sip-profiles/suites/, docs/carrier-testing.md).
 
     """

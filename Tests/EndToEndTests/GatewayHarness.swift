@@ -21,6 +21,8 @@ final class GatewayProcess: @unchecked Sendable {
     private(set) var apiURL = ""
     private(set) var lines: [String] = []
     let apiKey: String
+    /// The CA that issued the API's certificate, for an HTTPS `apiURL` (nil: plain HTTP).
+    let apiCAFile: String?
 
     /// A trunk profile for the tests: outbound to `proxies` (SIPp ports on 127.0.0.1),
     /// inbound from 127.0.0.1 with `routes`.
@@ -95,8 +97,9 @@ final class GatewayProcess: @unchecked Sendable {
     /// `after`: a stopped (or killed) gateway whose folder, data dir and records this one
     /// takes over, as a restart would.
     init(profiles: [Profile], environment: [String: String] = [:], extraArguments: [String] = [], config: String? = nil,
-         after predecessor: GatewayProcess? = nil, dataDir: String? = nil, launcher: [String] = []) throws {
+         after predecessor: GatewayProcess? = nil, dataDir: String? = nil, launcher: [String] = [], apiCAFile: String? = nil) throws {
         dataDirOverride = dataDir
+        self.apiCAFile = apiCAFile
         directory = predecessor?.directory
             ?? FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-gw-\(UUID().uuidString.prefix(8))")
         predecessor?.ownsDirectory = false
@@ -151,7 +154,7 @@ final class GatewayProcess: @unchecked Sendable {
     }
     var sipPeer: SIPPeer { SIPPeer(transport: .udp, address: SocketAddress(host: "127.0.0.1", port: sipPort)) }
 
-    func connection() throws -> IrisRtcConnection { try IrisRtcConnection(baseURL: apiURL, apiKey: apiKey) }
+    func connection() throws -> IrisRtcConnection { try IrisRtcConnection(baseURL: apiURL, apiKey: apiKey, caFile: apiCAFile) }
 
     var isRunning: Bool { process.isRunning }
     var processID: Int32 { process.processIdentifier }
@@ -184,7 +187,7 @@ final class GatewayProcess: @unchecked Sendable {
     func stop() {
         var started: Int?
         if process.isRunning {
-            started = (try? HTTPClient(baseURL: apiURL, defaultHeaders: ["Authorization": "Bearer " + apiKey])
+            started = (try? HTTPClient(baseURL: apiURL, defaultHeaders: ["Authorization": "Bearer " + apiKey], caFile: apiCAFile)
                 .request(method: "GET", path: "/metrics", timeout: 5)).flatMap { r in
                     String(decoding: r.body, as: UTF8.self).split(separator: "\n")
                         .first { $0.hasPrefix("irisgw_sessions_started_total ") }.flatMap { Int($0.split(separator: " ")[1]) }

@@ -47,6 +47,19 @@ import Testing
         #expect(one.tls?.listen?.count == 1 && one.tls?.server?.verifyClient == SIPTLSServerSettings.ClientVerification.none)
     }
 
+    @Test func theAPITLSKeysAreRead() throws {
+        let c = try ServeConfiguration.parse("""
+        { apiListen: "0.0.0.0:8443", apiTlsCertificate: "api.pem", apiTlsKey: "api.key", apiTlsClientCA: "clients.pem",
+          apiTlsVerifyClient: "optional", apiListenPlain: "127.0.0.1:8081",
+          webhook: { url: "https://hooks.example.net/irisgw", caFile: "hooks-ca.pem" } }
+        """, file: "serve.json5")
+        #expect(c.apiTLS?.server == TLSServerSettings(certificateFile: "api.pem", keyFile: "api.key", clientCAFile: "clients.pem",
+                                                     verifyClient: .optional))
+        #expect(c.apiTLS?.listenPlain == "127.0.0.1:8081")
+        #expect(c.webhook == ServeConfiguration.Webhook(url: "https://hooks.example.net/irisgw", caFile: "hooks-ca.pem"))
+        #expect(try ServeConfiguration.parse("{ apiListen: \"127.0.0.1:8080\" }", file: "s").apiTLS == nil)
+    }
+
     /// Several listeners, the advertised addresses for a 1:1 NAT, TCP keep-alives.
     @Test func listenersAndAdvertisedAddressesAreRead() throws {
         let c = try ServeConfiguration.parse("""
@@ -122,6 +135,10 @@ import Testing
         ("{ tlsCertificate: \"gw.pem\" }", "tlsKey"),
         ("{ sipTlsListen: \"gw:5061\", tlsCertificate: \"a\", tlsKey: \"b\" }", "sipTlsListen"),
         ("{ tlsCertificate: \"a\", tlsKey: \"b\", tlsVerifyClient: \"always\" }", "tlsVerifyClient"),
+        ("{ apiTlsCertificate: \"a\" }", "apiTlsKey"),
+        ("{ apiTlsCertificate: \"a\", apiTlsKey: \"b\", apiListenPlain: \"gw:8081\" }", "apiListenPlain"),
+        ("{ apiTlsCertificate: \"a\", apiTlsKey: \"b\", apiTlsVerifyClient: \"always\" }", "apiTlsVerifyClient"),
+        ("{ webhook: { url: \"https://x/\", caFile: \"\" } }", "webhook.caFile"),
     ])
     func badFilesNameTheFileAndKey(_ text: String, _ key: String) {
         do {

@@ -1,5 +1,6 @@
 import Testing
 @testable import SIP
+@testable import TLS
 
 /// RFC 5922 §7 (which names of a certificate identify a SIP domain, and how they compare),
 /// with RFC 6125 §6.4.3 for wildcards when a trunk allows them, as a table.
@@ -60,7 +61,57 @@ struct TLSNameMatcherTests {
 
     @Test(arguments: rows)
     func matches(_ row: Row) {
-        #expect(TLSNameMatcher.matches(row.names, expected: row.expected, allowWildcards: row.wildcards) == row.matches)
+        #expect(TLSNameMatcher.matches(row.names, expected: row.expected, policy: .sip(allowWildcards: row.wildcards)) == row.matches)
+    }
+
+    /// One certificate, two policies: SIP's RFC 5922 (no wildcards) and HTTPS's RFC 6125 /
+    /// RFC 2818, side by side.
+    struct PolicyRow: Sendable, CustomStringConvertible {
+        var name: String
+        var names: TLSCertificateNames
+        var expected: String
+        var sip: Bool
+        var https: Bool
+        var description: String { name }
+    }
+
+    static let policyRows: [PolicyRow] = [
+        PolicyRow(name: "dNSName equal", names: .init(dnsNames: ["api.example.test"]), expected: "api.example.test", sip: true, https: true),
+        PolicyRow(name: "dNSName case and trailing dot", names: .init(dnsNames: ["API.Example.Test."]), expected: "api.example.test",
+                  sip: true, https: true),
+        PolicyRow(name: "leftmost-label wildcard", names: .init(dnsNames: ["*.example.test"]), expected: "api.example.test",
+                  sip: false, https: true),
+        PolicyRow(name: "wildcard covers one label only", names: .init(dnsNames: ["*.example.test"]), expected: "a.api.example.test",
+                  sip: false, https: false),
+        PolicyRow(name: "wildcard does not cover the parent", names: .init(dnsNames: ["*.example.test"]), expected: "example.test",
+                  sip: false, https: false),
+        PolicyRow(name: "no partial-label wildcard", names: .init(dnsNames: ["api*.example.test"]), expected: "api1.example.test",
+                  sip: false, https: false),
+        PolicyRow(name: "no wildcard below two labels", names: .init(dnsNames: ["*.test"]), expected: "example.test", sip: false, https: false),
+        PolicyRow(name: "sip: URI entry is SIP's only", names: .init(uris: ["sip:api.example.test"]), expected: "api.example.test",
+                  sip: true, https: false),
+        PolicyRow(name: "https URI entry is no HTTPS identity either", names: .init(uris: ["https://api.example.test/"]),
+                  expected: "api.example.test", sip: false, https: false),
+        PolicyRow(name: "common name without subjectAltName: SIP only", names: .init(commonNames: ["api.example.test"]),
+                  expected: "api.example.test", sip: true, https: false),
+        PolicyRow(name: "IPv4 host against iPAddress", names: .init(ipAddresses: ["127.0.0.1"]), expected: "127.0.0.1", sip: true, https: true),
+        PolicyRow(name: "IPv6 host by value", names: .init(ipAddresses: ["::1"]), expected: "[0:0::1]", sip: true, https: true),
+        PolicyRow(name: "IP host is not a dNSName", names: .init(dnsNames: ["127.0.0.1"]), expected: "127.0.0.1", sip: false, https: false),
+        PolicyRow(name: "IP host never by common name", names: .init(commonNames: ["127.0.0.1"]), expected: "127.0.0.1", sip: false, https: false),
+        PolicyRow(name: "wrong host", names: .init(dnsNames: ["other.test"], ipAddresses: ["127.0.0.1"]), expected: "localhost",
+                  sip: false, https: false),
+        PolicyRow(name: "a wildcard never matches an address", names: .init(dnsNames: ["*.0.0.1"]), expected: "127.0.0.1", sip: false, https: false),
+    ]
+
+    @Test(arguments: policyRows)
+    func policies(_ row: PolicyRow) {
+        #expect(TLSNameMatcher.matches(row.names, expected: row.expected, policy: .sip(allowWildcards: false)) == row.sip)
+        #expect(TLSNameMatcher.matches(row.names, expected: row.expected, policy: .https) == row.https)
+    }
+
+    @Test func httpsListsTheNamesItChecks() {
+        let names = TLSCertificateNames(dnsNames: ["a.test"], uris: ["sip:b.test"], ipAddresses: ["127.0.0.1"], commonNames: ["c.test"])
+        #expect(TLSNameMatcher.presented(names, policy: .https) == ["a.test", "127.0.0.1"])
     }
 
     @Test func presentedNamesAreTheOnesThatCount() {

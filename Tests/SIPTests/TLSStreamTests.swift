@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import SIP
+@testable import TLS
 
 /// `TLSStream` without sockets: a client and a server stream pump their ciphertext into
 /// each other in memory, with certificates the test makes with `openssl` (TestPKI).

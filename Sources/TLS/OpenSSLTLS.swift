@@ -1,4 +1,5 @@
 import COpenSSL
+import IOCore
 import Glibc
 
 // libssl, wrapped. This is the only file that holds an OpenSSL TLS pointer (SSL_CTX, SSL,
@@ -9,21 +10,22 @@ import Glibc
 // stream transport keeps one socket path for TCP and TLS (non-blocking reads, its outbox,
 // its bounds), and TLS is one more layer between the socket and the framer.
 //
-// Everything here runs on the SIP loop: OpenSSL's error queue is per thread, and each call
-// clears it first so an old error never explains a new failure.
+// A session is used by one thread at a time (its owner's loop, or a client under a lock):
+// OpenSSL's error queue is per thread, and each call clears it first so an old error never
+// explains a new failure.
 
 /// An OpenSSL context (SSL_CTX): TLS 1.2 and 1.3 only, the trust to check peers against and
 /// our certificate. Sessions made from it hold a reference (OpenSSL counts them), so a
 /// reload may replace a context while connections made from the old one go on.
-final class TLSContext: @unchecked Sendable {  // built on any thread, then used on the SIP loop only
-    enum Role: Sendable { case client, server }
+public final class TLSContext: @unchecked Sendable {  // immutable once built; OpenSSL locks its own counts
+    public enum Role: Sendable { case client, server }
 
-    let role: Role
+    public let role: Role
     fileprivate let ctx: OpaquePointer
 
     /// A client context: the server's chain checked against `caFile` (or the system store),
     /// our certificate and key when configured (for servers that ask for one).
-    init(client settings: SIPTLSClientSettings) throws(TLSFailure) {
+    public init(client settings: TLSClientSettings) throws(TLSFailure) {
         role = .client
         guard let c = SSL_CTX_new(TLS_client_method()) else { throw .configuration("cannot create a TLS context") }
         ctx = c
@@ -37,7 +39,7 @@ final class TLSContext: @unchecked Sendable {  // built on any thread, then used
 
     /// A server context: our certificate and key, and when asked, the clients' certificates
     /// checked against `clientCAFile` (or the system store).
-    init(server settings: SIPTLSServerSettings) throws(TLSFailure) {
+    public init(server settings: TLSServerSettings) throws(TLSFailure) {
         role = .server
         guard let c = SSL_CTX_new(TLS_server_method()) else { throw .configuration("cannot create a TLS context") }
         ctx = c
@@ -55,7 +57,7 @@ final class TLSContext: @unchecked Sendable {  // built on any thread, then used
         }
         // Resumed sessions must carry this context's identity (OpenSSL refuses resumption
         // with client verification otherwise).
-        let id = Array("irisgw-sip".utf8)
+        let id = Array("irisgw".utf8)
         _ = id.withUnsafeBufferPointer { SSL_CTX_set_session_id_context(ctx, $0.baseAddress, UInt32($0.count)) }
     }
 
@@ -276,6 +278,13 @@ final class TLSSession {
         while case let e = ERR_get_error(), e != 0 { code = e }
         let library = code == 0 ? 0 : ERR_GET_LIB(code)
         let reason = code == 0 ? 0 : ERR_GET_REASON(code)
+        let certificateAlerts = [SSL_R_SSLV3_ALERT_BAD_CERTIFICATE, SSL_R_SSLV3_ALERT_CERTIFICATE_EXPIRED, SSL_R_TLSV1_ALERT_UNKNOWN_CA,
+                                 SSL_R_SSLV3_ALERT_CERTIFICATE_UNKNOWN, SSL_R_SSLV3_ALERT_CERTIFICATE_REVOKED,
+                                 SSL_R_SSLV3_ALERT_UNSUPPORTED_CERTIFICATE, SSL_R_TLSV1_ALERT_ACCESS_DENIED]
+        if library == ERR_LIB_SSL, role == .server, certificateAlerts.contains(reason) {
+            // A client's alert about our own certificate.
+            return .certificateRefusedByClient(Self.alertName(reason))
+        }
         if library == ERR_LIB_SSL {
             switch reason {
             case SSL_R_CERTIFICATE_VERIFY_FAILED:
@@ -306,6 +315,19 @@ final class TLSSession {
         }
         if code == 0 { return .closedDuringHandshake }
         return .handshakeFailed(ERR_reason_error_string(code).map { String(cString: $0) } ?? "error \(code)")
+    }
+
+    /// The words of a certificate alert's reason.
+    private static func alertName(_ reason: Int32) -> String {
+        switch reason {
+        case SSL_R_SSLV3_ALERT_BAD_CERTIFICATE: "bad certificate"
+        case SSL_R_SSLV3_ALERT_CERTIFICATE_EXPIRED: "certificate expired"
+        case SSL_R_TLSV1_ALERT_UNKNOWN_CA: "unknown CA"
+        case SSL_R_SSLV3_ALERT_CERTIFICATE_UNKNOWN: "certificate unknown"
+        case SSL_R_SSLV3_ALERT_CERTIFICATE_REVOKED: "certificate revoked"
+        case SSL_R_SSLV3_ALERT_UNSUPPORTED_CERTIFICATE: "unsupported certificate"
+        default: "access denied"
+        }
     }
 
     /// A failed chain check (X509_V_ERR_*), classified.

@@ -1,8 +1,7 @@
 import Glibc
 
-/// The identities a certificate presents, as RFC 5922 §7.1 reads them: subjectAltName
-/// entries of type URI and dNSName (and iPAddress, for peers named by address), and the
-/// subject's common names, which count only when the certificate has no subjectAltName.
+/// The identities a certificate presents: subjectAltName entries of type URI, dNSName and
+/// iPAddress, and the subject's common names. Which of them count is `TLSNamePolicy`'s.
 public struct TLSCertificateNames: Sendable, Equatable {
     public var dnsNames: [String]
     /// URI entries as written (`sip:carrier.example`).
@@ -22,38 +21,53 @@ public struct TLSCertificateNames: Sendable, Equatable {
         self.hasSubjectAltName = hasSubjectAltName ?? !(dnsNames.isEmpty && uris.isEmpty && ipAddresses.isEmpty)
     }
 
-    /// What an error message lists: the names that count, in certificate order.
+    /// What an error message lists under RFC 5922: the names that count, in certificate order.
     public var presented: [String] {
         hasSubjectAltName ? uris + dnsNames + ipAddresses : commonNames
     }
 }
 
-/// Whether a certificate identifies the SIP domain we meant to reach (RFC 5922 §7.2, with
-/// RFC 6125 §6.4.3 for wildcards when they are allowed). A plain function of values, tested
-/// as a table.
+/// Whether a certificate identifies the host we meant to reach, by a `TLSNamePolicy`: SIP's
+/// RFC 5922 §7.2 or HTTPS's RFC 6125 §6.4 / RFC 2818 §3.1. One matcher, the policy picks
+/// which entries count. A plain function of values, tested as a table.
 ///
-/// - The expected name is the host of the URI we were given (before DNS), lower case.
-/// - A `sip:` URI entry with no user part matches when its host equals the name. URI
-///   entries never match by wildcard.
+/// - The expected name is the host we were given (the SIP URI's or the URL's, before DNS),
+///   lower case.
+/// - An IP address matches iPAddress entries only (both policies).
 /// - A dNSName matches when equal to the name (case-insensitive, a trailing dot ignored).
-///   RFC 5922 forbids wildcards for SIP domains; with `allowWildcards` a `*` that is the
-///   whole leftmost label matches exactly one label, never a partial label (`f*.example`),
-///   never below a public-suffix-like two labels (`*.com`), never an IP address.
-/// - An IP address matches iPAddress entries only.
-/// - The common name counts only when the certificate has no subjectAltName at all.
+///   A `*` that is the whole leftmost label matches exactly one label (RFC 6125 §6.4.3) —
+///   always for `.https`, for `.sip` only with `allowWildcards` (RFC 5922 forbids them) —
+///   never a partial label (`f*.example`), never below two labels (`*.com`), never an IP.
+/// - `.sip` only: a `sip:` URI entry with no user part matches when its host equals the
+///   name (never by wildcard), and the common name counts when the certificate has no
+///   subjectAltName at all.
+/// - `.https`: URI entries and the common name never count.
 public enum TLSNameMatcher {
-    public static func matches(_ names: TLSCertificateNames, expected: String, allowWildcards: Bool = false) -> Bool {
+    public static func matches(_ names: TLSCertificateNames, expected: String, policy: TLSNamePolicy) -> Bool {
         let host = normalize(expected)
         guard !host.isEmpty else { return false }
         if let ip = IPText(host) {
             return names.ipAddresses.contains { IPText($0) == ip }
         }
-        if names.uris.contains(where: { sipURIHost($0).map(normalize) == host }) { return true }
-        if names.dnsNames.contains(where: { dnsMatches($0, host, allowWildcards: allowWildcards) }) { return true }
-        if !names.hasSubjectAltName {
-            return names.commonNames.contains { normalize($0) == host }
+        switch policy {
+        case .sip(let allowWildcards):
+            if names.uris.contains(where: { sipURIHost($0).map(normalize) == host }) { return true }
+            if names.dnsNames.contains(where: { dnsMatches($0, host, allowWildcards: allowWildcards) }) { return true }
+            if !names.hasSubjectAltName {
+                return names.commonNames.contains { normalize($0) == host }
+            }
+            return false
+        case .https:
+            return names.dnsNames.contains { dnsMatches($0, host, allowWildcards: true) }
         }
-        return false
+    }
+
+    /// What an error message lists under `policy`: the names that could have matched.
+    public static func presented(_ names: TLSCertificateNames, policy: TLSNamePolicy) -> [String] {
+        switch policy {
+        case .sip: names.presented
+        case .https: names.dnsNames + names.ipAddresses
+        }
     }
 
     /// One dNSName against a host name.

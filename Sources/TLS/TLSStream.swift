@@ -1,14 +1,17 @@
 /// TLS as a layer of one stream connection, driven with bytes: ciphertext in from the
 /// socket, ciphertext out for the connection's outbox, plaintext both ways. It holds no
-/// socket and no clock: `SIPStreamConnections.swift` moves the bytes (so TCP and TLS share
-/// one connection path, its bounds and its framer), and tests pump two streams into each
-/// other.
+/// socket and no clock: its users move the bytes (SIP's `SIPStreamConnections.swift`, the
+/// control API's `HTTPConnection`, WebClient's `TCPStream`), so TCP and TLS share one
+/// connection path, its bounds and its framer; tests pump two streams into each other.
 ///
 /// Plaintext sent before the handshake is done waits here, and leaves encrypted only once
-/// the peer's certificate and, as a client, its name (RFC 5922) have been checked: nothing
-/// we send ever crosses the wire in the clear, and a failed check sends nothing at all.
-struct TLSStream {
-    enum State: Equatable {
+/// the peer's certificate and, as a client, its name (by the target's `TLSNamePolicy`)
+/// have been checked: nothing we send ever crosses the wire in the clear, and a failed
+/// check sends nothing at all.
+///
+/// Not thread-safe: one thread at a time (OpenSSL's error queue is per thread).
+public struct TLSStream {
+    public enum State: Equatable, Sendable {
         case handshaking
         case established
         case failed(TLSFailure)
@@ -17,52 +20,52 @@ struct TLSStream {
     }
 
     /// What one step produced.
-    struct Output: Equatable {
+    public struct Output: Equatable, Sendable {
         /// Decrypted bytes for the framer.
-        var plaintext: [UInt8] = []
+        public var plaintext: [UInt8] = []
         /// Bytes to write to the socket.
-        var ciphertext: [UInt8] = []
+        public var ciphertext: [UInt8] = []
         /// The handshake finished (and the peer checked out) in this step.
-        var established = false
+        public var established = false
         /// Set once, when the stream fails.
-        var failure: TLSFailure?
+        public var failure: TLSFailure?
         /// The peer closed the TLS session.
-        var closed = false
+        public var closed = false
     }
 
     private let session: TLSSession
     /// As a client: the name the server's certificate must carry. nil on a server.
-    let target: SIPTLSTarget?
-    private(set) var state = State.handshaking
+    public let target: TLSTarget?
+    public private(set) var state = State.handshaking
     /// Plaintext waiting for the handshake.
     private var held: [UInt8] = []
     /// The peer certificate's names, once established (nil if it sent none).
-    private(set) var peerNames: TLSCertificateNames?
+    public private(set) var peerNames: TLSCertificateNames?
 
     /// A client stream toward `target` (SNI and the name check), or nil when OpenSSL cannot
     /// make a session.
-    init?(client context: TLSContext, target: SIPTLSTarget) {
+    public init?(client context: TLSContext, target: TLSTarget) {
         guard let s = TLSSession(context: context, serverName: target.serverName) else { return nil }
         session = s
         self.target = target
     }
 
     /// A server stream for an accepted connection.
-    init?(server context: TLSContext) {
+    public init?(server context: TLSContext) {
         guard let s = TLSSession(context: context) else { return nil }
         session = s
         target = nil
     }
 
     /// Bytes held until the handshake is done (they count toward the queued-bytes bound).
-    var heldCount: Int { held.count }
-    var isEstablished: Bool { state == .established }
-    var isHandshaking: Bool { state == .handshaking }
+    public var heldCount: Int { held.count }
+    public var isEstablished: Bool { state == .established }
+    public var isHandshaking: Bool { state == .handshaking }
     /// The negotiated protocol ("TLSv1.3").
-    var version: String { session.version }
+    public var version: String { session.version }
 
     /// A client's first flight (ClientHello); nothing for a server.
-    mutating func start() -> Output {
+    public mutating func start() -> Output {
         var out = Output()
         if target != nil { advanceHandshake(&out) }
         out.ciphertext += session.takeOutput()
@@ -70,7 +73,7 @@ struct TLSStream {
     }
 
     /// Ciphertext from the socket.
-    mutating func receive(_ bytes: UnsafeRawBufferPointer) -> Output {
+    public mutating func receive(_ bytes: UnsafeRawBufferPointer) -> Output {
         var out = Output()
         guard state == .handshaking || state == .established else { return out }
         session.feed(bytes)
@@ -82,7 +85,7 @@ struct TLSStream {
 
     /// Plaintext to send: encrypted now once established, held while handshaking, dropped
     /// after a failure.
-    mutating func send(_ plaintext: [UInt8]) -> Output {
+    public mutating func send(_ plaintext: [UInt8]) -> Output {
         var out = Output()
         switch state {
         case .handshaking:
@@ -97,7 +100,7 @@ struct TLSStream {
     }
 
     /// Our close_notify, to send before closing the socket (best effort).
-    mutating func close() -> [UInt8] {
+    public mutating func close() -> [UInt8] {
         guard state == .established else { return [] }
         session.shutdown()
         state = .closed
@@ -114,11 +117,11 @@ struct TLSStream {
             let names = session.peerNames
             if let target {
                 let presented = names ?? TLSCertificateNames()
-                guard TLSNameMatcher.matches(presented, expected: target.serverName,
-                                             allowWildcards: target.client.allowWildcardCertificates) else {
+                let policy = target.client.names
+                guard TLSNameMatcher.matches(presented, expected: target.serverName, policy: policy) else {
                     // Not even our Finished leaves: the server never sees a completed handshake.
                     _ = session.takeOutput()
-                    fail(.wrongName(expected: target.serverName, presented: presented.presented), &out)
+                    fail(.wrongName(expected: target.serverName, presented: TLSNameMatcher.presented(presented, policy: policy)), &out)
                     return
                 }
             }

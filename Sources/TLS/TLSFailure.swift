@@ -23,6 +23,9 @@ public enum TLSFailure: Error, Sendable, Hashable, CustomStringConvertible {
     /// The peer refused the certificate we sent, with its alert ("unknown CA", "certificate
     /// expired", "bad certificate" ...).
     case certificateRefusedByPeer(String)
+    /// As a server: the client refused our certificate, with its alert ("unknown CA",
+    /// "bad certificate" ...): it does not trust our CA, or we are not the host it meant.
+    case certificateRefusedByClient(String)
     /// The peer does not speak TLS on that port (plain SIP, HTTP, noise).
     case notTLS
     /// No protocol version in common: we speak TLS 1.2 and 1.3 only.
@@ -50,6 +53,7 @@ public enum TLSFailure: Error, Sendable, Hashable, CustomStringConvertible {
         case .noPeerCertificate: "no client certificate"
         case .clientCertificateRequired: "the server requires a client certificate and none is configured"
         case .certificateRefusedByPeer(let alert): "the server refused our client certificate (\(alert))"
+        case .certificateRefusedByClient(let alert): "the client refused our certificate (\(alert))"
         case .notTLS: "the peer does not speak TLS"
         case .protocolVersion: "no common TLS version (1.2 and 1.3 only)"
         case .handshakeFailed(let why): "handshake failure: \(why)"
@@ -69,7 +73,7 @@ public enum TLSFailure: Error, Sendable, Hashable, CustomStringConvertible {
         case .badCertificate: "bad_certificate"
         case .noPeerCertificate: "no_client_certificate"
         case .clientCertificateRequired: "client_certificate_required"
-        case .certificateRefusedByPeer: "certificate_refused"
+        case .certificateRefusedByPeer, .certificateRefusedByClient: "certificate_refused"
         case .notTLS: "not_tls"
         case .protocolVersion: "protocol_version"
         case .handshakeFailed: "handshake_failure"
@@ -78,59 +82,9 @@ public enum TLSFailure: Error, Sendable, Hashable, CustomStringConvertible {
         case .configuration: "configuration"
         }
     }
-}
 
-/// Why a stream connection (TCP or TLS) went down or could not be opened, reported by the
-/// transports so the requests sent over it fail at once instead of waiting for Timer B.
-public enum SIPConnectionFailure: Sendable, Hashable, CustomStringConvertible {
-    /// connect(2) failed (refused, unreachable, out of descriptors ...).
-    case connect(String)
-    /// The TLS layer failed: handshake, certificate, name.
-    case tls(TLSFailure)
-    /// The peer closed the connection, or it broke, or a bound cut it (idle, keep-alive).
-    case closed(String)
-
-    public var description: String {
-        switch self {
-        case .connect(let why): "connect: \(why)"
-        case .tls(let f): "TLS: \(f)"
-        case .closed(let why): "closed: \(why)"
-        }
-    }
-}
-
-/// One stream connection that failed: where to, which connection, and why. Delivered on the
-/// SIP loop, never from inside a send.
-public struct SIPConnectionFailureReport: Sendable, Hashable, CustomStringConvertible {
-    /// The peer (transport and address; for TLS the name it was checked against).
-    public var peer: SIPPeer
-    /// We opened it (toward a trunk) rather than accepted it.
-    public var outbound: Bool
-    public var failure: SIPConnectionFailure
-    /// Loop clock when it failed.
-    public var at: Double
-    /// We had sent something over it (or meant to: a connection that never opened), so
-    /// requests of ours may have been waiting on it.
-    public var carried: Bool
-
-    public init(peer: SIPPeer, outbound: Bool, failure: SIPConnectionFailure, at: Double, carried: Bool = true) {
-        self.peer = peer
-        self.outbound = outbound
-        self.failure = failure
-        self.at = at
-        self.carried = carried
-    }
-
-    /// "TLS: carrier.example: certificate expired": what a session's end and the log say.
-    /// The name is the one checked (SNI), else the address.
-    public var reason: String {
-        let name = peer.tls?.serverName ?? peer.address.description
-        switch failure {
-        case .tls(let f): return "TLS: \(name): \(f)"
-        case .connect(let why): return "\(peer.transport.rawValue): \(peer.address): connect: \(why)"
-        case .closed(let why): return "\(peer.transport.rawValue): \(peer.address): connection closed: \(why)"
-        }
-    }
-
-    public var description: String { reason }
+    /// The kinds a TLS server sees of its clients, for metrics that list them at zero.
+    public static let serverKinds = ["not_tls", "protocol_version", "handshake_failure", "closed_during_handshake",
+                                     "handshake_timeout", "no_client_certificate", "unknown_ca", "expired", "bad_certificate",
+                                     "certificate_refused"]
 }

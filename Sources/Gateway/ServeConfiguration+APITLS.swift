@@ -1,0 +1,60 @@
+import SIP
+
+extension ServeConfiguration {
+    /// The control API's HTTPS keys (docs/operations.md, "HTTPS for the control API"). With
+    /// `apiTlsCertificate` and `apiTlsKey`, `apiListen` speaks HTTPS and WSS only; plain HTTP
+    /// then only on `apiListenPlain`, when asked for.
+    ///
+    /// ```json5
+    /// apiTlsCertificate: "/etc/irisgw/tls/api.pem",  // PEM, the chain after it; reread on SIGHUP
+    /// apiTlsKey: "/etc/irisgw/tls/api.key",
+    /// apiTlsVerifyClient: "none",            // "optional" or "require": ask API clients for a certificate
+    /// apiTlsClientCA: "/etc/irisgw/tls/clients.pem",  // CAs of the clients' certificates; default: the system store
+    /// apiListenPlain: "127.0.0.1:8081",      // also plain HTTP there (e.g. loopback health checks); default: none
+    /// ```
+    public struct APITLSSettings: Sendable, Equatable {
+        public var certificate: String?
+        public var key: String?
+        public var clientCA: String?
+        public var verifyClient: TLSServerSettings.ClientVerification?
+        /// A second, plain HTTP listener next to the HTTPS one.
+        public var listenPlain: String?
+        public init() {}
+
+        /// The HTTPS listener's settings, when a certificate and key are given.
+        public var server: TLSServerSettings? {
+            guard let certificate, let key else { return nil }
+            return TLSServerSettings(certificateFile: certificate, keyFile: key, clientCAFile: clientCA, verifyClient: verifyClient ?? .none)
+        }
+    }
+
+    static let apiTLSKeys = ["apiTlsCertificate", "apiTlsKey", "apiTlsClientCA", "apiTlsVerifyClient", "apiListenPlain"]
+
+    static func apiTLSSettings(_ o: ProfileSchema.ObjectFields, schema: ProfileSchema) throws(ProfileError) -> APITLSSettings? {
+        var s = APITLSSettings()
+        func file(_ key: String) throws(ProfileError) -> String? {
+            try o.optional(key) { (v, p) throws(ProfileError) in
+                let text = try schema.string(v, at: p)
+                guard !text.isEmpty else { throw schema.fail(p, "must be a file path") }
+                return text
+            }
+        }
+        s.certificate = try file("apiTlsCertificate")
+        s.key = try file("apiTlsKey")
+        s.clientCA = try file("apiTlsClientCA")
+        s.verifyClient = try o.optional("apiTlsVerifyClient") { (v, p) throws(ProfileError) in
+            try schema.choice(v, at: p, TLSServerSettings.ClientVerification.self)
+        }
+        s.listenPlain = try o.optional("apiListenPlain") { (v, p) throws(ProfileError) in
+            let text = try schema.string(v, at: p)
+            guard let a = SocketAddress.parse(text, defaultPort: -1), a.port >= 0, a.withSockAddr({ _, _ in true }) != nil else {
+                throw schema.fail(p, "must be HOST:PORT with a numeric host, found \"\(text)\"")
+            }
+            return a.description
+        }
+        if (s.certificate == nil) != (s.key == nil) {
+            throw schema.fail(s.certificate == nil ? "apiTlsCertificate" : "apiTlsKey", "missing: apiTlsCertificate and apiTlsKey go together")
+        }
+        return s == APITLSSettings() ? nil : s
+    }
+}
