@@ -52,17 +52,19 @@ let package = Package(
         // The built-in carrier simulator behind `make run` and the test suites.
         .target(name: "CarrierSim", dependencies: ["SIP", "Media", "IOCore"]),
 
-        .testTarget(name: "SIPTests", dependencies: ["SIP", "TLS"]),
+        // What several test targets share (a test PKI made with `openssl`).
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "SIPTests", dependencies: ["SIP", "TLS", "TestSupport"]),
         .testTarget(name: "DNSTests", dependencies: ["DNS"]),
         .testTarget(name: "MediaTests", dependencies: ["Media"]),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway", "IrisAPI", "CarrierTest"]),
         .testTarget(name: "IrisClientTests", dependencies: ["IrisClient", "WebClient", "Media"]),
-        .testTarget(name: "ControlAPITests", dependencies: ["ControlAPI", "WebClient", "TLS"]),
+        .testTarget(name: "ControlAPITests", dependencies: ["ControlAPI", "WebClient", "TLS", "TestSupport"]),
         .testTarget(name: "CarrierSimTests", dependencies: ["CarrierSim", "SIP", "Media"]),
         // The benches' own logic (how the soak closes its calls), against an in-process API server.
         .testTarget(name: "BenchTests", dependencies: ["irisgw-bench", "ControlAPI", "Gateway", "WebClient", "IOCore"]),
         // Real processes and sockets: SIPp, the irisgw binary, UDP/TCP on 127.0.0.1.
-        .testTarget(name: "EndToEndTests", dependencies: ["SIP", "Media", "IrisAPI", "IrisClient", "Gateway", "ControlAPI", "CarrierTest", "TLS", "irisgw"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["SIP", "Media", "IrisAPI", "IrisClient", "Gateway", "ControlAPI", "CarrierTest", "TLS", "TestSupport", "irisgw"]),
     ],
     swiftLanguageModes: [.v6]
 )

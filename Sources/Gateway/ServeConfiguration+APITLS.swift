@@ -32,28 +32,13 @@ extension ServeConfiguration {
 
     static func apiTLSSettings(_ o: ProfileSchema.ObjectFields, schema: ProfileSchema) throws(ProfileError) -> APITLSSettings? {
         var s = APITLSSettings()
-        func file(_ key: String) throws(ProfileError) -> String? {
-            try o.optional(key) { (v, p) throws(ProfileError) in
-                let text = try schema.string(v, at: p)
-                guard !text.isEmpty else { throw schema.fail(p, "must be a file path") }
-                return text
-            }
-        }
-        s.certificate = try file("apiTlsCertificate")
-        s.key = try file("apiTlsKey")
-        s.clientCA = try file("apiTlsClientCA")
-        s.verifyClient = try o.optional("apiTlsVerifyClient") { (v, p) throws(ProfileError) in
-            try schema.choice(v, at: p, TLSServerSettings.ClientVerification.self)
-        }
+        (s.certificate, s.key, s.clientCA, s.verifyClient) = try listenerFiles(o, schema: schema, prefix: "apiTls")
         s.listenPlain = try o.optional("apiListenPlain") { (v, p) throws(ProfileError) in
             let text = try schema.string(v, at: p)
             guard let a = SocketAddress.parse(text, defaultPort: -1), a.port >= 0, a.withSockAddr({ _, _ in true }) != nil else {
                 throw schema.fail(p, "must be HOST:PORT with a numeric host, found \"\(text)\"")
             }
             return a.description
-        }
-        if (s.certificate == nil) != (s.key == nil) {
-            throw schema.fail(s.certificate == nil ? "apiTlsCertificate" : "apiTlsKey", "missing: apiTlsCertificate and apiTlsKey go together")
         }
         return s == APITLSSettings() ? nil : s
     }

@@ -45,25 +45,33 @@ extension ServeConfiguration {
             for (i, item) in items.enumerated() { out.append(try address(item, "\(p)[\(i)]")) }
             return out
         }
+        (s.certificate, s.key, s.clientCA, s.verifyClient) = try listenerFiles(o, schema: schema, prefix: "tls")
+        if s.listen != nil && s.certificate == nil {
+            throw schema.fail("tlsCertificate", "missing: sipTlsListen needs tlsCertificate and tlsKey")
+        }
+        return s == TLSSettings() ? nil : s
+    }
+
+    /// A TLS listener's files and client check, `<prefix>Certificate`, `<prefix>Key`,
+    /// `<prefix>ClientCA`, `<prefix>VerifyClient` (SIP's `tls...`, the API's `apiTls...`);
+    /// the certificate and its key go together.
+    static func listenerFiles(_ o: ProfileSchema.ObjectFields, schema: ProfileSchema, prefix: String) throws(ProfileError)
+        -> (certificate: String?, key: String?, clientCA: String?, verifyClient: TLSServerSettings.ClientVerification?) {
         func file(_ key: String) throws(ProfileError) -> String? {
-            try o.optional(key) { (v, p) throws(ProfileError) in
+            try o.optional(prefix + key) { (v, p) throws(ProfileError) in
                 let text = try schema.string(v, at: p)
                 guard !text.isEmpty else { throw schema.fail(p, "must be a file path") }
                 return text
             }
         }
-        s.certificate = try file("tlsCertificate")
-        s.key = try file("tlsKey")
-        s.clientCA = try file("tlsClientCA")
-        s.verifyClient = try o.optional("tlsVerifyClient") { (v, p) throws(ProfileError) in
-            try schema.choice(v, at: p, SIPTLSServerSettings.ClientVerification.self)
+        let certificate = try file("Certificate"), key = try file("Key"), clientCA = try file("ClientCA")
+        let verifyClient = try o.optional(prefix + "VerifyClient") { (v, p) throws(ProfileError) in
+            try schema.choice(v, at: p, TLSServerSettings.ClientVerification.self)
         }
-        if (s.certificate == nil) != (s.key == nil) {
-            throw schema.fail(s.certificate == nil ? "tlsCertificate" : "tlsKey", "missing: tlsCertificate and tlsKey go together")
+        if (certificate == nil) != (key == nil) {
+            throw schema.fail(prefix + (certificate == nil ? "Certificate" : "Key"),
+                              "missing: \(prefix)Certificate and \(prefix)Key go together")
         }
-        if s.listen != nil && s.certificate == nil {
-            throw schema.fail("tlsCertificate", "missing: sipTlsListen needs tlsCertificate and tlsKey")
-        }
-        return s == TLSSettings() ? nil : s
+        return (certificate, key, clientCA, verifyClient)
     }
 }

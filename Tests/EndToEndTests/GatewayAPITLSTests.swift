@@ -4,6 +4,7 @@ import Glibc
 import IrisAPI
 import IrisClient
 import Synchronization
+import TestSupport
 import Testing
 import TLS
 

@@ -4,6 +4,7 @@ import IrisAPI
 @testable import IrisClient
 import Media
 import SIP
+import TestSupport
 import Testing
 
 extension GatewaySuites {
@@ -66,6 +67,19 @@ extension GatewaySuites {
                 return level > 0.3
             }
             return level
+        }
+
+        /// The app takes the next call to `alice` (baresip calling) with a 1 kHz tone, and
+        /// waits until it is connected.
+        static func answerAsApp(_ gw: GatewayProcess, _ listener: IrisNotificationListener, _ phone: Baresip) async throws
+            -> (IrisRtcAudioSession, SessionRecorder) {
+            let note = try #require(listener.next(timeout: 10), "\(phone.report)\n\(gw.printed)")
+            let rec = SessionRecorder()
+            let session = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(source: .tone(hz: 1000, amplitude: 0.3)),
+                                              delegate: rec)
+            try session.join(roomId: note.roomid!, roomToken: note.roomtoken!)
+            #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(phone.report)")
+            return (session, rec)
         }
 
         /// The `m=audio` line and `a=crypto` lines of an SDP body.
@@ -148,13 +162,8 @@ extension GatewaySuites {
             let phone = try Baresip(account: .init(mediaenc: "srtp-mand"), options: .init(record: true),
                                     dial: "sip:+15550001000@127.0.0.1:\(tlsPort);transport=tls")
             defer { phone.stop() }
-            let note = try #require(listener.next(timeout: 10), "\(phone.report)\n\(gw.printed)")
-            let rec = SessionRecorder()
-            let session = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(source: .tone(hz: 1000, amplitude: 0.3)),
-                                              delegate: rec)
+            let (session, rec) = try await Self.answerAsApp(gw, listener, phone)
             defer { session.stop() }
-            try session.join(roomId: note.roomid!, roomToken: note.roomtoken!)
-            #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(phone.report)")
             #expect(await Self.appHears(session, hz: 440) > 0.3, "baresip's 440 Hz at the app")
             #expect(Self.trunkStats(gw)?.srtp == "AES_CM_128_HMAC_SHA1_80")
             try await Task.sleep(nanoseconds: 1_000_000_000)  // a second of the app's tone at baresip
@@ -238,13 +247,8 @@ extension GatewaySuites {
             defer { listener.close() }
             let phone = try Baresip(account: .init(mediaenc: "srtp"), dial: "sip:+15550001000@127.0.0.1:\(gw.sipPort)")
             defer { phone.stop() }
-            let note = try #require(listener.next(timeout: 10), phone.report)
-            let rec = SessionRecorder()
-            let session = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(source: .tone(hz: 1000, amplitude: 0.3)),
-                                              delegate: rec)
+            let (session, rec) = try await Self.answerAsApp(gw, listener, phone)
             defer { session.stop() }
-            try session.join(roomId: note.roomid!, roomToken: note.roomtoken!)
-            #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(phone.report)")
             #expect(await Self.appHears(session, hz: 440) > 0.3)
             let ok = try #require(phone.inviteResponses.first { $0.statusCode == 200 }, phone.report)
             let answer = Self.srtpLines(ok.body)
@@ -265,13 +269,8 @@ extension GatewaySuites {
             defer { listener.close() }
             let phone = try Baresip(account: .init(mediaenc: "srtp"), options: .init(record: true), dial: "sip:+15550001000@127.0.0.1:\(gw.sipPort)")
             defer { phone.stop() }
-            let note = try #require(listener.next(timeout: 10), phone.report)
-            let rec = SessionRecorder()
-            let session = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(source: .tone(hz: 1000, amplitude: 0.3)),
-                                              delegate: rec)
+            let (session, rec) = try await Self.answerAsApp(gw, listener, phone)
             defer { session.stop() }
-            try session.join(roomId: note.roomid!, roomToken: note.roomtoken!)
-            #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(phone.report)")
             #expect(await Self.appHears(session, hz: 440) > 0.3)
             let stats = Self.trunkStats(gw)
             #expect(stats?.srtp == "AES_CM_128_HMAC_SHA1_80" && stats?.srtpAuthFailures == 0, "\(String(describing: stats))")

@@ -1,25 +1,25 @@
 import Foundation
 import Glibc
 
-/// A small PKI for TLS tests, made with the `openssl` command in a temporary folder: a test
+/// A small PKI for TLS tests (one copy for every test target: `TestSupport`), made with the `openssl` command in a temporary folder: a test
 /// CA, certificates it issues (a server's with subjectAltName, a client's, an expired one)
 /// and a second, untrusted CA. EC P-256 keys, so making them takes milliseconds. `remove()`
 /// (in a `defer`) deletes the folder. Nothing here is secret: the keys live for one test.
-final class TestPKI: @unchecked Sendable {
-    let directory: URL
+public final class TestPKI: @unchecked Sendable {
+    public let directory: URL
     /// The trusted test CA's certificate (PEM).
-    let caFile: String
+    public let caFile: String
 
-    struct Issued {
-        let certificate: String
-        let key: String
+    public struct Issued: Sendable {
+        public let certificate: String
+        public let key: String
     }
 
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
     }
 
-    init(name: String = "test CA") throws {
+    public init(name: String = "test CA") throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-pki-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         caFile = directory.appendingPathComponent("ca.pem").path
@@ -44,12 +44,12 @@ final class TestPKI: @unchecked Sendable {
         """.write(toFile: path("ca.cnf"), atomically: true, encoding: .utf8)
     }
 
-    func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+    public func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
 
     /// A certificate for `commonName` with these subjectAltName entries (`DNS:x`, `URI:sip:x`,
     /// `IP:127.0.0.1`; none: no subjectAltName at all), valid from now for 30 days, or over
     /// January 2020 when `expired`.
-    func issue(_ file: String, commonName: String, altNames: [String], expired: Bool = false) throws -> Issued {
+    public func issue(_ file: String, commonName: String, altNames: [String], expired: Bool = false) throws -> Issued {
         let key = path(file + ".key"), csr = path(file + ".csr"), cert = path(file + ".pem"), ext = path(file + ".ext")
         var extensions = "basicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth,clientAuth\n"
         if !altNames.isEmpty { extensions += "subjectAltName=" + altNames.joined(separator: ",") + "\n" }
@@ -63,10 +63,10 @@ final class TestPKI: @unchecked Sendable {
         return Issued(certificate: cert, key: key)
     }
 
-    func remove() { try? FileManager.default.removeItem(at: directory) }
+    public func remove() { try? FileManager.default.removeItem(at: directory) }
 
     /// Runs `openssl` with `arguments`; throws with its output when it fails.
-    static func run(_ arguments: [String]) throws {
+    public static func run(_ arguments: [String]) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
         process.arguments = arguments

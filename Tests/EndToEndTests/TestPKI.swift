@@ -1,1 +1,0 @@
-../SIPTests/TestPKI.swift
