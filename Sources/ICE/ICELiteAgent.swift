@@ -58,6 +58,9 @@ public struct ICELiteAgent: Sendable {
         /// A response or indication (a lite agent sends no requests; Binding indications
         /// are keepalives).
         case notARequest
+        /// The source address cannot go into XOR-MAPPED-ADDRESS (not a numeric IP; a socket
+        /// never reports one).
+        case unusableSource
     }
 
     /// What the agent did with a datagram.
@@ -175,6 +178,15 @@ public struct ICELiteAgent: Sendable {
             return reject(request, .roleConflict, to: source, signed: true)
         }
 
+        var attributes: [STUNAttribute] = []
+        if let software = configuration.software { attributes.append(.software(software)) }
+        attributes.append(.xorMappedAddress(source))
+        let response = STUNMessage(type: .bindingSuccessResponse, transactionID: request.transactionID,
+                                   attributes: attributes)
+        guard let bytes = try? response.serialized(integrityKey: integrityKey, fingerprint: true) else {
+            return drop(.unusableSource)
+        }
+
         sawValidCheck = true
         var nominated: SocketAddress?
         if request.useCandidate, selected != source {
@@ -187,15 +199,6 @@ public struct ICELiteAgent: Sendable {
             state = .checking
         }
 
-        var attributes: [STUNAttribute] = []
-        if let software = configuration.software { attributes.append(.software(software)) }
-        attributes.append(.xorMappedAddress(source))
-        let response = STUNMessage(type: .bindingSuccessResponse, transactionID: request.transactionID,
-                                   attributes: attributes)
-        guard let bytes = try? response.serialized(integrityKey: integrityKey, fingerprint: true) else {
-            // Only a non-numeric source address could fail; a socket never gives one.
-            return drop(.notARequest)
-        }
         return Reaction(outcome: .answered, response: bytes, destination: source, nominated: nominated)
     }
 

@@ -267,3 +267,15 @@ struct PacketDemuxTests {
         #expect(PacketKind(datagram: [0x16, 0xfe, 0xfd]) == .dtls)  // DTLS 1.2 handshake
     }
 }
+
+@Suite("ICE-lite agent edge cases")
+struct ICELiteAgentEdgeTests {
+    @Test("a source that cannot be mapped is dropped and changes nothing")
+    func unusableSource() {
+        var agent = Browser.agent()
+        let reaction = agent.receive(Browser.check(useCandidate: true), from: SocketAddress(host: "not-an-ip", port: 1), now: 1)
+        #expect(reaction.outcome == .dropped(.unusableSource))
+        #expect(reaction.nominated == nil)
+        #expect(agent.state == .waiting)
+    }
+}
