@@ -32,6 +32,9 @@ let package = Package(
         // WebClient put it between their sockets and their parsers.
         .target(name: "TLS", dependencies: ["COpenSSL", "IOCore"]),
         .target(name: "SIP", dependencies: ["COSIP", "COpenSSL", "CLinux", "IOCore", "DNS", "TLS"]),
+        // STUN (RFC 8489) and the controlled ICE-lite agent (RFC 8445 §2.5, consent RFC 7675)
+        // for the WebRTC platform leg: socket-less and clock-less; the media engine feeds it.
+        .target(name: "ICE", dependencies: ["TLS", "IOCore"]),
         // libsrtp's AES-ICM and HMAC-SHA1 on OpenSSL (Debian's libsrtp2 does them with NSS).
         .target(name: "CSRTPOpenSSL", dependencies: ["CSRTP", "COpenSSL"]),
         .target(name: "Media", dependencies: ["COpus", "CSpanDSP", "CSRTP", "CSRTPOpenSSL", "CLinux", "IOCore"]),
@@ -56,6 +59,7 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "SIPTests", dependencies: ["SIP", "TLS", "TestSupport"]),
         .testTarget(name: "DNSTests", dependencies: ["DNS"]),
+        .testTarget(name: "ICETests", dependencies: ["ICE", "IOCore"]),
         .testTarget(name: "MediaTests", dependencies: ["Media"]),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway", "IrisAPI", "CarrierTest"]),
         .testTarget(name: "IrisClientTests", dependencies: ["IrisClient", "WebClient", "Media"]),

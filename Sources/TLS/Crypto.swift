@@ -1,10 +1,12 @@
 import COpenSSL
 
-/// A small wrapper over OpenSSL's libcrypto: the hashes, MAC and randomness that digest
-/// authentication needs.
+/// A small wrapper over OpenSSL's libcrypto: the hashes, MACs and randomness that SIP digest
+/// authentication, room tokens and STUN (HMAC-SHA1, RFC 8489 §14.5) need.
 ///
-/// This is the only file in the module that touches OpenSSL pointers; everything above it works
-/// with `[UInt8]` and `String`.
+/// It lives in the TLS module (which holds OpenSSL) so that every module reaches libcrypto
+/// through one file; SIP re-exports TLS, so SIP's users see `Crypto` as before. This is the
+/// only file that touches libcrypto; everything above it works with `[UInt8]` and `String`
+/// (or caller-owned raw buffers, for the per-packet HMAC).
 public enum Crypto {
     /// The MD5 digest (16 bytes) of `bytes`. MD5 is broken for collision resistance; it is here
     /// only because RFC 2617/3261 digest authentication still requires it.
@@ -19,6 +21,39 @@ public enum Crypto {
 
     /// HMAC-SHA-256 (RFC 2104) of `data` under `key`; 32 bytes.
     public static func hmacSHA256(key: [UInt8], data: [UInt8]) -> [UInt8] {
+        hmac(EVP_sha256(), key: key, data: data, name: "HMAC-SHA-256")
+    }
+
+    /// HMAC-SHA1 (RFC 2104) of `data` under `key`; 20 bytes. STUN's MESSAGE-INTEGRITY
+    /// (RFC 8489 §14.5) and SRTP use it; SHA-1 is weak for signatures, not as an HMAC.
+    public static func hmacSHA1(key: [UInt8], data: [UInt8]) -> [UInt8] {
+        hmac(EVP_sha1(), key: key, data: data, name: "HMAC-SHA1")
+    }
+
+    /// The length of an HMAC-SHA1 output (20 octets).
+    public static let hmacSHA1Length = 20
+
+    /// HMAC-SHA1 of `data` under `key`, written into the first 20 octets of `output`, without
+    /// allocating (the STUN path checks and signs every binding request with it).
+    /// - Precondition: `output.count >= hmacSHA1Length`.
+    public static func hmacSHA1(
+        key: UnsafeRawBufferPointer, data: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
+    ) {
+        precondition(output.count >= hmacSHA1Length, "HMAC-SHA1 needs a 20-octet output buffer")
+        var length: UInt32 = 0
+        // OpenSSL treats a null key pointer as "reuse the previous key", and a null data
+        // pointer as an error; give it a valid pointer with a zero count instead.
+        var zero: UInt8 = 0
+        let ok = withUnsafeMutablePointer(to: &zero) { placeholder in
+            HMAC(EVP_sha1(),
+                 key.baseAddress ?? UnsafeRawPointer(placeholder), Int32(key.count),
+                 data.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? UnsafePointer(placeholder), data.count,
+                 output.baseAddress!.assumingMemoryBound(to: UInt8.self), &length) != nil
+        }
+        precondition(ok && length == UInt32(hmacSHA1Length), "OpenSSL HMAC-SHA1 failed")
+    }
+
+    private static func hmac(_ type: OpaquePointer?, key: [UInt8], data: [UInt8], name: String) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0
         // OpenSSL treats a null key pointer as "reuse the previous key", so never pass one.
@@ -26,12 +61,12 @@ public enum Crypto {
         let ok = keyBytes.withUnsafeBufferPointer { keyBuffer in
             withNonNullBytes(data) { dataPointer, dataCount in
                 out.withUnsafeMutableBufferPointer { outBuffer in
-                    HMAC(EVP_sha256(), keyBuffer.baseAddress, Int32(key.count),
+                    HMAC(type, keyBuffer.baseAddress, Int32(key.count),
                          dataPointer, dataCount, outBuffer.baseAddress, &length) != nil
                 }
             }
         }
-        precondition(ok, "OpenSSL HMAC-SHA-256 failed")
+        precondition(ok, "OpenSSL \(name) failed")
         return Array(out.prefix(Int(length)))
     }
 
