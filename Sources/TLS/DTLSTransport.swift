@@ -73,7 +73,8 @@ public struct DTLSTransport {
     }
 
     /// One datagram from the peer (a DTLS one: the caller demultiplexes, RFC 7983). Garbage
-    /// is dropped by OpenSSL's record layer. A server that was not started starts here.
+    /// is dropped (`DTLSRecordFilter`, then OpenSSL's record layer). A server that was not
+    /// started starts here.
     public mutating func receive(_ datagram: UnsafeRawBufferPointer, now: Double) -> Output {
         var out = Output()
         if giveUpAt == nil, state == .handshaking { giveUpAt = now + settings.handshakeTimeout }
@@ -83,11 +84,11 @@ public struct DTLSTransport {
                 fail(.handshakeTimeout, &out)
                 return out
             }
-            session.feed(datagram)
+            guard admit(datagram) else { break }
             advanceHandshake(&out)
             if state == .connected { drain(&out) }
         case .connected:
-            session.feed(datagram)
+            guard admit(datagram) else { break }
             drain(&out)
         case .failed, .closed:
             return out
@@ -124,6 +125,14 @@ public struct DTLSTransport {
         deadline = nil
         out.datagrams = session.takeDatagrams()
         return out
+    }
+
+    /// Gives OpenSSL the datagram's admissible records (`DTLSRecordFilter`); false when
+    /// none is.
+    private func admit(_ datagram: UnsafeRawBufferPointer) -> Bool {
+        guard let records = DTLSRecordFilter.admissible(datagram, minimumProtected: session.minimumProtectedRecord) else { return false }
+        records.withUnsafeBytes { session.feed($0) }
+        return true
     }
 
     private mutating func advanceHandshake(_ out: inout Output) {

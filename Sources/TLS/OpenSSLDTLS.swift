@@ -159,7 +159,12 @@ public final class DTLSContext: @unchecked Sendable {  // immutable once built; 
             // Only the leaf is the peer's identity; anything above it is not looked at.
             guard X509_STORE_CTX_get_error_depth(store) == 0 else { return 1 }
             guard let leaf = X509_STORE_CTX_get_current_cert(store) else { return 0 }
-            return Unmanaged<DTLSSession>.fromOpaque(owner).takeUnretainedValue().accepts(leaf) ? 1 : 0
+            guard Unmanaged<DTLSSession>.fromOpaque(owner).takeUnretainedValue().accepts(leaf) else {
+                // The peer then gets a bad_certificate alert (not unknown_ca for self-signed).
+                X509_STORE_CTX_set_error(store, X509_V_ERR_CERT_REJECTED)
+                return 0
+            }
+            return 1
         }
     }
 
@@ -307,6 +312,8 @@ final class DTLSSession {
         let error = SSL_get_error(ssl, rc)
         if error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE { return .wantMore }
         if error == SSL_ERROR_ZERO_RETURN { return .failed(.closedByPeer) }
+        // A dropped record (see `drain`); the handshake goes on.
+        if error == SSL_ERROR_SYSCALL, ERR_peek_error() == 0, mismatch == nil { return .wantMore }
         return .failed(classify())
     }
 
@@ -328,6 +335,9 @@ final class DTLSSession {
                 if error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE { return .open }
                 if error == SSL_ERROR_ZERO_RETURN { return .closed }
                 let code = Self.lastCode()
+                // A record OpenSSL dropped (one that does not decrypt, say) can end SSL_read
+                // with SSL_ERROR_SYSCALL and no error: our BIOs have no system calls to fail.
+                if error == SSL_ERROR_SYSCALL, code == 0 { return .open }
                 return .failed(.alert(code == 0 ? "connection broken" : Self.reason(code)))
             }
         }
@@ -344,6 +354,18 @@ final class DTLSSession {
     func handleTimeout() -> DTLSFailure? {
         ERR_clear_error()
         return COpenSSL_DTLSv1_handle_timeout(ssl) < 0 ? classify() : nil
+    }
+
+    /// The shortest record in an epoch above 0 that OpenSSL 3.0 can take without failing
+    /// the whole association: an AEAD record shorter than its explicit nonce and tag (24
+    /// bytes for AES-GCM, 16 for ChaCha20-Poly1305) is a fatal "internal error" there, not a
+    /// dropped record, so `DTLSTransport` drops such records first. nil while no cipher is
+    /// negotiated (no protected record can be genuine yet).
+    var minimumProtectedRecord: Int? {
+        // The cipher chosen in the hellos (pending until ChangeCipherSpec), then the current one.
+        guard let cipher = SSL_get_pending_cipher(ssl) ?? SSL_get_current_cipher(ssl) else { return nil }
+        guard SSL_CIPHER_is_aead(cipher) == 1 else { return 0 }
+        return SSL_CIPHER_get_cipher_nid(cipher) == NID_chacha20_poly1305 ? 16 : 24
     }
 
     /// Queues our close_notify.
