@@ -54,14 +54,14 @@ lint: build
 	.build/debug/irisgw sip-lint ../shared/conformance/rfc5118/wire/ipv6-good.sip ../shared/conformance/rfc4475/wsinv.sip
 
 ## fuzz: libFuzzer runs of FUZZ_SECONDS (60) each: SIP parser, SDP, SIP sessions (message
-## sequences through a live user agent), RTP/RTCP, API JSON, STUN and the ICE-lite agent
-## (docs/conformance.md, Fuzzing)
+## sequences through a live user agent), RTP/RTCP, API JSON, STUN and the ICE-lite agent,
+## DTLS datagrams (docs/conformance.md, Fuzzing)
 ## fuzz-smoke: every fuzz target over its seeds once, then FUZZ_SMOKE_SECONDS (5) of fuzzing
 ## each; `make test` runs it after the Swift tests, and a crash fails it
 FUZZ_SECONDS ?= 60
 FUZZ_SMOKE_SECONDS ?= 5
 FUZZ_DIR := .build/fuzz
-FUZZ_TARGETS := sip sdp sip-session rtp api stun
+FUZZ_TARGETS := sip sdp sip-session rtp api stun dtls
 FUZZ_BINARIES := $(addprefix $(FUZZ_DIR)/fuzz-,$(FUZZ_TARGETS))
 SWIFTC ?= swiftc
 # The Swift toolchain's clang (beside swiftc), for the fuzz binary's C support file.
@@ -138,6 +138,11 @@ $(FUZZ_DIR)/fuzz-stun: $(ICE_SOURCES) Fuzz/FuzzSTUN.swift $(FUZZ_DIR)/libIOCore.
 	@echo "fuzz: building fuzz-stun"
 	@$(SWIFTC) $(FUZZ_FLAGS) -module-name ICE -I $(FUZZ_DIR) -I Sources/COpenSSL -I Sources/CLinux \
 	  $(ICE_SOURCES) Fuzz/FuzzSTUN.swift -L $(FUZZ_DIR) -lTLS -lIOCore -lssl -lcrypto -o $@ $(QUIET_LD)
+
+$(FUZZ_DIR)/fuzz-dtls: Fuzz/FuzzDTLS.swift $(FUZZ_DIR)/libTLS.a $(FUZZ_DIR)/libIOCore.a
+	@echo "fuzz: building fuzz-dtls"
+	@$(SWIFTC) $(FUZZ_FLAGS) -module-name FuzzDTLS -I $(FUZZ_DIR) -I Sources/COpenSSL -I Sources/CLinux \
+	  Fuzz/FuzzDTLS.swift -L $(FUZZ_DIR) -lTLS -lIOCore -lssl -lcrypto -o $@ $(QUIET_LD)
 
 $(FUZZ_DIR)/fuzz-api: $(API_SOURCES) Fuzz/FuzzAPI.swift
 	@mkdir -p $(FUZZ_DIR)

@@ -4,7 +4,7 @@
 # A crash, leak or timeout stops here with exit 1, and the input that caused it stays in
 # .build/fuzz/ (NAME-crash-..., NAME-leak-..., NAME-timeout-...).
 #
-#   Fuzz/run.sh [--fresh] SECONDS TARGET...      (targets: sip sdp sip-session rtp api stun)
+#   Fuzz/run.sh [--fresh] SECONDS TARGET...      (targets: sip sdp sip-session rtp api stun dtls)
 #
 # --fresh (`make fuzz-smoke`) starts from the seeds alone, in a corpus folder emptied first,
 # so a smoke run takes the same few seconds however long `make fuzz` has grown the corpus.

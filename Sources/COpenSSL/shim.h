@@ -9,9 +9,11 @@
 #include <openssl/x509v3.h>
 #include <openssl/pem.h>
 #include <openssl/bio.h>
+#include <openssl/srtp.h>
+#include <openssl/bn.h>
 
 // Macros and variadic calls of libssl, wrapped as functions Swift can import
-// (SIP/Transport/TLS/OpenSSLTLS.swift is their only user).
+// (Sources/TLS/OpenSSLTLS.swift and Sources/TLS/OpenSSLDTLS.swift are their only users).
 
 static inline long COpenSSL_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version) {
     return SSL_CTX_set_min_proto_version(ctx, version);
@@ -63,4 +65,15 @@ static inline ASN1_STRING *COpenSSL_general_name_string(GENERAL_NAME *name) {
     default: return NULL;
     }
 }
+
+// DTLS (OpenSSLDTLS.swift): the MTU, the retransmission timer, the SRTP profile's id.
+static inline int COpenSSL_DTLS1_2_VERSION(void) { return DTLS1_2_VERSION; }
+static inline uint64_t COpenSSL_SSL_OP_NO_QUERY_MTU(void) { return SSL_OP_NO_QUERY_MTU; }
+static inline uint64_t COpenSSL_SSL_OP_NO_TICKET(void) { return SSL_OP_NO_TICKET; }
+static inline long COpenSSL_SSL_set_mtu(SSL *ssl, long mtu) { return SSL_set_mtu(ssl, mtu); }
+// 1 and the time left in *left while a retransmission timer runs; 0 when none does.
+static inline long COpenSSL_DTLSv1_get_timeout(SSL *ssl, struct timeval *left) { return DTLSv1_get_timeout(ssl, left); }
+// 1 after a retransmission, 0 when the timer had not expired, -1 on a fatal error.
+static inline long COpenSSL_DTLSv1_handle_timeout(SSL *ssl) { return DTLSv1_handle_timeout(ssl); }
+static inline unsigned long COpenSSL_srtp_profile_id(const SRTP_PROTECTION_PROFILE *profile) { return profile->id; }
 #endif

@@ -2,8 +2,10 @@ import COpenSSL
 import IOCore
 import Glibc
 
-// libssl, wrapped. This is the only file that holds an OpenSSL TLS pointer (SSL_CTX, SSL,
-// BIO, X509); everything above it works with bytes, `TLSCertificateNames` and `TLSFailure`.
+// libssl, wrapped. This file holds the OpenSSL TLS pointers (SSL_CTX, SSL, BIO, X509) and
+// OpenSSLDTLS.swift the DTLS ones; everything above them works with bytes,
+// `TLSCertificateNames` and `TLSFailure` (`DTLSFailure`). The DTLS file shares this one's
+// `TLSContext.lastError()` and `TLSSession.alertName(_:)`.
 //
 // A session never touches the socket: it reads and writes two memory BIOs. Ciphertext read
 // from the socket goes in with `feed`, ciphertext to write comes out of `takeOutput`. So the
@@ -99,7 +101,7 @@ public final class TLSContext: @unchecked Sendable {  // immutable once built; O
     }
 
     /// OpenSSL's reason for the last error on this thread, and the queue cleared.
-    fileprivate static func lastError() -> String {
+    static func lastError() -> String {
         var last: UInt = 0
         while case let e = ERR_get_error(), e != 0 { last = e }
         guard last != 0 else { return "unknown error" }
@@ -318,7 +320,7 @@ final class TLSSession {
     }
 
     /// The words of a certificate alert's reason.
-    private static func alertName(_ reason: Int32) -> String {
+    static func alertName(_ reason: Int32) -> String {
         switch reason {
         case SSL_R_SSLV3_ALERT_BAD_CERTIFICATE: "bad certificate"
         case SSL_R_SSLV3_ALERT_CERTIFICATE_EXPIRED: "certificate expired"
