@@ -3,7 +3,7 @@ SHELL := /bin/bash
 SWIFT ?= swift
 # Debian packages the build and the tests need.
 DEBS := libosip2-dev libopus-dev libspandsp-dev libtiff-dev libssl-dev libsqlite3-dev libc-ares-dev libsrtp2-dev \
-        pkg-config sip-tester nftables iproute2 baresip dnsmasq-base stunnel4
+        pkg-config sip-tester nftables iproute2 baresip dnsmasq-base stunnel4 chromium
 # The whole suite must finish well inside CI's limit on 2 cores.
 TEST_TIMEOUT ?= 1200
 

@@ -17,6 +17,7 @@ public final class TestPKI: @unchecked Sendable {
 
     public struct Failure: Error, CustomStringConvertible {
         public let description: String
+        public init(description: String) { self.description = description }
     }
 
     public init(name: String = "test CA") throws {
