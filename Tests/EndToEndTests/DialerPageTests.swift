@@ -121,11 +121,60 @@ extension GatewaySuites {
                 let error = try #require(state["error"] as? [String: Any])
                 let code = try #require(error["code"] as? Int)
                 #expect(rig.status.hasPrefix("Error: ") && rig.status.contains("(\(code))"), "\(rig.status)")
-                #expect([-103, -417, -503].contains(code), "\(error)")
+                // Today: 400, -103, the platform leg does not take UDP/TLS/RTP/SAVPF.
+                #expect(code == -103 && error["httpStatus"] as? Int == 400, "\(error)")
+                #expect(rig.status.contains("UDP/TLS/RTP/SAVPF"), "\(rig.status)")
                 #expect(rig.trace.isEmpty, "a refused request makes no session: \(rig.trace)")
             }
             print("dialer page today: status \"\(rig.status)\"; events \(rig.trace)")
             _ = try rig.screenshot("dialed-echo")
+            #expect(rig.unexpectedConsoleErrors.isEmpty, "\(rig.page.consoleErrors)")
+        }
+
+        /// The status line follows the gateway's events. Until the platform leg takes a
+        /// browser's offer, the test swaps the offer for a plain RTP one on its way out (the
+        /// page's code is not changed): the gateway creates the session and answers with plain
+        /// RTP, the browser refuses that answer, the page hangs up, and every status the
+        /// events carry shows on the status line in order, down to the end reason.
+        @Test(.timeLimit(.minutes(2)))
+        func theStatusLineFollowsTheSessionsEvents() throws {
+            let rig = try Rig()
+            defer { rig.stop() }
+            #expect(try rig.page.waitFor("irisgwTest.state().eventsOpen", timeout: 10))
+            let plainOffer = GatewaySuites.PageTokenScopeTests.rtpOffer
+                .replacingOccurrences(of: "\r", with: "\\r").replacingOccurrences(of: "\n", with: "\\n")
+            try rig.page.evaluate("""
+            window.statusLines = [];
+            new MutationObserver(() => statusLines.push(irisgwTest.status()))
+              .observe(document.getElementById('status'), { childList: true, characterData: true, subtree: true });
+            const realFetch = window.fetch;
+            window.fetch = (path, init) => {
+              if (path === '/v1/sessions' && init && init.method === 'POST') {
+                const body = JSON.parse(init.body);
+                body.media.sdp = "\(plainOffer)";
+                init = Object.assign({}, init, { body: JSON.stringify(body) });
+              }
+              return realFetch(path, init);
+            };
+            document.getElementById('number').value = '+15550100003';  // rings until cancelled
+            document.getElementById('call').click();
+            """)
+            #expect(try rig.page.waitFor("irisgwTest.state().ended", timeout: 15), "\(rig.status) \(rig.trace) \(rig.state)")
+            let state = rig.state
+            #expect((state["answerSdp"] as? String)?.contains("RTP/AVP") == true, "\(state)")
+            #expect(state["remoteDescriptionError"] is String, "the browser refuses a plain RTP answer: \(state)")
+            let trace = rig.trace
+            #expect(trace.first == "onSessionCreated" && trace.contains("onSessionSIPStatus:Initializing")
+                    && trace.contains("onSessionSIPStatus:Disconnected") && trace.last == "onSessionEnded:canceled", "\(trace)")
+            let lines = (try rig.page.evaluate("statusLines") as? [String]) ?? []
+            #expect(lines.contains("Initializing"), "\(lines)")
+            #expect(lines.contains { $0.hasPrefix("Disconnected") }, "\(lines)")
+            #expect(rig.status.hasPrefix("Ended: canceled"), "\(rig.status) \(lines)")
+            let shown = lines.filter { ["Initializing", "Connecting", "Disconnected", "Ended"].contains(where: $0.hasPrefix) }
+            let initializing = shown.firstIndex(where: { $0.hasPrefix("Initializing") })
+            let ended = shown.firstIndex(where: { $0.hasPrefix("Ended") })
+            #expect(initializing != nil && ended != nil && initializing! < ended!, "\(lines)")
+            _ = try rig.screenshot("status-ended")
             #expect(rig.unexpectedConsoleErrors.isEmpty, "\(rig.page.consoleErrors)")
         }
 
