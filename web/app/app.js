@@ -273,6 +273,7 @@
     if (!(await setAnswer(response.media.sdp))) {
       // The gateway's answer is not one this browser can use: end the call rather than leave it silent.
       setStatus(`Media refused: ${state.remoteDescriptionError}`, 'error');
+      logLine(`the browser refused the gateway's answer: ${state.remoteDescriptionError}`);
       if (!state.ended) api('DELETE', `/v1/sessions/${state.roomId}`).catch(() => {});
     }
   }
