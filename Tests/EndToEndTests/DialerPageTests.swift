@@ -197,6 +197,37 @@ extension GatewaySuites {
             #expect(rig.unexpectedConsoleErrors.isEmpty, "\(rig.page.consoleErrors)")
         }
 
+        /// Answer sends `join` with the browser's real offer. Today the gateway refuses a
+        /// WebRTC offer (400, -103): the page shows that and keeps the call offered, and Reject
+        /// still answers the carrier 603.
+        @Test(.timeLimit(.minutes(2)))
+        func answerSendsTheBrowsersOfferToJoin() async throws {
+            let rig = try Rig()
+            defer { rig.stop() }
+            #expect(try rig.page.waitFor("irisgwTest.state().eventsOpen", timeout: 10))
+            let sipp = try GatewayInboundTests.caller(rig.gw, CallerScenarios.rejected(603))
+            defer { sipp.stop() }
+            #expect(try rig.page.waitFor("irisgwTest.state().incoming", timeout: 10), "\(rig.trace) \(sipp.report)")
+            try rig.page.evaluate("document.getElementById('answer').click()")
+            #expect(try rig.page.waitFor("irisgwTest.state().offerSdp && (irisgwTest.state().error || irisgwTest.state().roomId)", timeout: 15),
+                    "\(rig.status) \(rig.state)")
+            let offer = rig.state["offerSdp"] as? String ?? ""
+            #expect(offer.contains("UDP/TLS/RTP/SAVPF") && offer.contains("a=fingerprint:"), "\(offer)")
+            if rig.state["roomId"] is String {
+                // The platform leg took the offer (WebRTC landed): the call is joined.
+                #expect(try rig.page.waitFor("irisgwTest.state().status", timeout: 10), "\(rig.status)")
+            } else {
+                let error = rig.state["error"] as? [String: Any] ?? [:]
+                #expect(error["code"] as? Int == -103 && error["httpStatus"] as? Int == 400, "\(error)")
+                #expect(rig.status.contains("UDP/TLS/RTP/SAVPF"), "\(rig.status)")
+                #expect(try rig.page.waitFor("irisgwTest.state().incoming", timeout: 2), "the call is still offered: \(rig.state)")
+                try rig.page.evaluate("document.getElementById('reject').click()")
+                #expect(try rig.page.waitFor("irisgwTest.status().startsWith('Rejected')", timeout: 10), "\(rig.status)")
+                #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
+            }
+            #expect(rig.unexpectedConsoleErrors.isEmpty, "\(rig.page.consoleErrors)")
+        }
+
         /// The whole call with audio: written now, enabled when the platform leg speaks WebRTC
         /// (ICE-lite, DTLS-SRTP, Opus). The fake microphone's 440 Hz comes back through the
         /// simulator's echo; hold and unhold show on the status line; DTMF is accepted; mute

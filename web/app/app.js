@@ -9,7 +9,7 @@
     token: null, routingId: null, expiresAt: 0, ws: null, eventsOpen: false,
     pc: null, local: null, roomId: null, status: null, earlyMedia: false, held: false, muted: false,
     ended: null, error: null, offerSdp: null, answerSdp: null, remoteDescriptionError: null,
-    incoming: null, audio: null, localAnalyser: null, remoteAnalyser: null, busy: false,
+    incoming: null, gone: new Set(), audio: null, localAnalyser: null, remoteAnalyser: null, busy: false,
   };
 
   // --- the token -------------------------------------------------------------------------
@@ -163,15 +163,22 @@
       const caller = (e.userdata && e.userdata.data && e.userdata.data.cid) || 'unknown';
       const did = (e.userdata && e.userdata.data && e.userdata.data.tar) || '';
       state.incoming = { roomId: e.roomid, roomToken: e.roomtoken, caller, did };
-      $('incoming-caller').textContent = caller;
-      $('incoming-did').textContent = did;
-      $('incoming').hidden = false;
+      showIncoming(state.incoming);
       if (!state.roomId) setStatus(`Incoming call from ${caller}`);
-    } else if (e.type === 'cancel' && state.incoming && state.incoming.roomId === e.roomid) {
+    } else if (e.type === 'cancel') {
+      state.gone.add(e.roomid);
+      if (!state.incoming || state.incoming.roomId !== e.roomid) return updateButtons();
       setStatus(`Missed call from ${state.incoming.caller}`);
       clearIncoming();
     }
     updateButtons();
+  }
+
+  function showIncoming(incoming) {
+    state.incoming = incoming;
+    $('incoming-caller').textContent = incoming.caller;
+    $('incoming-did').textContent = incoming.did;
+    $('incoming').hidden = false;
   }
 
   function clearIncoming() {
@@ -319,6 +326,8 @@
       await afterAnswer(response);
     } catch (err) {
       fail(err);
+      // Not joined and still ringing: the call can still be answered again or rejected.
+      if (!state.roomId && !state.gone.has(incoming.roomId)) showIncoming(incoming);
     } finally {
       state.busy = false;
       updateButtons();
