@@ -84,6 +84,29 @@ extension GatewaySuites {
             #expect(try rig.page.evaluate("document.getElementById('identity').textContent") as? String ?? "" != "Not signed in.")
             #expect(try rig.page.evaluate("document.getElementById('call').disabled") as? Bool == false)
             _ = try rig.screenshot("signed-in")
+            // The harness's fake microphone plays its 440 Hz (what the audio test will look for
+            // in the echo), and nothing at 1 kHz.
+            let levels = try rig.page.evaluate("""
+            (async () => {
+              const stream = await navigator.mediaDevices.getUserMedia({ audio: true });
+              const ctx = new AudioContext();
+              const analyser = ctx.createAnalyser();
+              analyser.fftSize = 8192;
+              ctx.createMediaStreamSource(stream).connect(analyser);
+              await new Promise((r) => setTimeout(r, 800));
+              const x = new Float32Array(analyser.fftSize);
+              analyser.getFloatTimeDomainData(x);
+              const level = (hz) => {
+                const c = 2 * Math.cos(2 * Math.PI * hz / ctx.sampleRate);
+                let s1 = 0, s2 = 0;
+                for (const v of x) { const s0 = v + c * s1 - s2; s2 = s1; s1 = s0; }
+                return 2 * Math.sqrt(Math.max(s1 * s1 + s2 * s2 - c * s1 * s2, 0)) / x.length;
+              };
+              stream.getTracks().forEach((t) => t.stop());
+              return [level(440), level(1000)];
+            })()
+            """, awaitPromise: true) as? [Double] ?? []
+            #expect(levels.count == 2 && levels[0] > 0.2 && levels[1] < 0.05, "fake microphone levels at 440 Hz and 1 kHz: \(levels)")
             #expect(rig.unexpectedConsoleErrors.isEmpty, "\(rig.page.consoleErrors)")
         }
 
