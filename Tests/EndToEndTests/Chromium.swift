@@ -78,19 +78,42 @@ final class Chromium: @unchecked Sendable {
         return page
     }
 
-    /// SIGTERM, SIGKILL after 3 s, then the folder goes (kept with IRISGW_E2E_KEEP set).
+    /// SIGTERM, SIGKILL after 3 s (to its renderer and helper processes too), then the
+    /// folder goes (kept with IRISGW_E2E_KEEP set).
     func stop() {
         if process.isRunning {
+            let helpers = Self.descendants(of: process.processIdentifier)
             kill(process.processIdentifier, SIGTERM)
             let until = Date().addingTimeInterval(3)
             while process.isRunning && Date() < until { usleep(20_000) }
             if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             process.waitUntilExit()
+            // Helpers that outlived the browser (it was killed, or they hung).
+            for pid in helpers where kill(pid, 0) == 0 { kill(pid, SIGKILL) }
         }
         try? output?.close()
         if ProcessInfo.processInfo.environment["IRISGW_E2E_KEEP"] == nil {
             try? FileManager.default.removeItem(at: directory)
         }
+    }
+
+    /// Every process below `root` (from /proc: the parent is the field after the name).
+    static func descendants(of root: pid_t) -> [pid_t] {
+        var parents: [pid_t: pid_t] = [:]
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let pid = pid_t(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { continue }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            if fields.count > 1, let parent = pid_t(fields[1]) { parents[pid] = parent }
+        }
+        var found: [pid_t] = []
+        var frontier = [root]
+        while let next = frontier.popLast() {
+            let children = parents.filter { $0.value == next }.map(\.key)
+            found += children
+            frontier += children
+        }
+        return found
     }
 
     /// 16-bit mono PCM at 48 kHz: a sine of `hz` at half of full scale.
