@@ -3,7 +3,7 @@ SHELL := /bin/bash
 SWIFT ?= swift
 # Debian packages the build and the tests need.
 DEBS := libosip2-dev libopus-dev libspandsp-dev libtiff-dev libssl-dev libsqlite3-dev libc-ares-dev libsrtp2-dev \
-        pkg-config sip-tester nftables iproute2 baresip dnsmasq-base stunnel4
+        pkg-config sip-tester nftables iproute2 baresip dnsmasq-base stunnel4 chromium
 # The whole suite must finish well inside CI's limit on 2 cores.
 TEST_TIMEOUT ?= 1200
 
@@ -47,6 +47,8 @@ run: release
 	@echo "In a second terminal:"
 	@echo "    .build/release/irisgw call +15550100001 --from +15557654321 --tone 440 --hangup-after 5"
 	@echo "    .build/release/irisgw test --profile carrier-sim --suite sip-profiles/suites/basic.json5"
+	@echo "The dialer page: mint a page token, then open http://127.0.0.1:8080 + its appPath (README, Calling from a browser):"
+	@echo "    curl -s -H \"Authorization: Bearer \$$(cat .irisgw/api-key)\" -d '{\"routingId\":\"alice\"}' http://127.0.0.1:8080/v1/page-tokens"
 	@CARRIER_SIM_PASSWORD=$${CARRIER_SIM_PASSWORD:-carrier-sim} .build/release/irisgw serve --carrier-sim 127.0.0.1:5090
 
 ## lint: every RFC 4475/5118 message through irisgw sip-lint (a smoke check of the CLI)

@@ -31,6 +31,7 @@ public func fuzzAPI(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     roundTrip(RejectRequest.self)
     roundTrip(MergeRequest.self)
     roundTrip(DTMFRequest.self)
+    roundTrip(PageTokenRequest.self)
     roundTrip(SessionEvent.self)
     return 0
 }

@@ -8,17 +8,20 @@ import TLS
 /// WebSocket, answers `/healthz` and `/metrics`. Every error is JSON with an Iris code;
 /// a refused request changes nothing.
 public final class ControlAPIServer: Sendable {
-    private let attached = Mutex<Gateway?>(nil)
-    private let key: String
+    let attached = Mutex<Gateway?>(nil)
+    let key: String
     private let server: Mutex<HTTPServer?> = Mutex(nil)
     private let subscriptions = Mutex<[Int: EventHub.Subscription]>([:])
     private let configuration: HTTPServerConfiguration
+    /// The dialer page's files, served at `/app` without a key; nil: `/app` is 404.
+    private let webFiles: StaticFiles?
 
     /// The server can listen before the gateway exists (the gateway's notifications name
-    /// the API's address); until `attach`, requests get 503.
-    public init(key: String, configuration: HTTPServerConfiguration) {
+    /// the API's address); until `attach`, requests get 503. `webFiles`: the dialer page.
+    public init(key: String, configuration: HTTPServerConfiguration, webFiles: StaticFiles? = nil) {
         self.key = key
         self.configuration = configuration
+        self.webFiles = webFiles
     }
 
     public convenience init(gateway: Gateway, key: String, configuration: HTTPServerConfiguration) {
@@ -103,14 +106,24 @@ public final class ControlAPIServer: Sendable {
         if request.method == "GET" && (request.path == "/healthz" || request.path == "/readyz") {
             return health()
         }
-        guard APIKey.matches(header: request.headers["authorization"], key: key) else {
-            return Self.error(GatewayError(IrisCode.incorrectParams, 401, "missing or wrong API key (Authorization: Bearer <key>)"))
+        if request.path == StaticFiles.prefix || request.path.hasPrefix(StaticFiles.prefix + "/") {
+            return page(request)
         }
         do {
-            return try route(request)
+            return try route(request, caller(authorization: request.headers["authorization"]))
         } catch {
             return Self.error(error)
         }
+    }
+
+    /// The dialer page's files: no key (the page holds none; it asks for a page token).
+    private func page(_ request: HTTPRequest) -> HTTPResponse {
+        guard request.method == "GET" || request.method == "HEAD" else { return Self.error(Self.notAllowed(request)) }
+        guard let webFiles else {
+            return Self.error(GatewayError(IrisCode.incorrectParams, 404, "the dialer page is not installed (serve --web-dir)"))
+        }
+        return webFiles.response(path: request.path)
+            ?? Self.error(GatewayError(IrisCode.incorrectParams, 404, "no such file"))
     }
 
     /// 200 only when the gateway takes sessions and its SIP loop, media threads and record
@@ -124,12 +137,18 @@ public final class ControlAPIServer: Sendable {
         return Self.json(health == .ok ? 200 : 503, body)
     }
 
-    private func route(_ request: HTTPRequest) throws(GatewayError) -> HTTPResponse {
+    private func route(_ request: HTTPRequest, _ caller: APICaller) throws(GatewayError) -> HTTPResponse {
         let gateway = try self.current
         let parts = request.path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         let m = request.method
+        if parts == ["v1", "page-tokens"] {
+            guard m == "POST" else { throw Self.notAllowed(request) }
+            guard caller == .apiKey else { throw Self.forbidden("mint page tokens") }
+            return Self.json(201, try mintPageToken(try decode(PageTokenRequest.self, request), gateway: gateway))
+        }
         if parts == ["metrics"] {
             guard m == "GET" else { throw Self.notAllowed(request) }
+            guard caller == .apiKey else { throw Self.forbidden("read the metrics") }
             let load = gateway.sipLoad()
             var text = gateway.metrics.render(statuses: gateway.list().map(\.status), sipResponses: gateway.sipResponseCounts(),
                                               lateFrames: gateway.media.measurements().lateFrames,
@@ -146,10 +165,22 @@ public final class ControlAPIServer: Sendable {
         guard parts.count >= 2, parts[0] == "v1", parts[1] == "sessions", parts.count <= 4 else {
             throw GatewayError(IrisCode.incorrectParams, 404, "no such endpoint: \(m) \(request.path)")
         }
+        if parts.count >= 3, (m, parts.count) == ("GET", 3) || (m, parts.count) == ("DELETE", 3) || (m, parts.count) == ("POST", 4) {
+            try authorize(caller, room: parts[2], gateway: gateway)
+        }
         switch (m, parts.count) {
         case ("POST", 2):
-            return Self.json(201, try gateway.create(try decode(CreateSessionRequest.self, request)))
+            var create = try decode(CreateSessionRequest.self, request)
+            if case .page(let routingId) = caller {
+                // The page's sessions carry its routing id, so it sees their events and may act on them.
+                guard create.routingId == nil || create.routingId == routingId else {
+                    throw Self.forbidden("create a session for another routing id")
+                }
+                create.routingId = routingId
+            }
+            return Self.json(201, try gateway.create(create))
         case ("GET", 2):
+            guard caller == .apiKey else { throw Self.forbidden("list every session") }
             return Self.json(200, SessionList(sessions: gateway.list()))
         case ("GET", 3):
             return Self.json(200, try gateway.snapshot(roomId: parts[2]))
@@ -157,6 +188,7 @@ public final class ControlAPIServer: Sendable {
             try gateway.close(roomId: parts[2])
             return Self.json(202, ["roomId": parts[2]])
         case ("POST", 4):
+            if parts[3] == "merge", caller != .apiKey { throw Self.forbidden("merge sessions") }
             return try verbRequest(parts[2], parts[3], request)
         default:
             throw Self.notAllowed(request)
@@ -228,20 +260,37 @@ public final class ControlAPIServer: Sendable {
         guard request.path == "/v1/events" else {
             return .refuse(Self.error(GatewayError(IrisCode.incorrectParams, 404, "WebSocket only on /v1/events")))
         }
-        // Browsers cannot set headers on a WebSocket: `access_token=` in the query works too.
-        let header = request.headers["authorization"] ?? request.query["access_token"].map { "Bearer " + $0 }
-        guard APIKey.matches(header: header, key: key) else {
-            return .refuse(Self.error(GatewayError(IrisCode.incorrectParams, 401, "missing or wrong API key")))
+        let caller: APICaller
+        do throws(GatewayError) {
+            caller = try webSocketCaller(request)
+        } catch {
+            return .refuse(Self.error(error))
         }
         if let since = request.query["since"], Int(since) == nil || Int(since)! < 0 {
             return .refuse(Self.error(.badRequest("since must be a non-negative integer")))
         }
-        return .accept(group: Self.apiKeyGroup)
+        guard case .page(let routingId) = caller else { return .accept(group: Self.apiKeyGroup) }
+        // A page sees its own routing id's events only (roomId may narrow them further).
+        if let asked = request.query["routingId"], asked != routingId {
+            return .refuse(Self.error(Self.forbidden("subscribe to another routing id")))
+        }
+        return .accept(group: "page:" + routingId)
+    }
+
+    /// Browsers cannot set headers on a WebSocket: `access_token=` in the query works too.
+    private func webSocketCaller(_ request: HTTPRequest) throws(GatewayError) -> APICaller {
+        try caller(authorization: request.headers["authorization"] ?? request.query["access_token"].map { "Bearer " + $0 })
     }
 
     private func opened(_ connection: WebSocketConnection) {
         let q = connection.request.query
-        let filter = EventHub.Filter(routingId: q["routingId"], roomId: q["roomId"])
+        var filter = EventHub.Filter(routingId: q["routingId"], roomId: q["roomId"])
+        // Checked at the upgrade; a page's filter is always its routing id.
+        guard let caller = try? webSocketCaller(connection.request) else {
+            connection.close()
+            return
+        }
+        if case .page(let routingId) = caller { filter.routingId = routingId }
         let since = q["since"].flatMap { Int($0) }
         guard let gateway = attached.withLock({ $0 }) else {
             connection.close()

@@ -12,13 +12,13 @@ import SIP
 /// room    = *OCTET                 ; the room id, UTF-8
 /// mac     = 32 bytes               ; HMAC-SHA-256(secret, label version expires length room)
 /// label   = "irisgw room token"    ; so no other MAC under the same secret can pass for one
+///                                  ; (page tokens: "irisgw page token", PageToken.swift)
 /// ```
 ///
 /// The fields have fixed sizes or a length prefix, so no two (room, expiry) pairs sign the
 /// same bytes. The token is valid strictly before `expires`.
 public struct RoomTokenSigner: Sendable {
     private static let version: UInt8 = 1
-    private static let label = Array("irisgw room token".utf8)
     private static let macLength = 32
     private static let headerLength = 1 + 8 + 2
     /// Far longer than any real token; refuses oversized input before decoding it.
@@ -35,33 +35,60 @@ public struct RoomTokenSigner: Sendable {
     /// A token for `roomId` that `verify` accepts until `expiresAt` (Unix seconds, rounded
     /// down to a whole second).
     public func issue(roomId: String, expiresAt: Double) -> String {
-        let room = Array(roomId.utf8)
-        precondition(room.count <= Int(UInt16.max), "room id too long for a token")
-        var body: [UInt8] = [Self.version]
-        body += bigEndianBytes(Self.seconds(expiresAt), count: 8)
-        body += bigEndianBytes(UInt64(room.count), count: 2)
-        body += room
-        return Base64URL.encode(body + mac(body))
+        sign(subject: roomId, expiresAt: expiresAt, purpose: .room)
     }
 
     /// Checks `token` for `roomId` at `now` (Unix seconds): the signature first (in
     /// constant time), then the room, then the expiry.
     public func verify(_ token: String, roomId: String, now: Double) throws(RoomTokenError) {
+        let (subject, expires) = try open(token, purpose: .room)
+        guard subject.elementsEqual(roomId.utf8) else { throw .foreignRoom }
+        guard now < Double(expires) else { throw .expired }
+    }
+
+    /// What a token admits to. Each purpose has its own MAC label, so a token of one purpose
+    /// never verifies as another (a room token is no page token, and the reverse).
+    enum Purpose {
+        /// An inbound session's room (subject: the room id).
+        case room
+        /// The dialer page's bearer (subject: a routing id; PageToken.swift).
+        case page
+
+        var label: [UInt8] {
+            switch self {
+            case .room: Array("irisgw room token".utf8)
+            case .page: Array("irisgw page token".utf8)
+            }
+        }
+    }
+
+    /// The one token format: `version expires length subject mac` under `purpose`'s label.
+    func sign(subject: String, expiresAt: Double, purpose: Purpose) -> String {
+        let bytes = Array(subject.utf8)
+        precondition(bytes.count <= Int(UInt16.max), "subject too long for a token")
+        var body: [UInt8] = [Self.version]
+        body += bigEndianBytes(Self.seconds(expiresAt), count: 8)
+        body += bigEndianBytes(UInt64(bytes.count), count: 2)
+        body += bytes
+        return Base64URL.encode(body + mac(body, purpose: purpose))
+    }
+
+    /// The subject's bytes and the expiry (Unix seconds) of a correctly signed `token`; the
+    /// signature is checked in constant time before anything in the token is believed.
+    func open(_ token: String, purpose: Purpose) throws(RoomTokenError) -> (subject: ArraySlice<UInt8>, expires: UInt64) {
         guard token.utf8.count <= Self.maxTokenLength, let bytes = Base64URL.decode(token),
               bytes.count >= Self.headerLength + Self.macLength, bytes[0] == Self.version else {
             throw .malformed
         }
-        let roomLength = Int(bigEndianValue(bytes[9..<11]))
-        guard bytes.count == Self.headerLength + roomLength + Self.macLength else { throw .malformed }
-        let body = Array(bytes[..<(Self.headerLength + roomLength)])
-        guard Crypto.constantTimeEqual(mac(body), Array(bytes[body.count...])) else { throw .badSignature }
-        guard body[Self.headerLength...].elementsEqual(roomId.utf8) else { throw .foreignRoom }
-        let expires = bigEndianValue(bytes[1..<9])
-        guard now < Double(expires) else { throw .expired }
+        let length = Int(bigEndianValue(bytes[9..<11]))
+        guard bytes.count == Self.headerLength + length + Self.macLength else { throw .malformed }
+        let body = Array(bytes[..<(Self.headerLength + length)])
+        guard Crypto.constantTimeEqual(mac(body, purpose: purpose), Array(bytes[body.count...])) else { throw .badSignature }
+        return (body[Self.headerLength...], bigEndianValue(bytes[1..<9]))
     }
 
-    private func mac(_ body: [UInt8]) -> [UInt8] {
-        Crypto.hmacSHA256(key: secret, data: Self.label + body)
+    private func mac(_ body: [UInt8], purpose: Purpose) -> [UInt8] {
+        Crypto.hmacSHA256(key: secret, data: purpose.label + body)
     }
 
     /// Whole seconds, clamped to the 64-bit field (NaN and the past become 0: expired).

@@ -16,6 +16,7 @@ import SIP
 ///   platformRtpAdvertise: "10.0.0.5",  // written into the platform legs' SDP instead
 ///   rtpPorts: "20000-29999",
 ///   dataDir: "/var/lib/irisgw",
+///   webDir: "/usr/local/share/irisgw/app",  // the dialer page at /app (default: found beside the binary)
 ///   publicURL: "https://gw1.example.net",  // `rtcserver` in inbound notifications
 ///   drainTimeoutSec: 30,               // SIGTERM: how long calls may go on
 ///   maxSessions: 1000,
@@ -45,6 +46,9 @@ public struct ServeConfiguration: Sendable, Equatable {
     public var platformRtpAdvertise: String?
     public var rtpPorts: ClosedRange<UInt16>?
     public var dataDir: String?
+    /// The dialer page's files, served at `/app` (default: found beside the executable;
+    /// `StaticFiles.locate` in ControlAPI).
+    public var webDir: String?
     public var publicURL: String?
     public var drainTimeoutSec: Int?
     public var maxSessions: Int?
@@ -127,7 +131,7 @@ public struct ServeConfiguration: Sendable, Equatable {
     public init() {}
 
     public static let keys = ["profiles", "sipListen", "sipAdvertise", "apiListen", "rtpHost", "rtpAdvertise", "platformRtpAdvertise", "rtpPorts", "dataDir", "publicURL",
-                              "drainTimeoutSec", "maxSessions", "maxInboundSessions", "mediaRealtimePriority", "mediaThreads", "roomTokenLifetimeSec", "webhook",
+                              "drainTimeoutSec", "webDir", "maxSessions", "maxInboundSessions", "mediaRealtimePriority", "mediaThreads", "roomTokenLifetimeSec", "webhook",
                               "sip", "apiLimits"] + dnsKeys + tlsKeys + apiTLSKeys
 
     public static func load(file: URL) throws(ProfileError) -> ServeConfiguration {
@@ -174,6 +178,7 @@ public struct ServeConfiguration: Sendable, Equatable {
             return lo...hi
         }
         c.dataDir = try o.optional("dataDir") { (v, p) throws(ProfileError) in try schema.string(v, at: p) }
+        c.webDir = try o.optional("webDir") { (v, p) throws(ProfileError) in try schema.string(v, at: p) }
         c.publicURL = try o.optional("publicURL") { (v, p) throws(ProfileError) in
             let s = try schema.string(v, at: p)
             guard s.hasPrefix("http://") || s.hasPrefix("https://") else { throw schema.fail(p, "must start with http:// or https://") }

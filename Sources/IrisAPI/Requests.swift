@@ -115,3 +115,33 @@ public struct APIErrorBody: Codable, Sendable, Equatable, Error {
     public var error: Detail
     public init(code: Int, message: String) { error = Detail(code: code, message: message) }
 }
+
+/// `POST /v1/page-tokens` (API key only): a short-lived bearer for the dialer page.
+public struct PageTokenRequest: Codable, Sendable, Equatable {
+    /// The routing id the token is scoped to: its sessions, its events, its inbound calls.
+    /// 1-128 of `[A-Za-z0-9._:@-]`.
+    public var routingId: String
+    /// Seconds the token is valid: 1-86400; default 3600.
+    public var ttlSec: Int?
+    public init(routingId: String, ttlSec: Int? = nil) {
+        self.routingId = routingId
+        self.ttlSec = ttlSec
+    }
+}
+
+/// The answer to `POST /v1/page-tokens`.
+public struct PageTokenResponse: Codable, Sendable, Equatable {
+    /// The bearer: `Authorization: Bearer <token>`, or `access_token=` on the event socket.
+    public var token: String
+    public var routingId: String
+    /// Unix seconds; the token is refused (401, -105) from then on.
+    public var expiresAt: Int64
+    /// The page's path with the token in its fragment: `/app#token=...`.
+    public var appPath: String
+    public init(token: String, routingId: String, expiresAt: Int64, appPath: String) {
+        self.token = token
+        self.routingId = routingId
+        self.expiresAt = expiresAt
+        self.appPath = appPath
+    }
+}

@@ -10,7 +10,7 @@ enum ServeCommand {
     static let usage = """
     usage: irisgw serve [--config FILE] [--profiles DIR] [--sip-listen HOST:PORT ...] [--sip-advertise HOST[:PORT]]
                         [--api-listen HOST:PORT] [--rtp-ports LO-HI] [--rtp-host HOST] [--rtp-advertise HOST]
-                        [--data-dir DIR] [--public-url URL] [--drain-timeout S] [--max-sessions N]
+                        [--data-dir DIR] [--web-dir DIR] [--public-url URL] [--drain-timeout S] [--max-sessions N]
                         [--carrier-sim HOST:PORT] [--dns-server HOST:PORT]...
                         [--sip-tls-listen HOST:PORT ... --tls-certificate FILE --tls-key FILE
                          [--tls-verify-client none|optional|require] [--tls-client-ca FILE]]
@@ -29,6 +29,8 @@ enum ServeCommand {
       --rtp-host HOST      address RTP binds to and puts in SDP (default 127.0.0.1)
       --rtp-advertise HOST numeric address put in the trunk legs' SDP instead of --rtp-host
       --data-dir DIR       calls.sqlite, api-key, room-token-secret (default ./.irisgw)
+      --web-dir DIR        the dialer page's files, served at /app (default: ../share/irisgw/app
+                           beside the binary, else web/app in a folder above it, as in a checkout)
       --public-url URL     API URL put in inbound notifications (default http(s)://<api-listen>)
       --drain-timeout S    SIGTERM: seconds calls may go on before BYE (default 30)
       --max-sessions N     sessions at once over all trunks; more inbound get 503 (default 1000)
@@ -94,6 +96,7 @@ enum ServeCommand {
         var apiTLS = file.apiTLS ?? ServeConfiguration.APITLSSettings()
         if let realm = file.sip?.authRealm { configuration.inboundAuthRealm = realm }
         var publicURL = file.publicURL
+        var webDir = file.webDir
         var drainTimeout = Double(file.drainTimeoutSec ?? 30)
         var simulatorListen: SocketAddress?
         var i = 0
@@ -131,6 +134,9 @@ enum ServeCommand {
             case "--data-dir":
                 guard let v = value() else { return fail("--data-dir needs a directory") }
                 configuration.dataDir = v
+            case "--web-dir":
+                guard let v = value(), !v.isEmpty else { return fail("--web-dir needs a directory") }
+                webDir = v
             case "--public-url":
                 guard let v = value() else { return fail("--public-url needs a URL") }
                 publicURL = v
@@ -240,6 +246,7 @@ enum ServeCommand {
         var plainAPI: ControlAPIServer?
         do {
             let key = try APIKey.loadOrCreate(dataDir: configuration.dataDir)
+            let webFiles = StaticFiles.locate(configured: webDir)
             // The API port must be known before the gateway names itself in notifications.
             var http = HTTPServerConfiguration(listen: apiListen)
             if let limits = file.apiLimits {
@@ -259,7 +266,7 @@ enum ServeCommand {
             http.log = { writeError("irisgw: \($0)\n") }
             var plain = http
             http.tls = apiTLS.server
-            api = ControlAPIServer(key: key, configuration: http)
+            api = ControlAPIServer(key: key, configuration: http, webFiles: webFiles)
             let port = try api.start()
             // SocketAddress brackets an IPv6 host ("http://[::1]:8080"); a bare port is every IPv4 interface.
             let host = apiListen.allSatisfy(\.isNumber) ? "0.0.0.0" : SocketAddress.parse(apiListen)?.host ?? "127.0.0.1"
@@ -268,7 +275,7 @@ enum ServeCommand {
             if http.tls == nil { warnIfExposed(host) }
             if let listen = apiTLS.listenPlain {
                 plain.listen = listen
-                let second = ControlAPIServer(key: key, configuration: plain)
+                let second = ControlAPIServer(key: key, configuration: plain, webFiles: webFiles)
                 plainAPI = second
                 let plainPort = try second.start()
                 let plainHost = SocketAddress.parse(listen)?.host ?? "127.0.0.1"
@@ -285,6 +292,8 @@ enum ServeCommand {
             plainAPI?.attach(gateway)
             for p in try gateway.start() { writeOut("listening sip \(p.transport.rawValue.lowercased()) \(p.address)\n") }
             writeOut("listening api \(configuration.publicURL)\n")
+            writeOut(webFiles.map { "dialer page \(configuration.publicURL)/app (files \($0.directory))\n" }
+                     ?? "dialer page: not installed (no web/app found; --web-dir)\n")
         } catch {
             writeError("irisgw serve: cannot start: \(error)\n")
             plainAPI?.stop()

@@ -1,0 +1,292 @@
+import Foundation
+import IrisAPI
+import SIP
+import Testing
+
+/// The dialer page (`/app`) in headless Chromium against a real `irisgw serve` with the
+/// carrier simulator. Until the platform leg speaks WebRTC (ICE-lite, DTLS-SRTP), the checks
+/// stop where media would start: the page signs in with a page token, sends the browser's
+/// real offer, shows the API's answer or error and follows the events.
+extension GatewaySuites {
+    @Suite(.serialized, .enabled(if: Chromium.isAvailable, Chromium.missing)) struct DialerPageTests {
+        /// The simulator, a gateway routing +15550001000 to `alice`, Chromium, and the page
+        /// opened with a page token for `alice` in its fragment.
+        final class Rig {
+            let sim: CarrierSimProcess
+            let gw: GatewayProcess
+            let browser: Chromium
+            let page: ChromiumPage
+            let token: String
+
+            init() throws {
+                sim = try CarrierSimProcess()
+                do {
+                    gw = try GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sim.port])])
+                } catch {
+                    sim.stop()
+                    throw error
+                }
+                do {
+                    token = try GatewaySuites.PageTokenScopeTests.mint(gw, routingId: "alice")
+                    browser = try Chromium()
+                } catch {
+                    gw.stop()
+                    sim.stop()
+                    throw error
+                }
+                do {
+                    page = try browser.open(gw.apiURL + "/app#token=" + token)
+                } catch {
+                    browser.stop()
+                    gw.stop()
+                    sim.stop()
+                    throw error
+                }
+            }
+
+            func stop() {
+                browser.stop()
+                gw.stop()
+                sim.stop()
+            }
+
+            var status: String { (try? page.evaluate("irisgwTest.status()") as? String) ?? "?" }
+            var state: [String: Any] { (try? page.evaluate("irisgwTest.state()") as? [String: Any]) ?? [:] }
+            /// The page's events as `event[:status|:reason]`, for messages and order checks.
+            var trace: [String] {
+                let script = "irisgwTest.events.map(e => e.event + (e.status ? ':' + e.status : '') + (e.reason ? ':' + e.reason : '') + (e.type ? ':' + e.type : ''))"
+                return (try? page.evaluate(script) as? [String]) ?? []
+            }
+
+            /// A screenshot under .build/test-artifacts/, checked not to be blank.
+            func screenshot(_ name: String) throws -> URL {
+                let file = TestArtifacts.directory.appendingPathComponent("dialer-\(name).png")
+                let png = try page.screenshot(to: file)
+                let (coverage, colours) = try page.inkCoverage(png: png)
+                #expect(png.count > 2_000 && coverage > 0.02 && colours > 8, "blank screenshot \(file.path): \(coverage) \(colours)")
+                return file
+            }
+
+            /// Console errors other than the browser's note of an API refusal the page shows anyway.
+            var unexpectedConsoleErrors: [String] {
+                page.consoleErrors.filter { !$0.contains("Failed to load resource") }
+            }
+        }
+
+        @Test(.timeLimit(.minutes(2)))
+        func thePageSignsInWithAPageTokenAndTakesItOutOfTheAddressBar() throws {
+            let rig = try Rig()
+            defer { rig.stop() }
+            #expect(try rig.page.waitFor("irisgwTest.state().eventsOpen", timeout: 10), "\(rig.status) \(rig.page.consoleErrors)")
+            #expect(rig.status == "Ready")
+            #expect(rig.state["routingId"] as? String == "alice")
+            #expect(try rig.page.evaluate("location.hash") as? String == "", "the token stays out of the address bar")
+            #expect(try rig.page.evaluate("document.getElementById('identity').textContent") as? String ?? "" != "Not signed in.")
+            #expect(try rig.page.evaluate("document.getElementById('call').disabled") as? Bool == false)
+            _ = try rig.screenshot("signed-in")
+            // The harness's fake microphone plays its 440 Hz (what the audio test will look for
+            // in the echo), and nothing at 1 kHz.
+            let levels = try rig.page.evaluate("""
+            (async () => {
+              const stream = await navigator.mediaDevices.getUserMedia({ audio: true });
+              const ctx = new AudioContext();
+              const analyser = ctx.createAnalyser();
+              analyser.fftSize = 8192;
+              ctx.createMediaStreamSource(stream).connect(analyser);
+              await new Promise((r) => setTimeout(r, 800));
+              const x = new Float32Array(analyser.fftSize);
+              analyser.getFloatTimeDomainData(x);
+              const level = (hz) => {
+                const c = 2 * Math.cos(2 * Math.PI * hz / ctx.sampleRate);
+                let s1 = 0, s2 = 0;
+                for (const v of x) { const s0 = v + c * s1 - s2; s2 = s1; s1 = s0; }
+                return 2 * Math.sqrt(Math.max(s1 * s1 + s2 * s2 - c * s1 * s2, 0)) / x.length;
+              };
+              stream.getTracks().forEach((t) => t.stop());
+              return [level(440), level(1000)];
+            })()
+            """, awaitPromise: true) as? [Double] ?? []
+            #expect(levels.count == 2 && levels[0] > 0.2 && levels[1] < 0.05, "fake microphone levels at 440 Hz and 1 kHz: \(levels)")
+            #expect(rig.unexpectedConsoleErrors.isEmpty, "\(rig.page.consoleErrors)")
+        }
+
+        /// Today: the browser's offer (ICE, DTLS fingerprint, SAVPF, Opus) reaches createWithTN
+        /// and the gateway's answer or refusal shows on the status line, then the events.
+        @Test(.timeLimit(.minutes(2)))
+        func dialingTheEchoNumberSendsTheBrowsersOfferAndShowsWhatTheGatewaySays() throws {
+            let rig = try Rig()
+            defer { rig.stop() }
+            #expect(try rig.page.waitFor("irisgwTest.state().eventsOpen", timeout: 10))
+            try rig.page.evaluate("document.getElementById('number').value = '+15550100001'; document.getElementById('call').click()")
+            // The offer is made and sent; the gateway answers (201) or refuses it (an error).
+            #expect(try rig.page.waitFor("irisgwTest.state().answerSdp || irisgwTest.state().error", timeout: 15),
+                    "\(rig.status) \(rig.state)")
+            let state = rig.state
+            let offer = try #require(state["offerSdp"] as? String, "\(state)")
+            #expect(offer.contains("m=audio") && offer.contains("UDP/TLS/RTP/SAVPF"), "\(offer)")
+            #expect(offer.contains("a=fingerprint:sha-256") && offer.contains("a=ice-ufrag:") && offer.contains("opus/48000/2"), "\(offer)")
+            #expect(offer.contains("a=candidate:"), "ICE gathering completed before the offer went out: \(offer)")
+            if let answer = state["answerSdp"] as? String {
+                // The gateway took the offer and answered for its platform leg. Until it speaks
+                // ICE-lite and DTLS-SRTP, a plain RTP answer is refused by the browser, and the
+                // page hangs up rather than leave a silent call.
+                #expect(answer.contains("m=audio"), "\(answer)")
+                if !answer.contains("a=fingerprint") {
+                    #expect(state["remoteDescriptionError"] is String, "\(state)")
+                    #expect(try rig.page.waitFor("irisgwTest.state().ended", timeout: 15), "\(rig.status) \(rig.trace)")
+                }
+                let trace = rig.trace
+                #expect(trace.first == "onSessionCreated", "\(trace)")
+                #expect(trace.contains("onSessionSIPStatus:Initializing") && trace.last?.hasPrefix("onSessionEnded") == true, "\(trace)")
+                #expect(rig.status.hasPrefix("Ended: "), "\(rig.status)")
+            } else {
+                // Refused: the API's error (code and message) is on the status line.
+                let error = try #require(state["error"] as? [String: Any])
+                let code = try #require(error["code"] as? Int)
+                #expect(rig.status.hasPrefix("Error: ") && rig.status.contains("(\(code))"), "\(rig.status)")
+                // Today: 400, -103, the platform leg does not take UDP/TLS/RTP/SAVPF.
+                #expect(code == -103 && error["httpStatus"] as? Int == 400, "\(error)")
+                #expect(rig.status.contains("UDP/TLS/RTP/SAVPF"), "\(rig.status)")
+                #expect(rig.trace.isEmpty, "a refused request makes no session: \(rig.trace)")
+            }
+            print("dialer page today: status \"\(rig.status)\"; events \(rig.trace)")
+            _ = try rig.screenshot("dialed-echo")
+            #expect(rig.unexpectedConsoleErrors.isEmpty, "\(rig.page.consoleErrors)")
+        }
+
+        /// The status line follows the gateway's events. Until the platform leg takes a
+        /// browser's offer, the test swaps the offer for a plain RTP one on its way out (the
+        /// page's code is not changed): the gateway creates the session and answers with plain
+        /// RTP, the browser refuses that answer, the page hangs up, and every status the
+        /// events carry shows on the status line in order, down to the end reason.
+        @Test(.timeLimit(.minutes(2)))
+        func theStatusLineFollowsTheSessionsEvents() throws {
+            let rig = try Rig()
+            defer { rig.stop() }
+            #expect(try rig.page.waitFor("irisgwTest.state().eventsOpen", timeout: 10))
+            let plainOffer = GatewaySuites.PageTokenScopeTests.rtpOffer
+                .replacingOccurrences(of: "\r", with: "\\r").replacingOccurrences(of: "\n", with: "\\n")
+            try rig.page.evaluate("""
+            window.statusLines = [];
+            new MutationObserver(() => statusLines.push(irisgwTest.status()))
+              .observe(document.getElementById('status'), { childList: true, characterData: true, subtree: true });
+            const realFetch = window.fetch;
+            window.fetch = (path, init) => {
+              if (path === '/v1/sessions' && init && init.method === 'POST') {
+                const body = JSON.parse(init.body);
+                body.media.sdp = "\(plainOffer)";
+                init = Object.assign({}, init, { body: JSON.stringify(body) });
+              }
+              return realFetch(path, init);
+            };
+            document.getElementById('number').value = '+15550100003';  // rings until cancelled
+            document.getElementById('call').click();
+            """)
+            #expect(try rig.page.waitFor("irisgwTest.state().ended", timeout: 15), "\(rig.status) \(rig.trace) \(rig.state)")
+            let state = rig.state
+            #expect((state["answerSdp"] as? String)?.contains("RTP/AVP") == true, "\(state)")
+            #expect(state["remoteDescriptionError"] is String, "the browser refuses a plain RTP answer: \(state)")
+            let trace = rig.trace
+            #expect(trace.first == "onSessionCreated" && trace.contains("onSessionSIPStatus:Initializing")
+                    && trace.contains("onSessionSIPStatus:Disconnected") && trace.last == "onSessionEnded:canceled", "\(trace)")
+            // Events that come in one batch (those before createWithTN's answer are replayed at
+            // once) show only the last one's status: the line goes Initializing or Connecting,
+            // then Disconnected, then the end, in that order.
+            let lines = (try rig.page.evaluate("statusLines") as? [String]) ?? []
+            let started = lines.firstIndex(where: { $0.hasPrefix("Initializing") || $0.hasPrefix("Connecting") })
+            let disconnected = lines.firstIndex(where: { $0.hasPrefix("Disconnected") })
+            let ended = lines.firstIndex(where: { $0.hasPrefix("Ended: canceled") })
+            #expect(started != nil && disconnected != nil && ended != nil && started! < disconnected! && disconnected! < ended!, "\(lines)")
+            #expect(rig.status.hasPrefix("Ended: canceled (SIP 487"), "\(rig.status) \(lines)")
+            _ = try rig.screenshot("status-ended")
+            #expect(rig.unexpectedConsoleErrors.isEmpty, "\(rig.page.consoleErrors)")
+        }
+
+        /// An inbound call to `alice`: the page shows the caller; Reject answers the carrier 603.
+        @Test(.timeLimit(.minutes(2)))
+        func anIncomingCallShowsTheCallerAndRejectDeclinesIt() async throws {
+            let rig = try Rig()
+            defer { rig.stop() }
+            #expect(try rig.page.waitFor("irisgwTest.state().eventsOpen", timeout: 10))
+            let sipp = try GatewayInboundTests.caller(rig.gw, CallerScenarios.rejected(603))
+            defer { sipp.stop() }
+            #expect(try rig.page.waitFor("irisgwTest.state().incoming", timeout: 10), "\(rig.trace) \(sipp.report)")
+            #expect(try rig.page.evaluate("document.getElementById('incoming').hidden") as? Bool == false)
+            #expect(try rig.page.evaluate("document.getElementById('incoming-caller').textContent") as? String == "+15559876543")
+            #expect(rig.status == "Incoming call from +15559876543")
+            _ = try rig.screenshot("incoming")
+            try rig.page.evaluate("document.getElementById('reject').click()")
+            #expect(try rig.page.waitFor("irisgwTest.status().startsWith('Rejected')", timeout: 10), "\(rig.status)")
+            #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
+            #expect(rig.unexpectedConsoleErrors.isEmpty, "\(rig.page.consoleErrors)")
+        }
+
+        /// Answer sends `join` with the browser's real offer. Today the gateway refuses a
+        /// WebRTC offer (400, -103): the page shows that and keeps the call offered, and Reject
+        /// still answers the carrier 603.
+        @Test(.timeLimit(.minutes(2)))
+        func answerSendsTheBrowsersOfferToJoin() async throws {
+            let rig = try Rig()
+            defer { rig.stop() }
+            #expect(try rig.page.waitFor("irisgwTest.state().eventsOpen", timeout: 10))
+            let sipp = try GatewayInboundTests.caller(rig.gw, CallerScenarios.rejected(603))
+            defer { sipp.stop() }
+            #expect(try rig.page.waitFor("irisgwTest.state().incoming", timeout: 10), "\(rig.trace) \(sipp.report)")
+            try rig.page.evaluate("document.getElementById('answer').click()")
+            #expect(try rig.page.waitFor("irisgwTest.state().offerSdp && (irisgwTest.state().error || irisgwTest.state().roomId)", timeout: 15),
+                    "\(rig.status) \(rig.state)")
+            let offer = rig.state["offerSdp"] as? String ?? ""
+            #expect(offer.contains("UDP/TLS/RTP/SAVPF") && offer.contains("a=fingerprint:"), "\(offer)")
+            if rig.state["roomId"] is String {
+                // The platform leg took the offer (WebRTC landed): the call is joined.
+                #expect(try rig.page.waitFor("irisgwTest.state().status", timeout: 10), "\(rig.status)")
+            } else {
+                let error = rig.state["error"] as? [String: Any] ?? [:]
+                #expect(error["code"] as? Int == -103 && error["httpStatus"] as? Int == 400, "\(error)")
+                #expect(rig.status.contains("UDP/TLS/RTP/SAVPF"), "\(rig.status)")
+                #expect(try rig.page.waitFor("irisgwTest.state().incoming", timeout: 2), "the call is still offered: \(rig.state)")
+                try rig.page.evaluate("document.getElementById('reject').click()")
+                #expect(try rig.page.waitFor("irisgwTest.status().startsWith('Rejected')", timeout: 10), "\(rig.status)")
+                #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
+            }
+            #expect(rig.unexpectedConsoleErrors.isEmpty, "\(rig.page.consoleErrors)")
+        }
+
+        /// The whole call with audio: written now, enabled when the platform leg speaks WebRTC
+        /// (ICE-lite, DTLS-SRTP, Opus). The fake microphone's 440 Hz comes back through the
+        /// simulator's echo; hold and unhold show on the status line; DTMF is accepted; mute
+        /// silences the echo; hanging up ends `completed`.
+        @Test(.disabled("waits for the WebRTC platform leg (ICE-lite, DTLS-SRTP)"), .timeLimit(.minutes(2)))
+        func echoCallWithAudioHoldMuteDTMFAndHangUp() throws {
+            let rig = try Rig()
+            defer { rig.stop() }
+            #expect(try rig.page.waitFor("irisgwTest.state().eventsOpen", timeout: 10))
+            try rig.page.evaluate("document.getElementById('number').value = '+15550100001'; document.getElementById('call').click()")
+            #expect(try rig.page.waitFor("irisgwTest.state().status === 'Connected'", timeout: 15), "\(rig.status) \(rig.trace)")
+            #expect(rig.state["remoteDescriptionError"] is NSNull || rig.state["remoteDescriptionError"] == nil, "\(rig.state)")
+            #expect(try rig.page.waitFor("irisgwTest.state().iceConnectionState === 'connected' || irisgwTest.state().iceConnectionState === 'completed'",
+                                         timeout: 10), "\(rig.state)")
+            #expect(try rig.page.waitFor("irisgwTest.localToneLevel(440) > 0.1", timeout: 5), "the fake microphone plays 440 Hz")
+            #expect(try rig.page.waitFor("irisgwTest.remoteToneLevel(440) > 0.05", timeout: 10),
+                    "440 Hz echoed: \(String(describing: try? rig.page.evaluate("irisgwTest.remoteToneLevel(440)")))")
+            _ = try rig.screenshot("connected")
+
+            try rig.page.evaluate("document.getElementById('hold').click()")
+            #expect(try rig.page.waitFor("irisgwTest.status().startsWith('Hold')", timeout: 10), "\(rig.status)")
+            try rig.page.evaluate("document.getElementById('hold').click()")
+            #expect(try rig.page.waitFor("irisgwTest.status().startsWith('Connected')", timeout: 10), "\(rig.status)")
+
+            try rig.page.evaluate("document.querySelector('[data-digit=\"5\"]').click()")
+            #expect(try rig.page.waitFor("irisgwTest.state().error === null", timeout: 2), "DTMF accepted: \(rig.state)")
+
+            try rig.page.evaluate("document.getElementById('mute').click()")
+            #expect(try rig.page.waitFor("irisgwTest.remoteToneLevel(440) < 0.01", timeout: 5), "muted: no echo")
+            try rig.page.evaluate("document.getElementById('mute').click()")
+            #expect(try rig.page.waitFor("irisgwTest.remoteToneLevel(440) > 0.05", timeout: 5), "unmuted: the echo again")
+
+            try rig.page.evaluate("document.getElementById('hangup').click()")
+            #expect(try rig.page.waitFor("irisgwTest.status().startsWith('Ended: completed')", timeout: 10), "\(rig.status)")
+            #expect(rig.unexpectedConsoleErrors.isEmpty, "\(rig.page.consoleErrors)")
+        }
+    }
+}

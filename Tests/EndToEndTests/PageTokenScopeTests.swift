@@ -1,0 +1,189 @@
+import Foundation
+import IrisAPI
+import SIP
+import Testing
+import WebClient
+
+/// Page tokens against a real `irisgw serve` (docs/api.md, "Page tokens"): what they admit,
+/// what they refuse (403), their expiry (401, -105); and the dialer page's files.
+extension GatewaySuites {
+    @Suite struct PageTokenScopeTests {
+        /// A PCMU offer the gateway takes from a plain RTP app (nothing listens on it).
+        static let rtpOffer = """
+        v=0\r
+        o=- 1 1 IN IP4 127.0.0.1\r
+        s=-\r
+        c=IN IP4 127.0.0.1\r
+        t=0 0\r
+        m=audio 39998 RTP/AVP 0 101\r
+        a=rtpmap:0 PCMU/8000\r
+        a=rtpmap:101 telephone-event/8000\r
+        a=sendrecv\r
+
+        """
+
+        /// JSON request with `bearer`; the status and the decoded object.
+        static func call(_ gw: GatewayProcess, _ method: String, _ path: String, bearer: String?, body: Any? = nil) throws
+            -> (status: Int, json: [String: Any]) {
+            let client = try HTTPClient(baseURL: gw.apiURL, defaultHeaders: bearer.map { ["Authorization": "Bearer " + $0] } ?? [:])
+            var headers: [String: String] = [:]
+            var bytes: [UInt8]?
+            if let body {
+                bytes = Array(try JSONSerialization.data(withJSONObject: body))
+                headers["Content-Type"] = "application/json"
+            }
+            let r = try client.request(method: method, path: path, headers: headers, body: bytes, timeout: 10)
+            let json = (try? JSONSerialization.jsonObject(with: Data(r.body))) as? [String: Any] ?? [:]
+            return (r.status, json)
+        }
+
+        static func code(_ json: [String: Any]) -> Int? { (json["error"] as? [String: Any])?["code"] as? Int }
+
+        /// A page token minted with the API key.
+        static func mint(_ gw: GatewayProcess, routingId: String, ttlSec: Int = 600) throws -> String {
+            let r = try call(gw, "POST", "/v1/page-tokens", bearer: gw.apiKey, body: ["routingId": routingId, "ttlSec": ttlSec])
+            guard r.status == 201, let token = r.json["token"] as? String else {
+                throw SocketError("minting a page token: \(r.status) \(r.json)", code: EPROTO)
+            }
+            return token
+        }
+
+        static func create(_ gw: GatewayProcess, bearer: String, routingId: String?, target: String = "+15550100003") throws
+            -> (status: Int, json: [String: Any]) {
+            var body: [String: Any] = ["targetTN": target, "sourceTN": "+15557654321", "media": ["sdp": rtpOffer]]
+            if let routingId { body["routingId"] = routingId }
+            return try call(gw, "POST", "/v1/sessions", bearer: bearer, body: body)
+        }
+
+        @Test func mintingNeedsTheAPIKeyAndSaneArguments() throws {
+            let sim = try CarrierSimProcess()
+            defer { sim.stop() }
+            let gw = try GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sim.port])])
+            defer { gw.stop() }
+            let ok = try Self.call(gw, "POST", "/v1/page-tokens", bearer: gw.apiKey, body: ["routingId": "web-1", "ttlSec": 120])
+            #expect(ok.status == 201, "\(ok.json)")
+            let token = try #require(ok.json["token"] as? String)
+            let expires = try #require(ok.json["expiresAt"] as? Int)
+            let now = Int(Date().timeIntervalSince1970)
+            #expect((now + 118...now + 121).contains(expires))
+            #expect(ok.json["routingId"] as? String == "web-1")
+            #expect(ok.json["appPath"] as? String == "/app#token=" + token)
+            #expect(!token.contains(gw.apiKey))
+
+            #expect(try Self.call(gw, "POST", "/v1/page-tokens", bearer: nil, body: ["routingId": "web-1"]).status == 401)
+            #expect(try Self.call(gw, "POST", "/v1/page-tokens", bearer: "nope", body: ["routingId": "web-1"]).status == 401)
+            let byPage = try Self.call(gw, "POST", "/v1/page-tokens", bearer: token, body: ["routingId": "web-1"])
+            #expect(byPage.status == 403 && Self.code(byPage.json) == -103, "\(byPage)")
+            for bad: [String: Any] in [["routingId": ""], ["routingId": "a b"], ["routingId": "x", "ttlSec": 0],
+                                       ["routingId": "x", "ttlSec": 86_401], ["ttlSec": 5]] {
+                let r = try Self.call(gw, "POST", "/v1/page-tokens", bearer: gw.apiKey, body: bad)
+                #expect(r.status == 400 && Self.code(r.json) == -103, "\(bad): \(r)")
+            }
+            #expect(try Self.call(gw, "GET", "/v1/page-tokens", bearer: gw.apiKey).status == 405)
+        }
+
+        @Test func aPageTokenActsOnlyOnItsRoutingId() throws {
+            let sim = try CarrierSimProcess()
+            defer { sim.stop() }
+            let gw = try GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sim.port])])
+            defer { gw.stop() }
+            let token = try Self.mint(gw, routingId: "web-1")
+
+            // createWithTN: its own routing id (given or not), never another.
+            let foreign = try Self.create(gw, bearer: token, routingId: "web-2")
+            #expect(foreign.status == 403 && Self.code(foreign.json) == -103, "\(foreign)")
+            let mine = try Self.create(gw, bearer: token, routingId: nil)
+            #expect(mine.status == 201, "\(mine)")
+            let room = try #require(mine.json["roomId"] as? String)
+            let snapshot = try Self.call(gw, "GET", "/v1/sessions/\(room)", bearer: token)
+            #expect(snapshot.status == 200 && snapshot.json["routingId"] as? String == "web-1", "\(snapshot)")
+            // A verb on its own session gets past the scope check (the state decides: ringing, 409).
+            let hold = try Self.call(gw, "POST", "/v1/sessions/\(room)/hold", bearer: token)
+            #expect(hold.status == 409 && Self.code(hold.json) == -104, "\(hold)")
+
+            // Another app's session (created with the key for another routing id): 403 for all of it.
+            let theirs = try Self.create(gw, bearer: gw.apiKey, routingId: "web-2")
+            let other = try #require(theirs.json["roomId"] as? String, "\(theirs)")
+            for (method, path, body) in [("GET", "/v1/sessions/\(other)", nil), ("DELETE", "/v1/sessions/\(other)", nil),
+                                         ("POST", "/v1/sessions/\(other)/hold", nil), ("POST", "/v1/sessions/\(other)/mute", nil),
+                                         ("POST", "/v1/sessions/\(other)/dtmf", ["tones": "1"]),
+                                         ("POST", "/v1/sessions/\(other)/reject", ["roomToken": "x"]),
+                                         ("POST", "/v1/sessions/\(room)/merge", ["heldRoomId": other]),
+                                         ("GET", "/v1/sessions", nil), ("GET", "/metrics", nil)] as [(String, String, [String: Any]?)] {
+                let r = try Self.call(gw, method, path, bearer: token, body: body)
+                #expect(r.status == 403 && Self.code(r.json) == -103, "\(method) \(path): \(r)")
+            }
+            // Its own session it may close; the other one is untouched.
+            #expect(try Self.call(gw, "DELETE", "/v1/sessions/\(room)", bearer: token).status == 202)
+            let still = try Self.call(gw, "GET", "/v1/sessions/\(other)", bearer: gw.apiKey)
+            #expect(still.status == 200 && still.json["ended"] == nil, "\(still)")
+            #expect(try Self.call(gw, "DELETE", "/v1/sessions/\(other)", bearer: gw.apiKey).status == 202)
+        }
+
+        @Test func theEventSocketIsScopedToTheTokensRoutingId() throws {
+            let sim = try CarrierSimProcess()
+            defer { sim.stop() }
+            let gw = try GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sim.port])])
+            defer { gw.stop() }
+            let token = try Self.mint(gw, routingId: "web-1")
+            let ws = gw.apiURL.replacingOccurrences(of: "http://", with: "ws://") + "/v1/events"
+            #expect(throws: IrisTransportError.handshakeRejected(status: 403,
+                                                                 body: #"{"error":{"code":-103,"message":"a page token cannot subscribe to another routing id"}}"#)) {
+                _ = try WebSocketClient(url: ws + "?routingId=web-2&access_token=" + token)
+            }
+            // No routingId given: the token's is used, so another routing id's events never show.
+            let socket = try WebSocketClient(url: ws + "?access_token=" + token)
+            defer { socket.close() }
+            let theirs = try Self.create(gw, bearer: gw.apiKey, routingId: "web-2")
+            let mine = try Self.create(gw, bearer: token, routingId: nil)
+            let myRoom = try #require(mine.json["roomId"] as? String)
+            var rooms: Set<String> = []
+            let deadline = Date().addingTimeInterval(5)
+            while Date() < deadline, rooms.count < 1 || rooms.contains(myRoom) == false {
+                guard let text = try? socket.receive(timeout: 1) else { continue }
+                if let e = try? JSONDecoder().decode(SessionEvent.self, from: Data(text.utf8)) { rooms.insert(e.roomId) }
+            }
+            #expect(rooms == [myRoom], "\(rooms); theirs \(theirs.json)")
+            _ = try Self.call(gw, "DELETE", "/v1/sessions/\(myRoom)", bearer: token)
+            if let other = theirs.json["roomId"] as? String { _ = try Self.call(gw, "DELETE", "/v1/sessions/\(other)", bearer: gw.apiKey) }
+        }
+
+        @Test func anExpiredOrForgedTokenIsRefused() async throws {
+            let sim = try CarrierSimProcess()
+            defer { sim.stop() }
+            let gw = try GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sim.port])])
+            defer { gw.stop() }
+            let token = try Self.mint(gw, routingId: "web-1", ttlSec: 1)
+            #expect(try Self.call(gw, "GET", "/v1/sessions/nosuch", bearer: token).status == 404)  // valid: past the key check
+            try await Task.sleep(for: .milliseconds(2100))
+            let expired = try Self.create(gw, bearer: token, routingId: nil)
+            #expect(expired.status == 401 && Self.code(expired.json) == -105, "\(expired)")
+            let ws = gw.apiURL.replacingOccurrences(of: "http://", with: "ws://") + "/v1/events?access_token=" + token
+            #expect(throws: IrisTransportError.handshakeRejected(status: 401, body: #"{"error":{"code":-105,"message":"the page token has expired"}}"#)) {
+                _ = try WebSocketClient(url: ws)
+            }
+            // Altered: one character of the signature changed.
+            let fresh = try Self.mint(gw, routingId: "web-1")
+            let last = fresh.last == "A" ? "B" : "A"
+            let forged = try Self.create(gw, bearer: String(fresh.dropLast()) + last, routingId: nil)
+            #expect(forged.status == 401 && Self.code(forged.json) == -103, "\(forged)")
+        }
+
+        @Test func theDialerPageIsServedWithoutAKeyAndHoldsNone() throws {
+            let gw = try GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [5])])
+            defer { gw.stop() }
+            #expect(gw.printed.contains("dialer page \(gw.apiURL)/app"), "\(gw.printed)")
+            let client = try HTTPClient(baseURL: gw.apiURL)
+            var served = ""
+            for (path, type) in [("/app", "text/html"), ("/app/app.js", "text/javascript"), ("/app/app.css", "text/css")] {
+                let r = try client.request(method: "GET", path: path)
+                #expect(r.status == 200 && r.headers["content-type"]?.hasPrefix(type) == true, "\(path) \(r.status)")
+                served += String(decoding: r.body, as: UTF8.self)
+            }
+            #expect(!served.contains(gw.apiKey))
+            #expect(!served.contains("api-key") && !served.contains("IRISGW_API_KEY"))
+            #expect(!served.contains("http://") && !served.contains("https://"), "the page loads nothing from elsewhere")
+            #expect(try client.request(method: "GET", path: "/app/..%2Fdata%2Fapi-key").status == 404)
+        }
+    }
+}
