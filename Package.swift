@@ -37,7 +37,7 @@ let package = Package(
         .target(name: "ICE", dependencies: ["TLS", "IOCore"]),
         // libsrtp's AES-ICM and HMAC-SHA1 on OpenSSL (Debian's libsrtp2 does them with NSS).
         .target(name: "CSRTPOpenSSL", dependencies: ["CSRTP", "COpenSSL"]),
-        .target(name: "Media", dependencies: ["COpus", "CSpanDSP", "CSRTP", "CSRTPOpenSSL", "CLinux", "IOCore"]),
+        .target(name: "Media", dependencies: ["COpus", "CSpanDSP", "CSRTP", "CSRTPOpenSSL", "CLinux", "IOCore", "ICE", "TLS"]),
         .target(name: "IrisAPI"),
         .target(name: "Gateway", dependencies: ["SIP", "Media", "IrisAPI", "CSQLite"]),
         // HTTP/1.1 + WebSocket server for the control API (an IOCore event loop and a worker

@@ -48,10 +48,10 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
         frameSamples = rate / 50
         trunk = try RTPLeg(kind: .trunk, configuration: configuration.trunk, host: host, ports: trunkPorts,
                            callSampleRate: rate, transcoding: !passthrough,
-                           sockets: previous.map { ($0.trunk.socket, $0.trunk.rtcpSocket) })
+                           sockets: previous.map { ($0.trunk.socket, $0.trunk.rtcpSocket) }, previous: previous?.trunk)
         platform = try RTPLeg(kind: .platform, configuration: configuration.platform, host: host, ports: platformPorts,
                               callSampleRate: rate, transcoding: !passthrough,
-                              sockets: previous.map { ($0.platform.socket, $0.platform.rtcpSocket) })
+                              sockets: previous.map { ($0.platform.socket, $0.platform.rtcpSocket) }, previous: previous?.platform)
     }
 
     func leg(_ which: MediaLeg) -> RTPLeg { which == .trunk ? trunk : platform }
@@ -69,7 +69,15 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
             // Until the peer's SDP has named it, a leg has no peer: what arrives is dropped, so
             // it cannot latch symmetric RTP and draw our media (an SRTP leg-to-be would answer
             // in clear) or be played before we know what it is.
-            guard leg.configuration.remote != nil else {
+            // A WebRTC leg demultiplexes first (RFC 7983): STUN and DTLS stop here, SRTP and
+            // SRTCP (rtcp-mux) go on once DTLS has keyed the leg; ICE has checked the source.
+            if let path = leg.webrtc {
+                guard leg.receiveWebRTC(path, length: wire, now: start) else { return }
+                if leg.isMuxedRTCP(length: wire) {
+                    leg.handleRTCP(length: wire, now: start)
+                    return
+                }
+            } else if leg.configuration.remote == nil {
                 leg.statistics.beforeSDP += 1
                 return
             }
@@ -85,7 +93,7 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
                 leg.statistics.malformed += 1
                 return
             }
-            leg.noteSource(now: start)
+            if leg.webrtc == nil { leg.noteSource(now: start) }
             if leg.markReceived(now: start, bytes: wire) { events(.firstPacket(which)) }
             let isEvent = leg.configuration.telephoneEventPayloadType == view.payloadType
             _ = leg.rx.record(view, arrival: start, sampledTimestamp: !isEvent)
@@ -139,6 +147,9 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
         platform.tickDTMF(now: now)
         handle(trunk.dtmfIn.tick(now: now), on: .trunk)
         handle(platform.dtmfIn.tick(now: now), on: .platform)
+        for leg in [trunk, platform] {
+            if let path = leg.webrtc, let event = leg.tickWebRTC(path, now: now) { events(event) }
+        }
         trunk.tickRTCP(now: now, cname: cname, interval: configuration.rtcpInterval)
         platform.tickRTCP(now: now, cname: cname, interval: configuration.rtcpInterval)
         if rtpTimeout > 0, !timedOut, let since = supervisedSince, now - since > rtpTimeout {

@@ -26,6 +26,9 @@ public struct MediaLegConfiguration: Sendable {
     /// packet sent is protected and every packet received must authenticate, RTCP included.
     /// A `reconfigure` with other keys starts fresh sessions (a re-INVITE's new a=crypto).
     public var srtp: SRTPConfiguration?
+    /// WebRTC on this leg (ICE-lite, DTLS-SRTP keyed from the handshake, rtcp-mux); `srtp` is
+    /// then unused. nil: plain RTP, or SDES SRTP.
+    public var webrtc: WebRTCMediaConfiguration?
 
     public init(codec: AudioCodec, payloadType: UInt8, telephoneEventPayloadType: UInt8? = nil, remote: SocketAddress? = nil,
                 inbandDTMF: Bool = false, srtp: SRTPConfiguration? = nil) {
@@ -68,6 +71,11 @@ public enum MediaEvent: Sendable, Equatable {
     case dtmf(MediaLeg, digit: Character, durationMs: Int)
     /// No RTP for the configured timeout on a leg.
     case timeout(MediaLeg)
+    /// A WebRTC leg's ICE check nominated a pair and DTLS keyed SRTP: media flows.
+    case webrtcConnected(MediaLeg)
+    /// A WebRTC leg gave up (no ICE check, a failed or stalled DTLS handshake, a wrong
+    /// fingerprint, consent lost): it sends nothing more.
+    case webrtcFailed(MediaLeg, String)
 }
 
 /// Counters of one leg, for RTCP, `/metrics` and tests.

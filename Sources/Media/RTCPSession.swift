@@ -18,12 +18,16 @@ extension RTPLeg {
             ? .senderReport(RTCPSenderReport(ssrc: ssrc, senderInfo: tx.makeSenderInfo(ntp: wallclock, now: now), reportBlocks: blocks))
             : .receiverReport(RTCPReceiverReport(ssrc: ssrc, reportBlocks: blocks))
         let compound = RTCPCompoundPacket(packets: [report, .sourceDescription(RTCPSourceDescription(ssrc: ssrc, cname: cname))])
+        // rtcp-mux on a WebRTC leg (RFC 5761): the RTP socket, the RTP address, SRTCP only.
+        let muxed = webrtc != nil
+        if muxed && srtp == nil { return }
         guard var destination = remote.address else { return }
-        destination = SocketAddress(host: destination.host, port: destination.port + 1)
+        if !muxed { destination = SocketAddress(host: destination.host, port: destination.port + 1) }
         guard let to = RawSocketAddress(destination) else { return }
         guard let bytes = try? compound.serialize() else { return }
+        let out = muxed ? socket : rtcpSocket
         guard let srtp else {
-            bytes.withUnsafeBytes { _ = rtcpSocket.send($0, to: to) }
+            bytes.withUnsafeBytes { _ = out.send($0, to: to) }
             return
         }
         // SRTCP: protected in txBuffer (free between sends on this thread), which has room
@@ -31,14 +35,22 @@ extension RTPLeg {
         guard bytes.count <= 1500 else { return }
         bytes.withUnsafeBytes { txBuffer.copyMemory(from: $0) }
         guard case .ok(let n) = srtp.protectRTCP(txBuffer, length: bytes.count) else { return }
-        _ = rtcpSocket.send(UnsafeRawBufferPointer(rebasing: txBuffer[0..<n]), to: to)
+        _ = out.send(UnsafeRawBufferPointer(rebasing: txBuffer[0..<n]), to: to)
     }
 
     /// Reads one RTCP datagram: SR timing for our reports, round-trip time from report blocks
     /// about our stream.
     func readRTCP(now: Double) {
         var from = RawSocketAddress()
-        guard var n = rtcpSocket.receive(into: rxBuffer, from: &from) else { return }
+        guard let n = rtcpSocket.receive(into: rxBuffer, from: &from) else { return }
+        // A muxed leg takes RTCP on its RTP socket only.
+        guard webrtc == nil else { return }
+        handleRTCP(length: n, now: now)
+    }
+
+    /// Reads the RTCP datagram of `length` bytes in `rxBuffer` (SRTCP on a keyed leg).
+    func handleRTCP(length: Int, now: Double) {
+        var n = length
         if let srtp {
             guard let plain = unprotectReceived(srtp, length: n, rtcp: true) else { return }
             n = plain

@@ -10,8 +10,9 @@ final class RTPLeg: @unchecked Sendable {  // confined to its media thread
     let rtcpSocket: UDPSocket
     let ports: RTPPortPair
 
-    /// Where packets go: the SDP address until the peer's real source is latched.
-    private(set) var remote: RawSocketAddress?
+    /// Where packets go: the SDP address until the peer's real source is latched (on a
+    /// WebRTC leg: the pair ICE nominated, nothing before).
+    var remote: RawSocketAddress?
     private var latched = false
     private(set) var lastPacketAt: Double = 0
     private(set) var sawFirstPacket = false
@@ -42,7 +43,10 @@ final class RTPLeg: @unchecked Sendable {  // confined to its media thread
     /// SRTP/SRTCP sessions when the leg is keyed (`configuration.srtp`); nil is plain RTP.
     /// A rebuilt pipeline makes new ones: new keys from a re-INVITE, and with the same keys
     /// a new SSRC, so no (SSRC, index) pair is ever encrypted twice.
-    let srtp: SRTPSession?
+    /// On a WebRTC leg, set when the DTLS handshake has keyed it.
+    var srtp: SRTPSession?
+    /// ICE-lite and DTLS-SRTP when the leg is WebRTC (`configuration.webrtc`).
+    let webrtc: WebRTCPath?
 
     /// Scratch buffers, sized once.
     let rxBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 8)
@@ -59,8 +63,10 @@ final class RTPLeg: @unchecked Sendable {  // confined to its media thread
 
     /// Binds the leg's RTP and RTCP ports, or takes over `sockets` already bound to them (a
     /// rebuilt pipeline keeps its sockets: no window in which the ports are free).
+    /// `previous`: the leg this one replaces in a rebuilt pipeline; a WebRTC leg takes over
+    /// its ICE pair, DTLS association and SRTP keys (a codec change must not redo them).
     init(kind: MediaLeg, configuration: MediaLegConfiguration, host: String, ports: RTPPortPair,
-         callSampleRate: Int, transcoding: Bool, sockets: (UDPSocket, UDPSocket)? = nil) throws {
+         callSampleRate: Int, transcoding: Bool, sockets: (UDPSocket, UDPSocket)? = nil, previous: RTPLeg? = nil) throws {
         self.kind = kind
         self.configuration = configuration
         self.ports = ports
@@ -82,10 +88,22 @@ final class RTPLeg: @unchecked Sendable {  // confined to its media thread
         dtmfIn = DTMFReceiver(configuration: .init(clockRate: 8000))
         dtmfOut = DTMFSender(configuration: .init(clockRate: configuration.codec.rtpClockRate))
         inband = transcoding && configuration.inbandDTMF ? try InbandDTMF() : nil
-        srtp = try configuration.srtp.map { try SRTPSession($0) }
         inbandFrame.initialize(repeating: 0)
         decoded.initialize(repeating: 0)
-        if let r = configuration.remote { setRemote(r) }
+        if let w = configuration.webrtc {
+            if let previous, let path = previous.webrtc {
+                webrtc = path
+                srtp = previous.srtp
+                remote = previous.remote
+            } else {
+                webrtc = try WebRTCPath(w, now: EventLoop.now())
+                srtp = nil
+            }
+        } else {
+            webrtc = nil
+            srtp = try configuration.srtp.map { try SRTPSession($0) }
+            if let r = configuration.remote { setRemote(r) }
+        }
     }
 
     deinit {
@@ -165,6 +183,8 @@ final class RTPLeg: @unchecked Sendable {  // confined to its media thread
     @inline(__always)
     func send(payloadLength: Int, payloadType: UInt8, marker: Bool, timestamp ts: UInt32, now: Double) {
         guard let remote else { return }
+        // A WebRTC leg sends only SRTP: nothing before DTLS has keyed it.
+        if webrtc != nil && srtp == nil { return }
         let header = RTPHeader(marker: marker, payloadType: payloadType & 0x7F, sequenceNumber: sequence, timestamp: ts, ssrc: ssrc)
         guard (try? header.write(into: txBuffer)) == 12 else { return }
         sequence &+= 1

@@ -37,7 +37,7 @@ struct WebRTCAnswerTests {
         let sdp = try SessionDescription.parse(Self.offer)
         let remote = try WebRTCMediaParameters(sdp, media: 0)
         let ours = try #require(SDPFingerprint("sha-256 " + Array(repeating: "AB", count: 32).joined(separator: ":")))
-        let webrtc = WebRTCLegParameters(remote: remote, localUfrag: "gw01", localPwd: "abcdefghijklmnopqrstuvwx", fingerprint: ours)
+        let webrtc = WebRTCLegParameters(offer: sdp, index: 0, remote: remote, localUfrag: "gw01", localPwd: "abcdefghijklmnopqrstuvwx", fingerprint: ours)
         let leg = NegotiatedLeg(codec: .opus(.init()), rtpMap: try #require(sdp.media[0].rtpMap(for: 111)),
                                 telephoneEvent: sdp.media[0].rtpMap(for: 126), remote: nil, direction: .sendrecv)
         let answer = WebRTCAnswer.make(offer: sdp, index: 0, leg: leg, webrtc: webrtc,

@@ -145,6 +145,10 @@ extension GatewaySession: SIPCallDelegate {
             if leg == .trunk { handle(.dtmf(digit: String(digit), durationMs: ms)) }
         case .timeout(let leg):
             if leg == .trunk { handle(.mediaTimeout) }
+        case .webrtcConnected:
+            break
+        case .webrtcFailed(let leg, let why):
+            if leg == .platform { handle(.platformMediaFailed(why)) }
         }
     }
 }

@@ -35,6 +35,8 @@ public struct NegotiatedLeg: Sendable, Equatable {
     public var crypto: SDESCrypto?
     /// SRTP keys for this leg; nil: plain RTP.
     public var srtp: SRTPConfiguration?
+    /// The platform leg of a browser or SFU: ICE-lite and DTLS-SRTP (`WebRTCAnswer`).
+    public var webrtc: WebRTCLegParameters?
 
     public init(codec: AudioCodec, rtpMap: RTPMap, telephoneEvent: RTPMap?, remote: SocketAddress?, direction: MediaDirection) {
         self.codec = codec
@@ -46,9 +48,11 @@ public struct NegotiatedLeg: Sendable, Equatable {
 
     /// The media engine's settings for this leg.
     public func configuration(inbandDTMF: Bool = false) -> MediaLegConfiguration {
-        MediaLegConfiguration(codec: codec, payloadType: UInt8(rtpMap.payloadType),
-                              telephoneEventPayloadType: telephoneEvent.map { UInt8($0.payloadType) },
-                              remote: remote, inbandDTMF: inbandDTMF, srtp: srtp)
+        var c = MediaLegConfiguration(codec: codec, payloadType: UInt8(rtpMap.payloadType),
+                                      telephoneEventPayloadType: telephoneEvent.map { UInt8($0.payloadType) },
+                                      remote: remote, inbandDTMF: inbandDTMF, srtp: srtp)
+        c.webrtc = webrtc?.media
+        return c
     }
 
     /// Takes the outcome of an SDES exchange: the profile, our line and the keys.
@@ -102,6 +106,9 @@ public enum MediaNegotiation {
     public static func platformLeg(offer text: String, preferPCMU: Bool, opus: AudioCodec.OpusSettings) throws(NegotiationError) -> NegotiatedLeg {
         let sdp: SessionDescription
         do { sdp = try SessionDescription.parse(text) } catch { throw NegotiationError("media.sdp is not valid SDP: \(error)") }
+        if let index = sdp.media.firstIndex(where: { $0.media == "audio" && !$0.isRejected && $0.isDTLSSRTP }) {
+            return try webrtcLeg(sdp, index: index)
+        }
         let (index, m, remote) = try audio(of: sdp)
         let maps = m.rtpMaps
         let opusMap = maps.first { $0.encodingName.lowercased() == "opus" && $0.clockRate == 48_000 }
@@ -155,6 +162,10 @@ public enum MediaNegotiation {
     /// An answer (either leg) with exactly the chosen codec.
     public static func answer(for leg: NegotiatedLeg, address: SocketAddress, session: SDPSessionIdentity,
                               direction: MediaDirection? = nil) -> SessionDescription {
+        if let webrtc = leg.webrtc {
+            return WebRTCAnswer.make(offer: webrtc.offer, index: webrtc.index, leg: leg, webrtc: webrtc, address: address,
+                                     session: session, direction: direction ?? leg.direction)
+        }
         var attributes: [SDPAttribute] = []
         if leg.rtpMap.encodingName.lowercased() == "opus" {
             attributes.append(.fmtp(payloadType: leg.rtpMap.payloadType, "minptime=20;useinbandfec=1"))

@@ -47,6 +47,9 @@ public struct SessionMachine: Sendable {
         /// Our hold (or unhold) re-INVITE was refused or could not be sent.
         case localHoldFailed(status: Int?)
         case mediaTimeout
+        /// The app's WebRTC media failed (no ICE check, DTLS refused or stalled, consent
+        /// lost): an error that says why, then as if the app had closed.
+        case platformMediaFailed(String)
         case sessionExpired
         /// The SIP layer ended the call for a reason of its own (ACK never came, transport).
         case sipFailure(SIPDetails?)
@@ -250,6 +253,13 @@ public struct SessionMachine: Sendable {
             e.message = (pending ? "hold" : "unhold") + " was refused by the carrier"
             if let status { e.sip = SIPDetails(code: status, reason: "") }
             return [.emit(e)]
+
+        case .platformMediaFailed(let why):
+            guard ended == nil else { return [] }
+            var error = event(.onSessionError)
+            error.code = IrisCode.participantLeft
+            error.message = why
+            return [.emit(error)] + handle(.close, now: now)
 
         case .mediaTimeout:
             guard answeredAt != nil else { return [] }

@@ -4,6 +4,9 @@ import SIP
 /// The platform leg's WebRTC side of an offer/answer: what the app's offer asked for, and
 /// what we answer with (ICE-lite, our DTLS certificate's fingerprint, one host candidate).
 public struct WebRTCLegParameters: Sendable, Equatable {
+    /// The app's offer and its audio stream's index (the answer mirrors its streams).
+    public var offer: SessionDescription
+    public var index: Int
     /// The app's ICE credentials, fingerprints, role, mid.
     public var remote: WebRTCMediaParameters
     /// Ours, random per session (RFC 8839 §5.4).
@@ -12,7 +15,10 @@ public struct WebRTCLegParameters: Sendable, Equatable {
     /// Our certificate's fingerprint.
     public var fingerprint: SDPFingerprint
 
-    public init(remote: WebRTCMediaParameters, localUfrag: String, localPwd: String, fingerprint: SDPFingerprint) {
+    public init(offer: SessionDescription, index: Int, remote: WebRTCMediaParameters, localUfrag: String, localPwd: String,
+                fingerprint: SDPFingerprint) {
+        self.offer = offer
+        self.index = index
         self.remote = remote
         self.localUfrag = localUfrag
         self.localPwd = localPwd
