@@ -130,11 +130,16 @@ $(FUZZ_DIR)/srtp_openssl.o: Sources/CSRTPOpenSSL/srtp_openssl.c Sources/CSRTPOpe
 	@mkdir -p $(FUZZ_DIR)
 	@$(FUZZ_CC) -O2 -Wall -I Sources/CSRTPOpenSSL/include -c $< -o $@
 
-$(FUZZ_DIR)/fuzz-rtp: $(MEDIA_SOURCES) Fuzz/FuzzRTP.swift $(FUZZ_DIR)/libIOCore.a $(FUZZ_DIR)/srtp_openssl.o
+$(FUZZ_DIR)/libICE.a: $(ICE_SOURCES) $(FUZZ_DIR)/libTLS.a $(FUZZ_DIR)/libIOCore.a
+	@echo "fuzz: building ICE (Media imports it)"
+	@$(SWIFTC) $(FUZZ_FLAGS) -module-name ICE -I $(FUZZ_DIR) -I Sources/COpenSSL -I Sources/CLinux -emit-module -emit-module-path $(FUZZ_DIR)/ICE.swiftmodule \
+	  -emit-library -static $(ICE_SOURCES) -o $@
+
+$(FUZZ_DIR)/fuzz-rtp: $(MEDIA_SOURCES) Fuzz/FuzzRTP.swift $(FUZZ_DIR)/libIOCore.a $(FUZZ_DIR)/libTLS.a $(FUZZ_DIR)/libICE.a $(FUZZ_DIR)/srtp_openssl.o
 	@echo "fuzz: building fuzz-rtp"
-	@$(SWIFTC) $(FUZZ_FLAGS) -module-name Media -I $(FUZZ_DIR) -I Sources/COpus -I Sources/CSpanDSP -I Sources/CSRTP -I Sources/CSRTPOpenSSL/include -I Sources/CLinux \
+	@$(SWIFTC) $(FUZZ_FLAGS) -module-name Media -I $(FUZZ_DIR) -I Sources/COpus -I Sources/CSpanDSP -I Sources/CSRTP -I Sources/CSRTPOpenSSL/include -I Sources/COpenSSL -I Sources/CLinux \
 	  $$(pkg-config --cflags-only-I opus | sed 's/-I/-Xcc -I/g') \
-	  $(MEDIA_SOURCES) Fuzz/FuzzRTP.swift $(FUZZ_DIR)/srtp_openssl.o -L $(FUZZ_DIR) -lIOCore -lopus -lspandsp -lsrtp2 -lcrypto -o $@ $(QUIET_LD)
+	  $(MEDIA_SOURCES) Fuzz/FuzzRTP.swift $(FUZZ_DIR)/srtp_openssl.o -L $(FUZZ_DIR) -lICE -lTLS -lIOCore -lopus -lspandsp -lsrtp2 -lssl -lcrypto -o $@ $(QUIET_LD)
 
 $(FUZZ_DIR)/fuzz-stun: $(ICE_SOURCES) Fuzz/FuzzSTUN.swift $(FUZZ_DIR)/libIOCore.a $(FUZZ_DIR)/libTLS.a
 	@echo "fuzz: building fuzz-stun"
