@@ -62,7 +62,7 @@ let package = Package(
         .testTarget(name: "ICETests", dependencies: ["ICE", "IOCore"]),
         // DTLS-SRTP (the TLS module's DTLSTransport) in memory and against `openssl s_client` on 127.0.0.1.
         .testTarget(name: "DTLSTests", dependencies: ["TLS", "IOCore"]),
-        .testTarget(name: "MediaTests", dependencies: ["Media"]),
+        .testTarget(name: "MediaTests", dependencies: ["Media", "ICE", "TLS"]),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway", "IrisAPI", "CarrierTest"]),
         .testTarget(name: "IrisClientTests", dependencies: ["IrisClient", "WebClient", "Media"]),
         .testTarget(name: "ControlAPITests", dependencies: ["ControlAPI", "WebClient", "TLS", "TestSupport"]),

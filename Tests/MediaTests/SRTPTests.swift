@@ -25,6 +25,16 @@ func hex(_ s: String) -> [UInt8] {
             + [UInt8](repeating: payload, count: 160)
     }
 
+    /// The same payload at consecutive indices never encrypts the same (the counter-mode IV
+    /// follows the packet index): AES-ICM here runs on OpenSSL (CSRTPOpenSSL), so this guards
+    /// the IV it is given per packet.
+    @Test(arguments: SRTPSuite.allCases)
+    func consecutivePacketsGetTheirOwnKeystream(_ suite: SRTPSuite) throws {
+        let (sender, _) = try Self.pair(suite)
+        let payloads = (0..<4).map { n in srtpApply(Self.rtp(sequence: 100 + UInt16(n)), sender.protectRTP).1[12..<172] }
+        for i in payloads.indices { for j in payloads.indices where j > i { #expect(payloads[i] != payloads[j], "packets \(i) and \(j)") } }
+    }
+
     /// A receiver report with one report block: 32 bytes.
     static let rtcp: [UInt8] = [0x81, 0xC9, 0x00, 0x07, 0x11, 0x22, 0x33, 0x44] + [UInt8](repeating: 0xAB, count: 24)
 
