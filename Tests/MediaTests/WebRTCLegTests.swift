@@ -67,6 +67,24 @@ import TLS
             return browserPeer.received.compactMap { PacketKind(datagram: $0.bytes) == .stun ? try? STUNMessage.parse($0.bytes) : nil }
         }
 
+        /// Runs the browser's DTLS client against the engine (what the engine sends goes into
+        /// the client, what the client makes goes back) until `done`, for at most 5 s.
+        func handshake(_ client: inout DTLSTransport, until done: () -> Bool) async -> Bool {
+            for d in client.start(now: Date().timeIntervalSince1970).datagrams { send(d) }
+            var seen = 0
+            let deadline = Date().addingTimeInterval(5)
+            while !done() {
+                if Date() > deadline { return false }
+                browserPeer.drain()
+                for r in browserPeer.received.dropFirst(seen) where PacketKind(datagram: r.bytes) == .dtls {
+                    for d in client.receive(r.bytes, now: Date().timeIntervalSince1970).datagrams { send(d) }
+                }
+                seen = browserPeer.received.count
+                try? await Task.sleep(nanoseconds: 20_000_000)
+            }
+            return true
+        }
+
         func failure() -> String? {
             log.all.lazy.compactMap { if case .webrtcFailed(.platform, let why) = $0 { why } else { nil } }.first
         }
@@ -122,18 +140,7 @@ import TLS
         _ = try rig.check()
         #expect(await Self.waitUntil(timeout: 5) { rig.stunReceived().contains { $0.type == .bindingSuccessResponse } })
         var client = try DTLSTransport(context: rig.browserContext, role: .client, peerFingerprints: [rig.gatewayFingerprint])
-        let start = Date().timeIntervalSince1970
-        for d in client.start(now: start).datagrams { rig.send(d) }
-        // Pump what the engine answers into the client until it gives up.
-        var seen = 0
-        #expect(await Self.waitUntil(timeout: 5) {
-            rig.browserPeer.drain()
-            for r in rig.browserPeer.received.dropFirst(seen) where PacketKind(datagram: r.bytes) == .dtls {
-                for d in client.receive(r.bytes, now: Date().timeIntervalSince1970).datagrams { rig.send(d) }
-            }
-            seen = rig.browserPeer.received.count
-            return rig.failure() != nil
-        })
+        #expect(await rig.handshake(&client) { rig.failure() != nil })
         #expect(rig.failure()?.hasPrefix("DTLS:") == true, "\(String(describing: rig.failure()))")
         #expect(!rig.log.all.contains(.webrtcConnected(.platform)))
         #expect(rig.browserPeer.received.allSatisfy { PacketKind(datagram: $0.bytes) != .rtp }, "no media without keys")
@@ -147,16 +154,7 @@ import TLS
         _ = try rig.check()
         #expect(await Self.waitUntil(timeout: 5) { rig.stunReceived().contains { $0.type == .bindingSuccessResponse } })
         var client = try DTLSTransport(context: rig.browserContext, role: .client, peerFingerprints: [rig.gatewayFingerprint])
-        for d in client.start(now: Date().timeIntervalSince1970).datagrams { rig.send(d) }
-        var seen = 0
-        #expect(await Self.waitUntil(timeout: 5) {
-            rig.browserPeer.drain()
-            for r in rig.browserPeer.received.dropFirst(seen) where PacketKind(datagram: r.bytes) == .dtls {
-                for d in client.receive(r.bytes, now: Date().timeIntervalSince1970).datagrams { rig.send(d) }
-            }
-            seen = rig.browserPeer.received.count
-            return client.keys != nil && rig.log.all.contains(.webrtcConnected(.platform))
-        }, "\(rig.log.all)")
+        #expect(await rig.handshake(&client) { rig.log.all.contains(.webrtcConnected(.platform)) }, "\(rig.log.all)")
         let keys = try #require(client.keys)
         let session = try SRTPSession(SRTPConfiguration(suite: try #require(SRTPSuite(rawValue: keys.suiteName)),
                                                         sendKey: keys.sendKey, receiveKey: keys.receiveKey))
