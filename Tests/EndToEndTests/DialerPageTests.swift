@@ -232,6 +232,26 @@ extension GatewaySuites {
             #expect(rig.unexpectedConsoleErrors.isEmpty, "\(rig.page.consoleErrors)")
         }
 
+        /// DTMF both ways through a browser call: the simulator's DTMF number sends `1234#`,
+        /// which the page sees as `onSessionDTMF`; a keypad press goes out as RFC 4733 and the
+        /// simulator's echo of it comes back as `onSessionDTMF` too.
+        @Test(.timeLimit(.minutes(2)))
+        func keypadDigitsGoOutAndTheCarriersDigitsComeBack() throws {
+            let rig = try Rig()
+            defer { rig.stop() }
+            #expect(try rig.page.waitFor("irisgwTest.state().eventsOpen", timeout: 10))
+            try rig.page.evaluate("document.getElementById('number').value = '+15550100009'; document.getElementById('call').click()")
+            #expect(try rig.page.waitFor("irisgwTest.state().status === 'Connected'", timeout: 15), "\(rig.status) \(rig.trace)")
+            let digits = "irisgwTest.events.filter(e => e.event === 'onSessionDTMF').map(e => e.digit).join('')"
+            #expect(try rig.page.waitFor("(\(digits)).startsWith('1234#')", timeout: 10),
+                    "\(String(describing: try? rig.page.evaluate(digits)))")
+            try rig.page.evaluate("document.querySelector('[data-digit=\"7\"]').click()")
+            #expect(try rig.page.waitFor("(\(digits)).includes('7')", timeout: 10),
+                    "the keypad's 7 echoed: \(String(describing: try? rig.page.evaluate(digits)))")
+            try rig.page.evaluate("document.getElementById('hangup').click()")
+            #expect(try rig.page.waitFor("irisgwTest.status().startsWith('Ended: completed')", timeout: 10), "\(rig.status)")
+        }
+
         /// The whole call with audio over ICE-lite and DTLS-SRTP. The fake microphone's 440 Hz comes back through the
         /// simulator's echo; hold and unhold show on the status line; DTMF is accepted; mute
         /// silences the echo; hanging up ends `completed`.
