@@ -65,6 +65,12 @@ if which.isEmpty || which.contains("srtp") {
         print("BENCH \(suite == .aeadAES128GCM ? "srtp-gcm" : "srtp") calls=100 suite=\(suite.rawValue) plain_channels_per_core=\(fmt(r.plain)) srtp_channels_per_core=\(fmt(r.srtp)) ratio=\(String(format: "%.2f", r.srtp / r.plain)) target_ratio_min=0.9 p99_us=\(r.last.p99) late_frames=\(r.last.late) trunk_packets=\(r.last.trunkReceived) trunk_refused=\(r.last.trunkRefused)")
     }
 }
+if which.isEmpty || which.contains("webrtc") {
+    // WebRTC platform legs (ICE-lite, DTLS-SRTP) against plain ones, the same calls and
+    // generator, alternated in this run; and the setup time (docs/architecture.md, "The
+    // WebRTC platform leg").
+    print(try WebRTCBench.run(calls: 100, rounds: 2, seconds: 4))
+}
 if which.isEmpty || which.contains("bridge") {
     // The whole gateway: sessions through the API, and transcoded calls through the bridge
     // against the media floor measured here, in the same run.
