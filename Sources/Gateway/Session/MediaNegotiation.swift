@@ -107,7 +107,7 @@ public enum MediaNegotiation {
         let sdp: SessionDescription
         do { sdp = try SessionDescription.parse(text) } catch { throw NegotiationError("media.sdp is not valid SDP: \(error)") }
         if let index = sdp.media.firstIndex(where: { $0.media == "audio" && !$0.isRejected && $0.isDTLSSRTP }) {
-            return try webrtcLeg(sdp, index: index)
+            return try webrtcLeg(sdp, index: index, opus: opus)
         }
         let (index, m, remote) = try audio(of: sdp)
         let maps = m.rtpMaps

@@ -16,9 +16,10 @@ let webRTCIdentity: Result<DTLSContext, DTLSFailure> = {
 
 extension MediaNegotiation {
     /// A browser's (or SFU's) offer: `UDP/TLS/RTP/SAVPF` with ICE credentials and a
-    /// fingerprint. Opus is required (every WebRTC endpoint has it); rtcp-mux too (we carry
-    /// RTCP on the one socket, RFC 8834 §5.1.3).
-    static func webrtcLeg(_ sdp: SessionDescription, index: Int) throws(NegotiationError) -> NegotiatedLeg {
+    /// fingerprint. Opus is required (every WebRTC endpoint has it), encoded with the
+    /// gateway's `opus` settings like any platform leg; rtcp-mux too (we carry RTCP on the
+    /// one socket, RFC 8834 §5.1.3).
+    static func webrtcLeg(_ sdp: SessionDescription, index: Int, opus: AudioCodec.OpusSettings) throws(NegotiationError) -> NegotiatedLeg {
         let m = sdp.media[index]
         let remote: WebRTCMediaParameters
         do { remote = try WebRTCMediaParameters(sdp, media: index) } catch {
@@ -35,7 +36,7 @@ extension MediaNegotiation {
         let credentials = ICECredentials.random()
         let te = m.telephoneEventPayloadType.flatMap { m.rtpMap(for: $0) }
         let address = sdp.connection(ofMedia: index).flatMap { $0.isNullAddress ? nil : $0.address }
-        var leg = NegotiatedLeg(codec: .opus(.init()), rtpMap: opusMap, telephoneEvent: te,
+        var leg = NegotiatedLeg(codec: .opus(opus), rtpMap: opusMap, telephoneEvent: te,
                                 remote: address.map { SocketAddress(host: $0, port: Int(m.port)) },
                                 direction: sdp.direction(ofMedia: index).answer)
         leg.proto = m.proto
