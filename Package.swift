@@ -39,7 +39,7 @@ let package = Package(
         .target(name: "CSRTPOpenSSL", dependencies: ["CSRTP", "COpenSSL"]),
         .target(name: "Media", dependencies: ["COpus", "CSpanDSP", "CSRTP", "CSRTPOpenSSL", "CLinux", "IOCore", "ICE", "TLS"]),
         .target(name: "IrisAPI"),
-        .target(name: "Gateway", dependencies: ["SIP", "Media", "IrisAPI", "CSQLite"]),
+        .target(name: "Gateway", dependencies: ["SIP", "Media", "ICE", "TLS", "IrisAPI", "CSQLite"]),
         // HTTP/1.1 + WebSocket server for the control API (an IOCore event loop and a worker
         // pool), routed onto Gateway. Shares the HTTP syntax and WebSocket framing of WebClient.
         .target(name: "ControlAPI", dependencies: ["IOCore", "CLinux", "Gateway", "IrisAPI", "WebClient", "TLS"]),

@@ -105,30 +105,3 @@ extension MediaDescription {
     /// `UDP/TLS/RTP/SAVP`.
     public var isDTLSSRTP: Bool { proto.uppercased().hasPrefix("UDP/TLS/RTP/SAVP") }
 }
-
-/// One ICE candidate line (RFC 8839 §5.1), for the host candidates we answer with.
-///
-/// ```
-/// candidate-attribute = "candidate" ":" foundation SP component-id SP transport SP
-///                       priority SP connection-address SP port SP "typ" SP cand-type
-/// ```
-public struct SDPCandidate: Sendable, Equatable {
-    public var foundation: String
-    public var component: Int
-    public var transport: String
-    public var priority: UInt32
-    public var address: String
-    public var port: Int
-    public var type: String
-
-    /// A host candidate for component 1 over UDP, with the RFC 8445 §5.1.2.1 priority
-    /// (type preference 126 for host, local preference 65535).
-    public static func host(address: String, port: Int, foundation: String = "1") -> SDPCandidate {
-        let priority = UInt32(126) << 24 | UInt32(65535) << 8 | UInt32(256 - 1)
-        return SDPCandidate(foundation: foundation, component: 1, transport: "udp", priority: priority,
-                            address: address, port: port, type: "host")
-    }
-
-    /// The attribute value after `candidate:`.
-    public var value: String { "\(foundation) \(component) \(transport) \(priority) \(address) \(port) typ \(type)" }
-}

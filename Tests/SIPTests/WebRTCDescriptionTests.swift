@@ -73,11 +73,4 @@ struct WebRTCDescriptionTests {
     func refusesMalformedFingerprints(_ value: String) {
         #expect(SDPFingerprint(value) == nil)
     }
-
-    @Test func hostCandidateHasTheRFCPriority() {
-        let c = SDPCandidate.host(address: "192.0.2.10", port: 40000)
-        // (2^24)*126 + (2^8)*65535 + (256 - 1)
-        #expect(c.priority == 2_130_706_431)
-        #expect(c.value == "1 1 udp 2130706431 192.0.2.10 40000 typ host")
-    }
 }

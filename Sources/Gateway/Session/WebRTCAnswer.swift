@@ -1,3 +1,4 @@
+import ICE
 import IOCore
 import SIP
 
@@ -52,7 +53,7 @@ enum WebRTCAnswer {
             SDPAttribute(name: "fingerprint", value: webrtc.fingerprint.value),
             SDPAttribute(name: "setup", value: webrtc.weAreDTLSServer ? SDPSetupRole.passive.rawValue : SDPSetupRole.active.rawValue),
             SDPAttribute(name: "rtcp-mux"),
-            SDPAttribute(name: "candidate", value: SDPCandidate.host(address: address.host, port: address.port).value),
+            SDPAttribute(name: "candidate", value: ICECandidate(address: address).attributeValue),
             SDPAttribute(name: "end-of-candidates"),
         ]
         m.attributes = extra + m.attributes
