@@ -147,7 +147,8 @@ enum MediaBench {
         print(received)
     }
 
-    private static func send(_ packet: inout [UInt8], pt: UInt8, seq: UInt16, ts: UInt32, ssrc: UInt32, payload: [UInt8],
+    /// One RTP packet from `packet`'s buffer, SRTP-protected when `srtp` is given (WebRTCBench sends with it too).
+    static func send(_ packet: inout [UInt8], pt: UInt8, seq: UInt16, ts: UInt32, ssrc: UInt32, payload: [UInt8],
                              to: RawSocketAddress, via socket: UDPSocket, srtp: SRTPSession? = nil) {
         packet.withUnsafeMutableBytes { _ = try? RTPHeader(payloadType: pt, sequenceNumber: seq, timestamp: ts, ssrc: ssrc).write(into: $0) }
         for (i, b) in payload.enumerated() { packet[12 + i] = b }

@@ -90,10 +90,10 @@ enum WebRTCBench {
             _ = timer.read()
             let seq = UInt16(truncatingIfNeeded: tick)
             for (i, b) in calls.values.enumerated() {
-                send(&packet, pt: 0, seq: seq, ts: UInt32(tick) &* 160, ssrc: UInt32(i * 2 + 1), payload: pcmu[tick % 50], to: b.trunk,
+                MediaBench.send(&packet, pt: 0, seq: seq, ts: UInt32(tick) &* 160, ssrc: UInt32(i * 2 + 1), payload: pcmu[tick % 50], to: b.trunk,
                      via: socket, srtp: nil)
                 if !webrtc || b.srtp != nil {
-                    send(&packet, pt: 111, seq: seq, ts: UInt32(tick) &* 960, ssrc: UInt32(i * 2 + 2), payload: opus[tick % 50],
+                    MediaBench.send(&packet, pt: 111, seq: seq, ts: UInt32(tick) &* 960, ssrc: UInt32(i * 2 + 2), payload: opus[tick % 50],
                          to: b.platform, via: socket, srtp: b.srtp)
                 }
             }
@@ -137,18 +137,6 @@ enum WebRTCBench {
         let cpu = engine.cpuTime - cpu0, wall = EventLoop.now() - wall0
         return Step(channelsPerCore: cpu > 0 ? Double(n) * wall / cpu : 0, setupMs: setupMs,
                     keyed: calls.values.filter { $0.srtp != nil }.count, late: engine.measurements().lateFrames)
-    }
-
-    private static func send(_ packet: inout [UInt8], pt: UInt8, seq: UInt16, ts: UInt32, ssrc: UInt32, payload: [UInt8],
-                             to: RawSocketAddress, via socket: UDPSocket, srtp: SRTPSession?) {
-        packet.withUnsafeMutableBytes { _ = try? RTPHeader(payloadType: pt, sequenceNumber: seq, timestamp: ts, ssrc: ssrc).write(into: $0) }
-        for (i, b) in payload.enumerated() { packet[12 + i] = b }
-        var length = 12 + payload.count
-        if let srtp {
-            guard case .ok(let n) = packet.withUnsafeMutableBytes({ srtp.protectRTP($0, length: length) }) else { return }
-            length = n
-        }
-        packet.withUnsafeBytes { _ = socket.send(UnsafeRawBufferPointer(rebasing: $0[0..<length]), to: to) }
     }
 
     /// Plain and WebRTC platform legs alternated `rounds` times (channels per core over all
