@@ -2,9 +2,13 @@ import IOCore
 
 /// One call's media on its thread: a trunk leg and a platform leg, full duplex.
 ///
-/// - Transcoding: packets go into each leg's jitter buffer as they arrive; every 20 ms tick
-///   pops one frame per direction, decodes it (or conceals a loss: Opus FEC, then PLC),
-///   and encodes it for the other leg.
+/// - Transcoding, plain bridge: while the network is calm a packet is decoded and
+///   re-encoded for the other leg the moment it arrives (no playout delay; a single loss
+///   is concealed from the next packet: Opus FEC, else PLC); jitter or reordering brings
+///   the jitter buffer in for that direction until it is calm again (`ArrivalPlayout`).
+/// - Transcoding through the buffer (jitter, and always while mixing a merged call): each
+///   20 ms tick pops one frame per direction, decodes it (or conceals a loss: Opus FEC,
+///   then PLC), and encodes it for the other leg.
 /// - Passthrough (same codec both legs): packets are relayed as they arrive, with our SSRC
 ///   and sequence numbers, and no decode or encode.
 /// - DTMF: RFC 4733 events are reported once and regenerated on the other leg; so are
@@ -47,10 +51,12 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
         if case .g722 = configuration.trunk.codec, case .opus = configuration.platform.codec { rate = 16_000 } else { rate = 8000 }
         frameSamples = rate / 50
         trunk = try RTPLeg(kind: .trunk, configuration: configuration.trunk, host: host, ports: trunkPorts,
-                           callSampleRate: rate, transcoding: !passthrough,
+                           callSampleRate: rate, outputClockRate: configuration.platform.codec.rtpClockRate, transcoding: !passthrough,
+                           onArrival: configuration.playoutOnArrival, calmPeriod: configuration.playoutCalmPeriod,
                            sockets: previous.map { ($0.trunk.socket, $0.trunk.rtcpSocket) }, previous: previous?.trunk)
         platform = try RTPLeg(kind: .platform, configuration: configuration.platform, host: host, ports: platformPorts,
-                              callSampleRate: rate, transcoding: !passthrough,
+                              callSampleRate: rate, outputClockRate: configuration.trunk.codec.rtpClockRate, transcoding: !passthrough,
+                              onArrival: configuration.playoutOnArrival, calmPeriod: configuration.playoutCalmPeriod,
                               sockets: previous.map { ($0.platform.socket, $0.platform.rtcpSocket) }, previous: previous?.platform)
     }
 
@@ -111,13 +117,115 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
                     other.relay(payload: payload, sourceSSRC: view.ssrc, sourceTimestamp: view.timestamp, marker: view.marker, now: start)
                 }
                 thread.record(microseconds: (EventLoop.now() - start) * 1e6)
-            } else {
+                return
+            }
+            let wasOnArrival = leg.playout.mode == .arrival
+            let decision = leg.playout.arrived(sequenceNumber: view.sequenceNumber, timestamp: view.timestamp, ssrc: view.ssrc,
+                                               arrival: start, continuingAt: other.timestamp, forceBuffered: conference != nil)
+            if wasOnArrival, leg.playout.mode == .buffered { leg.awaitingBuffer = true }
+            switch decision {
+            case .buffer:
                 let outcome = leg.jitter.insert(JitterBuffer.Packet(sequenceNumber: view.sequenceNumber, timestamp: view.timestamp,
                                                                     marker: view.marker, ssrc: view.ssrc, payloadType: view.payloadType),
                                                 payload: payload, arrival: start)
                 if outcome == .late { leg.statistics.late += 1 }
+            case .late:
+                leg.statistics.late += 1
+            case .duplicate:
+                break
+            case .play(let ts, let lost):
+                if view.payloadType == 13 {
+                    // The sender went quiet: the filler frames over its silence are noise at
+                    // the level it asked for.
+                    if let cn = try? ComfortNoisePayload.parse(Array(payload)) { leg.comfortNoise.update(with: cn) }
+                    leg.comfortNoiseActive = true
+                    return
+                }
+                playOnArrival(leg, to: other, payload: payload, at: ts, lost: lost, now: start)
+                thread.record(microseconds: (EventLoop.now() - start) * 1e6)
             }
         }
+    }
+
+    // MARK: On arrival
+
+    /// Decodes a packet the moment it arrives and sends what it completes to `dst`: a
+    /// partial frame left by an earlier packet is finished first (padded with concealment
+    /// when this packet does not continue it), and a single lost packet just before this one
+    /// is concealed from it (Opus FEC, else PLC).
+    private func playOnArrival(_ src: RTPLeg, to dst: RTPLeg, payload: UnsafeRawBufferPointer, at ts: UInt32, lost: Int, now: Double) {
+        guard let decoder = src.codec, dst.codec != nil else { return }
+        let bytes = payload.bindMemory(to: UInt8.self)
+        let step = Int(dst.timestampStep)
+        if src.decodedCount > 0, ts != src.pendingTimestamp &+ UInt32(src.decodedCount * step / frameSamples) {
+            let rest = UnsafeMutableBufferPointer(rebasing: src.decoded[src.decodedCount..<frameSamples])
+            if decoder.conceal(next: nil, into: rest) < rest.count { rest.update(repeating: 0) }
+            src.decodedCount = frameSamples
+            emitFrame(from: src, to: dst, concealed: true, now: now)
+        }
+        if src.decodedCount == 0 {
+            src.pendingTimestamp = ts
+            if lost == 1 {
+                src.statistics.concealed += 1
+                src.pendingTimestamp = ts &- UInt32(step)
+                let frame = UnsafeMutableBufferPointer(rebasing: src.decoded[0..<frameSamples])
+                if decoder.conceal(next: bytes, into: frame) < frameSamples { frame.update(repeating: 0) }
+                src.decodedCount = frameSamples
+                emitFrame(from: src, to: dst, concealed: true, now: now)
+            }
+        }
+        var produced = decoder.decode(bytes, into: UnsafeMutableBufferPointer(rebasing: src.decoded[src.decodedCount...]))
+        if produced <= 0 {
+            // A payload that did not decode: a frame of silence keeps the timeline.
+            UnsafeMutableBufferPointer(rebasing: src.decoded[src.decodedCount..<(src.decodedCount + frameSamples)]).update(repeating: 0)
+            produced = frameSamples
+        }
+        src.decodedCount += produced
+        while src.decodedCount >= frameSamples { emitFrame(from: src, to: dst, concealed: false, now: now) }
+    }
+
+    /// Sends the first frame of `src.decoded` to `dst` at `src.pendingTimestamp`.
+    private func emitFrame(from src: RTPLeg, to dst: RTPLeg, concealed: Bool, now: Double) {
+        let frame = UnsafeMutableBufferPointer(rebasing: src.decoded[0..<frameSamples])
+        finishFrame(frame, of: src, concealed: concealed)
+        pushFrame(UnsafeBufferPointer(frame), to: dst, at: src.pendingTimestamp, now: now)
+        src.pendingTimestamp &+= dst.timestampStep
+        src.consumeDecoded(frameSamples)
+        src.lastEmit = now
+        src.fillerRun = 0
+        src.comfortNoiseActive = false
+    }
+
+    /// On arrival, when `src` has sent nothing for three frames (a loss burst, DTX, comfort
+    /// noise): one frame of concealment (the first three), comfort noise or silence, so the
+    /// far side's stream goes on; the next packet continues after it.
+    private func fillSilence(from src: RTPLeg, to dst: RTPLeg, now: Double) {
+        guard let decoder = src.codec, src.sawFirstPacket, now - src.lastEmit >= 0.060 else { return }
+        if src.decodedCount > 0 {
+            // The rest of a packet longer than a frame: finish that frame first.
+            let rest = UnsafeMutableBufferPointer(rebasing: src.decoded[src.decodedCount..<frameSamples])
+            if decoder.conceal(next: nil, into: rest) < rest.count { rest.update(repeating: 0) }
+            src.decodedCount = frameSamples
+            emitFrame(from: src, to: dst, concealed: true, now: now)
+            src.playout.reanchor()
+            return
+        }
+        let frame = UnsafeMutableBufferPointer(rebasing: src.decoded[0..<frameSamples])
+        var concealed = false
+        if src.comfortNoiseActive {
+            src.comfortNoise.nextFrame(into: frame)
+        } else if src.fillerRun < 3, decoder.conceal(next: nil, into: frame) == frameSamples {
+            concealed = true
+        } else {
+            frame.update(repeating: 0)
+        }
+        src.decodedCount = frameSamples
+        let run = src.fillerRun + 1, noise = src.comfortNoiseActive
+        src.pendingTimestamp = dst.timestamp
+        emitFrame(from: src, to: dst, concealed: concealed, now: now)
+        src.fillerRun = run
+        src.comfortNoiseActive = noise
+        src.playout.reanchor()
     }
 
     private func handle(_ dtmf: DTMFEvents, on which: MediaLeg) {
@@ -135,13 +243,14 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
 
     // MARK: Tick
 
-    /// One 20 ms playout step: both directions, DTMF, timeouts, RTCP.
-    func tick(now: Double) {
+    /// One 20 ms playout step: both directions, DTMF, timeouts, RTCP. `missed`: ticks the
+    /// thread could not run in time; buffered streams drop that many frames.
+    func tick(now: Double, missed: Int = 0) {
         if let conference {
             if conference.host === self { conference.tick(now: now) }
         } else if !passthrough {
-            transcode(from: trunk, to: platform, now: now)
-            transcode(from: platform, to: trunk, now: now)
+            playout(from: trunk, to: platform, now: now, missed: missed)
+            playout(from: platform, to: trunk, now: now, missed: missed)
         }
         trunk.tickDTMF(now: now)
         platform.tickDTMF(now: now)
@@ -156,6 +265,28 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
             timedOut = true
             events(.timeout(.trunk))
         }
+    }
+
+    /// One direction's tick: a buffered stream plays its next frame (or returns to arrival
+    /// after a calm spell, dropping the delay its buffer held); a stream on arrival only
+    /// fills silences.
+    private func playout(from src: RTPLeg, to dst: RTPLeg, now: Double, missed: Int) {
+        guard src.playout.mode == .buffered else { return fillSilence(from: src, to: dst, now: now) }
+        if src.playout.shouldReturnToArrival(now: now) {
+            src.statistics.staleDropped += src.jitter.statistics.depthMilliseconds / 20
+            src.jitter.reset()
+            src.decodedCount = 0
+            src.awaitingBuffer = false
+            src.lastEmit = now
+            return
+        }
+        for _ in 0..<missed {
+            // Frames whose time passed during a stall: dropped, and the gap left in our
+            // timestamps, so the far side conceals them instead of hearing them late.
+            if case .frame = src.jitter.pop(now: now) { src.statistics.staleDropped += 1 }
+            dst.timestamp &+= dst.timestampStep
+        }
+        transcode(from: src, to: dst, now: now)
     }
 
     private func transcode(from src: RTPLeg, to dst: RTPLeg, now: Double) {
@@ -189,6 +320,7 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
                 produced = frameSamples - src.decodedCount
                 src.comfortNoise.nextFrame(into: UnsafeMutableBufferPointer(rebasing: space[..<(space.startIndex + produced)]))
             case .frame(let f):
+                src.awaitingBuffer = false
                 produced = src.jitter.withPayload(of: f) { p in decoder.decode(p.assumingMemoryBound(to: UInt8.self), into: space) }
             case .conceal(let next):
                 src.statistics.concealed += 1
@@ -201,7 +333,7 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
             case .silence:
                 // Nothing to play: before the first packet send nothing; later keep the stream
                 // going with silence so the far jitter buffer stays primed.
-                guard src.sawFirstPacket else { return nil }
+                guard src.sawFirstPacket, !src.awaitingBuffer else { return nil }
             }
             if produced <= 0 {
                 // Silence, or a payload that did not decode: pad out the frame.
@@ -211,20 +343,28 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
             src.decodedCount += produced
         }
         let frame = UnsafeMutableBufferPointer(rebasing: src.decoded[0..<frameSamples])
-        if let inband = src.inband {
-            // A concealed frame is a guess: the detector is told of the loss instead.
-            handle(lost ? inband.frameLost(count: InbandDTMF.sampleRate / 50) : src.detectInband(frame), on: src.kind)
-        }
-        if src.muted { frame.update(repeating: 0) }
+        finishFrame(frame, of: src, concealed: lost)
+        src.lastEmit = now
         return frame
     }
 
-    /// Encodes one frame for `dst` and sends it.
-    func pushFrame(_ frame: UnsafeBufferPointer<Int16>, to dst: RTPLeg, now: Double) {
+    /// What every decoded frame goes through before it is used: in-band DTMF detection (a
+    /// concealed frame is a guess: the detector is told of the loss instead), then mute.
+    private func finishFrame(_ frame: UnsafeMutableBufferPointer<Int16>, of src: RTPLeg, concealed: Bool) {
+        if let inband = src.inband {
+            handle(concealed ? inband.frameLost(count: InbandDTMF.sampleRate / 50) : src.detectInband(frame), on: src.kind)
+        }
+        if src.muted { frame.update(repeating: 0) }
+    }
+
+    /// Encodes one frame for `dst` and sends it (at timestamp `ts` when given, else at the
+    /// leg's next).
+    func pushFrame(_ frame: UnsafeBufferPointer<Int16>, to dst: RTPLeg, at ts: UInt32? = nil, now: Double) {
         guard let encoder = dst.codec else { return }
         let out = UnsafeMutableRawBufferPointer(rebasing: dst.txBuffer[12..<1500]).bindMemory(to: UInt8.self)
         let size = encoder.encode(frame, into: out)
-        if size > 0 { dst.sendAudio(payloadLength: size, now: now) }
+        guard size > 0 else { return }
+        if let ts { dst.sendAudio(payloadLength: size, at: ts, now: now) } else { dst.sendAudio(payloadLength: size, now: now) }
     }
 
     /// Starts RTP supervision now even if no packet came yet (a call the carrier answered
@@ -252,6 +392,10 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
         p.jitterMs = platform.rx.jitterMilliseconds
         t.remote = t.remote ?? trunk.configuration.remote
         p.remote = p.remote ?? platform.configuration.remote
+        t.onArrival = !passthrough && conference == nil && trunk.playout.mode == .arrival
+        p.onArrival = !passthrough && conference == nil && platform.playout.mode == .arrival
+        t.playoutSwitches = trunk.playout.switches
+        p.playoutSwitches = platform.playout.switches
         return [.trunk: t, .platform: p]
     }
 }

@@ -21,24 +21,33 @@ public struct MediaEngineConfiguration: Sendable {
     /// allowing it; without, the threads keep normal scheduling (`realtime` says which).
     /// Default nil: normal scheduling.
     public var realtimePriority: Int32?
+    /// What one call is assumed to cost (a fraction of a core) until enough calls have been
+    /// measured to know (`MediaAdmission.callCost`). Default 0.005: a transcoded call
+    /// measured about 0.45 % of a core on a 2-core VM (docs/media.md, "Load and admission").
+    public var callCostEstimate: Double
 
     public init(threads: Int = UsableCPUs.current().count, host: String = "127.0.0.1",
-                portRange: ClosedRange<UInt16> = 20_000...29_999, portQuarantine: Double = 10, realtimePriority: Int32? = nil) {
+                portRange: ClosedRange<UInt16> = 20_000...29_999, portQuarantine: Double = 10, realtimePriority: Int32? = nil,
+                callCostEstimate: Double = 0.005) {
         self.threads = max(1, threads)
         self.host = host
         self.portRange = portRange
         self.portQuarantine = portQuarantine
         self.realtimePriority = realtimePriority
+        self.callCostEstimate = callCostEstimate
     }
 }
 
 /// The media engine: a small fixed pool of media threads; each call is pinned to the least
-/// loaded one when it is created.
+/// loaded one (measured CPU, `MediaAdmission`) when it is created, and refused when that
+/// thread would pass the caller's load budget.
 public final class MediaEngine: @unchecked Sendable {
     public let configuration: MediaEngineConfiguration
     let threads: [MediaThread]
     private let ports: Mutex<RTPPortAllocator>
     private let nextID = Atomic<Int>(1)
+    /// Placement decisions one at a time, so two calls placed at once both count.
+    private let placement = Mutex(())
 
     public init(configuration: MediaEngineConfiguration = MediaEngineConfiguration()) throws {
         self.configuration = configuration
@@ -57,14 +66,19 @@ public final class MediaEngine: @unchecked Sendable {
     }
 
     /// Opens a call's media: two RTP/RTCP port pairs and sockets, pinned to one thread.
-    /// `events` is called on that thread (never per packet).
-    public func openCall(_ configuration: MediaCallConfiguration, events: @escaping @Sendable (MediaEvent) -> Void = { _ in }) throws -> MediaCall {
+    /// `events` is called on that thread (never per packet). With a `loadBudget` (0...1 of a
+    /// thread's CPU), a call that would push the least loaded thread past it is refused with
+    /// `MediaOverloadError` before anything is opened.
+    public func openCall(_ configuration: MediaCallConfiguration, loadBudget: Double? = nil,
+                         events: @escaping @Sendable (MediaEvent) -> Void = { _ in }) throws -> MediaCall {
+        let thread = try place(budget: loadBudget)
+        defer { thread.placing.subtract(1, ordering: .relaxed) }
         // Another process may hold ports of our range: a pair that will not bind is skipped
         // (it rests in quarantine like a used one) and the next is tried.
         var lastError: any Error = SocketError("no RTP ports", code: EADDRINUSE)
         for _ in 0..<32 {
             do {
-                return try openCallOnce(configuration, events: events)
+                return try openCallOnce(configuration, on: thread, events: events)
             } catch let e as SocketError where e.code == EADDRINUSE {
                 lastError = e
             }
@@ -72,7 +86,32 @@ public final class MediaEngine: @unchecked Sendable {
         throw lastError
     }
 
-    private func openCallOnce(_ configuration: MediaCallConfiguration, events: @escaping @Sendable (MediaEvent) -> Void) throws -> MediaCall {
+    /// The thread a new call goes to, counted as placing there until it is attached.
+    private func place(budget: Double?, pending: Int = 0) throws(MediaOverloadError) -> MediaThread {
+        try placement.withLock { _ throws(MediaOverloadError) -> MediaThread in
+            let loads = threads.map(\.load)
+            guard let i = MediaAdmission.place(loads, budget: budget, defaultCost: configuration.callCostEstimate, pending: pending) else {
+                let cost = MediaAdmission.callCost(loads, defaultCost: configuration.callCostEstimate)
+                throw MediaOverloadError(predicted: loads.map { MediaAdmission.predicted($0, cost: cost) }.min() ?? 0, budget: budget ?? 0)
+            }
+            threads[i].placing.add(1, ordering: .relaxed)
+            return threads[i]
+        }
+    }
+
+    /// Whether a new call would be admitted under `budget` now, with `pending` calls already
+    /// admitted but not opened (an inbound INVITE is admitted before the app joins it).
+    /// Throws the refusal.
+    public func admit(budget: Double, pending: Int = 0) throws(MediaOverloadError) {
+        let thread = try place(budget: budget, pending: pending)
+        thread.placing.subtract(1, ordering: .relaxed)
+    }
+
+    /// Each media thread's load, as last measured (for `/metrics`).
+    public func loads() -> [MediaThreadLoad] { threads.map(\.load) }
+
+    private func openCallOnce(_ configuration: MediaCallConfiguration, on thread: MediaThread,
+                              events: @escaping @Sendable (MediaEvent) -> Void) throws -> MediaCall {
         let (trunkPorts, platformPorts) = try ports.withLock { alloc -> (RTPPortPair, RTPPortPair) in
             let now = EventLoop.now()
             let a = try alloc.allocate(now: now)
@@ -84,7 +123,6 @@ public final class MediaEngine: @unchecked Sendable {
             }
         }
         let id = nextID.add(1, ordering: .relaxed).oldValue
-        let thread = threads.min(by: { $0.callCount < $1.callCount })!
         let host = self.configuration.host
         let result: Result<CallPipeline, any Error> = thread.loop.sync {
             Result { try thread.install(id: id, configuration: configuration, host: host, ports: (trunkPorts, platformPorts), events: events) }

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import IOCore
+import Synchronization
 
 /// One media thread: an event loop with the RTP sockets of its calls and a 20 ms timerfd
 /// tick. A call's media stays on one thread for its whole life, so its state needs no
@@ -12,6 +13,13 @@ final class MediaThread: @unchecked Sendable {
     private var pipelines: [Int: CallPipeline] = [:]
     /// Calls on this thread (read from other threads only to balance load: approximate).
     nonisolated(unsafe) private(set) var callCount = 0
+    /// Calls being placed on this thread by `MediaEngine.openCall` (not attached yet).
+    let placing = Atomic<Int>(0)
+    /// The busy fraction of the last second (CPU over wall time) in millionths, and the
+    /// calls at that measurement: the engine reads them to place and admit calls.
+    private let busyPPM = Atomic<Int>(0)
+    private let callsAtMeasurement = Atomic<Int>(0)
+    private var loadWindow: (cpu: Double, wall: Double)?
 
     // Measurements: per-frame processing time histogram (1 µs buckets up to 20 ms), late ticks.
     private var histogram = [Int](repeating: 0, count: 20_001)
@@ -107,10 +115,33 @@ final class MediaThread: @unchecked Sendable {
         guard expirations > 0 else { return }
         ticks += 1
         let start = EventLoop.now()
-        // Missed timer expirations mean every call on this thread played a frame late.
+        // Missed timer expirations mean every call on this thread played a frame late; the
+        // buffered streams drop the frames whose time has passed instead of playing them
+        // late (the delay must not grow behind a stall).
+        let missed = Int(min(expirations - 1, 10))
         if expirations > 1 { lateFrames += Int(expirations - 1) * max(1, pipelines.count) }
-        for p in pipelines.values { p.tick(now: start) }
+        for p in pipelines.values { p.tick(now: start, missed: missed) }
         if EventLoop.now() - start > 0.020 { lateFrames += pipelines.count }
+        if ticks % 50 == 0 { measureLoad(now: start) }
+    }
+
+    /// Once a second: the thread's CPU time over the wall time since the last measurement.
+    private func measureLoad(now: Double) {
+        var ts = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+        let cpu = Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+        if let w = loadWindow, now > w.wall {
+            busyPPM.store(Int((cpu - w.cpu) / (now - w.wall) * 1e6), ordering: .relaxed)
+            callsAtMeasurement.store(callCount, ordering: .relaxed)
+        }
+        loadWindow = (cpu, now)
+    }
+
+    /// The thread's load as last measured, with the calls on it now (any thread).
+    var load: MediaThreadLoad {
+        MediaThreadLoad(busy: Double(busyPPM.load(ordering: .relaxed)) / 1e6,
+                        calls: callCount + placing.load(ordering: .relaxed),
+                        callsAtMeasurement: callsAtMeasurement.load(ordering: .relaxed))
     }
 
     @inline(__always)

@@ -51,6 +51,13 @@ public struct MediaCallConfiguration: Sendable {
     public var allowPassthrough = true
     /// Seconds between our RTCP reports on each leg (RFC 3550 §6.2 suggests 5). Default 5.
     public var rtcpInterval: Double = 5
+    /// Transcode each packet the moment it arrives while the network is calm, bringing the
+    /// jitter buffer in only for jitter or reordering (docs/media.md, "Playout"). false:
+    /// always through the jitter buffer and the 20 ms tick. Default true.
+    public var playoutOnArrival = true
+    /// Seconds without jitter or reordering before a stream leaves the jitter buffer for
+    /// playout on arrival again. Default 4.
+    public var playoutCalmPeriod: Double = 4
 
     public init(trunk: MediaLegConfiguration, platform: MediaLegConfiguration, rtpTimeout: Double = 30, allowPassthrough: Bool = true) {
         self.trunk = trunk
@@ -95,6 +102,14 @@ public struct MediaLegStatistics: Sendable, Equatable {
     public var srtpAuthFailures = 0
     /// SRTP/SRTCP packets dropped as replays (seen already, or behind the replay window).
     public var srtpReplays = 0
+    /// Whether what this leg receives is played the moment it arrives (a transcoded plain
+    /// bridge with calm network), rather than through the jitter buffer.
+    public var onArrival = false
+    /// Times this leg's playout moved between arrival and the jitter buffer (both ways).
+    public var playoutSwitches = 0
+    /// Frames dropped to keep the delay from growing: a media thread that fell behind, or
+    /// the buffer's delay let go when the stream returned to playout on arrival.
+    public var staleDropped = 0
     /// From the peer's RTCP report blocks about our stream.
     public var roundTripMs: Double?
     public var remoteFractionLost: Double?

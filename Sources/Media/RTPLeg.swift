@@ -21,7 +21,8 @@ final class RTPLeg: @unchecked Sendable {  // confined to its media thread
     // Sending side.
     let ssrc = UInt32.random(in: 1...UInt32.max)
     private(set) var sequence = UInt16.random(in: 0...UInt16.max)
-    private(set) var timestamp = UInt32.random(in: 0...UInt32.max)
+    /// The next audio frame's timestamp (a frame played on arrival sets it from the input's).
+    var timestamp = UInt32.random(in: 0...UInt32.max)
     private var sentFirst = false
     private var sentAudioSinceTick = false
     /// Passthrough: our timestamp minus the source's, fixed at the first relayed packet.
@@ -32,6 +33,18 @@ final class RTPLeg: @unchecked Sendable {  // confined to its media thread
     // Receiving side.
     var rx: RTPReceiverStatistics
     var jitter: JitterBuffer
+    /// On arrival or through `jitter` (a transcoded plain bridge; see ArrivalPlayout).
+    var playout: ArrivalPlayout
+    /// On arrival: the other leg's timestamp for `decoded[0]`, when the last frame from this
+    /// leg went out, filler frames sent in a row over a silence, and whether the sender
+    /// announced the silence with comfort noise (RFC 3389).
+    var pendingTimestamp: UInt32 = 0
+    var lastEmit = 0.0
+    var fillerRun = 0
+    var comfortNoiseActive = false
+    /// Set when the stream moves from arrival to the buffer: until the buffer gives its
+    /// first frame, ticks send nothing (no silence is inserted into a running stream).
+    var awaitingBuffer = false
     let codec: LegCodec?
     var dtmfIn = DTMFReceiver()
     var dtmfOut: DTMFSender
@@ -65,8 +78,10 @@ final class RTPLeg: @unchecked Sendable {  // confined to its media thread
     /// rebuilt pipeline keeps its sockets: no window in which the ports are free).
     /// `previous`: the leg this one replaces in a rebuilt pipeline; a WebRTC leg takes over
     /// its ICE pair, DTLS association and SRTP keys (a codec change must not redo them).
+    /// `outputClockRate`: the RTP clock of the other leg, where this leg's audio goes.
     init(kind: MediaLeg, configuration: MediaLegConfiguration, host: String, ports: RTPPortPair,
-         callSampleRate: Int, transcoding: Bool, sockets: (UDPSocket, UDPSocket)? = nil, previous: RTPLeg? = nil) throws {
+         callSampleRate: Int, outputClockRate: Int, transcoding: Bool, onArrival: Bool = true, calmPeriod: Double = 4,
+         sockets: (UDPSocket, UDPSocket)? = nil, previous: RTPLeg? = nil) throws {
         self.kind = kind
         self.configuration = configuration
         self.ports = ports
@@ -82,6 +97,7 @@ final class RTPLeg: @unchecked Sendable {  // confined to its media thread
         let slot: Int
         if case .opus = configuration.codec { slot = 640 } else { slot = 320 }
         jitter = JitterBuffer(configuration: JitterBufferConfiguration(clockRate: clock, capacity: 32, maxPayloadSize: slot))
+        playout = ArrivalPlayout(.init(clockRate: clock, outputClockRate: outputClockRate, calmPeriod: calmPeriod), onArrival: onArrival)
         codec = transcoding ? try LegCodec(configuration.codec, sampleRate: callSampleRate) : nil
         rx = RTPReceiverStatistics(clockRate: clock)
         tx = RTPSenderStatistics(ssrc: ssrc, clockRate: clock)
@@ -207,6 +223,14 @@ final class RTPLeg: @unchecked Sendable {  // confined to its media thread
         sentFirst = true
         sentAudioSinceTick = true
         timestamp &+= timestampStep
+    }
+
+    /// Sends one encoded frame (payload at `txBuffer[12...]`) with timestamp `ts`; the next
+    /// frame follows on from it.
+    @inline(__always)
+    func sendAudio(payloadLength: Int, at ts: UInt32, now: Double) {
+        timestamp = ts
+        sendAudio(payloadLength: payloadLength, now: now)
     }
 
     /// Relays a packet from the other leg without decoding (same codec both sides): our

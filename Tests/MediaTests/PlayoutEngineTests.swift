@@ -1,0 +1,176 @@
+import Foundation
+import Glibc
+import Testing
+@testable import Media
+import IOCore
+
+/// Playout on arrival against the jitter buffer, through the engine over real UDP: a calm
+/// stream is transcoded as it arrives, a lost Opus packet is rebuilt from the next one's
+/// FEC, jitter and reordering bring the buffer in (and calm takes it out again), and a
+/// stalled media thread drops the frames whose time has passed. No timing assertions:
+/// what arrived, in what order, with which audio, and the legs' counters.
+@Suite(.serialized) struct PlayoutEngineTests {
+    /// A calm tone both ways is played on arrival the whole time; the audio is the tone.
+    @Test func calmStreamsPlayOnArrival() async throws {
+        let engine = try TestMediaEngine.make()
+        defer { engine.shutdown() }
+        let carrier = try RTPTestPeer(), app = try RTPTestPeer()
+        let call = try engine.openCall(MediaCallConfiguration(
+            trunk: .init(codec: .pcmu, payloadType: 0, remote: carrier.address),
+            platform: .init(codec: .opus(.init()), payloadType: 111, remote: app.address)))
+        defer { call.close() }
+        let pcmu = try TestCodec(.pcmu, sampleRate: 8000), opus = try TestCodec(.opus(.init()), sampleRate: 8000)
+        await paced(50) { n in
+            carrier.send(payloadType: 0, payload: pcmu.encode(sine(1000, sampleRate: 8000, count: 160, offset: n * 160)), to: call.trunkAddress)
+            carrier.timestamp &+= 160
+            app.send(payloadType: 111, payload: opus.encode(sine(440, sampleRate: 8000, count: 160, offset: n * 160)), to: call.platformAddress)
+            app.timestamp &+= 960
+            carrier.drain()
+            app.drain()
+        }
+        _ = await waitUntil(timeout: 2, drain: { carrier.drain(); app.drain() }) {
+            app.packets(payloadType: 111).count >= 50 && carrier.packets(payloadType: 0).count >= 50
+        }
+        let stats = call.statistics()
+        #expect(stats[.trunk]?.onArrival == true, "\(String(describing: stats[.trunk]))")
+        #expect(stats[.platform]?.onArrival == true, "\(String(describing: stats[.platform]))")
+        let toApp = app.packets(payloadType: 111), toCarrier = carrier.packets(payloadType: 0)
+        #expect(zip(toApp, toApp.dropFirst()).allSatisfy { $1.sequenceNumber == $0.sequenceNumber &+ 1 && $1.timestamp == $0.timestamp &+ 960 })
+        #expect(zip(toCarrier, toCarrier.dropFirst()).allSatisfy { $1.sequenceNumber == $0.sequenceNumber &+ 1 && $1.timestamp == $0.timestamp &+ 160 })
+        let decoder = try TestCodec(.opus(.init()), sampleRate: 8000)
+        #expect(toneDominates(1000, sampleRate: 8000, toApp.prefix(50).dropFirst(5).flatMap { decoder.decode($0.payload) }))
+        #expect(toneDominates(440, sampleRate: 8000, toCarrier.prefix(50).dropFirst(5).flatMap { pcmu.decode($0.payload) }))
+    }
+
+    /// The app's Opus carries in-band FEC; one packet is lost where the tone changes from
+    /// 440 Hz to 1 kHz. The frame at its place is rebuilt from the next packet (1 kHz, not
+    /// a 440 Hz guess), in a contiguous stream, and counted as one concealment.
+    @Test func opusFECRebuildsALostPacketOnArrival() async throws {
+        let engine = try TestMediaEngine.make()
+        defer { engine.shutdown() }
+        let carrier = try RTPTestPeer(), app = try RTPTestPeer()
+        let call = try engine.openCall(MediaCallConfiguration(
+            trunk: .init(codec: .pcmu, payloadType: 0, remote: carrier.address),
+            platform: .init(codec: .opus(.init()), payloadType: 111, remote: app.address)))
+        defer { call.close() }
+        let opus = try TestCodec(.opus(.init(bitrate: 24_000, inbandFEC: true, expectedLossPercent: 20)), sampleRate: 8000)
+        let lost = 30
+        await paced(60) { n in
+            let pcm = sine(n < lost ? 440 : 1000, sampleRate: 8000, count: 160, offset: n * 160)
+            let payload = opus.encode(pcm)
+            if n == lost {
+                app.sequenceNumber &+= 1
+            } else {
+                app.send(payloadType: 111, payload: payload, to: call.platformAddress)
+            }
+            app.timestamp &+= 960
+            carrier.drain()
+        }
+        _ = await waitUntil(timeout: 2, drain: carrier.drain) { carrier.packets(payloadType: 0).count >= 60 }
+        let out = carrier.packets(payloadType: 0)
+        #expect(zip(out, out.dropFirst()).allSatisfy { $1.sequenceNumber == $0.sequenceNumber &+ 1 && $1.timestamp == $0.timestamp &+ 160 })
+        let stats = try #require(call.statistics()[.platform])
+        #expect(stats.onArrival)
+        #expect(stats.concealed == 1, "\(stats)")
+        let pcmu = try TestCodec(.pcmu, sampleRate: 8000)
+        let first = try #require(out.first)
+        let rebuilt = try #require(out.first { $0.timestamp == first.timestamp &+ UInt32(160 * lost) })
+        let audio = pcmu.decode(rebuilt.payload)
+        let high = Goertzel(frequency: 1000, sampleRate: 8000).amplitude(audio), low = Goertzel(frequency: 440, sampleRate: 8000).amplitude(audio)
+        #expect(high > 2 * low, "the lost frame: 1 kHz \(high), 440 Hz \(low)")
+    }
+
+    /// 0-40 ms of random delay on every carrier packet (which reorders some): the stream
+    /// goes through the jitter buffer, which smooths it into a contiguous tone; after a
+    /// second of calm it plays on arrival again.
+    @Test func jitterBringsTheBufferInAndCalmTakesItOut() async throws {
+        let engine = try TestMediaEngine.make()
+        defer { engine.shutdown() }
+        let carrier = try RTPTestPeer(), app = try RTPTestPeer()
+        var config = MediaCallConfiguration(
+            trunk: .init(codec: .pcmu, payloadType: 0, remote: carrier.address),
+            platform: .init(codec: .opus(.init()), payloadType: 111, remote: app.address))
+        config.playoutCalmPeriod = 1
+        let call = try engine.openCall(config)
+        defer { call.close() }
+        let pcmu = try TestCodec(.pcmu, sampleRate: 8000)
+        let jittered = 100, calm = 100
+        var rng = SystemRandomNumberGenerator()
+        let delays = (0..<jittered).map { n in n < 5 ? 0 : Double.random(in: 0...0.040, using: &rng) } + Array(repeating: 0, count: calm)
+        let seq0 = carrier.sequenceNumber, ts0 = carrier.timestamp
+        await scheduled(delays.enumerated().map { n, d in 0.020 * Double(n) + d }) { n in
+            carrier.sequenceNumber = seq0 &+ UInt16(n)
+            carrier.send(payloadType: 0, payload: pcmu.encode(sine(1000, sampleRate: 8000, count: 160, offset: n * 160)),
+                         timestamp: ts0 &+ UInt32(160 * n), to: call.trunkAddress)
+            if n == jittered - 1 {
+                let s = call.statistics()[.trunk]
+                #expect(s?.onArrival == false, "buffered while the jitter lasts: \(String(describing: s))")
+            }
+            app.drain()
+        }
+        _ = await waitUntil(timeout: 2, drain: app.drain) { call.statistics()[.trunk]?.onArrival == true }
+        let stats = try #require(call.statistics()[.trunk])
+        #expect(stats.onArrival, "back on arrival after the calm second: \(stats)")
+        #expect(stats.playoutSwitches >= 2)
+        let out = app.packets(payloadType: 111)
+        #expect(out.count >= jittered + calm - 10, "\(out.count) packets")
+        #expect(zip(out, out.dropFirst()).allSatisfy { $1.sequenceNumber == $0.sequenceNumber &+ 1 })
+        // The jittered part, smoothed: reordered packets are played in order, few concealed.
+        #expect(stats.late <= 5 && stats.concealed <= 8, "\(stats)")
+        let decoder = try TestCodec(.opus(.init()), sampleRate: 8000)
+        let audio = out.prefix(jittered).dropFirst(10).flatMap { decoder.decode($0.payload) }
+        #expect(toneDominates(1000, sampleRate: 8000, audio))
+    }
+
+    /// A buffered call whose media thread stalls for 200 ms: the frames whose time passed
+    /// are dropped (counted), and our timestamps skip them, instead of playing everything
+    /// late from then on.
+    @Test func aStalledThreadDropsStaleFrames() async throws {
+        let engine = try TestMediaEngine.make()
+        defer { engine.shutdown() }
+        let carrier = try RTPTestPeer(), app = try RTPTestPeer()
+        var config = MediaCallConfiguration(
+            trunk: .init(codec: .pcmu, payloadType: 0, remote: carrier.address),
+            platform: .init(codec: .opus(.init()), payloadType: 111, remote: app.address))
+        config.playoutOnArrival = false
+        let call = try engine.openCall(config)
+        defer { call.close() }
+        let pcmu = try TestCodec(.pcmu, sampleRate: 8000)
+        let thread = try #require(engine.threads.first)
+        await paced(80) { n in
+            carrier.send(payloadType: 0, payload: pcmu.encode(sine(1000, sampleRate: 8000, count: 160, offset: n * 160)), to: call.trunkAddress)
+            carrier.timestamp &+= 160
+            if n == 30 { thread.loop.execute { usleep(200_000) } }
+            app.drain()
+        }
+        _ = await waitUntil(timeout: 2, drain: app.drain) { (call.statistics()[.trunk]?.staleDropped ?? 0) > 0 }
+        let stats = try #require(call.statistics()[.trunk])
+        #expect(stats.staleDropped > 0, "\(stats)")
+        #expect(!stats.onArrival)
+        let out = app.packets(payloadType: 111)
+        let gaps = zip(out, out.dropFirst()).filter { $1.timestamp &- $0.timestamp > 960 }
+        #expect(!gaps.isEmpty, "the dropped frames leave a gap in our timestamps")
+    }
+}
+
+/// Runs `body(n)` at `times[n]` seconds from now (in time order, so a later n may go
+/// first: reordering), on a thread of its own against the monotonic clock.
+func scheduled(_ times: [Double], _ body: @escaping @Sendable (Int) -> Void) async {
+    let order = times.indices.sorted { times[$0] < times[$1] }
+    await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+        let thread = Thread {
+            var start = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &start)
+            let base = Double(start.tv_sec) + Double(start.tv_nsec) / 1e9
+            for n in order {
+                let at = base + times[n]
+                var t = timespec(tv_sec: Int(at), tv_nsec: Int((at - Double(Int(at))) * 1e9))
+                while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, nil) == EINTR {}
+                body(n)
+            }
+            done.resume()
+        }
+        thread.name = "rtp-test-scheduler"
+        thread.start()
+    }
+}
