@@ -77,7 +77,11 @@ public final class ControlAPIServer: Sendable {
         .json(status, Array((try? encoder.encode(value)) ?? Data("{}".utf8)))
     }
 
-    static func error(_ e: GatewayError) -> HTTPResponse { json(e.httpStatus, APIErrorBody(code: e.irisCode, message: e.message)) }
+    static func error(_ e: GatewayError) -> HTTPResponse {
+        var response = json(e.httpStatus, APIErrorBody(code: e.irisCode, message: e.message))
+        if let seconds = e.retryAfter { response.headers.append(("Retry-After", String(seconds))) }
+        return response
+    }
 
     private func decode<T: Decodable>(_ type: T.Type, _ request: HTTPRequest) throws(GatewayError) -> T {
         guard !request.body.isEmpty else { throw .badRequest("a JSON body is required") }
@@ -155,7 +159,8 @@ public final class ControlAPIServer: Sendable {
                                               refusals: gateway.sipRefusalCounts(),
                                               recordWrites: (gateway.records.writeFailures, gateway.records.pendingWrites),
                                               sipTransactions: load.transactions, heapTrims: load.heapTrims,
-                                              mediaThreads: gateway.media.configuration.threads)
+                                              mediaThreads: gateway.media.configuration.threads,
+                                              mediaLoad: (gateway.media.loads(), gateway.configuration.mediaLoadBudget))
             if let http = server.withLock({ $0 })?.statistics { text += Self.metricsText(http) }
             return .text(200, text, contentType: "text/plain; version=0.0.4; charset=utf-8")
         }

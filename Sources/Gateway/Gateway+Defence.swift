@@ -21,6 +21,14 @@ extension Gateway {
             metrics.refused("inbound_sessions_full")
             return "inbound sessions at their limit"
         }
+        // The media opens only when the app joins: calls still ringing count as placed.
+        let ringing = sessions.values.reduce(0) { $0 + ($1.media == nil && $1.machine.direction == .inbound && !$1.machine.isEnded ? 1 : 0) }
+        do {
+            try media.admit(budget: configuration.mediaLoadBudget, pending: ringing)
+        } catch {
+            metrics.mediaRefused(.inbound)
+            return "media load at its budget"
+        }
         switch inboundAdmissions[profile.name]?.admit(now: EventLoop.now()) {
         case .concurrency?:
             metrics.refused("inbound_trunk_concurrency")

@@ -61,7 +61,7 @@ extension Gateway {
         try admitted.get()
         let mediaCall: MediaCall
         do {
-            mediaCall = try openMedia(trunk: provisional, platform: platform, profile: profile, roomId: roomId)
+            mediaCall = try openMedia(trunk: provisional, platform: platform, profile: profile, roomId: roomId, admitting: true)
         } catch {
             ua.loop.sync { [self] in admissions[profile.name]?.release() }
             throw error

@@ -156,13 +156,21 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
     }
 
     /// Opens media for a session, with events hopping to the SIP loop.
-    func openMedia(trunk: NegotiatedLeg, platform: NegotiatedLeg, profile: TrunkProfile, roomId: String) throws(GatewayError) -> MediaCall {
+    /// Opens a session's media; with `admitting`, refused (503 / -503 with Retry-After,
+    /// counted) when the media threads would pass `mediaLoadBudget`.
+    func openMedia(trunk: NegotiatedLeg, platform: NegotiatedLeg, profile: TrunkProfile, roomId: String,
+                   admitting: Bool = false) throws(GatewayError) -> MediaCall {
         do {
             let loop = ua.loop
-            return try media.openCall(mediaConfiguration(trunk: trunk, platform: platform, profile: profile)) { [weak self] event in
+            return try media.openCall(mediaConfiguration(trunk: trunk, platform: platform, profile: profile),
+                                      loadBudget: admitting ? configuration.mediaLoadBudget : nil) { [weak self] event in
                 guard let gateway = self else { return }
                 loop.execute { gateway.sessions[roomId]?.mediaEvent(event) }
             }
+        } catch let overload as MediaOverloadError {
+            metrics.mediaRefused(.outbound)
+            throw GatewayError(IrisCode.serviceUnavailable, 503, "the gateway is at its media capacity (\(overload))",
+                               retryAfter: overload.retryAfter)
         } catch {
             throw .unavailable("no media ports available: \(error)")
         }

@@ -47,6 +47,10 @@ public struct GatewayConfiguration: Sendable {
     public var inboundSessionLimit: Int { maxInboundSessions ?? max(1, maxSessions / 2) }
     /// Opus toward the platform. Default complexity 5, FEC on.
     public var opus: AudioCodec.OpusSettings
+    /// The busy fraction of a media thread (0...1) past which a new session is refused with
+    /// 503 / -503 and Retry-After before any INVITE or answer (`mediaLoadBudgetPercent`).
+    /// Default 0.8.
+    public var mediaLoadBudget = 0.8
     /// Bridge both legs without transcoding when the app offers PCMU and the trunk takes
     /// it. Default true.
     public var preferPCMUPassthrough: Bool

@@ -22,6 +22,7 @@ public final class GatewayMetrics: Sendable {
         var srtpAuthFailures = 0
         var srtpReplays = 0
         var srtpRefused = 0
+        var mediaRefused: [SessionMachine.Direction: Int] = [:]
     }
     private let counts = Mutex(Counts())
 
@@ -38,6 +39,8 @@ public final class GatewayMetrics: Sendable {
     func tlsFailure(_ kind: String) { counts.withLock { $0.tlsFailures[kind, default: 0] += 1 } }
     /// Counts one SDP the trunk's SRTP policy refused (no usable keys where they are required).
     func srtpRefused() { counts.withLock { $0.srtpRefused += 1 } }
+    /// Counts one new session refused because the media threads were at their load budget.
+    func mediaRefused(_ direction: SessionMachine.Direction) { counts.withLock { $0.mediaRefused[direction, default: 0] += 1 } }
     func registration(profile: String, state: String) { counts.withLock { $0.registrations[profile] = state } }
 
     func media(_ stats: [MediaLeg: MediaLegStatistics]) {
@@ -66,7 +69,8 @@ public final class GatewayMetrics: Sendable {
     /// `mediaThreads` the media engine's thread count.
     public func render(statuses: [SessionStatus], sipResponses: [Int: Int], lateFrames: Int = 0,
                        refusals: [String: Int] = [:], recordWrites: (lost: Int, pending: Int) = (0, 0),
-                       sipTransactions: Int = 0, heapTrims: Int = 0, mediaThreads: Int? = nil) -> String {
+                       sipTransactions: Int = 0, heapTrims: Int = 0, mediaThreads: Int? = nil,
+                       mediaLoad: (threads: [MediaThreadLoad], budget: Double)? = nil) -> String {
         let c = counts.withLock { $0 }
         let refused = c.refused.merging(refusals, uniquingKeysWith: +)
         var out = PrometheusText()
@@ -96,6 +100,16 @@ public final class GatewayMetrics: Sendable {
             metric("irisgw_media_threads", "gauge", "Media threads (one per CPU the process may use, or the mediaThreads setting).",
                    [("", String(mediaThreads))])
         }
+        if let mediaLoad {
+            metric("irisgw_media_thread_load", "gauge", "Each media thread's busy fraction of a CPU over the last second.",
+                   mediaLoad.threads.enumerated().map { ("{thread=\"\($0.offset)\"}", format3($0.element.busy)) })
+            metric("irisgw_media_thread_calls", "gauge", "Calls on each media thread.",
+                   mediaLoad.threads.enumerated().map { ("{thread=\"\($0.offset)\"}", String($0.element.calls)) })
+            metric("irisgw_media_load_budget", "gauge", "The busy fraction past which new sessions are refused (mediaLoadBudgetPercent).",
+                   [("", format3(mediaLoad.budget))])
+        }
+        metric("irisgw_media_admission_refused_total", "counter", "New sessions refused (503, Retry-After) because the media threads were at their load budget.",
+               [SessionMachine.Direction.inbound, .outbound].map { ("{direction=\"\($0.rawValue)\"}", String(c.mediaRefused[$0] ?? 0)) })
         metric("irisgw_media_late_frames_total", "counter", "Frames the media threads played late (missed 20 ms ticks).", [("", String(lateFrames))])
         metric("irisgw_media_trunk_jitter_ms_avg", "gauge", "Mean interarrival jitter on trunk legs (ended sessions).",
                [("", String(format2(c.jitterSamples > 0 ? c.jitterSumMs / Double(c.jitterSamples) : 0)))])
@@ -117,4 +131,5 @@ public final class GatewayMetrics: Sendable {
     }
 
     private func format2(_ v: Double) -> String { String((v * 100).rounded() / 100) }
+    private func format3(_ v: Double) -> String { String((v * 1000).rounded() / 1000) }
 }

@@ -25,6 +25,7 @@ import SIP
 ///   maxInboundSessions: 500,           // default: half of maxSessions
 ///   mediaRealtimePriority: 10,         // SCHED_RR for the media threads; default: normal scheduling
 ///   mediaThreads: 2,                   // default: the CPUs the process may use (affinity, cgroup quota)
+///   mediaLoadBudgetPercent: 80,        // new sessions past it get 503 + Retry-After; default 80
 ///   sip: { answerUnknownSources: false, requestsPerSecond: 50 },  // ServeConfiguration+SIP.swift
 ///   apiLimits: { maxConnectionsPerSource: 256, maxWebSocketsPerClient: 1000 },
 ///   dnsServers: ["10.0.0.53:53"],      // default: /etc/resolv.conf (ServeConfiguration+DNS.swift)
@@ -63,6 +64,9 @@ public struct ServeConfiguration: Sendable, Equatable {
     /// Media threads, 1-256. Default: one per CPU the process may use (affinity mask and
     /// cgroup v2 quota, the smaller; `UsableCPUs`).
     public var mediaThreads: Int?
+    /// Per cent of a media thread's CPU past which new sessions are refused (503 with
+    /// Retry-After), 0-100; 0 refuses every new session (calls in progress go on). Default 80.
+    public var mediaLoadBudgetPercent: Int?
     /// SIP exposure and bounds (`ServeConfiguration+SIP.swift`).
     public var sip: SIPSettings?
     /// The control API server's caps; what is not given keeps the server's default.
@@ -131,7 +135,7 @@ public struct ServeConfiguration: Sendable, Equatable {
     public init() {}
 
     public static let keys = ["profiles", "sipListen", "sipAdvertise", "apiListen", "rtpHost", "rtpAdvertise", "platformRtpAdvertise", "rtpPorts", "dataDir", "publicURL",
-                              "drainTimeoutSec", "webDir", "maxSessions", "maxInboundSessions", "mediaRealtimePriority", "mediaThreads", "roomTokenLifetimeSec", "webhook",
+                              "drainTimeoutSec", "webDir", "maxSessions", "maxInboundSessions", "mediaRealtimePriority", "mediaThreads", "mediaLoadBudgetPercent", "roomTokenLifetimeSec", "webhook",
                               "sip", "apiLimits"] + dnsKeys + tlsKeys + apiTLSKeys
 
     public static func load(file: URL) throws(ProfileError) -> ServeConfiguration {
@@ -192,6 +196,7 @@ public struct ServeConfiguration: Sendable, Equatable {
         c.tls = try tlsSettings(o, schema: schema)
         c.apiTLS = try apiTLSSettings(o, schema: schema)
         c.mediaThreads = try o.optional("mediaThreads") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...256) }
+        c.mediaLoadBudgetPercent = try o.optional("mediaLoadBudgetPercent") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 0...100) }
         c.sip = try o.optional("sip") { (v, p) throws(ProfileError) in try sipSettings(v, at: p, schema: schema) }
         c.roomTokenLifetimeSec = try o.optional("roomTokenLifetimeSec") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...86_400) }
         c.webhook = try o.optional("webhook") { (v, p) throws(ProfileError) in

@@ -12,8 +12,12 @@ public struct SessionSnapshot: Codable, Sendable, Equatable {
         public var srtpAuthFailures: Int?
         /// SRTP/SRTCP packets dropped as replayed or too old; SRTP legs only.
         public var srtpReplays: Int?
+        /// How what this leg receives reaches the other: `relay` (same codec), `arrival`
+        /// (transcoded as each packet arrives), `buffered` (through the jitter buffer: jitter
+        /// seen), `mixing` (a merged call).
+        public var playout: String?
         public init(packetsReceived: Int, packetsSent: Int, packetsLost: Int64, jitterMs: Double, roundTripMs: Double?,
-                    srtp: String? = nil, srtpAuthFailures: Int? = nil, srtpReplays: Int? = nil) {
+                    srtp: String? = nil, srtpAuthFailures: Int? = nil, srtpReplays: Int? = nil, playout: String? = nil) {
             self.packetsReceived = packetsReceived
             self.packetsSent = packetsSent
             self.packetsLost = packetsLost
@@ -22,6 +26,7 @@ public struct SessionSnapshot: Codable, Sendable, Equatable {
             self.srtp = srtp
             self.srtpAuthFailures = srtpAuthFailures
             self.srtpReplays = srtpReplays
+            self.playout = playout
         }
     }
     public var roomId: String

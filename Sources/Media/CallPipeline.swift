@@ -384,6 +384,12 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
         }
     }
 
+    private func playoutState(_ leg: RTPLeg) -> MediaPlayout {
+        if passthrough { return .relay }
+        if conference != nil { return .mixing }
+        return leg.playout.mode == .arrival ? .arrival : .buffered
+    }
+
     func snapshot() -> [MediaLeg: MediaLegStatistics] {
         var t = trunk.statistics, p = platform.statistics
         t.packetsLost = trunk.rx.cumulativeLost
@@ -392,8 +398,8 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
         p.jitterMs = platform.rx.jitterMilliseconds
         t.remote = t.remote ?? trunk.configuration.remote
         p.remote = p.remote ?? platform.configuration.remote
-        t.onArrival = !passthrough && conference == nil && trunk.playout.mode == .arrival
-        p.onArrival = !passthrough && conference == nil && platform.playout.mode == .arrival
+        t.playout = playoutState(trunk)
+        p.playout = playoutState(platform)
         t.playoutSwitches = trunk.playout.switches
         p.playoutSwitches = platform.playout.switches
         return [.trunk: t, .platform: p]

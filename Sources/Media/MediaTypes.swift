@@ -85,6 +85,18 @@ public enum MediaEvent: Sendable, Equatable {
     case webrtcFailed(MediaLeg, String)
 }
 
+/// How a leg's received audio reaches the other leg.
+public enum MediaPlayout: String, Sendable, Equatable {
+    /// Same codec both sides: packets relayed as they arrive, never decoded.
+    case relay
+    /// Transcoded the moment each packet arrives (calm network).
+    case arrival
+    /// Through the jitter buffer on the 20 ms tick (jitter or reordering seen).
+    case buffered
+    /// Through the jitter buffer into the mix of a merged call.
+    case mixing
+}
+
 /// Counters of one leg, for RTCP, `/metrics` and tests.
 public struct MediaLegStatistics: Sendable, Equatable {
     public var packetsReceived = 0
@@ -102,9 +114,10 @@ public struct MediaLegStatistics: Sendable, Equatable {
     public var srtpAuthFailures = 0
     /// SRTP/SRTCP packets dropped as replays (seen already, or behind the replay window).
     public var srtpReplays = 0
-    /// Whether what this leg receives is played the moment it arrives (a transcoded plain
-    /// bridge with calm network), rather than through the jitter buffer.
-    public var onArrival = false
+    /// How what this leg receives is played out now.
+    public var playout = MediaPlayout.relay
+    /// Whether what this leg receives is played the moment it arrives.
+    public var onArrival: Bool { playout == .arrival }
     /// Times this leg's playout moved between arrival and the jitter buffer (both ways).
     public var playoutSwitches = 0
     /// Frames dropped to keep the delay from growing: a media thread that fell behind, or

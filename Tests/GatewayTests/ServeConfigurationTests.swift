@@ -10,6 +10,7 @@ import Testing
           profiles: "/etc/irisgw/profiles", sipListen: "0.0.0.0:5060", apiListen: "127.0.0.1:8080",
           rtpHost: "203.0.113.7", rtpPorts: "30000-39999", dataDir: "/var/lib/irisgw",
           publicURL: "https://gw1.example.net", drainTimeoutSec: 60, maxSessions: 500, mediaRealtimePriority: 10,
+          mediaLoadBudgetPercent: 70,
           webhook: { url: "http://127.0.0.1:9000/hook", timeoutSec: 3, retries: 4 },
           apiLimits: { threads: 4, maxConnectionsPerSource: 300, maxWebSocketsPerClient: 900 },
         }
@@ -20,6 +21,7 @@ import Testing
         #expect(c.webhook == .init(url: "http://127.0.0.1:9000/hook", timeoutSec: 3, retries: 4))
         #expect(c.apiLimits == .init(threads: 4, maxConnectionsPerSource: 300, maxWebSocketsPerClient: 900))
         #expect(c.mediaRealtimePriority == 10)
+        #expect(c.mediaLoadBudgetPercent == 70)
         #expect(try ServeConfiguration.parse("{}", file: "empty.json5") == ServeConfiguration())
     }
 
@@ -101,6 +103,8 @@ import Testing
         ("{ sipListn: \"1.2.3.4:5\" }", "sipListn"),
         ("{ rtpPorts: \"20001-20000\" }", "rtpPorts"),
         ("{ maxSessions: \"many\" }", "maxSessions"),
+        ("{ mediaLoadBudgetPercent: 120 }", "mediaLoadBudgetPercent"),
+        ("{ mediaLoadBudgetPercent: 0.8 }", "mediaLoadBudgetPercent"),
         ("{ webhook: { timeoutSec: 3 } }", "webhook.url"),
         ("{ webhook: { url: \"ftp://x\" } }", "webhook.url"),
         ("{ publicURL: \"gw1\" }", "publicURL"),

@@ -7,11 +7,15 @@ public struct GatewayError: Error, Sendable, Equatable, CustomStringConvertible 
     public var irisCode: Int
     public var httpStatus: Int
     public var message: String
+    /// Seconds after which the same request may succeed (an overload): the API sends it as
+    /// `Retry-After`.
+    public var retryAfter: Int?
 
-    public init(_ irisCode: Int, _ httpStatus: Int, _ message: String) {
+    public init(_ irisCode: Int, _ httpStatus: Int, _ message: String, retryAfter: Int? = nil) {
         self.irisCode = irisCode
         self.httpStatus = httpStatus
         self.message = message
+        self.retryAfter = retryAfter
     }
 
     public var description: String { "\(message) (\(irisCode))" }

@@ -306,7 +306,8 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
         func leg(_ s: MediaLegStatistics?, srtp: SRTPConfiguration? = nil) -> SessionSnapshot.LegStats? {
             s.map { .init(packetsReceived: $0.packetsReceived, packetsSent: $0.packetsSent, packetsLost: $0.packetsLost,
                           jitterMs: $0.jitterMs, roundTripMs: $0.roundTripMs, srtp: srtp?.suite.rawValue,
-                          srtpAuthFailures: srtp == nil ? nil : $0.srtpAuthFailures, srtpReplays: srtp == nil ? nil : $0.srtpReplays) }
+                          srtpAuthFailures: srtp == nil ? nil : $0.srtpAuthFailures, srtpReplays: srtp == nil ? nil : $0.srtpReplays,
+                          playout: $0.playout.rawValue) }
         }
         return SessionSnapshot(roomId: roomId, traceId: traceId, direction: machine.direction.rawValue, status: machine.status,
                                sourceTN: sourceTN, targetTN: targetTN, profile: profile.name, routingId: routingId,
