@@ -95,6 +95,10 @@ public final class ControlAPIServer: Sendable {
             throw .badRequest("wrong type at \"\(context.codingPath.map(\.stringValue).joined(separator: "."))\"")
         } catch let DecodingError.valueNotFound(_, context) {
             throw .badRequest("null at \"\(context.codingPath.map(\.stringValue).joined(separator: "."))\"")
+        } catch let DecodingError.dataCorrupted(context) where context.underlyingError is RequestFieldError {
+            // A field the body's type reads itself (an unknown key in `opus`, a bitrate word).
+            let problem = context.underlyingError as? RequestFieldError
+            throw .badRequest("\(context.codingPath.map(\.stringValue).joined(separator: ".")): \(problem?.message ?? context.debugDescription)")
         } catch let DecodingError.dataCorrupted(context) where !context.codingPath.isEmpty {
             throw .badRequest("bad value at \"\(context.codingPath.map(\.stringValue).joined(separator: "."))\"")
         } catch {

@@ -45,7 +45,10 @@ public struct GatewayConfiguration: Sendable {
     public var maxInboundSessions: Int?
     /// `maxInboundSessions`, or its default.
     public var inboundSessionLimit: Int { maxInboundSessions ?? max(1, maxSessions / 2) }
-    /// Opus toward the platform. Default complexity 5, FEC on.
+    /// Opus toward the platform: the defaults under every trunk profile's `media.opus` and
+    /// a session's `opus` (`TrunkProfile.MediaSettings.opusSettings(default:session:)`).
+    /// Default complexity 5, bitrate automatic, FEC on, 5 % expected loss, DTX off, voip,
+    /// bandwidth automatic.
     public var opus: AudioCodec.OpusSettings
     /// Bridge both legs without transcoding when the app offers PCMU and the trunk takes
     /// it. Default true.
