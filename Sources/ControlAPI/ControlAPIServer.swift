@@ -87,8 +87,13 @@ public final class ControlAPIServer: Sendable {
             attached.withLock({ $0 })?.metrics.refused(error.metricLabel)
             throw .badRequest(error.description)
         }
+        return try Self.decodeBody(T.self, from: request.body)
+    }
+
+    /// A body read into `T`; what cannot be read is 400 naming the key path.
+    static func decodeBody<T: Decodable>(_ type: T.Type, from body: [UInt8]) throws(GatewayError) -> T {
         do {
-            return try JSONDecoder().decode(T.self, from: Data(request.body))
+            return try JSONDecoder().decode(T.self, from: Data(body))
         } catch let DecodingError.keyNotFound(key, _) {
             throw .badRequest("missing key \"\(key.stringValue)\"")
         } catch let DecodingError.typeMismatch(_, context) {

@@ -15,6 +15,9 @@ public struct OpusOptions: Codable, Sendable, Equatable {
                 self = .bitsPerSecond(n)
                 return
             }
+            if let d = try? c.decode(Double.self) {
+                throw RequestFieldError.corrupted(c.codingPath, "must be a whole number of bits per second or \"auto\", found \(d)")
+            }
             guard let s = try? c.decode(String.self) else {
                 throw DecodingError.typeMismatch(Bitrate.self, .init(codingPath: c.codingPath, debugDescription: "a number or \"auto\""))
             }
@@ -81,10 +84,20 @@ public struct OpusOptions: Codable, Sendable, Equatable {
                                               "unknown key (allowed: \(Self.keys.joined(separator: ", ")))")
         }
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        complexity = try c.decodeIfPresent(Int.self, forKey: .complexity)
+        /// An integer; a number with a fraction is named as such (the decoder's own error
+        /// for it carries no key path).
+        func integer(_ key: CodingKeys) throws -> Int? {
+            if try !c.contains(key) || c.decodeNil(forKey: key) { return nil }
+            if let n = try? c.decode(Int.self, forKey: key) { return n }
+            if let d = try? c.decode(Double.self, forKey: key) {
+                throw RequestFieldError.corrupted(c.codingPath + [key], "must be an integer, found \(d)")
+            }
+            return try c.decode(Int.self, forKey: key)
+        }
+        complexity = try integer(.complexity)
         bitrate = try c.decodeIfPresent(Bitrate.self, forKey: .bitrate)
         fec = try c.decodeIfPresent(Bool.self, forKey: .fec)
-        expectedLoss = try c.decodeIfPresent(Int.self, forKey: .expectedLoss)
+        expectedLoss = try integer(.expectedLoss)
         dtx = try c.decodeIfPresent(Bool.self, forKey: .dtx)
         application = try c.decodeIfPresent(String.self, forKey: .application)
         maxBandwidth = try c.decodeIfPresent(String.self, forKey: .maxBandwidth)
