@@ -72,5 +72,32 @@ extension GatewaySuites {
             // An ended session's snapshot keeps what it used.
             #expect(try api.snapshot(roomId: ownRoom).opus == ownSettings)
         }
+
+        /// An inbound call's platform leg takes its trunk's `media.opus` when the app joins.
+        @Test func anInboundCallUsesItsTrunksOpus() async throws {
+            var profile = GatewayProcess.Profile()
+            profile.mediaExtra = #"opus: { complexity: 2, application: "audio", fec: false },"#
+            let gw = try GatewayProcess(profiles: [profile])
+            defer { gw.stop() }
+            let (note, sipp) = try GatewayInboundTests.notification(gw) {
+                try GatewayInboundTests.caller(gw, CallerScenarios.answered(talkMs: 3000))
+            }
+            defer { sipp.stop() }
+            let n = try #require(note, sipp.report)
+            let room = try #require(n.roomid)
+            let api = try gw.connection()
+            // Not joined: no platform leg yet.
+            #expect(try api.snapshot(roomId: room).opus == nil)
+            let rec = SessionRecorder()
+            let session = IrisRtcAudioSession(connection: api, stream: try IrisRtcStream(), delegate: rec)
+            defer { session.stop() }
+            try session.join(roomId: room, roomToken: n.roomtoken!)
+            #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(sipp.report)")
+            let snap = try api.snapshot(roomId: room)
+            let band = snap.codec == "G722" ? "wideband" : "narrowband"
+            #expect(snap.opus == OpusOptions(complexity: 2, bitrate: .auto, fec: false, expectedLoss: 5, dtx: false, application: "audio",
+                                             maxBandwidth: band), "\(snap)")
+            #expect(session.waitForEnd(timeout: 10))
+        }
     }
 }
