@@ -65,7 +65,7 @@ let package = Package(
         .testTarget(name: "MediaTests", dependencies: ["Media", "ICE", "TLS"]),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway", "IrisAPI", "CarrierTest"]),
         .testTarget(name: "IrisClientTests", dependencies: ["IrisClient", "WebClient", "Media"]),
-        .testTarget(name: "ControlAPITests", dependencies: ["ControlAPI", "WebClient", "TLS", "TestSupport"]),
+        .testTarget(name: "ControlAPITests", dependencies: ["ControlAPI", "Gateway", "IrisAPI", "WebClient", "TLS", "TestSupport"]),
         .testTarget(name: "CarrierSimTests", dependencies: ["CarrierSim", "SIP", "Media"]),
         // The benches' own logic (how the soak closes its calls), against an in-process API server.
         .testTarget(name: "BenchTests", dependencies: ["irisgw-bench", "ControlAPI", "Gateway", "WebClient", "IOCore"]),

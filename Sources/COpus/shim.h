@@ -8,4 +8,13 @@ static inline int COpus_set_inband_fec(OpusEncoder *e, opus_int32 v) { return op
 static inline int COpus_set_packet_loss_perc(OpusEncoder *e, opus_int32 v) { return opus_encoder_ctl(e, OPUS_SET_PACKET_LOSS_PERC(v)); }
 static inline int COpus_set_dtx(OpusEncoder *e, opus_int32 v) { return opus_encoder_ctl(e, OPUS_SET_DTX(v)); }
 static inline int COpus_set_signal_voice(OpusEncoder *e) { return opus_encoder_ctl(e, OPUS_SET_SIGNAL(OPUS_SIGNAL_VOICE)); }
+static inline int COpus_set_max_bandwidth(OpusEncoder *e, opus_int32 v) { return opus_encoder_ctl(e, OPUS_SET_MAX_BANDWIDTH(v)); }
+// Read back what the encoder holds (tests, diagnostics).
+static inline int COpus_get_complexity(OpusEncoder *e, opus_int32 *v) { return opus_encoder_ctl(e, OPUS_GET_COMPLEXITY(v)); }
+static inline int COpus_get_bitrate(OpusEncoder *e, opus_int32 *v) { return opus_encoder_ctl(e, OPUS_GET_BITRATE(v)); }
+static inline int COpus_get_inband_fec(OpusEncoder *e, opus_int32 *v) { return opus_encoder_ctl(e, OPUS_GET_INBAND_FEC(v)); }
+static inline int COpus_get_packet_loss_perc(OpusEncoder *e, opus_int32 *v) { return opus_encoder_ctl(e, OPUS_GET_PACKET_LOSS_PERC(v)); }
+static inline int COpus_get_dtx(OpusEncoder *e, opus_int32 *v) { return opus_encoder_ctl(e, OPUS_GET_DTX(v)); }
+static inline int COpus_get_application(OpusEncoder *e, opus_int32 *v) { return opus_encoder_ctl(e, OPUS_GET_APPLICATION(v)); }
+static inline int COpus_get_max_bandwidth(OpusEncoder *e, opus_int32 *v) { return opus_encoder_ctl(e, OPUS_GET_MAX_BANDWIDTH(v)); }
 #endif

@@ -91,14 +91,23 @@ public final class ControlAPIServer: Sendable {
             attached.withLock({ $0 })?.metrics.refused(error.metricLabel)
             throw .badRequest(error.description)
         }
+        return try Self.decodeBody(T.self, from: request.body)
+    }
+
+    /// A body read into `T`; what cannot be read is 400 naming the key path.
+    static func decodeBody<T: Decodable>(_ type: T.Type, from body: [UInt8]) throws(GatewayError) -> T {
         do {
-            return try JSONDecoder().decode(T.self, from: Data(request.body))
+            return try JSONDecoder().decode(T.self, from: Data(body))
         } catch let DecodingError.keyNotFound(key, _) {
             throw .badRequest("missing key \"\(key.stringValue)\"")
         } catch let DecodingError.typeMismatch(_, context) {
             throw .badRequest("wrong type at \"\(context.codingPath.map(\.stringValue).joined(separator: "."))\"")
         } catch let DecodingError.valueNotFound(_, context) {
             throw .badRequest("null at \"\(context.codingPath.map(\.stringValue).joined(separator: "."))\"")
+        } catch let DecodingError.dataCorrupted(context) where context.underlyingError is RequestFieldError {
+            // A field the body's type reads itself (an unknown key in `opus`, a bitrate word).
+            let problem = context.underlyingError as? RequestFieldError
+            throw .badRequest("\(context.codingPath.map(\.stringValue).joined(separator: ".")): \(problem?.message ?? context.debugDescription)")
         } catch let DecodingError.dataCorrupted(context) where !context.codingPath.isEmpty {
             throw .badRequest("bad value at \"\(context.codingPath.map(\.stringValue).joined(separator: "."))\"")
         } catch {

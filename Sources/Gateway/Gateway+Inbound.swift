@@ -109,7 +109,7 @@ extension Gateway: SIPUserAgentDelegate {
         let platform: NegotiatedLeg
         do {
             platform = try MediaNegotiation.platformLeg(offer: request.media.sdp, preferPCMU: configuration.preferPCMUPassthrough,
-                                                        opus: configuration.opus)
+                                                        opus: opusSettings(joining: roomId))
         } catch {
             throw .badRequest("media.sdp: \(error.message)")
         }

@@ -29,10 +29,11 @@ extension Gateway {
         let caller = try Self.callerRequest(request, profile.outbound!)
         if let r = request.routingId, !Self.isValidID(r) { throw .badRequest("routingId must be 1-128 of [A-Za-z0-9._:@-]") }
         if let t = request.traceId, !Self.isValidID(t) { throw .badRequest("traceId must be 1-128 of [A-Za-z0-9._:@-]") }
+        let opus = try opusSettings(profile, request: request.opus)
         let platform: NegotiatedLeg
         do {
             platform = try MediaNegotiation.platformLeg(offer: request.media.sdp, preferPCMU: configuration.preferPCMUPassthrough
-                                                        && profile.media.codecs.first == .pcmu, opus: configuration.opus)
+                                                        && profile.media.codecs.first == .pcmu, opus: opus)
         } catch {
             throw .badRequest("media.sdp: \(error.message)")
         }

@@ -45,7 +45,10 @@ public struct GatewayConfiguration: Sendable {
     public var maxInboundSessions: Int?
     /// `maxInboundSessions`, or its default.
     public var inboundSessionLimit: Int { maxInboundSessions ?? max(1, maxSessions / 2) }
-    /// Opus toward the platform. Default complexity 5, FEC on.
+    /// Opus toward the platform: the defaults under every trunk profile's `media.opus` and
+    /// a session's `opus` (`TrunkProfile.MediaSettings.opusSettings(default:session:)`).
+    /// Default complexity 5, bitrate automatic, FEC on, 5 % expected loss, DTX off, voip,
+    /// bandwidth automatic.
     public var opus: AudioCodec.OpusSettings
     /// The busy fraction of a media thread (0...1) past which a new session is refused with
     /// 503 / -503 and Retry-After before any INVITE or answer (`mediaLoadBudgetPercent`).

@@ -232,7 +232,8 @@ struct ProfileSchema {
     }
 
     private func media(_ value: JSON5Value, at path: String) throws(ProfileError) -> TrunkProfile.MediaSettings {
-        let o = try object(value, at: path, keys: ["codecs", "dtmf", "rtpTimeoutSec", "advertise", "encryption", "srtpSuites", "sdesRequiresTLS"])
+        let o = try object(value, at: path, keys: ["codecs", "dtmf", "rtpTimeoutSec", "advertise", "encryption", "srtpSuites", "sdesRequiresTLS",
+                                                   "opus"])
         let codecs = try o.optional("codecs") { (v, p) throws(ProfileError) in
             var seen = Set<TrunkProfile.MediaSettings.Codec>()
             return try nonEmptyArray(v, at: p) { (e, ep) throws(ProfileError) in
@@ -260,10 +261,11 @@ struct ProfileSchema {
             }
         }
         let sdesRequiresTLS = try o.optional("sdesRequiresTLS") { (v, p) throws(ProfileError) in try bool(v, at: p) }
+        let opus = try o.optional("opus") { (v, p) throws(ProfileError) in try opusOverrides(v, at: p) }
         return TrunkProfile.MediaSettings(codecs: codecs ?? [.pcmu, .pcma], dtmf: dtmf ?? .rfc4733,
                                           rtpTimeoutSec: rtpTimeout ?? 30, advertise: advertise,
                                           encryption: encryption ?? .none, srtpSuites: suites ?? SRTPSuite.allCases,
-                                          sdesRequiresTLS: sdesRequiresTLS ?? true)
+                                          sdesRequiresTLS: sdesRequiresTLS ?? true, opus: opus ?? .init())
     }
 
     private func sip(_ value: JSON5Value, at path: String) throws(ProfileError) -> TrunkProfile.SIPSettings {

@@ -262,10 +262,15 @@ public struct TrunkProfile: Sendable, Equatable {
         /// SDES keys travel in the SDP, so they are offered and taken only over TLS (sips: or
         /// transport=tls). false allows them over UDP and TCP (a private link, a test). Default: true.
         public var sdesRequiresTLS: Bool
+        /// `media.opus`: the platform leg's Opus settings for calls on this trunk, over the
+        /// gateway-wide ones (`GatewayConfiguration.opus`); a session's `opus` goes over
+        /// these (`opusSettings(default:session:)`). Default: none given (the gateway's).
+        public var opus: AudioCodec.OpusOverrides
 
         /// Builds the media settings in code.
         public init(codecs: [Codec] = [.pcmu, .pcma], dtmf: DTMFMode = .rfc4733, rtpTimeoutSec: Int = 30, advertise: String? = nil,
-                    encryption: Encryption = .none, srtpSuites: [SRTPSuite] = SRTPSuite.allCases, sdesRequiresTLS: Bool = true) {
+                    encryption: Encryption = .none, srtpSuites: [SRTPSuite] = SRTPSuite.allCases, sdesRequiresTLS: Bool = true,
+                    opus: AudioCodec.OpusOverrides = .init()) {
             self.codecs = codecs
             self.dtmf = dtmf
             self.rtpTimeoutSec = rtpTimeoutSec
@@ -273,6 +278,7 @@ public struct TrunkProfile: Sendable, Equatable {
             self.encryption = encryption
             self.srtpSuites = srtpSuites
             self.sdesRequiresTLS = sdesRequiresTLS
+            self.opus = opus
         }
 
         /// `media.encryption`: whether the trunk leg's RTP is SRTP.

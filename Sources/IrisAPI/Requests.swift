@@ -35,10 +35,14 @@ public struct CreateSessionRequest: Codable, Sendable, Equatable {
     /// control byte (CR, LF, NUL, HTAB ...); at most 16 headers, 2048 bytes a value, 4096
     /// bytes in all. Optional.
     public var headers: [String: String]?
+    /// The platform leg's Opus settings for this session only, over the profile's
+    /// `media.opus` (keys and values as there; an absent key keeps the profile's value).
+    /// Optional; a bad value is 400 naming `opus.<key>`.
+    public var opus: OpusOptions?
 
     public init(targetTN: String, sourceTN: String, notificationData: String? = nil, profile: String? = nil,
                 routingId: String? = nil, traceId: String? = nil, media: MediaBody,
-                callerName: String? = nil, privacy: String? = nil, headers: [String: String]? = nil) {
+                callerName: String? = nil, privacy: String? = nil, headers: [String: String]? = nil, opus: OpusOptions? = nil) {
         self.targetTN = targetTN
         self.sourceTN = sourceTN
         self.notificationData = notificationData
@@ -49,6 +53,7 @@ public struct CreateSessionRequest: Codable, Sendable, Equatable {
         self.callerName = callerName
         self.privacy = privacy
         self.headers = headers
+        self.opus = opus
     }
 }
 

@@ -48,10 +48,15 @@ public struct SessionSnapshot: Codable, Sendable, Equatable {
     public var lastSeq: Int
     /// Inbound: what the carrier's INVITE said beyond the numbers, as in `onNotification`.
     public var carrier: CarrierCallInfo?
+    /// The platform leg's Opus encoder settings in effect, every key given (`maxBandwidth`
+    /// as the band the call codes when automatic); absent when that leg is not Opus (PCMU
+    /// passthrough) or not negotiated yet (an inbound call before `join`).
+    public var opus: OpusOptions?
 
     public init(roomId: String, traceId: String, direction: String, status: SessionStatus, sourceTN: String, targetTN: String,
                 profile: String, routingId: String?, earlyMedia: Bool, muted: Bool, sip: SIPDetails?, codec: String?,
-                ended: EndReason?, trunk: LegStats?, platform: LegStats?, lastSeq: Int, carrier: CarrierCallInfo? = nil) {
+                ended: EndReason?, trunk: LegStats?, platform: LegStats?, lastSeq: Int, carrier: CarrierCallInfo? = nil,
+                opus: OpusOptions? = nil) {
         self.roomId = roomId
         self.traceId = traceId
         self.direction = direction
@@ -69,6 +74,7 @@ public struct SessionSnapshot: Codable, Sendable, Equatable {
         self.platform = platform
         self.lastSeq = lastSeq
         self.carrier = carrier
+        self.opus = opus
     }
 }
 

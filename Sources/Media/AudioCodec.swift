@@ -7,21 +7,103 @@ public enum AudioCodec: Sendable, Equatable, CustomStringConvertible {
     /// its RTP clock is always 48 kHz (RFC 7587).
     case opus(OpusSettings)
 
+    /// How the platform leg's Opus encoder runs: the CPU it spends and the quality it gives
+    /// (docs/media.md, "Opus settings"). The defaults are the gateway's transcoding defaults.
     public struct OpusSettings: Sendable, Equatable {
-        /// 0-10; 5 is the transcoding default (docs/design.md, "Quality targets").
+        /// 0-10, the main CPU knob; 5 is the transcoding default (docs/design.md, "Quality targets").
         public var complexity: Int32 = 5
-        /// nil: libopus chooses.
+        /// Target bits per second, 6000-510000; nil (default): libopus chooses.
         public var bitrate: Int32? = nil
+        /// Send in-band FEC (LBRR) for the previous frame. Default true.
         public var inbandFEC = true
+        /// The packet loss (0-100 %) the encoder prepares for; FEC is only sent when > 0. Default 5.
         public var expectedLossPercent: Int32 = 5
+        /// Discontinuous transmission: almost nothing is sent during silence. Default false.
         public var dtx = false
-        public init(complexity: Int32 = 5, bitrate: Int32? = nil, inbandFEC: Bool = true, expectedLossPercent: Int32 = 5, dtx: Bool = false) {
+        /// How libopus tunes itself. Default `.voip`.
+        public var application: Opus.Application = .voip
+        /// The widest band coded; nil (default): automatic, what the call's PCM holds
+        /// (narrowband on an 8 kHz call, wideband on a 16 kHz G.722 call).
+        public var maxBandwidth: Opus.Bandwidth? = nil
+
+        /// The values `complexity` may take.
+        public static let complexityRange: ClosedRange<Int32> = 0...10
+        /// The values a fixed `bitrate` may take (bits per second).
+        public static let bitrateRange: ClosedRange<Int32> = 6_000...510_000
+        /// The values `expectedLossPercent` may take.
+        public static let expectedLossRange: ClosedRange<Int32> = 0...100
+
+        public init(complexity: Int32 = 5, bitrate: Int32? = nil, inbandFEC: Bool = true, expectedLossPercent: Int32 = 5, dtx: Bool = false,
+                    application: Opus.Application = .voip, maxBandwidth: Opus.Bandwidth? = nil) {
             self.complexity = complexity
             self.bitrate = bitrate
             self.inbandFEC = inbandFEC
             self.expectedLossPercent = expectedLossPercent
             self.dtx = dtx
+            self.application = application
+            self.maxBandwidth = maxBandwidth
         }
+
+        /// These settings with every value `overrides` gives put in place of ours; nil
+        /// changes nothing. The one merging rule of the gateway: defaults, then the trunk
+        /// profile's `media.opus`, then the session's `opus`.
+        public func applying(_ overrides: OpusOverrides?) -> OpusSettings {
+            guard let o = overrides else { return self }
+            var s = self
+            if let v = o.complexity { s.complexity = v }
+            if let v = o.bitrate { s.bitrate = v.value }
+            if let v = o.inbandFEC { s.inbandFEC = v }
+            if let v = o.expectedLossPercent { s.expectedLossPercent = v }
+            if let v = o.dtx { s.dtx = v }
+            if let v = o.application { s.application = v }
+            if let v = o.maxBandwidth { s.maxBandwidth = v.value }
+            return s
+        }
+
+        /// The encoder configuration for a call whose PCM runs at `sampleRate`, mono.
+        public func encoderConfiguration(sampleRate: Int) -> OpusEncoder.Configuration {
+            OpusEncoder.Configuration(sampleRate: Int32(sampleRate), channels: 1, application: application, complexity: complexity,
+                                      bitrate: bitrate, inbandFEC: inbandFEC, expectedLossPercent: expectedLossPercent, dtx: dtx,
+                                      maxBandwidth: maxBandwidth)
+        }
+    }
+
+    /// Some of the Opus settings, each nil when not given: a trunk profile's `media.opus`
+    /// or a session's `opus`. `OpusSettings.applying(_:)` lays them over the settings below.
+    public struct OpusOverrides: Sendable, Equatable {
+        /// A setting libopus can choose itself: given as automatic, or as a fixed value.
+        public enum Choice<Value: Sendable & Equatable>: Sendable, Equatable {
+            case automatic
+            case fixed(Value)
+
+            /// The fixed value; nil for automatic.
+            public var value: Value? {
+                if case .fixed(let v) = self { return v }
+                return nil
+            }
+        }
+
+        public var complexity: Int32?
+        public var bitrate: Choice<Int32>?
+        public var inbandFEC: Bool?
+        public var expectedLossPercent: Int32?
+        public var dtx: Bool?
+        public var application: Opus.Application?
+        public var maxBandwidth: Choice<Opus.Bandwidth>?
+
+        public init(complexity: Int32? = nil, bitrate: Choice<Int32>? = nil, inbandFEC: Bool? = nil, expectedLossPercent: Int32? = nil,
+                    dtx: Bool? = nil, application: Opus.Application? = nil, maxBandwidth: Choice<Opus.Bandwidth>? = nil) {
+            self.complexity = complexity
+            self.bitrate = bitrate
+            self.inbandFEC = inbandFEC
+            self.expectedLossPercent = expectedLossPercent
+            self.dtx = dtx
+            self.application = application
+            self.maxBandwidth = maxBandwidth
+        }
+
+        /// Nothing given: applying it changes nothing.
+        public var isEmpty: Bool { self == OpusOverrides() }
     }
 
     /// RTP clock rate (RFC 3551: G.722 is signalled at 8000 though it samples at 16 kHz).
@@ -89,9 +171,7 @@ public final class LegCodec {
         self.frameSamples = sampleRate / 50
         switch codec {
         case .opus(let s):
-            opusEncoder = try OpusEncoder(OpusEncoder.Configuration(
-                sampleRate: Int32(sampleRate), channels: 1, application: .voip, complexity: s.complexity,
-                bitrate: s.bitrate, inbandFEC: s.inbandFEC, expectedLossPercent: s.expectedLossPercent, dtx: s.dtx))
+            opusEncoder = try OpusEncoder(s.encoderConfiguration(sampleRate: sampleRate))
             opusDecoder = try OpusDecoder(sampleRate: Int32(sampleRate), channels: 1)
             g722Encoder = nil
             g722Decoder = nil
@@ -110,6 +190,9 @@ public final class LegCodec {
             plc = try PacketLossConcealer()
         }
     }
+
+    /// The Opus encoder's settings as libopus holds them (nil for other codecs).
+    public var opusSettingsInEffect: OpusEncoder.Configuration? { opusEncoder?.settingsInEffect }
 
     /// Decodes one payload (any duration that fits in `pcm`) into `pcm`; returns the
     /// samples written.

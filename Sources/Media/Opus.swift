@@ -49,14 +49,15 @@ public enum Opus {
         Int(sampleRate) / 1000 * milliseconds
     }
 
-    /// How the encoder tunes itself (`OPUS_APPLICATION_*`).
-    public enum Application: Sendable {
+    /// How the encoder tunes itself (`OPUS_APPLICATION_*`). Raw values are the spellings
+    /// of profiles and the API.
+    public enum Application: String, Sendable, Equatable, CaseIterable {
         /// Speech intelligibility first: telephony. The default.
         case voip
         /// Fidelity for music and mixed content.
         case audio
-        /// Lowest delay; disables speech-optimised modes.
-        case restrictedLowDelay
+        /// Lowest delay (CELT only): no speech-optimised SILK mode, so no in-band FEC.
+        case restrictedLowDelay = "restricted-lowdelay"
 
         var code: Int32 {
             switch self {
@@ -64,6 +65,66 @@ public enum Opus {
             case .audio: OPUS_APPLICATION_AUDIO
             case .restrictedLowDelay: OPUS_APPLICATION_RESTRICTED_LOWDELAY
             }
+        }
+
+        init?(code: Int32) {
+            guard let a = Self.allCases.first(where: { $0.code == code }) else { return nil }
+            self = a
+        }
+    }
+
+    /// An audio bandwidth (`OPUS_BANDWIDTH_*`, RFC 6716 §2): how high the coded audio
+    /// reaches. Raw values are the spellings of profiles and the API.
+    public enum Bandwidth: String, Sendable, Equatable, CaseIterable, Comparable {
+        /// 4 kHz audio (8 kHz sampling): what G.711 carries.
+        case narrowband
+        /// 6 kHz audio (12 kHz sampling).
+        case mediumband
+        /// 8 kHz audio (16 kHz sampling): what G.722 carries.
+        case wideband
+        /// 12 kHz audio (24 kHz sampling).
+        case superwideband
+        /// 20 kHz audio (48 kHz sampling).
+        case fullband
+
+        /// The bandwidth a PCM rate can hold: narrowband at 8 kHz (G.711 calls), wideband at
+        /// 16 kHz (G.722 calls), fullband at 48 kHz.
+        public static func automatic(sampleRate: Int) -> Bandwidth {
+            switch sampleRate {
+            case ..<12_000: .narrowband
+            case ..<16_000: .mediumband
+            case ..<24_000: .wideband
+            case ..<48_000: .superwideband
+            default: .fullband
+            }
+        }
+
+        /// The bandwidth of an Opus packet, read from its TOC byte (RFC 6716 §3.1); nil for
+        /// an empty packet.
+        public static func of(packet: [UInt8]) -> Bandwidth? {
+            return packet.withUnsafeBufferPointer { p in
+                guard let first = p.baseAddress, !p.isEmpty else { return nil }
+                return Bandwidth(code: opus_packet_get_bandwidth(first))
+            }
+        }
+
+        public static func < (a: Bandwidth, b: Bandwidth) -> Bool {
+            allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
+        }
+
+        var code: Int32 {
+            switch self {
+            case .narrowband: OPUS_BANDWIDTH_NARROWBAND
+            case .mediumband: OPUS_BANDWIDTH_MEDIUMBAND
+            case .wideband: OPUS_BANDWIDTH_WIDEBAND
+            case .superwideband: OPUS_BANDWIDTH_SUPERWIDEBAND
+            case .fullband: OPUS_BANDWIDTH_FULLBAND
+            }
+        }
+
+        init?(code: Int32) {
+            guard let b = Self.allCases.first(where: { $0.code == code }) else { return nil }
+            self = b
         }
     }
 }
@@ -96,6 +157,9 @@ public final class OpusEncoder {
         public var expectedLossPercent: Int32
         /// Discontinuous transmission: tiny or no packets during silence; default false.
         public var dtx: Bool
+        /// The widest audio band coded; `nil` (default): what `sampleRate` can hold
+        /// (`Opus.Bandwidth.automatic(sampleRate:)`). A band above that is the same as it.
+        public var maxBandwidth: Opus.Bandwidth?
 
         /// Settings with the documented defaults.
         public init(
@@ -106,7 +170,8 @@ public final class OpusEncoder {
             bitrate: Int32? = nil,
             inbandFEC: Bool = true,
             expectedLossPercent: Int32 = 10,
-            dtx: Bool = false
+            dtx: Bool = false,
+            maxBandwidth: Opus.Bandwidth? = nil
         ) {
             self.sampleRate = sampleRate
             self.channels = channels
@@ -116,6 +181,12 @@ public final class OpusEncoder {
             self.inbandFEC = inbandFEC
             self.expectedLossPercent = expectedLossPercent
             self.dtx = dtx
+            self.maxBandwidth = maxBandwidth
+        }
+
+        /// `maxBandwidth`, or the band `sampleRate` can hold when it is nil.
+        public var effectiveMaxBandwidth: Opus.Bandwidth {
+            maxBandwidth ?? .automatic(sampleRate: Int(sampleRate))
         }
     }
 
@@ -135,13 +206,32 @@ public final class OpusEncoder {
         self.state = state
         self.configuration = configuration
         // From here on deinit frees `state` if a setting is rejected.
-        _ = try check(COpus_set_signal_voice(state), "set signal")
+        // The voice hint suits telephony; `audio` and `restricted-lowdelay` keep libopus's
+        // own signal detection (the hint would bias `audio` back toward speech coding).
+        if configuration.application == .voip { _ = try check(COpus_set_signal_voice(state), "set signal") }
         _ = try check(COpus_set_complexity(state, configuration.complexity), "set complexity")
         _ = try check(COpus_set_bitrate(state, configuration.bitrate ?? OPUS_AUTO), "set bitrate")
         _ = try check(COpus_set_inband_fec(state, configuration.inbandFEC ? 1 : 0), "set inband FEC")
         _ = try check(
             COpus_set_packet_loss_perc(state, configuration.expectedLossPercent), "set packet loss")
         _ = try check(COpus_set_dtx(state, configuration.dtx ? 1 : 0), "set DTX")
+        _ = try check(COpus_set_max_bandwidth(state, configuration.effectiveMaxBandwidth.code), "set max bandwidth")
+    }
+
+    /// The settings as libopus holds them now, read back with `OPUS_GET_*` (`sampleRate`
+    /// and `channels` as created; `bitrate` is the rate libopus targets, its own when the
+    /// configuration said nil). Shows that a configuration reached the codec.
+    public var settingsInEffect: Configuration {
+        func get(_ read: (OpaquePointer?, UnsafeMutablePointer<Int32>?) -> Int32) -> Int32 {
+            var value: Int32 = 0
+            return read(state, &value) == OPUS_OK ? value : -1
+        }
+        return Configuration(
+            sampleRate: configuration.sampleRate, channels: configuration.channels,
+            application: Opus.Application(code: get(COpus_get_application)) ?? configuration.application,
+            complexity: get(COpus_get_complexity), bitrate: get(COpus_get_bitrate),
+            inbandFEC: get(COpus_get_inband_fec) != 0, expectedLossPercent: get(COpus_get_packet_loss_perc),
+            dtx: get(COpus_get_dtx) != 0, maxBandwidth: Opus.Bandwidth(code: get(COpus_get_max_bandwidth)))
     }
 
     /// Creates an encoder from individual settings (see `Configuration` for defaults).
@@ -153,12 +243,13 @@ public final class OpusEncoder {
         bitrate: Int32? = nil,
         inbandFEC: Bool = true,
         expectedLossPercent: Int32 = 10,
-        dtx: Bool = false
+        dtx: Bool = false,
+        maxBandwidth: Opus.Bandwidth? = nil
     ) throws(OpusError) {
         try self.init(Configuration(
             sampleRate: sampleRate, channels: channels, application: application,
             complexity: complexity, bitrate: bitrate, inbandFEC: inbandFEC,
-            expectedLossPercent: expectedLossPercent, dtx: dtx))
+            expectedLossPercent: expectedLossPercent, dtx: dtx, maxBandwidth: maxBandwidth))
     }
 
     deinit { opus_encoder_destroy(state) }

@@ -9,6 +9,7 @@ enum CallCommand {
     static let usage = """
     usage: irisgw call TARGET --from SOURCE [--profile NAME] [--api URL] [--ca-file FILE] [--data-dir DIR]
                        [--caller-name NAME] [--privacy VALUES] [--header 'NAME: VALUE']...
+                       [--opus-complexity N] [--opus-bitrate BPS|auto]
                        [--tone HZ | --play WAV] [--record WAV] [--dtmf DIGITS]
                        [--hold-after S] [--unhold-after S] [--hangup-after S] [--json]
 
@@ -17,6 +18,9 @@ enum CallCommand {
                            joined with ; (id;critical)
       --header 'N: V'      an extra INVITE header (X- names, or names the profile allows);
                            repeat for more
+      --opus-complexity N  the gateway's Opus encoder toward this client for this call:
+                           0-10 (CPU against quality; default the profile's media.opus)
+      --opus-bitrate BPS   its bitrate, 6000-510000 bits per second, or auto
       --api URL            the gateway's control API, http:// or https:// (default http://127.0.0.1:8080)
       --ca-file FILE       for an https --api: the CAs to trust (PEM; default $IRISGW_CA_FILE,
                            else the system store); the certificate must name the URL's host
@@ -41,6 +45,8 @@ enum CallCommand {
                 case "--caller-name": caller.name = try reader.value()
                 case "--privacy": caller.privacy = try reader.value()
                 case "--header": try caller.addHeader(try reader.value())
+                case "--opus-complexity": try caller.setOpusComplexity(try reader.value())
+                case "--opus-bitrate": try caller.setOpusBitrate(try reader.value())
                 case "-h", "--help":
                     writeOut(usage)
                     return 0
@@ -72,7 +78,7 @@ enum CallCommand {
             options.scheduleInCall(session, printer)
         }
         try session.createWithTN(targetTN: target, sourceTN: source, profile: profile, callerName: caller.name,
-                                 privacy: caller.privacy, headers: caller.headers.isEmpty ? nil : caller.headers)
+                                 privacy: caller.privacy, headers: caller.headers.isEmpty ? nil : caller.headers, opus: caller.opus)
         // Ctrl-C closes the call; the end still comes from the gateway.
         let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
         signal(SIGINT, SIG_IGN)
@@ -87,12 +93,34 @@ enum CallCommand {
 }
 
 
-/// `--caller-name`, `--privacy` and `--header` of `irisgw call`. The gateway checks them
-/// (docs/api.md); here a header only has to be `NAME: VALUE`, given once.
+/// `--caller-name`, `--privacy`, `--header` and `--opus-*` of `irisgw call`. The gateway
+/// checks them (docs/api.md); here a header only has to be `NAME: VALUE`, given once, and
+/// an Opus setting a number (or `auto`).
 struct CallerOptions {
     var name: String?
     var privacy: String?
     var headers: [String: String] = [:]
+    /// The request's `opus`; nil when no `--opus-*` option is given.
+    var opus: OpusOptions?
+
+    mutating func setOpusComplexity(_ text: String) throws {
+        guard let n = Int(text) else { throw UsageError("--opus-complexity needs a number 0-10, found \"\(text)\"") }
+        opus = opus ?? OpusOptions()
+        opus?.complexity = n
+    }
+
+    mutating func setOpusBitrate(_ text: String) throws {
+        let bitrate: OpusOptions.Bitrate
+        if text == "auto" {
+            bitrate = .auto
+        } else if let n = Int(text) {
+            bitrate = .bitsPerSecond(n)
+        } else {
+            throw UsageError("--opus-bitrate needs bits per second (6000-510000) or auto, found \"\(text)\"")
+        }
+        opus = opus ?? OpusOptions()
+        opus?.bitrate = bitrate
+    }
 
     mutating func addHeader(_ text: String) throws {
         guard let colon = text.firstIndex(of: ":") else { throw UsageError("--header needs 'NAME: VALUE', found \"\(text)\"") }

@@ -68,6 +68,8 @@ private func write(_ text: String, to dir: URL, as name: String) throws -> URL {
     #expect(ipAuth.inbound?.allows(source: "198.51.100.200") == false)
     #expect(ipAuth.outbound?.callerId.policy == .pool && ipAuth.outbound?.assertedIdentity == .pai)
     #expect(ipAuth.outbound?.userPhone == true && ipAuth.outbound?.appHeaders == ["Diversion"])
+    #expect(ipAuth.media.opus == .init(complexity: 3))
+    #expect(ipAuth.media.opusSettings(default: .init()) == .init(complexity: 3))
 }
 
 @Test func defaultsApplyWhenKeysAreAbsent() throws {

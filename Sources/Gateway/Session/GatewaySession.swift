@@ -313,6 +313,13 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
                                sourceTN: sourceTN, targetTN: targetTN, profile: profile.name, routingId: routingId,
                                earlyMedia: machine.earlyMedia, muted: muted, sip: machine.sip, codec: trunkLeg?.codec.description,
                                ended: machine.ended, trunk: leg(stats?[.trunk], srtp: trunkLeg?.srtp), platform: leg(stats?[.platform]),
-                               lastSeq: gateway.events.lastSeq(roomId: roomId), carrier: carrier)
+                               lastSeq: gateway.events.lastSeq(roomId: roomId), carrier: carrier, opus: opusInEffect)
+    }
+
+    /// The platform leg's Opus settings as the snapshot shows them; nil when it is not Opus.
+    /// The call's PCM runs at 16 kHz when the trunk is G.722 (as `CallPipeline` decides).
+    private var opusInEffect: OpusOptions? {
+        guard case .opus(let settings)? = platformLeg?.codec else { return nil }
+        return OpusOptions(effective: settings, sampleRate: trunkLeg?.codec == .g722 ? 16_000 : 8000)
     }
 }
