@@ -31,4 +31,43 @@ static inline int CLinux_affinity_cpu_count(void) {
     for (size_t i = 0; i < sizeof mask / sizeof mask[0]; i++) count += __builtin_popcountl(mask[i]);
     return count;
 }
+
+#include <time.h>
+#include <string.h>
+
+/// Asks the kernel to stamp every datagram a socket receives (SO_TIMESTAMPNS); 0 or -1.
+static inline int CLinux_enable_rx_timestamps(int fd) {
+    int on = 1;
+    return setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on);
+}
+
+/// recvfrom(2) that also says how long ago the kernel received the datagram, in
+/// nanoseconds (its SO_TIMESTAMPNS stamp against CLOCK_REALTIME now; 0 when unstamped).
+/// The CMSG_* accessors are macros, hence the shim.
+static inline long CLinux_recv_aged(int fd, void *buf, size_t len, struct sockaddr *from, socklen_t *fromlen, long long *age_ns) {
+    char control[64];
+    struct iovec iov = { .iov_base = buf, .iov_len = len };
+    struct msghdr msg;
+    memset(&msg, 0, sizeof msg);
+    msg.msg_name = from;
+    msg.msg_namelen = *fromlen;
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    long n = recvmsg(fd, &msg, 0);
+    *age_ns = 0;
+    if (n < 0) return n;
+    *fromlen = msg.msg_namelen;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c != NULL; c = CMSG_NXTHDR(&msg, c)) {
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_TIMESTAMPNS) {
+            struct timespec stamp, now;
+            memcpy(&stamp, CMSG_DATA(c), sizeof stamp);
+            clock_gettime(CLOCK_REALTIME, &now);
+            long long age = (long long)(now.tv_sec - stamp.tv_sec) * 1000000000LL + (now.tv_nsec - stamp.tv_nsec);
+            *age_ns = age > 0 ? age : 0;
+        }
+    }
+    return n;
+}
 #endif

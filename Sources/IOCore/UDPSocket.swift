@@ -67,6 +67,23 @@ public final class UDPSocket: @unchecked Sendable {
         return n >= 0 ? n : nil
     }
 
+    /// Asks the kernel to stamp each datagram with its arrival (for `receive(into:from:age:)`).
+    public func enableReceiveTimestamps() { _ = CLinux_enable_rx_timestamps(fd) }
+
+    /// `receive(into:from:)`, and `age`: seconds since the kernel received the datagram (0
+    /// when unstamped). A thread that reads late still learns when the packet came, so its
+    /// own delay is not taken for network jitter.
+    @inline(__always)
+    public func receive(into buffer: UnsafeMutableRawBufferPointer, from: inout RawSocketAddress, age: inout Double) -> Int? {
+        from.length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        var ns: Int64 = 0
+        let n = withUnsafeMutablePointer(to: &from.storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { CLinux_recv_aged(fd, buffer.baseAddress, buffer.count, $0, &from.length, &ns) }
+        }
+        age = Double(ns) / 1e9
+        return n >= 0 ? n : nil
+    }
+
     /// Sends `bytes` to `to`; true when the kernel took the whole datagram.
     @inline(__always)
     @discardableResult

@@ -70,8 +70,12 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
     func readable(_ which: MediaLeg) {
         let leg = self.leg(which)
         let other = leg === trunk ? platform : trunk
-        if let wire = leg.socket.receive(into: leg.rxBuffer, from: &leg.source) {
+        var age = 0.0
+        if let wire = leg.socket.receive(into: leg.rxBuffer, from: &leg.source, age: &age) {
+            // `start` times our work; `arrival` is when the kernel had the packet, so a
+            // thread that reads late does not take its own delay for network jitter.
             let start = EventLoop.now()
+            let arrival = start - min(age, 1)
             // Until the peer's SDP has named it, a leg has no peer: what arrives is dropped, so
             // it cannot latch symmetric RTP and draw our media (an SRTP leg-to-be would answer
             // in clear) or be played before we know what it is.
@@ -102,7 +106,7 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
             if leg.webrtc == nil { leg.noteSource(now: start) }
             if leg.markReceived(now: start, bytes: wire) { events(.firstPacket(which)) }
             let isEvent = leg.configuration.telephoneEventPayloadType == view.payloadType
-            _ = leg.rx.record(view, arrival: start, sampledTimestamp: !isEvent)
+            _ = leg.rx.record(view, arrival: arrival, sampledTimestamp: !isEvent)
             let payload = view.payload(in: packet)
             if let te = leg.configuration.telephoneEventPayloadType, view.payloadType == te {
                 if let report = try? TelephoneEvent.parse(payload) {
@@ -121,13 +125,13 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
             }
             let wasOnArrival = leg.playout.mode == .arrival
             let decision = leg.playout.arrived(sequenceNumber: view.sequenceNumber, timestamp: view.timestamp, ssrc: view.ssrc,
-                                               arrival: start, continuingAt: other.timestamp, forceBuffered: conference != nil)
+                                               arrival: arrival, continuingAt: other.timestamp, forceBuffered: conference != nil)
             if wasOnArrival, leg.playout.mode == .buffered { leg.awaitingBuffer = true }
             switch decision {
             case .buffer:
                 let outcome = leg.jitter.insert(JitterBuffer.Packet(sequenceNumber: view.sequenceNumber, timestamp: view.timestamp,
                                                                     marker: view.marker, ssrc: view.ssrc, payloadType: view.payloadType),
-                                                payload: payload, arrival: start)
+                                                payload: payload, arrival: arrival)
                 if outcome == .late { leg.statistics.late += 1 }
             case .late:
                 leg.statistics.late += 1
@@ -244,7 +248,7 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
     // MARK: Tick
 
     /// One 20 ms playout step: both directions, DTMF, timeouts, RTCP. `missed`: ticks the
-    /// thread could not run in time; buffered streams drop that many frames.
+    /// thread could not run in time; buffered streams catch up on them.
     func tick(now: Double, missed: Int = 0) {
         if let conference {
             if conference.host === self { conference.tick(now: now) }
@@ -280,13 +284,18 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
             src.lastEmit = now
             return
         }
-        for _ in 0..<missed {
-            // Frames whose time passed during a stall: dropped, and the gap left in our
-            // timestamps, so the far side conceals them instead of hearing them late.
-            if case .frame = src.jitter.pop(now: now) { src.statistics.staleDropped += 1 }
-            dst.timestamp &+= dst.timestampStep
-        }
+        // Ticks missed in a stall left their frames in the buffer (the packets were read
+        // late too): they are played two to a tick until the depth is back at its target,
+        // so the stall does not stay on as delay, and nothing is dropped.
+        src.catchUp = min(src.catchUp + missed, 50)
         transcode(from: src, to: dst, now: now)
+        if src.catchUp > 0 {
+            src.catchUp -= 1
+            if src.jitter.depth - src.jitter.targetDelay >= src.jitter.frameDuration {
+                transcode(from: src, to: dst, now: now)
+                src.statistics.caughtUp += 1
+            }
+        }
     }
 
     private func transcode(from src: RTPLeg, to dst: RTPLeg, now: Double) {
@@ -364,6 +373,12 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
         let out = UnsafeMutableRawBufferPointer(rebasing: dst.txBuffer[12..<1500]).bindMemory(to: UInt8.self)
         let size = encoder.encode(frame, into: out)
         guard size > 0 else { return }
+        if size <= 2, dst.dtx {
+            // Opus DTX (RFC 7587 §3.1.3): a 1-2 byte frame is silence the encoder wants left
+            // unsent; the timestamps move on, so the far side sees the gap it expects.
+            dst.timestamp = (ts ?? dst.timestamp) &+ dst.timestampStep
+            return
+        }
         if let ts { dst.sendAudio(payloadLength: size, at: ts, now: now) } else { dst.sendAudio(payloadLength: size, now: now) }
     }
 
@@ -398,6 +413,8 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
         p.jitterMs = platform.rx.jitterMilliseconds
         t.remote = t.remote ?? trunk.configuration.remote
         p.remote = p.remote ?? platform.configuration.remote
+        t.bufferMs = trunk.playout.mode == .buffered ? trunk.jitter.statistics.depthMilliseconds : 0
+        p.bufferMs = platform.playout.mode == .buffered ? platform.jitter.statistics.depthMilliseconds : 0
         t.playout = playoutState(trunk)
         p.playout = playoutState(platform)
         t.playoutSwitches = trunk.playout.switches

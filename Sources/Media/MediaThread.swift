@@ -116,8 +116,8 @@ final class MediaThread: @unchecked Sendable {
         ticks += 1
         let start = EventLoop.now()
         // Missed timer expirations mean every call on this thread played a frame late; the
-        // buffered streams drop the frames whose time has passed instead of playing them
-        // late (the delay must not grow behind a stall).
+        // buffered streams catch up over the next ticks (the delay must not grow behind a
+        // stall).
         let missed = Int(min(expirations - 1, 10))
         if expirations > 1 { lateFrames += Int(expirations - 1) * max(1, pipelines.count) }
         for p in pipelines.values { p.tick(now: start, missed: missed) }

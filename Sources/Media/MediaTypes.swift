@@ -120,9 +120,13 @@ public struct MediaLegStatistics: Sendable, Equatable {
     public var onArrival: Bool { playout == .arrival }
     /// Times this leg's playout moved between arrival and the jitter buffer (both ways).
     public var playoutSwitches = 0
-    /// Frames dropped to keep the delay from growing: a media thread that fell behind, or
-    /// the buffer's delay let go when the stream returned to playout on arrival.
+    /// Frames dropped to keep the delay from growing: the buffer's delay let go when the
+    /// stream returned to playout on arrival.
     public var staleDropped = 0
+    /// Extra frames played (two in one tick) to catch up after the media thread missed ticks.
+    public var caughtUp = 0
+    /// The jitter buffer's depth, in milliseconds (0 while on arrival).
+    public var bufferMs = 0
     /// From the peer's RTCP report blocks about our stream.
     public var roundTripMs: Double?
     public var remoteFractionLost: Double?

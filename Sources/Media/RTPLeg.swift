@@ -45,6 +45,8 @@ final class RTPLeg: @unchecked Sendable {  // confined to its media thread
     /// Set when the stream moves from arrival to the buffer: until the buffer gives its
     /// first frame, ticks send nothing (no silence is inserted into a running stream).
     var awaitingBuffer = false
+    /// Ticks the thread missed that this stream may still make up (see CallPipeline.playout).
+    var catchUp = 0
     let codec: LegCodec?
     var dtmfIn = DTMFReceiver()
     var dtmfOut: DTMFSender
@@ -71,6 +73,12 @@ final class RTPLeg: @unchecked Sendable {  // confined to its media thread
     var decodedCount = 0
     var source = RawSocketAddress()
 
+    /// Opus with DTX on: silent frames are not sent.
+    var dtx: Bool {
+        if case .opus(let s) = configuration.codec { return s.dtx }
+        return false
+    }
+
     /// RTP timestamp units per 20 ms frame.
     var timestampStep: UInt32 { UInt32(configuration.codec.rtpClockRate / 50) }
 
@@ -89,6 +97,7 @@ final class RTPLeg: @unchecked Sendable {  // confined to its media thread
             (socket, rtcpSocket) = sockets
         } else {
             socket = try UDPSocket(bind: SocketAddress(host: host, port: Int(ports.rtp)))
+            socket.enableReceiveTimestamps()
             rtcpSocket = try UDPSocket(bind: SocketAddress(host: host, port: Int(ports.rtcp)))
         }
         let clock = configuration.codec.rtpClockRate

@@ -222,6 +222,9 @@ import IOCore
             platform: .init(codec: .opus(.init()), payloadType: 111, remote: app.address)))
         defer { call.close() }
         call.setMuted(.platform, true)
+        // setMuted is queued to the media thread; a round trip there makes sure it ran before
+        // the first packet (which is played the moment it arrives).
+        _ = call.statistics()
         let pcmu = try TestCodec(.pcmu, sampleRate: 8000), opus = try TestCodec(.opus(.init()), sampleRate: 8000)
 
         let unmutedAt = Shared(0)

@@ -3,6 +3,7 @@ import Glibc
 import Testing
 @testable import Media
 import IOCore
+import Synchronization
 
 /// Playout on arrival against the jitter buffer, through the engine over real UDP: a calm
 /// stream is transcoded as it arrives, a lost Opus packet is rebuilt from the next one's
@@ -31,9 +32,11 @@ import IOCore
         _ = await waitUntil(timeout: 2, drain: { carrier.drain(); app.drain() }) {
             app.packets(payloadType: 111).count >= 50 && carrier.packets(payloadType: 0).count >= 50
         }
-        let stats = call.statistics()
-        #expect(stats[.trunk]?.onArrival == true, "\(String(describing: stats[.trunk]))")
-        #expect(stats[.platform]?.onArrival == true, "\(String(describing: stats[.platform]))")
+        // On arrival, unless the machine's load held packets back past 10 ms: then the
+        // buffer took over, and the leg says so.
+        for (leg, s) in call.statistics() {
+            #expect(s.playout == .arrival || s.playoutSwitches > 0, "\(leg): \(s)")
+        }
         let toApp = app.packets(payloadType: 111), toCarrier = carrier.packets(payloadType: 0)
         #expect(zip(toApp, toApp.dropFirst()).allSatisfy { $1.sequenceNumber == $0.sequenceNumber &+ 1 && $1.timestamp == $0.timestamp &+ 960 })
         #expect(zip(toCarrier, toCarrier.dropFirst()).allSatisfy { $1.sequenceNumber == $0.sequenceNumber &+ 1 && $1.timestamp == $0.timestamp &+ 160 })
@@ -70,8 +73,7 @@ import IOCore
         let out = carrier.packets(payloadType: 0)
         #expect(zip(out, out.dropFirst()).allSatisfy { $1.sequenceNumber == $0.sequenceNumber &+ 1 && $1.timestamp == $0.timestamp &+ 160 })
         let stats = try #require(call.statistics()[.platform])
-        #expect(stats.onArrival)
-        #expect(stats.concealed == 1, "\(stats)")
+        #expect(stats.concealed == 1 || stats.playoutSwitches > 0, "one concealment, unless load brought the buffer in: \(stats)")
         let pcmu = try TestCodec(.pcmu, sampleRate: 8000)
         let first = try #require(out.first)
         let rebuilt = try #require(out.first { $0.timestamp == first.timestamp &+ UInt32(160 * lost) })
@@ -122,10 +124,10 @@ import IOCore
         #expect(toneDominates(1000, sampleRate: 8000, audio))
     }
 
-    /// A buffered call whose media thread stalls for 200 ms: the frames whose time passed
-    /// are dropped (counted), and our timestamps skip them, instead of playing everything
-    /// late from then on.
-    @Test func aStalledThreadDropsStaleFrames() async throws {
+    /// A buffered call whose media thread stalls for 200 ms: the frames that piled up are
+    /// played two to a tick until the buffer is back at its target, so the stall does not
+    /// stay on as delay, and nothing is dropped (a contiguous stream).
+    @Test func aStalledThreadCatchesUp() async throws {
         let engine = try TestMediaEngine.make()
         defer { engine.shutdown() }
         let carrier = try RTPTestPeer(), app = try RTPTestPeer()
@@ -137,19 +139,23 @@ import IOCore
         defer { call.close() }
         let pcmu = try TestCodec(.pcmu, sampleRate: 8000)
         let thread = try #require(engine.threads.first)
-        await paced(80) { n in
+        let depth = Mutex<(stalled: Int, after: Int)>((0, 0))
+        await paced(100) { n in
             carrier.send(payloadType: 0, payload: pcmu.encode(sine(1000, sampleRate: 8000, count: 160, offset: n * 160)), to: call.trunkAddress)
             carrier.timestamp &+= 160
             if n == 30 { thread.loop.execute { usleep(200_000) } }
+            if n == 42 { depth.withLock { $0.stalled = call.statistics()[.trunk]?.bufferMs ?? -1 } }
+            if n == 90 { depth.withLock { $0.after = call.statistics()[.trunk]?.bufferMs ?? -1 } }
             app.drain()
         }
-        _ = await waitUntil(timeout: 2, drain: app.drain) { (call.statistics()[.trunk]?.staleDropped ?? 0) > 0 }
+        _ = await waitUntil(timeout: 2, drain: app.drain) { app.packets(payloadType: 111).count >= 98 }
         let stats = try #require(call.statistics()[.trunk])
-        #expect(stats.staleDropped > 0, "\(stats)")
-        #expect(!stats.onArrival)
+        #expect(stats.caughtUp > 0, "\(stats)")
+        let d = depth.withLock { $0 }
+        #expect(d.after < d.stalled, "buffer \(d.stalled) ms just after the stall, \(d.after) ms later")
         let out = app.packets(payloadType: 111)
-        let gaps = zip(out, out.dropFirst()).filter { $1.timestamp &- $0.timestamp > 960 }
-        #expect(!gaps.isEmpty, "the dropped frames leave a gap in our timestamps")
+        #expect(out.count >= 98, "\(out.count) packets for 100")
+        #expect(zip(out, out.dropFirst()).allSatisfy { $1.sequenceNumber == $0.sequenceNumber &+ 1 && $1.timestamp == $0.timestamp &+ 960 })
     }
 }
 
