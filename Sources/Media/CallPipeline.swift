@@ -109,6 +109,7 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
             _ = leg.rx.record(view, arrival: arrival, sampledTimestamp: !isEvent)
             let payload = view.payload(in: packet)
             if let te = leg.configuration.telephoneEventPayloadType, view.payloadType == te {
+                leg.playout.skip(sequenceNumber: view.sequenceNumber, ssrc: view.ssrc)
                 if let report = try? TelephoneEvent.parse(payload) {
                     handle(leg.dtmfIn.receive(report, timestamp: view.timestamp, sequenceNumber: view.sequenceNumber, now: start), on: which)
                 }

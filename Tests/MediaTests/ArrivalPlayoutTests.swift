@@ -148,6 +148,17 @@ let arrivalCases: [ArrivalCase] = [
         #expect(d == .play(outputTimestamp: 777, lost: 0))
     }
 
+    /// RFC 4733 event packets between audio packets take sequence numbers: skipped, they are
+    /// not losses.
+    @Test func telephoneEventsAreNotLosses() {
+        var p = ArrivalPlayout(.init(clockRate: 8000, outputClockRate: 8000))
+        let steps = calm(4)
+        _ = p.arrived(sequenceNumber: steps[0].seq, ts: steps[0].ts, ssrc: 1, arrival: steps[0].at, continuingAt: 0)
+        p.skip(sequenceNumber: steps[1].seq, ssrc: 1)
+        let d = p.arrived(sequenceNumber: steps[2].seq, ts: steps[2].ts, ssrc: 1, arrival: steps[2].at, continuingAt: 0)
+        #expect(d == .play(outputTimestamp: 320, lost: 0))
+    }
+
     /// Jitter keeps it buffered: a spike every second never leaves `calmPeriod` of calm.
     @Test func recurringJitterKeepsTheBuffer() {
         var p = ArrivalPlayout(.init(clockRate: 8000, outputClockRate: 8000, calmPeriod: 2))

@@ -123,6 +123,13 @@ struct ArrivalPlayout: Sendable {
         return .play(outputTimestamp: output, lost: lost > 100 ? 0 : lost)
     }
 
+    /// A packet of the stream that carries no audio for us (an RFC 4733 event): it takes its
+    /// sequence number, so the next audio packet is not taken for one after a loss.
+    mutating func skip(sequenceNumber seq: UInt16, ssrc: UInt32) {
+        guard self.ssrc == ssrc, Int16(bitPattern: seq &- expectedSequence) >= 0 else { return }
+        advance(past: seq)
+    }
+
     /// True (once) when a buffered stream has been calm for `calmPeriod`: the pipeline
     /// flushes the buffer, and the next packet plays on arrival with a fresh mapping.
     mutating func shouldReturnToArrival(now: Double) -> Bool {
