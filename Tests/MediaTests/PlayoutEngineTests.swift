@@ -11,15 +11,27 @@ import Synchronization
 /// stalled media thread drops the frames whose time has passed. No timing assertions:
 /// what arrived, in what order, with which audio, and the legs' counters.
 @Suite(.serialized) struct PlayoutEngineTests {
+    /// An engine with one call: PCMU toward a "carrier" peer, Opus toward an "app" peer.
+    static func bridge(_ configure: (inout MediaCallConfiguration) -> Void = { _ in }) throws
+        -> (MediaEngine, RTPTestPeer, RTPTestPeer, MediaCall) {
+        let engine = try TestMediaEngine.make()
+        let carrier = try RTPTestPeer(), app = try RTPTestPeer()
+        var config = MediaCallConfiguration(
+            trunk: .init(codec: .pcmu, payloadType: 0, remote: carrier.address),
+            platform: .init(codec: .opus(.init()), payloadType: 111, remote: app.address))
+        configure(&config)
+        do {
+            return (engine, carrier, app, try engine.openCall(config))
+        } catch {
+            engine.shutdown()
+            throw error
+        }
+    }
+
     /// A calm tone both ways is played on arrival the whole time; the audio is the tone.
     @Test func calmStreamsPlayOnArrival() async throws {
-        let engine = try TestMediaEngine.make()
-        defer { engine.shutdown() }
-        let carrier = try RTPTestPeer(), app = try RTPTestPeer()
-        let call = try engine.openCall(MediaCallConfiguration(
-            trunk: .init(codec: .pcmu, payloadType: 0, remote: carrier.address),
-            platform: .init(codec: .opus(.init()), payloadType: 111, remote: app.address)))
-        defer { call.close() }
+        let (engine, carrier, app, call) = try Self.bridge()
+        defer { call.close(); engine.shutdown() }
         let pcmu = try TestCodec(.pcmu, sampleRate: 8000), opus = try TestCodec(.opus(.init()), sampleRate: 8000)
         await paced(50) { n in
             carrier.send(payloadType: 0, payload: pcmu.encode(sine(1000, sampleRate: 8000, count: 160, offset: n * 160)), to: call.trunkAddress)
@@ -49,13 +61,8 @@ import Synchronization
     /// 440 Hz to 1 kHz. The frame at its place is rebuilt from the next packet (1 kHz, not
     /// a 440 Hz guess), in a contiguous stream, and counted as one concealment.
     @Test func opusFECRebuildsALostPacketOnArrival() async throws {
-        let engine = try TestMediaEngine.make()
-        defer { engine.shutdown() }
-        let carrier = try RTPTestPeer(), app = try RTPTestPeer()
-        let call = try engine.openCall(MediaCallConfiguration(
-            trunk: .init(codec: .pcmu, payloadType: 0, remote: carrier.address),
-            platform: .init(codec: .opus(.init()), payloadType: 111, remote: app.address)))
-        defer { call.close() }
+        let (engine, carrier, app, call) = try Self.bridge()
+        defer { call.close(); engine.shutdown() }
         let opus = try TestCodec(.opus(.init(bitrate: 24_000, inbandFEC: true, expectedLossPercent: 20)), sampleRate: 8000)
         let lost = 30
         await paced(60) { n in
@@ -90,15 +97,8 @@ import Synchronization
     /// goes through the jitter buffer, which smooths it into a contiguous tone; after a
     /// second of calm it plays on arrival again.
     @Test func jitterBringsTheBufferInAndCalmTakesItOut() async throws {
-        let engine = try TestMediaEngine.make()
-        defer { engine.shutdown() }
-        let carrier = try RTPTestPeer(), app = try RTPTestPeer()
-        var config = MediaCallConfiguration(
-            trunk: .init(codec: .pcmu, payloadType: 0, remote: carrier.address),
-            platform: .init(codec: .opus(.init()), payloadType: 111, remote: app.address))
-        config.playoutCalmPeriod = 1
-        let call = try engine.openCall(config)
-        defer { call.close() }
+        let (engine, carrier, app, call) = try Self.bridge { config in config.playoutCalmPeriod = 1 }
+        defer { call.close(); engine.shutdown() }
         let pcmu = try TestCodec(.pcmu, sampleRate: 8000)
         let jittered = 100, calm = 100
         var rng = SystemRandomNumberGenerator()
@@ -132,15 +132,8 @@ import Synchronization
     /// played two to a tick until the buffer is back at its target, so the stall does not
     /// stay on as delay, and nothing is dropped (a contiguous stream).
     @Test func aStalledThreadCatchesUp() async throws {
-        let engine = try TestMediaEngine.make()
-        defer { engine.shutdown() }
-        let carrier = try RTPTestPeer(), app = try RTPTestPeer()
-        var config = MediaCallConfiguration(
-            trunk: .init(codec: .pcmu, payloadType: 0, remote: carrier.address),
-            platform: .init(codec: .opus(.init()), payloadType: 111, remote: app.address))
-        config.playoutOnArrival = false
-        let call = try engine.openCall(config)
-        defer { call.close() }
+        let (engine, carrier, app, call) = try Self.bridge { config in config.playoutOnArrival = false }
+        defer { call.close(); engine.shutdown() }
         let pcmu = try TestCodec(.pcmu, sampleRate: 8000)
         let thread = try #require(engine.threads.first)
         let depth = Mutex<(stalled: Int, after: Int)>((0, Int.max))
