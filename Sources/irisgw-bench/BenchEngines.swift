@@ -133,7 +133,9 @@ protocol MediaServerUnderTest: AnyObject {
     var pid: Int32 { get }
     /// Opens one call per generator (trunk, platform) port pair.
     func open(_ mode: LoadMode, generator: [(Int, Int)]) throws -> [CallTarget]
-    func closeAll() throws
+    /// Closes the calls; returns what the engine counted for them when it says ("key=value ...", or "").
+    @discardableResult
+    func closeAll() throws -> String
     func stop()
 }
 
@@ -159,9 +161,11 @@ final class IrisgwMediaServer: MediaServerUnderTest {
         }
     }
 
-    func closeAll() throws {
+    func closeAll() throws -> String {
         child.send("close")
-        _ = try child.readLine(timeout: 60)
+        let line = try child.readLine(timeout: 60)
+        guard line.hasPrefix("ok") else { throw LineChild.Failure(description: "media-server: \(line)") }
+        return String(line.dropFirst(3))
     }
 
     func stop() {
@@ -293,9 +297,10 @@ final class RTPEngineServer: MediaServerUnderTest {
         return targets
     }
 
-    func closeAll() throws {
+    func closeAll() throws -> String {
+        defer { opened.removeAll() }
         for c in opened { _ = try? ng.request("delete", ["call-id": .string(c.callID), "from-tag": .string(c.fromTag)]) }
-        opened.removeAll()
+        return ""
     }
 
     func stop() {

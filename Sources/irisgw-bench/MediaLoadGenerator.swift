@@ -192,6 +192,9 @@ struct GeneratorReport: Codable {
     /// TOC configuration numbers of the platform Opus the generator sends (28-31 and 14-15 are fullband).
     var platformOpusConfigs: [Int] = []
     var platformOpusBytes = 0.0
+    /// What the engine counted for the step's calls (irisgw's media server: concealed frames,
+    /// late packets, received, sent; over the whole step), filled in by the bench.
+    var engineCounters = ""
 }
 
 /// A histogram of milliseconds in 0.1 ms buckets up to 5 s.

@@ -13,7 +13,8 @@ import Media
 ///   N, payload type 111) or PCMU for relay, remotes set to the generator's sockets; it answers
 ///   `ok T,P,PT ...` (the engine's trunk port, platform port and platform payload type per call)
 ///   or `error <why>`;
-/// - `close` closes every call (`ok`); `quit` or the end of stdin stops it.
+/// - `close` closes every call and answers `ok concealed=N late=N received=N sent=N` (the
+///   engine's counters summed over every leg); `quit` or the end of stdin stops it.
 enum MediaServer {
     /// Below Linux's ephemeral ports (32768-60999), where the generator's sockets are: the
     /// engine sends each leg's RTCP to the generator's port + 1, and with both in one range
@@ -62,9 +63,20 @@ enum MediaServer {
                     reply("error \(error)")
                 }
             case "close":
-                calls.forEach { $0.close() }
+                // What the engine counted, summed over the calls' legs: frames concealed (no
+                // packet in time), packets that came after their frame was played, received, sent.
+                var concealed = 0, late = 0, received = 0, sent = 0
+                for call in calls {
+                    for s in call.statistics().values {
+                        concealed += s.concealed
+                        late += s.late
+                        received += s.packetsReceived
+                        sent += s.packetsSent
+                    }
+                    call.close()
+                }
                 calls.removeAll()
-                reply("ok")
+                reply("ok concealed=\(concealed) late=\(late) received=\(received) sent=\(sent)")
             case "quit":
                 calls.forEach { $0.close() }
                 return

@@ -58,12 +58,16 @@ enum RTPEngineBench {
         guard ports.hasPrefix("ports ") else { throw LineChild.Failure(description: "media-gen: \(ports)") }
         let pairs = ports.split(separator: " ").dropFirst().map { $0.split(separator: ",").compactMap { Int($0) } }
             .filter { $0.count == 2 }.map { ($0[0], $0[1]) }
+        var closed = false
         let targets = try engine.open(mode, generator: pairs)
-        defer { try? engine.closeAll() }
+        defer { if !closed { _ = try? engine.closeAll() } }
         gen.send("targets " + targets.map { "\($0.trunk),\($0.platform),\($0.payloadType)" }.joined(separator: " "))
         let result = try gen.readLine(timeout: warmup + seconds + 60)
         guard result.hasPrefix("result ") else { throw LineChild.Failure(description: "media-gen: \(result)") }
-        return try JSONDecoder().decode(GeneratorReport.self, from: Data(result.dropFirst(7).utf8))
+        var report = try JSONDecoder().decode(GeneratorReport.self, from: Data(result.dropFirst(7).utf8))
+        closed = true
+        report.engineCounters = try engine.closeAll()
+        return report
     }
 
     static func stepLine(_ engine: String, _ mode: LoadMode, _ s: Step, tag: String = "") -> String {
@@ -73,6 +77,7 @@ enum RTPEngineBench {
             + "streams_off=\(s.report.streamsOutOfTolerance) worst_loss_pct=\(f(s.report.worstLossPercent, 2)) late_p99_ms=\(f(s.report.lateP99Ms)) "
             + "late_max_ms=\(f(s.report.lateMaxMs)) gen_late_p99_ms=\(f(s.report.sendLateP99Ms, 2)) gen_busy_pct=\(f(s.report.generatorBusy / max(s.report.seconds, 0.001) * 100)) "
             + "engine_wait_pct=\(f(s.report.engineWait / max(s.report.seconds, 0.001) * 100))"
+            + (s.report.engineCounters.isEmpty ? "" : " " + s.report.engineCounters.split(separator: " ").map { "engine_\($0)" }.joined(separator: " "))
     }
 
     /// Steps `schedule` until a step is not clean, then halves the gap to it (at most 3
