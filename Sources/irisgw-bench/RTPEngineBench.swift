@@ -133,11 +133,20 @@ enum RTPEngineBench {
         return s.count % 2 == 1 ? s[s.count / 2] : (s[s.count / 2 - 1] + s[s.count / 2]) / 2
     }
 
-    /// The probe call (call 0) among `calls`, transcoding: the medians of its bursts' delays.
-    static func delay(_ engine: MediaServerUnderTest, calls: Int) throws -> Delay {
-        let r = try step(engine, .transcode, calls: calls, seconds: probeSeconds, probe: true)
-        return Delay(trunkToPlatform: median(r.trunkToPlatformMs), platformToTrunk: median(r.platformToTrunkMs),
-                     bursts: min(r.trunkToPlatformMs.count, r.platformToTrunkMs.count))
+    /// The probe call (call 0) among `calls`, transcoding, in `runs` runs: per direction the
+    /// mean of each run's median burst delay. A run's generator starts at a moment of its own,
+    /// so its packets fall at another point of irisgw's 20 ms tick (a run's bursts agree within
+    /// a few milliseconds; runs differ by up to a frame): several runs average over that phase.
+    static func delay(_ engine: MediaServerUnderTest, calls: Int, runs: Int = 1) throws -> Delay {
+        var up: [Double] = [], down: [Double] = [], bursts = Int.max
+        for _ in 0..<runs {
+            let r = try step(engine, .transcode, calls: calls, seconds: probeSeconds, probe: true)
+            if let m = median(r.trunkToPlatformMs) { up.append(m) }
+            if let m = median(r.platformToTrunkMs) { down.append(m) }
+            bursts = min(bursts, r.trunkToPlatformMs.count, r.platformToTrunkMs.count)
+        }
+        func mean(_ v: [Double]) -> Double? { v.count == runs ? v.reduce(0, +) / Double(v.count) : nil }
+        return Delay(trunkToPlatform: mean(up), platformToTrunk: mean(down), bursts: bursts == Int.max ? 0 : bursts)
     }
 
     static func ms(_ v: Double?) -> String { v.map { String(format: "%.1f", $0) } ?? "-" }
@@ -203,7 +212,7 @@ enum RTPEngineBench {
 
             // Delay at one call and at a moderate load: half the smaller transcode knee, at most 100 calls.
             let loaded = max(2, min(100, min(irisTranscode.calls, rtpeTranscode.calls) / 2))
-            let irisOne = try delay(irisgw, calls: 1), rtpeOne = try delay(rtpengine, calls: 1)
+            let irisOne = try delay(irisgw, calls: 1, runs: 3), rtpeOne = try delay(rtpengine, calls: 1, runs: 3)
             let irisLoaded = try delay(irisgw, calls: loaded), rtpeLoaded = try delay(rtpengine, calls: loaded)
             irisgw.stop()
 
@@ -224,12 +233,12 @@ enum RTPEngineBench {
                 + "irisgw_relay_generator_bound=\(g(irisRelay)) rtpengine_relay_generator_bound=\(g(rtpeRelay)) "
                 + "irisgw_transcode_generator_bound=\(g(irisTranscode)) rtpengine_transcode_generator_bound=\(g(rtpeTranscode)) "
                 + "platform_opus_toc_configs=\(check.platformOpusConfigs.map(String.init).joined(separator: ",")) platform_opus_bytes=\(String(format: "%.0f", check.platformOpusBytes))")
-            lines.append("BENCH vs-rtpengine-delay calls=1 irisgw_trunk_to_platform_ms=\(ms(irisOne.trunkToPlatform)) irisgw_platform_to_trunk_ms=\(ms(irisOne.platformToTrunk)) "
+            lines.append("BENCH vs-rtpengine-delay calls=1 runs=3 irisgw_trunk_to_platform_ms=\(ms(irisOne.trunkToPlatform)) irisgw_platform_to_trunk_ms=\(ms(irisOne.platformToTrunk)) "
                 + "rtpengine_trunk_to_platform_ms=\(ms(rtpeOne.trunkToPlatform)) rtpengine_platform_to_trunk_ms=\(ms(rtpeOne.platformToTrunk)) "
-                + "bursts=\(min(irisOne.bursts, rtpeOne.bursts)) opus_lookahead_ms=6.5")
-            lines.append("BENCH vs-rtpengine-delay calls=\(loaded) irisgw_trunk_to_platform_ms=\(ms(irisLoaded.trunkToPlatform)) irisgw_platform_to_trunk_ms=\(ms(irisLoaded.platformToTrunk)) "
+                + "bursts_per_run=\(min(irisOne.bursts, rtpeOne.bursts)) opus_lookahead_ms=6.5")
+            lines.append("BENCH vs-rtpengine-delay calls=\(loaded) runs=1 irisgw_trunk_to_platform_ms=\(ms(irisLoaded.trunkToPlatform)) irisgw_platform_to_trunk_ms=\(ms(irisLoaded.platformToTrunk)) "
                 + "rtpengine_trunk_to_platform_ms=\(ms(rtpeLoaded.trunkToPlatform)) rtpengine_platform_to_trunk_ms=\(ms(rtpeLoaded.platformToTrunk)) "
-                + "bursts=\(min(irisLoaded.bursts, rtpeLoaded.bursts))")
+                + "bursts_per_run=\(min(irisLoaded.bursts, rtpeLoaded.bursts))")
 
             // irisgw at Opus complexity 10 against the same rtpengine knee.
             let irisgw10 = try IrisgwMediaServer(binary: selfBinary, complexity: 10)
