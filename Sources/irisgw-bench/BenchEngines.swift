@@ -36,7 +36,9 @@ final class LineChild {
     /// not how it is run.
     static func pinned(cpu: Int, _ command: [String]) -> [String] {
         let pin = ["/usr/bin/taskset", "-c", "\(cpu)"] + command
-        return geteuid() == 0 ? ["/usr/bin/nice", "-n", "-10"] + pin : pin
+        // `nice -n` adds to the caller's niceness (`nice -n 19 make bench` would give 9).
+        let adjustment = -10 - Int(getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0))
+        return geteuid() == 0 ? ["/usr/bin/nice", "-n", "\(adjustment)"] + pin : pin
     }
 
     convenience init(pinnedTo cpu: Int, _ command: [String], label: String, stderr: FileHandle? = nil) throws {

@@ -192,7 +192,8 @@ enum RTPEngineBench {
         do {
             rtpengine = try RTPEngineServer()
         } catch {
-            return ["BENCH vs-rtpengine skipped=\"\(error)\""]
+            let why = String(describing: error).replacingOccurrences(of: "\"", with: "'")
+            return ["BENCH vs-rtpengine skipped=\"\(why)\"", "BENCH vs-rtpengine-c10 skipped=\"\(why)\""]
         }
         var lines: [String] = []
         do {
@@ -200,7 +201,8 @@ enum RTPEngineBench {
             // Whether rtpengine transcodes here at all, before stepping.
             let check = try step(rtpengine, .transcode, calls: 1, seconds: 1)
             guard check.received > 0 else {
-                return ["BENCH vs-rtpengine skipped=\"rtpengine \(rtpengine.version) sent nothing back when transcoding PCMU<->Opus: \(rtpengine.lastLog())\""]
+                let why = "rtpengine \(rtpengine.version) sent nothing back when transcoding PCMU<->Opus: \(rtpengine.lastLog())"
+                return ["BENCH vs-rtpengine skipped=\"\(why)\"", "BENCH vs-rtpengine-c10 skipped=\"\(why)\""]
             }
             let irisgw = try IrisgwMediaServer(binary: selfBinary, complexity: 5)
             defer { irisgw.stop() }
@@ -248,7 +250,10 @@ enum RTPEngineBench {
                 + "irisgw_transcode_knee=\(c10.calls) rtpengine_transcode_knee=\(rtpeTranscode.calls) target_transcode_knee_ratio_min=1.5 "
                 + "irisgw_opus=8kHz/mono/complexity10 rtpengine_opus=48kHz/mono/complexity10")
         } catch {
-            lines.append("BENCH vs-rtpengine skipped=\"\(String(describing: error).replacingOccurrences(of: "\"", with: "'"))\"")
+            // Failed part way: the lines not printed yet say why.
+            let why = String(describing: error).replacingOccurrences(of: "\"", with: "'")
+            if lines.isEmpty { lines.append("BENCH vs-rtpengine skipped=\"\(why)\"") }
+            lines.append("BENCH vs-rtpengine-c10 skipped=\"\(why)\"")
         }
         return lines
     }
