@@ -7,7 +7,7 @@ DEBS := libosip2-dev libopus-dev libspandsp-dev libtiff-dev libssl-dev libsqlite
 # The whole suite must finish well inside CI's limit on 2 cores.
 TEST_TIMEOUT ?= 1200
 
-.PHONY: all deps build release test bench run fuzz fuzz-smoke lint clean
+.PHONY: all deps build release test bench bench-deps run fuzz fuzz-smoke lint clean
 
 all: build
 
@@ -37,8 +37,23 @@ test: deps
 ## bench: prints BENCH lines (ratios measured in this run); BENCH_ARGS picks benches:
 ##   make bench BENCH_ARGS=flood, make bench BENCH_ARGS="soak --minutes 5" (docs/operations.md)
 BENCH_ARGS ?=
-bench: release
+bench: release bench-deps
 	.build/release/irisgw-bench $(BENCH_ARGS)
+
+## bench-deps: Debian's rtpengine for BENCH vs-rtpengine (the bench runs the binary itself;
+## the Debian service is kept from starting). A failure is not an error: that line then
+## says skipped.
+bench-deps:
+	@[ -x /usr/bin/rtpengine ] || { \
+	  if [ "$$(id -u)" != 0 ]; then echo "bench: rtpengine-daemon is missing and installing it needs root: BENCH vs-rtpengine will be skipped" >&2; exit 0; fi; \
+	  echo "installing: rtpengine-daemon (for BENCH vs-rtpengine)"; \
+	  guard=; if [ ! -e /usr/sbin/policy-rc.d ]; then printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d && guard=1; fi; \
+	  { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends rtpengine-daemon >/dev/null 2>&1 \
+	    || { apt-get update -qq >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends rtpengine-daemon >/dev/null 2>&1; }; } \
+	    || echo "bench: could not install rtpengine-daemon: BENCH vs-rtpengine will be skipped" >&2; \
+	  if [ -n "$$guard" ]; then rm -f /usr/sbin/policy-rc.d; fi; \
+	  if [ -d /run/systemd/system ] && command -v systemctl >/dev/null; then systemctl disable --now rtpengine-daemon >/dev/null 2>&1 || true; fi; \
+	}
 
 ## run: the gateway with the built-in carrier simulator (SIP 127.0.0.1:5060, API :8080, simulator :5090) until Ctrl-C
 run: release

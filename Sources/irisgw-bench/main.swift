@@ -5,6 +5,23 @@ import Media
 /// `make bench`: each line is `BENCH <name> key=value...`, ratios measured in this run.
 func formatted(_ v: Double) -> String { String(format: "%.0f", v) }
 
+// Processes the benches start (docs/operations.md, "irisgw against rtpengine"): the media
+// server under test, the load generator, the whole-process floor.
+if CommandLine.arguments.count >= 2 {
+    let rest = Array(CommandLine.arguments.dropFirst(2))
+    do {
+        switch CommandLine.arguments[1] {
+        case "media-server": try MediaServer.main(rest); exit(0)
+        case "media-gen": try MediaLoadGenerator.main(rest); exit(0)
+        case "whole-process-floor": try WholeProcessFloorBench.main(rest); exit(0)
+        case "vs-rtpengine-step": try RTPEngineBench.oneStep(rest); exit(0)
+        default: break
+        }
+    } catch {
+        FileHandle.standardError.write(Data("irisgw-bench \(CommandLine.arguments[1]): \(error)\n".utf8))
+        exit(1)
+    }
+}
 let which = Set(CommandLine.arguments.dropFirst())
 if which.isEmpty || which.contains("sip-parse") {
     let r = ParseBench.run()
@@ -70,6 +87,17 @@ if which.isEmpty || which.contains("webrtc") {
     // generator, alternated in this run; and the setup time (docs/architecture.md, "The
     // WebRTC platform leg").
     print(try WebRTCBench.run(calls: 100, rounds: 2, seconds: 4))
+}
+if which.isEmpty || which.contains("vs-rtpengine") {
+    // irisgw's media engine against Debian's rtpengine, each its own process on CPU 0, one load
+    // generator process on CPU 1: transcode and relay knees, added delay (docs/operations.md).
+    for line in SessionPriority.raised({ RTPEngineBench.run() }) { print(line) }
+    fflush(nil)
+}
+if which.isEmpty || which.contains("media-whole-process") {
+    // The media server's whole-process CPU per call-frame against codec + socket floor.
+    print(SessionPriority.raised { WholeProcessFloorBench.run(calls: 100) })
+    fflush(nil)
 }
 if which.isEmpty || which.contains("bridge") {
     // The whole gateway: sessions through the API, and transcoded calls through the bridge

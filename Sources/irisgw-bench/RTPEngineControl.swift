@@ -1,0 +1,214 @@
+import Foundation
+import Glibc
+import IOCore
+
+/// A bencoded value (the ng control protocol's dictionary format): integers, byte strings,
+/// lists and dictionaries with byte-string keys.
+indirect enum Bencode: Equatable, CustomStringConvertible {
+    case int(Int)
+    case bytes([UInt8])
+    case list([Bencode])
+    case dict([String: Bencode])
+
+    static func string(_ s: String) -> Bencode { .bytes(Array(s.utf8)) }
+
+    struct DecodeError: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// The value's bytes; dictionary keys in byte order, as bencoding requires.
+    func encoded() -> [UInt8] {
+        var out: [UInt8] = []
+        encode(into: &out)
+        return out
+    }
+
+    func encode(into out: inout [UInt8]) {
+        switch self {
+        case .int(let v):
+            out += Array("i\(v)e".utf8)
+        case .bytes(let b):
+            out += Array("\(b.count):".utf8)
+            out += b
+        case .list(let items):
+            out.append(UInt8(ascii: "l"))
+            for item in items { item.encode(into: &out) }
+            out.append(UInt8(ascii: "e"))
+        case .dict(let d):
+            out.append(UInt8(ascii: "d"))
+            for key in d.keys.sorted(by: { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }) {
+                Bencode.string(key).encode(into: &out)
+                d[key]!.encode(into: &out)
+            }
+            out.append(UInt8(ascii: "e"))
+        }
+    }
+
+    /// Decodes exactly one value filling `bytes`.
+    static func decode(_ bytes: [UInt8]) throws -> Bencode {
+        var i = 0
+        let v = try decode(bytes, at: &i, depth: 0)
+        guard i == bytes.count else { throw DecodeError(description: "\(bytes.count - i) bytes after the value") }
+        return v
+    }
+
+    private static func decode(_ b: [UInt8], at i: inout Int, depth: Int) throws -> Bencode {
+        guard depth < 64 else { throw DecodeError(description: "nested too deeply") }
+        guard i < b.count else { throw DecodeError(description: "truncated") }
+        switch b[i] {
+        case UInt8(ascii: "i"):
+            i += 1
+            let n = try number(b, at: &i, until: UInt8(ascii: "e"))
+            return .int(n)
+        case UInt8(ascii: "l"):
+            i += 1
+            var items: [Bencode] = []
+            while true {
+                guard i < b.count else { throw DecodeError(description: "unterminated list") }
+                if b[i] == UInt8(ascii: "e") { i += 1; return .list(items) }
+                items.append(try decode(b, at: &i, depth: depth + 1))
+            }
+        case UInt8(ascii: "d"):
+            i += 1
+            var d: [String: Bencode] = [:]
+            while true {
+                guard i < b.count else { throw DecodeError(description: "unterminated dictionary") }
+                if b[i] == UInt8(ascii: "e") { i += 1; return .dict(d) }
+                guard case .bytes(let key) = try decode(b, at: &i, depth: depth + 1) else {
+                    throw DecodeError(description: "dictionary key is not a string")
+                }
+                d[String(decoding: key, as: UTF8.self)] = try decode(b, at: &i, depth: depth + 1)
+            }
+        case UInt8(ascii: "0")...UInt8(ascii: "9"):
+            let n = try number(b, at: &i, until: UInt8(ascii: ":"))
+            guard n >= 0, n <= b.count - i else { throw DecodeError(description: "string runs past the end") }
+            defer { i += n }
+            return .bytes(Array(b[i..<(i + n)]))
+        default:
+            throw DecodeError(description: "unexpected byte \(b[i]) at \(i)")
+        }
+    }
+
+    /// Decimal digits (an optional '-') up to `end`, which is consumed.
+    private static func number(_ b: [UInt8], at i: inout Int, until end: UInt8) throws -> Int {
+        var negative = false
+        if i < b.count, b[i] == UInt8(ascii: "-") { negative = true; i += 1 }
+        var n = 0, digits = 0
+        while i < b.count, b[i] != end {
+            guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(b[i]), digits < 18 else { throw DecodeError(description: "bad number") }
+            n = n * 10 + Int(b[i] - UInt8(ascii: "0"))
+            digits += 1
+            i += 1
+        }
+        guard i < b.count, digits > 0 else { throw DecodeError(description: "unterminated number") }
+        i += 1
+        return negative ? -n : n
+    }
+
+    var stringValue: String? {
+        if case .bytes(let b) = self { return String(decoding: b, as: UTF8.self) }
+        return nil
+    }
+
+    subscript(key: String) -> Bencode? {
+        if case .dict(let d) = self { return d[key] }
+        return nil
+    }
+
+    var description: String {
+        switch self {
+        case .int(let v): "\(v)"
+        case .bytes(let b): "\"\(String(decoding: b, as: UTF8.self))\""
+        case .list(let l): "[" + l.map(\.description).joined(separator: ", ") + "]"
+        case .dict(let d): "{" + d.keys.sorted().map { "\($0): \(d[$0]!)" }.joined(separator: ", ") + "}"
+        }
+    }
+}
+
+/// A client of rtpengine's ng control protocol over UDP: each request is `<cookie> <bencoded
+/// dictionary>`, and the reply carries the same cookie. A request without a reply is sent
+/// again with the same cookie (rtpengine answers a retransmission from its cache).
+final class NGClient {
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    private let socket: UDPSocket
+    private let server: RawSocketAddress
+    private var counter = 0
+    private let prefix = String(UInt32.random(in: 0...UInt32.max), radix: 16)
+
+    init(server: SocketAddress) throws {
+        socket = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: 0), bufferBytes: 1 << 20)
+        guard let raw = RawSocketAddress(server) else { throw Failure(description: "bad ng address \(server)") }
+        self.server = raw
+    }
+
+    /// Sends `command` with `arguments`; returns the reply dictionary. Throws when no reply
+    /// came after `attempts` tries of `timeout` seconds, or the reply says `result: error`.
+    func request(_ command: String, _ arguments: [String: Bencode] = [:], timeout: Double = 1, attempts: Int = 3) throws -> Bencode {
+        counter += 1
+        let cookie = "\(prefix)_\(counter)"
+        var dict = arguments
+        dict["command"] = .string(command)
+        let message = Array("\(cookie) ".utf8) + Bencode.dict(dict).encoded()
+        let rx = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 8)
+        defer { rx.deallocate() }
+        var from = RawSocketAddress()
+        for _ in 0..<attempts {
+            message.withUnsafeBytes { _ = socket.send($0, to: server) }
+            let deadline = EventLoop.now() + timeout
+            while EventLoop.now() < deadline {
+                var pfd = pollfd(fd: socket.fd, events: Int16(POLLIN), revents: 0)
+                let ms = Int32(max(1, (deadline - EventLoop.now()) * 1000))
+                guard poll(&pfd, 1, ms) > 0 else { continue }
+                while let n = socket.receive(into: rx, from: &from) {
+                    let bytes = Array(UnsafeRawBufferPointer(rebasing: rx[0..<n]))
+                    guard let space = bytes.firstIndex(of: UInt8(ascii: " ")),
+                          String(decoding: bytes[..<space], as: UTF8.self) == cookie else { continue }  // a late reply to an earlier try
+                    let reply = try Bencode.decode(Array(bytes[(space + 1)...]))
+                    if reply["result"]?.stringValue == "error" {
+                        throw Failure(description: "\(command): \(reply["error-reason"]?.stringValue ?? "error")")
+                    }
+                    return reply
+                }
+            }
+        }
+        throw Failure(description: "\(command): no reply from rtpengine in \(attempts) x \(timeout) s")
+    }
+}
+
+/// The little SDP the bench exchanges with rtpengine: one audio stream on 127.0.0.1.
+enum BenchSDP {
+    /// An SDP offering (or answering with) one codec: `rtpmap` is e.g. "PCMU/8000", `fmtp` optional.
+    static func audio(port: Int, payloadType: UInt8, rtpmap: String, fmtp: String? = nil, session: Int) -> String {
+        var lines = [
+            "v=0", "o=- \(session) 1 IN IP4 127.0.0.1", "s=irisgw-bench", "c=IN IP4 127.0.0.1", "t=0 0",
+            "m=audio \(port) RTP/AVP \(payloadType)", "a=rtpmap:\(payloadType) \(rtpmap)",
+        ]
+        if let fmtp { lines.append("a=fmtp:\(payloadType) \(fmtp)") }
+        lines += ["a=ptime:20", "a=sendrecv"]
+        return lines.joined(separator: "\r\n") + "\r\n"
+    }
+
+    /// The first audio stream's port and its payload types (in the m= line's order).
+    static func audioStream(_ sdp: String) -> (port: Int, payloadTypes: [UInt8])? {
+        for line in sdp.split(whereSeparator: \.isNewline) where line.hasPrefix("m=audio ") {
+            let f = line.split(separator: " ")
+            guard f.count >= 4, let port = Int(f[1]) else { return nil }
+            return (port, f.dropFirst(3).compactMap { UInt8($0) })
+        }
+        return nil
+    }
+
+    /// The payload type an `a=rtpmap` line gives `encoding` (case-insensitive), if any.
+    static func payloadType(of encoding: String, in sdp: String) -> UInt8? {
+        for line in sdp.split(whereSeparator: \.isNewline) where line.hasPrefix("a=rtpmap:") {
+            let rest = line.dropFirst("a=rtpmap:".count)
+            let f = rest.split(separator: " ", maxSplits: 1)
+            guard f.count == 2, let pt = UInt8(f[0]) else { continue }
+            if f[1].split(separator: "/").first?.lowercased() == encoding.lowercased() { return pt }
+        }
+        return nil
+    }
+}
