@@ -103,9 +103,15 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
                 leg.statistics.malformed += 1
                 return
             }
+            let isEvent = leg.configuration.telephoneEventPayloadType == view.payloadType
+            // Only our payload types count: an RTCP packet or a stray stream sent to the RTP
+            // port must not move the symmetric-RTP latch (our audio would follow it).
+            guard isEvent || view.payloadType == leg.configuration.payloadType || view.payloadType == 13 else {
+                leg.statistics.otherPayloadTypes += 1
+                return
+            }
             if leg.webrtc == nil { leg.noteSource(now: start) }
             if leg.markReceived(now: start, bytes: wire) { events(.firstPacket(which)) }
-            let isEvent = leg.configuration.telephoneEventPayloadType == view.payloadType
             _ = leg.rx.record(view, arrival: arrival, sampledTimestamp: !isEvent)
             let payload = view.payload(in: packet)
             if let te = leg.configuration.telephoneEventPayloadType, view.payloadType == te {

@@ -107,6 +107,9 @@ public struct MediaLegStatistics: Sendable, Equatable {
     public var concealed = 0
     public var late = 0
     public var malformed = 0
+    /// Packets with a payload type the SDP did not give this leg (RTCP sent to the RTP
+    /// port, a stray stream): dropped before they can latch symmetric RTP.
+    public var otherPayloadTypes = 0
     public var dtmfDigits = 0
     /// Packets dropped because they came before the peer's SDP named an address.
     public var beforeSDP = 0

@@ -349,6 +349,37 @@ import IOCore
         #expect(call.statistics()[.trunk]?.remote == carrier.address)
     }
 
+    /// An RTCP report sent to the RTP port before any RTP (a peer without rtcp-mux that
+    /// got the ports wrong, or a probe) is not our payload type: it is counted and dropped,
+    /// and does not latch, so the audio still goes to the carrier.
+    @Test func foreignPayloadTypesDoNotLatch() async throws {
+        let engine = try TestMediaEngine.make()
+        defer { engine.shutdown() }
+        let carrier = try RTPTestPeer(), app = try RTPTestPeer(), stray = try RTPTestPeer()
+        let call = try engine.openCall(MediaCallConfiguration(
+            trunk: .init(codec: .pcmu, payloadType: 0, remote: carrier.address),
+            platform: .init(codec: .opus(.init()), payloadType: 111, remote: app.address)))
+        defer { call.close() }
+        // A receiver report (PT 201) as the RTP parser reads it: version 2, marker set, PT 73.
+        stray.send(payloadType: 73, payload: [0, 0, 0, 0], marker: true, to: call.trunkAddress)
+        let opus = try TestCodec(.opus(.init()), sampleRate: 8000)
+        let silence = [UInt8](repeating: 0xFF, count: 160)
+        await paced(30) { n in
+            if n >= 5 {
+                carrier.send(payloadType: 0, payload: silence, to: call.trunkAddress)
+                carrier.timestamp &+= 160
+            }
+            app.send(payloadType: 111, payload: opus.encode(sine(440, sampleRate: 8000, count: 160, offset: n * 160)), to: call.platformAddress)
+            app.timestamp &+= 960
+            carrier.drain()
+        }
+        _ = await waitUntil(timeout: 1, drain: carrier.drain) { carrier.packets(payloadType: 0).count >= 25 }
+        stray.drain()
+        #expect(stray.received.isEmpty, "\(stray.received.count) packets went to the stray source")
+        #expect(carrier.packets(payloadType: 0).count >= 25)
+        #expect(call.statistics()[.trunk]?.otherPayloadTypes == 1)
+    }
+
     /// Packets longer than the engine's 20 ms frame: a carrier on 30 ms PCMU (as SIPp's
     /// g711a.pcap) bridged to PCMA, where the chain is exact enough to demand one unbroken
     /// sine; an app on 40 ms Opus toward a PCMU carrier. The other side gets a contiguous
