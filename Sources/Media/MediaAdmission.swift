@@ -30,9 +30,9 @@ public enum MediaAdmission {
     }
 
     /// A thread's load with `extra` more calls: the measured load, plus the cost of calls
-    /// placed since the measurement, plus the new ones.
+    /// placed since the measurement (less that of calls ended since), plus the new ones.
     public static func predicted(_ load: MediaThreadLoad, cost: Double, extra: Int = 1) -> Double {
-        load.busy + Double(max(0, load.calls - load.callsAtMeasurement) + extra) * cost
+        max(0, load.busy + Double(load.calls - load.callsAtMeasurement) * cost) + Double(extra) * cost
     }
 
     /// The thread a new call goes to (lowest predicted load, then fewest calls), or nil

@@ -22,13 +22,14 @@ public struct MediaEngineConfiguration: Sendable {
     /// Default nil: normal scheduling.
     public var realtimePriority: Int32?
     /// What one call is assumed to cost (a fraction of a core) until enough calls have been
-    /// measured to know (`MediaAdmission.callCost`). Default 0.005: a transcoded call
-    /// measured about 0.45 % of a core on a 2-core VM (docs/media.md, "Load and admission").
+    /// measured to know (`MediaAdmission.callCost`). Default 0.01, on the safe side: a call
+    /// transcoding a browser's fullband Opus measured 0.65-0.93 % of a core on a 2-core VM
+    /// (docs/media.md, "Load and admission").
     public var callCostEstimate: Double
 
     public init(threads: Int = UsableCPUs.current().count, host: String = "127.0.0.1",
                 portRange: ClosedRange<UInt16> = 20_000...29_999, portQuarantine: Double = 10, realtimePriority: Int32? = nil,
-                callCostEstimate: Double = 0.005) {
+                callCostEstimate: Double = 0.01) {
         self.threads = max(1, threads)
         self.host = host
         self.portRange = portRange

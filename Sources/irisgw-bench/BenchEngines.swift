@@ -147,8 +147,10 @@ final class IrisgwMediaServer: MediaServerUnderTest {
     private let child: LineChild
     var pid: Int32 { child.pid }
 
-    init(binary: String, complexity: Int32) throws {
-        child = try LineChild(pinnedTo: 0, [binary, "media-server", "--complexity", "\(complexity)"], label: "media-server")
+    /// `budget`: admission at this load budget, per cent (refused calls get no media).
+    init(binary: String, complexity: Int32, budget: Int? = nil) throws {
+        child = try LineChild(pinnedTo: 0, [binary, "media-server", "--complexity", "\(complexity)"] + (budget.map { ["--budget", "\($0)"] } ?? []),
+                              label: "media-server")
         let hello = try child.readLine(timeout: 20)
         guard hello == "ready" else { throw LineChild.Failure(description: "media-server said \(hello)") }
     }

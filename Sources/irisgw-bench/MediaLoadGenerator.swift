@@ -28,6 +28,8 @@ struct GeneratorReport: Codable {
     /// plus 1 for a packet in flight at either edge of the window).
     var sentPerStream = 0
     var streamsOutOfTolerance = 0
+    /// Calls the engine took (a refused call, target port 0, is neither sent nor judged).
+    var admitted = 0
     /// Largest shortfall (or excess, negative) of a stream's output against its input, %.
     var worstLossPercent = 0.0
     /// The first few streams out of tolerance: "call/leg:sent/got@local>engine port".
@@ -243,7 +245,7 @@ enum MediaLoadGenerator {
                     let scheduled = start + Double(slot) * 0.001
                     if scheduled >= windowStart && scheduled < windowEnd { sendLate.add((now - scheduled) * 1000) }
                     let counting = now >= windowStart && now < windowEnd
-                    for i in slots[s] {
+                    for i in slots[s] where targets[i].trunk != 0 {
                         let probing = o.probe && i == 0
                         for leg in 0..<2 {
                             let opusLeg = leg == 1 && transcode
@@ -387,7 +389,8 @@ enum MediaLoadGenerator {
             report.generatorBusy = max(0, o.seconds - idle)
             report.engineWait = engineWait
             var worst = 0.0
-            for j in 0..<(2 * n) {
+            report.admitted = targets.filter { $0.trunk != 0 }.count
+            for j in 0..<(2 * n) where targets[j / 2].trunk != 0 {
                 flush(streams[j])
                 // What leg j received came in on the other leg of the same call.
                 let sent = streams[j ^ 1].sentInWindow, got = streams[j].receivedInWindow

@@ -23,10 +23,14 @@ enum MediaServer {
 
     static func main(_ args: [String]) throws {
         var complexity: Int32 = 5
+        var budget: Double?
         var it = args.makeIterator()
         while let a = it.next() {
             switch a {
             case "--complexity": complexity = it.next().flatMap { Int32($0) } ?? complexity
+            // Admission as the gateway does it: a call past the load budget (per cent) is
+            // refused, and answered "0,0,0" (the generator leaves it out).
+            case "--budget": budget = it.next().flatMap { Double($0) }.map { $0 / 100 }
             default: throw NGClient.Failure(description: "media-server: unknown argument \(a)")
             }
         }
@@ -57,9 +61,13 @@ enum MediaServer {
                         configuration.playoutOnArrival = ProcessInfo.processInfo.environment["IRISGW_BENCH_BUFFERED"] != "1"
                         configuration.trunk.remote = SocketAddress(host: "127.0.0.1", port: p[0])
                         configuration.platform.remote = SocketAddress(host: "127.0.0.1", port: p[1])
-                        let call = try engine.openCall(configuration)
-                        calls.append(call)
-                        answer.append("\(call.trunkAddress.port),\(call.platformAddress.port),\(platform.payloadType)")
+                        do {
+                            let call = try engine.openCall(configuration, loadBudget: budget)
+                            calls.append(call)
+                            answer.append("\(call.trunkAddress.port),\(call.platformAddress.port),\(platform.payloadType)")
+                        } catch is MediaOverloadError {
+                            answer.append("0,0,0")
+                        }
                     }
                     reply("ok " + answer.joined(separator: " "))
                 } catch {

@@ -187,6 +187,20 @@ enum RTPEngineBench {
     }
 
     /// The whole comparison; returns the BENCH lines (step lines are printed as they come).
+    /// 1.5 times irisgw's transcode knee offered at once to a media server admitting at the
+    /// gateway's default budget (80 %): the calls it takes must stay clean; the rest are refused.
+    static func overload(knee: Int) throws -> String {
+        let offered = max(2, knee * 3 / 2)
+        let server = try IrisgwMediaServer(binary: selfBinary, complexity: 5, budget: 80)
+        defer { server.stop() }
+        var s = Step(calls: offered, report: try step(server, .transcode, calls: offered))
+        if !s.clean { s = Step(calls: offered, report: try step(server, .transcode, calls: offered)) }
+        let r = s.report
+        return "BENCH media-overload offered=\(offered) knee=\(knee) admitted=\(r.admitted) refused=\(offered - r.admitted) budget_pct=80 "
+            + "clean=\(s.clean ? 1 : 0) worst_loss_pct=\(String(format: "%.2f", r.worstLossPercent)) late_p99_ms=\(String(format: "%.1f", r.lateP99Ms)) "
+            + "cpu_pct=\(String(format: "%.1f", s.cpuPercent)) target_clean=1"
+    }
+
     static func run() -> [String] {
         let rtpengine: RTPEngineServer
         do {
@@ -208,6 +222,7 @@ enum RTPEngineBench {
             defer { irisgw.stop() }
 
             let irisTranscode = try knee(irisgw, .transcode, schedule: transcodeSchedule)
+            lines.append(try overload(knee: irisTranscode.calls))
             let rtpeTranscode = try knee(rtpengine, .transcode, schedule: transcodeSchedule)
             let irisRelay = try knee(irisgw, .relay, schedule: relaySchedule)
             let rtpeRelay = try knee(rtpengine, .relay, schedule: relaySchedule)

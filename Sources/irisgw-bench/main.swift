@@ -94,6 +94,22 @@ if which.isEmpty || which.contains("vs-rtpengine") {
     for line in SessionPriority.raised({ RTPEngineBench.run() }) { print(line) }
     fflush(nil)
 }
+if which.contains("media-overload") {
+    // Alone (the default run has it inside vs-rtpengine): irisgw's transcode knee, then 1.5
+    // times it offered to a media server admitting at the 80 % budget.
+    let line = SessionPriority.raised { () -> String in
+        do {
+            let server = try IrisgwMediaServer(binary: RTPEngineBench.selfBinary, complexity: 5)
+            let knee = try RTPEngineBench.knee(server, .transcode, schedule: RTPEngineBench.transcodeSchedule)
+            server.stop()
+            return try RTPEngineBench.overload(knee: knee.calls)
+        } catch {
+            return "BENCH media-overload skipped=\"\(error)\""
+        }
+    }
+    print(line)
+    fflush(nil)
+}
 if which.isEmpty || which.contains("media-whole-process") {
     // The media server's whole-process CPU per call-frame against codec + socket floor.
     print(SessionPriority.raised { WholeProcessFloorBench.run(calls: 100) })

@@ -28,6 +28,8 @@ let admissionCases: [AdmissionCase] = [
     AdmissionCase(name: "inbound calls still ringing count against the budget",
                   loads: [load(0.70, 140)], budget: 0.8, pending: 20, placed: nil),
     AdmissionCase(name: "fewer ringing calls fit", loads: [load(0.70, 140)], budget: 0.8, pending: 10, placed: 0),
+    AdmissionCase(name: "calls ended since the measurement free their share",
+                  loads: [load(0.79, 20, measured: 100)], budget: 0.8, placed: 0),
     AdmissionCase(name: "equal loads: the thread with fewer calls", loads: [load(0.1, 30), load(0.1, 20)], budget: 0.8, placed: 1),
 ]
 
