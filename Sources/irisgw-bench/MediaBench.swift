@@ -51,9 +51,12 @@ enum MediaBench {
         var calls: [MediaCall] = []
         let platformCodec: AudioCodec = passthrough ? .pcmu : .opus(.init(complexity: 5))
         for _ in 0..<n {
-            calls.append(try engine.openCall(MediaCallConfiguration(
+            var configuration = MediaCallConfiguration(
                 trunk: .init(codec: .pcmu, payloadType: 0, remote: sink.local, srtp: srtp.map(benchKeys)),
-                platform: .init(codec: platformCodec, payloadType: passthrough ? 0 : 111, remote: sink.local), rtpTimeout: 0)))
+                platform: .init(codec: platformCodec, payloadType: passthrough ? 0 : 111, remote: sink.local), rtpTimeout: 0)
+            // IRISGW_BENCH_BUFFERED=1: through the jitter buffer and the tick (docs/operations.md).
+            configuration.playoutOnArrival = ProcessInfo.processInfo.environment["IRISGW_BENCH_BUFFERED"] != "1"
+            calls.append(try engine.openCall(configuration))
         }
         defer { calls.forEach { $0.close() } }
         // The generator gets the port list in a file: trunk and platform RTP port per call.
