@@ -166,13 +166,13 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
     /// is concealed from it (Opus FEC, else PLC).
     private func playOnArrival(_ src: RTPLeg, to dst: RTPLeg, payload: UnsafeRawBufferPointer, at ts: UInt32, lost: Int, now: Double) {
         guard let decoder = src.codec, dst.codec != nil else { return }
+        // Audio again: a run of fillers over a silence ends.
+        src.fillerRun = 0
+        src.comfortNoiseActive = false
         let bytes = payload.bindMemory(to: UInt8.self)
         let step = Int(dst.timestampStep)
         if src.decodedCount > 0, ts != src.pendingTimestamp &+ UInt32(src.decodedCount * step / frameSamples) {
-            let rest = UnsafeMutableBufferPointer(rebasing: src.decoded[src.decodedCount..<frameSamples])
-            if decoder.conceal(next: nil, into: rest) < rest.count { rest.update(repeating: 0) }
-            src.decodedCount = frameSamples
-            emitFrame(from: src, to: dst, concealed: true, now: now)
+            finishPartialFrame(from: src, to: dst, decoder: decoder, now: now)
         }
         if src.decodedCount == 0 {
             src.pendingTimestamp = ts
@@ -203,8 +203,15 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
         src.pendingTimestamp &+= dst.timestampStep
         src.consumeDecoded(frameSamples)
         src.lastEmit = now
-        src.fillerRun = 0
-        src.comfortNoiseActive = false
+    }
+
+    /// Pads the rest of a packet longer than a frame (left in `src.decoded`) with
+    /// concealment and sends that frame: what followed it did not come, or not in line.
+    private func finishPartialFrame(from src: RTPLeg, to dst: RTPLeg, decoder: LegCodec, now: Double) {
+        let rest = UnsafeMutableBufferPointer(rebasing: src.decoded[src.decodedCount..<frameSamples])
+        if decoder.conceal(next: nil, into: rest) < rest.count { rest.update(repeating: 0) }
+        src.decodedCount = frameSamples
+        emitFrame(from: src, to: dst, concealed: true, now: now)
     }
 
     /// On arrival, when `src` has sent nothing for three frames (a loss burst, DTX, comfort
@@ -214,10 +221,7 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
         guard let decoder = src.codec, src.sawFirstPacket, now - src.lastEmit >= 0.060 else { return }
         if src.decodedCount > 0 {
             // The rest of a packet longer than a frame: finish that frame first.
-            let rest = UnsafeMutableBufferPointer(rebasing: src.decoded[src.decodedCount..<frameSamples])
-            if decoder.conceal(next: nil, into: rest) < rest.count { rest.update(repeating: 0) }
-            src.decodedCount = frameSamples
-            emitFrame(from: src, to: dst, concealed: true, now: now)
+            finishPartialFrame(from: src, to: dst, decoder: decoder, now: now)
             src.playout.reanchor()
             return
         }
@@ -231,11 +235,9 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
             frame.update(repeating: 0)
         }
         src.decodedCount = frameSamples
-        let run = src.fillerRun + 1, noise = src.comfortNoiseActive
         src.pendingTimestamp = dst.timestamp
         emitFrame(from: src, to: dst, concealed: concealed, now: now)
-        src.fillerRun = run
-        src.comfortNoiseActive = noise
+        src.fillerRun += 1
         src.playout.reanchor()
     }
 
@@ -360,7 +362,6 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
         }
         let frame = UnsafeMutableBufferPointer(rebasing: src.decoded[0..<frameSamples])
         finishFrame(frame, of: src, concealed: lost)
-        src.lastEmit = now
         return frame
     }
 
@@ -375,18 +376,19 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
 
     /// Encodes one frame for `dst` and sends it (at timestamp `ts` when given, else at the
     /// leg's next).
-    func pushFrame(_ frame: UnsafeBufferPointer<Int16>, to dst: RTPLeg, at ts: UInt32? = nil, now: Double) {
+    func pushFrame(_ frame: UnsafeBufferPointer<Int16>, to dst: RTPLeg, at timestamp: UInt32? = nil, now: Double) {
         guard let encoder = dst.codec else { return }
+        let ts = timestamp ?? dst.timestamp
         let out = UnsafeMutableRawBufferPointer(rebasing: dst.txBuffer[12..<1500]).bindMemory(to: UInt8.self)
         let size = encoder.encode(frame, into: out)
         guard size > 0 else { return }
         if size <= 2, dst.dtx {
             // Opus DTX (RFC 7587 §3.1.3): a 1-2 byte frame is silence the encoder wants left
             // unsent; the timestamps move on, so the far side sees the gap it expects.
-            dst.timestamp = (ts ?? dst.timestamp) &+ dst.timestampStep
+            dst.timestamp = ts &+ dst.timestampStep
             return
         }
-        if let ts { dst.sendAudio(payloadLength: size, at: ts, now: now) } else { dst.sendAudio(payloadLength: size, now: now) }
+        dst.sendAudio(payloadLength: size, at: ts, now: now)
     }
 
     /// Starts RTP supervision now even if no packet came yet (a call the carrier answered

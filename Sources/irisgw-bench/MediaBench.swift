@@ -19,6 +19,11 @@ enum MediaBench {
                           receiveKey: (0..<suite.keyMaterialLength).map { UInt8(0xA0 &+ $0) })
     }
 
+    /// false with IRISGW_BENCH_BUFFERED=1 in the environment: every stream through the jitter
+    /// buffer and the tick, to compare with playout on arrival (docs/operations.md); read by
+    /// `BENCH media` and the media server.
+    static let playoutOnArrival = ProcessInfo.processInfo.environment["IRISGW_BENCH_BUFFERED"] != "1"
+
     struct Step {
         var calls: Int
         /// Calls one fully busy core would carry at the measured CPU cost per call.
@@ -54,8 +59,7 @@ enum MediaBench {
             var configuration = MediaCallConfiguration(
                 trunk: .init(codec: .pcmu, payloadType: 0, remote: sink.local, srtp: srtp.map(benchKeys)),
                 platform: .init(codec: platformCodec, payloadType: passthrough ? 0 : 111, remote: sink.local), rtpTimeout: 0)
-            // IRISGW_BENCH_BUFFERED=1: through the jitter buffer and the tick (docs/operations.md).
-            configuration.playoutOnArrival = ProcessInfo.processInfo.environment["IRISGW_BENCH_BUFFERED"] != "1"
+            configuration.playoutOnArrival = playoutOnArrival
             calls.append(try engine.openCall(configuration))
         }
         defer { calls.forEach { $0.close() } }

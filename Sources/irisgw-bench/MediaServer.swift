@@ -56,9 +56,7 @@ enum MediaServer {
                             ? .init(codec: .opus(.init(complexity: complexity)), payloadType: 111)
                             : .init(codec: .pcmu, payloadType: 0)
                         var configuration = MediaCallConfiguration(trunk: .init(codec: .pcmu, payloadType: 0), platform: platform, rtpTimeout: 0)
-                        // IRISGW_BENCH_BUFFERED=1: every stream through the jitter buffer and the
-                        // tick, to compare with playout on arrival (docs/media.md, "Playout").
-                        configuration.playoutOnArrival = ProcessInfo.processInfo.environment["IRISGW_BENCH_BUFFERED"] != "1"
+                        configuration.playoutOnArrival = MediaBench.playoutOnArrival
                         configuration.trunk.remote = SocketAddress(host: "127.0.0.1", port: p[0])
                         configuration.platform.remote = SocketAddress(host: "127.0.0.1", port: p[1])
                         do {

@@ -353,13 +353,9 @@ import IOCore
     /// got the ports wrong, or a probe) is not our payload type: it is counted and dropped,
     /// and does not latch, so the audio still goes to the carrier.
     @Test func foreignPayloadTypesDoNotLatch() async throws {
-        let engine = try TestMediaEngine.make()
-        defer { engine.shutdown() }
-        let carrier = try RTPTestPeer(), app = try RTPTestPeer(), stray = try RTPTestPeer()
-        let call = try engine.openCall(MediaCallConfiguration(
-            trunk: .init(codec: .pcmu, payloadType: 0, remote: carrier.address),
-            platform: .init(codec: .opus(.init()), payloadType: 111, remote: app.address)))
-        defer { call.close() }
+        let (engine, carrier, app, call) = try openBridge()
+        defer { call.close(); engine.shutdown() }
+        let stray = try RTPTestPeer()
         // A receiver report (PT 201) as the RTP parser reads it: version 2, marker set, PT 73.
         stray.send(payloadType: 73, payload: [0, 0, 0, 0], marker: true, to: call.trunkAddress)
         let opus = try TestCodec(.opus(.init()), sampleRate: 8000)

@@ -11,26 +11,9 @@ import Synchronization
 /// stalled media thread drops the frames whose time has passed. No timing assertions:
 /// what arrived, in what order, with which audio, and the legs' counters.
 @Suite(.serialized) struct PlayoutEngineTests {
-    /// An engine with one call: PCMU toward a "carrier" peer, Opus toward an "app" peer.
-    static func bridge(_ configure: (inout MediaCallConfiguration) -> Void = { _ in }) throws
-        -> (MediaEngine, RTPTestPeer, RTPTestPeer, MediaCall) {
-        let engine = try TestMediaEngine.make()
-        let carrier = try RTPTestPeer(), app = try RTPTestPeer()
-        var config = MediaCallConfiguration(
-            trunk: .init(codec: .pcmu, payloadType: 0, remote: carrier.address),
-            platform: .init(codec: .opus(.init()), payloadType: 111, remote: app.address))
-        configure(&config)
-        do {
-            return (engine, carrier, app, try engine.openCall(config))
-        } catch {
-            engine.shutdown()
-            throw error
-        }
-    }
-
     /// A calm tone both ways is played on arrival the whole time; the audio is the tone.
     @Test func calmStreamsPlayOnArrival() async throws {
-        let (engine, carrier, app, call) = try Self.bridge()
+        let (engine, carrier, app, call) = try openBridge()
         defer { call.close(); engine.shutdown() }
         let pcmu = try TestCodec(.pcmu, sampleRate: 8000), opus = try TestCodec(.opus(.init()), sampleRate: 8000)
         await paced(50) { n in
@@ -61,7 +44,7 @@ import Synchronization
     /// 440 Hz to 1 kHz. The frame at its place is rebuilt from the next packet (1 kHz, not
     /// a 440 Hz guess), in a contiguous stream, and counted as one concealment.
     @Test func opusFECRebuildsALostPacketOnArrival() async throws {
-        let (engine, carrier, app, call) = try Self.bridge()
+        let (engine, carrier, app, call) = try openBridge()
         defer { call.close(); engine.shutdown() }
         let opus = try TestCodec(.opus(.init(bitrate: 24_000, inbandFEC: true, expectedLossPercent: 20)), sampleRate: 8000)
         let lost = 30
@@ -97,7 +80,7 @@ import Synchronization
     /// goes through the jitter buffer, which smooths it into a contiguous tone; after a
     /// second of calm it plays on arrival again.
     @Test func jitterBringsTheBufferInAndCalmTakesItOut() async throws {
-        let (engine, carrier, app, call) = try Self.bridge { config in config.playoutCalmPeriod = 1 }
+        let (engine, carrier, app, call) = try openBridge { config in config.playoutCalmPeriod = 1 }
         defer { call.close(); engine.shutdown() }
         let pcmu = try TestCodec(.pcmu, sampleRate: 8000)
         let jittered = 100, calm = 100
@@ -132,7 +115,7 @@ import Synchronization
     /// played two to a tick until the buffer is back at its target, so the stall does not
     /// stay on as delay, and nothing is dropped (a contiguous stream).
     @Test func aStalledThreadCatchesUp() async throws {
-        let (engine, carrier, app, call) = try Self.bridge { config in config.playoutOnArrival = false }
+        let (engine, carrier, app, call) = try openBridge { config in config.playoutOnArrival = false }
         defer { call.close(); engine.shutdown() }
         let pcmu = try TestCodec(.pcmu, sampleRate: 8000)
         let thread = try #require(engine.threads.first)

@@ -111,6 +111,23 @@ enum TestMediaEngine {
     }
 }
 
+/// An engine with one call: PCMU toward a "carrier" peer, Opus toward an "app" peer.
+func openBridge(_ configure: (inout MediaCallConfiguration) -> Void = { _ in }) throws
+    -> (MediaEngine, RTPTestPeer, RTPTestPeer, MediaCall) {
+    let engine = try TestMediaEngine.make()
+    let carrier = try RTPTestPeer(), app = try RTPTestPeer()
+    var config = MediaCallConfiguration(
+        trunk: .init(codec: .pcmu, payloadType: 0, remote: carrier.address),
+        platform: .init(codec: .opus(.init()), payloadType: 111, remote: app.address))
+    configure(&config)
+    do {
+        return (engine, carrier, app, try engine.openCall(config))
+    } catch {
+        engine.shutdown()
+        throw error
+    }
+}
+
 /// Runs `body(n)` for packets n = 0..<count, one every `intervalMs` against the monotonic
 /// clock (no drift from sleep overshoot), on a thread of its own: the cooperative pool
 /// may be busy with other tests, and a stalled sender would look like network jitter.
