@@ -35,6 +35,28 @@ public struct TestCallResult: Sendable, Codable, Equatable {
     public var timeline: [TimelinePoint]
     /// Every event of the call, for the ladder.
     public var events: [SessionEvent]
+    /// The SIP messages of the trunk leg as the gateway sent and read them
+    /// (`GET /v1/sessions/{roomId}/sip`); nil when the gateway could not give them.
+    public var sip: SIPTraceDocument?
+    /// The files kept for this call with `--evidence DIR`, relative to the reports.
+    public var evidence: TestEvidence?
+}
+
+/// The evidence files of one test call (`irisgw test --evidence DIR`): paths as the
+/// reports link them.
+public struct TestEvidence: Sendable, Codable, Equatable {
+    /// `DIR/<test>-<n>.pcap`: the trunk leg's SIP and RTP.
+    public var pcap: String?
+    /// `DIR/<test>-<n>-carrier.wav`: the audio the carrier sent.
+    public var carrierWAV: String?
+    /// `DIR/<test>-<n>-app.wav`: the audio the gateway sent the carrier (the app's side).
+    public var appWAV: String?
+
+    public init(pcap: String? = nil, carrierWAV: String? = nil, appWAV: String? = nil) {
+        self.pcap = pcap
+        self.carrierWAV = carrierWAV
+        self.appWAV = appWAV
+    }
 }
 
 /// One sample of a call's audio for the report's timeline.

@@ -39,10 +39,15 @@ public struct CreateSessionRequest: Codable, Sendable, Equatable {
     /// `media.opus` (keys and values as there; an absent key keeps the profile's value).
     /// Optional; a bad value is 400 naming `opus.<key>`.
     public var opus: OpusOptions?
+    /// Record a capture of the trunk leg (its SIP and RTP, RTCP included) for
+    /// `GET /v1/sessions/{roomId}/pcap`. Optional, default false; the SIP trace
+    /// (`GET /v1/sessions/{roomId}/sip`) is kept for every session.
+    public var capture: Bool?
 
     public init(targetTN: String, sourceTN: String, notificationData: String? = nil, profile: String? = nil,
                 routingId: String? = nil, traceId: String? = nil, media: MediaBody,
-                callerName: String? = nil, privacy: String? = nil, headers: [String: String]? = nil, opus: OpusOptions? = nil) {
+                callerName: String? = nil, privacy: String? = nil, headers: [String: String]? = nil, opus: OpusOptions? = nil,
+                capture: Bool? = nil) {
         self.targetTN = targetTN
         self.sourceTN = sourceTN
         self.notificationData = notificationData
@@ -54,6 +59,7 @@ public struct CreateSessionRequest: Codable, Sendable, Equatable {
         self.privacy = privacy
         self.headers = headers
         self.opus = opus
+        self.capture = capture
     }
 }
 

@@ -44,18 +44,20 @@ public final class IrisRtcAudioSession: Sendable {
     /// the gateway's). `callerName`, `privacy` (RFC 3323: `"id"`, `"id;critical"` ...) and
     /// `headers` (`X-` names, or names the profile allows) go into the INVITE as the trunk's
     /// policy says (docs/api.md). `opus` sets the gateway's Opus encoder toward us for this
-    /// call (complexity, bitrate ...; over the profile's `media.opus`). Returns the room id;
+    /// call (complexity, bitrate ...; over the profile's `media.opus`). `capture` asks the
+    /// gateway to record the trunk leg's SIP and RTP (`connection.capture(roomId:)`). Returns the room id;
     /// events follow on the delegate.
     @discardableResult
     public func createWithTN(targetTN: String, sourceTN: String, profile: String? = nil, notificationData: String? = nil,
                              traceId: String? = nil, callerName: String? = nil, privacy: String? = nil,
-                             headers: [String: String]? = nil, opus: OpusOptions? = nil) throws(IrisError) -> String {
+                             headers: [String: String]? = nil, opus: OpusOptions? = nil, capture: Bool = false) throws(IrisError) -> String {
         let routingId = "client-" + UUID().uuidString.lowercased()
         let ws = try connection.events(routingId: routingId)
         let request = CreateSessionRequest(targetTN: targetTN, sourceTN: sourceTN, notificationData: notificationData,
                                            profile: profile, routingId: routingId, traceId: traceId,
                                            media: MediaBody(sdp: stream.leg.sdpOffer()),
-                                           callerName: callerName, privacy: privacy, headers: headers, opus: opus)
+                                           callerName: callerName, privacy: privacy, headers: headers, opus: opus,
+                                           capture: capture ? true : nil)
         let response: SessionResponse
         do {
             response = try connection.decode(SessionResponse.self, try connection.call("POST", "/v1/sessions", request))

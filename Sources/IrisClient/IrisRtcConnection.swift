@@ -132,3 +132,16 @@ extension IrisRtcConnection {
         try decode(SessionList.self, try call("GET", "/v1/sessions")).sessions
     }
 }
+
+extension IrisRtcConnection {
+    /// `GET /v1/sessions/{roomId}/sip`: the SIP messages of the session's trunk leg.
+    public func sipTrace(roomId: String) throws(IrisError) -> SIPTraceDocument {
+        try decode(SIPTraceDocument.self, try call("GET", "/v1/sessions/" + Self.escape(roomId) + "/sip"))
+    }
+
+    /// `GET /v1/sessions/{roomId}/pcap`: the capture of the session's trunk leg (libpcap
+    /// format), for a session created with `capture: true`.
+    public func capture(roomId: String) throws(IrisError) -> [UInt8] {
+        try call("GET", "/v1/sessions/" + Self.escape(roomId) + "/pcap")
+    }
+}
