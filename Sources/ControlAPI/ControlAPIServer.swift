@@ -179,7 +179,8 @@ public final class ControlAPIServer: Sendable {
         guard parts.count >= 2, parts[0] == "v1", parts[1] == "sessions", parts.count <= 4 else {
             throw GatewayError(IrisCode.incorrectParams, 404, "no such endpoint: \(m) \(request.path)")
         }
-        if parts.count >= 3, (m, parts.count) == ("GET", 3) || (m, parts.count) == ("DELETE", 3) || (m, parts.count) == ("POST", 4) {
+        if parts.count >= 3, (m, parts.count) == ("GET", 3) || (m, parts.count) == ("GET", 4) || (m, parts.count) == ("DELETE", 3)
+            || (m, parts.count) == ("POST", 4) {
             try authorize(caller, room: parts[2], gateway: gateway)
         }
         switch (m, parts.count) {
@@ -198,6 +199,11 @@ public final class ControlAPIServer: Sendable {
             return Self.json(200, SessionList(sessions: gateway.list()))
         case ("GET", 3):
             return Self.json(200, try gateway.snapshot(roomId: parts[2]))
+        case ("GET", 4):
+            switch parts[3] {
+            case "sip": return Self.json(200, try gateway.sipTrace(roomId: parts[2]))
+            default: throw GatewayError(IrisCode.incorrectParams, 404, "no such endpoint: \(m) \(request.path)")
+            }
         case ("DELETE", 3):
             try gateway.close(roomId: parts[2])
             return Self.json(202, ["roomId": parts[2]])

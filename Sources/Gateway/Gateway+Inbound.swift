@@ -55,7 +55,10 @@ extension Gateway: SIPUserAgentDelegate {
         let expiry = Date().timeIntervalSince1970 + (configuration.roomTokenLifetime ?? ring + 15)
         let token = tokens.issue(roomId: roomId, expiresAt: expiry)
         let s = GatewaySession(direction: .inbound, roomId: roomId, traceId: traceId, routingId: route.routingId, profile: profile,
-                               sourceTN: caller, targetTN: did, notificationData: nil, gateway: self)
+                               sourceTN: caller, targetTN: did, notificationData: nil,
+                               capture: newCapture(roomId: roomId, recordsMedia: false), gateway: self)
+        captures.open(s.capture)
+        captures.bind(callID: call.callID, to: s.capture)
         s.call = call
         s.trunkLeg = trunk
         s.sdes = sdes
@@ -113,14 +116,15 @@ extension Gateway: SIPUserAgentDelegate {
         } catch {
             throw .badRequest("media.sdp: \(error.message)")
         }
-        let (trunk, profile, traceId) = try withSession(roomId) { s throws(GatewayError) in
+        let (trunk, profile, traceId, capture) = try withSession(roomId) { s throws(GatewayError) in
             guard s.machine.direction == .inbound else { throw .wrongState("session \(roomId) is outbound: nothing to join") }
             guard s.media == nil, s.machine.status == .initializing, let t = s.trunkLeg else {
                 throw .wrongState("session \(roomId) was already joined")
             }
-            return (t, s.profile, s.traceId)
+            if request.capture == true { s.capture.recordMedia() }
+            return (t, s.profile, s.traceId, s.capture)
         }
-        let mediaCall = try openMedia(trunk: trunk, platform: platform, profile: profile, roomId: roomId)
+        let mediaCall = try openMedia(trunk: trunk, platform: platform, profile: profile, roomId: roomId, capture: capture)
         let answer = MediaNegotiation.answer(for: platform, address: platformSDPAddress(mediaCall.platformAddress), session: SDPSessionIdentity())
         do {
             try withSession(roomId) { s throws(GatewayError) in

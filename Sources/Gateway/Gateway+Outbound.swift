@@ -60,9 +60,11 @@ extension Gateway {
             }
         }
         try admitted.get()
+        let capture = newCapture(roomId: roomId, recordsMedia: request.capture == true)
         let mediaCall: MediaCall
         do {
-            mediaCall = try openMedia(trunk: provisional, platform: platform, profile: profile, roomId: roomId, admitting: true)
+            mediaCall = try openMedia(trunk: provisional, platform: platform, profile: profile, roomId: roomId, capture: capture,
+                                      admitting: true)
         } catch {
             ua.loop.sync { [self] in admissions[profile.name]?.release() }
             throw error
@@ -78,7 +80,8 @@ extension Gateway {
         ua.loop.sync { [self] in
             let s = GatewaySession(direction: .outbound, roomId: roomId, traceId: traceId, routingId: request.routingId,
                                    profile: profile, sourceTN: source, targetTN: target,
-                                   notificationData: request.notificationData, gateway: self)
+                                   notificationData: request.notificationData, capture: capture, gateway: self)
+            captures.open(capture)
             s.media = mediaCall
             s.platformLeg = platform
             s.trunkLeg = provisional

@@ -24,6 +24,8 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
     var sessions: [String: GatewaySession] = [:]
     /// Ended sessions' last snapshots, for `GET` after the end (EndedSnapshots.swift).
     lazy var endedSnapshots = EndedSnapshots(retention: configuration.eventRetention)
+    /// Sessions' SIP traces and captures, by room and by Call-ID (Capture/SessionCaptures.swift).
+    lazy var captures = SessionCaptures(retention: configuration.eventRetention)
     var admissions: [String: Admission] = [:]
     /// Per-trunk budgets for calls in, apart from the outbound ones.
     var inboundAdmissions: [String: Admission] = [:]
@@ -89,6 +91,7 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
         // Called on the SIP loop, where `tlsTargets` lives.
         ua.tlsTarget = { [unowned self] address in tlsTargets[address] }
         ua.onConnectionFailure = { [unowned self] report in logConnectionFailure(report) }
+        ua.wireTap = { [unowned self] message in captures.sip(message) }
     }
 
     /// Opens the SIP sockets and starts registrations and keepalives; returns the SIP addresses.
@@ -159,10 +162,12 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
     /// Opens a session's media; with `admitting`, refused (503 / -503 with Retry-After,
     /// counted) when the media threads would pass `mediaLoadBudget`.
     func openMedia(trunk: NegotiatedLeg, platform: NegotiatedLeg, profile: TrunkProfile, roomId: String,
-                   admitting: Bool = false) throws(GatewayError) -> MediaCall {
+                   capture: SessionCapture?, admitting: Bool = false) throws(GatewayError) -> MediaCall {
         do {
             let loop = ua.loop
-            return try media.openCall(mediaConfiguration(trunk: trunk, platform: platform, profile: profile),
+            var call = mediaConfiguration(trunk: trunk, platform: platform, profile: profile)
+            if let capture, capture.needsMediaTap { call.trunkTap = capture }
+            return try media.openCall(call,
                                       loadBudget: admitting ? configuration.mediaLoadBudget : nil) { [weak self] event in
                 guard let gateway = self else { return }
                 loop.execute { gateway.sessions[roomId]?.mediaEvent(event) }
@@ -211,6 +216,7 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
         if let st = stats { metrics.media(st) }
         sessions[s.roomId] = nil
         endedSnapshots.keep(s.snapshot(stats: stats), of: s.roomId, now: EventLoop.now())
+        captures.ended(roomId: s.roomId, now: EventLoop.now())
         events.prune()
         // Merged partners go with the active session; a partner that ends leaves the host.
         for other in s.merged where !other.machine.isEnded { other.handle(.close) }

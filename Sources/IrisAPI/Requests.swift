@@ -68,6 +68,10 @@ public struct JoinRequest: Codable, Sendable, Equatable {
     public var roomToken: String
     public var traceId: String?
     public var media: MediaBody
+    /// Record a capture of the trunk leg's RTP and RTCP, with the SIP trace, for
+    /// `GET /v1/sessions/{roomId}/pcap`. Optional, default false.
+    public var capture: Bool?
+
     public init(roomToken: String, traceId: String? = nil, media: MediaBody) {
         self.roomToken = roomToken
         self.traceId = traceId

@@ -58,6 +58,7 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
                               callSampleRate: rate, outputClockRate: configuration.trunk.codec.rtpClockRate, transcoding: !passthrough,
                               onArrival: configuration.playoutOnArrival, calmPeriod: configuration.playoutCalmPeriod,
                               sockets: previous.map { ($0.platform.socket, $0.platform.rtcpSocket) }, previous: previous?.platform)
+        trunk.tap = configuration.trunkTap
     }
 
     func leg(_ which: MediaLeg) -> RTPLeg { which == .trunk ? trunk : platform }
@@ -84,6 +85,7 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
             if let path = leg.webrtc {
                 guard leg.receiveWebRTC(path, length: wire, now: start) else { return }
                 if leg.isMuxedRTCP(length: wire) {
+                    leg.rtcpSource = leg.source
                     leg.handleRTCP(length: wire, now: start)
                     return
                 }
@@ -97,6 +99,10 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
             if let srtp = leg.srtp {
                 guard let plain = leg.unprotectReceived(srtp, length: wire, rtcp: false) else { return }
                 n = plain
+            }
+            if leg.tap != nil {
+                leg.tapPacket(UnsafeRawBufferPointer(rebasing: leg.rxBuffer[0..<n]), sent: false, rtcp: false,
+                              local: leg.socket.local, remote: leg.source)
             }
             let packet = UnsafeRawBufferPointer(rebasing: leg.rxBuffer[0..<n])
             guard let view = try? RTPPacketView.parse(packet) else {

@@ -130,7 +130,7 @@ public final class MediaEngine: @unchecked Sendable {
         }
         switch result {
         case .success(let p):
-            return MediaCall(id: id, engine: self, thread: thread, trunk: p.trunk.address, platform: p.platform.address,
+            return MediaCall(id: id, engine: self, thread: thread, tap: configuration.trunkTap, trunk: p.trunk.address, platform: p.platform.address,
                              ports: (trunkPorts, platformPorts), events: events)
         case .failure(let error):
             release(trunkPorts, platformPorts)
@@ -180,12 +180,15 @@ public final class MediaCall: @unchecked Sendable {
     private let ports: (RTPPortPair, RTPPortPair)
     private let events: @Sendable (MediaEvent) -> Void
     private let closed = Atomic<Bool>(false)
+    /// The trunk leg's tap, put back into every configuration the call is rebuilt with.
+    private let tap: (any MediaPacketTap)?
 
-    init(id: Int, engine: MediaEngine, thread: MediaThread, trunk: SocketAddress, platform: SocketAddress, ports: (RTPPortPair, RTPPortPair),
+    init(id: Int, engine: MediaEngine, thread: MediaThread, tap: (any MediaPacketTap)?, trunk: SocketAddress, platform: SocketAddress, ports: (RTPPortPair, RTPPortPair),
          events: @escaping @Sendable (MediaEvent) -> Void) {
         self.id = id
         self.engine = engine
         self.threadRef = Mutex(thread)
+        self.tap = tap
         self.trunkAddress = trunk
         self.platformAddress = platform
         self.ports = ports
@@ -198,6 +201,9 @@ public final class MediaCall: @unchecked Sendable {
     /// start afresh.
     public func reconfigure(_ configuration: MediaCallConfiguration) throws {
         guard !closed.load(ordering: .acquiring) else { return }
+        var tapped = configuration
+        tapped.trunkTap = tap
+        let configuration = tapped
         let id = self.id, ports = self.ports, events = self.events, thread = self.thread
         let host = engine.configuration.host
         let result: Result<Void, any Error> = thread.loop.sync {
@@ -240,6 +246,8 @@ public final class MediaCall: @unchecked Sendable {
                     var mine = configuration, theirs = heldConfiguration
                     mine.allowPassthrough = false
                     theirs.allowPassthrough = false
+                    mine.trunkTap = self.tap
+                    theirs.trunkTap = held.tap
                     let hostPipeline: CallPipeline
                     if let p = hostThread.pipeline(hostID), !p.passthrough {
                         hostPipeline = p

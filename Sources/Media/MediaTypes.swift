@@ -58,6 +58,9 @@ public struct MediaCallConfiguration: Sendable {
     /// Seconds without jitter or reordering before a stream leaves the jitter buffer for
     /// playout on arrival again. Default 4.
     public var playoutCalmPeriod: Double = 4
+    /// Gets a copy of every RTP and RTCP packet of the trunk leg (a capture, HEP); nil by
+    /// default. A `MediaCall` keeps its tap through `reconfigure` and `merge`.
+    public var trunkTap: (any MediaPacketTap)?
 
     public init(trunk: MediaLegConfiguration, platform: MediaLegConfiguration, rtpTimeout: Double = 30, allowPassthrough: Bool = true) {
         self.trunk = trunk

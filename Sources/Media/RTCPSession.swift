@@ -26,6 +26,7 @@ extension RTPLeg {
         guard let to = RawSocketAddress(destination) else { return }
         guard let bytes = try? compound.serialize() else { return }
         let out = muxed ? socket : rtcpSocket
+        if tap != nil { bytes.withUnsafeBytes { tapPacket($0, sent: true, rtcp: true, local: out.local, remote: to) } }
         guard let srtp else {
             bytes.withUnsafeBytes { _ = out.send($0, to: to) }
             return
@@ -45,6 +46,7 @@ extension RTPLeg {
         guard let n = rtcpSocket.receive(into: rxBuffer, from: &from) else { return }
         // A muxed leg takes RTCP on its RTP socket only.
         guard webrtc == nil else { return }
+        rtcpSource = from
         handleRTCP(length: n, now: now)
     }
 
@@ -54,6 +56,10 @@ extension RTPLeg {
         if let srtp {
             guard let plain = unprotectReceived(srtp, length: n, rtcp: true) else { return }
             n = plain
+        }
+        if tap != nil {
+            tapPacket(UnsafeRawBufferPointer(rebasing: rxBuffer[0..<n]), sent: false, rtcp: true,
+                      local: webrtc != nil ? socket.local : rtcpSocket.local, remote: rtcpSource)
         }
         guard let compound = try? RTCPCompoundPacket(parsing: UnsafeRawBufferPointer(rebasing: rxBuffer[0..<n])) else { return }
         let arrival = NTPTimestamp(secondsSince1970: Date().timeIntervalSince1970)

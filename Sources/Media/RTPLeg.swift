@@ -17,6 +17,10 @@ final class RTPLeg: @unchecked Sendable {  // confined to its media thread
     private(set) var lastPacketAt: Double = 0
     private(set) var sawFirstPacket = false
     var muted = false
+    /// Gets a copy of every packet (MediaPacketTap.swift); nil for nearly every leg.
+    var tap: (any MediaPacketTap)?
+    /// Where the last RTCP packet came from (the RTP source, for muxed RTCP).
+    var rtcpSource: RawSocketAddress?
 
     // Sending side.
     let ssrc = UInt32.random(in: 1...UInt32.max)
@@ -214,6 +218,7 @@ final class RTPLeg: @unchecked Sendable {  // confined to its media thread
         guard (try? header.write(into: txBuffer)) == 12 else { return }
         sequence &+= 1
         var length = 12 + payloadLength
+        if tap != nil { tapPacket(UnsafeRawBufferPointer(rebasing: txBuffer[0..<length]), sent: true, rtcp: false, local: socket.local, remote: remote) }
         if let srtp {
             // Protected last, in place: the tag goes after the payload (txBuffer has room).
             guard case .ok(let n) = srtp.protectRTP(txBuffer, length: length) else { return }

@@ -16,6 +16,8 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
     let notificationData: String?
     unowned let gateway: Gateway
     var machine: SessionMachine
+    /// The trunk leg's SIP trace, and its RTP when a capture was asked for.
+    let capture: SessionCapture
 
     var call: SIPCall?
     var media: MediaCall?
@@ -58,7 +60,7 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
     weak var mergePending: GatewaySession?
 
     init(direction: SessionMachine.Direction, roomId: String, traceId: String, routingId: String?, profile: TrunkProfile,
-         sourceTN: String, targetTN: String, notificationData: String?, gateway: Gateway) {
+         sourceTN: String, targetTN: String, notificationData: String?, capture: SessionCapture, gateway: Gateway) {
         self.roomId = roomId
         self.traceId = traceId
         self.routingId = routingId
@@ -66,6 +68,7 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
         self.sourceTN = sourceTN
         self.targetTN = targetTN
         self.notificationData = notificationData
+        self.capture = capture
         self.gateway = gateway
         machine = SessionMachine(direction: direction, roomId: roomId, traceId: traceId)
         startedAt = Date().timeIntervalSince1970
@@ -144,6 +147,7 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
         call = gateway.ua.invite(requestURI: plan.requestURI, from: plan.from, to: plan.to, peer: peer, sdp: offer,
                                  headers: [SIPHeader(.userAgent, gateway.ua.configuration.userAgent)] + plan.headers,
                                  credentials: credentials, policy: Gateway.callPolicy(profile), delegate: self)
+        if let call { gateway.captures.bind(callID: call.callID, to: capture) }
         // Each proxy gets the whole ring time (a silent one is left at Timer B, 32 s).
         startRingTimer(seconds: Double(outbound.ringTimeoutSec))
     }

@@ -61,6 +61,10 @@ extension SIPTransports {
             conn.outbox.append(contentsOf: bytes)
         }
         if !conn.connecting { flush(conn) }
+        if let onWire, bytes.count > 2 {  // a CRLF keep-alive pong is not a message
+            onWire(SIPWireMessage(time: SIPWireMessage.now(), direction: .sent, transport: conn.transport, local: conn.local,
+                                  remote: conn.peer, bytes: bytes))
+        }
         return true
     }
 
@@ -298,6 +302,10 @@ extension SIPTransports {
             conn.messageStarted = now
         }
         for message in messages {
+            if let onWire {
+                onWire(SIPWireMessage(time: SIPWireMessage.now(), direction: .received, transport: conn.transport, local: conn.local,
+                                      remote: conn.peer, bytes: message))
+            }
             onMessage?(message, peer)
             // onMessage may have closed this connection (a reply failed).
             guard connections[fd] === conn else { return false }

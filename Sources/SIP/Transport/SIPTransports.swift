@@ -56,6 +56,8 @@ final class SIPTransports {
     /// through it, and so keeps fuzzed Contact and Route addresses off the network. Nil
     /// everywhere else.
     var sendOverride: (([UInt8], SIPPeer) -> Bool)?
+    /// Every message sent or read, as it crossed the wire (`SIPUserAgent.wireTap`).
+    var onWire: ((SIPWireMessage) -> Void)?
 
     private(set) var udpSockets: [UDPSocket] = []
     internal(set) var tcpListeners: [(fd: Int32, local: SocketAddress, transport: SIPTransportProtocol)] = []
@@ -123,6 +125,8 @@ final class SIPTransports {
 
         /// Bytes waiting to leave: the outbox and what TLS holds until its handshake is done.
         var queued: Int { outbox.count + (tls?.heldCount ?? 0) }
+        /// Our end of the connection, looked up once when a tap first needs it.
+        lazy var local: SocketAddress = SocketAddress.local(of: fd) ?? peer
 
         /// The peer as messages from this connection name it.
         var sipPeer: SIPPeer { SIPPeer(transport: transport, address: peer, connection: fd, tls: key.tls) }
@@ -186,7 +190,12 @@ final class SIPTransports {
         switch peer.transport {
         case .udp:
             guard let socket = udpSocket(toward: peer.address), let to = RawSocketAddress(peer.address) else { return false }
-            return bytes.withUnsafeBytes { socket.send($0, to: to) }
+            let sent = bytes.withUnsafeBytes { socket.send($0, to: to) }
+            if sent, let onWire {
+                onWire(SIPWireMessage(time: SIPWireMessage.now(), direction: .sent, transport: .udp, local: socket.local,
+                                      remote: peer.address, bytes: bytes))
+            }
+            return sent
         case .tcp, .tls:
             return sendStream(bytes, to: peer)
         }
@@ -207,7 +216,12 @@ final class SIPTransports {
                 return
             }
             guard n > 0, let from = source.address else { continue }
-            onMessage?(Array(receiveBuffer[0..<n]), SIPPeer(transport: .udp, address: from))
+            let message = Array(receiveBuffer[0..<n])
+            if let onWire {
+                onWire(SIPWireMessage(time: SIPWireMessage.now(), direction: .received, transport: .udp, local: socket.local,
+                                      remote: from, bytes: message))
+            }
+            onMessage?(message, SIPPeer(transport: .udp, address: from))
         }
         udpBacklogged = true
     }

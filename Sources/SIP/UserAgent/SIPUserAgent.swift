@@ -59,6 +59,13 @@ public final class SIPUserAgent: @unchecked Sendable {
     var heapTrim = HeapTrimPolicy()
     /// DNS for names in proxies, routes and targets (`resolver`, `locate`).
     var dnsResolver: DNSResolver?
+    /// Called on the loop with every SIP message sent or read (session traces, capture
+    /// files, HEP). Set it before `start()`. It must be quick: it runs for every message,
+    /// floods included.
+    public var wireTap: ((SIPWireMessage) -> Void)? {
+        get { transports.onWire }
+        set { transports.onWire = newValue }
+    }
     /// Times the heap was handed back to the system after a transaction flood (`/metrics`).
     public private(set) var heapTrims = 0
     /// Transactions alive now, client and server (`/metrics`). Loop only.

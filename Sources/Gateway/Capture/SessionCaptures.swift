@@ -1,0 +1,85 @@
+import SIP
+
+/// Every session's capture, found by room id (the API) and by Call-ID (the SIP tap). SIP
+/// loop only: the tap runs there and the API hops there.
+///
+/// A message can cross the wire before its session knows its Call-ID (an inbound INVITE
+/// and our 100 Trying come before the session exists; an outbound INVITE is sent as the
+/// call is made), so the last few messages of unknown calls wait in `pending` and go to the
+/// session that claims their Call-ID. Ended sessions' captures stay as long as their
+/// history (`retention`, at most `capacity`); their media records share `maxEndedMediaBytes`,
+/// the oldest freed first.
+struct SessionCaptures {
+    let retention: Double
+    let capacity: Int
+    let maxEndedMediaBytes: Int
+    private var byRoom: [String: SessionCapture] = [:]
+    private var byCallID: [String: SessionCapture] = [:]
+    private var callIDs: [String: [String]] = [:]
+    private var pending: [SIPWireMessage] = []
+    private var ended: [(roomId: String, at: Double)] = []
+    private var head = 0
+    private var endedMediaBytes = 0
+    static let pendingLimit = 32
+
+    init(retention: Double, capacity: Int = 10_000, maxEndedMediaBytes: Int = 256 << 20) {
+        self.retention = retention
+        self.capacity = max(1, capacity)
+        self.maxEndedMediaBytes = maxEndedMediaBytes
+    }
+
+    subscript(roomId: String) -> SessionCapture? { byRoom[roomId] }
+
+    var count: Int { byRoom.count }
+
+    mutating func open(_ capture: SessionCapture) { byRoom[capture.roomId] = capture }
+
+    /// `capture` owns the messages of `callID` from now on, and takes those already seen.
+    mutating func bind(callID: String, to capture: SessionCapture) {
+        byCallID[callID] = capture
+        callIDs[capture.roomId, default: []].append(callID)
+        guard pending.contains(where: { $0.callID == callID }) else { return }
+        for m in pending where m.callID == callID { capture.sip(m) }
+        pending.removeAll { $0.callID == callID }
+    }
+
+    /// The SIP tap: to the session of the message's Call-ID, else into `pending`.
+    mutating func sip(_ m: SIPWireMessage) {
+        guard let id = m.callID else { return }
+        if let c = byCallID[id] {
+            c.sip(m)
+            return
+        }
+        if pending.count >= Self.pendingLimit { pending.removeFirst(pending.count - Self.pendingLimit + 1) }
+        pending.append(m)
+    }
+
+    /// The session ended at `now`: keep its capture for `retention` seconds (messages of its
+    /// Call-IDs still land: the last ACK, a retransmitted BYE), and forget those past it.
+    mutating func ended(roomId: String, now: Double) {
+        guard let c = byRoom[roomId] else { return }
+        ended.append((roomId, now))
+        endedMediaBytes += c.mediaBytes
+        var i = head
+        while endedMediaBytes > maxEndedMediaBytes, i < ended.count {
+            if let old = byRoom[ended[i].roomId] {
+                endedMediaBytes -= old.mediaBytes
+                old.dropMedia()
+            }
+            i += 1
+        }
+        while head < ended.count, ended.count - head > capacity || now - ended[head].at > retention {
+            forget(ended[head].roomId)
+            head += 1
+        }
+        if head > 1024, head * 2 > ended.count {
+            ended.removeFirst(head)
+            head = 0
+        }
+    }
+
+    private mutating func forget(_ roomId: String) {
+        if let c = byRoom.removeValue(forKey: roomId) { endedMediaBytes -= c.mediaBytes }
+        for id in callIDs.removeValue(forKey: roomId) ?? [] { byCallID[id] = nil }
+    }
+}
