@@ -82,6 +82,12 @@ extension GatewaySuites {
             #expect(Self.trace(events) == Self.start + ["Disconnected", "ended:rejected"], "\(events)")
             #expect(events.last?.sip?.code == status)
             #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
+            // The trace starts with the caller's INVITE and our 100, both before the session
+            // existed, and holds every message SIPp logged, in order.
+            let trace = try gw.connection().sipTrace(roomId: n.roomid!)
+            #expect(trace.messages.map { messageLines($0.text) } == sippMessages(sipp.messages).map(\.lines), "\(trace.messages.map(\.firstLine))")
+            #expect(trace.messages.first?.firstLine.hasPrefix("INVITE ") == true && trace.messages.first?.direction == "received")
+            #expect(trace.messages.map(\.firstLine).contains("SIP/2.0 \(status) \(status == 486 ? "Busy Here" : "Decline")"))
         }
 
         @Test func noJoinAnswers480AndNotifiesCancel() async throws {
