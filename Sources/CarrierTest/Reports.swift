@@ -44,7 +44,7 @@ public enum Reports {
         var out = """
         <!doctype html><html><head><meta charset="utf-8"><title>irisgw test: \(xml(suite))</title>
         <style>body{font:14px system-ui,sans-serif;margin:2em}table{border-collapse:collapse}td,th{padding:2px 8px;text-align:left}
-        .pass{color:#070}.fail{color:#b00}.ladder td{font-family:monospace;font-size:12px}</style></head><body>
+        .pass{color:#070}.fail{color:#b00}.ladder td{font-family:monospace;font-size:12px}\(sipLadderStyle)</style></head><body>
         <h1>\(xml(suite)): \(results.filter(\.passed).count)/\(results.count) passed</h1>
         <table><tr><th>test</th><th>result</th><th>post-dial delay</th><th>answer</th><th>codec</th><th>end</th><th>loss</th><th>jitter</th><th>MOS</th></tr>
 
@@ -56,10 +56,13 @@ public enum Reports {
             out += "<td>\(r.packetsLost.map(String.init) ?? "")</td><td>\(r.jitterMs.map { "\($0) ms" } ?? "")</td><td>\(r.mos.map { String($0) } ?? "")</td></tr>\n"
         }
         out += "</table>\n"
-        for r in results {
+        for (index, r) in results.enumerated() {
             out += "<h2 class=\"\(r.passed ? "pass" : "fail")\">\(xml(r.test)) #\(r.iteration)</h2>\n"
             if let f = r.failure { out += "<p class=\"fail\">step \(r.failedStep ?? 0): \(xml(f))</p>\n" }
-            out += ladder(r.events)
+            if let sip = r.sip, !sip.messages.isEmpty {
+                out += "<h3>SIP on the trunk</h3>\n" + sipLadder(sip, id: "c\(index)")
+            }
+            out += "<h3>Events to the app</h3>\n" + ladder(r.events)
             out += timeline(r.timeline)
             var facts: [String] = []
             if let v = r.audioRoundTripMs { facts.append("audio round trip \(v) ms") }

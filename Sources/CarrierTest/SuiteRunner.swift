@@ -151,9 +151,22 @@ public struct SuiteRunner: Sendable {
         }
         sampler.stop()
         result.timeline = sampler.points
+        if let room = result.roomId { result.sip = trace(of: room) }
         measure(&result, collector.events, start: start, session: session)
         result.durationSec = (Date().timeIntervalSince(start) * 10).rounded() / 10
         return result
+    }
+
+    /// The call's SIP trace once its last request has its answer (a BYE's 200 can follow
+    /// the end event), or as it is after 2 s.
+    func trace(of room: String) -> SIPTraceDocument? {
+        var doc: SIPTraceDocument?
+        _ = wait(2) {
+            doc = try? connection.sipTrace(roomId: room)
+            guard let last = doc?.messages.last?.firstLine else { return false }
+            return !(last.hasPrefix("BYE ") || last.hasPrefix("CANCEL "))
+        }
+        return doc
     }
 
     private func wait(_ seconds: Double, _ condition: () -> Bool) -> Bool {

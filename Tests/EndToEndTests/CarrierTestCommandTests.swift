@@ -57,6 +57,40 @@ extension GatewaySuites {
             #expect(page.contains("<polyline") && page.contains("audio round trip"))
             #expect(page.contains("<svg") && page.contains("1/2 passed") && !page.contains("http://"), "self-contained HTML")
             #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
+            // The JSON carries each call's SIP trace, message for message what SIPp logged.
+            let carrier = sippMessages(sipp.messages).map(\.lines)
+            let traced = report.results.flatMap { $0.sip?.messages ?? [] }.map { messageLines($0.text) }
+            #expect(traced == carrier, "\(report.results.map { $0.sip?.messages.map(\.firstLine) ?? [] })")
+            #expect(report.results.allSatisfy { $0.sip?.messages.first?.firstLine.hasPrefix("INVITE ") == true })
+            // The HTML draws the real ladder: our INVITE, ACK and BYE too, each message's text a click away.
+            #expect(page.contains("SIP on the trunk") && page.contains(">INVITE sip:+15551230001@") && page.contains(">ACK sip:")
+                    && page.contains(">BYE sip:") && page.contains(">180 Ringing<") && page.contains(">200 OK<"), "ladder labels")
+            #expect(page.contains("id=\"c0-m0\"") && page.contains("href=\"#c0-m0\""))
+            try Self.checkInBrowser(html)
+        }
+
+        /// The report opened in headless Chromium: the ladder renders, a click on the first
+        /// arrow shows the INVITE's text, and a screenshot is not blank.
+        static func checkInBrowser(_ html: String) throws {
+            guard Chromium.isAvailable else {
+                Issue.record(Chromium.missing)
+                return
+            }
+            let browser = try Chromium()
+            defer { browser.stop() }
+            let page = try browser.open(URL(fileURLWithPath: html).absoluteString)
+            let arrows = try page.evaluate("document.querySelectorAll('svg.sip a').length") as? Int ?? 0
+            #expect(arrows >= 8, "\(arrows) ladder arrows")
+            let hidden = try page.evaluate("getComputedStyle(document.getElementById('c0-m0')).display") as? String
+            #expect(hidden == "none")
+            _ = try page.evaluate("document.querySelector('a[href=\"#c0-m0\"]').dispatchEvent(new MouseEvent('click', {bubbles: true}))")
+            #expect(try page.waitFor("getComputedStyle(document.getElementById('c0-m0')).display === 'block'", timeout: 5))
+            let text = try page.evaluate("document.getElementById('c0-m0').innerText") as? String ?? ""
+            #expect(text.contains("INVITE sip:+15551230001@") && text.contains("Call-ID:"), "\(text.prefix(300))")
+            let file = TestArtifacts.directory.appendingPathComponent("carrier-test-report.png")
+            let png = try page.screenshot(to: file)
+            let (coverage, colours) = try page.inkCoverage(png: png)
+            #expect(png.count > 2_000 && coverage > 0.02 && colours > 8, "blank screenshot \(file.path): \(coverage) \(colours)")
         }
 
         @Test func aBadSuiteFileNamesTheKeyAndExitsTwo() async throws {
