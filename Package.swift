@@ -54,6 +54,9 @@ let package = Package(
         .target(name: "CarrierTest", dependencies: ["IrisClient", "IrisAPI", "Gateway"]),
         // The built-in carrier simulator behind `make run` and the test suites.
         .target(name: "CarrierSim", dependencies: ["SIP", "Media", "IOCore"]),
+        // The two capture formats the field uses: libpcap files (written and read directly)
+        // and HEP v3 for HOMER; no library, wire bytes as values.
+        .target(name: "Capture", dependencies: ["IOCore"]),
 
         // What several test targets share (a test PKI made with `openssl`).
         .target(name: "TestSupport", path: "Tests/TestSupport"),
@@ -67,6 +70,8 @@ let package = Package(
         .testTarget(name: "IrisClientTests", dependencies: ["IrisClient", "WebClient", "Media"]),
         .testTarget(name: "ControlAPITests", dependencies: ["ControlAPI", "Gateway", "IrisAPI", "WebClient", "TLS", "TestSupport"]),
         .testTarget(name: "CarrierSimTests", dependencies: ["CarrierSim", "SIP", "Media"]),
+        // Pcap and HEP round trips, read back by `tshark` and `sngrep`, HEP over UDP on 127.0.0.1.
+        .testTarget(name: "CaptureTests", dependencies: ["Capture", "IOCore"]),
         // The benches' own logic (how the soak closes its calls), against an in-process API server.
         .testTarget(name: "BenchTests", dependencies: ["irisgw-bench", "ControlAPI", "Gateway", "WebClient", "IOCore"]),
         // Real processes and sockets: SIPp, the irisgw binary, UDP/TCP on 127.0.0.1.

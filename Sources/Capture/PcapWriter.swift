@@ -1,0 +1,222 @@
+import IOCore
+
+/// Writes libpcap classic capture files (not pcapng) byte by byte, without libpcap: each
+/// captured payload is wrapped in made-up Ethernet, IP and UDP/TCP headers that Wireshark,
+/// tshark and sngrep decode, with every checksum right.
+///
+/// Global header (24 bytes, little-endian here; readers detect the order from the magic):
+///
+///      0                   1                   2                   3
+///      0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+///     +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+///     |                  magic 0xa1b2c3d4 (microseconds)              |
+///     +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+///     |       major version 2         |       minor version 4         |
+///     +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+///     |                thiszone (0: timestamps are UTC)               |
+///     +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+///     |                          sigfigs (0)                          |
+///     +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+///     |                           snaplen                             |
+///     +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+///     |                 link type (1: LINKTYPE_ETHERNET)              |
+///     +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+///
+/// Record (16-byte header, then `incl_len` bytes of the frame):
+///
+///     +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+///     |                 ts_sec (seconds since 1970)                   |
+///     |                 ts_usec (microseconds)                        |
+///     |                 incl_len (bytes saved, <= snaplen)            |
+///     |                 orig_len (bytes the frame had)                |
+///     +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+///     | Ethernet: dst MAC 0, src MAC 0, ethertype 0x0800 / 0x86DD     |
+///     | IPv4 (RFC 791, 20 bytes) or IPv6 (RFC 8200, 40 bytes)         |
+///     | UDP (RFC 768, 8 bytes) or TCP (RFC 9293, 20 bytes)            |
+///     | payload                                                       |
+///     +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+///
+/// A packet whose addresses are both IPv4 goes out as IPv4; when either is IPv6 both are
+/// written as IPv6 (an IPv4 one mapped to `::ffff:a.b.c.d`). A host that is not numeric is
+/// written as the unspecified address.
+///
+/// A payload bigger than the IP length field can describe (65507 bytes for IPv4/UDP, 65495
+/// for IPv4/TCP, 65527 and 65515 over IPv6) is cut to that size; a frame longer than
+/// `snapLength` is saved cut, with `orig_len` the whole frame's length.
+public struct PcapWriter: Sendable {
+    /// The most bytes of one frame a record keeps.
+    public let snapLength: Int
+
+    /// TCP: the next sequence number of each direction of each flow.
+    private var nextSequence: [FlowDirection: UInt32] = [:]
+    /// The IPv4 identification of the next datagram.
+    private var nextIdentification: UInt16 = 1
+
+    private struct FlowDirection: Hashable, Sendable {
+        var source: SocketAddress
+        var destination: SocketAddress
+        var reversed: FlowDirection { FlowDirection(source: destination, destination: source) }
+    }
+
+    static let ethernetHeaderLength = 14
+    static let ipv4HeaderLength = 20
+    static let ipv6HeaderLength = 40
+    static let udpHeaderLength = 8
+    static let tcpHeaderLength = 20
+
+    public init(snapLength: Int = 65535) {
+        self.snapLength = max(1, snapLength)
+    }
+
+    /// The 24-byte global header (magic 0xa1b2c3d4 microseconds, version 2.4, LINKTYPE_ETHERNET = 1).
+    public static func fileHeader(snapLength: Int = 65535) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(24)
+        bytes.appendLittleEndian(UInt32(0xA1B2_C3D4))
+        bytes.appendLittleEndian(UInt16(2))
+        bytes.appendLittleEndian(UInt16(4))
+        bytes.appendLittleEndian(UInt32(0))  // thiszone
+        bytes.appendLittleEndian(UInt32(0))  // sigfigs
+        bytes.appendLittleEndian(UInt32(clamping: max(1, snapLength)))
+        bytes.appendLittleEndian(UInt32(1))  // LINKTYPE_ETHERNET
+        return bytes
+    }
+
+    /// One record: record header + Ethernet (zero MACs, ethertype IPv4 0x0800 or IPv6 0x86DD)
+    /// + IPv4/IPv6 header + UDP or TCP header + payload.
+    ///
+    /// The IPv4 header checksum, the UDP checksum (over IPv4 too) and the TCP checksum are
+    /// computed. TCP keeps a running sequence number per direction of each flow (the first
+    /// segment of a direction starts at 1), flags PSH|ACK, ack = the other direction's next
+    /// sequence number; the whole payload is one segment.
+    public mutating func record(_ packet: CapturedPacket) -> [UInt8] {
+        let ipv6 = packet.source.isIPv6 || packet.destination.isIPv6
+        let ipHeaderLength = ipv6 ? Self.ipv6HeaderLength : Self.ipv4HeaderLength
+        let transportHeaderLength = packet.transport == .udp ? Self.udpHeaderLength : Self.tcpHeaderLength
+        // IPv4 total length and the UDP length are 16 bits and count the headers; the IPv6
+        // payload length counts only what follows the fixed header.
+        let maxPayload = 65535 - transportHeaderLength - (ipv6 ? 0 : ipHeaderLength)
+        let payloadLength = min(packet.payload.count, maxPayload)
+        let transportLength = transportHeaderLength + payloadLength
+
+        let sourceAddress = ipv6 ? IPAddressBytes.ipv6Bytes(of: packet.source.host) : IPAddressBytes.ipv4Bytes(of: packet.source.host)
+        let destinationAddress = ipv6 ? IPAddressBytes.ipv6Bytes(of: packet.destination.host) : IPAddressBytes.ipv4Bytes(of: packet.destination.host)
+
+        var frame: [UInt8] = []
+        frame.reserveCapacity(Self.ethernetHeaderLength + ipHeaderLength + transportLength)
+
+        // Ethernet II: destination and source MAC zero, then the ethertype.
+        frame.append(contentsOf: repeatElement(0, count: 12))
+        frame.appendBigEndian(UInt16(ipv6 ? 0x86DD : 0x0800))
+
+        if ipv6 {
+            appendIPv6Header(to: &frame, payloadLength: transportLength, nextHeader: packet.transport.ipProtocolNumber,
+                             source: sourceAddress, destination: destinationAddress)
+        } else {
+            appendIPv4Header(to: &frame, totalLength: Self.ipv4HeaderLength + transportLength, protocolNumber: packet.transport.ipProtocolNumber,
+                             source: sourceAddress, destination: destinationAddress)
+        }
+
+        let transportStart = frame.count
+        let sourcePort = UInt16(truncatingIfNeeded: packet.source.port)
+        let destinationPort = UInt16(truncatingIfNeeded: packet.destination.port)
+        switch packet.transport {
+        case .udp:
+            // RFC 768: source port, destination port, length, checksum.
+            frame.appendBigEndian(sourcePort)
+            frame.appendBigEndian(destinationPort)
+            frame.appendBigEndian(UInt16(transportLength))
+            frame.appendBigEndian(UInt16(0))
+        case .tcp:
+            let direction = FlowDirection(source: packet.source, destination: packet.destination)
+            let sequence = nextSequence[direction] ?? 1
+            let acknowledgement = nextSequence[direction.reversed] ?? 1
+            nextSequence[direction] = sequence &+ UInt32(payloadLength)
+            if nextSequence[direction.reversed] == nil { nextSequence[direction.reversed] = acknowledgement }
+            // RFC 9293 §3.1: ports, sequence, acknowledgement, data offset 5 words, flags,
+            // window, checksum, urgent pointer.
+            frame.appendBigEndian(sourcePort)
+            frame.appendBigEndian(destinationPort)
+            frame.appendBigEndian(sequence)
+            frame.appendBigEndian(acknowledgement)
+            frame.append(UInt8(Self.tcpHeaderLength / 4) << 4)
+            frame.append(0x18)  // PSH | ACK
+            frame.appendBigEndian(UInt16(65535))
+            frame.appendBigEndian(UInt16(0))
+            frame.appendBigEndian(UInt16(0))
+        }
+        frame.append(contentsOf: packet.payload.prefix(payloadLength))
+
+        // The transport checksum covers a pseudo-header (RFC 768, RFC 9293 §3.1; RFC 8200 §8.1).
+        var checksum = InternetChecksum()
+        checksum.add(sourceAddress)
+        checksum.add(destinationAddress)
+        if ipv6 {
+            checksum.add(UInt32(transportLength))
+            checksum.add(UInt32(packet.transport.ipProtocolNumber))
+        } else {
+            checksum.add(UInt16(packet.transport.ipProtocolNumber))
+            checksum.add(UInt16(transportLength))
+        }
+        checksum.add(frame[transportStart...])
+        var transportChecksum = checksum.value
+        // UDP sends a computed zero as all ones (zero means "no checksum").
+        if packet.transport == .udp, transportChecksum == 0 { transportChecksum = 0xFFFF }
+        frame.storeBigEndian(transportChecksum, at: transportStart + (packet.transport == .udp ? 6 : 16))
+
+        let saved = min(frame.count, snapLength)
+        let time = SplitTime(packet.time, unitsPerSecond: 1_000_000)
+        var record: [UInt8] = []
+        record.reserveCapacity(16 + saved)
+        record.appendLittleEndian(time.seconds)
+        record.appendLittleEndian(time.fraction)
+        record.appendLittleEndian(UInt32(saved))
+        record.appendLittleEndian(UInt32(frame.count))
+        record.append(contentsOf: frame.prefix(saved))
+        return record
+    }
+
+    ///     0                   1                   2                   3
+    ///     0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+    ///    +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+    ///    |Version|  IHL  |Type of Service|          Total Length         |
+    ///    |         Identification        |Flags|      Fragment Offset    |
+    ///    |  Time to Live |    Protocol   |         Header Checksum       |
+    ///    |                       Source Address                          |
+    ///    |                    Destination Address                        |
+    ///    +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+    private mutating func appendIPv4Header(to frame: inout [UInt8], totalLength: Int, protocolNumber: UInt8, source: [UInt8], destination: [UInt8]) {
+        let start = frame.count
+        frame.append(0x45)
+        frame.append(0)
+        frame.appendBigEndian(UInt16(totalLength))
+        frame.appendBigEndian(nextIdentification)
+        nextIdentification &+= 1
+        frame.appendBigEndian(UInt16(0x4000))  // don't fragment, offset 0
+        frame.append(64)
+        frame.append(protocolNumber)
+        frame.appendBigEndian(UInt16(0))
+        frame.append(contentsOf: source)
+        frame.append(contentsOf: destination)
+        var checksum = InternetChecksum()
+        checksum.add(frame[start...])
+        frame.storeBigEndian(checksum.value, at: start + 10)
+    }
+
+    ///     0                   1                   2                   3
+    ///     0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+    ///    +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+    ///    |Version| Traffic Class |           Flow Label                  |
+    ///    |         Payload Length        |  Next Header  |   Hop Limit   |
+    ///    |                Source Address (128 bits)                      |
+    ///    |             Destination Address (128 bits)                    |
+    ///    +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+    private func appendIPv6Header(to frame: inout [UInt8], payloadLength: Int, nextHeader: UInt8, source: [UInt8], destination: [UInt8]) {
+        frame.appendBigEndian(UInt32(0x6000_0000))
+        frame.appendBigEndian(UInt16(payloadLength))
+        frame.append(nextHeader)
+        frame.append(64)
+        frame.append(contentsOf: source)
+        frame.append(contentsOf: destination)
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import Glibc
+import IOCore
+import Testing
+@testable import Capture
+
+/// sngrep (Debian `sngrep`) listening for HEP on 127.0.0.1 takes what `HEPPacket.encoded()`
+/// sends and saves it to a pcap that PcapReader reads back: the SIP messages, addresses and
+/// ports as sent.
+@Test func sngrepReceivesHEPAndSavesAPcap() throws {
+    guard let sngrep = ProcessRunner.find("sngrep") else {
+        Issue.record("sngrep is not installed: install the Debian package `sngrep` (apt-get install sngrep) to run this test")
+        return
+    }
+    let directory = try ProcessRunner.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let output = directory.appendingPathComponent("hep.pcap").path
+
+    // A free port: bind port 0, read what the OS chose, close.
+    let port = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: 0)).local.port
+    let running = try ProcessRunner.Running(sngrep, ["-N", "-q", "-F", "-L", "udp:127.0.0.1:\(port)", "-O", output], in: directory)
+    var stopped = false
+    defer { if !stopped { _ = running.stop() } }
+
+    // Wait (at most 10 s) until sngrep's socket shows in /proc/net/udp.
+    let deadline = Date().addingTimeInterval(10)
+    while !udpPortIsBound(port), Date() < deadline, running.isRunning { usleep(50_000) }
+    try #require(udpPortIsBound(port), "sngrep did not bind udp 127.0.0.1:\(port) within 10 s: \(running.stop().errors)")
+
+    let sent = [
+        HEPPacket(time: Samples.time, source: SocketAddress(host: "192.0.2.10", port: 5060),
+                  destination: SocketAddress(host: "192.0.2.20", port: 5062), transport: .udp,
+                  payloadType: .sip, captureID: 2001, payload: Samples.invite),
+        HEPPacket(time: Samples.time + 0.25, source: SocketAddress(host: "192.0.2.20", port: 5062),
+                  destination: SocketAddress(host: "192.0.2.10", port: 5060), transport: .udp,
+                  payloadType: .sip, captureID: 2001, payload: Samples.ok),
+    ]
+    let sender = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: 0))
+    let destination = try #require(RawSocketAddress(SocketAddress(host: "127.0.0.1", port: port)))
+    for packet in sent {
+        #expect(packet.encoded().withUnsafeBytes { sender.send($0, to: destination) })
+        usleep(100_000)
+    }
+    usleep(500_000)
+
+    let result = running.stop()
+    stopped = true
+    #expect(!result.timedOut, "sngrep did not exit within 5 s of SIGTERM")
+
+    let bytes = try #require(FileManager.default.contents(atPath: output), "sngrep saved no \(output): \(result.errors)")
+    let reader = try PcapReader(bytes: [UInt8](bytes))
+    try #require(reader.packets.count == sent.count, "sngrep saved \(reader.packets.count) packets: \(reader.packets)")
+    for (read, packet) in zip(reader.packets, sent) {
+        #expect(read.payload == packet.payload)
+        #expect(read.source == packet.source)
+        #expect(read.destination == packet.destination)
+        #expect(read.transport == .udp)
+        #expect(abs(read.time - packet.time) < 1e-6)
+    }
+}
+
+/// True when some socket is bound to UDP `port` on 127.0.0.1 (from /proc/net/udp).
+func udpPortIsBound(_ port: Int) -> Bool {
+    guard let table = try? String(contentsOfFile: "/proc/net/udp", encoding: .utf8) else { return false }
+    let hexPort = String(port, radix: 16, uppercase: true)
+    let local = "0100007F:" + String(repeating: "0", count: max(0, 4 - hexPort.count)) + hexPort
+    return table.split(separator: "\n").contains { $0.split(separator: " ").dropFirst().first == Substring(local) }
+}
