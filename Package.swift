@@ -39,7 +39,7 @@ let package = Package(
         .target(name: "CSRTPOpenSSL", dependencies: ["CSRTP", "COpenSSL"]),
         .target(name: "Media", dependencies: ["COpus", "CSpanDSP", "CSRTP", "CSRTPOpenSSL", "CLinux", "IOCore", "ICE", "TLS"]),
         .target(name: "IrisAPI"),
-        .target(name: "Gateway", dependencies: ["SIP", "Media", "ICE", "TLS", "IrisAPI", "CSQLite"]),
+        .target(name: "Gateway", dependencies: ["SIP", "Media", "ICE", "TLS", "IrisAPI", "CSQLite", "Capture"]),
         // HTTP/1.1 + WebSocket server for the control API (an IOCore event loop and a worker
         // pool), routed onto Gateway. Shares the HTTP syntax and WebSocket framing of WebClient.
         .target(name: "ControlAPI", dependencies: ["IOCore", "CLinux", "Gateway", "IrisAPI", "WebClient", "TLS"]),
@@ -51,7 +51,7 @@ let package = Package(
         .target(name: "WebClient", dependencies: ["IOCore", "TLS"]),
         .target(name: "IrisClient", dependencies: ["Media", "IOCore", "IrisAPI", "WebClient"]),
         // `irisgw test`: carrier integration suites run through a gateway's control API.
-        .target(name: "CarrierTest", dependencies: ["IrisClient", "IrisAPI", "Gateway"]),
+        .target(name: "CarrierTest", dependencies: ["IrisClient", "IrisAPI", "Gateway", "Capture"]),
         // The built-in carrier simulator behind `make run` and the test suites.
         .target(name: "CarrierSim", dependencies: ["SIP", "Media", "IOCore"]),
         // The two capture formats the field uses: libpcap files (written and read directly)
@@ -75,7 +75,7 @@ let package = Package(
         // The benches' own logic (how the soak closes its calls), against an in-process API server.
         .testTarget(name: "BenchTests", dependencies: ["irisgw-bench", "ControlAPI", "Gateway", "WebClient", "IOCore"]),
         // Real processes and sockets: SIPp, the irisgw binary, UDP/TCP on 127.0.0.1.
-        .testTarget(name: "EndToEndTests", dependencies: ["SIP", "Media", "IrisAPI", "IrisClient", "Gateway", "ControlAPI", "CarrierTest", "TLS", "TestSupport", "irisgw"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["SIP", "Media", "IrisAPI", "IrisClient", "Gateway", "ControlAPI", "CarrierTest", "Capture", "TLS", "TestSupport", "irisgw"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -202,6 +202,10 @@ public final class ControlAPIServer: Sendable {
         case ("GET", 4):
             switch parts[3] {
             case "sip": return Self.json(200, try gateway.sipTrace(roomId: parts[2]))
+            case "pcap":
+                return HTTPResponse(status: 200, headers: [("Content-Type", "application/vnd.tcpdump.pcap"),
+                                                           ("Content-Disposition", "attachment; filename=\"\(parts[2]).pcap\"")],
+                                    body: try gateway.capturePcap(roomId: parts[2]))
             default: throw GatewayError(IrisCode.incorrectParams, 404, "no such endpoint: \(m) \(request.path)")
             }
         case ("DELETE", 3):

@@ -4,7 +4,24 @@ import SIP
 extension Gateway {
     /// A new session's capture: the SIP trace always, media when asked.
     func newCapture(roomId: String, recordsMedia: Bool) -> SessionCapture {
-        SessionCapture(roomId: roomId, recordsMedia: recordsMedia)
+        guard let hep else { return SessionCapture(roomId: roomId, recordsMedia: recordsMedia) }
+        let capture = SessionCapture(roomId: roomId, recordsMedia: recordsMedia)
+        capture.onRTCP = { [weak capture] bytes, sent, local, remote, time in
+            hep.rtcp(bytes, sent: sent, local: local, remote: remote, time: time, callID: capture?.callID)
+        }
+        return capture
+    }
+
+    /// `GET /v1/sessions/{roomId}/pcap`: the trunk leg's SIP, RTP and RTCP as a pcap file,
+    /// for a session created (or joined) with `capture: true`.
+    public func capturePcap(roomId: String) throws(GatewayError) -> [UInt8] {
+        let capture: SessionCapture? = ua.loop.sync { [self] in captures[roomId] }
+        guard let capture else { throw .notFound(roomId) }
+        guard let (sip, media, _) = capture.captured() else {
+            throw GatewayError(IrisCode.incorrectParams, 404,
+                               "session \(roomId) has no capture: create or join it with \"capture\": true (its SIP is at /v1/sessions/\(roomId)/sip)")
+        }
+        return CaptureFile.pcap(sip: sip, media: media)
     }
 
     /// `GET /v1/sessions/{roomId}/sip`: the trunk leg's SIP messages, live or ended (kept

@@ -18,6 +18,8 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
     public let records: CallRecordStore
     public let tokens: RoomTokenSigner
     public let metrics = GatewayMetrics()
+    /// Copies of SIP and RTCP to a HEP collector (`configuration.hep`); nil without one.
+    let hep: HEPSender?
     let defaultProfileName: String?
 
     // SIP loop only.
@@ -67,6 +69,7 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
             sip.sessionTimer = policy.sessionTimer
         }
         ua = try SIPUserAgent(configuration: sip)
+        hep = try configuration.hep.map { try HEPSender($0) }
         media = try MediaEngine(configuration: .init(threads: configuration.mediaThreads, host: configuration.rtpHost,
                                                      portRange: configuration.rtpPorts,
                                                      realtimePriority: configuration.mediaRealtimePriority.map { Int32($0) }))
@@ -91,7 +94,14 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
         // Called on the SIP loop, where `tlsTargets` lives.
         ua.tlsTarget = { [unowned self] address in tlsTargets[address] }
         ua.onConnectionFailure = { [unowned self] report in logConnectionFailure(report) }
-        ua.wireTap = { [unowned self] message in captures.sip(message) }
+        if let hep {
+            ua.wireTap = { [unowned self] message in
+                captures.sip(message)
+                hep.sip(message)
+            }
+        } else {
+            ua.wireTap = { [unowned self] message in captures.sip(message) }
+        }
     }
 
     /// Opens the SIP sockets and starts registrations and keepalives; returns the SIP addresses.

@@ -54,6 +54,9 @@ public struct GatewayConfiguration: Sendable {
     /// 503 / -503 and Retry-After before any INVITE or answer (`mediaLoadBudgetPercent`).
     /// Default 0.8.
     public var mediaLoadBudget = 0.8
+    /// A HEP v3 collector for copies of every SIP message and the trunk legs' RTCP
+    /// (`irisgw serve --hep`, config key `hep`). Default none.
+    public var hep: HEPSettings?
     /// Bridge both legs without transcoding when the app offers PCMU and the trunk takes
     /// it. Default true.
     public var preferPCMUPassthrough: Bool

@@ -26,6 +26,7 @@ import SIP
 ///   mediaRealtimePriority: 10,         // SCHED_RR for the media threads; default: normal scheduling
 ///   mediaThreads: 2,                   // default: the CPUs the process may use (affinity, cgroup quota)
 ///   mediaLoadBudgetPercent: 80,        // new sessions past it get 503 + Retry-After; default 80
+///   hep: "10.0.0.9:9060",              // HEP v3 collector (or { address, captureId, authKey }); default none
 ///   sip: { answerUnknownSources: false, requestsPerSecond: 50 },  // ServeConfiguration+SIP.swift
 ///   apiLimits: { maxConnectionsPerSource: 256, maxWebSocketsPerClient: 1000 },
 ///   dnsServers: ["10.0.0.53:53"],      // default: /etc/resolv.conf (ServeConfiguration+DNS.swift)
@@ -67,6 +68,9 @@ public struct ServeConfiguration: Sendable, Equatable {
     /// Per cent of a media thread's CPU past which new sessions are refused (503 with
     /// Retry-After), 0-100; 0 refuses every new session (calls in progress go on). Default 80.
     public var mediaLoadBudgetPercent: Int?
+    /// A HEP v3 collector for copies of SIP and RTCP: `"HOST:PORT"` (numeric host) or
+    /// `{ address: "HOST:PORT", captureId: 2001, authKey: "..." }`. Default none.
+    public var hep: HEPSettings?
     /// SIP exposure and bounds (`ServeConfiguration+SIP.swift`).
     public var sip: SIPSettings?
     /// The control API server's caps; what is not given keeps the server's default.
@@ -135,7 +139,7 @@ public struct ServeConfiguration: Sendable, Equatable {
     public init() {}
 
     public static let keys = ["profiles", "sipListen", "sipAdvertise", "apiListen", "rtpHost", "rtpAdvertise", "platformRtpAdvertise", "rtpPorts", "dataDir", "publicURL",
-                              "drainTimeoutSec", "webDir", "maxSessions", "maxInboundSessions", "mediaRealtimePriority", "mediaThreads", "mediaLoadBudgetPercent", "roomTokenLifetimeSec", "webhook",
+                              "drainTimeoutSec", "webDir", "maxSessions", "maxInboundSessions", "mediaRealtimePriority", "mediaThreads", "mediaLoadBudgetPercent", "hep", "roomTokenLifetimeSec", "webhook",
                               "sip", "apiLimits"] + dnsKeys + tlsKeys + apiTLSKeys
 
     public static func load(file: URL) throws(ProfileError) -> ServeConfiguration {
@@ -197,6 +201,7 @@ public struct ServeConfiguration: Sendable, Equatable {
         c.apiTLS = try apiTLSSettings(o, schema: schema)
         c.mediaThreads = try o.optional("mediaThreads") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...256) }
         c.mediaLoadBudgetPercent = try o.optional("mediaLoadBudgetPercent") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 0...100) }
+        c.hep = try o.optional("hep") { (v, p) throws(ProfileError) in try hepSettings(v, at: p, schema: schema) }
         c.sip = try o.optional("sip") { (v, p) throws(ProfileError) in try sipSettings(v, at: p, schema: schema) }
         c.roomTokenLifetimeSec = try o.optional("roomTokenLifetimeSec") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...86_400) }
         c.webhook = try o.optional("webhook") { (v, p) throws(ProfileError) in
@@ -238,5 +243,26 @@ public struct ServeConfiguration: Sendable, Equatable {
             return limits
         }
         return c
+    }
+}
+
+extension ServeConfiguration {
+    /// `hep`: a string `"HOST:PORT"` or an object with `address`, `captureId` and `authKey`.
+    static func hepSettings(_ value: JSON5Value, at path: String, schema: ProfileSchema) throws(ProfileError) -> HEPSettings {
+        func address(_ v: JSON5Value, _ p: String) throws(ProfileError) -> SocketAddress {
+            let s = try schema.string(v, at: p)
+            guard let a = SocketAddress.parse(s, defaultPort: 9060), SocketAddress.isNumericHost(a.host), a.port > 0 else {
+                throw schema.fail(p, "must be HOST:PORT with a numeric host, found \"\(s)\"")
+            }
+            return a
+        }
+        if case .string = value { return HEPSettings(collector: try address(value, path)) }
+        let o = try schema.object(value, at: path, keys: ["address", "captureId", "authKey"])
+        var settings = HEPSettings(collector: try o.required("address") { (v, p) throws(ProfileError) in try address(v, p) })
+        if let id = try o.optional("captureId", { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 0...Int(UInt32.max)) }) {
+            settings.captureID = UInt32(id)
+        }
+        settings.authKey = try o.optional("authKey") { (v, p) throws(ProfileError) in try schema.string(v, at: p) }
+        return settings
     }
 }

@@ -11,7 +11,7 @@ enum ServeCommand {
     usage: irisgw serve [--config FILE] [--profiles DIR] [--sip-listen HOST:PORT ...] [--sip-advertise HOST[:PORT]]
                         [--api-listen HOST:PORT] [--rtp-ports LO-HI] [--rtp-host HOST] [--rtp-advertise HOST]
                         [--data-dir DIR] [--web-dir DIR] [--public-url URL] [--drain-timeout S] [--max-sessions N]
-                        [--carrier-sim HOST:PORT] [--dns-server HOST:PORT]...
+                        [--carrier-sim HOST:PORT] [--dns-server HOST:PORT]... [--hep HOST:PORT]
                         [--sip-tls-listen HOST:PORT ... --tls-certificate FILE --tls-key FILE
                          [--tls-verify-client none|optional|require] [--tls-client-ca FILE]]
                         [--api-tls-certificate FILE --api-tls-key FILE [--api-tls-verify-client MODE]
@@ -36,6 +36,8 @@ enum ServeCommand {
       --max-sessions N     sessions at once over all trunks; more inbound get 503 (default 1000)
       --carrier-sim H:P    also run the built-in carrier simulator there, in this process
                            (what `make run` does: the carrier-sim profile's proxy is 127.0.0.1:5090)
+      --hep H:P            send copies of every SIP message and the trunk legs' RTCP to a HEP v3
+                           collector (HOMER, sngrep -L) over UDP (numeric host; config key hep)
       --dns-server H:P     a DNS server for proxies named by host name (numeric host; repeat for
                            more; default: /etc/resolv.conf)
       --sip-tls-listen H:P SIP over TLS (port 0 picks one); repeat for more; needs the two below
@@ -85,6 +87,7 @@ enum ServeCommand {
         if let v = file.maxInboundSessions { configuration.maxInboundSessions = v }
         if let v = file.mediaRealtimePriority { configuration.mediaRealtimePriority = v }
         if let v = file.mediaLoadBudgetPercent { configuration.mediaLoadBudget = Double(v) / 100 }
+        configuration.hep = file.hep
         // Sized from the CPUs this process may use, not the machine's: `taskset -c 0` or a
         // container's cpu.max quota of one CPU gives one media thread.
         let cpus = UsableCPUs.current()
@@ -144,6 +147,12 @@ enum ServeCommand {
             case "--drain-timeout":
                 guard let v = value().flatMap(Double.init), v >= 0 else { return fail("--drain-timeout needs seconds") }
                 drainTimeout = v
+            case "--hep":
+                guard let v = value(), let a = SocketAddress.parse(v, defaultPort: 9060), SocketAddress.isNumericHost(a.host), a.port > 0 else {
+                    return fail("--hep needs HOST:PORT with a numeric host")
+                }
+                configuration.hep = HEPSettings(collector: a, captureID: configuration.hep?.captureID ?? 2001,
+                                                authKey: configuration.hep?.authKey)
             case "--carrier-sim":
                 guard let v = value(), let a = SocketAddress.parse(v) else { return fail("--carrier-sim needs HOST:PORT") }
                 simulatorListen = a

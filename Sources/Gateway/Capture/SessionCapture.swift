@@ -24,20 +24,25 @@ final class SessionCapture: MediaPacketTap, @unchecked Sendable {  // state behi
         var mediaBytes = 0
         /// Media packets left out past `maxMediaBytes`.
         var mediaDropped = 0
+        var callID: String?
     }
 
     let roomId: String
     /// Past this many bytes of media a capture keeps the SIP and counts what it left out.
     let maxMediaBytes: Int
     private let state: Mutex<State>
-    /// RTCP reports go here as they pass (HEP), when a collector is configured.
-    let onRTCP: (@Sendable (_ bytes: [UInt8], _ sent: Bool, _ local: SocketAddress, _ remote: SocketAddress, _ time: Double) -> Void)?
+    /// RTCP reports go here as they pass (HEP), when a collector is configured. Set once,
+    /// before the session's media opens.
+    var onRTCP: (@Sendable (_ bytes: [UInt8], _ sent: Bool, _ local: SocketAddress, _ remote: SocketAddress, _ time: Double) -> Void)?
+    /// The Call-ID of the session's current INVITE (RTCP correlation for HEP).
+    var callID: String? {
+        get { state.withLock { $0.callID } }
+        set { state.withLock { $0.callID = newValue } }
+    }
 
-    init(roomId: String, recordsMedia: Bool, maxMediaBytes: Int = 32 << 20, trace: SIPTrace = SIPTrace(),
-         onRTCP: (@Sendable ([UInt8], Bool, SocketAddress, SocketAddress, Double) -> Void)? = nil) {
+    init(roomId: String, recordsMedia: Bool, maxMediaBytes: Int = 32 << 20, trace: SIPTrace = SIPTrace()) {
         self.roomId = roomId
         self.maxMediaBytes = maxMediaBytes
-        self.onRTCP = onRTCP
         state = Mutex(State(trace: trace, recordsMedia: recordsMedia))
     }
 

@@ -37,6 +37,7 @@ struct SessionCaptures {
     /// `capture` owns the messages of `callID` from now on, and takes those already seen.
     mutating func bind(callID: String, to capture: SessionCapture) {
         byCallID[callID] = capture
+        capture.callID = callID
         callIDs[capture.roomId, default: []].append(callID)
         guard pending.contains(where: { $0.callID == callID }) else { return }
         for m in pending where m.callID == callID { capture.sip(m) }
