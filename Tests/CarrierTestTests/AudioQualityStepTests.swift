@@ -25,6 +25,14 @@ import Testing
         #expect(step.description == "audio quality (echo, 400/1020/2200 Hz, 3.0 s)")
     }
 
+    @Test func theShippedAudioSuiteLoads() throws {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("sip-profiles/suites/audio.json5").path
+        let suite = try TestSuite.load(path: path)
+        #expect(suite.name == "audio" && suite.tests.count == 3)
+        #expect(suite.tests[2].steps[1] == .audioQuality(AudioQualityStep(mode: .carrier, tones: [400], durationSec: 1, within: 2)))
+    }
+
     @Test func defaults() throws {
         let echo = try TestSuite.parse(Self.suite("{ audioQuality: \"echo\" }"), file: "s.json5").tests[0].steps[0]
         #expect(echo == .audioQuality(AudioQualityStep(mode: .echo)))
