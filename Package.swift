@@ -51,7 +51,7 @@ let package = Package(
         .target(name: "WebClient", dependencies: ["IOCore", "TLS"]),
         .target(name: "IrisClient", dependencies: ["Media", "IOCore", "IrisAPI", "WebClient"]),
         // `irisgw test`: carrier integration suites run through a gateway's control API.
-        .target(name: "CarrierTest", dependencies: ["IrisClient", "IrisAPI", "Gateway", "Capture"]),
+        .target(name: "CarrierTest", dependencies: ["IrisClient", "IrisAPI", "Gateway", "Media", "Capture"]),
         // The built-in carrier simulator behind `make run` and the test suites.
         .target(name: "CarrierSim", dependencies: ["SIP", "Media", "IOCore"]),
         // The two capture formats the field uses: libpcap files (written and read directly)
@@ -67,6 +67,8 @@ let package = Package(
         .testTarget(name: "DTLSTests", dependencies: ["TLS", "IOCore"]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "ICE", "TLS"]),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway", "IrisAPI", "CarrierTest"]),
+        // The audio analysis of `irisgw test` (scores, WAV, RTP to PCM) and the suite steps that use it.
+        .testTarget(name: "CarrierTestTests", dependencies: ["CarrierTest", "Media", "IrisClient", "IrisAPI", "IOCore"]),
         .testTarget(name: "IrisClientTests", dependencies: ["IrisClient", "WebClient", "Media"]),
         .testTarget(name: "ControlAPITests", dependencies: ["ControlAPI", "Gateway", "IrisAPI", "WebClient", "TLS", "TestSupport"]),
         .testTarget(name: "CarrierSimTests", dependencies: ["CarrierSim", "SIP", "Media"]),

@@ -20,6 +20,7 @@ public enum Reports {
             if let v = r.postDialDelayMs { props.append("post_dial_delay_ms=\(v)") }
             if let v = r.answerMs { props.append("answer_ms=\(v)") }
             if let v = r.mos { props.append("mos=\(v)") }
+            if let v = r.audio?.compactMap(\.score.snrDb).min() { props.append("snr_db=\(v)") }
             if let v = r.codec { props.append("codec=\(v)") }
             if !props.isEmpty { out += "      <system-out>\(xml(props.joined(separator: " ")))</system-out>\n" }
             out += "    </testcase>\n"
@@ -64,6 +65,7 @@ public enum Reports {
             }
             out += "<h3>Events to the app</h3>\n" + ladder(r.events)
             out += timeline(r.timeline)
+            out += audioHTML(r.audio ?? [])
             var facts: [String] = []
             if let v = r.audioRoundTripMs { facts.append("audio round trip \(v) ms") }
             if let v = r.causeConsistent { facts.append(v ? "hangup cause fits its SIP code" : "hangup cause contradicts its SIP code") }

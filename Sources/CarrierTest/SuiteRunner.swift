@@ -40,6 +40,9 @@ public struct TestCallResult: Sendable, Codable, Equatable {
     public var sip: SIPTraceDocument?
     /// The files kept for this call with `--evidence DIR`, relative to the reports.
     public var evidence: TestEvidence?
+    /// The `audioQuality` steps' measurements, in step order; nil when the test has none
+    /// (and in results written before the step existed).
+    public var audio: [AudioCheck]?
 }
 
 /// The evidence files of one test call (`irisgw test --evidence DIR`): paths as the
@@ -123,6 +126,7 @@ public struct SuiteRunner: Sendable {
         // Status steps match in order: each looks at the events after the last one matched,
         // so `Connected`, `Hold`, `Connected` checks a resume, not the first answer twice.
         var cursor = 0
+        var audio: [AudioCheck] = []
         do {
             do {
                 result.roomId = try session.createWithTN(targetTN: test.target, sourceTN: test.source, profile: profile)
@@ -131,7 +135,8 @@ public struct SuiteRunner: Sendable {
             }
             for (i, step) in test.steps.enumerated() {
                 stepIndex = i + 1
-                if let rtt = try perform(step, session: session, events: collector, cursor: &cursor), result.audioRoundTripMs == nil {
+                if let rtt = try perform(step, number: i + 1, session: session, events: collector, cursor: &cursor, audio: &audio),
+                   result.audioRoundTripMs == nil {
                     result.audioRoundTripMs = rtt
                 }
                 progress("    step \(i + 1)/\(test.steps.count) \(step) ok" + String(format: " (%.1f s)", Date().timeIntervalSince(start)))
@@ -144,6 +149,7 @@ public struct SuiteRunner: Sendable {
             result.failedStep = stepIndex
             result.failure = "\(error)"
         }
+        if !audio.isEmpty { result.audio = audio }
         // Whatever the steps did, the call ends before the next one.
         if session.endedEvent == nil {
             try? session.close()
@@ -194,7 +200,8 @@ public struct SuiteRunner: Sendable {
     }
 
     /// Performs one step; returns the audio round trip (ms) when the step measured one.
-    private func perform(_ step: TestStep, session: IrisRtcAudioSession, events: Collector, cursor: inout Int) throws -> Int? {
+    private func perform(_ step: TestStep, number: Int, session: IrisRtcAudioSession, events: Collector, cursor: inout Int,
+                         audio: inout [AudioCheck]) throws -> Int? {
         let leg = session.stream.leg
         switch step {
         case .expectStatus(let status, let early, let within):
@@ -262,6 +269,11 @@ public struct SuiteRunner: Sendable {
                 let want = "\(reason.rawValue)" + (code.map { " \($0)" } ?? "") + (cause.map { " cause \($0)" } ?? "")
                 throw StepFailure(message: "expected the end \(want); got \(end.reason?.rawValue ?? "?") (\(sip))")
             }
+        case .audioQuality(let q):
+            let codec = events.events.first { $0.event == .onStreamQualityIndicator }?.codec
+            let (check, failure) = measureAudio(q, step: number, leg: leg, roomId: session.roomId, codec: codec)
+            audio.append(check)
+            if let failure { throw StepFailure(message: failure) }
         }
         return nil
     }

@@ -70,6 +70,9 @@ public enum TestStep: Sendable, Equatable {
     case hangup
     /// The end: reason, and optionally the SIP code and Q.850 cause.
     case expectEnd(EndReason, sipCode: Int?, cause: Int?, within: Double)
+    /// A stretch of audio measured (level, SNR, tones, clipping, gaps, delay, trunk loss
+    /// and jitter) and judged against thresholds.
+    case audioQuality(AudioQualityStep)
 }
 
 extension TestStep: CustomStringConvertible {
@@ -87,6 +90,7 @@ extension TestStep: CustomStringConvertible {
         case .unhold: "unhold"
         case .hangup: "hang up"
         case .expectEnd(let r, let code, let cause, _): "expect the end \(r.rawValue)" + (code.map { " \($0)" } ?? "") + (cause.map { " cause \($0)" } ?? "")
+        case .audioQuality(let q): "audio quality (\(q.mode.rawValue)\(q.tones.isEmpty ? "" : ", " + q.tones.map { String(Int($0)) }.joined(separator: "/") + " Hz"), \(q.durationSec) s)"
         }
     }
 }
@@ -121,10 +125,16 @@ struct SuiteReader {
 
     func number(_ o: [String: Any], _ key: String, _ path: String, in range: ClosedRange<Double>) throws(SuiteError) -> Double? {
         guard let v = o[key] else { return nil }
-        guard let n = v as? NSNumber, !(v is Bool), range.contains(n.doubleValue) else {
+        guard let n = v as? NSNumber, !Self.isBoolean(v), range.contains(n.doubleValue) else {
             throw fail(join(path, key), "must be a number from \(range.lowerBound) to \(range.upperBound)")
         }
         return n.doubleValue
+    }
+
+    /// JSON `true`/`false`. Not `v is Bool`: on Linux the numbers 0 and 1 cast to Bool too.
+    static func isBoolean(_ v: Any) -> Bool {
+        guard let n = v as? NSNumber else { return false }
+        return String(cString: n.objCType) == "c"
     }
 
     func join(_ path: String, _ key: String) -> String { path.isEmpty ? key : path + "." + key }
@@ -151,10 +161,12 @@ struct SuiteReader {
     }
 
     static let actions = ["expect", "expectEarlyMedia", "wait", "sendDTMF", "expectDTMF", "expectEcho", "expectAudio",
-                          "hold", "unhold", "hangup", "expectEnd"]
+                          "hold", "unhold", "hangup", "expectEnd", "audioQuality"]
 
     func step(_ v: Any, _ path: String) throws(SuiteError) -> TestStep {
-        let o = try object(v, path, keys: Set(Self.actions + ["withinSec", "earlyMedia", "sipCode", "cause"]))
+        // The audio figures belong to `audioQuality` alone; on other steps they are unknown keys.
+        let audio = (v as? [String: Any])?["audioQuality"] != nil
+        let o = try object(v, path, keys: Set(Self.actions + ["withinSec", "earlyMedia", "sipCode", "cause"] + (audio ? Self.audioKeys : [])))
         let present = Self.actions.filter { o[$0] != nil }
         guard present.count == 1, let action = present.first else {
             throw fail(path, "needs exactly one of \(Self.actions.joined(separator: ", "))")
@@ -179,6 +191,7 @@ struct SuiteReader {
         case "hold": return .hold(within: within)
         case "unhold": return .unhold(within: within)
         case "hangup": return .hangup
+        case "audioQuality": return try audioQuality(o, path, within: within)
         default:
             let r = try string(o, "expectEnd", path) ?? ""
             guard let reason = EndReason(rawValue: r) else {
