@@ -76,10 +76,14 @@ public struct SuiteRunner: Sendable {
     public let connection: IrisRtcConnection
     public let profile: String?
     public let progress: @Sendable (String) -> Void
+    /// Where each call's capture and recordings go (`--evidence DIR`); nil keeps none.
+    public var evidenceDirectory: String?
 
-    public init(connection: IrisRtcConnection, profile: String?, progress: @escaping @Sendable (String) -> Void) {
+    public init(connection: IrisRtcConnection, profile: String?, evidenceDirectory: String? = nil,
+                progress: @escaping @Sendable (String) -> Void) {
         self.connection = connection
         self.profile = profile
+        self.evidenceDirectory = evidenceDirectory
         self.progress = progress
     }
 
@@ -129,7 +133,8 @@ public struct SuiteRunner: Sendable {
         var audio: [AudioCheck] = []
         do {
             do {
-                result.roomId = try session.createWithTN(targetTN: test.target, sourceTN: test.source, profile: profile)
+                result.roomId = try session.createWithTN(targetTN: test.target, sourceTN: test.source, profile: profile,
+                                                         capture: evidenceDirectory != nil)
             } catch {
                 throw StepFailure(message: "the gateway refused the call: \(error)")
             }
@@ -158,6 +163,16 @@ public struct SuiteRunner: Sendable {
         sampler.stop()
         result.timeline = sampler.points
         if let room = result.roomId { result.sip = trace(of: room) }
+        if let directory = evidenceDirectory, let room = result.roomId {
+            do {
+                let saved = Evidence.save(pcap: try connection.capture(roomId: room), trace: result.sip, directory: directory,
+                                          test: test.name, iteration: iteration)
+                result.evidence = saved.evidence
+                if let problem = saved.problem { progress("    \(problem)") }
+            } catch {
+                progress("    no capture from the gateway: \(error)")
+            }
+        }
         measure(&result, collector.events, start: start, session: session)
         result.durationSec = (Date().timeIntervalSince(start) * 10).rounded() / 10
         return result

@@ -6,7 +6,7 @@ import Testing
 @Suite struct AudioWAVTests {
     @Test func roundTripAndHeader() throws {
         let samples: [Int16] = [0, 1, -1, 32_767, -32_768, 1234]
-        let bytes = CarrierTest.WAVFile.encode(samples, sampleRate: 8_000)
+        let bytes = try WAVFile(sampleRate: 8_000, samples: samples).encoded()
         #expect(bytes.count == 44 + 12)
         #expect(Array(bytes[0..<4]) == Array("RIFF".utf8) && Array(bytes[8..<16]) == Array("WAVEfmt ".utf8))
         #expect(Array(bytes[4..<8]) == [48, 0, 0, 0])                       // 36 + 12
@@ -15,9 +15,9 @@ import Testing
         #expect(Array(bytes[32..<36]) == [2, 0, 16, 0])                     // align 2, 16 bits
         #expect(Array(bytes[36..<44]) == Array("data".utf8) + [12, 0, 0, 0])
         #expect(Array(bytes[44..<50]) == [0, 0, 1, 0, 0xFF, 0xFF])
-        let back = try CarrierTest.WAVFile.decode(bytes)
+        let back = try WAVFile(bytes: bytes)
         #expect(back.samples == samples && back.sampleRate == 8_000)
-        #expect(throws: WAVError.self) { try CarrierTest.WAVFile.decode(Array("RIFF....WAVX".utf8)) }
+        #expect(throws: WAVError.self) { try WAVFile(bytes: Array("RIFF....WAVX".utf8)) }
     }
 }
 
