@@ -101,12 +101,16 @@ public final class LoadRunner: Sendable {
     /// hang up, and wait for the end.
     private func call(_ index: Int, start: Date, startMs: Int64) -> LoadCall {
         var c = LoadCall(index: index + 1, target: plan.target(of: index), startSec: Date().timeIntervalSince(start))
-        let audio = plan.checksAudio(index)
-        defer { c.endSec = Date().timeIntervalSince(start) }
+        place(&c, audio: plan.checksAudio(index), startMs: startMs)
+        c.endSec = Date().timeIntervalSince(start)
+        return c
+    }
+
+    private func place(_ c: inout LoadCall, audio: Bool, startMs: Int64) {
         let stream: IrisRtcStream
         do { stream = try IrisRtcStream(source: audio ? .tone(hz: plan.toneHz, amplitude: 0.3) : .silence) } catch {
             c.refused = "cannot open the client's media: \(error)"
-            return c
+            return
         }
         let session = IrisRtcAudioSession(connection: connection, stream: stream, delegate: nil)
         defer { session.stop() }
@@ -114,7 +118,7 @@ public final class LoadRunner: Sendable {
             try session.createWithTN(targetTN: c.target, sourceTN: plan.source, profile: profile)
         } catch {
             c.refused = "\(error)"
-            return c
+            return
         }
         let over = { session.endedEvent != nil }
         _ = Self.wait(plan.answerTimeoutSec) { session.status == .connected || over() }
@@ -148,7 +152,6 @@ public final class LoadRunner: Sendable {
             c.sipCode = end.sip?.code
             c.q850Cause = end.sip?.cause
         }
-        return c
     }
 
     /// Polls `condition` every 20 ms until it holds or `seconds` pass; whether it held.
