@@ -236,10 +236,11 @@ public enum LoadSeries {
         guard let end = calls.map(\.endSec).max() else { return [] }
         var out: [Point] = []
         var t = 0.0
-        while t <= end + step {
+        while t <= end {
             out.append(Point(sec: t, value: Double(calls.filter { $0.startSec <= t && t < $0.endSec }.count)))
             t += step
         }
+        out.append(Point(sec: end, value: 0))
         return out
     }
 
