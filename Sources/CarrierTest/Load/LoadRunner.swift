@@ -76,8 +76,8 @@ public final class LoadRunner: Sendable {
             if Date().timeIntervalSince(lastReport) >= 5 {
                 lastReport = Date()
                 let (active, done) = state.withLock { ($0.active, $0.calls) }
-                progress(String(format: "  %.0f s: %d started, %d in progress, %d answered", Date().timeIntervalSince(start),
-                                attempts, active, done.filter(\.answered).count))
+                progress(String(format: "  %.0f s: %d started, %d in progress, %d ended (%d answered)", Date().timeIntervalSince(start),
+                                attempts, active, done.count, done.filter(\.answered).count))
             }
             // The pace: the next start no sooner than 1/rate after this one.
             let next = at.addingTimeInterval(1 / plan.rate(at: at.timeIntervalSince(start)))
