@@ -112,7 +112,7 @@ public struct SuiteRunner: Sendable {
 
     private struct StepFailure: Error { var message: String }
 
-    private func runCall(_ test: TestCase, iteration: Int) -> TestCallResult {
+    func runCall(_ test: TestCase, iteration: Int) -> TestCallResult {
         let start = Date()
         var result = TestCallResult(test: test.name, iteration: iteration, passed: false, durationSec: 0, timeline: [], events: [])
         let collector = Collector()

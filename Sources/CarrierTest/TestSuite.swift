@@ -140,7 +140,7 @@ struct SuiteReader {
     func join(_ path: String, _ key: String) -> String { path.isEmpty ? key : path + "." + key }
 
     func suite(_ root: Any) throws(SuiteError) -> TestSuite {
-        let o = try object(root, "", keys: ["name", "description", "tests"])
+        let o = try object(root, "", keys: ["name", "description", "tests", "load"])  // `load`: LoadSuite
         guard let name = try string(o, "name", "") else { throw fail("name", "missing required key") }
         guard let list = o["tests"] as? [Any], !list.isEmpty else { throw fail("tests", "must be a non-empty array") }
         var tests: [TestCase] = []

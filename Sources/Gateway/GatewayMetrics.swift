@@ -127,6 +127,7 @@ public final class GatewayMetrics: Sendable {
                [("", String(recordWrites.pending))])
         metric("irisgw_trunk_registered", "gauge", "1 when the trunk's registration is up.",
                c.registrations.keys.sorted().map { ("{profile=\"\($0)\"}", c.registrations[$0]!.hasPrefix("registered") ? "1" : "0") })
+        ProcessMetrics.current()?.render(into: &out)
         return out.text
     }
 

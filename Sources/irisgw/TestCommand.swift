@@ -15,9 +15,21 @@ enum TestCommand {
     else the system store), one at a time, and prints each test as it finishes. Suites are
     JSON5 (sip-profiles/suites/, docs/carrier-testing.md).
 
+    Load runs (`--load`, many calls at a rate; see `irisgw test --load --help`):
+           irisgw test --load --profile NAME (--target NUMBER[,NUMBER...] | --suite FILE)
+                       [--concurrent N] [--cps R] [--ramp-sec S] [--calls M | --duration-sec D]
+                       [--hold-sec H] [--audio-every K] [--min-asr PCT] [--min-ner PCT] [--max-pdd-ms MS]
+                       [--json FILE] [--html FILE] [--junit FILE]
+    Monitoring (`--every`, the suite again and again, Prometheus metrics; `--every 1m --help`):
+           irisgw test --profile NAME --suite FILE --every 30s|5m|1h [--metrics HOST:PORT]
+                       [--reports DIR] [--keep N]
+
     """
 
     static func run(_ args: [String]) -> Int32 {
+        // The other two modes: a load run, and a suite run again and again with its metrics.
+        if args.contains("--load") { return LoadCommand.run(args) }
+        if args.contains("--every") { return MonitorCommand.run(args) }
         var profile: String?, suitePath: String?, junit: String?, json: String?, html: String?
         var options = ClientOptions()
         var reader = ArgumentReader(args)
