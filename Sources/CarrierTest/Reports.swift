@@ -22,7 +22,17 @@ public enum Reports {
             if let v = r.mos { props.append("mos=\(v)") }
             if let v = r.audio?.compactMap(\.score.snrDb).min() { props.append("snr_db=\(v)") }
             if let v = r.codec { props.append("codec=\(v)") }
-            if !props.isEmpty { out += "      <system-out>\(xml(props.joined(separator: " ")))</system-out>\n" }
+            let files = [("pcap", r.evidence?.pcap), ("carrier_wav", r.evidence?.carrierWAV), ("app_wav", r.evidence?.appWAV)]
+                .compactMap { name, path in path.map { (name, $0) } }
+            if !files.isEmpty {
+                out += "      <properties>\n"
+                for (name, path) in files { out += "        <property name=\"evidence.\(name)\" value=\"\(xml(path))\"/>\n" }
+                out += "      </properties>\n"
+            }
+            // Jenkins' JUnit attachments read `[[ATTACHMENT|path]]` lines.
+            var lines = props.isEmpty ? [] : [props.joined(separator: " ")]
+            lines += files.map { "[[ATTACHMENT|\($0.1)]]" }
+            if !lines.isEmpty { out += "      <system-out>\(xml(lines.joined(separator: "\n")))</system-out>\n" }
             out += "    </testcase>\n"
         }
         out += "  </testsuite>\n</testsuites>\n"
@@ -41,7 +51,9 @@ public enum Reports {
         return String(decoding: data, as: UTF8.self) + "\n"
     }
 
-    public static func html(suite: String, _ results: [TestCallResult]) -> String {
+    /// `linksFrom`: the folder the page is written in; evidence links are made relative to
+    /// it, so the report and its files can be moved together. nil: absolute paths.
+    public static func html(suite: String, _ results: [TestCallResult], linksFrom: String? = nil) -> String {
         var out = """
         <!doctype html><html><head><meta charset="utf-8"><title>irisgw test: \(xml(suite))</title>
         <style>body{font:14px system-ui,sans-serif;margin:2em}table{border-collapse:collapse}td,th{padding:2px 8px;text-align:left}
@@ -60,6 +72,7 @@ public enum Reports {
         for (index, r) in results.enumerated() {
             out += "<h2 class=\"\(r.passed ? "pass" : "fail")\">\(xml(r.test)) #\(r.iteration)</h2>\n"
             if let f = r.failure { out += "<p class=\"fail\">step \(r.failedStep ?? 0): \(xml(f))</p>\n" }
+            if let e = r.evidence { out += evidenceHTML(e, linksFrom: linksFrom) }
             if let sip = r.sip, !sip.messages.isEmpty {
                 out += "<h3>SIP on the trunk</h3>\n" + sipLadder(sip, id: "c\(index)")
             }

@@ -16,6 +16,15 @@ import IrisAPI
 public struct TestSuite: Sendable, Equatable {
     public var name: String
     public var tests: [TestCase]
+    /// Keep each call's capture and recordings in this folder (`evidence: "DIR"`; the
+    /// `--evidence` option wins). Relative to the current directory. Default none.
+    public var evidence: String?
+
+    public init(name: String, tests: [TestCase], evidence: String? = nil) {
+        self.name = name
+        self.tests = tests
+        self.evidence = evidence
+    }
 
     /// Loads a suite; a bad file is an error naming the file and the key path.
     public static func load(path: String) throws(SuiteError) -> TestSuite {
@@ -140,12 +149,14 @@ struct SuiteReader {
     func join(_ path: String, _ key: String) -> String { path.isEmpty ? key : path + "." + key }
 
     func suite(_ root: Any) throws(SuiteError) -> TestSuite {
-        let o = try object(root, "", keys: ["name", "description", "tests", "load"])  // `load`: LoadSuite
+        let o = try object(root, "", keys: ["name", "description", "tests", "load", "evidence"])  // `load`: LoadSuite
         guard let name = try string(o, "name", "") else { throw fail("name", "missing required key") }
         guard let list = o["tests"] as? [Any], !list.isEmpty else { throw fail("tests", "must be a non-empty array") }
         var tests: [TestCase] = []
         for (i, t) in list.enumerated() { tests.append(try testCase(t, "tests[\(i)]")) }
-        return TestSuite(name: name, tests: tests)
+        let evidence = try string(o, "evidence", "")
+        if evidence?.isEmpty == true { throw fail("evidence", "must name a folder") }
+        return TestSuite(name: name, tests: tests, evidence: evidence)
     }
 
     func testCase(_ v: Any, _ path: String) throws(SuiteError) -> TestCase {

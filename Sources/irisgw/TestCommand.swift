@@ -8,12 +8,15 @@ import IrisClient
 enum TestCommand {
     static let usage = """
     usage: irisgw test --profile NAME --suite FILE [--junit FILE] [--json FILE] [--html FILE]
-                       [--api URL] [--ca-file FILE] [--data-dir DIR]
+                       [--evidence DIR] [--api URL] [--ca-file FILE] [--data-dir DIR]
 
     Places the suite's test calls through the trunk profile NAME of the gateway at --api
     (default the local one; https:// is checked against --ca-file, default $IRISGW_CA_FILE,
     else the system store), one at a time, and prints each test as it finishes. Suites are
-    JSON5 (sip-profiles/suites/, docs/carrier-testing.md).
+    JSON5 (sip-profiles/suites/, docs/carrier-testing.md). --evidence DIR (or the suite's
+    `evidence` key) keeps each call's capture and audio there: DIR/<test>-<n>.pcap (the trunk
+    leg's SIP and RTP), DIR/<test>-<n>-carrier.wav and DIR/<test>-<n>-app.wav, linked from the
+    reports.
 
     Load runs (`--load`, many calls at a rate; see `irisgw test --load --help`):
            irisgw test --load --profile NAME (--target NUMBER[,NUMBER...] | --suite FILE)
@@ -30,7 +33,7 @@ enum TestCommand {
         // The other two modes: a load run, and a suite run again and again with its metrics.
         if args.contains("--load") { return LoadCommand.run(args) }
         if args.contains("--every") { return MonitorCommand.run(args) }
-        var profile: String?, suitePath: String?, junit: String?, json: String?, html: String?
+        var profile: String?, suitePath: String?, junit: String?, json: String?, html: String?, evidence: String?
         var options = ClientOptions()
         var reader = ArgumentReader(args)
         do {
@@ -43,6 +46,7 @@ enum TestCommand {
                 case "--junit": junit = try reader.value()
                 case "--json": json = try reader.value()
                 case "--html": html = try reader.value()
+                case "--evidence": evidence = try reader.value()
                 case "-h", "--help":
                     writeOut(usage)
                     return 0
@@ -59,11 +63,13 @@ enum TestCommand {
             let connection = try options.connection()
             let start = Date()
             writeOut("suite \(suite.name): \(suite.tests.reduce(0) { $0 + $1.repeatCount }) calls through \(profile)\n")
-            let results = SuiteRunner(connection: connection, profile: profile) { writeOut($0 + "\n") }.run(suite)
+            let results = SuiteRunner(connection: connection, profile: profile, evidenceDirectory: evidence ?? suite.evidence) {
+                writeOut($0 + "\n")
+            }.run(suite)
             let failed = results.filter { !$0.passed }.count
             writeOut(String(format: "%d passed, %d failed in %.1f s\n", results.count - failed, failed, Date().timeIntervalSince(start)))
             for (path, text) in [(junit, Reports.junit(suite: suite.name, results)), (json, Reports.json(suite: suite.name, results)),
-                                 (html, Reports.html(suite: suite.name, results))] {
+                                 (html, Reports.html(suite: suite.name, results, linksFrom: html.map(Self.folder)))] {
                 guard let path else { continue }
                 try text.write(toFile: path, atomically: true, encoding: .utf8)
             }
@@ -75,5 +81,10 @@ enum TestCommand {
             writeError("irisgw test: \(error)\n")
             return 3
         }
+    }
+
+    /// The folder a report file is written in (its links are made relative to it).
+    static func folder(_ path: String) -> String {
+        URL(fileURLWithPath: path).standardizedFileURL.deletingLastPathComponent().path
     }
 }

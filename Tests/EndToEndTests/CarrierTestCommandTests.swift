@@ -1,7 +1,9 @@
+import Capture
 import CarrierTest
 import Foundation
 import FoundationXML
 import IrisAPI
+import Media
 import Testing
 
 extension GatewaySuites {
@@ -27,8 +29,9 @@ extension GatewaySuites {
             try Self.suite.write(toFile: suitePath, atomically: true, encoding: .utf8)
             let junit = dir.appendingPathComponent("junit.xml").path, json = dir.appendingPathComponent("report.json").path
             let html = dir.appendingPathComponent("report.html").path
+            let evidence = dir.appendingPathComponent("evidence").path
             let r = try GatewayCLITests.run(["test", "--profile", "trunk", "--suite", suitePath, "--api", gw.apiURL, "--data-dir", gw.dataDir,
-                                             "--junit", junit, "--json", json, "--html", html], timeout: 60)
+                                             "--junit", junit, "--json", json, "--html", html, "--evidence", evidence], timeout: 60)
             #expect(r.status == 1, "\(r.lines)")
             #expect(r.lines.contains { $0.hasPrefix("✔ echo") }, "\(r.lines)")
             let failure = r.lines.first { $0.hasPrefix("✘ expects busy") } ?? ""
@@ -66,7 +69,28 @@ extension GatewaySuites {
             #expect(page.contains("SIP on the trunk") && page.contains(">INVITE sip:+15551230001@") && page.contains(">ACK sip:")
                     && page.contains(">BYE sip:") && page.contains(">180 Ringing<") && page.contains(">200 OK<"), "ladder labels")
             #expect(page.contains("id=\"c0-m0\"") && page.contains("href=\"#c0-m0\""))
+            try Self.checkEvidence(report.results, folder: evidence, junit: xml, page: page)
             try Self.checkInBrowser(html)
+        }
+
+        /// `--evidence`: each call's pcap and the two WAVs, named for the test, linked from
+        /// the JUnit and (relative to the page) the HTML; the carrier's WAV holds our tone as
+        /// SIPp echoed it.
+        static func checkEvidence(_ results: [TestCallResult], folder: String, junit: String, page: String) throws {
+            let echo = try #require(results.first?.evidence)
+            #expect(echo.pcap == folder + "/echo-1.pcap" && echo.carrierWAV == folder + "/echo-1-carrier.wav"
+                    && echo.appWAV == folder + "/echo-1-app.wav", "\(echo)")
+            let pcap = try PcapReader(bytes: Array(try Data(contentsOf: URL(fileURLWithPath: try #require(echo.pcap)))))
+            #expect(pcap.packets.count > 20)  // the echo test is short: under a second of audio
+            for path in [echo.carrierWAV, echo.appWAV] {
+                let wav = try WAVFile(contentsOf: try #require(path))
+                #expect(wav.sampleRate == 8000 && wav.samples.count > 1600, "\(path ?? "")")
+                let score = AudioAnalyzer.score(wav.samples, sampleRate: wav.sampleRate, tones: [1000])
+                #expect(score.tonesFound == [1000], "\(path ?? ""): \(score)")
+            }
+            #expect(results[1].evidence?.pcap == folder + "/expects-busy-1.pcap")
+            #expect(junit.contains("[[ATTACHMENT|\(folder)/echo-1.pcap]]") && junit.contains("name=\"evidence.carrier_wav\""))
+            #expect(page.contains("href=\"evidence/echo-1.pcap\"") && page.contains("<audio controls preload=\"none\" src=\"evidence/echo-1-carrier.wav\""))
         }
 
         /// The report opened in headless Chromium: the ladder renders, a click on the first
