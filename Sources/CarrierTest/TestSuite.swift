@@ -143,10 +143,16 @@ struct SuiteReader {
 
     func number(_ o: [String: Any], _ key: String, _ path: String, in range: ClosedRange<Double>) throws(SuiteError) -> Double? {
         guard let v = o[key] else { return nil }
-        guard let n = v as? NSNumber, !(v is Bool), range.contains(n.doubleValue) else {
+        guard let n = v as? NSNumber, !Self.isBool(v), range.contains(n.doubleValue) else {
             throw fail(join(path, key), "must be a number from \(range.lowerBound) to \(range.upperBound)")
         }
         return n.doubleValue
+    }
+
+    /// A JSON true or false. Foundation decodes numbers as NSNumber, which `is Bool` takes
+    /// for 0 and 1 too (so `withinSec: 1` read as a boolean); a JSON boolean is its own class.
+    static func isBool(_ v: Any) -> Bool {
+        type(of: v) == Bool.self || String(describing: type(of: v)) == "__NSCFBoolean"
     }
 
     func join(_ path: String, _ key: String) -> String { path.isEmpty ? key : path + "." + key }
@@ -190,7 +196,7 @@ struct SuiteReader {
             guard let status = SessionStatus(rawValue: s) else {
                 throw fail(join(path, "expect"), "must be Initializing, Connecting, Connected, Hold or Disconnected")
             }
-            if let e = o["earlyMedia"], !(e is Bool) { throw fail(join(path, "earlyMedia"), "must be true or false") }
+            if let e = o["earlyMedia"], !Self.isBool(e) { throw fail(join(path, "earlyMedia"), "must be true or false") }
             return .expectStatus(status, earlyMedia: o["earlyMedia"] as? Bool, within: within)
         case "expectEarlyMedia": return .expectEarlyMedia(within: within)
         case "wait": return .wait(try number(o, "wait", path, in: 0...600) ?? 0)
@@ -209,7 +215,7 @@ struct SuiteReader {
             guard let reason = EndReason(rawValue: r) else {
                 throw fail(join(path, "expectEnd"), "must be one of " + EndReason.allCases.map(\.rawValue).joined(separator: ", "))
             }
-            if let f = o["causeFits"], !(f is Bool) { throw fail(join(path, "causeFits"), "must be true or false") }
+            if let f = o["causeFits"], !Self.isBool(f) { throw fail(join(path, "causeFits"), "must be true or false") }
             return .expectEnd(reason, sipCode: (try number(o, "sipCode", path, in: 100...699)).map { Int($0) },
                               cause: (try number(o, "cause", path, in: 0...127)).map { Int($0) },
                               causeFits: o["causeFits"] as? Bool ?? false, within: within)

@@ -22,6 +22,12 @@ import Testing
         #expect(t.steps == [.expectUp(8), .expectEnd(.busy, sipCode: nil, cause: nil, causeFits: true, within: 10)])
         let plain = try TestSuite.parse("{ name: \"s\", tests: [ { name: \"t\", target: \"1\", steps: [ { hangup: true } ] } ] }", file: "s")
         #expect(plain.tests[0].maxPostDialDelayMs == nil && plain.tests[0].maxAnswerMs == nil)
+        // 1 is a number, not a boolean; true is not a number.
+        let one = try TestSuite.parse("{ name: \"s\", tests: [ { name: \"t\", target: \"1\", repeat: 1, steps: [ { expectAudio: true, withinSec: 1 }, { wait: 1 } ] } ] }", file: "s")
+        #expect(one.tests[0].steps == [.expectAudio(within: 1), .wait(1)] && one.tests[0].repeatCount == 1)
+        #expect(throws: SuiteError.self) {
+            try TestSuite.parse("{ name: \"s\", tests: [ { name: \"t\", target: \"1\", steps: [ { wait: true } ] } ] }", file: "s")
+        }
     }
 
     @Test func q850ListsTheCausesThatFit() {
