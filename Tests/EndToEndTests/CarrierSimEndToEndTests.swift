@@ -244,3 +244,22 @@ extension GatewaySuites.CarrierSimEndToEndTests {
         #expect(sessions.allSatisfy { $0.endedEvent?.reason == .completed })
     }
 }
+
+extension GatewaySuites.CarrierSimEndToEndTests {
+    /// `--loss` and `--jitter`: in range the simulator starts; out of range, or not a number,
+    /// a usage error (exit 2) that names the option.
+    @Test func lossAndJitterOptionsAreValidated() async throws {
+        let sim = try CarrierSimProcess(arguments: ["--loss", "12.5", "--jitter", "20"])
+        defer { sim.stop() }
+        #expect(sim.port > 0 && sim.lines.contains("ready"))
+        for (args, option) in [(["--loss", "101"], "--loss"), (["--loss", "-1"], "--loss"), (["--loss", "many"], "--loss"),
+                               (["--jitter", "1001"], "--jitter"), (["--jitter", "nan"], "--jitter"), (["--jitter"], "--jitter")] {
+            let (p, out) = try GatewaySuites.GatewayCLITests.launch(["carrier-sim", "--listen", "127.0.0.1:0"] + args, mergeErrors: true)
+            defer { if p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() } }
+            #expect(await eventually(timeout: 10) { !p.isRunning }, "\(args) did not exit")
+            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            #expect(p.terminationStatus == 2, "\(args): \(text)")
+            #expect(text.contains(option) && text.contains("usage:"), "\(args): \(text)")
+        }
+    }
+}
