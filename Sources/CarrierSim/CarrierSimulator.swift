@@ -36,6 +36,19 @@ public final class CarrierSimulator: SIPUserAgentDelegate, @unchecked Sendable {
         public var hangupAfter = 5.0
         /// Seconds after the answer until the DTMF digits (009) start. Default 0.5.
         public var dtmfAfter = 0.5
+        /// Seconds after the 200 until the late-media number (017) starts its RTP. Default 3.
+        public var lateMediaDelay = 3.0
+        /// Seconds of silence (not even 100 Trying) of the slow-trying number (022). Default 4.
+        public var tryingDelay = 4.0
+        /// Seconds after its 200 until the ignores-ack number (021) gives up and sends BYE:
+        /// RFC 3261's 64*T1 (32 s) capped at this. Default 5.
+        public var ignoredACKGiveUp = 5.0
+        /// Share of its outgoing RTP the lossy number (023) drops at random, percent (0-100).
+        /// Default 5. Not scaled.
+        public var lossPercent = 5.0
+        /// Extra delay of each RTP packet of the lossy number (023): uniform 0 to this, in
+        /// milliseconds (packets may overtake each other). Default 40. Not scaled.
+        public var jitterMs = 40.0
         /// Multiplies every delay above; tests use a small one. Default 1.
         public var timeScale = 1.0
         /// Announcement tone of the early media (004), Hz. Default 400.
@@ -114,6 +127,11 @@ public final class CarrierSimulator: SIPUserAgentDelegate, @unchecked Sendable {
         let sim = SimCall(sip: call, number: number, behaviour: TestNumbers.behaviour(for: number), simulator: self)
         calls[ObjectIdentifier(sim)] = sim
         sim.start()
+    }
+
+    /// The slow-trying number (022) sends no 100 Trying until its script says so.
+    public func userAgent(_ ua: SIPUserAgent, sendsTryingFor invite: SIPMessage) -> Bool {
+        TestNumbers.behaviour(for: invite.requestURI?.user ?? "") != .slowTrying
     }
 
     /// A call's script ended (SIP loop).

@@ -17,6 +17,7 @@ final class SimCall: SIPCallDelegate, @unchecked Sendable {  // SIP-loop confine
     private var offeredFirst = false
     private var timers: [EventLoop.Timer] = []
     private var connectedAt: Double?
+    private var answeredAt: Double?
     private var challenged = false
     private let sessionID = String(UInt32.random(in: 1...UInt32.max))
 
@@ -40,6 +41,10 @@ final class SimCall: SIPCallDelegate, @unchecked Sendable {  // SIP-loop confine
         switch behaviour {
         case .reject(let status, let reason, let cause, let text):
             sip.reject(status: status, reason: reason, headers: cause.map { [Self.reasonHeader(cause: $0, text: text)] } ?? [])
+            return
+        case .wrongCause:
+            // Busy, with the cause of an unallocated number: contradicts the SIP code.
+            sip.reject(status: 486, reason: "Busy Here", headers: [Self.reasonHeader(cause: 1, text: "Unallocated number")])
             return
         case .challenge:
             if let stale = authenticationFailure() {
@@ -74,6 +79,16 @@ final class SimCall: SIPCallDelegate, @unchecked Sendable {  // SIP-loop confine
         case .reliableRinging:
             sip.ring(reliable: true)
             after(config.answerDelay) { $0.answer() }
+        case .endlessEarlyMedia:
+            sip.ring(sdp: localSDP)
+            leg?.play(SineTone(hz: config.announcementHz))
+        case .slowTrying:
+            // Nothing at all until now (the agent withheld the 100 Trying).
+            after(config.tryingDelay) { call in
+                call.sip.ring(status: 100)
+                call.sip.ring()
+                call.after(call.config.answerDelay) { $0.answer() }
+            }
         default:
             sip.ring()
             after(config.answerDelay) { $0.answer() }
@@ -96,7 +111,7 @@ final class SimCall: SIPCallDelegate, @unchecked Sendable {  // SIP-loop confine
 
     /// Opens the media leg and builds our SDP; false when the offer has no codec we take.
     private func prepareMedia() throws -> Bool {
-        let preferring = behaviour == .preferG722 ? ["G722"] : []
+        let preferring = preferredCodecs
         let host = config.mediaHost
         if let offer = sip.remoteSDP {
             guard let chosen = CodecChoice.choose(from: offer, preferring: preferring),
@@ -118,10 +133,47 @@ final class SimCall: SIPCallDelegate, @unchecked Sendable {  // SIP-loop confine
         return true
     }
 
+    /// 014 prefers G.722; 019 answers PCMU (to send PCMA under it).
+    private var preferredCodecs: [String] {
+        switch behaviour {
+        case .preferG722: ["G722"]
+        case .codecMismatch: ["PCMU"]
+        default: []
+        }
+    }
+
+    /// The -15 dBFS 400 Hz + 1020 Hz signal of the one-way number.
+    static let oneWaySignal = [SineTone(hz: 400, dBFS: -15), SineTone(hz: 1020, dBFS: -15)]
+
     private func answer() {
+        answeredAt = EventLoop.now()
         leg?.play(nil)
-        // The silent number answers but sends nothing back (one-way audio).
-        leg?.setEcho(behaviour == .silentAnswer ? .off : .packets)
+        switch behaviour {
+        case .silentAnswer:
+            // Answers but sends nothing back (one-way audio).
+            leg?.setEcho(.off)
+        case .oneWay:
+            // Its own signal, never what it hears.
+            leg?.setEcho(.off)
+            leg?.play(tones: Self.oneWaySignal)
+        case .lateMedia:
+            leg?.setEcho(.off)
+            after(config.lateMediaDelay) { $0.leg?.setEcho(.packets) }
+        case .codecMismatch:
+            leg?.setMisencodedEcho(true)
+            leg?.setEcho(.packets)
+        case .lossy:
+            leg?.setImpairment(Impairment(loss: config.lossPercent / 100, jitter: config.jitterMs / 1000))
+            leg?.setEcho(.packets)
+        case .ignoresACK:
+            // RFC 3261's timer, scaled: T1 doubling to T2, give up at 64*T1 capped.
+            let t1 = config.t1
+            sip.ignoreACK(.init(t1: config.scaled(t1), t2: config.scaled(4), giveUpAfter: config.scaled(min(64 * t1, config.ignoredACKGiveUp)),
+                                byeHeaders: [Self.reasonHeader(cause: 16, text: "Normal call clearing")]))
+            leg?.setEcho(.packets)
+        default:
+            leg?.setEcho(.packets)
+        }
         sip.answer(sdp: localSDP)
     }
 
@@ -162,7 +214,7 @@ final class SimCall: SIPCallDelegate, @unchecked Sendable {  // SIP-loop confine
 
     func call(_ call: SIPCall, answerFor offer: SessionDescription?, in request: SIPMessage) -> SessionDescription? {
         guard let offer else { return call.localSDP }
-        let preferring = behaviour == .preferG722 ? ["G722"] : []
+        let preferring = preferredCodecs
         guard let chosen = CodecChoice.choose(from: offer, preferring: preferring),
               let index = offer.media.firstIndex(where: { $0.media == "audio" && !$0.isRejected }),
               let leg else { return nil }
@@ -195,7 +247,8 @@ final class SimCall: SIPCallDelegate, @unchecked Sendable {  // SIP-loop confine
         let media = leg.map { l -> String in
             let echoed = l.counters.echoed.load(ordering: .relaxed)
             let digits = l.counters.receivedDigits
-            return ", echoed \(echoed) packets" + (digits.isEmpty ? "" : ", digits \(digits)")
+            let dropped = l.counters.dropped.load(ordering: .relaxed)
+            return ", echoed \(echoed) packets" + (dropped > 0 ? ", dropped \(dropped)" : "") + (digits.isEmpty ? "" : ", digits \(digits)")
         } ?? ""
         switch end {
         case .rejected(let status) where status == 407 && challenged: return "challenged 407"
@@ -205,6 +258,9 @@ final class SimCall: SIPCallDelegate, @unchecked Sendable {  // SIP-loop confine
         case .localHangup: return "completed, we hung up\(connected)" + media
         case .timeout: return "failed: timeout"
         case .transportError: return "failed: transport error"
+        case .ackTimeout where behaviour == .ignoresACK:
+            let up = answeredAt.map { String(format: " after %.1f s", EventLoop.now() - $0) } ?? ""
+            return "completed, we hung up\(up) ignoring the ACK" + media
         case .ackTimeout: return "failed: no ACK"
         case .sessionExpired: return "failed: session expired"
         }

@@ -23,11 +23,27 @@ public final class SimMediaCounters: Sendable {
     public let echoed = Atomic<Int>(0)
     /// Packets we generated (tone, mixed echo, telephone-event).
     public let sent = Atomic<Int>(0)
+    /// Echo packets dropped on purpose (`Impairment`, the lossy number).
+    public let dropped = Atomic<Int>(0)
     private let digits = Mutex<String>("")
 
     /// RFC 4733 digits received so far, in order.
     public var receivedDigits: String { digits.withLock { $0 } }
     func append(digit: Character) { digits.withLock { $0.append(digit) } }
+}
+
+/// What a leg does to the echo it sends, as a bad network would (the lossy number): drops
+/// `loss` of the packets at random and delays each of the rest by a uniform 0 to `jitter`
+/// seconds (so packets may overtake each other).
+public struct Impairment: Sendable, Equatable {
+    /// Fraction of packets dropped, 0...1.
+    public var loss: Double
+    /// Largest extra delay, seconds.
+    public var jitter: Double
+    public init(loss: Double, jitter: Double) {
+        self.loss = min(max(loss, 0), 1)
+        self.jitter = max(jitter, 0)
+    }
 }
 
 /// One call's RTP endpoint on the simulator's media host: a UDP socket with an OS-chosen
@@ -51,7 +67,7 @@ public final class SimMediaLeg: Sendable {
         self.host = host
         counters = SimMediaCounters()
         thread = threads.pick()
-        worker = try SimMediaWorker(socket: socket, choice: choice, remote: remote, counters: counters)
+        worker = try SimMediaWorker(socket: socket, choice: choice, remote: remote, counters: counters, loop: thread.loop)
         let (thread, worker) = (self.thread, self.worker)
         thread.loop.execute { thread.add(worker) }
     }
@@ -60,7 +76,17 @@ public final class SimMediaLeg: Sendable {
     public func setEcho(_ mode: EchoMode) { onThread { $0.echo = mode } }
 
     /// Plays `tone` from now on, or stops playing for nil.
-    public func play(_ tone: SineTone?) { onThread { $0.tone = tone } }
+    public func play(_ tone: SineTone?) { play(tones: tone.map { [$0] } ?? []) }
+
+    /// Plays the sum of `tones` from now on (none: silence).
+    public func play(tones: [SineTone]) { onThread { $0.tones = tones } }
+
+    /// Echoed G.711 audio re-encoded in the other law and sent with that law's static payload
+    /// type (PCMU answered, PCMA payload type 8 sent): the codec-mismatch number.
+    public func setMisencodedEcho(_ on: Bool) { onThread { $0.misencode = on } }
+
+    /// Loss and jitter applied to the echo from now on (nil: none).
+    public func setImpairment(_ impairment: Impairment?) { onThread { $0.impairment = impairment } }
 
     /// Queues RFC 4733 digits (0-9 * # A-D); ignored when the call has no telephone-event.
     public func send(digits: String) { onThread { try? $0.dtmfSender.enqueue(digits) } }
@@ -92,7 +118,10 @@ final class SimMediaWorker: @unchecked Sendable {  // confined to its media thre
     let socket: UDPSocket
     let counters: SimMediaCounters
     var echo: EchoMode = .off
-    var tone: SineTone?
+    var tones: [SineTone] = []
+    var misencode = false
+    var impairment: Impairment?
+    private unowned let loop: EventLoop
     var echoDigits = false
     var dtmfSender = DTMFSender()
     private var dtmfReceiver = DTMFReceiver()
@@ -115,9 +144,10 @@ final class SimMediaWorker: @unchecked Sendable {  // confined to its media thre
     private var heardFresh = false
     private var from = RawSocketAddress()
 
-    init(socket: UDPSocket, choice: CodecChoice, remote: SocketAddress?, counters: SimMediaCounters) throws {
+    init(socket: UDPSocket, choice: CodecChoice, remote: SocketAddress?, counters: SimMediaCounters, loop: EventLoop) throws {
         self.socket = socket
         self.counters = counters
+        self.loop = loop
         codec = try LegCodec(choice.codec, sampleRate: choice.sampleRate)
         payloadType = UInt8(choice.rtpMap.payloadType)
         eventPayloadType = choice.telephoneEvent.map { UInt8($0.payloadType) }
@@ -177,7 +207,10 @@ final class SimMediaWorker: @unchecked Sendable {  // confined to its media thre
             RTPBytes.store16(header.sequenceNumber, rx, 2)
             RTPBytes.store32(view.timestamp &+ offset, rx, 4)
             RTPBytes.store32(header.ssrc, rx, 8)
-            if socket.send(UnsafeRawBufferPointer(rebasing: rx[0..<length]), to: from) {
+            if misencode { misencodeInPlace(view, length) }
+            if let impairment {
+                sendImpaired(length, impairment)
+            } else if socket.send(UnsafeRawBufferPointer(rebasing: rx[0..<length]), to: from) {
                 counters.echoed.add(1, ordering: .relaxed)
             }
         case .mixed:
@@ -185,6 +218,48 @@ final class SimMediaWorker: @unchecked Sendable {  // confined to its media thre
             let decoded = payload.withMemoryRebound(to: UInt8.self) { codec.decode($0, into: heard) }
             // Only the first 20 ms of a longer packet are mixed: enough for an echo.
             if decoded > 0 { heardFresh = true }
+        }
+    }
+
+    /// Re-encodes the G.711 payload in `rx` in the other law and sets that law's payload type
+    /// (the codec-mismatch number: PCMU answered, PCMA sent as payload type 8).
+    private func misencodeInPlace(_ view: RTPPacketView, _ length: Int) {
+        let payload = view.payload(in: UnsafeRawBufferPointer(rebasing: rx[0..<length]))
+        guard let base = payload.baseAddress, let rxBase = rx.baseAddress else { return }
+        let offset = UnsafeRawPointer(rxBase).distance(to: base)
+        let count = min(payload.count, heard.count)
+        let bytes = UnsafeMutableRawBufferPointer(rebasing: rx[offset..<(offset + count)]).bindMemory(to: UInt8.self)
+        let pcm = UnsafeMutableBufferPointer(rebasing: heard[0..<count])
+        let otherPayloadType: UInt8
+        switch codec.codec {
+        case .pcmu:
+            G711.decodeULaw(UnsafeBufferPointer(bytes), into: pcm)
+            G711.encodeALaw(UnsafeBufferPointer(pcm), into: bytes)
+            otherPayloadType = 8
+        case .pcma:
+            G711.decodeALaw(UnsafeBufferPointer(bytes), into: pcm)
+            G711.encodeULaw(UnsafeBufferPointer(pcm), into: bytes)
+            otherPayloadType = 0
+        default:
+            return
+        }
+        rx[1] = (rx[1] & 0x80) | otherPayloadType
+    }
+
+    /// Drops the echo packet in `rx` at random, or sends it after a random delay (a copy, on
+    /// a loop timer: the lossy number is a test tool, one small allocation per packet).
+    private func sendImpaired(_ length: Int, _ impairment: Impairment) {
+        if Double.random(in: 0..<1) < impairment.loss {
+            counters.dropped.add(1, ordering: .relaxed)
+            return
+        }
+        let delay = impairment.jitter > 0 ? Double.random(in: 0...impairment.jitter) : 0
+        let bytes = [UInt8](UnsafeRawBufferPointer(rebasing: rx[0..<length]))
+        let to = from
+        _ = loop.schedule(after: delay) { [weak self] in
+            guard let self else { return }
+            let sent = bytes.withUnsafeBytes { self.socket.send($0, to: to) }
+            if sent { self.counters.echoed.add(1, ordering: .relaxed) }
         }
     }
 
@@ -216,12 +291,10 @@ final class SimMediaWorker: @unchecked Sendable {  // confined to its media thre
         let samples = codec.frameSamples
         let pcm = UnsafeMutableBufferPointer(rebasing: frame[0..<samples])
         var haveAudio = false
-        if var t = tone {
-            t.render(into: pcm, sampleRate: codec.sampleRate)
-            tone = t
+        pcm.update(repeating: 0)
+        for i in tones.indices {
+            tones[i].mix(into: pcm, sampleRate: codec.sampleRate)
             haveAudio = true
-        } else {
-            pcm.update(repeating: 0)
         }
         if echo == .mixed, heardFresh {
             for i in 0..<samples { pcm[i] = Int16(clamping: Int32(pcm[i]) + Int32(heard[i])) }

@@ -29,6 +29,27 @@ public enum Behaviour: Sendable, Equatable, CustomStringConvertible {
     /// Misbehaves: answers and sends no audio at all (one-way audio, a common trunk fault),
     /// for checking that a suite catches it.
     case silentAnswer
+    /// Misbehaves: answers and sends its own known signal (400 Hz + 1020 Hz, each at
+    /// -15 dBFS, continuous) and never echoes: audio only from the carrier.
+    case oneWay
+    /// Misbehaves: answers, but its RTP (echo) starts `lateMediaDelay` after the 200.
+    case lateMedia
+    /// Misbehaves: 486 Busy Here with `Reason: Q.850;cause=1`, a cause that contradicts the code.
+    case wrongCause
+    /// Misbehaves: answers choosing PCMU (payload 0) but sends PCMA with payload type 8 (the
+    /// echo re-encoded; the other G.711 law when the offer lacked PCMU).
+    case codecMismatch
+    /// Misbehaves: 183 with SDP and an announcement tone, forever; never answers.
+    case endlessEarlyMedia
+    /// Misbehaves: answers, ignores our ACK (the 200 is retransmitted on the RFC 3261 timer)
+    /// and gives up with BYE, `Reason: Q.850;cause=16` (RFC 3261 §13.3.1.4); echo meanwhile.
+    case ignoresACK
+    /// Misbehaves: nothing at all (no 100 Trying) for `tryingDelay`, INVITE retransmissions
+    /// absorbed; then 100, 180, and 200 after `answerDelay`; echo.
+    case slowTrying
+    /// Misbehaves: answers and echoes, but drops `lossPercent` of its RTP at random and
+    /// delays the rest by up to `jitterMs` (uniform, reordering allowed).
+    case lossy
 
     /// A short name for log lines and docs.
     public var description: String {
@@ -45,14 +66,22 @@ public enum Behaviour: Sendable, Equatable, CustomStringConvertible {
         case .reliableRinging: "prack-180"
         case .preferG722: "g722"
         case .silentAnswer: "silent"
+        case .oneWay: "one-way"
+        case .lateMedia: "late-media"
+        case .wrongCause: "wrong-cause"
+        case .codecMismatch: "codec-mismatch"
+        case .endlessEarlyMedia: "endless-early-media"
+        case .ignoresACK: "ignores-ack"
+        case .slowTrying: "slow-trying"
+        case .lossy: "lossy"
         }
     }
 
-    /// Whether the call is meant to be answered (every behaviour but a rejection or endless
-    /// ringing).
+    /// Whether the call is meant to be answered (every behaviour but a rejection, endless
+    /// ringing or endless early media).
     public var answers: Bool {
         switch self {
-        case .reject, .ringForever: false
+        case .reject, .ringForever, .wrongCause, .endlessEarlyMedia: false
         default: true
         }
     }
@@ -79,6 +108,14 @@ public enum TestNumbers {
         "+15550100013": .reliableRinging,
         "+15550100014": .preferG722,
         "+15550100015": .silentAnswer,
+        "+15550100016": .oneWay,
+        "+15550100017": .lateMedia,
+        "+15550100018": .wrongCause,
+        "+15550100019": .codecMismatch,
+        "+15550100020": .endlessEarlyMedia,
+        "+15550100021": .ignoresACK,
+        "+15550100022": .slowTrying,
+        "+15550100023": .lossy,
     ]
 
     /// What an unlisted number does.

@@ -140,10 +140,17 @@ public struct SuiteRunner: Sendable {
             }
             for (i, step) in test.steps.enumerated() {
                 stepIndex = i + 1
-                if let rtt = try perform(step, number: i + 1, session: session, events: collector, cursor: &cursor, audio: &audio),
-                   result.audioRoundTripMs == nil {
-                    result.audioRoundTripMs = rtt
+                do {
+                    if let rtt = try perform(step, number: i + 1, session: session, events: collector, cursor: &cursor, audio: &audio,
+                                             room: result.roomId), result.audioRoundTripMs == nil {
+                        result.audioRoundTripMs = rtt
+                    }
+                } catch {
+                    // A limit the call broke meanwhile is the better explanation.
+                    try checkLimits(test, collector.events, room: result.roomId)
+                    throw error
                 }
+                try checkLimits(test, collector.events, room: result.roomId)
                 progress("    step \(i + 1)/\(test.steps.count) \(step) ok" + String(format: " (%.1f s)", Date().timeIntervalSince(start)))
             }
             result.passed = true
@@ -214,9 +221,64 @@ public struct SuiteRunner: Sendable {
         return s.isEmpty ? "no events" : s.joined(separator: ", ")
     }
 
+    /// The call's start as its events count it (the first event), ms since 1970.
+    private func startMs(_ events: [SessionEvent]) -> Int64? { events.first?.at }
+
+    /// `maxPostDialDelayMs` and `maxAnswerMs`, once the first 18x (or the answer) and the
+    /// answer have arrived.
+    private func checkLimits(_ test: TestCase, _ events: [SessionEvent], room: String?) throws {
+        guard let t0 = startMs(events) else { return }
+        if let limit = test.maxPostDialDelayMs,
+           let first = events.first(where: { $0.status == .connecting || $0.status == .connected }), Double(first.at - t0) > limit {
+            let what = first.status == .connecting ? "18x" : "18x or answer"
+            throw StepFailure(message: String(format: "post-dial delay %.1f s over the %.1f s limit (%@)",
+                                              Double(first.at - t0) / 1000, limit / 1000, trying(room, before: first.at, what)))
+        }
+        if let limit = test.maxAnswerMs, let answer = events.first(where: { $0.status == .connected }), Double(answer.at - t0) > limit {
+            throw StepFailure(message: String(format: "answer after %.1f s over the %.1f s limit", Double(answer.at - t0) / 1000, limit / 1000))
+        }
+    }
+
+    /// Whether a 100 Trying came before `at` (ms), from the gateway's SIP trace of the call:
+    /// "no 100 Trying or 18x until then", or "100 Trying after 0.1 s, no 18x until then".
+    /// Without a trace (an older gateway) it cannot tell and names the 18x only.
+    private func trying(_ room: String?, before at: Int64, _ what: String) -> String {
+        guard let room, let trace = try? connection.sipTrace(roomId: room),
+              let invite = trace.messages.first(where: { $0.direction == "sent" && $0.firstLine.hasPrefix("INVITE ") }) else {
+            return "no \(what) until then"
+        }
+        let limit = Double(at) / 1000
+        if let t = trace.messages.first(where: { $0.direction == "received" && $0.firstLine.hasPrefix("SIP/2.0 100") && $0.time <= limit }) {
+            return String(format: "100 Trying after %.1f s, no %@ until then", t.time - invite.time, what)
+        }
+        return "no 100 Trying or \(what) until then"
+    }
+
+    /// Why the client's tone did not come back: the carrier sends another payload type than
+    /// its answer chose (the gateway's trunk counters), sends audio but not our echo, or
+    /// sends nothing.
+    private func echoFailure(hz: Double, within: Double, packets: Int, room: String?) -> String {
+        if let room, let snap = try? connection.snapshot(roomId: room), let trunk = snap.trunk,
+           let other = trunk.otherPayloadType, (trunk.otherPayloadTypes ?? 0) > 0 {
+            let chose = [snap.codec, trunk.payloadType.map { "(\($0))" }].compactMap { $0 }.joined(separator: " ")
+            return "the carrier sends RTP payload type \(other) but its answer chose \(chose.isEmpty ? "another" : chose)"
+                + " (\(trunk.otherPayloadTypes ?? 0) packets dropped)"
+        }
+        if packets > 0 {
+            return String(format: "one-way audio: audio arrives from the carrier (%d packets) but our %.0f Hz tone does not come back within \(within) s",
+                          packets, hz)
+        }
+        return String(format: "no audio from the carrier (expected our %.0f Hz tone back within \(within) s)", hz)
+    }
+
+    /// The Connected event, if the call was answered.
+    private func answered(_ events: [SessionEvent]) -> SessionEvent? { events.first { $0.status == .connected } }
+
+    private func nowMs() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+
     /// Performs one step; returns the audio round trip (ms) when the step measured one.
     private func perform(_ step: TestStep, number: Int, session: IrisRtcAudioSession, events: Collector, cursor: inout Int,
-                         audio: inout [AudioCheck]) throws -> Int? {
+                         audio: inout [AudioCheck], room: String?) throws -> Int? {
         let leg = session.stream.leg
         switch step {
         case .expectStatus(let status, let early, let within):
@@ -226,7 +288,14 @@ public struct SuiteRunner: Sendable {
                 return list.indices.first { $0 >= from && list[$0].status == status && (early == nil || list[$0].earlyMedia == early) }
             }
             guard wait(within, { match() != nil }), let at = match() else {
-                throw StepFailure(message: "expected \(status.rawValue)\(early == true ? " with early media" : "") within \(within) s; got \(happened(events.events))")
+                let list = events.events
+                // Endless early media: a 183 with audio, and no answer.
+                if status == .connected, answered(list) == nil, session.endedEvent == nil, leg.receivedPackets() > 0,
+                   let early = list.first(where: { $0.event == .onSessionEarlyMedia || $0.earlyMedia == true }) {
+                    throw StepFailure(message: String(format: "early media for %.1f s and no answer (%d packets; expected Connected within \(within) s)",
+                                                      Double(nowMs() - early.at) / 1000, leg.receivedPackets()))
+                }
+                throw StepFailure(message: "expected \(status.rawValue)\(early == true ? " with early media" : "") within \(within) s; got \(happened(list))")
             }
             cursor = at + 1
         case .expectEarlyMedia(let within):
@@ -247,8 +316,8 @@ public struct SuiteRunner: Sendable {
             }
         case .expectEcho(let hz, let within):
             guard wait(within, { leg.toneLevel(hz: hz, lastSeconds: 0.4) > 0.3 }) else {
-                throw StepFailure(message: String(format: "expected our %.0f Hz tone back within \(within) s; its level was %.2f of the audio (%d packets in)",
-                                                  hz, leg.toneLevel(hz: hz, lastSeconds: 0.4), leg.receivedPackets()))
+                throw StepFailure(message: echoFailure(hz: hz, within: within, packets: leg.receivedPackets(), room: room)
+                                  + String(format: "; its level was %.2f of the audio", leg.toneLevel(hz: hz, lastSeconds: 0.4)))
             }
             // Round trip: silence until the echo of the tone is gone, then the tone's onset
             // against the moment it comes back.
@@ -263,7 +332,12 @@ public struct SuiteRunner: Sendable {
         case .expectAudio(let within):
             let before = leg.receivedPackets()
             guard wait(within, { leg.receivedPackets() >= before + 25 }) else {
-                throw StepFailure(message: "expected audio from the carrier within \(within) s; \(leg.receivedPackets() - before) packets came")
+                let came = leg.receivedPackets() - before
+                if came == 0, let answer = answered(events.events), session.endedEvent == nil {
+                    throw StepFailure(message: String(format: "late media: no audio from the carrier %.1f s after the answer",
+                                                      Double(nowMs() - answer.at) / 1000))
+                }
+                throw StepFailure(message: "expected audio from the carrier within \(within) s; \(came) packets came")
             }
         case .hold(let within), .unhold(let within):
             let hold = { if case .hold = step { true } else { false } }()
@@ -275,7 +349,7 @@ public struct SuiteRunner: Sendable {
             }
         case .hangup:
             do { try session.close() } catch { throw StepFailure(message: "hang-up refused: \(error)") }
-        case .expectEnd(let reason, let code, let cause, let within):
+        case .expectEnd(let reason, let code, let cause, let causeFits, let within):
             guard wait(within, { session.endedEvent != nil }), let end = session.endedEvent else {
                 throw StepFailure(message: "expected the call to end \(reason.rawValue) within \(within) s; got \(happened(events.events))")
             }
@@ -283,6 +357,27 @@ public struct SuiteRunner: Sendable {
             guard end.reason == reason, code == nil || end.sip?.code == code, cause == nil || end.sip?.cause == cause else {
                 let want = "\(reason.rawValue)" + (code.map { " \($0)" } ?? "") + (cause.map { " cause \($0)" } ?? "")
                 throw StepFailure(message: "expected the end \(want); got \(end.reason?.rawValue ?? "?") (\(sip))")
+            }
+            if causeFits, let details = end.sip, let got = details.cause, !Q850.fits(cause: got, sipCode: details.code) {
+                let expected = (Q850.expected(sipCode: details.code) ?? []).map(String.init).joined(separator: ", ")
+                throw StepFailure(message: "Q.850 cause \(got) contradicts \(details.code)\(details.reason.isEmpty ? "" : " " + details.reason)"
+                                  + " (expected one of \(expected))")
+            }
+        case .expectUp(let seconds):
+            guard let answer = answered(events.events), session.endedEvent == nil else {
+                throw StepFailure(message: "expected the call up for \(seconds) s; it is not connected (got \(happened(events.events)))")
+            }
+            if wait(seconds, { session.endedEvent != nil }), let end = session.endedEvent {
+                let how = end.sip.map { d -> String in
+                    let kind = d.code == 200 || d.code == 0 ? "BYE" : "\(d.code)\(d.reason.isEmpty ? "" : " " + d.reason)"
+                    return kind + (d.cause.map { ", cause \($0)" } ?? "")
+                } ?? "no SIP details"
+                // INTEGRATOR: add the 200 OK retransmission count here from the call's SIP trace
+                // (`connection.sipTrace(roomId:)`, messages received with `retransmission` and
+                // first line `SIP/2.0 200`), e.g. "; the carrier retransmitted its 200 OK 3 times".
+                let retransmissions = ""
+                throw StepFailure(message: String(format: "the carrier ended the call %.1f s after the answer (%@) before the test did",
+                                                  Double(end.at - answer.at) / 1000, how) + retransmissions)
             }
         case .audioQuality(let q):
             let codec = events.events.first { $0.event == .onStreamQualityIndicator }?.codec
@@ -329,6 +424,9 @@ public enum Q850 {
         503: [27, 34, 38, 41, 42, 44, 47, 63], 502: [27, 38], 500: [41, 111, 127],
         488: [58, 65, 79, 88], 487: [16, 31], 504: [102],
     ]
+
+    /// The causes that fit `sipCode`, ascending; nil when the code has no mapping.
+    public static func expected(sipCode: Int) -> [Int]? { bySIP[sipCode].map { $0.sorted() } }
 
     public static func fits(cause: Int, sipCode: Int) -> Bool {
         guard let allowed = bySIP[sipCode] else { return true }  // no mapping: nothing to contradict

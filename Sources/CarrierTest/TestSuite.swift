@@ -58,6 +58,23 @@ public struct TestCase: Sendable, Equatable {
     /// The tone (Hz) the test client sends. Default 1000.
     public var toneHz: Double
     public var steps: [TestStep]
+    /// The longest post-dial delay (the call's start to the first 18x, or the answer when
+    /// none came), ms; checked when it arrives. nil: no limit.
+    public var maxPostDialDelayMs: Double?
+    /// The longest time from the call's start to the answer, ms. nil: no limit.
+    public var maxAnswerMs: Double?
+
+    public init(name: String, target: String, source: String = "+15557654321", repeatCount: Int = 1, toneHz: Double = 1000,
+                steps: [TestStep], maxPostDialDelayMs: Double? = nil, maxAnswerMs: Double? = nil) {
+        self.name = name
+        self.target = target
+        self.source = source
+        self.repeatCount = repeatCount
+        self.toneHz = toneHz
+        self.steps = steps
+        self.maxPostDialDelayMs = maxPostDialDelayMs
+        self.maxAnswerMs = maxAnswerMs
+    }
 }
 
 /// What a step does or expects. `within` is in seconds.
@@ -77,8 +94,11 @@ public enum TestStep: Sendable, Equatable {
     case hold(within: Double)
     case unhold(within: Double)
     case hangup
-    /// The end: reason, and optionally the SIP code and Q.850 cause.
-    case expectEnd(EndReason, sipCode: Int?, cause: Int?, within: Double)
+    /// The end: reason, and optionally the SIP code and Q.850 cause; `causeFits`: the cause
+    /// must fit the SIP code (`Q850.fits`).
+    case expectEnd(EndReason, sipCode: Int?, cause: Int?, causeFits: Bool, within: Double)
+    /// The call stays connected for this many seconds (the carrier must not end it).
+    case expectUp(Double)
     /// A stretch of audio measured (level, SNR, tones, clipping, gaps, delay, trunk loss
     /// and jitter) and judged against thresholds.
     case audioQuality(AudioQualityStep)
@@ -98,7 +118,9 @@ extension TestStep: CustomStringConvertible {
         case .hold: "hold"
         case .unhold: "unhold"
         case .hangup: "hang up"
-        case .expectEnd(let r, let code, let cause, _): "expect the end \(r.rawValue)" + (code.map { " \($0)" } ?? "") + (cause.map { " cause \($0)" } ?? "")
+        case .expectEnd(let r, let code, let cause, let fits, _):
+            "expect the end \(r.rawValue)" + (code.map { " \($0)" } ?? "") + (cause.map { " cause \($0)" } ?? "") + (fits ? " with a fitting cause" : "")
+        case .expectUp(let s): "expect the call up for \(s) s"
         case .audioQuality(let q): "audio quality (\(q.mode.rawValue)\(q.tones.isEmpty ? "" : ", " + q.tones.map { String(Int($0)) }.joined(separator: "/") + " Hz"), \(q.durationSec) s)"
         }
     }
@@ -160,7 +182,7 @@ struct SuiteReader {
     }
 
     func testCase(_ v: Any, _ path: String) throws(SuiteError) -> TestCase {
-        let o = try object(v, path, keys: ["name", "target", "source", "repeat", "toneHz", "steps"])
+        let o = try object(v, path, keys: ["name", "target", "source", "repeat", "toneHz", "steps", "maxPostDialDelayMs", "maxAnswerMs"])
         guard let name = try string(o, "name", path) else { throw fail(join(path, "name"), "missing required key") }
         guard let target = try string(o, "target", path) else { throw fail(join(path, "target"), "missing required key") }
         guard let list = o["steps"] as? [Any], !list.isEmpty else { throw fail(join(path, "steps"), "must be a non-empty array") }
@@ -168,16 +190,19 @@ struct SuiteReader {
         for (i, s) in list.enumerated() { steps.append(try step(s, join(path, "steps[\(i)]"))) }
         return TestCase(name: name, target: target, source: try string(o, "source", path) ?? "+15557654321",
                         repeatCount: Int(try number(o, "repeat", path, in: 1...1000) ?? 1),
-                        toneHz: try number(o, "toneHz", path, in: 100...3500) ?? 1000, steps: steps)
+                        toneHz: try number(o, "toneHz", path, in: 100...3500) ?? 1000, steps: steps,
+                        maxPostDialDelayMs: try number(o, "maxPostDialDelayMs", path, in: 1...600_000),
+                        maxAnswerMs: try number(o, "maxAnswerMs", path, in: 1...600_000))
     }
 
     static let actions = ["expect", "expectEarlyMedia", "wait", "sendDTMF", "expectDTMF", "expectEcho", "expectAudio",
-                          "hold", "unhold", "hangup", "expectEnd", "audioQuality"]
+                          "hold", "unhold", "hangup", "expectEnd", "expectUp", "audioQuality"]
 
     func step(_ v: Any, _ path: String) throws(SuiteError) -> TestStep {
         // The audio figures belong to `audioQuality` alone; on other steps they are unknown keys.
         let audio = (v as? [String: Any])?["audioQuality"] != nil
-        let o = try object(v, path, keys: Set(Self.actions + ["withinSec", "earlyMedia", "sipCode", "cause"] + (audio ? Self.audioKeys : [])))
+        let o = try object(v, path, keys: Set(Self.actions + ["withinSec", "earlyMedia", "sipCode", "cause", "causeFits"]
+                                               + (audio ? Self.audioKeys : [])))
         let present = Self.actions.filter { o[$0] != nil }
         guard present.count == 1, let action = present.first else {
             throw fail(path, "needs exactly one of \(Self.actions.joined(separator: ", "))")
@@ -189,7 +214,7 @@ struct SuiteReader {
             guard let status = SessionStatus(rawValue: s) else {
                 throw fail(join(path, "expect"), "must be Initializing, Connecting, Connected, Hold or Disconnected")
             }
-            if let e = o["earlyMedia"], !(e is Bool) { throw fail(join(path, "earlyMedia"), "must be true or false") }
+            if let e = o["earlyMedia"], !Self.isBoolean(e) { throw fail(join(path, "earlyMedia"), "must be true or false") }
             return .expectStatus(status, earlyMedia: o["earlyMedia"] as? Bool, within: within)
         case "expectEarlyMedia": return .expectEarlyMedia(within: within)
         case "wait": return .wait(try number(o, "wait", path, in: 0...600) ?? 0)
@@ -203,13 +228,16 @@ struct SuiteReader {
         case "unhold": return .unhold(within: within)
         case "hangup": return .hangup
         case "audioQuality": return try audioQuality(o, path, within: within)
+        case "expectUp": return .expectUp(try number(o, "expectUp", path, in: 0.1...3600) ?? 0)
         default:
             let r = try string(o, "expectEnd", path) ?? ""
             guard let reason = EndReason(rawValue: r) else {
                 throw fail(join(path, "expectEnd"), "must be one of " + EndReason.allCases.map(\.rawValue).joined(separator: ", "))
             }
+            if let f = o["causeFits"], !Self.isBoolean(f) { throw fail(join(path, "causeFits"), "must be true or false") }
             return .expectEnd(reason, sipCode: (try number(o, "sipCode", path, in: 100...699)).map { Int($0) },
-                              cause: (try number(o, "cause", path, in: 0...127)).map { Int($0) }, within: within)
+                              cause: (try number(o, "cause", path, in: 0...127)).map { Int($0) },
+                              causeFits: o["causeFits"] as? Bool ?? false, within: within)
         }
     }
 }

@@ -16,8 +16,16 @@ public struct SessionSnapshot: Codable, Sendable, Equatable {
         /// (transcoded as each packet arrives), `buffered` (through the jitter buffer: jitter
         /// seen), `mixing` (a merged call).
         public var playout: String?
+        /// The RTP payload type this leg's SDP negotiated for audio.
+        public var payloadType: Int?
+        /// Packets dropped because their payload type was not one the SDP gave this leg (a
+        /// carrier sending another codec than it answered, a stray stream).
+        public var otherPayloadTypes: Int?
+        /// The payload type of the last of those packets.
+        public var otherPayloadType: Int?
         public init(packetsReceived: Int, packetsSent: Int, packetsLost: Int64, jitterMs: Double, roundTripMs: Double?,
-                    srtp: String? = nil, srtpAuthFailures: Int? = nil, srtpReplays: Int? = nil, playout: String? = nil) {
+                    srtp: String? = nil, srtpAuthFailures: Int? = nil, srtpReplays: Int? = nil, playout: String? = nil,
+                    payloadType: Int? = nil, otherPayloadTypes: Int? = nil, otherPayloadType: Int? = nil) {
             self.packetsReceived = packetsReceived
             self.packetsSent = packetsSent
             self.packetsLost = packetsLost
@@ -27,6 +35,9 @@ public struct SessionSnapshot: Codable, Sendable, Equatable {
             self.srtpAuthFailures = srtpAuthFailures
             self.srtpReplays = srtpReplays
             self.playout = playout
+            self.payloadType = payloadType
+            self.otherPayloadTypes = otherPayloadTypes
+            self.otherPayloadType = otherPayloadType
         }
     }
     public var roomId: String

@@ -114,6 +114,7 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
             // port must not move the symmetric-RTP latch (our audio would follow it).
             guard isEvent || view.payloadType == leg.configuration.payloadType || view.payloadType == 13 else {
                 leg.statistics.otherPayloadTypes += 1
+                leg.statistics.lastOtherPayloadType = view.payloadType
                 return
             }
             if leg.webrtc == nil { leg.noteSource(now: start) }

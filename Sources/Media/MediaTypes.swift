@@ -113,6 +113,8 @@ public struct MediaLegStatistics: Sendable, Equatable {
     /// Packets with a payload type the SDP did not give this leg (RTCP sent to the RTP
     /// port, a stray stream): dropped before they can latch symmetric RTP.
     public var otherPayloadTypes = 0
+    /// The payload type of the last packet counted in `otherPayloadTypes`.
+    public var lastOtherPayloadType: UInt8?
     public var dtmfDigits = 0
     /// Packets dropped because they came before the peer's SDP named an address.
     public var beforeSDP = 0

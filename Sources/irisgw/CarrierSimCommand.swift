@@ -8,6 +8,7 @@ import Synchronization
 enum CarrierSimCommand {
     static let usage = """
     usage: irisgw carrier-sim [--listen HOST:PORT] [--media-host HOST] [--password PW] [--time-scale X]
+                              [--loss PCT] [--jitter MS]
            irisgw carrier-sim call DID --from CALLER [--to HOST:PORT] [--hangup-after S]
                                   [--calls N --rate R] [--tone HZ]
 
@@ -15,6 +16,8 @@ enum CarrierSimCommand {
     prints `listening sip udp|tcp HOST:PORT` and `ready`, then one line per call (number,
     behaviour, outcome) until SIGINT or SIGTERM. Port 0 picks a free port. --password is
     the digest password of number +15550100012 (default carrier-sim, or $CARRIER_SIM_PASSWORD).
+    --time-scale multiplies every script delay. --loss (0-100, default 5) and --jitter (0-1000
+    ms, default 40) set how the lossy number +15550100023 mangles its echo.
 
     The second places calls into the gateway (default 127.0.0.1:5060): PCMU with a tone
     (default 300 Hz) plus an echo of what it hears. One line per call and a summary; exit 0
@@ -38,6 +41,16 @@ enum CarrierSimCommand {
                 case "--time-scale":
                     guard let x = Double(try reader.value()), x > 0 else { throw UsageError("--time-scale needs a positive number") }
                     config.timeScale = x
+                case "--loss":
+                    guard let pct = Double(try reader.value()), pct.isFinite, (0...100).contains(pct) else {
+                        throw UsageError("--loss needs a percentage from 0 to 100")
+                    }
+                    config.lossPercent = pct
+                case "--jitter":
+                    guard let ms = Double(try reader.value()), ms.isFinite, (0...1000).contains(ms) else {
+                        throw UsageError("--jitter needs milliseconds from 0 to 1000")
+                    }
+                    config.jitterMs = ms
                 case "-h", "--help":
                     print(usage, terminator: "")
                     return 0

@@ -61,7 +61,14 @@ final class CallRecorder: SIPCallDelegate, @unchecked Sendable {
         record(.provisional(response.statusCode ?? 0, sdp: response.sdp != nil), response)
     }
 
-    func call(_ call: SIPCall, didConnect message: SIPMessage) { record(.connected, message) }
+    func call(_ call: SIPCall, didConnect message: SIPMessage) {
+        lock.withLock { _connectedAt = SIPEventLoop.now() }
+        record(.connected, message)
+    }
+
+    /// When the 200 was taken (on the SIP loop, however late the test looks).
+    var connectedAt: Double? { lock.withLock { _connectedAt } }
+    private var _connectedAt: Double?
 
     func call(_ call: SIPCall, answerFor offer: SessionDescription?, in request: SIPMessage) -> SessionDescription? {
         record(.request(request.method), request)
@@ -104,13 +111,15 @@ final class SimHarness: @unchecked Sendable {
     let caller: SIPUserAgent
     let callerLocal: SIPPeer
 
-    /// `timeScale` 0.1: answers after 0.1 s, hold at 0.3 s, BYE at 0.5 s.
-    init(timeScale: Double = 0.1) throws {
+    /// `timeScale` 0.1: answers after 0.1 s, hold at 0.3 s, BYE at 0.5 s. `configure`
+    /// changes the rest of the simulator's configuration.
+    init(timeScale: Double = 0.1, configure: (inout CarrierSimulator.Configuration) -> Void = { _ in }) throws {
         var config = CarrierSimulator.Configuration()
         config.listen = SocketAddress(host: "127.0.0.1", port: 0)
         config.tcp = false
         config.timeScale = timeScale
         config.mediaThreads = 1
+        configure(&config)
         simulator = try CarrierSimulator(configuration: config)
         guard let bound = try simulator.start().first else { throw SocketError("listen", code: EINVAL) }
         simPeer = bound
@@ -218,4 +227,99 @@ func digits(in packets: [RTPPacket], payloadType: UInt8 = 101) -> String {
         }
     }
     return out
+}
+
+/// A caller that writes SIP by hand over UDP, for what the project's own UA would hide: our
+/// INVITE retransmissions (slow-trying) and every retransmitted 200 (ignores-ack).
+final class RawSIPCaller: @unchecked Sendable {
+    let socket: UDPSocket
+    let to: SocketAddress
+    let callID = "raw-\(UInt32.random(in: 1...UInt32.max))@127.0.0.1"
+    let fromTag = "rawtag\(UInt32.random(in: 1...UInt32.max))"
+    let branch = "z9hG4bK-raw\(UInt32.random(in: 1...UInt32.max))"
+    var local: String { "127.0.0.1:\(socket.local.port)" }
+
+    init(to: SocketAddress) throws {
+        socket = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: 0))
+        self.to = to
+    }
+
+    /// Our INVITE for `number` with `sdp`; the same bytes each time (a retransmission).
+    func invite(_ number: String, sdp: SessionDescription) -> String {
+        let body = sdp.serialize()
+        return "INVITE sip:\(number)@\(to.host):\(to.port) SIP/2.0\r\n"
+            + "Via: SIP/2.0/UDP \(local);branch=\(branch);rport\r\n"
+            + "Max-Forwards: 70\r\nFrom: <sip:+15557654321@127.0.0.1>;tag=\(fromTag)\r\n"
+            + "To: <sip:\(number)@\(to.host)>\r\nCall-ID: \(callID)\r\nCSeq: 1 INVITE\r\n"
+            + "Contact: <sip:caller@\(local)>\r\nContent-Type: application/sdp\r\n"
+            + "Content-Length: \(body.utf8.count)\r\n\r\n" + body
+    }
+
+    /// The ACK for a 2xx (`response` gives the To tag), or a 200 to a BYE the carrier sent.
+    func ack(for response: SIPMessage, number: String) -> String {
+        "ACK sip:carrier@\(to.host):\(to.port) SIP/2.0\r\nVia: SIP/2.0/UDP \(local);branch=z9hG4bK-ack\(UInt32.random(in: 1...UInt32.max))\r\n"
+            + "Max-Forwards: 70\r\nFrom: <sip:+15557654321@127.0.0.1>;tag=\(fromTag)\r\n"
+            + "To: \(response[.to] ?? "")\r\nCall-ID: \(callID)\r\nCSeq: 1 ACK\r\nContent-Length: 0\r\n\r\n"
+    }
+
+    func ok(to request: SIPMessage) -> String {
+        "SIP/2.0 200 OK\r\n" + request.values(.via).map { "Via: \($0)\r\n" }.joined()
+            + "From: \(request[.from] ?? "")\r\nTo: \(request[.to] ?? "")\r\nCall-ID: \(callID)\r\n"
+            + "CSeq: \(request[.cseq] ?? "")\r\nContent-Length: 0\r\n\r\n"
+    }
+
+    func send(_ text: String) {
+        guard let raw = RawSocketAddress(to) else { return }
+        _ = Array(text.utf8).withUnsafeBytes { socket.send($0, to: raw) }
+    }
+
+    /// The messages that arrive within `seconds`, with when each came; stops early once
+    /// `until` holds.
+    func receive(for seconds: Double, until: ([(at: Double, message: SIPMessage)]) -> Bool = { _ in false })
+        -> [(at: Double, message: SIPMessage)] {
+        var out: [(at: Double, message: SIPMessage)] = []
+        let deadline = SIPEventLoop.now() + seconds
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        var from = RawSocketAddress()
+        repeat {
+            var pfd = pollfd(fd: socket.fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&pfd, 1, 10) > 0 else { continue }
+            while let n = buffer.withUnsafeMutableBytes({ socket.receive(into: $0, from: &from) }) {
+                if let m = try? SIPMessage.parse(Array(buffer[0..<n])) { out.append((SIPEventLoop.now(), m)) }
+            }
+        } while SIPEventLoop.now() < deadline && !until(out)
+        return out
+    }
+}
+
+/// Sends a `hz` PCMU tone packet to `target` every `interval` for `count` packets, carrying
+/// its index in the first two payload bytes, and collects what comes back meanwhile (and
+/// for `drain` seconds after): (index sent, send time) and (packet, arrival time).
+func pump(_ probe: RTPProbe, to target: SocketAddress, count: Int, interval: Double, hz: Double = 440,
+          drain: Double = 0.5, until: ([RTPPacket]) -> Bool = { _ in false })
+    -> (sent: [Double], received: [(packet: RTPPacket, at: Double)]) {
+    var sent: [Double] = []
+    var received: [(packet: RTPPacket, at: Double)] = []
+    for i in 0..<count {
+        sent.append(SIPEventLoop.now())
+        var payload = pcmuTone(hz: hz, frame: i)
+        payload[0] = UInt8(i >> 8)
+        payload[1] = UInt8(truncatingIfNeeded: i)
+        probe.send(payloadType: 0, payload: payload, to: target)
+        for p in probe.receive(for: interval) { received.append((p, SIPEventLoop.now())) }
+        if until(received.map(\.packet)) { return (sent, received) }
+    }
+    for p in probe.receive(for: drain) { received.append((p, SIPEventLoop.now())) }
+    return (sent, received)
+}
+
+/// Decodes PCMA payloads into one PCM array.
+func decodePCMA(_ packets: [RTPPacket]) -> [Int16] {
+    var all: [Int16] = []
+    for p in packets {
+        var pcm = [Int16](repeating: 0, count: p.payload.count)
+        G711.decodeALaw(p.payload, into: &pcm)
+        all += pcm
+    }
+    return all
 }

@@ -20,13 +20,21 @@ import Testing
         ("+15550100013", .reliableRinging),
         ("+15550100014", .preferG722),
         ("+15550100015", .silentAnswer),
+        ("+15550100016", .oneWay),
+        ("+15550100017", .lateMedia),
+        ("+15550100018", .wrongCause),
+        ("+15550100019", .codecMismatch),
+        ("+15550100020", .endlessEarlyMedia),
+        ("+15550100021", .ignoresACK),
+        ("+15550100022", .slowTrying),
+        ("+15550100023", .lossy),
     ])
     func eachNumberHasItsBehaviour(_ number: String, _ behaviour: Behaviour) {
         #expect(TestNumbers.behaviour(for: number) == behaviour)
     }
 
-    @Test func tableHoldsExactlyTheFifteenNumbers() {
-        let expected: [String] = (1...15).map { (n: Int) -> String in n < 10 ? "+155501000" + "0\(n)" : "+155501000\(n)" }
+    @Test func tableHoldsExactlyTheTwentyThreeNumbers() {
+        let expected: [String] = (1...23).map { (n: Int) -> String in n < 10 ? "+155501000" + "0\(n)" : "+155501000\(n)" }
         #expect(TestNumbers.sortedNumbers == expected)
     }
 
@@ -38,7 +46,14 @@ import Testing
 
     @Test func onlyRejectionsAndEndlessRingingGoUnanswered() {
         let unanswered = TestNumbers.sortedNumbers.filter { !TestNumbers.behaviour(for: $0).answers }
-        #expect(unanswered == ["+15550100002", "+15550100003", "+15550100006", "+15550100007", "+15550100011"])
+        #expect(unanswered == ["+15550100002", "+15550100003", "+15550100006", "+15550100007", "+15550100011",
+                               "+15550100018", "+15550100020"])
+    }
+
+    @Test func misbehavioursHaveTheirLogNames() {
+        let names = (16...23).map { TestNumbers.behaviour(for: "+155501000\($0)").description }
+        #expect(names == ["one-way", "late-media", "wrong-cause", "codec-mismatch", "endless-early-media", "ignores-ack",
+                          "slow-trying", "lossy"])
     }
 }
 

@@ -97,9 +97,30 @@ extension GatewaySuites.CarrierSimEndToEndTests {
 }
 
 extension GatewaySuites.CarrierSimEndToEndTests {
-    /// A number that misbehaves (answers with no audio) fails the audio step, with what was
-    /// expected and what happened, and `irisgw test` exits 1.
-    @Test func aMisbehavingNumberFailsTheRightStep() async throws {
+    /// Each misbehaving test of the shipped suite, and a piece of the message its failure
+    /// must carry: the message names what was wrong, not just the step.
+    static let misbehaviours: [(test: String, step: Int, message: String)] = [
+        ("two-way audio", 2, "no audio from the carrier (expected our 1000 Hz tone back within 3.0 s)"),
+        ("one-way audio", 2, "one-way audio: audio arrives from the carrier ("),
+        ("one-way audio", 2, " packets) but our 1000 Hz tone does not come back"),
+        ("late media", 2, "late media: no audio from the carrier 1."),
+        ("late media", 2, " s after the answer"),
+        ("cause fits the SIP code", 1, "Q.850 cause 1 contradicts 486 Busy Here (expected one of 17)"),
+        ("codec as answered", 2, "the carrier sends RTP payload type 8 but its answer chose PCMU (0)"),
+        ("early media then an answer", 2, "early media for "),
+        ("early media then an answer", 2, " s and no answer"),
+        ("stays up", 2, "the carrier ended the call "),
+        ("stays up", 2, " s after the answer (BYE, cause 16) before the test did"),
+        ("post-dial delay", 1, "post-dial delay "),
+        ("post-dial delay", 1, " s over the 2.0 s limit (no "),
+    ]
+
+    /// The shipped misbehaving suite through a real gateway and `irisgw carrier-sim`: every
+    /// misbehaviour fails its test with the message that names it; the lossy number shows
+    /// its loss and jitter in the gateway's trunk counters. Then a clean suite with the same
+    /// checks passes against well-behaved numbers.
+    @Test(.timeLimit(.minutes(3)))
+    func misbehavingSuiteNamesEachFault() async throws {
         let sim = try CarrierSimProcess()
         defer { sim.stop() }
         let gw = try GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sim.port])])
@@ -108,14 +129,53 @@ extension GatewaySuites.CarrierSimEndToEndTests {
             .deletingLastPathComponent().appendingPathComponent("sip-profiles/suites/misbehaving.json5").path
         let json = gw.directory.appendingPathComponent("report.json").path
         let r = try GatewaySuites.GatewayCLITests.run(["test", "--profile", "trunk", "--suite", suite, "--api", gw.apiURL,
-                                                       "--data-dir", gw.dataDir, "--json", json], timeout: 60)
-        #expect(r.status == 1, "\(r.lines)")
-        let line = r.lines.first { $0.hasPrefix("✘ two-way audio") } ?? ""
-        #expect(line.contains("step 2: expected our 1000 Hz tone back within 3.0 s; its level was 0.00 of the audio (0 packets in)"), "\(r.lines)")
+                                                       "--data-dir", gw.dataDir, "--json", json], timeout: 150)
+        let printed = r.lines.joined(separator: "\n")
+        #expect(r.status == 1, "\(printed)")
         struct Report: Decodable { var passed: Bool; var results: [TestCallResult] }
         let report = try JSONDecoder().decode(Report.self, from: Data(contentsOf: URL(fileURLWithPath: json)))
-        #expect(!report.passed && report.results.first?.failedStep == 2)
+        #expect(!report.passed && report.results.count == 9)
+        for (name, step, message) in Self.misbehaviours {
+            let result = report.results.first { $0.test == name }
+            #expect(result?.passed == false && result?.failedStep == step, "\(name): \(result?.failure ?? "missing")")
+            #expect(result?.failure?.contains(message) == true, "\(name): \(result?.failure ?? "missing")\n\(printed)")
+            #expect(r.lines.contains { $0.hasPrefix("✘ \(name) (") && $0.contains(message) }, "\(name)\n\(printed)")
+        }
+        // The ignored ACK: the BYE came about 5 s after the answer, within the 8 s asked.
+        let stays = report.results.first { $0.test == "stays up" }
+        #expect(stays?.q850Cause == 16 && stays?.endReason == "completed")
+        // The slow carrier's post-dial delay is its 4 s of silence.
+        let pdd = report.results.first { $0.test == "post-dial delay" }?.postDialDelayMs ?? 0
+        #expect(pdd >= 3500 && pdd < 6000, "post-dial delay \(pdd) ms")
+        // Lossy: the gateway's trunk leg counted the drops and the jitter.
+        let lossy = try #require(report.results.first { $0.test == "audio quality" })
+        #expect((lossy.packetsLost ?? 0) > 0, "packetsLost \(lossy.packetsLost ?? -1)")
+        #expect((lossy.jitterMs ?? 0) > 5, "jitterMs \(lossy.jitterMs ?? -1)")
+
+        // The same checks pass against numbers that behave.
+        let clean = gw.directory.appendingPathComponent("clean.json5").path
+        try Self.cleanSuite.write(toFile: clean, atomically: true, encoding: .utf8)
+        let ok = try GatewaySuites.GatewayCLITests.run(["test", "--profile", "trunk", "--suite", clean, "--api", gw.apiURL,
+                                                        "--data-dir", gw.dataDir], timeout: 90)
+        #expect(ok.status == 0, "\(ok.lines.joined(separator: "\n"))")
+        #expect(ok.lines.contains { $0.hasPrefix("4 passed, 0 failed") }, "\(ok.lines)")
     }
+
+    static let cleanSuite = """
+    { name: "clean",
+      tests: [
+        { name: "answers in time and echoes", target: "+15550100001", maxPostDialDelayMs: 2000, maxAnswerMs: 4000,
+          steps: [ { expect: "Connected", withinSec: 10 }, { expectAudio: true, withinSec: 3 }, { expectEcho: 1000, withinSec: 5 },
+                   { hangup: true }, { expectEnd: "completed" } ] },
+        { name: "busy with a fitting cause", target: "+15550100002",
+          steps: [ { expectEnd: "busy", sipCode: 486, cause: 17, causeFits: true, withinSec: 10 } ] },
+        { name: "stays up", target: "+15550100001",
+          steps: [ { expect: "Connected", withinSec: 10 }, { expectUp: 2 }, { hangup: true }, { expectEnd: "completed" } ] },
+        { name: "early media, then the answer", target: "+15550100004", maxPostDialDelayMs: 2000,
+          steps: [ { expectEarlyMedia: true, withinSec: 10 }, { expect: "Connected", withinSec: 5 }, { hangup: true },
+                   { expectEnd: "completed" } ] },
+      ] }
+    """
 }
 
 extension GatewaySuites.CarrierSimEndToEndTests {
@@ -182,5 +242,24 @@ extension GatewaySuites.CarrierSimEndToEndTests {
         #expect(caller.terminationStatus == 0, "\(text)")
         #expect(text.contains("summary: 3 calls, 3 answered, 3 ended normally, 0 failed"), "\(text)")
         #expect(sessions.allSatisfy { $0.endedEvent?.reason == .completed })
+    }
+}
+
+extension GatewaySuites.CarrierSimEndToEndTests {
+    /// `--loss` and `--jitter`: in range the simulator starts; out of range, or not a number,
+    /// a usage error (exit 2) that names the option.
+    @Test func lossAndJitterOptionsAreValidated() async throws {
+        let sim = try CarrierSimProcess(arguments: ["--loss", "12.5", "--jitter", "20"])
+        defer { sim.stop() }
+        #expect(sim.port > 0 && sim.lines.contains("ready"))
+        for (args, option) in [(["--loss", "101"], "--loss"), (["--loss", "-1"], "--loss"), (["--loss", "many"], "--loss"),
+                               (["--jitter", "1001"], "--jitter"), (["--jitter", "nan"], "--jitter"), (["--jitter"], "--jitter")] {
+            let (p, out) = try GatewaySuites.GatewayCLITests.launch(["carrier-sim", "--listen", "127.0.0.1:0"] + args, mergeErrors: true)
+            defer { if p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() } }
+            #expect(await eventually(timeout: 10) { !p.isRunning }, "\(args) did not exit")
+            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            #expect(p.terminationStatus == 2, "\(args): \(text)")
+            #expect(text.contains(option) && text.contains("usage:"), "\(args): \(text)")
+        }
     }
 }

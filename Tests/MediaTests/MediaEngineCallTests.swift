@@ -374,6 +374,7 @@ import IOCore
         #expect(stray.received.isEmpty, "\(stray.received.count) packets went to the stray source")
         #expect(carrier.packets(payloadType: 0).count >= 25)
         #expect(call.statistics()[.trunk]?.otherPayloadTypes == 1)
+        #expect(call.statistics()[.trunk]?.lastOtherPayloadType == 73, "the last foreign payload type, for the snapshot")
     }
 
     /// Packets longer than the engine's 20 ms frame: a carrier on 30 ms PCMU (as SIPp's

@@ -163,6 +163,57 @@ import Testing
         Bench.check(row, on: Bench.uas(Wire.theirInvite(extra: ["Supported: timer", "Require: 100rel"])))
     }
 
+    /// `IgnoredACK` (the carrier simulator's `ignores-ack`): the ACK is dropped, the 2xx goes
+    /// on at its own T1 doubling to its T2, and at `giveUpAfter` the BYE carries its headers.
+    @Test func ignoredACKRetransmitsThenByes() throws {
+        var m = Bench.uas()
+        m.ignoredACK = .init(t1: 0.25, t2: 1, giveUpAfter: 2.5, byeHeaders: [SIPHeader(.reason, "Q.850;cause=16")])
+        let row = Row("ACK ignored", [
+            Self.start,
+            Step(1, .answer(sdp: Wire.ourSDP, headers: []), ["respond 200 INVITE", "start responseRetransmit@1.25"]),
+            Step(1.1, Self.ack(1.1), []),
+            Step(1.25, .timerFired(.responseRetransmit), ["retransmit 200 INVITE", "start responseRetransmit@1.75"]),
+            Step(1.5, Self.ack(1.5), []),
+            Step(1.75, .timerFired(.responseRetransmit), ["retransmit 200 INVITE", "start responseRetransmit@2.75"]),
+            Step(2.75, .timerFired(.responseRetransmit), ["retransmit 200 INVITE", "start responseRetransmit@3.5"]),
+            Step(3.5, .timerFired(.responseRetransmit), ["send BYE 501 to=9fxced76sl", "start removal@35.5", "report ended ackTimeout"]),
+        ], final: .terminated(.ackTimeout))
+        Bench.check(row, on: m)
+        // The BYE carries the Reason the simulator asked for.
+        var again = Bench.uas()
+        again.ignoredACK = .init(t1: 0.25, t2: 1, giveUpAfter: 0.5, byeHeaders: [SIPHeader(.reason, "Q.850;cause=16")])
+        _ = again.handle(.start, now: 0)
+        _ = again.handle(.answer(sdp: Wire.ourSDP, headers: []), now: 0)
+        _ = again.handle(.timerFired(.responseRetransmit), now: 0.25)
+        let bye = again.handle(.timerFired(.responseRetransmit), now: 0.5).compactMap { a -> SIPMessage? in
+            if case .send(let r, _, _) = a, r.method == "BYE" { r } else { nil }
+        }
+        #expect(bye.first?[.reason] == "Q.850;cause=16")
+        // Without the flag the same ACK confirms the call (production behaviour).
+        Bench.check(Row("ACK honoured", [Self.start, Self.answer(1), Step(1.1, Self.ack(1.1), ["stop responseRetransmit", "report connected"])],
+                        final: .confirmed), on: Bench.uas())
+    }
+
+    /// `withholdsTrying` (the simulator's `slow-trying`): no 100 on `.start`; a ring with
+    /// status 100 sends it (untagged, the state unchanged), then rings as usual.
+    @Test func withheldTryingGoesOutOnlyWhenAsked() throws {
+        var m = Bench.uas()
+        m.withholdsTrying = true
+        Bench.check(Row("100 withheld", [
+            Step(0, .start, ["report incoming"]),
+            Step(4, .ring(sdp: nil, status: 100, reliable: nil), ["respond 100 INVITE"]),
+            Step(4.1, .ring(sdp: nil, status: nil, reliable: nil), ["respond 180 INVITE"]),
+        ], final: .early), on: m)
+        var late = Bench.uas()
+        late.withholdsTrying = true
+        _ = late.handle(.start, now: 0)
+        guard case .respond(let trying, _) = try #require(late.handle(.ring(sdp: nil, status: 100, reliable: nil), now: 1).first)
+        else { Issue.record(); return }
+        #expect(trying.statusCode == 100 && trying.to?.tag == nil && late.dialog == nil)
+        // Production: the 100 goes at once.
+        Bench.check(Row("100 at once", [Self.start], final: .calling), on: Bench.uas())
+    }
+
     @Test func sessionExpiresBelowOurMinSEIs422() {
         let row = Row("422", [
             Step(0, .start, ["respond 422 INVITE", "start removal@2", "report ended rejected(status: 422)"]),

@@ -307,16 +307,18 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
 
     /// The snapshot `GET /v1/sessions/{roomId}` returns.
     func snapshot(stats: [MediaLeg: MediaLegStatistics]?) -> SessionSnapshot {
-        func leg(_ s: MediaLegStatistics?, srtp: SRTPConfiguration? = nil) -> SessionSnapshot.LegStats? {
-            s.map { .init(packetsReceived: $0.packetsReceived, packetsSent: $0.packetsSent, packetsLost: $0.packetsLost,
-                          jitterMs: $0.jitterMs, roundTripMs: $0.roundTripMs, srtp: srtp?.suite.rawValue,
-                          srtpAuthFailures: srtp == nil ? nil : $0.srtpAuthFailures, srtpReplays: srtp == nil ? nil : $0.srtpReplays,
-                          playout: $0.playout.rawValue) }
+        func leg(_ s: MediaLegStatistics?, _ negotiated: NegotiatedLeg?) -> SessionSnapshot.LegStats? {
+            let srtp = negotiated?.srtp
+            return s.map { .init(packetsReceived: $0.packetsReceived, packetsSent: $0.packetsSent, packetsLost: $0.packetsLost,
+                                 jitterMs: $0.jitterMs, roundTripMs: $0.roundTripMs, srtp: srtp?.suite.rawValue,
+                                 srtpAuthFailures: srtp == nil ? nil : $0.srtpAuthFailures, srtpReplays: srtp == nil ? nil : $0.srtpReplays,
+                                 playout: $0.playout.rawValue, payloadType: negotiated.map { $0.rtpMap.payloadType },
+                                 otherPayloadTypes: $0.otherPayloadTypes, otherPayloadType: $0.lastOtherPayloadType.map { Int($0) }) }
         }
         return SessionSnapshot(roomId: roomId, traceId: traceId, direction: machine.direction.rawValue, status: machine.status,
                                sourceTN: sourceTN, targetTN: targetTN, profile: profile.name, routingId: routingId,
                                earlyMedia: machine.earlyMedia, muted: muted, sip: machine.sip, codec: trunkLeg?.codec.description,
-                               ended: machine.ended, trunk: leg(stats?[.trunk], srtp: trunkLeg?.srtp), platform: leg(stats?[.platform]),
+                               ended: machine.ended, trunk: leg(stats?[.trunk], trunkLeg), platform: leg(stats?[.platform], nil),
                                lastSeq: gateway.events.lastSeq(roomId: roomId), carrier: carrier, opus: opusInEffect)
     }
 

@@ -148,7 +148,8 @@ public final class SIPCall: @unchecked Sendable {
     /// Cancels our INVITE (§9.1). Before any provisional response the CANCEL waits for one.
     public func cancel() { run(.cancelInvite) }
 
-    /// Sends 180 Ringing, or 183 Session Progress when `sdp` is given (early media). Returns
+    /// Sends 180 Ringing, or 183 Session Progress when `sdp` is given (early media); status
+    /// 100 sends a 100 Trying the agent's delegate withheld (`sendsTryingFor`). Returns
     /// false when it cannot be sent now (a reliable provisional is still unacknowledged).
     /// `reliable: true` asks for RFC 3262 reliability whatever the agent's policy, when the
     /// peer supports 100rel (a test carrier that always PRACKs); nil follows the policy.
@@ -164,6 +165,13 @@ public final class SIPCall: @unchecked Sendable {
     /// provisional with SDP awaits its PRACK, the 200 waits for it (RFC 3262 §3).
     public func answer(sdp: SessionDescription?, headers: [SIPHeader] = []) {
         run(.answer(sdp: sdp, headers: headers))
+    }
+
+    /// Test peers only (the carrier simulator): from now on the ACK for our 2xx to the INVITE
+    /// is dropped as if lost, so the 2xx is retransmitted on `ignored`'s timer until the
+    /// session gives up with a BYE (`InviteSessionMachine.IgnoredACK`). Call before `answer`.
+    public func ignoreACK(_ ignored: InviteSessionMachine.IgnoredACK) {
+        machine.ignoredACK = ignored
     }
 
     /// Rejects the call with a final response (486, 603, 480 ...).

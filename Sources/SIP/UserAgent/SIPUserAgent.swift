@@ -6,6 +6,15 @@ public protocol SIPUserAgentDelegate: AnyObject {
     /// A new INVITE passed validation; 100 Trying has been sent. Set `call.delegate` and ring,
     /// answer or reject it.
     func userAgent(_ ua: SIPUserAgent, didReceiveCall call: SIPCall)
+
+    /// Test peers only (the carrier simulator's `slow-trying` number): false withholds the
+    /// automatic 100 Trying for this INVITE (its UDP retransmissions are absorbed by the
+    /// server transaction); `SIPCall.ring(status: 100)` sends it later. Default true.
+    func userAgent(_ ua: SIPUserAgent, sendsTryingFor invite: SIPMessage) -> Bool
+}
+
+extension SIPUserAgentDelegate {
+    public func userAgent(_ ua: SIPUserAgent, sendsTryingFor invite: SIPMessage) -> Bool { true }
 }
 
 /// A SIP user agent: transports, transactions (osip), request validation (RFC 3261 §8.2),
@@ -352,6 +361,7 @@ public final class SIPUserAgent: @unchecked Sendable {
         case "INVITE":
             let call = SIPCall(incoming: m, transaction: tx, ua: self)
             call.authenticatedUsername = authenticated
+            if let delegate, !delegate.userAgent(self, sendsTryingFor: m) { call.machine.withholdsTrying = true }
             calls[call.callID, default: []].append(call)
             call.start()
         case "OPTIONS":
