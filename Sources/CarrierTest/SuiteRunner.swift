@@ -88,14 +88,23 @@ public struct SuiteRunner: Sendable {
     }
 
     public func run(_ suite: TestSuite) -> [TestCallResult] {
+        run(suite, shouldStop: { false }) ?? []
+    }
+
+    /// Like `run(_:)`, but asks `shouldStop` before each call: once it says yes, no other
+    /// call starts (the one in progress has finished) and nil is returned for the
+    /// incomplete run. For `irisgw test --every`, which stops on SIGTERM.
+    public func run(_ suite: TestSuite, shouldStop: () -> Bool) -> [TestCallResult]? {
         var results: [TestCallResult] = []
         for test in suite.tests {
             for i in 1...test.repeatCount {
+                if shouldStop() { return nil }
                 let label = test.repeatCount > 1 ? "\(test.name) #\(i)" : test.name
                 progress("▶ \(label): dialling \(test.target)")
                 let r = runCall(test, iteration: i)
-                progress(r.passed ? String(format: "✔ \(label) (%.1f s)", r.durationSec)
-                                  : String(format: "✘ \(label) (%.1f s): step \(r.failedStep ?? 0): \(r.failure ?? "")", r.durationSec))
+                // The failure is text, never part of a format (it may hold "%").
+                let time = String(format: "%.1f s", r.durationSec)
+                progress(r.passed ? "✔ \(label) (\(time))" : "✘ \(label) (\(time)): step \(r.failedStep ?? 0): \(r.failure ?? "")")
                 results.append(r)
             }
         }
@@ -232,26 +241,32 @@ public struct SuiteRunner: Sendable {
            let first = events.first(where: { $0.status == .connecting || $0.status == .connected }), Double(first.at - t0) > limit {
             let what = first.status == .connecting ? "18x" : "18x or answer"
             throw StepFailure(message: String(format: "post-dial delay %.1f s over the %.1f s limit (%@)",
-                                              Double(first.at - t0) / 1000, limit / 1000, trying(room, before: first.at, what)))
+                                              Double(first.at - t0) / 1000, limit / 1000, trying(room, limit: limit / 1000, what)))
         }
         if let limit = test.maxAnswerMs, let answer = events.first(where: { $0.status == .connected }), Double(answer.at - t0) > limit {
             throw StepFailure(message: String(format: "answer after %.1f s over the %.1f s limit", Double(answer.at - t0) / 1000, limit / 1000))
         }
     }
 
-    /// Whether a 100 Trying came before `at` (ms), from the gateway's SIP trace of the call:
-    /// "no 100 Trying or 18x until then", or "100 Trying after 0.1 s, no 18x until then".
-    /// Without a trace (an older gateway) it cannot tell and names the 18x only.
-    private func trying(_ room: String?, before at: Int64, _ what: String) -> String {
+    /// What the carrier said within the post-dial limit, from the gateway's SIP trace:
+    /// "no 100 Trying or 18x within it; its 100 Trying came after 4.0 s", or "100 Trying
+    /// after 0.1 s, no 18x within it". Without a trace it names the 18x only.
+    private func trying(_ room: String?, limit: Double, _ what: String) -> String {
         guard let room, let trace = try? connection.sipTrace(roomId: room),
               let invite = trace.messages.first(where: { $0.direction == "sent" && $0.firstLine.hasPrefix("INVITE ") }) else {
-            return "no \(what) until then"
+            return "no \(what) within it"
         }
-        let limit = Double(at) / 1000
-        if let t = trace.messages.first(where: { $0.direction == "received" && $0.firstLine.hasPrefix("SIP/2.0 100") && $0.time <= limit }) {
-            return String(format: "100 Trying after %.1f s, no %@ until then", t.time - invite.time, what)
+        let resent = trace.messages.filter { $0.direction == "sent" && $0.retransmission && $0.firstLine.hasPrefix("INVITE ") }.count
+        let trying = trace.messages.first { $0.direction == "received" && $0.firstLine.hasPrefix("SIP/2.0 100") }
+        let after = trying.map { $0.time - invite.time }
+        var note: String
+        if let after, after <= limit {
+            note = String(format: "100 Trying after %.1f s, no %@ within it", after, what)
+        } else {
+            note = "no 100 Trying or \(what) within it" + (after.map { String(format: "; its 100 Trying came after %.1f s", $0) } ?? "")
         }
-        return "no 100 Trying or \(what) until then"
+        if resent > 0 { note += "; our INVITE was sent again \(resent) time\(resent == 1 ? "" : "s")" }
+        return note
     }
 
     /// Why the client's tone did not come back: the carrier sends another payload type than
@@ -372,10 +387,14 @@ public struct SuiteRunner: Sendable {
                     let kind = d.code == 200 || d.code == 0 ? "BYE" : "\(d.code)\(d.reason.isEmpty ? "" : " " + d.reason)"
                     return kind + (d.cause.map { ", cause \($0)" } ?? "")
                 } ?? "no SIP details"
-                // INTEGRATOR: add the 200 OK retransmission count here from the call's SIP trace
-                // (`connection.sipTrace(roomId:)`, messages received with `retransmission` and
-                // first line `SIP/2.0 200`), e.g. "; the carrier retransmitted its 200 OK 3 times".
-                let retransmissions = ""
+                // A 200 OK the carrier kept sending says our ACK never reached it (RFC 3261
+                // §13.3.1.4: it gives up after 64*T1 and sends BYE): the trace shows it.
+                let resent = room.flatMap { try? connection.sipTrace(roomId: $0) }.map { trace in
+                    trace.messages.filter { $0.direction == "received" && $0.retransmission && $0.firstLine.hasPrefix("SIP/2.0 200")
+                        && $0.text.range(of: #"\nCSeq:\s*\d+\s+INVITE"#, options: [.regularExpression, .caseInsensitive]) != nil }.count
+                } ?? 0
+                let retransmissions = resent > 0
+                    ? "; it retransmitted its 200 OK \(resent) time\(resent == 1 ? "" : "s") after our ACK: the ACK never reached it" : ""
                 throw StepFailure(message: String(format: "the carrier ended the call %.1f s after the answer (%@) before the test did",
                                                   Double(end.at - answer.at) / 1000, how) + retransmissions)
             }

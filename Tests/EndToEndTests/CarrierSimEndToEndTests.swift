@@ -112,7 +112,10 @@ extension GatewaySuites.CarrierSimEndToEndTests {
         ("stays up", 2, "the carrier ended the call "),
         ("stays up", 2, " s after the answer (BYE, cause 16) before the test did"),
         ("post-dial delay", 1, "post-dial delay "),
-        ("post-dial delay", 1, " s over the 2.0 s limit (no "),
+        ("post-dial delay", 1, " s over the 2.0 s limit (no 100 Trying or 18x within it; its 100 Trying came after 4."),
+        ("post-dial delay", 1, "; our INVITE was sent again "),
+        ("stays up", 2, "after our ACK: the ACK never reached it"),
+        ("audio quality", 2, " % over 2 %"),
     ]
 
     /// The shipped misbehaving suite through a real gateway and `irisgw carrier-sim`: every
@@ -147,10 +150,16 @@ extension GatewaySuites.CarrierSimEndToEndTests {
         // The slow carrier's post-dial delay is its 4 s of silence.
         let pdd = report.results.first { $0.test == "post-dial delay" }?.postDialDelayMs ?? 0
         #expect(pdd >= 3500 && pdd < 6000, "post-dial delay \(pdd) ms")
-        // Lossy: the gateway's trunk leg counted the drops and the jitter.
+        // Lossy: the gateway's trunk leg counted the drops and the jitter, and the measured
+        // audio step judged them; the audio itself was scored too.
         let lossy = try #require(report.results.first { $0.test == "audio quality" })
         #expect((lossy.packetsLost ?? 0) > 0, "packetsLost \(lossy.packetsLost ?? -1)")
         #expect((lossy.jitterMs ?? 0) > 5, "jitterMs \(lossy.jitterMs ?? -1)")
+        let check = try #require(lossy.audio?.first)
+        #expect(!check.passed && (check.lossPercent ?? 0) > 2 && check.score.tonesFound.count == 3, "\(check)")
+        // The ignored ACK shows in the trace: the carrier's 200 OK again and again.
+        let resent = stays?.sip?.messages.filter { $0.retransmission && $0.firstLine.hasPrefix("SIP/2.0 200") }.count ?? 0
+        #expect(resent >= 3, "\(stays?.sip?.messages.map(\.firstLine) ?? [])")
 
         // The same checks pass against numbers that behave.
         let clean = gw.directory.appendingPathComponent("clean.json5").path
@@ -159,6 +168,29 @@ extension GatewaySuites.CarrierSimEndToEndTests {
                                                         "--data-dir", gw.dataDir], timeout: 90)
         #expect(ok.status == 0, "\(ok.lines.joined(separator: "\n"))")
         #expect(ok.lines.contains { $0.hasPrefix("4 passed, 0 failed") }, "\(ok.lines)")
+    }
+
+    /// The shipped audio suite: measured audio through G.711 and G.722 echoes and an early
+    /// media announcement passes every threshold against the simulator.
+    @Test(.timeLimit(.minutes(2)))
+    func shippedAudioSuitePasses() async throws {
+        let sim = try CarrierSimProcess()
+        defer { sim.stop() }
+        let gw = try GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sim.port])])
+        defer { gw.stop() }
+        let suite = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("sip-profiles/suites/audio.json5").path
+        let json = gw.directory.appendingPathComponent("audio.json").path
+        let r = try GatewaySuites.GatewayCLITests.run(["test", "--profile", "trunk", "--suite", suite, "--api", gw.apiURL,
+                                                       "--data-dir", gw.dataDir, "--json", json], timeout: 90)
+        #expect(r.status == 0, "\(r.lines.joined(separator: "\n"))")
+        struct Report: Decodable { var results: [TestCallResult] }
+        let report = try JSONDecoder().decode(Report.self, from: Data(contentsOf: URL(fileURLWithPath: json)))
+        let checks = report.results.compactMap { $0.audio?.first }
+        #expect(checks.count == 3 && checks.allSatisfy(\.passed), "\(checks)")
+        // The echoes measured a round trip and a real SNR; the announcement its 400 Hz.
+        #expect(checks.prefix(2).allSatisfy { ($0.score.delayMs ?? 0) > 0 && ($0.score.snrDb ?? 0) > 15 }, "\(checks)")
+        #expect(checks.last?.score.tonesFound == [400])
     }
 
     static let cleanSuite = """
