@@ -61,7 +61,8 @@ import Testing
         let first = try #require(received.first, "no RTP within 4 s")
         let late = first.at - answeredAt
         // 3 s scaled by 0.5, less a little for when the 200 was seen: at least 2.5 s scaled.
-        #expect(late >= 2.5 * 0.5 && late < 1.5 + 1.5, "first RTP \(late) s after the 200")
+        // (No upper bound: a loaded machine only makes it later.)
+        #expect(late >= 2.5 * 0.5, "first RTP \(late) s after the 200")
         h.onCaller { call.hangup() }
         #expect(await rec.waitForEnd() == .localHangup)
     }
@@ -152,15 +153,15 @@ import Testing
     }
 
     @Test func ignoresACKEchoesWhileUp() async throws {
-        let h = try SimHarness(timeScale: 1)  // up 5 s: time to hear the echo
+        let h = try SimHarness(timeScale: 2)  // up 10 s: time to hear the echo on a loaded machine
         defer { h.stop() }
         let probe = try RTPProbe()
         let rec = CallRecorder()
         let (_, target) = try await Self.connect(h, "+15550100021", probe: probe, rec: rec)
-        let (_, received) = pump(probe, to: target, count: 100, interval: 0.02, drain: 0) { $0.count >= 10 }
+        let (_, received) = pump(probe, to: target, count: 400, interval: 0.02, drain: 0) { $0.count >= 10 }
         #expect(received.count >= 10)
         // Our UA's ACK is ignored: the carrier ends the call with BYE, cause 16.
-        #expect(await rec.waitForEnd(timeout: 10) == .remoteHangup)
+        #expect(await rec.waitForEnd(timeout: 20) == .remoteHangup)
         #expect(rec.endMessage?.method == "BYE" && rec.endMessage?.q850Cause == 16)
     }
 

@@ -193,6 +193,50 @@ extension GatewaySuites.CarrierSimEndToEndTests {
         #expect(checks.last?.score.tonesFound == [400])
     }
 
+    /// The measured audio score on its own: it flags the audio misbehaviours of the
+    /// simulator (one-way, late, a codec it does not send as answered, loss and jitter) and
+    /// passes a clean echo and the one-way number's own tones as they arrive.
+    @Test(.timeLimit(.minutes(2)))
+    func audioScoreFlagsTheAudioMisbehaviours() async throws {
+        let sim = try CarrierSimProcess()
+        defer { sim.stop() }
+        let gw = try GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sim.port])])
+        defer { gw.stop() }
+        let path = gw.directory.appendingPathComponent("score.json5").path
+        try Self.scoreSuite.write(toFile: path, atomically: true, encoding: .utf8)
+        let json = gw.directory.appendingPathComponent("score.json").path
+        let r = try GatewaySuites.GatewayCLITests.run(["test", "--profile", "trunk", "--suite", path, "--api", gw.apiURL,
+                                                       "--data-dir", gw.dataDir, "--json", json], timeout: 100)
+        struct Report: Decodable { var results: [TestCallResult] }
+        let report = try JSONDecoder().decode(Report.self, from: Data(contentsOf: URL(fileURLWithPath: json)))
+        let verdicts = Dictionary(uniqueKeysWithValues: report.results.map { ($0.test, $0.passed) })
+        #expect(verdicts == ["clean echo": true, "one-way, its own tones": true, "one-way, our echo": false, "late media": false,
+                             "codec mismatch": false, "lossy": false], "\(r.lines.joined(separator: "\n"))")
+        let failure = { (name: String) in report.results.first { $0.test == name }?.failure ?? "" }
+        #expect(failure("one-way, our echo").contains("none of our tones came back"), "\(failure("one-way, our echo"))")
+        #expect(failure("lossy").contains("packet loss"), "\(failure("lossy"))")
+    }
+
+    static let scoreSuite = """
+    { name: "audio score",
+      tests: [
+        { name: "clean echo", target: "+15550100001",
+          steps: [ { expect: "Connected", withinSec: 10 }, { audioQuality: "echo", durationSec: 2, withinSec: 5 }, { hangup: true } ] },
+        { name: "one-way, its own tones", target: "+15550100016",
+          steps: [ { expect: "Connected", withinSec: 10 }, { audioQuality: "carrier", tones: [400, 1020], durationSec: 1, withinSec: 3 },
+                   { hangup: true } ] },
+        { name: "one-way, our echo", target: "+15550100016",
+          steps: [ { expect: "Connected", withinSec: 10 }, { audioQuality: "echo", durationSec: 2, withinSec: 3 }, { hangup: true } ] },
+        { name: "late media", target: "+15550100017",
+          steps: [ { expect: "Connected", withinSec: 10 }, { audioQuality: "echo", durationSec: 2, withinSec: 1 }, { hangup: true } ] },
+        { name: "codec mismatch", target: "+15550100019",
+          steps: [ { expect: "Connected", withinSec: 10 }, { audioQuality: "echo", durationSec: 2, withinSec: 3 }, { hangup: true } ] },
+        { name: "lossy", target: "+15550100023",
+          steps: [ { expect: "Connected", withinSec: 10 }, { audioQuality: "echo", durationSec: 3, withinSec: 5, maxLossPercent: 2 },
+                   { hangup: true } ] },
+      ] }
+    """
+
     static let cleanSuite = """
     { name: "clean",
       tests: [
