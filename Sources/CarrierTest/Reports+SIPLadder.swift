@@ -38,11 +38,18 @@ extension Reports {
         var out = "<div class=\"ladder\">\(svg)"
         if trace.dropped > 0 { out += "<p>\(trace.dropped) messages from the middle of the call are not shown (the trace is bounded).</p>" }
         for (i, m) in trace.messages.enumerated() {
-            let when = String(format: "%.3f", m.time)
+            let when = Self.utc.string(from: Date(timeIntervalSince1970: m.time))
             out += "<pre class=\"sipmsg\" id=\"\(id)-m\(i)\"><b>\(m.direction == "sent" ? "sent to" : "received from") \(xml(m.remote)) over \(m.transport) at \(when)\(m.retransmission ? " (retransmission)" : "")</b>\n\(xml(m.text))</pre>\n"
         }
         return out + "</div>\n"
     }
+
+    /// `2026-12-02T09:55:00.901Z`: when a message crossed the wire, as a carrier's logs say it.
+    nonisolated(unsafe) static let utc: ISO8601DateFormatter = {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return f
+    }()
 
     /// `INVITE sip:+1555@host SIP/2.0` -> `INVITE sip:+1555@host`; `SIP/2.0 180 Ringing` -> `180 Ringing`.
     static func ladderLabel(_ firstLine: String) -> String {
