@@ -137,7 +137,8 @@ public enum Reports {
         return svg + "</svg>\n"
     }
 
-    static func xml(_ s: String) -> String {
+    /// `s` escaped for HTML and XML text and attribute values.
+    public static func xml(_ s: String) -> String {
         s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
             .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
     }

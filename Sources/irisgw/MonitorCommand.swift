@@ -128,11 +128,6 @@ enum MonitorCommand {
         }
     }
 
-    static func escape(_ s: String) -> String {
-        s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
-    }
-
     static func describe(_ seconds: Double) -> String {
         if seconds.truncatingRemainder(dividingBy: 3600) == 0 { return "\(Int(seconds / 3600))h" }
         if seconds.truncatingRemainder(dividingBy: 60) == 0 { return "\(Int(seconds / 60))m" }
@@ -148,8 +143,8 @@ enum MonitorCommand {
             return .text(200, metrics.render(), contentType: "text/plain; version=0.0.4; charset=utf-8")
         }
         if request.path == "/" {
-            var page = "<!doctype html><html><head><meta charset=\"utf-8\"><title>irisgw test: \(escape(metrics.suite))</title></head>"
-            page += "<body style=\"font:14px system-ui,sans-serif;margin:2em\"><h1>\(escape(metrics.suite))</h1>"
+            var page = "<!doctype html><html><head><meta charset=\"utf-8\"><title>irisgw test: \(Reports.xml(metrics.suite))</title></head>"
+            page += "<body style=\"font:14px system-ui,sans-serif;margin:2em\"><h1>\(Reports.xml(metrics.suite))</h1>"
             page += "<p>\(metrics.runs) runs; <a href=\"/metrics\">metrics</a></p><ul>"
             for run in archive.runs() {
                 page += "<li>\(run.stamp): " + run.files.map { "<a href=\"/reports/\($0)\">\($0.split(separator: ".").last ?? "")</a>" }
