@@ -68,7 +68,7 @@ let package = Package(
         .testTarget(name: "MediaTests", dependencies: ["Media", "ICE", "TLS"]),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway", "IrisAPI", "CarrierTest"]),
         // The audio analysis of `irisgw test` (scores, WAV, RTP to PCM) and the suite steps that use it.
-        .testTarget(name: "CarrierTestTests", dependencies: ["CarrierTest", "Media", "IrisClient", "IrisAPI", "IOCore"]),
+        .testTarget(name: "CarrierTestTests", dependencies: ["CarrierTest", "Media", "IrisClient", "IrisAPI", "IOCore", "Capture"]),
         .testTarget(name: "IrisClientTests", dependencies: ["IrisClient", "WebClient", "Media"]),
         .testTarget(name: "ControlAPITests", dependencies: ["ControlAPI", "Gateway", "IrisAPI", "WebClient", "TLS", "TestSupport"]),
         .testTarget(name: "CarrierSimTests", dependencies: ["CarrierSim", "SIP", "Media"]),

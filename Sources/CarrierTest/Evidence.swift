@@ -54,7 +54,7 @@ enum Evidence {
         for c in name.lowercased() {
             if c.isASCII && (c.isLetter || c.isNumber) {
                 out.append(c)
-            } else if !out.hasSuffix("-") {
+            } else if !out.isEmpty && !out.hasSuffix("-") {
                 out.append("-")
             }
         }

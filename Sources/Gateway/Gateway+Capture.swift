@@ -18,6 +18,10 @@ extension Gateway {
         let capture: SessionCapture? = ua.loop.sync { [self] in captures[roomId] }
         guard let capture else { throw .notFound(roomId) }
         guard let (sip, media, _) = capture.captured() else {
+            if capture.mediaWasFreed {
+                throw GatewayError(IrisCode.incorrectParams, 404, "session \(roomId)'s capture was freed to keep ended captures within 256 MiB "
+                                   + "(its SIP is still at /v1/sessions/\(roomId)/sip)")
+            }
             throw GatewayError(IrisCode.incorrectParams, 404,
                                "session \(roomId) has no capture: create or join it with \"capture\": true (its SIP is at /v1/sessions/\(roomId)/sip)")
         }

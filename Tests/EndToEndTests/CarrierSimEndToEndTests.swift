@@ -87,7 +87,7 @@ extension GatewaySuites.CarrierSimEndToEndTests {
         let suite = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("sip-profiles/suites/basic.json5").path
         let junit = gw.directory.appendingPathComponent("basic.xml").path
-        let r = try GatewaySuites.GatewayCLITests.run(["test", "--profile", "trunk", "--suite", suite, "--api", gw.apiURL,
+        let r = try await GatewaySuites.GatewayCLITests.run(["test", "--profile", "trunk", "--suite", suite, "--api", gw.apiURL,
                                                        "--data-dir", gw.dataDir, "--junit", junit], timeout: 120)
         #expect(r.status == 0, "\(r.lines.joined(separator: "\n"))\n\(sim.lines.suffix(20).joined(separator: "\n"))")
         #expect(r.lines.contains { $0.hasPrefix("14 passed, 0 failed") }, "\(r.lines)")
@@ -131,7 +131,7 @@ extension GatewaySuites.CarrierSimEndToEndTests {
         let suite = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("sip-profiles/suites/misbehaving.json5").path
         let json = gw.directory.appendingPathComponent("report.json").path
-        let r = try GatewaySuites.GatewayCLITests.run(["test", "--profile", "trunk", "--suite", suite, "--api", gw.apiURL,
+        let r = try await GatewaySuites.GatewayCLITests.run(["test", "--profile", "trunk", "--suite", suite, "--api", gw.apiURL,
                                                        "--data-dir", gw.dataDir, "--json", json], timeout: 150)
         let printed = r.lines.joined(separator: "\n")
         #expect(r.status == 1, "\(printed)")
@@ -164,7 +164,7 @@ extension GatewaySuites.CarrierSimEndToEndTests {
         // The same checks pass against numbers that behave.
         let clean = gw.directory.appendingPathComponent("clean.json5").path
         try Self.cleanSuite.write(toFile: clean, atomically: true, encoding: .utf8)
-        let ok = try GatewaySuites.GatewayCLITests.run(["test", "--profile", "trunk", "--suite", clean, "--api", gw.apiURL,
+        let ok = try await GatewaySuites.GatewayCLITests.run(["test", "--profile", "trunk", "--suite", clean, "--api", gw.apiURL,
                                                         "--data-dir", gw.dataDir], timeout: 90)
         #expect(ok.status == 0, "\(ok.lines.joined(separator: "\n"))")
         #expect(ok.lines.contains { $0.hasPrefix("4 passed, 0 failed") }, "\(ok.lines)")
@@ -181,7 +181,7 @@ extension GatewaySuites.CarrierSimEndToEndTests {
         let suite = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("sip-profiles/suites/audio.json5").path
         let json = gw.directory.appendingPathComponent("audio.json").path
-        let r = try GatewaySuites.GatewayCLITests.run(["test", "--profile", "trunk", "--suite", suite, "--api", gw.apiURL,
+        let r = try await GatewaySuites.GatewayCLITests.run(["test", "--profile", "trunk", "--suite", suite, "--api", gw.apiURL,
                                                        "--data-dir", gw.dataDir, "--json", json], timeout: 90)
         #expect(r.status == 0, "\(r.lines.joined(separator: "\n"))")
         struct Report: Decodable { var results: [TestCallResult] }
@@ -205,7 +205,7 @@ extension GatewaySuites.CarrierSimEndToEndTests {
         let path = gw.directory.appendingPathComponent("score.json5").path
         try Self.scoreSuite.write(toFile: path, atomically: true, encoding: .utf8)
         let json = gw.directory.appendingPathComponent("score.json").path
-        let r = try GatewaySuites.GatewayCLITests.run(["test", "--profile", "trunk", "--suite", path, "--api", gw.apiURL,
+        let r = try await GatewaySuites.GatewayCLITests.run(["test", "--profile", "trunk", "--suite", path, "--api", gw.apiURL,
                                                        "--data-dir", gw.dataDir, "--json", json], timeout: 100)
         struct Report: Decodable { var results: [TestCallResult] }
         let report = try JSONDecoder().decode(Report.self, from: Data(contentsOf: URL(fileURLWithPath: json)))

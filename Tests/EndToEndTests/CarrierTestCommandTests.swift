@@ -30,7 +30,7 @@ extension GatewaySuites {
             let junit = dir.appendingPathComponent("junit.xml").path, json = dir.appendingPathComponent("report.json").path
             let html = dir.appendingPathComponent("report.html").path
             let evidence = dir.appendingPathComponent("evidence").path
-            let r = try GatewayCLITests.run(["test", "--profile", "trunk", "--suite", suitePath, "--api", gw.apiURL, "--data-dir", gw.dataDir,
+            let r = try await GatewayCLITests.run(["test", "--profile", "trunk", "--suite", suitePath, "--api", gw.apiURL, "--data-dir", gw.dataDir,
                                              "--junit", junit, "--json", json, "--html", html, "--evidence", evidence], timeout: 60)
             #expect(r.status == 1, "\(r.lines)")
             #expect(r.lines.contains { $0.hasPrefix("✔ echo") }, "\(r.lines)")
@@ -122,7 +122,7 @@ extension GatewaySuites {
             defer { gw.stop() }
             let path = gw.directory.appendingPathComponent("bad.json5").path
             try "{ name: \"x\", tests: [ { name: \"t\", target: \"1\", steps: [ { dial: true } ] } ] }".write(toFile: path, atomically: true, encoding: .utf8)
-            let r = try GatewayCLITests.run(["test", "--profile", "trunk", "--suite", path, "--api", gw.apiURL, "--data-dir", gw.dataDir])
+            let r = try await GatewayCLITests.run(["test", "--profile", "trunk", "--suite", path, "--api", gw.apiURL, "--data-dir", gw.dataDir])
             #expect(r.status == 2)
         }
     }

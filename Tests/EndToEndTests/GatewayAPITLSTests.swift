@@ -32,7 +32,7 @@ extension GatewaySuites {
             #expect(gw.apiURL.hasPrefix("https://127.0.0.1:"), "\(gw.apiURL)")
 
             // The CLI: +15550100001 answers; the events come over WSS.
-            let r = try GatewayCLITests.run(["call", "+15550100001", "--from", "+15557654321", "--api", gw.apiURL,
+            let r = try await GatewayCLITests.run(["call", "+15550100001", "--from", "+15557654321", "--api", gw.apiURL,
                                              "--ca-file", pki.caFile, "--data-dir", gw.dataDir, "--hangup-after", "1.5", "--json"])
             #expect(r.status == 0, "\(r.lines)")
             let events = GatewayCLITests.events(r.lines)
@@ -95,7 +95,7 @@ extension GatewaySuites {
             try FileManager.default.copyItem(atPath: next.caFile, toPath: pki.caFile)
         }
 
-        @Test func serveRefusesIncompleteOrUnusableAPICertificates() throws {
+        @Test func serveRefusesIncompleteOrUnusableAPICertificates() async throws {
             let dir = FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-apitls-\(UUID().uuidString.prefix(8))")
             try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(at: dir) }
@@ -105,8 +105,8 @@ extension GatewaySuites {
             let base = ["serve", "--profiles", profiles.path, "--data-dir", dir.appendingPathComponent("data").path,
                         "--sip-listen", "127.0.0.1:0", "--api-listen", "127.0.0.1:0"]
             // A plain listener without HTTPS, a key without its certificate: usage errors.
-            #expect(try GatewayCLITests.run(base + ["--api-listen-plain", "127.0.0.1:0"], timeout: 20).status == 2)
-            #expect(try GatewayCLITests.run(base + ["--api-tls-key", dir.appendingPathComponent("k.pem").path], timeout: 20).status == 2)
+            #expect(try await GatewayCLITests.run(base + ["--api-listen-plain", "127.0.0.1:0"], timeout: 20).status == 2)
+            #expect(try await GatewayCLITests.run(base + ["--api-tls-key", dir.appendingPathComponent("k.pem").path], timeout: 20).status == 2)
             // Files that cannot be read stop the start.
             let missing = dir.appendingPathComponent("missing.pem").path
             let (p, out) = try GatewayCLITests.launch(base + ["--api-tls-certificate", missing, "--api-tls-key", missing], mergeErrors: true)

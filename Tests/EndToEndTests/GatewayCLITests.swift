@@ -19,12 +19,17 @@ extension GatewaySuites {
             return (p, out)
         }
 
-        /// Runs the binary to completion (bounded); returns its status and stdout lines.
-        static func run(_ args: [String], timeout: Double = 30) throws -> (status: Int32, lines: [String]) {
+        /// Runs the binary to completion (bounded); returns its status and stdout lines. It
+        /// waits with `Task.sleep`, not by blocking: a suite run takes up to a minute, and a
+        /// blocked thread of the two-thread cooperative pool starves every other test's waits.
+        static func run(_ args: [String], timeout: Double = 30) async throws -> (status: Int32, lines: [String]) {
             let (p, out) = try launch(args)
             let deadline = Date().addingTimeInterval(timeout)
-            while p.isRunning && Date() < deadline { usleep(20_000) }
-            if p.isRunning { p.terminate(); p.waitUntilExit() }
+            while p.isRunning && Date() < deadline { try await Task.sleep(nanoseconds: 20_000_000) }
+            if p.isRunning { p.terminate() }
+            let grace = Date().addingTimeInterval(5)
+            while p.isRunning && Date() < grace { try await Task.sleep(nanoseconds: 20_000_000) }
+            if p.isRunning { kill(p.processIdentifier, SIGKILL) }
             p.waitUntilExit()
             let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             return (p.terminationStatus, text.split(separator: "\n").map(String.init))
@@ -38,7 +43,7 @@ extension GatewaySuites {
             let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.answer(), sippArguments: ["-rtp_echo"])
             defer { gw.stop(); sipp.stop() }
             let wav = gw.directory.appendingPathComponent("echo.wav").path
-            let r = try Self.run(["call", "+15551230001", "--from", "+15557654321", "--api", gw.apiURL, "--data-dir", gw.dataDir,
+            let r = try await Self.run(["call", "+15551230001", "--from", "+15557654321", "--api", gw.apiURL, "--data-dir", gw.dataDir,
                                   "--tone", "440", "--record", wav, "--hangup-after", "1.5", "--json"])
             #expect(r.status == 0, "\(r.lines)")
             let events = Self.events(r.lines)
@@ -51,7 +56,7 @@ extension GatewaySuites {
         @Test func callExitsNonZeroWhenBusyAndPrintsHumanLines() async throws {
             let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.reject("486 Busy Here", q850: 17))
             defer { gw.stop(); sipp.stop() }
-            let r = try Self.run(["call", "+15551230001", "--from", "+15557654321", "--api", gw.apiURL, "--data-dir", gw.dataDir])
+            let r = try await Self.run(["call", "+15551230001", "--from", "+15557654321", "--api", gw.apiURL, "--data-dir", gw.dataDir])
             #expect(r.status == 1, "\(r.lines)")
             #expect(r.lines.last?.contains("ended: busy (486 Busy Here, Q.850 cause 17)") == true, "\(r.lines)")
         }
@@ -59,9 +64,9 @@ extension GatewaySuites {
         @Test func callRefusedByTheGatewayExitsThree() async throws {
             let gw = try GatewayProcess(profiles: [.init(proxies: [9])])
             defer { gw.stop() }
-            let r = try Self.run(["call", "+447911123456", "--from", "+15557654321", "--api", gw.apiURL, "--data-dir", gw.dataDir])
+            let r = try await Self.run(["call", "+447911123456", "--from", "+15557654321", "--api", gw.apiURL, "--data-dir", gw.dataDir])
             #expect(r.status == 3)
-            let usage = try Self.run(["call", "--from", "+1555"])
+            let usage = try await Self.run(["call", "--from", "+1555"])
             #expect(usage.status == 2)
         }
 
@@ -94,7 +99,7 @@ extension GatewaySuites.GatewayCLITests {
         defer { gw.stop(); sipp.stop() }
         let drainer = Task.detached { while !Task.isCancelled { media.drain(); try? await Task.sleep(nanoseconds: 20_000_000) } }
         defer { drainer.cancel() }
-        let r = try Self.run(["call", "+15551230001", "--from", "+15557654321", "--api", gw.apiURL, "--data-dir", gw.dataDir,
+        let r = try await Self.run(["call", "+15551230001", "--from", "+15557654321", "--api", gw.apiURL, "--data-dir", gw.dataDir,
                               "--dtmf", "42", "--hold-after", "1", "--unhold-after", "2", "--hangup-after", "3", "--json"])
         #expect(r.status == 0, "\(r.lines)")
         let statuses = Self.events(r.lines).compactMap(\.status).map(\.rawValue)

@@ -76,7 +76,7 @@ extension GatewaySuites {
         @Test func theCLIPassesCallerNamePrivacyAndHeaders() async throws {
             let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.reject("486 Busy Here")) { $0.outboundExtra = Self.policy }
             defer { gw.stop(); sipp.stop() }
-            let r = try GatewayCLITests.run(["call", "+15551230001", "--from", "+15557654321", "--api", gw.apiURL, "--data-dir", gw.dataDir,
+            let r = try await GatewayCLITests.run(["call", "+15551230001", "--from", "+15557654321", "--api", gw.apiURL, "--data-dir", gw.dataDir,
                                              "--caller-name", "Bob", "--privacy", "none", "--header", "X-Foo: bar baz",
                                              "--header", "X-Trace:abc"])
             #expect(r.status == 1, "\(r.lines)")
@@ -85,10 +85,10 @@ extension GatewaySuites {
             #expect(lines.contains { $0.hasPrefix("From: Bob <sip:+15557654321@gw.test;user=phone>;tag=") }, sipp.report)
             #expect(lines.contains("Privacy: none") && lines.contains("X-Foo: bar baz") && lines.contains("X-Trace: abc"), sipp.report)
             // A refused header: the gateway's message, exit 3.
-            let refused = try GatewayCLITests.run(["call", "+15551230001", "--from", "+15557654321", "--api", gw.apiURL,
+            let refused = try await GatewayCLITests.run(["call", "+15551230001", "--from", "+15557654321", "--api", gw.apiURL,
                                                    "--data-dir", gw.dataDir, "--header", "Via: x"])
             #expect(refused.status == 3, "\(refused.lines)")
-            let usage = try GatewayCLITests.run(["call", "+15551230001", "--from", "+1", "--header", "no colon"])
+            let usage = try await GatewayCLITests.run(["call", "+15551230001", "--from", "+1", "--header", "no colon"])
             #expect(usage.status == 2)
         }
 

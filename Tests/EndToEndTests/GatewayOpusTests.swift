@@ -62,7 +62,7 @@ extension GatewaySuites {
             cli.waitUntilExit()
             let said = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             #expect(cli.terminationStatus == 3 && said.contains("opus.complexity: must be from 0 to 10, found 11"), "\(said)")
-            let usage = try GatewayCLITests.run(["call", "+15551230001", "--from", "+1", "--opus-complexity", "high"])
+            let usage = try await GatewayCLITests.run(["call", "+15551230001", "--from", "+1", "--opus-complexity", "high"])
             #expect(usage.status == 2)
 
             for room in [ownRoom, plainRoom] {

@@ -22,7 +22,7 @@ extension GatewaySuites {
             let dir = gw.directory
             let json = dir.appendingPathComponent("load.json").path, html = dir.appendingPathComponent("load.html").path
             let junit = dir.appendingPathComponent("load.xml").path
-            let r = try GatewaySuites.GatewayCLITests.run(
+            let r = try await GatewaySuites.GatewayCLITests.run(
                 ["test", "--load", "--profile", "trunk", "--target", "+15550100001", "--concurrent", "20", "--cps", "10", "--calls", "40",
                  "--hold-sec", "1", "--audio-every", "10", "--min-asr", "100", "--api", gw.apiURL, "--data-dir", gw.dataDir,
                  "--json", json, "--html", html, "--junit", junit], timeout: 150)
@@ -91,7 +91,7 @@ extension GatewaySuites {
               load: { target: ["+15550100001", "+15550100002"], concurrent: 10, cps: 10, calls: 10, holdSec: 0.5, minASR: 40 } }
             """.write(toFile: suite, atomically: true, encoding: .utf8)
             let json = gw.directory.appendingPathComponent("mixed.json").path
-            let r = try GatewaySuites.GatewayCLITests.run(["test", "--suite", suite, "--load", "--profile", "trunk", "--api", gw.apiURL,
+            let r = try await GatewaySuites.GatewayCLITests.run(["test", "--suite", suite, "--load", "--profile", "trunk", "--api", gw.apiURL,
                                                            "--data-dir", gw.dataDir, "--json", json], timeout: 90)
             #expect(r.status == 0, "\(r.lines.joined(separator: "\n"))")
             #expect(r.lines.contains { $0.hasPrefix("load: 10 attempts, 5 answered, ASR 50.0 %, NER 100.0 %") }, "\(r.lines)")
@@ -101,16 +101,16 @@ extension GatewaySuites {
             let calls = try Self.report(json).result.calls
             #expect(calls.filter { $0.target == "+15550100002" }.allSatisfy { !$0.answered && $0.sipCode == 486 && $0.endReason == "busy" })
 
-            let strict = try GatewaySuites.GatewayCLITests.run(["test", "--suite", suite, "--load", "--profile", "trunk", "--calls", "4",
+            let strict = try await GatewaySuites.GatewayCLITests.run(["test", "--suite", suite, "--load", "--profile", "trunk", "--calls", "4",
                                                                 "--min-asr", "90", "--api", gw.apiURL, "--data-dir", gw.dataDir], timeout: 60)
             #expect(strict.status == 1, "\(strict.lines)")
             #expect(strict.lines.contains("✘ ASR 50.0 % is below the minimum 90.0 %"), "\(strict.lines)")
         }
 
-        @Test func badLoadOptionsAreUsageErrors() throws {
+        @Test func badLoadOptionsAreUsageErrors() async throws {
             for args in [["--load", "--profile", "p"], ["--load", "--profile", "p", "--target", "1", "--cps", "0"],
                          ["--load", "--profile", "p", "--target", "1", "--calls", "5", "--duration-sec", "10"]] {
-                let r = try GatewaySuites.GatewayCLITests.run(["test"] + args + ["--data-dir", "/nonexistent"])
+                let r = try await GatewaySuites.GatewayCLITests.run(["test"] + args + ["--data-dir", "/nonexistent"])
                 #expect(r.status == 2, "\(args): \(r.lines)")
             }
         }

@@ -92,8 +92,8 @@ extension GatewaySuites {
         }
 
         @Test(arguments: ["5", "0s", "1.5m", "2d", "fast"])
-        func badIntervalsAreUsageErrors(_ every: String) throws {
-            let r = try GatewaySuites.GatewayCLITests.run(["test", "--profile", "p", "--suite", "/nonexistent.json5", "--every", every])
+        func badIntervalsAreUsageErrors(_ every: String) async throws {
+            let r = try await GatewaySuites.GatewayCLITests.run(["test", "--profile", "p", "--suite", "/nonexistent.json5", "--every", every])
             #expect(r.status == 2)
         }
     }

@@ -25,6 +25,14 @@ import Testing
         #expect(try ServeConfiguration.parse("{}", file: "empty.json5") == ServeConfiguration())
     }
 
+    @Test func theHEPCollectorIsRead() throws {
+        let short = try ServeConfiguration.parse(#"{ hep: "10.0.0.9:9060" }"#, file: "serve.json5")
+        #expect(short.hep == HEPSettings(collector: SocketAddress(host: "10.0.0.9", port: 9060)))
+        #expect(short.hep?.captureID == 2001 && short.hep?.authKey == nil)
+        let long = try ServeConfiguration.parse(#"{ hep: { address: "[::1]:9061", captureId: 7, authKey: "k" } }"#, file: "serve.json5")
+        #expect(long.hep == HEPSettings(collector: SocketAddress(host: "::1", port: 9061), captureID: 7, authKey: "k"))
+    }
+
     @Test func theDNSKeysAreRead() throws {
         let c = try ServeConfiguration.parse("""
         { dnsServers: ["127.0.0.1:5353", "[::1]:53"], dnsTimeoutMs: 400, dnsTries: 3, dnsNegativeCacheSec: 5 }
@@ -143,6 +151,11 @@ import Testing
         ("{ apiTlsCertificate: \"a\", apiTlsKey: \"b\", apiListenPlain: \"gw:8081\" }", "apiListenPlain"),
         ("{ apiTlsCertificate: \"a\", apiTlsKey: \"b\", apiTlsVerifyClient: \"always\" }", "apiTlsVerifyClient"),
         ("{ webhook: { url: \"https://x/\", caFile: \"\" } }", "webhook.caFile"),
+        ("{ hep: \"collector:9060\" }", "hep"),
+        ("{ hep: 9060 }", "hep"),
+        ("{ hep: { address: \"10.0.0.9:9060\", captureId: -1 } }", "hep.captureId"),
+        ("{ hep: { captureId: 7 } }", "hep.address"),
+        ("{ hep: { address: \"10.0.0.9:9060\", password: \"x\" } }", "hep.password"),
     ])
     func badFilesNameTheFileAndKey(_ text: String, _ key: String) {
         do {

@@ -75,7 +75,7 @@ final class HEPSender: @unchecked Sendable {  // the socket is thread-safe; coun
             switch packet {
             case .senderReport(let sr) where body.isEmpty:
                 let ntp = sr.senderInfo.ntpTimestamp
-                body.append("\"sender_information\":{\"ntp_timestamp_sec\":\(ntp.seconds),\"ntp_timestamp_usec\":\(UInt64(ntp.fraction) * 1_000_000 >> 32),"
+                body.append("\"sender_information\":{\"ntp_timestamp_sec\":\(ntp.seconds),\"ntp_timestamp_usec\":\((UInt64(ntp.fraction) * 1_000_000) >> 32),"
                             + "\"octets\":\(sr.senderInfo.octetCount),\"rtp_timestamp\":\(sr.senderInfo.rtpTimestamp),\"packets\":\(sr.senderInfo.packetCount)}")
                 body.append("\"ssrc\":\(sr.ssrc),\"type\":200")
                 body.append("\"report_count\":\(sr.reportBlocks.count),\"report_blocks\":[\(sr.reportBlocks.map(block).joined(separator: ","))]")

@@ -24,6 +24,8 @@ final class SessionCapture: MediaPacketTap, @unchecked Sendable {  // state behi
         var mediaBytes = 0
         /// Media packets left out past `maxMediaBytes`.
         var mediaDropped = 0
+        /// The media was recorded and then freed (ended captures share a bound).
+        var mediaFreed = false
         var callID: String?
     }
 
@@ -92,12 +94,17 @@ final class SessionCapture: MediaPacketTap, @unchecked Sendable {  // state behi
         state.withLock { s in s.recordsMedia ? (s.trace.entries, s.media, s.mediaDropped) : nil }
     }
 
+    /// The session recorded media that has since been freed to keep ended captures within
+    /// their shared bound.
+    var mediaWasFreed: Bool { state.withLock { $0.mediaFreed } }
+
     /// Media bytes held (the gateway bounds the sum over ended sessions).
     var mediaBytes: Int { state.withLock { $0.mediaBytes } }
 
     /// Frees the media records of an ended session (the trace stays).
     func dropMedia() {
         state.withLock {
+            if $0.recordsMedia { $0.mediaFreed = true }
             $0.media = []
             $0.mediaBytes = 0
             $0.recordsMedia = false

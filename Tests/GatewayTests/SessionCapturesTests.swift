@@ -1,0 +1,137 @@
+import Capture
+@testable import Gateway
+import IOCore
+import Media
+import SIP
+import Testing
+
+/// Sessions' traces found by Call-ID, messages seen before a session claims its Call-ID,
+/// retention after the end and the shared bound on ended captures' media: a plain struct,
+/// no socket and no clock.
+@Suite struct SessionCapturesTests {
+    static let us = SocketAddress(host: "10.0.0.5", port: 5060)
+    static let carrier = SocketAddress(host: "192.0.2.10", port: 5060)
+
+    static func message(_ firstLine: String, callID: String, _ direction: SIPWireMessage.Direction = .sent, at time: Double = 1,
+                        compact: Bool = false) -> SIPWireMessage {
+        let text = "\(firstLine)\r\nVia: SIP/2.0/UDP 10.0.0.5\r\n\(compact ? "i" : "Call-ID"): \(callID)\r\nCSeq: 1 INVITE\r\n\r\n"
+        return SIPWireMessage(time: time, direction: direction, transport: .udp, local: us, remote: carrier, bytes: Array(text.utf8))
+    }
+
+    @Test(arguments: [
+        ("INVITE sip:a SIP/2.0\r\nCall-ID: abc@h\r\n\r\n", "abc@h"),
+        ("SIP/2.0 200 OK\r\ni:  x-1 \r\n\r\n", "x-1"),
+        ("BYE sip:a SIP/2.0\r\ncall-id:\tlower\r\nContent-Length: 0\r\n\r\n", "lower"),
+        ("INVITE sip:a SIP/2.0\r\nCall-Info: <x>\r\nCall-ID: after-info\r\n\r\n", "after-info"),
+        ("INVITE sip:a SIP/2.0\r\nVia: x\r\n\r\nCall-ID: in-the-body\r\n", nil),
+        ("garbage", nil),
+    ] as [(String, String?)])
+    func callIDIsScannedFromTheHeaders(_ text: String, _ expected: String?) {
+        let m = SIPWireMessage(time: 0, direction: .received, transport: .udp, local: Self.us, remote: Self.carrier, bytes: Array(text.utf8))
+        #expect(m.callID == expected)
+    }
+
+    @Test func messagesBeforeTheSessionClaimsItsCallIDAreAdopted() {
+        var captures = SessionCaptures(retention: 300)
+        // An inbound INVITE and our 100 come before the session exists; another call's too.
+        captures.sip(Self.message("INVITE sip:+1555@10.0.0.5 SIP/2.0", callID: "in-1", .received))
+        captures.sip(Self.message("INVITE sip:+1666@10.0.0.5 SIP/2.0", callID: "other", .received))
+        captures.sip(Self.message("SIP/2.0 100 Trying", callID: "in-1", compact: true))
+        let capture = SessionCapture(roomId: "r1", recordsMedia: false)
+        captures.open(capture)
+        captures.bind(callID: "in-1", to: capture)
+        captures.sip(Self.message("SIP/2.0 180 Ringing", callID: "in-1"))
+        let trace = capture.traceDocument()
+        #expect(trace.messages.map(\.firstLine) == ["INVITE sip:+1555@10.0.0.5 SIP/2.0", "SIP/2.0 100 Trying", "SIP/2.0 180 Ringing"])
+        #expect(trace.messages.map(\.direction) == ["received", "sent", "sent"])
+        #expect(trace.messages.first?.local == "10.0.0.5:5060" && trace.messages.first?.remote == "192.0.2.10:5060")
+        #expect(capture.callID == "in-1" && captures["r1"] === capture)
+    }
+
+    @Test func pendingMessagesAreBounded() {
+        var captures = SessionCaptures(retention: 300)
+        captures.sip(Self.message("INVITE sip:old SIP/2.0", callID: "old"))
+        for i in 0..<SessionCaptures.pendingLimit { captures.sip(Self.message("OPTIONS sip:x SIP/2.0", callID: "ping-\(i)")) }
+        let late = SessionCapture(roomId: "late", recordsMedia: false)
+        captures.open(late)
+        captures.bind(callID: "old", to: late)
+        #expect(late.traceDocument().messages.isEmpty, "the oldest unclaimed message made room")
+    }
+
+    @Test func endedCapturesStayForTheRetentionThenGo() {
+        var captures = SessionCaptures(retention: 10, capacity: 2)
+        for (i, room) in ["a", "b", "c"].enumerated() {
+            let c = SessionCapture(roomId: room, recordsMedia: false)
+            captures.open(c)
+            captures.bind(callID: "call-\(room)", to: c)
+            captures.ended(roomId: room, now: Double(i))
+        }
+        // The capacity keeps the last two ended; a late BYE of one still lands in its trace.
+        #expect(captures["a"] == nil && captures["b"] != nil && captures["c"] != nil)
+        captures.sip(Self.message("BYE sip:x SIP/2.0", callID: "call-c"))
+        #expect(captures["c"]?.traceDocument().messages.count == 1)
+        // Past the retention they go, and their Call-IDs with them.
+        let d = SessionCapture(roomId: "d", recordsMedia: false)
+        captures.open(d)
+        captures.ended(roomId: "d", now: 100)
+        #expect(captures["b"] == nil && captures["c"] == nil && captures["d"] != nil)
+        captures.sip(Self.message("BYE sip:x SIP/2.0", callID: "call-c"))
+        #expect(captures.count == 1)
+    }
+
+    @Test func endedCapturesShareAMediaBudgetOldestFreedFirst() throws {
+        var captures = SessionCaptures(retention: 300, maxEndedMediaBytes: 2500)
+        let rtp = [UInt8](repeating: 0x80, count: 1000)
+        for (i, room) in ["a", "b", "c"].enumerated() {
+            let c = SessionCapture(roomId: room, recordsMedia: true)
+            captures.open(c)
+            rtp.withUnsafeBytes { c.mediaPacket($0, sent: true, rtcp: false, local: Self.us, remote: Self.carrier, time: 1) }
+            captures.ended(roomId: room, now: Double(i))
+        }
+        #expect(captures["a"]?.captured() == nil && captures["a"]?.mediaWasFreed == true, "the oldest one's media went")
+        #expect(captures["b"]?.captured()?.media.count == 1 && captures["c"]?.captured()?.media.count == 1)
+        #expect(captures["a"] != nil, "its trace stays")
+    }
+
+    @Test func aCaptureStopsTakingMediaAtItsBound() {
+        let c = SessionCapture(roomId: "r", recordsMedia: true, maxMediaBytes: 2000)
+        let rtp = [UInt8](repeating: 0x80, count: 800)
+        for _ in 0..<4 { rtp.withUnsafeBytes { c.mediaPacket($0, sent: false, rtcp: false, local: Self.us, remote: Self.carrier, time: 2) } }
+        #expect(c.captured()?.media.count == 2 && c.captured()?.mediaDropped == 2)
+        // Received packets run from the carrier to us.
+        #expect(c.captured()?.media.first?.source == Self.carrier && c.captured()?.media.first?.destination == Self.us)
+    }
+
+    /// The pcap a session gives: its SIP from the trace and its media, in time order, as
+    /// Capture's reader reads them back.
+    @Test func pcapHoldsTheTraceAndTheMediaInTimeOrder() throws {
+        let c = SessionCapture(roomId: "r", recordsMedia: true)
+        c.sip(Self.message("INVITE sip:+1555@192.0.2.10 SIP/2.0", callID: "x", at: 10))
+        let rtp: [UInt8] = [0x80, 0x00, 0x00, 0x01] + [UInt8](repeating: 0, count: 8) + [UInt8](repeating: 0xFF, count: 160)
+        rtp.withUnsafeBytes { c.mediaPacket($0, sent: true, rtcp: false, local: SocketAddress(host: "10.0.0.5", port: 20000),
+                                            remote: SocketAddress(host: "192.0.2.10", port: 30000), time: 10.5) }
+        c.sip(Self.message("SIP/2.0 200 OK", callID: "x", .received, at: 10.2))
+        let (sip, media, _) = try #require(c.captured())
+        let packets = try PcapReader(bytes: CaptureFile.pcap(sip: sip, media: media)).packets
+        #expect(packets.map(\.time) == [10, 10.2, 10.5])
+        #expect(packets[0].source == Self.us && packets[0].destination == Self.carrier && packets[0].transport == .udp)
+        #expect(packets[1].source == Self.carrier)
+        #expect(packets[2].payload == rtp && packets[2].destination.port == 30000)
+    }
+
+    /// RTCP as HOMER reads it (HEP type 5): a real sender report from the media module.
+    @Test func rtcpBecomesHOMERsJSON() throws {
+        let block = RTCPReportBlock(ssrc: 0x1111, fractionLost: 12, cumulativeLost: 3, extendedHighestSequenceNumber: 70_000,
+                                    interarrivalJitter: 40, lastSenderReport: 5, delaySinceLastSenderReport: 6)
+        let sr = RTCPSenderReport(ssrc: 0x2222, senderInfo: RTCPSenderInfo(ntpTimestamp: NTPTimestamp(seconds: 100, fraction: 1 << 31),
+                                                                          rtpTimestamp: 8000, packetCount: 50, octetCount: 8000),
+                                  reportBlocks: [block])
+        let bytes = try RTCPCompoundPacket(packets: [.senderReport(sr), .sourceDescription(RTCPSourceDescription(ssrc: 0x2222, cname: "c"))])
+            .serialize()
+        let json = try #require(HEPSender.rtcpJSON(bytes))
+        #expect(json.contains("\"type\":200") && json.contains("\"ssrc\":8738") && json.contains("\"ntp_timestamp_usec\":500000"))
+        #expect(json.contains("\"report_blocks\":[{\"source_ssrc\":4369,\"fraction_lost\":12,\"packets_lost\":3,\"highest_seq_no\":70000,\"ia_jitter\":40,\"lsr\":5,\"dlsr\":6}]"))
+        #expect(json.contains("\"sdes_ssrc\":8738"))
+        #expect(HEPSender.rtcpJSON([1, 2, 3]) == nil)
+    }
+}
