@@ -323,3 +323,8 @@ func decodePCMA(_ packets: [RTPPacket]) -> [Int16] {
     }
     return all
 }
+
+/// The simulator's call suites run one test at a time: their tests wait for RTP in blocking
+/// loops (`pump`, raw SIP peers) for seconds, and several at once would hold every thread
+/// of the two-thread cooperative pool, starving the waits of every other suite in the run.
+@Suite(.serialized) enum SimulatorCallSuites {}
