@@ -27,7 +27,9 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
     /// Ended sessions' last snapshots, for `GET` after the end (EndedSnapshots.swift).
     lazy var endedSnapshots = EndedSnapshots(retention: configuration.eventRetention)
     /// Sessions' SIP traces and captures, by room and by Call-ID (Capture/SessionCaptures.swift).
-    lazy var captures = SessionCaptures(retention: configuration.eventRetention)
+    /// Stored, not lazy: the tap mutates it for every message, and a lazy struct property
+    /// is copied out and back, which copied its arrays each time.
+    var captures: SessionCaptures
     var admissions: [String: Admission] = [:]
     /// Per-trunk budgets for calls in, apart from the outbound ones.
     var inboundAdmissions: [String: Admission] = [:]
@@ -51,6 +53,7 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
 
     public init(configuration: GatewayConfiguration, profiles: [TrunkProfile]) throws {
         self.configuration = configuration
+        captures = SessionCaptures(retention: configuration.eventRetention)
         var byName: [String: TrunkProfile] = [:]
         for p in profiles { byName[p.name] = p }
         self.profiles = byName

@@ -58,6 +58,25 @@ import Testing
         #expect(late.traceDocument().messages.isEmpty, "the oldest unclaimed message made room")
     }
 
+    @Test func adoptionKeepsWireOrderAfterTheRingWraps() {
+        var captures = SessionCaptures(retention: 300)
+        let total = SessionCaptures.pendingLimit + 5
+        for i in 0..<total {
+            captures.sip(Self.message("OPTIONS sip:x SIP/2.0", callID: i % 3 == 0 ? "mine" : "other-\(i)", at: Double(i)))
+        }
+        let c = SessionCapture(roomId: "r", recordsMedia: false)
+        captures.open(c)
+        captures.bind(callID: "mine", to: c)
+        // The five oldest were pushed out; what is left comes oldest first.
+        let times = c.traceDocument().messages.map(\.time)
+        #expect(times == stride(from: 6, to: Double(total), by: 3).map { $0 }, "\(times)")
+        // The others are still waiting, and new ones keep coming in order.
+        let other = SessionCapture(roomId: "o", recordsMedia: false)
+        captures.open(other)
+        captures.bind(callID: "other-\(total - 2)", to: other)
+        #expect(other.traceDocument().messages.map(\.time) == [Double(total - 2)])
+    }
+
     @Test func endedCapturesStayForTheRetentionThenGo() {
         var captures = SessionCaptures(retention: 10, capacity: 2)
         for (i, room) in ["a", "b", "c"].enumerated() {

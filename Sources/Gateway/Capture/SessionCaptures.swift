@@ -16,7 +16,9 @@ struct SessionCaptures {
     private var byRoom: [String: SessionCapture] = [:]
     private var byCallID: [String: SessionCapture] = [:]
     private var callIDs: [String: [String]] = [:]
+    /// The last `pendingLimit` unclaimed messages, a ring (`pendingNext` is the oldest once full).
     private var pending: [SIPWireMessage] = []
+    private var pendingNext = 0
     private var ended: [(roomId: String, at: Double)] = []
     private var head = 0
     private var endedMediaBytes = 0
@@ -39,9 +41,12 @@ struct SessionCaptures {
         byCallID[callID] = capture
         capture.callID = callID
         callIDs[capture.roomId, default: []].append(callID)
-        guard pending.contains(where: { $0.callID == callID }) else { return }
-        for m in pending where m.callID == callID { capture.sip(m) }
-        pending.removeAll { $0.callID == callID }
+        // Oldest first: the ring from its next slot round to the one before it.
+        let ordered = pending.count < Self.pendingLimit ? pending : Array(pending[pendingNext...] + pending[..<pendingNext])
+        guard ordered.contains(where: { $0.callID == callID }) else { return }
+        for m in ordered where m.callID == callID { capture.sip(m) }
+        pending = ordered.filter { $0.callID != callID }
+        pendingNext = 0
     }
 
     /// The SIP tap: to the session of the message's Call-ID, else into `pending`.
@@ -51,8 +56,12 @@ struct SessionCaptures {
             c.sip(m)
             return
         }
-        if pending.count >= Self.pendingLimit { pending.removeFirst(pending.count - Self.pendingLimit + 1) }
-        pending.append(m)
+        if pending.count < Self.pendingLimit {
+            pending.append(m)
+        } else {
+            pending[pendingNext] = m
+            pendingNext = (pendingNext + 1) % Self.pendingLimit
+        }
     }
 
     /// The session ended at `now`: keep its capture for `retention` seconds (messages of its
