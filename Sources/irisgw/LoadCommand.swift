@@ -141,12 +141,8 @@ enum LoadCommand {
                 try text.write(toFile: path, atomically: true, encoding: .utf8)
             }
             return result.summary.broken.isEmpty ? 0 : 1
-        } catch let e as UsageError {
-            writeError("irisgw test: \(e)\n\n" + usage)
-            return 2
         } catch {
-            writeError("irisgw test: \(error)\n")
-            return 3
+            return TestCommand.failed(error, usage: usage)
         }
     }
 }

@@ -119,12 +119,8 @@ enum MonitorCommand {
             }
             writeOut("stopped after \(metrics.runs) runs\n")
             return 0
-        } catch let e as UsageError {
-            writeError("irisgw test: \(e)\n\n" + usage)
-            return 2
         } catch {
-            writeError("irisgw test: \(error)\n")
-            return 3
+            return TestCommand.failed(error, usage: usage)
         }
     }
 

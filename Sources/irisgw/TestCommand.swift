@@ -74,13 +74,21 @@ enum TestCommand {
                 try text.write(toFile: path, atomically: true, encoding: .utf8)
             }
             return failed == 0 ? 0 : 1
-        } catch let e as UsageError {
+        } catch {
+            return TestCommand.failed(error, usage: usage)
+        }
+    }
+
+    /// What every `irisgw test` mode does with an error it did not handle: a usage error is
+    /// exit status 2 with the mode's usage, anything else (the gateway cannot be reached, a
+    /// report cannot be written) is 3.
+    static func failed(_ error: any Error, usage: String) -> Int32 {
+        if let e = error as? UsageError {
             writeError("irisgw test: \(e)\n\n" + usage)
             return 2
-        } catch {
-            writeError("irisgw test: \(error)\n")
-            return 3
         }
+        writeError("irisgw test: \(error)\n")
+        return 3
     }
 
     /// The folder a report file is written in (its links are made relative to it).
