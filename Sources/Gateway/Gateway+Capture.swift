@@ -4,10 +4,11 @@ import SIP
 extension Gateway {
     /// A new session's capture: the SIP trace always, media when asked.
     func newCapture(roomId: String, recordsMedia: Bool) -> SessionCapture {
-        guard let hep else { return SessionCapture(roomId: roomId, recordsMedia: recordsMedia) }
         let capture = SessionCapture(roomId: roomId, recordsMedia: recordsMedia)
-        capture.onRTCP = { [weak capture] bytes, sent, local, remote, time in
-            hep.rtcp(bytes, sent: sent, local: local, remote: remote, time: time, callID: capture?.callID)
+        if let hep {
+            capture.onRTCP = { [weak capture] bytes, sent, local, remote, time in
+                hep.rtcp(bytes, sent: sent, local: local, remote: remote, time: time, callID: capture?.callID)
+            }
         }
         return capture
     }

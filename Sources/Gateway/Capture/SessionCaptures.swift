@@ -17,7 +17,8 @@ struct SessionCaptures {
     private var byCallID: [String: SessionCapture] = [:]
     private var callIDs: [String: [String]] = [:]
     /// The last `pendingLimit` unclaimed messages, a ring (`pendingNext` is the oldest once full).
-    private var pending: [SIPWireMessage] = []
+    /// Each with the Call-ID the tap already scanned for, so claiming them scans nothing again.
+    private var pending: [(callID: String, message: SIPWireMessage)] = []
     private var pendingNext = 0
     private var ended: [(roomId: String, at: Double)] = []
     private var head = 0
@@ -41,10 +42,10 @@ struct SessionCaptures {
         byCallID[callID] = capture
         capture.callID = callID
         callIDs[capture.roomId, default: []].append(callID)
+        guard pending.contains(where: { $0.callID == callID }) else { return }
         // Oldest first: the ring from its next slot round to the one before it.
         let ordered = pending.count < Self.pendingLimit ? pending : Array(pending[pendingNext...] + pending[..<pendingNext])
-        guard ordered.contains(where: { $0.callID == callID }) else { return }
-        for m in ordered where m.callID == callID { capture.sip(m) }
+        for m in ordered where m.callID == callID { capture.sip(m.message) }
         pending = ordered.filter { $0.callID != callID }
         pendingNext = 0
     }
@@ -57,9 +58,9 @@ struct SessionCaptures {
             return
         }
         if pending.count < Self.pendingLimit {
-            pending.append(m)
+            pending.append((id, m))
         } else {
-            pending[pendingNext] = m
+            pending[pendingNext] = (id, m)
             pendingNext = (pendingNext + 1) % Self.pendingLimit
         }
     }
