@@ -23,15 +23,11 @@ public struct HEPSettings: Sendable, Equatable {
 
 /// Sends copies of the gateway's SIP messages (HEP type 1) and of its trunk legs' RTCP
 /// reports (type 5, the report as the JSON HOMER reads, correlated by Call-ID) to a HEP v3
-/// collector over UDP. Sending never blocks: a datagram the socket cannot take is dropped
-/// and counted.
-final class HEPSender: @unchecked Sendable {  // the socket is thread-safe; counters atomic-free by lock
+/// collector over UDP. Sending never blocks: a datagram the socket cannot take is dropped.
+final class HEPSender: Sendable {
     let settings: HEPSettings
     private let socket: UDPSocket
     private let destination: RawSocketAddress
-    private let counts = NSLock()
-    private(set) var sent = 0
-    private(set) var failed = 0
 
     init(_ settings: HEPSettings) throws {
         self.settings = settings
@@ -61,8 +57,7 @@ final class HEPSender: @unchecked Sendable {  // the socket is thread-safe; coun
 
     private func send(_ packet: HEPPacket) {
         let bytes = packet.encoded()
-        let ok = bytes.withUnsafeBytes { socket.send($0, to: destination) }
-        counts.withLock { if ok { sent += 1 } else { failed += 1 } }
+        _ = bytes.withUnsafeBytes { socket.send($0, to: destination) }
     }
 
     /// The first SR or RR of a compound packet in the JSON shape HOMER's RTCP view reads
