@@ -1,36 +1,6 @@
 import Glibc
 import CLinux
 
-/// A socket address in its C form, built once so sending to it costs no conversion.
-public struct RawSocketAddress: Equatable, @unchecked Sendable {
-    public var storage = sockaddr_storage()
-    public var length: socklen_t = 0
-
-    public init() {}
-
-    public init?(_ address: SocketAddress) {
-        var s = sockaddr_storage()
-        let len: socklen_t? = address.withSockAddr { sa, len in
-            withUnsafeMutableBytes(of: &s) { $0.copyMemory(from: UnsafeRawBufferPointer(start: sa, count: Int(len))) }
-            return len
-        }
-        guard let len else { return nil }
-        storage = s
-        length = len
-    }
-
-    public var address: SocketAddress? {
-        var s = storage
-        return SocketAddress(storage: &s)
-    }
-
-    public static func == (a: RawSocketAddress, b: RawSocketAddress) -> Bool {
-        guard a.length == b.length else { return false }
-        var x = a.storage, y = b.storage
-        return memcmp(&x, &y, Int(a.length)) == 0
-    }
-}
-
 /// A non-blocking UDP socket for the media path: receive into and send from caller buffers,
 /// no allocation per packet.
 public final class UDPSocket: @unchecked Sendable {

@@ -94,15 +94,11 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
                 return
             }
             // SRTP first: a packet that does not authenticate is dropped before it can move
-            // the symmetric-RTP latch, count as received, or be played or relayed.
+            // the source policy, count as received, or be played or relayed.
             var n = wire
             if let srtp = leg.srtp {
                 guard let plain = leg.unprotectReceived(srtp, length: wire, rtcp: false) else { return }
                 n = plain
-            }
-            if leg.tap != nil {
-                leg.tapPacket(UnsafeRawBufferPointer(rebasing: leg.rxBuffer[0..<n]), sent: false, rtcp: false,
-                              local: leg.socket.local, remote: leg.source)
             }
             let packet = UnsafeRawBufferPointer(rebasing: leg.rxBuffer[0..<n])
             guard let view = try? RTPPacketView.parse(packet) else {
@@ -110,21 +106,30 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
                 return
             }
             let isEvent = leg.configuration.telephoneEventPayloadType == view.payloadType
-            // Only our payload types count: an RTCP packet or a stray stream sent to the RTP
-            // port must not move the symmetric-RTP latch (our audio would follow it).
-            guard isEvent || view.payloadType == leg.configuration.payloadType || view.payloadType == 13 else {
+            let negotiated = isEvent || view.payloadType == leg.configuration.payloadType || view.payloadType == 13
+            // Only the peer speaks into the call: a packet from anyone else is dropped here,
+            // before it is tapped, counted, played, relayed or read as a digit, and it does not
+            // keep the media timer alive. Only our payload types may latch a new address (an
+            // RTCP packet or a stray stream sent to the RTP port must not draw our audio).
+            if leg.webrtc == nil, leg.configuration.checksSources,
+               !leg.admitSource(ssrc: view.ssrc, eligible: negotiated, now: start) {
+                return
+            }
+            if leg.tap != nil {
+                leg.tapPacket(packet, sent: false, rtcp: false, local: leg.socket.local, remote: leg.source)
+            }
+            guard negotiated else {
                 leg.statistics.otherPayloadTypes += 1
                 leg.statistics.lastOtherPayloadType = view.payloadType
                 return
             }
-            if leg.webrtc == nil { leg.noteSource(now: start) }
             if leg.markReceived(now: start, bytes: wire) { events(.firstPacket(which)) }
             _ = leg.rx.record(view, arrival: arrival, sampledTimestamp: !isEvent)
             let payload = view.payload(in: packet)
             if let te = leg.configuration.telephoneEventPayloadType, view.payloadType == te {
                 leg.playout.skip(sequenceNumber: view.sequenceNumber, ssrc: view.ssrc)
                 if let report = try? TelephoneEvent.parse(payload) {
-                    handle(leg.dtmfIn.receive(report, timestamp: view.timestamp, sequenceNumber: view.sequenceNumber, now: start), on: which)
+                    handle(leg.dtmfIn.receive(report, timestamp: view.timestamp, sequenceNumber: view.sequenceNumber, now: start), on: which, now: start)
                 }
                 return
             }
@@ -248,15 +253,23 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
         src.playout.reanchor()
     }
 
-    private func handle(_ dtmf: DTMFEvents, on which: MediaLeg) {
+    /// Reports each digit that ended and regenerates it toward the other leg, within the
+    /// leg's rate (DTMFRateLimit) and the other leg's queue bound; what is over is dropped
+    /// and counted.
+    private func handle(_ dtmf: DTMFEvents, on which: MediaLeg, now: Double) {
+        let src = leg(which)
         for event in dtmf {
             guard case .ended(let digit, let ms) = event else { continue }
-            leg(which).statistics.dtmfDigits += 1
+            guard src.dtmfLimit.allow(now: now) else {
+                src.statistics.dtmfDropped += 1
+                continue
+            }
+            src.statistics.dtmfDigits += 1
             events(.dtmf(which, digit: digit.character, durationMs: ms))
             // Regenerate the digit toward the other side when it takes RFC 4733.
             let other = leg(which.other)
             if other.configuration.telephoneEventPayloadType != nil {
-                try? other.dtmfOut.enqueue(String(digit.character), durationMs: max(ms, 60))
+                do { try other.dtmfOut.enqueue(String(digit.character), durationMs: max(ms, 60)) } catch { src.statistics.dtmfDropped += 1 }
             }
         }
     }
@@ -274,8 +287,8 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
         }
         trunk.tickDTMF(now: now)
         platform.tickDTMF(now: now)
-        handle(trunk.dtmfIn.tick(now: now), on: .trunk)
-        handle(platform.dtmfIn.tick(now: now), on: .platform)
+        handle(trunk.dtmfIn.tick(now: now), on: .trunk, now: now)
+        handle(platform.dtmfIn.tick(now: now), on: .platform, now: now)
         for leg in [trunk, platform] {
             if let path = leg.webrtc, let event = leg.tickWebRTC(path, now: now) { events(event) }
         }
@@ -376,7 +389,7 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
     /// concealed frame is a guess: the detector is told of the loss instead), then mute.
     private func finishFrame(_ frame: UnsafeMutableBufferPointer<Int16>, of src: RTPLeg, concealed: Bool) {
         if let inband = src.inband {
-            handle(concealed ? inband.frameLost(count: InbandDTMF.sampleRate / 50) : src.detectInband(frame), on: src.kind)
+            handle(concealed ? inband.frameLost(count: InbandDTMF.sampleRate / 50) : src.detectInband(frame), on: src.kind, now: EventLoop.now())
         }
         if src.muted { frame.update(repeating: 0) }
     }

@@ -149,6 +149,8 @@ public enum DTMFError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidDuration(milliseconds: Int)
     /// A negative inter-digit gap.
     case invalidGap(milliseconds: Int)
+    /// The digits would take the queue past its bound (`DTMFSender.Configuration.maxQueued`).
+    case queueFull(limit: Int)
 
     /// A one-line explanation.
     public var description: String {
@@ -156,6 +158,7 @@ public enum DTMFError: Error, Sendable, Equatable, CustomStringConvertible {
         case .invalidDigit(let character): "'\(character)' is not a DTMF digit (0-9 * # A-D)"
         case .invalidDuration(let ms): "DTMF duration \(ms) ms outside 1...60000 ms"
         case .invalidGap(let ms): "DTMF inter-digit gap \(ms) ms is negative"
+        case .queueFull(let limit): "more than \(limit) DTMF digits would be waiting to be sent"
         }
     }
 }

@@ -32,11 +32,13 @@ public struct DTMFSender: Sendable {
         public var volume: UInt8
         /// How many times the end report is sent. Default 3 (RFC 4733 §2.5.1.4).
         public var endReportCount: Int
+        /// Digits that may wait in the queue; `enqueue` refuses more. Default 64.
+        public var maxQueued: Int
 
         /// Settings with the documented defaults.
         public init(
             clockRate: Int = 8_000, packetIntervalMs: Int = 20, durationMs: Int = 100, gapMs: Int = 50,
-            volume: UInt8 = 10, endReportCount: Int = 3
+            volume: UInt8 = 10, endReportCount: Int = 3, maxQueued: Int = 64
         ) {
             self.clockRate = max(clockRate, 1)
             self.packetIntervalMs = max(packetIntervalMs, 1)
@@ -44,6 +46,7 @@ public struct DTMFSender: Sendable {
             self.gapMs = gapMs
             self.volume = min(volume, 63)
             self.endReportCount = max(endReportCount, 1)
+            self.maxQueued = max(maxQueued, 1)
         }
     }
 
@@ -108,13 +111,14 @@ public struct DTMFSender: Sendable {
     /// Queues `digits` (0-9 * # A-D, lowercase accepted) behind any already queued, each
     /// lasting `durationMs` and followed by `gapMs` of silence (defaults from the
     /// configuration). All or nothing: throws, queuing nothing, on a bad digit, a duration
-    /// outside 1...60000 ms or a negative gap.
+    /// outside 1...60000 ms, a negative gap, or more digits than `maxQueued` would wait.
     public mutating func enqueue(_ digits: String, durationMs: Int? = nil, gapMs: Int? = nil) throws(DTMFError) {
         let duration = durationMs ?? configuration.durationMs
         let gap = gapMs ?? configuration.gapMs
         guard (1...60_000).contains(duration) else { throw .invalidDuration(milliseconds: duration) }
         guard gap >= 0 else { throw .invalidGap(milliseconds: gap) }
         let keys = try DTMFDigit.digits(digits)
+        guard queuedCount + keys.count <= configuration.maxQueued else { throw .queueFull(limit: configuration.maxQueued) }
         if head == queue.count {
             queue.removeAll(keepingCapacity: true)
             head = 0

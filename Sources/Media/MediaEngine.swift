@@ -217,7 +217,9 @@ public final class MediaCall: @unchecked Sendable {
 
     public func address(of leg: MediaLeg) -> SocketAddress { leg == .trunk ? trunkAddress : platformAddress }
 
-    /// Where a leg's RTP goes, from the peer's SDP (symmetric RTP may latch another source).
+    /// An offer/answer named `address` for a leg's peer: RTP goes there until the peer's real
+    /// source latches, and the source policy opens a new learning window (RTPSourcePolicy).
+    /// Call it for every offer/answer, also when the address did not change.
     public func setRemote(_ leg: MediaLeg, _ address: SocketAddress) {
         let id = self.id
         thread.loop.execute { [thread] in thread.pipeline(id)?.leg(leg).setRemote(address) }
@@ -285,7 +287,11 @@ public final class MediaCall: @unchecked Sendable {
     public func sendDTMF(_ digits: String, on leg: MediaLeg, durationMs: Int = 100) throws {
         _ = try DTMFDigit.digits(digits)
         let id = self.id
-        thread.loop.execute { [thread] in try? thread.pipeline(id)?.leg(leg).dtmfOut.enqueue(digits, durationMs: durationMs) }
+        thread.loop.execute { [thread] in
+            guard let leg = thread.pipeline(id)?.leg(leg) else { return }
+            // Over the queue's bound (DTMFSender.maxQueued): dropped whole and counted.
+            do { try leg.dtmfOut.enqueue(digits, durationMs: durationMs) } catch { leg.statistics.dtmfDropped += digits.count }
+        }
     }
 
     public func statistics() -> [MediaLeg: MediaLegStatistics] {

@@ -29,6 +29,18 @@ public struct MediaLegConfiguration: Sendable {
     /// WebRTC on this leg (ICE-lite, DTLS-SRTP keyed from the handshake, rtcp-mux); `srtp` is
     /// then unused. nil: plain RTP, or SDES SRTP.
     public var webrtc: WebRTCMediaConfiguration?
+    /// Who may send RTP into a plain or SDES leg (docs/media.md, "Who may send media").
+    public var sourcePolicy = RTPSourcePolicyConfiguration()
+    /// The same for its RTCP socket.
+    public var rtcpSourcePolicy = RTPSourcePolicyConfiguration.rtcp
+    /// Whether the source policy is applied. Default true; false accepts every source (the
+    /// bench's baseline for what the check costs, never a gateway setting).
+    public var checksSources = true
+    /// How fast digits received on this leg may be reported (RFC 4733 and in-band alike).
+    public var dtmfRate = DTMFRateLimit.Configuration()
+    /// Digits that may wait to be sent on this leg (regenerated from the other leg, or asked
+    /// for by the app); more are dropped and counted. Default 64.
+    public var dtmfQueueLimit = 64
 
     public init(codec: AudioCodec, payloadType: UInt8, telephoneEventPayloadType: UInt8? = nil, remote: SocketAddress? = nil,
                 inbandDTMF: Bool = false, srtp: SRTPConfiguration? = nil) {
@@ -116,6 +128,12 @@ public struct MediaLegStatistics: Sendable, Equatable {
     /// The payload type of the last packet counted in `otherPayloadTypes`.
     public var lastOtherPayloadType: UInt8?
     public var dtmfDigits = 0
+    /// Digits dropped: reported faster than `dtmfRate` allows, or with the queue toward the
+    /// other leg full.
+    public var dtmfDropped = 0
+    /// Packets (RTP and RTCP) dropped because they came from an address the source policy
+    /// does not take: not the peer's (RTPSourcePolicy).
+    public var sourceDropped = 0
     /// Packets dropped because they came before the peer's SDP named an address.
     public var beforeSDP = 0
     /// SRTP/SRTCP packets dropped because they did not authenticate (tampered, or another key).

@@ -21,9 +21,18 @@ extension RTPLeg {
         // rtcp-mux on a WebRTC leg (RFC 5761): the RTP socket, the RTP address, SRTCP only.
         let muxed = webrtc != nil
         if muxed && srtp == nil { return }
-        guard var destination = remote.address else { return }
-        if !muxed { destination = SocketAddress(host: destination.host, port: destination.port + 1) }
-        guard let to = RawSocketAddress(destination) else { return }
+        // Plain RTCP goes where the peer's RTCP comes from once it has latched, else to its
+        // RTP address's port + 1.
+        let to: RawSocketAddress
+        if muxed {
+            to = remote
+        } else if let latched = rtcpSourcePolicy.latchedAddress {
+            to = latched
+        } else {
+            guard let rtp = remote.address, rtp.port < 65535,
+                  let next = RawSocketAddress(SocketAddress(host: rtp.host, port: rtp.port + 1)) else { return }
+            to = next
+        }
         guard let bytes = try? compound.serialize() else { return }
         let out = muxed ? socket : rtcpSocket
         if tap != nil { bytes.withUnsafeBytes { tapPacket($0, sent: true, rtcp: true, local: out.local, remote: to) } }
@@ -46,8 +55,30 @@ extension RTPLeg {
         guard let n = rtcpSocket.receive(into: rxBuffer, from: &from) else { return }
         // A muxed leg takes RTCP on its RTP socket only.
         guard webrtc == nil else { return }
+        guard configuration.remote != nil else {
+            statistics.beforeSDP += 1
+            return
+        }
+        if configuration.checksSources, !admitRTCPSource(from, length: n, now: now) { return }
         rtcpSource = from
         handleRTCP(length: n, now: now)
+    }
+
+    /// The source policy for the RTCP socket: the SDP's RTCP address (RTP port + 1) latches at
+    /// once; another port may latch only on the host our RTP goes to (a NAT maps RTCP to a
+    /// port of its own), under the same rules as RTP. Reports from anyone else would write
+    /// loss and round-trip figures into the call's record.
+    private func admitRTCPSource(_ from: RawSocketAddress, length: Int, now: Double) -> Bool {
+        // The first packet's sender SSRC; SRTCP keeps the header in clear.
+        let ssrc = length >= 8 ? UInt32(bigEndian: UnsafeRawBufferPointer(rxBuffer).loadUnaligned(fromByteOffset: 4, as: UInt32.self)) : 0
+        let sameHost = length >= 8 && remote.map { from.isSameHost(as: $0) } == true
+        switch rtcpSourcePolicy.packetReceived(from: from, ssrc: ssrc, eligible: sameHost, now: now) {
+        case .accept, .latched:
+            return true
+        case .drop:
+            statistics.sourceDropped += 1
+            return false
+        }
     }
 
     /// Reads the RTCP datagram of `length` bytes in `rxBuffer` (SRTCP on a keyed leg).

@@ -13,7 +13,12 @@ final class RTPLeg: @unchecked Sendable {  // confined to its media thread
     /// Where packets go: the SDP address until the peer's real source is latched (on a
     /// WebRTC leg: the pair ICE nominated, nothing before).
     var remote: RawSocketAddress?
-    private var latched = false
+    /// Which sources may speak into the RTP and the RTCP socket of a plain (or SDES) leg
+    /// (RTPSourcePolicy.swift); a WebRTC leg takes media only from the pair ICE selected.
+    var sourcePolicy: RTPSourcePolicy<RawSocketAddress>
+    var rtcpSourcePolicy: RTPSourcePolicy<RawSocketAddress>
+    /// How many RFC 4733 and in-band digits may be reported, and how fast.
+    var dtmfLimit: DTMFRateLimit
     private(set) var lastPacketAt: Double = 0
     private(set) var sawFirstPacket = false
     var muted = false
@@ -96,6 +101,11 @@ final class RTPLeg: @unchecked Sendable {  // confined to its media thread
          sockets: (UDPSocket, UDPSocket)? = nil, previous: RTPLeg? = nil) throws {
         self.kind = kind
         self.configuration = configuration
+        // A rebuilt pipeline (new codecs, a merge) keeps what the policies learned; a new
+        // address from signalling starts them over (setRemote below).
+        sourcePolicy = previous?.sourcePolicy ?? RTPSourcePolicy(configuration: configuration.sourcePolicy)
+        rtcpSourcePolicy = previous?.rtcpSourcePolicy ?? RTPSourcePolicy(configuration: configuration.rtcpSourcePolicy)
+        dtmfLimit = previous?.dtmfLimit ?? DTMFRateLimit(configuration.dtmfRate)
         self.ports = ports
         if let sockets {
             (socket, rtcpSocket) = sockets
@@ -115,7 +125,7 @@ final class RTPLeg: @unchecked Sendable {  // confined to its media thread
         rx = RTPReceiverStatistics(clockRate: clock)
         tx = RTPSenderStatistics(ssrc: ssrc, clockRate: clock)
         dtmfIn = DTMFReceiver(configuration: .init(clockRate: 8000))
-        dtmfOut = DTMFSender(configuration: .init(clockRate: configuration.codec.rtpClockRate))
+        dtmfOut = DTMFSender(configuration: .init(clockRate: configuration.codec.rtpClockRate, maxQueued: configuration.dtmfQueueLimit))
         inband = transcoding && configuration.inbandDTMF ? try InbandDTMF() : nil
         inbandFrame.initialize(repeating: 0)
         decoded.initialize(repeating: 0)
@@ -131,7 +141,13 @@ final class RTPLeg: @unchecked Sendable {  // confined to its media thread
         } else {
             webrtc = nil
             srtp = try configuration.srtp.map { try SRTPSession($0) }
-            if let r = configuration.remote { setRemote(r) }
+            if let r = configuration.remote {
+                if RawSocketAddress(r) == sourcePolicy.signalledAddress {
+                    remote = sourcePolicy.destination  // the same peer: what was latched stays
+                } else {
+                    setRemote(r)
+                }
+            }
         }
     }
 
@@ -164,22 +180,31 @@ final class RTPLeg: @unchecked Sendable {  // confined to its media thread
         return inband.process(UnsafeBufferPointer(rebasing: inbandFrame[0..<count]))
     }
 
-    /// A new address from signalling (re-INVITE): send there until the peer's source latches.
+    /// An offer/answer: the peer's SDP names `address` (RTCP at the next port). Our packets go
+    /// there until the peer's source latches, and a new learning window opens (RTPSourcePolicy).
     func setRemote(_ address: SocketAddress) {
         configuration.remote = address
-        remote = RawSocketAddress(address)
-        latched = false
+        sourcePolicy.signallingChanged(address: RawSocketAddress(address))
+        let rtcp = address.port < 65535 ? RawSocketAddress(SocketAddress(host: address.host, port: address.port + 1)) : nil
+        rtcpSourcePolicy.signallingChanged(address: rtcp)
+        remote = sourcePolicy.destination
     }
 
-    /// Symmetric RTP: the first packets' real source becomes the destination (NAT), and a
-    /// new source takes over only after the latched one has been silent for 2 s.
+    /// The source policy's verdict on the RTP packet just read from `source`: true to go on;
+    /// false when it must be dropped unplayed, uncounted and untapped (counted as such).
+    /// `eligible`: a payload type this leg negotiated (only those may latch a new address).
     @inline(__always)
-    func noteSource(now: Double) {
-        if latched, let r = remote, r == source { return }
-        if !latched || now - lastPacketAt > 2 {
+    func admitSource(ssrc: UInt32, eligible: Bool, now: Double) -> Bool {
+        switch sourcePolicy.packetReceived(from: source, ssrc: ssrc, eligible: eligible, now: now) {
+        case .accept:
+            return true
+        case .latched:
             remote = source
-            latched = true
             statistics.remote = source.address
+            return true
+        case .drop:
+            statistics.sourceDropped += 1
+            return false
         }
     }
 

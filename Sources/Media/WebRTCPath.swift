@@ -66,8 +66,17 @@ final class WebRTCPath: @unchecked Sendable {  // confined to its media thread
 extension RTPLeg {
     /// Handles a datagram of a WebRTC leg that is not SRTP (STUN, DTLS); true when it is
     /// SRTP or SRTCP for the RTP path (and only once the keys exist).
+    ///
+    /// Once ICE has selected a pair, STUN, DTLS and SRTP are taken from its remote address
+    /// only (anything else is dropped and counted); before that only STUN is read, which the
+    /// agent authenticates (MESSAGE-INTEGRITY with the browser's credentials). A browser that
+    /// moves to another network comes back through an ICE restart (a new offer).
     func receiveWebRTC(_ path: WebRTCPath, length: Int, now: Double) -> Bool {
         guard length > 0, path.failure == nil else { return false }
+        if path.agent.selected != nil, let remote, source != remote {
+            statistics.sourceDropped += 1
+            return false
+        }
         let first = rxBuffer[0]
         switch PacketKind(firstByte: first) {
         case .stun:

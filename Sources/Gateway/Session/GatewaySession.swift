@@ -180,9 +180,10 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
             try? media.reconfigure(configuration)
             applySilence()
             if machine.isConnected, profile.media.rtpTimeoutSec > 0 { media.armRTPTimeout(Double(profile.media.rtpTimeoutSec)) }
-        } else if let remote = leg.remote, remote != previous?.remote {
-            media.setRemote(.trunk, remote)
         }
+        // Every offer/answer opens a new window for the carrier's media to come from where it
+        // really is (after a rebuild too: the rebuilt leg keeps what it had latched).
+        if let remote = leg.remote { media.setRemote(.trunk, remote) }
         return true
     }
 
