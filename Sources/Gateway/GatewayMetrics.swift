@@ -21,6 +21,7 @@ public final class GatewayMetrics: Sendable {
         var tlsFailures: [String: Int] = [:]
         var srtpAuthFailures = 0
         var srtpReplays = 0
+        var sourceDropped: [MediaLeg: Int] = [:]
         var srtpRefused = 0
         var mediaRefused: [SessionMachine.Direction: Int] = [:]
     }
@@ -45,7 +46,7 @@ public final class GatewayMetrics: Sendable {
 
     func media(_ stats: [MediaLeg: MediaLegStatistics]) {
         counts.withLock { c in
-            for s in stats.values {
+            for (leg, s) in stats {
                 c.packetsReceived += s.packetsReceived
                 c.packetsSent += s.packetsSent
                 c.packetsLost += s.packetsLost
@@ -53,6 +54,8 @@ public final class GatewayMetrics: Sendable {
                 c.late += s.late
                 c.srtpAuthFailures += s.srtpAuthFailures
                 c.srtpReplays += s.srtpReplays
+                c.sourceDropped[leg, default: 0] += s.sourceDropped
+                c.refused["dtmf_rate_limited", default: 0] += s.dtmfDropped
             }
             if let t = stats[.trunk], t.packetsReceived > 0 {
                 c.jitterSumMs += t.jitterMs
@@ -119,6 +122,9 @@ public final class GatewayMetrics: Sendable {
                c.tlsFailures.keys.sorted().map { ("{kind=\"\($0)\"}", String(c.tlsFailures[$0]!)) })
         metric("irisgw_srtp_dropped_total", "counter", "SRTP and SRTCP packets dropped unplayed (ended sessions), by why: auth (tampered or wrong key), replay.",
                [("{reason=\"auth\"}", String(c.srtpAuthFailures)), ("{reason=\"replay\"}", String(c.srtpReplays))])
+        metric("irisgw_media_source_dropped_total", "counter",
+               "RTP, RTCP, DTLS and STUN packets dropped because they did not come from the call's peer (ended sessions), by leg.",
+               MediaLeg.allCases.map { ("{leg=\"\($0.rawValue)\"}", String(c.sourceDropped[$0] ?? 0)) })
         metric("irisgw_srtp_refused_total", "counter", "Trunk SDP refused by the SRTP policy (media.encryption) with 488.",
                [("", String(c.srtpRefused))])
         metric("irisgw_record_writes_lost_total", "counter", "Call record writes that could not be made (logged to stderr).",

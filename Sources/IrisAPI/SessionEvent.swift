@@ -54,6 +54,9 @@ public struct SessionEvent: Codable, Sendable, Equatable {
     public enum Name: String, Codable, Sendable {
         case onSessionCreated, onSessionSIPStatus, onSessionEarlyMedia, onStreamQualityIndicator
         case onSessionMerged, onSessionDTMF, onSessionError, onSessionEnded, onNotification
+        /// Only in a replay: events `fromSeq...toSeq` of a long session were dropped from its
+        /// history (the per-session bound); the event's own `seq` is `toSeq`.
+        case onSessionEventsDropped
     }
     public var event: Name
     public var roomId: String
@@ -82,6 +85,9 @@ public struct SessionEvent: Codable, Sendable, Equatable {
     // onSessionEnded
     public var reason: EndReason?
     public var durationSec: Double?
+    // onSessionEventsDropped
+    public var fromSeq: Int?
+    public var toSeq: Int?
     // onNotification (Iris names, lower case)
     public var type: String?
     public var roomid: String?

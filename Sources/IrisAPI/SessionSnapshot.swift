@@ -23,9 +23,16 @@ public struct SessionSnapshot: Codable, Sendable, Equatable {
         public var otherPayloadTypes: Int?
         /// The payload type of the last of those packets.
         public var otherPayloadType: Int?
+        /// Packets (RTP, RTCP; DTLS and STUN on WebRTC) dropped because they did not come from
+        /// the leg's peer (docs/media.md, "Who may send media").
+        public var sourceDropped: Int?
+        /// Digits dropped: received faster than a person presses, or with the queue toward
+        /// the other leg full.
+        public var dtmfDropped: Int?
         public init(packetsReceived: Int, packetsSent: Int, packetsLost: Int64, jitterMs: Double, roundTripMs: Double?,
                     srtp: String? = nil, srtpAuthFailures: Int? = nil, srtpReplays: Int? = nil, playout: String? = nil,
-                    payloadType: Int? = nil, otherPayloadTypes: Int? = nil, otherPayloadType: Int? = nil) {
+                    payloadType: Int? = nil, otherPayloadTypes: Int? = nil, otherPayloadType: Int? = nil,
+                    sourceDropped: Int? = nil, dtmfDropped: Int? = nil) {
             self.packetsReceived = packetsReceived
             self.packetsSent = packetsSent
             self.packetsLost = packetsLost
@@ -38,6 +45,8 @@ public struct SessionSnapshot: Codable, Sendable, Equatable {
             self.payloadType = payloadType
             self.otherPayloadTypes = otherPayloadTypes
             self.otherPayloadType = otherPayloadType
+            self.sourceDropped = sourceDropped
+            self.dtmfDropped = dtmfDropped
         }
     }
     public var roomId: String

@@ -140,7 +140,7 @@ public final class IrisRtcAudioSession: Sendable {
         case .onSessionDTMF: delegate?.onSessionDTMF(self, digit: e.digit ?? "", durationMs: e.durationMs ?? 0)
         case .onSessionError: delegate?.onSessionError(self, code: e.code ?? 0, message: e.message ?? "", sip: e.sip)
         case .onSessionEnded: delegate?.onSessionEnded(self, reason: e.reason ?? .failed, sip: e.sip, durationSec: e.durationSec ?? 0)
-        case .onNotification: break
+        case .onNotification, .onSessionEventsDropped: break  // the latter: in onEvent, with its seq range
         }
     }
 

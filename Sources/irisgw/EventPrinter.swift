@@ -41,6 +41,7 @@ final class EventPrinter: IrisRtcAudioSessionDelegate, @unchecked Sendable {
         case .onSessionDTMF: line("DTMF \(event.digit ?? "?") (\(event.durationMs ?? 0) ms)")
         case .onSessionError: line("error \(event.code ?? 0): \(event.message ?? "")" + sip)
         case .onSessionEnded: line("ended: \(event.reason?.rawValue ?? "?")" + sip + String(format: ", %.1f s connected", event.durationSec ?? 0))
+        case .onSessionEventsDropped: line("events \(event.fromSeq ?? 0)-\(event.toSeq ?? 0) were dropped from the session's history (its bound)")
         case .onNotification:
             // STIR/SHAKEN: whether the caller id was signed, and what the verifier made of it.
             let signed = event.carrier.map { c in c.verstat.map { " (verstat \($0))" } ?? (c.identity ? " (signed)" : "") } ?? ""

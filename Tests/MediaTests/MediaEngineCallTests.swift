@@ -350,8 +350,9 @@ import IOCore
     }
 
     /// An RTCP report sent to the RTP port before any RTP (a peer without rtcp-mux that
-    /// got the ports wrong, or a probe) is not our payload type: it is counted and dropped,
-    /// and does not latch, so the audio still goes to the carrier.
+    /// got the ports wrong, or a probe) is not our payload type: from a stranger it is
+    /// dropped by the source policy and does not latch, so the audio still goes to the
+    /// carrier; from the carrier itself it is counted as a foreign payload type.
     @Test func foreignPayloadTypesDoNotLatch() async throws {
         let (engine, carrier, app, call) = try openBridge()
         defer { call.close(); engine.shutdown() }
@@ -365,6 +366,7 @@ import IOCore
                 carrier.send(payloadType: 0, payload: silence, to: call.trunkAddress)
                 carrier.timestamp &+= 160
             }
+            if n == 10 { carrier.send(payloadType: 73, payload: [0, 0, 0, 0], marker: true, to: call.trunkAddress) }
             app.send(payloadType: 111, payload: opus.encode(sine(440, sampleRate: 8000, count: 160, offset: n * 160)), to: call.platformAddress)
             app.timestamp &+= 960
             carrier.drain()
@@ -373,7 +375,8 @@ import IOCore
         stray.drain()
         #expect(stray.received.isEmpty, "\(stray.received.count) packets went to the stray source")
         #expect(carrier.packets(payloadType: 0).count >= 25)
-        #expect(call.statistics()[.trunk]?.otherPayloadTypes == 1)
+        #expect(call.statistics()[.trunk]?.sourceDropped == 1, "the stranger's packet")
+        #expect(call.statistics()[.trunk]?.otherPayloadTypes == 1, "the carrier's own")
         #expect(call.statistics()[.trunk]?.lastOtherPayloadType == 73, "the last foreign payload type, for the snapshot")
     }
 

@@ -37,8 +37,41 @@ public final class EventHub: Sendable {
 
     private struct History {
         var routingId: String?
+        /// The first `keptHead` events, then the latest; what was between is `dropped`.
         var events: [SessionEvent] = []
         var endedAt: Double?
+        /// The `seq`s dropped to keep the history within `maxEventsPerSession`.
+        var dropped: ClosedRange<Int>?
+        var lastSeq: Int { events.last?.seq ?? 0 }
+
+        /// Drops a tenth of the bound's events after the head at once (a tenth, so the
+        /// shifting is paid once per many events, not per event).
+        mutating func bound(_ max: Int, keptHead: Int) {
+            guard events.count > max, events.count > keptHead else { return }
+            let chunk = min(Swift.max(max / 10, 1), events.count - keptHead)
+            let first = events[keptHead].seq, last = events[keptHead + chunk - 1].seq
+            dropped = (dropped?.lowerBound ?? first)...last
+            events.removeSubrange(keptHead..<(keptHead + chunk))
+        }
+
+        /// The events with `seq >= from`, with an `onSessionEventsDropped` where the
+        /// dropped ones were.
+        func replay(from: Int, _ deliver: (SessionEvent) -> Void) {
+            var told = false
+            for e in events where e.seq >= from {
+                if !told, let dropped, e.seq > dropped.upperBound {
+                    told = true
+                    if dropped.upperBound >= from {
+                        var notice = SessionEvent(event: .onSessionEventsDropped, roomId: e.roomId, traceId: e.traceId,
+                                                  seq: dropped.upperBound, at: e.at)
+                        notice.fromSeq = Swift.max(dropped.lowerBound, from)
+                        notice.toSeq = dropped.upperBound
+                        deliver(notice)
+                    }
+                }
+                deliver(e)
+            }
+        }
     }
 
     private struct State {
@@ -54,10 +87,16 @@ public final class EventHub: Sendable {
     public let retention: Double
     /// At most this many sessions' histories are kept (oldest ended ones go first).
     public let maxHistories: Int
+    /// At most this many events are kept per session, live or ended: the first
+    /// `keptHead` (creation, the first statuses) and the latest. Default 1000.
+    public let maxEventsPerSession: Int
+    /// Events at the start of a session that are never dropped. 16.
+    public static let keptHead = 16
 
-    public init(retention: Double = 300, maxHistories: Int = 10_000) {
+    public init(retention: Double = 300, maxHistories: Int = 10_000, maxEventsPerSession: Int = 1000) {
         self.retention = retention
         self.maxHistories = maxHistories
+        self.maxEventsPerSession = max(maxEventsPerSession, Self.keptHead + 1)
     }
 
     /// Registers a session's routing id before its first event.
@@ -77,9 +116,10 @@ public final class EventHub: Sendable {
         let targets: [Subscription] = state.withLock { s in
             if s.histories[e.roomId] == nil { s.order.append(e.roomId) }
             // Mutated in place: taking the history out and writing it back would copy its events.
-            e.seq = (s.histories[e.roomId]?.events.last?.seq ?? 0) + 1
+            e.seq = (s.histories[e.roomId]?.lastSeq ?? 0) + 1
             e.at = Int64((now.timeIntervalSince1970 * 1000).rounded())
             s.histories[e.roomId, default: History()].events.append(e)
+            s.histories[e.roomId]?.bound(maxEventsPerSession, keptHead: Self.keptHead)
             if e.event == .onSessionEnded { s.histories[e.roomId]?.endedAt = now.timeIntervalSince1970 }
             let routing = s.histories[e.roomId]?.routingId
             return s.subscribers.values.filter { $0.filter.matches(roomId: e.roomId, routingId: routing) }
@@ -101,7 +141,7 @@ public final class EventHub: Sendable {
                 let from = since ?? 1
                 for room in s.order {
                     guard let h = s.histories[room], filter.matches(roomId: room, routingId: h.routingId) else { continue }
-                    for e in h.events where e.seq >= from { sink(e) }
+                    h.replay(from: from, sink)
                 }
             }
             s.subscribers[sub.id] = sub
@@ -113,14 +153,18 @@ public final class EventHub: Sendable {
         _ = state.withLock { $0.subscribers.removeValue(forKey: subscription.id) }
     }
 
-    /// A session's events so far (tests, `GET` snapshots).
+    /// A session's events as a replay from the first gives them (tests, `GET` snapshots).
     public func history(roomId: String) -> [SessionEvent] {
-        state.withLock { $0.histories[roomId]?.events ?? [] }
+        state.withLock { s in
+            var out: [SessionEvent] = []
+            s.histories[roomId]?.replay(from: 1) { out.append($0) }
+            return out
+        }
     }
 
     /// The `seq` of a session's last event (0 before the first), without copying its history.
     public func lastSeq(roomId: String) -> Int {
-        state.withLock { $0.histories[roomId]?.events.last?.seq ?? 0 }
+        state.withLock { $0.histories[roomId]?.lastSeq ?? 0 }
     }
 
     public var subscriberCount: Int { state.withLock { $0.subscribers.count } }

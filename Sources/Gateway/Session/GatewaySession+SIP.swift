@@ -80,6 +80,7 @@ extension GatewaySession: SIPCallDelegate {
         guard call === self.call, request.method == "INFO" else { return }
         // SIP INFO DTMF (application/dtmf-relay or application/dtmf) from carriers without RFC 4733.
         if let info = try? SIPInfoDTMF.parse(contentType: request.contentType ?? "", body: request.body) {
+            guard infoDTMFLimit.allow(now: now) else { return gateway.metrics.refused("dtmf_rate_limited") }
             handle(.dtmf(digit: String(info.digit.character), durationMs: info.durationMs ?? SIPInfoDTMF.defaultDurationMs))
         }
     }

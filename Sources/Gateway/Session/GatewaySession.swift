@@ -52,6 +52,8 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
     var lateOffer = false
     /// Inbound: what the carrier's INVITE said beyond the numbers (for the snapshot).
     var carrier: CarrierCallInfo?
+    /// How fast SIP INFO digits may be reported (the media legs hold their own for RFC 4733).
+    var infoDTMFLimit = DTMFRateLimit()
     /// Sessions merged into this one (it hosts the three-way call).
     var merged: [GatewaySession] = []
     /// The session this one was merged into.
@@ -314,7 +316,8 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
                                  jitterMs: $0.jitterMs, roundTripMs: $0.roundTripMs, srtp: srtp?.suite.rawValue,
                                  srtpAuthFailures: srtp == nil ? nil : $0.srtpAuthFailures, srtpReplays: srtp == nil ? nil : $0.srtpReplays,
                                  playout: $0.playout.rawValue, payloadType: negotiated.map { $0.rtpMap.payloadType },
-                                 otherPayloadTypes: $0.otherPayloadTypes, otherPayloadType: $0.lastOtherPayloadType.map { Int($0) }) }
+                                 otherPayloadTypes: $0.otherPayloadTypes, otherPayloadType: $0.lastOtherPayloadType.map { Int($0) },
+                                 sourceDropped: $0.sourceDropped, dtmfDropped: $0.dtmfDropped) }
         }
         return SessionSnapshot(roomId: roomId, traceId: traceId, direction: machine.direction.rawValue, status: machine.status,
                                sourceTN: sourceTN, targetTN: targetTN, profile: profile.name, routingId: routingId,
