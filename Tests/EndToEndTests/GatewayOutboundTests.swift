@@ -182,11 +182,14 @@ extension GatewaySuites.GatewayOutboundTests {
 extension UDPSocket {
     /// Reads every datagram waiting now and says how many there were (a silent peer's count
     /// of what reached it).
-    func drainCount() -> Int {
+    func drainCount() -> Int { drainTexts().count }
+
+    /// Reads every datagram waiting now, each as text (what a silent peer was sent).
+    func drainTexts() -> [String] {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 8)
         defer { buffer.deallocate() }
-        var from = RawSocketAddress(), count = 0
-        while receive(into: buffer, from: &from) != nil { count += 1 }
-        return count
+        var from = RawSocketAddress(), texts: [String] = []
+        while let n = receive(into: buffer, from: &from) { texts.append(String(decoding: buffer.prefix(n), as: UTF8.self)) }
+        return texts
     }
 }
