@@ -160,7 +160,8 @@ extension InviteSessionMachine {
     }
 
     /// Cancels our INVITE (§9.1). Before any provisional response the CANCEL waits for one;
-    /// if none comes, Timer B ends the INVITE (reported `.canceled`).
+    /// if none comes, Timer B (or the failover time, when the policy has one) ends the INVITE
+    /// (reported `.canceled`).
     mutating func cancel(now: Double) -> [Action] {
         guard role == .uac, finalResponse == nil, !cancelRequested, !isTerminated else { return [] }
         cancelRequested = true
