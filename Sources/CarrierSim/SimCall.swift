@@ -257,6 +257,7 @@ final class SimCall: SIPCallDelegate, @unchecked Sendable {  // SIP-loop confine
         case .remoteHangup: return (connectedAt == nil ? "caller hung up before answer" : "completed, caller hung up\(connected)") + media
         case .localHangup: return "completed, we hung up\(connected)" + media
         case .timeout: return "failed: timeout"
+        case .noProvisional: return "failed: no response"
         case .transportError: return "failed: transport error"
         case .ackTimeout where behaviour == .ignoresACK:
             let up = answeredAt.map { String(format: " after %.1f s", EventLoop.now() - $0) } ?? ""

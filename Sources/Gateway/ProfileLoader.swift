@@ -119,6 +119,7 @@ struct ProfileSchema {
         let o = try object(value, at: path, keys: [
             "proxies", "fromDomain", "auth", "register", "numberFormat", "defaultCountryCode", "nationalPrefix",
             "internationalPrefix", "allowedPrefixes", "maxConcurrentCalls", "callsPerSecond", "ringTimeoutSec",
+            "failoverTimeoutMs",
         ] + Self.carrierPolicyKeys)
         let proxies = try o.required("proxies") { (v, p) throws(ProfileError) in
             try nonEmptyArray(v, at: p) { (e, ep) throws(ProfileError) in
@@ -180,11 +181,18 @@ struct ProfileSchema {
         let maxCalls = try o.optional("maxConcurrentCalls") { (v, p) throws(ProfileError) in try int(v, at: p, in: 1...100_000) }
         let cps = try o.optional("callsPerSecond") { (v, p) throws(ProfileError) in try int(v, at: p, in: 1...10_000) }
         let ring = try o.optional("ringTimeoutSec") { (v, p) throws(ProfileError) in try int(v, at: p, in: 1...600) }
+        let failover = try o.optional("failoverTimeoutMs") { (v, p) throws(ProfileError) in
+            let ms = try int(v, at: p, in: 0...31_000)
+            // Under 500 ms a live target's 100 Trying may not be back yet (T1 is 500 ms).
+            guard ms == 0 || ms >= 500 else { throw fail(p, "must be 0 (Timer B only) or from 500 to 31000, found \(ms)") }
+            return ms
+        }
         var outbound = TrunkProfile.Outbound(
             proxies: proxies, fromDomain: fromDomain, auth: auth, register: register ?? .init(),
             numberFormat: numberFormat ?? .e164, defaultCountryCode: countryCode, nationalPrefix: nationalPrefix,
             internationalPrefix: internationalPrefix, allowedPrefixes: allowedPrefixes,
-            maxConcurrentCalls: maxCalls ?? 100, callsPerSecond: cps ?? 10, ringTimeoutSec: ring ?? 60)
+            maxConcurrentCalls: maxCalls ?? 100, callsPerSecond: cps ?? 10, ringTimeoutSec: ring ?? 60,
+            failoverTimeoutMs: failover ?? 4000)
         try carrierPolicy(o, into: &outbound)
         return outbound
     }

@@ -65,8 +65,14 @@ public struct TrunkProfile: Sendable, Equatable {
         public var maxConcurrentCalls: Int
         /// At most this many new outbound calls per second. Default: 10.
         public var callsPerSecond: Int
-        /// Seconds of ringing before the gateway CANCELs (ended `no-answer`). Default: 60.
+        /// Seconds from a target's first provisional response (100 Trying included) before
+        /// the gateway CANCELs (ended `no-answer`). Default: 60.
         public var ringTimeoutSec: Int
+        /// Milliseconds an INVITE waits for any response from a target before it is
+        /// abandoned (no CANCEL: RFC 3261 §9.1) and the next target or proxy is tried; the
+        /// last target left waits for Timer B (32 s). 0: Timer B for every target. Default:
+        /// 4000 (the INVITE and its UDP retransmissions at 0.5, 1.5 and 3.5 s).
+        public var failoverTimeoutMs: Int
         /// The number (and default name) the caller presents, and which numbers an app may
         /// ask for. Default: the app's `sourceTN`, any number.
         public var callerId = CallerID()
@@ -90,7 +96,8 @@ public struct TrunkProfile: Sendable, Equatable {
                     register: Register = Register(), numberFormat: NumberFormat = .e164,
                     defaultCountryCode: String = "1", nationalPrefix: String? = nil,
                     internationalPrefix: String? = nil, allowedPrefixes: [String]? = nil,
-                    maxConcurrentCalls: Int = 100, callsPerSecond: Int = 10, ringTimeoutSec: Int = 60) {
+                    maxConcurrentCalls: Int = 100, callsPerSecond: Int = 10, ringTimeoutSec: Int = 60,
+                    failoverTimeoutMs: Int = 4000) {
             self.proxies = proxies
             self.fromDomain = fromDomain ?? proxies.first?.hostReference ?? ""
             self.auth = auth
@@ -104,6 +111,7 @@ public struct TrunkProfile: Sendable, Equatable {
             self.maxConcurrentCalls = maxConcurrentCalls
             self.callsPerSecond = callsPerSecond
             self.ringTimeoutSec = ringTimeoutSec
+            self.failoverTimeoutMs = failoverTimeoutMs
         }
 
         /// The default `nationalPrefix` for a country code.

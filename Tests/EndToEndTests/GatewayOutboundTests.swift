@@ -156,15 +156,19 @@ extension GatewaySuites {
 }
 
 extension GatewaySuites.GatewayOutboundTests {
-    /// A proxy that never answers (a socket that swallows everything): after Timer B (64*T1,
-    /// 32 s) the INVITE goes to the next proxy, which answers.
-    @Test(.timeLimit(.minutes(2)))
-    func noResponseFailsOverAfterTimerB() async throws {
+    /// A proxy that never answers (a socket that swallows everything) before one that does:
+    /// after the failover time (default 4 s: the INVITE and its retransmissions at 0.5, 1.5
+    /// and 3.5 s) the INVITE goes to the next proxy, which answers; the silent one gets no
+    /// CANCEL (RFC 3261 §9.1). With `failoverTimeoutMs: 0` the move waits for Timer B (64*T1,
+    /// 32 s), the INVITE retransmitted all along.
+    @Test(.timeLimit(.minutes(2)), arguments: [nil, 0] as [Int?])
+    func noResponseFailsOverToTheNextProxy(failoverTimeoutMs: Int?) async throws {
         let blackHole = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: 0))
         let sipp = try await SIPp.listening(.inline(name: "carrier", xml: CarrierScenarios.answer()), timeout: 60)
         defer { sipp.stop() }
         var profile = GatewayProcess.Profile(proxies: [blackHole.local.port, sipp.port])
         profile.ringTimeoutSec = 60
+        if let failoverTimeoutMs { profile.outboundExtra = "failoverTimeoutMs: \(failoverTimeoutMs)," }
         let gw = try GatewayProcess(profiles: [profile])
         defer { gw.stop() }
         let (rec, _) = try await Self.call(gw, timeout: 45) { session, rec in
@@ -173,20 +177,24 @@ extension GatewaySuites.GatewayOutboundTests {
         }
         #expect(rec.trace == ["onSessionCreated", "Initializing", "Connecting", "Connected", "onStreamQualityIndicator",
                               "Disconnected", "ended:completed"], "\(rec.events)")
-        // The black hole got the INVITE and its retransmissions.
-        let invites = blackHole.drainCount()
-        #expect(invites >= 5, "\(invites) INVITEs reached the silent proxy")
+        // The black hole got the INVITE and its retransmissions, and nothing else.
+        let sent = blackHole.drainTexts()
+        #expect(sent.allSatisfy { $0.hasPrefix("INVITE ") }, "\(sent)")
+        #expect(sent.count >= (failoverTimeoutMs == 0 ? 5 : 3), "\(sent.count) INVITEs reached the silent proxy")
     }
 }
 
 extension UDPSocket {
     /// Reads every datagram waiting now and says how many there were (a silent peer's count
     /// of what reached it).
-    func drainCount() -> Int {
+    func drainCount() -> Int { drainTexts().count }
+
+    /// Reads every datagram waiting now, each as text (what a silent peer was sent).
+    func drainTexts() -> [String] {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 8)
         defer { buffer.deallocate() }
-        var from = RawSocketAddress(), count = 0
-        while receive(into: buffer, from: &from) != nil { count += 1 }
-        return count
+        var from = RawSocketAddress(), texts: [String] = []
+        while let n = receive(into: buffer, from: &from) { texts.append(String(decoding: buffer.prefix(n), as: UTF8.self)) }
+        return texts
     }
 }

@@ -68,6 +68,7 @@ private func write(_ text: String, to dir: URL, as name: String) throws -> URL {
     #expect(ipAuth.inbound?.allows(source: "198.51.100.200") == false)
     #expect(ipAuth.outbound?.callerId.policy == .pool && ipAuth.outbound?.assertedIdentity == .pai)
     #expect(ipAuth.outbound?.userPhone == true && ipAuth.outbound?.appHeaders == ["Diversion"])
+    #expect(ipAuth.outbound?.failoverTimeoutMs == 2000)
     #expect(ipAuth.media.opus == .init(complexity: 3))
     #expect(ipAuth.media.opusSettings(default: .init()) == .init(complexity: 3))
 }
@@ -83,6 +84,7 @@ private func write(_ text: String, to dir: URL, as name: String) throws -> URL {
     #expect(outbound.defaultCountryCode == "1")
     #expect(outbound.allowedPrefixes == ["+1"])  // home country only, never international
     #expect(outbound.maxConcurrentCalls == 100 && outbound.callsPerSecond == 10 && outbound.ringTimeoutSec == 60)
+    #expect(outbound.failoverTimeoutMs == 4000)
     #expect(profile.inbound == nil)
     #expect(profile.media == .init(codecs: [.pcmu, .pcma], dtmf: .rfc4733, rtpTimeoutSec: 30))
     #expect(profile.sip == .init(transport: .udp, prack: .supported, sessionTimerSec: 1800, optionsPingSec: 30))
@@ -231,6 +233,15 @@ let brokenProfiles: [BrokenProfile] = [
     .init(label: "out-of-range integer",
           text: #"{ name: "t", outbound: { proxies: ["sip:a.example"], ringTimeoutSec: 0 } }"#,
           keyPath: "outbound.ringTimeoutSec", message: "must be from 1 to 600, found 0"),
+    .init(label: "a failover time too short for a live target's 100 Trying",
+          text: #"{ name: "t", outbound: { proxies: ["sip:a.example"], failoverTimeoutMs: 200 } }"#,
+          keyPath: "outbound.failoverTimeoutMs", message: "must be 0 (Timer B only) or from 500 to 31000, found 200"),
+    .init(label: "a failover time past Timer B",
+          text: #"{ name: "t", outbound: { proxies: ["sip:a.example"], failoverTimeoutMs: 40000 } }"#,
+          keyPath: "outbound.failoverTimeoutMs", message: "must be from 0 to 31000, found 40000"),
+    .init(label: "a failover time in seconds",
+          text: #"{ name: "t", outbound: { proxies: ["sip:a.example"], failoverTimeoutMs: "4s" } }"#,
+          keyPath: "outbound.failoverTimeoutMs", message: #"expected an integer, found string "4s""#),
     .init(label: "bad allowed prefix",
           text: #"{ name: "t", outbound: { proxies: ["sip:a.example"], allowedPrefixes: ["+1", "1-800"] } }"#,
           keyPath: "outbound.allowedPrefixes[1]",
@@ -316,6 +327,12 @@ func brokenProfileNamesFileAndKeyPath(_ broken: BrokenProfile) throws {
 
     let empty = #expect(throws: ProfileError.self) { try auth.password(environment: ["CARRIER_SIM_PASSWORD": ""]) }
     #expect(empty?.message == "environment variable CARRIER_SIM_PASSWORD is empty")
+}
+
+@Test(arguments: [(0, 0), (500, 500), (2500, 2500), (31000, 31000)])
+func failoverTimeIsRead(_ ms: Int, _ expected: Int) throws {
+    let p = try ProfileLoader.parse(#"{ name: "t", outbound: { proxies: ["sip:a.example"], failoverTimeoutMs: \#(ms) } }"#, file: "t.json5")
+    #expect(p.outbound?.failoverTimeoutMs == expected)
 }
 
 // MARK: Proxy addresses

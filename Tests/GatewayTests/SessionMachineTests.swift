@@ -26,6 +26,7 @@ import Testing
             case .cancelInvite: return "CANCEL"
             case .hangup: return "BYE"
             case .tryNextProxy: return "next-proxy"
+            case .startRingTimer: return "ring-timer"
             case .ring: return "180"
             case .answerInvite: return "200"
             case .rejectInvite(let s): return "reject:\(s)"
@@ -126,6 +127,19 @@ import Testing
             expected: start + ["status:Connected/200", "quality:HD:G722"]),
         Row(name: "nothing after the end", inputs: [.started(notification: nil), .finalResponse(sip(486), proxiesLeft: false), answered, .remoteHangup(cause: nil), .close],
             expected: start + ["status:Disconnected/486", "ended:busy/486", "finish"]),
+        // The ring timer counts from the target's first provisional response, not the INVITE.
+        Row(name: "ring timer from the first provisional, once per target",
+            inputs: [.started(notification: nil), .targetResponding, .provisional(sip(180), hasSDP: false), .targetResponding],
+            expected: start + ["ring-timer", "status:Connecting/180"]),
+        Row(name: "a silent target left for the next: the next one's ring timer starts at its own response",
+            inputs: [.started(notification: nil), .noResponse(proxiesLeft: true), .targetResponding, .provisional(sip(180), hasSDP: false), answered],
+            expected: start + ["next-proxy", "ring-timer", "status:Connecting/180", "status:Connected/200", "quality:NonHD:PCMU"]),
+        Row(name: "a target that responded then 503: the next target gets a ring timer of its own",
+            inputs: [.started(notification: nil), .targetResponding, .finalResponse(sip(503), proxiesLeft: true), .targetResponding],
+            expected: start + ["ring-timer", "next-proxy", "ring-timer"]),
+        Row(name: "no ring timer once the app closed, nor after the end",
+            inputs: [.started(notification: nil), .close, .targetResponding, .finalResponse(sip(487), proxiesLeft: false), .targetResponding],
+            expected: start + ["CANCEL", "status:Disconnected/487", "ended:canceled/487", "finish"]),
     ]
 
     @Test(arguments: outboundRows)

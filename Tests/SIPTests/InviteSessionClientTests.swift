@@ -199,6 +199,39 @@ import Testing
         Bench.check(row, on: Bench.uac(sessionTimer: SessionTimerPolicy()))
     }
 
+    /// A 4 s failover time (`SIPCallPolicy.failoverTimeout`): a target that says nothing is
+    /// abandoned without a CANCEL (RFC 3261 §9.1); any response keeps the call with it.
+    static let failoverRows: [Row] = [
+        Row("nothing within the failover time: INVITE abandoned, no CANCEL; a late 2xx gets ACK and BYE", [
+            Step(0, .start, ["send INVITE 1", "start failover@4"]),
+            Step(4, .timerFired(.failover), ["terminate INVITE", "start removal@36", "report ended noProvisional"]),
+            Step(5, .strayResponse(ok(5)), ["ACK 1 to=c1", "send BYE 2 to=c1"]),
+            Step(32, .requestTimeout(.invite), []),
+        ], final: .terminated(.noProvisional)),
+        Row("100 Trying stops it: the call rings on past the failover time and connects", [
+            Step(0, .start, ["send INVITE 1", "start failover@4"]),
+            Step(0.2, .response(r(100, "Trying", tag: nil), to: .invite), ["stop failover", "report trying"]),
+            Step(1, .response(r(180, "Ringing"), to: .invite), ["report provisional 180"]),
+            Step(4, .timerFired(.failover), []),
+            Step(20, .response(ok(20), to: .invite), ["ACK 1 to=c1 kept", "report connected"]),
+        ], final: .confirmed),
+        Row("a final response before any provisional stops it", [
+            Step(0, .start, ["send INVITE 1", "start failover@4"]),
+            Step(0.3, .response(r(486, "Busy Here"), to: .invite),
+                 ["stop failover", "start removal@32.3", "report ended rejected(status: 486)"]),
+        ], final: .terminated(.rejected(status: 486))),
+        Row("cancelled before any response, and none comes: the failover time ends it canceled", [
+            Step(0, .start, ["send INVITE 1", "start failover@4"]),
+            Step(1, .cancelInvite, []),
+            Step(4, .timerFired(.failover), ["terminate INVITE", "start removal@36", "report ended canceled"]),
+        ], final: .terminated(.canceled)),
+    ]
+
+    @Test(arguments: failoverRows)
+    func uacWithFailoverTime(_ row: Row) {
+        Bench.check(row, on: Bench.uac(failoverTimeout: 4))
+    }
+
     // MARK: What the messages carry
 
     @Test func inviteCarriesTimerHeadersAndSDPAndRetriesWithTheNewInterval() throws {

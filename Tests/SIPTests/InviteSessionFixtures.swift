@@ -147,14 +147,15 @@ enum Bench {
     /// The lowest value of every range: glare back-off 2.1 s as Call-ID owner, 0 s otherwise.
     static let fixed = M.Randomness(integer: { $0.lowerBound }, cnonce: { "0a4f113b" })
 
-    static func configuration(sessionTimer: SessionTimerPolicy? = nil, prack: SIPUserAgentConfiguration.PRACKPolicy = .supported) -> M.Configuration {
-        M.Configuration(policy: SIPCallPolicy(prack: prack, sessionTimer: sessionTimer),
+    static func configuration(sessionTimer: SessionTimerPolicy? = nil, prack: SIPUserAgentConfiguration.PRACKPolicy = .supported,
+                              failoverTimeout: Double? = nil) -> M.Configuration {
+        M.Configuration(policy: SIPCallPolicy(prack: prack, sessionTimer: sessionTimer, failoverTimeout: failoverTimeout),
                         contact: SIPURI(user: "irisgw", host: "192.0.2.10", port: 5060), serverHeader: "irisgw/0.1")
     }
 
-    static func uac(credentials: DigestCredentials? = nil, sessionTimer: SessionTimerPolicy? = nil) -> M {
+    static func uac(credentials: DigestCredentials? = nil, sessionTimer: SessionTimerPolicy? = nil, failoverTimeout: Double? = nil) -> M {
         M(outgoing: Wire.ourInvite, sdp: Wire.ourSDP, credentials: credentials,
-          configuration: configuration(sessionTimer: sessionTimer), randomness: fixed)
+          configuration: configuration(sessionTimer: sessionTimer, failoverTimeout: failoverTimeout), randomness: fixed)
     }
 
     static func uas(_ invite: SIPMessage = Wire.theirInvite(), sessionTimer: SessionTimerPolicy? = nil,
@@ -226,6 +227,7 @@ enum Bench {
             switch r {
             case .incomingCall: return "report incoming"
             case .provisional(let m): return "report provisional \(m.statusCode ?? 0)"
+            case .trying: return "report trying"
             case .connected: return "report connected"
             case .answer: return "report answer"
             case .request(let m): return "report request \(m.method)"

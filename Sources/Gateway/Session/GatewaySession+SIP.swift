@@ -23,6 +23,14 @@ extension GatewaySession: SIPCallDelegate {
             gateway.records.update(roomId: roomId) { [now] r in r.ringingAt = now }
         }
         handle(.provisional(details, hasSDP: early))
+        handle(.targetResponding)
+    }
+
+    /// The target has the INVITE: its ring time starts now, not at the INVITE, so time spent
+    /// on silent targets before it is not taken from it.
+    func call(_ call: SIPCall, didReceiveTrying response: SIPMessage) {
+        guard call === self.call else { return }
+        handle(.targetResponding)
     }
 
     func call(_ call: SIPCall, didConnect message: SIPMessage) {
@@ -120,7 +128,7 @@ extension GatewaySession: SIPCallDelegate {
         case .localHangup:
             // The machine asked for it (and has ended), or the SIP layer gave up on a re-INVITE.
             handle(.sipFailure(nil))
-        case .timeout, .transportError:
+        case .timeout, .noProvisional, .transportError:
             if machine.isConnected {
                 handle(.sipFailure(SIPDetails(code: 408, reason: "Request Timeout")))
             } else if end == .transportError, let failure = gateway.ua.connectionFailure(toward: call.peer) {

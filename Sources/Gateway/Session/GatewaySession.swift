@@ -97,6 +97,8 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
         case .tryNextProxy:
             advanceTarget()
             sendInvite()
+        case .startRingTimer:
+            startRingTimer(seconds: Double(profile.outbound?.ringTimeoutSec ?? 60))
         case .ring:
             call?.ring()
             startRingTimer(seconds: Double(profile.inbound?.ringTimeoutSec ?? 45))
@@ -146,12 +148,17 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
         let offer = MediaNegotiation.trunkOffer(address: trunkSDPAddress(media), codecs: profile.media.codecs.map(\.rawValue),
                                                 telephoneEvent: profile.media.dtmf == .rfc4733, session: trunkSession,
                                                 proto: proto, cryptos: cryptos)
+        // A target silent for the failover time is left for the next one; the last one left
+        // gets Timer B (32 s), as there is nothing to move on to.
+        var policy = Gateway.callPolicy(profile)
+        if outbound.failoverTimeoutMs > 0 && proxiesLeft { policy.failoverTimeout = Double(outbound.failoverTimeoutMs) / 1000 }
+        // Each target's ring time starts at its first provisional response (SessionMachine).
+        loop.cancel(ringTimer)
+        ringTimer = nil
         call = gateway.ua.invite(requestURI: plan.requestURI, from: plan.from, to: plan.to, peer: peer, sdp: offer,
                                  headers: [SIPHeader(.userAgent, gateway.ua.configuration.userAgent)] + plan.headers,
-                                 credentials: credentials, policy: Gateway.callPolicy(profile), delegate: self)
+                                 credentials: credentials, policy: policy, delegate: self)
         if let call { gateway.captures.bind(callID: call.callID, to: capture) }
-        // Each proxy gets the whole ring time (a silent one is left at Timer B, 32 s).
-        startRingTimer(seconds: Double(outbound.ringTimeoutSec))
     }
 
     /// Where the carrier is told to send RTP: this leg's port at the trunk's advertised

@@ -27,6 +27,8 @@ public struct SessionMachine: Sendable {
         /// The connection to the current target failed (a TLS handshake, a certificate, a
         /// refused connect); `details` is the locally made status, its reason says what failed.
         case transportFailed(SIPDetails, proxiesLeft: Bool)
+        /// Outbound: the current target sent its first provisional response (100 included).
+        case targetResponding
         case ringTimeout
         /// The app closed the session (`DELETE`).
         case close
@@ -68,8 +70,11 @@ public struct SessionMachine: Sendable {
         case cancelInvite
         /// BYE.
         case hangup
-        /// Send the INVITE to the next proxy.
+        /// Send the INVITE to the next proxy (its ring timer not running until it responds).
         case tryNextProxy
+        /// Outbound: start the ring timer (`ringTimeoutSec`), once per target, from its first
+        /// provisional response.
+        case startRingTimer
         /// Inbound: 180 Ringing and the ring timer.
         case ring
         /// Inbound: answer the INVITE with our SDP.
@@ -94,6 +99,8 @@ public struct SessionMachine: Sendable {
     public private(set) var codec: String?
     private var closeRequested = false
     private var ringTimedOut = false
+    /// Outbound: the current target's ring timer was started.
+    private var ringTimerStarted = false
     private var joined = false
     private var earlyMediaReported = false
     public private(set) var heldLocally = false
@@ -164,7 +171,7 @@ public struct SessionMachine: Sendable {
             let verdict = FinalResponseClass.classify(status: details.code, weCanceled: closeRequested, ringTimedOut: ringTimedOut)
             switch verdict.next {
             case .failover(let reason, let code):
-                if proxiesLeft && !closeRequested && !ringTimedOut { return [.tryNextProxy] }
+                if proxiesLeft && !closeRequested && !ringTimedOut { return nextTarget() }
                 return end(reason, sip: details, irisCode: code, now: now)
             case .end(let reason, let code):
                 return end(reason, sip: details, irisCode: code, now: now)
@@ -174,16 +181,21 @@ public struct SessionMachine: Sendable {
             guard answeredAt == nil else { return end(.failed, sip: nil, irisCode: IrisCode.remoteUnreachable, now: now) }
             if closeRequested { return end(.canceled, sip: nil, irisCode: nil, now: now) }
             if ringTimedOut { return end(.noAnswer, sip: nil, irisCode: IrisCode.targetNoReply, now: now) }
-            if proxiesLeft { return [.tryNextProxy] }
+            if proxiesLeft { return nextTarget() }
             return end(.failed, sip: SIPDetails(code: 408, reason: "Request Timeout"), irisCode: IrisCode.remoteUnreachable, now: now)
 
         case .proxyUnresolvable(let details, let proxiesLeft), .transportFailed(let details, let proxiesLeft):
             guard answeredAt == nil else { return [] }
             if closeRequested { return end(.canceled, sip: nil, irisCode: nil, now: now) }
             if ringTimedOut { return end(.noAnswer, sip: nil, irisCode: IrisCode.targetNoReply, now: now) }
-            if proxiesLeft { return [.tryNextProxy] }
+            if proxiesLeft { return nextTarget() }
             return end(.failed, sip: details, irisCode: IrisCode.remoteUnreachable, now: now,
                        message: "remote unreachable: " + details.reason)
+
+        case .targetResponding:
+            guard direction == .outbound, answeredAt == nil, !closeRequested, !ringTimedOut, !ringTimerStarted else { return [] }
+            ringTimerStarted = true
+            return [.startRingTimer]
 
         case .ringTimeout:
             guard answeredAt == nil, !closeRequested, !ringTimedOut else { return [] }
@@ -291,6 +303,12 @@ public struct SessionMachine: Sendable {
             e.heldRoomId = held
             return [.emit(e)]
         }
+    }
+
+    /// The next target gets its own ring time, from its own first provisional response.
+    private mutating func nextTarget() -> [Action] {
+        ringTimerStarted = false
+        return [.tryNextProxy]
     }
 
     /// Hold status after a change of either side's hold: `Hold` while either holds,

@@ -13,6 +13,8 @@ extension InviteSessionMachine {
         case incomingCall
         /// A 1xx other than 100 (a reliable one already PRACKed).
         case provisional(SIPMessage)
+        /// A 100 Trying to our INVITE.
+        case trying(SIPMessage)
         /// The 2xx to our INVITE (ACK sent), or the ACK to our 2xx.
         case connected(SIPMessage)
         /// The answer to our offer (in a 2xx, or in the ACK to our offering 2xx).
@@ -44,7 +46,8 @@ extension InviteSessionMachine {
         case startTimer(Timer, at: Double)
         /// Disarm the named timer.
         case cancelTimer(Timer)
-        /// Stop the INVITE client transaction (our CANCEL's 64*T1 ran out).
+        /// Stop the INVITE client transaction (our CANCEL's 64*T1 ran out, or the failover
+        /// time passed with no response).
         case terminateInviteTransaction
         /// Tell the application.
         case report(Report)

@@ -48,6 +48,9 @@ extension InviteSessionMachine {
         case provisionalRetransmit
         /// UAC: 64*T1 after our CANCEL with no final response, the INVITE counts as cancelled.
         case cancelGuard
+        /// UAC: the policy's `failoverTimeout` after the INVITE with no response at all: the
+        /// INVITE is abandoned (`.noProvisional`).
+        case failover
         /// Retry of an offer that met 491 (RFC 3261 §14.1).
         case glareRetry
         /// The RFC 4028 session timer (`SessionTimer`'s single timer).

@@ -11,7 +11,9 @@ extension InviteSessionMachine {
             m.addHeader(.minSE, offer.minSE.serialize())
         }
         if let localSDP { m.setSDP(localSDP) }
-        return transmitInvite(m)
+        var actions = transmitInvite(m)
+        if let wait = policy.failoverTimeout { actions.append(start(.failover, at: now + wait)) }
+        return actions
     }
 
     private mutating func transmitInvite(_ m: SIPMessage) -> [Action] {
@@ -39,10 +41,12 @@ extension InviteSessionMachine {
 
     mutating func inviteResponse(_ r: SIPMessage, now: Double) -> [Action] {
         guard role == .uac, let code = r.statusCode, r.cseq?.sequence == invite.cseq?.sequence else { return [] }
+        // Any response shows the target alive: no failover from it any more.
+        let alive = stop(.failover)
         switch code {
-        case 100...199: return provisional(r, code, now: now)
-        case 200...299: return inviteSucceeded(r, now: now)
-        default: return inviteFailed(r, code, now: now)
+        case 100...199: return alive + provisional(r, code, now: now)
+        case 200...299: return alive + inviteSucceeded(r, now: now)
+        default: return alive + inviteFailed(r, code, now: now)
         }
     }
 
@@ -51,7 +55,8 @@ extension InviteSessionMachine {
         guard !isTerminated, finalResponse == nil else { return [] }
         provisionalSeen = true
         if cancelRequested { return sendCancel(now: now) }
-        guard code > 100, let tag = r.to?.tag else { return [] }
+        if code == 100 { return [.report(.trying(r))] }
+        guard let tag = r.to?.tag else { return [] }
         var actions: [Action] = []
         if r.require.contains(where: { $0.caseInsensitiveCompare("100rel") }), let rseq = r.rseq {
             // RFC 3262 §4: PRACK the next RSeq of this fork only; a retransmission (same RSeq)
@@ -155,7 +160,8 @@ extension InviteSessionMachine {
     }
 
     /// Cancels our INVITE (§9.1). Before any provisional response the CANCEL waits for one;
-    /// if none comes, Timer B ends the INVITE (reported `.canceled`).
+    /// if none comes, Timer B (or the failover time, when the policy has one) ends the INVITE
+    /// (reported `.canceled`).
     mutating func cancel(now: Double) -> [Action] {
         guard role == .uac, finalResponse == nil, !cancelRequested, !isTerminated else { return [] }
         cancelRequested = true
@@ -172,6 +178,14 @@ extension InviteSessionMachine {
         c.addHeader(.maxForwards, "70")
         // No final response 64*T1 after the CANCEL: consider the INVITE cancelled (§9.1).
         return [.send(c, for: .cancel, to: .peer), start(.cancelGuard, at: now + 64 * t1)]
+    }
+
+    /// The failover time passed with no response at all: the INVITE is abandoned. No CANCEL:
+    /// one may not be sent before a provisional response (§9.1), and a target that sent
+    /// nothing has nothing to cancel. A 2xx that still comes gets ACK and BYE (`endFork`).
+    mutating func failoverDue(now: Double) -> [Action] {
+        guard role == .uac, !provisionalSeen, finalResponse == nil, !isTerminated else { return [] }
+        return [.terminateInviteTransaction] + end(cancelRequested ? .canceled : .noProvisional, nil, now: now)
     }
 
     mutating func cancelGuardDue(now: Double) -> [Action] {

@@ -264,6 +264,7 @@ public struct InviteSessionMachine: Sendable {
         case .responseRetransmit: return responseRetransmitDue(now: now)
         case .provisionalRetransmit: return provisionalRetransmitDue(now: now)
         case .cancelGuard: return cancelGuardDue(now: now)
+        case .failover: return failoverDue(now: now)
         case .glareRetry: return glareRetryDue(now: now)
         case .sessionTimer: return sessionTimerDue(now: now)
         case .removal: return [.remove]

@@ -106,6 +106,7 @@ extension SIPCall {
                 run(.reject(status: 480, reason: nil, headers: []))
             }
         case .provisional(let r): delegate?.call(self, didReceiveProvisional: r)
+        case .trying(let r): delegate?.call(self, didReceiveTrying: r)
         case .connected(let m): delegate?.call(self, didConnect: m)
         case let .answer(sdp, m): delegate?.call(self, didReceiveAnswer: sdp, in: m)
         case .request(let m): delegate?.call(self, didReceiveRequest: m)

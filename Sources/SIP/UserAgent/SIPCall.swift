@@ -11,6 +11,10 @@ public enum SIPCallEnd: Sendable, Equatable {
     case localHangup
     /// No final response to our INVITE (Timer B) or to our CANCEL's INVITE within 64*T1.
     case timeout
+    /// No response at all to our INVITE within the policy's `failoverTimeout`: the INVITE
+    /// was abandoned without a CANCEL (RFC 3261 §9.1: nothing to cancel at a target that
+    /// sent nothing), so the next target can be tried.
+    case noProvisional
     case transportError
     /// We answered but no ACK came within 64*T1 (we then sent BYE).
     case ackTimeout
@@ -22,6 +26,8 @@ public enum SIPCallEnd: Sendable, Equatable {
 public protocol SIPCallDelegate: AnyObject {
     /// A 1xx other than 100 (with or without SDP; reliable ones are already PRACKed).
     func call(_ call: SIPCall, didReceiveProvisional response: SIPMessage)
+    /// A 100 Trying to our INVITE: the next hop has it and is working on it.
+    func call(_ call: SIPCall, didReceiveTrying response: SIPMessage)
     /// The call is confirmed: the 2xx to our INVITE (ACK sent), or the ACK to our 2xx.
     func call(_ call: SIPCall, didConnect message: SIPMessage)
     /// The peer sent an offer (re-INVITE, UPDATE, PRACK); return the answer. `nil` offer: the
@@ -41,6 +47,7 @@ public protocol SIPCallDelegate: AnyObject {
 
 extension SIPCallDelegate {
     public func call(_ call: SIPCall, didReceiveProvisional response: SIPMessage) {}
+    public func call(_ call: SIPCall, didReceiveTrying response: SIPMessage) {}
     public func call(_ call: SIPCall, didConnect message: SIPMessage) {}
     public func call(_ call: SIPCall, answerFor offer: SessionDescription?, in request: SIPMessage) -> SessionDescription? { call.localSDP }
     public func call(_ call: SIPCall, didReceiveAnswer answer: SessionDescription, in message: SIPMessage) {}

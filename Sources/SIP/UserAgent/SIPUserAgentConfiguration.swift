@@ -79,10 +79,16 @@ public struct SIPCallPolicy: Sendable, Equatable {
     public var prack: SIPUserAgentConfiguration.PRACKPolicy
     /// Session timers (RFC 4028); nil disables them for the call.
     public var sessionTimer: SessionTimerPolicy?
+    /// Outgoing calls: seconds the INVITE waits for any response (100 Trying included)
+    /// before it is abandoned and the call ends `.noProvisional`, so the caller can try the
+    /// next target long before Timer B (64*T1, 32 s). No CANCEL goes to a target that sent
+    /// nothing (RFC 3261 §9.1). nil (the default): Timer B alone.
+    public var failoverTimeout: Double?
 
-    public init(prack: SIPUserAgentConfiguration.PRACKPolicy, sessionTimer: SessionTimerPolicy?) {
+    public init(prack: SIPUserAgentConfiguration.PRACKPolicy, sessionTimer: SessionTimerPolicy?, failoverTimeout: Double? = nil) {
         self.prack = prack
         self.sessionTimer = sessionTimer
+        self.failoverTimeout = failoverTimeout
     }
 
     /// The `Supported` option tags this policy offers.
