@@ -79,4 +79,34 @@ import Testing
         hub.prune(now: 111)
         #expect(hub.history(roomId: "a").isEmpty)
     }
+
+    /// A live session's history stays within its bound however many events it has: the
+    /// first 16 and the latest are kept, and a replay names what was left out where it was.
+    @Test(arguments: [1, 10, 4000, 4990])
+    func liveHistoryIsBoundedAndTheReplaySaysWhatWasDropped(since: Int) {
+        let published = 5000
+        let hub = EventHub(maxEventsPerSession: 100)
+        hub.open(roomId: "a", routingId: nil)
+        for _ in 0..<published { hub.publish(Self.event("a", .onSessionDTMF)) }
+        let history = hub.history(roomId: "a")
+        #expect(history.count <= 101, "\(history.count) events kept")
+        #expect(hub.lastSeq(roomId: "a") == published)
+        let c = Collector()
+        _ = hub.subscribe(.init(roomId: "a"), since: since, sink: c.add)
+        let replay = c.events.withLock { $0 }
+        let notices = replay.filter { $0.event == .onSessionEventsDropped }
+        let kept = replay.filter { $0.event != .onSessionEventsDropped }
+        // The head, the notice (when the replay reaches back into what was dropped), the tail.
+        #expect(kept.prefix(while: { $0.seq <= 16 }).count == max(0, 16 - (since - 1)))
+        if let last = kept.last { #expect(last.seq == published) }
+        let firstTail = kept.first { $0.seq > 16 }?.seq ?? 0
+        if since < firstTail {
+            #expect(notices.count == 1)
+            #expect(notices.first?.fromSeq == max(since, 17) && notices.first?.toSeq == firstTail - 1)
+            #expect(notices.first?.seq == firstTail - 1, "the notice sits where the dropped events were")
+        } else {
+            #expect(notices.isEmpty)
+        }
+        #expect(replay.map(\.seq) == replay.map(\.seq).sorted(), "in seq order")
+    }
 }
