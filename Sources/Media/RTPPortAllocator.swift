@@ -47,11 +47,15 @@ public struct RTPPortAllocator: Sendable, Equatable {
         public var range: ClosedRange<UInt16>
         /// Seconds a released pair waits before it can be handed out again. Default 10.
         public var quarantine: Double
+        /// Hand out a free pair at random (default true), so a prober cannot guess the next
+        /// call's ports from the last one's; false hands out the least recently used first.
+        public var randomOrder: Bool
 
         /// A configuration with `range` and `quarantine` seconds.
-        public init(range: ClosedRange<UInt16> = 10000...20000, quarantine: Double = 10) {
+        public init(range: ClosedRange<UInt16> = 10000...20000, quarantine: Double = 10, randomOrder: Bool = true) {
             self.range = range
             self.quarantine = quarantine
+            self.randomOrder = randomOrder
         }
     }
 
@@ -98,12 +102,14 @@ public struct RTPPortAllocator: Sendable, Equatable {
     /// How many released pairs are still in quarantine (as of the last call).
     public var quarantinedCount: Int { quarantine.count - quarantineHead }
 
-    /// Hands out the least recently used free pair at `now`.
+    /// Hands out a free pair at `now`: one at random, or the least recently used
+    /// (`randomOrder`). Either way, a released pair waits out its quarantine first.
     public mutating func allocate(now: Double) throws(RTPPortAllocatorError) -> RTPPortPair {
         releaseExpiredQuarantine(now: now)
         guard freeHead < free.count else {
             throw .exhausted(inUse: inUseCount, quarantined: quarantinedCount)
         }
+        if configuration.randomOrder { free.swapAt(freeHead, Int.random(in: freeHead..<free.count)) }
         let index = free[freeHead]
         freeHead += 1
         compact()

@@ -2,8 +2,20 @@ import Testing
 @testable import Media
 
 @Suite struct RTPPortAllocatorTests {
-    private func allocator(_ range: ClosedRange<UInt16>, quarantine: Double = 10) throws -> RTPPortAllocator {
-        try RTPPortAllocator(configuration: RTPPortAllocator.Configuration(range: range, quarantine: quarantine))
+    private func allocator(_ range: ClosedRange<UInt16>, quarantine: Double = 10, randomOrder: Bool = false) throws -> RTPPortAllocator {
+        try RTPPortAllocator(configuration: RTPPortAllocator.Configuration(range: range, quarantine: quarantine, randomOrder: randomOrder))
+    }
+
+    /// The default order is random: a prober learns nothing of the next call's ports from
+    /// the last one's, and every free pair is still handed out before the range runs dry.
+    @Test func pairsComeInAnOrderNoOneCanGuess() throws {
+        var ports = try RTPPortAllocator(configuration: .init(range: 10000...10999))
+        let handedOut = try (0..<500).map { _ in try ports.allocate(now: 0).rtp }
+        #expect(Set(handedOut).count == 500)
+        #expect(handedOut != handedOut.sorted(), "handed out in port order")
+        let steps = zip(handedOut, handedOut.dropFirst()).filter { $1 == $0 &+ 2 }.count
+        #expect(steps < 50, "\(steps) of 499 pairs followed the one before")
+        #expect(throws: RTPPortAllocatorError.exhausted(inUse: 500, quarantined: 0)) { try ports.allocate(now: 0) }
     }
 
     @Test(arguments: [

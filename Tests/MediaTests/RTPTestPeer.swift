@@ -28,8 +28,9 @@ final class RTPTestPeer: @unchecked Sendable {  // used by one test task at a ti
     private(set) var received: [Received] = []
     private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 8)
 
-    init() throws {
-        socket = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: 0))
+    /// A peer on `host` (127.0.0.2 plays a stranger: it is on `lo` too).
+    init(host: String = "127.0.0.1") throws {
+        socket = try UDPSocket(bind: SocketAddress(host: host, port: 0))
     }
 
     deinit { buffer.deallocate() }

@@ -45,20 +45,20 @@ import TLS
         var platform: SocketAddress { call.address(of: .platform) }
 
         /// A browser's check: USERNAME local:remote, signed with the engine's password unless `key` says otherwise.
-        func check(useCandidate: Bool = true, key: String = WebRTCLegTests.local.pwd) throws -> STUNTransactionID {
+        func check(useCandidate: Bool = true, key: String = WebRTCLegTests.local.pwd, from peer: RTPTestPeer? = nil) throws -> STUNTransactionID {
             let id = STUNTransactionID.random()
             var attributes: [STUNAttribute] = [.username("\(WebRTCLegTests.local.ufrag):\(WebRTCLegTests.browser.ufrag)"),
                                                .priority(1_845_501_695), .iceControlling(tieBreaker: 42)]
             if useCandidate { attributes.append(.useCandidate) }
             let bytes = try STUNMessage(type: .bindingRequest, transactionID: id, attributes: attributes)
                 .serialized(integrityKey: Array(key.utf8), fingerprint: true)
-            send(bytes)
+            send(bytes, from: peer)
             return id
         }
 
-        func send(_ bytes: [UInt8]) {
+        func send(_ bytes: [UInt8], from peer: RTPTestPeer? = nil) {
             guard let to = RawSocketAddress(platform) else { return }
-            bytes.withUnsafeBytes { _ = browserPeer.socket.send($0, to: to) }
+            bytes.withUnsafeBytes { _ = (peer ?? browserPeer).socket.send($0, to: to) }
         }
 
         /// The STUN messages the browser got.
@@ -176,5 +176,26 @@ import TLS
             }.count
             return opened >= 10
         }, "SRTP packets the browser could open: \(opened)")
+    }
+
+    /// Once ICE has selected the browser's address, nothing from another address is read:
+    /// not even a check signed with the right password (which would otherwise move the
+    /// media there), nor DTLS. They get no answer and are counted.
+    @Test func afterSelectionOnlyTheSelectedAddressIsHeard() async throws {
+        let rig = try Rig(setupTimeout: 5)
+        defer { rig.stop() }
+        _ = try rig.check()
+        #expect(await Self.waitUntil(timeout: 5) { rig.stunReceived().contains { $0.type == .bindingSuccessResponse } })
+        let stranger = try RTPTestPeer(host: "127.0.0.2")
+        _ = try rig.check(from: stranger)
+        rig.send([22, 0xFE, 0xFD, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], from: stranger)  // a DTLS record header
+        #expect(await Self.waitUntil(timeout: 5) { (rig.call.statistics()[.platform]?.sourceDropped ?? 0) >= 2 })
+        // The browser's own check, after the stranger's, is still answered (the condition
+        // the wait needs: the stranger's packets were read before it).
+        let id = try rig.check()
+        #expect(await Self.waitUntil(timeout: 5) { rig.stunReceived().contains { $0.transactionID == id } })
+        stranger.drain()
+        #expect(stranger.received.isEmpty, "the stranger got \(stranger.received.count) answers")
+        #expect(rig.call.statistics()[.platform]?.remote == rig.browserPeer.address)
     }
 }
