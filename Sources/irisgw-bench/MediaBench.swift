@@ -48,7 +48,8 @@ enum MediaBench {
         return results
     }
 
-    static func runStep(calls n: Int, passthrough: Bool, seconds: Double, threads: Int = 1, srtp: SRTPSuite? = nil) throws -> Step {
+    static func runStep(calls n: Int, passthrough: Bool, seconds: Double, threads: Int = 1, srtp: SRTPSuite? = nil,
+                        checksSources: Bool = true) throws -> Step {
         let engine = try MediaEngine(configuration: .init(threads: threads, portRange: 20_000...29_999, portQuarantine: 0))
         defer { engine.shutdown() }
         let sink = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: 0))
@@ -60,6 +61,8 @@ enum MediaBench {
                 trunk: .init(codec: .pcmu, payloadType: 0, remote: sink.local, srtp: srtp.map(benchKeys)),
                 platform: .init(codec: platformCodec, payloadType: passthrough ? 0 : 111, remote: sink.local), rtpTimeout: 0)
             configuration.playoutOnArrival = playoutOnArrival
+            configuration.trunk.checksSources = checksSources
+            configuration.platform.checksSources = checksSources
             calls.append(try engine.openCall(configuration))
         }
         defer { calls.forEach { $0.close() } }
@@ -106,6 +109,23 @@ enum MediaBench {
             last = s
         }
         return (Double(rounds) / plainFrameCost, Double(rounds) / srtpFrameCost, last!)
+    }
+
+    /// The same calls with the source policy on and off (`MediaLegConfiguration.checksSources`),
+    /// alternated `rounds` times: channels per core of each over all rounds. The generator
+    /// sends from one socket that is not the SDP address, so every leg learns it (the NAT
+    /// path) and then checks each packet against it.
+    static func sourcePolicyComparison(calls: Int, passthrough: Bool, rounds: Int, seconds: Double) throws -> (on: Double, off: Double, last: Step) {
+        var onCost = 0.0, offCost = 0.0
+        var last: Step?
+        for _ in 0..<rounds {
+            let off = try runStep(calls: calls, passthrough: passthrough, seconds: seconds, checksSources: false)
+            let on = try runStep(calls: calls, passthrough: passthrough, seconds: seconds)
+            offCost += 1 / off.channelsPerCore
+            onCost += 1 / on.channelsPerCore
+            last = on
+        }
+        return (Double(rounds) / onCost, Double(rounds) / offCost, last!)
     }
 
     /// The load generator: reads the port list, sends one packet per leg per 20 ms for

@@ -74,6 +74,15 @@ if which.isEmpty || which.contains("media") || which.contains("passthrough") {
         print(mediaLine("passthrough", step, floor: before))
     }
 }
+if which.isEmpty || which.contains("source-policy") {
+    // The per-packet source check (docs/media.md, "Who may send media"): BENCH media's and
+    // BENCH passthrough's calls with it on, as a ratio to the same calls with it off,
+    // alternated in this run.
+    for (name, passthrough, calls) in [("media", false, 100), ("passthrough", true, 200)] {
+        let r = try MediaBench.sourcePolicyComparison(calls: calls, passthrough: passthrough, rounds: 3, seconds: 4)
+        print("BENCH source-policy-\(name) calls=\(calls) on_channels_per_core=\(fmt(r.on)) off_channels_per_core=\(fmt(r.off)) ratio=\(String(format: "%.3f", r.on / r.off)) target_ratio_min=0.98 late_frames=\(r.last.late) trunk_packets=\(r.last.trunkReceived)")
+    }
+}
 if which.isEmpty || which.contains("srtp") {
     // SRTP on every trunk leg against plain RTP, the same transcoded calls and generator,
     // alternated in this run: what SRTP costs the media thread (docs/media.md, "SRTP").
