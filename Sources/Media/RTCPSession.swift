@@ -88,11 +88,16 @@ extension RTPLeg {
             guard let plain = unprotectReceived(srtp, length: n, rtcp: true) else { return }
             n = plain
         }
+        guard let compound = try? RTCPCompoundPacket(parsing: UnsafeRawBufferPointer(rebasing: rxBuffer[0..<n])) else {
+            statistics.malformed += 1
+            return
+        }
+        // Tapped once it is known to be RTCP from the peer: no empty or stray datagram
+        // reaches a capture.
         if tap != nil {
             tapPacket(UnsafeRawBufferPointer(rebasing: rxBuffer[0..<n]), sent: false, rtcp: true,
                       local: webrtc != nil ? socket.local : rtcpSocket.local, remote: rtcpSource)
         }
-        guard let compound = try? RTCPCompoundPacket(parsing: UnsafeRawBufferPointer(rebasing: rxBuffer[0..<n])) else { return }
         let arrival = NTPTimestamp(secondsSince1970: Date().timeIntervalSince1970)
         for packet in compound.packets {
             var blocks: [RTCPReportBlock] = []

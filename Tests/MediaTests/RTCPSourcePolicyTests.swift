@@ -46,3 +46,32 @@ import Testing
         #expect(call.statistics()[.trunk]?.remoteFractionLost == 0.25)
     }
 }
+
+/// What a stranger's packets cannot do on a plain leg: keep a dead call up.
+@Suite struct StrangerMediaTests {
+    /// The carrier goes silent and only a stranger keeps sending: the RTP timeout still fires.
+    @Test func aStrangersPacketsDoNotKeepADeadCallUp() async throws {
+        let engine = try TestMediaEngine.make()
+        defer { engine.shutdown() }
+        let carrier = try RTPTestPeer(), app = try RTPTestPeer(), stranger = try RTPTestPeer(host: "127.0.0.2")
+        let log = MediaEventLog()
+        let call = try engine.openCall(MediaCallConfiguration(trunk: .init(codec: .pcmu, payloadType: 0, remote: carrier.address),
+                                                              platform: .init(codec: .pcmu, payloadType: 0, remote: app.address),
+                                                              rtpTimeout: 1)) { log.append($0) }
+        defer { call.close() }
+        let silence = [UInt8](repeating: 0xFF, count: 160)
+        carrier.send(payloadType: 0, payload: silence, to: call.trunkAddress)
+        let timedOut = { log.all.contains { if case .timeout(.trunk) = $0 { true } else { false } } }
+        // The stranger sends for up to 5 s; the timeout must come after about 1 s anyway.
+        var sent = 0
+        let fired = await waitUntil(timeout: 5) {
+            stranger.send(payloadType: 0, payload: silence, to: call.trunkAddress)
+            stranger.timestamp &+= 160
+            sent += 1
+            return timedOut()
+        }
+        #expect(fired, "the stranger's \(sent) packets kept the call up")
+        #expect((call.statistics()[.trunk]?.sourceDropped ?? 0) > 0)
+        #expect(call.statistics()[.trunk]?.packetsReceived == 1, "only the carrier's packet counts as received")
+    }
+}
