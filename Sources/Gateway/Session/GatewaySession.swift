@@ -147,7 +147,7 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
         call = gateway.ua.invite(requestURI: plan.requestURI, from: plan.from, to: plan.to, peer: peer, sdp: offer,
                                  headers: [SIPHeader(.userAgent, gateway.ua.configuration.userAgent)] + plan.headers,
                                  credentials: credentials, policy: Gateway.callPolicy(profile), delegate: self)
-        if let call { gateway.captures.bind(callID: call.callID, to: capture) }
+        if let call { gateway.captures.bind(callID: call.callID, to: capture, peer: call.peer.address.host) }
         // Each proxy gets the whole ring time (a silent one is left at Timer B, 32 s).
         startRingTimer(seconds: Double(outbound.ringTimeoutSec))
     }
