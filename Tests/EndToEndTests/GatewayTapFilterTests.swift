@@ -5,6 +5,7 @@ import IrisAPI
 import IrisClient
 import SIP
 import Testing
+import WebClient
 
 extension GatewaySuites {
     /// Taps after filters (issue 21): what a banned or unknown source sends reaches neither
@@ -18,8 +19,9 @@ extension GatewaySuites {
             private var buffer = [UInt8](repeating: 0, count: 65_536)
             init(_ host: String) throws { socket = try UDPSocket(bind: SocketAddress(host: host, port: 0)) }
 
-            func send(_ text: String, to port: Int) {
-                let bytes = Array(text.utf8)
+            func send(_ text: String, to port: Int) { send(bytes: Array(text.utf8), to: port) }
+
+            func send(bytes: [UInt8], to port: Int) {
                 guard let to = RawSocketAddress(SocketAddress(host: "127.0.0.1", port: port)) else { return }
                 _ = bytes.withUnsafeBytes { socket.send($0, to: to) }
             }
@@ -141,6 +143,48 @@ extension GatewaySuites {
             #expect(copied?.source.host == "127.0.0.3")
             #expect(await eventually(timeout: 10) { HostileTrafficTests.refused(gw, "sip_unknown_source") >= 1 })
             #expect(stranger.receive() == nil, "still no answer to an unknown source")
+        }
+
+        /// Empty and short datagrams to a captured call's trunk RTP port are not recorded:
+        /// the pcap holds none of them, and says how many it left out. (Whether the media
+        /// path lets them reach the capture at all is the RTP source check's business; the
+        /// capture refuses them either way.)
+        @Test func emptyDatagramsToACapturedCallDoNotGrowTheCapture() async throws {
+            let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.answer(), sippArguments: ["-rtp_echo"])
+            defer { gw.stop(); sipp.stop() }
+            let rec = SessionRecorder()
+            let session = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(source: .tone(hz: 440, amplitude: 0.3)),
+                                              delegate: rec)
+            defer { session.stop() }
+            let room = try session.createWithTN(targetTN: "+15551230001", sourceTN: "+15557654321", capture: true)
+            #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(sipp.report)")
+            // Our trunk RTP port, from our INVITE's SDP.
+            let invite = try #require(try session.connection.sipTrace(roomId: room).messages.first?.text)
+            let mLine = try #require(invite.split(separator: "\r\n").first { $0.hasPrefix("m=audio ") })
+            let rtpPort = try #require(Int(mLine.split(separator: " ")[1]))
+            #expect(await eventually(timeout: 10) { ((try? session.connection.snapshot(roomId: room))?.trunk?.packetsReceived ?? 0) > 10 })
+            let stranger = try Stranger("127.0.0.2")
+            for i in 0..<400 { stranger.send(bytes: [UInt8](repeating: 0x80, count: i % 2 == 0 ? 0 : 5), to: rtpPort) }
+            let sentAt = Date().timeIntervalSince1970
+            let client = try HTTPClient(baseURL: gw.apiURL, defaultHeaders: ["Authorization": "Bearer " + gw.apiKey])
+            var pcap: (status: Int, headers: [String: String], body: [UInt8])?
+            // The socket is read in order: once the capture holds the carrier's RTP read after
+            // the junk was sent, the junk was read before it.
+            #expect(await eventually(timeout: 10) {
+                pcap = try? client.request(method: "GET", path: "/v1/sessions/\(room)/pcap", timeout: 5)
+                guard let body = pcap?.body, let packets = try? PcapReader(bytes: body).packets else { return false }
+                return packets.contains { $0.destination.port == rtpPort && $0.time > sentAt + 0.05 }
+            })
+            let response = try #require(pcap)
+            #expect(response.status == 200 && response.headers["x-capture-dropped"] == "0", "\(response.headers)")
+            #expect(response.headers["x-capture-ignored"].flatMap { Int($0) } != nil, "\(response.headers)")
+            let packets = try PcapReader(bytes: response.body).packets
+            let toRTP = packets.filter { $0.destination.port == rtpPort }
+            #expect(!toRTP.isEmpty && toRTP.allSatisfy { $0.payload.count >= 12 },
+                    "\(toRTP.filter { $0.payload.count < 12 }.count) empty or short datagrams recorded")
+            try session.close()
+            #expect(await rec.waitFor(timeout: 10) { $0.contains { $0.event == .onSessionEnded } })
+            #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
         }
     }
 }
