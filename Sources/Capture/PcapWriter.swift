@@ -101,26 +101,36 @@ public struct PcapWriter: Sendable {
     /// The bytes `appendRecord` adds for a payload of `payloadLength` bytes: a whole file's
     /// size is known before any of it is written.
     public func recordLength(payloadLength: Int, source: SocketAddress, destination: SocketAddress, transport: CapturedProtocol) -> Int {
-        let ipv6 = source.isIPv6 || destination.isIPv6
-        let ipHeaderLength = ipv6 ? Self.ipv6HeaderLength : Self.ipv4HeaderLength
-        let transportHeaderLength = transport == .udp ? Self.udpHeaderLength : Self.tcpHeaderLength
-        let maxPayload = 65535 - transportHeaderLength - (ipv6 ? 0 : ipHeaderLength)
-        return 16 + min(Self.ethernetHeaderLength + ipHeaderLength + transportHeaderLength + min(payloadLength, maxPayload), snapLength)
+        let l = Layout(payloadLength: payloadLength, source: source, destination: destination, transport: transport)
+        return 16 + min(l.frameLength, snapLength)
+    }
+
+    /// A frame's header sizes, and how much of the payload fits.
+    private struct Layout {
+        var ipv6: Bool
+        var ipHeaderLength: Int
+        var transportHeaderLength: Int
+        var payloadLength: Int
+        var transportLength: Int { transportHeaderLength + payloadLength }
+        var frameLength: Int { PcapWriter.ethernetHeaderLength + ipHeaderLength + transportLength }
+
+        init(payloadLength: Int, source: SocketAddress, destination: SocketAddress, transport: CapturedProtocol) {
+            ipv6 = source.isIPv6 || destination.isIPv6
+            ipHeaderLength = ipv6 ? PcapWriter.ipv6HeaderLength : PcapWriter.ipv4HeaderLength
+            transportHeaderLength = transport == .udp ? PcapWriter.udpHeaderLength : PcapWriter.tcpHeaderLength
+            // IPv4 total length and the UDP length are 16 bits and count the headers; the IPv6
+            // payload length counts only what follows the fixed header.
+            let maxPayload = 65535 - transportHeaderLength - (ipv6 ? 0 : ipHeaderLength)
+            self.payloadLength = min(payloadLength, maxPayload)
+        }
     }
 
     /// `record`, written at the end of `out` (no record of its own in between), so a file
     /// is built in one buffer.
     public mutating func appendRecord(time packetTime: Double, source: SocketAddress, destination: SocketAddress, transport: CapturedProtocol,
                                       payload: ArraySlice<UInt8>, to out: inout [UInt8]) {
-        let ipv6 = source.isIPv6 || destination.isIPv6
-        let ipHeaderLength = ipv6 ? Self.ipv6HeaderLength : Self.ipv4HeaderLength
-        let transportHeaderLength = transport == .udp ? Self.udpHeaderLength : Self.tcpHeaderLength
-        // IPv4 total length and the UDP length are 16 bits and count the headers; the IPv6
-        // payload length counts only what follows the fixed header.
-        let maxPayload = 65535 - transportHeaderLength - (ipv6 ? 0 : ipHeaderLength)
-        let payloadLength = min(payload.count, maxPayload)
-        let transportLength = transportHeaderLength + payloadLength
-        let frameLength = Self.ethernetHeaderLength + ipHeaderLength + transportLength
+        let layout = Layout(payloadLength: payload.count, source: source, destination: destination, transport: transport)
+        let (ipv6, payloadLength, transportLength, frameLength) = (layout.ipv6, layout.payloadLength, layout.transportLength, layout.frameLength)
         let saved = min(frameLength, snapLength)
 
         let sourceAddress = ipv6 ? IPAddressBytes.ipv6Bytes(of: source.host) : IPAddressBytes.ipv4Bytes(of: source.host)

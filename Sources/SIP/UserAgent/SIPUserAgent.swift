@@ -193,7 +193,7 @@ public final class SIPUserAgent: @unchecked Sendable {
         // A trusted source's requests are counted before they are parsed, so a flood over
         // its rate costs a lookup, not a parse, and the loop keeps the socket drained for the
         // responses our own calls wait for. Responses are never counted.
-        let isRequest = !bytes.starts(with: Self.responsePrefix)
+        let isRequest = !bytes.starts(with: SIPWireMessage.responsePrefix)
         if isRequest, trusted, sources.admit(peer.address.host, trusted: true, now: now) != .admit {
             refuse(.rateLimited)
             return
@@ -242,9 +242,6 @@ public final class SIPUserAgent: @unchecked Sendable {
         onWire(SIPWireMessage(time: SIPWireMessage.now(), direction: .received, transport: peer.transport, local: local,
                               remote: peer.address, bytes: bytes))
     }
-
-    /// How every response's start line begins (RFC 3261 §7.2).
-    static let responsePrefix = Array("SIP/2.0 ".utf8)
 
     /// RFC 3261 §18.2.1 `received` and RFC 3581 `rport` on the top Via, so responses built
     /// from the request carry where it really came from.
