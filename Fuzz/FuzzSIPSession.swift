@@ -300,7 +300,7 @@ final class SessionHarness: SIPUserAgentDelegate, SIPCallDelegate, @unchecked Se
 
     func deliver(_ bytes: [UInt8], from peer: SIPPeer) {
         answeringUnparsable = (try? SIPMessage.parse(bytes, framing: peer.transport == .udp ? .datagram : .stream)) == nil
-        ua.receive(bytes, from: peer)
+        ua.receive(bytes, from: peer, at: SocketAddress(host: "127.0.0.1", port: 5060))
         answeringUnparsable = false
     }
 

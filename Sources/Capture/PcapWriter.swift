@@ -90,62 +90,99 @@ public struct PcapWriter: Sendable {
     /// segment of a direction starts at 1), flags PSH|ACK, ack = the other direction's next
     /// sequence number; the whole payload is one segment.
     public mutating func record(_ packet: CapturedPacket) -> [UInt8] {
-        let ipv6 = packet.source.isIPv6 || packet.destination.isIPv6
-        let ipHeaderLength = ipv6 ? Self.ipv6HeaderLength : Self.ipv4HeaderLength
-        let transportHeaderLength = packet.transport == .udp ? Self.udpHeaderLength : Self.tcpHeaderLength
-        // IPv4 total length and the UDP length are 16 bits and count the headers; the IPv6
-        // payload length counts only what follows the fixed header.
-        let maxPayload = 65535 - transportHeaderLength - (ipv6 ? 0 : ipHeaderLength)
-        let payloadLength = min(packet.payload.count, maxPayload)
-        let transportLength = transportHeaderLength + payloadLength
+        var out: [UInt8] = []
+        out.reserveCapacity(recordLength(payloadLength: packet.payload.count, source: packet.source,
+                                         destination: packet.destination, transport: packet.transport))
+        appendRecord(time: packet.time, source: packet.source, destination: packet.destination, transport: packet.transport,
+                     payload: packet.payload[...], to: &out)
+        return out
+    }
 
-        let sourceAddress = ipv6 ? IPAddressBytes.ipv6Bytes(of: packet.source.host) : IPAddressBytes.ipv4Bytes(of: packet.source.host)
-        let destinationAddress = ipv6 ? IPAddressBytes.ipv6Bytes(of: packet.destination.host) : IPAddressBytes.ipv4Bytes(of: packet.destination.host)
+    /// The bytes `appendRecord` adds for a payload of `payloadLength` bytes: a whole file's
+    /// size is known before any of it is written.
+    public func recordLength(payloadLength: Int, source: SocketAddress, destination: SocketAddress, transport: CapturedProtocol) -> Int {
+        let l = Layout(payloadLength: payloadLength, source: source, destination: destination, transport: transport)
+        return 16 + min(l.frameLength, snapLength)
+    }
 
-        var frame: [UInt8] = []
-        frame.reserveCapacity(Self.ethernetHeaderLength + ipHeaderLength + transportLength)
+    /// A frame's header sizes, and how much of the payload fits.
+    private struct Layout {
+        var ipv6: Bool
+        var ipHeaderLength: Int
+        var transportHeaderLength: Int
+        var payloadLength: Int
+        var transportLength: Int { transportHeaderLength + payloadLength }
+        var frameLength: Int { PcapWriter.ethernetHeaderLength + ipHeaderLength + transportLength }
+
+        init(payloadLength: Int, source: SocketAddress, destination: SocketAddress, transport: CapturedProtocol) {
+            ipv6 = source.isIPv6 || destination.isIPv6
+            ipHeaderLength = ipv6 ? PcapWriter.ipv6HeaderLength : PcapWriter.ipv4HeaderLength
+            transportHeaderLength = transport == .udp ? PcapWriter.udpHeaderLength : PcapWriter.tcpHeaderLength
+            // IPv4 total length and the UDP length are 16 bits and count the headers; the IPv6
+            // payload length counts only what follows the fixed header.
+            let maxPayload = 65535 - transportHeaderLength - (ipv6 ? 0 : ipHeaderLength)
+            self.payloadLength = min(payloadLength, maxPayload)
+        }
+    }
+
+    /// `record`, written at the end of `out` (no record of its own in between), so a file
+    /// is built in one buffer.
+    public mutating func appendRecord(time packetTime: Double, source: SocketAddress, destination: SocketAddress, transport: CapturedProtocol,
+                                      payload: ArraySlice<UInt8>, to out: inout [UInt8]) {
+        let layout = Layout(payloadLength: payload.count, source: source, destination: destination, transport: transport)
+        let (ipv6, payloadLength, transportLength, frameLength) = (layout.ipv6, layout.payloadLength, layout.transportLength, layout.frameLength)
+        let saved = min(frameLength, snapLength)
+
+        let sourceAddress = ipv6 ? IPAddressBytes.ipv6Bytes(of: source.host) : IPAddressBytes.ipv4Bytes(of: source.host)
+        let destinationAddress = ipv6 ? IPAddressBytes.ipv6Bytes(of: destination.host) : IPAddressBytes.ipv4Bytes(of: destination.host)
+
+        let time = SplitTime(packetTime, unitsPerSecond: 1_000_000)
+        out.appendLittleEndian(time.seconds)
+        out.appendLittleEndian(time.fraction)
+        out.appendLittleEndian(UInt32(saved))
+        out.appendLittleEndian(UInt32(frameLength))
 
         // Ethernet II: destination and source MAC zero, then the ethertype.
-        frame.append(contentsOf: repeatElement(0, count: 12))
-        frame.appendBigEndian(UInt16(ipv6 ? 0x86DD : 0x0800))
+        out.append(contentsOf: repeatElement(0, count: 12))
+        out.appendBigEndian(UInt16(ipv6 ? 0x86DD : 0x0800))
 
         if ipv6 {
-            appendIPv6Header(to: &frame, payloadLength: transportLength, nextHeader: packet.transport.ipProtocolNumber,
+            appendIPv6Header(to: &out, payloadLength: transportLength, nextHeader: transport.ipProtocolNumber,
                              source: sourceAddress, destination: destinationAddress)
         } else {
-            appendIPv4Header(to: &frame, totalLength: Self.ipv4HeaderLength + transportLength, protocolNumber: packet.transport.ipProtocolNumber,
+            appendIPv4Header(to: &out, totalLength: Self.ipv4HeaderLength + transportLength, protocolNumber: transport.ipProtocolNumber,
                              source: sourceAddress, destination: destinationAddress)
         }
 
-        let transportStart = frame.count
-        let sourcePort = UInt16(truncatingIfNeeded: packet.source.port)
-        let destinationPort = UInt16(truncatingIfNeeded: packet.destination.port)
-        switch packet.transport {
+        let transportStart = out.count
+        let sourcePort = UInt16(truncatingIfNeeded: source.port)
+        let destinationPort = UInt16(truncatingIfNeeded: destination.port)
+        switch transport {
         case .udp:
             // RFC 768: source port, destination port, length, checksum.
-            frame.appendBigEndian(sourcePort)
-            frame.appendBigEndian(destinationPort)
-            frame.appendBigEndian(UInt16(transportLength))
-            frame.appendBigEndian(UInt16(0))
+            out.appendBigEndian(sourcePort)
+            out.appendBigEndian(destinationPort)
+            out.appendBigEndian(UInt16(transportLength))
+            out.appendBigEndian(UInt16(0))
         case .tcp:
-            let direction = FlowDirection(source: packet.source, destination: packet.destination)
+            let direction = FlowDirection(source: source, destination: destination)
             let sequence = nextSequence[direction] ?? 1
             let acknowledgement = nextSequence[direction.reversed] ?? 1
             nextSequence[direction] = sequence &+ UInt32(payloadLength)
             if nextSequence[direction.reversed] == nil { nextSequence[direction.reversed] = acknowledgement }
             // RFC 9293 §3.1: ports, sequence, acknowledgement, data offset 5 words, flags,
             // window, checksum, urgent pointer.
-            frame.appendBigEndian(sourcePort)
-            frame.appendBigEndian(destinationPort)
-            frame.appendBigEndian(sequence)
-            frame.appendBigEndian(acknowledgement)
-            frame.append(UInt8(Self.tcpHeaderLength / 4) << 4)
-            frame.append(0x18)  // PSH | ACK
-            frame.appendBigEndian(UInt16(65535))
-            frame.appendBigEndian(UInt16(0))
-            frame.appendBigEndian(UInt16(0))
+            out.appendBigEndian(sourcePort)
+            out.appendBigEndian(destinationPort)
+            out.appendBigEndian(sequence)
+            out.appendBigEndian(acknowledgement)
+            out.append(UInt8(Self.tcpHeaderLength / 4) << 4)
+            out.append(0x18)  // PSH | ACK
+            out.appendBigEndian(UInt16(65535))
+            out.appendBigEndian(UInt16(0))
+            out.appendBigEndian(UInt16(0))
         }
-        frame.append(contentsOf: packet.payload.prefix(payloadLength))
+        out.append(contentsOf: payload.prefix(payloadLength))
 
         // The transport checksum covers a pseudo-header (RFC 768, RFC 9293 §3.1; RFC 8200 §8.1).
         var checksum = InternetChecksum()
@@ -153,27 +190,18 @@ public struct PcapWriter: Sendable {
         checksum.add(destinationAddress)
         if ipv6 {
             checksum.add(UInt32(transportLength))
-            checksum.add(UInt32(packet.transport.ipProtocolNumber))
+            checksum.add(UInt32(transport.ipProtocolNumber))
         } else {
-            checksum.add(UInt16(packet.transport.ipProtocolNumber))
+            checksum.add(UInt16(transport.ipProtocolNumber))
             checksum.add(UInt16(transportLength))
         }
-        checksum.add(frame[transportStart...])
+        checksum.add(out[transportStart...])
         var transportChecksum = checksum.value
         // UDP sends a computed zero as all ones (zero means "no checksum").
-        if packet.transport == .udp, transportChecksum == 0 { transportChecksum = 0xFFFF }
-        frame.storeBigEndian(transportChecksum, at: transportStart + (packet.transport == .udp ? 6 : 16))
-
-        let saved = min(frame.count, snapLength)
-        let time = SplitTime(packet.time, unitsPerSecond: 1_000_000)
-        var record: [UInt8] = []
-        record.reserveCapacity(16 + saved)
-        record.appendLittleEndian(time.seconds)
-        record.appendLittleEndian(time.fraction)
-        record.appendLittleEndian(UInt32(saved))
-        record.appendLittleEndian(UInt32(frame.count))
-        record.append(contentsOf: frame.prefix(saved))
-        return record
+        if transport == .udp, transportChecksum == 0 { transportChecksum = 0xFFFF }
+        out.storeBigEndian(transportChecksum, at: transportStart + (transport == .udp ? 6 : 16))
+        // A frame past the snap length is saved cut.
+        if saved < frameLength { out.removeLast(frameLength - saved) }
     }
 
     ///     0                   1                   2                   3

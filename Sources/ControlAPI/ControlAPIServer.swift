@@ -203,9 +203,12 @@ public final class ControlAPIServer: Sendable {
             switch parts[3] {
             case "sip": return Self.json(200, try gateway.sipTrace(roomId: parts[2]))
             case "pcap":
+                let capture = try gateway.capturePcap(roomId: parts[2])
                 return HTTPResponse(status: 200, headers: [("Content-Type", "application/vnd.tcpdump.pcap"),
-                                                           ("Content-Disposition", "attachment; filename=\"\(parts[2]).pcap\"")],
-                                    body: try gateway.capturePcap(roomId: parts[2]))
+                                                           ("Content-Disposition", "attachment; filename=\"\(parts[2]).pcap\""),
+                                                           ("X-Capture-Dropped", String(capture.dropped)),
+                                                           ("X-Capture-Ignored", String(capture.ignored))],
+                                    body: capture.pcap)
             default: throw GatewayError(IrisCode.incorrectParams, 404, "no such endpoint: \(m) \(request.path)")
             }
         case ("DELETE", 3):

@@ -347,8 +347,8 @@ final class HTTPConnection {
     /// or the handler asked to close, `close` is set, or the server is stopping.
     func respond(_ response: HTTPResponse, close: Bool = false) {
         let keepAlive = (head?.keepAlive ?? false) && !close && !HTTPResponseEncoder.asksToClose(response) && !core.shuttingDown
-        output += HTTPResponseEncoder.encode(response, keepAlive: keepAlive, omitBody: head?.method == "HEAD",
-                                             date: core.dates.now())
+        HTTPResponseEncoder.encode(response, keepAlive: keepAlive, omitBody: head?.method == "HEAD",
+                                   date: core.dates.now(), into: &output)
         closeAfterResponse = !keepAlive
         head = nil
         body = []

@@ -10,6 +10,14 @@ enum HTTPResponseEncoder {
     /// body unless `omitBody` (HEAD). 204 and 304 carry neither body nor Content-Length; a
     /// final response cannot be 1xx, so one is sent as 500.
     static func encode(_ response: HTTPResponse, keepAlive: Bool, omitBody: Bool, date: String) -> [UInt8] {
+        var out: [UInt8] = []
+        encode(response, keepAlive: keepAlive, omitBody: omitBody, date: date, into: &out)
+        return out
+    }
+
+    /// `encode`, appended to `out`: a large body (a pcap) is copied once, into the
+    /// connection's output, not into a response of its own first.
+    static func encode(_ response: HTTPResponse, keepAlive: Bool, omitBody: Bool, date: String, into out: inout [UInt8]) {
         let status = (200...999).contains(response.status) ? response.status : 500
         var head = "HTTP/1.1 \(status) \(reasonPhrase(status))\r\n"
         for (name, value) in sendableFields(response.headers) {
@@ -19,9 +27,10 @@ enum HTTPResponseEncoder {
         head += "Date: \(date)\r\n"
         if !bodiless { head += "Content-Length: \(response.body.count)\r\n" }
         head += keepAlive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n"
-        var out = Array(head.utf8)
-        if !omitBody, !bodiless { out += response.body }
-        return out
+        let body = !omitBody && !bodiless ? response.body.count : 0
+        out.reserveCapacity(out.count + head.utf8.count + body)
+        out += head.utf8
+        if body > 0 { out += response.body }
     }
 
     /// True when the handler asked to close the connection after this response.

@@ -4,7 +4,8 @@ import SIP
 extension Gateway {
     /// A new session's capture: the SIP trace always, media when asked.
     func newCapture(roomId: String, recordsMedia: Bool) -> SessionCapture {
-        let capture = SessionCapture(roomId: roomId, recordsMedia: recordsMedia)
+        let capture = SessionCapture(roomId: roomId, recordsMedia: recordsMedia, maxMediaBytes: configuration.capture.maxSessionBytes,
+                                     budget: captures.liveBudget)
         if let hep {
             capture.onRTCP = { [weak capture] bytes, sent, local, remote, time in
                 hep.rtcp(bytes, sent: sent, local: local, remote: remote, time: time, callID: capture?.callID)
@@ -15,18 +16,22 @@ extension Gateway {
 
     /// `GET /v1/sessions/{roomId}/pcap`: the trunk leg's SIP, RTP and RTCP as a pcap file,
     /// for a session created (or joined) with `capture: true`.
-    public func capturePcap(roomId: String) throws(GatewayError) -> [UInt8] {
+    /// With it, what the capture left out: media packets past its bounds (`dropped`) and
+    /// empty or short datagrams (`ignored`).
+    public func capturePcap(roomId: String) throws(GatewayError) -> (pcap: [UInt8], dropped: Int, ignored: Int) {
         let capture: SessionCapture? = ua.loop.sync { [self] in captures[roomId] }
         guard let capture else { throw .notFound(roomId) }
         guard let (sip, media, _) = capture.captured() else {
             if capture.mediaWasFreed {
-                throw GatewayError(IrisCode.incorrectParams, 404, "session \(roomId)'s capture was freed to keep ended captures within 256 MiB "
+                throw GatewayError(IrisCode.incorrectParams, 404, "session \(roomId)'s capture was freed to keep ended captures within "
+                                   + "\(configuration.capture.maxEndedBytes >> 20) MiB "
                                    + "(its SIP is still at /v1/sessions/\(roomId)/sip)")
             }
             throw GatewayError(IrisCode.incorrectParams, 404,
                                "session \(roomId) has no capture: create or join it with \"capture\": true (its SIP is at /v1/sessions/\(roomId)/sip)")
         }
-        return CaptureFile.pcap(sip: sip, media: media)
+        let counts = capture.mediaCounts
+        return (CaptureFile.pcap(sip: sip, media: media), counts.dropped, counts.ignored)
     }
 
     /// `GET /v1/sessions/{roomId}/sip`: the trunk leg's SIP messages, live or ended (kept

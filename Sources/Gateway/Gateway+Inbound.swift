@@ -58,7 +58,7 @@ extension Gateway: SIPUserAgentDelegate {
                                sourceTN: caller, targetTN: did, notificationData: nil,
                                capture: newCapture(roomId: roomId, recordsMedia: false), gateway: self)
         captures.open(s.capture)
-        captures.bind(callID: call.callID, to: s.capture)
+        captures.bind(callID: call.callID, to: s.capture, peer: call.peer.address.host)
         s.call = call
         s.trunkLeg = trunk
         s.sdes = sdes

@@ -53,7 +53,8 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
 
     public init(configuration: GatewayConfiguration, profiles: [TrunkProfile]) throws {
         self.configuration = configuration
-        captures = SessionCaptures(retention: configuration.eventRetention)
+        captures = SessionCaptures(retention: configuration.eventRetention, maxEndedMediaBytes: configuration.capture.maxEndedBytes,
+                                   maxLiveMediaBytes: configuration.capture.maxLiveBytes)
         var byName: [String: TrunkProfile] = [:]
         for p in profiles { byName[p.name] = p }
         self.profiles = byName

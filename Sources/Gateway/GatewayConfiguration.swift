@@ -57,6 +57,8 @@ public struct GatewayConfiguration: Sendable {
     /// A HEP v3 collector for copies of every SIP message and the trunk legs' RTCP
     /// (`irisgw serve --hep`, config key `hep`). Default none.
     public var hep: HEPSettings?
+    /// Bounds on captured media (config key `capture`); defaults in `CaptureLimits`.
+    public var capture = CaptureLimits()
     /// Bridge both legs without transcoding when the app offers PCMU and the trunk takes
     /// it. Default true.
     public var preferPCMUPassthrough: Bool

@@ -16,6 +16,7 @@ extension ServeConfiguration {
     ///   authRealm: "irisgw",              // realm of the challenges to trunks with inbound.auth
     ///   maxAuthFailures: 5,               // wrong credentials per source within authFailureWindowSec; more: banned
     ///   authFailureWindowSec: 60,
+    ///   tapUnfiltered: false,             // true: traces and HEP also get what the defence drops (debugging)
     ///   tcp: { maxConnections: 1024, maxConnectionsPerSource: 32, idleTimeoutSec: 120,
     ///          messageTimeoutSec: 10, maxQueuedBytes: 262144,
     ///          keepaliveSec: 0 },          // RFC 5626 CRLF pings on connections we open; 0: off
@@ -30,7 +31,7 @@ extension ServeConfiguration {
         public init() {}
 
         static let keys = ["userAgent", "answerUnknownSources", "requestsPerSecond", "trustedRequestsPerSecond", "banSec", "scannerUserAgents",
-                           "maxServerTransactions", "authRealm", "maxAuthFailures", "authFailureWindowSec", "tcp"]
+                           "maxServerTransactions", "authRealm", "maxAuthFailures", "authFailureWindowSec", "tapUnfiltered", "tcp"]
         static let tcpKeys = ["maxConnections", "maxConnectionsPerSource", "idleTimeoutSec", "messageTimeoutSec", "maxQueuedBytes", "keepaliveSec"]
 
         /// Applies these settings to a user agent's configuration.
@@ -66,6 +67,7 @@ extension ServeConfiguration {
         }
         s.defence.maxAuthFailures = try o.optional("maxAuthFailures") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...1000) } ?? d.maxAuthFailures
         s.defence.authFailureWindowSeconds = Double(try o.optional("authFailureWindowSec") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...86_400) } ?? Int(d.authFailureWindowSeconds))
+        s.defence.tapUnfiltered = try o.optional("tapUnfiltered") { (v, p) throws(ProfileError) in try schema.bool(v, at: p) } ?? d.tapUnfiltered
         s.defence.scannerUserAgents = try o.optional("scannerUserAgents") { (v, p) throws(ProfileError) -> [String] in
             guard case .array(let items) = v else { throw schema.typeError(p, expected: "an array of strings", found: v) }
             var out: [String] = []

@@ -27,6 +27,7 @@ import SIP
 ///   mediaThreads: 2,                   // default: the CPUs the process may use (affinity, cgroup quota)
 ///   mediaLoadBudgetPercent: 80,        // new sessions past it get 503 + Retry-After; default 80
 ///   hep: "10.0.0.9:9060",              // HEP v3 collector (or { address, captureId, authKey }); default none
+///   capture: { maxSessionMiB: 32, maxLiveMiB: 256, maxEndedMiB: 256 },  // captured media's memory (CaptureLimits)
 ///   sip: { answerUnknownSources: false, requestsPerSecond: 50 },  // ServeConfiguration+SIP.swift
 ///   apiLimits: { maxConnectionsPerSource: 256, maxWebSocketsPerClient: 1000 },
 ///   dnsServers: ["10.0.0.53:53"],      // default: /etc/resolv.conf (ServeConfiguration+DNS.swift)
@@ -71,6 +72,9 @@ public struct ServeConfiguration: Sendable, Equatable {
     /// A HEP v3 collector for copies of SIP and RTCP: `"HOST:PORT"` (numeric host) or
     /// `{ address: "HOST:PORT", captureId: 2001, authKey: "..." }`. Default none.
     public var hep: HEPSettings?
+    /// Bounds on captured media: `{ maxSessionMiB, maxLiveMiB, maxEndedMiB }` (each 1-65536);
+    /// what is not given keeps `CaptureLimits`' default.
+    public var capture: CaptureLimits?
     /// SIP exposure and bounds (`ServeConfiguration+SIP.swift`).
     public var sip: SIPSettings?
     /// The control API server's caps; what is not given keeps the server's default.
@@ -139,7 +143,7 @@ public struct ServeConfiguration: Sendable, Equatable {
     public init() {}
 
     public static let keys = ["profiles", "sipListen", "sipAdvertise", "apiListen", "rtpHost", "rtpAdvertise", "platformRtpAdvertise", "rtpPorts", "dataDir", "publicURL",
-                              "drainTimeoutSec", "webDir", "maxSessions", "maxInboundSessions", "mediaRealtimePriority", "mediaThreads", "mediaLoadBudgetPercent", "hep", "roomTokenLifetimeSec", "webhook",
+                              "drainTimeoutSec", "webDir", "maxSessions", "maxInboundSessions", "mediaRealtimePriority", "mediaThreads", "mediaLoadBudgetPercent", "hep", "capture", "roomTokenLifetimeSec", "webhook",
                               "sip", "apiLimits"] + dnsKeys + tlsKeys + apiTLSKeys
 
     public static func load(file: URL) throws(ProfileError) -> ServeConfiguration {
@@ -202,6 +206,16 @@ public struct ServeConfiguration: Sendable, Equatable {
         c.mediaThreads = try o.optional("mediaThreads") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...256) }
         c.mediaLoadBudgetPercent = try o.optional("mediaLoadBudgetPercent") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 0...100) }
         c.hep = try o.optional("hep") { (v, p) throws(ProfileError) in try hepSettings(v, at: p, schema: schema) }
+        c.capture = try o.optional("capture") { (v, p) throws(ProfileError) -> CaptureLimits in
+            let l = try schema.object(v, at: p, keys: ["maxSessionMiB", "maxLiveMiB", "maxEndedMiB"])
+            func mebibytes(_ key: String, _ fallback: Int) throws(ProfileError) -> Int {
+                (try l.optional(key) { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...65_536) }).map { $0 << 20 } ?? fallback
+            }
+            let d = CaptureLimits()
+            return CaptureLimits(maxSessionBytes: try mebibytes("maxSessionMiB", d.maxSessionBytes),
+                                 maxLiveBytes: try mebibytes("maxLiveMiB", d.maxLiveBytes),
+                                 maxEndedBytes: try mebibytes("maxEndedMiB", d.maxEndedBytes))
+        }
         c.sip = try o.optional("sip") { (v, p) throws(ProfileError) in try sipSettings(v, at: p, schema: schema) }
         c.roomTokenLifetimeSec = try o.optional("roomTokenLifetimeSec") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...86_400) }
         c.webhook = try o.optional("webhook") { (v, p) throws(ProfileError) in

@@ -88,6 +88,7 @@ enum ServeCommand {
         if let v = file.mediaRealtimePriority { configuration.mediaRealtimePriority = v }
         if let v = file.mediaLoadBudgetPercent { configuration.mediaLoadBudget = Double(v) / 100 }
         configuration.hep = file.hep
+        if let v = file.capture { configuration.capture = v }
         // Sized from the CPUs this process may use, not the machine's: `taskset -c 0` or a
         // container's cpu.max quota of one CPU gives one media thread.
         let cpus = UsableCPUs.current()

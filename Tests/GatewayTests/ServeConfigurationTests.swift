@@ -107,7 +107,22 @@ import Testing
         #expect(api.maxHeaderBytes == 8192 && api.maxBodyBytes == 131_072)
     }
 
+    /// The capture bounds in MiB (what is not given keeps its default) and the SIP tap's
+    /// debugging switch.
+    @Test func captureBoundsAndTheUnfilteredTapAreRead() throws {
+        let c = try ServeConfiguration.parse("{ capture: { maxLiveMiB: 64, maxEndedMiB: 16 }, sip: { tapUnfiltered: true } }", file: "s")
+        #expect(c.capture == CaptureLimits(maxSessionBytes: 32 << 20, maxLiveBytes: 64 << 20, maxEndedBytes: 16 << 20))
+        #expect(c.sip?.defence.tapUnfiltered == true)
+        let d = try ServeConfiguration.parse("{}", file: "s")
+        #expect(d.capture == nil && d.sip == nil)
+        #expect(CaptureLimits() == CaptureLimits(maxSessionBytes: 32 << 20, maxLiveBytes: 256 << 20, maxEndedBytes: 256 << 20))
+        #expect(SIPDefence().tapUnfiltered == false)
+    }
+
     @Test(arguments: [
+        ("{ capture: { maxLiveMiB: 0 } }", "capture.maxLiveMiB"),
+        ("{ capture: { maxSessionBytes: 5 } }", "capture.maxSessionBytes"),
+        ("{ sip: { tapUnfiltered: \"yes\" } }", "sip.tapUnfiltered"),
         ("{ sipListn: \"1.2.3.4:5\" }", "sipListn"),
         ("{ rtpPorts: \"20001-20000\" }", "rtpPorts"),
         ("{ maxSessions: \"many\" }", "maxSessions"),

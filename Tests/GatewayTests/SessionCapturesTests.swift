@@ -39,7 +39,7 @@ import Testing
         captures.sip(Self.message("SIP/2.0 100 Trying", callID: "in-1", compact: true))
         let capture = SessionCapture(roomId: "r1", recordsMedia: false)
         captures.open(capture)
-        captures.bind(callID: "in-1", to: capture)
+        captures.bind(callID: "in-1", to: capture, peer: Self.carrier.host)
         captures.sip(Self.message("SIP/2.0 180 Ringing", callID: "in-1"))
         let trace = capture.traceDocument()
         #expect(trace.messages.map(\.firstLine) == ["INVITE sip:+1555@10.0.0.5 SIP/2.0", "SIP/2.0 100 Trying", "SIP/2.0 180 Ringing"])
@@ -99,8 +99,10 @@ import Testing
     }
 
     @Test func endedCapturesShareAMediaBudgetOldestFreedFirst() throws {
-        var captures = SessionCaptures(retention: 300, maxEndedMediaBytes: 2500)
         let rtp = [UInt8](repeating: 0x80, count: 1000)
+        let one = SessionCapture(roomId: "one", recordsMedia: true)
+        rtp.withUnsafeBytes { one.mediaPacket($0, sent: true, rtcp: false, local: Self.us, remote: Self.carrier, time: 1) }
+        var captures = SessionCaptures(retention: 300, maxEndedMediaBytes: one.mediaBytes * 5 / 2)
         for (i, room) in ["a", "b", "c"].enumerated() {
             let c = SessionCapture(roomId: room, recordsMedia: true)
             captures.open(c)
@@ -109,16 +111,101 @@ import Testing
         }
         #expect(captures["a"]?.captured() == nil && captures["a"]?.mediaWasFreed == true, "the oldest one's media went")
         #expect(captures["b"]?.captured()?.media.count == 1 && captures["c"]?.captured()?.media.count == 1)
+        #expect(captures.liveBudget.taken == 0, "ended captures left the live budget")
         #expect(captures["a"] != nil, "its trace stays")
     }
 
-    @Test func aCaptureStopsTakingMediaAtItsBound() {
-        let c = SessionCapture(roomId: "r", recordsMedia: true, maxMediaBytes: 2000)
+    @Test func aCaptureStopsTakingMediaAtItsBound() throws {
+        // Room for exactly one chunk: 16 KiB of packets with their headers, then no more.
+        let oneChunk = CapturedMedia.chunkBytes + CapturedMedia.allocationOverhead + CapturedMedia.pairBytes
+        let c = SessionCapture(roomId: "r", recordsMedia: true, maxMediaBytes: oneChunk)
         let rtp = [UInt8](repeating: 0x80, count: 800)
-        for _ in 0..<4 { rtp.withUnsafeBytes { c.mediaPacket($0, sent: false, rtcp: false, local: Self.us, remote: Self.carrier, time: 2) } }
-        #expect(c.captured()?.media.count == 2 && c.captured()?.mediaDropped == 2)
+        for _ in 0..<30 { rtp.withUnsafeBytes { c.mediaPacket($0, sent: false, rtcp: false, local: Self.us, remote: Self.carrier, time: 2) } }
+        let fits = CapturedMedia.chunkBytes / (800 + CapturedMedia.headerBytes)
+        let media = try #require(c.captured()).media
+        #expect(media.count == fits && c.captured()?.mediaDropped == 30 - fits && c.mediaBytes == oneChunk)
         // Received packets run from the carrier to us.
-        #expect(c.captured()?.media.first?.source == Self.carrier && c.captured()?.media.first?.destination == Self.us)
+        #expect(media.records.first?.source == Self.carrier && media.records.first?.destination == Self.us)
+        #expect(media.records.allSatisfy { $0.bytes.elementsEqual(rtp) })
+    }
+
+    /// Empty and short datagrams (shorter than an RTP or RTCP header) are not recorded, and
+    /// what is recorded is counted with its headers and allocations, not its payload alone.
+    @Test(arguments: [(0, false), (1, false), (11, false), (0, true), (7, true)])
+    func emptyAndShortDatagramsAreNotRecorded(_ length: Int, _ rtcp: Bool) {
+        let c = SessionCapture(roomId: "r", recordsMedia: true)
+        let junk = [UInt8](repeating: 0x80, count: length)
+        for _ in 0..<1000 { junk.withUnsafeBytes { c.mediaPacket($0, sent: false, rtcp: rtcp, local: Self.us, remote: Self.carrier, time: 1) } }
+        #expect(c.mediaCounts == SessionCapture.MediaCounts(packets: 0, heldBytes: 0, dropped: 0, ignored: 1000))
+        #expect(c.captured()?.media.count == 0)
+    }
+
+    @Test func heldBytesCountEveryPacketsHeaderAndItsChunk() {
+        let c = SessionCapture(roomId: "r", recordsMedia: true)
+        let header = [UInt8](repeating: 0x80, count: SessionCapture.minimumRTPBytes)
+        // Headers alone (12 bytes each, no payload) still fill chunks: 1000 of them hold
+        // 24,000 bytes in two chunks, where counting payload said 12,000.
+        for _ in 0..<1000 { header.withUnsafeBytes { c.mediaPacket($0, sent: false, rtcp: false, local: Self.us, remote: Self.carrier, time: 1) } }
+        let counts = c.mediaCounts
+        #expect(counts.packets == 1000 && counts.ignored == 0)
+        #expect(counts.heldBytes == 2 * (CapturedMedia.chunkBytes + CapturedMedia.allocationOverhead) + CapturedMedia.pairBytes)
+        #expect(counts.heldBytes > 1000 * (SessionCapture.minimumRTPBytes + CapturedMedia.headerBytes))
+    }
+
+    /// One budget for all live captures: the second session gets what the first left, then
+    /// both drop and count; an ended session gives its share back.
+    @Test func liveCapturesShareOneBudget() {
+        let chunk = CapturedMedia.chunkBytes + CapturedMedia.allocationOverhead
+        var captures = SessionCaptures(retention: 300, maxLiveMediaBytes: 3 * chunk + 2 * CapturedMedia.pairBytes)
+        let a = SessionCapture(roomId: "a", recordsMedia: true, budget: captures.liveBudget)
+        let b = SessionCapture(roomId: "b", recordsMedia: true, budget: captures.liveBudget)
+        captures.open(a)
+        captures.open(b)
+        let rtp = [UInt8](repeating: 0x80, count: 1000)
+        func send(_ c: SessionCapture, _ n: Int) {
+            for _ in 0..<n { rtp.withUnsafeBytes { c.mediaPacket($0, sent: true, rtcp: false, local: Self.us, remote: Self.carrier, time: 1) } }
+        }
+        let perChunk = CapturedMedia.chunkBytes / 1012
+        send(a, 2 * perChunk)  // two chunks
+        send(b, 2 * perChunk)  // one fits, the second chunk does not
+        #expect(a.mediaCounts.packets == 2 * perChunk && a.mediaCounts.dropped == 0)
+        #expect(b.mediaCounts.packets == perChunk && b.mediaCounts.dropped == perChunk)
+        send(a, 1)
+        #expect(a.mediaCounts.dropped == 1, "the budget is spent for every session")
+        #expect(captures.liveBudget.taken == a.mediaBytes + b.mediaBytes && captures.liveBudget.taken <= captures.liveBudget.limit)
+        // a ends: its media leaves the live budget, and b may grow again.
+        captures.ended(roomId: "a", now: 1)
+        send(a, 1)
+        #expect(a.mediaCounts.packets == 2 * perChunk, "an ended capture takes no more")
+        send(b, perChunk)
+        #expect(b.mediaCounts.packets == 2 * perChunk && captures.liveBudget.taken == b.mediaBytes)
+    }
+
+    /// A session's trace takes only its peers' messages: knowing its Call-ID is not enough,
+    /// now or while the messages wait to be claimed.
+    @Test func aStrangersMessagesWithTheCallIDStayOutOfTheTrace() {
+        var captures = SessionCaptures(retention: 300)
+        let stranger = SocketAddress(host: "203.0.113.66", port: 5060)
+        func from(_ remote: SocketAddress, _ line: String, _ direction: SIPWireMessage.Direction = .received) -> SIPWireMessage {
+            var m = Self.message(line, callID: "in-1", direction)
+            m.remote = remote
+            return m
+        }
+        captures.sip(from(Self.carrier, "INVITE sip:+1555@10.0.0.5 SIP/2.0"))
+        captures.sip(from(stranger, "BYE sip:+1555@10.0.0.5 SIP/2.0"))
+        let c = SessionCapture(roomId: "r", recordsMedia: false)
+        captures.open(c)
+        captures.bind(callID: "in-1", to: c, peer: Self.carrier.host)
+        captures.sip(from(stranger, "INFO sip:+1555@10.0.0.5 SIP/2.0"))
+        captures.sip(from(stranger, "SIP/2.0 481 Call/Transaction Does Not Exist", .sent))
+        captures.sip(from(Self.carrier, "SIP/2.0 200 OK", .sent))
+        // We send a BYE to the caller's Contact: that host becomes a peer, its answer lands.
+        let contact = SocketAddress(host: "192.0.2.11", port: 5070)
+        captures.sip(from(contact, "BYE sip:caller@192.0.2.11 SIP/2.0", .sent))
+        captures.sip(from(contact, "SIP/2.0 200 OK"))
+        #expect(c.traceDocument().messages.map(\.firstLine) == ["INVITE sip:+1555@10.0.0.5 SIP/2.0", "SIP/2.0 200 OK",
+                                                                 "BYE sip:caller@192.0.2.11 SIP/2.0", "SIP/2.0 200 OK"])
+        #expect(c.strangerMessages == 3)
     }
 
     /// The pcap a session gives: its SIP from the trace and its media, in time order, as
@@ -131,7 +218,9 @@ import Testing
                                             remote: SocketAddress(host: "192.0.2.10", port: 30000), time: 10.5) }
         c.sip(Self.message("SIP/2.0 200 OK", callID: "x", .received, at: 10.2))
         let (sip, media, _) = try #require(c.captured())
-        let packets = try PcapReader(bytes: CaptureFile.pcap(sip: sip, media: media)).packets
+        let file = CaptureFile.pcap(sip: sip, media: media)
+        #expect(file.count == file.capacity || file.capacity - file.count < 64, "written into one buffer of its size")
+        let packets = try PcapReader(bytes: file).packets
         #expect(packets.map(\.time) == [10, 10.2, 10.5])
         #expect(packets[0].source == Self.us && packets[0].destination == Self.carrier && packets[0].transport == .udp)
         #expect(packets[1].source == Self.carrier)

@@ -6,13 +6,16 @@ import SIP
 /// A message can cross the wire before its session knows its Call-ID (an inbound INVITE
 /// and our 100 Trying come before the session exists; an outbound INVITE is sent as the
 /// call is made), so the last few messages of unknown calls wait in `pending` and go to the
-/// session that claims their Call-ID. Ended sessions' captures stay as long as their
+/// session that claims their Call-ID, if they came from (or went to) its peer. Live
+/// sessions' media shares `liveBudget`; ended sessions' captures stay as long as their
 /// history (`retention`, at most `capacity`); their media records share `maxEndedMediaBytes`,
 /// the oldest freed first.
 struct SessionCaptures {
     let retention: Double
     let capacity: Int
     let maxEndedMediaBytes: Int
+    /// What live captures' media may hold together (`capture.maxLiveMiB`).
+    let liveBudget: CaptureBudget
     private var byRoom: [String: SessionCapture] = [:]
     private var byCallID: [String: SessionCapture] = [:]
     private var callIDs: [String: [String]] = [:]
@@ -25,10 +28,11 @@ struct SessionCaptures {
     private var endedMediaBytes = 0
     static let pendingLimit = 32
 
-    init(retention: Double, capacity: Int = 10_000, maxEndedMediaBytes: Int = 256 << 20) {
+    init(retention: Double, capacity: Int = 10_000, maxEndedMediaBytes: Int = 256 << 20, maxLiveMediaBytes: Int = 256 << 20) {
         self.retention = retention
         self.capacity = max(1, capacity)
         self.maxEndedMediaBytes = maxEndedMediaBytes
+        liveBudget = CaptureBudget(limit: maxLiveMediaBytes)
     }
 
     subscript(roomId: String) -> SessionCapture? { byRoom[roomId] }
@@ -37,8 +41,11 @@ struct SessionCaptures {
 
     mutating func open(_ capture: SessionCapture) { byRoom[capture.roomId] = capture }
 
-    /// `capture` owns the messages of `callID` from now on, and takes those already seen.
-    mutating func bind(callID: String, to capture: SessionCapture) {
+    /// `capture` owns the messages of `callID` from now on, and takes those already seen
+    /// that its peers sent or were sent: `peer`, where its INVITE came from (inbound), and
+    /// wherever it sends requests (`SessionCapture.sip`).
+    mutating func bind(callID: String, to capture: SessionCapture, peer: String? = nil) {
+        if let peer { capture.addPeer(peer) }
         byCallID[callID] = capture
         capture.callID = callID
         callIDs[capture.roomId, default: []].append(callID)
@@ -70,7 +77,7 @@ struct SessionCaptures {
     mutating func ended(roomId: String, now: Double) {
         guard let c = byRoom[roomId] else { return }
         ended.append((roomId, now))
-        endedMediaBytes += c.mediaBytes
+        endedMediaBytes += c.close()
         var i = head
         while endedMediaBytes > maxEndedMediaBytes, i < ended.count {
             if let old = byRoom[ended[i].roomId] {

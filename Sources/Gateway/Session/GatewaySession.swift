@@ -158,7 +158,7 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
         call = gateway.ua.invite(requestURI: plan.requestURI, from: plan.from, to: plan.to, peer: peer, sdp: offer,
                                  headers: [SIPHeader(.userAgent, gateway.ua.configuration.userAgent)] + plan.headers,
                                  credentials: credentials, policy: policy, delegate: self)
-        if let call { gateway.captures.bind(callID: call.callID, to: capture) }
+        if let call { gateway.captures.bind(callID: call.callID, to: capture, peer: call.peer.address.host) }
     }
 
     /// Where the carrier is told to send RTP: this leg's port at the trunk's advertised

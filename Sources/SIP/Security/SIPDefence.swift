@@ -31,6 +31,10 @@ public struct SIPDefence: Sendable, Equatable {
     public var maxAuthFailures: Int = 5
     /// The window over which `maxAuthFailures` is counted, in seconds. Default 60.
     public var authFailureWindowSeconds: Double = 60
+    /// Hand every message read to the wire tap (traces, pcaps, HEP) before any check, the
+    /// banned, unknown, rate-limited and shed ones too: for debugging. Default false: the
+    /// tap sees only what the defence lets through (`SIPUserAgent.wireTap`).
+    public var tapUnfiltered = false
 
     public static let knownScanners = ["friendly-scanner", "sipvicious", "sipcli", "sip-scan", "sipsak", "iwar",
                                        "vaxsipuseragent", "sundayddr", "pplsip", "sipbruteforce"]

@@ -302,11 +302,7 @@ extension SIPTransports {
             conn.messageStarted = now
         }
         for message in messages {
-            if let onWire {
-                onWire(SIPWireMessage(time: SIPWireMessage.now(), direction: .received, transport: conn.transport, local: conn.local,
-                                      remote: conn.peer, bytes: message))
-            }
-            onMessage?(message, peer)
+            onMessage?(message, peer, conn.local)
             // onMessage may have closed this connection (a reply failed).
             guard connections[fd] === conn else { return false }
         }

@@ -42,8 +42,9 @@ public struct SIPPeer: Hashable, Sendable, CustomStringConvertible {
 final class SIPTransports {
     let loop: SIPEventLoop
     let limits: SIPTransportLimits
-    /// Called on the loop for every datagram or framed stream message.
-    var onMessage: (([UInt8], SIPPeer) -> Void)?
+    /// Called on the loop for every datagram or framed stream message, with our address
+    /// it arrived at (the socket's; a wildcard listener names its wildcard).
+    var onMessage: (([UInt8], SIPPeer, SocketAddress) -> Void)?
     /// Called when a stream breaks its framing (bytes are dropped, the connection closed).
     var onStreamError: ((SIPPeer, SIPStreamFramer.FramingError) -> Void)?
     /// Called on the loop, never from inside a send, when a stream connection could not be
@@ -56,7 +57,8 @@ final class SIPTransports {
     /// through it, and so keeps fuzzed Contact and Route addresses off the network. Nil
     /// everywhere else.
     var sendOverride: (([UInt8], SIPPeer) -> Bool)?
-    /// Every message sent or read, as it crossed the wire (`SIPUserAgent.wireTap`).
+    /// Every message sent, as it crossed the wire (`SIPUserAgent.wireTap`). Messages read
+    /// go to the tap from the agent, once its defence has let them through.
     var onWire: ((SIPWireMessage) -> Void)?
 
     private(set) var udpSockets: [UDPSocket] = []
@@ -125,7 +127,7 @@ final class SIPTransports {
 
         /// Bytes waiting to leave: the outbox and what TLS holds until its handshake is done.
         var queued: Int { outbox.count + (tls?.heldCount ?? 0) }
-        /// Our end of the connection, looked up once when a tap first needs it.
+        /// Our end of the connection, looked up once when first needed.
         lazy var local: SocketAddress = SocketAddress.local(of: fd) ?? peer
 
         /// The peer as messages from this connection name it.
@@ -217,11 +219,7 @@ final class SIPTransports {
             }
             guard n > 0, let from = source.address else { continue }
             let message = Array(receiveBuffer[0..<n])
-            if let onWire {
-                onWire(SIPWireMessage(time: SIPWireMessage.now(), direction: .received, transport: .udp, local: socket.local,
-                                      remote: from, bytes: message))
-            }
-            onMessage?(message, SIPPeer(transport: .udp, address: from))
+            onMessage?(message, SIPPeer(transport: .udp, address: from), socket.local)
         }
         udpBacklogged = true
     }

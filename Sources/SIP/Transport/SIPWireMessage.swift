@@ -26,6 +26,12 @@ public struct SIPWireMessage: Sendable {
         self.bytes = bytes
     }
 
+    /// A response (its start line is `SIP/2.0 ...`, RFC 3261 §7.2), not a request.
+    public var isResponse: Bool { bytes.starts(with: Self.responsePrefix) }
+
+    /// How every response's start line begins (RFC 3261 §7.2).
+    static let responsePrefix = Array("SIP/2.0 ".utf8)
+
     /// The wall clock now, as `time` takes it.
     public static func now() -> Double {
         var ts = timespec()

@@ -68,9 +68,11 @@ public final class SIPUserAgent: @unchecked Sendable {
     var heapTrim = HeapTrimPolicy()
     /// DNS for names in proxies, routes and targets (`resolver`, `locate`).
     var dnsResolver: DNSResolver?
-    /// Called on the loop with every SIP message sent or read (session traces, capture
-    /// files, HEP). Set it before `start()`. It must be quick: it runs for every message,
-    /// floods included.
+    /// Called on the loop with every SIP message sent, and every message read that the
+    /// defence let through (session traces, capture files, HEP): what a banned or unknown
+    /// source sends, and what a flood loses to the rate limits, is not tapped unless
+    /// `defence.tapUnfiltered` asks for everything. Set it before `start()`. It must be
+    /// quick: it runs for every message, trusted floods included.
     public var wireTap: ((SIPWireMessage) -> Void)? {
         get { transports.onWire }
         set { transports.onWire = newValue }
@@ -100,7 +102,7 @@ public final class SIPUserAgent: @unchecked Sendable {
                                                capacity: configuration.defence.maxTrackedSources)
         self.digestServer = configuration.inboundAuthentication.map { DigestServer(realm: $0.realm, secret: Crypto.randomBytes(count: 32)) }
         if let server = configuration.tlsServer { transports.tlsServerContext = try TLSContext(server: server) }
-        transports.onMessage = { [unowned self] bytes, peer in self.receive(bytes, from: peer) }
+        transports.onMessage = { [unowned self] bytes, peer, local in self.receive(bytes, from: peer, at: local) }
         transports.onConnectionFailure = { [unowned self] report in self.connectionFailed(report) }
         transactions.send = { [unowned self] bytes, peer in self.transports.send(bytes, to: peer) }
         transactions.onRequest = { [unowned self] m, tx in self.handleRequest(m, tx) }
@@ -177,9 +179,11 @@ public final class SIPUserAgent: @unchecked Sendable {
 
     // MARK: Incoming
 
-    func receive(_ bytes: [UInt8], from peer: SIPPeer) {
+    func receive(_ bytes: [UInt8], from peer: SIPPeer, at local: SocketAddress) {
         counters.received += 1
         let now = SIPEventLoop.now()
+        let tapAll = configuration.defence.tapUnfiltered
+        if tapAll { tap(bytes, from: peer, at: local) }
         // A banned source costs one dictionary lookup: not even parsed.
         if sources.isBanned(peer.address.host, now: now) {
             refuse(.banned)
@@ -189,7 +193,7 @@ public final class SIPUserAgent: @unchecked Sendable {
         // A trusted source's requests are counted before they are parsed, so a flood over
         // its rate costs a lookup, not a parse, and the loop keeps the socket drained for the
         // responses our own calls wait for. Responses are never counted.
-        let isRequest = !bytes.starts(with: Self.responsePrefix)
+        let isRequest = !bytes.starts(with: SIPWireMessage.responsePrefix)
         if isRequest, trusted, sources.admit(peer.address.host, trusted: true, now: now) != .admit {
             refuse(.rateLimited)
             return
@@ -210,6 +214,7 @@ public final class SIPUserAgent: @unchecked Sendable {
                 refuse(.malformedFromUnknown)
                 return
             }
+            if !tapAll { tap(bytes, from: peer, at: local) }
             // A request we can read enough of gets the error status; responses are dropped (§18).
             if let partial = error.partial, partial.isRequest, partial.method != "ACK",
                partial[.via] != nil, partial[.callID] != nil, partial[.cseq] != nil, partial[.from] != nil, partial[.to] != nil {
@@ -222,12 +227,21 @@ public final class SIPUserAgent: @unchecked Sendable {
         if message.isRequest {
             guard admit(message, from: peer, trusted: trusted, now: now) else { return }
             stampReceived(&message, peer)
+            if !tapAll { tap(bytes, from: peer, at: local) }
+        } else if !tapAll, trusted || message.callID.map({ calls[$0] != nil }) == true || transactions.hasTransaction(for: message) {
+            // A response from outside the trunks is tapped only when it answers something of ours.
+            tap(bytes, from: peer, at: local)
         }
         transactions.receive(message, bytes: bytes, from: peer)
     }
 
-    /// How every response's start line begins (RFC 3261 §7.2).
-    static let responsePrefix = Array("SIP/2.0 ".utf8)
+    /// A message read, to the wire tap (once it has passed the defence, unless
+    /// `defence.tapUnfiltered`).
+    private func tap(_ bytes: [UInt8], from peer: SIPPeer, at local: SocketAddress) {
+        guard let onWire = transports.onWire else { return }
+        onWire(SIPWireMessage(time: SIPWireMessage.now(), direction: .received, transport: peer.transport, local: local,
+                              remote: peer.address, bytes: bytes))
+    }
 
     /// RFC 3261 §18.2.1 `received` and RFC 3581 `rport` on the top Via, so responses built
     /// from the request carry where it really came from.
