@@ -106,8 +106,8 @@ extension ControlAPIServer {
             }
             profiles = asked
         } else {
-            guard let name = gateway.defaultProfileName else { throw .badRequest("no trunk profile is configured") }
-            profiles = [name]
+            // Without an outbound profile the page can still answer the calls routed to it.
+            profiles = gateway.defaultProfileName.map { [$0] } ?? []
         }
         let scope = PageScope(routingId: request.routingId, profiles: profiles, allowCapture: request.allowCapture == true,
                               allowHeaders: request.allowHeaders == true)

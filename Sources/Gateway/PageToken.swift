@@ -88,18 +88,13 @@ public struct PageScope: Sendable, Equatable {
         self.allowHeaders = allowHeaders
     }
 
-    /// Profile names a scope may carry: those a profile file may have (`[A-Za-z0-9_-]+`).
-    public static func isValidProfileName(_ name: String) -> Bool {
-        !name.isEmpty && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }
-    }
-
     /// Whether the scope's names fit in a token (`RoomTokenSigner` reads at most 1024
     /// characters): the subject at most 600 bytes.
     public var fitsInAToken: Bool { subject.utf8.count <= 600 }
 
     /// The signed subject (grammar in PageToken.swift's header).
     var subject: String {
-        precondition(RoomTokenSigner.isValidRoutingId(routingId) && profiles.allSatisfy(Self.isValidProfileName),
+        precondition(RoomTokenSigner.isValidRoutingId(routingId) && profiles.allSatisfy(TrunkProfile.isValidName),
                      "a page scope's names must be valid")
         let flags = (allowCapture ? ["capture"] : []) + (allowHeaders ? ["headers"] : [])
         return routingId + "\n" + profiles.joined(separator: ",") + "\n" + flags.joined(separator: ",")
@@ -112,7 +107,7 @@ public struct PageScope: Sendable, Equatable {
         guard fields.count == 3, RoomTokenSigner.isValidRoutingId(fields[0]) else { return nil }
         let profiles = fields[1].isEmpty ? [] : fields[1].split(separator: ",", omittingEmptySubsequences: false).map(String.init)
         let flags = fields[2].isEmpty ? [] : fields[2].split(separator: ",", omittingEmptySubsequences: false).map(String.init)
-        guard profiles.allSatisfy(Self.isValidProfileName), Set(flags).count == flags.count,
+        guard profiles.allSatisfy(TrunkProfile.isValidName), Set(flags).count == flags.count,
               flags.allSatisfy({ ["capture", "headers"].contains($0) }) else { return nil }
         self.init(routingId: fields[0], profiles: profiles, allowCapture: flags.contains("capture"),
                   allowHeaders: flags.contains("headers"))

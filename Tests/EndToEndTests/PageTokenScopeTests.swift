@@ -297,6 +297,32 @@ extension GatewaySuites {
             try Self.closeAll(gw)
         }
 
+        /// Joining an inbound call routed to the page's routing id: the same rules as a create
+        /// (WebRTC only, capture only when allowed); a refused join leaves the call ringing.
+        @Test(.timeLimit(.minutes(1)))
+        func aPageJoinsWithWebRTCOnlyAndNoCaptureUnlessAllowed() async throws {
+            let gw = try GatewayProcess(profiles: [.init()])
+            defer { gw.stop() }
+            let token = try Self.mint(gw, routingId: "alice")
+            let (note, sipp) = try GatewaySuites.GatewayInboundTests.notification(gw) {
+                try GatewaySuites.GatewayInboundTests.caller(gw, CallerScenarios.rejected(603))
+            }
+            defer { sipp.stop() }
+            let n = try #require(note, sipp.report)
+            let room = try #require(n.roomid), roomToken = try #require(n.roomtoken)
+            for (name, body, text) in [("plain RTP", ["roomToken": roomToken, "media": ["sdp": Self.rtpOffer]], "a page offers WebRTC only"),
+                                       ("capture", ["roomToken": roomToken, "media": ["sdp": Self.webRTCOffer], "capture": true],
+                                        "ask for a capture")] as [(String, [String: Any], String)] {
+                let r = try Self.call(gw, "POST", "/v1/sessions/\(room)/join", bearer: token, body: body)
+                #expect(r.status == 403 && Self.code(r.json) == -103 && Self.message(r.json).contains(text), "\(name): \(r)")
+            }
+            let ringing = try Self.call(gw, "GET", "/v1/sessions/\(room)", bearer: token)
+            #expect(ringing.json["status"] as? String == "Initializing" && ringing.json["ended"] == nil, "\(ringing)")
+            let reject = try Self.call(gw, "POST", "/v1/sessions/\(room)/reject", bearer: token, body: ["roomToken": roomToken])
+            #expect(reject.status == 200, "\(reject)")
+            #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
+        }
+
         @Test func theDialerPageIsServedWithoutAKeyAndHoldsNone() throws {
             let gw = try GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [5])])
             defer { gw.stop() }
