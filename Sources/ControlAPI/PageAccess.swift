@@ -58,7 +58,8 @@ extension ControlAPIServer {
         let allowed = scope.profiles.isEmpty ? [defaultProfile].compactMap { $0 } : scope.profiles
         if let asked = create.profile {
             guard allowed.contains(asked) else {
-                throw forbidden("use profile \"\(asked)\" (its token allows \(allowed.map { "\"\($0)\"" }.joined(separator: ", ")))")
+                let names = allowed.isEmpty ? "none" : allowed.map { "\"\($0)\"" }.joined(separator: ", ")
+                throw forbidden("use profile \"\(asked)\" (its token allows \(names))")
             }
         } else {
             create.profile = allowed.first
