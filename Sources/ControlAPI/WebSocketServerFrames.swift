@@ -229,10 +229,12 @@ extension HTTPConnection {
     }
 
     /// The credential the WebSocket was opened with ran out (`WebSocketExpiry`): what is
-    /// queued goes out, then a close frame with 1008 and the reason.
+    /// queued goes out, then a close frame with 1008 and the reason. A client that does not
+    /// read it all within the close grace is cut.
     func webSocketExpired() {
         guard phase == .webSocket, let webSocket, let expiry = webSocketExpiry else { return }
         core.count(.webSocketExpired)
+        setDeadline(.closeGrace, configuration.webSocketCloseGrace)
         webSocket.close(code: 1008, reason: expiry.reason)
         pumpWebSocket()
     }
