@@ -15,13 +15,18 @@ public final class ControlAPIServer: Sendable {
     private let configuration: HTTPServerConfiguration
     /// The dialer page's files, served at `/app` without a key; nil: `/app` is 404.
     private let webFiles: StaticFiles?
+    /// What one routing id's page tokens may hold at once.
+    let pageLimits: PageTokenLimits
 
     /// The server can listen before the gateway exists (the gateway's notifications name
     /// the API's address); until `attach`, requests get 503. `webFiles`: the dialer page.
-    public init(key: String, configuration: HTTPServerConfiguration, webFiles: StaticFiles? = nil) {
+    /// `pageLimits`: the page tokens' quotas per routing id.
+    public init(key: String, configuration: HTTPServerConfiguration, webFiles: StaticFiles? = nil,
+                pageLimits: PageTokenLimits = PageTokenLimits()) {
         self.key = key
         self.configuration = configuration
         self.webFiles = webFiles
+        self.pageLimits = pageLimits
     }
 
     public convenience init(gateway: Gateway, key: String, configuration: HTTPServerConfiguration) {
@@ -186,14 +191,9 @@ public final class ControlAPIServer: Sendable {
         switch (m, parts.count) {
         case ("POST", 2):
             var create = try decode(CreateSessionRequest.self, request)
-            if case .page(let routingId) = caller {
-                // The page's sessions carry its routing id, so it sees their events and may act on them.
-                guard create.routingId == nil || create.routingId == routingId else {
-                    throw Self.forbidden("create a session for another routing id")
-                }
-                create.routingId = routingId
-            }
-            return Self.json(201, try gateway.create(create))
+            guard case .page(let scope, _) = caller else { return Self.json(201, try gateway.create(create)) }
+            try Self.scope(&create, to: scope, defaultProfile: gateway.defaultProfileName)
+            return Self.json(201, try gateway.create(create, routingIdQuota: pageLimits.sessionsPerRoutingId))
         case ("GET", 2):
             guard caller == .apiKey else { throw Self.forbidden("list every session") }
             return Self.json(200, SessionList(sessions: gateway.list()))
@@ -216,7 +216,7 @@ public final class ControlAPIServer: Sendable {
             return Self.json(202, ["roomId": parts[2]])
         case ("POST", 4):
             if parts[3] == "merge", caller != .apiKey { throw Self.forbidden("merge sessions") }
-            return try verbRequest(parts[2], parts[3], request)
+            return try verbRequest(parts[2], parts[3], request, caller)
         default:
             throw Self.notAllowed(request)
         }
@@ -226,11 +226,13 @@ public final class ControlAPIServer: Sendable {
         GatewayError(IrisCode.incorrectParams, 405, "\(request.method) is not allowed on \(request.path)")
     }
 
-    private func verbRequest(_ room: String, _ verb: String, _ request: HTTPRequest) throws(GatewayError) -> HTTPResponse {
+    private func verbRequest(_ room: String, _ verb: String, _ request: HTTPRequest, _ caller: APICaller) throws(GatewayError) -> HTTPResponse {
         let gateway = try self.current
         switch verb {
         case "join":
-            return Self.json(200, try gateway.join(roomId: room, try decode(JoinRequest.self, request)))
+            let join = try decode(JoinRequest.self, request)
+            if case .page(let scope, _) = caller { try Self.scope(join, to: scope) }
+            return Self.json(200, try gateway.join(roomId: room, join))
         case "reject":
             try gateway.reject(roomId: room, try decode(RejectRequest.self, request))
             return Self.json(200, ["roomId": room])
@@ -296,12 +298,14 @@ public final class ControlAPIServer: Sendable {
         if let since = request.query["since"], Int(since) == nil || Int(since)! < 0 {
             return .refuse(Self.error(.badRequest("since must be a non-negative integer")))
         }
-        guard case .page(let routingId) = caller else { return .accept(group: Self.apiKeyGroup) }
+        guard case .page(let scope, let expiresAt) = caller else { return .accept(group: Self.apiKeyGroup) }
         // A page sees its own routing id's events only (roomId may narrow them further).
-        if let asked = request.query["routingId"], asked != routingId {
+        if let asked = request.query["routingId"], asked != scope.routingId {
             return .refuse(Self.error(Self.forbidden("subscribe to another routing id")))
         }
-        return .accept(group: "page:" + routingId)
+        // Every token of a routing id shares its quota; the socket ends with its token.
+        return .accept(group: "page:" + scope.routingId, limit: pageLimits.webSocketsPerRoutingId,
+                       expiry: WebSocketExpiry(at: expiresAt, reason: "the page token has expired"))
     }
 
     /// Browsers cannot set headers on a WebSocket: `access_token=` in the query works too.
@@ -317,7 +321,7 @@ public final class ControlAPIServer: Sendable {
             connection.close()
             return
         }
-        if case .page(let routingId) = caller { filter.routingId = routingId }
+        if case .page(let scope, _) = caller { filter.routingId = scope.routingId }
         let since = q["since"].flatMap { Int($0) }
         guard let gateway = attached.withLock({ $0 }) else {
             connection.close()

@@ -10,6 +10,7 @@
 //
 // Loop-confined: every method runs on the server's event loop thread.
 
+import Foundation
 import Glibc
 import IOCore
 import IrisAPI
@@ -35,6 +36,8 @@ final class HTTPConnection {
 
     enum DeadlineKind {
         case none, header, body, idle, write, linger, closeGrace
+        /// A WebSocket's credential runs out (`WebSocketExpiry`).
+        case expiry
     }
 
     let id: Int
@@ -77,6 +80,8 @@ final class HTTPConnection {
     // WebSocket (WebSocketServerFrames.swift).
     var pendingUpgrade: (request: HTTPRequest, key: String)?
     var webSocket: WebSocketConnection?
+    /// When the WebSocket's credential runs out (the upgrade callback's `expiry`).
+    var webSocketExpiry: WebSocketExpiry?
     var frames = WebSocketServerState(limit: 0)
 
     init(id: Int, fd: Int32, peer: SocketAddress, source: String, core: HTTPServerCore) {
@@ -385,10 +390,16 @@ final class HTTPConnection {
         processRequests()
     }
 
-    /// The 101 is queued: from now on the connection carries WebSocket frames.
-    func enterWebSocketPhase() {
+    /// The 101 is queued: from now on the connection carries WebSocket frames, until
+    /// `expiry` when one is given (the wall clock's time turned into the loop's).
+    func enterWebSocketPhase(expiry: WebSocketExpiry?) {
         phase = .webSocket
-        setDeadline(.none, 0)
+        webSocketExpiry = expiry
+        if let expiry {
+            setDeadline(.expiry, max(0, expiry.at - Date().timeIntervalSince1970))
+        } else {
+            setDeadline(.none, 0)
+        }
     }
 
     private func startLingering() {
@@ -514,6 +525,9 @@ final class HTTPConnection {
             teardown()
         case .write, .linger, .closeGrace:
             teardown()
+        case .expiry:
+            setDeadline(.none, 0)
+            webSocketExpired()
         }
     }
 

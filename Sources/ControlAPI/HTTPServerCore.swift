@@ -279,10 +279,15 @@ final class HTTPServerCore: @unchecked Sendable {
     // MARK: WebSocket caps
 
     /// Makes room for one more WebSocket of `group`: at the group's cap (or the total cap)
-    /// the group's own slowest connection is dropped. nil when admitted, else the refusal.
-    func admitWebSocket(group: String) -> HTTPResponse? {
+    /// the group's own slowest connection is dropped; at the group's own `limit`, 429 and
+    /// nothing is dropped. nil when admitted, else the refusal.
+    func admitWebSocket(group: String, limit: Int? = nil) -> HTTPResponse? {
         if shuttingDown { return .error(503, code: IrisCode.serviceUnavailable, message: "server stopping") }
         let members = groups[group] ?? []
+        if let limit, members.count >= limit {
+            count(.webSocketGroupLimit)
+            return .error(429, code: IrisCode.serviceUnavailable, message: "this client has \(limit) WebSockets open, its limit")
+        }
         if members.count >= configuration.maxWebSocketsPerClient || webSocketCount >= configuration.maxWebSockets {
             guard let victim = slowest(of: members) else {
                 count(.tooManyWebSockets)

@@ -26,6 +26,10 @@ public struct HTTPServerStatistics: Sendable, Equatable {
         case webSocketDroppedSlowest = "websocket_dropped_slowest"
         /// A WebSocket whose queue passed `webSocketQueueLimit` (the client does not read).
         case webSocketDroppedOverflow = "websocket_dropped_overflow"
+        /// A WebSocket refused at its group's own limit (`WebSocketUpgrade.accept(limit:)`, 429).
+        case webSocketGroupLimit = "websocket_group_limit"
+        /// A WebSocket closed (1008) when the credential it was opened with expired.
+        case webSocketExpired = "websocket_expired"
     }
 
     /// Connections open now (HTTP and WebSocket).

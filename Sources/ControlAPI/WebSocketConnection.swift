@@ -27,7 +27,7 @@ public final class WebSocketConnection: Sendable {
     private enum Phase: Equatable {
         case open
         /// No more sends; the loop flushes the queue, then sends a close frame with this code.
-        case closing(code: UInt16)
+        case closing(code: UInt16, reason: String)
         /// Dropped, closed by the client, or gone: nothing more goes out.
         case finished
     }
@@ -85,11 +85,11 @@ public final class WebSocketConnection: Sendable {
 
     // MARK: - The event loop's side
 
-    /// Like `close()` with a specific close code (1001 when the server stops).
-    func close(code: UInt16) {
+    /// Like `close()` with a specific close code (1001 when the server stops) and reason.
+    func close(code: UInt16, reason: String = "") {
         let changed = state.withLock { s -> Bool in
             guard s.phase == .open else { return false }
-            s.phase = .closing(code: code)
+            s.phase = .closing(code: code, reason: reason)
             return true
         }
         if changed { notify(.close) }
@@ -98,9 +98,9 @@ public final class WebSocketConnection: Sendable {
     /// Messages queued and not yet taken by the loop: how far behind the client is.
     var queuedCount: Int { state.withLock { $0.queued } }
 
-    /// Takes queued messages, at least one when any, until about `maxBytes`. `closeCode` is
-    /// set once the queue is empty and a close was asked: time for the close frame.
-    func take(maxBytes: Int) -> (messages: [String], closeCode: UInt16?) {
+    /// Takes queued messages, at least one when any, until about `maxBytes`. `close` is set
+    /// once the queue is empty and a close was asked: time for the close frame.
+    func take(maxBytes: Int) -> (messages: [String], close: (code: UInt16, reason: String)?) {
         state.withLock { s in
             var taken: [String] = []
             var bytes = 0
@@ -119,7 +119,7 @@ public final class WebSocketConnection: Sendable {
                 s.queue.removeFirst(s.head)
                 s.head = 0
             }
-            if case .closing(let code) = s.phase, s.queued == 0 { return (taken, code) }
+            if case .closing(let code, let reason) = s.phase, s.queued == 0 { return (taken, (code, reason)) }
             return (taken, nil)
         }
     }

@@ -68,8 +68,8 @@ extension HTTPConnection {
         switch decision {
         case .refuse(let response):
             respond(response, close: true)
-        case .accept(let group):
-            if let refusal = core.admitWebSocket(group: group) {
+        case .accept(let group, let limit, let expiry):
+            if let refusal = core.admitWebSocket(group: group, limit: limit) {
                 respond(refusal, close: true)
                 return
             }
@@ -79,7 +79,7 @@ extension HTTPConnection {
             webSocket = connection
             frames = WebSocketServerState(limit: configuration.maxWebSocketMessageBytes)
             frames.pendingAccept = WebSocketHandshake.accept(key: key)
-            enterWebSocketPhase()
+            enterWebSocketPhase(expiry: expiry)
             // Reading stays paused and nothing is written until onWebSocketOpen has run
             // (`handshakeReady`): the client learns of the upgrade only once it is subscribed.
             core.opened(connection, on: self)
@@ -187,8 +187,8 @@ extension HTTPConnection {
         pumpWebSocket()
     }
 
-    private func appendClose(_ code: UInt16?) {
-        let payload: [UInt8] = code.map { [UInt8($0 >> 8), UInt8(truncatingIfNeeded: $0)] } ?? []
+    private func appendClose(_ code: UInt16?, reason: String = "") {
+        let payload: [UInt8] = code.map { WebSocketFrame.closePayload(code: $0, reason: reason) } ?? []
         output += WebSocketFrame(fin: true, opcode: .close, payload: payload).encoded()
         frames.closeSent = true
         setDeadline(.closeGrace, configuration.webSocketCloseGrace)
@@ -202,9 +202,9 @@ extension HTTPConnection {
         guard let webSocket, frames.pendingAccept == nil else { return }
         while phase == .webSocket {
             if !frames.closeSent, pendingOutput < Self.webSocketOutputWindow {
-                let (messages, closeCode) = webSocket.take(maxBytes: Self.webSocketOutputWindow)
+                let (messages, close) = webSocket.take(maxBytes: Self.webSocketOutputWindow)
                 for message in messages { WebSocketFrame.appendText(message, to: &output) }
-                if let closeCode { appendClose(closeCode) }
+                if let close { appendClose(close.code, reason: close.reason) }
             }
             guard flush() else { return }
             if frames.closeSent {
@@ -226,6 +226,17 @@ extension HTTPConnection {
             core.count(.webSocketDroppedOverflow)
             teardown()
         }
+    }
+
+    /// The credential the WebSocket was opened with ran out (`WebSocketExpiry`): what is
+    /// queued goes out, then a close frame with 1008 and the reason. A client that does not
+    /// read it all within the close grace is cut.
+    func webSocketExpired() {
+        guard phase == .webSocket, let webSocket, let expiry = webSocketExpiry else { return }
+        core.count(.webSocketExpired)
+        setDeadline(.closeGrace, configuration.webSocketCloseGrace)
+        webSocket.close(code: 1008, reason: expiry.reason)
+        pumpWebSocket()
     }
 
     /// Dropped to make room for a newer WebSocket of the same group: a close frame (1008) if

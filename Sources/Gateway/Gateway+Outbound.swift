@@ -6,8 +6,10 @@ import SIP
 extension Gateway {
     /// Iris `createWithTN`: validates the numbers against the profile, admits the call
     /// under the trunk's limits, opens media and sends the INVITE. The response carries the
-    /// platform leg's SDP answer; events follow on the hub.
-    public func create(_ request: CreateSessionRequest) throws(GatewayError) -> SessionResponse {
+    /// platform leg's SDP answer; events follow on the hub. `routingIdQuota`: the most live
+    /// sessions the request's routing id may hold, this one included (a page token's quota);
+    /// at it, 429 and nothing is created.
+    public func create(_ request: CreateSessionRequest, routingIdQuota: Int? = nil) throws(GatewayError) -> SessionResponse {
         let profile = try profile(named: request.profile)
         guard profile.outbound != nil else { throw .forbidden("call forbidden: trunk \(profile.name) takes no outbound calls") }
         let target: String, source: String
@@ -50,12 +52,16 @@ extension Gateway {
         let admitted: Result<Void, GatewayError> = ua.loop.sync { [self] in
             if draining { return .failure(.unavailable("the gateway is shutting down")) }
             if sessions.count >= configuration.maxSessions { return .failure(.unavailable("the gateway is at capacity")) }
+            if let r = request.routingId, let quota = routingIdQuota, sessionsHeld(routingId: r) >= quota {
+                return .failure(Self.overQuota(r, quota))
+            }
             switch admissions[profile.name]?.admit(now: EventLoop.now()) {
             case .concurrency?:
                 return .failure(.unavailable("trunk \(profile.name) is at its limit of \(profile.outbound!.maxConcurrentCalls) calls"))
             case .rate?:
                 return .failure(.unavailable("trunk \(profile.name) is at its limit of \(profile.outbound!.callsPerSecond) new calls per second"))
             case nil:
+                if let r = request.routingId { creating[r, default: 0] += 1 }
                 return .success(())
             }
         }
@@ -66,7 +72,10 @@ extension Gateway {
             mediaCall = try openMedia(trunk: provisional, platform: platform, profile: profile, roomId: roomId, capture: capture,
                                       admitting: true)
         } catch {
-            ua.loop.sync { [self] in admissions[profile.name]?.release() }
+            ua.loop.sync { [self] in
+                admissions[profile.name]?.release()
+                created(routingId: request.routingId)
+            }
             throw error
         }
         let credentials: DigestCredentials? = profile.outbound?.auth.flatMap { auth in
@@ -88,6 +97,7 @@ extension Gateway {
             s.credentials = credentials
             s.callerRequest = caller
             sessions[roomId] = s
+            created(routingId: request.routingId)
             s.handle(.started(notification: nil))
             s.sendInvite()
         }
@@ -105,6 +115,22 @@ extension Gateway {
         } catch {
             throw GatewayError(error.irisCode, error.httpStatus, error.description)
         }
+    }
+
+    /// Live sessions of `routingId` (either direction) and its creates under way. Loop only.
+    func sessionsHeld(routingId: String) -> Int {
+        sessions.values.reduce(creating[routingId, default: 0]) { $0 + ($1.routingId == routingId ? 1 : 0) }
+    }
+
+    /// A create of `routingId` is no longer under way (now in `sessions`, or failed). Loop only.
+    func created(routingId: String?) {
+        guard let r = routingId, let n = creating[r] else { return }
+        creating[r] = n > 1 ? n - 1 : nil
+    }
+
+    static func overQuota(_ routingId: String, _ quota: Int) -> GatewayError {
+        GatewayError(IrisCode.serviceUnavailable, 429,
+                     "routing id \(routingId) has \(quota) live sessions, the most a page token may hold (pageTokens.sessionsPerRoutingId)")
     }
 
     /// Routing and trace ids go into URLs and logs: a conservative alphabet.

@@ -20,7 +20,9 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
     public let metrics = GatewayMetrics()
     /// Copies of SIP and RTCP to a HEP collector (`configuration.hep`); nil without one.
     let hep: HEPSender?
-    let defaultProfileName: String?
+    /// The profile a create uses when it names none (`configuration.defaultProfile`, else
+    /// the first outbound profile by name).
+    public let defaultProfileName: String?
 
     // SIP loop only.
     var sessions: [String: GatewaySession] = [:]
@@ -31,6 +33,9 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
     /// is copied out and back, which copied its arrays each time.
     var captures: SessionCaptures
     var admissions: [String: Admission] = [:]
+    /// Creates admitted and not yet in `sessions`, by routing id: counted by a routing id's
+    /// quota (Gateway+Outbound.swift), so racing creates cannot pass it together.
+    var creating: [String: Int] = [:]
     /// Per-trunk budgets for calls in, apart from the outbound ones.
     var inboundAdmissions: [String: Admission] = [:]
     /// Inbound sessions alive, against `configuration.inboundSessionLimit`: what the trunks'

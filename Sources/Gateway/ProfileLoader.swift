@@ -90,7 +90,7 @@ struct ProfileSchema {
         let root = try object(value, at: "", keys: ["name", "outbound", "inbound", "media", "sip"])
         let name = try root.required("name") { (v, path) throws(ProfileError) in
             let s = try string(v, at: path)
-            guard !s.isEmpty, s.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }) else {
+            guard TrunkProfile.isValidName(s) else {
                 throw fail(path, "must match [A-Za-z0-9_-]+, found \"\(s)\"")
             }
             return s

@@ -12,7 +12,7 @@ import SIP
 /// room    = *OCTET                 ; the room id, UTF-8
 /// mac     = 32 bytes               ; HMAC-SHA-256(secret, label version expires length room)
 /// label   = "irisgw room token"    ; so no other MAC under the same secret can pass for one
-///                                  ; (page tokens: "irisgw page token", PageToken.swift)
+///                                  ; (page tokens: "irisgw scoped page token", PageToken.swift)
 /// ```
 ///
 /// The fields have fixed sizes or a length prefix, so no two (room, expiry) pairs sign the
@@ -51,13 +51,16 @@ public struct RoomTokenSigner: Sendable {
     enum Purpose {
         /// An inbound session's room (subject: the room id).
         case room
-        /// The dialer page's bearer (subject: a routing id; PageToken.swift).
+        /// The dialer page's bearer as first minted (subject: a routing id; PageToken.swift).
         case page
+        /// The dialer page's bearer with its scope (subject: `PageScope.subject`).
+        case scopedPage
 
         var label: [UInt8] {
             switch self {
             case .room: Array("irisgw room token".utf8)
             case .page: Array("irisgw page token".utf8)
+            case .scopedPage: Array("irisgw scoped page token".utf8)
             }
         }
     }

@@ -30,6 +30,7 @@ import SIP
 ///   capture: { maxSessionMiB: 32, maxLiveMiB: 256, maxEndedMiB: 256 },  // captured media's memory (CaptureLimits)
 ///   sip: { answerUnknownSources: false, requestsPerSecond: 50 },  // ServeConfiguration+SIP.swift
 ///   apiLimits: { maxConnectionsPerSource: 256, maxWebSocketsPerClient: 1000 },
+///   pageTokens: { sessionsPerRoutingId: 4, webSocketsPerRoutingId: 4 },  // ServeConfiguration+PageTokens.swift
 ///   dnsServers: ["10.0.0.53:53"],      // default: /etc/resolv.conf (ServeConfiguration+DNS.swift)
 ///   sipTlsListen: "0.0.0.0:5061", tlsCertificate: "gw.pem", tlsKey: "gw.key",  // ServeConfiguration+TLS.swift
 ///   apiTlsCertificate: "api.pem", apiTlsKey: "api.key",  // HTTPS/WSS API (ServeConfiguration+APITLS.swift)
@@ -79,6 +80,8 @@ public struct ServeConfiguration: Sendable, Equatable {
     public var sip: SIPSettings?
     /// The control API server's caps; what is not given keeps the server's default.
     public var apiLimits: APILimits?
+    /// Per-routing-id quotas of page tokens (ServeConfiguration+PageTokens.swift).
+    public var pageTokens: PageTokenLimits?
     /// `dnsServers`, `dnsTimeoutMs`, `dnsTries`, `dnsNegativeCacheSec` (ServeConfiguration+DNS.swift).
     public var dns: DNSSettings?
     /// `sipTlsListen`, `tlsCertificate`, `tlsKey`, `tlsClientCA`, `tlsVerifyClient`
@@ -144,7 +147,7 @@ public struct ServeConfiguration: Sendable, Equatable {
 
     public static let keys = ["profiles", "sipListen", "sipAdvertise", "apiListen", "rtpHost", "rtpAdvertise", "platformRtpAdvertise", "rtpPorts", "dataDir", "publicURL",
                               "drainTimeoutSec", "webDir", "maxSessions", "maxInboundSessions", "mediaRealtimePriority", "mediaThreads", "mediaLoadBudgetPercent", "hep", "capture", "roomTokenLifetimeSec", "webhook",
-                              "sip", "apiLimits"] + dnsKeys + tlsKeys + apiTLSKeys
+                              "sip", "apiLimits", "pageTokens"] + dnsKeys + tlsKeys + apiTLSKeys
 
     public static func load(file: URL) throws(ProfileError) -> ServeConfiguration {
         let display = file.relativePath
@@ -217,6 +220,7 @@ public struct ServeConfiguration: Sendable, Equatable {
                                  maxEndedBytes: try mebibytes("maxEndedMiB", d.maxEndedBytes))
         }
         c.sip = try o.optional("sip") { (v, p) throws(ProfileError) in try sipSettings(v, at: p, schema: schema) }
+        c.pageTokens = try o.optional("pageTokens") { (v, p) throws(ProfileError) in try pageTokenLimits(v, at: p, schema: schema) }
         c.roomTokenLifetimeSec = try o.optional("roomTokenLifetimeSec") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...86_400) }
         c.webhook = try o.optional("webhook") { (v, p) throws(ProfileError) in
             let w = try schema.object(v, at: p, keys: ["url", "timeoutSec", "retries", "caFile"])

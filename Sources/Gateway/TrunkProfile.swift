@@ -10,6 +10,11 @@ public struct TrunkProfile: Sendable, Equatable {
     /// The trunk's name, `[A-Za-z0-9_-]+`, unique across profiles; `createWithTN` picks a
     /// profile by it. Required.
     public var name: String
+
+    /// Names a profile may have: `[A-Za-z0-9_-]+` (so a page token's scope can list them).
+    public static func isValidName(_ name: String) -> Bool {
+        !name.isEmpty && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }
+    }
     /// Outbound calling; nil (key absent) when the trunk takes no outbound calls.
     public var outbound: Outbound?
     /// Inbound calling; nil (key absent) when the trunk accepts no inbound calls.

@@ -138,9 +138,20 @@ public struct PageTokenRequest: Codable, Sendable, Equatable {
     public var routingId: String
     /// Seconds the token is valid: 1-86400; default 3600.
     public var ttlSec: Int?
-    public init(routingId: String, ttlSec: Int? = nil) {
+    /// Trunk profiles the page's creates may use, 1-8 names; a create that names none uses
+    /// the first. Default: the gateway's default profile only.
+    public var profiles: [String]?
+    /// The page may ask for `capture` (create, join). Default false.
+    public var allowCapture: Bool?
+    /// The page may set `headers`, `callerName` and `privacy` on create. Default false.
+    public var allowHeaders: Bool?
+    public init(routingId: String, ttlSec: Int? = nil, profiles: [String]? = nil, allowCapture: Bool? = nil,
+                allowHeaders: Bool? = nil) {
         self.routingId = routingId
         self.ttlSec = ttlSec
+        self.profiles = profiles
+        self.allowCapture = allowCapture
+        self.allowHeaders = allowHeaders
     }
 }
 
@@ -153,10 +164,18 @@ public struct PageTokenResponse: Codable, Sendable, Equatable {
     public var expiresAt: Int64
     /// The page's path with the token in its fragment: `/app#token=...`.
     public var appPath: String
-    public init(token: String, routingId: String, expiresAt: Int64, appPath: String) {
+    /// The profiles the token allows, the one used when a create names none first.
+    public var profiles: [String]
+    public var allowCapture: Bool
+    public var allowHeaders: Bool
+    public init(token: String, routingId: String, expiresAt: Int64, appPath: String, profiles: [String] = [],
+                allowCapture: Bool = false, allowHeaders: Bool = false) {
         self.token = token
         self.routingId = routingId
         self.expiresAt = expiresAt
         self.appPath = appPath
+        self.profiles = profiles
+        self.allowCapture = allowCapture
+        self.allowHeaders = allowHeaders
     }
 }

@@ -296,11 +296,7 @@ public final class WebSocketClient: Sendable {
 
     /// Sends our close frame once (best effort: the connection may already be gone).
     private func sendClose(code: UInt16, reason: String) {
-        // A control frame holds 125 bytes: the code and up to 123 of reason, cut between
-        // characters so the reason stays valid UTF-8.
-        var reason = Substring(reason)
-        while reason.utf8.count > 123 { reason.removeLast() }
-        let payload = [UInt8(code >> 8), UInt8(truncatingIfNeeded: code)] + Array(reason.utf8)
-        try? sendFrame(WebSocketFrame(fin: true, opcode: .close, payload: payload), deadline: Deadline(seconds: 1))
+        try? sendFrame(WebSocketFrame(fin: true, opcode: .close, payload: WebSocketFrame.closePayload(code: code, reason: reason)),
+                       deadline: Deadline(seconds: 1))
     }
 }

@@ -46,6 +46,14 @@ package struct WebSocketFrame: Sendable, Equatable {
         return out
     }
 
+    /// A close frame's body: the code, then the reason. A control frame holds 125 bytes: the
+    /// code and up to 123 of reason, cut between characters so the reason stays valid UTF-8.
+    package static func closePayload(code: UInt16, reason: String) -> [UInt8] {
+        var reason = Substring(reason)
+        while reason.utf8.count > 123 { reason.removeLast() }
+        return [UInt8(code >> 8), UInt8(truncatingIfNeeded: code)] + Array(reason.utf8)
+    }
+
     /// A server's unmasked text frame for `text`, written straight into `out` (the server's
     /// output buffer), without building the payload array first.
     package static func appendText(_ text: String, to out: inout [UInt8]) {

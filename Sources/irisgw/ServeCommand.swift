@@ -275,9 +275,10 @@ enum ServeCommand {
                 if let v = limits.webSocketQueueLimit { http.webSocketQueueLimit = v }
             }
             http.log = { writeError("irisgw: \($0)\n") }
+            let pageLimits = file.pageTokens ?? PageTokenLimits()
             var plain = http
             http.tls = apiTLS.server
-            api = ControlAPIServer(key: key, configuration: http, webFiles: webFiles)
+            api = ControlAPIServer(key: key, configuration: http, webFiles: webFiles, pageLimits: pageLimits)
             let port = try api.start()
             // SocketAddress brackets an IPv6 host ("http://[::1]:8080"); a bare port is every IPv4 interface.
             let host = apiListen.allSatisfy(\.isNumber) ? "0.0.0.0" : SocketAddress.parse(apiListen)?.host ?? "127.0.0.1"
@@ -286,7 +287,7 @@ enum ServeCommand {
             if http.tls == nil { warnIfExposed(host) }
             if let listen = apiTLS.listenPlain {
                 plain.listen = listen
-                let second = ControlAPIServer(key: key, configuration: plain, webFiles: webFiles)
+                let second = ControlAPIServer(key: key, configuration: plain, webFiles: webFiles, pageLimits: pageLimits)
                 plainAPI = second
                 let plainPort = try second.start()
                 let plainHost = SocketAddress.parse(listen)?.host ?? "127.0.0.1"

@@ -138,30 +138,29 @@ extension GatewaySuites {
             #expect(rig.unexpectedConsoleErrors.isEmpty, "\(rig.page.consoleErrors)")
         }
 
-        /// The status line follows the gateway's events. Until the platform leg takes a
-        /// browser's offer, the test swaps the offer for a plain RTP one on its way out (the
-        /// page's code is not changed): the gateway creates the session and answers with plain
-        /// RTP, the browser refuses that answer, the page hangs up, and every status the
-        /// events carry shows on the status line in order, down to the end reason.
+        /// The status line follows the gateway's events. The test swaps the gateway's answer
+        /// for a plain RTP one on its way in (the page's code is not changed; a page may only
+        /// offer WebRTC, so the offer goes as the browser made it): the gateway creates the
+        /// session, the browser refuses the swapped answer, the page hangs up, and every status
+        /// the events carry shows on the status line in order, down to the end reason.
         @Test(.timeLimit(.minutes(2)))
         func theStatusLineFollowsTheSessionsEvents() throws {
             let rig = try Rig()
             defer { rig.stop() }
             #expect(try rig.page.waitFor("irisgwTest.state().eventsOpen", timeout: 10))
-            let plainOffer = GatewaySuites.PageTokenScopeTests.rtpOffer
+            let plainAnswer = GatewaySuites.PageTokenScopeTests.rtpOffer
                 .replacingOccurrences(of: "\r", with: "\\r").replacingOccurrences(of: "\n", with: "\\n")
             try rig.page.evaluate("""
             window.statusLines = [];
             new MutationObserver(() => statusLines.push(irisgwTest.status()))
               .observe(document.getElementById('status'), { childList: true, characterData: true, subtree: true });
             const realFetch = window.fetch;
-            window.fetch = (path, init) => {
-              if (path === '/v1/sessions' && init && init.method === 'POST') {
-                const body = JSON.parse(init.body);
-                body.media.sdp = "\(plainOffer)";
-                init = Object.assign({}, init, { body: JSON.stringify(body) });
-              }
-              return realFetch(path, init);
+            window.fetch = async (path, init) => {
+              const response = await realFetch(path, init);
+              if (path !== '/v1/sessions' || !init || init.method !== 'POST' || !response.ok) return response;
+              const body = await response.json();
+              body.media.sdp = "\(plainAnswer)";
+              return new Response(JSON.stringify(body), { status: response.status, headers: response.headers });
             };
             document.getElementById('number').value = '+15550100003';  // rings until cancelled
             document.getElementById('call').click();

@@ -2,12 +2,21 @@ import Foundation
 import IrisAPI
 import SIP
 import Testing
+import TLS
 import WebClient
 
 /// Page tokens against a real `irisgw serve` (docs/api.md, "Page tokens"): what they admit,
 /// what they refuse (403), their expiry (401, -105); and the dialer page's files.
+/// Quotas and the event socket's end: PageTokenLimitsTests.
 extension GatewaySuites {
     @Suite struct PageTokenScopeTests {
+        /// A browser's offer (ICE, DTLS-SRTP) from an app that never connects: the only kind
+        /// a page may send.
+        static let webRTCOffer: String = {
+            let fingerprint = (try? DTLSCertificate(commonName: "page test").fingerprint.sdpValue) ?? ""
+            return GatewaySuites.GatewayWebRTCFailureTests.offer(fingerprint: fingerprint)
+        }()
+
         /// A PCMU offer the gateway takes from a plain RTP app (nothing listens on it).
         static let rtpOffer = """
         v=0\r
@@ -39,20 +48,34 @@ extension GatewaySuites {
 
         static func code(_ json: [String: Any]) -> Int? { (json["error"] as? [String: Any])?["code"] as? Int }
 
-        /// A page token minted with the API key.
-        static func mint(_ gw: GatewayProcess, routingId: String, ttlSec: Int = 600) throws -> String {
-            let r = try call(gw, "POST", "/v1/page-tokens", bearer: gw.apiKey, body: ["routingId": routingId, "ttlSec": ttlSec])
+        /// A page token minted with the API key; `scope`: more keys of the request
+        /// (`profiles`, `allowCapture`, `allowHeaders`).
+        static func mint(_ gw: GatewayProcess, routingId: String, ttlSec: Int = 600, scope: [String: Any] = [:]) throws -> String {
+            let body = scope.merging(["routingId": routingId, "ttlSec": ttlSec]) { $1 }
+            let r = try call(gw, "POST", "/v1/page-tokens", bearer: gw.apiKey, body: body)
             guard r.status == 201, let token = r.json["token"] as? String else {
                 throw SocketError("minting a page token: \(r.status) \(r.json)", code: EPROTO)
             }
             return token
         }
 
-        static func create(_ gw: GatewayProcess, bearer: String, routingId: String?, target: String = "+15550100003") throws
-            -> (status: Int, json: [String: Any]) {
-            var body: [String: Any] = ["targetTN": target, "sourceTN": "+15557654321", "media": ["sdp": rtpOffer]]
+        /// createWithTN (a WebRTC offer unless `sdp` says otherwise); `extra`: more keys.
+        static func create(_ gw: GatewayProcess, bearer: String, routingId: String?, target: String = "+15550100003",
+                           sdp: String = webRTCOffer, extra: [String: Any] = [:]) throws -> (status: Int, json: [String: Any]) {
+            var body: [String: Any] = ["targetTN": target, "sourceTN": "+15557654321", "media": ["sdp": sdp]]
             if let routingId { body["routingId"] = routingId }
-            return try call(gw, "POST", "/v1/sessions", bearer: bearer, body: body)
+            return try call(gw, "POST", "/v1/sessions", bearer: bearer, body: body.merging(extra) { $1 })
+        }
+
+        static func message(_ json: [String: Any]) -> String { (json["error"] as? [String: Any])?["message"] as? String ?? "" }
+
+        /// The live sessions, as the API key sees them.
+        static func sessions(_ gw: GatewayProcess) throws -> [[String: Any]] {
+            try call(gw, "GET", "/v1/sessions", bearer: gw.apiKey).json["sessions"] as? [[String: Any]] ?? []
+        }
+
+        static func closeAll(_ gw: GatewayProcess) throws {
+            for s in try sessions(gw) { _ = try call(gw, "DELETE", "/v1/sessions/\(s["roomId"] as? String ?? "")", bearer: gw.apiKey) }
         }
 
         @Test func mintingNeedsTheAPIKeyAndSaneArguments() throws {
@@ -167,6 +190,137 @@ extension GatewaySuites {
             let last = fresh.last == "A" ? "B" : "A"
             let forged = try Self.create(gw, bearer: String(fresh.dropLast()) + last, routingId: nil)
             #expect(forged.status == 401 && Self.code(forged.json) == -103, "\(forged)")
+        }
+
+        /// A plain RTP offer names any `c=` address: from a page it would aim the called
+        /// party's audio wherever the page's user likes. 403, and nothing is created.
+        @Test func aPageOffersWebRTCOnly() throws {
+            let sim = try CarrierSimProcess()
+            defer { sim.stop() }
+            let gw = try GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sim.port])])
+            defer { gw.stop() }
+            let token = try Self.mint(gw, routingId: "web-1", scope: ["allowCapture": true, "allowHeaders": true])
+            let elsewhere = Self.rtpOffer.replacingOccurrences(of: "c=IN IP4 127.0.0.1", with: "c=IN IP4 198.51.100.9")
+            let sdes = Self.rtpOffer.replacingOccurrences(of: "RTP/AVP", with: "RTP/SAVP")
+                .replacingOccurrences(of: "a=sendrecv", with: "a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:WVNfX19zZW1jdGwgKCkgewkyMjA7fQp9CnVubGVz\r\na=sendrecv")
+            for (name, sdp) in [("plain RTP", Self.rtpOffer), ("plain RTP elsewhere", elsewhere), ("SDES", sdes), ("not SDP", "hello")] {
+                let r = try Self.create(gw, bearer: token, routingId: nil, sdp: sdp)
+                #expect(r.status == 403 && Self.code(r.json) == -103, "\(name): \(r)")
+                #expect(Self.message(r.json).contains("a page offers WebRTC only"), "\(name): \(r)")
+            }
+            #expect(try Self.sessions(gw).isEmpty, "a refused create leaves nothing")
+            // The API key's apps may still offer plain RTP.
+            let keyed = try Self.create(gw, bearer: gw.apiKey, routingId: "web-1", sdp: Self.rtpOffer)
+            #expect(keyed.status == 201, "\(keyed)")
+            // The browser's offer passes.
+            let page = try Self.create(gw, bearer: token, routingId: nil)
+            #expect(page.status == 201, "\(page)")
+            try Self.closeAll(gw)
+        }
+
+        @Test func aPageUsesOnlyTheProfilesItsTokenNames() throws {
+            let sim = try CarrierSimProcess()
+            defer { sim.stop() }
+            var beta = GatewayProcess.Profile(name: "beta", proxies: [sim.port])
+            beta.hasInbound = false
+            let gw = try GatewayProcess(profiles: [GatewayProcess.Profile(name: "alpha", proxies: [sim.port]), beta])
+            defer { gw.stop() }
+
+            let minted = try Self.call(gw, "POST", "/v1/page-tokens", bearer: gw.apiKey, body: ["routingId": "web-1", "profiles": ["beta"]])
+            #expect(minted.status == 201 && minted.json["profiles"] as? [String] == ["beta"], "\(minted)")
+            #expect(minted.json["allowCapture"] as? Bool == false && minted.json["allowHeaders"] as? Bool == false, "\(minted)")
+            let scoped = try #require(minted.json["token"] as? String)
+            let other = try Self.create(gw, bearer: scoped, routingId: nil, extra: ["profile": "alpha"])
+            #expect(other.status == 403 && Self.code(other.json) == -103, "\(other)")
+            #expect(Self.message(other.json).contains("use profile \"alpha\""), "\(other)")
+            #expect(try Self.sessions(gw).isEmpty)
+            let named = try Self.create(gw, bearer: scoped, routingId: nil, extra: ["profile": "beta"])
+            let unnamed = try Self.create(gw, bearer: scoped, routingId: nil)
+            for r in [named, unnamed] {
+                let room = try #require(r.json["roomId"] as? String, "\(r)")
+                #expect(try Self.call(gw, "GET", "/v1/sessions/\(room)", bearer: scoped).json["profile"] as? String == "beta")
+            }
+
+            // Minted without profiles: the default profile (alpha, the first by name) and no other.
+            let plain = try Self.call(gw, "POST", "/v1/page-tokens", bearer: gw.apiKey, body: ["routingId": "web-2"])
+            #expect(plain.json["profiles"] as? [String] == ["alpha"], "\(plain)")
+            let narrow = try #require(plain.json["token"] as? String)
+            let refused = try Self.create(gw, bearer: narrow, routingId: nil, extra: ["profile": "beta"])
+            #expect(refused.status == 403 && Self.code(refused.json) == -103, "\(refused)")
+            let byDefault = try Self.create(gw, bearer: narrow, routingId: nil)
+            let room = try #require(byDefault.json["roomId"] as? String, "\(byDefault)")
+            #expect(try Self.call(gw, "GET", "/v1/sessions/\(room)", bearer: narrow).json["profile"] as? String == "alpha")
+            #expect(try Self.sessions(gw).count == 3)
+
+            // Minting names real outbound profiles only.
+            for bad: [String: Any] in [["routingId": "x", "profiles": []], ["routingId": "x", "profiles": ["nosuch"]],
+                                       ["routingId": "x", "profiles": ["beta", "beta"]],
+                                       ["routingId": "x", "profiles": Array(repeating: "alpha", count: 9)]] {
+                let r = try Self.call(gw, "POST", "/v1/page-tokens", bearer: gw.apiKey, body: bad)
+                #expect(r.status == 400 && Self.code(r.json) == -103, "\(bad): \(r)")
+            }
+            try Self.closeAll(gw)
+        }
+
+        @Test func captureAndHeaderFieldsOnlyWhenTheTokenAllowsThem() throws {
+            let sim = try CarrierSimProcess()
+            defer { sim.stop() }
+            let gw = try GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sim.port])])
+            defer { gw.stop() }
+            let narrow = try Self.mint(gw, routingId: "web-1")
+            let cases: [(String, [String: Any], String)] = [
+                ("capture", ["capture": true], "ask for a capture"),
+                ("headers", ["headers": ["X-Ticket": "42"]], "set SIP header fields"),
+                ("callerName", ["callerName": "Mallory"], "set SIP header fields"),
+                ("privacy", ["privacy": "id"], "set SIP header fields"),
+            ]
+            for (name, extra, text) in cases {
+                let r = try Self.create(gw, bearer: narrow, routingId: nil, extra: extra)
+                #expect(r.status == 403 && Self.code(r.json) == -103 && Self.message(r.json).contains(text), "\(name): \(r)")
+            }
+            #expect(try Self.sessions(gw).isEmpty, "a refused create leaves nothing")
+            // capture: false and no headers ask for nothing.
+            let plain = try Self.create(gw, bearer: narrow, routingId: nil, extra: ["capture": false, "headers": [String: String]()])
+            #expect(plain.status == 201, "\(plain)")
+
+            // Allowed at minting (with the key): each passes.
+            let capture = try Self.mint(gw, routingId: "web-1", scope: ["allowCapture": true])
+            #expect(try Self.create(gw, bearer: capture, routingId: nil, extra: ["capture": true]).status == 201)
+            let headerRefused = try Self.create(gw, bearer: capture, routingId: nil, extra: ["headers": ["X-Ticket": "42"]])
+            #expect(headerRefused.status == 403, "capture does not allow headers: \(headerRefused)")
+            let headers = try Self.mint(gw, routingId: "web-1", scope: ["allowHeaders": true])
+            let withHeaders = try Self.create(gw, bearer: headers, routingId: nil,
+                                              extra: ["headers": ["X-Ticket": "42"], "callerName": "Support", "privacy": "none"])
+            #expect(withHeaders.status == 201, "\(withHeaders)")
+            #expect(try Self.create(gw, bearer: headers, routingId: nil, extra: ["capture": true]).status == 403)
+            #expect(try Self.sessions(gw).count == 3)
+            try Self.closeAll(gw)
+        }
+
+        /// Joining an inbound call routed to the page's routing id: the same rules as a create
+        /// (WebRTC only, capture only when allowed); a refused join leaves the call ringing.
+        @Test(.timeLimit(.minutes(1)))
+        func aPageJoinsWithWebRTCOnlyAndNoCaptureUnlessAllowed() async throws {
+            let gw = try GatewayProcess(profiles: [.init()])
+            defer { gw.stop() }
+            let token = try Self.mint(gw, routingId: "alice")
+            let (note, sipp) = try GatewaySuites.GatewayInboundTests.notification(gw) {
+                try GatewaySuites.GatewayInboundTests.caller(gw, CallerScenarios.rejected(603))
+            }
+            defer { sipp.stop() }
+            let n = try #require(note, sipp.report)
+            let room = try #require(n.roomid), roomToken = try #require(n.roomtoken)
+            for (name, body, text) in [("plain RTP", ["roomToken": roomToken, "media": ["sdp": Self.rtpOffer]], "a page offers WebRTC only"),
+                                       ("capture", ["roomToken": roomToken, "media": ["sdp": Self.webRTCOffer], "capture": true],
+                                        "ask for a capture")] as [(String, [String: Any], String)] {
+                let r = try Self.call(gw, "POST", "/v1/sessions/\(room)/join", bearer: token, body: body)
+                #expect(r.status == 403 && Self.code(r.json) == -103 && Self.message(r.json).contains(text), "\(name): \(r)")
+            }
+            let ringing = try Self.call(gw, "GET", "/v1/sessions/\(room)", bearer: token)
+            #expect(ringing.json["status"] as? String == "Initializing" && ringing.json["ended"] == nil, "\(ringing)")
+            let reject = try Self.call(gw, "POST", "/v1/sessions/\(room)/reject", bearer: token, body: ["roomToken": roomToken])
+            #expect(reject.status == 200, "\(reject)")
+            #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
         }
 
         @Test func theDialerPageIsServedWithoutAKeyAndHoldsNone() throws {

@@ -33,6 +33,41 @@ import Testing
         }
     }
 
+    @Test func aScopedTokenCarriesItsProfilesAndPermissions() throws {
+        let scope = PageScope(routingId: "web-42", profiles: ["uk", "us_east-1"], allowCapture: true, allowHeaders: false)
+        let token = signer.issuePageToken(scope, expiresAt: 2_000)
+        let read = try signer.verifyPageScope(token, now: 1_000)
+        #expect(read.scope == scope && read.expiresAt == 2_000)
+        let narrow = try signer.verifyPageScope(signer.issuePageToken(routingId: "web-1", expiresAt: 2_000), now: 1_000).scope
+        #expect(narrow == PageScope(routingId: "web-1", profiles: [], allowCapture: false, allowHeaders: false))
+        #expect(throws: RoomTokenError.expired) { try signer.verifyPageScope(token, now: 2_000) }
+    }
+
+    /// A token minted before scopes (the routing id alone under the first label) still
+    /// verifies, with the narrowest scope: it gains nothing it did not have.
+    @Test func aTokenMintedBeforeScopesGetsTheNarrowestScope() throws {
+        let old = signer.sign(subject: "web-7", expiresAt: 2_000, purpose: .page)
+        #expect(try signer.verifyPageScope(old, now: 1_000).scope == PageScope(routingId: "web-7"))
+        #expect(try signer.verifyPageToken(old, now: 1_000) == "web-7")
+        // A scoped subject under the old label is a routing id nobody could mint: refused.
+        let confused = signer.sign(subject: "web-7\nuk\ncapture", expiresAt: 2_000, purpose: .page)
+        #expect(throws: RoomTokenError.self) { try signer.verifyPageScope(confused, now: 1_000) }
+    }
+
+    @Test(arguments: ["web-1", "web-1\n", "web-1\nuk", "web-1\nuk\ncapture\n", "web 1\n\n",
+                      "web-1\nuk,\n", "web-1\n\ncapture,capture", "web-1\n\nadmin", "web-1\n\ncapture,", "\n\n"])
+    func aSignedSubjectOutsideTheGrammarIsMalformed(subject: String) {
+        let token = signer.sign(subject: subject, expiresAt: 2_000, purpose: .scopedPage)
+        #expect(throws: RoomTokenError.malformed) { try signer.verifyPageScope(token, now: 1_000) }
+    }
+
+    @Test func scopedPageAndRoomTokensNeverPassForEachOther() {
+        let scoped = signer.issuePageToken(PageScope(routingId: "room-1"), expiresAt: 2_000)
+        #expect(throws: RoomTokenError.badSignature) { try signer.verify(scoped, roomId: "room-1", now: 1_000) }
+        let room = signer.issue(roomId: "room-1\n\ncapture,headers", expiresAt: 2_000)
+        #expect(throws: RoomTokenError.badSignature) { try signer.verifyPageScope(room, now: 1_000) }
+    }
+
     @Test func routingIdsArePlainNames() {
         for good in ["a", "web-42", "alice@example.com", "t:1.2_3", String(repeating: "x", count: 128)] {
             #expect(RoomTokenSigner.isValidRoutingId(good), "\(good)")

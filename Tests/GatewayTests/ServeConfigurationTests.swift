@@ -25,6 +25,14 @@ import Testing
         #expect(try ServeConfiguration.parse("{}", file: "empty.json5") == ServeConfiguration())
     }
 
+    @Test func thePageTokenQuotasAreRead() throws {
+        let c = try ServeConfiguration.parse("{ pageTokens: { sessionsPerRoutingId: 2, webSocketsPerRoutingId: 3 } }", file: "serve.json5")
+        #expect(c.pageTokens == PageTokenLimits(sessionsPerRoutingId: 2, webSocketsPerRoutingId: 3))
+        let partial = try ServeConfiguration.parse("{ pageTokens: { webSocketsPerRoutingId: 1 } }", file: "serve.json5")
+        #expect(partial.pageTokens == PageTokenLimits(sessionsPerRoutingId: 4, webSocketsPerRoutingId: 1))
+        #expect(PageTokenLimits() == PageTokenLimits(sessionsPerRoutingId: 4, webSocketsPerRoutingId: 4))
+    }
+
     @Test func theHEPCollectorIsRead() throws {
         let short = try ServeConfiguration.parse(#"{ hep: "10.0.0.9:9060" }"#, file: "serve.json5")
         #expect(short.hep == HEPSettings(collector: SocketAddress(host: "10.0.0.9", port: 9060)))
@@ -135,6 +143,9 @@ import Testing
         ("{ apiLimits: { maxConnections: 0 } }", "apiLimits.maxConnections"),
         ("{ apiLimits: { maxSockets: 9 } }", "apiLimits.maxSockets"),
         ("{ apiLimits: { headerTimeoutSec: 0 } }", "apiLimits.headerTimeoutSec"),
+        ("{ pageTokens: { sessionsPerRoutingId: 0 } }", "pageTokens.sessionsPerRoutingId"),
+        ("{ pageTokens: { webSocketsPerRoutingId: \"4\" } }", "pageTokens.webSocketsPerRoutingId"),
+        ("{ pageTokens: { sessions: 4 } }", "pageTokens.sessions"),
         ("{ sip: { answerUnknown: true } }", "sip.answerUnknown"),
         ("{ sip: { requestsPerSecond: 0 } }", "sip.requestsPerSecond"),
         ("{ sip: { scannerUserAgents: [\"\"] } }", "sip.scannerUserAgents[0]"),

@@ -13,8 +13,9 @@
   };
 
   // --- the token -------------------------------------------------------------------------
-  // version(1) expires(8, Unix s) length(2) routingId mac(32), URL-safe base64. The page only
-  // reads it; the gateway checks the signature.
+  // version(1) expires(8, Unix s) length(2) subject mac(32), URL-safe base64; the subject is
+  // the routing id, then (a scoped token) LF profiles LF permissions. The page only reads it;
+  // the gateway checks the signature.
   function decodeToken(token) {
     try {
       const b64 = token.replace(/-/g, '+').replace(/_/g, '/');
@@ -25,7 +26,7 @@
       const length = bin.charCodeAt(9) * 256 + bin.charCodeAt(10);
       if (bin.length !== 11 + length + 32) return null;
       const bytes = Uint8Array.from(bin.slice(11, 11 + length), (c) => c.charCodeAt(0));
-      return { routingId: new TextDecoder().decode(bytes), expiresAt };
+      return { routingId: new TextDecoder().decode(bytes).split('\n')[0], expiresAt };
     } catch (e) {
       return null;
     }

@@ -100,13 +100,27 @@ public enum MediaNegotiation {
         return (index, m, address.map { SocketAddress(host: $0, port: Int(m.port)) })
     }
 
+    /// The audio stream a WebRTC peer offers (DTLS-SRTP): the platform leg answers it
+    /// before any plain RTP one.
+    static func webRTCAudio(of sdp: SessionDescription) -> Int? {
+        sdp.media.firstIndex { $0.media == "audio" && !$0.isRejected && $0.isDTLSSRTP }
+    }
+
+    /// True when the platform leg would answer `text` as WebRTC (ICE, DTLS-SRTP); false for
+    /// plain RTP, SDES and text that is not SDP. A page token may offer nothing else: its
+    /// media can only go to the ICE-checked address of the browser that holds it.
+    public static func isWebRTCOffer(_ text: String) -> Bool {
+        guard let sdp = try? SessionDescription.parse(text) else { return false }
+        return webRTCAudio(of: sdp) != nil
+    }
+
     /// Reads the app's offer: Opus (48000/2, RFC 7587) preferred, PCMU accepted.
     /// `preferPCMU` picks PCMU when offered (the trunk will probably take PCMU too, and
     /// then the call needs no transcoding).
     public static func platformLeg(offer text: String, preferPCMU: Bool, opus: AudioCodec.OpusSettings) throws(NegotiationError) -> NegotiatedLeg {
         let sdp: SessionDescription
         do { sdp = try SessionDescription.parse(text) } catch { throw NegotiationError("media.sdp is not valid SDP: \(error)") }
-        if let index = sdp.media.firstIndex(where: { $0.media == "audio" && !$0.isRejected && $0.isDTLSSRTP }) {
+        if let index = webRTCAudio(of: sdp) {
             return try webrtcLeg(sdp, index: index, opus: opus)
         }
         let (index, m, remote) = try audio(of: sdp)
