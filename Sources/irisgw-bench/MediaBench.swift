@@ -48,18 +48,25 @@ enum MediaBench {
         return results
     }
 
+    /// `generatorIsPeer`: the calls' SDP names the generator's own socket (as a peer that sends
+    /// from where it says), so what the engine sends wakes a reader; otherwise it goes to a
+    /// socket nobody reads and the generator's packets come from elsewhere (the NAT path).
     static func runStep(calls n: Int, passthrough: Bool, seconds: Double, threads: Int = 1, srtp: SRTPSuite? = nil,
-                        checksSources: Bool = true) throws -> Step {
+                        checksSources: Bool = true, generatorIsPeer: Bool = false) throws -> Step {
         let engine = try MediaEngine(configuration: .init(threads: threads, portRange: 20_000...29_999, portQuarantine: 0))
         defer { engine.shutdown() }
-        let sink = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: 0))
+        var sink: UDPSocket? = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: 0))
+        let sinkAddress = sink!.local
+        // The generator binds the port itself (free again the moment ours closes).
+        if generatorIsPeer { sink = nil }
+        defer { _ = sink }
         let rssBefore = residentKiB()
         var calls: [MediaCall] = []
         let platformCodec: AudioCodec = passthrough ? .pcmu : .opus(.init(complexity: 5))
         for _ in 0..<n {
             var configuration = MediaCallConfiguration(
-                trunk: .init(codec: .pcmu, payloadType: 0, remote: sink.local, srtp: srtp.map(benchKeys)),
-                platform: .init(codec: platformCodec, payloadType: passthrough ? 0 : 111, remote: sink.local), rtpTimeout: 0)
+                trunk: .init(codec: .pcmu, payloadType: 0, remote: sinkAddress, srtp: srtp.map(benchKeys)),
+                platform: .init(codec: platformCodec, payloadType: passthrough ? 0 : 111, remote: sinkAddress), rtpTimeout: 0)
             configuration.playoutOnArrival = playoutOnArrival
             configuration.trunk.checksSources = checksSources
             configuration.platform.checksSources = checksSources
@@ -74,6 +81,7 @@ enum MediaBench {
         gen.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
         gen.arguments = ["media-loadgen", list.path, String(seconds), passthrough ? "pcmu" : "opus"]
         if let srtp { gen.arguments! += [srtp.rawValue] }
+        if generatorIsPeer { gen.environment = ProcessInfo.processInfo.environment.merging(["IRISGW_BENCH_GENERATOR_PORT": String(sinkAddress.port)]) { $1 } }
         let out = Pipe()
         gen.standardOutput = out
         try gen.run()
@@ -113,14 +121,14 @@ enum MediaBench {
 
     /// The same calls with the source policy on and off (`MediaLegConfiguration.checksSources`),
     /// alternated `rounds` times: channels per core of each over all rounds. The generator
-    /// sends from one socket that is not the SDP address, so every leg learns it (the NAT
-    /// path) and then checks each packet against it.
+    /// sends from the address the calls' SDP names, so both runs send to the same reader and
+    /// differ only by the check.
     static func sourcePolicyComparison(calls: Int, passthrough: Bool, rounds: Int, seconds: Double) throws -> (on: Double, off: Double, last: Step) {
         var onCost = 0.0, offCost = 0.0
         var last: Step?
         for _ in 0..<rounds {
-            let off = try runStep(calls: calls, passthrough: passthrough, seconds: seconds, checksSources: false)
-            let on = try runStep(calls: calls, passthrough: passthrough, seconds: seconds)
+            let off = try runStep(calls: calls, passthrough: passthrough, seconds: seconds, checksSources: false, generatorIsPeer: true)
+            let on = try runStep(calls: calls, passthrough: passthrough, seconds: seconds, generatorIsPeer: true)
             offCost += 1 / off.channelsPerCore
             onCost += 1 / on.channelsPerCore
             last = on
@@ -141,7 +149,8 @@ enum MediaBench {
             return (t, q)
         }
         let sessions = try srtp.map { suite in try pairs.map { _ in try SRTPSession(benchKeys(suite).mirrored) } }
-        let socket = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: 0), bufferBytes: 16 << 20)
+        let port = ProcessInfo.processInfo.environment["IRISGW_BENCH_GENERATOR_PORT"].flatMap { Int($0) } ?? 0
+        let socket = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: port), bufferBytes: 16 << 20)
         // Pre-encoded payloads: 50 frames of a speech-like signal, PCMU and Opus.
         let (pcmuFrames, opusFrames) = try payloads()
         let platformFrames = platformCodec == "opus" ? opusFrames : pcmuFrames
