@@ -58,21 +58,19 @@ public struct SIPTrace: Sendable, Equatable {
     /// `text` with the credentials of every `Authorization` and `Proxy-Authorization`
     /// header replaced: the scheme and the `username`, `realm` and `uri` parameters stay
     /// (they say who tried what), `response`, `cnonce`, `nonce` and any other go. The SDES
-    /// keys of the body's `a=crypto` lines go too (`redactedCryptoLine`), and Content-Length
-    /// then counts the body as shown.
+    /// keys of the body's `a=crypto` lines go too (`redactedCryptoLine`), letter for letter,
+    /// so Content-Length stays true.
     public static func redact(_ text: String) -> String {
         let credentials = text.range(of: "authorization", options: .caseInsensitive) != nil
         let keys = text.range(of: "a=crypto:", options: .caseInsensitive) != nil
         guard credentials || keys else { return text }
         var out: [Substring] = []
         var bodyStart: Int?
-        var bodyChanged = false
         // "\r\n" is one Character in Swift; a message with bare LF line ends comes out with CRLF.
         for line in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\r\n" || $0 == "\n" }) {
             if bodyStart == nil, line.isEmpty { bodyStart = out.count + 1 }
             if bodyStart != nil, keys, let clean = redactedCryptoLine(line) {
                 out.append(clean)
-                bodyChanged = true
                 continue
             }
             guard bodyStart == nil, let colon = line.firstIndex(of: ":") else {
@@ -86,7 +84,6 @@ public struct SIPTrace: Sendable, Equatable {
             }
             out.append(Substring(line[...colon] + " " + redactedCredentials(String(line[line.index(after: colon)...]))))
         }
-        if bodyChanged, let bodyStart { correctContentLength(&out, bodyStart: bodyStart) }
         return out.joined(separator: "\r\n")
     }
 
