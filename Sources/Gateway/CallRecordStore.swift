@@ -26,6 +26,9 @@ import Synchronization
 /// leaves open end, at the next start, as failed at that moment, so their duration is short
 /// by at most one interval.
 ///
+/// Ended calls' records are pruned on the writer queue as `retention` says (default: kept),
+/// once at open and then periodically, a chunk per commit (`CallRecordRetention`).
+///
 /// One gateway process per file: a second store on the same file would close the first
 /// one's open calls as abandoned.
 public final class CallRecordStore: Sendable {
@@ -38,6 +41,9 @@ public final class CallRecordStore: Sendable {
     // a non-Sendable connection without @unchecked.
     private let table: Mutex<CallRecordTable?>
     private let failures = Atomic<Int>(0)
+    private let pruned = Atomic<Int>(0)
+    /// Which ended records are deleted, and how often.
+    public let retention: CallRecordRetention
     /// Writes a full disk (or an I/O error) refused, kept in order to be tried again with
     /// the next batch (each heartbeat makes one). Only touched on `queue`.
     private let retrying = Mutex<[Operation]>([])
@@ -65,29 +71,41 @@ public final class CallRecordStore: Sendable {
     ///
     /// - Parameters:
     ///   - heartbeatInterval: seconds between "still up" marks; nil for none. Default 1.
-    ///   - clock: Unix seconds, for `last_seen_at` and a `finished` call with no `endedAt`.
+    ///   - retention: which ended records to delete, at open and then periodically.
+    ///     Default `.keepAll` (tools that open the file to read it prune nothing).
+    ///   - clock: Unix seconds, for `last_seen_at`, a `finished` call with no `endedAt`, and
+    ///     the age of records.
     /// - Throws: `SQLiteError` naming the path when the file cannot be opened or migrated.
     public convenience init(
-        path: String, heartbeatInterval: Double? = 1,
+        path: String, heartbeatInterval: Double? = 1, retention: CallRecordRetention = .keepAll,
         clock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }
     ) throws(SQLiteError) {
-        try self.init(path: path, heartbeatInterval: heartbeatInterval, clock: clock, pragmas: [])
+        try self.init(path: path, heartbeatInterval: heartbeatInterval, retention: retention, clock: clock, pragmas: [])
     }
 
     /// `pragmas` run after the schema is ready; tests use them to limit the file's size.
     init(
-        path: String, heartbeatInterval: Double?, clock: @escaping @Sendable () -> Double, pragmas: [String]
+        path: String, heartbeatInterval: Double?, retention: CallRecordRetention = .keepAll,
+        clock: @escaping @Sendable () -> Double, pragmas: [String]
     ) throws(SQLiteError) {
         self.path = path
         self.clock = clock
+        self.retention = retention
         let opened = try CallRecordTable(path: path, now: clock(), pragmas: pragmas)
         abandonedDialogs = opened.abandonedDialogs
         table = Mutex(opened)
         if let heartbeatInterval, heartbeatInterval > 0 { scheduleHeartbeat(every: heartbeatInterval) }
+        if !retention.keepsEverything {
+            queue.async { [weak self] in self?.prune(sofar: 0) }
+            if retention.interval > 0 { schedulePrune(every: retention.interval) }
+        }
     }
 
     /// Writes that could not be made durable so far (each lost write counts once).
     public var writeFailures: Int { failures.load(ordering: .relaxed) }
+
+    /// Records deleted by `retention` since the store opened.
+    public var prunedRecords: Int { pruned.load(ordering: .relaxed) }
 
     /// Writes the disk refused (full, I/O error), kept to be tried again each second.
     public var pendingWrites: Int { retrying.withLock { $0.count } }
@@ -219,6 +237,45 @@ public final class CallRecordStore: Sendable {
         queue.asyncAfter(deadline: .now() + interval) { [weak self] in
             guard let self, self.enqueue(.heartbeat) else { return }
             self.scheduleHeartbeat(every: interval)
+        }
+    }
+
+    private func schedulePrune(every interval: Double) {
+        queue.asyncAfter(deadline: .now() + interval) { [weak self] in
+            guard let self, !self.inbox.withLock({ $0.closed }) else { return }
+            self.prune(sofar: 0)
+            self.schedulePrune(every: interval)
+        }
+    }
+
+    /// On `queue`: deletes one chunk of what `retention` says is due, then queues the next
+    /// chunk behind the writes that arrived meanwhile, until nothing more is due; says how
+    /// many went on fd 2.
+    private func prune(sofar: Int) {
+        let now = clock()
+        let outcome: Result<Int, SQLiteError>? = table.withLock { table in
+            guard let table else { return nil }
+            do throws(SQLiteError) {
+                return .success(try table.prune(startedBefore: retention.cutoff(now: now), keepingNewest: retention.maxRecords,
+                                                limit: max(1, retention.chunk)))
+            } catch {
+                return .failure(error)
+            }
+        }
+        switch outcome {
+        case nil:
+            return
+        case .failure(let error):
+            log("pruning old records: \(error)")
+        case .success(let deleted):
+            pruned.add(deleted, ordering: .relaxed)
+            if deleted >= max(1, retention.chunk) {
+                queue.async { [weak self] in self?.prune(sofar: sofar + deleted) }
+            } else if sofar + deleted > 0 {
+                let age = retention.days > 0 ? "started over \(retention.days) days ago" : ""
+                let count = retention.maxRecords.map { "beyond the newest \($0)" } ?? ""
+                log("pruned \(sofar + deleted) ended records " + [age, count].filter { !$0.isEmpty }.joined(separator: " or "))
+            }
         }
     }
 

@@ -77,6 +77,8 @@ final class CallRecordTable {
     private let touchStatement: SQLiteStatement
     private let dialogStatement: SQLiteStatement
     private let aliveStatement: SQLiteStatement
+    private let pruneByAgeStatement: SQLiteStatement
+    private let pruneByCountStatement: SQLiteStatement
     /// Room id to dialog JSON of the answered calls the previous process left up.
     let abandonedDialogs: [String: String]
 
@@ -110,6 +112,15 @@ final class CallRecordTable {
         touchStatement = try database.prepare("UPDATE call_records SET last_seen_at = ?1 WHERE ended_at IS NULL")
         aliveStatement = try database.prepare("INSERT OR REPLACE INTO gateway_alive (id, at) VALUES (1, ?1)")
         dialogStatement = try database.prepare("UPDATE call_records SET dialog = ?2 WHERE room_id = ?1 AND ended_at IS NULL")
+        // By rowid through the started_at index, in bounded chunks (`CallRecordRetention`).
+        pruneByAgeStatement = try database.prepare("""
+            DELETE FROM call_records WHERE rowid IN (
+                SELECT rowid FROM call_records WHERE ended_at IS NOT NULL AND started_at < ?1 ORDER BY started_at LIMIT ?2)
+            """)
+        pruneByCountStatement = try database.prepare("""
+            DELETE FROM call_records WHERE rowid IN (
+                SELECT rowid FROM call_records WHERE ended_at IS NOT NULL ORDER BY started_at DESC, room_id DESC LIMIT ?2 OFFSET ?1)
+            """)
         abandonedDialogs = try Self.closeAbandonedRows(database)
         for pragma in pragmas { try database.execute(pragma) }
     }
@@ -138,6 +149,23 @@ final class CallRecordTable {
         var records: [CallRecord] = []
         while try statement.step() { records.append(Self.record(statement)) }
         return records
+    }
+
+    /// Deletes at most `limit` ended rows, oldest start first, among those that started
+    /// before `cutoff` and, after them, those beyond the newest `maxRecords` ended rows.
+    /// Rows of calls still up (no `ended_at`) stay. Returns the rows deleted: fewer than
+    /// `limit` means nothing more is due. Each statement commits on its own.
+    func prune(startedBefore cutoff: Double?, keepingNewest maxRecords: Int?, limit: Int) throws(SQLiteError) -> Int {
+        var deleted = 0
+        if let cutoff {
+            try run(pruneByAgeStatement, [.real(cutoff), .integer(Int64(limit))])
+            deleted += database.changes
+        }
+        if let maxRecords, deleted < limit {
+            try run(pruneByCountStatement, [.integer(Int64(max(0, maxRecords))), .integer(Int64(limit - deleted))])
+            deleted += database.changes
+        }
+        return deleted
     }
 
     /// Records `now` as the last time every open row was seen alive (at a clean close).

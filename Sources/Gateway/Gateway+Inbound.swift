@@ -14,12 +14,19 @@ extension Gateway: SIPUserAgentDelegate {
             return
         }
         let did = call.invite.calledNumber
+        let caller = call.invite.callingNumber
+        // Before any route: a `*` route would take any called number, and both numbers go
+        // into the record, the events and the webhook.
+        if let refusal = InboundLimits.numberRefusal(calling: caller, called: did) {
+            call.reject(status: refusal.status, reason: refusal.reason)
+            return
+        }
         guard let (profile, route) = allowed.lazy.compactMap({ p in p.inbound!.route(forDID: did).map { (p, $0) } }).first else {
             call.reject(status: 404, reason: "Not Found")
             return
         }
         if draining || sessions.count >= configuration.maxSessions {
-            call.reject(status: 503, reason: "Service Unavailable", headers: [SIPHeader(.retryAfter, "30")])
+            call.reject(status: 503, reason: "Service Unavailable", headers: [SIPHeader(.retryAfter, String(Self.drainingRetryAfter))])
             return
         }
         var trunk: NegotiatedLeg
@@ -47,7 +54,6 @@ extension Gateway: SIPUserAgentDelegate {
             call.reject(status: 503, reason: "Service Unavailable (\(refusal))", headers: [SIPHeader(.retryAfter, "5")])
             return
         }
-        let caller = call.invite.callingNumber
         let carrier = CarrierCallInfo(invite: call.invite)
         let roomId = Self.newRoomId()
         let traceId = Self.newTraceId()

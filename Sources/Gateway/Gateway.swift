@@ -88,7 +88,7 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
         events = EventHub(retention: configuration.eventRetention)
         try PrivateFiles.prepareDirectory(configuration.dataDir)
         try PrivateFiles.prepareDatabase(configuration.dataDir + "/calls.sqlite")
-        records = try CallRecordStore(path: configuration.dataDir + "/calls.sqlite")
+        records = try CallRecordStore(path: configuration.dataDir + "/calls.sqlite", retention: configuration.callRecordRetention)
         tokens = try RoomTokenSigner.loadOrCreate(dataDir: configuration.dataDir)
         for p in profiles {
             if let o = p.outbound { admissions[p.name] = Admission(maxConcurrent: o.maxConcurrentCalls, perSecond: o.callsPerSecond) }
@@ -103,6 +103,8 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
         // Called on the SIP loop, where `tlsTargets` lives.
         ua.tlsTarget = { [unowned self] address in tlsTargets[address] }
         ua.onConnectionFailure = { [unowned self] report in logConnectionFailure(report) }
+        // Called on the SIP loop, where `draining` lives: a balancer's OPTIONS probe sees 503.
+        ua.outOfServiceRetryAfter = { [unowned self] in draining ? Self.drainingRetryAfter : nil }
         if let hep {
             ua.wireTap = { [unowned self] message in
                 captures.sip(message)
@@ -147,7 +149,11 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
         records.close()
     }
 
-    /// Stops taking new sessions; existing ones go on (SIGTERM's first step).
+    /// Retry-After seconds on what a draining gateway refuses (new INVITEs, OPTIONS).
+    static let drainingRetryAfter = 30
+
+    /// Stops taking new sessions; existing ones go on (SIGTERM's first step). OPTIONS are
+    /// answered 503 from then on.
     public func drain() { ua.loop.sync { [self] in draining = true } }
 
     /// Responses the SIP layer sent on its own (400, 403, 404, 481 ...), by code.

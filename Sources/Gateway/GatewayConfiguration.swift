@@ -30,6 +30,9 @@ public struct GatewayConfiguration: Sendable {
     public var mediaRealtimePriority: Int?
     /// Where `calls.sqlite`, `api-key` and `room-token-secret` live. Default `./.irisgw`.
     public var dataDir: String
+    /// Which ended calls' records `calls.sqlite` keeps (`callRecordRetentionDays`,
+    /// `maxCallRecords`). Default: 90 days, no count limit, pruned at start and hourly.
+    public var callRecordRetention = CallRecordRetention()
     /// The profile `createWithTN` uses when the request names none. Default: the first
     /// profile (by name) with an `outbound` section.
     public var defaultProfile: String?

@@ -16,6 +16,8 @@ import SIP
 ///   platformRtpAdvertise: "10.0.0.5",  // written into the platform legs' SDP instead
 ///   rtpPorts: "20000-29999",
 ///   dataDir: "/var/lib/irisgw",
+///   callRecordRetentionDays: 90,       // ended calls' records older than this are deleted; 0 keeps them
+///   maxCallRecords: 1000000,           // and beyond this many, the oldest; default no count limit
 ///   webDir: "/usr/local/share/irisgw/app",  // the dialer page at /app (default: found beside the binary)
 ///   publicURL: "https://gw1.example.net",  // `rtcserver` in inbound notifications
 ///   drainTimeoutSec: 30,               // SIGTERM: how long calls may go on
@@ -50,6 +52,12 @@ public struct ServeConfiguration: Sendable, Equatable {
     public var platformRtpAdvertise: String?
     public var rtpPorts: ClosedRange<UInt16>?
     public var dataDir: String?
+    /// Days an ended call's record is kept in `calls.sqlite`, 0-36500; 0 keeps it forever.
+    /// Default 90.
+    public var callRecordRetentionDays: Int?
+    /// Ended calls' records kept at most, 1000-1000000000 (the oldest go first). Default: no
+    /// count limit.
+    public var maxCallRecords: Int?
     /// The dialer page's files, served at `/app` (default: found beside the executable;
     /// `StaticFiles.locate` in ControlAPI).
     public var webDir: String?
@@ -145,7 +153,7 @@ public struct ServeConfiguration: Sendable, Equatable {
 
     public init() {}
 
-    public static let keys = ["profiles", "sipListen", "sipAdvertise", "apiListen", "rtpHost", "rtpAdvertise", "platformRtpAdvertise", "rtpPorts", "dataDir", "publicURL",
+    public static let keys = ["profiles", "sipListen", "sipAdvertise", "apiListen", "rtpHost", "rtpAdvertise", "platformRtpAdvertise", "rtpPorts", "dataDir", "callRecordRetentionDays", "maxCallRecords", "publicURL",
                               "drainTimeoutSec", "webDir", "maxSessions", "maxInboundSessions", "mediaRealtimePriority", "mediaThreads", "mediaLoadBudgetPercent", "hep", "capture", "roomTokenLifetimeSec", "webhook",
                               "sip", "apiLimits", "pageTokens"] + dnsKeys + tlsKeys + apiTLSKeys
 
@@ -193,6 +201,8 @@ public struct ServeConfiguration: Sendable, Equatable {
             return lo...hi
         }
         c.dataDir = try o.optional("dataDir") { (v, p) throws(ProfileError) in try schema.string(v, at: p) }
+        c.callRecordRetentionDays = try o.optional("callRecordRetentionDays") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 0...36_500) }
+        c.maxCallRecords = try o.optional("maxCallRecords") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1000...1_000_000_000) }
         c.webDir = try o.optional("webDir") { (v, p) throws(ProfileError) in try schema.string(v, at: p) }
         c.publicURL = try o.optional("publicURL") { (v, p) throws(ProfileError) in
             let s = try schema.string(v, at: p)

@@ -1,7 +1,8 @@
 /// What a carrier's INVITE said about an inbound call beyond the two numbers: its own
 /// headers, the asserted identity, where the call was diverted from, and whether the caller
 /// id was signed (STIR/SHAKEN). Carried by `onNotification` (notify) and the inbound
-/// session's snapshot. Header values are as received, unchanged; absent parts are left out.
+/// session's snapshot. Header values are as received, unchanged; absent parts are left out,
+/// and so are values past the gateway's limits (`truncated` says which fields lost some).
 public struct CarrierCallInfo: Codable, Sendable, Equatable {
     /// The INVITE's `X-` headers, name as the carrier spelt it to value (a name sent twice:
     /// its values joined with ", ").
@@ -20,9 +21,16 @@ public struct CarrierCallInfo: Codable, Sendable, Equatable {
     /// P-Asserted-Identity user part, RFC 8224 §6.2.3 / ATIS-1000074):
     /// `TN-Validation-Passed`, `TN-Validation-Failed`, `No-TN-Validation`; nil when absent.
     public var verstat: String?
+    /// The fields from which the gateway left values out to stay within its limits (too
+    /// long, too many, or past the total; docs/events.md): any of `headers`,
+    /// `pAssertedIdentity`, `diversion`, `historyInfo`, `identityHeaders`, `verstat`. A value
+    /// is kept whole or left out, never cut. nil when nothing was left out.
+    public var truncated: [String]?
 
     public init(headers: [String: String]? = nil, pAssertedIdentity: [String]? = nil, diversion: [String]? = nil,
-                historyInfo: [String]? = nil, identity: Bool = false, identityHeaders: [String]? = nil, verstat: String? = nil) {
+                historyInfo: [String]? = nil, identity: Bool = false, identityHeaders: [String]? = nil, verstat: String? = nil,
+                truncated: [String]? = nil) {
+        self.truncated = truncated
         self.headers = headers
         self.pAssertedIdentity = pAssertedIdentity
         self.diversion = diversion

@@ -82,6 +82,8 @@ enum ServeCommand {
         configuration.platformRtpAdvertise = file.platformRtpAdvertise
         if let v = file.rtpPorts { configuration.rtpPorts = v }
         if let v = file.dataDir { configuration.dataDir = v }
+        if let v = file.callRecordRetentionDays { configuration.callRecordRetention.days = v }
+        if let v = file.maxCallRecords { configuration.callRecordRetention.maxRecords = v }
         if let v = file.maxSessions { configuration.maxSessions = v }
         if let v = file.roomTokenLifetimeSec { configuration.roomTokenLifetime = Double(v) }
         if let v = file.maxInboundSessions { configuration.maxInboundSessions = v }

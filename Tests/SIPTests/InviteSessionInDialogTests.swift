@@ -174,7 +174,7 @@ import Testing
         _ = m.handle(.response(Wire.response(200, "OK"), to: .invite), now: 1)
         #expect(m.canSendOffer && !m.hasPendingOffer)
         guard case .send(let r, .offer, .uri(let hop)) = try #require(m.handle(Self.reinvite, now: 5).first) else { Issue.record(); return }
-        #expect(r.requestURI == hop && r[.contact] == "<sip:irisgw@192.0.2.10:5060>" && r[.supported] == "replaces, 100rel")
+        #expect(r.requestURI == hop && r[.contact] == "<sip:irisgw@192.0.2.10:5060>" && r[.supported] == "100rel")
         #expect(r.sdp == Wire.ourSDP && r[.via] == nil && r[.maxForwards] == "70" && m.hasPendingOffer && !m.canSendOffer)
     }
 }

@@ -1,7 +1,8 @@
 /// The SIP messages of one call as they crossed the wire, in order: what a carrier engineer
 /// needs to argue a call with a carrier (issue 14: `GET /v1/sessions/{roomId}/sip`, the
-/// ladder of the test report). A plain value, bounded in entries and bytes; credentials are
-/// redacted on the way in, so a trace can be shown, stored and sent without leaking them.
+/// ladder of the test report). A plain value, bounded in entries and bytes; credentials and
+/// SDES keys are redacted on the way in, so a trace can be shown, stored and sent without
+/// leaking them.
 public struct SIPTrace: Sendable, Equatable {
     public enum Direction: String, Sendable, Codable { case sent, received }
 
@@ -15,7 +16,8 @@ public struct SIPTrace: Sendable, Equatable {
         /// Our address and the peer's, `host:port`.
         public var local: String
         public var remote: String
-        /// The message, with `Authorization` and `Proxy-Authorization` credentials redacted.
+        /// The message, with `Authorization` and `Proxy-Authorization` credentials and
+        /// `a=crypto` keys redacted (`SIPTrace.redact`).
         public var text: String
         /// The same bytes went the same way before (a retransmission).
         public var retransmission: Bool
@@ -55,15 +57,23 @@ public struct SIPTrace: Sendable, Equatable {
 
     /// `text` with the credentials of every `Authorization` and `Proxy-Authorization`
     /// header replaced: the scheme and the `username`, `realm` and `uri` parameters stay
-    /// (they say who tried what), `response`, `cnonce`, `nonce` and any other go.
+    /// (they say who tried what), `response`, `cnonce`, `nonce` and any other go. The SDES
+    /// keys of the body's `a=crypto` lines go too (`redactedCryptoLine`), letter for letter,
+    /// so Content-Length stays true.
     public static func redact(_ text: String) -> String {
-        guard text.range(of: "authorization", options: .caseInsensitive) != nil else { return text }
+        let credentials = text.range(of: "authorization", options: .caseInsensitive) != nil
+        let keys = text.range(of: "a=crypto:", options: .caseInsensitive) != nil
+        guard credentials || keys else { return text }
         var out: [Substring] = []
-        var inBody = false
+        var bodyStart: Int?
         // "\r\n" is one Character in Swift; a message with bare LF line ends comes out with CRLF.
         for line in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\r\n" || $0 == "\n" }) {
-            if line.isEmpty { inBody = true }
-            guard !inBody, let colon = line.firstIndex(of: ":") else {
+            if bodyStart == nil, line.isEmpty { bodyStart = out.count + 1 }
+            if bodyStart != nil, keys, let clean = redactedCryptoLine(line) {
+                out.append(clean)
+                continue
+            }
+            guard bodyStart == nil, let colon = line.firstIndex(of: ":") else {
                 out.append(line)
                 continue
             }

@@ -2,11 +2,13 @@
 extension SIPUserAgent {
     /// Places a call: sends an INVITE for `requestURI` to `peer` and returns the call, whose
     /// delegate hears the responses. `credentials` answer one 401/407 challenge (and one on BYE).
-    /// `policy` overrides the agent's PRACK and session-timer policy for this call.
+    /// `policy` overrides the agent's PRACK and session-timer policy for this call; whether
+    /// Replaces is handled stays the agent's (`handlesReplaces`).
     public func invite(requestURI: SIPURI, from: NameAddress, to: NameAddress, peer: SIPPeer,
                        sdp: SessionDescription?, headers: [SIPHeader] = [], credentials: DigestCredentials? = nil,
                        policy: SIPCallPolicy? = nil, delegate: SIPCallDelegate?) -> SIPCall {
-        let policy = policy ?? configuration.callPolicy
+        var policy = policy ?? configuration.callPolicy
+        policy.replaces = configuration.handlesReplaces
         let localTag = SIPIdentifiers.tag()
         var m = SIPMessage.request("INVITE", requestURI)
         var f = from

@@ -61,6 +61,11 @@ public final class SIPUserAgent: @unchecked Sendable {
     /// certificates among them), on the loop, after the requests sent over it have failed.
     /// The gateway logs the TLS ones. Set before `start`.
     public var onConnectionFailure: ((SIPConnectionFailureReport) -> Void)?
+    /// Asked on the loop before an out-of-dialog OPTIONS is answered: seconds for a
+    /// `Retry-After` while the owner takes no new calls (a draining gateway), so that a load
+    /// balancer's OPTIONS probe gets 503 and takes the node out of rotation. nil (the
+    /// default) or a nil answer: 200 with Allow, Accept and Supported.
+    public var outOfServiceRetryAfter: (() -> Int?)?
     /// The last connection failure toward each stream peer, so a call that failed over it
     /// can say why (`connectionFailure(toward:)`). Bounded.
     var recentConnectionFailures: [SIPTransports.StreamKey: SIPConnectionFailureReport] = [:]
@@ -379,7 +384,11 @@ public final class SIPUserAgent: @unchecked Sendable {
             calls[call.callID, default: []].append(call)
             call.start()
         case "OPTIONS":
-            respond(m, tx, 200, toTag: SIPIdentifiers.tag(), headers: capabilityHeaders)
+            if let seconds = outOfServiceRetryAfter?() {
+                respond(m, tx, 503, toTag: SIPIdentifiers.tag(), headers: [SIPHeader(.retryAfter, String(max(0, seconds)))])
+            } else {
+                respond(m, tx, 200, toTag: SIPIdentifiers.tag(), headers: capabilityHeaders)
+            }
         default:
             // BYE, PRACK, UPDATE, INFO outside a dialog.
             respond(m, tx, 481, toTag: SIPIdentifiers.tag())

@@ -28,6 +28,11 @@ public struct SIPUserAgentConfiguration: Sendable {
     /// The TLS listeners' certificate, key and client verification; required when `listen`
     /// has a TLS entry. Default nil (no TLS listener; TLS toward servers needs none).
     public var tlsServer: SIPTLSServerSettings?
+    /// Whether an INVITE with a `Replaces` header (RFC 3891) is handled, and so whether
+    /// `Supported: replaces` is advertised (OPTIONS, INVITE, 2xx). Default false: nothing
+    /// handles Replaces yet, and advertising it invites transfers that would fail; a Replaces
+    /// implementation sets it. A request that requires it gets 420 meanwhile.
+    public var handlesReplaces = false
 
     /// Digest authentication we demand of callers.
     public struct InboundAuthentication: Sendable {
@@ -66,7 +71,7 @@ public struct SIPUserAgentConfiguration: Sendable {
 
     /// This agent's reliable-provisional and session-timer policy, as one value a call can
     /// carry (and a call placed for another trunk can override).
-    public var callPolicy: SIPCallPolicy { SIPCallPolicy(prack: prack, sessionTimer: sessionTimer) }
+    public var callPolicy: SIPCallPolicy { SIPCallPolicy(prack: prack, sessionTimer: sessionTimer, replaces: handlesReplaces) }
 
     /// Methods we handle; others known to SIP get 405, unknown ones 501 (RFC 3261 §8.2.1).
     public static let allowedMethods = ["INVITE", "ACK", "BYE", "CANCEL", "OPTIONS", "PRACK", "UPDATE", "INFO"]
@@ -84,16 +89,20 @@ public struct SIPCallPolicy: Sendable, Equatable {
     /// next target long before Timer B (64*T1, 32 s). No CANCEL goes to a target that sent
     /// nothing (RFC 3261 §9.1). nil (the default): Timer B alone.
     public var failoverTimeout: Double?
+    /// Advertise `replaces` (`SIPUserAgentConfiguration.handlesReplaces`). Default false.
+    public var replaces: Bool
 
-    public init(prack: SIPUserAgentConfiguration.PRACKPolicy, sessionTimer: SessionTimerPolicy?, failoverTimeout: Double? = nil) {
+    public init(prack: SIPUserAgentConfiguration.PRACKPolicy, sessionTimer: SessionTimerPolicy?, failoverTimeout: Double? = nil,
+                replaces: Bool = false) {
         self.prack = prack
         self.sessionTimer = sessionTimer
         self.failoverTimeout = failoverTimeout
+        self.replaces = replaces
     }
 
     /// The `Supported` option tags this policy offers.
     var supportedOptionTags: [String] {
-        var tags = ["replaces"]
+        var tags: [String] = replaces ? ["replaces"] : []
         if prack != .disabled { tags.append("100rel") }
         if sessionTimer != nil { tags.append("timer") }
         return tags
