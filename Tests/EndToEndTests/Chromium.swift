@@ -183,7 +183,7 @@ final class ChromiumPage: @unchecked Sendable {
         do {
             return try socket.receive(timeout: timeout)
         } catch {
-            if let e = error as? IrisTransportError, case .timeout = e { return "" }
+            if case .timeout = error { return "" }
             throw error
         }
     }
