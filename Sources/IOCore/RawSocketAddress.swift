@@ -28,22 +28,21 @@ public struct RawSocketAddress: Equatable, @unchecked Sendable {
         return SocketAddress(storage: &s)
     }
 
-    /// The host as an IPv6 address (IPv4 mapped), its scope and the port; nil for another family.
-    private var endpoint: (high: UInt64, low: UInt64, scope: UInt32, port: UInt16)? {
+    /// The endpoint this address names; nil for a family other than IPv4 and IPv6.
+    @inline(__always)
+    public var endpoint: SocketEndpoint? {
         withUnsafeBytes(of: storage) { raw in
-            switch Int32(storage.ss_family) {
+            switch Int32(raw.loadUnaligned(as: sa_family_t.self)) {
             case AF_INET:
-                let port = raw.loadUnaligned(fromByteOffset: 2, as: UInt16.self)
                 // The last 8 bytes of ::ffff:a.b.c.d, read as sockaddr_in6's would be.
                 let bytes = (UInt8(0), UInt8(0), UInt8(0xFF), UInt8(0xFF), raw[4], raw[5], raw[6], raw[7])
                 let mapped = withUnsafeBytes(of: bytes) { $0.loadUnaligned(as: UInt64.self) }
-                return (0, mapped, 0, port)
+                return SocketEndpoint(high: 0, low: mapped, scope: 0, port: raw.loadUnaligned(fromByteOffset: 2, as: UInt16.self))
             case AF_INET6:
-                let port = raw.loadUnaligned(fromByteOffset: 2, as: UInt16.self)
-                let high = raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
-                let low = raw.loadUnaligned(fromByteOffset: 16, as: UInt64.self)
-                let scope = raw.loadUnaligned(fromByteOffset: 24, as: UInt32.self)
-                return (high, low, scope, port)
+                return SocketEndpoint(high: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self),
+                                      low: raw.loadUnaligned(fromByteOffset: 16, as: UInt64.self),
+                                      scope: raw.loadUnaligned(fromByteOffset: 24, as: UInt32.self),
+                                      port: raw.loadUnaligned(fromByteOffset: 2, as: UInt16.self))
             default:
                 return nil
             }
@@ -52,12 +51,35 @@ public struct RawSocketAddress: Equatable, @unchecked Sendable {
 
     public static func == (a: RawSocketAddress, b: RawSocketAddress) -> Bool {
         guard let x = a.endpoint, let y = b.endpoint else { return a.length == 0 && b.length == 0 }
-        return x.port == y.port && x.high == y.high && x.low == y.low && x.scope == y.scope
+        return x == y
     }
 
     /// True when both name the same host, whatever the ports.
     public func isSameHost(as other: RawSocketAddress) -> Bool {
         guard let x = endpoint, let y = other.endpoint else { return false }
-        return x.high == y.high && x.low == y.low && x.scope == y.scope
+        return x.isSameHost(as: y)
+    }
+}
+
+/// What identifies a UDP or TCP endpoint, in 24 bytes that copy and compare as words: the
+/// host as an IPv6 address (an IPv4 one mapped, `::ffff:a.b.c.d`), its scope and the port
+/// (both as they are in memory, network order). The media path compares one per packet.
+public struct SocketEndpoint: Hashable, Sendable {
+    public var high: UInt64
+    public var low: UInt64
+    public var scope: UInt32
+    public var port: UInt16
+
+    public init(high: UInt64, low: UInt64, scope: UInt32, port: UInt16) {
+        self.high = high
+        self.low = low
+        self.scope = scope
+        self.port = port
+    }
+
+    /// True when both name the same host, whatever the ports.
+    @inline(__always)
+    public func isSameHost(as other: SocketEndpoint) -> Bool {
+        high == other.high && low == other.low && scope == other.scope
     }
 }

@@ -26,7 +26,7 @@ extension RTPLeg {
         let to: RawSocketAddress
         if muxed {
             to = remote
-        } else if let latched = rtcpSourcePolicy.latchedAddress {
+        } else if let latched = rtcpRemote {
             to = latched
         } else {
             guard let rtp = remote.address, rtp.port < 65535,
@@ -59,7 +59,7 @@ extension RTPLeg {
             statistics.beforeSDP += 1
             return
         }
-        if configuration.checksSources, !admitRTCPSource(from, length: n, now: now) { return }
+        if checksSources, !admitRTCPSource(from, length: n, now: now) { return }
         rtcpSource = from
         handleRTCP(length: n, now: now)
     }
@@ -70,10 +70,17 @@ extension RTPLeg {
     /// loss and round-trip figures into the call's record.
     private func admitRTCPSource(_ from: RawSocketAddress, length: Int, now: Double) -> Bool {
         // The first packet's sender SSRC; SRTCP keeps the header in clear.
+        guard let endpoint = from.endpoint else {
+            statistics.sourceDropped += 1
+            return false
+        }
         let ssrc = length >= 8 ? UInt32(bigEndian: UnsafeRawBufferPointer(rxBuffer).loadUnaligned(fromByteOffset: 4, as: UInt32.self)) : 0
-        let sameHost = length >= 8 && remote.map { from.isSameHost(as: $0) } == true
-        switch rtcpSourcePolicy.packetReceived(from: from, ssrc: ssrc, eligible: sameHost, now: now) {
-        case .accept, .latched:
+        let sameHost = length >= 8 && remote?.endpoint.map { endpoint.isSameHost(as: $0) } == true
+        switch rtcpSourcePolicy.packetReceived(from: endpoint, ssrc: ssrc, eligible: sameHost, now: now) {
+        case .accept:
+            return true
+        case .latched:
+            rtcpRemote = from
             return true
         case .drop:
             statistics.sourceDropped += 1

@@ -15,8 +15,12 @@ final class RTPLeg: @unchecked Sendable {  // confined to its media thread
     var remote: RawSocketAddress?
     /// Which sources may speak into the RTP and the RTCP socket of a plain (or SDES) leg
     /// (RTPSourcePolicy.swift); a WebRTC leg takes media only from the pair ICE selected.
-    var sourcePolicy: RTPSourcePolicy<RawSocketAddress>
-    var rtcpSourcePolicy: RTPSourcePolicy<RawSocketAddress>
+    var sourcePolicy: RTPSourcePolicy<SocketEndpoint>
+    var rtcpSourcePolicy: RTPSourcePolicy<SocketEndpoint>
+    /// Where the peer's RTCP comes from, once the RTCP policy latched it (our reports go there).
+    var rtcpRemote: RawSocketAddress?
+    /// `configuration.checksSources`, read once per packet without going through the struct.
+    let checksSources: Bool
     /// How many RFC 4733 and in-band digits may be reported, and how fast.
     var dtmfLimit: DTMFRateLimit
     private(set) var lastPacketAt: Double = 0
@@ -105,6 +109,8 @@ final class RTPLeg: @unchecked Sendable {  // confined to its media thread
         // address from signalling starts them over (setRemote below).
         sourcePolicy = previous?.sourcePolicy ?? RTPSourcePolicy(configuration: configuration.sourcePolicy)
         rtcpSourcePolicy = previous?.rtcpSourcePolicy ?? RTPSourcePolicy(configuration: configuration.rtcpSourcePolicy)
+        rtcpRemote = previous?.rtcpRemote
+        checksSources = configuration.checksSources
         dtmfLimit = previous?.dtmfLimit ?? DTMFRateLimit(configuration.dtmfRate)
         self.ports = ports
         if let sockets {
@@ -142,8 +148,8 @@ final class RTPLeg: @unchecked Sendable {  // confined to its media thread
             webrtc = nil
             srtp = try configuration.srtp.map { try SRTPSession($0) }
             if let r = configuration.remote {
-                if RawSocketAddress(r) == sourcePolicy.signalledAddress {
-                    remote = sourcePolicy.destination  // the same peer: what was latched stays
+                if let previous, RawSocketAddress(r)?.endpoint == sourcePolicy.signalledAddress {
+                    remote = previous.remote  // the same peer: what was latched stays
                 } else {
                     setRemote(r)
                 }
@@ -184,10 +190,13 @@ final class RTPLeg: @unchecked Sendable {  // confined to its media thread
     /// there until the peer's source latches, and a new learning window opens (RTPSourcePolicy).
     func setRemote(_ address: SocketAddress) {
         configuration.remote = address
-        sourcePolicy.signallingChanged(address: RawSocketAddress(address))
+        let rtp = RawSocketAddress(address)
+        sourcePolicy.signallingChanged(address: rtp?.endpoint)
         let rtcp = address.port < 65535 ? RawSocketAddress(SocketAddress(host: address.host, port: address.port + 1)) : nil
-        rtcpSourcePolicy.signallingChanged(address: rtcp)
-        remote = sourcePolicy.destination
+        rtcpSourcePolicy.signallingChanged(address: rtcp?.endpoint)
+        if rtcpSourcePolicy.latchedAddress == nil { rtcpRemote = nil }
+        // The latch is kept when the address is the same (`remote` is already there).
+        if sourcePolicy.latchedAddress == nil { remote = rtp }
     }
 
     /// The source policy's verdict on the RTP packet just read from `source`: true to go on;
@@ -195,7 +204,11 @@ final class RTPLeg: @unchecked Sendable {  // confined to its media thread
     /// `eligible`: a payload type this leg negotiated (only those may latch a new address).
     @inline(__always)
     func admitSource(ssrc: UInt32, eligible: Bool, now: Double) -> Bool {
-        switch sourcePolicy.packetReceived(from: source, ssrc: ssrc, eligible: eligible, now: now) {
+        guard let from = source.endpoint else {
+            statistics.sourceDropped += 1
+            return false
+        }
+        switch sourcePolicy.packetReceived(from: from, ssrc: ssrc, eligible: eligible, now: now) {
         case .accept:
             return true
         case .latched:

@@ -7,7 +7,7 @@ public protocol MediaSourceAddress: Equatable, Sendable {
     func isSameHost(as other: Self) -> Bool
 }
 
-extension RawSocketAddress: MediaSourceAddress {}
+extension SocketEndpoint: MediaSourceAddress {}
 
 extension SocketAddress: MediaSourceAddress {
     public func isSameHost(as other: SocketAddress) -> Bool { host == other.host }
