@@ -208,7 +208,7 @@ public final class ControlAPIServer: Sendable {
                                                            ("Content-Disposition", "attachment; filename=\"\(parts[2]).pcap\""),
                                                            ("X-Capture-Dropped", String(capture.dropped)),
                                                            ("X-Capture-Ignored", String(capture.ignored))],
-                                    body: capture.pcap)
+                                    stream: capture.pcap)
             default: throw GatewayError(IrisCode.incorrectParams, 404, "no such endpoint: \(m) \(request.path)")
             }
         case ("DELETE", 3):
@@ -342,3 +342,6 @@ public final class ControlAPIServer: Sendable {
         }
     }
 }
+
+/// The pcap endpoint streams the file (docs/api.md, "Capture").
+extension CaptureFile: HTTPBodyStream {}

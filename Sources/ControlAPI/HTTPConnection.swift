@@ -57,6 +57,8 @@ final class HTTPConnection {
     /// Plaintext for the client (HTTP heads, bodies, WebSocket frames).
     var output: [UInt8] = []
     private var sent = 0
+    /// The response body still to be produced into `output` (a streamed pcap).
+    private var bodyStream: (any HTTPBodyStream)?
     /// TLS between the socket and the parser (an HTTPS listener); nil for plain HTTP.
     var tls: TLSStream?
     /// Ciphertext for the socket (TLS only): `output` sealed, and the handshake's messages.
@@ -352,8 +354,9 @@ final class HTTPConnection {
     /// or the handler asked to close, `close` is set, or the server is stopping.
     func respond(_ response: HTTPResponse, close: Bool = false) {
         let keepAlive = (head?.keepAlive ?? false) && !close && !HTTPResponseEncoder.asksToClose(response) && !core.shuttingDown
-        HTTPResponseEncoder.encode(response, keepAlive: keepAlive, omitBody: head?.method == "HEAD",
-                                   date: core.dates.now(), into: &output)
+        let omitBody = head?.method == "HEAD"
+        HTTPResponseEncoder.encode(response, keepAlive: keepAlive, omitBody: omitBody, date: core.dates.now(), into: &output)
+        bodyStream = omitBody ? nil : response.stream
         closeAfterResponse = !keepAlive
         head = nil
         body = []
@@ -487,9 +490,23 @@ final class HTTPConnection {
         send()
     }
 
-    /// Flushes, and when everything went out moves on to what comes next.
+    /// Flushes, and when everything went out moves on to what comes next. A streamed body
+    /// is produced a part at a time, each once the last went out (the socket's pace, so a
+    /// slow reader holds a part, not the file); after 16 parts the loop serves others first.
     func send() {
-        guard flush() else { return }
+        var parts = 0
+        while true {
+            guard flush() else { return }
+            guard let stream = bodyStream else { break }
+            if parts == 16 {
+                _ = core.loop.schedule(after: 0) { [self] in send() }
+                return
+            }
+            parts += 1
+            if !stream.write(into: &output, upTo: 65_536) { bodyStream = nil }
+            // A reader that keeps reading keeps the connection; one that stalls is cut.
+            setDeadline(.write, configuration.idleTimeout)
+        }
         switch phase {
         case .responding:
             if closeAfterResponse { startLingering() } else { nextRequest() }
@@ -549,6 +566,7 @@ final class HTTPConnection {
         core.loop.unregister(fd: fd)
         Glibc.close(fd)
         webSocket?.finish()
+        bodyStream = nil
         output = []
         wire = []
         input.removeAll()

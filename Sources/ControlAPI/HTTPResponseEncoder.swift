@@ -15,8 +15,8 @@ enum HTTPResponseEncoder {
         return out
     }
 
-    /// `encode`, appended to `out`: a large body (a pcap) is copied once, into the
-    /// connection's output, not into a response of its own first.
+    /// `encode`, appended to `out`. A streamed body (`response.stream`) is not: the
+    /// connection appends its parts as the client reads.
     static func encode(_ response: HTTPResponse, keepAlive: Bool, omitBody: Bool, date: String, into out: inout [UInt8]) {
         let status = (200...999).contains(response.status) ? response.status : 500
         var head = "HTTP/1.1 \(status) \(reasonPhrase(status))\r\n"
@@ -25,7 +25,7 @@ enum HTTPResponseEncoder {
         }
         let bodiless = status == 204 || status == 304
         head += "Date: \(date)\r\n"
-        if !bodiless { head += "Content-Length: \(response.body.count)\r\n" }
+        if !bodiless { head += "Content-Length: \(response.stream?.length ?? response.body.count)\r\n" }
         head += keepAlive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n"
         let body = !omitBody && !bodiless ? response.body.count : 0
         out.reserveCapacity(out.count + head.utf8.count + body)

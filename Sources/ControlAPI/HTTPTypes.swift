@@ -44,11 +44,19 @@ public struct HTTPResponse: Sendable {
     public var headers: [(String, String)]
     /// The body; not sent for HEAD requests (its length still is).
     public var body: [UInt8]
+    /// A body written out as the client takes it, instead of `body` (a pcap).
+    public var stream: (any HTTPBodyStream)?
 
     public init(status: Int, headers: [(String, String)] = [], body: [UInt8] = []) {
         self.status = status
         self.headers = headers
         self.body = body
+    }
+
+    /// A response whose body is `stream`, sent with its length as Content-Length.
+    public init(status: Int, headers: [(String, String)] = [], stream: any HTTPBodyStream) {
+        self.init(status: status, headers: headers)
+        self.stream = stream
     }
 
     /// A response with `Content-Type: application/json`.
@@ -157,4 +165,14 @@ enum QueryString {
         default: nil
         }
     }
+}
+
+/// A body produced as the client reads it, so a large one (a capture file) is never held
+/// whole: its length up front, then its parts, appended on the connection's loop whenever
+/// what went before has been written.
+public protocol HTTPBodyStream: AnyObject, Sendable {
+    /// The body's length in bytes (Content-Length).
+    var length: Int { get }
+    /// Appends the next part, about `bytes` long, to `out`; false once the body is complete.
+    func write(into out: inout [UInt8], upTo bytes: Int) -> Bool
 }

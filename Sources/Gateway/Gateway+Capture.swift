@@ -18,7 +18,7 @@ extension Gateway {
     /// for a session created (or joined) with `capture: true`.
     /// With it, what the capture left out: media packets past its bounds (`dropped`) and
     /// empty or short datagrams (`ignored`).
-    public func capturePcap(roomId: String) throws(GatewayError) -> (pcap: [UInt8], dropped: Int, ignored: Int) {
+    public func capturePcap(roomId: String) throws(GatewayError) -> (pcap: CaptureFile, dropped: Int, ignored: Int) {
         let capture: SessionCapture? = ua.loop.sync { [self] in captures[roomId] }
         guard let capture else { throw .notFound(roomId) }
         guard let (sip, media, _) = capture.captured() else {
@@ -31,7 +31,7 @@ extension Gateway {
                                "session \(roomId) has no capture: create or join it with \"capture\": true (its SIP is at /v1/sessions/\(roomId)/sip)")
         }
         let counts = capture.mediaCounts
-        return (CaptureFile.pcap(sip: sip, media: media), counts.dropped, counts.ignored)
+        return (CaptureFile(sip: sip, media: media), counts.dropped, counts.ignored)
     }
 
     /// `GET /v1/sessions/{roomId}/sip`: the trunk leg's SIP messages, live or ended (kept

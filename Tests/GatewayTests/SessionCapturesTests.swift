@@ -218,8 +218,15 @@ import Testing
                                             remote: SocketAddress(host: "192.0.2.10", port: 30000), time: 10.5) }
         c.sip(Self.message("SIP/2.0 200 OK", callID: "x", .received, at: 10.2))
         let (sip, media, _) = try #require(c.captured())
-        let file = CaptureFile.pcap(sip: sip, media: media)
-        #expect(file.count == file.capacity || file.capacity - file.count < 64, "written into one buffer of its size")
+        let stream = CaptureFile(sip: sip, media: media)
+        // Streamed a record at a time (the smallest step), it is the same file as in one go,
+        // of the length announced up front.
+        var streamed: [UInt8] = []
+        var steps = 0
+        while stream.write(into: &streamed, upTo: 1) { steps += 1 }
+        #expect(steps == 3, "the header, then one record a step (the last returns false)")
+        let file = CaptureFile(sip: sip, media: media).bytes()
+        #expect(streamed == file && file.count == stream.length)
         let packets = try PcapReader(bytes: file).packets
         #expect(packets.map(\.time) == [10, 10.2, 10.5])
         #expect(packets[0].source == Self.us && packets[0].destination == Self.carrier && packets[0].transport == .udp)
