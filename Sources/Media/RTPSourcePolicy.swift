@@ -83,6 +83,9 @@ public struct RTPSourcePolicy<Address: MediaSourceAddress>: Sendable {
     public private(set) var latchedAddress: Address?
     /// Whether the peer (the SDP address or the latched one) has sent since the offer/answer.
     public private(set) var peerHeard = false
+    /// Whether the SDP address itself has ever sent (it stays the same across offers/answers):
+    /// a peer that is not behind a NAT never needs another address learned.
+    public private(set) var signalledHeard = false
     /// When the first packet after the offer/answer came (the learning window's start).
     private var windowStart: Double?
     /// The address trying to latch: its SSRC and packets in a row so far.
@@ -108,6 +111,7 @@ public struct RTPSourcePolicy<Address: MediaSourceAddress>: Sendable {
         }
         if let signalled = signalledAddress, source == signalled {
             peerHeard = true
+            signalledHeard = true
             candidate = nil
             if windowStart == nil { windowStart = now }
             latchedAddress = source
@@ -118,7 +122,7 @@ public struct RTPSourcePolicy<Address: MediaSourceAddress>: Sendable {
 
     /// A packet from neither the SDP address nor the latched one.
     private mutating func stranger(_ source: Address, ssrc: UInt32, eligible: Bool, now: Double) -> Decision {
-        guard !peerHeard else { return .drop(.notThePeer) }
+        guard !peerHeard, !signalledHeard else { return .drop(.notThePeer) }
         guard eligible else { return .drop(.ineligible) }
         let start = windowStart ?? now
         windowStart = start
@@ -136,12 +140,15 @@ public struct RTPSourcePolicy<Address: MediaSourceAddress>: Sendable {
     }
 
     /// An offer/answer: the peer's SDP names `address`. A new window opens in which another
-    /// address may latch (the peer may have moved); the latch is kept when the address is
-    /// the same, so our packets keep going where the peer really is until it says otherwise.
+    /// address may latch (a NATed peer's mapping may have moved); the latch is kept when the
+    /// address is the same, so our packets keep going where the peer really is until it says
+    /// otherwise. A peer already heard at that same SDP address gets no window: it is not
+    /// behind a NAT, and a hold (a silent peer) must not let a stranger in.
     public mutating func signallingChanged(address: Address?) {
         if address != signalledAddress {
             signalledAddress = address
             latchedAddress = nil
+            signalledHeard = false
         }
         peerHeard = false
         windowStart = nil

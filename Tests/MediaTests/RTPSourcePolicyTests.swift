@@ -111,6 +111,14 @@ import Testing
             .packet(nat, at: 30, .accept),
             .packet(stranger, at: 30.01, .drop(.notThePeer)),
         ], destination: nat),
+        Script(name: "a peer heard at its SDP address gets no window at a re-INVITE (hold): a stranger stays out", steps: [
+            .packet(sdp, at: 0, .latched),
+            .offerAnswer(sdp),
+            .packet(stranger, at: 30, .drop(.notThePeer)),
+            .packet(stranger, at: 30.02, .drop(.notThePeer)),
+            .packet(stranger, at: 30.04, .drop(.notThePeer)),
+            .packet(sdp, at: 33, .accept),
+        ], destination: sdp),
         Script(name: "a re-INVITE to a new address forgets the old latch", steps: [
             .packet(sdp, at: 0, .latched),
             .offerAnswer(stranger),
