@@ -45,9 +45,7 @@ extension GatewaySuites {
             #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(sipp.report)")
             // Two seconds of echoed audio: about 100 packets each way.
             #expect(await eventually(timeout: 10) { ((try? session.connection.snapshot(roomId: room))?.trunk?.packetsReceived ?? 0) > 100 })
-            try session.close()
-            #expect(await rec.waitFor(timeout: 10) { $0.contains { $0.event == .onSessionEnded } })
-            _ = await eventually(timeout: 3) { (try? session.connection.sipTrace(roomId: room))?.messages.last?.firstLine.hasPrefix("SIP/2.0 200") == true }
+            #expect(try await closeAndWaitForTheTrace(session, rec, room: room))
             let bytes = try session.connection.capture(roomId: room)
             let file = gw.directory.appendingPathComponent("call.pcap").path
             #expect(FileManager.default.createFile(atPath: file, contents: Data(bytes)))

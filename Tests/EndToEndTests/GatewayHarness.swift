@@ -301,3 +301,13 @@ func placedSession(_ gw: GatewayProcess, status: SessionStatus = .connected, sou
     }
     return (session, rec)
 }
+
+/// Ends `session` from the app, then waits for its `onSessionEnded` and for the 200 to our
+/// BYE in its SIP trace (so a trace or capture read next is whole); true when both came.
+func closeAndWaitForTheTrace(_ session: IrisRtcAudioSession, _ rec: SessionRecorder, room: String, timeout: Double = 10) async throws -> Bool {
+    try session.close()
+    guard await rec.waitFor(timeout: timeout, { $0.contains { $0.event == .onSessionEnded } }) else { return false }
+    return await eventually(timeout: timeout) {
+        (try? session.connection.sipTrace(roomId: room))?.messages.last?.firstLine.hasPrefix("SIP/2.0 200") == true
+    }
+}

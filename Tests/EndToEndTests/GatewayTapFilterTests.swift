@@ -108,9 +108,7 @@ extension GatewaySuites {
                 return answer != nil
             })
             #expect(answer?.hasPrefix("SIP/2.0 481") == true, "\(answer ?? "")")
-            try session.close()
-            #expect(await rec.waitFor(timeout: 10) { $0.contains { $0.event == .onSessionEnded } })
-            _ = await eventually(timeout: 5) { (try? gw.connection().sipTrace(roomId: room))?.messages.last?.firstLine.hasPrefix("SIP/2.0 200") == true }
+            #expect(try await closeAndWaitForTheTrace(session, rec, room: room))
             let trace = try gw.connection().sipTrace(roomId: room)
             #expect(!trace.messages.contains { $0.text.contains("X-Probe") || $0.remote.hasPrefix("127.0.0.2:") },
                     "\(trace.messages.map { "\($0.remote) \($0.firstLine)" })")
