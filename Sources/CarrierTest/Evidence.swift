@@ -21,7 +21,7 @@ enum Evidence {
             let pcapURL = URL(fileURLWithPath: base.path + ".pcap")
             try Data(pcap).write(to: pcapURL)
             evidence.pcap = pcapURL.path
-            guard let port = trace.flatMap(ourMediaPort) else { return (evidence, "no SDP of ours in the trace: no WAV files") }
+            guard let port = trace?.ourMediaPort else { return (evidence, "no SDP of ours in the trace: no WAV files") }
             let packets = try PcapReader(bytes: pcap).packets.filter { $0.transport == .udp }
             let fromCarrier = packets.filter { $0.destination.port == port }.map(\.payload)
             let toCarrier = packets.filter { $0.source.port == port }.map(\.payload)
@@ -36,16 +36,6 @@ enum Evidence {
         } catch {
             return (evidence, "evidence not saved in \(directory): \(error)")
         }
-    }
-
-    /// The trunk leg's RTP port as our SDP named it (our INVITE's offer, or our answer).
-    static func ourMediaPort(_ trace: SIPTraceDocument) -> Int? {
-        for m in trace.messages where m.direction == "sent" {
-            guard let range = m.text.range(of: "\nm=audio ") else { continue }
-            let digits = m.text[range.upperBound...].prefix { $0.isNumber }
-            if let port = Int(digits) { return port }
-        }
-        return nil
     }
 
     /// "early media then answer" -> "early-media-then-answer": safe in a file name.

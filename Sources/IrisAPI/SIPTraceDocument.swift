@@ -47,3 +47,16 @@ public struct SIPTraceMessage: Codable, Sendable, Equatable {
         String(text.prefix { $0 != "\r\n" && $0 != "\n" && $0 != "\r" })
     }
 }
+
+extension SIPTraceDocument {
+    /// The trunk leg's RTP port as our own SDP named it (our INVITE's offer, or our answer);
+    /// nil before we sent one.
+    public var ourMediaPort: Int? {
+        for m in messages where m.direction == "sent" {
+            for line in m.text.split(whereSeparator: \.isNewline) where line.hasPrefix("m=audio ") {
+                if let port = Int(line.dropFirst("m=audio ".count).prefix { $0.isNumber }) { return port }
+            }
+        }
+        return nil
+    }
+}

@@ -33,8 +33,8 @@ import Testing
     @Test func ourMediaPortComesFromOurSDP() {
         let theirs = Self.message("received", "SIP/2.0 200 OK\r\n\r\nv=0\r\nm=audio 30000 RTP/AVP 0\r\n")
         let ours = Self.message("sent", "INVITE sip:x SIP/2.0\r\n\r\nv=0\r\nm=audio 20000 RTP/AVP 0 8\r\n")
-        #expect(Evidence.ourMediaPort(SIPTraceDocument(roomId: "r", messages: [theirs, ours])) == 20000)
-        #expect(Evidence.ourMediaPort(SIPTraceDocument(roomId: "r", messages: [theirs])) == nil)
+        #expect(SIPTraceDocument(roomId: "r", messages: [theirs, ours]).ourMediaPort == 20000)
+        #expect(SIPTraceDocument(roomId: "r", messages: [theirs]).ourMediaPort == nil)
     }
 
     @Test func aCaptureBecomesAPcapAndTwoRecordings() throws {

@@ -157,9 +157,7 @@ extension GatewaySuites {
             let room = try session.createWithTN(targetTN: "+15551230001", sourceTN: "+15557654321", capture: true)
             #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(sipp.report)")
             // Our trunk RTP port, from our INVITE's SDP.
-            let invite = try #require(try session.connection.sipTrace(roomId: room).messages.first?.text)
-            let mLine = try #require(invite.split(separator: "\r\n").first { $0.hasPrefix("m=audio ") })
-            let rtpPort = try #require(Int(mLine.split(separator: " ")[1]))
+            let rtpPort = try #require(try session.connection.sipTrace(roomId: room).ourMediaPort)
             #expect(await eventually(timeout: 10) { ((try? session.connection.snapshot(roomId: room))?.trunk?.packetsReceived ?? 0) > 10 })
             let stranger = try Stranger("127.0.0.2")
             for i in 0..<400 { stranger.send(bytes: [UInt8](repeating: 0x80, count: i % 2 == 0 ? 0 : 5), to: rtpPort) }
