@@ -54,11 +54,6 @@ public struct RawSocketAddress: Equatable, @unchecked Sendable {
         return x == y
     }
 
-    /// True when both name the same host, whatever the ports.
-    public func isSameHost(as other: RawSocketAddress) -> Bool {
-        guard let x = endpoint, let y = other.endpoint else { return false }
-        return x.isSameHost(as: y)
-    }
 }
 
 /// What identifies a UDP or TCP endpoint, in 24 bytes that copy and compare as words: the

@@ -111,7 +111,7 @@ final class CallPipeline: @unchecked Sendable {  // confined to its media thread
             // before it is tapped, counted, played, relayed or read as a digit, and it does not
             // keep the media timer alive. Only our payload types may latch a new address (an
             // RTCP packet or a stray stream sent to the RTP port must not draw our audio).
-            if leg.webrtc == nil, leg.checksSources,
+            if leg.webrtc == nil, leg.configuration.checksSources,
                !leg.admitSource(ssrc: view.ssrc, eligible: negotiated, now: start) {
                 return
             }

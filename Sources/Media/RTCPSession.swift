@@ -59,7 +59,7 @@ extension RTPLeg {
             statistics.beforeSDP += 1
             return
         }
-        if checksSources, !admitRTCPSource(from, length: n, now: now) { return }
+        if configuration.checksSources, !admitRTCPSource(from, length: n, now: now) { return }
         rtcpSource = from
         handleRTCP(length: n, now: now)
     }

@@ -19,8 +19,6 @@ final class RTPLeg: @unchecked Sendable {  // confined to its media thread
     var rtcpSourcePolicy: RTPSourcePolicy<SocketEndpoint>
     /// Where the peer's RTCP comes from, once the RTCP policy latched it (our reports go there).
     var rtcpRemote: RawSocketAddress?
-    /// `configuration.checksSources`, read once per packet without going through the struct.
-    let checksSources: Bool
     /// How many RFC 4733 and in-band digits may be reported, and how fast.
     var dtmfLimit: DTMFRateLimit
     private(set) var lastPacketAt: Double = 0
@@ -110,7 +108,6 @@ final class RTPLeg: @unchecked Sendable {  // confined to its media thread
         sourcePolicy = previous?.sourcePolicy ?? RTPSourcePolicy(configuration: configuration.sourcePolicy)
         rtcpSourcePolicy = previous?.rtcpSourcePolicy ?? RTPSourcePolicy(configuration: configuration.rtcpSourcePolicy)
         rtcpRemote = previous?.rtcpRemote
-        checksSources = configuration.checksSources
         dtmfLimit = previous?.dtmfLimit ?? DTMFRateLimit(configuration.dtmfRate)
         self.ports = ports
         if let sockets {
