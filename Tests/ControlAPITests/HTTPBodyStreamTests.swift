@@ -2,7 +2,6 @@
 // the length announced up front, over real sockets on 127.0.0.1.
 
 import ControlAPI
-import Glibc
 import Synchronization
 import Testing
 
@@ -54,11 +53,12 @@ final class CountingStream: HTTPBodyStream {
         try socket.sendRequest("GET", "/file")
         // The server writes until the socket buffers are full, then waits for the reader.
         #expect(eventually(timeout: 5) { stream.written > 0 })
-        var last = -1
+        // Settled: nothing more made for 200 ms of the polls.
+        var last = (written: -1, since: ContinuousClock.now)
         #expect(eventually(timeout: 5) {
-            defer { last = stream.written }
-            usleep(50_000)  // the poll interval: written must hold still across it
-            return stream.written == last
+            let written = stream.written
+            if written != last.written { last = (written, ContinuousClock.now) }
+            return ContinuousClock.now - last.since >= .milliseconds(200)
         }, "the stream kept being read into memory")
         #expect(stream.written < 16 << 20, "\(stream.written >> 20) MiB made for a reader that read nothing")
     }

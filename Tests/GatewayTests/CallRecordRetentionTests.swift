@@ -43,8 +43,8 @@ import Testing
     }
 
     /// A call still up is never pruned, however old its start: its end is still to come.
-    @Test func callsStillUpAreKept() throws {
-        try withTemporaryDirectory("retention") { dir in
+    @Test func callsStillUpAreKept() async throws {
+        try await withTemporaryDirectory("retention", waiting: { dir in
             let clock = Atomic<Int64>(Int64(Self.now))
             let store = try CallRecordStore(path: dir + "/calls.sqlite", heartbeatInterval: nil,
                                             retention: CallRecordRetention(days: 1, interval: 0.05),
@@ -55,29 +55,29 @@ import Testing
             store.finished(roomId: "done") { $0.endReason = "completed" }
             store.flush()
             clock.store(Int64(Self.now + 2 * Self.day), ordering: .relaxed)
-            #expect(waitUntil(timeout: 10) { store.prunedRecords == 1 }, "pruned \(store.prunedRecords)")
+            #expect(await waitUntil(timeout: 10) { store.prunedRecords == 1 }, "pruned \(store.prunedRecords)")
             #expect(store.all().map(\.roomId) == ["up"])
-        }
+        })
     }
 
-    @Test func beyondTheCountTheOldestEndedRecordsGo() throws {
-        try withTemporaryDirectory("retention") { dir in
+    @Test func beyondTheCountTheOldestEndedRecordsGo() async throws {
+        try await withTemporaryDirectory("retention", waiting: { dir in
             let path = dir + "/calls.sqlite"
             try Self.seed(path, ended: (0..<10).map { ("r\($0)", Double($0)) })
             let store = try CallRecordStore(path: path, heartbeatInterval: nil,
                                             retention: CallRecordRetention(days: 0, maxRecords: 4, chunk: 3), clock: { Self.now })
             defer { store.close() }
             // Three rows a commit, the next chunk queued behind whatever else is waiting.
-            #expect(waitUntil(timeout: 10) { store.prunedRecords == 6 }, "pruned \(store.prunedRecords)")
+            #expect(await waitUntil(timeout: 10) { store.prunedRecords == 6 }, "pruned \(store.prunedRecords)")
             // r0 started today, r9 nine days ago: the four newest stay.
             #expect(store.all().map(\.roomId) == ["r3", "r2", "r1", "r0"])
-        }
+        })
     }
 
     /// Pruning goes on while the gateway runs: records that age past the retention go at the
     /// next prune, in chunks, and writes queued meanwhile are all kept.
-    @Test func recordsThatAgeWhileRunningGoAtTheNextPrune() throws {
-        try withTemporaryDirectory("retention") { dir in
+    @Test func recordsThatAgeWhileRunningGoAtTheNextPrune() async throws {
+        try await withTemporaryDirectory("retention", waiting: { dir in
             let path = dir + "/calls.sqlite"
             let clock = Atomic<Int64>(Int64(Self.now))
             let store = try CallRecordStore(path: path, heartbeatInterval: nil,
@@ -92,9 +92,9 @@ import Testing
             #expect(store.all().count == 5 && store.prunedRecords == 0)
             clock.store(Int64(Self.now + Self.day), ordering: .relaxed)  // half a day past the retention
             store.started(Self.record("late", startedDaysAgo: -0.9))
-            #expect(waitUntil(timeout: 10) { store.prunedRecords == 5 }, "pruned \(store.prunedRecords)")
+            #expect(await waitUntil(timeout: 10) { store.prunedRecords == 5 }, "pruned \(store.prunedRecords)")
             #expect(store.all().map(\.roomId) == ["late"])
-        }
+        })
     }
 
     @Test func theDefaultKeepsNinetyDaysAndAStoreOpenedToReadPrunesNothing() throws {
@@ -133,12 +133,13 @@ import Testing
     }
 }
 
-/// Polls `condition` every 10 ms until it holds or `timeout` seconds pass.
-private func waitUntil(timeout: Double, _ condition: () -> Bool) -> Bool {
-    let deadline = Date().addingTimeInterval(timeout)
-    while Date() < deadline {
+/// Polls `condition` every 10 ms until it holds or `timeout` seconds pass, suspending between
+/// polls (the record store's writer prunes on its own queue).
+private func waitUntil(timeout: Double, _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
+    while ContinuousClock.now < deadline {
         if condition() { return true }
-        usleep(10_000)
+        try? await Task.sleep(nanoseconds: 10_000_000)
     }
     return condition()
 }
