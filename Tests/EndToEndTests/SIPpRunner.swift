@@ -226,10 +226,28 @@ func freeMediaPorts() throws -> Int {
     throw SocketError("no free media ports")
 }
 
-/// True when nothing is bound to 127.0.0.1:`port` for `transport` (a bind without
-/// SO_REUSEADDR succeeds).
+/// True when nothing is bound to `port` for `transport` on any address of either family: a
+/// dual-stack bind of [::] without SO_REUSEADDR fails when 127.0.0.1, ::1 or any other address
+/// holds the port (SIPp binds its media on ::1 in the IPv6 tests, so 127.0.0.1 alone is not enough).
 func isPortFree(_ port: Int, transport: SIPTransportProtocol) -> Bool {
-    let fd = socket(AF_INET, Int32((transport == .udp ? SOCK_DGRAM : SOCK_STREAM).rawValue), 0)
+    let type = Int32((transport == .udp ? SOCK_DGRAM : SOCK_STREAM).rawValue)
+    let fd = socket(AF_INET6, type, 0)
+    guard fd >= 0 else { return isLoopbackPortFree(port, type: type) }
+    defer { close(fd) }
+    var off: Int32 = 0
+    setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &off, socklen_t(MemoryLayout<Int32>.size))
+    var sa = sockaddr_in6()
+    sa.sin6_family = sa_family_t(AF_INET6)
+    sa.sin6_port = in_port_t(UInt16(port).bigEndian)
+    sa.sin6_addr = in6addr_any
+    return withUnsafePointer(to: &sa) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
+    } == 0
+}
+
+/// The IPv4-only check, for a machine without IPv6.
+private func isLoopbackPortFree(_ port: Int, type: Int32) -> Bool {
+    let fd = socket(AF_INET, type, 0)
     guard fd >= 0 else { return false }
     defer { close(fd) }
     var sa = loopback(port: port)
