@@ -66,7 +66,7 @@ let package = Package(
         // DTLS-SRTP (the TLS module's DTLSTransport) in memory and against `openssl s_client` on 127.0.0.1.
         .testTarget(name: "DTLSTests", dependencies: ["TLS", "IOCore"]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "ICE", "TLS"]),
-        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "IrisAPI", "CarrierTest"]),
+        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "IrisAPI", "CarrierTest", "CarrierSim", "SIP", "IOCore", "TestSupport"]),
         // The audio analysis of `irisgw test` (scores, WAV, RTP to PCM) and the suite steps that use it.
         .testTarget(name: "CarrierTestTests", dependencies: ["CarrierTest", "Media", "IrisClient", "IrisAPI", "IOCore", "Capture"]),
         .testTarget(name: "IrisClientTests", dependencies: ["IrisClient", "WebClient", "Media"]),
