@@ -46,6 +46,10 @@ struct NonInviteServerTransactions {
 
     var count: Int { byKey.count }
 
+    /// When the earliest transaction may end (an entry whose deadline moved on may make it
+    /// early: `expire` then finds nothing due and this moves on).
+    var nextExpiry: Double? { expiryStart < expiries.count ? expiries[expiryStart].deadline : nil }
+
     func contains(key: String) -> Bool { byKey[key] != nil }
 
     func contains(id: Int32) -> Bool { keyByID[id] != nil }

@@ -97,7 +97,7 @@ public final class SIPUserAgent: @unchecked Sendable {
         self.configuration = configuration
         self.loop = try loop ?? SIPEventLoop()
         self.transports = SIPTransports(loop: self.loop, limits: configuration.transportLimits)
-        self.transactions = try TransactionLayer(t1: configuration.t1)
+        self.transactions = try TransactionLayer(timers: configuration.timers, loop: self.loop)
         self.sources = SourceGuard(requestsPerSecond: configuration.defence.requestsPerSecond,
                                    trustedRequestsPerSecond: configuration.defence.trustedRequestsPerSecond,
                                    banSeconds: configuration.defence.banSeconds,
@@ -113,13 +113,13 @@ public final class SIPUserAgent: @unchecked Sendable {
         transactions.onRequest = { [unowned self] m, tx in self.handleRequest(m, tx) }
         transactions.onUnmatched = { [unowned self] m, peer in self.handleUnmatched(m, peer) }
         transactions.onUnparsable = { [unowned self] m, peer in self.handleUnparsable(m, peer) }
+        // Transactions run on their own loop timers; the tick only returns freed memory.
         self.loop.tick = { [unowned self] in
-            let next = self.transactions.pump()
             if self.heapTrim.shouldTrim(liveTransactions: self.transactions.count) {
                 trimHeap()
                 self.heapTrims += 1
             }
-            return next
+            return nil
         }
     }
 

@@ -14,9 +14,16 @@ public struct SIPUserAgentConfiguration: Sendable {
     /// Peers that must authenticate to us (RFC 3261 §22.2): a new INVITE without valid
     /// digest credentials gets 401 with a challenge. Default nil (no authentication).
     public var inboundAuthentication: InboundAuthentication?
-    /// RFC 3261 T1 in seconds (retransmission base). Default 0.5. osip's own timers use its
-    /// built-in 500 ms; this one drives the 2xx and reliable-provisional retransmissions.
+    /// RFC 3261 T1 in seconds (retransmission base, and 64*T1 the transaction timeouts).
+    /// Default 0.5. Every transaction's timers and the 2xx and reliable-provisional
+    /// retransmissions use it (osip's, for branchless RFC 2543 requests only, keep 500 ms).
     public var t1: Double
+    /// RFC 3261 T2 in seconds: the longest interval between retransmissions of a non-INVITE
+    /// request and of an INVITE's final response. Default 4.
+    public var t2: Double = 4
+    /// RFC 3261 T4 in seconds: how long a message may stay in the network (Timers I and K on
+    /// UDP). Default 5.
+    public var t4: Double = 5
     /// Bounds on stream (TCP) peers: connection caps, timeouts, queued bytes.
     /// Default `SIPTransportLimits()`.
     public var transportLimits = SIPTransportLimits()
@@ -68,6 +75,9 @@ public struct SIPUserAgentConfiguration: Sendable {
         self.sessionTimer = sessionTimer
         self.t1 = t1
     }
+
+    /// The transaction timers' base values.
+    public var timers: TransactionTimers { TransactionTimers(t1: t1, t2: t2, t4: t4) }
 
     /// This agent's reliable-provisional and session-timer policy, as one value a call can
     /// carry (and a call placed for another trunk can override).
