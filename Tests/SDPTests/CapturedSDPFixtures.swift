@@ -2,6 +2,8 @@
 // Addresses are documentation ones (RFC 5737, RFC 3849), keys and ICE passwords are not
 // live; the line order, attribute spellings and quirks are the peers' own.
 
+import SDP
+
 /// Joins lines with CRLF, ending the last one too.
 func crlf(_ lines: [String]) -> String {
     lines.map { $0 + "\r\n" }.joined()
