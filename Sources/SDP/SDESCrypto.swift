@@ -46,10 +46,12 @@ public struct SDESCrypto: Sendable, Equatable {
     public var tag: UInt32
     /// As written: `AES_CM_128_HMAC_SHA1_80`, `AEAD_AES_128_GCM`, ...
     public var suite: String
+    /// The key parameters, in order (almost always one).
     public var keys: [KeyParameter]
     /// Session parameters as written (`UNENCRYPTED_SRTP`, `KDR=23`, `WSH=128`, ...).
     public var sessionParameters: [String]
 
+    /// A line with the given fields.
     public init(tag: UInt32, suite: String, keys: [KeyParameter], sessionParameters: [String] = []) {
         self.tag = tag
         self.suite = suite

@@ -19,9 +19,12 @@
 public struct SDPCandidate: Sendable, Hashable {
     /// One `cand-extension` pair (`generation 0`, `network-cost 999`, `ufrag Kx4e`, ...).
     public struct Extension: Sendable, Hashable {
+        /// `extension-att-name`.
         public var name: String
+        /// `extension-att-value`.
         public var value: String
 
+        /// A pair with the given name and value.
         public init(name: String, value: String) {
             self.name = name
             self.value = value
@@ -38,11 +41,13 @@ public struct SDPCandidate: Sendable, Hashable {
     public var priority: UInt32
     /// An IP literal (no brackets for IPv6) or, from some browsers, an mDNS name.
     public var address: String
+    /// The transport port (9 for an active TCP candidate, RFC 6544).
     public var port: UInt16
     /// `host`, `srflx`, `prflx`, `relay` or an extension token.
     public var type: String
     /// `raddr`/`rport`: the base of a reflexive or relayed candidate.
     public var relatedAddress: String?
+    /// `rport`.
     public var relatedPort: UInt16?
     /// The extension pairs after the type, in order.
     public var extensions: [Extension]

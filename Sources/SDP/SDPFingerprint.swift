@@ -8,8 +8,10 @@
 public struct SDPFingerprint: Sendable, Equatable, CustomStringConvertible {
     /// Lower case, as RFC 8122 registers them (`sha-256`).
     public var hashFunction: String
+    /// The certificate's digest.
     public var bytes: [UInt8]
 
+    /// A fingerprint of `bytes` made with `hashFunction` (stored in lower case).
     public init(hashFunction: String, bytes: [UInt8]) {
         self.hashFunction = hashFunction.lowercased()
         self.bytes = bytes
@@ -36,5 +38,6 @@ public struct SDPFingerprint: Sendable, Equatable, CustomStringConvertible {
         }.joined(separator: ":")
     }
 
+    /// The attribute value, as ``value``.
     public var description: String { value }
 }

@@ -6,6 +6,7 @@ public enum SDPSetupRole: String, Sendable, Equatable, CaseIterable {
     case passive
     /// Either: the offerer lets the answerer choose (RFC 5763 says the offer must be this).
     case actpass
+    /// Neither, for now (RFC 4145): no association will be opened.
     case holdconn
 }
 

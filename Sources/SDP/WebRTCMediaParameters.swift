@@ -1,19 +1,28 @@
+// What a WebRTC peer's SDP says beyond codecs: ICE credentials (RFC 8839), the DTLS
+// certificate fingerprint and role (RFC 8122, RFC 5763), BUNDLE and rtcp-mux (RFC 8843,
+// RFC 5761). Values only; the gateway decides what to answer.
+
 /// The WebRTC parameters of one media description, with the session-level ones it
 /// inherits (RFC 8839 §5.4: ICE credentials may sit at either level; a fingerprint too).
 public struct WebRTCMediaParameters: Sendable, Equatable {
+    /// `a=ice-ufrag` (4 to 256 characters).
     public var iceUfrag: String
+    /// `a=ice-pwd` (22 to 256 characters).
     public var icePwd: String
     /// Every `a=fingerprint` (a peer may give several hash functions).
     public var fingerprints: [SDPFingerprint]
+    /// `a=setup`; `active` when absent (RFC 5763 §5: an answer without it is active).
     public var setup: SDPSetupRole
     /// `a=mid`, for the answer to echo (and BUNDLE to group).
     public var mid: String?
+    /// `a=rtcp-mux` (RFC 5761): RTCP on the RTP port.
     public var rtcpMux: Bool
     /// The peer is ICE-lite itself.
     public var iceLite: Bool
 
     /// Why a stream is not a WebRTC stream we can answer.
     public struct Problem: Error, Sendable, Equatable, CustomStringConvertible {
+        /// What is missing or wrong, naming the RFC.
         public var description: String
         init(_ description: String) { self.description = description }
     }
