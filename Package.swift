@@ -48,7 +48,7 @@ let package = Package(
         .target(name: "ControlAPI", dependencies: ["IOCore", "CLinux", "Gateway", "IrisAPI", "WebClient", "TLS"]),
         .executableTarget(name: "irisgw", dependencies: ["SIP", "Gateway", "ControlAPI", "IrisClient", "IrisAPI", "CarrierTest", "CarrierSim"]),
         // `make bench`: prints `BENCH ...` lines with ratios measured in one run.
-        .executableTarget(name: "irisgw-bench", dependencies: ["SIP", "Media", "IrisAPI", "WebClient", "ICE", "TLS"]),
+        .executableTarget(name: "irisgw-bench", dependencies: ["SIP", "SDP", "Media", "IrisAPI", "WebClient", "ICE", "TLS"]),
         // HTTP/1.1 and WebSocket client over POSIX sockets, plain or TLS (the Swift client's
         // transport, the webhook).
         .target(name: "WebClient", dependencies: ["IOCore", "TLS"]),
