@@ -1,4 +1,5 @@
-// MARK: - Attribute lookups
+// Lookups over a description's a= lines, and the direction attribute (RFC 8866 §6.7) that
+// SessionDescription and MediaDescription read and replace.
 
 extension Array where Element == SDPAttribute {
     /// The first attribute named `name`.
