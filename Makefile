@@ -91,6 +91,7 @@ DNS_SOURCES := $(shell find Sources/DNS -name '*.swift')
 TLS_SOURCES := $(shell find Sources/TLS -name '*.swift')
 API_SOURCES := $(shell find Sources/IrisAPI -name '*.swift')
 ICE_SOURCES := $(shell find Sources/ICE -name '*.swift')
+SDP_SOURCES := $(shell find Sources/SDP -name '*.swift')
 # Every SIP harness goes into one binary (one compile of Sources/SIP); its links choose.
 SIP_FUZZ_SOURCES := Fuzz/FuzzSIPTargets.swift Fuzz/FuzzSIP.swift Fuzz/FuzzSDP.swift Fuzz/FuzzSIPSession.swift
 FUZZ_FLAGS = -sanitize=fuzzer,address -parse-as-library -O -swift-version 6 -suppress-warnings
@@ -130,14 +131,20 @@ $(FUZZ_DIR)/libTLS.a: $(TLS_SOURCES) $(FUZZ_DIR)/libIOCore.a
 	@$(SWIFTC) $(FUZZ_FLAGS) -module-name TLS -I $(FUZZ_DIR) -I Sources/COpenSSL -I Sources/CLinux -emit-module -emit-module-path $(FUZZ_DIR)/TLS.swiftmodule \
 	  -emit-library -static $(TLS_SOURCES) -o $@
 
+$(FUZZ_DIR)/libSDP.a: $(SDP_SOURCES)
+	@mkdir -p $(FUZZ_DIR)
+	@echo "fuzz: building SDP (SIP and ICE import it)"
+	@$(SWIFTC) $(FUZZ_FLAGS) -module-name SDP -emit-module -emit-module-path $(FUZZ_DIR)/SDP.swiftmodule \
+	  -emit-library -static $(SDP_SOURCES) -o $@
+
 $(FUZZ_DIR)/fuzz_support.o: Fuzz/CFuzzSupport/fuzz_support.c Fuzz/CFuzzSupport/fuzz_support.h
 	@mkdir -p $(FUZZ_DIR)
 	@$(FUZZ_CC) -O2 -Wall -Wextra -c $< -o $@
 
-$(FUZZ_DIR)/fuzz-sip-module: $(SIP_SOURCES) $(SIP_FUZZ_SOURCES) $(FUZZ_DIR)/libIOCore.a $(FUZZ_DIR)/libDNS.a $(FUZZ_DIR)/libTLS.a $(FUZZ_DIR)/fuzz_support.o
+$(FUZZ_DIR)/fuzz-sip-module: $(SIP_SOURCES) $(SIP_FUZZ_SOURCES) $(FUZZ_DIR)/libIOCore.a $(FUZZ_DIR)/libDNS.a $(FUZZ_DIR)/libTLS.a $(FUZZ_DIR)/libSDP.a $(FUZZ_DIR)/fuzz_support.o
 	@echo "fuzz: building fuzz-sip, fuzz-sdp, fuzz-sip-session (one binary)"
 	@$(SWIFTC) $(FUZZ_FLAGS) -module-name SIP -I $(FUZZ_DIR) -I Sources/COSIP -I Sources/COpenSSL -I Sources/CLinux -I Sources/CAres -I Fuzz/CFuzzSupport \
-	  $(SIP_SOURCES) $(SIP_FUZZ_SOURCES) $(FUZZ_DIR)/fuzz_support.o -L $(FUZZ_DIR) -lTLS -lDNS -lIOCore -losip2 -losipparser2 -lssl -lcrypto -lcares -o $@ $(QUIET_LD)
+	  $(SIP_SOURCES) $(SIP_FUZZ_SOURCES) $(FUZZ_DIR)/fuzz_support.o -L $(FUZZ_DIR) -lSDP -lTLS -lDNS -lIOCore -losip2 -losipparser2 -lssl -lcrypto -lcares -o $@ $(QUIET_LD)
 
 $(FUZZ_DIR)/fuzz-sip $(FUZZ_DIR)/fuzz-sdp $(FUZZ_DIR)/fuzz-sip-session: $(FUZZ_DIR)/fuzz-sip-module
 	@ln -sf fuzz-sip-module $@
@@ -146,21 +153,21 @@ $(FUZZ_DIR)/srtp_openssl.o: Sources/CSRTPOpenSSL/srtp_openssl.c Sources/CSRTPOpe
 	@mkdir -p $(FUZZ_DIR)
 	@$(FUZZ_CC) -O2 -Wall -I Sources/CSRTPOpenSSL/include -c $< -o $@
 
-$(FUZZ_DIR)/libICE.a: $(ICE_SOURCES) $(FUZZ_DIR)/libTLS.a $(FUZZ_DIR)/libIOCore.a
+$(FUZZ_DIR)/libICE.a: $(ICE_SOURCES) $(FUZZ_DIR)/libTLS.a $(FUZZ_DIR)/libIOCore.a $(FUZZ_DIR)/libSDP.a
 	@echo "fuzz: building ICE (Media imports it)"
 	@$(SWIFTC) $(FUZZ_FLAGS) -module-name ICE -I $(FUZZ_DIR) -I Sources/COpenSSL -I Sources/CLinux -emit-module -emit-module-path $(FUZZ_DIR)/ICE.swiftmodule \
 	  -emit-library -static $(ICE_SOURCES) -o $@
 
-$(FUZZ_DIR)/fuzz-rtp: $(MEDIA_SOURCES) Fuzz/FuzzRTP.swift $(FUZZ_DIR)/libIOCore.a $(FUZZ_DIR)/libTLS.a $(FUZZ_DIR)/libICE.a $(FUZZ_DIR)/srtp_openssl.o
+$(FUZZ_DIR)/fuzz-rtp: $(MEDIA_SOURCES) Fuzz/FuzzRTP.swift $(FUZZ_DIR)/libIOCore.a $(FUZZ_DIR)/libTLS.a $(FUZZ_DIR)/libICE.a $(FUZZ_DIR)/libSDP.a $(FUZZ_DIR)/srtp_openssl.o
 	@echo "fuzz: building fuzz-rtp"
 	@$(SWIFTC) $(FUZZ_FLAGS) -module-name Media -I $(FUZZ_DIR) -I Sources/COpus -I Sources/CSpanDSP -I Sources/CSRTP -I Sources/CSRTPOpenSSL/include -I Sources/COpenSSL -I Sources/CLinux \
 	  $$(pkg-config --cflags-only-I opus | sed 's/-I/-Xcc -I/g') \
-	  $(MEDIA_SOURCES) Fuzz/FuzzRTP.swift $(FUZZ_DIR)/srtp_openssl.o -L $(FUZZ_DIR) -lICE -lTLS -lIOCore -lopus -lspandsp -lsrtp2 -lssl -lcrypto -o $@ $(QUIET_LD)
+	  $(MEDIA_SOURCES) Fuzz/FuzzRTP.swift $(FUZZ_DIR)/srtp_openssl.o -L $(FUZZ_DIR) -lICE -lSDP -lTLS -lIOCore -lopus -lspandsp -lsrtp2 -lssl -lcrypto -o $@ $(QUIET_LD)
 
-$(FUZZ_DIR)/fuzz-stun: $(ICE_SOURCES) Fuzz/FuzzSTUN.swift $(FUZZ_DIR)/libIOCore.a $(FUZZ_DIR)/libTLS.a
+$(FUZZ_DIR)/fuzz-stun: $(ICE_SOURCES) Fuzz/FuzzSTUN.swift $(FUZZ_DIR)/libIOCore.a $(FUZZ_DIR)/libTLS.a $(FUZZ_DIR)/libSDP.a
 	@echo "fuzz: building fuzz-stun"
 	@$(SWIFTC) $(FUZZ_FLAGS) -module-name ICE -I $(FUZZ_DIR) -I Sources/COpenSSL -I Sources/CLinux \
-	  $(ICE_SOURCES) Fuzz/FuzzSTUN.swift -L $(FUZZ_DIR) -lTLS -lIOCore -lssl -lcrypto -o $@ $(QUIET_LD)
+	  $(ICE_SOURCES) Fuzz/FuzzSTUN.swift -L $(FUZZ_DIR) -lSDP -lTLS -lIOCore -lssl -lcrypto -o $@ $(QUIET_LD)
 
 $(FUZZ_DIR)/fuzz-dtls: Fuzz/FuzzDTLS.swift $(FUZZ_DIR)/libTLS.a $(FUZZ_DIR)/libIOCore.a
 	@echo "fuzz: building fuzz-dtls"

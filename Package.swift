@@ -31,53 +31,58 @@ let package = Package(
         // certificate name policies (SIP RFC 5922, HTTPS RFC 6125). SIP, the control API and
         // WebClient put it between their sockets and their parsers.
         .target(name: "TLS", dependencies: ["COpenSSL", "IOCore"]),
-        .target(name: "SIP", dependencies: ["COSIP", "COpenSSL", "CLinux", "IOCore", "DNS", "TLS"]),
+        // SDP (RFC 8866) as values: session and media descriptions, rtpmap, SDES crypto
+        // (RFC 4568), the WebRTC attributes; a leaf that SIP, ICE, Gateway and the clients share.
+        .target(name: "SDP"),
+        .target(name: "SIP", dependencies: ["COSIP", "COpenSSL", "CLinux", "IOCore", "DNS", "TLS", "SDP"]),
         // STUN (RFC 8489) and the controlled ICE-lite agent (RFC 8445 §2.5, consent RFC 7675)
         // for the WebRTC platform leg: socket-less and clock-less; the media engine feeds it.
-        .target(name: "ICE", dependencies: ["TLS", "IOCore"]),
+        .target(name: "ICE", dependencies: ["TLS", "IOCore", "SDP"]),
         // libsrtp's AES-ICM and HMAC-SHA1 on OpenSSL (Debian's libsrtp2 does them with NSS).
         .target(name: "CSRTPOpenSSL", dependencies: ["CSRTP", "COpenSSL"]),
         .target(name: "Media", dependencies: ["COpus", "CSpanDSP", "CSRTP", "CSRTPOpenSSL", "CLinux", "IOCore", "ICE", "TLS"]),
         .target(name: "IrisAPI"),
-        .target(name: "Gateway", dependencies: ["SIP", "Media", "ICE", "TLS", "IrisAPI", "CSQLite", "Capture"]),
+        .target(name: "Gateway", dependencies: ["SIP", "SDP", "Media", "ICE", "TLS", "IrisAPI", "CSQLite", "Capture"]),
         // HTTP/1.1 + WebSocket server for the control API (an IOCore event loop and a worker
         // pool), routed onto Gateway. Shares the HTTP syntax and WebSocket framing of WebClient.
         .target(name: "ControlAPI", dependencies: ["IOCore", "CLinux", "Gateway", "IrisAPI", "WebClient", "TLS"]),
         .executableTarget(name: "irisgw", dependencies: ["SIP", "Gateway", "ControlAPI", "IrisClient", "IrisAPI", "CarrierTest", "CarrierSim"]),
         // `make bench`: prints `BENCH ...` lines with ratios measured in one run.
-        .executableTarget(name: "irisgw-bench", dependencies: ["SIP", "Media", "IrisAPI", "WebClient", "ICE", "TLS"]),
+        .executableTarget(name: "irisgw-bench", dependencies: ["SIP", "SDP", "Media", "IrisAPI", "WebClient", "ICE", "TLS"]),
         // HTTP/1.1 and WebSocket client over POSIX sockets, plain or TLS (the Swift client's
         // transport, the webhook).
         .target(name: "WebClient", dependencies: ["IOCore", "TLS"]),
-        .target(name: "IrisClient", dependencies: ["Media", "IOCore", "IrisAPI", "WebClient"]),
+        .target(name: "IrisClient", dependencies: ["SDP", "Media", "IOCore", "IrisAPI", "WebClient"]),
         // `irisgw test`: carrier integration suites run through a gateway's control API.
         .target(name: "CarrierTest", dependencies: ["IrisClient", "IrisAPI", "Gateway", "Media", "Capture"]),
         // The built-in carrier simulator behind `make run` and the test suites.
-        .target(name: "CarrierSim", dependencies: ["SIP", "Media", "IOCore"]),
+        .target(name: "CarrierSim", dependencies: ["SIP", "SDP", "Media", "IOCore"]),
         // The two capture formats the field uses: libpcap files (written and read directly)
         // and HEP v3 for HOMER; no library, wire bytes as values.
         .target(name: "Capture", dependencies: ["IOCore"]),
 
         // What several test targets share (a test PKI made with `openssl`).
         .target(name: "TestSupport", path: "Tests/TestSupport"),
-        .testTarget(name: "SIPTests", dependencies: ["SIP", "TLS", "TestSupport"]),
+        // Parse, serialize and round trip of captured SDP (carriers, browsers, softphones, RFC corpora).
+        .testTarget(name: "SDPTests", dependencies: ["SDP"]),
+        .testTarget(name: "SIPTests", dependencies: ["SIP", "SDP", "TLS", "TestSupport"]),
         .testTarget(name: "DNSTests", dependencies: ["DNS"]),
-        .testTarget(name: "ICETests", dependencies: ["ICE", "IOCore"]),
+        .testTarget(name: "ICETests", dependencies: ["ICE", "IOCore", "SDP"]),
         // DTLS-SRTP (the TLS module's DTLSTransport) in memory and against `openssl s_client` on 127.0.0.1.
         .testTarget(name: "DTLSTests", dependencies: ["TLS", "IOCore"]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "ICE", "TLS"]),
-        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "IrisAPI", "CarrierTest", "CarrierSim", "SIP", "IOCore", "TestSupport"]),
+        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "SDP", "IrisAPI", "CarrierTest", "CarrierSim", "SIP", "IOCore", "TestSupport"]),
         // The audio analysis of `irisgw test` (scores, WAV, RTP to PCM) and the suite steps that use it.
         .testTarget(name: "CarrierTestTests", dependencies: ["CarrierTest", "Media", "IrisClient", "IrisAPI", "IOCore", "Capture"]),
-        .testTarget(name: "IrisClientTests", dependencies: ["IrisClient", "WebClient", "Media"]),
+        .testTarget(name: "IrisClientTests", dependencies: ["IrisClient", "SDP", "WebClient", "Media"]),
         .testTarget(name: "ControlAPITests", dependencies: ["ControlAPI", "Gateway", "IrisAPI", "WebClient", "TLS", "TestSupport"]),
-        .testTarget(name: "CarrierSimTests", dependencies: ["CarrierSim", "SIP", "Media"]),
+        .testTarget(name: "CarrierSimTests", dependencies: ["CarrierSim", "SIP", "SDP", "Media"]),
         // Pcap and HEP round trips, read back by `tshark` and `sngrep`, HEP over UDP on 127.0.0.1.
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "IOCore"]),
         // The benches' own logic (how the soak closes its calls), against an in-process API server.
         .testTarget(name: "BenchTests", dependencies: ["irisgw-bench", "ControlAPI", "Gateway", "WebClient", "IOCore"]),
         // Real processes and sockets: SIPp, the irisgw binary, UDP/TCP on 127.0.0.1.
-        .testTarget(name: "EndToEndTests", dependencies: ["SIP", "Media", "IrisAPI", "IrisClient", "Gateway", "ControlAPI", "CarrierTest", "Capture", "TLS", "TestSupport", "irisgw"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["SIP", "SDP", "Media", "IrisAPI", "IrisClient", "Gateway", "ControlAPI", "CarrierTest", "Capture", "TLS", "TestSupport", "irisgw"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -55,6 +55,7 @@
 // of virtual time, and every call reported its end exactly once.
 import CFuzzSupport
 import Glibc
+import SDP
 
 /// What `fuzz-sip-session` runs for each input (called from FuzzSIPTargets.swift).
 func fuzzSIPSession(_ bytes: [UInt8]) {

@@ -1,4 +1,5 @@
 import Media
+import SDP
 import SIP
 
 /// The codec of an answer: the offered `a=rtpmap` (its payload type is the offerer's), the

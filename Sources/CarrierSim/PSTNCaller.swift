@@ -1,6 +1,7 @@
 import Foundation
 import IOCore
 import Media
+import SDP
 import SIP
 import Synchronization
 

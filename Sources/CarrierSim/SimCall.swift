@@ -1,5 +1,6 @@
 import IOCore
 import Media
+import SDP
 import SIP
 
 /// One incoming call's script: the responses, timers and media its number's `Behaviour`

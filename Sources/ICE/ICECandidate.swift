@@ -1,4 +1,5 @@
 import IOCore
+import SDP
 
 /// A host candidate as the SDP `a=candidate` attribute carries it (RFC 8839 §5.1):
 ///
@@ -35,10 +36,14 @@ public struct ICECandidate: Sendable, Hashable, CustomStringConvertible {
         return (1 << 24) * 126 + (1 << 8) * localPreference + UInt32(256 - component)
     }
 
-    /// The attribute's value: `1 1 udp 2130706431 192.0.2.10 40000 typ host`.
-    public var attributeValue: String {
-        "\(foundation) \(component) udp \(priority) \(address.host) \(address.port) typ host"
+    /// The candidate as SDP writes it (the SDP module owns the grammar).
+    public var sdpCandidate: SDPCandidate {
+        SDPCandidate(foundation: foundation, component: component, transport: "udp", priority: priority,
+                     address: address.host, port: UInt16(address.port), type: "host")
     }
+
+    /// The attribute's value: `1 1 udp 2130706431 192.0.2.10 40000 typ host`.
+    public var attributeValue: String { sdpCandidate.serialize() }
 
     /// The SDP line without `a=` and CRLF: `candidate:1 1 udp ... typ host`.
     public var description: String { "candidate:" + attributeValue }

@@ -1,5 +1,6 @@
 import IOCore
 import Media
+import SDP
 import Synchronization
 
 /// Why a `ClientMediaLeg` could not be created.
@@ -117,14 +118,17 @@ public final class ClientMediaLeg: Sendable {
     /// opus/48000/2`, `a=fmtp:<pt> minptime=20;useinbandfec=1`, `a=ptime:20`, `a=sendrecv`.
     /// Bump `sessionVersion` for each new offer of the same session (RFC 3264 §8).
     public func sdpOffer(sessionVersion: UInt64 = 1) -> String {
-        ClientSDPOffer.text(host: advertisedHost, port: localAddress.port, payloadType: payloadType,
-                            sessionID: sessionID, sessionVersion: sessionVersion)
+        let opus = RTPMap(payloadType: Int(payloadType), encodingName: "opus", clockRate: 48_000, channels: 2)
+        var audio = MediaDescription.audio(port: UInt16(localAddress.port), codecs: [opus], ptime: 20)
+        audio.attributes.insert(.fmtp(payloadType: opus.payloadType, "minptime=20;useinbandfec=1"), at: 1)
+        return SessionDescription.single(audio, host: advertisedHost, sessionID: String(sessionID), version: sessionVersion,
+                                         sessionName: "irisgw-client").serialize()
     }
 
     /// Takes the remote address (`c=` and `m=audio` port) and Opus payload type from an SDP
-    /// answer and starts sending there. Throws `ClientSDPError` (nothing changes then).
+    /// answer and starts sending there. Throws `AudioAnswerError` (nothing changes then).
     @discardableResult
-    public func applyAnswer(_ sdp: String) throws(ClientSDPError) -> SDPAudioAnswer {
+    public func applyAnswer(_ sdp: String) throws(AudioAnswerError) -> SDPAudioAnswer {
         let answer = try SDPAudioAnswer.parse(sdp, preferredPayloadType: payloadType)
         shared.sendPayloadType.store(answer.payloadType, ordering: .relaxed)
         setRemote(answer.remote)

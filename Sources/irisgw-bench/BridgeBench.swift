@@ -3,6 +3,7 @@ import Glibc
 import IOCore
 import IrisAPI
 import Media
+import SDP
 import Synchronization
 import WebClient
 
@@ -175,7 +176,9 @@ enum BridgeBench {
     }
 
     static func offer(port: Int) -> String {
-        "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=audio \(port) RTP/AVP 111\r\na=rtpmap:111 opus/48000/2\r\na=ptime:20\r\n"
+        let opus = RTPMap(payloadType: 111, encodingName: "opus", clockRate: 48_000, channels: 2)
+        let media = MediaDescription(media: "audio", port: UInt16(port), formats: ["111"], attributes: [.rtpmap(opus), .ptime(20)])
+        return SessionDescription.single(media, host: "127.0.0.1", sessionID: "1", version: 1).serialize()
     }
 
     static func create(_ client: HTTPClient, mediaPort: Int, profile: String? = nil) -> SessionResponse? {
@@ -327,8 +330,8 @@ enum BridgeBench {
             var rooms: [String] = []
             for _ in 0..<calls {
                 guard let s = create(client, mediaPort: socket.local.port), router.wait(s.roomId, timeout: 10, { $0.status == .connected }),
-                      let sdp = s.media?.sdp, let port = sdp.split(separator: "\r\n").first(where: { $0.hasPrefix("m=audio ") })?
-                        .split(separator: " ")[1], let p = Int(port), let raw = RawSocketAddress(SocketAddress(host: "127.0.0.1", port: p)) else {
+                      let sdp = s.media?.sdp, let p = BenchSDP.audioStream(sdp)?.port,
+                      let raw = RawSocketAddress(SocketAddress(host: "127.0.0.1", port: p)) else {
                     throw SocketError("a bench call did not connect", code: EIO)
                 }
                 targets.append(raw)

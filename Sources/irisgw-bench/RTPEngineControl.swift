@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import IOCore
+import SDP
 
 /// A bencoded value (the ng control protocol's dictionary format): integers, byte strings,
 /// lists and dictionaries with byte-string keys.
@@ -182,33 +183,25 @@ final class NGClient {
 enum BenchSDP {
     /// An SDP offering (or answering with) one codec: `rtpmap` is e.g. "PCMU/8000", `fmtp` optional.
     static func audio(port: Int, payloadType: UInt8, rtpmap: String, fmtp: String? = nil, session: Int) -> String {
-        var lines = [
-            "v=0", "o=- \(session) 1 IN IP4 127.0.0.1", "s=irisgw-bench", "c=IN IP4 127.0.0.1", "t=0 0",
-            "m=audio \(port) RTP/AVP \(payloadType)", "a=rtpmap:\(payloadType) \(rtpmap)",
-        ]
-        if let fmtp { lines.append("a=fmtp:\(payloadType) \(fmtp)") }
-        lines += ["a=ptime:20", "a=sendrecv"]
-        return lines.joined(separator: "\r\n") + "\r\n"
+        var attributes = [SDPAttribute(name: "rtpmap", value: "\(payloadType) \(rtpmap)")]
+        if let fmtp { attributes.append(.fmtp(payloadType: Int(payloadType), fmtp)) }
+        attributes += [.ptime(20), .direction(.sendrecv)]
+        let media = MediaDescription(media: "audio", port: UInt16(port), formats: [String(payloadType)], attributes: attributes)
+        return SessionDescription.single(media, host: "127.0.0.1", sessionID: String(session), version: 1,
+                                         sessionName: "irisgw-bench").serialize()
     }
 
     /// The first audio stream's port and its payload types (in the m= line's order).
     static func audioStream(_ sdp: String) -> (port: Int, payloadTypes: [UInt8])? {
-        for line in sdp.split(whereSeparator: \.isNewline) where line.hasPrefix("m=audio ") {
-            let f = line.split(separator: " ")
-            guard f.count >= 4, let port = Int(f[1]) else { return nil }
-            return (port, f.dropFirst(3).compactMap { UInt8($0) })
-        }
-        return nil
+        guard let description = try? SessionDescription.parse(sdp), let index = description.firstMedia("audio") else { return nil }
+        let audio = description.media[index]
+        return (Int(audio.port), audio.formats.compactMap { UInt8($0) })
     }
 
     /// The payload type an `a=rtpmap` line gives `encoding` (case-insensitive), if any.
     static func payloadType(of encoding: String, in sdp: String) -> UInt8? {
-        for line in sdp.split(whereSeparator: \.isNewline) where line.hasPrefix("a=rtpmap:") {
-            let rest = line.dropFirst("a=rtpmap:".count)
-            let f = rest.split(separator: " ", maxSplits: 1)
-            guard f.count == 2, let pt = UInt8(f[0]) else { continue }
-            if f[1].split(separator: "/").first?.lowercased() == encoding.lowercased() { return pt }
-        }
-        return nil
+        guard let description = try? SessionDescription.parse(sdp) else { return nil }
+        let declared = description.media.flatMap { $0.attributes.values(named: "rtpmap") }.compactMap { try? RTPMap.parse($0) }
+        return declared.first { $0.encodingName.lowercased() == encoding.lowercased() }.flatMap { UInt8(exactly: $0.payloadType) }
     }
 }

@@ -1,6 +1,7 @@
 import CarrierSim
 import Foundation
 import Media
+import SDP
 import SIP
 import Testing
 

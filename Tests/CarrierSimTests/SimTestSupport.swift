@@ -2,6 +2,7 @@ import CarrierSim
 import Foundation
 import Glibc
 import Media
+import SDP
 import SIP
 import Testing
 

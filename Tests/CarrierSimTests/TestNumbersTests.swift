@@ -1,5 +1,6 @@
 import CarrierSim
 import Media
+import SDP
 import SIP
 import Testing
 

@@ -1,4 +1,5 @@
 import Foundation
+import SDP
 import SIP
 
 /// What a `SIPCall` told its delegate, in order.

@@ -1,4 +1,5 @@
 import Foundation
+import SDP
 import Testing
 import SIP
 

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import IrisAPI
 @testable import IrisClient
+import SDP
 import SIP
 import Testing
 import TLS

@@ -1,4 +1,5 @@
 import Foundation
+import SDP
 import Synchronization
 import Testing
 import SIP

@@ -1,4 +1,5 @@
 import Foundation
+import SDP
 import SIP
 
 /// A running `SIPUserAgent` on 127.0.0.1 with an OS-chosen port; `shutdown()` in a `defer`.

@@ -1,4 +1,5 @@
 import Media
+import SDP
 import SIP
 import Testing
 @testable import Gateway

@@ -1,5 +1,6 @@
 import IOCore
 import Media
+import SDP
 import SIP
 import Testing
 @testable import Gateway

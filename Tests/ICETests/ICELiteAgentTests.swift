@@ -1,4 +1,5 @@
 import IOCore
+import SDP
 import Testing
 @testable import ICE
 
@@ -233,9 +234,14 @@ struct ICECredentialsTests {
         (ICECandidate(foundation: "2", address: SocketAddress(host: "2001:db8::1", port: 5004), localPreference: 65534),
          "candidate:2 1 udp 2130706175 2001:db8::1 5004 typ host"),
     ])
-    func candidateLine(candidate: ICECandidate, line: String) {
+    func candidateLine(candidate: ICECandidate, line: String) throws {
         #expect(candidate.description == line)
         #expect("a=" + candidate.description == "a=" + line)
+        // What a browser reads back from our answer, with the SDP module's parser.
+        let parsed = try SDPCandidate.parse(String(line.dropFirst("candidate:".count)))
+        #expect(parsed == candidate.sdpCandidate)
+        #expect(parsed.address == candidate.address.host && Int(parsed.port) == candidate.address.port)
+        #expect(parsed.priority == candidate.priority && parsed.type == "host")
     }
 
     @Test("host priority formula")

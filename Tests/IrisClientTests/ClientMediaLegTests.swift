@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import IrisClient
 import IOCore
+import SDP
 
 /// Two ClientMediaLegs sending Opus RTP to each other over UDP on 127.0.0.1.
 struct ClientMediaLegTests {
@@ -52,6 +53,11 @@ struct ClientMediaLegTests {
         #expect(offer.contains("c=IN IP4 127.0.0.1\r\nt=0 0\r\n"))
         #expect(offer.contains("m=audio \(a.localAddress.port) RTP/AVP 111\r\n"))
         #expect(offer.contains("a=rtpmap:111 opus/48000/2\r\na=fmtp:111 minptime=20;useinbandfec=1\r\na=ptime:20\r\na=sendrecv\r\n"))
+        // Line for line what the client has always offered (the SDP module writes it now).
+        #expect(Array(offer.components(separatedBy: "\r\n").dropFirst(2)) == [
+            "s=irisgw-client", "c=IN IP4 127.0.0.1", "t=0 0", "m=audio \(a.localAddress.port) RTP/AVP 111",
+            "a=rtpmap:111 opus/48000/2", "a=fmtp:111 minptime=20;useinbandfec=1", "a=ptime:20", "a=sendrecv", "",
+        ])
 
         // Each side answers with its own offer text: B sends with 96, A with 111... and each
         // takes the other's numbers for sending.
@@ -92,20 +98,35 @@ struct ClientMediaLegTests {
         let good = "v=0\r\no=- 1 1 IN IP4 10.0.0.9\r\ns=-\r\nc=IN IP4 10.0.0.9\r\nt=0 0\r\nm=audio 40000 RTP/AVP 111\r\na=rtpmap:111 opus/48000/2\r\n"
         #expect(try SDPAudioAnswer.parse(good) == SDPAudioAnswer.parse(good))
         #expect(try SDPAudioAnswer.parse(good).remote == SocketAddress(host: "10.0.0.9", port: 40000))
-        #expect(throws: ClientSDPError.audioRejected) {
+        #expect(throws: AudioAnswerError.audioRejected) {
             try leg.applyAnswer(good.replacingOccurrences(of: "m=audio 40000", with: "m=audio 0"))
         }
-        #expect(throws: ClientSDPError.opusNotAccepted(formats: ["0"])) {
+        #expect(throws: AudioAnswerError.opusNotAccepted(formats: ["0"])) {
             try leg.applyAnswer(good.replacingOccurrences(of: "RTP/AVP 111", with: "RTP/AVP 0")
                 .replacingOccurrences(of: "a=rtpmap:111 opus/48000/2", with: "a=rtpmap:0 PCMU/8000"))
         }
-        #expect(throws: ClientSDPError.missingConnection) {
+        #expect(throws: AudioAnswerError.missingConnection) {
             try leg.applyAnswer(good.replacingOccurrences(of: "c=IN IP4 10.0.0.9\r\n", with: ""))
         }
-        #expect(throws: ClientSDPError.noAudioStream) { try leg.applyAnswer("v=0\r\n") }
+        #expect(throws: AudioAnswerError.noAudioStream) {
+            try leg.applyAnswer(good.replacingOccurrences(of: "m=audio", with: "m=video"))
+        }
+        // Not SDP: the module's error, naming what is missing.
+        #expect(throws: AudioAnswerError.malformed(SDPError(line: 0, reason: "missing o= line"))) {
+            try leg.applyAnswer("v=0\r\n")
+        }
+        #expect(throws: AudioAnswerError.unsupportedAddress("gw.example.com")) {
+            try leg.applyAnswer(good.replacingOccurrences(of: "c=IN IP4 10.0.0.9", with: "c=IN IP4 gw.example.com"))
+        }
         #expect(leg.remote == nil)
-        // A media-level c= wins over the session's; LF-only lines are fine.
-        let media = "v=0\nc=IN IP4 10.0.0.1\nm=audio 5004 RTP/AVP 111\nc=IN IP6 ::1\na=rtpmap:111 OPUS/48000/2\n"
-        #expect(try leg.applyAnswer(media).remote == SocketAddress(host: "::1", port: 5004))
+        // A media-level c= wins over the session's; LF-only lines are fine; a session-level
+        // direction applies to the stream.
+        let media = "v=0\no=- 1 1 IN IP4 10.0.0.1\ns=-\nc=IN IP4 10.0.0.1\nt=0 0\na=recvonly\n"
+            + "m=audio 5004 RTP/AVP 111\nc=IN IP6 ::1\na=rtpmap:111 OPUS/48000/2\n"
+        let answer = try leg.applyAnswer(media)
+        #expect(answer.remote == SocketAddress(host: "::1", port: 5004))
+        #expect(answer.direction == .recvonly)
+        // A listed preferred payload type with no rtpmap is taken as Opus.
+        #expect(try SDPAudioAnswer.parse(good.replacingOccurrences(of: "a=rtpmap:111 opus/48000/2\r\n", with: "")).payloadType == 111)
     }
 }

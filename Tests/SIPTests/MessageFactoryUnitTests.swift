@@ -1,3 +1,4 @@
+import SDP
 import Testing
 @testable import SIP
 

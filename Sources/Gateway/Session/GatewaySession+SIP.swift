@@ -1,5 +1,6 @@
 import IrisAPI
 import Media
+import SDP
 import SIP
 
 /// SIP events of the session's call, turned into machine inputs (docs/events.md, SIP-to-event tables).

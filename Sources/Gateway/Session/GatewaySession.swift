@@ -2,6 +2,7 @@ import Foundation
 import IOCore
 import IrisAPI
 import Media
+import SDP
 import SIP
 
 /// One session: the machine, its SIP call, its media, its record. Confined to the SIP

@@ -1,6 +1,7 @@
 import IOCore
 import IrisAPI
 import Media
+import SDP
 import SIP
 
 /// Why an SDP could not be used; an offer from the app is a -103 API error, one from the

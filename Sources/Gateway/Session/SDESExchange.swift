@@ -1,4 +1,5 @@
 import Media
+import SDP
 import SIP
 
 /// SRTP on the trunk leg keyed by SDP Security Descriptions (RFC 4568): the `a=crypto`

@@ -1,5 +1,6 @@
 import ICE
 import IOCore
+import SDP
 import SIP
 
 /// The platform leg's WebRTC side of an offer/answer: what the app's offer asked for, and
@@ -46,15 +47,15 @@ enum WebRTCAnswer {
             m.attributes.insert(.fmtp(payloadType: leg.rtpMap.payloadType, "minptime=10;useinbandfec=1"), at: 1)
         }
         var extra: [SDPAttribute] = []
-        if let mid = webrtc.remote.mid { extra.append(SDPAttribute(name: "mid", value: mid)) }
+        if let mid = webrtc.remote.mid { extra.append(.mid(mid)) }
         extra += [
-            SDPAttribute(name: "ice-ufrag", value: webrtc.localUfrag),
-            SDPAttribute(name: "ice-pwd", value: webrtc.localPwd),
-            SDPAttribute(name: "fingerprint", value: webrtc.fingerprint.value),
-            SDPAttribute(name: "setup", value: webrtc.weAreDTLSServer ? SDPSetupRole.passive.rawValue : SDPSetupRole.active.rawValue),
-            SDPAttribute(name: "rtcp-mux"),
-            SDPAttribute(name: "candidate", value: ICECandidate(address: address).attributeValue),
-            SDPAttribute(name: "end-of-candidates"),
+            .iceUfrag(webrtc.localUfrag),
+            .icePwd(webrtc.localPwd),
+            .fingerprint(webrtc.fingerprint),
+            .setup(webrtc.weAreDTLSServer ? .passive : .active),
+            .rtcpMux,
+            .candidate(ICECandidate(address: address).sdpCandidate),
+            .endOfCandidates,
         ]
         m.attributes = extra + m.attributes
         var answer = SessionDescription.single(m, host: address.host, sessionID: session.id, version: session.version,
@@ -64,10 +65,10 @@ enum WebRTCAnswer {
             guard i != index else { return m }
             let other = offer.media[i]
             var refused = MediaDescription(media: other.media, port: 0, proto: other.proto, formats: Array(other.formats.prefix(1)))
-            if let mid = other.attributes.first(named: "mid")?.value { refused.attributes = [SDPAttribute(name: "mid", value: mid)] }
+            if let mid = other.attributes.first(named: "mid")?.value { refused.attributes = [.mid(mid)] }
             return refused
         }
-        answer.attributes.insert(SDPAttribute(name: "ice-lite"), at: 0)
+        answer.attributes.insert(.iceLite, at: 0)
         if let mid = webrtc.remote.mid,
            offer.attributes.values(named: "group").contains(where: { $0.split(separator: " ").first == "BUNDLE" && $0.split(separator: " ").contains(Substring(mid)) }) {
             answer.attributes.insert(SDPAttribute(name: "group", value: "BUNDLE " + mid), at: 0)

@@ -1,5 +1,6 @@
 import ICE
 import Media
+import SDP
 import SIP
 import TLS
 

@@ -1,3 +1,5 @@
+import SDP
+
 extension InviteSessionMachine {
     /// Where a request goes.
     public enum Hop: Sendable, Equatable {

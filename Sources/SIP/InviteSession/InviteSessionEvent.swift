@@ -1,3 +1,5 @@
+import SDP
+
 extension InviteSessionMachine {
     /// Which side of the INVITE transaction we are.
     public enum Role: Sendable, Equatable {

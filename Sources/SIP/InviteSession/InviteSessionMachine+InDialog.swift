@@ -1,3 +1,5 @@
+import SDP
+
 /// Requests the peer sends inside the dialog (or early dialog): BYE, re-INVITE, UPDATE,
 /// PRACK, INFO; glare (491), overlapping offers (500) and CSeq order (500).
 extension InviteSessionMachine {

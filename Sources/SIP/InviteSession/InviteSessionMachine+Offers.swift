@@ -1,3 +1,5 @@
+import SDP
+
 /// Requests we send inside the dialog and their outcomes: re-INVITE and UPDATE offers (491
 /// and the glare back-off), INFO, and the RFC 4028 session timer with its refreshes.
 extension InviteSessionMachine {

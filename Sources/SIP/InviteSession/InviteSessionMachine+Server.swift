@@ -1,3 +1,5 @@
+import SDP
+
 /// The UAS side: 100 Trying, provisional responses (reliable ones per RFC 3262), the final
 /// response, its retransmission until the ACK (RFC 6026 §8.1), CANCEL.
 extension InviteSessionMachine {

@@ -1,3 +1,5 @@
+import SDP
+
 /// One INVITE dialog usage (RFC 3261 §12-15, RFC 3262, RFC 3311, RFC 4028, RFC 6026) as a
 /// plain state machine, as UAC or UAS.
 ///

@@ -1,3 +1,5 @@
+import SDP
+
 /// A signalling-only answering peer: rings, answers with an SDP answer built from the offer
 /// (or an offer of its own), answers hold with the mirrored direction, optionally hangs up.
 /// It is what `irisgw sip-endpoint` runs for conformance scenarios and the call-rate bench;

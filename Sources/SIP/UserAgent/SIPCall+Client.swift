@@ -1,3 +1,5 @@
+import SDP
+
 /// Placing a call: the INVITE as the agent builds it; `InviteSessionMachine` does the rest.
 extension SIPUserAgent {
     /// Places a call: sends an INVITE for `requestURI` to `peer` and returns the call, whose

@@ -1,3 +1,5 @@
+import SDP
+
 /// How an INVITE session ended, classified where it happens so the layer above can map it
 /// to its own terms (session end reasons, Iris error codes) without reading SIP again.
 public enum SIPCallEnd: Sendable, Equatable {

@@ -1,5 +1,6 @@
 import Glibc
 import CLinux
+import SDP
 
 /// Receives new calls and out-of-dialog events from a `SIPUserAgent`, on the SIP loop.
 public protocol SIPUserAgentDelegate: AnyObject {

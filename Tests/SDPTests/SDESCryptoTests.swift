@@ -1,5 +1,5 @@
 import Testing
-@testable import SIP
+@testable import SDP
 
 /// One `a=crypto` value and what it holds.
 struct CryptoLine: Sendable, CustomStringConvertible {

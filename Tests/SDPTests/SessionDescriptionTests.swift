@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import SIP
+@testable import SDP
 
 // MARK: - Fixtures
 

@@ -1,5 +1,5 @@
 import Testing
-@testable import SIP
+@testable import SDP
 
 /// The WebRTC parts of an SDP offer as Chromium writes one (audio only, ICE gathering done).
 struct WebRTCDescriptionTests {
