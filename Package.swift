@@ -27,42 +27,47 @@ let package = Package(
         // Asynchronous DNS (c-ares driven by an IOCore loop) with a TTL cache; SIP locates
         // servers with it (RFC 3263), nothing in it knows SIP.
         .target(name: "DNS", dependencies: ["CAres", "IOCore"]),
+        // Hashes, HMACs, randomness and constant-time compare from libcrypto, with hex and
+        // base64 (RFC 4648): digest auth, tokens, the API key, STUN and the WebSocket handshake.
+        .target(name: "Crypto", dependencies: ["COpenSSL"]),
         // TLS over memory BIOs (OpenSSL wrapped once): contexts, a byte-driven stream, the
         // certificate name policies (SIP RFC 5922, HTTPS RFC 6125). SIP, the control API and
         // WebClient put it between their sockets and their parsers.
-        .target(name: "TLS", dependencies: ["COpenSSL", "IOCore"]),
-        .target(name: "SIP", dependencies: ["COSIP", "COpenSSL", "CLinux", "IOCore", "DNS", "TLS"]),
+        .target(name: "TLS", dependencies: ["COpenSSL", "IOCore", "Crypto"]),
+        .target(name: "SIP", dependencies: ["COSIP", "COpenSSL", "CLinux", "IOCore", "DNS", "TLS", "Crypto"]),
         // STUN (RFC 8489) and the controlled ICE-lite agent (RFC 8445 §2.5, consent RFC 7675)
         // for the WebRTC platform leg: socket-less and clock-less; the media engine feeds it.
-        .target(name: "ICE", dependencies: ["TLS", "IOCore"]),
+        .target(name: "ICE", dependencies: ["Crypto", "IOCore"]),
         // libsrtp's AES-ICM and HMAC-SHA1 on OpenSSL (Debian's libsrtp2 does them with NSS).
         .target(name: "CSRTPOpenSSL", dependencies: ["CSRTP", "COpenSSL"]),
         .target(name: "Media", dependencies: ["COpus", "CSpanDSP", "CSRTP", "CSRTPOpenSSL", "CLinux", "IOCore", "ICE", "TLS"]),
         .target(name: "IrisAPI"),
-        .target(name: "Gateway", dependencies: ["SIP", "Media", "ICE", "TLS", "IrisAPI", "CSQLite", "Capture"]),
+        .target(name: "Gateway", dependencies: ["SIP", "Media", "ICE", "TLS", "Crypto", "IrisAPI", "CSQLite", "Capture"]),
         // HTTP/1.1 + WebSocket server for the control API (an IOCore event loop and a worker
         // pool), routed onto Gateway. Shares the HTTP syntax and WebSocket framing of WebClient.
-        .target(name: "ControlAPI", dependencies: ["IOCore", "CLinux", "Gateway", "IrisAPI", "WebClient", "TLS"]),
+        .target(name: "ControlAPI", dependencies: ["IOCore", "CLinux", "Gateway", "IrisAPI", "WebClient", "TLS", "Crypto"]),
         .executableTarget(name: "irisgw", dependencies: ["SIP", "Gateway", "ControlAPI", "IrisClient", "IrisAPI", "CarrierTest", "CarrierSim"]),
         // `make bench`: prints `BENCH ...` lines with ratios measured in one run.
         .executableTarget(name: "irisgw-bench", dependencies: ["SIP", "Media", "IrisAPI", "WebClient", "ICE", "TLS"]),
         // HTTP/1.1 and WebSocket client over POSIX sockets, plain or TLS (the Swift client's
         // transport, the webhook).
-        .target(name: "WebClient", dependencies: ["IOCore", "TLS"]),
+        .target(name: "WebClient", dependencies: ["IOCore", "TLS", "Crypto"]),
         .target(name: "IrisClient", dependencies: ["Media", "IOCore", "IrisAPI", "WebClient"]),
         // `irisgw test`: carrier integration suites run through a gateway's control API.
         .target(name: "CarrierTest", dependencies: ["IrisClient", "IrisAPI", "Gateway", "Media", "Capture"]),
         // The built-in carrier simulator behind `make run` and the test suites.
-        .target(name: "CarrierSim", dependencies: ["SIP", "Media", "IOCore"]),
+        .target(name: "CarrierSim", dependencies: ["SIP", "Media", "IOCore", "Crypto"]),
         // The two capture formats the field uses: libpcap files (written and read directly)
         // and HEP v3 for HOMER; no library, wire bytes as values.
-        .target(name: "Capture", dependencies: ["IOCore"]),
+        .target(name: "Capture", dependencies: ["IOCore", "Crypto"]),
 
         // What several test targets share (a test PKI made with `openssl`).
         .target(name: "TestSupport", path: "Tests/TestSupport"),
+        // HMAC (RFC 2202, RFC 4231), hash, hex and base64 (RFC 4648) vectors.
+        .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
         .testTarget(name: "SIPTests", dependencies: ["SIP", "TLS", "TestSupport"]),
         .testTarget(name: "DNSTests", dependencies: ["DNS"]),
-        .testTarget(name: "ICETests", dependencies: ["ICE", "IOCore"]),
+        .testTarget(name: "ICETests", dependencies: ["ICE", "IOCore", "Crypto"]),
         // DTLS-SRTP (the TLS module's DTLSTransport) in memory and against `openssl s_client` on 127.0.0.1.
         .testTarget(name: "DTLSTests", dependencies: ["TLS", "IOCore"]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "ICE", "TLS"]),

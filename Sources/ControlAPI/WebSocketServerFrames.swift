@@ -4,7 +4,7 @@
 // queued, moved onto the socket only while it can take them. The frame codec is the
 // WebSocket client's (WebClient/WebSocketFrame.swift), shared.
 
-import Foundation
+import Crypto
 import Glibc
 import IrisAPI
 import WebClient
@@ -44,7 +44,7 @@ extension HTTPConnection {
             refuse(HTTPRequestError(426, "only WebSocket version 13 is supported"))
             return
         }
-        guard let key = head.headers["sec-websocket-key"]?.trimmingSpaces(), Data(base64Encoded: key)?.count == 16 else {
+        guard let key = head.headers["sec-websocket-key"]?.trimmingSpaces(), Base64.decode(key, padding: .required)?.count == 16 else {
             refuse(HTTPRequestError(400, "missing or malformed Sec-WebSocket-Key"))
             return
         }

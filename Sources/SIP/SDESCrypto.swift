@@ -1,3 +1,5 @@
+import Crypto
+
 /// One `a=crypto` attribute of SDP Security Descriptions (RFC 4568): a crypto suite and the
 /// master key and salt the sender of the SDP will protect its SRTP with.
 ///
@@ -145,61 +147,4 @@ extension MediaDescription {
 
 private extension Character {
     var isASCIIDigit: Bool { isASCII && isNumber }
-}
-
-/// Base64 (RFC 4648 §4) with padding, for SDES keys; no line breaks, no whitespace.
-enum Base64 {
-    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
-
-    static func encode(_ bytes: [UInt8]) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity((bytes.count + 2) / 3 * 4)
-        var i = 0
-        while i < bytes.count {
-            let b0 = UInt32(bytes[i]), b1 = i + 1 < bytes.count ? UInt32(bytes[i + 1]) : 0, b2 = i + 2 < bytes.count ? UInt32(bytes[i + 2]) : 0
-            let n = b0 << 16 | b1 << 8 | b2
-            out.append(alphabet[Int(n >> 18 & 63)])
-            out.append(alphabet[Int(n >> 12 & 63)])
-            out.append(i + 1 < bytes.count ? alphabet[Int(n >> 6 & 63)] : UInt8(ascii: "="))
-            out.append(i + 2 < bytes.count ? alphabet[Int(n & 63)] : UInt8(ascii: "="))
-            i += 3
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    /// nil when `text` has a character outside the alphabet or misplaced padding. Missing
-    /// padding is accepted (some endpoints leave it off).
-    static func decode<S: StringProtocol>(_ text: S) -> [UInt8]? {
-        var values: [UInt8] = []
-        var padding = 0
-        for c in text.utf8 {
-            if c == UInt8(ascii: "=") {
-                padding += 1
-                continue
-            }
-            guard padding == 0 else { return nil }
-            switch c {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"): values.append(c - UInt8(ascii: "A"))
-            case UInt8(ascii: "a")...UInt8(ascii: "z"): values.append(c - UInt8(ascii: "a") + 26)
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): values.append(c - UInt8(ascii: "0") + 52)
-            case UInt8(ascii: "+"): values.append(62)
-            case UInt8(ascii: "/"): values.append(63)
-            default: return nil
-            }
-        }
-        guard padding <= 2, values.count % 4 != 1, padding == 0 || (values.count + padding) % 4 == 0 else { return nil }
-        var out: [UInt8] = []
-        out.reserveCapacity(values.count * 3 / 4)
-        var i = 0
-        while i < values.count {
-            let chunk = values[i..<min(i + 4, values.count)]
-            var n: UInt32 = 0
-            for (k, v) in chunk.enumerated() { n |= UInt32(v) << (18 - 6 * UInt32(k)) }
-            out.append(UInt8(n >> 16 & 0xFF))
-            if chunk.count > 2 { out.append(UInt8(n >> 8 & 0xFF)) }
-            if chunk.count > 3 { out.append(UInt8(n & 0xFF)) }
-            i += 4
-        }
-        return out
-    }
 }

@@ -1,4 +1,4 @@
-import Foundation  // base64 only
+import Crypto
 import Synchronization
 
 /// A complete WebSocket message.
@@ -70,9 +70,8 @@ public final class WebSocketClient: Sendable {
         let deadline = Deadline(seconds: timeout)
         let parsed = try ClientURL.parse(url)
         let tls = parsed.scheme.isSecure ? try ClientTLS(host: parsed.host, caFile: caFile, url: url) : nil
-        var keyBytes = [UInt8](repeating: 0, count: 16)
-        for i in keyBytes.indices { keyBytes[i] = UInt8.random(in: .min ... .max) }
-        let key = Data(keyBytes).base64EncodedString()
+        // RFC 6455 §4.1: a fresh random 16-byte nonce, base64.
+        let key = Base64.encode(Crypto.randomBytes(count: 16))
 
         let reserved: Set<String> = ["host", "upgrade", "connection", "sec-websocket-key", "sec-websocket-version",
                                      "sec-websocket-extensions", "content-length"]

@@ -1,4 +1,4 @@
-import Foundation  // base64 only
+import Crypto
 
 // RFC 6455 framing for both ends of a WebSocket: this module's client masks what it sends
 // and refuses masked frames; the control API's server (ControlAPI) sends unmasked frames and
@@ -197,6 +197,6 @@ package enum WebSocketHandshake {
 
     /// Sec-WebSocket-Accept for a Sec-WebSocket-Key (§4.2.2): base64(SHA-1(key + GUID)).
     package static func accept(key: String) -> String {
-        Data(SHA1.digest(Array((key + guid).utf8))).base64EncodedString()
+        Base64.encode(Crypto.sha1(Array((key + guid).utf8)))
     }
 }

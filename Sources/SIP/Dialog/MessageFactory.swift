@@ -1,3 +1,5 @@
+import Crypto
+
 /// Identifiers RFC 3261 asks to be globally unique (tags §19.3, branches §8.1.1.7, Call-ID §8.1.1.4).
 public enum SIPIdentifiers {
     /// A random token of `bytes` bytes, hex encoded.
