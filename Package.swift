@@ -42,10 +42,13 @@ let package = Package(
         .target(name: "CSRTPOpenSSL", dependencies: ["CSRTP", "COpenSSL"]),
         .target(name: "Media", dependencies: ["COpus", "CSpanDSP", "CSRTP", "CSRTPOpenSSL", "CLinux", "IOCore", "ICE", "TLS"]),
         .target(name: "IrisAPI"),
-        .target(name: "Gateway", dependencies: ["SIP", "Media", "ICE", "TLS", "Crypto", "IrisAPI", "CSQLite", "Capture"]),
+        // File and exposition formats with no protocol behind them: JSON5 (profiles, the serve
+        // configuration, suites) and the Prometheus text format (`/metrics`, `irisgw test --every`).
+        .target(name: "Formats"),
+        .target(name: "Gateway", dependencies: ["SIP", "Media", "ICE", "TLS", "Crypto", "IrisAPI", "Formats", "CSQLite", "Capture"]),
         // HTTP/1.1 + WebSocket server for the control API (an IOCore event loop and a worker
         // pool), routed onto Gateway. Shares the HTTP syntax and WebSocket framing of WebClient.
-        .target(name: "ControlAPI", dependencies: ["IOCore", "CLinux", "Gateway", "IrisAPI", "WebClient", "TLS", "Crypto"]),
+        .target(name: "ControlAPI", dependencies: ["IOCore", "CLinux", "Gateway", "IrisAPI", "Formats", "WebClient", "TLS", "Crypto"]),
         .executableTarget(name: "irisgw", dependencies: ["SIP", "Gateway", "ControlAPI", "IrisClient", "IrisAPI", "CarrierTest", "CarrierSim"]),
         // `make bench`: prints `BENCH ...` lines with ratios measured in one run.
         .executableTarget(name: "irisgw-bench", dependencies: ["SIP", "Media", "IrisAPI", "WebClient", "ICE", "TLS"]),
@@ -54,7 +57,7 @@ let package = Package(
         .target(name: "WebClient", dependencies: ["IOCore", "TLS", "Crypto"]),
         .target(name: "IrisClient", dependencies: ["Media", "IOCore", "IrisAPI", "WebClient"]),
         // `irisgw test`: carrier integration suites run through a gateway's control API.
-        .target(name: "CarrierTest", dependencies: ["IrisClient", "IrisAPI", "Gateway", "Media", "Capture"]),
+        .target(name: "CarrierTest", dependencies: ["IrisClient", "IrisAPI", "Formats", "Media", "Capture"]),
         // The built-in carrier simulator behind `make run` and the test suites.
         .target(name: "CarrierSim", dependencies: ["SIP", "Media", "IOCore", "Crypto"]),
         // The two capture formats the field uses: libpcap files (written and read directly)
@@ -65,6 +68,8 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         // HMAC (RFC 2202, RFC 4231), hash, hex and base64 (RFC 4648) vectors.
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
+        // The JSON5 reader's grammar, limits and error positions.
+        .testTarget(name: "FormatsTests", dependencies: ["Formats"]),
         .testTarget(name: "SIPTests", dependencies: ["SIP", "TLS", "TestSupport"]),
         .testTarget(name: "DNSTests", dependencies: ["DNS"]),
         .testTarget(name: "ICETests", dependencies: ["ICE", "IOCore", "Crypto"]),
