@@ -30,6 +30,9 @@ let package = Package(
         // Hashes, HMACs, randomness and constant-time compare from libcrypto, with hex and
         // base64 (RFC 4648): digest auth, tokens, the API key, STUN and the WebSocket handshake.
         .target(name: "Crypto", dependencies: ["COpenSSL"]),
+        // HTTP/1.1 grammar (RFC 9110/9112 heads, field syntax, chunked bodies, reason phrases)
+        // and RFC 6455 WebSocket framing, shared by the control API's server and WebClient.
+        .target(name: "HTTP", dependencies: ["Crypto"]),
         // TLS over memory BIOs (OpenSSL wrapped once): contexts, a byte-driven stream, the
         // certificate name policies (SIP RFC 5922, HTTPS RFC 6125). SIP, the control API and
         // WebClient put it between their sockets and their parsers.
@@ -47,14 +50,14 @@ let package = Package(
         .target(name: "Formats"),
         .target(name: "Gateway", dependencies: ["SIP", "Media", "ICE", "TLS", "Crypto", "IrisAPI", "Formats", "CSQLite", "Capture"]),
         // HTTP/1.1 + WebSocket server for the control API (an IOCore event loop and a worker
-        // pool), routed onto Gateway. Shares the HTTP syntax and WebSocket framing of WebClient.
-        .target(name: "ControlAPI", dependencies: ["IOCore", "CLinux", "Gateway", "IrisAPI", "Formats", "WebClient", "TLS", "Crypto"]),
-        .executableTarget(name: "irisgw", dependencies: ["SIP", "Gateway", "ControlAPI", "IrisClient", "IrisAPI", "CarrierTest", "CarrierSim"]),
+        // pool), routed onto Gateway. The grammar and the framing are the HTTP module's.
+        .target(name: "ControlAPI", dependencies: ["IOCore", "CLinux", "Gateway", "IrisAPI", "Formats", "HTTP", "TLS", "Crypto"]),
+        .executableTarget(name: "irisgw", dependencies: ["SIP", "Gateway", "ControlAPI", "IrisClient", "IrisAPI", "WebClient", "CarrierTest", "CarrierSim"]),
         // `make bench`: prints `BENCH ...` lines with ratios measured in one run.
         .executableTarget(name: "irisgw-bench", dependencies: ["SIP", "Media", "IrisAPI", "WebClient", "ICE", "TLS"]),
         // HTTP/1.1 and WebSocket client over POSIX sockets, plain or TLS (the Swift client's
         // transport, the webhook).
-        .target(name: "WebClient", dependencies: ["IOCore", "TLS", "Crypto"]),
+        .target(name: "WebClient", dependencies: ["IOCore", "TLS", "Crypto", "HTTP"]),
         .target(name: "IrisClient", dependencies: ["Media", "IOCore", "IrisAPI", "WebClient"]),
         // `irisgw test`: carrier integration suites run through a gateway's control API.
         .target(name: "CarrierTest", dependencies: ["IrisClient", "IrisAPI", "Formats", "Media", "Capture"]),
@@ -68,6 +71,8 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         // HMAC (RFC 2202, RFC 4231), hash, hex and base64 (RFC 4648) vectors.
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
+        // HTTP heads both ways, chunked bodies, WebSocket frames and the RFC 6455 accept key.
+        .testTarget(name: "HTTPTests", dependencies: ["HTTP"]),
         // The JSON5 reader's grammar, limits and error positions.
         .testTarget(name: "FormatsTests", dependencies: ["Formats"]),
         .testTarget(name: "SIPTests", dependencies: ["SIP", "TLS", "TestSupport"]),
@@ -80,7 +85,7 @@ let package = Package(
         // The audio analysis of `irisgw test` (scores, WAV, RTP to PCM) and the suite steps that use it.
         .testTarget(name: "CarrierTestTests", dependencies: ["CarrierTest", "Media", "IrisClient", "IrisAPI", "IOCore", "Capture"]),
         .testTarget(name: "IrisClientTests", dependencies: ["IrisClient", "WebClient", "Media"]),
-        .testTarget(name: "ControlAPITests", dependencies: ["ControlAPI", "Gateway", "IrisAPI", "WebClient", "TLS", "TestSupport"]),
+        .testTarget(name: "ControlAPITests", dependencies: ["ControlAPI", "Gateway", "IrisAPI", "HTTP", "WebClient", "TLS", "TestSupport"]),
         .testTarget(name: "CarrierSimTests", dependencies: ["CarrierSim", "SIP", "Media"]),
         // Pcap and HEP round trips, read back by `tshark` and `sngrep`, HEP over UDP on 127.0.0.1.
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "IOCore"]),
