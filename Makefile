@@ -88,6 +88,7 @@ SIP_SOURCES := $(shell find Sources/SIP -name '*.swift')
 MEDIA_SOURCES := $(shell find Sources/Media -name '*.swift')
 IOCORE_SOURCES := $(shell find Sources/IOCore -name '*.swift')
 DNS_SOURCES := $(shell find Sources/DNS -name '*.swift')
+CRYPTO_SOURCES := $(shell find Sources/Crypto -name '*.swift')
 TLS_SOURCES := $(shell find Sources/TLS -name '*.swift')
 API_SOURCES := $(shell find Sources/IrisAPI -name '*.swift')
 ICE_SOURCES := $(shell find Sources/ICE -name '*.swift')
@@ -126,15 +127,20 @@ $(FUZZ_DIR)/libDNS.a: $(DNS_SOURCES) $(FUZZ_DIR)/libIOCore.a
 	@$(SWIFTC) $(FUZZ_FLAGS) -module-name DNS -I $(FUZZ_DIR) -I Sources/CAres -I Sources/CLinux -emit-module -emit-module-path $(FUZZ_DIR)/DNS.swiftmodule \
 	  -emit-library -static $(DNS_SOURCES) -o $@
 
-$(FUZZ_DIR)/libTLS.a: $(TLS_SOURCES) $(FUZZ_DIR)/libIOCore.a
+$(FUZZ_DIR)/libCrypto.a: $(CRYPTO_SOURCES)
+	@mkdir -p $(FUZZ_DIR)
+	@echo "fuzz: building Crypto (TLS, SIP and ICE import it)"
+	@$(SWIFTC) $(FUZZ_FLAGS) -module-name Crypto -I Sources/COpenSSL -emit-module -emit-module-path $(FUZZ_DIR)/Crypto.swiftmodule \
+	  -emit-library -static $(CRYPTO_SOURCES) -o $@
+
+$(FUZZ_DIR)/libTLS.a: $(TLS_SOURCES) $(FUZZ_DIR)/libIOCore.a $(FUZZ_DIR)/libCrypto.a
 	@echo "fuzz: building TLS (SIP imports it)"
 	@$(SWIFTC) $(FUZZ_FLAGS) -module-name TLS -I $(FUZZ_DIR) -I Sources/COpenSSL -I Sources/CLinux -emit-module -emit-module-path $(FUZZ_DIR)/TLS.swiftmodule \
 	  -emit-library -static $(TLS_SOURCES) -o $@
 
-$(FUZZ_DIR)/libSDP.a: $(SDP_SOURCES)
-	@mkdir -p $(FUZZ_DIR)
+$(FUZZ_DIR)/libSDP.a: $(SDP_SOURCES) $(FUZZ_DIR)/libCrypto.a
 	@echo "fuzz: building SDP (SIP and ICE import it)"
-	@$(SWIFTC) $(FUZZ_FLAGS) -module-name SDP -emit-module -emit-module-path $(FUZZ_DIR)/SDP.swiftmodule \
+	@$(SWIFTC) $(FUZZ_FLAGS) -module-name SDP -I $(FUZZ_DIR) -emit-module -emit-module-path $(FUZZ_DIR)/SDP.swiftmodule \
 	  -emit-library -static $(SDP_SOURCES) -o $@
 
 $(FUZZ_DIR)/fuzz_support.o: Fuzz/CFuzzSupport/fuzz_support.c Fuzz/CFuzzSupport/fuzz_support.h
@@ -144,7 +150,7 @@ $(FUZZ_DIR)/fuzz_support.o: Fuzz/CFuzzSupport/fuzz_support.c Fuzz/CFuzzSupport/f
 $(FUZZ_DIR)/fuzz-sip-module: $(SIP_SOURCES) $(SIP_FUZZ_SOURCES) $(FUZZ_DIR)/libIOCore.a $(FUZZ_DIR)/libDNS.a $(FUZZ_DIR)/libTLS.a $(FUZZ_DIR)/libSDP.a $(FUZZ_DIR)/fuzz_support.o
 	@echo "fuzz: building fuzz-sip, fuzz-sdp, fuzz-sip-session (one binary)"
 	@$(SWIFTC) $(FUZZ_FLAGS) -module-name SIP -I $(FUZZ_DIR) -I Sources/COSIP -I Sources/COpenSSL -I Sources/CLinux -I Sources/CAres -I Fuzz/CFuzzSupport \
-	  $(SIP_SOURCES) $(SIP_FUZZ_SOURCES) $(FUZZ_DIR)/fuzz_support.o -L $(FUZZ_DIR) -lSDP -lTLS -lDNS -lIOCore -losip2 -losipparser2 -lssl -lcrypto -lcares -o $@ $(QUIET_LD)
+	  $(SIP_SOURCES) $(SIP_FUZZ_SOURCES) $(FUZZ_DIR)/fuzz_support.o -L $(FUZZ_DIR) -lSDP -lTLS -lCrypto -lDNS -lIOCore -losip2 -losipparser2 -lssl -lcrypto -lcares -o $@ $(QUIET_LD)
 
 $(FUZZ_DIR)/fuzz-sip $(FUZZ_DIR)/fuzz-sdp $(FUZZ_DIR)/fuzz-sip-session: $(FUZZ_DIR)/fuzz-sip-module
 	@ln -sf fuzz-sip-module $@
@@ -153,7 +159,7 @@ $(FUZZ_DIR)/srtp_openssl.o: Sources/CSRTPOpenSSL/srtp_openssl.c Sources/CSRTPOpe
 	@mkdir -p $(FUZZ_DIR)
 	@$(FUZZ_CC) -O2 -Wall -I Sources/CSRTPOpenSSL/include -c $< -o $@
 
-$(FUZZ_DIR)/libICE.a: $(ICE_SOURCES) $(FUZZ_DIR)/libTLS.a $(FUZZ_DIR)/libIOCore.a $(FUZZ_DIR)/libSDP.a
+$(FUZZ_DIR)/libICE.a: $(ICE_SOURCES) $(FUZZ_DIR)/libCrypto.a $(FUZZ_DIR)/libIOCore.a $(FUZZ_DIR)/libSDP.a
 	@echo "fuzz: building ICE (Media imports it)"
 	@$(SWIFTC) $(FUZZ_FLAGS) -module-name ICE -I $(FUZZ_DIR) -I Sources/COpenSSL -I Sources/CLinux -emit-module -emit-module-path $(FUZZ_DIR)/ICE.swiftmodule \
 	  -emit-library -static $(ICE_SOURCES) -o $@
@@ -162,17 +168,17 @@ $(FUZZ_DIR)/fuzz-rtp: $(MEDIA_SOURCES) Fuzz/FuzzRTP.swift $(FUZZ_DIR)/libIOCore.
 	@echo "fuzz: building fuzz-rtp"
 	@$(SWIFTC) $(FUZZ_FLAGS) -module-name Media -I $(FUZZ_DIR) -I Sources/COpus -I Sources/CSpanDSP -I Sources/CSRTP -I Sources/CSRTPOpenSSL/include -I Sources/COpenSSL -I Sources/CLinux \
 	  $$(pkg-config --cflags-only-I opus | sed 's/-I/-Xcc -I/g') \
-	  $(MEDIA_SOURCES) Fuzz/FuzzRTP.swift $(FUZZ_DIR)/srtp_openssl.o -L $(FUZZ_DIR) -lICE -lSDP -lTLS -lIOCore -lopus -lspandsp -lsrtp2 -lssl -lcrypto -o $@ $(QUIET_LD)
+	  $(MEDIA_SOURCES) Fuzz/FuzzRTP.swift $(FUZZ_DIR)/srtp_openssl.o -L $(FUZZ_DIR) -lICE -lSDP -lTLS -lCrypto -lIOCore -lopus -lspandsp -lsrtp2 -lssl -lcrypto -o $@ $(QUIET_LD)
 
-$(FUZZ_DIR)/fuzz-stun: $(ICE_SOURCES) Fuzz/FuzzSTUN.swift $(FUZZ_DIR)/libIOCore.a $(FUZZ_DIR)/libTLS.a $(FUZZ_DIR)/libSDP.a
+$(FUZZ_DIR)/fuzz-stun: $(ICE_SOURCES) Fuzz/FuzzSTUN.swift $(FUZZ_DIR)/libIOCore.a $(FUZZ_DIR)/libCrypto.a $(FUZZ_DIR)/libSDP.a
 	@echo "fuzz: building fuzz-stun"
 	@$(SWIFTC) $(FUZZ_FLAGS) -module-name ICE -I $(FUZZ_DIR) -I Sources/COpenSSL -I Sources/CLinux \
-	  $(ICE_SOURCES) Fuzz/FuzzSTUN.swift -L $(FUZZ_DIR) -lSDP -lTLS -lIOCore -lssl -lcrypto -o $@ $(QUIET_LD)
+	  $(ICE_SOURCES) Fuzz/FuzzSTUN.swift -L $(FUZZ_DIR) -lSDP -lCrypto -lIOCore -lssl -lcrypto -o $@ $(QUIET_LD)
 
 $(FUZZ_DIR)/fuzz-dtls: Fuzz/FuzzDTLS.swift $(FUZZ_DIR)/libTLS.a $(FUZZ_DIR)/libIOCore.a
 	@echo "fuzz: building fuzz-dtls"
 	@$(SWIFTC) $(FUZZ_FLAGS) -module-name FuzzDTLS -I $(FUZZ_DIR) -I Sources/COpenSSL -I Sources/CLinux \
-	  Fuzz/FuzzDTLS.swift -L $(FUZZ_DIR) -lTLS -lIOCore -lssl -lcrypto -o $@ $(QUIET_LD)
+	  Fuzz/FuzzDTLS.swift -L $(FUZZ_DIR) -lTLS -lCrypto -lIOCore -lssl -lcrypto -o $@ $(QUIET_LD)
 
 $(FUZZ_DIR)/fuzz-api: $(API_SOURCES) Fuzz/FuzzAPI.swift
 	@mkdir -p $(FUZZ_DIR)

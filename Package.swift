@@ -27,47 +27,62 @@ let package = Package(
         // Asynchronous DNS (c-ares driven by an IOCore loop) with a TTL cache; SIP locates
         // servers with it (RFC 3263), nothing in it knows SIP.
         .target(name: "DNS", dependencies: ["CAres", "IOCore"]),
+        // Hashes, HMACs, randomness and constant-time compare from libcrypto, with hex and
+        // base64 (RFC 4648): digest auth, tokens, the API key, STUN and the WebSocket handshake.
+        .target(name: "Crypto", dependencies: ["COpenSSL"]),
+        // HTTP/1.1 grammar (RFC 9110/9112 heads, field syntax, chunked bodies, reason phrases)
+        // and RFC 6455 WebSocket framing, shared by the control API's server and WebClient.
+        .target(name: "HTTP", dependencies: ["Crypto"]),
         // TLS over memory BIOs (OpenSSL wrapped once): contexts, a byte-driven stream, the
         // certificate name policies (SIP RFC 5922, HTTPS RFC 6125). SIP, the control API and
         // WebClient put it between their sockets and their parsers.
-        .target(name: "TLS", dependencies: ["COpenSSL", "IOCore"]),
+        .target(name: "TLS", dependencies: ["COpenSSL", "IOCore", "Crypto"]),
         // SDP (RFC 8866) as values: session and media descriptions, rtpmap, SDES crypto
         // (RFC 4568), the WebRTC attributes; a leaf that SIP, ICE, Gateway and the clients share.
-        .target(name: "SDP"),
-        .target(name: "SIP", dependencies: ["COSIP", "COpenSSL", "CLinux", "IOCore", "DNS", "TLS", "SDP"]),
+        .target(name: "SDP", dependencies: ["Crypto"]),
+        .target(name: "SIP", dependencies: ["COSIP", "COpenSSL", "CLinux", "IOCore", "DNS", "TLS", "Crypto", "SDP"]),
         // STUN (RFC 8489) and the controlled ICE-lite agent (RFC 8445 §2.5, consent RFC 7675)
         // for the WebRTC platform leg: socket-less and clock-less; the media engine feeds it.
-        .target(name: "ICE", dependencies: ["TLS", "IOCore", "SDP"]),
+        .target(name: "ICE", dependencies: ["Crypto", "IOCore", "SDP"]),
         // libsrtp's AES-ICM and HMAC-SHA1 on OpenSSL (Debian's libsrtp2 does them with NSS).
         .target(name: "CSRTPOpenSSL", dependencies: ["CSRTP", "COpenSSL"]),
         .target(name: "Media", dependencies: ["COpus", "CSpanDSP", "CSRTP", "CSRTPOpenSSL", "CLinux", "IOCore", "ICE", "TLS"]),
         .target(name: "IrisAPI"),
-        .target(name: "Gateway", dependencies: ["SIP", "SDP", "Media", "ICE", "TLS", "IrisAPI", "CSQLite", "Capture"]),
+        // File and exposition formats with no protocol behind them: JSON5 (profiles, the serve
+        // configuration, suites) and the Prometheus text format (`/metrics`, `irisgw test --every`).
+        .target(name: "Formats"),
+        .target(name: "Gateway", dependencies: ["SIP", "SDP", "Media", "ICE", "TLS", "Crypto", "IrisAPI", "Formats", "CSQLite", "Capture"]),
         // HTTP/1.1 + WebSocket server for the control API (an IOCore event loop and a worker
-        // pool), routed onto Gateway. Shares the HTTP syntax and WebSocket framing of WebClient.
-        .target(name: "ControlAPI", dependencies: ["IOCore", "CLinux", "Gateway", "IrisAPI", "WebClient", "TLS"]),
-        .executableTarget(name: "irisgw", dependencies: ["SIP", "Gateway", "ControlAPI", "IrisClient", "IrisAPI", "CarrierTest", "CarrierSim"]),
+        // pool), routed onto Gateway. The grammar and the framing are the HTTP module's.
+        .target(name: "ControlAPI", dependencies: ["IOCore", "CLinux", "Gateway", "IrisAPI", "Formats", "HTTP", "TLS", "Crypto"]),
+        .executableTarget(name: "irisgw", dependencies: ["SIP", "Gateway", "ControlAPI", "IrisClient", "IrisAPI", "WebClient", "CarrierTest", "CarrierSim"]),
         // `make bench`: prints `BENCH ...` lines with ratios measured in one run.
         .executableTarget(name: "irisgw-bench", dependencies: ["SIP", "SDP", "Media", "IrisAPI", "WebClient", "ICE", "TLS"]),
         // HTTP/1.1 and WebSocket client over POSIX sockets, plain or TLS (the Swift client's
         // transport, the webhook).
-        .target(name: "WebClient", dependencies: ["IOCore", "TLS"]),
+        .target(name: "WebClient", dependencies: ["IOCore", "TLS", "Crypto", "HTTP"]),
         .target(name: "IrisClient", dependencies: ["SDP", "Media", "IOCore", "IrisAPI", "WebClient"]),
         // `irisgw test`: carrier integration suites run through a gateway's control API.
-        .target(name: "CarrierTest", dependencies: ["IrisClient", "IrisAPI", "Gateway", "Media", "Capture"]),
+        .target(name: "CarrierTest", dependencies: ["IrisClient", "IrisAPI", "Formats", "Media", "Capture"]),
         // The built-in carrier simulator behind `make run` and the test suites.
-        .target(name: "CarrierSim", dependencies: ["SIP", "SDP", "Media", "IOCore"]),
+        .target(name: "CarrierSim", dependencies: ["SIP", "SDP", "Media", "IOCore", "Crypto"]),
         // The two capture formats the field uses: libpcap files (written and read directly)
         // and HEP v3 for HOMER; no library, wire bytes as values.
-        .target(name: "Capture", dependencies: ["IOCore"]),
+        .target(name: "Capture", dependencies: ["IOCore", "Crypto"]),
 
         // What several test targets share (a test PKI made with `openssl`).
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         // Parse, serialize and round trip of captured SDP (carriers, browsers, softphones, RFC corpora).
         .testTarget(name: "SDPTests", dependencies: ["SDP"]),
+        // HMAC (RFC 2202, RFC 4231), hash, hex and base64 (RFC 4648) vectors.
+        .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
+        // HTTP heads both ways, chunked bodies, WebSocket frames and the RFC 6455 accept key.
+        .testTarget(name: "HTTPTests", dependencies: ["HTTP"]),
+        // The JSON5 reader's grammar, limits and error positions.
+        .testTarget(name: "FormatsTests", dependencies: ["Formats"]),
         .testTarget(name: "SIPTests", dependencies: ["SIP", "SDP", "TLS", "TestSupport"]),
         .testTarget(name: "DNSTests", dependencies: ["DNS"]),
-        .testTarget(name: "ICETests", dependencies: ["ICE", "IOCore", "SDP"]),
+        .testTarget(name: "ICETests", dependencies: ["ICE", "IOCore", "Crypto", "SDP"]),
         // DTLS-SRTP (the TLS module's DTLSTransport) in memory and against `openssl s_client` on 127.0.0.1.
         .testTarget(name: "DTLSTests", dependencies: ["TLS", "IOCore"]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "ICE", "TLS"]),
@@ -75,7 +90,7 @@ let package = Package(
         // The audio analysis of `irisgw test` (scores, WAV, RTP to PCM) and the suite steps that use it.
         .testTarget(name: "CarrierTestTests", dependencies: ["CarrierTest", "Media", "IrisClient", "IrisAPI", "IOCore", "Capture"]),
         .testTarget(name: "IrisClientTests", dependencies: ["IrisClient", "SDP", "WebClient", "Media"]),
-        .testTarget(name: "ControlAPITests", dependencies: ["ControlAPI", "Gateway", "IrisAPI", "WebClient", "TLS", "TestSupport"]),
+        .testTarget(name: "ControlAPITests", dependencies: ["ControlAPI", "Gateway", "IrisAPI", "HTTP", "WebClient", "TLS", "TestSupport"]),
         .testTarget(name: "CarrierSimTests", dependencies: ["CarrierSim", "SIP", "SDP", "Media"]),
         // Pcap and HEP round trips, read back by `tshark` and `sngrep`, HEP over UDP on 127.0.0.1.
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "IOCore"]),

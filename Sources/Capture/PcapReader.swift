@@ -1,3 +1,4 @@
+import Crypto
 import IOCore
 
 /// Reads a libpcap classic capture file (the layout is drawn on `PcapWriter`) and keeps the
@@ -38,7 +39,7 @@ public struct PcapReader {
         case (0x0A, 0x0D, 0x0D, 0x0A):
             throw PcapError(offset: 0, reason: "pcapng file (block type 0x0a0d0d0a); only the classic libpcap format is read")
         default:
-            let magic = bytes.prefix(4).map { hex($0) }.joined()
+            let magic = Crypto.hex(bytes.prefix(4))
             throw PcapError(offset: 0, reason: "magic 0x\(magic) is not a libpcap magic number")
         }
         func u32(_ offset: Int) -> UInt32 {
@@ -83,11 +84,6 @@ public struct PcapReader {
         }
         self.packets = packets
     }
-}
-
-private func hex(_ byte: UInt8) -> String {
-    let digits = Array("0123456789abcdef")
-    return String([digits[Int(byte >> 4)], digits[Int(byte & 0xF)]])
 }
 
 /// Decodes one saved frame down to its UDP or TCP payload; nil for anything else.

@@ -1,5 +1,5 @@
 import Foundation
-import Gateway
+import Formats
 import IrisAPI
 
 /// A carrier test suite (JSON5, `sip-profiles/suites/*.json5`): test calls through a trunk,
@@ -36,8 +36,8 @@ public struct TestSuite: Sendable, Equatable {
 
     public static func parse(_ text: String, file: String) throws(SuiteError) -> TestSuite {
         let json: Data
-        do { json = try JSON5Document.jsonData(fromJSON5: text, file: file) } catch {
-            throw SuiteError(file: file, keyPath: error.keyPath, message: error.message)
+        do { json = try JSON5Document.jsonData(fromJSON5: text) } catch {
+            throw SuiteError(file: file, keyPath: error.keyPath, message: error.description)
         }
         guard let root = try? JSONSerialization.jsonObject(with: json) else {
             throw SuiteError(file: file, keyPath: "", message: "not a JSON5 document")

@@ -1,3 +1,4 @@
+import Formats
 import Foundation
 import Gateway
 import IrisAPI
@@ -83,7 +84,7 @@ public final class ControlAPIServer: Sendable {
     }
 
     static func error(_ e: GatewayError) -> HTTPResponse {
-        var response = json(e.httpStatus, APIErrorBody(code: e.irisCode, message: e.message))
+        var response = json(e.refusal.httpStatus, APIErrorBody(code: e.irisCode, message: e.message))
         if let seconds = e.retryAfter { response.headers.append(("Retry-After", String(seconds))) }
         return response
     }
@@ -138,10 +139,10 @@ public final class ControlAPIServer: Sendable {
     private func page(_ request: HTTPRequest) -> HTTPResponse {
         guard request.method == "GET" || request.method == "HEAD" else { return Self.error(Self.notAllowed(request)) }
         guard let webFiles else {
-            return Self.error(GatewayError(IrisCode.incorrectParams, 404, "the dialer page is not installed (serve --web-dir)"))
+            return Self.error(GatewayError(IrisCode.incorrectParams, .notFound, "the dialer page is not installed (serve --web-dir)"))
         }
         return webFiles.response(path: request.path)
-            ?? Self.error(GatewayError(IrisCode.incorrectParams, 404, "no such file"))
+            ?? Self.error(GatewayError(IrisCode.incorrectParams, .notFound, "no such file"))
     }
 
     /// 200 only when the gateway takes sessions and its SIP loop, media threads and record
@@ -179,10 +180,10 @@ public final class ControlAPIServer: Sendable {
             return .text(200, text, contentType: "text/plain; version=0.0.4; charset=utf-8")
         }
         if parts == ["v1", "events"] {
-            throw GatewayError(IrisCode.incorrectParams, 400, "/v1/events is a WebSocket: send an Upgrade request")
+            throw GatewayError(IrisCode.incorrectParams, .invalid, "/v1/events is a WebSocket: send an Upgrade request")
         }
         guard parts.count >= 2, parts[0] == "v1", parts[1] == "sessions", parts.count <= 4 else {
-            throw GatewayError(IrisCode.incorrectParams, 404, "no such endpoint: \(m) \(request.path)")
+            throw GatewayError(IrisCode.incorrectParams, .notFound, "no such endpoint: \(m) \(request.path)")
         }
         if parts.count >= 3, (m, parts.count) == ("GET", 3) || (m, parts.count) == ("GET", 4) || (m, parts.count) == ("DELETE", 3)
             || (m, parts.count) == ("POST", 4) {
@@ -209,7 +210,7 @@ public final class ControlAPIServer: Sendable {
                                                            ("X-Capture-Dropped", String(capture.dropped)),
                                                            ("X-Capture-Ignored", String(capture.ignored))],
                                     stream: capture.pcap)
-            default: throw GatewayError(IrisCode.incorrectParams, 404, "no such endpoint: \(m) \(request.path)")
+            default: throw GatewayError(IrisCode.incorrectParams, .notFound, "no such endpoint: \(m) \(request.path)")
             }
         case ("DELETE", 3):
             try gateway.close(roomId: parts[2])
@@ -223,7 +224,7 @@ public final class ControlAPIServer: Sendable {
     }
 
     static func notAllowed(_ request: HTTPRequest) -> GatewayError {
-        GatewayError(IrisCode.incorrectParams, 405, "\(request.method) is not allowed on \(request.path)")
+        GatewayError(IrisCode.incorrectParams, .methodNotAllowed, "\(request.method) is not allowed on \(request.path)")
     }
 
     private func verbRequest(_ room: String, _ verb: String, _ request: HTTPRequest, _ caller: APICaller) throws(GatewayError) -> HTTPResponse {
@@ -252,7 +253,7 @@ public final class ControlAPIServer: Sendable {
             try gateway.sendDTMF(roomId: room, try decode(DTMFRequest.self, request))
             return Self.json(202, ["roomId": room])
         default:
-            throw GatewayError(IrisCode.incorrectParams, 404, "no such verb: \(verb)")
+            throw GatewayError(IrisCode.incorrectParams, .notFound, "no such verb: \(verb)")
         }
     }
 
@@ -287,7 +288,7 @@ public final class ControlAPIServer: Sendable {
 
     private func upgrade(_ request: HTTPRequest) -> WebSocketUpgrade {
         guard request.path == "/v1/events" else {
-            return .refuse(Self.error(GatewayError(IrisCode.incorrectParams, 404, "WebSocket only on /v1/events")))
+            return .refuse(Self.error(GatewayError(IrisCode.incorrectParams, .notFound, "WebSocket only on /v1/events")))
         }
         let caller: APICaller
         do throws(GatewayError) {

@@ -15,7 +15,7 @@ import Glibc
 import IOCore
 import IrisAPI
 import TLS
-import WebClient
+import HTTP
 
 final class HTTPConnection {
     enum Phase {

@@ -3,7 +3,7 @@
 // the head (CR, LF or NUL in a value, a name that is not a token).
 
 import Glibc
-import WebClient
+import HTTP
 
 enum HTTPResponseEncoder {
     /// Status line, the handler's fields, then Date, Content-Length and Connection, and the
@@ -19,7 +19,7 @@ enum HTTPResponseEncoder {
     /// connection appends its parts as the client reads.
     static func encode(_ response: HTTPResponse, keepAlive: Bool, omitBody: Bool, date: String, into out: inout [UInt8]) {
         let status = (200...999).contains(response.status) ? response.status : 500
-        var head = "HTTP/1.1 \(status) \(reasonPhrase(status))\r\n"
+        var head = "HTTP/1.1 \(status) \(HTTPStatus.reasonPhrase(status))\r\n"
         for (name, value) in sendableFields(response.headers) {
             head += "\(name): \(value)\r\n"
         }
@@ -54,38 +54,6 @@ enum HTTPResponseEncoder {
     /// The 101 that completes a WebSocket handshake.
     static func switchingProtocols(accept: String) -> [UInt8] {
         Array("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: \(accept)\r\n\r\n".utf8)
-    }
-
-    static func reasonPhrase(_ status: Int) -> String {
-        switch status {
-        case 100: "Continue"
-        case 101: "Switching Protocols"
-        case 200: "OK"
-        case 201: "Created"
-        case 202: "Accepted"
-        case 204: "No Content"
-        case 304: "Not Modified"
-        case 400: "Bad Request"
-        case 401: "Unauthorized"
-        case 403: "Forbidden"
-        case 404: "Not Found"
-        case 405: "Method Not Allowed"
-        case 408: "Request Timeout"
-        case 409: "Conflict"
-        case 413: "Content Too Large"
-        case 417: "Expectation Failed"
-        case 422: "Unprocessable Content"
-        case 426: "Upgrade Required"
-        case 429: "Too Many Requests"
-        case 431: "Request Header Fields Too Large"
-        case 500: "Internal Server Error"
-        case 501: "Not Implemented"
-        case 502: "Bad Gateway"
-        case 503: "Service Unavailable"
-        case 504: "Gateway Timeout"
-        case 505: "HTTP Version Not Supported"
-        default: "Status \(status)"
-        }
     }
 }
 

@@ -3,7 +3,7 @@
 // the handlers, which may block. Files:
 //   HTTPServerCore.swift        accept, caps, deadlines, statistics, shutdown (the loop side)
 //   HTTPConnection.swift        one connection's request/response state machine
-//   HTTPRequestParser.swift     request heads and chunked bodies
+//   (the HTTP module parses request heads and chunked bodies and frames WebSocket messages)
 //   HTTPTarget.swift            path decoding and the unsafe-path check
 //   HTTPResponseEncoder.swift   response heads
 //   WebSocketServerFrames.swift the WebSocket phase of a connection

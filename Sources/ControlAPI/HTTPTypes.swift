@@ -1,5 +1,5 @@
 // The value types the control API's handlers see: the server parses the wire into an
-// `HTTPRequest` (HTTPRequestParser.swift) and writes an `HTTPResponse` back
+// `HTTPRequest` (the HTTP module's HTTPRequestParser) and writes an `HTTPResponse` back
 // (HTTPResponseEncoder.swift).
 
 import IrisAPI

@@ -19,21 +19,21 @@ extension ControlAPIServer {
     /// token. 401 for neither (-103), or for an expired page token (-105).
     func caller(authorization header: String?) throws(GatewayError) -> APICaller {
         if APIKey.matches(header: header, key: key) { return .apiKey }
-        let wrongKey = GatewayError(IrisCode.incorrectParams, 401, "missing or wrong API key (Authorization: Bearer <key>)")
+        let wrongKey = GatewayError(IrisCode.incorrectParams, .unauthenticated, "missing or wrong API key (Authorization: Bearer <key>)")
         guard let header, header.lowercased().hasPrefix("bearer "), let gateway = attached.withLock({ $0 }) else { throw wrongKey }
         let token = header.dropFirst(7).trimmingCharacters(in: .whitespaces)
         do throws(RoomTokenError) {
             let (scope, expires) = try gateway.tokens.verifyPageScope(token, now: Date().timeIntervalSince1970)
             return .page(scope, expiresAt: expires)
         } catch {
-            if error == .expired { throw GatewayError(IrisCode.tokenExpired, 401, "the page token has expired") }
+            if error == .expired { throw GatewayError(IrisCode.tokenExpired, .unauthenticated, "the page token has expired") }
             throw wrongKey
         }
     }
 
     /// 403 for what a page token may not do.
     static func forbidden(_ what: String) -> GatewayError {
-        GatewayError(IrisCode.incorrectParams, 403, "a page token cannot \(what)")
+        GatewayError(IrisCode.incorrectParams, .forbidden, "a page token cannot \(what)")
     }
 
     /// A page caller may touch only sessions of its routing id (outbound ones it created,

@@ -1,13 +1,13 @@
 // The WebSocket phase of an `HTTPConnection` (RFC 6455, server side): the opening handshake
 // once the `webSocket:` callback accepted, client frames (masked, ping -> pong, the close
 // handshake, fragments up to `maxWebSocketMessageBytes`), and the messages the application
-// queued, moved onto the socket only while it can take them. The frame codec is the
-// WebSocket client's (WebClient/WebSocketFrame.swift), shared.
+// queued, moved onto the socket only while it can take them. The frame codec is the HTTP
+// module's, shared with the WebSocket client.
 
-import Foundation
+import Crypto
 import Glibc
 import IrisAPI
-import WebClient
+import HTTP
 
 /// Per-connection WebSocket protocol state.
 struct WebSocketServerState {
@@ -44,7 +44,7 @@ extension HTTPConnection {
             refuse(HTTPRequestError(426, "only WebSocket version 13 is supported"))
             return
         }
-        guard let key = head.headers["sec-websocket-key"]?.trimmingSpaces(), Data(base64Encoded: key)?.count == 16 else {
+        guard let key = head.headers["sec-websocket-key"]?.trimmingSpaces(), Base64.decode(key, padding: .required)?.count == 16 else {
             refuse(HTTPRequestError(400, "missing or malformed Sec-WebSocket-Key"))
             return
         }
@@ -117,7 +117,7 @@ extension HTTPConnection {
             do {
                 parsed = try WebSocketFrame.parseMasked(input.unread, limit: configuration.maxWebSocketMessageBytes)
             } catch {
-                fail(Self.closeCode(for: error))
+                fail(error.closeCode)
                 return
             }
             guard let (frame, used) = parsed else { break }
@@ -144,7 +144,7 @@ extension HTTPConnection {
                         return
                     }
                 } catch {
-                    fail(Self.closeCode(for: error))
+                    fail(error.closeCode)
                     return
                 }
             }
@@ -246,14 +246,6 @@ extension HTTPConnection {
             sendImmediately(WebSocketFrame(fin: true, opcode: .close, payload: [0x03, 0xF0]).encoded())
         }
         teardown()
-    }
-
-    static func closeCode(for error: IrisTransportError) -> UInt16 {
-        switch error {
-        case .webSocketProtocol(_, let code): code
-        case .tooLarge: 1009
-        default: 1002
-        }
     }
 
     /// RFC 6455 §7.4: codes a peer may send.

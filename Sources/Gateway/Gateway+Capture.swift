@@ -23,11 +23,11 @@ extension Gateway {
         guard let capture else { throw .notFound(roomId) }
         guard let (sip, media, _) = capture.captured() else {
             if capture.mediaWasFreed {
-                throw GatewayError(IrisCode.incorrectParams, 404, "session \(roomId)'s capture was freed to keep ended captures within "
+                throw GatewayError(IrisCode.incorrectParams, .notFound, "session \(roomId)'s capture was freed to keep ended captures within "
                                    + "\(configuration.capture.maxEndedBytes >> 20) MiB "
                                    + "(its SIP is still at /v1/sessions/\(roomId)/sip)")
             }
-            throw GatewayError(IrisCode.incorrectParams, 404,
+            throw GatewayError(IrisCode.incorrectParams, .notFound,
                                "session \(roomId) has no capture: create or join it with \"capture\": true (its SIP is at /v1/sessions/\(roomId)/sip)")
         }
         let counts = capture.mediaCounts

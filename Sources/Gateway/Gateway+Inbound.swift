@@ -108,7 +108,7 @@ extension Gateway: SIPUserAgentDelegate {
         do {
             try tokens.verify(token, roomId: roomId, now: Date().timeIntervalSince1970)
         } catch {
-            throw GatewayError(error.irisCode, error == .expired ? 401 : 403, "roomToken: \(error)")
+            throw GatewayError(error.irisCode, error == .expired ? .unauthenticated : .forbidden, "roomToken: \(error)")
         }
     }
 

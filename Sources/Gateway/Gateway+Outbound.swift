@@ -16,7 +16,7 @@ extension Gateway {
         do {
             target = try profile.normalize(request.targetTN)
         } catch {
-            throw GatewayError(error.code, error.code == IrisCode.callForbidden ? 403 : 400, "targetTN: " + error.message)
+            throw GatewayError(error.code, error.code == IrisCode.callForbidden ? .forbidden : .invalid, "targetTN: " + error.message)
         }
         let asked = request.sourceTN.filter { !" \t-.()".contains($0) }
         guard TrunkProfile.Outbound.isDialable(asked) else {
@@ -26,7 +26,7 @@ extension Gateway {
         do {
             source = try profile.outbound!.callerId.present(sourceTN: asked, target: target)
         } catch {
-            throw GatewayError(error.code, 403, "sourceTN: " + error.message)
+            throw GatewayError(error.code, .forbidden, "sourceTN: " + error.message)
         }
         let caller = try Self.callerRequest(request, profile.outbound!)
         if let r = request.routingId, !Self.isValidID(r) { throw .badRequest("routingId must be 1-128 of [A-Za-z0-9._:@-]") }
@@ -113,7 +113,7 @@ extension Gateway {
                 privacy: try request.privacy.map { text throws(InviteFieldError) in try InviteFields.privacy(text) },
                 headers: try InviteFields.appHeaders(request.headers ?? [:], allowed: outbound.appHeaders, fixed: outbound.headers))
         } catch {
-            throw GatewayError(error.irisCode, error.httpStatus, error.description)
+            throw GatewayError(error.irisCode, error.refusal, error.description)
         }
     }
 
@@ -129,7 +129,7 @@ extension Gateway {
     }
 
     static func overQuota(_ routingId: String, _ quota: Int) -> GatewayError {
-        GatewayError(IrisCode.serviceUnavailable, 429,
+        GatewayError(IrisCode.serviceUnavailable, .quotaExceeded,
                      "routing id \(routingId) has \(quota) live sessions, the most a page token may hold (pageTokens.sessionsPerRoutingId)")
     }
 

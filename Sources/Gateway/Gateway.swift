@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import IOCore
 import IrisAPI
@@ -199,7 +200,7 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
             }
         } catch let overload as MediaOverloadError {
             metrics.mediaRefused(.outbound)
-            throw GatewayError(IrisCode.serviceUnavailable, 503, "the gateway is at its media capacity (\(overload))",
+            throw GatewayError(IrisCode.serviceUnavailable, .unavailable, "the gateway is at its media capacity (\(overload))",
                                retryAfter: overload.retryAfter)
         } catch {
             throw .unavailable("no media ports available: \(error)")

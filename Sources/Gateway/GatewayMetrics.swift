@@ -1,3 +1,4 @@
+import Formats
 import IrisAPI
 import Media
 import Synchronization

@@ -16,8 +16,8 @@ public struct InviteFieldError: Error, Sendable, Equatable, CustomStringConverti
 
     /// Iris -103: incorrect params.
     public var irisCode: Int { IrisCode.incorrectParams }
-    /// 400.
-    public var httpStatus: Int { 400 }
+    /// An invalid request (the API answers 400).
+    public var refusal: GatewayError.Refusal { .invalid }
     /// `<field>: <problem>`.
     public var description: String { "\(field): \(problem)" }
 }

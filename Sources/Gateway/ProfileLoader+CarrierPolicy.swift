@@ -1,3 +1,4 @@
+import Formats
 import SIP
 
 /// The profile keys of the carrier header policy (`outbound.callerId`, `assertedIdentity`,

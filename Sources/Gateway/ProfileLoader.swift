@@ -1,3 +1,4 @@
+import Formats
 import Foundation
 import Media
 import SIP
@@ -80,9 +81,7 @@ struct ProfileSchema {
         do {
             return try JSON5Reader.parse(text)
         } catch {
-            throw ProfileError(file: file, keyPath: error.keyPath,
-                               message: "JSON5 syntax error at line \(error.line), column \(error.column): \(error.message)",
-                               line: error.line, column: error.column)
+            throw ProfileError(file: file, keyPath: error.keyPath, message: error.description, line: error.line, column: error.column)
         }
     }
 

@@ -1,3 +1,4 @@
+import Crypto
 import SIP
 
 /// Signs and checks the tokens that admit a client to an inbound session's room.
@@ -73,13 +74,13 @@ public struct RoomTokenSigner: Sendable {
         body += bigEndianBytes(Self.seconds(expiresAt), count: 8)
         body += bigEndianBytes(UInt64(bytes.count), count: 2)
         body += bytes
-        return Base64URL.encode(body + mac(body, purpose: purpose))
+        return TokenText.encode(body + mac(body, purpose: purpose))
     }
 
     /// The subject's bytes and the expiry (Unix seconds) of a correctly signed `token`; the
     /// signature is checked in constant time before anything in the token is believed.
     func open(_ token: String, purpose: Purpose) throws(RoomTokenError) -> (subject: ArraySlice<UInt8>, expires: UInt64) {
-        guard token.utf8.count <= Self.maxTokenLength, let bytes = Base64URL.decode(token),
+        guard token.utf8.count <= Self.maxTokenLength, let bytes = TokenText.decode(token),
               bytes.count >= Self.headerLength + Self.macLength, bytes[0] == Self.version else {
             throw .malformed
         }
@@ -130,55 +131,10 @@ private func bigEndianValue(_ bytes: ArraySlice<UInt8>) -> UInt64 {
     bytes.reduce(0) { $0 << 8 | UInt64($1) }
 }
 
-/// Base64 with the URL and file name safe alphabet, no padding (RFC 4648 §5, §3.2).
-enum Base64URL {
-    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+/// How a token's bytes are written: URL-safe base64 without padding (RFC 4648 §5, §3.2), and
+/// read back only in its one canonical form (§3.5), so no two texts carry the same token.
+enum TokenText {
+    static func encode(_ bytes: [UInt8]) -> String { Base64.encode(bytes, alphabet: .urlSafe, padded: false) }
 
-    static func encode(_ bytes: [UInt8]) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity((bytes.count * 4 + 2) / 3)
-        var index = 0
-        while index < bytes.count {
-            let chunk = bytes[index..<min(index + 3, bytes.count)]
-            let value = chunk.enumerated().reduce(UInt32(0)) { $0 | UInt32($1.element) << (16 - 8 * UInt32($1.offset)) }
-            for position in 0...chunk.count {
-                out.append(alphabet[Int(value >> (18 - 6 * UInt32(position)) & 0x3F)])
-            }
-            index += 3
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    /// nil for any character outside the alphabet, padding, an impossible length, or
-    /// leftover bits that are not zero (so each byte string has exactly one encoding).
-    static func decode(_ text: String) -> [UInt8]? {
-        let characters = Array(text.utf8)
-        guard characters.count % 4 != 1 else { return nil }
-        var out: [UInt8] = []
-        out.reserveCapacity(characters.count * 3 / 4)
-        var buffer: UInt32 = 0
-        var bits = 0
-        for character in characters {
-            guard let value = sextet(character) else { return nil }
-            buffer = buffer << 6 | UInt32(value)
-            bits += 6
-            if bits >= 8 {
-                bits -= 8
-                out.append(UInt8(truncatingIfNeeded: buffer >> UInt32(bits)))
-                buffer &= (1 << UInt32(bits)) - 1
-            }
-        }
-        return buffer == 0 ? out : nil
-    }
-
-    private static func sextet(_ character: UInt8) -> UInt8? {
-        switch character {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"): character - UInt8(ascii: "A")
-        case UInt8(ascii: "a")...UInt8(ascii: "z"): character - UInt8(ascii: "a") + 26
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): character - UInt8(ascii: "0") + 52
-        case UInt8(ascii: "-"): 62
-        case UInt8(ascii: "_"): 63
-        default: nil
-        }
-    }
+    static func decode(_ text: String) -> [UInt8]? { Base64.decode(text, alphabet: .urlSafe, padding: .forbidden, canonical: true) }
 }

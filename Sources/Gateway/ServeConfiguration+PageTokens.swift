@@ -1,3 +1,5 @@
+import Formats
+
 /// What one routing id's page tokens may hold at once (docs/api.md "Page tokens",
 /// docs/operations.md). Every page token of a routing id counts against the same quota, so
 /// minting more tokens for it gains nothing; the API key is not limited by it.

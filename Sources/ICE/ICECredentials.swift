@@ -1,4 +1,4 @@
-import TLS
+import Crypto
 
 /// An ICE username fragment and password (RFC 8445 §5.3, syntax RFC 8839 §5.4): `a=ice-ufrag`
 /// and `a=ice-pwd`. The password is the key of the short-term credential that signs every

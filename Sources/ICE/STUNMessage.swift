@@ -1,5 +1,5 @@
 import IOCore
-import TLS
+import Crypto
 
 // A STUN message (RFC 8489 §5): a 20-octet header, then attributes.
 //

@@ -1,4 +1,4 @@
-import TLS
+import Crypto
 
 /// The 96-bit transaction ID of a STUN message (RFC 8489 §5, §6): chosen at random by the
 /// requester, echoed in the response. Stored inline (no allocation).

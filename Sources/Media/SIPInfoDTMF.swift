@@ -1,4 +1,4 @@
-/// A SIP INFO DTMF body could not be used; each case carries the SIP status to answer with.
+/// A SIP INFO DTMF body could not be used; `kind` classifies it for the SIP edge.
 public enum SIPInfoDTMFError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The content type is neither `application/dtmf-relay` nor `application/dtmf`.
     case unsupportedContentType(String)
@@ -11,12 +11,20 @@ public enum SIPInfoDTMFError: Error, Sendable, Equatable, CustomStringConvertibl
     /// The `Duration=` value is not a number of milliseconds in 1...60000.
     case invalidDuration(String)
 
-    /// The SIP status code to answer the INFO with: 415 for a content type we do not take,
-    /// 400 for a body we cannot read.
-    public var statusCode: Int {
+    /// What kind of refusal this is; the SIP edge picks the status code for it (Media knows
+    /// no SIP statuses).
+    public enum Kind: Sendable, Equatable {
+        /// A content type we do not take.
+        case unsupportedContentType
+        /// A body we cannot read.
+        case malformedBody
+    }
+
+    /// The kind of this refusal.
+    public var kind: Kind {
         switch self {
-        case .unsupportedContentType: 415
-        default: 400
+        case .unsupportedContentType: .unsupportedContentType
+        default: .malformedBody
         }
     }
 

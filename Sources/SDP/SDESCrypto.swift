@@ -1,3 +1,5 @@
+import Crypto
+
 /// One `a=crypto` attribute of SDP Security Descriptions (RFC 4568): a crypto suite and the
 /// master key and salt the sender of the SDP will protect its SRTP with.
 ///
@@ -136,4 +138,3 @@ public struct SDESCrypto: Sendable, Equatable {
 private extension Character {
     var isASCIIDigit: Bool { isASCII && isNumber }
 }
-

@@ -1,3 +1,5 @@
+import Crypto
+
 /// A digest algorithm (RFC 7616 §3.3, RFC 8760 for SIP).
 ///
 /// ```

@@ -1,3 +1,5 @@
+import Crypto
+
 /// The client side of digest authentication: answers 401/407 challenges (RFC 3261 §22.2-22.3).
 ///
 /// A plain value that remembers, per realm, the last nonce and how many requests used it, so

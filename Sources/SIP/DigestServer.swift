@@ -1,3 +1,5 @@
+import Crypto
+
 /// The server side of digest authentication, for trunks and phones that must authenticate to
 /// us (RFC 3261 §22.4, RFC 7616 §3.3 and §5.4).
 ///

@@ -1,3 +1,5 @@
+import Crypto
+
 /// A certificate fingerprint as SDP carries it (`a=fingerprint`, RFC 8122 §5): a hash
 /// function's name and the digest of the DER certificate, written `sha-256 AB:CD:...`
 /// (upper-case hex pairs joined by colons). DTLS-SRTP (RFC 5763 §5) checks the peer's
@@ -44,7 +46,7 @@ public struct DTLSFingerprint: Sendable, Hashable, CustomStringConvertible {
         guard parts.count == 2, let algorithm = Algorithm(rawValue: parts[0].lowercased()) else { return nil }
         var digest: [UInt8] = []
         for pair in parts[1].split(separator: ":", omittingEmptySubsequences: false) {
-            guard pair.count == 2, let byte = UInt8(pair, radix: 16) else { return nil }
+            guard let byte = Crypto.byte(hexPair: pair) else { return nil }
             digest.append(byte)
         }
         self.init(algorithm: algorithm, digest: digest)
@@ -52,17 +54,7 @@ public struct DTLSFingerprint: Sendable, Hashable, CustomStringConvertible {
 
     /// The digest as RFC 8122 writes it: `AB:CD:...` (what `openssl x509 -fingerprint` prints
     /// after `=`).
-    public var hex: String {
-        let digits = Array("0123456789ABCDEF".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(digest.count * 3)
-        for (i, byte) in digest.enumerated() {
-            if i > 0 { out.append(UInt8(ascii: ":")) }
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
+    public var hex: String { Crypto.hex(digest, uppercase: true, separator: UInt8(ascii: ":")) }
 
     /// The `a=fingerprint` value: `sha-256 AB:CD:...`.
     public var sdpValue: String { "\(algorithm.rawValue) \(hex)" }

@@ -1,3 +1,5 @@
+import HTTP
+
 /// A blocking HTTP/1.1 client for the gateway's control API at `http://host:port` or
 /// `https://host:port` (the certificate checked against `caFile` or the system store, and
 /// its name against the URL's host, RFC 6125).
@@ -65,7 +67,10 @@ public struct HTTPClient: Sendable {
             ordered.append(("Content-Length", "0"))
         }
         ordered.append(("Connection", "close"))
-        var message = try HTTPRequestWriter.head(method: method, target: target, host: url.hostHeader, headers: ordered)
+        var message: [UInt8]
+        do { message = try HTTPRequestWriter.head(method: method, target: target, host: url.hostHeader, headers: ordered) } catch {
+            throw .invalidRequest(error.message)
+        }
         if let body { message += body }
 
         let stream = try TCPStream.connect(host: url.host, port: url.port, deadline: deadline, tls: tls)
@@ -74,7 +79,8 @@ public struct HTTPClient: Sendable {
         var reader = StreamReader(stream: stream)
         while true {
             let bytes = try reader.readHead(limit: 64 * 1024, deadline: deadline, operation: "waiting for the response to \(method) \(target)")
-            let head = try HTTPResponseHead.parse(bytes)
+            let head: HTTPResponseHead
+            do { head = try HTTPResponseHead.parse(bytes) } catch { throw .malformedResponse(error.message) }
             // 100 Continue and other interim answers precede the real one (RFC 9110 §15.2).
             if head.status < 200 && head.status != 101 { continue }
             let responseBody = try HTTPBodyReader.read(for: head, method: method, from: &reader, limit: maxBodyBytes, deadline: deadline)

@@ -1,3 +1,4 @@
+import HTTP
 import TLS
 
 /// Why an HTTP request or a WebSocket operation toward the gateway failed.
@@ -103,5 +104,15 @@ public enum IrisTransportError: Error, Sendable, Equatable, CustomStringConverti
 
     private static func endpoint(_ host: String, _ port: Int) -> String {
         host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
+}
+
+extension IrisTransportError {
+    /// A frame the HTTP module's WebSocket codec refused, as the client reports it.
+    init(_ error: WebSocketFrameError) {
+        switch error {
+        case .protocolViolation(let reason, let code): self = .webSocketProtocol(reason, code: code)
+        case .tooLarge(let what, let limit): self = .tooLarge(what: what, limit: limit)
+        }
     }
 }

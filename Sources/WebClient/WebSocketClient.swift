@@ -1,4 +1,5 @@
-import Foundation  // base64 only
+import Crypto
+import HTTP
 import Synchronization
 
 /// A complete WebSocket message.
@@ -70,21 +71,24 @@ public final class WebSocketClient: Sendable {
         let deadline = Deadline(seconds: timeout)
         let parsed = try ClientURL.parse(url)
         let tls = parsed.scheme.isSecure ? try ClientTLS(host: parsed.host, caFile: caFile, url: url) : nil
-        var keyBytes = [UInt8](repeating: 0, count: 16)
-        for i in keyBytes.indices { keyBytes[i] = UInt8.random(in: .min ... .max) }
-        let key = Data(keyBytes).base64EncodedString()
+        // RFC 6455 §4.1: a fresh random 16-byte nonce, base64.
+        let key = Base64.encode(Crypto.randomBytes(count: 16))
 
         let reserved: Set<String> = ["host", "upgrade", "connection", "sec-websocket-key", "sec-websocket-version",
                                      "sec-websocket-extensions", "content-length"]
         var fields = headers.filter { !reserved.contains($0.key.lowercased()) }.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         fields += [("Upgrade", "websocket"), ("Connection", "Upgrade"), ("Sec-WebSocket-Key", key), ("Sec-WebSocket-Version", "13")]
-        let request = try HTTPRequestWriter.head(method: "GET", target: parsed.target, host: parsed.hostHeader, headers: fields)
+        let request: [UInt8]
+        do { request = try HTTPRequestWriter.head(method: "GET", target: parsed.target, host: parsed.hostHeader, headers: fields) } catch {
+            throw .invalidRequest(error.message)
+        }
 
         let stream = try TCPStream.connect(host: parsed.host, port: parsed.port, deadline: deadline, tls: tls)
         try stream.send(request, deadline: deadline, operation: "sending the WebSocket upgrade request")
         var reader = StreamReader(stream: stream)
-        let head = try HTTPResponseHead.parse(
-            reader.readHead(limit: 64 * 1024, deadline: deadline, operation: "waiting for the WebSocket upgrade response"))
+        let headBytes = try reader.readHead(limit: 64 * 1024, deadline: deadline, operation: "waiting for the WebSocket upgrade response")
+        let head: HTTPResponseHead
+        do { head = try HTTPResponseHead.parse(headBytes) } catch { throw .malformedResponse(error.message) }
         guard head.status == 101 else {
             // The body usually says why (a JSON error); a body we cannot read is left out.
             let body = (try? HTTPBodyReader.read(for: head, method: "GET", from: &reader, limit: 64 * 1024, deadline: deadline)) ?? []
@@ -234,7 +238,9 @@ public final class WebSocketClient: Sendable {
                 stream.shutdown()
                 return nil
             case .text, .binary, .continuation:
-                if let (opcode, payload) = try state.assembler.add(frame) { return try message(opcode, payload) }
+                let whole: (opcode: WebSocketFrame.Opcode, payload: [UInt8])?
+                do { whole = try state.assembler.add(frame) } catch { throw IrisTransportError(error) }
+                if let (opcode, payload) = whole { return try message(opcode, payload) }
             }
         }
         return nil
@@ -244,7 +250,9 @@ public final class WebSocketClient: Sendable {
     /// a whole frame is buffered, so a timeout loses nothing.
     private func nextFrame(_ state: inout ReceiveState, deadline: Deadline) throws(IrisTransportError) -> WebSocketFrame? {
         while true {
-            if let (frame, length) = try WebSocketFrame.parse(state.reader.unread, limit: maxMessageBytes) {
+            let parsed: (WebSocketFrame, Int)?
+            do { parsed = try WebSocketFrame.parse(state.reader.unread, limit: maxMessageBytes) } catch { throw IrisTransportError(error) }
+            if let (frame, length) = parsed {
                 state.reader.consume(length)
                 return frame
             }

@@ -69,7 +69,7 @@ func badRequestOpusIs400NamingTheKey(json: String, message: String) {
         Issue.record("\(json) was accepted")
         return
     }
-    #expect(error.httpStatus == 400 && error.irisCode == -103)
+    #expect(error.refusal.httpStatus == 400 && error.irisCode == -103)
     #expect(error.message == message)
 }
 

@@ -58,7 +58,7 @@ import Testing
             } catch {
                 #expect(error.field == refusal.field, "\(error)")
                 #expect(error.problem.contains(refusal.problem), "\(error)")
-                #expect(error.irisCode == -103 && error.httpStatus == 400)
+                #expect(error.irisCode == -103 && error.refusal == .invalid)
                 #expect(!error.description.utf8.contains { $0 < 0x20 }, "no control byte reaches an error message")
             }
         } else {

@@ -150,7 +150,7 @@ private let badRequestValues: [(OpusOptions, String)] = [
 @Test(arguments: badRequestValues)
 func badRequestOpusValuesAre400NamingTheKey(options: OpusOptions, message: String) {
     let error = #expect(throws: GatewayError.self) { try Gateway.opusOverrides(options) }
-    #expect(error?.httpStatus == 400 && error?.irisCode == -103)
+    #expect(error?.refusal == .invalid && error?.irisCode == -103)
     #expect(error?.message == message)
 }
 

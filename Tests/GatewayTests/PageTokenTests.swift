@@ -23,9 +23,9 @@ import Testing
 
     @Test func alteredForeignAndMalformedTokensAreRefused() {
         let token = signer.issuePageToken(routingId: "web-42", expiresAt: 2_000)
-        var bytes = Base64URL.decode(token)!
+        var bytes = TokenText.decode(token)!
         bytes[bytes.count - 20] = "X".utf8.first!  // inside the routing id or the MAC: either way the MAC fails
-        #expect(throws: RoomTokenError.badSignature) { try signer.verifyPageToken(Base64URL.encode(bytes), now: 1_000) }
+        #expect(throws: RoomTokenError.badSignature) { try signer.verifyPageToken(TokenText.encode(bytes), now: 1_000) }
         let other = RoomTokenSigner(secret: Array(repeating: 7, count: 32))
         #expect(throws: RoomTokenError.badSignature) { try other.verifyPageToken(token, now: 1_000) }
         for bad in ["", "x", "not a token!", String(repeating: "A", count: 2_000), token + "A"] {

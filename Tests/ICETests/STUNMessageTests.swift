@@ -1,6 +1,6 @@
 import IOCore
 import Testing
-import TLS
+import Crypto
 @testable import ICE
 
 @Suite("STUN messages (RFC 8489, RFC 5769 vectors)")

@@ -3,76 +3,8 @@ import Testing
 @testable import IrisClient
 @testable import WebClient
 
-/// The byte-level pieces under the clients: SHA-1, WebSocket frames, HTTP heads, URLs.
+/// The byte-level pieces under the clients: URLs, tone levels (frames and heads: HTTPTests).
 struct WireFormatTests {
-    private func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
-
-    @Test func sha1KnownAnswers() {
-        #expect(hex(SHA1.digest([])) == "da39a3ee5e6b4b0d3255bfef95601890afd80709")
-        #expect(hex(SHA1.digest(Array("abc".utf8))) == "a9993e364706816aba3e25717850c26c9cd0d89d")
-        // Two blocks (56 bytes: the padding spills into a second block).
-        #expect(hex(SHA1.digest(Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8)))
-                == "84983e441c3bd26ebaae4aa1f95129e5e54670f1")
-        // RFC 6455 §1.3's example handshake.
-        let accept = Data(SHA1.digest(Array("dGhlIHNhbXBsZSBub25jZQ==258EAFA5-E914-47DA-95CA-C5AB0DC85B11".utf8))).base64EncodedString()
-        #expect(accept == "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=")
-    }
-
-    @Test func clientFramesAreMaskedWithEveryLengthForm() throws {
-        for length in [0, 5, 125, 126, 65_535, 65_536] {
-            let payload = (0..<length).map { UInt8(truncatingIfNeeded: $0) }
-            let bytes = WebSocketFrame(fin: true, opcode: .binary, payload: payload).encodedMasked(key: 0x1234_5678)
-            #expect(bytes[0] == 0x82)
-            #expect(bytes[1] & 0x80 == 0x80, "mask bit")
-            let header = length < 126 ? 2 : length <= 0xFFFF ? 4 : 10
-            #expect(bytes.count == header + 4 + length)
-            let key = Array(bytes[header..<(header + 4)])
-            #expect(key == [0x12, 0x34, 0x56, 0x78])
-            let unmasked = bytes[(header + 4)...].enumerated().map { $0.element ^ key[$0.offset & 3] }
-            #expect(unmasked == payload)
-        }
-    }
-
-    @Test func serverFramesParseAndViolationsAreRejected() throws {
-        // Incomplete frames wait for more bytes.
-        #expect(try WebSocketFrame.parse([0x81], limit: 100) == nil)
-        #expect(try WebSocketFrame.parse([0x81, 0x05, 0x68], limit: 100) == nil)
-        let (frame, used) = try #require(try WebSocketFrame.parse([0x81, 0x02, 0x68, 0x69, 0xFF], limit: 100))
-        #expect(frame == WebSocketFrame(fin: true, opcode: .text, payload: [0x68, 0x69]))
-        #expect(used == 4)
-        let rejected: [[UInt8]] = [
-            [0x81, 0x81, 0, 0, 0, 0, 0],  // masked by the server
-            [0xC1, 0x00],  // RSV1 without an extension
-            [0x83, 0x00],  // reserved opcode
-            [0x09, 0x00],  // fragmented ping
-            [0x89, 0x7E, 0x00, 0x7E],  // 126-byte ping
-        ]
-        for bytes in rejected {
-            #expect(throws: IrisTransportError.self, "\(bytes)") { try WebSocketFrame.parse(bytes[...], limit: 1000) }
-        }
-        #expect(throws: IrisTransportError.tooLarge(what: "WebSocket frame", limit: 10)) {
-            try WebSocketFrame.parse([0x82, 0x0B] + [UInt8](repeating: 0, count: 11), limit: 10)
-        }
-    }
-
-    @Test func responseHeadParsing() throws {
-        let head = try HTTPResponseHead.parse(Array(
-            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-A: 1\r\nx-a: 2\r\nX-Folded: one\r\n  two\r\nContent-Length: 7, 7".utf8))
-        #expect(head.status == 200)
-        #expect(head.reason == "OK")
-        #expect(head.headers["content-type"] == "application/json")
-        #expect(head.headers["x-a"] == "1, 2")
-        #expect(head.headers["x-folded"] == "one two")
-        #expect(try head.contentLength() == 7)
-        #expect(throws: IrisTransportError.self) { try HTTPResponseHead.parse(Array("SIP/2.0 200 OK".utf8)) }
-        #expect(throws: IrisTransportError.self) { try HTTPResponseHead.parse(Array("HTTP/1.1 2000 OK".utf8)) }
-        #expect(throws: IrisTransportError.self) { try HTTPResponseHead.parse(Array("HTTP/1.1 200 OK\r\nno colon".utf8)) }
-        let conflicting = try HTTPResponseHead.parse(Array("HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2".utf8))
-        #expect(throws: IrisTransportError.self) { try conflicting.contentLength() }
-        let chunked = try HTTPResponseHead.parse(Array("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked".utf8))
-        #expect(chunked.isChunked)
-    }
-
     @Test func urls() throws {
         #expect(try ClientURL.parse("ws://127.0.0.1:8080/v1/events?call=1")
                 == ClientURL(scheme: .ws, host: "127.0.0.1", port: 8080, target: "/v1/events?call=1"))

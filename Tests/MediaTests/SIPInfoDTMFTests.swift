@@ -62,9 +62,9 @@ import Testing
     ]
 
     @Test(arguments: bad)
-    func badBodiesThrowWithAStatusCode(_ item: Bad) {
+    func badBodiesThrowClassified(_ item: Bad) {
         #expect(throws: item.error) { try SIPInfoDTMF.parse(contentType: item.contentType, body: item.body) }
-        #expect(item.error.statusCode == (item.error == .unsupportedContentType(item.contentType) ? 415 : 400))
+        #expect(item.error.kind == (item.error == .unsupportedContentType(item.contentType) ? .unsupportedContentType : .malformedBody))
     }
 
     @Test func serializeRoundTrips() throws {

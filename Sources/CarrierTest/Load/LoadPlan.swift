@@ -1,5 +1,5 @@
 import Foundation
-import Gateway
+import Formats
 
 /// What a load run does (`irisgw test --load`, or a suite file's `load` section): calls
 /// started at up to `cps` per second (ramping from 1 cps over `rampSec`), at most
@@ -79,8 +79,8 @@ public enum LoadSuite {
 
     public static func parse(_ text: String, file: String) throws(SuiteError) -> (name: String, plan: LoadPlan) {
         let json: Data
-        do { json = try JSON5Document.jsonData(fromJSON5: text, file: file) } catch {
-            throw SuiteError(file: file, keyPath: error.keyPath, message: error.message)
+        do { json = try JSON5Document.jsonData(fromJSON5: text) } catch {
+            throw SuiteError(file: file, keyPath: error.keyPath, message: error.description)
         }
         guard let root = try? JSONSerialization.jsonObject(with: json) else {
             throw SuiteError(file: file, keyPath: "", message: "not a JSON5 document")

@@ -1,5 +1,5 @@
 import Foundation
-import Gateway
+import Formats
 import Synchronization
 
 /// How often `irisgw test --every` runs its suite: `30s`, `5m`, `1h` (a whole number, at

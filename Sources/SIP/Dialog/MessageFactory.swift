@@ -1,3 +1,4 @@
+import Crypto
 import SDP
 
 /// Identifiers RFC 3261 asks to be globally unique (tags §19.3, branches §8.1.1.7, Call-ID §8.1.1.4).

@@ -1,3 +1,5 @@
+import Crypto
+
 extension InviteSessionMachine {
     /// What a session needs to know of its agent.
     public struct Configuration: Sendable, Equatable {

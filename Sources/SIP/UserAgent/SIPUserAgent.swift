@@ -1,3 +1,4 @@
+import Crypto
 import Glibc
 import CLinux
 import SDP

@@ -1,4 +1,4 @@
-// A small JSON5 reader for trunk profiles.
+// A small JSON5 reader for trunk profiles, the serve configuration and carrier test suites.
 //
 // Foundation on Linux (Swift 6.3.1) has no `JSONSerialization` `.json5Allowed`, and
 // `JSONDecoder.allowsJSON5` drops key order, silently keeps one of two duplicate keys and
@@ -6,7 +6,7 @@
 // into a `JSON5Value` tree first and checked against the schema afterwards.
 
 /// One value of a JSON5 document, objects keeping their keys in document order.
-enum JSON5Value: Equatable, Sendable {
+package enum JSON5Value: Equatable, Sendable {
     case null
     case bool(Bool)
     /// An integer literal (decimal or hexadecimal) that fits in `Int`.
@@ -18,7 +18,7 @@ enum JSON5Value: Equatable, Sendable {
     case object([JSON5Member])
 
     /// How the value is named in a type error: "a string", "number 1.5", "an array".
-    var kindDescription: String {
+    package var kindDescription: String {
         switch self {
         case .null: return "null"
         case .bool(let b): return "boolean \(b)"
@@ -32,20 +32,35 @@ enum JSON5Value: Equatable, Sendable {
 }
 
 /// A key and its value inside a JSON5 object.
-struct JSON5Member: Equatable, Sendable {
-    var key: String
-    var value: JSON5Value
+package struct JSON5Member: Equatable, Sendable {
+    package var key: String
+    package var value: JSON5Value
+
+    package init(key: String, value: JSON5Value) {
+        self.key = key
+        self.value = value
+    }
 }
 
 /// A JSON5 syntax error: where, inside which key path, and what was expected.
-struct JSON5SyntaxError: Error, Equatable, Sendable {
+package struct JSON5SyntaxError: Error, Equatable, Sendable, CustomStringConvertible {
     /// 1-based line of the offending character.
-    var line: Int
+    package var line: Int
     /// 1-based column, counted in Unicode scalars.
-    var column: Int
+    package var column: Int
     /// The key path of the value being read when the error was found ("" at the top).
-    var keyPath: String
-    var message: String
+    package var keyPath: String
+    package var message: String
+
+    package init(line: Int, column: Int, keyPath: String, message: String) {
+        self.line = line
+        self.column = column
+        self.keyPath = keyPath
+        self.message = message
+    }
+
+    /// `JSON5 syntax error at line 3, column 7: <message>`, as profile and suite errors say it.
+    package var description: String { "JSON5 syntax error at line \(line), column \(column): \(message)" }
 }
 
 /// Reads a JSON5 document (https://spec.json5.org) into a `JSON5Value`.
@@ -62,7 +77,7 @@ struct JSON5SyntaxError: Error, Equatable, Sendable {
 /// config file), unquoted keys cannot contain `\u` escapes, nesting is limited to 64 levels and a
 /// document to 1 MiB (profiles and suites are a few KiB; the limits keep a hostile file from
 /// exhausting the stack or memory).
-struct JSON5Reader {
+package struct JSON5Reader {
     private let bytes: [UInt8]
     private var index = 0
     private var line = 1
@@ -75,11 +90,11 @@ struct JSON5Reader {
     }
 
     private static let maxDepth = 64
-    static let maxBytes = 1 << 20
+    package static let maxBytes = 1 << 20
 
     /// Parses a whole document; anything after the top-level value other than white space
     /// and comments is an error.
-    static func parse(_ text: String) throws(JSON5SyntaxError) -> JSON5Value {
+    package static func parse(_ text: String) throws(JSON5SyntaxError) -> JSON5Value {
         guard text.utf8.count <= maxBytes else {
             throw JSON5SyntaxError(line: 1, column: 1, keyPath: "",
                                    message: "the document is \(text.utf8.count) bytes, more than the \(maxBytes) allowed")

@@ -1,8 +1,6 @@
-import Foundation  // base64 only
-
-// RFC 6455 framing for both ends of a WebSocket: this module's client masks what it sends
+// RFC 6455 framing for both ends of a WebSocket: the client (WebClient) masks what it sends
 // and refuses masked frames; the control API's server (ControlAPI) sends unmasked frames and
-// requires masked ones. One codec, `package` so ControlAPI can use it.
+// requires masked ones. One codec for both.
 
 /// One WebSocket frame (RFC 6455 §5.2), unmasked.
 package struct WebSocketFrame: Sendable, Equatable {
@@ -93,29 +91,29 @@ package struct WebSocketFrame: Sendable, Equatable {
     /// extension (§5.2), unknown opcodes, fragmented or oversized control frames (§5.5), and
     /// a 64-bit length with the top bit set (§5.2); a payload over `limit` is `.tooLarge`
     /// (the client then closes with 1009, message too big).
-    package static func parse(_ bytes: ArraySlice<UInt8>, limit: Int) throws(IrisTransportError) -> (WebSocketFrame, Int)? {
+    package static func parse(_ bytes: ArraySlice<UInt8>, limit: Int) throws(WebSocketFrameError) -> (WebSocketFrame, Int)? {
         try parse(bytes, limit: limit, fromClient: false)
     }
 
     /// Parses one frame from a client (the server's side): the same checks as `parse`,
     /// except that the frame must be masked (§5.1); the payload is returned unmasked.
-    package static func parseMasked(_ bytes: ArraySlice<UInt8>, limit: Int) throws(IrisTransportError) -> (WebSocketFrame, Int)? {
+    package static func parseMasked(_ bytes: ArraySlice<UInt8>, limit: Int) throws(WebSocketFrameError) -> (WebSocketFrame, Int)? {
         try parse(bytes, limit: limit, fromClient: true)
     }
 
-    private static func parse(_ bytes: ArraySlice<UInt8>, limit: Int, fromClient: Bool) throws(IrisTransportError) -> (WebSocketFrame, Int)? {
+    private static func parse(_ bytes: ArraySlice<UInt8>, limit: Int, fromClient: Bool) throws(WebSocketFrameError) -> (WebSocketFrame, Int)? {
         guard bytes.count >= 2 else { return nil }
         let b0 = bytes[bytes.startIndex], b1 = bytes[bytes.startIndex + 1]
-        guard b0 & 0x70 == 0 else { throw .webSocketProtocol("reserved bits set without a negotiated extension", code: 1002) }
+        guard b0 & 0x70 == 0 else { throw .protocolViolation("reserved bits set without a negotiated extension", code: 1002) }
         guard let opcode = Opcode(rawValue: b0 & 0x0F) else {
-            throw .webSocketProtocol("unknown opcode \(b0 & 0x0F)", code: 1002)
+            throw .protocolViolation("unknown opcode \(b0 & 0x0F)", code: 1002)
         }
         let fin = b0 & 0x80 != 0
         let masked = b1 & 0x80 != 0
         if fromClient {
-            guard masked else { throw .webSocketProtocol("the client sent an unmasked frame", code: 1002) }
+            guard masked else { throw .protocolViolation("the client sent an unmasked frame", code: 1002) }
         } else {
-            guard !masked else { throw .webSocketProtocol("the server masked a frame", code: 1002) }
+            guard !masked else { throw .protocolViolation("the server masked a frame", code: 1002) }
         }
         var header = 2
         var length = UInt64(b1 & 0x7F)
@@ -127,12 +125,12 @@ package struct WebSocketFrame: Sendable, Equatable {
             guard bytes.count >= 10 else { return nil }
             length = 0
             for i in 2..<10 { length = length << 8 | UInt64(bytes[bytes.startIndex + i]) }
-            guard length >> 63 == 0 else { throw .webSocketProtocol("64-bit payload length with the top bit set", code: 1002) }
+            guard length >> 63 == 0 else { throw .protocolViolation("64-bit payload length with the top bit set", code: 1002) }
             header = 10
         }
         if opcode.isControl {
-            guard fin else { throw .webSocketProtocol("fragmented control frame", code: 1002) }
-            guard length <= 125 else { throw .webSocketProtocol("control frame of \(length) bytes (max 125)", code: 1002) }
+            guard fin else { throw .protocolViolation("fragmented control frame", code: 1002) }
+            guard length <= 125 else { throw .protocolViolation("control frame of \(length) bytes (max 125)", code: 1002) }
         }
         guard length <= UInt64(limit) else { throw .tooLarge(what: "WebSocket frame", limit: limit) }
         let maskStart = header
@@ -147,56 +145,5 @@ package struct WebSocketFrame: Sendable, Equatable {
             for i in payload.indices { payload[i] ^= mask[i & 3] }
         }
         return (WebSocketFrame(fin: fin, opcode: opcode, payload: payload), total)
-    }
-}
-
-/// Joins fragmented data frames into messages (RFC 6455 §5.4), for both ends.
-package struct WebSocketMessageAssembler: Sendable {
-    /// The largest message accepted, fragments added up.
-    package let limit: Int
-    private var opcode: WebSocketFrame.Opcode?
-    private var fragments: [UInt8] = []
-
-    package init(limit: Int) { self.limit = limit }
-
-    /// Takes a text, binary or continuation frame; returns the message once its last
-    /// fragment is in. Throws 1002 for a continuation with nothing to continue or a new
-    /// message inside a fragmented one, and `.tooLarge` (1009) past `limit`.
-    package mutating func add(_ frame: WebSocketFrame) throws(IrisTransportError) -> (opcode: WebSocketFrame.Opcode, payload: [UInt8])? {
-        switch frame.opcode {
-        case .text, .binary:
-            guard opcode == nil else {
-                throw .webSocketProtocol("a new \(frame.opcode) message began inside a fragmented one", code: 1002)
-            }
-            guard frame.payload.count <= limit else { throw .tooLarge(what: "WebSocket message", limit: limit) }
-            if frame.fin { return (frame.opcode, frame.payload) }
-            opcode = frame.opcode
-            fragments = frame.payload
-            return nil
-        case .continuation:
-            guard let first = opcode else {
-                throw .webSocketProtocol("continuation frame with no message to continue", code: 1002)
-            }
-            guard fragments.count + frame.payload.count <= limit else {
-                throw .tooLarge(what: "WebSocket message", limit: limit)
-            }
-            fragments += frame.payload
-            guard frame.fin else { return nil }
-            defer { fragments = []; opcode = nil }
-            return (first, fragments)
-        case .close, .ping, .pong:
-            return nil
-        }
-    }
-}
-
-/// The opening handshake's check value, for both ends.
-package enum WebSocketHandshake {
-    /// The RFC 6455 §1.3 GUID appended to the key before hashing.
-    static let guid = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
-
-    /// Sec-WebSocket-Accept for a Sec-WebSocket-Key (§4.2.2): base64(SHA-1(key + GUID)).
-    package static func accept(key: String) -> String {
-        Data(SHA1.digest(Array((key + guid).utf8))).base64EncodedString()
     }
 }

@@ -1,6 +1,6 @@
-// HTTP/1.1 syntax shared by the client (this module) and the control API's server
-// (ControlAPI imports WebClient): tokens, field lists, Content-Length and chunk-size lines.
-// `package`, not `public`: these are the package's own helpers, not part of the client API.
+// HTTP/1.1 syntax shared by the client (WebClient) and the control API's server (ControlAPI):
+// tokens, field lists, Content-Length and chunk-size lines.
+// `package`, not `public`: these are the package's own helpers, not part of any public API.
 
 /// RFC 9110 / RFC 9112 grammar pieces both HTTP directions need.
 package enum HTTPSyntax {
@@ -17,6 +17,12 @@ package enum HTTPSyntax {
     /// A non-empty run of tchar (a method, a field name).
     package static func isToken(_ bytes: some Collection<UInt8>) -> Bool {
         !bytes.isEmpty && bytes.allSatisfy(isTokenByte)
+    }
+
+    /// Adds one field line to a parsed header section: names lower-cased by the caller, a
+    /// repeated field's values joined with ", " (RFC 9110 §5.3), as both directions read them.
+    package static func addField(_ name: String, _ value: String, to headers: inout [String: String]) {
+        if let earlier = headers[name] { headers[name] = earlier + ", " + value } else { headers[name] = value }
     }
 
     /// The lower-cased members of a comma-separated field ("keep-alive, Upgrade" ->
@@ -48,5 +54,14 @@ package enum HTTPSyntax {
         case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"), UInt8(ascii: "A")...UInt8(ascii: "F"): true
         default: false
         }
+    }
+}
+
+extension StringProtocol {
+    /// Without leading and trailing spaces and tabs (HTTP's optional whitespace).
+    package func trimmingSpaces() -> String {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else { return "" }
+        return String(self[first...last])
     }
 }

@@ -1,59 +1,12 @@
 // RFC 9112 request parsing for the server: the head (request line and header fields) once
-// it is complete, and chunked bodies incrementally. Strict where leniency lets a request be
+// it is complete (chunked bodies: ChunkedBodyDecoder). Strict where leniency lets a request be
 // read two ways (request smuggling): obs-fold, bare CR or LF, space before a colon,
 // Content-Length with Transfer-Encoding, and unknown transfer codings are all refused.
 
-import WebClient
-
-/// A request the server refuses to read further, with the status it answers.
-struct HTTPRequestError: Error, Equatable {
-    let status: Int
-    /// Fixed text for the JSON error body; never echoes the request.
-    let message: String
-
-    init(_ status: Int, _ message: String) {
-        self.status = status
-        self.message = message
-    }
-
-    /// What `HTTPServerStatistics` counts it as.
-    var refusal: HTTPServerStatistics.Refusal {
-        switch status {
-        case 413: .bodyTooLarge
-        case 431: .headerTooLarge
-        default: .badRequest
-        }
-    }
-}
-
-/// A parsed request head.
-struct HTTPRequestHead: Equatable {
-    enum Body: Equatable {
-        case none
-        case length(Int)
-        case chunked
-    }
-
-    var method: String
-    /// The request target as sent (origin-form, absolute-form or "*").
-    var target: String
-    /// 0 for HTTP/1.0, 1 for HTTP/1.1.
-    var minorVersion: Int
-    /// Lower-cased names; repeated fields joined with ", ".
-    var headers: [String: String]
-    var body: Body
-    /// The connection may carry another request after this one.
-    var keepAlive: Bool
-    /// `Expect: 100-continue` on HTTP/1.1: the client waits for 100 before the body.
-    var expectsContinue: Bool
-    /// GET with `Connection: upgrade` and `Upgrade: websocket`.
-    var wantsWebSocket: Bool
-}
-
-enum HTTPRequestParser {
+package enum HTTPRequestParser {
     /// The length of the head including its CRLFCRLF, when `bytes` holds all of it. The
     /// search starts at `from` (bytes before it were searched already).
-    static func headLength(_ bytes: ArraySlice<UInt8>, from: Int) -> Int? {
+    package static func headLength(_ bytes: ArraySlice<UInt8>, from: Int) -> Int? {
         var i = bytes.startIndex + max(0, from - 3)
         let end = bytes.endIndex
         while i + 4 <= end {
@@ -68,7 +21,7 @@ enum HTTPRequestParser {
     }
 
     /// Parses a complete head (with or without its final CRLFCRLF).
-    static func parseHead(_ bytes: ArraySlice<UInt8>) throws(HTTPRequestError) -> HTTPRequestHead {
+    package static func parseHead(_ bytes: ArraySlice<UInt8>) throws(HTTPRequestError) -> HTTPRequestHead {
         var lines = try splitLines(bytes)
         while lines.last?.isEmpty == true { lines.removeLast() }
         guard let requestLine = lines.first else { throw HTTPRequestError(400, "empty request") }
@@ -79,11 +32,7 @@ enum HTTPRequestParser {
         for line in lines.dropFirst() {
             let (name, value) = try parseField(line)
             if name == "host" { hostCount += 1 }
-            if let earlier = headers[name] {
-                headers[name] = earlier + ", " + value
-            } else {
-                headers[name] = value
-            }
+            HTTPSyntax.addField(name, value, to: &headers)
         }
         // RFC 9112 §3.2: exactly one Host in HTTP/1.1.
         if minor == 1, hostCount != 1 { throw HTTPRequestError(400, hostCount == 0 ? "missing Host header" : "more than one Host header") }
@@ -175,116 +124,4 @@ enum HTTPRequestParser {
     }
 
     private static func isDigit(_ b: UInt8) -> Bool { b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9") }
-}
-
-/// Decodes a chunked body (RFC 9112 §7.1) as its bytes arrive; trailer fields are read and
-/// dropped.
-struct ChunkedBodyDecoder {
-    private enum State {
-        case size
-        case data(remaining: Int)
-        case dataEnd
-        case trailers
-        case done
-    }
-
-    private var state = State.size
-    private var trailerBytes = 0
-    /// The body so far.
-    private(set) var body: [UInt8] = []
-    let maxBodyBytes: Int
-    let maxTrailerBytes: Int
-
-    init(maxBodyBytes: Int, maxTrailerBytes: Int) {
-        self.maxBodyBytes = maxBodyBytes
-        self.maxTrailerBytes = maxTrailerBytes
-    }
-
-    var isDone: Bool {
-        if case .done = state { return true }
-        return false
-    }
-
-    /// Consumes what it can from `input`; true once the whole body is in.
-    mutating func decode(_ input: inout ByteBuffer) throws(HTTPRequestError) -> Bool {
-        while true {
-            switch state {
-            case .done:
-                return true
-            case .size:
-                guard let line = try takeLine(&input, limit: 1024) else { return false }
-                guard let size = HTTPSyntax.chunkSize(line: line) else { throw HTTPRequestError(400, "malformed chunk size") }
-                if size == 0 {
-                    state = .trailers
-                } else {
-                    guard size <= maxBodyBytes - body.count else { throw HTTPRequestError(413, "request body too large") }
-                    state = .data(remaining: size)
-                }
-            case .data(let remaining):
-                guard input.count > 0 else { return false }
-                let n = min(remaining, input.count)
-                body += input.unread.prefix(n)
-                input.consume(n)
-                state = n == remaining ? .dataEnd : .data(remaining: remaining - n)
-            case .dataEnd:
-                guard input.count >= 2 else { return false }
-                guard input.unread.starts(with: [13, 10]) else { throw HTTPRequestError(400, "chunk data not followed by CRLF") }
-                input.consume(2)
-                state = .size
-            case .trailers:
-                guard let line = try takeLine(&input, limit: maxTrailerBytes) else { return false }
-                if line.isEmpty {
-                    state = .done
-                } else {
-                    trailerBytes += line.count + 2
-                    guard trailerBytes <= maxTrailerBytes else { throw HTTPRequestError(431, "trailer fields too large") }
-                }
-            }
-        }
-    }
-
-    /// One CRLF-terminated line without its CRLF, or nil until it is complete.
-    private func takeLine(_ input: inout ByteBuffer, limit: Int) throws(HTTPRequestError) -> [UInt8]? {
-        let unread = input.unread
-        guard let lf = unread.firstIndex(of: 10) else {
-            guard unread.count <= limit else { throw HTTPRequestError(400, "chunked framing line too long") }
-            return nil
-        }
-        guard lf > unread.startIndex, unread[lf - 1] == 13 else { throw HTTPRequestError(400, "bare LF in chunked framing") }
-        let line = Array(unread[unread.startIndex..<(lf - 1)])
-        guard line.count <= limit else { throw HTTPRequestError(400, "chunked framing line too long") }
-        input.consume(lf + 1 - unread.startIndex)
-        return line
-    }
-}
-
-/// Bytes received and not consumed yet: `unread` is the front of the stream.
-struct ByteBuffer {
-    private var bytes: [UInt8] = []
-    private var start = 0
-
-    var count: Int { bytes.count - start }
-    var isEmpty: Bool { count == 0 }
-    var unread: ArraySlice<UInt8> { bytes[start...] }
-
-    mutating func append(_ data: UnsafeRawBufferPointer) {
-        bytes.append(contentsOf: data)
-    }
-
-    mutating func consume(_ n: Int) {
-        start += n
-        if start >= bytes.count {
-            bytes.removeAll(keepingCapacity: bytes.capacity <= 65_536)
-            start = 0
-        } else if start >= 16_384, start >= bytes.count / 2 {
-            // Drop consumed bytes once they are the larger part, so the buffer does not grow.
-            bytes.removeFirst(start)
-            start = 0
-        }
-    }
-
-    mutating func removeAll() {
-        bytes.removeAll(keepingCapacity: false)
-        start = 0
-    }
 }

@@ -1,5 +1,5 @@
 import Testing
-@testable import Gateway
+import Formats
 
 @Test func json5ReaderReadsTheJSON5Extensions() throws {
     let text = """

@@ -4,9 +4,9 @@ import Foundation
 /// project's JSON5 reader (line and column on a syntax error) and handed on as plain JSON,
 /// so `Codable` types can decode it. Key checking is the decoding type's job.
 public enum JSON5Document {
-    /// The JSON equivalent of JSON5 `text`; errors name `file`.
-    public static func jsonData(fromJSON5 text: String, file: String) throws(ProfileError) -> Data {
-        let tree = try ProfileSchema.tree(text, file: file)
+    /// The JSON equivalent of JSON5 `text`; the caller names its file in the error.
+    package static func jsonData(fromJSON5 text: String) throws(JSON5SyntaxError) -> Data {
+        let tree = try JSON5Reader.parse(text)
         var out = ""
         write(tree, into: &out)
         return Data(out.utf8)

@@ -1,17 +1,23 @@
 import COpenSSL
 
 /// A small wrapper over OpenSSL's libcrypto: the hashes, MACs and randomness that SIP digest
-/// authentication, room tokens and STUN (HMAC-SHA1, RFC 8489 §14.5) need.
+/// authentication, room tokens, the API key, the WebSocket handshake and STUN (HMAC-SHA1,
+/// RFC 8489 §14.5) need.
 ///
-/// It lives in the TLS module (which holds OpenSSL) so that every module reaches libcrypto
-/// through one file; SIP re-exports TLS, so SIP's users see `Crypto` as before. This is the
-/// only file that touches libcrypto; everything above it works with `[UInt8]` and `String`
-/// (or caller-owned raw buffers, for the per-packet HMAC).
+/// It is its own module so that a user of a hash needs neither TLS nor SIP; everything above
+/// it works with `[UInt8]` and `String` (or caller-owned raw buffers, for the per-packet HMAC).
+/// Hex and base64 are in this module too (Hex.swift, Base64.swift).
 public enum Crypto {
     /// The MD5 digest (16 bytes) of `bytes`. MD5 is broken for collision resistance; it is here
     /// only because RFC 2617/3261 digest authentication still requires it.
     public static func md5(_ bytes: [UInt8]) -> [UInt8] {
         digest(bytes, EVP_md5())
+    }
+
+    /// The SHA-1 digest (20 bytes) of `bytes`. Only where a protocol fixes it as a check value
+    /// (the WebSocket handshake's Sec-WebSocket-Accept, RFC 6455 §4.2.2), not for security.
+    public static func sha1(_ bytes: [UInt8]) -> [UInt8] {
+        digest(bytes, EVP_sha1())
     }
 
     /// The SHA-256 digest (32 bytes) of `bytes`.
@@ -83,18 +89,6 @@ public enum Crypto {
             for index in out.indices { out[index] = generator.next() }
         }
         return out
-    }
-
-    /// Lowercase hexadecimal form of `bytes` (two digits per byte).
-    public static func hex(_ bytes: [UInt8]) -> String {
-        let digits: [UInt8] = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0f)])
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// Compares two byte strings in time that depends only on their lengths, never on where they
