@@ -2,13 +2,20 @@ import Foundation
 import Glibc
 import IOCore
 import Synchronization
+import Testing
+
+/// Every suite of this target, one test at a time: the out-of-descriptors test lowers the
+/// process's descriptor limit for a moment, which would fail a socket another test opens.
+@Suite(.serialized) struct IOCoreSuites {}
 
 /// Newline-delimited frames, for driving the stream layer without any protocol: a line
 /// longer than `maxLine` is a framing error.
 struct LineFramer: StreamFramer {
     struct TooLong: Error, Equatable {}
-    var maxLine = 1024
+    var maxLine: Int
     private var buffer: [UInt8] = []
+
+    init(maxLine: Int = 1024) { self.maxLine = maxLine }
 
     var pending: Int { buffer.count }
 
@@ -68,18 +75,18 @@ final class StreamHarness: @unchecked Sendable {
     let seen = Seen()
     private(set) var listener: StreamListener?
     private(set) var connections: [LineConnection] = []
-    let port: Int
+    private(set) var port = 0
 
-    init(settings: StreamConnectionSettings = StreamConnectionSettings(), caps: StreamConnectionCaps? = nil,
+    init(settings: StreamConnectionSettings = StreamConnectionSettings(), maxConnections: Int = 100, maxPerSource: Int = 100,
          security: (@Sendable () -> (any StreamSecurity)?)? = nil, echo: Bool = false) throws {
         loop = try EventLoop()
         loop.start(name: "iocore-test")
         let made = loop.sync { () -> Result<Int, SocketError> in
-            do {
-                let caps = caps ?? StreamConnectionCaps(maxConnections: 100, maxPerSource: 100)
+            do throws(SocketError) {
+                let caps = StreamConnectionCaps(maxConnections: maxConnections, maxPerSource: maxPerSource)
                 let l = try StreamListener(loop: self.loop, bind: SocketAddress(host: "127.0.0.1", port: 0), caps: caps,
                                            acceptBackoff: 0.05)
-                l.onRefused = { [seen] in seen.refused($0) }
+                l.onRefused = { [seen = self.seen] in seen.refused($0) }
                 l.onAccept = { [unowned self] fd, peer in
                     let c = LineConnection(accepted: fd, peer: peer, loop: self.loop, framer: LineFramer(maxLine: 64),
                                            security: security?(), settings: settings, caps: caps)
