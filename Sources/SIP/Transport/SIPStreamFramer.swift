@@ -2,7 +2,8 @@
 /// the first empty line and Content-Length (mandatory on streams) gives the body size.
 /// Handles partial reads and several messages in one read; CRLF keep-alives between
 /// messages (RFC 5626 §3.5.1) are skipped. Limits stop a peer from making us buffer forever.
-public struct SIPStreamFramer: Sendable {
+/// The stream layer's framer for SIP (IOCore's `StreamFramer`).
+public struct SIPStreamFramer: StreamFramer, Sendable {
     public enum FramingError: Error, Sendable, Equatable {
         case headerTooLarge
         case bodyTooLarge(Int)
@@ -54,6 +55,11 @@ public struct SIPStreamFramer: Sendable {
             buffer.removeFirst(total)
         }
         return out
+    }
+
+    /// `append` for bytes read from a socket (the stream layer's call), specialised here.
+    public mutating func append(_ bytes: UnsafeRawBufferPointer) throws(FramingError) -> [[UInt8]] {
+        try append(bytes[...])
     }
 
     /// The longest start line we wait for before judging the stream.

@@ -21,7 +21,7 @@ extension SIPTransports {
     static let maxRouteSources = 4096
 
     static func kernelSource(toward peer: SocketAddress) -> String? {
-        guard let fd = try? socket(for: peer, type: SOCK_DGRAM) else { return nil }
+        guard let fd = try? StreamSocket.make(for: peer, type: SOCK_DGRAM) else { return nil }
         defer { close(fd) }
         // Any port will do for a route lookup; port 0 is refused by some kernels.
         let probe = SocketAddress(host: peer.host, port: peer.port == 0 ? 9 : peer.port)

@@ -62,7 +62,8 @@ final class SIPTransports {
     var onWire: ((SIPWireMessage) -> Void)?
 
     private(set) var udpSockets: [UDPSocket] = []
-    internal(set) var tcpListeners: [(fd: Int32, local: SocketAddress, transport: SIPTransportProtocol)] = []
+    internal(set) var tcpListeners: [(listener: StreamListener, transport: SIPTransportProtocol)] = []
+    /// Open stream connections by descriptor (`SIPPeer.connection`).
     var connections: [Int32: Connection] = [:]
     var connectionByPeer: [StreamKey: Int32] = [:]
     /// The TLS listeners' context (our certificate, client verification); a reload replaces
@@ -73,13 +74,13 @@ final class SIPTransports {
     /// The TLS target of a peer that carries none (an in-dialog hop, a BYE after a
     /// restart); nil answer: its address as the name, the system trust store.
     var tlsTarget: ((SocketAddress) -> SIPTLSTarget?)?
-    var connectionsPerSource: [String: Int] = [:]
-    var sweepTimer: SIPEventLoop.Timer?
     var receiveBuffer = [UInt8](repeating: 0, count: 65_536)
     /// Destination host -> our source address toward it (`SIPTransports+Routes.swift`).
     var routeSources: [String: String] = [:]
-    /// `limits.maxConnections`, or half the file-descriptor limit when that is lower.
-    lazy var connectionCap: Int = min(limits.maxConnections, max(16, Self.descriptorLimit() / 2))
+    /// Stream connections in all (`limits.maxConnections`, or half the file-descriptor limit
+    /// when that is lower) and per source IP, both directions.
+    lazy var caps = StreamConnectionCaps(maxConnections: StreamConnectionCaps.cap(limits.maxConnections),
+                                         maxPerSource: limits.maxConnectionsPerSource)
 
     /// What a stream connection is reused for: the transport, the address and, for TLS we
     /// opened, the name and trust it was checked with.
@@ -89,49 +90,26 @@ final class SIPTransports {
         var tls: SIPTLSTarget?
     }
 
+    /// A SIP stream: the stream layer's connection with SIP's framer.
+    typealias SIPStream = StreamConnection<SIPStreamFramer>
+
+    /// One stream connection and what SIP keeps about it.
     final class Connection {
-        let fd: Int32
-        let peer: SocketAddress
+        let stream: SIPStream
         let transport: SIPTransportProtocol
         let key: StreamKey
-        /// Accepted from a peer (not opened by us toward a trunk).
-        let inbound: Bool
-        var framer = SIPStreamFramer()
-        /// Bytes for the socket: the messages themselves over TCP, ciphertext over TLS.
-        var outbox: [UInt8] = []
-        /// The TLS layer between the socket and the framer; nil over TCP.
-        var tls: TLSStream?
-        /// When the TLS handshake must be done by (loop clock); nil once it is, and over TCP.
-        var handshakeDeadline: Double?
-        var connecting: Bool
-        /// Last byte in or out (loop clock).
-        var lastActivity: Double
-        /// When the message now arriving began (or the connection was accepted, until its
-        /// first message); nil between messages.
-        var messageStarted: Double?
-        /// When our keep-alive ping went out, until anything comes back.
-        var pingSentAt: Double?
         /// We sent something over it: requests of ours may wait on it (a failure then has
         /// transactions to fail; a scanner's connection that goes has none to look for).
         var carried = false
-        init(fd: Int32, peer: SocketAddress, key: StreamKey, inbound: Bool, connecting: Bool, now: Double) {
-            self.fd = fd
-            self.peer = peer
+
+        init(stream: SIPStream, key: StreamKey) {
+            self.stream = stream
             self.key = key
             self.transport = key.transport
-            self.inbound = inbound
-            self.connecting = connecting
-            lastActivity = now
-            messageStarted = inbound ? now : nil
         }
 
-        /// Bytes waiting to leave: the outbox and what TLS holds until its handshake is done.
-        var queued: Int { outbox.count + (tls?.heldCount ?? 0) }
-        /// Our end of the connection, looked up once when first needed.
-        lazy var local: SocketAddress = SocketAddress.local(of: fd) ?? peer
-
         /// The peer as messages from this connection name it.
-        var sipPeer: SIPPeer { SIPPeer(transport: transport, address: peer, connection: fd, tls: key.tls) }
+        var sipPeer: SIPPeer { SIPPeer(transport: transport, address: stream.peer, connection: stream.fd, tls: key.tls) }
     }
 
     init(loop: SIPEventLoop, limits: SIPTransportLimits = SIPTransportLimits()) {
@@ -164,21 +142,16 @@ final class SIPTransports {
             loop.unregister(fd: udpSockets[i].fd)
             udpSockets.remove(at: i)
         case .tcp, .tls:
-            guard let i = tcpListeners.firstIndex(where: { $0.local == address && $0.transport == transport }) else { return }
-            loop.unregister(fd: tcpListeners[i].fd)
-            close(tcpListeners[i].fd)
+            guard let i = tcpListeners.firstIndex(where: { $0.listener.local == address && $0.transport == transport }) else { return }
+            tcpListeners[i].listener.close()
             tcpListeners.remove(at: i)
         }
     }
 
     func closeAll() {
         for socket in udpSockets { loop.unregister(fd: socket.fd) }
-        for (fd, _, _) in tcpListeners {
-            loop.unregister(fd: fd)
-            close(fd)
-        }
+        for (listener, _) in tcpListeners { listener.close() }
         for fd in connections.keys { closeConnection(fd) }
-        loop.cancel(sweepTimer)
         udpSockets = []
         tcpListeners = []
     }
@@ -231,42 +204,4 @@ final class SIPTransports {
     /// datagrams arrive faster than the loop handles them, and the receive queue grows
     /// toward overflow, where the kernel would drop our own calls' responses with the rest.
     internal(set) var udpBacklogged = false
-
-    // MARK: Sockets
-
-    static func socket(for address: SocketAddress, type: __socket_type) throws -> Int32 {
-        let family = address.isIPv6 ? AF_INET6 : AF_INET
-        let fd = Glibc.socket(family, Int32(type.rawValue | SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw SocketError("socket") }
-        if address.isIPv6 {
-            var on: Int32 = 1
-            setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &on, socklen_t(MemoryLayout<Int32>.size))
-        }
-        return fd
-    }
-
-    static func bind(_ fd: Int32, _ address: SocketAddress) throws {
-        guard let rc = address.withSockAddr({ Glibc.bind(fd, $0, $1) }) else {
-            close(fd)
-            throw SocketError("bind \(address): not a numeric address", code: EINVAL)
-        }
-        guard rc == 0 else {
-            let code = errno
-            close(fd)
-            throw SocketError("bind \(address)", code: code)
-        }
-    }
-
-    /// The soft RLIMIT_NOFILE, raised to the hard limit first (the default soft limit of
-    /// 1024 is far too low for a gateway; the hard one is the administrator's choice).
-    static func descriptorLimit() -> Int {
-        var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
-        if limit.rlim_cur < limit.rlim_max {
-            var raised = limit
-            raised.rlim_cur = limit.rlim_max
-            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
-        }
-        return limit.rlim_cur == rlim_t.max ? 1 << 20 : Int(min(limit.rlim_cur, 1 << 20))
-    }
 }

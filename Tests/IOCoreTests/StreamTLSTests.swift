@@ -1,0 +1,63 @@
+import Glibc
+import IOCore
+import Synchronization
+import TLS
+import TestSupport
+import Testing
+
+extension IOCoreSuites {
+    /// TLS through the stream layer: `TLSStream` as the security layer of both ends (server and
+    /// client connections on one loop, certificates from the test PKI).
+    @Suite struct StreamTLSTests {
+        @Test func framesCrossATLSConnectionBothWays() async throws {
+            let pki = try TestPKI()
+            defer { pki.remove() }
+            let cert = try pki.issue("server", commonName: "localhost", altNames: ["DNS:localhost"])
+            let serverContext = try TLSContext(server: TLSServerSettings(certificateFile: cert.certificate, keyFile: cert.key))
+            let settings = StreamConnectionSettings(handshakeTimeout: 5)
+            let h = try StreamHarness(settings: settings, security: { TLSStream(server: serverContext) }, echo: true)
+            defer { h.stop() }
+            let client = TLSClientSettings(caFile: pki.caFile, names: .https)
+            let clientContext = try TLSContext(client: client)
+            let port = h.port
+            h.onLoop { h in
+                let tls = TLSStream(client: clientContext, target: TLSTarget(serverName: "localhost", client: client))!
+                let c = try! LineConnection.connect(to: SocketAddress(host: "127.0.0.1", port: port), loop: h.loop,
+                                                    framer: LineFramer(), security: tls, settings: settings)
+                h.watch(c, echo: false)
+                c.start()
+                // Held by TLS until the server's certificate and name checked out.
+                c.send(Array("secret\n".utf8))
+            }
+            #expect(await eventually(timeout: 10) { h.seen.frames == ["secret", "secret"] })
+            #expect(h.onLoop { $0.connections.allSatisfy { $0.security?.isEstablished == true } })
+            #expect(h.seen.ends.isEmpty)
+        }
+
+        @Test func aClientThatDistrustsTheServerEndsWithTheSecurityFailure() async throws {
+            let pki = try TestPKI()
+            defer { pki.remove() }
+            let other = try TestPKI(name: "other CA")
+            defer { other.remove() }
+            let cert = try pki.issue("server", commonName: "localhost", altNames: ["DNS:localhost"])
+            let serverContext = try TLSContext(server: TLSServerSettings(certificateFile: cert.certificate, keyFile: cert.key))
+            let h = try StreamHarness(settings: StreamConnectionSettings(handshakeTimeout: 5), security: { TLSStream(server: serverContext) })
+            defer { h.stop() }
+            let client = TLSClientSettings(caFile: other.caFile, names: .https)
+            let clientContext = try TLSContext(client: client)
+            let port = h.port
+            let failure = Mutex<TLSFailure?>(nil)
+            h.onLoop { h in
+                let tls = TLSStream(client: clientContext, target: TLSTarget(serverName: "localhost", client: client))!
+                let c = try! LineConnection.connect(to: SocketAddress(host: "127.0.0.1", port: port), loop: h.loop,
+                                                    framer: LineFramer(), security: tls, settings: StreamConnectionSettings())
+                c.onClose = { _, why in
+                    if case .security(let error) = why { failure.withLock { $0 = error as? TLSFailure } }
+                }
+                c.start()
+                h.retain(c)
+            }
+            #expect(await eventually(timeout: 10) { failure.withLock { $0 } == .unknownCA })
+        }
+    }
+}
