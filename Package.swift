@@ -62,6 +62,8 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "SIPTests", dependencies: ["SIP", "TLS", "TestSupport"]),
         .testTarget(name: "DNSTests", dependencies: ["DNS"]),
+        // Loop confinement (LoopBound, assertInLoop), with exit tests for the debug traps.
+        .testTarget(name: "IOCoreTests", dependencies: ["IOCore"]),
         .testTarget(name: "ICETests", dependencies: ["ICE", "IOCore"]),
         // DTLS-SRTP (the TLS module's DTLSTransport) in memory and against `openssl s_client` on 127.0.0.1.
         .testTarget(name: "DTLSTests", dependencies: ["TLS", "IOCore"]),

@@ -43,6 +43,8 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
     var inboundSessionCount: Int { inboundAdmissions.values.reduce(0) { $0 + $1.active } }
     /// The SIP sockets are open (loop-confined): `/healthz` says ok from then on.
     var started = false
+    /// Threads waiting in `waitUntilNoSessions`, signalled when the last session ends.
+    var idleWaiters: [DispatchSemaphore] = []
     var draining = false
     var registrations: [RegistrationClient] = []
     var keepalives: [KeepaliveClient] = []
@@ -134,15 +136,19 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
             draining = true
             for s in sessions.values { s.handle(.close) }
         }
-        let deadline = EventLoop.now() + timeout
-        while EventLoop.now() < deadline, ua.loop.sync({ [self] in !sessions.isEmpty }) { usleep(20_000) }
+        _ = waitUntilNoSessions(timeout: timeout)
         // Whatever did not finish in time ends now, so no session is left without its end.
         ua.loop.sync { [self] in
             for s in sessions.values { s.handle(.sipFailure(nil)) }
             for r in registrations { r.stop() }
             for k in keepalives { k.stop() }
         }
-        usleep(100_000)  // lets the unregister and final BYEs go out
+        // The endings just forced wait for their media threads; then the unregisters and
+        // final BYEs must leave before the sockets close.
+        _ = waitUntilNoSessions(timeout: 1)
+        let sent = DispatchSemaphore(value: 0)
+        ua.loop.execute { [ua] in ua.whenSent(timeout: 1) { sent.signal() } }
+        sent.wait()
         ua.shutdown()
         media.shutdown()
         records.flush()
@@ -163,6 +169,18 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
     public func sipLoad() -> (transactions: Int, heapTrims: Int) { ua.loop.sync { [self] in (ua.liveTransactions, ua.heapTrims) } }
 
     public var activeSessionCount: Int { ua.loop.sync { [self] in sessions.count } }
+
+    /// Waits (not on an event loop) until no session is left, at most `timeout` seconds;
+    /// true when none is. Woken by the last session's end, never polled.
+    public func waitUntilNoSessions(timeout: Double) -> Bool {
+        let idle = DispatchSemaphore(value: 0)
+        let empty: Bool = ua.loop.sync { [self] in
+            if sessions.isEmpty { return true }
+            idleWaiters.append(idle)
+            return false
+        }
+        return empty || idle.wait(timeout: .now() + timeout) == .success
+    }
 
     /// A trunk's PRACK and session-timer settings as the SIP layer takes them.
     static func callPolicy(_ p: TrunkProfile) -> SIPCallPolicy {
@@ -240,6 +258,10 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
         metrics.ended(reason)
         if let st = stats { metrics.media(st) }
         sessions[s.roomId] = nil
+        if sessions.isEmpty {
+            for waiter in idleWaiters { waiter.signal() }
+            idleWaiters.removeAll()
+        }
         endedSnapshots.keep(s.snapshot(stats: stats), of: s.roomId, now: EventLoop.now())
         captures.ended(roomId: s.roomId, now: EventLoop.now())
         events.prune()

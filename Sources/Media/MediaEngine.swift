@@ -198,21 +198,30 @@ public final class MediaCall: @unchecked Sendable {
     /// Replaces the call's codecs and addresses (the carrier's answer chose another codec
     /// than the one the call was opened with) on the same sockets, so the addresses already in
     /// the SDP stay valid and packets waiting in them are kept. Codec, jitter and DTMF state
-    /// start afresh.
-    public func reconfigure(_ configuration: MediaCallConfiguration) throws {
-        guard !closed.load(ordering: .acquiring) else { return }
+    /// start afresh. Returns at once: the rebuild runs on the call's media thread, before any
+    /// command sent after it, and `completion` runs there with nil or why the rebuild failed.
+    public func reconfigure(_ configuration: MediaCallConfiguration, completion: (@Sendable ((any Error)?) -> Void)? = nil) {
+        guard !closed.load(ordering: .acquiring) else {
+            completion?(nil)
+            return
+        }
         var tapped = configuration
         tapped.trunkTap = tap
         let configuration = tapped
         let id = self.id, ports = self.ports, events = self.events, thread = self.thread
         let host = engine.configuration.host
-        let result: Result<Void, any Error> = thread.loop.sync {
-            guard let old = thread.remove(id) else { return .success(()) }
-            return Result {
+        thread.loop.execute {
+            guard let old = thread.remove(id) else {
+                completion?(nil)
+                return
+            }
+            do {
                 _ = try thread.install(id: id, configuration: configuration, host: host, ports: ports, events: events, replacing: old)
+                completion?(nil)
+            } catch {
+                completion?(error)
             }
         }
-        try result.get()
     }
 
     public func address(of leg: MediaLeg) -> SocketAddress { leg == .trunk ? trunkAddress : platformAddress }
@@ -294,17 +303,36 @@ public final class MediaCall: @unchecked Sendable {
         }
     }
 
+    /// The legs' statistics now, waiting for the media thread: for threads that are not event
+    /// loops (the control API's, tools, tests). A loop asks with `statistics(completion:)`.
     public func statistics() -> [MediaLeg: MediaLegStatistics] {
         let id = self.id
         return thread.loop.sync { [thread] in thread.pipeline(id)?.snapshot() ?? [:] }
     }
 
-    /// Closes the sockets; the ports rest in quarantine before reuse. Safe to call twice.
-    public func close() {
-        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+    /// The legs' statistics, handed to `completion` on the call's media thread (empty once
+    /// the call is closed).
+    public func statistics(completion: @escaping @Sendable ([MediaLeg: MediaLegStatistics]) -> Void) {
         let id = self.id
-        thread.loop.sync { [thread] in _ = thread.remove(id) }
-        engine.release(ports.0, ports.1)
+        thread.loop.execute { [thread] in completion(thread.pipeline(id)?.snapshot() ?? [:]) }
+    }
+
+    /// Closes the sockets; the ports rest in quarantine before reuse. Safe to call twice.
+    /// Returns at once: the media thread closes the call after every command sent before,
+    /// then hands the legs' final statistics to `completion` there (empty, at once, when the
+    /// call was closed already).
+    public func close(completion: (@Sendable ([MediaLeg: MediaLegStatistics]) -> Void)? = nil) {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else {
+            completion?([:])
+            return
+        }
+        let id = self.id, engine = self.engine, ports = self.ports
+        thread.loop.execute { [thread] in
+            let final = thread.remove(id)?.snapshot() ?? [:]
+            // The sockets closed with the pipeline: only now may the ports be handed out again.
+            engine.release(ports.0, ports.1)
+            completion?(final)
+        }
     }
 
     deinit { close() }

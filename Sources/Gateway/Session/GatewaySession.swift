@@ -79,10 +79,35 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
     var loop: SIPEventLoop { gateway.ua.loop }
     var now: Double { Date().timeIntervalSince1970 }
 
-    /// Feeds the machine and carries out what it says.
+    /// Feeds the machine and carries out what it says. An ending with media open waits for
+    /// the media thread to close the call and hand back its final statistics (the SIP loop
+    /// never waits on a media thread): the SIP actions go out now, the events and the record
+    /// follow with the statistics, in the order the machine gave them, so whoever sees
+    /// `onSessionEnded` finds the session ended and its record written with its statistics.
     func handle(_ input: SessionMachine.Input) {
+        loop.assertInLoop()
         let actions = machine.handle(input, now: now)
-        for action in actions { perform(action) }
+        guard let media, actions.contains(where: { if case .finish = $0 { true } else { false } }) else {
+            for action in actions { perform(action) }
+            return
+        }
+        func waitsForMedia(_ action: SessionMachine.Action) -> Bool {
+            switch action {
+            case .emit, .finish: true
+            default: false
+            }
+        }
+        for action in actions where !waitsForMedia(action) { perform(action) }
+        let later = actions.filter(waitsForMedia)
+        loop.cancel(ringTimer)
+        ringTimer = nil
+        let loop = self.loop
+        media.close { [self] stats in
+            loop.execute { [self] in
+                finalStatistics = stats
+                for action in later { perform(action) }
+            }
+        }
     }
 
     private func perform(_ action: SessionMachine.Action) {
@@ -186,7 +211,8 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
         if previous?.codec != leg.codec || previous?.rtpMap.payloadType != leg.rtpMap.payloadType
             || previous?.telephoneEvent != leg.telephoneEvent || previous?.srtp != leg.srtp {
             let configuration = gateway.mediaConfiguration(trunk: leg, platform: platformLeg, profile: profile)
-            try? media.reconfigure(configuration)
+            // Runs on the media thread before the commands below (the same queue, in order).
+            media.reconfigure(configuration)
             applySilence()
             if machine.isConnected, profile.media.rtpTimeoutSec > 0 { media.armRTPTimeout(Double(profile.media.rtpTimeoutSec)) }
         }
@@ -307,12 +333,14 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
 
     // MARK: End
 
+    /// The media's last statistics, taken by the media thread as it closed the call
+    /// (`handle`); nil without media.
+    private var finalStatistics: [MediaLeg: MediaLegStatistics]?
+
     private func finish(_ reason: EndReason, _ sip: SIPDetails?) {
         loop.cancel(ringTimer)
         ringTimer = nil
-        let stats = media?.statistics()
-        media?.close()
-        gateway.sessionEnded(self, reason: reason, sip: sip, stats: stats)
+        gateway.sessionEnded(self, reason: reason, sip: sip, stats: finalStatistics)
     }
 
     /// The snapshot `GET /v1/sessions/{roomId}` returns.

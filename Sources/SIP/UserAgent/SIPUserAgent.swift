@@ -173,6 +173,21 @@ public final class SIPUserAgent: @unchecked Sendable {
         throw SocketError("bind \(twinAddress)", code: EADDRINUSE)
     }
 
+    /// Calls `done` on the loop once what was sent before has left: osip's pump has run
+    /// (a loop turn later) and no stream connection holds unsent bytes; after `timeout`
+    /// seconds at the latest (a peer that stopped reading). On the loop.
+    public func whenSent(timeout: Double, _ done: @escaping () -> Void) {
+        loop.assertInLoop()
+        let deadline = SIPEventLoop.now() + timeout
+        func check() {
+            let unsent = transports.connections.values.contains { !$0.outbox.isEmpty }
+            if !unsent || SIPEventLoop.now() >= deadline { return done() }
+            // Writable sockets are flushed by the loop: look again soon.
+            loop.schedule(after: 0.005) { check() }
+        }
+        loop.schedule(after: 0) { check() }
+    }
+
     /// Closes sockets and stops the loop.
     public func shutdown() {
         loop.sync { [self] in
