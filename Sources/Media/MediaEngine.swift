@@ -125,12 +125,16 @@ public final class MediaEngine: @unchecked Sendable {
         }
         let id = nextID.add(1, ordering: .relaxed).oldValue
         let host = self.configuration.host
-        let result: Result<CallPipeline, any Error> = thread.loop.sync {
-            Result { try thread.install(id: id, configuration: configuration, host: host, ports: (trunkPorts, platformPorts), events: events) }
+        // The pipeline stays on its thread; only its addresses come back.
+        let result: Result<(trunk: SocketAddress, platform: SocketAddress), any Error> = thread.loop.sync {
+            Result {
+                let p = try thread.install(id: id, configuration: configuration, host: host, ports: (trunkPorts, platformPorts), events: events)
+                return (p.trunk.address, p.platform.address)
+            }
         }
         switch result {
-        case .success(let p):
-            return MediaCall(id: id, engine: self, thread: thread, tap: configuration.trunkTap, trunk: p.trunk.address, platform: p.platform.address,
+        case .success(let addresses):
+            return MediaCall(id: id, engine: self, thread: thread, tap: configuration.trunkTap, trunk: addresses.trunk, platform: addresses.platform,
                              ports: (trunkPorts, platformPorts), events: events)
         case .failure(let error):
             release(trunkPorts, platformPorts)
@@ -249,7 +253,8 @@ public final class MediaCall: @unchecked Sendable {
         // Step 1, on the held call's thread: take its pipeline off (its sockets close).
         heldThread.loop.execute {
             // Its sockets go along to the host's thread (no window in which the ports are free).
-            let previous = heldThread.remove(heldID)
+            // Handed over: this thread lets go of it before the host's thread takes it.
+            nonisolated(unsafe) let previous = heldThread.remove(heldID)
             held.threadRef.withLock { $0 = hostThread }
             // Step 2, on the host's thread: rebuild both for mixing and link them.
             hostThread.loop.execute {

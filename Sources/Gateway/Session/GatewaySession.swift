@@ -5,8 +5,9 @@ import Media
 import SIP
 
 /// One session: the machine, its SIP call, its media, its record. Confined to the SIP
-/// loop: the gateway hops there for every API verb, media events hop there too.
-final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
+/// loop: the gateway hops there for every API verb, media events hop there too. Not
+/// Sendable: what crosses to another thread carries it in a `LoopBound`.
+final class GatewaySession {
     let roomId: String
     let traceId: String
     let routingId: String?
@@ -101,11 +102,11 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
         let later = actions.filter(waitsForMedia)
         loop.cancel(ringTimer)
         ringTimer = nil
-        let loop = self.loop
-        media.close { [self] stats in
-            loop.execute { [self] in
-                finalStatistics = stats
-                for action in later { perform(action) }
+        let me = LoopBound(self, loop: loop)
+        media.close { [loop = self.loop] stats in
+            loop.execute {
+                me.value.finalStatistics = stats
+                for action in later { me.value.perform(action) }
             }
         }
     }
@@ -306,23 +307,25 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
         }
         let mine = gateway.mediaConfiguration(trunk: trunkLeg, platform: platformLeg, profile: profile)
         let theirs = gateway.mediaConfiguration(trunk: heldTrunk, platform: heldPlatform, profile: held.profile)
-        let loop = self.loop
-        media.merge(with: heldMedia, configuration: mine, heldConfiguration: theirs) { [self, held] error in
+        // The media thread answers; the sessions are touched back on the SIP loop only.
+        let both = LoopBound((host: self, held: held), loop: loop)
+        media.merge(with: heldMedia, configuration: mine, heldConfiguration: theirs) { [loop = self.loop] error in
             loop.execute {
+                let (host, held) = both.value
                 held.mergePending = nil
-                guard !self.machine.isEnded, !held.machine.isEnded else { return }
+                guard !host.machine.isEnded, !held.machine.isEnded else { return }
                 if let error {
-                    self.mergeFailed("\(error)")
+                    host.mergeFailed("\(error)")
                     return
                 }
                 // The pipelines were rebuilt: mute and supervision apply again.
-                for s in [self, held] {
+                for s in [host, held] {
                     s.applySilence()
                     if s.profile.media.rtpTimeoutSec > 0 { s.media?.armRTPTimeout(Double(s.profile.media.rtpTimeoutSec)) }
                 }
-                self.merged.append(held)
-                held.mergedInto = self
-                self.handle(.merged(heldRoomId: held.roomId))
+                host.merged.append(held)
+                held.mergedInto = host
+                host.handle(.merged(heldRoomId: held.roomId))
             }
         }
     }
