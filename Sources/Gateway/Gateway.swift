@@ -9,7 +9,7 @@ import Synchronization
 /// call records, composed. Its public methods are the Iris verbs; each is safe from any
 /// thread (the control API's), hops to the SIP loop for the session's state and returns
 /// the result or a `GatewayError` that changed nothing.
-public final class Gateway: @unchecked Sendable {  // mutable state is confined to the SIP loop
+public final class Gateway: Sendable {
     public let configuration: GatewayConfiguration
     public let profiles: [String: TrunkProfile]
     public let ua: SIPUserAgent
@@ -24,44 +24,107 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
     /// the first outbound profile by name).
     public let defaultProfileName: String?
 
-    // SIP loop only.
-    var sessions: [String: GatewaySession] = [:]
-    /// Ended sessions' last snapshots, for `GET` after the end (EndedSnapshots.swift).
-    lazy var endedSnapshots = EndedSnapshots(retention: configuration.eventRetention)
-    /// Sessions' SIP traces and captures, by room and by Call-ID (Capture/SessionCaptures.swift).
-    /// Stored, not lazy: the tap mutates it for every message, and a lazy struct property
-    /// is copied out and back, which copied its arrays each time.
-    var captures: SessionCaptures
-    var admissions: [String: Admission] = [:]
-    /// Creates admitted and not yet in `sessions`, by routing id: counted by a routing id's
-    /// quota (Gateway+Outbound.swift), so racing creates cannot pass it together.
-    var creating: [String: Int] = [:]
-    /// Per-trunk budgets for calls in, apart from the outbound ones.
-    var inboundAdmissions: [String: Admission] = [:]
+    /// What only the SIP loop touches, checked on every access in debug builds (the
+    /// properties below reach it).
+    struct LoopState {
+        var sessions: [String: GatewaySession] = [:]
+        /// Ended sessions' last snapshots, for `GET` after the end (EndedSnapshots.swift).
+        var endedSnapshots: EndedSnapshots
+        /// Sessions' SIP traces and captures, by room and by Call-ID (Capture/SessionCaptures.swift).
+        var captures: SessionCaptures
+        var admissions: [String: Admission] = [:]
+        /// Creates admitted and not yet in `sessions`, by routing id: counted by a routing id's
+        /// quota (Gateway+Outbound.swift), so racing creates cannot pass it together.
+        var creating: [String: Int] = [:]
+        /// Per-trunk budgets for calls in, apart from the outbound ones.
+        var inboundAdmissions: [String: Admission] = [:]
+        /// The SIP sockets are open: `/healthz` says ok from then on.
+        var started = false
+        /// Threads waiting in `waitUntilNoSessions`, signalled when the last session ends.
+        var idleWaiters: [DispatchSemaphore] = []
+        var draining = false
+        var registrations: [RegistrationClient] = []
+        var keepalives: [KeepaliveClient] = []
+        /// Addresses DNS gave for the trunks' named proxies: trusted like numeric proxies.
+        var locatedProxyHosts = Set<String>()
+        /// TLS targets by the address they were located at, for in-dialog requests there.
+        var tlsTargets: [SocketAddress: SIPTLSTarget] = [:]
+        /// Log lines left this minute for TLS failures peers cause.
+        var tlsLogBudget = TLSLogBudget()
+    }
+    let loopState: LoopBoundBox<LoopState>
+
+    // The SIP loop's state by name (in place: the tap mutates `captures` for every message).
+    var sessions: [String: GatewaySession] {
+        get { loopState.value.sessions }
+        _modify { yield &loopState.value.sessions }
+    }
+    var endedSnapshots: EndedSnapshots {
+        get { loopState.value.endedSnapshots }
+        _modify { yield &loopState.value.endedSnapshots }
+    }
+    var captures: SessionCaptures {
+        get { loopState.value.captures }
+        _modify { yield &loopState.value.captures }
+    }
+    var admissions: [String: Admission] {
+        get { loopState.value.admissions }
+        _modify { yield &loopState.value.admissions }
+    }
+    var creating: [String: Int] {
+        get { loopState.value.creating }
+        _modify { yield &loopState.value.creating }
+    }
+    var inboundAdmissions: [String: Admission] {
+        get { loopState.value.inboundAdmissions }
+        _modify { yield &loopState.value.inboundAdmissions }
+    }
     /// Inbound sessions alive, against `configuration.inboundSessionLimit`: what the trunks'
     /// inbound budgets hold (every inbound session is admitted by its trunk's).
     var inboundSessionCount: Int { inboundAdmissions.values.reduce(0) { $0 + $1.active } }
-    /// The SIP sockets are open (loop-confined): `/healthz` says ok from then on.
-    var started = false
-    /// Threads waiting in `waitUntilNoSessions`, signalled when the last session ends.
-    var idleWaiters: [DispatchSemaphore] = []
-    var draining = false
-    var registrations: [RegistrationClient] = []
-    var keepalives: [KeepaliveClient] = []
-    /// Addresses DNS gave for the trunks' named proxies: trusted like numeric proxies. Loop only.
-    var locatedProxyHosts = Set<String>()
-    /// TLS targets by the address they were located at, for in-dialog requests there. Loop only.
-    var tlsTargets: [SocketAddress: SIPTLSTarget] = [:]
-    /// Log lines left this minute for TLS failures peers cause. Loop only.
-    var tlsLogBudget = TLSLogBudget()
+    var started: Bool {
+        get { loopState.value.started }
+        set { loopState.value.started = newValue }
+    }
+    var idleWaiters: [DispatchSemaphore] {
+        get { loopState.value.idleWaiters }
+        _modify { yield &loopState.value.idleWaiters }
+    }
+    var draining: Bool {
+        get { loopState.value.draining }
+        set { loopState.value.draining = newValue }
+    }
+    var registrations: [RegistrationClient] {
+        get { loopState.value.registrations }
+        _modify { yield &loopState.value.registrations }
+    }
+    var keepalives: [KeepaliveClient] {
+        get { loopState.value.keepalives }
+        _modify { yield &loopState.value.keepalives }
+    }
+    var locatedProxyHosts: Set<String> {
+        get { loopState.value.locatedProxyHosts }
+        _modify { yield &loopState.value.locatedProxyHosts }
+    }
+    var tlsTargets: [SocketAddress: SIPTLSTarget] {
+        get { loopState.value.tlsTargets }
+        _modify { yield &loopState.value.tlsTargets }
+    }
+    var tlsLogBudget: TLSLogBudget {
+        get { loopState.value.tlsLogBudget }
+        _modify { yield &loopState.value.tlsLogBudget }
+    }
+
     /// Called (on the SIP loop) with every inbound `onNotification` (notify), for the
     /// webhook. Must not block. Set before `start`.
-    public var notifier: (@Sendable (SessionEvent) -> Void)?
+    public var notifier: (@Sendable (SessionEvent) -> Void)? {
+        get { notifierSlot.withLock { $0 } }
+        set { notifierSlot.withLock { $0 = newValue } }
+    }
+    private let notifierSlot = Mutex<(@Sendable (SessionEvent) -> Void)?>(nil)
 
     public init(configuration: GatewayConfiguration, profiles: [TrunkProfile]) throws {
         self.configuration = configuration
-        captures = SessionCaptures(retention: configuration.eventRetention, maxEndedMediaBytes: configuration.capture.maxEndedBytes,
-                                   maxLiveMediaBytes: configuration.capture.maxLiveBytes)
         var byName: [String: TrunkProfile] = [:]
         for p in profiles { byName[p.name] = p }
         self.profiles = byName
@@ -80,6 +143,15 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
             sip.sessionTimer = policy.sessionTimer
         }
         ua = try SIPUserAgent(configuration: sip)
+        var state = LoopState(endedSnapshots: EndedSnapshots(retention: configuration.eventRetention),
+                              captures: SessionCaptures(retention: configuration.eventRetention, maxEndedMediaBytes: configuration.capture.maxEndedBytes,
+                                                        maxLiveMediaBytes: configuration.capture.maxLiveBytes))
+        for p in profiles {
+            if let o = p.outbound { state.admissions[p.name] = Admission(maxConcurrent: o.maxConcurrentCalls, perSecond: o.callsPerSecond) }
+            if let i = p.inbound { state.inboundAdmissions[p.name] = Admission(maxConcurrent: i.maxConcurrentCalls, perSecond: i.callsPerSecond) }
+        }
+        // Built before the SIP loop runs: the loop owns it from `start` on.
+        loopState = LoopBoundBox(state, loop: ua.loop)
         hep = try configuration.hep.map { try HEPSender($0) }
         media = try MediaEngine(configuration: .init(threads: configuration.mediaThreads, host: configuration.rtpHost,
                                                      portRange: configuration.rtpPorts,
@@ -92,10 +164,6 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
         try PrivateFiles.prepareDatabase(configuration.dataDir + "/calls.sqlite")
         records = try CallRecordStore(path: configuration.dataDir + "/calls.sqlite", retention: configuration.callRecordRetention)
         tokens = try RoomTokenSigner.loadOrCreate(dataDir: configuration.dataDir)
-        for p in profiles {
-            if let o = p.outbound { admissions[p.name] = Admission(maxConcurrent: o.maxConcurrentCalls, perSecond: o.callsPerSecond) }
-            if let i = p.inbound { inboundAdmissions[p.name] = Admission(maxConcurrent: i.maxConcurrentCalls, perSecond: i.callsPerSecond) }
-        }
         ua.delegate = self
         let configured = Self.trustedSources(profiles)
         // Called on the SIP loop, where `locatedProxyHosts` lives.

@@ -73,13 +73,17 @@ public final class MediaEngine: @unchecked Sendable {
     public func openCall(_ configuration: MediaCallConfiguration, loadBudget: Double? = nil,
                          events: @escaping @Sendable (MediaEvent) -> Void = { _ in }) throws -> MediaCall {
         let thread = try place(budget: loadBudget)
-        defer { thread.placing.subtract(1, ordering: .relaxed) }
+        // Counted as placing until its thread attaches it (the attach stops counting it).
+        var handedOver = false
+        defer { if !handedOver { thread.placing.subtract(1, ordering: .relaxed) } }
         // Another process may hold ports of our range: a pair that will not bind is skipped
         // (it rests in quarantine like a used one) and the next is tried.
         var lastError: any Error = SocketError("no RTP ports", code: EADDRINUSE)
         for _ in 0..<32 {
             do {
-                return try openCallOnce(configuration, on: thread, events: events)
+                let call = try openCallOnce(configuration, on: thread, events: events)
+                handedOver = true
+                return call
             } catch let e as SocketError where e.code == EADDRINUSE {
                 lastError = e
             }
@@ -125,21 +129,24 @@ public final class MediaEngine: @unchecked Sendable {
         }
         let id = nextID.add(1, ordering: .relaxed).oldValue
         let host = self.configuration.host
-        // The pipeline stays on its thread; only its addresses come back.
-        let result: Result<(trunk: SocketAddress, platform: SocketAddress), any Error> = thread.loop.sync {
-            Result {
-                let p = try thread.install(id: id, configuration: configuration, host: host, ports: (trunkPorts, platformPorts), events: events)
-                return (p.trunk.address, p.platform.address)
-            }
-        }
-        switch result {
-        case .success(let addresses):
-            return MediaCall(id: id, engine: self, thread: thread, tap: configuration.trunkTap, trunk: addresses.trunk, platform: addresses.platform,
-                             ports: (trunkPorts, platformPorts), events: events)
-        case .failure(let error):
+        // Built here, then handed to its thread, which attaches it: the caller (the SIP loop,
+        // say) never waits on a media thread. Nothing else reaches the pipeline before the
+        // thread has it, and commands sent after this return queue behind the attach.
+        nonisolated(unsafe) let pipeline: CallPipeline
+        do {
+            pipeline = try CallPipeline(id: id, configuration: configuration, host: host, trunkPorts: trunkPorts, platformPorts: platformPorts,
+                                        thread: thread, events: events)
+        } catch {
             release(trunkPorts, platformPorts)
             throw error
         }
+        let call = MediaCall(id: id, engine: self, thread: thread, tap: configuration.trunkTap, trunk: pipeline.trunk.address,
+                             platform: pipeline.platform.address, ports: (trunkPorts, platformPorts), events: events)
+        thread.loop.execute {
+            thread.attach(pipeline)
+            thread.placing.subtract(1, ordering: .relaxed)
+        }
+        return call
     }
 
     func release(_ a: RTPPortPair, _ b: RTPPortPair) {
