@@ -47,14 +47,16 @@ final class SimMediaThread: @unchecked Sendable {  // `legs` is touched on `loop
         loop.stop()
     }
 
-    /// Loop thread only.
+    /// On the loop (asserted in debug builds).
     func add(_ worker: SimMediaWorker) {
+        loop.assertInLoop()
         legs[ObjectIdentifier(worker)] = worker
         loop.register(fd: worker.socket.fd) { [worker] in worker.onReadable() }
     }
 
-    /// Loop thread only.
+    /// On the loop (asserted in debug builds).
     func remove(_ worker: SimMediaWorker) {
+        loop.assertInLoop()
         guard legs.removeValue(forKey: ObjectIdentifier(worker)) != nil else { return }
         loop.unregister(fd: worker.socket.fd)
     }

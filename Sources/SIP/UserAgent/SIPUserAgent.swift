@@ -84,8 +84,11 @@ public final class SIPUserAgent: @unchecked Sendable {
     }
     /// Times the heap was handed back to the system after a transaction flood (`/metrics`).
     public private(set) var heapTrims = 0
-    /// Transactions alive now, client and server (`/metrics`). Loop only.
-    public var liveTransactions: Int { transactions.count }
+    /// Transactions alive now, client and server (`/metrics`). On the loop.
+    public var liveTransactions: Int {
+        loop.assertInLoop()
+        return transactions.count
+    }
 
     public struct Counters: Sendable, Equatable {
         public var received = 0
