@@ -53,6 +53,8 @@ public final class Gateway: Sendable {
         var tlsLogBudget = TLSLogBudget()
     }
     let loopState: LoopBoundBox<LoopState>
+    /// What all live captures may hold together (`captures.liveBudget`, for any thread).
+    let captureBudget: CaptureBudget
 
     // The SIP loop's state by name (in place: the tap mutates `captures` for every message).
     var sessions: [String: GatewaySession] {
@@ -150,6 +152,7 @@ public final class Gateway: Sendable {
             if let o = p.outbound { state.admissions[p.name] = Admission(maxConcurrent: o.maxConcurrentCalls, perSecond: o.callsPerSecond) }
             if let i = p.inbound { state.inboundAdmissions[p.name] = Admission(maxConcurrent: i.maxConcurrentCalls, perSecond: i.callsPerSecond) }
         }
+        captureBudget = state.captures.liveBudget
         // Built before the SIP loop runs: the loop owns it from `start` on.
         loopState = LoopBoundBox(state, loop: ua.loop)
         hep = try configuration.hep.map { try HEPSender($0) }

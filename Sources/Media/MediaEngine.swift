@@ -42,7 +42,7 @@ public struct MediaEngineConfiguration: Sendable {
 /// The media engine: a small fixed pool of media threads; each call is pinned to the least
 /// loaded one (measured CPU, `MediaAdmission`) when it is created, and refused when that
 /// thread would pass the caller's load budget.
-public final class MediaEngine: @unchecked Sendable {
+public final class MediaEngine: Sendable {
     public let configuration: MediaEngineConfiguration
     let threads: [MediaThread]
     private let ports: Mutex<RTPPortAllocator>
@@ -179,7 +179,7 @@ public final class MediaEngine: @unchecked Sendable {
 }
 
 /// A handle on one call's media; every method may be called from any thread.
-public final class MediaCall: @unchecked Sendable {
+public final class MediaCall: Sendable {
     public let id: Int
     /// Local RTP addresses to put in the SDP of each side.
     public let trunkAddress: SocketAddress

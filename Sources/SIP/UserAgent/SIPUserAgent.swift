@@ -22,7 +22,7 @@ extension SIPUserAgentDelegate {
 ///
 /// Loop-confined: call its methods on `loop` (use `loop.execute` from other threads);
 /// delegates are called there too.
-public final class SIPUserAgent: @unchecked Sendable {
+public final class SIPUserAgent: @unchecked Sendable {  // confined to `loop` (hooks set before `start`); its entry points assert it
     public let loop: SIPEventLoop
     public let configuration: SIPUserAgentConfiguration
     public weak var delegate: SIPUserAgentDelegate?
