@@ -82,7 +82,8 @@ let package = Package(
         .testTarget(name: "FormatsTests", dependencies: ["Formats"]),
         .testTarget(name: "SIPTests", dependencies: ["SIP", "SDP", "TLS", "TestSupport"]),
         .testTarget(name: "DNSTests", dependencies: ["DNS"]),
-        // The stream layer (listener, connection, framer, TLS slot) on real sockets on 127.0.0.1.
+        // The stream layer (listener, connection, framer, TLS slot) on real sockets on 127.0.0.1,
+        // and loop confinement (LoopBound, assertInLoop) with exit tests for the debug traps.
         .testTarget(name: "IOCoreTests", dependencies: ["IOCore", "TLS", "TestSupport"]),
         .testTarget(name: "ICETests", dependencies: ["ICE", "IOCore", "Crypto", "SDP"]),
         // DTLS-SRTP (the TLS module's DTLSTransport) in memory and against `openssl s_client` on 127.0.0.1.

@@ -8,7 +8,7 @@ import Synchronization
 /// The other direction: PSTN callers dialling the gateway's DIDs (`irisgw carrier-sim
 /// call`). Each call offers PCMU + telephone-event, plays a tone mixed with an echo of what
 /// it hears, and hangs up after `hangupAfter` or waits for the gateway's BYE.
-public final class PSTNCaller: @unchecked Sendable {  // `legs` is confined to the SIP loop
+public final class PSTNCaller: Sendable {
     /// What to dial and how. Every field has a documented default.
     public struct Configuration: Sendable {
         /// The DID dialled (Request-URI user part), e.g. +15550001000.
@@ -78,7 +78,8 @@ public final class PSTNCaller: @unchecked Sendable {  // `legs` is confined to t
     public let configuration: Configuration
     private let ua: SIPUserAgent
     private let media: SimMediaThreads
-    private var legs: [Int: CallerLeg] = [:]
+    /// The calls in progress; on the SIP loop only (checked in debug builds).
+    private let legs: LoopBoundBox<[Int: CallerLeg]>
     private let outcomes = Mutex<[Outcome]>([])
     private let done = DispatchSemaphore(value: 0)
 
@@ -89,6 +90,7 @@ public final class PSTNCaller: @unchecked Sendable {  // `legs` is confined to t
             userAgent: "irisgw-carrier-sim/0.1", contactUser: "pstn", prack: .supported, sessionTimer: nil)
         sip.defence = .testPeer
         ua = try SIPUserAgent(configuration: sip)
+        legs = LoopBoundBox([:], loop: ua.loop)
         media = try SimMediaThreads(count: 1)
     }
 
@@ -111,7 +113,7 @@ public final class PSTNCaller: @unchecked Sendable {  // `legs` is confined to t
 
     /// Hangs up every call in progress (SIGINT); `run` returns once they have ended.
     public func hangupAll() {
-        ua.loop.execute { [self] in for leg in legs.values { leg.call?.hangup() } }
+        ua.loop.execute { [self] in for leg in legs.value.values { leg.call?.hangup() } }
     }
 
     private func place(_ index: Int, onOutcome: @escaping @Sendable (Outcome) -> Void) {
@@ -127,10 +129,10 @@ public final class PSTNCaller: @unchecked Sendable {  // `legs` is confined to t
         leg.setEcho(.mixed)
         leg.play(SineTone(hz: c.toneHz))
         let caller = CallerLeg(index: index, media: leg, hangupAfter: c.hangupAfter, loop: ua.loop) { [weak self] outcome in
-            self?.legs[index] = nil
+            self?.legs.value[index] = nil
             self?.finish(outcome, onOutcome)
         }
-        legs[index] = caller
+        legs.value[index] = caller
         let local = ua.localAddresses.first?.address ?? SocketAddress(host: c.localHost, port: 0)
         let uri = SIPURI(user: c.did, host: c.gateway.host, port: c.gateway.port)
         let from = NameAddress(uri: SIPURI(user: c.from, host: local.host, port: local.port))

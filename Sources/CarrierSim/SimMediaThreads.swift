@@ -26,36 +26,39 @@ public final class SimMediaThreads: Sendable {
 
 /// One media thread: the legs pinned to it get `tick()` every 20 ms and read their sockets
 /// here.
-final class SimMediaThread: @unchecked Sendable {  // `legs` is touched on `loop` only
+final class SimMediaThread: Sendable {
     let loop: EventLoop
     private let timer: PeriodicTimer
-    private var legs: [ObjectIdentifier: SimMediaWorker] = [:]
+    /// Touched on `loop` only (checked in debug builds).
+    private let legs: LoopBoundBox<[ObjectIdentifier: SimMediaWorker]>
 
     init(name: String) throws {
         loop = try EventLoop()
         timer = try PeriodicTimer(interval: 0.020)
+        legs = LoopBoundBox([:], loop: loop)
         loop.start(name: name)
         loop.execute { [self] in loop.register(fd: timer.fd) { [self] in onTimer() } }
     }
 
     func stop() {
-        loop.sync { [self] in
-            for worker in legs.values { loop.unregister(fd: worker.socket.fd) }
-            legs.removeAll()
-            loop.unregister(fd: timer.fd)
-        }
+        // Once its thread is gone the loop is the caller's: no wait on the loop's queue.
         loop.stop()
+        for worker in legs.value.values { loop.unregister(fd: worker.socket.fd) }
+        legs.value.removeAll()
+        loop.unregister(fd: timer.fd)
     }
 
-    /// Loop thread only.
+    /// On the loop (asserted in debug builds).
     func add(_ worker: SimMediaWorker) {
-        legs[ObjectIdentifier(worker)] = worker
+        loop.assertInLoop()
+        legs.value[ObjectIdentifier(worker)] = worker
         loop.register(fd: worker.socket.fd) { [worker] in worker.onReadable() }
     }
 
-    /// Loop thread only.
+    /// On the loop (asserted in debug builds).
     func remove(_ worker: SimMediaWorker) {
-        guard legs.removeValue(forKey: ObjectIdentifier(worker)) != nil else { return }
+        loop.assertInLoop()
+        guard legs.value.removeValue(forKey: ObjectIdentifier(worker)) != nil else { return }
         loop.unregister(fd: worker.socket.fd)
     }
 
@@ -64,7 +67,7 @@ final class SimMediaThread: @unchecked Sendable {  // `legs` is touched on `loop
         let expirations = min(timer.read(), 3)
         let now = EventLoop.now()
         for _ in 0..<expirations {
-            for worker in legs.values { worker.tick(now: now) }
+            for worker in legs.value.values { worker.tick(now: now) }
         }
     }
 }

@@ -112,7 +112,7 @@ public struct SuiteRunner: Sendable {
     }
 
     /// Collects a session's events as they come.
-    final class Collector: IrisRtcAudioSessionDelegate, @unchecked Sendable {
+    final class Collector: IrisRtcAudioSessionDelegate, @unchecked Sendable {  // `list` is behind `lock`
         private let lock = NSLock()
         private var list: [SessionEvent] = []
         var events: [SessionEvent] { lock.withLock { list } }
@@ -454,7 +454,7 @@ public enum Q850 {
 }
 
 /// Samples a call's audio every 250 ms on a thread of its own (the timeline of the report).
-final class Sampler: @unchecked Sendable {
+final class Sampler: @unchecked Sendable {  // `list` is behind `lock`; the leg is read on the sampling thread only
     private let leg: ClientMediaLeg
     private let toneHz: Double
     private let connection: IrisRtcConnection

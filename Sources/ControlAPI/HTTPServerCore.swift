@@ -16,7 +16,7 @@ import IrisAPI
 import Synchronization
 import TLS
 
-final class HTTPServerCore: @unchecked Sendable {
+final class HTTPServerCore: @unchecked Sendable {  // below `Loop-confined`: the server's loop only; the rest immutable or locked
     let configuration: HTTPServerConfiguration
     let loop: EventLoop
     let workers: HTTPWorkerPool

@@ -39,7 +39,7 @@ final class CAresChannel {
     private static let libraryReady: Int32 = CAres_library_init()
 
     /// Opens a channel: the servers given, or the system's (/etc/resolv.conf) when none.
-    /// Loop thread only.
+    /// On the loop (asserted in debug builds).
     init(loop: EventLoop, configuration: DNSResolverConfiguration) throws(DNSFailure) {
         self.loop = loop
         guard Self.libraryReady == CAres_success() else { throw .resolverUnavailable("ares_library_init failed") }
@@ -74,8 +74,9 @@ final class CAresChannel {
     }
 
     /// Asks for `type` records of `name` (as given: no search domains). `completion` runs on
-    /// the loop, never before this returns. Loop thread only.
+    /// the loop, never before this returns. On the loop (asserted in debug builds).
     func query(_ name: String, _ type: DNSRecordType, completion: @escaping Completion) {
+        loop.assertInLoop()
         guard let channel else {
             finish(completion, .failure(.resolverUnavailable("closed")))
             return
@@ -120,8 +121,9 @@ final class CAresChannel {
     }
 
     /// Cancels every query (their completions get `.resolverUnavailable`) and closes the
-    /// sockets. Loop thread only.
+    /// sockets. On the loop (asserted in debug builds).
     func close() {
+        loop.assertInLoop()
         guard let channel else { return }
         self.channel = nil
         ares_destroy(channel)  // callbacks run with ARES_EDESTRUCTION, sockets are released

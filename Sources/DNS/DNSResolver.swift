@@ -29,7 +29,7 @@ public final class DNSResolver {
 
     /// Opens the c-ares channel. A channel that cannot open (a bad server list) leaves a
     /// resolver whose lookups fail with `.resolverUnavailable`; `startFailure` says why.
-    /// Loop thread only.
+    /// On the loop (asserted in debug builds).
     public init(loop: EventLoop, configuration: DNSResolverConfiguration = DNSResolverConfiguration()) {
         self.loop = loop
         self.configuration = configuration
@@ -45,9 +45,10 @@ public final class DNSResolver {
     public var failure: DNSFailure? { startFailure }
 
     /// The answer from the cache now, or nil: then `completion` gets it later, on the loop
-    /// (never before this returns). Loop thread only.
+    /// (never before this returns). On the loop (asserted in debug builds).
     @discardableResult
     public func lookup(_ question: DNSQuestion, completion: @escaping (DNSAnswer) -> Void) -> DNSAnswer? {
+        loop.assertInLoop()
         let now = EventLoop.now()
         if let answer = cache.answer(for: question, now: now) {
             statistics.cacheHits += 1
@@ -73,17 +74,19 @@ public final class DNSResolver {
         return nil
     }
 
-    /// The cached answer, without asking anyone. Loop thread only.
+    /// The cached answer, without asking anyone. On the loop (asserted in debug builds).
     public func cached(_ question: DNSQuestion) -> DNSAnswer? {
-        cache.answer(for: question, now: EventLoop.now())
+        loop.assertInLoop()
+        return cache.answer(for: question, now: EventLoop.now())
     }
 
     /// Lookups in flight now.
     public var pending: Int { waiting.count }
 
     /// Cancels what is in flight (their completions get `.resolverUnavailable`) and closes
-    /// c-ares's sockets. Loop thread only.
+    /// c-ares's sockets. On the loop (asserted in debug builds).
     public func close() {
+        loop.assertInLoop()
         channel?.close()
         channel = nil
     }

@@ -5,7 +5,7 @@ extension Gateway {
     /// A new session's capture: the SIP trace always, media when asked.
     func newCapture(roomId: String, recordsMedia: Bool) -> SessionCapture {
         let capture = SessionCapture(roomId: roomId, recordsMedia: recordsMedia, maxMediaBytes: configuration.capture.maxSessionBytes,
-                                     budget: captures.liveBudget)
+                                     budget: captureBudget)
         if let hep {
             capture.onRTCP = { [weak capture] bytes, sent, local, remote, time in
                 hep.rtcp(bytes, sent: sent, local: local, remote: remote, time: time, callID: capture?.callID)

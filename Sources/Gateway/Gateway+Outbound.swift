@@ -117,12 +117,12 @@ extension Gateway {
         }
     }
 
-    /// Live sessions of `routingId` (either direction) and its creates under way. Loop only.
+    /// Live sessions of `routingId` (either direction) and its creates under way. On the SIP loop (its state checks it).
     func sessionsHeld(routingId: String) -> Int {
         sessions.values.reduce(creating[routingId, default: 0]) { $0 + ($1.routingId == routingId ? 1 : 0) }
     }
 
-    /// A create of `routingId` is no longer under way (now in `sessions`, or failed). Loop only.
+    /// A create of `routingId` is no longer under way (now in `sessions`, or failed). On the SIP loop (its state checks it).
     func created(routingId: String?) {
         guard let r = routingId, let n = creating[r] else { return }
         creating[r] = n > 1 ? n - 1 : nil

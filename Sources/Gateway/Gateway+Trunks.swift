@@ -16,7 +16,7 @@ extension Gateway {
         }
     }
 
-    /// The addresses of a located proxy join the trusted sources. Loop only.
+    /// The addresses of a located proxy join the trusted sources. On the SIP loop (its state checks it).
     func trustLocated(_ peers: [SIPPeer]) {
         for p in peers { locatedProxyHosts.insert(p.address.host) }
     }

@@ -10,7 +10,7 @@ import Synchronization
 /// call records, composed. Its public methods are the Iris verbs; each is safe from any
 /// thread (the control API's), hops to the SIP loop for the session's state and returns
 /// the result or a `GatewayError` that changed nothing.
-public final class Gateway: @unchecked Sendable {  // mutable state is confined to the SIP loop
+public final class Gateway: Sendable {
     public let configuration: GatewayConfiguration
     public let profiles: [String: TrunkProfile]
     public let ua: SIPUserAgent
@@ -25,42 +25,109 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
     /// the first outbound profile by name).
     public let defaultProfileName: String?
 
-    // SIP loop only.
-    var sessions: [String: GatewaySession] = [:]
-    /// Ended sessions' last snapshots, for `GET` after the end (EndedSnapshots.swift).
-    lazy var endedSnapshots = EndedSnapshots(retention: configuration.eventRetention)
-    /// Sessions' SIP traces and captures, by room and by Call-ID (Capture/SessionCaptures.swift).
-    /// Stored, not lazy: the tap mutates it for every message, and a lazy struct property
-    /// is copied out and back, which copied its arrays each time.
-    var captures: SessionCaptures
-    var admissions: [String: Admission] = [:]
-    /// Creates admitted and not yet in `sessions`, by routing id: counted by a routing id's
-    /// quota (Gateway+Outbound.swift), so racing creates cannot pass it together.
-    var creating: [String: Int] = [:]
-    /// Per-trunk budgets for calls in, apart from the outbound ones.
-    var inboundAdmissions: [String: Admission] = [:]
+    /// What only the SIP loop touches, checked on every access in debug builds (the
+    /// properties below reach it).
+    struct LoopState {
+        var sessions: [String: GatewaySession] = [:]
+        /// Ended sessions' last snapshots, for `GET` after the end (EndedSnapshots.swift).
+        var endedSnapshots: EndedSnapshots
+        /// Sessions' SIP traces and captures, by room and by Call-ID (Capture/SessionCaptures.swift).
+        var captures: SessionCaptures
+        var admissions: [String: Admission] = [:]
+        /// Creates admitted and not yet in `sessions`, by routing id: counted by a routing id's
+        /// quota (Gateway+Outbound.swift), so racing creates cannot pass it together.
+        var creating: [String: Int] = [:]
+        /// Per-trunk budgets for calls in, apart from the outbound ones.
+        var inboundAdmissions: [String: Admission] = [:]
+        /// The SIP sockets are open: `/healthz` says ok from then on.
+        var started = false
+        /// Threads waiting in `waitUntilNoSessions`, signalled when the last session ends.
+        var idleWaiters: [DispatchSemaphore] = []
+        var draining = false
+        var registrations: [RegistrationClient] = []
+        var keepalives: [KeepaliveClient] = []
+        /// Addresses DNS gave for the trunks' named proxies: trusted like numeric proxies.
+        var locatedProxyHosts = Set<String>()
+        /// TLS targets by the address they were located at, for in-dialog requests there.
+        var tlsTargets: [SocketAddress: SIPTLSTarget] = [:]
+        /// Log lines left this minute for TLS failures peers cause.
+        var tlsLogBudget = TLSLogBudget()
+    }
+    let loopState: LoopBoundBox<LoopState>
+    /// What all live captures may hold together (`captures.liveBudget`, for any thread).
+    let captureBudget: CaptureBudget
+
+    // The SIP loop's state by name (in place: the tap mutates `captures` for every message).
+    var sessions: [String: GatewaySession] {
+        get { loopState.value.sessions }
+        _modify { yield &loopState.value.sessions }
+    }
+    var endedSnapshots: EndedSnapshots {
+        get { loopState.value.endedSnapshots }
+        _modify { yield &loopState.value.endedSnapshots }
+    }
+    var captures: SessionCaptures {
+        get { loopState.value.captures }
+        _modify { yield &loopState.value.captures }
+    }
+    var admissions: [String: Admission] {
+        get { loopState.value.admissions }
+        _modify { yield &loopState.value.admissions }
+    }
+    var creating: [String: Int] {
+        get { loopState.value.creating }
+        _modify { yield &loopState.value.creating }
+    }
+    var inboundAdmissions: [String: Admission] {
+        get { loopState.value.inboundAdmissions }
+        _modify { yield &loopState.value.inboundAdmissions }
+    }
     /// Inbound sessions alive, against `configuration.inboundSessionLimit`: what the trunks'
     /// inbound budgets hold (every inbound session is admitted by its trunk's).
     var inboundSessionCount: Int { inboundAdmissions.values.reduce(0) { $0 + $1.active } }
-    /// The SIP sockets are open (loop-confined): `/healthz` says ok from then on.
-    var started = false
-    var draining = false
-    var registrations: [RegistrationClient] = []
-    var keepalives: [KeepaliveClient] = []
-    /// Addresses DNS gave for the trunks' named proxies: trusted like numeric proxies. Loop only.
-    var locatedProxyHosts = Set<String>()
-    /// TLS targets by the address they were located at, for in-dialog requests there. Loop only.
-    var tlsTargets: [SocketAddress: SIPTLSTarget] = [:]
-    /// Log lines left this minute for TLS failures peers cause. Loop only.
-    var tlsLogBudget = TLSLogBudget()
+    var started: Bool {
+        get { loopState.value.started }
+        set { loopState.value.started = newValue }
+    }
+    var idleWaiters: [DispatchSemaphore] {
+        get { loopState.value.idleWaiters }
+        _modify { yield &loopState.value.idleWaiters }
+    }
+    var draining: Bool {
+        get { loopState.value.draining }
+        set { loopState.value.draining = newValue }
+    }
+    var registrations: [RegistrationClient] {
+        get { loopState.value.registrations }
+        _modify { yield &loopState.value.registrations }
+    }
+    var keepalives: [KeepaliveClient] {
+        get { loopState.value.keepalives }
+        _modify { yield &loopState.value.keepalives }
+    }
+    var locatedProxyHosts: Set<String> {
+        get { loopState.value.locatedProxyHosts }
+        _modify { yield &loopState.value.locatedProxyHosts }
+    }
+    var tlsTargets: [SocketAddress: SIPTLSTarget] {
+        get { loopState.value.tlsTargets }
+        _modify { yield &loopState.value.tlsTargets }
+    }
+    var tlsLogBudget: TLSLogBudget {
+        get { loopState.value.tlsLogBudget }
+        _modify { yield &loopState.value.tlsLogBudget }
+    }
+
     /// Called (on the SIP loop) with every inbound `onNotification` (notify), for the
     /// webhook. Must not block. Set before `start`.
-    public var notifier: (@Sendable (SessionEvent) -> Void)?
+    public var notifier: (@Sendable (SessionEvent) -> Void)? {
+        get { notifierSlot.withLock { $0 } }
+        set { notifierSlot.withLock { $0 = newValue } }
+    }
+    private let notifierSlot = Mutex<(@Sendable (SessionEvent) -> Void)?>(nil)
 
     public init(configuration: GatewayConfiguration, profiles: [TrunkProfile]) throws {
         self.configuration = configuration
-        captures = SessionCaptures(retention: configuration.eventRetention, maxEndedMediaBytes: configuration.capture.maxEndedBytes,
-                                   maxLiveMediaBytes: configuration.capture.maxLiveBytes)
         var byName: [String: TrunkProfile] = [:]
         for p in profiles { byName[p.name] = p }
         self.profiles = byName
@@ -79,6 +146,16 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
             sip.sessionTimer = policy.sessionTimer
         }
         ua = try SIPUserAgent(configuration: sip)
+        var state = LoopState(endedSnapshots: EndedSnapshots(retention: configuration.eventRetention),
+                              captures: SessionCaptures(retention: configuration.eventRetention, maxEndedMediaBytes: configuration.capture.maxEndedBytes,
+                                                        maxLiveMediaBytes: configuration.capture.maxLiveBytes))
+        for p in profiles {
+            if let o = p.outbound { state.admissions[p.name] = Admission(maxConcurrent: o.maxConcurrentCalls, perSecond: o.callsPerSecond) }
+            if let i = p.inbound { state.inboundAdmissions[p.name] = Admission(maxConcurrent: i.maxConcurrentCalls, perSecond: i.callsPerSecond) }
+        }
+        captureBudget = state.captures.liveBudget
+        // Built before the SIP loop runs: the loop owns it from `start` on.
+        loopState = LoopBoundBox(state, loop: ua.loop)
         hep = try configuration.hep.map { try HEPSender($0) }
         media = try MediaEngine(configuration: .init(threads: configuration.mediaThreads, host: configuration.rtpHost,
                                                      portRange: configuration.rtpPorts,
@@ -91,10 +168,6 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
         try PrivateFiles.prepareDatabase(configuration.dataDir + "/calls.sqlite")
         records = try CallRecordStore(path: configuration.dataDir + "/calls.sqlite", retention: configuration.callRecordRetention)
         tokens = try RoomTokenSigner.loadOrCreate(dataDir: configuration.dataDir)
-        for p in profiles {
-            if let o = p.outbound { admissions[p.name] = Admission(maxConcurrent: o.maxConcurrentCalls, perSecond: o.callsPerSecond) }
-            if let i = p.inbound { inboundAdmissions[p.name] = Admission(maxConcurrent: i.maxConcurrentCalls, perSecond: i.callsPerSecond) }
-        }
         ua.delegate = self
         let configured = Self.trustedSources(profiles)
         // Called on the SIP loop, where `locatedProxyHosts` lives.
@@ -135,15 +208,19 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
             draining = true
             for s in sessions.values { s.handle(.close) }
         }
-        let deadline = EventLoop.now() + timeout
-        while EventLoop.now() < deadline, ua.loop.sync({ [self] in !sessions.isEmpty }) { usleep(20_000) }
+        _ = waitUntilNoSessions(timeout: timeout)
         // Whatever did not finish in time ends now, so no session is left without its end.
         ua.loop.sync { [self] in
             for s in sessions.values { s.handle(.sipFailure(nil)) }
             for r in registrations { r.stop() }
             for k in keepalives { k.stop() }
         }
-        usleep(100_000)  // lets the unregister and final BYEs go out
+        // The endings just forced wait for their media threads; then the unregisters and
+        // final BYEs must leave before the sockets close.
+        _ = waitUntilNoSessions(timeout: 1)
+        let sent = DispatchSemaphore(value: 0)
+        ua.loop.execute { [ua] in ua.whenSent(timeout: 1) { sent.signal() } }
+        sent.wait()
         ua.shutdown()
         media.shutdown()
         records.flush()
@@ -164,6 +241,18 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
     public func sipLoad() -> (transactions: Int, heapTrims: Int) { ua.loop.sync { [self] in (ua.liveTransactions, ua.heapTrims) } }
 
     public var activeSessionCount: Int { ua.loop.sync { [self] in sessions.count } }
+
+    /// Waits (not on an event loop) until no session is left, at most `timeout` seconds;
+    /// true when none is. Woken by the last session's end, never polled.
+    public func waitUntilNoSessions(timeout: Double) -> Bool {
+        let idle = DispatchSemaphore(value: 0)
+        let empty: Bool = ua.loop.sync { [self] in
+            if sessions.isEmpty { return true }
+            idleWaiters.append(idle)
+            return false
+        }
+        return empty || idle.wait(timeout: .now() + timeout) == .success
+    }
 
     /// A trunk's PRACK and session-timer settings as the SIP layer takes them.
     static func callPolicy(_ p: TrunkProfile) -> SIPCallPolicy {
@@ -241,6 +330,10 @@ public final class Gateway: @unchecked Sendable {  // mutable state is confined 
         metrics.ended(reason)
         if let st = stats { metrics.media(st) }
         sessions[s.roomId] = nil
+        if sessions.isEmpty {
+            for waiter in idleWaiters { waiter.signal() }
+            idleWaiters.removeAll()
+        }
         endedSnapshots.keep(s.snapshot(stats: stats), of: s.roomId, now: EventLoop.now())
         captures.ended(roomId: s.roomId, now: EventLoop.now())
         events.prune()

@@ -6,7 +6,7 @@ import Synchronization
 /// One thread with an epoll set, a timer heap, and a queue of work handed in from other
 /// threads. The SIP stack runs on one (everything that owns SIP state: osip, transactions,
 /// dialogs); each media thread is another. State confined to a loop needs no lock.
-public final class EventLoop: @unchecked Sendable {
+public final class EventLoop: @unchecked Sendable {  // its own state is touched on its thread only; the inbox is locked
     /// A scheduled timer; cancel it with `cancel(_:)`.
     public struct Timer: Hashable, Sendable {
         fileprivate let id: UInt64
@@ -54,15 +54,28 @@ public final class EventLoop: @unchecked Sendable {
         return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
     }
 
+    /// True on the loop's thread.
     public var isInLoop: Bool {
         let id = loopThreadID.load(ordering: .acquiring)
         return id != 0 && pthread_equal(pthread_t(id), pthread_self()) != 0
     }
 
+    /// True while the loop's thread runs: from its first instruction until `stop`.
+    public var isRunning: Bool { loopThreadID.load(ordering: .acquiring) != 0 && running.load(ordering: .acquiring) }
+
+    /// True on the thread of any `EventLoop` (where `sync` into another loop is refused in
+    /// debug builds: a loop never waits on another).
+    public static var isOnAnyLoop: Bool { pthread_getspecific(loopThreadKey) != nil }
+
     public func start(name: String = "irisgw-loop") {
         guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        // `start` returns once the thread is the loop's: from then on its state is the loop's
+        // (`isConfinedHere` is false elsewhere).
+        let running = DispatchSemaphore(value: 0)
         let t = Thread { [self] in
             loopThreadID.store(UInt(pthread_self()), ordering: .releasing)
+            pthread_setspecific(loopThreadKey, Unmanaged.passUnretained(self).toOpaque())
+            running.signal()
             // Visible in `top -H` and perf (the kernel keeps the first 15 bytes).
             CLinux_set_thread_name(name)
             run()
@@ -72,6 +85,7 @@ public final class EventLoop: @unchecked Sendable {
         t.stackSize = 4 << 20
         thread = t
         t.start()
+        running.wait()
     }
 
     /// Stops the loop and waits for its thread to finish.
@@ -87,9 +101,11 @@ public final class EventLoop: @unchecked Sendable {
         wake()
     }
 
-    /// Runs `work` on the loop and waits for its result (never call from the loop itself).
+    /// Runs `work` on the loop and waits for its result. For threads that are not event
+    /// loops (main, the control API's queue, tests): a loop never waits on another loop.
     public func sync<T: Sendable>(_ work: @escaping @Sendable () -> T) -> T {
         if isInLoop { return work() }
+        assert(!Self.isOnAnyLoop, "an event loop waits on another loop: send it work with `execute` and get the answer back by callback")
         let box = Mutex<T?>(nil)
         let done = DispatchSemaphore(value: 0)
         execute {
@@ -101,22 +117,25 @@ public final class EventLoop: @unchecked Sendable {
         return box.withLock { $0! }
     }
 
-    /// Schedules `work` on the loop after `delay` seconds. Loop thread only.
+    /// Schedules `work` on the loop after `delay` seconds. On the loop (checked in debug builds).
     @discardableResult
     public func schedule(after delay: Double, _ work: @escaping () -> Void) -> Timer {
+        assertInLoop()
         let id = nextTimerID
         nextTimerID += 1
         heap.push(deadline: Self.now() + max(0, delay), id: id, work: work)
         return Timer(id: id)
     }
 
-    /// Cancels a timer that has not fired. Loop thread only.
+    /// Cancels a timer that has not fired. On the loop (checked in debug builds).
     public func cancel(_ timer: Timer?) {
+        assertInLoop()
         if let timer { heap.cancel(timer.id) }
     }
 
-    /// Watches `fd` for readability. Loop thread only.
+    /// Watches `fd` for readability. On the loop (checked in debug builds).
     public func register(fd: Int32, onReadable: @escaping () -> Void) {
+        assertInLoop()
         readers[fd] = onReadable
         paused.remove(fd)
         var ev = epoll_event()
@@ -126,6 +145,7 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     public func unregister(fd: Int32) {
+        assertInLoop()
         readers[fd] = nil
         writers[fd] = nil
         paused.remove(fd)
@@ -135,15 +155,17 @@ public final class EventLoop: @unchecked Sendable {
     /// Stops (false) or resumes (true) watching a registered fd for readability, keeping its
     /// handler: a socket that must not be read for now (its request is being answered) would
     /// otherwise wake a level-triggered loop again and again. Hang-ups and errors still call
-    /// the handler. Loop thread only.
+    /// the handler. On the loop (checked in debug builds).
     public func setReading(fd: Int32, _ enabled: Bool) {
+        assertInLoop()
         guard readers[fd] != nil, paused.contains(fd) == enabled else { return }
         if enabled { paused.remove(fd) } else { paused.insert(fd) }
         updateInterest(fd)
     }
 
-    /// Asks for (or stops) a callback when `fd` becomes writable. Loop thread only.
+    /// Asks for (or stops) a callback when `fd` becomes writable. On the loop (checked in debug builds).
     public func watchWritable(fd: Int32, _ onWritable: (() -> Void)?) {
+        assertInLoop()
         writers[fd] = onWritable
         updateInterest(fd)
     }
@@ -193,6 +215,13 @@ public final class EventLoop: @unchecked Sendable {
         }
     }
 }
+
+/// Marks the threads that run an `EventLoop` (set once by the thread itself).
+private let loopThreadKey: pthread_key_t = {
+    var key = pthread_key_t()
+    pthread_key_create(&key, nil)
+    return key
+}()
 
 /// A binary min-heap of deadlines with lazy cancellation.
 struct TimerHeap {

@@ -6,7 +6,7 @@ import Glibc
 /// IPv4 address and its IPv4-mapped IPv6 form (`::ffff:a.b.c.d`, what a dual-stack socket
 /// reports) taken as one host. Comparing reads a few words, never the whole storage: it runs
 /// for every media packet.
-public struct RawSocketAddress: Equatable, @unchecked Sendable {
+public struct RawSocketAddress: Equatable, @unchecked Sendable {  // plain bytes: `sockaddr_storage` is a C struct Swift does not mark Sendable
     public var storage = sockaddr_storage()
     public var length: socklen_t = 0
 

@@ -3,7 +3,7 @@ import CLinux
 
 /// A non-blocking UDP socket for the media path: receive into and send from caller buffers,
 /// no allocation per packet.
-public final class UDPSocket: @unchecked Sendable {
+public final class UDPSocket: Sendable {
     public let fd: Int32
     public let local: SocketAddress
 
@@ -67,7 +67,7 @@ public final class UDPSocket: @unchecked Sendable {
 }
 
 /// A timerfd that fires every `interval` seconds (the media threads' playout tick).
-public final class PeriodicTimer: @unchecked Sendable {
+public final class PeriodicTimer: Sendable {
     public let fd: Int32
 
     public init(interval: Double) throws {

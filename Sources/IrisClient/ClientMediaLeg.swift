@@ -84,11 +84,11 @@ public final class ClientMediaLeg: Sendable {
         self.sampleRate = sampleRate
         self.payloadType = payloadType
         self.advertisedHost = advertisedHost ?? socket.local.host
+        // Registered before the thread runs (the builder owns the loop until then): whoever
+        // makes a leg, another loop too, never waits on this one.
+        loop.register(fd: worker.socket.fd) { [worker] in worker.onReadable() }
+        loop.register(fd: worker.timer.fd) { [worker] in worker.onTimer() }
         loop.start(name: "iris-client-rtp")
-        loop.sync { [loop, worker] in
-            loop.register(fd: worker.socket.fd) { worker.onReadable() }
-            loop.register(fd: worker.timer.fd) { worker.onTimer() }
-        }
     }
 
     deinit { stop() }
@@ -191,10 +191,9 @@ public final class ClientMediaLeg: Sendable {
     /// when the leg is released).
     public func stop() {
         guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        loop.sync { [loop, worker] in
-            loop.unregister(fd: worker.socket.fd)
-            loop.unregister(fd: worker.timer.fd)
-        }
+        // Once its thread is gone the loop is the caller's: no hop, no wait on a loop's queue.
         loop.stop()
+        loop.unregister(fd: worker.socket.fd)
+        loop.unregister(fd: worker.timer.fd)
     }
 }

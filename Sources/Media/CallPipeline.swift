@@ -14,7 +14,7 @@ import IOCore
 /// - DTMF: RFC 4733 events are reported once and regenerated on the other leg; so are
 ///   in-band tones heard in the decoded audio of a leg configured for them.
 /// Loop-confined; buffers are allocated once, so the per-packet path does not allocate.
-final class CallPipeline: @unchecked Sendable {  // confined to its media thread
+final class CallPipeline {  // confined to its media thread: never Sendable, reached through its MediaThread
     let id: Int
     let configuration: MediaCallConfiguration
     let trunk: RTPLeg

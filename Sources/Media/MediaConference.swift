@@ -6,7 +6,7 @@ import IOCore
 /// thread; the host's tick runs the conference, the other call only its control work.
 ///
 /// Built once per merge; the per-tick path uses the mixer's preallocated buffers.
-final class MediaConference: @unchecked Sendable {  // confined to the host's media thread
+final class MediaConference {  // confined to the host's media thread with its pipelines
     unowned(unsafe) let host: CallPipeline
     unowned(unsafe) let member: CallPipeline
     private let mixer: Mixer

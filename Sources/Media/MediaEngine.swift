@@ -42,7 +42,7 @@ public struct MediaEngineConfiguration: Sendable {
 /// The media engine: a small fixed pool of media threads; each call is pinned to the least
 /// loaded one (measured CPU, `MediaAdmission`) when it is created, and refused when that
 /// thread would pass the caller's load budget.
-public final class MediaEngine: @unchecked Sendable {
+public final class MediaEngine: Sendable {
     public let configuration: MediaEngineConfiguration
     let threads: [MediaThread]
     private let ports: Mutex<RTPPortAllocator>
@@ -73,13 +73,17 @@ public final class MediaEngine: @unchecked Sendable {
     public func openCall(_ configuration: MediaCallConfiguration, loadBudget: Double? = nil,
                          events: @escaping @Sendable (MediaEvent) -> Void = { _ in }) throws -> MediaCall {
         let thread = try place(budget: loadBudget)
-        defer { thread.placing.subtract(1, ordering: .relaxed) }
+        // Counted as placing until its thread attaches it (the attach stops counting it).
+        var handedOver = false
+        defer { if !handedOver { thread.placing.subtract(1, ordering: .relaxed) } }
         // Another process may hold ports of our range: a pair that will not bind is skipped
         // (it rests in quarantine like a used one) and the next is tried.
         var lastError: any Error = SocketError("no RTP ports", code: EADDRINUSE)
         for _ in 0..<32 {
             do {
-                return try openCallOnce(configuration, on: thread, events: events)
+                let call = try openCallOnce(configuration, on: thread, events: events)
+                handedOver = true
+                return call
             } catch let e as SocketError where e.code == EADDRINUSE {
                 lastError = e
             }
@@ -125,17 +129,24 @@ public final class MediaEngine: @unchecked Sendable {
         }
         let id = nextID.add(1, ordering: .relaxed).oldValue
         let host = self.configuration.host
-        let result: Result<CallPipeline, any Error> = thread.loop.sync {
-            Result { try thread.install(id: id, configuration: configuration, host: host, ports: (trunkPorts, platformPorts), events: events) }
-        }
-        switch result {
-        case .success(let p):
-            return MediaCall(id: id, engine: self, thread: thread, tap: configuration.trunkTap, trunk: p.trunk.address, platform: p.platform.address,
-                             ports: (trunkPorts, platformPorts), events: events)
-        case .failure(let error):
+        // Built here, then handed to its thread, which attaches it: the caller (the SIP loop,
+        // say) never waits on a media thread. Nothing else reaches the pipeline before the
+        // thread has it, and commands sent after this return queue behind the attach.
+        nonisolated(unsafe) let pipeline: CallPipeline
+        do {
+            pipeline = try CallPipeline(id: id, configuration: configuration, host: host, trunkPorts: trunkPorts, platformPorts: platformPorts,
+                                        thread: thread, events: events)
+        } catch {
             release(trunkPorts, platformPorts)
             throw error
         }
+        let call = MediaCall(id: id, engine: self, thread: thread, tap: configuration.trunkTap, trunk: pipeline.trunk.address,
+                             platform: pipeline.platform.address, ports: (trunkPorts, platformPorts), events: events)
+        thread.loop.execute {
+            thread.attach(pipeline)
+            thread.placing.subtract(1, ordering: .relaxed)
+        }
+        return call
     }
 
     func release(_ a: RTPPortPair, _ b: RTPPortPair) {
@@ -168,7 +179,7 @@ public final class MediaEngine: @unchecked Sendable {
 }
 
 /// A handle on one call's media; every method may be called from any thread.
-public final class MediaCall: @unchecked Sendable {
+public final class MediaCall: Sendable {
     public let id: Int
     /// Local RTP addresses to put in the SDP of each side.
     public let trunkAddress: SocketAddress
@@ -198,21 +209,30 @@ public final class MediaCall: @unchecked Sendable {
     /// Replaces the call's codecs and addresses (the carrier's answer chose another codec
     /// than the one the call was opened with) on the same sockets, so the addresses already in
     /// the SDP stay valid and packets waiting in them are kept. Codec, jitter and DTMF state
-    /// start afresh.
-    public func reconfigure(_ configuration: MediaCallConfiguration) throws {
-        guard !closed.load(ordering: .acquiring) else { return }
+    /// start afresh. Returns at once: the rebuild runs on the call's media thread, before any
+    /// command sent after it, and `completion` runs there with nil or why the rebuild failed.
+    public func reconfigure(_ configuration: MediaCallConfiguration, completion: (@Sendable ((any Error)?) -> Void)? = nil) {
+        guard !closed.load(ordering: .acquiring) else {
+            completion?(nil)
+            return
+        }
         var tapped = configuration
         tapped.trunkTap = tap
         let configuration = tapped
         let id = self.id, ports = self.ports, events = self.events, thread = self.thread
         let host = engine.configuration.host
-        let result: Result<Void, any Error> = thread.loop.sync {
-            guard let old = thread.remove(id) else { return .success(()) }
-            return Result {
+        thread.loop.execute {
+            guard let old = thread.remove(id) else {
+                completion?(nil)
+                return
+            }
+            do {
                 _ = try thread.install(id: id, configuration: configuration, host: host, ports: ports, events: events, replacing: old)
+                completion?(nil)
+            } catch {
+                completion?(error)
             }
         }
-        try result.get()
     }
 
     public func address(of leg: MediaLeg) -> SocketAddress { leg == .trunk ? trunkAddress : platformAddress }
@@ -240,7 +260,8 @@ public final class MediaCall: @unchecked Sendable {
         // Step 1, on the held call's thread: take its pipeline off (its sockets close).
         heldThread.loop.execute {
             // Its sockets go along to the host's thread (no window in which the ports are free).
-            let previous = heldThread.remove(heldID)
+            // Handed over: this thread lets go of it before the host's thread takes it.
+            nonisolated(unsafe) let previous = heldThread.remove(heldID)
             held.threadRef.withLock { $0 = hostThread }
             // Step 2, on the host's thread: rebuild both for mixing and link them.
             hostThread.loop.execute {
@@ -294,17 +315,36 @@ public final class MediaCall: @unchecked Sendable {
         }
     }
 
+    /// The legs' statistics now, waiting for the media thread: for threads that are not event
+    /// loops (the control API's, tools, tests). A loop asks with `statistics(completion:)`.
     public func statistics() -> [MediaLeg: MediaLegStatistics] {
         let id = self.id
         return thread.loop.sync { [thread] in thread.pipeline(id)?.snapshot() ?? [:] }
     }
 
-    /// Closes the sockets; the ports rest in quarantine before reuse. Safe to call twice.
-    public func close() {
-        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+    /// The legs' statistics, handed to `completion` on the call's media thread (empty once
+    /// the call is closed).
+    public func statistics(completion: @escaping @Sendable ([MediaLeg: MediaLegStatistics]) -> Void) {
         let id = self.id
-        thread.loop.sync { [thread] in _ = thread.remove(id) }
-        engine.release(ports.0, ports.1)
+        thread.loop.execute { [thread] in completion(thread.pipeline(id)?.snapshot() ?? [:]) }
+    }
+
+    /// Closes the sockets; the ports rest in quarantine before reuse. Safe to call twice.
+    /// Returns at once: the media thread closes the call after every command sent before,
+    /// then hands the legs' final statistics to `completion` there (empty, at once, when the
+    /// call was closed already).
+    public func close(completion: (@Sendable ([MediaLeg: MediaLegStatistics]) -> Void)? = nil) {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else {
+            completion?([:])
+            return
+        }
+        let id = self.id, engine = self.engine, ports = self.ports
+        thread.loop.execute { [thread] in
+            let final = thread.remove(id)?.snapshot() ?? [:]
+            // The sockets closed with the pipeline: only now may the ports be handed out again.
+            engine.release(ports.0, ports.1)
+            completion?(final)
+        }
     }
 
     deinit { close() }

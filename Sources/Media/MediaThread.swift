@@ -6,31 +6,40 @@ import Synchronization
 /// One media thread: an event loop with the RTP sockets of its calls and a 20 ms timerfd
 /// tick. A call's media stays on one thread for its whole life, so its state needs no
 /// lock; commands from other threads arrive through the loop's queue, never per packet.
-final class MediaThread: @unchecked Sendable {
+final class MediaThread: Sendable {
     let index: Int
     let loop: EventLoop
     private let timer: PeriodicTimer
-    private var pipelines: [Int: CallPipeline] = [:]
+    /// What only the thread touches: its calls and its measurements (checked in debug builds).
+    private let state: LoopBoundBox<State>
     /// Calls on this thread (read from other threads only to balance load: approximate).
-    nonisolated(unsafe) private(set) var callCount = 0
+    private let calls = Atomic<Int>(0)
+    var callCount: Int { calls.load(ordering: .relaxed) }
     /// Calls being placed on this thread by `MediaEngine.openCall` (not attached yet).
     let placing = Atomic<Int>(0)
     /// The busy fraction of the last second (CPU over wall time) in millionths, and the
     /// calls at that measurement: the engine reads them to place and admit calls.
     private let busyPPM = Atomic<Int>(0)
     private let callsAtMeasurement = Atomic<Int>(0)
-    private var loadWindow: (cpu: Double, wall: Double)?
 
-    // Measurements: per-frame processing time histogram (1 µs buckets up to 20 ms), late ticks.
-    private var histogram = [Int](repeating: 0, count: 20_001)
-    private(set) var lateFrames = 0
-    private(set) var ticks = 0
+    private struct State {
+        var pipelines: [Int: CallPipeline] = [:]
+        var loadWindow: (cpu: Double, wall: Double)?
+        // Measurements: per-frame processing time histogram (1 µs buckets up to 20 ms), late ticks.
+        var histogram = [Int](repeating: 0, count: 20_001)
+        var lateFrames = 0
+        var ticks = 0
+    }
 
     init(index: Int) throws {
         self.index = index
         loop = try EventLoop()
         timer = try PeriodicTimer(interval: 0.020)
+        state = LoopBoundBox(State(), loop: loop)
     }
+
+    /// Frames played late so far. On the thread.
+    var lateFrames: Int { state.value.lateFrames }
 
     /// Starts the thread; with `realtimePriority`, under SCHED_RR at that priority. Returns
     /// why that priority could not be set (the thread runs with normal scheduling then).
@@ -47,16 +56,18 @@ final class MediaThread: @unchecked Sendable {
             let rc = pthread_setschedparam(pthread_self(), Int32(SCHED_RR), &param)
             return (cpu, rc == 0 ? nil : "SCHED_RR priority \(realtimePriority): \(String(cString: strerror(rc)))")
         }
-        cpuClock = clock
+        if let clock { cpuClock.store(Int64(clock), ordering: .releasing) }
         return error
     }
 
-    /// The thread's CPU clock, readable from any thread.
-    nonisolated(unsafe) private var cpuClock: clockid_t?
+    /// The thread's CPU clock (-1 until known), readable from any thread.
+    private let cpuClock = Atomic<Int64>(-1)
 
     /// CPU seconds this thread has used (user + system).
     var cpuTime: Double {
-        guard let clock = cpuClock else { return 0 }
+        let id = cpuClock.load(ordering: .acquiring)
+        guard id >= 0 else { return 0 }
+        let clock = clockid_t(truncatingIfNeeded: id)
         var ts = timespec()
         clock_gettime(clock, &ts)
         return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
@@ -64,8 +75,8 @@ final class MediaThread: @unchecked Sendable {
 
     func stop() {
         loop.sync { [self] in
-            for p in pipelines.values { detach(p) }
-            pipelines.removeAll()
+            for p in state.value.pipelines.values { detach(p) }
+            state.value.pipelines.removeAll()
             loop.unregister(fd: timer.fd)
         }
         loop.stop()
@@ -74,8 +85,8 @@ final class MediaThread: @unchecked Sendable {
     /// Adds a call (on the loop). Its sockets' callbacks hold it `unowned(unsafe)`: `remove`
     /// unregisters them before the pipeline can go, so no check per packet is needed.
     func attach(_ pipeline: CallPipeline) {
-        pipelines[pipeline.id] = pipeline
-        callCount = pipelines.count
+        state.value.pipelines[pipeline.id] = pipeline
+        calls.store(state.value.pipelines.count, ordering: .relaxed)
         loop.register(fd: pipeline.trunk.socket.fd) { [unowned(unsafe) pipeline] in pipeline.readable(.trunk) }
         loop.register(fd: pipeline.platform.socket.fd) { [unowned(unsafe) pipeline] in pipeline.readable(.platform) }
         loop.register(fd: pipeline.trunk.rtcpSocket.fd) { [unowned(unsafe) pipeline] in pipeline.trunk.readRTCP(now: EventLoop.now()) }
@@ -93,15 +104,15 @@ final class MediaThread: @unchecked Sendable {
     }
 
     func remove(_ id: Int) -> CallPipeline? {
-        guard let p = pipelines.removeValue(forKey: id) else { return nil }
+        guard let p = state.value.pipelines.removeValue(forKey: id) else { return nil }
         // A call leaving a three-way call ends it; the other call carries on alone.
         p.conference?.dissolve()
         detach(p)
-        callCount = pipelines.count
+        calls.store(state.value.pipelines.count, ordering: .relaxed)
         return p
     }
 
-    func pipeline(_ id: Int) -> CallPipeline? { pipelines[id] }
+    func pipeline(_ id: Int) -> CallPipeline? { state.value.pipelines[id] }
 
     private func detach(_ p: CallPipeline) {
         loop.unregister(fd: p.trunk.socket.fd)
@@ -113,16 +124,17 @@ final class MediaThread: @unchecked Sendable {
     private func onTick() {
         let expirations = timer.read()
         guard expirations > 0 else { return }
-        ticks += 1
+        state.value.ticks += 1
         let start = EventLoop.now()
         // Missed timer expirations mean every call on this thread played a frame late; the
         // buffered streams catch up over the next ticks (the delay must not grow behind a
         // stall).
         let missed = Int(min(expirations - 1, 10))
-        if expirations > 1 { lateFrames += Int(expirations - 1) * max(1, pipelines.count) }
+        let pipelines = state.value.pipelines
+        if expirations > 1 { state.value.lateFrames += Int(expirations - 1) * max(1, pipelines.count) }
         for p in pipelines.values { p.tick(now: start, missed: missed) }
-        if EventLoop.now() - start > 0.020 { lateFrames += pipelines.count }
-        if ticks % 50 == 0 { measureLoad(now: start) }
+        if EventLoop.now() - start > 0.020 { state.value.lateFrames += pipelines.count }
+        if state.value.ticks % 50 == 0 { measureLoad(now: start) }
     }
 
     /// Once a second: the thread's CPU time over the wall time since the last measurement.
@@ -130,11 +142,11 @@ final class MediaThread: @unchecked Sendable {
         var ts = timespec()
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
         let cpu = Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-        if let w = loadWindow, now > w.wall {
+        if let w = state.value.loadWindow, now > w.wall {
             busyPPM.store(Int((cpu - w.cpu) / (now - w.wall) * 1e6), ordering: .relaxed)
             callsAtMeasurement.store(callCount, ordering: .relaxed)
         }
-        loadWindow = (cpu, now)
+        state.value.loadWindow = (cpu, now)
     }
 
     /// The thread's load as last measured, with the calls on it now (any thread).
@@ -146,12 +158,13 @@ final class MediaThread: @unchecked Sendable {
 
     @inline(__always)
     func record(microseconds: Double) {
-        let bucket = min(Int(microseconds), histogram.count - 1)
-        histogram[bucket] += 1
+        let bucket = min(Int(microseconds), 20_000)
+        state.value.histogram[bucket] += 1
     }
 
     /// Percentiles (µs) of recorded per-frame processing times, and their count.
     func percentiles(_ ps: [Double]) -> (values: [Int], count: Int) {
+        let histogram = state.value.histogram
         let total = histogram.reduce(0, +)
         guard total > 0 else { return (ps.map { _ in 0 }, 0) }
         return (ps.map { p in
@@ -166,8 +179,8 @@ final class MediaThread: @unchecked Sendable {
     }
 
     func resetMeasurements() {
-        for i in histogram.indices { histogram[i] = 0 }
-        lateFrames = 0
-        ticks = 0
+        state.value.histogram = [Int](repeating: 0, count: 20_001)
+        state.value.lateFrames = 0
+        state.value.ticks = 0
     }
 }

@@ -3,7 +3,7 @@ import IOCore
 /// One leg of a call on its media thread: sockets, addressing (symmetric RTP), RTP
 /// sequencing, receive statistics, jitter buffer, codec and DTMF state. Buffers are
 /// allocated once here; nothing on the per-packet path allocates. Loop-confined.
-final class RTPLeg: @unchecked Sendable {  // confined to its media thread
+final class RTPLeg {  // confined to its media thread with its pipeline
     let kind: MediaLeg
     var configuration: MediaLegConfiguration
     let socket: UDPSocket

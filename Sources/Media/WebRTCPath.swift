@@ -27,7 +27,7 @@ public struct WebRTCMediaConfiguration: Sendable {
 /// ICE-lite and DTLS-SRTP on one leg's socket (RFC 7983 demultiplexing, rtcp-mux): STUN
 /// checks are answered and nominate where media goes, the DTLS handshake keys SRTP, and
 /// nothing is sent before both are done. Loop-confined, like its leg.
-final class WebRTCPath: @unchecked Sendable {  // confined to its media thread
+final class WebRTCPath {  // confined to its media thread with its leg
     var agent: ICELiteAgent
     var dtls: DTLSTransport
     let startedAt: Double

@@ -135,7 +135,7 @@ enum BridgeBench {
     }
 
     /// Waits for events of routing id "bench" and hands each room's to its waiter.
-    final class EventRouter: @unchecked Sendable {
+    final class EventRouter: @unchecked Sendable {  // `seen` is behind `condition`
         private let condition = NSCondition()
         private var seen: [String: [SessionEvent]] = [:]
         private let ws: WebSocketClient

@@ -225,7 +225,7 @@ enum FloodBench {
     }
 
     /// One SIPp flooding from `source` for `floodSeconds`.
-    final class Flooder: @unchecked Sendable {
+    final class Flooder: @unchecked Sendable {  // `output` is written by the reader and read after `reader` is waited on
         let process: Process
         private var output = Data()
         private let reader = DispatchGroup()

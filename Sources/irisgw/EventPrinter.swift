@@ -5,7 +5,7 @@ import IrisClient
 /// Prints a session's events for `irisgw call` and `irisgw answer`: one JSON object per
 /// line with `--json` (the control API's shape), else a human line per change with the
 /// time since the start.
-final class EventPrinter: IrisRtcAudioSessionDelegate, @unchecked Sendable {
+final class EventPrinter: IrisRtcAudioSessionDelegate, @unchecked Sendable {  // called on the session's event thread only; `onConnected` set before
     let json: Bool
     let start = Date()
     private let encoder: JSONEncoder = {

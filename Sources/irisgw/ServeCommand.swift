@@ -322,8 +322,7 @@ enum ServeCommand {
         if signal == SIGTERM {
             writeOut("draining: no new calls; \(gateway.activeSessionCount) in progress\n")
             gateway.drain()
-            let deadline = Date().addingTimeInterval(drainTimeout)
-            while Date() < deadline, gateway.activeSessionCount > 0 { usleep(100_000) }
+            _ = gateway.waitUntilNoSessions(timeout: drainTimeout)
         }
         gateway.shutdown()
         api.stop()

@@ -127,16 +127,16 @@ struct ConformanceOutboundTests {
             addressOfRecord: NameAddress(uri: SIPURI(user: "a", host: "127.0.0.1")),
             credentials: DigestCredentials(username: "a", password: "secret"))
         let ua = agent.ua
-        let client = ua.loop.sync { () -> RegistrationClient in
+        let client = ua.loop.sync { () -> LoopBound<RegistrationClient> in
             let c = ua.registration(config)
             c.onStateChange = { states.append($0) }
             c.start()
-            return c
+            return LoopBound(c, loop: ua.loop)
         }
         #expect(await sipp.waitForExit() == 0, "\(sipp.report)")
         #expect(await eventually(timeout: 5) { states.values.contains { if case .registered = $0 { true } else { false } } },
                 "\(states.values)\n\(sipp.report)")
-        #expect(ua.loop.sync { client.lastStatus } == 200)
+        #expect(ua.loop.sync { client.value.lastStatus } == 200)
         #expect(sipp.received("REGISTER ") == 2, "\(sipp.report)")
         #expect(sipp.messages.contains("Authorization: Digest"), "\(sipp.report)")
     }

@@ -86,18 +86,19 @@ struct RegistrationAndAuthTests {
     """
 
     /// Starts a registration of `gw@sipp.test` at SIPp; the log collects its states.
-    static func register(_ agent: TestAgent, at sipp: SIPp, password: String) -> (RegistrationClient, StateLog<RegistrationMachine.State>) {
+    static func register(_ agent: TestAgent, at sipp: SIPp, password: String) -> (LoopBound<RegistrationClient>, StateLog<RegistrationMachine.State>) {
         let states = StateLog<RegistrationMachine.State>()
         let config = RegistrationClient.Configuration(
             registrar: SIPURI(host: "sipp.test"), peer: sipp.peer,
             addressOfRecord: NameAddress(uri: SIPURI(user: "gw", host: "sipp.test")),
             credentials: DigestCredentials(username: "gw", password: password))
         let ua = agent.ua
-        let client = ua.loop.sync { () -> RegistrationClient in
+        // The client stays on the SIP loop: the test reaches it there through a LoopBound.
+        let client = ua.loop.sync { () -> LoopBound<RegistrationClient> in
             let c = ua.registration(config)
             c.onStateChange = { states.append($0) }
             c.start()
-            return c
+            return LoopBound(c, loop: ua.loop)
         }
         return (client, states)
     }
@@ -116,10 +117,10 @@ struct RegistrationAndAuthTests {
         #expect(registered, "\(states.all)\n\(sipp.report)")
         // The refresh is due after half of the 2 s granted.
         #expect(await eventually(timeout: 5) { sipp.received("REGISTER ") >= 3 }, sipp.report)
-        ua.loop.sync { client.stop() }
+        ua.loop.sync { client.value.stop() }
         #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
         #expect(await eventually(timeout: 3) { states.all.last == .unregistered }, "\(states.all)")
-        #expect(ua.loop.sync { client.lastStatus } == 200)
+        #expect(ua.loop.sync { client.value.lastStatus } == 200)
     }
 
     @Test func wrongPasswordFailsAndBacksOff() async throws {
@@ -138,7 +139,7 @@ struct RegistrationAndAuthTests {
             // The first backoff is 5 s less at most 20% jitter.
             #expect(retryAt - SIPEventLoop.now() > 2.5)
         }
-        ua.loop.sync { client.stop() }
+        ua.loop.sync { client.value.stop() }
     }
 
     /// OPTIONS keepalive against a peer that answers 200 once, then 503: the state goes up,
@@ -151,14 +152,14 @@ struct RegistrationAndAuthTests {
         let states = StateLog<OptionsKeepalive.State>()
         let ua = agent.ua
         let peer = SIPPeer(transport: .udp, address: SocketAddress(host: "127.0.0.1", port: peerSocket.port))
-        let pinger = ua.loop.sync { () -> KeepaliveClient in
+        let pinger = ua.loop.sync { () -> LoopBound<KeepaliveClient> in
             let k = ua.keepalive(target: SIPURI(host: "127.0.0.1", port: peerSocket.port), peer: peer,
                                  configuration: OptionsKeepalive.Configuration(interval: 0.1))
             k.onStateChange = { states.append($0) }
             k.start()
-            return k
+            return LoopBound(k, loop: ua.loop)
         }
-        defer { ua.loop.sync { pinger.stop() } }
+        defer { ua.loop.sync { pinger.value.stop() } }
         var answered: Set<String> = []
         for status in [200, 503, 503] {
             // A retransmission of an OPTIONS already answered (a busy machine delays our

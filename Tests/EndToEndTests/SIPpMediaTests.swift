@@ -289,9 +289,14 @@ final class MediaAnswerer: SIPUserAgentDelegate, SIPCallDelegate, @unchecked Sen
         call.answer(sdp: answer)
     }
 
+    /// On the SIP loop: the statistics come back from the media thread (a loop never waits
+    /// on another), and the call counts as ended once they are in.
     func call(_ call: SIPCall, didEnd end: SIPCallEnd, message: SIPMessage?) {
-        let last = state.withLock { $0.calls.last }
-        let stats = last?.statistics()
+        guard let last = state.withLock({ $0.calls.last }) else { return ended(with: nil) }
+        last.statistics { [self] in ended(with: $0) }
+    }
+
+    private func ended(with stats: [MediaLeg: MediaLegStatistics]?) {
         state.withLock {
             $0.statistics = stats
             $0.ended = true

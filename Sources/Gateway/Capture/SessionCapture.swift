@@ -8,7 +8,7 @@ import Synchronization
 /// (`GET /v1/sessions/{roomId}/sip`), and, when the session asked for a capture, its RTP and
 /// RTCP too (`GET /v1/sessions/{roomId}/pcap`). SIP arrives on the SIP loop, media on the
 /// session's media thread; both only append under the lock.
-final class SessionCapture: MediaPacketTap, @unchecked Sendable {  // state behind `state`
+final class SessionCapture: MediaPacketTap, @unchecked Sendable {  // `onRTCP` is set once before the media thread sees it; the rest is behind `state`
     private struct State {
         var trace: SIPTrace
         var recordsMedia: Bool

@@ -6,8 +6,9 @@ import SDP
 import SIP
 
 /// One session: the machine, its SIP call, its media, its record. Confined to the SIP
-/// loop: the gateway hops there for every API verb, media events hop there too.
-final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
+/// loop: the gateway hops there for every API verb, media events hop there too. Not
+/// Sendable: what crosses to another thread carries it in a `LoopBound`.
+final class GatewaySession {
     let roomId: String
     let traceId: String
     let routingId: String?
@@ -80,10 +81,35 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
     var loop: SIPEventLoop { gateway.ua.loop }
     var now: Double { Date().timeIntervalSince1970 }
 
-    /// Feeds the machine and carries out what it says.
+    /// Feeds the machine and carries out what it says. An ending with media open waits for
+    /// the media thread to close the call and hand back its final statistics (the SIP loop
+    /// never waits on a media thread): the SIP actions go out now, the events and the record
+    /// follow with the statistics, in the order the machine gave them, so whoever sees
+    /// `onSessionEnded` finds the session ended and its record written with its statistics.
     func handle(_ input: SessionMachine.Input) {
+        loop.assertInLoop()
         let actions = machine.handle(input, now: now)
-        for action in actions { perform(action) }
+        guard let media, actions.contains(where: { if case .finish = $0 { true } else { false } }) else {
+            for action in actions { perform(action) }
+            return
+        }
+        func waitsForMedia(_ action: SessionMachine.Action) -> Bool {
+            switch action {
+            case .emit, .finish: true
+            default: false
+            }
+        }
+        for action in actions where !waitsForMedia(action) { perform(action) }
+        let later = actions.filter(waitsForMedia)
+        loop.cancel(ringTimer)
+        ringTimer = nil
+        let me = LoopBound(self, loop: loop)
+        media.close { [loop = self.loop] stats in
+            loop.execute {
+                me.value.finalStatistics = stats
+                for action in later { me.value.perform(action) }
+            }
+        }
     }
 
     private func perform(_ action: SessionMachine.Action) {
@@ -187,7 +213,8 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
         if previous?.codec != leg.codec || previous?.rtpMap.payloadType != leg.rtpMap.payloadType
             || previous?.telephoneEvent != leg.telephoneEvent || previous?.srtp != leg.srtp {
             let configuration = gateway.mediaConfiguration(trunk: leg, platform: platformLeg, profile: profile)
-            try? media.reconfigure(configuration)
+            // Runs on the media thread before the commands below (the same queue, in order).
+            media.reconfigure(configuration)
             applySilence()
             if machine.isConnected, profile.media.rtpTimeoutSec > 0 { media.armRTPTimeout(Double(profile.media.rtpTimeoutSec)) }
         }
@@ -281,23 +308,25 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
         }
         let mine = gateway.mediaConfiguration(trunk: trunkLeg, platform: platformLeg, profile: profile)
         let theirs = gateway.mediaConfiguration(trunk: heldTrunk, platform: heldPlatform, profile: held.profile)
-        let loop = self.loop
-        media.merge(with: heldMedia, configuration: mine, heldConfiguration: theirs) { [self, held] error in
+        // The media thread answers; the sessions are touched back on the SIP loop only.
+        let both = LoopBound((host: self, held: held), loop: loop)
+        media.merge(with: heldMedia, configuration: mine, heldConfiguration: theirs) { [loop = self.loop] error in
             loop.execute {
+                let (host, held) = both.value
                 held.mergePending = nil
-                guard !self.machine.isEnded, !held.machine.isEnded else { return }
+                guard !host.machine.isEnded, !held.machine.isEnded else { return }
                 if let error {
-                    self.mergeFailed("\(error)")
+                    host.mergeFailed("\(error)")
                     return
                 }
                 // The pipelines were rebuilt: mute and supervision apply again.
-                for s in [self, held] {
+                for s in [host, held] {
                     s.applySilence()
                     if s.profile.media.rtpTimeoutSec > 0 { s.media?.armRTPTimeout(Double(s.profile.media.rtpTimeoutSec)) }
                 }
-                self.merged.append(held)
-                held.mergedInto = self
-                self.handle(.merged(heldRoomId: held.roomId))
+                host.merged.append(held)
+                held.mergedInto = host
+                host.handle(.merged(heldRoomId: held.roomId))
             }
         }
     }
@@ -308,12 +337,14 @@ final class GatewaySession: @unchecked Sendable {  // confined to the SIP loop
 
     // MARK: End
 
+    /// The media's last statistics, taken by the media thread as it closed the call
+    /// (`handle`); nil without media.
+    private var finalStatistics: [MediaLeg: MediaLegStatistics]?
+
     private func finish(_ reason: EndReason, _ sip: SIPDetails?) {
         loop.cancel(ringTimer)
         ringTimer = nil
-        let stats = media?.statistics()
-        media?.close()
-        gateway.sessionEnded(self, reason: reason, sip: sip, stats: stats)
+        gateway.sessionEnded(self, reason: reason, sip: sip, stats: finalStatistics)
     }
 
     /// The snapshot `GET /v1/sessions/{roomId}` returns.

@@ -70,11 +70,12 @@ extension SIPUserAgent {
     /// Sends a BYE in a dialog another process (a crashed gateway) left up, with `headers`
     /// (a Reason). The CSeq jumps well past the stored one: the dead process may have sent
     /// re-INVITEs after the snapshot was written. Fire and forget: `completion` gets the
-    /// final status, or nil for no answer. Loop thread only.
+    /// final status, or nil for no answer. On the loop (asserted in debug builds).
     /// `peer`: where to send it instead of `snapshot.peer` (the same address with the trunk's
     /// TLS settings).
     public func sendBye(in snapshot: DialogSnapshot, to peer: SIPPeer? = nil, headers: [SIPHeader],
                         completion: @escaping (Int?) -> Void = { _ in }) -> Bool {
+        loop.assertInLoop()
         guard var dialog = snapshot.dialog else { return false }
         dialog.localSequence &+= 1000
         var bye = dialog.makeRequest("BYE")

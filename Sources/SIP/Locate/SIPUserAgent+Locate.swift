@@ -4,8 +4,9 @@ extension SIPUserAgent {
     /// The outcome of locating a destination: its targets in order, or why there are none.
     public typealias LocateResult = Result<[SIPTarget], SIPLocateError>
 
-    /// The agent's resolver (made on first use; `start()` makes it). Loop thread only.
+    /// The agent's resolver (made on first use; `start()` makes it). On the loop (asserted in debug builds).
     public var resolver: DNSResolver {
+        loop.assertInLoop()
         if let dnsResolver { return dnsResolver }
         let r = DNSResolver(loop: loop, configuration: configuration.dns)
         dnsResolver = r
@@ -15,10 +16,11 @@ extension SIPUserAgent {
     /// Locates `destination`: returns the result now when no question needs the network (a
     /// numeric host, or every answer cached); otherwise nil, and `completion` gets it later
     /// on the loop (never before this returns). `preferred` is our transport when neither
-    /// the URI nor DNS chooses one. Loop thread only.
+    /// the URI nor DNS chooses one. On the loop (asserted in debug builds).
     @discardableResult
     public func locate(_ destination: SIPDestination, preferred: SIPTransportProtocol = .udp,
                        completion: @escaping (LocateResult) -> Void) -> LocateResult? {
+        loop.assertInLoop()
         var machine = SIPServerLocator(destination, preferred: SIPTargetTransport(preferred))
         let first = machine.start()
         if case .done(let targets) = first { return .success(targets) }
@@ -28,8 +30,9 @@ extension SIPUserAgent {
 
     /// Where an in-dialog request for `uri` (a route or the remote target) goes, without
     /// waiting: a numeric host at once; a name from the cache, or nil when the cache has no
-    /// answer yet (a lookup is started so a later request finds it). Loop thread only.
+    /// answer yet (a lookup is started so a later request finds it). On the loop (asserted in debug builds).
     public func peerWithoutWaiting(for uri: SIPURI, defaultTransport: SIPTransportProtocol) -> SIPPeer? {
+        loop.assertInLoop()
         let destination = SIPDestination(uri)
         var machine = SIPServerLocator(destination, preferred: SIPTargetTransport(defaultTransport))
         var step = machine.start()

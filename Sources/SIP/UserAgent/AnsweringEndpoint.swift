@@ -4,7 +4,7 @@ import SDP
 /// (or an offer of its own), answers hold with the mirrored direction, optionally hangs up.
 /// It is what `irisgw sip-endpoint` runs for conformance scenarios and the call-rate bench;
 /// it sends no media.
-public final class AnsweringEndpoint: SIPUserAgentDelegate, SIPCallDelegate, @unchecked Sendable {
+public final class AnsweringEndpoint: SIPUserAgentDelegate, SIPCallDelegate, @unchecked Sendable {  // confined to its agent's loop (made and read there)
     public struct Behaviour: Sendable {
         /// Send 180 (or a reliable 180 when the caller requires 100rel) before answering. Default true.
         public var ring = true

@@ -1,8 +1,9 @@
 /// Keeps a registration at a registrar (RFC 3261 §10): REGISTER on start, refresh before
 /// expiry, one authenticated retry per challenge, backoff on failure, unregister on stop.
 /// The timing and retry policy live in `RegistrationMachine`; this class carries out its
-/// actions over the user agent. Loop-confined, like the agent.
-public final class RegistrationClient: @unchecked Sendable {
+/// actions over the user agent. Confined to the agent's loop (asserted in debug builds);
+/// not Sendable: another thread holds it in a `LoopBound`.
+public final class RegistrationClient {
     public struct Configuration: Sendable {
         /// Request-URI of the REGISTER: the registrar's domain (`sip:carrier.example`).
         public var registrar: SIPURI
@@ -52,6 +53,7 @@ public final class RegistrationClient: @unchecked Sendable {
     public func stop() { apply(machine.handle(.stop(now: SIPEventLoop.now()))) }
 
     private func apply(_ actions: [RegistrationMachine.Action]) {
+        ua.loop.assertInLoop()
         for action in actions {
             switch action {
             case .sendRegister(let expires, let authenticate):
@@ -126,8 +128,9 @@ public final class RegistrationClient: @unchecked Sendable {
 }
 
 /// OPTIONS keepalive to one peer (a trunk proxy): up/down state with hysteresis, from
-/// `OptionsKeepalive`. Loop-confined.
-public final class KeepaliveClient: @unchecked Sendable {
+/// `OptionsKeepalive`. Confined to the agent's loop (asserted in debug builds); not
+/// Sendable: another thread holds it in a `LoopBound`.
+public final class KeepaliveClient {
     public let peer: SIPPeer
     public let target: SIPURI
     /// Called on the loop whenever the state changes.
@@ -151,6 +154,7 @@ public final class KeepaliveClient: @unchecked Sendable {
     public func stop() { apply(machine.handle(.stop)) }
 
     private func apply(_ actions: [OptionsKeepalive.Action]) {
+        ua.loop.assertInLoop()
         for action in actions {
             switch action {
             case .sendOptions:

@@ -9,6 +9,7 @@ extension SIPUserAgent {
     public func invite(requestURI: SIPURI, from: NameAddress, to: NameAddress, peer: SIPPeer,
                        sdp: SessionDescription?, headers: [SIPHeader] = [], credentials: DigestCredentials? = nil,
                        policy: SIPCallPolicy? = nil, delegate: SIPCallDelegate?) -> SIPCall {
+        loop.assertInLoop()
         var policy = policy ?? configuration.callPolicy
         policy.replaces = configuration.handlesReplaces
         let localTag = SIPIdentifiers.tag()

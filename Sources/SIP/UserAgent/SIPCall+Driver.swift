@@ -7,6 +7,7 @@ extension SIPCall {
     /// Feeds one event and carries out the actions, run to completion: an event raised while
     /// actions are being carried out (a delegate calling back, say) waits its turn.
     func run(_ event: Machine.Event) {
+        ua.loop.assertInLoop()
         queue.append(event)
         guard !running else { return }
         running = true

@@ -64,7 +64,7 @@ extension SIPCallDelegate {
 /// what arrives from the agent, the application's commands and its timers, and carries out
 /// its actions with the agent's transactions, transports and loop timers, and this
 /// delegate. Loop-confined, like its `SIPUserAgent`.
-public final class SIPCall: @unchecked Sendable {
+public final class SIPCall: @unchecked Sendable {  // confined to its agent's loop; every event it runs asserts it
     /// Where the call stands: calling, early, confirmed, terminated with its end.
     public typealias State = InviteSessionMachine.State
 

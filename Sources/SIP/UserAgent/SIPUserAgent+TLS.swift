@@ -12,8 +12,9 @@ extension SIPUserAgent {
     }
 
     /// Why the last stream connection toward `peer` (its transport and address, and for TLS
-    /// its name) failed, if it did within the last `within` seconds. Loop thread only.
+    /// its name) failed, if it did within the last `within` seconds. On the loop (asserted in debug builds).
     public func connectionFailure(toward peer: SIPPeer, within: Double = 30) -> SIPConnectionFailureReport? {
+        loop.assertInLoop()
         guard peer.transport.isStream, let report = recentConnectionFailures[transports.key(for: peer)],
               SIPEventLoop.now() - report.at <= within else { return nil }
         return report

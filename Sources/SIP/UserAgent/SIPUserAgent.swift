@@ -24,7 +24,7 @@ extension SIPUserAgentDelegate {
 ///
 /// Loop-confined: call its methods on `loop` (use `loop.execute` from other threads);
 /// delegates are called there too.
-public final class SIPUserAgent: @unchecked Sendable {
+public final class SIPUserAgent: @unchecked Sendable {  // confined to `loop` (hooks set before `start`); its entry points assert it
     public let loop: SIPEventLoop
     public let configuration: SIPUserAgentConfiguration
     public weak var delegate: SIPUserAgentDelegate?
@@ -86,8 +86,11 @@ public final class SIPUserAgent: @unchecked Sendable {
     }
     /// Times the heap was handed back to the system after a transaction flood (`/metrics`).
     public private(set) var heapTrims = 0
-    /// Transactions alive now, client and server (`/metrics`). Loop only.
-    public var liveTransactions: Int { transactions.count }
+    /// Transactions alive now, client and server (`/metrics`). On the loop.
+    public var liveTransactions: Int {
+        loop.assertInLoop()
+        return transactions.count
+    }
 
     public struct Counters: Sendable, Equatable {
         public var received = 0
@@ -173,6 +176,21 @@ public final class SIPUserAgent: @unchecked Sendable {
             }
         }
         throw SocketError("bind \(twinAddress)", code: EADDRINUSE)
+    }
+
+    /// Calls `done` on the loop once what was sent before has left: a loop turn has passed
+    /// (work queued on it has run) and no stream connection holds unsent bytes; after `timeout`
+    /// seconds at the latest (a peer that stopped reading). On the loop.
+    public func whenSent(timeout: Double, _ done: @escaping () -> Void) {
+        loop.assertInLoop()
+        let deadline = SIPEventLoop.now() + timeout
+        func check() {
+            let unsent = transports.connections.values.contains { $0.stream.queuedBytes > 0 }
+            if !unsent || SIPEventLoop.now() >= deadline { return done() }
+            // Writable sockets are flushed by the loop: look again soon.
+            loop.schedule(after: 0.005) { check() }
+        }
+        loop.schedule(after: 0) { check() }
     }
 
     /// Closes sockets and stops the loop.
