@@ -18,7 +18,7 @@
 #include <spandsp/complex.h>
 #include <spandsp/dds.h>
 #include <spandsp/tone_detect.h>
-#include <spandsp/tone_generate.h>
+
 #include <spandsp/super_tone_rx.h>
 #include <spandsp/dtmf.h>
 

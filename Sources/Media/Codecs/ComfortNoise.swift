@@ -1,69 +1,10 @@
-// Call-progress tones and comfort noise as 20 ms frames, and the RFC 3389 CN payload.
+// Comfort noise as 20 ms frames, and the RFC 3389 CN payload.
 
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-
-/// The ringback cadences the gateway plays toward the app while the far end rings.
-public enum Ringback: String, Sendable, Hashable, CaseIterable {
-    /// North America: 440+480 Hz, 2 s on, 4 s off.
-    case us
-    /// UK (and Ireland): 400+450 Hz, 0.4 s on, 0.2 s off, 0.4 s on, 2 s off.
-    case uk
-    /// ETSI/CEPT (most of Europe, and the ITU default): 425 Hz, 1 s on, 4 s off.
-    case europe
-
-    /// The tone description.
-    public var tone: ToneDescriptor {
-        switch self {
-        case .us: .usRingback
-        case .uk: .ukRingback
-        case .europe: .europeRingback
-        }
-    }
-
-    /// The ringback for an ISO 3166-1 alpha-2 country code (case-insensitive): North
-    /// American Numbering Plan countries get `.us`, GB/UK/IE `.uk`, everything else the
-    /// ITU-recommended `.europe`.
-    public static func forCountry(_ code: String) -> Ringback {
-        switch code.uppercased() {
-        case "US", "CA", "PR", "VI", "GU", "AS", "MP", "BS", "BB", "JM", "TT", "DO", "BM", "AG", "DM",
-            "GD", "KN", "LC", "VC", "KY", "TC", "VG", "AI", "MS", "SX":
-            .us
-        case "GB", "UK", "IE", "IM", "JE", "GG": .uk
-        default: .europe
-        }
-    }
-}
-
-/// A call-progress tone (ringback, busy, dial tone) as 20 ms frames of 8 kHz PCM, over
-/// spandsp's `ToneGenerator`. Not thread-safe: one owner.
-public final class CallProgressTone {
-    /// Samples per 20 ms frame at 8 kHz.
-    public static let frameSamples = 160
-    /// The tone being played.
-    public var tone: ToneDescriptor { generator.tone }
-    private let generator: ToneGenerator
-
-    /// Prepares `tone` from the start of its cadence.
-    public init(_ tone: ToneDescriptor) throws(SpanDSPError) {
-        generator = try ToneGenerator(tone)
-    }
-
-    /// Prepares a country's ringback.
-    public convenience init(ringback: Ringback) throws(SpanDSPError) {
-        try self.init(ringback.tone)
-    }
-
-    /// Writes the next 20 ms (160 samples) into `pcm` (contents replaced, storage reused).
-    /// Returns false once a non-repeating tone has finished (the frame is then silence).
-    @discardableResult
-    public func nextFrame(into pcm: inout [Int16]) -> Bool {
-        generator.generate(count: Self.frameSamples, into: &pcm) > 0
-    }
-}
 
 /// White noise at an RFC 3389 level, from a seeded generator, so a silent leg still
 /// sounds connected and tests are repeatable. Level 127 (-127 dBov) is digital silence.

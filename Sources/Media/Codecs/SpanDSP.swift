@@ -1,6 +1,6 @@
 // The only file that touches spandsp (0.0.6 as shipped by Debian). Every unsafe pointer
 // into the library stays here; callers see G711, G722Encoder/Decoder,
-// PacketLossConcealer, DTMFDetector, DTMFGenerator and ToneGenerator.
+// PacketLossConcealer, DTMFDetector and DTMFGenerator.
 //
 // spandsp fixes its telephony sample rate at 8 kHz (`SAMPLE_RATE` in telephony.h): the PLC,
 // DTMF and tone classes take and produce 8 kHz PCM. Only G.722 works at 16 kHz.
@@ -388,99 +388,6 @@ public final class DTMFGenerator {
             Int(dtmf_tx(state, buffer.baseAddress, Int32(clamping: buffer.count)))
         }
         for index in produced..<count { pcm[index] = 0 }
-        return produced
-    }
-}
-
-// MARK: - Tones
-
-/// A cadenced one- or two-frequency tone: ringback, busy, dial tone.
-public struct ToneDescriptor: Sendable, Equatable {
-    /// The first frequency in Hz (1...3999: below half the 8 kHz rate).
-    public var frequency1: Int32
-    /// The second frequency in Hz, or 0 for a single tone.
-    public var frequency2: Int32
-    /// The level of each frequency in dBm0.
-    public var level: Int32
-    /// Up to four durations in ms alternating on, off, on, off. Empty means continuous.
-    public var cadence: [Int32]
-    /// Whether the cadence repeats (true for call-progress tones).
-    public var repeats: Bool
-
-    /// Describes a tone. `level` defaults to -13 dBm0 per frequency.
-    public init(
-        frequency1: Int32, frequency2: Int32 = 0, level: Int32 = -13,
-        cadence: [Int32] = [], repeats: Bool = true
-    ) {
-        self.frequency1 = frequency1
-        self.frequency2 = frequency2
-        self.level = level
-        self.cadence = cadence
-        self.repeats = repeats
-    }
-
-    /// North American ringback: 440+480 Hz, 2 s on, 4 s off.
-    public static let usRingback = ToneDescriptor(frequency1: 440, frequency2: 480, level: -19, cadence: [2000, 4000])
-    /// North American busy: 480+620 Hz, 0.5 s on, 0.5 s off.
-    public static let usBusy = ToneDescriptor(frequency1: 480, frequency2: 620, level: -24, cadence: [500, 500])
-    /// North American dial tone: 350+440 Hz, continuous.
-    public static let usDialTone = ToneDescriptor(frequency1: 350, frequency2: 440, level: -13)
-    /// UK ringback: 400+450 Hz, 0.4 s on, 0.2 s off, 0.4 s on, 2 s off.
-    public static let ukRingback = ToneDescriptor(frequency1: 400, frequency2: 450, level: -19, cadence: [400, 200, 400, 2000])
-    /// ETSI/CEPT ringback: 425 Hz, 1 s on, 4 s off.
-    public static let europeRingback = ToneDescriptor(frequency1: 425, level: -13, cadence: [1000, 4000])
-}
-
-/// Generates a `ToneDescriptor` as 8 kHz PCM (spandsp `tone_gen`). Not thread-safe.
-public final class ToneGenerator {
-    /// The tone being generated.
-    public let tone: ToneDescriptor
-    /// True once a non-repeating tone has played out.
-    public private(set) var isFinished = false
-    private let state: OpaquePointer
-
-    /// Prepares `tone`; throws `.invalidTone` for frequencies outside 1...3999 Hz, more
-    /// than four cadence entries, or a cadence that starts with a zero or negative length.
-    public init(_ tone: ToneDescriptor) throws(SpanDSPError) {
-        guard (1...3999).contains(tone.frequency1), (0...3999).contains(tone.frequency2) else {
-            throw .invalidTone("frequencies must be 1...3999 Hz at 8 kHz")
-        }
-        guard tone.cadence.count <= 4 else { throw .invalidTone("at most four cadence entries") }
-        guard tone.cadence.allSatisfy({ $0 >= 0 }), tone.cadence.first.map({ $0 > 0 }) ?? true else {
-            throw .invalidTone("cadence must start with a positive duration and have none negative")
-        }
-        // Continuous: one 1 s section repeated. spandsp keeps the oscillator phase across
-        // sections, so the joins are seamless.
-        let durations = tone.cadence.isEmpty ? [1000] : tone.cadence
-        let d = durations + Array(repeating: 0, count: 4 - durations.count)
-        let repeats = tone.cadence.isEmpty || tone.repeats
-        guard let descriptor = tone_gen_descriptor_init(
-            nil, tone.frequency1, tone.level, tone.frequency2, tone.frequency2 == 0 ? 0 : tone.level,
-            d[0], d[1], d[2], d[3], repeats ? 1 : 0)
-        else { throw .allocationFailed("tone descriptor") }
-        // tone_gen_init copies what it needs from the descriptor.
-        defer { tone_gen_descriptor_free(descriptor) }
-        guard let state = tone_gen_init(nil, descriptor) else { throw .allocationFailed("tone generator") }
-        self.state = state
-        self.tone = tone
-    }
-
-    deinit { tone_gen_free(state) }
-
-    /// Writes `count` samples of the tone into `pcm` (contents replaced, storage reused);
-    /// after a non-repeating tone ends the rest is silence. Returns the samples of tone
-    /// (including its cadence gaps) written.
-    @discardableResult
-    public func generate(count: Int, into pcm: inout [Int16]) -> Int {
-        resize(&pcm, to: max(count, 0))
-        guard count > 0 else { return 0 }
-        let produced = isFinished ? 0 : pcm.withUnsafeMutableBufferPointer { buffer in
-            Int(tone_gen(state, buffer.baseAddress, Int32(clamping: buffer.count)))
-        }
-        if produced < count {
-            isFinished = true
-            for index in produced..<count { pcm[index] = 0 }
-        }
         return produced
     }
 }
