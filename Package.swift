@@ -60,22 +60,24 @@ let package = Package(
 
         // What several test targets share (a test PKI made with `openssl`).
         .target(name: "TestSupport", path: "Tests/TestSupport"),
+        // EventLoop's async `run` (the loop's own behaviour is tested through SIP and Media).
+        .testTarget(name: "IOCoreTests", dependencies: ["IOCore"]),
         .testTarget(name: "SIPTests", dependencies: ["SIP", "TLS", "TestSupport"]),
         .testTarget(name: "DNSTests", dependencies: ["DNS"]),
-        .testTarget(name: "ICETests", dependencies: ["ICE", "IOCore"]),
+        .testTarget(name: "ICETests", dependencies: ["ICE", "IOCore", "TestSupport"]),
         // DTLS-SRTP (the TLS module's DTLSTransport) in memory and against `openssl s_client` on 127.0.0.1.
-        .testTarget(name: "DTLSTests", dependencies: ["TLS", "IOCore"]),
-        .testTarget(name: "MediaTests", dependencies: ["Media", "ICE", "TLS"]),
-        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "IrisAPI", "CarrierTest"]),
+        .testTarget(name: "DTLSTests", dependencies: ["TLS", "IOCore", "TestSupport"]),
+        .testTarget(name: "MediaTests", dependencies: ["Media", "ICE", "TLS", "TestSupport"]),
+        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "IrisAPI", "CarrierTest", "TestSupport"]),
         // The audio analysis of `irisgw test` (scores, WAV, RTP to PCM) and the suite steps that use it.
-        .testTarget(name: "CarrierTestTests", dependencies: ["CarrierTest", "Media", "IrisClient", "IrisAPI", "IOCore", "Capture"]),
-        .testTarget(name: "IrisClientTests", dependencies: ["IrisClient", "WebClient", "Media"]),
+        .testTarget(name: "CarrierTestTests", dependencies: ["CarrierTest", "Media", "IrisClient", "IrisAPI", "IOCore", "Capture", "TestSupport"]),
+        .testTarget(name: "IrisClientTests", dependencies: ["IrisClient", "WebClient", "Media", "TestSupport"]),
         .testTarget(name: "ControlAPITests", dependencies: ["ControlAPI", "Gateway", "IrisAPI", "WebClient", "TLS", "TestSupport"]),
-        .testTarget(name: "CarrierSimTests", dependencies: ["CarrierSim", "SIP", "Media"]),
+        .testTarget(name: "CarrierSimTests", dependencies: ["CarrierSim", "SIP", "Media", "TestSupport"]),
         // Pcap and HEP round trips, read back by `tshark` and `sngrep`, HEP over UDP on 127.0.0.1.
-        .testTarget(name: "CaptureTests", dependencies: ["Capture", "IOCore"]),
+        .testTarget(name: "CaptureTests", dependencies: ["Capture", "IOCore", "TestSupport"]),
         // The benches' own logic (how the soak closes its calls), against an in-process API server.
-        .testTarget(name: "BenchTests", dependencies: ["irisgw-bench", "ControlAPI", "Gateway", "WebClient", "IOCore"]),
+        .testTarget(name: "BenchTests", dependencies: ["irisgw-bench", "ControlAPI", "Gateway", "WebClient", "IOCore", "TestSupport"]),
         // Real processes and sockets: SIPp, the irisgw binary, UDP/TCP on 127.0.0.1.
         .testTarget(name: "EndToEndTests", dependencies: ["SIP", "Media", "IrisAPI", "IrisClient", "Gateway", "ControlAPI", "CarrierTest", "Capture", "TLS", "TestSupport", "irisgw"]),
     ],

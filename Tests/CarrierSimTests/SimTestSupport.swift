@@ -3,20 +3,11 @@ import Foundation
 import Glibc
 import Media
 import SIP
+import TestSupport
 import Testing
 
 // Minimal pieces of Tests/EndToEndTests (TestAgent, CallRecorder, eventually), copied so
 // this target depends on nothing but CarrierSim, SIP and Media.
-
-/// Polls `condition` every 20 ms until it holds or `timeout` seconds pass.
-func eventually(timeout: Double, _ condition: () -> Bool) async -> Bool {
-    let until = SIPEventLoop.now() + timeout
-    while true {
-        if condition() { return true }
-        if SIPEventLoop.now() >= until { return false }
-        try? await Task.sleep(nanoseconds: 20_000_000)
-    }
-}
 
 /// What a `SIPCall` told its delegate, in order.
 enum CallEvent: Sendable, Equatable {

@@ -2,6 +2,7 @@ import CarrierSim
 import Foundation
 import Media
 import SIP
+import TestSupport
 import Testing
 
 extension SimulatorCallSuites {

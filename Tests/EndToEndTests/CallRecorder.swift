@@ -1,5 +1,6 @@
 import Foundation
 import SIP
+import TestSupport
 
 /// What a `SIPCall` told its delegate, in order.
 enum CallEvent: Sendable, Equatable, CustomStringConvertible {

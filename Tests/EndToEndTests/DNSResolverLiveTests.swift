@@ -58,7 +58,7 @@ import Testing
 
     @Test(.enabled(if: TestDNSServer.isInstalled), .timeLimit(.minutes(1)))
     func recordsWithTheirTTLsAndOneQueryForConcurrentLookups() async throws {
-        let dns = try TestDNSServer(records: Self.records, ttl: 42)
+        let dns = try await TestDNSServer(records: Self.records, ttl: 42)
         defer { dns.stop() }
         let h = try Harness(DNSResolverConfiguration(servers: [SocketAddress(host: "127.0.0.1", port: dns.port)]))
         defer { h.stop() }

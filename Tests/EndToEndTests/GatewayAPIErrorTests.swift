@@ -116,7 +116,7 @@ extension GatewaySuites {
         @Test func aWebSocketClientThatNeverReadsDoesNotStallTheGateway() async throws {
             let sipp = try await SIPp.listening(.inline(name: "carrier", xml: CarrierScenarios.reject("486 Busy Here")), calls: 40, timeout: 30)
             defer { sipp.stop() }
-            let gw = try GatewayProcess(profiles: [.init(proxies: [sipp.port])])
+            let gw = try await GatewayProcess(profiles: [.init(proxies: [sipp.port])])
             defer { gw.stop() }
             // A raw WebSocket to every event, never read: its queue fills and it is dropped.
             let stalled = try WebSocketClient(url: gw.apiURL.replacingOccurrences(of: "http", with: "ws") + "/v1/events?since=1",
@@ -135,7 +135,7 @@ extension GatewaySuites.GatewayAPIErrorTests {
     /// Room tokens: another room's token is refused (-103), an expired one too (-105); neither
     /// changes the calls, which ring on until the caller gives up.
     @Test func foreignAndExpiredRoomTokensAreRefused() async throws {
-        let gw = try GatewayProcess(profiles: [.init()], config: "{ roomTokenLifetimeSec: 1 }")
+        let gw = try await GatewayProcess(profiles: [.init()], config: "{ roomTokenLifetimeSec: 1 }")
         defer { gw.stop() }
         let listener = try IrisNotificationListener(connection: try gw.connection(), routingId: "alice")
         defer { listener.close() }

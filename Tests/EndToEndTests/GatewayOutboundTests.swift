@@ -2,6 +2,7 @@ import Foundation
 import IrisAPI
 import IrisClient
 import SIP
+import TestSupport
 import Testing
 
 extension GatewaySuites {
@@ -141,7 +142,7 @@ extension GatewaySuites {
             defer { first.stop() }
             let second = try await SIPp.listening(.inline(name: "carrier", xml: CarrierScenarios.answer()), timeout: 30)
             defer { second.stop() }
-            let gw = try GatewayProcess(profiles: [.init(proxies: [first.port, second.port])])
+            let gw = try await GatewayProcess(profiles: [.init(proxies: [first.port, second.port])])
             defer { gw.stop() }
             let (rec, _) = try await Self.call(gw) { session, rec in
                 #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(first.report)\n\(second.report)")
@@ -169,7 +170,7 @@ extension GatewaySuites.GatewayOutboundTests {
         var profile = GatewayProcess.Profile(proxies: [blackHole.local.port, sipp.port])
         profile.ringTimeoutSec = 60
         if let failoverTimeoutMs { profile.outboundExtra = "failoverTimeoutMs: \(failoverTimeoutMs)," }
-        let gw = try GatewayProcess(profiles: [profile])
+        let gw = try await GatewayProcess(profiles: [profile])
         defer { gw.stop() }
         let (rec, _) = try await Self.call(gw, timeout: 45) { session, rec in
             #expect(await rec.waitForStatus(.connected, timeout: 45), "\(rec.trace)\n\(sipp.report)")

@@ -75,16 +75,6 @@ final class PythonServer: @unchecked Sendable {
     }
 }
 
-/// Polls `condition` every 10 ms until it holds or `timeout` seconds pass.
-func waitUntil(timeout: Double, _ condition: () -> Bool) -> Bool {
-    let deadline = Date().addingTimeInterval(timeout)
-    while Date() < deadline {
-        if condition() { return true }
-        usleep(10_000)
-    }
-    return condition()
-}
-
 /// A TCP port on 127.0.0.1 that nothing listens on (bound, then released).
 func unusedTCPPort() -> Int {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

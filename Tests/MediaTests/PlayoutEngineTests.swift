@@ -4,6 +4,7 @@ import Testing
 @testable import Media
 import IOCore
 import Synchronization
+import TestSupport
 
 /// Playout on arrival against the jitter buffer, through the engine over real UDP: a calm
 /// stream is transcoded as it arrives, a lost Opus packet is rebuilt from the next one's
@@ -24,7 +25,7 @@ import Synchronization
             carrier.drain()
             app.drain()
         }
-        _ = await waitUntil(timeout: 2, drain: { carrier.drain(); app.drain() }) {
+        _ = await eventually(timeout: 2, drain: { carrier.drain(); app.drain() }) {
             app.packets(payloadType: 111).count >= 50 && carrier.packets(payloadType: 0).count >= 50
         }
         // On arrival, unless the machine's load held packets back past 10 ms: then the
@@ -59,7 +60,7 @@ import Synchronization
             app.timestamp &+= 960
             carrier.drain()
         }
-        _ = await waitUntil(timeout: 2, drain: carrier.drain) { carrier.packets(payloadType: 0).count >= 60 }
+        _ = await eventually(timeout: 2, drain: carrier.drain) { carrier.packets(payloadType: 0).count >= 60 }
         let out = carrier.packets(payloadType: 0)
         #expect(zip(out, out.dropFirst()).allSatisfy { $1.sequenceNumber == $0.sequenceNumber &+ 1 && $1.timestamp == $0.timestamp &+ 160 })
         let stats = try #require(call.statistics()[.platform])
@@ -97,7 +98,7 @@ import Synchronization
             }
             app.drain()
         }
-        _ = await waitUntil(timeout: 2, drain: app.drain) { call.statistics()[.trunk]?.onArrival == true }
+        _ = await eventually(timeout: 2, drain: app.drain) { call.statistics()[.trunk]?.onArrival == true }
         let stats = try #require(call.statistics()[.trunk])
         #expect(stats.onArrival, "back on arrival after the calm second: \(stats)")
         #expect(stats.playoutSwitches >= 2)
@@ -129,7 +130,7 @@ import Synchronization
             if n == 90 { depth.withLock { $0.after = call.statistics()[.trunk]?.bufferMs ?? -1 } }
             app.drain()
         }
-        _ = await waitUntil(timeout: 2, drain: app.drain) { app.packets(payloadType: 111).count >= 98 }
+        _ = await eventually(timeout: 2, drain: app.drain) { app.packets(payloadType: 111).count >= 98 }
         let stats = try #require(call.statistics()[.trunk])
         #expect(stats.caughtUp > 0, "\(stats)")
         let d = depth.withLock { $0 }

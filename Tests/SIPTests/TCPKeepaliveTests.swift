@@ -48,7 +48,7 @@ import Testing
         #expect(wire.read(timeout: 5) { $0 == Array("\r\n".utf8) } == Array("\r\n".utf8))
     }
 
-    @Test func aQuietConnectionOfOursIsPingedAndClosedWhenNoPongComes() throws {
+    @Test func aQuietConnectionOfOursIsPingedAndClosedWhenNoPongComes() async throws {
         var c = SIPUserAgentConfiguration(listen: [(.tcp, SocketAddress(host: "127.0.0.1", port: 0))])
         c.transportLimits.keepaliveInterval = 0.3
         c.transportLimits.keepaliveTimeout = 0.8
@@ -60,7 +60,7 @@ import Testing
         defer { close(listener) }
         #expect(SocketAddress(host: "127.0.0.1", port: 0).withSockAddr { bind(listener, $0, $1) } == 0 && listen(listener, 4) == 0)
         let trunk = try #require(SocketAddress.local(of: listener))
-        ua.loop.sync {
+        await ua.loop.run {
             ua.sendRequest("OPTIONS", to: SIPURI(host: "127.0.0.1", port: trunk.port), peer: SIPPeer(transport: .tcp, address: trunk),
                            from: NameAddress(uri: SIPURI(user: "ping", host: "127.0.0.1"))) { _ in }
         }
@@ -73,6 +73,6 @@ import Testing
         #expect(wire.read(timeout: 5) { $0 == Array("\r\n\r\n".utf8) } == Array("\r\n\r\n".utf8))
         // No pong this time: the connection is closed as broken.
         #expect(wire.read(timeout: 5) { _ in false } == nil)
-        #expect(ua.loop.sync { ua.transportRefusals[.keepaliveTimeout] } == 1)
+        #expect(await ua.loop.run { ua.transportRefusals[.keepaliveTimeout] } == 1)
     }
 }
