@@ -19,17 +19,21 @@ import TestSupport
 
         let slow = try (0..<200).map { _ in try TestSocket(port: port) }
         for socket in slow { try socket.write("G") }
-        #expect(await eventually(timeout: 5) { server.statistics.openConnections == 200 })
+        // Every one accepted (on a loaded machine the first may already be cut when the last
+        // is accepted: 0.3 s is short).
+        #expect(await eventually(timeout: 5) {
+            let s = server.statistics
+            return s.openConnections + s.refusals(.headerTimeout) == 200
+        })
 
-        // All 200 are open and dribbling; a normal client is served all the same.
+        // All 200 are open (or cut) and dribbling; a normal client is served all the same.
         let response = try httpRequest(port: port, "GET", "/fast")
         #expect(response.status == 200 && response.text == "fast")
 
         // One more byte each, again and again: the head never completes, and the timeout is
         // for the whole head, not for each byte.
-        let allCut = await eventually(timeout: 10) {
+        let allCut = await eventually(timeout: 10, pollInterval: 0.02) {
             for socket in slow { try? socket.write("E") }
-            usleep(20_000)
             return server.statistics.refusals(.headerTimeout) >= 200
         }
         #expect(allCut)

@@ -37,7 +37,7 @@ import TestSupport
             var sent = 0
             while connection.queuedCount < 8, sent < 200, connection.send(text: big) {
                 sent += 1
-                if connection.queuedCount < 8 { usleep(1_000) }
+                if connection.queuedCount < 8 { try await Task.sleep(nanoseconds: 1_000_000) }  // the socket drains meanwhile
             }
             #expect(connection.queuedCount >= 8)
         }
@@ -235,14 +235,15 @@ import TestSupport
             }
         }
         server.stop()
-        #expect(group.wait(timeout: .now() + 10) == .success)
+        #expect(await eventually(timeout: 10) { group.wait(timeout: .now()) == .success })  // polled: no thread held
         #expect(codes.withLock { $0 } == [1001, 1001, 1001, 1001])
         for connection in connections {
             #expect(events.closeCount(of: connection.id) == 1)
             #expect(!connection.isOpen)
         }
         #expect(server.statistics.openConnections == 0)
-        usleep(100_000)
+        // A window in which a late onClose would show (what is tested), not a wait.
+        try await Task.sleep(nanoseconds: 100_000_000)
         #expect(events.closedIDs.count == 4)
     }
 }
