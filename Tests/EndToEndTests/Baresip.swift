@@ -107,7 +107,7 @@ final class Baresip: @unchecked Sendable {
         self.sipPort = sipPort
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-baresip-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        await try Self.config(listen: sipPort ?? 0, options: options, directory: directory)
+        try await Self.config(listen: sipPort ?? 0, options: options, directory: directory)
             .write(to: directory.appendingPathComponent("config"), atomically: true, encoding: .utf8)
         try (account.line + "\n").write(to: directory.appendingPathComponent("accounts"), atomically: true, encoding: .utf8)
         try "".write(to: directory.appendingPathComponent("contacts"), atomically: true, encoding: .utf8)

@@ -70,7 +70,7 @@ extension GatewaySuites {
                     && page.contains(">BYE sip:") && page.contains(">180 Ringing<") && page.contains(">200 OK<"), "ladder labels")
             #expect(page.contains("id=\"c0-m0\"") && page.contains("href=\"#c0-m0\""))
             try Self.checkEvidence(report.results, folder: evidence, junit: xml, page: page)
-            await try Self.checkInBrowser(html)
+            try await Self.checkInBrowser(html)
         }
 
         /// `--evidence`: each call's pcap and the two WAVs, named for the test, linked from
@@ -113,7 +113,7 @@ extension GatewaySuites {
             #expect(text.contains("INVITE sip:+15551230001@") && text.contains("Call-ID:"), "\(text.prefix(300))")
             let file = TestArtifacts.directory.appendingPathComponent("carrier-test-report.png")
             let png = try page.screenshot(to: file)
-            let (coverage, colours) = await try page.inkCoverage(png: png)
+            let (coverage, colours) = try await page.inkCoverage(png: png)
             #expect(png.count > 2_000 && coverage > 0.02 && colours > 8, "blank screenshot \(file.path): \(coverage) \(colours)")
         }
 

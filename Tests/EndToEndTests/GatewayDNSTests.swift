@@ -52,7 +52,7 @@ extension GatewaySuites {
                 "host-record=live.dns.test,127.0.0.1",
             ])
             defer { dns.stop() }
-            let gw = await try Self.gateway(proxies: ["sip:carrier.dns.test"], dns: dns.server, ringTimeoutSec: 20)
+            let gw = try await Self.gateway(proxies: ["sip:carrier.dns.test"], dns: dns.server, ringTimeoutSec: 20)
             defer { gw.stop() }
             let (rec, _) = try await Self.call(gw, timeout: 40) { session, rec in
                 #expect(await rec.waitForStatus(.connected, timeout: 30), "\(rec.trace)\n\(sipp.report)\n\(dns.log)")
@@ -93,7 +93,7 @@ extension GatewaySuites {
                 "host-record=b.dns.test,127.0.0.1",
             ])
             defer { dns.stop() }
-            let gw = await try Self.gateway(proxies: ["sip:split.dns.test"], dns: dns.server)
+            let gw = try await Self.gateway(proxies: ["sip:split.dns.test"], dns: dns.server)
             defer { gw.stop() }
             var codes: [Int] = []
             for _ in 0..<40 {
@@ -120,7 +120,7 @@ extension GatewaySuites {
             }
             let dns = try await TestDNSServer(records: records(a.port), ttl: Int(ttl))
             defer { dns.stop() }
-            let gw = await try Self.gateway(proxies: ["sip:ttl.dns.test"], dns: dns.server)
+            let gw = try await Self.gateway(proxies: ["sip:ttl.dns.test"], dns: dns.server)
             defer { gw.stop() }
             let t0 = SIPEventLoop.now()  // the SRV answer is cached at or after this
             let first = try await Self.call(gw)
@@ -150,7 +150,7 @@ extension GatewaySuites {
             var numeric = GatewayProcess.Profile(proxies: [sipp.port])
             numeric.name = "numeric"
             // 1 s then 2 s for the NAPTR query: the named call waits 3 s, then ends.
-            let gw = await try Self.gateway(proxies: ["sip:slow.dns.test"], dns: silent.server,
+            let gw = try await Self.gateway(proxies: ["sip:slow.dns.test"], dns: silent.server,
                                       config: "{ dnsTimeoutMs: 1000, dnsTries: 2 }", more: [numeric])
             defer { gw.stop() }
             async let named = Self.call(gw, profile: "trunk", timeout: 20)
@@ -175,7 +175,7 @@ extension GatewaySuites {
         @Test func nxdomainEndsTheSessionWithRemoteUnreachable() async throws {
             let dns = try await TestDNSServer(records: ["host-record=other.dns.test,127.0.0.1"])
             defer { dns.stop() }
-            let gw = await try Self.gateway(proxies: ["sip:nosuch.dns.test"], dns: dns.server)
+            let gw = try await Self.gateway(proxies: ["sip:nosuch.dns.test"], dns: dns.server)
             defer { gw.stop() }
             let (rec, _) = try await Self.call(gw)
             #expect(rec.trace == ["onSessionCreated", "Initializing", "Disconnected", "error:-412", "ended:failed"], "\(rec.events)")

@@ -88,7 +88,7 @@ extension GatewaySuites {
         @Test(arguments: [(password, true), ("wrong-password", false)])
         func sippAuthenticatesWithMD5(password: String, accepted: Bool) async throws {
             // SIPp answers MD5 challenges only.
-            let gw = await try Self.gateway(algorithms: ["MD5"])
+            let gw = try await Self.gateway(algorithms: ["MD5"])
             defer { gw.stop() }
             let listener = try IrisNotificationListener(connection: try gw.connection(), routingId: "alice")
             defer { listener.close() }
@@ -114,7 +114,7 @@ extension GatewaySuites {
         /// wrong password is answered `maxAuthFailures` times, then banned: its next INVITE,
         /// even with the right password, is dropped unread.
         @Test func sha256ByOurOwnClientAndGuessersAreBanned() async throws {
-            let gw = await try Self.gateway(algorithms: ["SHA-256"], config: "{ sip: { maxAuthFailures: 2, authFailureWindowSec: 600 } }")
+            let gw = try await Self.gateway(algorithms: ["SHA-256"], config: "{ sip: { maxAuthFailures: 2, authFailureWindowSec: 600 } }")
             defer { gw.stop() }
             let agent = try TestAgent()
             defer { agent.shutdown() }
@@ -152,7 +152,7 @@ extension GatewaySuites {
         /// INVITEs without credentials from a source that may authenticate: a stateless 401
         /// each (no transaction, no call) up to the untrusted rate, then a ban.
         @Test func anUnauthenticatedFloodStaysStatelessAndRateLimited() async throws {
-            let gw = await try Self.gateway(algorithms: ["SHA-256", "MD5"], config: "{ sip: { requestsPerSecond: 10 } }")
+            let gw = try await Self.gateway(algorithms: ["SHA-256", "MD5"], config: "{ sip: { requestsPerSecond: 10 } }")
             defer { gw.stop() }
             let probe = try UDPProbe()
             let sent = 40
@@ -180,7 +180,7 @@ extension GatewaySuites {
         /// A source outside the authenticating trunk's allowFrom is not challenged: silence, as
         /// for any unknown source, and OPTIONS from a source that may authenticate too.
         @Test func sourcesNoTrunkLetsAuthenticateGetSilence() async throws {
-            let gw = await try Self.gateway(algorithms: ["SHA-256"], allowFrom: ["10.0.0.0/8"])
+            let gw = try await Self.gateway(algorithms: ["SHA-256"], allowFrom: ["10.0.0.0/8"])
             defer { gw.stop() }
             let probe = try UDPProbe()
             probe.send(HostileTrafficTests.request("INVITE", port: gw.sipPort, probe: probe.port), to: gw.sipPort)

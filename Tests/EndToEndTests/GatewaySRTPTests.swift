@@ -91,7 +91,7 @@ extension GatewaySuites {
         @Test func outboundSRTPOverTLSCarriesAudioBothWaysThroughHoldAndOurBye() async throws {
             let certs = try Certificates()
             defer { certs.remove() }
-            let phone = await try Self.carrier(certs, mediaenc: "srtp-mand")
+            let phone = try await Self.carrier(certs, mediaenc: "srtp-mand")
             defer { phone.stop() }
             let gw = try await GatewayProcess(profiles: [Self.profile(to: phone, certs, media: "encryption: \"required\"")])
             defer { gw.stop() }
@@ -184,7 +184,7 @@ extension GatewaySuites {
         @Test func requiredToACarrierWithoutSRTPFailsWithItsRefusal() async throws {
             let certs = try Certificates()
             defer { certs.remove() }
-            let phone = await try Self.carrier(certs, mediaenc: nil)
+            let phone = try await Self.carrier(certs, mediaenc: nil)
             defer { phone.stop() }
             let gw = try await GatewayProcess(profiles: [Self.profile(to: phone, certs, media: "encryption: \"required\"")])
             defer { gw.stop() }
@@ -220,7 +220,7 @@ extension GatewaySuites {
         @Test func optionalFallsBackToPlainRTP() async throws {
             let certs = try Certificates()
             defer { certs.remove() }
-            let phone = await try Self.carrier(certs, mediaenc: nil)
+            let phone = try await Self.carrier(certs, mediaenc: nil)
             defer { phone.stop() }
             let gw = try await GatewayProcess(profiles: [Self.profile(to: phone, certs, media: "encryption: \"optional\"")])
             defer { gw.stop() }

@@ -251,7 +251,7 @@ extension GatewaySuites {
         @Test func inboundCallOverTLSWithAClientCertificate() async throws {
             let certs = try Certificates()
             defer { certs.remove() }
-            let gw = await try Self.tlsGateway(certs)
+            let gw = try await Self.tlsGateway(certs)
             defer { gw.stop() }
             let (note, sipp, tunnel) = try await Self.notification(gw) { try await Self.caller(gw, certs) }
             defer { tunnel.stop(); sipp.stop() }
@@ -278,7 +278,7 @@ extension GatewaySuites {
         @Test func aCallerWithoutAClientCertificateIsRefused() async throws {
             let certs = try Certificates()
             defer { certs.remove() }
-            let gw = await try Self.tlsGateway(certs)
+            let gw = try await Self.tlsGateway(certs)
             defer { gw.stop() }
             let (sipp, tunnel) = try await Self.caller(gw, certs, clientCertificate: false)
             defer { tunnel.stop(); sipp.stop() }

@@ -69,9 +69,9 @@ extension GatewaySuites {
             #expect(marks?.count == 5 && marks?.allSatisfy { (($0 as? NSNumber)?.intValue ?? 0) > 1 } == true, "\(marks ?? [])")
             try tab.call("Emulation.setDeviceMetricsOverride", ["width": 800, "height": 1400, "deviceScaleFactor": 1, "mobile": false])
             let png = try tab.screenshot(to: TestArtifacts.directory.appendingPathComponent("load-report.png"))
-            let (coverage, colours) = await try tab.inkCoverage(png: png)
+            let (coverage, colours) = try await tab.inkCoverage(png: png)
             try await tab.navigate("about:blank")
-            let blank = await try tab.inkCoverage(png: try tab.screenshot(to: TestArtifacts.directory.appendingPathComponent("load-blank.png")))
+            let blank = try await tab.inkCoverage(png: try tab.screenshot(to: TestArtifacts.directory.appendingPathComponent("load-blank.png")))
             #expect(coverage > 0.03 && colours > 16 && colours > blank.colours * 8, "coverage \(coverage), \(colours) colours; blank \(blank)")
             #expect(tab.consoleErrors.isEmpty, "\(tab.consoleErrors)")
         }

@@ -98,7 +98,7 @@ import Media
             media: [.audio(port: UInt16(call.trunkAddress.port), codecs: [.pcmu], telephoneEvent: .telephoneEvent(), ptime: 20)])
         let sip = await agent.call(sipp, recorder: recorder, sdp: offer)
         #expect(await recorder.waitFor(.connected, timeout: 5), "\(recorder.events)\n\(sipp.report)")
-        let answer = await try #require(agent.onLoop { sip.remoteSDP }, "no SDP in SIPp's answer")
+        let answer = try await #require(agent.onLoop { sip.remoteSDP }, "no SDP in SIPp's answer")
         let remote = try #require(MediaAnswerer.rtpAddress(answer))
         call.setRemote(.trunk, remote)
 

@@ -22,3 +22,20 @@ public func eventually(timeout: Double, drain: () -> Void, _ condition: () -> Bo
         return condition()
     }
 }
+
+/// Runs `work`, which blocks (a socket read with its own deadline, say), on a dispatch
+/// thread and suspends until it returns: the cooperative pool's threads stay free for the
+/// other tests, and `work` keeps the timing a blocking loop gives.
+public func offThePool<T>(_ work: @escaping () -> T) async -> T {
+    let job = UncheckedSendable(work)
+    let result = await withCheckedContinuation { (continuation: CheckedContinuation<UncheckedSendable<T>, Never>) in
+        DispatchQueue.global().async { continuation.resume(returning: UncheckedSendable(job.value())) }
+    }
+    return result.value
+}
+
+/// A value handed between threads by a test that knows only one of them uses it at a time.
+public struct UncheckedSendable<Value>: @unchecked Sendable {
+    public let value: Value
+    public init(_ value: Value) { self.value = value }
+}
