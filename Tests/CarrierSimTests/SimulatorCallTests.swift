@@ -61,7 +61,7 @@ extension SimulatorCallSuites {
             let call = await h.call("+15550100003", recorder: rec)
             #expect(await rec.waitFor(.provisional(180, sdp: false)))
             // Well past the (scaled) answer delay: still ringing.
-            try await Task.sleep(nanoseconds: 300_000_000)
+            try await Task.sleep(nanoseconds: 300_000_000)  // a window in which no answer may come: the behaviour, not a wait
             #expect(!rec.events.contains(.connected))
             await h.onCaller { call.cancel() }
             #expect(await rec.waitForEnd() == .canceled)

@@ -9,7 +9,7 @@ import WebClient
 /// The control API's server over TLS: HTTPS requests and WSS event sockets through the one
 /// connection path, against certificates the test makes with `openssl` (TestPKI), and the
 /// WebClient on the other end checking the chain and the host name (RFC 6125).
-@Suite(.serialized) struct HTTPSServerTests {
+@Suite struct HTTPSServerTests {
     /// A CA, a server certificate for 127.0.0.1 (only: `localhost` is the wrong name) and an
     /// HTTPS server with a JSON handler and a WebSocket callback that accepts everything.
     struct Fixture {

@@ -3,7 +3,7 @@ import SIP
 import Testing
 
 /// The resolver (c-ares on an event loop, the cache) against a real DNS server.
-@Suite(.serialized) struct DNSResolverLiveTests {
+@Suite struct DNSResolverLiveTests {
     /// A resolver on its own loop, used from the test through the loop.
     final class Harness: @unchecked Sendable {
         let loop: EventLoop

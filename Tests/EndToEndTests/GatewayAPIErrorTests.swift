@@ -156,7 +156,7 @@ extension GatewaySuites.GatewayAPIErrorTests {
         }
         let foreign = try join(first.roomid!, second.roomtoken!)
         #expect(foreign.0 == 403 && foreign.1 == -103)
-        try await Task.sleep(nanoseconds: 2_100_000_000)
+        try await Task.sleep(nanoseconds: 2_100_000_000)  // the token's lifetime passing is what is tested (a poll would join)
         let expired = try join(first.roomid!, first.roomtoken!)
         #expect(expired.0 == 401 && expired.1 == -105)
         let reject = try Self.request(gw, "POST", "/v1/sessions/\(second.roomid!)/reject", body: "{\"roomToken\":\"\(second.roomtoken!)\"}")

@@ -26,7 +26,7 @@ extension GatewaySuites {
             for _ in 0..<calls { sessions.append(try await placedSession(gw)) }
             let answeredBy = Date().timeIntervalSince1970
             // Up for a while, so a duration lost at the kill would show.
-            try await Task.sleep(for: .milliseconds(2500))
+            try await Task.sleep(for: .milliseconds(2500))  // call time that a kill must not lose: the behaviour, not a wait
             #expect(await gw.signal(SIGKILL) != nil)
             let killedAt = Date().timeIntervalSince1970
 

@@ -8,8 +8,8 @@ import TestSupport
 import Testing
 
 /// One `irisgw serve` process for a test: its own profiles and data dir in a temporary
-/// folder, SIP and API on ports the OS picks, RTP in a random slice of the port space (a
-/// pair another process holds is skipped). `stop()` (in a `defer`) ends it and cleans up.
+/// folder, SIP and API on ports the OS picks, RTP in a block of 400 ports checked free
+/// after an OS-chosen one (a pair another process takes later is skipped). `stop()` (in a `defer`) ends it and cleans up.
 final class GatewayProcess: @unchecked Sendable {
     static var binary: String {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("irisgw").path
@@ -116,11 +116,11 @@ final class GatewayProcess: @unchecked Sendable {
             try config.write(to: file, atomically: true, encoding: .utf8)
             configArguments = ["--config", file.path]
         }
-        let base = 20_000 + 2 * Int.random(in: 0..<19_000)
+        let base = try freePortBlock(count: 400)
         // `launcher` runs the gateway through another program (prlimit, say).
         let arguments = launcher.dropFirst() + (launcher.isEmpty ? [] : [Self.binary])
             + ["serve", "--profiles", profileDir.path, "--sip-listen", "127.0.0.1:0", "--api-listen", "127.0.0.1:0",
-               "--data-dir", data, "--rtp-ports", "\(base)-\(base + 1999)", "--drain-timeout", "2"] + configArguments + extraArguments
+               "--data-dir", data, "--rtp-ports", "\(base)-\(base + 399)", "--drain-timeout", "2"] + configArguments + extraArguments
         var env = ProcessInfo.processInfo.environment
         env["IRISGW_API_KEY"] = nil
         for (k, v) in environment { env[k] = v }
@@ -246,10 +246,10 @@ final class SessionRecorder: IrisRtcAudioSessionDelegate, @unchecked Sendable {
     var ended: SessionEvent? { events.first { $0.event == .onSessionEnded } }
 }
 
-/// The gateway end-to-end suites run one at a time: each starts an `irisgw serve` and SIPp
-/// processes, and all of them at once on two cores would starve the timing-sensitive
-/// tests of other suites. (Other suites still run beside them.)
-@Suite(.serialized) struct GatewaySuites {}
+/// The gateway end-to-end suites: each test starts its own `irisgw serve` and SIPp processes
+/// (ports from the OS) and awaits them without holding a cooperative thread, so they run
+/// in parallel like every other suite.
+@Suite struct GatewaySuites {}
 
 /// SIPp playing `xml` as the carrier (listening before this returns) and a gateway whose one
 /// profile, `configure`d, routes to it. Stop both in a `defer`: `gw.stop(); sipp.stop()`.

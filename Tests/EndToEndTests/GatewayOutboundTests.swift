@@ -70,7 +70,7 @@ extension GatewaySuites {
                     at440 = session.stream.leg.toneLevel(hz: 440, lastSeconds: 0.5)
                     return at440 > 0.3
                 }
-                try await Task.sleep(nanoseconds: 1_000_000_000)
+                try await Task.sleep(nanoseconds: 1_000_000_000)  // a second in which no 1 kHz may come: the behaviour, not a wait
                 let at1000 = session.stream.leg.toneLevel(hz: 1000, lastSeconds: 0.5)
                 #expect(at440 > 0.3 && at1000 < 0.05, "440 Hz level \(at440), 1 kHz level \(at1000)")
                 let snap = try session.connection.snapshot(roomId: session.roomId!)

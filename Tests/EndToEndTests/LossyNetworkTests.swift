@@ -37,7 +37,7 @@ extension GatewaySuites {
                     """.write(to: directory.appendingPathComponent("profiles/trunk.json5"), atomically: true, encoding: .utf8)
                     let gateway = try net.start(on: .gateway, [GatewayProcess.binary, "serve", "--profiles", directory.appendingPathComponent("profiles").path,
                                                      "--sip-listen", net.address(.gateway) + ":0", "--api-listen", "127.0.0.1:0",
-                                                     "--rtp-host", net.address(.gateway), "--rtp-ports", "20000-21999",
+                                                     "--rtp-host", net.address(.gateway), "--rtp-ports", "20000-21999" /* the test's own namespace: nothing else binds there */,
                                                      "--data-dir", dataDir, "--drain-timeout", "2"])
                     let gatewayLines = await lines(of: gateway, until: "ready", timeout: 20)
                     apiURL = gatewayLines.first { $0.hasPrefix("listening api ") }.map { String($0.dropFirst("listening api ".count)) } ?? ""

@@ -13,7 +13,7 @@ import Testing
 /// and SDP and for the private one nowhere; the app (`irisgw call` / `irisgw answer` beside
 /// the gateway) hears its own 440 Hz tone echoed by SIPp through the NAT.
 extension GatewaySuites {
-    @Suite(.serialized, .enabled(if: TestNetwork.canMakeNamespaces, TestNetwork.namespacesNeeded)) struct NATTraversalTests {
+    @Suite(.enabled(if: TestNetwork.canMakeNamespaces, TestNetwork.namespacesNeeded)) struct NATTraversalTests {
         final class Setup: @unchecked Sendable {
             let net: TestNetwork
             let directory: URL
@@ -37,7 +37,7 @@ extension GatewaySuites {
                     let gateway = try net.start(on: .gateway, [GatewayProcess.binary, "serve", "--profiles", directory.appendingPathComponent("profiles").path,
                                                                "--sip-listen", net.address(.gateway) + ":0", "--sip-advertise", net.publicAddress,
                                                                "--api-listen", "127.0.0.1:0", "--rtp-host", net.address(.gateway),
-                                                               "--rtp-advertise", net.publicAddress, "--rtp-ports", "20000-21999",
+                                                               "--rtp-advertise", net.publicAddress, "--rtp-ports", "20000-21999" /* the test's own namespace: nothing else binds there */,
                                                                "--data-dir", dataDir, "--drain-timeout", "2"])
                     let lines = await lines(of: gateway, until: "ready", timeout: 20)
                     apiURL = lines.first { $0.hasPrefix("listening api ") }.map { String($0.dropFirst("listening api ".count)) } ?? ""

@@ -178,7 +178,7 @@ extension GatewaySuites {
             defer { gw.stop() }
             let token = try Self.mint(gw, routingId: "web-1", ttlSec: 1)
             #expect(try Self.call(gw, "GET", "/v1/sessions/nosuch", bearer: token).status == 404)  // valid: past the key check
-            try await Task.sleep(for: .milliseconds(2100))
+            try await Task.sleep(for: .milliseconds(2100))  // the 1 s lifetime passing is what is tested (a poll would create)
             let expired = try Self.create(gw, bearer: token, routingId: nil)
             #expect(expired.status == 401 && Self.code(expired.json) == -105, "\(expired)")
             let ws = gw.apiURL.replacingOccurrences(of: "http://", with: "ws://") + "/v1/events?access_token=" + token

@@ -209,6 +209,16 @@ func freeMediaPorts() throws -> Int {
     throw SocketError("no free media ports")
 }
 
+/// The first of `count` UDP ports, all free now (an OS-chosen even port, the block after it
+/// checked): the gateway's `--rtp-ports`, which skips a pair another process takes later.
+func freePortBlock(count: Int) throws -> Int {
+    for _ in 0..<50 {
+        let p = try freePort() & ~1
+        if p + count <= 65_535, (p..<(p + count)).allSatisfy({ isPortFree($0, transport: .udp) }) { return p }
+    }
+    throw SocketError("no block of \(count) free UDP ports")
+}
+
 /// True when nothing is bound to `port` for `transport` on any address of either family: a
 /// dual-stack bind of [::] without SO_REUSEADDR fails when 127.0.0.1, ::1 or any other address
 /// holds the port (SIPp binds its media on ::1 in the IPv6 tests, so 127.0.0.1 alone is not enough).

@@ -124,7 +124,7 @@ import TestSupport
         await paced(100) { n in
             carrier.send(payloadType: 0, payload: pcmu.encode(sine(1000, sampleRate: 8000, count: 160, offset: n * 160)), to: call.trunkAddress)
             carrier.timestamp &+= 160
-            if n == 30 { thread.loop.execute { usleep(200_000) } }
+            if n == 30 { thread.loop.execute { usleep(200_000) } }  // stalls the media thread (the behaviour), not the test
             // Just after the stall (asking during it would hold this sender up too).
             if n == 43 { depth.withLock { $0.stalled = call.statistics()[.trunk]?.bufferMs ?? -1 } }
             if n == 90 { depth.withLock { $0.after = call.statistics()[.trunk]?.bufferMs ?? -1 } }
