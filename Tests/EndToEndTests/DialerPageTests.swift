@@ -9,6 +9,7 @@ import Testing
 /// stop where media would start: the page signs in with a page token, sends the browser's
 /// real offer, shows the API's answer or error and follows the events.
 extension GatewaySuites {
+    // Serialized for memory and the cores: one headless Chromium (several processes) at a time.
     @Suite(.serialized, .enabled(if: Chromium.isAvailable, Chromium.missing)) struct DialerPageTests {
         /// The simulator, a gateway routing +15550001000 to `alice`, Chromium, and the page
         /// opened with a page token for `alice` in its fragment.

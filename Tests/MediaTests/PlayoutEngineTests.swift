@@ -11,6 +11,7 @@ import TestSupport
 /// FEC, jitter and reordering bring the buffer in (and calm takes it out again), and a
 /// stalled media thread drops the frames whose time has passed. No timing assertions:
 /// what arrived, in what order, with which audio, and the legs' counters.
+// Serialized for the cores: playout decisions (on arrival or buffered) follow how punctually packets come.
 @Suite(.serialized) struct PlayoutEngineTests {
     /// A calm tone both ways is played on arrival the whole time; the audio is the tone.
     @Test func calmStreamsPlayOnArrival() async throws {

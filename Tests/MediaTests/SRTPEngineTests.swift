@@ -51,6 +51,7 @@ final class SRTPCarrier: @unchecked Sendable {  // used by one sender thread at 
 }
 
 /// Calls whose trunk leg is SRTP, through the media engine over real UDP on 127.0.0.1.
+// Serialized for the cores: paced real-time media whose arrival counts sag when media threads compete.
 @Suite(.serialized) struct SRTPEngineTests {
     /// The carrier sends a 440 Hz tone as SRTP PCMU, plus a forgery from another address
     /// before its first packet and a replay midway; the app sends a 1 kHz tone. The app

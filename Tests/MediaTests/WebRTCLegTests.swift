@@ -10,6 +10,7 @@ import TestSupport
 /// ICE module, a DTLS client from the TLS module, over real UDP on 127.0.0.1. What a browser
 /// cannot be made to do on purpose is here: a check with a bad MESSAGE-INTEGRITY, a wrong
 /// certificate, a handshake that never comes.
+// Serialized for the cores: DTLS and ICE consent timers run in real time on the media threads.
 @Suite(.serialized) struct WebRTCLegTests {
     /// The engine's side (`local`) and the browser's (`browser`).
     static let local = ICECredentials(ufrag: "gwuf", pwd: "gateway-password-0123456789")

@@ -43,7 +43,7 @@ import Testing
         let deadline = SIPEventLoop.now() + 10
         while statuses.filter({ $0 == 481 }).count < 5, SIPEventLoop.now() < deadline {
             guard let n = buffer.withUnsafeMutableBytes({ probe.receive(into: $0, from: &from) }) else {
-                usleep(2_000)
+                try await Task.sleep(nanoseconds: 2_000_000)  // a poll: suspends, holds no thread
                 continue
             }
             let line = String(decoding: buffer[0..<n].prefix(12), as: UTF8.self)

@@ -1,12 +1,14 @@
 import Glibc
 @testable import SIP
+import TestSupport
 import Testing
 
 /// RFC 5626 §3.5.1 / §4.4.1 keep-alives on SIP over TCP, with real sockets: a double-CRLF
 /// ping to us gets a single-CRLF pong; a connection we opened that goes quiet gets pings,
 /// and is closed when one goes unanswered.
 @Suite struct TCPKeepaliveTests {
-    /// A blocking TCP socket with a receive timeout, for the test's side of the wire.
+    /// A blocking TCP socket with a receive timeout, for the test's side of the wire; read
+    /// on a dispatch thread while the test suspends.
     final class Wire {
         let fd: Int32
         init(fd: Int32) {
@@ -26,7 +28,11 @@ import Testing
 
         /// Reads until `done` says the bytes so far are enough, the peer closes (nil), or
         /// `timeout` seconds pass (what came so far).
-        func read(timeout: Double, until done: ([UInt8]) -> Bool) -> [UInt8]? {
+        func read(timeout: Double, until done: @escaping ([UInt8]) -> Bool) async -> [UInt8]? {
+            await offThePool { self.readBlocking(timeout: timeout, until: done) }
+        }
+
+        private func readBlocking(timeout: Double, until done: ([UInt8]) -> Bool) -> [UInt8]? {
             var got: [UInt8] = []
             let deadline = SIPEventLoop.now() + timeout
             var chunk = [UInt8](repeating: 0, count: 4096)
@@ -39,13 +45,13 @@ import Testing
         }
     }
 
-    @Test func aPingGetsAPong() throws {
+    @Test func aPingGetsAPong() async throws {
         let ua = try SIPUserAgent(configuration: SIPUserAgentConfiguration(listen: [(.tcp, SocketAddress(host: "127.0.0.1", port: 0))]))
         let bound = try ua.start()
         defer { ua.shutdown() }
         let wire = try Wire.connect(to: bound[0].address)
         wire.send("\r\n\r\n")
-        #expect(wire.read(timeout: 5) { $0 == Array("\r\n".utf8) } == Array("\r\n".utf8))
+        #expect(await wire.read(timeout: 5) { $0 == Array("\r\n".utf8) } == Array("\r\n".utf8))
     }
 
     @Test func aQuietConnectionOfOursIsPingedAndClosedWhenNoPongComes() async throws {
@@ -65,14 +71,14 @@ import Testing
                            from: NameAddress(uri: SIPURI(user: "ping", host: "127.0.0.1"))) { _ in }
         }
         let wire = Wire(fd: accept(listener, nil, nil))
-        let options = wire.read(timeout: 5) { String(decoding: $0, as: UTF8.self).contains("\r\n\r\n") }
+        let options = await wire.read(timeout: 5) { String(decoding: $0, as: UTF8.self).contains("\r\n\r\n") }
         #expect(options.map { String(decoding: $0, as: UTF8.self).hasPrefix("OPTIONS ") } == true)
         // Quiet: a ping comes; the pong keeps the connection, and the pings go on.
-        #expect(wire.read(timeout: 5) { $0 == Array("\r\n\r\n".utf8) } == Array("\r\n\r\n".utf8))
+        #expect(await wire.read(timeout: 5) { $0 == Array("\r\n\r\n".utf8) } == Array("\r\n\r\n".utf8))
         wire.send("\r\n")
-        #expect(wire.read(timeout: 5) { $0 == Array("\r\n\r\n".utf8) } == Array("\r\n\r\n".utf8))
+        #expect(await wire.read(timeout: 5) { $0 == Array("\r\n\r\n".utf8) } == Array("\r\n\r\n".utf8))
         // No pong this time: the connection is closed as broken.
-        #expect(wire.read(timeout: 5) { _ in false } == nil)
+        #expect(await wire.read(timeout: 5) { _ in false } == nil)
         #expect(await ua.loop.run { ua.transportRefusals[.keepaliveTimeout] } == 1)
     }
 }
