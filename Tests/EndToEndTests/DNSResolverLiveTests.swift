@@ -40,7 +40,9 @@ import Testing
             }
         }
 
-        var statistics: DNSResolver.Statistics { loop.sync { [self] in resolver.statistics } }
+        var statistics: DNSResolver.Statistics {
+            get async { await loop.run { [self] in resolver.statistics } }
+        }
 
         func stop() {
             loop.sync { [self] in resolver.close() }
@@ -82,7 +84,7 @@ import Testing
         let answers = await h.concurrent(DNSQuestion("a.dns.test", .aaaa), count: 5)
         #expect(answers.count == 5 && answers.allSatisfy { $0 == .failure(.noData) }, "\(answers)")
         #expect(dns.queries("AAAA", "a.dns.test") == 1, "\(dns.log)")
-        #expect(h.statistics.joined == 4)
+        await #expect(h.statistics.joined == 4)
 
         // A name that does not exist: NXDOMAIN, and kept (no second query).
         #expect(await h.lookup(DNSQuestion("nosuch.dns.test", .naptr)).answer == .failure(.noSuchName))
@@ -103,7 +105,7 @@ import Testing
         var loopTurns: [Double] = []
         for _ in 0..<5 {
             let t = SIPEventLoop.now()
-            h.loop.sync { () }
+            await h.loop.run { () }
             loopTurns.append(SIPEventLoop.now() - t)
         }
         let result = await answer
