@@ -139,7 +139,7 @@ extension GatewaySuites.GatewayAPIErrorTests {
         defer { gw.stop() }
         let listener = try IrisNotificationListener(connection: try gw.connection(), routingId: "alice")
         defer { listener.close() }
-        let sipp = try SIPp(.inline(name: "caller", xml: CallerScenarios.cancels(afterMs: 4000)), remote: gw.sipPeer, calls: 2,
+        let sipp = try SIPp(.inline(name: "caller", xml: CallerScenarios.cancels(afterMs: 8000)), remote: gw.sipPeer, calls: 2,
                             timeout: 40, arguments: ["-s", "+15550001000", "-r", "10"])
         defer { sipp.stop() }
         let first = try #require(listener.next(timeout: 10)), second = try #require(listener.next(timeout: 10))

@@ -209,14 +209,18 @@ func freeMediaPorts() throws -> Int {
     throw SocketError("no free media ports")
 }
 
-/// The first of `count` UDP ports, all free now (an OS-chosen even port, the block after it
-/// checked): the gateway's `--rtp-ports`, which skips a pair another process takes later.
+/// The first of `count` UDP ports, all free now: from an OS-chosen even port, the first
+/// block at or above it whose every port is checked free. The gateway's `--rtp-ports`
+/// (it skips a pair another process takes later).
 func freePortBlock(count: Int) throws -> Int {
-    for _ in 0..<50 {
-        let p = try freePort() & ~1
-        if p + count <= 65_535, (p..<(p + count)).allSatisfy({ isPortFree($0, transport: .udp) }) { return p }
+    for _ in 0..<10 {
+        var base = try freePort() & ~1
+        while base + count <= 65_535 {
+            guard let taken = (base..<(base + count)).last(where: { !isPortFree($0, transport: .udp) }) else { return base }
+            base = (taken + 2) & ~1
+        }
     }
-    throw SocketError("no block of \(count) free UDP ports")
+    throw SocketError("no block of \(count) free UDP ports", code: EADDRINUSE)
 }
 
 /// True when nothing is bound to `port` for `transport` on any address of either family: a
