@@ -83,22 +83,23 @@ let package = Package(
         .testTarget(name: "SIPTests", dependencies: ["SIP", "SDP", "TLS", "TestSupport"]),
         .testTarget(name: "DNSTests", dependencies: ["DNS"]),
         // The stream layer (listener, connection, framer, TLS slot) on real sockets on 127.0.0.1,
-        // and loop confinement (LoopBound, assertInLoop) with exit tests for the debug traps.
+        // loop confinement (LoopBound, assertInLoop) with exit tests for the debug traps, and
+        // EventLoop's async `run`.
         .testTarget(name: "IOCoreTests", dependencies: ["IOCore", "TLS", "TestSupport"]),
-        .testTarget(name: "ICETests", dependencies: ["ICE", "IOCore", "Crypto", "SDP"]),
+        .testTarget(name: "ICETests", dependencies: ["ICE", "IOCore", "Crypto", "SDP", "TestSupport"]),
         // DTLS-SRTP (the TLS module's DTLSTransport) in memory and against `openssl s_client` on 127.0.0.1.
-        .testTarget(name: "DTLSTests", dependencies: ["TLS", "IOCore"]),
-        .testTarget(name: "MediaTests", dependencies: ["Media", "ICE", "TLS"]),
+        .testTarget(name: "DTLSTests", dependencies: ["TLS", "IOCore", "TestSupport"]),
+        .testTarget(name: "MediaTests", dependencies: ["Media", "ICE", "TLS", "TestSupport"]),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway", "SDP", "IrisAPI", "CarrierTest", "CarrierSim", "SIP", "IOCore", "TestSupport"]),
         // The audio analysis of `irisgw test` (scores, WAV, RTP to PCM) and the suite steps that use it.
-        .testTarget(name: "CarrierTestTests", dependencies: ["CarrierTest", "Media", "IrisClient", "IrisAPI", "IOCore", "Capture"]),
-        .testTarget(name: "IrisClientTests", dependencies: ["IrisClient", "SDP", "WebClient", "Media"]),
+        .testTarget(name: "CarrierTestTests", dependencies: ["CarrierTest", "Media", "IrisClient", "IrisAPI", "IOCore", "Capture", "TestSupport"]),
+        .testTarget(name: "IrisClientTests", dependencies: ["IrisClient", "SDP", "WebClient", "Media", "TestSupport"]),
         .testTarget(name: "ControlAPITests", dependencies: ["ControlAPI", "Gateway", "IrisAPI", "HTTP", "WebClient", "TLS", "TestSupport"]),
-        .testTarget(name: "CarrierSimTests", dependencies: ["CarrierSim", "SIP", "SDP", "Media"]),
+        .testTarget(name: "CarrierSimTests", dependencies: ["CarrierSim", "SIP", "SDP", "Media", "TestSupport"]),
         // Pcap and HEP round trips, read back by `tshark` and `sngrep`, HEP over UDP on 127.0.0.1.
-        .testTarget(name: "CaptureTests", dependencies: ["Capture", "IOCore"]),
+        .testTarget(name: "CaptureTests", dependencies: ["Capture", "IOCore", "TestSupport"]),
         // The benches' own logic (how the soak closes its calls), against an in-process API server.
-        .testTarget(name: "BenchTests", dependencies: ["irisgw-bench", "ControlAPI", "Gateway", "WebClient", "IOCore"]),
+        .testTarget(name: "BenchTests", dependencies: ["irisgw-bench", "ControlAPI", "Gateway", "WebClient", "IOCore", "TestSupport"]),
         // Real processes and sockets: SIPp, the irisgw binary, UDP/TCP on 127.0.0.1.
         .testTarget(name: "EndToEndTests", dependencies: ["SIP", "SDP", "Media", "IrisAPI", "IrisClient", "Gateway", "ControlAPI", "CarrierTest", "Capture", "TLS", "TestSupport", "irisgw"]),
     ],

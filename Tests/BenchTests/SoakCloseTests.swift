@@ -12,9 +12,10 @@ import Synchronization
 import Testing
 import WebClient
 @testable import irisgw_bench
+import TestSupport
 
 @Suite struct SoakCloseTests {
-    @Test func aCloseResetAtThePerSourceCapIsRetriedUntilTheAPITakesIt() throws {
+    @Test func aCloseResetAtThePerSourceCapIsRetriedUntilTheAPITakesIt() async throws {
         let deletes = Atomic<Int>(0)
         let (server, port) = try startAPI(perSourceCap: 1) { request in
             guard request.method == "DELETE" else { return .json(404, []) }
@@ -24,7 +25,7 @@ import WebClient
         defer { server.stop() }
         // One idle connection takes the only slot: the next one is reset at accept.
         let held = try HeldConnection(port: port)
-        #expect(eventually(timeout: 5) { server.statistics.openConnections == 1 })
+        #expect(await eventually(timeout: 5) { server.statistics.openConnections == 1 })
 
         var retried: [String] = []
         let outcome = BridgeBench.close(try client(port), roomId: "r1", within: 30, retryDelay: 0.05) { why in
@@ -122,16 +123,6 @@ private func startAPI(perSourceCap: Int, _ handler: @escaping @Sendable (HTTPReq
 }
 
 private func client(_ port: Int) throws -> HTTPClient { try HTTPClient(baseURL: "http://127.0.0.1:\(port)") }
-
-/// Polls `condition` every 5 ms until it holds or `timeout` seconds pass.
-private func eventually(timeout: Double, _ condition: () -> Bool) -> Bool {
-    let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        usleep(5_000)
-    }
-    return condition()
-}
 
 /// A TCP connection to 127.0.0.1 that sends nothing: it holds one of the server's slots.
 private final class HeldConnection {

@@ -3,6 +3,7 @@ import Foundation
 import Media
 import SDP
 import SIP
+import TestSupport
 import Testing
 
 extension SimulatorCallSuites {
@@ -14,9 +15,9 @@ extension SimulatorCallSuites {
         static func connect(_ h: SimHarness, _ number: String, probe: RTPProbe, rec: CallRecorder,
                             sdp: SessionDescription? = nil) async throws -> (SIPCall, SocketAddress) {
             rec.mediaPort = probe.port
-            let call = h.call(number, recorder: rec, sdp: sdp)
+            let call = await h.call(number, recorder: rec, sdp: sdp)
             #expect(await rec.waitFor(.connected), "\(rec.events)")
-            let media = try #require(h.remoteSDP(call)?.media.first)
+            let media = try #require(await h.remoteSDP(call)?.media.first)
             return (call, SocketAddress(host: "127.0.0.1", port: Int(media.port)))
         }
 
@@ -27,7 +28,7 @@ extension SimulatorCallSuites {
             let rec = CallRecorder()
             let (call, target) = try await Self.connect(h, "+15550100016", probe: probe, rec: rec)
             // Our 700 Hz goes in; what comes back is the carrier's 400 + 1020 Hz, never ours.
-            let (_, received) = pump(probe, to: target, count: 50, interval: 0.02, hz: 700, drain: 0.2)
+            let (_, received) = await pump(probe, to: target, count: 50, interval: 0.02, hz: 700, drain: 0.2)
             let packets = received.map(\.packet)
             #expect(packets.count >= 30, "\(packets.count) packets")
             #expect(packets.allSatisfy { $0.header.payloadType == 0 && $0.header.ssrc != probe.ssrc })
@@ -47,7 +48,7 @@ extension SimulatorCallSuites {
             // Each tone at -15 dBFS: peak 0.178 of full scale, so the sum's RMS is 0.178 * 32767.
             let rms = (pcm.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(max(pcm.count, 1))).squareRoot()
             #expect(abs(rms - 5827) < 600, "RMS \(rms)")
-            h.onCaller { call.hangup() }
+            await h.onCaller { call.hangup() }
             #expect(await rec.waitForEnd() == .localHangup)
             #expect(await eventually(timeout: 5) { h.simulator.reports.first?.outcome.contains("echoed 0 packets") == true }, "\(h.simulator.reports)")
         }
@@ -59,13 +60,13 @@ extension SimulatorCallSuites {
             let rec = CallRecorder()
             let (call, target) = try await Self.connect(h, "+15550100017", probe: probe, rec: rec)
             let answeredAt = try #require(rec.connectedAt)
-            let (_, received) = pump(probe, to: target, count: 200, interval: 0.02, drain: 0) { $0.count >= 5 }
+            let (_, received) = await pump(probe, to: target, count: 200, interval: 0.02, drain: 0) { $0.count >= 5 }
             let first = try #require(received.first, "no RTP within 4 s")
             let late = first.at - answeredAt
             // 3 s scaled by 0.5, less a little for when the 200 was seen: at least 2.5 s scaled.
             // (No upper bound: a loaded machine only makes it later.)
             #expect(late >= 2.5 * 0.5, "first RTP \(late) s after the 200")
-            h.onCaller { call.hangup() }
+            await h.onCaller { call.hangup() }
             #expect(await rec.waitForEnd() == .localHangup)
         }
 
@@ -73,7 +74,7 @@ extension SimulatorCallSuites {
             let h = try SimHarness()
             defer { h.stop() }
             let rec = CallRecorder()
-            _ = h.call("+15550100018", recorder: rec)
+            _ = await h.call("+15550100018", recorder: rec)
             #expect(await rec.waitForEnd() == .rejected(status: 486))
             let response = try #require(rec.endMessage)
             #expect(response.statusCode == 486 && response.q850Cause == 1, "\(response[.reason] ?? "no Reason")")
@@ -88,16 +89,16 @@ extension SimulatorCallSuites {
             // PCMA offered first: any other number would answer PCMA.
             let (call, target) = try await Self.connect(h, "+15550100019", probe: probe, rec: rec,
                                                         sdp: TestSDP.offer(codecs: [.pcma, .pcmu], port: probe.port))
-            let sdp = try #require(h.remoteSDP(call))
+            let sdp = try #require(await h.remoteSDP(call))
             #expect(TestSDP.codecs(sdp) == ["PCMU"] && sdp.media[0].formats.first == "0", "\(sdp.serialize())")
             for i in 0..<10 { probe.send(payloadType: 0, payload: pcmuTone(hz: 440, frame: i), to: target) }
-            let back = probe.receive(for: 5) { $0.count >= 10 }
+            let back = await probe.receive(for: 5) { $0.count >= 10 }
             #expect(back.count == 10)
             #expect(back.allSatisfy { $0.header.payloadType == 8 }, "\(back.map(\.header.payloadType))")
             // The payload is our tone in A-law: decoded as PCMA it is the 440 Hz we sent.
             let at440 = Goertzel(frequency: 440, sampleRate: 8000).energyRatio(decodePCMA(back))
             #expect(at440 > 0.8, "440 Hz share \(at440) as A-law")
-            h.onCaller { call.hangup() }
+            await h.onCaller { call.hangup() }
             #expect(await rec.waitForEnd() == .localHangup)
         }
 
@@ -107,15 +108,15 @@ extension SimulatorCallSuites {
             let probe = try RTPProbe()
             let rec = CallRecorder()
             rec.mediaPort = probe.port
-            let call = h.call("+15550100020", recorder: rec)
+            let call = await h.call("+15550100020", recorder: rec)
             #expect(await rec.waitFor(.provisional(183, sdp: true)))
             // Far past every scaled delay (answer 0.1 s): still early media, still no 200.
-            let early = probe.receive(for: 2.5)
+            let early = await probe.receive(for: 2.5)
             #expect(!rec.events.contains(.connected))
             #expect(early.count >= 80, "\(early.count) packets in 2.5 s")
             let pcm = decodePCMU(early)
             #expect(Goertzel(frequency: 400, sampleRate: 8000).energyRatio(pcm) > 0.8)
-            h.onCaller { call.cancel() }
+            await h.onCaller { call.cancel() }
             #expect(await rec.waitForEnd() == .canceled)
             #expect(rec.endMessage?.statusCode == 487)
             #expect(await eventually(timeout: 5) { h.simulator.reports.first?.outcome == "canceled 487" })
@@ -133,7 +134,7 @@ extension SimulatorCallSuites {
             var bye: SIPMessage?
             let deadline = SIPEventLoop.now() + 5
             while bye == nil, SIPEventLoop.now() < deadline {
-                for (at, m) in raw.receive(for: 0.05) {
+                for (at, m) in await raw.receive(for: 0.05) {
                     if m.statusCode == 200, m.cseq?.method == "INVITE" {
                         oks.append((at, m))
                         raw.send(raw.ack(for: m, number: number))  // every time: the carrier ignores it
@@ -160,7 +161,7 @@ extension SimulatorCallSuites {
             let probe = try RTPProbe()
             let rec = CallRecorder()
             let (_, target) = try await Self.connect(h, "+15550100021", probe: probe, rec: rec)
-            let (_, received) = pump(probe, to: target, count: 400, interval: 0.02, drain: 0) { $0.count >= 10 }
+            let (_, received) = await pump(probe, to: target, count: 400, interval: 0.02, drain: 0) { $0.count >= 10 }
             #expect(received.count >= 10)
             // Our UA's ACK is ignored: the carrier ends the call with BYE, cause 16.
             #expect(await rec.waitForEnd(timeout: 20) == .remoteHangup)
@@ -179,7 +180,7 @@ extension SimulatorCallSuites {
             // Retransmit as a UDP client does (T1 0.1 s here, doubling) while nothing comes.
             var next = 0.1, interval = 0.1, retransmissions = 0
             while got.isEmpty, SIPEventLoop.now() - start < 3 {
-                got += raw.receive(for: 0.01)
+                await got += raw.receive(for: 0.01)
                 if got.isEmpty, SIPEventLoop.now() - start >= next {
                     raw.send(invite)
                     retransmissions += 1
@@ -190,7 +191,7 @@ extension SimulatorCallSuites {
             let first = try #require(got.first, "nothing at all in 3 s")
             #expect(first.at - start >= 3.5 * 0.25, "first response after \(first.at - start) s")
             #expect(retransmissions >= 3)
-            got += raw.receive(for: 3) { list in list.contains { $0.message.statusCode == 200 } }
+            await got += raw.receive(for: 3) { list in list.contains { $0.message.statusCode == 200 } }
             let codes = got.compactMap(\.message.statusCode)
             #expect(codes.first == 100, "\(codes)")
             #expect(codes.contains(180) && codes.contains(200), "\(codes)")
@@ -210,7 +211,7 @@ extension SimulatorCallSuites {
             let rec = CallRecorder()
             let (call, target) = try await Self.connect(h, "+15550100023", probe: probe, rec: rec)
             let count = 250
-            let (sent, received) = pump(probe, to: target, count: count, interval: 0.005, drain: 0.3)
+            let (sent, received) = await pump(probe, to: target, count: count, interval: 0.005, drain: 0.3)
             let lost = count - received.count
             // 5 % of 250 is 12.5 (sd 3.4): a sane band around it.
             #expect(lost >= 2 && lost <= 30, "\(lost) of \(count) lost")
@@ -226,7 +227,7 @@ extension SimulatorCallSuites {
             // Sequence numbers: gaps for the drops, and reordering allowed.
             let seqs = Set(received.map(\.packet.header.sequenceNumber))
             #expect(seqs.count == received.count)
-            h.onCaller { call.hangup() }
+            await h.onCaller { call.hangup() }
             #expect(await eventually(timeout: 5) { h.simulator.reports.first?.outcome.contains("dropped") == true }, "\(h.simulator.reports)")
         }
 
@@ -236,12 +237,12 @@ extension SimulatorCallSuites {
             let probe = try RTPProbe()
             let rec = CallRecorder()
             let (call, target) = try await Self.connect(h, "+15550100023", probe: probe, rec: rec)
-            let (_, received) = pump(probe, to: target, count: 50, interval: 0.005, drain: 0.3)
+            let (_, received) = await pump(probe, to: target, count: 50, interval: 0.005, drain: 0.3)
             #expect(received.count == 50)
             // No jitter: in order.
             let seqs = received.map(\.packet.header.sequenceNumber)
             #expect(zip(seqs, seqs.dropFirst()).allSatisfy { $1 == $0 &+ 1 })
-            h.onCaller { call.hangup() }
+            await h.onCaller { call.hangup() }
             #expect(await rec.waitForEnd() == .localHangup)
         }
     }

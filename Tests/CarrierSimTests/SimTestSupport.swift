@@ -4,20 +4,11 @@ import Glibc
 import Media
 import SDP
 import SIP
+import TestSupport
 import Testing
 
 // Minimal pieces of Tests/EndToEndTests (TestAgent, CallRecorder, eventually), copied so
 // this target depends on nothing but CarrierSim, SIP and Media.
-
-/// Polls `condition` every 20 ms until it holds or `timeout` seconds pass.
-func eventually(timeout: Double, _ condition: () -> Bool) async -> Bool {
-    let until = SIPEventLoop.now() + timeout
-    while true {
-        if condition() { return true }
-        if SIPEventLoop.now() >= until { return false }
-        try? await Task.sleep(nanoseconds: 20_000_000)
-    }
-}
 
 /// What a `SIPCall` told its delegate, in order.
 enum CallEvent: Sendable, Equatable {
@@ -138,22 +129,22 @@ final class SimHarness: @unchecked Sendable {
     /// Calls `number` on the simulator with `sdp` (default: PCMU, PCMA, telephone-event on
     /// `mediaPort`).
     func call(_ number: String, recorder: CallRecorder, sdp: SessionDescription? = nil,
-              credentials: DigestCredentials? = nil) -> SIPCall {
+              credentials: DigestCredentials? = nil) async -> SIPCall {
         let ua = caller
         let uri = SIPURI(user: number, host: simPeer.address.host, port: simPeer.address.port)
         let from = NameAddress(uri: SIPURI(user: "+15557654321", host: callerLocal.address.host, port: callerLocal.address.port))
         let offer = sdp ?? TestSDP.offer(port: recorder.mediaPort)
         let peer = simPeer
-        return ua.loop.sync {
+        return await ua.loop.run {
             ua.invite(requestURI: uri, from: from, to: NameAddress(uri: uri), peer: peer, sdp: offer,
                       credentials: credentials, delegate: recorder)
         }
     }
 
     /// The simulator's SDP as the caller last saw it.
-    func remoteSDP(_ call: SIPCall) -> SessionDescription? { caller.loop.sync { call.remoteSDP } }
+    func remoteSDP(_ call: SIPCall) async -> SessionDescription? { await caller.loop.run { call.remoteSDP } }
 
-    func onCaller<T: Sendable>(_ work: @escaping @Sendable () -> T) -> T { caller.loop.sync(work) }
+    func onCaller<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T { await caller.loop.run(work) }
 }
 
 /// A plain UDP socket standing in for the caller's RTP: sends and receives packets with
@@ -179,8 +170,13 @@ final class RTPProbe: @unchecked Sendable {
         _ = bytes.withUnsafeBytes { socket.send($0, to: raw) }
     }
 
-    /// Every packet that arrives within `seconds` (or until `until` says stop).
-    func receive(for seconds: Double, until: ([RTPPacket]) -> Bool = { _ in false }) -> [RTPPacket] {
+    /// Every packet that arrives within `seconds` (or until `until` says stop), read on a
+    /// dispatch thread while the test suspends.
+    func receive(for seconds: Double, until: @escaping ([RTPPacket]) -> Bool = { _ in false }) async -> [RTPPacket] {
+        await offThePool { self.receiveBlocking(for: seconds, until: until) }
+    }
+
+    private func receiveBlocking(for seconds: Double, until: ([RTPPacket]) -> Bool) -> [RTPPacket] {
         var out: [RTPPacket] = []
         let deadline = SIPEventLoop.now() + seconds
         var buffer = [UInt8](repeating: 0, count: 2048)
@@ -276,7 +272,12 @@ final class RawSIPCaller: @unchecked Sendable {
 
     /// The messages that arrive within `seconds`, with when each came; stops early once
     /// `until` holds.
-    func receive(for seconds: Double, until: ([(at: Double, message: SIPMessage)]) -> Bool = { _ in false })
+    func receive(for seconds: Double, until: @escaping ([(at: Double, message: SIPMessage)]) -> Bool = { _ in false })
+        async -> [(at: Double, message: SIPMessage)] {
+        await offThePool { self.receiveBlocking(for: seconds, until: until) }
+    }
+
+    private func receiveBlocking(for seconds: Double, until: ([(at: Double, message: SIPMessage)]) -> Bool)
         -> [(at: Double, message: SIPMessage)] {
         var out: [(at: Double, message: SIPMessage)] = []
         let deadline = SIPEventLoop.now() + seconds
@@ -298,7 +299,7 @@ final class RawSIPCaller: @unchecked Sendable {
 /// for `drain` seconds after): (index sent, send time) and (packet, arrival time).
 func pump(_ probe: RTPProbe, to target: SocketAddress, count: Int, interval: Double, hz: Double = 440,
           drain: Double = 0.5, until: ([RTPPacket]) -> Bool = { _ in false })
-    -> (sent: [Double], received: [(packet: RTPPacket, at: Double)]) {
+    async -> (sent: [Double], received: [(packet: RTPPacket, at: Double)]) {
     var sent: [Double] = []
     var received: [(packet: RTPPacket, at: Double)] = []
     for i in 0..<count {
@@ -307,10 +308,10 @@ func pump(_ probe: RTPProbe, to target: SocketAddress, count: Int, interval: Dou
         payload[0] = UInt8(i >> 8)
         payload[1] = UInt8(truncatingIfNeeded: i)
         probe.send(payloadType: 0, payload: payload, to: target)
-        for p in probe.receive(for: interval) { received.append((p, SIPEventLoop.now())) }
+        for p in await probe.receive(for: interval) { received.append((p, SIPEventLoop.now())) }
         if until(received.map(\.packet)) { return (sent, received) }
     }
-    for p in probe.receive(for: drain) { received.append((p, SIPEventLoop.now())) }
+    for p in await probe.receive(for: drain) { received.append((p, SIPEventLoop.now())) }
     return (sent, received)
 }
 
@@ -325,7 +326,7 @@ func decodePCMA(_ packets: [RTPPacket]) -> [Int16] {
     return all
 }
 
-/// The simulator's call suites run one test at a time: their tests wait for RTP in blocking
-/// loops (`pump`, raw SIP peers) for seconds, and several at once would hold every thread
-/// of the two-thread cooperative pool, starving the waits of every other suite in the run.
+/// The simulator's call suites read their sockets off the cooperative pool (`offThePool`), so
+/// they no longer starve other suites; one at a time because they share the cores' timing: their
+/// retransmission-spacing and answer-delay checks fail when ten simulators run at once.
 @Suite(.serialized) enum SimulatorCallSuites {}

@@ -2,6 +2,7 @@ import CarrierSim
 import Foundation
 import Media
 import SIP
+import TestSupport
 import Testing
 
 extension SimulatorCallSuites {
@@ -14,24 +15,24 @@ extension SimulatorCallSuites {
             let probe = try RTPProbe()
             let rec = CallRecorder()
             rec.mediaPort = probe.port
-            let call = h.call("+15550100001", recorder: rec)
+            let call = await h.call("+15550100001", recorder: rec)
             #expect(await rec.waitFor(.provisional(180, sdp: false)))
             #expect(await rec.waitFor(.connected), "\(rec.events)")
-            let sdp = try #require(h.remoteSDP(call))
+            let sdp = try #require(await h.remoteSDP(call))
             #expect(TestSDP.codecs(sdp) == ["PCMU"])
             let media = try #require(sdp.media.first)
             #expect(media.telephoneEventPayloadType == 101)
             let target = SocketAddress(host: "127.0.0.1", port: Int(media.port))
             let sent = (0..<10).map { pcmuTone(hz: 440, frame: $0) }
             for payload in sent { probe.send(payloadType: 0, payload: payload, to: target) }
-            let back = probe.receive(for: 5) { $0.count >= 10 }
+            let back = await probe.receive(for: 5) { $0.count >= 10 }
             #expect(back.count == 10)
             #expect(back.map(\.payload) == sent)
             #expect(back.allSatisfy { $0.header.payloadType == 0 && $0.header.ssrc != probe.ssrc })
             // Our sequence numbers, one step apart.
             let seqs = back.map(\.header.sequenceNumber)
             #expect(zip(seqs, seqs.dropFirst()).allSatisfy { $1 == $0 &+ 1 })
-            h.onCaller { call.hangup() }
+            await h.onCaller { call.hangup() }
             #expect(await rec.waitForEnd() == .localHangup)
             #expect(await eventually(timeout: 5) { h.simulator.reports.count == 1 })
             let report = try #require(h.simulator.reports.first)
@@ -44,7 +45,7 @@ extension SimulatorCallSuites {
             let h = try SimHarness()
             defer { h.stop() }
             let rec = CallRecorder()
-            _ = h.call(number, recorder: rec)
+            _ = await h.call(number, recorder: rec)
             #expect(await rec.waitForEnd() == .rejected(status: status))
             let response = try #require(rec.endMessage)
             #expect(response.statusCode == status)
@@ -57,12 +58,12 @@ extension SimulatorCallSuites {
             let h = try SimHarness()
             defer { h.stop() }
             let rec = CallRecorder()
-            let call = h.call("+15550100003", recorder: rec)
+            let call = await h.call("+15550100003", recorder: rec)
             #expect(await rec.waitFor(.provisional(180, sdp: false)))
             // Well past the (scaled) answer delay: still ringing.
-            try await Task.sleep(nanoseconds: 300_000_000)
+            try await Task.sleep(nanoseconds: 300_000_000)  // a window in which no answer may come: the behaviour, not a wait
             #expect(!rec.events.contains(.connected))
-            h.onCaller { call.cancel() }
+            await h.onCaller { call.cancel() }
             #expect(await rec.waitForEnd() == .canceled)
             #expect(rec.endMessage?.statusCode == 487)
             #expect(await eventually(timeout: 5) { h.simulator.reports.first?.outcome == "canceled 487" })
@@ -76,9 +77,9 @@ extension SimulatorCallSuites {
             let probe = try RTPProbe()
             let rec = CallRecorder()
             rec.mediaPort = probe.port
-            _ = h.call("+15550100004", recorder: rec)
+            _ = await h.call("+15550100004", recorder: rec)
             #expect(await rec.waitFor(.provisional(183, sdp: true)))
-            let early = probe.receive(for: 3) { _ in rec.events.contains(.connected) }
+            let early = await probe.receive(for: 3) { _ in rec.events.contains(.connected) }
             let beforeAnswer = early.count
             #expect(beforeAnswer >= 5, "\(beforeAnswer) packets before the 200")
             #expect(early.allSatisfy { $0.header.payloadType == 0 })
@@ -92,7 +93,7 @@ extension SimulatorCallSuites {
             let h = try SimHarness()
             defer { h.stop() }
             let rec = CallRecorder()
-            _ = h.call("+15550100005", recorder: rec)
+            _ = await h.call("+15550100005", recorder: rec)
             #expect(await rec.waitFor(.connected))
             #expect(rec.events.first == .provisional(183, sdp: false), "\(rec.events)")
         }
@@ -101,15 +102,15 @@ extension SimulatorCallSuites {
             let h = try SimHarness()
             defer { h.stop() }
             let rec = CallRecorder()
-            _ = h.call("+15550100012", recorder: rec, credentials: DigestCredentials(username: "gw", password: "carrier-sim"))
+            _ = await h.call("+15550100012", recorder: rec, credentials: DigestCredentials(username: "gw", password: "carrier-sim"))
             #expect(await rec.waitFor(.connected), "\(rec.events)")
             #expect(await eventually(timeout: 5) { h.simulator.reports.first?.outcome == "challenged 407" })
 
             let wrong = CallRecorder()
-            _ = h.call("+15550100012", recorder: wrong, credentials: DigestCredentials(username: "gw", password: "nope"))
+            _ = await h.call("+15550100012", recorder: wrong, credentials: DigestCredentials(username: "gw", password: "nope"))
             #expect(await wrong.waitForEnd() == .rejected(status: 407))
             let none = CallRecorder()
-            _ = h.call("+15550100012", recorder: none)
+            _ = await h.call("+15550100012", recorder: none)
             #expect(await none.waitForEnd() == .rejected(status: 407))
             #expect(none.endMessage?[.proxyAuthenticate]?.contains("realm=\"carrier-sim\"") == true)
         }
@@ -118,13 +119,13 @@ extension SimulatorCallSuites {
             let h = try SimHarness()
             defer { h.stop() }
             let rec = CallRecorder()
-            _ = h.call("+15550100013", recorder: rec)
+            _ = await h.call("+15550100013", recorder: rec)
             #expect(await rec.waitFor(.connected), "\(rec.events)")
             let ringing = try #require(rec.messages.first { $0.statusCode == 180 })
             #expect(ringing.require.contains("100rel") && ringing.rseq != nil)
             // Another number rings unreliably.
             let plain = CallRecorder()
-            _ = h.call("+15550100001", recorder: plain)
+            _ = await h.call("+15550100001", recorder: plain)
             #expect(await plain.waitFor(.connected))
             #expect(plain.messages.first { $0.statusCode == 180 }?.rseq == nil)
         }
@@ -135,27 +136,27 @@ extension SimulatorCallSuites {
             let probe = try RTPProbe()
             let rec = CallRecorder()
             rec.mediaPort = probe.port
-            let call = h.call("+15550100014", recorder: rec, sdp: TestSDP.offer(codecs: [.pcmu, .g722], port: probe.port))
+            let call = await h.call("+15550100014", recorder: rec, sdp: TestSDP.offer(codecs: [.pcmu, .g722], port: probe.port))
             #expect(await rec.waitFor(.connected))
-            let sdp = try #require(h.remoteSDP(call))
+            let sdp = try #require(await h.remoteSDP(call))
             #expect(TestSDP.codecs(sdp) == ["G722"] && sdp.media[0].formats.first == "9")
             let target = SocketAddress(host: "127.0.0.1", port: Int(sdp.media[0].port))
             for i in 0..<5 { probe.send(payloadType: 9, payload: [UInt8](repeating: UInt8(i), count: 160), to: target) }
-            let back = probe.receive(for: 5) { $0.count >= 5 }
+            let back = await probe.receive(for: 5) { $0.count >= 5 }
             #expect(back.count == 5 && back.allSatisfy { $0.header.payloadType == 9 })
 
             // The same offer to a plain number gets its first codec.
             let other = CallRecorder()
-            let plain = h.call("+15550100001", recorder: other, sdp: TestSDP.offer(codecs: [.pcmu, .g722]))
+            let plain = await h.call("+15550100001", recorder: other, sdp: TestSDP.offer(codecs: [.pcmu, .g722]))
             #expect(await other.waitFor(.connected))
-            #expect(TestSDP.codecs(h.remoteSDP(plain)) == ["PCMU"])
+            await #expect(TestSDP.codecs(h.remoteSDP(plain)) == ["PCMU"])
         }
 
         @Test func remoteByeWithCause16() async throws {
             let h = try SimHarness()
             defer { h.stop() }
             let rec = CallRecorder()
-            _ = h.call("+15550100010", recorder: rec)
+            _ = await h.call("+15550100010", recorder: rec)
             #expect(await rec.waitFor(.connected))
             #expect(await rec.waitForEnd() == .remoteHangup)
             let bye = try #require(rec.endMessage)
@@ -167,7 +168,7 @@ extension SimulatorCallSuites {
             let h = try SimHarness()
             defer { h.stop() }
             let rec = CallRecorder()
-            _ = h.call("+15550100008", recorder: rec)
+            _ = await h.call("+15550100008", recorder: rec)
             #expect(await rec.waitFor(.connected))
             #expect(await eventually(timeout: 5) { rec.events.filter { $0 == .request("INVITE") }.count == 2 }, "\(rec.events)")
             let offers = rec.messages.filter { $0.isRequest && $0.method == "INVITE" }.compactMap(\.sdp)
@@ -181,13 +182,13 @@ extension SimulatorCallSuites {
             let probe = try RTPProbe()
             let rec = CallRecorder()
             rec.mediaPort = probe.port
-            let call = h.call("+15550100009", recorder: rec)
+            let call = await h.call("+15550100009", recorder: rec)
             #expect(await rec.waitFor(.connected))
-            let first = probe.receive(for: 5) { digits(in: $0) == "1234#" }
+            let first = await probe.receive(for: 5) { digits(in: $0) == "1234#" }
             #expect(digits(in: first) == "1234#")
 
             // Our "7" in RFC 4733 comes back as RFC 4733.
-            let sdp = try #require(h.remoteSDP(call))
+            let sdp = try #require(await h.remoteSDP(call))
             let target = SocketAddress(host: "127.0.0.1", port: Int(sdp.media[0].port))
             var sender = DTMFSender()
             try sender.enqueue("7")
@@ -201,9 +202,9 @@ extension SimulatorCallSuites {
             }
             // Late end-report copies of the "#" carry its timestamp: leave them out.
             let earlier = Set(first.map(\.header.timestamp))
-            let echoed = probe.receive(for: 5) { digits(in: $0.filter { !earlier.contains($0.header.timestamp) }) == "7" }
+            let echoed = await probe.receive(for: 5) { digits(in: $0.filter { !earlier.contains($0.header.timestamp) }) == "7" }
             #expect(digits(in: echoed.filter { !earlier.contains($0.header.timestamp) }) == "7")
-            h.onCaller { call.hangup() }
+            await h.onCaller { call.hangup() }
             #expect(await eventually(timeout: 5) { h.simulator.reports.first?.outcome.contains("digits 7") == true },
                     "\(h.simulator.reports)")
         }
@@ -214,11 +215,11 @@ extension SimulatorCallSuites {
             let probe = try RTPProbe()
             let rec = CallRecorder()
             rec.mediaPort = probe.port
-            let call = h.call("+15551230001", recorder: rec)
+            let call = await h.call("+15551230001", recorder: rec)
             #expect(await rec.waitFor(.connected))
-            let media = try #require(h.remoteSDP(call)?.media.first)
+            let media = try #require(await h.remoteSDP(call)?.media.first)
             probe.send(payloadType: 0, payload: pcmuTone(hz: 300, frame: 0), to: SocketAddress(host: "127.0.0.1", port: Int(media.port)))
-            #expect(probe.receive(for: 5) { !$0.isEmpty }.count == 1)
+            await #expect(probe.receive(for: 5) { !$0.isEmpty }.count == 1)
         }
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import IOCore
 import IrisClient
 import Synchronization
+import TestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -60,19 +61,19 @@ final class UDPEcho: @unchecked Sendable {
 
 /// The `audioQuality` step's own code on a real client leg (Opus at 48 kHz) against an
 /// echo: no gateway, so no trunk statistics.
-@Suite(.serialized) struct AudioQualityRunTests {
+@Suite struct AudioQualityRunTests {
     static func runner() throws -> SuiteRunner {
         SuiteRunner(connection: try IrisRtcConnection(baseURL: "http://127.0.0.1:9", apiKey: "unused"), profile: nil, progress: { _ in })
     }
 
-    @Test func echoThroughOpus() throws {
+    @Test func echoThroughOpus() async throws {
         let echo = UDPEcho()
         defer { echo.stop() }
         let leg = try ClientMediaLeg()
         defer { leg.stop() }
         leg.source = .tone(hz: 1000, amplitude: 0.3)
         leg.setRemote(SocketAddress(host: "127.0.0.1", port: echo.port))
-        usleep(300_000)
+        #expect(await eventually(timeout: 5) { leg.receivedPackets() > 0 }, "the echo is flowing")
         let step = AudioQualityStep(mode: .echo, durationSec: 2, within: 5)
         let (check, failure) = try Self.runner().measureAudio(step, step: 4, leg: leg, roomId: nil, codec: nil)
         print("AUDIO echo through Opus: \(check.score)")
@@ -83,13 +84,13 @@ final class UDPEcho: @unchecked Sendable {
         #expect(leg.source == .tone(hz: 1000, amplitude: 0.3))
     }
 
-    @Test func lossyEchoShowsGaps() throws {
+    @Test func lossyEchoShowsGaps() async throws {
         let echo = UDPEcho(period: 50, burst: 10)
         defer { echo.stop() }
         let leg = try ClientMediaLeg()
         defer { leg.stop() }
         leg.setRemote(SocketAddress(host: "127.0.0.1", port: echo.port))
-        usleep(200_000)
+        #expect(await eventually(timeout: 5) { leg.receivedPackets() > 0 }, "the echo is flowing")
         var step = AudioQualityStep(mode: .echo, durationSec: 2, within: 5)
         step.thresholds.maxGapMs = 10
         let (check, failure) = try Self.runner().measureAudio(step, step: 1, leg: leg, roomId: nil, codec: nil)

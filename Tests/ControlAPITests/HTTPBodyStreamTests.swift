@@ -4,6 +4,7 @@
 import ControlAPI
 import Synchronization
 import Testing
+import TestSupport
 
 /// A body of `length` bytes (byte i is i % 251), made on demand; counts the parts asked for.
 final class CountingStream: HTTPBodyStream {
@@ -45,17 +46,17 @@ final class CountingStream: HTTPBodyStream {
 
     /// A client that does not read holds the server to a part or so in its buffers, not the
     /// file: the stream is asked for parts only as they go out.
-    @Test func aReaderThatStallsGetsPartsOnlyAsItReads() throws {
+    @Test func aReaderThatStallsGetsPartsOnlyAsItReads() async throws {
         let stream = CountingStream(length: 64 << 20)
         let (server, port, _) = try startServer(handler: { _ in HTTPResponse(status: 200, stream: stream) })
         defer { server.stop() }
         let socket = try TestSocket(port: port, timeout: 5, receiveBuffer: 4096)
         try socket.sendRequest("GET", "/file")
         // The server writes until the socket buffers are full, then waits for the reader.
-        #expect(eventually(timeout: 5) { stream.written > 0 })
+        #expect(await eventually(timeout: 5) { stream.written > 0 })
         // Settled: nothing more made for 200 ms of the polls.
         var last = (written: -1, since: ContinuousClock.now)
-        #expect(eventually(timeout: 5) {
+        #expect(await eventually(timeout: 5) {
             let written = stream.written
             if written != last.written { last = (written, ContinuousClock.now) }
             return ContinuousClock.now - last.since >= .milliseconds(200)

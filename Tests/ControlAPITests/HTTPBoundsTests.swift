@@ -7,9 +7,10 @@ import Dispatch
 import Glibc
 import Synchronization
 import Testing
+import TestSupport
 
 @Suite struct HTTPBoundsTests {
-    @Test func slowlorisConnectionsAreCutAfterTheHeaderTimeoutWhileOthersAreServed() throws {
+    @Test func slowlorisConnectionsAreCutAfterTheHeaderTimeoutWhileOthersAreServed() async throws {
         let (server, port, events) = try startServer(configure: {
             $0.headerTimeout = 0.3
             $0.maxConnectionsPerSource = 1000
@@ -18,21 +19,25 @@ import Testing
 
         let slow = try (0..<200).map { _ in try TestSocket(port: port) }
         for socket in slow { try socket.write("G") }
-        #expect(eventually(timeout: 5) { server.statistics.openConnections == 200 })
+        // Every one accepted (on a loaded machine the first may already be cut when the last
+        // is accepted: 0.3 s is short).
+        #expect(await eventually(timeout: 5) {
+            let s = server.statistics
+            return s.openConnections + s.refusals(.headerTimeout) == 200
+        })
 
-        // All 200 are open and dribbling; a normal client is served all the same.
+        // All 200 are open (or cut) and dribbling; a normal client is served all the same.
         let response = try httpRequest(port: port, "GET", "/fast")
         #expect(response.status == 200 && response.text == "fast")
 
         // One more byte each, again and again: the head never completes, and the timeout is
         // for the whole head, not for each byte.
-        let allCut = eventually(timeout: 10) {
+        let allCut = await eventually(timeout: 10, pollInterval: 0.02) {
             for socket in slow { try? socket.write("E") }
-            usleep(20_000)
             return server.statistics.refusals(.headerTimeout) >= 200
         }
         #expect(allCut)
-        #expect(eventually(timeout: 5) { server.statistics.openConnections == 0 })
+        #expect(await eventually(timeout: 5) { server.statistics.openConnections == 0 })
         for socket in slow { #expect(socket.isClosedByPeer()) }
         #expect(events.handledRequests.map(\.path) == ["/fast"])
     }
@@ -128,15 +133,15 @@ import Testing
         #expect(events.handledRequests.count == 1)
     }
 
-    @Test func perSourceCapClosesExtraConnectionsAtAccept() throws {
+    @Test func perSourceCapClosesExtraConnectionsAtAccept() async throws {
         let (server, port, _) = try startServer(configure: { $0.maxConnectionsPerSource = 3 }, handler: { _ in .text(200, "ok") })
         defer { server.stop() }
 
         let held = try (0..<3).map { _ in try TestSocket(port: port) }
-        #expect(eventually(timeout: 5) { server.statistics.openConnections == 3 })
+        #expect(await eventually(timeout: 5) { server.statistics.openConnections == 3 })
         let extra = try TestSocket(port: port)
         #expect(extra.isClosedByPeer())
-        #expect(eventually(timeout: 5) { server.statistics.refusals(.perSourceCap) == 1 })
+        #expect(await eventually(timeout: 5) { server.statistics.refusals(.perSourceCap) == 1 })
         #expect(server.statistics.refusals(.tooManyConnections) == 0)
 
         // The ones already open are served as usual.
@@ -144,37 +149,37 @@ import Testing
         #expect(try held[0].readResponse().status == 200)
     }
 
-    @Test func perSourceCapCountsEachAddressApart() throws {
+    @Test func perSourceCapCountsEachAddressApart() async throws {
         // A dual-stack listener: 127.0.0.1 and ::1 are two sources.
         let (server, port, _) = try startServer(listen: "[::]:0", configure: { $0.maxConnectionsPerSource = 2 })
         defer { server.stop() }
 
         let v4 = try (0..<2).map { _ in try TestSocket(port: port) }
         let v6 = try (0..<2).map { _ in try TestSocket(port: port, host: "::1") }
-        #expect(eventually(timeout: 5) { server.statistics.openConnections == 4 })
+        #expect(await eventually(timeout: 5) { server.statistics.openConnections == 4 })
         #expect(try TestSocket(port: port).isClosedByPeer())
         #expect(try TestSocket(port: port, host: "::1").isClosedByPeer())
-        #expect(eventually(timeout: 5) { server.statistics.refusals(.perSourceCap) == 2 })
+        #expect(await eventually(timeout: 5) { server.statistics.refusals(.perSourceCap) == 2 })
         withExtendedLifetime((v4, v6)) {}
     }
 
-    @Test func totalCapClosesExtraConnectionsAtAccept() throws {
+    @Test func totalCapClosesExtraConnectionsAtAccept() async throws {
         let (server, port, _) = try startServer(configure: { $0.maxConnections = 2 })
         defer { server.stop() }
 
         let held = try (0..<2).map { _ in try TestSocket(port: port) }
-        #expect(eventually(timeout: 5) { server.statistics.openConnections == 2 })
+        #expect(await eventually(timeout: 5) { server.statistics.openConnections == 2 })
         #expect(try TestSocket(port: port).isClosedByPeer())
-        #expect(eventually(timeout: 5) { server.statistics.refusals(.tooManyConnections) == 1 })
+        #expect(await eventually(timeout: 5) { server.statistics.refusals(.tooManyConnections) == 1 })
 
         // A freed slot is usable again.
         held[1].closeNow()
-        #expect(eventually(timeout: 5) { server.statistics.openConnections == 1 })
+        #expect(await eventually(timeout: 5) { server.statistics.openConnections == 1 })
         #expect(try httpRequest(port: port, "GET", "/").status == 404)
         withExtendedLifetime(held) {}
     }
 
-    @Test func fullWorkerQueueGets503() throws {
+    @Test func fullWorkerQueueGets503() async throws {
         let gate = Gate()
         let (server, port, _) = try startServer(threads: 1, configure: { $0.requestQueueLimit = 1 }, handler: { request in
             if request.path == "/block" { gate.wait() }
@@ -186,10 +191,10 @@ import Testing
         // One request holds the only worker, one waits in the queue, the third finds it full.
         let holder = try TestSocket(port: port)
         try holder.sendRequest("GET", "/block")
-        #expect(eventually(timeout: 5) { server.statistics.requests == 1 })
+        #expect(await eventually(timeout: 5) { server.statistics.requests == 1 })
         let queued = try TestSocket(port: port)
         try queued.sendRequest("GET", "/queued")
-        #expect(eventually(timeout: 5) { server.statistics.requests == 2 })
+        #expect(await eventually(timeout: 5) { server.statistics.requests == 2 })
         let busy = try httpRequest(port: port, "GET", "/busy")
         #expect(busy.status == 503)
         #expect(busy.text == #"{"error":{"code":-503,"message":"server busy, try again"}}"#)

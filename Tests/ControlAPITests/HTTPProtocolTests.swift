@@ -13,7 +13,7 @@ import Testing
     @Test func pipelinedRequestsAreAnsweredInOrder() throws {
         let (server, port, _) = try startServer(handler: { request in
             // The first one is the slowest: answers must still come in request order.
-            if request.path == "/1" { usleep(50_000) }
+            if request.path == "/1" { usleep(50_000) }  // on the server's worker thread: the slow handler under test
             return echoPath(request)
         })
         defer { server.stop() }

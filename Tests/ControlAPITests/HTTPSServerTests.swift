@@ -9,7 +9,7 @@ import WebClient
 /// The control API's server over TLS: HTTPS requests and WSS event sockets through the one
 /// connection path, against certificates the test makes with `openssl` (TestPKI), and the
 /// WebClient on the other end checking the chain and the host name (RFC 6125).
-@Suite(.serialized) struct HTTPSServerTests {
+@Suite struct HTTPSServerTests {
     /// A CA, a server certificate for 127.0.0.1 (only: `localhost` is the wrong name) and an
     /// HTTPS server with a JSON handler and a WebSocket callback that accepts everything.
     struct Fixture {
@@ -37,7 +37,7 @@ import WebClient
         }
     }
 
-    @Test func httpsRequestAndWSSEventsRoundTrip() throws {
+    @Test func httpsRequestAndWSSEventsRoundTrip() async throws {
         let f = try Fixture()
         defer { f.stop() }
         let client = try HTTPClient(baseURL: f.url, caFile: f.pki.caFile)
@@ -50,7 +50,7 @@ import WebClient
 
         let ws = try WebSocketClient(url: "wss://127.0.0.1:\(f.port)/v1/events", timeout: 5, caFile: f.pki.caFile)
         defer { ws.close() }
-        let opened = try #require(f.events.waitForOpen(timeout: 5))
+        let opened = try #require(await f.events.waitForOpen(timeout: 5))
         #expect(opened.send(text: #"{"event":"hello"}"#))
         #expect(try ws.receive(timeout: 5) == #"{"event":"hello"}"#)
         // Larger than one TLS record, both ways through the layer.
@@ -58,12 +58,12 @@ import WebClient
         #expect(opened.send(text: big))
         #expect(try ws.receive(timeout: 5) == big)
         try ws.ping(Array("p".utf8))
-        #expect(eventually(timeout: 5) { f.server.statistics.tlsHandshakes >= 3 })
+        #expect(await eventually(timeout: 5) { f.server.statistics.tlsHandshakes >= 3 })
         #expect(f.server.statistics.tls)
         #expect(f.server.statistics.tlsFailures.values.reduce(0, +) == 0)
     }
 
-    @Test func aClientTrustingAnotherCAIsRefusedWithAClearError() throws {
+    @Test func aClientTrustingAnotherCAIsRefusedWithAClearError() async throws {
         let f = try Fixture()
         defer { f.stop() }
         let other = try TestPKI(name: "another CA")
@@ -81,7 +81,7 @@ import WebClient
             _ = try WebSocketClient(url: "wss://127.0.0.1:\(f.port)/v1/events", timeout: 5, caFile: other.caFile)
         }
         // The server saw the client's alert: counted, and nothing reached the handler.
-        #expect(eventually(timeout: 5) { f.server.statistics.tlsFailures["certificate_refused", default: 0] >= 2 })
+        #expect(await eventually(timeout: 5) { f.server.statistics.tlsFailures["certificate_refused", default: 0] >= 2 })
         #expect(f.events.handledRequests.isEmpty)
     }
 
@@ -103,7 +103,7 @@ import WebClient
         #expect(f.events.handledRequests.isEmpty)
     }
 
-    @Test func plainHTTPToTheHTTPSListenerGetsNothingUseful() throws {
+    @Test func plainHTTPToTheHTTPSListenerGetsNothingUseful() async throws {
         let f = try Fixture()
         defer { f.stop() }
         let plain = try HTTPClient(baseURL: "http://127.0.0.1:\(f.port)")
@@ -113,20 +113,20 @@ import WebClient
         } catch {
             #expect(error.kind != .security)  // the client did not ask for TLS: the server's end is a protocol error or a close
         }
-        #expect(eventually(timeout: 5) { f.server.statistics.tlsFailures["not_tls"] == 1 })
+        #expect(await eventually(timeout: 5) { f.server.statistics.tlsFailures["not_tls"] == 1 })
         #expect(f.events.handledRequests.isEmpty)
         let metrics = ControlAPIServer.metricsText(f.server.statistics)
         #expect(metrics.contains(#"irisgw_api_tls_failures_total{reason="not_tls"} 1"#), "\(metrics)")
         #expect(metrics.contains(#"irisgw_api_tls_failures_total{reason="unknown_ca"} 0"#))
     }
 
-    @Test func aHandshakeThatNeverFinishesTimesOutAndIsCounted() throws {
+    @Test func aHandshakeThatNeverFinishesTimesOutAndIsCounted() async throws {
         let f = try Fixture(headerTimeout: 0.3)
         defer { f.stop() }
         let fd = try connectTCP(port: f.port)
         defer { close(fd) }
-        #expect(eventually(timeout: 5) { f.server.statistics.tlsFailures["handshake_timeout"] == 1 })
-        #expect(eventually(timeout: 5) { f.server.statistics.openConnections == 0 })
+        #expect(await eventually(timeout: 5) { f.server.statistics.tlsFailures["handshake_timeout"] == 1 })
+        #expect(await eventually(timeout: 5) { f.server.statistics.openConnections == 0 })
     }
 
     @Test func reloadTakesNewCertificatesForNewConnections() throws {
@@ -155,7 +155,7 @@ import WebClient
         }
     }
 
-    @Test func aServerRequiringClientCertificatesRefusesAClientWithout() throws {
+    @Test func aServerRequiringClientCertificatesRefusesAClientWithout() async throws {
         let pki = try TestPKI()
         defer { pki.remove() }
         let certificate = try pki.issue("api", commonName: "irisgw api", altNames: ["IP:127.0.0.1"])
@@ -167,7 +167,7 @@ import WebClient
         #expect(throws: IrisTransportError.self) {
             try HTTPClient(baseURL: "https://127.0.0.1:\(port)", caFile: pki.caFile).request(method: "GET", path: "/", timeout: 5)
         }
-        #expect(eventually(timeout: 5) { server.statistics.tlsFailures["no_client_certificate"] == 1 })
+        #expect(await eventually(timeout: 5) { server.statistics.tlsFailures["no_client_certificate"] == 1 })
         #expect(events.handledRequests.isEmpty)
     }
 

@@ -3,6 +3,7 @@
 import ControlAPI
 import Glibc
 import Synchronization
+import TestSupport
 
 final class ServerEvents: Sendable {
     private let requests = Mutex<[HTTPRequest]>([])
@@ -20,20 +21,10 @@ final class ServerEvents: Sendable {
     func closeCount(of id: Int) -> Int { closedIDs.filter { $0 == id }.count }
 
     /// The `n`th opened connection (0-based), waiting up to `timeout` seconds for it.
-    func waitForOpen(_ n: Int = 0, timeout: Double = 5) -> WebSocketConnection? {
-        guard eventually(timeout: timeout, { self.openedConnections.count > n }) else { return nil }
+    func waitForOpen(_ n: Int = 0, timeout: Double = 5) async -> WebSocketConnection? {
+        guard await eventually(timeout: timeout, { self.openedConnections.count > n }) else { return nil }
         return openedConnections[n]
     }
-}
-
-/// Polls `condition` every 5 ms until it holds or `timeout` seconds pass.
-func eventually(timeout: Double, _ condition: () -> Bool) -> Bool {
-    let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        usleep(5_000)
-    }
-    return condition()
 }
 
 /// Starts a server; the default handler answers JSON 404 for everything, the default

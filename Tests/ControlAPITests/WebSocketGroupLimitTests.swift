@@ -4,6 +4,7 @@
 @testable import ControlAPI
 import Foundation
 import Testing
+import TestSupport
 
 @Suite struct WebSocketGroupLimitTests {
     /// Group from the `group` query parameter; `limit` 2 for every group; an expiry in
@@ -15,11 +16,11 @@ import Testing
         return .accept(group: request.query["group"] ?? "none", limit: 2, expiry: expiry)
     }
 
-    @Test func aGroupAtItsOwnLimitIsRefusedAndNothingIsReplaced() throws {
+    @Test func aGroupAtItsOwnLimitIsRefusedAndNothingIsReplaced() async throws {
         let (server, port, events) = try startServer(webSocket: Self.decide)
         defer { server.stop() }
         let a = try (0..<2).map { _ in try TestWebSocket.open(port: port, path: "/events?group=A") }
-        let opened = try #require(events.waitForOpen(1))
+        let opened = try #require(await events.waitForOpen(1))
         guard case .refused(let response) = try TestWebSocket.connect(port: port, path: "/events?group=A") else {
             Issue.record("a third WebSocket of A was accepted")
             return
@@ -35,37 +36,37 @@ import Testing
         // One of A's closes: its slot is free again.
         try a[0].sendClose(code: 1000)
         _ = try a[0].readUntilClose()
-        #expect(eventually(timeout: 5) { server.statistics.openWebSockets == 2 }, "\(server.statistics.openWebSockets) \(events.closedIDs)")
+        #expect(await eventually(timeout: 5) { server.statistics.openWebSockets == 2 }, "\(server.statistics.openWebSockets) \(events.closedIDs)")
         let again = try TestWebSocket.open(port: port, path: "/events?group=A")
         #expect(server.statistics.openWebSockets == 3)
         withExtendedLifetime((a, b, again)) {}
     }
 
-    @Test func anExpiredWebSocketGetsWhatWasQueuedThenClose1008WithTheReason() throws {
+    @Test func anExpiredWebSocketGetsWhatWasQueuedThenClose1008WithTheReason() async throws {
         let (server, port, events) = try startServer(webSocket: Self.decide)
         defer { server.stop() }
         let client = try TestWebSocket.open(port: port, path: "/events?group=A&expires=0.5")
-        let connection = try #require(events.waitForOpen())
+        let connection = try #require(await events.waitForOpen())
         let lasting = try TestWebSocket.open(port: port, path: "/events?group=B")
-        let lastingConnection = try #require(events.waitForOpen(1))
+        let lastingConnection = try #require(await events.waitForOpen(1))
         #expect(connection.send(text: "before the end"))
         #expect(try client.readFrame().text == "before the end")
         let close = try client.readUntilClose()
         #expect(close.closeCode == 1008 && String(decoding: close.payload.dropFirst(2), as: UTF8.self) == "the credential has expired")
         try client.sendClose(code: 1008)
-        #expect(eventually(timeout: 5) { events.closeCount(of: connection.id) == 1 })
+        #expect(await eventually(timeout: 5) { events.closeCount(of: connection.id) == 1 })
         #expect(server.statistics.refusals(.webSocketExpired) == 1)
         // One without an expiry stays.
         #expect(lastingConnection.isOpen && lastingConnection.send(text: "on"))
         #expect(try lasting.readFrame().text == "on")
     }
 
-    @Test func aWebSocketExpiredByTheTimeItOpensIsClosedAtOnce() throws {
+    @Test func aWebSocketExpiredByTheTimeItOpensIsClosedAtOnce() async throws {
         let (server, port, events) = try startServer(webSocket: Self.decide)
         defer { server.stop() }
         let client = try TestWebSocket.open(port: port, path: "/events?group=A&expires=-1")
-        let connection = try #require(events.waitForOpen())
+        let connection = try #require(await events.waitForOpen())
         #expect(try client.readUntilClose().closeCode == 1008)
-        #expect(eventually(timeout: 5) { !connection.isOpen })
+        #expect(await eventually(timeout: 5) { !connection.isOpen })
     }
 }

@@ -6,6 +6,7 @@ import Dispatch
 import Glibc
 import Synchronization
 import Testing
+import TestSupport
 
 /// The upgrade callback of these tests: the group is the `group` query parameter.
 @Sendable private func byGroup(_ request: HTTPRequest) -> WebSocketUpgrade {
@@ -13,7 +14,7 @@ import Testing
 }
 
 @Suite struct WebSocketLimitsTests {
-    @Test func clientsThatNeverReadCannotTakeAnotherGroupsSlots() throws {
+    @Test func clientsThatNeverReadCannotTakeAnotherGroupsSlots() async throws {
         let (server, port, events) = try startServer(webSocketQueueLimit: 256, configure: {
             $0.maxWebSocketsPerClient = 41
             $0.maxWebSockets = 100
@@ -23,9 +24,9 @@ import Testing
 
         // Group A at its cap of 41: one client that reads, 40 that never do (tiny receive buffers).
         let reader = try TestWebSocket.open(port: port, path: "/events?group=A")
-        let readerConnection = try #require(events.waitForOpen(0))
+        let readerConnection = try #require(await events.waitForOpen(0))
         let stalled = try (0..<40).map { _ in try TestWebSocket.open(port: port, path: "/events?group=A", receiveBuffer: 4096) }
-        _ = try #require(events.waitForOpen(40))
+        _ = try #require(await events.waitForOpen(40))
         let stalledConnections = Array(events.openedConnections[1...40])
         #expect(server.statistics.openWebSockets == 41)
 
@@ -36,7 +37,7 @@ import Testing
             var sent = 0
             while connection.queuedCount < 8, sent < 200, connection.send(text: big) {
                 sent += 1
-                if connection.queuedCount < 8 { usleep(1_000) }
+                if connection.queuedCount < 8 { try await Task.sleep(nanoseconds: 1_000_000) }  // the socket drains meanwhile
             }
             #expect(connection.queuedCount >= 8)
         }
@@ -45,7 +46,7 @@ import Testing
 
         // Group B is not affected by A being at its cap.
         let b = try TestWebSocket.open(port: port, path: "/events?group=B")
-        let bConnection = try #require(events.waitForOpen(41))
+        let bConnection = try #require(await events.waitForOpen(41))
         #expect(bConnection.group == "B")
         #expect(bConnection.send(text: "hello B"))
         #expect(try b.readFrame().text == "hello B")
@@ -53,11 +54,11 @@ import Testing
 
         // A 42nd client of A: the slowest of A makes room (not the reader, not B).
         let newcomer = try TestWebSocket.open(port: port, path: "/events?group=A")
-        let newcomerConnection = try #require(events.waitForOpen(42))
+        let newcomerConnection = try #require(await events.waitForOpen(42))
         #expect(newcomerConnection.send(text: "welcome"))
         #expect(try newcomer.readFrame().text == "welcome")
         #expect(server.statistics.refusals(.webSocketDroppedSlowest) == 1)
-        #expect(eventually(timeout: 5) { events.closedIDs.count == 1 })
+        #expect(await eventually(timeout: 5) { events.closedIDs.count == 1 })
         let dropped = try #require(events.closedIDs.first)
         #expect(stalledConnections.map(\.id).contains(dropped))
         #expect(readerConnection.isOpen && bConnection.isOpen)
@@ -66,7 +67,7 @@ import Testing
         withExtendedLifetime(stalled) {}
     }
 
-    @Test func totalCapReplacesOnlyWithinTheGroup() throws {
+    @Test func totalCapReplacesOnlyWithinTheGroup() async throws {
         let (server, port, events) = try startServer(configure: {
             $0.maxWebSocketsPerClient = 10
             $0.maxWebSockets = 3
@@ -75,7 +76,7 @@ import Testing
 
         let a = try (0..<2).map { _ in try TestWebSocket.open(port: port, path: "/events?group=A") }
         let b = try TestWebSocket.open(port: port, path: "/events?group=B")
-        _ = try #require(events.waitForOpen(2))
+        _ = try #require(await events.waitForOpen(2))
 
         // Full, and C has nothing to give up: refused.
         guard case .refused(let response) = try TestWebSocket.connect(port: port, path: "/events?group=C") else {
@@ -87,34 +88,34 @@ import Testing
 
         // B replaces its own.
         let b2 = try TestWebSocket.open(port: port, path: "/events?group=B")
-        #expect(eventually(timeout: 5) { events.closedIDs.count == 1 })
+        #expect(await eventually(timeout: 5) { events.closedIDs.count == 1 })
         #expect(events.closedIDs == [events.openedConnections[2].id])
         #expect(server.statistics.refusals(.webSocketDroppedSlowest) == 1)
         #expect(events.openedConnections[0].isOpen && events.openedConnections[1].isOpen)
         withExtendedLifetime((a, b, b2)) {}
     }
 
-    @Test func overflowingClientIsDroppedAndCounted() throws {
+    @Test func overflowingClientIsDroppedAndCounted() async throws {
         let (server, port, events) = try startServer(webSocketQueueLimit: 16)
         defer { server.stop() }
 
         let client = try TestWebSocket.open(port: port, receiveBuffer: 4096)
-        let connection = try #require(events.waitForOpen())
+        let connection = try #require(await events.waitForOpen())
         let big = String(repeating: "y", count: 64 * 1024)
         var sends = 0
         while connection.send(text: big), sends < 10_000 { sends += 1 }
         #expect(!connection.isOpen)
-        #expect(eventually(timeout: 5) { events.closeCount(of: connection.id) == 1 })
+        #expect(await eventually(timeout: 5) { events.closeCount(of: connection.id) == 1 })
         #expect(server.statistics.refusals(.webSocketDroppedOverflow) == 1)
         withExtendedLifetime(client) {}
     }
 
-    @Test func fragmentedMessagesAreJoinedUpToTheCap() throws {
+    @Test func fragmentedMessagesAreJoinedUpToTheCap() async throws {
         let (server, port, events) = try startServer(configure: { $0.maxWebSocketMessageBytes = 1000 })
         defer { server.stop() }
 
         let client = try TestWebSocket.open(port: port)
-        _ = try #require(events.waitForOpen())
+        _ = try #require(await events.waitForOpen())
         // 3 x 300 bytes, with a ping between the fragments (control frames may interleave).
         try client.sendRaw(fin: false, opcode: 0x1, [UInt8](repeating: 0x61, count: 300))
         try client.sendRaw(fin: true, opcode: 0x9, Array("mid".utf8))
@@ -129,7 +130,7 @@ import Testing
         try client.sendRaw(fin: true, opcode: 0x0, [UInt8](repeating: 0x61, count: 600))
         #expect(try client.readUntilClose().closeCode == 1009)
         #expect(client.socket.isClosedByPeer())
-        #expect(eventually(timeout: 5) { events.closedIDs.count == 1 })
+        #expect(await eventually(timeout: 5) { events.closedIDs.count == 1 })
     }
 
     @Test(arguments: [
@@ -141,35 +142,35 @@ import Testing
         ("close code 1005", TestWebSocket.maskedFrame(fin: true, opcode: 0x8, [0x03, 0xED]), UInt16(1002)),
         ("fragmented ping", TestWebSocket.maskedFrame(fin: false, opcode: 0x9, []), UInt16(1002)),
     ])
-    func protocolErrorsCloseWithTheirCode(name: String, bytes: [UInt8], code: UInt16) throws {
+    func protocolErrorsCloseWithTheirCode(name: String, bytes: [UInt8], code: UInt16) async throws {
         let (server, port, events) = try startServer()
         defer { server.stop() }
 
         let client = try TestWebSocket.open(port: port)
-        let connection = try #require(events.waitForOpen())
+        let connection = try #require(await events.waitForOpen())
         try client.socket.write(bytes)
         #expect(try client.readUntilClose().closeCode == code, "\(name)")
         #expect(client.socket.isClosedByPeer(), "\(name)")
-        #expect(eventually(timeout: 5) { events.closeCount(of: connection.id) == 1 }, "\(name)")
+        #expect(await eventually(timeout: 5) { events.closeCount(of: connection.id) == 1 }, "\(name)")
     }
 
-    @Test func closeFrameIsEchoed() throws {
+    @Test func closeFrameIsEchoed() async throws {
         let (server, port, events) = try startServer()
         defer { server.stop() }
 
         let client = try TestWebSocket.open(port: port)
-        let connection = try #require(events.waitForOpen())
+        let connection = try #require(await events.waitForOpen())
         try client.sendClose(code: 4001)
         #expect(try client.readUntilClose().closeCode == 4001)
         #expect(client.socket.isClosedByPeer())
         #expect(!connection.isOpen)
 
         let bare = try TestWebSocket.open(port: port)
-        _ = try #require(events.waitForOpen(1))
+        _ = try #require(await events.waitForOpen(1))
         try bare.send(opcode: 0x8, [])
         let reply = try bare.readUntilClose()
         #expect(reply.payload.isEmpty)
-        #expect(eventually(timeout: 5) { events.closedIDs.count == 2 })
+        #expect(await eventually(timeout: 5) { events.closedIDs.count == 2 })
     }
 
     @Test func badHandshakesAreRefused() throws {
@@ -189,7 +190,7 @@ import Testing
         #expect(events.openedConnections.isEmpty)
     }
 
-    @Test func ipv6ListenServesRequestsAndWebSockets() throws {
+    @Test func ipv6ListenServesRequestsAndWebSockets() async throws {
         let (server, port, events) = try startServer(listen: "[::1]:0", handler: { request in .text(200, request.remoteAddress) })
         defer { server.stop() }
 
@@ -198,7 +199,7 @@ import Testing
         #expect(try response.readResponse().text == "::1")
 
         let client = try TestWebSocket.open(port: port, host: "::1")
-        let connection = try #require(events.waitForOpen())
+        let connection = try #require(await events.waitForOpen())
         #expect(connection.request.remoteAddress == "::1")
         #expect(connection.send(text: "over v6"))
         #expect(try client.readFrame().text == "over v6")
@@ -217,11 +218,11 @@ import Testing
     }
 
     @Test(.timeLimit(.minutes(1)))
-    func stopClosesWebSocketsWith1001AndDoesNotWaitForClientsThatAnswer() throws {
+    func stopClosesWebSocketsWith1001AndDoesNotWaitForClientsThatAnswer() async throws {
         // A long grace: stop() returns as soon as every client has answered the close frame.
         let (server, port, events) = try startServer(configure: { $0.webSocketCloseGrace = 120 })
         let clients = try (0..<4).map { _ in UncheckedBox(try TestWebSocket.open(port: port)) }
-        _ = try #require(events.waitForOpen(3))
+        _ = try #require(await events.waitForOpen(3))
         let connections = events.openedConnections
         let codes = Mutex<[UInt16]>([])
         let group = DispatchGroup()
@@ -234,29 +235,30 @@ import Testing
             }
         }
         server.stop()
-        #expect(group.wait(timeout: .now() + 10) == .success)
+        #expect(await eventually(timeout: 10) { group.wait(timeout: .now()) == .success })  // polled: no thread held
         #expect(codes.withLock { $0 } == [1001, 1001, 1001, 1001])
         for connection in connections {
             #expect(events.closeCount(of: connection.id) == 1)
             #expect(!connection.isOpen)
         }
         #expect(server.statistics.openConnections == 0)
-        usleep(100_000)
+        // A window in which a late onClose would show (what is tested), not a wait.
+        try await Task.sleep(nanoseconds: 100_000_000)
         #expect(events.closedIDs.count == 4)
     }
 }
 
 @Suite struct HTTPServerLifetimeTests {
-    @Test func stoppedServerReleasesItsCore() throws {
+    @Test func stoppedServerReleasesItsCore() async throws {
         let (server, port, events) = try startServer(handler: { _ in .text(200, "ok") })
         weak let core = server.runningCore
         let client = try TestWebSocket.open(port: port)
-        _ = try #require(events.waitForOpen())
+        _ = try #require(await events.waitForOpen())
         #expect(try httpRequest(port: port, "GET", "/").status == 200)
         server.stop()
         // Timers and queued work on the stopped loop must not keep the core (and its loop's
         // descriptors) alive.
-        #expect(eventually(timeout: 5) { core == nil })
+        #expect(await eventually(timeout: 5) { core == nil })
         withExtendedLifetime(client) {}
     }
 }

@@ -4,14 +4,15 @@
 import ControlAPI
 import Glibc
 import Testing
+import TestSupport
 
 @Suite struct WebSocketTests {
-    @Test func serverPushesInOrderAndClientCloseFiresOnCloseOnce() throws {
+    @Test func serverPushesInOrderAndClientCloseFiresOnCloseOnce() async throws {
         let (server, port, events) = try startServer()
         defer { server.stop() }
 
         let client = try TestWebSocket.open(port: port, path: "/events?topic=calls")
-        let connection = try #require(events.waitForOpen())
+        let connection = try #require(await events.waitForOpen())
         #expect(connection.request.path == "/events")
         #expect(connection.request.query == ["topic": "calls"])
         #expect(connection.request.headers["upgrade"]?.lowercased() == "websocket")
@@ -31,10 +32,11 @@ import Testing
         let reply = try client.readUntilClose()
         #expect(reply.closeCode == 1000)
         #expect(client.socket.isClosedByPeer())
-        #expect(eventually(timeout: 5) { events.closeCount(of: connection.id) == 1 })
+        #expect(await eventually(timeout: 5) { events.closeCount(of: connection.id) == 1 })
         #expect(!connection.isOpen)
         #expect(!connection.send(text: "too late"))
-        usleep(200_000)
+        // A window in which a second onClose would show (what is tested), not a wait.
+        try await Task.sleep(nanoseconds: 200_000_000)
         #expect(events.closeCount(of: connection.id) == 1)
     }
 
@@ -50,12 +52,12 @@ import Testing
         }
     }
 
-    @Test func serverCloseSendsCloseFrameAndFiresOnCloseOnce() throws {
+    @Test func serverCloseSendsCloseFrameAndFiresOnCloseOnce() async throws {
         let (server, port, events) = try startServer()
         defer { server.stop() }
 
         let client = try TestWebSocket.open(port: port)
-        let connection = try #require(events.waitForOpen())
+        let connection = try #require(await events.waitForOpen())
         connection.send(text: "last words")
         connection.close()
         #expect(!connection.isOpen)
@@ -68,31 +70,32 @@ import Testing
         #expect(close.closeCode == 1000)
         try client.sendClose(code: 1000)
         #expect(client.socket.isClosedByPeer())
-        #expect(eventually(timeout: 5) { events.closeCount(of: connection.id) == 1 })
+        #expect(await eventually(timeout: 5) { events.closeCount(of: connection.id) == 1 })
         connection.close()
-        usleep(200_000)
+        // A window in which a second onClose would show (what is tested), not a wait.
+        try await Task.sleep(nanoseconds: 200_000_000)
         #expect(events.closeCount(of: connection.id) == 1)
     }
 
-    @Test func serverCloseCutsAClientThatNeverAnswers() throws {
+    @Test func serverCloseCutsAClientThatNeverAnswers() async throws {
         let (server, port, events) = try startServer()
         defer { server.stop() }
 
         let client = try TestWebSocket.open(port: port)
-        let connection = try #require(events.waitForOpen())
+        let connection = try #require(await events.waitForOpen())
         connection.close()
         #expect(try client.readFrame().closeCode == 1000)
         // No close frame back: the server gives up after its grace period.
         #expect(client.socket.isClosedByPeer())
-        #expect(eventually(timeout: 5) { events.closeCount(of: connection.id) == 1 })
+        #expect(await eventually(timeout: 5) { events.closeCount(of: connection.id) == 1 })
     }
 
-    @Test func pingGetsPong() throws {
+    @Test func pingGetsPong() async throws {
         let (server, port, events) = try startServer()
         defer { server.stop() }
 
         let client = try TestWebSocket.open(port: port)
-        _ = try #require(events.waitForOpen())
+        _ = try #require(await events.waitForOpen())
         try client.send(opcode: 0x9, Array("are you there".utf8))
         let pong = try client.readFrame()
         #expect(pong.opcode == 0xA)
@@ -103,15 +106,15 @@ import Testing
         #expect(try client.readFrame().opcode == 0xA)
     }
 
-    @Test func slowClientIsDroppedWithoutBlockingSendOrOtherConnections() throws {
+    @Test func slowClientIsDroppedWithoutBlockingSendOrOtherConnections() async throws {
         let (server, port, events) = try startServer()
         defer { server.stop() }
 
         // A small receive buffer and no reads: the server's writes back up quickly.
         let slow = try TestWebSocket.open(port: port, path: "/slow", receiveBuffer: 4096)
-        let slowConnection = try #require(events.waitForOpen(0))
+        let slowConnection = try #require(await events.waitForOpen(0))
         let healthy = try TestWebSocket.open(port: port, path: "/healthy")
-        let healthyConnection = try #require(events.waitForOpen(1))
+        let healthyConnection = try #require(await events.waitForOpen(1))
 
         // 5000 x 64 KiB (~320 MB) for a client that reads nothing: that the loop finishes at
         // all shows send(text:) never blocks; the queue limit (1024) drops the client.
@@ -129,7 +132,7 @@ import Testing
         #expect(firstRefusal != nil)
         #expect(acceptedAfterRefusal == 0) // dropped for good
         #expect(!slowConnection.isOpen)
-        #expect(eventually(timeout: 10) { events.closeCount(of: slowConnection.id) == 1 })
+        #expect(await eventually(timeout: 10) { events.closeCount(of: slowConnection.id) == 1 })
 
         // The other connection was never held up.
         #expect(healthyConnection.send(text: "still here"))
@@ -139,7 +142,7 @@ import Testing
         withExtendedLifetime(slow) {}
     }
 
-    @Test func refusedUpgradeGetsTheHandlersResponse() throws {
+    @Test func refusedUpgradeGetsTheHandlersResponse() async throws {
         let (server, port, events) = try startServer(webSocket: { request in
             request.query["token"] == "secret" ? .accept(group: "keyed")
                 : .refuse(.json(401, Array(#"{"error":{"code":-401,"message":"unauthorized"}}"#.utf8)))
@@ -156,17 +159,17 @@ import Testing
         #expect(events.openedConnections.isEmpty)
 
         let accepted = try TestWebSocket.open(port: port, path: "/events?token=secret")
-        let connection = try #require(events.waitForOpen())
+        let connection = try #require(await events.waitForOpen())
         connection.send(text: "welcome")
         #expect(try accepted.readFrame().text == "welcome")
         // Plain requests still reach the handler.
         #expect(try httpRequest(port: port, "GET", "/events").status == 404)
     }
 
-    @Test func stopClosesOpenWebSocketsAndReturns() throws {
+    @Test func stopClosesOpenWebSocketsAndReturns() async throws {
         let (server, port, events) = try startServer()
         let clients = try (0..<3).map { _ in try TestWebSocket.open(port: port) }
-        for i in 0..<3 { _ = try #require(events.waitForOpen(i)) }
+        for i in 0..<3 { _ = try #require(await events.waitForOpen(i)) }
         let connections = events.openedConnections
 
         // The clients do not answer the close frame while stop() runs: it cuts them.
@@ -182,14 +185,14 @@ import Testing
         }
     }
 
-    @Test func webSocketsHoldNoWorker() throws {
+    @Test func webSocketsHoldNoWorker() async throws {
         // Three workers, five WebSockets: a WebSocket lives on the event loop, so plain
         // requests still find a worker.
         let (server, port, events) = try startServer(threads: 3)
         defer { server.stop() }
 
         let clients = try (0..<5).map { _ in try TestWebSocket.open(port: port) }
-        _ = try #require(events.waitForOpen(4))
+        _ = try #require(await events.waitForOpen(4))
         #expect(try httpRequest(port: port, "GET", "/").status == 404)
         for (i, connection) in events.openedConnections.enumerated() {
             #expect(connection.send(text: "to \(i)"))

@@ -8,6 +8,7 @@ import Testing
 /// `openssl s_client -dtls1_2 -use_srtp`: the handshake over real datagrams, and the keying
 /// material s_client exports compared with our keys (RFC 5764 §4.2's layout). The s_client
 /// process is always stopped, within seconds, whatever happens.
+// Serialized for the cores: each runs an `openssl s_client` against a handshake with real retransmission timers.
 @Suite(.serialized) struct DTLSInteropTests {
     /// A self-signed client certificate made by `openssl`, and its SHA-256 fingerprint as
     /// `openssl x509 -fingerprint` prints it.

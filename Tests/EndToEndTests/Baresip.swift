@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import SIP
+import TestSupport
 import Testing
 
 /// One baresip process (`/usr/bin/baresip`, Debian `baresip` 1.0.0) as an outside SIP user
@@ -89,7 +90,7 @@ final class Baresip: @unchecked Sendable {
     let sipPort: Int?
     var tlsPort: Int? { options.tlsCertificate == nil ? nil : sipPort.map { $0 + 1 } }
     let directory: URL
-    private let process = Process()
+    private var process: ChildProcess?
     /// Our ends of the stdin pipe: we write commands, and keep the read end open too so a
     /// write after baresip exited is not a SIGPIPE for the test process.
     private let commandFD: Int32
@@ -100,52 +101,38 @@ final class Baresip: @unchecked Sendable {
     /// Starts baresip and waits until it says it is ready. `dial`: a SIP URI it calls at
     /// once (`-e /dial URI`). `timeout`: when baresip quits by itself (`-t`).
     /// `sipPort`: the port to listen on (nil: one the OS picks; TLS needs a fixed one).
-    init(account: Account, options: Options = Options(), sipPort: Int? = nil, dial uri: String? = nil, timeout: Int = 60) throws {
+    init(account: Account, options: Options = Options(), sipPort: Int? = nil, dial uri: String? = nil, timeout: Int = 60) async throws {
         self.account = account
         self.options = options
         self.sipPort = sipPort
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-baresip-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        try Self.config(listen: sipPort ?? 0, options: options, directory: directory)
+        try await Self.config(listen: sipPort ?? 0, options: options, directory: directory)
             .write(to: directory.appendingPathComponent("config"), atomically: true, encoding: .utf8)
         try (account.line + "\n").write(to: directory.appendingPathComponent("accounts"), atomically: true, encoding: .utf8)
         try "".write(to: directory.appendingPathComponent("contacts"), atomically: true, encoding: .utf8)
 
-        _ = FileManager.default.createFile(atPath: directory.appendingPathComponent("out.log").path, contents: nil)
-        let out: FileHandle
         var fds: [Int32] = [0, 0]
-        do {
-            out = try FileHandle(forWritingTo: directory.appendingPathComponent("out.log"))
-            guard pipe(&fds) == 0 else { try? out.close(); throw SocketError("pipe") }
-        } catch {
+        guard pipe(&fds) == 0 else {
             try? FileManager.default.removeItem(at: directory)
-            throw error
+            throw SocketError("pipe")
         }
         keptReadFD = fds[0]
         commandFD = fds[1]
         // Not inherited by other children; the child gets its stdin by dup2, which clears it.
         for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
 
-        process.executableURL = URL(fileURLWithPath: Self.path)
-        process.arguments = ["-f", directory.path, "-s", "-t", String(timeout)] + (uri.map { ["-e", "/dial \($0)"] } ?? [])
-        process.currentDirectoryURL = directory
         var env = ProcessInfo.processInfo.environment
         env["HOME"] = directory.path
-        process.environment = env
-        process.standardInput = FileHandle(fileDescriptor: keptReadFD, closeOnDealloc: false)
-        process.standardOutput = out
-        process.standardError = out
         do {
-            try process.run()
+            process = try ChildProcess(Self.path, ["-f", directory.path, "-s", "-t", String(timeout)] + (uri.map { ["-e", "/dial \($0)"] } ?? []),
+                                       environment: env, currentDirectory: directory, outputFile: log,
+                                       standardInput: FileHandle(fileDescriptor: keptReadFD, closeOnDealloc: false))
         } catch {
-            try? out.close()
             stop()
             throw error
         }
-        try? out.close()
-        let deadline = Date().addingTimeInterval(10)
-        while process.isRunning, !output.contains("baresip is ready."), Date() < deadline { usleep(20_000) }
-        guard process.isRunning, output.contains("baresip is ready.") else {
+        guard await waitFor("baresip is ready.", timeout: 10), isRunning else {
             let text = output
             stop()
             throw SocketError("baresip did not start:\n\(text)", code: ECONNREFUSED)
@@ -154,7 +141,7 @@ final class Baresip: @unchecked Sendable {
 
     /// A baresip that also listens for SIP over TLS with `certificate` (its key beside it),
     /// on ports the OS had free; tried again on fresh ports if another process took them.
-    static func tlsServer(account: Account, certificate: String, key: String, record: Bool = false, timeout: Int = 60) throws -> Baresip {
+    static func tlsServer(account: Account, certificate: String, key: String, record: Bool = false, timeout: Int = 60) async throws -> Baresip {
         var lastError: Error = SocketError("no free port pair")
         for _ in 0..<3 {
             let port = try freePort()
@@ -164,7 +151,7 @@ final class Baresip: @unchecked Sendable {
             try both.write(to: pem, atomically: true, encoding: .utf8)
             defer { try? FileManager.default.removeItem(at: pem) }
             do {
-                let b = try Baresip(account: account, options: Options(tlsCertificate: pem.path, record: record), sipPort: port, timeout: timeout)
+                let b = try await Baresip(account: account, options: Options(tlsCertificate: pem.path, record: record), sipPort: port, timeout: timeout)
                 // The certificate is read at start; the listener must be up.
                 if isPortFree(port + 1, transport: .tcp) { b.stop(); continue }
                 return b
@@ -246,7 +233,7 @@ final class Baresip: @unchecked Sendable {
 
     /// Waits until baresip printed `text` (or exited, or `timeout` passed); true when it did.
     func waitFor(_ text: String, timeout: Double = 10) async -> Bool {
-        await eventually(timeout: timeout) { [self] in output.contains(text) || !process.isRunning } && output.contains(text)
+        await eventually(timeout: timeout) { [self] in output.contains(text) || !isRunning } && output.contains(text)
     }
 
     /// Types a command into baresip's stdio UI (`/hangup`, `/quit`, ...).
@@ -255,27 +242,22 @@ final class Baresip: @unchecked Sendable {
         _ = bytes.withUnsafeBytes { write(commandFD, $0.baseAddress, $0.count) }
     }
 
-    var isRunning: Bool { process.isRunning }
+    var isRunning: Bool { process?.isRunning ?? false }
 
-    /// Ends baresip if it still runs (SIGTERM, then SIGKILL after 3 s), closes the pipe and
-    /// removes the folder.
+    /// Ends baresip if it still runs (SIGTERM, then SIGKILL after 3 s) without waiting; once
+    /// it has exited the pipe is closed and the folder removed.
     func stop() {
         guard !stopped else { return }
         stopped = true
-        if process.processIdentifier > 0 {
-            if process.isRunning {
-                kill(process.processIdentifier, SIGTERM)
-                let until = Date().addingTimeInterval(3)
-                while process.isRunning && Date() < until { usleep(10_000) }
-                if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        let (commandFD, keptReadFD, directory) = (commandFD, keptReadFD, directory)
+        let cleanUp: @Sendable () -> Void = {
+            close(commandFD)
+            close(keptReadFD)
+            if ProcessInfo.processInfo.environment["IRISGW_E2E_KEEP"] == nil {
+                try? FileManager.default.removeItem(at: directory)
             }
-            process.waitUntilExit()
         }
-        close(commandFD)
-        close(keptReadFD)
-        if ProcessInfo.processInfo.environment["IRISGW_E2E_KEEP"] == nil {
-            try? FileManager.default.removeItem(at: directory)
-        }
+        if let process { process.stop(grace: 3, afterExit: cleanUp) } else { cleanUp() }
     }
 
     /// What a failing expectation shows: the account and the tail of what baresip printed.

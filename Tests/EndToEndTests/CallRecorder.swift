@@ -1,6 +1,7 @@
 import Foundation
 import SDP
 import SIP
+import TestSupport
 
 /// What a `SIPCall` told its delegate, in order.
 enum CallEvent: Sendable, Equatable, CustomStringConvertible {

@@ -4,24 +4,19 @@ import Glibc
 import IrisAPI
 import IrisClient
 import SIP
+import TestSupport
 import Testing
 
 /// `irisgw carrier-sim` as a process: its SIP port read from `listening sip udp`, `stop()`
 /// (SIGINT, then SIGKILL) in a `defer`.
 final class CarrierSimProcess: @unchecked Sendable {
-    private let process = Process()
-    private let output = Pipe()
-    private(set) var lines: [String] = []
+    private let process: ChildProcess
     private(set) var port = 0
 
-    init(arguments: [String] = []) throws {
-        process.executableURL = URL(fileURLWithPath: GatewayProcess.binary)
-        process.arguments = ["carrier-sim", "--listen", "127.0.0.1:0"] + arguments
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        lines = readLines(of: process, from: output, until: "ready", timeout: 10)
+    init(arguments: [String] = []) async throws {
+        process = try ChildProcess(GatewayProcess.binary, ["carrier-sim", "--listen", "127.0.0.1:0"] + arguments)
+        _ = await eventually(timeout: 10) { [process] in !process.isRunning || process.output.hasSuffix("ready\n") }
+        let lines = self.lines
         if let l = lines.first(where: { $0.hasPrefix("listening sip udp ") }), let p = l.split(separator: ":").last.flatMap({ Int($0) }) {
             port = p
         }
@@ -31,23 +26,20 @@ final class CarrierSimProcess: @unchecked Sendable {
         }
     }
 
-    func stop() {
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGINT)
-        let until = Date().addingTimeInterval(5)
-        while process.isRunning && Date() < until { usleep(20_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-    }
+    /// Every line it printed so far.
+    var lines: [String] { process.output.split(separator: "\n").map(String.init) }
+
+    /// SIGINT, SIGKILL 5 s later if it still runs (without waiting).
+    func stop() { process.stop(signal: SIGINT, grace: 5) }
 }
 
 extension GatewaySuites {
     /// The built-in carrier simulator behind a real `irisgw serve`, the Swift client as the app.
     @Suite struct CarrierSimEndToEndTests {
         @Test func echoNumberAndBusyNumberThroughTheGateway() async throws {
-            let sim = try CarrierSimProcess()
+            let sim = try await CarrierSimProcess()
             defer { sim.stop() }
-            let gw = try GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sim.port])])
+            let gw = try await GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sim.port])])
             defer { gw.stop() }
 
             // +15550100001: answered after ~1 s, our 440 Hz comes back through the echo.
@@ -78,11 +70,11 @@ extension GatewaySuites.CarrierSimEndToEndTests {
     /// `irisgw test`: every number behaves as the table says, and the reports agree.
     @Test(.timeLimit(.minutes(3)))
     func shippedBasicSuitePassesAgainstTheSimulator() async throws {
-        let sim = try CarrierSimProcess()
+        let sim = try await CarrierSimProcess()
         defer { sim.stop() }
         var profile = GatewayProcess.Profile(proxies: [sim.port])
         profile.auth = ("gw", "SIM_PASSWORD")
-        let gw = try GatewayProcess(profiles: [profile], environment: ["SIM_PASSWORD": "carrier-sim"])
+        let gw = try await GatewayProcess(profiles: [profile], environment: ["SIM_PASSWORD": "carrier-sim"])
         defer { gw.stop() }
         let suite = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("sip-profiles/suites/basic.json5").path
@@ -124,9 +116,9 @@ extension GatewaySuites.CarrierSimEndToEndTests {
     /// checks passes against well-behaved numbers.
     @Test(.timeLimit(.minutes(3)))
     func misbehavingSuiteNamesEachFault() async throws {
-        let sim = try CarrierSimProcess()
+        let sim = try await CarrierSimProcess()
         defer { sim.stop() }
-        let gw = try GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sim.port])])
+        let gw = try await GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sim.port])])
         defer { gw.stop() }
         let suite = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("sip-profiles/suites/misbehaving.json5").path
@@ -174,9 +166,9 @@ extension GatewaySuites.CarrierSimEndToEndTests {
     /// media announcement passes every threshold against the simulator.
     @Test(.timeLimit(.minutes(2)))
     func shippedAudioSuitePasses() async throws {
-        let sim = try CarrierSimProcess()
+        let sim = try await CarrierSimProcess()
         defer { sim.stop() }
-        let gw = try GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sim.port])])
+        let gw = try await GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sim.port])])
         defer { gw.stop() }
         let suite = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("sip-profiles/suites/audio.json5").path
@@ -198,9 +190,9 @@ extension GatewaySuites.CarrierSimEndToEndTests {
     /// passes a clean echo and the one-way number's own tones as they arrive.
     @Test(.timeLimit(.minutes(2)))
     func audioScoreFlagsTheAudioMisbehaviours() async throws {
-        let sim = try CarrierSimProcess()
+        let sim = try await CarrierSimProcess()
         defer { sim.stop() }
-        let gw = try GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sim.port])])
+        let gw = try await GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sim.port])])
         defer { gw.stop() }
         let path = gw.directory.appendingPathComponent("score.json5").path
         try Self.scoreSuite.write(toFile: path, atomically: true, encoding: .utf8)
@@ -265,46 +257,33 @@ extension GatewaySuites.CarrierSimEndToEndTests {
         #expect(makefile.contains("irisgw serve --carrier-sim 127.0.0.1:5090"), "make run no longer runs what this test checks")
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-run-\(UUID().uuidString.prefix(8))")
         defer { try? FileManager.default.removeItem(at: data) }
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: GatewayProcess.binary)
-        p.arguments = ["serve", "--carrier-sim", "127.0.0.1:0", "--sip-listen", "127.0.0.1:0", "--api-listen", "127.0.0.1:0",
-                       "--profiles", root.appendingPathComponent("sip-profiles").path, "--data-dir", data.path]
-        p.currentDirectoryURL = root
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = out
-        try p.run()
-        defer { if p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() } }
-        var text = ""
-        let ready = await eventually(timeout: 20) {
-            var pfd = pollfd(fd: out.fileHandleForReading.fileDescriptor, events: Int16(POLLIN), revents: 0)
-            if poll(&pfd, 1, 0) > 0 { text += String(decoding: out.fileHandleForReading.availableData, as: UTF8.self) }
-            return text.contains("ready\n")
-        }
-        #expect(ready, "\(text)")
+        let p = try ChildProcess(GatewayProcess.binary,
+                                 ["serve", "--carrier-sim", "127.0.0.1:0", "--sip-listen", "127.0.0.1:0", "--api-listen", "127.0.0.1:0",
+                                  "--profiles", root.appendingPathComponent("sip-profiles").path, "--data-dir", data.path],
+                                 currentDirectory: root)
+        defer { p.stop(signal: SIGKILL) }
+        #expect(await p.waitForOutput(containing: "ready\n", timeout: 20), "\(p.output)")
+        let text = p.output
         #expect(text.contains("listening carrier-sim udp 127.0.0.1:") && text.contains("profiles carrier-sim"), "\(text)")
         let api = try #require(text.split(separator: "\n").first { $0.hasPrefix("listening api ") }).dropFirst("listening api ".count)
         let health = try HTTPClient(baseURL: String(api)).request(method: "GET", path: "/healthz", timeout: 5)
         #expect(health.status == 200)
-        kill(p.processIdentifier, SIGINT)
-        #expect(await eventually(timeout: 10) { !p.isRunning })
-        #expect(p.terminationStatus == 0)
-        text += String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        #expect(text.hasSuffix("stopped\n"), "\(text)")
+        #expect(await p.signal(SIGINT, timeout: 10) == 0)
+        #expect(p.output.hasSuffix("stopped\n"), "\(p.output)")
     }
 }
 
 extension GatewaySuites.CarrierSimEndToEndTests {
     /// `irisgw carrier-sim call` places PSTN calls into the gateway; the app joins each.
     @Test func carrierSimCallPlacesCallsThatTheAppAnswers() async throws {
-        let gw = try GatewayProcess(profiles: [.init()])
+        let gw = try await GatewayProcess(profiles: [.init()])
         defer { gw.stop() }
         let listener = try IrisNotificationListener(connection: try gw.connection(), routingId: "alice")
         defer { listener.close() }
-        let (caller, out) = try GatewaySuites.GatewayCLITests.launch(
+        let caller = try GatewaySuites.GatewayCLITests.launch(
             ["carrier-sim", "call", "+15550001000", "--from", "+15559876543", "--to", "127.0.0.1:\(gw.sipPort)",
              "--hangup-after", "1", "--calls", "3", "--rate", "5"], mergeErrors: true)
-        defer { if caller.isRunning { caller.terminate() } }
+        defer { caller.stop() }
         var sessions: [IrisRtcAudioSession] = []
         defer { sessions.forEach { $0.stop() } }
         for _ in 0..<3 {
@@ -314,9 +293,9 @@ extension GatewaySuites.CarrierSimEndToEndTests {
             sessions.append(s)
         }
         for s in sessions { #expect(s.waitForEnd(timeout: 10)) }
-        #expect(await eventually(timeout: 10) { !caller.isRunning })
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        #expect(caller.terminationStatus == 0, "\(text)")
+        let status = await caller.exit(timeout: 10)
+        let text = caller.output
+        #expect(status == 0, "\(text)")
         #expect(text.contains("summary: 3 calls, 3 answered, 3 ended normally, 0 failed"), "\(text)")
         #expect(sessions.allSatisfy { $0.endedEvent?.reason == .completed })
     }
@@ -326,16 +305,16 @@ extension GatewaySuites.CarrierSimEndToEndTests {
     /// `--loss` and `--jitter`: in range the simulator starts; out of range, or not a number,
     /// a usage error (exit 2) that names the option.
     @Test func lossAndJitterOptionsAreValidated() async throws {
-        let sim = try CarrierSimProcess(arguments: ["--loss", "12.5", "--jitter", "20"])
+        let sim = try await CarrierSimProcess(arguments: ["--loss", "12.5", "--jitter", "20"])
         defer { sim.stop() }
         #expect(sim.port > 0 && sim.lines.contains("ready"))
         for (args, option) in [(["--loss", "101"], "--loss"), (["--loss", "-1"], "--loss"), (["--loss", "many"], "--loss"),
                                (["--jitter", "1001"], "--jitter"), (["--jitter", "nan"], "--jitter"), (["--jitter"], "--jitter")] {
-            let (p, out) = try GatewaySuites.GatewayCLITests.launch(["carrier-sim", "--listen", "127.0.0.1:0"] + args, mergeErrors: true)
-            defer { if p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() } }
-            #expect(await eventually(timeout: 10) { !p.isRunning }, "\(args) did not exit")
-            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            #expect(p.terminationStatus == 2, "\(args): \(text)")
+            let p = try GatewaySuites.GatewayCLITests.launch(["carrier-sim", "--listen", "127.0.0.1:0"] + args, mergeErrors: true)
+            defer { p.stop(signal: SIGKILL) }
+            let status = await p.exit(timeout: 10)
+            let text = p.output
+            #expect(status == 2, "\(args): \(text)")
             #expect(text.contains(option) && text.contains("usage:"), "\(args): \(text)")
         }
     }

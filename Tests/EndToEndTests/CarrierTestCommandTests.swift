@@ -70,7 +70,7 @@ extension GatewaySuites {
                     && page.contains(">BYE sip:") && page.contains(">180 Ringing<") && page.contains(">200 OK<"), "ladder labels")
             #expect(page.contains("id=\"c0-m0\"") && page.contains("href=\"#c0-m0\""))
             try Self.checkEvidence(report.results, folder: evidence, junit: xml, page: page)
-            try Self.checkInBrowser(html)
+            try await Self.checkInBrowser(html)
         }
 
         /// `--evidence`: each call's pcap and the two WAVs, named for the test, linked from
@@ -95,30 +95,30 @@ extension GatewaySuites {
 
         /// The report opened in headless Chromium: the ladder renders, a click on the first
         /// arrow shows the INVITE's text, and a screenshot is not blank.
-        static func checkInBrowser(_ html: String) throws {
+        static func checkInBrowser(_ html: String) async throws {
             guard Chromium.isAvailable else {
                 Issue.record(Chromium.missing)
                 return
             }
-            let browser = try Chromium()
+            let browser = try await Chromium()
             defer { browser.stop() }
-            let page = try browser.open(URL(fileURLWithPath: html).absoluteString)
+            let page = try await browser.open(URL(fileURLWithPath: html).absoluteString)
             let arrows = try page.evaluate("document.querySelectorAll('svg.sip a').length") as? Int ?? 0
             #expect(arrows >= 8, "\(arrows) ladder arrows")
             let hidden = try page.evaluate("getComputedStyle(document.getElementById('c0-m0')).display") as? String
             #expect(hidden == "none")
             _ = try page.evaluate("document.querySelector('a[href=\"#c0-m0\"]').dispatchEvent(new MouseEvent('click', {bubbles: true}))")
-            #expect(try page.waitFor("getComputedStyle(document.getElementById('c0-m0')).display === 'block'", timeout: 5))
+            #expect(try await page.waitFor("getComputedStyle(document.getElementById('c0-m0')).display === 'block'", timeout: 5))
             let text = try page.evaluate("document.getElementById('c0-m0').innerText") as? String ?? ""
             #expect(text.contains("INVITE sip:+15551230001@") && text.contains("Call-ID:"), "\(text.prefix(300))")
             let file = TestArtifacts.directory.appendingPathComponent("carrier-test-report.png")
             let png = try page.screenshot(to: file)
-            let (coverage, colours) = try page.inkCoverage(png: png)
+            let (coverage, colours) = try await page.inkCoverage(png: png)
             #expect(png.count > 2_000 && coverage > 0.02 && colours > 8, "blank screenshot \(file.path): \(coverage) \(colours)")
         }
 
         @Test func aBadSuiteFileNamesTheKeyAndExitsTwo() async throws {
-            let gw = try GatewayProcess(profiles: [.init(proxies: [9])])
+            let gw = try await GatewayProcess(profiles: [.init(proxies: [9])])
             defer { gw.stop() }
             let path = gw.directory.appendingPathComponent("bad.json5").path
             try "{ name: \"x\", tests: [ { name: \"t\", target: \"1\", steps: [ { dial: true } ] } ] }".write(toFile: path, atomically: true, encoding: .utf8)

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import SIP
+import TestSupport
 import Testing
 import WebClient
 
@@ -19,11 +20,10 @@ final class Chromium: @unchecked Sendable {
     let directory: URL
     /// The DevTools HTTP and WebSocket port (read from `DevToolsActivePort`).
     private(set) var port = 0
-    private let process = Process()
-    private let output: FileHandle?
+    private var process: ChildProcess!
 
     /// Starts Chromium with a fake microphone playing `toneHz` (30 s, then silence: `%noloop`).
-    init(toneHz: Double = 440, timeout: Double = 20) throws {
+    init(toneHz: Double = 440, timeout: Double = 20) async throws {
         guard let executable = Self.executable else { throw SocketError("chromium is not installed", code: ENOENT) }
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-chromium-\(UUID().uuidString.prefix(8))")
         let profile = directory.appendingPathComponent("profile")
@@ -31,10 +31,7 @@ final class Chromium: @unchecked Sendable {
         let wav = directory.appendingPathComponent("tone-\(Int(toneHz)).wav")
         try Self.toneWAV(hz: toneHz, seconds: 30).write(to: wav)
         let log = directory.appendingPathComponent("chromium.log")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        output = try? FileHandle(forWritingTo: log)
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = [
+        let arguments = [
             "--headless=new", "--no-sandbox", "--remote-debugging-port=0", "--remote-debugging-address=127.0.0.1",
             "--user-data-dir=\(profile.path)", "--no-first-run", "--no-default-browser-check", "--disable-gpu",
             "--disable-extensions", "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -43,29 +40,24 @@ final class Chromium: @unchecked Sendable {
             "--allow-loopback-in-peer-connection", "--autoplay-policy=no-user-gesture-required",
             "--window-size=800,900", "about:blank",
         ]
-        process.standardOutput = output ?? FileHandle.nullDevice
-        process.standardError = output ?? FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
+        process = try ChildProcess(executable, arguments, outputFile: log)
         let portFile = profile.appendingPathComponent("DevToolsActivePort")
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline, process.isRunning {
+        _ = await eventually(timeout: timeout, pollInterval: 0.05) { [self] in
             if let text = try? String(contentsOf: portFile, encoding: .utf8),
                let first = text.split(separator: "\n").first, let p = Int(first), p > 0 {
                 port = p
-                break
             }
-            usleep(50_000)
+            return port > 0 || !process.isRunning
         }
         guard port > 0 else {
-            let printed = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+            let printed = process.output
             stop()
             throw SocketError("chromium did not start: \(printed.suffix(2000))", code: ETIMEDOUT)
         }
     }
 
     /// A new tab showing `url`, loaded (`document.readyState == "complete"`).
-    func open(_ url: String, timeout: Double = 15) throws -> ChromiumPage {
+    func open(_ url: String, timeout: Double = 15) async throws -> ChromiumPage {
         let client = try HTTPClient(baseURL: "http://127.0.0.1:\(port)")
         let answer = try client.request(method: "PUT", path: "/json/new?about:blank", timeout: timeout)
         guard answer.status == 200,
@@ -74,26 +66,22 @@ final class Chromium: @unchecked Sendable {
             throw SocketError("DevTools /json/new answered \(answer.status): \(String(decoding: answer.body, as: UTF8.self))", code: EPROTO)
         }
         let page = try ChromiumPage(socketURL: socketURL)
-        try page.navigate(url, timeout: timeout)
+        try await page.navigate(url, timeout: timeout)
         return page
     }
 
     /// SIGTERM, SIGKILL after 3 s (to its renderer and helper processes too), then the
-    /// folder goes (kept with IRISGW_E2E_KEEP set).
+    /// folder goes (kept with IRISGW_E2E_KEEP set). Does not wait: the rest happens once
+    /// the browser has exited.
     func stop() {
-        if process.isRunning {
-            let helpers = Self.descendants(of: process.processIdentifier)
-            kill(process.processIdentifier, SIGTERM)
-            let until = Date().addingTimeInterval(3)
-            while process.isRunning && Date() < until { usleep(20_000) }
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
+        let helpers = process.isRunning ? Self.descendants(of: process.processIdentifier) : []
+        let directory = directory
+        process.stop(grace: 3) {
             // Helpers that outlived the browser (it was killed, or they hung).
             for pid in helpers where kill(pid, 0) == 0 { kill(pid, SIGKILL) }
-        }
-        try? output?.close()
-        if ProcessInfo.processInfo.environment["IRISGW_E2E_KEEP"] == nil {
-            try? FileManager.default.removeItem(at: directory)
+            if ProcessInfo.processInfo.environment["IRISGW_E2E_KEEP"] == nil {
+                try? FileManager.default.removeItem(at: directory)
+            }
         }
     }
 
@@ -208,10 +196,10 @@ final class ChromiumPage: @unchecked Sendable {
     }
 
     /// Loads `url` and waits until the document is complete.
-    func navigate(_ url: String, timeout: Double = 15) throws {
+    func navigate(_ url: String, timeout: Double = 15) async throws {
         let result = try call("Page.navigate", ["url": url], timeout: timeout)
         if let error = result["errorText"] as? String { throw SocketError("navigating to \(url): \(error)", code: EPROTO) }
-        guard try waitFor("document.readyState === 'complete'", timeout: timeout) else {
+        guard try await waitFor("document.readyState === 'complete'", timeout: timeout) else {
             throw SocketError("\(url) did not finish loading in \(timeout) s", code: ETIMEDOUT)
         }
     }
@@ -231,14 +219,11 @@ final class ChromiumPage: @unchecked Sendable {
 
     /// Polls `condition` (a JS expression) every 100 ms until it is truthy or `timeout`
     /// passes; an exception counts as false.
-    func waitFor(_ condition: String, timeout: Double) throws -> Bool {
+    func waitFor(_ condition: String, timeout: Double) async throws -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
-        repeat {
-            let value = try? evaluate("!!(\(condition))", timeout: max(1, deadline.timeIntervalSinceNow))
-            if value as? Bool == true { return true }
-            usleep(100_000)
-        } while Date() < deadline
-        return false
+        return await eventually(timeout: timeout, pollInterval: 0.1) {
+            (try? evaluate("!!(\(condition))", timeout: max(1, deadline.timeIntervalSinceNow))) as? Bool == true
+        }
     }
 
     /// A PNG of the viewport, written to `file`; returns its bytes.

@@ -1,5 +1,6 @@
 import Foundation
 import SDP
+import TestSupport
 import Testing
 import SIP
 
@@ -14,7 +15,7 @@ struct ConformanceInboundTests {
         let agent = try TestAgent()
         defer { agent.shutdown() }
         let loop = agent.ua.loop
-        let callee = agent.scripted { call, rec in
+        let callee = await agent.scripted { call, rec in
             #expect(call.remoteSDP == nil)
             rec.onConnect = { call, _ in loop.schedule(after: 0.1) { call.hangup() } }
             call.answer(sdp: SDP.offer())
@@ -31,12 +32,12 @@ struct ConformanceInboundTests {
     @Test func pjprojectMultipleRequire() async throws {
         let agent = try TestAgent()
         defer { agent.shutdown() }
-        let endpoint = agent.answering()
+        let endpoint = await agent.answering()
         let sipp = try SIPp(.corpus("pjproject/uac-inv-multiple-require.xml"), remote: agent.local)
         defer { sipp.stop() }
         #expect(await sipp.waitForExit() == 0, "\(sipp.report)")
         #expect(sipp.lines.contains("Unsupported: toto"), "\(sipp.report)")
-        #expect(agent.stats(endpoint).received == 0)
+        #expect(await agent.stats(endpoint).received == 0)
     }
 
     /// A late retransmission of the INVITE (same branch, now with our To tag) after the ACK
@@ -44,12 +45,12 @@ struct ConformanceInboundTests {
     @Test func pjprojectRetransmissionAfterACK() async throws {
         let agent = try TestAgent()
         defer { agent.shutdown() }
-        let endpoint = agent.answering()
+        let endpoint = await agent.answering()
         let sipp = try SIPp(.corpus("pjproject/uac-inv-retrans-after-ack.xml"), remote: agent.local)
         defer { sipp.stop() }
         #expect(await sipp.waitForExit() == 0, "\(sipp.report)")
-        #expect(await eventually(timeout: 5) { agent.stats(endpoint).ended == 1 })
-        let stats = agent.stats(endpoint)
+        #expect(await eventually(timeout: 5) { await agent.stats(endpoint).ended == 1 })
+        let stats = await agent.stats(endpoint)
         #expect(stats.received == 1 && stats.endings == ["remoteHangup": 1], "\(stats)")
     }
 
@@ -57,11 +58,11 @@ struct ConformanceInboundTests {
     @Test func pjprojectWrongCodecIs488() async throws {
         let agent = try TestAgent()
         defer { agent.shutdown() }
-        let endpoint = agent.answering()
+        let endpoint = await agent.answering()
         let sipp = try SIPp(.corpus("pjproject/uac-183-wrong-codec.xml"), remote: agent.local)
         defer { sipp.stop() }
         #expect(await sipp.waitForExit() == 0, "\(sipp.report)")
-        #expect(agent.stats(endpoint).endings == ["rejected(status: 488)": 1])
+        #expect(await agent.stats(endpoint).endings == ["rejected(status: 488)": 1])
     }
 
     /// 100rel: we send a reliable 183 with our answer; the PRACK carries a new offer, which
@@ -70,7 +71,7 @@ struct ConformanceInboundTests {
         let agent = try TestAgent(prack: .required)
         defer { agent.shutdown() }
         let loop = agent.ua.loop
-        let callee = agent.scripted { call, rec in
+        let callee = await agent.scripted { call, rec in
             rec.answerFor = { call, offer, request in
                 guard request.method == "PRACK", let offer else { return nil }
                 loop.execute { call.answer(sdp: nil) }
@@ -93,7 +94,7 @@ struct ConformanceInboundTests {
         let agent = try TestAgent(prack: .required)
         defer { agent.shutdown() }
         let loop = agent.ua.loop
-        let callee = agent.scripted { call, rec in
+        let callee = await agent.scripted { call, rec in
             rec.answerFor = { call, offer, request in
                 guard request.method == "PRACK", let offer else { return nil }
                 if let answer = SDP.answer(to: offer) { return answer }
@@ -122,7 +123,7 @@ struct ConformanceInboundTests {
         let agent = try TestAgent(prack: .required)
         defer { agent.shutdown() }
         let loop = agent.ua.loop
-        let callee = agent.scripted { call, rec in
+        let callee = await agent.scripted { call, rec in
             rec.answerFor = { call, offer, request in
                 guard request.method == "UPDATE", let offer else { return nil }
                 loop.execute { call.answer(sdp: nil) }
@@ -151,7 +152,7 @@ struct ConformanceInboundTests {
     @Test func asteriskIncomingRequire100rel() async throws {
         let agent = try TestAgent()
         defer { agent.shutdown() }
-        let callee = agent.scripted { call, rec in
+        let callee = await agent.scripted { call, rec in
             rec.onConnect = { call, _ in call.hangup() }
             let answer = call.remoteSDP.flatMap { SDP.answer(to: $0) }
             call.ring(sdp: answer)
@@ -168,12 +169,12 @@ struct ConformanceInboundTests {
     @Test func asteriskSessionTimerBelowMinSE() async throws {
         let agent = try TestAgent(sessionTimer: SessionTimerPolicy(minSE: 600))
         defer { agent.shutdown() }
-        let endpoint = agent.answering()
+        let endpoint = await agent.answering()
         let sipp = try SIPp(.corpus("asterisk-testsuite/session-timer-minse.xml"), remote: agent.local)
         defer { sipp.stop() }
         #expect(await sipp.waitForExit() == 0, "\(sipp.report)")
         #expect(sipp.lines.contains("Min-SE: 600"), "\(sipp.report)")
-        #expect(agent.stats(endpoint).received == 0)
+        #expect(await agent.stats(endpoint).received == 0)
     }
 
     /// `Supported: 100rel` with our policy `required`: a reliable 180, SIPp's PRACK gets 200
@@ -184,7 +185,7 @@ struct ConformanceInboundTests {
     func drachtioUACPRACK(corrected: Bool) async throws {
         let agent = try TestAgent(prack: .required)
         defer { agent.shutdown() }
-        let endpoint = agent.answering()
+        let endpoint = await agent.answering()
         let file = "drachtio-srf/uac-prack.xml"
         let scenario = corrected ? try SIPp.patched(file, [(#"regexp="([0-9]+) INVITE""#, #"regexp="[0-9]+""#)]) : .corpus(file)
         let sipp = try SIPp(scenario, remote: agent.local)
@@ -192,8 +193,8 @@ struct ConformanceInboundTests {
         let code = await sipp.waitForExit()
         if corrected {
             #expect(code == 0, "\(sipp.report)")
-            #expect(await eventually(timeout: 5) { agent.stats(endpoint).ended == 1 })
-            #expect(agent.stats(endpoint).endings == ["remoteHangup": 1])
+            #expect(await eventually(timeout: 5) { await agent.stats(endpoint).ended == 1 })
+            #expect(await agent.stats(endpoint).endings == ["remoteHangup": 1])
         } else {
             #expect(code != 0)
             #expect(sipp.received("SIP/2.0 400 Bad Request (RAck: malformed RAck)") >= 1, "\(sipp.report)")
@@ -206,7 +207,7 @@ struct ConformanceInboundTests {
     @Test func freeswitchDigestLeakIsRefused() async throws {
         let agent = try TestAgent()
         defer { agent.shutdown() }
-        let endpoint = agent.answering { $0.hangupAfter = 0.1 }
+        let endpoint = await agent.answering { $0.hangupAfter = 0.1 }
         let sipp = try SIPp(.corpus("freeswitch/uac_digest_leak.xml"), remote: agent.local, timeout: 10)
         defer { sipp.stop() }
         #expect(await eventually(timeout: 5) { sipp.received("BYE ") == 1 && sipp.messages.contains("407 Proxy Authentication Required") },
@@ -215,19 +216,19 @@ struct ConformanceInboundTests {
         #expect(await sipp.waitForExit(timeout: 1) == nil, "SIPp got the second BYE it fishes for\n\(sipp.report)")
         #expect(sipp.received("BYE ") == 1, "\(sipp.report)")
         #expect(!sipp.messages.contains("Proxy-Authorization"), "\(sipp.report)")
-        #expect(agent.stats(endpoint).endings == ["localHangup": 1])
+        #expect(await agent.stats(endpoint).endings == ["localHangup": 1])
     }
 
     /// SIPp's documented `uac` scenario, from its file.
     @Test func sippUAC() async throws {
         let agent = try TestAgent()
         defer { agent.shutdown() }
-        let endpoint = agent.answering()
+        let endpoint = await agent.answering()
         let sipp = try SIPp(.corpus("sipp/uac.xml"), remote: agent.local)
         defer { sipp.stop() }
         #expect(await sipp.waitForExit() == 0, "\(sipp.report)")
-        #expect(await eventually(timeout: 5) { agent.stats(endpoint).ended == 1 })
-        #expect(agent.stats(endpoint).endings == ["remoteHangup": 1])
+        #expect(await eventually(timeout: 5) { await agent.stats(endpoint).ended == 1 })
+        #expect(await agent.stats(endpoint).endings == ["remoteHangup": 1])
     }
 
     /// `uac_pcap`: a call during which SIPp plays G.711 A-law RTP and an RFC 2833 DTMF from
@@ -236,12 +237,12 @@ struct ConformanceInboundTests {
     @Test func sippUACWithPcapMedia() async throws {
         let agent = try TestAgent()
         defer { agent.shutdown() }
-        let endpoint = agent.answering()
+        let endpoint = await agent.answering()
         let sipp = try SIPp(.corpus("sipp/uac_pcap.xml"), remote: agent.local, timeout: 30,
                             workingDirectory: SIPp.corpus.appendingPathComponent("sipp"))
         defer { sipp.stop() }
         #expect(await sipp.waitForExit() == 0, "\(sipp.report)")
-        #expect(await eventually(timeout: 5) { agent.stats(endpoint).ended == 1 })
-        #expect(agent.stats(endpoint).endings == ["remoteHangup": 1])
+        #expect(await eventually(timeout: 5) { await agent.stats(endpoint).ended == 1 })
+        #expect(await agent.stats(endpoint).endings == ["remoteHangup": 1])
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 @testable import SIP
 
@@ -25,10 +26,10 @@ struct ConformanceOutboundTests {
         defer { sipp.stop() }
         let rec = CallRecorder()
         rec.onProvisional = { call, r in if r.statusCode == 180 { call.cancel() } }
-        _ = agent.call(sipp, recorder: rec)
+        _ = await agent.call(sipp, recorder: rec)
         #expect(await sipp.waitForExit() == 0, "\(sipp.report)")
         #expect(await rec.waitForEnd(timeout: 10) == .canceled, "\(rec.events)")
-        #expect(await eventually(timeout: 2) { agent.onLoop { agent.ua.transactions.count } == 0 })
+        #expect(await eventually(timeout: 2) { await agent.onLoop { agent.ua.transactions.count } == 0 })
     }
 
     /// A 183 whose SDP answer has a codec we never offered (EVS): the application cancels;
@@ -43,7 +44,7 @@ struct ConformanceOutboundTests {
         rec.onProvisional = { call, r in
             if let sdp = r.sdp, !SDP.codecs(sdp).contains(where: offered.contains) { call.cancel() }
         }
-        _ = agent.call(sipp, recorder: rec)
+        _ = await agent.call(sipp, recorder: rec)
         #expect(await rec.waitForEnd() == .canceled, "\(rec.events)\n\(sipp.report)")
         #expect(await sipp.waitForExit() == 0, "\(sipp.report)")
         #expect(rec.events.contains(.provisional(183, sdp: true)))
@@ -57,12 +58,12 @@ struct ConformanceOutboundTests {
         let sipp = try await callee(.corpus("pjproject/uas-answer-183-without-to-tag.xml"), of: agent)
         defer { sipp.stop() }
         let rec = CallRecorder()
-        let call = agent.call(sipp, recorder: rec)
+        let call = await agent.call(sipp, recorder: rec)
         #expect(await sipp.waitForExit() == 0, "\(sipp.report)")
-        #expect(await eventually(timeout: 5) { agent.counters.received >= 1 })
+        #expect(await eventually(timeout: 5) { await agent.counters.received >= 1 })
         #expect(rec.events.isEmpty, "\(rec.events)")
-        #expect(agent.onLoop { call.state } == .calling)
-        #expect(agent.onLoop { call.dialog == nil })
+        #expect(await agent.onLoop { call.state } == .calling)
+        #expect(await agent.onLoop { call.dialog == nil })
     }
 
     /// BYE from the callee inside the early dialog (after 180): 200 to it, the call ends as a
@@ -73,7 +74,7 @@ struct ConformanceOutboundTests {
         let sipp = try await callee(.corpus("pjproject/uas-early-bye.xml"), of: agent)
         defer { sipp.stop() }
         let rec = CallRecorder()
-        _ = agent.call(sipp, recorder: rec)
+        _ = await agent.call(sipp, recorder: rec)
         #expect(await rec.waitForEnd() == .remoteHangup, "\(rec.events)\n\(sipp.report)")
         #expect(await sipp.waitForExit() == 0, "\(sipp.report)")
     }
@@ -97,7 +98,7 @@ struct ConformanceOutboundTests {
         let sipp = try await callee(scenario, of: agent, timeout: 30)
         defer { sipp.stop() }
         let rec = CallRecorder()
-        _ = agent.call(sipp, recorder: rec)
+        _ = await agent.call(sipp, recorder: rec)
         if corrected {
             #expect(await rec.waitForEnd(timeout: 20) == .rejected(status: 603), "\(rec.events)\n\(sipp.report)")
             #expect(await sipp.waitForExit() == 0, "\(sipp.report)")
@@ -127,7 +128,7 @@ struct ConformanceOutboundTests {
             addressOfRecord: NameAddress(uri: SIPURI(user: "a", host: "127.0.0.1")),
             credentials: DigestCredentials(username: "a", password: "secret"))
         let ua = agent.ua
-        let client = ua.loop.sync { () -> LoopBound<RegistrationClient> in
+        let client = await ua.loop.run { () -> LoopBound<RegistrationClient> in
             let c = ua.registration(config)
             c.onStateChange = { states.append($0) }
             c.start()
@@ -136,7 +137,7 @@ struct ConformanceOutboundTests {
         #expect(await sipp.waitForExit() == 0, "\(sipp.report)")
         #expect(await eventually(timeout: 5) { states.values.contains { if case .registered = $0 { true } else { false } } },
                 "\(states.values)\n\(sipp.report)")
-        #expect(ua.loop.sync { client.value.lastStatus } == 200)
+        #expect(await ua.loop.run { client.value.lastStatus } == 200)
         #expect(sipp.received("REGISTER ") == 2, "\(sipp.report)")
         #expect(sipp.messages.contains("Authorization: Digest"), "\(sipp.report)")
     }
@@ -149,10 +150,10 @@ struct ConformanceOutboundTests {
         let sipp = try await callee(.corpus("pjproject/uas-inv_401_retry_after_100.xml"), of: agent)
         defer { sipp.stop() }
         let rec = CallRecorder()
-        let call = agent.call(sipp, recorder: rec, credentials: DigestCredentials(username: "alice", password: "secret"))
+        let call = await agent.call(sipp, recorder: rec, credentials: DigestCredentials(username: "alice", password: "secret"))
         #expect(await rec.waitForEnd() == .rejected(status: 500), "\(rec.events)\n\(sipp.report)")
         #expect(await sipp.waitForExit() == 0, "\(sipp.report)")
-        #expect(agent.onLoop { call.invite[.authorization] != nil })
+        #expect(await agent.onLoop { call.invite[.authorization] != nil })
         #expect(sipp.received("INVITE ") == 2 && sipp.received("ACK ") == 2, "\(sipp.report)")
     }
 
@@ -165,19 +166,19 @@ struct ConformanceOutboundTests {
         let sipp = try await callee(.corpus("pjproject/uas-reinv-with-less-media.xml"), of: agent)
         defer { sipp.stop() }
         let rec = CallRecorder()
-        let call = agent.call(sipp, recorder: rec)
+        let call = await agent.call(sipp, recorder: rec)
         #expect(await rec.waitFor(.connected), "\(rec.events)\n\(sipp.report)")
         #expect(await rec.waitFor(.request("INVITE")), "\(rec.events)\n\(sipp.report)")
-        #expect(SDP.codecs(agent.onLoop { call.localSDP }) == ["PCMU"])
-        #expect(agent.onLoop { call.localSDP?.direction(ofMedia: 0) } == .recvonly)
+        #expect(await SDP.codecs(agent.onLoop { call.localSDP }) == ["PCMU"])
+        #expect(await agent.onLoop { call.localSDP?.direction(ofMedia: 0) } == .recvonly)
         // RFC 3261 §14.1: no re-INVITE of ours while theirs is unfinished (until its ACK).
         #expect(await eventually(timeout: 5) { sipp.lines.contains("Cseq: 2 ACK") })
-        _ = await eventually(timeout: 1) { agent.onLoop { call.retransmitting == nil } }
-        #expect(agent.onLoop { call.reinvite(sdp: SDP.offer(direction: .sendonly, version: 2)) })
+        _ = await eventually(timeout: 1) { await agent.onLoop { call.retransmitting == nil } }
+        #expect(await agent.onLoop { call.reinvite(sdp: SDP.offer(direction: .sendonly, version: 2)) })
         #expect(await rec.waitFor(.offerCompleted(200)), "\(rec.events)\n\(sipp.report)")
-        #expect(agent.onLoop { call.remoteSDP?.direction(ofMedia: 0) } == .inactive)
+        #expect(await agent.onLoop { call.remoteSDP?.direction(ofMedia: 0) } == .inactive)
         #expect(await sipp.waitForExit() == 0, "\(sipp.report)")
-        agent.onLoop { call.hangup() }
+        await agent.onLoop { call.hangup() }
     }
 
     /// Glare: while our UPDATE (with an offer) is pending, SIPp sends a re-INVITE with an
@@ -188,15 +189,15 @@ struct ConformanceOutboundTests {
         let sipp = try await callee(.corpus("pjproject/uas-reinv-glare.xml"), of: agent)
         defer { sipp.stop() }
         let rec = CallRecorder()
-        let call = agent.call(sipp, recorder: rec)
+        let call = await agent.call(sipp, recorder: rec)
         #expect(await rec.waitFor(.connected), "\(rec.events)\n\(sipp.report)")
-        #expect(agent.onLoop { call.update(sdp: SDP.offer(version: 2)) })
+        #expect(await agent.onLoop { call.update(sdp: SDP.offer(version: 2)) })
         #expect(await rec.waitFor(.offerCompleted(200), timeout: 10), "\(rec.events)\n\(sipp.report)")
         // One 491, or more when SIPp retransmitted its UPDATE before our answer (load).
         #expect(sipp.received("SIP/2.0 491") >= 1, "\(sipp.report)")
         #expect(await sipp.waitForExit() == 0, "\(sipp.report)")
-        #expect(agent.onLoop { call.state } == .confirmed)
-        agent.onLoop { call.hangup() }
+        #expect(await agent.onLoop { call.state } == .confirmed)
+        await agent.onLoop { call.hangup() }
     }
 
     /// Session timer, refresher us (`Session-Expires: 90;refresher=uac`), peer without UPDATE:
@@ -208,12 +209,12 @@ struct ConformanceOutboundTests {
         let sipp = try await callee(.corpus("pjproject/uas-timer-reinvite.xml"), of: agent, timeout: 70)
         defer { sipp.stop() }
         let rec = CallRecorder()
-        let call = agent.call(sipp, recorder: rec)
+        let call = await agent.call(sipp, recorder: rec)
         #expect(await rec.waitFor(.connected), "\(rec.events)\n\(sipp.report)")
         #expect(await sipp.waitForExit(timeout: 65) == 0, "\(sipp.report)")
         #expect(sipp.received("INVITE ") == 2 && sipp.received("ACK ") == 2, "\(sipp.report)")
         #expect(rec.events.contains(.offerCompleted(200)))
-        agent.onLoop { call.hangup() }
+        await agent.onLoop { call.hangup() }
     }
 
     /// Session timer with UPDATE allowed: at 45 s we refresh with an SDP-less UPDATE, which
@@ -228,13 +229,13 @@ struct ConformanceOutboundTests {
         let sipp = try await callee(.corpus("pjproject/uas-timer-update.xml"), of: agent, timeout: 70)
         defer { sipp.stop() }
         let rec = CallRecorder()
-        let call = agent.call(sipp, recorder: rec)
+        let call = await agent.call(sipp, recorder: rec)
         #expect(await rec.waitFor(.connected), "\(rec.events)\n\(sipp.report)")
         #expect(await sipp.waitForExit(timeout: 65) != 0, "\(sipp.report)")
         #expect(sipp.received("UPDATE ") == 1, "\(sipp.report)")
         #expect(sipp.received("INVITE ") == 2 && sipp.lines.contains("CSeq: 3 INVITE"), "\(sipp.report)")
-        #expect(agent.onLoop { call.state } == .confirmed)
-        agent.onLoop { call.hangup() }
+        #expect(await agent.onLoop { call.state } == .confirmed)
+        await agent.onLoop { call.hangup() }
     }
 
     /// 422 with Min-SE 5400: we retry with Session-Expires 5400; the 200 then carries 3600
@@ -245,11 +246,11 @@ struct ConformanceOutboundTests {
         let sipp = try await callee(.corpus("pjproject/uas-422-then-200-bad-se.xml"), of: agent)
         defer { sipp.stop() }
         let rec = CallRecorder()
-        let call = agent.call(sipp, recorder: rec)
+        let call = await agent.call(sipp, recorder: rec)
         #expect(await rec.waitFor(.connected), "\(rec.events)\n\(sipp.report)")
-        #expect(agent.onLoop { call.invite[.sessionExpires] }?.hasPrefix("5400") == true)
+        #expect(await agent.onLoop { call.invite[.sessionExpires] }?.hasPrefix("5400") == true)
         #expect(await sipp.waitForExit() == 0, "\(sipp.report)")
-        agent.onLoop { call.hangup() }
+        await agent.onLoop { call.hangup() }
     }
 
     /// Asterisk's duplicate hold: SIPp answers, holds twice (re-INVITE with `a=sendonly`, or
@@ -270,7 +271,7 @@ struct ConformanceOutboundTests {
             guard let offer else { return SDP.offer(version: version) }
             return SDP.answer(to: offer)
         }
-        _ = agent.call(sipp, recorder: rec)
+        _ = await agent.call(sipp, recorder: rec)
         #expect(await rec.waitForEnd(timeout: 15) == .remoteHangup, "\(rec.events)\n\(sipp.report)")
         #expect(await sipp.waitForExit() == 0, "\(sipp.report)")
         let hold = file.contains("inactive") ? "a=inactive" : "a=recvonly"
@@ -291,7 +292,7 @@ struct ConformanceOutboundTests {
         let sipp = try await callee(SIPp.patched("asterisk-testsuite/rel100_outgoing__check_100rel.xml", [noRetrans]), of: agent)
         defer { sipp.stop() }
         let rec = CallRecorder()
-        _ = agent.call(sipp, recorder: rec)
+        _ = await agent.call(sipp, recorder: rec)
         #expect(await rec.waitForEnd() == .remoteHangup, "\(rec.events)\n\(sipp.report)")
         #expect(await sipp.waitForExit() == 0, "\(sipp.report)")
         #expect(sipp.lines.contains("RAck: 3000 1 INVITE"), "\(sipp.report)")
@@ -304,7 +305,7 @@ struct ConformanceOutboundTests {
         let sipp = try await callee(.corpus("asterisk-testsuite/bob_is_busy__receive-ipv4-udp.xml"), of: agent)
         defer { sipp.stop() }
         let rec = CallRecorder()
-        _ = agent.call(sipp, recorder: rec)
+        _ = await agent.call(sipp, recorder: rec)
         #expect(await rec.waitForEnd() == .rejected(status: 486), "\(rec.events)\n\(sipp.report)")
         #expect(rec.messages.last?.q850Cause == 17)
         #expect(await sipp.waitForExit() == 0, "\(sipp.report)")
@@ -318,8 +319,8 @@ struct ConformanceOutboundTests {
         let sipp = try await callee(.corpus("asterisk-testsuite/call_canceled__call_cancel_valid_sdp.xml"), of: agent)
         defer { sipp.stop() }
         let rec = CallRecorder()
-        let call = agent.call(sipp, recorder: rec)
-        agent.onLoop { call.cancel() }
+        let call = await agent.call(sipp, recorder: rec)
+        await agent.onLoop { call.cancel() }
         #expect(await rec.waitForEnd() == .canceled, "\(rec.events)\n\(sipp.report)")
         #expect(await sipp.waitForExit() == 0, "\(sipp.report)")
         #expect(sipp.received("ACK ") == 1 && sipp.received("BYE ") >= 1, "\(sipp.report)")
@@ -333,11 +334,11 @@ struct ConformanceOutboundTests {
         let sipp = try await callee(.corpus("asterisk-testsuite/early_media__ua1_invite_recv.xml"), of: agent)
         defer { sipp.stop() }
         let rec = CallRecorder()
-        let call = agent.call(sipp, recorder: rec)
+        let call = await agent.call(sipp, recorder: rec)
         #expect(await rec.waitFor(.connected), "\(rec.events)\n\(sipp.report)")
         #expect(rec.events.first == .provisional(183, sdp: true))
-        #expect(agent.onLoop { call.dialog?.remoteTag?.contains("SIPpForkTag01") } == true)
-        agent.onLoop { call.hangup() }
+        #expect(await agent.onLoop { call.dialog?.remoteTag?.contains("SIPpForkTag01") } == true)
+        await agent.onLoop { call.hangup() }
         #expect(await sipp.waitForExit() == 0, "\(sipp.report)")
     }
 
@@ -349,7 +350,7 @@ struct ConformanceOutboundTests {
         defer { sipp.stop() }
         let rec = CallRecorder()
         rec.onProvisional = { call, _ in call.cancel() }
-        _ = agent.call(sipp, recorder: rec)
+        _ = await agent.call(sipp, recorder: rec)
         #expect(await rec.waitForEnd() == .canceled, "\(rec.events)\n\(sipp.report)")
         #expect(await sipp.waitForExit() == 0, "\(sipp.report)")
     }
@@ -361,9 +362,9 @@ struct ConformanceOutboundTests {
         let sipp = try await callee(.corpus("drachtio-srf/uas-prack.xml"), of: agent)
         defer { sipp.stop() }
         let rec = CallRecorder()
-        let call = agent.call(sipp, recorder: rec)
+        let call = await agent.call(sipp, recorder: rec)
         #expect(await rec.waitFor(.connected), "\(rec.events)\n\(sipp.report)")
-        agent.onLoop { call.hangup() }
+        await agent.onLoop { call.hangup() }
         #expect(await sipp.waitForExit() == 0, "\(sipp.report)")
         #expect(sipp.lines.contains("RAck: 1 1 INVITE"), "\(sipp.report)")
     }
@@ -379,10 +380,10 @@ struct ConformanceOutboundTests {
         let sipp = try await callee(.corpus(file), of: agent, timeout: 15)
         defer { sipp.stop() }
         let rec = CallRecorder()
-        let call = agent.call(sipp, recorder: rec, credentials: DigestCredentials(username: "alice", password: "secret"))
+        let call = await agent.call(sipp, recorder: rec, credentials: DigestCredentials(username: "alice", password: "secret"))
         #expect(await rec.waitFor(.connected), "\(rec.events)\n\(sipp.report)")
-        #expect(agent.onLoop { call.invite[.proxyAuthorization] != nil })
-        agent.onLoop { call.hangup() }
+        #expect(await agent.onLoop { call.invite[.proxyAuthorization] != nil })
+        await agent.onLoop { call.hangup() }
         #expect(await sipp.waitForExit() == 0, "\(sipp.report)")
         let byes = file.contains("bye") ? 2 : 1
         #expect(sipp.received("BYE ") == byes, "\(sipp.report)")
@@ -395,10 +396,10 @@ struct ConformanceOutboundTests {
         let sipp = try await callee(.corpus("freeswitch/uas_407.xml"), of: agent)
         defer { sipp.stop() }
         let rec = CallRecorder()
-        let call = agent.call(sipp, recorder: rec, credentials: DigestCredentials(username: "alice", password: "secret"))
+        let call = await agent.call(sipp, recorder: rec, credentials: DigestCredentials(username: "alice", password: "secret"))
         #expect(await rec.waitFor(.connected), "\(rec.events)\n\(sipp.report)")
         #expect(await sipp.waitForExit() == 0, "\(sipp.report)")
-        agent.onLoop { call.hangup() }
+        await agent.onLoop { call.hangup() }
         #expect(rec.end == .localHangup)
     }
 
@@ -409,9 +410,9 @@ struct ConformanceOutboundTests {
         let sipp = try await callee(.corpus("sipp/uas.xml"), of: agent)
         defer { sipp.stop() }
         let rec = CallRecorder()
-        let call = agent.call(sipp, recorder: rec)
+        let call = await agent.call(sipp, recorder: rec)
         #expect(await rec.waitFor(.connected), "\(rec.events)\n\(sipp.report)")
-        agent.onLoop { call.hangup() }
+        await agent.onLoop { call.hangup() }
         #expect(await sipp.waitForExit() == 0, "\(sipp.report)")
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import IrisAPI
 import SIP
+import TestSupport
 import Testing
 
 /// The dialer page (`/app`) in headless Chromium against a real `irisgw serve` with the
@@ -8,6 +9,7 @@ import Testing
 /// stop where media would start: the page signs in with a page token, sends the browser's
 /// real offer, shows the API's answer or error and follows the events.
 extension GatewaySuites {
+    // Serialized for memory and the cores: one headless Chromium (several processes) at a time.
     @Suite(.serialized, .enabled(if: Chromium.isAvailable, Chromium.missing)) struct DialerPageTests {
         /// The simulator, a gateway routing +15550001000 to `alice`, Chromium, and the page
         /// opened with a page token for `alice` in its fragment.
@@ -18,24 +20,24 @@ extension GatewaySuites {
             let page: ChromiumPage
             let token: String
 
-            init() throws {
-                sim = try CarrierSimProcess()
+            init() async throws {
+                sim = try await CarrierSimProcess()
                 do {
-                    gw = try GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sim.port])])
+                    gw = try await GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sim.port])])
                 } catch {
                     sim.stop()
                     throw error
                 }
                 do {
                     token = try GatewaySuites.PageTokenScopeTests.mint(gw, routingId: "alice")
-                    browser = try Chromium()
+                    browser = try await Chromium()
                 } catch {
                     gw.stop()
                     sim.stop()
                     throw error
                 }
                 do {
-                    page = try browser.open(gw.apiURL + "/app#token=" + token)
+                    page = try await browser.open(gw.apiURL + "/app#token=" + token)
                 } catch {
                     browser.stop()
                     gw.stop()
@@ -74,10 +76,10 @@ extension GatewaySuites {
         }
 
         @Test(.timeLimit(.minutes(2)))
-        func thePageSignsInWithAPageTokenAndTakesItOutOfTheAddressBar() throws {
-            let rig = try Rig()
+        func thePageSignsInWithAPageTokenAndTakesItOutOfTheAddressBar() async throws {
+            let rig = try await Rig()
             defer { rig.stop() }
-            #expect(try rig.page.waitFor("irisgwTest.state().eventsOpen", timeout: 10), "\(rig.status) \(rig.page.consoleErrors)")
+            #expect(try await rig.page.waitFor("irisgwTest.state().eventsOpen", timeout: 10), "\(rig.status) \(rig.page.consoleErrors)")
             #expect(rig.status == "Ready")
             #expect(rig.state["routingId"] as? String == "alice")
             #expect(try rig.page.evaluate("location.hash") as? String == "", "the token stays out of the address bar")
@@ -114,12 +116,12 @@ extension GatewaySuites {
         /// reaches createWithTN and the gateway answers as an ICE-lite DTLS server: ice-lite,
         /// its own credentials and fingerprint, setup:passive, rtcp-mux, one host candidate.
         @Test(.timeLimit(.minutes(2)))
-        func theBrowsersOfferIsAnsweredAsICELiteAndDTLSSRTP() throws {
-            let rig = try Rig()
+        func theBrowsersOfferIsAnsweredAsICELiteAndDTLSSRTP() async throws {
+            let rig = try await Rig()
             defer { rig.stop() }
-            #expect(try rig.page.waitFor("irisgwTest.state().eventsOpen", timeout: 10))
+            #expect(try await rig.page.waitFor("irisgwTest.state().eventsOpen", timeout: 10))
             try rig.page.evaluate("document.getElementById('number').value = '+15550100001'; document.getElementById('call').click()")
-            #expect(try rig.page.waitFor("irisgwTest.state().answerSdp || irisgwTest.state().error", timeout: 15),
+            #expect(try await rig.page.waitFor("irisgwTest.state().answerSdp || irisgwTest.state().error", timeout: 15),
                     "\(rig.status) \(rig.state)")
             let state = rig.state
             let offer = try #require(state["offerSdp"] as? String, "\(state)")
@@ -132,9 +134,9 @@ extension GatewaySuites {
                 #expect(answer.contains(line), "\(line) missing from the answer:\n\(answer)")
             }
             #expect(state["remoteDescriptionError"] is NSNull || state["remoteDescriptionError"] == nil, "the browser took our answer: \(state)")
-            #expect(try rig.page.waitFor("irisgwTest.state().status === 'Connected'", timeout: 15), "\(rig.status) \(rig.trace)")
+            #expect(try await rig.page.waitFor("irisgwTest.state().status === 'Connected'", timeout: 15), "\(rig.status) \(rig.trace)")
             try rig.page.evaluate("document.getElementById('hangup').click()")
-            #expect(try rig.page.waitFor("irisgwTest.status().startsWith('Ended: completed')", timeout: 10), "\(rig.status)")
+            #expect(try await rig.page.waitFor("irisgwTest.status().startsWith('Ended: completed')", timeout: 10), "\(rig.status)")
             #expect(rig.unexpectedConsoleErrors.isEmpty, "\(rig.page.consoleErrors)")
         }
 
@@ -144,10 +146,10 @@ extension GatewaySuites {
         /// session, the browser refuses the swapped answer, the page hangs up, and every status
         /// the events carry shows on the status line in order, down to the end reason.
         @Test(.timeLimit(.minutes(2)))
-        func theStatusLineFollowsTheSessionsEvents() throws {
-            let rig = try Rig()
+        func theStatusLineFollowsTheSessionsEvents() async throws {
+            let rig = try await Rig()
             defer { rig.stop() }
-            #expect(try rig.page.waitFor("irisgwTest.state().eventsOpen", timeout: 10))
+            #expect(try await rig.page.waitFor("irisgwTest.state().eventsOpen", timeout: 10))
             let plainAnswer = GatewaySuites.PageTokenScopeTests.rtpOffer
                 .replacingOccurrences(of: "\r", with: "\\r").replacingOccurrences(of: "\n", with: "\\n")
             try rig.page.evaluate("""
@@ -165,7 +167,7 @@ extension GatewaySuites {
             document.getElementById('number').value = '+15550100003';  // rings until cancelled
             document.getElementById('call').click();
             """)
-            #expect(try rig.page.waitFor("irisgwTest.state().ended", timeout: 15), "\(rig.status) \(rig.trace) \(rig.state)")
+            #expect(try await rig.page.waitFor("irisgwTest.state().ended", timeout: 15), "\(rig.status) \(rig.trace) \(rig.state)")
             let state = rig.state
             #expect((state["answerSdp"] as? String)?.contains("RTP/AVP") == true, "\(state)")
             #expect(state["remoteDescriptionError"] is String, "the browser refuses a plain RTP answer: \(state)")
@@ -188,18 +190,18 @@ extension GatewaySuites {
         /// An inbound call to `alice`: the page shows the caller; Reject answers the carrier 603.
         @Test(.timeLimit(.minutes(2)))
         func anIncomingCallShowsTheCallerAndRejectDeclinesIt() async throws {
-            let rig = try Rig()
+            let rig = try await Rig()
             defer { rig.stop() }
-            #expect(try rig.page.waitFor("irisgwTest.state().eventsOpen", timeout: 10))
+            #expect(try await rig.page.waitFor("irisgwTest.state().eventsOpen", timeout: 10))
             let sipp = try GatewayInboundTests.caller(rig.gw, CallerScenarios.rejected(603))
             defer { sipp.stop() }
-            #expect(try rig.page.waitFor("irisgwTest.state().incoming", timeout: 10), "\(rig.trace) \(sipp.report)")
+            #expect(try await rig.page.waitFor("irisgwTest.state().incoming", timeout: 10), "\(rig.trace) \(sipp.report)")
             #expect(try rig.page.evaluate("document.getElementById('incoming').hidden") as? Bool == false)
             #expect(try rig.page.evaluate("document.getElementById('incoming-caller').textContent") as? String == "+15559876543")
             #expect(rig.status == "Incoming call from +15559876543")
             _ = try rig.screenshot("incoming")
             try rig.page.evaluate("document.getElementById('reject').click()")
-            #expect(try rig.page.waitFor("irisgwTest.status().startsWith('Rejected')", timeout: 10), "\(rig.status)")
+            #expect(try await rig.page.waitFor("irisgwTest.status().startsWith('Rejected')", timeout: 10), "\(rig.status)")
             #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
             #expect(rig.unexpectedConsoleErrors.isEmpty, "\(rig.page.consoleErrors)")
         }
@@ -210,24 +212,24 @@ extension GatewaySuites {
         /// the page shows the end.
         @Test(.timeLimit(.minutes(2)))
         func anIncomingCallIsAnsweredInTheBrowserWithAudioBothWays() async throws {
-            let rig = try Rig()
+            let rig = try await Rig()
             defer { rig.stop() }
-            #expect(try rig.page.waitFor("irisgwTest.state().eventsOpen", timeout: 10))
-            let (caller, out) = try GatewaySuites.GatewayCLITests.launch(
+            #expect(try await rig.page.waitFor("irisgwTest.state().eventsOpen", timeout: 10))
+            let caller = try GatewaySuites.GatewayCLITests.launch(
                 ["carrier-sim", "call", "+15550001000", "--from", "+15559876543", "--to", "127.0.0.1:\(rig.gw.sipPort)",
                  "--hangup-after", "5", "--tone", "300"], mergeErrors: true)
-            defer { if caller.isRunning { caller.terminate() } }
-            #expect(try rig.page.waitFor("irisgwTest.state().incoming", timeout: 10), "\(rig.trace)")
+            defer { caller.stop() }
+            #expect(try await rig.page.waitFor("irisgwTest.state().incoming", timeout: 10), "\(rig.trace)")
             try rig.page.evaluate("document.getElementById('answer').click()")
-            #expect(try rig.page.waitFor("irisgwTest.state().status === 'Connected'", timeout: 15), "\(rig.status) \(rig.state)")
-            #expect(try rig.page.waitFor("irisgwTest.remoteToneLevel(300) > 0.05", timeout: 10),
+            #expect(try await rig.page.waitFor("irisgwTest.state().status === 'Connected'", timeout: 15), "\(rig.status) \(rig.state)")
+            #expect(try await rig.page.waitFor("irisgwTest.remoteToneLevel(300) > 0.05", timeout: 10),
                     "the caller's 300 Hz: \(String(describing: try? rig.page.evaluate("irisgwTest.remoteToneLevel(300)")))")
-            #expect(try rig.page.waitFor("irisgwTest.remoteToneLevel(440) > 0.05", timeout: 10),
+            #expect(try await rig.page.waitFor("irisgwTest.remoteToneLevel(440) > 0.05", timeout: 10),
                     "the browser's 440 Hz echoed by the caller: \(String(describing: try? rig.page.evaluate("irisgwTest.remoteToneLevel(440)")))")
-            #expect(try rig.page.waitFor("irisgwTest.status().startsWith('Ended: completed')", timeout: 15), "\(rig.status) \(rig.trace)")
-            #expect(await eventually(timeout: 10) { !caller.isRunning })
-            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            #expect(caller.terminationStatus == 0 && text.contains("1 answered"), "\(text)")
+            #expect(try await rig.page.waitFor("irisgwTest.status().startsWith('Ended: completed')", timeout: 15), "\(rig.status) \(rig.trace)")
+            let status = await caller.exit(timeout: 10)
+            let text = caller.output
+            #expect(status == 0 && text.contains("1 answered"), "\(text)")
             #expect(rig.unexpectedConsoleErrors.isEmpty, "\(rig.page.consoleErrors)")
         }
 
@@ -235,55 +237,55 @@ extension GatewaySuites {
         /// which the page sees as `onSessionDTMF`; a keypad press goes out as RFC 4733 and the
         /// simulator's echo of it comes back as `onSessionDTMF` too.
         @Test(.timeLimit(.minutes(2)))
-        func keypadDigitsGoOutAndTheCarriersDigitsComeBack() throws {
-            let rig = try Rig()
+        func keypadDigitsGoOutAndTheCarriersDigitsComeBack() async throws {
+            let rig = try await Rig()
             defer { rig.stop() }
-            #expect(try rig.page.waitFor("irisgwTest.state().eventsOpen", timeout: 10))
+            #expect(try await rig.page.waitFor("irisgwTest.state().eventsOpen", timeout: 10))
             try rig.page.evaluate("document.getElementById('number').value = '+15550100009'; document.getElementById('call').click()")
-            #expect(try rig.page.waitFor("irisgwTest.state().status === 'Connected'", timeout: 15), "\(rig.status) \(rig.trace)")
+            #expect(try await rig.page.waitFor("irisgwTest.state().status === 'Connected'", timeout: 15), "\(rig.status) \(rig.trace)")
             let digits = "irisgwTest.events.filter(e => e.event === 'onSessionDTMF').map(e => e.digit).join('')"
-            #expect(try rig.page.waitFor("(\(digits)).startsWith('1234#')", timeout: 10),
+            #expect(try await rig.page.waitFor("(\(digits)).startsWith('1234#')", timeout: 10),
                     "\(String(describing: try? rig.page.evaluate(digits)))")
             try rig.page.evaluate("document.querySelector('[data-digit=\"7\"]').click()")
-            #expect(try rig.page.waitFor("(\(digits)).includes('7')", timeout: 10),
+            #expect(try await rig.page.waitFor("(\(digits)).includes('7')", timeout: 10),
                     "the keypad's 7 echoed: \(String(describing: try? rig.page.evaluate(digits)))")
             try rig.page.evaluate("document.getElementById('hangup').click()")
-            #expect(try rig.page.waitFor("irisgwTest.status().startsWith('Ended: completed')", timeout: 10), "\(rig.status)")
+            #expect(try await rig.page.waitFor("irisgwTest.status().startsWith('Ended: completed')", timeout: 10), "\(rig.status)")
         }
 
         /// The whole call with audio over ICE-lite and DTLS-SRTP. The fake microphone's 440 Hz comes back through the
         /// simulator's echo; hold and unhold show on the status line; DTMF is accepted; mute
         /// silences the echo; hanging up ends `completed`.
         @Test(.timeLimit(.minutes(2)))
-        func echoCallWithAudioHoldMuteDTMFAndHangUp() throws {
-            let rig = try Rig()
+        func echoCallWithAudioHoldMuteDTMFAndHangUp() async throws {
+            let rig = try await Rig()
             defer { rig.stop() }
-            #expect(try rig.page.waitFor("irisgwTest.state().eventsOpen", timeout: 10))
+            #expect(try await rig.page.waitFor("irisgwTest.state().eventsOpen", timeout: 10))
             try rig.page.evaluate("document.getElementById('number').value = '+15550100001'; document.getElementById('call').click()")
-            #expect(try rig.page.waitFor("irisgwTest.state().status === 'Connected'", timeout: 15), "\(rig.status) \(rig.trace)")
+            #expect(try await rig.page.waitFor("irisgwTest.state().status === 'Connected'", timeout: 15), "\(rig.status) \(rig.trace)")
             #expect(rig.state["remoteDescriptionError"] is NSNull || rig.state["remoteDescriptionError"] == nil, "\(rig.state)")
-            #expect(try rig.page.waitFor("irisgwTest.state().iceConnectionState === 'connected' || irisgwTest.state().iceConnectionState === 'completed'",
+            #expect(try await rig.page.waitFor("irisgwTest.state().iceConnectionState === 'connected' || irisgwTest.state().iceConnectionState === 'completed'",
                                          timeout: 10), "\(rig.state)")
-            #expect(try rig.page.waitFor("irisgwTest.localToneLevel(440) > 0.1", timeout: 5), "the fake microphone plays 440 Hz")
-            #expect(try rig.page.waitFor("irisgwTest.remoteToneLevel(440) > 0.05", timeout: 10),
+            #expect(try await rig.page.waitFor("irisgwTest.localToneLevel(440) > 0.1", timeout: 5), "the fake microphone plays 440 Hz")
+            #expect(try await rig.page.waitFor("irisgwTest.remoteToneLevel(440) > 0.05", timeout: 10),
                     "440 Hz echoed: \(String(describing: try? rig.page.evaluate("irisgwTest.remoteToneLevel(440)")))")
             _ = try rig.screenshot("connected")
 
             try rig.page.evaluate("document.getElementById('hold').click()")
-            #expect(try rig.page.waitFor("irisgwTest.status().startsWith('Hold')", timeout: 10), "\(rig.status)")
+            #expect(try await rig.page.waitFor("irisgwTest.status().startsWith('Hold')", timeout: 10), "\(rig.status)")
             try rig.page.evaluate("document.getElementById('hold').click()")
-            #expect(try rig.page.waitFor("irisgwTest.status().startsWith('Connected')", timeout: 10), "\(rig.status)")
+            #expect(try await rig.page.waitFor("irisgwTest.status().startsWith('Connected')", timeout: 10), "\(rig.status)")
 
             try rig.page.evaluate("document.querySelector('[data-digit=\"5\"]').click()")
-            #expect(try rig.page.waitFor("irisgwTest.state().error === null", timeout: 2), "DTMF accepted: \(rig.state)")
+            #expect(try await rig.page.waitFor("irisgwTest.state().error === null", timeout: 2), "DTMF accepted: \(rig.state)")
 
             try rig.page.evaluate("document.getElementById('mute').click()")
-            #expect(try rig.page.waitFor("irisgwTest.remoteToneLevel(440) < 0.01", timeout: 5), "muted: no echo")
+            #expect(try await rig.page.waitFor("irisgwTest.remoteToneLevel(440) < 0.01", timeout: 5), "muted: no echo")
             try rig.page.evaluate("document.getElementById('mute').click()")
-            #expect(try rig.page.waitFor("irisgwTest.remoteToneLevel(440) > 0.05", timeout: 5), "unmuted: the echo again")
+            #expect(try await rig.page.waitFor("irisgwTest.remoteToneLevel(440) > 0.05", timeout: 5), "unmuted: the echo again")
 
             try rig.page.evaluate("document.getElementById('hangup').click()")
-            #expect(try rig.page.waitFor("irisgwTest.status().startsWith('Ended: completed')", timeout: 10), "\(rig.status)")
+            #expect(try await rig.page.waitFor("irisgwTest.status().startsWith('Ended: completed')", timeout: 10), "\(rig.status)")
             #expect(rig.unexpectedConsoleErrors.isEmpty, "\(rig.page.consoleErrors)")
         }
     }

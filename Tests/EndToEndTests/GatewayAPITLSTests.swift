@@ -15,9 +15,9 @@ extension GatewaySuites {
     @Suite struct GatewayAPITLSTests {
         /// A gateway whose API speaks HTTPS with a certificate for 127.0.0.1 from `pki`'s CA.
         static func gateway(_ pki: TestPKI, profiles: [GatewayProcess.Profile], config: String? = nil,
-                            extraArguments: [String] = []) throws -> GatewayProcess {
+                            extraArguments: [String] = []) async throws -> GatewayProcess {
             let cert = try pki.issue("api", commonName: "irisgw api", altNames: ["IP:127.0.0.1"])
-            return try GatewayProcess(profiles: profiles,
+            return try await GatewayProcess(profiles: profiles,
                                       extraArguments: ["--api-tls-certificate", cert.certificate, "--api-tls-key", cert.key] + extraArguments,
                                       config: config, apiCAFile: pki.caFile)
         }
@@ -25,9 +25,9 @@ extension GatewaySuites {
         @Test func cliAndSwiftClientPlaceCallsOverHTTPSAndWSS() async throws {
             let pki = try TestPKI()
             defer { pki.remove() }
-            let sim = try CarrierSimProcess()
+            let sim = try await CarrierSimProcess()
             defer { sim.stop() }
-            let gw = try Self.gateway(pki, profiles: [GatewayProcess.Profile(proxies: [sim.port])])
+            let gw = try await Self.gateway(pki, profiles: [GatewayProcess.Profile(proxies: [sim.port])])
             defer { gw.stop() }
             #expect(gw.apiURL.hasPrefix("https://127.0.0.1:"), "\(gw.apiURL)")
 
@@ -40,13 +40,10 @@ extension GatewaySuites {
             #expect(events.last?.event == .onSessionEnded && events.last?.reason == .completed, "\(r.lines)")
 
             // Without the test CA the CLI cannot reach the gateway (exit 3) and says why.
-            let (p, out) = try GatewayCLITests.launch(["call", "+15550100001", "--from", "+15557654321", "--api", gw.apiURL,
-                                                       "--data-dir", gw.dataDir], mergeErrors: true)
-            #expect(await eventually(timeout: 20) { !p.isRunning })
-            if p.isRunning { p.terminate() }
-            p.waitUntilExit()
-            let said = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            #expect(p.terminationStatus == 3, "\(said)")
+            let refused = try await ChildProcess.run(GatewayProcess.binary, ["call", "+15550100001", "--from", "+15557654321",
+                                                                             "--api", gw.apiURL, "--data-dir", gw.dataDir], timeout: 20)
+            let said = refused.output
+            #expect(refused.status == 3, "\(said)")
             #expect(said.contains("unknown CA"), "\(said)")
 
             // The Swift client: +15550100002 is busy (486, cause 17), the end event over WSS.
@@ -61,13 +58,13 @@ extension GatewaySuites {
                 .request(method: "GET", path: "/metrics", timeout: 5)
             let text = String(decoding: metrics.body, as: UTF8.self)
             #expect(text.contains(#"irisgw_api_tls_failures_total{reason="not_tls"} 1"#), "\(text)")
-            #expect(gw.waitForOutput(containing: "does not speak TLS", timeout: 5), "\(gw.printed)")
+            #expect(await gw.waitForOutput(containing: "does not speak TLS", timeout: 5), "\(gw.printed)")
         }
 
         @Test func sighupReloadsTheAPICertificateAndPlainHTTPIsOnlyWhereAsked() async throws {
             let pki = try TestPKI()
             defer { pki.remove() }
-            let gw = try Self.gateway(pki, profiles: [.init()], extraArguments: ["--api-listen-plain", "127.0.0.1:0"])
+            let gw = try await Self.gateway(pki, profiles: [.init()], extraArguments: ["--api-listen-plain", "127.0.0.1:0"])
             defer { gw.stop() }
             // The plain listener asked for, on loopback (so no warning), beside the HTTPS one.
             let plainLine = try #require(gw.lines.first { $0.hasPrefix("listening api-plain http://127.0.0.1:") }, "\(gw.printed)")
@@ -84,7 +81,7 @@ extension GatewaySuites {
             try FileManager.default.copyItem(atPath: renewed.certificate, toPath: current)
             try FileManager.default.copyItem(atPath: renewed.key, toPath: currentKey)
             kill(gw.processID, SIGHUP)
-            #expect(gw.waitForOutput(containing: "api tls certificate reloaded", timeout: 10), "\(gw.printed)")
+            #expect(await gw.waitForOutput(containing: "api tls certificate reloaded", timeout: 10), "\(gw.printed)")
             let health = try HTTPClient(baseURL: gw.apiURL, caFile: next.caFile).request(method: "GET", path: "/healthz", timeout: 5)
             #expect(health.status == 200)
             #expect(throws: IrisTransportError.self) {
@@ -109,13 +106,10 @@ extension GatewaySuites {
             #expect(try await GatewayCLITests.run(base + ["--api-tls-key", dir.appendingPathComponent("k.pem").path], timeout: 20).status == 2)
             // Files that cannot be read stop the start.
             let missing = dir.appendingPathComponent("missing.pem").path
-            let (p, out) = try GatewayCLITests.launch(base + ["--api-tls-certificate", missing, "--api-tls-key", missing], mergeErrors: true)
-            let deadline = Date().addingTimeInterval(20)
-            while p.isRunning && Date() < deadline { usleep(20_000) }
-            if p.isRunning { p.interrupt() }
-            p.waitUntilExit()
-            let said = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            #expect(p.terminationStatus == 1, "\(said)")
+            let failed = try await ChildProcess.run(GatewayProcess.binary,
+                                                    base + ["--api-tls-certificate", missing, "--api-tls-key", missing], timeout: 20)
+            let said = failed.output
+            #expect(failed.status == 1, "\(said)")
             #expect(said.contains("missing.pem") && !said.contains("ready"), "\(said)")
         }
 
@@ -145,7 +139,7 @@ extension GatewaySuites {
             defer { receiver.stop() }
 
             // Trusting the receiver's CA: delivered.
-            let gw = try GatewayProcess(profiles: [.init()],
+            let gw = try await GatewayProcess(profiles: [.init()],
                                         config: "{ webhook: { url: \"\(receiver.url)\", timeoutSec: 2, retries: 0, caFile: \"\(pki.caFile)\" } }")
             defer { gw.stop() }
             let caller = try GatewayInboundTests.caller(gw, CallerScenarios.cancels(afterMs: 500))
@@ -158,12 +152,12 @@ extension GatewaySuites {
             // Trusting another CA: refused before anything is sent, retried, then logged with the reason.
             let other = try TestPKI(name: "another CA")
             defer { other.remove() }
-            let wrong = try GatewayProcess(profiles: [.init()],
+            let wrong = try await GatewayProcess(profiles: [.init()],
                                            config: "{ webhook: { url: \"\(receiver.url)\", timeoutSec: 2, retries: 1, caFile: \"\(other.caFile)\" } }")
             defer { wrong.stop() }
             let second = try GatewayInboundTests.caller(wrong, CallerScenarios.cancels(afterMs: 500))
             defer { second.stop() }
-            #expect(wrong.waitForOutput(containing: "failed after 2 attempts", timeout: 15), "\(wrong.printed)")
+            #expect(await wrong.waitForOutput(containing: "failed after 2 attempts", timeout: 15), "\(wrong.printed)")
             #expect(wrong.printed.contains("unknown CA"), "\(wrong.printed)")
             #expect(receiver.bodies.withLock { $0.count } == 1)
             #expect(receiver.server.statistics.tlsFailures["certificate_refused", default: 0] >= 2)

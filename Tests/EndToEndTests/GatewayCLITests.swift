@@ -1,38 +1,26 @@
 import Foundation
 import IrisAPI
 import SIP
+import TestSupport
 import Testing
 
 extension GatewaySuites {
     /// `irisgw call` and `irisgw answer`, the real binary with the contract's flags.
     @Suite struct GatewayCLITests {
-        /// Starts the binary with `args`; its stdout (and stderr, with `mergeErrors`) goes to the pipe.
-        static func launch(_ args: [String], mergeErrors: Bool = false) throws -> (Process, Pipe) {
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: GatewayProcess.binary)
-            p.arguments = args
-            let out = Pipe()
-            p.standardOutput = out
-            p.standardError = mergeErrors ? out : FileHandle.nullDevice
-            p.standardInput = FileHandle.nullDevice
-            try p.run()
-            return (p, out)
+        /// Starts the binary with `args`; its stdout (and stderr, with `mergeErrors`) goes to
+        /// the child's output file.
+        static func launch(_ args: [String], mergeErrors: Bool = false) throws -> ChildProcess {
+            try ChildProcess(GatewayProcess.binary, args, discardingErrors: !mergeErrors)
         }
 
-        /// Runs the binary to completion (bounded); returns its status and stdout lines. It
-        /// waits with `Task.sleep`, not by blocking: a suite run takes up to a minute, and a
-        /// blocked thread of the two-thread cooperative pool starves every other test's waits.
+        /// Runs the binary to completion (bounded, SIGTERM at `timeout`); returns its status
+        /// and stdout lines. Awaits the exit without holding a thread of the cooperative pool.
         static func run(_ args: [String], timeout: Double = 30) async throws -> (status: Int32, lines: [String]) {
-            let (p, out) = try launch(args)
-            let deadline = Date().addingTimeInterval(timeout)
-            while p.isRunning && Date() < deadline { try await Task.sleep(nanoseconds: 20_000_000) }
-            if p.isRunning { p.terminate() }
-            let grace = Date().addingTimeInterval(5)
-            while p.isRunning && Date() < grace { try await Task.sleep(nanoseconds: 20_000_000) }
-            if p.isRunning { kill(p.processIdentifier, SIGKILL) }
-            p.waitUntilExit()
-            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            return (p.terminationStatus, text.split(separator: "\n").map(String.init))
+            let p = try launch(args)
+            defer { p.stop() }
+            var status = await p.exit(timeout: timeout)
+            if status == nil { status = await p.stopped(grace: 5) }
+            return (status ?? -1, p.output.split(separator: "\n").map(String.init))
         }
 
         static func events(_ lines: [String]) -> [SessionEvent] {
@@ -62,7 +50,7 @@ extension GatewaySuites {
         }
 
         @Test func callRefusedByTheGatewayExitsThree() async throws {
-            let gw = try GatewayProcess(profiles: [.init(proxies: [9])])
+            let gw = try await GatewayProcess(profiles: [.init(proxies: [9])])
             defer { gw.stop() }
             let r = try await Self.run(["call", "+447911123456", "--from", "+15557654321", "--api", gw.apiURL, "--data-dir", gw.dataDir])
             #expect(r.status == 3)
@@ -71,19 +59,18 @@ extension GatewaySuites {
         }
 
         @Test func answerRejectsAnInboundCall() async throws {
-            let gw = try GatewayProcess(profiles: [.init()])
+            let gw = try await GatewayProcess(profiles: [.init()])
             defer { gw.stop() }
-            let (answer, out) = try Self.launch(["answer", "--routing-id", "alice", "--action", "reject", "--api", gw.apiURL,
-                                                 "--data-dir", gw.dataDir, "--timeout", "20", "--json"])
-            defer { if answer.isRunning { answer.terminate() } }
-            // The listener must be subscribed before the call arrives.
-            try await Task.sleep(nanoseconds: 500_000_000)
+            let answer = try Self.launch(["answer", "--routing-id", "alice", "--action", "reject", "--api", gw.apiURL,
+                                          "--data-dir", gw.dataDir, "--timeout", "20", "--json"], mergeErrors: true)
+            defer { answer.stop() }
+            // The listener must be subscribed before the call arrives (said on stderr).
+            #expect(await answer.waitForOutput(containing: "waiting for a call to alice", timeout: 10), "\(answer.output)")
             let sipp = try GatewayInboundTests.caller(gw, CallerScenarios.rejected(603))
             defer { sipp.stop() }
             #expect(await sipp.waitForExit(timeout: 15) == 0, sipp.report)
-            #expect(await eventually(timeout: 10) { !answer.isRunning })
-            #expect(answer.terminationStatus == 0)
-            let lines = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n")
+            #expect(await answer.exit(timeout: 10) == 0)
+            let lines = answer.output.split(separator: "\n")
             #expect(Self.events(lines.map(String.init)).first?.type == "notify", "\(lines)")
         }
     }
@@ -110,19 +97,17 @@ extension GatewaySuites.GatewayCLITests {
     }
 
     @Test func answerAcceptsAndExitsZeroWhenTheCallerHangsUp() async throws {
-        let gw = try GatewayProcess(profiles: [.init()])
+        let gw = try await GatewayProcess(profiles: [.init()])
         defer { gw.stop() }
-        let (answer, out) = try Self.launch(["answer", "--routing-id", "alice", "--api", gw.apiURL, "--data-dir", gw.dataDir,
-                                             "--tone", "500", "--timeout", "20", "--json"])
-        defer { if answer.isRunning { answer.terminate() } }
-        try await Task.sleep(nanoseconds: 500_000_000)
+        let answer = try Self.launch(["answer", "--routing-id", "alice", "--api", gw.apiURL, "--data-dir", gw.dataDir,
+                                      "--tone", "500", "--timeout", "20", "--json"], mergeErrors: true)
+        defer { answer.stop() }
+        #expect(await answer.waitForOutput(containing: "waiting for a call to alice", timeout: 10), "\(answer.output)")
         let sipp = try GatewaySuites.GatewayInboundTests.caller(gw, CallerScenarios.answered(talkMs: 1000))
         defer { sipp.stop() }
         #expect(await sipp.waitForExit(timeout: 15) == 0, sipp.report)
-        #expect(await eventually(timeout: 10) { !answer.isRunning })
-        #expect(answer.terminationStatus == 0)
-        let events = Self.events(String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            .split(separator: "\n").map(String.init))
+        #expect(await answer.exit(timeout: 10) == 0)
+        let events = Self.events(answer.output.split(separator: "\n").map(String.init))
         #expect(events.filter { $0.event == .onNotification }.count == 1)
         #expect(events.last?.event == .onSessionEnded && events.last?.reason == .completed)
     }

@@ -4,6 +4,7 @@ import IOCore
 import IrisAPI
 import IrisClient
 import SIP
+import TestSupport
 import Testing
 
 extension GatewaySuites {
@@ -12,24 +13,15 @@ extension GatewaySuites {
     /// a HEP collector gets (`serve --hep`), decoded from the HEP v3 wire format.
     @Suite struct GatewayCaptureTests {
         /// tshark's fields of every frame of `file` (RTP found by its heuristic: any port).
-        static func tshark(_ file: String, fields: [String]) throws -> [[String: String]] {
+        static func tshark(_ file: String, fields: [String]) async throws -> [[String: String]] {
             guard FileManager.default.isExecutableFile(atPath: "/usr/bin/tshark") else {
                 throw SocketError("tshark is not installed (make deps installs the Debian package)", code: ENOENT)
             }
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: "/usr/bin/tshark")
-            p.arguments = ["-n", "-r", file, "-o", "rtp.heuristic_rtp:TRUE", "-o", "rtcp.heuristic_rtcp:TRUE", "-T", "fields",
-                           "-E", "separator=|", "-E", "occurrence=f"] + fields.flatMap { ["-e", $0] }
-            let out = Pipe()
-            p.standardOutput = out
-            p.standardError = FileHandle.nullDevice
-            try p.run()
-            let data = out.fileHandleForReading.readDataToEndOfFile()
-            let deadline = Date().addingTimeInterval(60)
-            while p.isRunning && Date() < deadline { usleep(20_000) }
-            if p.isRunning { p.terminate() }
-            p.waitUntilExit()
-            return String(decoding: data, as: UTF8.self).split(separator: "\n").map { line in
+            let r = try await ChildProcess.run("/usr/bin/tshark",
+                                               ["-n", "-r", file, "-o", "rtp.heuristic_rtp:TRUE", "-o", "rtcp.heuristic_rtcp:TRUE", "-T", "fields",
+                                                "-E", "separator=|", "-E", "occurrence=f"] + fields.flatMap { ["-e", $0] },
+                                               discardingErrors: true, timeout: 60)
+            return r.output.split(separator: "\n").map { line in
                 Dictionary(uniqueKeysWithValues: zip(fields, line.split(separator: "|", omittingEmptySubsequences: false).map(String.init)))
             }
         }
@@ -53,7 +45,7 @@ extension GatewaySuites {
             // Our own reader and tshark agree on what is in it.
             let packets = try PcapReader(bytes: bytes).packets
             #expect(packets.map(\.time) == packets.map(\.time).sorted(), "time order")
-            let rows = try Self.tshark(file, fields: ["sip.Method", "sip.Status-Code", "rtp.ssrc", "rtp.p_type", "rtcp.pt", "_ws.malformed", "udp.srcport"])
+            let rows = try await Self.tshark(file, fields: ["sip.Method", "sip.Status-Code", "rtp.ssrc", "rtp.p_type", "rtcp.pt", "_ws.malformed", "udp.srcport"])
             #expect(rows.count == packets.count, "tshark read \(rows.count) of \(packets.count) frames")
             let sip = rows.compactMap { r in (r["sip.Method"].flatMap { $0.isEmpty ? nil : $0 }) ?? (r["sip.Status-Code"].flatMap { $0.isEmpty ? nil : $0 }) }
             #expect(sip == ["INVITE", "100", "180", "200", "ACK", "BYE", "200"], "\(sip)")

@@ -152,7 +152,7 @@ extension GatewaySuites {
         @Test(arguments: [SIPTransportProtocol.udp, .tcp])
         func carrierHeadersReachTheApp(transport: SIPTransportProtocol) async throws {
             #expect(Self.passport.utf8.count > 3000)
-            let gw = try GatewayProcess(profiles: [.init()])
+            let gw = try await GatewayProcess(profiles: [.init()])
             defer { gw.stop() }
             let listener = try IrisNotificationListener(connection: try gw.connection(), routingId: "alice")
             defer { listener.close() }

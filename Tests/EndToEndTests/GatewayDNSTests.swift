@@ -2,6 +2,7 @@ import Foundation
 import IrisAPI
 import IrisClient
 import SIP
+import TestSupport
 import Testing
 
 extension GatewaySuites {
@@ -12,11 +13,11 @@ extension GatewaySuites {
         /// A gateway whose profile `trunk` sends to `proxies` (URIs, names allowed), with `dns`
         /// as its only DNS server.
         static func gateway(proxies: [String], dns: String, config: String? = nil, ringTimeoutSec: Int = 30,
-                            more: [GatewayProcess.Profile] = []) throws -> GatewayProcess {
+                            more: [GatewayProcess.Profile] = []) async throws -> GatewayProcess {
             var profile = GatewayProcess.Profile()
             profile.proxyURIs = proxies
             profile.ringTimeoutSec = ringTimeoutSec
-            return try GatewayProcess(profiles: [profile] + more, extraArguments: ["--dns-server", dns], config: config)
+            return try await GatewayProcess(profiles: [profile] + more, extraArguments: ["--dns-server", dns], config: config)
         }
 
         /// One call, ended; its recorder and when its create returned (monotonic seconds).
@@ -43,7 +44,7 @@ extension GatewaySuites {
             defer { sipp.stop() }
             // The first priority is a port nothing answers on (a socket that swallows the INVITE).
             let dead = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: 0))
-            let dns = try TestDNSServer(records: [
+            let dns = try await TestDNSServer(records: [
                 "naptr-record=carrier.dns.test,10,50,s,SIP+D2U,,_sip._udp.carrier.dns.test",
                 "srv-host=_sip._udp.carrier.dns.test,dead.dns.test,\(dead.local.port),10,0",
                 "srv-host=_sip._udp.carrier.dns.test,live.dns.test,\(sipp.port),20,0",
@@ -51,7 +52,7 @@ extension GatewaySuites {
                 "host-record=live.dns.test,127.0.0.1",
             ])
             defer { dns.stop() }
-            let gw = try Self.gateway(proxies: ["sip:carrier.dns.test"], dns: dns.server, ringTimeoutSec: 20)
+            let gw = try await Self.gateway(proxies: ["sip:carrier.dns.test"], dns: dns.server, ringTimeoutSec: 20)
             defer { gw.stop() }
             let (rec, _) = try await Self.call(gw, timeout: 40) { session, rec in
                 #expect(await rec.waitForStatus(.connected, timeout: 30), "\(rec.trace)\n\(sipp.report)\n\(dns.log)")
@@ -85,14 +86,14 @@ extension GatewaySuites {
             defer { a.stop() }
             let b = try await SIPp.listening(.inline(name: "b", xml: CarrierScenarios.reject("603 Decline", ring: false)), calls: 1000, timeout: 150)
             defer { b.stop() }
-            let dns = try TestDNSServer(records: [
+            let dns = try await TestDNSServer(records: [
                 "srv-host=_sip._udp.split.dns.test,a.dns.test,\(a.port),10,1",
                 "srv-host=_sip._udp.split.dns.test,b.dns.test,\(b.port),10,3",
                 "host-record=a.dns.test,127.0.0.1",
                 "host-record=b.dns.test,127.0.0.1",
             ])
             defer { dns.stop() }
-            let gw = try Self.gateway(proxies: ["sip:split.dns.test"], dns: dns.server)
+            let gw = try await Self.gateway(proxies: ["sip:split.dns.test"], dns: dns.server)
             defer { gw.stop() }
             var codes: [Int] = []
             for _ in 0..<40 {
@@ -117,14 +118,14 @@ extension GatewaySuites {
             func records(_ port: Int) -> [String] {
                 ["srv-host=_sip._udp.ttl.dns.test,t.dns.test,\(port),10,0", "host-record=t.dns.test,127.0.0.1"]
             }
-            let dns = try TestDNSServer(records: records(a.port), ttl: Int(ttl))
+            let dns = try await TestDNSServer(records: records(a.port), ttl: Int(ttl))
             defer { dns.stop() }
-            let gw = try Self.gateway(proxies: ["sip:ttl.dns.test"], dns: dns.server)
+            let gw = try await Self.gateway(proxies: ["sip:ttl.dns.test"], dns: dns.server)
             defer { gw.stop() }
             let t0 = SIPEventLoop.now()  // the SRV answer is cached at or after this
             let first = try await Self.call(gw)
             #expect(first.rec.ended?.sip?.code == 486, "\(first.rec.events)")
-            try dns.replace(records: records(b.port))
+            try await dns.replace(records: records(b.port))
             // Calls until one reaches B; every call whose lookup was before t0 + TTL must reach A.
             var reachedB: Double?
             let deadline = SIPEventLoop.now() + 40
@@ -149,7 +150,7 @@ extension GatewaySuites {
             var numeric = GatewayProcess.Profile(proxies: [sipp.port])
             numeric.name = "numeric"
             // 1 s then 2 s for the NAPTR query: the named call waits 3 s, then ends.
-            let gw = try Self.gateway(proxies: ["sip:slow.dns.test"], dns: silent.server,
+            let gw = try await Self.gateway(proxies: ["sip:slow.dns.test"], dns: silent.server,
                                       config: "{ dnsTimeoutMs: 1000, dnsTries: 2 }", more: [numeric])
             defer { gw.stop() }
             async let named = Self.call(gw, profile: "trunk", timeout: 20)
@@ -172,16 +173,16 @@ extension GatewaySuites {
         }
 
         @Test func nxdomainEndsTheSessionWithRemoteUnreachable() async throws {
-            let dns = try TestDNSServer(records: ["host-record=other.dns.test,127.0.0.1"])
+            let dns = try await TestDNSServer(records: ["host-record=other.dns.test,127.0.0.1"])
             defer { dns.stop() }
-            let gw = try Self.gateway(proxies: ["sip:nosuch.dns.test"], dns: dns.server)
+            let gw = try await Self.gateway(proxies: ["sip:nosuch.dns.test"], dns: dns.server)
             defer { gw.stop() }
             let (rec, _) = try await Self.call(gw)
             #expect(rec.trace == ["onSessionCreated", "Initializing", "Disconnected", "error:-412", "ended:failed"], "\(rec.events)")
             let error = try #require(rec.events.first { $0.event == .onSessionError })
             #expect(error.message == "remote unreachable: DNS: nosuch.dns.test: no such domain", "\(error)")
             #expect(rec.ended?.sip == SIPDetails(code: 503, reason: "DNS: nosuch.dns.test: no such domain"))
-            let record = try #require(try gw.recordsAfterStop().first)
+            let record = try #require(try await gw.recordsAfterStop().first)
             #expect(record.endReason == "failed" && record.sipCode == 503 && record.sipReason == "DNS: nosuch.dns.test: no such domain", "\(record)")
         }
     }

@@ -3,6 +3,7 @@ import Glibc
 import IrisAPI
 import IrisClient
 import SIP
+import TestSupport
 import Testing
 
 /// Faults a production gateway meets: a kill with calls up, a drain behind a balancer.
@@ -25,17 +26,17 @@ extension GatewaySuites {
             for _ in 0..<calls { sessions.append(try await placedSession(gw)) }
             let answeredBy = Date().timeIntervalSince1970
             // Up for a while, so a duration lost at the kill would show.
-            try await Task.sleep(for: .milliseconds(2500))
-            #expect(gw.signal(SIGKILL) != nil)
+            try await Task.sleep(for: .milliseconds(2500))  // call time that a kill must not lose: the behaviour, not a wait
+            #expect(await gw.signal(SIGKILL) != nil)
             let killedAt = Date().timeIntervalSince1970
 
-            let restarted = try GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sipp.port])], after: gw)
+            let restarted = try await GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sipp.port])], after: gw)
             defer { restarted.stop() }
             #expect(restarted.apiKey == gw.apiKey, "the key survives the restart")
             // The carrier had every call BYEd and answered them all: SIPp ends cleanly.
             #expect(await sipp.waitForExit(timeout: 20) == 0, sipp.report)
             #expect(sipp.messages.components(separatedBy: "gateway restarted").count - 1 >= calls, sipp.report)
-            let records = try restarted.recordsAfterStop()
+            let records = try await restarted.recordsAfterStop()
             #expect(records.count == calls)
             for r in records {
                 #expect(r.endReason == "failed" && r.sipReason == "gateway restarted", "\(r)")
@@ -83,8 +84,8 @@ extension GatewaySuites {
             let mount = FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-full-\(UUID().uuidString.prefix(8))").path
             try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(atPath: mount) }
-            try run("/usr/bin/mount", ["-t", "tmpfs", "-o", "size=2m", "tmpfs", mount])
-            defer { try? run("/usr/bin/umount", ["-l", mount]) }
+            try await run("/usr/bin/mount", ["-t", "tmpfs", "-o", "size=2m", "tmpfs", mount])
+            defer { umount2(mount, Int32(MNT_DETACH)) }  // `umount -l`, as a call: a defer cannot await a process
 
             let calls = 3
             let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.answer(), calls: calls, dataDir: mount + "/data")
@@ -103,23 +104,18 @@ extension GatewaySuites {
                 session.stop()
             }
             #expect(await eventually(timeout: 10) { Self.metric(gw, "irisgw_record_writes_pending") > 0 })
-            #expect(gw.waitForOutput(containing: "until the disk takes them", timeout: 10), "\(gw.printed)")
+            #expect(await gw.waitForOutput(containing: "until the disk takes them", timeout: 10), "\(gw.printed)")
             #expect(Self.metric(gw, "irisgw_record_writes_lost_total") == 0)
 
             try FileManager.default.removeItem(atPath: filler)
             #expect(await eventually(timeout: 10) { Self.metric(gw, "irisgw_record_writes_pending") == 0 })
             #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
-            let records = try gw.recordsAfterStop()
+            let records = try await gw.recordsAfterStop()
             #expect(records.count == calls && records.allSatisfy { $0.endReason == "completed" }, "\(records)")
         }
 
-        private func run(_ tool: String, _ arguments: [String]) throws {
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: tool)
-            p.arguments = arguments
-            try p.run()
-            p.waitUntilExit()
-            guard p.terminationStatus == 0 else { throw SocketError("\(tool) \(arguments.joined(separator: " "))", code: EINVAL) }
+        private func run(_ tool: String, _ arguments: [String]) async throws {
+            guard try await ChildProcess.run(tool, arguments).status == 0 else { throw SocketError("\(tool) \(arguments.joined(separator: " "))", code: EINVAL) }
         }
     }
 }

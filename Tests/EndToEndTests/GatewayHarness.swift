@@ -4,22 +4,23 @@ import Gateway
 import IrisAPI
 import IrisClient
 import SIP
+import TestSupport
 import Testing
 
 /// One `irisgw serve` process for a test: its own profiles and data dir in a temporary
-/// folder, SIP and API on ports the OS picks, RTP in a random slice of the port space (a
-/// pair another process holds is skipped). `stop()` (in a `defer`) ends it and cleans up.
+/// folder, SIP and API on ports the OS picks, RTP in a block of 200 ports checked free
+/// after an OS-chosen one (a pair another process takes later is skipped). `stop()` (in a `defer`) ends it and cleans up.
 final class GatewayProcess: @unchecked Sendable {
     static var binary: String {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("irisgw").path
     }
 
     let directory: URL
-    private let process = Process()
-    private let output = Pipe()
+    private var process: ChildProcess!
     private(set) var sipPort = 0
     private(set) var apiURL = ""
-    private(set) var lines: [String] = []
+    /// Every line the process printed so far.
+    var lines: [String] { process.output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) }
     let apiKey: String
     /// The CA that issued the API's certificate, for an HTTPS `apiURL` (nil: plain HTTP).
     let apiCAFile: String?
@@ -97,7 +98,7 @@ final class GatewayProcess: @unchecked Sendable {
     /// `after`: a stopped (or killed) gateway whose folder, data dir and records this one
     /// takes over, as a restart would.
     init(profiles: [Profile], environment: [String: String] = [:], extraArguments: [String] = [], config: String? = nil,
-         after predecessor: GatewayProcess? = nil, dataDir: String? = nil, launcher: [String] = [], apiCAFile: String? = nil) throws {
+         after predecessor: GatewayProcess? = nil, dataDir: String? = nil, launcher: [String] = [], apiCAFile: String? = nil) async throws {
         dataDirOverride = dataDir
         self.apiCAFile = apiCAFile
         directory = predecessor?.directory
@@ -115,21 +116,20 @@ final class GatewayProcess: @unchecked Sendable {
             try config.write(to: file, atomically: true, encoding: .utf8)
             configArguments = ["--config", file.path]
         }
-        let base = 20_000 + 2 * Int.random(in: 0..<19_000)
+        let base = try freePortBlock(count: 200)
         // `launcher` runs the gateway through another program (prlimit, say).
-        process.executableURL = URL(fileURLWithPath: launcher.first ?? Self.binary)
-        process.arguments = launcher.dropFirst() + (launcher.isEmpty ? [] : [Self.binary])
+        let arguments = launcher.dropFirst() + (launcher.isEmpty ? [] : [Self.binary])
             + ["serve", "--profiles", profileDir.path, "--sip-listen", "127.0.0.1:0", "--api-listen", "127.0.0.1:0",
-               "--data-dir", data, "--rtp-ports", "\(base)-\(base + 1999)", "--drain-timeout", "2"] + configArguments + extraArguments
+               "--data-dir", data, "--rtp-ports", "\(base)-\(base + 199)", "--drain-timeout", "2"] + configArguments + extraArguments
         var env = ProcessInfo.processInfo.environment
         env["IRISGW_API_KEY"] = nil
         for (k, v) in environment { env[k] = v }
-        process.environment = env
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        lines = readLines(of: process, from: output, until: "ready", timeout: 20)
+        process = try ChildProcess(launcher.first ?? Self.binary, Array(arguments), environment: env,
+                                   outputFile: directory.appendingPathComponent("output-\(UUID().uuidString.prefix(8)).txt"))
+        let child = process!
+        func printed() -> [String] { child.output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) }
+        _ = await eventually(timeout: 20) { !child.isRunning || printed().contains("ready") }
+        let lines = printed()
         for l in lines {
             if l.hasPrefix("listening sip udp "), let port = l.split(separator: ":").last.flatMap({ Int($0) }) { sipPort = port }
             if l.hasPrefix("listening api ") { apiURL = String(l.dropFirst("listening api ".count)) }
@@ -144,13 +144,10 @@ final class GatewayProcess: @unchecked Sendable {
     private let dataDirOverride: String?
     var dataDir: String { dataDirOverride ?? directory.appendingPathComponent("data").path }
 
-    /// Reads what the process printed since `ready` until a line contains `text`, or
-    /// `timeout` passes; true when it was seen.
-    func waitForOutput(containing text: String, timeout: Double) -> Bool {
-        if lines.contains(where: { $0.contains(text) }) { return true }
-        let more = readLines(of: process, from: output, until: "\u{0}never", timeout: timeout, stopWhen: { $0.contains(text) })
-        lines += more
-        return more.contains { $0.contains(text) }
+    /// Waits until the process has printed a line containing `text` (true), or exited or
+    /// `timeout` passed.
+    func waitForOutput(containing text: String, timeout: Double) async -> Bool {
+        await process.waitForOutput(containing: text, timeout: timeout)
     }
     var sipPeer: SIPPeer { SIPPeer(transport: .udp, address: SocketAddress(host: "127.0.0.1", port: sipPort)) }
 
@@ -159,31 +156,29 @@ final class GatewayProcess: @unchecked Sendable {
     var isRunning: Bool { process.isRunning }
     var processID: Int32 { process.processIdentifier }
 
-    /// Sends `sig` and waits up to `timeout` for the exit; nil if it did not exit.
-    func signal(_ sig: Int32, timeout: Double = 10) -> Int32? {
-        kill(process.processIdentifier, sig)
-        let until = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < until { usleep(20_000) }
-        return process.isRunning ? nil : process.terminationStatus
+    /// Sends `sig` and waits (suspended) up to `timeout` for the exit; nil if it did not exit.
+    func signal(_ sig: Int32, timeout: Double = 10) async -> Int32? {
+        await process.signal(sig, timeout: timeout)
     }
 
     /// Stops the gateway (SIGINT: every call ends, every record completes) and returns the
     /// call records it left in `calls.sqlite`.
-    func recordsAfterStop() throws -> [CallRecord] {
-        if process.isRunning { _ = signal(SIGINT, timeout: 10) }
+    func recordsAfterStop() async throws -> [CallRecord] {
+        if process.isRunning { _ = await signal(SIGINT, timeout: 10) }
         let store = try CallRecordStore(path: dataDir + "/calls.sqlite", heartbeatInterval: nil)
         defer { store.close() }
         return store.all()
     }
 
     /// Everything the process printed so far.
-    var printed: String { lines.joined(separator: "\n") }
+    var printed: String { process.output }
 
     /// Ends the gateway (SIGINT, then SIGKILL) and removes its folder.
     ///
     /// Every gateway a test ran is also checked here, so the invariant holds after all the
     /// tests: one call record per session the gateway started, each completed with an end
-    /// reason.
+    /// reason. The check needs the exit, so this one waits blocking (a `defer` cannot
+    /// suspend): the gateway drains in at most 2 s (`--drain-timeout 2`), SIGKILL after 8.
     func stop() {
         var started: Int?
         if process.isRunning {
@@ -192,11 +187,10 @@ final class GatewayProcess: @unchecked Sendable {
                     String(decoding: r.body, as: UTF8.self).split(separator: "\n")
                         .first { $0.hasPrefix("irisgw_sessions_started_total ") }.flatMap { Int($0.split(separator: " ")[1]) }
                 }
-            _ = signal(SIGINT, timeout: 8)
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
+            process.stop(signal: SIGINT, grace: 8)
+            process.process.waitUntilExit()
         }
-        if let started, process.terminationStatus == 0,
+        if let started, process.process.terminationStatus == 0,
            let store = try? CallRecordStore(path: dataDir + "/calls.sqlite", heartbeatInterval: nil) {
             let records = store.all()
             store.close()
@@ -209,30 +203,16 @@ final class GatewayProcess: @unchecked Sendable {
     }
 }
 
-/// The lines a started process prints until one equals `last` (or it dies, or `timeout`
-/// seconds pass).
-func readLines(of process: Process, from output: Pipe, until last: String, timeout: Double,
-               stopWhen: (String) -> Bool = { _ in false }) -> [String] {
-    var lines: [String] = []
-    let deadline = Date().addingTimeInterval(timeout)
-    var buffer = ""
-    let fd = output.fileHandleForReading.fileDescriptor
-    while Date() < deadline, !lines.contains(last), !lines.contains(where: stopWhen) {
-        var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        guard poll(&pfd, 1, 200) > 0 else {
-            if !process.isRunning { break }
-            continue
-        }
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        let n = read(fd, &chunk, chunk.count)
-        if n <= 0 { break }
-        buffer += String(decoding: chunk[0..<n], as: UTF8.self)
-        while let nl = buffer.firstIndex(of: "\n") {
-            lines.append(String(buffer[..<nl]))
-            buffer = String(buffer[buffer.index(after: nl)...])
-        }
+/// The lines `child` printed once one equals `last` or satisfies `stopWhen` (or it exited,
+/// or `timeout` seconds passed): everything it printed by then.
+func lines(of child: ChildProcess, until last: String, timeout: Double,
+           stopWhen: @escaping (String) -> Bool = { _ in false }) async -> [String] {
+    func printed() -> [String] { child.output.split(separator: "\n").map(String.init) }
+    _ = await eventually(timeout: timeout, pollInterval: 0.02) {
+        let lines = printed()
+        return lines.contains(last) || lines.contains(where: stopWhen) || !child.isRunning
     }
-    return lines
+    return printed()
 }
 
 /// A delegate that records events for assertions.
@@ -266,10 +246,10 @@ final class SessionRecorder: IrisRtcAudioSessionDelegate, @unchecked Sendable {
     var ended: SessionEvent? { events.first { $0.event == .onSessionEnded } }
 }
 
-/// The gateway end-to-end suites run one at a time: each starts an `irisgw serve` and SIPp
-/// processes, and all of them at once on two cores would starve the timing-sensitive
-/// tests of other suites. (Other suites still run beside them.)
-@Suite(.serialized) struct GatewaySuites {}
+/// The gateway end-to-end suites: each test starts its own `irisgw serve` and SIPp processes
+/// (ports from the OS) and awaits them without holding a cooperative thread, so they run
+/// in parallel like every other suite.
+@Suite struct GatewaySuites {}
 
 /// SIPp playing `xml` as the carrier (listening before this returns) and a gateway whose one
 /// profile, `configure`d, routes to it. Stop both in a `defer`: `gw.stop(); sipp.stop()`.
@@ -281,7 +261,7 @@ func carrierAndGateway(_ xml: String, sippArguments: [String] = [], calls: Int =
     var profile = GatewayProcess.Profile(proxies: [sipp.port])
     configure(&profile)
     do {
-        return (sipp, try GatewayProcess(profiles: [profile], environment: environment, extraArguments: gatewayArguments, config: config,
+        return (sipp, try await GatewayProcess(profiles: [profile], environment: environment, extraArguments: gatewayArguments, config: config,
                                          dataDir: dataDir, launcher: launcher))
     } catch {
         sipp.stop()

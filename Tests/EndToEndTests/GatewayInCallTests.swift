@@ -3,6 +3,7 @@ import IrisAPI
 import IrisClient
 import Media
 import SIP
+import TestSupport
 import Testing
 
 extension GatewaySuites {

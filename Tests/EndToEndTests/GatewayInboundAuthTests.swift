@@ -2,6 +2,7 @@ import Foundation
 import IrisAPI
 import IrisClient
 import SIP
+import TestSupport
 import Testing
 
 extension GatewaySuites {
@@ -20,8 +21,8 @@ extension GatewaySuites {
             return p
         }
 
-        static func gateway(algorithms: [String], allowFrom: [String]? = nil, config: String? = nil) throws -> GatewayProcess {
-            try GatewayProcess(profiles: [profile(algorithms: algorithms, allowFrom: allowFrom)],
+        static func gateway(algorithms: [String], allowFrom: [String]? = nil, config: String? = nil) async throws -> GatewayProcess {
+            try await GatewayProcess(profiles: [profile(algorithms: algorithms, allowFrom: allowFrom)],
                                environment: ["CARRIER_IN_PASSWORD": password], config: config)
         }
 
@@ -87,7 +88,7 @@ extension GatewaySuites {
         @Test(arguments: [(password, true), ("wrong-password", false)])
         func sippAuthenticatesWithMD5(password: String, accepted: Bool) async throws {
             // SIPp answers MD5 challenges only.
-            let gw = try Self.gateway(algorithms: ["MD5"])
+            let gw = try await Self.gateway(algorithms: ["MD5"])
             defer { gw.stop() }
             let listener = try IrisNotificationListener(connection: try gw.connection(), routingId: "alice")
             defer { listener.close() }
@@ -113,34 +114,34 @@ extension GatewaySuites {
         /// wrong password is answered `maxAuthFailures` times, then banned: its next INVITE,
         /// even with the right password, is dropped unread.
         @Test func sha256ByOurOwnClientAndGuessersAreBanned() async throws {
-            let gw = try Self.gateway(algorithms: ["SHA-256"], config: "{ sip: { maxAuthFailures: 2, authFailureWindowSec: 600 } }")
+            let gw = try await Self.gateway(algorithms: ["SHA-256"], config: "{ sip: { maxAuthFailures: 2, authFailureWindowSec: 600 } }")
             defer { gw.stop() }
             let agent = try TestAgent()
             defer { agent.shutdown() }
             let listener = try IrisNotificationListener(connection: try gw.connection(), routingId: "alice")
             defer { listener.close() }
             let target = SIPURI(user: "+15550001000", host: "127.0.0.1", port: gw.sipPort)
-            func call(_ password: String) -> CallRecorder {
+            func call(_ password: String) async -> CallRecorder {
                 let rec = CallRecorder()
-                _ = agent.call(uri: target, peer: gw.sipPeer, recorder: rec,
+                _ = await agent.call(uri: target, peer: gw.sipPeer, recorder: rec,
                                credentials: DigestCredentials(username: "carrier-in", password: password))
                 return rec
             }
-            let good = call(Self.password)
+            let good = await call(Self.password)
             let n = try #require(listener.next(timeout: 15), "\(good.events)")
             try IrisRtcAudioSession.reject(connection: try gw.connection(), roomId: n.roomid!, roomToken: n.roomtoken!, busy: true)
             #expect(await good.waitForEnd() == .rejected(status: 486), "\(good.events)")
             for attempt in 1...2 {
-                let guess = call("guess-\(attempt)")
+                let guess = await call("guess-\(attempt)")
                 #expect(await guess.waitForEnd() == .rejected(status: 401), "attempt \(attempt): \(guess.events)")
             }
             #expect(Self.refused(gw, "sip_auth_failed") == 2 && Self.refused(gw, "sip_auth_banned") == 0)
             // The third wrong answer bans the source; nothing answers it.
-            let third = call("guess-3")
+            let third = await call("guess-3")
             #expect(await eventually(timeout: 10) { Self.refused(gw, "sip_auth_banned") == 1 })
             #expect(Self.refused(gw, "sip_auth_failed") == 3)
             let banned = Self.refused(gw, "sip_banned")
-            let late = call(Self.password)
+            let late = await call(Self.password)
             #expect(await eventually(timeout: 10) { Self.refused(gw, "sip_banned") > banned }, "the source's datagrams are dropped unread")
             #expect(!late.events.contains { if case .provisional = $0 { true } else { false } }, "\(late.events)")
             #expect(third.end == nil && late.end == nil, "no answer at all")
@@ -151,7 +152,7 @@ extension GatewaySuites {
         /// INVITEs without credentials from a source that may authenticate: a stateless 401
         /// each (no transaction, no call) up to the untrusted rate, then a ban.
         @Test func anUnauthenticatedFloodStaysStatelessAndRateLimited() async throws {
-            let gw = try Self.gateway(algorithms: ["SHA-256", "MD5"], config: "{ sip: { requestsPerSecond: 10 } }")
+            let gw = try await Self.gateway(algorithms: ["SHA-256", "MD5"], config: "{ sip: { requestsPerSecond: 10 } }")
             defer { gw.stop() }
             let probe = try UDPProbe()
             let sent = 40
@@ -179,7 +180,7 @@ extension GatewaySuites {
         /// A source outside the authenticating trunk's allowFrom is not challenged: silence, as
         /// for any unknown source, and OPTIONS from a source that may authenticate too.
         @Test func sourcesNoTrunkLetsAuthenticateGetSilence() async throws {
-            let gw = try Self.gateway(algorithms: ["SHA-256"], allowFrom: ["10.0.0.0/8"])
+            let gw = try await Self.gateway(algorithms: ["SHA-256"], allowFrom: ["10.0.0.0/8"])
             defer { gw.stop() }
             let probe = try UDPProbe()
             probe.send(HostileTrafficTests.request("INVITE", port: gw.sipPort, probe: probe.port), to: gw.sipPort)

@@ -2,6 +2,7 @@ import Foundation
 import IrisAPI
 import IrisClient
 import SIP
+import TestSupport
 import Testing
 
 extension GatewaySuites {
@@ -44,7 +45,7 @@ extension GatewaySuites {
         static let start = ["onSessionCreated", "notification:notify", "Initializing"]
 
         @Test func joinConnectsAndTheCallersByeCompletes() async throws {
-            let gw = try GatewayProcess(profiles: [.init()])
+            let gw = try await GatewayProcess(profiles: [.init()])
             defer { gw.stop() }
             let (note, sipp) = try Self.notification(gw) { try Self.caller(gw, CallerScenarios.answered(talkMs: 5000), extra: ["-rtp_echo"]) }
             defer { sipp.stop() }
@@ -72,7 +73,7 @@ extension GatewaySuites {
 
         @Test(arguments: [(false, 603), (true, 486)])
         func rejectAnswersTheCaller(busy: Bool, status: Int) async throws {
-            let gw = try GatewayProcess(profiles: [.init()])
+            let gw = try await GatewayProcess(profiles: [.init()])
             defer { gw.stop() }
             let (note, sipp) = try Self.notification(gw) { try Self.caller(gw, CallerScenarios.rejected(status)) }
             defer { sipp.stop() }
@@ -93,7 +94,7 @@ extension GatewaySuites {
         @Test func noJoinAnswers480AndNotifiesCancel() async throws {
             var profile = GatewayProcess.Profile()
             profile.inboundRingTimeoutSec = 2
-            let gw = try GatewayProcess(profiles: [profile])
+            let gw = try await GatewayProcess(profiles: [profile])
             defer { gw.stop() }
             let (note, sipp) = try Self.notification(gw) { try Self.caller(gw, CallerScenarios.rejected(480)) }
             defer { sipp.stop() }
@@ -104,7 +105,7 @@ extension GatewaySuites {
         }
 
         @Test func callerCancelEndsCanceled() async throws {
-            let gw = try GatewayProcess(profiles: [.init()])
+            let gw = try await GatewayProcess(profiles: [.init()])
             defer { gw.stop() }
             let (note, sipp) = try Self.notification(gw) { try Self.caller(gw, CallerScenarios.cancels(afterMs: 1000)) }
             defer { sipp.stop() }
@@ -137,7 +138,7 @@ extension GatewaySuites {
             var profile = GatewayProcess.Profile()
             profile.routes = [(Self.did, "alice")]
             profile.allowFrom = r.allowFrom
-            let gw = try GatewayProcess(profiles: [profile], config: r.config)
+            let gw = try await GatewayProcess(profiles: [profile], config: r.config)
             defer { gw.stop() }
             let sipp = try Self.caller(gw, CallerScenarios.rejected(r.status, ring: false), did: r.did)
             defer { sipp.stop() }
@@ -147,7 +148,7 @@ extension GatewaySuites {
 
         /// An INVITE without SDP: our 200 offers, the caller answers in the ACK, audio flows.
         @Test func lateOfferIsAnsweredInTheACK() async throws {
-            let gw = try GatewayProcess(profiles: [.init()])
+            let gw = try await GatewayProcess(profiles: [.init()])
             defer { gw.stop() }
             let (note, sipp) = try Self.notification(gw) { try Self.caller(gw, CallerScenarios.lateOffer(talkMs: 5000), extra: ["-rtp_echo"]) }
             defer { sipp.stop() }
@@ -171,7 +172,7 @@ extension GatewaySuites {
         }
 
         @Test func holdFromTheCallerIsAnsweredRecvonlyAndReported() async throws {
-            let gw = try GatewayProcess(profiles: [.init()])
+            let gw = try await GatewayProcess(profiles: [.init()])
             defer { gw.stop() }
             let (note, sipp) = try Self.notification(gw) { try Self.caller(gw, CallerScenarios.answered(talkMs: 500, hold: true)) }
             defer { sipp.stop() }

@@ -12,7 +12,7 @@ extension GatewaySuites {
     @Suite struct GatewayMediaAdmissionTests {
         @Test func newSessionsPastTheBudgetAreRefusedBeforeAnyInviteOrAnswer() async throws {
             let carrier = try UDPProbe()
-            let gw = try GatewayProcess(profiles: [.init(proxies: [carrier.port])], config: "{ mediaLoadBudgetPercent: 0 }")
+            let gw = try await GatewayProcess(profiles: [.init(proxies: [carrier.port])], config: "{ mediaLoadBudgetPercent: 0 }")
             defer { gw.stop() }
 
             let client = try HTTPClient(baseURL: gw.apiURL, defaultHeaders: ["Authorization": "Bearer " + gw.apiKey])

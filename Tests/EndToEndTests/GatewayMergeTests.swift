@@ -3,6 +3,7 @@ import IrisAPI
 import IrisClient
 import Media
 import SIP
+import TestSupport
 import Testing
 
 extension GatewaySuites {
@@ -36,7 +37,7 @@ extension GatewaySuites {
                                                                                               mediaAddress: "127.0.0.1:\(mediaB.address.port)")),
                                     timeout: 40)
             defer { carrierB.stop() }
-            let gw = try GatewayProcess(profiles: [.init(name: "a", proxies: [carrierA.port]), .init(name: "b", proxies: [carrierB.port])])
+            let gw = try await GatewayProcess(profiles: [.init(name: "a", proxies: [carrierA.port]), .init(name: "b", proxies: [carrierB.port])])
             defer { gw.stop() }
 
             // The first call, then held by the app.

@@ -1,6 +1,7 @@
 import Foundation
 import IrisAPI
 import IrisClient
+import TestSupport
 import Testing
 
 extension GatewaySuites {
@@ -54,14 +55,10 @@ extension GatewaySuites {
             #expect(try api.sessions().count == 2)
 
             // `irisgw call --opus-complexity`: the gateway's refusal (exit 3), a usage error (exit 2).
-            let (cli, output) = try GatewayCLITests.launch(["call", "+15551230001", "--from", "+15557654321", "--api", gw.apiURL,
-                                                            "--data-dir", gw.dataDir, "--opus-complexity", "11"], mergeErrors: true)
-            let deadline = Date().addingTimeInterval(30)
-            while cli.isRunning && Date() < deadline { usleep(20_000) }
-            if cli.isRunning { cli.terminate() }
-            cli.waitUntilExit()
-            let said = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            #expect(cli.terminationStatus == 3 && said.contains("opus.complexity: must be from 0 to 10, found 11"), "\(said)")
+            let cli = try await ChildProcess.run(GatewayProcess.binary, ["call", "+15551230001", "--from", "+15557654321", "--api", gw.apiURL,
+                                                                         "--data-dir", gw.dataDir, "--opus-complexity", "11"], timeout: 30)
+            let said = cli.output
+            #expect(cli.status == 3 && said.contains("opus.complexity: must be from 0 to 10, found 11"), "\(said)")
             let usage = try await GatewayCLITests.run(["call", "+15551230001", "--from", "+1", "--opus-complexity", "high"])
             #expect(usage.status == 2)
 
@@ -77,7 +74,7 @@ extension GatewaySuites {
         @Test func anInboundCallUsesItsTrunksOpus() async throws {
             var profile = GatewayProcess.Profile()
             profile.mediaExtra = #"opus: { complexity: 2, application: "audio", fec: false },"#
-            let gw = try GatewayProcess(profiles: [profile])
+            let gw = try await GatewayProcess(profiles: [profile])
             defer { gw.stop() }
             let (note, sipp) = try GatewayInboundTests.notification(gw) {
                 try GatewayInboundTests.caller(gw, CallerScenarios.answered(talkMs: 3000))

@@ -2,6 +2,7 @@ import Foundation
 import IrisAPI
 import IrisClient
 import SIP
+import TestSupport
 import Testing
 
 extension GatewaySuites {
@@ -69,7 +70,7 @@ extension GatewaySuites {
                     at440 = session.stream.leg.toneLevel(hz: 440, lastSeconds: 0.5)
                     return at440 > 0.3
                 }
-                try await Task.sleep(nanoseconds: 1_000_000_000)
+                try await Task.sleep(nanoseconds: 1_000_000_000)  // a second in which no 1 kHz may come: the behaviour, not a wait
                 let at1000 = session.stream.leg.toneLevel(hz: 1000, lastSeconds: 0.5)
                 #expect(at440 > 0.3 && at1000 < 0.05, "440 Hz level \(at440), 1 kHz level \(at1000)")
                 let snap = try session.connection.snapshot(roomId: session.roomId!)
@@ -141,7 +142,7 @@ extension GatewaySuites {
             defer { first.stop() }
             let second = try await SIPp.listening(.inline(name: "carrier", xml: CarrierScenarios.answer()), timeout: 30)
             defer { second.stop() }
-            let gw = try GatewayProcess(profiles: [.init(proxies: [first.port, second.port])])
+            let gw = try await GatewayProcess(profiles: [.init(proxies: [first.port, second.port])])
             defer { gw.stop() }
             let (rec, _) = try await Self.call(gw) { session, rec in
                 #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(first.report)\n\(second.report)")
@@ -169,7 +170,7 @@ extension GatewaySuites.GatewayOutboundTests {
         var profile = GatewayProcess.Profile(proxies: [blackHole.local.port, sipp.port])
         profile.ringTimeoutSec = 60
         if let failoverTimeoutMs { profile.outboundExtra = "failoverTimeoutMs: \(failoverTimeoutMs)," }
-        let gw = try GatewayProcess(profiles: [profile])
+        let gw = try await GatewayProcess(profiles: [profile])
         defer { gw.stop() }
         let (rec, _) = try await Self.call(gw, timeout: 45) { session, rec in
             #expect(await rec.waitForStatus(.connected, timeout: 45), "\(rec.trace)\n\(sipp.report)")

@@ -4,6 +4,7 @@ import Glibc
 import IrisAPI
 import IrisClient
 import SIP
+import TestSupport
 import Testing
 
 extension GatewaySuites {
@@ -45,7 +46,7 @@ extension GatewaySuites {
             #expect(Self.supportedTags(invite).contains("100rel") && !Self.supportedTags(invite).contains("replaces"), "\(invite)")
 
             kill(gw.processID, SIGTERM)
-            #expect(gw.waitForOutput(containing: "draining", timeout: 10), "\(gw.printed)")
+            #expect(await gw.waitForOutput(containing: "draining", timeout: 10), "\(gw.printed)")
             // The flag is set just after the line is printed: ask until the answer changes.
             var answer: SIPMessage?
             let deadline = Date().addingTimeInterval(10)
@@ -94,7 +95,7 @@ extension GatewaySuites {
             for key in keys { #expect(!text.contains(key), "a key in the pcap") }
             let file = gw.directory.appendingPathComponent("keys.pcap").path
             #expect(FileManager.default.createFile(atPath: file, contents: Data(pcap)))
-            let rows = try GatewayCaptureTests.tshark(file, fields: ["sip.Method", "sip.Status-Code", "_ws.malformed"])
+            let rows = try await GatewayCaptureTests.tshark(file, fields: ["sip.Method", "sip.Status-Code", "_ws.malformed"])
             let sip = rows.compactMap { r in (r["sip.Method"].flatMap { $0.isEmpty ? nil : $0 }) ?? (r["sip.Status-Code"].flatMap { $0.isEmpty ? nil : $0 }) }
             #expect(sip.first == "INVITE" && sip.contains("BYE"), "\(sip)")
             #expect(rows.allSatisfy { ($0["_ws.malformed"] ?? "").isEmpty }, "tshark reads the redacted messages whole")
@@ -129,7 +130,7 @@ extension GatewaySuites {
                 "X-Huge: " + String(repeating: "x", count: 10_000), "X-Carrier-Ref: 7f3a9c",
                 "P-Asserted-Identity: \"\(String(repeating: "P", count: 5_000))\" <sip:+15559876543@carrier.example>, <tel:+15559876543>",
             ])
-            let gw = try GatewayProcess(profiles: [.init()])
+            let gw = try await GatewayProcess(profiles: [.init()])
             defer { gw.stop() }
             let (note, sipp) = try GatewayInboundTests.notification(gw) { try GatewayInboundTests.caller(gw, xml) }
             defer { sipp.stop() }
@@ -154,7 +155,7 @@ extension GatewaySuites {
             #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
             let ok = try #require(Self.received(sipp, "SIP/2.0 200").first, sipp.report)
             #expect(Self.supportedTags(ok).contains("timer") && !Self.supportedTags(ok).contains("replaces"), "\(ok)")
-            let records = try gw.recordsAfterStop()
+            let records = try await gw.recordsAfterStop()
             #expect(records.map(\.sourceTN) == ["+15559876543"] && records.first?.roomId == room)
         }
 
@@ -166,7 +167,7 @@ extension GatewaySuites {
         func numbersPastTheirLimitsAreRefused(calling: String, called: String, status: String) async throws {
             var profile = GatewayProcess.Profile()
             profile.routes = [("*", "alice")]
-            let gw = try GatewayProcess(profiles: [profile])
+            let gw = try await GatewayProcess(profiles: [profile])
             defer { gw.stop() }
             let code = Int(status.prefix(3))!
             let xml = Self.caller(user: calling, CallerScenarios.rejected(code, ring: false))
@@ -175,7 +176,7 @@ extension GatewaySuites {
             #expect(await sipp.waitForExit(timeout: 15) == 0, sipp.report)
             #expect(Self.received(sipp, "SIP/2.0 \(code)").first?.first == "SIP/2.0 " + status, sipp.report)
             #expect(try gw.connection().sessions().isEmpty)
-            #expect(try gw.recordsAfterStop().isEmpty)
+            #expect(try await gw.recordsAfterStop().isEmpty)
         }
 
         /// `callRecordRetentionDays`: records of calls ended long ago are gone once the
@@ -197,16 +198,16 @@ extension GatewaySuites {
             seed.flush()
             seed.close()
             chmod(dataDir + "/calls.sqlite", 0o600)
-            let gw = try GatewayProcess(profiles: [.init()], config: "{ callRecordRetentionDays: 30 }", dataDir: dataDir)
+            let gw = try await GatewayProcess(profiles: [.init()], config: "{ callRecordRetentionDays: 30 }", dataDir: dataDir)
             defer { gw.stop() }
-            #expect(gw.waitForOutput(containing: "pruned 2 ended records started over 30 days ago", timeout: 10), "\(gw.printed)")
+            #expect(await gw.waitForOutput(containing: "pruned 2 ended records started over 30 days ago", timeout: 10), "\(gw.printed)")
             // `serve` prints "ready" just before it starts listening for SIGINT and SIGTERM
             // (waitForTermination), and a signal in between is lost: this test signals at
             // once, so it repeats the signal until the gateway is gone.
             var stopped = false
-            for _ in 0..<5 where !stopped { stopped = gw.signal(SIGINT, timeout: 2) != nil }
+            for _ in 0..<5 where !stopped { stopped = await gw.signal(SIGINT, timeout: 2) != nil }
             #expect(stopped)
-            #expect(try gw.recordsAfterStop().map(\.roomId) == ["recent"])
+            #expect(try await gw.recordsAfterStop().map(\.roomId) == ["recent"])
         }
     }
 }

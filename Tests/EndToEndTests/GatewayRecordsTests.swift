@@ -18,7 +18,7 @@ extension GatewaySuites {
             b.routes = [("+15550001000", "alice")]
             var a = GatewayProcess.Profile(name: "answer", proxies: [answer.port])
             a.routes = [("+15550002000", "bob")]
-            let gw = try GatewayProcess(profiles: [a, b])
+            let gw = try await GatewayProcess(profiles: [a, b])
             defer { gw.stop() }
             var ended: [String: SessionEvent] = [:]
             for profile in ["busy", "answer", "busy"] {
@@ -48,7 +48,7 @@ extension GatewaySuites {
         #expect(text.contains("irisgw_sip_invite_final_responses_total{code=\"486\"} 2"), "\(text)")
         #expect(text.contains("irisgw_sip_invite_final_responses_total{code=\"200\"} 1"), "\(text)")
 
-            let records = try gw.recordsAfterStop()
+            let records = try await gw.recordsAfterStop()
             #expect(records.count == 3)
             for r in records {
                 let e = try #require(ended[r.roomId], "a record without a session: \(r)")
@@ -72,11 +72,11 @@ extension GatewaySuites {
             let (session, rec) = try await placedSession(gw)
             defer { session.stop() }
             // SIGINT: the call gets its BYE, the app its final events, the record its end.
-            #expect(gw.signal(SIGINT) == 0, "\(gw.printed)")
+            #expect(await gw.signal(SIGINT) == 0, "\(gw.printed)")
             #expect(session.waitForEnd(timeout: 5))
             #expect(rec.ended?.reason == .completed, "\(rec.events)")
             #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
-            let records = try gw.recordsAfterStop()
+            let records = try await gw.recordsAfterStop()
             #expect(records.count == 1 && records.first?.endReason == "completed")
         }
     }

@@ -32,8 +32,8 @@ extension GatewaySuites {
         }
 
         /// baresip as a carrier over TLS that answers every call.
-        static func carrier(_ certs: Certificates, mediaenc: String?) throws -> Baresip {
-            try Baresip.tlsServer(account: .init(user: target, mediaenc: mediaenc, answerMode: "auto"),
+        static func carrier(_ certs: Certificates, mediaenc: String?) async throws -> Baresip {
+            try await Baresip.tlsServer(account: .init(user: target, mediaenc: mediaenc, answerMode: "auto"),
                                   certificate: certs.carrier.certificate, key: certs.carrier.key, record: true)
         }
 
@@ -91,9 +91,9 @@ extension GatewaySuites {
         @Test func outboundSRTPOverTLSCarriesAudioBothWaysThroughHoldAndOurBye() async throws {
             let certs = try Certificates()
             defer { certs.remove() }
-            let phone = try Self.carrier(certs, mediaenc: "srtp-mand")
+            let phone = try await Self.carrier(certs, mediaenc: "srtp-mand")
             defer { phone.stop() }
-            let gw = try GatewayProcess(profiles: [Self.profile(to: phone, certs, media: "encryption: \"required\"")])
+            let gw = try await GatewayProcess(profiles: [Self.profile(to: phone, certs, media: "encryption: \"required\"")])
             defer { gw.stop() }
 
             let (rec, _) = try await GatewayOutboundTests.call(gw, target: Self.target, source: .tone(hz: 1000, amplitude: 0.3)) { session, rec in
@@ -143,7 +143,7 @@ extension GatewaySuites {
             // in the inbound tests.)
             #expect(phone.output.contains("stream: incoming rtp for 'audio' established"), phone.report)
             #expect(!phone.output.contains("failed to decrypt"), phone.report)
-            let records = try gw.recordsAfterStop()
+            let records = try await gw.recordsAfterStop()
             #expect(records.first?.endReason == "completed")
         }
 
@@ -153,13 +153,13 @@ extension GatewaySuites {
             var profile = GatewayProcess.Profile()
             profile.mediaExtra = "encryption: \"required\""
             profile.codecs = ["PCMU"]
-            let gw = try GatewayProcess(profiles: [profile], extraArguments: [
+            let gw = try await GatewayProcess(profiles: [profile], extraArguments: [
                 "--sip-tls-listen", "127.0.0.1:0", "--tls-certificate", certs.gateway.certificate, "--tls-key", certs.gateway.key])
             defer { gw.stop() }
             let tlsPort = try #require(gw.tlsPort, "\(gw.printed)")
             let listener = try IrisNotificationListener(connection: try gw.connection(), routingId: "alice")
             defer { listener.close() }
-            let phone = try Baresip(account: .init(mediaenc: "srtp-mand"), options: .init(record: true),
+            let phone = try await Baresip(account: .init(mediaenc: "srtp-mand"), options: .init(record: true),
                                     dial: "sip:+15550001000@127.0.0.1:\(tlsPort);transport=tls")
             defer { phone.stop() }
             let (session, rec) = try await Self.answerAsApp(gw, listener, phone)
@@ -184,9 +184,9 @@ extension GatewaySuites {
         @Test func requiredToACarrierWithoutSRTPFailsWithItsRefusal() async throws {
             let certs = try Certificates()
             defer { certs.remove() }
-            let phone = try Self.carrier(certs, mediaenc: nil)
+            let phone = try await Self.carrier(certs, mediaenc: nil)
             defer { phone.stop() }
-            let gw = try GatewayProcess(profiles: [Self.profile(to: phone, certs, media: "encryption: \"required\"")])
+            let gw = try await GatewayProcess(profiles: [Self.profile(to: phone, certs, media: "encryption: \"required\"")])
             defer { gw.stop() }
             let (rec, _) = try await GatewayOutboundTests.call(gw, target: Self.target, source: .tone(hz: 1000, amplitude: 0.3))
             let ended = try #require(rec.ended, "\(rec.trace)\n\(phone.report)")
@@ -220,9 +220,9 @@ extension GatewaySuites {
         @Test func optionalFallsBackToPlainRTP() async throws {
             let certs = try Certificates()
             defer { certs.remove() }
-            let phone = try Self.carrier(certs, mediaenc: nil)
+            let phone = try await Self.carrier(certs, mediaenc: nil)
             defer { phone.stop() }
-            let gw = try GatewayProcess(profiles: [Self.profile(to: phone, certs, media: "encryption: \"optional\"")])
+            let gw = try await GatewayProcess(profiles: [Self.profile(to: phone, certs, media: "encryption: \"optional\"")])
             defer { gw.stop() }
             let (rec, _) = try await GatewayOutboundTests.call(gw, target: Self.target, source: .tone(hz: 1000, amplitude: 0.3)) { session, rec in
                 #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(phone.report)")
@@ -241,11 +241,11 @@ extension GatewaySuites {
             var profile = GatewayProcess.Profile()
             profile.mediaExtra = "encryption: \"optional\""
             profile.codecs = ["PCMU"]
-            let gw = try GatewayProcess(profiles: [profile])
+            let gw = try await GatewayProcess(profiles: [profile])
             defer { gw.stop() }
             let listener = try IrisNotificationListener(connection: try gw.connection(), routingId: "alice")
             defer { listener.close() }
-            let phone = try Baresip(account: .init(mediaenc: "srtp"), dial: "sip:+15550001000@127.0.0.1:\(gw.sipPort)")
+            let phone = try await Baresip(account: .init(mediaenc: "srtp"), dial: "sip:+15550001000@127.0.0.1:\(gw.sipPort)")
             defer { phone.stop() }
             let (session, rec) = try await Self.answerAsApp(gw, listener, phone)
             defer { session.stop() }
@@ -263,11 +263,11 @@ extension GatewaySuites {
             var profile = GatewayProcess.Profile()
             profile.mediaExtra = "encryption: \"optional\", sdesRequiresTLS: false, srtpSuites: [\"AEAD_AES_128_GCM\", \"AES_CM_128_HMAC_SHA1_80\"]"
             profile.codecs = ["PCMU"]
-            let gw = try GatewayProcess(profiles: [profile])
+            let gw = try await GatewayProcess(profiles: [profile])
             defer { gw.stop() }
             let listener = try IrisNotificationListener(connection: try gw.connection(), routingId: "alice")
             defer { listener.close() }
-            let phone = try Baresip(account: .init(mediaenc: "srtp"), options: .init(record: true), dial: "sip:+15550001000@127.0.0.1:\(gw.sipPort)")
+            let phone = try await Baresip(account: .init(mediaenc: "srtp"), options: .init(record: true), dial: "sip:+15550001000@127.0.0.1:\(gw.sipPort)")
             defer { phone.stop() }
             let (session, rec) = try await Self.answerAsApp(gw, listener, phone)
             defer { session.stop() }

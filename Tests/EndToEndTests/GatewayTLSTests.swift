@@ -88,7 +88,7 @@ extension GatewaySuites {
             defer { certs.remove() }
             let (sipp, tunnel) = try await Self.carrier(CarrierScenarios.answer(), certificate: certs.carrier, sippArguments: ["-rtp_echo"])
             defer { tunnel.stop(); sipp.stop() }
-            let gw = try GatewayProcess(profiles: [Self.profile(["sips:127.0.0.1:\(tunnel.port)"], certs)])
+            let gw = try await GatewayProcess(profiles: [Self.profile(["sips:127.0.0.1:\(tunnel.port)"], certs)])
             defer { gw.stop() }
             let (rec, _) = try await GatewaySuites.GatewayOutboundTests.call(gw, source: .tone(hz: 440, amplitude: 0.3)) { session, rec in
                 #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(sipp.report)\n\(tunnel.log)\n\(gw.printed)")
@@ -112,7 +112,7 @@ extension GatewaySuites {
             defer { certs.remove() }
             let (sipp, tunnel) = try await Self.carrier(CarrierScenarios.answer(byeAfterMs: 1000), certificate: certs.carrier)
             defer { tunnel.stop(); sipp.stop() }
-            let gw = try GatewayProcess(profiles: [Self.profile(["sip:127.0.0.1:\(tunnel.port);transport=tls"], certs)])
+            let gw = try await GatewayProcess(profiles: [Self.profile(["sip:127.0.0.1:\(tunnel.port);transport=tls"], certs)])
             defer { gw.stop() }
             let (rec, _) = try await GatewaySuites.GatewayOutboundTests.call(gw)
             #expect(rec.trace == Self.start + ["Connected", "onStreamQualityIndicator", "Disconnected", "ended:completed"],
@@ -149,7 +149,7 @@ extension GatewaySuites {
             }
             let (sipp, tunnel) = try await Self.carrier(CarrierScenarios.answer(), certificate: shown)
             defer { tunnel.stop(); sipp.stop() }
-            let gw = try GatewayProcess(profiles: [Self.profile(["sips:127.0.0.1:\(tunnel.port)"], certs)])
+            let gw = try await GatewayProcess(profiles: [Self.profile(["sips:127.0.0.1:\(tunnel.port)"], certs)])
             defer { gw.stop() }
             let (rec, _) = try await GatewaySuites.GatewayOutboundTests.call(gw, timeout: 10)
             let reason = "TLS: carrier.test: \(row.reason)"
@@ -157,9 +157,9 @@ extension GatewaySuites {
             let error = rec.events.first { $0.event == .onSessionError }
             #expect(error?.message == "remote unreachable: " + reason, "\(String(describing: error))")
             #expect(rec.ended?.sip?.code == 503 && rec.ended?.sip?.reason == reason)
-            #expect(gw.waitForOutput(containing: "(carrier.test): \(row.reason)", timeout: 5), "\(gw.printed)")
+            #expect(await gw.waitForOutput(containing: "(carrier.test): \(row.reason)", timeout: 5), "\(gw.printed)")
             #expect(sipp.received("INVITE ") == 0 && sipp.messages.isEmpty, sipp.report)
-            let records = try gw.recordsAfterStop()
+            let records = try await gw.recordsAfterStop()
             #expect(records.first?.sipReason == reason && records.first?.endReason == "failed", "\(records)")
         }
 
@@ -171,7 +171,7 @@ extension GatewaySuites {
             defer { badTunnel.stop() }
             let (sipp, tunnel) = try await Self.carrier(CarrierScenarios.answer(), certificate: certs.carrier)
             defer { tunnel.stop(); sipp.stop() }
-            let gw = try GatewayProcess(profiles: [Self.profile(["sips:127.0.0.1:\(badTunnel.port)", "sips:127.0.0.1:\(tunnel.port)"], certs)])
+            let gw = try await GatewayProcess(profiles: [Self.profile(["sips:127.0.0.1:\(badTunnel.port)", "sips:127.0.0.1:\(tunnel.port)"], certs)])
             defer { gw.stop() }
             let started = SIPEventLoop.now()
             let (rec, _) = try await GatewaySuites.GatewayOutboundTests.call(gw) { session, rec in
@@ -180,7 +180,7 @@ extension GatewaySuites {
                 try session.close()
             }
             #expect(rec.trace == Self.start + ["Connected", "onStreamQualityIndicator", "Disconnected", "ended:completed"], "\(rec.events)")
-            #expect(gw.waitForOutput(containing: "certificate expired", timeout: 5), "\(gw.printed)")
+            #expect(await gw.waitForOutput(containing: "certificate expired", timeout: 5), "\(gw.printed)")
         }
 
         /// A carrier that demands a client certificate: the trunk's works; without one the
@@ -191,7 +191,7 @@ extension GatewaySuites {
             do {
                 let (sipp, tunnel) = try await Self.carrier(CarrierScenarios.answer(), certificate: certs.carrier, clientCA: certs.pki.caFile)
                 defer { tunnel.stop(); sipp.stop() }
-                let gw = try GatewayProcess(profiles: [Self.profile(["sips:127.0.0.1:\(tunnel.port)"], certs, clientCertificate: true)])
+                let gw = try await GatewayProcess(profiles: [Self.profile(["sips:127.0.0.1:\(tunnel.port)"], certs, clientCertificate: true)])
                 defer { gw.stop() }
                 let (rec, _) = try await GatewaySuites.GatewayOutboundTests.call(gw) { session, rec in
                     #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(tunnel.log)\n\(gw.printed)")
@@ -203,7 +203,7 @@ extension GatewaySuites {
             do {
                 let (sipp, tunnel) = try await Self.carrier(CarrierScenarios.answer(), certificate: certs.carrier, clientCA: certs.pki.caFile)
                 defer { tunnel.stop(); sipp.stop() }
-                let gw = try GatewayProcess(profiles: [Self.profile(["sips:127.0.0.1:\(tunnel.port)"], certs)])
+                let gw = try await GatewayProcess(profiles: [Self.profile(["sips:127.0.0.1:\(tunnel.port)"], certs)])
                 defer { gw.stop() }
                 let (rec, _) = try await GatewaySuites.GatewayOutboundTests.call(gw, timeout: 10)
                 let reason = "TLS: carrier.test: the server requires a client certificate and none is configured"
@@ -217,10 +217,10 @@ extension GatewaySuites {
 
         /// A caller over TLS: SIPp over TCP into a stunnel client that speaks TLS to the
         /// gateway's TLS listener, which demands a client certificate from the test CA.
-        static func tlsGateway(_ certs: Certificates, requireClientCertificate: Bool = true) throws -> GatewayProcess {
+        static func tlsGateway(_ certs: Certificates, requireClientCertificate: Bool = true) async throws -> GatewayProcess {
             var args = ["--sip-tls-listen", "127.0.0.1:0", "--tls-certificate", certs.gateway.certificate, "--tls-key", certs.gateway.key]
             if requireClientCertificate { args += ["--tls-verify-client", "require", "--tls-client-ca", certs.pki.caFile] }
-            return try GatewayProcess(profiles: [.init()], extraArguments: args)
+            return try await GatewayProcess(profiles: [.init()], extraArguments: args)
         }
 
         static func caller(_ gw: GatewayProcess, _ certs: Certificates, clientCertificate: Bool = true, talkMs: Int = 2000)
@@ -251,7 +251,7 @@ extension GatewaySuites {
         @Test func inboundCallOverTLSWithAClientCertificate() async throws {
             let certs = try Certificates()
             defer { certs.remove() }
-            let gw = try Self.tlsGateway(certs)
+            let gw = try await Self.tlsGateway(certs)
             defer { gw.stop() }
             let (note, sipp, tunnel) = try await Self.notification(gw) { try await Self.caller(gw, certs) }
             defer { tunnel.stop(); sipp.stop() }
@@ -278,11 +278,11 @@ extension GatewaySuites {
         @Test func aCallerWithoutAClientCertificateIsRefused() async throws {
             let certs = try Certificates()
             defer { certs.remove() }
-            let gw = try Self.tlsGateway(certs)
+            let gw = try await Self.tlsGateway(certs)
             defer { gw.stop() }
             let (sipp, tunnel) = try await Self.caller(gw, certs, clientCertificate: false)
             defer { tunnel.stop(); sipp.stop() }
-            #expect(gw.waitForOutput(containing: "no client certificate", timeout: 10), "\(gw.printed)\n\(tunnel.log)")
+            #expect(await gw.waitForOutput(containing: "no client certificate", timeout: 10), "\(gw.printed)\n\(tunnel.log)")
             #expect(!gw.printed.contains("PRIVATE KEY"))
             #expect(sipp.received("SIP/2.0 ") == 0, sipp.report)
         }
@@ -296,11 +296,11 @@ extension GatewaySuites {
             let certificate = certs.pki.path("listener.pem"), key = certs.pki.path("listener.key")
             try FileManager.default.copyItem(atPath: certs.gateway.certificate, toPath: certificate)
             try FileManager.default.copyItem(atPath: certs.gateway.key, toPath: key)
-            let gw = try GatewayProcess(profiles: [.init()], extraArguments: ["--sip-tls-listen", "127.0.0.1:0",
+            let gw = try await GatewayProcess(profiles: [.init()], extraArguments: ["--sip-tls-listen", "127.0.0.1:0",
                                                                               "--tls-certificate", certificate, "--tls-key", key])
             defer { gw.stop() }
             let tlsPort = try #require(gw.tlsPort)
-            #expect(presentedSubject(port: tlsPort, serverName: "gw.test") == "CN = gw-a.test")
+            #expect(await presentedSubject(port: tlsPort, serverName: "gw.test") == "CN = gw-a.test")
 
             let (note, sipp, tunnel) = try await Self.notification(gw) { try await Self.caller(gw, certs, talkMs: 4000) }
             defer { tunnel.stop(); sipp.stop() }
@@ -314,16 +314,16 @@ extension GatewaySuites {
             // A broken file changes nothing.
             try "not a certificate\n".write(toFile: certificate, atomically: true, encoding: .utf8)
             kill(gw.processID, SIGHUP)
-            #expect(gw.waitForOutput(containing: "were not reloaded", timeout: 5), "\(gw.printed)")
-            #expect(presentedSubject(port: tlsPort, serverName: "gw.test") == "CN = gw-a.test")
+            #expect(await gw.waitForOutput(containing: "were not reloaded", timeout: 5), "\(gw.printed)")
+            #expect(await presentedSubject(port: tlsPort, serverName: "gw.test") == "CN = gw-a.test")
 
             try FileManager.default.removeItem(atPath: certificate)
             try FileManager.default.removeItem(atPath: key)
             try FileManager.default.copyItem(atPath: certs.gatewayNext.certificate, toPath: certificate)
             try FileManager.default.copyItem(atPath: certs.gatewayNext.key, toPath: key)
             kill(gw.processID, SIGHUP)
-            #expect(gw.waitForOutput(containing: "tls certificates reloaded", timeout: 5), "\(gw.printed)")
-            #expect(presentedSubject(port: tlsPort, serverName: "gw.test") == "CN = gw-b.test")
+            #expect(await gw.waitForOutput(containing: "tls certificates reloaded", timeout: 5), "\(gw.printed)")
+            #expect(await presentedSubject(port: tlsPort, serverName: "gw.test") == "CN = gw-b.test")
 
             // The call set up over the old certificate ends normally, by the caller's BYE.
             #expect(session.waitForEnd(timeout: 10))

@@ -4,6 +4,7 @@ import IOCore
 import IrisAPI
 import IrisClient
 import SIP
+import TestSupport
 import Testing
 import WebClient
 
@@ -122,7 +123,7 @@ extension GatewaySuites {
         /// unanswered, and the collector gets it all the same.
         @Test func tapUnfilteredCopiesWhatTheDefenceDrops() async throws {
             let collector = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: 0))
-            let gw = try GatewayProcess(profiles: [.init()], extraArguments: ["--hep", collector.local.description],
+            let gw = try await GatewayProcess(profiles: [.init()], extraArguments: ["--hep", collector.local.description],
                                         config: "{ sip: { tapUnfiltered: true } }")
             defer { gw.stop() }
             let stranger = try Stranger("127.0.0.3")

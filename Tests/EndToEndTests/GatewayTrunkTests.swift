@@ -2,6 +2,7 @@ import Foundation
 import IrisAPI
 import IrisClient
 import SIP
+import TestSupport
 import Testing
 
 extension GatewaySuites {
@@ -54,7 +55,7 @@ extension GatewaySuites {
             #expect(sipp.received("BYE ") == 1, sipp.report)
             #expect(rec.ended?.sip?.code == 408 && rec.ended?.sip?.reason == "RTP Timeout", "\(rec.events)")
             // The record says why, with a code, like every other ending.
-            let record = try #require(try gw.recordsAfterStop().first)
+            let record = try #require(try await gw.recordsAfterStop().first)
             #expect(record.endReason == "media-timeout" && record.sipCode == 408 && record.sipReason == "RTP Timeout", "\(record)")
         }
 
@@ -87,7 +88,7 @@ extension GatewaySuites {
             defer { sipp.stop() }
             var profile = GatewayProcess.Profile(proxies: [sipp.port])
             profile.callsPerSecond = 2
-            let gw = try GatewayProcess(profiles: [profile])
+            let gw = try await GatewayProcess(profiles: [profile])
             defer { gw.stop() }
             var refused = 0, placed: [IrisRtcAudioSession] = []
             for i in 0..<5 {
@@ -128,9 +129,15 @@ extension GatewaySuites {
             let (session, rec) = try await placedSession(gw)
             defer { session.stop() }
             let connection = try gw.connection()
-            let exit = Task.detached { gw.signal(SIGTERM, timeout: 15) }
+            let exit = Task.detached { await gw.signal(SIGTERM, timeout: 15) }
             // While draining (the harness gives 2 s): new calls are refused, the live one goes on.
-            try await Task.sleep(nanoseconds: 500_000_000)
+            // The drain flag is set just after the line: wait until /healthz says so.
+            #expect(await gw.waitForOutput(containing: "draining", timeout: 5), "\(gw.printed)")
+            let health = try HTTPClient(baseURL: gw.apiURL)
+            #expect(await eventually(timeout: 5) {
+                (try? health.request(method: "GET", path: "/healthz", timeout: 2)).map { String(decoding: $0.body, as: UTF8.self) }?
+                    .contains("draining") == true
+            })
             let late = IrisRtcAudioSession(connection: connection, stream: try IrisRtcStream(), delegate: nil)
             defer { late.stop() }
             #expect(Self.refusal { try late.createWithTN(targetTN: "+15551230002", sourceTN: "+15557654321") } == -503)
@@ -152,14 +159,14 @@ extension GatewaySuites.GatewayTrunkTests {
         var profile = GatewayProcess.Profile(proxies: [sipp.port])
         profile.register = true
         profile.auth = ("gw", "REG_PASSWORD")
-        let gw = try GatewayProcess(profiles: [profile], environment: ["REG_PASSWORD": "s3cret"])
+        let gw = try await GatewayProcess(profiles: [profile], environment: ["REG_PASSWORD": "s3cret"])
         defer { gw.stop() }
         #expect(await eventually(timeout: 10) { sipp.received("REGISTER ") >= 3 }, sipp.report)
         let api = try HTTPClient(baseURL: gw.apiURL, defaultHeaders: ["Authorization": "Bearer " + gw.apiKey])
         let metrics = String(decoding: try api.request(method: "GET", path: "/metrics").body, as: UTF8.self)
         #expect(metrics.contains("irisgw_trunk_registered{profile=\"trunk\"} 1"), "\(metrics)")
         // Stopping unregisters (Expires: 0), which ends the registrar's scenario.
-        #expect(gw.signal(SIGINT) == 0)
+        #expect(await gw.signal(SIGINT) == 0)
         #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
     }
 }
@@ -175,7 +182,7 @@ extension GatewaySuites.GatewayTrunkTests {
         var none = GatewayProcess.Profile(name: "b-no-timers", proxies: [sipp.port])
         none.sessionTimerSec = 0
         none.routes = [("+15550002000", "bob")]
-        let gw = try GatewayProcess(profiles: [timers, none])
+        let gw = try await GatewayProcess(profiles: [timers, none])
         defer { gw.stop() }
         for profile in ["b-no-timers", "a-timers"] {
             let s = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(), delegate: nil)

@@ -4,6 +4,7 @@ import IrisAPI
 @testable import IrisClient
 import SDP
 import SIP
+import TestSupport
 import Testing
 import TLS
 import WebClient
@@ -36,9 +37,9 @@ extension GatewaySuites {
 
         @Test(.timeLimit(.minutes(2)))
         func anAppThatNeverConnectsEndsWithAnErrorAndFreesItsPort() async throws {
-            let sim = try CarrierSimProcess()
+            let sim = try await CarrierSimProcess()
             defer { sim.stop() }
-            let gw = try GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sim.port])])
+            let gw = try await GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sim.port])])
             defer { gw.stop() }
             let api = try HTTPClient(baseURL: gw.apiURL, defaultHeaders: ["Authorization": "Bearer " + gw.apiKey])
             let fingerprint = try DTLSCertificate(commonName: "silent app").fingerprint.sdpValue

@@ -3,6 +3,7 @@ import Foundation
 import IrisAPI
 import IrisClient
 import Synchronization
+import TestSupport
 import Testing
 
 extension GatewaySuites {
@@ -46,7 +47,7 @@ extension GatewaySuites {
         @Test func notificationIsPostedAndRetried() async throws {
             let receiver = try Receiver(failFirst: 1)
             defer { receiver.stop() }
-            let gw = try GatewayProcess(profiles: [.init()], config: Self.config(receiver.url, retries: 2))
+            let gw = try await GatewayProcess(profiles: [.init()], config: Self.config(receiver.url, retries: 2))
             defer { gw.stop() }
             let caller = try GatewayInboundTests.caller(gw, CallerScenarios.cancels(afterMs: 500))
             defer { caller.stop() }
@@ -62,7 +63,7 @@ extension GatewaySuites {
         @Test func aWebhookThatHangsDoesNotHoldTheCall() async throws {
             let receiver = try Receiver(blocking: true)
             defer { receiver.stop() }
-            let gw = try GatewayProcess(profiles: [.init()], config: Self.config(receiver.url, retries: 0))
+            let gw = try await GatewayProcess(profiles: [.init()], config: Self.config(receiver.url, retries: 0))
             defer { gw.stop() }
             let (note, caller) = try GatewayInboundTests.notification(gw) {
                 try GatewayInboundTests.caller(gw, CallerScenarios.answered(talkMs: 300))

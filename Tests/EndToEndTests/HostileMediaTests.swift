@@ -5,6 +5,7 @@ import IrisClient
 import Media
 import SIP
 import Synchronization
+import TestSupport
 import Testing
 
 /// Media only the call's peers can speak into (docs/media.md, "Who may send media"), tried as
@@ -140,7 +141,7 @@ extension GatewaySuites {
         }
 
         @Test func onlyTheCallerSpeaksIntoTheCall() async throws {
-            let gw = try GatewayProcess(profiles: [.init()])
+            let gw = try await GatewayProcess(profiles: [.init()])
             defer { gw.stop() }
             // The caller's media: our own socket on 127.0.0.1, named in SIPp's SDP.
             let callerSocket = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: 0))

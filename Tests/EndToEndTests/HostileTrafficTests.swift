@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import IrisClient
 import SIP
+import TestSupport
 import Testing
 
 /// What an attacker tried against a real `irisgw serve`: each finding of issue 9 as a test.
@@ -56,7 +57,7 @@ extension GatewaySuites {
         }
 
         @Test func theDataDirectoryAndItsFilesArePrivate() async throws {
-            let gw = try GatewayProcess(profiles: [.init()])
+            let gw = try await GatewayProcess(profiles: [.init()])
             defer { gw.stop() }
             func mode(_ path: String) -> mode_t? {
                 var st = stat()
@@ -69,14 +70,14 @@ extension GatewaySuites {
         }
 
         @Test func udpAndTCPShareThePortTheOSPicked() async throws {
-            let gw = try GatewayProcess(profiles: [.init()])
+            let gw = try await GatewayProcess(profiles: [.init()])
             defer { gw.stop() }
             let ports = gw.lines.filter { $0.hasPrefix("listening sip ") }.compactMap { $0.split(separator: ":").last.flatMap { Int($0) } }
             #expect(ports.count == 2 && Set(ports).count == 1, "\(gw.lines)")
         }
 
         @Test func aNulInCallIDIsAMalformedMessage() async throws {
-            let gw = try GatewayProcess(profiles: [.init()])
+            let gw = try await GatewayProcess(profiles: [.init()])
             defer { gw.stop() }
             let probe = try UDPProbe()
             var bytes = Self.request("OPTIONS", callID: "nul\u{0}@x", port: gw.sipPort, probe: probe.port)
@@ -95,7 +96,7 @@ extension GatewaySuites {
         @Test func unknownSourcesGetNoAnswer() async throws {
             var profile = GatewayProcess.Profile()
             profile.allowFrom = ["10.0.0.0/8"]
-            let gw = try GatewayProcess(profiles: [profile])
+            let gw = try await GatewayProcess(profiles: [profile])
             defer { gw.stop() }
             let probe = try UDPProbe()
             for method in ["OPTIONS", "INVITE", "REGISTER"] {
@@ -113,7 +114,7 @@ extension GatewaySuites {
         @Test func scannersAreDroppedAndBanned() async throws {
             var profile = GatewayProcess.Profile()
             profile.allowFrom = ["10.0.0.0/8"]
-            let gw = try GatewayProcess(profiles: [profile], config: "{ sip: { answerUnknownSources: true } }")
+            let gw = try await GatewayProcess(profiles: [profile], config: "{ sip: { answerUnknownSources: true } }")
             defer { gw.stop() }
             let probe = try UDPProbe()
             probe.send(Self.request("OPTIONS", port: gw.sipPort, probe: probe.port, userAgent: "friendly-scanner"), to: gw.sipPort)
@@ -127,7 +128,7 @@ extension GatewaySuites {
         /// From a trunk's address the scanner request is dropped, but the address is not
         /// banned: a spoofed datagram must not cut the carrier off.
         @Test func aScannerNameFromATrunkAddressDoesNotBanTheTrunk() async throws {
-            let gw = try GatewayProcess(profiles: [.init()])
+            let gw = try await GatewayProcess(profiles: [.init()])
             defer { gw.stop() }
             let probe = try UDPProbe()
             probe.send(Self.request("OPTIONS", port: gw.sipPort, probe: probe.port, userAgent: "sipvicious"), to: gw.sipPort)
@@ -140,7 +141,7 @@ extension GatewaySuites {
         /// Past the cap on open server transactions, a trusted source gets 503 + Retry-After
         /// and no transaction is opened.
         @Test func serverTransactionsAreCapped() async throws {
-            let gw = try GatewayProcess(profiles: [.init()], config: "{ sip: { maxServerTransactions: 20 } }")
+            let gw = try await GatewayProcess(profiles: [.init()], config: "{ sip: { maxServerTransactions: 20 } }")
             defer { gw.stop() }
             let probe = try UDPProbe()
             for _ in 0..<30 { probe.send(Self.request("OPTIONS", port: gw.sipPort, probe: probe.port), to: gw.sipPort) }
@@ -159,7 +160,7 @@ extension GatewaySuites {
         @Test func floodsFromOneSourceAreCut() async throws {
             var profile = GatewayProcess.Profile()
             profile.allowFrom = ["10.0.0.0/8"]
-            let gw = try GatewayProcess(profiles: [profile],
+            let gw = try await GatewayProcess(profiles: [profile],
                                         config: "{ sip: { answerUnknownSources: true, requestsPerSecond: 20, banSec: 60 } }")
             defer { gw.stop() }
             let probe = try UDPProbe()
@@ -219,7 +220,7 @@ extension GatewaySuites {
         /// RTP/SAVP with a=crypto means SRTP is mandatory (RFC 4568): we cannot honour it, so
         /// the answer is 488 with Warning 302, never a 200 with RTP/AVP (RFC 3264 §6).
         @Test func anSRTPOnlyOfferIsRefused() async throws {
-            let gw = try GatewayProcess(profiles: [.init()])
+            let gw = try await GatewayProcess(profiles: [.init()])
             defer { gw.stop() }
             let probe = try UDPProbe()
             let sdp = "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=audio 40000 RTP/SAVP 0\r\n"

@@ -11,11 +11,11 @@ struct IPv6Tests {
         let local = try #require(ua.start().first)
         defer { ua.shutdown() }
         #expect(local.address.host == "::1")
-        let endpoint = ua.loop.sync { AnsweringEndpoint(ua: ua, behaviour: .init()) }
+        let endpoint = await ua.loop.run { AnsweringEndpoint(ua: ua, behaviour: .init()) }
         let sipp = try SIPp(.builtIn("uac"), remote: local, transport: transport, calls: 3, timeout: 20, arguments: ["-i", "::1", "-r", "10"])
         defer { sipp.stop() }
         #expect(await sipp.waitForExit(timeout: 20) == 0, sipp.report)
-        let stats = ua.loop.sync { endpoint.stats }
+        let stats = await ua.loop.run { endpoint.stats }
         #expect(stats.connected == 3 && stats.ended == 3, "\(stats)")
         // Our SDP and Contact carry the IPv6 address, bracketed where the grammar wants it.
         #expect(sipp.messages.contains("c=IN IP6 ::1"), sipp.report)

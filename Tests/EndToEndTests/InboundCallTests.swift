@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import SIP
 
@@ -10,12 +11,12 @@ struct InboundCallTests {
     @Test func answersSeveralCalls() async throws {
         let agent = try TestAgent()
         defer { agent.shutdown() }
-        let endpoint = agent.answering()
+        let endpoint = await agent.answering()
         let sipp = try SIPp(.builtIn("uac"), remote: agent.local, calls: 5, arguments: ["-r", "20"])
         defer { sipp.stop() }
         #expect(await sipp.waitForExit() == 0, "\(sipp.report)")
-        #expect(await eventually(timeout: 5) { agent.stats(endpoint).ended == 5 })
-        let stats = agent.stats(endpoint)
+        #expect(await eventually(timeout: 5) { await agent.stats(endpoint).ended == 5 })
+        let stats = await agent.stats(endpoint)
         #expect(stats.received == 5 && stats.connected == 5, "\(stats)")
         #expect(stats.endings == ["remoteHangup": 5], "\(stats)")
     }
@@ -24,12 +25,12 @@ struct InboundCallTests {
     @Test func answersOverTCP() async throws {
         let agent = try TestAgent(transport: .tcp)
         defer { agent.shutdown() }
-        let endpoint = agent.answering()
+        let endpoint = await agent.answering()
         let sipp = try SIPp(.builtIn("uac"), remote: agent.local, transport: .tcp, calls: 2)
         defer { sipp.stop() }
         #expect(await sipp.waitForExit() == 0, "\(sipp.report)")
-        #expect(await eventually(timeout: 5) { agent.stats(endpoint).ended == 2 })
-        #expect(agent.stats(endpoint).endings == ["remoteHangup": 2])
+        #expect(await eventually(timeout: 5) { await agent.stats(endpoint).ended == 2 })
+        #expect(await agent.stats(endpoint).endings == ["remoteHangup": 2])
     }
 
     /// SIPp cancels while we ring (we would answer only after 5 s): 200 to the CANCEL, 487 to
@@ -37,12 +38,12 @@ struct InboundCallTests {
     @Test func callerCancelsWhileRinging() async throws {
         let agent = try TestAgent()
         defer { agent.shutdown() }
-        let endpoint = agent.answering { $0.answerAfter = 5 }
+        let endpoint = await agent.answering { $0.answerAfter = 5 }
         let sipp = try SIPp(.corpus("drachtio-srf/uac-cancel.xml"), remote: agent.local)
         defer { sipp.stop() }
         #expect(await sipp.waitForExit() == 0, "\(sipp.report)")
-        #expect(await eventually(timeout: 5) { agent.stats(endpoint).ended == 1 })
-        #expect(agent.stats(endpoint).endings == ["canceled": 1])
+        #expect(await eventually(timeout: 5) { await agent.stats(endpoint).ended == 1 })
+        #expect(await agent.stats(endpoint).endings == ["canceled": 1])
         #expect(sipp.received("SIP/2.0 487") >= 1, "\(sipp.report)")
     }
 
@@ -51,19 +52,19 @@ struct InboundCallTests {
     @Test func holdIsAnsweredRecvonly() async throws {
         let agent = try TestAgent()
         defer { agent.shutdown() }
-        let endpoint = agent.answering()
+        let endpoint = await agent.answering()
         let sipp = try SIPp(.inline(name: "hold", xml: Scenarios.holdReinvite), remote: agent.local)
         defer { sipp.stop() }
         #expect(await sipp.waitForExit() == 0, "\(sipp.report)")
-        #expect(await eventually(timeout: 5) { agent.stats(endpoint).ended == 1 })
-        #expect(agent.stats(endpoint).endings == ["remoteHangup": 1])
+        #expect(await eventually(timeout: 5) { await agent.stats(endpoint).ended == 1 })
+        #expect(await agent.stats(endpoint).endings == ["remoteHangup": 1])
     }
 
     /// OPTIONS out of dialog gets 200 (pjproject uac-options.xml).
     @Test func optionsGets200() async throws {
         let agent = try TestAgent()
         defer { agent.shutdown() }
-        _ = agent.answering()
+        _ = await agent.answering()
         let sipp = try SIPp(.corpus("pjproject/uac-options.xml"), remote: agent.local)
         defer { sipp.stop() }
         #expect(await sipp.waitForExit() == 0, "\(sipp.report)")
@@ -75,12 +76,12 @@ struct InboundCallTests {
     @Test func lostACKIsRecoveredBy200Retransmission() async throws {
         let agent = try TestAgent()
         defer { agent.shutdown() }
-        let endpoint = agent.answering()
+        let endpoint = await agent.answering()
         let sipp = try SIPp(.inline(name: "lostack", xml: Scenarios.lostACK), remote: agent.local)
         defer { sipp.stop() }
         #expect(await sipp.waitForExit() == 0, "\(sipp.report)")
-        #expect(await eventually(timeout: 5) { agent.stats(endpoint).ended == 1 })
-        let stats = agent.stats(endpoint)
+        #expect(await eventually(timeout: 5) { await agent.stats(endpoint).ended == 1 })
+        let stats = await agent.stats(endpoint)
         #expect(stats.connected == 1 && stats.endings == ["remoteHangup": 1], "\(stats)")
         #expect(sipp.received("SIP/2.0 200") >= 3, "the 200 was not retransmitted\n\(sipp.report)")
     }

@@ -15,9 +15,9 @@ extension GatewaySuites {
 
         @Test(.timeLimit(.minutes(4)))
         func aLoadRunAgainstTheSimulatorReportsEveryFigure() async throws {
-            let sim = try CarrierSimProcess(arguments: ["--time-scale", "0.1"])
+            let sim = try await CarrierSimProcess(arguments: ["--time-scale", "0.1"])
             defer { sim.stop() }
-            let gw = try GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sim.port])])
+            let gw = try await GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sim.port])])
             defer { gw.stop() }
             let dir = gw.directory
             let json = dir.appendingPathComponent("load.json").path, html = dir.appendingPathComponent("load.html").path
@@ -62,16 +62,16 @@ extension GatewaySuites {
 
             // The page as a browser draws it: five plots with marks in them, not a blank page.
             guard Chromium.isAvailable else { return }
-            let chromium = try Chromium()
+            let chromium = try await Chromium()
             defer { chromium.stop() }
-            let tab = try chromium.open(URL(fileURLWithPath: html).absoluteString)
+            let tab = try await chromium.open(URL(fileURLWithPath: html).absoluteString)
             let marks = try tab.evaluate("Array.from(document.querySelectorAll('figure svg')).map(s => s.querySelectorAll('polyline, circle, rect').length)") as? [Any]
             #expect(marks?.count == 5 && marks?.allSatisfy { (($0 as? NSNumber)?.intValue ?? 0) > 1 } == true, "\(marks ?? [])")
             try tab.call("Emulation.setDeviceMetricsOverride", ["width": 800, "height": 1400, "deviceScaleFactor": 1, "mobile": false])
             let png = try tab.screenshot(to: TestArtifacts.directory.appendingPathComponent("load-report.png"))
-            let (coverage, colours) = try tab.inkCoverage(png: png)
-            try tab.navigate("about:blank")
-            let blank = try tab.inkCoverage(png: try tab.screenshot(to: TestArtifacts.directory.appendingPathComponent("load-blank.png")))
+            let (coverage, colours) = try await tab.inkCoverage(png: png)
+            try await tab.navigate("about:blank")
+            let blank = try await tab.inkCoverage(png: try tab.screenshot(to: TestArtifacts.directory.appendingPathComponent("load-blank.png")))
             #expect(coverage > 0.03 && colours > 16 && colours > blank.colours * 8, "coverage \(coverage), \(colours) colours; blank \(blank)")
             #expect(tab.consoleErrors.isEmpty, "\(tab.consoleErrors)")
         }
@@ -81,9 +81,9 @@ extension GatewaySuites {
         /// on the command line wins over the file's and breaks: exit 1.
         @Test(.timeLimit(.minutes(3)))
         func aMixedRunCountsBusyAsFailuresByCodeAndCause() async throws {
-            let sim = try CarrierSimProcess(arguments: ["--time-scale", "0.1"])
+            let sim = try await CarrierSimProcess(arguments: ["--time-scale", "0.1"])
             defer { sim.stop() }
-            let gw = try GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sim.port])])
+            let gw = try await GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sim.port])])
             defer { gw.stop() }
             let suite = gw.directory.appendingPathComponent("mixed.json5").path
             try """

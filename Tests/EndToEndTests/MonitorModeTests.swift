@@ -1,6 +1,7 @@
 import CarrierTest
 import Foundation
 import Glibc
+import TestSupport
 import Testing
 import WebClient
 
@@ -33,18 +34,18 @@ extension GatewaySuites {
 
         @Test(.timeLimit(.minutes(4)))
         func runsAgainAndAgainServesMetricsKeepsReportsAndStopsOnSIGTERM() async throws {
-            let sim = try CarrierSimProcess(arguments: ["--time-scale", "0.1"])
+            let sim = try await CarrierSimProcess(arguments: ["--time-scale", "0.1"])
             defer { sim.stop() }
-            let gw = try GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sim.port])])
+            let gw = try await GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sim.port])])
             defer { gw.stop() }
             let suitePath = gw.directory.appendingPathComponent("watch.json5").path
             try Self.suite.write(toFile: suitePath, atomically: true, encoding: .utf8)
             let reports = gw.directory.appendingPathComponent("reports").path
-            let (p, out) = try GatewaySuites.GatewayCLITests.launch(
+            let p = try GatewaySuites.GatewayCLITests.launch(
                 ["test", "--profile", "trunk", "--suite", suitePath, "--every", "2s", "--metrics", "127.0.0.1:0", "--reports", reports,
                  "--keep", "2", "--api", gw.apiURL, "--data-dir", gw.dataDir], mergeErrors: true)
-            defer { if p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() } }
-            var lines = readLines(of: p, from: out, until: "\u{0}", timeout: 15) { $0.hasPrefix("metrics on http://") }
+            defer { p.stop(signal: SIGKILL) }
+            let lines = await lines(of: p, until: "\u{0}", timeout: 15) { $0.hasPrefix("metrics on http://") }
             let announced = try #require(lines.first { $0.hasPrefix("metrics on http://") }, "\(lines)")
             let url = String(announced.dropFirst("metrics on ".count).dropLast("/metrics".count))
             #expect(url.hasPrefix("http://127.0.0.1:") && !url.hasSuffix(":0"), "\(url)")
@@ -83,11 +84,10 @@ extension GatewaySuites {
             #expect(try client.request(method: "GET", path: "/reports/..%2Fwatch.json5", timeout: 5).status == 404)
             #expect(try client.request(method: "GET", path: "/other", timeout: 5).status == 404)
 
-            kill(p.processIdentifier, SIGTERM)
-            #expect(await eventually(timeout: 30) { !p.isRunning }, "still running 30 s after SIGTERM")
-            #expect(p.terminationStatus == 0)
-            lines += readLines(of: p, from: out, until: "\u{0}", timeout: 2)
-            #expect(lines.contains { $0.hasPrefix("stopped after ") }, "\(lines)")
+            let status = await p.signal(SIGTERM, timeout: 30)
+            #expect(status != nil, "still running 30 s after SIGTERM")
+            #expect(status == 0)
+            #expect(p.output.split(separator: "\n").contains { $0.hasPrefix("stopped after ") }, "\(p.output)")
             #expect((try? client.request(method: "GET", path: "/metrics", timeout: 2)) == nil, "the metrics listener is closed")
         }
 

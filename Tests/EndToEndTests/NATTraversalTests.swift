@@ -4,6 +4,7 @@ import Glibc
 @testable import IrisClient
 import Media
 import SIP
+import TestSupport
 import Testing
 
 /// The gateway on a private address behind a 1:1 NAT, SIPp as the carrier on the public
@@ -12,7 +13,7 @@ import Testing
 /// and SDP and for the private one nowhere; the app (`irisgw call` / `irisgw answer` beside
 /// the gateway) hears its own 440 Hz tone echoed by SIPp through the NAT.
 extension GatewaySuites {
-    @Suite(.serialized, .enabled(if: TestNetwork.canMakeNamespaces, TestNetwork.namespacesNeeded)) struct NATTraversalTests {
+    @Suite(.enabled(if: TestNetwork.canMakeNamespaces, TestNetwork.namespacesNeeded)) struct NATTraversalTests {
         final class Setup: @unchecked Sendable {
             let net: TestNetwork
             let directory: URL
@@ -20,8 +21,8 @@ extension GatewaySuites {
             var apiURL = ""
             var sipPort = 0
 
-            init() throws {
-                net = try TestNetwork(nat: true)
+            init() async throws {
+                net = try await TestNetwork(nat: true)
                 directory = FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-nat-\(net.id)")
                 carrierPort = try freePort()
                 do {
@@ -33,13 +34,12 @@ extension GatewaySuites {
                       media: { codecs: ["PCMU"] },
                       sip: { transport: "udp", optionsPingSec: 0 } }
                     """.write(to: directory.appendingPathComponent("profiles/trunk.json5"), atomically: true, encoding: .utf8)
-                    let out = Pipe()
                     let gateway = try net.start(on: .gateway, [GatewayProcess.binary, "serve", "--profiles", directory.appendingPathComponent("profiles").path,
                                                                "--sip-listen", net.address(.gateway) + ":0", "--sip-advertise", net.publicAddress,
                                                                "--api-listen", "127.0.0.1:0", "--rtp-host", net.address(.gateway),
-                                                               "--rtp-advertise", net.publicAddress, "--rtp-ports", "20000-21999",
-                                                               "--data-dir", dataDir, "--drain-timeout", "2"], output: out)
-                    let lines = readLines(of: gateway, from: out, until: "ready", timeout: 20)
+                                                               "--rtp-advertise", net.publicAddress, "--rtp-ports", "20000-21999" /* the test's own namespace: nothing else binds there */,
+                                                               "--data-dir", dataDir, "--drain-timeout", "2"])
+                    let lines = await lines(of: gateway, until: "ready", timeout: 20)
                     apiURL = lines.first { $0.hasPrefix("listening api ") }.map { String($0.dropFirst("listening api ".count)) } ?? ""
                     sipPort = lines.first { $0.hasPrefix("listening sip udp ") }.flatMap { $0.split(separator: ":").last.flatMap { Int($0) } } ?? 0
                     guard lines.contains("ready"), !apiURL.isEmpty, sipPort > 0 else { throw SocketError("irisgw serve did not start: \(lines)", code: EINVAL) }
@@ -52,7 +52,7 @@ extension GatewaySuites {
             var dataDir: String { directory.appendingPathComponent("data").path }
 
             /// SIPp in the carrier host, echoing RTP (`-rtp_echo`); its traces in `directory`.
-            func carrier(_ name: String, xml: String, port: Int, remote: String? = nil) throws -> (Process, Pipe) {
+            func carrier(_ name: String, xml: String, port: Int, remote: String? = nil) throws -> ChildProcess {
                 let file = directory.appendingPathComponent(name + ".xml")
                 try xml.write(to: file, atomically: true, encoding: .utf8)
                 let address = net.address(.carrier)
@@ -61,8 +61,7 @@ extension GatewaySuites {
                          "-m", "1", "-nostdin", "-timeout", "60s", "-timeout_error", "-trace_err",
                          "-error_file", directory.appendingPathComponent(name + "-errors.log").path,
                          "-trace_msg", "-message_file", directory.appendingPathComponent(name + "-messages.log").path]
-                let out = Pipe()
-                return (try net.start(on: .carrier, args, output: out), out)
+                return try net.start(on: .carrier, args)
             }
 
             func trace(_ name: String) -> String {
@@ -72,13 +71,12 @@ extension GatewaySuites {
 
             /// The app beside the gateway: `irisgw call` or `irisgw answer` with a 440 Hz tone,
             /// recording what comes back, holding at 1.5 s and resuming at 3 s.
-            func app(_ arguments: [String], hangupAfter: Double) throws -> (process: Process, output: Pipe, recording: String) {
-                let out = Pipe()
+            func app(_ arguments: [String], hangupAfter: Double) throws -> (process: ChildProcess, recording: String) {
                 let recording = directory.appendingPathComponent("\(arguments[0]).wav").path
                 let p = try net.start(on: .gateway, [GatewayProcess.binary] + arguments
                     + ["--api", apiURL, "--data-dir", dataDir, "--tone", "440", "--record", recording,
-                       "--hold-after", "1.5", "--unhold-after", "3", "--hangup-after", String(hangupAfter), "--json"], output: out)
-                return (p, out, recording)
+                       "--hold-after", "1.5", "--unhold-after", "3", "--hangup-after", String(hangupAfter), "--json"])
+                return (p, recording)
             }
 
             func close() {
@@ -91,31 +89,27 @@ extension GatewaySuites {
         /// carrier hangs up; then an inbound call: the carrier calls the public address, the
         /// app answers, holds and resumes, the carrier holds and resumes, the app hangs up.
         @Test func callsBothWaysThroughAOneToOneNAT() async throws {
-            let setup = try Setup()
+            let setup = try await Setup()
             defer { setup.close() }
             let (pub, priv) = (setup.net.publicAddress, setup.net.address(.gateway))
 
-            let (uas, uasOut) = try setup.carrier("carrier-uas", xml: NATScenarios.carrierAnswers(public: pub, private: priv), port: setup.carrierPort)
-            #expect(await eventually(timeout: 10) { setup.net.isListening(on: .carrier, udpPort: setup.carrierPort) || !uas.isRunning })
+            let uas = try setup.carrier("carrier-uas", xml: NATScenarios.carrierAnswers(public: pub, private: priv), port: setup.carrierPort)
+            #expect(await eventually(timeout: 10) { await setup.net.isListening(on: .carrier, udpPort: setup.carrierPort) || !uas.isRunning })
             let out = try setup.app(["call", "+15550100001", "--from", "+15557654321"], hangupAfter: 60)
-            let text = await LossyNetworkTests.output(of: out.process, out.output, timeout: 60)
-            let sipp = await LossyNetworkTests.output(of: uas, uasOut, timeout: 10)
-            #expect(uas.terminationStatus == 0, "SIPp (outbound): \(sipp)\n\(setup.trace("carrier-uas"))")
+            let text = await LossyNetworkTests.output(of: out.process, timeout: 60)
+            let sipp = await LossyNetworkTests.output(of: uas, timeout: 10)
+            #expect(uas.exitStatus == 0, "SIPp (outbound): \(sipp)\n\(setup.trace("carrier-uas"))")
             #expect(text.contains("\"status\":\"Hold\"") && text.contains("\"reason\":\"completed\""), "\(text)")
             try Self.expectEcho(out.recording, "outbound")
 
             // The app listens first: a call that comes before its subscription rings unseen.
             let answer = try setup.app(["answer", "--routing-id", "alice", "--timeout", "30"], hangupAfter: 9)
-            var early = ""
-            #expect(await eventually(timeout: 20) {
-                early += String(decoding: answer.output.fileHandleForReading.availableDataNonBlocking, as: UTF8.self)
-                return early.contains("waiting for a call to alice") || !answer.process.isRunning
-            }, "\(early)")
-            let (uac, uacOut) = try setup.carrier("carrier-uac", xml: NATScenarios.carrierCalls(public: pub, private: priv),
+            #expect(await answer.process.waitForOutput(containing: "waiting for a call to alice", timeout: 20), "\(answer.process.output)")
+            let uac = try setup.carrier("carrier-uac", xml: NATScenarios.carrierCalls(public: pub, private: priv),
                                                   port: try freePort(), remote: "\(pub):\(setup.sipPort)")
-            let answered = early + (await LossyNetworkTests.output(of: answer.process, answer.output, timeout: 60))
-            let caller = await LossyNetworkTests.output(of: uac, uacOut, timeout: 15)
-            #expect(uac.terminationStatus == 0, "SIPp (inbound): \(caller)\n\(setup.trace("carrier-uac"))")
+            let answered = await LossyNetworkTests.output(of: answer.process, timeout: 60)
+            let caller = await LossyNetworkTests.output(of: uac, timeout: 15)
+            #expect(uac.exitStatus == 0, "SIPp (inbound): \(caller)\n\(setup.trace("carrier-uac"))")
             #expect(answered.contains("\"status\":\"Hold\"") && answered.contains("\"reason\":\"completed\""), "\(answered)")
             try Self.expectEcho(answer.recording, "inbound")
         }

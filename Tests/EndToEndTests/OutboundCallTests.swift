@@ -13,11 +13,11 @@ struct OutboundCallTests {
         let agent = try TestAgent()
         defer { agent.shutdown() }
         let rec = CallRecorder()
-        let call = agent.call(sipp, recorder: rec)
+        let call = await agent.call(sipp, recorder: rec)
         #expect(await rec.waitFor(.connected), "\(rec.events)\n\(sipp.report)")
         #expect(rec.events.contains(.provisional(180, sdp: false)))
-        #expect(agent.onLoop { call.remoteSDP != nil })
-        agent.onLoop { call.hangup() }
+        #expect(await agent.onLoop { call.remoteSDP != nil })
+        await agent.onLoop { call.hangup() }
         #expect(await rec.waitForEnd() == .localHangup)
         #expect(await sipp.waitForExit() == 0, "\(sipp.report)")
         #expect(sipp.received("ACK ") == 1 && sipp.received("BYE ") >= 1, "\(sipp.report)")
@@ -32,7 +32,7 @@ struct OutboundCallTests {
         let agent = try TestAgent()
         defer { agent.shutdown() }
         let rec = CallRecorder()
-        _ = agent.call(sipp, recorder: rec)
+        _ = await agent.call(sipp, recorder: rec)
         #expect(await rec.waitForEnd() == .rejected(status: 486), "\(rec.events)\n\(sipp.report)")
         #expect(rec.events.contains(.provisional(180, sdp: false)))
         #expect(await sipp.waitForExit() == 0, "\(sipp.report)")
@@ -47,11 +47,11 @@ struct OutboundCallTests {
         let agent = try TestAgent()
         defer { agent.shutdown() }
         let rec = CallRecorder()
-        let call = agent.call(sipp, recorder: rec, credentials: DigestCredentials(username: "alice", password: "secret"))
+        let call = await agent.call(sipp, recorder: rec, credentials: DigestCredentials(username: "alice", password: "secret"))
         #expect(await rec.waitFor(.connected), "\(rec.events)\n\(sipp.report)")
-        #expect(agent.onLoop { call.invite.cseq?.sequence } == 2)
-        #expect(agent.onLoop { call.invite[.authorization] != nil })
-        agent.onLoop { call.hangup() }
+        #expect(await agent.onLoop { call.invite.cseq?.sequence } == 2)
+        #expect(await agent.onLoop { call.invite[.authorization] != nil })
+        await agent.onLoop { call.hangup() }
         #expect(await rec.waitForEnd() == .localHangup)
         #expect(await sipp.waitForExit() == 0, "\(sipp.report)")
     }
@@ -65,13 +65,13 @@ struct OutboundCallTests {
         let agent = try TestAgent()
         defer { agent.shutdown() }
         let rec = CallRecorder()
-        let call = agent.call(sipp, recorder: rec)
+        let call = await agent.call(sipp, recorder: rec)
         #expect(await rec.waitFor(.connected), "\(rec.events)\n\(sipp.report)")
         let events = rec.events
         #expect(events.firstIndex(of: .provisional(183, sdp: true)).map { $0 < events.firstIndex(of: .connected)! } == true, "\(events)")
         #expect(SDP.codecs(rec.messages.first?.sdp) == ["PCMU"])
-        #expect(agent.onLoop { call.state } == .confirmed)
-        agent.onLoop { call.hangup() }
+        #expect(await agent.onLoop { call.state } == .confirmed)
+        await agent.onLoop { call.hangup() }
         #expect(await rec.waitForEnd() == .localHangup)
         #expect(await sipp.waitForExit() == 0, "\(sipp.report)")
     }
@@ -86,7 +86,7 @@ struct OutboundCallTests {
         defer { agent.shutdown() }
         let rec = CallRecorder()
         rec.onProvisional = { call, r in if r.statusCode == 180 { call.cancel() } }
-        _ = agent.call(sipp, recorder: rec)
+        _ = await agent.call(sipp, recorder: rec)
         #expect(await rec.waitForEnd() == .canceled, "\(rec.events)\n\(sipp.report)")
         #expect(await sipp.waitForExit() == 0, "\(sipp.report)")
         #expect(sipp.received("CANCEL ") >= 1 && sipp.received("ACK ") == 1, "\(sipp.report)")
@@ -102,9 +102,9 @@ struct OutboundCallTests {
         let agent = try TestAgent()
         defer { agent.shutdown() }
         let rec = CallRecorder()
-        let call = agent.call(sipp, recorder: rec)
+        let call = await agent.call(sipp, recorder: rec)
         #expect(await rec.waitFor(.connected), "\(rec.events)\n\(sipp.report)")
-        agent.onLoop { call.hangup() }
+        await agent.onLoop { call.hangup() }
         #expect(await sipp.waitForExit() == 0, "\(sipp.report)")
         #expect(sipp.received("BYE ") >= 2, "our BYE was not retransmitted\n\(sipp.report)")
         #expect(rec.end == .localHangup)
@@ -119,11 +119,11 @@ struct OutboundCallTests {
         defer { agent.shutdown() }
         let rec = CallRecorder()
         let peer = SIPPeer(transport: .udp, address: SocketAddress(host: "127.0.0.1", port: port))
-        let call = agent.call(uri: SIPURI(user: "service", host: "127.0.0.1", port: port), peer: peer, recorder: rec)
+        let call = await agent.call(uri: SIPURI(user: "service", host: "127.0.0.1", port: port), peer: peer, recorder: rec)
         let sipp = try SIPp(.builtIn("uas"), port: port)
         defer { sipp.stop() }
         #expect(await rec.waitFor(.connected), "\(rec.events)\n\(sipp.report)")
-        agent.onLoop { call.hangup() }
+        await agent.onLoop { call.hangup() }
         #expect(await rec.waitForEnd() == .localHangup)
         #expect(await sipp.waitForExit() == 0, "\(sipp.report)")
     }

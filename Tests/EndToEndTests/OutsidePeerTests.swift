@@ -2,6 +2,7 @@ import Foundation
 import IrisAPI
 import IrisClient
 import SIP
+import TestSupport
 import Testing
 
 /// Findings of outside peers, replayed with a real outside SIP stack as the caller: baresip
@@ -28,9 +29,9 @@ extension GatewaySuites {
         /// forbids: baresip gets 488 with `Warning: 302`, ACKs it and closes the call; the
         /// gateway counted the INVITE and started no session.
         @Test func baresipWithMandatorySRTPGets488() async throws {
-            let gw = try GatewayProcess(profiles: [.init()])
+            let gw = try await GatewayProcess(profiles: [.init()])
             defer { gw.stop() }
-            let phone = try Baresip(account: .init(user: Self.caller, mediaenc: "srtp-mand"), dial: Self.dial(gw))
+            let phone = try await Baresip(account: .init(user: Self.caller, mediaenc: "srtp-mand"), dial: Self.dial(gw))
             defer { phone.stop() }
 
             #expect(await phone.waitFor("session closed: 488 Not Acceptable Here"), phone.report)
@@ -53,11 +54,11 @@ extension GatewaySuites {
         /// the call rings: 180 at baresip, the app's notification, one inbound session at the
         /// gateway. baresip hangs up (CANCEL): 487, the session ends as canceled.
         @Test func baresipWithPlainRTPRings() async throws {
-            let gw = try GatewayProcess(profiles: [.init()])
+            let gw = try await GatewayProcess(profiles: [.init()])
             defer { gw.stop() }
             let listener = try IrisNotificationListener(connection: try gw.connection(), routingId: "alice")
             defer { listener.close() }
-            let phone = try Baresip(account: .init(user: Self.caller, mediaenc: nil), dial: Self.dial(gw))
+            let phone = try await Baresip(account: .init(user: Self.caller, mediaenc: nil), dial: Self.dial(gw))
             defer { phone.stop() }
 
             #expect(await phone.waitFor("SIP Progress: 180 Ringing"), phone.report)
@@ -80,7 +81,7 @@ extension GatewaySuites {
             #expect(await phone.waitFor("487 Request Terminated"), phone.report)
             #expect(await eventually(timeout: 10) { (try? gw.connection().sessions().isEmpty) == true })
             #expect(Self.metric(gw, "irisgw_sessions_started_total") == 1)
-            let records = try gw.recordsAfterStop()
+            let records = try await gw.recordsAfterStop()
             #expect(records.count == 1 && records.first?.endReason == "canceled" && records.first?.direction == "inbound", "\(records)")
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import WebClient
 
@@ -27,9 +28,9 @@ extension GatewaySuites {
         }
 
         @Test func sessionsArePerRoutingIdAndOverTheQuotaIs429() async throws {
-            let sim = try CarrierSimProcess()
+            let sim = try await CarrierSimProcess()
             defer { sim.stop() }
-            let gw = try GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sim.port])],
+            let gw = try await GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sim.port])],
                                         config: "{ pageTokens: { sessionsPerRoutingId: 2, webSocketsPerRoutingId: 2 } }")
             defer { gw.stop() }
             let a1 = try Scope.mint(gw, routingId: "web-1"), a2 = try Scope.mint(gw, routingId: "web-1")
@@ -62,7 +63,7 @@ extension GatewaySuites {
         }
 
         @Test func eventSocketsArePerRoutingIdAndOverTheQuotaIs429() async throws {
-            let gw = try GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [5])],
+            let gw = try await GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [5])],
                                         config: "{ pageTokens: { webSocketsPerRoutingId: 2 } }")
             defer { gw.stop() }
             let a1 = try Scope.mint(gw, routingId: "web-1"), a2 = try Scope.mint(gw, routingId: "web-1")
@@ -93,8 +94,8 @@ extension GatewaySuites {
 
         /// A page's event socket ends with its token: 1008 and the reason, after the expiry.
         @Test(.timeLimit(.minutes(1)))
-        func aPagesEventSocketClosesWhenItsTokenExpires() throws {
-            let gw = try GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [5])])
+        func aPagesEventSocketClosesWhenItsTokenExpires() async throws {
+            let gw = try await GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [5])])
             defer { gw.stop() }
             let token = try Scope.mint(gw, routingId: "web-1", ttlSec: 2)
             let page = try Self.eventSocket(gw, token)

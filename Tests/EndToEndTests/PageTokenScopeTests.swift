@@ -78,10 +78,10 @@ extension GatewaySuites {
             for s in try sessions(gw) { _ = try call(gw, "DELETE", "/v1/sessions/\(s["roomId"] as? String ?? "")", bearer: gw.apiKey) }
         }
 
-        @Test func mintingNeedsTheAPIKeyAndSaneArguments() throws {
-            let sim = try CarrierSimProcess()
+        @Test func mintingNeedsTheAPIKeyAndSaneArguments() async throws {
+            let sim = try await CarrierSimProcess()
             defer { sim.stop() }
-            let gw = try GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sim.port])])
+            let gw = try await GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sim.port])])
             defer { gw.stop() }
             let ok = try Self.call(gw, "POST", "/v1/page-tokens", bearer: gw.apiKey, body: ["routingId": "web-1", "ttlSec": 120])
             #expect(ok.status == 201, "\(ok.json)")
@@ -105,10 +105,10 @@ extension GatewaySuites {
             #expect(try Self.call(gw, "GET", "/v1/page-tokens", bearer: gw.apiKey).status == 405)
         }
 
-        @Test func aPageTokenActsOnlyOnItsRoutingId() throws {
-            let sim = try CarrierSimProcess()
+        @Test func aPageTokenActsOnlyOnItsRoutingId() async throws {
+            let sim = try await CarrierSimProcess()
             defer { sim.stop() }
-            let gw = try GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sim.port])])
+            let gw = try await GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sim.port])])
             defer { gw.stop() }
             let token = try Self.mint(gw, routingId: "web-1")
 
@@ -143,10 +143,10 @@ extension GatewaySuites {
             #expect(try Self.call(gw, "DELETE", "/v1/sessions/\(other)", bearer: gw.apiKey).status == 202)
         }
 
-        @Test func theEventSocketIsScopedToTheTokensRoutingId() throws {
-            let sim = try CarrierSimProcess()
+        @Test func theEventSocketIsScopedToTheTokensRoutingId() async throws {
+            let sim = try await CarrierSimProcess()
             defer { sim.stop() }
-            let gw = try GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sim.port])])
+            let gw = try await GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sim.port])])
             defer { gw.stop() }
             let token = try Self.mint(gw, routingId: "web-1")
             let ws = gw.apiURL.replacingOccurrences(of: "http://", with: "ws://") + "/v1/events"
@@ -172,13 +172,13 @@ extension GatewaySuites {
         }
 
         @Test func anExpiredOrForgedTokenIsRefused() async throws {
-            let sim = try CarrierSimProcess()
+            let sim = try await CarrierSimProcess()
             defer { sim.stop() }
-            let gw = try GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sim.port])])
+            let gw = try await GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sim.port])])
             defer { gw.stop() }
             let token = try Self.mint(gw, routingId: "web-1", ttlSec: 1)
             #expect(try Self.call(gw, "GET", "/v1/sessions/nosuch", bearer: token).status == 404)  // valid: past the key check
-            try await Task.sleep(for: .milliseconds(2100))
+            try await Task.sleep(for: .milliseconds(2100))  // the 1 s lifetime passing is what is tested (a poll would create)
             let expired = try Self.create(gw, bearer: token, routingId: nil)
             #expect(expired.status == 401 && Self.code(expired.json) == -105, "\(expired)")
             let ws = gw.apiURL.replacingOccurrences(of: "http://", with: "ws://") + "/v1/events?access_token=" + token
@@ -194,10 +194,10 @@ extension GatewaySuites {
 
         /// A plain RTP offer names any `c=` address: from a page it would aim the called
         /// party's audio wherever the page's user likes. 403, and nothing is created.
-        @Test func aPageOffersWebRTCOnly() throws {
-            let sim = try CarrierSimProcess()
+        @Test func aPageOffersWebRTCOnly() async throws {
+            let sim = try await CarrierSimProcess()
             defer { sim.stop() }
-            let gw = try GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sim.port])])
+            let gw = try await GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sim.port])])
             defer { gw.stop() }
             let token = try Self.mint(gw, routingId: "web-1", scope: ["allowCapture": true, "allowHeaders": true])
             let elsewhere = Self.rtpOffer.replacingOccurrences(of: "c=IN IP4 127.0.0.1", with: "c=IN IP4 198.51.100.9")
@@ -218,12 +218,12 @@ extension GatewaySuites {
             try Self.closeAll(gw)
         }
 
-        @Test func aPageUsesOnlyTheProfilesItsTokenNames() throws {
-            let sim = try CarrierSimProcess()
+        @Test func aPageUsesOnlyTheProfilesItsTokenNames() async throws {
+            let sim = try await CarrierSimProcess()
             defer { sim.stop() }
             var beta = GatewayProcess.Profile(name: "beta", proxies: [sim.port])
             beta.hasInbound = false
-            let gw = try GatewayProcess(profiles: [GatewayProcess.Profile(name: "alpha", proxies: [sim.port]), beta])
+            let gw = try await GatewayProcess(profiles: [GatewayProcess.Profile(name: "alpha", proxies: [sim.port]), beta])
             defer { gw.stop() }
 
             let minted = try Self.call(gw, "POST", "/v1/page-tokens", bearer: gw.apiKey, body: ["routingId": "web-1", "profiles": ["beta"]])
@@ -262,10 +262,10 @@ extension GatewaySuites {
             try Self.closeAll(gw)
         }
 
-        @Test func captureAndHeaderFieldsOnlyWhenTheTokenAllowsThem() throws {
-            let sim = try CarrierSimProcess()
+        @Test func captureAndHeaderFieldsOnlyWhenTheTokenAllowsThem() async throws {
+            let sim = try await CarrierSimProcess()
             defer { sim.stop() }
-            let gw = try GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sim.port])])
+            let gw = try await GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sim.port])])
             defer { gw.stop() }
             let narrow = try Self.mint(gw, routingId: "web-1")
             let cases: [(String, [String: Any], String)] = [
@@ -301,7 +301,7 @@ extension GatewaySuites {
         /// (WebRTC only, capture only when allowed); a refused join leaves the call ringing.
         @Test(.timeLimit(.minutes(1)))
         func aPageJoinsWithWebRTCOnlyAndNoCaptureUnlessAllowed() async throws {
-            let gw = try GatewayProcess(profiles: [.init()])
+            let gw = try await GatewayProcess(profiles: [.init()])
             defer { gw.stop() }
             let token = try Self.mint(gw, routingId: "alice")
             let (note, sipp) = try GatewaySuites.GatewayInboundTests.notification(gw) {
@@ -323,8 +323,8 @@ extension GatewaySuites {
             #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
         }
 
-        @Test func theDialerPageIsServedWithoutAKeyAndHoldsNone() throws {
-            let gw = try GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [5])])
+        @Test func theDialerPageIsServedWithoutAKeyAndHoldsNone() async throws {
+            let gw = try await GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [5])])
             defer { gw.stop() }
             #expect(gw.printed.contains("dialer page \(gw.apiURL)/app"), "\(gw.printed)")
             let client = try HTTPClient(baseURL: gw.apiURL)

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 @testable import SIP
 
@@ -86,7 +87,7 @@ struct RegistrationAndAuthTests {
     """
 
     /// Starts a registration of `gw@sipp.test` at SIPp; the log collects its states.
-    static func register(_ agent: TestAgent, at sipp: SIPp, password: String) -> (LoopBound<RegistrationClient>, StateLog<RegistrationMachine.State>) {
+    static func register(_ agent: TestAgent, at sipp: SIPp, password: String) async -> (LoopBound<RegistrationClient>, StateLog<RegistrationMachine.State>) {
         let states = StateLog<RegistrationMachine.State>()
         let config = RegistrationClient.Configuration(
             registrar: SIPURI(host: "sipp.test"), peer: sipp.peer,
@@ -94,7 +95,7 @@ struct RegistrationAndAuthTests {
             credentials: DigestCredentials(username: "gw", password: password))
         let ua = agent.ua
         // The client stays on the SIP loop: the test reaches it there through a LoopBound.
-        let client = ua.loop.sync { () -> LoopBound<RegistrationClient> in
+        let client = await ua.loop.run { () -> LoopBound<RegistrationClient> in
             let c = ua.registration(config)
             c.onStateChange = { states.append($0) }
             c.start()
@@ -109,7 +110,7 @@ struct RegistrationAndAuthTests {
         let sipp = try SIPp(.inline(name: "registrar", xml: Self.registrar), timeout: 20)
         defer { sipp.stop() }
         #expect(await sipp.waitUntilListening())
-        let (client, states) = Self.register(agent, at: sipp, password: "s3cret")
+        let (client, states) = await Self.register(agent, at: sipp, password: "s3cret")
         let ua = agent.ua
         let registered = await eventually(timeout: 5) {
             states.all.contains { if case .registered = $0 { true } else { false } }
@@ -117,10 +118,10 @@ struct RegistrationAndAuthTests {
         #expect(registered, "\(states.all)\n\(sipp.report)")
         // The refresh is due after half of the 2 s granted.
         #expect(await eventually(timeout: 5) { sipp.received("REGISTER ") >= 3 }, sipp.report)
-        ua.loop.sync { client.value.stop() }
+        await ua.loop.run { client.value.stop() }
         #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
         #expect(await eventually(timeout: 3) { states.all.last == .unregistered }, "\(states.all)")
-        #expect(ua.loop.sync { client.value.lastStatus } == 200)
+        #expect(await ua.loop.run { client.value.lastStatus } == 200)
     }
 
     @Test func wrongPasswordFailsAndBacksOff() async throws {
@@ -129,7 +130,7 @@ struct RegistrationAndAuthTests {
         let sipp = try SIPp(.inline(name: "registrar", xml: Self.registrar), timeout: 15)
         defer { sipp.stop() }
         #expect(await sipp.waitUntilListening())
-        let (client, states) = Self.register(agent, at: sipp, password: "wrong")
+        let (client, states) = await Self.register(agent, at: sipp, password: "wrong")
         let ua = agent.ua
         let failed = await eventually(timeout: 5) {
             states.all.contains { if case .failed(403, _) = $0 { true } else { false } }
@@ -139,7 +140,7 @@ struct RegistrationAndAuthTests {
             // The first backoff is 5 s less at most 20% jitter.
             #expect(retryAt - SIPEventLoop.now() > 2.5)
         }
-        ua.loop.sync { client.value.stop() }
+        await ua.loop.run { client.value.stop() }
     }
 
     /// OPTIONS keepalive against a peer that answers 200 once, then 503: the state goes up,
@@ -152,14 +153,14 @@ struct RegistrationAndAuthTests {
         let states = StateLog<OptionsKeepalive.State>()
         let ua = agent.ua
         let peer = SIPPeer(transport: .udp, address: SocketAddress(host: "127.0.0.1", port: peerSocket.port))
-        let pinger = ua.loop.sync { () -> LoopBound<KeepaliveClient> in
+        let pinger = await ua.loop.run { () -> LoopBound<KeepaliveClient> in
             let k = ua.keepalive(target: SIPURI(host: "127.0.0.1", port: peerSocket.port), peer: peer,
                                  configuration: OptionsKeepalive.Configuration(interval: 0.1))
             k.onStateChange = { states.append($0) }
             k.start()
             return LoopBound(k, loop: ua.loop)
         }
-        defer { ua.loop.sync { pinger.value.stop() } }
+        defer { ua.loop.execute { pinger.value.stop() } }
         var answered: Set<String> = []
         for status in [200, 503, 503] {
             // A retransmission of an OPTIONS already answered (a busy machine delays our
@@ -266,14 +267,14 @@ struct RegistrationAndAuthTests {
         let ua = try SIPUserAgent(configuration: config)
         let local = try #require(ua.start().first)
         defer { ua.shutdown() }
-        let endpoint = ua.loop.sync { AnsweringEndpoint(ua: ua, behaviour: .init()) }
+        let endpoint = await ua.loop.run { AnsweringEndpoint(ua: ua, behaviour: .init()) }
         let xml = Self.authenticatingCaller.replacingOccurrences(of: "PASSWORD", with: password)
             .replacingOccurrences(of: "<recv response=\"RESPONSE\"/>",
                                   with: accepted ? "<recv response=\"200\" rrs=\"true\"/>" : "<recv response=\"401\"/>")
         let sipp = try SIPp(.inline(name: "auth-caller", xml: xml), remote: local, timeout: 15)
         defer { sipp.stop() }
         #expect(await sipp.waitForExit(timeout: 15) == 0, sipp.report)
-        let stats = ua.loop.sync { endpoint.stats }
+        let stats = await ua.loop.run { endpoint.stats }
         #expect(stats.received == (accepted ? 1 : 0))
         #expect(sipp.received("SIP/2.0 401") == (accepted ? 1 : 2), sipp.report)
         #expect(sipp.messages.contains("qop=\"auth\""), sipp.report)
@@ -287,22 +288,22 @@ struct RegistrationAndAuthTests {
         let callee = try SIPUserAgent(configuration: config)
         let calleeAddress = try #require(callee.start().first)
         defer { callee.shutdown() }
-        let endpoint = callee.loop.sync { AnsweringEndpoint(ua: callee, behaviour: .init()) }
+        let endpoint = await callee.loop.run { AnsweringEndpoint(ua: callee, behaviour: .init()) }
         let caller = try TestAgent()
         defer { caller.shutdown() }
         let rec = CallRecorder()
         let ua = caller.ua
-        ua.loop.sync {
+        await ua.loop.run {
             _ = ua.invite(requestURI: SIPURI(user: "gw", host: "127.0.0.1", port: calleeAddress.address.port),
                           from: NameAddress(uri: SIPURI(user: "trunk", host: "127.0.0.1")),
                           to: NameAddress(uri: SIPURI(user: "gw", host: "127.0.0.1")), peer: calleeAddress,
                           sdp: SDP.offer(), credentials: DigestCredentials(username: "trunk", password: "pw"), delegate: rec)
         }
         #expect(await rec.waitFor(.connected), "\(rec.events)")
-        let invite = try #require(callee.loop.sync { endpoint.lastInvite })
+        let invite = try #require(await callee.loop.run { endpoint.lastInvite })
         let auth = try #require(invite[.authorization])
         #expect(auth.contains("algorithm=SHA-256") && auth.contains("qop=auth"), "\(auth)")
-        ua.loop.sync { rec.call?.hangup() }
+        await ua.loop.run { rec.call?.hangup() }
         #expect(await rec.waitForEnd() == .localHangup)
     }
 }
@@ -313,40 +314,32 @@ struct SIPLintCommandTests {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("irisgw").path
     }
 
-    static func run(_ args: [String]) throws -> (status: Int32, output: String) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: binary)
-        p.arguments = ["sip-lint"] + args
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return (p.terminationStatus, String(decoding: data, as: UTF8.self))
+    static func run(_ args: [String]) async throws -> (status: Int32, output: String) {
+        let r = try await ChildProcess.run(binary, ["sip-lint"] + args, discardingErrors: true)
+        return (r.status, r.output)
     }
 
     static let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/conformance/rfc4475").path
 
-    @Test func verdictsAndExitStatus() throws {
+    @Test func verdictsAndExitStatus() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: Self.binary), "irisgw not built next to the tests: \(Self.binary)")
         let good = Self.corpus + "/wsinv.sip", bad = Self.corpus + "/badvers.sip"
-        let ok = try Self.run([good])
+        let ok = try await Self.run([good])
         #expect(ok.status == 0)
         #expect(ok.output == "\(good): valid\n")
-        let mixed = try Self.run([good, bad])
+        let mixed = try await Self.run([good, bad])
         #expect(mixed.status == 1)
         #expect(mixed.output.contains("\(bad): invalid: unsupported version SIP/7.0"))
-        let missing = try Self.run(["/nonexistent/file.sip"])
+        let missing = try await Self.run(["/nonexistent/file.sip"])
         #expect(missing.status == 1)
         #expect(missing.output.contains("invalid: cannot read file"))
-        let usage = try Self.run([])
+        let usage = try await Self.run([])
         #expect(usage.status == 2)
     }
 
     /// A NUL in Call-ID is a malformed message: sip-lint said "valid" before.
-    @Test func aControlByteInAHeaderIsInvalid() throws {
+    @Test func aControlByteInAHeaderIsInvalid() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: Self.binary))
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("nul-\(UUID().uuidString.prefix(8)).sip").path
         defer { try? FileManager.default.removeItem(atPath: file) }
@@ -354,14 +347,14 @@ struct SIPLintCommandTests {
             + "From: <sip:alice@example.com>;tag=1\r\nTo: <sip:bob@example.com>\r\nCall-ID: a\u{0}b@x\r\n"
             + "CSeq: 1 OPTIONS\r\nMax-Forwards: 70\r\nContent-Length: 0\r\n\r\n"
         FileManager.default.createFile(atPath: file, contents: Data(text.utf8))
-        let result = try Self.run([file])
+        let result = try await Self.run([file])
         #expect(result.status == 1)
         #expect(result.output.contains("invalid: control byte 0x0"), "\(result.output)")
     }
 
-    @Test func jsonLines() throws {
+    @Test func jsonLines() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: Self.binary))
-        let result = try Self.run(["--json", Self.corpus + "/wsinv.sip", Self.corpus + "/clerr.sip"])
+        let result = try await Self.run(["--json", Self.corpus + "/wsinv.sip", Self.corpus + "/clerr.sip"])
         #expect(result.status == 1)
         let objects = result.output.split(separator: "\n").compactMap {
             try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]

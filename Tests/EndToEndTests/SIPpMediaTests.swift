@@ -1,6 +1,7 @@
 import Foundation
 import SDP
 import Synchronization
+import TestSupport
 import Testing
 import SIP
 import Media
@@ -21,7 +22,7 @@ import Media
         defer { media.shutdown() }
         let agent = try TestAgent()
         defer { agent.shutdown() }
-        agent.ua.loop.sync { agent.ua.delegate = media }
+        await agent.ua.loop.run { agent.ua.delegate = media }
         agent.delegate = media
         let sipp = try SIPp(.inline(name: "play-g711a", xml: SIPpMediaScenarios.uac(codec: "8 PCMA/8000", plays: ["g711a.pcap"], pauseMs: 7400)),
                             remote: agent.local, timeout: 15)
@@ -60,7 +61,7 @@ import Media
         defer { media.shutdown() }
         let agent = try TestAgent()
         defer { agent.shutdown() }
-        agent.ua.loop.sync { agent.ua.delegate = media }
+        await agent.ua.loop.run { agent.ua.delegate = media }
         agent.delegate = media
         let plays = ["dtmf_2833_1.pcap", "dtmf_2833_5.pcap", "dtmf_2833_pound.pcap"]
         let sipp = try SIPp(.inline(name: "play-dtmf", xml: SIPpMediaScenarios.uac(codec: "0 PCMU/8000", plays: plays, pauseMs: 400)),
@@ -96,9 +97,9 @@ import Media
             origin: SDPOrigin(sessionID: "5151", sessionVersion: 1, addrType: "IP4", address: "127.0.0.1"),
             connection: .ip4(call.trunkAddress.host),
             media: [.audio(port: UInt16(call.trunkAddress.port), codecs: [.pcmu], telephoneEvent: .telephoneEvent(), ptime: 20)])
-        let sip = agent.call(sipp, recorder: recorder, sdp: offer)
+        let sip = await agent.call(sipp, recorder: recorder, sdp: offer)
         #expect(await recorder.waitFor(.connected, timeout: 5), "\(recorder.events)\n\(sipp.report)")
-        let answer = try #require(agent.onLoop { sip.remoteSDP }, "no SDP in SIPp's answer")
+        let answer = try await #require(agent.onLoop { sip.remoteSDP }, "no SDP in SIPp's answer")
         let remote = try #require(MediaAnswerer.rtpAddress(answer))
         call.setRemote(.trunk, remote)
 
@@ -115,7 +116,7 @@ import Media
             app.timestamp &+= 960
         }
         _ = await eventually(timeout: 1) { app.drain(); return app.packets(payloadType: 111).count >= 40 }
-        agent.onLoop { sip.hangup() }
+        await agent.onLoop { sip.hangup() }
         _ = await recorder.waitForEnd(timeout: 5)
 
         let out = app.packets(payloadType: 111)

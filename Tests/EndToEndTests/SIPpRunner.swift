@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import Glibc
 import SIP
+import TestSupport
 
 /// One SIPp process (`/usr/bin/sipp`, sip-tester) running a scenario against our user agent.
 ///
@@ -52,7 +53,7 @@ final class SIPp: @unchecked Sendable {
     let port: Int
     let transport: SIPTransportProtocol
     let directory: URL
-    private let process = Process()
+    private let process: ChildProcess
     private let deadline: Double
 
     /// Starts SIPp. `remote` is where SIPp sends its first request (nil: SIPp waits as UAS);
@@ -84,18 +85,9 @@ final class SIPp: @unchecked Sendable {
                  "-trace_err", "-error_file", directory.appendingPathComponent("errors.log").path,
                  "-trace_msg", "-message_file", directory.appendingPathComponent("messages.log").path]
         args += extra
-        process.executableURL = URL(fileURLWithPath: SIPp.path)
-        process.arguments = args
-        process.currentDirectoryURL = workingDirectory ?? directory
-        let screen = directory.appendingPathComponent("screen.txt")
-        _ = FileManager.default.createFile(atPath: screen.path, contents: nil)
-        let out = try FileHandle(forWritingTo: screen)
-        process.standardOutput = out
-        process.standardError = out
-        process.standardInput = FileHandle.nullDevice
         deadline = SIPEventLoop.now() + timeout + 5
-        try process.run()
-        try? out.close()
+        process = try ChildProcess(SIPp.path, args, currentDirectory: workingDirectory ?? directory,
+                                   outputFile: directory.appendingPathComponent("screen.txt"))
     }
 
     /// Starts SIPp and waits until it listens. The free port it is given can be taken by
@@ -132,24 +124,15 @@ final class SIPp: @unchecked Sendable {
     /// Waits for SIPp to exit; nil when it is still running at `timeout` (or the run's deadline).
     func waitForExit(timeout: Double? = nil) async -> Int32? {
         let limit = min(deadline, SIPEventLoop.now() + (timeout ?? .infinity))
-        while process.isRunning && SIPEventLoop.now() < limit {
-            try? await Task.sleep(nanoseconds: 20_000_000)
-        }
-        return process.isRunning ? nil : process.terminationStatus
+        return await process.exit(timeout: limit - SIPEventLoop.now())
     }
 
     var isRunning: Bool { process.isRunning }
 
-    /// Ends SIPp if it still runs (SIGTERM, then SIGKILL) and removes the run folder (kept
-    /// when the environment sets IRISGW_E2E_KEEP, for debugging).
+    /// Ends SIPp if it still runs (SIGTERM, then SIGKILL a second later, without waiting) and
+    /// removes the run folder (kept when the environment sets IRISGW_E2E_KEEP, for debugging).
     func stop() {
-        if process.isRunning {
-            process.terminate()
-            let until = SIPEventLoop.now() + 1
-            while process.isRunning && SIPEventLoop.now() < until { usleep(10_000) }
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
-        }
+        process.stop(grace: 1)
         if ProcessInfo.processInfo.environment["IRISGW_E2E_KEEP"] == nil {
             try? FileManager.default.removeItem(at: directory)
         }
@@ -226,6 +209,20 @@ func freeMediaPorts() throws -> Int {
     throw SocketError("no free media ports")
 }
 
+/// The first of `count` UDP ports, all free now: from an OS-chosen even port, the first
+/// block at or above it whose every port is checked free. The gateway's `--rtp-ports`
+/// (it skips a pair another process takes later).
+func freePortBlock(count: Int) throws -> Int {
+    for _ in 0..<10 {
+        var base = try freePort() & ~1
+        while base + count <= 65_535 {
+            guard let taken = (base..<(base + count)).last(where: { !isPortFree($0, transport: .udp) }) else { return base }
+            base = (taken + 2) & ~1
+        }
+    }
+    throw SocketError("no block of \(count) free UDP ports", code: EADDRINUSE)
+}
+
 /// True when nothing is bound to `port` for `transport` on any address of either family: a
 /// dual-stack bind of [::] without SO_REUSEADDR fails when 127.0.0.1, ::1 or any other address
 /// holds the port (SIPp binds its media on ::1 in the IPv6 tests, so 127.0.0.1 alone is not enough).
@@ -264,13 +261,3 @@ func loopback(port: Int) -> sockaddr_in {
     return sa
 }
 
-/// Polls `condition` every 20 ms until it holds or `timeout` seconds pass; true when it held.
-/// Suspends between polls, so parallel tests share the cooperative threads.
-func eventually(timeout: Double, _ condition: () -> Bool) async -> Bool {
-    let until = SIPEventLoop.now() + timeout
-    while true {
-        if condition() { return true }
-        if SIPEventLoop.now() >= until { return false }
-        try? await Task.sleep(nanoseconds: 20_000_000)
-    }
-}

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import SIP
+import TestSupport
 import Testing
 
 /// One `stunnel` process (Debian `stunnel4`) for a test: SIPp has no TLS, so stunnel puts
@@ -14,7 +15,7 @@ final class Stunnel: @unchecked Sendable {
     /// The port stunnel accepts on (127.0.0.1).
     let port: Int
     let directory: URL
-    private let process = Process()
+    fileprivate let process: ChildProcess
 
     enum Mode {
         /// TLS in on `port`, plain TCP out to `to`; `certificate` is what it shows; with
@@ -41,12 +42,7 @@ final class Stunnel: @unchecked Sendable {
         }
         let config = directory.appendingPathComponent("stunnel.conf")
         try (lines.joined(separator: "\n") + "\n").write(to: config, atomically: true, encoding: .utf8)
-        process.executableURL = URL(fileURLWithPath: Self.path)
-        process.arguments = [config.path]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
+        process = try ChildProcess(Self.path, [config.path], outputFile: directory.appendingPathComponent("stdout.txt"))
     }
 
     /// Starts stunnel on a free port and waits until it listens; a port another process took
@@ -69,16 +65,13 @@ final class Stunnel: @unchecked Sendable {
         (try? String(contentsOf: directory.appendingPathComponent("stunnel.log"), encoding: .utf8)) ?? ""
     }
 
+    /// SIGTERM (SIGKILL 2 s later) without waiting; the folder goes once it has exited.
     func stop() {
-        if process.isRunning {
-            process.terminate()
-            let until = SIPEventLoop.now() + 2
-            while process.isRunning && SIPEventLoop.now() < until { usleep(10_000) }
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
-        }
-        if ProcessInfo.processInfo.environment["IRISGW_E2E_KEEP"] == nil {
-            try? FileManager.default.removeItem(at: directory)
+        let directory = directory
+        process.stop(grace: 2) {
+            if ProcessInfo.processInfo.environment["IRISGW_E2E_KEEP"] == nil {
+                try? FileManager.default.removeItem(at: directory)
+            }
         }
     }
 }
@@ -92,20 +85,9 @@ extension GatewayProcess {
 
 /// The subject of the certificate a TLS server at 127.0.0.1:`port` shows, read with
 /// `openssl s_client` (bounded in time); nil when no handshake completed.
-func presentedSubject(port: Int, serverName: String, timeout: Double = 10) -> String? {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-    process.arguments = ["s_client", "-connect", "127.0.0.1:\(port)", "-servername", serverName, "-brief"]
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = output
-    process.standardInput = FileHandle.nullDevice
-    guard (try? process.run()) != nil else { return nil }
-    let until = SIPEventLoop.now() + timeout
-    while process.isRunning && SIPEventLoop.now() < until { usleep(20_000) }
-    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-    process.waitUntilExit()
-    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+func presentedSubject(port: Int, serverName: String, timeout: Double = 10) async -> String? {
+    guard let text = try? await ChildProcess.run("/usr/bin/openssl", ["s_client", "-connect", "127.0.0.1:\(port)", "-servername", serverName, "-brief"],
+                                                 timeout: timeout).output else { return nil }
     // -brief prints "Peer certificate: CN = gw-a.test".
     return text.split(separator: "\n").first { $0.hasPrefix("Peer certificate:") }
         .map { String($0.dropFirst("Peer certificate:".count)).trimmingCharacters(in: .whitespaces) }

@@ -23,59 +23,63 @@ final class TestAgent: @unchecked Sendable {
     func shutdown() { ua.shutdown() }
 
     /// An `AnsweringEndpoint` serving this agent's calls.
-    func answering(_ configure: (inout AnsweringEndpoint.Behaviour) -> Void = { _ in }) -> AnsweringEndpoint {
+    func answering(_ configure: (inout AnsweringEndpoint.Behaviour) -> Void = { _ in }) async -> AnsweringEndpoint {
         var behaviour = AnsweringEndpoint.Behaviour()
         configure(&behaviour)
         let chosen = behaviour
         let ua = self.ua
-        let endpoint = ua.loop.sync { AnsweringEndpoint(ua: ua, behaviour: chosen) }
+        let endpoint = await ua.loop.run { AnsweringEndpoint(ua: ua, behaviour: chosen) }
         delegate = endpoint
         return endpoint
     }
 
     /// A `ScriptedCallee` serving this agent's calls.
-    func scripted(_ onCall: @escaping (SIPCall, CallRecorder) -> Void) -> ScriptedCallee {
+    func scripted(_ onCall: @escaping (SIPCall, CallRecorder) -> Void) async -> ScriptedCallee {
         let callee = ScriptedCallee(onCall: onCall)
         let ua = self.ua
-        ua.loop.sync { ua.delegate = callee }
+        await ua.loop.run { ua.delegate = callee }
         delegate = callee
         return callee
     }
 
     /// The endpoint's statistics, read on the loop.
-    func stats(_ endpoint: AnsweringEndpoint) -> AnsweringEndpoint.Stats {
-        ua.loop.sync { endpoint.stats }
+    func stats(_ endpoint: AnsweringEndpoint) async -> AnsweringEndpoint.Stats {
+        await ua.loop.run { endpoint.stats }
     }
 
     /// Places a call to `sipp` (its scenario plays the callee) with `recorder` as delegate.
     func call(_ sipp: SIPp, recorder: CallRecorder, sdp: SessionDescription? = SDP.offer(),
-              credentials: DigestCredentials? = nil, headers: [SIPHeader] = []) -> SIPCall {
-        call(uri: sipp.uri, peer: sipp.peer, recorder: recorder, sdp: sdp, credentials: credentials, headers: headers)
+              credentials: DigestCredentials? = nil, headers: [SIPHeader] = []) async -> SIPCall {
+        await call(uri: sipp.uri, peer: sipp.peer, recorder: recorder, sdp: sdp, credentials: credentials, headers: headers)
     }
 
     func call(uri: SIPURI, peer: SIPPeer, recorder: CallRecorder, sdp: SessionDescription? = SDP.offer(),
-              credentials: DigestCredentials? = nil, headers: [SIPHeader] = []) -> SIPCall {
+              credentials: DigestCredentials? = nil, headers: [SIPHeader] = []) async -> SIPCall {
         let ua = self.ua
         let from = NameAddress(displayName: "irisgw", uri: SIPURI(user: "gateway", host: local.address.host, port: local.address.port))
         let to = NameAddress(uri: uri)
-        return ua.loop.sync {
+        return await ua.loop.run {
             ua.invite(requestURI: uri, from: from, to: to, peer: peer, sdp: sdp, headers: headers,
                       credentials: credentials, delegate: recorder)
         }
     }
 
-    /// Runs `work` on the SIP loop and waits for it.
-    func onLoop<T: Sendable>(_ work: @escaping @Sendable () -> T) -> T { ua.loop.sync(work) }
+    /// Runs `work` on the SIP loop and suspends until its result.
+    func onLoop<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T { await ua.loop.run(work) }
 
     /// Counters of the agent, read on the loop.
     var counters: SIPUserAgent.Counters {
-        let ua = self.ua
-        return ua.loop.sync { ua.counters }
+        get async {
+            let ua = self.ua
+            return await ua.loop.run { ua.counters }
+        }
     }
 
     var activeCalls: Int {
-        let ua = self.ua
-        return ua.loop.sync { ua.activeCallCount }
+        get async {
+            let ua = self.ua
+            return await ua.loop.run { ua.activeCallCount }
+        }
     }
 }
 

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import SIP
 import Synchronization
+import TestSupport
 
 /// A real DNS server for a test: dnsmasq (Debian dnsmasq-base) on 127.0.0.1 with a port
 /// the OS picked, answering only from the records the test gives (no resolv.conf, no
@@ -18,7 +19,7 @@ final class TestDNSServer: @unchecked Sendable {
 
     /// `records`: dnsmasq lines (`srv-host=...`, `naptr-record=...`, `host-record=...`);
     /// `ttl`: the TTL of every answer (`local-ttl`).
-    init(records: [String], ttl: Int = 60) throws {
+    init(records: [String], ttl: Int = 60) async throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-dns-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         self.ttl = ttl
@@ -28,7 +29,7 @@ final class TestDNSServer: @unchecked Sendable {
         for _ in 0..<3 {
             do {
                 port = try freePort()
-                try start(records)
+                try await start(records)
                 return
             } catch {
                 lastError = error
@@ -42,9 +43,13 @@ final class TestDNSServer: @unchecked Sendable {
     var server: String { "127.0.0.1:\(port)" }
 
     /// Replaces the records: dnsmasq stops and starts again on the same port.
-    func replace(records: [String]) throws {
-        stopProcess()
-        try start(records)
+    func replace(records: [String]) async throws {
+        var gone = await exited(after: SIGTERM, timeout: 2)
+        if !gone { gone = await exited(after: SIGKILL, timeout: 5) }
+        guard gone else {
+            throw SocketError("dnsmasq did not exit", code: EBUSY)
+        }
+        try await start(records)
     }
 
     /// What dnsmasq logged (one line per query: `query[SRV] _sip._udp.x.dns.test from ...`).
@@ -62,7 +67,7 @@ final class TestDNSServer: @unchecked Sendable {
         }
     }
 
-    private func start(_ records: [String]) throws {
+    private func start(_ records: [String]) async throws {
         let conf = directory.appendingPathComponent("dnsmasq.conf")
         let lines = ["port=\(port)", "listen-address=127.0.0.1", "bind-interfaces", "no-resolv", "no-hosts", "no-poll",
                      "keep-in-foreground", "pid-file=", "local=/dns.test/", "local-ttl=\(ttl)", "log-queries",
@@ -82,9 +87,9 @@ final class TestDNSServer: @unchecked Sendable {
         let rc = posix_spawn(&child, Self.path, &actions, nil, &cArgs, environ)
         guard rc == 0 else { throw SocketError("posix_spawn dnsmasq", code: rc) }
         pid = child
-        let ready = waitUntil(timeout: 10) { [port] in !isRunning || !isPortFree(port, transport: .udp) }
+        let ready = await eventually(timeout: 10) { [port] in !isRunning || !isPortFree(port, transport: .udp) }
         guard ready, isRunning else {
-            stopProcess()
+            _ = await exited(after: SIGKILL, timeout: 5)
             throw SocketError("dnsmasq did not listen on 127.0.0.1:\(port): \(log.suffix(500))", code: EADDRINUSE)
         }
     }
@@ -100,15 +105,27 @@ final class TestDNSServer: @unchecked Sendable {
         return true
     }
 
+    /// Sends `signal` and waits (suspended) up to `timeout` for dnsmasq to exit.
+    private func exited(after signal: Int32, timeout: Double) async -> Bool {
+        guard let child = pid else { return true }
+        kill(child, signal)
+        return await eventually(timeout: timeout) { !isRunning }
+    }
+
+    /// Ends dnsmasq without waiting (for `stop()` in a `defer`): SIGTERM now, reaped by
+    /// dispatch timers, SIGKILL after 2 s if it still runs.
     private func stopProcess() {
         guard let child = pid else { return }
+        pid = nil
         kill(child, SIGTERM)
-        if !waitUntil(timeout: 2, { !isRunning }) {
-            kill(child, SIGKILL)
-            var status: Int32 = 0
-            waitpid(child, &status, 0)
-            pid = nil
-        }
+        Self.reap(child, killAt: SIPEventLoop.now() + 2)
+    }
+
+    private static func reap(_ child: pid_t, killAt: Double) {
+        var status: Int32 = 0
+        guard waitpid(child, &status, WNOHANG) != child else { return }
+        if SIPEventLoop.now() >= killAt { kill(child, SIGKILL) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.02) { reap(child, killAt: killAt) }
     }
 }
 /// A DNS server that never answers: a UDP socket on 127.0.0.1 (port from the OS) whose
@@ -145,12 +162,3 @@ final class SilentDNSServer: @unchecked Sendable {
     }
 }
 
-/// Polls `condition` every 20 ms until it holds or `timeout` passes (for synchronous code).
-func waitUntil(timeout: Double, _ condition: () -> Bool) -> Bool {
-    let until = SIPEventLoop.now() + timeout
-    while SIPEventLoop.now() < until {
-        if condition() { return true }
-        usleep(20_000)
-    }
-    return condition()
-}

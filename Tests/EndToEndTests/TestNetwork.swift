@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import Glibc
 import SIP
@@ -22,35 +23,35 @@ final class TestNetwork: @unchecked Sendable {
     let id: String
     let subnet: Int
     let nat: Bool
-    private var processes: [Process] = []
+    private var processes: [ChildProcess] = []
     private let lock = NSLock()
 
-    init(nat: Bool = false) throws {
+    init(nat: Bool = false) async throws {
         id = "ig" + String(UInt32.random(in: 0..<0xFFFFFF), radix: 16)
         subnet = Int.random(in: 1...250)
         self.nat = nat
         do {
             for host in hosts {
-                try Self.ip("netns", "add", name(host))
-                try Self.ip("-n", name(host), "link", "set", "lo", "up")
+                try await Self.ip("netns", "add", name(host))
+                try await Self.ip("-n", name(host), "link", "set", "lo", "up")
             }
             if nat {
                 // gateway <-> router (private), router <-> carrier (public).
-                try wire(.gateway, address(.gateway), .router, "10.78.\(subnet).254", prefix: "p")
-                try wire(.carrier, address(.carrier), .router, "198.18.\(subnet).254", prefix: "q")
-                try Self.ip("-n", name(.router), "addr", "add", "\(publicAddress)/32", "dev", id + "qr")
-                try Self.ip("-n", name(.gateway), "route", "add", "default", "via", "10.78.\(subnet).254")
-                try Self.run("/usr/sbin/ip", ["netns", "exec", name(.router), "sysctl", "-qw", "net.ipv4.ip_forward=1"])
-                try nft(.router, "add table ip nat")
-                try nft(.router, "add chain ip nat pre { type nat hook prerouting priority -100 ; }")
-                try nft(.router, "add chain ip nat post { type nat hook postrouting priority 100 ; }")
-                try nft(.router, "add rule ip nat pre ip daddr \(publicAddress) dnat to \(address(.gateway))")
-                try nft(.router, "add rule ip nat post ip saddr \(address(.gateway)) oifname \"\(id)qr\" snat to \(publicAddress)")
+                try await wire(.gateway, address(.gateway), .router, "10.78.\(subnet).254", prefix: "p")
+                try await wire(.carrier, address(.carrier), .router, "198.18.\(subnet).254", prefix: "q")
+                try await Self.ip("-n", name(.router), "addr", "add", "\(publicAddress)/32", "dev", id + "qr")
+                try await Self.ip("-n", name(.gateway), "route", "add", "default", "via", "10.78.\(subnet).254")
+                try await Self.run("/usr/sbin/ip", ["netns", "exec", name(.router), "sysctl", "-qw", "net.ipv4.ip_forward=1"])
+                try await nft(.router, "add table ip nat")
+                try await nft(.router, "add chain ip nat pre { type nat hook prerouting priority -100 ; }")
+                try await nft(.router, "add chain ip nat post { type nat hook postrouting priority 100 ; }")
+                try await nft(.router, "add rule ip nat pre ip daddr \(publicAddress) dnat to \(address(.gateway))")
+                try await nft(.router, "add rule ip nat post ip saddr \(address(.gateway)) oifname \"\(id)qr\" snat to \(publicAddress)")
             } else {
-                try wire(.gateway, address(.gateway), .carrier, address(.carrier), prefix: "")
+                try await wire(.gateway, address(.gateway), .carrier, address(.carrier), prefix: "")
             }
         } catch {
-            close()
+            await close()
             throw error
         }
     }
@@ -84,88 +85,71 @@ final class TestNetwork: @unchecked Sendable {
     func interface(_ host: Host) -> String { id + (nat && host != .router ? (host == .gateway ? "pg" : "qc") : host.rawValue) }
 
     /// A veth between `a` and `b`, each end inside its namespace, addressed /24.
-    private func wire(_ a: Host, _ aAddress: String, _ b: Host, _ bAddress: String, prefix: String) throws {
+    private func wire(_ a: Host, _ aAddress: String, _ b: Host, _ bAddress: String, prefix: String) async throws {
         let (aEnd, bEnd) = (id + prefix + a.rawValue, id + prefix + b.rawValue)
-        try Self.ip("link", "add", aEnd, "netns", name(a), "type", "veth", "peer", "name", bEnd, "netns", name(b))
+        try await Self.ip("link", "add", aEnd, "netns", name(a), "type", "veth", "peer", "name", bEnd, "netns", name(b))
         for (host, end, address) in [(a, aEnd, aAddress), (b, bEnd, bAddress)] {
-            try Self.ip("-n", name(host), "addr", "add", "\(address)/24", "dev", end)
-            try Self.ip("-n", name(host), "link", "set", end, "up")
+            try await Self.ip("-n", name(host), "addr", "add", "\(address)/24", "dev", end)
+            try await Self.ip("-n", name(host), "link", "set", end, "up")
         }
     }
 
     /// Drops `percent` of the UDP packets arriving at `host` over `interface` (SIP and RTP
     /// alike), at random: nftables `numgen random` on the input hook (there is no netem here).
-    func loseUDP(percent: Int, on host: Host, interface: String) throws {
-        try nft(host, "add table inet loss")
-        try nft(host, "add chain inet loss input { type filter hook input priority 0 ; }")
-        try nft(host, "add rule inet loss input iifname \"\(interface)\" meta l4proto udp numgen random mod 100 < \(percent) drop")
+    func loseUDP(percent: Int, on host: Host, interface: String) async throws {
+        try await nft(host, "add table inet loss")
+        try await nft(host, "add chain inet loss input { type filter hook input priority 0 ; }")
+        try await nft(host, "add rule inet loss input iifname \"\(interface)\" meta l4proto udp numgen random mod 100 < \(percent) drop")
     }
 
     /// `host` vanishes from the wire: everything it would receive is dropped.
-    func blackhole(_ host: Host) throws {
-        try nft(host, "add table inet gone")
-        try nft(host, "add chain inet gone input { type filter hook input priority 0 ; policy drop ; }")
+    func blackhole(_ host: Host) async throws {
+        try await nft(host, "add table inet gone")
+        try await nft(host, "add chain inet gone input { type filter hook input priority 0 ; policy drop ; }")
     }
 
-    /// Starts `arguments` inside `host`; stopped by `close()` unless stopped before.
-    func start(on host: Host, _ arguments: [String], output: Pipe) throws -> Process {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
-        p.arguments = ["netns", "exec", name(host)] + arguments
-        p.standardOutput = output
-        p.standardError = output
-        p.standardInput = FileHandle.nullDevice
+    /// Starts `arguments` inside `host` (its output in the child's file); stopped by
+    /// `close()` unless stopped before.
+    func start(on host: Host, _ arguments: [String]) throws -> ChildProcess {
         var env = ProcessInfo.processInfo.environment
         env["IRISGW_API_KEY"] = nil
-        p.environment = env
-        try p.run()
+        let p = try ChildProcess("/usr/sbin/ip", ["netns", "exec", name(host)] + arguments, environment: env)
         lock.withLock { processes.append(p) }
         return p
     }
 
+    /// Stops what it started (SIGINT, SIGKILL after 8 s) and waits for every exit: a gateway
+    /// has then completed its call records.
+    func stopProcesses() async {
+        for p in lock.withLock({ processes }) { await p.stopped(signal: SIGINT, grace: 8) }
+    }
+
+    /// Stops what it started (SIGINT, SIGKILL after 8 s) and deletes the namespaces, without
+    /// waiting: an unstructured task runs `ip netns del` (a process inside a deleted
+    /// namespace goes on in it until it exits).
     func close() {
-        for p in lock.withLock({ processes }) where p.isRunning {
-            p.interrupt()
-            let deadline = Date().addingTimeInterval(8)
-            while p.isRunning && Date() < deadline { usleep(20_000) }
-            if p.isRunning { kill(p.processIdentifier, SIGKILL) }
-            p.waitUntilExit()
+        for p in lock.withLock({ processes }) { p.stop(signal: SIGINT, grace: 8) }
+        let names = hosts.map(name)
+        Task.detached {
+            for n in names { try? await Self.ip("netns", "del", n) }
         }
-        for host in hosts { try? Self.ip("netns", "del", name(host)) }
     }
 
     /// True when something in `host` has bound UDP `udpPort` (read with `ss` inside it).
-    func isListening(on host: Host, udpPort: Int) -> Bool {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
-        p.arguments = ["netns", "exec", name(host), "ss", "-Hlun", "sport = :\(udpPort)"]
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        guard (try? p.run()) != nil else { return false }
-        let text = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return p.terminationStatus == 0 && !text.isEmpty
+    func isListening(on host: Host, udpPort: Int) async -> Bool {
+        guard let r = try? await ChildProcess.run("/usr/sbin/ip", ["netns", "exec", name(host), "ss", "-Hlun", "sport = :\(udpPort)"],
+                                                  discardingErrors: true, timeout: 10) else { return false }
+        return r.status == 0 && !r.output.isEmpty
     }
 
-    private func nft(_ host: Host, _ command: String) throws {
-        try Self.run("/usr/sbin/ip", ["netns", "exec", name(host), "nft", command])
+    private func nft(_ host: Host, _ command: String) async throws {
+        try await Self.run("/usr/sbin/ip", ["netns", "exec", name(host), "nft", command])
     }
 
-    private static func ip(_ arguments: String...) throws { try run("/usr/sbin/ip", arguments) }
+    private static func ip(_ arguments: String...) async throws { try await run("/usr/sbin/ip", arguments) }
 
-    private static func run(_ tool: String, _ arguments: [String]) throws {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: tool)
-        p.arguments = arguments
-        let err = Pipe()
-        p.standardError = err
-        p.standardOutput = FileHandle.nullDevice
-        try p.run()
-        p.waitUntilExit()
-        guard p.terminationStatus == 0 else {
-            let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            throw SocketError("\(tool) \(arguments.joined(separator: " ")): \(text)", code: EINVAL)
-        }
+    private static func run(_ tool: String, _ arguments: [String]) async throws {
+        let r = try await ChildProcess.run(tool, arguments, timeout: 30)
+        guard r.status == 0 else { throw SocketError("\(tool) \(arguments.joined(separator: " ")): \(r.output)", code: EINVAL) }
     }
 }

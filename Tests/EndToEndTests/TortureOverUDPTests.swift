@@ -102,7 +102,7 @@ struct TortureOverUDPTests {
         try #require(!message.isEmpty, "missing \(c.path)")
         let agent = try TestAgent()
         defer { agent.shutdown() }
-        _ = agent.answering()
+        _ = await agent.answering()
         let probe = try UDPProbe()
         let target = agent.local.address.port
         probe.send(message, to: target)

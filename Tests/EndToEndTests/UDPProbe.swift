@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import SIP
+import TestSupport
 
 /// A plain UDP socket on 127.0.0.1 for sending hand-made datagrams to the agent and reading
 /// what comes back, without any SIP stack in between.

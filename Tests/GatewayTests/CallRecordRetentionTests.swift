@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Gateway
+import TestSupport
 
 /// Call-record retention on a real SQLite file: ended records past the age or the count go,
 /// recent ones and calls still up stay; at open and then periodically, on the writer queue.
@@ -55,7 +56,7 @@ import Testing
             store.finished(roomId: "done") { $0.endReason = "completed" }
             store.flush()
             clock.store(Int64(Self.now + 2 * Self.day), ordering: .relaxed)
-            #expect(await waitUntil(timeout: 10) { store.prunedRecords == 1 }, "pruned \(store.prunedRecords)")
+            #expect(await eventually(timeout: 10) { store.prunedRecords == 1 }, "pruned \(store.prunedRecords)")
             #expect(store.all().map(\.roomId) == ["up"])
         })
     }
@@ -68,7 +69,7 @@ import Testing
                                             retention: CallRecordRetention(days: 0, maxRecords: 4, chunk: 3), clock: { Self.now })
             defer { store.close() }
             // Three rows a commit, the next chunk queued behind whatever else is waiting.
-            #expect(await waitUntil(timeout: 10) { store.prunedRecords == 6 }, "pruned \(store.prunedRecords)")
+            #expect(await eventually(timeout: 10) { store.prunedRecords == 6 }, "pruned \(store.prunedRecords)")
             // r0 started today, r9 nine days ago: the four newest stay.
             #expect(store.all().map(\.roomId) == ["r3", "r2", "r1", "r0"])
         })
@@ -92,7 +93,7 @@ import Testing
             #expect(store.all().count == 5 && store.prunedRecords == 0)
             clock.store(Int64(Self.now + Self.day), ordering: .relaxed)  // half a day past the retention
             store.started(Self.record("late", startedDaysAgo: -0.9))
-            #expect(await waitUntil(timeout: 10) { store.prunedRecords == 5 }, "pruned \(store.prunedRecords)")
+            #expect(await eventually(timeout: 10) { store.prunedRecords == 5 }, "pruned \(store.prunedRecords)")
             #expect(store.all().map(\.roomId) == ["late"])
         })
     }
@@ -133,13 +134,3 @@ import Testing
     }
 }
 
-/// Polls `condition` every 10 ms until it holds or `timeout` seconds pass, suspending between
-/// polls (the record store's writer prunes on its own queue).
-private func waitUntil(timeout: Double, _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(nanoseconds: 10_000_000)
-    }
-    return condition()
-}

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 @testable import Gateway
 
@@ -326,8 +327,8 @@ func postDialDelayAndDurationAreComputed(
     }
 }
 
-@Test func theHeartbeatMarksOpenCallsAsSeen() throws {
-    try withTemporaryDirectory("cdr") { dir in
+@Test func theHeartbeatMarksOpenCallsAsSeen() async throws {
+    try await withTemporaryDirectory("cdr", waiting: { dir in
         let clock = ManualClock(1_000)
         do {
             let store = try CallRecordStore(path: dir + "/cdr.sqlite", heartbeatInterval: 0.02, clock: { clock.now })
@@ -337,17 +338,16 @@ func postDialDelayAndDurationAreComputed(
             // Wait (up to 10 s on a loaded machine) for a heartbeat to note the new time.
             let reader = try SQLiteDatabase(path: store.path, flags: [.readOnly])
             let seen = try reader.prepare("SELECT at FROM gateway_alive")
-            for _ in 0..<500 {
+            _ = try await eventually(timeout: 10, pollInterval: 0.02) {
                 defer { seen.reset() }
-                if try seen.step(), seen.double(0) == 1_600 { break }
-                Thread.sleep(forTimeInterval: 0.02)
+                return try seen.step() && seen.double(0) == 1_600
             }
             // Dropped without close: only a heartbeat can have recorded 1600.
         }
         let restarted = try openStore(dir)
         defer { restarted.close() }
         #expect(restarted.record(roomId: "room-1")?.endedAt == 1_600)
-    }
+    })
 }
 
 /// A clock the test moves by hand.

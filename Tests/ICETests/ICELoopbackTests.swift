@@ -1,24 +1,26 @@
 import Glibc
 import IOCore
+import TestSupport
 import Testing
 @testable import ICE
 
 @Suite("ICE-lite over a real UDP socket on 127.0.0.1")
 struct ICELoopbackTests {
     /// Waits up to 2 s for one datagram on a non-blocking socket.
-    static func receive(_ socket: UDPSocket) -> ([UInt8], SocketAddress)? {
+    static func receive(_ socket: UDPSocket) async -> ([UInt8], SocketAddress)? {
         var buffer = [UInt8](repeating: 0, count: 1500)
         var from = RawSocketAddress()
-        for _ in 0..<400 {
+        var got: ([UInt8], SocketAddress)?
+        _ = await eventually(timeout: 2, pollInterval: 0.005) {
             let n = buffer.withUnsafeMutableBytes { socket.receive(into: $0, from: &from) }
-            if let n, let address = from.address { return (Array(buffer.prefix(n)), address) }
-            usleep(5_000)
+            if let n, let address = from.address { got = (Array(buffer.prefix(n)), address) }
+            return got != nil
         }
-        return nil
+        return got
     }
 
     @Test("a browser's check round-trips through the agent")
-    func roundTrip() throws {
+    func roundTrip() async throws {
         let gateway = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: 0))
         let browser = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: 0))
         var agent = ICELiteAgent(local: Browser.gateway, remote: Browser.browser, now: 0)
@@ -28,7 +30,7 @@ struct ICELoopbackTests {
         let to = try #require(RawSocketAddress(gateway.local))
         #expect(check.withUnsafeBytes { browser.send($0, to: to) })
 
-        let (datagram, source) = try #require(Self.receive(gateway))
+        let (datagram, source) = try #require(await Self.receive(gateway))
         #expect(source == browser.local)
         #expect(PacketKind(datagram: datagram) == .stun)
         let reaction = agent.receive(datagram, from: source, now: 0.1)
@@ -38,7 +40,7 @@ struct ICELoopbackTests {
         let back = try #require(RawSocketAddress(reaction.destination))
         #expect(response.withUnsafeBytes { gateway.send($0, to: back) })
 
-        let (answer, from) = try #require(Self.receive(browser))
+        let (answer, from) = try #require(await Self.receive(browser))
         #expect(from == gateway.local)
         let message = try STUNMessage.parse(answer)
         #expect(message.type == .bindingSuccessResponse)

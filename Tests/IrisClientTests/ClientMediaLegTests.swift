@@ -3,10 +3,11 @@ import Testing
 import IrisClient
 import IOCore
 import SDP
+import TestSupport
 
 /// Two ClientMediaLegs sending Opus RTP to each other over UDP on 127.0.0.1.
 struct ClientMediaLegTests {
-    @Test func toneIsDetectedAndMuteSilencesIt() throws {
+    @Test func toneIsDetectedAndMuteSilencesIt() async throws {
         let a = try ClientMediaLeg()
         let b = try ClientMediaLeg()
         defer {
@@ -17,8 +18,8 @@ struct ClientMediaLegTests {
         b.setRemote(a.localAddress)
         a.source = .tone(hz: 440, amplitude: 0.5)
 
-        #expect(waitUntil(timeout: 5) { b.receivedPackets() >= 40 && a.receivedPackets() >= 40 })
-        #expect(waitUntil(timeout: 5) { b.toneLevel(hz: 440, lastSeconds: 0.5) > 0.8 },
+        #expect(await eventually(timeout: 5) { b.receivedPackets() >= 40 && a.receivedPackets() >= 40 })
+        #expect(await eventually(timeout: 5) { b.toneLevel(hz: 440, lastSeconds: 0.5) > 0.8 },
                 "440 Hz level at B: \(b.toneLevel(hz: 440, lastSeconds: 0.5))")
         #expect(b.toneLevel(hz: 1000, lastSeconds: 0.5) < 0.05)
         // B sends silence: nothing at A.
@@ -26,13 +27,13 @@ struct ClientMediaLegTests {
         #expect(a.sentPackets() >= 40)
 
         a.muted = true
-        #expect(waitUntil(timeout: 5) { b.toneLevel(hz: 440, lastSeconds: 0.3) < 0.1 },
+        #expect(await eventually(timeout: 5) { b.toneLevel(hz: 440, lastSeconds: 0.3) < 0.1 },
                 "440 Hz level at B after mute: \(b.toneLevel(hz: 440, lastSeconds: 0.3))")
         let sentWhileMuted = a.sentPackets()
-        #expect(waitUntil(timeout: 2) { a.sentPackets() > sentWhileMuted + 5 }, "muting must not stop the stream")
+        #expect(await eventually(timeout: 2) { a.sentPackets() > sentWhileMuted + 5 }, "muting must not stop the stream")
 
         a.muted = false
-        #expect(waitUntil(timeout: 5) { b.toneLevel(hz: 440, lastSeconds: 0.3) > 0.8 })
+        #expect(await eventually(timeout: 5) { b.toneLevel(hz: 440, lastSeconds: 0.3) > 0.8 })
 
         // One 48 kHz sample per 1/48000 s of stream since the first packet.
         let recorded = b.recordedSamples()
@@ -40,7 +41,7 @@ struct ClientMediaLegTests {
         #expect(recorded.count >= 48_000 / 2)
     }
 
-    @Test func offerAndAnswerConnectTheLegs() throws {
+    @Test func offerAndAnswerConnectTheLegs() async throws {
         let a = try ClientMediaLeg()
         let b = try ClientMediaLeg(payloadType: 96)
         defer {
@@ -69,12 +70,12 @@ struct ClientMediaLegTests {
         #expect(b.remote == a.localAddress)
 
         b.source = .tone(hz: 1000, amplitude: 0.3)
-        #expect(waitUntil(timeout: 5) { a.toneLevel(hz: 1000, lastSeconds: 0.4) > 0.8 },
+        #expect(await eventually(timeout: 5) { a.toneLevel(hz: 1000, lastSeconds: 0.4) > 0.8 },
                 "1 kHz level at A: \(a.toneLevel(hz: 1000, lastSeconds: 0.4))")
         #expect(a.toneLevel(hz: 440, lastSeconds: 0.4) < 0.05)
     }
 
-    @Test func samplesSourcePlaysOnce() throws {
+    @Test func samplesSourcePlaysOnce() async throws {
         let a = try ClientMediaLeg(sampleRate: 8_000)
         let b = try ClientMediaLeg(sampleRate: 8_000)
         defer {
@@ -85,10 +86,10 @@ struct ClientMediaLegTests {
         // 0.4 s of 700 Hz at 8 kHz.
         let pcm = (0..<3_200).map { Int16(12_000 * sin(2 * Double.pi * 700 * Double($0) / 8_000)) }
         a.source = .samples(pcm)
-        #expect(waitUntil(timeout: 5) { a.isSourceFinished })
-        #expect(waitUntil(timeout: 5) { b.toneLevel(hz: 700, lastSeconds: 1) > 0.3 })
+        #expect(await eventually(timeout: 5) { a.isSourceFinished })
+        #expect(await eventually(timeout: 5) { b.toneLevel(hz: 700, lastSeconds: 1) > 0.3 })
         // Then silence.
-        #expect(waitUntil(timeout: 5) { b.toneLevel(hz: 700, lastSeconds: 0.2) < 0.05 })
+        #expect(await eventually(timeout: 5) { b.toneLevel(hz: 700, lastSeconds: 0.2) < 0.05 })
         #expect(b.recordedSamples().count % 160 == 0)
     }
 

@@ -5,8 +5,8 @@ import WebClient
 
 /// HTTPClient against a Python http.server on 127.0.0.1.
 struct HTTPClientTests {
-    @Test func getReturnsJSONAndHeaders() throws {
-        let server = try PythonServer(source: ServerScripts.http)
+    @Test func getReturnsJSONAndHeaders() async throws {
+        let server = try await PythonServer(source: ServerScripts.http)
         defer { server.stop() }
         let client = try HTTPClient(baseURL: server.baseURL + "/api", defaultHeaders: ["Authorization": "Bearer k1"])
         let response = try client.request(method: "GET", path: "/v1/hello?x=1", timeout: 5)
@@ -20,8 +20,8 @@ struct HTTPClientTests {
         #expect(json["host"] == "127.0.0.1:\(server.port)")
     }
 
-    @Test func postSendsBody() throws {
-        let server = try PythonServer(source: ServerScripts.http)
+    @Test func postSendsBody() async throws {
+        let server = try await PythonServer(source: ServerScripts.http)
         defer { server.stop() }
         let client = try HTTPClient(baseURL: server.baseURL + "/api")
         let body = Array(#"{"to":"+15550100","from":"+15550199"}"#.utf8)
@@ -40,8 +40,8 @@ struct HTTPClientTests {
         #expect(emptyJSON["length"] as? Int == 0)
     }
 
-    @Test func chunkedResponseIsReassembled() throws {
-        let server = try PythonServer(source: ServerScripts.http)
+    @Test func chunkedResponseIsReassembled() async throws {
+        let server = try await PythonServer(source: ServerScripts.http)
         defer { server.stop() }
         let client = try HTTPClient(baseURL: server.baseURL)
         let response = try client.request(method: "GET", path: "/api/v1/chunked", timeout: 5)
@@ -50,8 +50,8 @@ struct HTTPClientTests {
         #expect(String(decoding: response.body, as: UTF8.self) == "alpha-beta-" + String(repeating: "x", count: 5000) + "-omega")
     }
 
-    @Test func clientErrorKeepsJSONBody() throws {
-        let server = try PythonServer(source: ServerScripts.http)
+    @Test func clientErrorKeepsJSONBody() async throws {
+        let server = try await PythonServer(source: ServerScripts.http)
         defer { server.stop() }
         let client = try HTTPClient(baseURL: server.baseURL)
         let response = try client.request(method: "GET", path: "/api/v1/calls/nope", timeout: 5)
@@ -74,8 +74,8 @@ struct HTTPClientTests {
         }
     }
 
-    @Test func slowServerTimesOut() throws {
-        let server = try PythonServer(source: ServerScripts.http)
+    @Test func slowServerTimesOut() async throws {
+        let server = try await PythonServer(source: ServerScripts.http)
         defer { server.stop() }
         let client = try HTTPClient(baseURL: server.baseURL)
         let start = Date()

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestSupport
 
 /// A Python 3 (stdlib only) server run by a test: the script is written to a temporary
 /// file, binds port 0 and prints the port on its first stdout line. `stop()` (call it in a
@@ -8,33 +9,35 @@ final class PythonServer: @unchecked Sendable {
     static let python = FileManager.default.isExecutableFile(atPath: "/usr/bin/python3") ? "/usr/bin/python3" : "/usr/local/bin/python3"
 
     let port: Int
-    private let process = Process()
+    private let process: ChildProcess
     private let script: URL
-    private let stdout = Pipe()
 
     struct StartError: Error, CustomStringConvertible {
         let description: String
     }
 
-    /// Starts `source` and waits up to `timeout` seconds for its port.
-    init(source: String, timeout: Double = 10) throws {
+    /// Starts `source` and waits (suspended) up to `timeout` seconds for its port.
+    init(source: String, timeout: Double = 10) async throws {
         script = FileManager.default.temporaryDirectory.appendingPathComponent("iris-client-test-\(UUID().uuidString.prefix(8)).py")
         try source.write(to: script, atomically: true, encoding: .utf8)
-        process.executableURL = URL(fileURLWithPath: Self.python)
-        process.arguments = ["-u", script.path]
-        process.standardOutput = stdout
-        process.standardError = FileHandle.standardError
-        process.standardInput = FileHandle.nullDevice
         do {
-            try process.run()
+            process = try ChildProcess(Self.python, ["-u", script.path])
         } catch {
             try? FileManager.default.removeItem(at: script)
             throw error
         }
-        guard let line = Self.readLine(stdout.fileHandleForReading.fileDescriptor, timeout: timeout), let port = Int(line) else {
-            Self.end(process)
+        let child = process
+        func firstLine() -> String? {
+            let text = child.output
+            guard let end = text.firstIndex(of: "\n") else { return nil }
+            return String(text[..<end]).trimmingCharacters(in: .whitespaces)
+        }
+        _ = await eventually(timeout: timeout) { firstLine() != nil || !child.isRunning }
+        guard let line = firstLine(), let port = Int(line) else {
+            let said = child.output
+            child.stop()
             try? FileManager.default.removeItem(at: script)
-            throw StartError(description: "the Python server did not print its port within \(timeout) s")
+            throw StartError(description: "the Python server did not print its port within \(timeout) s: \(said)")
         }
         self.port = port
     }
@@ -44,45 +47,11 @@ final class PythonServer: @unchecked Sendable {
     /// `http://127.0.0.1:<port>`.
     var baseURL: String { "http://127.0.0.1:\(port)" }
 
+    /// SIGTERM (SIGKILL 2 s later) without waiting; the script goes once it has exited.
     func stop() {
-        Self.end(process)
-        try? FileManager.default.removeItem(at: script)
+        let script = script
+        process.stop(grace: 2) { try? FileManager.default.removeItem(at: script) }
     }
-
-    private static func end(_ process: Process) {
-        guard process.isRunning else { return }
-        process.terminate()
-        let until = Date().addingTimeInterval(2)
-        while process.isRunning && Date() < until { usleep(10_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-    }
-
-    /// One line from `fd`, waiting at most `timeout` seconds in all.
-    private static func readLine(_ fd: Int32, timeout: Double) -> String? {
-        let deadline = Date().addingTimeInterval(timeout)
-        var bytes: [UInt8] = []
-        while true {
-            let remaining = deadline.timeIntervalSinceNow
-            guard remaining > 0 else { return nil }
-            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&descriptor, 1, Int32(remaining * 1000) + 1) > 0 else { continue }
-            var byte: UInt8 = 0
-            guard read(fd, &byte, 1) == 1 else { return nil }
-            if byte == 10 { return String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespaces) }
-            bytes.append(byte)
-        }
-    }
-}
-
-/// Polls `condition` every 10 ms until it holds or `timeout` seconds pass.
-func waitUntil(timeout: Double, _ condition: () -> Bool) -> Bool {
-    let deadline = Date().addingTimeInterval(timeout)
-    while Date() < deadline {
-        if condition() { return true }
-        usleep(10_000)
-    }
-    return condition()
 }
 
 /// A TCP port on 127.0.0.1 that nothing listens on (bound, then released).

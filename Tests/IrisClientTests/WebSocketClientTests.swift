@@ -11,8 +11,8 @@ struct WebSocketClientTests {
 
     private let auth = ["Authorization": "Bearer good"]
 
-    @Test func messagesArriveInOrderAndCloseIsClean() throws {
-        let server = try PythonServer(source: ServerScripts.webSocket)
+    @Test func messagesArriveInOrderAndCloseIsClean() async throws {
+        let server = try await PythonServer(source: ServerScripts.webSocket)
         defer { server.stop() }
         let socket = try WebSocketClient(url: url(server, "mode=script&n=5"), headers: auth, timeout: 5)
         defer { socket.close() }
@@ -38,8 +38,8 @@ struct WebSocketClientTests {
         #expect(throws: IrisTransportError.closed) { try socket.send(text: "late") }
     }
 
-    @Test func echoRoundTripAndLocalClose() throws {
-        let server = try PythonServer(source: ServerScripts.webSocket)
+    @Test func echoRoundTripAndLocalClose() async throws {
+        let server = try await PythonServer(source: ServerScripts.webSocket)
         defer { server.stop() }
         let socket = try WebSocketClient(url: url(server, "mode=echo"), headers: auth, timeout: 5)
         let long = String(repeating: "0123456789", count: 30)
@@ -57,8 +57,8 @@ struct WebSocketClientTests {
         #expect(throws: IrisTransportError.closed) { try socket.send(text: "after close") }
     }
 
-    @Test func receiveTimesOutWithADistinctError() throws {
-        let server = try PythonServer(source: ServerScripts.webSocket)
+    @Test func receiveTimesOutWithADistinctError() async throws {
+        let server = try await PythonServer(source: ServerScripts.webSocket)
         defer { server.stop() }
         let socket = try WebSocketClient(url: url(server, "mode=idle"), headers: auth, timeout: 5)
         defer { socket.close() }
@@ -76,8 +76,8 @@ struct WebSocketClientTests {
         try socket.send(text: "still here")
     }
 
-    @Test func closeFromAnotherThreadWakesTheReceiver() throws {
-        let server = try PythonServer(source: ServerScripts.webSocket)
+    @Test func closeFromAnotherThreadWakesTheReceiver() async throws {
+        let server = try await PythonServer(source: ServerScripts.webSocket)
         defer { server.stop() }
         let socket = try WebSocketClient(url: url(server, "mode=idle"), headers: auth, timeout: 5)
         let start = Date()
@@ -86,8 +86,8 @@ struct WebSocketClientTests {
         #expect(Date().timeIntervalSince(start) < 3)
     }
 
-    @Test func connectionDroppedWithoutCloseFrameThrows() throws {
-        let server = try PythonServer(source: ServerScripts.webSocket)
+    @Test func connectionDroppedWithoutCloseFrameThrows() async throws {
+        let server = try await PythonServer(source: ServerScripts.webSocket)
         defer { server.stop() }
         let socket = try WebSocketClient(url: url(server, "mode=drop"), headers: auth, timeout: 5)
         defer { socket.close() }
@@ -100,8 +100,8 @@ struct WebSocketClientTests {
         }
     }
 
-    @Test func unauthorizedUpgradeThrowsWithStatus() throws {
-        let server = try PythonServer(source: ServerScripts.webSocket)
+    @Test func unauthorizedUpgradeThrowsWithStatus() async throws {
+        let server = try await PythonServer(source: ServerScripts.webSocket)
         defer { server.stop() }
         do throws(IrisTransportError) {
             _ = try WebSocketClient(url: url(server, "mode=script"), headers: ["Authorization": "Bearer wrong"], timeout: 5)

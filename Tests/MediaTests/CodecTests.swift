@@ -23,27 +23,6 @@ private func snr(_ original: [Int16], _ decoded: [Int16]) -> Double {
     return 10 * log10(signal / max(noise, 1))
 }
 
-/// Runs of silence (exact zeros, at least 8 in a row) and sound, as (isOn, length).
-private func cadence(_ pcm: [Int16]) -> [(on: Bool, count: Int)] {
-    var runs: [(on: Bool, count: Int)] = []
-    var index = 0
-    while index < pcm.count {
-        var end = index
-        while end < pcm.count, pcm[end] == 0 { end += 1 }
-        let silent = end - index >= 8
-        if !silent { end = index + max(end - index, 1) }
-        if silent {
-            runs.append((false, end - index))
-        } else if let last = runs.last, last.on {
-            runs[runs.count - 1].count += end - index
-        } else {
-            runs.append((true, end - index))
-        }
-        index = end
-    }
-    return runs
-}
-
 @Suite struct CodecTests {
     enum Law: String, CaseIterable, Sendable { case ulaw, alaw }
 
@@ -277,74 +256,6 @@ private func cadence(_ pcm: [Int16]) -> [(on: Bool, count: Int)] {
         #expect(detector.process(sine(1000, sampleRate: 8000, count: 8000)) == "")
     }
 
-    // MARK: - Tones
-
-    struct CadenceCase: Sendable, CustomStringConvertible {
-        let name: String
-        let tone: ToneDescriptor
-        /// Expected (on, samples) runs for one period.
-        let period: [(on: Bool, count: Int)]
-        var description: String { name }
-    }
-
-    static let cadenceCases = [
-        CadenceCase(name: "US ringback", tone: .usRingback, period: [(true, 16_000), (false, 32_000)]),
-        CadenceCase(name: "UK ringback", tone: .ukRingback,
-                    period: [(true, 3_200), (false, 1_600), (true, 3_200), (false, 16_000)]),
-        CadenceCase(name: "US busy", tone: .usBusy, period: [(true, 4_000), (false, 4_000)]),
-    ]
-
-    @Test(arguments: CodecTests.cadenceCases)
-    func toneGeneratorCadenceTiming(_ testCase: CadenceCase) throws {
-        let generator = try ToneGenerator(testCase.tone)
-        let periodLength = testCase.period.reduce(0) { $0 + $1.count }
-        var pcm: [Int16] = []
-        var all: [Int16] = []
-        // Two periods in 20 ms frames.
-        for _ in 0..<(2 * periodLength / 160) {
-            #expect(generator.generate(count: 160, into: &pcm) == 160)
-            all += pcm
-        }
-        let runs = cadence(all)
-        let expected = testCase.period + testCase.period
-        try #require(runs.count == expected.count)
-        for (run, want) in zip(runs, expected) {
-            #expect(run.on == want.on)
-            // A sine starting at phase 0 may begin or end on a zero sample.
-            #expect(abs(run.count - want.count) <= 2, "\(run) vs \(want)")
-        }
-        #expect(!generator.isFinished)
-    }
-
-    @Test func toneGeneratorProducesItsFrequencies() throws {
-        let generator = try ToneGenerator(.usRingback)
-        var pcm: [Int16] = []
-        generator.generate(count: 8000, into: &pcm)
-        let g = { (f: Double) in Goertzel(frequency: f, sampleRate: 8000).energyRatio(pcm) }
-        #expect(g(440) > 0.3)
-        #expect(g(480) > 0.3)
-        #expect(g(440) + g(480) > 0.9)
-        #expect(g(1000) < 0.01)
-    }
-
-    @Test func continuousToneHasNoGapsAndSingleShotToneFinishes() throws {
-        let dial = try ToneGenerator(.usDialTone)
-        var pcm: [Int16] = []
-        var all: [Int16] = []
-        for _ in 0..<100 {
-            dial.generate(count: 160, into: &pcm)
-            all += pcm
-        }
-        #expect(cadence(all).count == 1)
-        #expect(cadence(all).first?.on == true)
-
-        let beep = try ToneGenerator(ToneDescriptor(frequency1: 1000, cadence: [100], repeats: false))
-        #expect(beep.generate(count: 1600, into: &pcm) == 800)
-        #expect(beep.isFinished)
-        #expect(pcm[800...].allSatisfy { $0 == 0 })
-        #expect(Goertzel(frequency: 1000, sampleRate: 8000).energyRatio(pcm[0..<800]) > 0.9)
-    }
-
     // MARK: - Goertzel
 
     @Test func goertzelMeasuresAmplitude() {
@@ -400,10 +311,5 @@ private func cadence(_ pcm: [Int16]) -> [(on: Bool, count: Int)] {
         #expect(throws: SpanDSPError.dtmfQueueFull(29)) { try generator.queue(String(repeating: "2", count: 29)) }
         // All or nothing: the 28 that do fit are still accepted afterwards.
         try generator.queue(String(repeating: "3", count: 28))
-        #expect(throws: SpanDSPError.self) { try ToneGenerator(ToneDescriptor(frequency1: 5_000)) }
-        #expect(throws: SpanDSPError.self) {
-            try ToneGenerator(ToneDescriptor(frequency1: 400, cadence: [1, 1, 1, 1, 1]))
-        }
-        #expect(throws: SpanDSPError.self) { try ToneGenerator(ToneDescriptor(frequency1: 400, cadence: [0, 100])) }
     }
 }

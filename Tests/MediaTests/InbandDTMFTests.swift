@@ -87,10 +87,9 @@ import Testing
             noise.nextFrame(into: &frame)
             events += detector.process(frame)
         }
-        let tone = try CallProgressTone(ToneDescriptor(frequency1: 1000, level: -10))
-        for _ in 0..<50 {
-            tone.nextFrame(into: &frame)
-            events += detector.process(frame)
+        // 1 kHz at about -10 dBm0, in 20 ms frames.
+        for index in 0..<50 {
+            events += detector.process(sine(1000, sampleRate: 8000, count: 160, offset: index * 160, amplitude: 3500))
         }
         events += detector.finish()
         #expect(events.isEmpty)

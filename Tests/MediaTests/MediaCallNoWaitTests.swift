@@ -1,6 +1,7 @@
 import Foundation
 import IOCore
 import Synchronization
+import TestSupport
 import Testing
 @testable import Media
 
@@ -49,12 +50,12 @@ import Testing
             progress.returned.withLock { $0.append("close") }
         }.start()
         let expected = command == .reconfigureThenClose ? ["reconfigure", "close"] : ["close"]
-        let returned = await waitUntil(timeout: 5) { progress.returned.withLock { $0 } == expected }
+        let returned = await eventually(timeout: 5) { progress.returned.withLock { $0 } == expected }
         #expect(returned, "the commands waited for the busy media thread")
         // Nothing ran while the thread was held.
         #expect(progress.closedWith.withLock { $0 == nil } && progress.reconfigured.withLock { $0 == nil })
         gate.signal()
-        #expect(await waitUntil(timeout: 5) { progress.closedWith.withLock { $0 != nil } })
+        #expect(await eventually(timeout: 5) { progress.closedWith.withLock { $0 != nil } })
         let closed = try #require(progress.closedWith.withLock { $0 })
         #expect(closed.onMediaThread)
         #expect(Set(closed.stats.keys) == [.trunk, .platform], "the final statistics of both legs")
@@ -63,7 +64,7 @@ import Testing
             #expect(reconfigured.error == nil && reconfigured.onMediaThread)
         }
         // The call is gone from its thread and its ports went back (to quarantine).
-        #expect(await waitUntil(timeout: 5) { thread.callCount == 0 })
+        #expect(await eventually(timeout: 5) { thread.callCount == 0 })
         // Closing again hands back nothing, at once.
         let again = Mutex<[MediaLeg: MediaLegStatistics]?>(nil)
         call.close { stats in again.withLock { $0 = stats } }
@@ -88,11 +89,11 @@ import Testing
             let call = try? engine.openCall(config)
             opened.withLock { $0 = call }
         }
-        #expect(await waitUntil(timeout: 5) { opened.withLock { $0 != nil } }, "the open waited for the busy media thread")
+        #expect(await eventually(timeout: 5) { opened.withLock { $0 != nil } }, "the open waited for the busy media thread")
         #expect(thread.callCount == 0, "attached only once the thread is free")
         gate.signal()
-        #expect(await waitUntil(timeout: 5) { thread.callCount == 1 })
+        #expect(await eventually(timeout: 5) { thread.callCount == 1 })
         opened.withLock { $0 }?.close()
-        #expect(await waitUntil(timeout: 5) { thread.callCount == 0 })
+        #expect(await eventually(timeout: 5) { thread.callCount == 0 })
     }
 }

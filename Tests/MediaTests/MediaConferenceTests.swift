@@ -3,6 +3,7 @@ import IOCore
 import Synchronization
 import Testing
 @testable import Media
+import TestSupport
 
 /// Two calls merged into a three-way call over real UDP: the two carriers and the app each
 /// send a distinct tone; each hears the other two and not itself.
@@ -20,7 +21,7 @@ import Testing
         defer { a.close(); b.close() }
         let merged = Mutex<(any Error)??>(nil)
         a.merge(with: b, configuration: configA, heldConfiguration: configB) { error in merged.withLock { $0 = .some(error) } }
-        #expect(await waitUntil(timeout: 5) { merged.withLock { $0 } != nil })
+        #expect(await eventually(timeout: 5) { merged.withLock { $0 } != nil })
         #expect(merged.withLock { $0 }! == nil)
 
         let pcmu = try TestCodec(.pcmu, sampleRate: 8000), opusCodec = try TestCodec(opus, sampleRate: 8000)
@@ -37,7 +38,7 @@ import Testing
                 peer.timestamp &+= step
             }
         }
-        _ = await waitUntil(timeout: 2, drain: { [carrierA, carrierB, app].forEach { $0.drain() } }) {
+        _ = await eventually(timeout: 2, drain: { [carrierA, carrierB, app].forEach { $0.drain() } }) {
             carrierA.packets(payloadType: 0).count >= before[0] + 50 && carrierB.packets(payloadType: 0).count >= before[1] + 50
                 && app.packets(payloadType: 111).count >= before[2] + 50
         }
@@ -64,7 +65,7 @@ import Testing
             app.send(payloadType: 111, payload: opusCodec.encode(sine(1000, sampleRate: 8000, count: 160, offset: n * 160)), to: a.platformAddress)
             app.timestamp &+= 960
         }
-        _ = await waitUntil(timeout: 1, drain: carrierA.drain) { carrierA.packets(payloadType: 0).count >= alone + 15 }
+        _ = await eventually(timeout: 1, drain: carrierA.drain) { carrierA.packets(payloadType: 0).count >= alone + 15 }
         #expect(carrierA.packets(payloadType: 0).count >= alone + 15)
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import Media
 import IOCore
+import TestSupport
 
 /// Calls through the media engine over real UDP on 127.0.0.1: a "carrier" socket on the
 /// trunk leg and an "app" socket on the platform leg send paced 20 ms RTP and check what
@@ -60,7 +61,7 @@ import IOCore
         }
         // Read before the stream's end, which the jitter buffer conceals as an underrun.
         let concealed = call.statistics()[c.from]?.concealed ?? -1
-        _ = await waitUntil(timeout: 2, drain: sink.drain) { sink.packets(payloadType: sinkPT).count >= 45 }
+        _ = await eventually(timeout: 2, drain: sink.drain) { sink.packets(payloadType: sinkPT).count >= 45 }
 
         let packets = sink.packets(payloadType: sinkPT)
         #expect(packets.count >= 45, "\(packets.count) packets out")
@@ -104,7 +105,7 @@ import IOCore
             source.send(payloadType: 0, payload: payload, marker: n == 0, to: call.address(of: from))
             source.timestamp &+= 160
         }
-        _ = await waitUntil(timeout: 2, drain: sink.drain) { sink.received.count >= 50 }
+        _ = await eventually(timeout: 2, drain: sink.drain) { sink.received.count >= 50 }
 
         let out = sink.received
         #expect(out.count == 50)
@@ -148,7 +149,7 @@ import IOCore
             carrier.timestamp &+= 160
             app.drain()
         }
-        let regenerated = await waitUntil(timeout: 2, drain: app.drain) {
+        let regenerated = await eventually(timeout: 2, drain: app.drain) {
             decodeTelephoneEvents(app.packets(payloadType: 101), clockRate: 48_000).count >= 5
         }
 
@@ -183,7 +184,7 @@ import IOCore
             talker.timestamp &+= step
             listener.drain()
         }
-        _ = await waitUntil(timeout: 2, drain: listener.drain) {
+        _ = await eventually(timeout: 2, drain: listener.drain) {
             decodeTelephoneEvents(listener.packets(payloadType: 101), clockRate: clock).count >= 5
         }
         let events = listener.packets(payloadType: 101)
@@ -203,7 +204,7 @@ import IOCore
             platform: .init(codec: .opus(.init()), payloadType: 111, telephoneEventPayloadType: 101, remote: app.address)))
         defer { call.close() }
         try call.sendDTMF("12", on: .trunk)
-        let done = await waitUntil(timeout: 2, drain: carrier.drain) {
+        let done = await eventually(timeout: 2, drain: carrier.drain) {
             decodeTelephoneEvents(carrier.packets(payloadType: 101), clockRate: 8000).count >= 2
         }
         #expect(done)
@@ -242,7 +243,7 @@ import IOCore
             app.drain()
         }
         let split = unmutedAt.value
-        _ = await waitUntil(timeout: 1, drain: carrier.drain) { carrier.received.count >= split + 25 }
+        _ = await eventually(timeout: 1, drain: carrier.drain) { carrier.received.count >= split + 25 }
         app.drain()
 
         let muted = carrier.received[..<split].flatMap { pcmu.decode($0.payload) }
@@ -275,7 +276,7 @@ import IOCore
         }
         let stopped = ContinuousClock.now
         #expect(!log.all.contains(.timeout(.trunk)), "timed out while RTP was flowing")
-        let fired = await waitUntil(timeout: 3) { log.all.contains(.timeout(.trunk)) }
+        let fired = await eventually(timeout: 3) { log.all.contains(.timeout(.trunk)) }
         let after = ContinuousClock.now - stopped
         #expect(fired)
         #expect(after >= .milliseconds(750), "fired \(after) after the last packet")
@@ -304,7 +305,7 @@ import IOCore
             carrier.timestamp &+= 160
             app.drain()
         }
-        _ = await waitUntil(timeout: 2, drain: app.drain) { app.packets(payloadType: 111).count >= 98 }
+        _ = await eventually(timeout: 2, drain: app.drain) { app.packets(payloadType: 111).count >= 98 }
 
         let out = app.packets(payloadType: 111)
         #expect(out.count >= 98, "\(out.count) packets for 100 frames")
@@ -341,7 +342,7 @@ import IOCore
             }
             carrier.drain()
         }
-        _ = await waitUntil(timeout: 1, drain: carrier.drain) { carrier.packets(payloadType: 0).count >= 30 }
+        _ = await eventually(timeout: 1, drain: carrier.drain) { carrier.packets(payloadType: 0).count >= 30 }
         wrong.drain()
 
         #expect(carrier.packets(payloadType: 0).count >= 30)
@@ -371,7 +372,7 @@ import IOCore
             app.timestamp &+= 960
             carrier.drain()
         }
-        _ = await waitUntil(timeout: 1, drain: carrier.drain) { carrier.packets(payloadType: 0).count >= 25 }
+        _ = await eventually(timeout: 1, drain: carrier.drain) { carrier.packets(payloadType: 0).count >= 25 }
         stray.drain()
         #expect(stray.received.isEmpty, "\(stray.received.count) packets went to the stray source")
         #expect(carrier.packets(payloadType: 0).count >= 25)
@@ -412,7 +413,7 @@ import IOCore
         // Read before the stream's end, which the jitter buffer conceals as an underrun.
         let concealed = call.statistics()[from]?.concealed ?? -1
         let frames = count * packetMs / 20
-        _ = await waitUntil(timeout: 1, drain: sink.drain) { sink.packets(payloadType: sinkPT).count >= frames }
+        _ = await eventually(timeout: 1, drain: sink.drain) { sink.packets(payloadType: sinkPT).count >= frames }
 
         let out = sink.packets(payloadType: sinkPT)
         #expect(out.count >= frames - 2, "\(out.count) packets for \(frames) frames")
@@ -468,7 +469,7 @@ import IOCore
             app.drain()
         }
         let expected = inband ? "159*" : ""
-        _ = await waitUntil(timeout: 1, drain: app.drain) {
+        _ = await eventually(timeout: 1, drain: app.drain) {
             decodeTelephoneEvents(app.packets(payloadType: 101), clockRate: 48_000).count >= expected.count && log.digits(on: .trunk).count >= expected.count
         }
         #expect(log.digits(on: .trunk) == expected)

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 @testable import Media
 import IOCore
@@ -37,8 +38,10 @@ struct MediaEngineSmokeTests {
             try await Task.sleep(nanoseconds: 20_000_000)
             while let got = app.receive(into: rx, from: &from) { received.append(Array(rx[0..<got])) }
         }
-        try await Task.sleep(nanoseconds: 200_000_000)
-        while let got = app.receive(into: rx, from: &from) { received.append(Array(rx[0..<got])) }
+        _ = await eventually(timeout: 2) {
+            while let got = app.receive(into: rx, from: &from) { received.append(Array(rx[0..<got])) }
+            return received.count > 30
+        }
         #expect(received.count > 30, "got \(received.count) packets on the platform leg")
         let decoder = try OpusDecoder(sampleRate: 8000)
         var out: [Int16] = []

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import Media
 import IOCore
+import TestSupport
 
 // The platform leg's Opus settings reach the encoder: read back from libopus, and seen in
 // what a real `MediaEngine` call on 127.0.0.1 sends the app (payload sizes, the TOC byte's
@@ -92,7 +93,7 @@ private func platformPayloads(trunk: AudioCodec, trunkPayloadType: UInt8, settin
         carrier.timestamp &+= 160
         app.drain()
     }
-    _ = await waitUntil(timeout: 2, drain: app.drain) { app.packets(payloadType: 111).count >= 45 }
+    _ = await eventually(timeout: 2, drain: app.drain) { app.packets(payloadType: 111).count >= 45 }
     return app.packets(payloadType: 111).prefix(50).dropFirst(10).map(\.payload)
 }
 

@@ -4,12 +4,14 @@ import Testing
 @testable import Media
 import IOCore
 import Synchronization
+import TestSupport
 
 /// Playout on arrival against the jitter buffer, through the engine over real UDP: a calm
 /// stream is transcoded as it arrives, a lost Opus packet is rebuilt from the next one's
 /// FEC, jitter and reordering bring the buffer in (and calm takes it out again), and a
 /// stalled media thread drops the frames whose time has passed. No timing assertions:
 /// what arrived, in what order, with which audio, and the legs' counters.
+// Serialized for the cores: playout decisions (on arrival or buffered) follow how punctually packets come.
 @Suite(.serialized) struct PlayoutEngineTests {
     /// A calm tone both ways is played on arrival the whole time; the audio is the tone.
     @Test func calmStreamsPlayOnArrival() async throws {
@@ -24,7 +26,7 @@ import Synchronization
             carrier.drain()
             app.drain()
         }
-        _ = await waitUntil(timeout: 2, drain: { carrier.drain(); app.drain() }) {
+        _ = await eventually(timeout: 2, drain: { carrier.drain(); app.drain() }) {
             app.packets(payloadType: 111).count >= 50 && carrier.packets(payloadType: 0).count >= 50
         }
         // On arrival, unless the machine's load held packets back past 10 ms: then the
@@ -59,7 +61,7 @@ import Synchronization
             app.timestamp &+= 960
             carrier.drain()
         }
-        _ = await waitUntil(timeout: 2, drain: carrier.drain) { carrier.packets(payloadType: 0).count >= 60 }
+        _ = await eventually(timeout: 2, drain: carrier.drain) { carrier.packets(payloadType: 0).count >= 60 }
         let out = carrier.packets(payloadType: 0)
         #expect(zip(out, out.dropFirst()).allSatisfy { $1.sequenceNumber == $0.sequenceNumber &+ 1 && $1.timestamp == $0.timestamp &+ 160 })
         let stats = try #require(call.statistics()[.platform])
@@ -97,7 +99,7 @@ import Synchronization
             }
             app.drain()
         }
-        _ = await waitUntil(timeout: 2, drain: app.drain) { call.statistics()[.trunk]?.onArrival == true }
+        _ = await eventually(timeout: 2, drain: app.drain) { call.statistics()[.trunk]?.onArrival == true }
         let stats = try #require(call.statistics()[.trunk])
         #expect(stats.onArrival, "back on arrival after the calm second: \(stats)")
         #expect(stats.playoutSwitches >= 2)
@@ -123,13 +125,13 @@ import Synchronization
         await paced(100) { n in
             carrier.send(payloadType: 0, payload: pcmu.encode(sine(1000, sampleRate: 8000, count: 160, offset: n * 160)), to: call.trunkAddress)
             carrier.timestamp &+= 160
-            if n == 30 { thread.loop.execute { usleep(200_000) } }
+            if n == 30 { thread.loop.execute { usleep(200_000) } }  // stalls the media thread (the behaviour), not the test
             // Just after the stall (asking during it would hold this sender up too).
             if n == 43 { depth.withLock { $0.stalled = call.statistics()[.trunk]?.bufferMs ?? -1 } }
             if n == 90 { depth.withLock { $0.after = call.statistics()[.trunk]?.bufferMs ?? -1 } }
             app.drain()
         }
-        _ = await waitUntil(timeout: 2, drain: app.drain) { app.packets(payloadType: 111).count >= 98 }
+        _ = await eventually(timeout: 2, drain: app.drain) { app.packets(payloadType: 111).count >= 98 }
         let stats = try #require(call.statistics()[.trunk])
         #expect(stats.caughtUp > 0, "\(stats)")
         let d = depth.withLock { $0 }

@@ -2,6 +2,7 @@ import Foundation
 import IOCore
 import Testing
 @testable import Media
+import TestSupport
 
 /// RTCP under the source policy (docs/media.md, "Who may send media"): reports from anyone
 /// but the peer's host would write loss and round-trip figures into the call's record.
@@ -25,24 +26,24 @@ import Testing
             app.send(payloadType: 111, payload: opus.encode(sine(440, sampleRate: 8000, count: 160, offset: n * 160)), to: call.platformAddress)
             app.timestamp &+= 960
         }
-        _ = await waitUntil(timeout: 2, drain: carrier.drain) { !carrier.packets(payloadType: 0).isEmpty }
+        _ = await eventually(timeout: 2, drain: carrier.drain) { !carrier.packets(payloadType: 0).isEmpty }
         let ssrc = try #require(carrier.packets(payloadType: 0).first?.ssrc)
         let rtcpPort = SocketAddress(host: call.trunkAddress.host, port: call.trunkAddress.port + 1)
 
         let stranger = try RTPTestPeer(host: "127.0.0.2")
         let forged = try Self.report(about: ssrc, fractionLost: 255)
         forged.withUnsafeBytes { _ = stranger.socket.send($0, to: RawSocketAddress(rtcpPort)!) }
-        #expect(await waitUntil(timeout: 2) { (call.statistics()[.trunk]?.sourceDropped ?? 0) >= 1 })
+        #expect(await eventually(timeout: 2) { (call.statistics()[.trunk]?.sourceDropped ?? 0) >= 1 })
         #expect(call.statistics()[.trunk]?.remoteFractionLost == nil, "a stranger's report was read")
 
         // The carrier's RTCP from another port of its host (a NAT's own mapping) is read.
         let carrierRTCP = try RTPTestPeer()
         let real = try Self.report(about: ssrc, fractionLost: 64)
         real.withUnsafeBytes { _ = carrierRTCP.socket.send($0, to: RawSocketAddress(rtcpPort)!) }
-        #expect(await waitUntil(timeout: 2) { call.statistics()[.trunk]?.remoteFractionLost == 0.25 })
+        #expect(await eventually(timeout: 2) { call.statistics()[.trunk]?.remoteFractionLost == 0.25 })
         // Once latched, the stranger is still not heard.
         forged.withUnsafeBytes { _ = stranger.socket.send($0, to: RawSocketAddress(rtcpPort)!) }
-        #expect(await waitUntil(timeout: 2) { (call.statistics()[.trunk]?.sourceDropped ?? 0) >= 2 })
+        #expect(await eventually(timeout: 2) { (call.statistics()[.trunk]?.sourceDropped ?? 0) >= 2 })
         #expect(call.statistics()[.trunk]?.remoteFractionLost == 0.25)
     }
 }
@@ -64,7 +65,7 @@ import Testing
         let timedOut = { log.all.contains { if case .timeout(.trunk) = $0 { true } else { false } } }
         // The stranger sends for up to 5 s; the timeout must come after about 1 s anyway.
         var sent = 0
-        let fired = await waitUntil(timeout: 5) {
+        let fired = await eventually(timeout: 5) {
             stranger.send(payloadType: 0, payload: silence, to: call.trunkAddress)
             stranger.timestamp &+= 160
             sent += 1

@@ -159,18 +159,6 @@ final class Shared<Value>: @unchecked Sendable {
     init(_ value: Value) { self.value = value }
 }
 
-/// Polls `condition` every 10 ms until it holds or `timeout` seconds pass, calling `drain`
-/// first each time; true when it held.
-func waitUntil(timeout: Double, drain: () -> Void = {}, _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now.advanced(by: .milliseconds(Int(timeout * 1000)))
-    while true {
-        drain()
-        if condition() { return true }
-        if ContinuousClock.now >= deadline { return false }
-        try? await Task.sleep(nanoseconds: 10_000_000)
-    }
-}
-
 /// RFC 4733 digits in `packets` (telephone-event payloads), through a `DTMFReceiver`.
 func decodeTelephoneEvents(_ packets: [RTPTestPeer.Received], clockRate: Int) -> String {
     var receiver = DTMFReceiver(configuration: .init(clockRate: clockRate))

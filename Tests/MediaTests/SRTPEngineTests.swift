@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import Media
 import IOCore
+import TestSupport
 
 /// The carrier's side of an SRTP trunk leg: RTP built like `RTPTestPeer`'s, protected with
 /// the peer's keys (the engine's mirrored), sent from the peer's socket or another.
@@ -50,6 +51,7 @@ final class SRTPCarrier: @unchecked Sendable {  // used by one sender thread at 
 }
 
 /// Calls whose trunk leg is SRTP, through the media engine over real UDP on 127.0.0.1.
+// Serialized for the cores: paced real-time media whose arrival counts sag when media threads compete.
 @Suite(.serialized) struct SRTPEngineTests {
     /// The carrier sends a 440 Hz tone as SRTP PCMU, plus a forgery from another address
     /// before its first packet and a replay midway; the app sends a 1 kHz tone. The app
@@ -93,7 +95,7 @@ final class SRTPCarrier: @unchecked Sendable {  // used by one sender thread at 
             app.timestamp &+= appStep
             app.drain()
         }
-        _ = await waitUntil(timeout: 2, drain: { app.drain(); carrierPeer.drain() }) {
+        _ = await eventually(timeout: 2, drain: { app.drain(); carrierPeer.drain() }) {
             app.packets(payloadType: platformPT).count >= 45 && carrierPeer.received.count >= 45
         }
 
@@ -157,7 +159,7 @@ final class SRTPCarrier: @unchecked Sendable {  // used by one sender thread at 
         }
         // The engine itself must have read all five (a stray datagram to the app's port, from
         // an earlier test's call, must not end the wait while one old-key packet is queued).
-        #expect(await waitUntil(timeout: 2, drain: { app.drain(); carrierPeer.drain() }) {
+        #expect(await eventually(timeout: 2, drain: { app.drain(); carrierPeer.drain() }) {
             app.received.count >= 5 && carrier.unprotectedPackets().count == 5 && call.statistics()[.trunk]?.packetsReceived == 5
         })
 
@@ -169,7 +171,7 @@ final class SRTPCarrier: @unchecked Sendable {  // used by one sender thread at 
             oldKeys.send(oldKeys.packet(payloadType: 0, payload: payload), to: trunk)
             app.send(payloadType: 0, payload: payload, to: call.address(of: .platform))
         }
-        #expect(await waitUntil(timeout: 2, drain: { app.drain(); carrierPeer.drain() }) {
+        #expect(await eventually(timeout: 2, drain: { app.drain(); carrierPeer.drain() }) {
             app.received.count == 10 && carrierPeer.received.count == 10
         })
         let stats = call.statistics()
@@ -199,7 +201,7 @@ final class SRTPCarrier: @unchecked Sendable {  // used by one sender thread at 
         let carrier = try SRTPCarrier(carrierPeer, keys: keys.mirrored)
         // Our SSRC on the trunk, from a packet the app makes us send there.
         app.send(payloadType: 0, payload: [UInt8](repeating: 0xFF, count: 160), to: call.address(of: .platform))
-        #expect(await waitUntil(timeout: 2, drain: carrierPeer.drain) { carrier.unprotectedPackets().count == 1 })
+        #expect(await eventually(timeout: 2, drain: carrierPeer.drain) { carrier.unprotectedPackets().count == 1 })
         guard let ours = carrier.unprotectedPackets().first?.ssrc else { return }
 
         func report(fractionLost: UInt8) -> [UInt8] {
@@ -215,7 +217,7 @@ final class SRTPCarrier: @unchecked Sendable {  // used by one sender thread at 
         forged[13] ^= 0x01
         carrier.send(forged, to: rtcpPort)
         carrier.send(report(fractionLost: 64), to: rtcpPort)
-        #expect(await waitUntil(timeout: 2) { call.statistics()[.trunk]?.remoteFractionLost != nil })
+        #expect(await eventually(timeout: 2) { call.statistics()[.trunk]?.remoteFractionLost != nil })
         let stats = call.statistics()
         #expect(stats[.trunk]?.remoteFractionLost == 0.25)
         #expect(stats[.trunk]?.srtpAuthFailures == 1)

@@ -4,11 +4,13 @@ import IOCore
 import Testing
 import TLS
 @testable import Media
+import TestSupport
 
 /// A WebRTC platform leg driven by a browser played in the test: STUN checks built with the
 /// ICE module, a DTLS client from the TLS module, over real UDP on 127.0.0.1. What a browser
 /// cannot be made to do on purpose is here: a check with a bad MESSAGE-INTEGRITY, a wrong
 /// certificate, a handshake that never comes.
+// Serialized for the cores: DTLS and ICE consent timers run in real time on the media threads.
 @Suite(.serialized) struct WebRTCLegTests {
     /// The engine's side (`local`) and the browser's (`browser`).
     static let local = ICECredentials(ufrag: "gwuf", pwd: "gateway-password-0123456789")
@@ -95,28 +97,19 @@ import TLS
         }
     }
 
-    static func waitUntil(timeout: Double, _ condition: () -> Bool) async -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while !condition() {
-            if Date() > deadline { return false }
-            try? await Task.sleep(nanoseconds: 20_000_000)
-        }
-        return true
-    }
-
     @Test func aCheckWithABadMessageIntegrityGets401AndNothingElse() async throws {
         let rig = try Rig()
         defer { rig.stop() }
         let id = try rig.check(key: "not-the-gateway-password-at-all")
         var answers: [STUNMessage] = []
-        #expect(await Self.waitUntil(timeout: 5) {
+        #expect(await eventually(timeout: 5) {
             answers = rig.stunReceived()
             return !answers.isEmpty
         })
         #expect(answers.first?.transactionID == id && answers.first?.type == .bindingErrorResponse, "\(answers)")
         #expect(answers.first?.errorCode?.code == 401, "\(answers)")
         // No pair was nominated: the setup limit ends the leg, and no RTP went anywhere.
-        #expect(await Self.waitUntil(timeout: 5) { rig.failure() != nil })
+        #expect(await eventually(timeout: 5) { rig.failure() != nil })
         #expect(rig.failure()?.contains("ICE: no connectivity check") == true, "\(String(describing: rig.failure()))")
         #expect(rig.browserPeer.received.allSatisfy { PacketKind(datagram: $0.bytes) == .stun })
     }
@@ -125,8 +118,8 @@ import TLS
         let rig = try Rig()
         defer { rig.stop() }
         _ = try rig.check()
-        #expect(await Self.waitUntil(timeout: 5) { rig.stunReceived().contains { $0.type == .bindingSuccessResponse } })
-        #expect(await Self.waitUntil(timeout: 5) { rig.failure() != nil })
+        #expect(await eventually(timeout: 5) { rig.stunReceived().contains { $0.type == .bindingSuccessResponse } })
+        #expect(await eventually(timeout: 5) { rig.failure() != nil })
         #expect(rig.failure()?.contains("DTLS: the handshake did not finish") == true, "\(String(describing: rig.failure()))")
         #expect(rig.browserPeer.received.allSatisfy { PacketKind(datagram: $0.bytes) != .rtp }, "no media before keys")
     }
@@ -138,7 +131,7 @@ import TLS
         let rig = try Rig(expect: other, setupTimeout: 5)
         defer { rig.stop() }
         _ = try rig.check()
-        #expect(await Self.waitUntil(timeout: 5) { rig.stunReceived().contains { $0.type == .bindingSuccessResponse } })
+        #expect(await eventually(timeout: 5) { rig.stunReceived().contains { $0.type == .bindingSuccessResponse } })
         var client = try DTLSTransport(context: rig.browserContext, role: .client, peerFingerprints: [rig.gatewayFingerprint])
         #expect(await rig.handshake(&client) { _ in rig.failure() != nil })
         #expect(rig.failure()?.hasPrefix("DTLS:") == true, "\(String(describing: rig.failure()))")
@@ -152,7 +145,7 @@ import TLS
         let rig = try Rig(setupTimeout: 5)
         defer { rig.stop() }
         _ = try rig.check()
-        #expect(await Self.waitUntil(timeout: 5) { rig.stunReceived().contains { $0.type == .bindingSuccessResponse } })
+        #expect(await eventually(timeout: 5) { rig.stunReceived().contains { $0.type == .bindingSuccessResponse } })
         var client = try DTLSTransport(context: rig.browserContext, role: .client, peerFingerprints: [rig.gatewayFingerprint])
         #expect(await rig.handshake(&client) { $0.keys != nil && rig.log.all.contains(.webrtcConnected(.platform)) }, "\(rig.log.all)")
         let keys = try #require(client.keys)
@@ -166,7 +159,7 @@ import TLS
             try await Task.sleep(nanoseconds: 20_000_000)
         }
         var opened = 0
-        #expect(await Self.waitUntil(timeout: 5) {
+        #expect(await eventually(timeout: 5) {
             rig.browserPeer.drain()
             opened = rig.browserPeer.received.filter { r in
                 guard PacketKind(datagram: r.bytes) == .rtp, !(192...223).contains(r.bytes[1]) else { return false }
@@ -185,15 +178,15 @@ import TLS
         let rig = try Rig(setupTimeout: 5)
         defer { rig.stop() }
         _ = try rig.check()
-        #expect(await Self.waitUntil(timeout: 5) { rig.stunReceived().contains { $0.type == .bindingSuccessResponse } })
+        #expect(await eventually(timeout: 5) { rig.stunReceived().contains { $0.type == .bindingSuccessResponse } })
         let stranger = try RTPTestPeer(host: "127.0.0.2")
         _ = try rig.check(from: stranger)
         rig.send([22, 0xFE, 0xFD, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], from: stranger)  // a DTLS record header
-        #expect(await Self.waitUntil(timeout: 5) { (rig.call.statistics()[.platform]?.sourceDropped ?? 0) >= 2 })
+        #expect(await eventually(timeout: 5) { (rig.call.statistics()[.platform]?.sourceDropped ?? 0) >= 2 })
         // The browser's own check, after the stranger's, is still answered (the condition
         // the wait needs: the stranger's packets were read before it).
         let id = try rig.check()
-        #expect(await Self.waitUntil(timeout: 5) { rig.stunReceived().contains { $0.transactionID == id } })
+        #expect(await eventually(timeout: 5) { rig.stunReceived().contains { $0.transactionID == id } })
         stranger.drain()
         #expect(stranger.received.isEmpty, "the stranger got \(stranger.received.count) answers")
         #expect(rig.call.statistics()[.platform]?.remote == rig.browserPeer.address)

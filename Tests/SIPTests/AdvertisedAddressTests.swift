@@ -26,14 +26,14 @@ import Testing
         return (ua, bound)
     }
 
-    @Test func viaContactAndCallIDNameTheAdvertisedAddressTowardItsPeers() throws {
+    @Test func viaContactAndCallIDNameTheAdvertisedAddressTowardItsPeers() async throws {
         let (ua, bound) = try Self.agent([(.udp, SocketAddress(host: "127.0.0.1", port: 0)), (.tcp, SocketAddress(host: "127.0.0.1", port: 0))])
         defer { ua.shutdown() }
         let port = bound[0].address.port
         let carrier = SIPPeer(transport: .udp, address: SocketAddress(host: "127.0.0.2", port: 5060))
         let carrierTCP = SIPPeer(transport: .tcp, address: SocketAddress(host: "127.0.0.2", port: 5060))
         let platform = SIPPeer(transport: .udp, address: SocketAddress(host: "127.0.0.3", port: 5060))
-        ua.loop.sync {
+        await ua.loop.run {
             ua.advertisedAddress = { $0.address.host == "127.0.0.2" ? SIPAdvertisedAddress(host: "203.0.113.7", port: $0.transport == .tcp ? 5061 : nil) : nil }
             let via = ua.makeVia(toward: carrier)
             #expect(via.host == "203.0.113.7" && via.port == port && via.rport != nil)
@@ -43,19 +43,19 @@ import Testing
         }
     }
 
-    @Test func aWildcardListenerNamesTheAddressItsRouteLeavesFrom() throws {
+    @Test func aWildcardListenerNamesTheAddressItsRouteLeavesFrom() async throws {
         let (ua, bound) = try Self.agent([(.udp, SocketAddress(host: "0.0.0.0", port: 0))])
         defer { ua.shutdown() }
         let peer = SIPPeer(transport: .udp, address: SocketAddress(host: "127.0.0.1", port: 5060))
-        ua.loop.sync {
+        await ua.loop.run {
             #expect(ua.localAddress(toward: peer) == SocketAddress(host: "127.0.0.1", port: bound[0].address.port))
         }
     }
 
-    @Test func eachFamilyIsServedByItsOwnListener() throws {
+    @Test func eachFamilyIsServedByItsOwnListener() async throws {
         let (ua, bound) = try Self.agent([(.udp, SocketAddress(host: "127.0.0.1", port: 0)), (.udp, SocketAddress(host: "::1", port: 0))])
         defer { ua.shutdown() }
-        ua.loop.sync {
+        await ua.loop.run {
             #expect(ua.localAddress(toward: SIPPeer(transport: .udp, address: SocketAddress(host: "::1", port: 5060))) == bound[1].address)
             #expect(ua.localAddress(toward: SIPPeer(transport: .udp, address: SocketAddress(host: "127.0.0.1", port: 5060))) == bound[0].address)
         }

@@ -1,6 +1,7 @@
 import Glibc
 import Synchronization
 @testable import SIP
+import TestSupport
 import Testing
 
 /// An out-of-dialog OPTIONS over a real UDP socket: 200 with the agent's capabilities while it
@@ -12,20 +13,19 @@ import Testing
     }
 
     /// The next answer's parsed message, or nil within 5 s.
-    static func answer(_ probe: UDPSocket) -> SIPMessage? {
+    static func answer(_ probe: UDPSocket) async -> SIPMessage? {
         var buffer = [UInt8](repeating: 0, count: 65_536)
         var from = RawSocketAddress()
-        let deadline = SIPEventLoop.now() + 5
-        while SIPEventLoop.now() < deadline {
-            if let n = buffer.withUnsafeMutableBytes({ probe.receive(into: $0, from: &from) }) {
-                return try? SIPMessage.parse(Array(buffer[0..<n]))
-            }
-            usleep(2_000)
+        var answer: SIPMessage?
+        _ = await eventually(timeout: 5, pollInterval: 0.002) {
+            guard let n = buffer.withUnsafeMutableBytes({ probe.receive(into: $0, from: &from) }) else { return false }
+            answer = try? SIPMessage.parse(Array(buffer[0..<n]))
+            return true
         }
-        return nil
+        return answer
     }
 
-    @Test func optionsIs503WithRetryAfterWhileOutOfServiceAnd200Otherwise() throws {
+    @Test func optionsIs503WithRetryAfterWhileOutOfServiceAnd200Otherwise() async throws {
         var c = SIPUserAgentConfiguration(listen: [(.udp, SocketAddress(host: "127.0.0.1", port: 0))])
         c.defence = .testPeer
         let ua = try SIPUserAgent(configuration: c)
@@ -35,23 +35,23 @@ import Testing
         defer { ua.shutdown() }
         let probe = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: 0), bufferBytes: 1 << 20)
         let to = try #require(RawSocketAddress(bound[0].address))
-        func ask(_ n: Int) -> SIPMessage? {
+        func ask(_ n: Int) async -> SIPMessage? {
             _ = Self.options(n, port: probe.local.port).withUnsafeBytes { probe.send($0, to: to) }
-            return Self.answer(probe)
+            return await Self.answer(probe)
         }
 
-        let up = try #require(ask(1))
+        let up = try #require(await ask(1))
         #expect(up.statusCode == 200 && up[.retryAfter] == nil)
         #expect(up[.allow]?.contains("OPTIONS") == true)
         #expect(!up.supported.contains("replaces"), "Replaces is not handled: \(up.supported)")
 
         draining.withLock { $0 = true }
-        let down = try #require(ask(2))
+        let down = try #require(await ask(2))
         #expect(down.statusCode == 503 && down[.retryAfter] == "30")
         #expect(down.to?.tag != nil)
 
         draining.withLock { $0 = false }
-        #expect(ask(3)?.statusCode == 200)
+        #expect(await ask(3)?.statusCode == 200)
     }
 
     @Test func replacesIsAdvertisedOnlyWhenHandled() throws {

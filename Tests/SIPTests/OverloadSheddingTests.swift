@@ -21,7 +21,7 @@ import Testing
         """.utf8)
     }
 
-    @Test func aBackloggedSocketShedsNewRequestsAndKeepsTheOnesThatFinishWork() throws {
+    @Test func aBackloggedSocketShedsNewRequestsAndKeepsTheOnesThatFinishWork() async throws {
         var c = SIPUserAgentConfiguration(listen: [(.udp, SocketAddress(host: "127.0.0.1", port: 0))])
         c.defence = .testPeer
         let ua = try SIPUserAgent(configuration: c)
@@ -43,13 +43,13 @@ import Testing
         let deadline = SIPEventLoop.now() + 10
         while statuses.filter({ $0 == 481 }).count < 5, SIPEventLoop.now() < deadline {
             guard let n = buffer.withUnsafeMutableBytes({ probe.receive(into: $0, from: &from) }) else {
-                usleep(2_000)
+                try await Task.sleep(nanoseconds: 2_000_000)  // a poll: suspends, holds no thread
                 continue
             }
             let line = String(decoding: buffer[0..<n].prefix(12), as: UTF8.self)
             if let code = Int(line.dropFirst(8).prefix(3)) { statuses.append(code) }
         }
-        let shed = ua.loop.sync { ua.refusals[.overloaded] ?? 0 }
+        let shed = await ua.loop.run { ua.refusals[.overloaded] ?? 0 }
         #expect(statuses.filter { $0 == 481 }.count == 5, "every BYE is handled: \(statuses.count) answers")
         #expect(shed > 0 && shed < 300, "OPTIONS shed while behind: \(shed)")
         #expect(statuses.filter { $0 == 200 }.count == 300 - shed)

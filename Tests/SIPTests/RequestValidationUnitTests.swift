@@ -94,7 +94,7 @@ private let validationCases: [ValidationCase] = [
     .init(description: "Accept only matters for INVITE", method: "OPTIONS", headers: ["Accept: text/html"], status: nil),
 ]
 
-@Suite(.serialized)
+@Suite
 struct RequestValidationUnitTests {
     @Test("validationFailure", arguments: validationCases)
     func validation(_ c: ValidationCase) throws {

@@ -6,7 +6,7 @@ import Testing
 
 /// `TLSStream` without sockets: a client and a server stream pump their ciphertext into
 /// each other in memory, with certificates the test makes with `openssl` (TestPKI).
-@Suite(.serialized) struct TLSStreamTests {
+@Suite struct TLSStreamTests {
     static let invite = Array("INVITE sip:+15551230001@carrier.test SIP/2.0\r\nContent-Length: 0\r\n\r\n".utf8)
     static let ok = Array("SIP/2.0 200 OK\r\nContent-Length: 0\r\n\r\n".utf8)
 
