@@ -9,7 +9,6 @@
 // Handlers run on `workers`; WebSocket open/close callbacks on `callbacks`, a serial queue,
 // so a callback that blocks never stalls the loop and a close never overtakes its open.
 
-import CLinux
 import Foundation
 import Glibc
 import IOCore
@@ -90,6 +89,8 @@ final class HTTPServerCore: @unchecked Sendable {  // below `Loop-confined`: the
     func listen(_ address: SocketAddress) throws(SocketError) -> Int {
         let listener = try StreamListener(loop: loop, bind: address, caps: caps, acceptBackoff: Self.acceptBackoff,
                                           backlog: 511, dualStack: address.host == "::")
+        // Reset at once: no TIME_WAIT kept for a connection never served.
+        listener.resetRefused = true
         listener.onRefused = { [unowned self] why in refused(why) }
         listener.onAccept = { [unowned self] fd, peer in accepted(fd, peer: peer) }
         listener.start()

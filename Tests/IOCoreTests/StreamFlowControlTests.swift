@@ -232,5 +232,26 @@ extension IOCoreSuites {
             #expect(await eventually(timeout: 5) { h.seen.frames == ["after"] })
             #expect(h.seen.ends.isEmpty)
         }
+
+        /// The control API resets what its caps refuse (no TIME_WAIT for a connection never
+        /// served); by default a refused peer gets a FIN.
+        @Test(arguments: [true, false]) func refusedConnectionsAreResetWhenAsked(reset: Bool) async throws {
+            let h = try StreamHarness(maxConnections: 1)
+            defer { h.stop() }
+            h.onLoop { $0.listener?.resetRefused = reset }
+            let held = try Client(port: h.port)
+            #expect(await eventually(timeout: 5) { h.onLoop { $0.connections.count } == 1 })
+            let refused = try Client(port: h.port)
+            var ending: Int32 = -1
+            #expect(await eventually(timeout: 5) {
+                var byte: UInt8 = 0
+                let n = recv(refused.fd, &byte, 1, 0)
+                if n == 0 { ending = 0 } else if n < 0, errno != EAGAIN, errno != EWOULDBLOCK { ending = errno }
+                return ending != -1
+            })
+            #expect(ending == (reset ? ECONNRESET : 0))
+            #expect(h.seen.refusals == [.tooManyConnections])
+            _ = held
+        }
     }
 }

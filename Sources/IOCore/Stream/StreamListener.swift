@@ -22,6 +22,9 @@ public final class StreamListener {
     public var onAccept: ((_ fd: Int32, _ peer: SocketAddress) -> Void)?
     /// A connection turned away (each is counted by the owner).
     public var onRefused: ((StreamRefusal) -> Void)?
+    /// A connection the caps turn away is reset (RST, no TIME_WAIT kept for it) instead of
+    /// closed with a FIN. Default false.
+    public var resetRefused = false
     /// Tests: errno values the next accept calls fail with instead of accepting. A simulated
     /// EMFILE rests the listener like a real one but sheds nothing (no descriptor is short).
     public var simulatedAcceptErrors: [Int32] = []
@@ -105,6 +108,10 @@ public final class StreamListener {
             }
             if let refusal = caps.refusal(forSource: peer.host) {
                 onRefused?(refusal)
+                if resetRefused {
+                    var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+                    setsockopt(conn, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+                }
                 Glibc.close(conn)
                 continue
             }
