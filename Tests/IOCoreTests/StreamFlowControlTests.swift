@@ -69,7 +69,7 @@ enum SwitchFramer: StreamFramer {
 
 /// A loop and a listener whose accepted connections use framer `F`, with the test's own
 /// frame handler. `@unchecked Sendable`: confined to `loop`, touched only inside `loop.sync`.
-final class FramerHarness<F: StreamFramer>: @unchecked Sendable where F.Frame == String {
+final class FramerHarness<F: StreamFramer & SendableMetatype>: @unchecked Sendable where F.Frame == String {
     let loop: EventLoop
     let seen = Seen()
     private var listener: StreamListener?
