@@ -1,12 +1,16 @@
-// One accepted connection, driven by the event loop: reads and parses requests, hands each
-// complete one to a worker, writes the answer, then reads the next (pipelined requests are
-// answered in order because the next is read only after the previous answer is written).
-// Each phase has one deadline (header, body, idle, write, linger, close grace), checked by
-// the core's sweep. The WebSocket phase is in WebSocketServerFrames.swift.
+// One accepted control API connection on IOCore's stream layer: its `StreamConnection` reads,
+// frames (`HTTPOrWebSocketFramer`), writes through its bounded queue, runs TLS (HTTPS/WSS)
+// in its security slot and holds the deadlines; this keeps what is HTTP's: a complete
+// request to a worker with reading paused meanwhile (back-pressure, and pipelined requests
+// answered in order), the response written at the socket's pace, keep-alive or close (with
+// a linger, so unread input cannot reset the answer away), and the WebSocket upgrade. The
+// WebSocket phase is in WebSocketServerFrames.swift.
 //
-// On an HTTPS listener a `TLSStream` sits between the socket and the parser (`tls`): bytes
-// read are decrypted onto `input`, and `output` is sealed into `wire` on every flush; the
-// phases, deadlines and bounds are the same for both (one server, one connection path).
+// Deadlines on the layer: the first head within `headerTimeout` of the accept (the TLS
+// handshake included), later heads within it of their first byte (`frameTimeout`), a body
+// within `bodyTimeout` of its head (`frameTimeout` swapped while it is read), the wait for
+// the next request and for a slow reader `idleTimeout` (off while a worker answers and on a
+// WebSocket). Linger, close grace and a credential's expiry are this connection's own timer.
 //
 // Loop-confined: every method runs on the server's event loop thread.
 
@@ -18,11 +22,11 @@ import TLS
 import HTTP
 
 final class HTTPConnection {
+    typealias Stream = StreamConnection<HTTPOrWebSocketFramer>
+
     enum Phase {
-        /// Waiting for or reading a request head.
-        case head
-        /// Reading the body of `head`.
-        case body
+        /// Waiting for or reading a request (head and body).
+        case request
         /// The request is with a worker; reading paused.
         case handling
         /// Writing a response; then the next request, or lingering.
@@ -34,50 +38,27 @@ final class HTTPConnection {
         case closed
     }
 
-    enum DeadlineKind {
-        case none, header, body, idle, write, linger, closeGrace
-        /// A WebSocket's credential runs out (`WebSocketExpiry`).
-        case expiry
-    }
-
     let id: Int
-    let fd: Int32
+    let stream: Stream
     /// The client's address as handlers see it.
-    let peer: SocketAddress
-    /// What the per-source cap counts by.
-    let source: String
+    var peer: SocketAddress { stream.peer }
     unowned let core: HTTPServerCore
     var configuration: HTTPServerConfiguration { core.configuration }
 
-    private(set) var phase = Phase.head
-    private(set) var deadline = Double.infinity
-    private var deadlineKind = DeadlineKind.none
-
-    var input = ByteBuffer()
-    /// Plaintext for the client (HTTP heads, bodies, WebSocket frames).
-    var output: [UInt8] = []
-    private var sent = 0
-    /// The response body still to be produced into `output` (a streamed pcap).
-    private var bodyStream: (any HTTPBodyStream)?
-    /// TLS between the socket and the parser (an HTTPS listener); nil for plain HTTP.
-    var tls: TLSStream?
-    /// Ciphertext for the socket (TLS only): `output` sealed, and the handshake's messages.
-    private var wire: [UInt8] = []
-    private var wireSent = 0
-    var pendingOutput: Int { output.count - sent + wire.count - wireSent }
-    private var watchingWritable = false
-    private(set) var readingPaused = false
-    /// Input is dropped (a refusal is being written, or lingering).
-    private var discardInput = false
+    private(set) var phase = Phase.request
+    /// Bytes waiting for the socket.
+    var pendingOutput: Int { stream.queuedBytes }
+    /// The TLS handshake finished (a failure after it is not a handshake's).
+    private var secured = false
+    /// Linger, close grace or a WebSocket credential's expiry.
+    private var timer: EventLoop.Timer?
 
     // The request being read.
     private var head: HTTPRequestHead?
-    private var headSearched = 0
     private var body: [UInt8] = []
-    private var remaining = 0
-    private var chunked: ChunkedBodyDecoder?
     private var closeAfterResponse = false
-    private var processing = false
+    /// The response body still to be produced (a streamed pcap).
+    private var bodyStream: (any HTTPBodyStream)?
 
     // WebSocket (WebSocketServerFrames.swift).
     var pendingUpgrade: (request: HTTPRequest, key: String)?
@@ -86,239 +67,76 @@ final class HTTPConnection {
     var webSocketExpiry: WebSocketExpiry?
     var frames = WebSocketServerState(limit: 0)
 
-    init(id: Int, fd: Int32, peer: SocketAddress, source: String, core: HTTPServerCore) {
+    init(id: Int, stream: Stream, core: HTTPServerCore) {
         self.id = id
-        self.fd = fd
-        self.peer = peer
-        self.source = source
+        self.stream = stream
         self.core = core
     }
 
-    /// The first head must be complete within headerTimeout of the accept.
-    func start(now: Double) {
-        setDeadline(.header, configuration.headerTimeout)
+    /// The layer's settings for a new connection: the first head (and handshake) within
+    /// `headerTimeout` of the accept; no bound on the queue (responses are bounded by what a
+    /// handler returns, streamed bodies and WebSocket messages are produced at the socket's pace).
+    static func settings(_ configuration: HTTPServerConfiguration) -> StreamConnectionSettings {
+        // No idle deadline before the first request: its head has `headerTimeout`.
+        StreamConnectionSettings(idleTimeout: nil, handshakeTimeout: configuration.headerTimeout,
+                                 firstFrameTimeout: configuration.headerTimeout, frameTimeout: configuration.headerTimeout,
+                                 maxQueuedBytes: .max)
     }
 
-    // MARK: Reading
-
-    func readable() {
-        guard phase != .closed else { return }
-        if readingPaused {
-            checkHangUp()
-            return
+    func start() {
+        stream.onFrames = { [weak self] _, frames in self?.received(frames) }
+        stream.onClose = { [weak self] _, failure in self?.ended(failure) }
+        stream.onDrained = { [weak self] _ in self?.send() }
+        stream.onTimeout = { [weak self] _, failure in self?.timedOut(failure) }
+        stream.onSecured = { [weak self] _ in
+            self?.secured = true
+            self?.core.tlsEstablished()
         }
-        let n = recv(fd, core.scratch.baseAddress, core.scratch.count, 0)
-        if n > 0 {
-            guard !discardInput else { return }
-            let bytes = UnsafeRawBufferPointer(rebasing: core.scratch[0..<n])
-            if tls != nil {
-                guard receiveTLS(bytes) else { return }
-            } else {
-                input.append(bytes)
-            }
-            switch phase {
-            case .head, .body: processRequests()
-            case .webSocket: processFrames()
-            default: break
-            }
-        } else if n == 0 {
-            endOfInput()
-        } else if errno != EAGAIN, errno != EWOULDBLOCK, errno != EINTR {
-            teardown()
-        }
-    }
-
-    /// The client closed its side (a FIN, or TLS close_notify).
-    private func endOfInput() {
-        if phase == .responding {
-            // Half-closed after its request: finish writing the answer first.
-            setReading(false)
-        } else {
-            teardown()
-        }
-    }
-
-    /// Ciphertext from the socket: plaintext onto `input`, the handshake's answers out.
-    /// False when the connection ended (a failed handshake, a broken record, close_notify).
-    private func receiveTLS(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        let handshaking = tls!.isHandshaking
-        let out = tls!.receive(bytes)
-        wire += out.ciphertext
-        if let failure = out.failure {
-            core.tlsFailed(failure, peer: peer, duringHandshake: handshaking)
-            // The alert, if the socket takes it at once; nothing else follows.
-            sendWireNow()
-            teardown()
-            return false
-        }
-        if out.established { core.tlsEstablished() }
-        if !out.plaintext.isEmpty { out.plaintext.withUnsafeBytes { input.append($0) } }
-        if !out.ciphertext.isEmpty {
-            _ = flush()
-            if phase == .closed { return false }
-        }
-        if out.closed { endOfInput() }
-        return phase != .closed
-    }
-
-    /// Whatever ciphertext is waiting, best effort and without blocking (an alert before a
-    /// close).
-    private func sendWireNow() {
-        guard wireSent < wire.count else { return }
-        _ = wire.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + wireSent, $0.count - wireSent, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
-    }
-
-    /// `bytes` now if the socket takes them (sealed on an HTTPS connection), else never: a
-    /// courtesy before a close (a 408, a WebSocket close frame).
-    func sendImmediately(_ bytes: [UInt8]) {
-        guard phase != .closed else { return }
-        guard tls != nil else {
-            _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
-            return
-        }
-        guard tls!.isEstablished else { return }
-        wire += tls!.send(bytes).ciphertext
-        sendWireNow()
-    }
-
-    /// Called while reading is paused: epoll reports hang-ups and errors regardless (or the
-    /// event was for an earlier socket with the same number). Close only when the socket
-    /// really is broken or at its end.
-    private func checkHangUp() {
-        var byte: UInt8 = 0
-        let n = recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
-        if n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-            teardown()
-        }
-    }
-
-    func setReading(_ on: Bool) {
-        guard readingPaused == on, phase != .closed else { return }
-        readingPaused = !on
-        core.loop.setReading(fd: fd, on)
-    }
-
-    func setDeadline(_ kind: DeadlineKind, _ seconds: Double) {
-        deadlineKind = kind
-        deadline = kind == .none ? .infinity : EventLoop.now() + seconds
+        stream.start()
     }
 
     // MARK: Requests
 
-    /// Parses what is buffered as far as it goes. Not re-entered: a response written at once
-    /// (a refusal) may ask for the next request while this is still on the stack.
-    func processRequests() {
-        guard !processing else { return }
-        processing = true
-        defer { processing = false }
-        while true {
-            switch phase {
-            case .head:
-                guard readHead() else { return }
-            case .body:
-                guard readBody() else { return }
-                complete()
-            default:
-                return
+    private func received(_ cut: [HTTPOrWebSocketFramer.Frame]) {
+        for frame in cut {
+            guard stream.isOpen else { return }
+            switch frame {
+            case .http(let frame): received(frame)
+            case .webSocket(let frame): received(frame)
             }
         }
+        if phase == .webSocket { framesProcessed() }
     }
 
-    /// True when a head was taken (the phase moved on).
-    private func readHead() -> Bool {
-        if headSearched == 0 {
-            // RFC 9112 §2.2: empty lines before a request line are ignored.
-            while input.unread.starts(with: [13, 10]) { input.consume(2) }
-        }
-        guard !input.isEmpty else { return false }
-        if deadlineKind == .idle { setDeadline(.header, configuration.headerTimeout) }
-        let limit = configuration.maxHeaderBytes
-        guard let length = HTTPRequestParser.headLength(input.unread, from: headSearched) else {
-            if input.count > limit {
-                refuse(HTTPRequestError(431, "request head too large"))
-            } else {
-                headSearched = input.count
+    private func received(_ frame: HTTPRequestFramer.Frame) {
+        guard phase == .request else { return }
+        switch frame {
+        case .head(let parsed, let sendContinue):
+            head = parsed
+            if parsed.body != .none {
+                stream.settings.frameTimeout = configuration.bodyTimeout
+                stream.restartFrameDeadline()
             }
-            return false
-        }
-        headSearched = 0
-        guard length <= limit else {
-            refuse(HTTPRequestError(431, "request head too large"))
-            return false
-        }
-        let parsed: HTTPRequestHead
-        do {
-            parsed = try HTTPRequestParser.parseHead(input.unread.prefix(length))
-        } catch {
-            refuse(error)
-            return false
-        }
-        input.consume(length)
-        head = parsed
-        switch parsed.body {
-        case .none:
+            // Expect: 100-continue: the client waits for this before it sends the body (a
+            // client that sends it anyway needs no 100).
+            if sendContinue { stream.send(HTTPResponseEncoder.continueHead) }
+        case .body(let piece):
+            if body.isEmpty { body = piece } else { body += piece }
+        case .end:
+            stream.settings.frameTimeout = configuration.headerTimeout
             complete()
-        case .length(let n):
-            if parsed.wantsWebSocket {
-                refuse(HTTPRequestError(400, "a WebSocket upgrade has no body"))
-                return false
-            }
-            // Refused before reading: with Expect: 100-continue the body is never sent.
-            guard n <= configuration.maxBodyBytes else {
-                refuse(HTTPRequestError(413, "request body too large"))
-                return false
-            }
-            remaining = n
-            body.reserveCapacity(n)
-            startBody(parsed)
-        case .chunked:
-            if parsed.wantsWebSocket {
-                refuse(HTTPRequestError(400, "a WebSocket upgrade has no body"))
-                return false
-            }
-            chunked = ChunkedBodyDecoder(maxBodyBytes: configuration.maxBodyBytes, maxTrailerBytes: configuration.maxHeaderBytes)
-            startBody(parsed)
+        case .refused(let error):
+            refuse(error)
         }
-        return true
-    }
-
-    private func startBody(_ head: HTTPRequestHead) {
-        phase = .body
-        setDeadline(.body, configuration.bodyTimeout)
-        // Expect: 100-continue: the client waits for this before it sends the body (a client
-        // that sends it anyway needs no 100).
-        if head.expectsContinue, input.isEmpty {
-            output += HTTPResponseEncoder.continueHead
-            _ = flush()
-        }
-    }
-
-    /// True once the whole body is in.
-    private func readBody() -> Bool {
-        if chunked != nil {
-            do {
-                guard try chunked!.decode(&input) else { return false }
-                body = chunked!.body
-                chunked = nil
-                return true
-            } catch {
-                refuse(error)
-                return false
-            }
-        }
-        let n = min(remaining, input.count)
-        body += input.unread.prefix(n)
-        input.consume(n)
-        remaining -= n
-        return remaining == 0
     }
 
     /// The request is complete: to the handler (through a worker), or answered here.
     private func complete() {
         guard let head else { return }
         phase = .handling
-        setDeadline(.none, 0)
-        setReading(false)
+        stream.pauseReading()
+        // A worker may take long; the client waiting is no idle client.
+        stream.settings.idleTimeout = nil
         let target: HTTPTarget
         do {
             target = try HTTPTarget.parse(head.target)
@@ -355,21 +173,17 @@ final class HTTPConnection {
     func respond(_ response: HTTPResponse, close: Bool = false) {
         let keepAlive = (head?.keepAlive ?? false) && !close && !HTTPResponseEncoder.asksToClose(response) && !core.shuttingDown
         let omitBody = head?.method == "HEAD"
-        HTTPResponseEncoder.encode(response, keepAlive: keepAlive, omitBody: omitBody, date: core.dates.now(), into: &output)
+        var out: [UInt8] = []
+        HTTPResponseEncoder.encode(response, keepAlive: keepAlive, omitBody: omitBody, date: core.dates.now(), into: &out)
         bodyStream = omitBody ? nil : response.stream
         closeAfterResponse = !keepAlive
         head = nil
         body = []
-        chunked = nil
-        remaining = 0
         phase = .responding
-        setDeadline(.write, configuration.idleTimeout)
-        if closeAfterResponse {
-            // Keep reading (and dropping) so a client still sending is not stuck while we write.
-            discardInput = true
-            input.removeAll()
-            setReading(true)
-        }
+        // Reading stays paused until the answer is out; a client too slow to read it is cut.
+        stream.pauseReading()
+        stream.settings.idleTimeout = configuration.idleTimeout
+        stream.send(out)
         send()
     }
 
@@ -382,15 +196,12 @@ final class HTTPConnection {
     }
 
     private func nextRequest() {
-        phase = .head
+        phase = .request
         closeAfterResponse = false
-        if input.isEmpty {
-            setDeadline(.idle, configuration.idleTimeout)
-        } else {
-            setDeadline(.header, configuration.headerTimeout)
-        }
-        setReading(true)
-        processRequests()
+        stream.settings.frameTimeout = configuration.headerTimeout
+        stream.framer.nextRequest()
+        // Frames held behind the answered request come out now.
+        stream.resumeReading()
     }
 
     /// The 101 is queued: from now on the connection carries WebSocket frames, until
@@ -398,114 +209,57 @@ final class HTTPConnection {
     func enterWebSocketPhase(expiry: WebSocketExpiry?) {
         phase = .webSocket
         webSocketExpiry = expiry
+        stream.settings.frameTimeout = nil
+        stream.settings.idleTimeout = nil
         if let expiry {
-            setDeadline(.expiry, max(0, expiry.at - Date().timeIntervalSince1970))
+            after(max(0, expiry.at - Date().timeIntervalSince1970)) { $0.webSocketExpired() }
         } else {
-            setDeadline(.none, 0)
+            after(nil) { _ in }
+        }
+    }
+
+    /// Runs `action` after `seconds` (nil: cancels what was set).
+    func after(_ seconds: Double?, _ action: @escaping (HTTPConnection) -> Void) {
+        core.loop.cancel(timer)
+        timer = nil
+        guard let seconds else { return }
+        timer = core.loop.schedule(after: seconds) { [weak self] in
+            guard let self else { return }
+            timer = nil
+            action(self)
         }
     }
 
     private func startLingering() {
-        if tls != nil {
-            // close_notify before the FIN, so the client knows the response is whole.
-            wire += tls!.close()
-            sendWireNow()
-        }
         phase = .lingering
-        discardInput = true
-        input.removeAll()
-        shutdown(fd, Int32(SHUT_WR))
-        setReading(true)
-        setDeadline(.linger, HTTPServerCore.lingerTime)
+        // close_notify (HTTPS) and a FIN, so the client knows the response is whole; input
+        // is read and dropped meanwhile.
+        stream.finishWriting()
+        stream.framer.discard()
+        stream.settings.frameTimeout = nil
+        stream.settings.idleTimeout = nil
+        stream.resumeReading()
+        after(HTTPServerCore.lingerTime) { $0.teardown() }
     }
 
     // MARK: Writing
 
-    /// Writes what it can; true when the output is empty. On an HTTPS connection the
-    /// plaintext is sealed first and the ciphertext written.
-    func flush() -> Bool {
-        guard phase != .closed else { return false }
-        if tls != nil, sent < output.count {
-            let out = tls!.send(Array(output[sent...]))
-            output.removeAll(keepingCapacity: output.capacity <= 262_144)
-            sent = 0
-            wire += out.ciphertext
-            if let failure = out.failure {
-                core.tlsFailed(failure, peer: peer, duringHandshake: false)
-                teardown()
-                return false
-            }
-        }
-        let result = tls == nil ? drain(&output, &sent) : drain(&wire, &wireSent)
-        switch result {
-        case .broken:
-            teardown()
-            return false
-        case .blocked:
-            if !watchingWritable {
-                watchingWritable = true
-                core.loop.watchWritable(fd: fd) { [self] in writable() }
-            }
-            return false
-        case .done:
-            if watchingWritable {
-                watchingWritable = false
-                core.loop.watchWritable(fd: fd, nil)
-            }
-            return true
-        }
-    }
-
-    private enum DrainResult { case done, blocked, broken }
-
-    /// Writes `buffer` from `offset` until the socket stops taking it. Touches nothing but its
-    /// two arguments (they are this connection's own buffers, borrowed).
-    private func drain(_ buffer: inout [UInt8], _ offset: inout Int) -> DrainResult {
-        while offset < buffer.count {
-            let n = buffer.withUnsafeBytes { bytes in
-                Glibc.send(fd, bytes.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
-            }
-            if n > 0 {
-                offset += n
-                continue
-            }
-            if n < 0, errno == EINTR { continue }
-            if n < 0, errno == EAGAIN || errno == EWOULDBLOCK {
-                // A client that reads slowly but steadily may never let the output drain:
-                // drop what went out so the buffer holds only what is pending.
-                if offset >= 65_536, offset >= buffer.count / 2 {
-                    buffer.removeFirst(offset)
-                    offset = 0
-                }
-                return .blocked
-            }
-            return .broken
-        }
-        buffer.removeAll(keepingCapacity: buffer.capacity <= 262_144)
-        offset = 0
-        return .done
-    }
-
-    private func writable() {
-        send()
-    }
-
-    /// Flushes, and when everything went out moves on to what comes next. A streamed body
-    /// is produced a part at a time, each once the last went out (the socket's pace, so a
-    /// slow reader holds a part, not the file); after 16 parts the loop serves others first.
+    /// When everything went out, moves on to what comes next. A streamed body is produced
+    /// a part at a time, each once the last went out (the socket's pace, so a slow reader
+    /// holds a part, not the file); after 16 parts the loop serves others first.
     func send() {
         var parts = 0
         while true {
-            guard flush() else { return }
-            guard let stream = bodyStream else { break }
+            guard stream.isOpen, stream.queuedBytes == 0 else { return }
+            guard let bodyStream else { break }
             if parts == 16 {
-                _ = core.loop.schedule(after: 0) { [self] in send() }
+                _ = core.loop.schedule(after: 0) { [weak self] in self?.send() }
                 return
             }
             parts += 1
-            if !stream.write(into: &output, upTo: 65_536) { bodyStream = nil }
-            // A reader that keeps reading keeps the connection; one that stalls is cut.
-            setDeadline(.write, configuration.idleTimeout)
+            var out: [UInt8] = []
+            if !bodyStream.write(into: &out, upTo: 65_536) { self.bodyStream = nil }
+            stream.send(out)
         }
         switch phase {
         case .responding:
@@ -519,33 +273,48 @@ final class HTTPConnection {
 
     // MARK: Deadlines and the end
 
-    func deadlinePassed() {
-        switch deadlineKind {
-        case .none:
-            return
-        case .header:
+    /// A deadline of the layer passed; the connection ends right after this. Counted now
+    /// (before the client can see the close); a best-effort 408 to a client that sent part
+    /// of a request; nothing waits for it.
+    private func timedOut(_ failure: StreamFailure) {
+        switch failure {
+        case .firstFrameTimeout, .frameTimeout:
+            if phase == .request { core.count(stream.framer.inBody ? .bodyTimeout : .headerTimeout) }
+        case .handshakeTimeout:
             core.count(.headerTimeout)
-            // A best-effort 408 to a client that sent part of a head; nothing waits for it.
-            if tls?.isHandshaking == true {
-                // The first head's time includes the handshake: a client that never finished it.
-                core.tlsFailed(.handshakeTimeout, peer: peer, duringHandshake: true)
-            } else if pendingOutput == 0, !input.isEmpty || headSearched > 0 {
-                sendImmediately(HTTPResponseEncoder.encode(.error(408, message: "request head timed out"), keepAlive: false,
-                                                           omitBody: false, date: core.dates.now()))
-            }
-            teardown()
-        case .body:
-            core.count(.bodyTimeout)
-            respond(.error(408, message: "request body timed out"), close: true)
+            core.tlsFailed(.handshakeTimeout, peer: peer, duringHandshake: true)
         case .idle:
-            core.updateStatistics { $0.idleClosed += 1 }
-            teardown()
-        case .write, .linger, .closeGrace:
-            teardown()
-        case .expiry:
-            setDeadline(.none, 0)
-            webSocketExpired()
+            if phase == .request { core.updateStatistics { $0.idleClosed += 1 } }
+        default:
+            break
         }
+        guard phase == .request, stream.queuedBytes == 0 else { return }
+        switch failure {
+        case .frameTimeout where stream.framer.inBody:
+            stream.send(HTTPResponseEncoder.encode(.error(408, message: "request body timed out"), keepAlive: false,
+                                                   omitBody: false, date: core.dates.now()))
+        case .firstFrameTimeout, .frameTimeout:
+            if stream.framer.pending > 0 {
+                stream.send(HTTPResponseEncoder.encode(.error(408, message: "request head timed out"), keepAlive: false,
+                                                       omitBody: false, date: core.dates.now()))
+            }
+        default:
+            break
+        }
+    }
+
+    /// The connection ended (once): a TLS failure counted, and the core told.
+    private func ended(_ failure: StreamFailure?) {
+        phase = .closed
+        if case .security(let error)? = failure {
+            let failure = error as? TLSFailure ?? .handshakeFailed("\(error)")
+            core.tlsFailed(failure, peer: peer, duringHandshake: !secured)
+        }
+        core.loop.cancel(timer)
+        timer = nil
+        webSocket?.finish()
+        bodyStream = nil
+        core.removed(self)
     }
 
     /// The server is stopping: WebSockets get a close frame (1001), the rest close now.
@@ -558,18 +327,8 @@ final class HTTPConnection {
         }
     }
 
-    /// Closes the socket and tells the core; once only.
+    /// Closes the connection (what is queued goes out if the socket takes it now).
     func teardown() {
-        guard phase != .closed else { return }
-        phase = .closed
-        deadline = .infinity
-        core.loop.unregister(fd: fd)
-        Glibc.close(fd)
-        webSocket?.finish()
-        bodyStream = nil
-        output = []
-        wire = []
-        input.removeAll()
-        core.removed(self)
+        stream.close()
     }
 }

@@ -1,15 +1,17 @@
 // The control API's HTTP/1.1 + WebSocket server: one event loop thread (IOCore.EventLoop)
 // accepts, reads, parses, writes and times out every connection; a small worker pool runs
 // the handlers, which may block. Files:
-//   HTTPServerCore.swift        accept, caps, deadlines, statistics, shutdown (the loop side)
-//   HTTPConnection.swift        one connection's request/response state machine
-//   (the HTTP module parses request heads and chunked bodies and frames WebSocket messages)
+//   HTTPServerCore.swift        the listener, connections, WebSocket caps, statistics, shutdown
+//   HTTPConnection.swift        one connection's requests and responses on the stream layer
+//   HTTPRequestFramer.swift, WebSocketServerFramer.swift, HTTPOrWebSocketFramer.swift
+//                               the connection's framer (the HTTP module's grammar and codec)
+// IOCore's stream layer (StreamListener, StreamConnection) accepts, caps, reads, writes, runs
+// TLS and the deadlines.
 //   HTTPTarget.swift            path decoding and the unsafe-path check
 //   HTTPResponseEncoder.swift   response heads
 //   WebSocketServerFrames.swift the WebSocket phase of a connection
 //   WebSocketConnection.swift   what the application holds of a WebSocket
 //   HTTPWorkerPool.swift        the handler threads
-//   HTTPListener.swift          the listening socket
 
 import Foundation
 import IOCore
@@ -89,7 +91,7 @@ public final class HTTPServer: Sendable {
             case .idle: break
             }
             if let problem = configuration.problem() { throw HTTPServerError("invalid HTTP server configuration: \(problem)") }
-            let address = try HTTPListener.address(configuration.listen)
+            let address = try configuration.listenAddress()
             var context: TLSContext?
             if let tls = configuration.tls {
                 do throws(TLSFailure) {
@@ -98,21 +100,29 @@ public final class HTTPServer: Sendable {
                     throw HTTPServerError("cannot serve HTTPS on \(configuration.listen): \(error)")
                 }
             }
-            let (fd, port) = try HTTPListener.open(address)
             let loop: EventLoop
             do {
                 loop = try EventLoop()
             } catch {
-                close(fd)
                 throw HTTPServerError("cannot start the HTTP event loop: \(error)")
             }
             let core = HTTPServerCore(configuration: configuration, loop: loop, handler: handler, upgrade: webSocket,
                                       onOpen: onWebSocketOpen, onClose: onWebSocketClose)
             core.tlsContext = context
             core.updateStatistics { $0.tls = context != nil }
-            core.workers.start(name: "irisgw-http-worker")
             loop.start(name: "irisgw-http")
-            loop.execute { core.startAccepting(fd) }
+            // The listener belongs to the loop; made there (a caller's thread, never a loop, waits).
+            let bound = loop.sync { () -> Result<Int, SocketError> in
+                do throws(SocketError) { return .success(try core.listen(address)) } catch { return .failure(error) }
+            }
+            let port: Int
+            switch bound {
+            case .success(let p): port = p
+            case .failure(let error):
+                loop.stop()
+                throw HTTPServerError("cannot listen on \(address): \(error)")
+            }
+            core.workers.start(name: "irisgw-http-worker")
             state = .running(core, port: port)
             return port
         }
@@ -162,7 +172,7 @@ public final class HTTPServer: Sendable {
     /// Tests: the next accept calls fail with these errno values (EMFILE, ...).
     func simulateAcceptFailures(_ codes: [Int32]) {
         guard case .running(let core, _) = lifecycle.withLock({ $0 }) else { return }
-        core.loop.sync { core.simulatedAcceptErrors += codes }
+        core.loop.sync { core.simulateAcceptFailures(codes) }
     }
 
     /// Tests: accept(2) calls made so far.

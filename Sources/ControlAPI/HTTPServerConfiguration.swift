@@ -1,3 +1,4 @@
+import IOCore
 import TLS
 
 /// Settings for `HTTPServer`, including every bound that keeps an unauthenticated client
@@ -108,5 +109,20 @@ public struct HTTPServerConfiguration: Sendable {
                                          ("idleTimeout", idleTimeout), ("webSocketCloseGrace", webSocketCloseGrace)]
         for (name, value) in times where !(value > 0 && value < 86_400) { return "\(name) must be between 0 and 86400 s (got \(value))" }
         return nil
+    }
+}
+
+extension HTTPServerConfiguration {
+    /// The address `listen` names; a bare port means every IPv4 interface. "[::]" is
+    /// dual-stack (IPv4 clients too); other IPv6 addresses are IPv6 only.
+    func listenAddress() throws(HTTPServerError) -> SocketAddress {
+        if !listen.isEmpty, listen.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }), let port = Int(listen),
+           port <= 65_535 {
+            return SocketAddress(host: "0.0.0.0", port: port)
+        }
+        guard let address = SocketAddress.parse(listen, defaultPort: -1), address.port >= 0, !address.host.isEmpty else {
+            throw HTTPServerError("listen must be host:port or [v6]:port (got \"\(listen)\")")
+        }
+        return address
     }
 }

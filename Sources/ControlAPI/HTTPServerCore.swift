@@ -1,5 +1,6 @@
-// The event-loop side of `HTTPServer`: accepting (with the connection caps and the
-// out-of-descriptors back-off), the WebSocket caps, deadlines, statistics and the shutdown.
+// The event-loop side of `HTTPServer`: the stream layer's listener (which holds the
+// connection caps and the out-of-descriptors back-off), the connections, the WebSocket caps,
+// statistics and the shutdown.
 //
 // Threading: everything below the `Loop-confined` mark belongs to the server's one event
 // loop thread (IOCore.EventLoop); other threads reach it only through `loop.execute`.
@@ -8,7 +9,6 @@
 // Handlers run on `workers`; WebSocket open/close callbacks on `callbacks`, a serial queue,
 // so a callback that blocks never stalls the loop and a close never overtakes its open.
 
-import CLinux
 import Foundation
 import Glibc
 import IOCore
@@ -36,26 +36,22 @@ final class HTTPServerCore: @unchecked Sendable {  // below `Loop-confined`: the
 
     // MARK: Loop-confined
 
-    private var listener: Int32 = -1
+    private var listener: StreamListener?
+    /// Every connection, counted in all and per source (an IPv6 client's /64).
+    private lazy var caps = StreamConnectionCaps(maxConnections: configuration.maxConnections,
+                                                 maxPerSource: configuration.maxConnectionsPerSource,
+                                                 sourceKey: { Self.sourceKey(Self.clientHost($0)) })
     /// The HTTPS listener's context (nil: plain HTTP); a reload replaces it, connections
     /// already made keep the one they started with.
     var tlsContext: TLSContext?
     private(set) var connections: [Int: HTTPConnection] = [:]
-    private var perSource: [String: Int] = [:]
     /// Open WebSocket connections by group.
     private var groups: [String: Set<Int>] = [:]
     private var webSocketCount = 0
     private var nextID = 1
-    private var sweepTimer: EventLoop.Timer?
     private(set) var shuttingDown = false
     private var shutdownDone: DispatchSemaphore?
     var dates = HTTPDateCache()
-    /// One receive buffer for every connection: reads happen one at a time on the loop.
-    let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 16_384, alignment: 16)
-    /// Tests: errno values the next accept calls fail with instead of accepting.
-    var simulatedAcceptErrors: [Int32] = []
-    /// accept(2) calls made (tests check that a failing accept does not spin).
-    private(set) var acceptCalls = 0
 
     init(configuration: HTTPServerConfiguration, loop: EventLoop,
          handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse,
@@ -69,10 +65,6 @@ final class HTTPServerCore: @unchecked Sendable {  // below `Loop-confined`: the
         self.onOpen = onOpen
         self.onClose = onClose
         workers = HTTPWorkerPool(threads: configuration.threads, queueLimit: configuration.requestQueueLimit)
-    }
-
-    deinit {
-        scratch.deallocate()
     }
 
     // MARK: Statistics (any thread)
@@ -93,104 +85,63 @@ final class HTTPServerCore: @unchecked Sendable {  // below `Loop-confined`: the
 
     // MARK: Accepting
 
-    func startAccepting(_ fd: Int32) {
-        listener = fd
-        loop.register(fd: fd) { [weak self] in self?.acceptReady() }
+    /// Binds the listening socket (on the loop, which owns it) and starts accepting.
+    func listen(_ address: SocketAddress) throws(SocketError) -> Int {
+        let listener = try StreamListener(loop: loop, bind: address, caps: caps, acceptBackoff: Self.acceptBackoff,
+                                          backlog: 511, dualStack: address.host == "::")
+        // Reset at once: no TIME_WAIT kept for a connection never served.
+        listener.resetRefused = true
+        listener.onRefused = { [unowned self] why in refused(why) }
+        listener.onAccept = { [unowned self] fd, peer in accepted(fd, peer: peer) }
+        listener.start()
+        self.listener = listener
+        return listener.local.port
     }
 
-    private func acceptReady() {
-        // A bounded batch: level-triggered epoll calls again while more are waiting.
-        for _ in 0..<64 {
-            guard listener >= 0 else { return }
-            var storage = sockaddr_storage()
-            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-            acceptCalls += 1
-            let fd: Int32
-            if !simulatedAcceptErrors.isEmpty {
-                errno = simulatedAcceptErrors.removeFirst()
-                fd = -1
-            } else {
-                fd = withUnsafeMutablePointer(to: &storage) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        CLinux_accept4(listener, $0, &length, Int32(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue))
-                    }
-                }
+    /// Tests: the next accept calls fail with these errno values.
+    func simulateAcceptFailures(_ codes: [Int32]) { listener?.simulatedAcceptErrors += codes }
+
+    /// Tests: accept(2) calls made so far.
+    var acceptCalls: Int { listener?.acceptCalls ?? 0 }
+
+    private func refused(_ why: StreamRefusal) {
+        switch why {
+        case .tooManyConnections: count(.tooManyConnections)
+        case .tooManyFromSource: count(.perSourceCap)
+        case .outOfDescriptors:
+            let total = stats.withLock { s -> Int in
+                s.acceptBackoffs += 1
+                return s.acceptBackoffs
             }
-            guard fd >= 0 else {
-                let code = errno
-                switch code {
-                case EAGAIN, EWOULDBLOCK: return
-                // The client gave up before we took it, or a transient network error.
-                case EINTR, ECONNABORTED, EPROTO, ENETDOWN, ENONET, EHOSTDOWN, EHOSTUNREACH, ENETUNREACH, EOPNOTSUPP:
-                    continue
-                default:
-                    // EMFILE, ENFILE, ENOBUFS, ENOMEM or anything unexpected: the listener stays
-                    // readable, so retrying now would spin. Rest, then try again.
-                    backOff(code)
-                    return
-                }
+            if total == 1 || total % 100 == 0 {
+                log("http: accept ran out of file descriptors; pausing accepts for \(Int(Self.acceptBackoff * 1000)) ms (\(total) times so far)")
             }
-            admit(fd, SocketAddress(storage: &storage))
         }
     }
 
-    private func backOff(_ code: Int32) {
-        let total = stats.withLock { s -> Int in
-            s.acceptBackoffs += 1
-            return s.acceptBackoffs
-        }
-        if total == 1 || total % 100 == 0 {
-            log("http: accept failed (\(SocketError("accept", code: code))); pausing accepts for \(Int(Self.acceptBackoff * 1000)) ms (\(total) times so far)")
-        }
-        loop.setReading(fd: listener, false)
-        loop.schedule(after: Self.acceptBackoff) { [weak self] in
-            guard let self, listener >= 0 else { return }
-            loop.setReading(fd: listener, true)
-            acceptReady()
-        }
-    }
-
-    private func admit(_ fd: Int32, _ address: SocketAddress?) {
-        let host = Self.clientHost(address?.host ?? "")
-        let source = Self.sourceKey(host)
-        if connections.count >= configuration.maxConnections {
-            refuseAtAccept(fd, .tooManyConnections)
-            return
-        }
-        if perSource[source, default: 0] >= configuration.maxConnectionsPerSource {
-            refuseAtAccept(fd, .perSourceCap)
-            return
-        }
-        var on: Int32 = 1
-        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
-        let connection = HTTPConnection(id: nextID, fd: fd, peer: SocketAddress(host: host, port: address?.port ?? 0),
-                                        source: source, core: self)
+    private func accepted(_ fd: Int32, peer address: SocketAddress) {
+        let peer = SocketAddress(host: Self.clientHost(address.host), port: address.port)
+        var tls: TLSStream?
         if let tlsContext {
             guard let stream = TLSStream(server: tlsContext) else {
-                tlsFailed(.handshakeFailed("cannot create a TLS session"), peer: connection.peer, duringHandshake: true)
-                refuseAtAccept(fd, nil)
+                tlsFailed(.handshakeFailed("cannot create a TLS session"), peer: peer, duringHandshake: true)
+                Glibc.close(fd)
                 return
             }
-            connection.tls = stream
+            tls = stream
         }
+        let stream = HTTPConnection.Stream(accepted: fd, peer: peer, loop: loop,
+                                           framer: .http(HTTPRequestFramer(maxHeaderBytes: configuration.maxHeaderBytes,
+                                                                           maxBodyBytes: configuration.maxBodyBytes)),
+                                           security: tls, settings: HTTPConnection.settings(configuration), caps: caps)
+        let connection = HTTPConnection(id: nextID, stream: stream, core: self)
         nextID += 1
         connections[connection.id] = connection
-        perSource[source, default: 0] += 1
         stats.withLock {
             $0.openConnections += 1
             $0.acceptedConnections += 1
         }
-        loop.register(fd: fd) { connection.readable() }
-        connection.start(now: EventLoop.now())
-        scheduleSweep()
-    }
-
-    /// Closes at once with a reset: no TIME_WAIT kept for a connection we never served.
-    private func refuseAtAccept(_ fd: Int32, _ reason: HTTPServerStatistics.Refusal?) {
-        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
-        setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
-        Glibc.close(fd)
-        if let reason { count(reason) }
+        connection.start()
     }
 
     // MARK: TLS
@@ -237,8 +188,6 @@ final class HTTPServerCore: @unchecked Sendable {  // below `Loop-confined`: the
     /// The loop calls this once for each connection that closed.
     func removed(_ connection: HTTPConnection) {
         connections[connection.id] = nil
-        let left = perSource[connection.source, default: 1] - 1
-        perSource[connection.source] = left > 0 ? left : nil
         if let webSocket = connection.webSocket {
             groups[webSocket.group]?.remove(connection.id)
             if groups[webSocket.group]?.isEmpty == true { groups[webSocket.group] = nil }
@@ -332,29 +281,6 @@ final class HTTPServerCore: @unchecked Sendable {  // below `Loop-confined`: the
         }
     }
 
-    // MARK: Deadlines
-
-    /// One sweep checks every connection's deadline; it runs only while connections exist.
-    /// A quarter of the shortest timeout keeps a timeout's overshoot small.
-    private var sweepInterval: Double {
-        let shortest = min(configuration.headerTimeout, configuration.bodyTimeout, configuration.idleTimeout,
-                           configuration.webSocketCloseGrace, Self.lingerTime)
-        return min(0.25, max(0.01, shortest / 4))
-    }
-
-    func scheduleSweep() {
-        guard sweepTimer == nil else { return }
-        sweepTimer = loop.schedule(after: sweepInterval) { [weak self] in
-            guard let self else { return }
-            sweepTimer = nil
-            let now = EventLoop.now()
-            for connection in Array(connections.values) where connection.deadline <= now {
-                connection.deadlinePassed()
-            }
-            if !connections.isEmpty { scheduleSweep() }
-        }
-    }
-
     // MARK: Shutdown
 
     /// Stops accepting, closes every WebSocket with 1001 and every other connection at once,
@@ -362,11 +288,8 @@ final class HTTPServerCore: @unchecked Sendable {  // below `Loop-confined`: the
     func beginShutdown(done: DispatchSemaphore) {
         shuttingDown = true
         shutdownDone = done
-        if listener >= 0 {
-            loop.unregister(fd: listener)
-            Glibc.close(listener)
-            listener = -1
-        }
+        listener?.close()
+        listener = nil
         for connection in Array(connections.values) { connection.serverStopping() }
         if connections.isEmpty {
             finishShutdown()

@@ -42,8 +42,9 @@ public struct HTTPServerStatistics: Sendable, Equatable {
     public var requests = 0
     /// Keep-alive connections closed after `idleTimeout` without a request (not an error).
     public var idleClosed = 0
-    /// Times accept failed for lack of file descriptors (EMFILE, ENFILE) and the listener
-    /// was paused for a moment.
+    /// Times accept ran out of file descriptors (EMFILE, ENFILE): each pending connection the
+    /// listener shed through its reserved descriptor (one when none was pending); the
+    /// listener then pauses for a moment.
     public var acceptBackoffs = 0
     /// Refusals by reason; a missing reason is 0.
     public var refused: [Refusal: Int] = [:]

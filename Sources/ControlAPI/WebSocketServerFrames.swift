@@ -90,11 +90,14 @@ extension HTTPConnection {
     func handshakeReady() {
         guard phase == .webSocket, let accept = frames.pendingAccept else { return }
         frames.pendingAccept = nil
-        output += HTTPResponseEncoder.switchingProtocols(accept: accept)
+        stream.send(HTTPResponseEncoder.switchingProtocols(accept: accept))
         keepAliveProbes()
-        setReading(true)
         // Frames the client sent right behind its upgrade request are already buffered.
-        processFrames()
+        let held = stream.framer.unread
+        stream.replaceFramer(with: .webSocket(WebSocketServerFramer(limit: configuration.maxWebSocketMessageBytes)),
+                             replaying: held)
+        guard phase == .webSocket else { return }
+        stream.resumeReading()
         pumpWebSocket()
     }
 
@@ -103,6 +106,7 @@ extension HTTPConnection {
     private func keepAliveProbes() {
         var on: Int32 = 1, idle: Int32 = 60, interval: Int32 = 10, probes: Int32 = 3
         let size = socklen_t(MemoryLayout<Int32>.size)
+        let fd = stream.fd
         setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, size)
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_KEEPIDLE, &idle, size)
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_KEEPINTVL, &interval, size)
@@ -111,46 +115,49 @@ extension HTTPConnection {
 
     // MARK: Client frames
 
-    func processFrames() {
-        while phase == .webSocket {
-            let parsed: (WebSocketFrame, Int)?
+    /// One frame from the client.
+    func received(_ cut: WebSocketServerFramer.Frame) {
+        guard phase == .webSocket else { return }
+        let frame: WebSocketFrame
+        switch cut {
+        case .failed(let code):
+            fail(code)
+            return
+        case .frame(let f):
+            frame = f
+        }
+        // After the client's close frame, nothing it sends counts (RFC 6455 §5.5.1).
+        if frames.closeReceived { return }
+        switch frame.opcode {
+        case .ping:
+            if !frames.closeSent { stream.send(WebSocketFrame(fin: true, opcode: .pong, payload: frame.payload).encoded()) }
+        case .pong:
+            break
+        case .close:
+            _ = receivedClose(frame.payload)
+        case .text, .binary, .continuation:
             do {
-                parsed = try WebSocketFrame.parseMasked(input.unread, limit: configuration.maxWebSocketMessageBytes)
-            } catch {
-                fail(error.closeCode)
-                return
-            }
-            guard let (frame, used) = parsed else { break }
-            input.consume(used)
-            // After the client's close frame, nothing it sends counts (RFC 6455 §5.5.1).
-            if frames.closeReceived { continue }
-            switch frame.opcode {
-            case .ping:
-                if !frames.closeSent { output += WebSocketFrame(fin: true, opcode: .pong, payload: frame.payload).encoded() }
-            case .pong:
-                break
-            case .close:
-                guard receivedClose(frame.payload) else { return }
-            case .text, .binary, .continuation:
-                do {
-                    // The API takes nothing from clients: whole text messages are checked and dropped.
-                    guard let (opcode, payload) = try frames.assembler.add(frame) else { continue }
-                    guard opcode == .text else {
-                        fail(1003)
-                        return
-                    }
-                    guard String(validating: payload, as: UTF8.self) != nil else {
-                        fail(1007)
-                        return
-                    }
-                } catch {
-                    fail(error.closeCode)
+                // The API takes nothing from clients: whole text messages are checked and dropped.
+                guard let (opcode, payload) = try frames.assembler.add(frame) else { return }
+                guard opcode == .text else {
+                    fail(1003)
                     return
                 }
+                guard String(validating: payload, as: UTF8.self) != nil else {
+                    fail(1007)
+                    return
+                }
+            } catch {
+                fail(error.closeCode)
             }
         }
-        guard phase == .webSocket else { return }
-        if pendingOutput > Self.webSocketReadPause { setReading(false) }
+    }
+
+    /// What arrived is handled: pongs too many for a client that does not read stop the
+    /// reading; queued messages move on.
+    func framesProcessed() {
+        guard phase == .webSocket, frames.pendingAccept == nil else { return }
+        if pendingOutput > Self.webSocketReadPause { stream.pauseReading() }
         pumpWebSocket()
     }
 
@@ -181,6 +188,7 @@ extension HTTPConnection {
 
     /// Fails the connection (§7.1.7): a close frame with `code`, then close once it is out.
     private func fail(_ code: UInt16) {
+        guard !frames.failing else { return }
         frames.failing = true
         webSocket?.finish()
         if !frames.closeSent { appendClose(code) }
@@ -189,9 +197,9 @@ extension HTTPConnection {
 
     private func appendClose(_ code: UInt16?, reason: String = "") {
         let payload: [UInt8] = code.map { WebSocketFrame.closePayload(code: $0, reason: reason) } ?? []
-        output += WebSocketFrame(fin: true, opcode: .close, payload: payload).encoded()
         frames.closeSent = true
-        setDeadline(.closeGrace, configuration.webSocketCloseGrace)
+        after(configuration.webSocketCloseGrace) { $0.teardown() }
+        stream.send(WebSocketFrame(fin: true, opcode: .close, payload: payload).encoded())
     }
 
     // MARK: Server messages
@@ -203,15 +211,17 @@ extension HTTPConnection {
         while phase == .webSocket {
             if !frames.closeSent, pendingOutput < Self.webSocketOutputWindow {
                 let (messages, close) = webSocket.take(maxBytes: Self.webSocketOutputWindow)
-                for message in messages { WebSocketFrame.appendText(message, to: &output) }
+                var out: [UInt8] = []
+                for message in messages { WebSocketFrame.appendText(message, to: &out) }
+                if !out.isEmpty { stream.send(out) }
                 if let close { appendClose(close.code, reason: close.reason) }
             }
-            guard flush() else { return }
+            guard stream.isOpen, stream.queuedBytes == 0 else { return }
             if frames.closeSent {
                 if frames.closeReceived || frames.failing { teardown() }
                 return
             }
-            if readingPaused { setReading(true) }
+            if stream.isReadingPaused { stream.resumeReading() }
             if webSocket.queuedCount == 0 { return }
         }
     }
@@ -234,7 +244,7 @@ extension HTTPConnection {
     func webSocketExpired() {
         guard phase == .webSocket, let webSocket, let expiry = webSocketExpiry else { return }
         core.count(.webSocketExpired)
-        setDeadline(.closeGrace, configuration.webSocketCloseGrace)
+        after(configuration.webSocketCloseGrace) { $0.teardown() }
         webSocket.close(code: 1008, reason: expiry.reason)
         pumpWebSocket()
     }
@@ -243,7 +253,7 @@ extension HTTPConnection {
     /// the socket takes it at once, then cut.
     func dropSlow() {
         if pendingOutput == 0, frames.pendingAccept == nil {
-            sendImmediately(WebSocketFrame(fin: true, opcode: .close, payload: [0x03, 0xF0]).encoded())
+            stream.send(WebSocketFrame(fin: true, opcode: .close, payload: [0x03, 0xF0]).encoded())
         }
         teardown()
     }

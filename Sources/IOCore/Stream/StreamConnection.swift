@@ -12,7 +12,11 @@ public final class StreamConnection<Framer: StreamFramer> {
     /// Accepted from a peer (not opened by us).
     public let inbound: Bool
     public let loop: EventLoop
-    public let settings: StreamConnectionSettings
+    /// The bounds; an owner may change them as its protocol moves on (HTTP: the body's
+    /// deadline after a head, no idle deadline while a request is answered).
+    public var settings: StreamConnectionSettings {
+        didSet { armTimer() }
+    }
     public var framer: Framer
     /// The layer between socket and framer; nil for plain TCP.
     public private(set) var security: (any StreamSecurity)?
@@ -23,6 +27,9 @@ public final class StreamConnection<Framer: StreamFramer> {
     public private(set) var lastActivity: Double
     /// When the keep-alive went out, until anything comes back.
     public private(set) var keepaliveSentAt: Double?
+    /// The owner stopped reading (`pauseReading()`): the socket is not read, so the peer's
+    /// sending stalls once the kernel's buffers fill.
+    public private(set) var isReadingPaused = false
 
     /// Frames cut from what just arrived (possibly none: the framer took bytes but completed
     /// nothing, or only keep-alive bytes). The connection may be closed by the handler;
@@ -32,6 +39,15 @@ public final class StreamConnection<Framer: StreamFramer> {
     public var onClose: ((StreamConnection<Framer>, StreamFailure?) -> Void)?
     /// The connection has been quiet for `keepaliveInterval`: send a keep-alive now.
     public var onKeepalive: ((StreamConnection<Framer>) -> Void)?
+    /// The write queue emptied after the socket had been full: the owner may send more (a
+    /// body produced at the socket's pace).
+    public var onDrained: ((StreamConnection<Framer>) -> Void)?
+    /// A deadline passed (`.firstFrameTimeout`, `.frameTimeout`, `.idle` ...): the connection
+    /// ends with it right after this returns; what is sent here (HTTP's 408) is written if
+    /// the socket takes it at once.
+    public var onTimeout: ((StreamConnection<Framer>, StreamFailure) -> Void)?
+    /// The security layer's handshake finished.
+    public var onSecured: ((StreamConnection<Framer>) -> Void)?
 
     private let caps: StreamConnectionCaps?
     /// Bytes for the socket from `outboxStart` on: the messages over TCP, ciphertext over TLS.
@@ -44,6 +60,11 @@ public final class StreamConnection<Framer: StreamFramer> {
     private var awaitingFirstFrame = false
     private var timer: EventLoop.Timer?
     private var timerDue: Double?
+    /// Frames are being handed to `onFrames` (a resume from inside it re-offers afterwards).
+    private var delivering = false
+    private var reofferHeld = false
+    /// `finishWriting()` waits for the queue to drain.
+    private var finishWhenDrained = false
 
     /// Adopts a socket `StreamListener` accepted. Call `start()` once the handlers are set.
     public convenience init(accepted fd: Int32, peer: SocketAddress, loop: EventLoop, framer: Framer,
@@ -160,8 +181,12 @@ public final class StreamConnection<Framer: StreamFramer> {
 
     private func readable() {
         guard isOpen else { return }
+        if isReadingPaused {
+            checkHangUp()
+            return
+        }
         withUnsafeTemporaryAllocation(byteCount: 65_536, alignment: 16) { buffer in
-            while isOpen {
+            while isOpen && !isReadingPaused {
                 let n = recv(fd, buffer.baseAddress, buffer.count, 0)
                 if n == 0 {
                     end(ending(.closedByPeer))
@@ -189,6 +214,8 @@ public final class StreamConnection<Framer: StreamFramer> {
                 if step.established {
                     handshakeDeadline = nil
                     armTimer()
+                    onSecured?(self)
+                    guard isOpen else { return }
                 }
                 if let failure = step.failure {
                     end(.security(failure))
@@ -203,8 +230,19 @@ public final class StreamConnection<Framer: StreamFramer> {
         }
     }
 
-    /// Frames what arrived in the clear and hands the frames on.
+    /// Frames what arrived in the clear and hands the frames on; again with no bytes when
+    /// the owner resumed reading from inside `onFrames` (the framer may hold frames back).
     private func deliver(_ bytes: UnsafeRawBufferPointer, now: Double) {
+        delivering = true
+        defer { delivering = false }
+        deliverOnce(bytes, now: now)
+        while reofferHeld, isOpen, !isReadingPaused {
+            reofferHeld = false
+            deliverOnce(UnsafeRawBufferPointer(start: nil, count: 0), now: EventLoop.now())
+        }
+    }
+
+    private func deliverOnce(_ bytes: UnsafeRawBufferPointer, now: Double) {
         let frames: [Framer.Frame]
         do {
             frames = try framer.append(bytes)
@@ -223,6 +261,77 @@ public final class StreamConnection<Framer: StreamFramer> {
             armTimer()
         }
         onFrames?(self, frames)
+    }
+
+    /// Called while reading is paused: epoll reports hang-ups and errors regardless. Ends
+    /// only when the socket really is broken or at its end.
+    private func checkHangUp() {
+        var byte: UInt8 = 0
+        let n = recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+        if n == 0 {
+            end(ending(.closedByPeer))
+        } else if n < 0, errno != EAGAIN, errno != EWOULDBLOCK, errno != EINTR {
+            end(ending(.socket(errno: errno)))
+        }
+    }
+
+    /// Stops reading the socket (back-pressure: a request is being answered). Frames the
+    /// framer already cut have been handed on; nothing more comes until `resumeReading()`.
+    public func pauseReading() {
+        guard isOpen, !isReadingPaused else { return }
+        isReadingPaused = true
+        loop.setReading(fd: fd, false)
+    }
+
+    /// Reads again, and first offers the framer no new bytes, so frames it held back (a
+    /// pipelined request behind the one just answered) come out now. From inside
+    /// `onFrames` the offer follows once that handler returns.
+    public func resumeReading() {
+        guard isOpen, isReadingPaused else { return }
+        isReadingPaused = false
+        loop.setReading(fd: fd, true)
+        if delivering {
+            reofferHeld = true
+        } else {
+            deliver(UnsafeRawBufferPointer(start: nil, count: 0), now: EventLoop.now())
+        }
+    }
+
+    /// Swaps the framer (HTTP's for WebSocket's after a 101) and hands it `held`, the bytes
+    /// the old framer had not framed yet (frames that came right behind the upgrade); the
+    /// frames it cuts from them go to `onFrames` now. The frame deadline starts afresh.
+    public func replaceFramer(with newFramer: Framer, replaying held: [UInt8]) {
+        guard isOpen else { return }
+        framer = newFramer
+        frameDeadline = nil
+        awaitingFirstFrame = false
+        guard !held.isEmpty else { return }
+        held.withUnsafeBytes { deliver($0, now: EventLoop.now()) }
+    }
+
+    /// Restarts the running frame deadline from now with the current `settings.frameTimeout`
+    /// (an owner that just changed it for the next part of a frame, such as a body).
+    public func restartFrameDeadline() {
+        guard isOpen, frameDeadline != nil else { return }
+        frameDeadline = settings.frameTimeout.map { EventLoop.now() + $0 }
+        awaitingFirstFrame = false
+        armTimer()
+    }
+
+    /// Our side is done: once the queue is empty, the security layer's closing message and
+    /// a TCP FIN (shutdown of the sending side). Reading goes on until the peer closes.
+    public func finishWriting() {
+        guard isOpen else { return }
+        guard outboxStart == outbox.count, !isConnecting else {
+            finishWhenDrained = true
+            return
+        }
+        finishWhenDrained = false
+        if security?.isEstablished == true {
+            queue(security!.finish())
+            writeNow()
+        }
+        if isOpen { shutdown(fd, Int32(SHUT_WR)) }
     }
 
     /// A connection that ends while its security layer handshakes failed the handshake.
@@ -249,6 +358,7 @@ public final class StreamConnection<Framer: StreamFramer> {
             watchingWritable = false
             loop.watchWritable(fd: fd, nil)
         }
+        if finishWhenDrained { finishWriting() }
     }
 
     /// Writes until the queue is empty (true) or the socket is full (false, and writability
@@ -291,6 +401,7 @@ public final class StreamConnection<Framer: StreamFramer> {
         guard isOpen else { return }
         guard isConnecting else {
             flush()
+            if isOpen, !watchingWritable { onDrained?(self) }
             return
         }
         var err: Int32 = 0
@@ -327,6 +438,9 @@ public final class StreamConnection<Framer: StreamFramer> {
         onFrames = nil
         onClose = nil
         onKeepalive = nil
+        onDrained = nil
+        onTimeout = nil
+        onSecured = nil
         handler?(self, failure)
     }
 
@@ -362,18 +476,27 @@ public final class StreamConnection<Framer: StreamFramer> {
         guard isOpen else { return }
         let now = EventLoop.now()
         if let d = handshakeDeadline, now >= d {
-            end(.handshakeTimeout)
+            timedOut(.handshakeTimeout)
         } else if let d = frameDeadline, now >= d {
-            end(awaitingFirstFrame ? .firstFrameTimeout : .frameTimeout)
+            timedOut(awaitingFirstFrame ? .firstFrameTimeout : .frameTimeout)
         } else if let sent = keepaliveSentAt, now - sent >= settings.keepaliveTimeout {
-            end(.keepaliveTimeout)
+            timedOut(.keepaliveTimeout)
         } else if let interval = settings.keepaliveInterval, interval > 0, !isConnecting, handshakeDeadline == nil,
                   keepaliveSentAt == nil, now - lastActivity >= interval {
             keepaliveSentAt = now
             onKeepalive?(self)
         } else if let idle = settings.idleTimeout, now - lastActivity >= idle {
-            end(.idle)
+            timedOut(.idle)
         }
         armTimer()
+    }
+
+    /// A deadline passed: the owner's last words (`onTimeout`) go out if the socket takes
+    /// them now, then the connection ends.
+    private func timedOut(_ failure: StreamFailure) {
+        onTimeout?(self, failure)
+        guard isOpen else { return }
+        if !isConnecting { writeNow() }
+        end(failure)
     }
 }

@@ -12,31 +12,36 @@ public final class StreamConnectionCaps {
     /// Connections open now.
     public private(set) var total = 0
     private var perSource: [String: Int] = [:]
+    /// What `maxPerSource` counts by, from a peer's host (the control API groups an IPv6
+    /// client's /64); by default the host itself.
+    private let sourceKey: (String) -> String
 
-    public init(maxConnections: Int, maxPerSource: Int) {
+    public init(maxConnections: Int, maxPerSource: Int, sourceKey: @escaping (String) -> String = { $0 }) {
         self.maxConnections = maxConnections
         self.maxPerSource = maxPerSource
+        self.sourceKey = sourceKey
     }
 
     /// Why a new connection from `host` must be refused, or nil when it may open.
     public func refusal(forSource host: String) -> StreamRefusal? {
         if total >= maxConnections { return .tooManyConnections }
-        if perSource[host, default: 0] >= maxPerSource { return .tooManyFromSource }
+        if perSource[sourceKey(host), default: 0] >= maxPerSource { return .tooManyFromSource }
         return nil
     }
 
     /// Connections open to or from `host`.
-    public func count(of host: String) -> Int { perSource[host, default: 0] }
+    public func count(of host: String) -> Int { perSource[sourceKey(host), default: 0] }
 
     func add(_ host: String) {
         total += 1
-        perSource[host, default: 0] += 1
+        perSource[sourceKey(host), default: 0] += 1
     }
 
     func remove(_ host: String) {
         total -= 1
-        let left = perSource[host, default: 1] - 1
-        perSource[host] = left > 0 ? left : nil
+        let key = sourceKey(host)
+        let left = perSource[key, default: 1] - 1
+        perSource[key] = left > 0 ? left : nil
     }
 
     /// `maxConnections`, or half the process's descriptor limit when that is lower (at least

@@ -22,15 +22,25 @@ public final class StreamListener {
     public var onAccept: ((_ fd: Int32, _ peer: SocketAddress) -> Void)?
     /// A connection turned away (each is counted by the owner).
     public var onRefused: ((StreamRefusal) -> Void)?
+    /// A connection the caps turn away is reset (RST, no TIME_WAIT kept for it) instead of
+    /// closed with a FIN. Default false.
+    public var resetRefused = false
+    /// Tests: errno values the next accept calls fail with instead of accepting. A simulated
+    /// EMFILE rests the listener like a real one but sheds nothing (no descriptor is short).
+    public var simulatedAcceptErrors: [Int32] = []
+    /// accept(2) calls made, simulated ones included (tests check a failing accept does not spin).
+    public private(set) var acceptCalls = 0
     private var reserve: Int32
     private var isOpen = true
     private var isWatched = false
 
     /// Binds and listens on `address` (port 0: the OS picks one); `start()` begins accepting.
+    /// `dualStack` on an IPv6 address takes IPv4 clients too (as "::ffff:a.b.c.d").
     public init(loop: EventLoop, bind address: SocketAddress, caps: StreamConnectionCaps, acceptBackoff: Double = 0.1,
-                backlog: Int32 = 128) throws(SocketError) {
+                backlog: Int32 = 128, dualStack: Bool = false) throws(SocketError) {
         let fd = try StreamSocket.make(for: address)
         StreamSocket.setOption(fd, SOL_SOCKET, SO_REUSEADDR, 1)
+        if dualStack, address.isIPv6 { StreamSocket.setOption(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, 0) }
         try StreamSocket.bind(fd, address)
         guard Glibc.listen(fd, backlog) == 0 else {
             let code = errno
@@ -69,6 +79,13 @@ public final class StreamListener {
         while isOpen {
             var storage = sockaddr_storage()
             var len = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            acceptCalls += 1
+            if !simulatedAcceptErrors.isEmpty {
+                simulatedAcceptErrors.removeFirst()
+                onRefused?(.outOfDescriptors)
+                pause()
+                return
+            }
             let conn = withUnsafeMutablePointer(to: &storage) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                     CLinux_accept4(fd, $0, &len, Int32(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue))
@@ -91,6 +108,10 @@ public final class StreamListener {
             }
             if let refusal = caps.refusal(forSource: peer.host) {
                 onRefused?(refusal)
+                if resetRefused {
+                    var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+                    setsockopt(conn, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+                }
                 Glibc.close(conn)
                 continue
             }
