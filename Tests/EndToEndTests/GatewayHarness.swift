@@ -247,9 +247,11 @@ final class SessionRecorder: IrisRtcAudioSessionDelegate, @unchecked Sendable {
 }
 
 /// The gateway end-to-end suites: each test starts its own `irisgw serve` and SIPp processes
-/// (ports from the OS) and awaits them without holding a cooperative thread, so they run
-/// in parallel like every other suite.
-@Suite struct GatewaySuites {}
+/// (ports from the OS) and awaits them without holding a cooperative thread. They run one at
+/// a time for the resource they share, the two cores: each gateway runs real-time media
+/// threads, and since no test blocks a thread any more, dozens would start at once and
+/// miss their media deadlines. Other suites still run beside them.
+@Suite(.serialized) struct GatewaySuites {}
 
 /// SIPp playing `xml` as the carrier (listening before this returns) and a gateway whose one
 /// profile, `configure`d, routes to it. Stop both in a `defer`: `gw.stop(); sipp.stop()`.

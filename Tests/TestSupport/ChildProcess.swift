@@ -68,8 +68,12 @@ public final class ChildProcess: @unchecked Sendable {  // `process` is set up b
             for w in waiters { w.resume() }
             for work in afterExit { work() }
         }
-        try process.run()
+        // Foundation's Process.run is not safe to call from several threads at once (a
+        // parallel suite crashed in its memcpy): one launch at a time, the rest is parallel.
+        try ChildProcess.launching.withLock { _ in try process.run() }
     }
+
+    private static let launching = Mutex<Void>(())
 
     /// Runs `executable` to its end (killed after `timeout` seconds) and returns its status
     /// and output.
