@@ -55,7 +55,7 @@ let package = Package(
         // HTTP/1.1 + WebSocket server for the control API (an IOCore event loop and a worker
         // pool), routed onto Gateway. The grammar and the framing are the HTTP module's.
         .target(name: "ControlAPI", dependencies: ["IOCore", "CLinux", "Gateway", "IrisAPI", "Formats", "HTTP", "TLS", "Crypto"]),
-        .executableTarget(name: "irisgw", dependencies: ["SIP", "Gateway", "ControlAPI", "IrisClient", "IrisAPI", "WebClient", "CarrierTest", "CarrierSim"]),
+        .executableTarget(name: "irisgw", dependencies: ["SIP", "Gateway", "ControlAPI", "IrisClient", "IrisAPI", "WebClient", "DNS", "CarrierTest", "CarrierSim"]),
         // `make bench`: prints `BENCH ...` lines with ratios measured in one run.
         .executableTarget(name: "irisgw-bench", dependencies: ["SIP", "SDP", "Media", "IrisAPI", "WebClient", "ICE", "TLS"]),
         // HTTP/1.1 and WebSocket client on IOCore's stream layer, plain or TLS, names through

@@ -298,7 +298,7 @@ enum ServeCommand {
             }
             gateway = try Gateway(configuration: configuration, profiles: profiles)
             if let hook = file.webhook {
-                let notifier = try WebhookNotifier(configuration: hook)
+                let notifier = try WebhookNotifier(configuration: hook, dns: configuration.sip.dns)
                 gateway.notifier = { notifier.post($0) }
                 writeOut("webhook \(hook.url)\n")
             }
