@@ -70,12 +70,12 @@ final class ClientDialer<Framer: StreamFramer> {
             return unreachable(firstFailure ?? .connectionRefused(host: host, port: port))
         }
         let address = remaining.removeFirst()
-        var security: TLSStream?
+        var security: ClientTLSLayer?
         if let tls {
             guard let made = TLSStream(client: tls.context, target: tls.target) else {
                 return unreachable(.tls(host: host, port: port, failure: .handshakeFailed("cannot create a TLS session")))
             }
-            security = made
+            security = ClientTLSLayer(made)
         }
         let made: StreamConnection<Framer>
         do {

@@ -38,7 +38,7 @@ final class HTTPExchange {
         }
         dialer.onClose = { [unowned self] c, failure in
             guard let failure else { return finish(.failure(.connectionClosed(during: operation(c)))) }
-            if case .closedByPeer = failure {
+            if failure.isEndOfStream {
                 do throws(IrisTransportError) {
                     return finish(.success(try c.framer.endOfStream(during: operation(c))))
                 } catch {

@@ -40,3 +40,13 @@ extension IrisTransportError {
     /// strerror's text with the number, for a log reader who greps for it.
     static func errnoText(_ code: Int32) -> String { "\(StreamFailure.errorText(code)) (errno \(code))" }
 }
+
+extension StreamFailure {
+    /// The peer ended the stream in order: its FIN, or TLS's close_notify.
+    var isEndOfStream: Bool {
+        switch self {
+        case .closedByPeer, .securityClosed: true
+        default: false
+        }
+    }
+}

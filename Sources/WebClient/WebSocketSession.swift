@@ -173,7 +173,7 @@ final class WebSocketSession {
         if opened != nil {
             // Before the upgrade's answer: a refusal whose body ran to the end, or why none came.
             var result: Result<HTTPClientResponse, IrisTransportError>
-            if case .closedByPeer = failure {
+            if failure?.isEndOfStream == true {
                 do throws(IrisTransportError) {
                     result = .success(try c.framer.endOfStream(during: operation(c)) ?? HTTPClientResponse(status: 0, headers: [:], body: []))
                 } catch {
