@@ -59,3 +59,11 @@ final class ClientLoop: Sendable {
         }
     }
 }
+
+extension EventLoop {
+    /// Traps in debug builds on this loop's thread: for the client's waiting calls, which
+    /// would wait for the loop they block.
+    func assertNotHere(file: StaticString = #fileID, line: UInt = #line) {
+        assert(!isInLoop, "a waiting client call on the client loop: use the completion form", file: file, line: line)
+    }
+}

@@ -68,6 +68,8 @@ public struct HTTPClient: Sendable {
     public func request(
         method: String, path: String, headers: [String: String] = [:], body: [UInt8]? = nil, timeout: Double = 10
     ) throws(IrisTransportError) -> (status: Int, headers: [String: String], body: [UInt8]) {
+        // On the client loop this would wait for itself: use the completion form there.
+        ClientLoop.shared.loop.assertNotHere()
         let result = Mutex<Result<HTTPClientResponse, IrisTransportError>?>(nil)
         let done = DispatchSemaphore(value: 0)
         try start(method: method, path: path, headers: headers, body: body, timeout: timeout) { answer in

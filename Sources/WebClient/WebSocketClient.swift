@@ -78,6 +78,7 @@ public final class WebSocketClient: Sendable {
 
         let inbox = WebSocketInbox()
         let loop = ClientLoop.shared.loop
+        loop.assertNotHere()
         let outcome = Mutex<Result<(LoopBound<WebSocketSession>, HTTPClientResponse), IrisTransportError>?>(nil)
         let done = DispatchSemaphore(value: 0)
         loop.execute {
@@ -176,6 +177,7 @@ public final class WebSocketClient: Sendable {
     /// Idempotent; never throws.
     public func close(code: UInt16 = 1000, reason: String = "") {
         guard !inbox.closeRequested.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        session.loop.assertNotHere()
         inbox.wake()
         let done = DispatchSemaphore(value: 0)
         let session = session
