@@ -1,12 +1,20 @@
+import DNS
+import Dispatch
 import HTTP
+import IOCore
+import Synchronization
 
-/// A blocking HTTP/1.1 client for the gateway's control API at `http://host:port` or
+/// An HTTP/1.1 client for the gateway's control API at `http://host:port` or
 /// `https://host:port` (the certificate checked against `caFile` or the system store, and
 /// its name against the URL's host, RFC 6125).
 ///
-/// Each request opens a fresh TCP connection and sends `Connection: close`, so a request
-/// never sees another's bytes and there is no pool to go stale. Safe to use from several
-/// threads at once (it holds no mutable state).
+/// Every request runs on the shared client event loop (a thread of its own, started on
+/// first use): the name resolved with the DNS module, each address tried in turn, the
+/// connection on IOCore's stream layer. `request(...)` waits for the answer on the
+/// caller's thread; `request(..., completion:)` does not wait. Each request opens a fresh
+/// connection and sends `Connection: close`, so a request never sees another's bytes and
+/// there is no pool to go stale. Safe to use from several threads at once (it holds no
+/// mutable state).
 public struct HTTPClient: Sendable {
     /// The URL the client was made with.
     public let baseURL: String
@@ -15,6 +23,9 @@ public struct HTTPClient: Sendable {
     public var defaultHeaders: [String: String]
     /// Largest response body accepted, in bytes (default 64 MiB).
     public var maxBodyBytes: Int = 64 << 20
+
+    /// Where names are resolved (default: the system's servers, /etc/hosts first).
+    public let dns: DNSResolverConfiguration
 
     private let url: ClientURL
     private let tls: ClientTLS?
@@ -25,7 +36,9 @@ public struct HTTPClient: Sendable {
     ///
     /// - Parameter caFile: for `https://`, the PEM file of the CAs to trust; nil: the system
     ///   trust store. A file that cannot be read throws `.invalidURL` here.
-    public init(baseURL: String, defaultHeaders: [String: String] = [:], caFile: String? = nil) throws(IrisTransportError) {
+    /// - Parameter dns: the DNS servers a host name is resolved with (default: the system's).
+    public init(baseURL: String, defaultHeaders: [String: String] = [:], caFile: String? = nil,
+                dns: DNSResolverConfiguration = DNSResolverConfiguration()) throws(IrisTransportError) {
         let url = try ClientURL.parse(baseURL)
         guard url.scheme == .http || url.scheme == .https else {
             throw .invalidURL(baseURL, reason: "HTTPClient needs an http:// or https:// URL")
@@ -33,6 +46,7 @@ public struct HTTPClient: Sendable {
         self.url = url
         self.baseURL = baseURL
         self.defaultHeaders = defaultHeaders
+        self.dns = dns
         tls = url.scheme.isSecure ? try ClientTLS(host: url.host, caFile: caFile, url: baseURL) : nil
     }
 
@@ -54,7 +68,40 @@ public struct HTTPClient: Sendable {
     public func request(
         method: String, path: String, headers: [String: String] = [:], body: [UInt8]? = nil, timeout: Double = 10
     ) throws(IrisTransportError) -> (status: Int, headers: [String: String], body: [UInt8]) {
-        let deadline = Deadline(seconds: timeout)
+        // On the client loop this would wait for itself: use the completion form there.
+        ClientLoop.shared.loop.assertNotHere()
+        let result = Mutex<Result<HTTPClientResponse, IrisTransportError>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        try start(method: method, path: path, headers: headers, body: body, timeout: timeout) { answer in
+            result.withLock { $0 = answer }
+            done.signal()
+        }
+        // The loop finishes the exchange by its deadline; the margin only guards a stuck loop.
+        if done.wait(timeout: .now() + max(0, timeout.isNaN ? 0 : timeout) + 5) == .timedOut {
+            throw .timeout(operation: "\(method) \(path) (the client loop did not answer)", seconds: timeout)
+        }
+        let response = try result.withLock { $0! }.get()
+        return (response.status, response.headers, response.body)
+    }
+
+    /// Sends one request without waiting: `completion` gets the response (or why there is
+    /// none, as `request` throws it) on the client event loop, within `timeout` seconds.
+    /// Keep the completion short: it runs on the loop every client connection shares.
+    /// A request that cannot be sent at all (a bad header) throws here.
+    public func request(
+        method: String, path: String, headers: [String: String] = [:], body: [UInt8]? = nil, timeout: Double = 10,
+        completion: @escaping @Sendable (Result<(status: Int, headers: [String: String], body: [UInt8]), IrisTransportError>) -> Void
+    ) throws(IrisTransportError) {
+        try start(method: method, path: path, headers: headers, body: body, timeout: timeout) { answer in
+            completion(answer.map { ($0.status, $0.headers, $0.body) })
+        }
+    }
+
+    /// The loop the completions of `request(..., completion:)` run on.
+    public static var loop: EventLoop { ClientLoop.shared.loop }
+
+    private func start(method: String, path: String, headers: [String: String], body: [UInt8]?, timeout: Double,
+                       completion: @escaping @Sendable (Result<HTTPClientResponse, IrisTransportError>) -> Void) throws(IrisTransportError) {
         let target = try joinedTarget(path)
         var fields: [String: (String, String)] = ["user-agent": ("User-Agent", "irisgw-client"), "accept": ("Accept", "*/*")]
         for (name, value) in defaultHeaders { fields[name.lowercased()] = (name, value) }
@@ -72,19 +119,11 @@ public struct HTTPClient: Sendable {
             throw .invalidRequest(error.message)
         }
         if let body { message += body }
-
-        let stream = try TCPStream.connect(host: url.host, port: url.port, deadline: deadline, tls: tls)
-        defer { stream.shutdown() }
-        try stream.send(message, deadline: deadline, operation: "sending \(method) \(target)")
-        var reader = StreamReader(stream: stream)
-        while true {
-            let bytes = try reader.readHead(limit: 64 * 1024, deadline: deadline, operation: "waiting for the response to \(method) \(target)")
-            let head: HTTPResponseHead
-            do { head = try HTTPResponseHead.parse(bytes) } catch { throw .malformedResponse(error.message) }
-            // 100 Continue and other interim answers precede the real one (RFC 9110 §15.2).
-            if head.status < 200 && head.status != 101 { continue }
-            let responseBody = try HTTPBodyReader.read(for: head, method: method, from: &reader, limit: maxBodyBytes, deadline: deadline)
-            return (head.status, head.headers, responseBody)
+        let (url, tls, dns, maxBodyBytes) = (url, tls, dns, maxBodyBytes)
+        let loop = ClientLoop.shared.loop
+        loop.execute { [message] in
+            HTTPExchange(url: url, tls: tls, dns: dns, method: method, target: target, message: message,
+                         maxBodyBytes: maxBodyBytes, timeout: timeout, loop: loop, completion: completion)
         }
     }
 

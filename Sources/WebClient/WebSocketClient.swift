@@ -1,5 +1,8 @@
 import Crypto
+import DNS
+import Dispatch
 import HTTP
+import IOCore
 import Synchronization
 
 /// A complete WebSocket message.
@@ -27,12 +30,14 @@ public struct WebSocketCloseFrame: Sendable, Equatable {
 /// event stream.
 ///
 /// `init` connects and completes the opening handshake (the Sec-WebSocket-Accept value is
-/// checked). `receive(timeout:)` returns whole text messages, reassembling fragments and
-/// answering pings on the way; a close frame from the server is answered and ends the
-/// stream (`nil`). Frames we send are masked, as clients must.
+/// checked). `receive(timeout:)` returns whole text messages, reassembled from fragments;
+/// pings are answered as they arrive; a close frame from the server is answered and ends
+/// the stream (`nil`). Frames we send are masked, as clients must.
 ///
-/// Threading: one thread may block in `receive` while others `send` or `close`; `close()`
-/// wakes a blocked receiver, which then returns nil. Concurrent receivers are serialised.
+/// The connection runs on the shared client event loop (the name resolved with the DNS
+/// module, each address tried in turn); the caller's thread waits on its own side for what
+/// the loop has read. Threading: any number of threads may `receive`, `send` and `close` at
+/// once; `close()` wakes the receivers, which then return nil.
 public final class WebSocketClient: Sendable {
     /// The URL connected to.
     public let url: String
@@ -41,34 +46,22 @@ public final class WebSocketClient: Sendable {
     /// Largest message (and frame) accepted, in bytes; larger ones close with 1009.
     public let maxMessageBytes: Int
 
-    private let stream: TCPStream
-    private let receiving: Mutex<ReceiveState>
-    /// Whether our close frame has gone out; held while a frame is being written, so
-    /// frames from different threads never interleave.
-    private let sending = Mutex<Bool>(false)
-    private let closeRequested = Atomic<Bool>(false)
-    private let serverClose = Mutex<WebSocketCloseFrame?>(nil)
-
-    private struct ReceiveState: Sendable {
-        var reader: StreamReader
-        /// Fragments of a message whose later frames have not come yet.
-        var assembler: WebSocketMessageAssembler
-        /// No more messages: closed by either side or failed.
-        var finished = false
-    }
+    private let session: LoopBound<WebSocketSession>
+    private let inbox: WebSocketInbox
 
     /// Connects to `url` (`ws://host[:port]/path?query` or `wss://`; `http://` and `https://`
     /// are accepted too; the host an IPv4/IPv6 literal, `localhost` or a DNS name) and
     /// performs the opening handshake with the extra `headers` (e.g. Authorization), all
     /// within `timeout` seconds. Over TLS the certificate is checked against `caFile` (nil:
-    /// the system store) and must name the URL's host (RFC 6125): else `.tls`.
+    /// the system store) and must name the URL's host (RFC 6125): else `.tls`. A host name
+    /// is resolved through `dns` (default: the system's servers).
     ///
     /// Throws `.handshakeRejected(status:body:)` when the server answers anything but 101
     /// (e.g. 401 with a JSON error body), `.handshakeInvalid` for a broken 101, and the
     /// connection errors of `IrisTransportError`.
     public init(url: String, headers: [String: String] = [:], timeout: Double = 10,
-                maxMessageBytes: Int = 16 << 20, caFile: String? = nil) throws(IrisTransportError) {
-        let deadline = Deadline(seconds: timeout)
+                maxMessageBytes: Int = 16 << 20, caFile: String? = nil,
+                dns: DNSResolverConfiguration = DNSResolverConfiguration()) throws(IrisTransportError) {
         let parsed = try ClientURL.parse(url)
         let tls = parsed.scheme.isSecure ? try ClientTLS(host: parsed.host, caFile: caFile, url: url) : nil
         // RFC 6455 §4.1: a fresh random 16-byte nonce, base64.
@@ -83,17 +76,28 @@ public final class WebSocketClient: Sendable {
             throw .invalidRequest(error.message)
         }
 
-        let stream = try TCPStream.connect(host: parsed.host, port: parsed.port, deadline: deadline, tls: tls)
-        try stream.send(request, deadline: deadline, operation: "sending the WebSocket upgrade request")
-        var reader = StreamReader(stream: stream)
-        let headBytes = try reader.readHead(limit: 64 * 1024, deadline: deadline, operation: "waiting for the WebSocket upgrade response")
-        let head: HTTPResponseHead
-        do { head = try HTTPResponseHead.parse(headBytes) } catch { throw .malformedResponse(error.message) }
+        let inbox = WebSocketInbox()
+        let loop = ClientLoop.shared.loop
+        loop.assertNotHere()
+        let outcome = Mutex<Result<(LoopBound<WebSocketSession>, HTTPClientResponse), IrisTransportError>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        loop.execute {
+            var session: WebSocketSession?
+            session = WebSocketSession(url: parsed, tls: tls, dns: dns, request: request, maxMessageBytes: maxMessageBytes,
+                                       timeout: timeout, inbox: inbox, loop: loop) { result in
+                // Called once; on the loop, where the session may be bound (possibly from its init).
+                let bound = result.map { (LoopBound(session!, loop: loop), $0) }
+                outcome.withLock { $0 = bound }
+                done.signal()
+            }
+        }
+        // The loop answers by the deadline; the margin only guards a stuck loop.
+        if done.wait(timeout: .now() + max(0, timeout.isNaN ? 0 : timeout) + 5) == .timedOut {
+            throw .timeout(operation: "the WebSocket upgrade (the client loop did not answer)", seconds: timeout)
+        }
+        let (session, head) = try outcome.withLock { $0! }.get()
         guard head.status == 101 else {
-            // The body usually says why (a JSON error); a body we cannot read is left out.
-            let body = (try? HTTPBodyReader.read(for: head, method: "GET", from: &reader, limit: 64 * 1024, deadline: deadline)) ?? []
-            stream.shutdown()
-            throw .handshakeRejected(status: head.status, body: String(decoding: body, as: UTF8.self))
+            throw .handshakeRejected(status: head.status, body: String(decoding: head.body, as: UTF8.self))
         }
         let expected = WebSocketHandshake.accept(key: key)
         let problem: String? =
@@ -109,24 +113,24 @@ public final class WebSocketClient: Sendable {
                 nil
             }
         if let problem {
-            stream.shutdown()
+            loop.execute { session.value.abandon() }
             throw .handshakeInvalid(problem)
         }
         self.url = url
         self.responseHeaders = head.headers
         self.maxMessageBytes = maxMessageBytes
-        self.stream = stream
-        // Bytes after the 101 head (frames sent at once) stay in the reader.
-        self.receiving = Mutex(ReceiveState(reader: reader, assembler: WebSocketMessageAssembler(limit: maxMessageBytes)))
+        self.session = session
+        self.inbox = inbox
     }
 
     deinit {
-        // The fd closes with the stream; a peer still reading sees the end of the stream.
-        stream.shutdown()
+        // A peer still reading sees the end of the stream.
+        let session = session
+        if !inbox.closeRequested.load(ordering: .acquiring) { session.loop.execute { session.value.abandon() } }
     }
 
     /// The server's close frame, once one has arrived.
-    public var closeFrame: WebSocketCloseFrame? { serverClose.withLock { $0 } }
+    public var closeFrame: WebSocketCloseFrame? { inbox.serverClose }
 
     /// The next text message; binary messages are skipped (see `receiveMessage`). Returns
     /// nil once the WebSocket is closed cleanly (the server's close frame, or our `close()`).
@@ -136,9 +140,9 @@ public final class WebSocketClient: Sendable {
     /// TCP connection ends without a close frame, `.webSocketProtocol` when the server
     /// breaks the framing rules (the connection is then closed).
     public func receive(timeout: Double) throws(IrisTransportError) -> String? {
-        let deadline = Deadline(seconds: timeout)
+        let deadline = EventLoop.now() + timeout
         while true {
-            switch try receiveMessage(deadline: deadline) {
+            switch try inbox.next(timeout: max(0, deadline - EventLoop.now())) {
             case .text(let text): return text
             case .binary: continue
             case nil: return nil
@@ -148,163 +152,43 @@ public final class WebSocketClient: Sendable {
 
     /// The next message, text or binary; nil once closed cleanly (as `receive(timeout:)`).
     public func receiveMessage(timeout: Double) throws(IrisTransportError) -> WebSocketMessage? {
-        try receiveMessage(deadline: Deadline(seconds: timeout))
+        try inbox.next(timeout: timeout)
     }
 
-    /// Sends a text message in one frame.
+    /// Sends a text message in one frame. The frame is queued on the connection (bounded);
+    /// `timeout` is kept for source compatibility: sending never waits for the peer.
     public func send(text: String, timeout: Double = 5) throws(IrisTransportError) {
-        try sendData(.text, Array(text.utf8), timeout: timeout)
+        try sendData(.text, Array(text.utf8))
     }
 
     /// Sends a binary message in one frame.
     public func send(binary: [UInt8], timeout: Double = 5) throws(IrisTransportError) {
-        try sendData(.binary, binary, timeout: timeout)
+        try sendData(.binary, binary)
     }
 
     /// Sends a ping (at most 125 bytes of payload); the pong is consumed by `receive`.
     public func ping(_ payload: [UInt8] = [], timeout: Double = 5) throws(IrisTransportError) {
         guard payload.count <= 125 else { throw .invalidRequest("a ping payload is at most 125 bytes, got \(payload.count)") }
-        try sendData(.ping, payload, timeout: timeout)
+        try sendData(.ping, payload)
     }
 
     /// Starts the closing handshake with `code` and ends the connection: waits up to one
-    /// second for the server's close frame when no other thread is receiving, otherwise
-    /// wakes that thread (its `receive` returns nil). Idempotent; never throws.
+    /// second for the server's close frame; receivers on other threads wake and return nil.
+    /// Idempotent; never throws.
     public func close(code: UInt16 = 1000, reason: String = "") {
-        guard !closeRequested.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        sendClose(code: code, reason: reason)
-        receiving.withLockIfAvailable { state in
-            let deadline = Deadline(seconds: 1)
-            // Read until the server's answering close frame (or the end); messages after
-            // our close are discarded, as RFC 6455 §1.4 allows.
-            while !state.finished {
-                guard let frame = try? nextFrame(&state, deadline: deadline) else { break }
-                if frame.opcode == .close {
-                    noteServerClose(frame.payload)
-                    break
-                }
-            }
-            state.finished = true
-        }
-        stream.shutdown()
+        guard !inbox.closeRequested.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        session.loop.assertNotHere()
+        inbox.wake()
+        let done = DispatchSemaphore(value: 0)
+        let session = session
+        session.loop.execute { session.value.close(code: code, reason: reason) { done.signal() } }
+        _ = done.wait(timeout: .now() + 2)
     }
 
-    // MARK: - Receiving
-
-    private func receiveMessage(deadline: Deadline) throws(IrisTransportError) -> WebSocketMessage? {
-        try receiving.withLock { (state) throws(IrisTransportError) -> WebSocketMessage? in
-            do throws(IrisTransportError) {
-                return try receiveLocked(&state, deadline: deadline)
-            } catch {
-                switch error {
-                case .timeout:
-                    throw error
-                case .webSocketProtocol(_, let code):
-                    fail(&state, code: code)
-                    throw error
-                case .tooLarge:
-                    fail(&state, code: 1009)
-                    throw error
-                default:
-                    state.finished = true
-                    // A local close() shuts the socket under a blocked receive: a clean end.
-                    if closeRequested.load(ordering: .acquiring) { return nil }
-                    stream.shutdown()
-                    throw error
-                }
-            }
-        }
-    }
-
-    private func receiveLocked(_ state: inout ReceiveState, deadline: Deadline) throws(IrisTransportError) -> WebSocketMessage? {
-        while !state.finished {
-            guard let frame = try nextFrame(&state, deadline: deadline) else {
-                state.finished = true
-                if closeRequested.load(ordering: .acquiring) { return nil }
-                throw .connectionClosed(during: "WebSocket receive (the server ended the connection without a close frame)")
-            }
-            switch frame.opcode {
-            case .ping:
-                // Best effort: if the pong cannot go out, the next read reports why.
-                try? sendFrame(WebSocketFrame(fin: true, opcode: .pong, payload: frame.payload), deadline: Deadline(seconds: 2))
-            case .pong:
-                continue
-            case .close:
-                guard frame.payload.count != 1 else { throw .webSocketProtocol("close frame with a 1-byte body", code: 1002) }
-                let received = noteServerClose(frame.payload)
-                // Echo the code (§5.5.1); 1005 means "none given" and must not be sent.
-                sendClose(code: received.code ?? 1000, reason: "")
-                state.finished = true
-                stream.shutdown()
-                return nil
-            case .text, .binary, .continuation:
-                let whole: (opcode: WebSocketFrame.Opcode, payload: [UInt8])?
-                do { whole = try state.assembler.add(frame) } catch { throw IrisTransportError(error) }
-                if let (opcode, payload) = whole { return try message(opcode, payload) }
-            }
-        }
-        return nil
-    }
-
-    /// The next whole frame, or nil at the end of the stream. Bytes are consumed only once
-    /// a whole frame is buffered, so a timeout loses nothing.
-    private func nextFrame(_ state: inout ReceiveState, deadline: Deadline) throws(IrisTransportError) -> WebSocketFrame? {
-        while true {
-            let parsed: (WebSocketFrame, Int)?
-            do { parsed = try WebSocketFrame.parse(state.reader.unread, limit: maxMessageBytes) } catch { throw IrisTransportError(error) }
-            if let (frame, length) = parsed {
-                state.reader.consume(length)
-                return frame
-            }
-            guard try state.reader.fill(deadline: deadline, operation: "waiting for a WebSocket message") else { return nil }
-        }
-    }
-
-    private func message(_ opcode: WebSocketFrame.Opcode, _ payload: [UInt8]) throws(IrisTransportError) -> WebSocketMessage {
-        guard opcode == .text else { return .binary(payload) }
-        guard let text = String(validating: payload, as: UTF8.self) else {
-            throw .webSocketProtocol("text message is not valid UTF-8", code: 1007)
-        }
-        return .text(text)
-    }
-
-    @discardableResult
-    private func noteServerClose(_ payload: [UInt8]) -> WebSocketCloseFrame {
-        let frame = payload.count >= 2
-            ? WebSocketCloseFrame(code: UInt16(payload[0]) << 8 | UInt16(payload[1]),
-                                  reason: String(decoding: payload.dropFirst(2), as: UTF8.self))
-            : WebSocketCloseFrame(code: nil, reason: "")
-        serverClose.withLock { $0 = frame }
-        return frame
-    }
-
-    /// Fails the connection (§7.1.7): a close frame with `code`, then no more reading.
-    private func fail(_ state: inout ReceiveState, code: UInt16) {
-        sendClose(code: code, reason: "")
-        state.finished = true
-        stream.shutdown()
-    }
-
-    // MARK: - Sending
-
-    private func sendData(_ opcode: WebSocketFrame.Opcode, _ payload: [UInt8], timeout: Double) throws(IrisTransportError) {
-        guard !closeRequested.load(ordering: .acquiring) else { throw .closed }
-        try sendFrame(WebSocketFrame(fin: true, opcode: opcode, payload: payload), deadline: Deadline(seconds: timeout))
-    }
-
-    /// Writes one frame whole (under the send lock); nothing goes out after our close frame.
-    private func sendFrame(_ frame: WebSocketFrame, deadline: Deadline) throws(IrisTransportError) {
-        let bytes = frame.encodedMasked(key: UInt32.random(in: .min ... .max))
-        try sending.withLock { (closeSent) throws(IrisTransportError) in
-            guard !closeSent else { throw .closed }
-            if frame.opcode == .close { closeSent = true }
-            try stream.send(bytes, deadline: deadline, operation: "sending a WebSocket \(frame.opcode) frame")
-        }
-    }
-
-    /// Sends our close frame once (best effort: the connection may already be gone).
-    private func sendClose(code: UInt16, reason: String) {
-        try? sendFrame(WebSocketFrame(fin: true, opcode: .close, payload: WebSocketFrame.closePayload(code: code, reason: reason)),
-                       deadline: Deadline(seconds: 1))
+    /// Queues one frame on the loop, in the order of the calls; nothing after our close frame.
+    private func sendData(_ opcode: WebSocketFrame.Opcode, _ payload: [UInt8]) throws(IrisTransportError) {
+        guard !inbox.closeRequested.load(ordering: .acquiring), !inbox.sendClosed else { throw .closed }
+        let session = session
+        session.loop.execute { session.value.send(WebSocketFrame(fin: true, opcode: opcode, payload: payload)) }
     }
 }

@@ -1,5 +1,7 @@
 import ControlAPI
 import Foundation
+import Gateway
+import irisgw
 import IrisAPI
 import IrisClient
 import Synchronization
@@ -58,6 +60,65 @@ extension GatewaySuites {
             #expect(event.event == .onNotification && event.type == "notify" && event.routingid == "alice" && event.roomtoken != nil)
             #expect(posted.count == 2 && posted[0] == posted[1])
             #expect(await caller.waitForExit(timeout: 10) == 0, caller.report)
+        }
+
+        @Test func aReceiverThatNeverAnswersDoesNotDelayTheNextDelivery() async throws {
+            // The first POST is never answered (until the test ends); the others are at once.
+            let gate = DispatchSemaphore(value: 0)
+            let bodies = Mutex<[String]>([])
+            let server = HTTPServer(configuration: .init(listen: "127.0.0.1:0", threads: 4), handler: { r in
+                let n = bodies.withLock { b -> Int in
+                    b.append(String(decoding: r.body, as: UTF8.self))
+                    return b.count
+                }
+                if n == 1 { _ = gate.wait(timeout: .now() + 30) }
+                return .json(200, Array("{}".utf8))
+            }, webSocket: { _ in .refuse(.json(404, [])) }, onWebSocketOpen: { _ in }, onWebSocketClose: { _ in })
+            let port = try server.start()
+            defer {
+                gate.signal()
+                server.stop()
+            }
+            // 30 s per attempt: a delivery queued behind the first would wait that long.
+            let notifier = try WebhookNotifier(configuration: .init(url: "http://127.0.0.1:\(port)/hook", timeoutSec: 30, retries: 0))
+            notifier.post(SessionEvent(event: .onNotification, roomId: "first", traceId: "t1"))
+            #expect(await eventually(timeout: 10) { bodies.withLock { $0.count } == 1 })
+            notifier.post(SessionEvent(event: .onNotification, roomId: "second", traceId: "t2"))
+            #expect(await eventually(timeout: 10) { notifier.statistics.delivered == 1 })
+            let posted = bodies.withLock { $0 }
+            #expect(posted.count == 2 && posted[1].contains("second"), "\(posted)")
+            // The first is still under way.
+            #expect(notifier.inFlight.running == 1 && notifier.statistics.failed == 0)
+            gate.signal()
+            #expect(await eventually(timeout: 10) { notifier.statistics.delivered == 2 })
+        }
+
+        @Test func deliveriesBeyondTheBoundWaitTheirTurn() async throws {
+            let gate = DispatchSemaphore(value: 0)
+            let bodies = Mutex<[String]>([])
+            let server = HTTPServer(configuration: .init(listen: "127.0.0.1:0", threads: 4), handler: { r in
+                let n = bodies.withLock { b -> Int in
+                    b.append(String(decoding: r.body, as: UTF8.self))
+                    return b.count
+                }
+                if n <= 2 { _ = gate.wait(timeout: .now() + 30) }
+                return .json(200, Array("{}".utf8))
+            }, webSocket: { _ in .refuse(.json(404, [])) }, onWebSocketOpen: { _ in }, onWebSocketClose: { _ in })
+            let port = try server.start()
+            defer {
+                gate.signal()
+                gate.signal()
+                server.stop()
+            }
+            let notifier = try WebhookNotifier(configuration: .init(url: "http://127.0.0.1:\(port)/hook", timeoutSec: 30, retries: 0),
+                                               maxInFlight: 2)
+            for i in 0..<3 { notifier.post(SessionEvent(event: .onNotification, roomId: "r\(i)", traceId: "t\(i)")) }
+            // Two under way (held by the receiver), the third waits for a place.
+            #expect(await eventually(timeout: 10) { bodies.withLock { $0.count } == 2 && notifier.inFlight == (2, 1) })
+            gate.signal()
+            #expect(await eventually(timeout: 10) { notifier.statistics.delivered == 2 && bodies.withLock { $0.count } == 3 })
+            gate.signal()
+            #expect(await eventually(timeout: 10) { notifier.statistics.delivered == 3 && notifier.inFlight == (0, 0) })
         }
 
         @Test func aWebhookThatHangsDoesNotHoldTheCall() async throws {

@@ -165,7 +165,7 @@ enum ServeCommand {
             }
             let gateway = try Gateway(configuration: configuration, profiles: profiles)
             if let hook = options.file.webhook {
-                let notifier = try WebhookNotifier(configuration: hook)
+                let notifier = try WebhookNotifier(configuration: hook, dns: configuration.sip.dns)
                 gateway.notifier = { notifier.post($0) }
                 writeOut("webhook \(hook.url)\n")
             }
