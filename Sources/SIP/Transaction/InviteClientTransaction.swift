@@ -24,26 +24,8 @@
 /// ```
 struct InviteClientTransaction: Equatable {
     enum State: Equatable { case calling, proceeding, accepted, completed, terminated }
-    enum Event: Equatable {
-        /// The TU hands over the INVITE.
-        case start
-        /// A response with this status matched the transaction.
-        case response(status: Int)
-        case timer(TransactionTimer)
-        case transportError
-    }
-    enum Action: Equatable {
-        case sendRequest
-        /// ACK for the last non-2xx final response (§17.1.1.3), built by the driver.
-        case sendACK
-        /// The response goes to the TU; `retransmission` for a 2xx repeated in Accepted.
-        case passResponse(retransmission: Bool)
-        case timeout
-        case transportError
-        case schedule(TransactionTimer, after: Double)
-        case cancel(TransactionTimer)
-        case terminated
-    }
+    typealias Event = ClientTransactionInput
+    typealias Action = ClientTransactionAction
 
     private(set) var state = State.calling
     let reliable: Bool

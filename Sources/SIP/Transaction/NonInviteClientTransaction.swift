@@ -22,21 +22,8 @@
 /// ```
 struct NonInviteClientTransaction: Equatable {
     enum State: Equatable { case trying, proceeding, completed, terminated }
-    enum Event: Equatable {
-        case start
-        case response(status: Int)
-        case timer(TransactionTimer)
-        case transportError
-    }
-    enum Action: Equatable {
-        case sendRequest
-        case passResponse
-        case timeout
-        case transportError
-        case schedule(TransactionTimer, after: Double)
-        case cancel(TransactionTimer)
-        case terminated
-    }
+    typealias Event = ClientTransactionInput
+    typealias Action = ClientTransactionAction
 
     private(set) var state = State.trying
     let reliable: Bool
@@ -68,10 +55,10 @@ struct NonInviteClientTransaction: Equatable {
         case (.trying, .response(let status)), (.proceeding, .response(let status)):
             if status < 200 {
                 state = .proceeding
-                return [.passResponse]
+                return [.passResponse(retransmission: false)]
             }
             state = .completed
-            return [.cancel(.e), .cancel(.f), .passResponse, .schedule(.k, after: timers.lingerT4(reliable: reliable))]
+            return [.cancel(.e), .cancel(.f), .passResponse(retransmission: false), .schedule(.k, after: timers.lingerT4(reliable: reliable))]
         case (.completed, .timer(.k)):
             return end([])
         case (.completed, .transportError):

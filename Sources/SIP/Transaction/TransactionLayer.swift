@@ -236,8 +236,8 @@ final class TransactionLayer {
     /// Feeds `input` to the entry's machine and carries out what it says.
     private func run(_ entry: Entry, _ input: Input, message: SIPMessage?) {
         switch entry.machine {
-        case .inviteClient(var m):
-            let event: InviteClientTransaction.Event
+        case .inviteClient, .nonInviteClient:
+            let event: ClientTransactionInput
             switch input {
             case .start: event = .start
             case .response(let r): event = .response(status: r.statusCode ?? 0)
@@ -245,8 +245,17 @@ final class TransactionLayer {
             case .transportError: event = .transportError
             case .serverEvent: return
             }
-            let actions = m.handle(event)
-            entry.machine = .inviteClient(m)
+            let actions: [ClientTransactionAction]
+            switch entry.machine {
+            case .inviteClient(var m):
+                actions = m.handle(event)
+                entry.machine = .inviteClient(m)
+            case .nonInviteClient(var m):
+                actions = m.handle(event)
+                entry.machine = .nonInviteClient(m)
+            case .inviteServer:
+                return
+            }
             for action in actions {
                 switch action {
                 case .sendRequest: send(entry.requestBytes, entry)
@@ -258,28 +267,6 @@ final class TransactionLayer {
                 case .passResponse(let retransmission):
                     guard case .response(let r) = input else { break }
                     if retransmission { _ = onUnmatched?(r, entry.peer) } else { entry.handler?(.response(r)) }
-                case .timeout: entry.handler?(.timeout)
-                case .transportError: entry.handler?(.transportError)
-                case .schedule(let t, let after): schedule(t, after: after, for: entry)
-                case .cancel(let t): cancel(t, for: entry)
-                case .terminated: remove(entry)
-                }
-            }
-        case .nonInviteClient(var m):
-            let event: NonInviteClientTransaction.Event
-            switch input {
-            case .start: event = .start
-            case .response(let r): event = .response(status: r.statusCode ?? 0)
-            case .timer(let t): event = .timer(t)
-            case .transportError: event = .transportError
-            case .serverEvent: return
-            }
-            let actions = m.handle(event)
-            entry.machine = .nonInviteClient(m)
-            for action in actions {
-                switch action {
-                case .sendRequest: send(entry.requestBytes, entry)
-                case .passResponse: if case .response(let r) = input { entry.handler?(.response(r)) }
                 case .timeout: entry.handler?(.timeout)
                 case .transportError: entry.handler?(.transportError)
                 case .schedule(let t, let after): schedule(t, after: after, for: entry)
