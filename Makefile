@@ -6,6 +6,10 @@ DEBS := libosip2-dev libopus-dev libspandsp-dev libtiff-dev libssl-dev libsqlite
         pkg-config sip-tester nftables iproute2 baresip dnsmasq-base stunnel4 chromium tshark sngrep
 # The whole suite must finish well inside CI's limit on 2 cores.
 TEST_TIMEOUT ?= 1200
+# How many tests run at once. No test blocks a thread of the cooperative pool, so without a
+# bound every test would start together on two cores and the timing checks of the first
+# ones would starve; 8 keeps both cores busy while tests wait on sockets and processes.
+TEST_WIDTH ?= 8
 
 .PHONY: all deps build release test bench bench-deps run fuzz fuzz-smoke lint format clean
 
@@ -32,7 +36,7 @@ release: deps
 ## (every fuzz target over its seeds and for FUZZ_SMOKE_SECONDS; a crash fails the test)
 test: deps
 	$(SWIFT) build --build-tests
-	timeout $(TEST_TIMEOUT) $(SWIFT) test --skip-build
+	timeout $(TEST_TIMEOUT) $(SWIFT) test --skip-build --experimental-maximum-parallelization-width $(TEST_WIDTH)
 	@$(MAKE) --no-print-directory fuzz-smoke
 
 ## bench: prints BENCH lines (ratios measured in this run); BENCH_ARGS picks benches:

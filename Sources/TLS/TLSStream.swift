@@ -1,8 +1,8 @@
 /// TLS as a layer of one stream connection, driven with bytes: ciphertext in from the
 /// socket, ciphertext out for the connection's outbox, plaintext both ways. It holds no
-/// socket and no clock: its users move the bytes (SIP's `SIPStreamConnections.swift`, the
-/// control API's `HTTPConnection`, WebClient's `TCPStream`), so TCP and TLS share one
-/// connection path, its bounds and its framer; tests pump two streams into each other.
+/// socket and no clock: IOCore's stream layer moves the bytes (it is the security slot of a
+/// `StreamConnection`, `TLSStream+StreamSecurity.swift`), so SIP, the control API and the
+/// clients share one connection path for TCP and TLS; tests pump two streams into each other.
 ///
 /// Plaintext sent before the handshake is done waits here, and leaves encrypted only once
 /// the peer's certificate and, as a client, its name (by the target's `TLSNamePolicy`)

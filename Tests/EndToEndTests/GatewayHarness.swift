@@ -8,8 +8,9 @@ import TestSupport
 import Testing
 
 /// One `irisgw serve` process for a test: its own profiles and data dir in a temporary
-/// folder, SIP and API on ports the OS picks, RTP in a block of 200 ports checked free
-/// after an OS-chosen one (a pair another process takes later is skipped). `stop()` (in a `defer`) ends it and cleans up.
+/// folder, SIP and API on ports the OS picks, RTP in a block of 1000 ports checked free
+/// after an OS-chosen one (a pair another process takes later is skipped; 500 pairs, so a
+/// test placing calls in a loop does not run out while released pairs sit in quarantine). `stop()` (in a `defer`) ends it and cleans up.
 final class GatewayProcess: @unchecked Sendable {
     static var binary: String {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("irisgw").path
@@ -116,11 +117,11 @@ final class GatewayProcess: @unchecked Sendable {
             try config.write(to: file, atomically: true, encoding: .utf8)
             configArguments = ["--config", file.path]
         }
-        let base = try freePortBlock(count: 200)
+        let base = try freePortBlock(count: 1000)
         // `launcher` runs the gateway through another program (prlimit, say).
         let arguments = launcher.dropFirst() + (launcher.isEmpty ? [] : [Self.binary])
             + ["serve", "--profiles", profileDir.path, "--sip-listen", "127.0.0.1:0", "--api-listen", "127.0.0.1:0",
-               "--data-dir", data, "--rtp-ports", "\(base)-\(base + 199)", "--drain-timeout", "2"] + configArguments + extraArguments
+               "--data-dir", data, "--rtp-ports", "\(base)-\(base + 999)", "--drain-timeout", "2"] + configArguments + extraArguments
         var env = ProcessInfo.processInfo.environment
         env["IRISGW_API_KEY"] = nil
         for (k, v) in environment { env[k] = v }

@@ -1,5 +1,6 @@
 import Glibc
 import IOCore
+import TestSupport
 import Testing
 
 extension IOCoreSuites {

@@ -1,6 +1,7 @@
 import Glibc
 import IOCore
 import Synchronization
+import TestSupport
 import Testing
 
 /// Lines, one at a time: after a line the framer holds what follows until `release()` (as

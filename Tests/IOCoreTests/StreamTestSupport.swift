@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import IOCore
 import Synchronization
+import TestSupport
 import Testing
 
 /// Every suite of this target, one test at a time: the out-of-descriptors test lowers the
@@ -176,14 +177,4 @@ final class Client: Sendable {
             return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
         }
     }
-}
-
-/// Polls `condition` every 10 ms until it holds (true) or `timeout` seconds pass (false).
-func eventually(timeout: Double, _ condition: () -> Bool) async -> Bool {
-    let deadline = EventLoop.now() + timeout
-    while EventLoop.now() < deadline {
-        if condition() { return true }
-        try? await Task.sleep(nanoseconds: 10_000_000)
-    }
-    return condition()
 }
