@@ -7,7 +7,7 @@ let package = Package(
     products: [
         .executable(name: "irisgw", targets: ["irisgw"]),
         .library(name: "SIP", targets: ["SIP"]),
-        .library(name: "Gateway", targets: ["Gateway"]),
+        .library(name: "Gateway", targets: ["Gateway"])
     ],
     targets: [
         // System libraries from Debian packages (see Makefile `deps`).
@@ -46,18 +46,29 @@ let package = Package(
         .target(name: "ICE", dependencies: ["Crypto", "IOCore", "SDP"]),
         // libsrtp's AES-ICM and HMAC-SHA1 on OpenSSL (Debian's libsrtp2 does them with NSS).
         .target(name: "CSRTPOpenSSL", dependencies: ["CSRTP", "COpenSSL"]),
-        .target(name: "Media", dependencies: ["COpus", "CSpanDSP", "CSRTP", "CSRTPOpenSSL", "CLinux", "IOCore", "ICE", "TLS"]),
+        .target(
+            name: "Media",
+            dependencies: ["COpus", "CSpanDSP", "CSRTP", "CSRTPOpenSSL", "CLinux", "IOCore", "ICE", "TLS"]),
         .target(name: "IrisAPI"),
         // File and exposition formats with no protocol behind them: JSON5 (profiles, the serve
         // configuration, suites) and the Prometheus text format (`/metrics`, `irisgw test --every`).
         .target(name: "Formats"),
-        .target(name: "Gateway", dependencies: ["SIP", "SDP", "Media", "ICE", "TLS", "Crypto", "IrisAPI", "Formats", "CSQLite", "Capture"]),
+        .target(
+            name: "Gateway",
+            dependencies: ["SIP", "SDP", "Media", "ICE", "TLS", "Crypto", "IrisAPI", "Formats", "CSQLite", "Capture"]),
         // HTTP/1.1 + WebSocket server for the control API (an IOCore event loop and a worker
         // pool), routed onto Gateway. The grammar and the framing are the HTTP module's.
-        .target(name: "ControlAPI", dependencies: ["IOCore", "CLinux", "Gateway", "IrisAPI", "Formats", "HTTP", "TLS", "Crypto"]),
-        .executableTarget(name: "irisgw", dependencies: ["SIP", "Gateway", "ControlAPI", "IrisClient", "IrisAPI", "WebClient", "DNS", "CarrierTest", "CarrierSim"]),
+        .target(
+            name: "ControlAPI",
+            dependencies: ["IOCore", "CLinux", "Gateway", "IrisAPI", "Formats", "HTTP", "TLS", "Crypto"]),
+        .executableTarget(
+            name: "irisgw",
+            dependencies: [
+                "SIP", "Gateway", "ControlAPI", "IrisClient", "IrisAPI", "WebClient", "DNS", "CarrierTest", "CarrierSim"
+            ]),
         // `make bench`: prints `BENCH ...` lines with ratios measured in one run.
-        .executableTarget(name: "irisgw-bench", dependencies: ["SIP", "SDP", "Media", "IrisAPI", "WebClient", "ICE", "TLS"]),
+        .executableTarget(
+            name: "irisgw-bench", dependencies: ["SIP", "SDP", "Media", "IrisAPI", "WebClient", "ICE", "TLS"]),
         // HTTP/1.1 and WebSocket client on IOCore's stream layer, plain or TLS, names through
         // the DNS module, on one shared client loop (the Swift client's transport, the webhook).
         .target(name: "WebClient", dependencies: ["IOCore", "DNS", "TLS", "Crypto", "HTTP"]),
@@ -90,18 +101,31 @@ let package = Package(
         // DTLS-SRTP (the TLS module's DTLSTransport) in memory and against `openssl s_client` on 127.0.0.1.
         .testTarget(name: "DTLSTests", dependencies: ["TLS", "IOCore", "TestSupport"]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "ICE", "TLS", "TestSupport"]),
-        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "SDP", "IrisAPI", "CarrierTest", "CarrierSim", "SIP", "IOCore", "TestSupport"]),
+        .testTarget(
+            name: "GatewayTests",
+            dependencies: ["Gateway", "SDP", "IrisAPI", "CarrierTest", "CarrierSim", "SIP", "IOCore", "TestSupport"]),
         // The audio analysis of `irisgw test` (scores, WAV, RTP to PCM) and the suite steps that use it.
-        .testTarget(name: "CarrierTestTests", dependencies: ["CarrierTest", "Media", "IrisClient", "IrisAPI", "IOCore", "Capture", "TestSupport"]),
+        .testTarget(
+            name: "CarrierTestTests",
+            dependencies: ["CarrierTest", "Media", "IrisClient", "IrisAPI", "IOCore", "Capture", "TestSupport"]),
         .testTarget(name: "IrisClientTests", dependencies: ["IrisClient", "SDP", "WebClient", "Media", "TestSupport"]),
-        .testTarget(name: "ControlAPITests", dependencies: ["ControlAPI", "Gateway", "IrisAPI", "HTTP", "WebClient", "TLS", "TestSupport"]),
+        .testTarget(
+            name: "ControlAPITests",
+            dependencies: ["ControlAPI", "Gateway", "IrisAPI", "HTTP", "WebClient", "TLS", "TestSupport"]),
         .testTarget(name: "CarrierSimTests", dependencies: ["CarrierSim", "SIP", "SDP", "Media", "TestSupport"]),
         // Pcap and HEP round trips, read back by `tshark` and `sngrep`, HEP over UDP on 127.0.0.1.
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "IOCore", "TestSupport"]),
         // The benches' own logic (how the soak closes its calls), against an in-process API server.
-        .testTarget(name: "BenchTests", dependencies: ["irisgw-bench", "ControlAPI", "Gateway", "WebClient", "IOCore", "TestSupport"]),
+        .testTarget(
+            name: "BenchTests",
+            dependencies: ["irisgw-bench", "ControlAPI", "Gateway", "WebClient", "IOCore", "TestSupport"]),
         // Real processes and sockets: SIPp, the irisgw binary, UDP/TCP on 127.0.0.1.
-        .testTarget(name: "EndToEndTests", dependencies: ["SIP", "SDP", "Media", "IrisAPI", "IrisClient", "Gateway", "ControlAPI", "CarrierTest", "Capture", "TLS", "TestSupport", "irisgw", "WebClient", "DNS"]),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: [
+                "SIP", "SDP", "Media", "IrisAPI", "IrisClient", "Gateway", "ControlAPI", "CarrierTest", "Capture",
+                "TLS", "TestSupport", "irisgw", "WebClient", "DNS"
+            ])
     ],
     swiftLanguageModes: [.v6]
 )

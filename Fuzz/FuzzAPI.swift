@@ -18,8 +18,10 @@ public func fuzzAPI(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let body = Data(bytes)
     if let tree = try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed]) {
         let depth = nesting(tree)
-        invariant(depth <= JSONLimits.api.maxDepth,
-                  "JSONLimits.api passed a body that parses \(depth) arrays or objects deep (limit \(JSONLimits.api.maxDepth))")
+        invariant(
+            depth <= JSONLimits.api.maxDepth,
+            "JSONLimits.api passed a body that parses \(depth) arrays or objects deep (limit \(JSONLimits.api.maxDepth))"
+        )
     }
     func roundTrip<T: Codable & Equatable>(_ type: T.Type) {
         guard let value = try? JSONDecoder().decode(T.self, from: body) else { return }
@@ -53,7 +55,9 @@ func nesting(_ root: Any) -> Int {
 }
 
 /// A precondition whose message survives -O (`precondition`'s is dropped there).
-func invariant(_ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String,
-               file: StaticString = #fileID, line: UInt = #line) {
+func invariant(
+    _ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String,
+    file: StaticString = #fileID, line: UInt = #line
+) {
     if !condition() { fatalError(message(), file: file, line: line) }
 }

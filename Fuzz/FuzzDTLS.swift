@@ -9,10 +9,11 @@
 import TLS
 
 /// Made once: certificates and contexts for both ends (key generation is the slow part).
-nonisolated(unsafe) let ends: (client: DTLSContext, server: DTLSContext, clientPrint: DTLSFingerprint, serverPrint: DTLSFingerprint) = {
-    let c = try! DTLSCertificate(commonName: "client"), s = try! DTLSCertificate()
-    return (try! DTLSContext(certificate: c), try! DTLSContext(certificate: s), c.fingerprint, s.fingerprint)
-}()
+nonisolated(unsafe) let ends:
+    (client: DTLSContext, server: DTLSContext, clientPrint: DTLSFingerprint, serverPrint: DTLSFingerprint) = {
+        let c = try! DTLSCertificate(commonName: "client"), s = try! DTLSCertificate()
+        return (try! DTLSContext(certificate: c), try! DTLSContext(certificate: s), c.fingerprint, s.fingerprint)
+    }()
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzDTLS(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
@@ -54,7 +55,9 @@ public func fuzzDTLS(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
 }
 
 /// A precondition whose message survives -O (`precondition`'s is dropped there).
-func invariant(_ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String,
-               file: StaticString = #fileID, line: UInt = #line) {
+func invariant(
+    _ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String,
+    file: StaticString = #fileID, line: UInt = #line
+) {
     if !condition() { fatalError(message(), file: file, line: line) }
 }

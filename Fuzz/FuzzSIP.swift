@@ -6,7 +6,9 @@ func fuzzSIP(_ bytes: [UInt8]) {
     for framing in [SIPMessage.Framing.datagram, .stream] {
         if let m = try? SIPMessage.parse(bytes, framing: framing) {
             let wire = m.serialize()
-            invariant((try? SIPMessage.parse(wire, framing: .stream)) != nil, "a parsed message must serialise to a valid one")
+            invariant(
+                (try? SIPMessage.parse(wire, framing: .stream)) != nil, "a parsed message must serialise to a valid one"
+            )
             _ = (m.vias, m.from, m.to, m.cseq, m.contacts, m.routes, m.reasons, m.rack, m.sdp)
         }
     }

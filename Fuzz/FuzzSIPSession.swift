@@ -160,7 +160,8 @@ final class SessionHarness: SIPUserAgentDelegate, SIPCallDelegate, @unchecked Se
 
     static func peer(_ chunk: Script.Chunk) -> SIPPeer {
         let n = min(3, max(0, Int(chunk.value("peer") ?? "0") ?? 0))
-        return SIPPeer(transport: chunk.has("tcp") ? .tcp : .udp, address: SocketAddress(host: peerHost(n), port: 5070 + n))
+        return SIPPeer(
+            transport: chunk.has("tcp") ? .tcp : .udp, address: SocketAddress(host: peerHost(n), port: 5070 + n))
     }
 
     // MARK: Running an input (fuzzer thread)
@@ -180,12 +181,14 @@ final class SessionHarness: SIPUserAgentDelegate, SIPCallDelegate, @unchecked Se
         ua.loop.sync { [self] in for call in calls { call.hangup() } }
         // Up to 240 s in 8 s steps, each checked in the loop turn after the last one's timers.
         var rounds = 0
-        while rounds < 30, !ua.loop.sync({ [self] in
-            if ua.transactions.count == 0 && ua.activeCallCount == 0 { return true }
-            trace("   (clock +8000 ms)")
-            fuzz_clock_advance(8_000_000_000)
-            return false
-        }) {
+        while rounds < 30,
+            !ua.loop.sync({ [self] in
+                if ua.transactions.count == 0 && ua.activeCallCount == 0 { return true }
+                trace("   (clock +8000 ms)")
+                fuzz_clock_advance(8_000_000_000)
+                return false
+            })
+        {
             rounds += 1
         }
         ua.loop.sync { [self] in
@@ -241,11 +244,18 @@ final class SessionHarness: SIPUserAgentDelegate, SIPCallDelegate, @unchecked Se
         case "request", "options", "register":
             let peer = Self.peer(chunk)
             let uri = SIPURI(user: "service", host: peer.address.host, port: peer.address.port)
-            var method = chunk.verb == "request" ? chunk.words.first(where: { !$0.contains("=") && $0 != "tcp" })?.uppercased() ?? "OPTIONS"
+            var method =
+                chunk.verb == "request"
+                ? chunk.words.first(where: { !$0.contains("=") && $0 != "tcp" })?.uppercased() ?? "OPTIONS"
                 : chunk.verb.uppercased()
             // The agent's own requests outside a dialog; an INVITE goes through `call`.
-            if !["OPTIONS", "REGISTER", "INFO", "MESSAGE", "NOTIFY", "SUBSCRIBE"].contains(method) { method = "OPTIONS" }
-            ua.sendRequest(method, to: uri, peer: peer, from: NameAddress(uri: SIPURI(user: "irisgw", host: agent.host, port: agent.port))) { _ in }
+            if !["OPTIONS", "REGISTER", "INFO", "MESSAGE", "NOTIFY", "SUBSCRIBE"].contains(method) {
+                method = "OPTIONS"
+            }
+            ua.sendRequest(
+                method, to: uri, peer: peer,
+                from: NameAddress(uri: SIPURI(user: "irisgw", host: agent.host, port: agent.port))
+            ) { _ in }
         case "ring":
             guard let call = calls.last else { return }
             call.ring(sdp: chunk.has("sdp") ? answer(for: call) : nil, reliable: chunk.has("reliable") ? true : nil)
@@ -259,8 +269,12 @@ final class SessionHarness: SIPUserAgentDelegate, SIPCallDelegate, @unchecked Se
         case "reinvite":
             guard let call = calls.last else { return }
             let sdp = call.localSDP ?? endpoint.makeOffer()
-            let direction: MediaDirection = chunk.has("sendonly") ? .sendonly : chunk.has("recvonly") ? .recvonly
-                : chunk.has("inactive") ? .inactive : .sendrecv
+            let direction: MediaDirection =
+                chunk.has("sendonly")
+                ? .sendonly
+                : chunk.has("recvonly")
+                    ? .recvonly
+                    : chunk.has("inactive") ? .inactive : .sendrecv
             var offer = sdp.redirected(direction)
             offer.origin = sdp.origin.incrementingVersion()
             call.reinvite(sdp: offer)
@@ -290,8 +304,9 @@ final class SessionHarness: SIPUserAgentDelegate, SIPCallDelegate, @unchecked Se
         let peer = Self.peer(chunk)
         recvCount += 1
         // SIPp's [cseq] moves on with each request it sends (not with ACK or CANCEL).
-        let method = String(decoding: chunk.body.drop(while: { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D || $0 == 0x0A })
-            .prefix(while: { $0 > 0x20 }), as: UTF8.self)
+        let method = String(
+            decoding: chunk.body.drop(while: { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D || $0 == 0x0A })
+                .prefix(while: { $0 > 0x20 }), as: UTF8.self)
         if !method.isEmpty, !method.hasPrefix("SIP/"), method != "ACK", method != "CANCEL" { cseq += 1 }
         let bytes = chunk.has("raw") ? expand(chunk.body, peer: peer) : sippMessage(chunk.body, peer: peer)
         previous = (bytes, peer)
@@ -300,7 +315,8 @@ final class SessionHarness: SIPUserAgentDelegate, SIPCallDelegate, @unchecked Se
     }
 
     func deliver(_ bytes: [UInt8], from peer: SIPPeer) {
-        answeringUnparsable = (try? SIPMessage.parse(bytes, framing: peer.transport == .udp ? .datagram : .stream)) == nil
+        answeringUnparsable =
+            (try? SIPMessage.parse(bytes, framing: peer.transport == .udp ? .datagram : .stream)) == nil
         ua.receive(bytes, from: peer, at: SocketAddress(host: "127.0.0.1", port: 5060))
         answeringUnparsable = false
     }
@@ -309,12 +325,14 @@ final class SessionHarness: SIPUserAgentDelegate, SIPCallDelegate, @unchecked Se
         let peer = Self.peer(chunk)
         let uri = SIPURI(user: "service", host: peer.address.host, port: peer.address.port)
         let base = ua.configuration.callPolicy
-        let policy = SIPCallPolicy(prack: chunk.has("100rel") ? .required : base.prack,
-                                   sessionTimer: chunk.has("notimer") ? nil : base.sessionTimer)
-        let call = ua.invite(requestURI: uri, from: NameAddress(uri: SIPURI(user: "irisgw", host: agent.host, port: agent.port)),
-                             to: NameAddress(uri: uri), peer: peer, sdp: chunk.has("nosdp") ? nil : endpoint.makeOffer(),
-                             credentials: chunk.has("auth") ? DigestCredentials(username: "alice", password: "secret") : nil,
-                             policy: policy, delegate: self)
+        let policy = SIPCallPolicy(
+            prack: chunk.has("100rel") ? .required : base.prack,
+            sessionTimer: chunk.has("notimer") ? nil : base.sessionTimer)
+        let call = ua.invite(
+            requestURI: uri, from: NameAddress(uri: SIPURI(user: "irisgw", host: agent.host, port: agent.port)),
+            to: NameAddress(uri: uri), peer: peer, sdp: chunk.has("nosdp") ? nil : endpoint.makeOffer(),
+            credentials: chunk.has("auth") ? DigestCredentials(username: "alice", password: "secret") : nil,
+            policy: policy, delegate: self)
         calls.append(call)
         outgoingCallID = call.callID
     }
@@ -348,7 +366,9 @@ final class SessionHarness: SIPUserAgentDelegate, SIPCallDelegate, @unchecked Se
     static func printable(_ bytes: [UInt8]) -> String {
         var s = ""
         for b in bytes {
-            if b == 0x0A || b == 0x0D || (b >= 0x20 && b < 0x7F) { s.unicodeScalars.append(Unicode.Scalar(b)) } else {
+            if b == 0x0A || b == 0x0D || (b >= 0x20 && b < 0x7F) {
+                s.unicodeScalars.append(Unicode.Scalar(b))
+            } else {
                 s += "\\x" + String(b, radix: 16, uppercase: true).leftPadded(2)
             }
         }
@@ -388,9 +408,13 @@ final class SessionHarness: SIPUserAgentDelegate, SIPCallDelegate, @unchecked Se
         }
     }
 
-    func call(_ call: SIPCall, didReceiveProvisional response: SIPMessage) { checkAlive(call, "a provisional response") }
+    func call(_ call: SIPCall, didReceiveProvisional response: SIPMessage) {
+        checkAlive(call, "a provisional response")
+    }
     func call(_ call: SIPCall, didConnect message: SIPMessage) { checkAlive(call, "a connection") }
-    func call(_ call: SIPCall, didReceiveAnswer answer: SessionDescription, in message: SIPMessage) { checkAlive(call, "an answer") }
+    func call(_ call: SIPCall, didReceiveAnswer answer: SessionDescription, in message: SIPMessage) {
+        checkAlive(call, "an answer")
+    }
     func call(_ call: SIPCall, didReceiveRequest request: SIPMessage) { checkAlive(call, "a request") }
     func call(_ call: SIPCall, didCompleteOffer status: Int) { checkAlive(call, "an offer's outcome") }
 
@@ -412,17 +436,22 @@ final class SessionHarness: SIPUserAgentDelegate, SIPCallDelegate, @unchecked Se
     func checkBounds(chunks: Int) {
         invariant(ua.activeCallCount <= chunks, "\(ua.activeCallCount) calls after \(chunks) chunks")
         invariant(ua.transactions.count <= 8 * chunks, "\(ua.transactions.count) transactions after \(chunks) chunks")
-        invariant(ua.transactions.serverCount <= ua.configuration.defence.maxServerTransactions,
-                  "\(ua.transactions.serverCount) server transactions, over the cap")
+        invariant(
+            ua.transactions.serverCount <= ua.configuration.defence.maxServerTransactions,
+            "\(ua.transactions.serverCount) server transactions, over the cap")
     }
 
     func checkQuiet() {
         let states = calls.map { "\($0.summary): \($0.state)" }.joined(separator: "; ")
-        invariant(ua.transactions.count == 0, "\(ua.transactions.count) transactions left 240 s after every call was hung up: "
-                  + "\(ua.transactions.liveSummary.joined(separator: "; ")) (calls: \(states))")
-        invariant(ua.activeCallCount == 0, "\(ua.activeCallCount) calls left 240 s after every call was hung up (\(states))")
+        invariant(
+            ua.transactions.count == 0,
+            "\(ua.transactions.count) transactions left 240 s after every call was hung up: "
+                + "\(ua.transactions.liveSummary.joined(separator: "; ")) (calls: \(states))")
+        invariant(
+            ua.activeCallCount == 0, "\(ua.activeCallCount) calls left 240 s after every call was hung up (\(states))")
         for call in calls {
-            invariant(ends[ObjectIdentifier(call)] == 1, "\(call.summary) ended without reporting it (state \(call.state))")
+            invariant(
+                ends[ObjectIdentifier(call)] == 1, "\(call.summary) ended without reporting it (state \(call.state))")
         }
     }
 
@@ -489,8 +518,10 @@ final class SessionHarness: SIPUserAgentDelegate, SIPCallDelegate, @unchecked Se
             let rest = value[r.upperBound...]
             variables[plain[0]] = String(rest.prefix(while: { $0 != ";" && $0 != "," && $0 != ">" && $0 != " " }))
         } else if line {
-            variables[plain[0]] = message?.headers.filter { $0.name == wanted }.map { "\($0.name.canonical): \($0.value)" }
-                .joined(separator: "\r\n")
+            variables[plain[0]] = message?.headers.filter { $0.name == wanted }.map {
+                "\($0.name.canonical): \($0.value)"
+            }
+            .joined(separator: "\r\n")
         } else if let from {
             guard let r = value.range(of: from) else { return }
             variables[plain[0]] = String(value[r.lowerBound...])
@@ -550,8 +581,9 @@ final class SessionHarness: SIPUserAgentDelegate, SIPCallDelegate, @unchecked Se
         var i = 0
         while i < bytes.count {
             if bytes[i] == UInt8(ascii: "["),
-               let close = bytes[(i + 1)..<min(bytes.count, i + 48)].firstIndex(of: UInt8(ascii: "]")),
-               let value = keyword(String(decoding: bytes[(i + 1)..<close], as: UTF8.self), peer: peer) {
+                let close = bytes[(i + 1)..<min(bytes.count, i + 48)].firstIndex(of: UInt8(ascii: "]")),
+                let value = keyword(String(decoding: bytes[(i + 1)..<close], as: UTF8.self), peer: peer)
+            {
                 out += value.utf8
                 i = close + 1
             } else {
@@ -595,7 +627,8 @@ final class SessionHarness: SIPUserAgentDelegate, SIPCallDelegate, @unchecked Se
                 if header.hasSuffix(":") { header = header.dropLast() }
                 guard !header.isEmpty, let m = lastSent else { return "" }
                 let wanted = SIPHeaderName(String(header))
-                return m.headers.filter { $0.name == wanted }.map { "\($0.name.canonical): \($0.value)" }.joined(separator: "\r\n")
+                return m.headers.filter { $0.name == wanted }.map { "\($0.name.canonical): \($0.value)" }.joined(
+                    separator: "\r\n")
             }
             return nil
         }
@@ -603,5 +636,7 @@ final class SessionHarness: SIPUserAgentDelegate, SIPCallDelegate, @unchecked Se
 }
 
 extension String {
-    func leftPadded(_ width: Int) -> String { count >= width ? self : String(repeating: "0", count: width - count) + self }
+    func leftPadded(_ width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
 }

@@ -9,8 +9,10 @@ import Glibc
 nonisolated(unsafe) private var harness: ([UInt8]) -> Void = fuzzSIP
 
 @_cdecl("LLVMFuzzerInitialize")
-public func fuzzSIPModuleInitialize(_ argc: UnsafeMutablePointer<CInt>,
-                                    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>) -> CInt {
+public func fuzzSIPModuleInitialize(
+    _ argc: UnsafeMutablePointer<CInt>,
+    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>
+) -> CInt {
     let program = argv.pointee?.pointee.map { String(cString: $0) } ?? ""
     let name = program.split(separator: "/").last.map(String.init) ?? program
     switch name {
@@ -32,7 +34,9 @@ public func fuzzSIPModule(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
 
 /// A precondition whose message survives -O (`precondition`'s is dropped there): a broken
 /// invariant prints "Fatal error: MESSAGE" before libFuzzer reports the crash.
-func invariant(_ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String,
-               file: StaticString = #fileID, line: UInt = #line) {
+func invariant(
+    _ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String,
+    file: StaticString = #fileID, line: UInt = #line
+) {
     if !condition() { fatalError(message(), file: file, line: line) }
 }

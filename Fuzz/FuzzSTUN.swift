@@ -22,8 +22,9 @@ public func fuzzSTUN(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             }
         }
     }
-    var agent = ICELiteAgent(local: ICECredentials(ufrag: "gwUf", pwd: "gatewayPasswordOf24char"),
-                             remote: ICECredentials(ufrag: "brws", pwd: "browserPasswordOf24char"), now: 0)
+    var agent = ICELiteAgent(
+        local: ICECredentials(ufrag: "gwUf", pwd: "gatewayPasswordOf24char"),
+        remote: ICECredentials(ufrag: "brws", pwd: "browserPasswordOf24char"), now: 0)
     let reaction = agent.receive(bytes, from: fuzzSource, now: 1)
     if let response = reaction.response {
         guard (try? STUNMessage.parse(response)) != nil, STUNMessage.verifyFingerprint(response) == .valid else {

@@ -32,7 +32,9 @@ public struct CapturedPacket: Sendable, Equatable {
     /// The UDP or TCP payload (a SIP message, an RTP packet), without any header.
     public var payload: [UInt8]
 
-    public init(time: Double, source: SocketAddress, destination: SocketAddress, transport: CapturedProtocol, payload: [UInt8]) {
+    public init(
+        time: Double, source: SocketAddress, destination: SocketAddress, transport: CapturedProtocol, payload: [UInt8]
+    ) {
         self.time = time
         self.source = source
         self.destination = destination

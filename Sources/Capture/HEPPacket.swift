@@ -99,9 +99,11 @@ public struct HEPPacket: Sendable, Equatable {
     /// Chunk 0x000f.
     public var payload: [UInt8]
 
-    public init(time: Double, source: SocketAddress, destination: SocketAddress, transport: CapturedProtocol,
-                payloadType: PayloadType, captureID: UInt32, authKey: String? = nil, correlationID: String? = nil,
-                payload: [UInt8]) {
+    public init(
+        time: Double, source: SocketAddress, destination: SocketAddress, transport: CapturedProtocol,
+        payloadType: PayloadType, captureID: UInt32, authKey: String? = nil, correlationID: String? = nil,
+        payload: [UInt8]
+    ) {
         self.time = time
         self.source = source
         self.destination = destination
@@ -137,7 +139,7 @@ public struct HEPPacket: Sendable, Equatable {
         case correlationID = 0x0011
     }
 
-    static let familyIPv4: UInt8 = 2   // AF_INET
+    static let familyIPv4: UInt8 = 2  // AF_INET
     static let familyIPv6: UInt8 = 10  // AF_INET6 on Linux, as HOMER expects
 
     /// "HEP3" + total length + the chunks (vendor 0x0000).
@@ -216,7 +218,8 @@ public struct HEPPacket: Sendable, Equatable {
         var offset = Self.headerLength
         while offset < totalLength {
             guard totalLength - offset >= Self.chunkHeaderLength else {
-                throw HEPError(offset: offset, reason: "packet ends inside a chunk header (\(totalLength - offset) bytes left)")
+                throw HEPError(
+                    offset: offset, reason: "packet ends inside a chunk header (\(totalLength - offset) bytes left)")
             }
             let vendor = bytes.bigEndianUInt16(at: offset)
             let typeID = bytes.bigEndianUInt16(at: offset + 2)
@@ -225,7 +228,9 @@ public struct HEPPacket: Sendable, Equatable {
                 throw HEPError(offset: offset + 4, reason: "chunk length \(length) is shorter than the chunk header")
             }
             guard length <= totalLength - offset else {
-                throw HEPError(offset: offset + 4, reason: "chunk length \(length) runs past the end (\(totalLength - offset) bytes left)")
+                throw HEPError(
+                    offset: offset + 4,
+                    reason: "chunk length \(length) runs past the end (\(totalLength - offset) bytes left)")
             }
             let valueStart = offset + Self.chunkHeaderLength
             let value = bytes[valueStart..<(offset + length)]
@@ -234,7 +239,9 @@ public struct HEPPacket: Sendable, Equatable {
 
             func fixed(_ size: Int) throws(HEPError) {
                 guard value.count == size else {
-                    throw HEPError(offset: offset + 4, reason: "chunk 0x\(String(typeID, radix: 16)) has \(value.count) value bytes, not \(size)")
+                    throw HEPError(
+                        offset: offset + 4,
+                        reason: "chunk 0x\(String(typeID, radix: 16)) has \(value.count) value bytes, not \(size)")
                 }
             }
             func u16() -> UInt16 { bytes.bigEndianUInt16(at: valueStart) }
@@ -249,10 +256,18 @@ public struct HEPPacket: Sendable, Equatable {
                 ipProtocol = value.first
             case .ipv4Source, .ipv4Destination:
                 try fixed(4)
-                if type == .ipv4Source { sourceHost = IPAddressBytes.host(from: value) } else { destinationHost = IPAddressBytes.host(from: value) }
+                if type == .ipv4Source {
+                    sourceHost = IPAddressBytes.host(from: value)
+                } else {
+                    destinationHost = IPAddressBytes.host(from: value)
+                }
             case .ipv6Source, .ipv6Destination:
                 try fixed(16)
-                if type == .ipv6Source { sourceHost = IPAddressBytes.host(from: value) } else { destinationHost = IPAddressBytes.host(from: value) }
+                if type == .ipv6Source {
+                    sourceHost = IPAddressBytes.host(from: value)
+                } else {
+                    destinationHost = IPAddressBytes.host(from: value)
+                }
             case .sourcePort:
                 try fixed(2)
                 sourcePort = u16()
@@ -303,10 +318,11 @@ public struct HEPPacket: Sendable, Equatable {
         guard let payloadType else { throw missing("protocol type (0x000b)") }
         guard let payload else { throw missing("payload (0x000f)") }
 
-        self.init(time: Double(seconds) + Double(microseconds) / 1e6,
-                  source: SocketAddress(host: sourceHost, port: Int(sourcePort)),
-                  destination: SocketAddress(host: destinationHost, port: Int(destinationPort)),
-                  transport: transport, payloadType: payloadType, captureID: captureID,
-                  authKey: authKey, correlationID: correlationID, payload: payload)
+        self.init(
+            time: Double(seconds) + Double(microseconds) / 1e6,
+            source: SocketAddress(host: sourceHost, port: Int(sourcePort)),
+            destination: SocketAddress(host: destinationHost, port: Int(destinationPort)),
+            transport: transport, payloadType: payloadType, captureID: captureID,
+            authKey: authKey, correlationID: correlationID, payload: payload)
     }
 }

@@ -27,7 +27,8 @@ public struct PcapReader {
 
     public init(bytes: [UInt8]) throws(PcapError) {
         guard bytes.count >= Self.globalHeaderLength else {
-            throw PcapError(offset: bytes.count, reason: "file ends inside the 24-byte global header (\(bytes.count) bytes)")
+            throw PcapError(
+                offset: bytes.count, reason: "file ends inside the 24-byte global header (\(bytes.count) bytes)")
         }
         let bigEndian: Bool
         let nanoseconds: Bool
@@ -37,13 +38,15 @@ public struct PcapReader {
         case (0xA1, 0xB2, 0xC3, 0xD4): (bigEndian, nanoseconds) = (true, false)
         case (0xA1, 0xB2, 0x3C, 0x4D): (bigEndian, nanoseconds) = (true, true)
         case (0x0A, 0x0D, 0x0D, 0x0A):
-            throw PcapError(offset: 0, reason: "pcapng file (block type 0x0a0d0d0a); only the classic libpcap format is read")
+            throw PcapError(
+                offset: 0, reason: "pcapng file (block type 0x0a0d0d0a); only the classic libpcap format is read")
         default:
             let magic = Crypto.hex(bytes.prefix(4))
             throw PcapError(offset: 0, reason: "magic 0x\(magic) is not a libpcap magic number")
         }
         func u32(_ offset: Int) -> UInt32 {
-            let b0 = UInt32(bytes[offset]), b1 = UInt32(bytes[offset + 1]), b2 = UInt32(bytes[offset + 2]), b3 = UInt32(bytes[offset + 3])
+            let b0 = UInt32(bytes[offset]), b1 = UInt32(bytes[offset + 1]), b2 = UInt32(bytes[offset + 2]),
+                b3 = UInt32(bytes[offset + 3])
             return bigEndian ? b0 << 24 | b1 << 16 | b2 << 8 | b3 : b3 << 24 | b2 << 16 | b1 << 8 | b0
         }
         let major = bigEndian ? UInt16(bytes[4]) << 8 | UInt16(bytes[5]) : UInt16(bytes[5]) << 8 | UInt16(bytes[4])
@@ -53,7 +56,9 @@ public struct PcapReader {
         // The low 16 bits are the link type; the high bits may carry FCS information.
         let linkType = u32(20) & 0xFFFF
         guard [1, 101, 113, 276].contains(linkType) else {
-            throw PcapError(offset: 20, reason: "link type \(linkType) not supported (1 Ethernet, 101 raw IP, 113 Linux SLL, 276 Linux SLL2)")
+            throw PcapError(
+                offset: 20,
+                reason: "link type \(linkType) not supported (1 Ethernet, 101 raw IP, 113 Linux SLL, 276 Linux SLL2)")
         }
         self.linkType = linkType
         self.nanosecondTimestamps = nanoseconds
@@ -62,7 +67,9 @@ public struct PcapReader {
         var offset = Self.globalHeaderLength
         while offset < bytes.count {
             guard bytes.count - offset >= Self.recordHeaderLength else {
-                throw PcapError(offset: offset, reason: "file ends inside a 16-byte record header (\(bytes.count - offset) bytes left)")
+                throw PcapError(
+                    offset: offset,
+                    reason: "file ends inside a 16-byte record header (\(bytes.count - offset) bytes left)")
             }
             let seconds = u32(offset)
             let fraction = u32(offset + 4)
@@ -70,10 +77,15 @@ public struct PcapReader {
             let originalLength = Int(u32(offset + 12))
             let frameStart = offset + Self.recordHeaderLength
             guard savedLength <= bytes.count - frameStart else {
-                throw PcapError(offset: offset + 8, reason: "record of \(savedLength) bytes runs past the end of the file (\(bytes.count - frameStart) bytes left)")
+                throw PcapError(
+                    offset: offset + 8,
+                    reason:
+                        "record of \(savedLength) bytes runs past the end of the file (\(bytes.count - frameStart) bytes left)"
+                )
             }
             guard savedLength <= originalLength || originalLength == 0 else {
-                throw PcapError(offset: offset + 8, reason: "record saves \(savedLength) bytes of a \(originalLength)-byte frame")
+                throw PcapError(
+                    offset: offset + 8, reason: "record saves \(savedLength) bytes of a \(originalLength)-byte frame")
             }
             let time = Double(seconds) + Double(fraction) / (nanoseconds ? 1e9 : 1e6)
             let frame = FrameDecoder(bytes: bytes, start: frameStart, end: frameStart + savedLength)
@@ -141,8 +153,9 @@ private struct FrameDecoder {
             let source = IPAddressBytes.host(from: bytes[(position + 12)..<(position + 16)])
             let destination = IPAddressBytes.host(from: bytes[(position + 16)..<(position + 20)])
             let ipEnd = min(end, position + totalLength)
-            return decodeTransport(protocolNumber: bytes[position + 9], at: position + headerLength, end: ipEnd,
-                                   source: source, destination: destination, time: time)
+            return decodeTransport(
+                protocolNumber: bytes[position + 9], at: position + headerLength, end: ipEnd,
+                source: source, destination: destination, time: time)
         case 0x86DD:
             guard end - position >= 40, bytes[position] >> 4 == 6 else { return nil }
             let payloadLength = Int(u16(position + 4))
@@ -160,14 +173,17 @@ private struct FrameDecoder {
                 cursor += length
             }
             guard cursor <= ipEnd else { return nil }
-            return decodeTransport(protocolNumber: nextHeader, at: cursor, end: ipEnd,
-                                   source: source, destination: destination, time: time)
+            return decodeTransport(
+                protocolNumber: nextHeader, at: cursor, end: ipEnd,
+                source: source, destination: destination, time: time)
         default:
             return nil
         }
     }
 
-    func decodeTransport(protocolNumber: UInt8, at position: Int, end ipEnd: Int, source: String, destination: String, time: Double) -> CapturedPacket? {
+    func decodeTransport(
+        protocolNumber: UInt8, at position: Int, end ipEnd: Int, source: String, destination: String, time: Double
+    ) -> CapturedPacket? {
         guard let transport = CapturedProtocol(ipProtocolNumber: protocolNumber) else { return nil }
         let payloadStart: Int
         var payloadEnd = ipEnd

@@ -91,16 +91,21 @@ public struct PcapWriter: Sendable {
     /// sequence number; the whole payload is one segment.
     public mutating func record(_ packet: CapturedPacket) -> [UInt8] {
         var out: [UInt8] = []
-        out.reserveCapacity(recordLength(payloadLength: packet.payload.count, source: packet.source,
-                                         destination: packet.destination, transport: packet.transport))
-        appendRecord(time: packet.time, source: packet.source, destination: packet.destination, transport: packet.transport,
-                     payload: packet.payload[...], to: &out)
+        out.reserveCapacity(
+            recordLength(
+                payloadLength: packet.payload.count, source: packet.source,
+                destination: packet.destination, transport: packet.transport))
+        appendRecord(
+            time: packet.time, source: packet.source, destination: packet.destination, transport: packet.transport,
+            payload: packet.payload[...], to: &out)
         return out
     }
 
     /// The bytes `appendRecord` adds for a payload of `payloadLength` bytes: a whole file's
     /// size is known before any of it is written.
-    public func recordLength(payloadLength: Int, source: SocketAddress, destination: SocketAddress, transport: CapturedProtocol) -> Int {
+    public func recordLength(
+        payloadLength: Int, source: SocketAddress, destination: SocketAddress, transport: CapturedProtocol
+    ) -> Int {
         let l = Layout(payloadLength: payloadLength, source: source, destination: destination, transport: transport)
         return 16 + min(l.frameLength, snapLength)
     }
@@ -127,14 +132,20 @@ public struct PcapWriter: Sendable {
 
     /// `record`, written at the end of `out` (no record of its own in between), so a file
     /// is built in one buffer.
-    public mutating func appendRecord(time packetTime: Double, source: SocketAddress, destination: SocketAddress, transport: CapturedProtocol,
-                                      payload: ArraySlice<UInt8>, to out: inout [UInt8]) {
-        let layout = Layout(payloadLength: payload.count, source: source, destination: destination, transport: transport)
-        let (ipv6, payloadLength, transportLength, frameLength) = (layout.ipv6, layout.payloadLength, layout.transportLength, layout.frameLength)
+    public mutating func appendRecord(
+        time packetTime: Double, source: SocketAddress, destination: SocketAddress, transport: CapturedProtocol,
+        payload: ArraySlice<UInt8>, to out: inout [UInt8]
+    ) {
+        let layout = Layout(
+            payloadLength: payload.count, source: source, destination: destination, transport: transport)
+        let (ipv6, payloadLength, transportLength, frameLength) = (
+            layout.ipv6, layout.payloadLength, layout.transportLength, layout.frameLength
+        )
         let saved = min(frameLength, snapLength)
 
         let sourceAddress = ipv6 ? IPAddressBytes.ipv6Bytes(of: source.host) : IPAddressBytes.ipv4Bytes(of: source.host)
-        let destinationAddress = ipv6 ? IPAddressBytes.ipv6Bytes(of: destination.host) : IPAddressBytes.ipv4Bytes(of: destination.host)
+        let destinationAddress =
+            ipv6 ? IPAddressBytes.ipv6Bytes(of: destination.host) : IPAddressBytes.ipv4Bytes(of: destination.host)
 
         let time = SplitTime(packetTime, unitsPerSecond: 1_000_000)
         out.appendLittleEndian(time.seconds)
@@ -147,11 +158,14 @@ public struct PcapWriter: Sendable {
         out.appendBigEndian(UInt16(ipv6 ? 0x86DD : 0x0800))
 
         if ipv6 {
-            appendIPv6Header(to: &out, payloadLength: transportLength, nextHeader: transport.ipProtocolNumber,
-                             source: sourceAddress, destination: destinationAddress)
+            appendIPv6Header(
+                to: &out, payloadLength: transportLength, nextHeader: transport.ipProtocolNumber,
+                source: sourceAddress, destination: destinationAddress)
         } else {
-            appendIPv4Header(to: &out, totalLength: Self.ipv4HeaderLength + transportLength, protocolNumber: transport.ipProtocolNumber,
-                             source: sourceAddress, destination: destinationAddress)
+            appendIPv4Header(
+                to: &out, totalLength: Self.ipv4HeaderLength + transportLength,
+                protocolNumber: transport.ipProtocolNumber,
+                source: sourceAddress, destination: destinationAddress)
         }
 
         let transportStart = out.count
@@ -213,7 +227,9 @@ public struct PcapWriter: Sendable {
     ///    |                       Source Address                          |
     ///    |                    Destination Address                        |
     ///    +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-    private mutating func appendIPv4Header(to frame: inout [UInt8], totalLength: Int, protocolNumber: UInt8, source: [UInt8], destination: [UInt8]) {
+    private mutating func appendIPv4Header(
+        to frame: inout [UInt8], totalLength: Int, protocolNumber: UInt8, source: [UInt8], destination: [UInt8]
+    ) {
         let start = frame.count
         frame.append(0x45)
         frame.append(0)
@@ -239,7 +255,9 @@ public struct PcapWriter: Sendable {
     ///    |                Source Address (128 bits)                      |
     ///    |             Destination Address (128 bits)                    |
     ///    +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-    private func appendIPv6Header(to frame: inout [UInt8], payloadLength: Int, nextHeader: UInt8, source: [UInt8], destination: [UInt8]) {
+    private func appendIPv6Header(
+        to frame: inout [UInt8], payloadLength: Int, nextHeader: UInt8, source: [UInt8], destination: [UInt8]
+    ) {
         frame.appendBigEndian(UInt32(0x6000_0000))
         frame.appendBigEndian(UInt16(payloadLength))
         frame.append(nextHeader)

@@ -87,8 +87,9 @@ public final class CarrierSimulator: SIPUserAgentDelegate, @unchecked Sendable {
         self.configuration = configuration
         var listen: [(transport: SIPTransportProtocol, address: SocketAddress)] = [(.udp, configuration.listen)]
         if configuration.tcp { listen.append((.tcp, configuration.listen)) }
-        var sip = SIPUserAgentConfiguration(listen: listen, userAgent: "irisgw-carrier-sim/0.1", contactUser: "carrier",
-                                            prack: .supported, sessionTimer: nil, t1: configuration.t1)
+        var sip = SIPUserAgentConfiguration(
+            listen: listen, userAgent: "irisgw-carrier-sim/0.1", contactUser: "carrier",
+            prack: .supported, sessionTimer: nil, t1: configuration.t1)
         // A test carrier takes whatever load a test or a benchmark sends it.
         sip.defence = .testPeer
         ua = try SIPUserAgent(configuration: sip)

@@ -71,7 +71,8 @@ public final class PSTNCaller: Sendable {
             default: how = "ended: \(end)"
             }
             let setup = String(format: "%.1f", answered), talk = String(format: "%.1f", connectedFor ?? 0)
-            return "call \(index): answered after \(setup) s, \(how) after \(talk) s\(causeText), received \(packetsReceived) RTP packets"
+            return
+                "call \(index): answered after \(setup) s, \(how) after \(talk) s\(causeText), received \(packetsReceived) RTP packets"
         }
     }
 
@@ -128,7 +129,8 @@ public final class PSTNCaller: Sendable {
         }
         leg.setEcho(.mixed)
         leg.play(SineTone(hz: c.toneHz))
-        let caller = CallerLeg(index: index, media: leg, hangupAfter: c.hangupAfter, loop: ua.loop) { [weak self] outcome in
+        let caller = CallerLeg(index: index, media: leg, hangupAfter: c.hangupAfter, loop: ua.loop) {
+            [weak self] outcome in
             self?.legs.value[index] = nil
             self?.finish(outcome, onOutcome)
         }
@@ -136,9 +138,12 @@ public final class PSTNCaller: Sendable {
         let local = ua.localAddresses.first?.address ?? SocketAddress(host: c.localHost, port: 0)
         let uri = SIPURI(user: c.did, host: c.gateway.host, port: c.gateway.port)
         let from = NameAddress(uri: SIPURI(user: c.from, host: local.host, port: local.port))
-        let sdp = SimSDP.offer(host: c.localHost, port: leg.localPort, codecs: [.pcmu], sessionID: String(UInt32.random(in: 1...UInt32.max)))
-        caller.call = ua.invite(requestURI: uri, from: from, to: NameAddress(uri: uri),
-                                peer: SIPPeer(transport: .udp, address: c.gateway), sdp: sdp, delegate: caller)
+        let sdp = SimSDP.offer(
+            host: c.localHost, port: leg.localPort, codecs: [.pcmu],
+            sessionID: String(UInt32.random(in: 1...UInt32.max)))
+        caller.call = ua.invite(
+            requestURI: uri, from: from, to: NameAddress(uri: uri),
+            peer: SIPPeer(transport: .udp, address: c.gateway), sdp: sdp, delegate: caller)
     }
 
     private func finish(_ outcome: Outcome, _ onOutcome: @Sendable (Outcome) -> Void) {
@@ -161,7 +166,10 @@ final class CallerLeg: SIPCallDelegate, @unchecked Sendable {  // SIP-loop confi
     private var hangupTimer: EventLoop.Timer?
     private let report: (PSTNCaller.Outcome) -> Void
 
-    init(index: Int, media: SimMediaLeg, hangupAfter: Double?, loop: EventLoop, report: @escaping (PSTNCaller.Outcome) -> Void) {
+    init(
+        index: Int, media: SimMediaLeg, hangupAfter: Double?, loop: EventLoop,
+        report: @escaping (PSTNCaller.Outcome) -> Void
+    ) {
         self.index = index
         self.media = media
         self.hangupAfter = hangupAfter
@@ -183,12 +191,14 @@ final class CallerLeg: SIPCallDelegate, @unchecked Sendable {  // SIP-loop confi
 
     func call(_ call: SIPCall, answerFor offer: SessionDescription?, in request: SIPMessage) -> SessionDescription? {
         guard let offer else { return call.localSDP }
-        guard let chosen = CodecChoice.choose(from: offer), let index = offer.media.firstIndex(where: { $0.media == "audio" && !$0.isRejected })
+        guard let chosen = CodecChoice.choose(from: offer),
+            let index = offer.media.firstIndex(where: { $0.media == "audio" && !$0.isRejected })
         else { return nil }
         follow(offer)
         let version = (call.localSDP?.origin.sessionVersion ?? 1) &+ 1
-        return SimSDP.answer(chosen, host: media.host, port: media.localPort, direction: offer.direction(ofMedia: index).answer,
-                             version: version, sessionID: call.localSDP?.origin.sessionID ?? "1")
+        return SimSDP.answer(
+            chosen, host: media.host, port: media.localPort, direction: offer.direction(ofMedia: index).answer,
+            version: version, sessionID: call.localSDP?.origin.sessionID ?? "1")
     }
 
     /// Sends where the gateway's SDP says, with the codec it chose.
@@ -202,9 +212,11 @@ final class CallerLeg: SIPCallDelegate, @unchecked Sendable {  // SIP-loop confi
         media.close()
         let now = EventLoop.now()
         let status: Int? = message?.statusCode ?? { if case .rejected(let s) = end { s } else { nil } }()
-        report(PSTNCaller.Outcome(index: index, end: end, answeredAfter: connectedAt.map { $0 - started },
-                                  connectedFor: connectedAt.map { now - $0 }, status: status, cause: message?.q850Cause,
-                                  packetsReceived: media.counters.received.load(ordering: .relaxed)))
+        report(
+            PSTNCaller.Outcome(
+                index: index, end: end, answeredAfter: connectedAt.map { $0 - started },
+                connectedFor: connectedAt.map { now - $0 }, status: status, cause: message?.q850Cause,
+                packetsReceived: media.counters.received.load(ordering: .relaxed)))
         self.call = nil
     }
 }

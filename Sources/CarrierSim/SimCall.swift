@@ -41,11 +41,13 @@ final class SimCall: SIPCallDelegate, @unchecked Sendable {  // SIP-loop confine
         sip.delegate = self
         switch behaviour {
         case .reject(let status, let reason, let cause, let text):
-            sip.reject(status: status, reason: reason, headers: cause.map { [Self.reasonHeader(cause: $0, text: text)] } ?? [])
+            sip.reject(
+                status: status, reason: reason, headers: cause.map { [Self.reasonHeader(cause: $0, text: text)] } ?? [])
             return
         case .wrongCause:
             // Busy, with the cause of an unallocated number: contradicts the SIP code.
-            sip.reject(status: 486, reason: "Busy Here", headers: [Self.reasonHeader(cause: 1, text: "Unallocated number")])
+            sip.reject(
+                status: 486, reason: "Busy Here", headers: [Self.reasonHeader(cause: 1, text: "Unallocated number")])
             return
         case .challenge:
             if let stale = authenticationFailure() {
@@ -60,7 +62,9 @@ final class SimCall: SIPCallDelegate, @unchecked Sendable {  // SIP-loop confine
         }
         do {
             guard try prepareMedia() else {
-                sip.reject(status: 488, reason: "Not Acceptable Here", headers: [Self.reasonHeader(cause: 65, text: "No common codec")])
+                sip.reject(
+                    status: 488, reason: "Not Acceptable Here",
+                    headers: [Self.reasonHeader(cause: 65, text: "No common codec")])
                 return
             }
         } catch {
@@ -101,7 +105,9 @@ final class SimCall: SIPCallDelegate, @unchecked Sendable {  // SIP-loop confine
     private func authenticationFailure() -> Bool? {
         var stale = false
         for auth in sip.invite.digestAuthorizations where auth.username == config.authUser {
-            switch simulator.digest.verify(auth, method: "INVITE", password: config.authPassword, now: EventLoop.now(), body: sip.invite.body) {
+            switch simulator.digest.verify(
+                auth, method: "INVITE", password: config.authPassword, now: EventLoop.now(), body: sip.invite.body)
+            {
             case .valid: return nil
             case .stale: stale = true
             case .invalid: break
@@ -116,12 +122,15 @@ final class SimCall: SIPCallDelegate, @unchecked Sendable {  // SIP-loop confine
         let host = config.mediaHost
         if let offer = sip.remoteSDP {
             guard let chosen = CodecChoice.choose(from: offer, preferring: preferring),
-                  let index = offer.media.firstIndex(where: { $0.media == "audio" && !$0.isRejected }) else { return false }
-            let leg = try SimMediaLeg(host: host, choice: chosen, remote: SimSDP.remoteAddress(offer), threads: simulator.media)
+                let index = offer.media.firstIndex(where: { $0.media == "audio" && !$0.isRejected })
+            else { return false }
+            let leg = try SimMediaLeg(
+                host: host, choice: chosen, remote: SimSDP.remoteAddress(offer), threads: simulator.media)
             self.leg = leg
             choice = chosen
-            localSDP = SimSDP.answer(chosen, host: host, port: leg.localPort, direction: offer.direction(ofMedia: index).answer,
-                                     sessionID: sessionID)
+            localSDP = SimSDP.answer(
+                chosen, host: host, port: leg.localPort, direction: offer.direction(ofMedia: index).answer,
+                sessionID: sessionID)
         } else {
             // Delayed offer (RFC 3261 §13.2.1): we offer in the 200 and the ACK answers.
             let pcmu = CodecChoice(rtpMap: .pcmu, codec: .pcmu, telephoneEvent: .telephoneEvent())
@@ -169,8 +178,11 @@ final class SimCall: SIPCallDelegate, @unchecked Sendable {  // SIP-loop confine
         case .ignoresACK:
             // RFC 3261's timer, scaled: T1 doubling to T2, give up at 64*T1 capped.
             let t1 = config.t1
-            sip.ignoreACK(.init(t1: config.scaled(t1), t2: config.scaled(4), giveUpAfter: config.scaled(min(64 * t1, config.ignoredACKGiveUp)),
-                                byeHeaders: [Self.reasonHeader(cause: 16, text: "Normal call clearing")]))
+            sip.ignoreACK(
+                .init(
+                    t1: config.scaled(t1), t2: config.scaled(4),
+                    giveUpAfter: config.scaled(min(64 * t1, config.ignoredACKGiveUp)),
+                    byeHeaders: [Self.reasonHeader(cause: 16, text: "Normal call clearing")]))
             leg?.setEcho(.packets)
         default:
             leg?.setEcho(.packets)
@@ -180,10 +192,11 @@ final class SimCall: SIPCallDelegate, @unchecked Sendable {  // SIP-loop confine
 
     /// Runs `step` after `seconds` (scaled) on the SIP loop, unless the call ended.
     private func after(_ seconds: Double, _ step: @escaping (SimCall) -> Void) {
-        timers.append(loop.schedule(after: config.scaled(seconds)) { [weak self] in
-            guard let self, !self.sip.isTerminated else { return }
-            step(self)
-        })
+        timers.append(
+            loop.schedule(after: config.scaled(seconds)) { [weak self] in
+                guard let self, !self.sip.isTerminated else { return }
+                step(self)
+            })
     }
 
     // MARK: SIPCallDelegate
@@ -198,7 +211,9 @@ final class SimCall: SIPCallDelegate, @unchecked Sendable {  // SIP-loop confine
             leg?.setDigitEcho(true)
             after(config.dtmfAfter) { $0.leg?.send(digits: digits) }
         case .remoteHangup:
-            after(config.hangupAfter) { $0.sip.hangup(headers: [Self.reasonHeader(cause: 16, text: "Normal call clearing")]) }
+            after(config.hangupAfter) {
+                $0.sip.hangup(headers: [Self.reasonHeader(cause: 16, text: "Normal call clearing")])
+            }
         default:
             break
         }
@@ -209,7 +224,8 @@ final class SimCall: SIPCallDelegate, @unchecked Sendable {  // SIP-loop confine
     private func offer(direction: MediaDirection, attempt: Int = 0) {
         guard let current = sip.localSDP else { return }
         if !sip.reinvite(sdp: current.redirected(direction)), attempt < 10 {
-            timers.append(loop.schedule(after: 0.2) { [weak self] in self?.offer(direction: direction, attempt: attempt + 1) })
+            timers.append(
+                loop.schedule(after: 0.2) { [weak self] in self?.offer(direction: direction, attempt: attempt + 1) })
         }
     }
 
@@ -217,14 +233,16 @@ final class SimCall: SIPCallDelegate, @unchecked Sendable {  // SIP-loop confine
         guard let offer else { return call.localSDP }
         let preferring = preferredCodecs
         guard let chosen = CodecChoice.choose(from: offer, preferring: preferring),
-              let index = offer.media.firstIndex(where: { $0.media == "audio" && !$0.isRejected }),
-              let leg else { return nil }
+            let index = offer.media.firstIndex(where: { $0.media == "audio" && !$0.isRejected }),
+            let leg
+        else { return nil }
         if chosen != choice { leg.reconfigure(chosen) }
         choice = chosen
         leg.setRemote(SimSDP.remoteAddress(offer))
         let version = (call.localSDP?.origin.sessionVersion ?? 1) &+ 1
-        return SimSDP.answer(chosen, host: config.mediaHost, port: leg.localPort, direction: offer.direction(ofMedia: index).answer,
-                             version: version, sessionID: sessionID)
+        return SimSDP.answer(
+            chosen, host: config.mediaHost, port: leg.localPort, direction: offer.direction(ofMedia: index).answer,
+            version: version, sessionID: sessionID)
     }
 
     func call(_ call: SIPCall, didReceiveAnswer answer: SessionDescription, in message: SIPMessage) {
@@ -245,17 +263,21 @@ final class SimCall: SIPCallDelegate, @unchecked Sendable {  // SIP-loop confine
 
     private func outcome(_ end: SIPCallEnd) -> String {
         let connected = connectedAt.map { String(format: " after %.1f s", EventLoop.now() - $0) } ?? ""
-        let media = leg.map { l -> String in
-            let echoed = l.counters.echoed.load(ordering: .relaxed)
-            let digits = l.counters.receivedDigits
-            let dropped = l.counters.dropped.load(ordering: .relaxed)
-            return ", echoed \(echoed) packets" + (dropped > 0 ? ", dropped \(dropped)" : "") + (digits.isEmpty ? "" : ", digits \(digits)")
-        } ?? ""
+        let media =
+            leg.map { l -> String in
+                let echoed = l.counters.echoed.load(ordering: .relaxed)
+                let digits = l.counters.receivedDigits
+                let dropped = l.counters.dropped.load(ordering: .relaxed)
+                return ", echoed \(echoed) packets" + (dropped > 0 ? ", dropped \(dropped)" : "")
+                    + (digits.isEmpty ? "" : ", digits \(digits)")
+            } ?? ""
         switch end {
         case .rejected(let status) where status == 407 && challenged: return "challenged 407"
         case .rejected(let status): return "rejected \(status)"
         case .canceled: return "canceled 487"
-        case .remoteHangup: return (connectedAt == nil ? "caller hung up before answer" : "completed, caller hung up\(connected)") + media
+        case .remoteHangup:
+            return (connectedAt == nil ? "caller hung up before answer" : "completed, caller hung up\(connected)")
+                + media
         case .localHangup: return "completed, we hung up\(connected)" + media
         case .timeout: return "failed: timeout"
         case .noProvisional: return "failed: no response"

@@ -67,7 +67,8 @@ public final class SimMediaLeg: Sendable {
         self.host = host
         counters = SimMediaCounters()
         thread = threads.pick()
-        worker = try SimMediaWorker(socket: socket, choice: choice, remote: remote, counters: counters, loop: thread.loop)
+        worker = try SimMediaWorker(
+            socket: socket, choice: choice, remote: remote, counters: counters, loop: thread.loop)
         let (thread, worker) = (self.thread, self.worker)
         thread.loop.execute { thread.add(worker) }
     }
@@ -144,7 +145,9 @@ final class SimMediaWorker: @unchecked Sendable {  // confined to its media thre
     private var heardFresh = false
     private var from = RawSocketAddress()
 
-    init(socket: UDPSocket, choice: CodecChoice, remote: SocketAddress?, counters: SimMediaCounters, loop: EventLoop) throws {
+    init(
+        socket: UDPSocket, choice: CodecChoice, remote: SocketAddress?, counters: SimMediaCounters, loop: EventLoop
+    ) throws {
         self.socket = socket
         self.counters = counters
         self.loop = loop
@@ -152,7 +155,9 @@ final class SimMediaWorker: @unchecked Sendable {  // confined to its media thre
         payloadType = UInt8(choice.rtpMap.payloadType)
         eventPayloadType = choice.telephoneEvent.map { UInt8($0.payloadType) }
         timestamp = .random(in: 0 ... .max)
-        header = RTPHeader(payloadType: payloadType, sequenceNumber: .random(in: 0 ... .max), timestamp: 0, ssrc: .random(in: 1 ... .max))
+        header = RTPHeader(
+            payloadType: payloadType, sequenceNumber: .random(in: 0 ... .max), timestamp: 0,
+            ssrc: .random(in: 1 ... .max))
         frame.initialize(repeating: 0)
         heard.initialize(repeating: 0)
         setRemote(remote)
@@ -265,7 +270,8 @@ final class SimMediaWorker: @unchecked Sendable {  // confined to its media thre
 
     private func receiveEvent(_ view: RTPPacketView, _ bytes: UnsafeRawBufferPointer, now: Double) {
         guard let report = try? TelephoneEvent.parse(view.payload(in: bytes)) else { return }
-        let events = dtmfReceiver.receive(report, timestamp: view.timestamp, sequenceNumber: view.sequenceNumber, now: now)
+        let events = dtmfReceiver.receive(
+            report, timestamp: view.timestamp, sequenceNumber: view.sequenceNumber, now: now)
         handle(events)
     }
 
@@ -314,9 +320,13 @@ final class SimMediaWorker: @unchecked Sendable {  // confined to its media thre
         let payload = UnsafeMutableRawBufferPointer(rebasing: tx[headerLength...]).bindMemory(to: UInt8.self)
         let size = codec.encode(UnsafeBufferPointer(pcm), into: payload)
         guard size > 0,
-              let length = try? RTPPacket.build(header: header, payload: UnsafeRawBufferPointer(rebasing: tx[headerLength..<(headerLength + size)]), into: tx)
+            let length = try? RTPPacket.build(
+                header: header, payload: UnsafeRawBufferPointer(rebasing: tx[headerLength..<(headerLength + size)]),
+                into: tx)
         else { return }
-        if socket.send(UnsafeRawBufferPointer(rebasing: tx[0..<length]), to: remote) { counters.sent.add(1, ordering: .relaxed) }
+        if socket.send(UnsafeRawBufferPointer(rebasing: tx[0..<length]), to: remote) {
+            counters.sent.add(1, ordering: .relaxed)
+        }
     }
 
     private func sendEvent(_ packet: DTMFSender.Packet, payloadType: UInt8, to remote: RawSocketAddress) {
@@ -326,7 +336,9 @@ final class SimMediaWorker: @unchecked Sendable {  // confined to its media thre
         header.timestamp = packet.timestamp
         guard let headerLength = try? header.write(into: tx) else { return }
         let n = packet.report.serialize(into: UnsafeMutableRawBufferPointer(rebasing: tx[headerLength...]))
-        if socket.send(UnsafeRawBufferPointer(rebasing: tx[0..<(headerLength + n)]), to: remote) { counters.sent.add(1, ordering: .relaxed) }
+        if socket.send(UnsafeRawBufferPointer(rebasing: tx[0..<(headerLength + n)]), to: remote) {
+            counters.sent.add(1, ordering: .relaxed)
+        }
     }
 }
 

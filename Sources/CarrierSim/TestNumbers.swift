@@ -115,7 +115,7 @@ public enum TestNumbers {
         "+15550100020": .endlessEarlyMedia,
         "+15550100021": .ignoresACK,
         "+15550100022": .slowTrying,
-        "+15550100023": .lossy,
+        "+15550100023": .lossy
     ]
 
     /// What an unlisted number does.

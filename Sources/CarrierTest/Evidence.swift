@@ -11,8 +11,11 @@ import Media
 enum Evidence {
     /// Writes the files; returns their absolute paths, and a note when something could
     /// not be written (the call's verdict does not depend on it).
-    static func save(pcap: [UInt8], trace: SIPTraceDocument?, directory: String, test: String, iteration: Int)
-        -> (evidence: TestEvidence, problem: String?) {
+    static func save(
+        pcap: [UInt8], trace: SIPTraceDocument?, directory: String, test: String, iteration: Int
+    )
+        -> (evidence: TestEvidence, problem: String?)
+    {
         let folder = URL(fileURLWithPath: directory, isDirectory: true).standardizedFileURL
         let base = folder.appendingPathComponent("\(slug(test))-\(iteration)")
         var evidence = TestEvidence()

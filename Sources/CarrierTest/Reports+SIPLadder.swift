@@ -15,8 +15,10 @@ extension Reports {
         let width = left + spacing * max(1, peers.count) + 60
         let height = 46 + rowHeight * trace.messages.count
         func x(_ peer: String) -> Int { left + spacing * ((peers.firstIndex(of: peer) ?? 0) + 1) }
-        var svg = "<svg class=\"sip\" width=\"\(width)\" height=\"\(height)\" font-family=\"monospace\" font-size=\"11\">\n"
-        svg += "<defs><marker id=\"h\(id)\" markerWidth=\"8\" markerHeight=\"8\" refX=\"8\" refY=\"4\" orient=\"auto\"><path d=\"M0,0 L8,4 L0,8 z\" fill=\"#333\"/></marker></defs>\n"
+        var svg =
+            "<svg class=\"sip\" width=\"\(width)\" height=\"\(height)\" font-family=\"monospace\" font-size=\"11\">\n"
+        svg +=
+            "<defs><marker id=\"h\(id)\" markerWidth=\"8\" markerHeight=\"8\" refX=\"8\" refY=\"4\" orient=\"auto\"><path d=\"M0,0 L8,4 L0,8 z\" fill=\"#333\"/></marker></defs>\n"
         let local = trace.messages.first?.local ?? ""
         for (lx, label) in [(left, "irisgw " + local)] + peers.map({ (x($0), $0) }) {
             svg += "<text x=\"\(lx)\" y=\"14\" text-anchor=\"middle\">\(xml(label))</text>"
@@ -31,15 +33,20 @@ extension Reports {
             let ms = Int(((m.time - t0) * 1000).rounded())
             svg += "<a href=\"#\(id)-m\(i)\"><g class=\"msg\">"
             svg += "<text x=\"6\" y=\"\(y)\" fill=\"#666\">+\(ms) ms</text>"
-            svg += "<line x1=\"\(from)\" y1=\"\(y)\" x2=\"\(to)\" y2=\"\(y)\" stroke=\"\(color)\" stroke-width=\"1.5\"\(dash) marker-end=\"url(#h\(id))\"/>"
-            svg += "<text x=\"\((from + to) / 2)\" y=\"\(y - 4)\" text-anchor=\"middle\" fill=\"\(color)\">\(xml(label))</text></g></a>\n"
+            svg +=
+                "<line x1=\"\(from)\" y1=\"\(y)\" x2=\"\(to)\" y2=\"\(y)\" stroke=\"\(color)\" stroke-width=\"1.5\"\(dash) marker-end=\"url(#h\(id))\"/>"
+            svg +=
+                "<text x=\"\((from + to) / 2)\" y=\"\(y - 4)\" text-anchor=\"middle\" fill=\"\(color)\">\(xml(label))</text></g></a>\n"
         }
         svg += "</svg>\n"
         var out = "<div class=\"ladder\">\(svg)"
-        if trace.dropped > 0 { out += "<p>\(trace.dropped) messages from the middle of the call are not shown (the trace is bounded).</p>" }
+        if trace.dropped > 0 {
+            out += "<p>\(trace.dropped) messages from the middle of the call are not shown (the trace is bounded).</p>"
+        }
         for (i, m) in trace.messages.enumerated() {
             let when = Self.utc.string(from: Date(timeIntervalSince1970: m.time))
-            out += "<pre class=\"sipmsg\" id=\"\(id)-m\(i)\"><b>\(m.direction == "sent" ? "sent to" : "received from") \(xml(m.remote)) over \(m.transport) at \(when)\(m.retransmission ? " (retransmission)" : "")</b>\n\(xml(m.text))</pre>\n"
+            out +=
+                "<pre class=\"sipmsg\" id=\"\(id)-m\(i)\"><b>\(m.direction == "sent" ? "sent to" : "received from") \(xml(m.remote)) over \(m.transport) at \(when)\(m.retransmission ? " (retransmission)" : "")</b>\n\(xml(m.text))</pre>\n"
         }
         return out + "</div>\n"
     }
@@ -69,6 +76,7 @@ extension Reports {
     }
 
     /// The styles the ladder needs: message texts hidden until their arrow is clicked.
-    static let sipLadderStyle = ".sipmsg{display:none;background:#f6f6f6;border:1px solid #ccc;padding:6px;font-size:12px;white-space:pre-wrap}"
+    static let sipLadderStyle =
+        ".sipmsg{display:none;background:#f6f6f6;border:1px solid #ccc;padding:6px;font-size:12px;white-space:pre-wrap}"
         + ".sipmsg:target{display:block}svg.sip a{cursor:pointer}svg.sip g.msg:hover text{text-decoration:underline}"
 }

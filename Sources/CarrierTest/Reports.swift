@@ -9,9 +9,12 @@ public enum Reports {
         let time = String(format: "%.1f", results.reduce(0) { $0 + $1.durationSec })
         var out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
         out += "<testsuites tests=\"\(results.count)\" failures=\"\(failures)\" time=\"\(time)\">\n"
-        out += "  <testsuite name=\"\(xml(suite))\" tests=\"\(results.count)\" failures=\"\(failures)\" time=\"\(time)\">\n"
+        out +=
+            "  <testsuite name=\"\(xml(suite))\" tests=\"\(results.count)\" failures=\"\(failures)\" time=\"\(time)\">\n"
         for r in results {
-            let name = r.iteration > 1 || results.filter({ $0.test == r.test }).count > 1 ? "\(r.test) #\(r.iteration)" : r.test
+            let name =
+                r.iteration > 1 || results.filter({ $0.test == r.test }).count > 1
+                ? "\(r.test) #\(r.iteration)" : r.test
             out += "    <testcase classname=\"\(xml(suite))\" name=\"\(xml(name))\" time=\"\(r.durationSec)\">\n"
             if !r.passed {
                 out += "      <failure message=\"\(xml("step \(r.failedStep ?? 0): \(r.failure ?? "")"))\"/>\n"
@@ -22,11 +25,15 @@ public enum Reports {
             if let v = r.mos { props.append("mos=\(v)") }
             if let v = r.audio?.compactMap(\.score.snrDb).min() { props.append("snr_db=\(v)") }
             if let v = r.codec { props.append("codec=\(v)") }
-            let files = [("pcap", r.evidence?.pcap), ("carrier_wav", r.evidence?.carrierWAV), ("app_wav", r.evidence?.appWAV)]
-                .compactMap { name, path in path.map { (name, $0) } }
+            let files = [
+                ("pcap", r.evidence?.pcap), ("carrier_wav", r.evidence?.carrierWAV), ("app_wav", r.evidence?.appWAV)
+            ]
+            .compactMap { name, path in path.map { (name, $0) } }
             if !files.isEmpty {
                 out += "      <properties>\n"
-                for (name, path) in files { out += "        <property name=\"evidence.\(name)\" value=\"\(xml(path))\"/>\n" }
+                for (name, path) in files {
+                    out += "        <property name=\"evidence.\(name)\" value=\"\(xml(path))\"/>\n"
+                }
                 out += "      </properties>\n"
             }
             // Jenkins' JUnit attachments read `[[ATTACHMENT|path]]` lines.
@@ -47,7 +54,8 @@ public enum Reports {
         }
         let e = JSONEncoder()
         e.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        let data = (try? e.encode(Document(suite: suite, passed: results.allSatisfy(\.passed), results: results))) ?? Data()
+        let data =
+            (try? e.encode(Document(suite: suite, passed: results.allSatisfy(\.passed), results: results))) ?? Data()
         return String(decoding: data, as: UTF8.self) + "\n"
     }
 
@@ -55,18 +63,22 @@ public enum Reports {
     /// it, so the report and its files can be moved together. nil: absolute paths.
     public static func html(suite: String, _ results: [TestCallResult], linksFrom: String? = nil) -> String {
         var out = """
-        <!doctype html><html><head><meta charset="utf-8"><title>irisgw test: \(xml(suite))</title>
-        <style>body{font:14px system-ui,sans-serif;margin:2em}table{border-collapse:collapse}td,th{padding:2px 8px;text-align:left}
-        .pass{color:#070}.fail{color:#b00}.ladder td{font-family:monospace;font-size:12px}\(sipLadderStyle)</style></head><body>
-        <h1>\(xml(suite)): \(results.filter(\.passed).count)/\(results.count) passed</h1>
-        <table><tr><th>test</th><th>result</th><th>post-dial delay</th><th>answer</th><th>codec</th><th>end</th><th>loss</th><th>jitter</th><th>MOS</th></tr>
+            <!doctype html><html><head><meta charset="utf-8"><title>irisgw test: \(xml(suite))</title>
+            <style>body{font:14px system-ui,sans-serif;margin:2em}table{border-collapse:collapse}td,th{padding:2px 8px;text-align:left}
+            .pass{color:#070}.fail{color:#b00}.ladder td{font-family:monospace;font-size:12px}\(sipLadderStyle)</style></head><body>
+            <h1>\(xml(suite)): \(results.filter(\.passed).count)/\(results.count) passed</h1>
+            <table><tr><th>test</th><th>result</th><th>post-dial delay</th><th>answer</th><th>codec</th><th>end</th><th>loss</th><th>jitter</th><th>MOS</th></tr>
 
-        """
+            """
         for r in results {
-            out += "<tr><td>\(xml(r.test)) #\(r.iteration)</td><td class=\"\(r.passed ? "pass" : "fail")\">\(r.passed ? "pass" : "fail")</td>"
-            out += "<td>\(r.postDialDelayMs.map { "\($0) ms" } ?? "")</td><td>\(r.answerMs.map { "\($0) ms" } ?? "")</td>"
-            out += "<td>\(xml(r.codec ?? ""))</td><td>\(xml(r.endReason ?? "")) \(r.sipCode.map(String.init) ?? "")\(r.q850Cause.map { " cause \($0)" } ?? "")</td>"
-            out += "<td>\(r.packetsLost.map(String.init) ?? "")</td><td>\(r.jitterMs.map { "\($0) ms" } ?? "")</td><td>\(r.mos.map { String($0) } ?? "")</td></tr>\n"
+            out +=
+                "<tr><td>\(xml(r.test)) #\(r.iteration)</td><td class=\"\(r.passed ? "pass" : "fail")\">\(r.passed ? "pass" : "fail")</td>"
+            out +=
+                "<td>\(r.postDialDelayMs.map { "\($0) ms" } ?? "")</td><td>\(r.answerMs.map { "\($0) ms" } ?? "")</td>"
+            out +=
+                "<td>\(xml(r.codec ?? ""))</td><td>\(xml(r.endReason ?? "")) \(r.sipCode.map(String.init) ?? "")\(r.q850Cause.map { " cause \($0)" } ?? "")</td>"
+            out +=
+                "<td>\(r.packetsLost.map(String.init) ?? "")</td><td>\(r.jitterMs.map { "\($0) ms" } ?? "")</td><td>\(r.mos.map { String($0) } ?? "")</td></tr>\n"
         }
         out += "</table>\n"
         for (index, r) in results.enumerated() {
@@ -81,8 +93,12 @@ public enum Reports {
             out += audioHTML(r.audio ?? [])
             var facts: [String] = []
             if let v = r.audioRoundTripMs { facts.append("audio round trip \(v) ms") }
-            if let v = r.causeConsistent { facts.append(v ? "hangup cause fits its SIP code" : "hangup cause contradicts its SIP code") }
-            if let v = r.sdpSane { facts.append(v ? "answer SDP named one of our codecs" : "answer SDP named no codec of ours") }
+            if let v = r.causeConsistent {
+                facts.append(v ? "hangup cause fits its SIP code" : "hangup cause contradicts its SIP code")
+            }
+            if let v = r.sdpSane {
+                facts.append(v ? "answer SDP named one of our codecs" : "answer SDP named no codec of ours")
+            }
             if !facts.isEmpty { out += "<p>\(xml(facts.joined(separator: "; ")))</p>\n" }
         }
         return out + "</body></html>\n"
@@ -94,9 +110,11 @@ public enum Reports {
         guard let t0 = events.first?.at else { return "" }
         let rowHeight = 18, width = 640, height = 30 + rowHeight * events.count
         var svg = "<svg width=\"\(width)\" height=\"\(height)\" font-family=\"monospace\" font-size=\"11\">\n"
-        svg += "<defs><marker id=\"a\" markerWidth=\"8\" markerHeight=\"8\" refX=\"8\" refY=\"4\" orient=\"auto\"><path d=\"M0,0 L8,4 L0,8 z\" fill=\"#36c\"/></marker></defs>\n"
+        svg +=
+            "<defs><marker id=\"a\" markerWidth=\"8\" markerHeight=\"8\" refX=\"8\" refY=\"4\" orient=\"auto\"><path d=\"M0,0 L8,4 L0,8 z\" fill=\"#36c\"/></marker></defs>\n"
         for (x, label) in [(80, "app"), (320, "gateway"), (560, "carrier")] {
-            svg += "<text x=\"\(x - 20)\" y=\"12\">\(label)</text><line x1=\"\(x)\" y1=\"18\" x2=\"\(x)\" y2=\"\(height)\" stroke=\"#999\"/>\n"
+            svg +=
+                "<text x=\"\(x - 20)\" y=\"12\">\(label)</text><line x1=\"\(x)\" y1=\"18\" x2=\"\(x)\" y2=\"\(height)\" stroke=\"#999\"/>\n"
         }
         for (i, e) in events.enumerated() {
             let y = 32 + i * rowHeight
@@ -108,10 +126,12 @@ public enum Reports {
             if let c = e.code { text = "error \(c)" }
             // A SIP code means the carrier caused it: an arrow from the carrier, else from the gateway.
             if let sip = e.sip {
-                svg += "<line x1=\"560\" y1=\"\(y - 4)\" x2=\"322\" y2=\"\(y - 4)\" stroke=\"#36c\" marker-end=\"url(#a)\"/>"
+                svg +=
+                    "<line x1=\"560\" y1=\"\(y - 4)\" x2=\"322\" y2=\"\(y - 4)\" stroke=\"#36c\" marker-end=\"url(#a)\"/>"
                 svg += "<text x=\"420\" y=\"\(y - 7)\" fill=\"#36c\">\(sip.code) \(xml(sip.reason))</text>"
             }
-            svg += "<line x1=\"320\" y1=\"\(y)\" x2=\"82\" y2=\"\(y)\" stroke=\"#333\"/><text x=\"90\" y=\"\(y - 3)\">+\(ms) ms \(xml(text))</text>\n"
+            svg +=
+                "<line x1=\"320\" y1=\"\(y)\" x2=\"82\" y2=\"\(y)\" stroke=\"#333\"/><text x=\"90\" y=\"\(y - 3)\">+\(ms) ms \(xml(text))</text>\n"
         }
         return svg + "</svg>\n"
     }
@@ -126,14 +146,17 @@ public enum Reports {
         func y(_ v: Double) -> String { String(format: "%.1f", height - 10 - max(0, min(1, v)) * (height - 20)) }
         func line(_ color: String, _ value: (TimelinePoint) -> Double?) -> String {
             let pts = points.compactMap { p in value(p).map { "\(x(p.ms)),\(y($0))" } }.joined(separator: " ")
-            return pts.isEmpty ? "" : "<polyline fill=\"none\" stroke=\"\(color)\" stroke-width=\"1.5\" points=\"\(pts)\"/>"
+            return pts.isEmpty
+                ? "" : "<polyline fill=\"none\" stroke=\"\(color)\" stroke-width=\"1.5\" points=\"\(pts)\"/>"
         }
         var svg = "<svg width=\"\(Int(width))\" height=\"\(Int(height))\" font-family=\"monospace\" font-size=\"10\">"
-        svg += "<rect x=\"0\" y=\"0\" width=\"\(Int(width))\" height=\"\(Int(height))\" fill=\"#fafafa\" stroke=\"#ddd\"/>"
+        svg +=
+            "<rect x=\"0\" y=\"0\" width=\"\(Int(width))\" height=\"\(Int(height))\" fill=\"#fafafa\" stroke=\"#ddd\"/>"
         svg += line("#aaa") { Double($0.packets) / 13 }
         svg += line("#36c") { $0.echoLevel }
         svg += line("#e80") { $0.jitterMs.map { $0 / maxJitter } }
-        svg += "<text x=\"12\" y=\"12\">packets/250 ms (grey), echo level (blue), jitter up to \(Int(maxJitter)) ms (orange); \(last.ms) ms</text>"
+        svg +=
+            "<text x=\"12\" y=\"12\">packets/250 ms (grey), echo level (blue), jitter up to \(Int(maxJitter)) ms (orange); \(last.ms) ms</text>"
         return svg + "</svg>\n"
     }
 

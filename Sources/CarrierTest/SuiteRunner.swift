@@ -79,8 +79,10 @@ public struct SuiteRunner: Sendable {
     /// Where each call's capture and recordings go (`--evidence DIR`); nil keeps none.
     public var evidenceDirectory: String?
 
-    public init(connection: IrisRtcConnection, profile: String?, evidenceDirectory: String? = nil,
-                progress: @escaping @Sendable (String) -> Void) {
+    public init(
+        connection: IrisRtcConnection, profile: String?, evidenceDirectory: String? = nil,
+        progress: @escaping @Sendable (String) -> Void
+    ) {
         self.connection = connection
         self.profile = profile
         self.evidenceDirectory = evidenceDirectory
@@ -104,7 +106,10 @@ public struct SuiteRunner: Sendable {
                 let r = runCall(test, iteration: i)
                 // The failure is text, never part of a format (it may hold "%").
                 let time = String(format: "%.1f s", r.durationSec)
-                progress(r.passed ? "✔ \(label) (\(time))" : "✘ \(label) (\(time)): step \(r.failedStep ?? 0): \(r.failure ?? "")")
+                progress(
+                    r.passed
+                        ? "✔ \(label) (\(time))" : "✘ \(label) (\(time)): step \(r.failedStep ?? 0): \(r.failure ?? "")"
+                )
                 results.append(r)
             }
         }
@@ -123,7 +128,8 @@ public struct SuiteRunner: Sendable {
 
     func runCall(_ test: TestCase, iteration: Int) -> TestCallResult {
         let start = Date()
-        var result = TestCallResult(test: test.name, iteration: iteration, passed: false, durationSec: 0, timeline: [], events: [])
+        var result = TestCallResult(
+            test: test.name, iteration: iteration, passed: false, durationSec: 0, timeline: [], events: [])
         let collector = Collector()
         let stream: IrisRtcStream
         do { stream = try IrisRtcStream(source: .tone(hz: test.toneHz, amplitude: 0.3)) } catch {
@@ -142,16 +148,19 @@ public struct SuiteRunner: Sendable {
         var audio: [AudioCheck] = []
         do {
             do {
-                result.roomId = try session.createWithTN(targetTN: test.target, sourceTN: test.source, profile: profile,
-                                                         capture: evidenceDirectory != nil)
+                result.roomId = try session.createWithTN(
+                    targetTN: test.target, sourceTN: test.source, profile: profile,
+                    capture: evidenceDirectory != nil)
             } catch {
                 throw StepFailure(message: "the gateway refused the call: \(error)")
             }
             for (i, step) in test.steps.enumerated() {
                 stepIndex = i + 1
                 do {
-                    if let rtt = try perform(step, number: i + 1, session: session, events: collector, cursor: &cursor, audio: &audio,
-                                             room: result.roomId), result.audioRoundTripMs == nil {
+                    if let rtt = try perform(
+                        step, number: i + 1, session: session, events: collector, cursor: &cursor, audio: &audio,
+                        room: result.roomId), result.audioRoundTripMs == nil
+                    {
                         result.audioRoundTripMs = rtt
                     }
                 } catch {
@@ -160,7 +169,9 @@ public struct SuiteRunner: Sendable {
                     throw error
                 }
                 try checkLimits(test, collector.events, room: result.roomId)
-                progress("    step \(i + 1)/\(test.steps.count) \(step) ok" + String(format: " (%.1f s)", Date().timeIntervalSince(start)))
+                progress(
+                    "    step \(i + 1)/\(test.steps.count) \(step) ok"
+                        + String(format: " (%.1f s)", Date().timeIntervalSince(start)))
             }
             result.passed = true
         } catch let f as StepFailure {
@@ -181,8 +192,9 @@ public struct SuiteRunner: Sendable {
         if let room = result.roomId { result.sip = trace(of: room) }
         if let directory = evidenceDirectory, let room = result.roomId {
             do {
-                let saved = Evidence.save(pcap: try connection.capture(roomId: room), trace: result.sip, directory: directory,
-                                          test: test.name, iteration: iteration)
+                let saved = Evidence.save(
+                    pcap: try connection.capture(roomId: room), trace: result.sip, directory: directory,
+                    test: test.name, iteration: iteration)
                 result.evidence = saved.evidence
                 if let problem = saved.problem { progress("    \(problem)") }
             } catch {
@@ -220,7 +232,10 @@ public struct SuiteRunner: Sendable {
         let s = events.compactMap { e -> String? in
             switch e.event {
             case .onSessionSIPStatus:
-                let sip = e.sip.map { " (\($0.code)\($0.reason.isEmpty ? "" : " " + $0.reason)\($0.cause.map { ", cause \($0)" } ?? ""))" } ?? ""
+                let sip =
+                    e.sip.map {
+                        " (\($0.code)\($0.reason.isEmpty ? "" : " " + $0.reason)\($0.cause.map { ", cause \($0)" } ?? ""))"
+                    } ?? ""
                 return (e.status?.rawValue ?? "?") + (e.earlyMedia == true ? " with early media" : "") + sip
             case .onSessionEnded: return "ended \(e.reason?.rawValue ?? "?")"
             case .onSessionError: return "error \(e.code ?? 0)"
@@ -238,13 +253,21 @@ public struct SuiteRunner: Sendable {
     private func checkLimits(_ test: TestCase, _ events: [SessionEvent], room: String?) throws {
         guard let t0 = startMs(events) else { return }
         if let limit = test.maxPostDialDelayMs,
-           let first = events.first(where: { $0.status == .connecting || $0.status == .connected }), Double(first.at - t0) > limit {
+            let first = events.first(where: { $0.status == .connecting || $0.status == .connected }),
+            Double(first.at - t0) > limit
+        {
             let what = first.status == .connecting ? "18x" : "18x or answer"
-            throw StepFailure(message: String(format: "post-dial delay %.1f s over the %.1f s limit (%@)",
-                                              Double(first.at - t0) / 1000, limit / 1000, trying(room, limit: limit / 1000, what)))
+            throw StepFailure(
+                message: String(
+                    format: "post-dial delay %.1f s over the %.1f s limit (%@)",
+                    Double(first.at - t0) / 1000, limit / 1000, trying(room, limit: limit / 1000, what)))
         }
-        if let limit = test.maxAnswerMs, let answer = events.first(where: { $0.status == .connected }), Double(answer.at - t0) > limit {
-            throw StepFailure(message: String(format: "answer after %.1f s over the %.1f s limit", Double(answer.at - t0) / 1000, limit / 1000))
+        if let limit = test.maxAnswerMs, let answer = events.first(where: { $0.status == .connected }),
+            Double(answer.at - t0) > limit
+        {
+            throw StepFailure(
+                message: String(
+                    format: "answer after %.1f s over the %.1f s limit", Double(answer.at - t0) / 1000, limit / 1000))
         }
     }
 
@@ -253,17 +276,22 @@ public struct SuiteRunner: Sendable {
     /// after 0.1 s, no 18x within it". Without a trace it names the 18x only.
     private func trying(_ room: String?, limit: Double, _ what: String) -> String {
         guard let room, let trace = try? connection.sipTrace(roomId: room),
-              let invite = trace.messages.first(where: { $0.direction == "sent" && $0.firstLine.hasPrefix("INVITE ") }) else {
+            let invite = trace.messages.first(where: { $0.direction == "sent" && $0.firstLine.hasPrefix("INVITE ") })
+        else {
             return "no \(what) within it"
         }
-        let resent = trace.messages.filter { $0.direction == "sent" && $0.retransmission && $0.firstLine.hasPrefix("INVITE ") }.count
+        let resent = trace.messages.filter {
+            $0.direction == "sent" && $0.retransmission && $0.firstLine.hasPrefix("INVITE ")
+        }.count
         let trying = trace.messages.first { $0.direction == "received" && $0.firstLine.hasPrefix("SIP/2.0 100") }
         let after = trying.map { $0.time - invite.time }
         var note: String
         if let after, after <= limit {
             note = String(format: "100 Trying after %.1f s, no %@ within it", after, what)
         } else {
-            note = "no 100 Trying or \(what) within it" + (after.map { String(format: "; its 100 Trying came after %.1f s", $0) } ?? "")
+            note =
+                "no 100 Trying or \(what) within it"
+                + (after.map { String(format: "; its 100 Trying came after %.1f s", $0) } ?? "")
         }
         if resent > 0 { note += "; our INVITE was sent again \(resent) time\(resent == 1 ? "" : "s")" }
         return note
@@ -274,14 +302,18 @@ public struct SuiteRunner: Sendable {
     /// sends nothing.
     private func echoFailure(hz: Double, within: Double, packets: Int, room: String?) -> String {
         if let room, let snap = try? connection.snapshot(roomId: room), let trunk = snap.trunk,
-           let other = trunk.otherPayloadType, (trunk.otherPayloadTypes ?? 0) > 0 {
+            let other = trunk.otherPayloadType, (trunk.otherPayloadTypes ?? 0) > 0
+        {
             let chose = [snap.codec, trunk.payloadType.map { "(\($0))" }].compactMap { $0 }.joined(separator: " ")
-            return "the carrier sends RTP payload type \(other) but its answer chose \(chose.isEmpty ? "another" : chose)"
+            return
+                "the carrier sends RTP payload type \(other) but its answer chose \(chose.isEmpty ? "another" : chose)"
                 + " (\(trunk.otherPayloadTypes ?? 0) packets dropped)"
         }
         if packets > 0 {
-            return String(format: "one-way audio: audio arrives from the carrier (%d packets) but our %.0f Hz tone does not come back within \(within) s",
-                          packets, hz)
+            return String(
+                format:
+                    "one-way audio: audio arrives from the carrier (%d packets) but our %.0f Hz tone does not come back within \(within) s",
+                packets, hz)
         }
         return String(format: "no audio from the carrier (expected our %.0f Hz tone back within \(within) s)", hz)
     }
@@ -292,30 +324,48 @@ public struct SuiteRunner: Sendable {
     private func nowMs() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 
     /// Performs one step; returns the audio round trip (ms) when the step measured one.
-    private func perform(_ step: TestStep, number: Int, session: IrisRtcAudioSession, events: Collector, cursor: inout Int,
-                         audio: inout [AudioCheck], room: String?) throws -> Int? {
+    private func perform(
+        _ step: TestStep, number: Int, session: IrisRtcAudioSession, events: Collector, cursor: inout Int,
+        audio: inout [AudioCheck], room: String?
+    ) throws -> Int? {
         let leg = session.stream.leg
         switch step {
         case .expectStatus(let status, let early, let within):
             let from = cursor
             let match = { () -> Int? in
                 let list = events.events
-                return list.indices.first { $0 >= from && list[$0].status == status && (early == nil || list[$0].earlyMedia == early) }
+                return list.indices.first {
+                    $0 >= from && list[$0].status == status && (early == nil || list[$0].earlyMedia == early)
+                }
             }
             guard wait(within, { match() != nil }), let at = match() else {
                 let list = events.events
                 // Endless early media: a 183 with audio, and no answer.
                 if status == .connected, answered(list) == nil, session.endedEvent == nil, leg.receivedPackets() > 0,
-                   let early = list.first(where: { $0.event == .onSessionEarlyMedia || $0.earlyMedia == true }) {
-                    throw StepFailure(message: String(format: "early media for %.1f s and no answer (%d packets; expected Connected within \(within) s)",
-                                                      Double(nowMs() - early.at) / 1000, leg.receivedPackets()))
+                    let early = list.first(where: { $0.event == .onSessionEarlyMedia || $0.earlyMedia == true })
+                {
+                    throw StepFailure(
+                        message: String(
+                            format:
+                                "early media for %.1f s and no answer (%d packets; expected Connected within \(within) s)",
+                            Double(nowMs() - early.at) / 1000, leg.receivedPackets()))
                 }
-                throw StepFailure(message: "expected \(status.rawValue)\(early == true ? " with early media" : "") within \(within) s; got \(happened(list))")
+                throw StepFailure(
+                    message:
+                        "expected \(status.rawValue)\(early == true ? " with early media" : "") within \(within) s; got \(happened(list))"
+                )
             }
             cursor = at + 1
         case .expectEarlyMedia(let within):
-            guard wait(within, { events.events.contains { $0.event == .onSessionEarlyMedia } && leg.receivedPackets() > 10 }) else {
-                throw StepFailure(message: "expected early media (183 with SDP and audio) within \(within) s; got \(happened(events.events)), \(leg.receivedPackets()) packets")
+            guard
+                wait(
+                    within,
+                    { events.events.contains { $0.event == .onSessionEarlyMedia } && leg.receivedPackets() > 10 })
+            else {
+                throw StepFailure(
+                    message:
+                        "expected early media (183 with SDP and audio) within \(within) s; got \(happened(events.events)), \(leg.receivedPackets()) packets"
+                )
             }
             if events.events.contains(where: { $0.status == .connected }) {
                 throw StepFailure(message: "expected audio before the answer; the call was already connected")
@@ -323,7 +373,9 @@ public struct SuiteRunner: Sendable {
         case .wait(let s):
             usleep(UInt32(s * 1_000_000))
         case .sendDTMF(let digits):
-            do { try session.insertDTMFtone(digits) } catch { throw StepFailure(message: "DTMF \(digits) refused: \(error)") }
+            do { try session.insertDTMFtone(digits) } catch {
+                throw StepFailure(message: "DTMF \(digits) refused: \(error)")
+            }
         case .expectDTMF(let digits, let within):
             let got = { events.events.filter { $0.event == .onSessionDTMF }.compactMap(\.digit).joined() }
             guard wait(within, { got().contains(digits) }) else {
@@ -331,8 +383,9 @@ public struct SuiteRunner: Sendable {
             }
         case .expectEcho(let hz, let within):
             guard wait(within, { leg.toneLevel(hz: hz, lastSeconds: 0.4) > 0.3 }) else {
-                throw StepFailure(message: echoFailure(hz: hz, within: within, packets: leg.receivedPackets(), room: room)
-                                  + String(format: "; its level was %.2f of the audio", leg.toneLevel(hz: hz, lastSeconds: 0.4)))
+                throw StepFailure(
+                    message: echoFailure(hz: hz, within: within, packets: leg.receivedPackets(), room: room)
+                        + String(format: "; its level was %.2f of the audio", leg.toneLevel(hz: hz, lastSeconds: 0.4)))
             }
             // Round trip: silence until the echo of the tone is gone, then the tone's onset
             // against the moment it comes back.
@@ -349,8 +402,10 @@ public struct SuiteRunner: Sendable {
             guard wait(within, { leg.receivedPackets() >= before + 25 }) else {
                 let came = leg.receivedPackets() - before
                 if came == 0, let answer = answered(events.events), session.endedEvent == nil {
-                    throw StepFailure(message: String(format: "late media: no audio from the carrier %.1f s after the answer",
-                                                      Double(nowMs() - answer.at) / 1000))
+                    throw StepFailure(
+                        message: String(
+                            format: "late media: no audio from the carrier %.1f s after the answer",
+                            Double(nowMs() - answer.at) / 1000))
                 }
                 throw StepFailure(message: "expected audio from the carrier within \(within) s; \(came) packets came")
             }
@@ -358,45 +413,70 @@ public struct SuiteRunner: Sendable {
             let hold = { if case .hold = step { true } else { false } }()
             let target: SessionStatus = hold ? .hold : .connected
             let seen = events.events.filter { $0.status == target }.count
-            do { try hold ? session.hold() : session.unhold() } catch { throw StepFailure(message: "\(hold ? "hold" : "unhold") refused: \(error)") }
+            do { try hold ? session.hold() : session.unhold() } catch {
+                throw StepFailure(message: "\(hold ? "hold" : "unhold") refused: \(error)")
+            }
             guard wait(within, { events.events.filter { $0.status == target }.count > seen }) else {
-                throw StepFailure(message: "expected \(target.rawValue) within \(within) s after \(hold ? "hold" : "unhold"); got \(happened(events.events))")
+                throw StepFailure(
+                    message:
+                        "expected \(target.rawValue) within \(within) s after \(hold ? "hold" : "unhold"); got \(happened(events.events))"
+                )
             }
         case .hangup:
             do { try session.close() } catch { throw StepFailure(message: "hang-up refused: \(error)") }
         case .expectEnd(let reason, let code, let cause, let causeFits, let within):
             guard wait(within, { session.endedEvent != nil }), let end = session.endedEvent else {
-                throw StepFailure(message: "expected the call to end \(reason.rawValue) within \(within) s; got \(happened(events.events))")
+                throw StepFailure(
+                    message:
+                        "expected the call to end \(reason.rawValue) within \(within) s; got \(happened(events.events))"
+                )
             }
             let sip = end.sip.map { "\($0.code)\($0.cause.map { " cause \($0)" } ?? "")" } ?? "no SIP code"
-            guard end.reason == reason, code == nil || end.sip?.code == code, cause == nil || end.sip?.cause == cause else {
+            guard end.reason == reason, code == nil || end.sip?.code == code, cause == nil || end.sip?.cause == cause
+            else {
                 let want = "\(reason.rawValue)" + (code.map { " \($0)" } ?? "") + (cause.map { " cause \($0)" } ?? "")
                 throw StepFailure(message: "expected the end \(want); got \(end.reason?.rawValue ?? "?") (\(sip))")
             }
-            if causeFits, let details = end.sip, let got = details.cause, !Q850.fits(cause: got, sipCode: details.code) {
+            if causeFits, let details = end.sip, let got = details.cause, !Q850.fits(cause: got, sipCode: details.code)
+            {
                 let expected = (Q850.expected(sipCode: details.code) ?? []).map(String.init).joined(separator: ", ")
-                throw StepFailure(message: "Q.850 cause \(got) contradicts \(details.code)\(details.reason.isEmpty ? "" : " " + details.reason)"
-                                  + " (expected one of \(expected))")
+                throw StepFailure(
+                    message:
+                        "Q.850 cause \(got) contradicts \(details.code)\(details.reason.isEmpty ? "" : " " + details.reason)"
+                        + " (expected one of \(expected))")
             }
         case .expectUp(let seconds):
             guard let answer = answered(events.events), session.endedEvent == nil else {
-                throw StepFailure(message: "expected the call up for \(seconds) s; it is not connected (got \(happened(events.events)))")
+                throw StepFailure(
+                    message:
+                        "expected the call up for \(seconds) s; it is not connected (got \(happened(events.events)))")
             }
             if wait(seconds, { session.endedEvent != nil }), let end = session.endedEvent {
-                let how = end.sip.map { d -> String in
-                    let kind = d.code == 200 || d.code == 0 ? "BYE" : "\(d.code)\(d.reason.isEmpty ? "" : " " + d.reason)"
-                    return kind + (d.cause.map { ", cause \($0)" } ?? "")
-                } ?? "no SIP details"
+                let how =
+                    end.sip.map { d -> String in
+                        let kind =
+                            d.code == 200 || d.code == 0 ? "BYE" : "\(d.code)\(d.reason.isEmpty ? "" : " " + d.reason)"
+                        return kind + (d.cause.map { ", cause \($0)" } ?? "")
+                    } ?? "no SIP details"
                 // A 200 OK the carrier kept sending says our ACK never reached it (RFC 3261
                 // §13.3.1.4: it gives up after 64*T1 and sends BYE): the trace shows it.
-                let resent = room.flatMap { try? connection.sipTrace(roomId: $0) }.map { trace in
-                    trace.messages.filter { $0.direction == "received" && $0.retransmission && $0.firstLine.hasPrefix("SIP/2.0 200")
-                        && $0.text.range(of: #"\nCSeq:\s*\d+\s+INVITE"#, options: [.regularExpression, .caseInsensitive]) != nil }.count
-                } ?? 0
-                let retransmissions = resent > 0
-                    ? "; it retransmitted its 200 OK \(resent) time\(resent == 1 ? "" : "s") after our ACK: the ACK never reached it" : ""
-                throw StepFailure(message: String(format: "the carrier ended the call %.1f s after the answer (%@) before the test did",
-                                                  Double(end.at - answer.at) / 1000, how) + retransmissions)
+                let resent =
+                    room.flatMap { try? connection.sipTrace(roomId: $0) }.map { trace in
+                        trace.messages.filter {
+                            $0.direction == "received" && $0.retransmission && $0.firstLine.hasPrefix("SIP/2.0 200")
+                                && $0.text.range(
+                                    of: #"\nCSeq:\s*\d+\s+INVITE"#, options: [.regularExpression, .caseInsensitive])
+                                    != nil
+                        }.count
+                    } ?? 0
+                let retransmissions =
+                    resent > 0
+                    ? "; it retransmitted its 200 OK \(resent) time\(resent == 1 ? "" : "s") after our ACK: the ACK never reached it"
+                    : ""
+                throw StepFailure(
+                    message: String(
+                        format: "the carrier ended the call %.1f s after the answer (%@) before the test did",
+                        Double(end.at - answer.at) / 1000, how) + retransmissions)
             }
         case .audioQuality(let q):
             let codec = events.events.first { $0.event == .onStreamQualityIndicator }?.codec
@@ -407,7 +487,8 @@ public struct SuiteRunner: Sendable {
         return nil
     }
 
-    private func measure(_ r: inout TestCallResult, _ events: [SessionEvent], start: Date, session: IrisRtcAudioSession) {
+    private func measure(_ r: inout TestCallResult, _ events: [SessionEvent], start: Date, session: IrisRtcAudioSession)
+    {
         r.events = events
         let t0 = events.first?.at ?? Int64(start.timeIntervalSince1970 * 1000)
         if let ringing = events.first(where: { $0.status == .connecting }) { r.postDialDelayMs = Int(ringing.at - t0) }
@@ -420,13 +501,17 @@ public struct SuiteRunner: Sendable {
         r.codec = events.first { $0.event == .onStreamQualityIndicator }?.codec
         if r.answerMs != nil { r.sdpSane = r.codec != nil }
         if let cause = r.q850Cause, let code = r.sipCode { r.causeConsistent = Q850.fits(cause: cause, sipCode: code) }
-        if let room = r.roomId, let snap = try? connection.snapshot(roomId: room), let trunk = snap.trunk, trunk.packetsReceived > 0 {
+        if let room = r.roomId, let snap = try? connection.snapshot(roomId: room), let trunk = snap.trunk,
+            trunk.packetsReceived > 0
+        {
             r.packetsLost = trunk.packetsLost
             r.jitterMs = (trunk.jitterMs * 100).rounded() / 100
             r.roundTripMs = trunk.roundTripMs
             let expected = Double(trunk.packetsReceived) + Double(max(0, trunk.packetsLost))
-            r.mos = EModel.mos(codec: r.codec ?? "PCMU", lossPercent: expected > 0 ? 100 * Double(max(0, trunk.packetsLost)) / expected : 0,
-                               oneWayDelayMs: (trunk.roundTripMs ?? 0) / 2 + trunk.jitterMs * 2 + 40)
+            r.mos = EModel.mos(
+                codec: r.codec ?? "PCMU",
+                lossPercent: expected > 0 ? 100 * Double(max(0, trunk.packetsLost)) / expected : 0,
+                oneWayDelayMs: (trunk.roundTripMs ?? 0) / 2 + trunk.jitterMs * 2 + 40)
         }
     }
 }
@@ -435,13 +520,13 @@ public struct SuiteRunner: Sendable {
 /// mapping, with the usual alternatives): a carrier that says 486 with cause 1 is confused.
 public enum Q850 {
     static let bySIP: [Int: Set<Int>] = [
-        200: [16, 31],                  // BYE: normal clearing
+        200: [16, 31],  // BYE: normal clearing
         404: [1, 2, 3, 20, 22, 26], 484: [28], 604: [1],
         486: [17], 600: [17],
         480: [18, 19, 20, 31], 408: [18, 102],
         603: [21], 403: [21, 55, 57, 87],
         503: [27, 34, 38, 41, 42, 44, 47, 63], 502: [27, 38], 500: [41, 111, 127],
-        488: [58, 65, 79, 88], 487: [16, 31], 504: [102],
+        488: [58, 65, 79, 88], 487: [16, 31], 504: [102]
     ]
 
     /// The causes that fit `sipCode`, ascending; nil when the code has no mapping.
@@ -483,10 +568,13 @@ final class Sampler: @unchecked Sendable {  // `list` is behind `lock`; the leg 
                 usleep(250_000)
                 tick += 1
                 // The trunk's jitter once a second (an API round trip).
-                if tick % 4 == 0, let r = room(), let snap = try? connection.snapshot(roomId: r) { jitter = snap.trunk?.jitterMs }
+                if tick % 4 == 0, let r = room(), let snap = try? connection.snapshot(roomId: r) {
+                    jitter = snap.trunk?.jitterMs
+                }
                 let packets = leg.receivedPackets()
-                let p = TimelinePoint(ms: Int(Date().timeIntervalSince(start) * 1000), packets: packets - lastPackets,
-                                      echoLevel: (leg.toneLevel(hz: toneHz, lastSeconds: 0.25) * 100).rounded() / 100, jitterMs: jitter)
+                let p = TimelinePoint(
+                    ms: Int(Date().timeIntervalSince(start) * 1000), packets: packets - lastPackets,
+                    echoLevel: (leg.toneLevel(hz: toneHz, lastSeconds: 0.25) * 100).rounded() / 100, jitterMs: jitter)
                 lastPackets = packets
                 lock.withLock { list.append(p) }
             }
@@ -505,10 +593,11 @@ final class Sampler: @unchecked Sendable {  // `list` is behind `lock`; the leg 
 public enum EModel {
     public static func mos(codec: String, lossPercent: Double, oneWayDelayMs: Double) -> Double {
         // Ie and Bpl with packet loss concealment (G.113 Appendix I).
-        let (ie, bpl): (Double, Double) = switch codec.uppercased() {
-        case "G722": (0, 25.1)  // wideband scored on the narrowband scale, conservatively
-        default: (0, 25.1)      // G.711 with PLC
-        }
+        let (ie, bpl): (Double, Double) =
+            switch codec.uppercased() {
+            case "G722": (0, 25.1)  // wideband scored on the narrowband scale, conservatively
+            default: (0, 25.1)  // G.711 with PLC
+            }
         let ieEff = ie + (95 - ie) * lossPercent / (lossPercent + bpl)
         let d = oneWayDelayMs
         let id = 0.024 * d + (d > 177.3 ? 0.11 * (d - 177.3) : 0)

@@ -1,5 +1,5 @@
-import Foundation
 import Formats
+import Foundation
 import IrisAPI
 
 /// A carrier test suite (JSON5, `sip-profiles/suites/*.json5`): test calls through a trunk,
@@ -28,7 +28,8 @@ public struct TestSuite: Sendable, Equatable {
 
     /// Loads a suite; a bad file is an error naming the file and the key path.
     public static func load(path: String) throws(SuiteError) -> TestSuite {
-        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
+        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8)
+        else {
             throw SuiteError(file: path, keyPath: "", message: "cannot read the file as UTF-8 text")
         }
         return try parse(text, file: path)
@@ -64,8 +65,10 @@ public struct TestCase: Sendable, Equatable {
     /// The longest time from the call's start to the answer, ms. nil: no limit.
     public var maxAnswerMs: Double?
 
-    public init(name: String, target: String, source: String = "+15557654321", repeatCount: Int = 1, toneHz: Double = 1000,
-                steps: [TestStep], maxPostDialDelayMs: Double? = nil, maxAnswerMs: Double? = nil) {
+    public init(
+        name: String, target: String, source: String = "+15557654321", repeatCount: Int = 1, toneHz: Double = 1000,
+        steps: [TestStep], maxPostDialDelayMs: Double? = nil, maxAnswerMs: Double? = nil
+    ) {
         self.name = name
         self.target = target
         self.source = source
@@ -108,7 +111,9 @@ extension TestStep: CustomStringConvertible {
     /// The step as the progress lines name it.
     public var description: String {
         switch self {
-        case .expectStatus(let s, let early, _): "expect \(s.rawValue)" + (early == true ? " with early media" : early == false ? " without early media" : "")
+        case .expectStatus(let s, let early, _):
+            "expect \(s.rawValue)"
+                + (early == true ? " with early media" : early == false ? " without early media" : "")
         case .expectEarlyMedia: "expect early media"
         case .wait(let s): "wait \(s) s"
         case .sendDTMF(let d): "send DTMF \(d)"
@@ -119,9 +124,11 @@ extension TestStep: CustomStringConvertible {
         case .unhold: "unhold"
         case .hangup: "hang up"
         case .expectEnd(let r, let code, let cause, let fits, _):
-            "expect the end \(r.rawValue)" + (code.map { " \($0)" } ?? "") + (cause.map { " cause \($0)" } ?? "") + (fits ? " with a fitting cause" : "")
+            "expect the end \(r.rawValue)" + (code.map { " \($0)" } ?? "") + (cause.map { " cause \($0)" } ?? "")
+                + (fits ? " with a fitting cause" : "")
         case .expectUp(let s): "expect the call up for \(s) s"
-        case .audioQuality(let q): "audio quality (\(q.mode.rawValue)\(q.tones.isEmpty ? "" : ", " + q.tones.map { String(Int($0)) }.joined(separator: "/") + " Hz"), \(q.durationSec) s)"
+        case .audioQuality(let q):
+            "audio quality (\(q.mode.rawValue)\(q.tones.isEmpty ? "" : ", " + q.tones.map { String(Int($0)) }.joined(separator: "/") + " Hz"), \(q.durationSec) s)"
         }
     }
 }
@@ -138,12 +145,16 @@ public struct SuiteError: Error, Sendable, Equatable, CustomStringConvertible {
 struct SuiteReader {
     let file: String
 
-    func fail(_ path: String, _ message: String) -> SuiteError { SuiteError(file: file, keyPath: path, message: message) }
+    func fail(_ path: String, _ message: String) -> SuiteError {
+        SuiteError(file: file, keyPath: path, message: message)
+    }
 
     func object(_ v: Any, _ path: String, keys: Set<String>) throws(SuiteError) -> [String: Any] {
         guard let o = v as? [String: Any] else { throw fail(path, "must be an object") }
         if let unknown = o.keys.sorted().first(where: { !keys.contains($0) }) {
-            throw fail(path.isEmpty ? unknown : path + "." + unknown, "unknown key (allowed: \(keys.sorted().joined(separator: ", ")))")
+            throw fail(
+                path.isEmpty ? unknown : path + "." + unknown,
+                "unknown key (allowed: \(keys.sorted().joined(separator: ", ")))")
         }
         return o
     }
@@ -154,7 +165,9 @@ struct SuiteReader {
         return s
     }
 
-    func number(_ o: [String: Any], _ key: String, _ path: String, in range: ClosedRange<Double>) throws(SuiteError) -> Double? {
+    func number(
+        _ o: [String: Any], _ key: String, _ path: String, in range: ClosedRange<Double>
+    ) throws(SuiteError) -> Double? {
         guard let v = o[key] else { return nil }
         guard let n = v as? NSNumber, !Self.isBoolean(v), range.contains(n.doubleValue) else {
             throw fail(join(path, key), "must be a number from \(range.lowerBound) to \(range.upperBound)")
@@ -182,27 +195,39 @@ struct SuiteReader {
     }
 
     func testCase(_ v: Any, _ path: String) throws(SuiteError) -> TestCase {
-        let o = try object(v, path, keys: ["name", "target", "source", "repeat", "toneHz", "steps", "maxPostDialDelayMs", "maxAnswerMs"])
+        let o = try object(
+            v, path,
+            keys: ["name", "target", "source", "repeat", "toneHz", "steps", "maxPostDialDelayMs", "maxAnswerMs"])
         guard let name = try string(o, "name", path) else { throw fail(join(path, "name"), "missing required key") }
-        guard let target = try string(o, "target", path) else { throw fail(join(path, "target"), "missing required key") }
-        guard let list = o["steps"] as? [Any], !list.isEmpty else { throw fail(join(path, "steps"), "must be a non-empty array") }
+        guard let target = try string(o, "target", path) else {
+            throw fail(join(path, "target"), "missing required key")
+        }
+        guard let list = o["steps"] as? [Any], !list.isEmpty else {
+            throw fail(join(path, "steps"), "must be a non-empty array")
+        }
         var steps: [TestStep] = []
         for (i, s) in list.enumerated() { steps.append(try step(s, join(path, "steps[\(i)]"))) }
-        return TestCase(name: name, target: target, source: try string(o, "source", path) ?? "+15557654321",
-                        repeatCount: Int(try number(o, "repeat", path, in: 1...1000) ?? 1),
-                        toneHz: try number(o, "toneHz", path, in: 100...3500) ?? 1000, steps: steps,
-                        maxPostDialDelayMs: try number(o, "maxPostDialDelayMs", path, in: 1...600_000),
-                        maxAnswerMs: try number(o, "maxAnswerMs", path, in: 1...600_000))
+        return TestCase(
+            name: name, target: target, source: try string(o, "source", path) ?? "+15557654321",
+            repeatCount: Int(try number(o, "repeat", path, in: 1...1000) ?? 1),
+            toneHz: try number(o, "toneHz", path, in: 100...3500) ?? 1000, steps: steps,
+            maxPostDialDelayMs: try number(o, "maxPostDialDelayMs", path, in: 1...600_000),
+            maxAnswerMs: try number(o, "maxAnswerMs", path, in: 1...600_000))
     }
 
-    static let actions = ["expect", "expectEarlyMedia", "wait", "sendDTMF", "expectDTMF", "expectEcho", "expectAudio",
-                          "hold", "unhold", "hangup", "expectEnd", "expectUp", "audioQuality"]
+    static let actions = [
+        "expect", "expectEarlyMedia", "wait", "sendDTMF", "expectDTMF", "expectEcho", "expectAudio",
+        "hold", "unhold", "hangup", "expectEnd", "expectUp", "audioQuality"
+    ]
 
     func step(_ v: Any, _ path: String) throws(SuiteError) -> TestStep {
         // The audio figures belong to `audioQuality` alone; on other steps they are unknown keys.
         let audio = (v as? [String: Any])?["audioQuality"] != nil
-        let o = try object(v, path, keys: Set(Self.actions + ["withinSec", "earlyMedia", "sipCode", "cause", "causeFits"]
-                                               + (audio ? Self.audioKeys : [])))
+        let o = try object(
+            v, path,
+            keys: Set(
+                Self.actions + ["withinSec", "earlyMedia", "sipCode", "cause", "causeFits"]
+                    + (audio ? Self.audioKeys : [])))
         let present = Self.actions.filter { o[$0] != nil }
         guard present.count == 1, let action = present.first else {
             throw fail(path, "needs exactly one of \(Self.actions.joined(separator: ", "))")
@@ -214,15 +239,20 @@ struct SuiteReader {
             guard let status = SessionStatus(rawValue: s) else {
                 throw fail(join(path, "expect"), "must be Initializing, Connecting, Connected, Hold or Disconnected")
             }
-            if let e = o["earlyMedia"], !Self.isBoolean(e) { throw fail(join(path, "earlyMedia"), "must be true or false") }
+            if let e = o["earlyMedia"], !Self.isBoolean(e) {
+                throw fail(join(path, "earlyMedia"), "must be true or false")
+            }
             return .expectStatus(status, earlyMedia: o["earlyMedia"] as? Bool, within: within)
         case "expectEarlyMedia": return .expectEarlyMedia(within: within)
         case "wait": return .wait(try number(o, "wait", path, in: 0...600) ?? 0)
         case "sendDTMF", "expectDTMF":
             let d = try string(o, action, path) ?? ""
-            guard !d.isEmpty, d.allSatisfy({ "0123456789*#ABCD".contains($0) }) else { throw fail(join(path, action), "must be digits 0-9 * # A-D") }
+            guard !d.isEmpty, d.allSatisfy({ "0123456789*#ABCD".contains($0) }) else {
+                throw fail(join(path, action), "must be digits 0-9 * # A-D")
+            }
             return action == "sendDTMF" ? .sendDTMF(d) : .expectDTMF(d, within: within)
-        case "expectEcho": return .expectEcho(hz: try number(o, "expectEcho", path, in: 100...3500) ?? 1000, within: within)
+        case "expectEcho":
+            return .expectEcho(hz: try number(o, "expectEcho", path, in: 100...3500) ?? 1000, within: within)
         case "expectAudio": return .expectAudio(within: within)
         case "hold": return .hold(within: within)
         case "unhold": return .unhold(within: within)
@@ -232,12 +262,17 @@ struct SuiteReader {
         default:
             let r = try string(o, "expectEnd", path) ?? ""
             guard let reason = EndReason(rawValue: r) else {
-                throw fail(join(path, "expectEnd"), "must be one of " + EndReason.allCases.map(\.rawValue).joined(separator: ", "))
+                throw fail(
+                    join(path, "expectEnd"),
+                    "must be one of " + EndReason.allCases.map(\.rawValue).joined(separator: ", "))
             }
-            if let f = o["causeFits"], !Self.isBoolean(f) { throw fail(join(path, "causeFits"), "must be true or false") }
-            return .expectEnd(reason, sipCode: (try number(o, "sipCode", path, in: 100...699)).map { Int($0) },
-                              cause: (try number(o, "cause", path, in: 0...127)).map { Int($0) },
-                              causeFits: o["causeFits"] as? Bool ?? false, within: within)
+            if let f = o["causeFits"], !Self.isBoolean(f) {
+                throw fail(join(path, "causeFits"), "must be true or false")
+            }
+            return .expectEnd(
+                reason, sipCode: (try number(o, "sipCode", path, in: 100...699)).map { Int($0) },
+                cause: (try number(o, "cause", path, in: 0...127)).map { Int($0) },
+                causeFits: o["causeFits"] as? Bool ?? false, within: within)
         }
     }
 }

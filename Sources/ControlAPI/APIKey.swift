@@ -7,7 +7,9 @@ import SIP
 /// `<data-dir>/api-key` is read, or created at first start (mode 0600) so the CLI on the
 /// same machine finds it by itself.
 public enum APIKey {
-    public static func loadOrCreate(dataDir: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String {
+    public static func loadOrCreate(
+        dataDir: String, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> String {
         if let k = environment["IRISGW_API_KEY"], !k.isEmpty { return k }
         let path = dataDir + "/api-key"
         if let text = try? String(contentsOfFile: path, encoding: .utf8) {
@@ -17,7 +19,10 @@ public enum APIKey {
         }
         try PrivateFiles.prepareDirectory(dataDir)
         let key = Crypto.hex(Crypto.randomBytes(count: 24))
-        guard FileManager.default.createFile(atPath: path, contents: Data((key + "\n").utf8), attributes: [.posixPermissions: 0o600]) else {
+        guard
+            FileManager.default.createFile(
+                atPath: path, contents: Data((key + "\n").utf8), attributes: [.posixPermissions: 0o600])
+        else {
             throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
         }
         return key

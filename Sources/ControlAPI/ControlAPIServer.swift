@@ -22,8 +22,10 @@ public final class ControlAPIServer: Sendable {
     /// The server can listen before the gateway exists (the gateway's notifications name
     /// the API's address); until `attach`, requests get 503. `webFiles`: the dialer page.
     /// `pageLimits`: the page tokens' quotas per routing id.
-    public init(key: String, configuration: HTTPServerConfiguration, webFiles: StaticFiles? = nil,
-                pageLimits: PageTokenLimits = PageTokenLimits()) {
+    public init(
+        key: String, configuration: HTTPServerConfiguration, webFiles: StaticFiles? = nil,
+        pageLimits: PageTokenLimits = PageTokenLimits()
+    ) {
         self.key = key
         self.configuration = configuration
         self.webFiles = webFiles
@@ -46,11 +48,12 @@ public final class ControlAPIServer: Sendable {
 
     /// Starts listening; returns the bound port.
     public func start() throws -> Int {
-        let s = HTTPServer(configuration: configuration,
-                           handler: { [self] in handle($0) },
-                           webSocket: { [self] in upgrade($0) },
-                           onWebSocketOpen: { [self] in opened($0) },
-                           onWebSocketClose: { [self] in closed($0) })
+        let s = HTTPServer(
+            configuration: configuration,
+            handler: { [self] in handle($0) },
+            webSocket: { [self] in upgrade($0) },
+            onWebSocketOpen: { [self] in opened($0) },
+            onWebSocketClose: { [self] in closed($0) })
         let port = try s.start()
         server.withLock { $0 = s }
         return port
@@ -67,7 +70,9 @@ public final class ControlAPIServer: Sendable {
     public var isTLS: Bool { configuration.tls != nil }
 
     public func stop() {
-        let s = server.withLock { s -> HTTPServer? in defer { s = nil }; return s }
+        let s = server.withLock { s -> HTTPServer? in
+            defer { s = nil }; return s
+        }
         s?.stop()
     }
 
@@ -113,7 +118,9 @@ public final class ControlAPIServer: Sendable {
         } catch let DecodingError.dataCorrupted(context) where context.underlyingError is RequestFieldError {
             // A field the body's type reads itself (an unknown key in `opus`, a bitrate word).
             let problem = context.underlyingError as? RequestFieldError
-            throw .badRequest("\(context.codingPath.map(\.stringValue).joined(separator: ".")): \(problem?.message ?? context.debugDescription)")
+            throw .badRequest(
+                "\(context.codingPath.map(\.stringValue).joined(separator: ".")): \(problem?.message ?? context.debugDescription)"
+            )
         } catch let DecodingError.dataCorrupted(context) where !context.codingPath.isEmpty {
             throw .badRequest("bad value at \"\(context.codingPath.map(\.stringValue).joined(separator: "."))\"")
         } catch {
@@ -139,7 +146,8 @@ public final class ControlAPIServer: Sendable {
     private func page(_ request: HTTPRequest) -> HTTPResponse {
         guard request.method == "GET" || request.method == "HEAD" else { return Self.error(Self.notAllowed(request)) }
         guard let webFiles else {
-            return Self.error(GatewayError(IrisCode.incorrectParams, .notFound, "the dialer page is not installed (serve --web-dir)"))
+            return Self.error(
+                GatewayError(IrisCode.incorrectParams, .notFound, "the dialer page is not installed (serve --web-dir)"))
         }
         return webFiles.response(path: request.path)
             ?? Self.error(GatewayError(IrisCode.incorrectParams, .notFound, "no such file"))
@@ -169,13 +177,14 @@ public final class ControlAPIServer: Sendable {
             guard m == "GET" else { throw Self.notAllowed(request) }
             guard caller == .apiKey else { throw Self.forbidden("read the metrics") }
             let load = gateway.sipLoad()
-            var text = gateway.metrics.render(statuses: gateway.list().map(\.status), sipResponses: gateway.sipResponseCounts(),
-                                              lateFrames: gateway.media.measurements().lateFrames,
-                                              refusals: gateway.sipRefusalCounts(),
-                                              recordWrites: (gateway.records.writeFailures, gateway.records.pendingWrites),
-                                              sipTransactions: load.transactions, heapTrims: load.heapTrims,
-                                              mediaThreads: gateway.media.configuration.threads,
-                                              mediaLoad: (gateway.media.loads(), gateway.configuration.mediaLoadBudget))
+            var text = gateway.metrics.render(
+                statuses: gateway.list().map(\.status), sipResponses: gateway.sipResponseCounts(),
+                lateFrames: gateway.media.measurements().lateFrames,
+                refusals: gateway.sipRefusalCounts(),
+                recordWrites: (gateway.records.writeFailures, gateway.records.pendingWrites),
+                sipTransactions: load.transactions, heapTrims: load.heapTrims,
+                mediaThreads: gateway.media.configuration.threads,
+                mediaLoad: (gateway.media.loads(), gateway.configuration.mediaLoadBudget))
             if let http = server.withLock({ $0 })?.statistics { text += Self.metricsText(http) }
             return .text(200, text, contentType: "text/plain; version=0.0.4; charset=utf-8")
         }
@@ -185,8 +194,10 @@ public final class ControlAPIServer: Sendable {
         guard parts.count >= 2, parts[0] == "v1", parts[1] == "sessions", parts.count <= 4 else {
             throw GatewayError(IrisCode.incorrectParams, .notFound, "no such endpoint: \(m) \(request.path)")
         }
-        if parts.count >= 3, (m, parts.count) == ("GET", 3) || (m, parts.count) == ("GET", 4) || (m, parts.count) == ("DELETE", 3)
-            || (m, parts.count) == ("POST", 4) {
+        if parts.count >= 3,
+            (m, parts.count) == ("GET", 3) || (m, parts.count) == ("GET", 4) || (m, parts.count) == ("DELETE", 3)
+                || (m, parts.count) == ("POST", 4)
+        {
             try authorize(caller, room: parts[2], gateway: gateway)
         }
         switch (m, parts.count) {
@@ -205,11 +216,15 @@ public final class ControlAPIServer: Sendable {
             case "sip": return Self.json(200, try gateway.sipTrace(roomId: parts[2]))
             case "pcap":
                 let capture = try gateway.capturePcap(roomId: parts[2])
-                return HTTPResponse(status: 200, headers: [("Content-Type", "application/vnd.tcpdump.pcap"),
-                                                           ("Content-Disposition", "attachment; filename=\"\(parts[2]).pcap\""),
-                                                           ("X-Capture-Dropped", String(capture.dropped)),
-                                                           ("X-Capture-Ignored", String(capture.ignored))],
-                                    stream: capture.pcap)
+                return HTTPResponse(
+                    status: 200,
+                    headers: [
+                        ("Content-Type", "application/vnd.tcpdump.pcap"),
+                        ("Content-Disposition", "attachment; filename=\"\(parts[2]).pcap\""),
+                        ("X-Capture-Dropped", String(capture.dropped)),
+                        ("X-Capture-Ignored", String(capture.ignored))
+                    ],
+                    stream: capture.pcap)
             default: throw GatewayError(IrisCode.incorrectParams, .notFound, "no such endpoint: \(m) \(request.path)")
             }
         case ("DELETE", 3):
@@ -227,7 +242,9 @@ public final class ControlAPIServer: Sendable {
         GatewayError(IrisCode.incorrectParams, .methodNotAllowed, "\(request.method) is not allowed on \(request.path)")
     }
 
-    private func verbRequest(_ room: String, _ verb: String, _ request: HTTPRequest, _ caller: APICaller) throws(GatewayError) -> HTTPResponse {
+    private func verbRequest(
+        _ room: String, _ verb: String, _ request: HTTPRequest, _ caller: APICaller
+    ) throws(GatewayError) -> HTTPResponse {
         let gateway = try self.current
         switch verb {
         case "join":
@@ -260,21 +277,33 @@ public final class ControlAPIServer: Sendable {
     /// The HTTP server's gauges and refusal counters, Prometheus text.
     static func metricsText(_ s: HTTPServerStatistics) -> String {
         var out = PrometheusText()
-        out.metric("irisgw_http_connections", "gauge", "Control API connections open (HTTP and WebSocket).", s.openConnections)
+        out.metric(
+            "irisgw_http_connections", "gauge", "Control API connections open (HTTP and WebSocket).", s.openConnections)
         out.metric("irisgw_websockets", "gauge", "Event WebSockets open.", s.openWebSockets)
         out.metric("irisgw_http_accepted_total", "counter", "Control API connections accepted.", s.acceptedConnections)
-        out.metric("irisgw_http_requests_total", "counter", "Requests handed to the control API's handlers.", s.requests)
-        out.metric("irisgw_http_idle_closed_total", "counter", "Keep-alive connections closed after the idle timeout.", s.idleClosed)
-        out.metric("irisgw_http_accept_backoff_total", "counter",
-                   "Pauses of the listener after accept ran out of file descriptors.", s.acceptBackoffs)
-        out.metric("irisgw_http_refused_total", "counter", "Connections, requests and WebSockets refused or dropped, by reason.",
-                   HTTPServerStatistics.Refusal.allCases.map { (labels: "{reason=\"\($0.rawValue)\"}", value: String(s.refusals($0))) })
+        out.metric(
+            "irisgw_http_requests_total", "counter", "Requests handed to the control API's handlers.", s.requests)
+        out.metric(
+            "irisgw_http_idle_closed_total", "counter", "Keep-alive connections closed after the idle timeout.",
+            s.idleClosed)
+        out.metric(
+            "irisgw_http_accept_backoff_total", "counter",
+            "Pauses of the listener after accept ran out of file descriptors.", s.acceptBackoffs)
+        out.metric(
+            "irisgw_http_refused_total", "counter",
+            "Connections, requests and WebSockets refused or dropped, by reason.",
+            HTTPServerStatistics.Refusal.allCases.map {
+                (labels: "{reason=\"\($0.rawValue)\"}", value: String(s.refusals($0)))
+            })
         if s.tls {
-            out.metric("irisgw_api_tls_handshakes_total", "counter", "TLS handshakes completed on the HTTPS control API.", s.tlsHandshakes)
+            out.metric(
+                "irisgw_api_tls_handshakes_total", "counter", "TLS handshakes completed on the HTTPS control API.",
+                s.tlsHandshakes)
             let kinds = Set(TLSFailure.serverKinds).union(s.tlsFailures.keys).sorted()
-            out.metric("irisgw_api_tls_failures_total", "counter",
-                       "TLS handshakes of the HTTPS control API that failed or timed out, and TLS connections that broke, by reason.",
-                       kinds.map { (labels: "{reason=\"\($0)\"}", value: String(s.tlsFailures[$0] ?? 0)) })
+            out.metric(
+                "irisgw_api_tls_failures_total", "counter",
+                "TLS handshakes of the HTTPS control API that failed or timed out, and TLS connections that broke, by reason.",
+                kinds.map { (labels: "{reason=\"\($0)\"}", value: String(s.tlsFailures[$0] ?? 0)) })
         }
         return out.text
     }
@@ -288,7 +317,8 @@ public final class ControlAPIServer: Sendable {
 
     private func upgrade(_ request: HTTPRequest) -> WebSocketUpgrade {
         guard request.path == "/v1/events" else {
-            return .refuse(Self.error(GatewayError(IrisCode.incorrectParams, .notFound, "WebSocket only on /v1/events")))
+            return .refuse(
+                Self.error(GatewayError(IrisCode.incorrectParams, .notFound, "WebSocket only on /v1/events")))
         }
         let caller: APICaller
         do throws(GatewayError) {
@@ -305,13 +335,15 @@ public final class ControlAPIServer: Sendable {
             return .refuse(Self.error(Self.forbidden("subscribe to another routing id")))
         }
         // Every token of a routing id shares its quota; the socket ends with its token.
-        return .accept(group: "page:" + scope.routingId, limit: pageLimits.webSocketsPerRoutingId,
-                       expiry: WebSocketExpiry(at: expiresAt, reason: "the page token has expired"))
+        return .accept(
+            group: "page:" + scope.routingId, limit: pageLimits.webSocketsPerRoutingId,
+            expiry: WebSocketExpiry(at: expiresAt, reason: "the page token has expired"))
     }
 
     /// Browsers cannot set headers on a WebSocket: `access_token=` in the query works too.
     private func webSocketCaller(_ request: HTTPRequest) throws(GatewayError) -> APICaller {
-        try caller(authorization: request.headers["authorization"] ?? request.query["access_token"].map { "Bearer " + $0 })
+        try caller(
+            authorization: request.headers["authorization"] ?? request.query["access_token"].map { "Bearer " + $0 })
     }
 
     private func opened(_ connection: WebSocketConnection) {

@@ -16,10 +16,10 @@
 
 import Foundation
 import Glibc
+import HTTP
 import IOCore
 import IrisAPI
 import TLS
-import HTTP
 
 final class HTTPConnection {
     typealias Stream = StreamConnection<HTTPOrWebSocketFramer>
@@ -78,9 +78,10 @@ final class HTTPConnection {
     /// handler returns, streamed bodies and WebSocket messages are produced at the socket's pace).
     static func settings(_ configuration: HTTPServerConfiguration) -> StreamConnectionSettings {
         // No idle deadline before the first request: its head has `headerTimeout`.
-        StreamConnectionSettings(idleTimeout: nil, handshakeTimeout: configuration.headerTimeout,
-                                 firstFrameTimeout: configuration.headerTimeout, frameTimeout: configuration.headerTimeout,
-                                 maxQueuedBytes: .max)
+        StreamConnectionSettings(
+            idleTimeout: nil, handshakeTimeout: configuration.headerTimeout,
+            firstFrameTimeout: configuration.headerTimeout, frameTimeout: configuration.headerTimeout,
+            maxQueuedBytes: .max)
     }
 
     func start() {
@@ -148,8 +149,9 @@ final class HTTPConnection {
             refuse(HTTPRequestError(400, "malformed request target"))
             return
         }
-        let request = HTTPRequest(method: head.method, path: target.path, query: target.query, headers: head.headers,
-                                  body: body, remoteAddress: peer.host, remotePort: peer.port)
+        let request = HTTPRequest(
+            method: head.method, path: target.path, query: target.query, headers: head.headers,
+            body: body, remoteAddress: peer.host, remotePort: peer.port)
         body = []
         if head.wantsWebSocket {
             startUpgrade(head, request)
@@ -171,10 +173,12 @@ final class HTTPConnection {
     /// Writes `response`; the connection stays open for another request unless the client
     /// or the handler asked to close, `close` is set, or the server is stopping.
     func respond(_ response: HTTPResponse, close: Bool = false) {
-        let keepAlive = (head?.keepAlive ?? false) && !close && !HTTPResponseEncoder.asksToClose(response) && !core.shuttingDown
+        let keepAlive =
+            (head?.keepAlive ?? false) && !close && !HTTPResponseEncoder.asksToClose(response) && !core.shuttingDown
         let omitBody = head?.method == "HEAD"
         var out: [UInt8] = []
-        HTTPResponseEncoder.encode(response, keepAlive: keepAlive, omitBody: omitBody, date: core.dates.now(), into: &out)
+        HTTPResponseEncoder.encode(
+            response, keepAlive: keepAlive, omitBody: omitBody, date: core.dates.now(), into: &out)
         bodyStream = omitBody ? nil : response.stream
         closeAfterResponse = !keepAlive
         head = nil
@@ -291,12 +295,16 @@ final class HTTPConnection {
         guard phase == .request, stream.queuedBytes == 0 else { return }
         switch failure {
         case .frameTimeout where stream.framer.inBody:
-            stream.send(HTTPResponseEncoder.encode(.error(408, message: "request body timed out"), keepAlive: false,
-                                                   omitBody: false, date: core.dates.now()))
+            stream.send(
+                HTTPResponseEncoder.encode(
+                    .error(408, message: "request body timed out"), keepAlive: false,
+                    omitBody: false, date: core.dates.now()))
         case .firstFrameTimeout, .frameTimeout:
             if stream.framer.pending > 0 {
-                stream.send(HTTPResponseEncoder.encode(.error(408, message: "request head timed out"), keepAlive: false,
-                                                       omitBody: false, date: core.dates.now()))
+                stream.send(
+                    HTTPResponseEncoder.encode(
+                        .error(408, message: "request head timed out"), keepAlive: false,
+                        omitBody: false, date: core.dates.now()))
             }
         default:
             break

@@ -17,7 +17,8 @@ enum HTTPResponseEncoder {
 
     /// `encode`, appended to `out`. A streamed body (`response.stream`) is not: the
     /// connection appends its parts as the client reads.
-    static func encode(_ response: HTTPResponse, keepAlive: Bool, omitBody: Bool, date: String, into out: inout [UInt8]) {
+    static func encode(_ response: HTTPResponse, keepAlive: Bool, omitBody: Bool, date: String, into out: inout [UInt8])
+    {
         let status = (200...999).contains(response.status) ? response.status : 500
         var head = "HTTP/1.1 \(status) \(HTTPStatus.reasonPhrase(status))\r\n"
         for (name, value) in sendableFields(response.headers) {
@@ -53,7 +54,9 @@ enum HTTPResponseEncoder {
 
     /// The 101 that completes a WebSocket handshake.
     static func switchingProtocols(accept: String) -> [UInt8] {
-        Array("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: \(accept)\r\n\r\n".utf8)
+        Array(
+            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: \(accept)\r\n\r\n"
+                .utf8)
     }
 }
 
@@ -78,7 +81,8 @@ struct HTTPDateCache {
         let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
         let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
         func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
-        return "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon)]) \(parts.tm_year + 1900) "
+        return
+            "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon)]) \(parts.tm_year + 1900) "
             + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
     }
 }

@@ -45,11 +45,13 @@ public final class HTTPServer: Sendable {
     ///   - onWebSocketOpen: the handshake is done; `send(text:)` may be used from now on.
     ///   - onWebSocketClose: called exactly once per opened connection, whoever closed it.
     /// The two WebSocket callbacks run in order on one serial queue, never on the event loop.
-    public init(configuration: HTTPServerConfiguration,
-                handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse,
-                webSocket: @escaping @Sendable (HTTPRequest) -> WebSocketUpgrade,
-                onWebSocketOpen: @escaping @Sendable (WebSocketConnection) -> Void,
-                onWebSocketClose: @escaping @Sendable (WebSocketConnection) -> Void) {
+    public init(
+        configuration: HTTPServerConfiguration,
+        handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse,
+        webSocket: @escaping @Sendable (HTTPRequest) -> WebSocketUpgrade,
+        onWebSocketOpen: @escaping @Sendable (WebSocketConnection) -> Void,
+        onWebSocketClose: @escaping @Sendable (WebSocketConnection) -> Void
+    ) {
         self.configuration = configuration
         self.handler = handler
         self.webSocket = webSocket
@@ -90,7 +92,9 @@ public final class HTTPServer: Sendable {
             case .stopped: throw HTTPServerError("HTTP server was stopped; create a new one")
             case .idle: break
             }
-            if let problem = configuration.problem() { throw HTTPServerError("invalid HTTP server configuration: \(problem)") }
+            if let problem = configuration.problem() {
+                throw HTTPServerError("invalid HTTP server configuration: \(problem)")
+            }
             let address = try configuration.listenAddress()
             var context: TLSContext?
             if let tls = configuration.tls {
@@ -106,8 +110,9 @@ public final class HTTPServer: Sendable {
             } catch {
                 throw HTTPServerError("cannot start the HTTP event loop: \(error)")
             }
-            let core = HTTPServerCore(configuration: configuration, loop: loop, handler: handler, upgrade: webSocket,
-                                      onOpen: onWebSocketOpen, onClose: onWebSocketClose)
+            let core = HTTPServerCore(
+                configuration: configuration, loop: loop, handler: handler, upgrade: webSocket,
+                onOpen: onWebSocketOpen, onClose: onWebSocketClose)
             core.tlsContext = context
             core.updateStatistics { $0.tls = context != nil }
             loop.start(name: "irisgw-http")

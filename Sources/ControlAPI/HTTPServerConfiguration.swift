@@ -59,23 +59,25 @@ public struct HTTPServerConfiguration: Sendable {
     public var log: (@Sendable (String) -> Void)?
 
     /// Every setting with its documented default.
-    public init(listen: String = "127.0.0.1:8080",
-                threads: Int = 8,
-                maxBodyBytes: Int = 65_536,
-                webSocketQueueLimit: Int = 1024,
-                requestQueueLimit: Int = 256,
-                maxHeaderBytes: Int = 16_384,
-                headerTimeout: Double = 10,
-                bodyTimeout: Double = 10,
-                idleTimeout: Double = 30,
-                maxConnections: Int = 1024,
-                maxConnectionsPerSource: Int = 64,
-                maxWebSockets: Int = 512,
-                maxWebSocketsPerClient: Int = 128,
-                maxWebSocketMessageBytes: Int = 65_536,
-                webSocketCloseGrace: Double = 1,
-                tls: TLSServerSettings? = nil,
-                log: (@Sendable (String) -> Void)? = nil) {
+    public init(
+        listen: String = "127.0.0.1:8080",
+        threads: Int = 8,
+        maxBodyBytes: Int = 65_536,
+        webSocketQueueLimit: Int = 1024,
+        requestQueueLimit: Int = 256,
+        maxHeaderBytes: Int = 16_384,
+        headerTimeout: Double = 10,
+        bodyTimeout: Double = 10,
+        idleTimeout: Double = 30,
+        maxConnections: Int = 1024,
+        maxConnectionsPerSource: Int = 64,
+        maxWebSockets: Int = 512,
+        maxWebSocketsPerClient: Int = 128,
+        maxWebSocketMessageBytes: Int = 65_536,
+        webSocketCloseGrace: Double = 1,
+        tls: TLSServerSettings? = nil,
+        log: (@Sendable (String) -> Void)? = nil
+    ) {
         self.tls = tls
         self.listen = listen
         self.threads = threads
@@ -102,12 +104,18 @@ public struct HTTPServerConfiguration: Sendable {
             ("maxHeaderBytes", maxHeaderBytes, 256), ("maxConnections", maxConnections, 1),
             ("maxConnectionsPerSource", maxConnectionsPerSource, 1), ("maxWebSockets", maxWebSockets, 1),
             ("maxWebSocketsPerClient", maxWebSocketsPerClient, 1), ("webSocketQueueLimit", webSocketQueueLimit, 1),
-            ("maxWebSocketMessageBytes", maxWebSocketMessageBytes, 125),
+            ("maxWebSocketMessageBytes", maxWebSocketMessageBytes, 125)
         ]
-        for (name, value, least) in counts where value < least { return "\(name) must be at least \(least) (got \(value))" }
-        let times: [(String, Double)] = [("headerTimeout", headerTimeout), ("bodyTimeout", bodyTimeout),
-                                         ("idleTimeout", idleTimeout), ("webSocketCloseGrace", webSocketCloseGrace)]
-        for (name, value) in times where !(value > 0 && value < 86_400) { return "\(name) must be between 0 and 86400 s (got \(value))" }
+        for (name, value, least) in counts where value < least {
+            return "\(name) must be at least \(least) (got \(value))"
+        }
+        let times: [(String, Double)] = [
+            ("headerTimeout", headerTimeout), ("bodyTimeout", bodyTimeout),
+            ("idleTimeout", idleTimeout), ("webSocketCloseGrace", webSocketCloseGrace)
+        ]
+        for (name, value) in times where !(value > 0 && value < 86_400) {
+            return "\(name) must be between 0 and 86400 s (got \(value))"
+        }
         return nil
     }
 }
@@ -116,11 +124,14 @@ extension HTTPServerConfiguration {
     /// The address `listen` names; a bare port means every IPv4 interface. "[::]" is
     /// dual-stack (IPv4 clients too); other IPv6 addresses are IPv6 only.
     func listenAddress() throws(HTTPServerError) -> SocketAddress {
-        if !listen.isEmpty, listen.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }), let port = Int(listen),
-           port <= 65_535 {
+        if !listen.isEmpty, listen.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+            let port = Int(listen),
+            port <= 65_535
+        {
             return SocketAddress(host: "0.0.0.0", port: port)
         }
-        guard let address = SocketAddress.parse(listen, defaultPort: -1), address.port >= 0, !address.host.isEmpty else {
+        guard let address = SocketAddress.parse(listen, defaultPort: -1), address.port >= 0, !address.host.isEmpty
+        else {
             throw HTTPServerError("listen must be host:port or [v6]:port (got \"\(listen)\")")
         }
         return address

@@ -16,7 +16,8 @@ import IrisAPI
 import Synchronization
 import TLS
 
-final class HTTPServerCore: @unchecked Sendable {  // below `Loop-confined`: the server's loop only; the rest immutable or locked
+// below `Loop-confined`: the server's loop only; the rest immutable or locked
+final class HTTPServerCore: @unchecked Sendable {
     let configuration: HTTPServerConfiguration
     let loop: EventLoop
     let workers: HTTPWorkerPool
@@ -38,9 +39,10 @@ final class HTTPServerCore: @unchecked Sendable {  // below `Loop-confined`: the
 
     private var listener: StreamListener?
     /// Every connection, counted in all and per source (an IPv6 client's /64).
-    private lazy var caps = StreamConnectionCaps(maxConnections: configuration.maxConnections,
-                                                 maxPerSource: configuration.maxConnectionsPerSource,
-                                                 sourceKey: { Self.sourceKey(Self.clientHost($0)) })
+    private lazy var caps = StreamConnectionCaps(
+        maxConnections: configuration.maxConnections,
+        maxPerSource: configuration.maxConnectionsPerSource,
+        sourceKey: { Self.sourceKey(Self.clientHost($0)) })
     /// The HTTPS listener's context (nil: plain HTTP); a reload replaces it, connections
     /// already made keep the one they started with.
     var tlsContext: TLSContext?
@@ -53,11 +55,13 @@ final class HTTPServerCore: @unchecked Sendable {  // below `Loop-confined`: the
     private var shutdownDone: DispatchSemaphore?
     var dates = HTTPDateCache()
 
-    init(configuration: HTTPServerConfiguration, loop: EventLoop,
-         handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse,
-         upgrade: @escaping @Sendable (HTTPRequest) -> WebSocketUpgrade,
-         onOpen: @escaping @Sendable (WebSocketConnection) -> Void,
-         onClose: @escaping @Sendable (WebSocketConnection) -> Void) {
+    init(
+        configuration: HTTPServerConfiguration, loop: EventLoop,
+        handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse,
+        upgrade: @escaping @Sendable (HTTPRequest) -> WebSocketUpgrade,
+        onOpen: @escaping @Sendable (WebSocketConnection) -> Void,
+        onClose: @escaping @Sendable (WebSocketConnection) -> Void
+    ) {
         self.configuration = configuration
         self.loop = loop
         self.handler = handler
@@ -87,8 +91,9 @@ final class HTTPServerCore: @unchecked Sendable {  // below `Loop-confined`: the
 
     /// Binds the listening socket (on the loop, which owns it) and starts accepting.
     func listen(_ address: SocketAddress) throws(SocketError) -> Int {
-        let listener = try StreamListener(loop: loop, bind: address, caps: caps, acceptBackoff: Self.acceptBackoff,
-                                          backlog: 511, dualStack: address.host == "::")
+        let listener = try StreamListener(
+            loop: loop, bind: address, caps: caps, acceptBackoff: Self.acceptBackoff,
+            backlog: 511, dualStack: address.host == "::")
         // Reset at once: no TIME_WAIT kept for a connection never served.
         listener.resetRefused = true
         listener.onRefused = { [unowned self] why in refused(why) }
@@ -114,7 +119,9 @@ final class HTTPServerCore: @unchecked Sendable {  // below `Loop-confined`: the
                 return s.acceptBackoffs
             }
             if total == 1 || total % 100 == 0 {
-                log("http: accept ran out of file descriptors; pausing accepts for \(Int(Self.acceptBackoff * 1000)) ms (\(total) times so far)")
+                log(
+                    "http: accept ran out of file descriptors; pausing accepts for \(Int(Self.acceptBackoff * 1000)) ms (\(total) times so far)"
+                )
             }
         }
     }
@@ -130,10 +137,13 @@ final class HTTPServerCore: @unchecked Sendable {  // below `Loop-confined`: the
             }
             tls = stream
         }
-        let stream = HTTPConnection.Stream(accepted: fd, peer: peer, loop: loop,
-                                           framer: .http(HTTPRequestFramer(maxHeaderBytes: configuration.maxHeaderBytes,
-                                                                           maxBodyBytes: configuration.maxBodyBytes)),
-                                           security: tls, settings: HTTPConnection.settings(configuration), caps: caps)
+        let stream = HTTPConnection.Stream(
+            accepted: fd, peer: peer, loop: loop,
+            framer: .http(
+                HTTPRequestFramer(
+                    maxHeaderBytes: configuration.maxHeaderBytes,
+                    maxBodyBytes: configuration.maxBodyBytes)),
+            security: tls, settings: HTTPConnection.settings(configuration), caps: caps)
         let connection = HTTPConnection(id: nextID, stream: stream, core: self)
         nextID += 1
         connections[connection.id] = connection
@@ -155,7 +165,9 @@ final class HTTPServerCore: @unchecked Sendable {  // below `Loop-confined`: the
             return s.tlsFailures.values.reduce(0, +)
         }
         if total <= 20 || total % 100 == 0 {
-            log("api: TLS \(duringHandshake ? "handshake" : "connection") with \(peer) failed: \(failure) (\(total) TLS failures so far)")
+            log(
+                "api: TLS \(duringHandshake ? "handshake" : "connection") with \(peer) failed: \(failure) (\(total) TLS failures so far)"
+            )
         }
     }
 
@@ -235,7 +247,8 @@ final class HTTPServerCore: @unchecked Sendable {  // below `Loop-confined`: the
         let members = groups[group] ?? []
         if let limit, members.count >= limit {
             count(.webSocketGroupLimit)
-            return .error(429, code: IrisCode.serviceUnavailable, message: "this client has \(limit) WebSockets open, its limit")
+            return .error(
+                429, code: IrisCode.serviceUnavailable, message: "this client has \(limit) WebSockets open, its limit")
         }
         if members.count >= configuration.maxWebSocketsPerClient || webSocketCount >= configuration.maxWebSockets {
             guard let victim = slowest(of: members) else {

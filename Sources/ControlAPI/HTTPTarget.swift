@@ -49,9 +49,11 @@ struct HTTPTarget: Equatable {
             let b = bytes[i]
             if b == UInt8(ascii: "\\") { throw .unsafePath }
             if b == UInt8(ascii: "%"), i + 2 < bytes.count, let hi = QueryString.hexValue(bytes[i + 1]),
-               let lo = QueryString.hexValue(bytes[i + 2]) {
+                let lo = QueryString.hexValue(bytes[i + 2])
+            {
                 let decoded = hi << 4 | lo
-                guard decoded >= 0x20, decoded != 0x7F, decoded != UInt8(ascii: "/"), decoded != UInt8(ascii: "\\") else {
+                guard decoded >= 0x20, decoded != 0x7F, decoded != UInt8(ascii: "/"), decoded != UInt8(ascii: "\\")
+                else {
                     throw .unsafePath
                 }
                 out.append(decoded)

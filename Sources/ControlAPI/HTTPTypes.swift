@@ -22,8 +22,10 @@ public struct HTTPRequest: Sendable {
     /// The client's TCP port.
     public var remotePort: Int
 
-    public init(method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:],
-                body: [UInt8] = [], remoteAddress: String = "", remotePort: Int = 0) {
+    public init(
+        method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:],
+        body: [UInt8] = [], remoteAddress: String = "", remotePort: Int = 0
+    ) {
         self.method = method
         self.path = path
         self.query = query
@@ -65,7 +67,9 @@ public struct HTTPResponse: Sendable {
     }
 
     /// A text response, UTF-8 plain text unless `contentType` says otherwise.
-    public static func text(_ status: Int, _ s: String, contentType: String = "text/plain; charset=utf-8") -> HTTPResponse {
+    public static func text(
+        _ status: Int, _ s: String, contentType: String = "text/plain; charset=utf-8"
+    ) -> HTTPResponse {
         HTTPResponse(status: status, headers: [("Content-Type", contentType)], body: Array(s.utf8))
     }
 

@@ -19,14 +19,19 @@ extension ControlAPIServer {
     /// token. 401 for neither (-103), or for an expired page token (-105).
     func caller(authorization header: String?) throws(GatewayError) -> APICaller {
         if APIKey.matches(header: header, key: key) { return .apiKey }
-        let wrongKey = GatewayError(IrisCode.incorrectParams, .unauthenticated, "missing or wrong API key (Authorization: Bearer <key>)")
-        guard let header, header.lowercased().hasPrefix("bearer "), let gateway = attached.withLock({ $0 }) else { throw wrongKey }
+        let wrongKey = GatewayError(
+            IrisCode.incorrectParams, .unauthenticated, "missing or wrong API key (Authorization: Bearer <key>)")
+        guard let header, header.lowercased().hasPrefix("bearer "), let gateway = attached.withLock({ $0 }) else {
+            throw wrongKey
+        }
         let token = header.dropFirst(7).trimmingCharacters(in: .whitespaces)
         do throws(RoomTokenError) {
             let (scope, expires) = try gateway.tokens.verifyPageScope(token, now: Date().timeIntervalSince1970)
             return .page(scope, expiresAt: expires)
         } catch {
-            if error == .expired { throw GatewayError(IrisCode.tokenExpired, .unauthenticated, "the page token has expired") }
+            if error == .expired {
+                throw GatewayError(IrisCode.tokenExpired, .unauthenticated, "the page token has expired")
+            }
             throw wrongKey
         }
     }
@@ -48,7 +53,9 @@ extension ControlAPIServer {
     /// A page's createWithTN within its token's scope: its routing id, a WebRTC offer, one
     /// of its profiles (the first when none is named), capture and header fields only when
     /// allowed. Fills in the routing id and the profile; 403 for anything outside the scope.
-    static func scope(_ create: inout CreateSessionRequest, to scope: PageScope, defaultProfile: String?) throws(GatewayError) {
+    static func scope(
+        _ create: inout CreateSessionRequest, to scope: PageScope, defaultProfile: String?
+    ) throws(GatewayError) {
         // The page's sessions carry its routing id, so it sees their events and may act on them.
         guard create.routingId == nil || create.routingId == scope.routingId else {
             throw forbidden("create a session for another routing id")
@@ -79,7 +86,8 @@ extension ControlAPIServer {
     /// never a plain RTP or SDES offer whose `c=` line could name any address.
     private static func checkMedia(_ media: MediaBody, capture: Bool?, scope: PageScope) throws(GatewayError) {
         guard MediaNegotiation.isWebRTCOffer(media.sdp) else {
-            throw forbidden("offer plain RTP or SDES media: a page offers WebRTC only (UDP/TLS/RTP/SAVPF with ICE and DTLS-SRTP)")
+            throw forbidden(
+                "offer plain RTP or SDES media: a page offers WebRTC only (UDP/TLS/RTP/SAVPF with ICE and DTLS-SRTP)")
         }
         if capture == true, !scope.allowCapture {
             throw forbidden("ask for a capture unless minted with allowCapture")
@@ -102,21 +110,25 @@ extension ControlAPIServer {
                 throw .badRequest("profiles must name 1-\(Self.maxPageProfiles) different profiles")
             }
             for name in asked where gateway.profiles[name]?.outbound == nil {
-                throw .badRequest(gateway.profiles[name] == nil ? "profiles: unknown profile \"\(name)\""
-                                                                : "profiles: \"\(name)\" takes no outbound calls")
+                throw .badRequest(
+                    gateway.profiles[name] == nil
+                        ? "profiles: unknown profile \"\(name)\""
+                        : "profiles: \"\(name)\" takes no outbound calls")
             }
             profiles = asked
         } else {
             // Without an outbound profile the page can still answer the calls routed to it.
             profiles = gateway.defaultProfileName.map { [$0] } ?? []
         }
-        let scope = PageScope(routingId: request.routingId, profiles: profiles, allowCapture: request.allowCapture == true,
-                              allowHeaders: request.allowHeaders == true)
+        let scope = PageScope(
+            routingId: request.routingId, profiles: profiles, allowCapture: request.allowCapture == true,
+            allowHeaders: request.allowHeaders == true)
         guard scope.fitsInAToken else { throw .badRequest("profiles: the names are too long for a token") }
         let expires = Int64(Date().timeIntervalSince1970.rounded(.down)) + Int64(ttl)
         let token = gateway.tokens.issuePageToken(scope, expiresAt: Double(expires))
-        return PageTokenResponse(token: token, routingId: request.routingId, expiresAt: expires, appPath: "/app#token=" + token,
-                                 profiles: profiles, allowCapture: scope.allowCapture, allowHeaders: scope.allowHeaders)
+        return PageTokenResponse(
+            token: token, routingId: request.routingId, expiresAt: expires, appPath: "/app#token=" + token,
+            profiles: profiles, allowCapture: scope.allowCapture, allowHeaders: scope.allowHeaders)
     }
 
     /// Profiles one page token may name (keeps the token short).

@@ -13,7 +13,8 @@ public struct StaticFiles: Sendable {
 
     private static let types = [
         "html": "text/html; charset=utf-8", "js": "text/javascript; charset=utf-8", "css": "text/css; charset=utf-8",
-        "json": "application/json", "png": "image/png", "svg": "image/svg+xml", "ico": "image/x-icon", "wav": "audio/wav",
+        "json": "application/json", "png": "image/png", "svg": "image/svg+xml", "ico": "image/x-icon",
+        "wav": "audio/wav"
     ]
 
     /// Served with every file: the page loads only its own files and talks only to this API.
@@ -21,8 +22,10 @@ public struct StaticFiles: Sendable {
         ("Cache-Control", "no-cache"),
         ("X-Content-Type-Options", "nosniff"),
         ("Referrer-Policy", "no-referrer"),
-        ("Content-Security-Policy",
-         "default-src 'self'; connect-src 'self'; img-src 'self' data:; media-src 'self' blob:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"),
+        (
+            "Content-Security-Policy",
+            "default-src 'self'; connect-src 'self'; img-src 'self' data:; media-src 'self' blob:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+        )
     ]
 
     public init(directory: String) {
@@ -59,23 +62,30 @@ public struct StaticFiles: Sendable {
         if name.hasPrefix("/") { name.removeFirst() }
         if name.isEmpty { name = "index.html" }
         guard Self.isPlainName(name), let ext = name.split(separator: ".").last.map(String.init),
-              let type = Self.types[ext.lowercased()] else { return nil }
+            let type = Self.types[ext.lowercased()]
+        else { return nil }
         let root = URL(fileURLWithPath: directory).resolvingSymlinksInPath().path
         let file = URL(fileURLWithPath: root + "/" + name).resolvingSymlinksInPath().path
-        guard file == root + "/" + name || file.hasPrefix(root + "/") && !file.dropFirst(root.count + 1).contains("/") else { return nil }
+        guard file == root + "/" + name || file.hasPrefix(root + "/") && !file.dropFirst(root.count + 1).contains("/")
+        else { return nil }
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: file),
-              attributes[.type] as? FileAttributeType == .typeRegular,
-              let size = (attributes[.size] as? NSNumber)?.intValue, size <= Self.maxFileBytes,
-              let data = FileManager.default.contents(atPath: file) else { return nil }
+            attributes[.type] as? FileAttributeType == .typeRegular,
+            let size = (attributes[.size] as? NSNumber)?.intValue, size <= Self.maxFileBytes,
+            let data = FileManager.default.contents(atPath: file)
+        else { return nil }
         return HTTPResponse(status: 200, headers: [("Content-Type", type)] + Self.securityHeaders, body: Array(data))
     }
 
     /// `[A-Za-z0-9][A-Za-z0-9._-]*`, at most 64 bytes, no `..`: a file directly in the directory.
     static func isPlainName(_ name: String) -> Bool {
-        guard (1...64).contains(name.utf8.count), !name.contains(".."), let first = name.utf8.first, isAlphanumeric(first) else {
+        guard (1...64).contains(name.utf8.count), !name.contains(".."), let first = name.utf8.first,
+            isAlphanumeric(first)
+        else {
             return false
         }
-        return name.utf8.allSatisfy { isAlphanumeric($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") }
+        return name.utf8.allSatisfy {
+            isAlphanumeric($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-")
+        }
     }
 
     private static func isAlphanumeric(_ b: UInt8) -> Bool {

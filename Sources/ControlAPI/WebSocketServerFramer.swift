@@ -28,7 +28,9 @@ struct WebSocketServerFramer: StreamFramer {
         var frames: [Frame] = []
         while true {
             do {
-                guard let (frame, used) = try WebSocketFrame.parseMasked(input.unread, limit: limit) else { return frames }
+                guard let (frame, used) = try WebSocketFrame.parseMasked(input.unread, limit: limit) else {
+                    return frames
+                }
                 input.consume(used)
                 frames.append(.frame(frame))
             } catch {

@@ -6,8 +6,8 @@
 
 import Crypto
 import Glibc
-import IrisAPI
 import HTTP
+import IrisAPI
 
 /// Per-connection WebSocket protocol state.
 struct WebSocketServerState {
@@ -44,7 +44,9 @@ extension HTTPConnection {
             refuse(HTTPRequestError(426, "only WebSocket version 13 is supported"))
             return
         }
-        guard let key = head.headers["sec-websocket-key"]?.trimmingSpaces(), Base64.decode(key, padding: .required)?.count == 16 else {
+        guard let key = head.headers["sec-websocket-key"]?.trimmingSpaces(),
+            Base64.decode(key, padding: .required)?.count == 16
+        else {
             refuse(HTTPRequestError(400, "missing or malformed Sec-WebSocket-Key"))
             return
         }
@@ -73,9 +75,10 @@ extension HTTPConnection {
                 respond(refusal, close: true)
                 return
             }
-            let connection = WebSocketConnection(id: id, request: request, group: group,
-                                                 queueLimit: configuration.webSocketQueueLimit,
-                                                 notify: core.notifier(for: id))
+            let connection = WebSocketConnection(
+                id: id, request: request, group: group,
+                queueLimit: configuration.webSocketQueueLimit,
+                notify: core.notifier(for: id))
             webSocket = connection
             frames = WebSocketServerState(limit: configuration.maxWebSocketMessageBytes)
             frames.pendingAccept = WebSocketHandshake.accept(key: key)
@@ -94,8 +97,9 @@ extension HTTPConnection {
         keepAliveProbes()
         // Frames the client sent right behind its upgrade request are already buffered.
         let held = stream.framer.unread
-        stream.replaceFramer(with: .webSocket(WebSocketServerFramer(limit: configuration.maxWebSocketMessageBytes)),
-                             replaying: held)
+        stream.replaceFramer(
+            with: .webSocket(WebSocketServerFramer(limit: configuration.maxWebSocketMessageBytes)),
+            replaying: held)
         guard phase == .webSocket else { return }
         stream.resumeReading()
         pumpWebSocket()
@@ -130,7 +134,9 @@ extension HTTPConnection {
         if frames.closeReceived { return }
         switch frame.opcode {
         case .ping:
-            if !frames.closeSent { stream.send(WebSocketFrame(fin: true, opcode: .pong, payload: frame.payload).encoded()) }
+            if !frames.closeSent {
+                stream.send(WebSocketFrame(fin: true, opcode: .pong, payload: frame.payload).encoded())
+            }
         case .pong:
             break
         case .close:

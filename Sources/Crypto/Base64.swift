@@ -21,19 +21,30 @@ public enum Base64 {
     }
 
     /// `bytes` in base64; `padded` false leaves the `=` off (RFC 4648 §3.2).
-    public static func encode(_ bytes: some Collection<UInt8>, alphabet: Alphabet = .standard, padded: Bool = true) -> String {
+    public static func encode(
+        _ bytes: some Collection<UInt8>, alphabet: Alphabet = .standard, padded: Bool = true
+    ) -> String {
         let characters = alphabet == .standard ? standardCharacters : urlSafeCharacters
         let bytes = Array(bytes)
         var out: [UInt8] = []
         out.reserveCapacity((bytes.count + 2) / 3 * 4)
         var i = 0
         while i < bytes.count {
-            let b0 = UInt32(bytes[i]), b1 = i + 1 < bytes.count ? UInt32(bytes[i + 1]) : 0, b2 = i + 2 < bytes.count ? UInt32(bytes[i + 2]) : 0
+            let b0 = UInt32(bytes[i]), b1 = i + 1 < bytes.count ? UInt32(bytes[i + 1]) : 0,
+                b2 = i + 2 < bytes.count ? UInt32(bytes[i + 2]) : 0
             let n = b0 << 16 | b1 << 8 | b2
             out.append(characters[Int(n >> 18 & 63)])
             out.append(characters[Int(n >> 12 & 63)])
-            if i + 1 < bytes.count { out.append(characters[Int(n >> 6 & 63)]) } else if padded { out.append(UInt8(ascii: "=")) }
-            if i + 2 < bytes.count { out.append(characters[Int(n & 63)]) } else if padded { out.append(UInt8(ascii: "=")) }
+            if i + 1 < bytes.count {
+                out.append(characters[Int(n >> 6 & 63)])
+            } else if padded {
+                out.append(UInt8(ascii: "="))
+            }
+            if i + 2 < bytes.count {
+                out.append(characters[Int(n & 63)])
+            } else if padded {
+                out.append(UInt8(ascii: "="))
+            }
             i += 3
         }
         return String(decoding: out, as: UTF8.self)
@@ -43,8 +54,10 @@ public enum Base64 {
     /// the `padding` rule or is misplaced, or an impossible length. `canonical` also refuses
     /// leftover bits that are not zero (RFC 4648 §3.5), so each byte string has exactly one
     /// encoding (tokens are compared by their bytes).
-    public static func decode(_ text: some StringProtocol, alphabet: Alphabet = .standard, padding: Padding = .optional,
-                              canonical: Bool = false) -> [UInt8]? {
+    public static func decode(
+        _ text: some StringProtocol, alphabet: Alphabet = .standard, padding: Padding = .optional,
+        canonical: Bool = false
+    ) -> [UInt8]? {
         var values: [UInt8] = []
         values.reserveCapacity(text.utf8.count)
         var pads = 0
@@ -79,8 +92,10 @@ public enum Base64 {
         return out
     }
 
-    private static let standardCharacters = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
-    private static let urlSafeCharacters = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+    private static let standardCharacters = Array(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+    private static let urlSafeCharacters = Array(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
     private static func sextet(_ c: UInt8, _ alphabet: Alphabet) -> UInt8? {
         switch c {

@@ -1,7 +1,8 @@
 extension Crypto {
     /// Hexadecimal form of `bytes`, two digits per byte: lowercase and unseparated by default
     /// (nonces, tokens, ids); `uppercase` with `separator` ":" writes RFC 8122 fingerprints.
-    public static func hex(_ bytes: some Collection<UInt8>, uppercase: Bool = false, separator: UInt8? = nil) -> String {
+    public static func hex(_ bytes: some Collection<UInt8>, uppercase: Bool = false, separator: UInt8? = nil) -> String
+    {
         let digits = uppercase ? upperDigits : lowerDigits
         var out = [UInt8]()
         out.reserveCapacity(bytes.count * 3)

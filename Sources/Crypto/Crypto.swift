@@ -51,10 +51,11 @@ public enum Crypto {
         // pointer as an error; give it a valid pointer with a zero count instead.
         var zero: UInt8 = 0
         let ok = withUnsafeMutablePointer(to: &zero) { placeholder in
-            HMAC(EVP_sha1(),
-                 key.baseAddress ?? UnsafeRawPointer(placeholder), Int32(key.count),
-                 data.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? UnsafePointer(placeholder), data.count,
-                 output.baseAddress!.assumingMemoryBound(to: UInt8.self), &length) != nil
+            HMAC(
+                EVP_sha1(),
+                key.baseAddress ?? UnsafeRawPointer(placeholder), Int32(key.count),
+                data.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? UnsafePointer(placeholder), data.count,
+                output.baseAddress!.assumingMemoryBound(to: UInt8.self), &length) != nil
         }
         precondition(ok && length == UInt32(hmacSHA1Length), "OpenSSL HMAC-SHA1 failed")
     }
@@ -67,8 +68,9 @@ public enum Crypto {
         let ok = keyBytes.withUnsafeBufferPointer { keyBuffer in
             withNonNullBytes(data) { dataPointer, dataCount in
                 out.withUnsafeMutableBufferPointer { outBuffer in
-                    HMAC(type, keyBuffer.baseAddress, Int32(key.count),
-                         dataPointer, dataCount, outBuffer.baseAddress, &length) != nil
+                    HMAC(
+                        type, keyBuffer.baseAddress, Int32(key.count),
+                        dataPointer, dataCount, outBuffer.baseAddress, &length) != nil
                 }
             }
         }

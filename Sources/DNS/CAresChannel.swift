@@ -83,12 +83,15 @@ final class CAresChannel {
         }
         let box = Unmanaged.passRetained(Query(type: type, completion: completion, owner: self)).toOpaque()
         queriesSent += 1
-        ares_query(channel, name, 1 /* class IN */, Int32(type.rawValue), { arg, status, _, abuf, alen in
-            guard let arg else { return }
-            let query = Unmanaged<Query>.fromOpaque(arg).takeRetainedValue()
-            let bytes = abuf.map { Array(UnsafeBufferPointer(start: $0, count: Int(max(0, alen)))) } ?? []
-            query.owner?.finish(query.completion, CAresChannel.answer(status: status, bytes: bytes, type: query.type))
-        }, box)
+        ares_query(
+            channel, name, 1 /* class IN */, Int32(type.rawValue),
+            { arg, status, _, abuf, alen in
+                guard let arg else { return }
+                let query = Unmanaged<Query>.fromOpaque(arg).takeRetainedValue()
+                let bytes = abuf.map { Array(UnsafeBufferPointer(start: $0, count: Int(max(0, alen)))) } ?? []
+                query.owner?.finish(
+                    query.completion, CAresChannel.answer(status: status, bytes: bytes, type: query.type))
+            }, box)
         // A query c-ares refused at once (a bad name) finished inside ares_query: deliver it
         // on a later turn of the loop, as every other answer.
         if !finished.isEmpty && !delivering && !deliveryScheduled {
@@ -191,19 +194,20 @@ final class CAresChannel {
                 return .failure(error)
             }
         }
-        let failure: DNSFailure = switch status {
-        case CAres_enodata(): .noData
-        case CAres_enotfound(): .noSuchName
-        case CAres_eservfail(): .serverFailure("SERVFAIL")
-        case CAres_erefused(): .serverFailure("REFUSED")
-        case CAres_enotimp(): .serverFailure("NOTIMP")
-        case CAres_eformerr(): .serverFailure("FORMERR")
-        case CAres_etimeout(): .timeout
-        case CAres_econnrefused(): .unreachable
-        case CAres_ebadname(): .badName
-        case CAres_edestruction(), CAres_ecancelled(): .resolverUnavailable("shut down")
-        default: .serverFailure(String(cString: ares_strerror(status)))
-        }
+        let failure: DNSFailure =
+            switch status {
+            case CAres_enodata(): .noData
+            case CAres_enotfound(): .noSuchName
+            case CAres_eservfail(): .serverFailure("SERVFAIL")
+            case CAres_erefused(): .serverFailure("REFUSED")
+            case CAres_enotimp(): .serverFailure("NOTIMP")
+            case CAres_eformerr(): .serverFailure("FORMERR")
+            case CAres_etimeout(): .timeout
+            case CAres_econnrefused(): .unreachable
+            case CAres_ebadname(): .badName
+            case CAres_edestruction(), CAres_ecancelled(): .resolverUnavailable("shut down")
+            default: .serverFailure(String(cString: ares_strerror(status)))
+            }
         return .failure(failure)
     }
 }

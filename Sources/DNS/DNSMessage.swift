@@ -43,14 +43,22 @@ public enum DNSMessage {
                 guard length >= 7 else { throw .malformedAnswer }
                 var r = Reader(bytes: bytes, offset: start + 6)
                 guard let target = r.readName(), r.offset <= end else { throw .malformedAnswer }
-                out.append(.srv(SRVRecord(priority: r.u16(at: start), weight: r.u16(at: start + 2), port: r.u16(at: start + 4),
-                                          target: target)))
+                out.append(
+                    .srv(
+                        SRVRecord(
+                            priority: r.u16(at: start), weight: r.u16(at: start + 2), port: r.u16(at: start + 4),
+                            target: target)))
             case .naptr:
                 var r = Reader(bytes: bytes, offset: start + 4)
-                guard length >= 8, let flags = r.readString(), let service = r.readString(), let regexp = r.readString(),
-                      let replacement = r.readName(), r.offset <= end else { throw .malformedAnswer }
-                out.append(.naptr(NAPTRRecord(order: r.u16(at: start), preference: r.u16(at: start + 2), flags: flags,
-                                              service: service, regexp: regexp, replacement: replacement)))
+                guard length >= 8, let flags = r.readString(), let service = r.readString(),
+                    let regexp = r.readString(),
+                    let replacement = r.readName(), r.offset <= end
+                else { throw .malformedAnswer }
+                out.append(
+                    .naptr(
+                        NAPTRRecord(
+                            order: r.u16(at: start), preference: r.u16(at: start + 2), flags: flags,
+                            service: service, regexp: regexp, replacement: replacement)))
             case .cname:
                 break
             }

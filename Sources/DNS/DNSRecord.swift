@@ -59,7 +59,9 @@ public struct NAPTRRecord: Hashable, Sendable {
     /// The replacement name, without a trailing dot ("" for ".").
     public var replacement: String
 
-    public init(order: UInt16, preference: UInt16, flags: String, service: String, regexp: String = "", replacement: String) {
+    public init(
+        order: UInt16, preference: UInt16, flags: String, service: String, regexp: String = "", replacement: String
+    ) {
         self.order = order
         self.preference = preference
         self.flags = flags

@@ -18,8 +18,10 @@ public struct DNSResolverConfiguration: Sendable, Equatable {
     /// Seconds an address from /etc/hosts is kept (the file has no TTL). Default 60.
     public var hostsFileTTL: Double
 
-    public init(servers: [SocketAddress] = [], timeoutMs: Int = 1500, tries: Int = 2, negativeTTL: Double = 30,
-                cacheCapacity: Int = 10_000, hostsFileTTL: Double = 60) {
+    public init(
+        servers: [SocketAddress] = [], timeoutMs: Int = 1500, tries: Int = 2, negativeTTL: Double = 30,
+        cacheCapacity: Int = 10_000, hostsFileTTL: Double = 60
+    ) {
         self.servers = servers
         self.timeoutMs = timeoutMs
         self.tries = tries

@@ -96,8 +96,9 @@ package struct JSON5Reader {
     /// and comments is an error.
     package static func parse(_ text: String) throws(JSON5SyntaxError) -> JSON5Value {
         guard text.utf8.count <= maxBytes else {
-            throw JSON5SyntaxError(line: 1, column: 1, keyPath: "",
-                                   message: "the document is \(text.utf8.count) bytes, more than the \(maxBytes) allowed")
+            throw JSON5SyntaxError(
+                line: 1, column: 1, keyPath: "",
+                message: "the document is \(text.utf8.count) bytes, more than the \(maxBytes) allowed")
         }
         var reader = JSON5Reader(bytes: Array(text.utf8))
         return try reader.document()
@@ -127,7 +128,7 @@ package struct JSON5Reader {
         case UInt8(ascii: "["): return try readArray()
         case UInt8(ascii: "\""), UInt8(ascii: "'"): return .string(try readString())
         case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
-             UInt8(ascii: "I"), UInt8(ascii: "N"):
+            UInt8(ascii: "I"), UInt8(ascii: "N"):
             return try readNumber()
         default:
             let start = index
@@ -163,11 +164,14 @@ package struct JSON5Reader {
             }
             path.append(.key(key))
             guard seen.insert(key).inserted else {
-                throw JSON5SyntaxError(line: keyLine, column: keyColumn, keyPath: pathString,
-                                       message: "duplicate key")
+                throw JSON5SyntaxError(
+                    line: keyLine, column: keyColumn, keyPath: pathString,
+                    message: "duplicate key")
             }
             try skipSpace()
-            guard peek() == UInt8(ascii: ":") else { throw error("expected ':' after the key, found \(describeNext())") }
+            guard peek() == UInt8(ascii: ":") else {
+                throw error("expected ':' after the key, found \(describeNext())")
+            }
             index += 1
             try skipSpace()
             let value = try readValue()
@@ -207,7 +211,8 @@ package struct JSON5Reader {
     private mutating func readIdentifier() -> String {
         let start = index
         while let byte = peek() {
-            let isLetter = (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
+            let isLetter =
+                (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
                 || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
                 || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "$") || byte >= 0x80
             let isDigit = byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
@@ -255,7 +260,8 @@ package struct JSON5Reader {
                 var value = try readHex(count: 4)
                 if (0xD800...0xDBFF).contains(value) {
                     // A high surrogate must be followed by an escaped low surrogate.
-                    guard peek() == UInt8(ascii: "\\"), index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "u") else {
+                    guard peek() == UInt8(ascii: "\\"), index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "u")
+                    else {
                         throw error("unpaired surrogate in \\u escape")
                     }
                     index += 2
@@ -282,7 +288,9 @@ package struct JSON5Reader {
     private mutating func readHex(count: Int) throws(JSON5SyntaxError) -> UInt32 {
         var value: UInt32 = 0
         for _ in 0..<count {
-            guard let byte = peek(), let digit = hexValue(byte) else { throw error("expected \(count) hexadecimal digits in escape") }
+            guard let byte = peek(), let digit = hexValue(byte) else {
+                throw error("expected \(count) hexadecimal digits in escape")
+            }
             value = value << 4 | digit
             index += 1
         }
@@ -383,7 +391,8 @@ package struct JSON5Reader {
     /// A number must not run straight into a letter or digit ("12abc", "0x1g").
     private func expectNumberEnd() throws(JSON5SyntaxError) {
         guard let byte = peek() else { return }
-        let isWordByte = (byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "z"))
+        let isWordByte =
+            (byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "z"))
             || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
             || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "$") || byte == UInt8(ascii: ".")
         if isWordByte { throw error("malformed number") }
@@ -412,8 +421,9 @@ package struct JSON5Reader {
                     index += 2
                     while true {
                         guard let b = peek() else {
-                            throw JSON5SyntaxError(line: openLine, column: openColumn, keyPath: pathString,
-                                                   message: "unterminated /* comment")
+                            throw JSON5SyntaxError(
+                                line: openLine, column: openColumn, keyPath: pathString,
+                                message: "unterminated /* comment")
                         }
                         if b == UInt8(ascii: "*"), index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "/") {
                             index += 2

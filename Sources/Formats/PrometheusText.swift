@@ -7,7 +7,9 @@ public struct PrometheusText: Sendable {
 
     /// One metric family: HELP, TYPE, then a sample per (labels, value); labels are written
     /// as given (`{reason="x"}`, or "" for none).
-    public mutating func metric(_ name: String, _ type: String, _ help: String, _ samples: [(labels: String, value: String)]) {
+    public mutating func metric(
+        _ name: String, _ type: String, _ help: String, _ samples: [(labels: String, value: String)]
+    ) {
         text += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
         for (labels, value) in samples { text += "\(name)\(labels) \(value)\n" }
     }

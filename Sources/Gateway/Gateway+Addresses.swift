@@ -8,15 +8,20 @@ extension Gateway {
     /// The SIP agent's advertised address toward a peer: the trunk's `sip.advertise` when the
     /// peer is one of that trunk's numeric proxies or inside its `allowFrom`, otherwise the
     /// serve setting `sipAdvertise` toward peers of its address family (a name applies to all).
-    static func advertisedAddresses(_ profiles: [TrunkProfile], global: SIPAdvertisedAddress?) -> @Sendable (SIPPeer) -> SIPAdvertisedAddress? {
-        let perTrunk: [(proxies: Set<String>, networks: [CIDR], address: SIPAdvertisedAddress)] = profiles.compactMap { p in
+    static func advertisedAddresses(
+        _ profiles: [TrunkProfile], global: SIPAdvertisedAddress?
+    ) -> @Sendable (SIPPeer) -> SIPAdvertisedAddress? {
+        let perTrunk: [(proxies: Set<String>, networks: [CIDR], address: SIPAdvertisedAddress)] = profiles.compactMap {
+            p in
             guard let address = p.sip.advertise else { return nil }
             let proxies = Set((p.outbound?.proxies ?? []).filter { $0.hostKind != .domainName }.map(\.host))
             return (proxies, p.inbound?.allowFrom ?? [], address)
         }
         return { peer in
             let host = peer.address.host
-            if let trunk = perTrunk.first(where: { $0.proxies.contains(host) || $0.networks.contains { $0.contains(host) } }) {
+            if let trunk = perTrunk.first(where: {
+                $0.proxies.contains(host) || $0.networks.contains { $0.contains(host) }
+            }) {
                 return trunk.address
             }
             guard let global else { return nil }

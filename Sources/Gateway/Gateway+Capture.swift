@@ -4,8 +4,9 @@ import SIP
 extension Gateway {
     /// A new session's capture: the SIP trace always, media when asked.
     func newCapture(roomId: String, recordsMedia: Bool) -> SessionCapture {
-        let capture = SessionCapture(roomId: roomId, recordsMedia: recordsMedia, maxMediaBytes: configuration.capture.maxSessionBytes,
-                                     budget: captureBudget)
+        let capture = SessionCapture(
+            roomId: roomId, recordsMedia: recordsMedia, maxMediaBytes: configuration.capture.maxSessionBytes,
+            budget: captureBudget)
         if let hep {
             capture.onRTCP = { [weak capture] bytes, sent, local, remote, time in
                 hep.rtcp(bytes, sent: sent, local: local, remote: remote, time: time, callID: capture?.callID)
@@ -23,12 +24,16 @@ extension Gateway {
         guard let capture else { throw .notFound(roomId) }
         guard let (sip, media, _) = capture.captured() else {
             if capture.mediaWasFreed {
-                throw GatewayError(IrisCode.incorrectParams, .notFound, "session \(roomId)'s capture was freed to keep ended captures within "
-                                   + "\(configuration.capture.maxEndedBytes >> 20) MiB "
-                                   + "(its SIP is still at /v1/sessions/\(roomId)/sip)")
+                throw GatewayError(
+                    IrisCode.incorrectParams, .notFound,
+                    "session \(roomId)'s capture was freed to keep ended captures within "
+                        + "\(configuration.capture.maxEndedBytes >> 20) MiB "
+                        + "(its SIP is still at /v1/sessions/\(roomId)/sip)")
             }
-            throw GatewayError(IrisCode.incorrectParams, .notFound,
-                               "session \(roomId) has no capture: create or join it with \"capture\": true (its SIP is at /v1/sessions/\(roomId)/sip)")
+            throw GatewayError(
+                IrisCode.incorrectParams, .notFound,
+                "session \(roomId) has no capture: create or join it with \"capture\": true (its SIP is at /v1/sessions/\(roomId)/sip)"
+            )
         }
         let counts = capture.mediaCounts
         return (CaptureFile(sip: sip, media: media), counts.dropped, counts.ignored)

@@ -10,7 +10,8 @@ extension Gateway {
     /// untrusted rate (`inboundDigestPolicy`), so an unauthenticated flood stays cheap.
     static func trustedSources(_ profiles: [TrunkProfile]) -> @Sendable (SocketAddress) -> Bool {
         let networks = profiles.flatMap { p in p.inbound.flatMap { $0.auth == nil ? $0.allowFrom : nil } ?? [] }
-        let proxies = Set(profiles.flatMap { $0.outbound?.proxies ?? [] }.filter { $0.hostKind != .domainName }.map(\.host))
+        let proxies = Set(
+            profiles.flatMap { $0.outbound?.proxies ?? [] }.filter { $0.hostKind != .domainName }.map(\.host))
         return { address in proxies.contains(address.host) || networks.contains { $0.contains(address.host) } }
     }
 
@@ -22,7 +23,9 @@ extension Gateway {
             return "inbound sessions at their limit"
         }
         // The media opens only when the app joins: calls still ringing count as placed.
-        let ringing = sessions.values.reduce(0) { $0 + ($1.media == nil && $1.machine.direction == .inbound && !$1.machine.isEnded ? 1 : 0) }
+        let ringing = sessions.values.reduce(0) {
+            $0 + ($1.media == nil && $1.machine.direction == .inbound && !$1.machine.isEnded ? 1 : 0)
+        }
         do {
             try media.admit(budget: configuration.mediaLoadBudget, pending: ringing)
         } catch {

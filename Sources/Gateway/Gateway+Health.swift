@@ -35,7 +35,9 @@ extension Gateway {
             state.withLock { $0 = (self.started, self.draining) }
             sipAnswered.signal()
         }
-        guard sipAnswered.wait(timeout: .now() + timeout) == .success else { return .unhealthy("the SIP loop did not answer") }
+        guard sipAnswered.wait(timeout: .now() + timeout) == .success else {
+            return .unhealthy("the SIP loop did not answer")
+        }
         guard media.responds(within: timeout) else { return .unhealthy("a media thread did not answer") }
         guard records.responds(within: timeout) else { return .unhealthy("the call record store did not answer") }
         let (started, draining) = state.withLock { $0 }

@@ -21,12 +21,16 @@ extension Gateway: SIPUserAgentDelegate {
             call.reject(status: refusal.status, reason: refusal.reason)
             return
         }
-        guard let (profile, route) = allowed.lazy.compactMap({ p in p.inbound!.route(forDID: did).map { (p, $0) } }).first else {
+        guard
+            let (profile, route) = allowed.lazy.compactMap({ p in p.inbound!.route(forDID: did).map { (p, $0) } }).first
+        else {
             call.reject(status: 404, reason: "Not Found")
             return
         }
         if draining || sessions.count >= configuration.maxSessions {
-            call.reject(status: 503, reason: "Service Unavailable", headers: [SIPHeader(.retryAfter, String(Self.drainingRetryAfter))])
+            call.reject(
+                status: 503, reason: "Service Unavailable",
+                headers: [SIPHeader(.retryAfter, String(Self.drainingRetryAfter))])
             return
         }
         var trunk: NegotiatedLeg
@@ -44,7 +48,9 @@ extension Gateway: SIPUserAgentDelegate {
         } else {
             // Late offer (RFC 3261 §13.2.1): we offer in the 200, the ACK answers. Media opens
             // with our first codec and follows the answer.
-            guard let first = profile.media.codecs.first, let (codec, map) = MediaNegotiation.trunkCodec(named: first.rawValue) else {
+            guard let first = profile.media.codecs.first,
+                let (codec, map) = MediaNegotiation.trunkCodec(named: first.rawValue)
+            else {
                 call.reject(status: 488, reason: "Not Acceptable Here")
                 return
             }
@@ -60,9 +66,10 @@ extension Gateway: SIPUserAgentDelegate {
         let ring = Double(profile.inbound?.ringTimeoutSec ?? 45)
         let expiry = Date().timeIntervalSince1970 + (configuration.roomTokenLifetime ?? ring + 15)
         let token = tokens.issue(roomId: roomId, expiresAt: expiry)
-        let s = GatewaySession(direction: .inbound, roomId: roomId, traceId: traceId, routingId: route.routingId, profile: profile,
-                               sourceTN: caller, targetTN: did, notificationData: nil,
-                               capture: newCapture(roomId: roomId, recordsMedia: false), gateway: self)
+        let s = GatewaySession(
+            direction: .inbound, roomId: roomId, traceId: traceId, routingId: route.routingId, profile: profile,
+            sourceTN: caller, targetTN: did, notificationData: nil,
+            capture: newCapture(roomId: roomId, recordsMedia: false), gateway: self)
         captures.open(s.capture)
         captures.bind(callID: call.callID, to: s.capture, peer: call.peer.address.host)
         s.call = call
@@ -74,8 +81,10 @@ extension Gateway: SIPUserAgentDelegate {
         call.delegate = s
         sessions[roomId] = s
         events.open(roomId: roomId, routingId: route.routingId)
-        records.started(CallRecord(roomId: roomId, traceId: traceId, direction: "inbound", sourceTN: caller, targetTN: did,
-                                   profile: profile.name, startedAt: s.startedAt))
+        records.started(
+            CallRecord(
+                roomId: roomId, traceId: traceId, direction: "inbound", sourceTN: caller, targetTN: did,
+                profile: profile.name, startedAt: s.startedAt))
         metrics.started()
         var n = SessionEvent(event: .onNotification, roomId: roomId, traceId: traceId)
         n.type = "notify"
@@ -95,7 +104,9 @@ extension Gateway: SIPUserAgentDelegate {
     /// (an `allowFrom` of a trunk without `inbound.auth`), then by the digest username it
     /// authenticated as (a trunk with `inbound.auth` whose `allowFrom` holds the source).
     func inboundTrunks(source: String, authenticatedAs user: String?) -> [TrunkProfile] {
-        let byAddress = profiles.values.filter { p in p.inbound.map { $0.auth == nil && $0.allows(source: source) } ?? false }
+        let byAddress = profiles.values.filter { p in
+            p.inbound.map { $0.auth == nil && $0.allows(source: source) } ?? false
+        }
         if !byAddress.isEmpty { return byAddress.sorted { $0.name < $1.name } }
         guard let user else { return [] }
         return profiles.values.filter { p in
@@ -117,24 +128,31 @@ extension Gateway: SIPUserAgentDelegate {
         try verifyToken(request.roomToken, roomId: roomId)
         let platform: NegotiatedLeg
         do {
-            platform = try MediaNegotiation.platformLeg(offer: request.media.sdp, preferPCMU: configuration.preferPCMUPassthrough,
-                                                        opus: opusSettings(joining: roomId))
+            platform = try MediaNegotiation.platformLeg(
+                offer: request.media.sdp, preferPCMU: configuration.preferPCMUPassthrough,
+                opus: opusSettings(joining: roomId))
         } catch {
             throw .badRequest("media.sdp: \(error.message)")
         }
         let (trunk, profile, traceId, capture) = try withSession(roomId) { s throws(GatewayError) in
-            guard s.machine.direction == .inbound else { throw .wrongState("session \(roomId) is outbound: nothing to join") }
+            guard s.machine.direction == .inbound else {
+                throw .wrongState("session \(roomId) is outbound: nothing to join")
+            }
             guard s.media == nil, s.machine.status == .initializing, let t = s.trunkLeg else {
                 throw .wrongState("session \(roomId) was already joined")
             }
             if request.capture == true { s.capture.recordMedia() }
             return (t, s.profile, s.traceId, s.capture)
         }
-        let mediaCall = try openMedia(trunk: trunk, platform: platform, profile: profile, roomId: roomId, capture: capture)
-        let answer = MediaNegotiation.answer(for: platform, address: platformSDPAddress(mediaCall.platformAddress), session: SDPSessionIdentity())
+        let mediaCall = try openMedia(
+            trunk: trunk, platform: platform, profile: profile, roomId: roomId, capture: capture)
+        let answer = MediaNegotiation.answer(
+            for: platform, address: platformSDPAddress(mediaCall.platformAddress), session: SDPSessionIdentity())
         do {
             try withSession(roomId) { s throws(GatewayError) in
-                guard s.media == nil, !s.machine.isEnded else { throw .wrongState("session \(roomId) was already joined") }
+                guard s.media == nil, !s.machine.isEnded else {
+                    throw .wrongState("session \(roomId) was already joined")
+                }
                 s.media = mediaCall
                 s.platformLeg = platform
                 s.handle(.join)
@@ -143,7 +161,8 @@ extension Gateway: SIPUserAgentDelegate {
             mediaCall.close()
             throw error
         }
-        return SessionResponse(roomId: roomId, traceId: request.traceId ?? traceId, media: MediaBody(sdp: answer.serialize()))
+        return SessionResponse(
+            roomId: roomId, traceId: request.traceId ?? traceId, media: MediaBody(sdp: answer.serialize()))
     }
 
     /// Iris `reject`: 603 (or 486 for busy) to the caller.
@@ -151,7 +170,9 @@ extension Gateway: SIPUserAgentDelegate {
         try verifyToken(request.roomToken, roomId: roomId)
         try withSession(roomId) { s throws(GatewayError) in
             guard s.machine.direction == .inbound else { throw .wrongState("session \(roomId) is outbound: use close") }
-            guard s.media == nil, s.machine.status == .initializing else { throw .wrongState("session \(roomId) was already joined") }
+            guard s.media == nil, s.machine.status == .initializing else {
+                throw .wrongState("session \(roomId) was already joined")
+            }
             s.handle(.reject(busy: request.reason == .busy))
         }
     }

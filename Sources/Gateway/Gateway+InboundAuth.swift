@@ -13,7 +13,9 @@ extension Gateway {
     /// username is accepted only from a source its trunk allows. Passwords are read from the
     /// environment when an INVITE's credentials are checked; an unset variable is written to
     /// stderr once (its name, never a value) and the trunk cannot authenticate meanwhile.
-    static func inboundDigestPolicy(_ profiles: [TrunkProfile], realm: String, environment: [String: String]) -> InboundDigestPolicy? {
+    static func inboundDigestPolicy(
+        _ profiles: [TrunkProfile], realm: String, environment: [String: String]
+    ) -> InboundDigestPolicy? {
         let authenticating = profiles.compactMap { p in p.inbound.flatMap { i in i.auth.map { (i, $0) } } }
         guard !authenticating.isEmpty else { return nil }
         let byAddress = profiles.compactMap { p in p.inbound.flatMap { $0.auth == nil ? $0 : nil } }
@@ -22,18 +24,24 @@ extension Gateway {
             realm: realm,
             algorithms: { address in
                 if byAddress.contains(where: { $0.allows(source: address.host) }) { return [] }
-                let offered = Set(authenticating.filter { $0.0.allows(source: address.host) }.flatMap { $0.1.algorithms })
+                let offered = Set(
+                    authenticating.filter { $0.0.allows(source: address.host) }.flatMap { $0.1.algorithms })
                 return [DigestAlgorithm.sha256, .md5].filter(offered.contains)
             },
             credentials: { user, address in
-                guard let (_, auth) = authenticating.first(where: { $0.1.username == user && $0.0.allows(source: address.host) }) else {
+                guard
+                    let (_, auth) = authenticating.first(where: {
+                        $0.1.username == user && $0.0.allows(source: address.host)
+                    })
+                else {
                     return nil
                 }
                 do {
                     return (try auth.password(environment: environment), auth.algorithms)
                 } catch {
                     if warned.withLock({ $0.insert(auth.passwordEnv).inserted }) {
-                        writeToStandardError("irisgw: \(error); INVITEs of username \(auth.username) cannot authenticate\n")
+                        writeToStandardError(
+                            "irisgw: \(error); INVITEs of username \(auth.username) cannot authenticate\n")
                     }
                     return nil
                 }

@@ -9,18 +9,24 @@ extension Gateway {
     /// platform leg's SDP answer; events follow on the hub. `routingIdQuota`: the most live
     /// sessions the request's routing id may hold, this one included (a page token's quota);
     /// at it, 429 and nothing is created.
-    public func create(_ request: CreateSessionRequest, routingIdQuota: Int? = nil) throws(GatewayError) -> SessionResponse {
+    public func create(
+        _ request: CreateSessionRequest, routingIdQuota: Int? = nil
+    ) throws(GatewayError) -> SessionResponse {
         let profile = try profile(named: request.profile)
-        guard profile.outbound != nil else { throw .forbidden("call forbidden: trunk \(profile.name) takes no outbound calls") }
+        guard profile.outbound != nil else {
+            throw .forbidden("call forbidden: trunk \(profile.name) takes no outbound calls")
+        }
         let target: String, source: String
         do {
             target = try profile.normalize(request.targetTN)
         } catch {
-            throw GatewayError(error.code, error.code == IrisCode.callForbidden ? .forbidden : .invalid, "targetTN: " + error.message)
+            throw GatewayError(
+                error.code, error.code == IrisCode.callForbidden ? .forbidden : .invalid, "targetTN: " + error.message)
         }
         let asked = request.sourceTN.filter { !" \t-.()".contains($0) }
         guard TrunkProfile.Outbound.isDialable(asked) else {
-            throw .badRequest("sourceTN: \"\(request.sourceTN)\" is not a phone number (digits, optionally after + or *)")
+            throw .badRequest(
+                "sourceTN: \"\(request.sourceTN)\" is not a phone number (digits, optionally after + or *)")
         }
         // The presented number is checked (or chosen) before anything is dialled.
         do {
@@ -29,37 +35,53 @@ extension Gateway {
             throw GatewayError(error.code, .forbidden, "sourceTN: " + error.message)
         }
         let caller = try Self.callerRequest(request, profile.outbound!)
-        if let r = request.routingId, !Self.isValidID(r) { throw .badRequest("routingId must be 1-128 of [A-Za-z0-9._:@-]") }
-        if let t = request.traceId, !Self.isValidID(t) { throw .badRequest("traceId must be 1-128 of [A-Za-z0-9._:@-]") }
+        if let r = request.routingId, !Self.isValidID(r) {
+            throw .badRequest("routingId must be 1-128 of [A-Za-z0-9._:@-]")
+        }
+        if let t = request.traceId, !Self.isValidID(t) {
+            throw .badRequest("traceId must be 1-128 of [A-Za-z0-9._:@-]")
+        }
         let opus = try opusSettings(profile, request: request.opus)
         let platform: NegotiatedLeg
         do {
-            platform = try MediaNegotiation.platformLeg(offer: request.media.sdp, preferPCMU: configuration.preferPCMUPassthrough
-                                                        && profile.media.codecs.first == .pcmu, opus: opus)
+            platform = try MediaNegotiation.platformLeg(
+                offer: request.media.sdp,
+                preferPCMU: configuration.preferPCMUPassthrough
+                    && profile.media.codecs.first == .pcmu, opus: opus)
         } catch {
             throw .badRequest("media.sdp: \(error.message)")
         }
         // The trunk's codec is known only from its answer: open with our first choice, and
         // switch when the answer says otherwise (same sockets, so the SDP stays true).
-        guard let first = profile.media.codecs.first, let (codec, map) = MediaNegotiation.trunkCodec(named: first.rawValue) else {
+        guard let first = profile.media.codecs.first,
+            let (codec, map) = MediaNegotiation.trunkCodec(named: first.rawValue)
+        else {
             throw .unavailable("trunk \(profile.name) has no usable codec")
         }
-        let provisional = NegotiatedLeg(codec: codec, rtpMap: map, telephoneEvent: nil, remote: nil, direction: .sendrecv)
+        let provisional = NegotiatedLeg(
+            codec: codec, rtpMap: map, telephoneEvent: nil, remote: nil, direction: .sendrecv)
 
         let roomId = Self.newRoomId()
         let traceId = request.traceId ?? Self.newTraceId()
         // Admission and the session's creation happen in one hop, so limits hold under races.
         let admitted: Result<Void, GatewayError> = ua.loop.sync { [self] in
             if draining { return .failure(.unavailable("the gateway is shutting down")) }
-            if sessions.count >= configuration.maxSessions { return .failure(.unavailable("the gateway is at capacity")) }
+            if sessions.count >= configuration.maxSessions {
+                return .failure(.unavailable("the gateway is at capacity"))
+            }
             if let r = request.routingId, let quota = routingIdQuota, sessionsHeld(routingId: r) >= quota {
                 return .failure(Self.overQuota(r, quota))
             }
             switch admissions[profile.name]?.admit(now: EventLoop.now()) {
             case .concurrency?:
-                return .failure(.unavailable("trunk \(profile.name) is at its limit of \(profile.outbound!.maxConcurrentCalls) calls"))
+                return .failure(
+                    .unavailable(
+                        "trunk \(profile.name) is at its limit of \(profile.outbound!.maxConcurrentCalls) calls"))
             case .rate?:
-                return .failure(.unavailable("trunk \(profile.name) is at its limit of \(profile.outbound!.callsPerSecond) new calls per second"))
+                return .failure(
+                    .unavailable(
+                        "trunk \(profile.name) is at its limit of \(profile.outbound!.callsPerSecond) new calls per second"
+                    ))
             case nil:
                 if let r = request.routingId { creating[r, default: 0] += 1 }
                 return .success(())
@@ -69,8 +91,9 @@ extension Gateway {
         let capture = newCapture(roomId: roomId, recordsMedia: request.capture == true)
         let mediaCall: MediaCall
         do {
-            mediaCall = try openMedia(trunk: provisional, platform: platform, profile: profile, roomId: roomId, capture: capture,
-                                      admitting: true)
+            mediaCall = try openMedia(
+                trunk: provisional, platform: platform, profile: profile, roomId: roomId, capture: capture,
+                admitting: true)
         } catch {
             ua.loop.sync { [self] in
                 admissions[profile.name]?.release()
@@ -79,17 +102,23 @@ extension Gateway {
             throw error
         }
         let credentials: DigestCredentials? = profile.outbound?.auth.flatMap { auth in
-            (try? auth.password(environment: configuration.environment)).map { DigestCredentials(username: auth.username, password: $0) }
+            (try? auth.password(environment: configuration.environment)).map {
+                DigestCredentials(username: auth.username, password: $0)
+            }
         }
-        let answer = MediaNegotiation.answer(for: platform, address: platformSDPAddress(mediaCall.platformAddress), session: SDPSessionIdentity())
+        let answer = MediaNegotiation.answer(
+            for: platform, address: platformSDPAddress(mediaCall.platformAddress), session: SDPSessionIdentity())
         events.open(roomId: roomId, routingId: request.routingId)
-        records.started(CallRecord(roomId: roomId, traceId: traceId, direction: "outbound", sourceTN: source, targetTN: target,
-                                   profile: profile.name, startedAt: Date().timeIntervalSince1970))
+        records.started(
+            CallRecord(
+                roomId: roomId, traceId: traceId, direction: "outbound", sourceTN: source, targetTN: target,
+                profile: profile.name, startedAt: Date().timeIntervalSince1970))
         metrics.started()
         ua.loop.sync { [self] in
-            let s = GatewaySession(direction: .outbound, roomId: roomId, traceId: traceId, routingId: request.routingId,
-                                   profile: profile, sourceTN: source, targetTN: target,
-                                   notificationData: request.notificationData, capture: capture, gateway: self)
+            let s = GatewaySession(
+                direction: .outbound, roomId: roomId, traceId: traceId, routingId: request.routingId,
+                profile: profile, sourceTN: source, targetTN: target,
+                notificationData: request.notificationData, capture: capture, gateway: self)
             captures.open(capture)
             s.media = mediaCall
             s.platformLeg = platform
@@ -106,12 +135,17 @@ extension Gateway {
 
     /// The app's `callerName`, `privacy` and `headers`, checked against the trunk's policy;
     /// a refusal is -103 before any INVITE.
-    static func callerRequest(_ request: CreateSessionRequest, _ outbound: TrunkProfile.Outbound) throws(GatewayError) -> OutboundCallerRequest {
+    static func callerRequest(
+        _ request: CreateSessionRequest, _ outbound: TrunkProfile.Outbound
+    ) throws(GatewayError) -> OutboundCallerRequest {
         do throws(InviteFieldError) {
             return OutboundCallerRequest(
-                callerName: try request.callerName.map { name throws(InviteFieldError) in try InviteFields.callerName(name) },
+                callerName: try request.callerName.map { name throws(InviteFieldError) in
+                    try InviteFields.callerName(name)
+                },
                 privacy: try request.privacy.map { text throws(InviteFieldError) in try InviteFields.privacy(text) },
-                headers: try InviteFields.appHeaders(request.headers ?? [:], allowed: outbound.appHeaders, fixed: outbound.headers))
+                headers: try InviteFields.appHeaders(
+                    request.headers ?? [:], allowed: outbound.appHeaders, fixed: outbound.headers))
         } catch {
             throw GatewayError(error.irisCode, error.refusal, error.description)
         }
@@ -129,14 +163,18 @@ extension Gateway {
     }
 
     static func overQuota(_ routingId: String, _ quota: Int) -> GatewayError {
-        GatewayError(IrisCode.serviceUnavailable, .quotaExceeded,
-                     "routing id \(routingId) has \(quota) live sessions, the most a page token may hold (pageTokens.sessionsPerRoutingId)")
+        GatewayError(
+            IrisCode.serviceUnavailable, .quotaExceeded,
+            "routing id \(routingId) has \(quota) live sessions, the most a page token may hold (pageTokens.sessionsPerRoutingId)"
+        )
     }
 
     /// Routing and trace ids go into URLs and logs: a conservative alphabet.
     static func isValidID(_ s: String) -> Bool {
-        (1...128).contains(s.utf8.count) && s.utf8.allSatisfy { c in
-            (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || ".-_:@".utf8.contains(c)
-        }
+        (1...128).contains(s.utf8.count)
+            && s.utf8.allSatisfy { c in
+                (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A)
+                    || ".-_:@".utf8.contains(c)
+            }
     }
 }

@@ -32,7 +32,9 @@ extension Gateway {
                 continue
             }
             var peer = snapshot.peer
-            if peer.transport == .tls { peer.tls = tlsTarget(forStoredName: snapshot.tlsServerName ?? peer.address.host) }
+            if peer.transport == .tls {
+                peer.tls = tlsTarget(forStoredName: snapshot.tlsServerName ?? peer.address.host)
+            }
             guard ua.sendBye(in: snapshot, to: peer, headers: [Self.restartReason]) else {
                 writeToStandardError("irisgw: recovery: room \(room): the stored dialog cannot be read; no BYE sent\n")
                 continue

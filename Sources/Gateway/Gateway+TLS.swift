@@ -45,7 +45,8 @@ extension Gateway {
             do throws(TLSFailure) {
                 try SIPUserAgent.checkTLSClient(tls.client)
             } catch {
-                throw ProfileError(file: p.source.isEmpty ? p.name : p.source, keyPath: "sip.tls", message: error.description)
+                throw ProfileError(
+                    file: p.source.isEmpty ? p.name : p.source, keyPath: "sip.tls", message: error.description)
             }
         }
     }
@@ -76,7 +77,8 @@ extension Gateway {
         guard case .tls(let failure) = report.failure else { return }
         metrics.tlsFailure(failure.kind)
         if report.outbound {
-            writeToStandardError("irisgw: TLS to \(report.peer.address) (\(report.peer.tls?.serverName ?? "?")): \(failure)\n")
+            writeToStandardError(
+                "irisgw: TLS to \(report.peer.address) (\(report.peer.tls?.serverName ?? "?")): \(failure)\n")
         } else if tlsLogBudget.take(now: EventLoop.now()) {
             writeToStandardError("irisgw: TLS from \(report.peer.address): \(failure)\n")
         }

@@ -29,9 +29,13 @@ extension Gateway {
         if let result { located(result, profile, proxy, register: register) }
     }
 
-    private func located(_ result: SIPUserAgent.LocateResult, _ profile: TrunkProfile, _ proxy: ProxyAddress, register: Bool) {
+    private func located(
+        _ result: SIPUserAgent.LocateResult, _ profile: TrunkProfile, _ proxy: ProxyAddress, register: Bool
+    ) {
         guard !draining else { return }
-        guard let peers = try? result.get().compactMap({ self.peer(for: $0, profile: profile, proxy: proxy) }), let peer = peers.first else {
+        guard let peers = try? result.get().compactMap({ self.peer(for: $0, profile: profile, proxy: proxy) }),
+            let peer = peers.first
+        else {
             ua.loop.schedule(after: max(1, ua.configuration.dns.negativeTTL)) { [weak self] in
                 self?.maintain(profile, proxy, register: register)
             }
@@ -44,17 +48,22 @@ extension Gateway {
             let user = outbound.auth?.username ?? ua.configuration.contactUser
             let aor = NameAddress(uri: SIPURI(user: user, host: outbound.fromDomain))
             let credentials: DigestCredentials? = outbound.auth.flatMap { auth in
-                (try? auth.password(environment: configuration.environment)).map { DigestCredentials(username: auth.username, password: $0) }
+                (try? auth.password(environment: configuration.environment)).map {
+                    DigestCredentials(username: auth.username, password: $0)
+                }
             }
-            let client = ua.registration(.init(registrar: target, peer: peer, addressOfRecord: aor, credentials: credentials,
-                                               machine: .init(expires: outbound.register.expiresSec)))
+            let client = ua.registration(
+                .init(
+                    registrar: target, peer: peer, addressOfRecord: aor, credentials: credentials,
+                    machine: .init(expires: outbound.register.expiresSec)))
             let name = profile.name
             client.onStateChange = { [weak self] state in self?.metrics.registration(profile: name, state: "\(state)") }
             client.start()
             registrations.append(client)
         }
         if profile.sip.optionsPingSec > 0 {
-            let k = ua.keepalive(target: target, peer: peer, configuration: .init(interval: Double(profile.sip.optionsPingSec)))
+            let k = ua.keepalive(
+                target: target, peer: peer, configuration: .init(interval: Double(profile.sip.optionsPingSec)))
             k.start()
             keepalives.append(k)
         }

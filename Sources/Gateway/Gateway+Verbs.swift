@@ -34,7 +34,8 @@ extension Gateway {
     public func sendDTMF(roomId: String, _ request: DTMFRequest) throws(GatewayError) {
         let duration = request.durationMs ?? 100
         guard (40...2000).contains(duration) else { throw .badRequest("durationMs must be 40-2000") }
-        guard !request.tones.isEmpty, request.tones.count <= 64, request.tones.allSatisfy({ DTMFDigit($0) != nil }) else {
+        guard !request.tones.isEmpty, request.tones.count <= 64, request.tones.allSatisfy({ DTMFDigit($0) != nil })
+        else {
             throw .badRequest("tones must be 1-64 of 0-9 * # A-D")
         }
         try withSession(roomId) { s throws(GatewayError) in

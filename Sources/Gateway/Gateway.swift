@@ -131,7 +131,8 @@ public final class Gateway: Sendable {
         var byName: [String: TrunkProfile] = [:]
         for p in profiles { byName[p.name] = p }
         self.profiles = byName
-        defaultProfileName = configuration.defaultProfile
+        defaultProfileName =
+            configuration.defaultProfile
             ?? profiles.filter { $0.outbound != nil }.map(\.name).sorted().first
         var sip = configuration.sip
         sip.listen = configuration.sipListen
@@ -146,33 +147,46 @@ public final class Gateway: Sendable {
             sip.sessionTimer = policy.sessionTimer
         }
         ua = try SIPUserAgent(configuration: sip)
-        var state = LoopState(endedSnapshots: EndedSnapshots(retention: configuration.eventRetention),
-                              captures: SessionCaptures(retention: configuration.eventRetention, maxEndedMediaBytes: configuration.capture.maxEndedBytes,
-                                                        maxLiveMediaBytes: configuration.capture.maxLiveBytes))
+        var state = LoopState(
+            endedSnapshots: EndedSnapshots(retention: configuration.eventRetention),
+            captures: SessionCaptures(
+                retention: configuration.eventRetention, maxEndedMediaBytes: configuration.capture.maxEndedBytes,
+                maxLiveMediaBytes: configuration.capture.maxLiveBytes))
         for p in profiles {
-            if let o = p.outbound { state.admissions[p.name] = Admission(maxConcurrent: o.maxConcurrentCalls, perSecond: o.callsPerSecond) }
-            if let i = p.inbound { state.inboundAdmissions[p.name] = Admission(maxConcurrent: i.maxConcurrentCalls, perSecond: i.callsPerSecond) }
+            if let o = p.outbound {
+                state.admissions[p.name] = Admission(maxConcurrent: o.maxConcurrentCalls, perSecond: o.callsPerSecond)
+            }
+            if let i = p.inbound {
+                state.inboundAdmissions[p.name] = Admission(
+                    maxConcurrent: i.maxConcurrentCalls, perSecond: i.callsPerSecond)
+            }
         }
         captureBudget = state.captures.liveBudget
         // Built before the SIP loop runs: the loop owns it from `start` on.
         loopState = LoopBoundBox(state, loop: ua.loop)
         hep = try configuration.hep.map { try HEPSender($0) }
-        media = try MediaEngine(configuration: .init(threads: configuration.mediaThreads, host: configuration.rtpHost,
-                                                     portRange: configuration.rtpPorts,
-                                                     realtimePriority: configuration.mediaRealtimePriority.map { Int32($0) }))
+        media = try MediaEngine(
+            configuration: .init(
+                threads: configuration.mediaThreads, host: configuration.rtpHost,
+                portRange: configuration.rtpPorts,
+                realtimePriority: configuration.mediaRealtimePriority.map { Int32($0) }))
         if let why = media.realtimeError {
-            writeToStandardError("irisgw: media threads keep normal scheduling: \(why) (needs CAP_SYS_NICE or RLIMIT_RTPRIO)\n")
+            writeToStandardError(
+                "irisgw: media threads keep normal scheduling: \(why) (needs CAP_SYS_NICE or RLIMIT_RTPRIO)\n")
         }
         events = EventHub(retention: configuration.eventRetention)
         try PrivateFiles.prepareDirectory(configuration.dataDir)
         try PrivateFiles.prepareDatabase(configuration.dataDir + "/calls.sqlite")
-        records = try CallRecordStore(path: configuration.dataDir + "/calls.sqlite", retention: configuration.callRecordRetention)
+        records = try CallRecordStore(
+            path: configuration.dataDir + "/calls.sqlite", retention: configuration.callRecordRetention)
         tokens = try RoomTokenSigner.loadOrCreate(dataDir: configuration.dataDir)
         ua.delegate = self
         let configured = Self.trustedSources(profiles)
         // Called on the SIP loop, where `locatedProxyHosts` lives.
-        ua.isTrustedSource = { [unowned self] address in configured(address) || locatedProxyHosts.contains(address.host) }
-        ua.inboundDigest = Self.inboundDigestPolicy(profiles, realm: configuration.inboundAuthRealm, environment: configuration.environment)
+        ua.isTrustedSource = { [unowned self] address in configured(address) || locatedProxyHosts.contains(address.host)
+        }
+        ua.inboundDigest = Self.inboundDigestPolicy(
+            profiles, realm: configuration.inboundAuthRealm, environment: configuration.environment)
         ua.advertisedAddress = Self.advertisedAddresses(profiles, global: configuration.sipAdvertise)
         // Called on the SIP loop, where `tlsTargets` lives.
         ua.tlsTarget = { [unowned self] address in tlsTargets[address] }
@@ -238,7 +252,9 @@ public final class Gateway: Sendable {
     public func sipResponseCounts() -> [Int: Int] { ua.loop.sync { [self] in ua.counters.statelessResponses } }
 
     /// SIP transactions alive now and heap trims so far (`/metrics`).
-    public func sipLoad() -> (transactions: Int, heapTrims: Int) { ua.loop.sync { [self] in (ua.liveTransactions, ua.heapTrims) } }
+    public func sipLoad() -> (transactions: Int, heapTrims: Int) {
+        ua.loop.sync { [self] in (ua.liveTransactions, ua.heapTrims) }
+    }
 
     public var activeSessionCount: Int { ua.loop.sync { [self] in sessions.count } }
 
@@ -256,8 +272,9 @@ public final class Gateway: Sendable {
 
     /// A trunk's PRACK and session-timer settings as the SIP layer takes them.
     static func callPolicy(_ p: TrunkProfile) -> SIPCallPolicy {
-        SIPCallPolicy(prack: SIPUserAgentConfiguration.PRACKPolicy(rawValue: p.sip.prack.rawValue) ?? .supported,
-                      sessionTimer: p.sip.sessionTimerSec > 0 ? SessionTimerPolicy(sessionExpires: p.sip.sessionTimerSec) : nil)
+        SIPCallPolicy(
+            prack: SIPUserAgentConfiguration.PRACKPolicy(rawValue: p.sip.prack.rawValue) ?? .supported,
+            sessionTimer: p.sip.sessionTimerSec > 0 ? SessionTimerPolicy(sessionExpires: p.sip.sessionTimerSec) : nil)
     }
 
     func profile(named name: String?) throws(GatewayError) -> TrunkProfile {
@@ -266,31 +283,39 @@ public final class Gateway: Sendable {
         return p
     }
 
-    func mediaConfiguration(trunk: NegotiatedLeg, platform: NegotiatedLeg, profile: TrunkProfile) -> MediaCallConfiguration {
-        MediaCallConfiguration(trunk: trunk.configuration(inbandDTMF: profile.media.dtmf == .inband),
-                               platform: platform.configuration(),
-                               // Supervision starts at the answer (`armRTPTimeout`): ringing is silent.
-                               rtpTimeout: 0)
+    func mediaConfiguration(
+        trunk: NegotiatedLeg, platform: NegotiatedLeg, profile: TrunkProfile
+    ) -> MediaCallConfiguration {
+        MediaCallConfiguration(
+            trunk: trunk.configuration(inbandDTMF: profile.media.dtmf == .inband),
+            platform: platform.configuration(),
+            // Supervision starts at the answer (`armRTPTimeout`): ringing is silent.
+            rtpTimeout: 0)
     }
 
     /// Opens media for a session, with events hopping to the SIP loop.
     /// Opens a session's media; with `admitting`, refused (503 / -503 with Retry-After,
     /// counted) when the media threads would pass `mediaLoadBudget`.
-    func openMedia(trunk: NegotiatedLeg, platform: NegotiatedLeg, profile: TrunkProfile, roomId: String,
-                   capture: SessionCapture?, admitting: Bool = false) throws(GatewayError) -> MediaCall {
+    func openMedia(
+        trunk: NegotiatedLeg, platform: NegotiatedLeg, profile: TrunkProfile, roomId: String,
+        capture: SessionCapture?, admitting: Bool = false
+    ) throws(GatewayError) -> MediaCall {
         do {
             let loop = ua.loop
             var call = mediaConfiguration(trunk: trunk, platform: platform, profile: profile)
             if let capture, capture.needsMediaTap { call.trunkTap = capture }
-            return try media.openCall(call,
-                                      loadBudget: admitting ? configuration.mediaLoadBudget : nil) { [weak self] event in
+            return try media.openCall(
+                call,
+                loadBudget: admitting ? configuration.mediaLoadBudget : nil
+            ) { [weak self] event in
                 guard let gateway = self else { return }
                 loop.execute { gateway.sessions[roomId]?.mediaEvent(event) }
             }
         } catch let overload as MediaOverloadError {
             metrics.mediaRefused(.outbound)
-            throw GatewayError(IrisCode.serviceUnavailable, .unavailable, "the gateway is at its media capacity (\(overload))",
-                               retryAfter: overload.retryAfter)
+            throw GatewayError(
+                IrisCode.serviceUnavailable, .unavailable, "the gateway is at its media capacity (\(overload))",
+                retryAfter: overload.retryAfter)
         } catch {
             throw .unavailable("no media ports available: \(error)")
         }
@@ -309,7 +334,8 @@ public final class Gateway: Sendable {
     // MARK: Session ends
 
     /// Called by a session's `finish`: completes the record, frees limits, keeps a snapshot.
-    func sessionEnded(_ s: GatewaySession, reason: EndReason, sip: SIPDetails?, stats: [MediaLeg: MediaLegStatistics]?) {
+    func sessionEnded(_ s: GatewaySession, reason: EndReason, sip: SIPDetails?, stats: [MediaLeg: MediaLegStatistics]?)
+    {
         let endedAt = Date().timeIntervalSince1970
         let trunk = stats?[.trunk]
         records.finished(roomId: s.roomId) { r in
@@ -347,7 +373,9 @@ public final class Gateway: Sendable {
     }
 
     /// Runs `work` on the SIP loop with the live session, or throws not-found / ended.
-    func withSession<T: Sendable>(_ roomId: String, _ work: @escaping @Sendable (GatewaySession) throws(GatewayError) -> T) throws(GatewayError) -> T {
+    func withSession<T: Sendable>(
+        _ roomId: String, _ work: @escaping @Sendable (GatewaySession) throws(GatewayError) -> T
+    ) throws(GatewayError) -> T {
         let result: Result<T, GatewayError> = ua.loop.sync { [self] in
             guard let s = sessions[roomId] else {
                 return .failure(endedSnapshots[roomId] != nil ? .ended(roomId) : .notFound(roomId))

@@ -34,11 +34,15 @@ package struct ChunkedBodyDecoder: Sendable {
                 return true
             case .size:
                 guard let line = try takeLine(&input, limit: 1024) else { return false }
-                guard let size = HTTPSyntax.chunkSize(line: line) else { throw HTTPRequestError(400, "malformed chunk size") }
+                guard let size = HTTPSyntax.chunkSize(line: line) else {
+                    throw HTTPRequestError(400, "malformed chunk size")
+                }
                 if size == 0 {
                     state = .trailers
                 } else {
-                    guard size <= maxBodyBytes - body.count else { throw HTTPRequestError(413, "request body too large") }
+                    guard size <= maxBodyBytes - body.count else {
+                        throw HTTPRequestError(413, "request body too large")
+                    }
                     state = .data(remaining: size)
                 }
             case .data(let remaining):
@@ -49,7 +53,9 @@ package struct ChunkedBodyDecoder: Sendable {
                 state = n == remaining ? .dataEnd : .data(remaining: remaining - n)
             case .dataEnd:
                 guard input.count >= 2 else { return false }
-                guard input.unread.starts(with: [13, 10]) else { throw HTTPRequestError(400, "chunk data not followed by CRLF") }
+                guard input.unread.starts(with: [13, 10]) else {
+                    throw HTTPRequestError(400, "chunk data not followed by CRLF")
+                }
                 input.consume(2)
                 state = .size
             case .trailers:
@@ -58,7 +64,9 @@ package struct ChunkedBodyDecoder: Sendable {
                     state = .done
                 } else {
                     trailerBytes += line.count + 2
-                    guard trailerBytes <= maxTrailerBytes else { throw HTTPRequestError(431, "trailer fields too large") }
+                    guard trailerBytes <= maxTrailerBytes else {
+                        throw HTTPRequestError(431, "trailer fields too large")
+                    }
                 }
             }
         }
@@ -71,7 +79,9 @@ package struct ChunkedBodyDecoder: Sendable {
             guard unread.count <= limit else { throw HTTPRequestError(400, "chunked framing line too long") }
             return nil
         }
-        guard lf > unread.startIndex, unread[lf - 1] == 13 else { throw HTTPRequestError(400, "bare LF in chunked framing") }
+        guard lf > unread.startIndex, unread[lf - 1] == 13 else {
+            throw HTTPRequestError(400, "bare LF in chunked framing")
+        }
         let line = Array(unread[unread.startIndex..<(lf - 1)])
         guard line.count <= limit else { throw HTTPRequestError(400, "chunked framing line too long") }
         input.consume(lf + 1 - unread.startIndex)

@@ -21,8 +21,10 @@ package struct HTTPRequestHead: Equatable, Sendable {
     /// GET with `Connection: upgrade` and `Upgrade: websocket`.
     package var wantsWebSocket: Bool
 
-    package init(method: String, target: String, minorVersion: Int, headers: [String: String], body: Body,
-                 keepAlive: Bool, expectsContinue: Bool, wantsWebSocket: Bool) {
+    package init(
+        method: String, target: String, minorVersion: Int, headers: [String: String], body: Body,
+        keepAlive: Bool, expectsContinue: Bool, wantsWebSocket: Bool
+    ) {
         self.method = method
         self.target = target
         self.minorVersion = minorVersion

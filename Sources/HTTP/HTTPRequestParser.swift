@@ -35,7 +35,9 @@ package enum HTTPRequestParser {
             HTTPSyntax.addField(name, value, to: &headers)
         }
         // RFC 9112 §3.2: exactly one Host in HTTP/1.1.
-        if minor == 1, hostCount != 1 { throw HTTPRequestError(400, hostCount == 0 ? "missing Host header" : "more than one Host header") }
+        if minor == 1, hostCount != 1 {
+            throw HTTPRequestError(400, hostCount == 0 ? "missing Host header" : "more than one Host header")
+        }
 
         let body = try framing(headers, minor: minor)
         let connection = HTTPSyntax.listMembers(headers["connection"] ?? "")
@@ -43,14 +45,20 @@ package enum HTTPRequestParser {
         var expectsContinue = false
         if let expect = headers["expect"] {
             // RFC 9110 §10.1.1: 100-continue is the only expectation; HTTP/1.0 ignores it.
-            guard expect.trimmingSpaces().lowercased() == "100-continue" else { throw HTTPRequestError(417, "unsupported expectation") }
+            guard expect.trimmingSpaces().lowercased() == "100-continue" else {
+                throw HTTPRequestError(417, "unsupported expectation")
+            }
             expectsContinue = minor == 1 && body != .none
         }
-        let wantsWebSocket = method == "GET" && connection.contains("upgrade")
-            && HTTPSyntax.listMembers(headers["upgrade"] ?? "").contains(where: { $0 == "websocket" || $0.hasPrefix("websocket/") })
+        let wantsWebSocket =
+            method == "GET" && connection.contains("upgrade")
+            && HTTPSyntax.listMembers(headers["upgrade"] ?? "").contains(where: {
+                $0 == "websocket" || $0.hasPrefix("websocket/")
+            })
         if wantsWebSocket { keepAlive = false }
-        return HTTPRequestHead(method: method, target: target, minorVersion: minor, headers: headers, body: body,
-                               keepAlive: keepAlive, expectsContinue: expectsContinue, wantsWebSocket: wantsWebSocket)
+        return HTTPRequestHead(
+            method: method, target: target, minorVersion: minor, headers: headers, body: body,
+            keepAlive: keepAlive, expectsContinue: expectsContinue, wantsWebSocket: wantsWebSocket)
     }
 
     /// Lines split on CRLF; a CR or LF anywhere else is an error.
@@ -61,7 +69,9 @@ package enum HTTPRequestParser {
         while i < bytes.endIndex {
             let b = bytes[i]
             if b == 13 {
-                guard i + 1 < bytes.endIndex, bytes[i + 1] == 10 else { throw HTTPRequestError(400, "bare CR in the request head") }
+                guard i + 1 < bytes.endIndex, bytes[i + 1] == 10 else {
+                    throw HTTPRequestError(400, "bare CR in the request head")
+                }
                 lines.append(bytes[lineStart..<i])
                 i += 2
                 lineStart = i
@@ -84,12 +94,15 @@ package enum HTTPRequestParser {
         }
         let version = Array(parts[2])
         guard version.count == 8, version.starts(with: Array("HTTP/".utf8)), version[6] == UInt8(ascii: "."),
-              isDigit(version[5]), isDigit(version[7]) else { throw HTTPRequestError(400, "malformed HTTP version") }
+            isDigit(version[5]), isDigit(version[7])
+        else { throw HTTPRequestError(400, "malformed HTTP version") }
         guard version[5] == UInt8(ascii: "1"), version[7] <= UInt8(ascii: "1") else {
             throw HTTPRequestError(505, "HTTP version not supported")
         }
-        return (String(decoding: parts[0], as: UTF8.self), String(decoding: parts[1], as: UTF8.self),
-                Int(version[7] - UInt8(ascii: "0")))
+        return (
+            String(decoding: parts[0], as: UTF8.self), String(decoding: parts[1], as: UTF8.self),
+            Int(version[7] - UInt8(ascii: "0"))
+        )
     }
 
     /// `name: value` with a token name, no space before the colon, and a value of visible
@@ -98,28 +111,37 @@ package enum HTTPRequestParser {
         guard let first = line.first, first != UInt8(ascii: " "), first != UInt8(ascii: "\t") else {
             throw HTTPRequestError(400, "obsolete line folding in a header field")
         }
-        guard let colon = line.firstIndex(of: UInt8(ascii: ":")), HTTPSyntax.isToken(line[line.startIndex..<colon]) else {
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")), HTTPSyntax.isToken(line[line.startIndex..<colon])
+        else {
             throw HTTPRequestError(400, "malformed header field")
         }
         let value = line[(colon + 1)...]
         guard value.allSatisfy({ $0 == 9 || ($0 >= 0x20 && $0 != 0x7F) }) else {
             throw HTTPRequestError(400, "control character in a header field")
         }
-        return (String(decoding: line[line.startIndex..<colon], as: UTF8.self).lowercased(),
-                String(decoding: value, as: UTF8.self).trimmingSpaces())
+        return (
+            String(decoding: line[line.startIndex..<colon], as: UTF8.self).lowercased(),
+            String(decoding: value, as: UTF8.self).trimmingSpaces()
+        )
     }
 
     /// RFC 9112 §6: how the body is framed.
-    private static func framing(_ headers: [String: String], minor: Int) throws(HTTPRequestError) -> HTTPRequestHead.Body {
+    private static func framing(
+        _ headers: [String: String], minor: Int
+    ) throws(HTTPRequestError) -> HTTPRequestHead.Body {
         let length = headers["content-length"]
         guard let codings = headers["transfer-encoding"] else {
             guard let length else { return .none }
-            guard let n = HTTPSyntax.contentLength(length) else { throw HTTPRequestError(400, "malformed Content-Length") }
+            guard let n = HTTPSyntax.contentLength(length) else {
+                throw HTTPRequestError(400, "malformed Content-Length")
+            }
             return n == 0 ? .none : .length(n)
         }
         guard length == nil else { throw HTTPRequestError(400, "both Content-Length and Transfer-Encoding") }
         guard minor == 1 else { throw HTTPRequestError(400, "Transfer-Encoding in an HTTP/1.0 request") }
-        guard HTTPSyntax.listMembers(codings) == ["chunked"] else { throw HTTPRequestError(501, "unsupported transfer coding") }
+        guard HTTPSyntax.listMembers(codings) == ["chunked"] else {
+            throw HTTPRequestError(501, "unsupported transfer coding")
+        }
         return .chunked
     }
 

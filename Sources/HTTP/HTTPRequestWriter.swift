@@ -4,7 +4,9 @@
 package enum HTTPRequestWriter {
     /// The head of a request, ending with the blank line. Field names are sent as given;
     /// `headers` must not repeat `Host` (it is always written from `host`).
-    package static func head(method: String, target: String, host: String, headers: [(String, String)]) throws(HTTPGrammarError) -> [UInt8] {
+    package static func head(
+        method: String, target: String, host: String, headers: [(String, String)]
+    ) throws(HTTPGrammarError) -> [UInt8] {
         guard HTTPSyntax.isToken(method.utf8) else {
             throw HTTPGrammarError("method \"\(method)\" is not an HTTP token")
         }

@@ -19,7 +19,8 @@ package struct HTTPResponseHead: Sendable, Equatable {
         guard let statusLine = lines.popFirst() else { throw HTTPGrammarError("empty response head") }
         let parts = statusLine.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
         guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), parts[1].count == 3, let status = Int(parts[1]),
-              (100...999).contains(status) else {
+            (100...999).contains(status)
+        else {
             throw HTTPGrammarError("bad status line \"\(statusLine.prefix(100))\"")
         }
         var headers: [String: String] = [:]
@@ -32,7 +33,8 @@ package struct HTTPResponseHead: Sendable, Equatable {
                 continue
             }
             guard let colon = line.firstIndex(of: ":"), colon != line.startIndex,
-                  !line[..<colon].contains(where: { $0 == " " || $0 == "\t" }) else {
+                !line[..<colon].contains(where: { $0 == " " || $0 == "\t" })
+            else {
                 throw HTTPGrammarError("bad header line \"\(line.prefix(100))\"")
             }
             let name = line[..<colon].lowercased()

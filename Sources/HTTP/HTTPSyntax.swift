@@ -7,7 +7,8 @@ package enum HTTPSyntax {
     /// RFC 9110 §5.6.2 tchar.
     package static func isTokenByte(_ b: UInt8) -> Bool {
         switch b {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"):
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+            UInt8(ascii: "A")...UInt8(ascii: "Z"):
             true
         default:
             "!#$%&'*+-.^_`|~".utf8.contains(b)
@@ -36,7 +37,8 @@ package enum HTTPSyntax {
     package static func contentLength(_ field: String) -> Int? {
         let values = Set(field.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingSpaces() })
         guard values.count == 1, let value = values.first, !value.isEmpty, value.count <= 18,
-              value.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
+            value.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
+        else { return nil }
         return Int(value)
     }
 
@@ -45,13 +47,16 @@ package enum HTTPSyntax {
     package static func chunkSize(line: some Collection<UInt8>) -> Int? {
         let sizeText = String(decoding: line.prefix { $0 != UInt8(ascii: ";") }, as: UTF8.self).trimmingSpaces()
         guard !sizeText.isEmpty, sizeText.count <= 15, sizeText.utf8.allSatisfy(isHexDigit),
-              let size = Int(sizeText, radix: 16) else { return nil }
+            let size = Int(sizeText, radix: 16)
+        else { return nil }
         return size
     }
 
     private static func isHexDigit(_ b: UInt8) -> Bool {
         switch b {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"), UInt8(ascii: "A")...UInt8(ascii: "F"): true
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"),
+            UInt8(ascii: "A")...UInt8(ascii: "F"):
+            true
         default: false
         }
     }
@@ -61,7 +66,9 @@ extension StringProtocol {
     /// Without leading and trailing spaces and tabs (HTTP's optional whitespace).
     package func trimmingSpaces() -> String {
         let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
-        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else { return "" }
+        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else {
+            return ""
+        }
         return String(self[first...last])
     }
 }

@@ -31,7 +31,10 @@ package struct WebSocketFrame: Sendable, Equatable {
     ///     FIN RSV1-3 opcode(4) | MASK=1 len(7) [len(16) | len(64)] | mask key(32) | payload ^ key
     package func encodedMasked(key: UInt32) -> [UInt8] {
         var out = header(masked: true, extra: 4)
-        let mask = [UInt8(key >> 24), UInt8(truncatingIfNeeded: key >> 16), UInt8(truncatingIfNeeded: key >> 8), UInt8(truncatingIfNeeded: key)]
+        let mask = [
+            UInt8(key >> 24), UInt8(truncatingIfNeeded: key >> 16), UInt8(truncatingIfNeeded: key >> 8),
+            UInt8(truncatingIfNeeded: key)
+        ]
         out += mask
         for (i, byte) in payload.enumerated() { out.append(byte ^ mask[i & 3]) }
         return out
@@ -80,7 +83,9 @@ package struct WebSocketFrame: Sendable, Equatable {
             out.append(UInt8(truncatingIfNeeded: length))
         } else {
             out.append(mask | 127)
-            for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: UInt64(length) >> UInt64(shift))) }
+            for shift in stride(from: 56, through: 0, by: -8) {
+                out.append(UInt8(truncatingIfNeeded: UInt64(length) >> UInt64(shift)))
+            }
         }
     }
 
@@ -91,20 +96,28 @@ package struct WebSocketFrame: Sendable, Equatable {
     /// extension (§5.2), unknown opcodes, fragmented or oversized control frames (§5.5), and
     /// a 64-bit length with the top bit set (§5.2); a payload over `limit` is `.tooLarge`
     /// (the client then closes with 1009, message too big).
-    package static func parse(_ bytes: ArraySlice<UInt8>, limit: Int) throws(WebSocketFrameError) -> (WebSocketFrame, Int)? {
+    package static func parse(
+        _ bytes: ArraySlice<UInt8>, limit: Int
+    ) throws(WebSocketFrameError) -> (WebSocketFrame, Int)? {
         try parse(bytes, limit: limit, fromClient: false)
     }
 
     /// Parses one frame from a client (the server's side): the same checks as `parse`,
     /// except that the frame must be masked (§5.1); the payload is returned unmasked.
-    package static func parseMasked(_ bytes: ArraySlice<UInt8>, limit: Int) throws(WebSocketFrameError) -> (WebSocketFrame, Int)? {
+    package static func parseMasked(
+        _ bytes: ArraySlice<UInt8>, limit: Int
+    ) throws(WebSocketFrameError) -> (WebSocketFrame, Int)? {
         try parse(bytes, limit: limit, fromClient: true)
     }
 
-    private static func parse(_ bytes: ArraySlice<UInt8>, limit: Int, fromClient: Bool) throws(WebSocketFrameError) -> (WebSocketFrame, Int)? {
+    private static func parse(
+        _ bytes: ArraySlice<UInt8>, limit: Int, fromClient: Bool
+    ) throws(WebSocketFrameError) -> (WebSocketFrame, Int)? {
         guard bytes.count >= 2 else { return nil }
         let b0 = bytes[bytes.startIndex], b1 = bytes[bytes.startIndex + 1]
-        guard b0 & 0x70 == 0 else { throw .protocolViolation("reserved bits set without a negotiated extension", code: 1002) }
+        guard b0 & 0x70 == 0 else {
+            throw .protocolViolation("reserved bits set without a negotiated extension", code: 1002)
+        }
         guard let opcode = Opcode(rawValue: b0 & 0x0F) else {
             throw .protocolViolation("unknown opcode \(b0 & 0x0F)", code: 1002)
         }
@@ -125,12 +138,16 @@ package struct WebSocketFrame: Sendable, Equatable {
             guard bytes.count >= 10 else { return nil }
             length = 0
             for i in 2..<10 { length = length << 8 | UInt64(bytes[bytes.startIndex + i]) }
-            guard length >> 63 == 0 else { throw .protocolViolation("64-bit payload length with the top bit set", code: 1002) }
+            guard length >> 63 == 0 else {
+                throw .protocolViolation("64-bit payload length with the top bit set", code: 1002)
+            }
             header = 10
         }
         if opcode.isControl {
             guard fin else { throw .protocolViolation("fragmented control frame", code: 1002) }
-            guard length <= 125 else { throw .protocolViolation("control frame of \(length) bytes (max 125)", code: 1002) }
+            guard length <= 125 else {
+                throw .protocolViolation("control frame of \(length) bytes (max 125)", code: 1002)
+            }
         }
         guard length <= UInt64(limit) else { throw .tooLarge(what: "WebSocket frame", limit: limit) }
         let maskStart = header

@@ -10,7 +10,9 @@ package struct WebSocketMessageAssembler: Sendable {
     /// Takes a text, binary or continuation frame; returns the message once its last
     /// fragment is in. Throws 1002 for a continuation with nothing to continue or a new
     /// message inside a fragmented one, and `.tooLarge` (1009) past `limit`.
-    package mutating func add(_ frame: WebSocketFrame) throws(WebSocketFrameError) -> (opcode: WebSocketFrame.Opcode, payload: [UInt8])? {
+    package mutating func add(
+        _ frame: WebSocketFrame
+    ) throws(WebSocketFrameError) -> (opcode: WebSocketFrame.Opcode, payload: [UInt8])? {
         switch frame.opcode {
         case .text, .binary:
             guard opcode == nil else {

@@ -19,8 +19,10 @@ public struct ICECandidate: Sendable, Hashable, CustomStringConvertible {
     public var address: SocketAddress
 
     /// A UDP host candidate at `address`, priority from `hostPriority`.
-    public init(foundation: String = "1", component: Int = 1, address: SocketAddress,
-                localPreference: UInt32 = 65535) {
+    public init(
+        foundation: String = "1", component: Int = 1, address: SocketAddress,
+        localPreference: UInt32 = 65535
+    ) {
         self.foundation = foundation
         self.component = component
         self.address = address
@@ -38,8 +40,9 @@ public struct ICECandidate: Sendable, Hashable, CustomStringConvertible {
 
     /// The candidate as SDP writes it (the SDP module owns the grammar).
     public var sdpCandidate: SDPCandidate {
-        SDPCandidate(foundation: foundation, component: component, transport: "udp", priority: priority,
-                     address: address.host, port: UInt16(address.port), type: "host")
+        SDPCandidate(
+            foundation: foundation, component: component, transport: "udp", priority: priority,
+            address: address.host, port: UInt16(address.port), type: "host")
     }
 
     /// The attribute's value: `1 1 udp 2130706431 192.0.2.10 40000 typ host`.

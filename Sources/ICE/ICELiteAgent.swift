@@ -122,8 +122,10 @@ public struct ICELiteAgent: Sendable {
     private let integrityKey: [UInt8]
 
     /// An agent started at `now` with our and the peer's credentials.
-    public init(local: ICECredentials, remote: ICECredentials, now: Double,
-                configuration: Configuration = Configuration()) {
+    public init(
+        local: ICECredentials, remote: ICECredentials, now: Double,
+        configuration: Configuration = Configuration()
+    ) {
         self.local = local
         self.remote = remote
         self.configuration = configuration
@@ -169,8 +171,9 @@ public struct ICELiteAgent: Sendable {
         // Authenticated from here on: errors are signed (RFC 8489 §9.1.4).
         let unknown = request.unknownComprehensionRequired
         if !unknown.isEmpty {
-            return reject(request, .unknownAttribute, to: source, signed: true,
-                          extra: [.unknownAttributes(unknown)])
+            return reject(
+                request, .unknownAttribute, to: source, signed: true,
+                extra: [.unknownAttributes(unknown)])
         }
         // RFC 8445 §7.3.1.1: we are controlled; a peer that says it is controlled too gets
         // 487 and we keep our role (a lite agent never takes the controlling role).
@@ -181,8 +184,9 @@ public struct ICELiteAgent: Sendable {
         var attributes: [STUNAttribute] = []
         if let software = configuration.software { attributes.append(.software(software)) }
         attributes.append(.xorMappedAddress(source))
-        let response = STUNMessage(type: .bindingSuccessResponse, transactionID: request.transactionID,
-                                   attributes: attributes)
+        let response = STUNMessage(
+            type: .bindingSuccessResponse, transactionID: request.transactionID,
+            attributes: attributes)
         guard let bytes = try? response.serialized(integrityKey: integrityKey, fingerprint: true) else {
             return drop(.unusableSource)
         }

@@ -20,7 +20,8 @@ enum STUNAddress {
     /// The 16 octets XORed over an address: the magic cookie, then the transaction ID.
     @inline(__always)
     static func mask(_ index: Int, _ transactionID: STUNTransactionID) -> UInt8 {
-        index < 4 ? UInt8(truncatingIfNeeded: STUNMessage.magicCookie >> (24 - 8 * UInt32(index)))
+        index < 4
+            ? UInt8(truncatingIfNeeded: STUNMessage.magicCookie >> (24 - 8 * UInt32(index)))
             : transactionID.byte(at: index - 4)
     }
 
@@ -35,9 +36,13 @@ enum STUNAddress {
         var address = Array(v[4...])
         switch v[1] {
         case familyIPv4:
-            guard address.count == 4 else { throw .invalidAttribute(type: type, reason: "IPv4 with \(v.count) octets, need 8") }
+            guard address.count == 4 else {
+                throw .invalidAttribute(type: type, reason: "IPv4 with \(v.count) octets, need 8")
+            }
         case familyIPv6:
-            guard address.count == 16 else { throw .invalidAttribute(type: type, reason: "IPv6 with \(v.count) octets, need 20") }
+            guard address.count == 16 else {
+                throw .invalidAttribute(type: type, reason: "IPv6 with \(v.count) octets, need 20")
+            }
         default:
             throw .invalidAttribute(type: type, reason: "unknown address family \(v[1])")
         }

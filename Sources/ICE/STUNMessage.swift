@@ -1,5 +1,5 @@
-import IOCore
 import Crypto
+import IOCore
 
 // A STUN message (RFC 8489 §5): a 20-octet header, then attributes.
 //
@@ -106,7 +106,8 @@ public struct STUNMessage: Sendable, Hashable {
     public var unknownComprehensionRequired: [STUNAttributeType] {
         attributes.compactMap { attribute in
             if case .other(let type, _) = attribute, type.isComprehensionRequired,
-               !Self.knownButUnused.contains(type) {
+                !Self.knownButUnused.contains(type)
+            {
                 return type
             }
             return nil
@@ -178,7 +179,9 @@ public struct STUNMessage: Sendable, Hashable {
             }
         }
         func text(max: Int) throws(STUNParseError) -> String {
-            guard value.count <= max else { throw .invalidAttribute(type: type, reason: "\(value.count) octets, at most \(max)") }
+            guard value.count <= max else {
+                throw .invalidAttribute(type: type, reason: "\(value.count) octets, at most \(max)")
+            }
             guard let string = String(validating: value, as: UTF8.self) else {
                 throw .invalidAttribute(type: type, reason: "not UTF-8")
             }
@@ -229,9 +232,10 @@ public struct STUNMessage: Sendable, Hashable {
             return .errorCode(STUNErrorCode(code: errorClass * 100 + number, reasonPhrase: reason))
         case .unknownAttributes:
             guard value.count % 2 == 0 else { throw .invalidAttribute(type: type, reason: "odd length \(value.count)") }
-            return .unknownAttributes(stride(from: v, to: value.endIndex, by: 2).map {
-                STUNAttributeType(rawValue: uint16(value, $0))
-            })
+            return .unknownAttributes(
+                stride(from: v, to: value.endIndex, by: 2).map {
+                    STUNAttributeType(rawValue: uint16(value, $0))
+                })
         default:
             return .other(type: type, value: Array(value))
         }
@@ -264,8 +268,9 @@ public struct STUNMessage: Sendable, Hashable {
             out.append(contentsOf: repeatElement(0, count: 20))
             out.withUnsafeMutableBytes { raw in
                 key.withUnsafeBytes { keyBytes in
-                    Crypto.hmacSHA1(key: keyBytes, data: UnsafeRawBufferPointer(rebasing: raw[0..<(start - 4)]),
-                                    into: UnsafeMutableRawBufferPointer(rebasing: raw[start...]))
+                    Crypto.hmacSHA1(
+                        key: keyBytes, data: UnsafeRawBufferPointer(rebasing: raw[0..<(start - 4)]),
+                        into: UnsafeMutableRawBufferPointer(rebasing: raw[start...]))
                 }
             }
         }
@@ -341,7 +346,8 @@ public struct STUNMessage: Sendable, Hashable {
     /// before it, XOR 0x5354554e. No allocation.
     public static func verifyFingerprint(_ bytes: [UInt8]) -> Check {
         guard let offset = attributeOffset(.fingerprint, in: bytes), bytes.count - offset == 8,
-              uint16(bytes, offset + 2) == 4 else { return .absent }
+            uint16(bytes, offset + 2) == 4
+        else { return .absent }
         let crc = bytes.withUnsafeBytes { CRC32.checksum(UnsafeRawBufferPointer(rebasing: $0[0..<offset])) }
         return uint32(bytes, offset + 4) == crc ^ fingerprintXOR ? .valid : .invalid
     }
@@ -352,7 +358,8 @@ public struct STUNMessage: Sendable, Hashable {
     /// Compared in constant time. Allocates nothing but a stack copy of the covered octets.
     public static func verifyMessageIntegrity(_ bytes: [UInt8], key: [UInt8]) -> Check {
         guard let offset = attributeOffset(.messageIntegrity, in: bytes), bytes.count - offset >= 24,
-              uint16(bytes, offset + 2) == 20 else { return .absent }
+            uint16(bytes, offset + 2) == 20
+        else { return .absent }
         let ok = bytes.withUnsafeBytes { message in
             key.withUnsafeBytes { keyBytes in
                 withUnsafeTemporaryAllocation(byteCount: offset + 20, alignment: 1) { scratch in
@@ -362,7 +369,8 @@ public struct STUNMessage: Sendable, Hashable {
                     scratch[2] = UInt8(adjusted >> 8)
                     scratch[3] = UInt8(adjusted & 0xFF)
                     let mac = UnsafeMutableRawBufferPointer(rebasing: scratch[offset...])
-                    Crypto.hmacSHA1(key: keyBytes, data: UnsafeRawBufferPointer(rebasing: scratch[0..<offset]), into: mac)
+                    Crypto.hmacSHA1(
+                        key: keyBytes, data: UnsafeRawBufferPointer(rebasing: scratch[0..<offset]), into: mac)
                     // Constant time over the 20 octets.
                     var difference: UInt8 = 0
                     for index in 0..<20 { difference |= mac[index] ^ message[offset + 4 + index] }

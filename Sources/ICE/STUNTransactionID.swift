@@ -37,7 +37,8 @@ public struct STUNTransactionID: Sendable, Hashable, CustomStringConvertible {
     /// Octet `index` (0..<12) in wire order.
     @inline(__always)
     func byte(at index: Int) -> UInt8 {
-        index < 4 ? UInt8(truncatingIfNeeded: high >> (24 - 8 * UInt32(index)))
+        index < 4
+            ? UInt8(truncatingIfNeeded: high >> (24 - 8 * UInt32(index)))
             : UInt8(truncatingIfNeeded: low >> (56 - 8 * UInt64(index - 4)))
     }
 

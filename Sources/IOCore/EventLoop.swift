@@ -1,6 +1,6 @@
+import CLinux
 import Foundation
 import Glibc
-import CLinux
 import Synchronization
 
 /// One thread with an epoll set, a timer heap, and a queue of work handed in from other
@@ -105,7 +105,9 @@ public final class EventLoop: @unchecked Sendable {  // its own state is touched
     /// loops (main, the control API's queue, tests): a loop never waits on another loop.
     public func sync<T: Sendable>(_ work: @escaping @Sendable () -> T) -> T {
         if isInLoop { return work() }
-        assert(!Self.isOnAnyLoop, "an event loop waits on another loop: send it work with `execute` and get the answer back by callback")
+        assert(
+            !Self.isOnAnyLoop,
+            "an event loop waits on another loop: send it work with `execute` and get the answer back by callback")
         let box = Mutex<T?>(nil)
         let done = DispatchSemaphore(value: 0)
         execute {
@@ -199,7 +201,9 @@ public final class EventLoop: @unchecked Sendable {  // its own state is touched
                         _ = read(wakeFD, &value, 8)
                     } else {
                         if events[i].events & (EPOLLOUT.rawValue | EPOLLERR.rawValue) != 0 { writers[fd]?() }
-                        if events[i].events & (EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 { readers[fd]?() }
+                        if events[i].events & (EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
+                            readers[fd]?()
+                        }
                     }
                 }
             }

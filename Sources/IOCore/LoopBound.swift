@@ -6,7 +6,8 @@
 /// Modelled on swift-nio's `NIOLoopBound`. While the loop's thread does not run (before
 /// `start`, after `stop`) the thread at hand owns its state (`EventLoop.isConfinedHere`), so
 /// state can be set up and then handed to the loop.
-public struct LoopBound<Value>: @unchecked Sendable {  // the one justified: `value` is reached only on `loop`, checked in debug
+// the one justified: `value` is reached only on `loop`, checked in debug
+public struct LoopBound<Value>: @unchecked Sendable {
     /// The loop `value` belongs to.
     public let loop: EventLoop
     private var stored: Value

@@ -6,7 +6,8 @@ import Glibc
 /// IPv4 address and its IPv4-mapped IPv6 form (`::ffff:a.b.c.d`, what a dual-stack socket
 /// reports) taken as one host. Comparing reads a few words, never the whole storage: it runs
 /// for every media packet.
-public struct RawSocketAddress: Equatable, @unchecked Sendable {  // plain bytes: `sockaddr_storage` is a C struct Swift does not mark Sendable
+// plain bytes: `sockaddr_storage` is a C struct Swift does not mark Sendable
+public struct RawSocketAddress: Equatable, @unchecked Sendable {
     public var storage = sockaddr_storage()
     public var length: socklen_t = 0
 
@@ -37,12 +38,14 @@ public struct RawSocketAddress: Equatable, @unchecked Sendable {  // plain bytes
                 // The last 8 bytes of ::ffff:a.b.c.d, read as sockaddr_in6's would be.
                 let bytes = (UInt8(0), UInt8(0), UInt8(0xFF), UInt8(0xFF), raw[4], raw[5], raw[6], raw[7])
                 let mapped = withUnsafeBytes(of: bytes) { $0.loadUnaligned(as: UInt64.self) }
-                return SocketEndpoint(high: 0, low: mapped, scope: 0, port: raw.loadUnaligned(fromByteOffset: 2, as: UInt16.self))
+                return SocketEndpoint(
+                    high: 0, low: mapped, scope: 0, port: raw.loadUnaligned(fromByteOffset: 2, as: UInt16.self))
             case AF_INET6:
-                return SocketEndpoint(high: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self),
-                                      low: raw.loadUnaligned(fromByteOffset: 16, as: UInt64.self),
-                                      scope: raw.loadUnaligned(fromByteOffset: 24, as: UInt32.self),
-                                      port: raw.loadUnaligned(fromByteOffset: 2, as: UInt16.self))
+                return SocketEndpoint(
+                    high: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self),
+                    low: raw.loadUnaligned(fromByteOffset: 16, as: UInt64.self),
+                    scope: raw.loadUnaligned(fromByteOffset: 24, as: UInt32.self),
+                    port: raw.loadUnaligned(fromByteOffset: 2, as: UInt16.self))
             default:
                 return nil
             }

@@ -51,7 +51,9 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
             sa.sin6_port = in_port_t(UInt16(port).bigEndian)
             guard inet_pton(AF_INET6, host, &sa.sin6_addr) == 1 else { return nil }
             return withUnsafePointer(to: &sa) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    body($0, socklen_t(MemoryLayout<sockaddr_in6>.size))
+                }
             }
         }
         var sa = sockaddr_in()
@@ -70,12 +72,16 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
             let sin = UnsafeRawPointer(storage).assumingMemoryBound(to: sockaddr_in.self)
             var addr = sin.pointee.sin_addr
             inet_ntop(AF_INET, &addr, &buf, socklen_t(buf.count))
-            self.init(host: String(decoding: buf.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self), port: Int(UInt16(bigEndian: sin.pointee.sin_port)))
+            self.init(
+                host: String(decoding: buf.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self),
+                port: Int(UInt16(bigEndian: sin.pointee.sin_port)))
         case AF_INET6:
             let sin6 = UnsafeRawPointer(storage).assumingMemoryBound(to: sockaddr_in6.self)
             var addr = sin6.pointee.sin6_addr
             inet_ntop(AF_INET6, &addr, &buf, socklen_t(buf.count))
-            self.init(host: String(decoding: buf.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self), port: Int(UInt16(bigEndian: sin6.pointee.sin6_port)))
+            self.init(
+                host: String(decoding: buf.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self),
+                port: Int(UInt16(bigEndian: sin6.pointee.sin6_port)))
         default:
             return nil
         }
@@ -101,5 +107,7 @@ public struct SocketError: Error, Sendable, CustomStringConvertible {
         self.operation = operation
         self.code = code
     }
-    public var description: String { "\(operation): \(String(decoding: Array(UnsafeBufferPointer(start: strerror(code), count: strlen(strerror(code)))).map { UInt8(bitPattern: $0) }, as: UTF8.self))" }
+    public var description: String {
+        "\(operation): \(String(decoding: Array(UnsafeBufferPointer(start: strerror(code), count: strlen(strerror(code)))).map { UInt8(bitPattern: $0) }, as: UTF8.self))"
+    }
 }

@@ -1,5 +1,5 @@
-import Glibc
 import CLinux
+import Glibc
 
 /// A non-blocking UDP socket for the media path: receive into and send from caller buffers,
 /// no allocation per packet.
@@ -32,7 +32,9 @@ public final class UDPSocket: Sendable {
     public func receive(into buffer: UnsafeMutableRawBufferPointer, from: inout RawSocketAddress) -> Int? {
         from.length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         let n = withUnsafeMutablePointer(to: &from.storage) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { recvfrom(fd, buffer.baseAddress, buffer.count, 0, $0, &from.length) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                recvfrom(fd, buffer.baseAddress, buffer.count, 0, $0, &from.length)
+            }
         }
         return n >= 0 ? n : nil
     }
@@ -44,11 +46,15 @@ public final class UDPSocket: Sendable {
     /// when unstamped). A thread that reads late still learns when the packet came, so its
     /// own delay is not taken for network jitter.
     @inline(__always)
-    public func receive(into buffer: UnsafeMutableRawBufferPointer, from: inout RawSocketAddress, age: inout Double) -> Int? {
+    public func receive(
+        into buffer: UnsafeMutableRawBufferPointer, from: inout RawSocketAddress, age: inout Double
+    ) -> Int? {
         from.length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         var ns: Int64 = 0
         let n = withUnsafeMutablePointer(to: &from.storage) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { CLinux_recv_aged(fd, buffer.baseAddress, buffer.count, $0, &from.length, &ns) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                CLinux_recv_aged(fd, buffer.baseAddress, buffer.count, $0, &from.length, &ns)
+            }
         }
         age = Double(ns) / 1e9
         return n >= 0 ? n : nil
@@ -60,7 +66,9 @@ public final class UDPSocket: Sendable {
     public func send(_ bytes: UnsafeRawBufferPointer, to: RawSocketAddress) -> Bool {
         var storage = to.storage
         let n = withUnsafePointer(to: &storage) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(fd, bytes.baseAddress, bytes.count, 0, $0, to.length) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                sendto(fd, bytes.baseAddress, bytes.count, 0, $0, to.length)
+            }
         }
         return n == bytes.count
     }

@@ -91,13 +91,15 @@ public struct UsableCPUs: Sendable, Equatable, CustomStringConvertible {
     /// it from `/proc/self/mountinfo`.
     public static func current(cgroupRoot: String? = nil) -> UsableCPUs {
         let affinity = CLinux_affinity_cpu_count()
-        let cgroupRoot = cgroupRoot ?? readSmallFile("/proc/self/mountinfo").flatMap(cgroup2MountPoint) ?? "/sys/fs/cgroup"
+        let cgroupRoot =
+            cgroupRoot ?? readSmallFile("/proc/self/mountinfo").flatMap(cgroup2MountPoint) ?? "/sys/fs/cgroup"
         let cgroup = readSmallFile("/proc/self/cgroup") ?? ""
         let quota = quota(procSelfCgroup: cgroup) { path in
             readSmallFile(cgroupRoot + (path == "/" ? "" : path) + "/cpu.max")
         }
-        return UsableCPUs(affinity: affinity > 0 ? Int(affinity) : nil, quota: quota,
-                          online: Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+        return UsableCPUs(
+            affinity: affinity > 0 ? Int(affinity) : nil, quota: quota,
+            online: Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
     }
 
     /// A file of a few lines (procfs, cgroupfs report a size of 0, so read until the end).

@@ -27,9 +27,11 @@ public struct CarrierCallInfo: Codable, Sendable, Equatable {
     /// is kept whole or left out, never cut. nil when nothing was left out.
     public var truncated: [String]?
 
-    public init(headers: [String: String]? = nil, pAssertedIdentity: [String]? = nil, diversion: [String]? = nil,
-                historyInfo: [String]? = nil, identity: Bool = false, identityHeaders: [String]? = nil, verstat: String? = nil,
-                truncated: [String]? = nil) {
+    public init(
+        headers: [String: String]? = nil, pAssertedIdentity: [String]? = nil, diversion: [String]? = nil,
+        historyInfo: [String]? = nil, identity: Bool = false, identityHeaders: [String]? = nil, verstat: String? = nil,
+        truncated: [String]? = nil
+    ) {
         self.truncated = truncated
         self.headers = headers
         self.pAssertedIdentity = pAssertedIdentity

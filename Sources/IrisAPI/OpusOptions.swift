@@ -16,13 +16,16 @@ public struct OpusOptions: Codable, Sendable, Equatable {
                 return
             }
             if let d = try? c.decode(Double.self) {
-                throw RequestFieldError.corrupted(c.codingPath, "must be a whole number of bits per second or \"auto\", found \(d)")
+                throw RequestFieldError.corrupted(
+                    c.codingPath, "must be a whole number of bits per second or \"auto\", found \(d)")
             }
             guard let s = try? c.decode(String.self) else {
-                throw DecodingError.typeMismatch(Bitrate.self, .init(codingPath: c.codingPath, debugDescription: "a number or \"auto\""))
+                throw DecodingError.typeMismatch(
+                    Bitrate.self, .init(codingPath: c.codingPath, debugDescription: "a number or \"auto\""))
             }
             guard s == "auto" else {
-                throw RequestFieldError.corrupted(c.codingPath, "must be a number of bits per second or \"auto\", found \"\(s)\"")
+                throw RequestFieldError.corrupted(
+                    c.codingPath, "must be a number of bits per second or \"auto\", found \"\(s)\"")
             }
             self = .auto
         }
@@ -54,8 +57,10 @@ public struct OpusOptions: Codable, Sendable, Equatable {
     /// The keys, in the order the documentation lists them.
     public static let keys = ["complexity", "bitrate", "fec", "expectedLoss", "dtx", "application", "maxBandwidth"]
 
-    public init(complexity: Int? = nil, bitrate: Bitrate? = nil, fec: Bool? = nil, expectedLoss: Int? = nil, dtx: Bool? = nil,
-                application: String? = nil, maxBandwidth: String? = nil) {
+    public init(
+        complexity: Int? = nil, bitrate: Bitrate? = nil, fec: Bool? = nil, expectedLoss: Int? = nil, dtx: Bool? = nil,
+        application: String? = nil, maxBandwidth: String? = nil
+    ) {
         self.complexity = complexity
         self.bitrate = bitrate
         self.fec = fec
@@ -80,8 +85,9 @@ public struct OpusOptions: Codable, Sendable, Equatable {
     public init(from decoder: any Decoder) throws {
         let all = try decoder.container(keyedBy: AnyKey.self)
         if let unknown = all.allKeys.first(where: { CodingKeys(rawValue: $0.stringValue) == nil }) {
-            throw RequestFieldError.corrupted(all.codingPath + [unknown],
-                                              "unknown key (allowed: \(Self.keys.joined(separator: ", ")))")
+            throw RequestFieldError.corrupted(
+                all.codingPath + [unknown],
+                "unknown key (allowed: \(Self.keys.joined(separator: ", ")))")
         }
         let c = try decoder.container(keyedBy: CodingKeys.self)
         /// An integer; a number with a fraction is named as such (the decoder's own error

@@ -44,10 +44,12 @@ public struct CreateSessionRequest: Codable, Sendable, Equatable {
     /// (`GET /v1/sessions/{roomId}/sip`) is kept for every session.
     public var capture: Bool?
 
-    public init(targetTN: String, sourceTN: String, notificationData: String? = nil, profile: String? = nil,
-                routingId: String? = nil, traceId: String? = nil, media: MediaBody,
-                callerName: String? = nil, privacy: String? = nil, headers: [String: String]? = nil, opus: OpusOptions? = nil,
-                capture: Bool? = nil) {
+    public init(
+        targetTN: String, sourceTN: String, notificationData: String? = nil, profile: String? = nil,
+        routingId: String? = nil, traceId: String? = nil, media: MediaBody,
+        callerName: String? = nil, privacy: String? = nil, headers: [String: String]? = nil, opus: OpusOptions? = nil,
+        capture: Bool? = nil
+    ) {
         self.targetTN = targetTN
         self.sourceTN = sourceTN
         self.notificationData = notificationData
@@ -145,8 +147,10 @@ public struct PageTokenRequest: Codable, Sendable, Equatable {
     public var allowCapture: Bool?
     /// The page may set `headers`, `callerName` and `privacy` on create. Default false.
     public var allowHeaders: Bool?
-    public init(routingId: String, ttlSec: Int? = nil, profiles: [String]? = nil, allowCapture: Bool? = nil,
-                allowHeaders: Bool? = nil) {
+    public init(
+        routingId: String, ttlSec: Int? = nil, profiles: [String]? = nil, allowCapture: Bool? = nil,
+        allowHeaders: Bool? = nil
+    ) {
         self.routingId = routingId
         self.ttlSec = ttlSec
         self.profiles = profiles
@@ -168,8 +172,10 @@ public struct PageTokenResponse: Codable, Sendable, Equatable {
     public var profiles: [String]
     public var allowCapture: Bool
     public var allowHeaders: Bool
-    public init(token: String, routingId: String, expiresAt: Int64, appPath: String, profiles: [String] = [],
-                allowCapture: Bool = false, allowHeaders: Bool = false) {
+    public init(
+        token: String, routingId: String, expiresAt: Int64, appPath: String, profiles: [String] = [],
+        allowCapture: Bool = false, allowHeaders: Bool = false
+    ) {
         self.token = token
         self.routingId = routingId
         self.expiresAt = expiresAt

@@ -31,8 +31,10 @@ public struct SIPTraceMessage: Codable, Sendable, Equatable {
     /// The same message went the same way before.
     public var retransmission: Bool
 
-    public init(time: Double, direction: String, transport: String, local: String, remote: String, text: String,
-                retransmission: Bool = false) {
+    public init(
+        time: Double, direction: String, transport: String, local: String, remote: String, text: String,
+        retransmission: Bool = false
+    ) {
         self.time = time
         self.direction = direction
         self.transport = transport

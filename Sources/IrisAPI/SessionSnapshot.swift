@@ -29,10 +29,12 @@ public struct SessionSnapshot: Codable, Sendable, Equatable {
         /// Digits dropped: received faster than a person presses, or with the queue toward
         /// the other leg full.
         public var dtmfDropped: Int?
-        public init(packetsReceived: Int, packetsSent: Int, packetsLost: Int64, jitterMs: Double, roundTripMs: Double?,
-                    srtp: String? = nil, srtpAuthFailures: Int? = nil, srtpReplays: Int? = nil, playout: String? = nil,
-                    payloadType: Int? = nil, otherPayloadTypes: Int? = nil, otherPayloadType: Int? = nil,
-                    sourceDropped: Int? = nil, dtmfDropped: Int? = nil) {
+        public init(
+            packetsReceived: Int, packetsSent: Int, packetsLost: Int64, jitterMs: Double, roundTripMs: Double?,
+            srtp: String? = nil, srtpAuthFailures: Int? = nil, srtpReplays: Int? = nil, playout: String? = nil,
+            payloadType: Int? = nil, otherPayloadTypes: Int? = nil, otherPayloadType: Int? = nil,
+            sourceDropped: Int? = nil, dtmfDropped: Int? = nil
+        ) {
             self.packetsReceived = packetsReceived
             self.packetsSent = packetsSent
             self.packetsLost = packetsLost
@@ -73,10 +75,12 @@ public struct SessionSnapshot: Codable, Sendable, Equatable {
     /// passthrough) or not negotiated yet (an inbound call before `join`).
     public var opus: OpusOptions?
 
-    public init(roomId: String, traceId: String, direction: String, status: SessionStatus, sourceTN: String, targetTN: String,
-                profile: String, routingId: String?, earlyMedia: Bool, muted: Bool, sip: SIPDetails?, codec: String?,
-                ended: EndReason?, trunk: LegStats?, platform: LegStats?, lastSeq: Int, carrier: CarrierCallInfo? = nil,
-                opus: OpusOptions? = nil) {
+    public init(
+        roomId: String, traceId: String, direction: String, status: SessionStatus, sourceTN: String, targetTN: String,
+        profile: String, routingId: String?, earlyMedia: Bool, muted: Bool, sip: SIPDetails?, codec: String?,
+        ended: EndReason?, trunk: LegStats?, platform: LegStats?, lastSeq: Int, carrier: CarrierCallInfo? = nil,
+        opus: OpusOptions? = nil
+    ) {
         self.roomId = roomId
         self.traceId = traceId
         self.direction = direction

@@ -24,7 +24,8 @@ public enum AudioAnswerError: Error, Sendable, Equatable, CustomStringConvertibl
         case .audioRejected: "SDP answer rejected the audio stream (port 0)"
         case .missingConnection: "SDP answer has no c= line for the audio stream"
         case .unsupportedAddress(let address): "SDP answer address \(address) is not an IP literal"
-        case .opusNotAccepted(let formats): "SDP answer's audio stream has no Opus (formats: \(formats.joined(separator: " ")))"
+        case .opusNotAccepted(let formats):
+            "SDP answer's audio stream has no Opus (formats: \(formats.joined(separator: " ")))"
         }
     }
 }

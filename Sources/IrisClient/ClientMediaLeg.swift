@@ -62,9 +62,13 @@ public final class ClientMediaLeg: Sendable {
     ///     (0.0.0.0) or not what the gateway should send to.
     ///   - recordingLimitSeconds: how much received audio `recordedSamples()` keeps (the
     ///     first so many seconds); default 10 minutes.
-    public init(host: String = "127.0.0.1", payloadType: UInt8 = 111, sampleRate: Int = 48_000,
-                advertisedHost: String? = nil, recordingLimitSeconds: Double = 600) throws(ClientMediaError) {
-        guard Opus.supportedSampleRates.contains(Int32(clamping: sampleRate)) else { throw .unsupportedSampleRate(sampleRate) }
+    public init(
+        host: String = "127.0.0.1", payloadType: UInt8 = 111, sampleRate: Int = 48_000,
+        advertisedHost: String? = nil, recordingLimitSeconds: Double = 600
+    ) throws(ClientMediaError) {
+        guard Opus.supportedSampleRates.contains(Int32(clamping: sampleRate)) else {
+            throw .unsupportedSampleRate(sampleRate)
+        }
         guard payloadType <= 127 else { throw .invalidPayloadType(payloadType) }
         let socket: UDPSocket
         do {
@@ -72,9 +76,11 @@ public final class ClientMediaLeg: Sendable {
         } catch {
             throw .bind(host: host, reason: "\(error)")
         }
-        let shared = MediaLegShared(payloadType: payloadType, sampleRate: sampleRate, recordingLimitSeconds: recordingLimitSeconds)
+        let shared = MediaLegShared(
+            payloadType: payloadType, sampleRate: sampleRate, recordingLimitSeconds: recordingLimitSeconds)
         do {
-            worker = try MediaLegWorker(shared: shared, socket: socket, payloadType: payloadType, sampleRate: sampleRate)
+            worker = try MediaLegWorker(
+                shared: shared, socket: socket, payloadType: payloadType, sampleRate: sampleRate)
             loop = try EventLoop()
         } catch {
             throw .setup("\(error)")
@@ -121,8 +127,10 @@ public final class ClientMediaLeg: Sendable {
         let opus = RTPMap(payloadType: Int(payloadType), encodingName: "opus", clockRate: 48_000, channels: 2)
         var audio = MediaDescription.audio(port: UInt16(localAddress.port), codecs: [opus], ptime: 20)
         audio.attributes.insert(.fmtp(payloadType: opus.payloadType, "minptime=20;useinbandfec=1"), at: 1)
-        return SessionDescription.single(audio, host: advertisedHost, sessionID: String(sessionID), version: sessionVersion,
-                                         sessionName: "irisgw-client").serialize()
+        return SessionDescription.single(
+            audio, host: advertisedHost, sessionID: String(sessionID), version: sessionVersion,
+            sessionName: "irisgw-client"
+        ).serialize()
     }
 
     /// Takes the remote address (`c=` and `m=audio` port) and Opus payload type from an SDP

@@ -18,7 +18,9 @@ public final class IrisNotificationListener: Sendable {
             let text: String?
             do { text = try ws.receive(timeout: max(0.05, deadline.timeIntervalSinceNow)) } catch { return nil }
             guard let text else { return nil }
-            if let e = try? JSONDecoder().decode(SessionEvent.self, from: Data(text.utf8)), e.event == .onNotification, e.type == "notify" {
+            if let e = try? JSONDecoder().decode(SessionEvent.self, from: Data(text.utf8)), e.event == .onNotification,
+                e.type == "notify"
+            {
                 return e
             }
         }
@@ -30,15 +32,19 @@ public final class IrisNotificationListener: Sendable {
 
 extension IrisNotificationListener {
     /// Follows a room's events (from the first) until it ends; returns the end reason.
-    public static func waitForEnd(connection: IrisRtcConnection, roomId: String, timeout: Double = 3600,
-                                  onEvent: ((SessionEvent) -> Void)? = nil) throws(IrisError) -> EndReason? {
+    public static func waitForEnd(
+        connection: IrisRtcConnection, roomId: String, timeout: Double = 3600,
+        onEvent: ((SessionEvent) -> Void)? = nil
+    ) throws(IrisError) -> EndReason? {
         let ws = try connection.events(roomId: roomId, since: 1)
         defer { ws.close() }
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             let text: String?
             do { text = try ws.receive(timeout: 1) } catch { if error.isTimeout { continue } else { return nil } }
-            guard let text, let e = try? JSONDecoder().decode(SessionEvent.self, from: Data(text.utf8)) else { return nil }
+            guard let text, let e = try? JSONDecoder().decode(SessionEvent.self, from: Data(text.utf8)) else {
+                return nil
+            }
             onEvent?(e)
             if e.event == .onSessionEnded { return e.reason }
         }

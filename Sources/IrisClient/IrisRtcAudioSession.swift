@@ -1,7 +1,7 @@
 import Foundation
 import IrisAPI
-import WebClient
 import Synchronization
+import WebClient
 
 /// A PSTN session the Iris way: `createWithTN` dials a number, `join` answers an inbound
 /// call's notification; `hold`, `unhold`, `merge`, `insertDTMFtone`, `close` act on it; the
@@ -48,16 +48,19 @@ public final class IrisRtcAudioSession: Sendable {
     /// gateway to record the trunk leg's SIP and RTP (`connection.capture(roomId:)`). Returns the room id;
     /// events follow on the delegate.
     @discardableResult
-    public func createWithTN(targetTN: String, sourceTN: String, profile: String? = nil, notificationData: String? = nil,
-                             traceId: String? = nil, callerName: String? = nil, privacy: String? = nil,
-                             headers: [String: String]? = nil, opus: OpusOptions? = nil, capture: Bool = false) throws(IrisError) -> String {
+    public func createWithTN(
+        targetTN: String, sourceTN: String, profile: String? = nil, notificationData: String? = nil,
+        traceId: String? = nil, callerName: String? = nil, privacy: String? = nil,
+        headers: [String: String]? = nil, opus: OpusOptions? = nil, capture: Bool = false
+    ) throws(IrisError) -> String {
         let routingId = "client-" + UUID().uuidString.lowercased()
         let ws = try connection.events(routingId: routingId)
-        let request = CreateSessionRequest(targetTN: targetTN, sourceTN: sourceTN, notificationData: notificationData,
-                                           profile: profile, routingId: routingId, traceId: traceId,
-                                           media: MediaBody(sdp: stream.leg.sdpOffer()),
-                                           callerName: callerName, privacy: privacy, headers: headers, opus: opus,
-                                           capture: capture ? true : nil)
+        let request = CreateSessionRequest(
+            targetTN: targetTN, sourceTN: sourceTN, notificationData: notificationData,
+            profile: profile, routingId: routingId, traceId: traceId,
+            media: MediaBody(sdp: stream.leg.sdpOffer()),
+            callerName: callerName, privacy: privacy, headers: headers, opus: opus,
+            capture: capture ? true : nil)
         let response: SessionResponse
         do {
             response = try connection.decode(SessionResponse.self, try connection.call("POST", "/v1/sessions", request))
@@ -75,7 +78,9 @@ public final class IrisRtcAudioSession: Sendable {
         let response: SessionResponse
         do {
             let body = JoinRequest(roomToken: roomToken, media: MediaBody(sdp: stream.leg.sdpOffer()))
-            response = try connection.decode(SessionResponse.self, try connection.call("POST", "/v1/sessions/\(IrisRtcConnection.escape(roomId))/join", body))
+            response = try connection.decode(
+                SessionResponse.self,
+                try connection.call("POST", "/v1/sessions/\(IrisRtcConnection.escape(roomId))/join", body))
         } catch {
             ws.close()
             throw error
@@ -84,9 +89,12 @@ public final class IrisRtcAudioSession: Sendable {
     }
 
     /// Iris `reject` of an inbound call (603, or 486 with `busy`).
-    public static func reject(connection: IrisRtcConnection, roomId: String, roomToken: String, busy: Bool = false) throws(IrisError) {
-        try connection.call("POST", "/v1/sessions/\(IrisRtcConnection.escape(roomId))/reject",
-                            RejectRequest(roomToken: roomToken, reason: busy ? .busy : .decline))
+    public static func reject(
+        connection: IrisRtcConnection, roomId: String, roomToken: String, busy: Bool = false
+    ) throws(IrisError) {
+        try connection.call(
+            "POST", "/v1/sessions/\(IrisRtcConnection.escape(roomId))/reject",
+            RejectRequest(roomToken: roomToken, reason: busy ? .busy : .decline))
     }
 
     private func started(_ response: SessionResponse, events ws: WebSocketClient) throws(IrisError) {
@@ -133,13 +141,17 @@ public final class IrisRtcAudioSession: Sendable {
         delegate?.onEvent(self, event: e)
         switch e.event {
         case .onSessionCreated: delegate?.onSessionCreated(self, roomId: e.roomId, direction: e.direction ?? "")
-        case .onSessionSIPStatus: delegate?.onSessionSIPStatus(self, status: e.status ?? .initializing, earlyMedia: e.earlyMedia ?? false, sip: e.sip)
+        case .onSessionSIPStatus:
+            delegate?.onSessionSIPStatus(
+                self, status: e.status ?? .initializing, earlyMedia: e.earlyMedia ?? false, sip: e.sip)
         case .onSessionEarlyMedia: delegate?.onSessionEarlyMedia(self)
-        case .onStreamQualityIndicator: delegate?.onStreamQualityIndicator(self, quality: e.quality ?? "", codec: e.codec ?? "")
+        case .onStreamQualityIndicator:
+            delegate?.onStreamQualityIndicator(self, quality: e.quality ?? "", codec: e.codec ?? "")
         case .onSessionMerged: delegate?.onSessionMerged(self, heldRoomId: e.heldRoomId ?? "")
         case .onSessionDTMF: delegate?.onSessionDTMF(self, digit: e.digit ?? "", durationMs: e.durationMs ?? 0)
         case .onSessionError: delegate?.onSessionError(self, code: e.code ?? 0, message: e.message ?? "", sip: e.sip)
-        case .onSessionEnded: delegate?.onSessionEnded(self, reason: e.reason ?? .failed, sip: e.sip, durationSec: e.durationSec ?? 0)
+        case .onSessionEnded:
+            delegate?.onSessionEnded(self, reason: e.reason ?? .failed, sip: e.sip, durationSec: e.durationSec ?? 0)
         case .onNotification, .onSessionEventsDropped: break  // the latter: in onEvent, with its seq range
         }
     }

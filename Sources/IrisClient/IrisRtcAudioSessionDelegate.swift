@@ -17,12 +17,15 @@ public protocol IrisRtcAudioSessionDelegate: AnyObject, Sendable {
 
 extension IrisRtcAudioSessionDelegate {
     public func onSessionCreated(_ session: IrisRtcAudioSession, roomId: String, direction: String) {}
-    public func onSessionSIPStatus(_ session: IrisRtcAudioSession, status: SessionStatus, earlyMedia: Bool, sip: SIPDetails?) {}
+    public func onSessionSIPStatus(
+        _ session: IrisRtcAudioSession, status: SessionStatus, earlyMedia: Bool, sip: SIPDetails?
+    ) {}
     public func onSessionEarlyMedia(_ session: IrisRtcAudioSession) {}
     public func onStreamQualityIndicator(_ session: IrisRtcAudioSession, quality: String, codec: String) {}
     public func onSessionMerged(_ session: IrisRtcAudioSession, heldRoomId: String) {}
     public func onSessionDTMF(_ session: IrisRtcAudioSession, digit: String, durationMs: Int) {}
     public func onSessionError(_ session: IrisRtcAudioSession, code: Int, message: String, sip: SIPDetails?) {}
-    public func onSessionEnded(_ session: IrisRtcAudioSession, reason: EndReason, sip: SIPDetails?, durationSec: Double) {}
+    public func onSessionEnded(_ session: IrisRtcAudioSession, reason: EndReason, sip: SIPDetails?, durationSec: Double)
+    {}
     public func onEvent(_ session: IrisRtcAudioSession, event: SessionEvent) {}
 }

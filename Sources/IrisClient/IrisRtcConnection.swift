@@ -24,7 +24,8 @@ public final class IrisRtcConnection: Sendable {
         self.timeout = timeout
         self.caFile = caFile
         do {
-            http = try HTTPClient(baseURL: baseURL, defaultHeaders: ["Authorization": "Bearer " + apiKey], caFile: caFile)
+            http = try HTTPClient(
+                baseURL: baseURL, defaultHeaders: ["Authorization": "Bearer " + apiKey], caFile: caFile)
         } catch {
             throw .transport(error)
         }
@@ -38,9 +39,12 @@ public final class IrisRtcConnection: Sendable {
     }
 
     /// The key from `IRISGW_API_KEY`, else `<dataDir>/api-key` (written by `irisgw serve`).
-    public static func apiKey(dataDir: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+    public static func apiKey(
+        dataDir: String, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> String? {
         if let k = environment["IRISGW_API_KEY"], !k.isEmpty { return k }
-        return (try? String(contentsOfFile: dataDir + "/api-key", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+        return (try? String(contentsOfFile: dataDir + "/api-key", encoding: .utf8))?.trimmingCharacters(
+            in: .whitespacesAndNewlines)
     }
 
     /// Sends one request; a non-2xx answer throws `.api` with the gateway's Iris code.
@@ -48,12 +52,15 @@ public final class IrisRtcConnection: Sendable {
     func call<Body: Encodable>(_ method: String, _ path: String, _ body: Body?) throws(IrisError) -> [UInt8] {
         var data: [UInt8]? = nil
         if let body {
-            do { data = Array(try JSONEncoder().encode(body)) } catch { throw .decoding("cannot encode the request: \(error)") }
+            do { data = Array(try JSONEncoder().encode(body)) } catch {
+                throw .decoding("cannot encode the request: \(error)")
+            }
         }
         let r: (status: Int, headers: [String: String], body: [UInt8])
         do {
-            r = try http.request(method: method, path: path, headers: data == nil ? [:] : ["Content-Type": "application/json"],
-                                 body: data, timeout: timeout)
+            r = try http.request(
+                method: method, path: path, headers: data == nil ? [:] : ["Content-Type": "application/json"],
+                body: data, timeout: timeout)
         } catch {
             throw .transport(error)
         }
@@ -72,11 +79,14 @@ public final class IrisRtcConnection: Sendable {
     }
 
     func decode<T: Decodable>(_ type: T.Type, _ bytes: [UInt8]) throws(IrisError) -> T {
-        do { return try JSONDecoder().decode(T.self, from: Data(bytes)) } catch { throw .decoding("\(T.self): \(error)") }
+        do { return try JSONDecoder().decode(T.self, from: Data(bytes)) } catch {
+            throw .decoding("\(T.self): \(error)")
+        }
     }
 
     /// The event stream for a routing id or a room, replaying from `since`.
-    func events(routingId: String? = nil, roomId: String? = nil, since: Int? = nil) throws(IrisError) -> WebSocketClient {
+    func events(routingId: String? = nil, roomId: String? = nil, since: Int? = nil) throws(IrisError) -> WebSocketClient
+    {
         var query: [String] = []
         if let routingId { query.append("routingId=" + Self.escape(routingId)) }
         if let roomId { query.append("roomId=" + Self.escape(roomId)) }
@@ -85,7 +95,8 @@ public final class IrisRtcConnection: Sendable {
         while base.hasSuffix("/") { base.removeLast() }
         let ws = base + "/v1/events" + (query.isEmpty ? "" : "?" + query.joined(separator: "&"))
         do {
-            return try WebSocketClient(url: ws, headers: ["Authorization": "Bearer " + apiKey], timeout: timeout, caFile: caFile)
+            return try WebSocketClient(
+                url: ws, headers: ["Authorization": "Bearer " + apiKey], timeout: timeout, caFile: caFile)
         } catch {
             throw .transport(error)
         }

@@ -62,8 +62,9 @@ final class MediaLegWorker: @unchecked Sendable {  // confined to the leg's loop
         timer = try PeriodicTimer(interval: 0.020)
         codec = try LegCodec(.opus(.init()), sampleRate: sampleRate)
         jitter = JitterBuffer(configuration: JitterBufferConfiguration(clockRate: Int(Opus.rtpClockRate), capacity: 32))
-        header = RTPHeader(payloadType: payloadType, sequenceNumber: .random(in: 0 ... .max),
-                           timestamp: .random(in: 0 ... .max), ssrc: .random(in: 1 ... .max))
+        header = RTPHeader(
+            payloadType: payloadType, sequenceNumber: .random(in: 0 ... .max),
+            timestamp: .random(in: 0 ... .max), ssrc: .random(in: 1 ... .max))
         sourceFrame = .allocate(capacity: frameSamples)
         sourceFrame.initialize(repeating: 0)
         decoded = .allocate(capacity: sampleRate * 120 / 1000)
@@ -99,8 +100,9 @@ final class MediaLegWorker: @unchecked Sendable {  // confined to the leg's loop
             guard pt == receivePayloadType || pt == shared.sendPayloadType.load(ordering: .relaxed) else { continue }
             let payload = view.payload(in: bytes)
             guard !payload.isEmpty else { continue }
-            let packet = JitterBuffer.Packet(sequenceNumber: view.sequenceNumber, timestamp: view.timestamp,
-                                             marker: view.marker, ssrc: view.ssrc, payloadType: pt)
+            let packet = JitterBuffer.Packet(
+                sequenceNumber: view.sequenceNumber, timestamp: view.timestamp,
+                marker: view.marker, ssrc: view.ssrc, payloadType: pt)
             _ = jitter.insert(packet, payload: payload, arrival: now)
             shared.received.add(1, ordering: .relaxed)
             receiving = true
@@ -144,9 +146,13 @@ final class MediaLegWorker: @unchecked Sendable {  // confined to the leg's loop
             var produced = 0
             switch jitter.pop(now: now) {
             case .frame(let frame):
-                produced = jitter.withPayload(of: frame) { codec.decode($0.assumingMemoryBound(to: UInt8.self), into: space) }
+                produced = jitter.withPayload(of: frame) {
+                    codec.decode($0.assumingMemoryBound(to: UInt8.self), into: space)
+                }
             case .conceal(let next?):
-                produced = jitter.withPayload(of: next) { codec.conceal(next: $0.assumingMemoryBound(to: UInt8.self), into: space) }
+                produced = jitter.withPayload(of: next) {
+                    codec.conceal(next: $0.assumingMemoryBound(to: UInt8.self), into: space)
+                }
             case .conceal(nil):
                 produced = codec.conceal(next: nil, into: space)
             case .silence:

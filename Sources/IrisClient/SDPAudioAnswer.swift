@@ -16,7 +16,9 @@ public struct SDPAudioAnswer: Sendable, Equatable {
     /// so CRLF or LF line ends). A media-level `c=` overrides the session's. Opus is the
     /// first format whose `a=rtpmap` says opus/48000, or else `preferredPayloadType` listed
     /// with no `a=rtpmap` of its own.
-    public static func parse(_ sdp: String, preferredPayloadType: UInt8 = 111) throws(AudioAnswerError) -> SDPAudioAnswer {
+    public static func parse(
+        _ sdp: String, preferredPayloadType: UInt8 = 111
+    ) throws(AudioAnswerError) -> SDPAudioAnswer {
         let description: SessionDescription
         do {
             description = try SessionDescription.parse(sdp)
@@ -30,19 +32,22 @@ public struct SDPAudioAnswer: Sendable, Equatable {
         let host = try address(of: connection)
         let preferred = Int(preferredPayloadType)
         let undeclaredPreferred = media.formats.contains(String(preferred)) && media.rtpMap(for: preferred) == nil
-        let opus = media.rtpMaps.first { $0.encodingName.lowercased() == "opus" && $0.clockRate == 48_000 }?.payloadType
+        let opus =
+            media.rtpMaps.first { $0.encodingName.lowercased() == "opus" && $0.clockRate == 48_000 }?.payloadType
             ?? (undeclaredPreferred ? preferred : nil)
         guard let opus else { throw .opusNotAccepted(formats: media.formats) }
-        return SDPAudioAnswer(remote: SocketAddress(host: host, port: Int(media.port)), payloadType: UInt8(opus),
-                              direction: description.direction(ofMedia: index))
+        return SDPAudioAnswer(
+            remote: SocketAddress(host: host, port: Int(media.port)), payloadType: UInt8(opus),
+            direction: description.direction(ofMedia: index))
     }
 
     /// The host of `IN IP4 <addr>[/ttl]` or `IN IP6 <addr>`: an IP literal of that family.
     private static func address(of connection: SDPConnection) throws(AudioAnswerError) -> String {
         let host = connection.host
         guard connection.netType == "IN", connection.addrType == "IP4" || connection.addrType == "IP6",
-              SocketAddress(host: host, port: 0).withSockAddr({ _, _ in true }) != nil,
-              host.contains(":") == (connection.addrType == "IP6") else {
+            SocketAddress(host: host, port: 0).withSockAddr({ _, _ in true }) != nil,
+            host.contains(":") == (connection.addrType == "IP6")
+        else {
             throw .unsupportedAddress(host)
         }
         return host

@@ -69,8 +69,9 @@ public struct MediaDescription: Sendable, Equatable {
         }
         if let ptime { attributes.append(.ptime(ptime)) }
         attributes.append(.direction(direction))
-        return MediaDescription(media: "audio", port: port, formats: maps.map { String($0.payloadType) },
-                                connection: connection, attributes: attributes)
+        return MediaDescription(
+            media: "audio", port: port, formats: maps.map { String($0.payloadType) },
+            connection: connection, attributes: attributes)
     }
 
     // MARK: Helpers
@@ -157,8 +158,9 @@ public struct MediaDescription: Sendable, Equatable {
     /// The RTCP port from `a=rtcp:<port> [nettype addrtype address]` (RFC 3605).
     public var rtcpPort: UInt16? {
         guard let value = attributes.first(named: "rtcp")?.value,
-              let first = value.split(separator: " ").first,
-              let number = sdpDecimal(first), number <= 65_535 else { return nil }
+            let first = value.split(separator: " ").first,
+            let number = sdpDecimal(first), number <= 65_535
+        else { return nil }
         return UInt16(number)
     }
 
@@ -193,8 +195,9 @@ public struct MediaDescription: Sendable, Equatable {
             }
             portCount = Int(count)
         }
-        return MediaDescription(media: parts[0], port: UInt16(portNumber), portCount: portCount,
-                                proto: parts[2], formats: Array(parts[3...]))
+        return MediaDescription(
+            media: parts[0], port: UInt16(portNumber), portCount: portCount,
+            proto: parts[2], formats: Array(parts[3...]))
     }
 
     /// The value of the `m=` line (without "m=").
@@ -208,6 +211,7 @@ public struct MediaDescription: Sendable, Equatable {
 /// The digits at the start of an attribute value.
 private func leadingInteger(_ value: String?) -> Int? {
     guard let digits = value?.drop(while: { $0 == " " }).prefix(while: { $0.isASCII && $0.isNumber }),
-          !digits.isEmpty, digits.count <= 9 else { return nil }
+        !digits.isEmpty, digits.count <= 9
+    else { return nil }
     return Int(digits)
 }

@@ -40,7 +40,8 @@ public enum MediaDirection: String, Sendable, CaseIterable {
     /// holds the call): the mirror of this offer narrowed to what `local` allows.
     public func answer(limitedTo local: MediaDirection) -> MediaDirection {
         let mirror = answer
-        return MediaDirection(sending: mirror.isSending && local.isSending,
-                              receiving: mirror.isReceiving && local.isReceiving)
+        return MediaDirection(
+            sending: mirror.isSending && local.isSending,
+            receiving: mirror.isReceiving && local.isReceiving)
     }
 }

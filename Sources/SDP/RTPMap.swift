@@ -39,33 +39,34 @@ public struct RTPMap: Sendable, Hashable {
 
     /// The static assignment of RFC 3551 §6 for a payload type, if it has one.
     public static func staticPayloadType(_ payloadType: Int) -> RTPMap? {
-        let entry: (String, Int, Int?)? = switch payloadType {
-        case 0: ("PCMU", 8000, nil)
-        case 3: ("GSM", 8000, nil)
-        case 4: ("G723", 8000, nil)
-        case 5: ("DVI4", 8000, nil)
-        case 6: ("DVI4", 16000, nil)
-        case 7: ("LPC", 8000, nil)
-        case 8: ("PCMA", 8000, nil)
-        case 9: ("G722", 8000, nil)
-        case 10: ("L16", 44100, 2)
-        case 11: ("L16", 44100, nil)
-        case 12: ("QCELP", 8000, nil)
-        case 13: ("CN", 8000, nil)
-        case 14: ("MPA", 90000, nil)
-        case 15: ("G728", 8000, nil)
-        case 16: ("DVI4", 11025, nil)
-        case 17: ("DVI4", 22050, nil)
-        case 18: ("G729", 8000, nil)
-        case 25: ("CelB", 90000, nil)
-        case 26: ("JPEG", 90000, nil)
-        case 28: ("nv", 90000, nil)
-        case 31: ("H261", 90000, nil)
-        case 32: ("MPV", 90000, nil)
-        case 33: ("MP2T", 90000, nil)
-        case 34: ("H263", 90000, nil)
-        default: nil
-        }
+        let entry: (String, Int, Int?)? =
+            switch payloadType {
+            case 0: ("PCMU", 8000, nil)
+            case 3: ("GSM", 8000, nil)
+            case 4: ("G723", 8000, nil)
+            case 5: ("DVI4", 8000, nil)
+            case 6: ("DVI4", 16000, nil)
+            case 7: ("LPC", 8000, nil)
+            case 8: ("PCMA", 8000, nil)
+            case 9: ("G722", 8000, nil)
+            case 10: ("L16", 44100, 2)
+            case 11: ("L16", 44100, nil)
+            case 12: ("QCELP", 8000, nil)
+            case 13: ("CN", 8000, nil)
+            case 14: ("MPA", 90000, nil)
+            case 15: ("G728", 8000, nil)
+            case 16: ("DVI4", 11025, nil)
+            case 17: ("DVI4", 22050, nil)
+            case 18: ("G729", 8000, nil)
+            case 25: ("CelB", 90000, nil)
+            case 26: ("JPEG", 90000, nil)
+            case 28: ("nv", 90000, nil)
+            case 31: ("H261", 90000, nil)
+            case 32: ("MPV", 90000, nil)
+            case 33: ("MP2T", 90000, nil)
+            case 34: ("H263", 90000, nil)
+            default: nil
+            }
         guard let (name, rate, channels) = entry else { return nil }
         return RTPMap(payloadType: payloadType, encodingName: name, clockRate: rate, channels: channels)
     }
@@ -86,7 +87,8 @@ public struct RTPMap: Sendable, Hashable {
         }
         let encoding = parts[1].split(separator: "/", omittingEmptySubsequences: false)
         guard encoding.count == 2 || encoding.count == 3, !encoding[0].isEmpty,
-              let rate = sdpDecimal(encoding[1]), rate > 0, rate <= UInt64(Int32.max) else {
+            let rate = sdpDecimal(encoding[1]), rate > 0, rate <= UInt64(Int32.max)
+        else {
             throw SDPError(line: line, reason: "rtpmap must be <payload type> <encoding>/<clock rate>[/<channels>]")
         }
         var channels: Int?
@@ -96,8 +98,9 @@ public struct RTPMap: Sendable, Hashable {
             }
             channels = Int(count)
         }
-        return RTPMap(payloadType: Int(number), encodingName: String(encoding[0]), clockRate: Int(rate),
-                      channels: channels)
+        return RTPMap(
+            payloadType: Int(number), encodingName: String(encoding[0]), clockRate: Int(rate),
+            channels: channels)
     }
 
     /// The value of the `a=rtpmap` attribute (without "rtpmap:").

@@ -34,7 +34,8 @@ public struct SDESCrypto: Sendable, Equatable {
         }
 
         public static func == (a: KeyParameter, b: KeyParameter) -> Bool {
-            a.keySalt == b.keySalt && a.lifetime == b.lifetime && a.mki?.value == b.mki?.value && a.mki?.length == b.mki?.length
+            a.keySalt == b.keySalt && a.lifetime == b.lifetime && a.mki?.value == b.mki?.value
+                && a.mki?.length == b.mki?.length
         }
     }
 
@@ -95,8 +96,10 @@ public struct SDESCrypto: Sendable, Equatable {
         var key = KeyParameter(keySalt: keySalt)
         for part in parts.dropFirst() {
             if let colon = part.firstIndex(of: ":") {
-                guard key.mki == nil, let value = UInt64(part[..<colon]), let length = Int(part[part.index(after: colon)...]),
-                      (1...128).contains(length) else { throw ParseError("a=crypto MKI \"\(part)\" is not value:length (1-128)") }
+                guard key.mki == nil, let value = UInt64(part[..<colon]),
+                    let length = Int(part[part.index(after: colon)...]),
+                    (1...128).contains(length)
+                else { throw ParseError("a=crypto MKI \"\(part)\" is not value:length (1-128)") }
                 key.mki = (value, length)
             } else {
                 guard key.lifetime == nil, key.mki == nil, let lifetime = Self.lifetime(part) else {

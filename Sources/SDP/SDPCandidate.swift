@@ -53,9 +53,11 @@ public struct SDPCandidate: Sendable, Hashable {
     public var extensions: [Extension]
 
     /// A candidate with the given fields; a UDP host candidate by default.
-    public init(foundation: String, component: Int = 1, transport: String = "udp", priority: UInt32,
-                address: String, port: UInt16, type: String = "host", relatedAddress: String? = nil,
-                relatedPort: UInt16? = nil, extensions: [Extension] = []) {
+    public init(
+        foundation: String, component: Int = 1, transport: String = "udp", priority: UInt32,
+        address: String, port: UInt16, type: String = "host", relatedAddress: String? = nil,
+        relatedPort: UInt16? = nil, extensions: [Extension] = []
+    ) {
         self.foundation = foundation
         self.component = component
         self.transport = transport
@@ -72,7 +74,11 @@ public struct SDPCandidate: Sendable, Hashable {
     public static func parse(_ value: String, line: Int = 0) throws(SDPError) -> SDPCandidate {
         let fields = value.split(separator: " ").map(String.init)
         guard fields.count >= 8 else {
-            throw SDPError(line: line, reason: "candidate needs <foundation> <component> <transport> <priority> <address> <port> typ <type>, found \(fields.count) fields")
+            throw SDPError(
+                line: line,
+                reason:
+                    "candidate needs <foundation> <component> <transport> <priority> <address> <port> typ <type>, found \(fields.count) fields"
+            )
         }
         guard (1...32).contains(fields[0].utf8.count), fields[0].utf8.allSatisfy(isICEChar) else {
             throw SDPError(line: line, reason: "candidate foundation '\(fields[0])' is not 1 to 32 ice-chars")
@@ -89,8 +95,9 @@ public struct SDPCandidate: Sendable, Hashable {
         guard fields[6] == "typ" else {
             throw SDPError(line: line, reason: "candidate has '\(fields[6])' where 'typ' must follow the port")
         }
-        var candidate = SDPCandidate(foundation: fields[0], component: Int(component), transport: fields[2],
-                                     priority: UInt32(priority), address: fields[4], port: port, type: fields[7])
+        var candidate = SDPCandidate(
+            foundation: fields[0], component: Int(component), transport: fields[2],
+            priority: UInt32(priority), address: fields[4], port: port, type: fields[7])
         var rest = fields[8...]
         while let name = rest.first {
             guard rest.count >= 2 else {
@@ -129,7 +136,8 @@ public struct SDPCandidate: Sendable, Hashable {
     private static func isICEChar(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "+"), UInt8(ascii: "/"): true
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "+"), UInt8(ascii: "/"):
+            true
         default: false
         }
     }

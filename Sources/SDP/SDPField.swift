@@ -24,4 +24,3 @@ public struct SDPField: Sendable, Equatable {
     /// Where the line goes in a media section: 0 between m= and c=, 1 before a=.
     var mediaRank: Int { type == "i" ? 0 : 1 }
 }
-

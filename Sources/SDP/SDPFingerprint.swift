@@ -32,10 +32,11 @@ public struct SDPFingerprint: Sendable, Equatable, CustomStringConvertible {
 
     /// `sha-256 AB:CD:...` (upper-case hex, as RFC 8122's grammar writes it).
     public var value: String {
-        hashFunction + " " + bytes.map { b in
-            let hex = String(b, radix: 16, uppercase: true)
-            return hex.count == 1 ? "0" + hex : hex
-        }.joined(separator: ":")
+        hashFunction + " "
+            + bytes.map { b in
+                let hex = String(b, radix: 16, uppercase: true)
+                return hex.count == 1 ? "0" + hex : hex
+            }.joined(separator: ":")
     }
 
     /// The attribute value, as ``value``.

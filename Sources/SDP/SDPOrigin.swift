@@ -20,8 +20,10 @@ public struct SDPOrigin: Sendable, Equatable {
     public var address: String
 
     /// An origin with the given fields; `netType` defaults to "IN" and `addrType` to "IP4".
-    public init(username: String = "-", sessionID: String, sessionVersion: UInt64,
-                netType: String = "IN", addrType: String = "IP4", address: String) {
+    public init(
+        username: String = "-", sessionID: String, sessionVersion: UInt64,
+        netType: String = "IN", addrType: String = "IP4", address: String
+    ) {
         self.username = username
         self.sessionID = sessionID
         self.sessionVersion = sessionVersion
@@ -41,13 +43,17 @@ public struct SDPOrigin: Sendable, Equatable {
     public static func parse(_ value: String, line: Int = 0) throws(SDPError) -> SDPOrigin {
         let parts = value.split(separator: " ").map(String.init)
         guard parts.count == 6 else {
-            throw SDPError(line: line, reason: "o= needs 6 fields (username sess-id sess-version nettype addrtype address), found \(parts.count)")
+            throw SDPError(
+                line: line,
+                reason:
+                    "o= needs 6 fields (username sess-id sess-version nettype addrtype address), found \(parts.count)")
         }
         guard let version = sdpDecimal(parts[2]) else {
             throw SDPError(line: line, reason: "o= session version '\(parts[2])' is not a number")
         }
-        return SDPOrigin(username: parts[0], sessionID: parts[1], sessionVersion: version,
-                         netType: parts[3], addrType: parts[4], address: parts[5])
+        return SDPOrigin(
+            username: parts[0], sessionID: parts[1], sessionVersion: version,
+            netType: parts[3], addrType: parts[4], address: parts[5])
     }
 
     /// The value of the `o=` line (without "o=").

@@ -160,8 +160,9 @@ struct SDPReader {
 
     private mutating func startMedia(value: String, number: Int) throws(SDPError) {
         guard media.count < SessionDescription.maximumMediaCount else {
-            throw SDPError(line: number, reason: "more than \(SessionDescription.maximumMediaCount) media descriptions",
-                           kind: .tooManyMedia)
+            throw SDPError(
+                line: number, reason: "more than \(SessionDescription.maximumMediaCount) media descriptions",
+                kind: .tooManyMedia)
         }
         media.append(try MediaDescription.parseMediaLine(value, line: number))
     }
@@ -181,8 +182,9 @@ struct SDPReader {
                 .map(\.element)
             return item
         }
-        return SessionDescription(origin: origin, sessionName: sessionName ?? "-", connection: connection,
-                                  bandwidths: bandwidths, timing: timing ?? SDPTiming(), attributes: attributes,
-                                  media: media, otherFields: ordered)
+        return SessionDescription(
+            origin: origin, sessionName: sessionName ?? "-", connection: connection,
+            bandwidths: bandwidths, timing: timing ?? SDPTiming(), attributes: attributes,
+            media: media, otherFields: ordered)
     }
 }

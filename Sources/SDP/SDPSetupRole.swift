@@ -9,4 +9,3 @@ public enum SDPSetupRole: String, Sendable, Equatable, CaseIterable {
     /// Neither, for now (RFC 4145): no association will be opened.
     case holdconn
 }
-

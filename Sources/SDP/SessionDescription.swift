@@ -66,12 +66,16 @@ public struct SessionDescription: Sendable, Equatable {
 
     /// A description of one stream offered or answered from `host` (IPv4 or IPv6 literal):
     /// the origin and the session-level connection both name it.
-    public static func single(_ media: MediaDescription, host: String, sessionID: String, version: UInt64,
-                              username: String = "-", sessionName: String = "-") -> SessionDescription {
+    public static func single(
+        _ media: MediaDescription, host: String, sessionID: String, version: UInt64,
+        username: String = "-", sessionName: String = "-"
+    ) -> SessionDescription {
         let connection: SDPConnection = host.contains(":") ? .ip6(host) : .ip4(host)
-        return SessionDescription(origin: SDPOrigin(username: username, sessionID: sessionID, sessionVersion: version,
-                                                    addrType: connection.addrType, address: host),
-                                  sessionName: sessionName, connection: connection, media: [media])
+        return SessionDescription(
+            origin: SDPOrigin(
+                username: username, sessionID: sessionID, sessionVersion: version,
+                addrType: connection.addrType, address: host),
+            sessionName: sessionName, connection: connection, media: [media])
     }
 
     /// The same description with every stream's direction set to `direction` and the origin
@@ -143,8 +147,9 @@ public struct SessionDescription: Sendable, Equatable {
     public static func parse(_ bytes: some Collection<UInt8>) throws(SDPError) -> SessionDescription {
         let count = bytes.count
         guard count <= maximumSize else {
-            throw SDPError(line: 0, reason: "body of \(count) bytes exceeds the limit of \(maximumSize) bytes",
-                           kind: .tooLarge)
+            throw SDPError(
+                line: 0, reason: "body of \(count) bytes exceeds the limit of \(maximumSize) bytes",
+                kind: .tooLarge)
         }
         var reader = SDPReader()
         var lineNumber = 0

@@ -31,7 +31,9 @@ public struct WebRTCMediaParameters: Sendable, Equatable {
     /// fingerprint or a usable setup role is missing, as RFC 8839 and RFC 5763 require them.
     public init(_ sdp: SessionDescription, media index: Int) throws(Problem) {
         let m = sdp.media[index]
-        func first(_ name: String) -> String? { m.attributes.first(named: name)?.value ?? sdp.attributes.first(named: name)?.value }
+        func first(_ name: String) -> String? {
+            m.attributes.first(named: name)?.value ?? sdp.attributes.first(named: name)?.value
+        }
         guard let ufrag = first("ice-ufrag"), (4...256).contains(ufrag.count) else {
             throw Problem("no a=ice-ufrag (4 to 256 characters, RFC 8839 §5.4)")
         }

@@ -52,8 +52,10 @@ public struct DTLSTransport {
 
     /// A transport for one call. `peerFingerprints`: every `a=fingerprint` of the peer's SDP
     /// (its certificate must match one of those with the strongest hash, RFC 8122 §5).
-    public init(context: DTLSContext, role: DTLSRole, peerFingerprints: [DTLSFingerprint],
-                settings: DTLSSettings = DTLSSettings()) throws(DTLSFailure) {
+    public init(
+        context: DTLSContext, role: DTLSRole, peerFingerprints: [DTLSFingerprint],
+        settings: DTLSSettings = DTLSSettings()
+    ) throws(DTLSFailure) {
         session = try DTLSSession(context: context, role: role, peerFingerprints: peerFingerprints, settings: settings)
         self.role = role
         self.settings = settings
@@ -130,7 +132,8 @@ public struct DTLSTransport {
     /// Gives OpenSSL the datagram's admissible records (`DTLSRecordFilter`); false when
     /// none is.
     private func admit(_ datagram: UnsafeRawBufferPointer) -> Bool {
-        guard let records = DTLSRecordFilter.admissible(datagram, minimumProtected: session.minimumProtectedRecord) else { return false }
+        guard let records = DTLSRecordFilter.admissible(datagram, minimumProtected: session.minimumProtectedRecord)
+        else { return false }
         records.withUnsafeBytes { session.feed($0) }
         return true
     }
@@ -144,7 +147,8 @@ public struct DTLSTransport {
         case .done:
             // The verify callback compared the fingerprint already; once more on the
             // finished handshake, and no key leaves for a peer that does not match.
-            let checked = session.checkPeer().map { Result<DTLSSRTPKeys, DTLSFailure>.failure($0) } ?? session.exportKeys()
+            let checked =
+                session.checkPeer().map { Result<DTLSSRTPKeys, DTLSFailure>.failure($0) } ?? session.exportKeys()
             switch checked {
             case .success(let exported):
                 keys = exported

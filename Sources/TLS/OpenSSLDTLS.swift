@@ -32,7 +32,9 @@ public final class DTLSCertificate: @unchecked Sendable {  // immutable once mad
     /// A fresh key and certificate; `commonName` goes in the subject and issuer.
     public init(commonName: String = "irisgw", validDays: Int = 30) throws(DTLSFailure) {
         ERR_clear_error()
-        guard let key = Self.generateKey() else { throw .configuration("cannot generate an EC P-256 key: \(TLSContext.lastError())") }
+        guard let key = Self.generateKey() else {
+            throw .configuration("cannot generate an EC P-256 key: \(TLSContext.lastError())")
+        }
         guard let certificate = Self.selfSigned(key: key, commonName: commonName, validDays: validDays) else {
             let why = TLSContext.lastError()
             EVP_PKEY_free(key)
@@ -74,7 +76,8 @@ public final class DTLSCertificate: @unchecked Sendable {  // immutable once mad
         defer { EVP_PKEY_CTX_free(ctx) }
         var key: OpaquePointer?
         guard EVP_PKEY_keygen_init(ctx) == 1, EVP_PKEY_CTX_set_group_name(ctx, "P-256") == 1,
-              EVP_PKEY_generate(ctx, &key) == 1 else { return nil }
+            EVP_PKEY_generate(ctx, &key) == 1
+        else { return nil }
         return key
     }
 
@@ -90,11 +93,13 @@ public final class DTLSCertificate: @unchecked Sendable {  // immutable once mad
             defer { BN_free(bn) }
             guard BN_to_ASN1_INTEGER(bn, X509_get_serialNumber(x)) != nil else { return false }
             guard X509_gmtime_adj(X509_getm_notBefore(x), -86_400) != nil,
-                  X509_gmtime_adj(X509_getm_notAfter(x), validDays * 86_400) != nil else { return false }
+                X509_gmtime_adj(X509_getm_notAfter(x), validDays * 86_400) != nil
+            else { return false }
             guard let name = X509_get_subject_name(x) else { return false }
             let cn = Array(commonName.utf8)
             guard X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, cn, Int32(cn.count), -1, 0) == 1,
-                  X509_set_issuer_name(x, name) == 1, X509_set_pubkey(x, key) == 1 else { return false }
+                X509_set_issuer_name(x, name) == 1, X509_set_pubkey(x, key) == 1
+            else { return false }
             return X509_sign(x, key, EVP_sha256()) > 0
         }()
         guard ok else { X509_free(x); return nil }
@@ -104,13 +109,14 @@ public final class DTLSCertificate: @unchecked Sendable {  // immutable once mad
 
 /// The digest of a certificate's DER encoding.
 private func fingerprintOf(_ certificate: OpaquePointer, _ algorithm: DTLSFingerprint.Algorithm) -> DTLSFingerprint? {
-    let md: OpaquePointer? = switch algorithm {
-    case .sha1: EVP_sha1()
-    case .sha224: EVP_sha224()
-    case .sha256: EVP_sha256()
-    case .sha384: EVP_sha384()
-    case .sha512: EVP_sha512()
-    }
+    let md: OpaquePointer? =
+        switch algorithm {
+        case .sha1: EVP_sha1()
+        case .sha224: EVP_sha224()
+        case .sha256: EVP_sha256()
+        case .sha384: EVP_sha384()
+        case .sha512: EVP_sha512()
+        }
     var digest = [UInt8](repeating: 0, count: 64)  // EVP_MAX_MD_SIZE
     var length: UInt32 = 0
     guard let md, X509_digest(certificate, md, &digest, &length) == 1 else { return nil }
@@ -127,7 +133,9 @@ public final class DTLSContext: @unchecked Sendable {  // immutable once built; 
     /// Most preferred first: as a server we pick the first of these the client offers.
     public let profiles: [DTLSSRTPProfile]
 
-    public init(certificate: DTLSCertificate, profiles: [DTLSSRTPProfile] = DTLSSRTPProfile.preferred) throws(DTLSFailure) {
+    public init(
+        certificate: DTLSCertificate, profiles: [DTLSSRTPProfile] = DTLSSRTPProfile.preferred
+    ) throws(DTLSFailure) {
         guard !profiles.isEmpty else { throw .configuration("no DTLS-SRTP profile") }
         ERR_clear_error()
         guard let c = SSL_CTX_new(DTLS_method()) else { throw .configuration("cannot create a DTLS context") }
@@ -135,16 +143,20 @@ public final class DTLSContext: @unchecked Sendable {  // immutable once built; 
         self.certificate = certificate
         self.profiles = profiles
         guard COpenSSL_SSL_CTX_set_min_proto_version(ctx, COpenSSL_DTLS1_2_VERSION()) == 1,
-              COpenSSL_SSL_CTX_set_max_proto_version(ctx, COpenSSL_DTLS1_2_VERSION()) == 1 else {
+            COpenSSL_SSL_CTX_set_max_proto_version(ctx, COpenSSL_DTLS1_2_VERSION()) == 1
+        else {
             throw .configuration("cannot restrict the context to DTLS 1.2")
         }
         // Our MTU, never one OpenSSL guesses (there is no socket to ask); no renegotiation;
         // no session tickets (nothing resumes, and a ticket would carry the peer's certificate
         // in the server's last flight).
-        SSL_CTX_set_options(ctx, COpenSSL_SSL_OP_NO_QUERY_MTU() | UInt64(COpenSSL_SSL_OP_NO_RENEGOTIATION()) | COpenSSL_SSL_OP_NO_TICKET())
+        SSL_CTX_set_options(
+            ctx,
+            COpenSSL_SSL_OP_NO_QUERY_MTU() | UInt64(COpenSSL_SSL_OP_NO_RENEGOTIATION()) | COpenSSL_SSL_OP_NO_TICKET())
         _ = COpenSSL_SSL_CTX_set_session_cache_mode(ctx, COpenSSL_SSL_SESS_CACHE_OFF())
         guard SSL_CTX_use_certificate(ctx, certificate.certificate) == 1,
-              SSL_CTX_use_PrivateKey(ctx, certificate.key) == 1, SSL_CTX_check_private_key(ctx) == 1 else {
+            SSL_CTX_use_PrivateKey(ctx, certificate.key) == 1, SSL_CTX_check_private_key(ctx) == 1
+        else {
             throw .configuration("cannot use the certificate: \(TLSContext.lastError())")
         }
         // 0 means success here (unlike the rest of libssl).
@@ -155,7 +167,8 @@ public final class DTLSContext: @unchecked Sendable {  // immutable once built; 
         // fingerprint is, by the session the SSL belongs to.
         SSL_CTX_set_verify(ctx, COpenSSL_SSL_VERIFY_PEER() | COpenSSL_SSL_VERIFY_FAIL_IF_NO_PEER_CERT()) { _, store in
             guard let store, let ssl = X509_STORE_CTX_get_ex_data(store, SSL_get_ex_data_X509_STORE_CTX_idx()),
-                  let owner = SSL_get_ex_data(OpaquePointer(ssl), 0) else { return 0 }
+                let owner = SSL_get_ex_data(OpaquePointer(ssl), 0)
+            else { return 0 }
             // Only the leaf is the peer's identity; anything above it is not looked at.
             guard X509_STORE_CTX_get_error_depth(store) == 0 else { return 1 }
             guard let leaf = X509_STORE_CTX_get_current_cert(store) else { return 0 }
@@ -201,7 +214,9 @@ final class DatagramSink {
 
 /// The BIO method behind `DatagramSink`: made once, used by every session.
 nonisolated(unsafe) private let datagramMethod: OpaquePointer? = {
-    guard let method = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "irisgw DTLS datagrams") else { return nil }
+    guard let method = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "irisgw DTLS datagrams") else {
+        return nil
+    }
     func sink(_ bio: OpaquePointer?) -> DatagramSink? {
         guard let bio, let data = BIO_get_data(bio) else { return nil }
         return Unmanaged<DatagramSink>.fromOpaque(data).takeUnretainedValue()
@@ -255,7 +270,9 @@ final class DTLSSession {
         case failed(DTLSFailure)
     }
 
-    init(context: DTLSContext, role: DTLSRole, peerFingerprints: [DTLSFingerprint], settings: DTLSSettings) throws(DTLSFailure) {
+    init(
+        context: DTLSContext, role: DTLSRole, peerFingerprints: [DTLSFingerprint], settings: DTLSSettings
+    ) throws(DTLSFailure) {
         ERR_clear_error()
         guard let method = datagramMethod else { throw .configuration("cannot create the datagram BIO method") }
         guard let ssl = SSL_new(context.ctx) else { throw .configuration("cannot create a DTLS session") }
@@ -398,7 +415,8 @@ final class DTLSSession {
     /// The negotiated profile and the keys exported for it (RFC 5764 §4.2), in our direction.
     func exportKeys() -> Result<DTLSSRTPKeys, DTLSFailure> {
         guard let selected = SSL_get_selected_srtp_profile(ssl),
-              let profile = DTLSSRTPProfile(id: UInt16(truncatingIfNeeded: COpenSSL_srtp_profile_id(selected))) else {
+            let profile = DTLSSRTPProfile(id: UInt16(truncatingIfNeeded: COpenSSL_srtp_profile_id(selected)))
+        else {
             return .failure(.noSRTPProfile)
         }
         var material = [UInt8](repeating: 0, count: DTLSSRTPKeys.materialLength(profile))
@@ -406,7 +424,8 @@ final class DTLSSession {
         let label = "EXTRACTOR-dtls_srtp"
         ERR_clear_error()
         guard SSL_export_keying_material(ssl, &material, material.count, label, label.utf8.count, nil, 0, 0) == 1,
-              let keys = DTLSSRTPKeys(profile: profile, material: material, role: role) else {
+            let keys = DTLSSRTPKeys(profile: profile, material: material, role: role)
+        else {
             return .failure(.handshakeFailed("cannot export the SRTP keys: \(TLSContext.lastError())"))
         }
         return .success(keys)
@@ -421,16 +440,16 @@ final class DTLSSession {
         guard ERR_GET_LIB(code) == ERR_LIB_SSL else { return .handshakeFailed(Self.reason(code)) }
         switch reason {
         case SSL_R_SSLV3_ALERT_BAD_CERTIFICATE, SSL_R_SSLV3_ALERT_CERTIFICATE_EXPIRED, SSL_R_TLSV1_ALERT_UNKNOWN_CA,
-             SSL_R_SSLV3_ALERT_CERTIFICATE_UNKNOWN, SSL_R_SSLV3_ALERT_CERTIFICATE_REVOKED,
-             SSL_R_SSLV3_ALERT_UNSUPPORTED_CERTIFICATE, SSL_R_TLSV1_ALERT_ACCESS_DENIED:
+            SSL_R_SSLV3_ALERT_CERTIFICATE_UNKNOWN, SSL_R_SSLV3_ALERT_CERTIFICATE_REVOKED,
+            SSL_R_SSLV3_ALERT_UNSUPPORTED_CERTIFICATE, SSL_R_TLSV1_ALERT_ACCESS_DENIED:
             return .certificateRefusedByPeer(TLSSession.alertName(reason))
         case SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE:
             return .noPeerCertificate
         case SSL_R_BAD_SRTP_PROTECTION_PROFILE_LIST, SSL_R_NO_SRTP_PROFILES, SSL_R_SRTP_UNKNOWN_PROTECTION_PROFILE,
-             SSL_R_BAD_SRTP_MKI_VALUE:
+            SSL_R_BAD_SRTP_MKI_VALUE:
             return .noSRTPProfile
         case SSL_R_UNSUPPORTED_PROTOCOL, SSL_R_TLSV1_ALERT_PROTOCOL_VERSION, SSL_R_NO_PROTOCOLS_AVAILABLE,
-             SSL_R_VERSION_TOO_LOW, SSL_R_VERSION_TOO_HIGH, SSL_R_WRONG_VERSION_NUMBER:
+            SSL_R_VERSION_TOO_LOW, SSL_R_VERSION_TOO_HIGH, SSL_R_WRONG_VERSION_NUMBER:
             return .protocolVersion
         default:
             return .handshakeFailed(Self.reason(code))

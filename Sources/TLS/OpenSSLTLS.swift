@@ -1,6 +1,6 @@
 import COpenSSL
-import IOCore
 import Glibc
+import IOCore
 
 // libssl, wrapped. This file holds the OpenSSL TLS pointers (SSL_CTX, SSL, BIO, X509) and
 // OpenSSLDTLS.swift the DTLS ones; everything above them works with bytes,
@@ -67,7 +67,8 @@ public final class TLSContext: @unchecked Sendable {  // immutable once built; O
 
     private func restrictVersions() throws(TLSFailure) {
         guard COpenSSL_SSL_CTX_set_min_proto_version(ctx, COpenSSL_TLS1_2_VERSION()) == 1,
-              COpenSSL_SSL_CTX_set_max_proto_version(ctx, COpenSSL_TLS1_3_VERSION()) == 1 else {
+            COpenSSL_SSL_CTX_set_max_proto_version(ctx, COpenSSL_TLS1_3_VERSION()) == 1
+        else {
             throw .configuration("cannot restrict the context to TLS 1.2-1.3")
         }
         SSL_CTX_set_options(ctx, UInt64(COpenSSL_SSL_OP_NO_RENEGOTIATION()))
@@ -92,7 +93,9 @@ public final class TLSContext: @unchecked Sendable {  // immutable once built; O
         guard SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) == 1 else {
             // OpenSSL's reason only (never the file's content).
             let why = TLSContext.lastError()
-            if why.contains("mismatch") { throw .configuration("key file \(key) does not match the certificate \(certificate)") }
+            if why.contains("mismatch") {
+                throw .configuration("key file \(key) does not match the certificate \(certificate)")
+            }
             throw .configuration("key file \(key): \(why)")
         }
         guard SSL_CTX_check_private_key(ctx) == 1 else {
@@ -227,7 +230,8 @@ final class TLSSession {
             defer { COpenSSL_general_names_free(sans) }
             names.hasSubjectAltName = true
             for i in 0..<COpenSSL_general_names_count(sans) {
-                guard let entry = COpenSSL_general_names_at(sans, i), let value = COpenSSL_general_name_string(entry) else { continue }
+                guard let entry = COpenSSL_general_names_at(sans, i), let value = COpenSSL_general_name_string(entry)
+                else { continue }
                 let bytes = Self.bytes(of: value)
                 switch COpenSSL_general_name_type(entry) {
                 case COpenSSL_GEN_DNS():
@@ -245,7 +249,9 @@ final class TLSSession {
             var index: Int32 = -1
             while true {
                 index = X509_NAME_get_index_by_NID(subject, NID_commonName, index)
-                guard index >= 0, let entry = X509_NAME_get_entry(subject, index), let data = X509_NAME_ENTRY_get_data(entry) else { break }
+                guard index >= 0, let entry = X509_NAME_get_entry(subject, index),
+                    let data = X509_NAME_ENTRY_get_data(entry)
+                else { break }
                 if let text = Self.text(Self.bytes(of: data)) { names.commonNames.append(text) }
             }
         }
@@ -280,9 +286,11 @@ final class TLSSession {
         while case let e = ERR_get_error(), e != 0 { code = e }
         let library = code == 0 ? 0 : ERR_GET_LIB(code)
         let reason = code == 0 ? 0 : ERR_GET_REASON(code)
-        let certificateAlerts = [SSL_R_SSLV3_ALERT_BAD_CERTIFICATE, SSL_R_SSLV3_ALERT_CERTIFICATE_EXPIRED, SSL_R_TLSV1_ALERT_UNKNOWN_CA,
-                                 SSL_R_SSLV3_ALERT_CERTIFICATE_UNKNOWN, SSL_R_SSLV3_ALERT_CERTIFICATE_REVOKED,
-                                 SSL_R_SSLV3_ALERT_UNSUPPORTED_CERTIFICATE, SSL_R_TLSV1_ALERT_ACCESS_DENIED]
+        let certificateAlerts = [
+            SSL_R_SSLV3_ALERT_BAD_CERTIFICATE, SSL_R_SSLV3_ALERT_CERTIFICATE_EXPIRED, SSL_R_TLSV1_ALERT_UNKNOWN_CA,
+            SSL_R_SSLV3_ALERT_CERTIFICATE_UNKNOWN, SSL_R_SSLV3_ALERT_CERTIFICATE_REVOKED,
+            SSL_R_SSLV3_ALERT_UNSUPPORTED_CERTIFICATE, SSL_R_TLSV1_ALERT_ACCESS_DENIED
+        ]
         if library == ERR_LIB_SSL, role == .server, certificateAlerts.contains(reason) {
             // A client's alert about our own certificate.
             return .certificateRefusedByClient(Self.alertName(reason))
@@ -294,7 +302,8 @@ final class TLSSession {
             case SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE:
                 return .noPeerCertificate
             case SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED:
-                return SSL_get_certificate(ssl) == nil ? .clientCertificateRequired : .certificateRefusedByPeer("certificate required")
+                return SSL_get_certificate(ssl) == nil
+                    ? .clientCertificateRequired : .certificateRefusedByPeer("certificate required")
             case SSL_R_SSLV3_ALERT_BAD_CERTIFICATE: return .certificateRefusedByPeer("bad certificate")
             case SSL_R_SSLV3_ALERT_CERTIFICATE_EXPIRED: return .certificateRefusedByPeer("certificate expired")
             case SSL_R_TLSV1_ALERT_UNKNOWN_CA: return .certificateRefusedByPeer("unknown CA")
@@ -305,11 +314,12 @@ final class TLSSession {
             case SSL_R_SSLV3_ALERT_HANDSHAKE_FAILURE where role == .client && SSL_get_certificate(ssl) == nil:
                 // TLS 1.2 servers answer a missing client certificate with this alert.
                 return .handshakeFailed("handshake failure alert (the server may require a client certificate)")
-            case SSL_R_WRONG_VERSION_NUMBER, SSL_R_HTTP_REQUEST, SSL_R_HTTPS_PROXY_REQUEST, SSL_R_PACKET_LENGTH_TOO_LONG,
-                 SSL_R_UNKNOWN_PROTOCOL:
+            case SSL_R_WRONG_VERSION_NUMBER, SSL_R_HTTP_REQUEST, SSL_R_HTTPS_PROXY_REQUEST,
+                SSL_R_PACKET_LENGTH_TOO_LONG,
+                SSL_R_UNKNOWN_PROTOCOL:
                 return .notTLS
             case SSL_R_UNSUPPORTED_PROTOCOL, SSL_R_TLSV1_ALERT_PROTOCOL_VERSION, SSL_R_NO_PROTOCOLS_AVAILABLE,
-                 SSL_R_VERSION_TOO_LOW, SSL_R_VERSION_TOO_HIGH:
+                SSL_R_VERSION_TOO_LOW, SSL_R_VERSION_TOO_HIGH:
                 return .protocolVersion
             default:
                 break
@@ -338,8 +348,8 @@ final class TLSSession {
         case X509_V_ERR_CERT_HAS_EXPIRED: return .certificateExpired
         case X509_V_ERR_CERT_NOT_YET_VALID: return .certificateNotYetValid
         case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT, X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY,
-             X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT, X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN,
-             X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
+            X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT, X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN,
+            X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
             return .unknownCA
         default:
             return .badCertificate(String(cString: X509_verify_cert_error_string(Int(result))))

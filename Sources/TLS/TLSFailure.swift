@@ -47,7 +47,8 @@ public enum TLSFailure: Error, Sendable, Hashable, CustomStringConvertible {
         case .certificateNotYetValid: "certificate not yet valid"
         case .unknownCA: "certificate from an unknown CA"
         case let .wrongName(expected, presented):
-            presented.isEmpty ? "certificate names no host (expected \(expected))"
+            presented.isEmpty
+                ? "certificate names no host (expected \(expected))"
                 : "wrong name: certificate names \(presented.prefix(4).joined(separator: ", ")), not \(expected)"
         case .badCertificate(let why): "bad certificate: \(why)"
         case .noPeerCertificate: "no client certificate"
@@ -84,7 +85,9 @@ public enum TLSFailure: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The kinds a TLS server sees of its clients, for metrics that list them at zero.
-    public static let serverKinds = ["not_tls", "protocol_version", "handshake_failure", "closed_during_handshake",
-                                     "handshake_timeout", "no_client_certificate", "unknown_ca", "expired", "bad_certificate",
-                                     "certificate_refused"]
+    public static let serverKinds = [
+        "not_tls", "protocol_version", "handshake_failure", "closed_during_handshake",
+        "handshake_timeout", "no_client_certificate", "unknown_ca", "expired", "bad_certificate",
+        "certificate_refused"
+    ]
 }

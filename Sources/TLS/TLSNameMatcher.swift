@@ -12,8 +12,10 @@ public struct TLSCertificateNames: Sendable, Equatable {
     /// The certificate has a subjectAltName extension (then the common name is never used).
     public var hasSubjectAltName: Bool
 
-    public init(dnsNames: [String] = [], uris: [String] = [], ipAddresses: [String] = [], commonNames: [String] = [],
-                hasSubjectAltName: Bool? = nil) {
+    public init(
+        dnsNames: [String] = [], uris: [String] = [], ipAddresses: [String] = [], commonNames: [String] = [],
+        hasSubjectAltName: Bool? = nil
+    ) {
         self.dnsNames = dnsNames
         self.uris = uris
         self.ipAddresses = ipAddresses
@@ -79,7 +81,8 @@ public enum TLSNameMatcher {
         let base = pattern.dropFirst(2)
         // The rest must be a name of two labels or more, itself without wildcards.
         guard !base.contains("*"), base.split(separator: ".", omittingEmptySubsequences: false).count >= 2,
-              !base.split(separator: ".", omittingEmptySubsequences: false).contains(where: \.isEmpty) else { return false }
+            !base.split(separator: ".", omittingEmptySubsequences: false).contains(where: \.isEmpty)
+        else { return false }
         guard let dot = host.firstIndex(of: ".") else { return false }
         let label = host[..<dot]
         return !label.isEmpty && host[host.index(after: dot)...] == base
@@ -93,7 +96,9 @@ public enum TLSNameMatcher {
         guard !rest.contains("@") else { return nil }
         let end = rest.firstIndex { $0 == ";" || $0 == "?" } ?? rest.endIndex
         var host = rest[..<end]
-        if host.hasPrefix("[") { return host.firstIndex(of: "]").map { String(host[host.index(after: host.startIndex)..<$0]) } }
+        if host.hasPrefix("[") {
+            return host.firstIndex(of: "]").map { String(host[host.index(after: host.startIndex)..<$0]) }
+        }
         if let colon = host.lastIndex(of: ":") { host = host[..<colon] }
         return host.isEmpty ? nil : String(host)
     }

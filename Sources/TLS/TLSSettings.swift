@@ -71,7 +71,9 @@ public struct TLSServerSettings: Sendable, Equatable {
     public var clientCAFile: String?
     public var verifyClient: ClientVerification
 
-    public init(certificateFile: String, keyFile: String, clientCAFile: String? = nil, verifyClient: ClientVerification = .none) {
+    public init(
+        certificateFile: String, keyFile: String, clientCAFile: String? = nil, verifyClient: ClientVerification = .none
+    ) {
         self.certificateFile = certificateFile
         self.keyFile = keyFile
         self.clientCAFile = clientCAFile

@@ -121,7 +121,10 @@ public struct TLSStream {
                 guard TLSNameMatcher.matches(presented, expected: target.serverName, policy: policy) else {
                     // Not even our Finished leaves: the server never sees a completed handshake.
                     _ = session.takeOutput()
-                    fail(.wrongName(expected: target.serverName, presented: TLSNameMatcher.presented(presented, policy: policy)), &out)
+                    fail(
+                        .wrongName(
+                            expected: target.serverName, presented: TLSNameMatcher.presented(presented, policy: policy)),
+                        &out)
                     return
                 }
             }

@@ -33,8 +33,10 @@ final class ClientDialer<Framer: StreamFramer> {
     /// No address could be reached (or the name not resolved): the first failure.
     var onUnreachable: ((IrisTransportError) -> Void)?
 
-    init(host: String, port: Int, tls: ClientTLS?, loop: EventLoop, settings: @escaping () -> StreamConnectionSettings,
-         framer: @escaping () -> Framer) {
+    init(
+        host: String, port: Int, tls: ClientTLS?, loop: EventLoop, settings: @escaping () -> StreamConnectionSettings,
+        framer: @escaping () -> Framer
+    ) {
         self.host = host
         self.port = port
         self.tls = tls
@@ -73,23 +75,28 @@ final class ClientDialer<Framer: StreamFramer> {
         var security: ClientTLSLayer?
         if let tls {
             guard let made = TLSStream(client: tls.context, target: tls.target) else {
-                return unreachable(.tls(host: host, port: port, failure: .handshakeFailed("cannot create a TLS session")))
+                return unreachable(
+                    .tls(host: host, port: port, failure: .handshakeFailed("cannot create a TLS session")))
             }
             security = ClientTLSLayer(made)
         }
         let made: StreamConnection<Framer>
         do {
-            made = try StreamConnection.connect(to: address, loop: loop, framer: makeFramer(), security: security,
-                                                settings: settings())
+            made = try StreamConnection.connect(
+                to: address, loop: loop, framer: makeFramer(), security: security,
+                settings: settings())
         } catch {
-            firstFailure = firstFailure ?? IrisTransportError(error, peer: address, host: host, operation: "connect", seconds: 0)
+            firstFailure =
+                firstFailure ?? IrisTransportError(error, peer: address, host: host, operation: "connect", seconds: 0)
             return next()
         }
         connection = made
         made.onFrames = { [unowned self] c, frames in onFrames?(c, frames) }
         made.onClose = { [self] c, failure in
             if case .connect = failure, !cancelled {
-                firstFailure = firstFailure ?? IrisTransportError(failure!, peer: address, host: host, operation: "connect", seconds: 0)
+                firstFailure =
+                    firstFailure
+                    ?? IrisTransportError(failure!, peer: address, host: host, operation: "connect", seconds: 0)
                 connection = nil
                 return next()
             }

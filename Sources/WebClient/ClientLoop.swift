@@ -35,8 +35,10 @@ final class ClientLoop: Sendable {
     /// The addresses to try for `host`, in order: a numeric host as it is, `localhost` as
     /// 127.0.0.1 then ::1, a name its A then its AAAA records (asked at once, through
     /// `dns`). `completion` runs on the loop, possibly before this returns. On the loop.
-    func addresses(of host: String, port: Int, dns: DNSResolverConfiguration,
-                   _ completion: @escaping (Result<[SocketAddress], IrisTransportError>) -> Void) {
+    func addresses(
+        of host: String, port: Int, dns: DNSResolverConfiguration,
+        _ completion: @escaping (Result<[SocketAddress], IrisTransportError>) -> Void
+    ) {
         if SocketAddress.isNumericHost(host) { return completion(.success([SocketAddress(host: host, port: port)])) }
         if host == "localhost" {
             return completion(.success(["127.0.0.1", "::1"].map { SocketAddress(host: $0, port: port) }))
@@ -50,12 +52,15 @@ final class ClientLoop: Sendable {
             guard !found.isEmpty else {
                 // The A answer says why (a host without IPv6 would otherwise hide it).
                 let why: String = if case .failure(let f) = a { f.description } else { "no address" }
-                return completion(.failure(.connectFailed(host: host, port: port, reason: "cannot resolve the name: \(why)")))
+                return completion(
+                    .failure(.connectFailed(host: host, port: port, reason: "cannot resolve the name: \(why)")))
             }
             completion(.success(found.map { SocketAddress(host: $0, port: port) }))
         }
         for type in [DNSRecordType.a, .aaaa] {
-            if let now = resolver.lookup(DNSQuestion(host, type), completion: { answered(type, $0) }) { answered(type, now) }
+            if let now = resolver.lookup(DNSQuestion(host, type), completion: { answered(type, $0) }) {
+                answered(type, now)
+            }
         }
     }
 }

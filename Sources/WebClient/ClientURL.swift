@@ -45,8 +45,12 @@ struct ClientURL: Sendable, Equatable {
             throw .invalidURL(text, reason: "bad host or port in \"\(authority)\"")
         }
         let host = address.host.lowercased()
-        guard host == "localhost" || SocketAddress(host: host, port: 0).withSockAddr({ _, _ in true }) != nil || isDNSName(host) else {
-            throw .invalidURL(text, reason: "host must be an IPv4/IPv6 literal, localhost or a DNS name, got \"\(address.host)\"")
+        guard
+            host == "localhost" || SocketAddress(host: host, port: 0).withSockAddr({ _, _ in true }) != nil
+                || isDNSName(host)
+        else {
+            throw .invalidURL(
+                text, reason: "host must be an IPv4/IPv6 literal, localhost or a DNS name, got \"\(address.host)\"")
         }
         guard (1...65535).contains(address.port) else {
             throw .invalidURL(text, reason: "port \(address.port) is outside 1...65535")

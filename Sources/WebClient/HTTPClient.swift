@@ -37,8 +37,10 @@ public struct HTTPClient: Sendable {
     /// - Parameter caFile: for `https://`, the PEM file of the CAs to trust; nil: the system
     ///   trust store. A file that cannot be read throws `.invalidURL` here.
     /// - Parameter dns: the DNS servers a host name is resolved with (default: the system's).
-    public init(baseURL: String, defaultHeaders: [String: String] = [:], caFile: String? = nil,
-                dns: DNSResolverConfiguration = DNSResolverConfiguration()) throws(IrisTransportError) {
+    public init(
+        baseURL: String, defaultHeaders: [String: String] = [:], caFile: String? = nil,
+        dns: DNSResolverConfiguration = DNSResolverConfiguration()
+    ) throws(IrisTransportError) {
         let url = try ClientURL.parse(baseURL)
         guard url.scheme == .http || url.scheme == .https else {
             throw .invalidURL(baseURL, reason: "HTTPClient needs an http:// or https:// URL")
@@ -90,7 +92,9 @@ public struct HTTPClient: Sendable {
     /// A request that cannot be sent at all (a bad header) throws here.
     public func request(
         method: String, path: String, headers: [String: String] = [:], body: [UInt8]? = nil, timeout: Double = 10,
-        completion: @escaping @Sendable (Result<(status: Int, headers: [String: String], body: [UInt8]), IrisTransportError>) -> Void
+        completion:
+            @escaping @Sendable (Result<(status: Int, headers: [String: String], body: [UInt8]), IrisTransportError>) ->
+            Void
     ) throws(IrisTransportError) {
         try start(method: method, path: path, headers: headers, body: body, timeout: timeout) { answer in
             completion(answer.map { ($0.status, $0.headers, $0.body) })
@@ -100,10 +104,14 @@ public struct HTTPClient: Sendable {
     /// The loop the completions of `request(..., completion:)` run on.
     public static var loop: EventLoop { ClientLoop.shared.loop }
 
-    private func start(method: String, path: String, headers: [String: String], body: [UInt8]?, timeout: Double,
-                       completion: @escaping @Sendable (Result<HTTPClientResponse, IrisTransportError>) -> Void) throws(IrisTransportError) {
+    private func start(
+        method: String, path: String, headers: [String: String], body: [UInt8]?, timeout: Double,
+        completion: @escaping @Sendable (Result<HTTPClientResponse, IrisTransportError>) -> Void
+    ) throws(IrisTransportError) {
         let target = try joinedTarget(path)
-        var fields: [String: (String, String)] = ["user-agent": ("User-Agent", "irisgw-client"), "accept": ("Accept", "*/*")]
+        var fields: [String: (String, String)] = [
+            "user-agent": ("User-Agent", "irisgw-client"), "accept": ("Accept", "*/*")
+        ]
         for (name, value) in defaultHeaders { fields[name.lowercased()] = (name, value) }
         for (name, value) in headers { fields[name.lowercased()] = (name, value) }
         for reserved in ["host", "content-length", "connection", "transfer-encoding"] { fields[reserved] = nil }
@@ -115,15 +123,18 @@ public struct HTTPClient: Sendable {
         }
         ordered.append(("Connection", "close"))
         var message: [UInt8]
-        do { message = try HTTPRequestWriter.head(method: method, target: target, host: url.hostHeader, headers: ordered) } catch {
+        do {
+            message = try HTTPRequestWriter.head(method: method, target: target, host: url.hostHeader, headers: ordered)
+        } catch {
             throw .invalidRequest(error.message)
         }
         if let body { message += body }
         let (url, tls, dns, maxBodyBytes) = (url, tls, dns, maxBodyBytes)
         let loop = ClientLoop.shared.loop
         loop.execute { [message] in
-            HTTPExchange(url: url, tls: tls, dns: dns, method: method, target: target, message: message,
-                         maxBodyBytes: maxBodyBytes, timeout: timeout, loop: loop, completion: completion)
+            HTTPExchange(
+                url: url, tls: tls, dns: dns, method: method, target: target, message: message,
+                maxBodyBytes: maxBodyBytes, timeout: timeout, loop: loop, completion: completion)
         }
     }
 

@@ -19,19 +19,25 @@ final class HTTPExchange {
 
     /// Starts at once (on the loop).
     @discardableResult
-    init(url: ClientURL, tls: ClientTLS?, dns: DNSResolverConfiguration, method: String, target: String, message: [UInt8],
-         maxBodyBytes: Int, timeout: Double, loop: EventLoop, completion: @escaping Completion) {
+    init(
+        url: ClientURL, tls: ClientTLS?, dns: DNSResolverConfiguration, method: String, target: String,
+        message: [UInt8],
+        maxBodyBytes: Int, timeout: Double, loop: EventLoop, completion: @escaping Completion
+    ) {
         requestLine = "\(method) \(target)"
         self.timeout = timeout
         let deadline = EventLoop.now() + (timeout.isNaN ? 0 : max(0, timeout))
         self.deadline = deadline
         self.completion = completion
         let left = { max(0.001, deadline - EventLoop.now()) }
-        dialer = ClientDialer(host: url.host, port: url.port, tls: tls, loop: loop, settings: {
-            // The request may be larger than the default queue; it is queued whole.
-            StreamConnectionSettings(handshakeTimeout: left(), firstFrameTimeout: left(), frameTimeout: left(),
-                                     maxQueuedBytes: max(262_144, message.count + 65_536))
-        }, framer: { HTTPResponseFramer(method: method, maxBodyBytes: maxBodyBytes) })
+        dialer = ClientDialer(
+            host: url.host, port: url.port, tls: tls, loop: loop,
+            settings: {
+                // The request may be larger than the default queue; it is queued whole.
+                StreamConnectionSettings(
+                    handshakeTimeout: left(), firstFrameTimeout: left(), frameTimeout: left(),
+                    maxQueuedBytes: max(262_144, message.count + 65_536))
+            }, framer: { HTTPResponseFramer(method: method, maxBodyBytes: maxBodyBytes) })
         dialer.onFrames = { [unowned self] c, responses in
             guard let response = responses.first else { return }
             finish(.success(response))
@@ -45,7 +51,10 @@ final class HTTPExchange {
                     return finish(.failure(error))
                 }
             }
-            finish(.failure(IrisTransportError(failure, peer: c.peer, host: url.host, operation: operation(c), seconds: timeout)))
+            finish(
+                .failure(
+                    IrisTransportError(failure, peer: c.peer, host: url.host, operation: operation(c), seconds: timeout)
+                ))
         }
         dialer.onUnreachable = { [unowned self] error in finish(.failure(error)) }
         timer = loop.schedule(after: deadline - EventLoop.now()) { [unowned self] in

@@ -69,7 +69,8 @@ struct HTTPResponseFramer: StreamFramer {
             case .chunked(var decoder):
                 let whole: Bool
                 do { whole = try decoder.decode(&buffer) } catch {
-                    throw error.status == 413 ? .tooLarge(what: "response body", limit: maxBodyBytes) : .malformedResponse(error.message)
+                    throw error.status == 413
+                        ? .tooLarge(what: "response body", limit: maxBodyBytes) : .malformedResponse(error.message)
                 }
                 body = .chunked(decoder)
                 return whole ? [finish(decoder.body)] : []

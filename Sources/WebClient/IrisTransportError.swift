@@ -85,7 +85,8 @@ public enum IrisTransportError: Error, Sendable, Equatable, CustomStringConverti
         switch self {
         case .invalidURL(let url, let reason): "invalid URL \"\(url)\": \(reason)"
         case .invalidRequest(let reason): "invalid request: \(reason)"
-        case .connectionRefused(let host, let port): "connection refused by \(Self.endpoint(host, port)) (nothing listening?)"
+        case .connectionRefused(let host, let port):
+            "connection refused by \(Self.endpoint(host, port)) (nothing listening?)"
         case .connectFailed(let host, let port, let reason): "cannot connect to \(Self.endpoint(host, port)): \(reason)"
         case .timeout(let operation, let seconds): "timed out after \(seconds) s: \(operation)"
         case .connectionClosed(let operation): "connection closed by the peer during \(operation)"
@@ -93,7 +94,8 @@ public enum IrisTransportError: Error, Sendable, Equatable, CustomStringConverti
         case .malformedResponse(let reason): "malformed response: \(reason)"
         case .tooLarge(let what, let limit): "\(what) exceeds the limit of \(limit) bytes"
         case .handshakeRejected(let status, let body):
-            body.isEmpty ? "WebSocket upgrade refused with HTTP \(status)"
+            body.isEmpty
+                ? "WebSocket upgrade refused with HTTP \(status)"
                 : "WebSocket upgrade refused with HTTP \(status): \(body.prefix(500))"
         case .handshakeInvalid(let reason): "invalid WebSocket handshake: \(reason)"
         case .webSocketProtocol(let reason, let code): "WebSocket protocol error (closed with \(code)): \(reason)"

@@ -59,20 +59,32 @@ public final class WebSocketClient: Sendable {
     /// Throws `.handshakeRejected(status:body:)` when the server answers anything but 101
     /// (e.g. 401 with a JSON error body), `.handshakeInvalid` for a broken 101, and the
     /// connection errors of `IrisTransportError`.
-    public init(url: String, headers: [String: String] = [:], timeout: Double = 10,
-                maxMessageBytes: Int = 16 << 20, caFile: String? = nil,
-                dns: DNSResolverConfiguration = DNSResolverConfiguration()) throws(IrisTransportError) {
+    public init(
+        url: String, headers: [String: String] = [:], timeout: Double = 10,
+        maxMessageBytes: Int = 16 << 20, caFile: String? = nil,
+        dns: DNSResolverConfiguration = DNSResolverConfiguration()
+    ) throws(IrisTransportError) {
         let parsed = try ClientURL.parse(url)
         let tls = parsed.scheme.isSecure ? try ClientTLS(host: parsed.host, caFile: caFile, url: url) : nil
         // RFC 6455 §4.1: a fresh random 16-byte nonce, base64.
         let key = Base64.encode(Crypto.randomBytes(count: 16))
 
-        let reserved: Set<String> = ["host", "upgrade", "connection", "sec-websocket-key", "sec-websocket-version",
-                                     "sec-websocket-extensions", "content-length"]
-        var fields = headers.filter { !reserved.contains($0.key.lowercased()) }.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
-        fields += [("Upgrade", "websocket"), ("Connection", "Upgrade"), ("Sec-WebSocket-Key", key), ("Sec-WebSocket-Version", "13")]
+        let reserved: Set<String> = [
+            "host", "upgrade", "connection", "sec-websocket-key", "sec-websocket-version",
+            "sec-websocket-extensions", "content-length"
+        ]
+        var fields = headers.filter { !reserved.contains($0.key.lowercased()) }.sorted { $0.key < $1.key }.map {
+            ($0.key, $0.value)
+        }
+        fields += [
+            ("Upgrade", "websocket"), ("Connection", "Upgrade"), ("Sec-WebSocket-Key", key),
+            ("Sec-WebSocket-Version", "13")
+        ]
         let request: [UInt8]
-        do { request = try HTTPRequestWriter.head(method: "GET", target: parsed.target, host: parsed.hostHeader, headers: fields) } catch {
+        do {
+            request = try HTTPRequestWriter.head(
+                method: "GET", target: parsed.target, host: parsed.hostHeader, headers: fields)
+        } catch {
             throw .invalidRequest(error.message)
         }
 
@@ -83,8 +95,10 @@ public final class WebSocketClient: Sendable {
         let done = DispatchSemaphore(value: 0)
         loop.execute {
             var session: WebSocketSession?
-            session = WebSocketSession(url: parsed, tls: tls, dns: dns, request: request, maxMessageBytes: maxMessageBytes,
-                                       timeout: timeout, inbox: inbox, loop: loop) { result in
+            session = WebSocketSession(
+                url: parsed, tls: tls, dns: dns, request: request, maxMessageBytes: maxMessageBytes,
+                timeout: timeout, inbox: inbox, loop: loop
+            ) { result in
                 // Called once; on the loop, where the session may be bound (possibly from its init).
                 let bound = result.map { (LoopBound(session!, loop: loop), $0) }
                 outcome.withLock { $0 = bound }
@@ -103,7 +117,9 @@ public final class WebSocketClient: Sendable {
         let problem: String? =
             if head.headers["upgrade"]?.lowercased() != "websocket" {
                 "Upgrade is \"\(head.headers["upgrade"] ?? "")\", not websocket"
-            } else if !(head.headers["connection"] ?? "").lowercased().split(separator: ",").contains(where: { $0.trimmingSpaces() == "upgrade" }) {
+            } else if !(head.headers["connection"] ?? "").lowercased().split(separator: ",").contains(where: {
+                $0.trimmingSpaces() == "upgrade"
+            }) {
                 "Connection does not contain upgrade"
             } else if head.headers["sec-websocket-accept"] != expected {
                 "Sec-WebSocket-Accept is \"\(head.headers["sec-websocket-accept"] ?? "")\", expected \"\(expected)\""
@@ -168,7 +184,9 @@ public final class WebSocketClient: Sendable {
 
     /// Sends a ping (at most 125 bytes of payload); the pong is consumed by `receive`.
     public func ping(_ payload: [UInt8] = [], timeout: Double = 5) throws(IrisTransportError) {
-        guard payload.count <= 125 else { throw .invalidRequest("a ping payload is at most 125 bytes, got \(payload.count)") }
+        guard payload.count <= 125 else {
+            throw .invalidRequest("a ping payload is at most 125 bytes, got \(payload.count)")
+        }
         try sendData(.ping, payload)
     }
 

@@ -25,9 +25,11 @@ final class WebSocketSession {
 
     /// Starts at once (on the loop): resolves, connects, sends `request` (the upgrade) and
     /// gives the answer to `opened` within `timeout` seconds.
-    init(url: ClientURL, tls: ClientTLS?, dns: DNSResolverConfiguration, request: [UInt8], maxMessageBytes: Int,
-         timeout: Double, inbox: WebSocketInbox, loop: EventLoop,
-         opened: @escaping (Result<HTTPClientResponse, IrisTransportError>) -> Void) {
+    init(
+        url: ClientURL, tls: ClientTLS?, dns: DNSResolverConfiguration, request: [UInt8], maxMessageBytes: Int,
+        timeout: Double, inbox: WebSocketInbox, loop: EventLoop,
+        opened: @escaping (Result<HTTPClientResponse, IrisTransportError>) -> Void
+    ) {
         self.inbox = inbox
         self.host = url.host
         self.timeout = timeout
@@ -35,10 +37,13 @@ final class WebSocketSession {
         assembler = WebSocketMessageAssembler(limit: maxMessageBytes)
         let deadline = EventLoop.now() + (timeout.isNaN ? 0 : max(0, timeout))
         // No frame deadline once open: a message may take as long as the caller waits.
-        dialer = ClientDialer(host: url.host, port: url.port, tls: tls, loop: loop, settings: {
-            StreamConnectionSettings(handshakeTimeout: max(0.001, deadline - EventLoop.now()),
-                                     maxQueuedBytes: max(262_144, 2 * maxMessageBytes))
-        }, framer: { WebSocketUpgradeFramer(limit: maxMessageBytes) })
+        dialer = ClientDialer(
+            host: url.host, port: url.port, tls: tls, loop: loop,
+            settings: {
+                StreamConnectionSettings(
+                    handshakeTimeout: max(0.001, deadline - EventLoop.now()),
+                    maxQueuedBytes: max(262_144, 2 * maxMessageBytes))
+            }, framer: { WebSocketUpgradeFramer(limit: maxMessageBytes) })
         dialer.onFrames = { [unowned self] c, frames in
             for frame in frames where c.isOpen { handle(frame, on: c) }
         }
@@ -93,9 +98,11 @@ final class WebSocketSession {
                 guard frame.payload.count != 1 else {
                     return fail(.webSocketProtocol("close frame with a 1-byte body", code: 1002), code: 1002, on: c)
                 }
-                let received = frame.payload.count >= 2
-                    ? WebSocketCloseFrame(code: UInt16(frame.payload[0]) << 8 | UInt16(frame.payload[1]),
-                                          reason: String(decoding: frame.payload.dropFirst(2), as: UTF8.self))
+                let received =
+                    frame.payload.count >= 2
+                    ? WebSocketCloseFrame(
+                        code: UInt16(frame.payload[0]) << 8 | UInt16(frame.payload[1]),
+                        reason: String(decoding: frame.payload.dropFirst(2), as: UTF8.self))
                     : WebSocketCloseFrame(code: nil, reason: "")
                 inbox.noteServerClose(received)
                 // Echo the code (§5.5.1); 1005 means "none given" and must not be sent.
@@ -136,7 +143,9 @@ final class WebSocketSession {
         guard !closeSent else { return }
         closeSent = true
         inbox.closeSending()
-        send(WebSocketFrame(fin: true, opcode: .close, payload: WebSocketFrame.closePayload(code: code, reason: reason)), on: c)
+        send(
+            WebSocketFrame(fin: true, opcode: .close, payload: WebSocketFrame.closePayload(code: code, reason: reason)),
+            on: c)
     }
 
     // MARK: From the caller (via the loop)
@@ -175,13 +184,18 @@ final class WebSocketSession {
             var result: Result<HTTPClientResponse, IrisTransportError>
             if failure?.isEndOfStream == true {
                 do throws(IrisTransportError) {
-                    result = .success(try c.framer.endOfStream(during: operation(c)) ?? HTTPClientResponse(status: 0, headers: [:], body: []))
+                    result = .success(
+                        try c.framer.endOfStream(during: operation(c))
+                            ?? HTTPClientResponse(status: 0, headers: [:], body: []))
                 } catch {
                     result = .failure(error)
                 }
             } else {
-                result = .failure(failure.map { IrisTransportError($0, peer: c.peer, host: host, operation: operation(c), seconds: timeout) }
-                                  ?? .connectionClosed(during: operation(c)))
+                result = .failure(
+                    failure.map {
+                        IrisTransportError($0, peer: c.peer, host: host, operation: operation(c), seconds: timeout)
+                    }
+                        ?? .connectionClosed(during: operation(c)))
             }
             open(result)
             return finish(nil)
@@ -192,9 +206,11 @@ final class WebSocketSession {
         case .closedByPeer? where closeSent, .securityClosed? where closeSent:
             finish(nil)
         case .closedByPeer?, .securityClosed?:
-            finish(.connectionClosed(during: "WebSocket receive (the server ended the connection without a close frame)"))
+            finish(
+                .connectionClosed(during: "WebSocket receive (the server ended the connection without a close frame)"))
         case let failure?:
-            finish(IrisTransportError(failure, peer: c.peer, host: host, operation: "WebSocket receive", seconds: timeout))
+            finish(
+                IrisTransportError(failure, peer: c.peer, host: host, operation: "WebSocket receive", seconds: timeout))
         }
     }
 

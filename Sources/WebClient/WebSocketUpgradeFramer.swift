@@ -58,7 +58,8 @@ struct WebSocketUpgradeFramer: StreamFramer {
         }
     }
 
-    private mutating func frames(_ cut: ([WebSocketFrame], WebSocketFrameError?), _ ws: WebSocketFrameFramer) -> [Frame] {
+    private mutating func frames(_ cut: ([WebSocketFrame], WebSocketFrameError?), _ ws: WebSocketFrameFramer) -> [Frame]
+    {
         var out: [Frame] = cut.0.map { .frame($0) }
         if let error = cut.1 {
             state = .broken

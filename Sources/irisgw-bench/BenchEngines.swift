@@ -100,7 +100,8 @@ final class LineChild {
 enum SessionPriority {
     static func current() -> Int? {
         guard let text = try? String(contentsOfFile: "/proc/self/autogroup", encoding: .utf8),
-              let value = text.split(separator: " ").last else { return nil }
+            let value = text.split(separator: " ").last
+        else { return nil }
         return Int(value.trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
@@ -149,8 +150,10 @@ final class IrisgwMediaServer: MediaServerUnderTest {
 
     /// `budget`: admission at this load budget, per cent (refused calls get no media).
     init(binary: String, complexity: Int32, budget: Int? = nil) throws {
-        child = try LineChild(pinnedTo: 0, [binary, "media-server", "--complexity", "\(complexity)"] + (budget.map { ["--budget", "\($0)"] } ?? []),
-                              label: "media-server")
+        child = try LineChild(
+            pinnedTo: 0,
+            [binary, "media-server", "--complexity", "\(complexity)"] + (budget.map { ["--budget", "\($0)"] } ?? []),
+            label: "media-server")
         let hello = try child.readLine(timeout: 20)
         guard hello == "ready" else { throw LineChild.Failure(description: "media-server said \(hello)") }
     }
@@ -161,7 +164,8 @@ final class IrisgwMediaServer: MediaServerUnderTest {
         guard line.hasPrefix("ok") else { throw LineChild.Failure(description: "media-server: \(line)") }
         return line.split(separator: " ").dropFirst().compactMap { item in
             let v = item.split(separator: ",").compactMap { Int($0) }
-            return v.count == 3 ? CallTarget(trunk: v[0], platform: v[1], payloadType: UInt8(truncatingIfNeeded: v[2])) : nil
+            return v.count == 3
+                ? CallTarget(trunk: v[0], platform: v[1], payloadType: UInt8(truncatingIfNeeded: v[2])) : nil
         }
     }
 
@@ -207,7 +211,9 @@ final class RTPEngineServer: MediaServerUnderTest {
 
     init() throws {
         guard FileManager.default.isExecutableFile(atPath: Self.binary) else {
-            throw Unavailable(description: "rtpengine not installed (make bench installs rtpengine-daemon; it failed or was not root)")
+            throw Unavailable(
+                description: "rtpengine not installed (make bench installs rtpengine-daemon; it failed or was not root)"
+            )
         }
         let probe = Process()
         probe.executableURL = URL(fileURLWithPath: Self.binary)
@@ -218,26 +224,33 @@ final class RTPEngineServer: MediaServerUnderTest {
         try probe.run()
         let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         probe.waitUntilExit()
-        version = text.split(separator: "\n").first(where: { $0.contains("Version") }).map { String($0.split(separator: " ").last ?? "") } ?? "unknown"
+        version =
+            text.split(separator: "\n").first(where: { $0.contains("Version") }).map {
+                String($0.split(separator: " ").last ?? "")
+            } ?? "unknown"
 
         // An ng port from the OS (bound, read, released).
         let ngPort = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: 0)).local.port
         arguments = [
             "--config-file=none", "--foreground", "--table=-1", "--interface=127.0.0.1",
             "--listen-ng=127.0.0.1:\(ngPort)", "--port-min=\(Self.portMin)", "--port-max=\(Self.portMax)",
-            "--num-threads=1", "--log-stderr", "--log-level=4", "--delete-delay=0", "--timeout=60",
+            "--num-threads=1", "--log-stderr", "--log-level=4", "--delete-delay=0", "--timeout=60"
         ]
-        logPath = FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-bench-rtpengine-\(getpid()).log").path
+        logPath =
+            FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-bench-rtpengine-\(getpid()).log").path
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         let log = FileHandle(forWritingAtPath: logPath)
         let script = """
             "$@" >/dev/null </dev/null & p=$!; echo "pid $p"; cat >/dev/null; kill -TERM $p 2>/dev/null; \
             i=0; while kill -0 $p 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; kill -KILL $p 2>/dev/null; wait $p
             """
-        wrapper = try LineChild("/bin/sh", ["-c", script, "sh"] + LineChild.pinned(cpu: 0, [Self.binary] + arguments),
-                                label: "rtpengine", stderr: log)
+        wrapper = try LineChild(
+            "/bin/sh", ["-c", script, "sh"] + LineChild.pinned(cpu: 0, [Self.binary] + arguments),
+            label: "rtpengine", stderr: log)
         let line = try wrapper.readLine(timeout: 10)
-        guard line.hasPrefix("pid "), let p = Int32(line.dropFirst(4)) else { throw Unavailable(description: "rtpengine wrapper said \(line)") }
+        guard line.hasPrefix("pid "), let p = Int32(line.dropFirst(4)) else {
+            throw Unavailable(description: "rtpengine wrapper said \(line)")
+        }
         pid = p
         ng = try NGClient(server: SocketAddress(host: "127.0.0.1", port: ngPort))
         // Up when it answers ping.
@@ -269,10 +282,11 @@ final class RTPEngineServer: MediaServerUnderTest {
             let callID = "irisgw-bench-\(getpid())-\(session)-\(i)"
             var offer: [String: Bencode] = [
                 "call-id": .string(callID), "from-tag": .string("trunk-\(i)"),
-                "sdp": .string(BenchSDP.audio(port: ports.0, payloadType: 0, rtpmap: "PCMU/8000", session: 2 * i + 1)),
+                "sdp": .string(BenchSDP.audio(port: ports.0, payloadType: 0, rtpmap: "PCMU/8000", session: 2 * i + 1))
             ]
             if mode == .transcode {
-                offer["codec"] = .dict(["transcode": .list([.string(Self.opusCodec)]), "mask": .list([.string("PCMU")])])
+                offer["codec"] = .dict(["transcode": .list([.string(Self.opusCodec)]), "mask": .list([.string("PCMU")])]
+                )
             }
             let offered = try ng.request("offer", offer)
             opened.append((callID, "trunk-\(i)"))
@@ -283,19 +297,30 @@ final class RTPEngineServer: MediaServerUnderTest {
             let answerSDP: String
             if mode == .transcode {
                 guard let opus = BenchSDP.payloadType(of: "opus", in: offerSDP) else {
-                    throw Unavailable(description: "rtpengine offered no Opus to transcode to: \(offerSDP.replacingOccurrences(of: "\r\n", with: " "))")
+                    throw Unavailable(
+                        description:
+                            "rtpengine offered no Opus to transcode to: \(offerSDP.replacingOccurrences(of: "\r\n", with: " "))"
+                    )
                 }
                 pt = opus
-                answerSDP = BenchSDP.audio(port: ports.1, payloadType: pt, rtpmap: "opus/48000/1", fmtp: "useinbandfec=1", session: 2 * i + 2)
+                answerSDP = BenchSDP.audio(
+                    port: ports.1, payloadType: pt, rtpmap: "opus/48000/1", fmtp: "useinbandfec=1", session: 2 * i + 2)
             } else {
                 pt = 0
                 answerSDP = BenchSDP.audio(port: ports.1, payloadType: 0, rtpmap: "PCMU/8000", session: 2 * i + 2)
             }
-            let answered = try ng.request("answer", [
-                "call-id": .string(callID), "from-tag": .string("trunk-\(i)"), "to-tag": .string("platform-\(i)"), "sdp": .string(answerSDP),
-            ])
-            guard let toTrunk = answered["sdp"]?.stringValue.flatMap(BenchSDP.audioStream) else { throw Unavailable(description: "rtpengine answer without SDP") }
-            if mode == .relay && toTrunk.payloadTypes.first != 0 { throw Unavailable(description: "rtpengine answered \(toTrunk.payloadTypes) for PCMU") }
+            let answered = try ng.request(
+                "answer",
+                [
+                    "call-id": .string(callID), "from-tag": .string("trunk-\(i)"), "to-tag": .string("platform-\(i)"),
+                    "sdp": .string(answerSDP)
+                ])
+            guard let toTrunk = answered["sdp"]?.stringValue.flatMap(BenchSDP.audioStream) else {
+                throw Unavailable(description: "rtpengine answer without SDP")
+            }
+            if mode == .relay && toTrunk.payloadTypes.first != 0 {
+                throw Unavailable(description: "rtpengine answered \(toTrunk.payloadTypes) for PCMU")
+            }
             targets.append(CallTarget(trunk: toTrunk.port, platform: toPlatform.port, payloadType: pt))
         }
         return targets
@@ -303,7 +328,9 @@ final class RTPEngineServer: MediaServerUnderTest {
 
     func closeAll() throws -> String {
         defer { opened.removeAll() }
-        for c in opened { _ = try? ng.request("delete", ["call-id": .string(c.callID), "from-tag": .string(c.fromTag)]) }
+        for c in opened {
+            _ = try? ng.request("delete", ["call-id": .string(c.callID), "from-tag": .string(c.fromTag)])
+        }
         return ""
     }
 

@@ -37,7 +37,8 @@ enum BridgeBench {
         /// The gateway process's user + system CPU seconds so far (/proc/PID/stat).
         var cpuSeconds: Double {
             guard let stat = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
-                  let close = stat.lastIndex(of: ")") else { return 0 }
+                let close = stat.lastIndex(of: ")")
+            else { return 0 }
             let fields = stat[stat.index(after: close)...].split(separator: " ")
             // After the command: state is field 3; utime and stime are fields 14 and 15.
             guard fields.count > 13, let u = Double(fields[11]), let s = Double(fields[12]) else { return 0 }
@@ -60,20 +61,27 @@ enum BridgeBench {
 
     /// A release `irisgw serve` with one profile (`profile(carrierPort:)` unless given) and,
     /// when `config` is set, that serve configuration (JSON5).
-    static func startGateway(irisgw: String, carrierPort: Int, profile text: String? = nil, config: String? = nil,
-                             moreProfiles: [String: String] = [:], arguments: [String] = []) throws -> Gateway {
+    static func startGateway(
+        irisgw: String, carrierPort: Int, profile text: String? = nil, config: String? = nil,
+        moreProfiles: [String: String] = [:], arguments: [String] = []
+    ) throws -> Gateway {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-bench-\(getpid())")
         try? FileManager.default.removeItem(at: dir)
-        try FileManager.default.createDirectory(at: dir.appendingPathComponent("profiles"), withIntermediateDirectories: true)
-        try (text ?? profile(carrierPort: carrierPort)).write(to: dir.appendingPathComponent("profiles/bench.json5"), atomically: true, encoding: .utf8)
+        try FileManager.default.createDirectory(
+            at: dir.appendingPathComponent("profiles"), withIntermediateDirectories: true)
+        try (text ?? profile(carrierPort: carrierPort)).write(
+            to: dir.appendingPathComponent("profiles/bench.json5"), atomically: true, encoding: .utf8)
         for (name, body) in moreProfiles {
             try body.write(to: dir.appendingPathComponent("profiles/\(name).json5"), atomically: true, encoding: .utf8)
         }
         let p = Process()
         p.executableURL = URL(fileURLWithPath: irisgw)
-        p.arguments = ["serve", "--profiles", dir.appendingPathComponent("profiles").path, "--sip-listen", "127.0.0.1:0",
-                       "--api-listen", "127.0.0.1:0", "--data-dir", dir.appendingPathComponent("data").path,
-                       "--rtp-ports", "30000-39998", "--max-sessions", "100000"] + arguments
+        p.arguments =
+            [
+                "serve", "--profiles", dir.appendingPathComponent("profiles").path, "--sip-listen", "127.0.0.1:0",
+                "--api-listen", "127.0.0.1:0", "--data-dir", dir.appendingPathComponent("data").path,
+                "--rtp-ports", "30000-39998", "--max-sessions", "100000"
+            ] + arguments
         if let config {
             let path = dir.appendingPathComponent("serve.json5")
             try config.write(to: path, atomically: true, encoding: .utf8)
@@ -97,7 +105,9 @@ enum BridgeBench {
         var sipPort = 0
         for line in text.split(separator: "\n") {
             if line.hasPrefix("listening api ") { api = String(line.dropFirst(14)) }
-            if line.hasPrefix("listening sip udp "), let port = line.split(separator: ":").last.flatMap({ Int($0) }) { sipPort = port }
+            if line.hasPrefix("listening sip udp "), let port = line.split(separator: ":").last.flatMap({ Int($0) }) {
+                sipPort = port
+            }
         }
         guard !api.isEmpty else {
             p.terminate()
@@ -106,7 +116,9 @@ enum BridgeBench {
         // Keep draining its output so it never blocks on a full pipe; with
         // IRISGW_BENCH_GATEWAY_LOG=FILE it goes to FILE (appended).
         let log = ProcessInfo.processInfo.environment["IRISGW_BENCH_GATEWAY_LOG"].flatMap { path -> FileHandle? in
-            if !FileManager.default.fileExists(atPath: path) { FileManager.default.createFile(atPath: path, contents: nil) }
+            if !FileManager.default.fileExists(atPath: path) {
+                FileManager.default.createFile(atPath: path, contents: nil)
+            }
             let f = FileHandle(forWritingAtPath: path)
             f?.seekToEndOfFile()
             return f
@@ -125,8 +137,10 @@ enum BridgeBench {
     static func startCarrier(port: Int, timeout: Int = 600) throws -> Process {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/sipp")
-        p.arguments = ["-sn", "uas", "-i", "127.0.0.1", "-p", String(port), "-nostdin", "-rtp_echo",
-                       "-mp", String(CallRateBench.freeUDPPort() ?? 45_000), "-timeout", "\(timeout)s"]
+        p.arguments = [
+            "-sn", "uas", "-i", "127.0.0.1", "-p", String(port), "-nostdin", "-rtp_echo",
+            "-mp", String(CallRateBench.freeUDPPort() ?? 45_000), "-timeout", "\(timeout)s"
+        ]
         p.standardOutput = FileHandle.nullDevice
         p.standardError = FileHandle.nullDevice
         try p.run()
@@ -140,13 +154,16 @@ enum BridgeBench {
         private var seen: [String: [SessionEvent]] = [:]
         private let ws: WebSocketClient
         init(api: String, key: String) throws {
-            ws = try WebSocketClient(url: api.replacingOccurrences(of: "http://", with: "ws://") + "/v1/events?routingId=bench",
-                                     headers: ["Authorization": "Bearer " + key])
+            ws = try WebSocketClient(
+                url: api.replacingOccurrences(of: "http://", with: "ws://") + "/v1/events?routingId=bench",
+                headers: ["Authorization": "Bearer " + key])
             Thread { [self] in
                 while true {
                     // A quiet minute (the soak between phases) is not the end of the stream.
                     let text: String?
-                    do { text = try ws.receive(timeout: 60) } catch let e as IrisTransportError where e.isTimeout { continue } catch { break }
+                    do { text = try ws.receive(timeout: 60) } catch let e as IrisTransportError where e.isTimeout {
+                        continue
+                    } catch { break }
                     guard let text else { break }
                     guard let e = try? JSONDecoder().decode(SessionEvent.self, from: Data(text.utf8)) else { continue }
                     condition.lock()
@@ -177,16 +194,20 @@ enum BridgeBench {
 
     static func offer(port: Int) -> String {
         let opus = RTPMap(payloadType: 111, encodingName: "opus", clockRate: 48_000, channels: 2)
-        let media = MediaDescription(media: "audio", port: UInt16(port), formats: ["111"], attributes: [.rtpmap(opus), .ptime(20)])
+        let media = MediaDescription(
+            media: "audio", port: UInt16(port), formats: ["111"], attributes: [.rtpmap(opus), .ptime(20)])
         return SessionDescription.single(media, host: "127.0.0.1", sessionID: "1", version: 1).serialize()
     }
 
     static func create(_ client: HTTPClient, mediaPort: Int, profile: String? = nil) -> SessionResponse? {
-        var body = CreateSessionRequest(targetTN: "+15551230001", sourceTN: "+15557654321", routingId: "bench",
-                                        media: MediaBody(sdp: offer(port: mediaPort)))
+        var body = CreateSessionRequest(
+            targetTN: "+15551230001", sourceTN: "+15557654321", routingId: "bench",
+            media: MediaBody(sdp: offer(port: mediaPort)))
         body.profile = profile
         guard let data = try? JSONEncoder().encode(body),
-              let r = try? client.request(method: "POST", path: "/v1/sessions", body: Array(data), timeout: 10), r.status == 201 else { return nil }
+            let r = try? client.request(method: "POST", path: "/v1/sessions", body: Array(data), timeout: 10),
+            r.status == 201
+        else { return nil }
         return try? JSONDecoder().decode(SessionResponse.self, from: Data(r.body))
     }
 
@@ -208,13 +229,16 @@ enum BridgeBench {
     /// workers close at once) never reached the gateway, and a close that did and lost its
     /// answer gets 409 the next time. Given up, the call would live on, closed by nobody.
     /// `onRetry` sees each error that is retried.
-    static func close(_ client: HTTPClient, roomId: String, within seconds: Double = 30, retryDelay: Double = 0.2,
-                      onRetry: (String) -> Void = { _ in }) -> CloseOutcome {
+    static func close(
+        _ client: HTTPClient, roomId: String, within seconds: Double = 30, retryDelay: Double = 0.2,
+        onRetry: (String) -> Void = { _ in }
+    ) -> CloseOutcome {
         let end = EventLoop.now() + seconds
         while true {
             let why: String
             do {
-                let r = try client.request(method: "DELETE", path: "/v1/sessions/\(roomId)", timeout: max(1, min(10, end - EventLoop.now())))
+                let r = try client.request(
+                    method: "DELETE", path: "/v1/sessions/\(roomId)", timeout: max(1, min(10, end - EventLoop.now())))
                 switch r.status {
                 case 202: return .accepted
                 case 409: return .alreadyEnded
@@ -226,7 +250,9 @@ enum BridgeBench {
                 guard error.kind == .connection || error.kind == .timeout else { return .failed("DELETE: \(error)") }
                 why = "\(error)"
             }
-            guard EventLoop.now() + retryDelay < end else { return .failed("DELETE not answered within \(Int(seconds)) s: \(why)") }
+            guard EventLoop.now() + retryDelay < end else {
+                return .failed("DELETE not answered within \(Int(seconds)) s: \(why)")
+            }
             onRetry(why)
             usleep(UInt32(retryDelay * 1e6))
         }
@@ -237,12 +263,15 @@ enum BridgeBench {
     /// port; `config` is a serve configuration.
     /// `carrierTimeout`: seconds SIPp lives; `beforeRemoval` sees the data directory once the
     /// gateway has stopped.
-    static func withBridge<T>(irisgw: String, profile: ((Int) -> String)? = nil, config: String? = nil, carrierTimeout: Int = 600,
-                              beforeRemoval: (URL) -> Void = { _ in }, _ body: (Gateway, EventRouter) throws -> T) throws -> T {
+    static func withBridge<T>(
+        irisgw: String, profile: ((Int) -> String)? = nil, config: String? = nil, carrierTimeout: Int = 600,
+        beforeRemoval: (URL) -> Void = { _ in }, _ body: (Gateway, EventRouter) throws -> T
+    ) throws -> T {
         let carrierPort = CallRateBench.freeUDPPort() ?? 45_060
         let carrier = try startCarrier(port: carrierPort, timeout: carrierTimeout)
         defer { carrier.terminate(); carrier.waitUntilExit() }
-        let gw = try startGateway(irisgw: irisgw, carrierPort: carrierPort, profile: profile?(carrierPort), config: config)
+        let gw = try startGateway(
+            irisgw: irisgw, carrierPort: carrierPort, profile: profile?(carrierPort), config: config)
         defer { gw.stop(beforeRemoval: beforeRemoval) }
         let router = try EventRouter(api: gw.api, key: gw.key)
         defer { router.close() }
@@ -250,15 +279,18 @@ enum BridgeBench {
     }
 
     /// Sessions per second through the API: create, wait for Connected, close, wait for the end.
-    static func setupRate(irisgw: String, sessions: Int = 400, workers: Int = 16) throws -> (rate: Double, failed: Int) {
+    static func setupRate(irisgw: String, sessions: Int = 400, workers: Int = 16) throws -> (rate: Double, failed: Int)
+    {
         try withBridge(irisgw: irisgw) { gw, router in setupRate(gw, router, sessions: sessions, workers: workers) }
     }
 
     /// Setup rates through two profiles of one gateway, `rounds` rounds of `sessions` each,
     /// interleaved so load from other processes hits both alike: sessions per second over
     /// all rounds for each, and the failures of both.
-    static func interleavedRates(_ gw: Gateway, _ router: EventRouter, profiles: (String, String), sessions: Int, workers: Int,
-                                 rounds: Int) -> (first: Double, second: Double, failed: Int) {
+    static func interleavedRates(
+        _ gw: Gateway, _ router: EventRouter, profiles: (String, String), sessions: Int, workers: Int,
+        rounds: Int
+    ) -> (first: Double, second: Double, failed: Int) {
         var seconds = (0.0, 0.0), failed = 0
         for _ in 0..<rounds {
             let a = setupRate(gw, router, sessions: sessions, workers: workers, profile: profiles.0)
@@ -274,8 +306,10 @@ enum BridgeBench {
     /// wait for Connected, close, wait for the end. Sessions per second and how many failed;
     /// `durations` (when given) gets each successful session's phases: the create request,
     /// from its answer to Connected, and from the close to the end.
-    static func setupRate(_ gw: Gateway, _ router: EventRouter, sessions: Int, workers: Int, profile: String? = nil,
-                          durations: (@Sendable (SessionPhases) -> Void)? = nil) -> (rate: Double, failed: Int) {
+    static func setupRate(
+        _ gw: Gateway, _ router: EventRouter, sessions: Int, workers: Int, profile: String? = nil,
+        durations: (@Sendable (SessionPhases) -> Void)? = nil
+    ) -> (rate: Double, failed: Int) {
         let next = Atomic<Int>(0), failed = Atomic<Int>(0)
         let start = Date()
         // One thread per worker: concurrentPerform would run only as many at once as there
@@ -283,13 +317,16 @@ enum BridgeBench {
         let group = DispatchGroup()
         for _ in 0..<workers {
             group.enter()
-            Thread { defer { group.leave() }; work() }.start()
+            Thread {
+                defer { group.leave() }; work()
+            }.start()
         }
         group.wait()
         return (Double(sessions) / Date().timeIntervalSince(start), failed.load(ordering: .relaxed))
 
         @Sendable func work() {
-            guard let client = try? HTTPClient(baseURL: gw.api, defaultHeaders: ["Authorization": "Bearer " + gw.key]) else { return }
+            guard let client = try? HTTPClient(baseURL: gw.api, defaultHeaders: ["Authorization": "Bearer " + gw.key])
+            else { return }
             while next.add(1, ordering: .relaxed).oldValue < sessions {
                 let began = Date()
                 guard let s = create(client, mediaPort: 9, profile: profile) else {
@@ -304,12 +341,15 @@ enum BridgeBench {
                 }
                 let connected = Date()
                 guard close(client, roomId: s.roomId).closed,
-                      router.wait(s.roomId, timeout: 10, { $0.event == .onSessionEnded }) else {
+                    router.wait(s.roomId, timeout: 10, { $0.event == .onSessionEnded })
+                else {
                     failed.add(1, ordering: .relaxed)
                     continue
                 }
-                durations?(SessionPhases(create: created.timeIntervalSince(began), connect: connected.timeIntervalSince(created),
-                                         end: Date().timeIntervalSince(connected)))
+                durations?(
+                    SessionPhases(
+                        create: created.timeIntervalSince(began), connect: connected.timeIntervalSince(created),
+                        end: Date().timeIntervalSince(connected)))
             }
         }
     }
@@ -322,16 +362,20 @@ enum BridgeBench {
 
     /// Full-duplex transcoded calls through the whole gateway: channels per core from the
     /// gateway's CPU time (all its threads) over `seconds` of steady state.
-    static func mediaRun(irisgw: String, calls: Int = 100, seconds: Double = 4) throws -> (channelsPerCore: Double, received: Int, sent: Int) {
+    static func mediaRun(
+        irisgw: String, calls: Int = 100, seconds: Double = 4
+    ) throws -> (channelsPerCore: Double, received: Int, sent: Int) {
         try withBridge(irisgw: irisgw) { gw, router in
             let client = try HTTPClient(baseURL: gw.api, defaultHeaders: ["Authorization": "Bearer " + gw.key])
             let socket = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: 0), bufferBytes: 16 << 20)
             var targets: [RawSocketAddress] = []
             var rooms: [String] = []
             for _ in 0..<calls {
-                guard let s = create(client, mediaPort: socket.local.port), router.wait(s.roomId, timeout: 10, { $0.status == .connected }),
-                      let sdp = s.media?.sdp, let p = BenchSDP.audioStream(sdp)?.port,
-                      let raw = RawSocketAddress(SocketAddress(host: "127.0.0.1", port: p)) else {
+                guard let s = create(client, mediaPort: socket.local.port),
+                    router.wait(s.roomId, timeout: 10, { $0.status == .connected }),
+                    let sdp = s.media?.sdp, let p = BenchSDP.audioStream(sdp)?.port,
+                    let raw = RawSocketAddress(SocketAddress(host: "127.0.0.1", port: p))
+                else {
                     throw SocketError("a bench call did not connect", code: EIO)
                 }
                 targets.append(raw)
@@ -354,11 +398,18 @@ enum BridgeBench {
                 for (i, to) in targets.enumerated() {
                     let payload = opusFrames[tick % opusFrames.count]
                     packet.withUnsafeMutableBytes {
-                        _ = try? RTPHeader(payloadType: 111, sequenceNumber: UInt16(truncatingIfNeeded: tick), timestamp: UInt32(tick) &* 960,
-                                           ssrc: UInt32(i + 1)).write(into: $0)
+                        _ = try? RTPHeader(
+                            payloadType: 111, sequenceNumber: UInt16(truncatingIfNeeded: tick),
+                            timestamp: UInt32(tick) &* 960,
+                            ssrc: UInt32(i + 1)
+                        ).write(into: $0)
                     }
                     for (j, b) in payload.enumerated() { packet[12 + j] = b }
-                    packet.withUnsafeBytes { if socket.send(UnsafeRawBufferPointer(rebasing: $0[0..<(12 + payload.count)]), to: to) { sent += 1 } }
+                    packet.withUnsafeBytes {
+                        if socket.send(UnsafeRawBufferPointer(rebasing: $0[0..<(12 + payload.count)]), to: to) {
+                            sent += 1
+                        }
+                    }
                 }
                 while socket.receive(into: rx, from: &from) != nil { received += 1 }
             }

@@ -12,12 +12,17 @@ enum CallRateBench {
         var achieved: Double
     }
 
-    static func run(irisgw: String, rates: [Int] = [100, 200, 400, 600, 800, 1000, 1500, 2000, 3000], secondsPerStep: Int = 5) -> [Step] {
+    static func run(
+        irisgw: String, rates: [Int] = [100, 200, 400, 600, 800, 1000, 1500, 2000, 3000], secondsPerStep: Int = 5
+    ) -> [Step] {
         var steps: [Step] = []
         for rate in rates {
             // A fresh endpoint per step: transactions of the previous step (non-INVITE server
             // transactions live 32 s on UDP) must not weigh on this one.
-            guard let step = withEndpoint(irisgw, { port in sipp(port: port, rate: rate, calls: rate * secondsPerStep) }) ?? nil else { break }
+            guard
+                let step = withEndpoint(irisgw, { port in sipp(port: port, rate: rate, calls: rate * secondsPerStep) })
+                    ?? nil
+            else { break }
             steps.append(step)
             // More than 0.1% failed, or the rate reached stopped rising: stop climbing.
             if Double(step.failed) > Double(step.calls) * 0.001 { break }
@@ -39,7 +44,9 @@ enum CallRateBench {
             endpoint.interrupt()
             endpoint.waitUntilExit()
         }
-        guard let line = readLine(out.fileHandleForReading), let port = line.split(separator: ":").last.flatMap({ Int($0) }) else { return nil }
+        guard let line = readLine(out.fileHandleForReading),
+            let port = line.split(separator: ":").last.flatMap({ Int($0) })
+        else { return nil }
         return body(port)
     }
 
@@ -47,8 +54,11 @@ enum CallRateBench {
         guard let localPort = freeUDPPort() else { return nil }
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/sipp")
-        p.arguments = ["-sn", "uac", "127.0.0.1:\(port)", "-i", "127.0.0.1", "-p", String(localPort), "-r", String(rate),
-                       "-m", String(calls), "-l", String(rate * 4), "-nostdin", "-timeout", String(calls / rate + 30), "-timeout_error"]
+        p.arguments = [
+            "-sn", "uac", "127.0.0.1:\(port)", "-i", "127.0.0.1", "-p", String(localPort), "-r", String(rate),
+            "-m", String(calls), "-l", String(rate * 4), "-nostdin", "-timeout", String(calls / rate + 30),
+            "-timeout_error"
+        ]
         let out = Pipe()
         p.standardOutput = out
         p.standardError = FileHandle.nullDevice
@@ -92,10 +102,16 @@ enum CallRateBench {
         sa.sin_family = sa_family_t(AF_INET)
         sa.sin_addr.s_addr = inet_addr("127.0.0.1")
         sa.sin_port = 0
-        let bound = withUnsafePointer(to: &sa) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        let bound = withUnsafePointer(to: &sa) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
         guard bound == 0 else { return nil }
         var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &sa) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
+        _ = withUnsafeMutablePointer(to: &sa) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) }
+        }
         return Int(UInt16(bigEndian: sa.sin_port))
     }
 }

@@ -27,21 +27,25 @@ enum DNSBench {
         defer { carrier.terminate(); carrier.waitUntilExit() }
 
         // Part 1: SRV-named proxy against the numeric one.
-        let dns = try Dnsmasq(records: ["srv-host=_sip._udp.carrier.bench.test,sbc.bench.test,\(carrierPort),10,0",
-                                        "host-record=sbc.bench.test,127.0.0.1"])
+        let dns = try Dnsmasq(records: [
+            "srv-host=_sip._udp.carrier.bench.test,sbc.bench.test,\(carrierPort),10,0",
+            "host-record=sbc.bench.test,127.0.0.1"
+        ])
         defer { dns.stop() }
         let named = BridgeBench.profile(carrierPort: carrierPort)
             .replacingOccurrences(of: "name: \"bench\"", with: "name: \"named\"")
             .replacingOccurrences(of: "sip:127.0.0.1:\(carrierPort);transport=udp", with: "sip:carrier.bench.test")
         do {
-            let gw = try BridgeBench.startGateway(irisgw: irisgw, carrierPort: carrierPort, moreProfiles: ["named": named],
-                                                  arguments: ["--dns-server", "127.0.0.1:\(dns.port)"])
+            let gw = try BridgeBench.startGateway(
+                irisgw: irisgw, carrierPort: carrierPort, moreProfiles: ["named": named],
+                arguments: ["--dns-server", "127.0.0.1:\(dns.port)"])
             defer { gw.stop() }
             let router = try BridgeBench.EventRouter(api: gw.api, key: gw.key)
             defer { router.close() }
             // Warm: the SRV and A answers are cached (TTL 3600) before anything is timed.
             _ = BridgeBench.setupRate(gw, router, sessions: workers, workers: workers, profile: "named")
-            let rates = BridgeBench.interleavedRates(gw, router, profiles: ("bench", "named"), sessions: sessions, workers: workers, rounds: rounds)
+            let rates = BridgeBench.interleavedRates(
+                gw, router, profiles: ("bench", "named"), sessions: sessions, workers: workers, rounds: rounds)
             result.numericRate = rates.first
             result.srvRate = rates.second
             result.failed += rates.failed
@@ -49,10 +53,11 @@ enum DNSBench {
 
         // Part 2: numeric calls while a DNS server drops every query.
         let silent = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: 0))
-        let gw = try BridgeBench.startGateway(irisgw: irisgw, carrierPort: carrierPort,
-                                              config: "{ dnsTimeoutMs: 2000, dnsTries: 2, dnsNegativeCacheSec: 0 }",
-                                              moreProfiles: ["named": named],
-                                              arguments: ["--dns-server", "127.0.0.1:\(silent.local.port)"])
+        let gw = try BridgeBench.startGateway(
+            irisgw: irisgw, carrierPort: carrierPort,
+            config: "{ dnsTimeoutMs: 2000, dnsTries: 2, dnsNegativeCacheSec: 0 }",
+            moreProfiles: ["named": named],
+            arguments: ["--dns-server", "127.0.0.1:\(silent.local.port)"])
         defer { gw.stop() }
         let router = try BridgeBench.EventRouter(api: gw.api, key: gw.key)
         defer { router.close() }
@@ -68,7 +73,10 @@ enum DNSBench {
                 group.enter()
                 Thread {
                     defer { group.leave() }
-                    guard let client = try? HTTPClient(baseURL: gw.api, defaultHeaders: ["Authorization": "Bearer " + gw.key]) else { return }
+                    guard
+                        let client = try? HTTPClient(
+                            baseURL: gw.api, defaultHeaders: ["Authorization": "Bearer " + gw.key])
+                    else { return }
                     while !stop.load(ordering: .relaxed) {
                         guard let s = BridgeBench.create(client, mediaPort: 9, profile: "named") else { continue }
                         waiting.add(1, ordering: .relaxed)
@@ -103,8 +111,11 @@ enum DNSBench {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             port = CallRateBench.freeUDPPort() ?? 45_353
             let conf = directory.appendingPathComponent("dnsmasq.conf")
-            let lines = ["port=\(port)", "listen-address=127.0.0.1", "bind-interfaces", "no-resolv", "no-hosts", "no-poll",
-                         "keep-in-foreground", "pid-file=", "local=/bench.test/", "local-ttl=3600"] + records
+            let lines =
+                [
+                    "port=\(port)", "listen-address=127.0.0.1", "bind-interfaces", "no-resolv", "no-hosts", "no-poll",
+                    "keep-in-foreground", "pid-file=", "local=/bench.test/", "local-ttl=3600"
+                ] + records
             try (lines.joined(separator: "\n") + "\n").write(to: conf, atomically: true, encoding: .utf8)
             let argv = ["/usr/sbin/dnsmasq", "--conf-file=" + conf.path]
             var cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]

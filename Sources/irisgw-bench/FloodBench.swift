@@ -35,7 +35,9 @@ enum FloodBench {
     static let floods = [
         Flood(name: "trusted-unrouted", did: "+15550009999", sources: ["127.0.0.1"], ack: true, answerTimeout: 1),
         Flood(name: "trusted-routed", did: "+15550001000", sources: ["127.0.0.1"], ack: true, answerTimeout: 4),
-        Flood(name: "untrusted", did: "+15550001000", sources: (2...40).map { "127.0.0.\($0)" }, ack: false, answerTimeout: 0),
+        Flood(
+            name: "untrusted", did: "+15550001000", sources: (2...40).map { "127.0.0.\($0)" }, ack: false,
+            answerTimeout: 0)
     ]
 
     /// Legitimate calls measured in each window: this many sessions, by this many clients.
@@ -44,10 +46,12 @@ enum FloodBench {
     static let floodSeconds = 7.0
 
     static func profile(carrierPort: Int) -> String {
-        BridgeBench.profile(carrierPort: carrierPort, inbound: """
-            { allowFrom: ["127.0.0.1/32"], routes: [{ did: "+15550001000", routingId: "flood-in" }], ringTimeoutSec: 3,
-              maxConcurrentCalls: 100, callsPerSecond: 10 }
-            """)
+        BridgeBench.profile(
+            carrierPort: carrierPort,
+            inbound: """
+                { allowFrom: ["127.0.0.1/32"], routes: [{ did: "+15550001000", routingId: "flood-in" }], ringTimeoutSec: 3,
+                  maxConcurrentCalls: 100, callsPerSecond: 10 }
+                """)
     }
 
     /// Runs every flood in one gateway; returns the lines to print.
@@ -61,18 +65,21 @@ enum FloodBench {
             // Warm up (first sessions pay for lazy set-up), then the rate without a flood.
             _ = BridgeBench.setupRate(gw, router, sessions: 50, workers: legitWorkers)
             let quiet = TimeLog()
-            let before = BridgeBench.setupRate(gw, router, sessions: legitSessions, workers: legitWorkers, durations: quiet.add)
+            let before = BridgeBench.setupRate(
+                gw, router, sessions: legitSessions, workers: legitWorkers, durations: quiet.add)
             var results: [Result] = []
             for flood in floods {
                 results.append(try run(flood, gw: gw, router: router, client: client, scenarios: dir))
             }
-            let after = BridgeBench.setupRate(gw, router, sessions: legitSessions, workers: legitWorkers, durations: quiet.add)
+            let after = BridgeBench.setupRate(
+                gw, router, sessions: legitSessions, workers: legitWorkers, durations: quiet.add)
             let times = quiet.values
             let baseline = (before.rate + after.rate) / 2
-            lines.append("BENCH flood-baseline legit_sessions_per_sec_before=\(f0(before.rate)) legit_sessions_per_sec_after=\(f0(after.rate)) "
-                         + "failed=\(before.failed + after.failed) sessions=\(legitSessions) workers=\(legitWorkers)"
-                         + " legit_p50_ms=\(f0(GatewayProbe.percentile(times, 0.5) * 1000)) legit_p99_ms=\(f0(GatewayProbe.percentile(times, 0.99) * 1000))"
-                         + quiet.phaseLine)
+            lines.append(
+                "BENCH flood-baseline legit_sessions_per_sec_before=\(f0(before.rate)) legit_sessions_per_sec_after=\(f0(after.rate)) "
+                    + "failed=\(before.failed + after.failed) sessions=\(legitSessions) workers=\(legitWorkers)"
+                    + " legit_p50_ms=\(f0(GatewayProbe.percentile(times, 0.5) * 1000)) legit_p99_ms=\(f0(GatewayProbe.percentile(times, 0.99) * 1000))"
+                    + quiet.phaseLine)
             for r in results { lines.append(r.line(baseline: baseline)) }
             return lines
         }
@@ -104,15 +111,21 @@ enum FloodBench {
         func line(baseline: Double) -> String {
             // SIPp makes calls for `floodSeconds`; the rates are over that time.
             var s = "BENCH flood name=\(flood.name) sources=\(flood.sources.count) seconds=\(f0(floodSeconds))"
-            s += " offered_cps=\(f0(Double(offered) / floodSeconds)) received_per_sec=\(f0(Double(datagrams - kernelDrops) / floodSeconds))"
+            s +=
+                " offered_cps=\(f0(Double(offered) / floodSeconds)) received_per_sec=\(f0(Double(datagrams - kernelDrops) / floodSeconds))"
             s += " kernel_drops=\(kernelDrops)"
-            s += " rss_kib_before=\(rssBefore) rss_kib_peak=\(rssPeak) rss_kib_after=\(rssAfter) settled=\(settled ? "yes" : "no") settle_s=\(f1(settleSeconds))"
+            s +=
+                " rss_kib_before=\(rssBefore) rss_kib_peak=\(rssPeak) rss_kib_after=\(rssAfter) settled=\(settled ? "yes" : "no") settle_s=\(f1(settleSeconds))"
             s += " peak_transactions=\(peakTransactions) heap_trims=\(heapTrims)"
-            s += " api_p50_ms=\(f1(GatewayProbe.percentile(apiLatencies, 0.5) * 1000)) api_p99_ms=\(f1(GatewayProbe.percentile(apiLatencies, 0.99) * 1000))"
-            s += " api_requests=\(apiLatencies.count + apiFailed) api_failed=\(apiFailed) healthz_ok=\(healthOK)/\(healthTotal)"
-            s += " legit_sessions_per_sec=\(f0(legit.rate)) legit_failed=\(legit.failed) legit_ratio=\(String(format: "%.2f", baseline > 0 ? legit.rate / baseline : 0))"
+            s +=
+                " api_p50_ms=\(f1(GatewayProbe.percentile(apiLatencies, 0.5) * 1000)) api_p99_ms=\(f1(GatewayProbe.percentile(apiLatencies, 0.99) * 1000))"
+            s +=
+                " api_requests=\(apiLatencies.count + apiFailed) api_failed=\(apiFailed) healthz_ok=\(healthOK)/\(healthTotal)"
+            s +=
+                " legit_sessions_per_sec=\(f0(legit.rate)) legit_failed=\(legit.failed) legit_ratio=\(String(format: "%.2f", baseline > 0 ? legit.rate / baseline : 0))"
             s += " target_ratio_min=0.9 legit_inside_flood=\(legitInside ? "yes" : "no")"
-            s += " legit_p50_ms=\(f0(GatewayProbe.percentile(legitTimes, 0.5) * 1000)) legit_p99_ms=\(f0(GatewayProbe.percentile(legitTimes, 0.99) * 1000))"
+            s +=
+                " legit_p50_ms=\(f0(GatewayProbe.percentile(legitTimes, 0.5) * 1000)) legit_p99_ms=\(f0(GatewayProbe.percentile(legitTimes, 0.99) * 1000))"
             s += legitPhases
             s += " gateway_cpu_pct=\(f0(gatewayCPU * 100)) machine_busy_pct=\(f0(machineBusy * 100))"
             for (k, v) in refused.sorted(by: { $0.key < $1.key }) where v > 0 { s += " refused_\(k)=\(v)" }
@@ -120,7 +133,9 @@ enum FloodBench {
         }
     }
 
-    static func run(_ flood: Flood, gw: BridgeBench.Gateway, router: BridgeBench.EventRouter, client: HTTPClient, scenarios: URL) throws -> Result {
+    static func run(
+        _ flood: Flood, gw: BridgeBench.Gateway, router: BridgeBench.EventRouter, client: HTTPClient, scenarios: URL
+    ) throws -> Result {
         let pid = gw.pid
         let m0 = GatewayProbe.metrics(client) ?? [:]
         let refused0 = GatewayProbe.refusals(m0)
@@ -133,8 +148,9 @@ enum FloodBench {
         let file = scenarios.appendingPathComponent(flood.name + ".xml")
         try scenario(ack: flood.ack).write(to: file, atomically: true, encoding: .utf8)
         let sipps = try flood.sources.map { source in
-            try startFlooder(source: source, gatewayPort: gw.sipPort, did: flood.did, scenario: file,
-                             perSourceRate: flood.sources.count == 1 ? 30_000 : 1000, answerTimeout: flood.answerTimeout)
+            try startFlooder(
+                source: source, gatewayPort: gw.sipPort, did: flood.did, scenario: file,
+                perSourceRate: flood.sources.count == 1 ? 30_000 : 1000, answerTimeout: flood.answerTimeout)
         }
 
         // Samplers while the flood runs: memory (peak), transactions, the API, /healthz.
@@ -156,7 +172,9 @@ enum FloodBench {
             if rss > rssPeak.load(ordering: .relaxed) { rssPeak.store(rss, ordering: .relaxed) }
         }
         sampler(every: 0.25) {
-            if let tx = GatewayProbe.metrics(client)?["irisgw_sip_transactions_active"], Int(tx) > txPeak.load(ordering: .relaxed) {
+            if let tx = GatewayProbe.metrics(client)?["irisgw_sip_transactions_active"],
+                Int(tx) > txPeak.load(ordering: .relaxed)
+            {
                 txPeak.store(Int(tx), ordering: .relaxed)
             }
         }
@@ -172,13 +190,16 @@ enum FloodBench {
         let anonymous = try HTTPClient(baseURL: gw.api)
         sampler(every: 0.1) {
             healthTotal.add(1, ordering: .relaxed)
-            if (try? anonymous.request(method: "GET", path: "/healthz", timeout: 2))?.status == 200 { health.add(1, ordering: .relaxed) }
+            if (try? anonymous.request(method: "GET", path: "/healthz", timeout: 2))?.status == 200 {
+                health.add(1, ordering: .relaxed)
+            }
         }
 
         // Legitimate calls once the flood is at full rate.
         Thread.sleep(forTimeInterval: 0.5)
         let legitTimes = TimeLog()
-        let legit = BridgeBench.setupRate(gw, router, sessions: legitSessions, workers: legitWorkers, durations: legitTimes.add)
+        let legit = BridgeBench.setupRate(
+            gw, router, sessions: legitSessions, workers: legitWorkers, durations: legitTimes.add)
         let legitInside = Date().timeIntervalSince(start) < floodSeconds
         // The samplers cover the flood (and the legitimate calls, if they took longer).
         let left = floodSeconds - Date().timeIntervalSince(start)
@@ -216,16 +237,19 @@ enum FloodBench {
         let refused1 = GatewayProbe.refusals(GatewayProbe.metrics(client) ?? [:])
         var refused: [String: Int] = [:]
         for (k, v) in refused1 { refused[k] = v - (refused0[k] ?? 0) }
-        return Result(flood: flood, seconds: seconds, offered: offered, datagrams: datagrams, kernelDrops: kernelDrops,
-                      rssBefore: rssBefore, rssPeak: rssPeak.load(ordering: .relaxed), rssAfter: rssAfter,
-                      settled: settled, settleSeconds: settleSeconds, peakTransactions: peakTransactions, heapTrims: trims,
-                      apiLatencies: latencies.withLock { $0 }, apiFailed: apiFailed.load(ordering: .relaxed),
-                      healthOK: health.load(ordering: .relaxed), healthTotal: healthTotal.load(ordering: .relaxed),
-                      legit: legit, legitTimes: legitTimes.values, legitPhases: legitTimes.phaseLine, legitInside: legitInside, gatewayCPU: cpu / seconds, machineBusy: busy, refused: refused)
+        return Result(
+            flood: flood, seconds: seconds, offered: offered, datagrams: datagrams, kernelDrops: kernelDrops,
+            rssBefore: rssBefore, rssPeak: rssPeak.load(ordering: .relaxed), rssAfter: rssAfter,
+            settled: settled, settleSeconds: settleSeconds, peakTransactions: peakTransactions, heapTrims: trims,
+            apiLatencies: latencies.withLock { $0 }, apiFailed: apiFailed.load(ordering: .relaxed),
+            healthOK: health.load(ordering: .relaxed), healthTotal: healthTotal.load(ordering: .relaxed),
+            legit: legit, legitTimes: legitTimes.values, legitPhases: legitTimes.phaseLine, legitInside: legitInside,
+            gatewayCPU: cpu / seconds, machineBusy: busy, refused: refused)
     }
 
     /// One SIPp flooding from `source` for `floodSeconds`.
-    final class Flooder: @unchecked Sendable {  // `output` is written by the reader and read after `reader` is waited on
+    // `output` is written by the reader and read after `reader` is waited on
+    final class Flooder: @unchecked Sendable {
         let process: Process
         private var output = Data()
         private let reader = DispatchGroup()
@@ -249,7 +273,8 @@ enum FloodBench {
             for line in screen.split(separator: "\n") where line.contains("---------->") {
                 let fields = line.split(separator: " ")
                 guard let arrow = fields.firstIndex(where: { $0.hasPrefix("---") }), arrow + 1 < fields.count,
-                      let n = Int(fields[arrow + 1]) else { continue }
+                    let n = Int(fields[arrow + 1])
+                else { continue }
                 datagrams += n
                 if fields.first == "INVITE" { invites += n }
             }
@@ -257,15 +282,19 @@ enum FloodBench {
         }
     }
 
-    static func startFlooder(source: String, gatewayPort: Int, did: String, scenario: URL, perSourceRate: Int, answerTimeout: Double) throws -> Flooder {
+    static func startFlooder(
+        source: String, gatewayPort: Int, did: String, scenario: URL, perSourceRate: Int, answerTimeout: Double
+    ) throws -> Flooder {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/nice")
         let port = CallRateBench.freeUDPPort() ?? 46_000
         let media = CallRateBench.freeUDPPort() ?? 46_002
-        p.arguments = ["-n", "19", "/usr/bin/sipp", "127.0.0.1:\(gatewayPort)", "-sf", scenario.path,
-                       "-s", did, "-i", source, "-p", String(port), "-mp", String(media),
-                       "-r", String(perSourceRate), "-rp", "1000", "-l", "200000", "-m", "100000000", "-nr",
-                       "-nostdin", "-timeout", "\(Int(floodSeconds))s", "-default_behaviors", "none"]
+        p.arguments = [
+            "-n", "19", "/usr/bin/sipp", "127.0.0.1:\(gatewayPort)", "-sf", scenario.path,
+            "-s", did, "-i", source, "-p", String(port), "-mp", String(media),
+            "-r", String(perSourceRate), "-rp", "1000", "-l", "200000", "-m", "100000000", "-nr",
+            "-nostdin", "-timeout", "\(Int(floodSeconds))s", "-default_behaviors", "none"
+        ]
         // SIPp's -timeout stops new calls, then waits for the calls in progress: a request the
         // gateway dropped is given up after this long.
         if answerTimeout > 0 { p.arguments! += ["-recv_timeout", String(Int(answerTimeout * 1000))] }
@@ -281,64 +310,67 @@ enum FloodBench {
     /// `-recv_timeout`.
     static func scenario(ack: Bool) -> String {
         let invite = """
-          <send>
-            <![CDATA[
-              INVITE sip:[service]@[remote_ip]:[remote_port] SIP/2.0
-              Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-              From: <sip:+15557654321@[local_ip]:[local_port]>;tag=[pid]F[call_number]
-              To: <sip:[service]@[remote_ip]:[remote_port]>
-              Call-ID: [call_id]
-              CSeq: 1 INVITE
-              Contact: <sip:flood@[local_ip]:[local_port]>
-              Max-Forwards: 70
-              User-Agent: irisgw-bench-flood
-              Content-Type: application/sdp
-              Content-Length: [len]
+              <send>
+                <![CDATA[
+                  INVITE sip:[service]@[remote_ip]:[remote_port] SIP/2.0
+                  Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+                  From: <sip:+15557654321@[local_ip]:[local_port]>;tag=[pid]F[call_number]
+                  To: <sip:[service]@[remote_ip]:[remote_port]>
+                  Call-ID: [call_id]
+                  CSeq: 1 INVITE
+                  Contact: <sip:flood@[local_ip]:[local_port]>
+                  Max-Forwards: 70
+                  User-Agent: irisgw-bench-flood
+                  Content-Type: application/sdp
+                  Content-Length: [len]
 
-              v=0
-              o=- 1 1 IN IP[local_ip_type] [local_ip]
-              s=-
-              c=IN IP[media_ip_type] [media_ip]
-              t=0 0
-              m=audio [media_port] RTP/AVP 0
-              a=rtpmap:0 PCMU/8000
+                  v=0
+                  o=- 1 1 IN IP[local_ip_type] [local_ip]
+                  s=-
+                  c=IN IP[media_ip_type] [media_ip]
+                  t=0 0
+                  m=audio [media_port] RTP/AVP 0
+                  a=rtpmap:0 PCMU/8000
 
-            ]]>
-          </send>
-        """
-        guard ack else { return "<?xml version=\"1.0\" encoding=\"ISO-8859-1\" ?>\n<scenario name=\"flood\">\n\(invite)\n</scenario>\n" }
+                ]]>
+              </send>
+            """
+        guard ack else {
+            return
+                "<?xml version=\"1.0\" encoding=\"ISO-8859-1\" ?>\n<scenario name=\"flood\">\n\(invite)\n</scenario>\n"
+        }
         let finals = [403, 404, 480, 486, 488, 500]
         var recvs = """
-          <recv response="100" optional="true"/>
-          <recv response="180" optional="true"/>
-          <recv response="183" optional="true"/>
+              <recv response="100" optional="true"/>
+              <recv response="180" optional="true"/>
+              <recv response="183" optional="true"/>
 
-        """
+            """
         for code in finals { recvs += "  <recv response=\"\(code)\" optional=\"true\" next=\"ack\"/>\n" }
         recvs += "  <recv response=\"503\" next=\"ack\"/>\n"
         return """
-        <?xml version="1.0" encoding="ISO-8859-1" ?>
-        <scenario name="flood">
-        \(invite)
-        \(recvs)
-          <label id="ack"/>
-          <send>
-            <![CDATA[
-              ACK sip:[service]@[remote_ip]:[remote_port] SIP/2.0
-              [last_Via:]
-              [last_From:]
-              [last_To:]
-              [last_Call-ID:]
-              CSeq: 1 ACK
-              Max-Forwards: 70
-              Content-Length: 0
+            <?xml version="1.0" encoding="ISO-8859-1" ?>
+            <scenario name="flood">
+            \(invite)
+            \(recvs)
+              <label id="ack"/>
+              <send>
+                <![CDATA[
+                  ACK sip:[service]@[remote_ip]:[remote_port] SIP/2.0
+                  [last_Via:]
+                  [last_From:]
+                  [last_To:]
+                  [last_Call-ID:]
+                  CSeq: 1 ACK
+                  Max-Forwards: 70
+                  Content-Length: 0
 
-            ]]>
-          </send>
-          <label id="end"/>
-        </scenario>
+                ]]>
+              </send>
+              <label id="end"/>
+            </scenario>
 
-        """
+            """
     }
 }
 

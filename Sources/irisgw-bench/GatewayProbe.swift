@@ -37,11 +37,14 @@ enum GatewayProbe {
         guard let tids = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task") else { return [] }
         return tids.compactMap { t -> ThreadTimes? in
             guard let tid = Int(t),
-                  let name = try? String(contentsOfFile: "/proc/\(pid)/task/\(t)/comm", encoding: .utf8),
-                  let stat = try? String(contentsOfFile: "/proc/\(pid)/task/\(t)/schedstat", encoding: .utf8) else { return nil }
+                let name = try? String(contentsOfFile: "/proc/\(pid)/task/\(t)/comm", encoding: .utf8),
+                let stat = try? String(contentsOfFile: "/proc/\(pid)/task/\(t)/schedstat", encoding: .utf8)
+            else { return nil }
             let f = stat.split(separator: " ").compactMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
             guard f.count >= 2 else { return nil }
-            return ThreadTimes(tid: tid, name: name.trimmingCharacters(in: .whitespacesAndNewlines), cpu: f[0] / 1e9, runQueueWait: f[1] / 1e9)
+            return ThreadTimes(
+                tid: tid, name: name.trimmingCharacters(in: .whitespacesAndNewlines), cpu: f[0] / 1e9,
+                runQueueWait: f[1] / 1e9)
         }
     }
 
@@ -49,7 +52,8 @@ enum GatewayProbe {
     /// it was while a bench ran.
     static func machineJiffies() -> (busy: Double, total: Double) {
         guard let text = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
-              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("cpu ") }) else { return (0, 0) }
+            let line = text.split(separator: "\n").first(where: { $0.hasPrefix("cpu ") })
+        else { return (0, 0) }
         let v = line.split(separator: " ").dropFirst().compactMap { Double($0) }
         guard v.count >= 5 else { return (0, 0) }
         let total = v.reduce(0, +)
@@ -65,7 +69,8 @@ enum GatewayProbe {
     /// CPU seconds (user + system) of `pid` and all its threads.
     static func cpuSeconds(_ pid: Int32) -> Double {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return 0 }
+            let close = stat.lastIndex(of: ")")
+        else { return 0 }
         let fields = stat[stat.index(after: close)...].split(separator: " ")
         guard fields.count > 13, let u = Double(fields[11]), let s = Double(fields[12]) else { return 0 }
         return (u + s) / Double(sysconf(Int32(_SC_CLK_TCK)))
@@ -85,10 +90,14 @@ enum GatewayProbe {
 
     /// `/metrics` as sample name (with labels) to value; nil when it did not answer.
     static func metrics(_ client: HTTPClient) -> [String: Double]? {
-        guard let r = try? client.request(method: "GET", path: "/metrics", timeout: 5), r.status == 200 else { return nil }
+        guard let r = try? client.request(method: "GET", path: "/metrics", timeout: 5), r.status == 200 else {
+            return nil
+        }
         var out: [String: Double] = [:]
         for line in String(decoding: r.body, as: UTF8.self).split(separator: "\n") where !line.hasPrefix("#") {
-            guard let space = line.lastIndex(of: " "), let v = Double(line[line.index(after: space)...]) else { continue }
+            guard let space = line.lastIndex(of: " "), let v = Double(line[line.index(after: space)...]) else {
+                continue
+            }
             out[String(line[..<space])] = v
         }
         return out

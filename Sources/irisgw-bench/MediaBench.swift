@@ -15,8 +15,9 @@ enum MediaBench {
     /// Fixed bench keys (never used outside the bench): the engine's trunk-leg send key and
     /// the generator's, sized for `suite`.
     static func benchKeys(_ suite: SRTPSuite) -> SRTPConfiguration {
-        SRTPConfiguration(suite: suite, sendKey: (0..<suite.keyMaterialLength).map { UInt8($0) },
-                          receiveKey: (0..<suite.keyMaterialLength).map { UInt8(0xA0 &+ $0) })
+        SRTPConfiguration(
+            suite: suite, sendKey: (0..<suite.keyMaterialLength).map { UInt8($0) },
+            receiveKey: (0..<suite.keyMaterialLength).map { UInt8(0xA0 &+ $0) })
     }
 
     /// false with IRISGW_BENCH_BUFFERED=1 in the environment: every stream through the jitter
@@ -51,9 +52,12 @@ enum MediaBench {
     /// `generatorIsPeer`: the calls' SDP names the generator's own socket (as a peer that sends
     /// from where it says), so what the engine sends wakes a reader; otherwise it goes to a
     /// socket nobody reads and the generator's packets come from elsewhere (the NAT path).
-    static func runStep(calls n: Int, passthrough: Bool, seconds: Double, threads: Int = 1, srtp: SRTPSuite? = nil,
-                        checksSources: Bool = true, generatorIsPeer: Bool = false) throws -> Step {
-        let engine = try MediaEngine(configuration: .init(threads: threads, portRange: 20_000...29_999, portQuarantine: 0))
+    static func runStep(
+        calls n: Int, passthrough: Bool, seconds: Double, threads: Int = 1, srtp: SRTPSuite? = nil,
+        checksSources: Bool = true, generatorIsPeer: Bool = false
+    ) throws -> Step {
+        let engine = try MediaEngine(
+            configuration: .init(threads: threads, portRange: 20_000...29_999, portQuarantine: 0))
         defer { engine.shutdown() }
         var sink: UDPSocket? = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: 0))
         let sinkAddress = sink!.local
@@ -66,7 +70,8 @@ enum MediaBench {
         for _ in 0..<n {
             var configuration = MediaCallConfiguration(
                 trunk: .init(codec: .pcmu, payloadType: 0, remote: sinkAddress, srtp: srtp.map(benchKeys)),
-                platform: .init(codec: platformCodec, payloadType: passthrough ? 0 : 111, remote: sinkAddress), rtpTimeout: 0)
+                platform: .init(codec: platformCodec, payloadType: passthrough ? 0 : 111, remote: sinkAddress),
+                rtpTimeout: 0)
             configuration.playoutOnArrival = playoutOnArrival
             configuration.trunk.checksSources = checksSources
             configuration.platform.checksSources = checksSources
@@ -75,13 +80,18 @@ enum MediaBench {
         defer { calls.forEach { $0.close() } }
         // The generator gets the port list in a file: trunk and platform RTP port per call.
         let list = FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-bench-ports-\(getpid()).txt")
-        try calls.map { "\($0.trunkAddress.port) \($0.platformAddress.port)" }.joined(separator: "\n").write(to: list, atomically: true, encoding: .utf8)
+        try calls.map { "\($0.trunkAddress.port) \($0.platformAddress.port)" }.joined(separator: "\n").write(
+            to: list, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: list) }
         let gen = Process()
         gen.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
         gen.arguments = ["media-loadgen", list.path, String(seconds), passthrough ? "pcmu" : "opus"]
         if let srtp { gen.arguments! += [srtp.rawValue] }
-        if generatorIsPeer { gen.environment = ProcessInfo.processInfo.environment.merging(["IRISGW_BENCH_GENERATOR_PORT": String(sinkAddress.port)]) { $1 } }
+        if generatorIsPeer {
+            gen.environment = ProcessInfo.processInfo.environment.merging([
+                "IRISGW_BENCH_GENERATOR_PORT": String(sinkAddress.port)
+            ]) { $1 }
+        }
         let out = Pipe()
         gen.standardOutput = out
         try gen.run()
@@ -97,16 +107,19 @@ enum MediaBench {
         let m = engine.measurements()
         let received = Int(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
         let trunk = calls.compactMap { $0.statistics()[.trunk] }
-        return Step(calls: n, channelsPerCore: cpu > 0 ? Double(n) * wall / cpu : 0, late: m.lateFrames, p50: m.p50, p99: m.p99,
-                    rssKiBPerCall: Double(rssDuring - rssBefore) / Double(max(n, 1)), received: received,
-                    trunkReceived: trunk.reduce(0) { $0 + $1.packetsReceived },
-                    trunkRefused: trunk.reduce(0) { $0 + $1.srtpAuthFailures + $1.srtpReplays + $1.malformed })
+        return Step(
+            calls: n, channelsPerCore: cpu > 0 ? Double(n) * wall / cpu : 0, late: m.lateFrames, p50: m.p50, p99: m.p99,
+            rssKiBPerCall: Double(rssDuring - rssBefore) / Double(max(n, 1)), received: received,
+            trunkReceived: trunk.reduce(0) { $0 + $1.packetsReceived },
+            trunkRefused: trunk.reduce(0) { $0 + $1.srtpAuthFailures + $1.srtpReplays + $1.malformed })
     }
 
     /// Plain and SRTP (`suite` on the trunk legs) transcoded calls, alternated `rounds` times
     /// so drifting machine load hits both alike: channels per core of each over all rounds
     /// (total calls × wall / total CPU), and the SRTP runs' last step.
-    static func srtpComparison(calls: Int, suite: SRTPSuite, rounds: Int, seconds: Double) throws -> (plain: Double, srtp: Double, last: Step) {
+    static func srtpComparison(
+        calls: Int, suite: SRTPSuite, rounds: Int, seconds: Double
+    ) throws -> (plain: Double, srtp: Double, last: Step) {
         var plainFrameCost = 0.0, srtpFrameCost = 0.0
         var last: Step?
         for _ in 0..<rounds {
@@ -123,11 +136,14 @@ enum MediaBench {
     /// alternated `rounds` times: channels per core of each over all rounds. The generator
     /// sends from the address the calls' SDP names, so both runs send to the same reader and
     /// differ only by the check.
-    static func sourcePolicyComparison(calls: Int, passthrough: Bool, rounds: Int, seconds: Double) throws -> (on: Double, off: Double, last: Step) {
+    static func sourcePolicyComparison(
+        calls: Int, passthrough: Bool, rounds: Int, seconds: Double
+    ) throws -> (on: Double, off: Double, last: Step) {
         var onCost = 0.0, offCost = 0.0
         var last: Step?
         for _ in 0..<rounds {
-            let off = try runStep(calls: calls, passthrough: passthrough, seconds: seconds, checksSources: false, generatorIsPeer: true)
+            let off = try runStep(
+                calls: calls, passthrough: passthrough, seconds: seconds, checksSources: false, generatorIsPeer: true)
             let on = try runStep(calls: calls, passthrough: passthrough, seconds: seconds, generatorIsPeer: true)
             offCost += 1 / off.channelsPerCore
             onCost += 1 / on.channelsPerCore
@@ -145,7 +161,8 @@ enum MediaBench {
         let pairs = text.split(separator: "\n").compactMap { line -> (RawSocketAddress, RawSocketAddress)? in
             let p = line.split(separator: " ").compactMap { Int($0) }
             guard p.count == 2, let t = RawSocketAddress(SocketAddress(host: "127.0.0.1", port: p[0])),
-                  let q = RawSocketAddress(SocketAddress(host: "127.0.0.1", port: p[1])) else { return nil }
+                let q = RawSocketAddress(SocketAddress(host: "127.0.0.1", port: p[1]))
+            else { return nil }
             return (t, q)
         }
         let sessions = try srtp.map { suite in try pairs.map { _ in try SRTPSession(benchKeys(suite).mirrored) } }
@@ -168,10 +185,14 @@ enum MediaBench {
             _ = timer.read()
             let seq = UInt16(truncatingIfNeeded: tick)
             for (i, (trunk, platform)) in pairs.enumerated() {
-                send(&packet, pt: 0, seq: seq, ts: UInt32(tick) &* 160, ssrc: UInt32(i * 2 + 1), payload: pcmuFrames[tick % 50], to: trunk, via: socket,
-                     srtp: sessions?[i])
-                send(&packet, pt: platformCodec == "opus" ? 111 : 0, seq: seq, ts: UInt32(tick) &* platformStep, ssrc: UInt32(i * 2 + 2),
-                     payload: platformFrames[tick % 50], to: platform, via: socket)
+                send(
+                    &packet, pt: 0, seq: seq, ts: UInt32(tick) &* 160, ssrc: UInt32(i * 2 + 1),
+                    payload: pcmuFrames[tick % 50], to: trunk, via: socket,
+                    srtp: sessions?[i])
+                send(
+                    &packet, pt: platformCodec == "opus" ? 111 : 0, seq: seq, ts: UInt32(tick) &* platformStep,
+                    ssrc: UInt32(i * 2 + 2),
+                    payload: platformFrames[tick % 50], to: platform, via: socket)
             }
             while socket.receive(into: rx, from: &from) != nil { received += 1 }
         }
@@ -184,13 +205,19 @@ enum MediaBench {
     }
 
     /// One RTP packet from `packet`'s buffer, SRTP-protected when `srtp` is given (WebRTCBench sends with it too).
-    static func send(_ packet: inout [UInt8], pt: UInt8, seq: UInt16, ts: UInt32, ssrc: UInt32, payload: [UInt8],
-                             to: RawSocketAddress, via socket: UDPSocket, srtp: SRTPSession? = nil) {
-        packet.withUnsafeMutableBytes { _ = try? RTPHeader(payloadType: pt, sequenceNumber: seq, timestamp: ts, ssrc: ssrc).write(into: $0) }
+    static func send(
+        _ packet: inout [UInt8], pt: UInt8, seq: UInt16, ts: UInt32, ssrc: UInt32, payload: [UInt8],
+        to: RawSocketAddress, via socket: UDPSocket, srtp: SRTPSession? = nil
+    ) {
+        packet.withUnsafeMutableBytes {
+            _ = try? RTPHeader(payloadType: pt, sequenceNumber: seq, timestamp: ts, ssrc: ssrc).write(into: $0)
+        }
         for (i, b) in payload.enumerated() { packet[12 + i] = b }
         var length = 12 + payload.count
         if let srtp {
-            guard case .ok(let n) = packet.withUnsafeMutableBytes({ srtp.protectRTP($0, length: length) }) else { return }
+            guard case .ok(let n) = packet.withUnsafeMutableBytes({ srtp.protectRTP($0, length: length) }) else {
+                return
+            }
             length = n
         }
         packet.withUnsafeBytes { _ = socket.send(UnsafeRawBufferPointer(rebasing: $0[0..<length]), to: to) }

@@ -10,7 +10,8 @@ import Media
 func speechLikeSignal(frames: Int) -> [Int16] {
     (0..<(frames * 160)).map { i in
         let t = Double(i) / 8000
-        return Int16(8000 * (0.5 + 0.5 * sin(2 * .pi * 3 * t)) * (sin(2 * .pi * 440 * t) + 0.5 * sin(2 * .pi * 1230 * t)))
+        return Int16(
+            8000 * (0.5 + 0.5 * sin(2 * .pi * 3 * t)) * (sin(2 * .pi * 440 * t) + 0.5 * sin(2 * .pi * 1230 * t)))
     }
 }
 
@@ -26,14 +27,18 @@ enum MediaFloorBench {
     /// state does not all fit in cache; one hot set would flatter the floor).
     static func channelsPerCore(seconds: Double = 3, complexity: Int32 = 5, calls: Int = 1) throws -> Double {
         let trunks = try (0..<max(1, calls)).map { _ in try LegCodec(.pcmu, sampleRate: 8000) }
-        let platforms = try (0..<max(1, calls)).map { _ in try LegCodec(.opus(.init(complexity: complexity)), sampleRate: 8000) }
+        let platforms = try (0..<max(1, calls)).map { _ in
+            try LegCodec(.opus(.init(complexity: complexity)), sampleRate: 8000)
+        }
         var which = 0
         let pcm = speechLikeSignal(frames: 50)
         var g711 = [UInt8](repeating: 0, count: 160)
         // The carrier's G.711 frames, encoded before timing starts.
         let ulaw: [UnsafeBufferPointer<UInt8>] = (0..<50).map { f in
             let out = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 160)
-            pcm.withUnsafeBufferPointer { _ = trunks[0].encode(UnsafeBufferPointer(rebasing: $0[(f * 160)..<(f * 160 + 160)]), into: out) }
+            pcm.withUnsafeBufferPointer {
+                _ = trunks[0].encode(UnsafeBufferPointer(rebasing: $0[(f * 160)..<(f * 160 + 160)]), into: out)
+            }
             return UnsafeBufferPointer(out)
         }
         defer { ulaw.forEach { $0.deallocate() } }

@@ -114,8 +114,11 @@ enum MediaLoadGenerator {
         fflush(nil)
         guard let line = readLine(), line.hasPrefix("targets ") else { throw GeneratorError("media-gen: no targets") }
         let targets = line.split(separator: " ").dropFirst().map { $0.split(separator: ",").compactMap { Int($0) } }
-        guard targets.count == o.calls, targets.allSatisfy({ $0.count == 3 }) else { throw GeneratorError("media-gen: \(targets.count) targets for \(o.calls) calls") }
-        let report = try generator.run(targets: targets.map { (trunk: $0[0], platform: $0[1], payloadType: UInt8(truncatingIfNeeded: $0[2])) })
+        guard targets.count == o.calls, targets.allSatisfy({ $0.count == 3 }) else {
+            throw GeneratorError("media-gen: \(targets.count) targets for \(o.calls) calls")
+        }
+        let report = try generator.run(
+            targets: targets.map { (trunk: $0[0], platform: $0[1], payloadType: UInt8(truncatingIfNeeded: $0[2])) })
         let json = try JSONEncoder().encode(report)
         print("result " + String(decoding: json, as: UTF8.self))
         fflush(nil)
@@ -145,7 +148,9 @@ enum MediaLoadGenerator {
     final class Run {
         let o: Options
         let sockets: [UDPSocket]  // 2i: trunk leg of call i, 2i+1: platform leg
-        var localPorts: [(Int, Int)] { (0..<o.calls).map { (sockets[2 * $0].local.port, sockets[2 * $0 + 1].local.port) } }
+        var localPorts: [(Int, Int)] {
+            (0..<o.calls).map { (sockets[2 * $0].local.port, sockets[2 * $0 + 1].local.port) }
+        }
         let payloads: GeneratorPayloads
 
         init(_ o: Options) throws {
@@ -226,7 +231,8 @@ enum MediaLoadGenerator {
             let windowStart = start + o.warmup, windowEnd = windowStart + o.seconds
             let stopReceiving = windowEnd + 0.3
             var slot = 0  // global slot: packet slot / 20 of slot slot % 20
-            var engineCPU0 = 0.0, genCPU0 = 0.0, engineCPU = 0.0, genCPU = 0.0, engineWait0 = 0.0, engineWait = 0.0, idle = 0.0
+            var engineCPU0 = 0.0, genCPU0 = 0.0, engineCPU = 0.0, genCPU = 0.0, engineWait0 = 0.0, engineWait = 0.0,
+                idle = 0.0
             var inWindow = false, windowDone = false
             let ssrcBase = UInt32.random(in: 0...0x7fff_ffff)
 
@@ -251,10 +257,15 @@ enum MediaLoadGenerator {
                             let opusLeg = leg == 1 && transcode
                             let payload: [UInt8]
                             if probing {
-                                payload = opusLeg ? payloads.probeOpus[k % GeneratorPayloads.probeFrames]
+                                payload =
+                                    opusLeg
+                                    ? payloads.probeOpus[k % GeneratorPayloads.probeFrames]
                                     : payloads.probePCMU[k % GeneratorPayloads.probeFrames]
                             } else {
-                                payload = opusLeg ? payloads.opus[k % GeneratorPayloads.frames] : payloads.pcmu[k % GeneratorPayloads.frames]
+                                payload =
+                                    opusLeg
+                                    ? payloads.opus[k % GeneratorPayloads.frames]
+                                    : payloads.pcmu[k % GeneratorPayloads.frames]
                             }
                             let pt = leg == 1 ? targets[i].payloadType : 0
                             let ts = UInt32(truncatingIfNeeded: k) &* (opusLeg ? 960 : 160)
@@ -266,11 +277,16 @@ enum MediaLoadGenerator {
                             tx[3] = UInt8(truncatingIfNeeded: k)
                             tx.storeBytes(of: ts.bigEndian, toByteOffset: 4, as: UInt32.self)
                             tx.storeBytes(of: ssrc.bigEndian, toByteOffset: 8, as: UInt32.self)
-                            payload.withUnsafeBytes { tx.baseAddress!.advanced(by: 12).copyMemory(from: $0.baseAddress!, byteCount: payload.count) }
+                            payload.withUnsafeBytes {
+                                tx.baseAddress!.advanced(by: 12).copyMemory(
+                                    from: $0.baseAddress!, byteCount: payload.count)
+                            }
                             let j = 2 * i + leg
                             _ = withUnsafePointer(to: &destinations[j]) {
                                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                                    sendto(sockets[j].fd, tx.baseAddress, length, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                                    sendto(
+                                        sockets[j].fd, tx.baseAddress, length, 0, $0,
+                                        socklen_t(MemoryLayout<sockaddr_in>.size))
                                 }
                             }
                             if counting { streams[j].sentInWindow += 1 }
@@ -327,7 +343,8 @@ enum MediaLoadGenerator {
                             let level = control.load(fromByteOffset: offset + 8, as: Int32.self)
                             let type = control.load(fromByteOffset: offset + 12, as: Int32.self)
                             if level == SOL_SOCKET && type == 35 {
-                                arrival = Double(control.load(fromByteOffset: offset + 16, as: Int.self))
+                                arrival =
+                                    Double(control.load(fromByteOffset: offset + 16, as: Int.self))
                                     + Double(control.load(fromByteOffset: offset + 24, as: Int.self)) / 1e9
                                 break
                             }
@@ -336,7 +353,8 @@ enum MediaLoadGenerator {
                         }
                         if arrival == 0 { arrival = Self.realNow() }
                         // RTP from the engine's port for this leg only (its RTCP comes from port + 1).
-                        guard UInt16(bigEndian: source.sin_port) == streams[j].expectedSourcePort, rx[0] >> 6 == 2 else { continue }
+                        guard UInt16(bigEndian: source.sin_port) == streams[j].expectedSourcePort, rx[0] >> 6 == 2
+                        else { continue }
                         let pt = rx[1] & 0x7f
                         guard !(72...95).contains(pt) else { continue }
                         let seq = UInt16(rx[2]) << 8 | UInt16(rx[3])
@@ -350,7 +368,8 @@ enum MediaLoadGenerator {
                                 probeExtSeq[leg] += Int64(Int16(bitPattern: seq &- probeLastSeq[leg]))
                             }
                             probeLastSeq[leg] = seq
-                            probeReceived[leg].append((probeExtSeq[leg], arrival, Array(UnsafeRawBufferPointer(rebasing: rx[12..<got]))))
+                            probeReceived[leg].append(
+                                (probeExtSeq[leg], arrival, Array(UnsafeRawBufferPointer(rebasing: rx[12..<got]))))
                         }
                         guard arrival >= windowStart && arrival < windowEnd else { continue }
                         let st = streams[j]
@@ -400,7 +419,9 @@ enum MediaLoadGenerator {
                 if abs(Double(sent - got)) > tolerance {
                     report.streamsOutOfTolerance += 1
                     if report.streamsOff.count < 4 {
-                        report.streamsOff.append("\(j / 2)/\(j % 2 == 0 ? "trunk" : "platform"):\(sent)/\(got)@\(sockets[j].local.port)>\(streams[j].expectedSourcePort)")
+                        report.streamsOff.append(
+                            "\(j / 2)/\(j % 2 == 0 ? "trunk" : "platform"):\(sent)/\(got)@\(sockets[j].local.port)>\(streams[j].expectedSourcePort)"
+                        )
                     }
                 }
                 let pct = sent > 0 ? Double(sent - got) / Double(sent) * 100 : 0
@@ -415,10 +436,13 @@ enum MediaLoadGenerator {
             report.platformOpusBytes = Double(payloads.opus.reduce(0) { $0 + $1.count }) / Double(payloads.opus.count)
             if o.probe {
                 // trunk -> platform: sent on the trunk leg (PCMU), came back on the platform leg.
-                report.trunkToPlatformMs = delays(from: windowStart, sent: probeSendTimes[0], onsets: payloads.probePCMUOnsets, rate: 8000,
-                                                  received: probeReceived[1], opus: transcode, receivedRate: transcode ? 48_000 : 8000)
-                report.platformToTrunkMs = delays(from: windowStart, sent: probeSendTimes[1], onsets: transcode ? payloads.probeOpusOnsets : payloads.probePCMUOnsets,
-                                                  rate: transcode ? 48_000 : 8000, received: probeReceived[0], opus: false, receivedRate: 8000)
+                report.trunkToPlatformMs = delays(
+                    from: windowStart, sent: probeSendTimes[0], onsets: payloads.probePCMUOnsets, rate: 8000,
+                    received: probeReceived[1], opus: transcode, receivedRate: transcode ? 48_000 : 8000)
+                report.platformToTrunkMs = delays(
+                    from: windowStart, sent: probeSendTimes[1],
+                    onsets: transcode ? payloads.probeOpusOnsets : payloads.probePCMUOnsets,
+                    rate: transcode ? 48_000 : 8000, received: probeReceived[0], opus: false, receivedRate: 8000)
             }
             return report
         }
@@ -426,11 +450,16 @@ enum MediaLoadGenerator {
         /// Added one-way delay of each probe burst, ms: (arrival of the packet holding the
         /// onset + the onset's offset in it) - (send time of the packet holding it in what was
         /// sent + its offset there), for the bursts sent from `from` on (after the warm-up).
-        func delays(from: Double, sent: [Double], onsets: [(frame: Int, offset: Int)], rate: Int, received: [(seq: Int64, arrival: Double, payload: [UInt8])],
-                    opus: Bool, receivedRate: Int) -> [Double] {
+        func delays(
+            from: Double, sent: [Double], onsets: [(frame: Int, offset: Int)], rate: Int,
+            received: [(seq: Int64, arrival: Double, payload: [UInt8])],
+            opus: Bool, receivedRate: Int
+        ) -> [Double] {
             var sentOnsets: [Double] = []
             for (k, t) in sent.enumerated() {
-                for o in onsets where o.frame == k % GeneratorPayloads.probeFrames && t >= from { sentOnsets.append(t + Double(o.offset) / Double(rate)) }
+                for o in onsets where o.frame == k % GeneratorPayloads.probeFrames && t >= from {
+                    sentOnsets.append(t + Double(o.offset) / Double(rate))
+                }
             }
             // What came back, in sequence order, a gap concealed.
             var bySeq: [Int64: (Double, [UInt8])] = [:]
@@ -455,7 +484,9 @@ enum MediaLoadGenerator {
             }
             var out: [Double] = []
             for s in sentOnsets {
-                if let r = receivedOnsets.first(where: { $0 >= s - 0.005 && $0 < s + 0.25 }) { out.append((r - s) * 1000) }
+                if let r = receivedOnsets.first(where: { $0 >= s - 0.005 && $0 < s + 0.25 }) {
+                    out.append((r - s) * 1000)
+                }
             }
             return out
         }

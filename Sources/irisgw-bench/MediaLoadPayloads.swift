@@ -85,8 +85,12 @@ struct GeneratorPayloads {
             p.probeOpus.append(bytes)
         }
         // Where the bursts start in what the engine will decode.
-        p.probePCMUOnsets = ProbeAudio.onsets(ProbeAudio.decode(p.probePCMU, opus: false), rate: 8000).map { ($0 / 160, $0 % 160) }
-        p.probeOpusOnsets = ProbeAudio.onsets(ProbeAudio.decode(p.probeOpus, opus: true), rate: 48_000).map { ($0 / 960, $0 % 960) }
+        p.probePCMUOnsets = ProbeAudio.onsets(ProbeAudio.decode(p.probePCMU, opus: false), rate: 8000).map {
+            ($0 / 160, $0 % 160)
+        }
+        p.probeOpusOnsets = ProbeAudio.onsets(ProbeAudio.decode(p.probeOpus, opus: true), rate: 48_000).map {
+            ($0 / 960, $0 % 960)
+        }
         return p
     }
 }
@@ -122,7 +126,9 @@ enum ProbeAudio {
         return (pcm, starts)
     }
 
-    static func decode(_ payloads: [[UInt8]], opus: Bool) -> [Int16] { decode(payloads.map { Optional($0) }, opus: opus).pcm }
+    static func decode(_ payloads: [[UInt8]], opus: Bool) -> [Int16] {
+        decode(payloads.map { Optional($0) }, opus: opus).pcm
+    }
 
     /// Samples where a tone burst starts: the first sample at or above a quarter of the
     /// burst's amplitude after at least 50 ms below a sixteenth of it.

@@ -46,23 +46,28 @@ enum MediaServer {
             let f = line.split(separator: " ")
             switch f.first {
             case "open":
-                guard f.count >= 2, let mode = LoadMode(rawValue: String(f[1])) else { reply("error usage: open transcode|relay T,P ..."); continue }
+                guard f.count >= 2, let mode = LoadMode(rawValue: String(f[1])) else {
+                    reply("error usage: open transcode|relay T,P ..."); continue
+                }
                 var answer: [String] = []
                 do {
                     for pair in f.dropFirst(2) {
                         let p = pair.split(separator: ",").compactMap { Int($0) }
                         guard p.count == 2 else { throw NGClient.Failure(description: "bad pair \(pair)") }
-                        let platform: MediaLegConfiguration = mode == .transcode
+                        let platform: MediaLegConfiguration =
+                            mode == .transcode
                             ? .init(codec: .opus(.init(complexity: complexity)), payloadType: 111)
                             : .init(codec: .pcmu, payloadType: 0)
-                        var configuration = MediaCallConfiguration(trunk: .init(codec: .pcmu, payloadType: 0), platform: platform, rtpTimeout: 0)
+                        var configuration = MediaCallConfiguration(
+                            trunk: .init(codec: .pcmu, payloadType: 0), platform: platform, rtpTimeout: 0)
                         configuration.playoutOnArrival = MediaBench.playoutOnArrival
                         configuration.trunk.remote = SocketAddress(host: "127.0.0.1", port: p[0])
                         configuration.platform.remote = SocketAddress(host: "127.0.0.1", port: p[1])
                         do {
                             let call = try engine.openCall(configuration, loadBudget: budget)
                             calls.append(call)
-                            answer.append("\(call.trunkAddress.port),\(call.platformAddress.port),\(platform.payloadType)")
+                            answer.append(
+                                "\(call.trunkAddress.port),\(call.platformAddress.port),\(platform.payloadType)")
                         } catch is MediaOverloadError {
                             answer.append("0,0,0")
                         }

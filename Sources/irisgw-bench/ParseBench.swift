@@ -79,13 +79,15 @@ enum ParseBench {
         Content-Length: 0\r
         \r
 
-        """,
+        """
     ].map(withContentLength)
 
     /// Writes the real body size into `Content-Length: 0`-style placeholders.
     static func withContentLength(_ text: String) -> [UInt8] {
         let bytes = Array(text.utf8)
-        guard let end = bytes.indices.first(where: { bytes[$0...].starts(with: Array("\r\n\r\n".utf8)) }) else { return bytes }
+        guard let end = bytes.indices.first(where: { bytes[$0...].starts(with: Array("\r\n\r\n".utf8)) }) else {
+            return bytes
+        }
         let body = bytes.count - end - 4
         var lines = String(decoding: bytes[..<end], as: UTF8.self).components(separatedBy: "\r\n")
         for i in lines.indices where lines[i].hasPrefix("Content-Length:") { lines[i] = "Content-Length: \(body)" }
@@ -123,8 +125,9 @@ enum ParseBench {
             }
         }
         let rate = (0..<4).map { Double(counts[$0]) / totals[$0] }
-        return Result(oursParsePerSecond: rate[0], oursParseSerializePerSecond: rate[1],
-                      osipParsePerSecond: rate[2], osipParseSerializePerSecond: rate[3])
+        return Result(
+            oursParsePerSecond: rate[0], oursParseSerializePerSecond: rate[1],
+            osipParsePerSecond: rate[2], osipParseSerializePerSecond: rate[3])
     }
 
     private static func measure(seconds: Double, _ body: ([UInt8]) -> Int) -> (Int, Double) {

@@ -30,7 +30,9 @@ enum RTPEngineBench {
         var clean: Bool { report.streamsOutOfTolerance == 0 && report.lateP99Ms < lateLimitMs && !generatorBound }
         /// The generator could not keep its schedule (late, or busy nearly all the time): the
         /// step measured the generator, not the engine.
-        var generatorBound: Bool { report.sendLateP99Ms > generatorLateLimitMs || report.generatorBusy > 0.9 * report.seconds }
+        var generatorBound: Bool {
+            report.sendLateP99Ms > generatorLateLimitMs || report.generatorBusy > 0.9 * report.seconds
+        }
         var cpuPercent: Double { report.seconds > 0 ? report.engineCPU / report.seconds * 100 : 0 }
     }
 
@@ -49,10 +51,16 @@ enum RTPEngineBench {
 
     /// One step: a generator for `calls` calls, the engine's calls opened towards its sockets,
     /// `warmup` + `seconds` of media, the engine's calls closed.
-    static func step(_ engine: MediaServerUnderTest, _ mode: LoadMode, calls: Int, seconds: Double = stepSeconds, probe: Bool = false) throws -> GeneratorReport {
-        let gen = try LineChild(pinnedTo: 1, [selfBinary, "media-gen", "--calls", "\(calls)", "--mode", mode.rawValue,
-                                                     "--warmup", "\(warmup)", "--seconds", "\(seconds)", "--engine-pid", "\(engine.pid)"]
-                                + (probe ? ["--probe"] : []), label: "media-gen")
+    static func step(
+        _ engine: MediaServerUnderTest, _ mode: LoadMode, calls: Int, seconds: Double = stepSeconds, probe: Bool = false
+    ) throws -> GeneratorReport {
+        let gen = try LineChild(
+            pinnedTo: 1,
+            [
+                selfBinary, "media-gen", "--calls", "\(calls)", "--mode", mode.rawValue,
+                "--warmup", "\(warmup)", "--seconds", "\(seconds)", "--engine-pid", "\(engine.pid)"
+            ]
+                + (probe ? ["--probe"] : []), label: "media-gen")
         defer { gen.stop() }
         let ports = try gen.readLine(timeout: 60)
         guard ports.hasPrefix("ports ") else { throw LineChild.Failure(description: "media-gen: \(ports)") }
@@ -72,17 +80,21 @@ enum RTPEngineBench {
 
     static func stepLine(_ engine: String, _ mode: LoadMode, _ s: Step, tag: String = "") -> String {
         func f(_ v: Double, _ d: Int = 1) -> String { String(format: "%.\(d)f", v) }
-        return "BENCH vs-rtpengine-step engine=\(engine)\(tag) mode=\(mode.rawValue) calls=\(s.calls) clean=\(s.clean ? 1 : 0) "
+        return
+            "BENCH vs-rtpengine-step engine=\(engine)\(tag) mode=\(mode.rawValue) calls=\(s.calls) clean=\(s.clean ? 1 : 0) "
             + "cpu_pct=\(f(s.cpuPercent)) cpu_pct_per_call=\(f(s.calls > 0 ? s.cpuPercent / Double(s.calls) : 0, 3)) "
             + "streams_off=\(s.report.streamsOutOfTolerance) worst_loss_pct=\(f(s.report.worstLossPercent, 2)) late_p99_ms=\(f(s.report.lateP99Ms)) "
             + "late_max_ms=\(f(s.report.lateMaxMs)) gen_late_p99_ms=\(f(s.report.sendLateP99Ms, 2)) gen_busy_pct=\(f(s.report.generatorBusy / max(s.report.seconds, 0.001) * 100)) "
             + "engine_wait_pct=\(f(s.report.engineWait / max(s.report.seconds, 0.001) * 100))"
-            + (s.report.engineCounters.isEmpty ? "" : " " + s.report.engineCounters.split(separator: " ").map { "engine_\($0)" }.joined(separator: " "))
+            + (s.report.engineCounters.isEmpty
+                ? ""
+                : " " + s.report.engineCounters.split(separator: " ").map { "engine_\($0)" }.joined(separator: " "))
     }
 
     /// Steps `schedule` until a step is not clean, then halves the gap to it (at most 3
     /// times, or until it is within 10 % of the clean one). Prints a line per step.
-    static func knee(_ engine: MediaServerUnderTest, _ mode: LoadMode, schedule: [Int], tag: String = "") throws -> Knee {
+    static func knee(_ engine: MediaServerUnderTest, _ mode: LoadMode, schedule: [Int], tag: String = "") throws -> Knee
+    {
         var k = Knee()
         var unclean: Int?
         // A step that is not clean is run once more, and the second one counts: one disturbed
@@ -163,24 +175,37 @@ enum RTPEngineBench {
             i += 2
         }
         guard !args.isEmpty, !steps.isEmpty else {
-            throw LineChild.Failure(description: "usage: irisgw-bench vs-rtpengine-step irisgw|rtpengine transcode|relay CALLS ... [--seconds S] [--complexity N] [--probe]")
+            throw LineChild.Failure(
+                description:
+                    "usage: irisgw-bench vs-rtpengine-step irisgw|rtpengine transcode|relay CALLS ... [--seconds S] [--complexity N] [--probe]"
+            )
         }
         var seconds = stepSeconds, complexity: Int32 = 5
         if let i = args.firstIndex(of: "--seconds"), i + 1 < args.count { seconds = Double(args[i + 1]) ?? seconds }
-        if let i = args.firstIndex(of: "--complexity"), i + 1 < args.count { complexity = Int32(args[i + 1]) ?? complexity }
+        if let i = args.firstIndex(of: "--complexity"), i + 1 < args.count {
+            complexity = Int32(args[i + 1]) ?? complexity
+        }
         let probe = args.contains("--probe")
         try SessionPriority.raised {
-            let engine: MediaServerUnderTest = args[0] == "rtpengine" ? try RTPEngineServer() : try IrisgwMediaServer(binary: selfBinary, complexity: complexity)
+            let engine: MediaServerUnderTest =
+                args[0] == "rtpengine"
+                ? try RTPEngineServer() : try IrisgwMediaServer(binary: selfBinary, complexity: complexity)
             defer { engine.stop() }
             for (mode, calls) in steps {
                 let r = try step(engine, mode, calls: calls, seconds: seconds, probe: probe)
                 print(stepLine(engine.name, mode, Step(calls: calls, report: r)))
                 if probe {
-                    print("BENCH vs-rtpengine-probe engine=\(engine.name) trunk_to_platform_ms=\(r.trunkToPlatformMs.map { String(format: "%.1f", $0) }.joined(separator: ",")) "
-                        + "platform_to_trunk_ms=\(r.platformToTrunkMs.map { String(format: "%.1f", $0) }.joined(separator: ","))")
+                    print(
+                        "BENCH vs-rtpengine-probe engine=\(engine.name) trunk_to_platform_ms=\(r.trunkToPlatformMs.map { String(format: "%.1f", $0) }.joined(separator: ",")) "
+                            + "platform_to_trunk_ms=\(r.platformToTrunkMs.map { String(format: "%.1f", $0) }.joined(separator: ","))"
+                    )
                 }
-                if !r.streamsOff.isEmpty { print("BENCH vs-rtpengine-off streams=\(r.streamsOff.joined(separator: ","))") }
-                print("BENCH vs-rtpengine-generator opus_toc_configs=\(r.platformOpusConfigs) opus_bytes=\(String(format: "%.1f", r.platformOpusBytes)) received=\(r.received) sent_per_stream=\(r.sentPerStream)")
+                if !r.streamsOff.isEmpty {
+                    print("BENCH vs-rtpengine-off streams=\(r.streamsOff.joined(separator: ","))")
+                }
+                print(
+                    "BENCH vs-rtpengine-generator opus_toc_configs=\(r.platformOpusConfigs) opus_bytes=\(String(format: "%.1f", r.platformOpusBytes)) received=\(r.received) sent_per_stream=\(r.sentPerStream)"
+                )
                 fflush(nil)
             }
         }
@@ -196,7 +221,8 @@ enum RTPEngineBench {
         var s = Step(calls: offered, report: try step(server, .transcode, calls: offered))
         if !s.clean { s = Step(calls: offered, report: try step(server, .transcode, calls: offered)) }
         let r = s.report
-        return "BENCH media-overload offered=\(offered) knee=\(knee) admitted=\(r.admitted) refused=\(offered - r.admitted) budget_pct=80 "
+        return
+            "BENCH media-overload offered=\(offered) knee=\(knee) admitted=\(r.admitted) refused=\(offered - r.admitted) budget_pct=80 "
             + "clean=\(s.clean ? 1 : 0) worst_loss_pct=\(String(format: "%.2f", r.worstLossPercent)) late_p99_ms=\(String(format: "%.1f", r.lateP99Ms)) "
             + "cpu_pct=\(String(format: "%.1f", s.cpuPercent)) target_clean=1"
     }
@@ -215,7 +241,8 @@ enum RTPEngineBench {
             // Whether rtpengine transcodes here at all, before stepping.
             let check = try step(rtpengine, .transcode, calls: 1, seconds: 1)
             guard check.received > 0 else {
-                let why = "rtpengine \(rtpengine.version) sent nothing back when transcoding PCMU<->Opus: \(rtpengine.lastLog())"
+                let why =
+                    "rtpengine \(rtpengine.version) sent nothing back when transcoding PCMU<->Opus: \(rtpengine.lastLog())"
                 return ["BENCH vs-rtpengine skipped=\"\(why)\"", "BENCH vs-rtpengine-c10 skipped=\"\(why)\""]
             }
             let irisgw = try IrisgwMediaServer(binary: selfBinary, complexity: 5)
@@ -234,36 +261,42 @@ enum RTPEngineBench {
             irisgw.stop()
 
             let delayRatio = (irisOne.mean != nil && rtpeOne.mean != nil) ? ratio(irisOne.mean!, rtpeOne.mean!) : "-"
-            lines.append("BENCH vs-rtpengine transcode_knee_ratio=\(ratio(Double(irisTranscode.calls), Double(rtpeTranscode.calls))) "
-                + "relay_knee_ratio=\(ratio(Double(irisRelay.calls), Double(rtpeRelay.calls))) delay_ratio=\(delayRatio) "
-                + "irisgw_transcode_knee=\(irisTranscode.calls) rtpengine_transcode_knee=\(rtpeTranscode.calls) "
-                + "irisgw_relay_knee=\(irisRelay.calls) rtpengine_relay_knee=\(rtpeRelay.calls) "
-                + "irisgw_delay_ms=\(ms(irisOne.mean)) rtpengine_delay_ms=\(ms(rtpeOne.mean)) "
-                + "target_transcode_knee_ratio_min=3 target_relay_knee_ratio_min=1.5 target_delay_ratio_max=1.0 "
-                + "irisgw_opus=8kHz/mono/complexity5/auto-bitrate rtpengine_opus=48kHz/mono/complexity10(ffmpeg-libopus-default)/32kbps "
-                + "rtpengine_version=\(rtpengine.version)")
+            lines.append(
+                "BENCH vs-rtpengine transcode_knee_ratio=\(ratio(Double(irisTranscode.calls), Double(rtpeTranscode.calls))) "
+                    + "relay_knee_ratio=\(ratio(Double(irisRelay.calls), Double(rtpeRelay.calls))) delay_ratio=\(delayRatio) "
+                    + "irisgw_transcode_knee=\(irisTranscode.calls) rtpengine_transcode_knee=\(rtpeTranscode.calls) "
+                    + "irisgw_relay_knee=\(irisRelay.calls) rtpengine_relay_knee=\(rtpeRelay.calls) "
+                    + "irisgw_delay_ms=\(ms(irisOne.mean)) rtpengine_delay_ms=\(ms(rtpeOne.mean)) "
+                    + "target_transcode_knee_ratio_min=3 target_relay_knee_ratio_min=1.5 target_delay_ratio_max=1.0 "
+                    + "irisgw_opus=8kHz/mono/complexity5/auto-bitrate rtpengine_opus=48kHz/mono/complexity10(ffmpeg-libopus-default)/32kbps "
+                    + "rtpengine_version=\(rtpengine.version)")
             func g(_ k: Knee) -> String { k.generatorBound ? "1" : "0" }
-            lines.append("BENCH vs-rtpengine-detail irisgw_transcode_cpu_pct_per_call=\(String(format: "%.3f", irisTranscode.cpuPercentPerCall)) "
-                + "rtpengine_transcode_cpu_pct_per_call=\(String(format: "%.3f", rtpeTranscode.cpuPercentPerCall)) "
-                + "irisgw_relay_cpu_pct_per_call=\(String(format: "%.4f", irisRelay.cpuPercentPerCall)) "
-                + "rtpengine_relay_cpu_pct_per_call=\(String(format: "%.4f", rtpeRelay.cpuPercentPerCall)) "
-                + "irisgw_relay_generator_bound=\(g(irisRelay)) rtpengine_relay_generator_bound=\(g(rtpeRelay)) "
-                + "irisgw_transcode_generator_bound=\(g(irisTranscode)) rtpengine_transcode_generator_bound=\(g(rtpeTranscode)) "
-                + "platform_opus_toc_configs=\(check.platformOpusConfigs.map(String.init).joined(separator: ",")) platform_opus_bytes=\(String(format: "%.0f", check.platformOpusBytes))")
-            lines.append("BENCH vs-rtpengine-delay calls=1 runs=3 irisgw_trunk_to_platform_ms=\(ms(irisOne.trunkToPlatform)) irisgw_platform_to_trunk_ms=\(ms(irisOne.platformToTrunk)) "
-                + "rtpengine_trunk_to_platform_ms=\(ms(rtpeOne.trunkToPlatform)) rtpengine_platform_to_trunk_ms=\(ms(rtpeOne.platformToTrunk)) "
-                + "bursts_per_run=\(min(irisOne.bursts, rtpeOne.bursts)) opus_lookahead_ms=6.5")
-            lines.append("BENCH vs-rtpengine-delay calls=\(loaded) runs=1 irisgw_trunk_to_platform_ms=\(ms(irisLoaded.trunkToPlatform)) irisgw_platform_to_trunk_ms=\(ms(irisLoaded.platformToTrunk)) "
-                + "rtpengine_trunk_to_platform_ms=\(ms(rtpeLoaded.trunkToPlatform)) rtpengine_platform_to_trunk_ms=\(ms(rtpeLoaded.platformToTrunk)) "
-                + "bursts_per_run=\(min(irisLoaded.bursts, rtpeLoaded.bursts))")
+            lines.append(
+                "BENCH vs-rtpengine-detail irisgw_transcode_cpu_pct_per_call=\(String(format: "%.3f", irisTranscode.cpuPercentPerCall)) "
+                    + "rtpengine_transcode_cpu_pct_per_call=\(String(format: "%.3f", rtpeTranscode.cpuPercentPerCall)) "
+                    + "irisgw_relay_cpu_pct_per_call=\(String(format: "%.4f", irisRelay.cpuPercentPerCall)) "
+                    + "rtpengine_relay_cpu_pct_per_call=\(String(format: "%.4f", rtpeRelay.cpuPercentPerCall)) "
+                    + "irisgw_relay_generator_bound=\(g(irisRelay)) rtpengine_relay_generator_bound=\(g(rtpeRelay)) "
+                    + "irisgw_transcode_generator_bound=\(g(irisTranscode)) rtpengine_transcode_generator_bound=\(g(rtpeTranscode)) "
+                    + "platform_opus_toc_configs=\(check.platformOpusConfigs.map(String.init).joined(separator: ",")) platform_opus_bytes=\(String(format: "%.0f", check.platformOpusBytes))"
+            )
+            lines.append(
+                "BENCH vs-rtpengine-delay calls=1 runs=3 irisgw_trunk_to_platform_ms=\(ms(irisOne.trunkToPlatform)) irisgw_platform_to_trunk_ms=\(ms(irisOne.platformToTrunk)) "
+                    + "rtpengine_trunk_to_platform_ms=\(ms(rtpeOne.trunkToPlatform)) rtpengine_platform_to_trunk_ms=\(ms(rtpeOne.platformToTrunk)) "
+                    + "bursts_per_run=\(min(irisOne.bursts, rtpeOne.bursts)) opus_lookahead_ms=6.5")
+            lines.append(
+                "BENCH vs-rtpengine-delay calls=\(loaded) runs=1 irisgw_trunk_to_platform_ms=\(ms(irisLoaded.trunkToPlatform)) irisgw_platform_to_trunk_ms=\(ms(irisLoaded.platformToTrunk)) "
+                    + "rtpengine_trunk_to_platform_ms=\(ms(rtpeLoaded.trunkToPlatform)) rtpengine_platform_to_trunk_ms=\(ms(rtpeLoaded.platformToTrunk)) "
+                    + "bursts_per_run=\(min(irisLoaded.bursts, rtpeLoaded.bursts))")
 
             // irisgw at Opus complexity 10 against the same rtpengine knee.
             let irisgw10 = try IrisgwMediaServer(binary: selfBinary, complexity: 10)
             defer { irisgw10.stop() }
             let c10 = try knee(irisgw10, .transcode, schedule: transcodeSchedule, tag: "-c10")
-            lines.append("BENCH vs-rtpengine-c10 transcode_knee_ratio=\(ratio(Double(c10.calls), Double(rtpeTranscode.calls))) "
-                + "irisgw_transcode_knee=\(c10.calls) rtpengine_transcode_knee=\(rtpeTranscode.calls) target_transcode_knee_ratio_min=1.5 "
-                + "irisgw_opus=8kHz/mono/complexity10 rtpengine_opus=48kHz/mono/complexity10")
+            lines.append(
+                "BENCH vs-rtpengine-c10 transcode_knee_ratio=\(ratio(Double(c10.calls), Double(rtpeTranscode.calls))) "
+                    + "irisgw_transcode_knee=\(c10.calls) rtpengine_transcode_knee=\(rtpeTranscode.calls) target_transcode_knee_ratio_min=1.5 "
+                    + "irisgw_opus=8kHz/mono/complexity10 rtpengine_opus=48kHz/mono/complexity10")
         } catch {
             // Failed part way: the lines not printed yet say why.
             let why = String(describing: error).replacingOccurrences(of: "\"", with: "'")

@@ -96,7 +96,9 @@ indirect enum Bencode: Equatable, CustomStringConvertible {
         if i < b.count, b[i] == UInt8(ascii: "-") { negative = true; i += 1 }
         var n = 0, digits = 0
         while i < b.count, b[i] != end {
-            guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(b[i]), digits < 18 else { throw DecodeError(description: "bad number") }
+            guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(b[i]), digits < 18 else {
+                throw DecodeError(description: "bad number")
+            }
             n = n * 10 + Int(b[i] - UInt8(ascii: "0"))
             digits += 1
             i += 1
@@ -147,7 +149,9 @@ final class NGClient {
 
     /// Sends `command` with `arguments`; returns the reply dictionary. Throws when no reply
     /// came after `attempts` tries of `timeout` seconds, or the reply says `result: error`.
-    func request(_ command: String, _ arguments: [String: Bencode] = [:], timeout: Double = 1, attempts: Int = 3) throws -> Bencode {
+    func request(
+        _ command: String, _ arguments: [String: Bencode] = [:], timeout: Double = 1, attempts: Int = 3
+    ) throws -> Bencode {
         counter += 1
         let cookie = "\(prefix)_\(counter)"
         var dict = arguments
@@ -166,7 +170,8 @@ final class NGClient {
                 while let n = socket.receive(into: rx, from: &from) {
                     let bytes = Array(UnsafeRawBufferPointer(rebasing: rx[0..<n]))
                     guard let space = bytes.firstIndex(of: UInt8(ascii: " ")),
-                          String(decoding: bytes[..<space], as: UTF8.self) == cookie else { continue }  // a late reply to an earlier try
+                        String(decoding: bytes[..<space], as: UTF8.self) == cookie
+                    else { continue }  // a late reply to an earlier try
                     let reply = try Bencode.decode(Array(bytes[(space + 1)...]))
                     if reply["result"]?.stringValue == "error" {
                         throw Failure(description: "\(command): \(reply["error-reason"]?.stringValue ?? "error")")
@@ -186,14 +191,19 @@ enum BenchSDP {
         var attributes = [SDPAttribute(name: "rtpmap", value: "\(payloadType) \(rtpmap)")]
         if let fmtp { attributes.append(.fmtp(payloadType: Int(payloadType), fmtp)) }
         attributes += [.ptime(20), .direction(.sendrecv)]
-        let media = MediaDescription(media: "audio", port: UInt16(port), formats: [String(payloadType)], attributes: attributes)
-        return SessionDescription.single(media, host: "127.0.0.1", sessionID: String(session), version: 1,
-                                         sessionName: "irisgw-bench").serialize()
+        let media = MediaDescription(
+            media: "audio", port: UInt16(port), formats: [String(payloadType)], attributes: attributes)
+        return SessionDescription.single(
+            media, host: "127.0.0.1", sessionID: String(session), version: 1,
+            sessionName: "irisgw-bench"
+        ).serialize()
     }
 
     /// The first audio stream's port and its payload types (in the m= line's order).
     static func audioStream(_ sdp: String) -> (port: Int, payloadTypes: [UInt8])? {
-        guard let description = try? SessionDescription.parse(sdp), let index = description.firstMedia("audio") else { return nil }
+        guard let description = try? SessionDescription.parse(sdp), let index = description.firstMedia("audio") else {
+            return nil
+        }
         let audio = description.media[index]
         return (Int(audio.port), audio.formats.compactMap { UInt8($0) })
     }
@@ -201,7 +211,11 @@ enum BenchSDP {
     /// The payload type an `a=rtpmap` line gives `encoding` (case-insensitive), if any.
     static func payloadType(of encoding: String, in sdp: String) -> UInt8? {
         guard let description = try? SessionDescription.parse(sdp) else { return nil }
-        let declared = description.media.flatMap { $0.attributes.values(named: "rtpmap") }.compactMap { try? RTPMap.parse($0) }
-        return declared.first { $0.encodingName.lowercased() == encoding.lowercased() }.flatMap { UInt8(exactly: $0.payloadType) }
+        let declared = description.media.flatMap { $0.attributes.values(named: "rtpmap") }.compactMap {
+            try? RTPMap.parse($0)
+        }
+        return declared.first { $0.encodingName.lowercased() == encoding.lowercased() }.flatMap {
+            UInt8(exactly: $0.payloadType)
+        }
     }
 }

@@ -33,7 +33,9 @@ enum SoakBench {
         var load: Double
     }
 
-    static func run(irisgw: String, minutes: Double, calls: Int, trace: String?, realtimePriority: Int? = nil) throws -> [String] {
+    static func run(
+        irisgw: String, minutes: Double, calls: Int, trace: String?, realtimePriority: Int? = nil
+    ) throws -> [String] {
         var lines: [String] = []
         var recordLine = ""
         let runSeconds = minutes * 60
@@ -42,9 +44,11 @@ enum SoakBench {
             try soak(gw, router, seconds: runSeconds, calls: calls, trace: trace, realtimePriority: realtimePriority)
         }
         let config = serveConfig(calls: calls, realtimePriority: realtimePriority)
-        lines = try BridgeBench.withBridge(irisgw: irisgw, config: config, carrierTimeout: carrierTimeout, beforeRemoval: { data in
-            recordLine = records(at: data.appendingPathComponent("calls.sqlite").path)
-        }, body)
+        lines = try BridgeBench.withBridge(
+            irisgw: irisgw, config: config, carrierTimeout: carrierTimeout,
+            beforeRemoval: { data in
+                recordLine = records(at: data.appendingPathComponent("calls.sqlite").path)
+            }, body)
         // The record counts go on the summary line.
         if let i = lines.firstIndex(where: { $0.hasPrefix("BENCH soak ") }) { lines[i] += recordLine }
         return lines
@@ -64,7 +68,10 @@ enum SoakBench {
     static func records(at path: String) -> String {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        p.arguments = [path, "select count(*), count(ended_at) from call_records; select end_reason, count(*) from call_records group by 1;"]
+        p.arguments = [
+            path,
+            "select count(*), count(ended_at) from call_records; select end_reason, count(*) from call_records group by 1;"
+        ]
         let out = Pipe()
         p.standardOutput = out
         p.standardError = FileHandle.nullDevice
@@ -91,8 +98,10 @@ enum SoakBench {
         var timestamp: UInt32
     }
 
-    static func soak(_ gw: BridgeBench.Gateway, _ router: BridgeBench.EventRouter, seconds: Double, calls: Int, trace: String?,
-                     realtimePriority: Int?) throws -> [String] {
+    static func soak(
+        _ gw: BridgeBench.Gateway, _ router: BridgeBench.EventRouter, seconds: Double, calls: Int, trace: String?,
+        realtimePriority: Int?
+    ) throws -> [String] {
         let client = try HTTPClient(baseURL: gw.api, defaultHeaders: ["Authorization": "Bearer " + gw.key])
         let pid = gw.pid
         var lines: [String] = []
@@ -134,11 +143,15 @@ enum SoakBench {
                 let payload = opusFrames[tick % opusFrames.count]
                 for t in batch {
                     packet.withUnsafeMutableBytes {
-                        _ = try? RTPHeader(payloadType: 111, sequenceNumber: t.sequence, timestamp: t.timestamp, ssrc: t.ssrc).write(into: $0)
+                        _ = try? RTPHeader(
+                            payloadType: 111, sequenceNumber: t.sequence, timestamp: t.timestamp, ssrc: t.ssrc
+                        ).write(into: $0)
                     }
                     for (j, b) in payload.enumerated() { packet[12 + j] = b }
                     packet.withUnsafeBytes {
-                        if socket.send(UnsafeRawBufferPointer(rebasing: $0[0..<(12 + payload.count)]), to: t.address) { sent.add(1, ordering: .relaxed) }
+                        if socket.send(UnsafeRawBufferPointer(rebasing: $0[0..<(12 + payload.count)]), to: t.address) {
+                            sent.add(1, ordering: .relaxed)
+                        }
                     }
                 }
                 var n = 0
@@ -157,11 +170,18 @@ enum SoakBench {
         @Sendable func sample() -> Sample {
             let m = GatewayProbe.metrics(client) ?? [:]
             let machine = GatewayProbe.machineJiffies()
-            let media = GatewayProbe.threadTimes(pid).filter { $0.name.hasPrefix("irisgw-media") }.sorted { $0.name < $1.name }
-            return Sample(t: EventLoop.now() - t0, rss: GatewayProbe.rssKiB(pid), fds: GatewayProbe.fds(pid), threads: GatewayProbe.threads(pid),
-                          sessions: Int(GatewayProbe.sum(m, "irisgw_sessions_active")), transactions: Int(m["irisgw_sip_transactions_active"] ?? 0),
-                          late: Int(m["irisgw_media_late_frames_total"] ?? 0), benchLateTicks: senderLate.load(ordering: .relaxed),
-                          media: media.map { MediaThreadTimes(name: $0.name, cpu: $0.cpu, wait: $0.runQueueWait) }, jiffies: machine, load: GatewayProbe.loadAverage())
+            let media = GatewayProbe.threadTimes(pid).filter { $0.name.hasPrefix("irisgw-media") }.sorted {
+                $0.name < $1.name
+            }
+            return Sample(
+                t: EventLoop.now() - t0, rss: GatewayProbe.rssKiB(pid), fds: GatewayProbe.fds(pid),
+                threads: GatewayProbe.threads(pid),
+                sessions: Int(GatewayProbe.sum(m, "irisgw_sessions_active")),
+                transactions: Int(m["irisgw_sip_transactions_active"] ?? 0),
+                late: Int(m["irisgw_media_late_frames_total"] ?? 0),
+                benchLateTicks: senderLate.load(ordering: .relaxed),
+                media: media.map { MediaThreadTimes(name: $0.name, cpu: $0.cpu, wait: $0.runQueueWait) },
+                jiffies: machine, load: GatewayProbe.loadAverage())
         }
         let idle = sample()
         samples.withLock { $0.append(idle) }
@@ -193,7 +213,9 @@ enum SoakBench {
                 var rng = SystemRandomNumberGenerator()
                 // Ramp: 20 new calls a second to the full count.
                 usleep(UInt32(slot) * 50_000)
-                guard let worker = try? HTTPClient(baseURL: gw.api, defaultHeaders: ["Authorization": "Bearer " + gw.key]) else { return }
+                guard
+                    let worker = try? HTTPClient(baseURL: gw.api, defaultHeaders: ["Authorization": "Bearer " + gw.key])
+                else { return }
                 var callIndex = 0
                 while !stop.load(ordering: .relaxed) {
                     callIndex += 1
@@ -206,10 +228,16 @@ enum SoakBench {
                     defer { router.forget(s.roomId) }
                     let connected = router.wait(s.roomId, timeout: 10, { $0.status == .connected })
                     if connected, let sdp = s.media?.sdp,
-                       let port = sdp.split(separator: "\r\n").first(where: { $0.hasPrefix("m=audio ") })?.split(separator: " ")[1],
-                       let p = Int(port), let raw = RawSocketAddress(SocketAddress(host: "127.0.0.1", port: p)) {
+                        let port = sdp.split(separator: "\r\n").first(where: { $0.hasPrefix("m=audio ") })?.split(
+                            separator: " ")[1],
+                        let p = Int(port), let raw = RawSocketAddress(SocketAddress(host: "127.0.0.1", port: p))
+                    {
                         let ssrc = UInt32(slot + 1) << 16 | UInt32(callIndex & 0xFFFF)
-                        targets.withLock { $0[slot] = Target(address: raw, ssrc: ssrc, sequence: UInt16.random(in: 0...UInt16.max, using: &rng), timestamp: 0) }
+                        targets.withLock {
+                            $0[slot] = Target(
+                                address: raw, ssrc: ssrc, sequence: UInt16.random(in: 0...UInt16.max, using: &rng),
+                                timestamp: 0)
+                        }
                         let duration = Double.random(in: 3...60, using: &rng)
                         let until = Date().addingTimeInterval(duration)
                         wake.lock()
@@ -220,7 +248,9 @@ enum SoakBench {
                         failed.add(1, ordering: .relaxed)
                         connectFailed.add(1, ordering: .relaxed)
                     }
-                    let closed = BridgeBench.close(worker, roomId: s.roomId) { _ in closeRetries.add(1, ordering: .relaxed) }
+                    let closed = BridgeBench.close(worker, roomId: s.roomId) { _ in
+                        closeRetries.add(1, ordering: .relaxed)
+                    }
                     if closed.closed, router.wait(s.roomId, timeout: 15, { $0.event == .onSessionEnded }) {
                         ended.add(1, ordering: .relaxed)
                     } else {
@@ -244,7 +274,8 @@ enum SoakBench {
             }
             if EventLoop.now() >= nextLine, let s = samples.withLock({ $0.last }) {
                 nextLine += 30
-                let line = "BENCH soak-sample t=\(f0(s.t)) rss_kib=\(s.rss) fds=\(s.fds) threads=\(s.threads) sessions=\(s.sessions) "
+                let line =
+                    "BENCH soak-sample t=\(f0(s.t)) rss_kib=\(s.rss) fds=\(s.fds) threads=\(s.threads) sessions=\(s.sessions) "
                     + "transactions=\(s.transactions) late_frames=\(s.late) started=\(started.load(ordering: .relaxed)) packets_received=\(received.load(ordering: .relaxed))"
                 emit(line)
                 lines.append(line)
@@ -291,33 +322,48 @@ enum SoakBench {
         // Bursts on a quiet machine are few; an overloaded one steps every second: the 20
         // largest then, in time order.
         let shown = steps.count <= 20 ? steps : steps.sorted { $0.frames > $1.frames }.prefix(20).sorted { $0.t < $1.t }
-        let timeline = (steps.count > 20 ? "largest20:" : "") + shown.map { "t+\(f0($0.t))s:+\($0.frames)(cpu_ms=\(f0($0.cpu * 1000)),rq_wait_ms=\(f0($0.wait * 1000)))" }.joined(separator: ",")
+        let timeline =
+            (steps.count > 20 ? "largest20:" : "")
+            + shown.map { "t+\(f0($0.t))s:+\($0.frames)(cpu_ms=\(f0($0.cpu * 1000)),rq_wait_ms=\(f0($0.wait * 1000)))" }
+            .joined(separator: ",")
         let fullSample = full ?? loaded
         var summary = "BENCH soak minutes=\(String(format: "%g", seconds / 60)) calls=\(calls)"
-        summary += " rss_kib_idle_start=\(idle.rss) rss_kib_full_start=\(fullSample.rss) rss_kib_full_end=\(loaded.rss) rss_kib_idle_end=\(idleEnd.rss)"
-        summary += " fds_idle_start=\(idle.fds) fds_full_start=\(fullSample.fds) fds_full_end=\(loaded.fds) fds_idle_end=\(idleEnd.fds)"
-        summary += " threads_idle_start=\(idle.threads) threads_full_end=\(loaded.threads) threads_idle_end=\(idleEnd.threads)"
-        summary += " sessions_created=\(started.load(ordering: .relaxed)) sessions_closed=\(ended.load(ordering: .relaxed)) call_failures=\(failed.load(ordering: .relaxed))"
-        summary += " connect_failures=\(connectFailed.load(ordering: .relaxed)) close_failures=\(closeFailed.load(ordering: .relaxed))"
+        summary +=
+            " rss_kib_idle_start=\(idle.rss) rss_kib_full_start=\(fullSample.rss) rss_kib_full_end=\(loaded.rss) rss_kib_idle_end=\(idleEnd.rss)"
+        summary +=
+            " fds_idle_start=\(idle.fds) fds_full_start=\(fullSample.fds) fds_full_end=\(loaded.fds) fds_idle_end=\(idleEnd.fds)"
+        summary +=
+            " threads_idle_start=\(idle.threads) threads_full_end=\(loaded.threads) threads_idle_end=\(idleEnd.threads)"
+        summary +=
+            " sessions_created=\(started.load(ordering: .relaxed)) sessions_closed=\(ended.load(ordering: .relaxed)) call_failures=\(failed.load(ordering: .relaxed))"
+        summary +=
+            " connect_failures=\(connectFailed.load(ordering: .relaxed)) close_failures=\(closeFailed.load(ordering: .relaxed))"
         summary += " close_retries=\(closeRetries.load(ordering: .relaxed)) api_refused=\(apiRefused)"
         summary += " metrics_started=\(startedMetric) metrics_ended=\(endedMetric) sessions_active_end=\(activeEnd)"
-        summary += " packets_sent=\(sent.load(ordering: .relaxed)) packets_received=\(received.load(ordering: .relaxed))"
+        summary +=
+            " packets_sent=\(sent.load(ordering: .relaxed)) packets_received=\(received.load(ordering: .relaxed))"
         summary += " late_frames=\(idleEnd.late) late_steps=\(steps.count) late_steps_with_bench_late=\(alongside)"
-        summary += " bench_sender_late_ticks=\(idleEnd.benchLateTicks) media_rq_wait_ms_median_per_s=\(f1(medianWait * 1000))"
+        summary +=
+            " bench_sender_late_ticks=\(idleEnd.benchLateTicks) media_rq_wait_ms_median_per_s=\(f1(medianWait * 1000))"
         summary += " realtime=\(realtimePriority.map { "rr\($0)" } ?? "off")"
-        summary += " machine_busy_pct=\(f0(machine * 100)) load1_start=\(String(format: "%.2f", idle.load)) load1_end=\(String(format: "%.2f", loaded.load))"
+        summary +=
+            " machine_busy_pct=\(f0(machine * 100)) load1_start=\(String(format: "%.2f", idle.load)) load1_end=\(String(format: "%.2f", loaded.load))"
         summary += " late_timeline=\(timeline.isEmpty ? "none" : timeline)"
         lines.append(summary)
 
         if let trace {
             // `monotonic`: CLOCK_MONOTONIC seconds, to line rows up with `perf record -k CLOCK_MONOTONIC`.
-            var csv = "t,monotonic,rss_kib,fds,threads,sessions,transactions,late_frames,bench_late_ticks,machine_busy_pct,load1"
+            var csv =
+                "t,monotonic,rss_kib,fds,threads,sessions,transactions,late_frames,bench_late_ticks,machine_busy_pct,load1"
             for t in all.first?.media ?? [] { csv += ",\(t.name)_cpu_ms,\(t.name)_rq_wait_ms" }
             csv += "\n"
             for (a, b) in zip(all, all.dropFirst()) {
                 let busy = busyShare(from: a, to: b)
-                csv += "\(f1(b.t)),\(String(format: "%.3f", b.t + t0)),\(b.rss),\(b.fds),\(b.threads),\(b.sessions),\(b.transactions),\(b.late),\(b.benchLateTicks),\(f0(busy * 100)),\(b.load)"
-                for (x, y) in zip(a.media, b.media) { csv += ",\(f1((y.cpu - x.cpu) * 1000)),\(f1((y.wait - x.wait) * 1000))" }
+                csv +=
+                    "\(f1(b.t)),\(String(format: "%.3f", b.t + t0)),\(b.rss),\(b.fds),\(b.threads),\(b.sessions),\(b.transactions),\(b.late),\(b.benchLateTicks),\(f0(busy * 100)),\(b.load)"
+                for (x, y) in zip(a.media, b.media) {
+                    csv += ",\(f1((y.cpu - x.cpu) * 1000)),\(f1((y.wait - x.wait) * 1000))"
+                }
                 csv += "\n"
             }
             try? csv.write(toFile: trace, atomically: true, encoding: .utf8)

@@ -21,10 +21,13 @@ enum TLSBench {
         let (ca, cert, key) = try certificates(in: dir)
 
         guard let tcpPort = CallRateBench.freeUDPPort(), let behindPort = CallRateBench.freeUDPPort(),
-              let tlsPort = CallRateBench.freeUDPPort() else { throw SocketError("no free port") }
-        let tcpCarrier = try carrier(port: tcpPort, contact: "<sip:carrier@127.0.0.1:\(tcpPort);transport=tcp>", dir: dir)
+            let tlsPort = CallRateBench.freeUDPPort()
+        else { throw SocketError("no free port") }
+        let tcpCarrier = try carrier(
+            port: tcpPort, contact: "<sip:carrier@127.0.0.1:\(tcpPort);transport=tcp>", dir: dir)
         defer { tcpCarrier.terminate(); tcpCarrier.waitUntilExit() }
-        let tlsCarrier = try carrier(port: behindPort, contact: "<sip:carrier@127.0.0.1:\(tlsPort);transport=tls>", dir: dir)
+        let tlsCarrier = try carrier(
+            port: behindPort, contact: "<sip:carrier@127.0.0.1:\(tlsPort);transport=tls>", dir: dir)
         defer { tlsCarrier.terminate(); tlsCarrier.waitUntilExit() }
         let tunnel = try stunnel(accept: tlsPort, to: behindPort, cert: cert, key: key, dir: dir)
         defer { tunnel.terminate(); tunnel.waitUntilExit() }
@@ -41,14 +44,19 @@ enum TLSBench {
         let gw = try BridgeBench.startGateway(
             irisgw: irisgw, carrierPort: tcpPort,
             profile: profile("bench", "sip:127.0.0.1:\(tcpPort);transport=tcp"),
-            moreProfiles: ["tls": profile("tls", "sips:127.0.0.1:\(tlsPort)", tls: "tls: { caFile: \"\(ca)\", serverName: \"carrier.bench.test\" }")])
+            moreProfiles: [
+                "tls": profile(
+                    "tls", "sips:127.0.0.1:\(tlsPort)",
+                    tls: "tls: { caFile: \"\(ca)\", serverName: \"carrier.bench.test\" }")
+            ])
         defer { gw.stop() }
         let router = try BridgeBench.EventRouter(api: gw.api, key: gw.key)
         defer { router.close() }
         // Warm both connections before anything is timed.
         _ = BridgeBench.setupRate(gw, router, sessions: workers, workers: workers, profile: "bench")
         _ = BridgeBench.setupRate(gw, router, sessions: workers, workers: workers, profile: "tls")
-        let rates = BridgeBench.interleavedRates(gw, router, profiles: ("bench", "tls"), sessions: sessions, workers: workers, rounds: rounds)
+        let rates = BridgeBench.interleavedRates(
+            gw, router, profiles: ("bench", "tls"), sessions: sessions, workers: workers, rounds: rounds)
         return Result(tcpRate: rates.first, tlsRate: rates.second, failed: rates.failed)
     }
 
@@ -56,13 +64,22 @@ enum TLSBench {
     static func certificates(in dir: URL) throws -> (ca: String, cert: String, key: String) {
         let p = { (name: String) in dir.appendingPathComponent(name).path }
         let ext = p("ext.cnf")
-        try "subjectAltName=DNS:carrier.bench.test\nbasicConstraints=CA:FALSE\n".write(toFile: ext, atomically: true, encoding: .utf8)
+        try "subjectAltName=DNS:carrier.bench.test\nbasicConstraints=CA:FALSE\n".write(
+            toFile: ext, atomically: true, encoding: .utf8)
         let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
-        try openssl(["req", "-x509"] + ec + ["-keyout", p("ca.key"), "-out", p("ca.pem"), "-days", "2", "-subj", "/CN=bench CA",
-                                              "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign"])
-        try openssl(["req", "-new"] + ec + ["-keyout", p("carrier.key"), "-out", p("carrier.csr"), "-subj", "/CN=carrier.bench.test"])
-        try openssl(["x509", "-req", "-in", p("carrier.csr"), "-CA", p("ca.pem"), "-CAkey", p("ca.key"), "-CAcreateserial",
-                     "-out", p("carrier.pem"), "-days", "2", "-extfile", ext])
+        try openssl(
+            ["req", "-x509"] + ec + [
+                "-keyout", p("ca.key"), "-out", p("ca.pem"), "-days", "2", "-subj", "/CN=bench CA",
+                "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign"
+            ])
+        try openssl(
+            ["req", "-new"] + ec + [
+                "-keyout", p("carrier.key"), "-out", p("carrier.csr"), "-subj", "/CN=carrier.bench.test"
+            ])
+        try openssl([
+            "x509", "-req", "-in", p("carrier.csr"), "-CA", p("ca.pem"), "-CAkey", p("ca.key"), "-CAcreateserial",
+            "-out", p("carrier.pem"), "-days", "2", "-extfile", ext
+        ])
         return (p("ca.pem"), p("carrier.pem"), p("carrier.key"))
     }
 
@@ -81,50 +98,52 @@ enum TLSBench {
     /// the way the INVITE came: straight, or through stunnel).
     static func carrier(port: Int, contact: String, dir: URL) throws -> Process {
         let xml = """
-        <?xml version="1.0" encoding="ISO-8859-1" ?>
-        <scenario name="uas">
-          <recv request="INVITE"/>
-          <send><![CDATA[
-        SIP/2.0 200 OK
-        [last_Via:]
-        [last_From:]
-        [last_To:];tag=[pid]b[call_number]
-        [last_Call-ID:]
-        [last_CSeq:]
-        Contact: \(contact)
-        Content-Type: application/sdp
-        Content-Length: [len]
+            <?xml version="1.0" encoding="ISO-8859-1" ?>
+            <scenario name="uas">
+              <recv request="INVITE"/>
+              <send><![CDATA[
+            SIP/2.0 200 OK
+            [last_Via:]
+            [last_From:]
+            [last_To:];tag=[pid]b[call_number]
+            [last_Call-ID:]
+            [last_CSeq:]
+            Contact: \(contact)
+            Content-Type: application/sdp
+            Content-Length: [len]
 
-        v=0
-        o=bench 1 1 IN IP4 127.0.0.1
-        s=-
-        c=IN IP4 127.0.0.1
-        t=0 0
-        m=audio [media_port] RTP/AVP 0
-        a=rtpmap:0 PCMU/8000
+            v=0
+            o=bench 1 1 IN IP4 127.0.0.1
+            s=-
+            c=IN IP4 127.0.0.1
+            t=0 0
+            m=audio [media_port] RTP/AVP 0
+            a=rtpmap:0 PCMU/8000
 
-        ]]></send>
-          <recv request="ACK"/>
-          <recv request="BYE"/>
-          <send><![CDATA[
-        SIP/2.0 200 OK
-        [last_Via:]
-        [last_From:]
-        [last_To:]
-        [last_Call-ID:]
-        [last_CSeq:]
-        Content-Length: 0
+            ]]></send>
+              <recv request="ACK"/>
+              <recv request="BYE"/>
+              <send><![CDATA[
+            SIP/2.0 200 OK
+            [last_Via:]
+            [last_From:]
+            [last_To:]
+            [last_Call-ID:]
+            [last_CSeq:]
+            Content-Length: 0
 
-        ]]></send>
-        </scenario>
+            ]]></send>
+            </scenario>
 
-        """
+            """
         let file = dir.appendingPathComponent("uas-\(port).xml")
         try xml.write(to: file, atomically: true, encoding: .utf8)
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/sipp")
-        p.arguments = ["-sf", file.path, "-i", "127.0.0.1", "-p", String(port), "-t", "t1", "-nostdin",
-                       "-mp", String(CallRateBench.freeUDPPort() ?? 45_000), "-timeout", "600s"]
+        p.arguments = [
+            "-sf", file.path, "-i", "127.0.0.1", "-p", String(port), "-t", "t1", "-nostdin",
+            "-mp", String(CallRateBench.freeUDPPort() ?? 45_000), "-timeout", "600s"
+        ]
         p.standardOutput = FileHandle.nullDevice
         p.standardError = FileHandle.nullDevice
         try p.run()

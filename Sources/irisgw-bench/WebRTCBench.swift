@@ -43,7 +43,9 @@ enum WebRTCBench {
         }
     }
 
-    static func step(calls n: Int, webrtc: Bool, seconds: Double, gateway: DTLSContext, browser: DTLSContext) throws -> Step {
+    static func step(
+        calls n: Int, webrtc: Bool, seconds: Double, gateway: DTLSContext, browser: DTLSContext
+    ) throws -> Step {
         let engine = try MediaEngine(configuration: .init(threads: 1, portRange: 30_000...39_999, portQuarantine: 0))
         defer { engine.shutdown() }
         let socket = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: 0), bufferBytes: 16 << 20)
@@ -51,25 +53,37 @@ enum WebRTCBench {
         defer { opened.forEach { $0.close() } }
         var calls: [Int: BrowserCall] = [:]  // by the engine's platform port
         for _ in 0..<n {
-            var platform = MediaLegConfiguration(codec: .opus(.init(complexity: 5)), payloadType: 111, remote: webrtc ? nil : socket.local)
+            var platform = MediaLegConfiguration(
+                codec: .opus(.init(complexity: 5)), payloadType: 111, remote: webrtc ? nil : socket.local)
             if webrtc {
-                platform.webrtc = WebRTCMediaConfiguration(local: gatewayCredentials, remote: browserCredentials, context: gateway,
-                                                           role: .server, peerFingerprints: [browser.certificate.fingerprint])
+                platform.webrtc = WebRTCMediaConfiguration(
+                    local: gatewayCredentials, remote: browserCredentials, context: gateway,
+                    role: .server, peerFingerprints: [browser.certificate.fingerprint])
             }
             let now = EventLoop.now()
-            let call = try engine.openCall(MediaCallConfiguration(trunk: .init(codec: .pcmu, payloadType: 0, remote: socket.local),
-                                                                  platform: platform, rtpTimeout: 0))
+            let call = try engine.openCall(
+                MediaCallConfiguration(
+                    trunk: .init(codec: .pcmu, payloadType: 0, remote: socket.local),
+                    platform: platform, rtpTimeout: 0))
             opened.append(call)
-            guard let t = RawSocketAddress(call.trunkAddress), let p = RawSocketAddress(call.platformAddress) else { continue }
-            let dtls = webrtc ? try DTLSTransport(context: browser, role: .client, peerFingerprints: [gateway.certificate.fingerprint]) : nil
+            guard let t = RawSocketAddress(call.trunkAddress), let p = RawSocketAddress(call.platformAddress) else {
+                continue
+            }
+            let dtls =
+                webrtc
+                ? try DTLSTransport(
+                    context: browser, role: .client, peerFingerprints: [gateway.certificate.fingerprint]) : nil
             let b = BrowserCall(trunk: t, platform: p, dtls: dtls, openedAt: now)
             calls[call.platformAddress.port] = b
             if webrtc {
                 // The browser's check, then its ClientHello.
-                let check = try STUNMessage(type: .bindingRequest, transactionID: .random(), attributes: [
-                    .username("\(gatewayCredentials.ufrag):\(browserCredentials.ufrag)"), .priority(1_845_501_695),
-                    .iceControlling(tieBreaker: 7), .useCandidate,
-                ]).serialized(integrityKey: Array(gatewayCredentials.pwd.utf8), fingerprint: true)
+                let check = try STUNMessage(
+                    type: .bindingRequest, transactionID: .random(),
+                    attributes: [
+                        .username("\(gatewayCredentials.ufrag):\(browserCredentials.ufrag)"), .priority(1_845_501_695),
+                        .iceControlling(tieBreaker: 7), .useCandidate
+                    ]
+                ).serialized(integrityKey: Array(gatewayCredentials.pwd.utf8), fingerprint: true)
                 check.withUnsafeBytes { _ = socket.send($0, to: p) }
                 for d in b.dtls!.start(now: now).datagrams { d.withUnsafeBytes { _ = socket.send($0, to: p) } }
             }
@@ -90,11 +104,15 @@ enum WebRTCBench {
             _ = timer.read()
             let seq = UInt16(truncatingIfNeeded: tick)
             for (i, b) in calls.values.enumerated() {
-                MediaBench.send(&packet, pt: 0, seq: seq, ts: UInt32(tick) &* 160, ssrc: UInt32(i * 2 + 1), payload: pcmu[tick % 50], to: b.trunk,
-                     via: socket, srtp: nil)
+                MediaBench.send(
+                    &packet, pt: 0, seq: seq, ts: UInt32(tick) &* 160, ssrc: UInt32(i * 2 + 1),
+                    payload: pcmu[tick % 50], to: b.trunk,
+                    via: socket, srtp: nil)
                 if !webrtc || b.srtp != nil {
-                    MediaBench.send(&packet, pt: 111, seq: seq, ts: UInt32(tick) &* 960, ssrc: UInt32(i * 2 + 2), payload: opus[tick % 50],
-                         to: b.platform, via: socket, srtp: b.srtp)
+                    MediaBench.send(
+                        &packet, pt: 111, seq: seq, ts: UInt32(tick) &* 960, ssrc: UInt32(i * 2 + 2),
+                        payload: opus[tick % 50],
+                        to: b.platform, via: socket, srtp: b.srtp)
                 }
             }
             tick += 1
@@ -106,10 +124,13 @@ enum WebRTCBench {
                     let out = dtls.receive(UnsafeRawBufferPointer(rebasing: rx[0..<length]), now: now)
                     for d in out.datagrams { d.withUnsafeBytes { _ = socket.send($0, to: b.platform) } }
                     if let keys = out.keys, let suite = SRTPSuite(rawValue: keys.suiteName) {
-                        b.srtp = try? SRTPSession(SRTPConfiguration(suite: suite, sendKey: keys.sendKey, receiveKey: keys.receiveKey))
+                        b.srtp = try? SRTPSession(
+                            SRTPConfiguration(suite: suite, sendKey: keys.sendKey, receiveKey: keys.receiveKey))
                     }
                     b.dtls = dtls
-                } else if PacketKind(firstByte: first) == .rtp, b.firstMediaAt == nil, length > 1, !(192...223).contains(rx[1]) {
+                } else if PacketKind(firstByte: first) == .rtp, b.firstMediaAt == nil, length > 1,
+                    !(192...223).contains(rx[1])
+                {
                     if webrtc {
                         guard let srtp = b.srtp, case .ok = srtp.unprotectRTP(rx, length: length) else { continue }
                     }
@@ -119,7 +140,9 @@ enum WebRTCBench {
             if webrtc {
                 for b in calls.values where b.srtp == nil {
                     guard var dtls = b.dtls, let deadline = dtls.deadline, now >= deadline else { continue }
-                    for d in dtls.handleTimeout(now: now).datagrams { d.withUnsafeBytes { _ = socket.send($0, to: b.platform) } }
+                    for d in dtls.handleTimeout(now: now).datagrams {
+                        d.withUnsafeBytes { _ = socket.send($0, to: b.platform) }
+                    }
                     b.dtls = dtls
                 }
             }
@@ -135,8 +158,9 @@ enum WebRTCBench {
         let cpu0 = engine.cpuTime, wall0 = EventLoop.now()
         for _ in 0..<Int(seconds * 50) { generate() }
         let cpu = engine.cpuTime - cpu0, wall = EventLoop.now() - wall0
-        return Step(channelsPerCore: cpu > 0 ? Double(n) * wall / cpu : 0, setupMs: setupMs,
-                    keyed: calls.values.filter { $0.srtp != nil }.count, late: engine.measurements().lateFrames)
+        return Step(
+            channelsPerCore: cpu > 0 ? Double(n) * wall / cpu : 0, setupMs: setupMs,
+            keyed: calls.values.filter { $0.srtp != nil }.count, late: engine.measurements().lateFrames)
     }
 
     /// Plain and WebRTC platform legs alternated `rounds` times (channels per core over all
@@ -147,7 +171,10 @@ enum WebRTCBench {
         var plainCost = 0.0, webrtcCost = 0.0
         var last: Step?
         for _ in 0..<rounds {
-            plainCost += 1 / (try step(calls: calls, webrtc: false, seconds: seconds, gateway: gateway, browser: browser)).channelsPerCore
+            plainCost +=
+                1
+                / (try step(calls: calls, webrtc: false, seconds: seconds, gateway: gateway, browser: browser))
+                .channelsPerCore
             let w = try step(calls: calls, webrtc: true, seconds: seconds, gateway: gateway, browser: browser)
             webrtcCost += 1 / w.channelsPerCore
             last = w
@@ -159,7 +186,8 @@ enum WebRTCBench {
             guard !many.isEmpty else { return "-" }
             return String(format: "%.0f", many[min(many.count - 1, Int(Double(many.count - 1) * p))])
         }
-        return "BENCH webrtc calls=\(calls) plain_channels_per_core=\(String(format: "%.0f", plain)) webrtc_channels_per_core=\(String(format: "%.0f", webrtc)) "
+        return
+            "BENCH webrtc calls=\(calls) plain_channels_per_core=\(String(format: "%.0f", plain)) webrtc_channels_per_core=\(String(format: "%.0f", webrtc)) "
             + "ratio=\(String(format: "%.2f", webrtc / plain)) target_ratio_min=0.85 setup_ms_1=\(one.setupMs.first.map { String(format: "%.0f", $0) } ?? "-") "
             + "setup_ms_\(calls)_p50=\(pct(0.5)) setup_ms_\(calls)_p99=\(pct(0.99)) keyed=\(last?.keyed ?? 0)/\(calls) late_frames=\(last?.late ?? 0)"
     }

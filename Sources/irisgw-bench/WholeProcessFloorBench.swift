@@ -21,7 +21,9 @@ enum WholeProcessFloorBench {
     }
 
     /// The floor's codec part: CPU µs per call-frame.
-    static func codecMicroseconds(calls n: Int, payloads: GeneratorPayloads, seconds: Double) throws -> (us: Double, opusOutBytes: Double) {
+    static func codecMicroseconds(
+        calls n: Int, payloads: GeneratorPayloads, seconds: Double
+    ) throws -> (us: Double, opusOutBytes: Double) {
         let trunks = try (0..<n).map { _ in try LegCodec(.pcmu, sampleRate: 8000) }
         let platforms = try (0..<n).map { _ in try LegCodec(.opus(.init(complexity: 5)), sampleRate: 8000) }
         func buffers(_ frames: [[UInt8]]) -> [UnsafeBufferPointer<UInt8>] {
@@ -61,7 +63,9 @@ enum WholeProcessFloorBench {
     /// and 2 sendto (PCMU 172 bytes, Opus out) on the engine side of `calls` calls. The packets
     /// the engine side receives are sent, and those it sends drained, outside the timed part
     /// (on loopback a send also delivers: the timed sends pay for the delivery, as an engine's do).
-    static func socketMicroseconds(calls n: Int, inSizes: (Int, Int), outSizes: (Int, Int), seconds: Double) throws -> Double {
+    static func socketMicroseconds(
+        calls n: Int, inSizes: (Int, Int), outSizes: (Int, Int), seconds: Double
+    ) throws -> Double {
         let host = SocketAddress(host: "127.0.0.1", port: 0)
         let engine = try (0..<(2 * n)).map { _ in try UDPSocket(bind: host) }
         let peers = try (0..<(2 * n)).map { _ in try UDPSocket(bind: host) }
@@ -76,7 +80,8 @@ enum WholeProcessFloorBench {
         var timed = 0.0
         repeat {
             for j in 0..<(2 * n) {
-                _ = peers[j].send(UnsafeRawBufferPointer(rebasing: tx[0..<(j % 2 == 0 ? inSizes.0 : inSizes.1)]), to: toEngine[j])
+                _ = peers[j].send(
+                    UnsafeRawBufferPointer(rebasing: tx[0..<(j % 2 == 0 ? inSizes.0 : inSizes.1)]), to: toEngine[j])
             }
             let t0 = cpuNow()
             for c in 0..<n {
@@ -99,8 +104,9 @@ enum WholeProcessFloorBench {
         let payloads = try GeneratorPayloads.make()
         let codec = try codecMicroseconds(calls: calls, payloads: payloads, seconds: 3)
         let opusIn = Double(payloads.opus.reduce(0) { $0 + $1.count }) / Double(payloads.opus.count)
-        let socket = try socketMicroseconds(calls: calls, inSizes: (172, 12 + Int(opusIn.rounded())),
-                                            outSizes: (172, 12 + Int(codec.opusOutBytes.rounded())), seconds: 1.5)
+        let socket = try socketMicroseconds(
+            calls: calls, inSizes: (172, 12 + Int(opusIn.rounded())),
+            outSizes: (172, 12 + Int(codec.opusOutBytes.rounded())), seconds: 1.5)
         let floor = Floor(codecUs: codec.us, socketUs: socket, opusInBytes: opusIn, opusOutBytes: codec.opusOutBytes)
         print(String(decoding: try JSONEncoder().encode(floor), as: UTF8.self))
         fflush(nil)
@@ -108,8 +114,9 @@ enum WholeProcessFloorBench {
 
     /// The floor in its own process, on the engine's CPU and at its priority (`LineChild.pinned`).
     static func measureFloor(calls: Int) throws -> Floor {
-        let child = try LineChild(pinnedTo: 0, [RTPEngineBench.selfBinary, "whole-process-floor", "--calls", "\(calls)"],
-                                  label: "whole-process-floor")
+        let child = try LineChild(
+            pinnedTo: 0, [RTPEngineBench.selfBinary, "whole-process-floor", "--calls", "\(calls)"],
+            label: "whole-process-floor")
         defer { child.stop() }
         return try JSONDecoder().decode(Floor.self, from: Data(try child.readLine(timeout: 120).utf8))
     }
@@ -137,12 +144,14 @@ enum WholeProcessFloorBench {
             let engineUs = r.engineCPU / (Double(calls) * r.seconds * 50) * 1e6
             let codecUs = (before.codecUs + after.codecUs) / 2, socketUs = (before.socketUs + after.socketUs) / 2
             let floorUs = codecUs + socketUs
-            return "BENCH media-whole-process calls=\(calls) engine_us_per_call_frame=\(f(engineUs)) floor_us_per_call_frame=\(f(floorUs)) "
+            return
+                "BENCH media-whole-process calls=\(calls) engine_us_per_call_frame=\(f(engineUs)) floor_us_per_call_frame=\(f(floorUs)) "
                 + "ratio=\(String(format: "%.2f", engineUs / floorUs)) target_ratio_max=1.15 codec_us_per_call_frame=\(f(codecUs)) "
                 + "socket_us_per_call_frame=\(f(socketUs)) engine_cpu_pct=\(f(step.cpuPercent)) clean=\(step.clean ? 1 : 0) "
                 + "late_p99_ms=\(f(r.lateP99Ms)) opus_in_bytes=\(String(format: "%.0f", after.opusInBytes)) opus_out_bytes=\(String(format: "%.0f", after.opusOutBytes))"
         } catch {
-            return "BENCH media-whole-process skipped=\"\(String(describing: error).replacingOccurrences(of: "\"", with: "'"))\""
+            return
+                "BENCH media-whole-process skipped=\"\(String(describing: error).replacingOccurrences(of: "\"", with: "'"))\""
         }
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
-import SIP
 import Media
+import SIP
 
 /// `make bench`: each line is `BENCH <name> key=value...`, ratios measured in this run.
 func formatted(_ v: Double) -> String { String(format: "%.0f", v) }
@@ -27,23 +27,34 @@ if which.isEmpty || which.contains("sip-parse") {
     let r = ParseBench.run()
     func f(_ v: Double) -> String { String(format: "%.2f", v) }
     // ratio: how many times longer our path takes than osip's for the same work.
-    print("BENCH sip-parse ours_parse_msgs_per_sec=\(formatted(r.oursParsePerSecond)) osip_parse_msgs_per_sec=\(formatted(r.osipParsePerSecond)) ratio=\(f(r.osipParsePerSecond / r.oursParsePerSecond)) target_ratio_max=1.5")
-    print("BENCH sip-parse-serialize ours_msgs_per_sec=\(formatted(r.oursParseSerializePerSecond)) osip_msgs_per_sec=\(formatted(r.osipParseSerializePerSecond)) ratio=\(f(r.osipParseSerializePerSecond / r.oursParseSerializePerSecond)) ours_vs_osip_bare_parse_ratio=\(f(r.osipParsePerSecond / r.oursParseSerializePerSecond))")
+    print(
+        "BENCH sip-parse ours_parse_msgs_per_sec=\(formatted(r.oursParsePerSecond)) osip_parse_msgs_per_sec=\(formatted(r.osipParsePerSecond)) ratio=\(f(r.osipParsePerSecond / r.oursParsePerSecond)) target_ratio_max=1.5"
+    )
+    print(
+        "BENCH sip-parse-serialize ours_msgs_per_sec=\(formatted(r.oursParseSerializePerSecond)) osip_msgs_per_sec=\(formatted(r.osipParseSerializePerSecond)) ratio=\(f(r.osipParseSerializePerSecond / r.oursParseSerializePerSecond)) ours_vs_osip_bare_parse_ratio=\(f(r.osipParsePerSecond / r.oursParseSerializePerSecond))"
+    )
 }
 if which.isEmpty || which.contains("sip-calls") {
-    let irisgw = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("irisgw").path
+    let irisgw = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
+        "irisgw"
+    ).path
     let steps = CallRateBench.run(irisgw: irisgw)
     for s in steps {
-        print("BENCH sip-calls-step rate=\(s.rate) calls=\(s.calls) failed=\(s.failed) achieved_cps=\(String(format: "%.0f", s.achieved))")
+        print(
+            "BENCH sip-calls-step rate=\(s.rate) calls=\(s.calls) failed=\(s.failed) achieved_cps=\(String(format: "%.0f", s.achieved))"
+        )
     }
     let good = steps.filter { Double($0.failed) <= Double($0.calls) * 0.001 }
     let best = good.map(\.achieved).max() ?? 0
-    print("BENCH sip-calls max_cps=\(String(format: "%.0f", best)) target_cps_min=200 failure_budget=0.1% steps=\(steps.count)")
+    print(
+        "BENCH sip-calls max_cps=\(String(format: "%.0f", best)) target_cps_min=200 failure_budget=0.1% steps=\(steps.count)"
+    )
 }
 if CommandLine.arguments.count >= 5, CommandLine.arguments[1] == "media-loadgen" {
     let a = CommandLine.arguments
-    try MediaBench.loadgen(listPath: a[2], seconds: Double(a[3]) ?? 3, platformCodec: a[4],
-                           srtp: a.count >= 6 ? SRTPSuite(rawValue: a[5]) : nil)
+    try MediaBench.loadgen(
+        listPath: a[2], seconds: Double(a[3]) ?? 3, platformCodec: a[4],
+        srtp: a.count >= 6 ? SRTPSuite(rawValue: a[5]) : nil)
     exit(0)
 }
 func fmt(_ v: Double) -> String { String(format: "%.0f", v) }
@@ -64,10 +75,14 @@ if which.isEmpty || which.contains("media") || which.contains("passthrough") {
         let udp = try UDPFloorBench.microsecondsPerCallFrame()
         let codecUs = 1e6 / 50 / floor, engineUs = 1e6 / 50 / step.channelsPerCore
         let withUDP = 1e6 / 50 / (codecUs + udp)
-        print("BENCH media-udp-floor codec_us_per_call_frame=\(String(format: "%.1f", codecUs)) udp_us_per_call_frame=\(String(format: "%.1f", udp)) engine_us_per_call_frame=\(String(format: "%.1f", engineUs)) codec_plus_udp_channels_per_core=\(fmt(withUDP)) ratio_vs_codec_plus_udp=\(String(format: "%.2f", step.channelsPerCore / withUDP)) best_possible_ratio=\(String(format: "%.2f", withUDP / floor))")
+        print(
+            "BENCH media-udp-floor codec_us_per_call_frame=\(String(format: "%.1f", codecUs)) udp_us_per_call_frame=\(String(format: "%.1f", udp)) engine_us_per_call_frame=\(String(format: "%.1f", engineUs)) codec_plus_udp_channels_per_core=\(fmt(withUDP)) ratio_vs_codec_plus_udp=\(String(format: "%.2f", step.channelsPerCore / withUDP)) best_possible_ratio=\(String(format: "%.2f", withUDP / floor))"
+        )
         // The latency target (docs/design.md, "Quality targets") is at 200 calls: both cores' worth of media threads.
         let loaded = try MediaBench.runStep(calls: 200, passthrough: false, seconds: 4, threads: 2)
-        print("BENCH media-200 calls=200 threads=2 p50_us=\(loaded.p50) p99_us=\(loaded.p99) late_frames=\(loaded.late) target_p99_us_max=1000")
+        print(
+            "BENCH media-200 calls=200 threads=2 p50_us=\(loaded.p50) p99_us=\(loaded.p99) late_frames=\(loaded.late) target_p99_us_max=1000"
+        )
     }
     if which.isEmpty || which.contains("passthrough") {
         let step = try MediaBench.runStep(calls: 200, passthrough: true, seconds: 4)
@@ -80,7 +95,9 @@ if which.isEmpty || which.contains("source-policy") {
     // alternated in this run.
     for (name, passthrough, calls) in [("media", false, 100), ("passthrough", true, 200)] {
         let r = try MediaBench.sourcePolicyComparison(calls: calls, passthrough: passthrough, rounds: 3, seconds: 4)
-        print("BENCH source-policy-\(name) calls=\(calls) on_channels_per_core=\(fmt(r.on)) off_channels_per_core=\(fmt(r.off)) ratio=\(String(format: "%.3f", r.on / r.off)) target_ratio_min=0.98 late_frames=\(r.last.late) trunk_packets=\(r.last.trunkReceived)")
+        print(
+            "BENCH source-policy-\(name) calls=\(calls) on_channels_per_core=\(fmt(r.on)) off_channels_per_core=\(fmt(r.off)) ratio=\(String(format: "%.3f", r.on / r.off)) target_ratio_min=0.98 late_frames=\(r.last.late) trunk_packets=\(r.last.trunkReceived)"
+        )
     }
 }
 if which.isEmpty || which.contains("srtp") {
@@ -88,7 +105,9 @@ if which.isEmpty || which.contains("srtp") {
     // alternated in this run: what SRTP costs the media thread (docs/media.md, "SRTP").
     for suite in [SRTPSuite.aesCM128HmacSHA1_80, .aeadAES128GCM] {
         let r = try MediaBench.srtpComparison(calls: 100, suite: suite, rounds: 2, seconds: 4)
-        print("BENCH \(suite == .aeadAES128GCM ? "srtp-gcm" : "srtp") calls=100 suite=\(suite.rawValue) plain_channels_per_core=\(fmt(r.plain)) srtp_channels_per_core=\(fmt(r.srtp)) ratio=\(String(format: "%.2f", r.srtp / r.plain)) target_ratio_min=0.9 p99_us=\(r.last.p99) late_frames=\(r.last.late) trunk_packets=\(r.last.trunkReceived) trunk_refused=\(r.last.trunkRefused)")
+        print(
+            "BENCH \(suite == .aeadAES128GCM ? "srtp-gcm" : "srtp") calls=100 suite=\(suite.rawValue) plain_channels_per_core=\(fmt(r.plain)) srtp_channels_per_core=\(fmt(r.srtp)) ratio=\(String(format: "%.2f", r.srtp / r.plain)) target_ratio_min=0.9 p99_us=\(r.last.p99) late_frames=\(r.last.late) trunk_packets=\(r.last.trunkReceived) trunk_refused=\(r.last.trunkRefused)"
+        )
     }
 }
 if which.isEmpty || which.contains("webrtc") {
@@ -127,31 +146,47 @@ if which.isEmpty || which.contains("media-whole-process") {
 if which.isEmpty || which.contains("bridge") {
     // The whole gateway: sessions through the API, and transcoded calls through the bridge
     // against the media floor measured here, in the same run.
-    let irisgw = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("irisgw").path
+    let irisgw = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
+        "irisgw"
+    ).path
     let setup = try BridgeBench.setupRate(irisgw: irisgw)
     print("BENCH bridge-setup sessions_per_sec=\(fmt(setup.rate)) failed=\(setup.failed) workers=16 target_cps_min=200")
     let floor = try MediaFloorBench.channelsPerCore(calls: 100)
     let media = try BridgeBench.mediaRun(irisgw: irisgw)
-    print("BENCH bridge calls=100 channels_per_core=\(fmt(media.channelsPerCore)) floor_channels_per_core=\(fmt(floor)) ratio=\(String(format: "%.2f", media.channelsPerCore / floor)) packets_sent=\(media.sent) packets_received=\(media.received)")
+    print(
+        "BENCH bridge calls=100 channels_per_core=\(fmt(media.channelsPerCore)) floor_channels_per_core=\(fmt(floor)) ratio=\(String(format: "%.2f", media.channelsPerCore / floor)) packets_sent=\(media.sent) packets_received=\(media.received)"
+    )
 }
 if which.isEmpty || which.contains("sip-dns") {
     // Proxies named by SRV (cache warm) against numeric ones, and numeric calls while a DNS
     // server drops every query, against the same without it.
-    let irisgw = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("irisgw").path
+    let irisgw = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
+        "irisgw"
+    ).path
     let r = try DNSBench.run(irisgw: irisgw)
     func f(_ v: Double) -> String { String(format: "%.2f", v) }
-    print("BENCH sip-dns numeric_sessions_per_sec=\(fmt(r.numericRate)) srv_sessions_per_sec=\(fmt(r.srvRate)) srv_ratio=\(f(r.srvRate / r.numericRate)) target_srv_ratio_min=0.95 quiet_dns_sessions_per_sec=\(fmt(r.quietRate)) silent_dns_sessions_per_sec=\(fmt(r.silentRate)) silent_dns_ratio=\(f(r.silentRate / r.quietRate)) target_silent_dns_ratio=1.0 sessions_waiting_on_dns=\(r.dnsWaiting) failed=\(r.failed)")
+    print(
+        "BENCH sip-dns numeric_sessions_per_sec=\(fmt(r.numericRate)) srv_sessions_per_sec=\(fmt(r.srvRate)) srv_ratio=\(f(r.srvRate / r.numericRate)) target_srv_ratio_min=0.95 quiet_dns_sessions_per_sec=\(fmt(r.quietRate)) silent_dns_sessions_per_sec=\(fmt(r.silentRate)) silent_dns_ratio=\(f(r.silentRate / r.quietRate)) target_silent_dns_ratio=1.0 sessions_waiting_on_dns=\(r.dnsWaiting) failed=\(r.failed)"
+    )
 }
 if which.isEmpty || which.contains("sip-tls") {
     // Sessions to a trunk over TLS (stunnel in front of SIPp) against the same over TCP.
-    let irisgw = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("irisgw").path
+    let irisgw = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
+        "irisgw"
+    ).path
     let r = try TLSBench.run(irisgw: irisgw)
-    print("BENCH sip-tls tcp_sessions_per_sec=\(fmt(r.tcpRate)) tls_sessions_per_sec=\(fmt(r.tlsRate)) ratio=\(String(format: "%.2f", r.tlsRate / r.tcpRate)) target_ratio_min=0.8 failed=\(r.failed) load1=\(String(format: "%.2f", GatewayProbe.loadAverage()))")
+    print(
+        "BENCH sip-tls tcp_sessions_per_sec=\(fmt(r.tcpRate)) tls_sessions_per_sec=\(fmt(r.tlsRate)) ratio=\(String(format: "%.2f", r.tlsRate / r.tcpRate)) target_ratio_min=0.8 failed=\(r.failed) load1=\(String(format: "%.2f", GatewayProbe.loadAverage()))"
+    )
 }
 if which.isEmpty || which.contains("flood") {
     // INVITE floods against the whole gateway, with legitimate calls through the API meanwhile.
-    let irisgw = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("irisgw").path
-    print("BENCH flood-machine cores=\(ProcessInfo.processInfo.activeProcessorCount) load1=\(String(format: "%.2f", GatewayProbe.loadAverage()))")
+    let irisgw = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
+        "irisgw"
+    ).path
+    print(
+        "BENCH flood-machine cores=\(ProcessInfo.processInfo.activeProcessorCount) load1=\(String(format: "%.2f", GatewayProbe.loadAverage()))"
+    )
     for line in try FloodBench.run(irisgw: irisgw) { print(line) }
 }
 if CommandLine.arguments.count >= 2, CommandLine.arguments[1] == "soak" {
@@ -167,21 +202,29 @@ if CommandLine.arguments.count >= 2, CommandLine.arguments[1] == "soak" {
         case "--trace": trace = args.next()
         case "--rt-priority": realtime = args.next().flatMap { Int($0) }
         default:
-            FileHandle.standardError.write(Data("usage: irisgw-bench soak [--minutes N] [--calls N] [--trace FILE] [--rt-priority N]\n".utf8))
+            FileHandle.standardError.write(
+                Data("usage: irisgw-bench soak [--minutes N] [--calls N] [--trace FILE] [--rt-priority N]\n".utf8))
             exit(2)
         }
     }
-    let irisgw = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("irisgw").path
-    print("BENCH soak-machine cores=\(ProcessInfo.processInfo.activeProcessorCount) load1=\(String(format: "%.2f", GatewayProbe.loadAverage()))")
+    let irisgw = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
+        "irisgw"
+    ).path
+    print(
+        "BENCH soak-machine cores=\(ProcessInfo.processInfo.activeProcessorCount) load1=\(String(format: "%.2f", GatewayProbe.loadAverage()))"
+    )
     fflush(nil)
     // Sample lines are printed as they come; the summary last.
-    let lines = try SoakBench.run(irisgw: irisgw, minutes: minutes, calls: calls, trace: trace, realtimePriority: realtime)
+    let lines = try SoakBench.run(
+        irisgw: irisgw, minutes: minutes, calls: calls, trace: trace, realtimePriority: realtime)
     if let summary = lines.last(where: { $0.hasPrefix("BENCH soak ") }) { print(summary) }
 }
 if which.contains("retention") {
     // What an ended session leaves behind: RSS after every 1,000 sessions (no media), past
     // the 10,000 ended-session snapshots the gateway keeps.
-    let irisgw = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("irisgw").path
+    let irisgw = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
+        "irisgw"
+    ).path
     try BridgeBench.withBridge(irisgw: irisgw) { gw, router in
         var line = "BENCH retention sessions_rss_kib="
         for i in 0...14 {
@@ -194,9 +237,17 @@ if which.contains("retention") {
 if which.contains("profile-parse") {
     // Our parse path alone, for `perf record`.
     var n = 0
-    for _ in 0..<60_000 { for m in ParseBench.messages { if let p = try? SIP.SIPMessage.parse(m) { n &+= p.serialize().count; _ = p.topVia; _ = p.cseq } } }
+    for _ in 0..<60_000 {
+        for m in ParseBench.messages {
+            if let p = try? SIP.SIPMessage.parse(m) { n &+= p.serialize().count; _ = p.topVia; _ = p.cseq }
+        }
+    }
     print(n)
 }
 if which.contains("media-floor") {
-    for n in [1, 100] { print("BENCH media-floor calls=\(n) floor_channels_per_core=\(String(format: "%.0f", try MediaFloorBench.channelsPerCore(calls: n)))") }
+    for n in [1, 100] {
+        print(
+            "BENCH media-floor calls=\(n) floor_channels_per_core=\(String(format: "%.0f", try MediaFloorBench.channelsPerCore(calls: n)))"
+        )
+    }
 }

@@ -7,14 +7,14 @@ import IrisClient
 /// played out (accepted and ended normally; rejected; ignored until it ended), 1 otherwise.
 enum AnswerCommand {
     static let usage = """
-    usage: irisgw answer --routing-id ID [--action accept|reject|ignore] [--api URL] [--ca-file FILE] [--data-dir DIR]
-                         [--tone HZ | --play WAV] [--record WAV] [--hold-after S] [--unhold-after S]
-                         [--hangup-after S] [--timeout S] [--json]
+        usage: irisgw answer --routing-id ID [--action accept|reject|ignore] [--api URL] [--ca-file FILE] [--data-dir DIR]
+                             [--tone HZ | --play WAV] [--record WAV] [--hold-after S] [--unhold-after S]
+                             [--hangup-after S] [--timeout S] [--json]
 
-    Waits (up to --timeout seconds, default forever) for one call to ID. An https:// --api is
-    checked against --ca-file (default $IRISGW_CA_FILE, else the system store).
+        Waits (up to --timeout seconds, default forever) for one call to ID. An https:// --api is
+        checked against --ca-file (default $IRISGW_CA_FILE, else the system store).
 
-    """
+        """
 
     static func run(_ args: [String]) -> Int32 {
         var options = ClientOptions()
@@ -29,7 +29,9 @@ enum AnswerCommand {
                 case "--routing-id": routingId = try reader.value()
                 case "--action":
                     action = try reader.value()
-                    guard ["accept", "reject", "ignore"].contains(action) else { throw UsageError("--action is accept, reject or ignore") }
+                    guard ["accept", "reject", "ignore"].contains(action) else {
+                        throw UsageError("--action is accept, reject or ignore")
+                    }
                 case "--timeout": timeout = try reader.seconds()
                 case "-h", "--help":
                     writeOut(usage)
@@ -53,7 +55,11 @@ enum AnswerCommand {
         let printer = EventPrinter(json: options.json)
         let listener = try IrisNotificationListener(connection: connection, routingId: routingId)
         // Said on stderr under --json, so a script (or a test) can start the call after it.
-        if options.json { writeError("waiting for a call to \(routingId)\n") } else { printer.line("waiting for a call to \(routingId)") }
+        if options.json {
+            writeError("waiting for a call to \(routingId)\n")
+        } else {
+            printer.line("waiting for a call to \(routingId)")
+        }
         guard let note = listener.next(timeout: timeout), let room = note.roomid, let token = note.roomtoken else {
             listener.close()
             writeError("irisgw answer: no call within the timeout\n")

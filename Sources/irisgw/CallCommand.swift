@@ -7,28 +7,28 @@ import IrisClient
 /// 2 for a usage error, 3 when the gateway refused or could not be reached.
 enum CallCommand {
     static let usage = """
-    usage: irisgw call TARGET --from SOURCE [--profile NAME] [--api URL] [--ca-file FILE] [--data-dir DIR]
-                       [--caller-name NAME] [--privacy VALUES] [--header 'NAME: VALUE']...
-                       [--opus-complexity N] [--opus-bitrate BPS|auto]
-                       [--tone HZ | --play WAV] [--record WAV] [--dtmf DIGITS]
-                       [--hold-after S] [--unhold-after S] [--hangup-after S] [--json]
+        usage: irisgw call TARGET --from SOURCE [--profile NAME] [--api URL] [--ca-file FILE] [--data-dir DIR]
+                           [--caller-name NAME] [--privacy VALUES] [--header 'NAME: VALUE']...
+                           [--opus-complexity N] [--opus-bitrate BPS|auto]
+                           [--tone HZ | --play WAV] [--record WAV] [--dtmf DIGITS]
+                           [--hold-after S] [--unhold-after S] [--hangup-after S] [--json]
 
-      --caller-name NAME   the From display name
-      --privacy VALUES     RFC 3323 privacy: none, id, header, user, session, critical,
-                           joined with ; (id;critical)
-      --header 'N: V'      an extra INVITE header (X- names, or names the profile allows);
-                           repeat for more
-      --opus-complexity N  the gateway's Opus encoder toward this client for this call:
-                           0-10 (CPU against quality; default the profile's media.opus)
-      --opus-bitrate BPS   its bitrate, 6000-510000 bits per second, or auto
-      --api URL            the gateway's control API, http:// or https:// (default http://127.0.0.1:8080)
-      --ca-file FILE       for an https --api: the CAs to trust (PEM; default $IRISGW_CA_FILE,
-                           else the system store); the certificate must name the URL's host
+          --caller-name NAME   the From display name
+          --privacy VALUES     RFC 3323 privacy: none, id, header, user, session, critical,
+                               joined with ; (id;critical)
+          --header 'N: V'      an extra INVITE header (X- names, or names the profile allows);
+                               repeat for more
+          --opus-complexity N  the gateway's Opus encoder toward this client for this call:
+                               0-10 (CPU against quality; default the profile's media.opus)
+          --opus-bitrate BPS   its bitrate, 6000-510000 bits per second, or auto
+          --api URL            the gateway's control API, http:// or https:// (default http://127.0.0.1:8080)
+          --ca-file FILE       for an https --api: the CAs to trust (PEM; default $IRISGW_CA_FILE,
+                               else the system store); the certificate must name the URL's host
 
-    Times are seconds after the call connects. Without --hangup-after the call lasts until
-    the far end hangs up or Ctrl-C.
+        Times are seconds after the call connects. Without --hangup-after the call lasts until
+        the far end hangs up or Ctrl-C.
 
-    """
+        """
 
     static func run(_ args: [String]) -> Int32 {
         var options = ClientOptions()
@@ -59,7 +59,8 @@ enum CallCommand {
             }
             guard let target else { throw UsageError("TARGET is required") }
             guard let source else { throw UsageError("--from SOURCE is required") }
-            return try place(target: target, source: source, profile: profile, dtmf: dtmf, caller: caller, options: options)
+            return try place(
+                target: target, source: source, profile: profile, dtmf: dtmf, caller: caller, options: options)
         } catch let e as UsageError {
             writeError("irisgw call: \(e)\n\n" + usage)
             return 2
@@ -69,16 +70,20 @@ enum CallCommand {
         }
     }
 
-    static func place(target: String, source: String, profile: String?, dtmf: String?, caller: CallerOptions,
-                      options: ClientOptions) throws -> Int32 {
+    static func place(
+        target: String, source: String, profile: String?, dtmf: String?, caller: CallerOptions,
+        options: ClientOptions
+    ) throws -> Int32 {
         let printer = EventPrinter(json: options.json)
-        let session = IrisRtcAudioSession(connection: try options.connection(), stream: try options.stream(), delegate: printer)
+        let session = IrisRtcAudioSession(
+            connection: try options.connection(), stream: try options.stream(), delegate: printer)
         printer.onConnected = {
             if let dtmf { after(0.5) { try? session.insertDTMFtone(dtmf) } }
             options.scheduleInCall(session, printer)
         }
-        try session.createWithTN(targetTN: target, sourceTN: source, profile: profile, callerName: caller.name,
-                                 privacy: caller.privacy, headers: caller.headers.isEmpty ? nil : caller.headers, opus: caller.opus)
+        try session.createWithTN(
+            targetTN: target, sourceTN: source, profile: profile, callerName: caller.name,
+            privacy: caller.privacy, headers: caller.headers.isEmpty ? nil : caller.headers, opus: caller.opus)
         // Ctrl-C closes the call; the end still comes from the gateway.
         let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
         signal(SIGINT, SIG_IGN)
@@ -91,7 +96,6 @@ enum CallCommand {
         return printer.connected && session.endedEvent?.reason == .completed ? 0 : 1
     }
 }
-
 
 /// `--caller-name`, `--privacy`, `--header` and `--opus-*` of `irisgw call`. The gateway
 /// checks them (docs/api.md); here a header only has to be `NAME: VALUE`, given once, and
@@ -123,7 +127,9 @@ struct CallerOptions {
     }
 
     mutating func addHeader(_ text: String) throws {
-        guard let colon = text.firstIndex(of: ":") else { throw UsageError("--header needs 'NAME: VALUE', found \"\(text)\"") }
+        guard let colon = text.firstIndex(of: ":") else {
+            throw UsageError("--header needs 'NAME: VALUE', found \"\(text)\"")
+        }
         let name = text[..<colon].trimmingCharacters(in: .whitespaces)
         let value = text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces)
         guard !name.isEmpty else { throw UsageError("--header needs a name before the colon") }

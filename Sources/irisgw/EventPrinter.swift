@@ -5,7 +5,8 @@ import IrisClient
 /// Prints a session's events for `irisgw call` and `irisgw answer`: one JSON object per
 /// line with `--json` (the control API's shape), else a human line per change with the
 /// time since the start.
-final class EventPrinter: IrisRtcAudioSessionDelegate, @unchecked Sendable {  // called on the session's event thread only; `onConnected` set before
+// called on the session's event thread only; `onConnected` set before
+final class EventPrinter: IrisRtcAudioSessionDelegate, @unchecked Sendable {
     let json: Bool
     let start = Date()
     private let encoder: JSONEncoder = {
@@ -28,7 +29,10 @@ final class EventPrinter: IrisRtcAudioSessionDelegate, @unchecked Sendable {  //
             if let data = try? encoder.encode(event) { writeOut(String(decoding: data, as: UTF8.self) + "\n") }
             return
         }
-        let sip = event.sip.map { " (\($0.code)\($0.reason.isEmpty ? "" : " " + $0.reason)\($0.cause.map { ", Q.850 cause \($0)" } ?? ""))" } ?? ""
+        let sip =
+            event.sip.map {
+                " (\($0.code)\($0.reason.isEmpty ? "" : " " + $0.reason)\($0.cause.map { ", Q.850 cause \($0)" } ?? ""))"
+            } ?? ""
         switch event.event {
         case .onSessionCreated: line("session \(event.roomId) created (\(event.direction ?? ""))")
         case .onSessionSIPStatus:
@@ -40,12 +44,19 @@ final class EventPrinter: IrisRtcAudioSessionDelegate, @unchecked Sendable {  //
         case .onSessionMerged: line("merged with \(event.heldRoomId ?? "?")")
         case .onSessionDTMF: line("DTMF \(event.digit ?? "?") (\(event.durationMs ?? 0) ms)")
         case .onSessionError: line("error \(event.code ?? 0): \(event.message ?? "")" + sip)
-        case .onSessionEnded: line("ended: \(event.reason?.rawValue ?? "?")" + sip + String(format: ", %.1f s connected", event.durationSec ?? 0))
-        case .onSessionEventsDropped: line("events \(event.fromSeq ?? 0)-\(event.toSeq ?? 0) were dropped from the session's history (its bound)")
+        case .onSessionEnded:
+            line(
+                "ended: \(event.reason?.rawValue ?? "?")" + sip
+                    + String(format: ", %.1f s connected", event.durationSec ?? 0))
+        case .onSessionEventsDropped:
+            line("events \(event.fromSeq ?? 0)-\(event.toSeq ?? 0) were dropped from the session's history (its bound)")
         case .onNotification:
             // STIR/SHAKEN: whether the caller id was signed, and what the verifier made of it.
-            let signed = event.carrier.map { c in c.verstat.map { " (verstat \($0))" } ?? (c.identity ? " (signed)" : "") } ?? ""
-            line("incoming call \(event.roomid ?? "?") from \(event.userdata?.data.cid ?? "?") to \(event.userdata?.data.tar ?? "?")" + signed)
+            let signed =
+                event.carrier.map { c in c.verstat.map { " (verstat \($0))" } ?? (c.identity ? " (signed)" : "") } ?? ""
+            line(
+                "incoming call \(event.roomid ?? "?") from \(event.userdata?.data.cid ?? "?") to \(event.userdata?.data.tar ?? "?")"
+                    + signed)
         }
     }
 
@@ -83,7 +94,9 @@ struct ClientOptions {
         case "--ca-file": caFile = try args.value()
         case "--data-dir": dataDir = try args.value()
         case "--tone":
-            guard let hz = Double(try args.value()), hz > 0, hz < 24_000 else { throw UsageError("--tone needs a frequency in Hz") }
+            guard let hz = Double(try args.value()), hz > 0, hz < 24_000 else {
+                throw UsageError("--tone needs a frequency in Hz")
+            }
             toneHz = hz
         case "--play": playWAV = try args.value()
         case "--record": recordWAV = try args.value()

@@ -8,20 +8,20 @@ import IrisClient
 /// the gateway cannot be reached.
 enum LoadCommand {
     static let usage = """
-    usage: irisgw test --load --profile NAME (--target NUMBER[,NUMBER...] | --suite FILE)
-                       [--concurrent N] [--cps R] [--ramp-sec S] [--calls M | --duration-sec D]
-                       [--hold-sec H] [--audio-every K] [--answer-timeout-sec S] [--source NUMBER]
-                       [--min-asr PCT] [--min-ner PCT] [--max-pdd-ms MS]
-                       [--json FILE] [--html FILE] [--junit FILE] [--api URL] [--ca-file FILE] [--data-dir DIR]
+        usage: irisgw test --load --profile NAME (--target NUMBER[,NUMBER...] | --suite FILE)
+                           [--concurrent N] [--cps R] [--ramp-sec S] [--calls M | --duration-sec D]
+                           [--hold-sec H] [--audio-every K] [--answer-timeout-sec S] [--source NUMBER]
+                           [--min-asr PCT] [--min-ner PCT] [--max-pdd-ms MS]
+                           [--json FILE] [--html FILE] [--junit FILE] [--api URL] [--ca-file FILE] [--data-dir DIR]
 
-    Starts calls at up to R per second (rising from 1 cps over --ramp-sec), never more than N
-    at once; each is answered, held H seconds and hung up, and every K-th checks that its
-    tone comes back (an echoing number). Targets are dialled in turn. --suite FILE takes the
-    plan from the file's `load` section; flags given win over it. Defaults: 10 at once, 1 cps,
-    no ramp, 100 calls, hold 5 s, no audio checks, answer timeout 30 s, no thresholds.
-    Prints a summary line; the reports plot the run and the gateway's own load.
+        Starts calls at up to R per second (rising from 1 cps over --ramp-sec), never more than N
+        at once; each is answered, held H seconds and hung up, and every K-th checks that its
+        tone comes back (an echoing number). Targets are dialled in turn. --suite FILE takes the
+        plan from the file's `load` section; flags given win over it. Defaults: 10 at once, 1 cps,
+        no ramp, 100 calls, hold 5 s, no audio checks, answer timeout 30 s, no thresholds.
+        Prints a summary line; the reports plot the run and the gateway's own load.
 
-    """
+        """
 
     static func run(_ args: [String]) -> Int32 {
         var profile: String?, suitePath: String?, junit: String?, json: String?, html: String?
@@ -53,7 +53,9 @@ enum LoadCommand {
                 case "--html": html = try reader.value()
                 case "--target":
                     let list = try reader.value().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-                    guard !list.isEmpty, list.allSatisfy({ !$0.isEmpty }) else { throw UsageError("--target needs a number") }
+                    guard !list.isEmpty, list.allSatisfy({ !$0.isEmpty }) else {
+                        throw UsageError("--target needs a number")
+                    }
                     targets += list
                 case "--source":
                     let v = try reader.value()
@@ -69,10 +71,14 @@ enum LoadCommand {
                     flags.append { $0.rampSec = v }
                 case "--calls":
                     let v = try whole(&reader, option, 1...10_000_000)
-                    flags.append { $0.calls = v; $0.durationSec = nil }
+                    flags.append {
+                        $0.calls = v; $0.durationSec = nil
+                    }
                 case "--duration-sec":
                     let v = try number(&reader, option, 1...604_800)
-                    flags.append { $0.durationSec = v; $0.calls = nil }
+                    flags.append {
+                        $0.durationSec = v; $0.calls = nil
+                    }
                 case "--hold-sec":
                     let v = try number(&reader, option, 0...86_400)
                     flags.append { $0.holdSec = v }
@@ -111,7 +117,9 @@ enum LoadCommand {
             }
             for f in flags { f(&plan) }
             if !targets.isEmpty { plan.targets = targets }
-            if let problem = plan.problem { throw UsageError(problem + " (--target NUMBER, or a suite's load section)") }
+            if let problem = plan.problem {
+                throw UsageError(problem + " (--target NUMBER, or a suite's load section)")
+            }
             let connection = try options.connection()
             // The gateway must answer before any call is placed.
             do { _ = try connection.sessions() } catch {
@@ -119,10 +127,14 @@ enum LoadCommand {
                 return 3
             }
             let limit = plan.callLimit.map { "\($0) calls" } ?? String(format: "%.0f s of calls", plan.durationSec ?? 0)
-            writeOut("load \(name): \(limit) through \(profile) to \(plan.targets.joined(separator: ", ")), up to \(plan.concurrent) at once, "
-                     + String(format: "%g cps", plan.cps) + (plan.rampSec > 0 ? String(format: " after a %g s ramp", plan.rampSec) : "")
-                     + String(format: ", hold %g s", plan.holdSec) + "\n")
-            let runner = LoadRunner(connection: connection, profile: profile, plan: plan, name: name) { writeOut($0 + "\n") }
+            writeOut(
+                "load \(name): \(limit) through \(profile) to \(plan.targets.joined(separator: ", ")), up to \(plan.concurrent) at once, "
+                    + String(format: "%g cps", plan.cps)
+                    + (plan.rampSec > 0 ? String(format: " after a %g s ramp", plan.rampSec) : "")
+                    + String(format: ", hold %g s", plan.holdSec) + "\n")
+            let runner = LoadRunner(connection: connection, profile: profile, plan: plan, name: name) {
+                writeOut($0 + "\n")
+            }
             // Ctrl-C or SIGTERM: no new calls; those in progress end and the reports are written.
             signal(SIGINT, SIG_IGN)
             signal(SIGTERM, SIG_IGN)
@@ -136,7 +148,10 @@ enum LoadCommand {
             let result = runner.run()
             writeOut(result.summaryLine + "\n" + result.summary.gatewayVerdict + "\n")
             for b in result.summary.broken { writeOut("✘ \(b)\n") }
-            for (path, text) in [(junit, LoadReport.junit(result, plan: plan)), (json, LoadReport.json(result)), (html, LoadReport.html(result))] {
+            for (path, text) in [
+                (junit, LoadReport.junit(result, plan: plan)), (json, LoadReport.json(result)),
+                (html, LoadReport.html(result))
+            ] {
                 guard let path else { continue }
                 try text.write(toFile: path, atomically: true, encoding: .utf8)
             }

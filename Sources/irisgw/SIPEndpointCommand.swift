@@ -6,15 +6,15 @@ import Synchronization
 /// scenarios, carrier checks and the call-setup benchmark.
 enum SIPEndpointCommand {
     static let usage = """
-    usage: irisgw sip-endpoint [--listen udp:HOST:PORT]... [--listen tcp:HOST:PORT]...
-                               [--answer-after S] [--hangup-after S] [--reject CODE] [--no-ring]
-                               [--codecs PCMU,PCMA] [--prack disabled|supported|required]
-                               [--session-timer SEC|off]
+        usage: irisgw sip-endpoint [--listen udp:HOST:PORT]... [--listen tcp:HOST:PORT]...
+                                   [--answer-after S] [--hangup-after S] [--reject CODE] [--no-ring]
+                                   [--codecs PCMU,PCMA] [--prack disabled|supported|required]
+                                   [--session-timer SEC|off]
 
-    Prints one line `listening <udp|tcp> HOST:PORT` per socket (port 0 picks a free one),
-    then answers calls until SIGINT or SIGTERM; prints a JSON summary on exit.
+        Prints one line `listening <udp|tcp> HOST:PORT` per socket (port 0 picks a free one),
+        then answers calls until SIGINT or SIGTERM; prints a JSON summary on exit.
 
-    """
+        """
 
     static func run(_ args: [String]) -> Int32 {
         var listen: [(transport: SIPTransportProtocol, address: SocketAddress)] = []
@@ -30,7 +30,9 @@ enum SIPEndpointCommand {
             let a = args[i]
             switch a {
             case "--listen":
-                guard let v = value(), let (t, addr) = parseListen(v) else { return fail("--listen needs udp:HOST:PORT or tcp:HOST:PORT") }
+                guard let v = value(), let (t, addr) = parseListen(v) else {
+                    return fail("--listen needs udp:HOST:PORT or tcp:HOST:PORT")
+                }
                 listen.append((t, addr))
             case "--answer-after":
                 guard let v = value().flatMap(Double.init) else { return fail("--answer-after needs seconds") }
@@ -39,7 +41,9 @@ enum SIPEndpointCommand {
                 guard let v = value().flatMap(Double.init) else { return fail("--hangup-after needs seconds") }
                 behaviour.hangupAfter = v
             case "--reject":
-                guard let v = value().flatMap(Int.init), (300...699).contains(v) else { return fail("--reject needs a status 300-699") }
+                guard let v = value().flatMap(Int.init), (300...699).contains(v) else {
+                    return fail("--reject needs a status 300-699")
+                }
                 behaviour.rejectStatus = v
             case "--no-ring":
                 behaviour.ring = false
@@ -53,7 +57,11 @@ enum SIPEndpointCommand {
                 prack = v
             case "--session-timer":
                 guard let v = value() else { return fail("--session-timer needs seconds or off") }
-                if v == "off" { timer = nil } else if let s = Int(v), s >= 90 { timer = SessionTimerPolicy(sessionExpires: s) } else {
+                if v == "off" {
+                    timer = nil
+                } else if let s = Int(v), s >= 90 {
+                    timer = SessionTimerPolicy(sessionExpires: s)
+                } else {
                     return fail("--session-timer needs seconds (>= 90) or off")
                 }
             case "-h", "--help":
@@ -82,8 +90,10 @@ enum SIPEndpointCommand {
         waitForTermination()
         let stats = ua.loop.sync { endpoint.stats }
         ua.shutdown()
-        let summary: [String: Any] = ["received": stats.received, "connected": stats.connected, "ended": stats.ended,
-                                      "endings": stats.endings]
+        let summary: [String: Any] = [
+            "received": stats.received, "connected": stats.connected, "ended": stats.ended,
+            "endings": stats.endings
+        ]
         if let data = try? JSONSerialization.data(withJSONObject: summary, options: [.sortedKeys]) {
             print(String(decoding: data, as: UTF8.self))
         }
@@ -93,7 +103,8 @@ enum SIPEndpointCommand {
     static func parseListen(_ text: String) -> (SIPTransportProtocol, SocketAddress)? {
         let parts = text.split(separator: ":", maxSplits: 1)
         guard parts.count == 2, let t = SIPTransportProtocol(rawValue: parts[0].uppercased()),
-              let addr = SocketAddress.parse(String(parts[1])) else { return nil }
+            let addr = SocketAddress.parse(String(parts[1]))
+        else { return nil }
         return (t, addr)
     }
 

@@ -7,10 +7,14 @@ enum SIPLint {
         var json = false
         var files: [String] = []
         for a in args {
-            if a == "--json" { json = true } else if a == "-h" || a == "--help" {
+            if a == "--json" {
+                json = true
+            } else if a == "-h" || a == "--help" {
                 print("usage: irisgw sip-lint [--json] FILE...")
                 return 0
-            } else { files.append(a) }
+            } else {
+                files.append(a)
+            }
         }
         guard !files.isEmpty else {
             writeError("usage: irisgw sip-lint [--json] FILE...\n")

@@ -7,27 +7,27 @@ import IrisClient
 /// the gateway cannot be reached.
 enum TestCommand {
     static let usage = """
-    usage: irisgw test --profile NAME --suite FILE [--junit FILE] [--json FILE] [--html FILE]
-                       [--evidence DIR] [--api URL] [--ca-file FILE] [--data-dir DIR]
+        usage: irisgw test --profile NAME --suite FILE [--junit FILE] [--json FILE] [--html FILE]
+                           [--evidence DIR] [--api URL] [--ca-file FILE] [--data-dir DIR]
 
-    Places the suite's test calls through the trunk profile NAME of the gateway at --api
-    (default the local one; https:// is checked against --ca-file, default $IRISGW_CA_FILE,
-    else the system store), one at a time, and prints each test as it finishes. Suites are
-    JSON5 (sip-profiles/suites/, docs/carrier-testing.md). --evidence DIR (or the suite's
-    `evidence` key) keeps each call's capture and audio there: DIR/<test>-<n>.pcap (the trunk
-    leg's SIP and RTP), DIR/<test>-<n>-carrier.wav and DIR/<test>-<n>-app.wav, linked from the
-    reports.
+        Places the suite's test calls through the trunk profile NAME of the gateway at --api
+        (default the local one; https:// is checked against --ca-file, default $IRISGW_CA_FILE,
+        else the system store), one at a time, and prints each test as it finishes. Suites are
+        JSON5 (sip-profiles/suites/, docs/carrier-testing.md). --evidence DIR (or the suite's
+        `evidence` key) keeps each call's capture and audio there: DIR/<test>-<n>.pcap (the trunk
+        leg's SIP and RTP), DIR/<test>-<n>-carrier.wav and DIR/<test>-<n>-app.wav, linked from the
+        reports.
 
-    Load runs (`--load`, many calls at a rate; see `irisgw test --load --help`):
-           irisgw test --load --profile NAME (--target NUMBER[,NUMBER...] | --suite FILE)
-                       [--concurrent N] [--cps R] [--ramp-sec S] [--calls M | --duration-sec D]
-                       [--hold-sec H] [--audio-every K] [--min-asr PCT] [--min-ner PCT] [--max-pdd-ms MS]
-                       [--json FILE] [--html FILE] [--junit FILE]
-    Monitoring (`--every`, the suite again and again, Prometheus metrics; `--every 1m --help`):
-           irisgw test --profile NAME --suite FILE --every 30s|5m|1h [--metrics HOST:PORT]
-                       [--reports DIR] [--keep N]
+        Load runs (`--load`, many calls at a rate; see `irisgw test --load --help`):
+               irisgw test --load --profile NAME (--target NUMBER[,NUMBER...] | --suite FILE)
+                           [--concurrent N] [--cps R] [--ramp-sec S] [--calls M | --duration-sec D]
+                           [--hold-sec H] [--audio-every K] [--min-asr PCT] [--min-ner PCT] [--max-pdd-ms MS]
+                           [--json FILE] [--html FILE] [--junit FILE]
+        Monitoring (`--every`, the suite again and again, Prometheus metrics; `--every 1m --help`):
+               irisgw test --profile NAME --suite FILE --every 30s|5m|1h [--metrics HOST:PORT]
+                           [--reports DIR] [--keep N]
 
-    """
+        """
 
     static func run(_ args: [String]) -> Int32 {
         // The other two modes: a load run, and a suite run again and again with its metrics.
@@ -63,13 +63,20 @@ enum TestCommand {
             let connection = try options.connection()
             let start = Date()
             writeOut("suite \(suite.name): \(suite.tests.reduce(0) { $0 + $1.repeatCount }) calls through \(profile)\n")
-            let results = SuiteRunner(connection: connection, profile: profile, evidenceDirectory: evidence ?? suite.evidence) {
+            let results = SuiteRunner(
+                connection: connection, profile: profile, evidenceDirectory: evidence ?? suite.evidence
+            ) {
                 writeOut($0 + "\n")
             }.run(suite)
             let failed = results.filter { !$0.passed }.count
-            writeOut(String(format: "%d passed, %d failed in %.1f s\n", results.count - failed, failed, Date().timeIntervalSince(start)))
-            for (path, text) in [(junit, Reports.junit(suite: suite.name, results)), (json, Reports.json(suite: suite.name, results)),
-                                 (html, Reports.html(suite: suite.name, results, linksFrom: html.map(Self.folder)))] {
+            writeOut(
+                String(
+                    format: "%d passed, %d failed in %.1f s\n", results.count - failed, failed,
+                    Date().timeIntervalSince(start)))
+            for (path, text) in [
+                (junit, Reports.junit(suite: suite.name, results)), (json, Reports.json(suite: suite.name, results)),
+                (html, Reports.html(suite: suite.name, results, linksFrom: html.map(Self.folder)))
+            ] {
                 guard let path else { continue }
                 try text.write(toFile: path, atomically: true, encoding: .utf8)
             }

@@ -40,8 +40,10 @@ public final class WebhookNotifier: Sendable {
         var number: Int
     }
 
-    public init(configuration: ServeConfiguration.Webhook, maxPending: Int = 1000, maxInFlight: Int = 16,
-                dns: DNSResolverConfiguration = DNSResolverConfiguration()) throws(IrisTransportError) {
+    public init(
+        configuration: ServeConfiguration.Webhook, maxPending: Int = 1000, maxInFlight: Int = 16,
+        dns: DNSResolverConfiguration = DNSResolverConfiguration()
+    ) throws(IrisTransportError) {
         self.configuration = configuration
         self.maxPending = maxPending
         self.maxInFlight = max(1, maxInFlight)
@@ -50,8 +52,9 @@ public final class WebhookNotifier: Sendable {
         let schemeEnd = url.range(of: "://")?.upperBound ?? url.startIndex
         let rest = url[schemeEnd...]
         let slash = rest.firstIndex(of: "/") ?? rest.endIndex
-        client = try HTTPClient(baseURL: String(url[..<slash]), defaultHeaders: ["Content-Type": "application/json"],
-                                caFile: configuration.caFile, dns: dns)
+        client = try HTTPClient(
+            baseURL: String(url[..<slash]), defaultHeaders: ["Content-Type": "application/json"],
+            caFile: configuration.caFile, dns: dns)
         path = slash == rest.endIndex ? "/" : String(rest[slash...])
     }
 
@@ -96,14 +99,17 @@ public final class WebhookNotifier: Sendable {
 
     private func attempt(_ delivery: Delivery) {
         do {
-            try client.request(method: "POST", path: path, body: delivery.body, timeout: Double(configuration.timeoutSec)) {
+            try client.request(
+                method: "POST", path: path, body: delivery.body, timeout: Double(configuration.timeoutSec)
+            ) {
                 [self] result in
                 // Why the attempt failed: a status, or the transport's reason (refused, timed
                 // out, "TLS with host:port failed: certificate from an unknown CA").
-                let failure: String? = switch result {
-                case .success(let r): (200...299).contains(r.status) ? nil : "HTTP \(r.status)"
-                case .failure(let error): error.description
-                }
+                let failure: String? =
+                    switch result {
+                    case .success(let r): (200...299).contains(r.status) ? nil : "HTTP \(r.status)"
+                    case .failure(let error): error.description
+                    }
                 finished(delivery, failure)
             }
         } catch {
@@ -130,7 +136,8 @@ public final class WebhookNotifier: Sendable {
         if let next { attempt(next) }
         if last {
             if let failure {
-                writeToStandardError("irisgw: webhook \(configuration.url) failed after \(delivery.number + 1) attempts: \(failure)\n")
+                writeToStandardError(
+                    "irisgw: webhook \(configuration.url) failed after \(delivery.number + 1) attempts: \(failure)\n")
             }
             return
         }

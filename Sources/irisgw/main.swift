@@ -1,20 +1,20 @@
 import Foundation
 
 let usage = """
-usage: irisgw <command> [options]
+    usage: irisgw <command> [options]
 
-commands:
-  serve [options]             run the gateway: SIP trunks, media, the control API
-  call TARGET --from SOURCE   place a call through a running gateway, print its events
-  answer --routing-id ID      wait for an inbound call and accept, reject or ignore it
-  test --profile P --suite F  run a carrier test suite through the gateway (JUnit, JSON, HTML)
-  sip-lint [--json] FILE...   parse SIP messages and report valid/invalid
-  sip-endpoint [options]      run the bare SIP answering endpoint (test and bench peer)
-  carrier-sim [options]       run the built-in carrier simulator (scripted test numbers)
-  carrier-sim call DID ...    place PSTN calls into the gateway
-  version                     print the version
+    commands:
+      serve [options]             run the gateway: SIP trunks, media, the control API
+      call TARGET --from SOURCE   place a call through a running gateway, print its events
+      answer --routing-id ID      wait for an inbound call and accept, reject or ignore it
+      test --profile P --suite F  run a carrier test suite through the gateway (JUnit, JSON, HTML)
+      sip-lint [--json] FILE...   parse SIP messages and report valid/invalid
+      sip-endpoint [options]      run the bare SIP answering endpoint (test and bench peer)
+      carrier-sim [options]       run the built-in carrier simulator (scripted test numbers)
+      carrier-sim call DID ...    place PSTN calls into the gateway
+      version                     print the version
 
-"""
+    """
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 guard let command = arguments.first else {

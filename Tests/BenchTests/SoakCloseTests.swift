@@ -9,10 +9,11 @@ import Gateway
 import Glibc
 import IOCore
 import Synchronization
+import TestSupport
 import Testing
 import WebClient
+
 @testable import irisgw_bench
-import TestSupport
 
 @Suite struct SoakCloseTests {
     @Test func aCloseResetAtThePerSourceCapIsRetriedUntilTheAPITakesIt() async throws {
@@ -42,7 +43,9 @@ import TestSupport
         let rooms = (0..<24).map { "room\($0)" }
         let deleted = Mutex<Set<String>>([])
         let (server, port) = try startAPI(perSourceCap: 2) { request in
-            guard request.method == "DELETE", let room = request.path.split(separator: "/").last else { return .json(404, []) }
+            guard request.method == "DELETE", let room = request.path.split(separator: "/").last else {
+                return .json(404, [])
+            }
             deleted.withLock { _ = $0.insert(String(room)) }
             return .json(202, [])
         }
@@ -104,21 +107,28 @@ import TestSupport
     /// event WebSocket, whatever `--calls` is.
     @Test(arguments: [1, 200, 2000])
     func theSoaksGatewayLetsEveryWorkerCloseAtOnce(calls: Int) throws {
-        let config = try ServeConfiguration.parse(SoakBench.serveConfig(calls: calls, realtimePriority: 10), file: "serve.json5")
+        let config = try ServeConfiguration.parse(
+            SoakBench.serveConfig(calls: calls, realtimePriority: 10), file: "serve.json5")
         #expect((config.apiLimits?.maxConnectionsPerSource ?? 0) >= calls + 2)
         #expect((config.apiLimits?.maxConnections ?? 0) >= calls + 2)
         #expect(config.mediaRealtimePriority == 10)
-        #expect(try ServeConfiguration.parse(SoakBench.serveConfig(calls: calls, realtimePriority: nil), file: "serve.json5")
+        #expect(
+            try ServeConfiguration.parse(
+                SoakBench.serveConfig(calls: calls, realtimePriority: nil), file: "serve.json5"
+            )
             .mediaRealtimePriority == nil)
     }
 }
 
 /// An API server on 127.0.0.1, port from the OS, with `perSourceCap` connections per address.
-private func startAPI(perSourceCap: Int, _ handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) throws -> (HTTPServer, Int) {
+private func startAPI(
+    perSourceCap: Int, _ handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse
+) throws -> (HTTPServer, Int) {
     var configuration = HTTPServerConfiguration(listen: "127.0.0.1:0", threads: 4)
     configuration.maxConnectionsPerSource = perSourceCap
-    let server = HTTPServer(configuration: configuration, handler: handler, webSocket: { _ in .accept(group: "test") },
-                            onWebSocketOpen: { _ in }, onWebSocketClose: { _ in })
+    let server = HTTPServer(
+        configuration: configuration, handler: handler, webSocket: { _ in .accept(group: "test") },
+        onWebSocketOpen: { _ in }, onWebSocketClose: { _ in })
     return (server, try server.start())
 }
 
@@ -135,7 +145,9 @@ private final class HeldConnection {
         addr.sin_port = UInt16(port).bigEndian
         addr.sin_addr.s_addr = inet_addr("127.0.0.1")
         let rc = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard fd >= 0, rc == 0 else { throw SocketError("connect to port \(port)", code: errno) }
     }

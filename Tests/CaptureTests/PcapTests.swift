@@ -1,5 +1,6 @@
 import IOCore
 import Testing
+
 @testable import Capture
 
 @Test(arguments: PcapCase.all)
@@ -18,8 +19,9 @@ func pcapRoundTrip(_ sample: PcapCase) throws {
 
 /// One IPv4 and one IPv6 address: both written as IPv6, the IPv4 one mapped.
 @Test func mixedFamiliesAreWrittenAsIPv6() throws {
-    let packet = CapturedPacket(time: Samples.time, source: SocketAddress(host: "192.0.2.10", port: 5060),
-                                destination: SocketAddress(host: "2001:db8::20", port: 5060), transport: .udp, payload: Samples.invite)
+    let packet = CapturedPacket(
+        time: Samples.time, source: SocketAddress(host: "192.0.2.10", port: 5060),
+        destination: SocketAddress(host: "2001:db8::20", port: 5060), transport: .udp, payload: Samples.invite)
     var writer = PcapWriter()
     let reader = try PcapReader(bytes: PcapWriter.fileHeader() + writer.record(packet))
     #expect(reader.packets.first?.source == SocketAddress(host: "::ffff:192.0.2.10", port: 5060))
@@ -28,11 +30,12 @@ func pcapRoundTrip(_ sample: PcapCase) throws {
 }
 
 @Test func fileHeaderLayout() {
-    #expect(PcapWriter.fileHeader() == [
-        0xD4, 0xC3, 0xB2, 0xA1, 0x02, 0x00, 0x04, 0x00,
-        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-        0xFF, 0xFF, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00,
-    ])
+    #expect(
+        PcapWriter.fileHeader() == [
+            0xD4, 0xC3, 0xB2, 0xA1, 0x02, 0x00, 0x04, 0x00,
+            0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+            0xFF, 0xFF, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00
+        ])
 }
 
 /// Bytes 14... of an IPv4 record's frame: the header checksum verifies (sums to 0xFFFF).
@@ -85,8 +88,9 @@ func pcapRoundTrip(_ sample: PcapCase) throws {
 
 @Test func oversizedUDPPayloadIsCutToTheDatagramThenToSnapLength() throws {
     let payload = (0..<70_000).map { UInt8(truncatingIfNeeded: $0) }
-    let packet = CapturedPacket(time: Samples.time, source: SocketAddress(host: "192.0.2.1", port: 5060),
-                                destination: SocketAddress(host: "192.0.2.2", port: 5060), transport: .udp, payload: payload)
+    let packet = CapturedPacket(
+        time: Samples.time, source: SocketAddress(host: "192.0.2.1", port: 5060),
+        destination: SocketAddress(host: "192.0.2.2", port: 5060), transport: .udp, payload: payload)
     var writer = PcapWriter()
     let record = writer.record(packet)
     let included = Int(record[8]) | Int(record[9]) << 8 | Int(record[10]) << 16

@@ -1,6 +1,7 @@
 import Foundation
 import IOCore
 import Testing
+
 @testable import Capture
 
 /// tshark (Debian `tshark`) reads a file PcapWriter wrote: SIP over UDP/IPv4, UDP/IPv6 and
@@ -8,7 +9,8 @@ import Testing
 /// checksum check on.
 @Test func tsharkDecodesWhatPcapWriterWrote() throws {
     guard let tshark = ProcessRunner.find("tshark") else {
-        Issue.record("tshark is not installed: install the Debian package `tshark` (apt-get install tshark) to run this test")
+        Issue.record(
+            "tshark is not installed: install the Debian package `tshark` (apt-get install tshark) to run this test")
         return
     }
     let directory = try ProcessRunner.temporaryDirectory()
@@ -21,8 +23,10 @@ import Testing
     let path = directory.appendingPathComponent("call.pcap").path
     #expect(FileManager.default.createFile(atPath: path, contents: Data(file)))
 
-    let fields = ["frame.number", "ip.src", "ipv6.src", "udp.srcport", "tcp.srcport", "sip.Method", "sip.Status-Code",
-                  "sip.Call-ID", "rtp.ssrc", "rtp.p_type", "rtp.seq", "_ws.expert.message", "_ws.malformed"]
+    let fields = [
+        "frame.number", "ip.src", "ipv6.src", "udp.srcport", "tcp.srcport", "sip.Method", "sip.Status-Code",
+        "sip.Call-ID", "rtp.ssrc", "rtp.p_type", "rtp.seq", "_ws.expert.message", "_ws.malformed"
+    ]
     var arguments = ["-n", "-r", path, "-T", "fields", "-E", "separator=|", "-E", "occurrence=a", "-E", "aggregator=;"]
     arguments += ["-d", "udp.port==\(Samples.rtpPort),rtp", "-d", "udp.port==\(Samples.rtpPort + 2),rtp"]
     arguments += ["-o", "udp.check_checksum:TRUE", "-o", "tcp.check_checksum:TRUE", "-o", "ip.check_checksum:TRUE"]
@@ -32,9 +36,13 @@ import Testing
     #expect(result.status == 0, "tshark exited \(result.status): \(result.errors)")
 
     let rows = result.output.split(separator: "\n").map { line in
-        Dictionary(uniqueKeysWithValues: zip(fields, line.split(separator: "|", omittingEmptySubsequences: false).map(String.init)))
+        Dictionary(
+            uniqueKeysWithValues: zip(
+                fields, line.split(separator: "|", omittingEmptySubsequences: false).map(String.init)))
     }
-    try #require(rows.count == packets.count, "tshark printed \(rows.count) rows for \(packets.count) packets:\n\(result.output)\n\(result.errors)")
+    try #require(
+        rows.count == packets.count,
+        "tshark printed \(rows.count) rows for \(packets.count) packets:\n\(result.output)\n\(result.errors)")
 
     for (row, packet) in zip(rows, packets) {
         let frame = row["frame.number"] ?? "?"

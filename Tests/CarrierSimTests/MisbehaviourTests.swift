@@ -12,8 +12,10 @@ extension SimulatorCallSuites {
     @Suite struct MisbehaviourTests {
         /// Connects `number` with the project's UA and a probe as its RTP; returns the
         /// simulator's RTP address.
-        static func connect(_ h: SimHarness, _ number: String, probe: RTPProbe, rec: CallRecorder,
-                            sdp: SessionDescription? = nil) async throws -> (SIPCall, SocketAddress) {
+        static func connect(
+            _ h: SimHarness, _ number: String, probe: RTPProbe, rec: CallRecorder,
+            sdp: SessionDescription? = nil
+        ) async throws -> (SIPCall, SocketAddress) {
             rec.mediaPort = probe.port
             let call = await h.call(number, recorder: rec, sdp: sdp)
             #expect(await rec.waitFor(.connected), "\(rec.events)")
@@ -32,12 +34,13 @@ extension SimulatorCallSuites {
             let packets = received.map(\.packet)
             #expect(packets.count >= 30, "\(packets.count) packets")
             #expect(packets.allSatisfy { $0.header.payloadType == 0 && $0.header.ssrc != probe.ssrc })
-            let sentPayloads = Set((0..<50).map { i -> [UInt8] in
-                var p = pcmuTone(hz: 700, frame: i)
-                p[0] = UInt8(i >> 8)
-                p[1] = UInt8(truncatingIfNeeded: i)
-                return p
-            })
+            let sentPayloads = Set(
+                (0..<50).map { i -> [UInt8] in
+                    var p = pcmuTone(hz: 700, frame: i)
+                    p[0] = UInt8(i >> 8)
+                    p[1] = UInt8(truncatingIfNeeded: i)
+                    return p
+                })
             #expect(!packets.contains { sentPayloads.contains($0.payload) }, "an echo of ours came back")
             let pcm = decodePCMU(packets)
             let at400 = Goertzel(frequency: 400, sampleRate: 8000).energyRatio(pcm)
@@ -50,7 +53,10 @@ extension SimulatorCallSuites {
             #expect(abs(rms - 5827) < 600, "RMS \(rms)")
             await h.onCaller { call.hangup() }
             #expect(await rec.waitForEnd() == .localHangup)
-            #expect(await eventually(timeout: 5) { h.simulator.reports.first?.outcome.contains("echoed 0 packets") == true }, "\(h.simulator.reports)")
+            #expect(
+                await eventually(timeout: 5) {
+                    h.simulator.reports.first?.outcome.contains("echoed 0 packets") == true
+                }, "\(h.simulator.reports)")
         }
 
         @Test func lateMediaStartsItsEchoSecondsAfterThe200() async throws {
@@ -78,7 +84,10 @@ extension SimulatorCallSuites {
             #expect(await rec.waitForEnd() == .rejected(status: 486))
             let response = try #require(rec.endMessage)
             #expect(response.statusCode == 486 && response.q850Cause == 1, "\(response[.reason] ?? "no Reason")")
-            #expect(await eventually(timeout: 5) { h.simulator.reports.first.map { "\($0)" } == "+15550100018 wrong-cause rejected 486" })
+            #expect(
+                await eventually(timeout: 5) {
+                    h.simulator.reports.first.map { "\($0)" } == "+15550100018 wrong-cause rejected 486"
+                })
         }
 
         @Test func codecMismatchAnswersPCMUAndSendsPCMAAsPayload8() async throws {
@@ -87,8 +96,9 @@ extension SimulatorCallSuites {
             let probe = try RTPProbe()
             let rec = CallRecorder()
             // PCMA offered first: any other number would answer PCMA.
-            let (call, target) = try await Self.connect(h, "+15550100019", probe: probe, rec: rec,
-                                                        sdp: TestSDP.offer(codecs: [.pcma, .pcmu], port: probe.port))
+            let (call, target) = try await Self.connect(
+                h, "+15550100019", probe: probe, rec: rec,
+                sdp: TestSDP.offer(codecs: [.pcma, .pcmu], port: probe.port))
             let sdp = try #require(await h.remoteSDP(call))
             #expect(TestSDP.codecs(sdp) == ["PCMU"] && sdp.media[0].formats.first == "0", "\(sdp.serialize())")
             for i in 0..<10 { probe.send(payloadType: 0, payload: pcmuTone(hz: 440, frame: i), to: target) }
@@ -151,8 +161,11 @@ extension SimulatorCallSuites {
             if let first = oks.first?.at, let last = oks.last?.at {
                 #expect(last - first >= 0.5, "200s spread over \(last - first) s")
             }
-            #expect(await eventually(timeout: 5) { h.simulator.reports.first?.outcome.contains("ignoring the ACK") == true },
-                    "\(h.simulator.reports)")
+            #expect(
+                await eventually(timeout: 5) {
+                    h.simulator.reports.first?.outcome.contains("ignoring the ACK") == true
+                },
+                "\(h.simulator.reports)")
         }
 
         @Test func ignoresACKEchoesWhileUp() async throws {
@@ -197,7 +210,9 @@ extension SimulatorCallSuites {
             #expect(codes.contains(180) && codes.contains(200), "\(codes)")
             // One 100 and one 180: the retransmissions made no second call or response.
             #expect(codes.filter { $0 == 100 }.count == 1 && codes.filter { $0 == 180 }.count == 1, "\(codes)")
-            if let ok = got.first(where: { $0.message.statusCode == 200 }), let ring = got.first(where: { $0.message.statusCode == 180 }) {
+            if let ok = got.first(where: { $0.message.statusCode == 200 }),
+                let ring = got.first(where: { $0.message.statusCode == 180 })
+            {
                 #expect(ok.at - ring.at >= 0.2, "200 \(ok.at - ring.at) s after the 180")
                 raw.send(raw.ack(for: ok.message, number: "+15550100022"))
             }
@@ -222,17 +237,22 @@ extension SimulatorCallSuites {
             }
             let mean = delays.reduce(0, +) / Double(max(delays.count, 1))
             let sd = (delays.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(max(delays.count, 1))).squareRoot()
-            #expect((delays.max() ?? 0) - (delays.min() ?? 0) >= 0.02, "delays \(delays.min() ?? 0)...\(delays.max() ?? 0)")
+            #expect(
+                (delays.max() ?? 0) - (delays.min() ?? 0) >= 0.02, "delays \(delays.min() ?? 0)...\(delays.max() ?? 0)")
             #expect(sd >= 0.005, "delay sd \(sd) s")
             // Sequence numbers: gaps for the drops, and reordering allowed.
             let seqs = Set(received.map(\.packet.header.sequenceNumber))
             #expect(seqs.count == received.count)
             await h.onCaller { call.hangup() }
-            #expect(await eventually(timeout: 5) { h.simulator.reports.first?.outcome.contains("dropped") == true }, "\(h.simulator.reports)")
+            #expect(
+                await eventually(timeout: 5) { h.simulator.reports.first?.outcome.contains("dropped") == true },
+                "\(h.simulator.reports)")
         }
 
         @Test func lossAndJitterComeFromTheConfiguration() async throws {
-            let h = try SimHarness { $0.lossPercent = 0; $0.jitterMs = 0 }
+            let h = try SimHarness {
+                $0.lossPercent = 0; $0.jitterMs = 0
+            }
             defer { h.stop() }
             let probe = try RTPProbe()
             let rec = CallRecorder()

@@ -67,11 +67,14 @@ final class CallRecorder: SIPCallDelegate, @unchecked Sendable {
         guard let offer else { return call.localSDP }
         let index = offer.media.firstIndex { $0.media == "audio" } ?? 0
         let codec = offer.media[index].rtpMaps.first ?? .pcmu
-        return TestSDP.session(.audio(port: mediaPort, codecs: [codec], ptime: 20, direction: offer.direction(ofMedia: index).answer),
-                               version: 2)
+        return TestSDP.session(
+            .audio(port: mediaPort, codecs: [codec], ptime: 20, direction: offer.direction(ofMedia: index).answer),
+            version: 2)
     }
 
-    func call(_ call: SIPCall, didReceiveAnswer answer: SessionDescription, in message: SIPMessage) { record(.answer, message) }
+    func call(_ call: SIPCall, didReceiveAnswer answer: SessionDescription, in message: SIPMessage) {
+        record(.answer, message)
+    }
 
     func call(_ call: SIPCall, didEnd end: SIPCallEnd, message: SIPMessage?) {
         lock.withLock { _endMessage = message }
@@ -81,17 +84,22 @@ final class CallRecorder: SIPCallDelegate, @unchecked Sendable {
 
 enum TestSDP {
     static func session(_ media: MediaDescription, version: UInt64 = 1) -> SessionDescription {
-        SessionDescription(origin: SDPOrigin(sessionID: "4242", sessionVersion: version, addrType: "IP4", address: "127.0.0.1"),
-                           connection: .ip4("127.0.0.1"), media: [media])
+        SessionDescription(
+            origin: SDPOrigin(sessionID: "4242", sessionVersion: version, addrType: "IP4", address: "127.0.0.1"),
+            connection: .ip4("127.0.0.1"), media: [media])
     }
 
-    static func offer(codecs: [RTPMap] = [.pcmu, .pcma], port: UInt16 = 40_000, telephoneEvent: Bool = true) -> SessionDescription {
+    static func offer(
+        codecs: [RTPMap] = [.pcmu, .pcma], port: UInt16 = 40_000, telephoneEvent: Bool = true
+    ) -> SessionDescription {
         session(.audio(port: port, codecs: codecs, telephoneEvent: telephoneEvent ? .telephoneEvent() : nil, ptime: 20))
     }
 
     /// Encoding names of the first audio stream, telephone-event left out.
     static func codecs(_ sdp: SessionDescription?) -> [String] {
-        (sdp?.media.first { $0.media == "audio" }?.rtpMaps.map { $0.encodingName.uppercased() } ?? []).filter { $0 != "TELEPHONE-EVENT" }
+        (sdp?.media.first { $0.media == "audio" }?.rtpMaps.map { $0.encodingName.uppercased() } ?? []).filter {
+            $0 != "TELEPHONE-EVENT"
+        }
     }
 }
 
@@ -115,8 +123,9 @@ final class SimHarness: @unchecked Sendable {
         simulator = try CarrierSimulator(configuration: config)
         guard let bound = try simulator.start().first else { throw SocketError("listen", code: EINVAL) }
         simPeer = bound
-        caller = try SIPUserAgent(configuration: SIPUserAgentConfiguration(
-            listen: [(.udp, SocketAddress(host: "127.0.0.1", port: 0))], prack: .supported, sessionTimer: nil))
+        caller = try SIPUserAgent(
+            configuration: SIPUserAgentConfiguration(
+                listen: [(.udp, SocketAddress(host: "127.0.0.1", port: 0))], prack: .supported, sessionTimer: nil))
         guard let local = try caller.start().first else { throw SocketError("listen", code: EINVAL) }
         callerLocal = local
     }
@@ -128,16 +137,20 @@ final class SimHarness: @unchecked Sendable {
 
     /// Calls `number` on the simulator with `sdp` (default: PCMU, PCMA, telephone-event on
     /// `mediaPort`).
-    func call(_ number: String, recorder: CallRecorder, sdp: SessionDescription? = nil,
-              credentials: DigestCredentials? = nil) async -> SIPCall {
+    func call(
+        _ number: String, recorder: CallRecorder, sdp: SessionDescription? = nil,
+        credentials: DigestCredentials? = nil
+    ) async -> SIPCall {
         let ua = caller
         let uri = SIPURI(user: number, host: simPeer.address.host, port: simPeer.address.port)
-        let from = NameAddress(uri: SIPURI(user: "+15557654321", host: callerLocal.address.host, port: callerLocal.address.port))
+        let from = NameAddress(
+            uri: SIPURI(user: "+15557654321", host: callerLocal.address.host, port: callerLocal.address.port))
         let offer = sdp ?? TestSDP.offer(port: recorder.mediaPort)
         let peer = simPeer
         return await ua.loop.run {
-            ua.invite(requestURI: uri, from: from, to: NameAddress(uri: uri), peer: peer, sdp: offer,
-                      credentials: credentials, delegate: recorder)
+            ua.invite(
+                requestURI: uri, from: from, to: NameAddress(uri: uri), peer: peer, sdp: offer,
+                credentials: credentials, delegate: recorder)
         }
     }
 
@@ -161,11 +174,15 @@ final class RTPProbe: @unchecked Sendable {
     }
 
     /// Sends one packet to `to`.
-    func send(payloadType: UInt8, payload: [UInt8], marker: Bool = false, timestamp ts: UInt32? = nil, to: SocketAddress) {
+    func send(
+        payloadType: UInt8, payload: [UInt8], marker: Bool = false, timestamp ts: UInt32? = nil, to: SocketAddress
+    ) {
         sequence &+= 1
         if ts == nil { timestamp &+= 160 }
-        let packet = RTPPacket(header: RTPHeader(marker: marker, payloadType: payloadType, sequenceNumber: sequence,
-                                                 timestamp: ts ?? timestamp, ssrc: ssrc), payload: payload)
+        let packet = RTPPacket(
+            header: RTPHeader(
+                marker: marker, payloadType: payloadType, sequenceNumber: sequence,
+                timestamp: ts ?? timestamp, ssrc: ssrc), payload: payload)
         guard let bytes = try? packet.serialize(), let raw = RawSocketAddress(to) else { return }
         _ = bytes.withUnsafeBytes { socket.send($0, to: raw) }
     }
@@ -219,7 +236,9 @@ func digits(in packets: [RTPPacket], payloadType: UInt8 = 101) -> String {
     var out = ""
     for p in packets where p.header.payloadType == payloadType {
         guard let report = try? TelephoneEvent.parse(p.payload) else { continue }
-        for e in receiver.receive(report, timestamp: p.header.timestamp, sequenceNumber: p.header.sequenceNumber, now: 0) {
+        for e in receiver.receive(
+            report, timestamp: p.header.timestamp, sequenceNumber: p.header.sequenceNumber, now: 0)
+        {
             if case .ended(let d, _) = e { out.append(d.character) }
         }
     }
@@ -272,13 +291,19 @@ final class RawSIPCaller: @unchecked Sendable {
 
     /// The messages that arrive within `seconds`, with when each came; stops early once
     /// `until` holds.
-    func receive(for seconds: Double, until: @escaping ([(at: Double, message: SIPMessage)]) -> Bool = { _ in false })
-        async -> [(at: Double, message: SIPMessage)] {
+    func receive(
+        for seconds: Double, until: @escaping ([(at: Double, message: SIPMessage)]) -> Bool = { _ in false }
+    )
+        async -> [(at: Double, message: SIPMessage)]
+    {
         await offThePool { self.receiveBlocking(for: seconds, until: until) }
     }
 
-    private func receiveBlocking(for seconds: Double, until: ([(at: Double, message: SIPMessage)]) -> Bool)
-        -> [(at: Double, message: SIPMessage)] {
+    private func receiveBlocking(
+        for seconds: Double, until: ([(at: Double, message: SIPMessage)]) -> Bool
+    )
+        -> [(at: Double, message: SIPMessage)]
+    {
         var out: [(at: Double, message: SIPMessage)] = []
         let deadline = SIPEventLoop.now() + seconds
         var buffer = [UInt8](repeating: 0, count: 65_536)
@@ -297,9 +322,12 @@ final class RawSIPCaller: @unchecked Sendable {
 /// Sends a `hz` PCMU tone packet to `target` every `interval` for `count` packets, carrying
 /// its index in the first two payload bytes, and collects what comes back meanwhile (and
 /// for `drain` seconds after): (index sent, send time) and (packet, arrival time).
-func pump(_ probe: RTPProbe, to target: SocketAddress, count: Int, interval: Double, hz: Double = 440,
-          drain: Double = 0.5, until: ([RTPPacket]) -> Bool = { _ in false })
-    async -> (sent: [Double], received: [(packet: RTPPacket, at: Double)]) {
+func pump(
+    _ probe: RTPProbe, to target: SocketAddress, count: Int, interval: Double, hz: Double = 440,
+    drain: Double = 0.5, until: ([RTPPacket]) -> Bool = { _ in false }
+)
+    async -> (sent: [Double], received: [(packet: RTPPacket, at: Double)])
+{
     var sent: [Double] = []
     var received: [(packet: RTPPacket, at: Double)] = []
     for i in 0..<count {

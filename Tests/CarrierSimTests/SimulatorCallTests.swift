@@ -37,10 +37,14 @@ extension SimulatorCallSuites {
             #expect(await eventually(timeout: 5) { h.simulator.reports.count == 1 })
             let report = try #require(h.simulator.reports.first)
             #expect(report.number == "+15550100001" && report.behaviour == .answerEcho)
-            #expect(report.outcome.hasPrefix("completed, caller hung up") && report.outcome.contains("echoed 10 packets"), "\(report)")
+            #expect(
+                report.outcome.hasPrefix("completed, caller hung up") && report.outcome.contains("echoed 10 packets"),
+                "\(report)")
         }
 
-        @Test(arguments: [("+15550100002", 486, 17), ("+15550100006", 603, 21), ("+15550100007", 404, 1), ("+15550100011", 503, nil)])
+        @Test(arguments: [
+            ("+15550100002", 486, 17), ("+15550100006", 603, 21), ("+15550100007", 404, 1), ("+15550100011", 503, nil)
+        ])
         func rejectedWithStatusAndCause(_ number: String, _ status: Int, _ cause: Int?) async throws {
             let h = try SimHarness()
             defer { h.stop() }
@@ -61,7 +65,8 @@ extension SimulatorCallSuites {
             let call = await h.call("+15550100003", recorder: rec)
             #expect(await rec.waitFor(.provisional(180, sdp: false)))
             // Well past the (scaled) answer delay: still ringing.
-            try await Task.sleep(nanoseconds: 300_000_000)  // a window in which no answer may come: the behaviour, not a wait
+            // a window in which no answer may come: the behaviour, not a wait
+            try await Task.sleep(nanoseconds: 300_000_000)
             #expect(!rec.events.contains(.connected))
             await h.onCaller { call.cancel() }
             #expect(await rec.waitForEnd() == .canceled)
@@ -102,12 +107,14 @@ extension SimulatorCallSuites {
             let h = try SimHarness()
             defer { h.stop() }
             let rec = CallRecorder()
-            _ = await h.call("+15550100012", recorder: rec, credentials: DigestCredentials(username: "gw", password: "carrier-sim"))
+            _ = await h.call(
+                "+15550100012", recorder: rec, credentials: DigestCredentials(username: "gw", password: "carrier-sim"))
             #expect(await rec.waitFor(.connected), "\(rec.events)")
             #expect(await eventually(timeout: 5) { h.simulator.reports.first?.outcome == "challenged 407" })
 
             let wrong = CallRecorder()
-            _ = await h.call("+15550100012", recorder: wrong, credentials: DigestCredentials(username: "gw", password: "nope"))
+            _ = await h.call(
+                "+15550100012", recorder: wrong, credentials: DigestCredentials(username: "gw", password: "nope"))
             #expect(await wrong.waitForEnd() == .rejected(status: 407))
             let none = CallRecorder()
             _ = await h.call("+15550100012", recorder: none)
@@ -136,7 +143,8 @@ extension SimulatorCallSuites {
             let probe = try RTPProbe()
             let rec = CallRecorder()
             rec.mediaPort = probe.port
-            let call = await h.call("+15550100014", recorder: rec, sdp: TestSDP.offer(codecs: [.pcmu, .g722], port: probe.port))
+            let call = await h.call(
+                "+15550100014", recorder: rec, sdp: TestSDP.offer(codecs: [.pcmu, .g722], port: probe.port))
             #expect(await rec.waitFor(.connected))
             let sdp = try #require(await h.remoteSDP(call))
             #expect(TestSDP.codecs(sdp) == ["G722"] && sdp.media[0].formats.first == "9")
@@ -161,7 +169,10 @@ extension SimulatorCallSuites {
             #expect(await rec.waitForEnd() == .remoteHangup)
             let bye = try #require(rec.endMessage)
             #expect(bye.method == "BYE" && bye.q850Cause == 16)
-            #expect(await eventually(timeout: 5) { h.simulator.reports.first?.outcome.hasPrefix("completed, we hung up") == true })
+            #expect(
+                await eventually(timeout: 5) {
+                    h.simulator.reports.first?.outcome.hasPrefix("completed, we hung up") == true
+                })
         }
 
         @Test func holdThenResumeReINVITEs() async throws {
@@ -170,7 +181,9 @@ extension SimulatorCallSuites {
             let rec = CallRecorder()
             _ = await h.call("+15550100008", recorder: rec)
             #expect(await rec.waitFor(.connected))
-            #expect(await eventually(timeout: 5) { rec.events.filter { $0 == .request("INVITE") }.count == 2 }, "\(rec.events)")
+            #expect(
+                await eventually(timeout: 5) { rec.events.filter { $0 == .request("INVITE") }.count == 2 },
+                "\(rec.events)")
             let offers = rec.messages.filter { $0.isRequest && $0.method == "INVITE" }.compactMap(\.sdp)
             #expect(offers.map { $0.direction(ofMedia: 0) } == [.sendonly, .sendrecv])
             #expect(offers.count == 2 && offers[1].origin.sessionVersion > offers[0].origin.sessionVersion)
@@ -195,18 +208,23 @@ extension SimulatorCallSuites {
             var ts: UInt32 = 50_000
             while !sender.isIdle {
                 if let p = sender.tick(timestamp: ts) {
-                    probe.send(payloadType: 101, payload: p.report.serialize(), marker: p.marker, timestamp: p.timestamp, to: target)
+                    probe.send(
+                        payloadType: 101, payload: p.report.serialize(), marker: p.marker, timestamp: p.timestamp,
+                        to: target)
                 }
                 ts &+= 160
                 try await Task.sleep(nanoseconds: 20_000_000)
             }
             // Late end-report copies of the "#" carry its timestamp: leave them out.
             let earlier = Set(first.map(\.header.timestamp))
-            let echoed = await probe.receive(for: 5) { digits(in: $0.filter { !earlier.contains($0.header.timestamp) }) == "7" }
+            let echoed = await probe.receive(for: 5) {
+                digits(in: $0.filter { !earlier.contains($0.header.timestamp) }) == "7"
+            }
             #expect(digits(in: echoed.filter { !earlier.contains($0.header.timestamp) }) == "7")
             await h.onCaller { call.hangup() }
-            #expect(await eventually(timeout: 5) { h.simulator.reports.first?.outcome.contains("digits 7") == true },
-                    "\(h.simulator.reports)")
+            #expect(
+                await eventually(timeout: 5) { h.simulator.reports.first?.outcome.contains("digits 7") == true },
+                "\(h.simulator.reports)")
         }
 
         @Test func unlistedNumberAnswersAndEchoes() async throws {
@@ -218,7 +236,9 @@ extension SimulatorCallSuites {
             let call = await h.call("+15551230001", recorder: rec)
             #expect(await rec.waitFor(.connected))
             let media = try #require(await h.remoteSDP(call)?.media.first)
-            probe.send(payloadType: 0, payload: pcmuTone(hz: 300, frame: 0), to: SocketAddress(host: "127.0.0.1", port: Int(media.port)))
+            probe.send(
+                payloadType: 0, payload: pcmuTone(hz: 300, frame: 0),
+                to: SocketAddress(host: "127.0.0.1", port: Int(media.port)))
             await #expect(probe.receive(for: 5) { !$0.isEmpty }.count == 1)
         }
     }

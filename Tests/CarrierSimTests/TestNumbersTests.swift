@@ -28,14 +28,15 @@ import Testing
         ("+15550100020", .endlessEarlyMedia),
         ("+15550100021", .ignoresACK),
         ("+15550100022", .slowTrying),
-        ("+15550100023", .lossy),
+        ("+15550100023", .lossy)
     ])
     func eachNumberHasItsBehaviour(_ number: String, _ behaviour: Behaviour) {
         #expect(TestNumbers.behaviour(for: number) == behaviour)
     }
 
     @Test func tableHoldsExactlyTheTwentyThreeNumbers() {
-        let expected: [String] = (1...23).map { (n: Int) -> String in n < 10 ? "+155501000" + "0\(n)" : "+155501000\(n)" }
+        let expected: [String] = (1...23).map { (n: Int) -> String in n < 10 ? "+155501000" + "0\(n)" : "+155501000\(n)"
+        }
         #expect(TestNumbers.sortedNumbers == expected)
     }
 
@@ -47,14 +48,20 @@ import Testing
 
     @Test func onlyRejectionsAndEndlessRingingGoUnanswered() {
         let unanswered = TestNumbers.sortedNumbers.filter { !TestNumbers.behaviour(for: $0).answers }
-        #expect(unanswered == ["+15550100002", "+15550100003", "+15550100006", "+15550100007", "+15550100011",
-                               "+15550100018", "+15550100020"])
+        #expect(
+            unanswered == [
+                "+15550100002", "+15550100003", "+15550100006", "+15550100007", "+15550100011",
+                "+15550100018", "+15550100020"
+            ])
     }
 
     @Test func misbehavioursHaveTheirLogNames() {
         let names = (16...23).map { TestNumbers.behaviour(for: "+155501000\($0)").description }
-        #expect(names == ["one-way", "late-media", "wrong-cause", "codec-mismatch", "endless-early-media", "ignores-ack",
-                          "slow-trying", "lossy"])
+        #expect(
+            names == [
+                "one-way", "late-media", "wrong-cause", "codec-mismatch", "endless-early-media", "ignores-ack",
+                "slow-trying", "lossy"
+            ])
     }
 }
 

@@ -10,7 +10,10 @@ import Testing
     /// A sine of `hz`, `peak` of full scale (clamped to the Int16 range), `seconds` long.
     static func tone(_ hz: Double, seconds: Double, peak: Double = 0.5, rate: Int = rate) -> [Int16] {
         (0..<Int(seconds * Double(rate))).map { i in
-            Int16(max(-32_768, min(32_767, (peak * 32_767 * sin(2 * Double.pi * hz * Double(i) / Double(rate))).rounded())))
+            Int16(
+                max(
+                    -32_768, min(32_767, (peak * 32_767 * sin(2 * Double.pi * hz * Double(i) / Double(rate))).rounded())
+                ))
         }
     }
 
@@ -70,7 +73,9 @@ import Testing
         let soft = Self.tone(1000, seconds: 1, peak: 0.9).map { max(-20_000, min(20_000, $0)) }
         #expect(AudioAnalyzer.score(soft, sampleRate: Self.rate, tones: [1000]).clippingPercent > 20)
         // An unclipped tone is not.
-        #expect(AudioAnalyzer.score(Self.tone(1000, seconds: 1, peak: 0.9), sampleRate: Self.rate, tones: [1000]).clippingPercent == 0)
+        #expect(
+            AudioAnalyzer.score(Self.tone(1000, seconds: 1, peak: 0.9), sampleRate: Self.rate, tones: [1000])
+                .clippingPercent == 0)
     }
 
     @Test func holeInAToneIsTheLongestGap() {
@@ -114,7 +119,8 @@ import Testing
 
     @Test func noTonesExpectedGivesNoSNR() {
         let s = AudioAnalyzer.score(Self.tone(700, seconds: 1), sampleRate: Self.rate, tones: [])
-        #expect(s.snrDb == nil && s.tonesFound.isEmpty && s.tonesMissing.isEmpty && abs(s.levelDbfs - -9.03) < 0.1, "\(s)")
+        #expect(
+            s.snrDb == nil && s.tonesFound.isEmpty && s.tonesMissing.isEmpty && abs(s.levelDbfs - -9.03) < 0.1, "\(s)")
     }
 
     @Test func threeSecondsAt48kScoreWellUnderASecond() {
@@ -122,7 +128,9 @@ import Testing
         let reference = AudioAnalyzer.multiTone(tones, seconds: 3, sampleRate: Self.rate)
         let received = [Int16](repeating: 0, count: Self.rate / 5) + reference
         let clock = ContinuousClock()
-        let elapsed = clock.measure { _ = AudioAnalyzer.score(received, sampleRate: Self.rate, tones: tones, reference: reference) }
+        let elapsed = clock.measure {
+            _ = AudioAnalyzer.score(received, sampleRate: Self.rate, tones: tones, reference: reference)
+        }
         #expect(elapsed < .seconds(1), "\(elapsed)")  // about 0.3 s alone; parallel tests slow it
         print("AUDIO score of 3.2 s at 48 kHz with a reference: \(elapsed)")
     }
@@ -135,7 +143,9 @@ import Testing
         let expected = Self.rate / 10 + other.count
         #expect(found.index.map { abs($0 - expected) <= Self.rate / 50 } == true, "\(found) \(expected)")
         #expect(AudioAnalyzer.onset(x, sampleRate: Self.rate, tones: []).index == Self.rate / 10)
-        #expect(AudioAnalyzer.onset([Int16](repeating: 0, count: Self.rate), sampleRate: Self.rate, tones: [400]).index == nil)
+        #expect(
+            AudioAnalyzer.onset([Int16](repeating: 0, count: Self.rate), sampleRate: Self.rate, tones: [400]).index
+                == nil)
     }
 }
 
@@ -154,7 +164,9 @@ import Testing
         let reference = AudioAnalyzer.multiTone(Self.tones, seconds: 3, sampleRate: 8_000)
         let decoded = Self.ulaw(reference)
         let clean = AudioAnalyzer.score(decoded, sampleRate: 8_000, tones: Self.tones, reference: reference)
-        #expect((clean.snrDb ?? 0) > 25 && clean.tonesFound == Self.tones && clean.longestGapMs == 0 && clean.delayMs == 0, "\(clean)")
+        #expect(
+            (clean.snrDb ?? 0) > 25 && clean.tonesFound == Self.tones && clean.longestGapMs == 0 && clean.delayMs == 0,
+            "\(clean)")
         print("AUDIO G.711 u-law multi-tone: SNR \(clean.snrDb ?? 0) dB, level \(clean.levelDbfs) dBFS")
 
         // Every 10th 20 ms frame lost, no concealment.
@@ -165,7 +177,9 @@ import Testing
         let hurt = AudioAnalyzer.score(lossy, sampleRate: 8_000, tones: Self.tones, reference: reference)
         #expect((hurt.snrDb ?? 100) < (clean.snrDb ?? 0) - 8, "\(hurt)")
         #expect(hurt.longestGapMs >= 10 && hurt.silentPercent > 3, "\(hurt)")
-        print("AUDIO G.711 with 10 % frames zeroed: SNR \(hurt.snrDb ?? 0) dB, longest gap \(hurt.longestGapMs) ms, silent \(hurt.silentPercent) %")
+        print(
+            "AUDIO G.711 with 10 % frames zeroed: SNR \(hurt.snrDb ?? 0) dB, longest gap \(hurt.longestGapMs) ms, silent \(hurt.silentPercent) %"
+        )
     }
 
     @Test func g722KeepsTheSignal() throws {

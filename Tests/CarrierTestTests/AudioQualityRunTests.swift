@@ -1,12 +1,14 @@
-@testable import CarrierTest
 import Foundation
 import IOCore
 import IrisClient
 import Synchronization
 import TestSupport
 import Testing
+
+@testable import CarrierTest
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// An echoing number without a gateway: a UDP socket on 127.0.0.1 that sends every packet
@@ -27,8 +29,12 @@ final class UDPEcho: @unchecked Sendable {
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_addr.s_addr = inet_addr("127.0.0.1")
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        _ = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+        }
+        _ = withUnsafeMutablePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
         port = Int(UInt16(bigEndian: addr.sin_port))
         var timeout = timeval(tv_sec: 0, tv_usec: 100_000)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
@@ -39,7 +45,9 @@ final class UDPEcho: @unchecked Sendable {
             while !done.load(ordering: .relaxed) {
                 var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
                 let n = withUnsafeMutablePointer(to: &from) { p in
-                    p.withMemoryRebound(to: sockaddr.self, capacity: 1) { recvfrom(fd, &buffer, buffer.count, 0, $0, &length) }
+                    p.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        recvfrom(fd, &buffer, buffer.count, 0, $0, &length)
+                    }
                 }
                 guard n > 0 else { continue }
                 count += 1
@@ -63,7 +71,9 @@ final class UDPEcho: @unchecked Sendable {
 /// echo: no gateway, so no trunk statistics.
 @Suite struct AudioQualityRunTests {
     static func runner() throws -> SuiteRunner {
-        SuiteRunner(connection: try IrisRtcConnection(baseURL: "http://127.0.0.1:9", apiKey: "unused"), profile: nil, progress: { _ in })
+        SuiteRunner(
+            connection: try IrisRtcConnection(baseURL: "http://127.0.0.1:9", apiKey: "unused"), profile: nil,
+            progress: { _ in })
     }
 
     @Test func echoThroughOpus() async throws {
@@ -97,20 +107,26 @@ final class UDPEcho: @unchecked Sendable {
         print("AUDIO echo through Opus, 200 ms of every second dropped: \(check.score); \(failure ?? "")")
         // Opus concealment carries a steady multi-tone through the first frames of each
         // burst (the SNR hardly moves: the trunk's loss figure is what catches this), then fades.
-        #expect(check.score.delayMs != nil && check.score.longestGapMs >= 20 && check.score.silentPercent > 2, "\(check.score)")
-        #expect(!check.passed && failure?.hasPrefix("echoed audio: ") == true && failure?.contains("longest gap") == true, "\(failure ?? "")")
+        #expect(
+            check.score.delayMs != nil && check.score.longestGapMs >= 20 && check.score.silentPercent > 2,
+            "\(check.score)")
+        #expect(
+            !check.passed && failure?.hasPrefix("echoed audio: ") == true && failure?.contains("longest gap") == true,
+            "\(failure ?? "")")
     }
 
     @Test func nothingComesBack() throws {
         let leg = try ClientMediaLeg()
         defer { leg.stop() }
         leg.setRemote(SocketAddress(host: "127.0.0.1", port: 9))
-        let (check, failure) = try Self.runner().measureAudio(AudioQualityStep(mode: .echo, durationSec: 1, within: 1), step: 2,
-                                                              leg: leg, roomId: nil, codec: nil)
+        let (check, failure) = try Self.runner().measureAudio(
+            AudioQualityStep(mode: .echo, durationSec: 1, within: 1), step: 2,
+            leg: leg, roomId: nil, codec: nil)
         #expect(failure == "one-way audio: none of our tones came back in 1 s (0 packets arrived)")
         #expect(!check.passed && check.score.tonesMissing == [400, 1020, 2200])
-        let (_, carrier) = try Self.runner().measureAudio(AudioQualityStep(mode: .carrier, tones: [400], durationSec: 1, within: 0.5), step: 3,
-                                                          leg: leg, roomId: nil, codec: nil)
+        let (_, carrier) = try Self.runner().measureAudio(
+            AudioQualityStep(mode: .carrier, tones: [400], durationSec: 1, within: 0.5), step: 3,
+            leg: leg, roomId: nil, codec: nil)
         #expect(carrier == "audio from the carrier: none of the 400 Hz signal arrived in 0.5 s (0 packets arrived)")
     }
 }

@@ -1,6 +1,7 @@
-@testable import CarrierTest
 import Foundation
 import Testing
+
+@testable import CarrierTest
 
 @Suite struct AudioQualityStepTests {
     static func suite(_ step: String) -> String {
@@ -8,7 +9,8 @@ import Testing
     }
 
     @Test func fullStepParses() throws {
-        let text = Self.suite("""
+        let text = Self.suite(
+            """
             { audioQuality: "echo", tones: [400, 1020, 2200], durationSec: 3, withinSec: 10,
               minLevelDb: -30, minSnrDb: 15, maxClippingPercent: 1, maxGapMs: 100, maxDelayMs: 500,
               maxLossPercent: 2, maxJitterMs: 30, minMos: 3.5 }
@@ -21,7 +23,10 @@ import Testing
         t.maxLossPercent = 2
         t.maxJitterMs = 30
         t.minMos = 3.5
-        #expect(step == .audioQuality(AudioQualityStep(mode: .echo, tones: [400, 1020, 2200], durationSec: 3, within: 10, thresholds: t)))
+        #expect(
+            step
+                == .audioQuality(
+                    AudioQualityStep(mode: .echo, tones: [400, 1020, 2200], durationSec: 3, within: 10, thresholds: t)))
         #expect(step.description == "audio quality (echo, 400/1020/2200 Hz, 3.0 s)")
     }
 
@@ -30,7 +35,9 @@ import Testing
             .deletingLastPathComponent().appendingPathComponent("sip-profiles/suites/audio.json5").path
         let suite = try TestSuite.load(path: path)
         #expect(suite.name == "audio" && suite.tests.count == 3)
-        #expect(suite.tests[2].steps[1] == .audioQuality(AudioQualityStep(mode: .carrier, tones: [400], durationSec: 1, within: 2)))
+        #expect(
+            suite.tests[2].steps[1]
+                == .audioQuality(AudioQualityStep(mode: .carrier, tones: [400], durationSec: 1, within: 2)))
     }
 
     @Test func defaults() throws {
@@ -38,12 +45,19 @@ import Testing
         #expect(echo == .audioQuality(AudioQualityStep(mode: .echo)))
         guard case .audioQuality(let q) = echo else { return }
         #expect(q.tones == [400, 1020, 2200] && q.durationSec == 3 && q.within == 10)
-        #expect(q.thresholds.minLevelDb == -35 && q.thresholds.minSnrDb == 15 && q.thresholds.maxClippingPercent == 1 && q.thresholds.maxGapMs == 120
-            && q.thresholds.maxDelayMs == 1000 && q.thresholds.maxLossPercent == 3 && q.thresholds.maxJitterMs == 40 && q.thresholds.minMos == nil)
-        let carrier = try TestSuite.parse(Self.suite("{ audioQuality: \"carrier\", tones: [400], durationSec: 2, minSnrDb: 15 }"), file: "s.json5")
-        #expect(carrier.tests[0].steps[0] == .audioQuality(AudioQualityStep(mode: .carrier, tones: [400], durationSec: 2)))
+        #expect(
+            q.thresholds.minLevelDb == -35 && q.thresholds.minSnrDb == 15 && q.thresholds.maxClippingPercent == 1
+                && q.thresholds.maxGapMs == 120
+                && q.thresholds.maxDelayMs == 1000 && q.thresholds.maxLossPercent == 3 && q.thresholds.maxJitterMs == 40
+                && q.thresholds.minMos == nil)
+        let carrier = try TestSuite.parse(
+            Self.suite("{ audioQuality: \"carrier\", tones: [400], durationSec: 2, minSnrDb: 15 }"), file: "s.json5")
+        #expect(
+            carrier.tests[0].steps[0] == .audioQuality(AudioQualityStep(mode: .carrier, tones: [400], durationSec: 2)))
         // 0 and 1 are numbers, not booleans (on Linux they also cast to Bool).
-        let ones = try TestSuite.parse(Self.suite("{ audioQuality: \"echo\", durationSec: 1, withinSec: 1, maxClippingPercent: 0 }"), file: "s.json5")
+        let ones = try TestSuite.parse(
+            Self.suite("{ audioQuality: \"echo\", durationSec: 1, withinSec: 1, maxClippingPercent: 0 }"),
+            file: "s.json5")
         guard case .audioQuality(let one) = ones.tests[0].steps[0] else { Issue.record("\(ones)"); return }
         #expect(one.durationSec == 1 && one.within == 1 && one.thresholds.maxClippingPercent == 0)
         let unknown = try TestSuite.parse(Self.suite("{ audioQuality: \"carrier\" }"), file: "s.json5")
@@ -74,7 +88,7 @@ import Testing
         ("{ audioQuality: \"echo\", minMos: 5.5 }", "tests[0].steps[0].minMos"),
         ("{ audioQuality: \"echo\", hangup: true }", "tests[0].steps[0]"),
         ("{ wait: 1, minSnrDb: 15 }", "tests[0].steps[0].minSnrDb"),
-        ("{ expectEcho: 1000, tones: [400] }", "tests[0].steps[0].tones"),
+        ("{ expectEcho: 1000, tones: [400] }", "tests[0].steps[0].tones")
     ])
     func badStepsNameTheKey(_ step: String, _ key: String) {
         do {
@@ -85,15 +99,24 @@ import Testing
         }
     }
 
-    static let score = AudioScore(levelDbfs: -20, snrDb: 9.8, tonesFound: [400], tonesMissing: [], clippingPercent: 0,
-                                  longestGapMs: 240, silentPercent: 5, delayMs: nil)
+    static let score = AudioScore(
+        levelDbfs: -20, snrDb: 9.8, tonesFound: [400], tonesMissing: [], clippingPercent: 0,
+        longestGapMs: 240, silentPercent: 5, delayMs: nil)
 
     @Test func judgeNamesEachThresholdBroken() {
-        let failures = AudioCheck.judge(Self.score, mode: .carrier, lossPercent: 6.1, jitterMs: 31, mos: 3.1, AudioThresholds())
-        #expect(failures == ["SNR 9.8 dB under the 15 dB floor", "longest gap 240 ms over 120 ms", "packet loss 6.1 % over 3 %"])
-        let check = AudioCheck(step: 2, mode: "carrier", score: Self.score, lossPercent: 6.1, jitterMs: 31, passed: false,
-                               failures: Array(failures.prefix(2)))
-        #expect(check.message == "audio from the carrier: SNR 9.8 dB under the 15 dB floor; longest gap 240 ms over 120 ms (packet loss 6.1 %, jitter 31 ms)")
+        let failures = AudioCheck.judge(
+            Self.score, mode: .carrier, lossPercent: 6.1, jitterMs: 31, mos: 3.1, AudioThresholds())
+        #expect(
+            failures == [
+                "SNR 9.8 dB under the 15 dB floor", "longest gap 240 ms over 120 ms", "packet loss 6.1 % over 3 %"
+            ])
+        let check = AudioCheck(
+            step: 2, mode: "carrier", score: Self.score, lossPercent: 6.1, jitterMs: 31, passed: false,
+            failures: Array(failures.prefix(2)))
+        #expect(
+            check.message
+                == "audio from the carrier: SNR 9.8 dB under the 15 dB floor; longest gap 240 ms over 120 ms (packet loss 6.1 %, jitter 31 ms)"
+        )
         var strict = AudioThresholds()
         strict.minMos = 3.5
         strict.maxJitterMs = 30
@@ -101,12 +124,16 @@ import Testing
         echo.snrDb = 30
         echo.longestGapMs = 0
         echo.tonesMissing = [2200]
-        #expect(AudioCheck.judge(echo, mode: .echo, lossPercent: 0, jitterMs: 31, mos: 3.1, strict)
-            == ["tones missing: 2200 Hz", "delay not measurable (what came back does not match what was played)",
-                "jitter 31 ms over 30 ms", "MOS 3.10 under 3.5"])
+        #expect(
+            AudioCheck.judge(echo, mode: .echo, lossPercent: 0, jitterMs: 31, mos: 3.1, strict)
+                == [
+                    "tones missing: 2200 Hz", "delay not measurable (what came back does not match what was played)",
+                    "jitter 31 ms over 30 ms", "MOS 3.10 under 3.5"
+                ])
         echo.tonesMissing = []
         echo.delayMs = 180
-        #expect(AudioCheck.judge(echo, mode: .echo, lossPercent: nil, jitterMs: nil, mos: nil, AudioThresholds()).isEmpty)
+        #expect(
+            AudioCheck.judge(echo, mode: .echo, lossPercent: nil, jitterMs: nil, mos: nil, AudioThresholds()).isEmpty)
     }
 
     @Test func resultsWithoutAudioStillDecodeAndRender() throws {
@@ -116,12 +143,17 @@ import Testing
         let decoded = try JSONDecoder().decode(TestCallResult.self, from: Data(old.utf8))
         #expect(decoded.audio == nil)
         var r = decoded
-        r.audio = [AudioCheck(step: 3, mode: "echo", score: Self.score, lossPercent: 0.5, jitterMs: 4, mos: 4.3, passed: false,
-                              failures: ["SNR 9.8 dB under the 15 dB floor"])]
+        r.audio = [
+            AudioCheck(
+                step: 3, mode: "echo", score: Self.score, lossPercent: 0.5, jitterMs: 4, mos: 4.3, passed: false,
+                failures: ["SNR 9.8 dB under the 15 dB floor"])
+        ]
         let json = Reports.json(suite: "s", [r])
         #expect(json.contains("\"snrDb\" : 9.8"))
         let html = Reports.html(suite: "s", [r])
-        #expect(html.contains("<table class=\"audio\">") && html.contains("9.8 dB") && html.contains("240 ms") && html.contains("4.30"))
+        #expect(
+            html.contains("<table class=\"audio\">") && html.contains("9.8 dB") && html.contains("240 ms")
+                && html.contains("4.30"))
         #expect(Reports.junit(suite: "s", [r]).contains("snr_db=9.8"))
     }
 }

@@ -9,10 +9,10 @@ import Testing
         let bytes = try WAVFile(sampleRate: 8_000, samples: samples).encoded()
         #expect(bytes.count == 44 + 12)
         #expect(Array(bytes[0..<4]) == Array("RIFF".utf8) && Array(bytes[8..<16]) == Array("WAVEfmt ".utf8))
-        #expect(Array(bytes[4..<8]) == [48, 0, 0, 0])                       // 36 + 12
-        #expect(Array(bytes[16..<24]) == [16, 0, 0, 0, 1, 0, 1, 0])         // fmt size, PCM, mono
+        #expect(Array(bytes[4..<8]) == [48, 0, 0, 0])  // 36 + 12
+        #expect(Array(bytes[16..<24]) == [16, 0, 0, 0, 1, 0, 1, 0])  // fmt size, PCM, mono
         #expect(Array(bytes[24..<32]) == [0x40, 0x1F, 0, 0, 0x80, 0x3E, 0, 0])  // 8000 Hz, 16000 B/s
-        #expect(Array(bytes[32..<36]) == [2, 0, 16, 0])                     // align 2, 16 bits
+        #expect(Array(bytes[32..<36]) == [2, 0, 16, 0])  // align 2, 16 bits
         #expect(Array(bytes[36..<44]) == Array("data".utf8) + [12, 0, 0, 0])
         #expect(Array(bytes[44..<50]) == [0, 0, 1, 0, 0xFF, 0xFF])
         let back = try WAVFile(bytes: bytes)
@@ -46,7 +46,9 @@ import Testing
 
     @Test func lossDuplicateAndReorder() {
         let base: UInt32 = 0xFFFF_FF00  // the timestamp wraps inside the stream
-        func p(_ f: Int) -> [UInt8] { Self.packet(seq: UInt16(100 + f), ts: base &+ UInt32(f * 160), payload: Self.frames[f]) }
+        func p(_ f: Int) -> [UInt8] {
+            Self.packet(seq: UInt16(100 + f), ts: base &+ UInt32(f * 160), payload: Self.frames[f])
+        }
         // Frame 3 lost, 5 twice, 7 and 8 swapped, a telephone-event and an unknown type among them.
         let event = Self.packet(seq: 50, ts: base, pt: 101, payload: [1, 0x80, 0, 160])
         let video = Self.packet(seq: 51, ts: base, pt: 96, payload: [1, 2, 3])
@@ -63,7 +65,7 @@ import Testing
     @Test func newSSRCAndJumpsStartAfterWhatIsThere() {
         let a = Self.packet(seq: 1, ts: 1_000, ssrc: 1, payload: Self.frames[0])
         let b = Self.packet(seq: 2, ts: 1_160, ssrc: 1, payload: Self.frames[1])
-        let c = Self.packet(seq: 9, ts: 77_777, ssrc: 2, payload: Self.frames[2])           // another SSRC
+        let c = Self.packet(seq: 9, ts: 77_777, ssrc: 2, payload: Self.frames[2])  // another SSRC
         let d = Self.packet(seq: 10, ts: 77_777 + 8_000 * 60, ssrc: 2, payload: Self.frames[3])  // a minute on
         let out = RTPAudioDecoder.decode([a, b, c, d])
         #expect(out.samples == Self.decoded(0) + Self.decoded(1) + Self.decoded(2) + Self.decoded(3))
@@ -76,12 +78,15 @@ import Testing
         try G722Encoder().encode(pcm, into: &g722)
         var alaw: [UInt8] = []
         G711.encodeALaw(Array(pcm.prefix(160)), into: &alaw)
-        let out = RTPAudioDecoder.decode([Self.packet(seq: 1, ts: 0, pt: 9, payload: g722), Self.packet(seq: 2, ts: 320, pt: 8, payload: alaw),
-                                          Self.packet(seq: 3, ts: 480, pt: 13, payload: [40]), [0x00, 0x01]])
+        let out = RTPAudioDecoder.decode([
+            Self.packet(seq: 1, ts: 0, pt: 9, payload: g722), Self.packet(seq: 2, ts: 320, pt: 8, payload: alaw),
+            Self.packet(seq: 3, ts: 480, pt: 13, payload: [40]), [0x00, 0x01]
+        ])
         #expect(out.sampleRate == 16_000 && out.skipped == 1)  // the 2-byte non-RTP
-        #expect(out.samples.count == 320 * 2 + 160 * 2)          // 160 A-law samples doubled after a 20 ms gap (ts 160...319)
+        #expect(out.samples.count == 320 * 2 + 160 * 2)  // 160 A-law samples doubled after a 20 ms gap (ts 160...319)
         // A dynamic number named by the caller.
-        let named = RTPAudioDecoder.decode([Self.packet(seq: 1, ts: 0, pt: 97, payload: Self.frames[0])], payloadTypes: [97: "pcmu"])
+        let named = RTPAudioDecoder.decode(
+            [Self.packet(seq: 1, ts: 0, pt: 97, payload: Self.frames[0])], payloadTypes: [97: "pcmu"])
         #expect(named.samples == Self.decoded(0) && named.skipped == 0)
     }
 }

@@ -3,8 +3,8 @@
 
 import ControlAPI
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 /// A body of `length` bytes (byte i is i % 251), made on demand; counts the parts asked for.
 final class CountingStream: HTTPBodyStream {
@@ -31,7 +31,8 @@ final class CountingStream: HTTPBodyStream {
     @Test func aStreamedBodyArrivesWholeWithItsLengthThenTheNextRequestIsServed() throws {
         let length = 3 << 20
         let (server, port, _) = try startServer(handler: { request in
-            request.path == "/file" ? HTTPResponse(status: 200, stream: CountingStream(length: length)) : .text(200, "next")
+            request.path == "/file"
+                ? HTTPResponse(status: 200, stream: CountingStream(length: length)) : .text(200, "next")
         })
         defer { server.stop() }
         let socket = try TestSocket(port: port, timeout: 20)
@@ -56,11 +57,12 @@ final class CountingStream: HTTPBodyStream {
         #expect(await eventually(timeout: 5) { stream.written > 0 })
         // Settled: nothing more made for 200 ms of the polls.
         var last = (written: -1, since: ContinuousClock.now)
-        #expect(await eventually(timeout: 5) {
-            let written = stream.written
-            if written != last.written { last = (written, ContinuousClock.now) }
-            return ContinuousClock.now - last.since >= .milliseconds(200)
-        }, "the stream kept being read into memory")
+        #expect(
+            await eventually(timeout: 5) {
+                let written = stream.written
+                if written != last.written { last = (written, ContinuousClock.now) }
+                return ContinuousClock.now - last.since >= .milliseconds(200)
+            }, "the stream kept being read into memory")
         #expect(stream.written < 16 << 20, "\(stream.written >> 20) MiB made for a reader that read nothing")
     }
 

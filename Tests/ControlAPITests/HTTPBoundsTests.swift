@@ -2,29 +2,32 @@
 // timeouts, head and body sizes, connection caps, worker queue, accept back-off. Short
 // configured timeouts keep these fast; every wait is for a condition.
 
-@testable import ControlAPI
 import Dispatch
 import Glibc
 import Synchronization
-import Testing
 import TestSupport
+import Testing
+
+@testable import ControlAPI
 
 @Suite struct HTTPBoundsTests {
     @Test func slowlorisConnectionsAreCutAfterTheHeaderTimeoutWhileOthersAreServed() async throws {
-        let (server, port, events) = try startServer(configure: {
-            $0.headerTimeout = 0.3
-            $0.maxConnectionsPerSource = 1000
-        }, handler: { _ in .text(200, "fast") })
+        let (server, port, events) = try startServer(
+            configure: {
+                $0.headerTimeout = 0.3
+                $0.maxConnectionsPerSource = 1000
+            }, handler: { _ in .text(200, "fast") })
         defer { server.stop() }
 
         let slow = try (0..<200).map { _ in try TestSocket(port: port) }
         for socket in slow { try socket.write("G") }
         // Every one accepted (on a loaded machine the first may already be cut when the last
         // is accepted: 0.3 s is short).
-        #expect(await eventually(timeout: 5) {
-            let s = server.statistics
-            return s.openConnections + s.refusals(.headerTimeout) == 200
-        })
+        #expect(
+            await eventually(timeout: 5) {
+                let s = server.statistics
+                return s.openConnections + s.refusals(.headerTimeout) == 200
+            })
 
         // All 200 are open (or cut) and dribbling; a normal client is served all the same.
         let response = try httpRequest(port: port, "GET", "/fast")
@@ -91,12 +94,15 @@ import TestSupport
         #expect(growing.isClosedByPeer())
 
         // A complete head over the limit.
-        let complete = try httpRequest(port: port, "GET", "/", headers: [("X-Big", String(repeating: "b", count: 1500))])
+        let complete = try httpRequest(
+            port: port, "GET", "/", headers: [("X-Big", String(repeating: "b", count: 1500))])
         #expect(complete.status == 431)
         #expect(server.statistics.refusals(.headerTooLarge) == 2)
 
         // Just under the limit is fine.
-        #expect(try httpRequest(port: port, "GET", "/", headers: [("X-Big", String(repeating: "c", count: 800))]).status == 404)
+        #expect(
+            try httpRequest(port: port, "GET", "/", headers: [("X-Big", String(repeating: "c", count: 800))]).status
+                == 404)
         #expect(events.handledRequests.count == 1)
     }
 
@@ -105,15 +111,19 @@ import TestSupport
         defer { server.stop() }
 
         #expect(try httpRequest(port: port, "POST", "/", body: [UInt8](repeating: 1, count: 101)).status == 413)
-        #expect(try httpRequest(port: port, "POST", "/", body: [UInt8](repeating: 1, count: 500), chunked: true).status == 413)
+        #expect(
+            try httpRequest(port: port, "POST", "/", body: [UInt8](repeating: 1, count: 500), chunked: true).status
+                == 413)
         #expect(server.statistics.refusals(.bodyTooLarge) == 2)
         #expect(events.handledRequests.isEmpty)
     }
 
     @Test func expectContinueGets100BeforeTheBody() throws {
-        let (server, port, events) = try startServer(maxBodyBytes: 100, handler: { request in
-            .text(200, "got " + String(decoding: request.body, as: UTF8.self))
-        })
+        let (server, port, events) = try startServer(
+            maxBodyBytes: 100,
+            handler: { request in
+                .text(200, "got " + String(decoding: request.body, as: UTF8.self))
+            })
         defer { server.stop() }
 
         let socket = try TestSocket(port: port)
@@ -134,7 +144,8 @@ import TestSupport
     }
 
     @Test func perSourceCapClosesExtraConnectionsAtAccept() async throws {
-        let (server, port, _) = try startServer(configure: { $0.maxConnectionsPerSource = 3 }, handler: { _ in .text(200, "ok") })
+        let (server, port, _) = try startServer(
+            configure: { $0.maxConnectionsPerSource = 3 }, handler: { _ in .text(200, "ok") })
         defer { server.stop() }
 
         let held = try (0..<3).map { _ in try TestSocket(port: port) }
@@ -181,10 +192,12 @@ import TestSupport
 
     @Test func fullWorkerQueueGets503() async throws {
         let gate = Gate()
-        let (server, port, _) = try startServer(threads: 1, configure: { $0.requestQueueLimit = 1 }, handler: { request in
-            if request.path == "/block" { gate.wait() }
-            return .text(200, request.path)
-        })
+        let (server, port, _) = try startServer(
+            threads: 1, configure: { $0.requestQueueLimit = 1 },
+            handler: { request in
+                if request.path == "/block" { gate.wait() }
+                return .text(200, request.path)
+            })
         defer { server.stop() }
         defer { gate.open() }
 
@@ -221,13 +234,15 @@ import TestSupport
     @Test func invalidConfigurationIsRefusedAtStart() {
         var configuration = HTTPServerConfiguration(listen: "127.0.0.1:0")
         configuration.headerTimeout = 0
-        let server = HTTPServer(configuration: configuration, handler: { _ in .text(200, "") },
-                                webSocket: { _ in .accept(group: "") }, onWebSocketOpen: { _ in }, onWebSocketClose: { _ in })
+        let server = HTTPServer(
+            configuration: configuration, handler: { _ in .text(200, "") },
+            webSocket: { _ in .accept(group: "") }, onWebSocketOpen: { _ in }, onWebSocketClose: { _ in })
         let error = #expect(throws: HTTPServerError.self) { try server.start() }
         #expect(error?.message.contains("headerTimeout") == true)
 
-        let badListen = HTTPServer(configuration: HTTPServerConfiguration(listen: "localhost:80"), handler: { _ in .text(200, "") },
-                                   webSocket: { _ in .accept(group: "") }, onWebSocketOpen: { _ in }, onWebSocketClose: { _ in })
+        let badListen = HTTPServer(
+            configuration: HTTPServerConfiguration(listen: "localhost:80"), handler: { _ in .text(200, "") },
+            webSocket: { _ in .accept(group: "") }, onWebSocketOpen: { _ in }, onWebSocketClose: { _ in })
         #expect(throws: HTTPServerError.self) { try badListen.start() }
     }
 
@@ -255,7 +270,9 @@ final class Gate: Sendable {
     func wait() { _ = semaphore.wait(timeout: .now() + 10) }
 
     func open() {
-        let first = opened.withLock { o -> Bool in defer { o = true }; return !o }
+        let first = opened.withLock { o -> Bool in
+            defer { o = true }; return !o
+        }
         if first { for _ in 0..<16 { semaphore.signal() } }
     }
 }

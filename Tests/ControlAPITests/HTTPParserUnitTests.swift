@@ -1,12 +1,14 @@
 // The server's parsing pieces without sockets: targets and paths, per-source keys (the
 // request grammar itself is tested in HTTPTests).
 
-@testable import ControlAPI
 import Testing
+
+@testable import ControlAPI
 
 @Suite struct HTTPParserUnitTests {
     @Test func targetsAndPaths() throws {
-        #expect(try HTTPTarget.parse("/a/b/../c/./d?x=1&y=%20") == HTTPTarget(path: "/a/c/d", query: ["x": "1", "y": " "]))
+        #expect(
+            try HTTPTarget.parse("/a/b/../c/./d?x=1&y=%20") == HTTPTarget(path: "/a/c/d", query: ["x": "1", "y": " "]))
         #expect(try HTTPTarget.parse("/%7Euser/%zz") == HTTPTarget(path: "/~user/%zz", query: [:]))
         #expect(try HTTPTarget.parse("HTTP://h:80") == HTTPTarget(path: "/", query: [:]))
         #expect(try HTTPTarget.parse("/a#frag") == HTTPTarget(path: "/a", query: [:]))

@@ -19,11 +19,12 @@ import Testing
         defer { server.stop() }
 
         let socket = try TestSocket(port: port)
-        try socket.write("GET /1 HTTP/1.1\r\nHost: x\r\n\r\n"
-            + "POST /2 HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\nbody"
-            + "PUT /3 HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"
-            + "HEAD /4 HTTP/1.1\r\nHost: x\r\n\r\n"
-            + "GET /5 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        try socket.write(
+            "GET /1 HTTP/1.1\r\nHost: x\r\n\r\n"
+                + "POST /2 HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\nbody"
+                + "PUT /3 HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"
+                + "HEAD /4 HTTP/1.1\r\nHost: x\r\n\r\n"
+                + "GET /5 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         #expect(try socket.readResponse().text == "GET /1 ")
         #expect(try socket.readResponse().text == "POST /2 body")
         #expect(try socket.readResponse().text == "PUT /3 abc")
@@ -60,7 +61,8 @@ import Testing
 
     @Test func handlerMayAskToClose() throws {
         let (server, port, _) = try startServer(handler: { _ in
-            HTTPResponse(status: 200, headers: [("Connection", "close"), ("Content-Length", "999")], body: Array("x".utf8))
+            HTTPResponse(
+                status: 200, headers: [("Connection", "close"), ("Content-Length", "999")], body: Array("x".utf8))
         })
         defer { server.stop() }
 
@@ -74,8 +76,14 @@ import Testing
 
     @Test(arguments: [
         ("obs-fold", "GET / HTTP/1.1\r\nHost: x\r\nX-A: 1\r\n  folded\r\n\r\n", 400),
-        ("both lengths", "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400),
-        ("conflicting lengths", "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd", 400),
+        (
+            "both lengths",
+            "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400
+        ),
+        (
+            "conflicting lengths", "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd",
+            400
+        ),
         ("bad length", "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: +3\r\n\r\nabc", 400),
         ("NUL in a value", "GET / HTTP/1.1\r\nHost: x\r\nX-A: a\u{0}b\r\n\r\n", 400),
         ("control byte in a value", "GET / HTTP/1.1\r\nHost: x\r\nX-A: a\u{7}b\r\n\r\n", 400),
@@ -91,7 +99,7 @@ import Testing
         ("HTTP/2", "GET / HTTP/2.0\r\nHost: x\r\n\r\n", 505),
         ("gzip coding", "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n", 501),
         ("bad chunk size", "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", 400),
-        ("other expectation", "POST / HTTP/1.1\r\nHost: x\r\nExpect: tea\r\nContent-Length: 1\r\n\r\na", 417),
+        ("other expectation", "POST / HTTP/1.1\r\nHost: x\r\nExpect: tea\r\nContent-Length: 1\r\n\r\na", 417)
     ])
     func malformedRequestIsRefusedAndClosed(name: String, raw: String, status: Int) throws {
         let (server, port, events) = try startServer(handler: echoPath)
@@ -108,7 +116,8 @@ import Testing
         #expect(server.statistics.refusals(.badRequest) == 1, "\(name)")
     }
 
-    @Test(arguments: ["/v1/sessions/%00", "/a%2Fb", "/a%2fb", "/a%5Cb", "/a\\b", "/v1/%0Asessions", "/x%7F", "/%1b[31m"])
+    @Test(arguments: ["/v1/sessions/%00", "/a%2Fb", "/a%2fb", "/a%5Cb", "/a\\b", "/v1/%0Asessions", "/x%7F", "/%1b[31m"]
+    )
     func unsafePathIs404WithoutTheHandler(target: String) throws {
         let (server, port, events) = try startServer(handler: echoPath)
         defer { server.stop() }

@@ -1,10 +1,11 @@
 import Foundation
 import Glibc
+import TLS
 import TestSupport
 import Testing
-@testable import ControlAPI
-import TLS
 import WebClient
+
+@testable import ControlAPI
 
 /// The control API's server over TLS: HTTPS requests and WSS event sockets through the one
 /// connection path, against certificates the test makes with `openssl` (TestPKI), and the
@@ -23,10 +24,11 @@ import WebClient
             pki = try TestPKI()
             certificate = try pki.issue("api", commonName: "irisgw api", altNames: ["IP:127.0.0.1"])
             let tls = TLSServerSettings(certificateFile: certificate.certificate, keyFile: certificate.key)
-            (server, port, events) = try startServer(configure: {
-                $0.tls = tls
-                $0.headerTimeout = headerTimeout
-            }, handler: { request in .json(200, Array(#"{"path":"\#(request.path)"}"#.utf8)) })
+            (server, port, events) = try startServer(
+                configure: {
+                    $0.tls = tls
+                    $0.headerTimeout = headerTimeout
+                }, handler: { request in .json(200, Array(#"{"path":"\#(request.path)"}"#.utf8)) })
         }
 
         var url: String { "https://127.0.0.1:\(port)" }
@@ -81,7 +83,8 @@ import WebClient
             _ = try WebSocketClient(url: "wss://127.0.0.1:\(f.port)/v1/events", timeout: 5, caFile: other.caFile)
         }
         // The server saw the client's alert: counted, and nothing reached the handler.
-        #expect(await eventually(timeout: 5) { f.server.statistics.tlsFailures["certificate_refused", default: 0] >= 2 })
+        #expect(
+            await eventually(timeout: 5) { f.server.statistics.tlsFailures["certificate_refused", default: 0] >= 2 })
         #expect(f.events.handledRequests.isEmpty)
     }
 
@@ -111,7 +114,8 @@ import WebClient
             let r = try plain.request(method: "GET", path: "/v1/sessions", timeout: 5)
             Issue.record("plain HTTP got an answer: \(r.status)")
         } catch {
-            #expect(error.kind != .security)  // the client did not ask for TLS: the server's end is a protocol error or a close
+            // the client did not ask for TLS: the server's end is a protocol error or a close
+            #expect(error.kind != .security)
         }
         #expect(await eventually(timeout: 5) { f.server.statistics.tlsFailures["not_tls"] == 1 })
         #expect(f.events.handledRequests.isEmpty)
@@ -140,7 +144,9 @@ import WebClient
         let original = try Data(contentsOf: URL(fileURLWithPath: f.certificate.certificate))
         try Data("garbage".utf8).write(to: URL(fileURLWithPath: f.certificate.certificate))
         #expect(throws: TLSFailure.self) { try f.server.reloadTLS() }
-        #expect(try HTTPClient(baseURL: f.url, caFile: f.pki.caFile).request(method: "GET", path: "/", timeout: 5).status == 200)
+        #expect(
+            try HTTPClient(baseURL: f.url, caFile: f.pki.caFile).request(method: "GET", path: "/", timeout: 5).status
+                == 200)
         _ = original
 
         // The renewed files in place, then the reload: the new CA is needed from now on.
@@ -149,7 +155,9 @@ import WebClient
         try FileManager.default.copyItem(atPath: renewed.certificate, toPath: f.certificate.certificate)
         try FileManager.default.copyItem(atPath: renewed.key, toPath: f.certificate.key)
         try f.server.reloadTLS()
-        #expect(try HTTPClient(baseURL: f.url, caFile: next.caFile).request(method: "GET", path: "/", timeout: 5).status == 200)
+        #expect(
+            try HTTPClient(baseURL: f.url, caFile: next.caFile).request(method: "GET", path: "/", timeout: 5).status
+                == 200)
         #expect(throws: IrisTransportError.self) {
             try HTTPClient(baseURL: f.url, caFile: f.pki.caFile).request(method: "GET", path: "/", timeout: 5)
         }
@@ -160,12 +168,14 @@ import WebClient
         defer { pki.remove() }
         let certificate = try pki.issue("api", commonName: "irisgw api", altNames: ["IP:127.0.0.1"])
         let (server, port, events) = try startServer(configure: {
-            $0.tls = TLSServerSettings(certificateFile: certificate.certificate, keyFile: certificate.key, clientCAFile: pki.caFile,
-                                       verifyClient: .require)
+            $0.tls = TLSServerSettings(
+                certificateFile: certificate.certificate, keyFile: certificate.key, clientCAFile: pki.caFile,
+                verifyClient: .require)
         })
         defer { server.stop() }
         #expect(throws: IrisTransportError.self) {
-            try HTTPClient(baseURL: "https://127.0.0.1:\(port)", caFile: pki.caFile).request(method: "GET", path: "/", timeout: 5)
+            try HTTPClient(baseURL: "https://127.0.0.1:\(port)", caFile: pki.caFile).request(
+                method: "GET", path: "/", timeout: 5)
         }
         #expect(await eventually(timeout: 5) { server.statistics.tlsFailures["no_client_certificate"] == 1 })
         #expect(events.handledRequests.isEmpty)
@@ -174,11 +184,14 @@ import WebClient
     @Test func aServerWithUnusableFilesDoesNotStart() throws {
         let pki = try TestPKI()
         defer { pki.remove() }
-        let server = HTTPServer(configuration: HTTPServerConfiguration(listen: "127.0.0.1:0",
-                                                                       tls: TLSServerSettings(certificateFile: pki.path("none.pem"),
-                                                                                              keyFile: pki.path("none.key"))),
-                                handler: { _ in .json(200, []) }, webSocket: { _ in .accept(group: "g") },
-                                onWebSocketOpen: { _ in }, onWebSocketClose: { _ in })
+        let server = HTTPServer(
+            configuration: HTTPServerConfiguration(
+                listen: "127.0.0.1:0",
+                tls: TLSServerSettings(
+                    certificateFile: pki.path("none.pem"),
+                    keyFile: pki.path("none.key"))),
+            handler: { _ in .json(200, []) }, webSocket: { _ in .accept(group: "g") },
+            onWebSocketOpen: { _ in }, onWebSocketClose: { _ in })
         do {
             _ = try server.start()
             Issue.record("started without a certificate")
@@ -203,7 +216,9 @@ import WebClient
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let rc = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard rc == 0 else {
             close(fd)

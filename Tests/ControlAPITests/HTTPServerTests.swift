@@ -17,7 +17,8 @@ import Testing
 
         // Two requests on one connection: keep-alive works when responses carry Content-Length.
         let socket = try TestSocket(port: port)
-        try socket.sendRequest("GET", "/calls/42?state=ringing&name=J%C3%BCrgen+K&empty=", headers: [("X-Trace", "abc")])
+        try socket.sendRequest(
+            "GET", "/calls/42?state=ringing&name=J%C3%BCrgen+K&empty=", headers: [("X-Trace", "abc")])
         let get = try socket.readResponse()
         #expect(get.status == 200)
         #expect(get.text == "GET /calls/42 q=empty:,name:Jürgen K,state:ringing ")
@@ -25,7 +26,8 @@ import Testing
         #expect(get.headers["content-type"] == "text/plain; charset=utf-8")
         #expect(get.headers["connection"]?.lowercased() == "keep-alive")
 
-        try socket.sendRequest("POST", "/calls", headers: [("Content-Type", "application/json")], body: Array(#"{"to":"+15551234"}"#.utf8))
+        try socket.sendRequest(
+            "POST", "/calls", headers: [("Content-Type", "application/json")], body: Array(#"{"to":"+15551234"}"#.utf8))
         let post = try socket.readResponse()
         #expect(post.status == 200)
         #expect(post.text == #"POST /calls q= {"to":"+15551234"}"#)
@@ -71,12 +73,14 @@ import Testing
         #expect(byLength.headers["connection"]?.lowercased() == "close")
 
         // Chunked: no length up front, refused once the count passes the limit.
-        let chunked = try httpRequest(port: port, "POST", "/calls", body: [UInt8](repeating: 2, count: 50_000), chunked: true)
+        let chunked = try httpRequest(
+            port: port, "POST", "/calls", body: [UInt8](repeating: 2, count: 50_000), chunked: true)
         #expect(chunked.status == 413)
         #expect(chunked.text == expected)
 
         // Exactly the limit is fine.
-        let atLimit = try httpRequest(port: port, "POST", "/calls", body: [UInt8](repeating: UInt8(ascii: "a"), count: 1024))
+        let atLimit = try httpRequest(
+            port: port, "POST", "/calls", body: [UInt8](repeating: UInt8(ascii: "a"), count: 1024))
         #expect(atLimit.status == 200)
         #expect(events.handledRequests.count == 1)
     }
@@ -99,9 +103,10 @@ import Testing
         let (server, port, _) = try startServer()
         defer { server.stop() }
 
-        let second = HTTPServer(configuration: HTTPServerConfiguration(listen: "127.0.0.1:\(port)"),
-                                handler: { _ in .text(200, "") }, webSocket: { _ in .accept(group: "test") },
-                                onWebSocketOpen: { _ in }, onWebSocketClose: { _ in })
+        let second = HTTPServer(
+            configuration: HTTPServerConfiguration(listen: "127.0.0.1:\(port)"),
+            handler: { _ in .text(200, "") }, webSocket: { _ in .accept(group: "test") },
+            onWebSocketOpen: { _ in }, onWebSocketClose: { _ in })
         let error = #expect(throws: HTTPServerError.self) { try second.start() }
         #expect(error?.message.contains("127.0.0.1:\(port)") == true)
         #expect(second.port == nil)
@@ -116,9 +121,10 @@ import Testing
         #expect(throws: HTTPServerError.self) { try server.start() }
         #expect(throws: (any Error).self) { try TestSocket(port: port) }
 
-        let neverStarted = HTTPServer(configuration: HTTPServerConfiguration(listen: "127.0.0.1:0"),
-                                      handler: { _ in .text(200, "") }, webSocket: { _ in .accept(group: "test") },
-                                      onWebSocketOpen: { _ in }, onWebSocketClose: { _ in })
+        let neverStarted = HTTPServer(
+            configuration: HTTPServerConfiguration(listen: "127.0.0.1:0"),
+            handler: { _ in .text(200, "") }, webSocket: { _ in .accept(group: "test") },
+            onWebSocketOpen: { _ in }, onWebSocketClose: { _ in })
         neverStarted.stop()
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Gateway
 import IrisAPI
 import Testing
+
 @testable import ControlAPI
 
 // A create request's `opus` read as `POST /v1/sessions` reads it: the body decoded (keys and
@@ -31,11 +32,21 @@ private let goodOpus: [(String, OpusOptions?)] = [
     (#"{"bitrate":"auto"}"#, OpusOptions(bitrate: .auto)),
     (#"{"bitrate":32000}"#, OpusOptions(bitrate: .bitsPerSecond(32_000))),
     (#"{"fec":false,"expectedLoss":0,"dtx":true}"#, OpusOptions(fec: false, expectedLoss: 0, dtx: true)),
-    (#"{"application":"audio","maxBandwidth":"fullband"}"#, OpusOptions(application: "audio", maxBandwidth: "fullband")),
-    (#"{"application":"restricted-lowdelay","maxBandwidth":"auto"}"#, OpusOptions(application: "restricted-lowdelay", maxBandwidth: "auto")),
-    (#"{"complexity":10,"bitrate":510000,"fec":true,"expectedLoss":100,"dtx":false,"application":"voip","maxBandwidth":"narrowband"}"#,
-     OpusOptions(complexity: 10, bitrate: .bitsPerSecond(510_000), fec: true, expectedLoss: 100, dtx: false, application: "voip",
-                 maxBandwidth: "narrowband")),
+    (
+        #"{"application":"audio","maxBandwidth":"fullband"}"#,
+        OpusOptions(application: "audio", maxBandwidth: "fullband")
+    ),
+    (
+        #"{"application":"restricted-lowdelay","maxBandwidth":"auto"}"#,
+        OpusOptions(application: "restricted-lowdelay", maxBandwidth: "auto")
+    ),
+    (
+        #"{"complexity":10,"bitrate":510000,"fec":true,"expectedLoss":100,"dtx":false,"application":"voip","maxBandwidth":"narrowband"}"#,
+        OpusOptions(
+            complexity: 10, bitrate: .bitsPerSecond(510_000), fec: true, expectedLoss: 100, dtx: false,
+            application: "voip",
+            maxBandwidth: "narrowband")
+    )
 ]
 
 @Test(arguments: goodOpus)
@@ -55,12 +66,20 @@ private let badOpus: [(String, String)] = [
     (#"{"fec":"yes"}"#, #"wrong type at "opus.fec""#),
     (#"{"expectedLoss":-1}"#, "opus.expectedLoss: must be from 0 to 100, found -1"),
     (#"{"dtx":1}"#, #"wrong type at "opus.dtx""#),
-    (#"{"application":"music"}"#, #"opus.application: must be one of "voip", "audio", "restricted-lowdelay", found "music""#),
+    (
+        #"{"application":"music"}"#,
+        #"opus.application: must be one of "voip", "audio", "restricted-lowdelay", found "music""#
+    ),
     (#"{"application":7}"#, #"wrong type at "opus.application""#),
-    (#"{"maxBandwidth":"hd"}"#,
-     #"opus.maxBandwidth: must be one of "auto", "narrowband", "mediumband", "wideband", "superwideband", "fullband", found "hd""#),
-    (#"{"complexty":1}"#, "opus.complexty: unknown key (allowed: complexity, bitrate, fec, expectedLoss, dtx, application, maxBandwidth)"),
-    ("5", #"wrong type at "opus""#),
+    (
+        #"{"maxBandwidth":"hd"}"#,
+        #"opus.maxBandwidth: must be one of "auto", "narrowband", "mediumband", "wideband", "superwideband", "fullband", found "hd""#
+    ),
+    (
+        #"{"complexty":1}"#,
+        "opus.complexty: unknown key (allowed: complexity, bitrate, fec, expectedLoss, dtx, application, maxBandwidth)"
+    ),
+    ("5", #"wrong type at "opus""#)
 ]
 
 @Test(arguments: badOpus)
@@ -75,12 +94,14 @@ func badRequestOpusIs400NamingTheKey(json: String, message: String) {
 
 @Test func theClientsRequestEncodesOpusAsTheServerReadsIt() throws {
     let options = OpusOptions(complexity: 3, bitrate: .auto, maxBandwidth: "wideband")
-    let request = CreateSessionRequest(targetTN: "+15551230001", sourceTN: "+15557654321", media: MediaBody(sdp: "v=0"), opus: options)
+    let request = CreateSessionRequest(
+        targetTN: "+15551230001", sourceTN: "+15557654321", media: MediaBody(sdp: "v=0"), opus: options)
     let data = try JSONEncoder().encode(request)
     let text = String(decoding: data, as: UTF8.self)
     #expect(text.contains(#""opus":{"#) && text.contains(#""bitrate":"auto""#) && !text.contains("fec"))
     #expect(try ControlAPIServer.decodeBody(CreateSessionRequest.self, from: Array(data)) == request)
     // Without `opus` the key is left out altogether.
-    let plain = try JSONEncoder().encode(CreateSessionRequest(targetTN: "+1", sourceTN: "+1", media: MediaBody(sdp: "v=0")))
+    let plain = try JSONEncoder().encode(
+        CreateSessionRequest(targetTN: "+1", sourceTN: "+1", media: MediaBody(sdp: "v=0")))
     #expect(!String(decoding: plain, as: UTF8.self).contains("opus"))
 }

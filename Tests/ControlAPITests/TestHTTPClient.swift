@@ -11,8 +11,10 @@ struct TestResponse {
 
 extension TestSocket {
     /// Sends one request; `body` goes with Content-Length unless `chunked` splits it into chunks.
-    func sendRequest(_ method: String, _ target: String, headers: [(String, String)] = [],
-                     body: [UInt8] = [], chunked: Bool = false) throws {
+    func sendRequest(
+        _ method: String, _ target: String, headers: [(String, String)] = [],
+        body: [UInt8] = [], chunked: Bool = false
+    ) throws {
         var head = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         if chunked {
@@ -67,8 +69,10 @@ extension Substring {
 }
 
 /// One request on a new connection.
-func httpRequest(port: Int, _ method: String, _ target: String, headers: [(String, String)] = [],
-                 body: [UInt8] = [], chunked: Bool = false) throws -> TestResponse {
+func httpRequest(
+    port: Int, _ method: String, _ target: String, headers: [(String, String)] = [],
+    body: [UInt8] = [], chunked: Bool = false
+) throws -> TestResponse {
     let socket = try TestSocket(port: port)
     try socket.sendRequest(method, target, headers: headers, body: body, chunked: chunked)
     return try socket.readResponse(head: method == "HEAD")

@@ -30,17 +30,21 @@ final class ServerEvents: Sendable {
 /// Starts a server; the default handler answers JSON 404 for everything, the default
 /// upgrade callback accepts every WebSocket in group "test". `configure` adjusts the
 /// settings (short timeouts keep the suite fast).
-func startServer(listen: String = "127.0.0.1:0",
-                 threads: Int = 8,
-                 maxBodyBytes: Int = 65_536,
-                 webSocketQueueLimit: Int = 1024,
-                 configure: (inout HTTPServerConfiguration) -> Void = { _ in },
-                 handler: (@Sendable (HTTPRequest) -> HTTPResponse)? = nil,
-                 webSocket: @escaping @Sendable (HTTPRequest) -> WebSocketUpgrade = { _ in .accept(group: "test") })
-    throws -> (server: HTTPServer, port: Int, events: ServerEvents) {
+func startServer(
+    listen: String = "127.0.0.1:0",
+    threads: Int = 8,
+    maxBodyBytes: Int = 65_536,
+    webSocketQueueLimit: Int = 1024,
+    configure: (inout HTTPServerConfiguration) -> Void = { _ in },
+    handler: (@Sendable (HTTPRequest) -> HTTPResponse)? = nil,
+    webSocket: @escaping @Sendable (HTTPRequest) -> WebSocketUpgrade = { _ in .accept(group: "test") }
+)
+    throws -> (server: HTTPServer, port: Int, events: ServerEvents)
+{
     let events = ServerEvents()
-    var configuration = HTTPServerConfiguration(listen: listen, threads: threads,
-                                                maxBodyBytes: maxBodyBytes, webSocketQueueLimit: webSocketQueueLimit)
+    var configuration = HTTPServerConfiguration(
+        listen: listen, threads: threads,
+        maxBodyBytes: maxBodyBytes, webSocketQueueLimit: webSocketQueueLimit)
     // A close() or stop() waits this long for clients that never answer the close frame.
     configuration.webSocketCloseGrace = 0.3
     configure(&configuration)

@@ -32,7 +32,9 @@ final class TestSocket {
             addr.sin6_port = UInt16(port).bigEndian
             inet_pton(AF_INET6, host, &addr.sin6_addr)
             rc = withUnsafePointer(to: &addr) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
+                }
             }
         } else {
             var addr = sockaddr_in()
@@ -40,7 +42,9 @@ final class TestSocket {
             addr.sin_port = UInt16(port).bigEndian
             addr.sin_addr.s_addr = inet_addr(host)
             rc = withUnsafePointer(to: &addr) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
             }
         }
         // No close here: deinit runs even when init throws (every property is set), and a

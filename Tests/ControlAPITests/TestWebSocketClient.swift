@@ -25,8 +25,10 @@ final class TestWebSocket {
 
     private init(socket: TestSocket) { self.socket = socket }
 
-    static func connect(port: Int, host: String = "127.0.0.1", path: String = "/events", headers: [(String, String)] = [],
-                        receiveBuffer: Int? = nil) throws -> Opening {
+    static func connect(
+        port: Int, host: String = "127.0.0.1", path: String = "/events", headers: [(String, String)] = [],
+        receiveBuffer: Int? = nil
+    ) throws -> Opening {
         let socket = try TestSocket(port: port, host: host, receiveBuffer: receiveBuffer)
         let key = Data((0..<16).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
         var head = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
@@ -50,12 +52,16 @@ final class TestWebSocket {
         let accept = lines.first { $0.lowercased().hasPrefix("sec-websocket-accept:") }
             .map { $0.split(separator: ":", maxSplits: 1)[1].trimmingCharacters(in: " ") }
         let expected = Data(SHA1.hash(Array((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").utf8))).base64EncodedString()
-        guard accept == expected else { throw TestSocketError("Sec-WebSocket-Accept \(accept ?? "missing"), expected \(expected)") }
+        guard accept == expected else {
+            throw TestSocketError("Sec-WebSocket-Accept \(accept ?? "missing"), expected \(expected)")
+        }
         return .open(TestWebSocket(socket: socket))
     }
 
     /// Opens or throws.
-    static func open(port: Int, host: String = "127.0.0.1", path: String = "/events", receiveBuffer: Int? = nil) throws -> TestWebSocket {
+    static func open(
+        port: Int, host: String = "127.0.0.1", path: String = "/events", receiveBuffer: Int? = nil
+    ) throws -> TestWebSocket {
         switch try connect(port: port, host: host, path: path, receiveBuffer: receiveBuffer) {
         case .open(let ws): return ws
         case .refused(let response): throw TestSocketError("upgrade refused: \(response.status) \(response.text)")
@@ -96,7 +102,8 @@ final class TestWebSocket {
         } else if length == 127 {
             length = try socket.read(exactly: 8).reduce(0) { $0 << 8 | Int($1) }
         }
-        return WebSocketFrame(fin: head[0] & 0x80 != 0, opcode: head[0] & 0x0f, payload: try socket.read(exactly: length))
+        return WebSocketFrame(
+            fin: head[0] & 0x80 != 0, opcode: head[0] & 0x0f, payload: try socket.read(exactly: length))
     }
 
     /// Reads frames until a close frame, ignoring data frames.
@@ -122,17 +129,19 @@ enum SHA1 {
             var w = [UInt32](repeating: 0, count: 80)
             for t in 0..<16 {
                 let i = block + t * 4
-                w[t] = UInt32(data[i]) << 24 | UInt32(data[i + 1]) << 16 | UInt32(data[i + 2]) << 8 | UInt32(data[i + 3])
+                w[t] =
+                    UInt32(data[i]) << 24 | UInt32(data[i + 1]) << 16 | UInt32(data[i + 2]) << 8 | UInt32(data[i + 3])
             }
             for t in 16..<80 { w[t] = rotl(w[t - 3] ^ w[t - 8] ^ w[t - 14] ^ w[t - 16], 1) }
             var (a, b, c, d, e) = (h[0], h[1], h[2], h[3], h[4])
             for t in 0..<80 {
-                let (f, k): (UInt32, UInt32) = switch t {
-                case 0..<20: ((b & c) | (~b & d), 0x5A82_7999)
-                case 20..<40: (b ^ c ^ d, 0x6ED9_EBA1)
-                case 40..<60: ((b & c) | (b & d) | (c & d), 0x8F1B_BCDC)
-                default: (b ^ c ^ d, 0xCA62_C1D6)
-                }
+                let (f, k): (UInt32, UInt32) =
+                    switch t {
+                    case 0..<20: ((b & c) | (~b & d), 0x5A82_7999)
+                    case 20..<40: (b ^ c ^ d, 0x6ED9_EBA1)
+                    case 40..<60: ((b & c) | (b & d) | (c & d), 0x8F1B_BCDC)
+                    default: (b ^ c ^ d, 0xCA62_C1D6)
+                    }
                 let temp = rotl(a, 5) &+ f &+ e &+ k &+ w[t]
                 (e, d, c, b, a) = (d, c, rotl(b, 30), a, temp)
             }

@@ -1,10 +1,11 @@
 // What an upgrade decision may add to its group: a hard limit of the group's own (refused
 // with 429, nothing replaced) and an expiry (the server closes with 1008 and the reason).
 
-@testable import ControlAPI
 import Foundation
-import Testing
 import TestSupport
+import Testing
+
+@testable import ControlAPI
 
 @Suite struct WebSocketGroupLimitTests {
     /// Group from the `group` query parameter; `limit` 2 for every group; an expiry in
@@ -36,7 +37,9 @@ import TestSupport
         // One of A's closes: its slot is free again.
         try a[0].sendClose(code: 1000)
         _ = try a[0].readUntilClose()
-        #expect(await eventually(timeout: 5) { server.statistics.openWebSockets == 2 }, "\(server.statistics.openWebSockets) \(events.closedIDs)")
+        #expect(
+            await eventually(timeout: 5) { server.statistics.openWebSockets == 2 },
+            "\(server.statistics.openWebSockets) \(events.closedIDs)")
         let again = try TestWebSocket.open(port: port, path: "/events?group=A")
         #expect(server.statistics.openWebSockets == 3)
         withExtendedLifetime((a, b, again)) {}
@@ -52,7 +55,9 @@ import TestSupport
         #expect(connection.send(text: "before the end"))
         #expect(try client.readFrame().text == "before the end")
         let close = try client.readUntilClose()
-        #expect(close.closeCode == 1008 && String(decoding: close.payload.dropFirst(2), as: UTF8.self) == "the credential has expired")
+        #expect(
+            close.closeCode == 1008
+                && String(decoding: close.payload.dropFirst(2), as: UTF8.self) == "the credential has expired")
         try client.sendClose(code: 1008)
         #expect(await eventually(timeout: 5) { events.closeCount(of: connection.id) == 1 })
         #expect(server.statistics.refusals(.webSocketExpired) == 1)

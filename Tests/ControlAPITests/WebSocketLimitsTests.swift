@@ -1,12 +1,13 @@
 // WebSocket caps by client group, the slowest-first eviction, frame rules (masking,
 // fragments, size, binary, close codes), IPv6, and stop().
 
-@testable import ControlAPI
 import Dispatch
 import Glibc
 import Synchronization
-import Testing
 import TestSupport
+import Testing
+
+@testable import ControlAPI
 
 /// The upgrade callback of these tests: the group is the `group` query parameter.
 @Sendable private func byGroup(_ request: HTTPRequest) -> WebSocketUpgrade {
@@ -15,17 +16,21 @@ import TestSupport
 
 @Suite struct WebSocketLimitsTests {
     @Test func clientsThatNeverReadCannotTakeAnotherGroupsSlots() async throws {
-        let (server, port, events) = try startServer(webSocketQueueLimit: 256, configure: {
-            $0.maxWebSocketsPerClient = 41
-            $0.maxWebSockets = 100
-            $0.maxConnectionsPerSource = 200
-        }, webSocket: byGroup)
+        let (server, port, events) = try startServer(
+            webSocketQueueLimit: 256,
+            configure: {
+                $0.maxWebSocketsPerClient = 41
+                $0.maxWebSockets = 100
+                $0.maxConnectionsPerSource = 200
+            }, webSocket: byGroup)
         defer { server.stop() }
 
         // Group A at its cap of 41: one client that reads, 40 that never do (tiny receive buffers).
         let reader = try TestWebSocket.open(port: port, path: "/events?group=A")
         let readerConnection = try #require(await events.waitForOpen(0))
-        let stalled = try (0..<40).map { _ in try TestWebSocket.open(port: port, path: "/events?group=A", receiveBuffer: 4096) }
+        let stalled = try (0..<40).map { _ in
+            try TestWebSocket.open(port: port, path: "/events?group=A", receiveBuffer: 4096)
+        }
         _ = try #require(await events.waitForOpen(40))
         let stalledConnections = Array(events.openedConnections[1...40])
         #expect(server.statistics.openWebSockets == 41)
@@ -37,7 +42,8 @@ import TestSupport
             var sent = 0
             while connection.queuedCount < 8, sent < 200, connection.send(text: big) {
                 sent += 1
-                if connection.queuedCount < 8 { try await Task.sleep(nanoseconds: 1_000_000) }  // the socket drains meanwhile
+                // the socket drains meanwhile
+                if connection.queuedCount < 8 { try await Task.sleep(nanoseconds: 1_000_000) }
             }
             #expect(connection.queuedCount >= 8)
         }
@@ -68,10 +74,11 @@ import TestSupport
     }
 
     @Test func totalCapReplacesOnlyWithinTheGroup() async throws {
-        let (server, port, events) = try startServer(configure: {
-            $0.maxWebSocketsPerClient = 10
-            $0.maxWebSockets = 3
-        }, webSocket: byGroup)
+        let (server, port, events) = try startServer(
+            configure: {
+                $0.maxWebSocketsPerClient = 10
+                $0.maxWebSockets = 3
+            }, webSocket: byGroup)
         defer { server.stop() }
 
         let a = try (0..<2).map { _ in try TestWebSocket.open(port: port, path: "/events?group=A") }
@@ -140,7 +147,7 @@ import TestSupport
         ("invalid UTF-8", TestWebSocket.maskedFrame(fin: true, opcode: 0x1, [0xC3, 0x28]), UInt16(1007)),
         ("reserved bit", [0xC1, 0x80, 0, 0, 0, 0], UInt16(1002)),
         ("close code 1005", TestWebSocket.maskedFrame(fin: true, opcode: 0x8, [0x03, 0xED]), UInt16(1002)),
-        ("fragmented ping", TestWebSocket.maskedFrame(fin: false, opcode: 0x9, []), UInt16(1002)),
+        ("fragmented ping", TestWebSocket.maskedFrame(fin: false, opcode: 0x9, []), UInt16(1002))
     ])
     func protocolErrorsCloseWithTheirCode(name: String, bytes: [UInt8], code: UInt16) async throws {
         let (server, port, events) = try startServer()
@@ -178,20 +185,23 @@ import TestSupport
         defer { server.stop() }
 
         let oldVersion = try TestSocket(port: port)
-        try oldVersion.write("GET /events HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 8\r\n\r\n")
+        try oldVersion.write(
+            "GET /events HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 8\r\n\r\n")
         let version = try oldVersion.readResponse()
         #expect(version.status == 426 && version.headers["sec-websocket-version"] == "13")
 
         let badKey = try TestSocket(port: port)
-        try badKey.write("GET /events HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            + "Sec-WebSocket-Key: short\r\nSec-WebSocket-Version: 13\r\n\r\n")
+        try badKey.write(
+            "GET /events HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                + "Sec-WebSocket-Key: short\r\nSec-WebSocket-Version: 13\r\n\r\n")
         #expect(try badKey.readResponse().status == 400)
         #expect(events.openedConnections.isEmpty)
     }
 
     @Test func ipv6ListenServesRequestsAndWebSockets() async throws {
-        let (server, port, events) = try startServer(listen: "[::1]:0", handler: { request in .text(200, request.remoteAddress) })
+        let (server, port, events) = try startServer(
+            listen: "[::1]:0", handler: { request in .text(200, request.remoteAddress) })
         defer { server.stop() }
 
         let response = try TestSocket(port: port, host: "::1")
@@ -208,7 +218,8 @@ import TestSupport
     }
 
     @Test func dualStackListenShowsIPv4ClientsAsIPv4() throws {
-        let (server, port, _) = try startServer(listen: "[::]:0", handler: { request in .text(200, request.remoteAddress) })
+        let (server, port, _) = try startServer(
+            listen: "[::]:0", handler: { request in .text(200, request.remoteAddress) })
         defer { server.stop() }
 
         #expect(try httpRequest(port: port, "GET", "/").text == "127.0.0.1")

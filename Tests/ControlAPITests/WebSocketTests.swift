@@ -3,8 +3,8 @@
 
 import ControlAPI
 import Glibc
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct WebSocketTests {
     @Test func serverPushesInOrderAndClientCloseFiresOnCloseOnce() async throws {
@@ -130,7 +130,7 @@ import TestSupport
             }
         }
         #expect(firstRefusal != nil)
-        #expect(acceptedAfterRefusal == 0) // dropped for good
+        #expect(acceptedAfterRefusal == 0)  // dropped for good
         #expect(!slowConnection.isOpen)
         #expect(await eventually(timeout: 10) { events.closeCount(of: slowConnection.id) == 1 })
 
@@ -144,7 +144,8 @@ import TestSupport
 
     @Test func refusedUpgradeGetsTheHandlersResponse() async throws {
         let (server, port, events) = try startServer(webSocket: { request in
-            request.query["token"] == "secret" ? .accept(group: "keyed")
+            request.query["token"] == "secret"
+                ? .accept(group: "keyed")
                 : .refuse(.json(401, Array(#"{"error":{"code":-401,"message":"unauthorized"}}"#.utf8)))
         })
         defer { server.stop() }

@@ -4,7 +4,8 @@ import Testing
 struct Base64Tests {
     /// RFC 4648 §10.
     @Test(arguments: [
-        ("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foob", "Zm9vYg=="), ("fooba", "Zm9vYmE="), ("foobar", "Zm9vYmFy"),
+        ("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foob", "Zm9vYg=="), ("fooba", "Zm9vYmE="),
+        ("foobar", "Zm9vYmFy")
     ])
     func rfc4648Vectors(_ text: String, _ encoded: String) {
         #expect(Base64.encode(Array(text.utf8)) == encoded)
@@ -34,16 +35,17 @@ struct Base64Tests {
         #expect(Base64.decode("+/+/", alphabet: .urlSafe) == nil)
     }
 
-    @Test(arguments: [
-        ("Zm8", Base64.Padding.optional, Array("fo".utf8)),  // SDES: padding left off
-        ("Zm8", .required, nil),
-        ("Zm8=", .forbidden, nil),
-        ("Zm=8", .optional, nil),  // padding inside
-        ("Zg===", .optional, nil),  // three pads
-        ("Z", .optional, nil),  // impossible length
-        ("Zm 8", .optional, nil),  // white space
-        ("dGhlIHNhbXBsZSBub25jZQ==", .required, Array("the sample nonce".utf8)),
-    ] as [(String, Base64.Padding, [UInt8]?)])
+    @Test(
+        arguments: [
+            ("Zm8", Base64.Padding.optional, Array("fo".utf8)),  // SDES: padding left off
+            ("Zm8", .required, nil),
+            ("Zm8=", .forbidden, nil),
+            ("Zm=8", .optional, nil),  // padding inside
+            ("Zg===", .optional, nil),  // three pads
+            ("Z", .optional, nil),  // impossible length
+            ("Zm 8", .optional, nil),  // white space
+            ("dGhlIHNhbXBsZSBub25jZQ==", .required, Array("the sample nonce".utf8))
+        ] as [(String, Base64.Padding, [UInt8]?)])
     func paddingRules(_ text: String, _ padding: Base64.Padding, _ expected: [UInt8]?) {
         #expect(Base64.decode(text, padding: padding) == expected)
     }

@@ -1,10 +1,13 @@
 import Testing
+
 @testable import DNS
 
 /// The answer reader and the cache, on bytes and times the tests make.
 struct DNSMessageTests {
     /// A response to `question` with `answers` (name, type, ttl, rdata); names as labels.
-    static func message(question: String, qtype: UInt16, answers: [(name: [UInt8], type: UInt16, ttl: UInt32, data: [UInt8])]) -> [UInt8] {
+    static func message(
+        question: String, qtype: UInt16, answers: [(name: [UInt8], type: UInt16, ttl: UInt32, data: [UInt8])]
+    ) -> [UInt8] {
         var m: [UInt8] = [0x12, 0x34, 0x81, 0x80, 0, 1, 0, UInt8(answers.count), 0, 0, 0, 0]
         m += name(question) + [UInt8(qtype >> 8), UInt8(qtype & 0xFF), 0, 1]
         for a in answers {
@@ -24,27 +27,38 @@ struct DNSMessageTests {
 
     @Test func srvWithCompressedNamesAndTheSmallestTTL() throws {
         let srv1: [UInt8] = [0, 10, 0, 1, 0x13, 0xC4] + Self.name("a.example")
-        let srv2: [UInt8] = [0, 20, 0, 3, 0x13, 0xC5] + [1, 0x62, 0xC0, 22]  // "b" + pointer into the question ("example")
-        let m = Self.message(question: "_sip._udp.example", qtype: 33,
-                             answers: [(Self.toQuestion, 33, 300, srv1), (Self.toQuestion, 33, 120, srv2)])
+        // "b" + pointer into the question ("example")
+        let srv2: [UInt8] = [0, 20, 0, 3, 0x13, 0xC5] + [1, 0x62, 0xC0, 22]
+        let m = Self.message(
+            question: "_sip._udp.example", qtype: 33,
+            answers: [(Self.toQuestion, 33, 300, srv1), (Self.toQuestion, 33, 120, srv2)])
         let r = try DNSMessage.records(of: .srv, in: m)
         #expect(r.ttl == 120)
-        #expect(r.srv == [SRVRecord(priority: 10, weight: 1, port: 5060, target: "a.example"),
-                          SRVRecord(priority: 20, weight: 3, port: 5061, target: "b.example")])
+        #expect(
+            r.srv == [
+                SRVRecord(priority: 10, weight: 1, port: 5060, target: "a.example"),
+                SRVRecord(priority: 20, weight: 3, port: 5061, target: "b.example")
+            ])
     }
 
     @Test func naptrFields() throws {
         let data: [UInt8] = [0, 10, 0, 50, 1, 0x53, 7] + Array("SIP+D2U".utf8) + [0] + Self.name("_sip._udp.example")
-        let r = try DNSMessage.records(of: .naptr, in: Self.message(question: "example", qtype: 35, answers: [(Self.toQuestion, 35, 60, data)]))
-        #expect(r.naptr == [NAPTRRecord(order: 10, preference: 50, flags: "S", service: "SIP+D2U", replacement: "_sip._udp.example")])
+        let r = try DNSMessage.records(
+            of: .naptr, in: Self.message(question: "example", qtype: 35, answers: [(Self.toQuestion, 35, 60, data)]))
+        #expect(
+            r.naptr == [
+                NAPTRRecord(order: 10, preference: 50, flags: "S", service: "SIP+D2U", replacement: "_sip._udp.example")
+            ])
     }
 
     @Test func addressesThroughACNAME() throws {
-        let m = Self.message(question: "www.example", qtype: 1, answers: [
-            (Self.toQuestion, 5, 30, Self.name("host.example")),
-            (Self.name("host.example"), 1, 600, [192, 0, 2, 1]),
-            (Self.name("host.example"), 28, 600, [0x20, 0x01, 0x0d, 0xb8] + [UInt8](repeating: 0, count: 11) + [1]),
-        ])
+        let m = Self.message(
+            question: "www.example", qtype: 1,
+            answers: [
+                (Self.toQuestion, 5, 30, Self.name("host.example")),
+                (Self.name("host.example"), 1, 600, [192, 0, 2, 1]),
+                (Self.name("host.example"), 28, 600, [0x20, 0x01, 0x0d, 0xb8] + [UInt8](repeating: 0, count: 11) + [1])
+            ])
         let r = try DNSMessage.records(of: .a, in: m)
         #expect(r.addresses == ["192.0.2.1"] && r.ttl == 30)
         #expect(try DNSMessage.records(of: .aaaa, in: m).addresses == ["2001:db8::1"])
@@ -54,7 +68,7 @@ struct DNSMessageTests {
         ([0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1] as [UInt8], "2001:db8::1:0:0:1"),
         ([UInt8](repeating: 0, count: 15) + [1], "::1"),
         ([0xfe, 0x80] + [UInt8](repeating: 0, count: 14), "fe80::"),
-        ([0, 1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0, 7, 0, 8] as [UInt8], "1:2:3:4:5:6:7:8"),
+        ([0, 1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0, 7, 0, 8] as [UInt8], "1:2:3:4:5:6:7:8")
     ])
     func ipv6Text(_ bytes: [UInt8], _ text: String) {
         #expect(DNSMessage.ipv6Text(bytes) == text)
@@ -66,7 +80,8 @@ struct DNSMessageTests {
             #expect(throws: DNSFailure.malformedAnswer) { try DNSMessage.records(of: .a, in: Array(good.prefix(cut))) }
         }
         // A name that points at itself.
-        var loop = Self.message(question: "example", qtype: 33, answers: [(Self.toQuestion, 33, 60, [0, 1, 0, 1, 0, 1, 0xC0, 0])])
+        var loop = Self.message(
+            question: "example", qtype: 33, answers: [(Self.toQuestion, 33, 60, [0, 1, 0, 1, 0, 1, 0xC0, 0])])
         let at = loop.count - 2
         loop[at] = 0xC0
         loop[at + 1] = UInt8(at)
@@ -78,7 +93,8 @@ struct DNSMessageTests {
 
     @Test func cacheKeepsAnswersForTheirTTLAndFailuresForTheNegativeTTL() {
         var c = DNSCache(negativeTTL: 30)
-        let q = DNSQuestion("a.example", .a), nx = DNSQuestion("nosuch.example", .a), zero = DNSQuestion("z.example", .a)
+        let q = DNSQuestion("a.example", .a), nx = DNSQuestion("nosuch.example", .a),
+            zero = DNSQuestion("z.example", .a)
         c.store(.success(DNSRecords([.a("192.0.2.1")], ttl: 10)), for: q, now: 100)
         c.store(.failure(.noSuchName), for: nx, now: 100)
         c.store(.success(DNSRecords([.a("192.0.2.2")], ttl: 0)), for: zero, now: 100)

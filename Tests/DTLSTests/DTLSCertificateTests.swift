@@ -1,12 +1,14 @@
 import Foundation
 import Testing
+
 @testable import TLS
 
 /// The generated certificate and its SDP fingerprint, checked against `/usr/bin/openssl`.
 @Suite struct DTLSCertificateTests {
     /// Runs openssl on the certificate's PEM; its standard output.
     static func openssl(_ arguments: [String], pem: String) throws -> String {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-dtls-\(UUID().uuidString.prefix(8)).pem")
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "irisgw-dtls-\(UUID().uuidString.prefix(8)).pem")
         try pem.write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
         let process = Process()
@@ -34,7 +36,8 @@ import Testing
         #expect(Self.digest(sha256) == certificate.fingerprint.hex)
         #expect(certificate.fingerprint.sdpValue == "sha-256 " + Self.digest(sha256))
         #expect(certificate.fingerprint.hex.count == 32 * 3 - 1)
-        for (algorithm, flag) in [(DTLSFingerprint.Algorithm.sha1, "-sha1"), (.sha384, "-sha384"), (.sha512, "-sha512")] {
+        for (algorithm, flag) in [(DTLSFingerprint.Algorithm.sha1, "-sha1"), (.sha384, "-sha384"), (.sha512, "-sha512")]
+        {
             let line = try Self.openssl(["x509", "-noout", "-fingerprint", flag], pem: certificate.pem)
             #expect(Self.digest(line) == certificate.fingerprint(algorithm).hex)
         }
@@ -68,11 +71,16 @@ import Testing
         #expect(DTLSFingerprint(sdp: "sha-256 AB:CD") == nil)  // wrong length
         #expect(DTLSFingerprint(sdp: "md5 " + certificate.fingerprint.hex) == nil)
         #expect(DTLSFingerprint(sdp: "sha-256") == nil)
-        #expect(DTLSFingerprint(sdp: "sha-256 " + certificate.fingerprint.hex.replacingOccurrences(of: ":", with: "")) == nil)
+        #expect(
+            DTLSFingerprint(sdp: "sha-256 " + certificate.fingerprint.hex.replacingOccurrences(of: ":", with: ""))
+                == nil)
         #expect(DTLSFingerprint(sdp: "sha-256 " + certificate.fingerprint.hex + ":") == nil)
-        #expect(DTLSFingerprint(sdp: "sha-256 " + certificate.fingerprint.hex.replacingOccurrences(of: "A", with: "G")) == nil
+        #expect(
+            DTLSFingerprint(sdp: "sha-256 " + certificate.fingerprint.hex.replacingOccurrences(of: "A", with: "G"))
+                == nil
                 || !certificate.fingerprint.hex.contains("A"))
-        let one = try #require(DTLSFingerprint(sdp: "sha-1 " + Array(repeating: "0F", count: 20).joined(separator: ":")))
+        let one = try #require(
+            DTLSFingerprint(sdp: "sha-1 " + Array(repeating: "0F", count: 20).joined(separator: ":")))
         #expect(one.algorithm == .sha1 && one.digest == [UInt8](repeating: 0x0F, count: 20))
     }
 
@@ -81,7 +89,9 @@ import Testing
         #expect(DTLSSRTPProfile.aeadAES128GCM.suiteName == "AEAD_AES_128_GCM")
         #expect(DTLSSRTPProfile.aes128CMSHA1_80.suiteName == "AES_CM_128_HMAC_SHA1_80")
         #expect(DTLSSRTPProfile.aes128CMSHA1_32.suiteName == "AES_CM_128_HMAC_SHA1_32")
-        #expect(DTLSSRTPProfile(id: 7) == .aeadAES128GCM && DTLSSRTPProfile(id: 1) == .aes128CMSHA1_80 && DTLSSRTPProfile(id: 8) == nil)
+        #expect(
+            DTLSSRTPProfile(id: 7) == .aeadAES128GCM && DTLSSRTPProfile(id: 1) == .aes128CMSHA1_80
+                && DTLSSRTPProfile(id: 8) == nil)
         // RFC 5764 §4.2's layout: client key | server key | client salt | server salt.
         let material = (0..<56).map(UInt8.init)
         let client = DTLSSRTPKeys(profile: .aeadAES128GCM, material: material, role: .client)

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import IOCore
 import Testing
+
 @testable import TLS
 
 /// Our server `DTLSTransport` on a real UDP socket (127.0.0.1, a port the OS picks) against
@@ -19,14 +20,22 @@ import Testing
         let fingerprint: DTLSFingerprint
 
         init() throws {
-            directory = FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-dtls-\(UUID().uuidString.prefix(8))")
+            directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "irisgw-dtls-\(UUID().uuidString.prefix(8))")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            let key = directory.appendingPathComponent("peer.key").path, cert = directory.appendingPathComponent("peer.pem").path
-            _ = try Self.openssl(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-                                  "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=browser"])
+            let key = directory.appendingPathComponent("peer.key").path,
+                cert = directory.appendingPathComponent("peer.pem").path
+            _ = try Self.openssl([
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=browser"
+            ])
             let line = try Self.openssl(["x509", "-noout", "-fingerprint", "-sha256", "-in", cert])
-            let hex = line.split(separator: "=", maxSplits: 1).last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) } ?? ""
-            guard let fingerprint = DTLSFingerprint(sdp: "sha-256 " + hex) else { throw CocoaError(.fileReadCorruptFile) }
+            let hex =
+                line.split(separator: "=", maxSplits: 1).last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+                ?? ""
+            guard let fingerprint = DTLSFingerprint(sdp: "sha-256 " + hex) else {
+                throw CocoaError(.fileReadCorruptFile)
+            }
             self.fingerprint = fingerprint
         }
 
@@ -65,8 +74,10 @@ import Testing
 
     /// Drives `transport` over `socket` until it has keys, fails, or `limit` seconds pass;
     /// `peer` is learnt from the first datagram when nil (a server).
-    static func run(_ transport: inout DTLSTransport, on socket: UDPSocket, peer: RawSocketAddress?, first: DTLSTransport.Output,
-                    origin: ContinuousClock.Instant, limit: Double = 10) -> DTLSFailure? {
+    static func run(
+        _ transport: inout DTLSTransport, on socket: UDPSocket, peer: RawSocketAddress?, first: DTLSTransport.Output,
+        origin: ContinuousClock.Instant, limit: Double = 10
+    ) -> DTLSFailure? {
         var peerAddress = peer, from = RawSocketAddress()
         var buffer = [UInt8](repeating: 0, count: 2048)
         var out = first
@@ -77,7 +88,9 @@ import Testing
             let now = seconds(since: origin)
             if let n = buffer.withUnsafeMutableBytes({ socket.receive(into: $0, from: &from) }) {
                 peerAddress = from
-                out = buffer.withUnsafeBytes { transport.receive(UnsafeRawBufferPointer(rebasing: $0[0..<n]), now: now) }
+                out = buffer.withUnsafeBytes {
+                    transport.receive(UnsafeRawBufferPointer(rebasing: $0[0..<n]), now: now)
+                }
             } else if let deadline = transport.deadline, now >= deadline {
                 out = transport.handleTimeout(now: now)
             } else {
@@ -89,7 +102,8 @@ import Testing
 
     /// s_client's or s_server's "Keying material: HEX" as bytes.
     static func keyingMaterial(_ text: String) -> [UInt8] {
-        let hex = text.split(separator: "\n").first { $0.contains("Keying material:") }
+        let hex =
+            text.split(separator: "\n").first { $0.contains("Keying material:") }
             .map { $0.split(separator: ":", maxSplits: 1)[1].trimmingCharacters(in: .whitespaces) } ?? ""
         let chars = Array(hex)
         return stride(from: 0, to: chars.count - 1, by: 2).compactMap { UInt8(String(chars[$0...$0 + 1]), radix: 16) }
@@ -118,9 +132,11 @@ import Testing
 
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        process.arguments = ["s_client", "-dtls1_2", "-connect", "127.0.0.1:\(socket.local.port)", "-mtu", "1200",
-                             "-use_srtp", profile.rawValue, "-cert", peer.certificate, "-key", peer.key,
-                             "-keymatexport", "EXTRACTOR-dtls_srtp", "-keymatexportlen", "\(length)"]
+        process.arguments = [
+            "s_client", "-dtls1_2", "-connect", "127.0.0.1:\(socket.local.port)", "-mtu", "1200",
+            "-use_srtp", profile.rawValue, "-cert", peer.certificate, "-key", peer.key,
+            "-keymatexport", "EXTRACTOR-dtls_srtp", "-keymatexportlen", "\(length)"
+        ]
         let stdin = Pipe(), stdout = Pipe()
         process.standardInput = stdin
         process.standardOutput = stdout
@@ -142,7 +158,9 @@ import Testing
         let until = Date().addingTimeInterval(3)
         while process.isRunning, Date() < until {
             if let n = buffer.withUnsafeMutableBytes({ socket.receive(into: $0, from: &from) }) {
-                _ = buffer.withUnsafeBytes { server.receive(UnsafeRawBufferPointer(rebasing: $0[0..<n]), now: Self.seconds(since: origin)) }
+                _ = buffer.withUnsafeBytes {
+                    server.receive(UnsafeRawBufferPointer(rebasing: $0[0..<n]), now: Self.seconds(since: origin))
+                }
             }
             usleep(5_000)
         }
@@ -165,10 +183,12 @@ import Testing
 
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        process.arguments = ["s_server", "-dtls1_2", "-accept", "127.0.0.1:\(port)", "-naccept", "1", "-mtu", "1200",
-                             "-cert", peer.certificate, "-key", peer.key, "-verify", "1",
-                             "-use_srtp", "SRTP_AEAD_AES_128_GCM:SRTP_AES128_CM_SHA1_80",
-                             "-keymatexport", "EXTRACTOR-dtls_srtp", "-keymatexportlen", "56"]
+        process.arguments = [
+            "s_server", "-dtls1_2", "-accept", "127.0.0.1:\(port)", "-naccept", "1", "-mtu", "1200",
+            "-cert", peer.certificate, "-key", peer.key, "-verify", "1",
+            "-use_srtp", "SRTP_AEAD_AES_128_GCM:SRTP_AES128_CM_SHA1_80",
+            "-keymatexport", "EXTRACTOR-dtls_srtp", "-keymatexportlen", "56"
+        ]
         let stdin = Pipe(), stdout = Pipe()
         process.standardInput = stdin
         process.standardOutput = stdout
@@ -179,7 +199,11 @@ import Testing
         let listening = Date().addingTimeInterval(5)
         while Date() < listening, process.isRunning {
             usleep(20_000)
-            if let data = try? stdout.fileHandleForReading.availableDataIfAny(), String(decoding: data, as: UTF8.self).contains("ACCEPT") { break }
+            if let data = try? stdout.fileHandleForReading.availableDataIfAny(),
+                String(decoding: data, as: UTF8.self).contains("ACCEPT")
+            {
+                break
+            }
         }
 
         let origin = ContinuousClock.now
@@ -205,7 +229,8 @@ extension FileHandle {
     /// What the pipe holds now, without blocking (nil when nothing).
     func availableDataIfAny() throws -> Data? {
         var pending: Int32 = 0
-        guard withUnsafeMutablePointer(to: &pending, { ioctl(fileDescriptor, UInt(FIONREAD), $0) }) == 0, pending > 0 else { return nil }
+        guard withUnsafeMutablePointer(to: &pending, { ioctl(fileDescriptor, UInt(FIONREAD), $0) }) == 0, pending > 0
+        else { return nil }
         return try read(upToCount: Int(pending))
     }
 }

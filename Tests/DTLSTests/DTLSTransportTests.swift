@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import TLS
 
 /// `DTLSTransport` without sockets: a client and a server, each with its own generated
@@ -12,22 +13,28 @@ import Testing
         let clientContext: DTLSContext
         let serverContext: DTLSContext
 
-        init(clientProfiles: [DTLSSRTPProfile] = DTLSSRTPProfile.preferred,
-             serverProfiles: [DTLSSRTPProfile] = DTLSSRTPProfile.preferred) throws {
+        init(
+            clientProfiles: [DTLSSRTPProfile] = DTLSSRTPProfile.preferred,
+            serverProfiles: [DTLSSRTPProfile] = DTLSSRTPProfile.preferred
+        ) throws {
             clientCertificate = try DTLSCertificate(commonName: "client")
             serverCertificate = try DTLSCertificate()
             clientContext = try DTLSContext(certificate: clientCertificate, profiles: clientProfiles)
             serverContext = try DTLSContext(certificate: serverCertificate, profiles: serverProfiles)
         }
 
-        func client(expecting: DTLSFingerprint? = nil, settings: DTLSSettings = DTLSSettings()) throws -> DTLSTransport {
-            try DTLSTransport(context: clientContext, role: .client, peerFingerprints: [expecting ?? serverCertificate.fingerprint],
-                              settings: settings)
+        func client(expecting: DTLSFingerprint? = nil, settings: DTLSSettings = DTLSSettings()) throws -> DTLSTransport
+        {
+            try DTLSTransport(
+                context: clientContext, role: .client, peerFingerprints: [expecting ?? serverCertificate.fingerprint],
+                settings: settings)
         }
 
-        func server(expecting: DTLSFingerprint? = nil, settings: DTLSSettings = DTLSSettings()) throws -> DTLSTransport {
-            try DTLSTransport(context: serverContext, role: .server, peerFingerprints: [expecting ?? clientCertificate.fingerprint],
-                              settings: settings)
+        func server(expecting: DTLSFingerprint? = nil, settings: DTLSSettings = DTLSSettings()) throws -> DTLSTransport
+        {
+            try DTLSTransport(
+                context: serverContext, role: .server, peerFingerprints: [expecting ?? clientCertificate.fingerprint],
+                settings: settings)
         }
     }
 
@@ -48,9 +55,11 @@ import Testing
 
     /// Moves datagrams both ways until none is left; `drop` decides per datagram (its
     /// direction, its index in that direction).
-    static func pump(_ client: inout DTLSTransport, _ server: inout DTLSTransport, toServer initial: [[UInt8]],
-                     c: inout Side, s: inout Side, now: Double = 0,
-                     drop: (_ toServer: Bool, _ index: Int) -> Bool = { _, _ in false }, counts: inout (Int, Int)) {
+    static func pump(
+        _ client: inout DTLSTransport, _ server: inout DTLSTransport, toServer initial: [[UInt8]],
+        c: inout Side, s: inout Side, now: Double = 0,
+        drop: (_ toServer: Bool, _ index: Int) -> Bool = { _, _ in false }, counts: inout (Int, Int)
+    ) {
         var toServer = initial, toClient: [[UInt8]] = []
         for _ in 0..<30 where !toServer.isEmpty || !toClient.isEmpty {
             for d in toServer {
@@ -87,7 +96,8 @@ import Testing
         var offset = 0, types: [UInt8] = []
         while offset < datagram.count {
             // DTLS 1.2 (FEFD), or 1.0 (FEFF) on a first ClientHello (RFC 6347 §4.1).
-            guard datagram.count - offset >= 13, datagram[offset + 1] == 0xFE, datagram[offset + 2] == 0xFD || datagram[offset + 2] == 0xFF
+            guard datagram.count - offset >= 13, datagram[offset + 1] == 0xFE,
+                datagram[offset + 2] == 0xFD || datagram[offset + 2] == 0xFF
             else { return nil }
             let length = Int(datagram[offset + 11]) << 8 | Int(datagram[offset + 12])
             guard offset + 13 + length <= datagram.count else { return nil }
@@ -132,7 +142,8 @@ import Testing
         #expect(ck.sendKey.count == 30 && ck.sendKey == sk.receiveKey && ck.receiveKey == sk.sendKey)
 
         // The server's order wins over the client's.
-        let other = try Ends(clientProfiles: [.aeadAES128GCM, .aes128CMSHA1_80], serverProfiles: [.aes128CMSHA1_80, .aeadAES128GCM])
+        let other = try Ends(
+            clientProfiles: [.aeadAES128GCM, .aes128CMSHA1_80], serverProfiles: [.aes128CMSHA1_80, .aeadAES128GCM])
         var client2 = try other.client(), server2 = try other.server()
         let (c2, _) = Self.handshake(&client2, &server2)
         #expect(c2.keys?.profile == .aes128CMSHA1_80)
@@ -176,14 +187,16 @@ import Testing
         let ends = try Ends()
         // sha-1 wrong but sha-512 right: the strongest decides (RFC 8122 §5).
         let stranger = try DTLSCertificate(commonName: "stranger")
-        var client = try DTLSTransport(context: ends.clientContext, role: .client,
-                                       peerFingerprints: [stranger.fingerprint(.sha1), ends.serverCertificate.fingerprint(.sha512)])
+        var client = try DTLSTransport(
+            context: ends.clientContext, role: .client,
+            peerFingerprints: [stranger.fingerprint(.sha1), ends.serverCertificate.fingerprint(.sha512)])
         var server = try ends.server()
         let (c, _) = Self.handshake(&client, &server)
         #expect(c.failure == nil && c.keys != nil)
 
-        var client2 = try DTLSTransport(context: ends.clientContext, role: .client,
-                                        peerFingerprints: [ends.serverCertificate.fingerprint(.sha1), stranger.fingerprint(.sha384)])
+        var client2 = try DTLSTransport(
+            context: ends.clientContext, role: .client,
+            peerFingerprints: [ends.serverCertificate.fingerprint(.sha1), stranger.fingerprint(.sha384)])
         var server2 = try ends.server()
         let (c2, _) = Self.handshake(&client2, &server2)
         #expect(c2.failure == .fingerprintMismatch("sha-384"))
@@ -192,7 +205,10 @@ import Testing
     /// Waits (real time: OpenSSL's timer runs on its own clock) until `transport`'s deadline,
     /// then handles it.
     static func fire(_ transport: inout DTLSTransport, clock: ContinuousClock.Instant) -> DTLSTransport.Output {
-        let now = { Double((ContinuousClock.now - clock).components.attoseconds) / 1e18 + Double((ContinuousClock.now - clock).components.seconds) }
+        let now = {
+            Double((ContinuousClock.now - clock).components.attoseconds) / 1e18
+                + Double((ContinuousClock.now - clock).components.seconds)
+        }
         if let deadline = transport.deadline, deadline > now() { usleep(UInt32((deadline - now()) * 1e6) + 1_000) }
         return transport.handleTimeout(now: now())
     }
@@ -208,7 +224,9 @@ import Testing
         let deadline = try #require(client.deadline)
         #expect(deadline > 0.02 && deadline <= 0.06)
         // The ClientHello is lost.
-        Self.pump(&client, &server, toServer: first.datagrams, c: &c, s: &s, drop: { toServer, i in toServer && i == 0 }, counts: &counts)
+        Self.pump(
+            &client, &server, toServer: first.datagrams, c: &c, s: &s, drop: { toServer, i in toServer && i == 0 },
+            counts: &counts)
         #expect(s.sent.isEmpty && c.keys == nil)
         let again = Self.fire(&client, clock: t0)
         #expect(again.datagrams.count == 1)  // the ClientHello once more
@@ -225,10 +243,12 @@ import Testing
         let first = client.start(now: 0)
         // The server's whole first flight is lost.
         var lost = 0
-        Self.pump(&client, &server, toServer: first.datagrams, c: &c, s: &s, drop: { toServer, _ in
-            if !toServer { lost += 1; return true }
-            return false
-        }, counts: &counts)
+        Self.pump(
+            &client, &server, toServer: first.datagrams, c: &c, s: &s,
+            drop: { toServer, _ in
+                if !toServer { lost += 1; return true }
+                return false
+            }, counts: &counts)
         #expect(lost > 0 && c.keys == nil)
         // The client retransmits its ClientHello; the server answers it with its flight again
         // (or its own timer does).
@@ -272,13 +292,18 @@ import Testing
         let ends = try Ends()
         var client = try ends.client(), server = try ends.server()
         var rng = SystemRandomNumberGenerator()
-        let garbage: [[UInt8]] = [
-            [], [0x16], [0x16, 0xFE, 0xFD],
-            [0x16, 0xFE, 0xFD, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF],  // a header claiming 64 KiB
-            [0x17, 0xFE, 0xFD, 0, 1, 0, 0, 0, 0, 0, 9, 0, 4, 1, 2, 3, 4],  // application data, wrong epoch
-            (0..<2000).map { _ in UInt8.random(in: 0...255, using: &rng) },
-            [0x00, 0x01, 0x00, 0x00] + [UInt8](repeating: 0, count: 16),  // a STUN header
-        ] + (0..<50).map { _ in [UInt8.random(in: 20...63, using: &rng), 0x01] + (0..<40).map { _ in UInt8.random(in: 0...255, using: &rng) } }
+        let garbage: [[UInt8]] =
+            [
+                [], [0x16], [0x16, 0xFE, 0xFD],
+                [0x16, 0xFE, 0xFD, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF],  // a header claiming 64 KiB
+                [0x17, 0xFE, 0xFD, 0, 1, 0, 0, 0, 0, 0, 9, 0, 4, 1, 2, 3, 4],  // application data, wrong epoch
+                (0..<2000).map { _ in UInt8.random(in: 0...255, using: &rng) },
+                [0x00, 0x01, 0x00, 0x00] + [UInt8](repeating: 0, count: 16)  // a STUN header
+            ]
+            + (0..<50).map { _ in
+                [UInt8.random(in: 20...63, using: &rng), 0x01]
+                    + (0..<40).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            }
         for g in garbage { _ = server.receive(g, now: 0) }
         #expect(server.state == .handshaking)
         let (c, s) = Self.handshake(&client, &server)
@@ -295,7 +320,9 @@ import Testing
         let short: [UInt8] = [0x17, 0xFE, 0xFD, 0, 1, 0, 0, 0, 0, 0, 9, 0, 4, 1, 2, 3, 4]
         let header: [UInt8] = [0x16, 0xFE, 0xFD, 0, 0, 0, 0, 0, 0, 0, 1, 0, 2, 0xAA, 0xBB]
         let long: [UInt8] = [0x17, 0xFE, 0xFD, 0, 1, 0, 0, 0, 0, 0, 2, 0, 24] + [UInt8](repeating: 7, count: 24)
-        func filter(_ d: [UInt8], _ minimum: Int?) -> [UInt8]? { d.withUnsafeBytes { DTLSRecordFilter.admissible($0, minimumProtected: minimum) } }
+        func filter(_ d: [UInt8], _ minimum: Int?) -> [UInt8]? {
+            d.withUnsafeBytes { DTLSRecordFilter.admissible($0, minimumProtected: minimum) }
+        }
         #expect(filter(short, 24) == nil)
         #expect(filter(short, nil) == nil)  // no cipher yet: no protected record is genuine
         #expect(filter(header + short + long, 24) == header + long)
@@ -344,7 +371,9 @@ import Testing
         #expect(throws: DTLSFailure.self) { try DTLSContext(certificate: certificate, profiles: []) }
         let context = try DTLSContext(certificate: certificate)
         #expect(throws: DTLSFailure.self) {
-            try DTLSTransport(context: context, role: .server, peerFingerprints: [certificate.fingerprint], settings: DTLSSettings(mtu: 40))
+            try DTLSTransport(
+                context: context, role: .server, peerFingerprints: [certificate.fingerprint],
+                settings: DTLSSettings(mtu: 40))
         }
     }
 }

@@ -57,32 +57,33 @@ final class Baresip: @unchecked Sendable {
         var extra = ""
         if let certificate = options.tlsCertificate { extra += "sip_certificate\t\t\(certificate)\n" }
         if options.record { extra += "module\t\t\tsndfile.so\nsnd_path\t\t\(directory.path)\n" }
-        return config.replacingOccurrences(of: "sip_listen\t\t127.0.0.1:0", with: "sip_listen\t\t127.0.0.1:\(port)") + extra
+        return config.replacingOccurrences(of: "sip_listen\t\t127.0.0.1:0", with: "sip_listen\t\t127.0.0.1:\(port)")
+            + extra
     }
 
     static let config = """
-    # written by the irisgw tests (Tests/EndToEndTests/Baresip.swift)
-    poll_method		epoll
-    sip_listen		127.0.0.1:0
-    net_interface		127.0.0.1
-    call_local_timeout	120
-    call_max_calls		4
-    audio_source		ausine,440
-    ausrc_srate		48000
-    ausrc_channels		2
-    audio_player		aubridge,play
-    audio_alert		aubridge,alert
-    ringback_disabled	yes
-    module_path		\(modules)
-    module			stdio.so
-    module			g711.so
-    module			ausine.so
-    module			aubridge.so
-    module			srtp.so
-    module_tmp		account.so
-    module_app		menu.so
+        # written by the irisgw tests (Tests/EndToEndTests/Baresip.swift)
+        poll_method		epoll
+        sip_listen		127.0.0.1:0
+        net_interface		127.0.0.1
+        call_local_timeout	120
+        call_max_calls		4
+        audio_source		ausine,440
+        ausrc_srate		48000
+        ausrc_channels		2
+        audio_player		aubridge,play
+        audio_alert		aubridge,alert
+        ringback_disabled	yes
+        module_path		\(modules)
+        module			stdio.so
+        module			g711.so
+        module			ausine.so
+        module			aubridge.so
+        module			srtp.so
+        module_tmp		account.so
+        module_app		menu.so
 
-    """
+        """
 
     let account: Account
     let options: Options
@@ -101,15 +102,19 @@ final class Baresip: @unchecked Sendable {
     /// Starts baresip and waits until it says it is ready. `dial`: a SIP URI it calls at
     /// once (`-e /dial URI`). `timeout`: when baresip quits by itself (`-t`).
     /// `sipPort`: the port to listen on (nil: one the OS picks; TLS needs a fixed one).
-    init(account: Account, options: Options = Options(), sipPort: Int? = nil, dial uri: String? = nil, timeout: Int = 60) async throws {
+    init(
+        account: Account, options: Options = Options(), sipPort: Int? = nil, dial uri: String? = nil, timeout: Int = 60
+    ) async throws {
         self.account = account
         self.options = options
         self.sipPort = sipPort
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-baresip-\(UUID().uuidString.prefix(8))")
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "irisgw-baresip-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try await Self.config(listen: sipPort ?? 0, options: options, directory: directory)
             .write(to: directory.appendingPathComponent("config"), atomically: true, encoding: .utf8)
-        try (account.line + "\n").write(to: directory.appendingPathComponent("accounts"), atomically: true, encoding: .utf8)
+        try (account.line + "\n").write(
+            to: directory.appendingPathComponent("accounts"), atomically: true, encoding: .utf8)
         try "".write(to: directory.appendingPathComponent("contacts"), atomically: true, encoding: .utf8)
 
         var fds: [Int32] = [0, 0]
@@ -125,9 +130,11 @@ final class Baresip: @unchecked Sendable {
         var env = ProcessInfo.processInfo.environment
         env["HOME"] = directory.path
         do {
-            process = try ChildProcess(Self.path, ["-f", directory.path, "-s", "-t", String(timeout)] + (uri.map { ["-e", "/dial \($0)"] } ?? []),
-                                       environment: env, currentDirectory: directory, outputFile: log,
-                                       standardInput: FileHandle(fileDescriptor: keptReadFD, closeOnDealloc: false))
+            process = try ChildProcess(
+                Self.path,
+                ["-f", directory.path, "-s", "-t", String(timeout)] + (uri.map { ["-e", "/dial \($0)"] } ?? []),
+                environment: env, currentDirectory: directory, outputFile: log,
+                standardInput: FileHandle(fileDescriptor: keptReadFD, closeOnDealloc: false))
         } catch {
             stop()
             throw error
@@ -141,17 +148,24 @@ final class Baresip: @unchecked Sendable {
 
     /// A baresip that also listens for SIP over TLS with `certificate` (its key beside it),
     /// on ports the OS had free; tried again on fresh ports if another process took them.
-    static func tlsServer(account: Account, certificate: String, key: String, record: Bool = false, timeout: Int = 60) async throws -> Baresip {
+    static func tlsServer(
+        account: Account, certificate: String, key: String, record: Bool = false, timeout: Int = 60
+    ) async throws -> Baresip {
         var lastError: Error = SocketError("no free port pair")
         for _ in 0..<3 {
             let port = try freePort()
             guard isPortFree(port + 1, transport: .tcp) else { continue }
-            let pem = FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-baresip-\(UUID().uuidString.prefix(8)).pem")
-            let both = try String(contentsOfFile: certificate, encoding: .utf8) + (try String(contentsOfFile: key, encoding: .utf8))
+            let pem = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "irisgw-baresip-\(UUID().uuidString.prefix(8)).pem")
+            let both =
+                try String(contentsOfFile: certificate, encoding: .utf8)
+                + (try String(contentsOfFile: key, encoding: .utf8))
             try both.write(to: pem, atomically: true, encoding: .utf8)
             defer { try? FileManager.default.removeItem(at: pem) }
             do {
-                let b = try await Baresip(account: account, options: Options(tlsCertificate: pem.path, record: record), sipPort: port, timeout: timeout)
+                let b = try await Baresip(
+                    account: account, options: Options(tlsCertificate: pem.path, record: record), sipPort: port,
+                    timeout: timeout)
                 // The certificate is read at start; the listener must be up.
                 if isPortFree(port + 1, transport: .tcp) { b.stop(); continue }
                 return b
@@ -188,12 +202,15 @@ final class Baresip: @unchecked Sendable {
         /// The values of the header `name` (case-insensitive).
         func header(_ name: String) -> [String] {
             headers.compactMap { h in
-                guard let colon = h.firstIndex(of: ":"), h[..<colon].trimmingCharacters(in: .whitespaces).lowercased() == name.lowercased()
+                guard let colon = h.firstIndex(of: ":"),
+                    h[..<colon].trimmingCharacters(in: .whitespaces).lowercased() == name.lowercased()
                 else { return nil }
                 return h[h.index(after: colon)...].trimmingCharacters(in: .whitespaces)
             }
         }
-        var description: String { ([route, startLine] + headers).joined(separator: "\n") + (body.isEmpty ? "" : "\n\n" + body) }
+        var description: String {
+            ([route, startLine] + headers).joined(separator: "\n") + (body.isEmpty ? "" : "\n\n" + body)
+        }
     }
 
     /// The SIP messages baresip's trace shows, sent and received, in order. A trace block is
@@ -264,9 +281,9 @@ final class Baresip: @unchecked Sendable {
     var report: Comment {
         let text = output
         return """
-        baresip (\(account.line)); folder \(directory.path)
-        --- baresip output ---
-        \(text.count > 6000 ? "…" + text.suffix(6000) : text)
-        """
+            baresip (\(account.line)); folder \(directory.path)
+            --- baresip output ---
+            \(text.count > 6000 ? "…" + text.suffix(6000) : text)
+            """
     }
 }

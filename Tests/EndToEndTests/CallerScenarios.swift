@@ -22,25 +22,30 @@ enum CallerScenarios {
         """
     }
 
-    private static func request(_ method: String, cseq: Int, toTag: Bool, sdp: String? = nil, via: String? = nil, retrans: Bool = true) -> String {
-        var lines = ["\(method) sip:[service]@[remote_ip]:[remote_port] SIP/2.0",
-                     via ?? "Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]",
-                     from, to + (toTag ? "[peer_tag_param]" : ""), "Call-ID: [call_id]", "CSeq: \(cseq) \(method)",
-                     "Contact: <sip:+15559876543@[local_ip]:[local_port]>", "Max-Forwards: 70"]
+    private static func request(
+        _ method: String, cseq: Int, toTag: Bool, sdp: String? = nil, via: String? = nil, retrans: Bool = true
+    ) -> String {
+        var lines = [
+            "\(method) sip:[service]@[remote_ip]:[remote_port] SIP/2.0",
+            via ?? "Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]",
+            from, to + (toTag ? "[peer_tag_param]" : ""), "Call-ID: [call_id]", "CSeq: \(cseq) \(method)",
+            "Contact: <sip:+15559876543@[local_ip]:[local_port]>", "Max-Forwards: 70"
+        ]
         if let sdp {
             lines += ["Content-Type: application/sdp", "Content-Length: [len]", "", sdp]
         } else {
             lines += ["Content-Length: 0", ""]
         }
-        return "  <send\(retrans ? " retrans=\"500\"" : "")><![CDATA[\n" + lines.joined(separator: "\n") + "\n]]></send>\n"
+        return "  <send\(retrans ? " retrans=\"500\"" : "")><![CDATA[\n" + lines.joined(separator: "\n")
+            + "\n]]></send>\n"
     }
 
     private static let invite = request("INVITE", cseq: 1, toTag: false, sdp: sdp())
     private static let provisionals = """
-      <recv response="100" optional="true"/>
-      <recv response="180"/>
+          <recv response="100" optional="true"/>
+          <recv response="180"/>
 
-    """
+        """
 
     /// INVITE, then the final response `status` (not 2xx) and its ACK (same branch: the
     /// response's Via is the INVITE's).
@@ -77,7 +82,8 @@ enum CallerScenarios {
     /// if `hold`, a re-INVITE with `a=sendonly` and one with `a=sendrecv`, `holdMs` apart;
     /// BYE after `talkMs`.
     static func answered(talkMs: Int = 1500, hold: Bool = false, holdMs: Int = 1000) -> String {
-        var s = head + "<scenario name=\"caller-answered\">\n" + invite + provisionals
+        var s =
+            head + "<scenario name=\"caller-answered\">\n" + invite + provisionals
             + "  <recv response=\"200\" rtd=\"true\"/>\n"
             + request("ACK", cseq: 1, toTag: true, retrans: false)
         if hold {

@@ -1,29 +1,38 @@
 /// SIPp scenarios that play a carrier behind the gateway (SIPp as UAS), built from a few
 /// parameters so each row of docs/events.md's SIP-to-event tables gets its own behaviour.
 enum CarrierScenarios {
-    private static func response(_ status: String, tag: String = "[pid]c[call_number]", sdp: String? = nil, extra: [String] = [],
-                                 retrans: Bool = false) -> String {
-        var lines = ["SIP/2.0 \(status)", "[last_Via:]", "[last_From:]", "[last_To:];tag=\(tag)", "[last_Call-ID:]", "[last_CSeq:]",
-                     "Contact: <sip:carrier@[local_ip]:[local_port]>"] + extra
+    private static func response(
+        _ status: String, tag: String = "[pid]c[call_number]", sdp: String? = nil, extra: [String] = [],
+        retrans: Bool = false
+    ) -> String {
+        var lines =
+            [
+                "SIP/2.0 \(status)", "[last_Via:]", "[last_From:]", "[last_To:];tag=\(tag)", "[last_Call-ID:]",
+                "[last_CSeq:]",
+                "Contact: <sip:carrier@[local_ip]:[local_port]>"
+            ] + extra
         if let sdp {
             lines += ["Content-Type: application/sdp", "Content-Length: [len]", "", sdp]
         } else {
             lines += ["Content-Length: 0", ""]
         }
-        return "  <send\(retrans ? " retrans=\"500\"" : "")><![CDATA[\n" + lines.joined(separator: "\n") + "\n]]></send>\n"
+        return "  <send\(retrans ? " retrans=\"500\"" : "")><![CDATA[\n" + lines.joined(separator: "\n")
+            + "\n]]></send>\n"
     }
 
-    static func sdp(codec: (pt: Int, name: String) = (0, "PCMU"), direction: String = "sendrecv", telephoneEvent: Bool = true) -> String {
+    static func sdp(
+        codec: (pt: Int, name: String) = (0, "PCMU"), direction: String = "sendrecv", telephoneEvent: Bool = true
+    ) -> String {
         var s = """
-        v=0
-        o=carrier 1 1 IN IP4 [local_ip]
-        s=-
-        c=IN IP4 [media_ip]
-        t=0 0
-        m=audio [media_port] RTP/AVP \(codec.pt)\(telephoneEvent ? " 101" : "")
-        a=rtpmap:\(codec.pt) \(codec.name)/8000
+            v=0
+            o=carrier 1 1 IN IP4 [local_ip]
+            s=-
+            c=IN IP4 [media_ip]
+            t=0 0
+            m=audio [media_port] RTP/AVP \(codec.pt)\(telephoneEvent ? " 101" : "")
+            a=rtpmap:\(codec.pt) \(codec.name)/8000
 
-        """
+            """
         if telephoneEvent { s += "a=rtpmap:101 telephone-event/8000\na=fmtp:101 0-16\n" }
         s += "a=ptime:20\na=\(direction)\n"
         return s
@@ -37,18 +46,25 @@ enum CarrierScenarios {
     private static func receiveInvite(capturing: [(variable: String, header: String, regexp: String)]) -> String {
         guard !capturing.isEmpty else { return "  <recv request=\"INVITE\" crlf=\"true\"/>\n" }
         return "  <recv request=\"INVITE\" crlf=\"true\">\n    <action>\n"
-            + capturing.map { "      <ereg regexp=\"\($0.regexp)\" search_in=\"hdr\" header=\"\($0.header)\" assign_to=\"\($0.variable)\"/>\n" }.joined()
+            + capturing.map {
+                "      <ereg regexp=\"\($0.regexp)\" search_in=\"hdr\" header=\"\($0.header)\" assign_to=\"\($0.variable)\"/>\n"
+            }.joined()
             + "    </action>\n  </recv>\n"
     }
 
     /// A request the carrier sends in the dialog (from the captured Contact, From and To),
     /// and its 200.
     private static func inDialogRequest(_ method: String, cseq: Int, headers: [String], body: String? = nil) -> String {
-        var lines = ["\(method) [$contact] SIP/2.0", "Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]",
-                     "From:[$to];tag=[pid]c[call_number]", "To:[$from]", "[last_Call-ID:]", "CSeq: \(cseq) \(method)", "Max-Forwards: 70"]
+        var lines =
+            [
+                "\(method) [$contact] SIP/2.0", "Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]",
+                "From:[$to];tag=[pid]c[call_number]", "To:[$from]", "[last_Call-ID:]", "CSeq: \(cseq) \(method)",
+                "Max-Forwards: 70"
+            ]
             + headers
         lines += body.map { ["Content-Length: [len]", "", $0] } ?? ["Content-Length: 0", ""]
-        return "  <send retrans=\"500\"><![CDATA[\n" + lines.joined(separator: "\n") + "\n]]></send>\n  <recv response=\"200\"/>\n"
+        return "  <send retrans=\"500\"><![CDATA[\n" + lines.joined(separator: "\n")
+            + "\n]]></send>\n  <recv response=\"200\"/>\n"
     }
 
     /// 100, optional 180, then a final failure with an optional Q.850 `Reason`; waits for ACK.
@@ -61,18 +77,23 @@ enum CarrierScenarios {
 
     /// 100, 180 (or 183 with SDP for early media, optionally playing a pcap), answer after
     /// `answerAfterMs`; then either waits for our BYE or sends its own after `byeAfterMs`.
-    static func answer(answerAfterMs: Int = 200, earlyMedia: Bool = false, playPcap: String? = nil,
-                       codec: (pt: Int, name: String) = (0, "PCMU"), byeAfterMs: Int? = nil, telephoneEvent: Bool = true,
-                       acceptHoldAndResume: Bool = false, playAfterAnswer: String? = nil, mediaAddress: String? = nil,
-                       infoDigit: String? = nil) -> String {
+    static func answer(
+        answerAfterMs: Int = 200, earlyMedia: Bool = false, playPcap: String? = nil,
+        codec: (pt: Int, name: String) = (0, "PCMU"), byeAfterMs: Int? = nil, telephoneEvent: Bool = true,
+        acceptHoldAndResume: Bool = false, playAfterAnswer: String? = nil, mediaAddress: String? = nil,
+        infoDigit: String? = nil
+    ) -> String {
         let dialog = [("contact", "Contact:", "sip:[^>;]*"), ("from", "From:", ".*"), ("to", "To:", ".*")]
-        var s = head + "<scenario name=\"answer\">\n" + receiveInvite(capturing: byeAfterMs == nil && infoDigit == nil ? [] : dialog) + trying
+        var s =
+            head + "<scenario name=\"answer\">\n"
+            + receiveInvite(capturing: byeAfterMs == nil && infoDigit == nil ? [] : dialog) + trying
         func describe(_ direction: String = "sendrecv") -> String {
             let text = sdp(codec: codec, direction: direction, telephoneEvent: telephoneEvent)
             guard let mediaAddress else { return text }
             // Media handled by the test itself (a real UDP socket), signalling by SIPp.
             let parts = mediaAddress.split(separator: ":")
-            return text.replacingOccurrences(of: "[media_ip]", with: String(parts[0])).replacingOccurrences(of: "[media_port]", with: String(parts[1]))
+            return text.replacingOccurrences(of: "[media_ip]", with: String(parts[0])).replacingOccurrences(
+                of: "[media_port]", with: String(parts[1]))
         }
         let body = describe()
         s += earlyMedia ? response("183 Session Progress", sdp: body) : response("180 Ringing")
@@ -87,45 +108,55 @@ enum CarrierScenarios {
         }
         if let infoDigit {
             s += "  <pause milliseconds=\"300\"/>\n"
-            s += inDialogRequest("INFO", cseq: 1, headers: ["Content-Type: application/dtmf-relay"],
-                                 body: "Signal=\(infoDigit)\nDuration=160\n")
+            s += inDialogRequest(
+                "INFO", cseq: 1, headers: ["Content-Type: application/dtmf-relay"],
+                body: "Signal=\(infoDigit)\nDuration=160\n")
         }
         if acceptHoldAndResume {
             // Our hold re-INVITE (sendonly) gets recvonly; the resume (sendrecv) gets sendrecv.
             for direction in ["recvonly", "sendrecv"] {
                 s += "  <recv request=\"INVITE\"/>\n"
-                s += response("200 OK", sdp: describe(direction)
-                    .replacingOccurrences(of: "o=carrier 1 1", with: "o=carrier 1 \(direction == "recvonly" ? 2 : 3)"), retrans: true)
-                    .replacingOccurrences(of: "[last_To:];tag=[pid]c[call_number]", with: "[last_To:]")
+                s += response(
+                    "200 OK",
+                    sdp: describe(direction)
+                        .replacingOccurrences(
+                            of: "o=carrier 1 1", with: "o=carrier 1 \(direction == "recvonly" ? 2 : 3)"), retrans: true
+                )
+                .replacingOccurrences(of: "[last_To:];tag=[pid]c[call_number]", with: "[last_To:]")
                 s += "  <recv request=\"ACK\"/>\n"
             }
         }
         if let byeAfterMs {
             s += "  <pause milliseconds=\"\(byeAfterMs)\"/>\n"
-            s += inDialogRequest("BYE", cseq: infoDigit == nil ? 1 : 2, headers: ["Reason: Q.850;cause=16;text=\"Normal call clearing\""])
+            s += inDialogRequest(
+                "BYE", cseq: infoDigit == nil ? 1 : 2, headers: ["Reason: Q.850;cause=16;text=\"Normal call clearing\""]
+            )
         } else {
-            s += "  <recv request=\"BYE\"/>\n" + response("200 OK", sdp: nil).replacingOccurrences(of: ";tag=[pid]c[call_number]", with: "")
+            s +=
+                "  <recv request=\"BYE\"/>\n"
+                + response("200 OK", sdp: nil).replacingOccurrences(of: ";tag=[pid]c[call_number]", with: "")
         }
         return s + "</scenario>\n"
     }
 
     /// 100, 180, then rings until our CANCEL: 200 to it, 487 to the INVITE, waits for ACK.
-    static let ringUntilCancel = head + "<scenario name=\"ring\">\n" + receiveInvite(capturing: [("invite_cseq", "CSeq:", ".*")]) + trying
+    static let ringUntilCancel =
+        head + "<scenario name=\"ring\">\n" + receiveInvite(capturing: [("invite_cseq", "CSeq:", ".*")]) + trying
         + response("180 Ringing") + "  <recv request=\"CANCEL\"/>\n"
         + response("200 OK")
-        + """
-          <send retrans="500"><![CDATA[
-        SIP/2.0 487 Request Terminated
-        [last_Via:]
-        [last_From:]
-        [last_To:];tag=[pid]c[call_number]
-        [last_Call-ID:]
-        CSeq:[$invite_cseq]
-        Content-Length: 0
+            + """
+              <send retrans="500"><![CDATA[
+            SIP/2.0 487 Request Terminated
+            [last_Via:]
+            [last_From:]
+            [last_To:];tag=[pid]c[call_number]
+            [last_Call-ID:]
+            CSeq:[$invite_cseq]
+            Content-Length: 0
 
-        ]]></send>
-          <recv request="ACK"/>
-        </scenario>
+            ]]></send>
+              <recv request="ACK"/>
+            </scenario>
 
-        """
+            """
 }

@@ -17,7 +17,9 @@ final class CarrierSimProcess: @unchecked Sendable {
         process = try ChildProcess(GatewayProcess.binary, ["carrier-sim", "--listen", "127.0.0.1:0"] + arguments)
         _ = await eventually(timeout: 10) { [process] in !process.isRunning || process.output.hasSuffix("ready\n") }
         let lines = self.lines
-        if let l = lines.first(where: { $0.hasPrefix("listening sip udp ") }), let p = l.split(separator: ":").last.flatMap({ Int($0) }) {
+        if let l = lines.first(where: { $0.hasPrefix("listening sip udp ") }),
+            let p = l.split(separator: ":").last.flatMap({ Int($0) })
+        {
             port = p
         }
         guard lines.contains("ready"), port > 0 else {
@@ -43,8 +45,10 @@ extension GatewaySuites {
             defer { gw.stop() }
 
             // +15550100001: answered after ~1 s, our 440 Hz comes back through the echo.
-            let (rec, _) = try await GatewaySuites.GatewayOutboundTests.call(gw, target: "+15550100001",
-                                                                             source: .tone(hz: 440, amplitude: 0.3)) { session, rec in
+            let (rec, _) = try await GatewaySuites.GatewayOutboundTests.call(
+                gw, target: "+15550100001",
+                source: .tone(hz: 440, amplitude: 0.3)
+            ) { session, rec in
                 #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(sim.lines)")
                 var at440 = 0.0
                 _ = await eventually(timeout: 5) {
@@ -79,8 +83,11 @@ extension GatewaySuites.CarrierSimEndToEndTests {
         let suite = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("sip-profiles/suites/basic.json5").path
         let junit = gw.directory.appendingPathComponent("basic.xml").path
-        let r = try await GatewaySuites.GatewayCLITests.run(["test", "--profile", "trunk", "--suite", suite, "--api", gw.apiURL,
-                                                       "--data-dir", gw.dataDir, "--junit", junit], timeout: 120)
+        let r = try await GatewaySuites.GatewayCLITests.run(
+            [
+                "test", "--profile", "trunk", "--suite", suite, "--api", gw.apiURL,
+                "--data-dir", gw.dataDir, "--junit", junit
+            ], timeout: 120)
         #expect(r.status == 0, "\(r.lines.joined(separator: "\n"))\n\(sim.lines.suffix(20).joined(separator: "\n"))")
         #expect(r.lines.contains { $0.hasPrefix("14 passed, 0 failed") }, "\(r.lines)")
         let xml = try String(contentsOfFile: junit, encoding: .utf8)
@@ -107,7 +114,7 @@ extension GatewaySuites.CarrierSimEndToEndTests {
         ("post-dial delay", 1, " s over the 2.0 s limit (no 100 Trying or 18x within it; its 100 Trying came after 4."),
         ("post-dial delay", 1, "; our INVITE was sent again "),
         ("stays up", 2, "after our ACK: the ACK never reached it"),
-        ("audio quality", 2, " % over 2 %"),
+        ("audio quality", 2, " % over 2 %")
     ]
 
     /// The shipped misbehaving suite through a real gateway and `irisgw carrier-sim`: every
@@ -123,8 +130,11 @@ extension GatewaySuites.CarrierSimEndToEndTests {
         let suite = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("sip-profiles/suites/misbehaving.json5").path
         let json = gw.directory.appendingPathComponent("report.json").path
-        let r = try await GatewaySuites.GatewayCLITests.run(["test", "--profile", "trunk", "--suite", suite, "--api", gw.apiURL,
-                                                       "--data-dir", gw.dataDir, "--json", json], timeout: 150)
+        let r = try await GatewaySuites.GatewayCLITests.run(
+            [
+                "test", "--profile", "trunk", "--suite", suite, "--api", gw.apiURL,
+                "--data-dir", gw.dataDir, "--json", json
+            ], timeout: 150)
         let printed = r.lines.joined(separator: "\n")
         #expect(r.status == 1, "\(printed)")
         struct Report: Decodable { var passed: Bool; var results: [TestCallResult] }
@@ -150,14 +160,18 @@ extension GatewaySuites.CarrierSimEndToEndTests {
         let check = try #require(lossy.audio?.first)
         #expect(!check.passed && (check.lossPercent ?? 0) > 2 && check.score.tonesFound.count == 3, "\(check)")
         // The ignored ACK shows in the trace: the carrier's 200 OK again and again.
-        let resent = stays?.sip?.messages.filter { $0.retransmission && $0.firstLine.hasPrefix("SIP/2.0 200") }.count ?? 0
+        let resent =
+            stays?.sip?.messages.filter { $0.retransmission && $0.firstLine.hasPrefix("SIP/2.0 200") }.count ?? 0
         #expect(resent >= 3, "\(stays?.sip?.messages.map(\.firstLine) ?? [])")
 
         // The same checks pass against numbers that behave.
         let clean = gw.directory.appendingPathComponent("clean.json5").path
         try Self.cleanSuite.write(toFile: clean, atomically: true, encoding: .utf8)
-        let ok = try await GatewaySuites.GatewayCLITests.run(["test", "--profile", "trunk", "--suite", clean, "--api", gw.apiURL,
-                                                        "--data-dir", gw.dataDir], timeout: 90)
+        let ok = try await GatewaySuites.GatewayCLITests.run(
+            [
+                "test", "--profile", "trunk", "--suite", clean, "--api", gw.apiURL,
+                "--data-dir", gw.dataDir
+            ], timeout: 90)
         #expect(ok.status == 0, "\(ok.lines.joined(separator: "\n"))")
         #expect(ok.lines.contains { $0.hasPrefix("4 passed, 0 failed") }, "\(ok.lines)")
     }
@@ -173,8 +187,11 @@ extension GatewaySuites.CarrierSimEndToEndTests {
         let suite = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("sip-profiles/suites/audio.json5").path
         let json = gw.directory.appendingPathComponent("audio.json").path
-        let r = try await GatewaySuites.GatewayCLITests.run(["test", "--profile", "trunk", "--suite", suite, "--api", gw.apiURL,
-                                                       "--data-dir", gw.dataDir, "--json", json], timeout: 90)
+        let r = try await GatewaySuites.GatewayCLITests.run(
+            [
+                "test", "--profile", "trunk", "--suite", suite, "--api", gw.apiURL,
+                "--data-dir", gw.dataDir, "--json", json
+            ], timeout: 90)
         #expect(r.status == 0, "\(r.lines.joined(separator: "\n"))")
         struct Report: Decodable { var results: [TestCallResult] }
         let report = try JSONDecoder().decode(Report.self, from: Data(contentsOf: URL(fileURLWithPath: json)))
@@ -197,54 +214,61 @@ extension GatewaySuites.CarrierSimEndToEndTests {
         let path = gw.directory.appendingPathComponent("score.json5").path
         try Self.scoreSuite.write(toFile: path, atomically: true, encoding: .utf8)
         let json = gw.directory.appendingPathComponent("score.json").path
-        let r = try await GatewaySuites.GatewayCLITests.run(["test", "--profile", "trunk", "--suite", path, "--api", gw.apiURL,
-                                                       "--data-dir", gw.dataDir, "--json", json], timeout: 100)
+        let r = try await GatewaySuites.GatewayCLITests.run(
+            [
+                "test", "--profile", "trunk", "--suite", path, "--api", gw.apiURL,
+                "--data-dir", gw.dataDir, "--json", json
+            ], timeout: 100)
         struct Report: Decodable { var results: [TestCallResult] }
         let report = try JSONDecoder().decode(Report.self, from: Data(contentsOf: URL(fileURLWithPath: json)))
         let verdicts = Dictionary(uniqueKeysWithValues: report.results.map { ($0.test, $0.passed) })
-        #expect(verdicts == ["clean echo": true, "one-way, its own tones": true, "one-way, our echo": false, "late media": false,
-                             "codec mismatch": false, "lossy": false], "\(r.lines.joined(separator: "\n"))")
+        #expect(
+            verdicts == [
+                "clean echo": true, "one-way, its own tones": true, "one-way, our echo": false, "late media": false,
+                "codec mismatch": false, "lossy": false
+            ], "\(r.lines.joined(separator: "\n"))")
         let failure = { (name: String) in report.results.first { $0.test == name }?.failure ?? "" }
         // Its own tones share two of ours: the score sees a missing tone and no echo of what was played.
-        #expect(failure("one-way, our echo").contains("does not match what was played"), "\(failure("one-way, our echo"))")
+        #expect(
+            failure("one-way, our echo").contains("does not match what was played"), "\(failure("one-way, our echo"))")
         #expect(failure("lossy").contains("packet loss"), "\(failure("lossy"))")
     }
 
     static let scoreSuite = """
-    { name: "audio score",
-      tests: [
-        { name: "clean echo", target: "+15550100001",
-          steps: [ { expect: "Connected", withinSec: 10 }, { audioQuality: "echo", durationSec: 2, withinSec: 5 }, { hangup: true } ] },
-        { name: "one-way, its own tones", target: "+15550100016",
-          steps: [ { expect: "Connected", withinSec: 10 }, { audioQuality: "carrier", tones: [400, 1020], durationSec: 1, withinSec: 3 },
-                   { hangup: true } ] },
-        { name: "one-way, our echo", target: "+15550100016",
-          steps: [ { expect: "Connected", withinSec: 10 }, { audioQuality: "echo", durationSec: 2, withinSec: 3 }, { hangup: true } ] },
-        { name: "late media", target: "+15550100017",
-          steps: [ { expect: "Connected", withinSec: 10 }, { audioQuality: "echo", durationSec: 2, withinSec: 1 }, { hangup: true } ] },
-        { name: "codec mismatch", target: "+15550100019",
-          steps: [ { expect: "Connected", withinSec: 10 }, { audioQuality: "echo", durationSec: 2, withinSec: 3 }, { hangup: true } ] },
-        { name: "lossy", target: "+15550100023",
-          steps: [ { expect: "Connected", withinSec: 10 }, { audioQuality: "echo", durationSec: 3, withinSec: 5, maxLossPercent: 2 },
-                   { hangup: true } ] },
-      ] }
-    """
+        { name: "audio score",
+          tests: [
+            { name: "clean echo", target: "+15550100001",
+              steps: [ { expect: "Connected", withinSec: 10 }, { audioQuality: "echo", durationSec: 2, withinSec: 5 }, { hangup: true } ] },
+            { name: "one-way, its own tones", target: "+15550100016",
+              steps: [ { expect: "Connected", withinSec: 10 }, { audioQuality: "carrier", tones: [400, 1020], durationSec: 1, withinSec: 3 },
+                       { hangup: true } ] },
+            { name: "one-way, our echo", target: "+15550100016",
+              steps: [ { expect: "Connected", withinSec: 10 }, { audioQuality: "echo", durationSec: 2, withinSec: 3 }, { hangup: true } ] },
+            { name: "late media", target: "+15550100017",
+              steps: [ { expect: "Connected", withinSec: 10 }, { audioQuality: "echo", durationSec: 2, withinSec: 1 }, { hangup: true } ] },
+            { name: "codec mismatch", target: "+15550100019",
+              steps: [ { expect: "Connected", withinSec: 10 }, { audioQuality: "echo", durationSec: 2, withinSec: 3 }, { hangup: true } ] },
+            { name: "lossy", target: "+15550100023",
+              steps: [ { expect: "Connected", withinSec: 10 }, { audioQuality: "echo", durationSec: 3, withinSec: 5, maxLossPercent: 2 },
+                       { hangup: true } ] },
+          ] }
+        """
 
     static let cleanSuite = """
-    { name: "clean",
-      tests: [
-        { name: "answers in time and echoes", target: "+15550100001", maxPostDialDelayMs: 2000, maxAnswerMs: 4000,
-          steps: [ { expect: "Connected", withinSec: 10 }, { expectAudio: true, withinSec: 3 }, { expectEcho: 1000, withinSec: 5 },
-                   { hangup: true }, { expectEnd: "completed" } ] },
-        { name: "busy with a fitting cause", target: "+15550100002",
-          steps: [ { expectEnd: "busy", sipCode: 486, cause: 17, causeFits: true, withinSec: 10 } ] },
-        { name: "stays up", target: "+15550100001",
-          steps: [ { expect: "Connected", withinSec: 10 }, { expectUp: 2 }, { hangup: true }, { expectEnd: "completed" } ] },
-        { name: "early media, then the answer", target: "+15550100004", maxPostDialDelayMs: 2000,
-          steps: [ { expectEarlyMedia: true, withinSec: 10 }, { expect: "Connected", withinSec: 5 }, { hangup: true },
-                   { expectEnd: "completed" } ] },
-      ] }
-    """
+        { name: "clean",
+          tests: [
+            { name: "answers in time and echoes", target: "+15550100001", maxPostDialDelayMs: 2000, maxAnswerMs: 4000,
+              steps: [ { expect: "Connected", withinSec: 10 }, { expectAudio: true, withinSec: 3 }, { expectEcho: 1000, withinSec: 5 },
+                       { hangup: true }, { expectEnd: "completed" } ] },
+            { name: "busy with a fitting cause", target: "+15550100002",
+              steps: [ { expectEnd: "busy", sipCode: 486, cause: 17, causeFits: true, withinSec: 10 } ] },
+            { name: "stays up", target: "+15550100001",
+              steps: [ { expect: "Connected", withinSec: 10 }, { expectUp: 2 }, { hangup: true }, { expectEnd: "completed" } ] },
+            { name: "early media, then the answer", target: "+15550100004", maxPostDialDelayMs: 2000,
+              steps: [ { expectEarlyMedia: true, withinSec: 10 }, { expect: "Connected", withinSec: 5 }, { hangup: true },
+                       { expectEnd: "completed" } ] },
+          ] }
+        """
 }
 
 extension GatewaySuites.CarrierSimEndToEndTests {
@@ -252,20 +276,29 @@ extension GatewaySuites.CarrierSimEndToEndTests {
     /// healthy gateway within a bound and stops cleanly on SIGINT. Ports from the OS here;
     /// `make run` itself uses the fixed ones its profile names.
     @Test func makeRunsCommandStartsHealthyAndStopsOnSIGINT() async throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         let makefile = try String(contentsOf: root.appendingPathComponent("Makefile"), encoding: .utf8)
-        #expect(makefile.contains("irisgw serve --carrier-sim 127.0.0.1:5090"), "make run no longer runs what this test checks")
-        let data = FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-run-\(UUID().uuidString.prefix(8))")
+        #expect(
+            makefile.contains("irisgw serve --carrier-sim 127.0.0.1:5090"),
+            "make run no longer runs what this test checks")
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "irisgw-run-\(UUID().uuidString.prefix(8))")
         defer { try? FileManager.default.removeItem(at: data) }
-        let p = try ChildProcess(GatewayProcess.binary,
-                                 ["serve", "--carrier-sim", "127.0.0.1:0", "--sip-listen", "127.0.0.1:0", "--api-listen", "127.0.0.1:0",
-                                  "--profiles", root.appendingPathComponent("sip-profiles").path, "--data-dir", data.path],
-                                 currentDirectory: root)
+        let p = try ChildProcess(
+            GatewayProcess.binary,
+            [
+                "serve", "--carrier-sim", "127.0.0.1:0", "--sip-listen", "127.0.0.1:0", "--api-listen", "127.0.0.1:0",
+                "--profiles", root.appendingPathComponent("sip-profiles").path, "--data-dir", data.path
+            ],
+            currentDirectory: root)
         defer { p.stop(signal: SIGKILL) }
         #expect(await p.waitForOutput(containing: "ready\n", timeout: 20), "\(p.output)")
         let text = p.output
-        #expect(text.contains("listening carrier-sim udp 127.0.0.1:") && text.contains("profiles carrier-sim"), "\(text)")
-        let api = try #require(text.split(separator: "\n").first { $0.hasPrefix("listening api ") }).dropFirst("listening api ".count)
+        #expect(
+            text.contains("listening carrier-sim udp 127.0.0.1:") && text.contains("profiles carrier-sim"), "\(text)")
+        let api = try #require(text.split(separator: "\n").first { $0.hasPrefix("listening api ") }).dropFirst(
+            "listening api ".count)
         let health = try HTTPClient(baseURL: String(api)).request(method: "GET", path: "/healthz", timeout: 5)
         #expect(health.status == 200)
         #expect(await p.signal(SIGINT, timeout: 10) == 0)
@@ -281,14 +314,18 @@ extension GatewaySuites.CarrierSimEndToEndTests {
         let listener = try IrisNotificationListener(connection: try gw.connection(), routingId: "alice")
         defer { listener.close() }
         let caller = try GatewaySuites.GatewayCLITests.launch(
-            ["carrier-sim", "call", "+15550001000", "--from", "+15559876543", "--to", "127.0.0.1:\(gw.sipPort)",
-             "--hangup-after", "1", "--calls", "3", "--rate", "5"], mergeErrors: true)
+            [
+                "carrier-sim", "call", "+15550001000", "--from", "+15559876543", "--to", "127.0.0.1:\(gw.sipPort)",
+                "--hangup-after", "1", "--calls", "3", "--rate", "5"
+            ], mergeErrors: true)
         defer { caller.stop() }
         var sessions: [IrisRtcAudioSession] = []
         defer { sessions.forEach { $0.stop() } }
         for _ in 0..<3 {
             let note = try #require(listener.next(timeout: 10))
-            let s = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(source: .tone(hz: 500, amplitude: 0.3)), delegate: nil)
+            let s = IrisRtcAudioSession(
+                connection: try gw.connection(), stream: try IrisRtcStream(source: .tone(hz: 500, amplitude: 0.3)),
+                delegate: nil)
             try s.join(roomId: note.roomid!, roomToken: note.roomtoken!)
             sessions.append(s)
         }
@@ -308,9 +345,12 @@ extension GatewaySuites.CarrierSimEndToEndTests {
         let sim = try await CarrierSimProcess(arguments: ["--loss", "12.5", "--jitter", "20"])
         defer { sim.stop() }
         #expect(sim.port > 0 && sim.lines.contains("ready"))
-        for (args, option) in [(["--loss", "101"], "--loss"), (["--loss", "-1"], "--loss"), (["--loss", "many"], "--loss"),
-                               (["--jitter", "1001"], "--jitter"), (["--jitter", "nan"], "--jitter"), (["--jitter"], "--jitter")] {
-            let p = try GatewaySuites.GatewayCLITests.launch(["carrier-sim", "--listen", "127.0.0.1:0"] + args, mergeErrors: true)
+        for (args, option) in [
+            (["--loss", "101"], "--loss"), (["--loss", "-1"], "--loss"), (["--loss", "many"], "--loss"),
+            (["--jitter", "1001"], "--jitter"), (["--jitter", "nan"], "--jitter"), (["--jitter"], "--jitter")
+        ] {
+            let p = try GatewaySuites.GatewayCLITests.launch(
+                ["carrier-sim", "--listen", "127.0.0.1:0"] + args, mergeErrors: true)
             defer { p.stop(signal: SIGKILL) }
             let status = await p.exit(timeout: 10)
             let text = p.output

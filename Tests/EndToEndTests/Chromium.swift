@@ -25,7 +25,8 @@ final class Chromium: @unchecked Sendable {
     /// Starts Chromium with a fake microphone playing `toneHz` (30 s, then silence: `%noloop`).
     init(toneHz: Double = 440, timeout: Double = 20) async throws {
         guard let executable = Self.executable else { throw SocketError("chromium is not installed", code: ENOENT) }
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-chromium-\(UUID().uuidString.prefix(8))")
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "irisgw-chromium-\(UUID().uuidString.prefix(8))")
         let profile = directory.appendingPathComponent("profile")
         try FileManager.default.createDirectory(at: profile, withIntermediateDirectories: true)
         let wav = directory.appendingPathComponent("tone-\(Int(toneHz)).wav")
@@ -38,13 +39,14 @@ final class Chromium: @unchecked Sendable {
             "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
             "--use-file-for-fake-audio-capture=\(wav.path)%noloop",
             "--allow-loopback-in-peer-connection", "--autoplay-policy=no-user-gesture-required",
-            "--window-size=800,900", "about:blank",
+            "--window-size=800,900", "about:blank"
         ]
         process = try ChildProcess(executable, arguments, outputFile: log)
         let portFile = profile.appendingPathComponent("DevToolsActivePort")
         _ = await eventually(timeout: timeout, pollInterval: 0.05) { [self] in
             if let text = try? String(contentsOf: portFile, encoding: .utf8),
-               let first = text.split(separator: "\n").first, let p = Int(first), p > 0 {
+                let first = text.split(separator: "\n").first, let p = Int(first), p > 0
+            {
                 port = p
             }
             return port > 0 || !process.isRunning
@@ -61,9 +63,12 @@ final class Chromium: @unchecked Sendable {
         let client = try HTTPClient(baseURL: "http://127.0.0.1:\(port)")
         let answer = try client.request(method: "PUT", path: "/json/new?about:blank", timeout: timeout)
         guard answer.status == 200,
-              let target = try JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any],
-              let socketURL = target["webSocketDebuggerUrl"] as? String else {
-            throw SocketError("DevTools /json/new answered \(answer.status): \(String(decoding: answer.body, as: UTF8.self))", code: EPROTO)
+            let target = try JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any],
+            let socketURL = target["webSocketDebuggerUrl"] as? String
+        else {
+            throw SocketError(
+                "DevTools /json/new answered \(answer.status): \(String(decoding: answer.body, as: UTF8.self))",
+                code: EPROTO)
         }
         let page = try ChromiumPage(socketURL: socketURL)
         try await page.navigate(url, timeout: timeout)
@@ -89,8 +94,10 @@ final class Chromium: @unchecked Sendable {
     static func descendants(of root: pid_t) -> [pid_t] {
         var parents: [pid_t: pid_t] = [:]
         for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
-            guard let pid = pid_t(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
-                  let close = stat.lastIndex(of: ")") else { continue }
+            guard let pid = pid_t(entry),
+                let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")")
+            else { continue }
             let fields = stat[stat.index(after: close)...].split(separator: " ")
             if fields.count > 1, let parent = pid_t(fields[1]) { parents[pid] = parent }
         }
@@ -111,8 +118,10 @@ final class Chromium: @unchecked Sendable {
         var data = Data()
         func u32(_ v: UInt32) { withUnsafeBytes(of: v.littleEndian) { data.append(contentsOf: $0) } }
         func u16(_ v: UInt16) { withUnsafeBytes(of: v.littleEndian) { data.append(contentsOf: $0) } }
-        data.append(contentsOf: Array("RIFF".utf8)); u32(UInt32(36 + count * 2)); data.append(contentsOf: Array("WAVE".utf8))
-        data.append(contentsOf: Array("fmt ".utf8)); u32(16); u16(1); u16(1); u32(UInt32(rate)); u32(UInt32(rate * 2)); u16(2); u16(16)
+        data.append(contentsOf: Array("RIFF".utf8)); u32(UInt32(36 + count * 2));
+        data.append(contentsOf: Array("WAVE".utf8))
+        data.append(contentsOf: Array("fmt ".utf8)); u32(16); u16(1); u16(1); u32(UInt32(rate)); u32(UInt32(rate * 2));
+        u16(2); u16(16)
         data.append(contentsOf: Array("data".utf8)); u32(UInt32(count * 2))
         var samples = [Int16](repeating: 0, count: count)
         for i in 0..<count { samples[i] = Int16(16_000 * sin(2 * Double.pi * hz * Double(i) / Double(rate))) }
@@ -150,9 +159,13 @@ final class ChromiumPage: @unchecked Sendable {
         while true {
             let left = deadline.timeIntervalSinceNow
             guard left > 0 else { throw SocketError("DevTools \(method): no answer in \(timeout) s", code: ETIMEDOUT) }
-            guard let text = try next(timeout: left) else { throw SocketError("DevTools socket closed during \(method)", code: EPIPE) }
+            guard let text = try next(timeout: left) else {
+                throw SocketError("DevTools socket closed during \(method)", code: EPIPE)
+            }
             if text.isEmpty { continue }
-            guard let object = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else { continue }
+            guard let object = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
+                continue
+            }
             if let event = object["method"] as? String {
                 record(event, object["params"] as? [String: Any] ?? [:])
                 continue
@@ -189,7 +202,9 @@ final class ChromiumPage: @unchecked Sendable {
             consoleErrors.append("exception: \(exception?["description"] ?? details["text"] ?? "?")")
         case "Log.entryAdded":
             let entry = params["entry"] as? [String: Any] ?? [:]
-            if entry["level"] as? String == "error" { consoleErrors.append("log: \(entry["text"] ?? "?") \(entry["url"] ?? "")") }
+            if entry["level"] as? String == "error" {
+                consoleErrors.append("log: \(entry["text"] ?? "?") \(entry["url"] ?? "")")
+            }
         default:
             break
         }
@@ -198,7 +213,9 @@ final class ChromiumPage: @unchecked Sendable {
     /// Loads `url` and waits until the document is complete.
     func navigate(_ url: String, timeout: Double = 15) async throws {
         let result = try call("Page.navigate", ["url": url], timeout: timeout)
-        if let error = result["errorText"] as? String { throw SocketError("navigating to \(url): \(error)", code: EPROTO) }
+        if let error = result["errorText"] as? String {
+            throw SocketError("navigating to \(url): \(error)", code: EPROTO)
+        }
         guard try await waitFor("document.readyState === 'complete'", timeout: timeout) else {
             throw SocketError("\(url) did not finish loading in \(timeout) s", code: ETIMEDOUT)
         }
@@ -208,11 +225,17 @@ final class ChromiumPage: @unchecked Sendable {
     /// promise is awaited when `awaitPromise`). Throws the page's exception.
     @discardableResult
     func evaluate(_ expression: String, awaitPromise: Bool = false, timeout: Double = 15) throws -> Any? {
-        let result = try call("Runtime.evaluate", ["expression": expression, "awaitPromise": awaitPromise,
-                                                   "returnByValue": true, "userGesture": true], timeout: timeout)
+        let result = try call(
+            "Runtime.evaluate",
+            [
+                "expression": expression, "awaitPromise": awaitPromise,
+                "returnByValue": true, "userGesture": true
+            ], timeout: timeout)
         if let details = result["exceptionDetails"] as? [String: Any] {
             let exception = details["exception"] as? [String: Any]
-            throw SocketError("\(expression.prefix(200)): \(exception?["description"] ?? details["text"] ?? "exception")", code: EPROTO)
+            throw SocketError(
+                "\(expression.prefix(200)): \(exception?["description"] ?? details["text"] ?? "exception")",
+                code: EPROTO)
         }
         return (result["result"] as? [String: Any])?["value"]
     }
@@ -242,26 +265,27 @@ final class ChromiumPage: @unchecked Sendable {
     /// has, decoded by the browser itself (no image library here). A blank page is (0, 1).
     func inkCoverage(png: Data) throws -> (coverage: Double, colours: Int) {
         let script = """
-        (async () => {
-          const bin = atob('\(png.base64EncodedString())');
-          const bytes = new Uint8Array(bin.length);
-          for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
-          const bitmap = await createImageBitmap(new Blob([bytes], { type: 'image/png' }));
-          const canvas = new OffscreenCanvas(bitmap.width, bitmap.height);
-          const ctx = canvas.getContext('2d');
-          ctx.drawImage(bitmap, 0, 0);
-          const data = ctx.getImageData(0, 0, bitmap.width, bitmap.height).data;
-          const counts = new Map();
-          for (let i = 0; i < data.length; i += 4) {
-            const key = (data[i] << 16) | (data[i + 1] << 8) | data[i + 2];
-            counts.set(key, (counts.get(key) || 0) + 1);
-          }
-          const top = Math.max(...counts.values());
-          return [1 - top / (data.length / 4), counts.size];
-        })()
-        """
+            (async () => {
+              const bin = atob('\(png.base64EncodedString())');
+              const bytes = new Uint8Array(bin.length);
+              for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+              const bitmap = await createImageBitmap(new Blob([bytes], { type: 'image/png' }));
+              const canvas = new OffscreenCanvas(bitmap.width, bitmap.height);
+              const ctx = canvas.getContext('2d');
+              ctx.drawImage(bitmap, 0, 0);
+              const data = ctx.getImageData(0, 0, bitmap.width, bitmap.height).data;
+              const counts = new Map();
+              for (let i = 0; i < data.length; i += 4) {
+                const key = (data[i] << 16) | (data[i + 1] << 8) | data[i + 2];
+                counts.set(key, (counts.get(key) || 0) + 1);
+              }
+              const top = Math.max(...counts.values());
+              return [1 - top / (data.length / 4), counts.size];
+            })()
+            """
         guard let pair = try evaluate(script, awaitPromise: true, timeout: 30) as? [Any], pair.count == 2,
-              let coverage = (pair[0] as? NSNumber)?.doubleValue, let colours = (pair[1] as? NSNumber)?.intValue else {
+            let coverage = (pair[0] as? NSNumber)?.doubleValue, let colours = (pair[1] as? NSNumber)?.intValue
+        else {
             throw SocketError("could not decode the screenshot in the page", code: EPROTO)
         }
         return (coverage, colours)

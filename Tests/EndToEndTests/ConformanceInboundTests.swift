@@ -1,8 +1,8 @@
 import Foundation
 import SDP
+import SIP
 import TestSupport
 import Testing
-import SIP
 
 /// Manifest scenarios with `dut_role` uas: SIPp (the scenario) calls, we answer. The test
 /// plays the application where the scenario expects one (answer late, hang up, accept an
@@ -158,7 +158,8 @@ struct ConformanceInboundTests {
             call.ring(sdp: answer)
             call.answer(sdp: nil)
         }
-        let sipp = try SIPp(.corpus("asterisk-testsuite/rel100_incoming_require__check_100rel.xml"), remote: agent.local)
+        let sipp = try SIPp(
+            .corpus("asterisk-testsuite/rel100_incoming_require__check_100rel.xml"), remote: agent.local)
         defer { sipp.stop() }
         #expect(await sipp.waitForExit() == 0, "\(sipp.report)")
         let rec = try #require(callee.recorders.first)
@@ -187,7 +188,8 @@ struct ConformanceInboundTests {
         defer { agent.shutdown() }
         let endpoint = await agent.answering()
         let file = "drachtio-srf/uac-prack.xml"
-        let scenario = corrected ? try SIPp.patched(file, [(#"regexp="([0-9]+) INVITE""#, #"regexp="[0-9]+""#)]) : .corpus(file)
+        let scenario =
+            corrected ? try SIPp.patched(file, [(#"regexp="([0-9]+) INVITE""#, #"regexp="[0-9]+""#)]) : .corpus(file)
         let sipp = try SIPp(scenario, remote: agent.local)
         defer { sipp.stop() }
         let code = await sipp.waitForExit()
@@ -210,8 +212,11 @@ struct ConformanceInboundTests {
         let endpoint = await agent.answering { $0.hangupAfter = 0.1 }
         let sipp = try SIPp(.corpus("freeswitch/uac_digest_leak.xml"), remote: agent.local, timeout: 10)
         defer { sipp.stop() }
-        #expect(await eventually(timeout: 5) { sipp.received("BYE ") == 1 && sipp.messages.contains("407 Proxy Authentication Required") },
-                "\(sipp.report)")
+        #expect(
+            await eventually(timeout: 5) {
+                sipp.received("BYE ") == 1 && sipp.messages.contains("407 Proxy Authentication Required")
+            },
+            "\(sipp.report)")
         // An answer to the challenge would follow the 407 at once; give it 1 s.
         #expect(await sipp.waitForExit(timeout: 1) == nil, "SIPp got the second BYE it fishes for\n\(sipp.report)")
         #expect(sipp.received("BYE ") == 1, "\(sipp.report)")
@@ -238,8 +243,9 @@ struct ConformanceInboundTests {
         let agent = try TestAgent()
         defer { agent.shutdown() }
         let endpoint = await agent.answering()
-        let sipp = try SIPp(.corpus("sipp/uac_pcap.xml"), remote: agent.local, timeout: 30,
-                            workingDirectory: SIPp.corpus.appendingPathComponent("sipp"))
+        let sipp = try SIPp(
+            .corpus("sipp/uac_pcap.xml"), remote: agent.local, timeout: 30,
+            workingDirectory: SIPp.corpus.appendingPathComponent("sipp"))
         defer { sipp.stop() }
         #expect(await sipp.waitForExit() == 0, "\(sipp.report)")
         #expect(await eventually(timeout: 5) { await agent.stats(endpoint).ended == 1 })

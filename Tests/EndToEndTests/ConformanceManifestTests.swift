@@ -15,8 +15,10 @@ struct ConformanceManifestTests {
         "pjproject/uac-prack-sdp-decline.xml": "ConformanceInboundTests.pjprojectPRACKWithUnacceptableOffer",
         "pjproject/uac-upd-sdp-offer.xml": "ConformanceInboundTests.pjprojectEarlyUpdateWithOffer",
         "pjproject/uas-cancel-no-final.xml": "ConformanceOutboundTests.pjprojectCancelWithoutFinalResponse",
-        "pjproject/uas-answer-183-wrong-codec.xml": "ConformanceOutboundTests.pjprojectEarlyAnswerWithWrongCodecIsCanceled",
-        "pjproject/uas-answer-183-without-to-tag.xml": "ConformanceOutboundTests.pjprojectProvisionalWithoutToTagIsIgnored",
+        "pjproject/uas-answer-183-wrong-codec.xml":
+            "ConformanceOutboundTests.pjprojectEarlyAnswerWithWrongCodecIsCanceled",
+        "pjproject/uas-answer-183-without-to-tag.xml":
+            "ConformanceOutboundTests.pjprojectProvisionalWithoutToTagIsIgnored",
         "pjproject/uas-early-bye.xml": "ConformanceOutboundTests.pjprojectEarlyBye",
         "pjproject/uas-forked-100rel.xml": "ConformanceOutboundTests.pjprojectForked100rel",
         "pjproject/uas-auth.xml": "ConformanceOutboundTests.pjprojectRegisterWithChallengeWithoutNonce",
@@ -27,14 +29,18 @@ struct ConformanceManifestTests {
         "pjproject/uas-timer-update.xml": "ConformanceOutboundTests.pjprojectSessionRefreshByUpdate",
         "pjproject/uas-422-then-200-bad-se.xml": "ConformanceOutboundTests.pjproject422ThenSmallerSessionExpires",
         "asterisk-testsuite/hold__phone_B_duplicate_hold.xml": "ConformanceOutboundTests.asteriskDuplicateHold",
-        "asterisk-testsuite/hold_inactive__phone_B_duplicate_hold.xml": "ConformanceOutboundTests.asteriskDuplicateHold",
+        "asterisk-testsuite/hold_inactive__phone_B_duplicate_hold.xml":
+            "ConformanceOutboundTests.asteriskDuplicateHold",
         "asterisk-testsuite/hold_inject.csv": "ConformanceOutboundTests.asteriskDuplicateHold (-inf)",
-        "asterisk-testsuite/rel100_incoming_require__check_100rel.xml": "ConformanceInboundTests.asteriskIncomingRequire100rel",
+        "asterisk-testsuite/rel100_incoming_require__check_100rel.xml":
+            "ConformanceInboundTests.asteriskIncomingRequire100rel",
         "asterisk-testsuite/rel100_outgoing__check_100rel.xml": "ConformanceOutboundTests.asteriskOutgoing100rel",
         "asterisk-testsuite/session-timer-minse.xml": "ConformanceInboundTests.asteriskSessionTimerBelowMinSE",
         "asterisk-testsuite/bob_is_busy__receive-ipv4-udp.xml": "ConformanceOutboundTests.asteriskBusy",
-        "asterisk-testsuite/call_canceled__call_cancel_valid_sdp.xml": "ConformanceOutboundTests.asteriskCancelRacesWith200",
-        "asterisk-testsuite/early_media__ua1_invite_recv.xml": "ConformanceOutboundTests.asteriskEarlyMediaThenForked200",
+        "asterisk-testsuite/call_canceled__call_cancel_valid_sdp.xml":
+            "ConformanceOutboundTests.asteriskCancelRacesWith200",
+        "asterisk-testsuite/early_media__ua1_invite_recv.xml":
+            "ConformanceOutboundTests.asteriskEarlyMediaThenForked200",
         "drachtio-srf/uac-cancel.xml": "InboundCallTests.callerCancelsWhileRinging",
         "drachtio-srf/uas-cancel.xml": "ConformanceOutboundTests.drachtioCancel",
         "drachtio-srf/uac-prack.xml": "ConformanceInboundTests.drachtioUACPRACK",
@@ -47,7 +53,7 @@ struct ConformanceManifestTests {
         "sipp/uas.xml": "ConformanceOutboundTests.sippUAS",
         "sipp/uac_pcap.xml": "ConformanceInboundTests.sippUACWithPcapMedia",
         "sipp/pcap/g711a.pcap": "ConformanceInboundTests.sippUACWithPcapMedia (played)",
-        "sipp/pcap/dtmf_2833_1.pcap": "ConformanceInboundTests.sippUACWithPcapMedia (played)",
+        "sipp/pcap/dtmf_2833_1.pcap": "ConformanceInboundTests.sippUACWithPcapMedia (played)"
     ]
 
     static var manifest: [String] {
@@ -61,7 +67,8 @@ struct ConformanceManifestTests {
         #expect(rows.count >= 42, "manifest missing under \(SIPp.corpus.path)")
         for row in rows {
             #expect(Self.coverage[row] != nil, "\(row) is in the manifest but no test runs it")
-            #expect(FileManager.default.fileExists(atPath: SIPp.corpus.appendingPathComponent(row).path), "\(row) missing")
+            #expect(
+                FileManager.default.fileExists(atPath: SIPp.corpus.appendingPathComponent(row).path), "\(row) missing")
         }
         #expect(Set(Self.coverage.keys) == Set(rows), "coverage lists files the manifest does not")
     }

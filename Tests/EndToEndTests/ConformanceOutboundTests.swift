@@ -1,6 +1,7 @@
 import Foundation
 import TestSupport
 import Testing
+
 @testable import SIP
 
 /// Manifest scenarios with `dut_role` uac: SIPp (the scenario) is the callee, our agent
@@ -11,8 +12,10 @@ struct ConformanceOutboundTests {
     /// Starts SIPp as the callee of `agent` and waits until it listens. SIPp is given the
     /// agent's address as its remote, which scenarios use for their own in-dialog requests
     /// (`[remote_ip]`, `[remote_port]`).
-    private func callee(_ scenario: SIPp.Scenario, of agent: TestAgent, timeout: Double = 20,
-                        arguments: [String] = []) async throws -> SIPp {
+    private func callee(
+        _ scenario: SIPp.Scenario, of agent: TestAgent, timeout: Double = 20,
+        arguments: [String] = []
+    ) async throws -> SIPp {
         try await SIPp.listening(scenario, remote: agent.local, timeout: timeout, arguments: arguments)
     }
 
@@ -91,10 +94,17 @@ struct ConformanceOutboundTests {
         let agent = try TestAgent()
         defer { agent.shutdown() }
         let file = "pjproject/uas-forked-100rel.xml"
-        let scenario = corrected ? try SIPp.patched(file, [
-            (#"assign_to="4"/>"#, #"assign_to="4"/><ereg regexp=".*" search_in="hdr" header="To:" assign_to="invite_to"/>"#),
-            ("[last_To:];tag=UA_", "To:[$invite_to];tag=UA_"),
-        ]) : .corpus(file)
+        let scenario =
+            corrected
+            ? try SIPp.patched(
+                file,
+                [
+                    (
+                        #"assign_to="4"/>"#,
+                        #"assign_to="4"/><ereg regexp=".*" search_in="hdr" header="To:" assign_to="invite_to"/>"#
+                    ),
+                    ("[last_To:];tag=UA_", "To:[$invite_to];tag=UA_")
+                ]) : .corpus(file)
         let sipp = try await callee(scenario, of: agent, timeout: 30)
         defer { sipp.stop() }
         let rec = CallRecorder()
@@ -103,7 +113,9 @@ struct ConformanceOutboundTests {
             #expect(await rec.waitForEnd(timeout: 20) == .rejected(status: 603), "\(rec.events)\n\(sipp.report)")
             #expect(await sipp.waitForExit() == 0, "\(sipp.report)")
             #expect(sipp.received("PRACK ") == 4, "\(sipp.report)")
-            #expect(sipp.lines.contains("RAck: 2001 1 INVITE") && sipp.lines.contains("RAck: 1001 1 INVITE"), "\(sipp.report)")
+            #expect(
+                sipp.lines.contains("RAck: 2001 1 INVITE") && sipp.lines.contains("RAck: 1001 1 INVITE"),
+                "\(sipp.report)")
             #expect(!sipp.lines.contains("RAck: 2004 1 INVITE"))
         } else {
             let doubleTag = "To: <sip:service@127.0.0.1:\(sipp.port)>;tag=UA_1;tag=UA_2"
@@ -135,8 +147,11 @@ struct ConformanceOutboundTests {
             return LoopBound(c, loop: ua.loop)
         }
         #expect(await sipp.waitForExit() == 0, "\(sipp.report)")
-        #expect(await eventually(timeout: 5) { states.values.contains { if case .registered = $0 { true } else { false } } },
-                "\(states.values)\n\(sipp.report)")
+        #expect(
+            await eventually(timeout: 5) {
+                states.values.contains { if case .registered = $0 { true } else { false } }
+            },
+            "\(states.values)\n\(sipp.report)")
         #expect(await ua.loop.run { client.value.lastStatus } == 200)
         #expect(sipp.received("REGISTER ") == 2, "\(sipp.report)")
         #expect(sipp.messages.contains("Authorization: Digest"), "\(sipp.report)")
@@ -150,7 +165,8 @@ struct ConformanceOutboundTests {
         let sipp = try await callee(.corpus("pjproject/uas-inv_401_retry_after_100.xml"), of: agent)
         defer { sipp.stop() }
         let rec = CallRecorder()
-        let call = await agent.call(sipp, recorder: rec, credentials: DigestCredentials(username: "alice", password: "secret"))
+        let call = await agent.call(
+            sipp, recorder: rec, credentials: DigestCredentials(username: "alice", password: "secret"))
         #expect(await rec.waitForEnd() == .rejected(status: 500), "\(rec.events)\n\(sipp.report)")
         #expect(await sipp.waitForExit() == 0, "\(sipp.report)")
         #expect(await agent.onLoop { call.invite[.authorization] != nil })
@@ -256,8 +272,10 @@ struct ConformanceOutboundTests {
     /// Asterisk's duplicate hold: SIPp answers, holds twice (re-INVITE with `a=sendonly`, or
     /// `a=inactive`), then unholds with an SDP-less re-INVITE (we offer sendrecv in the 200;
     /// its ACK brings no answer) and hangs up.
-    @Test(arguments: ["asterisk-testsuite/hold__phone_B_duplicate_hold.xml",
-                      "asterisk-testsuite/hold_inactive__phone_B_duplicate_hold.xml"])
+    @Test(arguments: [
+        "asterisk-testsuite/hold__phone_B_duplicate_hold.xml",
+        "asterisk-testsuite/hold_inactive__phone_B_duplicate_hold.xml"
+    ])
     func asteriskDuplicateHold(_ file: String) async throws {
         let inject = SIPp.corpus.appendingPathComponent("asterisk-testsuite/hold_inject.csv").path
         let agent = try TestAgent()
@@ -287,9 +305,12 @@ struct ConformanceOutboundTests {
     @Test func asteriskOutgoing100rel() async throws {
         let agent = try TestAgent()
         defer { agent.shutdown() }
-        let noRetrans = ("<send retrans=\"500\">\n    <![CDATA[\n\n      SIP/2.0 200 OK\n      [last_Via:]",
-                         "<send>\n    <![CDATA[\n\n      SIP/2.0 200 OK\n      [last_Via:]")
-        let sipp = try await callee(SIPp.patched("asterisk-testsuite/rel100_outgoing__check_100rel.xml", [noRetrans]), of: agent)
+        let noRetrans = (
+            "<send retrans=\"500\">\n    <![CDATA[\n\n      SIP/2.0 200 OK\n      [last_Via:]",
+            "<send>\n    <![CDATA[\n\n      SIP/2.0 200 OK\n      [last_Via:]"
+        )
+        let sipp = try await callee(
+            SIPp.patched("asterisk-testsuite/rel100_outgoing__check_100rel.xml", [noRetrans]), of: agent)
         defer { sipp.stop() }
         let rec = CallRecorder()
         _ = await agent.call(sipp, recorder: rec)
@@ -380,7 +401,8 @@ struct ConformanceOutboundTests {
         let sipp = try await callee(.corpus(file), of: agent, timeout: 15)
         defer { sipp.stop() }
         let rec = CallRecorder()
-        let call = await agent.call(sipp, recorder: rec, credentials: DigestCredentials(username: "alice", password: "secret"))
+        let call = await agent.call(
+            sipp, recorder: rec, credentials: DigestCredentials(username: "alice", password: "secret"))
         #expect(await rec.waitFor(.connected), "\(rec.events)\n\(sipp.report)")
         #expect(await agent.onLoop { call.invite[.proxyAuthorization] != nil })
         await agent.onLoop { call.hangup() }
@@ -396,7 +418,8 @@ struct ConformanceOutboundTests {
         let sipp = try await callee(.corpus("freeswitch/uas_407.xml"), of: agent)
         defer { sipp.stop() }
         let rec = CallRecorder()
-        let call = await agent.call(sipp, recorder: rec, credentials: DigestCredentials(username: "alice", password: "secret"))
+        let call = await agent.call(
+            sipp, recorder: rec, credentials: DigestCredentials(username: "alice", password: "secret"))
         #expect(await rec.waitFor(.connected), "\(rec.events)\n\(sipp.report)")
         #expect(await sipp.waitForExit() == 0, "\(sipp.report)")
         await agent.onLoop { call.hangup() }

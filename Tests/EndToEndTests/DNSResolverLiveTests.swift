@@ -19,7 +19,9 @@ import Testing
         func lookup(_ q: DNSQuestion) async -> (answer: DNSAnswer, cached: Bool) {
             await withCheckedContinuation { (k: CheckedContinuation<(answer: DNSAnswer, cached: Bool), Never>) in
                 loop.execute { [self] in
-                    if let now = resolver.lookup(q, completion: { k.resume(returning: ($0, false)) }) { k.resume(returning: (now, true)) }
+                    if let now = resolver.lookup(q, completion: { k.resume(returning: ($0, false)) }) {
+                        k.resume(returning: (now, true))
+                    }
                 }
             }
         }
@@ -55,7 +57,7 @@ import Testing
         "host-record=v6.dns.test,::1",
         "srv-host=_sip._udp.w.dns.test,a.dns.test,5070,10,1",
         "srv-host=_sip._udp.w.dns.test,b.dns.test,5080,20,3",
-        "naptr-record=n.dns.test,10,50,s,SIP+D2T,,_sip._tcp.n.dns.test",
+        "naptr-record=n.dns.test,10,50,s,SIP+D2T,,_sip._tcp.n.dns.test"
     ]
 
     @Test(.enabled(if: TestDNSServer.isInstalled), .timeLimit(.minutes(1)))
@@ -68,10 +70,17 @@ import Testing
         let srv = await h.lookup(DNSQuestion("_sip._udp.w.dns.test", .srv))
         let records = try srv.answer.get()
         #expect(!srv.cached && records.ttl == 42)
-        #expect(Set(records.srv) == [SRVRecord(priority: 10, weight: 1, port: 5070, target: "a.dns.test"),
-                                     SRVRecord(priority: 20, weight: 3, port: 5080, target: "b.dns.test")])
+        #expect(
+            Set(records.srv) == [
+                SRVRecord(priority: 10, weight: 1, port: 5070, target: "a.dns.test"),
+                SRVRecord(priority: 20, weight: 3, port: 5080, target: "b.dns.test")
+            ])
         let naptr = try await h.lookup(DNSQuestion("N.dns.test.", .naptr)).answer.get().naptr
-        #expect(naptr == [NAPTRRecord(order: 10, preference: 50, flags: "s", service: "SIP+D2T", replacement: "_sip._tcp.n.dns.test")])
+        #expect(
+            naptr == [
+                NAPTRRecord(
+                    order: 10, preference: 50, flags: "s", service: "SIP+D2T", replacement: "_sip._tcp.n.dns.test")
+            ])
         #expect(try await h.lookup(DNSQuestion("a.dns.test", .a)).answer.get().addresses == ["127.0.0.1"])
         #expect(try await h.lookup(DNSQuestion("v6.dns.test", .aaaa)).answer.get().addresses == ["::1"])
 
@@ -97,7 +106,8 @@ import Testing
     func aSilentServerTimesOutWithinTheBoundAndTheLoopKeepsRunning() async throws {
         let silent = try SilentDNSServer()
         defer { silent.stop() }
-        let h = try Harness(DNSResolverConfiguration(servers: [SocketAddress.parse(silent.server)!], timeoutMs: 300, tries: 2))
+        let h = try Harness(
+            DNSResolverConfiguration(servers: [SocketAddress.parse(silent.server)!], timeoutMs: 300, tries: 2))
         defer { h.stop() }
         let started = SIPEventLoop.now()
         async let answer = h.lookup(DNSQuestion("slow.dns.test", .naptr))

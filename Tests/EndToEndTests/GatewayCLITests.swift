@@ -31,8 +31,10 @@ extension GatewaySuites {
             let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.answer(), sippArguments: ["-rtp_echo"])
             defer { gw.stop(); sipp.stop() }
             let wav = gw.directory.appendingPathComponent("echo.wav").path
-            let r = try await Self.run(["call", "+15551230001", "--from", "+15557654321", "--api", gw.apiURL, "--data-dir", gw.dataDir,
-                                  "--tone", "440", "--record", wav, "--hangup-after", "1.5", "--json"])
+            let r = try await Self.run([
+                "call", "+15551230001", "--from", "+15557654321", "--api", gw.apiURL, "--data-dir", gw.dataDir,
+                "--tone", "440", "--record", wav, "--hangup-after", "1.5", "--json"
+            ])
             #expect(r.status == 0, "\(r.lines)")
             let events = Self.events(r.lines)
             #expect(events.count == r.lines.count, "every line is one event: \(r.lines)")
@@ -44,7 +46,9 @@ extension GatewaySuites {
         @Test func callExitsNonZeroWhenBusyAndPrintsHumanLines() async throws {
             let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.reject("486 Busy Here", q850: 17))
             defer { gw.stop(); sipp.stop() }
-            let r = try await Self.run(["call", "+15551230001", "--from", "+15557654321", "--api", gw.apiURL, "--data-dir", gw.dataDir])
+            let r = try await Self.run([
+                "call", "+15551230001", "--from", "+15557654321", "--api", gw.apiURL, "--data-dir", gw.dataDir
+            ])
             #expect(r.status == 1, "\(r.lines)")
             #expect(r.lines.last?.contains("ended: busy (486 Busy Here, Q.850 cause 17)") == true, "\(r.lines)")
         }
@@ -52,7 +56,9 @@ extension GatewaySuites {
         @Test func callRefusedByTheGatewayExitsThree() async throws {
             let gw = try await GatewayProcess(profiles: [.init(proxies: [9])])
             defer { gw.stop() }
-            let r = try await Self.run(["call", "+447911123456", "--from", "+15557654321", "--api", gw.apiURL, "--data-dir", gw.dataDir])
+            let r = try await Self.run([
+                "call", "+447911123456", "--from", "+15557654321", "--api", gw.apiURL, "--data-dir", gw.dataDir
+            ])
             #expect(r.status == 3)
             let usage = try await Self.run(["call", "--from", "+1555"])
             #expect(usage.status == 2)
@@ -61,11 +67,15 @@ extension GatewaySuites {
         @Test func answerRejectsAnInboundCall() async throws {
             let gw = try await GatewayProcess(profiles: [.init()])
             defer { gw.stop() }
-            let answer = try Self.launch(["answer", "--routing-id", "alice", "--action", "reject", "--api", gw.apiURL,
-                                          "--data-dir", gw.dataDir, "--timeout", "20", "--json"], mergeErrors: true)
+            let answer = try Self.launch(
+                [
+                    "answer", "--routing-id", "alice", "--action", "reject", "--api", gw.apiURL,
+                    "--data-dir", gw.dataDir, "--timeout", "20", "--json"
+                ], mergeErrors: true)
             defer { answer.stop() }
             // The listener must be subscribed before the call arrives (said on stderr).
-            #expect(await answer.waitForOutput(containing: "waiting for a call to alice", timeout: 10), "\(answer.output)")
+            #expect(
+                await answer.waitForOutput(containing: "waiting for a call to alice", timeout: 10), "\(answer.output)")
             let sipp = try GatewayInboundTests.caller(gw, CallerScenarios.rejected(603))
             defer { sipp.stop() }
             #expect(await sipp.waitForExit(timeout: 15) == 0, sipp.report)
@@ -81,16 +91,23 @@ extension GatewaySuites.GatewayCLITests {
     /// sees the digits as RFC 4733 at its media socket, and the hold and resume re-INVITEs.
     @Test func callWithDTMFHoldAndUnhold() async throws {
         let media = try RTPSocketPeer()
-        let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.answer(acceptHoldAndResume: true,
-                                                                             mediaAddress: "127.0.0.1:\(media.address.port)"))
+        let (sipp, gw) = try await carrierAndGateway(
+            CarrierScenarios.answer(
+                acceptHoldAndResume: true,
+                mediaAddress: "127.0.0.1:\(media.address.port)"))
         defer { gw.stop(); sipp.stop() }
-        let drainer = Task.detached { while !Task.isCancelled { media.drain(); try? await Task.sleep(nanoseconds: 20_000_000) } }
+        let drainer = Task.detached {
+            while !Task.isCancelled { media.drain(); try? await Task.sleep(nanoseconds: 20_000_000) }
+        }
         defer { drainer.cancel() }
-        let r = try await Self.run(["call", "+15551230001", "--from", "+15557654321", "--api", gw.apiURL, "--data-dir", gw.dataDir,
-                              "--dtmf", "42", "--hold-after", "1", "--unhold-after", "2", "--hangup-after", "3", "--json"])
+        let r = try await Self.run([
+            "call", "+15551230001", "--from", "+15557654321", "--api", gw.apiURL, "--data-dir", gw.dataDir,
+            "--dtmf", "42", "--hold-after", "1", "--unhold-after", "2", "--hangup-after", "3", "--json"
+        ])
         #expect(r.status == 0, "\(r.lines)")
         let statuses = Self.events(r.lines).compactMap(\.status).map(\.rawValue)
-        #expect(statuses == ["Initializing", "Connecting", "Connected", "Hold", "Connected", "Disconnected"], "\(r.lines)")
+        #expect(
+            statuses == ["Initializing", "Connecting", "Connected", "Hold", "Connected", "Disconnected"], "\(r.lines)")
         media.drain()
         #expect(GatewaySuites.GatewayInCallTests.digits(media.packets(payloadType: 101)) == "42")
         #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
@@ -99,8 +116,11 @@ extension GatewaySuites.GatewayCLITests {
     @Test func answerAcceptsAndExitsZeroWhenTheCallerHangsUp() async throws {
         let gw = try await GatewayProcess(profiles: [.init()])
         defer { gw.stop() }
-        let answer = try Self.launch(["answer", "--routing-id", "alice", "--api", gw.apiURL, "--data-dir", gw.dataDir,
-                                      "--tone", "500", "--timeout", "20", "--json"], mergeErrors: true)
+        let answer = try Self.launch(
+            [
+                "answer", "--routing-id", "alice", "--api", gw.apiURL, "--data-dir", gw.dataDir,
+                "--tone", "500", "--timeout", "20", "--json"
+            ], mergeErrors: true)
         defer { answer.stop() }
         #expect(await answer.waitForOutput(containing: "waiting for a call to alice", timeout: 10), "\(answer.output)")
         let sipp = try GatewaySuites.GatewayInboundTests.caller(gw, CallerScenarios.answered(talkMs: 1000))

@@ -10,28 +10,36 @@ extension GatewaySuites {
     /// the app (UDP and TCP, with a multi-KB PASSporT).
     @Suite struct GatewayCarrierPolicyTests {
         static let policy = """
-        callerId: { allowedPrefixes: ["+1555"], displayName: "ACME Support" }, assertedIdentity: "pai", userPhone: true,
-        techPrefix: "4711", headers: { "X-Account": "acme" }, appHeaders: ["Diversion"],
-        """
+            callerId: { allowedPrefixes: ["+1555"], displayName: "ACME Support" }, assertedIdentity: "pai", userPhone: true,
+            techPrefix: "4711", headers: { "X-Account": "acme" }, appHeaders: ["Diversion"],
+            """
 
         /// The lines SIPp received, trimmed (retransmissions merged).
         static func receivedInvite(_ sipp: SIPp) -> Set<String> { sipp.lines }
 
         @Test func theInviteCarriesTheTrunkPolicyAndTheAppsFields() async throws {
-            let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.reject("486 Busy Here")) { $0.outboundExtra = Self.policy }
+            let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.reject("486 Busy Here")) {
+                $0.outboundExtra = Self.policy
+            }
             defer { gw.stop(); sipp.stop() }
             let rec = SessionRecorder()
-            let session = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(), delegate: rec)
+            let session = IrisRtcAudioSession(
+                connection: try gw.connection(), stream: try IrisRtcStream(), delegate: rec)
             defer { session.stop() }
-            try session.createWithTN(targetTN: "+15551230001", sourceTN: "+15557654321", callerName: "Alice Example", privacy: "id",
-                                     headers: ["X-Ticket": "42", "Diversion": "<sip:+15550002000@gw.test>;reason=unconditional"])
+            try session.createWithTN(
+                targetTN: "+15551230001", sourceTN: "+15557654321", callerName: "Alice Example", privacy: "id",
+                headers: ["X-Ticket": "42", "Diversion": "<sip:+15550002000@gw.test>;reason=unconditional"])
             #expect(session.waitForEnd(timeout: 15), "\(rec.trace)")
             #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
             let lines = Self.receivedInvite(sipp)
-            #expect(lines.contains("INVITE sip:4711+15551230001@127.0.0.1:\(sipp.port);user=phone SIP/2.0"), sipp.report)
+            #expect(
+                lines.contains("INVITE sip:4711+15551230001@127.0.0.1:\(sipp.port);user=phone SIP/2.0"), sipp.report)
             #expect(lines.contains { $0.hasPrefix("To: <sip:4711+15551230001@127.0.0.1;user=phone>") }, sipp.report)
-            #expect(lines.contains { $0.hasPrefix("From: Anonymous <sip:anonymous@anonymous.invalid>;tag=") }, sipp.report)
-            #expect(lines.contains("P-Asserted-Identity: \"Alice Example\" <sip:+15557654321@gw.test;user=phone>"), sipp.report)
+            #expect(
+                lines.contains { $0.hasPrefix("From: Anonymous <sip:anonymous@anonymous.invalid>;tag=") }, sipp.report)
+            #expect(
+                lines.contains("P-Asserted-Identity: \"Alice Example\" <sip:+15557654321@gw.test;user=phone>"),
+                sipp.report)
             #expect(lines.contains("Privacy: id"), sipp.report)
             #expect(lines.contains("X-Account: acme") && lines.contains("X-Ticket: 42"), sipp.report)
             #expect(lines.contains("Diversion: <sip:+15550002000@gw.test>;reason=unconditional"), sipp.report)
@@ -47,21 +55,44 @@ extension GatewaySuites {
                 "{\"targetTN\":\"+15551230001\",\"sourceTN\":\"\(source)\",\"media\":{\"sdp\":\"\(offer)\"},\(extra)}"
             }
             let cases: [(String, String, Int, Int, String)] = [
-                ("CRLF header injection", body(#""headers":{"X-Foo":"bar\r\nVia: SIP/2.0/UDP evil.example"}"#), 400, -103,
-                 "headers.X-Foo: the value holds the control byte 0x0D"),
+                (
+                    "CRLF header injection", body(#""headers":{"X-Foo":"bar\r\nVia: SIP/2.0/UDP evil.example"}"#), 400,
+                    -103,
+                    "headers.X-Foo: the value holds the control byte 0x0D"
+                ),
                 ("bare LF", body(#""headers":{"X-Foo":"bar\nX-Evil: 1"}"#), 400, -103, "control byte 0x0A"),
                 ("NUL", body(#""headers":{"X-Foo":"bar\u0000baz"}"#), 400, -103, "control byte 0x00"),
                 ("CRLF in a name", body(#""headers":{"X-Foo\r\nVia":"x"}"#), 400, -103, "not a header name"),
-                ("a name the trunk does not allow", body(#""headers":{"History-Info":"<sip:x@y>;index=1"}"#), 400, -103,
-                 "headers.History-Info: not allowed on this trunk (X- headers or Diversion)"),
-                ("a header the gateway writes", body(#""headers":{"Contact":"<sip:evil@example>"}"#), 400, -103, "written by the gateway"),
-                ("the profile's fixed header", body(#""headers":{"X-Account":"other"}"#), 400, -103, "set by the trunk profile"),
-                ("caller name with CR", body(#""callerName":"Alice\rBob""#), 400, -103, "callerName: holds a control byte"),
-                ("unknown privacy", body(#""privacy":"anonymous""#), 400, -103, "privacy: unknown priv-value \"anonymous\""),
-                ("privacy none with id", body(#""privacy":"none;id""#), 400, -103, "privacy: \"none\" asks for no privacy"),
+                (
+                    "a name the trunk does not allow", body(#""headers":{"History-Info":"<sip:x@y>;index=1"}"#), 400,
+                    -103,
+                    "headers.History-Info: not allowed on this trunk (X- headers or Diversion)"
+                ),
+                (
+                    "a header the gateway writes", body(#""headers":{"Contact":"<sip:evil@example>"}"#), 400, -103,
+                    "written by the gateway"
+                ),
+                (
+                    "the profile's fixed header", body(#""headers":{"X-Account":"other"}"#), 400, -103,
+                    "set by the trunk profile"
+                ),
+                (
+                    "caller name with CR", body(#""callerName":"Alice\rBob""#), 400, -103,
+                    "callerName: holds a control byte"
+                ),
+                (
+                    "unknown privacy", body(#""privacy":"anonymous""#), 400, -103,
+                    "privacy: unknown priv-value \"anonymous\""
+                ),
+                (
+                    "privacy none with id", body(#""privacy":"none;id""#), 400, -103,
+                    "privacy: \"none\" asks for no privacy"
+                ),
                 ("headers not an object", body(#""headers":["X-Foo: bar"]"#), 400, -103, "wrong type at \"headers\""),
-                ("caller number not allowed", body(source: "+442071234567", #""privacy":"id""#), 403, -417,
-                 "sourceTN: call forbidden: caller number +442071234567 is not allowed on this trunk (allowed: +1555)"),
+                (
+                    "caller number not allowed", body(source: "+442071234567", #""privacy":"id""#), 403, -417,
+                    "sourceTN: call forbidden: caller number +442071234567 is not allowed on this trunk (allowed: +1555)"
+                )
             ]
             for (name, text, status, code, message) in cases {
                 let r = try GatewayAPIErrorTests.request(gw, "POST", "/v1/sessions", body: text)
@@ -74,19 +105,28 @@ extension GatewaySuites {
 
         /// `irisgw call --caller-name --privacy --header`.
         @Test func theCLIPassesCallerNamePrivacyAndHeaders() async throws {
-            let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.reject("486 Busy Here")) { $0.outboundExtra = Self.policy }
+            let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.reject("486 Busy Here")) {
+                $0.outboundExtra = Self.policy
+            }
             defer { gw.stop(); sipp.stop() }
-            let r = try await GatewayCLITests.run(["call", "+15551230001", "--from", "+15557654321", "--api", gw.apiURL, "--data-dir", gw.dataDir,
-                                             "--caller-name", "Bob", "--privacy", "none", "--header", "X-Foo: bar baz",
-                                             "--header", "X-Trace:abc"])
+            let r = try await GatewayCLITests.run([
+                "call", "+15551230001", "--from", "+15557654321", "--api", gw.apiURL, "--data-dir", gw.dataDir,
+                "--caller-name", "Bob", "--privacy", "none", "--header", "X-Foo: bar baz",
+                "--header", "X-Trace:abc"
+            ])
             #expect(r.status == 1, "\(r.lines)")
             #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
             let lines = Self.receivedInvite(sipp)
-            #expect(lines.contains { $0.hasPrefix("From: Bob <sip:+15557654321@gw.test;user=phone>;tag=") }, sipp.report)
-            #expect(lines.contains("Privacy: none") && lines.contains("X-Foo: bar baz") && lines.contains("X-Trace: abc"), sipp.report)
+            #expect(
+                lines.contains { $0.hasPrefix("From: Bob <sip:+15557654321@gw.test;user=phone>;tag=") }, sipp.report)
+            #expect(
+                lines.contains("Privacy: none") && lines.contains("X-Foo: bar baz") && lines.contains("X-Trace: abc"),
+                sipp.report)
             // A refused header: the gateway's message, exit 3.
-            let refused = try await GatewayCLITests.run(["call", "+15551230001", "--from", "+15557654321", "--api", gw.apiURL,
-                                                   "--data-dir", gw.dataDir, "--header", "Via: x"])
+            let refused = try await GatewayCLITests.run([
+                "call", "+15551230001", "--from", "+15557654321", "--api", gw.apiURL,
+                "--data-dir", gw.dataDir, "--header", "Via: x"
+            ])
             #expect(refused.status == 3, "\(refused.lines)")
             let usage = try await GatewayCLITests.run(["call", "+15551230001", "--from", "+1", "--header", "no colon"])
             #expect(usage.status == 2)
@@ -143,7 +183,8 @@ extension GatewaySuites {
 
         /// A PASSporT padded to several KB, as the unit tests use.
         static let passport: String = {
-            let body = "eyJhbGciOiJFUzI1NiIsInBwdCI6InNoYWtlbiIsInR5cCI6InBhc3Nwb3J0In0."
+            let body =
+                "eyJhbGciOiJFUzI1NiIsInBwdCI6InNoYWtlbiIsInR5cCI6InBhc3Nwb3J0In0."
                 + String(repeating: "eyJhdHRlc3QiOiJBIiwiZGVzdCI6eyJ0biI6WyIxNTU1MDAwMTAwMCJdfX0", count: 60)
                 + ".MEUCIQDzK9v8Qk1b2Xo3uYfZ7l5Hj0sW2qP4eR6tY8uI0oP9aAIgL3kJ5hG7fD9sA1qW3eR5tY7uI9oP1aS3dF5gH7jK9lM"
             return body + ";info=<https://cert.example.org/passport.cer>;alg=ES256;ppt=shaken"
@@ -157,21 +198,26 @@ extension GatewaySuites {
             let listener = try IrisNotificationListener(connection: try gw.connection(), routingId: "alice")
             defer { listener.close() }
             let peer = SIPPeer(transport: transport, address: SocketAddress(host: "127.0.0.1", port: gw.sipPort))
-            let sipp = try SIPp(.inline(name: "signed-caller", xml: Self.signedCaller(identity: Self.passport)), remote: peer,
-                                transport: transport, timeout: 30, arguments: ["-s", "+15550001000"])
+            let sipp = try SIPp(
+                .inline(name: "signed-caller", xml: Self.signedCaller(identity: Self.passport)), remote: peer,
+                transport: transport, timeout: 30, arguments: ["-s", "+15550001000"])
             defer { sipp.stop() }
             let n = try #require(listener.next(timeout: 15), sipp.report)
             let carrier = try #require(n.carrier, "\(n)")
             #expect(n.userdata?.data.cid == "+15559876543", "the verstat parameter is not part of the number")
             #expect(carrier.identity && carrier.identityHeaders == [Self.passport], "the PASSporT passes unchanged")
             #expect(carrier.verstat == "TN-Validation-Passed")
-            #expect(carrier.pAssertedIdentity == ["\"ACME Corp\" <sip:+15559876543@carrier.example;user=phone>", "<tel:+15559876543>"])
+            #expect(
+                carrier.pAssertedIdentity == [
+                    "\"ACME Corp\" <sip:+15559876543@carrier.example;user=phone>", "<tel:+15559876543>"
+                ])
             #expect(carrier.diversion == ["<sip:+15550002000@carrier.example>;reason=unconditional;counter=1"])
             #expect(carrier.historyInfo?.count == 2)
             #expect(carrier.headers == ["X-Carrier-Ref": "7f3a9c"])
             let snapshot = try gw.connection().snapshot(roomId: try #require(n.roomid))
             #expect(snapshot.carrier == carrier)
-            try IrisRtcAudioSession.reject(connection: try gw.connection(), roomId: n.roomid!, roomToken: n.roomtoken!, busy: false)
+            try IrisRtcAudioSession.reject(
+                connection: try gw.connection(), roomId: n.roomid!, roomToken: n.roomtoken!, busy: false)
             #expect(await sipp.waitForExit(timeout: 15) == 0, sipp.report)
         }
     }

@@ -12,20 +12,27 @@ extension GatewaySuites {
     @Suite(.enabled(if: TestDNSServer.isInstalled)) struct GatewayDNSTests {
         /// A gateway whose profile `trunk` sends to `proxies` (URIs, names allowed), with `dns`
         /// as its only DNS server.
-        static func gateway(proxies: [String], dns: String, config: String? = nil, ringTimeoutSec: Int = 30,
-                            more: [GatewayProcess.Profile] = []) async throws -> GatewayProcess {
+        static func gateway(
+            proxies: [String], dns: String, config: String? = nil, ringTimeoutSec: Int = 30,
+            more: [GatewayProcess.Profile] = []
+        ) async throws -> GatewayProcess {
             var profile = GatewayProcess.Profile()
             profile.proxyURIs = proxies
             profile.ringTimeoutSec = ringTimeoutSec
-            return try await GatewayProcess(profiles: [profile] + more, extraArguments: ["--dns-server", dns], config: config)
+            return try await GatewayProcess(
+                profiles: [profile] + more, extraArguments: ["--dns-server", dns], config: config)
         }
 
         /// One call, ended; its recorder and when its create returned (monotonic seconds).
-        static func call(_ gw: GatewayProcess, profile: String? = nil, timeout: Double = 20,
-                         during: (IrisRtcAudioSession, SessionRecorder) async throws -> Void = { _, _ in }) async throws
-            -> (rec: SessionRecorder, created: Double) {
+        static func call(
+            _ gw: GatewayProcess, profile: String? = nil, timeout: Double = 20,
+            during: (IrisRtcAudioSession, SessionRecorder) async throws -> Void = { _, _ in }
+        ) async throws
+            -> (rec: SessionRecorder, created: Double)
+        {
             let rec = SessionRecorder()
-            let session = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(source: .silence), delegate: rec)
+            let session = IrisRtcAudioSession(
+                connection: try gw.connection(), stream: try IrisRtcStream(source: .silence), delegate: rec)
             defer { session.stop() }
             try session.createWithTN(targetTN: "+15551230001", sourceTN: "+15557654321", profile: profile)
             let created = SIPEventLoop.now()
@@ -49,7 +56,7 @@ extension GatewaySuites {
                 "srv-host=_sip._udp.carrier.dns.test,dead.dns.test,\(dead.local.port),10,0",
                 "srv-host=_sip._udp.carrier.dns.test,live.dns.test,\(sipp.port),20,0",
                 "host-record=dead.dns.test,127.0.0.1",
-                "host-record=live.dns.test,127.0.0.1",
+                "host-record=live.dns.test,127.0.0.1"
             ])
             defer { dns.stop() }
             let gw = try await Self.gateway(proxies: ["sip:carrier.dns.test"], dns: dns.server, ringTimeoutSec: 20)
@@ -58,8 +65,11 @@ extension GatewaySuites {
                 #expect(await rec.waitForStatus(.connected, timeout: 30), "\(rec.trace)\n\(sipp.report)\n\(dns.log)")
                 try session.close()
             }
-            #expect(rec.trace == ["onSessionCreated", "Initializing", "Connecting", "Connected", "onStreamQualityIndicator",
-                                  "Disconnected", "ended:completed"], "\(rec.events)")
+            #expect(
+                rec.trace == [
+                    "onSessionCreated", "Initializing", "Connecting", "Connected", "onStreamQualityIndicator",
+                    "Disconnected", "ended:completed"
+                ], "\(rec.events)")
             let toDead = dead.drainTexts()
             let swallowed = toDead.filter { $0.hasPrefix("INVITE ") }
             #expect(!swallowed.isEmpty, "the first priority never got the INVITE")
@@ -82,15 +92,18 @@ extension GatewaySuites {
         @Test(.timeLimit(.minutes(3)))
         func weightsSplitCallsBetweenTwoTargets() async throws {
             // Target A answers 486, B 603, so each call's end says which one took it.
-            let a = try await SIPp.listening(.inline(name: "a", xml: CarrierScenarios.reject("486 Busy Here", ring: false)), calls: 1000, timeout: 150)
+            let a = try await SIPp.listening(
+                .inline(name: "a", xml: CarrierScenarios.reject("486 Busy Here", ring: false)), calls: 1000,
+                timeout: 150)
             defer { a.stop() }
-            let b = try await SIPp.listening(.inline(name: "b", xml: CarrierScenarios.reject("603 Decline", ring: false)), calls: 1000, timeout: 150)
+            let b = try await SIPp.listening(
+                .inline(name: "b", xml: CarrierScenarios.reject("603 Decline", ring: false)), calls: 1000, timeout: 150)
             defer { b.stop() }
             let dns = try await TestDNSServer(records: [
                 "srv-host=_sip._udp.split.dns.test,a.dns.test,\(a.port),10,1",
                 "srv-host=_sip._udp.split.dns.test,b.dns.test,\(b.port),10,3",
                 "host-record=a.dns.test,127.0.0.1",
-                "host-record=b.dns.test,127.0.0.1",
+                "host-record=b.dns.test,127.0.0.1"
             ])
             defer { dns.stop() }
             let gw = try await Self.gateway(proxies: ["sip:split.dns.test"], dns: dns.server)
@@ -110,9 +123,12 @@ extension GatewaySuites {
 
         @Test(.timeLimit(.minutes(2)))
         func aChangedRecordIsUsedAfterItsTTLAndNotBefore() async throws {
-            let a = try await SIPp.listening(.inline(name: "a", xml: CarrierScenarios.reject("486 Busy Here", ring: false)), calls: 1000, timeout: 90)
+            let a = try await SIPp.listening(
+                .inline(name: "a", xml: CarrierScenarios.reject("486 Busy Here", ring: false)), calls: 1000, timeout: 90
+            )
             defer { a.stop() }
-            let b = try await SIPp.listening(.inline(name: "b", xml: CarrierScenarios.reject("603 Decline", ring: false)), calls: 1000, timeout: 90)
+            let b = try await SIPp.listening(
+                .inline(name: "b", xml: CarrierScenarios.reject("603 Decline", ring: false)), calls: 1000, timeout: 90)
             defer { b.stop() }
             let ttl = 6.0
             func records(_ port: Int) -> [String] {
@@ -132,7 +148,9 @@ extension GatewaySuites {
             while reachedB == nil && SIPEventLoop.now() < deadline {
                 let (rec, created) = try await Self.call(gw)
                 let code = rec.ended?.sip?.code
-                if created < t0 + ttl { #expect(code == 486, "a call \(created - t0) s after the first lookup reached the new record") }
+                if created < t0 + ttl {
+                    #expect(code == 486, "a call \(created - t0) s after the first lookup reached the new record")
+                }
                 if code == 603 { reachedB = created }
                 #expect(code == 486 || code == 603, "\(rec.events)")
             }
@@ -150,8 +168,9 @@ extension GatewaySuites {
             var numeric = GatewayProcess.Profile(proxies: [sipp.port])
             numeric.name = "numeric"
             // 1 s then 2 s for the NAPTR query: the named call waits 3 s, then ends.
-            let gw = try await Self.gateway(proxies: ["sip:slow.dns.test"], dns: silent.server,
-                                      config: "{ dnsTimeoutMs: 1000, dnsTries: 2 }", more: [numeric])
+            let gw = try await Self.gateway(
+                proxies: ["sip:slow.dns.test"], dns: silent.server,
+                config: "{ dnsTimeoutMs: 1000, dnsTries: 2 }", more: [numeric])
             defer { gw.stop() }
             async let named = Self.call(gw, profile: "trunk", timeout: 20)
             // Both created at once: the named one first.
@@ -166,8 +185,12 @@ extension GatewaySuites {
             #expect(rec.ended?.reason == .completed, "\(rec.events)")
             let (namedRec, namedCreated) = try await named
             let namedEnded = SIPEventLoop.now()
-            #expect(namedRec.trace == ["onSessionCreated", "Initializing", "Disconnected", "error:-412", "ended:failed"], "\(namedRec.events)")
-            #expect(namedRec.ended?.sip?.code == 503 && namedRec.ended?.sip?.reason == "DNS: slow.dns.test: timeout", "\(namedRec.events)")
+            #expect(
+                namedRec.trace == ["onSessionCreated", "Initializing", "Disconnected", "error:-412", "ended:failed"],
+                "\(namedRec.events)")
+            #expect(
+                namedRec.ended?.sip?.code == 503 && namedRec.ended?.sip?.reason == "DNS: slow.dns.test: timeout",
+                "\(namedRec.events)")
             #expect(namedEnded - namedCreated >= 2.5, "the named call ended after \(namedEnded - namedCreated) s")
             #expect(sipp.received("INVITE ") == 1, sipp.report)
         }
@@ -178,12 +201,16 @@ extension GatewaySuites {
             let gw = try await Self.gateway(proxies: ["sip:nosuch.dns.test"], dns: dns.server)
             defer { gw.stop() }
             let (rec, _) = try await Self.call(gw)
-            #expect(rec.trace == ["onSessionCreated", "Initializing", "Disconnected", "error:-412", "ended:failed"], "\(rec.events)")
+            #expect(
+                rec.trace == ["onSessionCreated", "Initializing", "Disconnected", "error:-412", "ended:failed"],
+                "\(rec.events)")
             let error = try #require(rec.events.first { $0.event == .onSessionError })
             #expect(error.message == "remote unreachable: DNS: nosuch.dns.test: no such domain", "\(error)")
             #expect(rec.ended?.sip == SIPDetails(code: 503, reason: "DNS: nosuch.dns.test: no such domain"))
             let record = try #require(try await gw.recordsAfterStop().first)
-            #expect(record.endReason == "failed" && record.sipCode == 503 && record.sipReason == "DNS: nosuch.dns.test: no such domain", "\(record)")
+            #expect(
+                record.endReason == "failed" && record.sipCode == 503
+                    && record.sipReason == "DNS: nosuch.dns.test: no such domain", "\(record)")
         }
     }
 }

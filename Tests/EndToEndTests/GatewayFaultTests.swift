@@ -10,7 +10,8 @@ import Testing
 extension GatewaySuites {
     @Suite struct GatewayFaultTests {
         static func health(_ gw: GatewayProcess) -> (status: Int, text: String)? {
-            guard let r = try? HTTPClient(baseURL: gw.apiURL).request(method: "GET", path: "/healthz", timeout: 2) else { return nil }
+            guard let r = try? HTTPClient(baseURL: gw.apiURL).request(method: "GET", path: "/healthz", timeout: 2)
+            else { return nil }
             return (r.status, String(decoding: r.body, as: UTF8.self))
         }
 
@@ -26,11 +27,13 @@ extension GatewaySuites {
             for _ in 0..<calls { sessions.append(try await placedSession(gw)) }
             let answeredBy = Date().timeIntervalSince1970
             // Up for a while, so a duration lost at the kill would show.
-            try await Task.sleep(for: .milliseconds(2500))  // call time that a kill must not lose: the behaviour, not a wait
+            // call time that a kill must not lose: the behaviour, not a wait
+            try await Task.sleep(for: .milliseconds(2500))
             #expect(await gw.signal(SIGKILL) != nil)
             let killedAt = Date().timeIntervalSince1970
 
-            let restarted = try await GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sipp.port])], after: gw)
+            let restarted = try await GatewayProcess(
+                profiles: [GatewayProcess.Profile(proxies: [sipp.port])], after: gw)
             defer { restarted.stop() }
             #expect(restarted.apiKey == gw.apiKey, "the key survives the restart")
             // The carrier had every call BYEd and answered them all: SIPp ends cleanly.
@@ -41,39 +44,47 @@ extension GatewaySuites {
             for r in records {
                 #expect(r.endReason == "failed" && r.sipReason == "gateway restarted", "\(r)")
                 let duration = r.durationSec ?? 0
-                #expect(duration >= 1.5 && r.endedAt! <= killedAt + 1, "ended \(r.endedAt ?? 0), answered \(r.answeredAt ?? 0), by \(answeredBy)")
+                #expect(
+                    duration >= 1.5 && r.endedAt! <= killedAt + 1,
+                    "ended \(r.endedAt ?? 0), answered \(r.answeredAt ?? 0), by \(answeredBy)")
             }
         }
 
         /// SIGTERM drains: the call in progress goes on, and /healthz says 503 draining, so a
         /// balancer stops sending new calls before the gateway refuses them.
         @Test func aDrainingGatewaySaysSoOnItsHealthCheck() async throws {
-            let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.answer(), gatewayArguments: ["--drain-timeout", "20"])
+            let (sipp, gw) = try await carrierAndGateway(
+                CarrierScenarios.answer(), gatewayArguments: ["--drain-timeout", "20"])
             defer { gw.stop(); sipp.stop() }
             #expect(Self.health(gw)?.status == 200)
             let (session, rec) = try await placedSession(gw)
             defer { session.stop() }
             kill(gw.processID, SIGTERM)
             var seen: (status: Int, text: String)?
-            #expect(await eventually(timeout: 10) {
-                seen = Self.health(gw)
-                return seen?.status == 503
-            })
+            #expect(
+                await eventually(timeout: 10) {
+                    seen = Self.health(gw)
+                    return seen?.status == 503
+                })
             #expect(seen?.text.contains("draining") == true, "\(String(describing: seen))")
             // The call is still up; new ones are refused with -503.
             #expect(rec.events.allSatisfy { $0.event != .onSessionEnded })
             let other = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(), delegate: nil)
             defer { other.stop() }
-            #expect(throws: IrisError.self) { try other.createWithTN(targetTN: "+15551230001", sourceTN: "+15557654321") }
+            #expect(throws: IrisError.self) {
+                try other.createWithTN(targetTN: "+15551230001", sourceTN: "+15557654321")
+            }
             try session.close()
             #expect(await rec.waitFor { $0.contains { $0.event == .onSessionEnded } })
             #expect(await eventually(timeout: 10) { !gw.isRunning })
         }
-    
+
         /// `/metrics`' value of `name` (a metric without labels), -1 when unreadable.
         static func metric(_ gw: GatewayProcess, _ name: String) -> Int {
-            guard let r = try? HTTPClient(baseURL: gw.apiURL, defaultHeaders: ["Authorization": "Bearer " + gw.apiKey])
-                .request(method: "GET", path: "/metrics", timeout: 5) else { return -1 }
+            guard
+                let r = try? HTTPClient(baseURL: gw.apiURL, defaultHeaders: ["Authorization": "Bearer " + gw.apiKey])
+                    .request(method: "GET", path: "/metrics", timeout: 5)
+            else { return -1 }
             return String(decoding: r.body, as: UTF8.self).split(separator: "\n")
                 .first { $0.hasPrefix(name + " ") }.flatMap { Int($0.split(separator: " ")[1]) } ?? -1
         }
@@ -81,14 +92,17 @@ extension GatewaySuites {
         /// The record store's disk fills up: calls go on, the writes wait (stderr and
         /// /metrics say so), and once there is room again every record is there.
         @Test func aFullDiskKeepsCallsGoingAndTheRecordsCatchUp() async throws {
-            let mount = FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-full-\(UUID().uuidString.prefix(8))").path
+            let mount = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "irisgw-full-\(UUID().uuidString.prefix(8))"
+            ).path
             try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(atPath: mount) }
             try await run("/usr/bin/mount", ["-t", "tmpfs", "-o", "size=2m", "tmpfs", mount])
             defer { umount2(mount, Int32(MNT_DETACH)) }  // `umount -l`, as a call: a defer cannot await a process
 
             let calls = 3
-            let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.answer(), calls: calls, dataDir: mount + "/data")
+            let (sipp, gw) = try await carrierAndGateway(
+                CarrierScenarios.answer(), calls: calls, dataDir: mount + "/data")
             defer { gw.stop(); sipp.stop() }
             // Fill what is left of the file system.
             let filler = mount + "/filler"
@@ -115,7 +129,9 @@ extension GatewaySuites {
         }
 
         private func run(_ tool: String, _ arguments: [String]) async throws {
-            guard try await ChildProcess.run(tool, arguments).status == 0 else { throw SocketError("\(tool) \(arguments.joined(separator: " "))", code: EINVAL) }
+            guard try await ChildProcess.run(tool, arguments).status == 0 else {
+                throw SocketError("\(tool) \(arguments.joined(separator: " "))", code: EINVAL)
+            }
         }
     }
 }

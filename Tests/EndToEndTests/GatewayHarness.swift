@@ -1,6 +1,6 @@
 import Foundation
-import Glibc
 import Gateway
+import Glibc
 import IrisAPI
 import IrisClient
 import SIP
@@ -60,35 +60,46 @@ final class GatewayProcess: @unchecked Sendable {
         var inboundCallsPerSecond = 100
 
         var json5: String {
-            let proxyList = (proxyURIs ?? proxies.map { "sip:127.0.0.1:\($0);transport=udp" }).map { "\"\($0)\"" }.joined(separator: ", ")
+            let proxyList = (proxyURIs ?? proxies.map { "sip:127.0.0.1:\($0);transport=udp" }).map { "\"\($0)\"" }
+                .joined(separator: ", ")
             let authLine = auth.map { "auth: { username: \"\($0.user)\", passwordEnv: \"\($0.env)\" }," } ?? ""
-            let outbound = proxies.isEmpty && proxyURIs == nil ? "" : """
-              outbound: {
-                proxies: [\(proxyList)], fromDomain: "gw.test", \(authLine)
-                allowedPrefixes: ["+1"], maxConcurrentCalls: \(maxConcurrentCalls), callsPerSecond: \(callsPerSecond),
-                ringTimeoutSec: \(ringTimeoutSec), register: { enabled: \(register), expiresSec: 60 },
-                \(outboundExtra)
-              },
-            """
-            let routeList = routes.map { "{ did: \"\($0.did)\", routingId: \"\($0.routingId)\" }" }.joined(separator: ", ")
-            let allowLine = allowFrom.map { "allowFrom: [" + $0.map { "\"\($0)\"" }.joined(separator: ", ") + "]," } ?? ""
-            let inboundAuthLine = inboundAuth.map {
-                "auth: { username: \"\($0.user)\", passwordEnv: \"\($0.env)\", algorithms: [" + $0.algorithms.map { "\"\($0)\"" }.joined(separator: ", ") + "] },"
-            } ?? ""
-            let inbound = !hasInbound ? "" : """
-              inbound: { \(allowLine) routes: [\(routeList)], ringTimeoutSec: \(inboundRingTimeoutSec),
-                         maxConcurrentCalls: \(inboundMaxCalls), callsPerSecond: \(inboundCallsPerSecond), \(inboundAuthLine) },
-            """
+            let outbound =
+                proxies.isEmpty && proxyURIs == nil
+                ? ""
+                : """
+                  outbound: {
+                    proxies: [\(proxyList)], fromDomain: "gw.test", \(authLine)
+                    allowedPrefixes: ["+1"], maxConcurrentCalls: \(maxConcurrentCalls), callsPerSecond: \(callsPerSecond),
+                    ringTimeoutSec: \(ringTimeoutSec), register: { enabled: \(register), expiresSec: 60 },
+                    \(outboundExtra)
+                  },
+                """
+            let routeList = routes.map { "{ did: \"\($0.did)\", routingId: \"\($0.routingId)\" }" }.joined(
+                separator: ", ")
+            let allowLine =
+                allowFrom.map { "allowFrom: [" + $0.map { "\"\($0)\"" }.joined(separator: ", ") + "]," } ?? ""
+            let inboundAuthLine =
+                inboundAuth.map {
+                    "auth: { username: \"\($0.user)\", passwordEnv: \"\($0.env)\", algorithms: ["
+                        + $0.algorithms.map { "\"\($0)\"" }.joined(separator: ", ") + "] },"
+                } ?? ""
+            let inbound =
+                !hasInbound
+                ? ""
+                : """
+                  inbound: { \(allowLine) routes: [\(routeList)], ringTimeoutSec: \(inboundRingTimeoutSec),
+                             maxConcurrentCalls: \(inboundMaxCalls), callsPerSecond: \(inboundCallsPerSecond), \(inboundAuthLine) },
+                """
             return """
-            // written by GatewayProcess for one test
-            {
-              name: "\(name)",
-            \(outbound)
-            \(inbound)
-              media: { codecs: [\(codecs.map { "\"\($0)\"" }.joined(separator: ", "))], dtmf: "\(dtmf)", rtpTimeoutSec: \(rtpTimeoutSec), \(mediaExtra) },
-              sip: { transport: "udp", prack: "supported", sessionTimerSec: \(sessionTimerSec), optionsPingSec: 0, \(sipExtra) },
-            }
-            """
+                // written by GatewayProcess for one test
+                {
+                  name: "\(name)",
+                \(outbound)
+                \(inbound)
+                  media: { codecs: [\(codecs.map { "\"\($0)\"" }.joined(separator: ", "))], dtmf: "\(dtmf)", rtpTimeoutSec: \(rtpTimeoutSec), \(mediaExtra) },
+                  sip: { transport: "udp", prack: "supported", sessionTimerSec: \(sessionTimerSec), optionsPingSec: 0, \(sipExtra) },
+                }
+                """
         }
     }
 
@@ -98,17 +109,22 @@ final class GatewayProcess: @unchecked Sendable {
     /// `config`: the text of a `--config` file (JSON5), written beside the profiles.
     /// `after`: a stopped (or killed) gateway whose folder, data dir and records this one
     /// takes over, as a restart would.
-    init(profiles: [Profile], environment: [String: String] = [:], extraArguments: [String] = [], config: String? = nil,
-         after predecessor: GatewayProcess? = nil, dataDir: String? = nil, launcher: [String] = [], apiCAFile: String? = nil) async throws {
+    init(
+        profiles: [Profile], environment: [String: String] = [:], extraArguments: [String] = [], config: String? = nil,
+        after predecessor: GatewayProcess? = nil, dataDir: String? = nil, launcher: [String] = [],
+        apiCAFile: String? = nil
+    ) async throws {
         dataDirOverride = dataDir
         self.apiCAFile = apiCAFile
-        directory = predecessor?.directory
+        directory =
+            predecessor?.directory
             ?? FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-gw-\(UUID().uuidString.prefix(8))")
         predecessor?.ownsDirectory = false
         let profileDir = directory.appendingPathComponent("profiles")
         try FileManager.default.createDirectory(at: profileDir, withIntermediateDirectories: true)
         for p in profiles {
-            try p.json5.write(to: profileDir.appendingPathComponent(p.name + ".json5"), atomically: true, encoding: .utf8)
+            try p.json5.write(
+                to: profileDir.appendingPathComponent(p.name + ".json5"), atomically: true, encoding: .utf8)
         }
         let data = dataDir ?? directory.appendingPathComponent("data").path
         var configArguments: [String] = []
@@ -119,23 +135,33 @@ final class GatewayProcess: @unchecked Sendable {
         }
         let base = try freePortBlock(count: 1000)
         // `launcher` runs the gateway through another program (prlimit, say).
-        let arguments = launcher.dropFirst() + (launcher.isEmpty ? [] : [Self.binary])
-            + ["serve", "--profiles", profileDir.path, "--sip-listen", "127.0.0.1:0", "--api-listen", "127.0.0.1:0",
-               "--data-dir", data, "--rtp-ports", "\(base)-\(base + 999)", "--drain-timeout", "2"] + configArguments + extraArguments
+        let arguments =
+            launcher.dropFirst() + (launcher.isEmpty ? [] : [Self.binary])
+            + [
+                "serve", "--profiles", profileDir.path, "--sip-listen", "127.0.0.1:0", "--api-listen", "127.0.0.1:0",
+                "--data-dir", data, "--rtp-ports", "\(base)-\(base + 999)", "--drain-timeout", "2"
+            ] + configArguments + extraArguments
         var env = ProcessInfo.processInfo.environment
         env["IRISGW_API_KEY"] = nil
         for (k, v) in environment { env[k] = v }
-        process = try ChildProcess(launcher.first ?? Self.binary, Array(arguments), environment: env,
-                                   outputFile: directory.appendingPathComponent("output-\(UUID().uuidString.prefix(8)).txt"))
+        process = try ChildProcess(
+            launcher.first ?? Self.binary, Array(arguments), environment: env,
+            outputFile: directory.appendingPathComponent("output-\(UUID().uuidString.prefix(8)).txt"))
         let child = process!
-        func printed() -> [String] { child.output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) }
+        func printed() -> [String] {
+            child.output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        }
         _ = await eventually(timeout: 20) { !child.isRunning || printed().contains("ready") }
         let lines = printed()
         for l in lines {
-            if l.hasPrefix("listening sip udp "), let port = l.split(separator: ":").last.flatMap({ Int($0) }) { sipPort = port }
+            if l.hasPrefix("listening sip udp "), let port = l.split(separator: ":").last.flatMap({ Int($0) }) {
+                sipPort = port
+            }
             if l.hasPrefix("listening api ") { apiURL = String(l.dropFirst("listening api ".count)) }
         }
-        apiKey = (try? String(contentsOfFile: data + "/api-key", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+        apiKey =
+            (try? String(contentsOfFile: data + "/api-key", encoding: .utf8))?.trimmingCharacters(
+                in: .whitespacesAndNewlines) ?? ""
         guard lines.contains("ready"), sipPort > 0, !apiURL.isEmpty, !apiKey.isEmpty else {
             stop()
             throw SocketError("irisgw serve did not start: \(lines.joined(separator: " | "))", code: EINVAL)
@@ -152,7 +178,9 @@ final class GatewayProcess: @unchecked Sendable {
     }
     var sipPeer: SIPPeer { SIPPeer(transport: .udp, address: SocketAddress(host: "127.0.0.1", port: sipPort)) }
 
-    func connection() throws -> IrisRtcConnection { try IrisRtcConnection(baseURL: apiURL, apiKey: apiKey, caFile: apiCAFile) }
+    func connection() throws -> IrisRtcConnection {
+        try IrisRtcConnection(baseURL: apiURL, apiKey: apiKey, caFile: apiCAFile)
+    }
 
     var isRunning: Bool { process.isRunning }
     var processID: Int32 { process.processIdentifier }
@@ -183,16 +211,22 @@ final class GatewayProcess: @unchecked Sendable {
     func stop() {
         var started: Int?
         if process.isRunning {
-            started = (try? HTTPClient(baseURL: apiURL, defaultHeaders: ["Authorization": "Bearer " + apiKey], caFile: apiCAFile)
+            started =
+                (try? HTTPClient(
+                    baseURL: apiURL, defaultHeaders: ["Authorization": "Bearer " + apiKey], caFile: apiCAFile
+                )
                 .request(method: "GET", path: "/metrics", timeout: 5)).flatMap { r in
                     String(decoding: r.body, as: UTF8.self).split(separator: "\n")
-                        .first { $0.hasPrefix("irisgw_sessions_started_total ") }.flatMap { Int($0.split(separator: " ")[1]) }
+                        .first { $0.hasPrefix("irisgw_sessions_started_total ") }.flatMap {
+                            Int($0.split(separator: " ")[1])
+                        }
                 }
             process.stop(signal: SIGINT, grace: 8)
             process.process.waitUntilExit()
         }
         if let started, process.process.terminationStatus == 0,
-           let store = try? CallRecordStore(path: dataDir + "/calls.sqlite", heartbeatInterval: nil) {
+            let store = try? CallRecordStore(path: dataDir + "/calls.sqlite", heartbeatInterval: nil)
+        {
             let records = store.all()
             store.close()
             #expect(records.count == started, "\(started) sessions, \(records.count) records")
@@ -206,8 +240,10 @@ final class GatewayProcess: @unchecked Sendable {
 
 /// The lines `child` printed once one equals `last` or satisfies `stopWhen` (or it exited,
 /// or `timeout` seconds passed): everything it printed by then.
-func lines(of child: ChildProcess, until last: String, timeout: Double,
-           stopWhen: @escaping (String) -> Bool = { _ in false }) async -> [String] {
+func lines(
+    of child: ChildProcess, until last: String, timeout: Double,
+    stopWhen: @escaping (String) -> Bool = { _ in false }
+) async -> [String] {
     func printed() -> [String] { child.output.split(separator: "\n").map(String.init) }
     _ = await eventually(timeout: timeout, pollInterval: 0.02) {
         let lines = printed()
@@ -256,16 +292,24 @@ final class SessionRecorder: IrisRtcAudioSessionDelegate, @unchecked Sendable {
 
 /// SIPp playing `xml` as the carrier (listening before this returns) and a gateway whose one
 /// profile, `configure`d, routes to it. Stop both in a `defer`: `gw.stop(); sipp.stop()`.
-func carrierAndGateway(_ xml: String, sippArguments: [String] = [], calls: Int = 1, environment: [String: String] = [:],
-                       gatewayArguments: [String] = [], dataDir: String? = nil, config: String? = nil, launcher: [String] = [],
-                       configure: (inout GatewayProcess.Profile) -> Void = { _ in })
-    async throws -> (SIPp, GatewayProcess) {
-    let sipp = try await SIPp.listening(.inline(name: "carrier", xml: xml), calls: calls, timeout: 30, arguments: sippArguments)
+func carrierAndGateway(
+    _ xml: String, sippArguments: [String] = [], calls: Int = 1, environment: [String: String] = [:],
+    gatewayArguments: [String] = [], dataDir: String? = nil, config: String? = nil, launcher: [String] = [],
+    configure: (inout GatewayProcess.Profile) -> Void = { _ in }
+)
+    async throws -> (SIPp, GatewayProcess)
+{
+    let sipp = try await SIPp.listening(
+        .inline(name: "carrier", xml: xml), calls: calls, timeout: 30, arguments: sippArguments)
     var profile = GatewayProcess.Profile(proxies: [sipp.port])
     configure(&profile)
     do {
-        return (sipp, try await GatewayProcess(profiles: [profile], environment: environment, extraArguments: gatewayArguments, config: config,
-                                         dataDir: dataDir, launcher: launcher))
+        return (
+            sipp,
+            try await GatewayProcess(
+                profiles: [profile], environment: environment, extraArguments: gatewayArguments, config: config,
+                dataDir: dataDir, launcher: launcher)
+        )
     } catch {
         sipp.stop()
         throw error
@@ -273,10 +317,14 @@ func carrierAndGateway(_ xml: String, sippArguments: [String] = [], calls: Int =
 }
 
 /// A session the client places and that reached `status` (Connected by default).
-func placedSession(_ gw: GatewayProcess, status: SessionStatus = .connected, source: AudioSource = .silence) async throws
-    -> (IrisRtcAudioSession, SessionRecorder) {
+func placedSession(
+    _ gw: GatewayProcess, status: SessionStatus = .connected, source: AudioSource = .silence
+) async throws
+    -> (IrisRtcAudioSession, SessionRecorder)
+{
     let rec = SessionRecorder()
-    let session = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(source: source), delegate: rec)
+    let session = IrisRtcAudioSession(
+        connection: try gw.connection(), stream: try IrisRtcStream(source: source), delegate: rec)
     try session.createWithTN(targetTN: "+15551230001", sourceTN: "+15557654321")
     guard await rec.waitForStatus(status) else {
         session.stop()
@@ -287,7 +335,9 @@ func placedSession(_ gw: GatewayProcess, status: SessionStatus = .connected, sou
 
 /// Ends `session` from the app, then waits for its `onSessionEnded` and for the 200 to our
 /// BYE in its SIP trace (so a trace or capture read next is whole); true when both came.
-func closeAndWaitForTheTrace(_ session: IrisRtcAudioSession, _ rec: SessionRecorder, room: String, timeout: Double = 10) async throws -> Bool {
+func closeAndWaitForTheTrace(
+    _ session: IrisRtcAudioSession, _ rec: SessionRecorder, room: String, timeout: Double = 10
+) async throws -> Bool {
     try session.close()
     guard await rec.waitFor(timeout: timeout, { $0.contains { $0.event == .onSessionEnded } }) else { return false }
     return await eventually(timeout: timeout) {

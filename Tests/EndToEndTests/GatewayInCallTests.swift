@@ -20,11 +20,17 @@ extension GatewaySuites {
                 // A second hold while held is refused.
                 #expect(throws: IrisError.self) { try session.hold() }
                 try session.unhold()
-                #expect(await rec.waitFor { $0.filter { $0.status == .connected }.count == 2 }, "\(rec.trace)\n\(sipp.report)")
+                #expect(
+                    await rec.waitFor { $0.filter { $0.status == .connected }.count == 2 },
+                    "\(rec.trace)\n\(sipp.report)")
                 try session.close()
             }
-            let statuses = rec.events.filter { $0.event == .onSessionSIPStatus }.map { $0.status!.rawValue + ($0.by.map { "(\($0))" } ?? "") }
-            #expect(statuses == ["Initializing", "Connecting", "Connected", "Hold(local)", "Connected", "Disconnected"], "\(rec.events)")
+            let statuses = rec.events.filter { $0.event == .onSessionSIPStatus }.map {
+                $0.status!.rawValue + ($0.by.map { "(\($0))" } ?? "")
+            }
+            #expect(
+                statuses == ["Initializing", "Connecting", "Connected", "Hold(local)", "Connected", "Disconnected"],
+                "\(rec.events)")
             // What the carrier received: a re-INVITE with a=sendonly, then one with a=sendrecv.
             let invites = sipp.messages.components(separatedBy: "-----------------------------------------------")
                 .filter { $0.contains("message received") && $0.contains("INVITE sip:") }
@@ -40,7 +46,8 @@ extension GatewaySuites {
             let (sipp, gw) = try await carrierAndGateway(xml)
             defer { gw.stop(); sipp.stop() }
             let (rec, _) = try await GatewayOutboundTests.call(gw) { session, rec in
-                #expect(await rec.waitFor { $0.contains { $0.event == .onSessionDTMF } }, "\(rec.trace)\n\(sipp.report)")
+                #expect(
+                    await rec.waitFor { $0.contains { $0.event == .onSessionDTMF } }, "\(rec.trace)\n\(sipp.report)")
                 try session.close()
             }
             let digits = rec.events.filter { $0.event == .onSessionDTMF }
@@ -50,7 +57,8 @@ extension GatewaySuites {
 
         @Test func dtmfFromTheAppReachesTheCarrierAsRFC4733() async throws {
             let media = try RTPSocketPeer()
-            let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.answer(mediaAddress: "127.0.0.1:\(media.address.port)"))
+            let (sipp, gw) = try await carrierAndGateway(
+                CarrierScenarios.answer(mediaAddress: "127.0.0.1:\(media.address.port)"))
             defer { gw.stop(); sipp.stop() }
             _ = try await GatewayOutboundTests.call(gw) { session, rec in
                 #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(sipp.report)")
@@ -70,7 +78,9 @@ extension GatewaySuites {
             var out = ""
             for (i, p) in packets.enumerated() {
                 guard let report = try? TelephoneEvent.parse(p.payload) else { continue }
-                for case .ended(let d, _) in receiver.receive(report, timestamp: p.timestamp, sequenceNumber: p.sequenceNumber, now: Double(i) * 0.02) {
+                for case .ended(let d, _) in receiver.receive(
+                    report, timestamp: p.timestamp, sequenceNumber: p.sequenceNumber, now: Double(i) * 0.02)
+                {
                     out.append(d.character)
                 }
             }
@@ -80,7 +90,8 @@ extension GatewaySuites {
         /// Iris hold: "neither of the users will be able to send or receive audio". The
         /// carrier echoes what it gets, so the app's tone stops coming back while held.
         @Test func holdSilencesTheCallBothWays() async throws {
-            let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.answer(acceptHoldAndResume: true), sippArguments: ["-rtp_echo"])
+            let (sipp, gw) = try await carrierAndGateway(
+                CarrierScenarios.answer(acceptHoldAndResume: true), sippArguments: ["-rtp_echo"])
             defer { gw.stop(); sipp.stop() }
             _ = try await GatewayOutboundTests.call(gw, source: .tone(hz: 440, amplitude: 0.3)) { session, rec in
                 #expect(await rec.waitForStatus(.connected))
@@ -89,7 +100,9 @@ extension GatewaySuites {
                 #expect(await rec.waitForStatus(.hold), "\(rec.trace)\n\(sipp.report)")
                 #expect(await eventually(timeout: 5) { session.stream.leg.toneLevel(hz: 440, lastSeconds: 0.4) < 0.05 })
                 try session.unhold()
-                #expect(await rec.waitFor { $0.filter { $0.status == .connected }.count == 2 }, "\(rec.trace)\n\(sipp.report)")
+                #expect(
+                    await rec.waitFor { $0.filter { $0.status == .connected }.count == 2 },
+                    "\(rec.trace)\n\(sipp.report)")
                 #expect(await eventually(timeout: 5) { session.stream.leg.toneLevel(hz: 440, lastSeconds: 0.4) > 0.3 })
                 try session.close()
             }
@@ -123,12 +136,17 @@ extension GatewaySuites.GatewayInCallTests {
         defer { gw.stop(); sipp.stop() }
         let (rec, _) = try await GatewaySuites.GatewayOutboundTests.call(gw) { session, rec in
             #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(sipp.report)")
-            #expect(await eventually(timeout: 5) { media.drain(); return media.lastSource != nil })
+            #expect(
+                await eventually(timeout: 5) {
+                    media.drain(); return media.lastSource != nil
+                })
             let to = try #require(media.lastSource)
             // "7" (852 + 1209 Hz) for 120 ms and "#" (941 + 1477 Hz), with silence around them.
-            let digits: [(Double, Double)?] = [nil, nil, (852, 1209), (852, 1209), (852, 1209), (852, 1209), (852, 1209), (852, 1209),
-                                               nil, nil, nil, nil, (941, 1477), (941, 1477), (941, 1477), (941, 1477), (941, 1477),
-                                               (941, 1477), nil, nil, nil, nil, nil, nil]
+            let digits: [(Double, Double)?] = [
+                nil, nil, (852, 1209), (852, 1209), (852, 1209), (852, 1209), (852, 1209), (852, 1209),
+                nil, nil, nil, nil, (941, 1477), (941, 1477), (941, 1477), (941, 1477), (941, 1477),
+                (941, 1477), nil, nil, nil, nil, nil, nil
+            ]
             await pacedFrames(digits.count) { n in
                 let pcm: [Int16] = (0..<160).map { i in
                     guard let (low, high) = digits[n] else { return 0 }

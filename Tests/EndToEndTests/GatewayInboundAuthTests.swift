@@ -21,9 +21,12 @@ extension GatewaySuites {
             return p
         }
 
-        static func gateway(algorithms: [String], allowFrom: [String]? = nil, config: String? = nil) async throws -> GatewayProcess {
-            try await GatewayProcess(profiles: [profile(algorithms: algorithms, allowFrom: allowFrom)],
-                               environment: ["CARRIER_IN_PASSWORD": password], config: config)
+        static func gateway(
+            algorithms: [String], allowFrom: [String]? = nil, config: String? = nil
+        ) async throws -> GatewayProcess {
+            try await GatewayProcess(
+                profiles: [profile(algorithms: algorithms, allowFrom: allowFrom)],
+                environment: ["CARRIER_IN_PASSWORD": password], config: config)
         }
 
         static func refused(_ gw: GatewayProcess, _ what: String) -> Int { HostileTrafficTests.refused(gw, what) }
@@ -81,7 +84,8 @@ extension GatewaySuites {
             return "<?xml version=\"1.0\" encoding=\"ISO-8859-1\" ?>\n<scenario name=\"authenticating caller\">\n"
                 + invite(cseq: 1, auth: false) + "  <recv response=\"401\" auth=\"true\"/>\n" + ack(cseq: 1)
                 + invite(cseq: 2, auth: true) + "  <recv response=\"100\" optional=\"true\"/>\n"
-                + (outcome == 603 ? "  <recv response=\"180\"/>\n" : "") + "  <recv response=\"\(outcome)\"/>\n" + ack(cseq: 2)
+                + (outcome == 603 ? "  <recv response=\"180\"/>\n" : "") + "  <recv response=\"\(outcome)\"/>\n"
+                + ack(cseq: 2)
                 + "</scenario>\n"
         }
 
@@ -92,17 +96,22 @@ extension GatewaySuites {
             defer { gw.stop() }
             let listener = try IrisNotificationListener(connection: try gw.connection(), routingId: "alice")
             defer { listener.close() }
-            let sipp = try SIPp(.inline(name: "md5-caller", xml: Self.authenticatingCaller(password: password, outcome: accepted ? 603 : 401)),
-                                remote: gw.sipPeer, timeout: 30, arguments: ["-s", "+15550001000"])
+            let sipp = try SIPp(
+                .inline(
+                    name: "md5-caller",
+                    xml: Self.authenticatingCaller(password: password, outcome: accepted ? 603 : 401)),
+                remote: gw.sipPeer, timeout: 30, arguments: ["-s", "+15550001000"])
             defer { sipp.stop() }
             if accepted {
                 let n = try #require(listener.next(timeout: 15), sipp.report)
                 let snapshot = try gw.connection().snapshot(roomId: try #require(n.roomid))
                 #expect(snapshot.profile == "trunk" && snapshot.sourceTN == "+15559876543")
-                try IrisRtcAudioSession.reject(connection: try gw.connection(), roomId: n.roomid!, roomToken: n.roomtoken!, busy: false)
+                try IrisRtcAudioSession.reject(
+                    connection: try gw.connection(), roomId: n.roomid!, roomToken: n.roomtoken!, busy: false)
             }
             #expect(await sipp.waitForExit(timeout: 20) == 0, sipp.report)
-            #expect(sipp.messages.contains("algorithm=MD5") && !sipp.messages.contains("algorithm=SHA-256"), sipp.report)
+            #expect(
+                sipp.messages.contains("algorithm=MD5") && !sipp.messages.contains("algorithm=SHA-256"), sipp.report)
             #expect(Self.refused(gw, "sip_auth_required") == 1)
             #expect(Self.refused(gw, "sip_auth_failed") == (accepted ? 0 : 1))
             if !accepted { #expect(try gw.connection().sessions().isEmpty) }
@@ -114,7 +123,8 @@ extension GatewaySuites {
         /// wrong password is answered `maxAuthFailures` times, then banned: its next INVITE,
         /// even with the right password, is dropped unread.
         @Test func sha256ByOurOwnClientAndGuessersAreBanned() async throws {
-            let gw = try await Self.gateway(algorithms: ["SHA-256"], config: "{ sip: { maxAuthFailures: 2, authFailureWindowSec: 600 } }")
+            let gw = try await Self.gateway(
+                algorithms: ["SHA-256"], config: "{ sip: { maxAuthFailures: 2, authFailureWindowSec: 600 } }")
             defer { gw.stop() }
             let agent = try TestAgent()
             defer { agent.shutdown() }
@@ -123,13 +133,15 @@ extension GatewaySuites {
             let target = SIPURI(user: "+15550001000", host: "127.0.0.1", port: gw.sipPort)
             func call(_ password: String) async -> CallRecorder {
                 let rec = CallRecorder()
-                _ = await agent.call(uri: target, peer: gw.sipPeer, recorder: rec,
-                               credentials: DigestCredentials(username: "carrier-in", password: password))
+                _ = await agent.call(
+                    uri: target, peer: gw.sipPeer, recorder: rec,
+                    credentials: DigestCredentials(username: "carrier-in", password: password))
                 return rec
             }
             let good = await call(Self.password)
             let n = try #require(listener.next(timeout: 15), "\(good.events)")
-            try IrisRtcAudioSession.reject(connection: try gw.connection(), roomId: n.roomid!, roomToken: n.roomtoken!, busy: true)
+            try IrisRtcAudioSession.reject(
+                connection: try gw.connection(), roomId: n.roomid!, roomToken: n.roomtoken!, busy: true)
             #expect(await good.waitForEnd() == .rejected(status: 486), "\(good.events)")
             for attempt in 1...2 {
                 let guess = await call("guess-\(attempt)")
@@ -142,7 +154,9 @@ extension GatewaySuites {
             #expect(Self.refused(gw, "sip_auth_failed") == 3)
             let banned = Self.refused(gw, "sip_banned")
             let late = await call(Self.password)
-            #expect(await eventually(timeout: 10) { Self.refused(gw, "sip_banned") > banned }, "the source's datagrams are dropped unread")
+            #expect(
+                await eventually(timeout: 10) { Self.refused(gw, "sip_banned") > banned },
+                "the source's datagrams are dropped unread")
             #expect(!late.events.contains { if case .provisional = $0 { true } else { false } }, "\(late.events)")
             #expect(third.end == nil && late.end == nil, "no answer at all")
             #expect(try gw.connection().sessions().isEmpty)
@@ -152,7 +166,8 @@ extension GatewaySuites {
         /// INVITEs without credentials from a source that may authenticate: a stateless 401
         /// each (no transaction, no call) up to the untrusted rate, then a ban.
         @Test func anUnauthenticatedFloodStaysStatelessAndRateLimited() async throws {
-            let gw = try await Self.gateway(algorithms: ["SHA-256", "MD5"], config: "{ sip: { requestsPerSecond: 10 } }")
+            let gw = try await Self.gateway(
+                algorithms: ["SHA-256", "MD5"], config: "{ sip: { requestsPerSecond: 10 } }")
             defer { gw.stop() }
             let probe = try UDPProbe()
             let sent = 40
@@ -160,18 +175,27 @@ extension GatewaySuites {
                 probe.send(HostileTrafficTests.request("INVITE", port: gw.sipPort, probe: probe.port), to: gw.sipPort)
             }
             // Every INVITE is accounted for: challenged, or dropped over the rate or banned.
-            #expect(await eventually(timeout: 10) {
-                Self.refused(gw, "sip_auth_required") + Self.refused(gw, "sip_rate_limited") + Self.refused(gw, "sip_banned") == sent
-            }, "required \(Self.refused(gw, "sip_auth_required")) limited \(Self.refused(gw, "sip_rate_limited")) banned \(Self.refused(gw, "sip_banned"))")
+            #expect(
+                await eventually(timeout: 10) {
+                    Self.refused(gw, "sip_auth_required") + Self.refused(gw, "sip_rate_limited")
+                        + Self.refused(gw, "sip_banned") == sent
+                },
+                "required \(Self.refused(gw, "sip_auth_required")) limited \(Self.refused(gw, "sip_rate_limited")) banned \(Self.refused(gw, "sip_banned"))"
+            )
             let challenged = Self.refused(gw, "sip_auth_required")
             #expect((1...10).contains(challenged), "\(challenged) challenged at 10 requests per second")
             var answers: [SIPMessage] = []
-            while let bytes = await probe.receive(timeout: 0), let m = try? SIPMessage.parse(bytes) { answers.append(m) }
+            while let bytes = await probe.receive(timeout: 0), let m = try? SIPMessage.parse(bytes) {
+                answers.append(m)
+            }
             #expect(answers.count == challenged)
             for a in answers {
                 #expect(a.statusCode == 401)
                 #expect(a.values(.wwwAuthenticate).isEmpty == false)
-                #expect(a.headers.filter { $0.name == .wwwAuthenticate }.map { $0.value.contains("algorithm=SHA-256") } == [true, false])
+                #expect(
+                    a.headers.filter { $0.name == .wwwAuthenticate }.map { $0.value.contains("algorithm=SHA-256") } == [
+                        true, false
+                    ])
             }
             #expect(Self.gauge(gw, "irisgw_sip_transactions_active") == 0, "a challenge opens no transaction")
             #expect(try gw.connection().sessions().isEmpty)

@@ -12,7 +12,8 @@ extension GatewaySuites {
         static let did = "+15550001000"
 
         /// SIPp calling the gateway's SIP port with `scenario`.
-        static func caller(_ gw: GatewayProcess, _ xml: String, did: String = did, extra: [String] = []) throws -> SIPp {
+        static func caller(_ gw: GatewayProcess, _ xml: String, did: String = did, extra: [String] = []) throws -> SIPp
+        {
             try SIPp(.inline(name: "caller", xml: xml), remote: gw.sipPeer, timeout: 40, arguments: ["-s", did] + extra)
         }
 
@@ -26,7 +27,9 @@ extension GatewaySuites {
 
         static func events(_ gw: GatewayProcess, room: String, until end: Bool = true) async throws -> [SessionEvent] {
             var result: [SessionEvent] = []
-            let reason = try IrisNotificationListener.waitForEnd(connection: try gw.connection(), roomId: room, timeout: 20) { result.append($0) }
+            let reason = try IrisNotificationListener.waitForEnd(
+                connection: try gw.connection(), roomId: room, timeout: 20
+            ) { result.append($0) }
             _ = reason
             return result
         }
@@ -47,13 +50,19 @@ extension GatewaySuites {
         @Test func joinConnectsAndTheCallersByeCompletes() async throws {
             let gw = try await GatewayProcess(profiles: [.init()])
             defer { gw.stop() }
-            let (note, sipp) = try Self.notification(gw) { try Self.caller(gw, CallerScenarios.answered(talkMs: 5000), extra: ["-rtp_echo"]) }
+            let (note, sipp) = try Self.notification(gw) {
+                try Self.caller(gw, CallerScenarios.answered(talkMs: 5000), extra: ["-rtp_echo"])
+            }
             defer { sipp.stop() }
             let n = try #require(note, sipp.report)
             #expect(n.userdata?.data.tar == Self.did && n.userdata?.data.cid == "+15559876543")
-            #expect(n.rtcserver == gw.apiURL && n.routingid == "alice" && (n.roomtokenexpirytime ?? 0) > Int64(Date().timeIntervalSince1970))
+            #expect(
+                n.rtcserver == gw.apiURL && n.routingid == "alice"
+                    && (n.roomtokenexpirytime ?? 0) > Int64(Date().timeIntervalSince1970))
             let rec = SessionRecorder()
-            let session = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(source: .tone(hz: 600, amplitude: 0.3)), delegate: rec)
+            let session = IrisRtcAudioSession(
+                connection: try gw.connection(), stream: try IrisRtcStream(source: .tone(hz: 600, amplitude: 0.3)),
+                delegate: rec)
             defer { session.stop() }
             try session.join(roomId: n.roomid!, roomToken: n.roomtoken!)
             #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(sipp.report)")
@@ -64,10 +73,16 @@ extension GatewaySuites {
                 return level > 0.3
             }
             let snap = try session.connection.snapshot(roomId: n.roomid!)
-            #expect(level > 0.3, "600 Hz level \(level); \(snap); client rx \(session.stream.leg.receivedPackets()) tx \(session.stream.leg.sentPackets())")
+            #expect(
+                level > 0.3,
+                "600 Hz level \(level); \(snap); client rx \(session.stream.leg.receivedPackets()) tx \(session.stream.leg.sentPackets())"
+            )
             #expect(session.waitForEnd(timeout: 10))
-            #expect(Self.trace(rec.events) == Self.start + ["Connecting", "Connected", "onStreamQualityIndicator", "Disconnected", "ended:completed"],
-                    "\(rec.events)")
+            #expect(
+                Self.trace(rec.events) == Self.start + [
+                    "Connecting", "Connected", "onStreamQualityIndicator", "Disconnected", "ended:completed"
+                ],
+                "\(rec.events)")
             #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
         }
 
@@ -78,7 +93,8 @@ extension GatewaySuites {
             let (note, sipp) = try Self.notification(gw) { try Self.caller(gw, CallerScenarios.rejected(status)) }
             defer { sipp.stop() }
             let n = try #require(note, sipp.report)
-            try IrisRtcAudioSession.reject(connection: try gw.connection(), roomId: n.roomid!, roomToken: n.roomtoken!, busy: busy)
+            try IrisRtcAudioSession.reject(
+                connection: try gw.connection(), roomId: n.roomid!, roomToken: n.roomtoken!, busy: busy)
             let events = try await Self.events(gw, room: n.roomid!)
             #expect(Self.trace(events) == Self.start + ["Disconnected", "ended:rejected"], "\(events)")
             #expect(events.last?.sip?.code == status)
@@ -86,9 +102,15 @@ extension GatewaySuites {
             // The trace starts with the caller's INVITE and our 100, both before the session
             // existed, and holds every message SIPp logged, in order.
             let trace = try gw.connection().sipTrace(roomId: n.roomid!)
-            #expect(trace.messages.map { messageLines($0.text) } == sippMessages(sipp.messages).map(\.lines), "\(trace.messages.map(\.firstLine))")
-            #expect(trace.messages.first?.firstLine.hasPrefix("INVITE ") == true && trace.messages.first?.direction == "received")
-            #expect(trace.messages.map(\.firstLine).contains("SIP/2.0 \(status) \(status == 486 ? "Busy Here" : "Decline")"))
+            #expect(
+                trace.messages.map { messageLines($0.text) } == sippMessages(sipp.messages).map(\.lines),
+                "\(trace.messages.map(\.firstLine))")
+            #expect(
+                trace.messages.first?.firstLine.hasPrefix("INVITE ") == true
+                    && trace.messages.first?.direction == "received")
+            #expect(
+                trace.messages.map(\.firstLine).contains("SIP/2.0 \(status) \(status == 486 ? "Busy Here" : "Decline")")
+            )
         }
 
         @Test func noJoinAnswers480AndNotifiesCancel() async throws {
@@ -100,7 +122,9 @@ extension GatewaySuites {
             defer { sipp.stop() }
             let n = try #require(note, sipp.report)
             let events = try await Self.events(gw, room: n.roomid!)
-            #expect(Self.trace(events) == Self.start + ["notification:cancel", "Disconnected", "ended:no-answer"], "\(events)")
+            #expect(
+                Self.trace(events) == Self.start + ["notification:cancel", "Disconnected", "ended:no-answer"],
+                "\(events)")
             #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
         }
 
@@ -111,7 +135,9 @@ extension GatewaySuites {
             defer { sipp.stop() }
             let n = try #require(note, sipp.report)
             let events = try await Self.events(gw, room: n.roomid!)
-            #expect(Self.trace(events) == Self.start + ["notification:cancel", "Disconnected", "ended:canceled"], "\(events)")
+            #expect(
+                Self.trace(events) == Self.start + ["notification:cancel", "Disconnected", "ended:canceled"],
+                "\(events)")
             #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
             // A join after the end is refused and changes nothing.
             let late = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(), delegate: nil)
@@ -131,8 +157,9 @@ extension GatewaySuites {
         @Test(arguments: [
             Refusal(name: "unknown DID", did: "+15550009999", allowFrom: ["127.0.0.1/32"], status: 404),
             // Only when told to answer unknown sources; by default they get nothing (HostileTrafficTests).
-            Refusal(name: "disallowed source", did: did, allowFrom: ["10.0.0.0/8"], status: 403,
-                    config: "{ sip: { answerUnknownSources: true } }"),
+            Refusal(
+                name: "disallowed source", did: did, allowFrom: ["10.0.0.0/8"], status: 403,
+                config: "{ sip: { answerUnknownSources: true } }")
         ])
         func refusedWithoutASession(_ r: Refusal) async throws {
             var profile = GatewayProcess.Profile()
@@ -150,12 +177,15 @@ extension GatewaySuites {
         @Test func lateOfferIsAnsweredInTheACK() async throws {
             let gw = try await GatewayProcess(profiles: [.init()])
             defer { gw.stop() }
-            let (note, sipp) = try Self.notification(gw) { try Self.caller(gw, CallerScenarios.lateOffer(talkMs: 5000), extra: ["-rtp_echo"]) }
+            let (note, sipp) = try Self.notification(gw) {
+                try Self.caller(gw, CallerScenarios.lateOffer(talkMs: 5000), extra: ["-rtp_echo"])
+            }
             defer { sipp.stop() }
             let n = try #require(note, sipp.report)
             let rec = SessionRecorder()
-            let session = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(source: .tone(hz: 700, amplitude: 0.3)),
-                                              delegate: rec)
+            let session = IrisRtcAudioSession(
+                connection: try gw.connection(), stream: try IrisRtcStream(source: .tone(hz: 700, amplitude: 0.3)),
+                delegate: rec)
             defer { session.stop() }
             try session.join(roomId: n.roomid!, roomToken: n.roomtoken!)
             #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(sipp.report)")
@@ -174,16 +204,23 @@ extension GatewaySuites {
         @Test func holdFromTheCallerIsAnsweredRecvonlyAndReported() async throws {
             let gw = try await GatewayProcess(profiles: [.init()])
             defer { gw.stop() }
-            let (note, sipp) = try Self.notification(gw) { try Self.caller(gw, CallerScenarios.answered(talkMs: 500, hold: true)) }
+            let (note, sipp) = try Self.notification(gw) {
+                try Self.caller(gw, CallerScenarios.answered(talkMs: 500, hold: true))
+            }
             defer { sipp.stop() }
             let n = try #require(note, sipp.report)
             let rec = SessionRecorder()
-            let session = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(), delegate: rec)
+            let session = IrisRtcAudioSession(
+                connection: try gw.connection(), stream: try IrisRtcStream(), delegate: rec)
             defer { session.stop() }
             try session.join(roomId: n.roomid!, roomToken: n.roomtoken!)
             #expect(session.waitForEnd(timeout: 15))
-            let statuses = rec.events.filter { $0.event == .onSessionSIPStatus }.map { $0.status!.rawValue + ($0.by.map { "(\($0))" } ?? "") }
-            #expect(statuses == ["Initializing", "Connecting", "Connected", "Hold(remote)", "Connected", "Disconnected"], "\(rec.events)")
+            let statuses = rec.events.filter { $0.event == .onSessionSIPStatus }.map {
+                $0.status!.rawValue + ($0.by.map { "(\($0))" } ?? "")
+            }
+            #expect(
+                statuses == ["Initializing", "Connecting", "Connected", "Hold(remote)", "Connected", "Disconnected"],
+                "\(rec.events)")
             #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
             // On the wire: our answers to sendonly and sendrecv.
             #expect(sipp.messages.contains("a=recvonly"), sipp.report)

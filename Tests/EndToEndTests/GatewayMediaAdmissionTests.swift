@@ -12,12 +12,14 @@ extension GatewaySuites {
     @Suite struct GatewayMediaAdmissionTests {
         @Test func newSessionsPastTheBudgetAreRefusedBeforeAnyInviteOrAnswer() async throws {
             let carrier = try UDPProbe()
-            let gw = try await GatewayProcess(profiles: [.init(proxies: [carrier.port])], config: "{ mediaLoadBudgetPercent: 0 }")
+            let gw = try await GatewayProcess(
+                profiles: [.init(proxies: [carrier.port])], config: "{ mediaLoadBudgetPercent: 0 }")
             defer { gw.stop() }
 
             let client = try HTTPClient(baseURL: gw.apiURL, defaultHeaders: ["Authorization": "Bearer " + gw.apiKey])
-            let r = try client.request(method: "POST", path: "/v1/sessions", headers: ["Content-Type": "application/json"],
-                                       body: Array(GatewayAPIErrorTests.create().utf8), timeout: 10)
+            let r = try client.request(
+                method: "POST", path: "/v1/sessions", headers: ["Content-Type": "application/json"],
+                body: Array(GatewayAPIErrorTests.create().utf8), timeout: 10)
             let body = try JSONDecoder().decode(APIErrorBody.self, from: Data(r.body))
             #expect(r.status == 503)
             #expect(body.error.code == -503, "\(body.error.message)")
@@ -37,7 +39,8 @@ extension GatewaySuites {
             #expect(answer[.retryAfter] != nil)
 
             #expect(try gw.connection().sessions().isEmpty)
-            let metrics = String(decoding: try client.request(method: "GET", path: "/metrics", timeout: 5).body, as: UTF8.self)
+            let metrics = String(
+                decoding: try client.request(method: "GET", path: "/metrics", timeout: 5).body, as: UTF8.self)
             #expect(metrics.contains("irisgw_media_admission_refused_total{direction=\"outbound\"} 1"), "\(metrics)")
             #expect(metrics.contains("irisgw_media_admission_refused_total{direction=\"inbound\"} 1"))
             #expect(metrics.contains("irisgw_media_thread_load{thread=\"0\"}"))

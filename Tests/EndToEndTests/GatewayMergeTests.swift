@@ -30,14 +30,22 @@ extension GatewaySuites {
 
         @Test func mergedCallsHearEachOtherAndTheApp() async throws {
             let mediaA = try RTPSocketPeer(), mediaB = try RTPSocketPeer()
-            let carrierA = try await SIPp.listening(.inline(name: "carrier-a", xml: CarrierScenarios.answer(mediaAddress: "127.0.0.1:\(mediaA.address.port)")),
-                                    timeout: 40)
+            let carrierA = try await SIPp.listening(
+                .inline(
+                    name: "carrier-a", xml: CarrierScenarios.answer(mediaAddress: "127.0.0.1:\(mediaA.address.port)")),
+                timeout: 40)
             defer { carrierA.stop() }
-            let carrierB = try await SIPp.listening(.inline(name: "carrier-b", xml: CarrierScenarios.answer(acceptHoldAndResume: true,
-                                                                                              mediaAddress: "127.0.0.1:\(mediaB.address.port)")),
-                                    timeout: 40)
+            let carrierB = try await SIPp.listening(
+                .inline(
+                    name: "carrier-b",
+                    xml: CarrierScenarios.answer(
+                        acceptHoldAndResume: true,
+                        mediaAddress: "127.0.0.1:\(mediaB.address.port)")),
+                timeout: 40)
             defer { carrierB.stop() }
-            let gw = try await GatewayProcess(profiles: [.init(name: "a", proxies: [carrierA.port]), .init(name: "b", proxies: [carrierB.port])])
+            let gw = try await GatewayProcess(profiles: [
+                .init(name: "a", proxies: [carrierA.port]), .init(name: "b", proxies: [carrierB.port])
+            ])
             defer { gw.stop() }
 
             // The first call, then held by the app.
@@ -50,8 +58,9 @@ extension GatewaySuites {
             #expect(await recB.waitForStatus(.hold), "\(recB.trace)\n\(carrierB.report)")
             // The second, active call; the app speaks 1 kHz into it.
             let recA = SessionRecorder()
-            let active = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(source: .tone(hz: 1000, amplitude: 0.3)),
-                                             delegate: recA)
+            let active = IrisRtcAudioSession(
+                connection: try gw.connection(), stream: try IrisRtcStream(source: .tone(hz: 1000, amplitude: 0.3)),
+                delegate: recA)
             defer { active.stop() }
             try active.createWithTN(targetTN: "+15551230001", sourceTN: "+15557654321", profile: "a")
             #expect(await recA.waitForStatus(.connected), "\(recA.trace)\n\(carrierA.report)")
@@ -63,7 +72,10 @@ extension GatewaySuites {
             #expect(await recB.waitFor { $0.filter { $0.status == .connected }.count == 2 }, "\(recB.trace)")
 
             // The gateway's trunk sockets, learnt from what they send (symmetric RTP).
-            #expect(await eventually(timeout: 5) { mediaA.drain(); mediaB.drain(); return mediaA.lastSource != nil && mediaB.lastSource != nil })
+            #expect(
+                await eventually(timeout: 5) {
+                    mediaA.drain(); mediaB.drain(); return mediaA.lastSource != nil && mediaB.lastSource != nil
+                })
             let toA = try #require(mediaA.lastSource), toB = try #require(mediaB.lastSource)
             await pacedFrames(100) { n in
                 mediaA.send(payloadType: 0, payload: Self.tone(500, frame: n), to: toA)
@@ -75,11 +87,16 @@ extension GatewaySuites {
             mediaA.drain()
             mediaB.drain()
             let atA = mediaA.packets(payloadType: 0), atB = mediaB.packets(payloadType: 0)
-            #expect(Self.level(1500, atA) > 0.15 && Self.level(1000, atA) > 0.15 && Self.level(500, atA) < 0.02,
-                    "carrier A hears 1500 \(Self.level(1500, atA)), 1000 \(Self.level(1000, atA)), own 500 \(Self.level(500, atA))")
-            #expect(Self.level(500, atB) > 0.15 && Self.level(1000, atB) > 0.15 && Self.level(1500, atB) < 0.02,
-                    "carrier B hears 500 \(Self.level(500, atB)), 1000 \(Self.level(1000, atB)), own 1500 \(Self.level(1500, atB))")
-            let app500 = active.stream.leg.toneLevel(hz: 500, lastSeconds: 0.8), app1500 = active.stream.leg.toneLevel(hz: 1500, lastSeconds: 0.8)
+            #expect(
+                Self.level(1500, atA) > 0.15 && Self.level(1000, atA) > 0.15 && Self.level(500, atA) < 0.02,
+                "carrier A hears 1500 \(Self.level(1500, atA)), 1000 \(Self.level(1000, atA)), own 500 \(Self.level(500, atA))"
+            )
+            #expect(
+                Self.level(500, atB) > 0.15 && Self.level(1000, atB) > 0.15 && Self.level(1500, atB) < 0.02,
+                "carrier B hears 500 \(Self.level(500, atB)), 1000 \(Self.level(1000, atB)), own 1500 \(Self.level(1500, atB))"
+            )
+            let app500 = active.stream.leg.toneLevel(hz: 500, lastSeconds: 0.8),
+                app1500 = active.stream.leg.toneLevel(hz: 1500, lastSeconds: 0.8)
             #expect(app500 > 0.15 && app1500 > 0.15, "the app hears 500 \(app500), 1500 \(app1500)")
 
             // Closing the active session ends both calls.
@@ -101,7 +118,9 @@ extension GatewaySuites {
             #expect(await rec.waitForStatus(.connected))
             let api = try HTTPClient(baseURL: gw.apiURL, defaultHeaders: ["Authorization": "Bearer " + gw.apiKey])
             for (held, status) in [(room, 400), ("nosuchroom", 404)] {
-                let r = try api.request(method: "POST", path: "/v1/sessions/\(room)/merge", body: Array("{\"heldRoomId\":\"\(held)\"}".utf8))
+                let r = try api.request(
+                    method: "POST", path: "/v1/sessions/\(room)/merge", body: Array("{\"heldRoomId\":\"\(held)\"}".utf8)
+                )
                 #expect(r.status == status, "\(held): \(String(decoding: r.body, as: UTF8.self))")
             }
             try s.close()

@@ -27,19 +27,22 @@ extension GatewaySuites {
             defer { gw.stop(); sipp.stop() }
             let api = try gw.connection()
 
-            let own = try GatewayAPIErrorTests.request(gw, "POST", "/v1/sessions", body: Self.create(opus: #"{"complexity":1,"bitrate":"auto"}"#))
+            let own = try GatewayAPIErrorTests.request(
+                gw, "POST", "/v1/sessions", body: Self.create(opus: #"{"complexity":1,"bitrate":"auto"}"#))
             #expect(own.status == 201, "\(own.text)")
             let ownRoom = try Self.roomId(own.text)
             // The trunk leg is PCMU (8 kHz PCM): automatic bandwidth is narrowband.
-            let ownSettings = OpusOptions(complexity: 1, bitrate: .auto, fec: true, expectedLoss: 5, dtx: false, application: "audio",
-                                          maxBandwidth: "narrowband")
+            let ownSettings = OpusOptions(
+                complexity: 1, bitrate: .auto, fec: true, expectedLoss: 5, dtx: false, application: "audio",
+                maxBandwidth: "narrowband")
             #expect(try api.snapshot(roomId: ownRoom).opus == ownSettings)
 
             let plain = try GatewayAPIErrorTests.request(gw, "POST", "/v1/sessions", body: Self.create(opus: nil))
             #expect(plain.status == 201, "\(plain.text)")
             let plainRoom = try Self.roomId(plain.text)
-            let profileSettings = OpusOptions(complexity: 3, bitrate: .bitsPerSecond(24_000), fec: true, expectedLoss: 5, dtx: false,
-                                              application: "audio", maxBandwidth: "narrowband")
+            let profileSettings = OpusOptions(
+                complexity: 3, bitrate: .bitsPerSecond(24_000), fec: true, expectedLoss: 5, dtx: false,
+                application: "audio", maxBandwidth: "narrowband")
             #expect(try api.snapshot(roomId: plainRoom).opus == profileSettings)
             // The list shows them too.
             let listed = try api.sessions()
@@ -47,19 +50,29 @@ extension GatewaySuites {
             #expect(listed.first { $0.roomId == plainRoom }?.opus == profileSettings)
 
             // Refused before anything is dialled: the two sessions above are all there is.
-            for (opus, key) in [(#"{"complexity":11}"#, "opus.complexity"), (#"{"maxBandwidth":"hd"}"#, "opus.maxBandwidth"),
-                                (#"{"complexty":1}"#, "opus.complexty"), (#"{"bitrate":"max"}"#, "opus.bitrate")] {
+            for (opus, key) in [
+                (#"{"complexity":11}"#, "opus.complexity"), (#"{"maxBandwidth":"hd"}"#, "opus.maxBandwidth"),
+                (#"{"complexty":1}"#, "opus.complexty"), (#"{"bitrate":"max"}"#, "opus.bitrate")
+            ] {
                 let bad = try GatewayAPIErrorTests.request(gw, "POST", "/v1/sessions", body: Self.create(opus: opus))
-                #expect(bad.status == 400 && bad.code == -103 && bad.text.contains("\"\(key): "), "\(opus): \(bad.status) \(bad.text)")
+                #expect(
+                    bad.status == 400 && bad.code == -103 && bad.text.contains("\"\(key): "),
+                    "\(opus): \(bad.status) \(bad.text)")
             }
             #expect(try api.sessions().count == 2)
 
             // `irisgw call --opus-complexity`: the gateway's refusal (exit 3), a usage error (exit 2).
-            let cli = try await ChildProcess.run(GatewayProcess.binary, ["call", "+15551230001", "--from", "+15557654321", "--api", gw.apiURL,
-                                                                         "--data-dir", gw.dataDir, "--opus-complexity", "11"], timeout: 30)
+            let cli = try await ChildProcess.run(
+                GatewayProcess.binary,
+                [
+                    "call", "+15551230001", "--from", "+15557654321", "--api", gw.apiURL,
+                    "--data-dir", gw.dataDir, "--opus-complexity", "11"
+                ], timeout: 30)
             let said = cli.output
             #expect(cli.status == 3 && said.contains("opus.complexity: must be from 0 to 10, found 11"), "\(said)")
-            let usage = try await GatewayCLITests.run(["call", "+15551230001", "--from", "+1", "--opus-complexity", "high"])
+            let usage = try await GatewayCLITests.run([
+                "call", "+15551230001", "--from", "+1", "--opus-complexity", "high"
+            ])
             #expect(usage.status == 2)
 
             for room in [ownRoom, plainRoom] {
@@ -92,8 +105,11 @@ extension GatewaySuites {
             #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(sipp.report)")
             let snap = try api.snapshot(roomId: room)
             let band = snap.codec == "G722" ? "wideband" : "narrowband"
-            #expect(snap.opus == OpusOptions(complexity: 2, bitrate: .auto, fec: false, expectedLoss: 5, dtx: false, application: "audio",
-                                             maxBandwidth: band), "\(snap)")
+            #expect(
+                snap.opus
+                    == OpusOptions(
+                        complexity: 2, bitrate: .auto, fec: false, expectedLoss: 5, dtx: false, application: "audio",
+                        maxBandwidth: band), "\(snap)")
             #expect(session.waitForEnd(timeout: 10))
         }
     }

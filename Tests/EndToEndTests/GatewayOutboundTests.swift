@@ -23,20 +23,31 @@ extension GatewaySuites {
             RejectRow(status: "600 Busy Everywhere", trace: start + ["Disconnected", "ended:busy"]),
             RejectRow(status: "603 Decline", q850: 21, trace: start + ["Disconnected", "ended:declined"]),
             RejectRow(status: "404 Not Found", q850: 1, trace: start + ["Disconnected", "error:-407", "ended:failed"]),
-            RejectRow(status: "484 Address Incomplete", q850: 28, trace: start + ["Disconnected", "error:-407", "ended:failed"]),
-            RejectRow(status: "604 Does Not Exist Anywhere", trace: start + ["Disconnected", "error:-407", "ended:failed"]),
+            RejectRow(
+                status: "484 Address Incomplete", q850: 28,
+                trace: start + ["Disconnected", "error:-407", "ended:failed"]),
+            RejectRow(
+                status: "604 Does Not Exist Anywhere", trace: start + ["Disconnected", "error:-407", "ended:failed"]),
             RejectRow(status: "408 Request Timeout", trace: start + ["Disconnected", "error:-402", "ended:no-answer"]),
-            RejectRow(status: "480 Temporarily Unavailable", q850: 18, trace: start + ["Disconnected", "error:-402", "ended:no-answer"]),
+            RejectRow(
+                status: "480 Temporarily Unavailable", q850: 18,
+                trace: start + ["Disconnected", "error:-402", "ended:no-answer"]),
             RejectRow(status: "403 Forbidden", trace: start + ["Disconnected", "error:-417", "ended:failed"]),
-            RejectRow(status: "503 Service Unavailable", q850: 41, trace: start + ["Disconnected", "error:-503", "ended:failed"]),
+            RejectRow(
+                status: "503 Service Unavailable", q850: 41,
+                trace: start + ["Disconnected", "error:-503", "ended:failed"])
         ]
 
         /// Places one call from the client; returns the recorder once the session ended.
-        static func call(_ gw: GatewayProcess, target: String = "+15551230001", source: AudioSource = .silence,
-                         timeout: Double = 20, during: (IrisRtcAudioSession, SessionRecorder) async throws -> Void = { _, _ in }) async throws
-            -> (SessionRecorder, IrisRtcAudioSession) {
+        static func call(
+            _ gw: GatewayProcess, target: String = "+15551230001", source: AudioSource = .silence,
+            timeout: Double = 20, during: (IrisRtcAudioSession, SessionRecorder) async throws -> Void = { _, _ in }
+        ) async throws
+            -> (SessionRecorder, IrisRtcAudioSession)
+        {
             let rec = SessionRecorder()
-            let session = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(source: source), delegate: rec)
+            let session = IrisRtcAudioSession(
+                connection: try gw.connection(), stream: try IrisRtcStream(source: source), delegate: rec)
             try session.createWithTN(targetTN: target, sourceTN: "+15557654321")
             try await during(session, rec)
             _ = await rec.waitFor(timeout: timeout) { $0.contains { $0.event == .onSessionEnded } }
@@ -70,15 +81,19 @@ extension GatewaySuites {
                     at440 = session.stream.leg.toneLevel(hz: 440, lastSeconds: 0.5)
                     return at440 > 0.3
                 }
-                try await Task.sleep(nanoseconds: 1_000_000_000)  // a second in which no 1 kHz may come: the behaviour, not a wait
+                // a second in which no 1 kHz may come: the behaviour, not a wait
+                try await Task.sleep(nanoseconds: 1_000_000_000)
                 let at1000 = session.stream.leg.toneLevel(hz: 1000, lastSeconds: 0.5)
                 #expect(at440 > 0.3 && at1000 < 0.05, "440 Hz level \(at440), 1 kHz level \(at1000)")
                 let snap = try session.connection.snapshot(roomId: session.roomId!)
                 #expect(snap.status == .connected && snap.codec == "PCMU")
-                #expect((snap.trunk?.packetsReceived ?? 0) > 50 && (snap.platform?.packetsReceived ?? 0) > 50, "\(snap)")
+                #expect(
+                    (snap.trunk?.packetsReceived ?? 0) > 50 && (snap.platform?.packetsReceived ?? 0) > 50, "\(snap)")
                 try session.close()
             }
-            #expect(rec.trace == Self.start + ["Connected", "onStreamQualityIndicator", "Disconnected", "ended:completed"], "\(rec.events)")
+            #expect(
+                rec.trace == Self.start + ["Connected", "onStreamQualityIndicator", "Disconnected", "ended:completed"],
+                "\(rec.events)")
             let quality = rec.events.first { $0.event == .onStreamQualityIndicator }
             #expect(quality?.quality == "NonHD" && quality?.codec == "PCMU")
             #expect((rec.ended?.durationSec ?? 0) >= 0.5)
@@ -87,12 +102,15 @@ extension GatewaySuites {
         }
 
         @Test func earlyMediaReachesTheAppBeforeTheAnswer() async throws {
-            let xml = CarrierScenarios.answer(answerAfterMs: 4000, earlyMedia: true, playPcap: "/usr/share/sip-tester/g711a.pcap",
-                                              codec: (8, "PCMA"))
+            let xml = CarrierScenarios.answer(
+                answerAfterMs: 4000, earlyMedia: true, playPcap: "/usr/share/sip-tester/g711a.pcap",
+                codec: (8, "PCMA"))
             let (sipp, gw) = try await carrierAndGateway(xml)
             defer { gw.stop(); sipp.stop() }
             let (rec, _) = try await Self.call(gw) { session, rec in
-                #expect(await rec.waitFor { $0.contains { $0.event == .onSessionEarlyMedia } }, "\(rec.trace)\n\(sipp.report)")
+                #expect(
+                    await rec.waitFor { $0.contains { $0.event == .onSessionEarlyMedia } },
+                    "\(rec.trace)\n\(sipp.report)")
                 _ = await eventually(timeout: 3) { session.stream.leg.receivedPackets() > 20 }
                 let beforeAnswer = session.stream.leg.receivedPackets()
                 #expect(!rec.events.contains { $0.status == .connected })
@@ -100,16 +118,23 @@ extension GatewaySuites {
                 #expect(await rec.waitForStatus(.connected))
                 try session.close()
             }
-            #expect(rec.trace == ["onSessionCreated", "Initializing", "Connecting*", "onSessionEarlyMedia", "Connected",
-                                  "onStreamQualityIndicator", "Disconnected", "ended:completed"], "\(rec.events)")
+            #expect(
+                rec.trace == [
+                    "onSessionCreated", "Initializing", "Connecting*", "onSessionEarlyMedia", "Connected",
+                    "onStreamQualityIndicator", "Disconnected", "ended:completed"
+                ], "\(rec.events)")
             #expect(rec.events.first { $0.event == .onStreamQualityIndicator }?.codec == "PCMA")
         }
 
         @Test func ringTimeoutCancelsAndEndsNoAnswer() async throws {
-            let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.ringUntilCancel) { profile in profile.ringTimeoutSec = 2 }
+            let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.ringUntilCancel) { profile in
+                profile.ringTimeoutSec = 2
+            }
             defer { gw.stop(); sipp.stop() }
             let (rec, _) = try await Self.call(gw)
-            #expect(rec.trace == Self.start + ["Disconnected", "error:-402", "ended:no-answer"], "\(rec.events)\n\(sipp.report)")
+            #expect(
+                rec.trace == Self.start + ["Disconnected", "error:-402", "ended:no-answer"],
+                "\(rec.events)\n\(sipp.report)")
             #expect(rec.ended?.sip?.code == 487)
             #expect(sipp.received("CANCEL ") == 1)
             #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
@@ -131,14 +156,17 @@ extension GatewaySuites {
             let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.answer(byeAfterMs: 1000))
             defer { gw.stop(); sipp.stop() }
             let (rec, _) = try await Self.call(gw)
-            #expect(rec.trace == Self.start + ["Connected", "onStreamQualityIndicator", "Disconnected", "ended:completed"],
-                    "\(rec.events)\n\(sipp.report)")
+            #expect(
+                rec.trace == Self.start + ["Connected", "onStreamQualityIndicator", "Disconnected", "ended:completed"],
+                "\(rec.events)\n\(sipp.report)")
             #expect(rec.ended?.sip?.cause == 16)
             #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
         }
 
         @Test func failoverToTheNextProxyOn503() async throws {
-            let first = try await SIPp.listening(.inline(name: "busy-node", xml: CarrierScenarios.reject("503 Service Unavailable", ring: false)), timeout: 30)
+            let first = try await SIPp.listening(
+                .inline(name: "busy-node", xml: CarrierScenarios.reject("503 Service Unavailable", ring: false)),
+                timeout: 30)
             defer { first.stop() }
             let second = try await SIPp.listening(.inline(name: "carrier", xml: CarrierScenarios.answer()), timeout: 30)
             defer { second.stop() }
@@ -148,8 +176,11 @@ extension GatewaySuites {
                 #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(first.report)\n\(second.report)")
                 try session.close()
             }
-            #expect(rec.trace == ["onSessionCreated", "Initializing", "Connecting", "Connected", "onStreamQualityIndicator",
-                                  "Disconnected", "ended:completed"], "\(rec.events)")
+            #expect(
+                rec.trace == [
+                    "onSessionCreated", "Initializing", "Connecting", "Connected", "onStreamQualityIndicator",
+                    "Disconnected", "ended:completed"
+                ], "\(rec.events)")
             #expect(await first.waitForExit(timeout: 10) == 0, first.report)
             #expect(await second.waitForExit(timeout: 10) == 0, second.report)
         }
@@ -176,8 +207,11 @@ extension GatewaySuites.GatewayOutboundTests {
             #expect(await rec.waitForStatus(.connected, timeout: 45), "\(rec.trace)\n\(sipp.report)")
             try session.close()
         }
-        #expect(rec.trace == ["onSessionCreated", "Initializing", "Connecting", "Connected", "onStreamQualityIndicator",
-                              "Disconnected", "ended:completed"], "\(rec.events)")
+        #expect(
+            rec.trace == [
+                "onSessionCreated", "Initializing", "Connecting", "Connected", "onStreamQualityIndicator",
+                "Disconnected", "ended:completed"
+            ], "\(rec.events)")
         // The black hole got the INVITE and its retransmissions, and nothing else.
         let sent = blackHole.drainTexts()
         #expect(sent.allSatisfy { $0.hasPrefix("INVITE ") }, "\(sent)")
@@ -195,7 +229,9 @@ extension UDPSocket {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 8)
         defer { buffer.deallocate() }
         var from = RawSocketAddress(), texts: [String] = []
-        while let n = receive(into: buffer, from: &from) { texts.append(String(decoding: buffer.prefix(n), as: UTF8.self)) }
+        while let n = receive(into: buffer, from: &from) {
+            texts.append(String(decoding: buffer.prefix(n), as: UTF8.self))
+        }
         return texts
     }
 }

@@ -33,7 +33,8 @@ extension GatewaySuites {
         /// Retry-After once SIGTERM has it draining (a call still up keeps it draining), and
         /// neither the OPTIONS answer nor our INVITE advertises Replaces.
         @Test func optionsIs503WhileDrainingAndNothingAdvertisesReplaces() async throws {
-            let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.answer(), gatewayArguments: ["--drain-timeout", "60"])
+            let (sipp, gw) = try await carrierAndGateway(
+                CarrierScenarios.answer(), gatewayArguments: ["--drain-timeout", "60"])
             defer { gw.stop(); sipp.stop() }
             let probe = try UDPProbe()
             let up = try #require(await Self.options(gw, probe))
@@ -43,7 +44,9 @@ extension GatewaySuites {
             let (session, rec) = try await placedSession(gw)
             defer { session.stop() }
             let invite = try #require(Self.received(sipp, "INVITE ").first, sipp.report)
-            #expect(Self.supportedTags(invite).contains("100rel") && !Self.supportedTags(invite).contains("replaces"), "\(invite)")
+            #expect(
+                Self.supportedTags(invite).contains("100rel") && !Self.supportedTags(invite).contains("replaces"),
+                "\(invite)")
 
             kill(gw.processID, SIGTERM)
             #expect(await gw.waitForOutput(containing: "draining", timeout: 10), "\(gw.printed)")
@@ -74,19 +77,26 @@ extension GatewaySuites {
             }
             defer { gw.stop(); sipp.stop() }
             let rec = SessionRecorder()
-            let session = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(), delegate: rec)
+            let session = IrisRtcAudioSession(
+                connection: try gw.connection(), stream: try IrisRtcStream(), delegate: rec)
             defer { session.stop() }
             let room = try session.createWithTN(targetTN: "+15551230001", sourceTN: "+15557654321", capture: true)
             // SIPp answers without keys: the call ends with our 488, after our BYE.
             #expect(await rec.waitFor(timeout: 20) { $0.contains { $0.event == .onSessionEnded } }, "\(rec.trace)")
             #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
             let keys = Self.inlineKeys(sipp.messages)
-            #expect(keys.count == 3 && keys.allSatisfy { $0.count >= 40 && !$0.hasPrefix("REDACTED") }, "SIPp got our keys: \(sipp.report)")
+            #expect(
+                keys.count == 3 && keys.allSatisfy { $0.count >= 40 && !$0.hasPrefix("REDACTED") },
+                "SIPp got our keys: \(sipp.report)")
 
-            _ = await eventually(timeout: 5) { (try? session.connection.sipTrace(roomId: room))?.messages.contains { $0.firstLine.hasPrefix("BYE ") } == true }
+            _ = await eventually(timeout: 5) {
+                (try? session.connection.sipTrace(roomId: room))?.messages.contains { $0.firstLine.hasPrefix("BYE ") }
+                    == true
+            }
             let trace = try session.connection.sipTrace(roomId: room)
             let invite = try #require(trace.messages.first { $0.firstLine.hasPrefix("INVITE ") })
-            #expect(invite.text.contains("a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:REDACTEDREDACTED"), "\(invite.text)")
+            #expect(
+                invite.text.contains("a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:REDACTEDREDACTED"), "\(invite.text)")
             for key in keys { #expect(!trace.messages.contains { $0.text.contains(key) }, "a key in the trace") }
 
             let pcap = try session.connection.capture(roomId: room)
@@ -95,8 +105,12 @@ extension GatewaySuites {
             for key in keys { #expect(!text.contains(key), "a key in the pcap") }
             let file = gw.directory.appendingPathComponent("keys.pcap").path
             #expect(FileManager.default.createFile(atPath: file, contents: Data(pcap)))
-            let rows = try await GatewayCaptureTests.tshark(file, fields: ["sip.Method", "sip.Status-Code", "_ws.malformed"])
-            let sip = rows.compactMap { r in (r["sip.Method"].flatMap { $0.isEmpty ? nil : $0 }) ?? (r["sip.Status-Code"].flatMap { $0.isEmpty ? nil : $0 }) }
+            let rows = try await GatewayCaptureTests.tshark(
+                file, fields: ["sip.Method", "sip.Status-Code", "_ws.malformed"])
+            let sip = rows.compactMap { r in
+                (r["sip.Method"].flatMap { $0.isEmpty ? nil : $0 })
+                    ?? (r["sip.Status-Code"].flatMap { $0.isEmpty ? nil : $0 })
+            }
             #expect(sip.first == "INVITE" && sip.contains("BYE"), "\(sip)")
             #expect(rows.allSatisfy { ($0["_ws.malformed"] ?? "").isEmpty }, "tshark reads the redacted messages whole")
         }
@@ -110,9 +124,12 @@ extension GatewaySuites {
 
         /// `CallerScenarios.answered` with the From's user part replaced, and in the INVITE
         /// its display name too (SIPp's scenario file has a size limit) and `headers` added.
-        static func caller(displayName: String = "PSTN", user: String = "+15559876543", headers: [String] = [],
-                           _ scenario: String = CallerScenarios.answered(talkMs: 500)) -> String {
-            var s = scenario.replacingOccurrences(of: "From: \"PSTN\" <sip:+15559876543@", with: "From: \"PSTN\" <sip:\(user)@")
+        static func caller(
+            displayName: String = "PSTN", user: String = "+15559876543", headers: [String] = [],
+            _ scenario: String = CallerScenarios.answered(talkMs: 500)
+        ) -> String {
+            var s = scenario.replacingOccurrences(
+                of: "From: \"PSTN\" <sip:+15559876543@", with: "From: \"PSTN\" <sip:\(user)@")
             if let at = s.range(of: "From: \"PSTN\" <") { s.replaceSubrange(at, with: "From: \"\(displayName)\" <") }
             if let at = s.range(of: "Max-Forwards: 70\n") {
                 s.replaceSubrange(at, with: "Max-Forwards: 70\n" + headers.map { $0 + "\n" }.joined())
@@ -126,10 +143,12 @@ extension GatewaySuites {
         /// call still connects, and our 200 OK advertises no Replaces.
         @Test func hugeCallerFieldsAreBoundedAndSaidToBe() async throws {
             let huge = String(repeating: "A", count: 10_000)
-            let xml = Self.caller(displayName: huge, headers: [
-                "X-Huge: " + String(repeating: "x", count: 10_000), "X-Carrier-Ref: 7f3a9c",
-                "P-Asserted-Identity: \"\(String(repeating: "P", count: 5_000))\" <sip:+15559876543@carrier.example>, <tel:+15559876543>",
-            ])
+            let xml = Self.caller(
+                displayName: huge,
+                headers: [
+                    "X-Huge: " + String(repeating: "x", count: 10_000), "X-Carrier-Ref: 7f3a9c",
+                    "P-Asserted-Identity: \"\(String(repeating: "P", count: 5_000))\" <sip:+15559876543@carrier.example>, <tel:+15559876543>"
+                ])
             let gw = try await GatewayProcess(profiles: [.init()])
             defer { gw.stop() }
             let (note, sipp) = try GatewayInboundTests.notification(gw) { try GatewayInboundTests.caller(gw, xml) }
@@ -141,13 +160,16 @@ extension GatewaySuites {
             #expect(carrier.pAssertedIdentity == ["<tel:+15559876543>"])
             #expect(carrier.truncated == ["pAssertedIdentity", "headers"], "\(carrier.truncated ?? [])")
             let json = String(decoding: try JSONEncoder().encode(n), as: UTF8.self)
-            #expect(json.utf8.count < 4096 && !json.contains(String(repeating: "A", count: 100)) && !json.contains(String(repeating: "x", count: 100)),
-                    "\(json.utf8.count) bytes")
+            #expect(
+                json.utf8.count < 4096 && !json.contains(String(repeating: "A", count: 100))
+                    && !json.contains(String(repeating: "x", count: 100)),
+                "\(json.utf8.count) bytes")
             let room = try #require(n.roomid)
             #expect(try gw.connection().snapshot(roomId: room).carrier == carrier)
 
             let rec = SessionRecorder()
-            let session = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(), delegate: rec)
+            let session = IrisRtcAudioSession(
+                connection: try gw.connection(), stream: try IrisRtcStream(), delegate: rec)
             defer { session.stop() }
             try session.join(roomId: room, roomToken: try #require(n.roomtoken))
             #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(sipp.report)")
@@ -162,8 +184,13 @@ extension GatewaySuites {
         /// Numbers past their limits are refused before any session: a 1000-digit calling
         /// number gets 400, a 200-digit called number (to a `*` route, which would take any)
         /// gets 414; no notification, no session, no record.
-        @Test(arguments: [(String(repeating: "5", count: 1000), "+15550001000", "400 Bad Request (calling number over 64 bytes)"),
-                          ("+15559876543", "+" + String(repeating: "1", count: 200), "414 Request-URI Too Long (called number over 64 bytes)")])
+        @Test(arguments: [
+            (String(repeating: "5", count: 1000), "+15550001000", "400 Bad Request (calling number over 64 bytes)"),
+            (
+                "+15559876543", "+" + String(repeating: "1", count: 200),
+                "414 Request-URI Too Long (called number over 64 bytes)"
+            )
+        ])
         func numbersPastTheirLimitsAreRefused(calling: String, called: String, status: String) async throws {
             var profile = GatewayProcess.Profile()
             profile.routes = [("*", "alice")]
@@ -182,14 +209,20 @@ extension GatewaySuites {
         /// `callRecordRetentionDays`: records of calls ended long ago are gone once the
         /// gateway has started; recent ones stay.
         @Test func oldCallRecordsArePrunedAtStart() async throws {
-            let dataDir = FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-retention-\(UUID().uuidString.prefix(8))").path
-            try FileManager.default.createDirectory(atPath: dataDir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            let dataDir = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "irisgw-retention-\(UUID().uuidString.prefix(8))"
+            ).path
+            try FileManager.default.createDirectory(
+                atPath: dataDir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             defer { try? FileManager.default.removeItem(atPath: dataDir) }
             let now = Date().timeIntervalSince1970
             let seed = try CallRecordStore(path: dataDir + "/calls.sqlite", heartbeatInterval: nil)
             for (room, days) in [("old", 40.0), ("older", 400.0), ("recent", 2.0)] {
-                seed.started(CallRecord(roomId: room, traceId: "t", direction: "inbound", sourceTN: "+15559876543", targetTN: "+15550001000",
-                                        profile: "trunk", startedAt: now - days * 86_400))
+                seed.started(
+                    CallRecord(
+                        roomId: room, traceId: "t", direction: "inbound", sourceTN: "+15559876543",
+                        targetTN: "+15550001000",
+                        profile: "trunk", startedAt: now - days * 86_400))
                 seed.finished(roomId: room) {
                     $0.endedAt = $0.startedAt + 30
                     $0.endReason = "completed"
@@ -198,9 +231,12 @@ extension GatewaySuites {
             seed.flush()
             seed.close()
             chmod(dataDir + "/calls.sqlite", 0o600)
-            let gw = try await GatewayProcess(profiles: [.init()], config: "{ callRecordRetentionDays: 30 }", dataDir: dataDir)
+            let gw = try await GatewayProcess(
+                profiles: [.init()], config: "{ callRecordRetentionDays: 30 }", dataDir: dataDir)
             defer { gw.stop() }
-            #expect(await gw.waitForOutput(containing: "pruned 2 ended records started over 30 days ago", timeout: 10), "\(gw.printed)")
+            #expect(
+                await gw.waitForOutput(containing: "pruned 2 ended records started over 30 days ago", timeout: 10),
+                "\(gw.printed)")
             // `serve` prints "ready" just before it starts listening for SIGINT and SIGTERM
             // (waitForTermination), and a signal in between is lost: this test signals at
             // once, so it repeats the signal until the gateway is gone.

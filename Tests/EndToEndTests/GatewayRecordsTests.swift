@@ -10,9 +10,11 @@ extension GatewaySuites {
     /// session's end reason and SIP code; `/metrics` counts the same.
     @Suite struct GatewayRecordsTests {
         @Test func recordsMatchSessionsOneToOne() async throws {
-            let busy = try await SIPp.listening(.inline(name: "busy", xml: CarrierScenarios.reject("486 Busy Here", q850: 17)), calls: 2, timeout: 30)
+            let busy = try await SIPp.listening(
+                .inline(name: "busy", xml: CarrierScenarios.reject("486 Busy Here", q850: 17)), calls: 2, timeout: 30)
             defer { busy.stop() }
-            let answer = try await SIPp.listening(.inline(name: "answer", xml: CarrierScenarios.answer(byeAfterMs: 500)), timeout: 30)
+            let answer = try await SIPp.listening(
+                .inline(name: "answer", xml: CarrierScenarios.answer(byeAfterMs: 500)), timeout: 30)
             defer { answer.stop() }
             var b = GatewayProcess.Profile(name: "busy", proxies: [busy.port])
             b.routes = [("+15550001000", "alice")]
@@ -23,8 +25,10 @@ extension GatewaySuites {
             var ended: [String: SessionEvent] = [:]
             for profile in ["busy", "answer", "busy"] {
                 let rec = SessionRecorder()
-                let session = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(), delegate: rec)
-                let room = try session.createWithTN(targetTN: "+15551230001", sourceTN: "+15557654321", profile: profile)
+                let session = IrisRtcAudioSession(
+                    connection: try gw.connection(), stream: try IrisRtcStream(), delegate: rec)
+                let room = try session.createWithTN(
+                    targetTN: "+15551230001", sourceTN: "+15557654321", profile: profile)
                 #expect(session.waitForEnd(timeout: 15))
                 session.stop()
                 ended[room] = rec.ended
@@ -45,8 +49,8 @@ extension GatewaySuites {
             #expect(text.contains("\nirisgw_http_connections "), "\(text)")
             #expect(text.contains("\nirisgw_websockets "), "\(text)")
             #expect(text.contains("irisgw_http_refused_total{reason=\"header_timeout\"} 0"), "\(text)")
-        #expect(text.contains("irisgw_sip_invite_final_responses_total{code=\"486\"} 2"), "\(text)")
-        #expect(text.contains("irisgw_sip_invite_final_responses_total{code=\"200\"} 1"), "\(text)")
+            #expect(text.contains("irisgw_sip_invite_final_responses_total{code=\"486\"} 2"), "\(text)")
+            #expect(text.contains("irisgw_sip_invite_final_responses_total{code=\"200\"} 1"), "\(text)")
 
             let records = try await gw.recordsAfterStop()
             #expect(records.count == 3)
@@ -58,7 +62,8 @@ extension GatewaySuites {
                 #expect(r.direction == "outbound" && r.targetTN == "+15551230001" && r.sourceTN == "+15557654321")
                 #expect(r.endedAt != nil && r.ringingAt != nil)
                 if r.endReason == "completed" {
-                    #expect(r.profile == "answer" && r.answeredAt != nil && (r.durationSec ?? 0) > 0.3 && r.codec == "PCMU")
+                    #expect(
+                        r.profile == "answer" && r.answeredAt != nil && (r.durationSec ?? 0) > 0.3 && r.codec == "PCMU")
                     #expect((r.postDialDelayMs ?? -1) >= 0)
                 } else {
                     #expect(r.profile == "busy" && r.answeredAt == nil && r.q850Cause == 17)

@@ -10,7 +10,8 @@ func sippMessages(_ log: String) -> [(sent: Bool, lines: [String])] {
     log.components(separatedBy: "-----------------------------------------------").compactMap { block in
         let lines = messageLines(block)
         guard let marker = lines.firstIndex(where: { $0.contains("message sent") || $0.contains("message received") }),
-              marker + 1 < lines.count else { return nil }
+            marker + 1 < lines.count
+        else { return nil }
         return (lines[marker].contains("message sent"), Array(lines[(marker + 1)...]))
     }
 }
@@ -18,8 +19,10 @@ func sippMessages(_ log: String) -> [(sent: Bool, lines: [String])] {
 /// A message's lines, trimmed, without the empty ones (SIPp pads its log).
 func messageLines(_ text: String) -> [String] {
     // Split on the byte: "\r\n" is one Character, which no "\n" split sees.
-    text.utf8.split(separator: 10).map { String(decoding: $0, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) }
-        .filter { !$0.isEmpty }
+    text.utf8.split(separator: 10).map {
+        String(decoding: $0, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+    .filter { !$0.isEmpty }
 }
 
 extension GatewaySuites {

@@ -25,9 +25,11 @@ extension GatewaySuites {
             init() throws {
                 pki = try TestPKI()
                 rogue = try TestPKI(name: "rogue CA")
-                carrier = try pki.issue("carrier", commonName: "carrier.test", altNames: ["DNS:carrier.test", "URI:sip:carrier.test"])
+                carrier = try pki.issue(
+                    "carrier", commonName: "carrier.test", altNames: ["DNS:carrier.test", "URI:sip:carrier.test"])
                 wrongName = try pki.issue("other", commonName: "other.test", altNames: ["DNS:other.test"])
-                expired = try pki.issue("expired", commonName: "carrier.test", altNames: ["DNS:carrier.test"], expired: true)
+                expired = try pki.issue(
+                    "expired", commonName: "carrier.test", altNames: ["DNS:carrier.test"], expired: true)
                 unknownCA = try rogue.issue("rogue", commonName: "carrier.test", altNames: ["DNS:carrier.test"])
                 client = try pki.issue("gw-client", commonName: "gw-client.test", altNames: ["DNS:gw-client.test"])
                 gateway = try pki.issue("gw-a", commonName: "gw-a.test", altNames: ["DNS:gw.test"])
@@ -47,21 +49,29 @@ extension GatewaySuites {
         /// The carrier: SIPp over TCP behind a stunnel TLS server showing `certificate`. Its
         /// Contact names the stunnel port with `transport=tls`, so the gateway's in-dialog
         /// requests take the same TLS connection.
-        static func carrier(_ xml: String, certificate: TestPKI.Issued, clientCA: String? = nil, sippArguments: [String] = [])
-            async throws -> (SIPp, Stunnel) {
+        static func carrier(
+            _ xml: String, certificate: TestPKI.Issued, clientCA: String? = nil, sippArguments: [String] = []
+        )
+            async throws -> (SIPp, Stunnel)
+        {
             // The scenario names stunnel's port, so stunnel starts first, toward SIPp's port.
             // A port another process takes before SIPp binds it (tests run in parallel) is
             // given up for a fresh pair, up to three times.
             var report = ""
             for _ in 0..<3 {
                 let sippPort = try freePort()
-                let tunnel = try await Stunnel.start(.server(certificate: certificate.certificate, key: certificate.key, to: sippPort,
-                                                             clientCA: clientCA))
-                let scenario = xml.replacingOccurrences(of: "<sip:carrier@[local_ip]:[local_port]>",
-                                                        with: "<sip:carrier@127.0.0.1:\(tunnel.port);transport=tls>")
+                let tunnel = try await Stunnel.start(
+                    .server(
+                        certificate: certificate.certificate, key: certificate.key, to: sippPort,
+                        clientCA: clientCA))
+                let scenario = xml.replacingOccurrences(
+                    of: "<sip:carrier@[local_ip]:[local_port]>",
+                    with: "<sip:carrier@127.0.0.1:\(tunnel.port);transport=tls>")
                 let sipp: SIPp
                 do {
-                    sipp = try SIPp(.inline(name: "carrier", xml: scenario), transport: .tcp, port: sippPort, timeout: 30, arguments: sippArguments)
+                    sipp = try SIPp(
+                        .inline(name: "carrier", xml: scenario), transport: .tcp, port: sippPort, timeout: 30,
+                        arguments: sippArguments)
                 } catch {
                     tunnel.stop()
                     throw error
@@ -75,10 +85,14 @@ extension GatewaySuites {
         }
 
         /// A trunk whose proxies are `proxies` (URIs), checked as `carrier.test` against the test CA.
-        static func profile(_ proxies: [String], _ certs: Certificates, clientCertificate: Bool = false) -> GatewayProcess.Profile {
+        static func profile(
+            _ proxies: [String], _ certs: Certificates, clientCertificate: Bool = false
+        ) -> GatewayProcess.Profile {
             var p = GatewayProcess.Profile(proxyURIs: proxies)
             var tls = "caFile: \"\(certs.pki.caFile)\", serverName: \"carrier.test\""
-            if clientCertificate { tls += ", certificateFile: \"\(certs.client.certificate)\", keyFile: \"\(certs.client.key)\"" }
+            if clientCertificate {
+                tls += ", certificateFile: \"\(certs.client.certificate)\", keyFile: \"\(certs.client.key)\""
+            }
             p.sipExtra = "tls: { \(tls) }"
             return p
         }
@@ -86,12 +100,15 @@ extension GatewaySuites {
         @Test func outboundCallOverTLSCarriesAudioAndOurByeEndsIt() async throws {
             let certs = try Certificates()
             defer { certs.remove() }
-            let (sipp, tunnel) = try await Self.carrier(CarrierScenarios.answer(), certificate: certs.carrier, sippArguments: ["-rtp_echo"])
+            let (sipp, tunnel) = try await Self.carrier(
+                CarrierScenarios.answer(), certificate: certs.carrier, sippArguments: ["-rtp_echo"])
             defer { tunnel.stop(); sipp.stop() }
             let gw = try await GatewayProcess(profiles: [Self.profile(["sips:127.0.0.1:\(tunnel.port)"], certs)])
             defer { gw.stop() }
-            let (rec, _) = try await GatewaySuites.GatewayOutboundTests.call(gw, source: .tone(hz: 440, amplitude: 0.3)) { session, rec in
-                #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(sipp.report)\n\(tunnel.log)\n\(gw.printed)")
+            let (rec, _) = try await GatewaySuites.GatewayOutboundTests.call(gw, source: .tone(hz: 440, amplitude: 0.3))
+            { session, rec in
+                #expect(
+                    await rec.waitForStatus(.connected), "\(rec.trace)\n\(sipp.report)\n\(tunnel.log)\n\(gw.printed)")
                 var level = 0.0
                 _ = await eventually(timeout: 5) {
                     level = session.stream.leg.toneLevel(hz: 440, lastSeconds: 0.5)
@@ -100,7 +117,9 @@ extension GatewaySuites {
                 #expect(level > 0.3, "440 Hz came back at \(level)")
                 try session.close()
             }
-            #expect(rec.trace == Self.start + ["Connected", "onStreamQualityIndicator", "Disconnected", "ended:completed"], "\(rec.events)")
+            #expect(
+                rec.trace == Self.start + ["Connected", "onStreamQualityIndicator", "Disconnected", "ended:completed"],
+                "\(rec.events)")
             #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
             // What SIPp got came through TLS: our Via says so, the Request-URI is sips:.
             #expect(sipp.messages.contains("Via: SIP/2.0/TLS ") && sipp.messages.contains("INVITE sips:"), sipp.report)
@@ -110,16 +129,22 @@ extension GatewaySuites {
         @Test func outboundCallOverTLSEndsWithTheCarriersBye() async throws {
             let certs = try Certificates()
             defer { certs.remove() }
-            let (sipp, tunnel) = try await Self.carrier(CarrierScenarios.answer(byeAfterMs: 1000), certificate: certs.carrier)
+            let (sipp, tunnel) = try await Self.carrier(
+                CarrierScenarios.answer(byeAfterMs: 1000), certificate: certs.carrier)
             defer { tunnel.stop(); sipp.stop() }
-            let gw = try await GatewayProcess(profiles: [Self.profile(["sip:127.0.0.1:\(tunnel.port);transport=tls"], certs)])
+            let gw = try await GatewayProcess(profiles: [
+                Self.profile(["sip:127.0.0.1:\(tunnel.port);transport=tls"], certs)
+            ])
             defer { gw.stop() }
             let (rec, _) = try await GatewaySuites.GatewayOutboundTests.call(gw)
-            #expect(rec.trace == Self.start + ["Connected", "onStreamQualityIndicator", "Disconnected", "ended:completed"],
-                    "\(rec.events)\n\(sipp.report)\n\(gw.printed)")
+            #expect(
+                rec.trace == Self.start + ["Connected", "onStreamQualityIndicator", "Disconnected", "ended:completed"],
+                "\(rec.events)\n\(sipp.report)\n\(gw.printed)")
             #expect(rec.ended?.sip?.cause == 16)
             #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
-            #expect(sipp.messages.contains("Contact: <sip:irisgw@127.0.0.1:") && sipp.messages.contains(";transport=tls>"), sipp.report)
+            #expect(
+                sipp.messages.contains("Contact: <sip:irisgw@127.0.0.1:") && sipp.messages.contains(";transport=tls>"),
+                sipp.report)
         }
 
         struct RefusalRow: Sendable, CustomStringConvertible {
@@ -131,9 +156,11 @@ extension GatewaySuites {
         }
 
         static let refusals: [RefusalRow] = [
-            RefusalRow(name: "wrong name", certificate: "wrongName", reason: "wrong name: certificate names other.test, not carrier.test"),
+            RefusalRow(
+                name: "wrong name", certificate: "wrongName",
+                reason: "wrong name: certificate names other.test, not carrier.test"),
             RefusalRow(name: "expired", certificate: "expired", reason: "certificate expired"),
-            RefusalRow(name: "unknown CA", certificate: "unknownCA", reason: "certificate from an unknown CA"),
+            RefusalRow(name: "unknown CA", certificate: "unknownCA", reason: "certificate from an unknown CA")
         ]
 
         /// The gateway refuses the carrier's certificate: the session fails with what was
@@ -142,11 +169,12 @@ extension GatewaySuites {
         func aCertificateTheGatewayRefusesFailsTheCallAndSendsNothing(_ row: RefusalRow) async throws {
             let certs = try Certificates()
             defer { certs.remove() }
-            let shown = switch row.certificate {
-            case "wrongName": certs.wrongName
-            case "expired": certs.expired
-            default: certs.unknownCA
-            }
+            let shown =
+                switch row.certificate {
+                case "wrongName": certs.wrongName
+                case "expired": certs.expired
+                default: certs.unknownCA
+                }
             let (sipp, tunnel) = try await Self.carrier(CarrierScenarios.answer(), certificate: shown)
             defer { tunnel.stop(); sipp.stop() }
             let gw = try await GatewayProcess(profiles: [Self.profile(["sips:127.0.0.1:\(tunnel.port)"], certs)])
@@ -167,11 +195,14 @@ extension GatewaySuites {
         @Test func aRefusedCertificateFailsOverToTheNextProxyAtOnce() async throws {
             let certs = try Certificates()
             defer { certs.remove() }
-            let badTunnel = try await Stunnel.start(.server(certificate: certs.expired.certificate, key: certs.expired.key, to: try freePort()))
+            let badTunnel = try await Stunnel.start(
+                .server(certificate: certs.expired.certificate, key: certs.expired.key, to: try freePort()))
             defer { badTunnel.stop() }
             let (sipp, tunnel) = try await Self.carrier(CarrierScenarios.answer(), certificate: certs.carrier)
             defer { tunnel.stop(); sipp.stop() }
-            let gw = try await GatewayProcess(profiles: [Self.profile(["sips:127.0.0.1:\(badTunnel.port)", "sips:127.0.0.1:\(tunnel.port)"], certs)])
+            let gw = try await GatewayProcess(profiles: [
+                Self.profile(["sips:127.0.0.1:\(badTunnel.port)", "sips:127.0.0.1:\(tunnel.port)"], certs)
+            ])
             defer { gw.stop() }
             let started = SIPEventLoop.now()
             let (rec, _) = try await GatewaySuites.GatewayOutboundTests.call(gw) { session, rec in
@@ -179,7 +210,9 @@ extension GatewaySuites {
                 #expect(SIPEventLoop.now() - started < 8)
                 try session.close()
             }
-            #expect(rec.trace == Self.start + ["Connected", "onStreamQualityIndicator", "Disconnected", "ended:completed"], "\(rec.events)")
+            #expect(
+                rec.trace == Self.start + ["Connected", "onStreamQualityIndicator", "Disconnected", "ended:completed"],
+                "\(rec.events)")
             #expect(await gw.waitForOutput(containing: "certificate expired", timeout: 5), "\(gw.printed)")
         }
 
@@ -189,9 +222,12 @@ extension GatewaySuites {
             let certs = try Certificates()
             defer { certs.remove() }
             do {
-                let (sipp, tunnel) = try await Self.carrier(CarrierScenarios.answer(), certificate: certs.carrier, clientCA: certs.pki.caFile)
+                let (sipp, tunnel) = try await Self.carrier(
+                    CarrierScenarios.answer(), certificate: certs.carrier, clientCA: certs.pki.caFile)
                 defer { tunnel.stop(); sipp.stop() }
-                let gw = try await GatewayProcess(profiles: [Self.profile(["sips:127.0.0.1:\(tunnel.port)"], certs, clientCertificate: true)])
+                let gw = try await GatewayProcess(profiles: [
+                    Self.profile(["sips:127.0.0.1:\(tunnel.port)"], certs, clientCertificate: true)
+                ])
                 defer { gw.stop() }
                 let (rec, _) = try await GatewaySuites.GatewayOutboundTests.call(gw) { session, rec in
                     #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(tunnel.log)\n\(gw.printed)")
@@ -201,7 +237,8 @@ extension GatewaySuites {
                 #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
             }
             do {
-                let (sipp, tunnel) = try await Self.carrier(CarrierScenarios.answer(), certificate: certs.carrier, clientCA: certs.pki.caFile)
+                let (sipp, tunnel) = try await Self.carrier(
+                    CarrierScenarios.answer(), certificate: certs.carrier, clientCA: certs.pki.caFile)
                 defer { tunnel.stop(); sipp.stop() }
                 let gw = try await GatewayProcess(profiles: [Self.profile(["sips:127.0.0.1:\(tunnel.port)"], certs)])
                 defer { gw.stop() }
@@ -217,22 +254,36 @@ extension GatewaySuites {
 
         /// A caller over TLS: SIPp over TCP into a stunnel client that speaks TLS to the
         /// gateway's TLS listener, which demands a client certificate from the test CA.
-        static func tlsGateway(_ certs: Certificates, requireClientCertificate: Bool = true) async throws -> GatewayProcess {
-            var args = ["--sip-tls-listen", "127.0.0.1:0", "--tls-certificate", certs.gateway.certificate, "--tls-key", certs.gateway.key]
-            if requireClientCertificate { args += ["--tls-verify-client", "require", "--tls-client-ca", certs.pki.caFile] }
+        static func tlsGateway(
+            _ certs: Certificates, requireClientCertificate: Bool = true
+        ) async throws -> GatewayProcess {
+            var args = [
+                "--sip-tls-listen", "127.0.0.1:0", "--tls-certificate", certs.gateway.certificate, "--tls-key",
+                certs.gateway.key
+            ]
+            if requireClientCertificate {
+                args += ["--tls-verify-client", "require", "--tls-client-ca", certs.pki.caFile]
+            }
             return try await GatewayProcess(profiles: [.init()], extraArguments: args)
         }
 
-        static func caller(_ gw: GatewayProcess, _ certs: Certificates, clientCertificate: Bool = true, talkMs: Int = 2000)
-            async throws -> (SIPp, Stunnel) {
+        static func caller(
+            _ gw: GatewayProcess, _ certs: Certificates, clientCertificate: Bool = true, talkMs: Int = 2000
+        )
+            async throws -> (SIPp, Stunnel)
+        {
             let tlsPort = try #require(gw.tlsPort, "\(gw.printed)")
-            let tunnel = try await Stunnel.start(.client(to: tlsPort, ca: certs.pki.caFile, name: "gw.test",
-                                                         certificate: clientCertificate ? certs.client.certificate : nil,
-                                                         key: clientCertificate ? certs.client.key : nil))
+            let tunnel = try await Stunnel.start(
+                .client(
+                    to: tlsPort, ca: certs.pki.caFile, name: "gw.test",
+                    certificate: clientCertificate ? certs.client.certificate : nil,
+                    key: clientCertificate ? certs.client.key : nil))
             let remote = SIPPeer(transport: .tcp, address: SocketAddress(host: "127.0.0.1", port: tunnel.port))
             do {
-                let sipp = try SIPp(.inline(name: "caller", xml: CallerScenarios.answered(talkMs: talkMs)), remote: remote, transport: .tcp,
-                                    timeout: 40, arguments: ["-s", "+15550001000", "-rtp_echo"])
+                let sipp = try SIPp(
+                    .inline(name: "caller", xml: CallerScenarios.answered(talkMs: talkMs)), remote: remote,
+                    transport: .tcp,
+                    timeout: 40, arguments: ["-s", "+15550001000", "-rtp_echo"])
                 return (sipp, tunnel)
             } catch {
                 tunnel.stop()
@@ -241,7 +292,9 @@ extension GatewaySuites {
         }
 
         /// Waits for the notification of the next call to `alice`, starting the caller.
-        static func notification(_ gw: GatewayProcess, start: () async throws -> (SIPp, Stunnel)) async throws -> (SessionEvent?, SIPp, Stunnel) {
+        static func notification(
+            _ gw: GatewayProcess, start: () async throws -> (SIPp, Stunnel)
+        ) async throws -> (SessionEvent?, SIPp, Stunnel) {
             let listener = try IrisNotificationListener(connection: try gw.connection(), routingId: "alice")
             defer { listener.close() }
             let (sipp, tunnel) = try await start()
@@ -257,8 +310,9 @@ extension GatewaySuites {
             defer { tunnel.stop(); sipp.stop() }
             let n = try #require(note, "\(sipp.report)\n\(tunnel.log)\n\(gw.printed)")
             let rec = SessionRecorder()
-            let session = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(source: .tone(hz: 600, amplitude: 0.3)),
-                                              delegate: rec)
+            let session = IrisRtcAudioSession(
+                connection: try gw.connection(), stream: try IrisRtcStream(source: .tone(hz: 600, amplitude: 0.3)),
+                delegate: rec)
             defer { session.stop() }
             try session.join(roomId: n.roomid!, roomToken: n.roomtoken!)
             #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(sipp.report)")
@@ -272,7 +326,9 @@ extension GatewaySuites {
             #expect(rec.ended?.reason == .completed, "\(rec.events)")
             #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
             // Our 200's Contact names the TLS listener.
-            #expect(sipp.messages.contains("transport=tls") && sipp.messages.contains(":\(gw.tlsPort!);transport=tls"), sipp.report)
+            #expect(
+                sipp.messages.contains("transport=tls") && sipp.messages.contains(":\(gw.tlsPort!);transport=tls"),
+                sipp.report)
         }
 
         @Test func aCallerWithoutAClientCertificateIsRefused() async throws {
@@ -282,7 +338,9 @@ extension GatewaySuites {
             defer { gw.stop() }
             let (sipp, tunnel) = try await Self.caller(gw, certs, clientCertificate: false)
             defer { tunnel.stop(); sipp.stop() }
-            #expect(await gw.waitForOutput(containing: "no client certificate", timeout: 10), "\(gw.printed)\n\(tunnel.log)")
+            #expect(
+                await gw.waitForOutput(containing: "no client certificate", timeout: 10), "\(gw.printed)\n\(tunnel.log)"
+            )
             #expect(!gw.printed.contains("PRIVATE KEY"))
             #expect(sipp.received("SIP/2.0 ") == 0, sipp.report)
         }
@@ -296,17 +354,24 @@ extension GatewaySuites {
             let certificate = certs.pki.path("listener.pem"), key = certs.pki.path("listener.key")
             try FileManager.default.copyItem(atPath: certs.gateway.certificate, toPath: certificate)
             try FileManager.default.copyItem(atPath: certs.gateway.key, toPath: key)
-            let gw = try await GatewayProcess(profiles: [.init()], extraArguments: ["--sip-tls-listen", "127.0.0.1:0",
-                                                                              "--tls-certificate", certificate, "--tls-key", key])
+            let gw = try await GatewayProcess(
+                profiles: [.init()],
+                extraArguments: [
+                    "--sip-tls-listen", "127.0.0.1:0",
+                    "--tls-certificate", certificate, "--tls-key", key
+                ])
             defer { gw.stop() }
             let tlsPort = try #require(gw.tlsPort)
             #expect(await presentedSubject(port: tlsPort, serverName: "gw.test") == "CN = gw-a.test")
 
-            let (note, sipp, tunnel) = try await Self.notification(gw) { try await Self.caller(gw, certs, talkMs: 4000) }
+            let (note, sipp, tunnel) = try await Self.notification(gw) {
+                try await Self.caller(gw, certs, talkMs: 4000)
+            }
             defer { tunnel.stop(); sipp.stop() }
             let n = try #require(note, "\(sipp.report)\n\(gw.printed)")
             let rec = SessionRecorder()
-            let session = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(source: .silence), delegate: rec)
+            let session = IrisRtcAudioSession(
+                connection: try gw.connection(), stream: try IrisRtcStream(source: .silence), delegate: rec)
             defer { session.stop() }
             try session.join(roomId: n.roomid!, roomToken: n.roomtoken!)
             #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(sipp.report)")

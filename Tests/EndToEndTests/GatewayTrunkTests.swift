@@ -22,7 +22,9 @@ extension GatewaySuites {
         }
 
         @Test func challengeIsAnsweredWithTheProfilesCredentials() async throws {
-            let (sipp, gw) = try await carrierAndGateway(Scenarios.challenge401, environment: ["TRUNK_PASSWORD": "secret"]) {
+            let (sipp, gw) = try await carrierAndGateway(
+                Scenarios.challenge401, environment: ["TRUNK_PASSWORD": "secret"]
+            ) {
                 $0.auth = ("alice", "TRUNK_PASSWORD")
             }
             defer { gw.stop(); sipp.stop() }
@@ -35,13 +37,17 @@ extension GatewaySuites {
         }
 
         @Test func wrongCredentialsEndFailed() async throws {
-            let (sipp, gw) = try await carrierAndGateway(Scenarios.challenge401, environment: ["TRUNK_PASSWORD": "wrong"]) {
+            let (sipp, gw) = try await carrierAndGateway(
+                Scenarios.challenge401, environment: ["TRUNK_PASSWORD": "wrong"]
+            ) {
                 $0.auth = ("alice", "TRUNK_PASSWORD")
             }
             defer { gw.stop(); sipp.stop() }
             let (rec, _) = try await GatewayOutboundTests.call(gw)
             // SIPp answers bad credentials with 403.
-            #expect(rec.trace == ["onSessionCreated", "Initializing", "Disconnected", "error:-417", "ended:failed"], "\(rec.events)")
+            #expect(
+                rec.trace == ["onSessionCreated", "Initializing", "Disconnected", "error:-417", "ended:failed"],
+                "\(rec.events)")
         }
 
         @Test func aCarrierThatSendsNoRTPIsHungUpAsMediaTimeout() async throws {
@@ -50,20 +56,26 @@ extension GatewaySuites {
             }
             defer { gw.stop(); sipp.stop() }
             let (rec, _) = try await GatewayOutboundTests.call(gw, timeout: 15)
-            #expect(rec.trace == ["onSessionCreated", "Initializing", "Connecting", "Connected", "onStreamQualityIndicator",
-                                  "error:-412", "Disconnected", "ended:media-timeout"], "\(rec.events)")
+            #expect(
+                rec.trace == [
+                    "onSessionCreated", "Initializing", "Connecting", "Connected", "onStreamQualityIndicator",
+                    "error:-412", "Disconnected", "ended:media-timeout"
+                ], "\(rec.events)")
             #expect(sipp.received("BYE ") == 1, sipp.report)
             #expect(rec.ended?.sip?.code == 408 && rec.ended?.sip?.reason == "RTP Timeout", "\(rec.events)")
             // The record says why, with a code, like every other ending.
             let record = try #require(try await gw.recordsAfterStop().first)
-            #expect(record.endReason == "media-timeout" && record.sipCode == 408 && record.sipReason == "RTP Timeout", "\(record)")
+            #expect(
+                record.endReason == "media-timeout" && record.sipCode == 408 && record.sipReason == "RTP Timeout",
+                "\(record)")
         }
 
         @Test func sipInfoDigitsReachTheApp() async throws {
             let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.answer(infoDigit: "5"))
             defer { gw.stop(); sipp.stop() }
             let (rec, _) = try await GatewayOutboundTests.call(gw) { session, rec in
-                #expect(await rec.waitFor { $0.contains { $0.event == .onSessionDTMF } }, "\(rec.trace)\n\(sipp.report)")
+                #expect(
+                    await rec.waitFor { $0.contains { $0.event == .onSessionDTMF } }, "\(rec.trace)\n\(sipp.report)")
                 try session.close()
             }
             let dtmf = rec.events.first { $0.event == .onSessionDTMF }
@@ -71,20 +83,25 @@ extension GatewaySuites {
         }
 
         @Test func concurrencyLimitRefusesBeforeDialling() async throws {
-            let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.ringUntilCancel) { profile in profile.maxConcurrentCalls = 1 }
+            let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.ringUntilCancel) { profile in
+                profile.maxConcurrentCalls = 1
+            }
             defer { gw.stop(); sipp.stop() }
             let (first, _) = try await placedSession(gw, status: .connecting)
             defer { first.stop() }
-            let second = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(), delegate: nil)
+            let second = IrisRtcAudioSession(
+                connection: try gw.connection(), stream: try IrisRtcStream(), delegate: nil)
             defer { second.stop() }
-            #expect(Self.refusal { try second.createWithTN(targetTN: "+15551230002", sourceTN: "+15557654321") } == -503)
+            #expect(
+                Self.refusal { try second.createWithTN(targetTN: "+15551230002", sourceTN: "+15557654321") } == -503)
             #expect(sipp.received("INVITE ") == 1)
             try first.close()
             #expect(first.waitForEnd(timeout: 10))
         }
 
         @Test func callsPerSecondLimitRefusesTheBurst() async throws {
-            let sipp = try await SIPp.listening(.inline(name: "carrier", xml: CarrierScenarios.reject("486 Busy Here")), calls: 5, timeout: 30)
+            let sipp = try await SIPp.listening(
+                .inline(name: "carrier", xml: CarrierScenarios.reject("486 Busy Here")), calls: 5, timeout: 30)
             defer { sipp.stop() }
             var profile = GatewayProcess.Profile(proxies: [sipp.port])
             profile.callsPerSecond = 2
@@ -111,7 +128,8 @@ extension GatewaySuites {
         }
 
         @Test func overCapacityInboundGets503WithRetryAfter() async throws {
-            let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.ringUntilCancel, gatewayArguments: ["--max-sessions", "1"])
+            let (sipp, gw) = try await carrierAndGateway(
+                CarrierScenarios.ringUntilCancel, gatewayArguments: ["--max-sessions", "1"])
             defer { gw.stop(); sipp.stop() }
             let (first, _) = try await placedSession(gw, status: .connecting)
             defer { first.stop() }
@@ -134,10 +152,13 @@ extension GatewaySuites {
             // The drain flag is set just after the line: wait until /healthz says so.
             #expect(await gw.waitForOutput(containing: "draining", timeout: 5), "\(gw.printed)")
             let health = try HTTPClient(baseURL: gw.apiURL)
-            #expect(await eventually(timeout: 5) {
-                (try? health.request(method: "GET", path: "/healthz", timeout: 2)).map { String(decoding: $0.body, as: UTF8.self) }?
+            #expect(
+                await eventually(timeout: 5) {
+                    (try? health.request(method: "GET", path: "/healthz", timeout: 2)).map {
+                        String(decoding: $0.body, as: UTF8.self)
+                    }?
                     .contains("draining") == true
-            })
+                })
             let late = IrisRtcAudioSession(connection: connection, stream: try IrisRtcStream(), delegate: nil)
             defer { late.stop() }
             #expect(Self.refusal { try late.createWithTN(targetTN: "+15551230002", sourceTN: "+15557654321") } == -503)
@@ -154,7 +175,8 @@ extension GatewaySuites.GatewayTrunkTests {
     /// (digest from the profile's credentials), refreshes, reports it in `/metrics`, and
     /// unregisters when it stops.
     @Test func profileRegistrationRegistersRefreshesAndUnregisters() async throws {
-        let sipp = try await SIPp.listening(.inline(name: "registrar", xml: RegistrationAndAuthTests.registrar), timeout: 30)
+        let sipp = try await SIPp.listening(
+            .inline(name: "registrar", xml: RegistrationAndAuthTests.registrar), timeout: 30)
         defer { sipp.stop() }
         var profile = GatewayProcess.Profile(proxies: [sipp.port])
         profile.register = true
@@ -175,7 +197,8 @@ extension GatewaySuites.GatewayTrunkTests {
     /// Outbound calls carry their own trunk's session-timer setting: the INVITE through a
     /// profile with `sessionTimerSec: 0` has no Session-Expires, the default profile's has.
     @Test func sessionTimerFollowsTheTrunkOfTheCall() async throws {
-        let sipp = try await SIPp.listening(.inline(name: "carrier", xml: CarrierScenarios.reject("486 Busy Here")), calls: 2, timeout: 30)
+        let sipp = try await SIPp.listening(
+            .inline(name: "carrier", xml: CarrierScenarios.reject("486 Busy Here")), calls: 2, timeout: 30)
         defer { sipp.stop() }
         var timers = GatewayProcess.Profile(name: "a-timers", proxies: [sipp.port])
         timers.routes = [("+15550001000", "alice")]

@@ -1,13 +1,14 @@
 import Foundation
 import Glibc
 import IrisAPI
-@testable import IrisClient
 import SDP
 import SIP
+import TLS
 import TestSupport
 import Testing
-import TLS
 import WebClient
+
+@testable import IrisClient
 
 extension GatewaySuites {
     /// A WebRTC app that never connects: the gateway answers its offer, no ICE check ever
@@ -43,26 +44,35 @@ extension GatewaySuites {
             defer { gw.stop() }
             let api = try HTTPClient(baseURL: gw.apiURL, defaultHeaders: ["Authorization": "Bearer " + gw.apiKey])
             let fingerprint = try DTLSCertificate(commonName: "silent app").fingerprint.sdpValue
-            let body: [String: Any] = ["targetTN": "+15550100001", "sourceTN": "+15557654321", "media": ["sdp": Self.offer(fingerprint: fingerprint)]]
-            let r = try api.request(method: "POST", path: "/v1/sessions", body: Array(try JSONSerialization.data(withJSONObject: body)))
+            let body: [String: Any] = [
+                "targetTN": "+15550100001", "sourceTN": "+15557654321",
+                "media": ["sdp": Self.offer(fingerprint: fingerprint)]
+            ]
+            let r = try api.request(
+                method: "POST", path: "/v1/sessions", body: Array(try JSONSerialization.data(withJSONObject: body)))
             #expect(r.status == 201, "\(String(decoding: r.body, as: UTF8.self))")
             let created = try JSONDecoder().decode(SessionResponse.self, from: Data(r.body))
             let answerText = try #require(created.media?.sdp)
             let answer = try SessionDescription.parse(answerText)
-            #expect(answer.attributes.contains(named: "ice-lite") && answer.media[0].proto == "UDP/TLS/RTP/SAVPF", "\(answerText)")
+            #expect(
+                answer.attributes.contains(named: "ice-lite") && answer.media[0].proto == "UDP/TLS/RTP/SAVPF",
+                "\(answerText)")
             let port = Int(answer.media[0].port)
 
             // The carrier's echo number answers; nothing comes from the app.
             var snapshot: SessionSnapshot?
-            #expect(await eventually(timeout: 40) {
-                snapshot = try? gw.connection().snapshot(roomId: created.roomId)
-                return snapshot?.ended != nil
-            }, "\(String(describing: snapshot))")
+            #expect(
+                await eventually(timeout: 40) {
+                    snapshot = try? gw.connection().snapshot(roomId: created.roomId)
+                    return snapshot?.ended != nil
+                }, "\(String(describing: snapshot))")
             // What the app was told: -416 and why, then the end.
             let events = try gw.connection().events(roomId: created.roomId, since: 0)
             defer { events.close() }
             var seen: [SessionEvent] = []
-            while let text = try events.receive(timeout: 2), let e = try? JSONDecoder().decode(SessionEvent.self, from: Data(text.utf8)) {
+            while let text = try events.receive(timeout: 2),
+                let e = try? JSONDecoder().decode(SessionEvent.self, from: Data(text.utf8))
+            {
                 seen.append(e)
                 if e.event == .onSessionEnded { break }
             }

@@ -1,12 +1,12 @@
 import ControlAPI
 import Foundation
 import Gateway
-import irisgw
 import IrisAPI
 import IrisClient
 import Synchronization
 import TestSupport
 import Testing
+import irisgw
 
 extension GatewaySuites {
     /// The inbound-notification webhook (`serve --config` with `webhook`): delivered, retried,
@@ -24,14 +24,17 @@ extension GatewaySuites {
             init(failFirst: Int = 0, blocking: Bool = false) throws {
                 self.failFirst = failFirst
                 self.blocking = blocking
-                server = HTTPServer(configuration: .init(listen: "127.0.0.1:0", threads: 4), handler: { [unowned self] r in
-                    let n = bodies.withLock { b -> Int in
-                        b.append(String(decoding: r.body, as: UTF8.self))
-                        return b.count
-                    }
-                    if self.blocking { _ = self.gate.wait(timeout: .now() + 10) }
-                    return .json(n <= self.failFirst ? 500 : 200, Array("{}".utf8))
-                }, webSocket: { _ in .refuse(.json(404, [])) }, onWebSocketOpen: { _ in }, onWebSocketClose: { _ in })
+                server = HTTPServer(
+                    configuration: .init(listen: "127.0.0.1:0", threads: 4),
+                    handler: { [unowned self] r in
+                        let n = bodies.withLock { b -> Int in
+                            b.append(String(decoding: r.body, as: UTF8.self))
+                            return b.count
+                        }
+                        if self.blocking { _ = self.gate.wait(timeout: .now() + 10) }
+                        return .json(n <= self.failFirst ? 500 : 200, Array("{}".utf8))
+                    }, webSocket: { _ in .refuse(.json(404, [])) }, onWebSocketOpen: { _ in },
+                    onWebSocketClose: { _ in })
                 port = try server.start()
             }
 
@@ -57,7 +60,9 @@ extension GatewaySuites {
             #expect(await eventually(timeout: 10) { receiver.bodies.withLock { $0.count } >= 2 })
             let posted = receiver.bodies.withLock { $0 }
             let event = try JSONDecoder().decode(SessionEvent.self, from: Data(try #require(posted.last).utf8))
-            #expect(event.event == .onNotification && event.type == "notify" && event.routingid == "alice" && event.roomtoken != nil)
+            #expect(
+                event.event == .onNotification && event.type == "notify" && event.routingid == "alice"
+                    && event.roomtoken != nil)
             #expect(posted.count == 2 && posted[0] == posted[1])
             #expect(await caller.waitForExit(timeout: 10) == 0, caller.report)
         }
@@ -66,21 +71,24 @@ extension GatewaySuites {
             // The first POST is never answered (until the test ends); the others are at once.
             let gate = DispatchSemaphore(value: 0)
             let bodies = Mutex<[String]>([])
-            let server = HTTPServer(configuration: .init(listen: "127.0.0.1:0", threads: 4), handler: { r in
-                let n = bodies.withLock { b -> Int in
-                    b.append(String(decoding: r.body, as: UTF8.self))
-                    return b.count
-                }
-                if n == 1 { _ = gate.wait(timeout: .now() + 30) }
-                return .json(200, Array("{}".utf8))
-            }, webSocket: { _ in .refuse(.json(404, [])) }, onWebSocketOpen: { _ in }, onWebSocketClose: { _ in })
+            let server = HTTPServer(
+                configuration: .init(listen: "127.0.0.1:0", threads: 4),
+                handler: { r in
+                    let n = bodies.withLock { b -> Int in
+                        b.append(String(decoding: r.body, as: UTF8.self))
+                        return b.count
+                    }
+                    if n == 1 { _ = gate.wait(timeout: .now() + 30) }
+                    return .json(200, Array("{}".utf8))
+                }, webSocket: { _ in .refuse(.json(404, [])) }, onWebSocketOpen: { _ in }, onWebSocketClose: { _ in })
             let port = try server.start()
             defer {
                 gate.signal()
                 server.stop()
             }
             // 30 s per attempt: a delivery queued behind the first would wait that long.
-            let notifier = try WebhookNotifier(configuration: .init(url: "http://127.0.0.1:\(port)/hook", timeoutSec: 30, retries: 0))
+            let notifier = try WebhookNotifier(
+                configuration: .init(url: "http://127.0.0.1:\(port)/hook", timeoutSec: 30, retries: 0))
             notifier.post(SessionEvent(event: .onNotification, roomId: "first", traceId: "t1"))
             #expect(await eventually(timeout: 10) { bodies.withLock { $0.count } == 1 })
             notifier.post(SessionEvent(event: .onNotification, roomId: "second", traceId: "t2"))
@@ -96,27 +104,33 @@ extension GatewaySuites {
         @Test func deliveriesBeyondTheBoundWaitTheirTurn() async throws {
             let gate = DispatchSemaphore(value: 0)
             let bodies = Mutex<[String]>([])
-            let server = HTTPServer(configuration: .init(listen: "127.0.0.1:0", threads: 4), handler: { r in
-                let n = bodies.withLock { b -> Int in
-                    b.append(String(decoding: r.body, as: UTF8.self))
-                    return b.count
-                }
-                if n <= 2 { _ = gate.wait(timeout: .now() + 30) }
-                return .json(200, Array("{}".utf8))
-            }, webSocket: { _ in .refuse(.json(404, [])) }, onWebSocketOpen: { _ in }, onWebSocketClose: { _ in })
+            let server = HTTPServer(
+                configuration: .init(listen: "127.0.0.1:0", threads: 4),
+                handler: { r in
+                    let n = bodies.withLock { b -> Int in
+                        b.append(String(decoding: r.body, as: UTF8.self))
+                        return b.count
+                    }
+                    if n <= 2 { _ = gate.wait(timeout: .now() + 30) }
+                    return .json(200, Array("{}".utf8))
+                }, webSocket: { _ in .refuse(.json(404, [])) }, onWebSocketOpen: { _ in }, onWebSocketClose: { _ in })
             let port = try server.start()
             defer {
                 gate.signal()
                 gate.signal()
                 server.stop()
             }
-            let notifier = try WebhookNotifier(configuration: .init(url: "http://127.0.0.1:\(port)/hook", timeoutSec: 30, retries: 0),
-                                               maxInFlight: 2)
+            let notifier = try WebhookNotifier(
+                configuration: .init(url: "http://127.0.0.1:\(port)/hook", timeoutSec: 30, retries: 0),
+                maxInFlight: 2)
             for i in 0..<3 { notifier.post(SessionEvent(event: .onNotification, roomId: "r\(i)", traceId: "t\(i)")) }
             // Two under way (held by the receiver), the third waits for a place.
             #expect(await eventually(timeout: 10) { bodies.withLock { $0.count } == 2 && notifier.inFlight == (2, 1) })
             gate.signal()
-            #expect(await eventually(timeout: 10) { notifier.statistics.delivered == 2 && bodies.withLock { $0.count } == 3 })
+            #expect(
+                await eventually(timeout: 10) {
+                    notifier.statistics.delivered == 2 && bodies.withLock { $0.count } == 3
+                })
             gate.signal()
             #expect(await eventually(timeout: 10) { notifier.statistics.delivered == 3 && notifier.inFlight == (0, 0) })
         }
@@ -133,7 +147,8 @@ extension GatewaySuites {
             let n = try #require(note)
             // The webhook is still blocked: the call is answered and completes all the same.
             let rec = SessionRecorder()
-            let session = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(), delegate: rec)
+            let session = IrisRtcAudioSession(
+                connection: try gw.connection(), stream: try IrisRtcStream(), delegate: rec)
             defer { session.stop() }
             try session.join(roomId: n.roomid!, roomToken: n.roomtoken!)
             #expect(session.waitForEnd(timeout: 10))

@@ -34,7 +34,9 @@ extension GatewaySuites {
             /// Sends from `socket` (bound already: its port may be in an SDP) to `target`.
             init(socket: UDPSocket, to target: SocketAddress) throws {
                 self.socket = socket
-                guard let raw = RawSocketAddress(target) else { throw SocketError("bad target \(target)", code: EINVAL) }
+                guard let raw = RawSocketAddress(target) else {
+                    throw SocketError("bad target \(target)", code: EINVAL)
+                }
                 self.target = raw
             }
 
@@ -43,11 +45,16 @@ extension GatewaySuites {
             }
 
             /// Sends one packet at the stream's timestamp, then moves the timestamp on by `step`.
-            private func send(payloadType: UInt8, marker: Bool = false, step: UInt32, payload: (Double) -> (bytes: [UInt8], phase: Double)) {
+            private func send(
+                payloadType: UInt8, marker: Bool = false, step: UInt32,
+                payload: (Double) -> (bytes: [UInt8], phase: Double)
+            ) {
                 stream.withLock { s in
                     let (bytes, phase) = payload(s.phase)
                     s.phase = phase
-                    let header = RTPHeader(marker: marker, payloadType: payloadType, sequenceNumber: s.sequence, timestamp: s.timestamp, ssrc: ssrc)
+                    let header = RTPHeader(
+                        marker: marker, payloadType: payloadType, sequenceNumber: s.sequence, timestamp: s.timestamp,
+                        ssrc: ssrc)
                     s.sequence &+= 1
                     s.timestamp &+= step
                     s.buffer.withUnsafeMutableBytes { out in
@@ -157,8 +164,9 @@ extension GatewaySuites {
             let n = try #require(note, sipp.report)
             let room = try #require(n.roomid)
             let rec = SessionRecorder()
-            let session = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(source: .tone(hz: 600, amplitude: 0.3)),
-                                              delegate: rec)
+            let session = IrisRtcAudioSession(
+                connection: try gw.connection(), stream: try IrisRtcStream(source: .tone(hz: 600, amplitude: 0.3)),
+                delegate: rec)
             defer { session.stop() }
             try session.join(roomId: room, roomToken: n.roomtoken!)
             #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(sipp.report)")
@@ -192,7 +200,9 @@ extension GatewaySuites {
             // caller's own digit is (the wait's condition).
             await Self.paced(200, intervalMs: 1) { i in attacker.sendDigit(UInt8(i % 10)) }
             peer.sendDigit(11)  // '#'
-            #expect(await rec.waitFor(timeout: 5) { $0.contains { $0.event == .onSessionDTMF && $0.digit == "#" } }, "\(rec.trace)")
+            #expect(
+                await rec.waitFor(timeout: 5) { $0.contains { $0.event == .onSessionDTMF && $0.digit == "#" } },
+                "\(rec.trace)")
             let digits = rec.events.filter { $0.event == .onSessionDTMF }.compactMap(\.digit)
             #expect(digits == ["#"], "digits reported: \(digits)")
 
@@ -202,7 +212,9 @@ extension GatewaySuites {
             await Self.paced(20) { _ in attacker.sendTone(2600) }
             talker.paused.store(false, ordering: .relaxed)
             let before = peer.drain()
-            #expect(await eventually(timeout: 5) { peer.drain() - before >= 100 }, "the caller no longer gets the app's audio")
+            #expect(
+                await eventually(timeout: 5) { peer.drain() - before >= 100 },
+                "the caller no longer gets the app's audio")
             #expect(attacker.drain() == 0, "the stranger got \(attacker.drain()) packets of the app's audio")
             let dropped = legStats()?.sourceDropped ?? 0
             #expect(dropped >= 300, "source drops counted: \(dropped)")
@@ -216,11 +228,13 @@ extension GatewaySuites {
             }
             // A marker digit ('*', not in the flood) on every poll until one is reported: the
             // bucket the flood emptied lets one through once it has refilled.
-            #expect(await eventually(timeout: 10) {
-                peer.sendDigit(10)
-                return rec.events.contains { $0.event == .onSessionDTMF && $0.digit == "*" }
-            }, "\(rec.trace)")
-            let reported = rec.events.dropFirst(eventsBefore).filter { $0.event == .onSessionDTMF && $0.digit != "*" }.count
+            #expect(
+                await eventually(timeout: 10) {
+                    peer.sendDigit(10)
+                    return rec.events.contains { $0.event == .onSessionDTMF && $0.digit == "*" }
+                }, "\(rec.trace)")
+            let reported = rec.events.dropFirst(eventsBefore).filter { $0.event == .onSessionDTMF && $0.digit != "*" }
+                .count
             let stats = legStats()
             #expect(reported <= 200, "\(reported) digits of a 20,000-digit flood were reported")
             #expect((stats?.dtmfDropped ?? 0) >= 10_000, "digits dropped: \(String(describing: stats?.dtmfDropped))")

@@ -9,9 +9,13 @@ import Testing
 /// Every test ends with the process alive and the API answering.
 extension GatewaySuites {
     @Suite struct HostileTrafficTests {
-        static func request(_ method: String, callID: String = UUID().uuidString, branch: String = "z9hG4bK" + UUID().uuidString.prefix(12),
-                            port: Int, probe: Int, userAgent: String? = nil, to: String = "sip:+15550001000@127.0.0.1") -> [UInt8] {
-            var text = "\(method) \(to) SIP/2.0\r\n"
+        static func request(
+            _ method: String, callID: String = UUID().uuidString,
+            branch: String = "z9hG4bK" + UUID().uuidString.prefix(12),
+            port: Int, probe: Int, userAgent: String? = nil, to: String = "sip:+15550001000@127.0.0.1"
+        ) -> [UInt8] {
+            var text =
+                "\(method) \(to) SIP/2.0\r\n"
                 + "Via: SIP/2.0/UDP 127.0.0.1:\(probe);branch=\(branch)\r\n"
                 + "From: <sip:+15559876543@127.0.0.1>;tag=f\(probe)\r\n"
                 + "To: <\(to)>\r\n"
@@ -25,8 +29,10 @@ extension GatewaySuites {
 
         /// `/metrics`' `irisgw_refused_total{what="<what>"}`, 0 when absent.
         static func refused(_ gw: GatewayProcess, _ what: String) -> Int {
-            guard let r = try? HTTPClient(baseURL: gw.apiURL, defaultHeaders: ["Authorization": "Bearer " + gw.apiKey])
-                .request(method: "GET", path: "/metrics", timeout: 5) else { return -1 }
+            guard
+                let r = try? HTTPClient(baseURL: gw.apiURL, defaultHeaders: ["Authorization": "Bearer " + gw.apiKey])
+                    .request(method: "GET", path: "/metrics", timeout: 5)
+            else { return -1 }
             let prefix = "irisgw_refused_total{what=\"\(what)\"} "
             return String(decoding: r.body, as: UTF8.self).split(separator: "\n")
                 .first { $0.hasPrefix(prefix) }.flatMap { Int($0.dropFirst(prefix.count)) } ?? 0
@@ -65,14 +71,18 @@ extension GatewaySuites {
             }
             #expect(mode(gw.dataDir) == 0o700)
             for file in ["calls.sqlite", "calls.sqlite-wal", "calls.sqlite-shm", "api-key", "room-token-secret"] {
-                #expect(mode(gw.dataDir + "/" + file) == 0o600, "\(file): \(String(mode(gw.dataDir + "/" + file) ?? 0, radix: 8))")
+                #expect(
+                    mode(gw.dataDir + "/" + file) == 0o600,
+                    "\(file): \(String(mode(gw.dataDir + "/" + file) ?? 0, radix: 8))")
             }
         }
 
         @Test func udpAndTCPShareThePortTheOSPicked() async throws {
             let gw = try await GatewayProcess(profiles: [.init()])
             defer { gw.stop() }
-            let ports = gw.lines.filter { $0.hasPrefix("listening sip ") }.compactMap { $0.split(separator: ":").last.flatMap { Int($0) } }
+            let ports = gw.lines.filter { $0.hasPrefix("listening sip ") }.compactMap {
+                $0.split(separator: ":").last.flatMap { Int($0) }
+            }
             #expect(ports.count == 2 && Set(ports).count == 1, "\(gw.lines)")
         }
 
@@ -117,7 +127,9 @@ extension GatewaySuites {
             let gw = try await GatewayProcess(profiles: [profile], config: "{ sip: { answerUnknownSources: true } }")
             defer { gw.stop() }
             let probe = try UDPProbe()
-            probe.send(Self.request("OPTIONS", port: gw.sipPort, probe: probe.port, userAgent: "friendly-scanner"), to: gw.sipPort)
+            probe.send(
+                Self.request("OPTIONS", port: gw.sipPort, probe: probe.port, userAgent: "friendly-scanner"),
+                to: gw.sipPort)
             #expect(await eventually(timeout: 10) { Self.refused(gw, "sip_scanner") == 1 })
             probe.send(Self.request("OPTIONS", port: gw.sipPort, probe: probe.port), to: gw.sipPort)
             #expect(await eventually(timeout: 10) { Self.refused(gw, "sip_banned") == 1 })
@@ -131,7 +143,8 @@ extension GatewaySuites {
             let gw = try await GatewayProcess(profiles: [.init()])
             defer { gw.stop() }
             let probe = try UDPProbe()
-            probe.send(Self.request("OPTIONS", port: gw.sipPort, probe: probe.port, userAgent: "sipvicious"), to: gw.sipPort)
+            probe.send(
+                Self.request("OPTIONS", port: gw.sipPort, probe: probe.port, userAgent: "sipvicious"), to: gw.sipPort)
             #expect(await eventually(timeout: 10) { Self.refused(gw, "sip_scanner") == 1 })
             probe.send(Self.request("OPTIONS", port: gw.sipPort, probe: probe.port), to: gw.sipPort)
             #expect(Self.status(await probe.receive(timeout: 5)) == 200)
@@ -160,12 +173,18 @@ extension GatewaySuites {
         @Test func floodsFromOneSourceAreCut() async throws {
             var profile = GatewayProcess.Profile()
             profile.allowFrom = ["10.0.0.0/8"]
-            let gw = try await GatewayProcess(profiles: [profile],
-                                        config: "{ sip: { answerUnknownSources: true, requestsPerSecond: 20, banSec: 60 } }")
+            let gw = try await GatewayProcess(
+                profiles: [profile],
+                config: "{ sip: { answerUnknownSources: true, requestsPerSecond: 20, banSec: 60 } }")
             defer { gw.stop() }
             let probe = try UDPProbe()
-            for _ in 0..<100 { probe.send(Self.request("OPTIONS", port: gw.sipPort, probe: probe.port), to: gw.sipPort) }
-            #expect(await eventually(timeout: 10) { Self.refused(gw, "sip_rate_limited") + Self.refused(gw, "sip_banned") >= 79 })
+            for _ in 0..<100 {
+                probe.send(Self.request("OPTIONS", port: gw.sipPort, probe: probe.port), to: gw.sipPort)
+            }
+            #expect(
+                await eventually(timeout: 10) {
+                    Self.refused(gw, "sip_rate_limited") + Self.refused(gw, "sip_banned") >= 79
+                })
             var answered = 0
             while await probe.receive(timeout: 1) != nil { answered += 1 }
             #expect(answered <= 21, "\(answered) answers to a flood of 100")
@@ -205,15 +224,17 @@ extension GatewaySuites {
         /// silent connections cannot take the sockets calls and the API need: a call still
         /// completes while 200 connections are held open.
         @Test func tcpPeersCannotTakeTheLastDescriptors() async throws {
-            let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.answer(),
-                                                         config: "{ sip: { tcp: { maxConnectionsPerSource: 1000, messageTimeoutSec: 60 } } }",
-                                                         launcher: ["/usr/bin/prlimit", "--nofile=300:300", "--"])
+            let (sipp, gw) = try await carrierAndGateway(
+                CarrierScenarios.answer(),
+                config: "{ sip: { tcp: { maxConnectionsPerSource: 1000, messageTimeoutSec: 60 } } }",
+                launcher: ["/usr/bin/prlimit", "--nofile=300:300", "--"])
             defer { gw.stop(); sipp.stop() }
             let peers = (0..<200).compactMap { _ in TCPPeer(port: gw.sipPort) }
             defer { peers.forEach { $0.close() } }
             #expect(peers.count == 200)
-            #expect(await eventually(timeout: 10) { Self.refused(gw, "sip_tcp_too_many_connections") == 50 },
-                    "\(Self.refused(gw, "sip_tcp_too_many_connections"))")
+            #expect(
+                await eventually(timeout: 10) { Self.refused(gw, "sip_tcp_too_many_connections") == 50 },
+                "\(Self.refused(gw, "sip_tcp_too_many_connections"))")
             try await Self.stillCalls(gw, sipp)
         }
 
@@ -223,10 +244,14 @@ extension GatewaySuites {
             let gw = try await GatewayProcess(profiles: [.init()])
             defer { gw.stop() }
             let probe = try UDPProbe()
-            let sdp = "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=audio 40000 RTP/SAVP 0\r\n"
+            let sdp =
+                "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=audio 40000 RTP/SAVP 0\r\n"
                 + "a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:WVNfX19zZW1jdGwgKCkgewkyMjA7fQp9CnVubGVz\r\na=rtpmap:0 PCMU/8000\r\n"
             var text = String(decoding: Self.request("INVITE", port: gw.sipPort, probe: probe.port), as: UTF8.self)
-            text = text.replacingOccurrences(of: "Content-Length: 0\r\n", with: "Content-Type: application/sdp\r\nContent-Length: \(sdp.utf8.count)\r\n") + sdp
+            text =
+                text.replacingOccurrences(
+                    of: "Content-Length: 0\r\n",
+                    with: "Content-Type: application/sdp\r\nContent-Length: \(sdp.utf8.count)\r\n") + sdp
             probe.send(Array(text.utf8), to: gw.sipPort)
             var final: SIPMessage?
             while final == nil, let bytes = await probe.receive(timeout: 5) {
@@ -240,8 +265,9 @@ extension GatewaySuites {
         /// Silent TCP connections, one source over its cap, and non-SIP bytes: the gateway
         /// closes them, counts them, and keeps serving.
         @Test func tcpPeersAreBounded() async throws {
-            let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.answer(),
-                                                         config: "{ sip: { tcp: { maxConnectionsPerSource: 10, messageTimeoutSec: 1 } } }")
+            let (sipp, gw) = try await carrierAndGateway(
+                CarrierScenarios.answer(),
+                config: "{ sip: { tcp: { maxConnectionsPerSource: 10, messageTimeoutSec: 1 } } }")
             defer { gw.stop(); sipp.stop() }
             let silent = (0..<15).compactMap { _ in TCPPeer(port: gw.sipPort) }
             defer { silent.forEach { $0.close() } }
@@ -254,7 +280,9 @@ extension GatewaySuites {
             // A TLS ClientHello on the SIP port: closed at once, not after a timeout.
             let tls = try #require(TCPPeer(port: gw.sipPort))
             defer { tls.close() }
-            tls.send([0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03] + [UInt8](repeating: 0xab, count: 64))
+            tls.send(
+                [0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03] + [UInt8](repeating: 0xab, count: 64)
+            )
             #expect(await tls.waitClosed(timeout: 10))
             #expect(Self.refused(gw, "sip_tcp_not_sip") == 1)
 
@@ -278,7 +306,9 @@ final class TCPPeer: @unchecked Sendable {
         guard fd >= 0 else { return nil }
         var sa = loopback(port: port)
         let rc = withUnsafePointer(to: &sa) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard rc == 0 else {
             Glibc.close(fd)

@@ -1,7 +1,7 @@
 import Foundation
+import SIP
 import TestSupport
 import Testing
-import SIP
 
 /// SIPp places the calls (UAC); our `AnsweringEndpoint` answers them.
 @Suite(.enabled(if: SIPp.isInstalled, "needs SIPp (/usr/bin/sipp, Debian sip-tester)"))

@@ -1,11 +1,12 @@
 import Foundation
 import Gateway
 import Glibc
-@testable import IrisClient
 import Media
 import SIP
 import TestSupport
 import Testing
+
+@testable import IrisClient
 
 /// The gateway and the built-in carrier simulator on two hosts of their own (TestNetwork),
 /// the app as `irisgw call` beside the gateway, and a bad wire between gateway and carrier.
@@ -21,11 +22,20 @@ extension GatewaySuites {
                 net = try await TestNetwork()
                 directory = FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-net-\(net.id)")
                 do {
-                    try FileManager.default.createDirectory(at: directory.appendingPathComponent("profiles"), withIntermediateDirectories: true)
-                    let carrier = try net.start(on: .carrier, [GatewayProcess.binary, "carrier-sim", "--listen", net.address(.carrier) + ":0",
-                                                               "--media-host", net.address(.carrier)])
+                    try FileManager.default.createDirectory(
+                        at: directory.appendingPathComponent("profiles"), withIntermediateDirectories: true)
+                    let carrier = try net.start(
+                        on: .carrier,
+                        [
+                            GatewayProcess.binary, "carrier-sim", "--listen", net.address(.carrier) + ":0",
+                            "--media-host", net.address(.carrier)
+                        ])
                     let carrierLines = await lines(of: carrier, until: "ready", timeout: 20)
-                    guard let port = carrierLines.first(where: { $0.hasPrefix("listening sip udp ") })?.split(separator: ":").last else {
+                    guard
+                        let port = carrierLines.first(where: { $0.hasPrefix("listening sip udp ") })?.split(
+                            separator: ":"
+                        ).last
+                    else {
                         throw SocketError("carrier-sim did not start: \(carrierLines)", code: EINVAL)
                     }
                     try """
@@ -34,14 +44,26 @@ extension GatewaySuites {
                       inbound: { allowFrom: ["\(net.address(.carrier))/32"], routes: [{ did: "+15550001000", routingId: "alice" }] },
                       media: { codecs: ["PCMU"], rtpTimeoutSec: \(rtpTimeoutSec) },
                       sip: { transport: "udp", optionsPingSec: 0 } }
-                    """.write(to: directory.appendingPathComponent("profiles/trunk.json5"), atomically: true, encoding: .utf8)
-                    let gateway = try net.start(on: .gateway, [GatewayProcess.binary, "serve", "--profiles", directory.appendingPathComponent("profiles").path,
-                                                     "--sip-listen", net.address(.gateway) + ":0", "--api-listen", "127.0.0.1:0",
-                                                     "--rtp-host", net.address(.gateway), "--rtp-ports", "20000-21999" /* the test's own namespace: nothing else binds there */,
-                                                     "--data-dir", dataDir, "--drain-timeout", "2"])
+                    """.write(
+                        to: directory.appendingPathComponent("profiles/trunk.json5"), atomically: true, encoding: .utf8)
+                    let gateway = try net.start(
+                        on: .gateway,
+                        [
+                            GatewayProcess.binary, "serve", "--profiles",
+                            directory.appendingPathComponent("profiles").path,
+                            "--sip-listen", net.address(.gateway) + ":0", "--api-listen", "127.0.0.1:0",
+                            "--rtp-host", net.address(.gateway), "--rtp-ports",
+                            "20000-21999" /* the test's own namespace: nothing else binds there */,
+                            "--data-dir", dataDir, "--drain-timeout", "2"
+                        ])
                     let gatewayLines = await lines(of: gateway, until: "ready", timeout: 20)
-                    apiURL = gatewayLines.first { $0.hasPrefix("listening api ") }.map { String($0.dropFirst("listening api ".count)) } ?? ""
-                    guard gatewayLines.contains("ready"), !apiURL.isEmpty else { throw SocketError("irisgw serve did not start: \(gatewayLines)", code: EINVAL) }
+                    apiURL =
+                        gatewayLines.first { $0.hasPrefix("listening api ") }.map {
+                            String($0.dropFirst("listening api ".count))
+                        } ?? ""
+                    guard gatewayLines.contains("ready"), !apiURL.isEmpty else {
+                        throw SocketError("irisgw serve did not start: \(gatewayLines)", code: EINVAL)
+                    }
                 } catch {
                     close()
                     throw error
@@ -53,9 +75,13 @@ extension GatewaySuites {
             /// `irisgw call` in the gateway host: a 440 Hz tone out, what comes back recorded.
             func call(hangupAfter: Double) throws -> (process: ChildProcess, recording: String) {
                 let recording = directory.appendingPathComponent("echo.wav").path
-                let p = try net.start(on: .gateway, [GatewayProcess.binary, "call", "+15550100001", "--from", "+15557654321",
-                                                     "--api", apiURL, "--data-dir", dataDir, "--tone", "440", "--record", recording,
-                                                     "--hangup-after", String(hangupAfter), "--json"])
+                let p = try net.start(
+                    on: .gateway,
+                    [
+                        GatewayProcess.binary, "call", "+15550100001", "--from", "+15557654321",
+                        "--api", apiURL, "--data-dir", dataDir, "--tone", "440", "--record", recording,
+                        "--hangup-after", String(hangupAfter), "--json"
+                    ])
                 return (p, recording)
             }
 
@@ -104,7 +130,8 @@ extension GatewaySuites {
             let setup = try await Setup(rtpTimeoutSec: 5)
             defer { setup.close() }
             let (process, _) = try setup.call(hangupAfter: 60)
-            #expect(await process.waitForOutput(containing: "\"status\":\"Connected\"", timeout: 20), "\(process.output)")
+            #expect(
+                await process.waitForOutput(containing: "\"status\":\"Connected\"", timeout: 20), "\(process.output)")
             try await setup.net.blackhole(.carrier)
             let text = await Self.output(of: process, timeout: 30)
             #expect(text.contains("\"reason\":\"media-timeout\""), "\(text)")

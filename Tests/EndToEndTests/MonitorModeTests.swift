@@ -11,22 +11,26 @@ extension GatewaySuites {
     /// runs' reports kept, and SIGTERM ends it with status 0.
     @Suite struct MonitorModeTests {
         static let suite = """
-        { name: "watch",
-          tests: [
-            { name: "echo", target: "+15550100001",
-              steps: [ { expect: "Connected", withinSec: 10 }, { expectEcho: 1000, withinSec: 5 }, { hangup: true },
-                       { expectEnd: "completed" } ] },
-            { name: "busy expects an answer", target: "+15550100002",
-              steps: [ { expect: "Connected", withinSec: 2 } ] },
-          ] }
-        """
+            { name: "watch",
+              tests: [
+                { name: "echo", target: "+15550100001",
+                  steps: [ { expect: "Connected", withinSec: 10 }, { expectEcho: 1000, withinSec: 5 }, { hangup: true },
+                           { expectEnd: "completed" } ] },
+                { name: "busy expects an answer", target: "+15550100002",
+                  steps: [ { expect: "Connected", withinSec: 2 } ] },
+              ] }
+            """
 
         /// `/metrics` as series (name with labels) to value.
         static func scrape(_ client: HTTPClient) -> [String: Double]? {
-            guard let r = try? client.request(method: "GET", path: "/metrics", timeout: 5), r.status == 200 else { return nil }
+            guard let r = try? client.request(method: "GET", path: "/metrics", timeout: 5), r.status == 200 else {
+                return nil
+            }
             var out: [String: Double] = [:]
             for line in String(decoding: r.body, as: UTF8.self).split(separator: "\n") where !line.hasPrefix("#") {
-                guard let space = line.lastIndex(of: " "), let v = Double(line[line.index(after: space)...]) else { continue }
+                guard let space = line.lastIndex(of: " "), let v = Double(line[line.index(after: space)...]) else {
+                    continue
+                }
                 out[String(line[..<space])] = v
             }
             return out
@@ -42,8 +46,11 @@ extension GatewaySuites {
             try Self.suite.write(toFile: suitePath, atomically: true, encoding: .utf8)
             let reports = gw.directory.appendingPathComponent("reports").path
             let p = try GatewaySuites.GatewayCLITests.launch(
-                ["test", "--profile", "trunk", "--suite", suitePath, "--every", "2s", "--metrics", "127.0.0.1:0", "--reports", reports,
-                 "--keep", "2", "--api", gw.apiURL, "--data-dir", gw.dataDir], mergeErrors: true)
+                [
+                    "test", "--profile", "trunk", "--suite", suitePath, "--every", "2s", "--metrics", "127.0.0.1:0",
+                    "--reports", reports,
+                    "--keep", "2", "--api", gw.apiURL, "--data-dir", gw.dataDir
+                ], mergeErrors: true)
             defer { p.stop(signal: SIGKILL) }
             let lines = await lines(of: p, until: "\u{0}", timeout: 15) { $0.hasPrefix("metrics on http://") }
             let announced = try #require(lines.first { $0.hasPrefix("metrics on http://") }, "\(lines)")
@@ -51,7 +58,8 @@ extension GatewaySuites {
             #expect(url.hasPrefix("http://127.0.0.1:") && !url.hasSuffix(":0"), "\(url)")
             let client = try HTTPClient(baseURL: url)
 
-            let s = "suite=\"watch\"", echo = "{suite=\"watch\",test=\"echo\"}", busy = "{suite=\"watch\",test=\"busy expects an answer\"}"
+            let s = "suite=\"watch\"", echo = "{suite=\"watch\",test=\"echo\"}",
+                busy = "{suite=\"watch\",test=\"busy expects an answer\"}"
             var first: [String: Double] = [:], latest: [String: Double] = [:]
             let two = await eventually(timeout: 90) {
                 guard let m = Self.scrape(client) else { return false }
@@ -61,24 +69,45 @@ extension GatewaySuites {
             }
             #expect(two, "\(latest)")
             #expect(latest["irisgw_test_passed\(echo)"] == 1 && latest["irisgw_test_passed\(busy)"] == 0, "\(latest)")
-            #expect((latest["irisgw_test_duration_seconds\(echo)"] ?? 0) > 0 && (latest["irisgw_test_duration_seconds\(busy)"] ?? 0) > 0)
-            #expect((latest["irisgw_test_post_dial_delay_ms\(echo)"] ?? -1) >= 0 && latest["irisgw_test_failures_total\(echo)"] == 0)
-            #expect((latest["irisgw_test_failures_total\(busy)"] ?? 0) >= 3 && latest["irisgw_test_last_run_passed{\(s)}"] == 0)
-            #expect((latest["irisgw_test_last_failure_timestamp_seconds\(busy)"] ?? 0) > Date().timeIntervalSince1970 - 120)
+            #expect(
+                (latest["irisgw_test_duration_seconds\(echo)"] ?? 0) > 0
+                    && (latest["irisgw_test_duration_seconds\(busy)"] ?? 0) > 0)
+            #expect(
+                (latest["irisgw_test_post_dial_delay_ms\(echo)"] ?? -1) >= 0
+                    && latest["irisgw_test_failures_total\(echo)"] == 0)
+            #expect(
+                (latest["irisgw_test_failures_total\(busy)"] ?? 0) >= 3
+                    && latest["irisgw_test_last_run_passed{\(s)}"] == 0)
+            #expect(
+                (latest["irisgw_test_last_failure_timestamp_seconds\(busy)"] ?? 0) > Date().timeIntervalSince1970 - 120)
             // Values moved from one run to the next.
-            #expect((latest["irisgw_test_last_run_timestamp_seconds{\(s)}"] ?? 0) > (first["irisgw_test_last_run_timestamp_seconds{\(s)}"] ?? .infinity),
-                    "\(first) \(latest)")
-            #expect((latest["irisgw_test_failures_total\(busy)"] ?? 0) > (first["irisgw_test_failures_total\(busy)"] ?? .infinity))
-            let info = try #require(latest.keys.first { $0.hasPrefix("irisgw_test_last_failure_info{") }, "\(latest.keys)")
-            #expect(info.contains("test=\"busy expects an answer\",step=\"1\",reason=\"expected Connected within 2.0 s; got "), "\(info)")
+            #expect(
+                (latest["irisgw_test_last_run_timestamp_seconds{\(s)}"] ?? 0)
+                    > (first["irisgw_test_last_run_timestamp_seconds{\(s)}"] ?? .infinity),
+                "\(first) \(latest)")
+            #expect(
+                (latest["irisgw_test_failures_total\(busy)"] ?? 0)
+                    > (first["irisgw_test_failures_total\(busy)"] ?? .infinity))
+            let info = try #require(
+                latest.keys.first { $0.hasPrefix("irisgw_test_last_failure_info{") }, "\(latest.keys)")
+            #expect(
+                info.contains(
+                    "test=\"busy expects an answer\",step=\"1\",reason=\"expected Connected within 2.0 s; got "),
+                "\(info)")
             #expect(info.contains("486 Busy Here, cause 17") && latest[info] == 1, "\(info)")
 
             // --keep 2 after three runs: two runs' files, three each.
             let files = try FileManager.default.contentsOfDirectory(atPath: reports).sorted()
-            #expect(files.count == 6 && files.allSatisfy { $0.hasSuffix("-watch.html") || $0.hasSuffix("-watch.json") || $0.hasSuffix("-watch.xml") },
-                    "\(files)")
+            #expect(
+                files.count == 6
+                    && files.allSatisfy {
+                        $0.hasSuffix("-watch.html") || $0.hasSuffix("-watch.json") || $0.hasSuffix("-watch.xml")
+                    },
+                "\(files)")
             let index = try client.request(method: "GET", path: "/", timeout: 5)
-            #expect(index.status == 200 && String(decoding: index.body, as: UTF8.self).contains("href=\"/reports/\(files[0])\""))
+            #expect(
+                index.status == 200
+                    && String(decoding: index.body, as: UTF8.self).contains("href=\"/reports/\(files[0])\""))
             let kept = try client.request(method: "GET", path: "/reports/\(files[1])", timeout: 5)
             #expect(kept.status == 200 && String(decoding: kept.body, as: UTF8.self).contains("\"suite\" : \"watch\""))
             #expect(try client.request(method: "GET", path: "/reports/..%2Fwatch.json5", timeout: 5).status == 404)
@@ -88,12 +117,16 @@ extension GatewaySuites {
             #expect(status != nil, "still running 30 s after SIGTERM")
             #expect(status == 0)
             #expect(p.output.split(separator: "\n").contains { $0.hasPrefix("stopped after ") }, "\(p.output)")
-            #expect((try? client.request(method: "GET", path: "/metrics", timeout: 2)) == nil, "the metrics listener is closed")
+            #expect(
+                (try? client.request(method: "GET", path: "/metrics", timeout: 2)) == nil,
+                "the metrics listener is closed")
         }
 
         @Test(arguments: ["5", "0s", "1.5m", "2d", "fast"])
         func badIntervalsAreUsageErrors(_ every: String) async throws {
-            let r = try await GatewaySuites.GatewayCLITests.run(["test", "--profile", "p", "--suite", "/nonexistent.json5", "--every", every])
+            let r = try await GatewaySuites.GatewayCLITests.run([
+                "test", "--profile", "p", "--suite", "/nonexistent.json5", "--every", every
+            ])
             #expect(r.status == 2)
         }
     }

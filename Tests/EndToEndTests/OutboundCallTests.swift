@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import SIP
+import Testing
 
 /// SIPp plays the carrier (UAS); our `SIPUserAgent` places the calls.
 @Suite(.enabled(if: SIPp.isInstalled, "needs SIPp (/usr/bin/sipp, Debian sip-tester)"))
@@ -47,7 +47,8 @@ struct OutboundCallTests {
         let agent = try TestAgent()
         defer { agent.shutdown() }
         let rec = CallRecorder()
-        let call = await agent.call(sipp, recorder: rec, credentials: DigestCredentials(username: "alice", password: "secret"))
+        let call = await agent.call(
+            sipp, recorder: rec, credentials: DigestCredentials(username: "alice", password: "secret"))
         #expect(await rec.waitFor(.connected), "\(rec.events)\n\(sipp.report)")
         #expect(await agent.onLoop { call.invite.cseq?.sequence } == 2)
         #expect(await agent.onLoop { call.invite[.authorization] != nil })
@@ -68,7 +69,9 @@ struct OutboundCallTests {
         let call = await agent.call(sipp, recorder: rec)
         #expect(await rec.waitFor(.connected), "\(rec.events)\n\(sipp.report)")
         let events = rec.events
-        #expect(events.firstIndex(of: .provisional(183, sdp: true)).map { $0 < events.firstIndex(of: .connected)! } == true, "\(events)")
+        #expect(
+            events.firstIndex(of: .provisional(183, sdp: true)).map { $0 < events.firstIndex(of: .connected)! } == true,
+            "\(events)")
         #expect(SDP.codecs(rec.messages.first?.sdp) == ["PCMU"])
         #expect(await agent.onLoop { call.state } == .confirmed)
         await agent.onLoop { call.hangup() }
@@ -119,7 +122,8 @@ struct OutboundCallTests {
         defer { agent.shutdown() }
         let rec = CallRecorder()
         let peer = SIPPeer(transport: .udp, address: SocketAddress(host: "127.0.0.1", port: port))
-        let call = await agent.call(uri: SIPURI(user: "service", host: "127.0.0.1", port: port), peer: peer, recorder: rec)
+        let call = await agent.call(
+            uri: SIPURI(user: "service", host: "127.0.0.1", port: port), peer: peer, recorder: rec)
         let sipp = try SIPp(.builtIn("uas"), port: port)
         defer { sipp.stop() }
         #expect(await rec.waitFor(.connected), "\(rec.events)\n\(sipp.report)")

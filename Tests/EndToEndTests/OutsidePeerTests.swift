@@ -9,7 +9,8 @@ import Testing
 /// (`Baresip.swift`) dials the DID of a real `irisgw serve` from 127.0.0.1, the route of the
 /// harness's default profile.
 extension GatewaySuites {
-    @Suite(.enabled(if: Baresip.isInstalled, "needs baresip (Debian baresip) with its srtp, ausine and aubridge modules"))
+    @Suite(
+        .enabled(if: Baresip.isInstalled, "needs baresip (Debian baresip) with its srtp, ausine and aubridge modules"))
     struct OutsidePeerTests {
         static let did = "+15550001000"
         static let caller = "+15559876543"
@@ -18,8 +19,10 @@ extension GatewaySuites {
 
         /// A counter without labels from the gateway's `/metrics`; nil when absent.
         static func metric(_ gw: GatewayProcess, _ name: String) -> Int? {
-            guard let r = try? HTTPClient(baseURL: gw.apiURL, defaultHeaders: ["Authorization": "Bearer " + gw.apiKey])
-                .request(method: "GET", path: "/metrics", timeout: 5) else { return nil }
+            guard
+                let r = try? HTTPClient(baseURL: gw.apiURL, defaultHeaders: ["Authorization": "Bearer " + gw.apiKey])
+                    .request(method: "GET", path: "/metrics", timeout: 5)
+            else { return nil }
             return String(decoding: r.body, as: UTF8.self).split(separator: "\n")
                 .first { $0.hasPrefix(name + " ") }.flatMap { Int($0.dropFirst(name.count + 1)) }
         }
@@ -36,13 +39,17 @@ extension GatewaySuites {
 
             #expect(await phone.waitFor("session closed: 488 Not Acceptable Here"), phone.report)
             let offer = try #require(phone.invites.first, phone.report).body
-            #expect(offer.contains(" RTP/SAVP ") && offer.contains("a=crypto:"), "baresip's offer was not SRTP-only: \(offer)")
+            #expect(
+                offer.contains(" RTP/SAVP ") && offer.contains("a=crypto:"),
+                "baresip's offer was not SRTP-only: \(offer)")
             let finals = phone.inviteResponses.filter { ($0.statusCode ?? 0) >= 200 }
             let final = try #require(finals.first, phone.report)
             #expect(final.statusCode == 488 && final.startLine == "SIP/2.0 488 Not Acceptable Here", "\(final)")
             #expect(final.header("Warning") == ["302 irisgw \"Incompatible transport protocol\""], "\(final)")
             #expect(!phone.inviteResponses.contains { [180, 183, 200].contains($0.statusCode) }, phone.report)
-            #expect(await eventually(timeout: 5) { phone.sipMessages.contains { $0.startLine.hasPrefix("ACK ") } }, phone.report)
+            #expect(
+                await eventually(timeout: 5) { phone.sipMessages.contains { $0.startLine.hasPrefix("ACK ") } },
+                phone.report)
 
             #expect(try gw.connection().sessions().isEmpty)
             #expect(Self.metric(gw, "irisgw_inbound_invites_total") == 1)
@@ -63,17 +70,23 @@ extension GatewaySuites {
 
             #expect(await phone.waitFor("SIP Progress: 180 Ringing"), phone.report)
             let offer = try #require(phone.invites.first, phone.report).body
-            #expect(offer.contains(" RTP/AVP ") && !offer.contains("a=crypto:"), "baresip's offer was not plain RTP: \(offer)")
+            #expect(
+                offer.contains(" RTP/AVP ") && !offer.contains("a=crypto:"),
+                "baresip's offer was not plain RTP: \(offer)")
             let note = listener.next(timeout: 10)
-            #expect(note?.userdata?.data.tar == Self.did && note?.userdata?.data.cid == Self.caller, "\(String(describing: note))")
+            #expect(
+                note?.userdata?.data.tar == Self.did && note?.userdata?.data.cid == Self.caller,
+                "\(String(describing: note))")
             var sessions: [SessionSnapshot] = []
-            #expect(await eventually(timeout: 10) {
-                sessions = (try? gw.connection().sessions()) ?? []
-                return !sessions.isEmpty
-            })
+            #expect(
+                await eventually(timeout: 10) {
+                    sessions = (try? gw.connection().sessions()) ?? []
+                    return !sessions.isEmpty
+                })
             let session = try #require(sessions.first)
             #expect(sessions.count == 1)
-            #expect(session.direction == "inbound" && session.sourceTN == Self.caller && session.targetTN == Self.did
+            #expect(
+                session.direction == "inbound" && session.sourceTN == Self.caller && session.targetTN == Self.did
                     && session.routingId == "alice" && session.status != .connected, "\(session)")
             #expect(note?.roomid == session.roomId)
 
@@ -82,7 +95,9 @@ extension GatewaySuites {
             #expect(await eventually(timeout: 10) { (try? gw.connection().sessions().isEmpty) == true })
             #expect(Self.metric(gw, "irisgw_sessions_started_total") == 1)
             let records = try await gw.recordsAfterStop()
-            #expect(records.count == 1 && records.first?.endReason == "canceled" && records.first?.direction == "inbound", "\(records)")
+            #expect(
+                records.count == 1 && records.first?.endReason == "canceled" && records.first?.direction == "inbound",
+                "\(records)")
         }
     }
 }

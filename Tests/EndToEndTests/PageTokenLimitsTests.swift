@@ -11,7 +11,8 @@ extension GatewaySuites {
         typealias Scope = PageTokenScopeTests
 
         static func eventSocket(_ gw: GatewayProcess, _ token: String) throws(IrisTransportError) -> WebSocketClient {
-            try WebSocketClient(url: gw.apiURL.replacingOccurrences(of: "http://", with: "ws://") + "/v1/events?access_token=" + token)
+            try WebSocketClient(
+                url: gw.apiURL.replacingOccurrences(of: "http://", with: "ws://") + "/v1/events?access_token=" + token)
         }
 
         /// The status of a refused event socket (0 when it opened or failed otherwise).
@@ -30,8 +31,9 @@ extension GatewaySuites {
         @Test func sessionsArePerRoutingIdAndOverTheQuotaIs429() async throws {
             let sim = try await CarrierSimProcess()
             defer { sim.stop() }
-            let gw = try await GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sim.port])],
-                                        config: "{ pageTokens: { sessionsPerRoutingId: 2, webSocketsPerRoutingId: 2 } }")
+            let gw = try await GatewayProcess(
+                profiles: [GatewayProcess.Profile(proxies: [sim.port])],
+                config: "{ pageTokens: { sessionsPerRoutingId: 2, webSocketsPerRoutingId: 2 } }")
             defer { gw.stop() }
             let a1 = try Scope.mint(gw, routingId: "web-1"), a2 = try Scope.mint(gw, routingId: "web-1")
             let b = try Scope.mint(gw, routingId: "web-2")
@@ -49,22 +51,26 @@ extension GatewaySuites {
             // Not across routing ids; and the API key is not limited by it.
             #expect(try Scope.create(gw, bearer: b, routingId: nil).status == 201)
             #expect(try Scope.create(gw, bearer: gw.apiKey, routingId: "web-1").status == 201)
-            #expect(try Scope.create(gw, bearer: a1, routingId: nil).status == 429, "the key's session counts for web-1 too")
+            #expect(
+                try Scope.create(gw, bearer: a1, routingId: nil).status == 429, "the key's session counts for web-1 too"
+            )
 
             // Once web-1's sessions end, its pages may call again.
             for s in try Scope.sessions(gw) where s["routingId"] as? String == "web-1" {
                 _ = try Scope.call(gw, "DELETE", "/v1/sessions/\(s["roomId"] as? String ?? "")", bearer: gw.apiKey)
             }
-            #expect(await eventually(timeout: 10) {
-                ((try? Scope.sessions(gw)) ?? []).allSatisfy { $0["routingId"] as? String != "web-1" }
-            })
+            #expect(
+                await eventually(timeout: 10) {
+                    ((try? Scope.sessions(gw)) ?? []).allSatisfy { $0["routingId"] as? String != "web-1" }
+                })
             #expect(try Scope.create(gw, bearer: a2, routingId: nil).status == 201)
             try Scope.closeAll(gw)
         }
 
         @Test func eventSocketsArePerRoutingIdAndOverTheQuotaIs429() async throws {
-            let gw = try await GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [5])],
-                                        config: "{ pageTokens: { webSocketsPerRoutingId: 2 } }")
+            let gw = try await GatewayProcess(
+                profiles: [GatewayProcess.Profile(proxies: [5])],
+                config: "{ pageTokens: { webSocketsPerRoutingId: 2 } }")
             defer { gw.stop() }
             let a1 = try Scope.mint(gw, routingId: "web-1"), a2 = try Scope.mint(gw, routingId: "web-1")
             let b = try Scope.mint(gw, routingId: "web-2")

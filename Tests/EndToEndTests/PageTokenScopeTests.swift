@@ -1,8 +1,8 @@
 import Foundation
 import IrisAPI
 import SIP
-import Testing
 import TLS
+import Testing
 import WebClient
 
 /// Page tokens against a real `irisgw serve` (docs/api.md, "Page tokens"): what they admit,
@@ -19,22 +19,26 @@ extension GatewaySuites {
 
         /// A PCMU offer the gateway takes from a plain RTP app (nothing listens on it).
         static let rtpOffer = """
-        v=0\r
-        o=- 1 1 IN IP4 127.0.0.1\r
-        s=-\r
-        c=IN IP4 127.0.0.1\r
-        t=0 0\r
-        m=audio 39998 RTP/AVP 0 101\r
-        a=rtpmap:0 PCMU/8000\r
-        a=rtpmap:101 telephone-event/8000\r
-        a=sendrecv\r
+            v=0\r
+            o=- 1 1 IN IP4 127.0.0.1\r
+            s=-\r
+            c=IN IP4 127.0.0.1\r
+            t=0 0\r
+            m=audio 39998 RTP/AVP 0 101\r
+            a=rtpmap:0 PCMU/8000\r
+            a=rtpmap:101 telephone-event/8000\r
+            a=sendrecv\r
 
-        """
+            """
 
         /// JSON request with `bearer`; the status and the decoded object.
-        static func call(_ gw: GatewayProcess, _ method: String, _ path: String, bearer: String?, body: Any? = nil) throws
-            -> (status: Int, json: [String: Any]) {
-            let client = try HTTPClient(baseURL: gw.apiURL, defaultHeaders: bearer.map { ["Authorization": "Bearer " + $0] } ?? [:])
+        static func call(
+            _ gw: GatewayProcess, _ method: String, _ path: String, bearer: String?, body: Any? = nil
+        ) throws
+            -> (status: Int, json: [String: Any])
+        {
+            let client = try HTTPClient(
+                baseURL: gw.apiURL, defaultHeaders: bearer.map { ["Authorization": "Bearer " + $0] } ?? [:])
             var headers: [String: String] = [:]
             var bytes: [UInt8]?
             if let body {
@@ -50,7 +54,9 @@ extension GatewaySuites {
 
         /// A page token minted with the API key; `scope`: more keys of the request
         /// (`profiles`, `allowCapture`, `allowHeaders`).
-        static func mint(_ gw: GatewayProcess, routingId: String, ttlSec: Int = 600, scope: [String: Any] = [:]) throws -> String {
+        static func mint(
+            _ gw: GatewayProcess, routingId: String, ttlSec: Int = 600, scope: [String: Any] = [:]
+        ) throws -> String {
             let body = scope.merging(["routingId": routingId, "ttlSec": ttlSec]) { $1 }
             let r = try call(gw, "POST", "/v1/page-tokens", bearer: gw.apiKey, body: body)
             guard r.status == 201, let token = r.json["token"] as? String else {
@@ -60,14 +66,18 @@ extension GatewaySuites {
         }
 
         /// createWithTN (a WebRTC offer unless `sdp` says otherwise); `extra`: more keys.
-        static func create(_ gw: GatewayProcess, bearer: String, routingId: String?, target: String = "+15550100003",
-                           sdp: String = webRTCOffer, extra: [String: Any] = [:]) throws -> (status: Int, json: [String: Any]) {
+        static func create(
+            _ gw: GatewayProcess, bearer: String, routingId: String?, target: String = "+15550100003",
+            sdp: String = webRTCOffer, extra: [String: Any] = [:]
+        ) throws -> (status: Int, json: [String: Any]) {
             var body: [String: Any] = ["targetTN": target, "sourceTN": "+15557654321", "media": ["sdp": sdp]]
             if let routingId { body["routingId"] = routingId }
             return try call(gw, "POST", "/v1/sessions", bearer: bearer, body: body.merging(extra) { $1 })
         }
 
-        static func message(_ json: [String: Any]) -> String { (json["error"] as? [String: Any])?["message"] as? String ?? "" }
+        static func message(_ json: [String: Any]) -> String {
+            (json["error"] as? [String: Any])?["message"] as? String ?? ""
+        }
 
         /// The live sessions, as the API key sees them.
         static func sessions(_ gw: GatewayProcess) throws -> [[String: Any]] {
@@ -75,7 +85,9 @@ extension GatewaySuites {
         }
 
         static func closeAll(_ gw: GatewayProcess) throws {
-            for s in try sessions(gw) { _ = try call(gw, "DELETE", "/v1/sessions/\(s["roomId"] as? String ?? "")", bearer: gw.apiKey) }
+            for s in try sessions(gw) {
+                _ = try call(gw, "DELETE", "/v1/sessions/\(s["roomId"] as? String ?? "")", bearer: gw.apiKey)
+            }
         }
 
         @Test func mintingNeedsTheAPIKeyAndSaneArguments() async throws {
@@ -83,7 +95,8 @@ extension GatewaySuites {
             defer { sim.stop() }
             let gw = try await GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sim.port])])
             defer { gw.stop() }
-            let ok = try Self.call(gw, "POST", "/v1/page-tokens", bearer: gw.apiKey, body: ["routingId": "web-1", "ttlSec": 120])
+            let ok = try Self.call(
+                gw, "POST", "/v1/page-tokens", bearer: gw.apiKey, body: ["routingId": "web-1", "ttlSec": 120])
             #expect(ok.status == 201, "\(ok.json)")
             let token = try #require(ok.json["token"] as? String)
             let expires = try #require(ok.json["expiresAt"] as? Int)
@@ -93,12 +106,17 @@ extension GatewaySuites {
             #expect(ok.json["appPath"] as? String == "/app#token=" + token)
             #expect(!token.contains(gw.apiKey))
 
-            #expect(try Self.call(gw, "POST", "/v1/page-tokens", bearer: nil, body: ["routingId": "web-1"]).status == 401)
-            #expect(try Self.call(gw, "POST", "/v1/page-tokens", bearer: "nope", body: ["routingId": "web-1"]).status == 401)
+            #expect(
+                try Self.call(gw, "POST", "/v1/page-tokens", bearer: nil, body: ["routingId": "web-1"]).status == 401)
+            #expect(
+                try Self.call(gw, "POST", "/v1/page-tokens", bearer: "nope", body: ["routingId": "web-1"]).status == 401
+            )
             let byPage = try Self.call(gw, "POST", "/v1/page-tokens", bearer: token, body: ["routingId": "web-1"])
             #expect(byPage.status == 403 && Self.code(byPage.json) == -103, "\(byPage)")
-            for bad: [String: Any] in [["routingId": ""], ["routingId": "a b"], ["routingId": "x", "ttlSec": 0],
-                                       ["routingId": "x", "ttlSec": 86_401], ["ttlSec": 5]] {
+            for bad: [String: Any] in [
+                ["routingId": ""], ["routingId": "a b"], ["routingId": "x", "ttlSec": 0],
+                ["routingId": "x", "ttlSec": 86_401], ["ttlSec": 5]
+            ] {
                 let r = try Self.call(gw, "POST", "/v1/page-tokens", bearer: gw.apiKey, body: bad)
                 #expect(r.status == 400 && Self.code(r.json) == -103, "\(bad): \(r)")
             }
@@ -127,12 +145,14 @@ extension GatewaySuites {
             // Another app's session (created with the key for another routing id): 403 for all of it.
             let theirs = try Self.create(gw, bearer: gw.apiKey, routingId: "web-2")
             let other = try #require(theirs.json["roomId"] as? String, "\(theirs)")
-            for (method, path, body) in [("GET", "/v1/sessions/\(other)", nil), ("DELETE", "/v1/sessions/\(other)", nil),
-                                         ("POST", "/v1/sessions/\(other)/hold", nil), ("POST", "/v1/sessions/\(other)/mute", nil),
-                                         ("POST", "/v1/sessions/\(other)/dtmf", ["tones": "1"]),
-                                         ("POST", "/v1/sessions/\(other)/reject", ["roomToken": "x"]),
-                                         ("POST", "/v1/sessions/\(room)/merge", ["heldRoomId": other]),
-                                         ("GET", "/v1/sessions", nil), ("GET", "/metrics", nil)] as [(String, String, [String: Any]?)] {
+            for (method, path, body) in [
+                ("GET", "/v1/sessions/\(other)", nil), ("DELETE", "/v1/sessions/\(other)", nil),
+                ("POST", "/v1/sessions/\(other)/hold", nil), ("POST", "/v1/sessions/\(other)/mute", nil),
+                ("POST", "/v1/sessions/\(other)/dtmf", ["tones": "1"]),
+                ("POST", "/v1/sessions/\(other)/reject", ["roomToken": "x"]),
+                ("POST", "/v1/sessions/\(room)/merge", ["heldRoomId": other]),
+                ("GET", "/v1/sessions", nil), ("GET", "/metrics", nil)
+            ] as [(String, String, [String: Any]?)] {
                 let r = try Self.call(gw, method, path, bearer: token, body: body)
                 #expect(r.status == 403 && Self.code(r.json) == -103, "\(method) \(path): \(r)")
             }
@@ -150,8 +170,11 @@ extension GatewaySuites {
             defer { gw.stop() }
             let token = try Self.mint(gw, routingId: "web-1")
             let ws = gw.apiURL.replacingOccurrences(of: "http://", with: "ws://") + "/v1/events"
-            #expect(throws: IrisTransportError.handshakeRejected(status: 403,
-                                                                 body: #"{"error":{"code":-103,"message":"a page token cannot subscribe to another routing id"}}"#)) {
+            #expect(
+                throws: IrisTransportError.handshakeRejected(
+                    status: 403,
+                    body: #"{"error":{"code":-103,"message":"a page token cannot subscribe to another routing id"}}"#)
+            ) {
                 _ = try WebSocketClient(url: ws + "?routingId=web-2&access_token=" + token)
             }
             // No routingId given: the token's is used, so another routing id's events never show.
@@ -164,11 +187,15 @@ extension GatewaySuites {
             let deadline = Date().addingTimeInterval(5)
             while Date() < deadline, rooms.count < 1 || rooms.contains(myRoom) == false {
                 guard let text = try? socket.receive(timeout: 1) else { continue }
-                if let e = try? JSONDecoder().decode(SessionEvent.self, from: Data(text.utf8)) { rooms.insert(e.roomId) }
+                if let e = try? JSONDecoder().decode(SessionEvent.self, from: Data(text.utf8)) {
+                    rooms.insert(e.roomId)
+                }
             }
             #expect(rooms == [myRoom], "\(rooms); theirs \(theirs.json)")
             _ = try Self.call(gw, "DELETE", "/v1/sessions/\(myRoom)", bearer: token)
-            if let other = theirs.json["roomId"] as? String { _ = try Self.call(gw, "DELETE", "/v1/sessions/\(other)", bearer: gw.apiKey) }
+            if let other = theirs.json["roomId"] as? String {
+                _ = try Self.call(gw, "DELETE", "/v1/sessions/\(other)", bearer: gw.apiKey)
+            }
         }
 
         @Test func anExpiredOrForgedTokenIsRefused() async throws {
@@ -177,12 +204,17 @@ extension GatewaySuites {
             let gw = try await GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sim.port])])
             defer { gw.stop() }
             let token = try Self.mint(gw, routingId: "web-1", ttlSec: 1)
-            #expect(try Self.call(gw, "GET", "/v1/sessions/nosuch", bearer: token).status == 404)  // valid: past the key check
-            try await Task.sleep(for: .milliseconds(2100))  // the 1 s lifetime passing is what is tested (a poll would create)
+            // valid: past the key check
+            #expect(try Self.call(gw, "GET", "/v1/sessions/nosuch", bearer: token).status == 404)
+            // the 1 s lifetime passing is what is tested (a poll would create)
+            try await Task.sleep(for: .milliseconds(2100))
             let expired = try Self.create(gw, bearer: token, routingId: nil)
             #expect(expired.status == 401 && Self.code(expired.json) == -105, "\(expired)")
             let ws = gw.apiURL.replacingOccurrences(of: "http://", with: "ws://") + "/v1/events?access_token=" + token
-            #expect(throws: IrisTransportError.handshakeRejected(status: 401, body: #"{"error":{"code":-105,"message":"the page token has expired"}}"#)) {
+            #expect(
+                throws: IrisTransportError.handshakeRejected(
+                    status: 401, body: #"{"error":{"code":-105,"message":"the page token has expired"}}"#)
+            ) {
                 _ = try WebSocketClient(url: ws)
             }
             // Altered: one character of the signature changed.
@@ -202,8 +234,14 @@ extension GatewaySuites {
             let token = try Self.mint(gw, routingId: "web-1", scope: ["allowCapture": true, "allowHeaders": true])
             let elsewhere = Self.rtpOffer.replacingOccurrences(of: "c=IN IP4 127.0.0.1", with: "c=IN IP4 198.51.100.9")
             let sdes = Self.rtpOffer.replacingOccurrences(of: "RTP/AVP", with: "RTP/SAVP")
-                .replacingOccurrences(of: "a=sendrecv", with: "a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:WVNfX19zZW1jdGwgKCkgewkyMjA7fQp9CnVubGVz\r\na=sendrecv")
-            for (name, sdp) in [("plain RTP", Self.rtpOffer), ("plain RTP elsewhere", elsewhere), ("SDES", sdes), ("not SDP", "hello")] {
+                .replacingOccurrences(
+                    of: "a=sendrecv",
+                    with:
+                        "a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:WVNfX19zZW1jdGwgKCkgewkyMjA7fQp9CnVubGVz\r\na=sendrecv"
+                )
+            for (name, sdp) in [
+                ("plain RTP", Self.rtpOffer), ("plain RTP elsewhere", elsewhere), ("SDES", sdes), ("not SDP", "hello")
+            ] {
                 let r = try Self.create(gw, bearer: token, routingId: nil, sdp: sdp)
                 #expect(r.status == 403 && Self.code(r.json) == -103, "\(name): \(r)")
                 #expect(Self.message(r.json).contains("a page offers WebRTC only"), "\(name): \(r)")
@@ -223,12 +261,17 @@ extension GatewaySuites {
             defer { sim.stop() }
             var beta = GatewayProcess.Profile(name: "beta", proxies: [sim.port])
             beta.hasInbound = false
-            let gw = try await GatewayProcess(profiles: [GatewayProcess.Profile(name: "alpha", proxies: [sim.port]), beta])
+            let gw = try await GatewayProcess(profiles: [
+                GatewayProcess.Profile(name: "alpha", proxies: [sim.port]), beta
+            ])
             defer { gw.stop() }
 
-            let minted = try Self.call(gw, "POST", "/v1/page-tokens", bearer: gw.apiKey, body: ["routingId": "web-1", "profiles": ["beta"]])
+            let minted = try Self.call(
+                gw, "POST", "/v1/page-tokens", bearer: gw.apiKey, body: ["routingId": "web-1", "profiles": ["beta"]])
             #expect(minted.status == 201 && minted.json["profiles"] as? [String] == ["beta"], "\(minted)")
-            #expect(minted.json["allowCapture"] as? Bool == false && minted.json["allowHeaders"] as? Bool == false, "\(minted)")
+            #expect(
+                minted.json["allowCapture"] as? Bool == false && minted.json["allowHeaders"] as? Bool == false,
+                "\(minted)")
             let scoped = try #require(minted.json["token"] as? String)
             let other = try Self.create(gw, bearer: scoped, routingId: nil, extra: ["profile": "alpha"])
             #expect(other.status == 403 && Self.code(other.json) == -103, "\(other)")
@@ -238,7 +281,9 @@ extension GatewaySuites {
             let unnamed = try Self.create(gw, bearer: scoped, routingId: nil)
             for r in [named, unnamed] {
                 let room = try #require(r.json["roomId"] as? String, "\(r)")
-                #expect(try Self.call(gw, "GET", "/v1/sessions/\(room)", bearer: scoped).json["profile"] as? String == "beta")
+                #expect(
+                    try Self.call(gw, "GET", "/v1/sessions/\(room)", bearer: scoped).json["profile"] as? String
+                        == "beta")
             }
 
             // Minted without profiles: the default profile (alpha, the first by name) and no other.
@@ -249,13 +294,16 @@ extension GatewaySuites {
             #expect(refused.status == 403 && Self.code(refused.json) == -103, "\(refused)")
             let byDefault = try Self.create(gw, bearer: narrow, routingId: nil)
             let room = try #require(byDefault.json["roomId"] as? String, "\(byDefault)")
-            #expect(try Self.call(gw, "GET", "/v1/sessions/\(room)", bearer: narrow).json["profile"] as? String == "alpha")
+            #expect(
+                try Self.call(gw, "GET", "/v1/sessions/\(room)", bearer: narrow).json["profile"] as? String == "alpha")
             #expect(try Self.sessions(gw).count == 3)
 
             // Minting names real outbound profiles only.
-            for bad: [String: Any] in [["routingId": "x", "profiles": []], ["routingId": "x", "profiles": ["nosuch"]],
-                                       ["routingId": "x", "profiles": ["beta", "beta"]],
-                                       ["routingId": "x", "profiles": Array(repeating: "alpha", count: 9)]] {
+            for bad: [String: Any] in [
+                ["routingId": "x", "profiles": []], ["routingId": "x", "profiles": ["nosuch"]],
+                ["routingId": "x", "profiles": ["beta", "beta"]],
+                ["routingId": "x", "profiles": Array(repeating: "alpha", count: 9)]
+            ] {
                 let r = try Self.call(gw, "POST", "/v1/page-tokens", bearer: gw.apiKey, body: bad)
                 #expect(r.status == 400 && Self.code(r.json) == -103, "\(bad): \(r)")
             }
@@ -272,25 +320,30 @@ extension GatewaySuites {
                 ("capture", ["capture": true], "ask for a capture"),
                 ("headers", ["headers": ["X-Ticket": "42"]], "set SIP header fields"),
                 ("callerName", ["callerName": "Mallory"], "set SIP header fields"),
-                ("privacy", ["privacy": "id"], "set SIP header fields"),
+                ("privacy", ["privacy": "id"], "set SIP header fields")
             ]
             for (name, extra, text) in cases {
                 let r = try Self.create(gw, bearer: narrow, routingId: nil, extra: extra)
-                #expect(r.status == 403 && Self.code(r.json) == -103 && Self.message(r.json).contains(text), "\(name): \(r)")
+                #expect(
+                    r.status == 403 && Self.code(r.json) == -103 && Self.message(r.json).contains(text), "\(name): \(r)"
+                )
             }
             #expect(try Self.sessions(gw).isEmpty, "a refused create leaves nothing")
             // capture: false and no headers ask for nothing.
-            let plain = try Self.create(gw, bearer: narrow, routingId: nil, extra: ["capture": false, "headers": [String: String]()])
+            let plain = try Self.create(
+                gw, bearer: narrow, routingId: nil, extra: ["capture": false, "headers": [String: String]()])
             #expect(plain.status == 201, "\(plain)")
 
             // Allowed at minting (with the key): each passes.
             let capture = try Self.mint(gw, routingId: "web-1", scope: ["allowCapture": true])
             #expect(try Self.create(gw, bearer: capture, routingId: nil, extra: ["capture": true]).status == 201)
-            let headerRefused = try Self.create(gw, bearer: capture, routingId: nil, extra: ["headers": ["X-Ticket": "42"]])
+            let headerRefused = try Self.create(
+                gw, bearer: capture, routingId: nil, extra: ["headers": ["X-Ticket": "42"]])
             #expect(headerRefused.status == 403, "capture does not allow headers: \(headerRefused)")
             let headers = try Self.mint(gw, routingId: "web-1", scope: ["allowHeaders": true])
-            let withHeaders = try Self.create(gw, bearer: headers, routingId: nil,
-                                              extra: ["headers": ["X-Ticket": "42"], "callerName": "Support", "privacy": "none"])
+            let withHeaders = try Self.create(
+                gw, bearer: headers, routingId: nil,
+                extra: ["headers": ["X-Ticket": "42"], "callerName": "Support", "privacy": "none"])
             #expect(withHeaders.status == 201, "\(withHeaders)")
             #expect(try Self.create(gw, bearer: headers, routingId: nil, extra: ["capture": true]).status == 403)
             #expect(try Self.sessions(gw).count == 3)
@@ -310,15 +363,22 @@ extension GatewaySuites {
             defer { sipp.stop() }
             let n = try #require(note, sipp.report)
             let room = try #require(n.roomid), roomToken = try #require(n.roomtoken)
-            for (name, body, text) in [("plain RTP", ["roomToken": roomToken, "media": ["sdp": Self.rtpOffer]], "a page offers WebRTC only"),
-                                       ("capture", ["roomToken": roomToken, "media": ["sdp": Self.webRTCOffer], "capture": true],
-                                        "ask for a capture")] as [(String, [String: Any], String)] {
+            for (name, body, text) in [
+                ("plain RTP", ["roomToken": roomToken, "media": ["sdp": Self.rtpOffer]], "a page offers WebRTC only"),
+                (
+                    "capture", ["roomToken": roomToken, "media": ["sdp": Self.webRTCOffer], "capture": true],
+                    "ask for a capture"
+                )
+            ] as [(String, [String: Any], String)] {
                 let r = try Self.call(gw, "POST", "/v1/sessions/\(room)/join", bearer: token, body: body)
-                #expect(r.status == 403 && Self.code(r.json) == -103 && Self.message(r.json).contains(text), "\(name): \(r)")
+                #expect(
+                    r.status == 403 && Self.code(r.json) == -103 && Self.message(r.json).contains(text), "\(name): \(r)"
+                )
             }
             let ringing = try Self.call(gw, "GET", "/v1/sessions/\(room)", bearer: token)
             #expect(ringing.json["status"] as? String == "Initializing" && ringing.json["ended"] == nil, "\(ringing)")
-            let reject = try Self.call(gw, "POST", "/v1/sessions/\(room)/reject", bearer: token, body: ["roomToken": roomToken])
+            let reject = try Self.call(
+                gw, "POST", "/v1/sessions/\(room)/reject", bearer: token, body: ["roomToken": roomToken])
             #expect(reject.status == 200, "\(reject)")
             #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
         }
@@ -329,14 +389,17 @@ extension GatewaySuites {
             #expect(gw.printed.contains("dialer page \(gw.apiURL)/app"), "\(gw.printed)")
             let client = try HTTPClient(baseURL: gw.apiURL)
             var served = ""
-            for (path, type) in [("/app", "text/html"), ("/app/app.js", "text/javascript"), ("/app/app.css", "text/css")] {
+            for (path, type) in [
+                ("/app", "text/html"), ("/app/app.js", "text/javascript"), ("/app/app.css", "text/css")
+            ] {
                 let r = try client.request(method: "GET", path: path)
                 #expect(r.status == 200 && r.headers["content-type"]?.hasPrefix(type) == true, "\(path) \(r.status)")
                 served += String(decoding: r.body, as: UTF8.self)
             }
             #expect(!served.contains(gw.apiKey))
             #expect(!served.contains("api-key") && !served.contains("IRISGW_API_KEY"))
-            #expect(!served.contains("http://") && !served.contains("https://"), "the page loads nothing from elsewhere")
+            #expect(
+                !served.contains("http://") && !served.contains("https://"), "the page loads nothing from elsewhere")
             #expect(try client.request(method: "GET", path: "/app/..%2Fdata%2Fapi-key").status == 404)
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import TestSupport
 import Testing
+
 @testable import SIP
 
 /// REGISTER, OPTIONS keepalive and server-side digest against SIPp, over real UDP.
@@ -10,84 +11,86 @@ struct RegistrationAndAuthTests {
     /// RFC 2069 form; qop=auth is covered by the unit tests), then 200 granting 2 s; the refresh (due
     /// after 1 s) gets 200; the unregister (Expires: 0) gets 200.
     static let registrar = """
-    <?xml version="1.0" encoding="ISO-8859-1" ?>
-    <scenario name="registrar with digest, refresh and unregister">
-      <recv request="REGISTER"/>
-      <send><![CDATA[
-    SIP/2.0 401 Unauthorized
-    [last_Via:]
-    [last_From:]
-    [last_To:];tag=reg[call_number]
-    [last_Call-ID:]
-    [last_CSeq:]
-    WWW-Authenticate: Digest realm="sipp.test", nonce="4f1c2a", algorithm=MD5
-    Content-Length: 0
+        <?xml version="1.0" encoding="ISO-8859-1" ?>
+        <scenario name="registrar with digest, refresh and unregister">
+          <recv request="REGISTER"/>
+          <send><![CDATA[
+        SIP/2.0 401 Unauthorized
+        [last_Via:]
+        [last_From:]
+        [last_To:];tag=reg[call_number]
+        [last_Call-ID:]
+        [last_CSeq:]
+        WWW-Authenticate: Digest realm="sipp.test", nonce="4f1c2a", algorithm=MD5
+        Content-Length: 0
 
-    ]]></send>
-      <recv request="REGISTER">
-        <action>
-          <ereg regexp="Authorization: Digest .*username=\"gw\".*response=" search_in="msg" check_it="true" assign_to="auth"/>
-          <verifyauth assign_to="authvalid" username="gw" password="s3cret"/>
-          <log message="authorization: [$auth]"/>
-        </action>
-      </recv>
-      <nop hide="true" test="authvalid" next="good"/>
-      <send next="fail"><![CDATA[
-    SIP/2.0 403 Wrong Credentials
-    [last_Via:]
-    [last_From:]
-    [last_To:];tag=reg[call_number]
-    [last_Call-ID:]
-    [last_CSeq:]
-    Content-Length: 0
+        ]]></send>
+          <recv request="REGISTER">
+            <action>
+              <ereg regexp="Authorization: Digest .*username=\"gw\".*response=" search_in="msg" check_it="true" assign_to="auth"/>
+              <verifyauth assign_to="authvalid" username="gw" password="s3cret"/>
+              <log message="authorization: [$auth]"/>
+            </action>
+          </recv>
+          <nop hide="true" test="authvalid" next="good"/>
+          <send next="fail"><![CDATA[
+        SIP/2.0 403 Wrong Credentials
+        [last_Via:]
+        [last_From:]
+        [last_To:];tag=reg[call_number]
+        [last_Call-ID:]
+        [last_CSeq:]
+        Content-Length: 0
 
-    ]]></send>
-      <label id="good"/>
-      <send><![CDATA[
-    SIP/2.0 200 OK
-    [last_Via:]
-    [last_From:]
-    [last_To:];tag=reg[call_number]
-    [last_Call-ID:]
-    [last_CSeq:]
-    [last_Contact:];expires=2
-    Content-Length: 0
+        ]]></send>
+          <label id="good"/>
+          <send><![CDATA[
+        SIP/2.0 200 OK
+        [last_Via:]
+        [last_From:]
+        [last_To:];tag=reg[call_number]
+        [last_Call-ID:]
+        [last_CSeq:]
+        [last_Contact:];expires=2
+        Content-Length: 0
 
-    ]]></send>
-      <recv request="REGISTER"/>
-      <send><![CDATA[
-    SIP/2.0 200 OK
-    [last_Via:]
-    [last_From:]
-    [last_To:];tag=reg[call_number]
-    [last_Call-ID:]
-    [last_CSeq:]
-    [last_Contact:];expires=60
-    Content-Length: 0
+        ]]></send>
+          <recv request="REGISTER"/>
+          <send><![CDATA[
+        SIP/2.0 200 OK
+        [last_Via:]
+        [last_From:]
+        [last_To:];tag=reg[call_number]
+        [last_Call-ID:]
+        [last_CSeq:]
+        [last_Contact:];expires=60
+        Content-Length: 0
 
-    ]]></send>
-      <recv request="REGISTER">
-        <action>
-          <ereg regexp="Expires: 0" search_in="msg" check_it="true" assign_to="zero"/>
-          <log message="unregister: [$zero]"/>
-        </action>
-      </recv>
-      <send><![CDATA[
-    SIP/2.0 200 OK
-    [last_Via:]
-    [last_From:]
-    [last_To:];tag=reg[call_number]
-    [last_Call-ID:]
-    [last_CSeq:]
-    Content-Length: 0
+        ]]></send>
+          <recv request="REGISTER">
+            <action>
+              <ereg regexp="Expires: 0" search_in="msg" check_it="true" assign_to="zero"/>
+              <log message="unregister: [$zero]"/>
+            </action>
+          </recv>
+          <send><![CDATA[
+        SIP/2.0 200 OK
+        [last_Via:]
+        [last_From:]
+        [last_To:];tag=reg[call_number]
+        [last_Call-ID:]
+        [last_CSeq:]
+        Content-Length: 0
 
-    ]]></send>
-      <label id="fail"/>
-    </scenario>
-    """
+        ]]></send>
+          <label id="fail"/>
+        </scenario>
+        """
 
     /// Starts a registration of `gw@sipp.test` at SIPp; the log collects its states.
-    static func register(_ agent: TestAgent, at sipp: SIPp, password: String) async -> (LoopBound<RegistrationClient>, StateLog<RegistrationMachine.State>) {
+    static func register(
+        _ agent: TestAgent, at sipp: SIPp, password: String
+    ) async -> (LoopBound<RegistrationClient>, StateLog<RegistrationMachine.State>) {
         let states = StateLog<RegistrationMachine.State>()
         let config = RegistrationClient.Configuration(
             registrar: SIPURI(host: "sipp.test"), peer: sipp.peer,
@@ -154,8 +157,9 @@ struct RegistrationAndAuthTests {
         let ua = agent.ua
         let peer = SIPPeer(transport: .udp, address: SocketAddress(host: "127.0.0.1", port: peerSocket.port))
         let pinger = await ua.loop.run { () -> LoopBound<KeepaliveClient> in
-            let k = ua.keepalive(target: SIPURI(host: "127.0.0.1", port: peerSocket.port), peer: peer,
-                                 configuration: OptionsKeepalive.Configuration(interval: 0.1))
+            let k = ua.keepalive(
+                target: SIPURI(host: "127.0.0.1", port: peerSocket.port), peer: peer,
+                configuration: OptionsKeepalive.Configuration(interval: 0.1))
             k.onStateChange = { states.append($0) }
             k.start()
             return LoopBound(k, loop: ua.loop)
@@ -173,7 +177,8 @@ struct RegistrationAndAuthTests {
             answered.insert(options.topVia?.branch ?? "")
             #expect(options.method == "OPTIONS")
             #expect(options.topVia?.rport != nil, "our requests ask for rport (RFC 3581)")
-            peerSocket.send(SIPMessage.response(to: options, status: status, toTag: "k").serialize(), to: agent.local.address.port)
+            peerSocket.send(
+                SIPMessage.response(to: options, status: status, toTag: "k").serialize(), to: agent.local.address.port)
             if status == 200 {
                 #expect(await eventually(timeout: 10) { states.all == [.up] }, "\(states.all)")
             }
@@ -184,93 +189,95 @@ struct RegistrationAndAuthTests {
     /// A caller that answers our 401 with credentials (SIPp `[authentication]`), then talks
     /// and hangs up.
     static let authenticatingCaller = """
-    <?xml version="1.0" encoding="ISO-8859-1" ?>
-    <scenario name="caller answering a 401">
-      <send retrans="500"><![CDATA[
-    INVITE sip:gw@[remote_ip]:[remote_port] SIP/2.0
-    Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-    From: <sip:carrier@[local_ip]:[local_port]>;tag=[pid]SIPp[call_number]
-    To: <sip:gw@[remote_ip]:[remote_port]>
-    Call-ID: [call_id]
-    CSeq: 1 INVITE
-    Contact: <sip:carrier@[local_ip]:[local_port]>
-    Max-Forwards: 70
-    Content-Type: application/sdp
-    Content-Length: [len]
+        <?xml version="1.0" encoding="ISO-8859-1" ?>
+        <scenario name="caller answering a 401">
+          <send retrans="500"><![CDATA[
+        INVITE sip:gw@[remote_ip]:[remote_port] SIP/2.0
+        Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+        From: <sip:carrier@[local_ip]:[local_port]>;tag=[pid]SIPp[call_number]
+        To: <sip:gw@[remote_ip]:[remote_port]>
+        Call-ID: [call_id]
+        CSeq: 1 INVITE
+        Contact: <sip:carrier@[local_ip]:[local_port]>
+        Max-Forwards: 70
+        Content-Type: application/sdp
+        Content-Length: [len]
 
-    v=0
-    o=- 1 1 IN IP4 [local_ip]
-    s=-
-    c=IN IP4 [local_ip]
-    t=0 0
-    m=audio 40000 RTP/AVP 0
-    a=rtpmap:0 PCMU/8000
+        v=0
+        o=- 1 1 IN IP4 [local_ip]
+        s=-
+        c=IN IP4 [local_ip]
+        t=0 0
+        m=audio 40000 RTP/AVP 0
+        a=rtpmap:0 PCMU/8000
 
-    ]]></send>
-      <recv response="100" optional="true"/>
-      <recv response="401" auth="true"/>
-      <send><![CDATA[
-    ACK sip:gw@[remote_ip]:[remote_port] SIP/2.0
-    Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-    From: <sip:carrier@[local_ip]:[local_port]>;tag=[pid]SIPp[call_number]
-    To: <sip:gw@[remote_ip]:[remote_port]>[peer_tag_param]
-    Call-ID: [call_id]
-    CSeq: 1 ACK
-    Max-Forwards: 70
-    Content-Length: 0
+        ]]></send>
+          <recv response="100" optional="true"/>
+          <recv response="401" auth="true"/>
+          <send><![CDATA[
+        ACK sip:gw@[remote_ip]:[remote_port] SIP/2.0
+        Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+        From: <sip:carrier@[local_ip]:[local_port]>;tag=[pid]SIPp[call_number]
+        To: <sip:gw@[remote_ip]:[remote_port]>[peer_tag_param]
+        Call-ID: [call_id]
+        CSeq: 1 ACK
+        Max-Forwards: 70
+        Content-Length: 0
 
-    ]]></send>
-      <send retrans="500"><![CDATA[
-    INVITE sip:gw@[remote_ip]:[remote_port] SIP/2.0
-    Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-    From: <sip:carrier@[local_ip]:[local_port]>;tag=[pid]SIPp[call_number]
-    To: <sip:gw@[remote_ip]:[remote_port]>
-    Call-ID: [call_id]
-    CSeq: 2 INVITE
-    Contact: <sip:carrier@[local_ip]:[local_port]>
-    [authentication username=trunk password=PASSWORD]
-    Max-Forwards: 70
-    Content-Type: application/sdp
-    Content-Length: [len]
+        ]]></send>
+          <send retrans="500"><![CDATA[
+        INVITE sip:gw@[remote_ip]:[remote_port] SIP/2.0
+        Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+        From: <sip:carrier@[local_ip]:[local_port]>;tag=[pid]SIPp[call_number]
+        To: <sip:gw@[remote_ip]:[remote_port]>
+        Call-ID: [call_id]
+        CSeq: 2 INVITE
+        Contact: <sip:carrier@[local_ip]:[local_port]>
+        [authentication username=trunk password=PASSWORD]
+        Max-Forwards: 70
+        Content-Type: application/sdp
+        Content-Length: [len]
 
-    v=0
-    o=- 1 1 IN IP4 [local_ip]
-    s=-
-    c=IN IP4 [local_ip]
-    t=0 0
-    m=audio 40000 RTP/AVP 0
-    a=rtpmap:0 PCMU/8000
+        v=0
+        o=- 1 1 IN IP4 [local_ip]
+        s=-
+        c=IN IP4 [local_ip]
+        t=0 0
+        m=audio 40000 RTP/AVP 0
+        a=rtpmap:0 PCMU/8000
 
-    ]]></send>
-      <recv response="100" optional="true"/>
-      <recv response="180" optional="true"/>
-      <recv response="RESPONSE"/>
-      <send><![CDATA[
-    ACK sip:gw@[remote_ip]:[remote_port] SIP/2.0
-    Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-    From: <sip:carrier@[local_ip]:[local_port]>;tag=[pid]SIPp[call_number]
-    To: <sip:gw@[remote_ip]:[remote_port]>[peer_tag_param]
-    Call-ID: [call_id]
-    CSeq: 2 ACK
-    Max-Forwards: 70
-    Content-Length: 0
+        ]]></send>
+          <recv response="100" optional="true"/>
+          <recv response="180" optional="true"/>
+          <recv response="RESPONSE"/>
+          <send><![CDATA[
+        ACK sip:gw@[remote_ip]:[remote_port] SIP/2.0
+        Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+        From: <sip:carrier@[local_ip]:[local_port]>;tag=[pid]SIPp[call_number]
+        To: <sip:gw@[remote_ip]:[remote_port]>[peer_tag_param]
+        Call-ID: [call_id]
+        CSeq: 2 ACK
+        Max-Forwards: 70
+        Content-Length: 0
 
-    ]]></send>
-    </scenario>
-    """
+        ]]></send>
+        </scenario>
+        """
 
     @Test(arguments: [("good-password", true), ("bad-password", false)])
     func callersMustAuthenticate(password: String, accepted: Bool) async throws {
         var config = SIPUserAgentConfiguration()
         // SIPp answers only MD5 challenges (its createAuthHeader refuses SHA-256).
-        config.inboundAuthentication = .init(realm: "irisgw.test", users: ["trunk": "good-password"], algorithms: [.md5])
+        config.inboundAuthentication = .init(
+            realm: "irisgw.test", users: ["trunk": "good-password"], algorithms: [.md5])
         let ua = try SIPUserAgent(configuration: config)
         let local = try #require(ua.start().first)
         defer { ua.shutdown() }
         let endpoint = await ua.loop.run { AnsweringEndpoint(ua: ua, behaviour: .init()) }
         let xml = Self.authenticatingCaller.replacingOccurrences(of: "PASSWORD", with: password)
-            .replacingOccurrences(of: "<recv response=\"RESPONSE\"/>",
-                                  with: accepted ? "<recv response=\"200\" rrs=\"true\"/>" : "<recv response=\"401\"/>")
+            .replacingOccurrences(
+                of: "<recv response=\"RESPONSE\"/>",
+                with: accepted ? "<recv response=\"200\" rrs=\"true\"/>" : "<recv response=\"401\"/>")
         let sipp = try SIPp(.inline(name: "auth-caller", xml: xml), remote: local, timeout: 15)
         defer { sipp.stop() }
         #expect(await sipp.waitForExit(timeout: 15) == 0, sipp.report)
@@ -294,10 +301,11 @@ struct RegistrationAndAuthTests {
         let rec = CallRecorder()
         let ua = caller.ua
         await ua.loop.run {
-            _ = ua.invite(requestURI: SIPURI(user: "gw", host: "127.0.0.1", port: calleeAddress.address.port),
-                          from: NameAddress(uri: SIPURI(user: "trunk", host: "127.0.0.1")),
-                          to: NameAddress(uri: SIPURI(user: "gw", host: "127.0.0.1")), peer: calleeAddress,
-                          sdp: SDP.offer(), credentials: DigestCredentials(username: "trunk", password: "pw"), delegate: rec)
+            _ = ua.invite(
+                requestURI: SIPURI(user: "gw", host: "127.0.0.1", port: calleeAddress.address.port),
+                from: NameAddress(uri: SIPURI(user: "trunk", host: "127.0.0.1")),
+                to: NameAddress(uri: SIPURI(user: "gw", host: "127.0.0.1")), peer: calleeAddress,
+                sdp: SDP.offer(), credentials: DigestCredentials(username: "trunk", password: "pw"), delegate: rec)
         }
         #expect(await rec.waitFor(.connected), "\(rec.events)")
         let invite = try #require(await callee.loop.run { endpoint.lastInvite })
@@ -320,10 +328,13 @@ struct SIPLintCommandTests {
     }
 
     static let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/conformance/rfc4475").path
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/conformance/rfc4475")
+        .path
 
     @Test func verdictsAndExitStatus() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: Self.binary), "irisgw not built next to the tests: \(Self.binary)")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: Self.binary),
+            "irisgw not built next to the tests: \(Self.binary)")
         let good = Self.corpus + "/wsinv.sip", bad = Self.corpus + "/badvers.sip"
         let ok = try await Self.run([good])
         #expect(ok.status == 0)
@@ -341,9 +352,12 @@ struct SIPLintCommandTests {
     /// A NUL in Call-ID is a malformed message: sip-lint said "valid" before.
     @Test func aControlByteInAHeaderIsInvalid() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: Self.binary))
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("nul-\(UUID().uuidString.prefix(8)).sip").path
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "nul-\(UUID().uuidString.prefix(8)).sip"
+        ).path
         defer { try? FileManager.default.removeItem(atPath: file) }
-        let text = "OPTIONS sip:bob@example.com SIP/2.0\r\nVia: SIP/2.0/UDP a.example.com;branch=z9hG4bK1\r\n"
+        let text =
+            "OPTIONS sip:bob@example.com SIP/2.0\r\nVia: SIP/2.0/UDP a.example.com;branch=z9hG4bK1\r\n"
             + "From: <sip:alice@example.com>;tag=1\r\nTo: <sip:bob@example.com>\r\nCall-ID: a\u{0}b@x\r\n"
             + "CSeq: 1 OPTIONS\r\nMax-Forwards: 70\r\nContent-Length: 0\r\n\r\n"
         FileManager.default.createFile(atPath: file, contents: Data(text.utf8))

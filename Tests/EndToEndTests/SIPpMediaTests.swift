@@ -1,10 +1,10 @@
 import Foundation
+import Media
 import SDP
+import SIP
 import Synchronization
 import TestSupport
 import Testing
-import SIP
-import Media
 
 /// SIPp as a real media peer of the engine: its INVITE is answered with SDP pointing at a
 /// `MediaCall`'s trunk leg; SIPp plays its RTP pcaps (G.711 A-law speech, RFC 4733 digits)
@@ -24,8 +24,11 @@ import Media
         defer { agent.shutdown() }
         await agent.ua.loop.run { agent.ua.delegate = media }
         agent.delegate = media
-        let sipp = try SIPp(.inline(name: "play-g711a", xml: SIPpMediaScenarios.uac(codec: "8 PCMA/8000", plays: ["g711a.pcap"], pauseMs: 7400)),
-                            remote: agent.local, timeout: 15)
+        let sipp = try SIPp(
+            .inline(
+                name: "play-g711a",
+                xml: SIPpMediaScenarios.uac(codec: "8 PCMA/8000", plays: ["g711a.pcap"], pauseMs: 7400)),
+            remote: agent.local, timeout: 15)
         defer { sipp.stop() }
 
         #expect(await sipp.waitForExit(timeout: 15) == 0, "\(sipp.report)")
@@ -35,7 +38,10 @@ import Media
         let out = media.app.packets(payloadType: 111)
         // 236 packets of 30 ms = 7.08 s = 354 frames of 20 ms (and silence after, until the BYE).
         #expect(out.count >= 340, "\(out.count) Opus packets")
-        #expect(zip(out, out.dropFirst()).allSatisfy { $1.sequenceNumber == $0.sequenceNumber &+ 1 && $1.timestamp == $0.timestamp &+ 960 })
+        #expect(
+            zip(out, out.dropFirst()).allSatisfy {
+                $1.sequenceNumber == $0.sequenceNumber &+ 1 && $1.timestamp == $0.timestamp &+ 960
+            })
         let decoder = try OpusDecoder(sampleRate: 8000)
         var pcm: [Int16] = []
         let levels = try out.map { p -> Double in
@@ -46,7 +52,8 @@ import Media
         // over the 7 s, not one burst.
         let loud = levels.indices.filter { levels[$0] > 300 }
         #expect(loud.count >= 150, "\(loud.count) loud frames of \(levels.count)")
-        #expect((loud.last ?? 0) - (loud.first ?? 0) >= 250, "speech spans frames \(loud.first ?? -1)...\(loud.last ?? -1)")
+        #expect(
+            (loud.last ?? 0) - (loud.first ?? 0) >= 250, "speech spans frames \(loud.first ?? -1)...\(loud.last ?? -1)")
         let stats = try #require(media.statistics?[.trunk])
         #expect(stats.packetsReceived == 236)
         #expect(stats.packetsLost == 0)
@@ -64,8 +71,9 @@ import Media
         await agent.ua.loop.run { agent.ua.delegate = media }
         agent.delegate = media
         let plays = ["dtmf_2833_1.pcap", "dtmf_2833_5.pcap", "dtmf_2833_pound.pcap"]
-        let sipp = try SIPp(.inline(name: "play-dtmf", xml: SIPpMediaScenarios.uac(codec: "0 PCMU/8000", plays: plays, pauseMs: 400)),
-                            remote: agent.local, timeout: 10)
+        let sipp = try SIPp(
+            .inline(name: "play-dtmf", xml: SIPpMediaScenarios.uac(codec: "0 PCMU/8000", plays: plays, pauseMs: 400)),
+            remote: agent.local, timeout: 10)
         defer { sipp.stop() }
 
         #expect(await sipp.waitForExit(timeout: 10) == 0, "\(sipp.report)")
@@ -74,7 +82,11 @@ import Media
         // Each pcap holds one event whose end reports say 2240 units (280 ms at 8 kHz).
         let durations = media.events.compactMap { if case .dtmf(_, _, let ms) = $0 { ms } else { nil } }
         #expect(durations == [280, 280, 280])
-        _ = await eventually(timeout: 2, { media.app.drain(); return media.regeneratedDigits.count >= 3 })
+        _ = await eventually(
+            timeout: 2,
+            {
+                media.app.drain(); return media.regeneratedDigits.count >= 3
+            })
         #expect(media.regeneratedDigits == "15#")
     }
 
@@ -96,7 +108,10 @@ import Media
         let offer = SessionDescription(
             origin: SDPOrigin(sessionID: "5151", sessionVersion: 1, addrType: "IP4", address: "127.0.0.1"),
             connection: .ip4(call.trunkAddress.host),
-            media: [.audio(port: UInt16(call.trunkAddress.port), codecs: [.pcmu], telephoneEvent: .telephoneEvent(), ptime: 20)])
+            media: [
+                .audio(
+                    port: UInt16(call.trunkAddress.port), codecs: [.pcmu], telephoneEvent: .telephoneEvent(), ptime: 20)
+            ])
         let sip = await agent.call(sipp, recorder: recorder, sdp: offer)
         #expect(await recorder.waitFor(.connected, timeout: 5), "\(recorder.events)\n\(sipp.report)")
         let answer = try await #require(agent.onLoop { sip.remoteSDP }, "no SDP in SIPp's answer")
@@ -115,7 +130,9 @@ import Media
             app.send(payloadType: 111, payload: frames[n], to: call.platformAddress)
             app.timestamp &+= 960
         }
-        _ = await eventually(timeout: 1) { app.drain(); return app.packets(payloadType: 111).count >= 40 }
+        _ = await eventually(timeout: 1) {
+            app.drain(); return app.packets(payloadType: 111).count >= 40
+        }
         await agent.onLoop { sip.hangup() }
         _ = await recorder.waitForEnd(timeout: 5)
 
@@ -132,7 +149,9 @@ import Media
         // concealed on a busy machine against it).
         let at1000 = Goertzel(frequency: 1000, sampleRate: 8000).power(all)
         for other in [700.0, 1400] {
-            #expect(at1000 > 20 * Goertzel(frequency: other, sampleRate: 8000).power(all), "1 kHz after the echo vs \(other) Hz")
+            #expect(
+                at1000 > 20 * Goertzel(frequency: other, sampleRate: 8000).power(all),
+                "1 kHz after the echo vs \(other) Hz")
         }
         let stats = call.statistics()
         #expect((stats[.trunk]?.packetsReceived ?? 0) >= 40, "\(stats)")
@@ -155,61 +174,61 @@ enum SIPpMediaScenarios {
             """
         }.joined(separator: "\n")
         return """
-        <?xml version="1.0" encoding="ISO-8859-1" ?>
-        <scenario name="uac-play">
-          <send retrans="500"><![CDATA[
-        INVITE sip:service@[remote_ip]:[remote_port] SIP/2.0
-        Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-        From: sipp <sip:sipp@[local_ip]:[local_port]>;tag=[pid]play[call_number]
-        To: <sip:service@[remote_ip]:[remote_port]>
-        Call-ID: [call_id]
-        CSeq: 1 INVITE
-        Contact: <sip:sipp@[local_ip]:[local_port]>
-        Max-Forwards: 70
-        Content-Type: application/sdp
-        Content-Length: [len]
+            <?xml version="1.0" encoding="ISO-8859-1" ?>
+            <scenario name="uac-play">
+              <send retrans="500"><![CDATA[
+            INVITE sip:service@[remote_ip]:[remote_port] SIP/2.0
+            Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+            From: sipp <sip:sipp@[local_ip]:[local_port]>;tag=[pid]play[call_number]
+            To: <sip:service@[remote_ip]:[remote_port]>
+            Call-ID: [call_id]
+            CSeq: 1 INVITE
+            Contact: <sip:sipp@[local_ip]:[local_port]>
+            Max-Forwards: 70
+            Content-Type: application/sdp
+            Content-Length: [len]
 
-        v=0
-        o=sipp 1 1 IN IP4 [local_ip]
-        s=-
-        c=IN IP4 [media_ip]
-        t=0 0
-        m=audio [media_port] RTP/AVP \(pt) 101
-        a=rtpmap:\(codec)
-        a=rtpmap:101 telephone-event/8000
-        a=fmtp:101 0-16
-        a=ptime:20
+            v=0
+            o=sipp 1 1 IN IP4 [local_ip]
+            s=-
+            c=IN IP4 [media_ip]
+            t=0 0
+            m=audio [media_port] RTP/AVP \(pt) 101
+            a=rtpmap:\(codec)
+            a=rtpmap:101 telephone-event/8000
+            a=fmtp:101 0-16
+            a=ptime:20
 
-          ]]></send>
-          <recv response="100" optional="true"/>
-          <recv response="180" optional="true"/>
-          <recv response="200" rtd="true"/>
-          <send><![CDATA[
-        ACK sip:service@[remote_ip]:[remote_port] SIP/2.0
-        Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-        From: sipp <sip:sipp@[local_ip]:[local_port]>;tag=[pid]play[call_number]
-        [last_To:]
-        Call-ID: [call_id]
-        CSeq: 1 ACK
-        Max-Forwards: 70
-        Content-Length: 0
+              ]]></send>
+              <recv response="100" optional="true"/>
+              <recv response="180" optional="true"/>
+              <recv response="200" rtd="true"/>
+              <send><![CDATA[
+            ACK sip:service@[remote_ip]:[remote_port] SIP/2.0
+            Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+            From: sipp <sip:sipp@[local_ip]:[local_port]>;tag=[pid]play[call_number]
+            [last_To:]
+            Call-ID: [call_id]
+            CSeq: 1 ACK
+            Max-Forwards: 70
+            Content-Length: 0
 
-          ]]></send>
-        \(media)
-          <send retrans="500"><![CDATA[
-        BYE sip:service@[remote_ip]:[remote_port] SIP/2.0
-        Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-        From: sipp <sip:sipp@[local_ip]:[local_port]>;tag=[pid]play[call_number]
-        [last_To:]
-        Call-ID: [call_id]
-        CSeq: 2 BYE
-        Max-Forwards: 70
-        Content-Length: 0
+              ]]></send>
+            \(media)
+              <send retrans="500"><![CDATA[
+            BYE sip:service@[remote_ip]:[remote_port] SIP/2.0
+            Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+            From: sipp <sip:sipp@[local_ip]:[local_port]>;tag=[pid]play[call_number]
+            [last_To:]
+            Call-ID: [call_id]
+            CSeq: 2 BYE
+            Max-Forwards: 70
+            Content-Length: 0
 
-          ]]></send>
-          <recv response="200"/>
-        </scenario>
-        """
+              ]]></send>
+              <recv response="200"/>
+            </scenario>
+            """
     }
 }
 
@@ -221,7 +240,9 @@ final class MediaAnswerer: SIPUserAgentDelegate, SIPCallDelegate, @unchecked Sen
     let app: RTPSocketPeer
     let trunk: AudioCodec
     let payloadType: UInt8
-    private let state = Mutex<(calls: [MediaCall], events: [MediaEvent], ended: Bool, statistics: [MediaLeg: MediaLegStatistics]?)>(([], [], false, nil))
+    private let state = Mutex<
+        (calls: [MediaCall], events: [MediaEvent], ended: Bool, statistics: [MediaLeg: MediaLegStatistics]?)
+    >(([], [], false, nil))
     private static let block = Atomic<Int>(0)
 
     init(trunk: AudioCodec, payloadType: UInt8) throws {
@@ -250,7 +271,9 @@ final class MediaAnswerer: SIPUserAgentDelegate, SIPCallDelegate, @unchecked Sen
         var digits = ""
         for (i, p) in app.packets(payloadType: 101).enumerated() {
             guard let report = try? TelephoneEvent.parse(p.payload) else { continue }
-            for case .ended(let d, _) in receiver.receive(report, timestamp: p.timestamp, sequenceNumber: p.sequenceNumber, now: Double(i) * 0.02) {
+            for case .ended(let d, _) in receiver.receive(
+                report, timestamp: p.timestamp, sequenceNumber: p.sequenceNumber, now: Double(i) * 0.02)
+            {
                 digits.append(d.character)
             }
         }
@@ -260,9 +283,11 @@ final class MediaAnswerer: SIPUserAgentDelegate, SIPCallDelegate, @unchecked Sen
 
     /// Opens a call's media with the trunk leg sending to `remote` (nil: not known yet).
     func open(remote: SocketAddress?) throws -> MediaCall {
-        let call = try engine.openCall(MediaCallConfiguration(
-            trunk: .init(codec: trunk, payloadType: payloadType, telephoneEventPayloadType: 101, remote: remote),
-            platform: .init(codec: .opus(.init()), payloadType: 111, telephoneEventPayloadType: 101, remote: app.address)),
+        let call = try engine.openCall(
+            MediaCallConfiguration(
+                trunk: .init(codec: trunk, payloadType: payloadType, telephoneEventPayloadType: 101, remote: remote),
+                platform: .init(
+                    codec: .opus(.init()), payloadType: 111, telephoneEventPayloadType: 101, remote: app.address)),
             events: { [weak self] e in self?.state.withLock { $0.events.append(e) } })
         state.withLock { $0.calls.append(call) }
         return call
@@ -271,14 +296,16 @@ final class MediaAnswerer: SIPUserAgentDelegate, SIPCallDelegate, @unchecked Sen
     /// The RTP address of the first audio stream of `sdp`.
     static func rtpAddress(_ sdp: SessionDescription) -> SocketAddress? {
         guard let index = sdp.media.firstIndex(where: { $0.media == "audio" && $0.port != 0 }),
-              let connection = sdp.connection(ofMedia: index) else { return nil }
+            let connection = sdp.connection(ofMedia: index)
+        else { return nil }
         return SocketAddress(host: connection.address, port: Int(sdp.media[index].port))
     }
 
     func userAgent(_ ua: SIPUserAgent, didReceiveCall call: SIPCall) {
         call.delegate = self
         guard let offer = call.remoteSDP ?? call.invite.sdp, let remote = Self.rtpAddress(offer),
-              let media = try? open(remote: remote) else {
+            let media = try? open(remote: remote)
+        else {
             call.reject(status: 488)
             return
         }
@@ -286,7 +313,10 @@ final class MediaAnswerer: SIPUserAgentDelegate, SIPCallDelegate, @unchecked Sen
         let answer = SessionDescription(
             origin: SDPOrigin(sessionID: "6161", sessionVersion: 1, addrType: "IP4", address: media.trunkAddress.host),
             connection: .ip4(media.trunkAddress.host),
-            media: [.audio(port: UInt16(media.trunkAddress.port), codecs: [map], telephoneEvent: .telephoneEvent(), ptime: 20)])
+            media: [
+                .audio(
+                    port: UInt16(media.trunkAddress.port), codecs: [map], telephoneEvent: .telephoneEvent(), ptime: 20)
+            ])
         call.answer(sdp: answer)
     }
 
@@ -331,9 +361,12 @@ final class RTPSocketPeer: @unchecked Sendable {
     deinit { buffer.deallocate() }
 
     func send(payloadType: UInt8, payload: [UInt8], to: SocketAddress) {
-        var packet: [UInt8] = [0x80, payloadType, UInt8(sequenceNumber >> 8), UInt8(sequenceNumber & 0xFF),
-                               UInt8(timestamp >> 24), UInt8((timestamp >> 16) & 0xFF), UInt8((timestamp >> 8) & 0xFF), UInt8(timestamp & 0xFF),
-                               UInt8(ssrc >> 24), UInt8((ssrc >> 16) & 0xFF), UInt8((ssrc >> 8) & 0xFF), UInt8(ssrc & 0xFF)]
+        var packet: [UInt8] = [
+            0x80, payloadType, UInt8(sequenceNumber >> 8), UInt8(sequenceNumber & 0xFF),
+            UInt8(timestamp >> 24), UInt8((timestamp >> 16) & 0xFF), UInt8((timestamp >> 8) & 0xFF),
+            UInt8(timestamp & 0xFF),
+            UInt8(ssrc >> 24), UInt8((ssrc >> 16) & 0xFF), UInt8((ssrc >> 8) & 0xFF), UInt8(ssrc & 0xFF)
+        ]
         packet += payload
         sequenceNumber &+= 1
         guard let raw = RawSocketAddress(to) else { return }

@@ -1,8 +1,8 @@
 import Foundation
-import Testing
 import Glibc
 import SIP
 import TestSupport
+import Testing
 
 /// One SIPp process (`/usr/bin/sipp`, sip-tester) running a scenario against our user agent.
 ///
@@ -59,12 +59,15 @@ final class SIPp: @unchecked Sendable {
     /// Starts SIPp. `remote` is where SIPp sends its first request (nil: SIPp waits as UAS);
     /// `port` is SIPp's SIP port (default: a free one); `timeout` bounds the whole run, in
     /// seconds.
-    init(_ scenario: Scenario, remote: SIPPeer? = nil, transport: SIPTransportProtocol = .udp, calls: Int = 1,
-         port: Int? = nil, timeout: Double = 20, arguments extra: [String] = [], workingDirectory: URL? = nil) throws {
+    init(
+        _ scenario: Scenario, remote: SIPPeer? = nil, transport: SIPTransportProtocol = .udp, calls: Int = 1,
+        port: Int? = nil, timeout: Double = 20, arguments extra: [String] = [], workingDirectory: URL? = nil
+    ) throws {
         self.scenario = scenario
         self.transport = transport
         self.port = try port ?? freePort()
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-e2e-\(UUID().uuidString.prefix(8))")
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "irisgw-e2e-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var args: [String] = []
         if let remote { args.append(remote.address.description) }
@@ -80,24 +83,30 @@ final class SIPp: @unchecked Sendable {
         }
         // An explicit media port: SIPp's own choice (6000 and up) races between parallel runs.
         args += ["-mp", String(try freeMediaPorts())]
-        args += ["-i", "127.0.0.1", "-p", String(self.port), "-t", transport == .tcp ? "t1" : "u1",
-                 "-m", String(calls), "-nostdin", "-timeout", "\(Int(timeout.rounded(.up)))s", "-timeout_error",
-                 "-trace_err", "-error_file", directory.appendingPathComponent("errors.log").path,
-                 "-trace_msg", "-message_file", directory.appendingPathComponent("messages.log").path]
+        args += [
+            "-i", "127.0.0.1", "-p", String(self.port), "-t", transport == .tcp ? "t1" : "u1",
+            "-m", String(calls), "-nostdin", "-timeout", "\(Int(timeout.rounded(.up)))s", "-timeout_error",
+            "-trace_err", "-error_file", directory.appendingPathComponent("errors.log").path,
+            "-trace_msg", "-message_file", directory.appendingPathComponent("messages.log").path
+        ]
         args += extra
         deadline = SIPEventLoop.now() + timeout + 5
-        process = try ChildProcess(SIPp.path, args, currentDirectory: workingDirectory ?? directory,
-                                   outputFile: directory.appendingPathComponent("screen.txt"))
+        process = try ChildProcess(
+            SIPp.path, args, currentDirectory: workingDirectory ?? directory,
+            outputFile: directory.appendingPathComponent("screen.txt"))
     }
 
     /// Starts SIPp and waits until it listens. The free port it is given can be taken by
     /// another process before SIPp binds it (tests run in parallel), so a start that does not
     /// come up is retried on a fresh port, up to three times.
-    static func listening(_ scenario: Scenario, remote: SIPPeer? = nil, transport: SIPTransportProtocol = .udp, calls: Int = 1,
-                          timeout: Double = 20, arguments extra: [String] = []) async throws -> SIPp {
+    static func listening(
+        _ scenario: Scenario, remote: SIPPeer? = nil, transport: SIPTransportProtocol = .udp, calls: Int = 1,
+        timeout: Double = 20, arguments extra: [String] = []
+    ) async throws -> SIPp {
         var report = ""
         for _ in 0..<3 {
-            let sipp = try SIPp(scenario, remote: remote, transport: transport, calls: calls, timeout: timeout, arguments: extra)
+            let sipp = try SIPp(
+                scenario, remote: remote, transport: transport, calls: calls, timeout: timeout, arguments: extra)
             if await sipp.waitUntilListening(timeout: 10) { return sipp }
             report = "\(sipp.report)"
             sipp.stop()
@@ -154,8 +163,11 @@ final class SIPp: @unchecked Sendable {
     func received(_ startLine: String) -> Int {
         // Blocks start with a dashed line; a received one says "<TRANSPORT> message received [N] bytes".
         messages.components(separatedBy: "-----------------------------------------------").filter { block in
-            let lines = block.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-            guard let marker = lines.firstIndex(where: { $0.contains("message received [") }), marker + 1 < lines.count else { return false }
+            let lines = block.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter {
+                !$0.isEmpty
+            }
+            guard let marker = lines.firstIndex(where: { $0.contains("message received [") }), marker + 1 < lines.count
+            else { return false }
             return lines[marker + 1].hasPrefix(startLine)
         }.count
     }
@@ -165,12 +177,12 @@ final class SIPp: @unchecked Sendable {
     var report: Comment {
         let trace = messages
         return """
-        SIPp \(scenario) on port \(port) (\(transport.rawValue)); run folder \(directory.path)
-        --- SIPp errors ---
-        \(errors.isEmpty ? "(none)" : errors)
-        --- last messages ---
-        \(trace.count > 4000 ? "…" + trace.suffix(4000) : trace)
-        """
+            SIPp \(scenario) on port \(port) (\(transport.rawValue)); run folder \(directory.path)
+            --- SIPp errors ---
+            \(errors.isEmpty ? "(none)" : errors)
+            --- last messages ---
+            \(trace.count > 4000 ? "…" + trace.suffix(4000) : trace)
+            """
     }
 
     private func read(_ name: String) -> String {
@@ -186,7 +198,9 @@ func freePort() throws -> Int {
         guard fd >= 0 else { throw SocketError("socket") }
         var sa = loopback(port: 0)
         let bound = withUnsafePointer(to: &sa) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         var len = socklen_t(MemoryLayout<sockaddr_in>.size)
         _ = withUnsafeMutablePointer(to: &sa) {
@@ -216,7 +230,9 @@ func freePortBlock(count: Int) throws -> Int {
     for _ in 0..<10 {
         var base = try freePort() & ~1
         while base + count <= 65_535 {
-            guard let taken = (base..<(base + count)).last(where: { !isPortFree($0, transport: .udp) }) else { return base }
+            guard let taken = (base..<(base + count)).last(where: { !isPortFree($0, transport: .udp) }) else {
+                return base
+            }
             base = (taken + 2) & ~1
         }
     }
@@ -238,7 +254,9 @@ func isPortFree(_ port: Int, transport: SIPTransportProtocol) -> Bool {
     sa.sin6_port = in_port_t(UInt16(port).bigEndian)
     sa.sin6_addr = in6addr_any
     return withUnsafePointer(to: &sa) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
+        }
     } == 0
 }
 
@@ -260,4 +278,3 @@ func loopback(port: Int) -> sockaddr_in {
     sa.sin_addr.s_addr = inet_addr("127.0.0.1")
     return sa
 }
-

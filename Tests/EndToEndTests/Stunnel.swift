@@ -28,16 +28,22 @@ final class Stunnel: @unchecked Sendable {
 
     private init(_ mode: Mode, port: Int) throws {
         self.port = port
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-stunnel-\(UUID().uuidString.prefix(8))")
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "irisgw-stunnel-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        var lines = ["foreground = yes", "pid =", "syslog = no", "debug = info",
-                     "output = \(directory.appendingPathComponent("stunnel.log").path)", "[sip]", "accept = 127.0.0.1:\(port)"]
+        var lines = [
+            "foreground = yes", "pid =", "syslog = no", "debug = info",
+            "output = \(directory.appendingPathComponent("stunnel.log").path)", "[sip]", "accept = 127.0.0.1:\(port)"
+        ]
         switch mode {
         case let .server(certificate, key, to, clientCA):
             lines += ["connect = 127.0.0.1:\(to)", "cert = \(certificate)", "key = \(key)"]
             if let clientCA { lines += ["CAfile = \(clientCA)", "verifyChain = yes", "requireCert = yes"] }
         case let .client(to, ca, name, certificate, key):
-            lines += ["client = yes", "connect = 127.0.0.1:\(to)", "CAfile = \(ca)", "verifyChain = yes", "checkHost = \(name)", "sni = \(name)"]
+            lines += [
+                "client = yes", "connect = 127.0.0.1:\(to)", "CAfile = \(ca)", "verifyChain = yes",
+                "checkHost = \(name)", "sni = \(name)"
+            ]
             if let certificate, let key { lines += ["cert = \(certificate)", "key = \(key)"] }
         }
         let config = directory.appendingPathComponent("stunnel.conf")
@@ -51,7 +57,9 @@ final class Stunnel: @unchecked Sendable {
         var report = ""
         for _ in 0..<3 {
             let s = try Stunnel(mode, port: try freePort())
-            if await eventually(timeout: 10, { !s.process.isRunning || !isPortFree(s.port, transport: .tcp) }), s.process.isRunning {
+            if await eventually(timeout: 10, { !s.process.isRunning || !isPortFree(s.port, transport: .tcp) }),
+                s.process.isRunning
+            {
                 return s
             }
             report = s.log
@@ -86,8 +94,12 @@ extension GatewayProcess {
 /// The subject of the certificate a TLS server at 127.0.0.1:`port` shows, read with
 /// `openssl s_client` (bounded in time); nil when no handshake completed.
 func presentedSubject(port: Int, serverName: String, timeout: Double = 10) async -> String? {
-    guard let text = try? await ChildProcess.run("/usr/bin/openssl", ["s_client", "-connect", "127.0.0.1:\(port)", "-servername", serverName, "-brief"],
-                                                 timeout: timeout).output else { return nil }
+    guard
+        let text = try? await ChildProcess.run(
+            "/usr/bin/openssl", ["s_client", "-connect", "127.0.0.1:\(port)", "-servername", serverName, "-brief"],
+            timeout: timeout
+        ).output
+    else { return nil }
     // -brief prints "Peer certificate: CN = gw-a.test".
     return text.split(separator: "\n").first { $0.hasPrefix("Peer certificate:") }
         .map { String($0.dropFirst("Peer certificate:".count)).trimmingCharacters(in: .whitespaces) }

@@ -10,10 +10,13 @@ final class TestAgent: @unchecked Sendable {
     /// Keeps the UA delegate alive (`SIPUserAgent.delegate` is weak).
     var delegate: AnyObject?
 
-    init(transport: SIPTransportProtocol = .udp, prack: SIPUserAgentConfiguration.PRACKPolicy = .supported,
-         sessionTimer: SessionTimerPolicy? = SessionTimerPolicy(), t1: Double = 0.5) throws {
-        let config = SIPUserAgentConfiguration(listen: [(transport, SocketAddress(host: "127.0.0.1", port: 0))],
-                                               prack: prack, sessionTimer: sessionTimer, t1: t1)
+    init(
+        transport: SIPTransportProtocol = .udp, prack: SIPUserAgentConfiguration.PRACKPolicy = .supported,
+        sessionTimer: SessionTimerPolicy? = SessionTimerPolicy(), t1: Double = 0.5
+    ) throws {
+        let config = SIPUserAgentConfiguration(
+            listen: [(transport, SocketAddress(host: "127.0.0.1", port: 0))],
+            prack: prack, sessionTimer: sessionTimer, t1: t1)
         ua = try SIPUserAgent(configuration: config)
         let bound = try ua.start()
         guard let first = bound.first else { throw SocketError("listen", code: EINVAL) }
@@ -48,19 +51,26 @@ final class TestAgent: @unchecked Sendable {
     }
 
     /// Places a call to `sipp` (its scenario plays the callee) with `recorder` as delegate.
-    func call(_ sipp: SIPp, recorder: CallRecorder, sdp: SessionDescription? = SDP.offer(),
-              credentials: DigestCredentials? = nil, headers: [SIPHeader] = []) async -> SIPCall {
-        await call(uri: sipp.uri, peer: sipp.peer, recorder: recorder, sdp: sdp, credentials: credentials, headers: headers)
+    func call(
+        _ sipp: SIPp, recorder: CallRecorder, sdp: SessionDescription? = SDP.offer(),
+        credentials: DigestCredentials? = nil, headers: [SIPHeader] = []
+    ) async -> SIPCall {
+        await call(
+            uri: sipp.uri, peer: sipp.peer, recorder: recorder, sdp: sdp, credentials: credentials, headers: headers)
     }
 
-    func call(uri: SIPURI, peer: SIPPeer, recorder: CallRecorder, sdp: SessionDescription? = SDP.offer(),
-              credentials: DigestCredentials? = nil, headers: [SIPHeader] = []) async -> SIPCall {
+    func call(
+        uri: SIPURI, peer: SIPPeer, recorder: CallRecorder, sdp: SessionDescription? = SDP.offer(),
+        credentials: DigestCredentials? = nil, headers: [SIPHeader] = []
+    ) async -> SIPCall {
         let ua = self.ua
-        let from = NameAddress(displayName: "irisgw", uri: SIPURI(user: "gateway", host: local.address.host, port: local.address.port))
+        let from = NameAddress(
+            displayName: "irisgw", uri: SIPURI(user: "gateway", host: local.address.host, port: local.address.port))
         let to = NameAddress(uri: uri)
         return await ua.loop.run {
-            ua.invite(requestURI: uri, from: from, to: to, peer: peer, sdp: sdp, headers: headers,
-                      credentials: credentials, delegate: recorder)
+            ua.invite(
+                requestURI: uri, from: from, to: to, peer: peer, sdp: sdp, headers: headers,
+                credentials: credentials, delegate: recorder)
         }
     }
 
@@ -85,23 +95,33 @@ final class TestAgent: @unchecked Sendable {
 
 /// SDP offers and answers for the tests (the agent sends no media).
 enum SDP {
-    static func offer(codecs: [RTPMap] = [.pcmu, .pcma], port: UInt16 = 40_000,
-                      direction: MediaDirection = .sendrecv, version: UInt64 = 1) -> SessionDescription {
-        SessionDescription(origin: SDPOrigin(sessionID: "4242", sessionVersion: version, addrType: "IP4", address: "127.0.0.1"),
-                           connection: .ip4("127.0.0.1"),
-                           media: [.audio(port: port, codecs: codecs, telephoneEvent: .telephoneEvent(), ptime: 20, direction: direction)])
+    static func offer(
+        codecs: [RTPMap] = [.pcmu, .pcma], port: UInt16 = 40_000,
+        direction: MediaDirection = .sendrecv, version: UInt64 = 1
+    ) -> SessionDescription {
+        SessionDescription(
+            origin: SDPOrigin(sessionID: "4242", sessionVersion: version, addrType: "IP4", address: "127.0.0.1"),
+            connection: .ip4("127.0.0.1"),
+            media: [
+                .audio(port: port, codecs: codecs, telephoneEvent: .telephoneEvent(), ptime: 20, direction: direction)
+            ])
     }
 
     /// The first offered codec among `accept`, the mirrored direction (RFC 3264 §6.1); nil when
     /// no audio codec fits.
-    static func answer(to offer: SessionDescription, accept: [String] = ["PCMU", "PCMA"], port: UInt16 = 40_002) -> SessionDescription? {
+    static func answer(
+        to offer: SessionDescription, accept: [String] = ["PCMU", "PCMA"], port: UInt16 = 40_002
+    ) -> SessionDescription? {
         guard let index = offer.media.firstIndex(where: { $0.media == "audio" && $0.port != 0 }),
-              let codec = offer.media[index].rtpMaps.first(where: { m in accept.contains { $0.caseInsensitiveCompare(m.encodingName) == .orderedSame } })
+            let codec = offer.media[index].rtpMaps.first(where: { m in
+                accept.contains { $0.caseInsensitiveCompare(m.encodingName) == .orderedSame }
+            })
         else { return nil }
         let direction = offer.direction(ofMedia: index).answer
-        return SessionDescription(origin: SDPOrigin(sessionID: "4343", sessionVersion: 1, addrType: "IP4", address: "127.0.0.1"),
-                                  connection: .ip4("127.0.0.1"),
-                                  media: [.audio(port: port, codecs: [codec], ptime: 20, direction: direction)])
+        return SessionDescription(
+            origin: SDPOrigin(sessionID: "4343", sessionVersion: 1, addrType: "IP4", address: "127.0.0.1"),
+            connection: .ip4("127.0.0.1"),
+            media: [.audio(port: port, codecs: [codec], ptime: 20, direction: direction)])
     }
 
     /// Encoding names of the first audio stream, upper-cased, telephone-event left out.

@@ -20,7 +20,8 @@ final class TestDNSServer: @unchecked Sendable {
     /// `records`: dnsmasq lines (`srv-host=...`, `naptr-record=...`, `host-record=...`);
     /// `ttl`: the TTL of every answer (`local-ttl`).
     init(records: [String], ttl: Int = 60) async throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-dns-\(UUID().uuidString.prefix(8))")
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "irisgw-dns-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         self.ttl = ttl
         port = 0
@@ -53,7 +54,9 @@ final class TestDNSServer: @unchecked Sendable {
     }
 
     /// What dnsmasq logged (one line per query: `query[SRV] _sip._udp.x.dns.test from ...`).
-    var log: String { (try? String(contentsOf: directory.appendingPathComponent("dnsmasq.log"), encoding: .utf8)) ?? "" }
+    var log: String {
+        (try? String(contentsOf: directory.appendingPathComponent("dnsmasq.log"), encoding: .utf8)) ?? ""
+    }
 
     /// Queries logged for `name` of `type` ("A", "SRV", "NAPTR" ...).
     func queries(_ type: String, _ name: String) -> Int {
@@ -69,9 +72,12 @@ final class TestDNSServer: @unchecked Sendable {
 
     private func start(_ records: [String]) async throws {
         let conf = directory.appendingPathComponent("dnsmasq.conf")
-        let lines = ["port=\(port)", "listen-address=127.0.0.1", "bind-interfaces", "no-resolv", "no-hosts", "no-poll",
-                     "keep-in-foreground", "pid-file=", "local=/dns.test/", "local-ttl=\(ttl)", "log-queries",
-                     "log-facility=" + directory.appendingPathComponent("dnsmasq.log").path] + records
+        let lines =
+            [
+                "port=\(port)", "listen-address=127.0.0.1", "bind-interfaces", "no-resolv", "no-hosts", "no-poll",
+                "keep-in-foreground", "pid-file=", "local=/dns.test/", "local-ttl=\(ttl)", "log-queries",
+                "log-facility=" + directory.appendingPathComponent("dnsmasq.log").path
+            ] + records
         try (lines.joined(separator: "\n") + "\n").write(to: conf, atomically: true, encoding: .utf8)
         // posix_spawn, not Foundation's Process: dnsmasq closes every descriptor it inherits,
         // and Process takes the close of its watch descriptor for an exit and then blocks in
@@ -161,4 +167,3 @@ final class SilentDNSServer: @unchecked Sendable {
         finished.wait()
     }
 }
-

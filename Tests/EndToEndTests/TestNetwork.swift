@@ -1,8 +1,8 @@
 import Foundation
-import TestSupport
-import Testing
 import Glibc
 import SIP
+import TestSupport
+import Testing
 
 /// Test hosts on wires of their own: network namespaces made by the test, joined by veth
 /// pairs whose both ends stay inside them.
@@ -41,12 +41,15 @@ final class TestNetwork: @unchecked Sendable {
                 try await wire(.carrier, address(.carrier), .router, "198.18.\(subnet).254", prefix: "q")
                 try await Self.ip("-n", name(.router), "addr", "add", "\(publicAddress)/32", "dev", id + "qr")
                 try await Self.ip("-n", name(.gateway), "route", "add", "default", "via", "10.78.\(subnet).254")
-                try await Self.run("/usr/sbin/ip", ["netns", "exec", name(.router), "sysctl", "-qw", "net.ipv4.ip_forward=1"])
+                try await Self.run(
+                    "/usr/sbin/ip", ["netns", "exec", name(.router), "sysctl", "-qw", "net.ipv4.ip_forward=1"])
                 try await nft(.router, "add table ip nat")
                 try await nft(.router, "add chain ip nat pre { type nat hook prerouting priority -100 ; }")
                 try await nft(.router, "add chain ip nat post { type nat hook postrouting priority 100 ; }")
                 try await nft(.router, "add rule ip nat pre ip daddr \(publicAddress) dnat to \(address(.gateway))")
-                try await nft(.router, "add rule ip nat post ip saddr \(address(.gateway)) oifname \"\(id)qr\" snat to \(publicAddress)")
+                try await nft(
+                    .router,
+                    "add rule ip nat post ip saddr \(address(.gateway)) oifname \"\(id)qr\" snat to \(publicAddress)")
             } else {
                 try await wire(.gateway, address(.gateway), .carrier, address(.carrier), prefix: "")
             }
@@ -58,7 +61,8 @@ final class TestNetwork: @unchecked Sendable {
 
     /// Namespaces, veths and nftables need root (CI is root) and iproute2 + nftables; where
     /// they cannot be made, the suites that need them say so and skip.
-    static let canMakeNamespaces = getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/sbin/ip")
+    static let canMakeNamespaces =
+        getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/sbin/ip")
         && FileManager.default.isExecutableFile(atPath: "/usr/sbin/nft")
     static let namespacesNeeded: Comment = "needs root with iproute2 and nftables (network namespaces made by the test)"
 
@@ -82,7 +86,9 @@ final class TestNetwork: @unchecked Sendable {
     var publicAddress: String { "198.18.\(subnet).10" }
 
     /// The interface of `host` on its wire toward the other (the name loss rules take).
-    func interface(_ host: Host) -> String { id + (nat && host != .router ? (host == .gateway ? "pg" : "qc") : host.rawValue) }
+    func interface(_ host: Host) -> String {
+        id + (nat && host != .router ? (host == .gateway ? "pg" : "qc") : host.rawValue)
+    }
 
     /// A veth between `a` and `b`, each end inside its namespace, addressed /24.
     private func wire(_ a: Host, _ aAddress: String, _ b: Host, _ bAddress: String, prefix: String) async throws {
@@ -99,7 +105,10 @@ final class TestNetwork: @unchecked Sendable {
     func loseUDP(percent: Int, on host: Host, interface: String) async throws {
         try await nft(host, "add table inet loss")
         try await nft(host, "add chain inet loss input { type filter hook input priority 0 ; }")
-        try await nft(host, "add rule inet loss input iifname \"\(interface)\" meta l4proto udp numgen random mod 100 < \(percent) drop")
+        try await nft(
+            host,
+            "add rule inet loss input iifname \"\(interface)\" meta l4proto udp numgen random mod 100 < \(percent) drop"
+        )
     }
 
     /// `host` vanishes from the wire: everything it would receive is dropped.
@@ -137,8 +146,11 @@ final class TestNetwork: @unchecked Sendable {
 
     /// True when something in `host` has bound UDP `udpPort` (read with `ss` inside it).
     func isListening(on host: Host, udpPort: Int) async -> Bool {
-        guard let r = try? await ChildProcess.run("/usr/sbin/ip", ["netns", "exec", name(host), "ss", "-Hlun", "sport = :\(udpPort)"],
-                                                  discardingErrors: true, timeout: 10) else { return false }
+        guard
+            let r = try? await ChildProcess.run(
+                "/usr/sbin/ip", ["netns", "exec", name(host), "ss", "-Hlun", "sport = :\(udpPort)"],
+                discardingErrors: true, timeout: 10)
+        else { return false }
         return r.status == 0 && !r.output.isEmpty
     }
 
@@ -150,6 +162,8 @@ final class TestNetwork: @unchecked Sendable {
 
     private static func run(_ tool: String, _ arguments: [String]) async throws {
         let r = try await ChildProcess.run(tool, arguments, timeout: 30)
-        guard r.status == 0 else { throw SocketError("\(tool) \(arguments.joined(separator: " ")): \(r.output)", code: EINVAL) }
+        guard r.status == 0 else {
+            throw SocketError("\(tool) \(arguments.joined(separator: " ")): \(r.output)", code: EINVAL)
+        }
     }
 }

@@ -14,7 +14,9 @@ final class UDPProbe: @unchecked Sendable {
         guard fd >= 0 else { throw SocketError("socket") }
         var sa = loopback(port: 0)
         let rc = withUnsafePointer(to: &sa) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard rc == 0 else {
             close(fd)
@@ -34,7 +36,9 @@ final class UDPProbe: @unchecked Sendable {
         var sa = loopback(port: port)
         _ = withUnsafePointer(to: &sa) { addr in
             addr.withMemoryRebound(to: sockaddr.self, capacity: 1) { to in
-                bytes.withUnsafeBytes { sendto(fd, $0.baseAddress, $0.count, 0, to, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                bytes.withUnsafeBytes {
+                    sendto(fd, $0.baseAddress, $0.count, 0, to, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
             }
         }
     }

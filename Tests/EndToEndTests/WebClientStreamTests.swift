@@ -12,14 +12,17 @@ import WebClient
 @Suite struct WebClientStreamTests {
     /// An HTTP server on `listen` that answers every request with its path as JSON.
     static func server(_ listen: String = "127.0.0.1:0") throws -> (HTTPServer, Int) {
-        let server = HTTPServer(configuration: .init(listen: listen, threads: 2), handler: { r in
-            .json(200, Array(#"{"path":"\#(r.path)"}"#.utf8))
-        }, webSocket: { _ in .refuse(.json(404, [])) }, onWebSocketOpen: { _ in }, onWebSocketClose: { _ in })
+        let server = HTTPServer(
+            configuration: .init(listen: listen, threads: 2),
+            handler: { r in
+                .json(200, Array(#"{"path":"\#(r.path)"}"#.utf8))
+            }, webSocket: { _ in .refuse(.json(404, [])) }, onWebSocketOpen: { _ in }, onWebSocketClose: { _ in })
         return (server, try server.start())
     }
 
     static func dns(_ port: Int, timeoutMs: Int = 1500, tries: Int = 2) -> DNSResolverConfiguration {
-        DNSResolverConfiguration(servers: [SocketAddress(host: "127.0.0.1", port: port)], timeoutMs: timeoutMs, tries: tries)
+        DNSResolverConfiguration(
+            servers: [SocketAddress(host: "127.0.0.1", port: port)], timeoutMs: timeoutMs, tries: tries)
     }
 
     @Test(.enabled(if: TestDNSServer.isInstalled))
@@ -30,7 +33,8 @@ import WebClient
         defer { dns.stop() }
         // A DNS server that never answers: its lookup waits on the client loop meanwhile.
         let silent = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: 0))
-        let slow = try HTTPClient(baseURL: "http://slow.dns.test:\(port)", dns: Self.dns(silent.local.port, timeoutMs: 3000, tries: 1))
+        let slow = try HTTPClient(
+            baseURL: "http://slow.dns.test:\(port)", dns: Self.dns(silent.local.port, timeoutMs: 3000, tries: 1))
         let slowResult = Mutex<Result<Int, IrisTransportError>?>(nil)
         try slow.request(method: "GET", path: "/slow", timeout: 20) { result in
             slowResult.withLock { $0 = result.map(\.status) }

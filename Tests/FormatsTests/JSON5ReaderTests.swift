@@ -1,5 +1,5 @@
-import Testing
 import Formats
+import Testing
 
 @Test func json5ReaderReadsTheJSON5Extensions() throws {
     let text = """
@@ -21,15 +21,19 @@ import Formats
     #expect(members.map(\.key) == ["unquoted", "double", "$id_1", "flags", "emoji"])  // document order
     #expect(members[0].value == .string("single"))
     #expect(members[1].value == .string("a\tb\u{e9}Ac"))
-    #expect(members[2].value == .array([
-        .integer(1), .integer(-2), .integer(3), .integer(31), .integer(-10),
-        .number(0.5), .number(5), .number(1000), .number(.infinity), .number(-.infinity),
-    ]))
-    #expect(members[3].value == .object([
-        JSON5Member(key: "yes", value: .bool(true)),
-        JSON5Member(key: "no", value: .bool(false)),
-        JSON5Member(key: "nothing", value: .null),
-    ]))
+    #expect(
+        members[2].value
+            == .array([
+                .integer(1), .integer(-2), .integer(3), .integer(31), .integer(-10),
+                .number(0.5), .number(5), .number(1000), .number(.infinity), .number(-.infinity)
+            ]))
+    #expect(
+        members[3].value
+            == .object([
+                JSON5Member(key: "yes", value: .bool(true)),
+                JSON5Member(key: "no", value: .bool(false)),
+                JSON5Member(key: "nothing", value: .null)
+            ]))
     #expect(members[4].value == .string("\u{1F600}"))
 }
 
@@ -48,7 +52,7 @@ import Formats
     ("{a: {b: [{c: }]}}", 1, 14, "a.b[0].c", "unexpected '}': expected a value"),
     ("{a 1}", 1, 4, "a", "expected ':' after the key, found '1'"),
     ("{é: 1, é: 2}", 1, 8, "é", "duplicate key"),
-    ("{a: 1", 1, 6, "", "expected ',' or '}' after the value of 'a', found end of input"),
+    ("{a: 1", 1, 6, "", "expected ',' or '}' after the value of 'a', found end of input")
 ])
 func json5ReaderReportsWhereAndWhat(_ text: String, _ line: Int, _ column: Int, _ keyPath: String, _ message: String) {
     let error = #expect(throws: JSON5SyntaxError.self) { try JSON5Reader.parse(text) }

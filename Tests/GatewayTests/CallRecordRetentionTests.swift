@@ -1,8 +1,9 @@
 import Foundation
 import Synchronization
-import Testing
-@testable import Gateway
 import TestSupport
+import Testing
+
+@testable import Gateway
 
 /// Call-record retention on a real SQLite file: ended records past the age or the count go,
 /// recent ones and calls still up stay; at open and then periodically, on the writer queue.
@@ -11,8 +12,9 @@ import TestSupport
     static let now = 1_800_000_000.0
 
     static func record(_ roomId: String, startedDaysAgo days: Double) -> CallRecord {
-        CallRecord(roomId: roomId, traceId: "t-\(roomId)", direction: "inbound", sourceTN: "+15550100", targetTN: "+15550199",
-                   profile: "trunk", startedAt: now - days * day)
+        CallRecord(
+            roomId: roomId, traceId: "t-\(roomId)", direction: "inbound", sourceTN: "+15550100", targetTN: "+15550199",
+            profile: "trunk", startedAt: now - days * day)
     }
 
     /// Writes `ended` records (finished a minute after their start) and `open` ones with a
@@ -35,8 +37,9 @@ import TestSupport
         try withTemporaryDirectory("retention") { dir in
             let path = dir + "/calls.sqlite"
             try Self.seed(path, ended: [("old-1", 400), ("old-2", 91), ("edge", 89.9), ("new", 1)])
-            let store = try CallRecordStore(path: path, heartbeatInterval: nil, retention: CallRecordRetention(days: 90),
-                                            clock: { Self.now })
+            let store = try CallRecordStore(
+                path: path, heartbeatInterval: nil, retention: CallRecordRetention(days: 90),
+                clock: { Self.now })
             defer { store.close() }
             #expect(Set(store.all().map(\.roomId)) == ["edge", "new"])
             #expect(store.prunedRecords == 2)
@@ -45,61 +48,72 @@ import TestSupport
 
     /// A call still up is never pruned, however old its start: its end is still to come.
     @Test func callsStillUpAreKept() async throws {
-        try await withTemporaryDirectory("retention", waiting: { dir in
-            let clock = Atomic<Int64>(Int64(Self.now))
-            let store = try CallRecordStore(path: dir + "/calls.sqlite", heartbeatInterval: nil,
-                                            retention: CallRecordRetention(days: 1, interval: 0.05),
-                                            clock: { Double(clock.load(ordering: .relaxed)) })
-            defer { store.close() }
-            store.started(Self.record("up", startedDaysAgo: 0.5))
-            store.started(Self.record("done", startedDaysAgo: 0.5))
-            store.finished(roomId: "done") { $0.endReason = "completed" }
-            store.flush()
-            clock.store(Int64(Self.now + 2 * Self.day), ordering: .relaxed)
-            #expect(await eventually(timeout: 10) { store.prunedRecords == 1 }, "pruned \(store.prunedRecords)")
-            #expect(store.all().map(\.roomId) == ["up"])
-        })
+        try await withTemporaryDirectory(
+            "retention",
+            waiting: { dir in
+                let clock = Atomic<Int64>(Int64(Self.now))
+                let store = try CallRecordStore(
+                    path: dir + "/calls.sqlite", heartbeatInterval: nil,
+                    retention: CallRecordRetention(days: 1, interval: 0.05),
+                    clock: { Double(clock.load(ordering: .relaxed)) })
+                defer { store.close() }
+                store.started(Self.record("up", startedDaysAgo: 0.5))
+                store.started(Self.record("done", startedDaysAgo: 0.5))
+                store.finished(roomId: "done") { $0.endReason = "completed" }
+                store.flush()
+                clock.store(Int64(Self.now + 2 * Self.day), ordering: .relaxed)
+                #expect(await eventually(timeout: 10) { store.prunedRecords == 1 }, "pruned \(store.prunedRecords)")
+                #expect(store.all().map(\.roomId) == ["up"])
+            })
     }
 
     @Test func beyondTheCountTheOldestEndedRecordsGo() async throws {
-        try await withTemporaryDirectory("retention", waiting: { dir in
-            let path = dir + "/calls.sqlite"
-            try Self.seed(path, ended: (0..<10).map { ("r\($0)", Double($0)) })
-            let store = try CallRecordStore(path: path, heartbeatInterval: nil,
-                                            retention: CallRecordRetention(days: 0, maxRecords: 4, chunk: 3), clock: { Self.now })
-            defer { store.close() }
-            // Three rows a commit, the next chunk queued behind whatever else is waiting.
-            #expect(await eventually(timeout: 10) { store.prunedRecords == 6 }, "pruned \(store.prunedRecords)")
-            // r0 started today, r9 nine days ago: the four newest stay.
-            #expect(store.all().map(\.roomId) == ["r3", "r2", "r1", "r0"])
-        })
+        try await withTemporaryDirectory(
+            "retention",
+            waiting: { dir in
+                let path = dir + "/calls.sqlite"
+                try Self.seed(path, ended: (0..<10).map { ("r\($0)", Double($0)) })
+                let store = try CallRecordStore(
+                    path: path, heartbeatInterval: nil,
+                    retention: CallRecordRetention(days: 0, maxRecords: 4, chunk: 3), clock: { Self.now })
+                defer { store.close() }
+                // Three rows a commit, the next chunk queued behind whatever else is waiting.
+                #expect(await eventually(timeout: 10) { store.prunedRecords == 6 }, "pruned \(store.prunedRecords)")
+                // r0 started today, r9 nine days ago: the four newest stay.
+                #expect(store.all().map(\.roomId) == ["r3", "r2", "r1", "r0"])
+            })
     }
 
     /// Pruning goes on while the gateway runs: records that age past the retention go at the
     /// next prune, in chunks, and writes queued meanwhile are all kept.
     @Test func recordsThatAgeWhileRunningGoAtTheNextPrune() async throws {
-        try await withTemporaryDirectory("retention", waiting: { dir in
-            let path = dir + "/calls.sqlite"
-            let clock = Atomic<Int64>(Int64(Self.now))
-            let store = try CallRecordStore(path: path, heartbeatInterval: nil,
-                                            retention: CallRecordRetention(days: 1, interval: 0.05, chunk: 2),
-                                            clock: { Double(clock.load(ordering: .relaxed)) })
-            defer { store.close() }
-            for i in 0..<5 {
-                store.started(Self.record("early-\(i)", startedDaysAgo: 0.5))
-                store.finished(roomId: "early-\(i)") { $0.endReason = "completed" }
-            }
-            store.flush()
-            #expect(store.all().count == 5 && store.prunedRecords == 0)
-            clock.store(Int64(Self.now + Self.day), ordering: .relaxed)  // half a day past the retention
-            store.started(Self.record("late", startedDaysAgo: -0.9))
-            #expect(await eventually(timeout: 10) { store.prunedRecords == 5 }, "pruned \(store.prunedRecords)")
-            #expect(store.all().map(\.roomId) == ["late"])
-        })
+        try await withTemporaryDirectory(
+            "retention",
+            waiting: { dir in
+                let path = dir + "/calls.sqlite"
+                let clock = Atomic<Int64>(Int64(Self.now))
+                let store = try CallRecordStore(
+                    path: path, heartbeatInterval: nil,
+                    retention: CallRecordRetention(days: 1, interval: 0.05, chunk: 2),
+                    clock: { Double(clock.load(ordering: .relaxed)) })
+                defer { store.close() }
+                for i in 0..<5 {
+                    store.started(Self.record("early-\(i)", startedDaysAgo: 0.5))
+                    store.finished(roomId: "early-\(i)") { $0.endReason = "completed" }
+                }
+                store.flush()
+                #expect(store.all().count == 5 && store.prunedRecords == 0)
+                clock.store(Int64(Self.now + Self.day), ordering: .relaxed)  // half a day past the retention
+                store.started(Self.record("late", startedDaysAgo: -0.9))
+                #expect(await eventually(timeout: 10) { store.prunedRecords == 5 }, "pruned \(store.prunedRecords)")
+                #expect(store.all().map(\.roomId) == ["late"])
+            })
     }
 
     @Test func theDefaultKeepsNinetyDaysAndAStoreOpenedToReadPrunesNothing() throws {
-        #expect(GatewayConfiguration().callRecordRetention == CallRecordRetention(days: 90, maxRecords: nil, interval: 3600))
+        #expect(
+            GatewayConfiguration().callRecordRetention == CallRecordRetention(days: 90, maxRecords: nil, interval: 3600)
+        )
         try withTemporaryDirectory("retention") { dir in
             let path = dir + "/calls.sqlite"
             try Self.seed(path, ended: [("ancient", 10_000)])
@@ -110,7 +124,8 @@ import TestSupport
     }
 
     @Test func theServeKeysAreRead() throws {
-        let c = try ServeConfiguration.parse("{ callRecordRetentionDays: 30, maxCallRecords: 250000 }", file: "serve.json5")
+        let c = try ServeConfiguration.parse(
+            "{ callRecordRetentionDays: 30, maxCallRecords: 250000 }", file: "serve.json5")
         #expect(c.callRecordRetentionDays == 30 && c.maxCallRecords == 250_000)
         let keep = try ServeConfiguration.parse("{ callRecordRetentionDays: 0 }", file: "serve.json5")
         #expect(keep.callRecordRetentionDays == 0 && keep.maxCallRecords == nil)
@@ -121,7 +136,7 @@ import TestSupport
         ("{ callRecordRetentionDays: \"90d\" }", "callRecordRetentionDays", "an integer"),
         ("{ callRecordRetentionDays: 1.5 }", "callRecordRetentionDays", "an integer"),
         ("{ maxCallRecords: 10 }", "maxCallRecords", "must be from 1000"),
-        ("{ callRecordRetention: 90 }", "callRecordRetention", "unknown key"),
+        ("{ callRecordRetention: 90 }", "callRecordRetention", "unknown key")
     ])
     func badRetentionValuesNameTheKey(_ text: String, _ key: String, _ message: String) {
         do {
@@ -133,4 +148,3 @@ import TestSupport
         }
     }
 }
-

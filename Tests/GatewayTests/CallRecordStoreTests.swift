@@ -3,12 +3,14 @@ import Foundation
 import Synchronization
 import TestSupport
 import Testing
+
 @testable import Gateway
 
 /// A call as the gateway would start it.
 private func outboundCall(_ roomId: String, startedAt: Double = 1_000) -> CallRecord {
-    CallRecord(roomId: roomId, traceId: "trace-\(roomId)", direction: "outbound", sourceTN: "+15550100",
-               targetTN: "+15550199", profile: "carrier-sim", startedAt: startedAt)
+    CallRecord(
+        roomId: roomId, traceId: "trace-\(roomId)", direction: "outbound", sourceTN: "+15550100",
+        targetTN: "+15550199", profile: "carrier-sim", startedAt: startedAt)
 }
 
 /// A store on `<dir>/cdr.sqlite` with no heartbeat and a clock that always says `now`.
@@ -18,15 +20,16 @@ private func openStore(_ dir: String, now: Double = 5_000) throws -> CallRecordS
 
 // MARK: Computed fields
 
-@Test(arguments: [
-    // (ringingAt, answeredAt, endedAt, post-dial delay ms, duration s); startedAt is 1000.
-    (nil, nil, nil, nil, nil),                          // still dialling
-    (1_002.345, nil, nil, 2_345, nil),                  // ringing
-    (1_002.0, nil, 1_030.0, 2_000, 0),                  // ended unanswered: duration 0
-    (1_001.5, 1_005.0, nil, 1_500, nil),                // up
-    (1_001.5, 1_005.0, 1_065.5, 1_500, 60.5),           // answered and ended
-    (nil, 1_010.0, 1_005.0, nil, 0),                    // clock stepped back: never negative
-] as [(Double?, Double?, Double?, Int?, Double?)])
+@Test(
+    arguments: [
+        // (ringingAt, answeredAt, endedAt, post-dial delay ms, duration s); startedAt is 1000.
+        (nil, nil, nil, nil, nil),  // still dialling
+        (1_002.345, nil, nil, 2_345, nil),  // ringing
+        (1_002.0, nil, 1_030.0, 2_000, 0),  // ended unanswered: duration 0
+        (1_001.5, 1_005.0, nil, 1_500, nil),  // up
+        (1_001.5, 1_005.0, 1_065.5, 1_500, 60.5),  // answered and ended
+        (nil, 1_010.0, 1_005.0, nil, 0)  // clock stepped back: never negative
+    ] as [(Double?, Double?, Double?, Int?, Double?)])
 func postDialDelayAndDurationAreComputed(
     ringingAt: Double?, answeredAt: Double?, endedAt: Double?, delay: Int?, duration: Double?
 ) {
@@ -89,7 +92,9 @@ func postDialDelayAndDurationAreComputed(
         let store = try openStore(dir, now: 1_030)
         defer { store.close() }
         store.started(outboundCall("room-1"))
-        store.finished(roomId: "room-1") { $0.endReason = "no-answer"; $0.sipCode = 408 }
+        store.finished(roomId: "room-1") {
+            $0.endReason = "no-answer"; $0.sipCode = 408
+        }
         let stored = try #require(store.record(roomId: "room-1"))
         #expect(stored.endedAt == 1_030)
         #expect(stored.durationSec == 0)
@@ -101,7 +106,9 @@ func postDialDelayAndDurationAreComputed(
         let store = try openStore(dir)
         defer { store.close() }
         store.started(outboundCall("room-1"))
-        store.update(roomId: "room-1") { $0.roomId = "room-9"; $0.codec = "opus" }
+        store.update(roomId: "room-1") {
+            $0.roomId = "room-9"; $0.codec = "opus"
+        }
         #expect(store.all().map(\.roomId) == ["room-1"])
         #expect(store.record(roomId: "room-1")?.codec == "opus")
     }
@@ -124,9 +131,13 @@ func postDialDelayAndDurationAreComputed(
     try withTemporaryDirectory("cdr") { dir in
         let first = try openStore(dir)
         first.started(outboundCall("room-1"))
-        first.finished(roomId: "room-1") { $0.endedAt = 1_020; $0.endReason = "busy"; $0.sipCode = 486 }
+        first.finished(roomId: "room-1") {
+            $0.endedAt = 1_020; $0.endReason = "busy"; $0.sipCode = 486
+        }
         first.started(outboundCall("room-2", startedAt: 1_010))
-        first.finished(roomId: "room-2") { $0.endedAt = 1_011; $0.endReason = "declined"; $0.sipCode = 603 }
+        first.finished(roomId: "room-2") {
+            $0.endedAt = 1_011; $0.endReason = "declined"; $0.sipCode = 603
+        }
         first.close()
 
         let second = try openStore(dir)
@@ -145,7 +156,9 @@ func postDialDelayAndDurationAreComputed(
         do {
             let crashed = try openStore(dir, now: 1_005)
             crashed.started(outboundCall("room-1"))
-            crashed.update(roomId: "room-1") { $0.ringingAt = 1_001; $0.answeredAt = 1_003 }
+            crashed.update(roomId: "room-1") {
+                $0.ringingAt = 1_001; $0.answeredAt = 1_003
+            }
             crashed.flush()
         }
         let restarted = try openStore(dir, now: 9_000)
@@ -180,7 +193,8 @@ func postDialDelayAndDurationAreComputed(
         let path = dir + "/cdr.sqlite"
         try openStore(dir).close()  // creates the schema
         let database = try SQLiteDatabase(path: path)
-        let insert = try database.prepare("""
+        let insert = try database.prepare(
+            """
             INSERT INTO call_records (room_id, trace_id, direction, source_tn, target_tn, profile,
                 started_at, ringing_at, answered_at, last_seen_at)
             VALUES (:room, 't', 'inbound', '+1', '+2', 'p', 1000, 1002, 1040, :seen)
@@ -261,8 +275,9 @@ func postDialDelayAndDurationAreComputed(
 @Test func aFullDiskKeepsTheWritesThatDoNotFitUntilThereIsRoom() throws {
     try withTemporaryDirectory("cdr") { dir in
         // max_page_count makes SQLite answer SQLITE_FULL as a full disk would.
-        let store = try CallRecordStore(path: dir + "/cdr.sqlite", heartbeatInterval: nil, clock: { 5_000 },
-                                        pragmas: ["PRAGMA max_page_count = 12"])
+        let store = try CallRecordStore(
+            path: dir + "/cdr.sqlite", heartbeatInterval: nil, clock: { 5_000 },
+            pragmas: ["PRAGMA max_page_count = 12"])
         defer { store.close() }
         let big = String(repeating: "x", count: 3_000)
         for call in 0..<40 {
@@ -311,7 +326,9 @@ func postDialDelayAndDurationAreComputed(
                 let room = "t\(thread)-c\(call)"
                 store.started(outboundCall(room, startedAt: 1_000 + Double(call)))
                 store.update(roomId: room) { $0.ringingAt = 1_000.5 + Double(call) }
-                store.finished(roomId: room) { $0.endedAt = 1_010 + Double(call); $0.endReason = "completed" }
+                store.finished(roomId: room) {
+                    $0.endedAt = 1_010 + Double(call); $0.endReason = "completed"
+                }
             }
         }
         store.flush()
@@ -328,26 +345,29 @@ func postDialDelayAndDurationAreComputed(
 }
 
 @Test func theHeartbeatMarksOpenCallsAsSeen() async throws {
-    try await withTemporaryDirectory("cdr", waiting: { dir in
-        let clock = ManualClock(1_000)
-        do {
-            let store = try CallRecordStore(path: dir + "/cdr.sqlite", heartbeatInterval: 0.02, clock: { clock.now })
-            store.started(outboundCall("room-1"))
-            store.flush()
-            clock.now = 1_600
-            // Wait (up to 10 s on a loaded machine) for a heartbeat to note the new time.
-            let reader = try SQLiteDatabase(path: store.path, flags: [.readOnly])
-            let seen = try reader.prepare("SELECT at FROM gateway_alive")
-            _ = try await eventually(timeout: 10, pollInterval: 0.02) {
-                defer { seen.reset() }
-                return try seen.step() && seen.double(0) == 1_600
+    try await withTemporaryDirectory(
+        "cdr",
+        waiting: { dir in
+            let clock = ManualClock(1_000)
+            do {
+                let store = try CallRecordStore(
+                    path: dir + "/cdr.sqlite", heartbeatInterval: 0.02, clock: { clock.now })
+                store.started(outboundCall("room-1"))
+                store.flush()
+                clock.now = 1_600
+                // Wait (up to 10 s on a loaded machine) for a heartbeat to note the new time.
+                let reader = try SQLiteDatabase(path: store.path, flags: [.readOnly])
+                let seen = try reader.prepare("SELECT at FROM gateway_alive")
+                _ = try await eventually(timeout: 10, pollInterval: 0.02) {
+                    defer { seen.reset() }
+                    return try seen.step() && seen.double(0) == 1_600
+                }
+                // Dropped without close: only a heartbeat can have recorded 1600.
             }
-            // Dropped without close: only a heartbeat can have recorded 1600.
-        }
-        let restarted = try openStore(dir)
-        defer { restarted.close() }
-        #expect(restarted.record(roomId: "room-1")?.endedAt == 1_600)
-    })
+            let restarted = try openStore(dir)
+            defer { restarted.close() }
+            #expect(restarted.record(roomId: "room-1")?.endedAt == 1_600)
+        })
 }
 
 /// A clock the test moves by hand.

@@ -1,13 +1,15 @@
-@testable import Gateway
 import IrisAPI
 import Testing
+
+@testable import Gateway
 
 /// Ended sessions' snapshots live as long as their event history, and never beyond the cap.
 @Suite struct EndedSnapshotsTests {
     static func snapshot(_ room: String) -> SessionSnapshot {
-        SessionSnapshot(roomId: room, traceId: "t", direction: "outbound", status: .disconnected, sourceTN: "+15557654321",
-                        targetTN: "+15551230001", profile: "p", routingId: nil, earlyMedia: false, muted: false, sip: nil,
-                        codec: nil, ended: .completed, trunk: nil, platform: nil, lastSeq: 7)
+        SessionSnapshot(
+            roomId: room, traceId: "t", direction: "outbound", status: .disconnected, sourceTN: "+15557654321",
+            targetTN: "+15551230001", profile: "p", routingId: nil, earlyMedia: false, muted: false, sip: nil,
+            codec: nil, ended: .completed, trunk: nil, platform: nil, lastSeq: 7)
     }
 
     @Test func keptForTheRetentionThenForgotten() {

@@ -19,7 +19,9 @@ import Testing
         let hub = EventHub()
         hub.open(roomId: "a", routingId: nil)
         hub.open(roomId: "b", routingId: nil)
-        let seqs = [hub.publish(Self.event("a")).seq, hub.publish(Self.event("b")).seq, hub.publish(Self.event("a")).seq]
+        let seqs = [
+            hub.publish(Self.event("a")).seq, hub.publish(Self.event("b")).seq, hub.publish(Self.event("a")).seq
+        ]
         #expect(seqs == [1, 1, 2])
     }
 

@@ -22,7 +22,8 @@ final class InProcessGateway: Sendable {
     /// The carrier-sim profile from `sip-profiles/` with its proxy aimed at the simulator;
     /// `edit` changes the profile's JSON5 text before it is parsed.
     init(timeScale: Double = 0.1, edit: (String) -> String = { $0 }) throws {
-        dataDir = FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-inproc-\(UUID().uuidString)").path
+        dataDir =
+            FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-inproc-\(UUID().uuidString)").path
         var sim = CarrierSimulator.Configuration()
         sim.listen = SocketAddress(host: "127.0.0.1", port: 0)
         sim.tcp = false
@@ -32,18 +33,24 @@ final class InProcessGateway: Sendable {
         sim.jitterMs = 0
         simulator = try CarrierSimulator(configuration: sim)
         do {
-            guard let carrier = try simulator.start().first else { throw SocketError("the simulator did not listen", code: EINVAL) }
+            guard let carrier = try simulator.start().first else {
+                throw SocketError("the simulator did not listen", code: EINVAL)
+            }
             let text = try String(contentsOf: Self.profileURL, encoding: .utf8)
-                .replacingOccurrences(of: "sip:127.0.0.1:5090;transport=udp", with: "sip:127.0.0.1:\(carrier.address.port);transport=udp")
+                .replacingOccurrences(
+                    of: "sip:127.0.0.1:5090;transport=udp", with: "sip:127.0.0.1:\(carrier.address.port);transport=udp")
             let profile = try ProfileLoader.parse(edit(text), file: Self.profileURL.path)
             var sip = SIPUserAgentConfiguration()
             sip.t1 = 0.1
             let configuration = GatewayConfiguration(
-                sipListen: [(.udp, SocketAddress(host: "127.0.0.1", port: 0))], rtpPorts: Self.rtpPorts(), mediaThreads: 1,
+                sipListen: [(.udp, SocketAddress(host: "127.0.0.1", port: 0))], rtpPorts: Self.rtpPorts(),
+                mediaThreads: 1,
                 dataDir: dataDir, eventRetention: 60, sip: sip,
                 environment: ["CARRIER_SIM_PASSWORD": sim.authPassword])
             gateway = try Gateway(configuration: configuration, profiles: [profile])
-            guard let local = try gateway.start().first else { throw SocketError("the gateway did not listen", code: EINVAL) }
+            guard let local = try gateway.start().first else {
+                throw SocketError("the gateway did not listen", code: EINVAL)
+            }
             sipAddress = local.address
         } catch {
             simulator.shutdown()
@@ -111,9 +118,10 @@ final class AppLeg: Sendable {
 
     /// The SDP offer an app sends with `createWithTN`.
     var offer: MediaBody {
-        MediaBody(sdp: "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n"
-            + "m=audio \(port) RTP/AVP 0 101\r\na=rtpmap:0 PCMU/8000\r\na=rtpmap:101 telephone-event/8000\r\n"
-            + "a=fmtp:101 0-15\r\na=sendrecv\r\n")
+        MediaBody(
+            sdp: "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n"
+                + "m=audio \(port) RTP/AVP 0 101\r\na=rtpmap:0 PCMU/8000\r\na=rtpmap:101 telephone-event/8000\r\n"
+                + "a=fmtp:101 0-15\r\na=sendrecv\r\n")
     }
 
     /// The gateway's platform RTP address from its answer (`c=` and `m=audio`).
@@ -137,7 +145,9 @@ final class AppLeg: Sendable {
         }
         var packet: [UInt8] = [0x80, 0x00, UInt8(seq >> 8), UInt8(seq & 0xFF)]
         let ts = UInt32(seq) &* 160
-        packet += [UInt8(ts >> 24), UInt8((ts >> 16) & 0xFF), UInt8((ts >> 8) & 0xFF), UInt8(ts & 0xFF), 0x12, 0x34, 0x56, 0x78]
+        packet += [
+            UInt8(ts >> 24), UInt8((ts >> 16) & 0xFF), UInt8((ts >> 8) & 0xFF), UInt8(ts & 0xFF), 0x12, 0x34, 0x56, 0x78
+        ]
         // A 1 kHz tone at 8 kHz is 8 samples a cycle; these are its mu-law bytes.
         let cycle: [UInt8] = [0xFF, 0x9E, 0x8F, 0x9E, 0x7F, 0x1E, 0x0F, 0x1E]
         for i in 0..<160 { packet.append(cycle[i % 8]) }

@@ -3,8 +3,8 @@ import Foundation
 import Gateway
 import IOCore
 import IrisAPI
-import Testing
 import TestSupport
+import Testing
 
 /// Session behaviour on a gateway built inside the test (`InProcessGateway`): the carrier
 /// simulator's scripted numbers answer, refuse, hang up and hold, and each session's events
@@ -48,9 +48,11 @@ import TestSupport
     @Test(arguments: [
         ("+15550100002", 486, 17, EndReason.busy),
         ("+15550100006", 603, 21, EndReason.declined),
-        ("+15550100007", 404, 1, EndReason.failed),
+        ("+15550100007", 404, 1, EndReason.failed)
     ])
-    func aRefusalEndsTheSessionWithTheCarriersCodeAndCause(number: String, code: Int, cause: Int, reason: EndReason) async throws {
+    func aRefusalEndsTheSessionWithTheCarriersCodeAndCause(
+        number: String, code: Int, cause: Int, reason: EndReason
+    ) async throws {
         let gw = try InProcessGateway()
         let app = try AppLeg()
         let room = try await place(gw, app, to: number).roomId
@@ -99,9 +101,10 @@ import TestSupport
         // Holding twice is refused and changes nothing.
         await #expect(throws: GatewayError.self) { try await gw.run { try $0.hold(roomId: room) } }
         try await gw.run { try $0.unhold(roomId: room) }
-        #expect(await eventually(timeout: 10) {
-            gw.events(room).last { $0.event == .onSessionSIPStatus }?.status == .connected
-        })
+        #expect(
+            await eventually(timeout: 10) {
+                gw.events(room).last { $0.event == .onSessionSIPStatus }?.status == .connected
+            })
         let snapshot = try await gw.run { try $0.snapshot(roomId: room) }
         #expect(snapshot.status == .connected)
         try await gw.run { try $0.close(roomId: room) }
@@ -120,12 +123,14 @@ import TestSupport
 
         // The DID's route names routing id "alice": its notification carries the room token.
         var offered: SessionEvent?
-        #expect(await eventually(timeout: 10) {
-            offered = gw.gateway.list().lazy.flatMap { gw.events($0.roomId) }.first { $0.event == .onNotification }
-            return offered != nil
-        })
+        #expect(
+            await eventually(timeout: 10) {
+                offered = gw.gateway.list().lazy.flatMap { gw.events($0.roomId) }.first { $0.event == .onNotification }
+                return offered != nil
+            })
         let notification = try #require(offered)
-        #expect(notification.routingid == "alice" && notification.userdata?.data.cid == "+15553334444", "\(notification)")
+        #expect(
+            notification.routingid == "alice" && notification.userdata?.data.cid == "+15553334444", "\(notification)")
         let room = notification.roomId
         let token = try #require(notification.roomtoken)
         _ = try await gw.run { try $0.join(roomId: room, JoinRequest(roomToken: token, media: app.offer)) }

@@ -20,7 +20,7 @@ import Testing
         Row(name: "escaped backslash ends before the quote", text: #"["\\", [[[[1]]]]]"#, error: .tooDeep(limit: 4)),
         Row(name: "unclosed brackets still counted", text: "[[[[[", error: .tooDeep(limit: 4)),
         Row(name: "UTF-16 hides brackets from a byte count: refused", text: "[\u{0}[\u{0}[\u{0}", error: .notUTF8),
-        Row(name: "too large", text: String(repeating: " ", count: 1001), error: .tooLarge(bytes: 1001, limit: 1000)),
+        Row(name: "too large", text: String(repeating: " ", count: 1001), error: .tooLarge(bytes: 1001, limit: 1000))
     ]
 
     @Test(arguments: rows) func check(_ row: Row) {

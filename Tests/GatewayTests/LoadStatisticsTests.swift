@@ -11,7 +11,7 @@ import Testing
         ([3, 6, 7, 8, 8, 10, 13, 15, 16, 20], 75.0, 15), ([3, 6, 7, 8, 8, 10, 13, 15, 16, 20], 95.0, 20),
         ([7], 50.0, 7), ([7], 99.0, 7),
         (Array(1...100), 50.0, 50), (Array(1...100), 95.0, 95), (Array(1...100), 99.0, 99),
-        (Array(1...200), 99.0, 198),
+        (Array(1...200), 99.0, 198)
     ])
     func nearestRankPercentile(_ values: [Int], _ p: Double, _ expected: Int) {
         #expect(LoadStatistics.percentile(sorted: values, p) == expected)
@@ -24,7 +24,9 @@ import Testing
         #expect(Percentiles([30, 10, 20])?.p50 == 20)
     }
 
-    static func call(_ i: Int, answered: Bool, code: Int? = nil, cause: Int? = nil, cancelled: Bool = false, pdd: Int? = nil) -> LoadCall {
+    static func call(
+        _ i: Int, answered: Bool, code: Int? = nil, cause: Int? = nil, cancelled: Bool = false, pdd: Int? = nil
+    ) -> LoadCall {
         var c = LoadCall(index: i, target: "+1555", startSec: Double(i))
         c.endSec = Double(i) + 2
         c.answered = answered
@@ -40,15 +42,19 @@ import Testing
     @Test func asrNerAndFailureTables() {
         let calls = [
             Self.call(1, answered: true, pdd: 100), Self.call(2, answered: true, pdd: 300),
-            Self.call(3, answered: false, code: 486, cause: 17, pdd: 200), Self.call(4, answered: false, code: 603, cause: 21),
-            Self.call(5, answered: false, code: 487, cancelled: true), Self.call(6, answered: false, code: 480, cause: 19),
-            Self.call(7, answered: false, code: 503, cause: 34), Self.call(8, answered: false, code: 404, cause: 1),
+            Self.call(3, answered: false, code: 486, cause: 17, pdd: 200),
+            Self.call(4, answered: false, code: 603, cause: 21),
+            Self.call(5, answered: false, code: 487, cancelled: true),
+            Self.call(6, answered: false, code: 480, cause: 19),
+            Self.call(7, answered: false, code: 503, cause: 34), Self.call(8, answered: false, code: 404, cause: 1)
         ]
         var plan = LoadPlan()
         plan.targets = ["+1555"]
         plan.minASR = 50
         plan.maxPostDialDelayMs = 250
-        let s = LoadSummary(calls: calls, gateway: [GatewaySample(sec: 1, mediaLoad: 0.12), GatewaySample(sec: 2, mediaLoad: 0.09)], plan: plan)
+        let s = LoadSummary(
+            calls: calls, gateway: [GatewaySample(sec: 1, mediaLoad: 0.12), GatewaySample(sec: 2, mediaLoad: 0.09)],
+            plan: plan)
         #expect(s.attempts == 8 && s.answered == 2)
         #expect(s.asrPercent == 25 && s.nerPercent == 75)
         #expect(s.failuresBySIPCode == ["486": 1, "603": 1, "487": 1, "480": 1, "503": 1, "404": 1])
@@ -56,7 +62,10 @@ import Testing
         #expect(s.postDialDelay == Percentiles([100, 200, 300]))
         #expect(s.gatewayMediaLoadPeakPercent == 12)
         #expect(s.gatewayVerdict == "gateway media load peaked at 12 %; the gateway was not the bottleneck")
-        #expect(s.broken == ["ASR 25.0 % is below the minimum 50.0 %", "post-dial delay p95 300 ms is over the maximum 250 ms"])
+        #expect(
+            s.broken == [
+                "ASR 25.0 % is below the minimum 50.0 %", "post-dial delay p95 300 ms is over the maximum 250 ms"
+            ])
         #expect(s.peakConcurrent == 2)
         let busy = LoadSummary(calls: calls, gateway: [GatewaySample(sec: 1, mediaLoad: 0.85)], plan: LoadPlan())
         #expect(busy.gatewayVerdict.hasSuffix("the gateway may have been the bottleneck") && busy.broken.isEmpty)
@@ -72,12 +81,17 @@ import Testing
     }
 
     @Test func loadSectionParses() throws {
-        let (name, plan) = try LoadSuite.parse("""
+        let (name, plan) = try LoadSuite.parse(
+            """
             { name: "mixed", load: { target: ["+15550100001", "+15550100002"], concurrent: 20, cps: 10, rampSec: 2, calls: 40,
                                      holdSec: 1, audioEvery: 10, maxPostDialDelayMs: 3000, minASR: 50 } }
             """, file: "load.json5")
-        #expect(name == "mixed" && plan.targets == ["+15550100001", "+15550100002"] && plan.concurrent == 20 && plan.cps == 10)
-        #expect(plan.calls == 40 && plan.holdSec == 1 && plan.audioEvery == 10 && plan.maxPostDialDelayMs == 3000 && plan.minASR == 50)
+        #expect(
+            name == "mixed" && plan.targets == ["+15550100001", "+15550100002"] && plan.concurrent == 20
+                && plan.cps == 10)
+        #expect(
+            plan.calls == 40 && plan.holdSec == 1 && plan.audioEvery == 10 && plan.maxPostDialDelayMs == 3000
+                && plan.minASR == 50)
         #expect(plan.target(of: 0) == "+15550100001" && plan.target(of: 3) == "+15550100002")
     }
 
@@ -90,7 +104,7 @@ import Testing
         ("{ name: \"s\", load: { target: \"1\", calls: 5, durationSec: 10 } }", "load"),
         ("{ name: \"s\", load: { target: \"1\", cpz: 5 } }", "load.cpz"),
         ("{ name: \"s\", load: { target: \"1\", minASR: 101 } }", "load.minASR"),
-        ("{ name: \"s\", load: { target: \"1\", holdSec: true } }", "load.holdSec"),
+        ("{ name: \"s\", load: { target: \"1\", holdSec: true } }", "load.holdSec")
     ])
     func badLoadSectionsNameTheKey(_ text: String, _ key: String) {
         do {
@@ -103,20 +117,24 @@ import Testing
 
     /// A suite file may carry both: `tests` for `irisgw test`, `load` for `--load`.
     @Test func aSuiteWithALoadSectionStillLoadsItsTests() throws {
-        let suite = try TestSuite.parse("""
+        let suite = try TestSuite.parse(
+            """
             { name: "both", tests: [ { name: "t", target: "1", steps: [ { hangup: true } ] } ], load: { target: "1" } }
             """, file: "both.json5")
         #expect(suite.tests.count == 1)
     }
 
     @Test func prometheusSamplesReadsLabelsAndValues() {
-        let m = PrometheusSamples("""
+        let m = PrometheusSamples(
+            """
             # HELP irisgw_media_thread_load x
             irisgw_media_thread_load{thread="0"} 0.12
             irisgw_media_thread_load{thread="1"} 0.3
             process_cpu_seconds_total 4.5
             """)
         #expect(m.values("irisgw_media_thread_load") == [0.12, 0.3])
-        #expect(m.value("process_cpu_seconds_total") == 4.5 && m.value("irisgw_media_thread_load", labels: "thread=\"1\"") == 0.3)
+        #expect(
+            m.value("process_cpu_seconds_total") == 4.5
+                && m.value("irisgw_media_thread_load", labels: "thread=\"1\"") == 0.3)
     }
 }

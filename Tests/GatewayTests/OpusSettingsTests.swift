@@ -1,6 +1,7 @@
 import IrisAPI
 import Media
 import Testing
+
 @testable import Gateway
 
 // `media.opus` in trunk profiles, the one merging rule (gateway defaults, then the profile,
@@ -9,7 +10,8 @@ import Testing
 // compiler reports a circular reference).
 
 private func profile(opus: String) throws(ProfileError) -> TrunkProfile {
-    try ProfileLoader.parse(#"{ name: "t", outbound: { proxies: ["sip:127.0.0.1:5090"] }, media: { opus: \#(opus) } }"#, file: "opus.json5")
+    try ProfileLoader.parse(
+        #"{ name: "t", outbound: { proxies: ["sip:127.0.0.1:5090"] }, media: { opus: \#(opus) } }"#, file: "opus.json5")
 }
 
 /// Profile `media.opus` text and what it reads as.
@@ -34,9 +36,13 @@ private let goodProfileValues: [(String, AudioCodec.OpusOverrides)] = [
     (#"{ maxBandwidth: "wideband" }"#, .init(maxBandwidth: .fixed(.wideband))),
     (#"{ maxBandwidth: "superwideband" }"#, .init(maxBandwidth: .fixed(.superwideband))),
     (#"{ maxBandwidth: "fullband" }"#, .init(maxBandwidth: .fixed(.fullband))),
-    (#"{ complexity: 2, bitrate: 16000, fec: false, expectedLoss: 12, dtx: true, application: "audio", maxBandwidth: "wideband" }"#,
-     .init(complexity: 2, bitrate: .fixed(16_000), inbandFEC: false, expectedLossPercent: 12, dtx: true, application: .audio,
-           maxBandwidth: .fixed(.wideband))),
+    (
+        #"{ complexity: 2, bitrate: 16000, fec: false, expectedLoss: 12, dtx: true, application: "audio", maxBandwidth: "wideband" }"#,
+        .init(
+            complexity: 2, bitrate: .fixed(16_000), inbandFEC: false, expectedLossPercent: 12, dtx: true,
+            application: .audio,
+            maxBandwidth: .fixed(.wideband))
+    )
 ]
 
 @Test(arguments: goodProfileValues)
@@ -64,17 +70,25 @@ private let badProfileValues: [(String, String, String)] = [
     ("{ expectedLoss: 101 }", "media.opus.expectedLoss", "must be from 0 to 100, found 101"),
     ("{ expectedLoss: -5 }", "media.opus.expectedLoss", "must be from 0 to 100, found -5"),
     ("{ dtx: 1 }", "media.opus.dtx", "expected true or false, found number 1"),
-    (#"{ application: "music" }"#, "media.opus.application",
-     #"must be one of "voip", "audio", "restricted-lowdelay", found "music""#),
-    (#"{ application: "restrictedLowDelay" }"#, "media.opus.application",
-     #"must be one of "voip", "audio", "restricted-lowdelay", found "restrictedLowDelay""#),
-    (#"{ maxBandwidth: "ultrawideband" }"#, "media.opus.maxBandwidth",
-     #"must be one of "auto", "narrowband", "mediumband", "wideband", "superwideband", "fullband", found "ultrawideband""#),
+    (
+        #"{ application: "music" }"#, "media.opus.application",
+        #"must be one of "voip", "audio", "restricted-lowdelay", found "music""#
+    ),
+    (
+        #"{ application: "restrictedLowDelay" }"#, "media.opus.application",
+        #"must be one of "voip", "audio", "restricted-lowdelay", found "restrictedLowDelay""#
+    ),
+    (
+        #"{ maxBandwidth: "ultrawideband" }"#, "media.opus.maxBandwidth",
+        #"must be one of "auto", "narrowband", "mediumband", "wideband", "superwideband", "fullband", found "ultrawideband""#
+    ),
     ("{ maxBandwidth: 8000 }", "media.opus.maxBandwidth", "expected a string, found number 8000"),
     ("{ complexty: 3 }", "media.opus.complexty", "unknown key (did you mean complexity?)"),
-    ("{ bandwidth: \"wideband\" }", "media.opus.bandwidth",
-     "unknown key (allowed: complexity, bitrate, fec, expectedLoss, dtx, application, maxBandwidth)"),
-    ("5", "media.opus", "expected an object, found number 5"),
+    (
+        "{ bandwidth: \"wideband\" }", "media.opus.bandwidth",
+        "unknown key (allowed: complexity, bitrate, fec, expectedLoss, dtx, application, maxBandwidth)"
+    ),
+    ("5", "media.opus", "expected an object, found number 5")
 ]
 
 @Test(arguments: badProfileValues)
@@ -93,25 +107,38 @@ func badProfileOpusValuesAreRefusedNamingFileAndKey(text: String, keyPath: Strin
 }
 
 /// Gateway defaults, profile, session, and the settings the session gets.
-private let mergeRows: [(AudioCodec.OpusSettings, AudioCodec.OpusOverrides, AudioCodec.OpusOverrides?, AudioCodec.OpusSettings)] = [
-    // Nothing over the defaults.
-    (.init(), .init(), nil, .init()),
-    // The profile's keys win over the gateway's; unset ones are inherited.
-    (.init(complexity: 7, dtx: true), .init(complexity: 3), nil, .init(complexity: 3, dtx: true)),
-    // The session's win over the profile's, key by key.
-    (.init(), .init(complexity: 3, application: .audio), .init(complexity: 1),
-     .init(complexity: 1, application: .audio)),
-    // "auto" given later undoes a fixed value given earlier.
-    (.init(bitrate: 32_000, maxBandwidth: .wideband), .init(bitrate: .automatic), .init(maxBandwidth: .automatic), .init()),
-    (.init(), .init(bitrate: .fixed(12_000)), .init(bitrate: .fixed(40_000), maxBandwidth: .fixed(.fullband)),
-     .init(bitrate: 40_000, maxBandwidth: .fullband)),
-    // An empty session object changes nothing.
-    (.init(), .init(inbandFEC: false, expectedLossPercent: 0), .init(), .init(inbandFEC: false, expectedLossPercent: 0)),
-]
+private let mergeRows:
+    [(AudioCodec.OpusSettings, AudioCodec.OpusOverrides, AudioCodec.OpusOverrides?, AudioCodec.OpusSettings)] = [
+        // Nothing over the defaults.
+        (.init(), .init(), nil, .init()),
+        // The profile's keys win over the gateway's; unset ones are inherited.
+        (.init(complexity: 7, dtx: true), .init(complexity: 3), nil, .init(complexity: 3, dtx: true)),
+        // The session's win over the profile's, key by key.
+        (
+            .init(), .init(complexity: 3, application: .audio), .init(complexity: 1),
+            .init(complexity: 1, application: .audio)
+        ),
+        // "auto" given later undoes a fixed value given earlier.
+        (
+            .init(bitrate: 32_000, maxBandwidth: .wideband), .init(bitrate: .automatic),
+            .init(maxBandwidth: .automatic), .init()
+        ),
+        (
+            .init(), .init(bitrate: .fixed(12_000)), .init(bitrate: .fixed(40_000), maxBandwidth: .fixed(.fullband)),
+            .init(bitrate: 40_000, maxBandwidth: .fullband)
+        ),
+        // An empty session object changes nothing.
+        (
+            .init(), .init(inbandFEC: false, expectedLossPercent: 0), .init(),
+            .init(inbandFEC: false, expectedLossPercent: 0)
+        )
+    ]
 
 @Test(arguments: mergeRows)
-func sessionOverProfileOverGateway(base: AudioCodec.OpusSettings, profile: AudioCodec.OpusOverrides,
-                                   session: AudioCodec.OpusOverrides?, expected: AudioCodec.OpusSettings) {
+func sessionOverProfileOverGateway(
+    base: AudioCodec.OpusSettings, profile: AudioCodec.OpusOverrides,
+    session: AudioCodec.OpusOverrides?, expected: AudioCodec.OpusSettings
+) {
     let media = TrunkProfile.MediaSettings(opus: profile)
     #expect(media.opusSettings(default: base, session: session) == expected)
     #expect(base.applying(profile).applying(session) == expected)
@@ -126,8 +153,11 @@ private let goodRequestValues: [(OpusOptions, AudioCodec.OpusOverrides)] = [
     (.init(bitrate: .auto), .init(bitrate: .automatic)),
     (.init(bitrate: .bitsPerSecond(8000)), .init(bitrate: .fixed(8000))),
     (.init(fec: true, expectedLoss: 20, dtx: false), .init(inbandFEC: true, expectedLossPercent: 20, dtx: false)),
-    (.init(application: "restricted-lowdelay", maxBandwidth: "auto"), .init(application: .restrictedLowDelay, maxBandwidth: .automatic)),
-    (.init(maxBandwidth: "superwideband"), .init(maxBandwidth: .fixed(.superwideband))),
+    (
+        .init(application: "restricted-lowdelay", maxBandwidth: "auto"),
+        .init(application: .restrictedLowDelay, maxBandwidth: .automatic)
+    ),
+    (.init(maxBandwidth: "superwideband"), .init(maxBandwidth: .fixed(.superwideband)))
 ]
 
 @Test(arguments: goodRequestValues)
@@ -142,9 +172,14 @@ private let badRequestValues: [(OpusOptions, String)] = [
     (.init(bitrate: .bitsPerSecond(600_000)), #"opus.bitrate: must be from 6000 to 510000 or "auto", found 600000"#),
     (.init(bitrate: .bitsPerSecond(0)), #"opus.bitrate: must be from 6000 to 510000 or "auto", found 0"#),
     (.init(expectedLoss: 250), "opus.expectedLoss: must be from 0 to 100, found 250"),
-    (.init(application: "speech"), #"opus.application: must be one of "voip", "audio", "restricted-lowdelay", found "speech""#),
-    (.init(maxBandwidth: "NB"),
-     #"opus.maxBandwidth: must be one of "auto", "narrowband", "mediumband", "wideband", "superwideband", "fullband", found "NB""#),
+    (
+        .init(application: "speech"),
+        #"opus.application: must be one of "voip", "audio", "restricted-lowdelay", found "speech""#
+    ),
+    (
+        .init(maxBandwidth: "NB"),
+        #"opus.maxBandwidth: must be one of "auto", "narrowband", "mediumband", "wideband", "superwideband", "fullband", found "NB""#
+    )
 ]
 
 @Test(arguments: badRequestValues)
@@ -162,15 +197,35 @@ func badRequestOpusValuesAre400NamingTheKey(options: OpusOptions, message: Strin
 
 /// Settings, the call's PCM rate, and how the snapshot shows them.
 private let effectiveRows: [(AudioCodec.OpusSettings, Int, OpusOptions)] = [
-    (.init(), 8000, .init(complexity: 5, bitrate: .auto, fec: true, expectedLoss: 5, dtx: false, application: "voip", maxBandwidth: "narrowband")),
-    (.init(), 16_000, .init(complexity: 5, bitrate: .auto, fec: true, expectedLoss: 5, dtx: false, application: "voip", maxBandwidth: "wideband")),
+    (
+        .init(), 8000,
+        .init(
+            complexity: 5, bitrate: .auto, fec: true, expectedLoss: 5, dtx: false, application: "voip",
+            maxBandwidth: "narrowband")
+    ),
+    (
+        .init(), 16_000,
+        .init(
+            complexity: 5, bitrate: .auto, fec: true, expectedLoss: 5, dtx: false, application: "voip",
+            maxBandwidth: "wideband")
+    ),
     // A band above what the PCM holds codes what it holds.
-    (.init(maxBandwidth: .fullband), 8000,
-     .init(complexity: 5, bitrate: .auto, fec: true, expectedLoss: 5, dtx: false, application: "voip", maxBandwidth: "narrowband")),
-    (.init(complexity: 1, bitrate: 8000, inbandFEC: false, expectedLossPercent: 0, dtx: true, application: .restrictedLowDelay,
-           maxBandwidth: .narrowband), 16_000,
-     .init(complexity: 1, bitrate: .bitsPerSecond(8000), fec: false, expectedLoss: 0, dtx: true, application: "restricted-lowdelay",
-           maxBandwidth: "narrowband")),
+    (
+        .init(maxBandwidth: .fullband), 8000,
+        .init(
+            complexity: 5, bitrate: .auto, fec: true, expectedLoss: 5, dtx: false, application: "voip",
+            maxBandwidth: "narrowband")
+    ),
+    (
+        .init(
+            complexity: 1, bitrate: 8000, inbandFEC: false, expectedLossPercent: 0, dtx: true,
+            application: .restrictedLowDelay,
+            maxBandwidth: .narrowband), 16_000,
+        .init(
+            complexity: 1, bitrate: .bitsPerSecond(8000), fec: false, expectedLoss: 0, dtx: true,
+            application: "restricted-lowdelay",
+            maxBandwidth: "narrowband")
+    )
 ]
 
 @Test(arguments: effectiveRows)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Gateway
 
 /// Page tokens share the room tokens' format, secret and HMAC, under their own label.
@@ -34,11 +35,13 @@ import Testing
     }
 
     @Test func aScopedTokenCarriesItsProfilesAndPermissions() throws {
-        let scope = PageScope(routingId: "web-42", profiles: ["uk", "us_east-1"], allowCapture: true, allowHeaders: false)
+        let scope = PageScope(
+            routingId: "web-42", profiles: ["uk", "us_east-1"], allowCapture: true, allowHeaders: false)
         let token = signer.issuePageToken(scope, expiresAt: 2_000)
         let read = try signer.verifyPageScope(token, now: 1_000)
         #expect(read.scope == scope && read.expiresAt == 2_000)
-        let narrow = try signer.verifyPageScope(signer.issuePageToken(routingId: "web-1", expiresAt: 2_000), now: 1_000).scope
+        let narrow = try signer.verifyPageScope(signer.issuePageToken(routingId: "web-1", expiresAt: 2_000), now: 1_000)
+            .scope
         #expect(narrow == PageScope(routingId: "web-1", profiles: [], allowCapture: false, allowHeaders: false))
         #expect(throws: RoomTokenError.expired) { try signer.verifyPageScope(token, now: 2_000) }
     }
@@ -54,8 +57,10 @@ import Testing
         #expect(throws: RoomTokenError.self) { try signer.verifyPageScope(confused, now: 1_000) }
     }
 
-    @Test(arguments: ["web-1", "web-1\n", "web-1\nuk", "web-1\nuk\ncapture\n", "web 1\n\n",
-                      "web-1\nuk,\n", "web-1\n\ncapture,capture", "web-1\n\nadmin", "web-1\n\ncapture,", "\n\n"])
+    @Test(arguments: [
+        "web-1", "web-1\n", "web-1\nuk", "web-1\nuk\ncapture\n", "web 1\n\n",
+        "web-1\nuk,\n", "web-1\n\ncapture,capture", "web-1\n\nadmin", "web-1\n\ncapture,", "\n\n"
+    ])
     func aSignedSubjectOutsideTheGrammarIsMalformed(subject: String) {
         let token = signer.sign(subject: subject, expiresAt: 2_000, purpose: .scopedPage)
         #expect(throws: RoomTokenError.malformed) { try signer.verifyPageScope(token, now: 1_000) }

@@ -2,6 +2,7 @@ import Foundation
 import Media
 import SIP
 import Testing
+
 @testable import Gateway
 
 /// The repository's `sip-profiles/`, found from this file's place in `Tests/GatewayTests/`.
@@ -52,7 +53,8 @@ private func write(_ text: String, to dir: URL, as name: String) throws -> URL {
 }
 
 @Test func exampleProfilesCarryTheirDistinctiveSettings() throws {
-    let registration = try ProfileLoader.load(file: shippedProfiles.appendingPathComponent("example-registration.json5"))
+    let registration = try ProfileLoader.load(
+        file: shippedProfiles.appendingPathComponent("example-registration.json5"))
     #expect(registration.outbound?.register.enabled == true)
     #expect(registration.outbound?.numberFormat == .national)
     #expect(registration.outbound?.proxies.first?.hostKind == .domainName)
@@ -74,9 +76,14 @@ private func write(_ text: String, to dir: URL, as name: String) throws -> URL {
 }
 
 @Test func defaultsApplyWhenKeysAreAbsent() throws {
-    let profile = try ProfileLoader.parse(#"{ name: "min", outbound: { proxies: ["sip:gw.example.com"] } }"#, file: "min.json5")
+    let profile = try ProfileLoader.parse(
+        #"{ name: "min", outbound: { proxies: ["sip:gw.example.com"] } }"#, file: "min.json5")
     let outbound = try #require(profile.outbound)
-    #expect(outbound.proxies == [ProxyAddress(host: "gw.example.com", hostKind: .domainName, port: 5060, transport: nil, hasExplicitPort: false)])
+    #expect(
+        outbound.proxies == [
+            ProxyAddress(
+                host: "gw.example.com", hostKind: .domainName, port: 5060, transport: nil, hasExplicitPort: false)
+        ])
     #expect(outbound.fromDomain == "gw.example.com")
     #expect(outbound.auth == nil)
     #expect(outbound.register == .init(enabled: false, expiresSec: 3600))
@@ -89,19 +96,25 @@ private func write(_ text: String, to dir: URL, as name: String) throws -> URL {
     #expect(profile.media == .init(codecs: [.pcmu, .pcma], dtmf: .rfc4733, rtpTimeoutSec: 30))
     #expect(profile.sip == .init(transport: .udp, prack: .supported, sessionTimerSec: 1800, optionsPingSec: 30))
 
-    let inboundOnly = try ProfileLoader.parse(#"{ name: "in", inbound: { routes: [{ did: "*", routingId: "x" }] } }"#, file: "in.json5")
+    let inboundOnly = try ProfileLoader.parse(
+        #"{ name: "in", inbound: { routes: [{ did: "*", routingId: "x" }] } }"#, file: "in.json5")
     #expect(inboundOnly.inbound?.allowFrom.map(\.description) == ["127.0.0.1/32"])
     #expect(inboundOnly.inbound?.ringTimeoutSec == 45)
     #expect(inboundOnly.inbound?.maxConcurrentCalls == 100 && inboundOnly.inbound?.callsPerSecond == 10)
-    let budget = try ProfileLoader.parse(#"{ name: "b", inbound: { routes: [{ did: "*", routingId: "x" }], maxConcurrentCalls: 7, callsPerSecond: 3 } }"#,
-                                         file: "b.json5")
+    let budget = try ProfileLoader.parse(
+        #"{ name: "b", inbound: { routes: [{ did: "*", routingId: "x" }], maxConcurrentCalls: 7, callsPerSecond: 3 } }"#,
+        file: "b.json5")
     #expect(budget.inbound?.maxConcurrentCalls == 7 && budget.inbound?.callsPerSecond == 3)
 
-    let natted = try ProfileLoader.parse(#"{ name: "n", \#(goodOutbound), sip: { advertise: "[2001:db8::7]:5062" }, media: { advertise: "198.51.100.4" } }"#,
-                                         file: "n.json5")
-    #expect(natted.sip.advertise == SIPAdvertisedAddress(host: "2001:db8::7", port: 5062) && natted.media.advertise == "198.51.100.4")
+    let natted = try ProfileLoader.parse(
+        #"{ name: "n", \#(goodOutbound), sip: { advertise: "[2001:db8::7]:5062" }, media: { advertise: "198.51.100.4" } }"#,
+        file: "n.json5")
+    #expect(
+        natted.sip.advertise == SIPAdvertisedAddress(host: "2001:db8::7", port: 5062)
+            && natted.media.advertise == "198.51.100.4")
 
-    let uk = try ProfileLoader.parse(#"{ name: "uk", outbound: { proxies: ["sip:[2001:db8::1]"], defaultCountryCode: "44" } }"#, file: "uk.json5")
+    let uk = try ProfileLoader.parse(
+        #"{ name: "uk", outbound: { proxies: ["sip:[2001:db8::1]"], defaultCountryCode: "44" } }"#, file: "uk.json5")
     #expect(uk.outbound?.allowedPrefixes == ["+44"])
     #expect(uk.outbound?.nationalPrefix == "0" && uk.outbound?.internationalPrefix == "00")
     #expect(uk.outbound?.fromDomain == "[2001:db8::1]")
@@ -121,142 +134,194 @@ struct BrokenProfile: Sendable, CustomStringConvertible {
 private let goodOutbound = #"outbound: { proxies: ["sip:127.0.0.1:5090"] }"#
 
 let brokenProfiles: [BrokenProfile] = [
-    .init(label: "unknown top-level key",
-          text: #"{ name: "t", outbond: { proxies: ["sip:a.example"] } }"#,
-          keyPath: "outbond", message: "unknown key (did you mean outbound?)"),
-    .init(label: "unknown key in an array element",
-          text: #"{ name: "t", inbound: { routes: [{ did: "*", routingid: "a" }] } }"#,
-          keyPath: "inbound.routes[0].routingid", message: "unknown key (did you mean routingId?)"),
-    .init(label: "unknown key with no near match",
-          text: #"{ name: "t", \#(goodOutbound), sip: { colour: "red" } }"#,
-          keyPath: "sip.colour", message: "unknown key (allowed: transport, prack, sessionTimerSec, optionsPingSec, advertise, tls)"),
-    .init(label: "string for an integer",
-          text: #"{ name: "t", outbound: { proxies: ["sip:a.example"], maxConcurrentCalls: "100" } }"#,
-          keyPath: "outbound.maxConcurrentCalls", message: #"expected an integer, found string "100""#),
-    .init(label: "fraction for an integer",
-          text: #"{ name: "t", outbound: { proxies: ["sip:a.example"], callsPerSecond: 2.5 } }"#,
-          keyPath: "outbound.callsPerSecond", message: "expected an integer, found number 2.5"),
-    .init(label: "string for a boolean",
-          text: #"{ name: "t", outbound: { proxies: ["sip:a.example"], register: { enabled: "yes" } } }"#,
-          keyPath: "outbound.register.enabled", message: #"expected true or false, found string "yes""#),
-    .init(label: "string for an array",
-          text: #"{ name: "t", outbound: { proxies: "sip:a.example" } }"#,
-          keyPath: "outbound.proxies", message: #"expected an array, found string "sip:a.example""#),
-    .init(label: "array for an object",
-          text: #"{ name: "t", \#(goodOutbound), media: [] }"#,
-          keyPath: "media", message: "expected an object, found an array"),
-    .init(label: "top level not an object",
-          text: #"["carrier"]"#,
-          keyPath: "", message: "expected an object, found an array"),
-    .init(label: "missing name",
-          text: #"{ \#(goodOutbound) }"#,
-          keyPath: "name", message: "missing required key"),
-    .init(label: "bad name",
-          text: #"{ name: "my trunk", \#(goodOutbound) }"#,
-          keyPath: "name", message: #"must match [A-Za-z0-9_-]+, found "my trunk""#),
-    .init(label: "neither outbound nor inbound",
-          text: #"{ name: "t" }"#,
-          keyPath: "", message: "a profile needs an outbound section, an inbound section or both"),
-    .init(label: "missing proxies",
-          text: #"{ name: "t", outbound: { fromDomain: "gw.example.net" } }"#,
-          keyPath: "outbound.proxies", message: "missing required key"),
-    .init(label: "empty proxies",
-          text: #"{ name: "t", outbound: { proxies: [] } }"#,
-          keyPath: "outbound.proxies", message: "must not be empty"),
-    .init(label: "bad proxy URI",
-          text: #"{ name: "t", outbound: { proxies: ["sip:127.0.0.1:5090", "sip:"] } }"#,
-          keyPath: "outbound.proxies[1]", message: #"not a SIP URI: "sip:" (the host is missing)"#),
-    .init(label: "proxy with a WebSocket transport",
-          text: #"{ name: "t", outbound: { proxies: ["sip:a.example;transport=wss"] } }"#,
-          keyPath: "outbound.proxies[0]",
-          message: #"not a SIP URI: "sip:a.example;transport=wss" (transport wss is not supported (udp, tcp or tls))"#),
-    .init(label: "sips: over UDP",
-          text: #"{ name: "t", outbound: { proxies: ["sips:a.example;transport=udp"] } }"#,
-          keyPath: "outbound.proxies[0]",
-          message: #"not a SIP URI: "sips:a.example;transport=udp" (a sips: URI goes over TLS; transport=udp contradicts it)"#),
-    .init(label: "unknown sip.tls key",
-          text: #"{ name: "t", outbound: { proxies: ["sips:a.example"] }, sip: { tls: { caFiles: "ca.pem" } } }"#,
-          keyPath: "sip.tls.caFiles",
-          message: "unknown key (did you mean caFile?)"),
-    .init(label: "a client certificate without its key",
-          text: #"{ name: "t", outbound: { proxies: ["sips:a.example"] }, sip: { tls: { certificateFile: "gw.pem" } } }"#,
-          keyPath: "sip.tls.keyFile",
-          message: "missing: certificateFile needs its keyFile"),
-    .init(label: "a server name that is no host",
-          text: #"{ name: "t", outbound: { proxies: ["sips:a.example"] }, sip: { tls: { serverName: "a b" } } }"#,
-          keyPath: "sip.tls.serverName",
-          message: #"not a host name or IP address: "a b""#),
-    .init(label: "password written instead of a variable name",
-          text: #"{ name: "t", outbound: { proxies: ["sip:a.example"], auth: { username: "u", passwordEnv: "s3cret!" } } }"#,
-          keyPath: "outbound.auth.passwordEnv",
-          message: "must be an environment variable name ([A-Za-z_][A-Za-z0-9_]*); the password itself never goes in the file"),
-    .init(label: "bad CIDR",
-          text: #"{ name: "t", inbound: { allowFrom: ["10.0.0.0/8", "10.0.0.0/33"], routes: [{ did: "*", routingId: "a" }] } }"#,
-          keyPath: "inbound.allowFrom[1]",
-          message: #"not a CIDR network: "10.0.0.0/33" (the prefix length must be a number from 0 to 32)"#),
-    .init(label: "CIDR with host bits",
-          text: #"{ name: "t", inbound: { allowFrom: ["10.1.2.3/8"], routes: [{ did: "*", routingId: "a" }] } }"#,
-          keyPath: "inbound.allowFrom[0]",
-          message: #"not a CIDR network: "10.1.2.3/8" (host bits are set beyond /8; the network is 10.0.0.0/8)"#),
-    .init(label: "bad DID",
-          text: #"{ name: "t", inbound: { routes: [{ did: "5550001000", routingId: "a" }] } }"#,
-          keyPath: "inbound.routes[0].did",
-          message: #"must be an E.164 number ("+15550001000") or "*", found "5550001000""#),
-    .init(label: "duplicate DID",
-          text: #"{ name: "t", inbound: { routes: [{ did: "*", routingId: "a" }, { did: "*", routingId: "b" }] } }"#,
-          keyPath: "inbound.routes[1].did", message: #"duplicate did "*" (also inbound.routes[0])"#),
-    .init(label: "bad enum value",
-          text: #"{ name: "t", outbound: { proxies: ["sip:a.example"], numberFormat: "E164" } }"#,
-          keyPath: "outbound.numberFormat", message: #"must be one of "e164", "national", "raw", found "E164""#),
-    .init(label: "bad codec in a list",
-          text: #"{ name: "t", \#(goodOutbound), media: { codecs: ["PCMU", "opus"] } }"#,
-          keyPath: "media.codecs[1]", message: #"must be one of "PCMU", "PCMA", "G722", found "opus""#),
-    .init(label: "sessionTimerSec below 90",
-          text: #"{ name: "t", \#(goodOutbound), sip: { sessionTimerSec: 60 } }"#,
-          keyPath: "sip.sessionTimerSec", message: "must be 0 (disabled) or at least 90 (RFC 4028), found 60"),
-    .init(label: "advertised SIP address with a bad port",
-          text: #"{ name: "t", \#(goodOutbound), sip: { advertise: "203.0.113.7:70000" } }"#,
-          keyPath: "sip.advertise", message: #"must be HOST, HOST:PORT or [IPV6]:PORT (port 1-65535), found "203.0.113.7:70000""#),
-    .init(label: "advertised RTP address that is a name",
-          text: #"{ name: "t", \#(goodOutbound), media: { advertise: "gw.example.net" } }"#,
-          keyPath: "media.advertise", message: #"must be a numeric IPv4 or IPv6 address, found "gw.example.net""#),
-    .init(label: "unknown media encryption",
-          text: #"{ name: "t", \#(goodOutbound), media: { encryption: "srtp" } }"#,
-          keyPath: "media.encryption", message: #"must be one of "none", "optional", "required", found "srtp""#),
-    .init(label: "an SRTP suite listed twice",
-          text: #"{ name: "t", \#(goodOutbound), media: { srtpSuites: ["AES_CM_128_HMAC_SHA1_80", "AES_CM_128_HMAC_SHA1_80"] } }"#,
-          keyPath: "media.srtpSuites[1]", message: "AES_CM_128_HMAC_SHA1_80 is listed twice"),
-    .init(label: "SRTP required where no proxy could carry the keys",
-          text: #"{ name: "t", outbound: { proxies: ["sip:192.0.2.1:5060"] }, media: { encryption: "required" } }"#,
-          keyPath: "media.encryption",
-          message: "is required but no proxy is sips: or transport=tls, and SDES keys are sent only over TLS (set media.sdesRequiresTLS: false to send them over UDP or TCP)"),
-    .init(label: "out-of-range integer",
-          text: #"{ name: "t", outbound: { proxies: ["sip:a.example"], ringTimeoutSec: 0 } }"#,
-          keyPath: "outbound.ringTimeoutSec", message: "must be from 1 to 600, found 0"),
-    .init(label: "a failover time too short for a live target's 100 Trying",
-          text: #"{ name: "t", outbound: { proxies: ["sip:a.example"], failoverTimeoutMs: 200 } }"#,
-          keyPath: "outbound.failoverTimeoutMs", message: "must be 0 (Timer B only) or from 500 to 31000, found 200"),
-    .init(label: "a failover time past Timer B",
-          text: #"{ name: "t", outbound: { proxies: ["sip:a.example"], failoverTimeoutMs: 40000 } }"#,
-          keyPath: "outbound.failoverTimeoutMs", message: "must be from 0 to 31000, found 40000"),
-    .init(label: "a failover time in seconds",
-          text: #"{ name: "t", outbound: { proxies: ["sip:a.example"], failoverTimeoutMs: "4s" } }"#,
-          keyPath: "outbound.failoverTimeoutMs", message: #"expected an integer, found string "4s""#),
-    .init(label: "bad allowed prefix",
-          text: #"{ name: "t", outbound: { proxies: ["sip:a.example"], allowedPrefixes: ["+1", "1-800"] } }"#,
-          keyPath: "outbound.allowedPrefixes[1]",
-          message: #"a prefix is an optional + or * and digits ("+1", "+4420"), found "1-800""#),
-    .init(label: "malformed JSON5: missing comma between array elements",
-          text: "{\n  name: \"t\",\n  inbound: {\n    routes: [\n      { did: \"*\", routingId: \"a\" }\n      { did: \"+15550001000\", routingId: \"b\" },\n    ],\n  },\n}\n",
-          keyPath: "inbound.routes",
-          message: "JSON5 syntax error at line 6, column 7: expected ',' or ']' after element 0, found '{'"),
-    .init(label: "malformed JSON5: unquoted string value",
-          text: "{\n  name: carrier,\n}",
-          keyPath: "name",
-          message: "JSON5 syntax error at line 2, column 9: unexpected word 'carrier': expected a value (strings need quotes)"),
-    .init(label: "duplicate key",
-          text: "{\n  name: \"a\",\n  name: \"b\",\n}",
-          keyPath: "name", message: "JSON5 syntax error at line 3, column 3: duplicate key"),
+    .init(
+        label: "unknown top-level key",
+        text: #"{ name: "t", outbond: { proxies: ["sip:a.example"] } }"#,
+        keyPath: "outbond", message: "unknown key (did you mean outbound?)"),
+    .init(
+        label: "unknown key in an array element",
+        text: #"{ name: "t", inbound: { routes: [{ did: "*", routingid: "a" }] } }"#,
+        keyPath: "inbound.routes[0].routingid", message: "unknown key (did you mean routingId?)"),
+    .init(
+        label: "unknown key with no near match",
+        text: #"{ name: "t", \#(goodOutbound), sip: { colour: "red" } }"#,
+        keyPath: "sip.colour",
+        message: "unknown key (allowed: transport, prack, sessionTimerSec, optionsPingSec, advertise, tls)"),
+    .init(
+        label: "string for an integer",
+        text: #"{ name: "t", outbound: { proxies: ["sip:a.example"], maxConcurrentCalls: "100" } }"#,
+        keyPath: "outbound.maxConcurrentCalls", message: #"expected an integer, found string "100""#),
+    .init(
+        label: "fraction for an integer",
+        text: #"{ name: "t", outbound: { proxies: ["sip:a.example"], callsPerSecond: 2.5 } }"#,
+        keyPath: "outbound.callsPerSecond", message: "expected an integer, found number 2.5"),
+    .init(
+        label: "string for a boolean",
+        text: #"{ name: "t", outbound: { proxies: ["sip:a.example"], register: { enabled: "yes" } } }"#,
+        keyPath: "outbound.register.enabled", message: #"expected true or false, found string "yes""#),
+    .init(
+        label: "string for an array",
+        text: #"{ name: "t", outbound: { proxies: "sip:a.example" } }"#,
+        keyPath: "outbound.proxies", message: #"expected an array, found string "sip:a.example""#),
+    .init(
+        label: "array for an object",
+        text: #"{ name: "t", \#(goodOutbound), media: [] }"#,
+        keyPath: "media", message: "expected an object, found an array"),
+    .init(
+        label: "top level not an object",
+        text: #"["carrier"]"#,
+        keyPath: "", message: "expected an object, found an array"),
+    .init(
+        label: "missing name",
+        text: #"{ \#(goodOutbound) }"#,
+        keyPath: "name", message: "missing required key"),
+    .init(
+        label: "bad name",
+        text: #"{ name: "my trunk", \#(goodOutbound) }"#,
+        keyPath: "name", message: #"must match [A-Za-z0-9_-]+, found "my trunk""#),
+    .init(
+        label: "neither outbound nor inbound",
+        text: #"{ name: "t" }"#,
+        keyPath: "", message: "a profile needs an outbound section, an inbound section or both"),
+    .init(
+        label: "missing proxies",
+        text: #"{ name: "t", outbound: { fromDomain: "gw.example.net" } }"#,
+        keyPath: "outbound.proxies", message: "missing required key"),
+    .init(
+        label: "empty proxies",
+        text: #"{ name: "t", outbound: { proxies: [] } }"#,
+        keyPath: "outbound.proxies", message: "must not be empty"),
+    .init(
+        label: "bad proxy URI",
+        text: #"{ name: "t", outbound: { proxies: ["sip:127.0.0.1:5090", "sip:"] } }"#,
+        keyPath: "outbound.proxies[1]", message: #"not a SIP URI: "sip:" (the host is missing)"#),
+    .init(
+        label: "proxy with a WebSocket transport",
+        text: #"{ name: "t", outbound: { proxies: ["sip:a.example;transport=wss"] } }"#,
+        keyPath: "outbound.proxies[0]",
+        message: #"not a SIP URI: "sip:a.example;transport=wss" (transport wss is not supported (udp, tcp or tls))"#),
+    .init(
+        label: "sips: over UDP",
+        text: #"{ name: "t", outbound: { proxies: ["sips:a.example;transport=udp"] } }"#,
+        keyPath: "outbound.proxies[0]",
+        message:
+            #"not a SIP URI: "sips:a.example;transport=udp" (a sips: URI goes over TLS; transport=udp contradicts it)"#),
+    .init(
+        label: "unknown sip.tls key",
+        text: #"{ name: "t", outbound: { proxies: ["sips:a.example"] }, sip: { tls: { caFiles: "ca.pem" } } }"#,
+        keyPath: "sip.tls.caFiles",
+        message: "unknown key (did you mean caFile?)"),
+    .init(
+        label: "a client certificate without its key",
+        text: #"{ name: "t", outbound: { proxies: ["sips:a.example"] }, sip: { tls: { certificateFile: "gw.pem" } } }"#,
+        keyPath: "sip.tls.keyFile",
+        message: "missing: certificateFile needs its keyFile"),
+    .init(
+        label: "a server name that is no host",
+        text: #"{ name: "t", outbound: { proxies: ["sips:a.example"] }, sip: { tls: { serverName: "a b" } } }"#,
+        keyPath: "sip.tls.serverName",
+        message: #"not a host name or IP address: "a b""#),
+    .init(
+        label: "password written instead of a variable name",
+        text:
+            #"{ name: "t", outbound: { proxies: ["sip:a.example"], auth: { username: "u", passwordEnv: "s3cret!" } } }"#,
+        keyPath: "outbound.auth.passwordEnv",
+        message:
+            "must be an environment variable name ([A-Za-z_][A-Za-z0-9_]*); the password itself never goes in the file"),
+    .init(
+        label: "bad CIDR",
+        text:
+            #"{ name: "t", inbound: { allowFrom: ["10.0.0.0/8", "10.0.0.0/33"], routes: [{ did: "*", routingId: "a" }] } }"#,
+        keyPath: "inbound.allowFrom[1]",
+        message: #"not a CIDR network: "10.0.0.0/33" (the prefix length must be a number from 0 to 32)"#),
+    .init(
+        label: "CIDR with host bits",
+        text: #"{ name: "t", inbound: { allowFrom: ["10.1.2.3/8"], routes: [{ did: "*", routingId: "a" }] } }"#,
+        keyPath: "inbound.allowFrom[0]",
+        message: #"not a CIDR network: "10.1.2.3/8" (host bits are set beyond /8; the network is 10.0.0.0/8)"#),
+    .init(
+        label: "bad DID",
+        text: #"{ name: "t", inbound: { routes: [{ did: "5550001000", routingId: "a" }] } }"#,
+        keyPath: "inbound.routes[0].did",
+        message: #"must be an E.164 number ("+15550001000") or "*", found "5550001000""#),
+    .init(
+        label: "duplicate DID",
+        text: #"{ name: "t", inbound: { routes: [{ did: "*", routingId: "a" }, { did: "*", routingId: "b" }] } }"#,
+        keyPath: "inbound.routes[1].did", message: #"duplicate did "*" (also inbound.routes[0])"#),
+    .init(
+        label: "bad enum value",
+        text: #"{ name: "t", outbound: { proxies: ["sip:a.example"], numberFormat: "E164" } }"#,
+        keyPath: "outbound.numberFormat", message: #"must be one of "e164", "national", "raw", found "E164""#),
+    .init(
+        label: "bad codec in a list",
+        text: #"{ name: "t", \#(goodOutbound), media: { codecs: ["PCMU", "opus"] } }"#,
+        keyPath: "media.codecs[1]", message: #"must be one of "PCMU", "PCMA", "G722", found "opus""#),
+    .init(
+        label: "sessionTimerSec below 90",
+        text: #"{ name: "t", \#(goodOutbound), sip: { sessionTimerSec: 60 } }"#,
+        keyPath: "sip.sessionTimerSec", message: "must be 0 (disabled) or at least 90 (RFC 4028), found 60"),
+    .init(
+        label: "advertised SIP address with a bad port",
+        text: #"{ name: "t", \#(goodOutbound), sip: { advertise: "203.0.113.7:70000" } }"#,
+        keyPath: "sip.advertise",
+        message: #"must be HOST, HOST:PORT or [IPV6]:PORT (port 1-65535), found "203.0.113.7:70000""#),
+    .init(
+        label: "advertised RTP address that is a name",
+        text: #"{ name: "t", \#(goodOutbound), media: { advertise: "gw.example.net" } }"#,
+        keyPath: "media.advertise", message: #"must be a numeric IPv4 or IPv6 address, found "gw.example.net""#),
+    .init(
+        label: "unknown media encryption",
+        text: #"{ name: "t", \#(goodOutbound), media: { encryption: "srtp" } }"#,
+        keyPath: "media.encryption", message: #"must be one of "none", "optional", "required", found "srtp""#),
+    .init(
+        label: "an SRTP suite listed twice",
+        text:
+            #"{ name: "t", \#(goodOutbound), media: { srtpSuites: ["AES_CM_128_HMAC_SHA1_80", "AES_CM_128_HMAC_SHA1_80"] } }"#,
+        keyPath: "media.srtpSuites[1]", message: "AES_CM_128_HMAC_SHA1_80 is listed twice"),
+    .init(
+        label: "SRTP required where no proxy could carry the keys",
+        text: #"{ name: "t", outbound: { proxies: ["sip:192.0.2.1:5060"] }, media: { encryption: "required" } }"#,
+        keyPath: "media.encryption",
+        message:
+            "is required but no proxy is sips: or transport=tls, and SDES keys are sent only over TLS (set media.sdesRequiresTLS: false to send them over UDP or TCP)"
+    ),
+    .init(
+        label: "out-of-range integer",
+        text: #"{ name: "t", outbound: { proxies: ["sip:a.example"], ringTimeoutSec: 0 } }"#,
+        keyPath: "outbound.ringTimeoutSec", message: "must be from 1 to 600, found 0"),
+    .init(
+        label: "a failover time too short for a live target's 100 Trying",
+        text: #"{ name: "t", outbound: { proxies: ["sip:a.example"], failoverTimeoutMs: 200 } }"#,
+        keyPath: "outbound.failoverTimeoutMs", message: "must be 0 (Timer B only) or from 500 to 31000, found 200"),
+    .init(
+        label: "a failover time past Timer B",
+        text: #"{ name: "t", outbound: { proxies: ["sip:a.example"], failoverTimeoutMs: 40000 } }"#,
+        keyPath: "outbound.failoverTimeoutMs", message: "must be from 0 to 31000, found 40000"),
+    .init(
+        label: "a failover time in seconds",
+        text: #"{ name: "t", outbound: { proxies: ["sip:a.example"], failoverTimeoutMs: "4s" } }"#,
+        keyPath: "outbound.failoverTimeoutMs", message: #"expected an integer, found string "4s""#),
+    .init(
+        label: "bad allowed prefix",
+        text: #"{ name: "t", outbound: { proxies: ["sip:a.example"], allowedPrefixes: ["+1", "1-800"] } }"#,
+        keyPath: "outbound.allowedPrefixes[1]",
+        message: #"a prefix is an optional + or * and digits ("+1", "+4420"), found "1-800""#),
+    .init(
+        label: "malformed JSON5: missing comma between array elements",
+        text:
+            "{\n  name: \"t\",\n  inbound: {\n    routes: [\n      { did: \"*\", routingId: \"a\" }\n      { did: \"+15550001000\", routingId: \"b\" },\n    ],\n  },\n}\n",
+        keyPath: "inbound.routes",
+        message: "JSON5 syntax error at line 6, column 7: expected ',' or ']' after element 0, found '{'"),
+    .init(
+        label: "malformed JSON5: unquoted string value",
+        text: "{\n  name: carrier,\n}",
+        keyPath: "name",
+        message:
+            "JSON5 syntax error at line 2, column 9: unexpected word 'carrier': expected a value (strings need quotes)"),
+    .init(
+        label: "duplicate key",
+        text: "{\n  name: \"a\",\n  name: \"b\",\n}",
+        keyPath: "name", message: "JSON5 syntax error at line 3, column 3: duplicate key")
 ]
 
 @Test(arguments: brokenProfiles)
@@ -279,7 +344,10 @@ func brokenProfileNamesFileAndKeyPath(_ broken: BrokenProfile) throws {
     #expect(error?.line == 3)
     #expect(error?.column == 3)
     #expect(error?.keyPath == "")
-    #expect(error?.description == "x.json5: JSON5 syntax error at line 3, column 3: expected ',' or '}' after the value of 'name', found 'o'")
+    #expect(
+        error?.description
+            == "x.json5: JSON5 syntax error at line 3, column 3: expected ',' or '}' after the value of 'name', found 'o'"
+    )
 }
 
 @Test func duplicateNamesAcrossFilesNameBothFiles() throws {
@@ -323,7 +391,9 @@ func brokenProfileNamesFileAndKeyPath(_ broken: BrokenProfile) throws {
     let unset = #expect(throws: ProfileError.self) { try auth.password(environment: ["OTHER": "x"]) }
     #expect(unset?.file == profile.source)
     #expect(unset?.keyPath == "outbound.auth.passwordEnv")
-    #expect(unset?.description.hasSuffix("outbound.auth.passwordEnv: environment variable CARRIER_SIM_PASSWORD is not set") == true)
+    #expect(
+        unset?.description.hasSuffix("outbound.auth.passwordEnv: environment variable CARRIER_SIM_PASSWORD is not set")
+            == true)
 
     let empty = #expect(throws: ProfileError.self) { try auth.password(environment: ["CARRIER_SIM_PASSWORD": ""]) }
     #expect(empty?.message == "environment variable CARRIER_SIM_PASSWORD is empty")
@@ -331,7 +401,8 @@ func brokenProfileNamesFileAndKeyPath(_ broken: BrokenProfile) throws {
 
 @Test(arguments: [(0, 0), (500, 500), (2500, 2500), (31000, 31000)])
 func failoverTimeIsRead(_ ms: Int, _ expected: Int) throws {
-    let p = try ProfileLoader.parse(#"{ name: "t", outbound: { proxies: ["sip:a.example"], failoverTimeoutMs: \#(ms) } }"#, file: "t.json5")
+    let p = try ProfileLoader.parse(
+        #"{ name: "t", outbound: { proxies: ["sip:a.example"], failoverTimeoutMs: \#(ms) } }"#, file: "t.json5")
     #expect(p.outbound?.failoverTimeoutMs == expected)
 }
 
@@ -339,14 +410,33 @@ func failoverTimeIsRead(_ ms: Int, _ expected: Int) throws {
 
 @Test(arguments: [
     ("sip:127.0.0.1:5090;transport=udp", ProxyAddress(host: "127.0.0.1", hostKind: .ipv4, port: 5090, transport: .udp)),
-    ("SIP:Proxy.Example.com", ProxyAddress(host: "Proxy.Example.com", hostKind: .domainName, port: 5060, transport: nil, hasExplicitPort: false)),
-    ("sip:[2001:db8::10]:5070;Transport=TCP", ProxyAddress(host: "2001:db8::10", hostKind: .ipv6, port: 5070, transport: .tcp)),
+    (
+        "SIP:Proxy.Example.com",
+        ProxyAddress(
+            host: "Proxy.Example.com", hostKind: .domainName, port: 5060, transport: nil, hasExplicitPort: false)
+    ),
+    (
+        "sip:[2001:db8::10]:5070;Transport=TCP",
+        ProxyAddress(host: "2001:db8::10", hostKind: .ipv6, port: 5070, transport: .tcp)
+    ),
     ("sip:[::1]", ProxyAddress(host: "::1", hostKind: .ipv6, port: 5060, transport: nil, hasExplicitPort: false)),
-    ("sips:sbc.example", ProxyAddress(host: "sbc.example", hostKind: .domainName, port: 5061, transport: nil, hasExplicitPort: false, secure: true)),
+    (
+        "sips:sbc.example",
+        ProxyAddress(
+            host: "sbc.example", hostKind: .domainName, port: 5061, transport: nil, hasExplicitPort: false, secure: true
+        )
+    ),
     ("SIPS:192.0.2.1:5071", ProxyAddress(host: "192.0.2.1", hostKind: .ipv4, port: 5071, transport: nil, secure: true)),
-    ("sips:192.0.2.1;transport=tcp", ProxyAddress(host: "192.0.2.1", hostKind: .ipv4, port: 5061, transport: .tls, hasExplicitPort: false, secure: true)),
-    ("sip:sbc.example;transport=TLS", ProxyAddress(host: "sbc.example", hostKind: .domainName, port: 5061, transport: .tls, hasExplicitPort: false)),
-    ("sip:192.0.2.1:5081;transport=tls", ProxyAddress(host: "192.0.2.1", hostKind: .ipv4, port: 5081, transport: .tls)),
+    (
+        "sips:192.0.2.1;transport=tcp",
+        ProxyAddress(
+            host: "192.0.2.1", hostKind: .ipv4, port: 5061, transport: .tls, hasExplicitPort: false, secure: true)
+    ),
+    (
+        "sip:sbc.example;transport=TLS",
+        ProxyAddress(host: "sbc.example", hostKind: .domainName, port: 5061, transport: .tls, hasExplicitPort: false)
+    ),
+    ("sip:192.0.2.1:5081;transport=tls", ProxyAddress(host: "192.0.2.1", hostKind: .ipv4, port: 5081, transport: .tls))
 ])
 func proxyAddressParses(_ text: String, _ expected: ProxyAddress) throws {
     #expect(try ProxyAddress(parsing: text) == expected)
@@ -371,7 +461,7 @@ func proxyAddressParses(_ text: String, _ expected: ProxyAddress) throws {
     ("sip:-bad.example", "a host name label cannot start or end with '-'"),
     ("sip:a..example", "the host name \"a..example\" has an empty label"),
     ("sip:a_b.example", "\"a_b.example\" is not a valid host name"),
-    ("sip:a.example?subject=x", "headers are not allowed in a proxy URI"),
+    ("sip:a.example?subject=x", "headers are not allowed in a proxy URI")
 ])
 func proxyAddressRefuses(_ text: String, _ reason: String) {
     let error = #expect(throws: ProxyAddressError.self) { try ProxyAddress(parsing: text) }
@@ -383,35 +473,41 @@ func proxyAddressRefuses(_ text: String, _ reason: String) {
     #expect(try ProxyAddress(parsing: "sip:a.example").uri == "sip:a.example:5060")
     #expect(try ProxyAddress(parsing: "sips:a.example").uri == "sips:a.example:5061")
     #expect(try ProxyAddress(parsing: "sip:a.example;transport=tls").uri == "sip:a.example:5061;transport=tls")
-    #expect(try ProxyAddress(parsing: "sips:a.example").isTLS && ProxyAddress(parsing: "sip:a.example;transport=tls").isTLS)
+    #expect(
+        try ProxyAddress(parsing: "sips:a.example").isTLS && ProxyAddress(parsing: "sip:a.example;transport=tls").isTLS)
 }
 
 @Test func sipTLSKeysLoad() throws {
     let text = #"""
-    { name: "t", outbound: { proxies: ["sips:sbc.carrier.example", "sip:192.0.2.1;transport=tls"] },
-      sip: { transport: "tls", tls: { caFile: "/etc/irisgw/carrier-ca.pem", serverName: "SBC.Carrier.Example",
-                                      certificateFile: "/etc/irisgw/gw.pem", keyFile: "/etc/irisgw/gw.key",
-                                      allowWildcardCertificates: true } } }
-    """#
+        { name: "t", outbound: { proxies: ["sips:sbc.carrier.example", "sip:192.0.2.1;transport=tls"] },
+          sip: { transport: "tls", tls: { caFile: "/etc/irisgw/carrier-ca.pem", serverName: "SBC.Carrier.Example",
+                                          certificateFile: "/etc/irisgw/gw.pem", keyFile: "/etc/irisgw/gw.key",
+                                          allowWildcardCertificates: true } } }
+        """#
     let p = try ProfileLoader.parse(text, file: "t.json5")
     #expect(p.sip.transport == .tls)
-    #expect(p.sip.tls == .init(caFile: "/etc/irisgw/carrier-ca.pem", serverName: "sbc.carrier.example",
-                               certificateFile: "/etc/irisgw/gw.pem", keyFile: "/etc/irisgw/gw.key", allowWildcardCertificates: true))
+    #expect(
+        p.sip.tls
+            == .init(
+                caFile: "/etc/irisgw/carrier-ca.pem", serverName: "sbc.carrier.example",
+                certificateFile: "/etc/irisgw/gw.pem", keyFile: "/etc/irisgw/gw.key", allowWildcardCertificates: true))
     #expect(p.outbound?.proxies.map(\.isTLS) == [true, true])
 }
 
 @Test func mediaEncryptionKeysLoad() throws {
-    let tls = try ProfileLoader.parse(#"""
-    { name: "t", outbound: { proxies: ["sips:sbc.carrier.example"] },
-      media: { encryption: "required", srtpSuites: ["AEAD_AES_128_GCM", "AES_CM_128_HMAC_SHA1_80"] } }
-    """#, file: "t.json5")
+    let tls = try ProfileLoader.parse(
+        #"""
+        { name: "t", outbound: { proxies: ["sips:sbc.carrier.example"] },
+          media: { encryption: "required", srtpSuites: ["AEAD_AES_128_GCM", "AES_CM_128_HMAC_SHA1_80"] } }
+        """#, file: "t.json5")
     #expect(tls.media.encryption == .required)
     #expect(tls.media.srtpSuites == [.aeadAES128GCM, .aesCM128HmacSHA1_80])
     #expect(tls.media.sdesRequiresTLS)
     // Clear SDES, when the profile says so.
-    let clear = try ProfileLoader.parse(#"""
-    { name: "t", outbound: { proxies: ["sip:192.0.2.1"] }, media: { encryption: "required", sdesRequiresTLS: false } }
-    """#, file: "t.json5")
+    let clear = try ProfileLoader.parse(
+        #"""
+        { name: "t", outbound: { proxies: ["sip:192.0.2.1"] }, media: { encryption: "required", sdesRequiresTLS: false } }
+        """#, file: "t.json5")
     #expect(!clear.media.sdesRequiresTLS)
     #expect(clear.media.srtpSuites == SRTPSuite.allCases)
     let plain = try ProfileLoader.parse(#"{ name: "t", outbound: { proxies: ["sip:192.0.2.1"] } }"#, file: "t.json5")
@@ -441,7 +537,7 @@ func proxyAddressRefuses(_ text: String, _ reason: String) {
     ("198.51.100.7", "198.51.100.8", false),
     ("2001:db8::7", "2001:db8::7", true),  // ... or a /128
     ("2001:db8::7", "2001:db8::8", false),
-    ("10.0.0.0/8", "not-an-address", false),
+    ("10.0.0.0/8", "not-an-address", false)
 ])
 func cidrContains(_ cidr: String, _ address: String, _ expected: Bool) throws {
     #expect(try CIDR(parsing: cidr).contains(address) == expected)
@@ -458,13 +554,16 @@ func cidrContains(_ cidr: String, _ address: String, _ expected: Bool) throws {
 
 // MARK: Number policy
 
-private let nanp = TrunkProfile.Outbound(proxies: [ProxyAddress(host: "a.example", hostKind: .domainName)],
-                                         allowedPrefixes: ["+1"])
-private let ukNational = TrunkProfile.Outbound(proxies: [ProxyAddress(host: "a.example", hostKind: .domainName)],
-                                               numberFormat: .national, defaultCountryCode: "44",
-                                               allowedPrefixes: ["+44", "+1"])
-private let rawTrunk = TrunkProfile.Outbound(proxies: [ProxyAddress(host: "a.example", hostKind: .domainName)],
-                                             numberFormat: .raw, allowedPrefixes: ["9", "+1"])
+private let nanp = TrunkProfile.Outbound(
+    proxies: [ProxyAddress(host: "a.example", hostKind: .domainName)],
+    allowedPrefixes: ["+1"])
+private let ukNational = TrunkProfile.Outbound(
+    proxies: [ProxyAddress(host: "a.example", hostKind: .domainName)],
+    numberFormat: .national, defaultCountryCode: "44",
+    allowedPrefixes: ["+44", "+1"])
+private let rawTrunk = TrunkProfile.Outbound(
+    proxies: [ProxyAddress(host: "a.example", hostKind: .domainName)],
+    numberFormat: .raw, allowedPrefixes: ["9", "+1"])
 
 @Test(arguments: [
     ("+1 (555) 123-4567", "+15551234567"),
@@ -472,7 +571,7 @@ private let rawTrunk = TrunkProfile.Outbound(proxies: [ProxyAddress(host: "a.exa
     ("555-123-4567", "+15551234567"),  // national: + and the country code added
     ("1 555 123 4567", "+15551234567"),  // national with the trunk prefix 1
     ("0015551234567", "+15551234567"),  // 00 is read as +
-    ("01115551234567", "+15551234567"),  // so is the NANP access code 011
+    ("01115551234567", "+15551234567")  // so is the NANP access code 011
 ])
 func nanpNumbersNormalise(_ raw: String, _ expected: String) throws {
     #expect(try nanp.normalize(raw) == expected)
@@ -482,7 +581,7 @@ func nanpNumbersNormalise(_ raw: String, _ expected: String) throws {
     ("020 7946 0000", "+442079460000", "02079460000"),  // trunk prefix 0 stripped, then restored
     ("2079460000", "+442079460000", "02079460000"),
     ("0044 20 7946 0000", "+442079460000", "02079460000"),
-    ("+1 555 123 4567", "+15551234567", "0015551234567"),  // foreign: international access code
+    ("+1 555 123 4567", "+15551234567", "0015551234567")  // foreign: international access code
 ])
 func nationalTrunkNormalisesAndDials(_ raw: String, _ e164: String, _ dial: String) throws {
     let number = try ukNational.normalize(raw)
@@ -508,7 +607,7 @@ func nationalTrunkNormalisesAndDials(_ raw: String, _ e164: String, _ dial: Stri
     ("+0123456", NumberError.incorrectParams),  // no country code starts with 0
     ("+44 20 7946 0000", NumberError.callForbidden),  // not in allowedPrefixes
     ("00 44 20 7946 0000", NumberError.callForbidden),
-    ("*67", NumberError.callForbidden),  // feature codes stay as they are and must be allowed
+    ("*67", NumberError.callForbidden)  // feature codes stay as they are and must be allowed
 ])
 func badNumbersAreRefused(_ raw: String, _ code: Int) {
     let error = #expect(throws: NumberError.self) { try nanp.normalize(raw) }
@@ -520,7 +619,8 @@ func badNumbersAreRefused(_ raw: String, _ code: Int) {
     let forbidden = #expect(throws: NumberError.self) { try nanp.normalize("+44 20 7946 0000") }
     #expect(forbidden?.message == "call forbidden: +442079460000 does not start with an allowed prefix (+1)")
     let letters = #expect(throws: NumberError.self) { try nanp.normalize("555-CALL") }
-    #expect(letters?.message == "incorrect params: \"555-CALL\" is not a phone number (digits, optionally after + or *)")
+    #expect(
+        letters?.message == "incorrect params: \"555-CALL\" is not a phone number (digits, optionally after + or *)")
 }
 
 @Test func profileWithoutOutboundRefusesEveryNumber() throws {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Gateway
 
 private let signer = RoomTokenSigner(secret: Array(0..<32))
@@ -35,20 +36,24 @@ struct VerifyCase: Sendable, CustomTestStringConvertible {
     VerifyCase(name: "tampered signature", token: tamper(token, byteAt: -1), expected: .badSignature),
     VerifyCase(name: "tampered expiry", token: tamper(token, byteAt: 8), expected: .badSignature),
     VerifyCase(name: "tampered room", token: tamper(token, byteAt: 11), roomId: "soom-1", expected: .badSignature),
-    VerifyCase(name: "signed with another secret",
-               token: otherSigner.issue(roomId: "room-1", expiresAt: 2_000), expected: .badSignature),
-    VerifyCase(name: "expired and tampered: the signature is checked first",
-               token: tamper(token, byteAt: -1), now: 5_000, expected: .badSignature),
+    VerifyCase(
+        name: "signed with another secret",
+        token: otherSigner.issue(roomId: "room-1", expiresAt: 2_000), expected: .badSignature),
+    VerifyCase(
+        name: "expired and tampered: the signature is checked first",
+        token: tamper(token, byteAt: -1), now: 5_000, expected: .badSignature),
     VerifyCase(name: "empty", token: "", expected: .malformed),
     VerifyCase(name: "not base64", token: "not a token!", expected: .malformed),
-    VerifyCase(name: "standard base64 alphabet", token: token.replacingOccurrences(of: "-", with: "+")
-        .replacingOccurrences(of: "_", with: "/") + "+/", expected: .malformed),
+    VerifyCase(
+        name: "standard base64 alphabet",
+        token: token.replacingOccurrences(of: "-", with: "+")
+            .replacingOccurrences(of: "_", with: "/") + "+/", expected: .malformed),
     VerifyCase(name: "padded", token: token + "==", expected: .malformed),
     VerifyCase(name: "truncated by one character", token: String(token.dropLast()), expected: .malformed),
     VerifyCase(name: "truncated signature", token: String(token.dropLast(8)), expected: .malformed),
     VerifyCase(name: "header only", token: String(token.prefix(12)), expected: .malformed),
     VerifyCase(name: "unknown version", token: tamper(token, byteAt: 0), expected: .malformed),
-    VerifyCase(name: "oversized", token: String(repeating: "A", count: 4_000), expected: .malformed),
+    VerifyCase(name: "oversized", token: String(repeating: "A", count: 4_000), expected: .malformed)
 ])
 func verifyAnswers(_ test: VerifyCase) {
     if let expected = test.expected {
@@ -59,7 +64,7 @@ func verifyAnswers(_ test: VerifyCase) {
 }
 
 @Test(arguments: [
-    (RoomTokenError.expired, -105), (.malformed, -103), (.foreignRoom, -103), (.badSignature, -103),
+    (RoomTokenError.expired, -105), (.malformed, -103), (.foreignRoom, -103), (.badSignature, -103)
 ])
 func irisCodes(error: RoomTokenError, code: Int) {
     #expect(error.irisCode == code)

@@ -2,6 +2,7 @@ import Media
 import SDP
 import SIP
 import Testing
+
 @testable import Gateway
 
 /// A carrier's offer and what we make of it.
@@ -18,20 +19,37 @@ struct SDESOffer: Sendable, CustomStringConvertible {
 
 let sdesOffers: [SDESOffer] = [
     // The first usable line wins, in the carrier's order.
-    SDESOffer(encryption: .required, proto: "RTP/SAVP", lines: ["1 AES_256_CM_HMAC_SHA1_80 inline:\(SDESExchangeTests.key80)", "2 AES_CM_128_HMAC_SHA1_32 inline:\(SDESExchangeTests.key32)",
-                                                            "3 AES_CM_128_HMAC_SHA1_80 inline:\(SDESExchangeTests.key80)"], suite: .aesCM128HmacSHA1_32),
-    SDESOffer(encryption: .optional, proto: "RTP/SAVP", lines: ["5 AEAD_AES_128_GCM inline:\(SDESExchangeTests.keyGCM)"], suite: .aeadAES128GCM),
-    SDESOffer(encryption: .optional, proto: "RTP/AVP", lines: ["1 AES_CM_128_HMAC_SHA1_80 inline:\(SDESExchangeTests.key80)"], suite: .aesCM128HmacSHA1_80),
+    SDESOffer(
+        encryption: .required, proto: "RTP/SAVP",
+        lines: [
+            "1 AES_256_CM_HMAC_SHA1_80 inline:\(SDESExchangeTests.key80)",
+            "2 AES_CM_128_HMAC_SHA1_32 inline:\(SDESExchangeTests.key32)",
+            "3 AES_CM_128_HMAC_SHA1_80 inline:\(SDESExchangeTests.key80)"
+        ], suite: .aesCM128HmacSHA1_32),
+    SDESOffer(
+        encryption: .optional, proto: "RTP/SAVP", lines: ["5 AEAD_AES_128_GCM inline:\(SDESExchangeTests.keyGCM)"],
+        suite: .aeadAES128GCM),
+    SDESOffer(
+        encryption: .optional, proto: "RTP/AVP", lines: ["1 AES_CM_128_HMAC_SHA1_80 inline:\(SDESExchangeTests.key80)"],
+        suite: .aesCM128HmacSHA1_80),
     SDESOffer(encryption: .optional, proto: "RTP/AVP", lines: [], plain: true),
-    SDESOffer(encryption: .none, proto: "RTP/AVP", lines: ["1 AES_CM_128_HMAC_SHA1_80 inline:\(SDESExchangeTests.key80)"], plain: true),
-    SDESOffer(encryption: .none, proto: "RTP/SAVP", lines: ["1 AES_CM_128_HMAC_SHA1_80 inline:\(SDESExchangeTests.key80)"]),
+    SDESOffer(
+        encryption: .none, proto: "RTP/AVP", lines: ["1 AES_CM_128_HMAC_SHA1_80 inline:\(SDESExchangeTests.key80)"],
+        plain: true),
+    SDESOffer(
+        encryption: .none, proto: "RTP/SAVP", lines: ["1 AES_CM_128_HMAC_SHA1_80 inline:\(SDESExchangeTests.key80)"]),
     SDESOffer(encryption: .required, proto: "RTP/AVP", lines: []),
-    SDESOffer(encryption: .required, proto: "RTP/SAVP", lines: ["1 AES_CM_128_HMAC_SHA1_80 inline:\(SDESExchangeTests.key80)|2^20|1:4"]),
+    SDESOffer(
+        encryption: .required, proto: "RTP/SAVP",
+        lines: ["1 AES_CM_128_HMAC_SHA1_80 inline:\(SDESExchangeTests.key80)|2^20|1:4"]),
     // Keys over UDP are not taken: an RTP/SAVP offer then cannot be answered.
-    SDESOffer(encryption: .optional, tls: false, proto: "RTP/SAVP", lines: ["1 AES_CM_128_HMAC_SHA1_80 inline:\(SDESExchangeTests.key80)"]),
-    SDESOffer(encryption: .optional, tls: false, proto: "RTP/AVP", lines: ["1 AES_CM_128_HMAC_SHA1_80 inline:\(SDESExchangeTests.key80)"], plain: true),
+    SDESOffer(
+        encryption: .optional, tls: false, proto: "RTP/SAVP",
+        lines: ["1 AES_CM_128_HMAC_SHA1_80 inline:\(SDESExchangeTests.key80)"]),
+    SDESOffer(
+        encryption: .optional, tls: false, proto: "RTP/AVP",
+        lines: ["1 AES_CM_128_HMAC_SHA1_80 inline:\(SDESExchangeTests.key80)"], plain: true)
 ]
-
 
 /// The trunk leg's SDES policy as tables: offers we make, answers and offers we get, under
 /// each `media.encryption`, with no socket and no clock.
@@ -45,12 +63,15 @@ struct SDESExchangeTests {
     }
 
     static func media(_ proto: String, _ cryptos: [String]) -> MediaDescription {
-        MediaDescription(media: "audio", port: 4000, proto: proto, formats: ["0"],
-                         attributes: cryptos.map { SDPAttribute(name: "crypto", value: $0) })
+        MediaDescription(
+            media: "audio", port: 4000, proto: proto, formats: ["0"],
+            attributes: cryptos.map { SDPAttribute(name: "crypto", value: $0) })
     }
 
-    static func exchange(_ encryption: TrunkProfile.MediaSettings.Encryption, tls: Bool = true,
-                         suites: [SRTPSuite] = SRTPSuite.allCases) -> SDESExchange {
+    static func exchange(
+        _ encryption: TrunkProfile.MediaSettings.Encryption, tls: Bool = true,
+        suites: [SRTPSuite] = SRTPSuite.allCases
+    ) -> SDESExchange {
         SDESExchange(media: TrunkProfile.MediaSettings(encryption: encryption, srtpSuites: suites), overTLS: tls)
     }
 
@@ -61,7 +82,7 @@ struct SDESExchangeTests {
         (.optional, true, "RTP/AVP", 3),
         (.required, true, "RTP/SAVP", 3),
         // Over UDP/TCP the keys stay home unless the profile allows it.
-        (.optional, false, "RTP/AVP", 0),
+        (.optional, false, "RTP/AVP", 0)
     ])
     func offers(_ encryption: TrunkProfile.MediaSettings.Encryption, _ tls: Bool, _ proto: String, _ lines: Int) {
         var x = Self.exchange(encryption, tls: tls)
@@ -77,7 +98,8 @@ struct SDESExchangeTests {
     @Test func requiredOverClearTransportIsRefusedBeforeAnything() {
         let x = Self.exchange(.required, tls: false)
         #expect(x.refusal?.contains("only be sent over TLS") == true)
-        let allowed = SDESExchange(media: TrunkProfile.MediaSettings(encryption: .required, sdesRequiresTLS: false), overTLS: false)
+        let allowed = SDESExchange(
+            media: TrunkProfile.MediaSettings(encryption: .required, sdesRequiresTLS: false), overTLS: false)
         #expect(allowed.refusal == nil)
     }
 
@@ -105,7 +127,7 @@ struct SDESExchangeTests {
         ["1 AES_CM_128_HMAC_SHA1_80 inline:\(keyGCM)"],
         ["1 AES_CM_128_HMAC_SHA1_80 inline:\(key80)|2^20|1:4"],
         ["1 AES_CM_128_HMAC_SHA1_80 inline:\(key80) UNENCRYPTED_SRTP"],
-        [],
+        []
     ])
     func requiredAnswerWithoutUsableKeysIsAnError(_ lines: [String]) {
         var x = Self.exchange(.required)
@@ -135,7 +157,9 @@ struct SDESExchangeTests {
     @Test func plainOfferAnsweredWithSAVPIsAnError() {
         var x = Self.exchange(.none)
         _ = x.offer()
-        #expect(throws: NegotiationError.self) { try x.receiveAnswer(Self.media("RTP/SAVP", ["1 AES_CM_128_HMAC_SHA1_80 inline:\(Self.key80)"])) }
+        #expect(throws: NegotiationError.self) {
+            try x.receiveAnswer(Self.media("RTP/SAVP", ["1 AES_CM_128_HMAC_SHA1_80 inline:\(Self.key80)"]))
+        }
     }
 
     // MARK: The carrier's offers
@@ -161,7 +185,10 @@ struct SDESExchangeTests {
         #expect(line.tag == chosen.tag)
         #expect(line.suite == chosen.suite)
         #expect(line.keys[0].keySalt != chosen.keys[0].keySalt)  // our own key
-        #expect(x.srtp == SRTPConfiguration(suite: offer.suite!, sendKey: line.keys[0].keySalt, receiveKey: chosen.keys[0].keySalt))
+        #expect(
+            x.srtp
+                == SRTPConfiguration(
+                    suite: offer.suite!, sendKey: line.keys[0].keySalt, receiveKey: chosen.keys[0].keySalt))
     }
 
     @Test func reofferKeepsOurKeyUnlessTheLineChanges() throws {

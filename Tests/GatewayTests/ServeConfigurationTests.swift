@@ -4,18 +4,21 @@ import Testing
 
 @Suite struct ServeConfigurationTests {
     @Test func everyKeyIsRead() throws {
-        let c = try ServeConfiguration.parse("""
-        // a production node
-        {
-          profiles: "/etc/irisgw/profiles", sipListen: "0.0.0.0:5060", apiListen: "127.0.0.1:8080",
-          rtpHost: "203.0.113.7", rtpPorts: "30000-39999", dataDir: "/var/lib/irisgw",
-          publicURL: "https://gw1.example.net", drainTimeoutSec: 60, maxSessions: 500, mediaRealtimePriority: 10,
-          mediaLoadBudgetPercent: 70,
-          webhook: { url: "http://127.0.0.1:9000/hook", timeoutSec: 3, retries: 4 },
-          apiLimits: { threads: 4, maxConnectionsPerSource: 300, maxWebSocketsPerClient: 900 },
-        }
-        """, file: "serve.json5")
-        #expect(c.profiles == "/etc/irisgw/profiles" && c.sipListen == [SocketAddress(host: "0.0.0.0", port: 5060)] && c.apiListen == "127.0.0.1:8080")
+        let c = try ServeConfiguration.parse(
+            """
+            // a production node
+            {
+              profiles: "/etc/irisgw/profiles", sipListen: "0.0.0.0:5060", apiListen: "127.0.0.1:8080",
+              rtpHost: "203.0.113.7", rtpPorts: "30000-39999", dataDir: "/var/lib/irisgw",
+              publicURL: "https://gw1.example.net", drainTimeoutSec: 60, maxSessions: 500, mediaRealtimePriority: 10,
+              mediaLoadBudgetPercent: 70,
+              webhook: { url: "http://127.0.0.1:9000/hook", timeoutSec: 3, retries: 4 },
+              apiLimits: { threads: 4, maxConnectionsPerSource: 300, maxWebSocketsPerClient: 900 },
+            }
+            """, file: "serve.json5")
+        #expect(
+            c.profiles == "/etc/irisgw/profiles" && c.sipListen == [SocketAddress(host: "0.0.0.0", port: 5060)]
+                && c.apiListen == "127.0.0.1:8080")
         #expect(c.rtpPorts == 30_000...39_999 && c.rtpHost == "203.0.113.7" && c.dataDir == "/var/lib/irisgw")
         #expect(c.publicURL == "https://gw1.example.net" && c.drainTimeoutSec == 60 && c.maxSessions == 500)
         #expect(c.webhook == .init(url: "http://127.0.0.1:9000/hook", timeoutSec: 3, retries: 4))
@@ -26,7 +29,8 @@ import Testing
     }
 
     @Test func thePageTokenQuotasAreRead() throws {
-        let c = try ServeConfiguration.parse("{ pageTokens: { sessionsPerRoutingId: 2, webSocketsPerRoutingId: 3 } }", file: "serve.json5")
+        let c = try ServeConfiguration.parse(
+            "{ pageTokens: { sessionsPerRoutingId: 2, webSocketsPerRoutingId: 3 } }", file: "serve.json5")
         #expect(c.pageTokens == PageTokenLimits(sessionsPerRoutingId: 2, webSocketsPerRoutingId: 3))
         let partial = try ServeConfiguration.parse("{ pageTokens: { webSocketsPerRoutingId: 1 } }", file: "serve.json5")
         #expect(partial.pageTokens == PageTokenLimits(sessionsPerRoutingId: 4, webSocketsPerRoutingId: 1))
@@ -37,14 +41,16 @@ import Testing
         let short = try ServeConfiguration.parse(#"{ hep: "10.0.0.9:9060" }"#, file: "serve.json5")
         #expect(short.hep == HEPSettings(collector: SocketAddress(host: "10.0.0.9", port: 9060)))
         #expect(short.hep?.captureID == 2001 && short.hep?.authKey == nil)
-        let long = try ServeConfiguration.parse(#"{ hep: { address: "[::1]:9061", captureId: 7, authKey: "k" } }"#, file: "serve.json5")
+        let long = try ServeConfiguration.parse(
+            #"{ hep: { address: "[::1]:9061", captureId: 7, authKey: "k" } }"#, file: "serve.json5")
         #expect(long.hep == HEPSettings(collector: SocketAddress(host: "::1", port: 9061), captureID: 7, authKey: "k"))
     }
 
     @Test func theDNSKeysAreRead() throws {
-        let c = try ServeConfiguration.parse("""
-        { dnsServers: ["127.0.0.1:5353", "[::1]:53"], dnsTimeoutMs: 400, dnsTries: 3, dnsNegativeCacheSec: 5 }
-        """, file: "serve.json5")
+        let c = try ServeConfiguration.parse(
+            """
+            { dnsServers: ["127.0.0.1:5353", "[::1]:53"], dnsTimeoutMs: 400, dnsTries: 3, dnsNegativeCacheSec: 5 }
+            """, file: "serve.json5")
         var dns = DNSResolverConfiguration()
         c.dns?.apply(to: &dns)
         #expect(dns.servers == [SocketAddress(host: "127.0.0.1", port: 5353), SocketAddress(host: "::1", port: 53)])
@@ -54,59 +60,82 @@ import Testing
     }
 
     @Test func theTLSKeysAreRead() throws {
-        let c = try ServeConfiguration.parse("""
-        { sipTlsListen: ["127.0.0.1:5061", "[::1]:0"], tlsCertificate: "gw.pem", tlsKey: "gw.key",
-          tlsClientCA: "carriers.pem", tlsVerifyClient: "require" }
-        """, file: "serve.json5")
+        let c = try ServeConfiguration.parse(
+            """
+            { sipTlsListen: ["127.0.0.1:5061", "[::1]:0"], tlsCertificate: "gw.pem", tlsKey: "gw.key",
+              tlsClientCA: "carriers.pem", tlsVerifyClient: "require" }
+            """, file: "serve.json5")
         #expect(c.tls?.listen == [SocketAddress(host: "127.0.0.1", port: 5061), SocketAddress(host: "::1", port: 0)])
-        #expect(c.tls?.server == SIPTLSServerSettings(certificateFile: "gw.pem", keyFile: "gw.key", clientCAFile: "carriers.pem",
-                                                      verifyClient: .require))
-        let one = try ServeConfiguration.parse(#"{ sipTlsListen: "0.0.0.0:5061", tlsCertificate: "a", tlsKey: "b" }"#, file: "s.json5")
-        #expect(one.tls?.listen?.count == 1 && one.tls?.server?.verifyClient == SIPTLSServerSettings.ClientVerification.none)
+        #expect(
+            c.tls?.server
+                == SIPTLSServerSettings(
+                    certificateFile: "gw.pem", keyFile: "gw.key", clientCAFile: "carriers.pem",
+                    verifyClient: .require))
+        let one = try ServeConfiguration.parse(
+            #"{ sipTlsListen: "0.0.0.0:5061", tlsCertificate: "a", tlsKey: "b" }"#, file: "s.json5")
+        #expect(
+            one.tls?.listen?.count == 1 && one.tls?.server?.verifyClient == SIPTLSServerSettings.ClientVerification.none
+        )
     }
 
     @Test func theAPITLSKeysAreRead() throws {
-        let c = try ServeConfiguration.parse("""
-        { apiListen: "0.0.0.0:8443", apiTlsCertificate: "api.pem", apiTlsKey: "api.key", apiTlsClientCA: "clients.pem",
-          apiTlsVerifyClient: "optional", apiListenPlain: "127.0.0.1:8081",
-          webhook: { url: "https://hooks.example.net/irisgw", caFile: "hooks-ca.pem" } }
-        """, file: "serve.json5")
-        #expect(c.apiTLS?.server == TLSServerSettings(certificateFile: "api.pem", keyFile: "api.key", clientCAFile: "clients.pem",
-                                                     verifyClient: .optional))
+        let c = try ServeConfiguration.parse(
+            """
+            { apiListen: "0.0.0.0:8443", apiTlsCertificate: "api.pem", apiTlsKey: "api.key", apiTlsClientCA: "clients.pem",
+              apiTlsVerifyClient: "optional", apiListenPlain: "127.0.0.1:8081",
+              webhook: { url: "https://hooks.example.net/irisgw", caFile: "hooks-ca.pem" } }
+            """, file: "serve.json5")
+        #expect(
+            c.apiTLS?.server
+                == TLSServerSettings(
+                    certificateFile: "api.pem", keyFile: "api.key", clientCAFile: "clients.pem",
+                    verifyClient: .optional))
         #expect(c.apiTLS?.listenPlain == "127.0.0.1:8081")
-        #expect(c.webhook == ServeConfiguration.Webhook(url: "https://hooks.example.net/irisgw", caFile: "hooks-ca.pem"))
+        #expect(
+            c.webhook == ServeConfiguration.Webhook(url: "https://hooks.example.net/irisgw", caFile: "hooks-ca.pem"))
         #expect(try ServeConfiguration.parse("{ apiListen: \"127.0.0.1:8080\" }", file: "s").apiTLS == nil)
     }
 
     /// Several listeners, the advertised addresses for a 1:1 NAT, TCP keep-alives.
     @Test func listenersAndAdvertisedAddressesAreRead() throws {
-        let c = try ServeConfiguration.parse("""
-        { sipListen: ["10.0.0.5:5060", "[2001:db8::5]:5070"], sipAdvertise: "203.0.113.7:5080",
-          rtpAdvertise: "203.0.113.7", platformRtpAdvertise: "10.1.0.5", sip: { tcp: { keepaliveSec: 25 } } }
-        """, file: "serve.json5")
-        #expect(c.sipListen == [SocketAddress(host: "10.0.0.5", port: 5060), SocketAddress(host: "2001:db8::5", port: 5070)])
+        let c = try ServeConfiguration.parse(
+            """
+            { sipListen: ["10.0.0.5:5060", "[2001:db8::5]:5070"], sipAdvertise: "203.0.113.7:5080",
+              rtpAdvertise: "203.0.113.7", platformRtpAdvertise: "10.1.0.5", sip: { tcp: { keepaliveSec: 25 } } }
+            """, file: "serve.json5")
+        #expect(
+            c.sipListen == [SocketAddress(host: "10.0.0.5", port: 5060), SocketAddress(host: "2001:db8::5", port: 5070)]
+        )
         #expect(c.sipAdvertise == SIPAdvertisedAddress(host: "203.0.113.7", port: 5080))
         #expect(c.rtpAdvertise == "203.0.113.7" && c.platformRtpAdvertise == "10.1.0.5")
         #expect(c.sip?.transportLimits.keepaliveInterval == 25)
-        #expect(try ServeConfiguration.parse("{ sipAdvertise: \"sbc.example.net\" }", file: "s").sipAdvertise
+        #expect(
+            try ServeConfiguration.parse("{ sipAdvertise: \"sbc.example.net\" }", file: "s").sipAdvertise
                 == SIPAdvertisedAddress(host: "sbc.example.net"))
     }
 
     @Test func theSIPSectionAndTheAPITimeoutsAreRead() throws {
-        let c = try ServeConfiguration.parse("""
-        { maxInboundSessions: 200,
-          sip: { userAgent: "edge", answerUnknownSources: true, requestsPerSecond: 20, trustedRequestsPerSecond: 5000,
-                 banSec: 300, scannerUserAgents: ["evil"], maxServerTransactions: 900,
-                 tcp: { maxConnections: 50, maxConnectionsPerSource: 5, idleTimeoutSec: 60, messageTimeoutSec: 3, maxQueuedBytes: 100000 } },
-          apiLimits: { headerTimeoutSec: 5, bodyTimeoutSec: 6, idleTimeoutSec: 7, maxHeaderBytes: 8192, maxBodyBytes: 131072 } }
-        """, file: "serve.json5")
+        let c = try ServeConfiguration.parse(
+            """
+            { maxInboundSessions: 200,
+              sip: { userAgent: "edge", answerUnknownSources: true, requestsPerSecond: 20, trustedRequestsPerSecond: 5000,
+                     banSec: 300, scannerUserAgents: ["evil"], maxServerTransactions: 900,
+                     tcp: { maxConnections: 50, maxConnectionsPerSource: 5, idleTimeoutSec: 60, messageTimeoutSec: 3, maxQueuedBytes: 100000 } },
+              apiLimits: { headerTimeoutSec: 5, bodyTimeoutSec: 6, idleTimeoutSec: 7, maxHeaderBytes: 8192, maxBodyBytes: 131072 } }
+            """, file: "serve.json5")
         #expect(c.maxInboundSessions == 200)
         let sip = try #require(c.sip)
         #expect(sip.userAgent == "edge")
-        #expect(sip.defence == SIPDefence(requestsPerSecond: 20, trustedRequestsPerSecond: 5000, banSeconds: 300, answerUnknownSources: true,
-                                          scannerUserAgents: ["evil"], maxServerTransactions: 900))
-        #expect(sip.transportLimits == SIPTransportLimits(maxConnections: 50, maxConnectionsPerSource: 5, idleTimeout: 60,
-                                                          messageTimeout: 3, maxQueuedBytes: 100_000))
+        #expect(
+            sip.defence
+                == SIPDefence(
+                    requestsPerSecond: 20, trustedRequestsPerSecond: 5000, banSeconds: 300, answerUnknownSources: true,
+                    scannerUserAgents: ["evil"], maxServerTransactions: 900))
+        #expect(
+            sip.transportLimits
+                == SIPTransportLimits(
+                    maxConnections: 50, maxConnectionsPerSource: 5, idleTimeout: 60,
+                    messageTimeout: 3, maxQueuedBytes: 100_000))
         var ua = SIPUserAgentConfiguration()
         sip.apply(to: &ua)
         #expect(ua.userAgent == "edge" && ua.defence.banSeconds == 300)
@@ -118,12 +147,15 @@ import Testing
     /// The capture bounds in MiB (what is not given keeps its default) and the SIP tap's
     /// debugging switch.
     @Test func captureBoundsAndTheUnfilteredTapAreRead() throws {
-        let c = try ServeConfiguration.parse("{ capture: { maxLiveMiB: 64, maxEndedMiB: 16 }, sip: { tapUnfiltered: true } }", file: "s")
+        let c = try ServeConfiguration.parse(
+            "{ capture: { maxLiveMiB: 64, maxEndedMiB: 16 }, sip: { tapUnfiltered: true } }", file: "s")
         #expect(c.capture == CaptureLimits(maxSessionBytes: 32 << 20, maxLiveBytes: 64 << 20, maxEndedBytes: 16 << 20))
         #expect(c.sip?.defence.tapUnfiltered == true)
         let d = try ServeConfiguration.parse("{}", file: "s")
         #expect(d.capture == nil && d.sip == nil)
-        #expect(CaptureLimits() == CaptureLimits(maxSessionBytes: 32 << 20, maxLiveBytes: 256 << 20, maxEndedBytes: 256 << 20))
+        #expect(
+            CaptureLimits()
+                == CaptureLimits(maxSessionBytes: 32 << 20, maxLiveBytes: 256 << 20, maxEndedBytes: 256 << 20))
         #expect(SIPDefence().tapUnfiltered == false)
     }
 
@@ -181,7 +213,7 @@ import Testing
         ("{ hep: 9060 }", "hep"),
         ("{ hep: { address: \"10.0.0.9:9060\", captureId: -1 } }", "hep.captureId"),
         ("{ hep: { captureId: 7 } }", "hep.address"),
-        ("{ hep: { address: \"10.0.0.9:9060\", password: \"x\" } }", "hep.password"),
+        ("{ hep: { address: \"10.0.0.9:9060\", password: \"x\" } }", "hep.password")
     ])
     func badFilesNameTheFileAndKey(_ text: String, _ key: String) {
         do {

@@ -1,9 +1,10 @@
 import Capture
-@testable import Gateway
 import IOCore
 import Media
 import SIP
 import Testing
+
+@testable import Gateway
 
 /// Sessions' traces found by Call-ID, messages seen before a session claims its Call-ID,
 /// retention after the end and the shared bound on ended captures' media: a plain struct,
@@ -12,22 +13,29 @@ import Testing
     static let us = SocketAddress(host: "10.0.0.5", port: 5060)
     static let carrier = SocketAddress(host: "192.0.2.10", port: 5060)
 
-    static func message(_ firstLine: String, callID: String, _ direction: SIPWireMessage.Direction = .sent, at time: Double = 1,
-                        compact: Bool = false) -> SIPWireMessage {
-        let text = "\(firstLine)\r\nVia: SIP/2.0/UDP 10.0.0.5\r\n\(compact ? "i" : "Call-ID"): \(callID)\r\nCSeq: 1 INVITE\r\n\r\n"
-        return SIPWireMessage(time: time, direction: direction, transport: .udp, local: us, remote: carrier, bytes: Array(text.utf8))
+    static func message(
+        _ firstLine: String, callID: String, _ direction: SIPWireMessage.Direction = .sent, at time: Double = 1,
+        compact: Bool = false
+    ) -> SIPWireMessage {
+        let text =
+            "\(firstLine)\r\nVia: SIP/2.0/UDP 10.0.0.5\r\n\(compact ? "i" : "Call-ID"): \(callID)\r\nCSeq: 1 INVITE\r\n\r\n"
+        return SIPWireMessage(
+            time: time, direction: direction, transport: .udp, local: us, remote: carrier, bytes: Array(text.utf8))
     }
 
-    @Test(arguments: [
-        ("INVITE sip:a SIP/2.0\r\nCall-ID: abc@h\r\n\r\n", "abc@h"),
-        ("SIP/2.0 200 OK\r\ni:  x-1 \r\n\r\n", "x-1"),
-        ("BYE sip:a SIP/2.0\r\ncall-id:\tlower\r\nContent-Length: 0\r\n\r\n", "lower"),
-        ("INVITE sip:a SIP/2.0\r\nCall-Info: <x>\r\nCall-ID: after-info\r\n\r\n", "after-info"),
-        ("INVITE sip:a SIP/2.0\r\nVia: x\r\n\r\nCall-ID: in-the-body\r\n", nil),
-        ("garbage", nil),
-    ] as [(String, String?)])
+    @Test(
+        arguments: [
+            ("INVITE sip:a SIP/2.0\r\nCall-ID: abc@h\r\n\r\n", "abc@h"),
+            ("SIP/2.0 200 OK\r\ni:  x-1 \r\n\r\n", "x-1"),
+            ("BYE sip:a SIP/2.0\r\ncall-id:\tlower\r\nContent-Length: 0\r\n\r\n", "lower"),
+            ("INVITE sip:a SIP/2.0\r\nCall-Info: <x>\r\nCall-ID: after-info\r\n\r\n", "after-info"),
+            ("INVITE sip:a SIP/2.0\r\nVia: x\r\n\r\nCall-ID: in-the-body\r\n", nil),
+            ("garbage", nil)
+        ] as [(String, String?)])
     func callIDIsScannedFromTheHeaders(_ text: String, _ expected: String?) {
-        let m = SIPWireMessage(time: 0, direction: .received, transport: .udp, local: Self.us, remote: Self.carrier, bytes: Array(text.utf8))
+        let m = SIPWireMessage(
+            time: 0, direction: .received, transport: .udp, local: Self.us, remote: Self.carrier,
+            bytes: Array(text.utf8))
         #expect(m.callID == expected)
     }
 
@@ -42,7 +50,10 @@ import Testing
         captures.bind(callID: "in-1", to: capture, peer: Self.carrier.host)
         captures.sip(Self.message("SIP/2.0 180 Ringing", callID: "in-1"))
         let trace = capture.traceDocument()
-        #expect(trace.messages.map(\.firstLine) == ["INVITE sip:+1555@10.0.0.5 SIP/2.0", "SIP/2.0 100 Trying", "SIP/2.0 180 Ringing"])
+        #expect(
+            trace.messages.map(\.firstLine) == [
+                "INVITE sip:+1555@10.0.0.5 SIP/2.0", "SIP/2.0 100 Trying", "SIP/2.0 180 Ringing"
+            ])
         #expect(trace.messages.map(\.direction) == ["received", "sent", "sent"])
         #expect(trace.messages.first?.local == "10.0.0.5:5060" && trace.messages.first?.remote == "192.0.2.10:5060")
         #expect(capture.callID == "in-1" && captures["r1"] === capture)
@@ -51,7 +62,9 @@ import Testing
     @Test func pendingMessagesAreBounded() {
         var captures = SessionCaptures(retention: 300)
         captures.sip(Self.message("INVITE sip:old SIP/2.0", callID: "old"))
-        for i in 0..<SessionCaptures.pendingLimit { captures.sip(Self.message("OPTIONS sip:x SIP/2.0", callID: "ping-\(i)")) }
+        for i in 0..<SessionCaptures.pendingLimit {
+            captures.sip(Self.message("OPTIONS sip:x SIP/2.0", callID: "ping-\(i)"))
+        }
         let late = SessionCapture(roomId: "late", recordsMedia: false)
         captures.open(late)
         captures.bind(callID: "old", to: late)
@@ -62,7 +75,8 @@ import Testing
         var captures = SessionCaptures(retention: 300)
         let total = SessionCaptures.pendingLimit + 5
         for i in 0..<total {
-            captures.sip(Self.message("OPTIONS sip:x SIP/2.0", callID: i % 3 == 0 ? "mine" : "other-\(i)", at: Double(i)))
+            captures.sip(
+                Self.message("OPTIONS sip:x SIP/2.0", callID: i % 3 == 0 ? "mine" : "other-\(i)", at: Double(i)))
         }
         let c = SessionCapture(roomId: "r", recordsMedia: false)
         captures.open(c)
@@ -101,12 +115,16 @@ import Testing
     @Test func endedCapturesShareAMediaBudgetOldestFreedFirst() throws {
         let rtp = [UInt8](repeating: 0x80, count: 1000)
         let one = SessionCapture(roomId: "one", recordsMedia: true)
-        rtp.withUnsafeBytes { one.mediaPacket($0, sent: true, rtcp: false, local: Self.us, remote: Self.carrier, time: 1) }
+        rtp.withUnsafeBytes {
+            one.mediaPacket($0, sent: true, rtcp: false, local: Self.us, remote: Self.carrier, time: 1)
+        }
         var captures = SessionCaptures(retention: 300, maxEndedMediaBytes: one.mediaBytes * 5 / 2)
         for (i, room) in ["a", "b", "c"].enumerated() {
             let c = SessionCapture(roomId: room, recordsMedia: true)
             captures.open(c)
-            rtp.withUnsafeBytes { c.mediaPacket($0, sent: true, rtcp: false, local: Self.us, remote: Self.carrier, time: 1) }
+            rtp.withUnsafeBytes {
+                c.mediaPacket($0, sent: true, rtcp: false, local: Self.us, remote: Self.carrier, time: 1)
+            }
             captures.ended(roomId: room, now: Double(i))
         }
         #expect(captures["a"]?.captured() == nil && captures["a"]?.mediaWasFreed == true, "the oldest one's media went")
@@ -120,7 +138,11 @@ import Testing
         let oneChunk = CapturedMedia.chunkBytes + CapturedMedia.allocationOverhead + CapturedMedia.pairBytes
         let c = SessionCapture(roomId: "r", recordsMedia: true, maxMediaBytes: oneChunk)
         let rtp = [UInt8](repeating: 0x80, count: 800)
-        for _ in 0..<30 { rtp.withUnsafeBytes { c.mediaPacket($0, sent: false, rtcp: false, local: Self.us, remote: Self.carrier, time: 2) } }
+        for _ in 0..<30 {
+            rtp.withUnsafeBytes {
+                c.mediaPacket($0, sent: false, rtcp: false, local: Self.us, remote: Self.carrier, time: 2)
+            }
+        }
         let fits = CapturedMedia.chunkBytes / (800 + CapturedMedia.headerBytes)
         let media = try #require(c.captured()).media
         #expect(media.count == fits && c.captured()?.mediaDropped == 30 - fits && c.mediaBytes == oneChunk)
@@ -135,7 +157,11 @@ import Testing
     func emptyAndShortDatagramsAreNotRecorded(_ length: Int, _ rtcp: Bool) {
         let c = SessionCapture(roomId: "r", recordsMedia: true)
         let junk = [UInt8](repeating: 0x80, count: length)
-        for _ in 0..<1000 { junk.withUnsafeBytes { c.mediaPacket($0, sent: false, rtcp: rtcp, local: Self.us, remote: Self.carrier, time: 1) } }
+        for _ in 0..<1000 {
+            junk.withUnsafeBytes {
+                c.mediaPacket($0, sent: false, rtcp: rtcp, local: Self.us, remote: Self.carrier, time: 1)
+            }
+        }
         #expect(c.mediaCounts == SessionCapture.MediaCounts(packets: 0, heldBytes: 0, dropped: 0, ignored: 1000))
         #expect(c.captured()?.media.count == 0)
     }
@@ -145,10 +171,16 @@ import Testing
         let header = [UInt8](repeating: 0x80, count: SessionCapture.minimumRTPBytes)
         // Headers alone (12 bytes each, no payload) still fill chunks: 1000 of them hold
         // 24,000 bytes in two chunks, where counting payload said 12,000.
-        for _ in 0..<1000 { header.withUnsafeBytes { c.mediaPacket($0, sent: false, rtcp: false, local: Self.us, remote: Self.carrier, time: 1) } }
+        for _ in 0..<1000 {
+            header.withUnsafeBytes {
+                c.mediaPacket($0, sent: false, rtcp: false, local: Self.us, remote: Self.carrier, time: 1)
+            }
+        }
         let counts = c.mediaCounts
         #expect(counts.packets == 1000 && counts.ignored == 0)
-        #expect(counts.heldBytes == 2 * (CapturedMedia.chunkBytes + CapturedMedia.allocationOverhead) + CapturedMedia.pairBytes)
+        #expect(
+            counts.heldBytes == 2 * (CapturedMedia.chunkBytes + CapturedMedia.allocationOverhead)
+                + CapturedMedia.pairBytes)
         #expect(counts.heldBytes > 1000 * (SessionCapture.minimumRTPBytes + CapturedMedia.headerBytes))
     }
 
@@ -163,7 +195,11 @@ import Testing
         captures.open(b)
         let rtp = [UInt8](repeating: 0x80, count: 1000)
         func send(_ c: SessionCapture, _ n: Int) {
-            for _ in 0..<n { rtp.withUnsafeBytes { c.mediaPacket($0, sent: true, rtcp: false, local: Self.us, remote: Self.carrier, time: 1) } }
+            for _ in 0..<n {
+                rtp.withUnsafeBytes {
+                    c.mediaPacket($0, sent: true, rtcp: false, local: Self.us, remote: Self.carrier, time: 1)
+                }
+            }
         }
         let perChunk = CapturedMedia.chunkBytes / 1012
         send(a, 2 * perChunk)  // two chunks
@@ -172,7 +208,9 @@ import Testing
         #expect(b.mediaCounts.packets == perChunk && b.mediaCounts.dropped == perChunk)
         send(a, 1)
         #expect(a.mediaCounts.dropped == 1, "the budget is spent for every session")
-        #expect(captures.liveBudget.taken == a.mediaBytes + b.mediaBytes && captures.liveBudget.taken <= captures.liveBudget.limit)
+        #expect(
+            captures.liveBudget.taken == a.mediaBytes + b.mediaBytes
+                && captures.liveBudget.taken <= captures.liveBudget.limit)
         // a ends: its media leaves the live budget, and b may grow again.
         captures.ended(roomId: "a", now: 1)
         send(a, 1)
@@ -186,7 +224,9 @@ import Testing
     @Test func aStrangersMessagesWithTheCallIDStayOutOfTheTrace() {
         var captures = SessionCaptures(retention: 300)
         let stranger = SocketAddress(host: "203.0.113.66", port: 5060)
-        func from(_ remote: SocketAddress, _ line: String, _ direction: SIPWireMessage.Direction = .received) -> SIPWireMessage {
+        func from(
+            _ remote: SocketAddress, _ line: String, _ direction: SIPWireMessage.Direction = .received
+        ) -> SIPWireMessage {
             var m = Self.message(line, callID: "in-1", direction)
             m.remote = remote
             return m
@@ -203,8 +243,11 @@ import Testing
         let contact = SocketAddress(host: "192.0.2.11", port: 5070)
         captures.sip(from(contact, "BYE sip:caller@192.0.2.11 SIP/2.0", .sent))
         captures.sip(from(contact, "SIP/2.0 200 OK"))
-        #expect(c.traceDocument().messages.map(\.firstLine) == ["INVITE sip:+1555@10.0.0.5 SIP/2.0", "SIP/2.0 200 OK",
-                                                                 "BYE sip:caller@192.0.2.11 SIP/2.0", "SIP/2.0 200 OK"])
+        #expect(
+            c.traceDocument().messages.map(\.firstLine) == [
+                "INVITE sip:+1555@10.0.0.5 SIP/2.0", "SIP/2.0 200 OK",
+                "BYE sip:caller@192.0.2.11 SIP/2.0", "SIP/2.0 200 OK"
+            ])
         #expect(c.strangerMessages == 3)
     }
 
@@ -213,9 +256,13 @@ import Testing
     @Test func pcapHoldsTheTraceAndTheMediaInTimeOrder() throws {
         let c = SessionCapture(roomId: "r", recordsMedia: true)
         c.sip(Self.message("INVITE sip:+1555@192.0.2.10 SIP/2.0", callID: "x", at: 10))
-        let rtp: [UInt8] = [0x80, 0x00, 0x00, 0x01] + [UInt8](repeating: 0, count: 8) + [UInt8](repeating: 0xFF, count: 160)
-        rtp.withUnsafeBytes { c.mediaPacket($0, sent: true, rtcp: false, local: SocketAddress(host: "10.0.0.5", port: 20000),
-                                            remote: SocketAddress(host: "192.0.2.10", port: 30000), time: 10.5) }
+        let rtp: [UInt8] =
+            [0x80, 0x00, 0x00, 0x01] + [UInt8](repeating: 0, count: 8) + [UInt8](repeating: 0xFF, count: 160)
+        rtp.withUnsafeBytes {
+            c.mediaPacket(
+                $0, sent: true, rtcp: false, local: SocketAddress(host: "10.0.0.5", port: 20000),
+                remote: SocketAddress(host: "192.0.2.10", port: 30000), time: 10.5)
+        }
         c.sip(Self.message("SIP/2.0 200 OK", callID: "x", .received, at: 10.2))
         let (sip, media, _) = try #require(c.captured())
         let stream = CaptureFile(sip: sip, media: media)
@@ -236,16 +283,27 @@ import Testing
 
     /// RTCP as HOMER reads it (HEP type 5): a real sender report from the media module.
     @Test func rtcpBecomesHOMERsJSON() throws {
-        let block = RTCPReportBlock(ssrc: 0x1111, fractionLost: 12, cumulativeLost: 3, extendedHighestSequenceNumber: 70_000,
-                                    interarrivalJitter: 40, lastSenderReport: 5, delaySinceLastSenderReport: 6)
-        let sr = RTCPSenderReport(ssrc: 0x2222, senderInfo: RTCPSenderInfo(ntpTimestamp: NTPTimestamp(seconds: 100, fraction: 1 << 31),
-                                                                          rtpTimestamp: 8000, packetCount: 50, octetCount: 8000),
-                                  reportBlocks: [block])
-        let bytes = try RTCPCompoundPacket(packets: [.senderReport(sr), .sourceDescription(RTCPSourceDescription(ssrc: 0x2222, cname: "c"))])
-            .serialize()
+        let block = RTCPReportBlock(
+            ssrc: 0x1111, fractionLost: 12, cumulativeLost: 3, extendedHighestSequenceNumber: 70_000,
+            interarrivalJitter: 40, lastSenderReport: 5, delaySinceLastSenderReport: 6)
+        let sr = RTCPSenderReport(
+            ssrc: 0x2222,
+            senderInfo: RTCPSenderInfo(
+                ntpTimestamp: NTPTimestamp(seconds: 100, fraction: 1 << 31),
+                rtpTimestamp: 8000, packetCount: 50, octetCount: 8000),
+            reportBlocks: [block])
+        let bytes = try RTCPCompoundPacket(packets: [
+            .senderReport(sr), .sourceDescription(RTCPSourceDescription(ssrc: 0x2222, cname: "c"))
+        ])
+        .serialize()
         let json = try #require(HEPSender.rtcpJSON(bytes))
-        #expect(json.contains("\"type\":200") && json.contains("\"ssrc\":8738") && json.contains("\"ntp_timestamp_usec\":500000"))
-        #expect(json.contains("\"report_blocks\":[{\"source_ssrc\":4369,\"fraction_lost\":12,\"packets_lost\":3,\"highest_seq_no\":70000,\"ia_jitter\":40,\"lsr\":5,\"dlsr\":6}]"))
+        #expect(
+            json.contains("\"type\":200") && json.contains("\"ssrc\":8738")
+                && json.contains("\"ntp_timestamp_usec\":500000"))
+        #expect(
+            json.contains(
+                "\"report_blocks\":[{\"source_ssrc\":4369,\"fraction_lost\":12,\"packets_lost\":3,\"highest_seq_no\":70000,\"ia_jitter\":40,\"lsr\":5,\"dlsr\":6}]"
+            ))
         #expect(json.contains("\"sdes_ssrc\":8738"))
         #expect(HEPSender.rtcpJSON([1, 2, 3]) == nil)
     }

@@ -13,20 +13,25 @@ import Testing
     }
 
     @Test func limitsCauseFitsAndExpectUpParse() throws {
-        let suite = try TestSuite.parse("""
+        let suite = try TestSuite.parse(
+            """
             { name: "s", tests: [ { name: "t", target: "1", maxPostDialDelayMs: 2000, maxAnswerMs: 5000,
                                     steps: [ { expectUp: 8 }, { expectEnd: "busy", causeFits: true } ] } ] }
             """, file: "suite.json5")
         let t = try #require(suite.tests.first)
         #expect(t.maxPostDialDelayMs == 2000 && t.maxAnswerMs == 5000)
         #expect(t.steps == [.expectUp(8), .expectEnd(.busy, sipCode: nil, cause: nil, causeFits: true, within: 10)])
-        let plain = try TestSuite.parse("{ name: \"s\", tests: [ { name: \"t\", target: \"1\", steps: [ { hangup: true } ] } ] }", file: "s")
+        let plain = try TestSuite.parse(
+            "{ name: \"s\", tests: [ { name: \"t\", target: \"1\", steps: [ { hangup: true } ] } ] }", file: "s")
         #expect(plain.tests[0].maxPostDialDelayMs == nil && plain.tests[0].maxAnswerMs == nil)
         // 1 is a number, not a boolean; true is not a number.
-        let one = try TestSuite.parse("{ name: \"s\", tests: [ { name: \"t\", target: \"1\", repeat: 1, steps: [ { expectAudio: true, withinSec: 1 }, { wait: 1 } ] } ] }", file: "s")
+        let one = try TestSuite.parse(
+            "{ name: \"s\", tests: [ { name: \"t\", target: \"1\", repeat: 1, steps: [ { expectAudio: true, withinSec: 1 }, { wait: 1 } ] } ] }",
+            file: "s")
         #expect(one.tests[0].steps == [.expectAudio(within: 1), .wait(1)] && one.tests[0].repeatCount == 1)
         #expect(throws: SuiteError.self) {
-            try TestSuite.parse("{ name: \"s\", tests: [ { name: \"t\", target: \"1\", steps: [ { wait: true } ] } ] }", file: "s")
+            try TestSuite.parse(
+                "{ name: \"s\", tests: [ { name: \"t\", target: \"1\", steps: [ { wait: true } ] } ] }", file: "s")
         }
     }
 
@@ -39,18 +44,40 @@ import Testing
 
     @Test(arguments: [
         ("{ name: \"s\", tests: [] }", "tests"),
-        ("{ name: \"s\", tests: [ { name: \"t\", target: \"1\", steps: [ { wait: 1, hangup: true } ] } ] }", "tests[0].steps[0]"),
-        ("{ name: \"s\", tests: [ { name: \"t\", target: \"1\", steps: [ { expect: \"Ringing\" } ] } ] }", "tests[0].steps[0].expect"),
+        (
+            "{ name: \"s\", tests: [ { name: \"t\", target: \"1\", steps: [ { wait: 1, hangup: true } ] } ] }",
+            "tests[0].steps[0]"
+        ),
+        (
+            "{ name: \"s\", tests: [ { name: \"t\", target: \"1\", steps: [ { expect: \"Ringing\" } ] } ] }",
+            "tests[0].steps[0].expect"
+        ),
         ("{ name: \"s\", tests: [ { name: \"t\", target: \"1\", stepz: [] } ] }", "tests[0].stepz"),
         ("{ name: \"s\", tests: [ { name: \"t\", steps: [ { hangup: true } ] } ] }", "tests[0].target"),
-        ("{ name: \"s\", tests: [ { name: \"t\", target: \"1\", steps: [ { expectEnd: \"gone\" } ] } ] }", "tests[0].steps[0].expectEnd"),
-        ("{ name: \"s\", tests: [ { name: \"t\", target: \"1\", steps: [ { sendDTMF: \"12x\" } ] } ] }", "tests[0].steps[0].sendDTMF"),
-        ("{ name: \"s\", tests: [ { name: \"t\", target: \"1\", repeat: 0, steps: [ { hangup: true } ] } ] }", "tests[0].repeat"),
-        ("{ name: \"s\", tests: [ { name: \"t\", target: \"1\", maxPostDialDelayMs: 0, steps: [ { hangup: true } ] } ] }",
-         "tests[0].maxPostDialDelayMs"),
-        ("{ name: \"s\", tests: [ { name: \"t\", target: \"1\", steps: [ { expectEnd: \"busy\", causeFits: \"yes\" } ] } ] }",
-         "tests[0].steps[0].causeFits"),
-        ("{ name: \"s\", tests: [ { name: \"t\", target: \"1\", steps: [ { expectUp: \"long\" } ] } ] }", "tests[0].steps[0].expectUp"),
+        (
+            "{ name: \"s\", tests: [ { name: \"t\", target: \"1\", steps: [ { expectEnd: \"gone\" } ] } ] }",
+            "tests[0].steps[0].expectEnd"
+        ),
+        (
+            "{ name: \"s\", tests: [ { name: \"t\", target: \"1\", steps: [ { sendDTMF: \"12x\" } ] } ] }",
+            "tests[0].steps[0].sendDTMF"
+        ),
+        (
+            "{ name: \"s\", tests: [ { name: \"t\", target: \"1\", repeat: 0, steps: [ { hangup: true } ] } ] }",
+            "tests[0].repeat"
+        ),
+        (
+            "{ name: \"s\", tests: [ { name: \"t\", target: \"1\", maxPostDialDelayMs: 0, steps: [ { hangup: true } ] } ] }",
+            "tests[0].maxPostDialDelayMs"
+        ),
+        (
+            "{ name: \"s\", tests: [ { name: \"t\", target: \"1\", steps: [ { expectEnd: \"busy\", causeFits: \"yes\" } ] } ] }",
+            "tests[0].steps[0].causeFits"
+        ),
+        (
+            "{ name: \"s\", tests: [ { name: \"t\", target: \"1\", steps: [ { expectUp: \"long\" } ] } ] }",
+            "tests[0].steps[0].expectUp"
+        )
     ])
     func badSuitesNameTheKey(_ text: String, _ key: String) {
         do {

@@ -16,8 +16,10 @@ import Testing
     }
 
     @Test func headFieldsAreJoinedAndFramingRead() throws {
-        let head = try HTTPRequestParser.parseHead(Array(
-            "POST /x?y=1 HTTP/1.1\r\nHost: h\r\nX-A: 1\r\nx-a:  2 \r\nContent-Length: 5, 5\r\nConnection: keep-alive, Upgrade\r\n\r\n".utf8)[...])
+        let head = try HTTPRequestParser.parseHead(
+            Array(
+                "POST /x?y=1 HTTP/1.1\r\nHost: h\r\nX-A: 1\r\nx-a:  2 \r\nContent-Length: 5, 5\r\nConnection: keep-alive, Upgrade\r\n\r\n"
+                    .utf8)[...])
         #expect(head.method == "POST" && head.target == "/x?y=1" && head.minorVersion == 1)
         #expect(head.headers["x-a"] == "1, 2")
         #expect(head.body == .length(5))
@@ -27,7 +29,8 @@ import Testing
     }
 
     @Test func chunkedBodyDecodesWhenSplitAtEveryByte() throws {
-        let wire = Array("4;ext=1\r\nWiki\r\n6\r\npedia \r\nE\r\nin \r\n\r\nchunks.\r\n0\r\nTrailer: x\r\n\r\nNEXT".utf8)
+        let wire = Array(
+            "4;ext=1\r\nWiki\r\n6\r\npedia \r\nE\r\nin \r\n\r\nchunks.\r\n0\r\nTrailer: x\r\n\r\nNEXT".utf8)
         var decoder = ChunkedBodyDecoder(maxBodyBytes: 100, maxTrailerBytes: 100)
         var input = ByteBuffer()
         var fed = 0
@@ -60,19 +63,25 @@ import Testing
         ("GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n", 400, "more than one Host header"),
         ("GET / HTTP/2.0\r\nHost: h\r\n", 505, "HTTP version not supported"),
         ("G@T / HTTP/1.1\r\nHost: h\r\n", 400, "malformed method"),
-        ("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n", 400,
-         "both Content-Length and Transfer-Encoding"),
+        (
+            "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n", 400,
+            "both Content-Length and Transfer-Encoding"
+        ),
         ("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip\r\n", 501, "unsupported transfer coding"),
         ("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 1, 2\r\n", 400, "malformed Content-Length"),
-        ("POST / HTTP/1.1\r\nHost: h\r\nExpect: magic\r\n", 417, "unsupported expectation"),
+        ("POST / HTTP/1.1\r\nHost: h\r\nExpect: magic\r\n", 417, "unsupported expectation")
     ])
     func refusedHeads(_ head: String, _ status: Int, _ message: String) {
-        #expect(throws: HTTPRequestError(status, message)) { try HTTPRequestParser.parseHead(Array((head + "\r\n").utf8)[...]) }
+        #expect(throws: HTTPRequestError(status, message)) {
+            try HTTPRequestParser.parseHead(Array((head + "\r\n").utf8)[...])
+        }
     }
 
     @Test func aWebSocketUpgradeIsRecognisedAndEndsKeepAlive() throws {
-        let head = try HTTPRequestParser.parseHead(Array(
-            "GET /v1/events HTTP/1.1\r\nHost: h\r\nConnection: keep-alive, Upgrade\r\nUpgrade: websocket\r\n\r\n".utf8)[...])
+        let head = try HTTPRequestParser.parseHead(
+            Array(
+                "GET /v1/events HTTP/1.1\r\nHost: h\r\nConnection: keep-alive, Upgrade\r\nUpgrade: websocket\r\n\r\n"
+                    .utf8)[...])
         #expect(head.wantsWebSocket && !head.keepAlive)
     }
 }

@@ -35,7 +35,7 @@ struct WebSocketFrameTests {
             [0xC1, 0x00],  // RSV1 without an extension
             [0x83, 0x00],  // reserved opcode
             [0x09, 0x00],  // fragmented ping
-            [0x89, 0x7E, 0x00, 0x7E],  // 126-byte ping
+            [0x89, 0x7E, 0x00, 0x7E]  // 126-byte ping
         ]
         for bytes in rejected {
             #expect(throws: WebSocketFrameError.self, "\(bytes)") { try WebSocketFrame.parse(bytes[...], limit: 1000) }
@@ -52,14 +52,17 @@ struct WebSocketFrameTests {
         #expect(frame == WebSocketFrame(fin: true, opcode: .text, payload: payload) && used == wire.count)
         // An unmasked frame from a client is refused (§5.1) with 1002.
         let unmasked = WebSocketFrame(fin: true, opcode: .text, payload: payload).encoded()
-        let error = #expect(throws: WebSocketFrameError.self) { try WebSocketFrame.parseMasked(unmasked[...], limit: 100) }
+        let error = #expect(throws: WebSocketFrameError.self) {
+            try WebSocketFrame.parseMasked(unmasked[...], limit: 100)
+        }
         #expect(error?.closeCode == 1002)
     }
 
     @Test func fragmentsAreJoinedAndLimitsHold() throws {
         var assembler = WebSocketMessageAssembler(limit: 6)
         #expect(try assembler.add(WebSocketFrame(fin: false, opcode: .text, payload: Array("ab".utf8))) == nil)
-        let whole = try #require(try assembler.add(WebSocketFrame(fin: true, opcode: .continuation, payload: Array("cd".utf8))))
+        let whole = try #require(
+            try assembler.add(WebSocketFrame(fin: true, opcode: .continuation, payload: Array("cd".utf8))))
         #expect(whole.opcode == .text && whole.payload == Array("abcd".utf8))
         let stray = #expect(throws: WebSocketFrameError.self) {
             try assembler.add(WebSocketFrame(fin: true, opcode: .continuation, payload: []))

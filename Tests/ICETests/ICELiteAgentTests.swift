@@ -1,6 +1,7 @@
 import IOCore
 import SDP
 import Testing
+
 @testable import ICE
 
 /// A browser (the full, controlling agent) sending checks to our lite agent.
@@ -28,7 +29,8 @@ struct Browser {
         var attributes: [STUNAttribute] = []
         if let username { attributes.append(.username(username)) }
         attributes.append(.other(type: STUNAttributeType(rawValue: 0xC057), value: [0x00, 0x01, 0x00, 0x0a]))
-        attributes.append(controlled ? .iceControlled(tieBreaker: 42) : .iceControlling(tieBreaker: 0x1234_5678_9abc_def0))
+        attributes.append(
+            controlled ? .iceControlled(tieBreaker: 42) : .iceControlling(tieBreaker: 0x1234_5678_9abc_def0))
         if useCandidate { attributes.append(.useCandidate) }
         attributes.append(.priority(1_853_817_087))
         attributes += extra
@@ -47,7 +49,8 @@ struct ICELiteAgentTests {
     func chromeCheck() throws {
         var agent = Browser.agent()
         let tid = STUNTransactionID.random()
-        let reaction = agent.receive(Browser.check(useCandidate: true, transactionID: tid), from: Browser.source, now: 1)
+        let reaction = agent.receive(
+            Browser.check(useCandidate: true, transactionID: tid), from: Browser.source, now: 1)
         #expect(reaction.outcome == .answered)
         #expect(reaction.destination == Browser.source)
         #expect(reaction.nominated == Browser.source)
@@ -82,19 +85,41 @@ struct ICELiteAgentTests {
     }
 
     static let rejections: [(String, [UInt8], STUNErrorCode, Bool)] = [
-        ("wrong MESSAGE-INTEGRITY key", Browser.check(key: "notThePasswordAtAllReally", useCandidate: true), .unauthorized, false),
-        ("signed with the browser's pwd", Browser.check(key: Browser.browser.pwd, useCandidate: true), .unauthorized, false),
+        (
+            "wrong MESSAGE-INTEGRITY key", Browser.check(key: "notThePasswordAtAllReally", useCandidate: true),
+            .unauthorized, false
+        ),
+        (
+            "signed with the browser's pwd", Browser.check(key: Browser.browser.pwd, useCandidate: true), .unauthorized,
+            false
+        ),
         ("no MESSAGE-INTEGRITY", Browser.check(key: nil, useCandidate: true), .badRequest, false),
         ("no USERNAME", Browser.check(username: nil, useCandidate: true), .badRequest, false),
-        ("someone else's ufrag", Browser.check(username: "xxxx:" + Browser.browser.ufrag, useCandidate: true), .unauthorized, false),
-        ("halves swapped", Browser.check(username: Browser.browser.ufrag + ":" + Browser.gateway.ufrag, useCandidate: true), .unauthorized, false),
-        ("another browser's ufrag", Browser.check(username: Browser.gateway.ufrag + ":zzzz", useCandidate: true), .unauthorized, false),
-        ("unknown comprehension-required attribute",
-         Browser.check(useCandidate: true, extra: [.other(type: STUNAttributeType(rawValue: 0x0031), value: [1, 2])]),
-         .unknownAttribute, true),
+        (
+            "someone else's ufrag", Browser.check(username: "xxxx:" + Browser.browser.ufrag, useCandidate: true),
+            .unauthorized, false
+        ),
+        (
+            "halves swapped",
+            Browser.check(username: Browser.browser.ufrag + ":" + Browser.gateway.ufrag, useCandidate: true),
+            .unauthorized, false
+        ),
+        (
+            "another browser's ufrag", Browser.check(username: Browser.gateway.ufrag + ":zzzz", useCandidate: true),
+            .unauthorized, false
+        ),
+        (
+            "unknown comprehension-required attribute",
+            Browser.check(
+                useCandidate: true, extra: [.other(type: STUNAttributeType(rawValue: 0x0031), value: [1, 2])]),
+            .unknownAttribute, true
+        ),
         ("peer claims to be controlled", Browser.check(useCandidate: true, controlled: true), .roleConflict, true),
-        ("unknown method", Browser.check(type: STUNMessageType(method: STUNMethod(rawValue: 0x003), messageClass: .request)),
-         .badRequest, false),
+        (
+            "unknown method",
+            Browser.check(type: STUNMessageType(method: STUNMethod(rawValue: 0x003), messageClass: .request)),
+            .badRequest, false
+        )
     ]
 
     @Test("bad checks get the RFC's error and nominate nothing", arguments: ICELiteAgentTests.rejections)
@@ -110,7 +135,9 @@ struct ICELiteAgentTests {
         #expect(response.errorCode == code)
         #expect(try STUNMessage.parse(datagram).transactionID == response.transactionID)
         #expect(STUNMessage.verifyFingerprint(bytes) == .valid)
-        #expect(STUNMessage.verifyMessageIntegrity(bytes, key: Array(Browser.gateway.pwd.utf8)) == (signed ? .valid : .absent))
+        #expect(
+            STUNMessage.verifyMessageIntegrity(bytes, key: Array(Browser.gateway.pwd.utf8))
+                == (signed ? .valid : .absent))
         if code == .unknownAttribute {
             #expect(response.attribute(.unknownAttributes) == .unknownAttributes([STUNAttributeType(rawValue: 0x0031)]))
         }
@@ -129,9 +156,12 @@ struct ICELiteAgentTests {
         ("bad FINGERPRINT", damagedFingerprint(), .badFingerprint),
         ("no FINGERPRINT", Browser.check(useCandidate: true, fingerprint: false), .missingFingerprint),
         ("a success response", Browser.check(type: .bindingSuccessResponse), .notARequest),
-        ("a Binding indication", Browser.check(type: STUNMessageType(method: .binding, messageClass: .indication)), .notARequest),
+        (
+            "a Binding indication", Browser.check(type: STUNMessageType(method: .binding, messageClass: .indication)),
+            .notARequest
+        ),
         ("garbage", [0x00, 0x01, 0x02], .malformed(.truncatedHeader(length: 3))),
-        ("RTP", [0x80, 0x00] + [UInt8](repeating: 0, count: 30), .malformed(.notSTUN(firstByte: 0x80))),
+        ("RTP", [0x80, 0x00] + [UInt8](repeating: 0, count: 30), .malformed(.notSTUN(firstByte: 0x80)))
     ]
 
     @Test("damaged and unanswerable datagrams are dropped silently", arguments: ICELiteAgentTests.drops)
@@ -191,9 +221,11 @@ struct ICELiteAgentTests {
         #expect(r10 == .consentExpired(Browser.source))
     }
 
-    @Test("check timeout: a peer that never connects", arguments: [
-        (nil as Double?, 5.0, false), (nil, 9.99, false), (nil, 10.0, true), (3.0, 20.0, false),
-    ])
+    @Test(
+        "check timeout: a peer that never connects",
+        arguments: [
+            (nil as Double?, 5.0, false), (nil, 9.99, false), (nil, 10.0, true), (3.0, 20.0, false)
+        ])
     func checkTimeout(validCheckAt: Double?, now: Double, fires: Bool) {
         var agent = Browser.agent(now: 0, configuration: .init(checkTimeout: 10))
         if let t = validCheckAt { _ = agent.receive(Browser.check(), from: Browser.source, now: t) }
@@ -228,12 +260,19 @@ struct ICECredentialsTests {
         #expect(!ICECredentials(ufrag: "abcd", pwd: String(repeating: "a", count: 21)).isValidSyntax)
     }
 
-    @Test("host candidate lines (RFC 8839 §5.1, priority RFC 8445 §5.1.2)", arguments: [
-        (ICECandidate(address: SocketAddress(host: "192.0.2.10", port: 40000)),
-         "candidate:1 1 udp 2130706431 192.0.2.10 40000 typ host"),
-        (ICECandidate(foundation: "2", address: SocketAddress(host: "2001:db8::1", port: 5004), localPreference: 65534),
-         "candidate:2 1 udp 2130706175 2001:db8::1 5004 typ host"),
-    ])
+    @Test(
+        "host candidate lines (RFC 8839 §5.1, priority RFC 8445 §5.1.2)",
+        arguments: [
+            (
+                ICECandidate(address: SocketAddress(host: "192.0.2.10", port: 40000)),
+                "candidate:1 1 udp 2130706431 192.0.2.10 40000 typ host"
+            ),
+            (
+                ICECandidate(
+                    foundation: "2", address: SocketAddress(host: "2001:db8::1", port: 5004), localPreference: 65534),
+                "candidate:2 1 udp 2130706175 2001:db8::1 5004 typ host"
+            )
+        ])
     func candidateLine(candidate: ICECandidate, line: String) throws {
         #expect(candidate.description == line)
         #expect("a=" + candidate.description == "a=" + line)
@@ -253,12 +292,14 @@ struct ICECredentialsTests {
 
 @Suite("RFC 7983 demultiplexing")
 struct PacketDemuxTests {
-    @Test("first octet ranges", arguments: [
-        (UInt8(0), PacketKind.stun), (1, .stun), (3, .stun), (4, .unknown), (15, .unknown),
-        (16, .zrtp), (19, .zrtp), (20, .dtls), (22, .dtls), (63, .dtls), (64, .turnChannel),
-        (79, .turnChannel), (80, .unknown), (127, .unknown), (128, .rtp), (144, .rtp), (191, .rtp),
-        (192, .unknown), (255, .unknown),
-    ])
+    @Test(
+        "first octet ranges",
+        arguments: [
+            (UInt8(0), PacketKind.stun), (1, .stun), (3, .stun), (4, .unknown), (15, .unknown),
+            (16, .zrtp), (19, .zrtp), (20, .dtls), (22, .dtls), (63, .dtls), (64, .turnChannel),
+            (79, .turnChannel), (80, .unknown), (127, .unknown), (128, .rtp), (144, .rtp), (191, .rtp),
+            (192, .unknown), (255, .unknown)
+        ])
     func ranges(byte: UInt8, kind: PacketKind) {
         #expect(PacketKind(firstByte: byte) == kind)
         #expect(PacketKind.isSTUN(firstByte: byte) == (kind == .stun))
@@ -279,7 +320,8 @@ struct ICELiteAgentEdgeTests {
     @Test("a source that cannot be mapped is dropped and changes nothing")
     func unusableSource() {
         var agent = Browser.agent()
-        let reaction = agent.receive(Browser.check(useCandidate: true), from: SocketAddress(host: "not-an-ip", port: 1), now: 1)
+        let reaction = agent.receive(
+            Browser.check(useCandidate: true), from: SocketAddress(host: "not-an-ip", port: 1), now: 1)
         #expect(reaction.outcome == .dropped(.unusableSource))
         #expect(reaction.nominated == nil)
         #expect(agent.state == .waiting)

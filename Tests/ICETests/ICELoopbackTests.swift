@@ -2,6 +2,7 @@ import Glibc
 import IOCore
 import TestSupport
 import Testing
+
 @testable import ICE
 
 @Suite("ICE-lite over a real UDP socket on 127.0.0.1")

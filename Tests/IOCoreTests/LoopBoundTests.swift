@@ -71,23 +71,23 @@ struct LoopBoundTests {
     }
 
     #if DEBUG
-    enum Misuse: String, CaseIterable, Sendable, Codable { case readBound, writeBox, schedule, syncFromLoop }
+        enum Misuse: String, CaseIterable, Sendable, Codable { case readBound, writeBox, schedule, syncFromLoop }
 
-    @Test("Misuse off the loop traps in debug builds", arguments: Misuse.allCases)
-    func misuseTraps(_ misuse: Misuse) async {
-        await #expect(processExitsWith: .failure) { [misuse] in
-            let loop = try EventLoop(), other = try EventLoop()
-            let bound = LoopBound(Counter(), loop: loop)
-            let box = LoopBoundBox(0, loop: loop)
-            loop.start(name: "loopbound-trap")
-            other.start(name: "loopbound-other")
-            switch misuse {
-            case .readBound: _ = bound.value.count
-            case .writeBox: box.value = 1
-            case .schedule: loop.schedule(after: 1) {}
-            case .syncFromLoop: other.sync { loop.sync { 0 } }
+        @Test("Misuse off the loop traps in debug builds", arguments: Misuse.allCases)
+        func misuseTraps(_ misuse: Misuse) async {
+            await #expect(processExitsWith: .failure) { [misuse] in
+                let loop = try EventLoop(), other = try EventLoop()
+                let bound = LoopBound(Counter(), loop: loop)
+                let box = LoopBoundBox(0, loop: loop)
+                loop.start(name: "loopbound-trap")
+                other.start(name: "loopbound-other")
+                switch misuse {
+                case .readBound: _ = bound.value.count
+                case .writeBox: box.value = 1
+                case .schedule: loop.schedule(after: 1) {}
+                case .syncFromLoop: other.sync { loop.sync { 0 } }
+                }
             }
         }
-    }
     #endif
 }

@@ -20,10 +20,11 @@ extension IOCoreSuites {
             #expect(await eventually(timeout: 5) { h.seen.frames == ["hello", "world", "and", "more"] })
             // Echoed through the write path.
             var echoed = ""
-            #expect(await eventually(timeout: 5) {
-                echoed += client.readNow() ?? ""
-                return echoed == "hello\nworld\nand\nmore\n"
-            })
+            #expect(
+                await eventually(timeout: 5) {
+                    echoed += client.readNow() ?? ""
+                    return echoed == "hello\nworld\nand\nmore\n"
+                })
         }
 
         @Test func bytesTheFramerRefusesEndTheConnection() async throws {
@@ -50,8 +51,9 @@ extension IOCoreSuites {
             defer { server.stop() }
             let port = server.port
             server.onLoop { h in
-                let c = try! LineConnection.connect(to: SocketAddress(host: "127.0.0.1", port: port), loop: h.loop,
-                                                    framer: LineFramer(), settings: StreamConnectionSettings())
+                let c = try! LineConnection.connect(
+                    to: SocketAddress(host: "127.0.0.1", port: port), loop: h.loop,
+                    framer: LineFramer(), settings: StreamConnectionSettings())
                 h.watch(c, echo: false)
                 c.start()
                 // Sent while connecting: queued until the connect completes.
@@ -64,16 +66,18 @@ extension IOCoreSuites {
 
         @Test func aRefusedConnectIsClassified() async throws {
             // A port nobody listens on: bound, then closed.
-            let probe = try StreamListener(loop: try EventLoop(), bind: SocketAddress(host: "127.0.0.1", port: 0),
-                                           caps: StreamConnectionCaps(maxConnections: 1, maxPerSource: 1))
+            let probe = try StreamListener(
+                loop: try EventLoop(), bind: SocketAddress(host: "127.0.0.1", port: 0),
+                caps: StreamConnectionCaps(maxConnections: 1, maxPerSource: 1))
             let port = probe.local.port
             probe.close()
             let h = try StreamHarness()
             defer { h.stop() }
             h.onLoop { h in
                 do throws(StreamFailure) {
-                    let c = try LineConnection.connect(to: SocketAddress(host: "127.0.0.1", port: port), loop: h.loop,
-                                                       framer: LineFramer(), settings: StreamConnectionSettings())
+                    let c = try LineConnection.connect(
+                        to: SocketAddress(host: "127.0.0.1", port: port), loop: h.loop,
+                        framer: LineFramer(), settings: StreamConnectionSettings())
                     h.watch(c, echo: false)
                     c.start()
                 } catch {
@@ -119,14 +123,15 @@ extension IOCoreSuites {
             #expect(queued > 0)
             var read = 0
             var chunk = [UInt8](repeating: 0, count: 65_536)
-            #expect(await eventually(timeout: 60) {
-                while true {
-                    let n = recv(client.fd, &chunk, chunk.count, 0)
-                    guard n > 0 else { break }
-                    read += n
-                }
-                return read == total
-            })
+            #expect(
+                await eventually(timeout: 60) {
+                    while true {
+                        let n = recv(client.fd, &chunk, chunk.count, 0)
+                        guard n > 0 else { break }
+                        read += n
+                    }
+                    return read == total
+                })
             #expect(h.onLoop { $0.connections[0].queuedBytes } == 0)
             #expect(h.seen.ends.isEmpty)
         }

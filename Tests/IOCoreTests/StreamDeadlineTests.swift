@@ -18,12 +18,17 @@ extension IOCoreSuites {
 
         static let cases: [Case] = [
             Case(description: "idle", settings: StreamConnectionSettings(idleTimeout: 0.2), says: "", expected: "idle"),
-            Case(description: "first frame, nothing sent", settings: StreamConnectionSettings(firstFrameTimeout: 0.2), says: "",
-                 expected: "firstFrameTimeout"),
-            Case(description: "first frame, half of one sent", settings: StreamConnectionSettings(firstFrameTimeout: 0.2),
-                 says: "hal", expected: "firstFrameTimeout"),
-            Case(description: "frame", settings: StreamConnectionSettings(frameTimeout: 0.2), says: "whole\nhal",
-                 expected: "frameTimeout"),
+            Case(
+                description: "first frame, nothing sent", settings: StreamConnectionSettings(firstFrameTimeout: 0.2),
+                says: "",
+                expected: "firstFrameTimeout"),
+            Case(
+                description: "first frame, half of one sent",
+                settings: StreamConnectionSettings(firstFrameTimeout: 0.2),
+                says: "hal", expected: "firstFrameTimeout"),
+            Case(
+                description: "frame", settings: StreamConnectionSettings(frameTimeout: 0.2), says: "whole\nhal",
+                expected: "frameTimeout")
         ]
 
         @Test(arguments: cases) func aDeadlineEndsTheConnection(_ c: Case) async throws {
@@ -38,7 +43,8 @@ extension IOCoreSuites {
         /// Frames that keep arriving whole keep the connection: the frame deadline runs only while
         /// one is incomplete, and activity moves the idle one.
         @Test func wholeFramesKeepTheConnection() async throws {
-            let h = try StreamHarness(settings: StreamConnectionSettings(idleTimeout: 2, firstFrameTimeout: 2, frameTimeout: 2))
+            let h = try StreamHarness(
+                settings: StreamConnectionSettings(idleTimeout: 2, firstFrameTimeout: 2, frameTimeout: 2))
             defer { h.stop() }
             let client = try Client(port: h.port)
             for i in 0..<5 {
@@ -53,8 +59,10 @@ extension IOCoreSuites {
             let pki = try TestPKI()
             defer { pki.remove() }
             let cert = try pki.issue("server", commonName: "localhost", altNames: ["DNS:localhost"])
-            let context = try TLSContext(server: TLSServerSettings(certificateFile: cert.certificate, keyFile: cert.key))
-            let h = try StreamHarness(settings: StreamConnectionSettings(handshakeTimeout: 0.2), security: { TLSStream(server: context) })
+            let context = try TLSContext(
+                server: TLSServerSettings(certificateFile: cert.certificate, keyFile: cert.key))
+            let h = try StreamHarness(
+                settings: StreamConnectionSettings(handshakeTimeout: 0.2), security: { TLSStream(server: context) })
             defer { h.stop() }
             let client = try Client(port: h.port)
             #expect(await client.waitClosed(timeout: 5))
@@ -69,9 +77,10 @@ extension IOCoreSuites {
             let ours = try StreamHarness()
             defer { ours.stop() }
             ours.onLoop { h in
-                let c = try! LineConnection.connect(to: SocketAddress(host: "127.0.0.1", port: port), loop: h.loop,
-                                                    framer: LineFramer(),
-                                                    settings: StreamConnectionSettings(keepaliveInterval: 0.2, keepaliveTimeout: 0.3))
+                let c = try! LineConnection.connect(
+                    to: SocketAddress(host: "127.0.0.1", port: port), loop: h.loop,
+                    framer: LineFramer(),
+                    settings: StreamConnectionSettings(keepaliveInterval: 0.2, keepaliveTimeout: 0.3))
                 h.watch(c, echo: false)
                 c.start()
             }

@@ -77,7 +77,8 @@ final class FramerHarness<F: StreamFramer & SendableMetatype>: @unchecked Sendab
     private(set) var connections: [StreamConnection<F>] = []
     private(set) var port = 0
 
-    init(framer: @escaping @Sendable () -> F, onFrame: @escaping @Sendable (StreamConnection<F>, String) -> Void) throws {
+    init(framer: @escaping @Sendable () -> F, onFrame: @escaping @Sendable (StreamConnection<F>, String) -> Void) throws
+    {
         loop = try EventLoop()
         loop.start(name: "iocore-test")
         port = try loop.sync { () -> Result<Int, SocketError> in
@@ -85,8 +86,9 @@ final class FramerHarness<F: StreamFramer & SendableMetatype>: @unchecked Sendab
                 let caps = StreamConnectionCaps(maxConnections: 10, maxPerSource: 10)
                 let l = try StreamListener(loop: self.loop, bind: SocketAddress(host: "127.0.0.1", port: 0), caps: caps)
                 l.onAccept = { [unowned self] fd, peer in
-                    let c = StreamConnection(accepted: fd, peer: peer, loop: self.loop, framer: framer(),
-                                             settings: StreamConnectionSettings(), caps: caps)
+                    let c = StreamConnection(
+                        accepted: fd, peer: peer, loop: self.loop, framer: framer(),
+                        settings: StreamConnectionSettings(), caps: caps)
                     c.onFrames = { [seen = self.seen] c, frames in
                         for f in frames {
                             seen.frame(f)
@@ -130,30 +132,38 @@ extension IOCoreSuites {
             #expect(await eventually(timeout: 5) { h.onLoop { $0.connections.count } == 1 })
             h.onLoop { $0.connections[0].pauseReading() }
             // Nothing is read: the kernel's buffers fill and the peer's sending stops.
-            let lines = [UInt8](repeating: 0x70, count: 5_000).enumerated().map { $0.offset % 50 == 49 ? 0x0A : $0.element }
+            let lines = [UInt8](repeating: 0x70, count: 5_000).enumerated().map {
+                $0.offset % 50 == 49 ? 0x0A : $0.element
+            }
             var sent = 0
-            #expect(await eventually(timeout: 30) {
-                while true {
-                    let from = sent % lines.count
-                    let n = lines.withUnsafeBytes { Glibc.send(client.fd, $0.baseAddress! + from, $0.count - from, Int32(MSG_NOSIGNAL)) }
-                    if n > 0 { sent += n; continue }
-                    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)
-                }
-            })
+            #expect(
+                await eventually(timeout: 30) {
+                    while true {
+                        let from = sent % lines.count
+                        let n = lines.withUnsafeBytes {
+                            Glibc.send(client.fd, $0.baseAddress! + from, $0.count - from, Int32(MSG_NOSIGNAL))
+                        }
+                        if n > 0 { sent += n; continue }
+                        return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)
+                    }
+                })
             #expect(sent > 0)
             #expect(h.seen.frames.isEmpty)
             #expect(h.onLoop { $0.connections[0].isReadingPaused })
             h.onLoop { $0.connections[0].resumeReading() }
             // The last line finished once the connection reads again.
-            #expect(await eventually(timeout: 30) {
-                while sent % 50 != 0 {
-                    let from = sent % lines.count
-                    let n = lines.withUnsafeBytes { Glibc.send(client.fd, $0.baseAddress! + from, 50 - sent % 50, Int32(MSG_NOSIGNAL)) }
-                    guard n > 0 else { return false }
-                    sent += n
-                }
-                return h.seen.frames.count == sent / 50
-            })
+            #expect(
+                await eventually(timeout: 30) {
+                    while sent % 50 != 0 {
+                        let from = sent % lines.count
+                        let n = lines.withUnsafeBytes {
+                            Glibc.send(client.fd, $0.baseAddress! + from, 50 - sent % 50, Int32(MSG_NOSIGNAL))
+                        }
+                        guard n > 0 else { return false }
+                        sent += n
+                    }
+                    return h.seen.frames.count == sent / 50
+                })
             #expect(h.seen.ends.isEmpty)
         }
 
@@ -182,10 +192,12 @@ extension IOCoreSuites {
         }
 
         @Test func aSwappedFramerGetsTheBytesTheOldOneHeld() async throws {
-            let h = try FramerHarness(framer: { SwitchFramer.lines([], upgraded: false) }, onFrame: { c, frame in
-                guard frame == "UPGRADE" else { return }
-                c.replaceFramer(with: .chunks([]), replaying: c.framer.held)
-            })
+            let h = try FramerHarness(
+                framer: { SwitchFramer.lines([], upgraded: false) },
+                onFrame: { c, frame in
+                    guard frame == "UPGRADE" else { return }
+                    c.replaceFramer(with: .chunks([]), replaying: c.framer.held)
+                })
             defer { h.stop() }
             let client = try Client(port: h.port)
             // The first bytes of the new protocol come in the same write as the upgrade.
@@ -217,15 +229,16 @@ extension IOCoreSuites {
             var read = 0
             var chunk = [UInt8](repeating: 0, count: 65_536)
             var sawEnd = false
-            #expect(await eventually(timeout: 60) {
-                while true {
-                    let n = recv(client.fd, &chunk, chunk.count, 0)
-                    if n == 0 { sawEnd = true }
-                    guard n > 0 else { break }
-                    read += n
-                }
-                return sawEnd
-            })
+            #expect(
+                await eventually(timeout: 60) {
+                    while true {
+                        let n = recv(client.fd, &chunk, chunk.count, 0)
+                        if n == 0 { sawEnd = true }
+                        guard n > 0 else { break }
+                        read += n
+                    }
+                    return sawEnd
+                })
             #expect(read == total)
             #expect(drained.withLock { $0 } == 1)
             // Our FIN, not a close: the connection still reads.
@@ -244,12 +257,13 @@ extension IOCoreSuites {
             #expect(await eventually(timeout: 5) { h.onLoop { $0.connections.count } == 1 })
             let refused = try Client(port: h.port)
             var ending: Int32 = -1
-            #expect(await eventually(timeout: 5) {
-                var byte: UInt8 = 0
-                let n = recv(refused.fd, &byte, 1, 0)
-                if n == 0 { ending = 0 } else if n < 0, errno != EAGAIN, errno != EWOULDBLOCK { ending = errno }
-                return ending != -1
-            })
+            #expect(
+                await eventually(timeout: 5) {
+                    var byte: UInt8 = 0
+                    let n = recv(refused.fd, &byte, 1, 0)
+                    if n == 0 { ending = 0 } else if n < 0, errno != EAGAIN, errno != EWOULDBLOCK { ending = errno }
+                    return ending != -1
+                })
             #expect(ending == (reset ? ECONNRESET : 0))
             #expect(h.seen.refusals == [.tooManyConnections])
             _ = held

@@ -40,7 +40,8 @@ extension IOCoreSuites {
             let h = try StreamHarness()
             defer { h.stop() }
             let waiting = (0..<2).map { _ in
-                let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue | SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue), 0)
+                let fd = socket(
+                    AF_INET, Int32(SOCK_STREAM.rawValue | SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue), 0)
                 #expect(fd >= 0)
                 return fd
             }
@@ -63,11 +64,12 @@ extension IOCoreSuites {
             setrlimit(Int32(RLIMIT_NOFILE.rawValue), &saved)
             restored = true
             for fd in waiting {
-                #expect(await eventually(timeout: 5) {
-                    var byte: UInt8 = 0
-                    let n = recv(fd, &byte, 1, 0)
-                    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
-                })
+                #expect(
+                    await eventually(timeout: 5) {
+                        var byte: UInt8 = 0
+                        let n = recv(fd, &byte, 1, 0)
+                        return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+                    })
             }
             #expect(h.onLoop { $0.connections.count } == 0)
             // Descriptors are back: after its pause the listener accepts again.

@@ -13,7 +13,8 @@ extension IOCoreSuites {
             let pki = try TestPKI()
             defer { pki.remove() }
             let cert = try pki.issue("server", commonName: "localhost", altNames: ["DNS:localhost"])
-            let serverContext = try TLSContext(server: TLSServerSettings(certificateFile: cert.certificate, keyFile: cert.key))
+            let serverContext = try TLSContext(
+                server: TLSServerSettings(certificateFile: cert.certificate, keyFile: cert.key))
             let settings = StreamConnectionSettings(handshakeTimeout: 5)
             let h = try StreamHarness(settings: settings, security: { TLSStream(server: serverContext) }, echo: true)
             defer { h.stop() }
@@ -22,8 +23,9 @@ extension IOCoreSuites {
             let port = h.port
             h.onLoop { h in
                 let tls = TLSStream(client: clientContext, target: TLSTarget(serverName: "localhost", client: client))!
-                let c = try! LineConnection.connect(to: SocketAddress(host: "127.0.0.1", port: port), loop: h.loop,
-                                                    framer: LineFramer(), security: tls, settings: settings)
+                let c = try! LineConnection.connect(
+                    to: SocketAddress(host: "127.0.0.1", port: port), loop: h.loop,
+                    framer: LineFramer(), security: tls, settings: settings)
                 h.watch(c, echo: false)
                 c.start()
                 // Held by TLS until the server's certificate and name checked out.
@@ -40,8 +42,10 @@ extension IOCoreSuites {
             let other = try TestPKI(name: "other CA")
             defer { other.remove() }
             let cert = try pki.issue("server", commonName: "localhost", altNames: ["DNS:localhost"])
-            let serverContext = try TLSContext(server: TLSServerSettings(certificateFile: cert.certificate, keyFile: cert.key))
-            let h = try StreamHarness(settings: StreamConnectionSettings(handshakeTimeout: 5), security: { TLSStream(server: serverContext) })
+            let serverContext = try TLSContext(
+                server: TLSServerSettings(certificateFile: cert.certificate, keyFile: cert.key))
+            let h = try StreamHarness(
+                settings: StreamConnectionSettings(handshakeTimeout: 5), security: { TLSStream(server: serverContext) })
             defer { h.stop() }
             let client = TLSClientSettings(caFile: other.caFile, names: .https)
             let clientContext = try TLSContext(client: client)
@@ -49,8 +53,9 @@ extension IOCoreSuites {
             let failure = Mutex<TLSFailure?>(nil)
             h.onLoop { h in
                 let tls = TLSStream(client: clientContext, target: TLSTarget(serverName: "localhost", client: client))!
-                let c = try! LineConnection.connect(to: SocketAddress(host: "127.0.0.1", port: port), loop: h.loop,
-                                                    framer: LineFramer(), security: tls, settings: StreamConnectionSettings())
+                let c = try! LineConnection.connect(
+                    to: SocketAddress(host: "127.0.0.1", port: port), loop: h.loop,
+                    framer: LineFramer(), security: tls, settings: StreamConnectionSettings())
                 c.onClose = { _, why in
                     if case .security(let error) = why { failure.withLock { $0 = error as? TLSFailure } }
                 }

@@ -57,7 +57,8 @@ func kind(_ failure: StreamFailure?) -> String {
 
 /// What the loop side saw, readable from the test thread.
 final class Seen: Sendable {
-    private let state = Mutex<(frames: [String], ends: [String], refusals: [StreamRefusal], keepalives: Int)>(([], [], [], 0))
+    private let state = Mutex<(frames: [String], ends: [String], refusals: [StreamRefusal], keepalives: Int)>(
+        ([], [], [], 0))
     var frames: [String] { state.withLock { $0.frames } }
     var ends: [String] { state.withLock { $0.ends } }
     var refusals: [StreamRefusal] { state.withLock { $0.refusals } }
@@ -78,19 +79,24 @@ final class StreamHarness: @unchecked Sendable {
     private(set) var connections: [LineConnection] = []
     private(set) var port = 0
 
-    init(settings: StreamConnectionSettings = StreamConnectionSettings(), maxConnections: Int = 100, maxPerSource: Int = 100,
-         security: (@Sendable () -> (any StreamSecurity)?)? = nil, echo: Bool = false) throws {
+    init(
+        settings: StreamConnectionSettings = StreamConnectionSettings(), maxConnections: Int = 100,
+        maxPerSource: Int = 100,
+        security: (@Sendable () -> (any StreamSecurity)?)? = nil, echo: Bool = false
+    ) throws {
         loop = try EventLoop()
         loop.start(name: "iocore-test")
         let made = loop.sync { () -> Result<Int, SocketError> in
             do throws(SocketError) {
                 let caps = StreamConnectionCaps(maxConnections: maxConnections, maxPerSource: maxPerSource)
-                let l = try StreamListener(loop: self.loop, bind: SocketAddress(host: "127.0.0.1", port: 0), caps: caps,
-                                           acceptBackoff: 0.05)
+                let l = try StreamListener(
+                    loop: self.loop, bind: SocketAddress(host: "127.0.0.1", port: 0), caps: caps,
+                    acceptBackoff: 0.05)
                 l.onRefused = { [seen = self.seen] in seen.refused($0) }
                 l.onAccept = { [unowned self] fd, peer in
-                    let c = LineConnection(accepted: fd, peer: peer, loop: self.loop, framer: LineFramer(maxLine: 64),
-                                           security: security?(), settings: settings, caps: caps)
+                    let c = LineConnection(
+                        accepted: fd, peer: peer, loop: self.loop, framer: LineFramer(maxLine: 64),
+                        security: security?(), settings: settings, caps: caps)
                     self.watch(c, echo: echo)
                     c.start()
                 }
@@ -139,7 +145,9 @@ final class Client: Sendable {
     init(port: Int, from source: String? = nil, receiveBuffer: Int32? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw SocketError("socket") }
-        if var size = receiveBuffer { setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size)) }
+        if var size = receiveBuffer {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         if let source {
             guard SocketAddress(host: source, port: 0).withSockAddr({ bind(fd, $0, $1) }) == 0 else {
                 Glibc.close(fd)
@@ -164,7 +172,9 @@ final class Client: Sendable {
         while true {
             let n = recv(fd, &chunk, chunk.count, 0)
             if n > 0 { out += chunk[0..<n]; continue }
-            if n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK) { return out.isEmpty ? nil : String(decoding: out, as: UTF8.self) }
+            if n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK) {
+                return out.isEmpty ? nil : String(decoding: out, as: UTF8.self)
+            }
             return String(decoding: out, as: UTF8.self)
         }
     }

@@ -1,11 +1,13 @@
 import IOCore
 import Testing
+
 @testable import WebClient
 
 /// The client's framers, bytes in and frames out, no socket: responses cut whole however the
 /// bytes are split, the bytes after a 101 handed to the WebSocket framer.
 struct ClientFramerTests {
-    static let chunked = "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX-A: 1\r\n\r\n"
+    static let chunked =
+        "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX-A: 1\r\n\r\n"
         + "5\r\nalpha\r\n3;ext=1\r\n-be\r\n0\r\nTrailer: x\r\n\r\n"
 
     /// Feeds `text` in pieces of `step` bytes; the responses cut.
@@ -28,8 +30,12 @@ struct ClientFramerTests {
     func chunkedResponseAfterAnInterimOneIsCutWhole(step: Int) throws {
         var framer = HTTPResponseFramer(method: "GET", maxBodyBytes: 1000)
         let responses = try Self.feed(&framer, Self.chunked, step: step)
-        #expect(responses == [HTTPClientResponse(status: 200, headers: ["transfer-encoding": "chunked", "x-a": "1"],
-                                                 body: Array("alpha-be".utf8))])
+        #expect(
+            responses == [
+                HTTPClientResponse(
+                    status: 200, headers: ["transfer-encoding": "chunked", "x-a": "1"],
+                    body: Array("alpha-be".utf8))
+            ])
         #expect(framer.pending == 0)
     }
 
@@ -74,9 +80,21 @@ struct ClientFramerTests {
         let out = try Self.feed(&framer, bytes, step: step)
         #expect(out.count == 4)
         guard out.count == 4 else { return }
-        if case .response(let r) = out[0] { #expect(r.status == 101 && r.headers["upgrade"] == "websocket") } else { Issue.record("\(out[0])") }
-        if case .frame(let f) = out[1] { #expect(f.opcode == .text && f.payload == Array("hi".utf8)) } else { Issue.record("\(out[1])") }
-        if case .frame(let f) = out[2] { #expect(f.opcode == .ping && f.payload == [0x70]) } else { Issue.record("\(out[2])") }
+        if case .response(let r) = out[0] {
+            #expect(r.status == 101 && r.headers["upgrade"] == "websocket")
+        } else {
+            Issue.record("\(out[0])")
+        }
+        if case .frame(let f) = out[1] {
+            #expect(f.opcode == .text && f.payload == Array("hi".utf8))
+        } else {
+            Issue.record("\(out[1])")
+        }
+        if case .frame(let f) = out[2] {
+            #expect(f.opcode == .ping && f.payload == [0x70])
+        } else {
+            Issue.record("\(out[2])")
+        }
         if case .invalid(let e) = out[3] { #expect(e.closeCode == 1002) } else { Issue.record("\(out[3])") }
     }
 }

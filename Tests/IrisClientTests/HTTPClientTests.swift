@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import IrisClient
+import Testing
 import WebClient
 
 /// HTTPClient against a Python http.server on 127.0.0.1.
@@ -25,8 +25,9 @@ struct HTTPClientTests {
         defer { server.stop() }
         let client = try HTTPClient(baseURL: server.baseURL + "/api")
         let body = Array(#"{"to":"+15550100","from":"+15550199"}"#.utf8)
-        let response = try client.request(method: "POST", path: "/v1/calls", headers: ["Content-Type": "application/json"],
-                                          body: body, timeout: 5)
+        let response = try client.request(
+            method: "POST", path: "/v1/calls", headers: ["Content-Type": "application/json"],
+            body: body, timeout: 5)
         #expect(response.status == 201)
         let json = try #require(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
         #expect(json["received"] as? String == String(decoding: body, as: UTF8.self))
@@ -47,7 +48,9 @@ struct HTTPClientTests {
         let response = try client.request(method: "GET", path: "/api/v1/chunked", timeout: 5)
         #expect(response.status == 200)
         #expect(response.headers["transfer-encoding"] == "chunked")
-        #expect(String(decoding: response.body, as: UTF8.self) == "alpha-beta-" + String(repeating: "x", count: 5000) + "-omega")
+        #expect(
+            String(decoding: response.body, as: UTF8.self) == "alpha-beta-" + String(repeating: "x", count: 5000)
+                + "-omega")
     }
 
     @Test func clientErrorKeepsJSONBody() async throws {
@@ -93,7 +96,9 @@ struct HTTPClientTests {
         // https and DNS names are taken (HTTPSServerTests, WireFormatTests); a CA file that is not there is not.
         #expect((try? HTTPClient(baseURL: "https://127.0.0.1:1")) != nil)
         #expect((try? HTTPClient(baseURL: "http://gateway.example:80")) != nil)
-        #expect(throws: IrisTransportError.self) { try HTTPClient(baseURL: "https://127.0.0.1:1", caFile: "/nonexistent.pem") }
+        #expect(throws: IrisTransportError.self) {
+            try HTTPClient(baseURL: "https://127.0.0.1:1", caFile: "/nonexistent.pem")
+        }
         #expect(throws: IrisTransportError.self) { try HTTPClient(baseURL: "ws://127.0.0.1:1") }
         #expect(throws: IrisTransportError.self) { try HTTPClient(baseURL: "127.0.0.1:80") }
         #expect((try? HTTPClient(baseURL: "http://[::1]:8080")) != nil)

@@ -6,7 +6,8 @@ import TestSupport
 /// file, binds port 0 and prints the port on its first stdout line. `stop()` (call it in a
 /// `defer`) ends the process (SIGTERM, then SIGKILL), reaps it and removes the file.
 final class PythonServer: @unchecked Sendable {
-    static let python = FileManager.default.isExecutableFile(atPath: "/usr/bin/python3") ? "/usr/bin/python3" : "/usr/local/bin/python3"
+    static let python =
+        FileManager.default.isExecutableFile(atPath: "/usr/bin/python3") ? "/usr/bin/python3" : "/usr/local/bin/python3"
 
     let port: Int
     private let process: ChildProcess
@@ -18,7 +19,8 @@ final class PythonServer: @unchecked Sendable {
 
     /// Starts `source` and waits (suspended) up to `timeout` seconds for its port.
     init(source: String, timeout: Double = 10) async throws {
-        script = FileManager.default.temporaryDirectory.appendingPathComponent("iris-client-test-\(UUID().uuidString.prefix(8)).py")
+        script = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "iris-client-test-\(UUID().uuidString.prefix(8)).py")
         try source.write(to: script, atomically: true, encoding: .utf8)
         do {
             process = try ChildProcess(Self.python, ["-u", script.path])

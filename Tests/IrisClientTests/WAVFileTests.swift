@@ -1,11 +1,13 @@
 import Foundation
-import Testing
 import Media
+import Testing
 
 struct WAVFileTests {
     @Test func roundTripThroughAFile() throws {
         let samples = (0..<4_000).map { Int16(truncatingIfNeeded: $0 &* 977) } + [.min, .max, 0, -1]
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("iris-wav-\(UUID().uuidString.prefix(8)).wav").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "iris-wav-\(UUID().uuidString.prefix(8)).wav"
+        ).path
         defer { try? FileManager.default.removeItem(atPath: path) }
         try WAVFile(sampleRate: 48_000, samples: samples).write(to: path)
         #expect(FileManager.default.fileSize(path) == 44 + 2 * samples.count)

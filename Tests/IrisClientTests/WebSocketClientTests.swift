@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import IrisClient
+import Testing
 import WebClient
 
 /// WebSocketClient against a Python RFC 6455 server on 127.0.0.1.
@@ -104,7 +104,8 @@ struct WebSocketClientTests {
         let server = try await PythonServer(source: ServerScripts.webSocket)
         defer { server.stop() }
         do throws(IrisTransportError) {
-            _ = try WebSocketClient(url: url(server, "mode=script"), headers: ["Authorization": "Bearer wrong"], timeout: 5)
+            _ = try WebSocketClient(
+                url: url(server, "mode=script"), headers: ["Authorization": "Bearer wrong"], timeout: 5)
             Issue.record("the upgrade should have been refused")
         } catch {
             #expect(error.status == 401, "\(error)")

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Media
 
 /// `ArrivalPlayout` driven by scripted arrivals: no socket, no clock. A PCMU stream (8 kHz
@@ -67,7 +68,8 @@ private func drifting(_ count: Int) -> [ArrivalStep] {
     }
 }
 
-private let reordered: [ArrivalStep] = calm(1) + calm(1, from: 2) + shifted(calm(1, from: 1), at: 1.041) + calm(1, from: 3)
+private let reordered: [ArrivalStep] =
+    calm(1) + calm(1, from: 2) + shifted(calm(1, from: 1), at: 1.041) + calm(1, from: 3)
 private let oneLate: [ArrivalStep] = calm(3) + shifted(calm(1, from: 3), by: 0.015) + calm(1, from: 4)
 
 private func played(_ frames: [Int], lost: [Int: Int] = [:]) -> [ArrivalPlayout.Decision] {
@@ -78,38 +80,53 @@ private func played(_ frames: [Int], lost: [Int: Int] = [:]) -> [ArrivalPlayout.
 }
 
 let arrivalCases: [ArrivalCase] = [
-    ArrivalCase(name: "a calm stream plays every packet on arrival, timestamps mapped to the output clock",
-                steps: calm(5), decisions: played([0, 1, 2, 3, 4]), finalMode: .arrival),
-    ArrivalCase(name: "a lost packet: the next plays at once with lost 1, the gap kept in the output timestamps",
-                steps: calm(2) + calm(2, from: 3), decisions: played([0, 1, 3, 4], lost: [3: 1]), finalMode: .arrival),
-    ArrivalCase(name: "a duplicate is dropped and changes nothing",
-                steps: calm(3) + [ArrivalStep(seq: 101, ts: 8160, at: 1.045)] + calm(1, from: 3),
-                decisions: played([0, 1, 2]) + [.duplicate] + played([3]), finalMode: .arrival),
-    ArrivalCase(name: "reordering: the overtaken packet is late and the stream goes to the buffer",
-                steps: reordered,
-                decisions: played([0, 2], lost: [2: 1]) + [.late, .buffer], finalMode: .buffered),
-    ArrivalCase(name: "a packet 15 ms late is still played; the ones after it go to the buffer",
-                steps: oneLate,
-                decisions: played([0, 1, 2, 3]) + [.buffer], finalMode: .buffered),
-    ArrivalCase(name: "5 ms of wobble stays on arrival",
-                steps: wobbled(calm(6)),
-                decisions: played([0, 1, 2, 3, 4, 5]), finalMode: .arrival),
-    ArrivalCase(name: "a sender clock 0.5 % slow over 10 s is drift, not jitter",
-                steps: drifting(500),
-                decisions: played(Array(0..<500)), finalMode: .arrival),
-    ArrivalCase(name: "a new SSRC maps afresh from where the output stands",
-                steps: calm(2) + [ArrivalStep(seq: 7, ts: 900_000, at: 1.040, ssrc: 2), ArrivalStep(seq: 8, ts: 900_160, at: 1.060, ssrc: 2)],
-                decisions: played([0, 1]) + played([0, 1]), finalMode: .arrival),
-    ArrivalCase(name: "timestamps re-based backwards (after hold): mapped afresh, not wrapped",
-                steps: calm(2) + [ArrivalStep(seq: 102, ts: 100, at: 1.040), ArrivalStep(seq: 103, ts: 260, at: 1.060)],
-                decisions: played([0, 1]) + played([0, 1]), finalMode: .arrival),
-    ArrivalCase(name: "a silence (timestamps jump 2 s, sequence continues) stays a gap in the output",
-                steps: calm(2) + [ArrivalStep(seq: 102, ts: 8320 + 16_000, at: 3.040)],
-                decisions: played([0, 1, 102]), finalMode: .arrival),
-    ArrivalCase(name: "a mixing call sends everything to the buffer",
-                steps: forced(calm(2)), decisions: [.buffer, .buffer], finalMode: .buffered),
-    ArrivalCase(name: "playout on arrival turned off: always the buffer", steps: calm(3), decisions: [.buffer, .buffer, .buffer],
-                finalMode: .buffered, onArrival: false),
+    ArrivalCase(
+        name: "a calm stream plays every packet on arrival, timestamps mapped to the output clock",
+        steps: calm(5), decisions: played([0, 1, 2, 3, 4]), finalMode: .arrival),
+    ArrivalCase(
+        name: "a lost packet: the next plays at once with lost 1, the gap kept in the output timestamps",
+        steps: calm(2) + calm(2, from: 3), decisions: played([0, 1, 3, 4], lost: [3: 1]), finalMode: .arrival),
+    ArrivalCase(
+        name: "a duplicate is dropped and changes nothing",
+        steps: calm(3) + [ArrivalStep(seq: 101, ts: 8160, at: 1.045)] + calm(1, from: 3),
+        decisions: played([0, 1, 2]) + [.duplicate] + played([3]), finalMode: .arrival),
+    ArrivalCase(
+        name: "reordering: the overtaken packet is late and the stream goes to the buffer",
+        steps: reordered,
+        decisions: played([0, 2], lost: [2: 1]) + [.late, .buffer], finalMode: .buffered),
+    ArrivalCase(
+        name: "a packet 15 ms late is still played; the ones after it go to the buffer",
+        steps: oneLate,
+        decisions: played([0, 1, 2, 3]) + [.buffer], finalMode: .buffered),
+    ArrivalCase(
+        name: "5 ms of wobble stays on arrival",
+        steps: wobbled(calm(6)),
+        decisions: played([0, 1, 2, 3, 4, 5]), finalMode: .arrival),
+    ArrivalCase(
+        name: "a sender clock 0.5 % slow over 10 s is drift, not jitter",
+        steps: drifting(500),
+        decisions: played(Array(0..<500)), finalMode: .arrival),
+    ArrivalCase(
+        name: "a new SSRC maps afresh from where the output stands",
+        steps: calm(2) + [
+            ArrivalStep(seq: 7, ts: 900_000, at: 1.040, ssrc: 2), ArrivalStep(seq: 8, ts: 900_160, at: 1.060, ssrc: 2)
+        ],
+        decisions: played([0, 1]) + played([0, 1]), finalMode: .arrival),
+    ArrivalCase(
+        name: "timestamps re-based backwards (after hold): mapped afresh, not wrapped",
+        steps: calm(2) + [ArrivalStep(seq: 102, ts: 100, at: 1.040), ArrivalStep(seq: 103, ts: 260, at: 1.060)],
+        decisions: played([0, 1]) + played([0, 1]), finalMode: .arrival),
+    ArrivalCase(
+        name: "a silence (timestamps jump 2 s, sequence continues) stays a gap in the output",
+        steps: calm(2) + [ArrivalStep(seq: 102, ts: 8320 + 16_000, at: 3.040)],
+        decisions: played([0, 1, 102]), finalMode: .arrival),
+    ArrivalCase(
+        name: "a mixing call sends everything to the buffer",
+        steps: forced(calm(2)), decisions: [.buffer, .buffer], finalMode: .buffered),
+    ArrivalCase(
+        name: "playout on arrival turned off: always the buffer", steps: calm(3),
+        decisions: [.buffer, .buffer, .buffer],
+        finalMode: .buffered, onArrival: false)
 ]
 
 @Suite struct ArrivalPlayoutTests {
@@ -117,7 +134,9 @@ let arrivalCases: [ArrivalCase] = [
     func decisions(_ c: ArrivalCase) {
         var p = ArrivalPlayout(.init(clockRate: 8000, outputClockRate: 48_000), onArrival: c.onArrival)
         let got = c.steps.map { s in
-            p.arrived(sequenceNumber: s.seq, timestamp: s.ts, ssrc: s.ssrc, arrival: s.at, continuingAt: 50_000, forceBuffered: s.forceBuffered)
+            p.arrived(
+                sequenceNumber: s.seq, timestamp: s.ts, ssrc: s.ssrc, arrival: s.at, continuingAt: 50_000,
+                forceBuffered: s.forceBuffered)
         }
         #expect(got == c.decisions)
         #expect(p.mode == c.finalMode)
@@ -127,7 +146,9 @@ let arrivalCases: [ArrivalCase] = [
     /// next packet maps afresh from where the output stands.
     @Test func returnsToArrivalAfterACalmPeriod() throws {
         var p = ArrivalPlayout(.init(clockRate: 8000, outputClockRate: 48_000, calmPeriod: 2))
-        for s in calm(3) { _ = p.arrived(sequenceNumber: s.seq, timestamp: s.ts, ssrc: 1, arrival: s.at, continuingAt: 0) }
+        for s in calm(3) {
+            _ = p.arrived(sequenceNumber: s.seq, timestamp: s.ts, ssrc: 1, arrival: s.at, continuingAt: 0)
+        }
         _ = p.arrived(sequenceNumber: 103, ts: 8480, ssrc: 1, arrival: 1.090, continuingAt: 0)
         #expect(p.mode == .buffered)
         var returned: Double?
@@ -174,7 +195,9 @@ let arrivalCases: [ArrivalCase] = [
 
 extension ArrivalPlayout {
     /// The test's shorthand (timestamp as `ts`).
-    mutating func arrived(sequenceNumber: UInt16, ts: UInt32, ssrc: UInt32, arrival: Double, continuingAt: UInt32) -> Decision {
+    mutating func arrived(
+        sequenceNumber: UInt16, ts: UInt32, ssrc: UInt32, arrival: Double, continuingAt: UInt32
+    ) -> Decision {
         arrived(sequenceNumber: sequenceNumber, timestamp: ts, ssrc: ssrc, arrival: arrival, continuingAt: continuingAt)
     }
 }

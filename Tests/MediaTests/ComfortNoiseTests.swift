@@ -1,7 +1,9 @@
 import Testing
+
 @testable import Media
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Comfort noise (RFC 3389): levels, repeatability, the CN payload.
@@ -54,7 +56,7 @@ import Glibc
         CNCase(bytes: [0x40], level: 64, coefficients: []),
         CNCase(bytes: [0x00], level: 0, coefficients: []),
         CNCase(bytes: [0x7F], level: 127, coefficients: []),
-        CNCase(bytes: [0x28, 0x80, 0x70, 0x01], level: 40, coefficients: [0x80, 0x70, 0x01]),
+        CNCase(bytes: [0x28, 0x80, 0x70, 0x01], level: 40, coefficients: [0x80, 0x70, 0x01])
     ]
 
     @Test(arguments: cnCases)

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Media
 
 /// One telephone-event packet on the wire: what the sender produced plus the sequence
@@ -33,7 +34,9 @@ private func transmitDigits(
 
 /// Delivers `wire` (each packet on its `tick`, in list order) to a receiver that is also
 /// ticked every 20 ms, until well after the last packet; returns every event reported.
-private func receiveDigits(_ wire: [SentTelephoneEvent], configuration: DTMFReceiver.Configuration = .init()) -> [DTMFEvent] {
+private func receiveDigits(
+    _ wire: [SentTelephoneEvent], configuration: DTMFReceiver.Configuration = .init()
+) -> [DTMFEvent] {
     var receiver = DTMFReceiver(configuration: configuration)
     var events: [DTMFEvent] = []
     let lastTick = (wire.map(\.tick).max() ?? 0) + 50
@@ -90,7 +93,9 @@ private func telephoneEvents(of wire: [SentTelephoneEvent]) -> [[SentTelephoneEv
                 switch self {
                 case .none: return event
                 case .markerStripped:
-                    return event.map { var item = $0; item.packet.marker = false; return item }
+                    return event.map {
+                        var item = $0; item.packet.marker = false; return item
+                    }
                 case .firstPacketsLost: return Array(event.dropFirst(2))
                 case .endPacketsLost: return event.filter { !$0.packet.report.isEnd }
                 case .endPacketsDuplicated: return event.flatMap { $0.packet.report.isEnd ? [$0, $0] : [$0] }
@@ -116,7 +121,8 @@ private func telephoneEvents(of wire: [SentTelephoneEvent]) -> [[SentTelephoneEv
         #expect(telephoneEvents(of: wire).count == 2, "two events with distinct timestamps")
         let received = receiveDigits(impairment.apply(wire))
         let ms = impairment.expectedDurationMs
-        #expect(received == [.began(digit), .ended(digit, durationMs: ms), .began(digit), .ended(digit, durationMs: ms)])
+        #expect(
+            received == [.began(digit), .ended(digit, durationMs: ms), .began(digit), .ended(digit, durationMs: ms)])
     }
 
     @Test func allSixteenDigitsInOneStringArriveInOrder() throws {
@@ -130,17 +136,25 @@ private func telephoneEvents(of wire: [SentTelephoneEvent]) -> [[SentTelephoneEv
         // The next digit's first packet arrives before the previous digit's end packets.
         var wire = try transmitDigits("12")
         let groups = telephoneEvents(of: wire)
-        wire = groups[0].filter { !$0.packet.report.isEnd } + [groups[1][0]]
-            + groups[0].filter { $0.packet.report.isEnd }.map { var late = $0; late.tick = groups[1][0].tick; return late }
+        wire =
+            groups[0].filter { !$0.packet.report.isEnd } + [groups[1][0]]
+            + groups[0].filter { $0.packet.report.isEnd }.map {
+                var late = $0; late.tick = groups[1][0].tick; return late
+            }
             + groups[1].dropFirst()
-        #expect(receiveDigits(wire) == [.began(.one), .ended(.one, durationMs: 80), .began(.two), .ended(.two, durationMs: 100)])
+        #expect(
+            receiveDigits(wire) == [
+                .began(.one), .ended(.one, durationMs: 80), .began(.two), .ended(.two, durationMs: 100)
+            ])
     }
 
     @Test(arguments: [8_000, 16_000, 48_000])
     func otherClockRatesKeepMilliseconds(clockRate: Int) throws {
         let wire = try transmitDigits("5#", configuration: .init(clockRate: clockRate), durationMs: 160)
         let received = receiveDigits(wire, configuration: .init(clockRate: clockRate))
-        #expect(received == [.began(.five), .ended(.five, durationMs: 160), .began(.pound), .ended(.pound, durationMs: 160)])
+        #expect(
+            received == [.began(.five), .ended(.five, durationMs: 160), .began(.pound), .ended(.pound, durationMs: 160)]
+        )
     }
 
     @Test func longEventIsSentInSegmentsAndReportedOnceWithItsWholeDuration() throws {
@@ -169,14 +183,18 @@ private func telephoneEvents(of wire: [SentTelephoneEvent]) -> [[SentTelephoneEv
 
     @Test func endPacketAloneReportsTheDigitWithItsDuration() {
         var receiver = DTMFReceiver()
-        #expect(Array(receiver.receive(Self.report(.nine, 960, end: true), timestamp: 1000, sequenceNumber: 7, now: 0))
-            == [.began(.nine), .ended(.nine, durationMs: 120)])
+        #expect(
+            Array(receiver.receive(Self.report(.nine, 960, end: true), timestamp: 1000, sequenceNumber: 7, now: 0))
+                == [.began(.nine), .ended(.nine, durationMs: 120)])
         #expect(receiver.activeDigit == nil)
     }
 
     @Test func midEventStartReportsOnceAndTimeoutEndsWithTheLastDuration() {
         var receiver = DTMFReceiver(configuration: .init(endTimeoutMs: 100))
-        #expect(Array(receiver.receive(Self.report(.three, 480), timestamp: 50, sequenceNumber: 1, now: 1.0)) == [.began(.three)])
+        #expect(
+            Array(receiver.receive(Self.report(.three, 480), timestamp: 50, sequenceNumber: 1, now: 1.0)) == [
+                .began(.three)
+            ])
         #expect(receiver.receive(Self.report(.three, 640), timestamp: 50, sequenceNumber: 2, now: 1.02).isEmpty)
         #expect(receiver.activeDigit == .three)
         #expect(receiver.tick(now: 1.10).isEmpty, "80 ms of silence is within the timeout")
@@ -190,17 +208,23 @@ private func telephoneEvents(of wire: [SentTelephoneEvent]) -> [[SentTelephoneEv
     @Test func sameTimestampAfterAnEndIsANewEventOnlyWhenSentLater() {
         var receiver = DTMFReceiver()
         _ = receiver.receive(Self.report(.four, 160), timestamp: 9, sequenceNumber: 10, now: 0)
-        #expect(Array(receiver.receive(Self.report(.four, 800, end: true), timestamp: 9, sequenceNumber: 14, now: 0.1))
-            == [.ended(.four, durationMs: 100)])
+        #expect(
+            Array(receiver.receive(Self.report(.four, 800, end: true), timestamp: 9, sequenceNumber: 14, now: 0.1))
+                == [.ended(.four, durationMs: 100)])
         // A progress report sent before the end, arriving late: ignored.
         #expect(receiver.receive(Self.report(.four, 480), timestamp: 9, sequenceNumber: 12, now: 0.1).isEmpty)
         // A retransmitted end: ignored.
-        #expect(receiver.receive(Self.report(.four, 800, end: true), timestamp: 9, sequenceNumber: 15, now: 0.12).isEmpty)
+        #expect(
+            receiver.receive(Self.report(.four, 800, end: true), timestamp: 9, sequenceNumber: 15, now: 0.12).isEmpty)
         // A sender that reuses the timestamp for its next press (no E bit, newer sequence).
-        #expect(Array(receiver.receive(Self.report(.four, 160), timestamp: 9, sequenceNumber: 20, now: 0.3)) == [.began(.four)])
+        #expect(
+            Array(receiver.receive(Self.report(.four, 160), timestamp: 9, sequenceNumber: 20, now: 0.3)) == [
+                .began(.four)
+            ])
         // A different key at the same timestamp ends the current one.
-        #expect(Array(receiver.receive(Self.report(.six, 160), timestamp: 9, sequenceNumber: 21, now: 0.32))
-            == [.ended(.four, durationMs: 20), .began(.six)])
+        #expect(
+            Array(receiver.receive(Self.report(.six, 160), timestamp: 9, sequenceNumber: 21, now: 0.32))
+                == [.ended(.four, durationMs: 20), .began(.six)])
         // A late report of the previous key, sent earlier, is ignored.
         #expect(receiver.receive(Self.report(.four, 320), timestamp: 9, sequenceNumber: 19, now: 0.33).isEmpty)
     }
@@ -208,9 +232,12 @@ private func telephoneEvents(of wire: [SentTelephoneEvent]) -> [[SentTelephoneEv
     @Test func reportsOlderThanTheCurrentEventAreIgnored() {
         var receiver = DTMFReceiver()
         _ = receiver.receive(Self.report(.one, 160), timestamp: 0xFFFF_FF00, sequenceNumber: 1, now: 0)
-        #expect(Array(receiver.receive(Self.report(.two, 160), timestamp: 0x0000_0100, sequenceNumber: 2, now: 0.2))
-            == [.ended(.one, durationMs: 20), .began(.two)])
-        #expect(receiver.receive(Self.report(.one, 800, end: true), timestamp: 0xFFFF_FF00, sequenceNumber: 3, now: 0.2).isEmpty)
+        #expect(
+            Array(receiver.receive(Self.report(.two, 160), timestamp: 0x0000_0100, sequenceNumber: 2, now: 0.2))
+                == [.ended(.one, durationMs: 20), .began(.two)])
+        #expect(
+            receiver.receive(Self.report(.one, 800, end: true), timestamp: 0xFFFF_FF00, sequenceNumber: 3, now: 0.2)
+                .isEmpty)
         #expect(receiver.activeDigit == .two)
     }
 
@@ -229,7 +256,8 @@ private func telephoneEvents(of wire: [SentTelephoneEvent]) -> [[SentTelephoneEv
 
     @Test func nonDTMFEventsAreIgnored() {
         var receiver = DTMFReceiver()
-        #expect(receiver.receive(TelephoneEvent(event: 16, duration: 160), timestamp: 1, sequenceNumber: 1, now: 0).isEmpty)
+        #expect(
+            receiver.receive(TelephoneEvent(event: 16, duration: 160), timestamp: 1, sequenceNumber: 1, now: 0).isEmpty)
         #expect(receiver.activeDigit == nil)
     }
 
@@ -255,7 +283,7 @@ private func telephoneEvents(of wire: [SentTelephoneEvent]) -> [[SentTelephoneEv
             .init(report: TelephoneEvent(digit: .one, isEnd: true, duration: 800), timestamp: 4000, marker: false),
             .init(report: TelephoneEvent(digit: .one, isEnd: true, duration: 800), timestamp: 4000, marker: false),
             .init(report: TelephoneEvent(digit: .one, isEnd: true, duration: 800), timestamp: 4000, marker: false),
-            nil, nil, nil,
+            nil, nil, nil
         ]
         #expect(packets == expected)
         #expect(sender.isIdle)

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Media
 
 @Suite struct InbandDTMFTests {

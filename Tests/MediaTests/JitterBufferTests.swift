@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Media
 
 // MARK: - Deterministic simulation
@@ -135,7 +136,8 @@ private struct Driver {
     /// Outputs from the first frame to the last frame (the playing stretch).
     var playingStretch: ArraySlice<Out> {
         guard let first = outputs.firstIndex(where: \.isFrame),
-              let last = outputs.lastIndex(where: \.isFrame) else { return [] }
+            let last = outputs.lastIndex(where: \.isFrame)
+        else { return [] }
         return outputs[first...last]
     }
 
@@ -197,7 +199,7 @@ private struct Driver {
     }
 
     @Test(arguments: [
-        (8_000, 0.010), (8_000, 0.030), (8_000, 0.040), (8_000, 0.060), (48_000, 0.020),
+        (8_000, 0.010), (8_000, 0.030), (8_000, 0.040), (8_000, 0.060), (48_000, 0.020)
     ])
     func otherFrameDurationsAreLearntAndPlayed(clockRate: Int, frame: Double) {
         var configuration = JitterBufferConfiguration(clockRate: clockRate)
@@ -394,9 +396,10 @@ private struct Driver {
         #expect(newFrames == (0..<100).map { 40_000 + UInt16($0) })
         // The old stream was complete before the switch here; its frames all played first.
         let firstNew = driver.outputs.firstIndex(of: .frame(40_000, ssrc: newSSRC)) ?? 0
-        #expect(driver.outputs[firstNew...].allSatisfy {
-            if case .frame(_, let s) = $0 { s == newSSRC } else { true }
-        })
+        #expect(
+            driver.outputs[firstNew...].allSatisfy {
+                if case .frame(_, let s) = $0 { s == newSSRC } else { true }
+            })
         #expect(driver.played.count == 200)
     }
 
@@ -527,7 +530,8 @@ private struct Driver {
     @Test func returningToAnEarlierSSRCLaterIsAccepted() {
         let a = Sim.stream(count: 50, ssrc: 0xA)
         let b = Sim.stream(count: 50, firstSequence: 7_000, ssrc: 0xB, start: 1.2)
-        let backToA = Sim.stream(count: 50, firstSequence: 1_050, firstTimestamp: 777_000 + 50 * 160, ssrc: 0xA, start: 3.6)
+        let backToA = Sim.stream(
+            count: 50, firstSequence: 1_050, firstTimestamp: 777_000 + 50 * 160, ssrc: 0xA, start: 3.6)
         var driver = Driver()
         driver.run(a + b + backToA, ticks: 250)
         #expect(driver.stats.resyncs == 2)
@@ -561,9 +565,10 @@ private struct Driver {
     }
 
     @Test func nonsenseConfigurationDoesNotCrash() {
-        var buffer = JitterBuffer(configuration: .init(
-            clockRate: 0, capacity: 0, maxPayloadSize: -5, minimumDelay: -1, maximumDelay: -2,
-            defaultFrameDuration: 0, jitterHalfLife: 0, shrinkWindow: -1, maxUnderrunConcealment: -3))
+        var buffer = JitterBuffer(
+            configuration: .init(
+                clockRate: 0, capacity: 0, maxPayloadSize: -5, minimumDelay: -1, maximumDelay: -2,
+                defaultFrameDuration: 0, jitterHalfLife: 0, shrinkWindow: -1, maxUnderrunConcealment: -3))
         let header = JitterBuffer.Packet(sequenceNumber: 1, timestamp: 0, ssrc: 1, payloadType: 0)
         #expect(buffer.insert(header, payload: [], arrival: 0) == .buffered)
         for k in 0..<5 { _ = buffer.pop(now: Double(k) * 0.02) }

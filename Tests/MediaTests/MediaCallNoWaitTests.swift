@@ -3,6 +3,7 @@ import IOCore
 import Synchronization
 import TestSupport
 import Testing
+
 @testable import Media
 
 /// A call's commands never wait on its media thread (the SIP loop sends them and goes on):
@@ -26,8 +27,9 @@ import Testing
         let engine = try TestMediaEngine.make()
         defer { engine.shutdown() }
         let carrier = try RTPTestPeer()
-        let config = MediaCallConfiguration(trunk: .init(codec: .pcmu, payloadType: 0, remote: carrier.address),
-                                            platform: .init(codec: .pcmu, payloadType: 0))
+        let config = MediaCallConfiguration(
+            trunk: .init(codec: .pcmu, payloadType: 0, remote: carrier.address),
+            platform: .init(codec: .pcmu, payloadType: 0))
         let call = try engine.openCall(config)
         let thread = try #require(engine.threads.first)
         // Hold the media thread until the caller's commands have returned (or the wait gave up).
@@ -85,11 +87,13 @@ import Testing
         defer { sip.stop() }
         let opened = Mutex<MediaCall?>(nil)
         sip.execute {
-            let config = MediaCallConfiguration(trunk: .init(codec: .pcmu, payloadType: 0), platform: .init(codec: .pcmu, payloadType: 0))
+            let config = MediaCallConfiguration(
+                trunk: .init(codec: .pcmu, payloadType: 0), platform: .init(codec: .pcmu, payloadType: 0))
             let call = try? engine.openCall(config)
             opened.withLock { $0 = call }
         }
-        #expect(await eventually(timeout: 5) { opened.withLock { $0 != nil } }, "the open waited for the busy media thread")
+        #expect(
+            await eventually(timeout: 5) { opened.withLock { $0 != nil } }, "the open waited for the busy media thread")
         #expect(thread.callCount == 0, "attached only once the thread is free")
         gate.signal()
         #expect(await eventually(timeout: 5) { thread.callCount == 1 })

@@ -1,8 +1,9 @@
 import Foundation
-import Testing
-@testable import Media
 import IOCore
 import TestSupport
+import Testing
+
+@testable import Media
 
 /// Calls through the media engine over real UDP on 127.0.0.1: a "carrier" socket on the
 /// trunk leg and an "app" socket on the platform leg send paced 20 ms RTP and check what
@@ -18,7 +19,9 @@ import TestSupport
         var from: MediaLeg
         var frequency: Double
 
-        var testDescription: String { "\(from == .trunk ? "\(trunk) -> opus" : "opus -> \(trunk)") \(Int(frequency)) Hz" }
+        var testDescription: String {
+            "\(from == .trunk ? "\(trunk) -> opus" : "opus -> \(trunk)") \(Int(frequency)) Hz"
+        }
         /// The call's PCM rate: G.722 bridged to Opus runs wideband.
         var sampleRate: Int { trunk == .g722 ? 16_000 : 8000 }
     }
@@ -32,7 +35,7 @@ import TestSupport
         ToneCase(trunk: .g722, trunkPayloadType: 9, from: .platform, frequency: 1000),
         // Above the 4 kHz narrowband limit: only a wideband chain carries it.
         ToneCase(trunk: .g722, trunkPayloadType: 9, from: .trunk, frequency: 6000),
-        ToneCase(trunk: .g722, trunkPayloadType: 9, from: .platform, frequency: 6000),
+        ToneCase(trunk: .g722, trunkPayloadType: 9, from: .platform, frequency: 6000)
     ]
 
     /// 1 s of a tone in on one leg comes out on the other, re-encoded, as a contiguous
@@ -43,9 +46,10 @@ import TestSupport
         defer { engine.shutdown() }
         let carrier = try RTPTestPeer(), app = try RTPTestPeer()
         let opus = AudioCodec.opus(.init())
-        let call = try engine.openCall(MediaCallConfiguration(
-            trunk: .init(codec: c.trunk, payloadType: c.trunkPayloadType, remote: carrier.address),
-            platform: .init(codec: opus, payloadType: 111, remote: app.address)))
+        let call = try engine.openCall(
+            MediaCallConfiguration(
+                trunk: .init(codec: c.trunk, payloadType: c.trunkPayloadType, remote: carrier.address),
+                platform: .init(codec: opus, payloadType: 111, remote: app.address)))
         defer { call.close() }
         let (source, sink) = c.from == .trunk ? (carrier, app) : (app, carrier)
         let (sourceCodec, sinkCodec) = c.from == .trunk ? (c.trunk, opus) : (opus, c.trunk)
@@ -54,8 +58,10 @@ import TestSupport
         let step = UInt32(sourceCodec.rtpClockRate / 50)
 
         await paced(50) { n in
-            let pcm = sine(c.frequency, sampleRate: c.sampleRate, count: encoder.frameSamples, offset: n * encoder.frameSamples)
-            source.send(payloadType: sourcePT, payload: encoder.encode(pcm), marker: n == 0, to: call.address(of: c.from))
+            let pcm = sine(
+                c.frequency, sampleRate: c.sampleRate, count: encoder.frameSamples, offset: n * encoder.frameSamples)
+            source.send(
+                payloadType: sourcePT, payload: encoder.encode(pcm), marker: n == 0, to: call.address(of: c.from))
             source.timestamp &+= step
             sink.drain()
         }
@@ -73,12 +79,16 @@ import TestSupport
         let ratio = Goertzel(frequency: c.frequency, sampleRate: Double(c.sampleRate)).energyRatio(audio)
         // Per 20 ms frame: which ones do not carry the tone (a diagnosis when it fails).
         let frame = sinkCodec.rtpClockRate == 48_000 ? c.sampleRate / 50 : decoder.frameSamples
-        let weak = stride(from: 0, to: audio.count - frame + 1, by: frame).enumerated().compactMap { i, start -> String? in
-            let r = Goertzel(frequency: c.frequency, sampleRate: Double(c.sampleRate)).energyRatio(Array(audio[start..<(start + frame)]))
+        let weak = stride(from: 0, to: audio.count - frame + 1, by: frame).enumerated().compactMap {
+            i, start -> String? in
+            let r = Goertzel(frequency: c.frequency, sampleRate: Double(c.sampleRate)).energyRatio(
+                Array(audio[start..<(start + frame)]))
             return r < 0.3 ? "\(i):\(String(format: "%.2f", r))" : nil
         }
-        #expect(ratio > 0.3 && toneDominates(c.frequency, sampleRate: Double(c.sampleRate), audio),
-                "\(Int(c.frequency)) Hz energy ratio \(ratio); weak frames \(weak); lost \(call.statistics()[c.from]?.packetsLost ?? -1)")
+        #expect(
+            ratio > 0.3 && toneDominates(c.frequency, sampleRate: Double(c.sampleRate), audio),
+            "\(Int(c.frequency)) Hz energy ratio \(ratio); weak frames \(weak); lost \(call.statistics()[c.from]?.packetsLost ?? -1)"
+        )
         let stats = call.statistics()
         #expect(stats[c.from]?.packetsReceived == 50)
         #expect(stats[c.from]?.packetsLost == 0)
@@ -93,9 +103,10 @@ import TestSupport
         let engine = try TestMediaEngine.make()
         defer { engine.shutdown() }
         let carrier = try RTPTestPeer(), app = try RTPTestPeer()
-        let call = try engine.openCall(MediaCallConfiguration(
-            trunk: .init(codec: .pcmu, payloadType: 0, remote: carrier.address),
-            platform: .init(codec: .pcmu, payloadType: 0, remote: app.address)))
+        let call = try engine.openCall(
+            MediaCallConfiguration(
+                trunk: .init(codec: .pcmu, payloadType: 0, remote: carrier.address),
+                platform: .init(codec: .pcmu, payloadType: 0, remote: app.address)))
         defer { call.close() }
         let (source, sink) = from == .trunk ? (carrier, app) : (app, carrier)
         let payloads = (0..<50).map { _ in (0..<160).map { _ in UInt8.random(in: 0...255) } }
@@ -114,7 +125,10 @@ import TestSupport
         #expect(Set(out.map(\.ssrc)).count == 1)
         #expect(out.first?.ssrc != source.ssrc)
         #expect(out.first?.marker == true)
-        #expect(zip(out, out.dropFirst()).allSatisfy { $1.sequenceNumber == $0.sequenceNumber &+ 1 && $1.timestamp == $0.timestamp &+ 160 })
+        #expect(
+            zip(out, out.dropFirst()).allSatisfy {
+                $1.sequenceNumber == $0.sequenceNumber &+ 1 && $1.timestamp == $0.timestamp &+ 160
+            })
         #expect(call.statistics()[from.other]?.packetsSent == 50)
     }
 
@@ -126,9 +140,11 @@ import TestSupport
         defer { engine.shutdown() }
         let carrier = try RTPTestPeer(), app = try RTPTestPeer()
         let log = MediaEventLog()
-        let call = try engine.openCall(MediaCallConfiguration(
-            trunk: .init(codec: .pcmu, payloadType: 0, telephoneEventPayloadType: 101, remote: carrier.address),
-            platform: .init(codec: .opus(.init()), payloadType: 111, telephoneEventPayloadType: 101, remote: app.address)),
+        let call = try engine.openCall(
+            MediaCallConfiguration(
+                trunk: .init(codec: .pcmu, payloadType: 0, telephoneEventPayloadType: 101, remote: carrier.address),
+                platform: .init(
+                    codec: .opus(.init()), payloadType: 111, telephoneEventPayloadType: 101, remote: app.address)),
             events: log.append)
         defer { call.close() }
         // The carrier's schedule, worked out beforehand: a telephone-event report when one
@@ -142,7 +158,9 @@ import TestSupport
 
         await paced(schedule.count) { n in
             if let event = schedule[n] {
-                carrier.send(payloadType: 101, payload: event.report.serialize(), marker: false, timestamp: event.timestamp, to: call.trunkAddress)
+                carrier.send(
+                    payloadType: 101, payload: event.report.serialize(), marker: false, timestamp: event.timestamp,
+                    to: call.trunkAddress)
             } else {
                 carrier.send(payloadType: 0, payload: silence, to: call.trunkAddress)
             }
@@ -169,9 +187,11 @@ import TestSupport
         let engine = try TestMediaEngine.make()
         defer { engine.shutdown() }
         let carrier = try RTPTestPeer(), app = try RTPTestPeer()
-        let call = try engine.openCall(MediaCallConfiguration(
-            trunk: .init(codec: .pcmu, payloadType: 0, telephoneEventPayloadType: 101, remote: carrier.address),
-            platform: .init(codec: .opus(.init()), payloadType: 111, telephoneEventPayloadType: 101, remote: app.address)))
+        let call = try engine.openCall(
+            MediaCallConfiguration(
+                trunk: .init(codec: .pcmu, payloadType: 0, telephoneEventPayloadType: 101, remote: carrier.address),
+                platform: .init(
+                    codec: .opus(.init()), payloadType: 111, telephoneEventPayloadType: 101, remote: app.address)))
         defer { call.close() }
         let (talker, listener) = leg == .trunk ? (app, carrier) : (carrier, app)
         let codec = try TestCodec(leg == .trunk ? .opus(.init()) : .pcmu, sampleRate: 8000)
@@ -180,7 +200,9 @@ import TestSupport
 
         await paced(60) { n in
             if n == 5 { try? call.sendDTMF("1234#", on: leg) }
-            talker.send(payloadType: talkerPT, payload: codec.encode([Int16](repeating: 0, count: 160)), to: call.address(of: leg.other))
+            talker.send(
+                payloadType: talkerPT, payload: codec.encode([Int16](repeating: 0, count: 160)),
+                to: call.address(of: leg.other))
             talker.timestamp &+= step
             listener.drain()
         }
@@ -199,9 +221,11 @@ import TestSupport
         let engine = try TestMediaEngine.make()
         defer { engine.shutdown() }
         let carrier = try RTPTestPeer(), app = try RTPTestPeer()
-        let call = try engine.openCall(MediaCallConfiguration(
-            trunk: .init(codec: .pcmu, payloadType: 0, telephoneEventPayloadType: 101, remote: carrier.address),
-            platform: .init(codec: .opus(.init()), payloadType: 111, telephoneEventPayloadType: 101, remote: app.address)))
+        let call = try engine.openCall(
+            MediaCallConfiguration(
+                trunk: .init(codec: .pcmu, payloadType: 0, telephoneEventPayloadType: 101, remote: carrier.address),
+                platform: .init(
+                    codec: .opus(.init()), payloadType: 111, telephoneEventPayloadType: 101, remote: app.address)))
         defer { call.close() }
         try call.sendDTMF("12", on: .trunk)
         let done = await eventually(timeout: 2, drain: carrier.drain) {
@@ -218,9 +242,10 @@ import TestSupport
         let engine = try TestMediaEngine.make()
         defer { engine.shutdown() }
         let carrier = try RTPTestPeer(), app = try RTPTestPeer()
-        let call = try engine.openCall(MediaCallConfiguration(
-            trunk: .init(codec: .pcmu, payloadType: 0, remote: carrier.address),
-            platform: .init(codec: .opus(.init()), payloadType: 111, remote: app.address)))
+        let call = try engine.openCall(
+            MediaCallConfiguration(
+                trunk: .init(codec: .pcmu, payloadType: 0, remote: carrier.address),
+                platform: .init(codec: .opus(.init()), payloadType: 111, remote: app.address)))
         defer { call.close() }
         call.setMuted(.platform, true)
         // setMuted is queued to the media thread; a round trip there makes sure it ran before
@@ -235,9 +260,13 @@ import TestSupport
                 unmutedAt.value = carrier.received.count
                 call.setMuted(.platform, false)
             }
-            carrier.send(payloadType: 0, payload: pcmu.encode(sine(1000, sampleRate: 8000, count: 160, offset: n * 160)), to: call.trunkAddress)
+            carrier.send(
+                payloadType: 0, payload: pcmu.encode(sine(1000, sampleRate: 8000, count: 160, offset: n * 160)),
+                to: call.trunkAddress)
             carrier.timestamp &+= 160
-            app.send(payloadType: 111, payload: opus.encode(sine(440, sampleRate: 8000, count: 160, offset: n * 160)), to: call.platformAddress)
+            app.send(
+                payloadType: 111, payload: opus.encode(sine(440, sampleRate: 8000, count: 160, offset: n * 160)),
+                to: call.platformAddress)
             app.timestamp &+= 960
             if n != 30 { carrier.drain() }
             app.drain()
@@ -251,7 +280,9 @@ import TestSupport
         #expect(split >= 20, "the stream toward the carrier stops while muted (\(split) packets)")
         #expect(muted.allSatisfy { abs(Int($0)) < 16 }, "peak \(muted.map { abs(Int($0)) }.max() ?? 0) while muted")
         let back = Goertzel(frequency: 440, sampleRate: 8000).energyRatio(unmuted)
-        #expect(unmuted.count >= 160 * 15 && back > 0.3 && toneDominates(440, sampleRate: 8000, unmuted), "440 Hz ratio \(back) after unmute over \(unmuted.count) samples")
+        #expect(
+            unmuted.count >= 160 * 15 && back > 0.3 && toneDominates(440, sampleRate: 8000, unmuted),
+            "440 Hz ratio \(back) after unmute over \(unmuted.count) samples")
         let appDecoder = try TestCodec(.opus(.init()), sampleRate: 8000)
         let other = app.packets(payloadType: 111).dropFirst(10).flatMap { appDecoder.decode($0.payload) }
         #expect(toneDominates(1000, sampleRate: 8000, other), "carrier -> app muted too")
@@ -263,9 +294,10 @@ import TestSupport
         defer { engine.shutdown() }
         let carrier = try RTPTestPeer(), app = try RTPTestPeer()
         let log = MediaEventLog()
-        let call = try engine.openCall(MediaCallConfiguration(
-            trunk: .init(codec: .pcmu, payloadType: 0, remote: carrier.address),
-            platform: .init(codec: .opus(.init()), payloadType: 111, remote: app.address), rtpTimeout: 0.8),
+        let call = try engine.openCall(
+            MediaCallConfiguration(
+                trunk: .init(codec: .pcmu, payloadType: 0, remote: carrier.address),
+                platform: .init(codec: .opus(.init()), payloadType: 111, remote: app.address), rtpTimeout: 0.8),
             events: log.append)
         defer { call.close() }
         let silence = [UInt8](repeating: 0xFF, count: 160)
@@ -290,9 +322,10 @@ import TestSupport
         let engine = try TestMediaEngine.make()
         defer { engine.shutdown() }
         let carrier = try RTPTestPeer(), app = try RTPTestPeer()
-        let call = try engine.openCall(MediaCallConfiguration(
-            trunk: .init(codec: .pcmu, payloadType: 0, remote: carrier.address),
-            platform: .init(codec: .opus(.init()), payloadType: 111, remote: app.address)))
+        let call = try engine.openCall(
+            MediaCallConfiguration(
+                trunk: .init(codec: .pcmu, payloadType: 0, remote: carrier.address),
+                platform: .init(codec: .opus(.init()), payloadType: 111, remote: app.address)))
         defer { call.close() }
         let pcmu = try TestCodec(.pcmu, sampleRate: 8000)
 
@@ -300,7 +333,9 @@ import TestSupport
             if n % 10 == 3 {
                 carrier.sequenceNumber &+= 1  // lost on the way
             } else {
-                carrier.send(payloadType: 0, payload: pcmu.encode(sine(1000, sampleRate: 8000, count: 160, offset: n * 160)), to: call.trunkAddress)
+                carrier.send(
+                    payloadType: 0, payload: pcmu.encode(sine(1000, sampleRate: 8000, count: 160, offset: n * 160)),
+                    to: call.trunkAddress)
             }
             carrier.timestamp &+= 160
             app.drain()
@@ -309,7 +344,10 @@ import TestSupport
 
         let out = app.packets(payloadType: 111)
         #expect(out.count >= 98, "\(out.count) packets for 100 frames")
-        #expect(zip(out, out.dropFirst()).allSatisfy { $1.sequenceNumber == $0.sequenceNumber &+ 1 && $1.timestamp == $0.timestamp &+ 960 })
+        #expect(
+            zip(out, out.dropFirst()).allSatisfy {
+                $1.sequenceNumber == $0.sequenceNumber &+ 1 && $1.timestamp == $0.timestamp &+ 960
+            })
         let stats = try #require(call.statistics()[.trunk])
         #expect(stats.packetsReceived == 90)
         #expect(stats.packetsLost == 10)
@@ -325,9 +363,10 @@ import TestSupport
         let engine = try TestMediaEngine.make()
         defer { engine.shutdown() }
         let carrier = try RTPTestPeer(), app = try RTPTestPeer(), wrong = try RTPTestPeer()
-        let call = try engine.openCall(MediaCallConfiguration(
-            trunk: .init(codec: .pcmu, payloadType: 0, remote: wrong.address),
-            platform: .init(codec: .opus(.init()), payloadType: 111, remote: app.address)))
+        let call = try engine.openCall(
+            MediaCallConfiguration(
+                trunk: .init(codec: .pcmu, payloadType: 0, remote: wrong.address),
+                platform: .init(codec: .opus(.init()), payloadType: 111, remote: app.address)))
         defer { call.close() }
         let opus = try TestCodec(.opus(.init()), sampleRate: 8000)
         let silence = [UInt8](repeating: 0xFF, count: 160)
@@ -337,7 +376,9 @@ import TestSupport
             carrier.timestamp &+= 160
             if n >= 5 {
                 // The app talks once the carrier's media is up.
-                app.send(payloadType: 111, payload: opus.encode(sine(440, sampleRate: 8000, count: 160, offset: n * 160)), to: call.platformAddress)
+                app.send(
+                    payloadType: 111, payload: opus.encode(sine(440, sampleRate: 8000, count: 160, offset: n * 160)),
+                    to: call.platformAddress)
                 app.timestamp &+= 960
             }
             carrier.drain()
@@ -368,7 +409,9 @@ import TestSupport
                 carrier.timestamp &+= 160
             }
             if n == 10 { carrier.send(payloadType: 73, payload: [0, 0, 0, 0], marker: true, to: call.trunkAddress) }
-            app.send(payloadType: 111, payload: opus.encode(sine(440, sampleRate: 8000, count: 160, offset: n * 160)), to: call.platformAddress)
+            app.send(
+                payloadType: 111, payload: opus.encode(sine(440, sampleRate: 8000, count: 160, offset: n * 160)),
+                to: call.platformAddress)
             app.timestamp &+= 960
             carrier.drain()
         }
@@ -378,7 +421,8 @@ import TestSupport
         #expect(carrier.packets(payloadType: 0).count >= 25)
         #expect(call.statistics()[.trunk]?.sourceDropped == 1, "the stranger's packet")
         #expect(call.statistics()[.trunk]?.otherPayloadTypes == 1, "the carrier's own")
-        #expect(call.statistics()[.trunk]?.lastOtherPayloadType == 73, "the last foreign payload type, for the snapshot")
+        #expect(
+            call.statistics()[.trunk]?.lastOtherPayloadType == 73, "the last foreign payload type, for the snapshot")
     }
 
     /// Packets longer than the engine's 20 ms frame: a carrier on 30 ms PCMU (as SIPp's
@@ -392,9 +436,10 @@ import TestSupport
         let carrier = try RTPTestPeer(), app = try RTPTestPeer()
         let platform: AudioCodec = from == .trunk ? .pcma : .opus(.init())
         let platformPT: UInt8 = from == .trunk ? 8 : 111
-        let call = try engine.openCall(MediaCallConfiguration(
-            trunk: .init(codec: .pcmu, payloadType: 0, remote: carrier.address),
-            platform: .init(codec: platform, payloadType: platformPT, remote: app.address)))
+        let call = try engine.openCall(
+            MediaCallConfiguration(
+                trunk: .init(codec: .pcmu, payloadType: 0, remote: carrier.address),
+                platform: .init(codec: platform, payloadType: platformPT, remote: app.address)))
         defer { call.close() }
         let (source, sink) = from == .trunk ? (carrier, app) : (app, carrier)
         let (sourcePT, sinkPT): (UInt8, UInt8) = from == .trunk ? (0, platformPT) : (platformPT, 0)
@@ -406,7 +451,8 @@ import TestSupport
 
         await paced(count, intervalMs: packetMs) { n in
             let pcm = sine(1000, sampleRate: 8000, count: samples, offset: n * samples)
-            source.send(payloadType: sourcePT, payload: sourceCodec.encode(pcm), marker: n == 0, to: call.address(of: from))
+            source.send(
+                payloadType: sourcePT, payload: sourceCodec.encode(pcm), marker: n == 0, to: call.address(of: from))
             source.timestamp &+= step
             sink.drain()
         }
@@ -431,8 +477,9 @@ import TestSupport
             #expect(chunks.allSatisfy { tone.amplitude($0) > 7000 })
         } else {
             // Opus keeps the tone, not its phase: frame by frame, no silent frame.
-            #expect(chunks.allSatisfy { tone.energyRatio($0) > 0.6 && tone.amplitude($0) > 1000 },
-                    "\(chunks.map { String(format: "%.2f/%.0f", tone.energyRatio($0), tone.amplitude($0)) })")
+            #expect(
+                chunks.allSatisfy { tone.energyRatio($0) > 0.6 && tone.amplitude($0) > 1000 },
+                "\(chunks.map { String(format: "%.2f/%.0f", tone.energyRatio($0), tone.amplitude($0)) })")
         }
     }
 
@@ -447,19 +494,23 @@ import TestSupport
         let log = MediaEventLog()
         let trunkPT: UInt8 = trunk == .g722 ? 9 : 0
         let rate = trunk == .g722 ? 16_000 : 8000
-        let call = try engine.openCall(MediaCallConfiguration(
-            trunk: .init(codec: trunk, payloadType: trunkPT, remote: carrier.address, inbandDTMF: inband),
-            platform: .init(codec: .opus(.init()), payloadType: 111, telephoneEventPayloadType: 101, remote: app.address)),
+        let call = try engine.openCall(
+            MediaCallConfiguration(
+                trunk: .init(codec: trunk, payloadType: trunkPT, remote: carrier.address, inbandDTMF: inband),
+                platform: .init(
+                    codec: .opus(.init()), payloadType: 111, telephoneEventPayloadType: 101, remote: app.address)),
             events: log.append)
         defer { call.close() }
         // 200 ms of silence, then the digits (100 ms each, 50 ms apart) and silence after.
         let tones = try InbandDTMFSender()
         try tones.enqueue("159*")
-        let frames = [[Int16]](repeating: [Int16](repeating: 0, count: 160), count: 10) + (0..<40).map { _ in
-            var frame: [Int16] = []
-            tones.nextFrame(into: &frame)
-            return frame
-        }
+        let frames =
+            [[Int16]](repeating: [Int16](repeating: 0, count: 160), count: 10)
+            + (0..<40).map { _ in
+                var frame: [Int16] = []
+                tones.nextFrame(into: &frame)
+                return frame
+            }
         let encoder = try TestCodec(trunk, sampleRate: rate)
 
         await paced(frames.count) { n in
@@ -470,7 +521,8 @@ import TestSupport
         }
         let expected = inband ? "159*" : ""
         _ = await eventually(timeout: 1, drain: app.drain) {
-            decodeTelephoneEvents(app.packets(payloadType: 101), clockRate: 48_000).count >= expected.count && log.digits(on: .trunk).count >= expected.count
+            decodeTelephoneEvents(app.packets(payloadType: 101), clockRate: 48_000).count >= expected.count
+                && log.digits(on: .trunk).count >= expected.count
         }
         #expect(log.digits(on: .trunk) == expected)
         #expect(decodeTelephoneEvents(app.packets(payloadType: 101), clockRate: 48_000) == expected)

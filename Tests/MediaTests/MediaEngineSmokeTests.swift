@@ -1,8 +1,9 @@
 import Foundation
+import IOCore
 import TestSupport
 import Testing
+
 @testable import Media
-import IOCore
 
 /// A call through the engine over real UDP on 127.0.0.1: a "carrier" socket sends a 1 kHz
 /// PCMU tone into the trunk leg; the "app" socket receives Opus and decodes the tone.
@@ -12,9 +13,10 @@ struct MediaEngineSmokeTests {
         defer { engine.shutdown() }
         let carrier = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: 0))
         let app = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: 0))
-        let call = try engine.openCall(MediaCallConfiguration(
-            trunk: .init(codec: .pcmu, payloadType: 0, remote: carrier.local),
-            platform: .init(codec: .opus(.init()), payloadType: 111, remote: app.local)))
+        let call = try engine.openCall(
+            MediaCallConfiguration(
+                trunk: .init(codec: .pcmu, payloadType: 0, remote: carrier.local),
+                platform: .init(codec: .opus(.init()), payloadType: 111, remote: app.local)))
         defer { call.close() }
         let to = try #require(RawSocketAddress(call.trunkAddress))
         // 1 s of a 1 kHz tone, paced at 20 ms.
@@ -31,7 +33,8 @@ struct MediaEngineSmokeTests {
             packet[0] = 0x80; packet[1] = 0
             packet[2] = UInt8(n >> 8); packet[3] = UInt8(n & 0xFF)
             let ts = UInt32(n * 160)
-            packet[4] = UInt8(ts >> 24); packet[5] = UInt8((ts >> 16) & 0xFF); packet[6] = UInt8((ts >> 8) & 0xFF); packet[7] = UInt8(ts & 0xFF)
+            packet[4] = UInt8(ts >> 24); packet[5] = UInt8((ts >> 16) & 0xFF); packet[6] = UInt8((ts >> 8) & 0xFF);
+            packet[7] = UInt8(ts & 0xFF)
             packet[8] = 1; packet[9] = 2; packet[10] = 3; packet[11] = 4
             for i in 0..<160 { packet[12 + i] = ulaw[i] }
             packet.withUnsafeBytes { _ = carrier.send($0, to: to) }
@@ -72,7 +75,9 @@ struct MediaEngineRTCPTests {
     static func socketPair() throws -> (UDPSocket, UDPSocket) {
         for _ in 0..<50 {
             let rtp = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: 0))
-            if let rtcp = try? UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: rtp.local.port + 1)) { return (rtp, rtcp) }
+            if let rtcp = try? UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: rtp.local.port + 1)) {
+                return (rtp, rtcp)
+            }
         }
         throw SocketError("no free port pair")
     }
@@ -82,8 +87,9 @@ struct MediaEngineRTCPTests {
         defer { engine.shutdown() }
         let (carrier, carrierRTCP) = try Self.socketPair()
         let app = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: 0))
-        var config = MediaCallConfiguration(trunk: .init(codec: .pcmu, payloadType: 0, remote: carrier.local),
-                                            platform: .init(codec: .pcmu, payloadType: 0, remote: app.local))
+        var config = MediaCallConfiguration(
+            trunk: .init(codec: .pcmu, payloadType: 0, remote: carrier.local),
+            platform: .init(codec: .pcmu, payloadType: 0, remote: app.local))
         config.rtcpInterval = 0.2
         let call = try engine.openCall(config)
         defer { call.close() }
@@ -93,7 +99,8 @@ struct MediaEngineRTCPTests {
             packet[0] = 0x80; packet[1] = 0
             packet[2] = UInt8(n >> 8); packet[3] = UInt8(n & 0xFF)
             let ts = UInt32(n * 160)
-            packet[4] = UInt8(ts >> 24); packet[5] = UInt8((ts >> 16) & 0xFF); packet[6] = UInt8((ts >> 8) & 0xFF); packet[7] = UInt8(ts & 0xFF)
+            packet[4] = UInt8(ts >> 24); packet[5] = UInt8((ts >> 16) & 0xFF); packet[6] = UInt8((ts >> 8) & 0xFF);
+            packet[7] = UInt8(ts & 0xFF)
             packet[8] = 0xCA; packet[9] = 0xFE; packet[10] = 0xBA; packet[11] = 0xBE
             packet.withUnsafeBytes { _ = carrier.send($0, to: to) }
         }
@@ -105,12 +112,15 @@ struct MediaEngineRTCPTests {
         let deadline = EventLoop.now() + 20
         while lost != 10, EventLoop.now() < deadline {
             if let n = carrierRTCP.receive(into: rx, from: &from),
-               let compound = try? RTCPCompoundPacket(parsing: UnsafeRawBufferPointer(rebasing: rx[0..<n])) {
+                let compound = try? RTCPCompoundPacket(parsing: UnsafeRawBufferPointer(rebasing: rx[0..<n]))
+            {
                 #expect(compound.packets.count == 2, "SR or RR, then SDES")
                 for p in compound.packets {
                     switch p {
-                    case .senderReport(let sr): lost = sr.reportBlocks.first(where: { $0.ssrc == 0xCAFE_BABE })?.cumulativeLost ?? lost
-                    case .receiverReport(let rr): lost = rr.reportBlocks.first(where: { $0.ssrc == 0xCAFE_BABE })?.cumulativeLost ?? lost
+                    case .senderReport(let sr):
+                        lost = sr.reportBlocks.first(where: { $0.ssrc == 0xCAFE_BABE })?.cumulativeLost ?? lost
+                    case .receiverReport(let rr):
+                        lost = rr.reportBlocks.first(where: { $0.ssrc == 0xCAFE_BABE })?.cumulativeLost ?? lost
                     default: break
                     }
                 }
@@ -125,7 +135,8 @@ struct MediaEngineRTCPTests {
 
 /// `realtimePriority` puts the media threads under SCHED_RR, or says why it could not.
 @Test func realtimePriorityIsTakenOrExplained() throws {
-    let engine = try MediaEngine(configuration: .init(threads: 1, portRange: 21_700...21_709, portQuarantine: 0, realtimePriority: 5))
+    let engine = try MediaEngine(
+        configuration: .init(threads: 1, portRange: 21_700...21_709, portQuarantine: 0, realtimePriority: 5))
     defer { engine.shutdown() }
     let policy = engine.threads[0].loop.sync { () -> Int32 in
         var p = sched_param()

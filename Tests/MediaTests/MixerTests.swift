@@ -1,11 +1,15 @@
 import Testing
+
 @testable import Media
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One frame of a sine of peak `amplitude`, continuing from sample `offset`.
-private func toneFrame(_ frequency: Double, amplitude: Double = 8_000, sampleRate: Double = 8_000, count: Int = 160, offset: Int = 0) -> [Int16] {
+private func toneFrame(
+    _ frequency: Double, amplitude: Double = 8_000, sampleRate: Double = 8_000, count: Int = 160, offset: Int = 0
+) -> [Int16] {
     (0..<count).map { n in
         Int16((amplitude * sin(2 * Double.pi * frequency * Double(n + offset) / sampleRate)).rounded())
     }
@@ -32,7 +36,9 @@ private func toneFrame(_ frequency: Double, amplitude: Double = 8_000, sampleRat
         for tick in 0..<5 {
             for (party, frequency) in zip(parties, Self.frequencies) {
                 try mixer.submit(
-                    toneFrame(frequency, sampleRate: Double(sampleRate), count: mixer.frameSamples, offset: tick * mixer.frameSamples),
+                    toneFrame(
+                        frequency, sampleRate: Double(sampleRate), count: mixer.frameSamples,
+                        offset: tick * mixer.frameSamples),
                     from: party)
             }
             mixer.mix()

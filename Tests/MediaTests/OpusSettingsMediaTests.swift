@@ -1,8 +1,9 @@
 import Foundation
-import Testing
-@testable import Media
 import IOCore
 import TestSupport
+import Testing
+
+@testable import Media
 
 // The platform leg's Opus settings reach the encoder: read back from libopus, and seen in
 // what a real `MediaEngine` call on 127.0.0.1 sends the app (payload sizes, the TOC byte's
@@ -11,23 +12,45 @@ import TestSupport
 
 /// Settings, the call's PCM rate, and what libopus must hold (bitrate nil: libopus's own).
 private let encoderRows: [(AudioCodec.OpusSettings, Int, OpusEncoder.Configuration)] = [
-    (.init(), 8000,
-     .init(sampleRate: 8000, application: .voip, complexity: 5, bitrate: nil, inbandFEC: true, expectedLossPercent: 5, dtx: false,
-           maxBandwidth: .narrowband)),
-    (.init(), 16_000,
-     .init(sampleRate: 16_000, application: .voip, complexity: 5, bitrate: nil, inbandFEC: true, expectedLossPercent: 5, dtx: false,
-           maxBandwidth: .wideband)),
-    (.init(complexity: 0, bitrate: 6000, inbandFEC: false, expectedLossPercent: 0, dtx: true, application: .audio, maxBandwidth: .mediumband), 8000,
-     .init(sampleRate: 8000, application: .audio, complexity: 0, bitrate: 6000, inbandFEC: false, expectedLossPercent: 0, dtx: true,
-           maxBandwidth: .mediumband)),
-    (.init(complexity: 10, bitrate: 510_000, expectedLossPercent: 100, application: .restrictedLowDelay, maxBandwidth: .fullband), 16_000,
-     // libopus holds a mono stream to 300 kbit/s (510 kbit/s is the stereo ceiling).
-     .init(sampleRate: 16_000, application: .restrictedLowDelay, complexity: 10, bitrate: 300_000, inbandFEC: true, expectedLossPercent: 100,
-           dtx: false, maxBandwidth: .fullband)),
+    (
+        .init(), 8000,
+        .init(
+            sampleRate: 8000, application: .voip, complexity: 5, bitrate: nil, inbandFEC: true, expectedLossPercent: 5,
+            dtx: false,
+            maxBandwidth: .narrowband)
+    ),
+    (
+        .init(), 16_000,
+        .init(
+            sampleRate: 16_000, application: .voip, complexity: 5, bitrate: nil, inbandFEC: true,
+            expectedLossPercent: 5, dtx: false,
+            maxBandwidth: .wideband)
+    ),
+    (
+        .init(
+            complexity: 0, bitrate: 6000, inbandFEC: false, expectedLossPercent: 0, dtx: true, application: .audio,
+            maxBandwidth: .mediumband), 8000,
+        .init(
+            sampleRate: 8000, application: .audio, complexity: 0, bitrate: 6000, inbandFEC: false,
+            expectedLossPercent: 0, dtx: true,
+            maxBandwidth: .mediumband)
+    ),
+    (
+        .init(
+            complexity: 10, bitrate: 510_000, expectedLossPercent: 100, application: .restrictedLowDelay,
+            maxBandwidth: .fullband), 16_000,
+        // libopus holds a mono stream to 300 kbit/s (510 kbit/s is the stereo ceiling).
+        .init(
+            sampleRate: 16_000, application: .restrictedLowDelay, complexity: 10, bitrate: 300_000, inbandFEC: true,
+            expectedLossPercent: 100,
+            dtx: false, maxBandwidth: .fullband)
+    )
 ]
 
 @Test(arguments: encoderRows)
-func theCallsEncoderHoldsTheSettings(settings: AudioCodec.OpusSettings, sampleRate: Int, expected: OpusEncoder.Configuration) throws {
+func theCallsEncoderHoldsTheSettings(
+    settings: AudioCodec.OpusSettings, sampleRate: Int, expected: OpusEncoder.Configuration
+) throws {
     let codec = try LegCodec(.opus(settings), sampleRate: sampleRate)
     var held = try #require(codec.opusSettingsInEffect)
     if expected.bitrate == nil {
@@ -42,12 +65,12 @@ func theCallsEncoderHoldsTheSettings(settings: AudioCodec.OpusSettings, sampleRa
 private func tocBandwidth(_ packet: [UInt8]) -> Opus.Bandwidth? {
     guard let toc = packet.first else { return nil }
     switch toc >> 3 {
-    case 0...3: return .narrowband        // SILK-only
+    case 0...3: return .narrowband  // SILK-only
     case 4...7: return .mediumband
     case 8...11: return .wideband
-    case 12...13: return .superwideband   // Hybrid
+    case 12...13: return .superwideband  // Hybrid
     case 14...15: return .fullband
-    case 16...19: return .narrowband      // CELT-only
+    case 16...19: return .narrowband  // CELT-only
     case 20...23: return .wideband
     case 24...27: return .superwideband
     default: return .fullband
@@ -76,20 +99,27 @@ private func voice(sampleRate: Int, count: Int, offset: Int) -> [Int16] {
 /// One second of `voice` in from the carrier (`trunk`, PCMU or G.722) through a call whose
 /// platform leg is Opus with `settings`; the Opus payloads the app got (after the first 10:
 /// the jitter buffer's start and the encoder's warm-up).
-private func platformPayloads(trunk: AudioCodec, trunkPayloadType: UInt8, settings: AudioCodec.OpusSettings) async throws -> [[UInt8]] {
+private func platformPayloads(
+    trunk: AudioCodec, trunkPayloadType: UInt8, settings: AudioCodec.OpusSettings
+) async throws -> [[UInt8]] {
     let engine = try TestMediaEngine.make()
     defer { engine.shutdown() }
     let carrier = try RTPTestPeer(), app = try RTPTestPeer()
-    let call = try engine.openCall(MediaCallConfiguration(
-        trunk: .init(codec: trunk, payloadType: trunkPayloadType, remote: carrier.address),
-        platform: .init(codec: .opus(settings), payloadType: 111, remote: app.address)))
+    let call = try engine.openCall(
+        MediaCallConfiguration(
+            trunk: .init(codec: trunk, payloadType: trunkPayloadType, remote: carrier.address),
+            platform: .init(codec: .opus(settings), payloadType: 111, remote: app.address)))
     defer { call.close() }
     let rate = trunk == .g722 ? 16_000 : 8000
     let encoder = try TestCodec(trunk, sampleRate: rate)
     await paced(50) { n in
-        carrier.send(payloadType: trunkPayloadType, payload: encoder.encode(voice(sampleRate: rate, count: encoder.frameSamples,
-                                                                                  offset: n * encoder.frameSamples)),
-                     marker: n == 0, to: call.address(of: .trunk))
+        carrier.send(
+            payloadType: trunkPayloadType,
+            payload: encoder.encode(
+                voice(
+                    sampleRate: rate, count: encoder.frameSamples,
+                    offset: n * encoder.frameSamples)),
+            marker: n == 0, to: call.address(of: .trunk))
         carrier.timestamp &+= 160
         app.drain()
     }
@@ -117,7 +147,7 @@ private let bandwidthRows: [(AudioCodec, UInt8, AudioCodec.OpusSettings, Opus.Ba
     // A G.722 call held to narrowband.
     (.g722, 9, .init(maxBandwidth: .narrowband), .narrowband),
     // Above what 8 kHz PCM holds: still narrowband.
-    (.pcmu, 0, .init(maxBandwidth: .fullband), .narrowband),
+    (.pcmu, 0, .init(maxBandwidth: .fullband), .narrowband)
 ]
 
 /// Serialized: each is a second of real-time media, like `MediaEngineCallTests`.
@@ -135,17 +165,21 @@ private let bandwidthRows: [(AudioCodec, UInt8, AudioCodec.OpusSettings, Opus.Ba
     }
 
     @Test(arguments: bandwidthRows)
-    func theMaximumBandwidthShowsInTheTOC(trunk: AudioCodec, pt: UInt8, settings: AudioCodec.OpusSettings, band: Opus.Bandwidth) async throws {
+    func theMaximumBandwidthShowsInTheTOC(
+        trunk: AudioCodec, pt: UInt8, settings: AudioCodec.OpusSettings, band: Opus.Bandwidth
+    ) async throws {
         let payloads = try await platformPayloads(trunk: trunk, trunkPayloadType: pt, settings: settings)
         #expect(payloads.count >= 35)
-        #expect(payloads.allSatisfy { tocBandwidth($0) == band }, "\(payloads.map { tocBandwidth($0)?.rawValue ?? "?" })")
+        #expect(
+            payloads.allSatisfy { tocBandwidth($0) == band }, "\(payloads.map { tocBandwidth($0)?.rawValue ?? "?" })")
         #expect(payloads.allSatisfy { Opus.Bandwidth.of(packet: $0) == tocBandwidth($0) })
         #expect(try decodable(payloads, sampleRate: trunk == .g722 ? 16_000 : 8000))
     }
 
     @Test(arguments: [Opus.Application.voip, .audio, .restrictedLowDelay])
     func everyApplicationEncodesDecodableOpus(application: Opus.Application) async throws {
-        let payloads = try await platformPayloads(trunk: .g722, trunkPayloadType: 9, settings: .init(application: application))
+        let payloads = try await platformPayloads(
+            trunk: .g722, trunkPayloadType: 9, settings: .init(application: application))
         #expect(payloads.count >= 35)
         #expect(try decodable(payloads, sampleRate: 16_000))
         if application == .restrictedLowDelay {

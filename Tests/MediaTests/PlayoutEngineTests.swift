@@ -1,10 +1,11 @@
 import Foundation
 import Glibc
-import Testing
-@testable import Media
 import IOCore
 import Synchronization
 import TestSupport
+import Testing
+
+@testable import Media
 
 /// Playout on arrival against the jitter buffer, through the engine over real UDP: a calm
 /// stream is transcoded as it arrives, a lost Opus packet is rebuilt from the next one's
@@ -19,14 +20,23 @@ import TestSupport
         defer { call.close(); engine.shutdown() }
         let pcmu = try TestCodec(.pcmu, sampleRate: 8000), opus = try TestCodec(.opus(.init()), sampleRate: 8000)
         await paced(50) { n in
-            carrier.send(payloadType: 0, payload: pcmu.encode(sine(1000, sampleRate: 8000, count: 160, offset: n * 160)), to: call.trunkAddress)
+            carrier.send(
+                payloadType: 0, payload: pcmu.encode(sine(1000, sampleRate: 8000, count: 160, offset: n * 160)),
+                to: call.trunkAddress)
             carrier.timestamp &+= 160
-            app.send(payloadType: 111, payload: opus.encode(sine(440, sampleRate: 8000, count: 160, offset: n * 160)), to: call.platformAddress)
+            app.send(
+                payloadType: 111, payload: opus.encode(sine(440, sampleRate: 8000, count: 160, offset: n * 160)),
+                to: call.platformAddress)
             app.timestamp &+= 960
             carrier.drain()
             app.drain()
         }
-        _ = await eventually(timeout: 2, drain: { carrier.drain(); app.drain() }) {
+        _ = await eventually(
+            timeout: 2,
+            drain: {
+                carrier.drain(); app.drain()
+            }
+        ) {
             app.packets(payloadType: 111).count >= 50 && carrier.packets(payloadType: 0).count >= 50
         }
         // On arrival, unless the machine's load held packets back past 10 ms: then the
@@ -35,11 +45,19 @@ import TestSupport
             #expect(s.playout == .arrival || s.playoutSwitches > 0, "\(leg): \(s)")
         }
         let toApp = app.packets(payloadType: 111), toCarrier = carrier.packets(payloadType: 0)
-        #expect(zip(toApp, toApp.dropFirst()).allSatisfy { $1.sequenceNumber == $0.sequenceNumber &+ 1 && $1.timestamp == $0.timestamp &+ 960 })
-        #expect(zip(toCarrier, toCarrier.dropFirst()).allSatisfy { $1.sequenceNumber == $0.sequenceNumber &+ 1 && $1.timestamp == $0.timestamp &+ 160 })
+        #expect(
+            zip(toApp, toApp.dropFirst()).allSatisfy {
+                $1.sequenceNumber == $0.sequenceNumber &+ 1 && $1.timestamp == $0.timestamp &+ 960
+            })
+        #expect(
+            zip(toCarrier, toCarrier.dropFirst()).allSatisfy {
+                $1.sequenceNumber == $0.sequenceNumber &+ 1 && $1.timestamp == $0.timestamp &+ 160
+            })
         let decoder = try TestCodec(.opus(.init()), sampleRate: 8000)
-        #expect(toneDominates(1000, sampleRate: 8000, toApp.prefix(50).dropFirst(5).flatMap { decoder.decode($0.payload) }))
-        #expect(toneDominates(440, sampleRate: 8000, toCarrier.prefix(50).dropFirst(5).flatMap { pcmu.decode($0.payload) }))
+        #expect(
+            toneDominates(1000, sampleRate: 8000, toApp.prefix(50).dropFirst(5).flatMap { decoder.decode($0.payload) }))
+        #expect(
+            toneDominates(440, sampleRate: 8000, toCarrier.prefix(50).dropFirst(5).flatMap { pcmu.decode($0.payload) }))
     }
 
     /// The app's Opus carries in-band FEC; one packet is lost where the tone changes from
@@ -48,7 +66,8 @@ import TestSupport
     @Test func opusFECRebuildsALostPacketOnArrival() async throws {
         let (engine, carrier, app, call) = try openBridge()
         defer { call.close(); engine.shutdown() }
-        let opus = try TestCodec(.opus(.init(bitrate: 24_000, inbandFEC: true, expectedLossPercent: 20)), sampleRate: 8000)
+        let opus = try TestCodec(
+            .opus(.init(bitrate: 24_000, inbandFEC: true, expectedLossPercent: 20)), sampleRate: 8000)
         let lost = 30
         await paced(60) { n in
             let pcm = sine(n < lost ? 440 : 1000, sampleRate: 8000, count: 160, offset: n * 160)
@@ -63,7 +82,10 @@ import TestSupport
         }
         _ = await eventually(timeout: 2, drain: carrier.drain) { carrier.packets(payloadType: 0).count >= 60 }
         let out = carrier.packets(payloadType: 0)
-        #expect(zip(out, out.dropFirst()).allSatisfy { $1.sequenceNumber == $0.sequenceNumber &+ 1 && $1.timestamp == $0.timestamp &+ 160 })
+        #expect(
+            zip(out, out.dropFirst()).allSatisfy {
+                $1.sequenceNumber == $0.sequenceNumber &+ 1 && $1.timestamp == $0.timestamp &+ 160
+            })
         let stats = try #require(call.statistics()[.platform])
         // A loaded machine can delay the sender past 10 ms: the buffer takes over (and the
         // lost frame is rebuilt from FEC there too, but its place in our output is then not
@@ -74,7 +96,8 @@ import TestSupport
         let first = try #require(out.first)
         let rebuilt = try #require(out.first { $0.timestamp == first.timestamp &+ UInt32(160 * lost) })
         let audio = pcmu.decode(rebuilt.payload)
-        let high = Goertzel(frequency: 1000, sampleRate: 8000).amplitude(audio), low = Goertzel(frequency: 440, sampleRate: 8000).amplitude(audio)
+        let high = Goertzel(frequency: 1000, sampleRate: 8000).amplitude(audio),
+            low = Goertzel(frequency: 440, sampleRate: 8000).amplitude(audio)
         #expect(high > 2 * low, "the lost frame: 1 kHz \(high), 440 Hz \(low)")
     }
 
@@ -87,12 +110,15 @@ import TestSupport
         let pcmu = try TestCodec(.pcmu, sampleRate: 8000)
         let jittered = 100, calm = 100
         var rng = SystemRandomNumberGenerator()
-        let delays = (0..<jittered).map { n in n < 5 ? 0 : Double.random(in: 0...0.040, using: &rng) } + Array(repeating: 0, count: calm)
+        let delays =
+            (0..<jittered).map { n in n < 5 ? 0 : Double.random(in: 0...0.040, using: &rng) }
+            + Array(repeating: 0, count: calm)
         let seq0 = carrier.sequenceNumber, ts0 = carrier.timestamp
         await scheduled(delays.enumerated().map { n, d in 0.020 * Double(n) + d }) { n in
             carrier.sequenceNumber = seq0 &+ UInt16(n)
-            carrier.send(payloadType: 0, payload: pcmu.encode(sine(1000, sampleRate: 8000, count: 160, offset: n * 160)),
-                         timestamp: ts0 &+ UInt32(160 * n), to: call.trunkAddress)
+            carrier.send(
+                payloadType: 0, payload: pcmu.encode(sine(1000, sampleRate: 8000, count: 160, offset: n * 160)),
+                timestamp: ts0 &+ UInt32(160 * n), to: call.trunkAddress)
             if n == jittered - 1 {
                 let s = call.statistics()[.trunk]
                 #expect(s?.onArrival == false, "buffered while the jitter lasts: \(String(describing: s))")
@@ -123,9 +149,12 @@ import TestSupport
         let thread = try #require(engine.threads.first)
         let depth = Mutex<(stalled: Int, after: Int)>((0, Int.max))
         await paced(100) { n in
-            carrier.send(payloadType: 0, payload: pcmu.encode(sine(1000, sampleRate: 8000, count: 160, offset: n * 160)), to: call.trunkAddress)
+            carrier.send(
+                payloadType: 0, payload: pcmu.encode(sine(1000, sampleRate: 8000, count: 160, offset: n * 160)),
+                to: call.trunkAddress)
             carrier.timestamp &+= 160
-            if n == 30 { thread.loop.execute { usleep(200_000) } }  // stalls the media thread (the behaviour), not the test
+            // stalls the media thread (the behaviour), not the test
+            if n == 30 { thread.loop.execute { usleep(200_000) } }
             // Just after the stall (asking during it would hold this sender up too).
             if n == 43 { depth.withLock { $0.stalled = call.statistics()[.trunk]?.bufferMs ?? -1 } }
             if n == 90 { depth.withLock { $0.after = call.statistics()[.trunk]?.bufferMs ?? -1 } }
@@ -136,10 +165,15 @@ import TestSupport
         #expect(stats.caughtUp > 0, "\(stats)")
         let d = depth.withLock { $0 }
         // Unless the machine's load made real jitter meanwhile (the buffer's target grows).
-        #expect(d.after < d.stalled || stats.jitterMs > 10, "buffer at most \(d.stalled) ms after the stall, \(d.after) ms later; \(stats)")
+        #expect(
+            d.after < d.stalled || stats.jitterMs > 10,
+            "buffer at most \(d.stalled) ms after the stall, \(d.after) ms later; \(stats)")
         let out = app.packets(payloadType: 111)
         #expect(out.count >= 98, "\(out.count) packets for 100")
-        #expect(zip(out, out.dropFirst()).allSatisfy { $1.sequenceNumber == $0.sequenceNumber &+ 1 && $1.timestamp == $0.timestamp &+ 960 })
+        #expect(
+            zip(out, out.dropFirst()).allSatisfy {
+                $1.sequenceNumber == $0.sequenceNumber &+ 1 && $1.timestamp == $0.timestamp &+ 960
+            })
     }
 }
 

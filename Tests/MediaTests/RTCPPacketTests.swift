@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Media
 
 @Suite struct RTCPPacketTests {
@@ -19,37 +20,51 @@ import Testing
     }
 
     static let compounds: [Compound] = [
-        Compound(name: "SR + SDES", packet: RTCPCompoundPacket(packets: [
-            .senderReport(RTCPSenderReport(ssrc: 0xCAFE_0001, senderInfo: senderInfo, reportBlocks: [block1, block2])),
-            .sourceDescription(RTCPSourceDescription(ssrc: 0xCAFE_0001, cname: "irisgw@192.0.2.1")),
-        ])),
-        Compound(name: "SR without blocks + SDES with several items and chunks", packet: RTCPCompoundPacket(packets: [
-            .senderReport(RTCPSenderReport(ssrc: 9, senderInfo: senderInfo)),
-            .sourceDescription(RTCPSourceDescription(chunks: [
-                RTCPSDESChunk(ssrc: 9, items: [
-                    RTCPSDESItem(type: .cname, text: "a@b"),
-                    RTCPSDESItem(type: .tool, text: "irisgw"),
-                    RTCPSDESItem(type: .priv, value: [3, 0x61, 0x62, 0x63, 0xFF]),
-                    RTCPSDESItem(type: RTCPSDESItemType(rawValue: 42), value: []),
-                ]),
-                RTCPSDESChunk(ssrc: 10, items: []),
-                RTCPSDESChunk(ssrc: 11, items: [RTCPSDESItem(type: .cname, text: "xy")]),
+        Compound(
+            name: "SR + SDES",
+            packet: RTCPCompoundPacket(packets: [
+                .senderReport(
+                    RTCPSenderReport(ssrc: 0xCAFE_0001, senderInfo: senderInfo, reportBlocks: [block1, block2])),
+                .sourceDescription(RTCPSourceDescription(ssrc: 0xCAFE_0001, cname: "irisgw@192.0.2.1"))
             ])),
-        ])),
-        Compound(name: "RR + BYE with reason", packet: RTCPCompoundPacket(packets: [
-            .receiverReport(RTCPReceiverReport(ssrc: 0xBEEF, reportBlocks: [block1])),
-            .goodbye(RTCPGoodbye(ssrcs: [0xBEEF], reason: "call ended")),
-        ])),
-        Compound(name: "empty RR + SDES + BYE without reason", packet: RTCPCompoundPacket(packets: [
-            .receiverReport(RTCPReceiverReport(ssrc: 1)),
-            .sourceDescription(RTCPSourceDescription(ssrc: 1, cname: "c")),
-            .goodbye(RTCPGoodbye(ssrcs: [1, 2, 3])),
-        ])),
-        Compound(name: "RR with profile extension + APP kept opaque", packet: RTCPCompoundPacket(packets: [
-            .receiverReport(RTCPReceiverReport(ssrc: 1, reportBlocks: [block2], profileExtensions: [1, 2, 3, 4])),
-            .opaque(RTCPOpaquePacket(packetType: 204, count: 3, body: [0, 0, 0, 1, 0x6E, 0x61, 0x6D, 0x65])),
-            .goodbye(RTCPGoodbye(ssrcs: [], reason: "")),
-        ])),
+        Compound(
+            name: "SR without blocks + SDES with several items and chunks",
+            packet: RTCPCompoundPacket(packets: [
+                .senderReport(RTCPSenderReport(ssrc: 9, senderInfo: senderInfo)),
+                .sourceDescription(
+                    RTCPSourceDescription(chunks: [
+                        RTCPSDESChunk(
+                            ssrc: 9,
+                            items: [
+                                RTCPSDESItem(type: .cname, text: "a@b"),
+                                RTCPSDESItem(type: .tool, text: "irisgw"),
+                                RTCPSDESItem(type: .priv, value: [3, 0x61, 0x62, 0x63, 0xFF]),
+                                RTCPSDESItem(type: RTCPSDESItemType(rawValue: 42), value: [])
+                            ]),
+                        RTCPSDESChunk(ssrc: 10, items: []),
+                        RTCPSDESChunk(ssrc: 11, items: [RTCPSDESItem(type: .cname, text: "xy")])
+                    ]))
+            ])),
+        Compound(
+            name: "RR + BYE with reason",
+            packet: RTCPCompoundPacket(packets: [
+                .receiverReport(RTCPReceiverReport(ssrc: 0xBEEF, reportBlocks: [block1])),
+                .goodbye(RTCPGoodbye(ssrcs: [0xBEEF], reason: "call ended"))
+            ])),
+        Compound(
+            name: "empty RR + SDES + BYE without reason",
+            packet: RTCPCompoundPacket(packets: [
+                .receiverReport(RTCPReceiverReport(ssrc: 1)),
+                .sourceDescription(RTCPSourceDescription(ssrc: 1, cname: "c")),
+                .goodbye(RTCPGoodbye(ssrcs: [1, 2, 3]))
+            ])),
+        Compound(
+            name: "RR with profile extension + APP kept opaque",
+            packet: RTCPCompoundPacket(packets: [
+                .receiverReport(RTCPReceiverReport(ssrc: 1, reportBlocks: [block2], profileExtensions: [1, 2, 3, 4])),
+                .opaque(RTCPOpaquePacket(packetType: 204, count: 3, body: [0, 0, 0, 1, 0x6E, 0x61, 0x6D, 0x65])),
+                .goodbye(RTCPGoodbye(ssrcs: [], reason: ""))
+            ]))
     ]
 
     @Test(arguments: compounds)
@@ -88,21 +103,28 @@ import Testing
     }
 
     @Test func receiverReportWireLayout() throws {
-        let rr = RTCPCompoundPacket(packets: [.receiverReport(RTCPReceiverReport(ssrc: 0x0102_0304, reportBlocks: [
-            RTCPReportBlock(ssrc: 0x0A0B_0C0D, fractionLost: 0x19, cumulativeLost: -2,
+        let rr = RTCPCompoundPacket(packets: [
+            .receiverReport(
+                RTCPReceiverReport(
+                    ssrc: 0x0102_0304,
+                    reportBlocks: [
+                        RTCPReportBlock(
+                            ssrc: 0x0A0B_0C0D, fractionLost: 0x19, cumulativeLost: -2,
                             extendedHighestSequenceNumber: 0x0001_0002, interarrivalJitter: 0x10,
-                            lastSenderReport: 0xAABB_CCDD, delaySinceLastSenderReport: 0x0001_8000),
-        ]))])
-        #expect(try rr.serialize() == [
-            0x81, 0xC9, 0x00, 0x07,   // V=2 RC=1 | PT=201 | length 7 words
-            0x01, 0x02, 0x03, 0x04,   // sender SSRC
-            0x0A, 0x0B, 0x0C, 0x0D,   // SSRC_1
-            0x19, 0xFF, 0xFF, 0xFE,   // fraction lost | cumulative lost −2 (24-bit)
-            0x00, 0x01, 0x00, 0x02,   // extended highest sequence number
-            0x00, 0x00, 0x00, 0x10,   // jitter
-            0xAA, 0xBB, 0xCC, 0xDD,   // LSR
-            0x00, 0x01, 0x80, 0x00,   // DLSR (1.5 s)
+                            lastSenderReport: 0xAABB_CCDD, delaySinceLastSenderReport: 0x0001_8000)
+                    ]))
         ])
+        #expect(
+            try rr.serialize() == [
+                0x81, 0xC9, 0x00, 0x07,  // V=2 RC=1 | PT=201 | length 7 words
+                0x01, 0x02, 0x03, 0x04,  // sender SSRC
+                0x0A, 0x0B, 0x0C, 0x0D,  // SSRC_1
+                0x19, 0xFF, 0xFF, 0xFE,  // fraction lost | cumulative lost −2 (24-bit)
+                0x00, 0x01, 0x00, 0x02,  // extended highest sequence number
+                0x00, 0x00, 0x00, 0x10,  // jitter
+                0xAA, 0xBB, 0xCC, 0xDD,  // LSR
+                0x00, 0x01, 0x80, 0x00  // DLSR (1.5 s)
+            ])
     }
 
     @Test func sdesChunkIsPaddedWithNulls() throws {
@@ -114,14 +136,17 @@ import Testing
         #expect(full.encodedLength == 4 + 4 + 12)
     }
 
-    @Test(arguments: [
-        (Int32(-5), Int32(-5)), (0x7F_FFFF, 0x7F_FFFF), (-0x80_0000, -0x80_0000),
-        (9_000_000, 0x7F_FFFF), (-9_000_000, -0x80_0000),
-    ] as [(Int32, Int32)])
+    @Test(
+        arguments: [
+            (Int32(-5), Int32(-5)), (0x7F_FFFF, 0x7F_FFFF), (-0x80_0000, -0x80_0000),
+            (9_000_000, 0x7F_FFFF), (-9_000_000, -0x80_0000)
+        ] as [(Int32, Int32)])
     func cumulativeLostIs24BitSignedAndClamped(_ written: Int32, _ read: Int32) throws {
         var block = Self.block2
         block.cumulativeLost = written
-        let bytes = try RTCPCompoundPacket(packets: [.receiverReport(RTCPReceiverReport(ssrc: 1, reportBlocks: [block]))]).serialize()
+        let bytes = try RTCPCompoundPacket(packets: [
+            .receiverReport(RTCPReceiverReport(ssrc: 1, reportBlocks: [block]))
+        ]).serialize()
         guard case .receiverReport(let rr) = try RTCPCompoundPacket(parsing: bytes).packets.first else {
             Issue.record("not an RR")
             return
@@ -144,42 +169,62 @@ import Testing
     static let malformed: [Malformed] = [
         Malformed(name: "empty", bytes: [], error: .empty),
         Malformed(name: "three octets", bytes: [0x80, 0xC9, 0x00], error: .truncatedHeader(offset: 0)),
-        Malformed(name: "trailing octets after the last packet", bytes: emptyRR + [0x80, 0xCB],
-                  error: .truncatedHeader(offset: 8)),
-        Malformed(name: "version 1 first", bytes: [0x40, 0xC9, 0x00, 0x01, 0, 0, 0, 1],
-                  error: .unsupportedVersion(offset: 0, version: 1)),
-        Malformed(name: "version 0 in second packet", bytes: emptyRR + [0x01, 0xCB, 0x00, 0x01, 0, 0, 0, 1],
-                  error: .unsupportedVersion(offset: 8, version: 0)),
+        Malformed(
+            name: "trailing octets after the last packet", bytes: emptyRR + [0x80, 0xCB],
+            error: .truncatedHeader(offset: 8)),
+        Malformed(
+            name: "version 1 first", bytes: [0x40, 0xC9, 0x00, 0x01, 0, 0, 0, 1],
+            error: .unsupportedVersion(offset: 0, version: 1)),
+        Malformed(
+            name: "version 0 in second packet", bytes: emptyRR + [0x01, 0xCB, 0x00, 0x01, 0, 0, 0, 1],
+            error: .unsupportedVersion(offset: 8, version: 0)),
         Malformed(name: "first packet is BYE", bytes: bye, error: .firstPacketNotReport(packetType: 203)),
-        Malformed(name: "first packet is SDES", bytes: [0x81, 0xCA, 0x00, 0x02, 0, 0, 0, 1, 1, 1, 0x61, 0],
-                  error: .firstPacketNotReport(packetType: 202)),
-        Malformed(name: "length beyond compound", bytes: [0x80, 0xC9, 0x00, 0x03, 0, 0, 0, 1],
-                  error: .lengthBeyondCompound(offset: 0, length: 16, available: 8)),
-        Malformed(name: "second packet length beyond compound", bytes: emptyRR + [0x81, 0xCB, 0x00, 0x05, 0, 0, 0, 1],
-                  error: .lengthBeyondCompound(offset: 8, length: 24, available: 8)),
-        Malformed(name: "RR report count beyond length", bytes: [0x82, 0xC9, 0x00, 0x07] + [UInt8](repeating: 0, count: 28),
-                  error: .reportBlocksBeyondPacket(offset: 0, count: 2, length: 32)),
-        Malformed(name: "SR too short for sender info", bytes: [0x80, 0xC8, 0x00, 0x01, 0, 0, 0, 1],
-                  error: .reportBlocksBeyondPacket(offset: 0, count: 0, length: 8)),
-        Malformed(name: "padding on the first packet", bytes: [0xA0, 0xC9, 0x00, 0x02, 0, 0, 0, 1, 0, 0, 0, 4],
-                  error: .paddingNotAllowed(offset: 0)),
-        Malformed(name: "padding on a middle packet",
-                  bytes: emptyRR + [0xA1, 0xCB, 0x00, 0x02, 0, 0, 0, 1, 0, 0, 0, 4] + bye,
-                  error: .paddingNotAllowed(offset: 8)),
-        Malformed(name: "zero padding count", bytes: emptyRR + [0xA1, 0xCB, 0x00, 0x02, 0, 0, 0, 1, 0, 0, 0, 0],
-                  error: .zeroPaddingCount(offset: 8)),
-        Malformed(name: "padding beyond packet", bytes: emptyRR + [0xA1, 0xCB, 0x00, 0x01, 0, 0, 0, 9],
-                  error: .paddingBeyondPacket(offset: 8, paddingCount: 9, available: 4)),
-        Malformed(name: "SDES item beyond packet", bytes: emptyRR + [0x81, 0xCA, 0x00, 0x02, 0, 0, 0, 1, 1, 9, 0x61, 0],
-                  error: .sourceDescriptionBeyondPacket(offset: 8)),
-        Malformed(name: "SDES chunk without terminator", bytes: emptyRR + [0x81, 0xCA, 0x00, 0x02, 0, 0, 0, 1, 1, 2, 0x61, 0x62],
-                  error: .sourceDescriptionBeyondPacket(offset: 8)),
-        Malformed(name: "SDES announces two chunks, holds one", bytes: emptyRR + [0x82, 0xCA, 0x00, 0x02, 0, 0, 0, 1, 1, 1, 0x61, 0],
-                  error: .sourceDescriptionBeyondPacket(offset: 8)),
-        Malformed(name: "BYE source count beyond packet", bytes: emptyRR + [0x83, 0xCB, 0x00, 0x01, 0, 0, 0, 1],
-                  error: .goodbyeBeyondPacket(offset: 8)),
-        Malformed(name: "BYE reason beyond packet", bytes: emptyRR + [0x81, 0xCB, 0x00, 0x02, 0, 0, 0, 1, 10, 0x61, 0x62, 0x63],
-                  error: .goodbyeBeyondPacket(offset: 8)),
+        Malformed(
+            name: "first packet is SDES", bytes: [0x81, 0xCA, 0x00, 0x02, 0, 0, 0, 1, 1, 1, 0x61, 0],
+            error: .firstPacketNotReport(packetType: 202)),
+        Malformed(
+            name: "length beyond compound", bytes: [0x80, 0xC9, 0x00, 0x03, 0, 0, 0, 1],
+            error: .lengthBeyondCompound(offset: 0, length: 16, available: 8)),
+        Malformed(
+            name: "second packet length beyond compound", bytes: emptyRR + [0x81, 0xCB, 0x00, 0x05, 0, 0, 0, 1],
+            error: .lengthBeyondCompound(offset: 8, length: 24, available: 8)),
+        Malformed(
+            name: "RR report count beyond length", bytes: [0x82, 0xC9, 0x00, 0x07] + [UInt8](repeating: 0, count: 28),
+            error: .reportBlocksBeyondPacket(offset: 0, count: 2, length: 32)),
+        Malformed(
+            name: "SR too short for sender info", bytes: [0x80, 0xC8, 0x00, 0x01, 0, 0, 0, 1],
+            error: .reportBlocksBeyondPacket(offset: 0, count: 0, length: 8)),
+        Malformed(
+            name: "padding on the first packet", bytes: [0xA0, 0xC9, 0x00, 0x02, 0, 0, 0, 1, 0, 0, 0, 4],
+            error: .paddingNotAllowed(offset: 0)),
+        Malformed(
+            name: "padding on a middle packet",
+            bytes: emptyRR + [0xA1, 0xCB, 0x00, 0x02, 0, 0, 0, 1, 0, 0, 0, 4] + bye,
+            error: .paddingNotAllowed(offset: 8)),
+        Malformed(
+            name: "zero padding count", bytes: emptyRR + [0xA1, 0xCB, 0x00, 0x02, 0, 0, 0, 1, 0, 0, 0, 0],
+            error: .zeroPaddingCount(offset: 8)),
+        Malformed(
+            name: "padding beyond packet", bytes: emptyRR + [0xA1, 0xCB, 0x00, 0x01, 0, 0, 0, 9],
+            error: .paddingBeyondPacket(offset: 8, paddingCount: 9, available: 4)),
+        Malformed(
+            name: "SDES item beyond packet", bytes: emptyRR + [0x81, 0xCA, 0x00, 0x02, 0, 0, 0, 1, 1, 9, 0x61, 0],
+            error: .sourceDescriptionBeyondPacket(offset: 8)),
+        Malformed(
+            name: "SDES chunk without terminator",
+            bytes: emptyRR + [0x81, 0xCA, 0x00, 0x02, 0, 0, 0, 1, 1, 2, 0x61, 0x62],
+            error: .sourceDescriptionBeyondPacket(offset: 8)),
+        Malformed(
+            name: "SDES announces two chunks, holds one",
+            bytes: emptyRR + [0x82, 0xCA, 0x00, 0x02, 0, 0, 0, 1, 1, 1, 0x61, 0],
+            error: .sourceDescriptionBeyondPacket(offset: 8)),
+        Malformed(
+            name: "BYE source count beyond packet", bytes: emptyRR + [0x83, 0xCB, 0x00, 0x01, 0, 0, 0, 1],
+            error: .goodbyeBeyondPacket(offset: 8)),
+        Malformed(
+            name: "BYE reason beyond packet",
+            bytes: emptyRR + [0x81, 0xCB, 0x00, 0x02, 0, 0, 0, 1, 10, 0x61, 0x62, 0x63],
+            error: .goodbyeBeyondPacket(offset: 8))
     ]
 
     @Test(arguments: malformed)
@@ -195,18 +240,27 @@ import Testing
     }
 
     @Test func reducedSizeRTCPIsAcceptedOnlyWhenAllowed() throws {
-        #expect(throws: RTCPParseError.firstPacketNotReport(packetType: 203)) { try RTCPCompoundPacket(parsing: Self.bye) }
+        #expect(throws: RTCPParseError.firstPacketNotReport(packetType: 203)) {
+            try RTCPCompoundPacket(parsing: Self.bye)
+        }
         let compound = try RTCPCompoundPacket(parsing: Self.bye, allowReducedSize: true)
         #expect(compound.packets == [.goodbye(RTCPGoodbye(ssrcs: [1]))])
     }
 
     @Test func invalidPacketsAreNotBuilt() {
-        let tooMany = RTCPCompoundPacket(packets: [.receiverReport(RTCPReceiverReport(
-            ssrc: 1, reportBlocks: Array(repeating: Self.block2, count: 32)))])
+        let tooMany = RTCPCompoundPacket(packets: [
+            .receiverReport(
+                RTCPReceiverReport(
+                    ssrc: 1, reportBlocks: Array(repeating: Self.block2, count: 32)))
+        ])
         #expect(throws: RTCPBuildError.countTooLarge(32)) { try tooMany.serialize() }
-        let longReason = RTCPCompoundPacket(packets: [.goodbye(RTCPGoodbye(ssrcs: [1], reason: String(repeating: "x", count: 256)))])
+        let longReason = RTCPCompoundPacket(packets: [
+            .goodbye(RTCPGoodbye(ssrcs: [1], reason: String(repeating: "x", count: 256)))
+        ])
         #expect(throws: RTCPBuildError.textTooLong(256)) { try longReason.serialize() }
-        let oddExtension = RTCPCompoundPacket(packets: [.receiverReport(RTCPReceiverReport(ssrc: 1, profileExtensions: [1]))])
+        let oddExtension = RTCPCompoundPacket(packets: [
+            .receiverReport(RTCPReceiverReport(ssrc: 1, profileExtensions: [1]))
+        ])
         #expect(throws: RTCPBuildError.invalidBodyLength(1)) { try oddExtension.serialize() }
         var small = [UInt8](repeating: 0, count: 7)
         #expect(throws: RTCPBuildError.bufferTooSmall(needed: 8, available: 7)) {
@@ -217,7 +271,8 @@ import Testing
     }
 
     @Test func sdesCNameLookup() {
-        let chunk = RTCPSDESChunk(ssrc: 1, items: [RTCPSDESItem(type: .tool, text: "t"), RTCPSDESItem(type: .cname, text: "me@host")])
+        let chunk = RTCPSDESChunk(
+            ssrc: 1, items: [RTCPSDESItem(type: .tool, text: "t"), RTCPSDESItem(type: .cname, text: "me@host")])
         #expect(chunk.cname == "me@host")
         #expect(RTCPSDESChunk(ssrc: 1, items: []).cname == nil)
         #expect(RTCPSDESItemType.cname.description == "CNAME")

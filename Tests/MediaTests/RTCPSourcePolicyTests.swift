@@ -1,17 +1,21 @@
 import Foundation
 import IOCore
-import Testing
-@testable import Media
 import TestSupport
+import Testing
+
+@testable import Media
 
 /// RTCP under the source policy (docs/media.md, "Who may send media"): reports from anyone
 /// but the peer's host would write loss and round-trip figures into the call's record.
 @Suite struct RTCPSourcePolicyTests {
     /// A receiver report about `ssrc` claiming `fractionLost` (of 256).
     static func report(about ssrc: UInt32, fractionLost: UInt8) throws -> [UInt8] {
-        let block = RTCPReportBlock(ssrc: ssrc, fractionLost: fractionLost, cumulativeLost: 100, extendedHighestSequenceNumber: 1000,
-                                    interarrivalJitter: 0, lastSenderReport: 0, delaySinceLastSenderReport: 0)
-        return try RTCPCompoundPacket(packets: [.receiverReport(RTCPReceiverReport(ssrc: 0x5EED, reportBlocks: [block]))]).serialize()
+        let block = RTCPReportBlock(
+            ssrc: ssrc, fractionLost: fractionLost, cumulativeLost: 100, extendedHighestSequenceNumber: 1000,
+            interarrivalJitter: 0, lastSenderReport: 0, delaySinceLastSenderReport: 0)
+        return try RTCPCompoundPacket(packets: [
+            .receiverReport(RTCPReceiverReport(ssrc: 0x5EED, reportBlocks: [block]))
+        ]).serialize()
     }
 
     @Test func reportsFromAnotherHostAreDroppedAndThePeersHostIsHeard() async throws {
@@ -23,7 +27,9 @@ import TestSupport
         await paced(10) { n in
             carrier.send(payloadType: 0, payload: silence, to: call.trunkAddress)
             carrier.timestamp &+= 160
-            app.send(payloadType: 111, payload: opus.encode(sine(440, sampleRate: 8000, count: 160, offset: n * 160)), to: call.platformAddress)
+            app.send(
+                payloadType: 111, payload: opus.encode(sine(440, sampleRate: 8000, count: 160, offset: n * 160)),
+                to: call.platformAddress)
             app.timestamp &+= 960
         }
         _ = await eventually(timeout: 2, drain: carrier.drain) { !carrier.packets(payloadType: 0).isEmpty }
@@ -56,9 +62,12 @@ import TestSupport
         defer { engine.shutdown() }
         let carrier = try RTPTestPeer(), app = try RTPTestPeer(), stranger = try RTPTestPeer(host: "127.0.0.2")
         let log = MediaEventLog()
-        let call = try engine.openCall(MediaCallConfiguration(trunk: .init(codec: .pcmu, payloadType: 0, remote: carrier.address),
-                                                              platform: .init(codec: .pcmu, payloadType: 0, remote: app.address),
-                                                              rtpTimeout: 1)) { log.append($0) }
+        let call = try engine.openCall(
+            MediaCallConfiguration(
+                trunk: .init(codec: .pcmu, payloadType: 0, remote: carrier.address),
+                platform: .init(codec: .pcmu, payloadType: 0, remote: app.address),
+                rtpTimeout: 1)
+        ) { log.append($0) }
         defer { call.close() }
         let silence = [UInt8](repeating: 0xFF, count: 160)
         carrier.send(payloadType: 0, payload: silence, to: call.trunkAddress)

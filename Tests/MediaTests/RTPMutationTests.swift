@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Media
 
 /// A small deterministic generator (SplitMix64), so every run mutates the same way.
@@ -21,7 +22,8 @@ private func mutate(_ bytes: [UInt8], using generator: inout SplitMix64) -> [UIn
     }
     switch Int.random(in: 0..<4, using: &generator) {
     case 0: out.removeLast(Int.random(in: 0...out.count, using: &generator))
-    case 1: out += (0..<Int.random(in: 1...8, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+    case 1:
+        out += (0..<Int.random(in: 1...8, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
     default: break
     }
     return out
@@ -49,7 +51,9 @@ private func mutate(_ bytes: [UInt8], using generator: inout SplitMix64) -> [UIn
         var accepted = 0
         for index in 0..<20_000 {
             let bytes = mutate(seeds[index % seeds.count], using: &generator)
-            guard let compound = try? RTCPCompoundPacket(parsing: bytes, allowReducedSize: index % 2 == 0) else { continue }
+            guard let compound = try? RTCPCompoundPacket(parsing: bytes, allowReducedSize: index % 2 == 0) else {
+                continue
+            }
             accepted += 1
             // Padding may leave an opaque body unaligned, which cannot be written back.
             guard let again = try? compound.serialize() else { continue }

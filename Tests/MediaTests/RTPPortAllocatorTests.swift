@@ -1,9 +1,14 @@
 import Testing
+
 @testable import Media
 
 @Suite struct RTPPortAllocatorTests {
-    private func allocator(_ range: ClosedRange<UInt16>, quarantine: Double = 10, randomOrder: Bool = false) throws -> RTPPortAllocator {
-        try RTPPortAllocator(configuration: RTPPortAllocator.Configuration(range: range, quarantine: quarantine, randomOrder: randomOrder))
+    private func allocator(
+        _ range: ClosedRange<UInt16>, quarantine: Double = 10, randomOrder: Bool = false
+    ) throws -> RTPPortAllocator {
+        try RTPPortAllocator(
+            configuration: RTPPortAllocator.Configuration(
+                range: range, quarantine: quarantine, randomOrder: randomOrder))
     }
 
     /// The default order is random: a prober learns nothing of the next call's ports from
@@ -23,7 +28,7 @@ import Testing
         (10001...10010, [10002, 10004, 10006, 10008]),  // odd start skipped; 10010 lacks 10011
         (10001...10011, [10002, 10004, 10006, 10008, 10010]),
         (2...3, [2]),
-        (65534...65535, [65534]),
+        (65534...65535, [65534])
     ])
     func handsOutEvenPairsInsideTheRange(_ range: ClosedRange<UInt16>, _ expected: [UInt16]) throws {
         var ports = try allocator(range)
@@ -45,7 +50,7 @@ import Testing
 
     @Test(arguments: [
         (0...100 as ClosedRange<UInt16>),
-        (10000...10000), (10001...10002), (65535...65535), (7...7),
+        (10000...10000), (10001...10002), (65535...65535), (7...7)
     ])
     func rangeWithoutAPairIsRejected(_ range: ClosedRange<UInt16>) {
         #expect(throws: RTPPortAllocatorError.invalidRange(lower: range.lowerBound, upper: range.upperBound)) {
@@ -111,8 +116,9 @@ import Testing
     }
 
     @Test func errorsExplainThemselves() {
-        #expect(RTPPortAllocatorError.exhausted(inUse: 3, quarantined: 2).description
-            == "no free RTP port pair: 3 in use, 2 in quarantine")
+        #expect(
+            RTPPortAllocatorError.exhausted(inUse: 3, quarantined: 2).description
+                == "no free RTP port pair: 3 in use, 2 in quarantine")
         #expect(RTPPortAllocatorError.invalidRange(lower: 7, upper: 7).description.contains("7...7"))
     }
 }

@@ -1,19 +1,22 @@
 import Glibc
 import IOCore
 import Testing
+
 @testable import Media
 
 /// The source policy as tables: scripted packets (from where, SSRC, whether their payload
 /// type may latch, when) and the decision each must get; no socket, no clock.
 @Suite struct RTPSourcePolicyTests {
-    static let sdp = SocketAddress(host: "10.0.0.5", port: 4000)       // what the SDP said
-    static let nat = SocketAddress(host: "203.0.113.7", port: 61000)   // where a NATed peer's media comes from
+    static let sdp = SocketAddress(host: "10.0.0.5", port: 4000)  // what the SDP said
+    static let nat = SocketAddress(host: "203.0.113.7", port: 61000)  // where a NATed peer's media comes from
     static let stranger = SocketAddress(host: "198.51.100.9", port: 7000)
     static let moved = SocketAddress(host: "203.0.113.7", port: 61002)  // the peer's NAT after a rebinding
 
     enum Step: Sendable {
         /// A packet and the decision it must get.
-        case packet(SocketAddress, ssrc: UInt32 = 0xAAAA, eligible: Bool = true, at: Double, RTPSourcePolicy<SocketAddress>.Decision)
+        case packet(
+            SocketAddress, ssrc: UInt32 = 0xAAAA, eligible: Bool = true, at: Double,
+            RTPSourcePolicy<SocketAddress>.Decision)
         /// An offer/answer naming this address.
         case offerAnswer(SocketAddress)
     }
@@ -27,104 +30,134 @@ import Testing
     }
 
     static let scripts: [Script] = [
-        Script(name: "packets from the SDP address latch at once", steps: [
-            .packet(sdp, at: 0, .latched),
-            .packet(sdp, at: 0.02, .accept),
-        ], destination: sdp),
-        Script(name: "NAT: the third packet in a row from the real address latches", steps: [
-            .packet(nat, at: 0, .drop(.learning(count: 1))),
-            .packet(nat, at: 0.02, .drop(.learning(count: 2))),
-            .packet(nat, at: 0.04, .latched),
-            .packet(nat, at: 0.06, .accept),
-        ], destination: nat),
-        Script(name: "one packet to latch when configured", configuration: .init(packetsToLatch: 1), steps: [
-            .packet(nat, at: 0, .latched),
-        ], destination: nat),
-        Script(name: "a stranger never takes over from the SDP address, even after the peer's silence", steps: [
-            .packet(sdp, at: 0, .latched),
-            .packet(stranger, at: 3.0, .drop(.notThePeer)),
-            .packet(stranger, at: 3.02, .drop(.notThePeer)),
-            .packet(stranger, at: 3.04, .drop(.notThePeer)),
-            .packet(stranger, at: 3.06, .drop(.notThePeer)),
-            .packet(sdp, at: 3.5, .accept),
-        ], destination: sdp),
-        Script(name: "a stranger never takes over from a latched NAT address (hold, VAD)", steps: [
-            .packet(nat, at: 0, .drop(.learning(count: 1))),
-            .packet(nat, at: 0.02, .drop(.learning(count: 2))),
-            .packet(nat, at: 0.04, .latched),
-            .packet(stranger, at: 10, .drop(.notThePeer)),
-            .packet(stranger, at: 10.02, .drop(.notThePeer)),
-            .packet(stranger, at: 10.04, .drop(.notThePeer)),
-        ], destination: nat),
-        Script(name: "the SDP address heard first: no other address may learn", steps: [
-            .packet(sdp, at: 0, .latched),
-            .packet(nat, at: 0.01, .drop(.notThePeer)),
-        ], destination: sdp),
-        Script(name: "the SDP address speaking after a NAT latch takes the call back", steps: [
-            .packet(nat, at: 0, .drop(.learning(count: 1))),
-            .packet(nat, at: 0.02, .drop(.learning(count: 2))),
-            .packet(nat, at: 0.04, .latched),
-            .packet(sdp, at: 0.06, .latched),
-            .packet(nat, at: 0.08, .drop(.notThePeer)),
-        ], destination: sdp),
-        Script(name: "learning needs packets in a row: another source in between starts it over", steps: [
-            .packet(nat, at: 0, .drop(.learning(count: 1))),
-            .packet(stranger, at: 0.01, .drop(.learning(count: 1))),
-            .packet(nat, at: 0.02, .drop(.learning(count: 1))),
-            .packet(nat, at: 0.04, .drop(.learning(count: 2))),
-            .packet(nat, at: 0.06, .latched),
-        ], destination: nat),
-        Script(name: "learning needs one SSRC", steps: [
-            .packet(nat, ssrc: 1, at: 0, .drop(.learning(count: 1))),
-            .packet(nat, ssrc: 2, at: 0.02, .drop(.learning(count: 1))),
-            .packet(nat, ssrc: 2, at: 0.04, .drop(.learning(count: 2))),
-            .packet(nat, ssrc: 2, at: 0.06, .latched),
-        ], destination: nat),
-        Script(name: "packets that may not latch neither learn nor break a run", steps: [
-            .packet(nat, at: 0, .drop(.learning(count: 1))),
-            .packet(nat, eligible: false, at: 0.01, .drop(.ineligible)),
-            .packet(nat, at: 0.02, .drop(.learning(count: 2))),
-            .packet(nat, at: 0.04, .latched),
-        ], destination: nat),
-        Script(name: "the learning window closes 5 s after the first packet", steps: [
-            .packet(nat, at: 100, .drop(.learning(count: 1))),
-            .packet(nat, at: 105.01, .drop(.windowClosed)),
-            .packet(nat, at: 105.03, .drop(.windowClosed)),
-            .packet(nat, at: 105.05, .drop(.windowClosed)),
-        ], destination: sdp),
-        Script(name: "a re-INVITE opens a new window: the NATed peer re-latches after a rebinding", steps: [
-            .packet(nat, at: 0, .drop(.learning(count: 1))),
-            .packet(nat, at: 0.02, .drop(.learning(count: 2))),
-            .packet(nat, at: 0.04, .latched),
-            .packet(moved, at: 60, .drop(.notThePeer)),
-            .offerAnswer(sdp),
-            .packet(moved, at: 61, .drop(.learning(count: 1))),
-            .packet(moved, at: 61.02, .drop(.learning(count: 2))),
-            .packet(moved, at: 61.04, .latched),
-            .packet(nat, at: 61.06, .drop(.notThePeer)),
-        ], destination: moved),
-        Script(name: "after a re-INVITE the latched peer speaking again closes the window", steps: [
-            .packet(nat, at: 0, .drop(.learning(count: 1))),
-            .packet(nat, at: 0.02, .drop(.learning(count: 2))),
-            .packet(nat, at: 0.04, .latched),
-            .offerAnswer(sdp),
-            .packet(nat, at: 30, .accept),
-            .packet(stranger, at: 30.01, .drop(.notThePeer)),
-        ], destination: nat),
-        Script(name: "a peer heard at its SDP address gets no window at a re-INVITE (hold): a stranger stays out", steps: [
-            .packet(sdp, at: 0, .latched),
-            .offerAnswer(sdp),
-            .packet(stranger, at: 30, .drop(.notThePeer)),
-            .packet(stranger, at: 30.02, .drop(.notThePeer)),
-            .packet(stranger, at: 30.04, .drop(.notThePeer)),
-            .packet(sdp, at: 33, .accept),
-        ], destination: sdp),
-        Script(name: "a re-INVITE to a new address forgets the old latch", steps: [
-            .packet(sdp, at: 0, .latched),
-            .offerAnswer(stranger),
-            .packet(sdp, at: 1, .drop(.learning(count: 1))),
-            .packet(stranger, at: 1.02, .latched),
-        ], destination: stranger),
+        Script(
+            name: "packets from the SDP address latch at once",
+            steps: [
+                .packet(sdp, at: 0, .latched),
+                .packet(sdp, at: 0.02, .accept)
+            ], destination: sdp),
+        Script(
+            name: "NAT: the third packet in a row from the real address latches",
+            steps: [
+                .packet(nat, at: 0, .drop(.learning(count: 1))),
+                .packet(nat, at: 0.02, .drop(.learning(count: 2))),
+                .packet(nat, at: 0.04, .latched),
+                .packet(nat, at: 0.06, .accept)
+            ], destination: nat),
+        Script(
+            name: "one packet to latch when configured", configuration: .init(packetsToLatch: 1),
+            steps: [
+                .packet(nat, at: 0, .latched)
+            ], destination: nat),
+        Script(
+            name: "a stranger never takes over from the SDP address, even after the peer's silence",
+            steps: [
+                .packet(sdp, at: 0, .latched),
+                .packet(stranger, at: 3.0, .drop(.notThePeer)),
+                .packet(stranger, at: 3.02, .drop(.notThePeer)),
+                .packet(stranger, at: 3.04, .drop(.notThePeer)),
+                .packet(stranger, at: 3.06, .drop(.notThePeer)),
+                .packet(sdp, at: 3.5, .accept)
+            ], destination: sdp),
+        Script(
+            name: "a stranger never takes over from a latched NAT address (hold, VAD)",
+            steps: [
+                .packet(nat, at: 0, .drop(.learning(count: 1))),
+                .packet(nat, at: 0.02, .drop(.learning(count: 2))),
+                .packet(nat, at: 0.04, .latched),
+                .packet(stranger, at: 10, .drop(.notThePeer)),
+                .packet(stranger, at: 10.02, .drop(.notThePeer)),
+                .packet(stranger, at: 10.04, .drop(.notThePeer))
+            ], destination: nat),
+        Script(
+            name: "the SDP address heard first: no other address may learn",
+            steps: [
+                .packet(sdp, at: 0, .latched),
+                .packet(nat, at: 0.01, .drop(.notThePeer))
+            ], destination: sdp),
+        Script(
+            name: "the SDP address speaking after a NAT latch takes the call back",
+            steps: [
+                .packet(nat, at: 0, .drop(.learning(count: 1))),
+                .packet(nat, at: 0.02, .drop(.learning(count: 2))),
+                .packet(nat, at: 0.04, .latched),
+                .packet(sdp, at: 0.06, .latched),
+                .packet(nat, at: 0.08, .drop(.notThePeer))
+            ], destination: sdp),
+        Script(
+            name: "learning needs packets in a row: another source in between starts it over",
+            steps: [
+                .packet(nat, at: 0, .drop(.learning(count: 1))),
+                .packet(stranger, at: 0.01, .drop(.learning(count: 1))),
+                .packet(nat, at: 0.02, .drop(.learning(count: 1))),
+                .packet(nat, at: 0.04, .drop(.learning(count: 2))),
+                .packet(nat, at: 0.06, .latched)
+            ], destination: nat),
+        Script(
+            name: "learning needs one SSRC",
+            steps: [
+                .packet(nat, ssrc: 1, at: 0, .drop(.learning(count: 1))),
+                .packet(nat, ssrc: 2, at: 0.02, .drop(.learning(count: 1))),
+                .packet(nat, ssrc: 2, at: 0.04, .drop(.learning(count: 2))),
+                .packet(nat, ssrc: 2, at: 0.06, .latched)
+            ], destination: nat),
+        Script(
+            name: "packets that may not latch neither learn nor break a run",
+            steps: [
+                .packet(nat, at: 0, .drop(.learning(count: 1))),
+                .packet(nat, eligible: false, at: 0.01, .drop(.ineligible)),
+                .packet(nat, at: 0.02, .drop(.learning(count: 2))),
+                .packet(nat, at: 0.04, .latched)
+            ], destination: nat),
+        Script(
+            name: "the learning window closes 5 s after the first packet",
+            steps: [
+                .packet(nat, at: 100, .drop(.learning(count: 1))),
+                .packet(nat, at: 105.01, .drop(.windowClosed)),
+                .packet(nat, at: 105.03, .drop(.windowClosed)),
+                .packet(nat, at: 105.05, .drop(.windowClosed))
+            ], destination: sdp),
+        Script(
+            name: "a re-INVITE opens a new window: the NATed peer re-latches after a rebinding",
+            steps: [
+                .packet(nat, at: 0, .drop(.learning(count: 1))),
+                .packet(nat, at: 0.02, .drop(.learning(count: 2))),
+                .packet(nat, at: 0.04, .latched),
+                .packet(moved, at: 60, .drop(.notThePeer)),
+                .offerAnswer(sdp),
+                .packet(moved, at: 61, .drop(.learning(count: 1))),
+                .packet(moved, at: 61.02, .drop(.learning(count: 2))),
+                .packet(moved, at: 61.04, .latched),
+                .packet(nat, at: 61.06, .drop(.notThePeer))
+            ], destination: moved),
+        Script(
+            name: "after a re-INVITE the latched peer speaking again closes the window",
+            steps: [
+                .packet(nat, at: 0, .drop(.learning(count: 1))),
+                .packet(nat, at: 0.02, .drop(.learning(count: 2))),
+                .packet(nat, at: 0.04, .latched),
+                .offerAnswer(sdp),
+                .packet(nat, at: 30, .accept),
+                .packet(stranger, at: 30.01, .drop(.notThePeer))
+            ], destination: nat),
+        Script(
+            name: "a peer heard at its SDP address gets no window at a re-INVITE (hold): a stranger stays out",
+            steps: [
+                .packet(sdp, at: 0, .latched),
+                .offerAnswer(sdp),
+                .packet(stranger, at: 30, .drop(.notThePeer)),
+                .packet(stranger, at: 30.02, .drop(.notThePeer)),
+                .packet(stranger, at: 30.04, .drop(.notThePeer)),
+                .packet(sdp, at: 33, .accept)
+            ], destination: sdp),
+        Script(
+            name: "a re-INVITE to a new address forgets the old latch",
+            steps: [
+                .packet(sdp, at: 0, .latched),
+                .offerAnswer(stranger),
+                .packet(sdp, at: 1, .drop(.learning(count: 1))),
+                .packet(stranger, at: 1.02, .latched)
+            ], destination: stranger)
     ]
 
     @Test(arguments: scripts)

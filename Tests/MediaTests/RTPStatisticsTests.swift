@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Media
 
 /// Feeds `statistics` a 20 ms, 8 kHz stream of sequence numbers `first..<first+count`
@@ -36,21 +37,26 @@ private func feed(
     }
 
     static let patterns: [LossPattern] = [
-        LossPattern(name: "no loss", count: 1000, lost: { _ in false },
-                    expected: 999, received: 999, cumulativeLost: 0, fractionLost: 0),
+        LossPattern(
+            name: "no loss", count: 1000, lost: { _ in false },
+            expected: 999, received: 999, cumulativeLost: 0, fractionLost: 0),
         // 100 lost of 999 expected: 100·256/999 = 25.6 -> 25.
-        LossPattern(name: "every 10th lost", count: 1000, lost: { $0 % 10 == 5 },
-                    expected: 999, received: 899, cumulativeLost: 100, fractionLost: 25),
+        LossPattern(
+            name: "every 10th lost", count: 1000, lost: { $0 % 10 == 5 },
+            expected: 999, received: 899, cumulativeLost: 100, fractionLost: 25),
         // A 50-packet burst: 50·256/999 = 12.8 -> 12.
-        LossPattern(name: "burst of 50", count: 1000, lost: { (600..<650).contains($0) },
-                    expected: 999, received: 949, cumulativeLost: 50, fractionLost: 12),
+        LossPattern(
+            name: "burst of 50", count: 1000, lost: { (600..<650).contains($0) },
+            expected: 999, received: 949, cumulativeLost: 50, fractionLost: 12),
         // Two bursts and scattered loss: 20 + 30 + 10 = 60 lost; 60·256/999 = 15.4 -> 15.
-        LossPattern(name: "bursts and scattered", count: 1000,
-                    lost: { (100..<120).contains($0) || (500..<530).contains($0) || ($0 >= 800 && $0 % 20 == 0) },
-                    expected: 999, received: 939, cumulativeLost: 60, fractionLost: 15),
+        LossPattern(
+            name: "bursts and scattered", count: 1000,
+            lost: { (100..<120).contains($0) || (500..<530).contains($0) || ($0 >= 800 && $0 % 20 == 0) },
+            expected: 999, received: 939, cumulativeLost: 60, fractionLost: 15),
         // Duplicates count as received (RFC 3550 §6.4.1), so the loss goes negative.
-        LossPattern(name: "ten duplicates", count: 100, lost: { _ in false }, duplicates: Array(50..<60),
-                    expected: 99, received: 109, cumulativeLost: -10, fractionLost: 0),
+        LossPattern(
+            name: "ten duplicates", count: 100, lost: { _ in false }, duplicates: Array(50..<60),
+            expected: 99, received: 109, cumulativeLost: -10, fractionLost: 0)
     ]
 
     @Test(arguments: patterns)
@@ -131,8 +137,9 @@ private func feed(
     func constantTransitHasNoJitter(_ transit: Double) {
         var statistics = RTPReceiverStatistics(clockRate: 8000)
         for n in 0..<200 {
-            _ = statistics.record(ssrc: 1, sequenceNumber: UInt16(n), timestamp: UInt32(1000 + n * 160),
-                                  arrival: 50 + transit + Double(n) * 0.020)
+            _ = statistics.record(
+                ssrc: 1, sequenceNumber: UInt16(n), timestamp: UInt32(1000 + n * 160),
+                arrival: 50 + transit + Double(n) * 0.020)
         }
         #expect(abs(statistics.jitter) < 1e-6)
         #expect(statistics.jitterTimestampUnits == 0)
@@ -147,8 +154,9 @@ private func feed(
         let packets = 300
         for n in 0..<packets {
             let offset = (n % 2 == 0 ? 1.0 : -1.0) * xMilliseconds / 1000
-            _ = statistics.record(ssrc: 1, sequenceNumber: UInt16(n), timestamp: UInt32(n * step),
-                                  arrival: 10 + Double(n) * 0.020 + offset)
+            _ = statistics.record(
+                ssrc: 1, sequenceNumber: UInt16(n), timestamp: UInt32(n * step),
+                arrival: 10 + Double(n) * 0.020 + offset)
         }
         // Probation swallows packet 0; packet 1 starts the transit history: packets − 2 differences.
         let k = Double(packets - 2)
@@ -187,10 +195,12 @@ private func feed(
         feed(&statistics, ssrc: 77, count: 10)
         let ntp = NTPTimestamp(seconds: 0xE123_4567, fraction: 0x89AB_CDEF)
         statistics.recordSenderReport(
-            ssrc: 77, RTCPSenderInfo(ntpTimestamp: ntp, rtpTimestamp: 0, packetCount: 10, octetCount: 1600), arrival: 10.0)
+            ssrc: 77, RTCPSenderInfo(ntpTimestamp: ntp, rtpTimestamp: 0, packetCount: 10, octetCount: 1600),
+            arrival: 10.0)
         // An SR from another source is not ours to report on.
         statistics.recordSenderReport(
-            ssrc: 78, RTCPSenderInfo(ntpTimestamp: NTPTimestamp(rawValue: 1), rtpTimestamp: 0, packetCount: 0, octetCount: 0),
+            ssrc: 78,
+            RTCPSenderInfo(ntpTimestamp: NTPTimestamp(rawValue: 1), rtpTimestamp: 0, packetCount: 0, octetCount: 0),
             arrival: 11.0)
         let blockMade = statistics.makeReportBlock(now: 12.5)
         let block = try #require(blockMade)
@@ -200,15 +210,15 @@ private func feed(
 
     struct RoundTrip: Sendable, CustomTestStringConvertible {
         let name: String
-        let delay: Double       // seconds the peer held our SR (DLSR)
-        let rtt: Double         // seconds on the wire, both ways
+        let delay: Double  // seconds the peer held our SR (DLSR)
+        let rtt: Double  // seconds on the wire, both ways
         var testDescription: String { name }
     }
 
     @Test(arguments: [
         RoundTrip(name: "80 ms, held 1.5 s", delay: 1.5, rtt: 0.080),
         RoundTrip(name: "0 ms, answered at once", delay: 0, rtt: 0),
-        RoundTrip(name: "600 ms satellite, held 4.2 s", delay: 4.2, rtt: 0.600),
+        RoundTrip(name: "600 ms satellite, held 4.2 s", delay: 4.2, rtt: 0.600)
     ])
     func roundTripTimeFromConstructedBlock(_ trip: RoundTrip) throws {
         var sender = RTPSenderStatistics(ssrc: 0xABCD, clockRate: 8000)
@@ -228,8 +238,9 @@ private func feed(
     @Test func roundTripTimeRejectsUnusableBlocks() {
         let sender = RTPSenderStatistics(ssrc: 1, clockRate: 8000)
         let arrival = NTPTimestamp(secondsSince1970: 1_700_000_100)
-        let noLSR = RTCPReportBlock(ssrc: 1, fractionLost: 0, cumulativeLost: 0, extendedHighestSequenceNumber: 0,
-                                    interarrivalJitter: 0, lastSenderReport: 0, delaySinceLastSenderReport: 0)
+        let noLSR = RTCPReportBlock(
+            ssrc: 1, fractionLost: 0, cumulativeLost: 0, extendedHighestSequenceNumber: 0,
+            interarrivalJitter: 0, lastSenderReport: 0, delaySinceLastSenderReport: 0)
         #expect(sender.roundTripTime(from: noLSR, arrival: arrival) == nil)
         var otherSource = noLSR
         otherSource.ssrc = 2
@@ -245,7 +256,9 @@ private func feed(
     @Test func senderInfoCountsAndPlacesTheTimestamp() {
         var sender = RTPSenderStatistics(ssrc: 9, clockRate: 8000)
         #expect(!sender.sentSinceLastReport)
-        for n in 0..<50 { sender.recordSent(payloadLength: 160, timestamp: UInt32(1000 + n * 160), now: Double(n) * 0.02) }
+        for n in 0..<50 {
+            sender.recordSent(payloadLength: 160, timestamp: UInt32(1000 + n * 160), now: Double(n) * 0.02)
+        }
         #expect(sender.sentSinceLastReport)
         // Last packet at 0.98 s with timestamp 1000 + 49·160; the SR is made 5 ms later.
         let info = sender.makeSenderInfo(ntp: NTPTimestamp(seconds: 1, fraction: 0), now: 0.985)
@@ -259,7 +272,9 @@ private func feed(
         var statistics = RTPReceiverStatistics(clockRate: 8000)
         feed(&statistics, ssrc: 1, count: 100, lost: { $0 % 10 == 5 })
         statistics.recordSenderReport(
-            ssrc: 1, RTCPSenderInfo(ntpTimestamp: NTPTimestamp(rawValue: 1 << 40), rtpTimestamp: 0, packetCount: 0, octetCount: 0),
+            ssrc: 1,
+            RTCPSenderInfo(
+                ntpTimestamp: NTPTimestamp(rawValue: 1 << 40), rtpTimestamp: 0, packetCount: 0, octetCount: 0),
             arrival: 1)
         feed(&statistics, ssrc: 2, first: 7000, count: 11)
         #expect(statistics.ssrc == 2)
@@ -284,7 +299,8 @@ private func feed(
             // Frames 40-59 are a digit: twenty packets, all with the timestamp of frame 40.
             let event = (40..<60).contains(i)
             let ts = UInt32(event ? 40 * 160 : i * 160)
-            _ = stats.record(ssrc: 7, sequenceNumber: seq, timestamp: ts, arrival: arrival, sampledTimestamp: !(event && flagEvents))
+            _ = stats.record(
+                ssrc: 7, sequenceNumber: seq, timestamp: ts, arrival: arrival, sampledTimestamp: !(event && flagEvents))
             seq &+= 1
         }
         return stats

@@ -1,9 +1,10 @@
 import Foundation
 import Glibc
+import IOCore
 import Synchronization
 import Testing
+
 @testable import Media
-import IOCore
 
 /// One end of a test call over real UDP on 127.0.0.1 (the carrier, or the app): sends RTP
 /// it builds itself and keeps every datagram that arrives, with its source.
@@ -37,11 +38,15 @@ final class RTPTestPeer: @unchecked Sendable {  // used by one test task at a ti
 
     /// Sends one RTP packet with the next sequence number; the timestamp is the peer's
     /// current one unless given.
-    func send(payloadType: UInt8, payload: [UInt8], marker: Bool = false, timestamp ts: UInt32? = nil, to: SocketAddress) {
+    func send(
+        payloadType: UInt8, payload: [UInt8], marker: Bool = false, timestamp ts: UInt32? = nil, to: SocketAddress
+    ) {
         let ts = ts ?? timestamp
-        var packet: [UInt8] = [0x80, (marker ? 0x80 : 0) | payloadType, UInt8(sequenceNumber >> 8), UInt8(sequenceNumber & 0xFF),
-                               UInt8(ts >> 24), UInt8((ts >> 16) & 0xFF), UInt8((ts >> 8) & 0xFF), UInt8(ts & 0xFF),
-                               UInt8(ssrc >> 24), UInt8((ssrc >> 16) & 0xFF), UInt8((ssrc >> 8) & 0xFF), UInt8(ssrc & 0xFF)]
+        var packet: [UInt8] = [
+            0x80, (marker ? 0x80 : 0) | payloadType, UInt8(sequenceNumber >> 8), UInt8(sequenceNumber & 0xFF),
+            UInt8(ts >> 24), UInt8((ts >> 16) & 0xFF), UInt8((ts >> 8) & 0xFF), UInt8(ts & 0xFF),
+            UInt8(ssrc >> 24), UInt8((ssrc >> 16) & 0xFF), UInt8((ssrc >> 8) & 0xFF), UInt8(ssrc & 0xFF)
+        ]
         packet += payload
         sequenceNumber &+= 1
         guard let raw = RawSocketAddress(to) else { return }
@@ -78,7 +83,8 @@ final class TestCodec: @unchecked Sendable {  // one user at a time
 
     func decode(_ payload: [UInt8]) -> [Int16] {
         var out = [Int16](repeating: 0, count: 5760)
-        let n = payload.withUnsafeBufferPointer { p in out.withUnsafeMutableBufferPointer { codec.decode(p, into: $0) } }
+        let n = payload.withUnsafeBufferPointer { p in out.withUnsafeMutableBufferPointer { codec.decode(p, into: $0) }
+        }
         return Array(out[0..<n])
     }
 }
@@ -113,8 +119,11 @@ enum TestMediaEngine {
 }
 
 /// An engine with one call: PCMU toward a "carrier" peer, Opus toward an "app" peer.
-func openBridge(_ configure: (inout MediaCallConfiguration) -> Void = { _ in }) throws
-    -> (MediaEngine, RTPTestPeer, RTPTestPeer, MediaCall) {
+func openBridge(
+    _ configure: (inout MediaCallConfiguration) -> Void = { _ in }
+) throws
+    -> (MediaEngine, RTPTestPeer, RTPTestPeer, MediaCall)
+{
     let engine = try TestMediaEngine.make()
     let carrier = try RTPTestPeer(), app = try RTPTestPeer()
     var config = MediaCallConfiguration(
@@ -167,7 +176,9 @@ func decodeTelephoneEvents(_ packets: [RTPTestPeer.Received], clockRate: Int) ->
     for p in packets {
         guard let report = try? TelephoneEvent.parse(p.payload) else { continue }
         now += 0.02
-        for case .ended(let d, _) in receiver.receive(report, timestamp: p.timestamp, sequenceNumber: p.sequenceNumber, now: now) {
+        for case .ended(let d, _) in receiver.receive(
+            report, timestamp: p.timestamp, sequenceNumber: p.sequenceNumber, now: now)
+        {
             digits.append(d.character)
         }
     }

@@ -1,8 +1,9 @@
 import Foundation
-import Testing
-@testable import Media
 import IOCore
 import TestSupport
+import Testing
+
+@testable import Media
 
 /// The carrier's side of an SRTP trunk leg: RTP built like `RTPTestPeer`'s, protected with
 /// the peer's keys (the engine's mirrored), sent from the peer's socket or another.
@@ -25,9 +26,12 @@ final class SRTPCarrier: @unchecked Sendable {  // used by one sender thread at 
     func packet(payloadType: UInt8, payload: [UInt8], marker: Bool = false) -> [UInt8] {
         let seq = peer.sequenceNumber, ts = peer.timestamp, ssrc = peer.ssrc
         peer.sequenceNumber &+= 1
-        let plain: [UInt8] = [0x80, (marker ? 0x80 : 0) | payloadType, UInt8(seq >> 8), UInt8(seq & 0xFF),
-                              UInt8(ts >> 24), UInt8((ts >> 16) & 0xFF), UInt8((ts >> 8) & 0xFF), UInt8(ts & 0xFF),
-                              UInt8(ssrc >> 24), UInt8((ssrc >> 16) & 0xFF), UInt8((ssrc >> 8) & 0xFF), UInt8(ssrc & 0xFF)] + payload
+        let plain: [UInt8] =
+            [
+                0x80, (marker ? 0x80 : 0) | payloadType, UInt8(seq >> 8), UInt8(seq & 0xFF),
+                UInt8(ts >> 24), UInt8((ts >> 16) & 0xFF), UInt8((ts >> 8) & 0xFF), UInt8(ts & 0xFF),
+                UInt8(ssrc >> 24), UInt8((ssrc >> 16) & 0xFF), UInt8((ssrc >> 8) & 0xFF), UInt8(ssrc & 0xFF)
+            ] + payload
         let (result, wire) = srtpApply(plain, session.protectRTP)
         precondition(result == .ok(length: wire.count))
         return wire
@@ -63,14 +67,16 @@ final class SRTPCarrier: @unchecked Sendable {  // used by one sender thread at 
         let engine = try TestMediaEngine.make()
         defer { engine.shutdown() }
         let carrierPeer = try RTPTestPeer(), app = try RTPTestPeer(), attacker = try RTPTestPeer()
-        let keys = SRTPConfiguration(suite: suite, sendKey: SRTPConfiguration.randomKey(for: suite),
-                                     receiveKey: SRTPConfiguration.randomKey(for: suite))
+        let keys = SRTPConfiguration(
+            suite: suite, sendKey: SRTPConfiguration.randomKey(for: suite),
+            receiveKey: SRTPConfiguration.randomKey(for: suite))
         let carrier = try SRTPCarrier(carrierPeer, keys: keys.mirrored)
         let platformCodec: AudioCodec = passthrough ? .pcmu : .opus(.init())
         let platformPT: UInt8 = passthrough ? 0 : 111
-        let call = try engine.openCall(MediaCallConfiguration(
-            trunk: .init(codec: .pcmu, payloadType: 0, remote: carrierPeer.address, srtp: keys),
-            platform: .init(codec: platformCodec, payloadType: platformPT, remote: app.address)))
+        let call = try engine.openCall(
+            MediaCallConfiguration(
+                trunk: .init(codec: .pcmu, payloadType: 0, remote: carrierPeer.address, srtp: keys),
+                platform: .init(codec: platformCodec, payloadType: platformPT, remote: app.address)))
         defer { call.close() }
         let pcmu = try TestCodec(.pcmu, sampleRate: 8000)
         let appEncoder = try TestCodec(platformCodec, sampleRate: 8000)
@@ -90,12 +96,19 @@ final class SRTPCarrier: @unchecked Sendable {  // used by one sender thread at 
             carrier.send(wire, to: trunk)
             if n == 30 { carrier.send(wire, to: trunk) }  // a replay
             carrierPeer.timestamp &+= 160
-            app.send(payloadType: platformPT, payload: appEncoder.encode(sine(1000, sampleRate: 8000, count: 160, offset: n * 160)),
-                     marker: n == 0, to: call.address(of: .platform))
+            app.send(
+                payloadType: platformPT,
+                payload: appEncoder.encode(sine(1000, sampleRate: 8000, count: 160, offset: n * 160)),
+                marker: n == 0, to: call.address(of: .platform))
             app.timestamp &+= appStep
             app.drain()
         }
-        _ = await eventually(timeout: 2, drain: { app.drain(); carrierPeer.drain() }) {
+        _ = await eventually(
+            timeout: 2,
+            drain: {
+                app.drain(); carrierPeer.drain()
+            }
+        ) {
             app.packets(payloadType: platformPT).count >= 45 && carrierPeer.received.count >= 45
         }
 
@@ -103,7 +116,8 @@ final class SRTPCarrier: @unchecked Sendable {  // used by one sender thread at 
         #expect(stats[.trunk]?.srtpAuthFailures == 1)
         #expect(stats[.trunk]?.srtpReplays == 1)
         #expect(stats[.trunk]?.packetsReceived == 50)
-        #expect(stats[.trunk]?.remote == carrierPeer.address, "latched onto \(String(describing: stats[.trunk]?.remote))")
+        #expect(
+            stats[.trunk]?.remote == carrierPeer.address, "latched onto \(String(describing: stats[.trunk]?.remote))")
         attacker.drain()
         #expect(attacker.received.isEmpty)
 
@@ -128,7 +142,9 @@ final class SRTPCarrier: @unchecked Sendable {  // used by one sender thread at 
         // random spectrum passes a few times in a hundred).
         let pairs = zip(raw.prefix(50), plain.prefix(50)).flatMap { zip($0.bytes[12..<172], $1.bytes[12..<172]) }
         let agreeing = pairs.filter { $0.0 == $0.1 }.count
-        #expect(!pairs.isEmpty && Double(agreeing) < 0.02 * Double(pairs.count), "\(agreeing) of \(pairs.count) bytes in the clear")
+        #expect(
+            !pairs.isEmpty && Double(agreeing) < 0.02 * Double(pairs.count),
+            "\(agreeing) of \(pairs.count) bytes in the clear")
     }
 
     /// A re-INVITE's new keys: `reconfigure` builds new sessions. The old key no longer
@@ -138,13 +154,16 @@ final class SRTPCarrier: @unchecked Sendable {  // used by one sender thread at 
         defer { engine.shutdown() }
         let carrierPeer = try RTPTestPeer(), app = try RTPTestPeer()
         let suite = SRTPSuite.aesCM128HmacSHA1_80
-        let first = SRTPConfiguration(suite: suite, sendKey: SRTPConfiguration.randomKey(for: suite),
-                                      receiveKey: SRTPConfiguration.randomKey(for: suite))
-        let second = SRTPConfiguration(suite: suite, sendKey: SRTPConfiguration.randomKey(for: suite),
-                                       receiveKey: SRTPConfiguration.randomKey(for: suite))
+        let first = SRTPConfiguration(
+            suite: suite, sendKey: SRTPConfiguration.randomKey(for: suite),
+            receiveKey: SRTPConfiguration.randomKey(for: suite))
+        let second = SRTPConfiguration(
+            suite: suite, sendKey: SRTPConfiguration.randomKey(for: suite),
+            receiveKey: SRTPConfiguration.randomKey(for: suite))
         func configuration(_ keys: SRTPConfiguration) -> MediaCallConfiguration {
-            MediaCallConfiguration(trunk: .init(codec: .pcmu, payloadType: 0, remote: carrierPeer.address, srtp: keys),
-                                   platform: .init(codec: .pcmu, payloadType: 0, remote: app.address))
+            MediaCallConfiguration(
+                trunk: .init(codec: .pcmu, payloadType: 0, remote: carrierPeer.address, srtp: keys),
+                platform: .init(codec: .pcmu, payloadType: 0, remote: app.address))
         }
         let call = try engine.openCall(configuration(first))
         defer { call.close() }
@@ -159,9 +178,16 @@ final class SRTPCarrier: @unchecked Sendable {  // used by one sender thread at 
         }
         // The engine itself must have read all five (a stray datagram to the app's port, from
         // an earlier test's call, must not end the wait while one old-key packet is queued).
-        #expect(await eventually(timeout: 2, drain: { app.drain(); carrierPeer.drain() }) {
-            app.received.count >= 5 && carrier.unprotectedPackets().count == 5 && call.statistics()[.trunk]?.packetsReceived == 5
-        })
+        #expect(
+            await eventually(
+                timeout: 2,
+                drain: {
+                    app.drain(); carrierPeer.drain()
+                }
+            ) {
+                app.received.count >= 5 && carrier.unprotectedPackets().count == 5
+                    && call.statistics()[.trunk]?.packetsReceived == 5
+            })
 
         try call.reconfigure(configuration(second))
         try carrier.rekey(second.mirrored)
@@ -171,16 +197,23 @@ final class SRTPCarrier: @unchecked Sendable {  // used by one sender thread at 
             oldKeys.send(oldKeys.packet(payloadType: 0, payload: payload), to: trunk)
             app.send(payloadType: 0, payload: payload, to: call.address(of: .platform))
         }
-        #expect(await eventually(timeout: 2, drain: { app.drain(); carrierPeer.drain() }) {
-            app.received.count == 10 && carrierPeer.received.count == 10
-        })
+        #expect(
+            await eventually(
+                timeout: 2,
+                drain: {
+                    app.drain(); carrierPeer.drain()
+                }
+            ) {
+                app.received.count == 10 && carrierPeer.received.count == 10
+            })
         let stats = call.statistics()
         #expect(stats[.trunk]?.srtpAuthFailures == 5)
         #expect(stats[.trunk]?.packetsReceived == 5, "counters start afresh with the new pipeline")
         // The last five left under the new key: the new session unprotects them, the old one does not.
         let afterRekey = Array(carrierPeer.received.suffix(5))
         let fresh = try SRTPSession(second.mirrored)
-        #expect(afterRekey.allSatisfy { if case .ok = srtpApply($0.bytes, fresh.unprotectRTP).0 { true } else { false } })
+        #expect(
+            afterRekey.allSatisfy { if case .ok = srtpApply($0.bytes, fresh.unprotectRTP).0 { true } else { false } })
         let stale = try SRTPSession(first.mirrored)
         #expect(afterRekey.allSatisfy { srtpApply($0.bytes, stale.unprotectRTP).0 == .authenticationFailed })
     }
@@ -192,11 +225,13 @@ final class SRTPCarrier: @unchecked Sendable {  // used by one sender thread at 
         defer { engine.shutdown() }
         let carrierPeer = try RTPTestPeer(), app = try RTPTestPeer()
         let suite = SRTPSuite.aesCM128HmacSHA1_32
-        let keys = SRTPConfiguration(suite: suite, sendKey: SRTPConfiguration.randomKey(for: suite),
-                                     receiveKey: SRTPConfiguration.randomKey(for: suite))
-        let call = try engine.openCall(MediaCallConfiguration(
-            trunk: .init(codec: .pcmu, payloadType: 0, remote: carrierPeer.address, srtp: keys),
-            platform: .init(codec: .pcmu, payloadType: 0, remote: app.address)))
+        let keys = SRTPConfiguration(
+            suite: suite, sendKey: SRTPConfiguration.randomKey(for: suite),
+            receiveKey: SRTPConfiguration.randomKey(for: suite))
+        let call = try engine.openCall(
+            MediaCallConfiguration(
+                trunk: .init(codec: .pcmu, payloadType: 0, remote: carrierPeer.address, srtp: keys),
+                platform: .init(codec: .pcmu, payloadType: 0, remote: app.address)))
         defer { call.close() }
         let carrier = try SRTPCarrier(carrierPeer, keys: keys.mirrored)
         // Our SSRC on the trunk, from a packet the app makes us send there.
@@ -206,9 +241,12 @@ final class SRTPCarrier: @unchecked Sendable {  // used by one sender thread at 
 
         func report(fractionLost: UInt8) -> [UInt8] {
             let s = carrierPeer.ssrc
-            var rr: [UInt8] = [0x81, 0xC9, 0x00, 0x07, UInt8(s >> 24), UInt8((s >> 16) & 0xFF), UInt8((s >> 8) & 0xFF), UInt8(s & 0xFF),
-                               UInt8(ours >> 24), UInt8((ours >> 16) & 0xFF), UInt8((ours >> 8) & 0xFF), UInt8(ours & 0xFF),
-                               fractionLost, 0, 0, 0]
+            var rr: [UInt8] = [
+                0x81, 0xC9, 0x00, 0x07, UInt8(s >> 24), UInt8((s >> 16) & 0xFF), UInt8((s >> 8) & 0xFF),
+                UInt8(s & 0xFF),
+                UInt8(ours >> 24), UInt8((ours >> 16) & 0xFF), UInt8((ours >> 8) & 0xFF), UInt8(ours & 0xFF),
+                fractionLost, 0, 0, 0
+            ]
             rr += [UInt8](repeating: 0, count: 16)  // highest seq, jitter, LSR, DLSR
             return srtpApply(rr, carrier.session.protectRTCP).1
         }

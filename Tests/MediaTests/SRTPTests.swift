@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Media
 
 /// Protects and unprotects `bytes` through a session, in a 2048-byte buffer like the legs'.
@@ -31,8 +32,11 @@ func hex(_ s: String) -> [UInt8] {
     @Test(arguments: SRTPSuite.allCases)
     func consecutivePacketsGetTheirOwnKeystream(_ suite: SRTPSuite) throws {
         let (sender, _) = try Self.pair(suite)
-        let payloads = (0..<4).map { n in srtpApply(Self.rtp(sequence: 100 + UInt16(n)), sender.protectRTP).1[12..<172] }
-        for i in payloads.indices { for j in payloads.indices where j > i { #expect(payloads[i] != payloads[j], "packets \(i) and \(j)") } }
+        let payloads = (0..<4).map { n in srtpApply(Self.rtp(sequence: 100 + UInt16(n)), sender.protectRTP).1[12..<172]
+        }
+        for i in payloads.indices {
+            for j in payloads.indices where j > i { #expect(payloads[i] != payloads[j], "packets \(i) and \(j)") }
+        }
     }
 
     /// A receiver report with one report block: 32 bytes.
@@ -40,8 +44,9 @@ func hex(_ s: String) -> [UInt8] {
 
     /// The engine's keys and the peer's, mirrored.
     static func pair(_ suite: SRTPSuite) throws -> (SRTPSession, SRTPSession) {
-        let config = SRTPConfiguration(suite: suite, sendKey: SRTPConfiguration.randomKey(for: suite),
-                                       receiveKey: SRTPConfiguration.randomKey(for: suite))
+        let config = SRTPConfiguration(
+            suite: suite, sendKey: SRTPConfiguration.randomKey(for: suite),
+            receiveKey: SRTPConfiguration.randomKey(for: suite))
         return (try SRTPSession(config), try SRTPSession(config.mirrored))
     }
 
@@ -126,18 +131,25 @@ func hex(_ s: String) -> [UInt8] {
     func wrongKeyFailsAuthentication(_ suite: SRTPSuite) throws {
         let (engine, _) = try Self.pair(suite)
         let (stranger, _) = try Self.pair(suite)
-        #expect(srtpApply(srtpApply(Self.rtp(sequence: 1), engine.protectRTP).1, stranger.unprotectRTP).0 == .authenticationFailed)
-        #expect(srtpApply(srtpApply(Self.rtcp, engine.protectRTCP).1, stranger.unprotectRTCP).0 == .authenticationFailed)
+        #expect(
+            srtpApply(srtpApply(Self.rtp(sequence: 1), engine.protectRTP).1, stranger.unprotectRTP).0
+                == .authenticationFailed)
+        #expect(
+            srtpApply(srtpApply(Self.rtcp, engine.protectRTCP).1, stranger.unprotectRTCP).0 == .authenticationFailed)
     }
 
     @Test func wrongKeyLengthThrows() {
         #expect(throws: SRTPError.self) {
-            _ = try SRTPSession(SRTPConfiguration(suite: .aeadAES128GCM, sendKey: [UInt8](repeating: 1, count: 30),
-                                                  receiveKey: [UInt8](repeating: 1, count: 28)))
+            _ = try SRTPSession(
+                SRTPConfiguration(
+                    suite: .aeadAES128GCM, sendKey: [UInt8](repeating: 1, count: 30),
+                    receiveKey: [UInt8](repeating: 1, count: 28)))
         }
         #expect(throws: SRTPError.self) {
-            _ = try SRTPSession(SRTPConfiguration(suite: .aesCM128HmacSHA1_80, sendKey: [UInt8](repeating: 1, count: 30),
-                                                  receiveKey: []))
+            _ = try SRTPSession(
+                SRTPConfiguration(
+                    suite: .aesCM128HmacSHA1_80, sendKey: [UInt8](repeating: 1, count: 30),
+                    receiveKey: []))
         }
     }
 
@@ -147,7 +159,10 @@ func hex(_ s: String) -> [UInt8] {
         let full = UnsafeMutableRawBufferPointer.allocate(byteCount: 200, alignment: 8)
         defer { full.deallocate() }
         full.copyBytes(from: Self.rtp(sequence: 1))
-        if case .failed = engine.protectRTP(full, length: 172) {} else { Issue.record("protect without room for the tag") }
+        if case .failed = engine.protectRTP(full, length: 172) {
+        } else {
+            Issue.record("protect without room for the tag")
+        }
     }
 
     // MARK: Known answers
@@ -171,16 +186,19 @@ func hex(_ s: String) -> [UInt8] {
     static let aesCMSRTCP = hex("81c8000bcafebabe 7128035be487b9bdbef89041f977a5a8 80000001 993e08cd54d6c1230798")
 
     static let knownAnswers: [KnownAnswer] = [
-        KnownAnswer(suite: .aesCM128HmacSHA1_80, key: rfc3711Key,
-                    srtp: hex("800f1234decafbadcafebabe 4e55dc4ce79978d88ca4d215949d2402 b78d6acc99ea179b8dbb"),
-                    srtcp: aesCMSRTCP),
+        KnownAnswer(
+            suite: .aesCM128HmacSHA1_80, key: rfc3711Key,
+            srtp: hex("800f1234decafbadcafebabe 4e55dc4ce79978d88ca4d215949d2402 b78d6acc99ea179b8dbb"),
+            srtcp: aesCMSRTCP),
         // The 32-bit tag is the 80-bit one truncated; SRTCP is the 80-bit suite's.
-        KnownAnswer(suite: .aesCM128HmacSHA1_32, key: rfc3711Key,
-                    srtp: hex("800f1234decafbadcafebabe 4e55dc4ce79978d88ca4d215949d2402 b78d6acc"),
-                    srtcp: aesCMSRTCP),
-        KnownAnswer(suite: .aeadAES128GCM, key: hex("000102030405060708090a0b0c0d0e0f a0a1a2a3a4a5a6a7a8a9aaab"),
-                    srtp: hex("800f1234decafbadcafebabe c5002ede04cfdd2eb91159e0880aa06e d2976826f796b201df3131a127e8a392"),
-                    srtcp: hex("81c8000bcafebabe c98b8b5df0392a55852b6c21ac8e7025 c52c6fbea2b3b446ea31123ba88ce61e 80000001")),
+        KnownAnswer(
+            suite: .aesCM128HmacSHA1_32, key: rfc3711Key,
+            srtp: hex("800f1234decafbadcafebabe 4e55dc4ce79978d88ca4d215949d2402 b78d6acc"),
+            srtcp: aesCMSRTCP),
+        KnownAnswer(
+            suite: .aeadAES128GCM, key: hex("000102030405060708090a0b0c0d0e0f a0a1a2a3a4a5a6a7a8a9aaab"),
+            srtp: hex("800f1234decafbadcafebabe c5002ede04cfdd2eb91159e0880aa06e d2976826f796b201df3131a127e8a392"),
+            srtcp: hex("81c8000bcafebabe c98b8b5df0392a55852b6c21ac8e7025 c52c6fbea2b3b446ea31123ba88ce61e 80000001"))
     ]
 
     @Test(arguments: knownAnswers)

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Media
 
 @Suite struct TelephoneEventTests {
@@ -10,10 +11,15 @@ import Testing
 
     static let wireCases: [WireCase] = [
         WireCase(bytes: [0x05, 0x0A, 0x00, 0xA0], report: TelephoneEvent(event: 5, volume: 10, duration: 160)),
-        WireCase(bytes: [0x0B, 0x8A, 0x03, 0x20], report: TelephoneEvent(event: 11, isEnd: true, volume: 10, duration: 800)),
+        WireCase(
+            bytes: [0x0B, 0x8A, 0x03, 0x20], report: TelephoneEvent(event: 11, isEnd: true, volume: 10, duration: 800)),
         WireCase(bytes: [0x00, 0x00, 0x00, 0x00], report: TelephoneEvent(event: 0, volume: 0, duration: 0)),
-        WireCase(bytes: [0x0F, 0xFF, 0xFF, 0xFF], report: TelephoneEvent(event: 15, isEnd: true, reserved: true, volume: 63, duration: 0xFFFF)),
-        WireCase(bytes: [0x10, 0x40, 0x12, 0x34], report: TelephoneEvent(event: 16, reserved: true, volume: 0, duration: 0x1234)),
+        WireCase(
+            bytes: [0x0F, 0xFF, 0xFF, 0xFF],
+            report: TelephoneEvent(event: 15, isEnd: true, reserved: true, volume: 63, duration: 0xFFFF)),
+        WireCase(
+            bytes: [0x10, 0x40, 0x12, 0x34],
+            report: TelephoneEvent(event: 16, reserved: true, volume: 0, duration: 0x1234))
     ]
 
     @Test(arguments: wireCases)
@@ -30,7 +36,9 @@ import Testing
 
     @Test func parseReadsOnlyTheFirstReportOfALongerPayloadAndSlices() throws {
         let bytes: [UInt8] = [0xFF, 0x01, 0x8A, 0x01, 0x40, 0x02, 0x0A, 0x00, 0x50]
-        #expect(try TelephoneEvent.parse(bytes.dropFirst()) == TelephoneEvent(event: 1, isEnd: true, volume: 10, duration: 0x140))
+        #expect(
+            try TelephoneEvent.parse(bytes.dropFirst())
+                == TelephoneEvent(event: 1, isEnd: true, volume: 10, duration: 0x140))
     }
 
     @Test(arguments: [0, 1, 3])
@@ -48,7 +56,7 @@ import Testing
 
     static let keys: [(Character, UInt8)] = [
         ("0", 0), ("1", 1), ("2", 2), ("3", 3), ("4", 4), ("5", 5), ("6", 6), ("7", 7), ("8", 8), ("9", 9),
-        ("*", 10), ("#", 11), ("A", 12), ("B", 13), ("C", 14), ("D", 15),
+        ("*", 10), ("#", 11), ("A", 12), ("B", 13), ("C", 14), ("D", 15)
     ]
 
     @Test(arguments: keys)

@@ -1,10 +1,11 @@
 import Foundation
 import ICE
 import IOCore
-import Testing
 import TLS
-@testable import Media
 import TestSupport
+import Testing
+
+@testable import Media
 
 /// A WebRTC platform leg driven by a browser played in the test: STUN checks built with the
 /// ICE module, a DTLS client from the TLS module, over real UDP on 127.0.0.1. What a browser
@@ -33,13 +34,17 @@ import TestSupport
             browserContext = try DTLSContext(certificate: browserCertificate)
             let gatewayContext = try DTLSContext(certificate: try DTLSCertificate())
             var platform = MediaLegConfiguration(codec: .opus(.init()), payloadType: 111)
-            platform.webrtc = WebRTCMediaConfiguration(local: WebRTCLegTests.local, remote: WebRTCLegTests.browser,
-                                                       context: gatewayContext, role: .server,
-                                                       peerFingerprints: [expect ?? browserCertificate.fingerprint],
-                                                       setupTimeout: setupTimeout)
+            platform.webrtc = WebRTCMediaConfiguration(
+                local: WebRTCLegTests.local, remote: WebRTCLegTests.browser,
+                context: gatewayContext, role: .server,
+                peerFingerprints: [expect ?? browserCertificate.fingerprint],
+                setupTimeout: setupTimeout)
             let log = self.log
-            call = try engine.openCall(MediaCallConfiguration(trunk: .init(codec: .pcmu, payloadType: 0, remote: carrier.address),
-                                                              platform: platform)) { log.append($0) }
+            call = try engine.openCall(
+                MediaCallConfiguration(
+                    trunk: .init(codec: .pcmu, payloadType: 0, remote: carrier.address),
+                    platform: platform)
+            ) { log.append($0) }
             gatewayFingerprint = gatewayContext.certificate.fingerprint
         }
         let gatewayFingerprint: DTLSFingerprint
@@ -47,10 +52,14 @@ import TestSupport
         var platform: SocketAddress { call.address(of: .platform) }
 
         /// A browser's check: USERNAME local:remote, signed with the engine's password unless `key` says otherwise.
-        func check(useCandidate: Bool = true, key: String = WebRTCLegTests.local.pwd, from peer: RTPTestPeer? = nil) throws -> STUNTransactionID {
+        func check(
+            useCandidate: Bool = true, key: String = WebRTCLegTests.local.pwd, from peer: RTPTestPeer? = nil
+        ) throws -> STUNTransactionID {
             let id = STUNTransactionID.random()
-            var attributes: [STUNAttribute] = [.username("\(WebRTCLegTests.local.ufrag):\(WebRTCLegTests.browser.ufrag)"),
-                                               .priority(1_845_501_695), .iceControlling(tieBreaker: 42)]
+            var attributes: [STUNAttribute] = [
+                .username("\(WebRTCLegTests.local.ufrag):\(WebRTCLegTests.browser.ufrag)"),
+                .priority(1_845_501_695), .iceControlling(tieBreaker: 42)
+            ]
             if useCandidate { attributes.append(.useCandidate) }
             let bytes = try STUNMessage(type: .bindingRequest, transactionID: id, attributes: attributes)
                 .serialized(integrityKey: Array(key.utf8), fingerprint: true)
@@ -66,7 +75,9 @@ import TestSupport
         /// The STUN messages the browser got.
         func stunReceived() -> [STUNMessage] {
             browserPeer.drain()
-            return browserPeer.received.compactMap { PacketKind(datagram: $0.bytes) == .stun ? try? STUNMessage.parse($0.bytes) : nil }
+            return browserPeer.received.compactMap {
+                PacketKind(datagram: $0.bytes) == .stun ? try? STUNMessage.parse($0.bytes) : nil
+            }
         }
 
         /// Runs the browser's DTLS client against the engine (what the engine sends goes into
@@ -102,10 +113,11 @@ import TestSupport
         defer { rig.stop() }
         let id = try rig.check(key: "not-the-gateway-password-at-all")
         var answers: [STUNMessage] = []
-        #expect(await eventually(timeout: 5) {
-            answers = rig.stunReceived()
-            return !answers.isEmpty
-        })
+        #expect(
+            await eventually(timeout: 5) {
+                answers = rig.stunReceived()
+                return !answers.isEmpty
+            })
         #expect(answers.first?.transactionID == id && answers.first?.type == .bindingErrorResponse, "\(answers)")
         #expect(answers.first?.errorCode?.code == 401, "\(answers)")
         // No pair was nominated: the setup limit ends the leg, and no RTP went anywhere.
@@ -120,7 +132,9 @@ import TestSupport
         _ = try rig.check()
         #expect(await eventually(timeout: 5) { rig.stunReceived().contains { $0.type == .bindingSuccessResponse } })
         #expect(await eventually(timeout: 5) { rig.failure() != nil })
-        #expect(rig.failure()?.contains("DTLS: the handshake did not finish") == true, "\(String(describing: rig.failure()))")
+        #expect(
+            rig.failure()?.contains("DTLS: the handshake did not finish") == true,
+            "\(String(describing: rig.failure()))")
         #expect(rig.browserPeer.received.allSatisfy { PacketKind(datagram: $0.bytes) != .rtp }, "no media before keys")
     }
 
@@ -132,7 +146,8 @@ import TestSupport
         defer { rig.stop() }
         _ = try rig.check()
         #expect(await eventually(timeout: 5) { rig.stunReceived().contains { $0.type == .bindingSuccessResponse } })
-        var client = try DTLSTransport(context: rig.browserContext, role: .client, peerFingerprints: [rig.gatewayFingerprint])
+        var client = try DTLSTransport(
+            context: rig.browserContext, role: .client, peerFingerprints: [rig.gatewayFingerprint])
         #expect(await rig.handshake(&client) { _ in rig.failure() != nil })
         #expect(rig.failure()?.hasPrefix("DTLS:") == true, "\(String(describing: rig.failure()))")
         #expect(!rig.log.all.contains(.webrtcConnected(.platform)))
@@ -146,29 +161,39 @@ import TestSupport
         defer { rig.stop() }
         _ = try rig.check()
         #expect(await eventually(timeout: 5) { rig.stunReceived().contains { $0.type == .bindingSuccessResponse } })
-        var client = try DTLSTransport(context: rig.browserContext, role: .client, peerFingerprints: [rig.gatewayFingerprint])
-        #expect(await rig.handshake(&client) { $0.keys != nil && rig.log.all.contains(.webrtcConnected(.platform)) }, "\(rig.log.all)")
+        var client = try DTLSTransport(
+            context: rig.browserContext, role: .client, peerFingerprints: [rig.gatewayFingerprint])
+        #expect(
+            await rig.handshake(&client) { $0.keys != nil && rig.log.all.contains(.webrtcConnected(.platform)) },
+            "\(rig.log.all)")
         let keys = try #require(client.keys)
-        let session = try SRTPSession(SRTPConfiguration(suite: try #require(SRTPSuite(rawValue: keys.suiteName)),
-                                                        sendKey: keys.sendKey, receiveKey: keys.receiveKey))
+        let session = try SRTPSession(
+            SRTPConfiguration(
+                suite: try #require(SRTPSuite(rawValue: keys.suiteName)),
+                sendKey: keys.sendKey, receiveKey: keys.receiveKey))
         // The carrier talks; the engine transcodes to Opus and sends SRTP to the browser.
         let pcmu = try TestCodec(.pcmu, sampleRate: 8000)
         for n in 0..<25 {
-            rig.carrier.send(payloadType: 0, payload: pcmu.encode(sine(440, sampleRate: 8000, count: 160, offset: n * 160)),
-                             to: rig.call.address(of: .trunk))
+            rig.carrier.send(
+                payloadType: 0, payload: pcmu.encode(sine(440, sampleRate: 8000, count: 160, offset: n * 160)),
+                to: rig.call.address(of: .trunk))
             try await Task.sleep(nanoseconds: 20_000_000)
         }
         var opened = 0
-        #expect(await eventually(timeout: 5) {
-            rig.browserPeer.drain()
-            opened = rig.browserPeer.received.filter { r in
-                guard PacketKind(datagram: r.bytes) == .rtp, !(192...223).contains(r.bytes[1]) else { return false }
-                let (result, _) = srtpApply(r.bytes, session.unprotectRTP)
-                if case .ok = result { return true }
-                return false
-            }.count
-            return opened >= 10
-        }, "SRTP packets the browser could open: \(opened)")
+        #expect(
+            await eventually(timeout: 5) {
+                rig.browserPeer.drain()
+                opened =
+                    rig.browserPeer.received.filter { r in
+                        guard PacketKind(datagram: r.bytes) == .rtp, !(192...223).contains(r.bytes[1]) else {
+                            return false
+                        }
+                        let (result, _) = srtpApply(r.bytes, session.unprotectRTP)
+                        if case .ok = result { return true }
+                        return false
+                    }.count
+                return opened >= 10
+            }, "SRTP packets the browser could open: \(opened)")
     }
 
     /// Once ICE has selected the browser's address, nothing from another address is read:

@@ -27,7 +27,8 @@ struct CapturedSDP: Sendable, CustomStringConvertible {
     var description: String { source }
 }
 
-let chromeFingerprint = "sha-256 4A:AD:B9:B1:3F:82:18:3B:54:02:12:DF:3E:5D:49:6B:19:E5:7C:AB:3C:88:F2:2A:E3:2C:F0:C1:22:D6:0A:C1"
+let chromeFingerprint =
+    "sha-256 4A:AD:B9:B1:3F:82:18:3B:54:02:12:DF:3E:5D:49:6B:19:E5:7C:AB:3C:88:F2:2A:E3:2C:F0:C1:22:D6:0A:C1"
 
 /// Chrome 120 `createOffer` after ICE gathering: audio, video and a data channel bundled,
 /// mDNS and server-reflexive candidates, Opus with RED.
@@ -104,7 +105,7 @@ let chromeOffer = crlf([
     "a=setup:actpass",
     "a=mid:2",
     "a=sctp-port:5000",
-    "a=max-message-size:262144",
+    "a=max-message-size:262144"
 ])
 
 /// Firefox 121: the fingerprint and ICE options at session level, telephone-event with a
@@ -137,7 +138,7 @@ let firefoxOffer = crlf([
     "a=rtpmap:8 PCMA/8000",
     "a=rtpmap:101 telephone-event/8000/1",
     "a=setup:actpass",
-    "a=ssrc:2655508255 cname:{5bd3c8a4-1f0e-4d2b-9a7c-6e5f4d3c2b1a}",
+    "a=ssrc:2655508255 cname:{5bd3c8a4-1f0e-4d2b-9a7c-6e5f4d3c2b1a}"
 ])
 
 /// baresip 3.10 with mediaenc=srtp-mand: RTP/SAVP keyed by two `a=crypto` lines, `a=tool`.
@@ -162,7 +163,7 @@ let baresipOffer = crlf([
     "a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:PS1uQCVeeCFCanVmcjkpPywjNWhcYD0mXXtxaVBR",
     "a=crypto:2 AES_CM_128_HMAC_SHA1_32 inline:wmz2jMVJJNg1ZCY3Mny2ZcbN0xeDnsDRlvIQN6uZ",
     "a=ssrc:3462213574 cname:sip:alice@example.com",
-    "a=ptime:20",
+    "a=ptime:20"
 ])
 
 /// pjsua 2.14: session-level b=AS before t=, `a=X-nat`, wideband and narrowband
@@ -191,7 +192,7 @@ let pjsuaOffer = crlf([
     "a=fmtp:120 0-16",
     "a=rtpmap:121 telephone-event/8000",
     "a=fmtp:121 0-16",
-    "a=ssrc:1270367462 cname:0b6e5d1f2a3c4b5d",
+    "a=ssrc:1270367462 cname:0b6e5d1f2a3c4b5d"
 ])
 
 /// A cloud carrier's INVITE offer (an Asterisk-based media gateway): G.711, DTMF 0-16.
@@ -208,7 +209,7 @@ let cloudCarrierOffer = crlf([
     "a=fmtp:101 0-16",
     "a=ptime:20",
     "a=maxptime:150",
-    "a=sendrecv",
+    "a=sendrecv"
 ])
 
 /// A Ribbon (Sonus) SBC: origin and media on different addresses, G.729 without annex B,
@@ -226,7 +227,7 @@ let sonusOffer = crlf([
     "a=rtpmap:101 telephone-event/8000",
     "a=fmtp:101 0-15",
     "a=sendrecv",
-    "a=maxptime:20",
+    "a=maxptime:20"
 ])
 
 /// A BroadWorks re-INVITE switching to T.38 fax: no RTP, only udptl attributes.
@@ -242,7 +243,7 @@ let t38ReInvite = crlf([
     "a=T38FaxRateManagement:transferredTCF",
     "a=T38FaxMaxBuffer:262",
     "a=T38FaxMaxDatagram:176",
-    "a=T38FaxUdpEC:t38UDPRedundancy",
+    "a=T38FaxUdpEC:t38UDPRedundancy"
 ])
 
 /// A FreeSWITCH hold re-INVITE over IPv6: sendonly, RTCP attribute with an address, the
@@ -259,30 +260,38 @@ let freeswitchHoldIPv6 = [
     "a=fmtp:101 0-16",
     "a=ptime:20",
     "a=sendonly",
-    "a=rtcp:24609 IN IP6 2001:db8::15",
+    "a=rtcp:24609 IN IP6 2001:db8::15"
 ].map { $0 + "\n" }.joined()
 
 /// What each captured body must read as.
 let capturedBodies: [CapturedSDP] = [
-    CapturedSDP(source: "Chrome 120 offer", body: chromeOffer, media: ["audio", "video", "application"], port: 54400,
-                codecs: ["opus", "red", "G722", "PCMU", "PCMA", "CN", "telephone-event", "telephone-event"],
-                host: "203.0.113.77", direction: .sendrecv, telephoneEvent: 126),
-    CapturedSDP(source: "Firefox 121 offer", body: firefoxOffer, media: ["audio"], port: 9,
-                codecs: ["opus", "G722", "PCMU", "PCMA", "telephone-event"], host: "0.0.0.0", direction: .sendrecv,
-                telephoneEvent: 101),
-    CapturedSDP(source: "baresip SDES offer", body: baresipOffer, media: ["audio"], port: 10030,
-                codecs: ["opus", "G722", "PCMU", "PCMA", "telephone-event"], host: "192.0.2.20", direction: .sendrecv,
-                telephoneEvent: 101),
-    CapturedSDP(source: "pjsua offer", body: pjsuaOffer, media: ["audio"], port: 4000,
-                codecs: ["opus", "speex", "speex", "G722", "PCMU", "PCMA", "GSM", "telephone-event", "telephone-event"],
-                host: "192.0.2.30", direction: .sendrecv, telephoneEvent: 121),
-    CapturedSDP(source: "cloud carrier offer", body: cloudCarrierOffer, media: ["audio"], port: 16338,
-                codecs: ["PCMU", "PCMA", "telephone-event"], host: "203.0.113.60", direction: .sendrecv, telephoneEvent: 101),
-    CapturedSDP(source: "Sonus SBC offer", body: sonusOffer, media: ["audio"], port: 22862,
-                codecs: ["PCMU", "G729", "telephone-event"], host: "198.51.100.41", direction: .sendrecv, telephoneEvent: 101),
-    CapturedSDP(source: "BroadWorks T.38 re-INVITE", body: t38ReInvite, media: ["image"], port: 32000, codecs: [],
-                host: "203.0.113.70", direction: .sendrecv, telephoneEvent: nil),
-    CapturedSDP(source: "FreeSWITCH IPv6 hold, LF ends", body: freeswitchHoldIPv6, media: ["audio"], port: 24608,
-                codecs: ["PCMA", "telephone-event"], host: "2001:db8::15", direction: .sendonly, telephoneEvent: 101,
-                exactRoundTrip: false),
+    CapturedSDP(
+        source: "Chrome 120 offer", body: chromeOffer, media: ["audio", "video", "application"], port: 54400,
+        codecs: ["opus", "red", "G722", "PCMU", "PCMA", "CN", "telephone-event", "telephone-event"],
+        host: "203.0.113.77", direction: .sendrecv, telephoneEvent: 126),
+    CapturedSDP(
+        source: "Firefox 121 offer", body: firefoxOffer, media: ["audio"], port: 9,
+        codecs: ["opus", "G722", "PCMU", "PCMA", "telephone-event"], host: "0.0.0.0", direction: .sendrecv,
+        telephoneEvent: 101),
+    CapturedSDP(
+        source: "baresip SDES offer", body: baresipOffer, media: ["audio"], port: 10030,
+        codecs: ["opus", "G722", "PCMU", "PCMA", "telephone-event"], host: "192.0.2.20", direction: .sendrecv,
+        telephoneEvent: 101),
+    CapturedSDP(
+        source: "pjsua offer", body: pjsuaOffer, media: ["audio"], port: 4000,
+        codecs: ["opus", "speex", "speex", "G722", "PCMU", "PCMA", "GSM", "telephone-event", "telephone-event"],
+        host: "192.0.2.30", direction: .sendrecv, telephoneEvent: 121),
+    CapturedSDP(
+        source: "cloud carrier offer", body: cloudCarrierOffer, media: ["audio"], port: 16338,
+        codecs: ["PCMU", "PCMA", "telephone-event"], host: "203.0.113.60", direction: .sendrecv, telephoneEvent: 101),
+    CapturedSDP(
+        source: "Sonus SBC offer", body: sonusOffer, media: ["audio"], port: 22862,
+        codecs: ["PCMU", "G729", "telephone-event"], host: "198.51.100.41", direction: .sendrecv, telephoneEvent: 101),
+    CapturedSDP(
+        source: "BroadWorks T.38 re-INVITE", body: t38ReInvite, media: ["image"], port: 32000, codecs: [],
+        host: "203.0.113.70", direction: .sendrecv, telephoneEvent: nil),
+    CapturedSDP(
+        source: "FreeSWITCH IPv6 hold, LF ends", body: freeswitchHoldIPv6, media: ["audio"], port: 24608,
+        codecs: ["PCMA", "telephone-event"], host: "2001:db8::15", direction: .sendonly, telephoneEvent: 101,
+        exactRoundTrip: false)
 ]

@@ -34,15 +34,22 @@ struct CapturedSDPTests {
         #expect(sdp.media.map(\.rtcpMux) == [true, true, false])
         #expect(sdp.media[2].rtpMaps.isEmpty && !sdp.media[2].isRTP)
         #expect(sdp.media[0].fmtp(for: 111) == "minptime=10;useinbandfec=1")
-        #expect(sdp.media[0].rtpMap(for: 111) == RTPMap(payloadType: 111, encodingName: "opus", clockRate: 48_000, channels: 2))
+        #expect(
+            sdp.media[0].rtpMap(for: 111)
+                == RTPMap(payloadType: 111, encodingName: "opus", clockRate: 48_000, channels: 2))
         #expect(sdp.attributes.first(named: "group")?.value == "BUNDLE 0 1 2")
 
         let candidates = sdp.media[0].candidates
         #expect(candidates.count == 3)
-        #expect(candidates[0].address.hasSuffix(".local") && candidates[0].type == "host" && candidates[0].port == 54400)
+        #expect(
+            candidates[0].address.hasSuffix(".local") && candidates[0].type == "host" && candidates[0].port == 54400)
         #expect(candidates[0].extensions.map(\.name) == ["generation", "network-id", "network-cost"])
-        #expect(candidates[1].type == "srflx" && candidates[1].relatedAddress == "0.0.0.0" && candidates[1].relatedPort == 0)
-        #expect(candidates[2].transport == "tcp" && candidates[2].extensions.first == .init(name: "tcptype", value: "active"))
+        #expect(
+            candidates[1].type == "srflx" && candidates[1].relatedAddress == "0.0.0.0" && candidates[1].relatedPort == 0
+        )
+        #expect(
+            candidates[2].transport == "tcp"
+                && candidates[2].extensions.first == .init(name: "tcptype", value: "active"))
         #expect(sdp.media[1].candidates.isEmpty)
     }
 
@@ -96,17 +103,34 @@ struct CapturedSDPTests {
         #expect(hold.serialize() == freeswitchHoldIPv6.replacingOccurrences(of: "\n", with: "\r\n"))
     }
 
-    @Test("broken bodies met in the field fail with the line and reason", arguments: [
-        ("SIP headers leaked into the body", "Content-Type: application/sdp\r\n\r\n" + cloudCarrierOffer, 1, "no '='"),
-        ("an HTML error page", "<html><body>502 Bad Gateway</body></html>\r\n", 1, "no '='"),
-        ("a JSEP JSON wrapper", "{\"type\":\"offer\",\"sdp\":\"v=0\\r\\n\"}", 1, "single letter"),
-        ("cut mid-line", chromeOffer.components(separatedBy: "m=audio")[0] + "m=audio 54400 UDP/TLS\r\n", 8, "m= needs"),
-        ("two bodies concatenated by a B2BUA", sonusOffer + sonusOffer, 14, "session-level"),
-        ("c= with only the address", crlf(["v=0", "o=- 1 1 IN IP4 192.0.2.1", "s=-", "c=192.0.2.1", "t=0 0"]), 4, "c= needs 3"),
-        ("o= without the address", crlf(["v=0", "o=- 1 1 IN IP4", "s=-", "t=0 0"]), 2, "o= needs 6"),
-        ("CR alone as line end", cloudCarrierOffer.replacingOccurrences(of: "\r\n", with: "\r"), 1, "CR inside a line"),
-        ("rtpmap in place of the m= port", crlf(["v=0", "o=- 1 1 IN IP4 h", "s=-", "t=0 0", "m=audio PCMU/8000 RTP/AVP 0"]), 5, "not a number"),
-    ] as [(String, String, Int, String)])
+    @Test(
+        "broken bodies met in the field fail with the line and reason",
+        arguments: [
+            (
+                "SIP headers leaked into the body", "Content-Type: application/sdp\r\n\r\n" + cloudCarrierOffer, 1,
+                "no '='"
+            ),
+            ("an HTML error page", "<html><body>502 Bad Gateway</body></html>\r\n", 1, "no '='"),
+            ("a JSEP JSON wrapper", "{\"type\":\"offer\",\"sdp\":\"v=0\\r\\n\"}", 1, "single letter"),
+            (
+                "cut mid-line", chromeOffer.components(separatedBy: "m=audio")[0] + "m=audio 54400 UDP/TLS\r\n", 8,
+                "m= needs"
+            ),
+            ("two bodies concatenated by a B2BUA", sonusOffer + sonusOffer, 14, "session-level"),
+            (
+                "c= with only the address", crlf(["v=0", "o=- 1 1 IN IP4 192.0.2.1", "s=-", "c=192.0.2.1", "t=0 0"]), 4,
+                "c= needs 3"
+            ),
+            ("o= without the address", crlf(["v=0", "o=- 1 1 IN IP4", "s=-", "t=0 0"]), 2, "o= needs 6"),
+            (
+                "CR alone as line end", cloudCarrierOffer.replacingOccurrences(of: "\r\n", with: "\r"), 1,
+                "CR inside a line"
+            ),
+            (
+                "rtpmap in place of the m= port",
+                crlf(["v=0", "o=- 1 1 IN IP4 h", "s=-", "t=0 0", "m=audio PCMU/8000 RTP/AVP 0"]), 5, "not a number"
+            )
+        ] as [(String, String, Int, String)])
     func broken(name: String, body: String, line: Int, fragment: String) {
         #expect {
             _ = try SessionDescription.parse(body)
@@ -120,15 +144,17 @@ struct CapturedSDPTests {
 
 @Suite("a=candidate (RFC 8839 §5.1)")
 struct SDPCandidateTests {
-    @Test("browser and softphone candidates parse and serialize back", arguments: [
-        "2999745851 1 udp 2122260223 4b2c9a0e-1d6f-4e3a-8f2b-7c5d1e9a0b3c.local 54400 typ host generation 0 network-id 1 network-cost 10",
-        "842163049 1 udp 1686052607 203.0.113.77 54400 typ srflx raddr 0.0.0.0 rport 0 generation 0 network-id 1 network-cost 10",
-        "3610185283 1 tcp 1518280447 192.0.2.7 9 typ host tcptype active generation 0",
-        "1 1 UDP 41885439 198.51.100.9 61000 typ relay raddr 203.0.113.77 rport 54400",
-        "0 1 UDP 2122252543 2001:db8::7 53907 typ host",
-        "1 1 udp 2130706431 192.0.2.10 40000 typ host",
-        "a+/Z 2 udp 1 192.0.2.10 40001 typ prflx",
-    ])
+    @Test(
+        "browser and softphone candidates parse and serialize back",
+        arguments: [
+            "2999745851 1 udp 2122260223 4b2c9a0e-1d6f-4e3a-8f2b-7c5d1e9a0b3c.local 54400 typ host generation 0 network-id 1 network-cost 10",
+            "842163049 1 udp 1686052607 203.0.113.77 54400 typ srflx raddr 0.0.0.0 rport 0 generation 0 network-id 1 network-cost 10",
+            "3610185283 1 tcp 1518280447 192.0.2.7 9 typ host tcptype active generation 0",
+            "1 1 UDP 41885439 198.51.100.9 61000 typ relay raddr 203.0.113.77 rport 54400",
+            "0 1 UDP 2122252543 2001:db8::7 53907 typ host",
+            "1 1 udp 2130706431 192.0.2.10 40000 typ host",
+            "a+/Z 2 udp 1 192.0.2.10 40001 typ prflx"
+        ])
     func roundTrip(value: String) throws {
         let candidate = try SDPCandidate.parse(value)
         #expect(candidate.serialize() == value)
@@ -138,25 +164,31 @@ struct SDPCandidateTests {
 
     @Test("fields of a relayed candidate")
     func fields() throws {
-        let candidate = try SDPCandidate.parse("1 1 UDP 41885439 198.51.100.9 61000 typ relay raddr 203.0.113.77 rport 54400 ufrag Kx4e")
-        #expect(candidate == SDPCandidate(foundation: "1", component: 1, transport: "UDP", priority: 41_885_439,
-                                          address: "198.51.100.9", port: 61000, type: "relay", relatedAddress: "203.0.113.77",
-                                          relatedPort: 54400, extensions: [.init(name: "ufrag", value: "Kx4e")]))
+        let candidate = try SDPCandidate.parse(
+            "1 1 UDP 41885439 198.51.100.9 61000 typ relay raddr 203.0.113.77 rport 54400 ufrag Kx4e")
+        #expect(
+            candidate
+                == SDPCandidate(
+                    foundation: "1", component: 1, transport: "UDP", priority: 41_885_439,
+                    address: "198.51.100.9", port: 61000, type: "relay", relatedAddress: "203.0.113.77",
+                    relatedPort: 54400, extensions: [.init(name: "ufrag", value: "Kx4e")]))
     }
 
-    @Test("malformed candidates name the field", arguments: [
-        ("1 1 udp 2130706431 192.0.2.10 40000", "found 6 fields"),
-        ("1 0 udp 2130706431 192.0.2.10 40000 typ host", "component"),
-        ("1 1234 udp 2130706431 192.0.2.10 40000 typ host", "component"),
-        ("1 1 udp 4294967296 192.0.2.10 40000 typ host", "priority"),
-        ("1 1 udp -5 192.0.2.10 40000 typ host", "priority"),
-        ("1 1 udp 1 192.0.2.10 70000 typ host", "port"),
-        ("1 1 udp 1 192.0.2.10 40000 type host", "'typ'"),
-        ("1 1 udp 1 192.0.2.10 40000 typ host generation", "no value"),
-        ("1 1 udp 1 192.0.2.10 40000 typ srflx raddr 0.0.0.0 rport x", "rport"),
-        ("f-1 1 udp 1 192.0.2.10 40000 typ host", "foundation"),
-        (String(repeating: "a", count: 33) + " 1 udp 1 192.0.2.10 40000 typ host", "foundation"),
-    ] as [(String, String)])
+    @Test(
+        "malformed candidates name the field",
+        arguments: [
+            ("1 1 udp 2130706431 192.0.2.10 40000", "found 6 fields"),
+            ("1 0 udp 2130706431 192.0.2.10 40000 typ host", "component"),
+            ("1 1234 udp 2130706431 192.0.2.10 40000 typ host", "component"),
+            ("1 1 udp 4294967296 192.0.2.10 40000 typ host", "priority"),
+            ("1 1 udp -5 192.0.2.10 40000 typ host", "priority"),
+            ("1 1 udp 1 192.0.2.10 70000 typ host", "port"),
+            ("1 1 udp 1 192.0.2.10 40000 type host", "'typ'"),
+            ("1 1 udp 1 192.0.2.10 40000 typ host generation", "no value"),
+            ("1 1 udp 1 192.0.2.10 40000 typ srflx raddr 0.0.0.0 rport x", "rport"),
+            ("f-1 1 udp 1 192.0.2.10 40000 typ host", "foundation"),
+            (String(repeating: "a", count: 33) + " 1 udp 1 192.0.2.10 40000 typ host", "foundation")
+        ] as [(String, String)])
     func malformed(value: String, fragment: String) {
         #expect {
             _ = try SDPCandidate.parse(value, line: 12)
@@ -169,12 +201,15 @@ struct SDPCandidateTests {
     @Test("WebRTC attribute builders write the RFC spellings")
     func builders() throws {
         let fingerprint = try #require(SDPFingerprint(chromeFingerprint))
-        let attributes: [SDPAttribute] = [.mid("0"), .iceUfrag("Xq7P"), .icePwd("5pZ1kAfJ3oB8vY2wN6mR0tLc"),
-                                          .fingerprint(fingerprint), .setup(.passive), .rtcpMux, .endOfCandidates, .iceLite]
-        #expect(attributes.map { $0.serialize() } == [
-            "mid:0", "ice-ufrag:Xq7P", "ice-pwd:5pZ1kAfJ3oB8vY2wN6mR0tLc", "fingerprint:" + chromeFingerprint,
-            "setup:passive", "rtcp-mux", "end-of-candidates", "ice-lite",
-        ])
+        let attributes: [SDPAttribute] = [
+            .mid("0"), .iceUfrag("Xq7P"), .icePwd("5pZ1kAfJ3oB8vY2wN6mR0tLc"),
+            .fingerprint(fingerprint), .setup(.passive), .rtcpMux, .endOfCandidates, .iceLite
+        ]
+        #expect(
+            attributes.map { $0.serialize() } == [
+                "mid:0", "ice-ufrag:Xq7P", "ice-pwd:5pZ1kAfJ3oB8vY2wN6mR0tLc", "fingerprint:" + chromeFingerprint,
+                "setup:passive", "rtcp-mux", "end-of-candidates", "ice-lite"
+            ])
         #expect(SDPConnection(addrType: "IP4", address: "233.252.0.1/127/3").host == "233.252.0.1")
         let sdp = try SessionDescription.parse(chromeOffer)
         #expect(sdp.firstMedia("video") == 1 && sdp.firstMedia("audio") == 0 && sdp.firstMedia("image") == nil)

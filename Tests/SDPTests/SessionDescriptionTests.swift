@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import SDP
 
 // MARK: - Fixtures
@@ -33,7 +34,7 @@ private func sipMessageBody(_ relativePath: String) throws -> String {
 private func sippBodies(_ relativePath: String) throws -> [String] {
     let substitutions = [
         "[media_port]": "6000", "[media_ip_type]": "4", "[media_ip]": "192.0.2.50",
-        "[local_ip_type]": "4", "[local_ip]": "192.0.2.50",
+        "[local_ip_type]": "4", "[local_ip]": "192.0.2.50"
     ]
     var bodies: [String] = []
     var current: [String]?
@@ -86,7 +87,7 @@ struct SDPConformanceBodyTests {
         "rfc5118/wire/ipv6-in-sdp.sip",
         "rfc5118/wire/mult-ip-in-sdp.sip",
         "rfc5118/wire/ipv4-mapped-ipv6.sip",
-        "rfc4475/sdp01.sip",
+        "rfc4475/sdp01.sip"
     ]
 
     @Test("canonical bodies serialize back byte for byte", arguments: files)
@@ -100,8 +101,11 @@ struct SDPConformanceBodyTests {
     @Test("RFC 5118 §4.1: IPv6 origin and connection")
     func ipv6InSDP() throws {
         let description = try SessionDescription.parse(try sipMessageBody("rfc5118/wire/ipv6-in-sdp.sip"))
-        #expect(description.origin == SDPOrigin(username: "assistant", sessionID: "971731711378798081",
-                                                 sessionVersion: 0, addrType: "IP6", address: "2001:db8::20"))
+        #expect(
+            description.origin
+                == SDPOrigin(
+                    username: "assistant", sessionID: "971731711378798081",
+                    sessionVersion: 0, addrType: "IP6", address: "2001:db8::20"))
         #expect(description.sessionName == "Live video feed for today's meeting")
         #expect(description.connection == .ip6("2001:db8::20"))
         #expect(description.connection?.isNullAddress == false)
@@ -166,10 +170,12 @@ struct SDPSIPpTests {
         }
     }
 
-    @Test("Asterisk hold tests: session- and media-level sendonly/inactive", arguments: [
-        ("sipp/asterisk-testsuite/hold__phone_B_duplicate_hold.xml", MediaDirection.sendonly),
-        ("sipp/asterisk-testsuite/hold_inactive__phone_B_duplicate_hold.xml", MediaDirection.inactive),
-    ])
+    @Test(
+        "Asterisk hold tests: session- and media-level sendonly/inactive",
+        arguments: [
+            ("sipp/asterisk-testsuite/hold__phone_B_duplicate_hold.xml", MediaDirection.sendonly),
+            ("sipp/asterisk-testsuite/hold_inactive__phone_B_duplicate_hold.xml", MediaDirection.inactive)
+        ])
     func asteriskHold(file: String, held: MediaDirection) throws {
         let descriptions = try sippBodies(file).map { body throws(SDPError) in try SessionDescription.parse(body) }
         try #require(descriptions.count == 3)
@@ -199,8 +205,11 @@ struct SDPSIPpTests {
     func wrongCodec() throws {
         let bodies = try sippBodies("sipp/pjproject/uac-183-wrong-codec.xml")
         let audio = try SessionDescription.parse(try #require(bodies.first)).media[0]
-        #expect(audio.rtpMaps == [RTPMap(payloadType: 109, encodingName: "EVS", clockRate: 16000),
-                                  .telephoneEvent(payloadType: 105, clockRate: 16000)])
+        #expect(
+            audio.rtpMaps == [
+                RTPMap(payloadType: 109, encodingName: "EVS", clockRate: 16000),
+                .telephoneEvent(payloadType: 105, clockRate: 16000)
+            ])
         #expect(audio.fmtp(for: 109) == "br=5.9-24.4; bw=nb-wb; max-red=220")
         #expect(audio.telephoneEventPayloadType == 105)
     }
@@ -242,24 +251,30 @@ struct SDPMediaTests {
         #expect(description.serialize() == carrier183)
     }
 
-    @Test("static payload types are implied without rtpmap", arguments: [
-        (0, "PCMU"), (8, "PCMA"), (9, "G722"), (18, "G729"), (13, "CN"),
-    ])
+    @Test(
+        "static payload types are implied without rtpmap",
+        arguments: [
+            (0, "PCMU"), (8, "PCMA"), (9, "G722"), (18, "G729"), (13, "CN")
+        ])
     func staticPayloadTypes(payloadType: Int, name: String) throws {
-        let description = try SessionDescription.parse(sdp(
-            "v=0", "o=- 1 1 IN IP4 192.0.2.1", "s=-", "c=IN IP4 192.0.2.1", "t=0 0",
-            "m=audio 4000 RTP/AVP \(payloadType) 96"))
+        let description = try SessionDescription.parse(
+            sdp(
+                "v=0", "o=- 1 1 IN IP4 192.0.2.1", "s=-", "c=IN IP4 192.0.2.1", "t=0 0",
+                "m=audio 4000 RTP/AVP \(payloadType) 96"))
         // 96 is dynamic and has no rtpmap, so it has no map at all.
         #expect(description.media[0].rtpMaps == [RTPMap(payloadType: payloadType, encodingName: name, clockRate: 8000)])
     }
 
     @Test("an explicit rtpmap wins over the static assignment; non-RTP formats have no maps")
     func explicitRtpmap() throws {
-        let description = try SessionDescription.parse(sdp(
-            "v=0", "o=- 1 1 IN IP4 192.0.2.1", "s=-", "t=0 0",
-            "m=audio 4000 RTP/AVP 0", "a=rtpmap:0 PCMU/8000/1",
-            "m=image 4002 udptl t38"))
-        #expect(description.media[0].rtpMaps == [RTPMap(payloadType: 0, encodingName: "PCMU", clockRate: 8000, channels: 1)])
+        let description = try SessionDescription.parse(
+            sdp(
+                "v=0", "o=- 1 1 IN IP4 192.0.2.1", "s=-", "t=0 0",
+                "m=audio 4000 RTP/AVP 0", "a=rtpmap:0 PCMU/8000/1",
+                "m=image 4002 udptl t38"))
+        #expect(
+            description.media[0].rtpMaps == [RTPMap(payloadType: 0, encodingName: "PCMU", clockRate: 8000, channels: 1)]
+        )
         #expect(description.media[0].rtpMaps[0].isSameCodec(as: .pcmu))
         #expect(description.media[1].rtpMaps.isEmpty)
         #expect(description.media[1].formats == ["t38"])
@@ -267,9 +282,11 @@ struct SDPMediaTests {
 
     @Test("ptime with a fraction, rtcp with an address, port count")
     func attributeDetails() throws {
-        let audio = try SessionDescription.parse(sdp(
-            "v=0", "o=- 1 1 IN IP4 192.0.2.1", "s=-", "t=0 0",
-            "m=audio 4000/2 RTP/AVP 0", "a=ptime:20.0", "a=rtcp:4001 IN IP4 192.0.2.9", "a=rtcp-mux")).media[0]
+        let audio = try SessionDescription.parse(
+            sdp(
+                "v=0", "o=- 1 1 IN IP4 192.0.2.1", "s=-", "t=0 0",
+                "m=audio 4000/2 RTP/AVP 0", "a=ptime:20.0", "a=rtcp:4001 IN IP4 192.0.2.9", "a=rtcp-mux")
+        ).media[0]
         #expect(audio.ptime == 20)
         #expect(audio.maxptime == nil)
         #expect(audio.rtcpPort == 4001)
@@ -278,16 +295,19 @@ struct SDPMediaTests {
         #expect(audio.mediaLine() == "audio 4000/2 RTP/AVP 0")
     }
 
-    @Test("hold: sendonly, inactive, c=0.0.0.0, c=::; media level overrides session level", arguments: [
-        (["a=sendonly"], [], "192.0.2.1", true),
-        (["a=inactive"], [], "192.0.2.1", true),
-        ([], [], "0.0.0.0", true),
-        ([], ["a=recvonly"], "192.0.2.1", false),
-        (["a=sendonly"], ["a=sendrecv"], "192.0.2.1", false),  // media-level wins
-        (["a=sendrecv"], ["a=inactive"], "192.0.2.1", true),
-    ] as [([String], [String], String, Bool)])
+    @Test(
+        "hold: sendonly, inactive, c=0.0.0.0, c=::; media level overrides session level",
+        arguments: [
+            (["a=sendonly"], [], "192.0.2.1", true),
+            (["a=inactive"], [], "192.0.2.1", true),
+            ([], [], "0.0.0.0", true),
+            ([], ["a=recvonly"], "192.0.2.1", false),
+            (["a=sendonly"], ["a=sendrecv"], "192.0.2.1", false),  // media-level wins
+            (["a=sendrecv"], ["a=inactive"], "192.0.2.1", true)
+        ] as [([String], [String], String, Bool)])
     func holdDetection(session: [String], mediaLevel: [String], address: String, held: Bool) throws {
-        let lines = ["v=0", "o=- 1 2 IN IP4 192.0.2.1", "s=-", "c=IN IP4 \(address)", "t=0 0"] + session
+        let lines =
+            ["v=0", "o=- 1 2 IN IP4 192.0.2.1", "s=-", "c=IN IP4 \(address)", "t=0 0"] + session
             + ["m=audio 4000 RTP/AVP 0"] + mediaLevel
         let description = try SessionDescription.parse(lines.map { $0 + "\r\n" }.joined())
         #expect(description.isHold(ofMedia: 0) == held)
@@ -296,10 +316,11 @@ struct SDPMediaTests {
 
     @Test("IPv6 null address is a hold; rejected streams do not count")
     func ipv6NullAndRejected() throws {
-        let description = try SessionDescription.parse(sdp(
-            "v=0", "o=- 1 2 IN IP6 2001:db8::1", "s=-", "t=0 0",
-            "m=audio 4000 RTP/AVP 0", "c=IN IP6 ::",
-            "m=video 0 RTP/AVP 31", "c=IN IP6 2001:db8::1"))
+        let description = try SessionDescription.parse(
+            sdp(
+                "v=0", "o=- 1 2 IN IP6 2001:db8::1", "s=-", "t=0 0",
+                "m=audio 4000 RTP/AVP 0", "c=IN IP6 ::",
+                "m=video 0 RTP/AVP 31", "c=IN IP6 2001:db8::1"))
         #expect(description.connection(ofMedia: 0)?.isNullAddress == true)
         #expect(description.media[1].isRejected)
         #expect(description.isHold)
@@ -325,22 +346,26 @@ struct SDPMediaTests {
         #expect(description.attributes.isEmpty)
     }
 
-    @Test("the answer direction mirrors the offer", arguments: [
-        (MediaDirection.sendrecv, MediaDirection.sendrecv),
-        (.sendonly, .recvonly), (.recvonly, .sendonly), (.inactive, .inactive),
-    ])
+    @Test(
+        "the answer direction mirrors the offer",
+        arguments: [
+            (MediaDirection.sendrecv, MediaDirection.sendrecv),
+            (.sendonly, .recvonly), (.recvonly, .sendonly), (.inactive, .inactive)
+        ])
     func answer(offer: MediaDirection, expected: MediaDirection) {
         #expect(offer.answer == expected)
         #expect(offer.answer(limitedTo: .sendrecv) == expected)
     }
 
-    @Test("an answerer on hold narrows the mirror", arguments: [
-        (MediaDirection.sendrecv, MediaDirection.sendonly, MediaDirection.sendonly),
-        (.sendonly, .sendonly, .inactive),
-        (.recvonly, .sendonly, .sendonly),
-        (.sendrecv, .inactive, .inactive),
-        (.sendonly, .recvonly, .recvonly),
-    ])
+    @Test(
+        "an answerer on hold narrows the mirror",
+        arguments: [
+            (MediaDirection.sendrecv, MediaDirection.sendonly, MediaDirection.sendonly),
+            (.sendonly, .sendonly, .inactive),
+            (.recvonly, .sendonly, .sendonly),
+            (.sendrecv, .inactive, .inactive),
+            (.sendonly, .recvonly, .recvonly)
+        ])
     func limitedAnswer(offer: MediaDirection, local: MediaDirection, expected: MediaDirection) {
         #expect(offer.answer(limitedTo: local) == expected)
     }
@@ -362,8 +387,9 @@ struct SDPMediaTests {
 struct SDPRoundTripTests {
     @Test("audio builder writes m=, rtpmap, fmtp 0-16, ptime and direction")
     func audioBuilder() throws {
-        let audio = MediaDescription.audio(port: 4000, codecs: [.pcmu, .pcma], telephoneEvent: .telephoneEvent(),
-                                           ptime: 20, direction: .sendonly)
+        let audio = MediaDescription.audio(
+            port: 4000, codecs: [.pcmu, .pcma], telephoneEvent: .telephoneEvent(),
+            ptime: 20, direction: .sendonly)
         let offer = SessionDescription(
             origin: SDPOrigin(sessionID: "42", sessionVersion: 1, address: "192.0.2.7"),
             connection: .ip4("192.0.2.7"), media: [audio])
@@ -419,8 +445,11 @@ struct SDPRoundTripTests {
             "m=audio 49170 RTP/AVP 0", "i=voice", "k=clear:secret", "a=rtpmap:0 PCMU/8000")
         let description = try SessionDescription.parse(body)
         #expect(description.otherFields.map(\.type) == ["i", "u", "e", "p", "r", "t", "z", "k", "x"])
-        #expect(description.media[0].otherFields == [SDPField(type: "i", value: "voice"),
-                                                     SDPField(type: "k", value: "clear:secret")])
+        #expect(
+            description.media[0].otherFields == [
+                SDPField(type: "i", value: "voice"),
+                SDPField(type: "k", value: "clear:secret")
+            ])
         #expect(description.timing == SDPTiming(start: 2_873_397_496, stop: 2_873_404_696))
         #expect(description.bandwidths == [SDPBandwidth(type: "CT", bandwidth: 128)])
         #expect(description.direction(ofMedia: 0) == .recvonly)
@@ -433,7 +462,8 @@ struct SDPRoundTripTests {
 
     @Test("missing s= and t= take their defaults; blank lines and trailing blanks are tolerated")
     func lenientDefaults() throws {
-        let description = try SessionDescription.parse("v=0\r\no=- 1 1 IN IP4 192.0.2.1\r\n\r\nm=audio 4000 RTP/AVP 0 \r\na=sendonly  \r\n\r\n")
+        let description = try SessionDescription.parse(
+            "v=0\r\no=- 1 1 IN IP4 192.0.2.1\r\n\r\nm=audio 4000 RTP/AVP 0 \r\na=sendonly  \r\n\r\n")
         #expect(description.sessionName == "-")
         #expect(description.timing == SDPTiming())
         #expect(description.media[0].formats == ["0"])
@@ -442,7 +472,8 @@ struct SDPRoundTripTests {
 
     @Test("a property attribute differs from an empty value")
     func emptyAttributeValue() throws {
-        let description = try SessionDescription.parse(sdp("v=0", "o=- 1 1 IN IP4 h", "s=-", "t=0 0", "a=tool:", "a=flag"))
+        let description = try SessionDescription.parse(
+            sdp("v=0", "o=- 1 1 IN IP4 h", "s=-", "t=0 0", "a=tool:", "a=flag"))
         #expect(description.attributes == [SDPAttribute(name: "tool", value: ""), SDPAttribute(name: "flag")])
         #expect(try SessionDescription.parse(description.serialize()) == description)
     }
@@ -461,34 +492,39 @@ struct SDPRoundTripTests {
 struct SDPErrorTests {
     static let header = ["v=0", "o=- 1 1 IN IP4 192.0.2.1", "s=-", "t=0 0"]
 
-    @Test("malformed bodies fail with the offending line", arguments: [
-        ("missing v=", ["o=- 1 1 IN IP4 192.0.2.1", "s=-"], 1, "first line must be v="),
-        ("wrong version", ["v=1", "o=- 1 1 IN IP4 h"], 1, "version"),
-        ("line without '='", header + ["hello"], 5, "no '='"),
-        ("multi-letter type", header + ["ab=c"], 5, "single letter"),
-        ("space before '='", header + ["a =sendrecv"], 5, "single letter"),
-        ("digit as type", header + ["1=x"], 5, "letter"),
-        ("bad m= line", header + ["m=audio 4000"], 5, "m= needs"),
-        ("non-numeric port", header + ["m=audio abc RTP/AVP 0"], 5, "not a number"),
-        ("signed port", header + ["m=audio +4000 RTP/AVP 0"], 5, "not a number"),
-        ("negative port", header + ["m=audio -1 RTP/AVP 0"], 5, "not a number"),
-        ("port too large", header + ["m=audio 65536 RTP/AVP 0"], 5, "outside 0-65535"),
-        ("huge port", header + ["m=audio 99999999999999999999999 RTP/AVP 0"], 5, "not a number"),
-        ("bad port count", header + ["m=audio 4000/0 RTP/AVP 0"], 5, "port count"),
-        ("short o=", ["v=0", "o=- 1 IN IP4 h"], 2, "o= needs 6"),
-        ("non-numeric session version", ["v=0", "o=- 1 x IN IP4 h"], 2, "session version"),
-        ("short c=", header + ["c=IN IP4"], 5, "c= needs 3"),
-        ("bad t=", ["v=0", "o=- 1 1 IN IP4 h", "s=-", "t=now"], 4, "t= must"),
-        ("bad b=", header + ["b=AS"], 5, "b= must"),
-        ("non-numeric b=", header + ["b=AS:lots"], 5, "not a number"),
-        ("empty a=", header + ["a="], 5, "no attribute name"),
-        ("a= starting with ':'", header + ["a=:x"], 5, "no attribute name"),
-        ("duplicate o=", header + ["o=- 1 1 IN IP4 h"], 5, "duplicate o="),
-        ("duplicate v=", header + ["v=0"], 5, "duplicate v="),
-        ("session line after m=", header + ["m=audio 4000 RTP/AVP 0", "t=0 0"], 6, "session-level"),
-        ("two c= in a media", header + ["m=audio 4000 RTP/AVP 0", "c=IN IP4 h", "c=IN IP4 h"], 7, "more than one c="),
-        ("missing o=", ["v=0", "s=-", "t=0 0"], 0, "missing o="),
-    ] as [(String, [String], Int, String)])
+    @Test(
+        "malformed bodies fail with the offending line",
+        arguments: [
+            ("missing v=", ["o=- 1 1 IN IP4 192.0.2.1", "s=-"], 1, "first line must be v="),
+            ("wrong version", ["v=1", "o=- 1 1 IN IP4 h"], 1, "version"),
+            ("line without '='", header + ["hello"], 5, "no '='"),
+            ("multi-letter type", header + ["ab=c"], 5, "single letter"),
+            ("space before '='", header + ["a =sendrecv"], 5, "single letter"),
+            ("digit as type", header + ["1=x"], 5, "letter"),
+            ("bad m= line", header + ["m=audio 4000"], 5, "m= needs"),
+            ("non-numeric port", header + ["m=audio abc RTP/AVP 0"], 5, "not a number"),
+            ("signed port", header + ["m=audio +4000 RTP/AVP 0"], 5, "not a number"),
+            ("negative port", header + ["m=audio -1 RTP/AVP 0"], 5, "not a number"),
+            ("port too large", header + ["m=audio 65536 RTP/AVP 0"], 5, "outside 0-65535"),
+            ("huge port", header + ["m=audio 99999999999999999999999 RTP/AVP 0"], 5, "not a number"),
+            ("bad port count", header + ["m=audio 4000/0 RTP/AVP 0"], 5, "port count"),
+            ("short o=", ["v=0", "o=- 1 IN IP4 h"], 2, "o= needs 6"),
+            ("non-numeric session version", ["v=0", "o=- 1 x IN IP4 h"], 2, "session version"),
+            ("short c=", header + ["c=IN IP4"], 5, "c= needs 3"),
+            ("bad t=", ["v=0", "o=- 1 1 IN IP4 h", "s=-", "t=now"], 4, "t= must"),
+            ("bad b=", header + ["b=AS"], 5, "b= must"),
+            ("non-numeric b=", header + ["b=AS:lots"], 5, "not a number"),
+            ("empty a=", header + ["a="], 5, "no attribute name"),
+            ("a= starting with ':'", header + ["a=:x"], 5, "no attribute name"),
+            ("duplicate o=", header + ["o=- 1 1 IN IP4 h"], 5, "duplicate o="),
+            ("duplicate v=", header + ["v=0"], 5, "duplicate v="),
+            ("session line after m=", header + ["m=audio 4000 RTP/AVP 0", "t=0 0"], 6, "session-level"),
+            (
+                "two c= in a media", header + ["m=audio 4000 RTP/AVP 0", "c=IN IP4 h", "c=IN IP4 h"], 7,
+                "more than one c="
+            ),
+            ("missing o=", ["v=0", "s=-", "t=0 0"], 0, "missing o=")
+        ] as [(String, [String], Int, String)])
     func malformed(name: String, lines: [String], line: Int, fragment: String) {
         let body = lines.map { $0 + "\r\n" }.joined()
         #expect {

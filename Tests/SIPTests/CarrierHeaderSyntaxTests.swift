@@ -1,5 +1,6 @@
-@testable import SIP
 import Testing
+
+@testable import SIP
 
 /// Privacy (RFC 3323), telephone-subscriber parameters (verstat, RFC 8224 / ATIS-1000074)
 /// and the field checks that keep outside input from injecting headers.
@@ -10,7 +11,7 @@ import Testing
         ("ID; Critical", "id;critical", true),
         ("header;session;user", "header;session;user", true),
         ("session", "session", false),
-        ("session;critical", "session;critical", false),
+        ("session;critical", "session;critical", false)
     ])
     func privacyValuesReadAndWrite(text: String, written: String, hides: Bool) throws {
         let p = try PrivacyHeader.parse(text)
@@ -25,20 +26,24 @@ import Testing
         ("id;id", "\"id\" is given twice"),
         ("none;id", "\"none\" asks for no privacy"),
         ("critical", "\"critical\" alone asks for nothing"),
-        ("id\r\nX-Injected: 1", "unknown priv-value"),
+        ("id\r\nX-Injected: 1", "unknown priv-value")
     ])
     func privacyRefusals(text: String, reason: String) {
         #expect(throws: PrivacyHeader.Invalid.self) { try PrivacyHeader.parse(text) }
         do { _ = try PrivacyHeader.parse(text) } catch { #expect(error.description.contains(reason), "\(error)") }
     }
 
-    @Test(arguments: [
-        ("sip:+15551234567;verstat=TN-Validation-Passed@carrier.example;user=phone", "+15551234567", "TN-Validation-Passed"),
-        ("tel:+15551234567;verstat=No-TN-Validation", "+15551234567", "No-TN-Validation"),
-        ("sip:+15551234567@carrier.example", "+15551234567", nil),
-        ("sip:5551234567;npdi;rn=+15559990000@carrier.example", "5551234567", nil),
-        ("tel:+15551234567;VERSTAT=TN-Validation-Failed;isub=12", "+15551234567", "TN-Validation-Failed"),
-    ] as [(String, String, String?)])
+    @Test(
+        arguments: [
+            (
+                "sip:+15551234567;verstat=TN-Validation-Passed@carrier.example;user=phone", "+15551234567",
+                "TN-Validation-Passed"
+            ),
+            ("tel:+15551234567;verstat=No-TN-Validation", "+15551234567", "No-TN-Validation"),
+            ("sip:+15551234567@carrier.example", "+15551234567", nil),
+            ("sip:5551234567;npdi;rn=+15559990000@carrier.example", "5551234567", nil),
+            ("tel:+15551234567;VERSTAT=TN-Validation-Failed;isub=12", "+15551234567", "TN-Validation-Failed")
+        ] as [(String, String, String?)])
     func telephoneSubscribers(uri: String, number: String, verstat: String?) throws {
         let t = try #require(try SIPURI.parse(uri).telephoneSubscriber)
         #expect(t.number == number)
@@ -49,10 +54,11 @@ import Testing
         #expect(try SIPURI.parse("sip:carrier.example").telephoneSubscriber == nil)
     }
 
-    @Test(arguments: [
-        ("plain text", nil), ("bar\r\nVia: SIP/2.0/UDP evil", 0x0D), ("bar\nX: y", 0x0A), ("a\u{0}b", 0x00),
-        ("tab\there", 0x09), ("del\u{7F}", 0x7F), ("ünïcödé ok", nil),
-    ] as [(String, UInt8?)])
+    @Test(
+        arguments: [
+            ("plain text", nil), ("bar\r\nVia: SIP/2.0/UDP evil", 0x0D), ("bar\nX: y", 0x0A), ("a\u{0}b", 0x00),
+            ("tab\there", 0x09), ("del\u{7F}", 0x7F), ("ünïcödé ok", nil)
+        ] as [(String, UInt8?)])
     func valueBytes(value: String, forbidden: UInt8?) {
         #expect(HeaderFieldSyntax.forbiddenByte(inValue: value) == forbidden)
     }
@@ -66,7 +72,9 @@ import Testing
     @Test func authFailuresBanAfterTheLimit() {
         var counter = AuthFailureCounter(limit: 3, window: 60)
         var verdicts: [Bool] = []
-        for (source, at) in [("192.0.2.1", 0.0), ("192.0.2.1", 1), ("192.0.2.1", 2), ("192.0.2.2", 2), ("192.0.2.1", 3), ("192.0.2.1", 4)] {
+        for (source, at) in [
+            ("192.0.2.1", 0.0), ("192.0.2.1", 1), ("192.0.2.1", 2), ("192.0.2.2", 2), ("192.0.2.1", 3), ("192.0.2.1", 4)
+        ] {
             verdicts.append(counter.failed(source, now: at))
         }
         // The fourth failure of .1 within the window bans; .2 is counted apart; after a ban

@@ -25,7 +25,9 @@ enum ConformanceCorpus {
         return text.split(separator: "\n").dropFirst().compactMap { line in
             let f = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
             guard f.count >= 3 else { return nil }
-            return Case(file: f[0], section: f[1], expected: f[2], path: root + "/" + corpus + "/" + (dir.map { $0 + "/" } ?? "") + f[0])
+            return Case(
+                file: f[0], section: f[1], expected: f[2],
+                path: root + "/" + corpus + "/" + (dir.map { $0 + "/" } ?? "") + f[0])
         }
     }
 

@@ -1,6 +1,6 @@
 import Crypto
-import Testing
 import SIP
+import Testing
 
 // MARK: - Crypto
 
@@ -9,7 +9,7 @@ struct CryptoWrapperTests {
     @Test(arguments: [
         ("", "d41d8cd98f00b204e9800998ecf8427e"),
         ("abc", "900150983cd24fb0d6963f7d28e17f72"),
-        ("The quick brown fox jumps over the lazy dog", "9e107d9d372bb6826bd81d3542a419d6"),
+        ("The quick brown fox jumps over the lazy dog", "9e107d9d372bb6826bd81d3542a419d6")
     ])
     func md5(input: String, hex: String) {
         #expect(Crypto.hex(Crypto.md5(Array(input.utf8))) == hex)
@@ -18,8 +18,10 @@ struct CryptoWrapperTests {
     @Test(arguments: [
         ("", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
         ("abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
-        ("The quick brown fox jumps over the lazy dog",
-         "d7a8fbb307d7809469ca9abcb0082e4f8d5651e46d3cdb762d02d0bf37c9e592"),
+        (
+            "The quick brown fox jumps over the lazy dog",
+            "d7a8fbb307d7809469ca9abcb0082e4f8d5651e46d3cdb762d02d0bf37c9e592"
+        )
     ])
     func sha256(input: String, hex: String) {
         #expect(Crypto.hex(Crypto.sha256(Array(input.utf8))) == hex)
@@ -27,11 +29,15 @@ struct CryptoWrapperTests {
 
     /// RFC 4231 test cases 1 and 2, plus the empty key and message.
     @Test(arguments: [
-        ([UInt8](repeating: 0x0b, count: 20), "Hi There",
-         "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"),
-        (Array("Jefe".utf8), "what do ya want for nothing?",
-         "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"),
-        ([], "", "b613679a0814d9ec772f95d778c35fc5ff1697c493715653c6c712144292c5ad"),
+        (
+            [UInt8](repeating: 0x0b, count: 20), "Hi There",
+            "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"
+        ),
+        (
+            Array("Jefe".utf8), "what do ya want for nothing?",
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        ),
+        ([], "", "b613679a0814d9ec772f95d778c35fc5ff1697c493715653c6c712144292c5ad")
     ])
     func hmacSHA256(key: [UInt8], data: String, hex: String) {
         #expect(Crypto.hex(Crypto.hmacSHA256(key: key, data: Array(data.utf8))) == hex)
@@ -67,7 +73,8 @@ private let mufasa7616 = DigestCredentials(username: "Mufasa", password: "Circle
 @Suite("Digest RFC examples")
 struct DigestRFCExampleTests {
     @Test func rfc2617Section3_5() throws {
-        let challenge = try DigestChallenge.parse("""
+        let challenge = try DigestChallenge.parse(
+            """
             Digest
                 realm="testrealm@host.com",
                 qop="auth,auth-int",
@@ -111,7 +118,7 @@ struct DigestRFCExampleTests {
             algorithm=MD5,
             nonce="7ypf/xlj9XXwfDPEoM4URrv/xwf94BcCAzFZH4GiTo0v",
             opaque="FQhe/qaU925kfnzjCev0ciny7QMkPqMAFRtzCUYo5tdS"
-        """,
+        """
     ]
     static let rfc7616Cnonce = "f2/wE4q74E6zIJEtWaHKaf5wv/H5QzzpXusqGemxURZJ"
 
@@ -123,8 +130,9 @@ struct DigestRFCExampleTests {
             for: challenges, method: "GET", uri: "/dir/index.html", credentials: mufasa7616,
             cnonce: Self.rfc7616Cnonce)
         #expect(auth.algorithm == .sha256)
-        #expect(auth.response
-            == "753927fa0e85d155564e2e272a28d1802ca10daf4496794697cf8db5856cb6c1")
+        #expect(
+            auth.response
+                == "753927fa0e85d155564e2e272a28d1802ca10daf4496794697cf8db5856cb6c1")
         #expect(auth.opaque == "FQhe/qaU925kfnzjCev0ciny7QMkPqMAFRtzCUYo5tdS")
     }
 
@@ -138,7 +146,8 @@ struct DigestRFCExampleTests {
     }
 
     @Test func rfc7616AuthorizationHeaderParses() throws {
-        let auth = try DigestAuthorization.parse("""
+        let auth = try DigestAuthorization.parse(
+            """
             Digest username="Mufasa",
                 realm="http-auth@example.org",
                 uri="/dir/index.html",
@@ -176,32 +185,42 @@ struct DigestChallengeParseTests {
     }
 
     static let cases: [Case] = [
-        Case(name: "RFC 3261 example",
-             header: #"Digest realm="atlanta.com", domain="sip:boxesbybob.com", qop="auth", nonce="f84f1cec41e6cbe5aea9c8e88d359", opaque="", stale=FALSE, algorithm=MD5"#,
-             realm: "atlanta.com", nonce: "f84f1cec41e6cbe5aea9c8e88d359", qop: [.auth],
-             opaque: "", domain: ["sip:boxesbybob.com"]),
-        Case(name: "comma inside quotes",
-             header: #"Digest realm="a, b, c", nonce="n,1""#, realm: "a, b, c", nonce: "n,1"),
-        Case(name: "escaped quotes and backslash",
-             header: #"Digest realm="say \"hi\" \\ bye", nonce="x""#,
-             realm: #"say "hi" \ bye"#, nonce: "x"),
-        Case(name: "odd whitespace",
-             header: "  Digest\trealm =  \"r\"  ,\r\n nonce\t=\"n\" ,qop = \" auth-int , auth \"  ",
-             realm: "r", nonce: "n", qop: [.authInt, .auth]),
-        Case(name: "mixed-case names and values",
-             header: #"DIGEST Realm="r", NONCE="n", Algorithm=sha-256, QOP="AUTH", Stale=true"#,
-             realm: "r", nonce: "n", algorithm: .sha256, qop: [.auth], stale: true),
-        Case(name: "unknown params ignored, unknown qop token dropped",
-             header: #"Digest charset=UTF-8, realm="r", userhash=false, nonce="n", qop="auth-conf,auth""#,
-             realm: "r", nonce: "n", qop: [.auth]),
-        Case(name: "empty list elements",
-             header: #"Digest ,realm="r",, nonce="n",  algorithm=SHA-256-sess,"#,
-             realm: "r", nonce: "n", algorithm: .sha256Sess),
-        Case(name: "domain list",
-             header: #"Digest realm="r", nonce="n", domain="sip:a.example  sip:b.example""#,
-             realm: "r", nonce: "n", domain: ["sip:a.example", "sip:b.example"]),
-        Case(name: "MD5-sess", header: #"Digest realm="r",nonce="n",algorithm=md5-SESS"#,
-             realm: "r", nonce: "n", algorithm: .md5Sess),
+        Case(
+            name: "RFC 3261 example",
+            header:
+                #"Digest realm="atlanta.com", domain="sip:boxesbybob.com", qop="auth", nonce="f84f1cec41e6cbe5aea9c8e88d359", opaque="", stale=FALSE, algorithm=MD5"#,
+            realm: "atlanta.com", nonce: "f84f1cec41e6cbe5aea9c8e88d359", qop: [.auth],
+            opaque: "", domain: ["sip:boxesbybob.com"]),
+        Case(
+            name: "comma inside quotes",
+            header: #"Digest realm="a, b, c", nonce="n,1""#, realm: "a, b, c", nonce: "n,1"),
+        Case(
+            name: "escaped quotes and backslash",
+            header: #"Digest realm="say \"hi\" \\ bye", nonce="x""#,
+            realm: #"say "hi" \ bye"#, nonce: "x"),
+        Case(
+            name: "odd whitespace",
+            header: "  Digest\trealm =  \"r\"  ,\r\n nonce\t=\"n\" ,qop = \" auth-int , auth \"  ",
+            realm: "r", nonce: "n", qop: [.authInt, .auth]),
+        Case(
+            name: "mixed-case names and values",
+            header: #"DIGEST Realm="r", NONCE="n", Algorithm=sha-256, QOP="AUTH", Stale=true"#,
+            realm: "r", nonce: "n", algorithm: .sha256, qop: [.auth], stale: true),
+        Case(
+            name: "unknown params ignored, unknown qop token dropped",
+            header: #"Digest charset=UTF-8, realm="r", userhash=false, nonce="n", qop="auth-conf,auth""#,
+            realm: "r", nonce: "n", qop: [.auth]),
+        Case(
+            name: "empty list elements",
+            header: #"Digest ,realm="r",, nonce="n",  algorithm=SHA-256-sess,"#,
+            realm: "r", nonce: "n", algorithm: .sha256Sess),
+        Case(
+            name: "domain list",
+            header: #"Digest realm="r", nonce="n", domain="sip:a.example  sip:b.example""#,
+            realm: "r", nonce: "n", domain: ["sip:a.example", "sip:b.example"]),
+        Case(
+            name: "MD5-sess", header: #"Digest realm="r",nonce="n",algorithm=md5-SESS"#,
+            realm: "r", nonce: "n", algorithm: .md5Sess)
     ]
 
     @Test(arguments: cases)
@@ -231,7 +250,7 @@ struct DigestChallengeParseTests {
         (#"Digest realm="r", nonce="n", algorithm=SHA-512-256"#, .unsupportedAlgorithm),
         (#"Digest realm="r", nonce="n", qop="auth-conf""#, .unsupportedQop),
         (#"Digest realm="r\"#, .malformed),
-        ("Digestrealm=\"r\"", .notDigestScheme),
+        ("Digestrealm=\"r\"", .notDigestScheme)
     ]
 
     @Test(arguments: failures)
@@ -269,7 +288,7 @@ struct DigestChallengeParseTests {
         let all = try DigestChallenge.parseAll([
             #"Basic realm="r""#,
             #"Digest realm="r", nonce="a", algorithm=SHA-512-256"#,
-            #"Digest realm="r", nonce="b", algorithm=MD5"#,
+            #"Digest realm="r", nonce="b", algorithm=MD5"#
         ])
         #expect(all.map(\.nonce) == ["b"])
         #expect(throws: DigestError(.notDigestScheme, "Basic")) {
@@ -297,7 +316,7 @@ struct DigestChallengeParseTests {
 
     @Test(arguments: [
         ("md5", DigestAlgorithm.md5), ("MD5-SESS", .md5Sess), ("Sha-256", .sha256),
-        ("sha-256-sess", .sha256Sess),
+        ("sha-256-sess", .sha256Sess)
     ])
     func algorithmTokensAreCaseInsensitive(token: String, algorithm: DigestAlgorithm) {
         #expect(DigestAlgorithm(token: token) == algorithm)
@@ -335,15 +354,23 @@ struct DigestAuthorizationTests {
     @Test(arguments: [
         (#"Digest realm="r", nonce="n", uri="u", response="x""#, DigestError.Kind.missingParameter),
         (#"Digest username="u", realm="r", nonce="n", uri="u""#, .missingParameter),
-        (#"Digest username="u", realm="r", nonce="n", uri="u", response="x", qop=auth, nc=00000001"#,
-         .missingParameter),
-        (#"Digest username="u", realm="r", nonce="n", uri="u", response="x", qop=auth, cnonce="c", nc=0000000g"#,
-         .malformed),
-        (#"Digest username="u", realm="r", nonce="n", uri="u", response="x", qop=auth, cnonce="c", nc=123456789"#,
-         .malformed),
-        (#"Digest username="u", realm="r", nonce="n", uri="u", response="x", qop=auth-conf"#,
-         .unsupportedQop),
-        (#"Basic dXNlcjpwYXNz"#, .notDigestScheme),
+        (
+            #"Digest username="u", realm="r", nonce="n", uri="u", response="x", qop=auth, nc=00000001"#,
+            .missingParameter
+        ),
+        (
+            #"Digest username="u", realm="r", nonce="n", uri="u", response="x", qop=auth, cnonce="c", nc=0000000g"#,
+            .malformed
+        ),
+        (
+            #"Digest username="u", realm="r", nonce="n", uri="u", response="x", qop=auth, cnonce="c", nc=123456789"#,
+            .malformed
+        ),
+        (
+            #"Digest username="u", realm="r", nonce="n", uri="u", response="x", qop=auth-conf"#,
+            .unsupportedQop
+        ),
+        (#"Basic dXNlcjpwYXNz"#, .notDigestScheme)
     ])
     func rejects(header: String, kind: DigestError.Kind) {
         #expect {
@@ -375,8 +402,10 @@ struct DigestAuthorizationTests {
         let credentials = DigestCredentials(username: "alice", password: "s3cret-Pa55")
         var dumped = ""
         dump(credentials, to: &dumped)
-        for text in [credentials.description, credentials.debugDescription, "\(credentials)",
-                     String(reflecting: credentials), dumped] {
+        for text in [
+            credentials.description, credentials.debugDescription, "\(credentials)",
+            String(reflecting: credentials), dumped
+        ] {
             #expect(text.contains("alice"))
             #expect(!text.contains("s3cret-Pa55"))
         }
@@ -411,14 +440,20 @@ struct DigestClientServerTests {
         #expect((auth.nc != nil) == (auth.qop != nil))
 
         let parsed = try DigestAuthorization.parse(auth.serialize())
-        #expect(server.verify(parsed, method: "INVITE", password: "wonderland", now: 1_010,
-                              body: body, requestURI: uri) == .valid)
+        #expect(
+            server.verify(
+                parsed, method: "INVITE", password: "wonderland", now: 1_010,
+                body: body, requestURI: uri) == .valid)
         // The method is part of A2.
-        #expect(server.verify(parsed, method: "BYE", password: "wonderland", now: 1_010,
-                              body: body) == .invalid(.wrongResponse))
+        #expect(
+            server.verify(
+                parsed, method: "BYE", password: "wonderland", now: 1_010,
+                body: body) == .invalid(.wrongResponse))
         if auth.qop == .authInt {
-            #expect(server.verify(parsed, method: "INVITE", password: "wonderland", now: 1_010,
-                                  body: []) == .invalid(.wrongResponse))
+            #expect(
+                server.verify(
+                    parsed, method: "INVITE", password: "wonderland", now: 1_010,
+                    body: []) == .invalid(.wrongResponse))
         }
     }
 
@@ -428,8 +463,9 @@ struct DigestClientServerTests {
         let auth = try client.authorization(
             for: server.challenge(now: 0), method: "REGISTER", uri: uri,
             credentials: DigestCredentials(username: "alice", password: "guess"))
-        #expect(server.verify(auth, method: "REGISTER", password: "wonderland", now: 1)
-            == .invalid(.wrongResponse))
+        #expect(
+            server.verify(auth, method: "REGISTER", password: "wonderland", now: 1)
+                == .invalid(.wrongResponse))
     }
 
     @Test func staleNonceWithGoodResponse() throws {
@@ -438,21 +474,25 @@ struct DigestClientServerTests {
         var client = DigestClient()
         let auth = try client.authorization(
             for: server.challenge(now: 5_000), method: "REGISTER", uri: uri, credentials: alice)
-        #expect(server.verify(auth, method: "REGISTER", password: "wonderland", now: 5_299)
-            == .valid)
-        #expect(server.verify(auth, method: "REGISTER", password: "wonderland", now: 5_301)
-            == .stale)
+        #expect(
+            server.verify(auth, method: "REGISTER", password: "wonderland", now: 5_299)
+                == .valid)
+        #expect(
+            server.verify(auth, method: "REGISTER", password: "wonderland", now: 5_301)
+                == .stale)
         // A stale nonce with a wrong password is plainly invalid, not stale.
-        #expect(server.verify(auth, method: "REGISTER", password: "nope", now: 5_301)
-            == .invalid(.wrongResponse))
+        #expect(
+            server.verify(auth, method: "REGISTER", password: "nope", now: 5_301)
+                == .invalid(.wrongResponse))
 
         let fresh = server.challenge(now: 5_301, stale: true)
         #expect(fresh.stale)
         #expect(try DigestChallenge.parse(fresh.serialize()).stale)
         let retry = try client.authorization(
             for: fresh, method: "REGISTER", uri: uri, credentials: alice)
-        #expect(server.verify(retry, method: "REGISTER", password: "wonderland", now: 5_302)
-            == .valid)
+        #expect(
+            server.verify(retry, method: "REGISTER", password: "wonderland", now: 5_302)
+                == .valid)
     }
 
     @Test func customLifetime() throws {
@@ -460,15 +500,16 @@ struct DigestClientServerTests {
         var client = DigestClient()
         let auth = try client.authorization(
             for: server.challenge(now: 100), method: "OPTIONS", uri: uri, credentials: alice)
-        #expect(server.verify(auth, method: "OPTIONS", password: "wonderland", now: 131)
-            == .stale)
+        #expect(
+            server.verify(auth, method: "OPTIONS", password: "wonderland", now: 131)
+                == .stale)
     }
 
     @Test(arguments: [
         "dcd98b7102dd2f0e8b11d0f600bfb0c093",  // someone else's nonce
         "",
         "zz",
-        String(repeating: "0", count: 64),  // right shape, wrong MAC
+        String(repeating: "0", count: 64)  // right shape, wrong MAC
     ])
     func foreignNonceIsInvalid(nonce: String) throws {
         let server = DigestServer(realm: "r", secret: secret)
@@ -476,8 +517,9 @@ struct DigestClientServerTests {
         let auth = try client.authorization(
             for: DigestChallenge(realm: "r", nonce: nonce, algorithm: .sha256, qopOptions: [.auth]),
             method: "INVITE", uri: uri, credentials: alice)
-        #expect(server.verify(auth, method: "INVITE", password: "wonderland", now: 1)
-            == .invalid(.foreignNonce))
+        #expect(
+            server.verify(auth, method: "INVITE", password: "wonderland", now: 1)
+                == .invalid(.foreignNonce))
     }
 
     @Test func tamperedNonceTimestampIsInvalid() throws {
@@ -490,8 +532,9 @@ struct DigestClientServerTests {
         var client = DigestClient()
         let auth = try client.authorization(
             for: challenge, method: "INVITE", uri: uri, credentials: alice)
-        #expect(server.verify(auth, method: "INVITE", password: "wonderland", now: 1_000)
-            == .invalid(.foreignNonce))
+        #expect(
+            server.verify(auth, method: "INVITE", password: "wonderland", now: 1_000)
+                == .invalid(.foreignNonce))
     }
 
     @Test func nonceFromAnotherSecretOrRealmIsInvalid() throws {
@@ -501,14 +544,16 @@ struct DigestClientServerTests {
         var client = DigestClient()
         let forged = try client.authorization(
             for: other.challenge(now: 0), method: "INVITE", uri: uri, credentials: alice)
-        #expect(server.verify(forged, method: "INVITE", password: "wonderland", now: 1)
-            == .invalid(.foreignNonce))
+        #expect(
+            server.verify(forged, method: "INVITE", password: "wonderland", now: 1)
+                == .invalid(.foreignNonce))
         // A nonce minted for realm r2, replayed with realm r.
         var replayed = try client.authorization(
             for: otherRealm.challenge(now: 0), method: "INVITE", uri: uri, credentials: alice)
         replayed.realm = "r"
-        #expect(server.verify(replayed, method: "INVITE", password: "wonderland", now: 1)
-            == .invalid(.foreignNonce))
+        #expect(
+            server.verify(replayed, method: "INVITE", password: "wonderland", now: 1)
+                == .invalid(.foreignNonce))
     }
 
     @Test func nonceIsBoundToItsAlgorithm() throws {
@@ -518,8 +563,9 @@ struct DigestClientServerTests {
         var client = DigestClient()
         let auth = try client.authorization(
             for: challenge, method: "INVITE", uri: uri, credentials: alice)
-        #expect(server.verify(auth, method: "INVITE", password: "wonderland", now: 1)
-            == .invalid(.foreignNonce))
+        #expect(
+            server.verify(auth, method: "INVITE", password: "wonderland", now: 1)
+                == .invalid(.foreignNonce))
     }
 
     @Test func realmMismatchAndUnacceptedAlgorithm() throws {
@@ -529,14 +575,16 @@ struct DigestClientServerTests {
             for: server.challenge(now: 0), method: "INVITE", uri: uri, credentials: alice)
         #expect(server.verify(auth, method: "INVITE", password: "wonderland", now: 1) == .valid)
         auth.realm = "elsewhere"
-        #expect(server.verify(auth, method: "INVITE", password: "wonderland", now: 1)
-            == .invalid(.realmMismatch))
+        #expect(
+            server.verify(auth, method: "INVITE", password: "wonderland", now: 1)
+                == .invalid(.realmMismatch))
 
         let md5 = try client.authorization(
             for: DigestServer(realm: "r", secret: secret).challenge(now: 0, algorithm: .md5),
             method: "INVITE", uri: uri, credentials: alice)
-        #expect(server.verify(md5, method: "INVITE", password: "wonderland", now: 1)
-            == .invalid(.unsupportedAlgorithm))
+        #expect(
+            server.verify(md5, method: "INVITE", password: "wonderland", now: 1)
+                == .invalid(.unsupportedAlgorithm))
         #expect(server.challenges(now: 0).map(\.algorithm) == [.sha256])
     }
 
@@ -548,13 +596,16 @@ struct DigestClientServerTests {
         let auth = try client.authorization(
             for: challenge, method: "INVITE", uri: uri, credentials: alice)
         #expect(auth.qop == nil)
-        #expect(server.verify(auth, method: "INVITE", password: "wonderland", now: 1)
-            == .invalid(.missingQop))
+        #expect(
+            server.verify(auth, method: "INVITE", password: "wonderland", now: 1)
+                == .invalid(.missingQop))
 
         let good = try client.authorization(
             for: server.challenge(now: 0), method: "INVITE", uri: uri, credentials: alice)
-        #expect(server.verify(good, method: "INVITE", password: "wonderland", now: 1,
-                              requestURI: "sip:other.example") == .invalid(.uriMismatch))
+        #expect(
+            server.verify(
+                good, method: "INVITE", password: "wonderland", now: 1,
+                requestURI: "sip:other.example") == .invalid(.uriMismatch))
     }
 
     @Test func ncCountsUpPerNonceAndResetsOnNewNonce() throws {
@@ -568,8 +619,9 @@ struct DigestClientServerTests {
                 for: first, method: "REGISTER", uri: uri, credentials: alice)
             counts.append(auth.nc)
             cnonces.insert(auth.cnonce ?? "")
-            #expect(server.verify(auth, method: "REGISTER", password: "wonderland", now: 1)
-                == .valid)
+            #expect(
+                server.verify(auth, method: "REGISTER", password: "wonderland", now: 1)
+                    == .valid)
         }
         #expect(counts == [1, 2, 3])
         #expect(cnonces.count == 3)  // a fresh cnonce each time
@@ -586,14 +638,20 @@ struct DigestClientServerTests {
 
         // Another realm keeps its own count.
         let proxy = DigestChallenge(realm: "proxy", nonce: "p", qopOptions: [.auth])
-        #expect(try client.authorization(
-            for: proxy, method: "REGISTER", uri: uri, credentials: alice).nc == 1)
-        #expect(try client.authorization(
-            for: second, method: "REGISTER", uri: uri, credentials: alice).nc == 3)
+        #expect(
+            try client.authorization(
+                for: proxy, method: "REGISTER", uri: uri, credentials: alice
+            ).nc == 1)
+        #expect(
+            try client.authorization(
+                for: second, method: "REGISTER", uri: uri, credentials: alice
+            ).nc == 3)
 
         client.reset()
-        #expect(try client.authorization(
-            for: second, method: "REGISTER", uri: uri, credentials: alice).nc == 1)
+        #expect(
+            try client.authorization(
+                for: second, method: "REGISTER", uri: uri, credentials: alice
+            ).nc == 1)
     }
 
     @Test func sha256ChosenOverMD5() throws {
@@ -606,8 +664,9 @@ struct DigestClientServerTests {
                 for: order, method: "INVITE", uri: uri, credentials: alice)
             #expect(auth.algorithm == .sha256)
             #expect(auth.response.count == 64)
-            #expect(server.verify(auth, method: "INVITE", password: "wonderland", now: 1)
-                == .valid)
+            #expect(
+                server.verify(auth, method: "INVITE", password: "wonderland", now: 1)
+                    == .valid)
         }
     }
 

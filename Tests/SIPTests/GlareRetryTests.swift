@@ -1,4 +1,5 @@
 import Testing
+
 @testable import SIP
 
 /// SplitMix64: a tiny seeded generator so "many draws" tests are deterministic.
@@ -16,7 +17,7 @@ private struct SplitMix64: RandomNumberGenerator {
 struct GlareRetryTests {
     @Test(arguments: [
         (true, 210...400),
-        (false, 0...200),
+        (false, 0...200)
     ])
     func tickRangeFollowsCallIDOwnership(ownsCallID: Bool, expected: ClosedRange<Int>) {
         #expect(GlareRetry.tickRange(ownsCallID: ownsCallID) == expected)
@@ -24,15 +25,19 @@ struct GlareRetryTests {
 
     @Test func generatorIsAskedForTheRFCRangeInTenMillisecondTicks() {
         var seen: [ClosedRange<Int>] = []
-        _ = GlareRetry.delay(ownsCallID: true) { seen.append($0); return $0.lowerBound }
-        _ = GlareRetry.delay(ownsCallID: false) { seen.append($0); return $0.lowerBound }
+        _ = GlareRetry.delay(ownsCallID: true) {
+            seen.append($0); return $0.lowerBound
+        }
+        _ = GlareRetry.delay(ownsCallID: false) {
+            seen.append($0); return $0.lowerBound
+        }
         #expect(seen == [210...400, 0...200])
     }
 
     @Test(arguments: [
         // (ownsCallID, ticks drawn, expected seconds)
         (true, 210, 2.1), (true, 400, 4.0), (true, 317, 3.17),
-        (false, 0, 0.0), (false, 200, 2.0), (false, 1, 0.01),
+        (false, 0, 0.0), (false, 200, 2.0), (false, 1, 0.01)
     ])
     func deterministicDraws(ownsCallID: Bool, ticks: Int, seconds: Double) {
         #expect(GlareRetry.delay(ownsCallID: ownsCallID) { _ in ticks } == seconds)
@@ -40,7 +45,7 @@ struct GlareRetryTests {
 
     @Test(arguments: [
         (true, 10_000, 4.0), (true, -7, 2.1), (true, 0, 2.1),
-        (false, 201, 2.0), (false, -1, 0.0),
+        (false, 201, 2.0), (false, -1, 0.0)
     ])
     func outOfRangeDrawsAreClamped(ownsCallID: Bool, ticks: Int, seconds: Double) {
         #expect(GlareRetry.delay(ownsCallID: ownsCallID) { _ in ticks } == seconds)

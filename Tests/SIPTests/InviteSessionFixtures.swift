@@ -1,6 +1,7 @@
 import Foundation
 import SDP
 import Testing
+
 @testable import SIP
 
 /// Messages for the `InviteSessionMachine` tables, written as they look on the wire (a
@@ -31,11 +32,14 @@ enum Wire {
         return try! SIPMessage.parse(Array(head.utf8))
     }
 
-    static var sdp: SessionDescription { try! SessionDescription.parse(Array(sdpBody.replacingOccurrences(of: "\n", with: "\r\n").utf8)) }
+    static var sdp: SessionDescription {
+        try! SessionDescription.parse(Array(sdpBody.replacingOccurrences(of: "\n", with: "\r\n").utf8))
+    }
 
     /// Our SDP (an offer or an answer; the machine does not read it).
     static var ourSDP: SessionDescription {
-        let text = "v=0\r\no=irisgw 1 1 IN IP4 192.0.2.10\r\ns=-\r\nc=IN IP4 192.0.2.10\r\nt=0 0\r\nm=audio 40000 RTP/AVP 0\r\na=rtpmap:0 PCMU/8000\r\n"
+        let text =
+            "v=0\r\no=irisgw 1 1 IN IP4 192.0.2.10\r\ns=-\r\nc=IN IP4 192.0.2.10\r\nt=0 0\r\nm=audio 40000 RTP/AVP 0\r\na=rtpmap:0 PCMU/8000\r\n"
         return try! SessionDescription.parse(Array(text.utf8))
     }
 
@@ -43,17 +47,19 @@ enum Wire {
 
     /// Our INVITE as `SIPUserAgent.invite` builds it: the driver adds Via and User-Agent
     /// (the parser wants a Via, so it is removed after parsing).
-    static let ourInvite = withoutVia(parse("""
-        INVITE sip:+15551230001@198.51.100.7 SIP/2.0
-        Via: SIP/2.0/UDP 192.0.2.10:5060;branch=z9hG4bK-removed
-        From: <sip:+15557654321@gw.example.com>;tag=ours1
-        To: <sip:+15551230001@198.51.100.7>
-        Call-ID: \(callID)
-        CSeq: 1 INVITE
-        Contact: <sip:irisgw@192.0.2.10:5060>
-        Allow: INVITE, ACK, BYE, CANCEL, OPTIONS, PRACK, UPDATE, INFO
-        Supported: replaces, 100rel, timer
-        """))
+    static let ourInvite = withoutVia(
+        parse(
+            """
+            INVITE sip:+15551230001@198.51.100.7 SIP/2.0
+            Via: SIP/2.0/UDP 192.0.2.10:5060;branch=z9hG4bK-removed
+            From: <sip:+15557654321@gw.example.com>;tag=ours1
+            To: <sip:+15551230001@198.51.100.7>
+            Call-ID: \(callID)
+            CSeq: 1 INVITE
+            Contact: <sip:irisgw@192.0.2.10:5060>
+            Allow: INVITE, ACK, BYE, CANCEL, OPTIONS, PRACK, UPDATE, INFO
+            Supported: replaces, 100rel, timer
+            """))
 
     static func withoutVia(_ m: SIPMessage) -> SIPMessage {
         var copy = m
@@ -62,34 +68,41 @@ enum Wire {
     }
 
     /// The carrier's response to our INVITE (or to a request we sent in the dialog).
-    static func response(_ status: Int, _ reason: String, cseq: UInt32 = 1, method: String = "INVITE", tag: String? = "c1",
-                         rseq: UInt32? = nil, sdp: Bool = false, extra: [String] = []) -> SIPMessage {
+    static func response(
+        _ status: Int, _ reason: String, cseq: UInt32 = 1, method: String = "INVITE", tag: String? = "c1",
+        rseq: UInt32? = nil, sdp: Bool = false, extra: [String] = []
+    ) -> SIPMessage {
         var lines = [
             "SIP/2.0 \(status) \(reason)",
             "Via: SIP/2.0/UDP 192.0.2.10:5060;branch=z9hG4bK74bf9;rport=5060;received=192.0.2.10",
             "From: <sip:+15557654321@gw.example.com>;tag=ours1",
             "To: <sip:+15551230001@198.51.100.7>" + (tag.map { ";tag=\($0)" } ?? ""),
             "Call-ID: \(callID)",
-            "CSeq: \(cseq) \(method)",
+            "CSeq: \(cseq) \(method)"
         ]
-        if status > 100 && status < 300 && method == "INVITE" { lines.append("Contact: <sip:+15551230001@198.51.100.7:5060>") }
+        if status > 100 && status < 300 && method == "INVITE" {
+            lines.append("Contact: <sip:+15551230001@198.51.100.7:5060>")
+        }
         if let rseq { lines += ["Require: 100rel", "RSeq: \(rseq)"] }
         lines += extra
         return parse(lines.joined(separator: "\n"), body: sdp ? sdpBody : "")
     }
 
     /// A request the carrier sends in the dialog of our call (To carries our tag).
-    static func requestToUs(_ method: String, cseq: UInt32, tag: String = "c1", sdp: Bool = false, extra: [String] = []) -> SIPMessage {
-        let lines = [
-            "\(method) sip:irisgw@192.0.2.10:5060 SIP/2.0",
-            "Via: SIP/2.0/UDP 198.51.100.7:5060;branch=z9hG4bK-\(method.lowercased())-\(cseq)",
-            "Max-Forwards: 70",
-            "From: <sip:+15551230001@198.51.100.7>;tag=\(tag)",
-            "To: <sip:+15557654321@gw.example.com>;tag=ours1",
-            "Call-ID: \(callID)",
-            "CSeq: \(cseq) \(method)",
-            "Contact: <sip:+15551230001@198.51.100.7:5060>",
-        ] + extra
+    static func requestToUs(
+        _ method: String, cseq: UInt32, tag: String = "c1", sdp: Bool = false, extra: [String] = []
+    ) -> SIPMessage {
+        let lines =
+            [
+                "\(method) sip:irisgw@192.0.2.10:5060 SIP/2.0",
+                "Via: SIP/2.0/UDP 198.51.100.7:5060;branch=z9hG4bK-\(method.lowercased())-\(cseq)",
+                "Max-Forwards: 70",
+                "From: <sip:+15551230001@198.51.100.7>;tag=\(tag)",
+                "To: <sip:+15557654321@gw.example.com>;tag=ours1",
+                "Call-ID: \(callID)",
+                "CSeq: \(cseq) \(method)",
+                "Contact: <sip:+15551230001@198.51.100.7:5060>"
+            ] + extra
         return parse(lines.joined(separator: "\n"), body: sdp ? sdpBody : "")
     }
 
@@ -97,44 +110,50 @@ enum Wire {
 
     /// A carrier's INVITE to us, with an offer.
     static func theirInvite(extra: [String] = ["Supported: 100rel, timer"], sdp: Bool = true) -> SIPMessage {
-        let lines = [
-            "INVITE sip:+15557654321@192.0.2.10:5060 SIP/2.0",
-            "Via: SIP/2.0/UDP 198.51.100.7:5060;branch=z9hG4bKnashds8;rport=5060",
-            "Max-Forwards: 70",
-            "From: \"Carrier\" <sip:+15551230001@198.51.100.7>;tag=9fxced76sl",
-            "To: <sip:+15557654321@192.0.2.10>",
-            "Call-ID: \(theirCallID)",
-            "CSeq: 101 INVITE",
-            "Contact: <sip:+15551230001@198.51.100.7:5060>",
-            "Allow: INVITE, ACK, CANCEL, BYE, OPTIONS, PRACK, UPDATE",
-        ] + extra
+        let lines =
+            [
+                "INVITE sip:+15557654321@192.0.2.10:5060 SIP/2.0",
+                "Via: SIP/2.0/UDP 198.51.100.7:5060;branch=z9hG4bKnashds8;rport=5060",
+                "Max-Forwards: 70",
+                "From: \"Carrier\" <sip:+15551230001@198.51.100.7>;tag=9fxced76sl",
+                "To: <sip:+15557654321@192.0.2.10>",
+                "Call-ID: \(theirCallID)",
+                "CSeq: 101 INVITE",
+                "Contact: <sip:+15551230001@198.51.100.7:5060>",
+                "Allow: INVITE, ACK, CANCEL, BYE, OPTIONS, PRACK, UPDATE"
+            ] + extra
         return parse(lines.joined(separator: "\n"), body: sdp ? sdpBody : "")
     }
 
     /// A request from the caller in the dialog of its call (To carries our tag `uas1`).
-    static func requestFromCaller(_ method: String, cseq: UInt32, sdp: Bool = false, extra: [String] = []) -> SIPMessage {
-        let lines = [
-            "\(method) sip:irisgw@192.0.2.10:5060 SIP/2.0",
-            "Via: SIP/2.0/UDP 198.51.100.7:5060;branch=z9hG4bK-\(method.lowercased())-\(cseq)",
-            "Max-Forwards: 70",
-            "From: \"Carrier\" <sip:+15551230001@198.51.100.7>;tag=9fxced76sl",
-            "To: <sip:+15557654321@192.0.2.10>;tag=uas1",
-            "Call-ID: \(theirCallID)",
-            "CSeq: \(cseq) \(method)",
-        ] + extra
+    static func requestFromCaller(_ method: String, cseq: UInt32, sdp: Bool = false, extra: [String] = []) -> SIPMessage
+    {
+        let lines =
+            [
+                "\(method) sip:irisgw@192.0.2.10:5060 SIP/2.0",
+                "Via: SIP/2.0/UDP 198.51.100.7:5060;branch=z9hG4bK-\(method.lowercased())-\(cseq)",
+                "Max-Forwards: 70",
+                "From: \"Carrier\" <sip:+15551230001@198.51.100.7>;tag=9fxced76sl",
+                "To: <sip:+15557654321@192.0.2.10>;tag=uas1",
+                "Call-ID: \(theirCallID)",
+                "CSeq: \(cseq) \(method)"
+            ] + extra
         return parse(lines.joined(separator: "\n"), body: sdp ? sdpBody : "")
     }
 
     /// The caller's response to a request we sent in its dialog.
-    static func responseFromCaller(_ status: Int, _ reason: String, cseq: UInt32, method: String, extra: [String] = []) -> SIPMessage {
-        let lines = [
-            "SIP/2.0 \(status) \(reason)",
-            "Via: SIP/2.0/UDP 192.0.2.10:5060;branch=z9hG4bK9a1e",
-            "From: <sip:+15557654321@192.0.2.10>;tag=uas1",
-            "To: \"Carrier\" <sip:+15551230001@198.51.100.7>;tag=9fxced76sl",
-            "Call-ID: \(theirCallID)",
-            "CSeq: \(cseq) \(method)",
-        ] + extra
+    static func responseFromCaller(
+        _ status: Int, _ reason: String, cseq: UInt32, method: String, extra: [String] = []
+    ) -> SIPMessage {
+        let lines =
+            [
+                "SIP/2.0 \(status) \(reason)",
+                "Via: SIP/2.0/UDP 192.0.2.10:5060;branch=z9hG4bK9a1e",
+                "From: <sip:+15557654321@192.0.2.10>;tag=uas1",
+                "To: \"Carrier\" <sip:+15551230001@198.51.100.7>;tag=9fxced76sl",
+                "Call-ID: \(theirCallID)",
+                "CSeq: \(cseq) \(method)"
+            ] + extra
         return parse(lines.joined(separator: "\n"))
     }
 }
@@ -148,21 +167,31 @@ enum Bench {
     /// The lowest value of every range: glare back-off 2.1 s as Call-ID owner, 0 s otherwise.
     static let fixed = M.Randomness(integer: { $0.lowerBound }, cnonce: { "0a4f113b" })
 
-    static func configuration(sessionTimer: SessionTimerPolicy? = nil, prack: SIPUserAgentConfiguration.PRACKPolicy = .supported,
-                              failoverTimeout: Double? = nil) -> M.Configuration {
-        M.Configuration(policy: SIPCallPolicy(prack: prack, sessionTimer: sessionTimer, failoverTimeout: failoverTimeout),
-                        contact: SIPURI(user: "irisgw", host: "192.0.2.10", port: 5060), serverHeader: "irisgw/0.1")
+    static func configuration(
+        sessionTimer: SessionTimerPolicy? = nil, prack: SIPUserAgentConfiguration.PRACKPolicy = .supported,
+        failoverTimeout: Double? = nil
+    ) -> M.Configuration {
+        M.Configuration(
+            policy: SIPCallPolicy(prack: prack, sessionTimer: sessionTimer, failoverTimeout: failoverTimeout),
+            contact: SIPURI(user: "irisgw", host: "192.0.2.10", port: 5060), serverHeader: "irisgw/0.1")
     }
 
-    static func uac(credentials: DigestCredentials? = nil, sessionTimer: SessionTimerPolicy? = nil, failoverTimeout: Double? = nil) -> M {
-        M(outgoing: Wire.ourInvite, sdp: Wire.ourSDP, credentials: credentials,
-          configuration: configuration(sessionTimer: sessionTimer, failoverTimeout: failoverTimeout), randomness: fixed)
+    static func uac(
+        credentials: DigestCredentials? = nil, sessionTimer: SessionTimerPolicy? = nil, failoverTimeout: Double? = nil
+    ) -> M {
+        M(
+            outgoing: Wire.ourInvite, sdp: Wire.ourSDP, credentials: credentials,
+            configuration: configuration(sessionTimer: sessionTimer, failoverTimeout: failoverTimeout),
+            randomness: fixed)
     }
 
-    static func uas(_ invite: SIPMessage = Wire.theirInvite(), sessionTimer: SessionTimerPolicy? = nil,
-                    prack: SIPUserAgentConfiguration.PRACKPolicy = .supported) -> M {
-        M(incoming: invite, transaction: tx(1), localTag: "uas1", firstRSeq: 1, localSequence: 500,
-          configuration: configuration(sessionTimer: sessionTimer, prack: prack), randomness: fixed)
+    static func uas(
+        _ invite: SIPMessage = Wire.theirInvite(), sessionTimer: SessionTimerPolicy? = nil,
+        prack: SIPUserAgentConfiguration.PRACKPolicy = .supported
+    ) -> M {
+        M(
+            incoming: invite, transaction: tx(1), localTag: "uas1", firstRSeq: 1, localSequence: 500,
+            configuration: configuration(sessionTimer: sessionTimer, prack: prack), randomness: fixed)
     }
 
     /// One input and the actions it must produce, rendered by `line`.

@@ -1,5 +1,6 @@
 import SDP
 import Testing
+
 @testable import SIP
 
 private func parse(_ lines: [String], body: String = "") throws -> SIPMessage {
@@ -8,33 +9,37 @@ private func parse(_ lines: [String], body: String = "") throws -> SIPMessage {
 }
 
 private func invite(to: String = "To: Bob <sip:bob@biloxi.example.com>") throws -> SIPMessage {
-    try parse([
-        "INVITE sip:bob@biloxi.example.com SIP/2.0",
-        "Via: SIP/2.0/UDP p2.biloxi.example.com;branch=z9hG4bK2;received=192.0.2.2",
-        "Max-Forwards: 68",
-        "Via: SIP/2.0/UDP p1.atlanta.example.com;branch=z9hG4bK1, SIP/2.0/UDP pc33.atlanta.example.com;branch=z9hG4bK0;rport=5060",
-        "f: Alice <sip:alice@atlanta.example.com>;tag=1928301774",
-        to,
-        "Call-ID: a84b4c76e66710@pc33.atlanta.example.com",
-        "CSeq: 314159 INVITE",
-        "Contact: <sip:alice@pc33.atlanta.example.com>",
-        "Record-Route: <sip:p2.biloxi.example.com;lr>",
-        "Supported: 100rel",
-        "Content-Type: application/sdp",
-    ], body: sdpText)
+    try parse(
+        [
+            "INVITE sip:bob@biloxi.example.com SIP/2.0",
+            "Via: SIP/2.0/UDP p2.biloxi.example.com;branch=z9hG4bK2;received=192.0.2.2",
+            "Max-Forwards: 68",
+            "Via: SIP/2.0/UDP p1.atlanta.example.com;branch=z9hG4bK1, SIP/2.0/UDP pc33.atlanta.example.com;branch=z9hG4bK0;rport=5060",
+            "f: Alice <sip:alice@atlanta.example.com>;tag=1928301774",
+            to,
+            "Call-ID: a84b4c76e66710@pc33.atlanta.example.com",
+            "CSeq: 314159 INVITE",
+            "Contact: <sip:alice@pc33.atlanta.example.com>",
+            "Record-Route: <sip:p2.biloxi.example.com;lr>",
+            "Supported: 100rel",
+            "Content-Type: application/sdp"
+        ], body: sdpText)
 }
 
-private let sdpText = "v=0\r\no=alice 2890844526 2890844526 IN IP4 192.0.2.10\r\ns=-\r\nc=IN IP4 192.0.2.10\r\nt=0 0\r\nm=audio 49170 RTP/AVP 0 8\r\na=rtpmap:0 PCMU/8000\r\na=rtpmap:8 PCMA/8000\r\n"
+private let sdpText =
+    "v=0\r\no=alice 2890844526 2890844526 IN IP4 192.0.2.10\r\ns=-\r\nc=IN IP4 192.0.2.10\r\nt=0 0\r\nm=audio 49170 RTP/AVP 0 8\r\na=rtpmap:0 PCMU/8000\r\na=rtpmap:8 PCMA/8000\r\n"
 
 struct ResponseFactoryUnitTests {
-    @Test("response(to:) copies Via (all, in order), From, To, Call-ID, CSeq and nothing else", arguments: [
-        // status, toTag, expected To
-        (100, "b1" as String?, "Bob <sip:bob@biloxi.example.com>"),
-        (180, "b1", "Bob <sip:bob@biloxi.example.com>;tag=b1"),
-        (200, "b1", "Bob <sip:bob@biloxi.example.com>;tag=b1"),
-        (486, "b1", "Bob <sip:bob@biloxi.example.com>;tag=b1"),
-        (200, nil, "Bob <sip:bob@biloxi.example.com>"),
-    ])
+    @Test(
+        "response(to:) copies Via (all, in order), From, To, Call-ID, CSeq and nothing else",
+        arguments: [
+            // status, toTag, expected To
+            (100, "b1" as String?, "Bob <sip:bob@biloxi.example.com>"),
+            (180, "b1", "Bob <sip:bob@biloxi.example.com>;tag=b1"),
+            (200, "b1", "Bob <sip:bob@biloxi.example.com>;tag=b1"),
+            (486, "b1", "Bob <sip:bob@biloxi.example.com>;tag=b1"),
+            (200, nil, "Bob <sip:bob@biloxi.example.com>")
+        ])
     func copiedHeaders(_ status: Int, _ toTag: String?, _ to: String) throws {
         let request = try invite()
         let r = SIPMessage.response(to: request, status: status, toTag: toTag)
@@ -59,12 +64,14 @@ struct ResponseFactoryUnitTests {
         #expect(r[.to] == "Bob <sip:bob@biloxi.example.com>;tag=existing")
     }
 
-    @Test("reason phrase", arguments: [
-        (487, nil as String?, "Request Terminated"),
-        (500, "CSeq Out Of Order", "CSeq Out Of Order"),
-        (299, nil, "Unknown"),
-        (416, nil, "Unsupported URI Scheme"),
-    ])
+    @Test(
+        "reason phrase",
+        arguments: [
+            (487, nil as String?, "Request Terminated"),
+            (500, "CSeq Out Of Order", "CSeq Out Of Order"),
+            (299, nil, "Unknown"),
+            (416, nil, "Unsupported URI Scheme")
+        ])
     func reason(_ status: Int, _ given: String?, _ phrase: String) throws {
         let r = SIPMessage.response(to: try invite(), status: status, reason: given)
         #expect(r.reasonPhrase == phrase)
@@ -100,16 +107,18 @@ struct SDPBodyUnitTests {
         #expect(m.sdp == nil)
     }
 
-    @Test("hasSDP needs a body and an application/sdp Content-Type", arguments: [
-        ("application/sdp", sdpText, true, true),
-        ("Application/SDP", sdpText, true, true),
-        ("application/sdp; charset=utf-8", sdpText, true, true),
-        ("text/plain", sdpText, false, false),
-        ("multipart/mixed;boundary=x", sdpText, false, false),
-        (nil, sdpText, false, false),
-        ("application/sdp", "", false, false),
-        ("application/sdp", "this is not sdp", true, false),
-    ] as [(String?, String, Bool, Bool)])
+    @Test(
+        "hasSDP needs a body and an application/sdp Content-Type",
+        arguments: [
+            ("application/sdp", sdpText, true, true),
+            ("Application/SDP", sdpText, true, true),
+            ("application/sdp; charset=utf-8", sdpText, true, true),
+            ("text/plain", sdpText, false, false),
+            ("multipart/mixed;boundary=x", sdpText, false, false),
+            (nil, sdpText, false, false),
+            ("application/sdp", "", false, false),
+            ("application/sdp", "this is not sdp", true, false)
+        ] as [(String?, String, Bool, Bool)])
     func hasSDP(_ type: String?, _ body: String, _ has: Bool, _ parses: Bool) {
         var m = SIPMessage.request("INVITE", SIPURI(host: "example.com"))
         m[.contentType] = type

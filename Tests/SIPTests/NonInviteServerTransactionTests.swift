@@ -1,5 +1,6 @@
-@testable import SIP
 import Testing
+
+@testable import SIP
 
 /// RFC 3261 §17.2.2 as a table: what arrives or is answered when, and what goes out.
 @Suite struct NonInviteServerTransactionTests {
@@ -20,27 +21,42 @@ import Testing
     }
 
     static let rows: [Row] = [
-        Row(name: "retransmissions in Trying are absorbed", steps: [
-            .request(at: 0, expect: "new"), .request(at: 0.5, expect: "absorbed"), .respond(status: 200, at: 1, sent: true),
-        ]),
-        Row(name: "Proceeding resends the 1xx, Completed the final", steps: [
-            .request(at: 0, expect: "new"), .respond(status: 100, at: 0.1, sent: true), .request(at: 0.5, expect: "resend 100"),
-            .respond(status: 200, at: 1, sent: true), .request(at: 2, expect: "resend 200"),
-        ]),
-        Row(name: "a second final response is not sent", steps: [
-            .request(at: 0, expect: "new"), .respond(status: 200, at: 0.1, sent: true), .respond(status: 500, at: 0.2, sent: false),
-        ]),
-        Row(name: "Timer J: 32 s after the final on UDP", steps: [
-            .request(at: 0, expect: "new"), .respond(status: 404, at: 10, sent: true),
-            .expire(at: 41.9, left: 1), .request(at: 41.95, expect: "resend 404"), .expire(at: 42.1, left: 0),
-            .request(at: 43, expect: "new"),
-        ]),
-        Row(name: "Timer J is 0 on TCP", peer: NonInviteServerTransactionTests.tcp, steps: [
-            .request(at: 0, expect: "new"), .respond(status: 200, at: 0.1, sent: true), .expire(at: 0.1, left: 0),
-        ]),
-        Row(name: "never answered: gone after 64*T1", steps: [
-            .request(at: 0, expect: "new"), .expire(at: 31.9, left: 1), .expire(at: 32.1, left: 0),
-        ]),
+        Row(
+            name: "retransmissions in Trying are absorbed",
+            steps: [
+                .request(at: 0, expect: "new"), .request(at: 0.5, expect: "absorbed"),
+                .respond(status: 200, at: 1, sent: true)
+            ]),
+        Row(
+            name: "Proceeding resends the 1xx, Completed the final",
+            steps: [
+                .request(at: 0, expect: "new"), .respond(status: 100, at: 0.1, sent: true),
+                .request(at: 0.5, expect: "resend 100"),
+                .respond(status: 200, at: 1, sent: true), .request(at: 2, expect: "resend 200")
+            ]),
+        Row(
+            name: "a second final response is not sent",
+            steps: [
+                .request(at: 0, expect: "new"), .respond(status: 200, at: 0.1, sent: true),
+                .respond(status: 500, at: 0.2, sent: false)
+            ]),
+        Row(
+            name: "Timer J: 32 s after the final on UDP",
+            steps: [
+                .request(at: 0, expect: "new"), .respond(status: 404, at: 10, sent: true),
+                .expire(at: 41.9, left: 1), .request(at: 41.95, expect: "resend 404"), .expire(at: 42.1, left: 0),
+                .request(at: 43, expect: "new")
+            ]),
+        Row(
+            name: "Timer J is 0 on TCP", peer: NonInviteServerTransactionTests.tcp,
+            steps: [
+                .request(at: 0, expect: "new"), .respond(status: 200, at: 0.1, sent: true), .expire(at: 0.1, left: 0)
+            ]),
+        Row(
+            name: "never answered: gone after 64*T1",
+            steps: [
+                .request(at: 0, expect: "new"), .expire(at: 31.9, left: 1), .expire(at: 32.1, left: 0)
+            ])
     ]
 
     @Test(arguments: rows) func steps(_ row: Row) {

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import SIP
 
 struct OptionsKeepaliveTests {
@@ -40,15 +41,16 @@ struct OptionsKeepaliveTests {
 
     @Test(arguments: [
         (200, true), (202, true), (404, true), (405, true), (481, true), (486, true),
-        (500, true), (603, true), (408, false), (503, false), (100, false), (180, false),
+        (500, true), (603, true), (408, false), (503, false), (100, false), (180, false)
     ])
     func whatCountsAsAlive(status: Int, alive: Bool) {
         #expect(OptionsKeepalive().countsAsAlive(status: status) == alive)
     }
 
     @Test func customThresholdsAndDeadStatuses() {
-        var k = OptionsKeepalive(configuration: .init(
-            interval: 10, failuresToDown: 3, successesToUp: 2, deadStatuses: [408, 500, 503]))
+        var k = OptionsKeepalive(
+            configuration: .init(
+                interval: 10, failuresToDown: 3, successesToUp: 2, deadStatuses: [408, 500, 503]))
         _ = k.handle(.start(now: 0))
         #expect(k.handle(.response(status: 500, now: 1)) == [.schedule(at: 11)])
         _ = k.handle(.timerFired(now: 11))

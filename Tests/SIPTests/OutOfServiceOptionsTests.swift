@@ -1,8 +1,9 @@
 import Glibc
 import Synchronization
-@testable import SIP
 import TestSupport
 import Testing
+
+@testable import SIP
 
 /// An out-of-dialog OPTIONS over a real UDP socket: 200 with the agent's capabilities while it
 /// takes calls, 503 with Retry-After while its owner says it is out of service (a draining

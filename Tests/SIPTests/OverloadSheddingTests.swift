@@ -1,24 +1,26 @@
 import Dispatch
 import Glibc
-@testable import SIP
 import Testing
+
+@testable import SIP
 
 /// A loop that falls behind its UDP socket sheds requests that start work, unparsed, and keeps
 /// those that finish it: real sockets, the loop held while a burst queues up.
 @Suite struct OverloadSheddingTests {
     static func request(_ method: String, _ n: Int, port: Int) -> [UInt8] {
-        Array("""
-        \(method) sip:irisgw@127.0.0.1 SIP/2.0\r
-        Via: SIP/2.0/UDP 127.0.0.1:\(port);branch=z9hG4bK-shed-\(method)-\(n)\r
-        From: <sip:probe@127.0.0.1>;tag=p\(n)\r
-        To: <sip:irisgw@127.0.0.1>\(method == "BYE" ? ";tag=gone" : "")\r
-        Call-ID: shed-\(method)-\(n)@127.0.0.1\r
-        CSeq: 1 \(method)\r
-        Max-Forwards: 70\r
-        Content-Length: 0\r
-        \r
+        Array(
+            """
+            \(method) sip:irisgw@127.0.0.1 SIP/2.0\r
+            Via: SIP/2.0/UDP 127.0.0.1:\(port);branch=z9hG4bK-shed-\(method)-\(n)\r
+            From: <sip:probe@127.0.0.1>;tag=p\(n)\r
+            To: <sip:irisgw@127.0.0.1>\(method == "BYE" ? ";tag=gone" : "")\r
+            Call-ID: shed-\(method)-\(n)@127.0.0.1\r
+            CSeq: 1 \(method)\r
+            Max-Forwards: 70\r
+            Content-Length: 0\r
+            \r
 
-        """.utf8)
+            """.utf8)
     }
 
     @Test func aBackloggedSocketShedsNewRequestsAndKeepsTheOnesThatFinishWork() async throws {
@@ -32,7 +34,9 @@ import Testing
         // Hold the loop while 300 OPTIONS and then 5 BYEs queue up in its socket.
         let gate = DispatchSemaphore(value: 0)
         ua.loop.execute { gate.wait() }
-        for i in 0..<300 { _ = Self.request("OPTIONS", i, port: probe.local.port).withUnsafeBytes { probe.send($0, to: to) } }
+        for i in 0..<300 {
+            _ = Self.request("OPTIONS", i, port: probe.local.port).withUnsafeBytes { probe.send($0, to: to) }
+        }
         for i in 0..<5 { _ = Self.request("BYE", i, port: probe.local.port).withUnsafeBytes { probe.send($0, to: to) } }
         gate.signal()
 

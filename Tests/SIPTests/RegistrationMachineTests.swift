@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import SIP
 
 /// A seeded, lock-protected generator usable as the machine's `@Sendable` random closure.
@@ -36,27 +37,30 @@ private func registered(_ m: inout R, granted: Int = 3600) {
 struct RegistrationMachineTests {
     @Test func successThenRefreshAtNinetyPercent() {
         var m = noJitter()
-        #expect(m.handle(.start(now: 0)) == [
-            .sendRegister(expires: 3600, authenticate: false), .stateChanged(.registering),
-        ])
+        #expect(
+            m.handle(.start(now: 0)) == [
+                .sendRegister(expires: 3600, authenticate: false), .stateChanged(.registering)
+            ])
         #expect(m.requestInFlight)
-        #expect(m.handle(.response(now: 1, status: 200, grantedExpires: 3600)) == [
-            .schedule(at: 3240), .stateChanged(.registered(until: 3600)),
-        ])
+        #expect(
+            m.handle(.response(now: 1, status: 200, grantedExpires: 3600)) == [
+                .schedule(at: 3240), .stateChanged(.registered(until: 3600))
+            ])
         #expect(m.state == .registered(until: 3600))
         #expect(m.timerDeadline == 3240)
 
         // The refresh keeps the state `registered` while in flight.
         #expect(m.handle(.timerFired(now: 3240)) == [.sendRegister(expires: 3600, authenticate: false)])
         #expect(m.state == .registered(until: 3600))
-        #expect(m.handle(.response(now: 3241, status: 200, grantedExpires: 3600)) == [
-            .schedule(at: 6480), .stateChanged(.registered(until: 6840)),
-        ])
+        #expect(
+            m.handle(.response(now: 3241, status: 200, grantedExpires: 3600)) == [
+                .schedule(at: 6480), .stateChanged(.registered(until: 6840))
+            ])
     }
 
     @Test(arguments: [
         // (granted, refresh delay): earlier of 90 % and granted − 30, never before half-way.
-        (3600, 3240.0), (600, 540.0), (300, 270.0), (120, 90.0), (60, 30.0), (40, 20.0), (20, 10.0),
+        (3600, 3240.0), (600, 540.0), (300, 270.0), (120, 90.0), (60, 30.0), (40, 20.0), (20, 10.0)
     ])
     func refreshDelayTable(granted: Int, delay: Double) {
         #expect(R().refreshDelay(granted: granted) == delay)
@@ -65,22 +69,25 @@ struct RegistrationMachineTests {
     @Test func grantSmallerThanRequestedIsUsedAndMissingGrantMeansRequested() {
         var m = noJitter()
         _ = m.handle(.start(now: 10))
-        #expect(m.handle(.response(now: 11, status: 200, grantedExpires: 60)) == [
-            .schedule(at: 40), .stateChanged(.registered(until: 70)),
-        ])
+        #expect(
+            m.handle(.response(now: 11, status: 200, grantedExpires: 60)) == [
+                .schedule(at: 40), .stateChanged(.registered(until: 70))
+            ])
         var n = noJitter()
         _ = n.handle(.start(now: 0))
-        #expect(n.handle(.response(now: 1, status: 200)) == [
-            .schedule(at: 3240), .stateChanged(.registered(until: 3600)),
-        ])
+        #expect(
+            n.handle(.response(now: 1, status: 200)) == [
+                .schedule(at: 3240), .stateChanged(.registered(until: 3600))
+            ])
     }
 
     @Test func grantOfZeroIsAFailure() {
         var m = noJitter()
         _ = m.handle(.start(now: 0))
-        #expect(m.handle(.response(now: 1, status: 200, grantedExpires: 0)) == [
-            .schedule(at: 6), .stateChanged(.failed(lastStatus: 200, retryAt: 6)),
-        ])
+        #expect(
+            m.handle(.response(now: 1, status: 200, grantedExpires: 0)) == [
+                .schedule(at: 6), .stateChanged(.failed(lastStatus: 200, retryAt: 6))
+            ])
     }
 
     @Test func earlyOrStaleTimerIsIgnored() {
@@ -97,59 +104,69 @@ struct RegistrationMachineTests {
     func challengeThenSuccess(status: Int) {
         var m = noJitter()
         _ = m.handle(.start(now: 0))
-        #expect(m.handle(.response(now: 1, status: status)) == [
-            .sendRegister(expires: 3600, authenticate: true),
-        ])
+        #expect(
+            m.handle(.response(now: 1, status: status)) == [
+                .sendRegister(expires: 3600, authenticate: true)
+            ])
         #expect(m.state == .registering)
-        #expect(m.handle(.response(now: 2, status: 200, grantedExpires: 3600)) == [
-            .schedule(at: 3241), .stateChanged(.registered(until: 3601)),
-        ])
+        #expect(
+            m.handle(.response(now: 2, status: 200, grantedExpires: 3600)) == [
+                .schedule(at: 3241), .stateChanged(.registered(until: 3601))
+            ])
         // The refresh starts a new chain: unauthenticated, and may be challenged once again.
         #expect(m.handle(.timerFired(now: 3241)) == [.sendRegister(expires: 3600, authenticate: false)])
-        #expect(m.handle(.response(now: 3242, status: status)) == [
-            .sendRegister(expires: 3600, authenticate: true),
-        ])
+        #expect(
+            m.handle(.response(now: 3242, status: status)) == [
+                .sendRegister(expires: 3600, authenticate: true)
+            ])
     }
 
     @Test func challengeTwiceIsAFailureWithBackoff() {
         var m = noJitter()
         _ = m.handle(.start(now: 0))
         _ = m.handle(.response(now: 1, status: 401))
-        #expect(m.handle(.response(now: 2, status: 401)) == [
-            .schedule(at: 7), .stateChanged(.failed(lastStatus: 401, retryAt: 7)),
-        ])
+        #expect(
+            m.handle(.response(now: 2, status: 401)) == [
+                .schedule(at: 7), .stateChanged(.failed(lastStatus: 401, retryAt: 7))
+            ])
         #expect(m.consecutiveFailures == 1)
-        #expect(m.handle(.timerFired(now: 7)) == [
-            .sendRegister(expires: 3600, authenticate: false), .stateChanged(.registering),
-        ])
+        #expect(
+            m.handle(.timerFired(now: 7)) == [
+                .sendRegister(expires: 3600, authenticate: false), .stateChanged(.registering)
+            ])
         _ = m.handle(.response(now: 8, status: 401))
-        #expect(m.handle(.response(now: 9, status: 401)) == [
-            .schedule(at: 19), .stateChanged(.failed(lastStatus: 401, retryAt: 19)),
-        ])
+        #expect(
+            m.handle(.response(now: 9, status: 401)) == [
+                .schedule(at: 19), .stateChanged(.failed(lastStatus: 401, retryAt: 19))
+            ])
     }
 
     @Test func staleChallengeEarnsOneMoreAuthenticatedAttempt() {
         var m = noJitter()
         _ = m.handle(.start(now: 0))
         #expect(m.handle(.response(now: 1, status: 401)) == [.sendRegister(expires: 3600, authenticate: true)])
-        #expect(m.handle(.response(now: 2, status: 401, stale: true)) == [
-            .sendRegister(expires: 3600, authenticate: true),
-        ])
-        #expect(m.handle(.response(now: 3, status: 401, stale: true)) == [
-            .schedule(at: 8), .stateChanged(.failed(lastStatus: 401, retryAt: 8)),
-        ])
+        #expect(
+            m.handle(.response(now: 2, status: 401, stale: true)) == [
+                .sendRegister(expires: 3600, authenticate: true)
+            ])
+        #expect(
+            m.handle(.response(now: 3, status: 401, stale: true)) == [
+                .schedule(at: 8), .stateChanged(.failed(lastStatus: 401, retryAt: 8))
+            ])
     }
 
     @Test func intervalTooBriefRetriesWithMinExpiresAndKeepsIt() {
         var m = noJitter()
         _ = m.handle(.start(now: 0))
-        #expect(m.handle(.response(now: 1, status: 423, minExpires: 7200)) == [
-            .sendRegister(expires: 7200, authenticate: false),
-        ])
+        #expect(
+            m.handle(.response(now: 1, status: 423, minExpires: 7200)) == [
+                .sendRegister(expires: 7200, authenticate: false)
+            ])
         #expect(m.requestedExpires == 7200)
-        #expect(m.handle(.response(now: 2, status: 200)) == [
-            .schedule(at: 1 + 6480), .stateChanged(.registered(until: 7201)),
-        ])
+        #expect(
+            m.handle(.response(now: 2, status: 200)) == [
+                .schedule(at: 1 + 6480), .stateChanged(.registered(until: 7201))
+            ])
         #expect(m.handle(.timerFired(now: 6481)) == [.sendRegister(expires: 7200, authenticate: false)])
     }
 
@@ -157,42 +174,47 @@ struct RegistrationMachineTests {
     func intervalTooBriefWithoutALargerMinExpiresIsAFailure(minExpires: Int?) {
         var m = noJitter()
         _ = m.handle(.start(now: 0))
-        #expect(m.handle(.response(now: 1, status: 423, minExpires: minExpires)) == [
-            .schedule(at: 6), .stateChanged(.failed(lastStatus: 423, retryAt: 6)),
-        ])
+        #expect(
+            m.handle(.response(now: 1, status: 423, minExpires: minExpires)) == [
+                .schedule(at: 6), .stateChanged(.failed(lastStatus: 423, retryAt: 6))
+            ])
     }
 
     @Test func serviceUnavailableHonoursRetryAfter() {
         var m = fullJitter()
         _ = m.handle(.start(now: 0))
-        #expect(m.handle(.response(now: 10, status: 503, retryAfter: 120)) == [
-            .schedule(at: 130), .stateChanged(.failed(lastStatus: 503, retryAt: 130)),
-        ])
+        #expect(
+            m.handle(.response(now: 10, status: 503, retryAfter: 120)) == [
+                .schedule(at: 130), .stateChanged(.failed(lastStatus: 503, retryAt: 130))
+            ])
         _ = m.handle(.timerFired(now: 130))
         // Without Retry-After the jittered backoff applies (second failure: 10 s − 20 %).
-        #expect(m.handle(.response(now: 131, status: 503)) == [
-            .schedule(at: 139), .stateChanged(.failed(lastStatus: 503, retryAt: 139)),
-        ])
+        #expect(
+            m.handle(.response(now: 131, status: 503)) == [
+                .schedule(at: 139), .stateChanged(.failed(lastStatus: 503, retryAt: 139))
+            ])
     }
 
     @Test func timeoutsBackOffExponentiallyUpToTheCap() {
         for (jitter, expected) in [
             (false, [5.0, 10, 20, 40, 80, 160, 300, 300]),
-            (true, [4.0, 8, 16, 32, 64, 128, 240, 240]),
+            (true, [4.0, 8, 16, 32, 64, 128, 240, 240])
         ] {
             var m = jitter ? fullJitter() : noJitter()
             var now = 0.0
             _ = m.handle(.start(now: now))
             for (i, delay) in expected.enumerated() {
                 now += 1
-                #expect(m.handle(.timeout(now: now)) == [
-                    .schedule(at: now + delay), .stateChanged(.failed(lastStatus: 408, retryAt: now + delay)),
-                ])
+                #expect(
+                    m.handle(.timeout(now: now)) == [
+                        .schedule(at: now + delay), .stateChanged(.failed(lastStatus: 408, retryAt: now + delay))
+                    ])
                 #expect(m.consecutiveFailures == i + 1)
                 now += delay
-                #expect(m.handle(.timerFired(now: now)) == [
-                    .sendRegister(expires: 3600, authenticate: false), .stateChanged(.registering),
-                ])
+                #expect(
+                    m.handle(.timerFired(now: now)) == [
+                        .sendRegister(expires: 3600, authenticate: false), .stateChanged(.registering)
+                    ])
             }
         }
     }
@@ -224,9 +246,10 @@ struct RegistrationMachineTests {
     @Test func transportErrorCountsAs503() {
         var m = noJitter()
         _ = m.handle(.start(now: 0))
-        #expect(m.handle(.transportError(now: 0)) == [
-            .schedule(at: 5), .stateChanged(.failed(lastStatus: 503, retryAt: 5)),
-        ])
+        #expect(
+            m.handle(.transportError(now: 0)) == [
+                .schedule(at: 5), .stateChanged(.failed(lastStatus: 503, retryAt: 5))
+            ])
         #expect(m.lastStatus == 503)
     }
 
@@ -241,9 +264,10 @@ struct RegistrationMachineTests {
         _ = m.handle(.response(now: 18, status: 200, grantedExpires: 600))
         #expect(m.consecutiveFailures == 0)
         _ = m.handle(.timerFired(now: 17 + 540))
-        #expect(m.handle(.response(now: 560, status: 500)) == [
-            .schedule(at: 565), .stateChanged(.failed(lastStatus: 500, retryAt: 565)),
-        ])
+        #expect(
+            m.handle(.response(now: 560, status: 500)) == [
+                .schedule(at: 565), .stateChanged(.failed(lastStatus: 500, retryAt: 565))
+            ])
     }
 
     @Test func provisionalAndStrayResponsesAreIgnored() {
@@ -258,9 +282,10 @@ struct RegistrationMachineTests {
     @Test func stopUnregistersALiveBinding() {
         var m = noJitter()
         registered(&m)
-        #expect(m.handle(.stop(now: 100)) == [
-            .cancelTimer, .sendRegister(expires: 0, authenticate: false), .stateChanged(.unregistering),
-        ])
+        #expect(
+            m.handle(.stop(now: 100)) == [
+                .cancelTimer, .sendRegister(expires: 0, authenticate: false), .stateChanged(.unregistering)
+            ])
         #expect(m.handle(.response(now: 100.5, status: 401)) == [.sendRegister(expires: 0, authenticate: true)])
         #expect(m.handle(.response(now: 101, status: 200)) == [.stateChanged(.unregistered)])
         #expect(m.bindingUntil == nil)
@@ -292,9 +317,10 @@ struct RegistrationMachineTests {
         _ = m.handle(.start(now: 0))
         #expect(m.handle(.stop(now: 0.5)) == [.stateChanged(.unregistering)])
         // The REGISTER succeeded after all: remove the binding it created.
-        #expect(m.handle(.response(now: 1, status: 200, grantedExpires: 3600)) == [
-            .sendRegister(expires: 0, authenticate: false),
-        ])
+        #expect(
+            m.handle(.response(now: 1, status: 200, grantedExpires: 3600)) == [
+                .sendRegister(expires: 0, authenticate: false)
+            ])
         #expect(m.handle(.response(now: 2, status: 200)) == [.stateChanged(.unregistered)])
 
         var n = noJitter()
@@ -306,9 +332,10 @@ struct RegistrationMachineTests {
         var o = noJitter()
         _ = o.handle(.start(now: 0))
         _ = o.handle(.stop(now: 0.5))
-        #expect(o.handle(.timeout(now: 32)) == [
-            .sendRegister(expires: 0, authenticate: false),
-        ])
+        #expect(
+            o.handle(.timeout(now: 32)) == [
+                .sendRegister(expires: 0, authenticate: false)
+            ])
     }
 
     @Test func stopDuringAFailedRefreshStillUnregisters() {
@@ -317,9 +344,10 @@ struct RegistrationMachineTests {
         _ = m.handle(.timerFired(now: 3240))
         _ = m.handle(.timeout(now: 3272))
         #expect(m.state == .failed(lastStatus: 408, retryAt: 3277))
-        #expect(m.handle(.stop(now: 3273)) == [
-            .cancelTimer, .sendRegister(expires: 0, authenticate: false), .stateChanged(.unregistering),
-        ])
+        #expect(
+            m.handle(.stop(now: 3273)) == [
+                .cancelTimer, .sendRegister(expires: 0, authenticate: false), .stateChanged(.unregistering)
+            ])
     }
 
     @Test func startDuringUnregisterRegistersAgainAfterwards() {
@@ -327,9 +355,10 @@ struct RegistrationMachineTests {
         registered(&m)
         _ = m.handle(.stop(now: 100))
         #expect(m.handle(.start(now: 100.5)) == [])
-        #expect(m.handle(.response(now: 101, status: 200)) == [
-            .stateChanged(.unregistered),
-            .sendRegister(expires: 3600, authenticate: false), .stateChanged(.registering),
-        ])
+        #expect(
+            m.handle(.response(now: 101, status: 200)) == [
+                .stateChanged(.unregistered),
+                .sendRegister(expires: 3600, authenticate: false), .stateChanged(.registering)
+            ])
     }
 }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import SIP
 
 /// Parses a message written with `\n` line ends (turned into CRLF here).
@@ -8,11 +9,14 @@ private func message(_ lines: String...) throws -> SIPMessage {
 }
 
 struct SIPHeaderNameUnitTests {
-    @Test("compact forms expand", arguments: [
-        ("v", "Via"), ("f", "From"), ("t", "To"), ("i", "Call-ID"), ("m", "Contact"), ("l", "Content-Length"),
-        ("c", "Content-Type"), ("k", "Supported"), ("s", "Subject"), ("x", "Session-Expires"), ("e", "Content-Encoding"),
-        ("o", "Event"), ("r", "Refer-To"), ("V", "Via"), ("I", "Call-ID"), ("L", "Content-Length"),
-    ])
+    @Test(
+        "compact forms expand",
+        arguments: [
+            ("v", "Via"), ("f", "From"), ("t", "To"), ("i", "Call-ID"), ("m", "Contact"), ("l", "Content-Length"),
+            ("c", "Content-Type"), ("k", "Supported"), ("s", "Subject"), ("x", "Session-Expires"),
+            ("e", "Content-Encoding"),
+            ("o", "Event"), ("r", "Refer-To"), ("V", "Via"), ("I", "Call-ID"), ("L", "Content-Length")
+        ])
     func compact(_ short: String, _ long: String) {
         let name = SIPHeaderName(short)
         #expect(name.canonical == long)
@@ -22,11 +26,15 @@ struct SIPHeaderNameUnitTests {
         #expect(Set([SIPHeaderName(long)]).contains(name))
     }
 
-    @Test("known names in any case compare equal and are written canonically", arguments: [
-        ("CALL-ID", SIPHeaderName.callID), ("call-id", .callID), ("Call-Id", .callID), ("cseq", .cseq), ("CSEQ", .cseq),
-        ("www-authenticate", .wwwAuthenticate), ("rack", .rack), ("RSEQ", .rseq), ("min-se", .minSE),
-        ("max-FORWARDS", .maxForwards), ("Via", .via), ("record-route", .recordRoute), ("Session-expires", .sessionExpires),
-    ])
+    @Test(
+        "known names in any case compare equal and are written canonically",
+        arguments: [
+            ("CALL-ID", SIPHeaderName.callID), ("call-id", .callID), ("Call-Id", .callID), ("cseq", .cseq),
+            ("CSEQ", .cseq),
+            ("www-authenticate", .wwwAuthenticate), ("rack", .rack), ("RSEQ", .rseq), ("min-se", .minSE),
+            ("max-FORWARDS", .maxForwards), ("Via", .via), ("record-route", .recordRoute),
+            ("Session-expires", .sessionExpires)
+        ])
     func knownNames(_ raw: String, _ known: SIPHeaderName) {
         let name = SIPHeaderName(raw)
         #expect(name == known)
@@ -34,10 +42,12 @@ struct SIPHeaderNameUnitTests {
         #expect(name.hashValue == known.hashValue)
     }
 
-    @Test("unknown names compare case-insensitively and keep their spelling", arguments: [
-        ("X-Custom", "x-custom"), ("P-Asserted-Identity", "P-ASSERTED-IDENTITY"), ("Warning", "warning"),
-        ("a", "A"), ("Accept-Encoding", "accept-encoding"),
-    ])
+    @Test(
+        "unknown names compare case-insensitively and keep their spelling",
+        arguments: [
+            ("X-Custom", "x-custom"), ("P-Asserted-Identity", "P-ASSERTED-IDENTITY"), ("Warning", "warning"),
+            ("a", "A"), ("Accept-Encoding", "accept-encoding")
+        ])
     func unknownNames(_ a: String, _ b: String) {
         let x = SIPHeaderName(a), y = SIPHeaderName(b)
         #expect(x == y)
@@ -103,7 +113,11 @@ struct SIPMessageAccessorUnitTests {
         #expect(m.supported == ["timer", "replaces", "100rel"])
         #expect(m.require == ["timer"])
         #expect(m.proxyRequire == ["foo"])
-        #expect(m.reasons == [Reason(protocolName: "SIP", cause: 480), Reason(protocolName: "Q.850", cause: 19, text: "No answer, sorry")])
+        #expect(
+            m.reasons == [
+                Reason(protocolName: "SIP", cause: 480),
+                Reason(protocolName: "Q.850", cause: 19, text: "No answer, sorry")
+            ])
         #expect(m.q850Cause == 19)
         #expect(m.retryAfter == 120)
         #expect(m.expires == 300)
@@ -123,23 +137,27 @@ struct SIPMessageAccessorUnitTests {
         #expect(m.values("X-Absent") == [])
     }
 
-    @Test("supports() reads Supported and Require, case-insensitively", arguments: [
-        ("timer", true), ("TIMER", true), ("replaces", true), ("100rel", true), ("100REL", true),
-        ("foo", false), ("path", false), ("", false),
-    ])
+    @Test(
+        "supports() reads Supported and Require, case-insensitively",
+        arguments: [
+            ("timer", true), ("TIMER", true), ("replaces", true), ("100rel", true), ("100REL", true),
+            ("foo", false), ("path", false), ("", false)
+        ])
     func supports(_ tag: String, _ expected: Bool) throws {
         #expect(try sample().supports(tag) == expected)
     }
 
-    @Test("q850Cause is the first Q.850 Reason", arguments: [
-        (["Reason: Q.850;cause=16"], 16 as Int?),
-        (["Reason: SIP;cause=486"], nil),
-        (["Reason: SIP;cause=486", "Reason: q.850;cause=17"], 17),
-        (["Reason: Q.850;cause=34, Q.850;cause=41"], 34),
-        (["Reason: Q.850;text=\"no cause\""], nil),
-        (["Reason: Q.850;cause=junk, Q.850;cause=27"], 27),   // an unreadable value reads as absent
-        ([], nil),
-    ])
+    @Test(
+        "q850Cause is the first Q.850 Reason",
+        arguments: [
+            (["Reason: Q.850;cause=16"], 16 as Int?),
+            (["Reason: SIP;cause=486"], nil),
+            (["Reason: SIP;cause=486", "Reason: q.850;cause=17"], 17),
+            (["Reason: Q.850;cause=34, Q.850;cause=41"], 34),
+            (["Reason: Q.850;text=\"no cause\""], nil),
+            (["Reason: Q.850;cause=junk, Q.850;cause=27"], 27),  // an unreadable value reads as absent
+            ([], nil)
+        ])
     func q850(_ extra: [String], _ cause: Int?) throws {
         var m = SIPMessage.request("BYE", SIPURI(host: "example.com"))
         for line in extra {
@@ -149,10 +167,12 @@ struct SIPMessageAccessorUnitTests {
         #expect(m.q850Cause == cause)
     }
 
-    @Test("Retry-After delta-seconds without comment or parameters", arguments: [
-        ("120", 120 as Int?), ("18000;duration=3600", 18000), ("120 (I'm in a meeting)", 120),
-        ("0", 0), ("(comment only)", nil), ("abc", nil),
-    ])
+    @Test(
+        "Retry-After delta-seconds without comment or parameters",
+        arguments: [
+            ("120", 120 as Int?), ("18000;duration=3600", 18000), ("120 (I'm in a meeting)", 120),
+            ("0", 0), ("(comment only)", nil), ("abc", nil)
+        ])
     func retryAfter(_ value: String, _ expected: Int?) {
         var m = SIPMessage(startLine: .response(status: 503, reason: "Service Unavailable"))
         m[.retryAfter] = value
@@ -166,7 +186,8 @@ struct SIPMessageAccessorUnitTests {
         #expect(m.headers.filter { $0.name == .via }.count == 1)
         #expect(m.headers[0] == SIPHeader(.via, "SIP/2.0/UDP only.example.com;branch=z9hG4bKonly"))
         // Every other header keeps its relative order.
-        #expect(m.headers.map(\.name) == before.enumerated().filter { $0.offset == 0 || $0.element != .via }.map(\.element))
+        #expect(
+            m.headers.map(\.name) == before.enumerated().filter { $0.offset == 0 || $0.element != .via }.map(\.element))
         m.setHeader("X-New", "1")
         #expect(m.headers.last == SIPHeader("X-New", "1"))
     }
@@ -183,19 +204,21 @@ struct SIPMessageAccessorUnitTests {
         m[.recordRoute] = nil
         #expect(m.recordRoutes.isEmpty)
         #expect(m[.recordRoute] == nil)
-        m[.supported] = "path"          // replaces the Supported line and the compact k: line
+        m[.supported] = "path"  // replaces the Supported line and the compact k: line
         #expect(m.supported == ["path"])
         m.removeHeaders(.via)
         #expect(m.vias.isEmpty)
         #expect(m.topVia == nil)
     }
 
-    @Test("serialize writes the real Content-Length and canonical names", arguments: [
-        ([SIPHeader(.contentLength, "999")], "hello"),
-        ([SIPHeader("l", "5"), SIPHeader(.contentLength, "0")], "hello"),
-        ([SIPHeader(.contentLength, "12")], ""),
-        ([], "v=0\r\n\r\nstill body\r\n"),
-    ])
+    @Test(
+        "serialize writes the real Content-Length and canonical names",
+        arguments: [
+            ([SIPHeader(.contentLength, "999")], "hello"),
+            ([SIPHeader("l", "5"), SIPHeader(.contentLength, "0")], "hello"),
+            ([SIPHeader(.contentLength, "12")], ""),
+            ([], "v=0\r\n\r\nstill body\r\n")
+        ])
     func serializeContentLength(_ stored: [SIPHeader], _ body: String) throws {
         var m = SIPMessage.request("MESSAGE", SIPURI(user: "bob", host: "example.com"))
         m.addHeader("v", "SIP/2.0/TCP a.example.com;branch=z9hG4bK1")
@@ -206,7 +229,8 @@ struct SIPMessageAccessorUnitTests {
         m.headers.append(contentsOf: stored)
         m.body = Array(body.utf8)
         let text = String(decoding: m.serialize(), as: UTF8.self)
-        let expected = "MESSAGE sip:bob@example.com SIP/2.0\r\n"
+        let expected =
+            "MESSAGE sip:bob@example.com SIP/2.0\r\n"
             + "Via: SIP/2.0/TCP a.example.com;branch=z9hG4bK1\r\n"
             + "From: <sip:alice@example.com>;tag=1\r\n"
             + "To: <sip:bob@example.com>\r\n"
@@ -223,13 +247,16 @@ struct SIPMessageAccessorUnitTests {
         #expect(try SIPMessage.parse(framed[0], framing: .stream).body == Array(body.utf8))
     }
 
-    @Test("status line", arguments: [
-        (486, "Busy Here", "SIP/2.0 486 Busy Here\r\n"),
-        (200, "", "SIP/2.0 200 \r\n"),
-        (183, "Session Progress", "SIP/2.0 183 Session Progress\r\n"),
-    ])
+    @Test(
+        "status line",
+        arguments: [
+            (486, "Busy Here", "SIP/2.0 486 Busy Here\r\n"),
+            (200, "", "SIP/2.0 200 \r\n"),
+            (183, "Session Progress", "SIP/2.0 183 Session Progress\r\n")
+        ])
     func statusLine(_ status: Int, _ reason: String, _ line: String) {
-        let m = SIPMessage(startLine: .response(status: status, reason: reason), headers: [SIPHeader(.cseq, "1 INVITE")])
+        let m = SIPMessage(
+            startLine: .response(status: status, reason: reason), headers: [SIPHeader(.cseq, "1 INVITE")])
         #expect(String(decoding: m.serialize(), as: UTF8.self).hasPrefix(line))
         #expect(m.statusCode == status)
         #expect(m.reasonPhrase == reason)
@@ -238,17 +265,20 @@ struct SIPMessageAccessorUnitTests {
         #expect(m.requestURI == nil)
     }
 
-    @Test("numbers are 1*DIGIT: a sign or a missing space makes the message a 400", arguments: [
-        ("RSeq: +5", "RSeq"), ("RAck: +1 1 INVITE", "RAck"), ("CSeq: 1INVITE", "CSeq"), ("Content-Length: +0", "Content-Length"),
-        ("Max-Forwards: +70", "Max-Forwards"), ("Expires: -1", "Expires"),
-    ])
+    @Test(
+        "numbers are 1*DIGIT: a sign or a missing space makes the message a 400",
+        arguments: [
+            ("RSeq: +5", "RSeq"), ("RAck: +1 1 INVITE", "RAck"), ("CSeq: 1INVITE", "CSeq"),
+            ("Content-Length: +0", "Content-Length"),
+            ("Max-Forwards: +70", "Max-Forwards"), ("Expires: -1", "Expires")
+        ])
     func signedNumbers(_ line: String, _ header: String) {
         var lines = [
             "INVITE sip:bob@example.com SIP/2.0",
             "Via: SIP/2.0/UDP a.example.com;branch=z9hG4bK1",
             "From: <sip:alice@example.com>;tag=1",
             "To: <sip:bob@example.com>",
-            "Call-ID: n@a",
+            "Call-ID: n@a"
         ]
         if !line.hasPrefix("CSeq") { lines.append("CSeq: 1 INVITE") }
         lines.append(line)

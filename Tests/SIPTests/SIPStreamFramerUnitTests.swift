@@ -1,4 +1,5 @@
 import Testing
+
 @testable import SIP
 
 /// Wire bytes from text; `\n` stays as written so LF-only messages can be built too.
@@ -13,12 +14,13 @@ private func request(body: String, lengthHeader: String = "Content-Length", eol:
         "To: <sip:bob@example.com>",
         "Call-ID: 3848276298220188511@example.com",
         "CSeq: 1 INVITE",
-        "\(lengthHeader): \(body.utf8.count)",
+        "\(lengthHeader): \(body.utf8.count)"
     ]
     return lines.joined(separator: eol) + eol + eol + body
 }
 
-private let sdpBody = "v=0\r\no=- 1 1 IN IP4 192.0.2.1\r\ns=-\r\nc=IN IP4 192.0.2.1\r\nt=0 0\r\nm=audio 4000 RTP/AVP 0\r\n"
+private let sdpBody =
+    "v=0\r\no=- 1 1 IN IP4 192.0.2.1\r\ns=-\r\nc=IN IP4 192.0.2.1\r\nt=0 0\r\nm=audio 4000 RTP/AVP 0\r\n"
 
 /// Messages a stream can carry, each of which must come out of the framer byte for byte.
 private let framedMessages: [(String, String)] = [
@@ -31,7 +33,7 @@ private let framedMessages: [(String, String)] = [
     ("body holding LFLF", request(body: "x\n\ny")),
     ("LF-only line ends", request(body: "hi\n", eol: "\n")),
     ("LF-only, empty body", request(body: "", eol: "\n")),
-    ("response", "SIP/2.0 200 OK\r\nVia: SIP/2.0/TCP h;branch=z9hG4bK1\r\nContent-Length: 4\r\n\r\nbody"),
+    ("response", "SIP/2.0 200 OK\r\nVia: SIP/2.0/TCP h;branch=z9hG4bK1\r\nContent-Length: 4\r\n\r\nbody")
 ]
 
 struct SIPStreamFramerUnitTests {
@@ -76,9 +78,11 @@ struct SIPStreamFramerUnitTests {
         #expect(framer.pings == 3)
     }
 
-    @Test("double-CRLF pings are told from single-CRLF pongs", arguments: [
-        ("\r\n\r\n", 1), ("\r\n", 0), ("\n\n", 1), ("\r", 0), ("\r\n\r\n\r\n\r\n", 1),
-    ])
+    @Test(
+        "double-CRLF pings are told from single-CRLF pongs",
+        arguments: [
+            ("\r\n\r\n", 1), ("\r\n", 0), ("\n\n", 1), ("\r", 0), ("\r\n\r\n\r\n\r\n", 1)
+        ])
     func pings(_ text: String, _ expected: Int) throws {
         var framer = SIPStreamFramer()
         _ = try framer.append(wire(text))
@@ -114,19 +118,30 @@ struct SIPStreamFramerUnitTests {
         #expect(try framer.append(bytes.suffix(1)) == [bytes])
     }
 
-    @Test("bad or missing Content-Length is an error", arguments: [
-        ("no Content-Length", "INVITE sip:b@h SIP/2.0\r\nCall-ID: x\r\n\r\n", SIPStreamFramer.FramingError.missingContentLength),
-        ("X- prefixed name is not Content-Length", "INVITE sip:b@h SIP/2.0\r\nX-Content-Length: 0\r\n\r\n", .missingContentLength),
-        ("negative", "INVITE sip:b@h SIP/2.0\r\nContent-Length: -5\r\n\r\n", .badContentLength),
-        ("minus zero", "INVITE sip:b@h SIP/2.0\r\nContent-Length: -0\r\n\r\n", .badContentLength),
-        ("plus sign", "INVITE sip:b@h SIP/2.0\r\nContent-Length: +5\r\n\r\nhello", .badContentLength),
-        ("garbage", "INVITE sip:b@h SIP/2.0\r\nContent-Length: abc\r\n\r\n", .badContentLength),
-        ("empty", "INVITE sip:b@h SIP/2.0\r\nContent-Length:\r\n\r\n", .badContentLength),
-        ("two numbers", "INVITE sip:b@h SIP/2.0\r\nContent-Length: 5 5\r\n\r\n", .badContentLength),
-        ("hex", "INVITE sip:b@h SIP/2.0\r\nl: 0x10\r\n\r\n", .badContentLength),
-        ("overflows Int", "INVITE sip:b@h SIP/2.0\r\nContent-Length: 99999999999999999999\r\n\r\n", .badContentLength),
-        ("twice", "INVITE sip:b@h SIP/2.0\r\nContent-Length: 0\r\nl: 0\r\n\r\n", .badContentLength),
-    ])
+    @Test(
+        "bad or missing Content-Length is an error",
+        arguments: [
+            (
+                "no Content-Length", "INVITE sip:b@h SIP/2.0\r\nCall-ID: x\r\n\r\n",
+                SIPStreamFramer.FramingError.missingContentLength
+            ),
+            (
+                "X- prefixed name is not Content-Length", "INVITE sip:b@h SIP/2.0\r\nX-Content-Length: 0\r\n\r\n",
+                .missingContentLength
+            ),
+            ("negative", "INVITE sip:b@h SIP/2.0\r\nContent-Length: -5\r\n\r\n", .badContentLength),
+            ("minus zero", "INVITE sip:b@h SIP/2.0\r\nContent-Length: -0\r\n\r\n", .badContentLength),
+            ("plus sign", "INVITE sip:b@h SIP/2.0\r\nContent-Length: +5\r\n\r\nhello", .badContentLength),
+            ("garbage", "INVITE sip:b@h SIP/2.0\r\nContent-Length: abc\r\n\r\n", .badContentLength),
+            ("empty", "INVITE sip:b@h SIP/2.0\r\nContent-Length:\r\n\r\n", .badContentLength),
+            ("two numbers", "INVITE sip:b@h SIP/2.0\r\nContent-Length: 5 5\r\n\r\n", .badContentLength),
+            ("hex", "INVITE sip:b@h SIP/2.0\r\nl: 0x10\r\n\r\n", .badContentLength),
+            (
+                "overflows Int", "INVITE sip:b@h SIP/2.0\r\nContent-Length: 99999999999999999999\r\n\r\n",
+                .badContentLength
+            ),
+            ("twice", "INVITE sip:b@h SIP/2.0\r\nContent-Length: 0\r\nl: 0\r\n\r\n", .badContentLength)
+        ])
     func contentLengthErrors(_ name: String, _ text: String, _ expected: SIPStreamFramer.FramingError) {
         var framer = SIPStreamFramer()
         #expect(throws: expected) { try framer.append(wire(text)) }
@@ -182,20 +197,24 @@ struct SIPStreamFramerUnitTests {
 /// Bytes that cannot start a SIP message end the stream at once (a TLS ClientHello on the
 /// SIP TCP port used to wait forever).
 @Suite struct SIPStreamFramerNotSIPTests {
-    @Test("refused at once", arguments: [
-        ("TLS ClientHello", [0x16, 0x03, 0x01, 0x00, 0xf8, 0x01] as [UInt8]),
-        ("binary", [0x00, 0x01, 0x02]),
-        ("HTTP request line", Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8)),
-        ("no start line within 4 KiB", Array(String(repeating: "A", count: 4096).utf8)),
-    ])
+    @Test(
+        "refused at once",
+        arguments: [
+            ("TLS ClientHello", [0x16, 0x03, 0x01, 0x00, 0xf8, 0x01] as [UInt8]),
+            ("binary", [0x00, 0x01, 0x02]),
+            ("HTTP request line", Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8)),
+            ("no start line within 4 KiB", Array(String(repeating: "A", count: 4096).utf8))
+        ])
     func refused(_ name: String, _ bytes: [UInt8]) {
         var framer = SIPStreamFramer()
         #expect(throws: SIPStreamFramer.FramingError.notSIP, "\(name)") { _ = try framer.append(bytes) }
     }
 
-    @Test("a SIP start line in pieces is waited for", arguments: [
-        "INVITE sip:bob@example.com SIP/2.0\r\n", "SIP/2.0 200 OK\r\n", "OPTIONS sip:x SIP/7.0\r\n",
-    ])
+    @Test(
+        "a SIP start line in pieces is waited for",
+        arguments: [
+            "INVITE sip:bob@example.com SIP/2.0\r\n", "SIP/2.0 200 OK\r\n", "OPTIONS sip:x SIP/7.0\r\n"
+        ])
     func waited(_ line: String) throws {
         var framer = SIPStreamFramer()
         let bytes = Array(line.utf8)

@@ -1,5 +1,5 @@
-import Testing
 import SIP
+import Testing
 
 /// `SIPTrace.redact` on SDES: the keys of `a=crypto` lines (RFC 4568) never reach a trace
 /// or the pcap built from it; the tag, the suite and the rest of the line stay, and the
@@ -12,12 +12,18 @@ import SIP
     static let redacted40 = "REDACTEDREDACTEDREDACTEDREDACTEDREDACTED"
 
     static let cases: [(line: String, expected: String)] = [
-        ("a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:\(key1)",
-         "a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:\(redacted40)"),
-        ("a=crypto:2 AES_CM_128_HMAC_SHA1_32 inline:\(key1)|2^20|1:4;inline:\(key2)|2^20|2:4 FEC_ORDER=FEC_SRTP",
-         "a=crypto:2 AES_CM_128_HMAC_SHA1_32 inline:\(redacted40)|2^20|1:4;inline:\(redacted40)|2^20|2:4 FEC_ORDER=FEC_SRTP"),
-        ("a=crypto:3 AEAD_AES_128_GCM INLINE:\(gcmKey) FEC_KEY=inline:\(key2)|2^31 KDR=23",
-         "a=crypto:3 AEAD_AES_128_GCM INLINE:REDACTEDREDACTEDREDACTEDREDACTEDREDACT= FEC_KEY=inline:\(redacted40)|2^31 KDR=23"),
+        (
+            "a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:\(key1)",
+            "a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:\(redacted40)"
+        ),
+        (
+            "a=crypto:2 AES_CM_128_HMAC_SHA1_32 inline:\(key1)|2^20|1:4;inline:\(key2)|2^20|2:4 FEC_ORDER=FEC_SRTP",
+            "a=crypto:2 AES_CM_128_HMAC_SHA1_32 inline:\(redacted40)|2^20|1:4;inline:\(redacted40)|2^20|2:4 FEC_ORDER=FEC_SRTP"
+        ),
+        (
+            "a=crypto:3 AEAD_AES_128_GCM INLINE:\(gcmKey) FEC_KEY=inline:\(key2)|2^31 KDR=23",
+            "a=crypto:3 AEAD_AES_128_GCM INLINE:REDACTEDREDACTEDREDACTEDREDACTEDREDACT= FEC_KEY=inline:\(redacted40)|2^31 KDR=23"
+        )
     ]
 
     static func invite(sdp: String, extraHeader: String = "") -> String {
@@ -46,13 +52,16 @@ import SIP
     /// keeps its length, so Content-Length stays true. Credentials go in the same pass.
     @Test func contentLengthStaysTrue() throws {
         let sdp = Self.sdp(Self.cases.map(\.line))
-        let text = Self.invite(sdp: sdp, extraHeader: "Authorization: Digest username=\"gw\", response=\"0123456789abcdef\"\r\n")
+        let text = Self.invite(
+            sdp: sdp, extraHeader: "Authorization: Digest username=\"gw\", response=\"0123456789abcdef\"\r\n")
         let out = SIPTrace.redact(text)
         #expect(!out.contains(Self.key1) && !out.contains(Self.key2) && !out.contains("0123456789abcdef"), "\(out)")
         #expect(out.contains("Authorization: Digest username=\"gw\", [credentials redacted]\r\n"))
         let m = try SIPMessage.parse(Array(out.utf8))
         let body = String(decoding: m.body, as: UTF8.self)
-        #expect(m[.contentLength] == String(m.body.count) && m.body.count == sdp.utf8.count && body.hasSuffix("a=sendrecv\r\n"), "\(out)")
+        #expect(
+            m[.contentLength] == String(m.body.count) && m.body.count == sdp.utf8.count
+                && body.hasSuffix("a=sendrecv\r\n"), "\(out)")
         #expect(body.contains("a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:\(Self.redacted40)\r\n"))
     }
 
@@ -68,11 +77,16 @@ import SIP
     @Test func aRecordedTraceHoldsNoKey() {
         var trace = SIPTrace()
         let text = Self.invite(sdp: Self.sdp([Self.cases[1].line]))
-        trace.record(time: 1, direction: .received, transport: "UDP", local: "127.0.0.1:5060", remote: "127.0.0.1:5090", text: text)
-        trace.record(time: 2, direction: .sent, transport: "TLS", local: "127.0.0.1:5061", remote: "127.0.0.1:5091", text: text)
+        trace.record(
+            time: 1, direction: .received, transport: "UDP", local: "127.0.0.1:5060", remote: "127.0.0.1:5090",
+            text: text)
+        trace.record(
+            time: 2, direction: .sent, transport: "TLS", local: "127.0.0.1:5061", remote: "127.0.0.1:5091", text: text)
         #expect(trace.entries.count == 2)
-        #expect(trace.entries.allSatisfy {
-            !$0.text.contains(Self.key1) && $0.text.contains("AES_CM_128_HMAC_SHA1_32 inline:\(Self.redacted40)|2^20|1:4")
-        })
+        #expect(
+            trace.entries.allSatisfy {
+                !$0.text.contains(Self.key1)
+                    && $0.text.contains("AES_CM_128_HMAC_SHA1_32 inline:\(Self.redacted40)|2^20|1:4")
+            })
     }
 }

@@ -1,44 +1,51 @@
 import Testing
+
 @testable import SIP
 
 private typealias ST = SessionTimer
 private typealias N = SessionTimer.Negotiated
 
 private func update(_ interval: Int, minSE: Int = 90) -> ST.Action {
-    .sendRefresh(.init(
-        method: .update, withSDP: false,
-        sessionExpires: SessionExpires(deltaSeconds: interval, refresher: .uac),
-        minSE: MinSE(deltaSeconds: minSE)))
+    .sendRefresh(
+        .init(
+            method: .update, withSDP: false,
+            sessionExpires: SessionExpires(deltaSeconds: interval, refresher: .uac),
+            minSE: MinSE(deltaSeconds: minSE)))
 }
 
 private func reInvite(_ interval: Int, minSE: Int = 90) -> ST.Action {
-    .sendRefresh(.init(
-        method: .reInvite, withSDP: true,
-        sessionExpires: SessionExpires(deltaSeconds: interval, refresher: .uac),
-        minSE: MinSE(deltaSeconds: minSE)))
+    .sendRefresh(
+        .init(
+            method: .reInvite, withSDP: true,
+            sessionExpires: SessionExpires(deltaSeconds: interval, refresher: .uac),
+            minSE: MinSE(deltaSeconds: minSE)))
 }
 
 /// A refresher timer started at 0 with an 1800 s interval, its first refresh sent at 900.
-private func refreshing(peerAllowsUpdate: Bool = true, ownsCallID: Bool = true,
-                        policy: SessionTimerPolicy = SessionTimerPolicy()) -> ST {
-    var t = ST(policy: policy, peerAllowsUpdate: peerAllowsUpdate, ownsCallID: ownsCallID,
-               random: { $0.lowerBound })
+private func refreshing(
+    peerAllowsUpdate: Bool = true, ownsCallID: Bool = true,
+    policy: SessionTimerPolicy = SessionTimerPolicy()
+) -> ST {
+    var t = ST(
+        policy: policy, peerAllowsUpdate: peerAllowsUpdate, ownsCallID: ownsCallID,
+        random: { $0.lowerBound })
     _ = t.handle(.start(now: 0, negotiated: N(interval: 1800, weRefresh: true)))
     _ = t.handle(.timerFired(now: 900))
     return t
 }
 
 struct SessionExpiresHeaderTests {
-    @Test(arguments: [
-        ("1800", 1800, nil),
-        ("1800;refresher=uac", 1800, .uac),
-        (" 90 ; REFRESHER = UAS ", 90, .uas),
-        ("1800;foo=bar;refresher=uas", 1800, .uas),
-        ("1800;foo=\"a;refresher=uac\"", 1800, nil),
-        ("1800;lr", 1800, nil),
-        ("\t1800;refresher=uac\r\n", 1800, .uac),
-        ("99999999999999999999", 4_294_967_295, nil),
-    ] as [(String, Int, SessionExpires.Refresher?)])
+    @Test(
+        arguments: [
+            ("1800", 1800, nil),
+            ("1800;refresher=uac", 1800, .uac),
+            (" 90 ; REFRESHER = UAS ", 90, .uas),
+            ("1800;foo=bar;refresher=uas", 1800, .uas),
+            ("1800;foo=\"a;refresher=uac\"", 1800, nil),
+            ("1800;lr", 1800, nil),
+            ("\t1800;refresher=uac\r\n", 1800, .uac),
+            ("99999999999999999999", 4_294_967_295, nil)
+        ] as [(String, Int, SessionExpires.Refresher?)])
     func parses(text: String, seconds: Int, refresher: SessionExpires.Refresher?) throws {
         let value = try SessionExpires.parse(text)
         #expect(value == SessionExpires(deltaSeconds: seconds, refresher: refresher))
@@ -56,7 +63,7 @@ struct SessionExpiresHeaderTests {
         ("1800;;refresher=uac", .malformedParameter(header: "Session-Expires", text: "")),
         ("1800;=x", .malformedParameter(header: "Session-Expires", text: "=x")),
         ("1800;foo=", .malformedParameter(header: "Session-Expires", text: "foo=")),
-        ("1800;foo=\"abc", .malformedParameter(header: "Session-Expires", text: "foo=\"abc")),
+        ("1800;foo=\"abc", .malformedParameter(header: "Session-Expires", text: "foo=\"abc"))
     ])
     func rejects(text: String, error: SessionTimerHeaderError) {
         #expect(throws: error) { try SessionExpires.parse(text) }
@@ -67,7 +74,7 @@ struct SessionExpiresHeaderTests {
     @Test(arguments: [
         (SessionExpires(deltaSeconds: 1800), "1800"),
         (SessionExpires(deltaSeconds: 90, refresher: .uac), "90;refresher=uac"),
-        (SessionExpires(deltaSeconds: 3600, refresher: .uas), "3600;refresher=uas"),
+        (SessionExpires(deltaSeconds: 3600, refresher: .uas), "3600;refresher=uas")
     ])
     func serializesAndRoundTrips(value: SessionExpires, text: String) throws {
         #expect(value.serialize() == text)
@@ -107,8 +114,10 @@ struct SessionTimerNegotiationTests {
 
     @Test func uacRetriesOnceAfter422WithALargerMinSE() {
         var offer = SessionTimerOffer()
-        #expect(offer.handle422(minSE: 3600) == .retry(
-            sessionExpires: SessionExpires(deltaSeconds: 3600), minSE: MinSE(deltaSeconds: 3600)))
+        #expect(
+            offer.handle422(minSE: 3600)
+                == .retry(
+                    sessionExpires: SessionExpires(deltaSeconds: 3600), minSE: MinSE(deltaSeconds: 3600)))
         #expect(offer.sessionExpires.deltaSeconds == 3600)
         #expect(offer.retriedAfter422)
         #expect(offer.handle422(minSE: 7200) == .giveUp)
@@ -120,71 +129,115 @@ struct SessionTimerNegotiationTests {
         #expect(offer.handle422(minSE: minSE) == .giveUp)
     }
 
-    @Test(arguments: [
-        // (response Session-Expires, Require: timer, refreshWithoutPeerSupport, expected)
-        (SessionExpires(deltaSeconds: 1800, refresher: .uac), true, false, N(interval: 1800, weRefresh: true)),
-        (SessionExpires(deltaSeconds: 1200, refresher: .uas), true, false, N(interval: 1200, weRefresh: false)),
-        // refresher=uas without Require: timer: the UAS never confirmed timers; we refresh.
-        (SessionExpires(deltaSeconds: 1800, refresher: .uas), false, false, N(interval: 1800, weRefresh: true)),
-        (SessionExpires(deltaSeconds: 1800), true, false, N(interval: 1800, weRefresh: true)),
-        (nil, false, false, nil),
-        (nil, true, false, nil),
-        (nil, false, true, N(interval: 1800, weRefresh: true)),
-        (SessionExpires(deltaSeconds: 0, refresher: .uac), true, false, nil),
-    ] as [(SessionExpires?, Bool, Bool, SessionTimer.Negotiated?)])
-    func uacResolvesThe2xx(response: SessionExpires?, requireTimer: Bool, selfRefresh: Bool, expected: SessionTimer.Negotiated?) {
+    @Test(
+        arguments: [
+            // (response Session-Expires, Require: timer, refreshWithoutPeerSupport, expected)
+            (SessionExpires(deltaSeconds: 1800, refresher: .uac), true, false, N(interval: 1800, weRefresh: true)),
+            (SessionExpires(deltaSeconds: 1200, refresher: .uas), true, false, N(interval: 1200, weRefresh: false)),
+            // refresher=uas without Require: timer: the UAS never confirmed timers; we refresh.
+            (SessionExpires(deltaSeconds: 1800, refresher: .uas), false, false, N(interval: 1800, weRefresh: true)),
+            (SessionExpires(deltaSeconds: 1800), true, false, N(interval: 1800, weRefresh: true)),
+            (nil, false, false, nil),
+            (nil, true, false, nil),
+            (nil, false, true, N(interval: 1800, weRefresh: true)),
+            (SessionExpires(deltaSeconds: 0, refresher: .uac), true, false, nil)
+        ] as [(SessionExpires?, Bool, Bool, SessionTimer.Negotiated?)])
+    func uacResolvesThe2xx(
+        response: SessionExpires?, requireTimer: Bool, selfRefresh: Bool, expected: SessionTimer.Negotiated?
+    ) {
         let offer = SessionTimerOffer(policy: .init(refreshWithoutPeerSupport: selfRefresh))
         #expect(offer.resolve(sessionExpires: response, requireTimer: requireTimer) == expected)
     }
 
-    @Test(arguments: [
-        // (policy, request Session-Expires, request Min-SE, Supported: timer, expected answer)
-        (SessionTimerPolicy(), SessionExpires(deltaSeconds: 1800), nil, true,
-         SessionTimerAnswer.accept(sessionExpires: .init(deltaSeconds: 1800, refresher: .uas),
-                                   requireTimer: true, negotiated: N(interval: 1800, weRefresh: true))),
-        (SessionTimerPolicy(), SessionExpires(deltaSeconds: 1800, refresher: .uac), nil, true,
-         .accept(sessionExpires: .init(deltaSeconds: 1800, refresher: .uac),
-                 requireTimer: true, negotiated: N(interval: 1800, weRefresh: false))),
-        (SessionTimerPolicy(), SessionExpires(deltaSeconds: 60), nil, true,
-         .reject(minSE: MinSE(deltaSeconds: 90))),
-        (SessionTimerPolicy(), SessionExpires(deltaSeconds: 60), nil, false,
-         .reject(minSE: MinSE(deltaSeconds: 90))),
-        (SessionTimerPolicy(minSE: 300), SessionExpires(deltaSeconds: 200), MinSE(deltaSeconds: 90), true,
-         .reject(minSE: MinSE(deltaSeconds: 300))),
-        // Longer than ours: reduced to ours, but not below the request's Min-SE.
-        (SessionTimerPolicy(), SessionExpires(deltaSeconds: 7200), nil, true,
-         .accept(sessionExpires: .init(deltaSeconds: 1800, refresher: .uas),
-                 requireTimer: true, negotiated: N(interval: 1800, weRefresh: true))),
-        (SessionTimerPolicy(), SessionExpires(deltaSeconds: 7200), MinSE(deltaSeconds: 3600), true,
-         .accept(sessionExpires: .init(deltaSeconds: 3600, refresher: .uas),
-                 requireTimer: true, negotiated: N(interval: 3600, weRefresh: true))),
-        // Shorter than ours: kept (a UAS must not increase it).
-        (SessionTimerPolicy(), SessionExpires(deltaSeconds: 1000), nil, true,
-         .accept(sessionExpires: .init(deltaSeconds: 1000, refresher: .uas),
-                 requireTimer: true, negotiated: N(interval: 1000, weRefresh: true))),
-        // Supported: timer without Session-Expires: we ask for our interval.
-        (SessionTimerPolicy(), nil, nil, true,
-         .accept(sessionExpires: .init(deltaSeconds: 1800, refresher: .uas),
-                 requireTimer: true, negotiated: N(interval: 1800, weRefresh: true))),
-        (SessionTimerPolicy(), nil, MinSE(deltaSeconds: 2000), true,
-         .accept(sessionExpires: .init(deltaSeconds: 2000, refresher: .uas),
-                 requireTimer: true, negotiated: N(interval: 2000, weRefresh: true))),
-        (SessionTimerPolicy(refresherWhenChoosing: .uac), SessionExpires(deltaSeconds: 1800), nil, true,
-         .accept(sessionExpires: .init(deltaSeconds: 1800, refresher: .uac),
-                 requireTimer: true, negotiated: N(interval: 1800, weRefresh: false))),
-        // No timer support at the UAC.
-        (SessionTimerPolicy(), nil, nil, false,
-         .accept(sessionExpires: nil, requireTimer: false, negotiated: nil)),
-        (SessionTimerPolicy(refreshWithoutPeerSupport: true), nil, nil, false,
-         .accept(sessionExpires: .init(deltaSeconds: 1800, refresher: .uas),
-                 requireTimer: false, negotiated: N(interval: 1800, weRefresh: true))),
-        // A proxy put Session-Expires in for a UAC without timer support: we must refresh.
-        (SessionTimerPolicy(), SessionExpires(deltaSeconds: 1800, refresher: .uac), nil, false,
-         .accept(sessionExpires: .init(deltaSeconds: 1800, refresher: .uas),
-                 requireTimer: false, negotiated: N(interval: 1800, weRefresh: true))),
-    ] as [(SessionTimerPolicy, SessionExpires?, MinSE?, Bool, SessionTimerAnswer)])
-    func uasAnswers(policy: SessionTimerPolicy, se: SessionExpires?, minSE: MinSE?, supports: Bool,
-                    expected: SessionTimerAnswer) {
+    @Test(
+        arguments: [
+            // (policy, request Session-Expires, request Min-SE, Supported: timer, expected answer)
+            (
+                SessionTimerPolicy(), SessionExpires(deltaSeconds: 1800), nil, true,
+                SessionTimerAnswer.accept(
+                    sessionExpires: .init(deltaSeconds: 1800, refresher: .uas),
+                    requireTimer: true, negotiated: N(interval: 1800, weRefresh: true))
+            ),
+            (
+                SessionTimerPolicy(), SessionExpires(deltaSeconds: 1800, refresher: .uac), nil, true,
+                .accept(
+                    sessionExpires: .init(deltaSeconds: 1800, refresher: .uac),
+                    requireTimer: true, negotiated: N(interval: 1800, weRefresh: false))
+            ),
+            (
+                SessionTimerPolicy(), SessionExpires(deltaSeconds: 60), nil, true,
+                .reject(minSE: MinSE(deltaSeconds: 90))
+            ),
+            (
+                SessionTimerPolicy(), SessionExpires(deltaSeconds: 60), nil, false,
+                .reject(minSE: MinSE(deltaSeconds: 90))
+            ),
+            (
+                SessionTimerPolicy(minSE: 300), SessionExpires(deltaSeconds: 200), MinSE(deltaSeconds: 90), true,
+                .reject(minSE: MinSE(deltaSeconds: 300))
+            ),
+            // Longer than ours: reduced to ours, but not below the request's Min-SE.
+            (
+                SessionTimerPolicy(), SessionExpires(deltaSeconds: 7200), nil, true,
+                .accept(
+                    sessionExpires: .init(deltaSeconds: 1800, refresher: .uas),
+                    requireTimer: true, negotiated: N(interval: 1800, weRefresh: true))
+            ),
+            (
+                SessionTimerPolicy(), SessionExpires(deltaSeconds: 7200), MinSE(deltaSeconds: 3600), true,
+                .accept(
+                    sessionExpires: .init(deltaSeconds: 3600, refresher: .uas),
+                    requireTimer: true, negotiated: N(interval: 3600, weRefresh: true))
+            ),
+            // Shorter than ours: kept (a UAS must not increase it).
+            (
+                SessionTimerPolicy(), SessionExpires(deltaSeconds: 1000), nil, true,
+                .accept(
+                    sessionExpires: .init(deltaSeconds: 1000, refresher: .uas),
+                    requireTimer: true, negotiated: N(interval: 1000, weRefresh: true))
+            ),
+            // Supported: timer without Session-Expires: we ask for our interval.
+            (
+                SessionTimerPolicy(), nil, nil, true,
+                .accept(
+                    sessionExpires: .init(deltaSeconds: 1800, refresher: .uas),
+                    requireTimer: true, negotiated: N(interval: 1800, weRefresh: true))
+            ),
+            (
+                SessionTimerPolicy(), nil, MinSE(deltaSeconds: 2000), true,
+                .accept(
+                    sessionExpires: .init(deltaSeconds: 2000, refresher: .uas),
+                    requireTimer: true, negotiated: N(interval: 2000, weRefresh: true))
+            ),
+            (
+                SessionTimerPolicy(refresherWhenChoosing: .uac), SessionExpires(deltaSeconds: 1800), nil, true,
+                .accept(
+                    sessionExpires: .init(deltaSeconds: 1800, refresher: .uac),
+                    requireTimer: true, negotiated: N(interval: 1800, weRefresh: false))
+            ),
+            // No timer support at the UAC.
+            (
+                SessionTimerPolicy(), nil, nil, false,
+                .accept(sessionExpires: nil, requireTimer: false, negotiated: nil)
+            ),
+            (
+                SessionTimerPolicy(refreshWithoutPeerSupport: true), nil, nil, false,
+                .accept(
+                    sessionExpires: .init(deltaSeconds: 1800, refresher: .uas),
+                    requireTimer: false, negotiated: N(interval: 1800, weRefresh: true))
+            ),
+            // A proxy put Session-Expires in for a UAC without timer support: we must refresh.
+            (
+                SessionTimerPolicy(), SessionExpires(deltaSeconds: 1800, refresher: .uac), nil, false,
+                .accept(
+                    sessionExpires: .init(deltaSeconds: 1800, refresher: .uas),
+                    requireTimer: false, negotiated: N(interval: 1800, weRefresh: true))
+            )
+        ] as [(SessionTimerPolicy, SessionExpires?, MinSE?, Bool, SessionTimerAnswer)])
+    func uasAnswers(
+        policy: SessionTimerPolicy, se: SessionExpires?, minSE: MinSE?, supports: Bool,
+        expected: SessionTimerAnswer
+    ) {
         #expect(policy.answer(sessionExpires: se, minSE: minSE, supportsTimer: supports) == expected)
     }
 }
@@ -205,9 +258,11 @@ struct SessionTimerMachineTests {
         #expect(t.handle(.timerFired(now: 900)) == [update(1800), .schedule(at: 1768)])
         #expect(t.refreshInFlight != nil)
         #expect(t.handle(.refreshResponse(now: 900, status: 100)) == [])
-        #expect(t.handle(.refreshResponse(
-            now: 901, status: 200, sessionExpires: .init(deltaSeconds: 1800, refresher: .uac),
-            requireTimer: true)) == [.schedule(at: 1801)])
+        #expect(
+            t.handle(
+                .refreshResponse(
+                    now: 901, status: 200, sessionExpires: .init(deltaSeconds: 1800, refresher: .uac),
+                    requireTimer: true)) == [.schedule(at: 1801)])
         #expect(t.lastRefreshAt == 901)
         #expect(t.expiresAt == 2669)
         #expect(t.handle(.timerFired(now: 1801)) == [update(1800), .schedule(at: 2669)])
@@ -217,9 +272,10 @@ struct SessionTimerMachineTests {
         var t = ST(peerAllowsUpdate: true, ownsCallID: false)
         #expect(t.handle(.start(now: 0, negotiated: N(interval: 1800, weRefresh: false))) == [.schedule(at: 1768)])
         #expect(t.refreshAt == nil)
-        #expect(t.handle(.refreshReceived(now: 1000, negotiated: N(interval: 1800, weRefresh: false))) == [
-            .schedule(at: 2768),
-        ])
+        #expect(
+            t.handle(.refreshReceived(now: 1000, negotiated: N(interval: 1800, weRefresh: false))) == [
+                .schedule(at: 2768)
+            ])
         #expect(t.handle(.timerFired(now: 2767)) == [])
         #expect(t.handle(.timerFired(now: 2768)) == [.sendBye(.sessionExpired)])
         #expect(t.state == .ended(.sessionExpired))
@@ -235,9 +291,10 @@ struct SessionTimerMachineTests {
     @Test func refreshReceivedCanHandTheRefresherRoleOver() {
         var t = ST(peerAllowsUpdate: true, ownsCallID: true)
         _ = t.handle(.start(now: 0, negotiated: N(interval: 1800, weRefresh: false)))
-        #expect(t.handle(.refreshReceived(now: 500, negotiated: N(interval: 600, weRefresh: true))) == [
-            .schedule(at: 800),
-        ])
+        #expect(
+            t.handle(.refreshReceived(now: 500, negotiated: N(interval: 600, weRefresh: true))) == [
+                .schedule(at: 800)
+            ])
         #expect(t.expiresAt == 1068)
     }
 
@@ -252,9 +309,11 @@ struct SessionTimerMachineTests {
         var t = refreshing()
         #expect(t.handle(.refreshResponse(now: 900.5, status: status)) == [reInvite(1800)])
         #expect(t.useReInvite)
-        #expect(t.handle(.refreshResponse(
-            now: 901, status: 200, sessionExpires: .init(deltaSeconds: 1800, refresher: .uac),
-            requireTimer: true)) == [.schedule(at: 1801)])
+        #expect(
+            t.handle(
+                .refreshResponse(
+                    now: 901, status: 200, sessionExpires: .init(deltaSeconds: 1800, refresher: .uac),
+                    requireTimer: true)) == [.schedule(at: 1801)])
         #expect(t.handle(.timerFired(now: 1801)) == [reInvite(1800), .schedule(at: 2669)])
     }
 
@@ -268,9 +327,11 @@ struct SessionTimerMachineTests {
         var t = refreshing()
         #expect(t.handle(.refreshResponse(now: 900.5, status: 422, minSE: 3600)) == [update(3600, minSE: 3600)])
         #expect(t.negotiated == N(interval: 3600, weRefresh: true))
-        #expect(t.handle(.refreshResponse(
-            now: 901, status: 200, sessionExpires: .init(deltaSeconds: 3600, refresher: .uac),
-            requireTimer: true)) == [.schedule(at: 2701)])
+        #expect(
+            t.handle(
+                .refreshResponse(
+                    now: 901, status: 200, sessionExpires: .init(deltaSeconds: 3600, refresher: .uac),
+                    requireTimer: true)) == [.schedule(at: 2701)])
         #expect(t.expiresAt == 4469)
         // Later refreshes keep the learned Min-SE.
         #expect(t.handle(.timerFired(now: 2701)) == [update(3600, minSE: 3600), .schedule(at: 4469)])
@@ -288,9 +349,10 @@ struct SessionTimerMachineTests {
     @Test(arguments: [408, 481])
     func deadDialogStatusesEndTheCall(status: Int) {
         var t = refreshing()
-        #expect(t.handle(.refreshResponse(now: 901, status: status)) == [
-            .sendBye(.refreshFailed(status: status)), .cancelTimer,
-        ])
+        #expect(
+            t.handle(.refreshResponse(now: 901, status: status)) == [
+                .sendBye(.refreshFailed(status: status)), .cancelTimer
+            ])
         #expect(t.state == .ended(.refreshFailed(status: status)))
     }
 
@@ -335,9 +397,10 @@ struct SessionTimerMachineTests {
         #expect(t.state == .inactive)
         #expect(t.negotiated == nil)
         // A later refresh from the peer may turn it back on.
-        #expect(t.handle(.refreshReceived(now: 1000, negotiated: N(interval: 1800, weRefresh: false))) == [
-            .schedule(at: 2768),
-        ])
+        #expect(
+            t.handle(.refreshReceived(now: 1000, negotiated: N(interval: 1800, weRefresh: false))) == [
+                .schedule(at: 2768)
+            ])
         #expect(t.state == .active)
     }
 
@@ -349,9 +412,11 @@ struct SessionTimerMachineTests {
 
     @Test func answerCanMakeThePeerTheRefresher() {
         var t = refreshing()
-        #expect(t.handle(.refreshResponse(
-            now: 901, status: 200, sessionExpires: .init(deltaSeconds: 1800, refresher: .uas),
-            requireTimer: true)) == [.schedule(at: 2669)])
+        #expect(
+            t.handle(
+                .refreshResponse(
+                    now: 901, status: 200, sessionExpires: .init(deltaSeconds: 1800, refresher: .uas),
+                    requireTimer: true)) == [.schedule(at: 2669)])
         #expect(t.negotiated == N(interval: 1800, weRefresh: false))
         #expect(t.refreshAt == nil)
     }

@@ -1,7 +1,8 @@
 import Glibc
-@testable import SIP
 import TestSupport
 import Testing
+
+@testable import SIP
 
 /// RFC 5626 §3.5.1 / §4.4.1 keep-alives on SIP over TCP, with real sockets: a double-CRLF
 /// ping to us gets a single-CRLF pong; a connection we opened that goes quiet gets pings,
@@ -20,7 +21,9 @@ import Testing
 
         static func connect(to address: SocketAddress) throws -> Wire {
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            guard address.withSockAddr({ Glibc.connect(fd, $0, $1) }) == 0 else { close(fd); throw SocketError("connect") }
+            guard address.withSockAddr({ Glibc.connect(fd, $0, $1) }) == 0 else {
+                close(fd); throw SocketError("connect")
+            }
             return Wire(fd: fd)
         }
 
@@ -42,10 +45,14 @@ import Testing
             func end(_ bytes: [UInt8]) -> Int? {
                 if let length { return bytes.count >= length ? length : nil }
                 guard bytes.count >= terminator.count else { return nil }
-                return (0...(bytes.count - terminator.count)).first { Array(bytes[$0..<($0 + terminator.count)]) == terminator }
-                    .map { $0 + terminator.count }
+                return (0...(bytes.count - terminator.count)).first {
+                    Array(bytes[$0..<($0 + terminator.count)]) == terminator
+                }
+                .map { $0 + terminator.count }
             }
-            guard let got = await read(timeout: timeout, until: { end($0) != nil }), let cut = end(got) else { return nil }
+            guard let got = await read(timeout: timeout, until: { end($0) != nil }), let cut = end(got) else {
+                return nil
+            }
             leftover = Array(got[cut...])
             return Array(got[..<cut])
         }
@@ -65,7 +72,8 @@ import Testing
     }
 
     @Test func aPingGetsAPong() async throws {
-        let ua = try SIPUserAgent(configuration: SIPUserAgentConfiguration(listen: [(.tcp, SocketAddress(host: "127.0.0.1", port: 0))]))
+        let ua = try SIPUserAgent(
+            configuration: SIPUserAgentConfiguration(listen: [(.tcp, SocketAddress(host: "127.0.0.1", port: 0))]))
         let bound = try ua.start()
         defer { ua.shutdown() }
         let wire = try Wire.connect(to: bound[0].address)
@@ -85,21 +93,30 @@ import Testing
         // The trunk: a listener of the test's.
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(listener) }
-        #expect(SocketAddress(host: "127.0.0.1", port: 0).withSockAddr { bind(listener, $0, $1) } == 0 && listen(listener, 4) == 0)
+        #expect(
+            SocketAddress(host: "127.0.0.1", port: 0).withSockAddr { bind(listener, $0, $1) } == 0
+                && listen(listener, 4) == 0)
         let trunk = try #require(SocketAddress.local(of: listener))
         await ua.loop.run {
-            ua.sendRequest("OPTIONS", to: SIPURI(host: "127.0.0.1", port: trunk.port), peer: SIPPeer(transport: .tcp, address: trunk),
-                           from: NameAddress(uri: SIPURI(user: "ping", host: "127.0.0.1"))) { _ in }
+            ua.sendRequest(
+                "OPTIONS", to: SIPURI(host: "127.0.0.1", port: trunk.port),
+                peer: SIPPeer(transport: .tcp, address: trunk),
+                from: NameAddress(uri: SIPURI(user: "ping", host: "127.0.0.1"))
+            ) { _ in }
         }
         let wire = Wire(fd: accept(listener, nil, nil))
         let options = await wire.next(timeout: 5, terminator: Array("\r\n\r\n".utf8))
         #expect(options.map { String(decoding: $0, as: UTF8.self).hasPrefix("OPTIONS ") } == true)
         // Quiet: a ping comes; the pong keeps the connection, and the pings go on.
         let ping = await wire.next(timeout: 5, length: 4)
-        #expect(ping == Array("\r\n\r\n".utf8), "\(ping.map { String(decoding: $0, as: UTF8.self).debugDescription } ?? "closed")")
+        #expect(
+            ping == Array("\r\n\r\n".utf8),
+            "\(ping.map { String(decoding: $0, as: UTF8.self).debugDescription } ?? "closed")")
         wire.send("\r\n")
         let second = await wire.next(timeout: 5, length: 4)
-        #expect(second == Array("\r\n\r\n".utf8), "\(second.map { String(decoding: $0, as: UTF8.self).debugDescription } ?? "closed")")
+        #expect(
+            second == Array("\r\n\r\n".utf8),
+            "\(second.map { String(decoding: $0, as: UTF8.self).debugDescription } ?? "closed")")
         // No pong this time: the connection is closed as broken.
         #expect(await wire.read(timeout: 5) { _ in false } == nil)
         #expect(await ua.loop.run { ua.transportRefusals[.keepaliveTimeout] } == 1)

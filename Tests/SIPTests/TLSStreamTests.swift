@@ -1,6 +1,7 @@
 import Foundation
 import TestSupport
 import Testing
+
 @testable import SIP
 @testable import TLS
 
@@ -33,8 +34,10 @@ import Testing
     }
 
     /// Starts the client, then moves bytes until neither side has any to send.
-    static func exchange(_ client: inout TLSStream, _ server: inout TLSStream, clientSends: [UInt8] = invite,
-                         serverReplies: [UInt8]? = ok) -> Exchange {
+    static func exchange(
+        _ client: inout TLSStream, _ server: inout TLSStream, clientSends: [UInt8] = invite,
+        serverReplies: [UInt8]? = ok
+    ) -> Exchange {
         var x = Exchange()
         var first = client.start()
         // Sent before the handshake: held until the server checked out.
@@ -69,15 +72,24 @@ import Testing
 
     static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
         guard needle.count <= haystack.count else { return false }
-        return (0...(haystack.count - needle.count)).contains { haystack[$0..<($0 + needle.count)].elementsEqual(needle) }
+        return (0...(haystack.count - needle.count)).contains {
+            haystack[$0..<($0 + needle.count)].elementsEqual(needle)
+        }
     }
 
-    static func pair(_ pki: TestPKI, server cert: TestPKI.Issued, verifyClient: SIPTLSServerSettings.ClientVerification = .none,
-                     client: SIPTLSClientSettings? = nil, name: String = "carrier.test") throws -> (TLSStream, TLSStream) {
-        let serverContext = try TLSContext(server: SIPTLSServerSettings(certificateFile: cert.certificate, keyFile: cert.key,
-                                                                        clientCAFile: pki.caFile, verifyClient: verifyClient))
+    static func pair(
+        _ pki: TestPKI, server cert: TestPKI.Issued, verifyClient: SIPTLSServerSettings.ClientVerification = .none,
+        client: SIPTLSClientSettings? = nil, name: String = "carrier.test"
+    ) throws -> (TLSStream, TLSStream) {
+        let serverContext = try TLSContext(
+            server: SIPTLSServerSettings(
+                certificateFile: cert.certificate, keyFile: cert.key,
+                clientCAFile: pki.caFile, verifyClient: verifyClient))
         let clientContext = try TLSContext(client: client ?? SIPTLSClientSettings(caFile: pki.caFile))
-        let c = try #require(TLSStream(client: clientContext, target: SIPTLSTarget(serverName: name, client: client ?? .init(caFile: pki.caFile))))
+        let c = try #require(
+            TLSStream(
+                client: clientContext,
+                target: SIPTLSTarget(serverName: name, client: client ?? .init(caFile: pki.caFile))))
         let s = try #require(TLSStream(server: serverContext))
         return (c, s)
     }
@@ -92,7 +104,9 @@ import Testing
         #expect(x.server.plaintext == Self.invite)
         #expect(x.client.plaintext == Self.ok)
         #expect(x.client.failure == nil && x.server.failure == nil)
-        #expect(!Self.contains(x.wire, Array("INVITE".utf8)) && !Self.contains(x.wire, Array("SIP/2.0".utf8)), "plaintext on the wire")
+        #expect(
+            !Self.contains(x.wire, Array("INVITE".utf8)) && !Self.contains(x.wire, Array("SIP/2.0".utf8)),
+            "plaintext on the wire")
         #expect(client.version == "TLSv1.3")
         #expect(client.peerNames?.dnsNames == ["carrier.test"])
     }
@@ -107,11 +121,14 @@ import Testing
     }
 
     static let failures: [FailureRow] = [
-        FailureRow(name: "wrong name", certificate: "good", expectedName: "other.test",
-                   failure: .wrongName(expected: "other.test", presented: ["carrier.test"])),
+        FailureRow(
+            name: "wrong name", certificate: "good", expectedName: "other.test",
+            failure: .wrongName(expected: "other.test", presented: ["carrier.test"])),
         FailureRow(name: "expired", certificate: "expired", failure: .certificateExpired),
         FailureRow(name: "unknown CA", certificate: "rogue", failure: .unknownCA),
-        FailureRow(name: "CN only, but a SAN of another type", certificate: "ip-only", failure: .wrongName(expected: "carrier.test", presented: ["127.0.0.1"])),
+        FailureRow(
+            name: "CN only, but a SAN of another type", certificate: "ip-only",
+            failure: .wrongName(expected: "carrier.test", presented: ["127.0.0.1"]))
     ]
 
     /// The client refuses the server, and not one byte of the held INVITE leaves.
@@ -121,12 +138,14 @@ import Testing
         defer { pki.remove() }
         let rogue = try TestPKI(name: "rogue CA")
         defer { rogue.remove() }
-        let cert: TestPKI.Issued = switch row.certificate {
-        case "expired": try pki.issue("expired", commonName: "carrier.test", altNames: ["DNS:carrier.test"], expired: true)
-        case "rogue": try rogue.issue("rogue", commonName: "carrier.test", altNames: ["DNS:carrier.test"])
-        case "ip-only": try pki.issue("ip", commonName: "carrier.test", altNames: ["IP:127.0.0.1"])
-        default: try pki.issue("carrier", commonName: "carrier.test", altNames: ["DNS:carrier.test"])
-        }
+        let cert: TestPKI.Issued =
+            switch row.certificate {
+            case "expired":
+                try pki.issue("expired", commonName: "carrier.test", altNames: ["DNS:carrier.test"], expired: true)
+            case "rogue": try rogue.issue("rogue", commonName: "carrier.test", altNames: ["DNS:carrier.test"])
+            case "ip-only": try pki.issue("ip", commonName: "carrier.test", altNames: ["IP:127.0.0.1"])
+            default: try pki.issue("carrier", commonName: "carrier.test", altNames: ["DNS:carrier.test"])
+            }
         var (client, server) = try Self.pair(pki, server: cert, name: row.expectedName)
         let x = Self.exchange(&client, &server)
         #expect(x.client.failure == row.failure)
@@ -154,14 +173,16 @@ import Testing
         #expect(x.server.plaintext.isEmpty)
 
         // With ours: it works, and the server sees our names.
-        let withCertificate = SIPTLSClientSettings(caFile: pki.caFile, certificateFile: mine.certificate, keyFile: mine.key)
+        let withCertificate = SIPTLSClientSettings(
+            caFile: pki.caFile, certificateFile: mine.certificate, keyFile: mine.key)
         (client, server) = try Self.pair(pki, server: cert, verifyClient: .require, client: withCertificate)
         x = Self.exchange(&client, &server)
         #expect(x.server.plaintext == Self.invite && x.client.plaintext == Self.ok)
         #expect(server.peerNames?.dnsNames == ["gw.test"])
 
         // One from a CA the server does not trust: refused, and the client is told.
-        let untrusted = SIPTLSClientSettings(caFile: pki.caFile, certificateFile: foreign.certificate, keyFile: foreign.key)
+        let untrusted = SIPTLSClientSettings(
+            caFile: pki.caFile, certificateFile: foreign.certificate, keyFile: foreign.key)
         (client, server) = try Self.pair(pki, server: cert, verifyClient: .require, client: untrusted)
         x = Self.exchange(&client, &server)
         #expect(x.server.failure == .unknownCA)
@@ -179,7 +200,8 @@ import Testing
         var x = Self.exchange(&client, &server)
         #expect(x.server.plaintext == Self.invite && x.client.plaintext == Self.ok)
         #expect(server.peerNames == nil)
-        let withCertificate = SIPTLSClientSettings(caFile: pki.caFile, certificateFile: mine.certificate, keyFile: mine.key)
+        let withCertificate = SIPTLSClientSettings(
+            caFile: pki.caFile, certificateFile: mine.certificate, keyFile: mine.key)
         (client, server) = try Self.pair(pki, server: cert, verifyClient: .optional, client: withCertificate)
         x = Self.exchange(&client, &server)
         #expect(x.server.plaintext == Self.invite)
@@ -202,7 +224,9 @@ import Testing
         defer { pki.remove() }
         let a = try pki.issue("a", commonName: "a.test", altNames: ["DNS:a.test"])
         let b = try pki.issue("b", commonName: "b.test", altNames: ["DNS:b.test"])
-        #expect(throws: TLSFailure.self) { try TLSContext(client: SIPTLSClientSettings(caFile: pki.path("missing.pem"))) }
+        #expect(throws: TLSFailure.self) {
+            try TLSContext(client: SIPTLSClientSettings(caFile: pki.path("missing.pem")))
+        }
         do {
             _ = try TLSContext(server: SIPTLSServerSettings(certificateFile: a.certificate, keyFile: b.key))
             Issue.record("a key of another certificate was taken")

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import SIP
 
 /// RFC 4475 and RFC 5118 torture messages through the parser, with the verdict each
@@ -102,7 +103,7 @@ struct TortureMessageTests {
     @Test(arguments: [
         ("badvers.sip", 505), ("mismatch01.sip", 400), ("scalar02.sip", 400), ("insuf.sip", 400),
         ("clerr.sip", 400), ("ncl.sip", 400), ("multi01.sip", 400), ("escruri.sip", 400),
-        ("ltgtruri.sip", 400), ("badinv01.sip", 400), ("quotbal.sip", 400),
+        ("ltgtruri.sip", 400), ("badinv01.sip", 400), ("quotbal.sip", 400)
     ])
     func invalidRequestsCarryTheirStatus(_ file: String, _ status: Int) {
         #expect(throws: SIPParseError.self) { try SIPMessage.parse(ConformanceCorpus.message("rfc4475", file)) }

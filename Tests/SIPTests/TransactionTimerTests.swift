@@ -1,6 +1,7 @@
 import Synchronization
-import Testing
 import TestSupport
+import Testing
+
 @testable import SIP
 
 /// The configured T1 and T2 reach a live agent's transactions: a request to a peer that
@@ -12,18 +13,20 @@ import TestSupport
     private final class Outcome: Sendable {
         let events = Mutex<[String]>([])
         func record(_ event: ClientTransactionEvent) {
-            let name = switch event {
-            case .response(let r): "response \(r.statusCode ?? 0)"
-            case .timeout: "timeout"
-            case .transportError: "transportError"
-            }
+            let name =
+                switch event {
+                case .response(let r): "response \(r.statusCode ?? 0)"
+                case .timeout: "timeout"
+                case .transportError: "transportError"
+                }
             events.withLock { $0.append(name) }
         }
     }
 
     @Test(arguments: ["OPTIONS", "INVITE"])
     func anUnansweredRequestIsRetransmittedAndTimesOutOnTheConfiguredTimers(method: String) async throws {
-        var configuration = SIPUserAgentConfiguration(listen: [(.udp, SocketAddress(host: "127.0.0.1", port: 0))], t1: 0.05)
+        var configuration = SIPUserAgentConfiguration(
+            listen: [(.udp, SocketAddress(host: "127.0.0.1", port: 0))], t1: 0.05)
         configuration.t2 = 0.4
         let ua = try SIPUserAgent(configuration: configuration)
         _ = try ua.start()

@@ -41,10 +41,14 @@ public final class ChildProcess: @unchecked Sendable {  // `process` is set up b
     /// Starts `executable` with `arguments`. Output goes to `outputFile` (default: a new
     /// temporary file, removed by `stop()`), stderr too unless `discardingErrors`; stdin is
     /// /dev/null unless `standardInput` is given.
-    public init(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
-                currentDirectory: URL? = nil, outputFile: URL? = nil, discardingErrors: Bool = false,
-                standardInput: Any? = nil) throws {
-        self.outputFile = outputFile ?? FileManager.default.temporaryDirectory
+    public init(
+        _ executable: String, _ arguments: [String], environment: [String: String]? = nil,
+        currentDirectory: URL? = nil, outputFile: URL? = nil, discardingErrors: Bool = false,
+        standardInput: Any? = nil
+    ) throws {
+        self.outputFile =
+            outputFile
+            ?? FileManager.default.temporaryDirectory
             .appendingPathComponent("irisgw-child-\(UUID().uuidString.prefix(8)).out")
         ownsOutputFile = outputFile == nil
         guard FileManager.default.createFile(atPath: self.outputFile.path, contents: nil) else {
@@ -77,12 +81,16 @@ public final class ChildProcess: @unchecked Sendable {  // `process` is set up b
 
     /// Runs `executable` to its end (killed after `timeout` seconds) and returns its status
     /// and output.
-    public static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
-                           discardingErrors: Bool = false, timeout: Double = 30) async throws -> Result {
-        let child = try ChildProcess(executable, arguments, environment: environment, discardingErrors: discardingErrors)
+    public static func run(
+        _ executable: String, _ arguments: [String], environment: [String: String]? = nil,
+        discardingErrors: Bool = false, timeout: Double = 30
+    ) async throws -> Result {
+        let child = try ChildProcess(
+            executable, arguments, environment: environment, discardingErrors: discardingErrors)
         defer { child.stop() }
         guard let status = await child.exit(timeout: timeout) else {
-            throw Failure("\(executable) \(arguments.joined(separator: " ")) did not finish in \(timeout) s: \(child.output)")
+            throw Failure(
+                "\(executable) \(arguments.joined(separator: " ")) did not finish in \(timeout) s: \(child.output)")
         }
         return Result(status: status, output: child.output)
     }

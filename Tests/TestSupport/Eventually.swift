@@ -4,8 +4,10 @@ import Foundation
 /// (`Task.sleep`) between polls, so a waiting test never holds a thread of the cooperative
 /// pool that other tests need. The one polling wait of the test targets: waits for something
 /// specific (a port listening, an event, a process exit) are built on it.
-public func eventually(timeout: Double, pollInterval: Double = 0.01,
-                       _ condition: () async throws -> Bool) async rethrows -> Bool {
+public func eventually(
+    timeout: Double, pollInterval: Double = 0.01,
+    _ condition: () async throws -> Bool
+) async rethrows -> Bool {
     let deadline = ContinuousClock.now + .nanoseconds(Int64(timeout * 1e9))
     while true {
         if try await condition() { return true }

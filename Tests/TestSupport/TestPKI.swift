@@ -21,12 +21,15 @@ public final class TestPKI: @unchecked Sendable {
     }
 
     public init(name: String = "test CA") throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-pki-\(UUID().uuidString.prefix(8))")
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "irisgw-pki-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         caFile = directory.appendingPathComponent("ca.pem").path
-        try Self.run(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-                      "-keyout", path("ca.key"), "-out", caFile, "-days", "30", "-subj", "/CN=\(name)",
-                      "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign"])
+        try Self.run([
+            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+            "-keyout", path("ca.key"), "-out", caFile, "-days", "30", "-subj", "/CN=\(name)",
+            "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign"
+        ])
         try "".write(toFile: path("index.txt"), atomically: true, encoding: .utf8)
         try "01\n".write(toFile: path("serial"), atomically: true, encoding: .utf8)
         try """
@@ -55,10 +58,14 @@ public final class TestPKI: @unchecked Sendable {
         var extensions = "basicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth,clientAuth\n"
         if !altNames.isEmpty { extensions += "subjectAltName=" + altNames.joined(separator: ",") + "\n" }
         try extensions.write(toFile: ext, atomically: true, encoding: .utf8)
-        try Self.run(["req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-                      "-keyout", key, "-out", csr, "-subj", "/CN=\(commonName)"])
-        var args = ["ca", "-batch", "-config", path("ca.cnf"), "-cert", caFile, "-keyfile", path("ca.key"), "-in", csr,
-                    "-out", cert, "-extfile", ext, "-notext"]
+        try Self.run([
+            "req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+            "-keyout", key, "-out", csr, "-subj", "/CN=\(commonName)"
+        ])
+        var args = [
+            "ca", "-batch", "-config", path("ca.cnf"), "-cert", caFile, "-keyfile", path("ca.key"), "-in", csr,
+            "-out", cert, "-extfile", ext, "-notext"
+        ]
         args += expired ? ["-startdate", "20200101000000Z", "-enddate", "20200201000000Z"] : ["-days", "30"]
         try Self.run(args)
         return Issued(certificate: cert, key: key)
@@ -79,7 +86,9 @@ public final class TestPKI: @unchecked Sendable {
         let text = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
-            throw Failure(description: "openssl \(arguments.prefix(2).joined(separator: " ")): \(String(decoding: text, as: UTF8.self))")
+            throw Failure(
+                description:
+                    "openssl \(arguments.prefix(2).joined(separator: " ")): \(String(decoding: text, as: UTF8.self))")
         }
     }
 }

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Media
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// What a stretch of received audio measured against the signal that was played.
 ///
@@ -36,8 +37,10 @@ public struct AudioScore: Sendable, Codable, Equatable {
     /// reference or when nothing correlates (no echo).
     public var delayMs: Int?
 
-    public init(levelDbfs: Double, snrDb: Double?, tonesFound: [Double], tonesMissing: [Double], clippingPercent: Double,
-                longestGapMs: Int, silentPercent: Double, delayMs: Int?) {
+    public init(
+        levelDbfs: Double, snrDb: Double?, tonesFound: [Double], tonesMissing: [Double], clippingPercent: Double,
+        longestGapMs: Int, silentPercent: Double, delayMs: Int?
+    ) {
         self.levelDbfs = levelDbfs
         self.snrDb = snrDb
         self.tonesFound = tonesFound
@@ -71,17 +74,23 @@ public enum AudioAnalyzer {
     /// The default delay search.
     static let maxDelayMs = 2000
 
-    public static func score(_ samples: [Int16], sampleRate: Int, tones: [Double], reference: [Int16]? = nil) -> AudioScore {
+    public static func score(
+        _ samples: [Int16], sampleRate: Int, tones: [Double], reference: [Int16]? = nil
+    ) -> AudioScore {
         score(samples, sampleRate: sampleRate, tones: tones, reference: reference, maxDelayMs: maxDelayMs)
     }
 
     /// `score` with the delay searched over 0...`maxDelayMs`.
-    static func score(_ samples: [Int16], sampleRate: Int, tones: [Double], reference: [Int16]?, maxDelayMs: Int) -> AudioScore {
+    static func score(
+        _ samples: [Int16], sampleRate: Int, tones: [Double], reference: [Int16]?, maxDelayMs: Int
+    ) -> AudioScore {
         let rate = max(sampleRate, 1)
         var stretch = samples[...]
         var aligned: ArraySlice<Int16>?
         var delay: Int?
-        if let reference, !reference.isEmpty, let lag = delaySamples(samples, reference: reference, sampleRate: rate, maxDelayMs: maxDelayMs) {
+        if let reference, !reference.isEmpty,
+            let lag = delaySamples(samples, reference: reference, sampleRate: rate, maxDelayMs: maxDelayMs)
+        {
             delay = Int((Double(lag) * 1000 / Double(rate)).rounded())
             stretch = samples[lag..<min(samples.count, lag + reference.count)]
             aligned = reference[0..<stretch.count]
@@ -90,12 +99,17 @@ public enum AudioAnalyzer {
         let spectral = tones.isEmpty ? nil : sinad(Array(stretch), sampleRate: rate, tones: wanted)
         var found: [Double] = [], missing: [Double] = []
         for tone in tones {
-            if let i = wanted.firstIndex(of: tone), let s = spectral, s.present[i] { found.append(tone) } else { missing.append(tone) }
+            if let i = wanted.firstIndex(of: tone), let s = spectral, s.present[i] {
+                found.append(tone)
+            } else {
+                missing.append(tone)
+            }
         }
         let gaps = gapFigures(stretch, sampleRate: rate, reference: aligned)
-        return AudioScore(levelDbfs: round2(dbfs(meanSquare(stretch))), snrDb: spectral.map { round2($0.snrDb) },
-                          tonesFound: found, tonesMissing: missing, clippingPercent: round2(clipping(stretch)),
-                          longestGapMs: gaps.longestMs, silentPercent: round2(gaps.silentPercent), delayMs: delay)
+        return AudioScore(
+            levelDbfs: round2(dbfs(meanSquare(stretch))), snrDb: spectral.map { round2($0.snrDb) },
+            tonesFound: found, tonesMissing: missing, clippingPercent: round2(clipping(stretch)),
+            longestGapMs: gaps.longestMs, silentPercent: round2(gaps.silentPercent), delayMs: delay)
     }
 
     /// A known test signal: the sum of `tones` (equal amplitude, Schroeder phases for a low
@@ -104,7 +118,9 @@ public enum AudioAnalyzer {
     /// (repeating) with 100 ms pauses, each burst with 20 ms raised-cosine edges: an
     /// irregular pattern whose envelope correlates with itself at one lag only (the cycle
     /// is 3.55 s, longer than the delay search). Unpulsed, only the ends are ramped.
-    public static func multiTone(_ tones: [Double], seconds: Double, sampleRate: Int, peak: Double = 0.5, pulsed: Bool = true) -> [Int16] {
+    public static func multiTone(
+        _ tones: [Double], seconds: Double, sampleRate: Int, peak: Double = 0.5, pulsed: Bool = true
+    ) -> [Int16] {
         let rate = max(sampleRate, 1)
         let n = max(Int(seconds * Double(rate)), 0)
         let freqs = tones.filter { $0 > 0 && $0 < Double(rate) / 2 }
@@ -117,7 +133,10 @@ public enum AudioAnalyzer {
                 for i in 0..<n { x[i] += sin(step * Double(i) + phase) }
             }
         }
-        let envelope = pulsed ? pulseEnvelope(count: n, sampleRate: rate) : rampedEnvelope(count: n, from: 0, length: n, ramp: rampSamples(rate))
+        let envelope =
+            pulsed
+            ? pulseEnvelope(count: n, sampleRate: rate)
+            : rampedEnvelope(count: n, from: 0, length: n, ramp: rampSamples(rate))
         var top = 0.0
         for i in 0..<n {
             x[i] *= envelope[i]
@@ -140,7 +159,8 @@ public enum AudioAnalyzer {
         var position = 0, burst = 0
         while position < n {
             let length = burstMs[burst % burstMs.count] * rate / 1000
-            let part = rampedEnvelope(count: min(length, n - position), from: 0, length: length, ramp: rampSamples(rate))
+            let part = rampedEnvelope(
+                count: min(length, n - position), from: 0, length: length, ramp: rampSamples(rate))
             for i in 0..<part.count { env[position + i] = part[i] }
             position += length + pauseMs * rate / 1000
             burst += 1
@@ -217,7 +237,9 @@ public enum AudioAnalyzer {
         return levels
     }
 
-    static func gapFigures(_ x: ArraySlice<Int16>, sampleRate: Int, reference: ArraySlice<Int16>?) -> (longestMs: Int, silentPercent: Double) {
+    static func gapFigures(
+        _ x: ArraySlice<Int16>, sampleRate: Int, reference: ArraySlice<Int16>?
+    ) -> (longestMs: Int, silentPercent: Double) {
         let levels = windowLevels(x, sampleRate: sampleRate)
         let silent = levels.map { $0 < silenceDbfs }
         // Which windows must carry signal: after the onset, or where the reference has it.
@@ -277,7 +299,8 @@ public enum AudioAnalyzer {
         let strongest = toneEnergy.max() ?? 0
         let present = tones.indices.map { i in
             let level = dbfs(toneEnergy[i] / Double(x.count))
-            return toneEnergy[i] > 0 && level >= toneFloorDbfs && toneEnergy[i] >= strongest / 10 && toneEnergy[i] >= 10 * toneNoise[i]
+            return toneEnergy[i] > 0 && level >= toneFloorDbfs && toneEnergy[i] >= strongest / 10
+                && toneEnergy[i] >= 10 * toneNoise[i]
         }
         return Spectral(snrDb: snr, present: present)
     }
@@ -285,8 +308,11 @@ public enum AudioAnalyzer {
     /// One segment's spectral split: the tones' power (noise floor removed), the noise, the
     /// floor's share inside each tone band, and the factor turning spectral power into
     /// sum-of-squares of the (untapered) samples.
-    static func segmentFigures(_ x: ArraySlice<Int16>, sampleRate rate: Int, tones: [Double])
-        -> (tones: [Double], noise: Double, noiseInBand: [Double], energyPerPower: Double) {
+    static func segmentFigures(
+        _ x: ArraySlice<Int16>, sampleRate rate: Int, tones: [Double]
+    )
+        -> (tones: [Double], noise: Double, noiseInBand: [Double], energyPerPower: Double)
+    {
         let n = x.count
         var size = 1
         while size < n { size <<= 1 }
@@ -396,7 +422,9 @@ public enum AudioAnalyzer {
     /// starts 100 ms whose energy lies mostly (≥ 50 %) at those tones (Goertzel, exact
     /// frequencies): where the expected signal begins. `scannedTo` is where a later call with
     /// more samples can resume (windows whose 100 ms are not all there yet are not judged).
-    public static func onset(_ samples: [Int16], sampleRate: Int, tones: [Double], from: Int = 0) -> (index: Int?, scannedTo: Int) {
+    public static func onset(
+        _ samples: [Int16], sampleRate: Int, tones: [Double], from: Int = 0
+    ) -> (index: Int?, scannedTo: Int) {
         let rate = max(sampleRate, 1)
         let window = max(rate / 100, 1), block = max(rate / 10, 1)
         var start = max(0, from)
@@ -405,7 +433,9 @@ public enum AudioAnalyzer {
             if level >= silenceDbfs {
                 if tones.isEmpty { return (start, start) }
                 guard start + block <= samples.count else { return (nil, start) }
-                if toneShare(samples[start..<(start + block)], sampleRate: rate, tones: tones) >= 0.5 { return (start, start) }
+                if toneShare(samples[start..<(start + block)], sampleRate: rate, tones: tones) >= 0.5 {
+                    return (start, start)
+                }
             }
             start += window
         }

@@ -27,7 +27,10 @@ public struct AudioQualityStep: Sendable, Equatable {
     public var within: Double
     public var thresholds: AudioThresholds
 
-    public init(mode: Mode, tones: [Double]? = nil, durationSec: Double = 3, within: Double = 10, thresholds: AudioThresholds = AudioThresholds()) {
+    public init(
+        mode: Mode, tones: [Double]? = nil, durationSec: Double = 3, within: Double = 10,
+        thresholds: AudioThresholds = AudioThresholds()
+    ) {
         self.mode = mode
         self.tones = tones ?? (mode == .echo ? Self.defaultEchoTones : [])
         self.durationSec = durationSec
@@ -72,8 +75,11 @@ public struct AudioCheck: Sendable, Codable, Equatable {
     /// Each threshold broken, e.g. `SNR 9.8 dB under the 15 dB floor`.
     public var failures: [String]
 
-    public init(step: Int, mode: String, score: AudioScore, lossPercent: Double? = nil, jitterMs: Double? = nil, mos: Double? = nil,
-                passed: Bool, failures: [String]) {
+    public init(
+        step: Int, mode: String, score: AudioScore, lossPercent: Double? = nil, jitterMs: Double? = nil,
+        mos: Double? = nil,
+        passed: Bool, failures: [String]
+    ) {
         self.step = step
         self.mode = mode
         self.score = score
@@ -91,21 +97,32 @@ public struct AudioCheck: Sendable, Codable, Equatable {
         var extras: [String] = []
         if let v = lossPercent { extras.append(String(format: "packet loss %.1f %%", v)) }
         if let v = jitterMs { extras.append(String(format: "jitter %.0f ms", v)) }
-        return "\(subject): " + failures.joined(separator: "; ") + (extras.isEmpty ? "" : " (\(extras.joined(separator: ", ")))")
+        return "\(subject): " + failures.joined(separator: "; ")
+            + (extras.isEmpty ? "" : " (\(extras.joined(separator: ", ")))")
     }
 
     /// Judges a score and the trunk figures against the thresholds: the failures, one per
     /// threshold broken (and one per missing tone, and for an echo whose delay cannot be
     /// measured).
-    static func judge(_ s: AudioScore, mode: AudioQualityStep.Mode, lossPercent: Double?, jitterMs: Double?, mos: Double?,
-                      _ t: AudioThresholds) -> [String] {
+    static func judge(
+        _ s: AudioScore, mode: AudioQualityStep.Mode, lossPercent: Double?, jitterMs: Double?, mos: Double?,
+        _ t: AudioThresholds
+    ) -> [String] {
         func fmt(_ v: Double) -> String { v == v.rounded() ? String(Int(v)) : String(format: "%.1f", v) }
         var f: [String] = []
-        if s.levelDbfs < t.minLevelDb { f.append("level \(fmt(s.levelDbfs)) dBFS under the \(fmt(t.minLevelDb)) dBFS floor") }
+        if s.levelDbfs < t.minLevelDb {
+            f.append("level \(fmt(s.levelDbfs)) dBFS under the \(fmt(t.minLevelDb)) dBFS floor")
+        }
         if let snr = s.snrDb, snr < t.minSnrDb { f.append("SNR \(fmt(snr)) dB under the \(fmt(t.minSnrDb)) dB floor") }
-        if !s.tonesMissing.isEmpty { f.append("tones missing: " + s.tonesMissing.map { "\(fmt($0)) Hz" }.joined(separator: ", ")) }
-        if s.clippingPercent > t.maxClippingPercent { f.append("clipping \(fmt(s.clippingPercent)) % over \(fmt(t.maxClippingPercent)) %") }
-        if Double(s.longestGapMs) > t.maxGapMs { f.append("longest gap \(s.longestGapMs) ms over \(fmt(t.maxGapMs)) ms") }
+        if !s.tonesMissing.isEmpty {
+            f.append("tones missing: " + s.tonesMissing.map { "\(fmt($0)) Hz" }.joined(separator: ", "))
+        }
+        if s.clippingPercent > t.maxClippingPercent {
+            f.append("clipping \(fmt(s.clippingPercent)) % over \(fmt(t.maxClippingPercent)) %")
+        }
+        if Double(s.longestGapMs) > t.maxGapMs {
+            f.append("longest gap \(s.longestGapMs) ms over \(fmt(t.maxGapMs)) ms")
+        }
         if mode == .echo {
             if let d = s.delayMs {
                 if Double(d) > t.maxDelayMs { f.append("delay \(d) ms over \(fmt(t.maxDelayMs)) ms") }
@@ -113,32 +130,48 @@ public struct AudioCheck: Sendable, Codable, Equatable {
                 f.append("delay not measurable (what came back does not match what was played)")
             }
         }
-        if let v = lossPercent, v > t.maxLossPercent { f.append(String(format: "packet loss %.1f %% over ", v) + "\(fmt(t.maxLossPercent)) %") }
-        if let v = jitterMs, v > t.maxJitterMs { f.append("jitter \(fmt(v.rounded())) ms over \(fmt(t.maxJitterMs)) ms") }
-        if let floor = t.minMos, let v = mos, v < floor { f.append(String(format: "MOS %.2f under ", v) + "\(fmt(floor))") }
+        if let v = lossPercent, v > t.maxLossPercent {
+            f.append(String(format: "packet loss %.1f %% over ", v) + "\(fmt(t.maxLossPercent)) %")
+        }
+        if let v = jitterMs, v > t.maxJitterMs {
+            f.append("jitter \(fmt(v.rounded())) ms over \(fmt(t.maxJitterMs)) ms")
+        }
+        if let floor = t.minMos, let v = mos, v < floor {
+            f.append(String(format: "MOS %.2f under ", v) + "\(fmt(floor))")
+        }
         return f
     }
 }
 
 extension SuiteReader {
     /// The keys an `audioQuality` step may have besides `audioQuality` and `withinSec`.
-    static let audioKeys = ["tones", "durationSec", "minLevelDb", "minSnrDb", "maxClippingPercent", "maxGapMs", "maxDelayMs",
-                            "maxLossPercent", "maxJitterMs", "minMos"]
+    static let audioKeys = [
+        "tones", "durationSec", "minLevelDb", "minSnrDb", "maxClippingPercent", "maxGapMs", "maxDelayMs",
+        "maxLossPercent", "maxJitterMs", "minMos"
+    ]
 
     func audioQuality(_ o: [String: Any], _ path: String, within: Double) throws(SuiteError) -> TestStep {
         let m = try string(o, "audioQuality", path) ?? ""
-        guard let mode = AudioQualityStep.Mode(rawValue: m) else { throw fail(join(path, "audioQuality"), "must be echo or carrier") }
+        guard let mode = AudioQualityStep.Mode(rawValue: m) else {
+            throw fail(join(path, "audioQuality"), "must be echo or carrier")
+        }
         var tones: [Double]?
         if let v = o["tones"] {
             guard let list = v as? [Any], list.count <= 8, mode == .carrier || !list.isEmpty else {
-                throw fail(join(path, "tones"), mode == .echo ? "must be an array of 1 to 8 frequencies (Hz)" : "must be an array of up to 8 frequencies (Hz)")
+                throw fail(
+                    join(path, "tones"),
+                    mode == .echo
+                        ? "must be an array of 1 to 8 frequencies (Hz)" : "must be an array of up to 8 frequencies (Hz)"
+                )
             }
             var found: [Double] = []
             for (i, t) in list.enumerated() {
                 guard let n = t as? NSNumber, !Self.isBoolean(t), (50.0...7000).contains(n.doubleValue) else {
                     throw fail(join(path, "tones[\(i)]"), "must be a number from 50.0 to 7000.0")
                 }
-                guard !found.contains(n.doubleValue) else { throw fail(join(path, "tones[\(i)]"), "repeats an earlier tone") }
+                guard !found.contains(n.doubleValue) else {
+                    throw fail(join(path, "tones[\(i)]"), "repeats an earlier tone")
+                }
                 found.append(n.doubleValue)
             }
             tones = found
@@ -149,13 +182,18 @@ extension SuiteReader {
         if let v = try number(o, "maxClippingPercent", path, in: 0...100) { t.maxClippingPercent = v }
         if let v = try number(o, "maxGapMs", path, in: 0...60_000) { t.maxGapMs = v }
         if let v = try number(o, "maxDelayMs", path, in: 0...10_000) {
-            guard mode == .echo else { throw fail(join(path, "maxDelayMs"), "applies to audioQuality: \"echo\" only (no delay is measured from the carrier)") }
+            guard mode == .echo else {
+                throw fail(
+                    join(path, "maxDelayMs"),
+                    "applies to audioQuality: \"echo\" only (no delay is measured from the carrier)")
+            }
             t.maxDelayMs = v
         }
         if let v = try number(o, "maxLossPercent", path, in: 0...100) { t.maxLossPercent = v }
         if let v = try number(o, "maxJitterMs", path, in: 0...10_000) { t.maxJitterMs = v }
         t.minMos = try number(o, "minMos", path, in: 1...5)
         let duration = try number(o, "durationSec", path, in: 0.5...60) ?? 3
-        return .audioQuality(AudioQualityStep(mode: mode, tones: tones, durationSec: duration, within: within, thresholds: t))
+        return .audioQuality(
+            AudioQualityStep(mode: mode, tones: tones, durationSec: duration, within: within, thresholds: t))
     }
 }

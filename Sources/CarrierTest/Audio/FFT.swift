@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A radix-2 complex FFT, iterative and in place, for the audio analysis: only power
@@ -10,7 +10,8 @@ enum FFT {
     /// The one-sided power spectrum |X[k]|², k = 0...n/2, of `signal` zero-padded to `n`
     /// (a power of two ≥ `signal.count`).
     static func powerSpectrum(_ signal: [Double], size n: Int) -> [Double] {
-        precondition(n > 0 && n & (n - 1) == 0 && n >= signal.count, "FFT size must be a power of two holding the signal")
+        precondition(
+            n > 0 && n & (n - 1) == 0 && n >= signal.count, "FFT size must be a power of two holding the signal")
         var re = signal + [Double](repeating: 0, count: n - signal.count)
         var im = [Double](repeating: 0, count: n)
         re.withUnsafeMutableBufferPointer { re in

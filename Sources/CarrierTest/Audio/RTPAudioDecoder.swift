@@ -15,7 +15,9 @@ import Media
 public struct RTPAudioDecoder {
     /// Payload types named when the caller gives none: the static ones and the usual
     /// dynamic number for telephone-event.
-    public static let defaultPayloadTypes: [UInt8: String] = [0: "PCMU", 8: "PCMA", 9: "G722", 13: "CN", 101: "telephone-event"]
+    public static let defaultPayloadTypes: [UInt8: String] = [
+        0: "PCMU", 8: "PCMA", 9: "G722", 13: "CN", 101: "telephone-event"
+    ]
 
     enum Kind { case pcmu, pcma, g722, ignored, unknown }
 
@@ -31,14 +33,17 @@ public struct RTPAudioDecoder {
 
     /// Decodes the packets. `payloadTypes` names payload types (`"PCMU"`, `"PCMA"`,
     /// `"G722"`, `"telephone-event"`, `"CN"`; case-insensitive) over `defaultPayloadTypes`.
-    public static func decode(_ packets: [[UInt8]], payloadTypes: [UInt8: String]? = nil) -> (samples: [Int16], sampleRate: Int, skipped: Int) {
+    public static func decode(
+        _ packets: [[UInt8]], payloadTypes: [UInt8: String]? = nil
+    ) -> (samples: [Int16], sampleRate: Int, skipped: Int) {
         let names = defaultPayloadTypes.merging(payloadTypes ?? [:]) { _, given in given }
         struct Parsed { var kind: Kind; var ssrc: UInt32; var timestamp: UInt32; var payload: [UInt8] }
         var skipped = 0
         var parsed: [Parsed] = []
         for bytes in packets {
             let view: RTPPacketView
-            do { view = try bytes.withUnsafeBytes { raw throws(RTPParseError) in try RTPPacketView.parse(raw) } } catch {
+            do { view = try bytes.withUnsafeBytes { raw throws(RTPParseError) in try RTPPacketView.parse(raw) } } catch
+            {
                 skipped += 1
                 continue
             }
@@ -46,7 +51,11 @@ public struct RTPAudioDecoder {
             switch kind {
             case .ignored: continue
             case .unknown: skipped += 1
-            default: parsed.append(Parsed(kind: kind, ssrc: view.ssrc, timestamp: view.timestamp, payload: Array(bytes[view.payloadRange])))
+            default:
+                parsed.append(
+                    Parsed(
+                        kind: kind, ssrc: view.ssrc, timestamp: view.timestamp, payload: Array(bytes[view.payloadRange])
+                    ))
             }
         }
         let wide = parsed.contains { $0.kind == .g722 }
@@ -87,7 +96,9 @@ public struct RTPAudioDecoder {
                 decoder.decode(p.payload, into: &pcm)
             }
             if wide && p.kind != .g722 { pcm = doubled(pcm) }
-            if out.count < position + pcm.count { out += [Int16](repeating: 0, count: position + pcm.count - out.count) }
+            if out.count < position + pcm.count {
+                out += [Int16](repeating: 0, count: position + pcm.count - out.count)
+            }
             for i in pcm.indices { out[position + i] = pcm[i] }
         }
         return (out, rate, skipped)

@@ -8,11 +8,14 @@ extension SuiteRunner {
     /// `durationSec` from there, scores it, reads the trunk leg's loss and jitter over the
     /// stretch from the gateway, and judges. Returns the check and, when it failed, the
     /// step's failure message. The leg's source is what it was before when this returns.
-    func measureAudio(_ q: AudioQualityStep, step: Int, leg: ClientMediaLeg, roomId: String?, codec: String?) -> (check: AudioCheck, failure: String?) {
+    func measureAudio(
+        _ q: AudioQualityStep, step: Int, leg: ClientMediaLeg, roomId: String?, codec: String?
+    ) -> (check: AudioCheck, failure: String?) {
         let rate = leg.sampleRate
         let previous = leg.source
         defer { leg.source = previous }
-        let stats = { () -> SessionSnapshot.LegStats? in roomId.flatMap { try? connection.snapshot(roomId: $0) }?.trunk }
+        let stats = { () -> SessionSnapshot.LegStats? in roomId.flatMap { try? connection.snapshot(roomId: $0) }?.trunk
+        }
         var reference: [Int16]?
         if q.mode == .echo {
             // Quiet first (up to 2 s), so the echo of what was playing is not taken for ours.
@@ -20,7 +23,8 @@ extension SuiteRunner {
             leg.clearRecording()
             _ = poll(2) {
                 let heard = leg.recordedSamples()
-                return heard.count >= rate / 5 && AudioAnalyzer.dbfs(AudioAnalyzer.meanSquare(heard.suffix(rate / 10))) < AudioAnalyzer.silenceDbfs
+                return heard.count >= rate / 5
+                    && AudioAnalyzer.dbfs(AudioAnalyzer.meanSquare(heard.suffix(rate / 10))) < AudioAnalyzer.silenceDbfs
             }
             let signal = AudioAnalyzer.multiTone(q.tones, seconds: q.durationSec, sampleRate: rate)
             reference = signal
@@ -48,11 +52,14 @@ extension SuiteRunner {
             let packets = leg.receivedPackets() - packetsBefore
             let within = q.within == q.within.rounded() ? String(Int(q.within)) : String(q.within)
             let tones = q.tones.map { String(Int($0)) }.joined(separator: "/")
-            let message = switch (q.mode, q.tones.isEmpty) {
-            case (.echo, _): "one-way audio: none of our tones came back in \(within) s (\(packets) packets arrived)"
-            case (.carrier, true): "no audio from the carrier in \(within) s (\(packets) packets arrived)"
-            case (.carrier, false): "audio from the carrier: none of the \(tones) Hz signal arrived in \(within) s (\(packets) packets arrived)"
-            }
+            let message =
+                switch (q.mode, q.tones.isEmpty) {
+                case (.echo, _):
+                    "one-way audio: none of our tones came back in \(within) s (\(packets) packets arrived)"
+                case (.carrier, true): "no audio from the carrier in \(within) s (\(packets) packets arrived)"
+                case (.carrier, false):
+                    "audio from the carrier: none of the \(tones) Hz signal arrived in \(within) s (\(packets) packets arrived)"
+                }
             let check = AudioCheck(step: step, mode: q.mode.rawValue, score: score, passed: false, failures: [message])
             return (check, message)
         }
@@ -66,10 +73,12 @@ extension SuiteRunner {
         if let reference {
             // The delay search reaches past the onset, however late it came.
             let onsetMs = start * 1000 / max(rate, 1)
-            score = AudioAnalyzer.score(Array(heard.prefix(start + length + rate / 2)), sampleRate: rate, tones: q.tones,
-                                        reference: reference, maxDelayMs: max(AudioAnalyzer.maxDelayMs, onsetMs + 500))
+            score = AudioAnalyzer.score(
+                Array(heard.prefix(start + length + rate / 2)), sampleRate: rate, tones: q.tones,
+                reference: reference, maxDelayMs: max(AudioAnalyzer.maxDelayMs, onsetMs + 500))
         } else {
-            score = AudioAnalyzer.score(Array(heard[start..<min(heard.count, start + length)]), sampleRate: rate, tones: q.tones)
+            score = AudioAnalyzer.score(
+                Array(heard[start..<min(heard.count, start + length)]), sampleRate: rate, tones: q.tones)
         }
 
         // The trunk leg over the stretch.
@@ -81,12 +90,15 @@ extension SuiteRunner {
             if expected > 0 { loss = AudioAnalyzer.round2(100 * Double(lost) / expected) }
             jitter = AudioAnalyzer.round2(after.jitterMs)
             // One way: half the measured echo round trip, else as the call's estimate.
-            let oneWay = score.delayMs.map { Double($0) / 2 } ?? ((after.roundTripMs ?? 0) / 2 + after.jitterMs * 2 + 40)
+            let oneWay =
+                score.delayMs.map { Double($0) / 2 } ?? ((after.roundTripMs ?? 0) / 2 + after.jitterMs * 2 + 40)
             if let loss { mos = EModel.mos(codec: codec ?? "PCMU", lossPercent: loss, oneWayDelayMs: oneWay) }
         }
-        let failures = AudioCheck.judge(score, mode: q.mode, lossPercent: loss, jitterMs: jitter, mos: mos, q.thresholds)
-        let check = AudioCheck(step: step, mode: q.mode.rawValue, score: score, lossPercent: loss, jitterMs: jitter, mos: mos,
-                               passed: failures.isEmpty, failures: failures)
+        let failures = AudioCheck.judge(
+            score, mode: q.mode, lossPercent: loss, jitterMs: jitter, mos: mos, q.thresholds)
+        let check = AudioCheck(
+            step: step, mode: q.mode.rawValue, score: score, lossPercent: loss, jitterMs: jitter, mos: mos,
+            passed: failures.isEmpty, failures: failures)
         return (check, failures.isEmpty ? nil : check.message)
     }
 

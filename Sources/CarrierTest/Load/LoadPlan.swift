@@ -1,5 +1,5 @@
-import Foundation
 import Formats
+import Foundation
 
 /// What a load run does (`irisgw test --load`, or a suite file's `load` section): calls
 /// started at up to `cps` per second (ramping from 1 cps over `rampSec`), at most
@@ -66,12 +66,15 @@ public struct LoadPlan: Sendable, Equatable {
 ///           calls: 200, holdSec: 3, audioEvery: 10, maxPostDialDelayMs: 3000, minASR: 95 } }
 /// ```
 public enum LoadSuite {
-    static let keys = ["target", "source", "concurrent", "cps", "rampSec", "calls", "durationSec", "holdSec", "audioEvery",
-                       "answerTimeoutSec", "toneHz", "maxPostDialDelayMs", "minASR", "minNER"]
+    static let keys = [
+        "target", "source", "concurrent", "cps", "rampSec", "calls", "durationSec", "holdSec", "audioEvery",
+        "answerTimeoutSec", "toneHz", "maxPostDialDelayMs", "minASR", "minNER"
+    ]
 
     /// The suite's name and its load plan; a bad file names the key path.
     public static func load(path: String) throws(SuiteError) -> (name: String, plan: LoadPlan) {
-        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
+        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8)
+        else {
             throw SuiteError(file: path, keyPath: "", message: "cannot read the file as UTF-8 text")
         }
         return try parse(text, file: path)
@@ -93,7 +96,8 @@ public enum LoadSuite {
         var plan = LoadPlan()
         switch l["target"] {
         case let s as String: plan.targets = [s]
-        case let list as [Any] where !list.isEmpty && list.allSatisfy({ $0 is String }): plan.targets = list.compactMap { $0 as? String }
+        case let list as [Any] where !list.isEmpty && list.allSatisfy({ $0 is String }):
+            plan.targets = list.compactMap { $0 as? String }
         case nil: throw r.fail("load.target", "missing required key")
         default: throw r.fail("load.target", "must be a number to dial or a non-empty list of them")
         }

@@ -48,7 +48,10 @@ public struct GatewaySample: Sendable, Codable, Equatable {
     public var residentBytes: Int?
     public var sessions: Int?
 
-    public init(sec: Double, mediaLoad: Double? = nil, cpuPercent: Double? = nil, residentBytes: Int? = nil, sessions: Int? = nil) {
+    public init(
+        sec: Double, mediaLoad: Double? = nil, cpuPercent: Double? = nil, residentBytes: Int? = nil,
+        sessions: Int? = nil
+    ) {
         self.sec = sec
         self.mediaLoad = mediaLoad
         self.cpuPercent = cpuPercent
@@ -67,8 +70,10 @@ public struct Percentiles: Sendable, Codable, Equatable {
 
     public init?(_ values: [Int]) {
         let sorted = values.sorted()
-        guard let p50 = LoadStatistics.percentile(sorted: sorted, 50), let p95 = LoadStatistics.percentile(sorted: sorted, 95),
-              let p99 = LoadStatistics.percentile(sorted: sorted, 99), let last = sorted.last else { return nil }
+        guard let p50 = LoadStatistics.percentile(sorted: sorted, 50),
+            let p95 = LoadStatistics.percentile(sorted: sorted, 95),
+            let p99 = LoadStatistics.percentile(sorted: sorted, 99), let last = sorted.last
+        else { return nil }
         count = sorted.count
         self.p50 = p50
         self.p95 = p95
@@ -119,8 +124,10 @@ public struct LoadResult: Sendable, Codable {
     public var gateway: [GatewaySample]
     public var summary: LoadSummary
 
-    public init(name: String, profile: String?, plan: LoadPlan, startedAt: Double, durationSec: Double,
-                calls: [LoadCall], gateway: [GatewaySample]) {
+    public init(
+        name: String, profile: String?, plan: LoadPlan, startedAt: Double, durationSec: Double,
+        calls: [LoadCall], gateway: [GatewaySample]
+    ) {
         self.name = name
         self.profile = profile
         targets = plan.targets
@@ -139,7 +146,8 @@ public struct LoadResult: Sendable, Codable {
     /// `load: 40 attempts, 40 answered, ASR 100.0 %, NER 100.0 %, PDD p50/p95/p99 ... ms, ...`
     public var summaryLine: String {
         let s = summary
-        var line = "load: \(s.attempts) attempts, \(s.answered) answered, ASR \(String(format: "%.1f", s.asrPercent)) %, "
+        var line =
+            "load: \(s.attempts) attempts, \(s.answered) answered, ASR \(String(format: "%.1f", s.asrPercent)) %, "
             + "NER \(String(format: "%.1f", s.nerPercent)) %, PDD p50/p95/p99 \(Percentiles.text(s.postDialDelay)), "
             + "answer p50/p95/p99 \(Percentiles.text(s.answer))"
         if s.audioChecksRun > 0 { line += ", audio \(s.audioChecksPassed)/\(s.audioChecksRun)" }
@@ -186,7 +194,8 @@ public struct LoadSummary: Sendable, Codable, Equatable {
         attempts = calls.count
         answered = calls.filter(\.answered).count
         asrPercent = attempts > 0 ? 100 * Double(answered) / Double(attempts) : 0
-        nerPercent = attempts > 0 ? 100 * Double(calls.filter(LoadStatistics.networkEffective).count) / Double(attempts) : 0
+        nerPercent =
+            attempts > 0 ? 100 * Double(calls.filter(LoadStatistics.networkEffective).count) / Double(attempts) : 0
         postDialDelay = Percentiles(calls.compactMap(\.postDialDelayMs))
         answer = Percentiles(calls.compactMap(\.answerMs))
         var bySIP: [String: Int] = [:], byCause: [String: Int] = [:]
@@ -205,21 +214,36 @@ public struct LoadSummary: Sendable, Codable, Equatable {
         gatewayCPUPeakPercent = gateway.compactMap(\.cpuPercent).max().map { ($0 * 10).rounded() / 10 }
         gatewayResidentPeakBytes = gateway.compactMap(\.residentBytes).max()
         if let peak = gatewayMediaLoadPeakPercent {
-            let cpu = gatewayCPUPeakPercent.map { String(format: " (process CPU peaked at %.0f %% of one core)", $0) } ?? ""
-            gatewayVerdict = peak > Self.bottleneckPercent
-                ? String(format: "gateway media load peaked at %.0f %%%@; the gateway may have been the bottleneck", peak, cpu)
-                : String(format: "gateway media load peaked at %.0f %%%@; the gateway was not the bottleneck", peak, cpu)
+            let cpu =
+                gatewayCPUPeakPercent.map { String(format: " (process CPU peaked at %.0f %% of one core)", $0) } ?? ""
+            gatewayVerdict =
+                peak > Self.bottleneckPercent
+                ? String(
+                    format: "gateway media load peaked at %.0f %%%@; the gateway may have been the bottleneck", peak,
+                    cpu)
+                : String(
+                    format: "gateway media load peaked at %.0f %%%@; the gateway was not the bottleneck", peak, cpu)
         } else {
             gatewayVerdict = "the gateway's load is unknown (its /metrics could not be read)"
         }
         var broken: [String] = []
-        if let min = plan.minASR, asrPercent < min { broken.append(String(format: "ASR %.1f %% is below the minimum %.1f %%", asrPercent, min)) }
-        if let min = plan.minNER, nerPercent < min { broken.append(String(format: "NER %.1f %% is below the minimum %.1f %%", nerPercent, min)) }
-        if let max = plan.maxPostDialDelayMs {
-            if let p = postDialDelay, p.p95 > max { broken.append("post-dial delay p95 \(p.p95) ms is over the maximum \(max) ms") }
-            if postDialDelay == nil, attempts > 0 { broken.append("no call measured a post-dial delay (maximum \(max) ms)") }
+        if let min = plan.minASR, asrPercent < min {
+            broken.append(String(format: "ASR %.1f %% is below the minimum %.1f %%", asrPercent, min))
         }
-        if audioChecksPassed < audioChecksRun { broken.append("\(audioChecksRun - audioChecksPassed) of \(audioChecksRun) audio checks failed") }
+        if let min = plan.minNER, nerPercent < min {
+            broken.append(String(format: "NER %.1f %% is below the minimum %.1f %%", nerPercent, min))
+        }
+        if let max = plan.maxPostDialDelayMs {
+            if let p = postDialDelay, p.p95 > max {
+                broken.append("post-dial delay p95 \(p.p95) ms is over the maximum \(max) ms")
+            }
+            if postDialDelay == nil, attempts > 0 {
+                broken.append("no call measured a post-dial delay (maximum \(max) ms)")
+            }
+        }
+        if audioChecksPassed < audioChecksRun {
+            broken.append("\(audioChecksRun - audioChecksPassed) of \(audioChecksRun) audio checks failed")
+        }
         self.broken = broken
     }
 }

@@ -22,8 +22,10 @@ public final class LoadRunner: Sendable {
     private let changed = NSCondition()
     private let stopping = Atomic<Bool>(false)
 
-    public init(connection: IrisRtcConnection, profile: String?, plan: LoadPlan, name: String = "load",
-                progress: @escaping @Sendable (String) -> Void) {
+    public init(
+        connection: IrisRtcConnection, profile: String?, plan: LoadPlan, name: String = "load",
+        progress: @escaping @Sendable (String) -> Void
+    ) {
         self.connection = connection
         self.profile = profile
         self.plan = plan
@@ -76,8 +78,11 @@ public final class LoadRunner: Sendable {
             if Date().timeIntervalSince(lastReport) >= 5 {
                 lastReport = Date()
                 let (active, done) = state.withLock { ($0.active, $0.calls) }
-                progress(String(format: "  %.0f s: %d started, %d in progress, %d ended (%d answered)", Date().timeIntervalSince(start),
-                                attempts, active, done.count, done.filter(\.answered).count))
+                progress(
+                    String(
+                        format: "  %.0f s: %d started, %d in progress, %d ended (%d answered)",
+                        Date().timeIntervalSince(start),
+                        attempts, active, done.count, done.filter(\.answered).count))
             }
             // The pace: the next start no sooner than 1/rate after this one.
             let next = at.addingTimeInterval(1 / plan.rate(at: at.timeIntervalSince(start)))
@@ -89,12 +94,15 @@ public final class LoadRunner: Sendable {
         // the end's wait); this bound only guards against a stuck one.
         let bound = Date().addingTimeInterval(plan.answerTimeoutSec + plan.holdSec + 60)
         changed.lock()
-        while state.withLock({ $0.active }) > 0 && Date() < bound { _ = changed.wait(until: min(bound, Date().addingTimeInterval(1))) }
+        while state.withLock({ $0.active }) > 0 && Date() < bound {
+            _ = changed.wait(until: min(bound, Date().addingTimeInterval(1)))
+        }
         changed.unlock()
         let samples = scraper.stop()
         let calls = state.withLock { $0.calls }
-        return LoadResult(name: name, profile: profile, plan: plan, startedAt: start.timeIntervalSince1970,
-                          durationSec: (Date().timeIntervalSince(start) * 10).rounded() / 10, calls: calls, gateway: samples)
+        return LoadResult(
+            name: name, profile: profile, plan: plan, startedAt: start.timeIntervalSince1970,
+            durationSec: (Date().timeIntervalSince(start) * 10).rounded() / 10, calls: calls, gateway: samples)
     }
 
     /// One call: create, wait for the answer or the end, check audio on every K-th, hold,
@@ -188,7 +196,9 @@ final class MetricsScraper: Sendable {
                 var s = GatewaySample(sec: (now * 10).rounded() / 10)
                 s.mediaLoad = m.values("irisgw_media_thread_load").max()
                 if let cpu = m.value("process_cpu_seconds_total") {
-                    if let last = lastCPU, now > last.sec { s.cpuPercent = max(0, 100 * (cpu - last.cpu) / (now - last.sec)) }
+                    if let last = lastCPU, now > last.sec {
+                        s.cpuPercent = max(0, 100 * (cpu - last.cpu) / (now - last.sec))
+                    }
                     lastCPU = (now, cpu)
                 }
                 s.residentBytes = m.value("process_resident_memory_bytes").map { Int($0) }
@@ -215,7 +225,9 @@ public struct PrometheusSamples: Sendable {
 
     public init(_ text: String) {
         for line in text.split(separator: "\n") where !line.hasPrefix("#") {
-            guard let space = line.lastIndex(of: " "), let v = Double(line[line.index(after: space)...]) else { continue }
+            guard let space = line.lastIndex(of: " "), let v = Double(line[line.index(after: space)...]) else {
+                continue
+            }
             let series = line[..<space]
             if let brace = series.firstIndex(of: "{") {
                 samples.append((String(series[..<brace]), String(series[brace...]), v))

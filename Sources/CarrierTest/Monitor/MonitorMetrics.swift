@@ -1,5 +1,5 @@
-import Foundation
 import Formats
+import Foundation
 import Synchronization
 
 /// How often `irisgw test --every` runs its suite: `30s`, `5m`, `1h` (a whole number, at
@@ -10,7 +10,8 @@ public enum MonitorInterval {
         guard let unit = text.last, let factor: Double = ["s": 1, "m": 60, "h": 3600][unit] else { return nil }
         let digits = text.dropLast()
         guard !digits.isEmpty, digits.count <= 7, digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber),
-              let n = Double(digits), n >= 1 else { return nil }
+            let n = Double(digits), n >= 1
+        else { return nil }
         let seconds = n * factor
         return seconds <= 7 * 86_400 ? seconds : nil
     }
@@ -75,7 +76,11 @@ public final class MonitorMetrics: Sendable {
                     t.lastFailureStep = f.failedStep ?? 0
                     t.lastFailureReason = f.failure ?? ""
                 }
-                if let i = s.tests.firstIndex(where: { $0.name == name }) { s.tests[i].state = t } else { s.tests.append((name, t)) }
+                if let i = s.tests.firstIndex(where: { $0.name == name }) {
+                    s.tests[i].state = t
+                } else {
+                    s.tests.append((name, t))
+                }
             }
         }
     }
@@ -87,35 +92,52 @@ public final class MonitorMetrics: Sendable {
         let s = state.withLock { $0 }
         let suiteLabel = "suite=\"\(Self.escape(suite))\""
         func labels(_ test: String) -> String { "{\(suiteLabel),test=\"\(Self.escape(test))\"}" }
-        func num(_ v: Double) -> String { v == v.rounded() && abs(v) < 1e15 ? String(Int64(v)) : String(format: "%.3f", v) }
-        var out = PrometheusText()
-        out.metric("irisgw_test_runs_total", "counter", "Complete runs of the suite.", [("{\(suiteLabel)}", String(s.runs))])
-        if let at = s.lastRunAt {
-            out.metric("irisgw_test_last_run_timestamp_seconds", "gauge", "When the last complete run started (Unix time).",
-                       [("{\(suiteLabel)}", num(at))])
-            out.metric("irisgw_test_last_run_duration_seconds", "gauge", "How long the last complete run took.",
-                       [("{\(suiteLabel)}", num(s.lastRunDuration))])
-            out.metric("irisgw_test_last_run_passed", "gauge", "1 when every test of the last run passed, else 0.",
-                       [("{\(suiteLabel)}", s.lastRunPassed ? "1" : "0")])
+        func num(_ v: Double) -> String {
+            v == v.rounded() && abs(v) < 1e15 ? String(Int64(v)) : String(format: "%.3f", v)
         }
-        out.metric("irisgw_test_passed", "gauge", "1 when the test passed in the last run (every repetition), else 0.",
-                   s.tests.map { (labels($0.name), $0.state.passed ? "1" : "0") })
-        out.metric("irisgw_test_duration_seconds", "gauge", "The test's calls' duration in the last run (repetitions summed).",
-                   s.tests.map { (labels($0.name), num($0.state.durationSec)) })
-        out.metric("irisgw_test_failures_total", "counter", "Runs in which the test failed.",
-                   s.tests.map { (labels($0.name), String($0.state.failures)) })
-        out.metric("irisgw_test_last_failure_timestamp_seconds", "gauge", "When the test last failed (Unix time).",
-                   s.tests.compactMap { t in t.state.lastFailureAt.map { (labels(t.name), num($0)) } })
-        out.metric("irisgw_test_last_failure_info", "gauge", "The test's last failure: its step (1-based) and reason, as labels.",
-                   s.tests.compactMap { t in
-                       guard t.state.lastFailureAt != nil else { return nil }
-                       let reason = Self.escape(String(t.state.lastFailureReason.prefix(Self.reasonLimit)))
-                       return ("{\(suiteLabel),test=\"\(Self.escape(t.name))\",step=\"\(t.state.lastFailureStep)\",reason=\"\(reason)\"}", "1")
-                   })
-        out.metric("irisgw_test_post_dial_delay_ms", "gauge", "INVITE to the first 18x in the test's last run (milliseconds).",
-                   s.tests.compactMap { t in t.state.postDialDelayMs.map { (labels(t.name), String($0)) } })
-        out.metric("irisgw_test_answer_ms", "gauge", "INVITE to the answer in the test's last run (milliseconds).",
-                   s.tests.compactMap { t in t.state.answerMs.map { (labels(t.name), String($0)) } })
+        var out = PrometheusText()
+        out.metric(
+            "irisgw_test_runs_total", "counter", "Complete runs of the suite.", [("{\(suiteLabel)}", String(s.runs))])
+        if let at = s.lastRunAt {
+            out.metric(
+                "irisgw_test_last_run_timestamp_seconds", "gauge", "When the last complete run started (Unix time).",
+                [("{\(suiteLabel)}", num(at))])
+            out.metric(
+                "irisgw_test_last_run_duration_seconds", "gauge", "How long the last complete run took.",
+                [("{\(suiteLabel)}", num(s.lastRunDuration))])
+            out.metric(
+                "irisgw_test_last_run_passed", "gauge", "1 when every test of the last run passed, else 0.",
+                [("{\(suiteLabel)}", s.lastRunPassed ? "1" : "0")])
+        }
+        out.metric(
+            "irisgw_test_passed", "gauge", "1 when the test passed in the last run (every repetition), else 0.",
+            s.tests.map { (labels($0.name), $0.state.passed ? "1" : "0") })
+        out.metric(
+            "irisgw_test_duration_seconds", "gauge", "The test's calls' duration in the last run (repetitions summed).",
+            s.tests.map { (labels($0.name), num($0.state.durationSec)) })
+        out.metric(
+            "irisgw_test_failures_total", "counter", "Runs in which the test failed.",
+            s.tests.map { (labels($0.name), String($0.state.failures)) })
+        out.metric(
+            "irisgw_test_last_failure_timestamp_seconds", "gauge", "When the test last failed (Unix time).",
+            s.tests.compactMap { t in t.state.lastFailureAt.map { (labels(t.name), num($0)) } })
+        out.metric(
+            "irisgw_test_last_failure_info", "gauge",
+            "The test's last failure: its step (1-based) and reason, as labels.",
+            s.tests.compactMap { t in
+                guard t.state.lastFailureAt != nil else { return nil }
+                let reason = Self.escape(String(t.state.lastFailureReason.prefix(Self.reasonLimit)))
+                return (
+                    "{\(suiteLabel),test=\"\(Self.escape(t.name))\",step=\"\(t.state.lastFailureStep)\",reason=\"\(reason)\"}",
+                    "1"
+                )
+            })
+        out.metric(
+            "irisgw_test_post_dial_delay_ms", "gauge", "INVITE to the first 18x in the test's last run (milliseconds).",
+            s.tests.compactMap { t in t.state.postDialDelayMs.map { (labels(t.name), String($0)) } })
+        out.metric(
+            "irisgw_test_answer_ms", "gauge", "INVITE to the answer in the test's last run (milliseconds).",
+            s.tests.compactMap { t in t.state.answerMs.map { (labels(t.name), String($0)) } })
         return out.text
     }
 

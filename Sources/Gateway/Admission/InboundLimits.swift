@@ -61,8 +61,10 @@ struct CarrierFieldBudget {
     }
 
     /// The first `maxCount` of `values` that fit, in order; nil when none is left.
-    mutating func list(_ values: [String], field: String, maxCount: Int = InboundLimits.maxListValues,
-                       maxBytes: Int = InboundLimits.maxValueBytes) -> [String]? {
+    mutating func list(
+        _ values: [String], field: String, maxCount: Int = InboundLimits.maxListValues,
+        maxBytes: Int = InboundLimits.maxValueBytes
+    ) -> [String]? {
         var kept: [String] = []
         for v in values {
             guard kept.count < maxCount else {

@@ -17,7 +17,9 @@ extension TrunkProfile.Inbound {
         public var source: String
 
         /// Builds credentials in code.
-        public init(username: String, passwordEnv: String, algorithms: [DigestAlgorithm] = [.sha256, .md5], source: String = "") {
+        public init(
+            username: String, passwordEnv: String, algorithms: [DigestAlgorithm] = [.sha256, .md5], source: String = ""
+        ) {
             self.username = username
             self.passwordEnv = passwordEnv
             self.algorithms = algorithms
@@ -30,8 +32,11 @@ extension TrunkProfile.Inbound {
         ///   variable (never a value) when it is unset or empty.
         public func password(environment: [String: String]) throws(ProfileError) -> String {
             guard let value = environment[passwordEnv], !value.isEmpty else {
-                throw ProfileError(file: source, keyPath: "inbound.auth.passwordEnv",
-                                   message: "environment variable \(passwordEnv) is \(environment[passwordEnv] == nil ? "not set" : "empty")")
+                throw ProfileError(
+                    file: source, keyPath: "inbound.auth.passwordEnv",
+                    message:
+                        "environment variable \(passwordEnv) is \(environment[passwordEnv] == nil ? "not set" : "empty")"
+                )
             }
             return value
         }

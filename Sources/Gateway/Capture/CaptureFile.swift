@@ -70,11 +70,13 @@ public final class CaptureFile: Sendable {
         if slot.sip >= 0 {
             let e = s.sip[Int(slot.sip)]
             let a = s.addresses[Int(slot.sip)]!
-            return writer.recordLength(payloadLength: e.text.utf8.count, source: a.source, destination: a.destination,
-                                       transport: e.transport == "UDP" ? .udp : .tcp)
+            return writer.recordLength(
+                payloadLength: e.text.utf8.count, source: a.source, destination: a.destination,
+                transport: e.transport == "UDP" ? .udp : .tcp)
         }
         let r = s.media.record(chunk: Int(slot.chunk), offset: Int(slot.offset))
-        return writer.recordLength(payloadLength: r.bytes.count, source: r.source, destination: r.destination, transport: .udp)
+        return writer.recordLength(
+            payloadLength: r.bytes.count, source: r.source, destination: r.destination, transport: .udp)
     }
 
     /// Appends the next part of the file to `out`: whole records until about `bytes` were
@@ -93,12 +95,14 @@ public final class CaptureFile: Sendable {
                 if slot.sip >= 0 {
                     let e = s.sip[Int(slot.sip)]
                     let a = s.addresses[Int(slot.sip)]!
-                    c.writer.appendRecord(time: e.time, source: a.source, destination: a.destination,
-                                          transport: e.transport == "UDP" ? .udp : .tcp, payload: Array(e.text.utf8)[...], to: &out)
+                    c.writer.appendRecord(
+                        time: e.time, source: a.source, destination: a.destination,
+                        transport: e.transport == "UDP" ? .udp : .tcp, payload: Array(e.text.utf8)[...], to: &out)
                 } else {
                     let r = s.media.record(chunk: Int(slot.chunk), offset: Int(slot.offset))
-                    c.writer.appendRecord(time: r.time, source: r.source, destination: r.destination, transport: .udp,
-                                          payload: r.bytes, to: &out)
+                    c.writer.appendRecord(
+                        time: r.time, source: r.source, destination: r.destination, transport: .udp,
+                        payload: r.bytes, to: &out)
                 }
             }
             return c.next < s.order.count

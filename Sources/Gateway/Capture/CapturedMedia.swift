@@ -76,7 +76,9 @@ struct CapturedMedia: Sendable {
         }
         let last = chunks.count - 1
         let t = time.bitPattern
-        for shift in stride(from: 0, to: 64, by: 8) { chunks[last].append(UInt8(truncatingIfNeeded: t >> UInt64(shift))) }
+        for shift in stride(from: 0, to: 64, by: 8) {
+            chunks[last].append(UInt8(truncatingIfNeeded: t >> UInt64(shift)))
+        }
         chunks[last].append(UInt8(truncatingIfNeeded: index))
         chunks[last].append(UInt8(truncatingIfNeeded: index >> 8))
         chunks[last].append(UInt8(truncatingIfNeeded: bytes.count))
@@ -108,7 +110,9 @@ struct CapturedMedia: Sendable {
         let pair = pairs[Int(chunk[i + 8]) | Int(chunk[i + 9]) << 8]
         let length = Int(chunk[i + 10]) | Int(chunk[i + 11]) << 8
         let start = i + Self.headerBytes
-        return Record(time: Self.time(chunk, i), source: pair.source, destination: pair.destination, bytes: chunk[start..<start + length])
+        return Record(
+            time: Self.time(chunk, i), source: pair.source, destination: pair.destination,
+            bytes: chunk[start..<start + length])
     }
 
     private static func time(_ chunk: [UInt8], _ i: Int) -> Double {

@@ -42,17 +42,22 @@ final class HEPSender: Sendable {
     /// A SIP message as it crossed the wire.
     func sip(_ m: SIPWireMessage) {
         let (source, target) = m.direction == .sent ? (m.local, m.remote) : (m.remote, m.local)
-        send(HEPPacket(time: m.time, source: source, destination: target, transport: m.transport == .udp ? .udp : .tcp,
-                       payloadType: .sip, captureID: settings.captureID, authKey: settings.authKey, correlationID: nil,
-                       payload: m.bytes))
+        send(
+            HEPPacket(
+                time: m.time, source: source, destination: target, transport: m.transport == .udp ? .udp : .tcp,
+                payloadType: .sip, captureID: settings.captureID, authKey: settings.authKey, correlationID: nil,
+                payload: m.bytes))
     }
 
     /// An RTCP compound packet of a session whose SIP Call-ID is `callID`.
-    func rtcp(_ bytes: [UInt8], sent: Bool, local: SocketAddress, remote: SocketAddress, time: Double, callID: String?) {
+    func rtcp(_ bytes: [UInt8], sent: Bool, local: SocketAddress, remote: SocketAddress, time: Double, callID: String?)
+    {
         guard let json = Self.rtcpJSON(bytes) else { return }
-        send(HEPPacket(time: time, source: sent ? local : remote, destination: sent ? remote : local, transport: .udp,
-                       payloadType: .rtcpJSON, captureID: settings.captureID, authKey: settings.authKey,
-                       correlationID: callID, payload: Array(json.utf8)))
+        send(
+            HEPPacket(
+                time: time, source: sent ? local : remote, destination: sent ? remote : local, transport: .udp,
+                payloadType: .rtcpJSON, captureID: settings.captureID, authKey: settings.authKey,
+                correlationID: callID, payload: Array(json.utf8)))
     }
 
     private func send(_ packet: HEPPacket) {
@@ -70,13 +75,19 @@ final class HEPSender: Sendable {
             switch packet {
             case .senderReport(let sr) where body.isEmpty:
                 let ntp = sr.senderInfo.ntpTimestamp
-                body.append("\"sender_information\":{\"ntp_timestamp_sec\":\(ntp.seconds),\"ntp_timestamp_usec\":\((UInt64(ntp.fraction) * 1_000_000) >> 32),"
-                            + "\"octets\":\(sr.senderInfo.octetCount),\"rtp_timestamp\":\(sr.senderInfo.rtpTimestamp),\"packets\":\(sr.senderInfo.packetCount)}")
+                body.append(
+                    "\"sender_information\":{\"ntp_timestamp_sec\":\(ntp.seconds),\"ntp_timestamp_usec\":\((UInt64(ntp.fraction) * 1_000_000) >> 32),"
+                        + "\"octets\":\(sr.senderInfo.octetCount),\"rtp_timestamp\":\(sr.senderInfo.rtpTimestamp),\"packets\":\(sr.senderInfo.packetCount)}"
+                )
                 body.append("\"ssrc\":\(sr.ssrc),\"type\":200")
-                body.append("\"report_count\":\(sr.reportBlocks.count),\"report_blocks\":[\(sr.reportBlocks.map(block).joined(separator: ","))]")
+                body.append(
+                    "\"report_count\":\(sr.reportBlocks.count),\"report_blocks\":[\(sr.reportBlocks.map(block).joined(separator: ","))]"
+                )
             case .receiverReport(let rr) where body.isEmpty:
                 body.append("\"ssrc\":\(rr.ssrc),\"type\":201")
-                body.append("\"report_count\":\(rr.reportBlocks.count),\"report_blocks\":[\(rr.reportBlocks.map(block).joined(separator: ","))]")
+                body.append(
+                    "\"report_count\":\(rr.reportBlocks.count),\"report_blocks\":[\(rr.reportBlocks.map(block).joined(separator: ","))]"
+                )
             case .sourceDescription(let sd):
                 sdes = sdes ?? sd.chunks.first?.ssrc
             default:

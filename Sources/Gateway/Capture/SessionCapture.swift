@@ -8,7 +8,8 @@ import Synchronization
 /// (`GET /v1/sessions/{roomId}/sip`), and, when the session asked for a capture, its RTP and
 /// RTCP too (`GET /v1/sessions/{roomId}/pcap`). SIP arrives on the SIP loop, media on the
 /// session's media thread; both only append under the lock.
-final class SessionCapture: MediaPacketTap, @unchecked Sendable {  // `onRTCP` is set once before the media thread sees it; the rest is behind `state`
+// `onRTCP` is set once before the media thread sees it; the rest is behind `state`
+final class SessionCapture: MediaPacketTap, @unchecked Sendable {
     private struct State {
         var trace: SIPTrace
         var recordsMedia: Bool
@@ -39,7 +40,11 @@ final class SessionCapture: MediaPacketTap, @unchecked Sendable {  // `onRTCP` i
     private let state: Mutex<State>
     /// RTCP reports go here as they pass (HEP), when a collector is configured. Set once,
     /// before the session's media opens.
-    var onRTCP: (@Sendable (_ bytes: [UInt8], _ sent: Bool, _ local: SocketAddress, _ remote: SocketAddress, _ time: Double) -> Void)?
+    var onRTCP:
+        (
+            @Sendable (_ bytes: [UInt8], _ sent: Bool, _ local: SocketAddress, _ remote: SocketAddress, _ time: Double)
+                -> Void
+        )?
     /// The Call-ID of the session's current INVITE (RTCP correlation for HEP).
     var callID: String? {
         get { state.withLock { $0.callID } }
@@ -51,8 +56,10 @@ final class SessionCapture: MediaPacketTap, @unchecked Sendable {  // `onRTCP` i
     static let minimumRTPBytes = 12
     static let minimumRTCPBytes = 8
 
-    init(roomId: String, recordsMedia: Bool, maxMediaBytes: Int = 32 << 20, budget: CaptureBudget? = nil,
-         trace: SIPTrace = SIPTrace()) {
+    init(
+        roomId: String, recordsMedia: Bool, maxMediaBytes: Int = 32 << 20, budget: CaptureBudget? = nil,
+        trace: SIPTrace = SIPTrace()
+    ) {
         self.roomId = roomId
         self.maxMediaBytes = maxMediaBytes
         self.budget = budget
@@ -89,8 +96,9 @@ final class SessionCapture: MediaPacketTap, @unchecked Sendable {  // `onRTCP` i
         guard kept else { return }
         let text = String(decoding: m.bytes, as: UTF8.self)
         state.withLock {
-            $0.trace.record(time: m.time, direction: m.direction, transport: m.transport.rawValue,
-                            local: m.local.description, remote: m.remote.description, text: text)
+            $0.trace.record(
+                time: m.time, direction: m.direction, transport: m.transport.rawValue,
+                local: m.local.description, remote: m.remote.description, text: text)
         }
     }
 
@@ -98,7 +106,10 @@ final class SessionCapture: MediaPacketTap, @unchecked Sendable {  // `onRTCP` i
     /// a host that is not one of its peers.
     var strangerMessages: Int { state.withLock { $0.strangers } }
 
-    func mediaPacket(_ bytes: UnsafeRawBufferPointer, sent: Bool, rtcp: Bool, local: SocketAddress, remote: SocketAddress, time: Double) {
+    func mediaPacket(
+        _ bytes: UnsafeRawBufferPointer, sent: Bool, rtcp: Bool, local: SocketAddress, remote: SocketAddress,
+        time: Double
+    ) {
         if rtcp, let onRTCP { onRTCP(Array(bytes), sent, local, remote, time) }
         state.withLock {
             guard $0.recordsMedia, !$0.closed else { return }
@@ -108,7 +119,8 @@ final class SessionCapture: MediaPacketTap, @unchecked Sendable {  // `onRTCP` i
             }
             let pair = CapturedMedia.Pair(source: sent ? local : remote, destination: sent ? remote : local)
             guard let cost = $0.media.cost(length: bytes.count, pair: pair), $0.media.heldBytes + cost <= maxMediaBytes,
-                  budget?.take(cost) ?? true else {
+                budget?.take(cost) ?? true
+            else {
                 $0.mediaDropped += 1
                 return
             }
@@ -125,16 +137,23 @@ final class SessionCapture: MediaPacketTap, @unchecked Sendable {  // `onRTCP` i
     }
 
     var mediaCounts: MediaCounts {
-        state.withLock { MediaCounts(packets: $0.media.count, heldBytes: $0.media.heldBytes, dropped: $0.mediaDropped, ignored: $0.mediaIgnored) }
+        state.withLock {
+            MediaCounts(
+                packets: $0.media.count, heldBytes: $0.media.heldBytes, dropped: $0.mediaDropped,
+                ignored: $0.mediaIgnored)
+        }
     }
 
     /// The trace as the API gives it.
     func traceDocument() -> SIPTraceDocument {
         state.withLock { s in
-            SIPTraceDocument(roomId: roomId, messages: s.trace.entries.map {
-                SIPTraceMessage(time: $0.time, direction: $0.direction.rawValue, transport: $0.transport, local: $0.local,
-                                remote: $0.remote, text: $0.text, retransmission: $0.retransmission)
-            }, dropped: s.trace.dropped)
+            SIPTraceDocument(
+                roomId: roomId,
+                messages: s.trace.entries.map {
+                    SIPTraceMessage(
+                        time: $0.time, direction: $0.direction.rawValue, transport: $0.transport, local: $0.local,
+                        remote: $0.remote, text: $0.text, retransmission: $0.retransmission)
+                }, dropped: s.trace.dropped)
         }
     }
 

@@ -28,7 +28,10 @@ struct SessionCaptures {
     private var endedMediaBytes = 0
     static let pendingLimit = 32
 
-    init(retention: Double, capacity: Int = 10_000, maxEndedMediaBytes: Int = 256 << 20, maxLiveMediaBytes: Int = 256 << 20) {
+    init(
+        retention: Double, capacity: Int = 10_000, maxEndedMediaBytes: Int = 256 << 20,
+        maxLiveMediaBytes: Int = 256 << 20
+    ) {
         self.retention = retention
         self.capacity = max(1, capacity)
         self.maxEndedMediaBytes = maxEndedMediaBytes
@@ -51,7 +54,8 @@ struct SessionCaptures {
         callIDs[capture.roomId, default: []].append(callID)
         guard pending.contains(where: { $0.callID == callID }) else { return }
         // Oldest first: the ring from its next slot round to the one before it.
-        let ordered = pending.count < Self.pendingLimit ? pending : Array(pending[pendingNext...] + pending[..<pendingNext])
+        let ordered =
+            pending.count < Self.pendingLimit ? pending : Array(pending[pendingNext...] + pending[..<pendingNext])
         for m in ordered where m.callID == callID { capture.sip(m.message) }
         pending = ordered.filter { $0.callID != callID }
         pendingNext = 0

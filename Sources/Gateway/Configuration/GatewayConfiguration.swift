@@ -74,14 +74,18 @@ public struct GatewayConfiguration: Sendable {
     /// The realm of the digest challenges to trunks with `inbound.auth`. Default "irisgw".
     public var inboundAuthRealm = "irisgw"
 
-    public init(sipListen: [(transport: SIPTransportProtocol, address: SocketAddress)] = [
-                    (.udp, SocketAddress(host: "127.0.0.1", port: 5060)), (.tcp, SocketAddress(host: "127.0.0.1", port: 5060))],
-                rtpHost: String = "127.0.0.1", rtpPorts: ClosedRange<UInt16> = 20_000...29_999,
-                mediaThreads: Int = UsableCPUs.current().count, dataDir: String = ".irisgw",
-                defaultProfile: String? = nil, publicURL: String = "http://127.0.0.1:8080", roomTokenLifetime: Double? = nil,
-                maxSessions: Int = 1000, opus: AudioCodec.OpusSettings = .init(complexity: 5), preferPCMUPassthrough: Bool = true,
-                eventRetention: Double = 300, sip: SIPUserAgentConfiguration = SIPUserAgentConfiguration(),
-                environment: [String: String] = ProcessInfo.processInfo.environment) {
+    public init(
+        sipListen: [(transport: SIPTransportProtocol, address: SocketAddress)] = [
+            (.udp, SocketAddress(host: "127.0.0.1", port: 5060)), (.tcp, SocketAddress(host: "127.0.0.1", port: 5060))
+        ],
+        rtpHost: String = "127.0.0.1", rtpPorts: ClosedRange<UInt16> = 20_000...29_999,
+        mediaThreads: Int = UsableCPUs.current().count, dataDir: String = ".irisgw",
+        defaultProfile: String? = nil, publicURL: String = "http://127.0.0.1:8080", roomTokenLifetime: Double? = nil,
+        maxSessions: Int = 1000, opus: AudioCodec.OpusSettings = .init(complexity: 5),
+        preferPCMUPassthrough: Bool = true,
+        eventRetention: Double = 300, sip: SIPUserAgentConfiguration = SIPUserAgentConfiguration(),
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) {
         self.sipListen = sipListen
         self.rtpHost = rtpHost
         self.rtpPorts = rtpPorts

@@ -24,18 +24,23 @@ extension ServeConfiguration {
         /// The HTTPS listener's settings, when a certificate and key are given.
         public var server: TLSServerSettings? {
             guard let certificate, let key else { return nil }
-            return TLSServerSettings(certificateFile: certificate, keyFile: key, clientCAFile: clientCA, verifyClient: verifyClient ?? .none)
+            return TLSServerSettings(
+                certificateFile: certificate, keyFile: key, clientCAFile: clientCA, verifyClient: verifyClient ?? .none)
         }
     }
 
     static let apiTLSKeys = ["apiTlsCertificate", "apiTlsKey", "apiTlsClientCA", "apiTlsVerifyClient", "apiListenPlain"]
 
-    static func apiTLSSettings(_ o: ProfileSchema.ObjectFields, schema: ProfileSchema) throws(ProfileError) -> APITLSSettings? {
+    static func apiTLSSettings(
+        _ o: ProfileSchema.ObjectFields, schema: ProfileSchema
+    ) throws(ProfileError) -> APITLSSettings? {
         var s = APITLSSettings()
         (s.certificate, s.key, s.clientCA, s.verifyClient) = try listenerFiles(o, schema: schema, prefix: "apiTls")
         s.listenPlain = try o.optional("apiListenPlain") { (v, p) throws(ProfileError) in
             let text = try schema.string(v, at: p)
-            guard let a = SocketAddress.parse(text, defaultPort: -1), a.port >= 0, a.withSockAddr({ _, _ in true }) != nil else {
+            guard let a = SocketAddress.parse(text, defaultPort: -1), a.port >= 0,
+                a.withSockAddr({ _, _ in true }) != nil
+            else {
                 throw schema.fail(p, "must be HOST:PORT with a numeric host, found \"\(text)\"")
             }
             return a.description

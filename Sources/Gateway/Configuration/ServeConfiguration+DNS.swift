@@ -34,28 +34,39 @@ extension ServeConfiguration {
     /// bracketed IPv6 one, and a port from 1 to 65535. nil for anything else.
     public static func dnsServer(_ text: String) -> SocketAddress? {
         guard let a = SocketAddress.parse(text, defaultPort: -1), (1...65_535).contains(a.port),
-              a.withSockAddr({ _, _ in true }) != nil, !a.isIPv6 || text.hasPrefix("[") else { return nil }
+            a.withSockAddr({ _, _ in true }) != nil, !a.isIPv6 || text.hasPrefix("[")
+        else { return nil }
         return a
     }
 
-    static func dnsSettings(_ o: ProfileSchema.ObjectFields, schema: ProfileSchema) throws(ProfileError) -> DNSSettings? {
+    static func dnsSettings(_ o: ProfileSchema.ObjectFields, schema: ProfileSchema) throws(ProfileError) -> DNSSettings?
+    {
         var s = DNSSettings()
         s.servers = try o.optional("dnsServers") { (v, p) throws(ProfileError) -> [SocketAddress] in
-            guard case .array(let items) = v else { throw schema.typeError(p, expected: "an array of \"HOST:PORT\" strings", found: v) }
-            guard !items.isEmpty else { throw schema.fail(p, "must name at least one server (leave the key out for /etc/resolv.conf)") }
+            guard case .array(let items) = v else {
+                throw schema.typeError(p, expected: "an array of \"HOST:PORT\" strings", found: v)
+            }
+            guard !items.isEmpty else {
+                throw schema.fail(p, "must name at least one server (leave the key out for /etc/resolv.conf)")
+            }
             var out: [SocketAddress] = []
             for (i, item) in items.enumerated() {
                 let text = try schema.string(item, at: "\(p)[\(i)]")
                 guard let a = dnsServer(text) else {
-                    throw schema.fail("\(p)[\(i)]", "must be HOST:PORT with a numeric host ([v6]:port for IPv6), found \"\(text)\"")
+                    throw schema.fail(
+                        "\(p)[\(i)]", "must be HOST:PORT with a numeric host ([v6]:port for IPv6), found \"\(text)\"")
                 }
                 out.append(a)
             }
             return out
         }
-        s.timeoutMs = try o.optional("dnsTimeoutMs") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 50...30_000) }
+        s.timeoutMs = try o.optional("dnsTimeoutMs") { (v, p) throws(ProfileError) in
+            try schema.int(v, at: p, in: 50...30_000)
+        }
         s.tries = try o.optional("dnsTries") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...10) }
-        s.negativeCacheSec = try o.optional("dnsNegativeCacheSec") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 0...3600) }
+        s.negativeCacheSec = try o.optional("dnsNegativeCacheSec") { (v, p) throws(ProfileError) in
+            try schema.int(v, at: p, in: 0...3600)
+        }
         return s == DNSSettings() ? nil : s
     }
 }

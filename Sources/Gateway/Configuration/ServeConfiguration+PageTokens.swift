@@ -22,13 +22,19 @@ public struct PageTokenLimits: Sendable, Equatable {
 extension ServeConfiguration {
     /// The `pageTokens` section: `{ sessionsPerRoutingId: 4, webSocketsPerRoutingId: 4 }`,
     /// each key optional (1-10000).
-    static func pageTokenLimits(_ value: JSON5Value, at path: String, schema: ProfileSchema) throws(ProfileError) -> PageTokenLimits {
+    static func pageTokenLimits(
+        _ value: JSON5Value, at path: String, schema: ProfileSchema
+    ) throws(ProfileError) -> PageTokenLimits {
         let o = try schema.object(value, at: path, keys: PageTokenLimits.keys)
         let d = PageTokenLimits()
         return PageTokenLimits(
-            sessionsPerRoutingId: try o.optional("sessionsPerRoutingId") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...10_000) }
+            sessionsPerRoutingId: try o.optional("sessionsPerRoutingId") { (v, p) throws(ProfileError) in
+                try schema.int(v, at: p, in: 1...10_000)
+            }
                 ?? d.sessionsPerRoutingId,
-            webSocketsPerRoutingId: try o.optional("webSocketsPerRoutingId") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...10_000) }
+            webSocketsPerRoutingId: try o.optional("webSocketsPerRoutingId") { (v, p) throws(ProfileError) in
+                try schema.int(v, at: p, in: 1...10_000)
+            }
                 ?? d.webSocketsPerRoutingId)
     }
 }

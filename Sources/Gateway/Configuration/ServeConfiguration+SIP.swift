@@ -31,9 +31,15 @@ extension ServeConfiguration {
         public var transportLimits = SIPTransportLimits()
         public init() {}
 
-        static let keys = ["userAgent", "answerUnknownSources", "requestsPerSecond", "trustedRequestsPerSecond", "banSec", "scannerUserAgents",
-                           "maxServerTransactions", "authRealm", "maxAuthFailures", "authFailureWindowSec", "tapUnfiltered", "tcp"]
-        static let tcpKeys = ["maxConnections", "maxConnectionsPerSource", "idleTimeoutSec", "messageTimeoutSec", "maxQueuedBytes", "keepaliveSec"]
+        static let keys = [
+            "userAgent", "answerUnknownSources", "requestsPerSecond", "trustedRequestsPerSecond", "banSec",
+            "scannerUserAgents",
+            "maxServerTransactions", "authRealm", "maxAuthFailures", "authFailureWindowSec", "tapUnfiltered", "tcp"
+        ]
+        static let tcpKeys = [
+            "maxConnections", "maxConnectionsPerSource", "idleTimeoutSec", "messageTimeoutSec", "maxQueuedBytes",
+            "keepaliveSec"
+        ]
 
         /// Applies these settings to a user agent's configuration.
         public func apply(to sip: inout SIPUserAgentConfiguration) {
@@ -43,7 +49,9 @@ extension ServeConfiguration {
         }
     }
 
-    static func sipSettings(_ value: JSON5Value, at path: String, schema: ProfileSchema) throws(ProfileError) -> SIPSettings {
+    static func sipSettings(
+        _ value: JSON5Value, at path: String, schema: ProfileSchema
+    ) throws(ProfileError) -> SIPSettings {
         let o = try schema.object(value, at: path, keys: SIPSettings.keys)
         var s = SIPSettings()
         s.userAgent = try o.optional("userAgent") { (v, p) throws(ProfileError) in
@@ -54,39 +62,83 @@ extension ServeConfiguration {
             return text
         }
         let d = s.defence
-        s.defence.answerUnknownSources = try o.optional("answerUnknownSources") { (v, p) throws(ProfileError) in try schema.bool(v, at: p) } ?? d.answerUnknownSources
-        s.defence.requestsPerSecond = try o.optional("requestsPerSecond") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...1_000_000) } ?? d.requestsPerSecond
-        s.defence.trustedRequestsPerSecond = try o.optional("trustedRequestsPerSecond") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...1_000_000) } ?? d.trustedRequestsPerSecond
-        s.defence.banSeconds = Double(try o.optional("banSec") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 0...86_400) } ?? Int(d.banSeconds))
-        s.defence.maxServerTransactions = try o.optional("maxServerTransactions") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...1_000_000) } ?? d.maxServerTransactions
+        s.defence.answerUnknownSources =
+            try o.optional("answerUnknownSources") { (v, p) throws(ProfileError) in try schema.bool(v, at: p) }
+            ?? d.answerUnknownSources
+        s.defence.requestsPerSecond =
+            try o.optional("requestsPerSecond") { (v, p) throws(ProfileError) in
+                try schema.int(v, at: p, in: 1...1_000_000)
+            } ?? d.requestsPerSecond
+        s.defence.trustedRequestsPerSecond =
+            try o.optional("trustedRequestsPerSecond") { (v, p) throws(ProfileError) in
+                try schema.int(v, at: p, in: 1...1_000_000)
+            } ?? d.trustedRequestsPerSecond
+        s.defence.banSeconds = Double(
+            try o.optional("banSec") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 0...86_400) }
+                ?? Int(d.banSeconds))
+        s.defence.maxServerTransactions =
+            try o.optional("maxServerTransactions") { (v, p) throws(ProfileError) in
+                try schema.int(v, at: p, in: 1...1_000_000)
+            } ?? d.maxServerTransactions
         s.authRealm = try o.optional("authRealm") { (v, p) throws(ProfileError) in
             let text = try schema.string(v, at: p)
-            guard !text.isEmpty, text.utf8.count <= 128, text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != 0x22 && $0 != 0x5C }) else {
+            guard !text.isEmpty, text.utf8.count <= 128,
+                text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != 0x22 && $0 != 0x5C })
+            else {
                 throw schema.fail(p, "must be 1 to 128 printable ASCII characters without quotes or backslashes")
             }
             return text
         }
-        s.defence.maxAuthFailures = try o.optional("maxAuthFailures") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...1000) } ?? d.maxAuthFailures
-        s.defence.authFailureWindowSeconds = Double(try o.optional("authFailureWindowSec") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...86_400) } ?? Int(d.authFailureWindowSeconds))
-        s.defence.tapUnfiltered = try o.optional("tapUnfiltered") { (v, p) throws(ProfileError) in try schema.bool(v, at: p) } ?? d.tapUnfiltered
-        s.defence.scannerUserAgents = try o.optional("scannerUserAgents") { (v, p) throws(ProfileError) -> [String] in
-            guard case .array(let items) = v else { throw schema.typeError(p, expected: "an array of strings", found: v) }
-            var out: [String] = []
-            for (i, item) in items.enumerated() {
-                let text = try schema.string(item, at: "\(p)[\(i)]")
-                guard !text.isEmpty else { throw schema.fail("\(p)[\(i)]", "must not be empty") }
-                out.append(text)
-            }
-            return out
-        } ?? d.scannerUserAgents
-        if let tcp = try o.optional("tcp", { (v, p) throws(ProfileError) in try schema.object(v, at: p, keys: SIPSettings.tcpKeys) }) {
+        s.defence.maxAuthFailures =
+            try o.optional("maxAuthFailures") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...1000) }
+            ?? d.maxAuthFailures
+        s.defence.authFailureWindowSeconds = Double(
+            try o.optional("authFailureWindowSec") { (v, p) throws(ProfileError) in
+                try schema.int(v, at: p, in: 1...86_400)
+            } ?? Int(d.authFailureWindowSeconds))
+        s.defence.tapUnfiltered =
+            try o.optional("tapUnfiltered") { (v, p) throws(ProfileError) in try schema.bool(v, at: p) }
+            ?? d.tapUnfiltered
+        s.defence.scannerUserAgents =
+            try o.optional("scannerUserAgents") { (v, p) throws(ProfileError) -> [String] in
+                guard case .array(let items) = v else {
+                    throw schema.typeError(p, expected: "an array of strings", found: v)
+                }
+                var out: [String] = []
+                for (i, item) in items.enumerated() {
+                    let text = try schema.string(item, at: "\(p)[\(i)]")
+                    guard !text.isEmpty else { throw schema.fail("\(p)[\(i)]", "must not be empty") }
+                    out.append(text)
+                }
+                return out
+            } ?? d.scannerUserAgents
+        if let tcp = try o.optional(
+            "tcp", { (v, p) throws(ProfileError) in try schema.object(v, at: p, keys: SIPSettings.tcpKeys) })
+        {
             let t = s.transportLimits
-            s.transportLimits.maxConnections = try tcp.optional("maxConnections") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...1_000_000) } ?? t.maxConnections
-            s.transportLimits.maxConnectionsPerSource = try tcp.optional("maxConnectionsPerSource") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...1_000_000) } ?? t.maxConnectionsPerSource
-            s.transportLimits.idleTimeout = Double(try tcp.optional("idleTimeoutSec") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...86_400) } ?? Int(t.idleTimeout))
-            s.transportLimits.messageTimeout = Double(try tcp.optional("messageTimeoutSec") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...3600) } ?? Int(t.messageTimeout))
-            s.transportLimits.maxQueuedBytes = try tcp.optional("maxQueuedBytes") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 65_536...(1 << 30)) } ?? t.maxQueuedBytes
-            s.transportLimits.keepaliveInterval = Double(try tcp.optional("keepaliveSec") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 0...3600) } ?? Int(t.keepaliveInterval))
+            s.transportLimits.maxConnections =
+                try tcp.optional("maxConnections") { (v, p) throws(ProfileError) in
+                    try schema.int(v, at: p, in: 1...1_000_000)
+                } ?? t.maxConnections
+            s.transportLimits.maxConnectionsPerSource =
+                try tcp.optional("maxConnectionsPerSource") { (v, p) throws(ProfileError) in
+                    try schema.int(v, at: p, in: 1...1_000_000)
+                } ?? t.maxConnectionsPerSource
+            s.transportLimits.idleTimeout = Double(
+                try tcp.optional("idleTimeoutSec") { (v, p) throws(ProfileError) in
+                    try schema.int(v, at: p, in: 1...86_400)
+                } ?? Int(t.idleTimeout))
+            s.transportLimits.messageTimeout = Double(
+                try tcp.optional("messageTimeoutSec") { (v, p) throws(ProfileError) in
+                    try schema.int(v, at: p, in: 1...3600)
+                } ?? Int(t.messageTimeout))
+            s.transportLimits.maxQueuedBytes =
+                try tcp.optional("maxQueuedBytes") { (v, p) throws(ProfileError) in
+                    try schema.int(v, at: p, in: 65_536...(1 << 30))
+                } ?? t.maxQueuedBytes
+            s.transportLimits.keepaliveInterval = Double(
+                try tcp.optional("keepaliveSec") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 0...3600)
+                } ?? Int(t.keepaliveInterval))
         }
         return s
     }

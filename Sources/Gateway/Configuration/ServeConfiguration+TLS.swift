@@ -23,18 +23,22 @@ extension ServeConfiguration {
         /// The listener's settings, when a certificate and key are given.
         public var server: SIPTLSServerSettings? {
             guard let certificate, let key else { return nil }
-            return SIPTLSServerSettings(certificateFile: certificate, keyFile: key, clientCAFile: clientCA,
-                                        verifyClient: verifyClient ?? .none)
+            return SIPTLSServerSettings(
+                certificateFile: certificate, keyFile: key, clientCAFile: clientCA,
+                verifyClient: verifyClient ?? .none)
         }
     }
 
     static let tlsKeys = ["sipTlsListen", "tlsCertificate", "tlsKey", "tlsClientCA", "tlsVerifyClient"]
 
-    static func tlsSettings(_ o: ProfileSchema.ObjectFields, schema: ProfileSchema) throws(ProfileError) -> TLSSettings? {
+    static func tlsSettings(_ o: ProfileSchema.ObjectFields, schema: ProfileSchema) throws(ProfileError) -> TLSSettings?
+    {
         var s = TLSSettings()
         func address(_ v: JSON5Value, _ p: String) throws(ProfileError) -> SocketAddress {
             let text = try schema.string(v, at: p)
-            guard let a = SocketAddress.parse(text, defaultPort: -1), a.port >= 0, a.withSockAddr({ _, _ in true }) != nil else {
+            guard let a = SocketAddress.parse(text, defaultPort: -1), a.port >= 0,
+                a.withSockAddr({ _, _ in true }) != nil
+            else {
                 throw schema.fail(p, "must be HOST:PORT with a numeric host, found \"\(text)\"")
             }
             return a
@@ -56,8 +60,11 @@ extension ServeConfiguration {
     /// A TLS listener's files and client check, `<prefix>Certificate`, `<prefix>Key`,
     /// `<prefix>ClientCA`, `<prefix>VerifyClient` (SIP's `tls...`, the API's `apiTls...`);
     /// the certificate and its key go together.
-    static func listenerFiles(_ o: ProfileSchema.ObjectFields, schema: ProfileSchema, prefix: String) throws(ProfileError)
-        -> (certificate: String?, key: String?, clientCA: String?, verifyClient: TLSServerSettings.ClientVerification?) {
+    static func listenerFiles(
+        _ o: ProfileSchema.ObjectFields, schema: ProfileSchema, prefix: String
+    ) throws(ProfileError)
+        -> (certificate: String?, key: String?, clientCA: String?, verifyClient: TLSServerSettings.ClientVerification?)
+    {
         func file(_ key: String) throws(ProfileError) -> String? {
             try o.optional(prefix + key) { (v, p) throws(ProfileError) in
                 let text = try schema.string(v, at: p)
@@ -70,8 +77,9 @@ extension ServeConfiguration {
             try schema.choice(v, at: p, TLSServerSettings.ClientVerification.self)
         }
         if (certificate == nil) != (key == nil) {
-            throw schema.fail(prefix + (certificate == nil ? "Certificate" : "Key"),
-                              "missing: \(prefix)Certificate and \(prefix)Key go together")
+            throw schema.fail(
+                prefix + (certificate == nil ? "Certificate" : "Key"),
+                "missing: \(prefix)Certificate and \(prefix)Key go together")
         }
         return (certificate, key, clientCA, verifyClient)
     }

@@ -119,8 +119,10 @@ public struct ServeConfiguration: Sendable, Equatable {
         public var requestQueueLimit: Int?
         public var webSocketQueueLimit: Int?
 
-        public init(threads: Int? = nil, maxConnections: Int? = nil, maxConnectionsPerSource: Int? = nil,
-                    maxWebSockets: Int? = nil, maxWebSocketsPerClient: Int? = nil) {
+        public init(
+            threads: Int? = nil, maxConnections: Int? = nil, maxConnectionsPerSource: Int? = nil,
+            maxWebSockets: Int? = nil, maxWebSocketsPerClient: Int? = nil
+        ) {
             self.threads = threads
             self.maxConnections = maxConnections
             self.maxConnectionsPerSource = maxConnectionsPerSource
@@ -128,9 +130,11 @@ public struct ServeConfiguration: Sendable, Equatable {
             self.maxWebSocketsPerClient = maxWebSocketsPerClient
         }
 
-        static let keys = ["threads", "maxConnections", "maxConnectionsPerSource", "maxWebSockets", "maxWebSocketsPerClient",
-                           "headerTimeoutSec", "bodyTimeoutSec", "idleTimeoutSec", "maxHeaderBytes", "maxBodyBytes",
-                           "requestQueueLimit", "webSocketQueueLimit"]
+        static let keys = [
+            "threads", "maxConnections", "maxConnectionsPerSource", "maxWebSockets", "maxWebSocketsPerClient",
+            "headerTimeoutSec", "bodyTimeoutSec", "idleTimeoutSec", "maxHeaderBytes", "maxBodyBytes",
+            "requestQueueLimit", "webSocketQueueLimit"
+        ]
     }
 
     /// Inbound notifications POSTed as JSON (the `onNotification` event) to `url`.
@@ -154,9 +158,14 @@ public struct ServeConfiguration: Sendable, Equatable {
 
     public init() {}
 
-    public static let keys = ["profiles", "sipListen", "sipAdvertise", "apiListen", "rtpHost", "rtpAdvertise", "platformRtpAdvertise", "rtpPorts", "dataDir", "callRecordRetentionDays", "maxCallRecords", "publicURL",
-                              "drainTimeoutSec", "webDir", "maxSessions", "maxInboundSessions", "mediaRealtimePriority", "mediaThreads", "mediaLoadBudgetPercent", "hep", "capture", "roomTokenLifetimeSec", "webhook",
-                              "sip", "apiLimits", "pageTokens"] + dnsKeys + tlsKeys + apiTLSKeys
+    public static let keys =
+        [
+            "profiles", "sipListen", "sipAdvertise", "apiListen", "rtpHost", "rtpAdvertise", "platformRtpAdvertise",
+            "rtpPorts", "dataDir", "callRecordRetentionDays", "maxCallRecords", "publicURL",
+            "drainTimeoutSec", "webDir", "maxSessions", "maxInboundSessions", "mediaRealtimePriority", "mediaThreads",
+            "mediaLoadBudgetPercent", "hep", "capture", "roomTokenLifetimeSec", "webhook",
+            "sip", "apiLimits", "pageTokens"
+        ] + dnsKeys + tlsKeys + apiTLSKeys
 
     public static func load(file: URL) throws(ProfileError) -> ServeConfiguration {
         let display = file.relativePath
@@ -174,7 +183,8 @@ public struct ServeConfiguration: Sendable, Equatable {
         func address(_ v: JSON5Value, _ p: String) throws(ProfileError) -> SocketAddress {
             let s = try schema.string(v, at: p)
             // A numeric host and an explicit port (0: the OS picks); no name lookups here.
-            guard let a = SocketAddress.parse(s, defaultPort: -1), a.port >= 0, a.withSockAddr({ _, _ in true }) != nil else {
+            guard let a = SocketAddress.parse(s, defaultPort: -1), a.port >= 0, a.withSockAddr({ _, _ in true }) != nil
+            else {
                 throw schema.fail(p, "must be HOST:PORT with a numeric host, found \"\(s)\"")
             }
             return a
@@ -188,51 +198,84 @@ public struct ServeConfiguration: Sendable, Equatable {
             for (i, item) in items.enumerated() { out.append(try address(item, "\(p)[\(i)]")) }
             return out
         }
-        c.sipAdvertise = try o.optional("sipAdvertise") { (v, p) throws(ProfileError) in try schema.advertisedAddress(v, at: p) }
+        c.sipAdvertise = try o.optional("sipAdvertise") { (v, p) throws(ProfileError) in
+            try schema.advertisedAddress(v, at: p)
+        }
         c.apiListen = try o.optional("apiListen") { (v, p) throws(ProfileError) in try address(v, p).description }
         c.rtpHost = try o.optional("rtpHost") { (v, p) throws(ProfileError) in try schema.string(v, at: p) }
-        c.rtpAdvertise = try o.optional("rtpAdvertise") { (v, p) throws(ProfileError) in try schema.numericHost(v, at: p) }
-        c.platformRtpAdvertise = try o.optional("platformRtpAdvertise") { (v, p) throws(ProfileError) in try schema.numericHost(v, at: p) }
+        c.rtpAdvertise = try o.optional("rtpAdvertise") { (v, p) throws(ProfileError) in
+            try schema.numericHost(v, at: p)
+        }
+        c.platformRtpAdvertise = try o.optional("platformRtpAdvertise") { (v, p) throws(ProfileError) in
+            try schema.numericHost(v, at: p)
+        }
         c.rtpPorts = try o.optional("rtpPorts") { (v, p) throws(ProfileError) in
             let s = try schema.string(v, at: p)
             let parts = s.split(separator: "-")
-            guard parts.count == 2, let lo = UInt16(parts[0]), let hi = UInt16(parts[1]), lo >= 1024, lo < hi, lo % 2 == 0 else {
+            guard parts.count == 2, let lo = UInt16(parts[0]), let hi = UInt16(parts[1]), lo >= 1024, lo < hi,
+                lo % 2 == 0
+            else {
                 throw schema.fail(p, "must be LO-HI with an even LO from 1024 and LO < HI, found \"\(s)\"")
             }
             return lo...hi
         }
         c.dataDir = try o.optional("dataDir") { (v, p) throws(ProfileError) in try schema.string(v, at: p) }
-        c.callRecordRetentionDays = try o.optional("callRecordRetentionDays") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 0...36_500) }
-        c.maxCallRecords = try o.optional("maxCallRecords") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1000...1_000_000_000) }
+        c.callRecordRetentionDays = try o.optional("callRecordRetentionDays") { (v, p) throws(ProfileError) in
+            try schema.int(v, at: p, in: 0...36_500)
+        }
+        c.maxCallRecords = try o.optional("maxCallRecords") { (v, p) throws(ProfileError) in
+            try schema.int(v, at: p, in: 1000...1_000_000_000)
+        }
         c.webDir = try o.optional("webDir") { (v, p) throws(ProfileError) in try schema.string(v, at: p) }
         c.publicURL = try o.optional("publicURL") { (v, p) throws(ProfileError) in
             let s = try schema.string(v, at: p)
-            guard s.hasPrefix("http://") || s.hasPrefix("https://") else { throw schema.fail(p, "must start with http:// or https://") }
+            guard s.hasPrefix("http://") || s.hasPrefix("https://") else {
+                throw schema.fail(p, "must start with http:// or https://")
+            }
             return s
         }
-        c.drainTimeoutSec = try o.optional("drainTimeoutSec") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 0...3600) }
-        c.maxSessions = try o.optional("maxSessions") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...1_000_000) }
-        c.maxInboundSessions = try o.optional("maxInboundSessions") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...1_000_000) }
-        c.mediaRealtimePriority = try o.optional("mediaRealtimePriority") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...99) }
+        c.drainTimeoutSec = try o.optional("drainTimeoutSec") { (v, p) throws(ProfileError) in
+            try schema.int(v, at: p, in: 0...3600)
+        }
+        c.maxSessions = try o.optional("maxSessions") { (v, p) throws(ProfileError) in
+            try schema.int(v, at: p, in: 1...1_000_000)
+        }
+        c.maxInboundSessions = try o.optional("maxInboundSessions") { (v, p) throws(ProfileError) in
+            try schema.int(v, at: p, in: 1...1_000_000)
+        }
+        c.mediaRealtimePriority = try o.optional("mediaRealtimePriority") { (v, p) throws(ProfileError) in
+            try schema.int(v, at: p, in: 1...99)
+        }
         c.dns = try dnsSettings(o, schema: schema)
         c.tls = try tlsSettings(o, schema: schema)
         c.apiTLS = try apiTLSSettings(o, schema: schema)
-        c.mediaThreads = try o.optional("mediaThreads") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...256) }
-        c.mediaLoadBudgetPercent = try o.optional("mediaLoadBudgetPercent") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 0...100) }
+        c.mediaThreads = try o.optional("mediaThreads") { (v, p) throws(ProfileError) in
+            try schema.int(v, at: p, in: 1...256)
+        }
+        c.mediaLoadBudgetPercent = try o.optional("mediaLoadBudgetPercent") { (v, p) throws(ProfileError) in
+            try schema.int(v, at: p, in: 0...100)
+        }
         c.hep = try o.optional("hep") { (v, p) throws(ProfileError) in try hepSettings(v, at: p, schema: schema) }
         c.capture = try o.optional("capture") { (v, p) throws(ProfileError) -> CaptureLimits in
             let l = try schema.object(v, at: p, keys: ["maxSessionMiB", "maxLiveMiB", "maxEndedMiB"])
             func mebibytes(_ key: String, _ fallback: Int) throws(ProfileError) -> Int {
-                (try l.optional(key) { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...65_536) }).map { $0 << 20 } ?? fallback
+                (try l.optional(key) { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...65_536) }).map {
+                    $0 << 20
+                } ?? fallback
             }
             let d = CaptureLimits()
-            return CaptureLimits(maxSessionBytes: try mebibytes("maxSessionMiB", d.maxSessionBytes),
-                                 maxLiveBytes: try mebibytes("maxLiveMiB", d.maxLiveBytes),
-                                 maxEndedBytes: try mebibytes("maxEndedMiB", d.maxEndedBytes))
+            return CaptureLimits(
+                maxSessionBytes: try mebibytes("maxSessionMiB", d.maxSessionBytes),
+                maxLiveBytes: try mebibytes("maxLiveMiB", d.maxLiveBytes),
+                maxEndedBytes: try mebibytes("maxEndedMiB", d.maxEndedBytes))
         }
         c.sip = try o.optional("sip") { (v, p) throws(ProfileError) in try sipSettings(v, at: p, schema: schema) }
-        c.pageTokens = try o.optional("pageTokens") { (v, p) throws(ProfileError) in try pageTokenLimits(v, at: p, schema: schema) }
-        c.roomTokenLifetimeSec = try o.optional("roomTokenLifetimeSec") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...86_400) }
+        c.pageTokens = try o.optional("pageTokens") { (v, p) throws(ProfileError) in
+            try pageTokenLimits(v, at: p, schema: schema)
+        }
+        c.roomTokenLifetimeSec = try o.optional("roomTokenLifetimeSec") { (v, p) throws(ProfileError) in
+            try schema.int(v, at: p, in: 1...86_400)
+        }
         c.webhook = try o.optional("webhook") { (v, p) throws(ProfileError) in
             let w = try schema.object(v, at: p, keys: ["url", "timeoutSec", "retries", "caFile"])
             let url = try w.required("url") { (v, p) throws(ProfileError) in
@@ -247,21 +290,26 @@ public struct ServeConfiguration: Sendable, Equatable {
                 guard !s.isEmpty else { throw schema.fail(p, "must be a file path") }
                 return s
             }
-            return Webhook(url: url,
-                           timeoutSec: try w.optional("timeoutSec") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...60) } ?? 5,
-                           retries: try w.optional("retries") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 0...10) } ?? 2,
-                           caFile: caFile)
+            return Webhook(
+                url: url,
+                timeoutSec: try w.optional("timeoutSec") { (v, p) throws(ProfileError) in
+                    try schema.int(v, at: p, in: 1...60)
+                } ?? 5,
+                retries: try w.optional("retries") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 0...10)
+                } ?? 2,
+                caFile: caFile)
         }
         c.apiLimits = try o.optional("apiLimits") { (v, p) throws(ProfileError) in
             let l = try schema.object(v, at: p, keys: APILimits.keys)
             func count(_ key: String, _ range: ClosedRange<Int>) throws(ProfileError) -> Int? {
                 try l.optional(key) { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: range) }
             }
-            var limits = APILimits(threads: try count("threads", 1...256),
-                                   maxConnections: try count("maxConnections", 1...1_000_000),
-                                   maxConnectionsPerSource: try count("maxConnectionsPerSource", 1...1_000_000),
-                                   maxWebSockets: try count("maxWebSockets", 1...1_000_000),
-                                   maxWebSocketsPerClient: try count("maxWebSocketsPerClient", 1...1_000_000))
+            var limits = APILimits(
+                threads: try count("threads", 1...256),
+                maxConnections: try count("maxConnections", 1...1_000_000),
+                maxConnectionsPerSource: try count("maxConnectionsPerSource", 1...1_000_000),
+                maxWebSockets: try count("maxWebSockets", 1...1_000_000),
+                maxWebSocketsPerClient: try count("maxWebSocketsPerClient", 1...1_000_000))
             limits.headerTimeoutSec = try count("headerTimeoutSec", 1...600)
             limits.bodyTimeoutSec = try count("bodyTimeoutSec", 1...600)
             limits.idleTimeoutSec = try count("idleTimeoutSec", 1...3600)
@@ -277,18 +325,24 @@ public struct ServeConfiguration: Sendable, Equatable {
 
 extension ServeConfiguration {
     /// `hep`: a string `"HOST:PORT"` or an object with `address`, `captureId` and `authKey`.
-    static func hepSettings(_ value: JSON5Value, at path: String, schema: ProfileSchema) throws(ProfileError) -> HEPSettings {
+    static func hepSettings(
+        _ value: JSON5Value, at path: String, schema: ProfileSchema
+    ) throws(ProfileError) -> HEPSettings {
         func address(_ v: JSON5Value, _ p: String) throws(ProfileError) -> SocketAddress {
             let s = try schema.string(v, at: p)
-            guard let a = SocketAddress.parse(s, defaultPort: 9060), SocketAddress.isNumericHost(a.host), a.port > 0 else {
+            guard let a = SocketAddress.parse(s, defaultPort: 9060), SocketAddress.isNumericHost(a.host), a.port > 0
+            else {
                 throw schema.fail(p, "must be HOST:PORT with a numeric host, found \"\(s)\"")
             }
             return a
         }
         if case .string = value { return HEPSettings(collector: try address(value, path)) }
         let o = try schema.object(value, at: path, keys: ["address", "captureId", "authKey"])
-        var settings = HEPSettings(collector: try o.required("address") { (v, p) throws(ProfileError) in try address(v, p) })
-        if let id = try o.optional("captureId", { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 0...Int(UInt32.max)) }) {
+        var settings = HEPSettings(
+            collector: try o.required("address") { (v, p) throws(ProfileError) in try address(v, p) })
+        if let id = try o.optional(
+            "captureId", { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 0...Int(UInt32.max)) })
+        {
             settings.captureID = UInt32(id)
         }
         settings.authKey = try o.optional("authKey") { (v, p) throws(ProfileError) in try schema.string(v, at: p) }

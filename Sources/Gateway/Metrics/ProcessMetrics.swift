@@ -1,7 +1,8 @@
 import Formats
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The process's own CPU time and resident memory for `/metrics`, under the names the
@@ -20,8 +21,11 @@ public struct ProcessMetrics: Sendable, Equatable {
     /// The current figures; nil where /proc cannot be read (not Linux).
     public static func current() -> ProcessMetrics? {
         guard let stat = try? String(contentsOfFile: "/proc/self/stat", encoding: .utf8),
-              let statm = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return nil }
-        return parse(stat: stat, statm: statm, ticksPerSecond: Double(sysconf(Int32(_SC_CLK_TCK))), pageSize: Int(sysconf(Int32(_SC_PAGESIZE))))
+            let statm = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8)
+        else { return nil }
+        return parse(
+            stat: stat, statm: statm, ticksPerSecond: Double(sysconf(Int32(_SC_CLK_TCK))),
+            pageSize: Int(sysconf(Int32(_SC_PAGESIZE))))
     }
 
     /// From the texts of /proc/PID/stat (utime and stime, fields 14 and 15, in clock ticks;
@@ -32,14 +36,16 @@ public struct ProcessMetrics: Sendable, Equatable {
         let fields = stat[stat.index(after: close)...].split(separator: " ")
         let pages = statm.split(separator: " ")
         guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]),
-              pages.count > 1, let resident = Int(pages[1]) else { return nil }
+            pages.count > 1, let resident = Int(pages[1])
+        else { return nil }
         return ProcessMetrics(cpuSeconds: (user + system) / ticksPerSecond, residentBytes: resident * pageSize)
     }
 
     /// The two families as Prometheus text.
     public func render(into out: inout PrometheusText) {
-        out.metric("process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.",
-                   [(labels: "", value: String((cpuSeconds * 100).rounded() / 100))])
+        out.metric(
+            "process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.",
+            [(labels: "", value: String((cpuSeconds * 100).rounded() / 100))])
         out.metric("process_resident_memory_bytes", "gauge", "Resident memory size in bytes.", residentBytes)
     }
 }

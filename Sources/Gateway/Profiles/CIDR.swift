@@ -25,7 +25,8 @@ public struct CIDR: Sendable, Equatable, CustomStringConvertible {
         var length = maxLength
         if parts.count == 2 {
             guard !parts[1].isEmpty, parts[1].count <= 3, parts[1].allSatisfy({ $0.isASCII && $0.isNumber }),
-                  let value = Int(parts[1]), value <= maxLength else {
+                let value = Int(parts[1]), value <= maxLength
+            else {
                 throw fail("the prefix length must be a number from 0 to \(maxLength)")
             }
             length = value

@@ -27,8 +27,10 @@ public struct CallerID: Sendable, Equatable {
     public var displayName: String?
 
     /// Builds the policy; defaults as documented on each property.
-    public init(policy: Policy = .app, number: String? = nil, pool: [String] = [], allowedPrefixes: [String]? = nil,
-                displayName: String? = nil) {
+    public init(
+        policy: Policy = .app, number: String? = nil, pool: [String] = [], allowedPrefixes: [String]? = nil,
+        displayName: String? = nil
+    ) {
         self.policy = policy
         self.number = number
         self.pool = pool
@@ -44,9 +46,10 @@ public struct CallerID: Sendable, Equatable {
         switch policy {
         case .app:
             if let allowed = allowedPrefixes, !allowed.contains(where: { sourceTN.hasPrefix($0) }) {
-                throw NumberError(code: NumberError.callForbidden,
-                                  message: "call forbidden: caller number \(sourceTN) is not allowed on this trunk "
-                                    + "(allowed: " + allowed.joined(separator: ", ") + ")")
+                throw NumberError(
+                    code: NumberError.callForbidden,
+                    message: "call forbidden: caller number \(sourceTN) is not allowed on this trunk "
+                        + "(allowed: " + allowed.joined(separator: ", ") + ")")
             }
             return sourceTN
         case .fixed:

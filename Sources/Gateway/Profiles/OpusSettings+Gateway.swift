@@ -15,7 +15,8 @@ public struct OpusOptionError: Error, Sendable, Equatable, CustomStringConvertib
 
     static func bitrate(found: String) -> OpusOptionError {
         let r = AudioCodec.OpusSettings.bitrateRange
-        return OpusOptionError(key: "bitrate", message: "must be from \(r.lowerBound) to \(r.upperBound) or \"auto\", found \(found)")
+        return OpusOptionError(
+            key: "bitrate", message: "must be from \(r.lowerBound) to \(r.upperBound) or \"auto\", found \(found)")
     }
 }
 
@@ -26,7 +27,8 @@ extension AudioCodec.OpusOverrides {
         func ranged(_ key: String, _ value: Int?, _ range: ClosedRange<Int32>) throws(OpusOptionError) -> Int32? {
             guard let value else { return nil }
             guard value >= Int(range.lowerBound), value <= Int(range.upperBound) else {
-                throw OpusOptionError(key: key, message: "must be from \(range.lowerBound) to \(range.upperBound), found \(value)")
+                throw OpusOptionError(
+                    key: key, message: "must be from \(range.lowerBound) to \(range.upperBound), found \(value)")
             }
             return Int32(value)
         }
@@ -42,12 +44,14 @@ extension AudioCodec.OpusOverrides {
             bitrate = .fixed(Int32(n))
         }
         inbandFEC = options.fec
-        expectedLossPercent = try ranged("expectedLoss", options.expectedLoss, AudioCodec.OpusSettings.expectedLossRange)
+        expectedLossPercent = try ranged(
+            "expectedLoss", options.expectedLoss, AudioCodec.OpusSettings.expectedLossRange)
         dtx = options.dtx
         if let name = options.application {
             guard let a = Opus.Application(rawValue: name) else {
-                throw OpusOptionError(key: "application",
-                                      message: "must be one of \(quoted(Opus.Application.allCases.map(\.rawValue))), found \"\(name)\"")
+                throw OpusOptionError(
+                    key: "application",
+                    message: "must be one of \(quoted(Opus.Application.allCases.map(\.rawValue))), found \"\(name)\"")
             }
             application = a
         }
@@ -57,8 +61,11 @@ extension AudioCodec.OpusOverrides {
             } else if let b = Opus.Bandwidth(rawValue: name) {
                 maxBandwidth = .fixed(b)
             } else {
-                throw OpusOptionError(key: "maxBandwidth",
-                                      message: "must be one of \(quoted(["auto"] + Opus.Bandwidth.allCases.map(\.rawValue))), found \"\(name)\"")
+                throw OpusOptionError(
+                    key: "maxBandwidth",
+                    message:
+                        "must be one of \(quoted(["auto"] + Opus.Bandwidth.allCases.map(\.rawValue))), found \"\(name)\""
+                )
             }
         }
     }
@@ -69,17 +76,20 @@ extension OpusOptions {
     /// `sampleRate`: `maxBandwidth` is the band coded (the automatic one named), `bitrate`
     /// a number or "auto".
     public init(effective settings: AudioCodec.OpusSettings, sampleRate: Int) {
-        self.init(complexity: Int(settings.complexity), bitrate: settings.bitrate.map { .bitsPerSecond(Int($0)) } ?? .auto,
-                  fec: settings.inbandFEC, expectedLoss: Int(settings.expectedLossPercent), dtx: settings.dtx,
-                  application: settings.application.rawValue,
-                  maxBandwidth: min(settings.maxBandwidth ?? .fullband, .automatic(sampleRate: sampleRate)).rawValue)
+        self.init(
+            complexity: Int(settings.complexity), bitrate: settings.bitrate.map { .bitsPerSecond(Int($0)) } ?? .auto,
+            fec: settings.inbandFEC, expectedLoss: Int(settings.expectedLossPercent), dtx: settings.dtx,
+            application: settings.application.rawValue,
+            maxBandwidth: min(settings.maxBandwidth ?? .fullband, .automatic(sampleRate: sampleRate)).rawValue)
     }
 }
 
 extension TrunkProfile.MediaSettings {
     /// The platform leg's Opus settings of a call on this trunk: `base` (the gateway-wide
     /// defaults), this profile's `opus` over it, then the session's own `session` over both.
-    public func opusSettings(default base: AudioCodec.OpusSettings, session: AudioCodec.OpusOverrides? = nil) -> AudioCodec.OpusSettings {
+    public func opusSettings(
+        default base: AudioCodec.OpusSettings, session: AudioCodec.OpusOverrides? = nil
+    ) -> AudioCodec.OpusSettings {
         base.applying(opus).applying(session)
     }
 }

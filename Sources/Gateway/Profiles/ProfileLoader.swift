@@ -16,7 +16,8 @@ public enum ProfileLoader {
         do {
             data = try Data(contentsOf: file)
         } catch {
-            throw ProfileError(file: display, keyPath: "", message: "cannot read the file: \(error.localizedDescription)")
+            throw ProfileError(
+                file: display, keyPath: "", message: "cannot read the file: \(error.localizedDescription)")
         }
         guard let text = String(data: data, encoding: .utf8) else {
             throw ProfileError(file: display, keyPath: "", message: "the file is not UTF-8 text")
@@ -32,7 +33,9 @@ public enum ProfileLoader {
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: dir.path)
         } catch {
-            throw ProfileError(file: dir.relativePath, keyPath: "", message: "cannot list the directory: \(error.localizedDescription)")
+            throw ProfileError(
+                file: dir.relativePath, keyPath: "", message: "cannot list the directory: \(error.localizedDescription)"
+            )
         }
         let files = names.filter { $0.hasSuffix(".json5") && !$0.hasPrefix(".") }.sorted()
         var profiles: [TrunkProfile] = []
@@ -46,22 +49,25 @@ public enum ProfileLoader {
             }
             let profile = try load(file: url)
             if let other = fileByName[profile.name] {
-                throw ProfileError(file: profile.source, keyPath: "name",
-                                   message: "duplicate profile name \"\(profile.name)\" (also in \(other))")
+                throw ProfileError(
+                    file: profile.source, keyPath: "name",
+                    message: "duplicate profile name \"\(profile.name)\" (also in \(other))")
             }
             fileByName[profile.name] = profile.source
             // The username names the trunk an authenticated INVITE comes from.
             if let user = profile.inbound?.auth?.username {
                 if let other = fileByInboundUser[user] {
-                    throw ProfileError(file: profile.source, keyPath: "inbound.auth.username",
-                                       message: "duplicate inbound username \"\(user)\" (also in \(other))")
+                    throw ProfileError(
+                        file: profile.source, keyPath: "inbound.auth.username",
+                        message: "duplicate inbound username \"\(user)\" (also in \(other))")
                 }
                 fileByInboundUser[user] = profile.source
             }
             profiles.append(profile)
         }
         guard !profiles.isEmpty else {
-            throw ProfileError(file: dir.relativePath, keyPath: "", message: "no trunk profiles (*.json5 files) in the directory")
+            throw ProfileError(
+                file: dir.relativePath, keyPath: "", message: "no trunk profiles (*.json5 files) in the directory")
         }
         return profiles
     }
@@ -81,7 +87,8 @@ struct ProfileSchema {
         do {
             return try JSON5Reader.parse(text)
         } catch {
-            throw ProfileError(file: file, keyPath: error.keyPath, message: error.description, line: error.line, column: error.column)
+            throw ProfileError(
+                file: file, keyPath: error.keyPath, message: error.description, line: error.line, column: error.column)
         }
     }
 
@@ -94,7 +101,8 @@ struct ProfileSchema {
             }
             return s
         }
-        let outbound = try root.optional("outbound") { (v, path) throws(ProfileError) in try self.outbound(v, at: path) }
+        let outbound = try root.optional("outbound") { (v, path) throws(ProfileError) in try self.outbound(v, at: path)
+        }
         let inbound = try root.optional("inbound") { (v, path) throws(ProfileError) in try self.inbound(v, at: path) }
         guard outbound != nil || inbound != nil else {
             throw fail("", "a profile needs an outbound section, an inbound section or both")
@@ -102,33 +110,43 @@ struct ProfileSchema {
         let media = try root.optional("media") { (v, path) throws(ProfileError) in try self.media(v, at: path) }
         let sip = try root.optional("sip") { (v, path) throws(ProfileError) in try self.sip(v, at: path) }
         if let media, media.encryption == .required, media.sdesRequiresTLS, let proxies = outbound?.proxies,
-           (sip?.transport ?? .udp) != .tls, !proxies.contains(where: { $0.isTLS || ($0.transport == nil && $0.hostKind == .domainName) }) {
+            (sip?.transport ?? .udp) != .tls,
+            !proxies.contains(where: { $0.isTLS || ($0.transport == nil && $0.hostKind == .domainName) })
+        {
             // No proxy could ever carry the keys: every outbound call would fail.
-            throw fail("media.encryption", "is required but no proxy is sips: or transport=tls, and SDES keys are sent only over TLS "
-                       + "(set media.sdesRequiresTLS: false to send them over UDP or TCP)")
+            throw fail(
+                "media.encryption",
+                "is required but no proxy is sips: or transport=tls, and SDES keys are sent only over TLS "
+                    + "(set media.sdesRequiresTLS: false to send them over UDP or TCP)")
         }
-        return TrunkProfile(name: name, outbound: outbound, inbound: inbound,
-                            media: media ?? TrunkProfile.MediaSettings(), sip: sip ?? TrunkProfile.SIPSettings(),
-                            source: file)
+        return TrunkProfile(
+            name: name, outbound: outbound, inbound: inbound,
+            media: media ?? TrunkProfile.MediaSettings(), sip: sip ?? TrunkProfile.SIPSettings(),
+            source: file)
     }
 
     // MARK: Sections
 
     private func outbound(_ value: JSON5Value, at path: String) throws(ProfileError) -> TrunkProfile.Outbound {
-        let o = try object(value, at: path, keys: [
-            "proxies", "fromDomain", "auth", "register", "numberFormat", "defaultCountryCode", "nationalPrefix",
-            "internationalPrefix", "allowedPrefixes", "maxConcurrentCalls", "callsPerSecond", "ringTimeoutSec",
-            "failoverTimeoutMs",
-        ] + Self.carrierPolicyKeys)
+        let o = try object(
+            value, at: path,
+            keys: [
+                "proxies", "fromDomain", "auth", "register", "numberFormat", "defaultCountryCode", "nationalPrefix",
+                "internationalPrefix", "allowedPrefixes", "maxConcurrentCalls", "callsPerSecond", "ringTimeoutSec",
+                "failoverTimeoutMs"
+            ] + Self.carrierPolicyKeys)
         let proxies = try o.required("proxies") { (v, p) throws(ProfileError) in
             try nonEmptyArray(v, at: p) { (e, ep) throws(ProfileError) in
                 let text = try string(e, at: ep)
-                do throws(ProxyAddressError) { return try ProxyAddress(parsing: text) } catch { throw fail(ep, error.description) }
+                do throws(ProxyAddressError) { return try ProxyAddress(parsing: text) } catch {
+                    throw fail(ep, error.description)
+                }
             }
         }
         let fromDomain = try o.optional("fromDomain") { (v, p) throws(ProfileError) in
             let s = try string(v, at: p)
-            let bracketed = s.hasPrefix("[") && s.hasSuffix("]") && IPAddressBytes.parse(String(s.dropFirst().dropLast())) != nil
+            let bracketed =
+                s.hasPrefix("[") && s.hasSuffix("]") && IPAddressBytes.parse(String(s.dropFirst().dropLast())) != nil
             guard bracketed || IPAddressBytes.parse(s)?.count == 4 || hostnameProblem(Substring(s)) == nil else {
                 throw fail(p, "not a host name or IP address: \"\(s)\"")
             }
@@ -141,25 +159,31 @@ struct ProfileSchema {
                 guard !s.isEmpty else { throw fail(p, "must not be empty") }
                 return s
             }
-            let passwordEnv = try a.required("passwordEnv") { (v, p) throws(ProfileError) in try environmentName(v, at: p) }
+            let passwordEnv = try a.required("passwordEnv") { (v, p) throws(ProfileError) in
+                try environmentName(v, at: p)
+            }
             return TrunkProfile.Outbound.Auth(username: username, passwordEnv: passwordEnv, source: file)
         }
         let register = try o.optional("register") { (v, p) throws(ProfileError) in
             let r = try object(v, at: p, keys: ["enabled", "expiresSec"])
             let enabled = try r.optional("enabled") { (v, p) throws(ProfileError) in try bool(v, at: p) }
-            let expires = try r.optional("expiresSec") { (v, p) throws(ProfileError) in try int(v, at: p, in: 60...86400) }
+            let expires = try r.optional("expiresSec") { (v, p) throws(ProfileError) in
+                try int(v, at: p, in: 60...86400)
+            }
             return TrunkProfile.Outbound.Register(enabled: enabled ?? false, expiresSec: expires ?? 3600)
         }
         let numberFormat = try o.optional("numberFormat") { (v, p) throws(ProfileError) in
             try choice(v, at: p, TrunkProfile.Outbound.NumberFormat.self)
         }
-        let countryCode = try o.optional("defaultCountryCode") { (v, p) throws(ProfileError) in
-            let s = try string(v, at: p)
-            guard (1...3).contains(s.count), s.first != "0", s.allSatisfy({ $0.isASCII && $0.isNumber }) else {
-                throw fail(p, "must be a country calling code of 1 to 3 digits without + (\"1\", \"44\"), found \"\(s)\"")
-            }
-            return s
-        } ?? "1"
+        let countryCode =
+            try o.optional("defaultCountryCode") { (v, p) throws(ProfileError) in
+                let s = try string(v, at: p)
+                guard (1...3).contains(s.count), s.first != "0", s.allSatisfy({ $0.isASCII && $0.isNumber }) else {
+                    throw fail(
+                        p, "must be a country calling code of 1 to 3 digits without + (\"1\", \"44\"), found \"\(s)\"")
+                }
+                return s
+            } ?? "1"
         let nationalPrefix = try o.optional("nationalPrefix") { (v, p) throws(ProfileError) in
             try digits(v, at: p, allowEmpty: true)
         }
@@ -177,13 +201,17 @@ struct ProfileSchema {
                 return s
             }
         }
-        let maxCalls = try o.optional("maxConcurrentCalls") { (v, p) throws(ProfileError) in try int(v, at: p, in: 1...100_000) }
+        let maxCalls = try o.optional("maxConcurrentCalls") { (v, p) throws(ProfileError) in
+            try int(v, at: p, in: 1...100_000)
+        }
         let cps = try o.optional("callsPerSecond") { (v, p) throws(ProfileError) in try int(v, at: p, in: 1...10_000) }
         let ring = try o.optional("ringTimeoutSec") { (v, p) throws(ProfileError) in try int(v, at: p, in: 1...600) }
         let failover = try o.optional("failoverTimeoutMs") { (v, p) throws(ProfileError) in
             let ms = try int(v, at: p, in: 0...31_000)
             // Under 500 ms a live target's 100 Trying may not be back yet (T1 is 500 ms).
-            guard ms == 0 || ms >= 500 else { throw fail(p, "must be 0 (Timer B only) or from 500 to 31000, found \(ms)") }
+            guard ms == 0 || ms >= 500 else {
+                throw fail(p, "must be 0 (Timer B only) or from 500 to 31000, found \(ms)")
+            }
             return ms
         }
         var outbound = TrunkProfile.Outbound(
@@ -197,7 +225,9 @@ struct ProfileSchema {
     }
 
     private func inbound(_ value: JSON5Value, at path: String) throws(ProfileError) -> TrunkProfile.Inbound {
-        let o = try object(value, at: path, keys: ["allowFrom", "routes", "ringTimeoutSec", "maxConcurrentCalls", "callsPerSecond", "auth"])
+        let o = try object(
+            value, at: path,
+            keys: ["allowFrom", "routes", "ringTimeoutSec", "maxConcurrentCalls", "callsPerSecond", "auth"])
         let allowFrom = try o.optional("allowFrom") { (v, p) throws(ProfileError) in
             try nonEmptyArray(v, at: p) { (e, ep) throws(ProfileError) in
                 let text = try string(e, at: ep)
@@ -211,7 +241,8 @@ struct ProfileSchema {
                 let did = try r.required("did") { (v, p) throws(ProfileError) in
                     let s = try string(v, at: p)
                     let digits = s.dropFirst()
-                    let isE164 = s.hasPrefix("+") && (2...15).contains(digits.count) && digits.first != "0"
+                    let isE164 =
+                        s.hasPrefix("+") && (2...15).contains(digits.count) && digits.first != "0"
                         && digits.allSatisfy { $0.isASCII && $0.isNumber }
                     guard s == "*" || isE164 else {
                         throw fail(p, "must be an E.164 number (\"+15550001000\") or \"*\", found \"\(s)\"")
@@ -222,7 +253,11 @@ struct ProfileSchema {
                 }
                 let routingId = try r.required("routingId") { (v, p) throws(ProfileError) in
                     let s = try string(v, at: p)
-                    guard (1...128).contains(s.count), s.allSatisfy({ $0.isASCII && !$0.isWhitespace && $0.asciiValue.map { $0 > 0x20 && $0 < 0x7F } == true }) else {
+                    guard (1...128).contains(s.count),
+                        s.allSatisfy({
+                            $0.isASCII && !$0.isWhitespace && $0.asciiValue.map { $0 > 0x20 && $0 < 0x7F } == true
+                        })
+                    else {
                         throw fail(p, "must be 1 to 128 printable ASCII characters without spaces, found \"\(s)\"")
                     }
                     return s
@@ -231,16 +266,23 @@ struct ProfileSchema {
             }
         }
         let ring = try o.optional("ringTimeoutSec") { (v, p) throws(ProfileError) in try int(v, at: p, in: 1...600) }
-        let maxCalls = try o.optional("maxConcurrentCalls") { (v, p) throws(ProfileError) in try int(v, at: p, in: 1...100_000) }
+        let maxCalls = try o.optional("maxConcurrentCalls") { (v, p) throws(ProfileError) in
+            try int(v, at: p, in: 1...100_000)
+        }
         let cps = try o.optional("callsPerSecond") { (v, p) throws(ProfileError) in try int(v, at: p, in: 1...10_000) }
         let auth = try o.optional("auth") { (v, p) throws(ProfileError) in try inboundAuth(v, at: p) }
-        return TrunkProfile.Inbound(allowFrom: allowFrom, routes: routes, ringTimeoutSec: ring ?? 45,
-                                    maxConcurrentCalls: maxCalls ?? 100, callsPerSecond: cps ?? 10, auth: auth)
+        return TrunkProfile.Inbound(
+            allowFrom: allowFrom, routes: routes, ringTimeoutSec: ring ?? 45,
+            maxConcurrentCalls: maxCalls ?? 100, callsPerSecond: cps ?? 10, auth: auth)
     }
 
     private func media(_ value: JSON5Value, at path: String) throws(ProfileError) -> TrunkProfile.MediaSettings {
-        let o = try object(value, at: path, keys: ["codecs", "dtmf", "rtpTimeoutSec", "advertise", "encryption", "srtpSuites", "sdesRequiresTLS",
-                                                   "opus"])
+        let o = try object(
+            value, at: path,
+            keys: [
+                "codecs", "dtmf", "rtpTimeoutSec", "advertise", "encryption", "srtpSuites", "sdesRequiresTLS",
+                "opus"
+            ])
         let codecs = try o.optional("codecs") { (v, p) throws(ProfileError) in
             var seen = Set<TrunkProfile.MediaSettings.Codec>()
             return try nonEmptyArray(v, at: p) { (e, ep) throws(ProfileError) in
@@ -249,7 +291,9 @@ struct ProfileSchema {
                 return codec
             }
         }
-        let dtmf = try o.optional("dtmf") { (v, p) throws(ProfileError) in try choice(v, at: p, TrunkProfile.MediaSettings.DTMFMode.self) }
+        let dtmf = try o.optional("dtmf") { (v, p) throws(ProfileError) in
+            try choice(v, at: p, TrunkProfile.MediaSettings.DTMFMode.self)
+        }
         let rtpTimeout = try o.optional("rtpTimeoutSec") { (v, p) throws(ProfileError) in
             let n = try int(v, at: p, in: 0...3600)
             guard n == 0 || n >= 5 else { throw fail(p, "must be 0 (disabled) or from 5 to 3600, found \(n)") }
@@ -269,16 +313,22 @@ struct ProfileSchema {
         }
         let sdesRequiresTLS = try o.optional("sdesRequiresTLS") { (v, p) throws(ProfileError) in try bool(v, at: p) }
         let opus = try o.optional("opus") { (v, p) throws(ProfileError) in try opusOverrides(v, at: p) }
-        return TrunkProfile.MediaSettings(codecs: codecs ?? [.pcmu, .pcma], dtmf: dtmf ?? .rfc4733,
-                                          rtpTimeoutSec: rtpTimeout ?? 30, advertise: advertise,
-                                          encryption: encryption ?? .none, srtpSuites: suites ?? SRTPSuite.allCases,
-                                          sdesRequiresTLS: sdesRequiresTLS ?? true, opus: opus ?? .init())
+        return TrunkProfile.MediaSettings(
+            codecs: codecs ?? [.pcmu, .pcma], dtmf: dtmf ?? .rfc4733,
+            rtpTimeoutSec: rtpTimeout ?? 30, advertise: advertise,
+            encryption: encryption ?? .none, srtpSuites: suites ?? SRTPSuite.allCases,
+            sdesRequiresTLS: sdesRequiresTLS ?? true, opus: opus ?? .init())
     }
 
     private func sip(_ value: JSON5Value, at path: String) throws(ProfileError) -> TrunkProfile.SIPSettings {
-        let o = try object(value, at: path, keys: ["transport", "prack", "sessionTimerSec", "optionsPingSec", "advertise", "tls"])
-        let transport = try o.optional("transport") { (v, p) throws(ProfileError) in try choice(v, at: p, ProxyAddress.Transport.self) }
-        let prack = try o.optional("prack") { (v, p) throws(ProfileError) in try choice(v, at: p, TrunkProfile.SIPSettings.PRACKMode.self) }
+        let o = try object(
+            value, at: path, keys: ["transport", "prack", "sessionTimerSec", "optionsPingSec", "advertise", "tls"])
+        let transport = try o.optional("transport") { (v, p) throws(ProfileError) in
+            try choice(v, at: p, ProxyAddress.Transport.self)
+        }
+        let prack = try o.optional("prack") { (v, p) throws(ProfileError) in
+            try choice(v, at: p, TrunkProfile.SIPSettings.PRACKMode.self)
+        }
         let sessionTimer = try o.optional("sessionTimerSec") { (v, p) throws(ProfileError) in
             let n = try int(v, at: p, in: 0...86400)
             // RFC 4028 section 4: Session-Expires below 90 seconds is not allowed (Min-SE floor).
@@ -292,15 +342,18 @@ struct ProfileSchema {
         }
         let advertise = try o.optional("advertise") { (v, p) throws(ProfileError) in try advertisedAddress(v, at: p) }
         let tls = try o.optional("tls") { (v, p) throws(ProfileError) in try self.tls(v, at: p) }
-        return TrunkProfile.SIPSettings(transport: transport ?? .udp, prack: prack ?? .supported,
-                                        sessionTimerSec: sessionTimer ?? 1800, optionsPingSec: ping ?? 30, advertise: advertise,
-                                        tls: tls ?? .init())
+        return TrunkProfile.SIPSettings(
+            transport: transport ?? .udp, prack: prack ?? .supported,
+            sessionTimerSec: sessionTimer ?? 1800, optionsPingSec: ping ?? 30, advertise: advertise,
+            tls: tls ?? .init())
     }
 
     /// `sip.tls`: file paths as given (relative ones from the gateway's working directory;
     /// the files are read when the gateway starts), a server name, the wildcard switch.
-    private func tls(_ value: JSON5Value, at path: String) throws(ProfileError) -> TrunkProfile.SIPSettings.TLSSettings {
-        let o = try object(value, at: path, keys: ["caFile", "serverName", "certificateFile", "keyFile", "allowWildcardCertificates"])
+    private func tls(_ value: JSON5Value, at path: String) throws(ProfileError) -> TrunkProfile.SIPSettings.TLSSettings
+    {
+        let o = try object(
+            value, at: path, keys: ["caFile", "serverName", "certificateFile", "keyFile", "allowWildcardCertificates"])
         func file(_ key: String) throws(ProfileError) -> String? {
             try o.optional(key) { (v, p) throws(ProfileError) in
                 let s = try string(v, at: p)
@@ -319,9 +372,14 @@ struct ProfileSchema {
             }
             return s.lowercased()
         }
-        t.allowWildcardCertificates = try o.optional("allowWildcardCertificates") { (v, p) throws(ProfileError) in try bool(v, at: p) } ?? false
-        if t.certificateFile != nil && t.keyFile == nil { throw fail(path + ".keyFile", "missing: certificateFile needs its keyFile") }
-        if t.keyFile != nil && t.certificateFile == nil { throw fail(path + ".certificateFile", "missing: keyFile needs its certificateFile") }
+        t.allowWildcardCertificates =
+            try o.optional("allowWildcardCertificates") { (v, p) throws(ProfileError) in try bool(v, at: p) } ?? false
+        if t.certificateFile != nil && t.keyFile == nil {
+            throw fail(path + ".keyFile", "missing: certificateFile needs its keyFile")
+        }
+        if t.keyFile != nil && t.certificateFile == nil {
+            throw fail(path + ".certificateFile", "missing: keyFile needs its certificateFile")
+        }
         return t
     }
 
@@ -330,7 +388,9 @@ struct ProfileSchema {
     /// A numeric IPv4 or IPv6 address (an SDP `c=` line wants one; names are not resolved there).
     func numericHost(_ value: JSON5Value, at path: String) throws(ProfileError) -> String {
         let s = try string(value, at: path)
-        guard SocketAddress.isNumericHost(s) else { throw fail(path, "must be a numeric IPv4 or IPv6 address, found \"\(s)\"") }
+        guard SocketAddress.isNumericHost(s) else {
+            throw fail(path, "must be a numeric IPv4 or IPv6 address, found \"\(s)\"")
+        }
         return s
     }
 
@@ -356,7 +416,8 @@ struct ProfileSchema {
     func object(_ value: JSON5Value, at path: String, keys: [String]) throws(ProfileError) -> ObjectFields {
         guard case .object(let members) = value else { throw typeError(path, expected: "an object", found: value) }
         for member in members where !keys.contains(member.key) {
-            let hint = suggestion(for: member.key, among: keys).map { "did you mean \($0)?" }
+            let hint =
+                suggestion(for: member.key, among: keys).map { "did you mean \($0)?" }
                 ?? "allowed: " + keys.joined(separator: ", ")
             throw fail(join(path, member.key), "unknown key (\(hint))")
         }
@@ -399,10 +460,12 @@ struct ProfileSchema {
     ) throws(ProfileError) -> E where E.RawValue == String {
         let options = E.allCases.map(\.rawValue)
         guard case .string(let s) = value else {
-            throw typeError(path, expected: "one of " + options.map { "\"\($0)\"" }.joined(separator: ", "), found: value)
+            throw typeError(
+                path, expected: "one of " + options.map { "\"\($0)\"" }.joined(separator: ", "), found: value)
         }
         guard let parsed = E(rawValue: s) else {
-            throw fail(path, "must be one of " + options.map { "\"\($0)\"" }.joined(separator: ", ") + ", found \"\(s)\"")
+            throw fail(
+                path, "must be one of " + options.map { "\"\($0)\"" }.joined(separator: ", ") + ", found \"\(s)\"")
         }
         return parsed
     }
@@ -424,7 +487,8 @@ struct ProfileSchema {
     /// The index at the end of an element path like `inbound.routes[3]`.
     private func lastIndex(_ path: String) -> PathEnd {
         guard path.hasSuffix("]"), let open = path.lastIndex(of: "["),
-              let i = Int(path[path.index(after: open)..<path.index(before: path.endIndex)]) else { return .other }
+            let i = Int(path[path.index(after: open)..<path.index(before: path.endIndex)])
+        else { return .other }
         return .index(i)
     }
 
@@ -442,7 +506,9 @@ struct ProfileSchema {
         let path: String
         let members: [JSON5Member]
 
-        func required<T>(_ key: String, _ read: (JSON5Value, String) throws(ProfileError) -> T) throws(ProfileError) -> T {
+        func required<T>(
+            _ key: String, _ read: (JSON5Value, String) throws(ProfileError) -> T
+        ) throws(ProfileError) -> T {
             let keyPath = join(path, key)
             guard let member = members.first(where: { $0.key == key }) else {
                 throw schema.fail(keyPath, "missing required key")
@@ -450,7 +516,9 @@ struct ProfileSchema {
             return try read(member.value, keyPath)
         }
 
-        func optional<T>(_ key: String, _ read: (JSON5Value, String) throws(ProfileError) -> T) throws(ProfileError) -> T? {
+        func optional<T>(
+            _ key: String, _ read: (JSON5Value, String) throws(ProfileError) -> T
+        ) throws(ProfileError) -> T? {
             guard let member = members.first(where: { $0.key == key }) else { return nil }
             return try read(member.value, join(path, key))
         }

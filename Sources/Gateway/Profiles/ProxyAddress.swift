@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Where a trunk's outbound requests go: the host, port and transport of a proxy,
@@ -46,8 +46,10 @@ public struct ProxyAddress: Sendable, Equatable, CustomStringConvertible {
     public var isTLS: Bool { secure || transport == .tls }
 
     /// Builds an address from parts; `host` is not checked here (use `init(parsing:)` for input).
-    public init(host: String, hostKind: HostKind, port: Int = ProxyAddress.defaultPort, transport: Transport? = nil,
-                hasExplicitPort: Bool = true, secure: Bool = false) {
+    public init(
+        host: String, hostKind: HostKind, port: Int = ProxyAddress.defaultPort, transport: Transport? = nil,
+        hasExplicitPort: Bool = true, secure: Bool = false
+    ) {
         self.host = host
         self.hostKind = hostKind
         self.port = port
@@ -141,13 +143,15 @@ public struct ProxyAddress: Sendable, Equatable, CustomStringConvertible {
         var port = secure || transport == .tls ? Self.defaultTLSPort : Self.defaultPort
         if let portText {
             guard !portText.isEmpty, portText.count <= 5, portText.allSatisfy({ $0.isASCII && $0.isNumber }),
-                  let value = Int(portText), (1...65535).contains(value) else {
+                let value = Int(portText), (1...65535).contains(value)
+            else {
                 throw fail("the port \"\(portText)\" is not a number from 1 to 65535")
             }
             port = value
         }
-        self.init(host: String(host), hostKind: kind, port: port, transport: transport, hasExplicitPort: portText != nil,
-                  secure: secure)
+        self.init(
+            host: String(host), hostKind: kind, port: port, transport: transport, hasExplicitPort: portText != nil,
+            secure: secure)
     }
 
     /// `host` as written in a URI: IPv6 addresses in brackets.

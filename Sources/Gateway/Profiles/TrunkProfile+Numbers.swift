@@ -40,22 +40,25 @@ extension TrunkProfile.Outbound {
     public func normalize(_ raw: String) throws(NumberError) -> String {
         let cleaned = raw.filter { !" \t-.()".contains($0) }
         guard Self.isDialable(cleaned) else {
-            throw NumberError(code: NumberError.incorrectParams,
-                              message: "incorrect params: \"\(raw)\" is not a phone number (digits, optionally after + or *)")
+            throw NumberError(
+                code: NumberError.incorrectParams,
+                message: "incorrect params: \"\(raw)\" is not a phone number (digits, optionally after + or *)")
         }
         var number = cleaned
         if numberFormat != .raw, !number.hasPrefix("*") {
             number = toE164(cleaned)
             let digits = number.dropFirst()
             guard (2...Self.maxE164Digits).contains(digits.count), digits.first != "0" else {
-                throw NumberError(code: NumberError.incorrectParams,
-                                  message: "incorrect params: \"\(raw)\" is not a valid E.164 number (\(number))")
+                throw NumberError(
+                    code: NumberError.incorrectParams,
+                    message: "incorrect params: \"\(raw)\" is not a valid E.164 number (\(number))")
             }
         }
         guard allowedPrefixes.contains(where: { number.hasPrefix($0) }) else {
-            throw NumberError(code: NumberError.callForbidden,
-                              message: "call forbidden: \(number) does not start with an allowed prefix ("
-                                + allowedPrefixes.joined(separator: ", ") + ")")
+            throw NumberError(
+                code: NumberError.callForbidden,
+                message: "call forbidden: \(number) does not start with an allowed prefix ("
+                    + allowedPrefixes.joined(separator: ", ") + ")")
         }
         return number
     }
@@ -98,8 +101,9 @@ extension TrunkProfile {
     /// `outbound.normalize(_:)`; a profile without `outbound` refuses every number (-417).
     public func normalize(_ raw: String) throws(NumberError) -> String {
         guard let outbound else {
-            throw NumberError(code: NumberError.callForbidden,
-                              message: "call forbidden: trunk \(name) has no outbound section")
+            throw NumberError(
+                code: NumberError.callForbidden,
+                message: "call forbidden: trunk \(name) has no outbound section")
         }
         return try outbound.normalize(raw)
     }

@@ -27,8 +27,10 @@ public struct TrunkProfile: Sendable, Equatable {
     public var source: String
 
     /// Builds a profile in code; `ProfileLoader` builds them from files.
-    public init(name: String, outbound: Outbound? = nil, inbound: Inbound? = nil,
-                media: MediaSettings = MediaSettings(), sip: SIPSettings = SIPSettings(), source: String = "") {
+    public init(
+        name: String, outbound: Outbound? = nil, inbound: Inbound? = nil,
+        media: MediaSettings = MediaSettings(), sip: SIPSettings = SIPSettings(), source: String = ""
+    ) {
         self.name = name
         self.outbound = outbound
         self.inbound = inbound
@@ -97,12 +99,14 @@ public struct TrunkProfile: Sendable, Equatable {
         public var appHeaders: [String] = []
 
         /// Builds the outbound part in code; defaults as documented on each property.
-        public init(proxies: [ProxyAddress], fromDomain: String? = nil, auth: Auth? = nil,
-                    register: Register = Register(), numberFormat: NumberFormat = .e164,
-                    defaultCountryCode: String = "1", nationalPrefix: String? = nil,
-                    internationalPrefix: String? = nil, allowedPrefixes: [String]? = nil,
-                    maxConcurrentCalls: Int = 100, callsPerSecond: Int = 10, ringTimeoutSec: Int = 60,
-                    failoverTimeoutMs: Int = 4000) {
+        public init(
+            proxies: [ProxyAddress], fromDomain: String? = nil, auth: Auth? = nil,
+            register: Register = Register(), numberFormat: NumberFormat = .e164,
+            defaultCountryCode: String = "1", nationalPrefix: String? = nil,
+            internationalPrefix: String? = nil, allowedPrefixes: [String]? = nil,
+            maxConcurrentCalls: Int = 100, callsPerSecond: Int = 10, ringTimeoutSec: Int = 60,
+            failoverTimeoutMs: Int = 4000
+        ) {
             self.proxies = proxies
             self.fromDomain = fromDomain ?? proxies.first?.hostReference ?? ""
             self.auth = auth
@@ -110,7 +114,8 @@ public struct TrunkProfile: Sendable, Equatable {
             self.numberFormat = numberFormat
             self.defaultCountryCode = defaultCountryCode
             self.nationalPrefix = nationalPrefix ?? Outbound.defaultNationalPrefix(countryCode: defaultCountryCode)
-            self.internationalPrefix = internationalPrefix
+            self.internationalPrefix =
+                internationalPrefix
                 ?? Outbound.defaultInternationalPrefix(countryCode: defaultCountryCode)
             self.allowedPrefixes = allowedPrefixes ?? ["+" + defaultCountryCode]
             self.maxConcurrentCalls = maxConcurrentCalls
@@ -167,12 +172,14 @@ public struct TrunkProfile: Sendable, Equatable {
             ///   variable when it is unset or empty.
             public func password(environment: [String: String]) throws(ProfileError) -> String {
                 guard let value = environment[passwordEnv] else {
-                    throw ProfileError(file: source, keyPath: "outbound.auth.passwordEnv",
-                                       message: "environment variable \(passwordEnv) is not set")
+                    throw ProfileError(
+                        file: source, keyPath: "outbound.auth.passwordEnv",
+                        message: "environment variable \(passwordEnv) is not set")
                 }
                 guard !value.isEmpty else {
-                    throw ProfileError(file: source, keyPath: "outbound.auth.passwordEnv",
-                                       message: "environment variable \(passwordEnv) is empty")
+                    throw ProfileError(
+                        file: source, keyPath: "outbound.auth.passwordEnv",
+                        message: "environment variable \(passwordEnv) is empty")
                 }
                 return value
             }
@@ -216,8 +223,10 @@ public struct TrunkProfile: Sendable, Equatable {
         public var callsPerSecond: Int
 
         /// Builds the inbound part in code; defaults as documented on each property.
-        public init(allowFrom: [CIDR]? = nil, routes: [Route], ringTimeoutSec: Int = 45,
-                    maxConcurrentCalls: Int = 100, callsPerSecond: Int = 10, auth: Auth? = nil) {
+        public init(
+            allowFrom: [CIDR]? = nil, routes: [Route], ringTimeoutSec: Int = 45,
+            maxConcurrentCalls: Int = 100, callsPerSecond: Int = 10, auth: Auth? = nil
+        ) {
             // The literals are valid, so the fallback never applies.
             let defaults = auth == nil ? ["127.0.0.1/32"] : ["0.0.0.0/0", "::/0"]
             self.allowFrom = allowFrom ?? defaults.compactMap { try? CIDR(parsing: $0) }
@@ -281,9 +290,12 @@ public struct TrunkProfile: Sendable, Equatable {
         public var opus: AudioCodec.OpusOverrides
 
         /// Builds the media settings in code.
-        public init(codecs: [Codec] = [.pcmu, .pcma], dtmf: DTMFMode = .rfc4733, rtpTimeoutSec: Int = 30, advertise: String? = nil,
-                    encryption: Encryption = .none, srtpSuites: [SRTPSuite] = SRTPSuite.allCases, sdesRequiresTLS: Bool = true,
-                    opus: AudioCodec.OpusOverrides = .init()) {
+        public init(
+            codecs: [Codec] = [.pcmu, .pcma], dtmf: DTMFMode = .rfc4733, rtpTimeoutSec: Int = 30,
+            advertise: String? = nil,
+            encryption: Encryption = .none, srtpSuites: [SRTPSuite] = SRTPSuite.allCases, sdesRequiresTLS: Bool = true,
+            opus: AudioCodec.OpusOverrides = .init()
+        ) {
             self.codecs = codecs
             self.dtmf = dtmf
             self.rtpTimeoutSec = rtpTimeoutSec
@@ -347,9 +359,11 @@ public struct TrunkProfile: Sendable, Equatable {
         public var tls: TLSSettings
 
         /// Builds the SIP settings in code.
-        public init(transport: ProxyAddress.Transport = .udp, prack: PRACKMode = .supported,
-                    sessionTimerSec: Int = 1800, optionsPingSec: Int = 30, advertise: SIPAdvertisedAddress? = nil,
-                    tls: TLSSettings = TLSSettings()) {
+        public init(
+            transport: ProxyAddress.Transport = .udp, prack: PRACKMode = .supported,
+            sessionTimerSec: Int = 1800, optionsPingSec: Int = 30, advertise: SIPAdvertisedAddress? = nil,
+            tls: TLSSettings = TLSSettings()
+        ) {
             self.transport = transport
             self.prack = prack
             self.sessionTimerSec = sessionTimerSec
@@ -375,8 +389,11 @@ public struct TrunkProfile: Sendable, Equatable {
             /// RFC 5922 forbids it for SIP domains, so the default is false.
             public var allowWildcardCertificates: Bool
 
-            public init(caFile: String? = nil, serverName: String? = nil, certificateFile: String? = nil, keyFile: String? = nil,
-                        allowWildcardCertificates: Bool = false) {
+            public init(
+                caFile: String? = nil, serverName: String? = nil, certificateFile: String? = nil,
+                keyFile: String? = nil,
+                allowWildcardCertificates: Bool = false
+            ) {
                 self.caFile = caFile
                 self.serverName = serverName
                 self.certificateFile = certificateFile
@@ -386,8 +403,9 @@ public struct TrunkProfile: Sendable, Equatable {
 
             /// The SIP layer's client settings.
             public var client: SIPTLSClientSettings {
-                SIPTLSClientSettings(caFile: caFile, certificateFile: certificateFile, keyFile: keyFile,
-                                     allowWildcardCertificates: allowWildcardCertificates)
+                SIPTLSClientSettings(
+                    caFile: caFile, certificateFile: certificateFile, keyFile: keyFile,
+                    allowWildcardCertificates: allowWildcardCertificates)
             }
         }
 

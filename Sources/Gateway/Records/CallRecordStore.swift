@@ -256,8 +256,10 @@ public final class CallRecordStore: Sendable {
         let outcome: Result<Int, SQLiteError>? = table.withLock { table in
             guard let table else { return nil }
             do throws(SQLiteError) {
-                return .success(try table.prune(startedBefore: retention.cutoff(now: now), keepingNewest: retention.maxRecords,
-                                                limit: max(1, retention.chunk)))
+                return .success(
+                    try table.prune(
+                        startedBefore: retention.cutoff(now: now), keepingNewest: retention.maxRecords,
+                        limit: max(1, retention.chunk)))
             } catch {
                 return .failure(error)
             }
@@ -274,7 +276,9 @@ public final class CallRecordStore: Sendable {
             } else if sofar + deleted > 0 {
                 let age = retention.days > 0 ? "started over \(retention.days) days ago" : ""
                 let count = retention.maxRecords.map { "beyond the newest \($0)" } ?? ""
-                log("pruned \(sofar + deleted) ended records " + [age, count].filter { !$0.isEmpty }.joined(separator: " or "))
+                log(
+                    "pruned \(sofar + deleted) ended records "
+                        + [age, count].filter { !$0.isEmpty }.joined(separator: " or "))
             }
         }
     }
@@ -377,7 +381,8 @@ public final class CallRecordStore: Sendable {
 
     /// Applies one write; returns why it could not be applied when that is not an SQLite
     /// error (no record for the room).
-    private func perform(_ operation: Operation, on table: CallRecordTable, now: Double) throws(SQLiteError) -> String? {
+    private func perform(_ operation: Operation, on table: CallRecordTable, now: Double) throws(SQLiteError) -> String?
+    {
         switch operation {
         case .start(let record):
             try table.insert(record, now: now)

@@ -56,7 +56,7 @@ final class CallRecordTable {
         """
         ALTER TABLE call_records ADD COLUMN dialog TEXT;
         CREATE TABLE gateway_alive (id INTEGER PRIMARY KEY CHECK (id = 1), at REAL NOT NULL);
-        """,
+        """
     ]
 
     /// The schema version this build writes.
@@ -96,12 +96,14 @@ final class CallRecordTable {
         try database.execute("PRAGMA synchronous = NORMAL")
         try Self.migrate(database)
 
-        insertStatement = try database.prepare("""
+        insertStatement = try database.prepare(
+            """
             INSERT INTO call_records (\(Self.columns), last_seen_at)
             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)
             """)
         selectStatement = try database.prepare("SELECT \(Self.columns) FROM call_records WHERE room_id = ?1")
-        updateStatement = try database.prepare("""
+        updateStatement = try database.prepare(
+            """
             UPDATE call_records SET trace_id = ?2, direction = ?3, source_tn = ?4, target_tn = ?5,
                 profile = ?6, started_at = ?7, ringing_at = ?8, answered_at = ?9, ended_at = ?10,
                 end_reason = ?11, sip_code = ?12, sip_reason = ?13, q850_cause = ?14, codec = ?15,
@@ -111,13 +113,16 @@ final class CallRecordTable {
             """)
         touchStatement = try database.prepare("UPDATE call_records SET last_seen_at = ?1 WHERE ended_at IS NULL")
         aliveStatement = try database.prepare("INSERT OR REPLACE INTO gateway_alive (id, at) VALUES (1, ?1)")
-        dialogStatement = try database.prepare("UPDATE call_records SET dialog = ?2 WHERE room_id = ?1 AND ended_at IS NULL")
+        dialogStatement = try database.prepare(
+            "UPDATE call_records SET dialog = ?2 WHERE room_id = ?1 AND ended_at IS NULL")
         // By rowid through the started_at index, in bounded chunks (`CallRecordRetention`).
-        pruneByAgeStatement = try database.prepare("""
+        pruneByAgeStatement = try database.prepare(
+            """
             DELETE FROM call_records WHERE rowid IN (
                 SELECT rowid FROM call_records WHERE ended_at IS NOT NULL AND started_at < ?1 ORDER BY started_at LIMIT ?2)
             """)
-        pruneByCountStatement = try database.prepare("""
+        pruneByCountStatement = try database.prepare(
+            """
             DELETE FROM call_records WHERE rowid IN (
                 SELECT rowid FROM call_records WHERE ended_at IS NOT NULL ORDER BY started_at DESC, room_id DESC LIMIT ?2 OFFSET ?1)
             """)
@@ -194,12 +199,14 @@ final class CallRecordTable {
     /// (a crash, a kill): they end as failed at the last moment the gateway was known alive.
     /// Returns the dialogs of those that were answered.
     private static func closeAbandonedRows(_ database: SQLiteDatabase) throws(SQLiteError) -> [String: String] {
-        let open = try database.prepare("SELECT room_id, dialog FROM call_records WHERE ended_at IS NULL AND dialog IS NOT NULL")
+        let open = try database.prepare(
+            "SELECT room_id, dialog FROM call_records WHERE ended_at IS NULL AND dialog IS NOT NULL")
         var dialogs: [String: String] = [:]
         while try open.step() {
             if let room = open.string(0), let dialog = open.string(1) { dialogs[room] = dialog }
         }
-        try database.execute("""
+        try database.execute(
+            """
             UPDATE call_records SET
                 ended_at = max(started_at, coalesce(ringing_at, started_at), coalesce(answered_at, started_at),
                                last_seen_at, coalesce((SELECT at FROM gateway_alive WHERE id = 1), 0)),
@@ -231,8 +238,10 @@ final class CallRecordTable {
     private static func migrate(_ database: SQLiteDatabase) throws(SQLiteError) {
         let version = try userVersion(database)
         guard version <= schemaVersion else {
-            throw SQLiteError(code: 1 /* SQLITE_ERROR */, message: "schema version \(version) is newer than this gateway's \(schemaVersion)",
-                              path: database.path, sql: "PRAGMA user_version")
+            throw SQLiteError(
+                code: 1 /* SQLITE_ERROR */,
+                message: "schema version \(version) is newer than this gateway's \(schemaVersion)",
+                path: database.path, sql: "PRAGMA user_version")
         }
         guard version < schemaVersion else { return }
         try database.execute("BEGIN IMMEDIATE")
@@ -257,7 +266,7 @@ final class CallRecordTable {
             .text(r.profile), .real(r.startedAt), SQLiteValue(r.ringingAt), SQLiteValue(r.answeredAt),
             SQLiteValue(r.endedAt), SQLiteValue(r.endReason), SQLiteValue(r.sipCode), SQLiteValue(r.sipReason),
             SQLiteValue(r.q850Cause), SQLiteValue(r.codec), SQLiteValue(r.packetsLost), SQLiteValue(r.jitterMs),
-            SQLiteValue(r.roundTripMs), .real(now),
+            SQLiteValue(r.roundTripMs), .real(now)
         ]
     }
 

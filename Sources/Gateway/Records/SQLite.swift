@@ -36,7 +36,8 @@ public struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         var text = "sqlite \(path): \(message) (code \(code))"
         if let sql {
-            text += " in: " + sql.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" }).joined(separator: " ")
+            text +=
+                " in: " + sql.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" }).joined(separator: " ")
         }
         return text
     }
@@ -142,8 +143,9 @@ final class SQLiteDatabase {
         guard let handle else {
             return SQLiteError(code: SQLITE_MISUSE, message: "the database is closed", path: path, sql: sql)
         }
-        return SQLiteError(code: sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)),
-                           path: path, sql: sql)
+        return SQLiteError(
+            code: sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)),
+            path: path, sql: sql)
     }
 
     private func open(_ sql: String) throws(SQLiteError) -> OpaquePointer {

@@ -14,19 +14,21 @@ extension CarrierCallInfo {
         }
         let identities = invite.headers.filter { $0.name.key == "identity" }.map(\.value)
         let asserted = budget.list(invite.values("P-Asserted-Identity"), field: "pAssertedIdentity")
-        let identityHeaders = budget.list(identities, field: "identityHeaders", maxCount: InboundLimits.maxIdentityValues,
-                                          maxBytes: InboundLimits.maxIdentityBytes)
+        let identityHeaders = budget.list(
+            identities, field: "identityHeaders", maxCount: InboundLimits.maxIdentityValues,
+            maxBytes: InboundLimits.maxIdentityBytes)
         let diversion = budget.list(invite.values("Diversion"), field: "diversion")
         let historyInfo = budget.list(invite.values("History-Info"), field: "historyInfo")
         let extensions = Self.extensionHeaders(invite, &budget)
-        self.init(headers: extensions.isEmpty ? nil : extensions,
-                  pAssertedIdentity: asserted,
-                  diversion: diversion,
-                  historyInfo: historyInfo,
-                  identity: !identities.isEmpty,
-                  identityHeaders: identityHeaders,
-                  verstat: verstat,
-                  truncated: budget.truncated.isEmpty ? nil : budget.truncated)
+        self.init(
+            headers: extensions.isEmpty ? nil : extensions,
+            pAssertedIdentity: asserted,
+            diversion: diversion,
+            historyInfo: historyInfo,
+            identity: !identities.isEmpty,
+            identityHeaders: identityHeaders,
+            verstat: verstat,
+            truncated: budget.truncated.isEmpty ? nil : budget.truncated)
     }
 
     /// The From's `verstat`, else the first asserted identity's (of all of them, kept or not).
@@ -48,8 +50,11 @@ extension CarrierCallInfo {
             }
             if let name = spelling[h.name.key], let old = extensions[name] {
                 let joined = old + ", " + h.value
-                guard budget.admit(joined.utf8.count - old.utf8.count, limit: InboundLimits.maxValueBytes - old.utf8.count,
-                                   field: "headers") else { continue }
+                guard
+                    budget.admit(
+                        joined.utf8.count - old.utf8.count, limit: InboundLimits.maxValueBytes - old.utf8.count,
+                        field: "headers")
+                else { continue }
                 extensions[name] = joined
                 continue
             }

@@ -62,8 +62,9 @@ public final class EventHub: Sendable {
                 if !told, let dropped, e.seq > dropped.upperBound {
                     told = true
                     if dropped.upperBound >= from {
-                        var notice = SessionEvent(event: .onSessionEventsDropped, roomId: e.roomId, traceId: e.traceId,
-                                                  seq: dropped.upperBound, at: e.at)
+                        var notice = SessionEvent(
+                            event: .onSessionEventsDropped, roomId: e.roomId, traceId: e.traceId,
+                            seq: dropped.upperBound, at: e.at)
                         notice.fromSeq = Swift.max(dropped.lowerBound, from)
                         notice.toSeq = dropped.upperBound
                         deliver(notice)
@@ -133,14 +134,18 @@ public final class EventHub: Sendable {
     /// for a room filter; every retained event of matching sessions when `since` is nil and
     /// a room is named; none for a routing filter without `since`), then delivers live
     /// events. Replay and registration happen under one lock, so nothing falls between.
-    public func subscribe(_ filter: Filter, since: Int?, sink: @escaping @Sendable (SessionEvent) -> Void) -> Subscription {
+    public func subscribe(
+        _ filter: Filter, since: Int?, sink: @escaping @Sendable (SessionEvent) -> Void
+    ) -> Subscription {
         state.withLock { s in
             let sub = Subscription(id: s.nextID, filter: filter, sink: sink)
             s.nextID += 1
             if since != nil || filter.roomId != nil {
                 let from = since ?? 1
                 for room in s.order {
-                    guard let h = s.histories[room], filter.matches(roomId: room, routingId: h.routingId) else { continue }
+                    guard let h = s.histories[room], filter.matches(roomId: room, routingId: h.routingId) else {
+                        continue
+                    }
                     h.replay(from: from, sink)
                 }
             }

@@ -13,7 +13,8 @@ public struct FinalResponseClass: Sendable, Equatable {
 
     /// The verdict for `status`. `weCanceled`: we sent CANCEL because the app closed the
     /// session; `ringTimedOut`: we sent it because the ring timeout expired.
-    public static func classify(status: Int, weCanceled: Bool = false, ringTimedOut: Bool = false) -> FinalResponseClass {
+    public static func classify(status: Int, weCanceled: Bool = false, ringTimedOut: Bool = false) -> FinalResponseClass
+    {
         switch status {
         case 487 where ringTimedOut: return .init(next: .end(.noAnswer, irisCode: IrisCode.targetNoReply))
         case 487 where weCanceled: return .init(next: .end(.canceled, irisCode: nil))
@@ -34,5 +35,6 @@ public struct FinalResponseClass: Sendable, Equatable {
     }
 
     /// No response at all (Timer B, or the transport failed): next proxy, then -412.
-    public static let noResponse = FinalResponseClass(next: .failover(whenExhausted: .failed, irisCode: IrisCode.remoteUnreachable))
+    public static let noResponse = FinalResponseClass(
+        next: .failover(whenExhausted: .failed, irisCode: IrisCode.remoteUnreachable))
 }

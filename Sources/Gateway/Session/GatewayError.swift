@@ -40,10 +40,22 @@ public struct GatewayError: Error, Sendable, Equatable, CustomStringConvertible 
 
     public var description: String { "\(message) (\(irisCode))" }
 
-    public static func badRequest(_ message: String) -> GatewayError { .init(IrisCode.incorrectParams, .invalid, message) }
-    public static func notFound(_ roomId: String) -> GatewayError { .init(IrisCode.incorrectParams, .notFound, "no session \(roomId)") }
-    public static func wrongState(_ message: String) -> GatewayError { .init(IrisCode.incorrectState, .conflict, message) }
-    public static func ended(_ roomId: String) -> GatewayError { .init(IrisCode.participantLeft, .conflict, "session \(roomId) has ended") }
-    public static func forbidden(_ message: String) -> GatewayError { .init(IrisCode.callForbidden, .forbidden, message) }
-    public static func unavailable(_ message: String) -> GatewayError { .init(IrisCode.serviceUnavailable, .unavailable, message) }
+    public static func badRequest(_ message: String) -> GatewayError {
+        .init(IrisCode.incorrectParams, .invalid, message)
+    }
+    public static func notFound(_ roomId: String) -> GatewayError {
+        .init(IrisCode.incorrectParams, .notFound, "no session \(roomId)")
+    }
+    public static func wrongState(_ message: String) -> GatewayError {
+        .init(IrisCode.incorrectState, .conflict, message)
+    }
+    public static func ended(_ roomId: String) -> GatewayError {
+        .init(IrisCode.participantLeft, .conflict, "session \(roomId) has ended")
+    }
+    public static func forbidden(_ message: String) -> GatewayError {
+        .init(IrisCode.callForbidden, .forbidden, message)
+    }
+    public static func unavailable(_ message: String) -> GatewayError {
+        .init(IrisCode.serviceUnavailable, .unavailable, message)
+    }
 }

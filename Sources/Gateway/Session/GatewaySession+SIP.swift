@@ -70,13 +70,18 @@ extension GatewaySession: SIPCallDelegate {
         guard let offer else {
             // No SDP: the carrier wants our offer (RFC 3261 §14.2).
             _ = sdes.offer()
-            return trunkLeg.map { MediaNegotiation.answer(for: $0, address: trunkSDPAddress(media), session: trunkSession.next(), direction: .sendrecv) }
+            return trunkLeg.map {
+                MediaNegotiation.answer(
+                    for: $0, address: trunkSDPAddress(media), session: trunkSession.next(), direction: .sendrecv)
+            }
         }
         guard let index = offer.media.firstIndex(where: { $0.media == "audio" && !$0.isRejected }),
-              applyTrunkSDP(offer, isOffer: true), let leg = trunkLeg else { return nil }
+            applyTrunkSDP(offer, isOffer: true), let leg = trunkLeg
+        else { return nil }
         let hold = offer.isHold(ofMedia: index)
-        let answer = MediaNegotiation.answer(for: leg, address: trunkSDPAddress(media), session: trunkSession.next(),
-                                             direction: offer.direction(ofMedia: index).answer)
+        let answer = MediaNegotiation.answer(
+            for: leg, address: trunkSDPAddress(media), session: trunkSession.next(),
+            direction: offer.direction(ofMedia: index).answer)
         if machine.isConnected {
             let codec = leg.codec.description
             handle(.codecChanged(codec, hd: leg.isWideband))
@@ -90,7 +95,9 @@ extension GatewaySession: SIPCallDelegate {
         // SIP INFO DTMF (application/dtmf-relay or application/dtmf) from carriers without RFC 4733.
         if let info = try? SIPInfoDTMF.parse(contentType: request.contentType ?? "", body: request.body) {
             guard infoDTMFLimit.allow(now: now) else { return gateway.metrics.refused("dtmf_rate_limited") }
-            handle(.dtmf(digit: String(info.digit.character), durationMs: info.durationMs ?? SIPInfoDTMF.defaultDurationMs))
+            handle(
+                .dtmf(digit: String(info.digit.character), durationMs: info.durationMs ?? SIPInfoDTMF.defaultDurationMs)
+            )
         }
     }
 

@@ -46,7 +46,9 @@ extension GatewaySession {
         targets = nil
         // A locally made 503, as RFC 3261 §8.1.3.1 treats a server that cannot be reached;
         // the reason says what DNS said.
-        handle(.proxyUnresolvable(SIPDetails(code: 503, reason: error.reason), proxiesLeft: proxyIndex + 1 < proxies.count))
+        handle(
+            .proxyUnresolvable(SIPDetails(code: 503, reason: error.reason), proxiesLeft: proxyIndex + 1 < proxies.count)
+        )
         return false
     }
 
@@ -66,12 +68,14 @@ extension ProxyAddress {
     /// What RFC 3263 locates for this proxy: a host name without a port goes through NAPTR
     /// and SRV, one with a port through A/AAAA, a numeric host through nothing.
     var destination: SIPDestination {
-        SIPDestination(host: host, port: uriPort, transport: transport.map { t -> SIPTargetTransport in
-            switch t {
-            case .udp: .udp
-            case .tcp: .tcp
-            case .tls: .tls
-            }
-        }, secure: secure)
+        SIPDestination(
+            host: host, port: uriPort,
+            transport: transport.map { t -> SIPTargetTransport in
+                switch t {
+                case .udp: .udp
+                case .tcp: .tcp
+                case .tls: .tls
+                }
+            }, secure: secure)
     }
 }

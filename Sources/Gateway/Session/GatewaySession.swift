@@ -63,8 +63,10 @@ final class GatewaySession {
     /// Held: the session waiting for our unhold before it merges us.
     weak var mergePending: GatewaySession?
 
-    init(direction: SessionMachine.Direction, roomId: String, traceId: String, routingId: String?, profile: TrunkProfile,
-         sourceTN: String, targetTN: String, notificationData: String?, capture: SessionCapture, gateway: Gateway) {
+    init(
+        direction: SessionMachine.Direction, roomId: String, traceId: String, routingId: String?, profile: TrunkProfile,
+        sourceTN: String, targetTN: String, notificationData: String?, capture: SessionCapture, gateway: Gateway
+    ) {
         self.roomId = roomId
         self.traceId = traceId
         self.routingId = routingId
@@ -162,8 +164,9 @@ final class GatewaySession {
         guard let peer = currentTarget() else { return }
         // Addressing and caller identity (tech prefix, user=phone, From, PAI/PPI, Privacy,
         // the profile's and the app's headers): OutboundInvitePlan.
-        let plan = OutboundInvitePlan(outbound: outbound, target: targetTN, caller: sourceTN, request: callerRequest,
-                                      host: proxy.hostReference, port: proxy.uriPort, secure: proxy.secure)
+        let plan = OutboundInvitePlan(
+            outbound: outbound, target: targetTN, caller: sourceTN, request: callerRequest,
+            host: proxy.hostReference, port: proxy.uriPort, secure: proxy.secure)
         requestURI = plan.requestURI
         // SDES keys go only where the policy lets them: over TLS unless the profile allows clear.
         sdes = SDESExchange(media: profile.media, overTLS: peer.transport == .tls)
@@ -172,25 +175,31 @@ final class GatewaySession {
             return
         }
         let (proto, cryptos) = sdes.offer()
-        let offer = MediaNegotiation.trunkOffer(address: trunkSDPAddress(media), codecs: profile.media.codecs.map(\.rawValue),
-                                                telephoneEvent: profile.media.dtmf == .rfc4733, session: trunkSession,
-                                                proto: proto, cryptos: cryptos)
+        let offer = MediaNegotiation.trunkOffer(
+            address: trunkSDPAddress(media), codecs: profile.media.codecs.map(\.rawValue),
+            telephoneEvent: profile.media.dtmf == .rfc4733, session: trunkSession,
+            proto: proto, cryptos: cryptos)
         // A target silent for the failover time is left for the next one; the last one left
         // gets Timer B (32 s), as there is nothing to move on to.
         var policy = Gateway.callPolicy(profile)
-        if outbound.failoverTimeoutMs > 0 && proxiesLeft { policy.failoverTimeout = Double(outbound.failoverTimeoutMs) / 1000 }
+        if outbound.failoverTimeoutMs > 0 && proxiesLeft {
+            policy.failoverTimeout = Double(outbound.failoverTimeoutMs) / 1000
+        }
         // Each target's ring time starts at its first provisional response (SessionMachine).
         loop.cancel(ringTimer)
         ringTimer = nil
-        call = gateway.ua.invite(requestURI: plan.requestURI, from: plan.from, to: plan.to, peer: peer, sdp: offer,
-                                 headers: [SIPHeader(.userAgent, gateway.ua.configuration.userAgent)] + plan.headers,
-                                 credentials: credentials, policy: policy, delegate: self)
+        call = gateway.ua.invite(
+            requestURI: plan.requestURI, from: plan.from, to: plan.to, peer: peer, sdp: offer,
+            headers: [SIPHeader(.userAgent, gateway.ua.configuration.userAgent)] + plan.headers,
+            credentials: credentials, policy: policy, delegate: self)
         if let call { gateway.captures.bind(callID: call.callID, to: capture, peer: call.peer.address.host) }
     }
 
     /// Where the carrier is told to send RTP: this leg's port at the trunk's advertised
     /// address (Gateway+Addresses.swift).
-    func trunkSDPAddress(_ media: MediaCall) -> SocketAddress { gateway.trunkSDPAddress(media.trunkAddress, profile: profile) }
+    func trunkSDPAddress(_ media: MediaCall) -> SocketAddress {
+        gateway.trunkSDPAddress(media.trunkAddress, profile: profile)
+    }
 
     /// The carrier's SDP (an answer in an 18x or 2xx, or an offer in a re-INVITE): the codec
     /// it chose, where it listens, its SRTP keys. An answer the SRTP policy refuses ends the
@@ -198,7 +207,9 @@ final class GatewaySession {
     /// as it was (the caller answers 488).
     @discardableResult
     func applyTrunkSDP(_ sdp: SessionDescription, isOffer: Bool = false) -> Bool {
-        guard var leg = try? MediaNegotiation.trunkLeg(sdp, allowed: profile.media.codecs.map(\.rawValue)) else { return false }
+        guard var leg = try? MediaNegotiation.trunkLeg(sdp, allowed: profile.media.codecs.map(\.rawValue)) else {
+            return false
+        }
         var exchange = sdes
         do {
             try MediaNegotiation.applySDES(sdp, isOffer: isOffer, to: &exchange, leg: &leg)
@@ -211,12 +222,15 @@ final class GatewaySession {
         trunkLeg = leg
         guard let media, let platformLeg else { return true }
         if previous?.codec != leg.codec || previous?.rtpMap.payloadType != leg.rtpMap.payloadType
-            || previous?.telephoneEvent != leg.telephoneEvent || previous?.srtp != leg.srtp {
+            || previous?.telephoneEvent != leg.telephoneEvent || previous?.srtp != leg.srtp
+        {
             let configuration = gateway.mediaConfiguration(trunk: leg, platform: platformLeg, profile: profile)
             // Runs on the media thread before the commands below (the same queue, in order).
             media.reconfigure(configuration)
             applySilence()
-            if machine.isConnected, profile.media.rtpTimeoutSec > 0 { media.armRTPTimeout(Double(profile.media.rtpTimeoutSec)) }
+            if machine.isConnected, profile.media.rtpTimeoutSec > 0 {
+                media.armRTPTimeout(Double(profile.media.rtpTimeoutSec))
+            }
         }
         // Every offer/answer opens a new window for the carrier's media to come from where it
         // really is (after a rebuild too: the rebuilt leg keeps what it had latched).
@@ -243,9 +257,10 @@ final class GatewaySession {
         let sdp: SessionDescription
         if lateOffer {
             let (proto, cryptos) = sdes.offer()
-            sdp = MediaNegotiation.trunkOffer(address: trunkSDPAddress(media), codecs: profile.media.codecs.map(\.rawValue),
-                                              telephoneEvent: profile.media.dtmf == .rfc4733, session: trunkSession,
-                                              proto: proto, cryptos: cryptos)
+            sdp = MediaNegotiation.trunkOffer(
+                address: trunkSDPAddress(media), codecs: profile.media.codecs.map(\.rawValue),
+                telephoneEvent: profile.media.dtmf == .rfc4733, session: trunkSession,
+                proto: proto, cryptos: cryptos)
         } else {
             sdp = MediaNegotiation.answer(for: trunkLeg, address: trunkSDPAddress(media), session: trunkSession)
         }
@@ -267,8 +282,9 @@ final class GatewaySession {
         heldLocally = hold
         applySilence()
         _ = sdes.offer()  // the line in force, which the answer must match
-        let offer = MediaNegotiation.answer(for: trunkLeg, address: trunkSDPAddress(media), session: trunkSession.next(),
-                                            direction: hold ? .sendonly : .sendrecv)
+        let offer = MediaNegotiation.answer(
+            for: trunkLeg, address: trunkSDPAddress(media), session: trunkSession.next(),
+            direction: hold ? .sendonly : .sendrecv)
         if !call.reinvite(sdp: offer) {
             // An offer is already in progress (a glare with the carrier): report it as not done.
             heldLocally = !hold
@@ -302,7 +318,8 @@ final class GatewaySession {
 
     private func completeMerge(with held: GatewaySession) {
         guard let media, let heldMedia = held.media, let platformLeg, let trunkLeg, let heldPlatform = held.platformLeg,
-              let heldTrunk = held.trunkLeg else {
+            let heldTrunk = held.trunkLeg
+        else {
             held.mergePending = nil
             return mergeFailed("a session has no media")
         }
@@ -322,7 +339,9 @@ final class GatewaySession {
                 // The pipelines were rebuilt: mute and supervision apply again.
                 for s in [host, held] {
                     s.applySilence()
-                    if s.profile.media.rtpTimeoutSec > 0 { s.media?.armRTPTimeout(Double(s.profile.media.rtpTimeoutSec)) }
+                    if s.profile.media.rtpTimeoutSec > 0 {
+                        s.media?.armRTPTimeout(Double(s.profile.media.rtpTimeoutSec))
+                    }
                 }
                 host.merged.append(held)
                 held.mergedInto = host
@@ -351,18 +370,23 @@ final class GatewaySession {
     func snapshot(stats: [MediaLeg: MediaLegStatistics]?) -> SessionSnapshot {
         func leg(_ s: MediaLegStatistics?, _ negotiated: NegotiatedLeg?) -> SessionSnapshot.LegStats? {
             let srtp = negotiated?.srtp
-            return s.map { .init(packetsReceived: $0.packetsReceived, packetsSent: $0.packetsSent, packetsLost: $0.packetsLost,
-                                 jitterMs: $0.jitterMs, roundTripMs: $0.roundTripMs, srtp: srtp?.suite.rawValue,
-                                 srtpAuthFailures: srtp == nil ? nil : $0.srtpAuthFailures, srtpReplays: srtp == nil ? nil : $0.srtpReplays,
-                                 playout: $0.playout.rawValue, payloadType: negotiated.map { $0.rtpMap.payloadType },
-                                 otherPayloadTypes: $0.otherPayloadTypes, otherPayloadType: $0.lastOtherPayloadType.map { Int($0) },
-                                 sourceDropped: $0.sourceDropped, dtmfDropped: $0.dtmfDropped) }
+            return s.map {
+                .init(
+                    packetsReceived: $0.packetsReceived, packetsSent: $0.packetsSent, packetsLost: $0.packetsLost,
+                    jitterMs: $0.jitterMs, roundTripMs: $0.roundTripMs, srtp: srtp?.suite.rawValue,
+                    srtpAuthFailures: srtp == nil ? nil : $0.srtpAuthFailures,
+                    srtpReplays: srtp == nil ? nil : $0.srtpReplays,
+                    playout: $0.playout.rawValue, payloadType: negotiated.map { $0.rtpMap.payloadType },
+                    otherPayloadTypes: $0.otherPayloadTypes, otherPayloadType: $0.lastOtherPayloadType.map { Int($0) },
+                    sourceDropped: $0.sourceDropped, dtmfDropped: $0.dtmfDropped)
+            }
         }
-        return SessionSnapshot(roomId: roomId, traceId: traceId, direction: machine.direction.rawValue, status: machine.status,
-                               sourceTN: sourceTN, targetTN: targetTN, profile: profile.name, routingId: routingId,
-                               earlyMedia: machine.earlyMedia, muted: muted, sip: machine.sip, codec: trunkLeg?.codec.description,
-                               ended: machine.ended, trunk: leg(stats?[.trunk], trunkLeg), platform: leg(stats?[.platform], nil),
-                               lastSeq: gateway.events.lastSeq(roomId: roomId), carrier: carrier, opus: opusInEffect)
+        return SessionSnapshot(
+            roomId: roomId, traceId: traceId, direction: machine.direction.rawValue, status: machine.status,
+            sourceTN: sourceTN, targetTN: targetTN, profile: profile.name, routingId: routingId,
+            earlyMedia: machine.earlyMedia, muted: muted, sip: machine.sip, codec: trunkLeg?.codec.description,
+            ended: machine.ended, trunk: leg(stats?[.trunk], trunkLeg), platform: leg(stats?[.platform], nil),
+            lastSeq: gateway.events.lastSeq(roomId: roomId), carrier: carrier, opus: opusInEffect)
     }
 
     /// The platform leg's Opus settings as the snapshot shows them; nil when it is not Opus.

@@ -44,7 +44,7 @@ public enum InviteFields {
         "content-length", "content-type", "content-encoding", "content-disposition", "mime-version",
         "authorization", "proxy-authorization", "www-authenticate", "proxy-authenticate",
         "require", "proxy-require", "supported", "unsupported", "allow", "accept", "session-expires", "min-se",
-        "rseq", "rack", "expires", "user-agent", "server", "p-asserted-identity", "p-preferred-identity", "privacy",
+        "rseq", "rack", "expires", "user-agent", "server", "p-asserted-identity", "p-preferred-identity", "privacy"
     ]
 
     /// Why `name` may not be set from outside, or nil when it may: it must be a token, not a
@@ -77,7 +77,9 @@ public enum InviteFields {
     /// tokens, `X-` or in `allowed` (the profile's `appHeaders`), not reserved, not one of
     /// the profile's `fixed` headers, not given twice (names compare without case); values
     /// have no control byte; count and sizes within the limits above.
-    public static func appHeaders(_ requested: [String: String], allowed: [String], fixed: [SIPHeader]) throws(InviteFieldError) -> [SIPHeader] {
+    public static func appHeaders(
+        _ requested: [String: String], allowed: [String], fixed: [SIPHeader]
+    ) throws(InviteFieldError) -> [SIPHeader] {
         guard requested.count <= maxHeaders else {
             throw InviteFieldError(field: "headers", problem: "\(requested.count) headers; at most \(maxHeaders)")
         }
@@ -93,7 +95,9 @@ public enum InviteFields {
                 let names = allowed.isEmpty ? "" : " or " + allowed.joined(separator: ", ")
                 throw InviteFieldError(field: field, problem: "not allowed on this trunk (X- headers\(names))")
             }
-            if let other = seen[key.key] { throw InviteFieldError(field: field, problem: "given twice (also as \(other))") }
+            if let other = seen[key.key] {
+                throw InviteFieldError(field: field, problem: "given twice (also as \(other))")
+            }
             seen[key.key] = name
             if fixed.contains(where: { $0.name == key }) {
                 throw InviteFieldError(field: field, problem: "set by the trunk profile, cannot be replaced")
@@ -103,7 +107,8 @@ public enum InviteFields {
             out.append(SIPHeader(key, value))
         }
         guard total <= maxTotalBytes else {
-            throw InviteFieldError(field: "headers", problem: "\(total) bytes of names and values; at most \(maxTotalBytes)")
+            throw InviteFieldError(
+                field: "headers", problem: "\(total) bytes of names and values; at most \(maxTotalBytes)")
         }
         return out
     }
@@ -135,6 +140,8 @@ private extension String {
     /// The text with control bytes shown as `\u{..}`, so an error message never carries one.
     var sanitisedForMessage: String {
         guard utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else { return self }
-        return unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "\\u{\(String($0.value, radix: 16))}" : String($0) }.joined()
+        return unicodeScalars.map {
+            $0.value < 0x20 || $0.value == 0x7F ? "\\u{\(String($0.value, radix: 16))}" : String($0)
+        }.joined()
     }
 }

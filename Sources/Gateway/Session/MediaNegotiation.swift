@@ -39,7 +39,9 @@ public struct NegotiatedLeg: Sendable, Equatable {
     /// The platform leg of a browser or SFU: ICE-lite and DTLS-SRTP (`WebRTCAnswer`).
     public var webrtc: WebRTCLegParameters?
 
-    public init(codec: AudioCodec, rtpMap: RTPMap, telephoneEvent: RTPMap?, remote: SocketAddress?, direction: MediaDirection) {
+    public init(
+        codec: AudioCodec, rtpMap: RTPMap, telephoneEvent: RTPMap?, remote: SocketAddress?, direction: MediaDirection
+    ) {
         self.codec = codec
         self.rtpMap = rtpMap
         self.telephoneEvent = telephoneEvent
@@ -49,9 +51,10 @@ public struct NegotiatedLeg: Sendable, Equatable {
 
     /// The media engine's settings for this leg.
     public func configuration(inbandDTMF: Bool = false) -> MediaLegConfiguration {
-        var c = MediaLegConfiguration(codec: codec, payloadType: UInt8(rtpMap.payloadType),
-                                      telephoneEventPayloadType: telephoneEvent.map { UInt8($0.payloadType) },
-                                      remote: remote, inbandDTMF: inbandDTMF, srtp: srtp)
+        var c = MediaLegConfiguration(
+            codec: codec, payloadType: UInt8(rtpMap.payloadType),
+            telephoneEventPayloadType: telephoneEvent.map { UInt8($0.payloadType) },
+            remote: remote, inbandDTMF: inbandDTMF, srtp: srtp)
         c.webrtc = webrtc?.media
         return c
     }
@@ -82,7 +85,9 @@ public enum MediaNegotiation {
 
     /// The first usable audio stream of `sdp` and its remote address. `sdes`: RTP/SAVP(F)
     /// streams count too (the trunk leg keys them with `SDESExchange`).
-    static func audio(of sdp: SessionDescription, sdes: Bool = false) throws(NegotiationError) -> (index: Int, media: MediaDescription, remote: SocketAddress?) {
+    static func audio(
+        of sdp: SessionDescription, sdes: Bool = false
+    ) throws(NegotiationError) -> (index: Int, media: MediaDescription, remote: SocketAddress?) {
         // Otherwise plain RTP only: an RTP/SAVP(F) or DTLS stream asks for encryption we
         // cannot give, and answering it with RTP/AVP is what RFC 3264 §6 forbids.
         let live = sdp.media.filter { $0.media == "audio" && $0.isRTP && !$0.isRejected }
@@ -92,7 +97,8 @@ public enum MediaNegotiation {
         }
         guard let index = sdp.media.firstIndex(where: usable) else {
             if let secure = live.first {
-                throw NegotiationError("the audio stream requires encrypted media (\(secure.proto)), which is not supported", secure: true)
+                throw NegotiationError(
+                    "the audio stream requires encrypted media (\(secure.proto)), which is not supported", secure: true)
             }
             throw NegotiationError("no RTP audio stream in the SDP")
         }
@@ -118,9 +124,13 @@ public enum MediaNegotiation {
     /// Reads the app's offer: Opus (48000/2, RFC 7587) preferred, PCMU accepted.
     /// `preferPCMU` picks PCMU when offered (the trunk will probably take PCMU too, and
     /// then the call needs no transcoding).
-    public static func platformLeg(offer text: String, preferPCMU: Bool, opus: AudioCodec.OpusSettings) throws(NegotiationError) -> NegotiatedLeg {
+    public static func platformLeg(
+        offer text: String, preferPCMU: Bool, opus: AudioCodec.OpusSettings
+    ) throws(NegotiationError) -> NegotiatedLeg {
         let sdp: SessionDescription
-        do { sdp = try SessionDescription.parse(text) } catch { throw NegotiationError("media.sdp is not valid SDP: \(error)") }
+        do { sdp = try SessionDescription.parse(text) } catch {
+            throw NegotiationError("media.sdp is not valid SDP: \(error)")
+        }
         if let index = webRTCAudio(of: sdp) {
             return try webrtcLeg(sdp, index: index, opus: opus)
         }
@@ -129,25 +139,33 @@ public enum MediaNegotiation {
         let opusMap = maps.first { $0.encodingName.lowercased() == "opus" && $0.clockRate == 48_000 }
         let pcmuMap = maps.first { $0.encodingName.uppercased() == "PCMU" }
         let chosen: (AudioCodec, RTPMap)
-        if preferPCMU, let pcmuMap { chosen = (.pcmu, pcmuMap) }
-        else if let opusMap { chosen = (.opus(opus), opusMap) }
-        else if let pcmuMap { chosen = (.pcmu, pcmuMap) }
-        else { throw NegotiationError("media.sdp offers neither opus/48000/2 nor PCMU") }
+        if preferPCMU, let pcmuMap {
+            chosen = (.pcmu, pcmuMap)
+        } else if let opusMap {
+            chosen = (.opus(opus), opusMap)
+        } else if let pcmuMap {
+            chosen = (.pcmu, pcmuMap)
+        } else {
+            throw NegotiationError("media.sdp offers neither opus/48000/2 nor PCMU")
+        }
         let te = m.telephoneEventPayloadType.flatMap { m.rtpMap(for: $0) }
-        return NegotiatedLeg(codec: chosen.0, rtpMap: chosen.1, telephoneEvent: te, remote: remote,
-                             direction: sdp.direction(ofMedia: index).answer)
+        return NegotiatedLeg(
+            codec: chosen.0, rtpMap: chosen.1, telephoneEvent: te, remote: remote,
+            direction: sdp.direction(ofMedia: index).answer)
     }
 
     /// Reads the carrier's answer (or offer, inbound): the first format we can use, in the
     /// carrier's order, among the profile's codecs.
-    public static func trunkLeg(_ sdp: SessionDescription, allowed: [String]) throws(NegotiationError) -> NegotiatedLeg {
+    public static func trunkLeg(_ sdp: SessionDescription, allowed: [String]) throws(NegotiationError) -> NegotiatedLeg
+    {
         let (index, m, remote) = try audio(of: sdp, sdes: true)
         let allowedSet = Set(allowed.map { $0.uppercased() })
         for map in m.rtpMaps where allowedSet.contains(map.encodingName.uppercased()) {
             if let (codec, _) = trunkCodec(named: map.encodingName) {
                 let te = m.telephoneEventPayloadType.flatMap { m.rtpMap(for: $0) }
-                return NegotiatedLeg(codec: codec, rtpMap: map, telephoneEvent: te, remote: remote,
-                                     direction: sdp.direction(ofMedia: index))
+                return NegotiatedLeg(
+                    codec: codec, rtpMap: map, telephoneEvent: te, remote: remote,
+                    direction: sdp.direction(ofMedia: index))
             }
         }
         throw NegotiationError("no common codec (we accept \(allowed.joined(separator: ", ")))")
@@ -155,7 +173,9 @@ public enum MediaNegotiation {
 
     /// Reads the trunk's SDP into `exchange` (its answer to our offer, or its offer) and
     /// `leg` takes the outcome. Throws when the SDES policy refuses the SDP.
-    static func applySDES(_ sdp: SessionDescription, isOffer: Bool, to exchange: inout SDESExchange, leg: inout NegotiatedLeg) throws(NegotiationError) {
+    static func applySDES(
+        _ sdp: SessionDescription, isOffer: Bool, to exchange: inout SDESExchange, leg: inout NegotiatedLeg
+    ) throws(NegotiationError) {
         let m = try audio(of: sdp, sdes: true).media
         if isOffer { _ = try exchange.answer(m) } else { try exchange.receiveAnswer(m) }
         leg.adopt(exchange)
@@ -163,41 +183,53 @@ public enum MediaNegotiation {
 
     /// Our offer to the trunk: the profile's codecs in order, telephone-event when the
     /// profile uses RFC 4733, and SDES lines when the trunk's SRTP policy offers keys.
-    public static func trunkOffer(address: SocketAddress, codecs: [String], telephoneEvent: Bool, session: SDPSessionIdentity,
-                                  direction: MediaDirection = .sendrecv, proto: String = "RTP/AVP",
-                                  cryptos: [SDESCrypto] = []) -> SessionDescription {
+    public static func trunkOffer(
+        address: SocketAddress, codecs: [String], telephoneEvent: Bool, session: SDPSessionIdentity,
+        direction: MediaDirection = .sendrecv, proto: String = "RTP/AVP",
+        cryptos: [SDESCrypto] = []
+    ) -> SessionDescription {
         let maps = codecs.compactMap { trunkCodec(named: $0)?.1 }
-        var sdp = describe(address: address, maps: maps, telephoneEvent: telephoneEvent ? .telephoneEvent(payloadType: 101) : nil,
-                           session: session, direction: direction)
+        var sdp = describe(
+            address: address, maps: maps, telephoneEvent: telephoneEvent ? .telephoneEvent(payloadType: 101) : nil,
+            session: session, direction: direction)
         sdp.media[0].proto = proto
         sdp.media[0].attributes.append(contentsOf: cryptos.map(\.attribute))
         return sdp
     }
 
     /// An answer (either leg) with exactly the chosen codec.
-    public static func answer(for leg: NegotiatedLeg, address: SocketAddress, session: SDPSessionIdentity,
-                              direction: MediaDirection? = nil) -> SessionDescription {
+    public static func answer(
+        for leg: NegotiatedLeg, address: SocketAddress, session: SDPSessionIdentity,
+        direction: MediaDirection? = nil
+    ) -> SessionDescription {
         if let webrtc = leg.webrtc {
-            return WebRTCAnswer.make(offer: webrtc.offer, index: webrtc.index, leg: leg, webrtc: webrtc, address: address,
-                                     session: session, direction: direction ?? leg.direction)
+            return WebRTCAnswer.make(
+                offer: webrtc.offer, index: webrtc.index, leg: leg, webrtc: webrtc, address: address,
+                session: session, direction: direction ?? leg.direction)
         }
         var attributes: [SDPAttribute] = []
         if leg.rtpMap.encodingName.lowercased() == "opus" {
             attributes.append(.fmtp(payloadType: leg.rtpMap.payloadType, "minptime=20;useinbandfec=1"))
         }
-        var sdp = describe(address: address, maps: [leg.rtpMap], telephoneEvent: leg.telephoneEvent, session: session,
-                           direction: direction ?? leg.direction)
+        var sdp = describe(
+            address: address, maps: [leg.rtpMap], telephoneEvent: leg.telephoneEvent, session: session,
+            direction: direction ?? leg.direction)
         sdp.media[0].attributes.insert(contentsOf: attributes, at: 1)
         sdp.media[0].proto = leg.proto
         if let crypto = leg.crypto { sdp.media[0].attributes.append(crypto.attribute) }
         return sdp
     }
 
-    private static func describe(address: SocketAddress, maps: [RTPMap], telephoneEvent: RTPMap?, session: SDPSessionIdentity,
-                                 direction: MediaDirection) -> SessionDescription {
-        let media = MediaDescription.audio(port: UInt16(address.port), codecs: maps, telephoneEvent: telephoneEvent,
-                                           ptime: 20, direction: direction)
-        return .single(media, host: address.host, sessionID: session.id, version: session.version, username: "irisgw", sessionName: "irisgw")
+    private static func describe(
+        address: SocketAddress, maps: [RTPMap], telephoneEvent: RTPMap?, session: SDPSessionIdentity,
+        direction: MediaDirection
+    ) -> SessionDescription {
+        let media = MediaDescription.audio(
+            port: UInt16(address.port), codecs: maps, telephoneEvent: telephoneEvent,
+            ptime: 20, direction: direction)
+        return .single(
+            media, host: address.host, sessionID: session.id, version: session.version, username: "irisgw",
+            sessionName: "irisgw")
     }
 }
 

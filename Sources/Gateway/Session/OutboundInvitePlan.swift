@@ -26,22 +26,26 @@ struct OutboundInvitePlan: Sendable, Equatable {
     var headers: [SIPHeader]
 
     /// RFC 3323 §4.1.1.1: the From of a caller who withholds its identity.
-    static let anonymous = NameAddress(displayName: "Anonymous", uri: SIPURI(user: "anonymous", host: "anonymous.invalid"))
+    static let anonymous = NameAddress(
+        displayName: "Anonymous", uri: SIPURI(user: "anonymous", host: "anonymous.invalid"))
 
     /// - Parameters:
     ///   - target: the normalised number (`TrunkProfile.normalize`).
     ///   - caller: the number to present (`CallerID.present`).
     ///   - host, port: the proxy's host reference and port, for the Request-URI and To.
     ///   - secure: a `sips:` proxy: the Request-URI and To are `sips:` (RFC 5630).
-    init(outbound: TrunkProfile.Outbound, target: String, caller: String, request: OutboundCallerRequest,
-         host: String, port: Int?, secure: Bool = false) {
+    init(
+        outbound: TrunkProfile.Outbound, target: String, caller: String, request: OutboundCallerRequest,
+        host: String, port: Int?, secure: Bool = false
+    ) {
         let phone = outbound.userPhone ? [SIPParameter("user", "phone")] : []
         let user = outbound.techPrefix + outbound.dialString(forE164: target)
         let scheme = secure ? "sips" : "sip"
         requestURI = SIPURI(scheme: scheme, user: user, host: host, port: port, parameters: phone)
         to = NameAddress(uri: SIPURI(scheme: scheme, user: user, host: host, parameters: phone))
         let name = request.callerName ?? outbound.callerId.displayName
-        let identity = NameAddress(displayName: name, uri: SIPURI(user: caller, host: outbound.fromDomain, parameters: phone))
+        let identity = NameAddress(
+            displayName: name, uri: SIPURI(user: caller, host: outbound.fromDomain, parameters: phone))
         let privacy = request.privacy
         from = privacy?.hidesIdentity == true ? Self.anonymous : identity
         var headers: [SIPHeader] = []

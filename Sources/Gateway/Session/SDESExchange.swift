@@ -46,8 +46,10 @@ struct SDESExchange: Sendable, Equatable {
     /// The trunk's policy (`media.encryption`, `media.srtpSuites`, `media.sdesRequiresTLS`)
     /// for SIP that goes over TLS or not.
     init(media: TrunkProfile.MediaSettings, overTLS: Bool) {
-        self.init(policy: Policy(encryption: media.encryption, suites: media.srtpSuites,
-                                 keysAllowed: overTLS || !media.sdesRequiresTLS))
+        self.init(
+            policy: Policy(
+                encryption: media.encryption, suites: media.srtpSuites,
+                keysAllowed: overTLS || !media.sdesRequiresTLS))
     }
 
     /// SRTP could be used at all: asked for, and keys may cross this transport.
@@ -57,7 +59,8 @@ struct SDESExchange: Sendable, Equatable {
     var refusal: String? {
         guard policy.encryption == .required, !enabled else { return nil }
         if policy.suites.isEmpty { return "media.encryption is required but media.srtpSuites is empty" }
-        return "media.encryption is required but SDES keys may only be sent over TLS (the proxy is not sips: or transport=tls; media.sdesRequiresTLS: false allows it)"
+        return
+            "media.encryption is required but SDES keys may only be sent over TLS (the proxy is not sips: or transport=tls; media.sdesRequiresTLS: false allows it)"
     }
 
     // MARK: Our offers
@@ -85,7 +88,9 @@ struct SDESExchange: Sendable, Equatable {
     mutating func receiveAnswer(_ m: MediaDescription) throws(NegotiationError) {
         if offered.isEmpty {
             // We offered plain RTP; an answer may not switch to SRTP.
-            guard !m.isSecureRTP else { throw NegotiationError("the answer is \(m.proto) to a plain RTP offer", secure: true) }
+            guard !m.isSecureRTP else {
+                throw NegotiationError("the answer is \(m.proto) to a plain RTP offer", secure: true)
+            }
             srtp = nil
             local = nil
             settled = true
@@ -93,14 +98,17 @@ struct SDESExchange: Sendable, Equatable {
         }
         for line in m.cryptos {
             guard let ours = offered.first(where: { $0.tag == line.tag && $0.suite == line.suite }),
-                  let suite = SRTPSuite(rawValue: line.suite), let key = Self.usableKey(line, suite: suite) else { continue }
+                let suite = SRTPSuite(rawValue: line.suite), let key = Self.usableKey(line, suite: suite)
+            else { continue }
             local = ours
             srtp = SRTPConfiguration(suite: suite, sendKey: ours.keys[0].keySalt, receiveKey: key)
             settled = true
             return
         }
         if policy.encryption == .required || m.isSecureRTP || proto != "RTP/AVP" {
-            throw NegotiationError("the answer has no usable SRTP key for our offer (media.encryption is \(policy.encryption.rawValue))", secure: true)
+            throw NegotiationError(
+                "the answer has no usable SRTP key for our offer (media.encryption is \(policy.encryption.rawValue))",
+                secure: true)
         }
         // Best effort: the carrier does not do SRTP.
         proto = "RTP/AVP"
@@ -115,19 +123,25 @@ struct SDESExchange: Sendable, Equatable {
     mutating func answer(_ m: MediaDescription) throws(NegotiationError) -> (proto: String, crypto: SDESCrypto?) {
         offered = []
         let suites = policy.suites
-        let usable = enabled ? m.cryptos.lazy.compactMap { line -> (SDESCrypto, SRTPSuite, [UInt8])? in
-            guard let suite = SRTPSuite(rawValue: line.suite), suites.contains(suite),
-                  let key = SDESExchange.usableKey(line, suite: suite) else { return nil }
-            return (line, suite, key)
-        }.first : nil
+        let usable =
+            enabled
+            ? m.cryptos.lazy.compactMap { line -> (SDESCrypto, SRTPSuite, [UInt8])? in
+                guard let suite = SRTPSuite(rawValue: line.suite), suites.contains(suite),
+                    let key = SDESExchange.usableKey(line, suite: suite)
+                else { return nil }
+                return (line, suite, key)
+            }.first : nil
         guard let (line, suite, theirs) = usable else {
             if m.isSecureRTP {
-                let why = enabled ? "no a=crypto line with a suite and key we take"
+                let why =
+                    enabled
+                    ? "no a=crypto line with a suite and key we take"
                     : policy.encryption == .none ? "media.encryption is none" : "SDES keys are only taken over TLS"
                 throw NegotiationError("the offer asks for SRTP (\(m.proto)) but \(why)", secure: true)
             }
             if policy.encryption == .required {
-                throw NegotiationError("media.encryption is required but the offer has no usable SRTP key", secure: true)
+                throw NegotiationError(
+                    "media.encryption is required but the offer has no usable SRTP key", secure: true)
             }
             proto = m.proto
             local = nil
@@ -148,7 +162,8 @@ struct SDESExchange: Sendable, Equatable {
     /// MKI, no session parameter that changes the packet format.
     static func usableKey(_ line: SDESCrypto, suite: SRTPSuite) -> [UInt8]? {
         guard line.keys.count == 1, let key = line.keys.first, key.mki == nil,
-              key.keySalt.count == suite.keyMaterialLength else { return nil }
+            key.keySalt.count == suite.keyMaterialLength
+        else { return nil }
         // WSH (a window size hint) and FEC_ORDER change nothing we do; UNENCRYPTED_*,
         // UNAUTHENTICATED_SRTP, KDR and anything unknown would (RFC 4568 §6.3: unknown
         // session parameters make the line unusable).

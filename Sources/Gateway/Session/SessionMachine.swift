@@ -155,8 +155,10 @@ public struct SessionMachine: Sendable {
             self.codec = codec
             if closeRequested || ringTimedOut {
                 // CANCEL crossed the 2xx: the call was answered, so it must be hung up.
-                return [.hangup] + end(closeRequested ? .canceled : .noAnswer, sip: details,
-                                       irisCode: ringTimedOut ? IrisCode.targetNoReply : nil, now: now)
+                return [.hangup]
+                    + end(
+                        closeRequested ? .canceled : .noAnswer, sip: details,
+                        irisCode: ringTimedOut ? IrisCode.targetNoReply : nil, now: now)
             }
             earlyMedia = false
             return setStatus(.connected, sip: details, force: true) + [.emit(quality(codec: codec, hd: hd))]
@@ -168,7 +170,8 @@ public struct SessionMachine: Sendable {
 
         case .finalResponse(let details, let proxiesLeft):
             guard answeredAt == nil else { return [] }
-            let verdict = FinalResponseClass.classify(status: details.code, weCanceled: closeRequested, ringTimedOut: ringTimedOut)
+            let verdict = FinalResponseClass.classify(
+                status: details.code, weCanceled: closeRequested, ringTimedOut: ringTimedOut)
             switch verdict.next {
             case .failover(let reason, let code):
                 if proxiesLeft && !closeRequested && !ringTimedOut { return nextTarget() }
@@ -178,22 +181,29 @@ public struct SessionMachine: Sendable {
             }
 
         case .noResponse(let proxiesLeft):
-            guard answeredAt == nil else { return end(.failed, sip: nil, irisCode: IrisCode.remoteUnreachable, now: now) }
+            guard answeredAt == nil else {
+                return end(.failed, sip: nil, irisCode: IrisCode.remoteUnreachable, now: now)
+            }
             if closeRequested { return end(.canceled, sip: nil, irisCode: nil, now: now) }
             if ringTimedOut { return end(.noAnswer, sip: nil, irisCode: IrisCode.targetNoReply, now: now) }
             if proxiesLeft { return nextTarget() }
-            return end(.failed, sip: SIPDetails(code: 408, reason: "Request Timeout"), irisCode: IrisCode.remoteUnreachable, now: now)
+            return end(
+                .failed, sip: SIPDetails(code: 408, reason: "Request Timeout"), irisCode: IrisCode.remoteUnreachable,
+                now: now)
 
         case .proxyUnresolvable(let details, let proxiesLeft), .transportFailed(let details, let proxiesLeft):
             guard answeredAt == nil else { return [] }
             if closeRequested { return end(.canceled, sip: nil, irisCode: nil, now: now) }
             if ringTimedOut { return end(.noAnswer, sip: nil, irisCode: IrisCode.targetNoReply, now: now) }
             if proxiesLeft { return nextTarget() }
-            return end(.failed, sip: details, irisCode: IrisCode.remoteUnreachable, now: now,
-                       message: "remote unreachable: " + details.reason)
+            return end(
+                .failed, sip: details, irisCode: IrisCode.remoteUnreachable, now: now,
+                message: "remote unreachable: " + details.reason)
 
         case .targetResponding:
-            guard direction == .outbound, answeredAt == nil, !closeRequested, !ringTimedOut, !ringTimerStarted else { return [] }
+            guard direction == .outbound, answeredAt == nil, !closeRequested, !ringTimedOut, !ringTimerStarted else {
+                return []
+            }
             ringTimerStarted = true
             return [.startRingTimer]
 
@@ -206,7 +216,9 @@ public struct SessionMachine: Sendable {
             case .inbound:
                 guard !joined else { return [] }
                 return [.rejectInvite(status: 480), .emit(cancelNotification())]
-                    + end(.noAnswer, sip: SIPDetails(code: 480, reason: "Temporarily Unavailable"), irisCode: nil, now: now)
+                    + end(
+                        .noAnswer, sip: SIPDetails(code: 480, reason: "Temporarily Unavailable"), irisCode: nil,
+                        now: now)
             }
 
         case .close:
@@ -285,7 +297,9 @@ public struct SessionMachine: Sendable {
             return [.hangup, .emit(error)] + end(.mediaTimeout, sip: details, irisCode: nil, now: now)
 
         case .sessionExpired:
-            return end(.failed, sip: SIPDetails(code: 408, reason: "Session Timer Expired"), irisCode: IrisCode.remoteUnreachable, now: now)
+            return end(
+                .failed, sip: SIPDetails(code: 408, reason: "Session Timer Expired"),
+                irisCode: IrisCode.remoteUnreachable, now: now)
 
         case .sipFailure(let details):
             if answeredAt != nil { return end(.failed, sip: details, irisCode: IrisCode.remoteUnreachable, now: now) }
@@ -336,8 +350,10 @@ public struct SessionMachine: Sendable {
         return [.emit(e)]
     }
 
-    private mutating func end(_ reason: EndReason, sip details: SIPDetails?, irisCode: Int?, now: Double,
-                              message: String? = nil) -> [Action] {
+    private mutating func end(
+        _ reason: EndReason, sip details: SIPDetails?, irisCode: Int?, now: Double,
+        message: String? = nil
+    ) -> [Action] {
         ended = reason
         if let details { sip = details }
         var actions = setStatus(.disconnected, sip: details, force: true)
@@ -379,7 +395,8 @@ public struct SessionMachine: Sendable {
 
     static func message(for code: Int, reason: EndReason, sip: SIPDetails? = nil) -> String {
         if let sip, sip.code == 488 || sip.code == 606 {
-            return "the trunk accepts none of the offered media: no common codec or media security (\(sip.code) \(sip.reason))"
+            return
+                "the trunk accepts none of the offered media: no common codec or media security (\(sip.code) \(sip.reason))"
         }
         return switch code {
         case IrisCode.remoteDoesNotExist: "remote party does not exist"

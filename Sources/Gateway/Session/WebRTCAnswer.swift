@@ -17,8 +17,10 @@ public struct WebRTCLegParameters: Sendable, Equatable {
     /// Our certificate's fingerprint.
     public var fingerprint: SDPFingerprint
 
-    public init(offer: SessionDescription, index: Int, remote: WebRTCMediaParameters, localUfrag: String, localPwd: String,
-                fingerprint: SDPFingerprint) {
+    public init(
+        offer: SessionDescription, index: Int, remote: WebRTCMediaParameters, localUfrag: String, localPwd: String,
+        fingerprint: SDPFingerprint
+    ) {
         self.offer = offer
         self.index = index
         self.remote = remote
@@ -38,10 +40,13 @@ public struct WebRTCLegParameters: Sendable, Equatable {
 enum WebRTCAnswer {
     /// `offer`: the app's SDP; `index`: its audio stream we answer; `leg`: the codec chosen
     /// (Opus) and telephone-event; `address`: our media address (the advertised one).
-    static func make(offer: SessionDescription, index: Int, leg: NegotiatedLeg, webrtc: WebRTCLegParameters,
-                     address: SocketAddress, session: SDPSessionIdentity, direction: MediaDirection) -> SessionDescription {
-        var m = MediaDescription.audio(port: UInt16(address.port), codecs: [leg.rtpMap], telephoneEvent: leg.telephoneEvent,
-                                       direction: direction)
+    static func make(
+        offer: SessionDescription, index: Int, leg: NegotiatedLeg, webrtc: WebRTCLegParameters,
+        address: SocketAddress, session: SDPSessionIdentity, direction: MediaDirection
+    ) -> SessionDescription {
+        var m = MediaDescription.audio(
+            port: UInt16(address.port), codecs: [leg.rtpMap], telephoneEvent: leg.telephoneEvent,
+            direction: direction)
         m.proto = offer.media[index].proto
         if leg.rtpMap.encodingName.lowercased() == "opus" {
             m.attributes.insert(.fmtp(payloadType: leg.rtpMap.payloadType, "minptime=10;useinbandfec=1"), at: 1)
@@ -55,22 +60,27 @@ enum WebRTCAnswer {
             .setup(webrtc.weAreDTLSServer ? .passive : .active),
             .rtcpMux,
             .candidate(ICECandidate(address: address).sdpCandidate),
-            .endOfCandidates,
+            .endOfCandidates
         ]
         m.attributes = extra + m.attributes
-        var answer = SessionDescription.single(m, host: address.host, sessionID: session.id, version: session.version,
-                                               username: "irisgw", sessionName: "irisgw")
+        var answer = SessionDescription.single(
+            m, host: address.host, sessionID: session.id, version: session.version,
+            username: "irisgw", sessionName: "irisgw")
         // Every offered stream gets a line, in order (RFC 3264 §6); the others are refused.
         answer.media = offer.media.indices.map { i in
             guard i != index else { return m }
             let other = offer.media[i]
-            var refused = MediaDescription(media: other.media, port: 0, proto: other.proto, formats: Array(other.formats.prefix(1)))
+            var refused = MediaDescription(
+                media: other.media, port: 0, proto: other.proto, formats: Array(other.formats.prefix(1)))
             if let mid = other.attributes.first(named: "mid")?.value { refused.attributes = [.mid(mid)] }
             return refused
         }
         answer.attributes.insert(.iceLite, at: 0)
         if let mid = webrtc.remote.mid,
-           offer.attributes.values(named: "group").contains(where: { $0.split(separator: " ").first == "BUNDLE" && $0.split(separator: " ").contains(Substring(mid)) }) {
+            offer.attributes.values(named: "group").contains(where: {
+                $0.split(separator: " ").first == "BUNDLE" && $0.split(separator: " ").contains(Substring(mid))
+            })
+        {
             answer.attributes.insert(SDPAttribute(name: "group", value: "BUNDLE " + mid), at: 0)
         }
         return answer

@@ -21,15 +21,16 @@ extension RoomTokenSigner {
     public static let maxPageTokenLifetime = 86_400
     /// Routing ids a page token may carry: 1-128 of `[A-Za-z0-9._:@-]`.
     public static func isValidRoutingId(_ id: String) -> Bool {
-        (1...128).contains(id.utf8.count) && id.utf8.allSatisfy { b in
-            switch b {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"),
-                 UInt8(ascii: ":"), UInt8(ascii: "@"), UInt8(ascii: "-"):
-                true
-            default: false
+        (1...128).contains(id.utf8.count)
+            && id.utf8.allSatisfy { b in
+                switch b {
+                case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                    UInt8(ascii: ":"), UInt8(ascii: "@"), UInt8(ascii: "-"):
+                    true
+                default: false
+                }
             }
-        }
     }
 
     /// A page token for `scope`, valid strictly before `expiresAt` (Unix seconds, rounded
@@ -45,7 +46,9 @@ extension RoomTokenSigner {
 
     /// The scope and expiry (Unix seconds) of a page token valid at `now`. Throws
     /// `.malformed`, `.badSignature` (altered, another secret, or a room token), or `.expired`.
-    public func verifyPageScope(_ token: String, now: Double) throws(RoomTokenError) -> (scope: PageScope, expiresAt: Double) {
+    public func verifyPageScope(
+        _ token: String, now: Double
+    ) throws(RoomTokenError) -> (scope: PageScope, expiresAt: Double) {
         let scope: PageScope, expires: UInt64
         do throws(RoomTokenError) {
             let (subject, e) = try open(token, purpose: .scopedPage)
@@ -94,8 +97,9 @@ public struct PageScope: Sendable, Equatable {
 
     /// The signed subject (grammar in PageToken.swift's header).
     var subject: String {
-        precondition(RoomTokenSigner.isValidRoutingId(routingId) && profiles.allSatisfy(TrunkProfile.isValidName),
-                     "a page scope's names must be valid")
+        precondition(
+            RoomTokenSigner.isValidRoutingId(routingId) && profiles.allSatisfy(TrunkProfile.isValidName),
+            "a page scope's names must be valid")
         let flags = (allowCapture ? ["capture"] : []) + (allowHeaders ? ["headers"] : [])
         return routingId + "\n" + profiles.joined(separator: ",") + "\n" + flags.joined(separator: ",")
     }
@@ -105,11 +109,15 @@ public struct PageScope: Sendable, Equatable {
         guard let text = String(validating: bytes, as: UTF8.self) else { return nil }
         let fields = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         guard fields.count == 3, RoomTokenSigner.isValidRoutingId(fields[0]) else { return nil }
-        let profiles = fields[1].isEmpty ? [] : fields[1].split(separator: ",", omittingEmptySubsequences: false).map(String.init)
-        let flags = fields[2].isEmpty ? [] : fields[2].split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        let profiles =
+            fields[1].isEmpty ? [] : fields[1].split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        let flags =
+            fields[2].isEmpty ? [] : fields[2].split(separator: ",", omittingEmptySubsequences: false).map(String.init)
         guard profiles.allSatisfy(TrunkProfile.isValidName), Set(flags).count == flags.count,
-              flags.allSatisfy({ ["capture", "headers"].contains($0) }) else { return nil }
-        self.init(routingId: fields[0], profiles: profiles, allowCapture: flags.contains("capture"),
-                  allowHeaders: flags.contains("headers"))
+            flags.allSatisfy({ ["capture", "headers"].contains($0) })
+        else { return nil }
+        self.init(
+            routingId: fields[0], profiles: profiles, allowCapture: flags.contains("capture"),
+            allowHeaders: flags.contains("headers"))
     }
 }

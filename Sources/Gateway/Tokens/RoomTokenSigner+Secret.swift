@@ -56,7 +56,9 @@ private enum SecretFile {
         }
         // An older version or a hand-made file may be readable by others: narrow it.
         if info.st_mode & 0o077 != 0, chmod(path, 0o600) != 0 {
-            writeToStandardError("irisgw: room token secret \(path): readable by others (mode \(String(info.st_mode & 0o777, radix: 8))) and chmod failed; chmod 600 it\n")
+            writeToStandardError(
+                "irisgw: room token secret \(path): readable by others (mode \(String(info.st_mode & 0o777, radix: 8))) and chmod failed; chmod 600 it\n"
+            )
         }
         guard let data = FileManager.default.contents(atPath: path) else { throw failure(path) }
         let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
@@ -77,9 +79,11 @@ private enum SecretFile {
         // is not what the file is documented to be.
         let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         let error: RoomTokenSecretError? =
-            written < 0 ? failure(temporary)
-            : written < bytes.count ? RoomTokenSecretError(path: temporary, reason: "short write (disk full?)")
-            : fchmod(fd, 0o600) != 0 || fsync(fd) != 0 ? failure(temporary) : nil
+            written < 0
+            ? failure(temporary)
+            : written < bytes.count
+                ? RoomTokenSecretError(path: temporary, reason: "short write (disk full?)")
+                : fchmod(fd, 0o600) != 0 || fsync(fd) != 0 ? failure(temporary) : nil
         close(fd)
         if let error { throw error }
         // link, unlike rename, never replaces a file another process has just created.

@@ -79,15 +79,19 @@ public struct RoomTokenSigner: Sendable {
 
     /// The subject's bytes and the expiry (Unix seconds) of a correctly signed `token`; the
     /// signature is checked in constant time before anything in the token is believed.
-    func open(_ token: String, purpose: Purpose) throws(RoomTokenError) -> (subject: ArraySlice<UInt8>, expires: UInt64) {
+    func open(_ token: String, purpose: Purpose) throws(RoomTokenError) -> (subject: ArraySlice<UInt8>, expires: UInt64)
+    {
         guard token.utf8.count <= Self.maxTokenLength, let bytes = TokenText.decode(token),
-              bytes.count >= Self.headerLength + Self.macLength, bytes[0] == Self.version else {
+            bytes.count >= Self.headerLength + Self.macLength, bytes[0] == Self.version
+        else {
             throw .malformed
         }
         let length = Int(bigEndianValue(bytes[9..<11]))
         guard bytes.count == Self.headerLength + length + Self.macLength else { throw .malformed }
         let body = Array(bytes[..<(Self.headerLength + length)])
-        guard Crypto.constantTimeEqual(mac(body, purpose: purpose), Array(bytes[body.count...])) else { throw .badSignature }
+        guard Crypto.constantTimeEqual(mac(body, purpose: purpose), Array(bytes[body.count...])) else {
+            throw .badSignature
+        }
         return (body[Self.headerLength...], bigEndianValue(bytes[1..<9]))
     }
 
@@ -136,5 +140,7 @@ private func bigEndianValue(_ bytes: ArraySlice<UInt8>) -> UInt64 {
 enum TokenText {
     static func encode(_ bytes: [UInt8]) -> String { Base64.encode(bytes, alphabet: .urlSafe, padded: false) }
 
-    static func decode(_ text: String) -> [UInt8]? { Base64.decode(text, alphabet: .urlSafe, padding: .forbidden, canonical: true) }
+    static func decode(_ text: String) -> [UInt8]? {
+        Base64.decode(text, alphabet: .urlSafe, padding: .forbidden, canonical: true)
+    }
 }

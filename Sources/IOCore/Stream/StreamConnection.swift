@@ -67,19 +67,24 @@ public final class StreamConnection<Framer: StreamFramer> {
     private var finishWhenDrained = false
 
     /// Adopts a socket `StreamListener` accepted. Call `start()` once the handlers are set.
-    public convenience init(accepted fd: Int32, peer: SocketAddress, loop: EventLoop, framer: Framer,
-                            security: (any StreamSecurity)? = nil, settings: StreamConnectionSettings,
-                            caps: StreamConnectionCaps? = nil) {
-        self.init(fd: fd, peer: peer, inbound: true, connecting: false, loop: loop, framer: framer, security: security,
-                  settings: settings, caps: caps)
+    public convenience init(
+        accepted fd: Int32, peer: SocketAddress, loop: EventLoop, framer: Framer,
+        security: (any StreamSecurity)? = nil, settings: StreamConnectionSettings,
+        caps: StreamConnectionCaps? = nil
+    ) {
+        self.init(
+            fd: fd, peer: peer, inbound: true, connecting: false, loop: loop, framer: framer, security: security,
+            settings: settings, caps: caps)
     }
 
     /// Opens a connection to `address` without blocking; `start()` once the handlers are
     /// set. What is sent before the connect completes (a TLS client's ClientHello first)
     /// waits in the queue. Names are resolved by the caller (the DNS module).
-    public static func connect(to address: SocketAddress, loop: EventLoop, framer: Framer,
-                               security: (any StreamSecurity)? = nil, settings: StreamConnectionSettings,
-                               caps: StreamConnectionCaps? = nil) throws(StreamFailure) -> StreamConnection {
+    public static func connect(
+        to address: SocketAddress, loop: EventLoop, framer: Framer,
+        security: (any StreamSecurity)? = nil, settings: StreamConnectionSettings,
+        caps: StreamConnectionCaps? = nil
+    ) throws(StreamFailure) -> StreamConnection {
         if let caps, caps.total >= caps.maxConnections { throw .refused(.tooManyConnections) }
         let fd: Int32
         do { fd = try StreamSocket.make(for: address) } catch { throw .connect(errno: error.code) }
@@ -89,12 +94,15 @@ public final class StreamConnection<Framer: StreamFramer> {
             Glibc.close(fd)
             throw .connect(errno: code)
         }
-        return StreamConnection(fd: fd, peer: address, inbound: false, connecting: rc != 0, loop: loop, framer: framer,
-                                security: security, settings: settings, caps: caps)
+        return StreamConnection(
+            fd: fd, peer: address, inbound: false, connecting: rc != 0, loop: loop, framer: framer,
+            security: security, settings: settings, caps: caps)
     }
 
-    private init(fd: Int32, peer: SocketAddress, inbound: Bool, connecting: Bool, loop: EventLoop, framer: Framer,
-                 security: (any StreamSecurity)?, settings: StreamConnectionSettings, caps: StreamConnectionCaps?) {
+    private init(
+        fd: Int32, peer: SocketAddress, inbound: Bool, connecting: Bool, loop: EventLoop, framer: Framer,
+        security: (any StreamSecurity)?, settings: StreamConnectionSettings, caps: StreamConnectionCaps?
+    ) {
         self.fd = fd
         self.peer = peer
         self.inbound = inbound
@@ -482,7 +490,8 @@ public final class StreamConnection<Framer: StreamFramer> {
         } else if let sent = keepaliveSentAt, now - sent >= settings.keepaliveTimeout {
             timedOut(.keepaliveTimeout)
         } else if let interval = settings.keepaliveInterval, interval > 0, !isConnecting, handshakeDeadline == nil,
-                  keepaliveSentAt == nil, now - lastActivity >= interval {
+            keepaliveSentAt == nil, now - lastActivity >= interval
+        {
             keepaliveSentAt = now
             onKeepalive?(self)
         } else if let idle = settings.idleTimeout, now - lastActivity >= idle {

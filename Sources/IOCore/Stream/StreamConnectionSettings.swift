@@ -22,9 +22,11 @@ public struct StreamConnectionSettings: Sendable, Equatable {
     /// holds) before the connection ends (`.writeQueueFull`). Default 262,144.
     public var maxQueuedBytes: Int
 
-    public init(idleTimeout: Double? = nil, handshakeTimeout: Double? = nil, firstFrameTimeout: Double? = nil,
-                frameTimeout: Double? = nil, keepaliveInterval: Double? = nil, keepaliveTimeout: Double = 10,
-                maxQueuedBytes: Int = 262_144) {
+    public init(
+        idleTimeout: Double? = nil, handshakeTimeout: Double? = nil, firstFrameTimeout: Double? = nil,
+        frameTimeout: Double? = nil, keepaliveInterval: Double? = nil, keepaliveTimeout: Double = 10,
+        maxQueuedBytes: Int = 262_144
+    ) {
         self.idleTimeout = idleTimeout
         self.handshakeTimeout = handshakeTimeout
         self.firstFrameTimeout = firstFrameTimeout

@@ -1,5 +1,5 @@
-import Glibc
 import CLinux
+import Glibc
 
 /// A listening TCP socket on an event loop: accepts without blocking, refuses what
 /// `StreamConnectionCaps` does not admit, and hands each accepted socket to `onAccept` (which
@@ -36,8 +36,10 @@ public final class StreamListener {
 
     /// Binds and listens on `address` (port 0: the OS picks one); `start()` begins accepting.
     /// `dualStack` on an IPv6 address takes IPv4 clients too (as "::ffff:a.b.c.d").
-    public init(loop: EventLoop, bind address: SocketAddress, caps: StreamConnectionCaps, acceptBackoff: Double = 0.1,
-                backlog: Int32 = 128, dualStack: Bool = false) throws(SocketError) {
+    public init(
+        loop: EventLoop, bind address: SocketAddress, caps: StreamConnectionCaps, acceptBackoff: Double = 0.1,
+        backlog: Int32 = 128, dualStack: Bool = false
+    ) throws(SocketError) {
         let fd = try StreamSocket.make(for: address)
         StreamSocket.setOption(fd, SOL_SOCKET, SO_REUSEADDR, 1)
         if dualStack, address.isIPv6 { StreamSocket.setOption(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, 0) }

@@ -11,8 +11,10 @@ public struct StreamSecurityStep {
     /// The peer closed the secure session (TLS close_notify).
     public var closed: Bool
 
-    public init(plaintext: [UInt8] = [], ciphertext: [UInt8] = [], established: Bool = false,
-                failure: (any Error & Sendable)? = nil, closed: Bool = false) {
+    public init(
+        plaintext: [UInt8] = [], ciphertext: [UInt8] = [], established: Bool = false,
+        failure: (any Error & Sendable)? = nil, closed: Bool = false
+    ) {
         self.plaintext = plaintext
         self.ciphertext = ciphertext
         self.established = established

@@ -5,7 +5,8 @@ import Glibc
 public enum StreamSocket {
     /// A non-blocking socket of `type` (a stream by default; SIP probes routes with a datagram
     /// one) for `address`'s family.
-    public static func make(for address: SocketAddress, type: __socket_type = SOCK_STREAM) throws(SocketError) -> Int32 {
+    public static func make(for address: SocketAddress, type: __socket_type = SOCK_STREAM) throws(SocketError) -> Int32
+    {
         let family = address.isIPv6 ? AF_INET6 : AF_INET
         let fd = Glibc.socket(family, Int32(type.rawValue | SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw SocketError("socket") }

@@ -33,8 +33,11 @@ public enum AudioCodec: Sendable, Equatable, CustomStringConvertible {
         /// The values `expectedLossPercent` may take.
         public static let expectedLossRange: ClosedRange<Int32> = 0...100
 
-        public init(complexity: Int32 = 5, bitrate: Int32? = nil, inbandFEC: Bool = true, expectedLossPercent: Int32 = 5, dtx: Bool = false,
-                    application: Opus.Application = .voip, maxBandwidth: Opus.Bandwidth? = nil) {
+        public init(
+            complexity: Int32 = 5, bitrate: Int32? = nil, inbandFEC: Bool = true, expectedLossPercent: Int32 = 5,
+            dtx: Bool = false,
+            application: Opus.Application = .voip, maxBandwidth: Opus.Bandwidth? = nil
+        ) {
             self.complexity = complexity
             self.bitrate = bitrate
             self.inbandFEC = inbandFEC
@@ -62,9 +65,10 @@ public enum AudioCodec: Sendable, Equatable, CustomStringConvertible {
 
         /// The encoder configuration for a call whose PCM runs at `sampleRate`, mono.
         public func encoderConfiguration(sampleRate: Int) -> OpusEncoder.Configuration {
-            OpusEncoder.Configuration(sampleRate: Int32(sampleRate), channels: 1, application: application, complexity: complexity,
-                                      bitrate: bitrate, inbandFEC: inbandFEC, expectedLossPercent: expectedLossPercent, dtx: dtx,
-                                      maxBandwidth: maxBandwidth)
+            OpusEncoder.Configuration(
+                sampleRate: Int32(sampleRate), channels: 1, application: application, complexity: complexity,
+                bitrate: bitrate, inbandFEC: inbandFEC, expectedLossPercent: expectedLossPercent, dtx: dtx,
+                maxBandwidth: maxBandwidth)
         }
     }
 
@@ -91,8 +95,11 @@ public enum AudioCodec: Sendable, Equatable, CustomStringConvertible {
         public var application: Opus.Application?
         public var maxBandwidth: Choice<Opus.Bandwidth>?
 
-        public init(complexity: Int32? = nil, bitrate: Choice<Int32>? = nil, inbandFEC: Bool? = nil, expectedLossPercent: Int32? = nil,
-                    dtx: Bool? = nil, application: Opus.Application? = nil, maxBandwidth: Choice<Opus.Bandwidth>? = nil) {
+        public init(
+            complexity: Int32? = nil, bitrate: Choice<Int32>? = nil, inbandFEC: Bool? = nil,
+            expectedLossPercent: Int32? = nil,
+            dtx: Bool? = nil, application: Opus.Application? = nil, maxBandwidth: Choice<Opus.Bandwidth>? = nil
+        ) {
             self.complexity = complexity
             self.bitrate = bitrate
             self.inbandFEC = inbandFEC

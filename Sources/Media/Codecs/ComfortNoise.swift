@@ -1,9 +1,9 @@
 // Comfort noise as 20 ms frames, and the RFC 3389 CN payload.
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// White noise at an RFC 3389 level, from a seeded generator, so a silent leg still

@@ -198,9 +198,11 @@ public final class OpusEncoder {
     /// channel count or setting libopus rejects.
     public init(_ configuration: Configuration) throws(OpusError) {
         var error: Int32 = OPUS_OK
-        guard let state = opus_encoder_create(
-            configuration.sampleRate, configuration.channels, configuration.application.code, &error
-        ), error == OPUS_OK else {
+        guard
+            let state = opus_encoder_create(
+                configuration.sampleRate, configuration.channels, configuration.application.code, &error
+            ), error == OPUS_OK
+        else {
             throw OpusError(code: error == OPUS_OK ? OPUS_ALLOC_FAIL : error, operation: "encoder create")
         }
         self.state = state
@@ -246,10 +248,11 @@ public final class OpusEncoder {
         dtx: Bool = false,
         maxBandwidth: Opus.Bandwidth? = nil
     ) throws(OpusError) {
-        try self.init(Configuration(
-            sampleRate: sampleRate, channels: channels, application: application,
-            complexity: complexity, bitrate: bitrate, inbandFEC: inbandFEC,
-            expectedLossPercent: expectedLossPercent, dtx: dtx, maxBandwidth: maxBandwidth))
+        try self.init(
+            Configuration(
+                sampleRate: sampleRate, channels: channels, application: application,
+                complexity: complexity, bitrate: bitrate, inbandFEC: inbandFEC,
+                expectedLossPercent: expectedLossPercent, dtx: dtx, maxBandwidth: maxBandwidth))
     }
 
     deinit { opus_encoder_destroy(state) }
@@ -267,7 +270,8 @@ public final class OpusEncoder {
         _ pcm: UnsafeBufferPointer<Int16>, into packet: UnsafeMutableBufferPointer<UInt8>
     ) throws(OpusError) -> Int {
         guard let input = pcm.baseAddress, let output = packet.baseAddress,
-              pcm.count % Int(configuration.channels) == 0 else {
+            pcm.count % Int(configuration.channels) == 0
+        else {
             throw OpusError(code: OPUS_BAD_ARG, operation: "encode")
         }
         let frameSize = Int32(clamping: pcm.count / Int(configuration.channels))
@@ -374,13 +378,16 @@ public final class OpusDecoder {
     /// Buffer form for the media loop: decodes `packet` (nil: conceal a lost frame;
     /// `fec`: recover the frame before `packet` from its FEC) into `pcm`, which must hold
     /// `frameSize` samples per channel. No allocation. Returns samples per channel.
-    public func decode(_ packet: UnsafeBufferPointer<UInt8>?, fec: Bool = false, frameSize: Int? = nil,
-                       into pcm: UnsafeMutableBufferPointer<Int16>) throws(OpusError) -> Int {
+    public func decode(
+        _ packet: UnsafeBufferPointer<UInt8>?, fec: Bool = false, frameSize: Int? = nil,
+        into pcm: UnsafeMutableBufferPointer<Int16>
+    ) throws(OpusError) -> Int {
         let size = min(frameSize ?? (packet == nil || fec ? lastFrameSize : maxFrameSize), pcm.count / Int(channels))
         guard size > 0, let out = pcm.baseAddress else { throw OpusError(code: OPUS_BAD_ARG, operation: "decode") }
         let decoded: Int32
         if let packet, packet.count > 0 {
-            decoded = opus_decode(state, packet.baseAddress, Int32(clamping: packet.count), out, Int32(size), fec ? 1 : 0)
+            decoded = opus_decode(
+                state, packet.baseAddress, Int32(clamping: packet.count), out, Int32(size), fec ? 1 : 0)
         } else {
             decoded = opus_decode(state, nil, 0, out, Int32(size), 0)
         }
@@ -403,8 +410,9 @@ public final class OpusDecoder {
                 return opus_decode(state, nil, 0, out, Int32(frameSize), 0)
             }
             return packet.withUnsafeBufferPointer { input in
-                opus_decode(state, input.baseAddress, Int32(clamping: input.count), out,
-                            Int32(frameSize), fec ? 1 : 0)
+                opus_decode(
+                    state, input.baseAddress, Int32(clamping: input.count), out,
+                    Int32(frameSize), fec ? 1 : 0)
             }
         }
         let samples = max(Int(decoded), 0)

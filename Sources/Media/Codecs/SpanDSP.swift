@@ -184,7 +184,9 @@ extension G722Encoder {
     /// Buffer form for the media loop: no allocation; `bytes` must hold the output.
     public func encode(_ pcm: UnsafeBufferPointer<Int16>, into bytes: UnsafeMutableBufferPointer<UInt8>) -> Int {
         let needed = sampleRate == 16_000 ? pcm.count / 2 : pcm.count
-        guard needed > 0, bytes.count >= needed, let input = pcm.baseAddress, let output = bytes.baseAddress else { return 0 }
+        guard needed > 0, bytes.count >= needed, let input = pcm.baseAddress, let output = bytes.baseAddress else {
+            return 0
+        }
         return Int(g722_encode(state, output, input, Int32(clamping: sampleRate == 16_000 ? needed * 2 : needed)))
     }
 }
@@ -227,7 +229,9 @@ public final class G722Decoder {
     /// Buffer form for the media loop: no allocation; `pcm` must hold the output.
     public func decode(_ bytes: UnsafeBufferPointer<UInt8>, into pcm: UnsafeMutableBufferPointer<Int16>) -> Int {
         let needed = sampleRate == 16_000 ? bytes.count * 2 : bytes.count
-        guard needed > 0, pcm.count >= needed, let input = bytes.baseAddress, let output = pcm.baseAddress else { return 0 }
+        guard needed > 0, pcm.count >= needed, let input = bytes.baseAddress, let output = pcm.baseAddress else {
+            return 0
+        }
         return Int(g722_decode(state, output, input, Int32(clamping: bytes.count)))
     }
 }

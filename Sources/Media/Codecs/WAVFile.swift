@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Why a WAV file could not be read or written.
@@ -66,7 +66,8 @@ public struct WAVFile: Sendable, Equatable {
     /// Parses WAV file bytes. Unknown chunks (LIST, fact, ...) are skipped; a data chunk
     /// whose size runs past the end (a recorder that was killed) is read up to the end.
     public init(bytes: [UInt8]) throws(WAVError) {
-        guard bytes.count >= 12, bytes[0..<4].elementsEqual("RIFF".utf8), bytes[8..<12].elementsEqual("WAVE".utf8) else {
+        guard bytes.count >= 12, bytes[0..<4].elementsEqual("RIFF".utf8), bytes[8..<12].elementsEqual("WAVE".utf8)
+        else {
             throw .notWAV
         }
         var offset = 12
@@ -190,7 +191,9 @@ public struct WAVFile: Sendable, Equatable {
     }
 
     private static func append(_ value: UInt32, to out: inout [UInt8]) {
-        for shift in stride(from: 0, through: 24, by: 8) { out.append(UInt8(truncatingIfNeeded: value >> UInt32(shift))) }
+        for shift in stride(from: 0, through: 24, by: 8) {
+            out.append(UInt8(truncatingIfNeeded: value >> UInt32(shift)))
+        }
     }
 
     private static func errnoText() -> String {

@@ -118,7 +118,9 @@ public struct DTMFSender: Sendable {
         guard (1...60_000).contains(duration) else { throw .invalidDuration(milliseconds: duration) }
         guard gap >= 0 else { throw .invalidGap(milliseconds: gap) }
         let keys = try DTMFDigit.digits(digits)
-        guard queuedCount + keys.count <= configuration.maxQueued else { throw .queueFull(limit: configuration.maxQueued) }
+        guard queuedCount + keys.count <= configuration.maxQueued else {
+            throw .queueFull(limit: configuration.maxQueued)
+        }
         if head == queue.count {
             queue.removeAll(keepingCapacity: true)
             head = 0
@@ -149,7 +151,8 @@ public struct DTMFSender: Sendable {
 
         if state.endReportsSent > 0 {
             state.endReportsSent += 1
-            return Packet(report: state.lastReport, timestamp: state.eventTimestamp &+ UInt32(state.segmentStart), marker: false)
+            return Packet(
+                report: state.lastReport, timestamp: state.eventTimestamp &+ UInt32(state.segmentStart), marker: false)
         }
         let total = state.pending.durationUnits
         // Units covered once this interval's audio has played.

@@ -173,11 +173,13 @@ public final class InbandDTMF {
     }
 
     private static let rows = [697.0, 770, 852, 941].map { Goertzel(frequency: $0, sampleRate: Double(sampleRate)) }
-    private static let columns = [1209.0, 1336, 1477, 1633].map { Goertzel(frequency: $0, sampleRate: Double(sampleRate)) }
+    private static let columns = [1209.0, 1336, 1477, 1633].map {
+        Goertzel(frequency: $0, sampleRate: Double(sampleRate))
+    }
     private static let keypad: [DTMFDigit] = [
         .one, .two, .three, .a,
         .four, .five, .six, .b,
         .seven, .eight, .nine, .c,
-        .star, .zero, .pound, .d,
+        .star, .zero, .pound, .d
     ]
 }

@@ -31,7 +31,8 @@ public enum SIPInfoDTMFError: Error, Sendable, Equatable, CustomStringConvertibl
     /// A one-line explanation.
     public var description: String {
         switch self {
-        case .unsupportedContentType(let type): "INFO content type '\(type)' is not application/dtmf-relay or application/dtmf"
+        case .unsupportedContentType(let type):
+            "INFO content type '\(type)' is not application/dtmf-relay or application/dtmf"
         case .notText: "INFO DTMF body is not UTF-8 text"
         case .missingSignal: "INFO DTMF body has no signal"
         case .invalidSignal(let signal): "INFO DTMF signal '\(signal)' is not 0-9 * # A-D"
@@ -86,13 +87,15 @@ public struct SIPInfoDTMF: Sendable, Hashable {
 
     /// Which format a Content-Type value names (parameters and case ignored), or nil.
     public static func format(ofContentType contentType: String) -> Format? {
-        let mediaType = contentType.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)
+        let mediaType =
+            contentType.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)
             .first.map { trimmed($0).lowercased() } ?? ""
         return Format(rawValue: mediaType)
     }
 
     /// Parses an INFO body of the given Content-Type.
-    public static func parse(contentType: String, body: some Collection<UInt8>) throws(SIPInfoDTMFError) -> SIPInfoDTMF {
+    public static func parse(contentType: String, body: some Collection<UInt8>) throws(SIPInfoDTMFError) -> SIPInfoDTMF
+    {
         guard let format = format(ofContentType: contentType) else { throw .unsupportedContentType(contentType) }
         let text = String(decoding: body, as: UTF8.self)
         // Decoding replaces invalid UTF-8 with U+FFFD; a DTMF body never holds one.
@@ -105,7 +108,9 @@ public struct SIPInfoDTMF: Sendable, Hashable {
         case .dtmfRelay:
             var signal: Substring?
             var duration: Int?
-            for line in text.split(omittingEmptySubsequences: true, whereSeparator: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }) {
+            for line in text.split(
+                omittingEmptySubsequences: true, whereSeparator: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" })
+            {
                 guard let equals = line.firstIndex(of: "=") else { continue }
                 let name = trimmed(line[..<equals]).lowercased()
                 let value = trimmed(line[line.index(after: equals)...])

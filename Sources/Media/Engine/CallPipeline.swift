@@ -38,8 +38,11 @@ final class CallPipeline {  // confined to its media thread: never Sendable, rea
 
     /// `previous`: the call's pipeline this one replaces (new codecs, a move to another
     /// thread); its sockets carry over.
-    init(id: Int, configuration: MediaCallConfiguration, host: String, trunkPorts: RTPPortPair, platformPorts: RTPPortPair,
-         thread: MediaThread, events: @escaping @Sendable (MediaEvent) -> Void, replacing previous: CallPipeline? = nil) throws {
+    init(
+        id: Int, configuration: MediaCallConfiguration, host: String, trunkPorts: RTPPortPair,
+        platformPorts: RTPPortPair,
+        thread: MediaThread, events: @escaping @Sendable (MediaEvent) -> Void, replacing previous: CallPipeline? = nil
+    ) throws {
         self.id = id
         self.configuration = configuration
         self.thread = thread
@@ -48,16 +51,22 @@ final class CallPipeline {  // confined to its media thread: never Sendable, rea
         rtpTimeout = configuration.rtpTimeout
         // G.722 on the trunk bridged to Opus runs wideband; everything else at 8 kHz.
         let rate: Int
-        if case .g722 = configuration.trunk.codec, case .opus = configuration.platform.codec { rate = 16_000 } else { rate = 8000 }
+        if case .g722 = configuration.trunk.codec, case .opus = configuration.platform.codec {
+            rate = 16_000
+        } else {
+            rate = 8000
+        }
         frameSamples = rate / 50
-        trunk = try RTPLeg(kind: .trunk, configuration: configuration.trunk, host: host, ports: trunkPorts,
-                           callSampleRate: rate, outputClockRate: configuration.platform.codec.rtpClockRate, transcoding: !passthrough,
-                           onArrival: configuration.playoutOnArrival, calmPeriod: configuration.playoutCalmPeriod,
-                           sockets: previous.map { ($0.trunk.socket, $0.trunk.rtcpSocket) }, previous: previous?.trunk)
-        platform = try RTPLeg(kind: .platform, configuration: configuration.platform, host: host, ports: platformPorts,
-                              callSampleRate: rate, outputClockRate: configuration.trunk.codec.rtpClockRate, transcoding: !passthrough,
-                              onArrival: configuration.playoutOnArrival, calmPeriod: configuration.playoutCalmPeriod,
-                              sockets: previous.map { ($0.platform.socket, $0.platform.rtcpSocket) }, previous: previous?.platform)
+        trunk = try RTPLeg(
+            kind: .trunk, configuration: configuration.trunk, host: host, ports: trunkPorts,
+            callSampleRate: rate, outputClockRate: configuration.platform.codec.rtpClockRate, transcoding: !passthrough,
+            onArrival: configuration.playoutOnArrival, calmPeriod: configuration.playoutCalmPeriod,
+            sockets: previous.map { ($0.trunk.socket, $0.trunk.rtcpSocket) }, previous: previous?.trunk)
+        platform = try RTPLeg(
+            kind: .platform, configuration: configuration.platform, host: host, ports: platformPorts,
+            callSampleRate: rate, outputClockRate: configuration.trunk.codec.rtpClockRate, transcoding: !passthrough,
+            onArrival: configuration.playoutOnArrival, calmPeriod: configuration.playoutCalmPeriod,
+            sockets: previous.map { ($0.platform.socket, $0.platform.rtcpSocket) }, previous: previous?.platform)
         trunk.tap = configuration.trunkTap
     }
 
@@ -112,7 +121,8 @@ final class CallPipeline {  // confined to its media thread: never Sendable, rea
             // keep the media timer alive. Only our payload types may latch a new address (an
             // RTCP packet or a stray stream sent to the RTP port must not draw our audio).
             if leg.webrtc == nil, leg.configuration.checksSources,
-               !leg.admitSource(ssrc: view.ssrc, eligible: negotiated, now: start) {
+                !leg.admitSource(ssrc: view.ssrc, eligible: negotiated, now: start)
+            {
                 return
             }
             if leg.tap != nil {
@@ -129,28 +139,38 @@ final class CallPipeline {  // confined to its media thread: never Sendable, rea
             if let te = leg.configuration.telephoneEventPayloadType, view.payloadType == te {
                 leg.playout.skip(sequenceNumber: view.sequenceNumber, ssrc: view.ssrc)
                 if let report = try? TelephoneEvent.parse(payload) {
-                    handle(leg.dtmfIn.receive(report, timestamp: view.timestamp, sequenceNumber: view.sequenceNumber, now: start), on: which, now: start)
+                    handle(
+                        leg.dtmfIn.receive(
+                            report, timestamp: view.timestamp, sequenceNumber: view.sequenceNumber, now: start),
+                        on: which, now: start)
                 }
                 return
             }
             // Audio, or RFC 3389 comfort noise (the jitter buffer treats it as a talkspurt end).
-            guard view.payloadType == leg.configuration.payloadType || (view.payloadType == 13 && !passthrough) else { return }
+            guard view.payloadType == leg.configuration.payloadType || (view.payloadType == 13 && !passthrough) else {
+                return
+            }
             if passthrough {
                 if !leg.muted {
-                    other.relay(payload: payload, sourceSSRC: view.ssrc, sourceTimestamp: view.timestamp, marker: view.marker, now: start)
+                    other.relay(
+                        payload: payload, sourceSSRC: view.ssrc, sourceTimestamp: view.timestamp, marker: view.marker,
+                        now: start)
                 }
                 thread.record(microseconds: (EventLoop.now() - start) * 1e6)
                 return
             }
             let wasOnArrival = leg.playout.mode == .arrival
-            let decision = leg.playout.arrived(sequenceNumber: view.sequenceNumber, timestamp: view.timestamp, ssrc: view.ssrc,
-                                               arrival: arrival, continuingAt: other.timestamp, forceBuffered: conference != nil)
+            let decision = leg.playout.arrived(
+                sequenceNumber: view.sequenceNumber, timestamp: view.timestamp, ssrc: view.ssrc,
+                arrival: arrival, continuingAt: other.timestamp, forceBuffered: conference != nil)
             if wasOnArrival, leg.playout.mode == .buffered { leg.awaitingBuffer = true }
             switch decision {
             case .buffer:
-                let outcome = leg.jitter.insert(JitterBuffer.Packet(sequenceNumber: view.sequenceNumber, timestamp: view.timestamp,
-                                                                    marker: view.marker, ssrc: view.ssrc, payloadType: view.payloadType),
-                                                payload: payload, arrival: arrival)
+                let outcome = leg.jitter.insert(
+                    JitterBuffer.Packet(
+                        sequenceNumber: view.sequenceNumber, timestamp: view.timestamp,
+                        marker: view.marker, ssrc: view.ssrc, payloadType: view.payloadType),
+                    payload: payload, arrival: arrival)
                 if outcome == .late { leg.statistics.late += 1 }
             case .late:
                 leg.statistics.late += 1
@@ -176,7 +196,9 @@ final class CallPipeline {  // confined to its media thread: never Sendable, rea
     /// partial frame left by an earlier packet is finished first (padded with concealment
     /// when this packet does not continue it), and a single lost packet just before this one
     /// is concealed from it (Opus FEC, else PLC).
-    private func playOnArrival(_ src: RTPLeg, to dst: RTPLeg, payload: UnsafeRawBufferPointer, at ts: UInt32, lost: Int, now: Double) {
+    private func playOnArrival(
+        _ src: RTPLeg, to dst: RTPLeg, payload: UnsafeRawBufferPointer, at ts: UInt32, lost: Int, now: Double
+    ) {
         guard let decoder = src.codec, dst.codec != nil else { return }
         // Audio again: a run of fillers over a silence ends.
         src.fillerRun = 0
@@ -197,10 +219,12 @@ final class CallPipeline {  // confined to its media thread: never Sendable, rea
                 emitFrame(from: src, to: dst, concealed: true, now: now)
             }
         }
-        var produced = decoder.decode(bytes, into: UnsafeMutableBufferPointer(rebasing: src.decoded[src.decodedCount...]))
+        var produced = decoder.decode(
+            bytes, into: UnsafeMutableBufferPointer(rebasing: src.decoded[src.decodedCount...]))
         if produced <= 0 {
             // A payload that did not decode: a frame of silence keeps the timeline.
-            UnsafeMutableBufferPointer(rebasing: src.decoded[src.decodedCount..<(src.decodedCount + frameSamples)]).update(repeating: 0)
+            UnsafeMutableBufferPointer(rebasing: src.decoded[src.decodedCount..<(src.decodedCount + frameSamples)])
+                .update(repeating: 0)
             produced = frameSamples
         }
         src.decodedCount += produced
@@ -269,7 +293,9 @@ final class CallPipeline {  // confined to its media thread: never Sendable, rea
             // Regenerate the digit toward the other side when it takes RFC 4733.
             let other = leg(which.other)
             if other.configuration.telephoneEventPayloadType != nil {
-                do { try other.dtmfOut.enqueue(String(digit.character), durationMs: max(ms, 60)) } catch { src.statistics.dtmfDropped += 1 }
+                do { try other.dtmfOut.enqueue(String(digit.character), durationMs: max(ms, 60)) } catch {
+                    src.statistics.dtmfDropped += 1
+                }
             }
         }
     }
@@ -356,15 +382,20 @@ final class CallPipeline {  // confined to its media thread: never Sendable, rea
                     if let cn = try? ComfortNoisePayload.parse(Array(p)) { src.comfortNoise.update(with: cn) }
                 }
                 produced = frameSamples - src.decodedCount
-                src.comfortNoise.nextFrame(into: UnsafeMutableBufferPointer(rebasing: space[..<(space.startIndex + produced)]))
+                src.comfortNoise.nextFrame(
+                    into: UnsafeMutableBufferPointer(rebasing: space[..<(space.startIndex + produced)]))
             case .frame(let f):
                 src.awaitingBuffer = false
-                produced = src.jitter.withPayload(of: f) { p in decoder.decode(p.assumingMemoryBound(to: UInt8.self), into: space) }
+                produced = src.jitter.withPayload(of: f) { p in
+                    decoder.decode(p.assumingMemoryBound(to: UInt8.self), into: space)
+                }
             case .conceal(let next):
                 src.statistics.concealed += 1
                 lost = true
                 if let next {
-                    produced = src.jitter.withPayload(of: next) { p in decoder.conceal(next: p.assumingMemoryBound(to: UInt8.self), into: space) }
+                    produced = src.jitter.withPayload(of: next) { p in
+                        decoder.conceal(next: p.assumingMemoryBound(to: UInt8.self), into: space)
+                    }
                 } else {
                     produced = decoder.conceal(next: nil, into: space)
                 }
@@ -389,7 +420,9 @@ final class CallPipeline {  // confined to its media thread: never Sendable, rea
     /// concealed frame is a guess: the detector is told of the loss instead), then mute.
     private func finishFrame(_ frame: UnsafeMutableBufferPointer<Int16>, of src: RTPLeg, concealed: Bool) {
         if let inband = src.inband {
-            handle(concealed ? inband.frameLost(count: InbandDTMF.sampleRate / 50) : src.detectInband(frame), on: src.kind, now: EventLoop.now())
+            handle(
+                concealed ? inband.frameLost(count: InbandDTMF.sampleRate / 50) : src.detectInband(frame), on: src.kind,
+                now: EventLoop.now())
         }
         if src.muted { frame.update(repeating: 0) }
     }

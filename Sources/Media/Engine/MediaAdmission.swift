@@ -38,7 +38,8 @@ public enum MediaAdmission {
     /// The thread a new call goes to (lowest predicted load, then fewest calls), or nil
     /// when its predicted load would pass `budget`. `pending`: calls admitted elsewhere
     /// but not placed yet (inbound calls ringing toward the app), spread over the pool.
-    public static func place(_ loads: [MediaThreadLoad], budget: Double?, defaultCost: Double, pending: Int = 0) -> Int? {
+    public static func place(_ loads: [MediaThreadLoad], budget: Double?, defaultCost: Double, pending: Int = 0) -> Int?
+    {
         guard !loads.isEmpty else { return nil }
         let cost = callCost(loads, defaultCost: defaultCost)
         let spread = Double(pending) / Double(loads.count)

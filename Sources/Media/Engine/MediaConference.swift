@@ -18,7 +18,9 @@ final class MediaConference {  // confined to the host's media thread with its p
         guard host.frameSamples == member.frameSamples else {
             throw .sampleRateMismatch(host: host.frameSamples * 50, member: member.frameSamples * 50)
         }
-        guard host.trunk.codec != nil, host.platform.codec != nil, member.trunk.codec != nil else { throw .notTranscoding }
+        guard host.trunk.codec != nil, host.platform.codec != nil, member.trunk.codec != nil else {
+            throw .notTranscoding
+        }
         self.host = host
         self.member = member
         mixer = Mixer(configuration: .init(maximumParties: 3, sampleRate: host.frameSamples * 50))

@@ -27,9 +27,11 @@ public struct MediaEngineConfiguration: Sendable {
     /// (docs/media.md, "Load and admission").
     public var callCostEstimate: Double
 
-    public init(threads: Int = UsableCPUs.current().count, host: String = "127.0.0.1",
-                portRange: ClosedRange<UInt16> = 20_000...29_999, portQuarantine: Double = 10, realtimePriority: Int32? = nil,
-                callCostEstimate: Double = 0.01) {
+    public init(
+        threads: Int = UsableCPUs.current().count, host: String = "127.0.0.1",
+        portRange: ClosedRange<UInt16> = 20_000...29_999, portQuarantine: Double = 10, realtimePriority: Int32? = nil,
+        callCostEstimate: Double = 0.01
+    ) {
         self.threads = max(1, threads)
         self.host = host
         self.portRange = portRange
@@ -53,7 +55,9 @@ public final class MediaEngine: Sendable {
     public init(configuration: MediaEngineConfiguration = MediaEngineConfiguration()) throws {
         self.configuration = configuration
         threads = try (0..<configuration.threads).map { try MediaThread(index: $0) }
-        ports = Mutex(try RTPPortAllocator(configuration: .init(range: configuration.portRange, quarantine: configuration.portQuarantine)))
+        ports = Mutex(
+            try RTPPortAllocator(
+                configuration: .init(range: configuration.portRange, quarantine: configuration.portQuarantine)))
         realtimeError = threads.compactMap { $0.start(realtimePriority: configuration.realtimePriority) }.first
     }
 
@@ -70,8 +74,10 @@ public final class MediaEngine: Sendable {
     /// `events` is called on that thread (never per packet). With a `loadBudget` (0...1 of a
     /// thread's CPU), a call that would push the least loaded thread past it is refused with
     /// `MediaOverloadError` before anything is opened.
-    public func openCall(_ configuration: MediaCallConfiguration, loadBudget: Double? = nil,
-                         events: @escaping @Sendable (MediaEvent) -> Void = { _ in }) throws -> MediaCall {
+    public func openCall(
+        _ configuration: MediaCallConfiguration, loadBudget: Double? = nil,
+        events: @escaping @Sendable (MediaEvent) -> Void = { _ in }
+    ) throws -> MediaCall {
         let thread = try place(budget: loadBudget)
         // Counted as placing until its thread attaches it (the attach stops counting it).
         var handedOver = false
@@ -95,9 +101,13 @@ public final class MediaEngine: Sendable {
     private func place(budget: Double?, pending: Int = 0) throws(MediaOverloadError) -> MediaThread {
         try placement.withLock { _ throws(MediaOverloadError) -> MediaThread in
             let loads = threads.map(\.load)
-            guard let i = MediaAdmission.place(loads, budget: budget, defaultCost: configuration.callCostEstimate, pending: pending) else {
+            guard
+                let i = MediaAdmission.place(
+                    loads, budget: budget, defaultCost: configuration.callCostEstimate, pending: pending)
+            else {
                 let cost = MediaAdmission.callCost(loads, defaultCost: configuration.callCostEstimate)
-                throw MediaOverloadError(predicted: loads.map { MediaAdmission.predicted($0, cost: cost) }.min() ?? 0, budget: budget ?? 0)
+                throw MediaOverloadError(
+                    predicted: loads.map { MediaAdmission.predicted($0, cost: cost) }.min() ?? 0, budget: budget ?? 0)
             }
             threads[i].placing.add(1, ordering: .relaxed)
             return threads[i]
@@ -115,8 +125,10 @@ public final class MediaEngine: Sendable {
     /// Each media thread's load, as last measured (for `/metrics`).
     public func loads() -> [MediaThreadLoad] { threads.map(\.load) }
 
-    private func openCallOnce(_ configuration: MediaCallConfiguration, on thread: MediaThread,
-                              events: @escaping @Sendable (MediaEvent) -> Void) throws -> MediaCall {
+    private func openCallOnce(
+        _ configuration: MediaCallConfiguration, on thread: MediaThread,
+        events: @escaping @Sendable (MediaEvent) -> Void
+    ) throws -> MediaCall {
         let (trunkPorts, platformPorts) = try ports.withLock { alloc -> (RTPPortPair, RTPPortPair) in
             let now = EventLoop.now()
             let a = try alloc.allocate(now: now)
@@ -134,14 +146,16 @@ public final class MediaEngine: Sendable {
         // thread has it, and commands sent after this return queue behind the attach.
         nonisolated(unsafe) let pipeline: CallPipeline
         do {
-            pipeline = try CallPipeline(id: id, configuration: configuration, host: host, trunkPorts: trunkPorts, platformPorts: platformPorts,
-                                        thread: thread, events: events)
+            pipeline = try CallPipeline(
+                id: id, configuration: configuration, host: host, trunkPorts: trunkPorts, platformPorts: platformPorts,
+                thread: thread, events: events)
         } catch {
             release(trunkPorts, platformPorts)
             throw error
         }
-        let call = MediaCall(id: id, engine: self, thread: thread, tap: configuration.trunkTap, trunk: pipeline.trunk.address,
-                             platform: pipeline.platform.address, ports: (trunkPorts, platformPorts), events: events)
+        let call = MediaCall(
+            id: id, engine: self, thread: thread, tap: configuration.trunkTap, trunk: pipeline.trunk.address,
+            platform: pipeline.platform.address, ports: (trunkPorts, platformPorts), events: events)
         thread.loop.execute {
             thread.attach(pipeline)
             thread.placing.subtract(1, ordering: .relaxed)
@@ -194,8 +208,11 @@ public final class MediaCall: Sendable {
     /// The trunk leg's tap, put back into every configuration the call is rebuilt with.
     private let tap: (any MediaPacketTap)?
 
-    init(id: Int, engine: MediaEngine, thread: MediaThread, tap: (any MediaPacketTap)?, trunk: SocketAddress, platform: SocketAddress, ports: (RTPPortPair, RTPPortPair),
-         events: @escaping @Sendable (MediaEvent) -> Void) {
+    init(
+        id: Int, engine: MediaEngine, thread: MediaThread, tap: (any MediaPacketTap)?, trunk: SocketAddress,
+        platform: SocketAddress, ports: (RTPPortPair, RTPPortPair),
+        events: @escaping @Sendable (MediaEvent) -> Void
+    ) {
         self.id = id
         self.engine = engine
         self.threadRef = Mutex(thread)
@@ -211,7 +228,9 @@ public final class MediaCall: Sendable {
     /// the SDP stay valid and packets waiting in them are kept. Codec, jitter and DTMF state
     /// start afresh. Returns at once: the rebuild runs on the call's media thread, before any
     /// command sent after it, and `completion` runs there with nil or why the rebuild failed.
-    public func reconfigure(_ configuration: MediaCallConfiguration, completion: (@Sendable ((any Error)?) -> Void)? = nil) {
+    public func reconfigure(
+        _ configuration: MediaCallConfiguration, completion: (@Sendable ((any Error)?) -> Void)? = nil
+    ) {
         guard !closed.load(ordering: .acquiring) else {
             completion?(nil)
             return
@@ -227,7 +246,8 @@ public final class MediaCall: Sendable {
                 return
             }
             do {
-                _ = try thread.install(id: id, configuration: configuration, host: host, ports: ports, events: events, replacing: old)
+                _ = try thread.install(
+                    id: id, configuration: configuration, host: host, ports: ports, events: events, replacing: old)
                 completion?(nil)
             } catch {
                 completion?(error)
@@ -250,10 +270,14 @@ public final class MediaCall: Sendable {
     /// rebuilt there with its sockets, without passthrough), and this call's pipeline is
     /// rebuilt too if it was relaying. `completion` runs on a media thread with nil or the error. Closing either
     /// call ends the bridge.
-    public func merge(with held: MediaCall, configuration: MediaCallConfiguration, heldConfiguration: MediaCallConfiguration,
-                      completion: @escaping @Sendable ((any Error)?) -> Void) {
+    public func merge(
+        with held: MediaCall, configuration: MediaCallConfiguration, heldConfiguration: MediaCallConfiguration,
+        completion: @escaping @Sendable ((any Error)?) -> Void
+    ) {
         guard held !== self else { return completion(MediaMergeError.sameCall) }
-        guard !closed.load(ordering: .acquiring), !held.closed.load(ordering: .acquiring) else { return completion(MediaMergeError.closed) }
+        guard !closed.load(ordering: .acquiring), !held.closed.load(ordering: .acquiring) else {
+            return completion(MediaMergeError.closed)
+        }
         let hostThread = thread, heldThread = held.thread
         let hostID = id, heldID = held.id, heldPorts = held.ports, heldEvents = held.events
         let host = engine.configuration.host, ports = self.ports, events = self.events
@@ -275,11 +299,13 @@ public final class MediaCall: Sendable {
                     if let p = hostThread.pipeline(hostID), !p.passthrough {
                         hostPipeline = p
                     } else {
-                        hostPipeline = try hostThread.install(id: hostID, configuration: mine, host: host, ports: ports, events: events,
-                                                              replacing: hostThread.remove(hostID))
+                        hostPipeline = try hostThread.install(
+                            id: hostID, configuration: mine, host: host, ports: ports, events: events,
+                            replacing: hostThread.remove(hostID))
                     }
-                    let member = try hostThread.install(id: heldID, configuration: theirs, host: host, ports: heldPorts,
-                                                        events: heldEvents, replacing: previous)
+                    let member = try hostThread.install(
+                        id: heldID, configuration: theirs, host: host, ports: heldPorts,
+                        events: heldEvents, replacing: previous)
                     let conference = try MediaConference(host: hostPipeline, member: member)
                     hostPipeline.conference = conference
                     member.conference = conference
@@ -311,7 +337,9 @@ public final class MediaCall: Sendable {
         thread.loop.execute { [thread] in
             guard let leg = thread.pipeline(id)?.leg(leg) else { return }
             // Over the queue's bound (DTMFSender.maxQueued): dropped whole and counted.
-            do { try leg.dtmfOut.enqueue(digits, durationMs: durationMs) } catch { leg.statistics.dtmfDropped += digits.count }
+            do { try leg.dtmfOut.enqueue(digits, durationMs: durationMs) } catch {
+                leg.statistics.dtmfDropped += digits.count
+            }
         }
     }
 

@@ -89,16 +89,23 @@ final class MediaThread: Sendable {
         calls.store(state.value.pipelines.count, ordering: .relaxed)
         loop.register(fd: pipeline.trunk.socket.fd) { [unowned(unsafe) pipeline] in pipeline.readable(.trunk) }
         loop.register(fd: pipeline.platform.socket.fd) { [unowned(unsafe) pipeline] in pipeline.readable(.platform) }
-        loop.register(fd: pipeline.trunk.rtcpSocket.fd) { [unowned(unsafe) pipeline] in pipeline.trunk.readRTCP(now: EventLoop.now()) }
-        loop.register(fd: pipeline.platform.rtcpSocket.fd) { [unowned(unsafe) pipeline] in pipeline.platform.readRTCP(now: EventLoop.now()) }
+        loop.register(fd: pipeline.trunk.rtcpSocket.fd) { [unowned(unsafe) pipeline] in
+            pipeline.trunk.readRTCP(now: EventLoop.now())
+        }
+        loop.register(fd: pipeline.platform.rtcpSocket.fd) { [unowned(unsafe) pipeline] in
+            pipeline.platform.readRTCP(now: EventLoop.now())
+        }
     }
 
     /// Builds a call's pipeline on these ports and attaches it (on the loop). A pipeline the
     /// call had before (already removed from its thread) hands over its sockets.
-    func install(id: Int, configuration: MediaCallConfiguration, host: String, ports: (RTPPortPair, RTPPortPair),
-                 events: @escaping @Sendable (MediaEvent) -> Void, replacing previous: CallPipeline? = nil) throws -> CallPipeline {
-        let p = try CallPipeline(id: id, configuration: configuration, host: host, trunkPorts: ports.0, platformPorts: ports.1,
-                                 thread: self, events: events, replacing: previous)
+    func install(
+        id: Int, configuration: MediaCallConfiguration, host: String, ports: (RTPPortPair, RTPPortPair),
+        events: @escaping @Sendable (MediaEvent) -> Void, replacing previous: CallPipeline? = nil
+    ) throws -> CallPipeline {
+        let p = try CallPipeline(
+            id: id, configuration: configuration, host: host, trunkPorts: ports.0, platformPorts: ports.1,
+            thread: self, events: events, replacing: previous)
         attach(p)
         return p
     }
@@ -151,9 +158,10 @@ final class MediaThread: Sendable {
 
     /// The thread's load as last measured, with the calls on it now (any thread).
     var load: MediaThreadLoad {
-        MediaThreadLoad(busy: Double(busyPPM.load(ordering: .relaxed)) / 1e6,
-                        calls: callCount + placing.load(ordering: .relaxed),
-                        callsAtMeasurement: callsAtMeasurement.load(ordering: .relaxed))
+        MediaThreadLoad(
+            busy: Double(busyPPM.load(ordering: .relaxed)) / 1e6,
+            calls: callCount + placing.load(ordering: .relaxed),
+            callsAtMeasurement: callsAtMeasurement.load(ordering: .relaxed))
     }
 
     @inline(__always)
@@ -167,15 +175,17 @@ final class MediaThread: Sendable {
         let histogram = state.value.histogram
         let total = histogram.reduce(0, +)
         guard total > 0 else { return (ps.map { _ in 0 }, 0) }
-        return (ps.map { p in
-            let target = Int((Double(total) * p).rounded(.up))
-            var seen = 0
-            for (i, n) in histogram.enumerated() {
-                seen += n
-                if seen >= target { return i }
-            }
-            return histogram.count - 1
-        }, total)
+        return (
+            ps.map { p in
+                let target = Int((Double(total) * p).rounded(.up))
+                var seen = 0
+                for (i, n) in histogram.enumerated() {
+                    seen += n
+                    if seen >= target { return i }
+                }
+                return histogram.count - 1
+            }, total
+        )
     }
 
     func resetMeasurements() {

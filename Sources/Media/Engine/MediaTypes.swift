@@ -42,8 +42,10 @@ public struct MediaLegConfiguration: Sendable {
     /// for by the app); more are dropped and counted. Default 64.
     public var dtmfQueueLimit = 64
 
-    public init(codec: AudioCodec, payloadType: UInt8, telephoneEventPayloadType: UInt8? = nil, remote: SocketAddress? = nil,
-                inbandDTMF: Bool = false, srtp: SRTPConfiguration? = nil) {
+    public init(
+        codec: AudioCodec, payloadType: UInt8, telephoneEventPayloadType: UInt8? = nil, remote: SocketAddress? = nil,
+        inbandDTMF: Bool = false, srtp: SRTPConfiguration? = nil
+    ) {
         self.codec = codec
         self.payloadType = payloadType
         self.telephoneEventPayloadType = telephoneEventPayloadType
@@ -74,7 +76,10 @@ public struct MediaCallConfiguration: Sendable {
     /// default. A `MediaCall` keeps its tap through `reconfigure` and `merge`.
     public var trunkTap: (any MediaPacketTap)?
 
-    public init(trunk: MediaLegConfiguration, platform: MediaLegConfiguration, rtpTimeout: Double = 30, allowPassthrough: Bool = true) {
+    public init(
+        trunk: MediaLegConfiguration, platform: MediaLegConfiguration, rtpTimeout: Double = 30,
+        allowPassthrough: Bool = true
+    ) {
         self.trunk = trunk
         self.platform = platform
         self.rtpTimeout = rtpTimeout

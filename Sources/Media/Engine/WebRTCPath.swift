@@ -13,8 +13,10 @@ public struct WebRTCMediaConfiguration: Sendable {
     /// Seconds for ICE and DTLS to finish before the leg gives up. Default 20.
     public var setupTimeout: Double
 
-    public init(local: ICECredentials, remote: ICECredentials, context: DTLSContext, role: DTLSRole,
-                peerFingerprints: [DTLSFingerprint], setupTimeout: Double = 20) {
+    public init(
+        local: ICECredentials, remote: ICECredentials, context: DTLSContext, role: DTLSRole,
+        peerFingerprints: [DTLSFingerprint], setupTimeout: Double = 20
+    ) {
         self.local = local
         self.remote = remote
         self.context = context
@@ -38,8 +40,9 @@ final class WebRTCPath {  // confined to its media thread with its leg
     private(set) var connected = false
 
     init(_ c: WebRTCMediaConfiguration, now: Double) throws {
-        agent = ICELiteAgent(local: c.local, remote: c.remote, now: now,
-                             configuration: .init(checkTimeout: c.setupTimeout))
+        agent = ICELiteAgent(
+            local: c.local, remote: c.remote, now: now,
+            configuration: .init(checkTimeout: c.setupTimeout))
         dtls = try DTLSTransport(context: c.context, role: c.role, peerFingerprints: c.peerFingerprints)
         startedAt = now
         setupTimeout = c.setupTimeout
@@ -118,7 +121,9 @@ extension RTPLeg {
         }
         if let keys = output.keys, srtp == nil {
             guard let suite = SRTPSuite(rawValue: keys.suiteName),
-                  let session = try? SRTPSession(SRTPConfiguration(suite: suite, sendKey: keys.sendKey, receiveKey: keys.receiveKey)) else {
+                let session = try? SRTPSession(
+                    SRTPConfiguration(suite: suite, sendKey: keys.sendKey, receiveKey: keys.receiveKey))
+            else {
                 return path.fail("DTLS-SRTP: the negotiated profile \(keys.suiteName) cannot key SRTP")
             }
             srtp = session
@@ -131,14 +136,18 @@ extension RTPLeg {
     /// what the pipeline reports: a failure (once), or that the path is up (once).
     func tickWebRTC(_ path: WebRTCPath, now: Double) -> MediaEvent? {
         if path.failure == nil {
-            if let deadline = path.dtls.deadline, now >= deadline { apply(path.dtls.handleTimeout(now: now), path: path) }
+            if let deadline = path.dtls.deadline, now >= deadline {
+                apply(path.dtls.handleTimeout(now: now), path: path)
+            }
             if case .consentExpired? = path.agent.tick(now: now) {
                 remote = nil
                 path.fail("ICE: the browser stopped answering consent checks (RFC 7675)")
             }
             if srtp == nil, now - path.startedAt > path.setupTimeout {
-                path.fail(path.agent.selected == nil ? "ICE: no connectivity check arrived in \(Int(path.setupTimeout)) s"
-                                                     : "DTLS: the handshake did not finish in \(Int(path.setupTimeout)) s")
+                path.fail(
+                    path.agent.selected == nil
+                        ? "ICE: no connectivity check arrived in \(Int(path.setupTimeout)) s"
+                        : "DTLS: the handshake did not finish in \(Int(path.setupTimeout)) s")
             }
         }
         if let failure = path.takeFailure() {

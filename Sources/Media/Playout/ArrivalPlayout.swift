@@ -83,8 +83,10 @@ struct ArrivalPlayout: Sendable {
     /// A packet arrived. `continuingAt`: the output leg's next timestamp, where a fresh
     /// mapping starts (first packet, new SSRC, a return from the buffer, a jump).
     /// `forceBuffered`: the call mixes (a merged call): everything goes to the buffer.
-    mutating func arrived(sequenceNumber seq: UInt16, timestamp ts: UInt32, ssrc: UInt32, arrival: Double,
-                          continuingAt next: UInt32, forceBuffered: Bool = false) -> Decision {
+    mutating func arrived(
+        sequenceNumber seq: UInt16, timestamp ts: UInt32, ssrc: UInt32, arrival: Double,
+        continuingAt next: UInt32, forceBuffered: Bool = false
+    ) -> Decision {
         if self.ssrc != ssrc {
             self.ssrc = ssrc
             anchor = nil
@@ -134,7 +136,8 @@ struct ArrivalPlayout: Sendable {
     /// flushes the buffer, and the next packet plays on arrival with a fresh mapping.
     mutating func shouldReturnToArrival(now: Double) -> Bool {
         guard mode == .buffered, now - lastDisturbance >= configuration.calmPeriod,
-              now - modeSince >= configuration.calmPeriod else { return false }
+            now - modeSince >= configuration.calmPeriod
+        else { return false }
         enter(.arrival, at: now)
         anchor = nil
         return true

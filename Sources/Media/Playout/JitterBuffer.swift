@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// An adaptive jitter buffer for one received RTP stream: a plain value with time as an
@@ -312,9 +312,11 @@ public struct JitterBuffer: Sendable {
             return .resynchronized
         }
 
-        let sequence = highestSequence
+        let sequence =
+            highestSequence
             + Int64(Int16(bitPattern: packet.sequenceNumber &- UInt16(truncatingIfNeeded: highestSequence)))
-        let timestamp = highestTimestamp
+        let timestamp =
+            highestTimestamp
             + Int64(Int32(bitPattern: packet.timestamp &- UInt32(truncatingIfNeeded: highestTimestamp)))
         let capacity = Int64(configuration.capacity)
 
@@ -429,7 +431,8 @@ public struct JitterBuffer: Sendable {
             return .conceal(next: nil)
         }
         if shrinkPending, let head = heldSlot(nextSequence), isContinuous(head),
-           let next = heldSlot(nextSequence + 1), next.timestamp - head.timestamp == frameSamples {
+            let next = heldSlot(nextSequence + 1), next.timestamp - head.timestamp == frameSamples
+        {
             shrinkPending = false
             slots[index(nextSequence)].state = .consumed
             counters.shrinkDrops += 1
@@ -549,7 +552,8 @@ public struct JitterBuffer: Sendable {
         guard frame.slot >= 0, frame.slot < slots.count else { return 0 }
         let slot = slots[frame.slot]
         guard slot.generation == frame.generation, slot.state != .empty,
-              UInt16(truncatingIfNeeded: slot.sequence) == frame.sequenceNumber else { return 0 }
+            UInt16(truncatingIfNeeded: slot.sequence) == frame.sequenceNumber
+        else { return 0 }
         return min(slot.count, frame.payloadCount)
     }
 
@@ -579,7 +583,8 @@ public struct JitterBuffer: Sendable {
         if sequence == lastInsertedSequence + 1 {
             let step = timestamp - lastInsertedTimestamp
             if step > 0, Double(step) <= Self.longestFrame * rate,
-               step == lastTimestampStep || !frameConfirmed {
+                step == lastTimestampStep || !frameConfirmed
+            {
                 frameSamples = step
                 frameConfirmed = frameConfirmed || step == lastTimestampStep
             }
@@ -671,7 +676,8 @@ public struct JitterBuffer: Sendable {
         let leaked = baseTransit + Self.baseLeak * max(arrival - baseTime, 0)
         baseTime = max(baseTime, arrival)
         if transit < baseTransit - configuration.resyncThreshold
-            || transit > leaked + configuration.resyncThreshold {
+            || transit > leaked + configuration.resyncThreshold
+        {
             // The sender re-based its timestamps: start the base afresh, not as jitter.
             counters.resyncs += 1
             baseTransit = transit

@@ -261,7 +261,8 @@ public struct RTCPSenderInfo: Sendable, Equatable, Hashable {
 
     init(_ bytes: UnsafeRawBufferPointer, at offset: Int) {
         self.init(
-            ntpTimestamp: NTPTimestamp(seconds: RTPWire.uint32(bytes, offset), fraction: RTPWire.uint32(bytes, offset + 4)),
+            ntpTimestamp: NTPTimestamp(
+                seconds: RTPWire.uint32(bytes, offset), fraction: RTPWire.uint32(bytes, offset + 4)),
             rtpTimestamp: RTPWire.uint32(bytes, offset + 8),
             packetCount: RTPWire.uint32(bytes, offset + 12), octetCount: RTPWire.uint32(bytes, offset + 16))
     }
@@ -288,7 +289,9 @@ public struct RTCPSenderReport: Sendable, Equatable, Hashable {
     public var profileExtensions: [UInt8]
 
     /// An SR with the given fields.
-    public init(ssrc: UInt32, senderInfo: RTCPSenderInfo, reportBlocks: [RTCPReportBlock] = [], profileExtensions: [UInt8] = []) {
+    public init(
+        ssrc: UInt32, senderInfo: RTCPSenderInfo, reportBlocks: [RTCPReportBlock] = [], profileExtensions: [UInt8] = []
+    ) {
         self.ssrc = ssrc
         self.senderInfo = senderInfo
         self.reportBlocks = reportBlocks
@@ -632,15 +635,18 @@ public enum RTCPPacket: Sendable, Equatable, Hashable {
         let blocks = { (0..<view.reportBlockCount).map { view.reportBlock(at: $0, in: bytes) } }
         switch view.packetType {
         case RTCPPacketType.senderReport:
-            self = .senderReport(RTCPSenderReport(
-                ssrc: view.senderSSRC(in: bytes) ?? 0,
-                senderInfo: view.senderInfo(in: bytes) ?? RTCPSenderInfo(
-                    ntpTimestamp: NTPTimestamp(rawValue: 0), rtpTimestamp: 0, packetCount: 0, octetCount: 0),
-                reportBlocks: blocks(), profileExtensions: extensions(view.profileExtensionRange())))
+            self = .senderReport(
+                RTCPSenderReport(
+                    ssrc: view.senderSSRC(in: bytes) ?? 0,
+                    senderInfo: view.senderInfo(in: bytes)
+                        ?? RTCPSenderInfo(
+                            ntpTimestamp: NTPTimestamp(rawValue: 0), rtpTimestamp: 0, packetCount: 0, octetCount: 0),
+                    reportBlocks: blocks(), profileExtensions: extensions(view.profileExtensionRange())))
         case RTCPPacketType.receiverReport:
-            self = .receiverReport(RTCPReceiverReport(
-                ssrc: view.senderSSRC(in: bytes) ?? 0, reportBlocks: blocks(),
-                profileExtensions: extensions(view.profileExtensionRange())))
+            self = .receiverReport(
+                RTCPReceiverReport(
+                    ssrc: view.senderSSRC(in: bytes) ?? 0, reportBlocks: blocks(),
+                    profileExtensions: extensions(view.profileExtensionRange())))
         case RTCPPacketType.sourceDescription:
             var chunks: [RTCPSDESChunk] = []
             _ = view.walkSourceDescription(
@@ -655,8 +661,9 @@ public enum RTCPPacket: Sendable, Equatable, Hashable {
             let reason = view.goodbyeReasonRange(in: bytes).map { String(decoding: bytes[$0], as: UTF8.self) }
             self = .goodbye(RTCPGoodbye(ssrcs: ssrcs, reason: reason))
         default:
-            self = .opaque(RTCPOpaquePacket(
-                packetType: view.packetType, count: UInt8(view.count), body: Array(bytes[view.bodyRange])))
+            self = .opaque(
+                RTCPOpaquePacket(
+                    packetType: view.packetType, count: UInt8(view.count), body: Array(bytes[view.bodyRange])))
         }
     }
 }
@@ -806,8 +813,9 @@ public struct RTCPCompoundPacket: Sendable, Equatable, Hashable {
         while offset < bytes.count {
             let view = try RTCPPacketView.parse(bytes, at: offset)
             if count == 0, !allowReducedSize {
-                guard view.packetType == RTCPPacketType.senderReport
-                    || view.packetType == RTCPPacketType.receiverReport
+                guard
+                    view.packetType == RTCPPacketType.senderReport
+                        || view.packetType == RTCPPacketType.receiverReport
                 else { throw .firstPacketNotReport(packetType: view.packetType) }
                 guard !view.hasPadding else { throw .paddingNotAllowed(offset: offset) }
             }

@@ -14,10 +14,15 @@ extension RTPLeg {
         lastRTCP = now
         let wallclock = NTPTimestamp(secondsSince1970: Date().timeIntervalSince1970)
         let blocks = rx.makeReportBlock(now: now).map { [$0] } ?? []
-        let report: RTCPPacket = tx.packetCount > 0
-            ? .senderReport(RTCPSenderReport(ssrc: ssrc, senderInfo: tx.makeSenderInfo(ntp: wallclock, now: now), reportBlocks: blocks))
+        let report: RTCPPacket =
+            tx.packetCount > 0
+            ? .senderReport(
+                RTCPSenderReport(
+                    ssrc: ssrc, senderInfo: tx.makeSenderInfo(ntp: wallclock, now: now), reportBlocks: blocks))
             : .receiverReport(RTCPReceiverReport(ssrc: ssrc, reportBlocks: blocks))
-        let compound = RTCPCompoundPacket(packets: [report, .sourceDescription(RTCPSourceDescription(ssrc: ssrc, cname: cname))])
+        let compound = RTCPCompoundPacket(packets: [
+            report, .sourceDescription(RTCPSourceDescription(ssrc: ssrc, cname: cname))
+        ])
         // rtcp-mux on a WebRTC leg (RFC 5761): the RTP socket, the RTP address, SRTCP only.
         let muxed = webrtc != nil
         if muxed && srtp == nil { return }
@@ -30,7 +35,8 @@ extension RTPLeg {
             to = latched
         } else {
             guard let rtp = remote.address, rtp.port < 65535,
-                  let next = RawSocketAddress(SocketAddress(host: rtp.host, port: rtp.port + 1)) else { return }
+                let next = RawSocketAddress(SocketAddress(host: rtp.host, port: rtp.port + 1))
+            else { return }
             to = next
         }
         guard let bytes = try? compound.serialize() else { return }
@@ -74,7 +80,9 @@ extension RTPLeg {
             statistics.sourceDropped += 1
             return false
         }
-        let ssrc = length >= 8 ? UInt32(bigEndian: UnsafeRawBufferPointer(rxBuffer).loadUnaligned(fromByteOffset: 4, as: UInt32.self)) : 0
+        let ssrc =
+            length >= 8
+            ? UInt32(bigEndian: UnsafeRawBufferPointer(rxBuffer).loadUnaligned(fromByteOffset: 4, as: UInt32.self)) : 0
         let sameHost = length >= 8 && remote?.endpoint.map { endpoint.isSameHost(as: $0) } == true
         switch rtcpSourcePolicy.packetReceived(from: endpoint, ssrc: ssrc, eligible: sameHost, now: now) {
         case .accept:
@@ -102,8 +110,9 @@ extension RTPLeg {
         // Tapped once it is known to be RTCP from the peer: no empty or stray datagram
         // reaches a capture.
         if tap != nil {
-            tapPacket(UnsafeRawBufferPointer(rebasing: rxBuffer[0..<n]), sent: false, rtcp: true,
-                      local: webrtc != nil ? socket.local : rtcpSocket.local, remote: rtcpSource)
+            tapPacket(
+                UnsafeRawBufferPointer(rebasing: rxBuffer[0..<n]), sent: false, rtcp: true,
+                local: webrtc != nil ? socket.local : rtcpSocket.local, remote: rtcpSource)
         }
         let arrival = NTPTimestamp(secondsSince1970: Date().timeIntervalSince1970)
         for packet in compound.packets {

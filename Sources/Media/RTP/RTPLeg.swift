@@ -98,9 +98,11 @@ final class RTPLeg {  // confined to its media thread with its pipeline
     /// `previous`: the leg this one replaces in a rebuilt pipeline; a WebRTC leg takes over
     /// its ICE pair, DTLS association and SRTP keys (a codec change must not redo them).
     /// `outputClockRate`: the RTP clock of the other leg, where this leg's audio goes.
-    init(kind: MediaLeg, configuration: MediaLegConfiguration, host: String, ports: RTPPortPair,
-         callSampleRate: Int, outputClockRate: Int, transcoding: Bool, onArrival: Bool = true, calmPeriod: Double = 4,
-         sockets: (UDPSocket, UDPSocket)? = nil, previous: RTPLeg? = nil) throws {
+    init(
+        kind: MediaLeg, configuration: MediaLegConfiguration, host: String, ports: RTPPortPair,
+        callSampleRate: Int, outputClockRate: Int, transcoding: Bool, onArrival: Bool = true, calmPeriod: Double = 4,
+        sockets: (UDPSocket, UDPSocket)? = nil, previous: RTPLeg? = nil
+    ) throws {
         self.kind = kind
         self.configuration = configuration
         // A rebuilt pipeline (new codecs, a merge) keeps what the policies learned; a new
@@ -122,13 +124,16 @@ final class RTPLeg {  // confined to its media thread with its pipeline
         // codec (G.711/G.722: 40 ms; Opus voice: up to 256 kbit/s) keep a call's memory small.
         let slot: Int
         if case .opus = configuration.codec { slot = 640 } else { slot = 320 }
-        jitter = JitterBuffer(configuration: JitterBufferConfiguration(clockRate: clock, capacity: 32, maxPayloadSize: slot))
-        playout = ArrivalPlayout(.init(clockRate: clock, outputClockRate: outputClockRate, calmPeriod: calmPeriod), onArrival: onArrival)
+        jitter = JitterBuffer(
+            configuration: JitterBufferConfiguration(clockRate: clock, capacity: 32, maxPayloadSize: slot))
+        playout = ArrivalPlayout(
+            .init(clockRate: clock, outputClockRate: outputClockRate, calmPeriod: calmPeriod), onArrival: onArrival)
         codec = transcoding ? try LegCodec(configuration.codec, sampleRate: callSampleRate) : nil
         rx = RTPReceiverStatistics(clockRate: clock)
         tx = RTPSenderStatistics(ssrc: ssrc, clockRate: clock)
         dtmfIn = DTMFReceiver(configuration: .init(clockRate: 8000))
-        dtmfOut = DTMFSender(configuration: .init(clockRate: configuration.codec.rtpClockRate, maxQueued: configuration.dtmfQueueLimit))
+        dtmfOut = DTMFSender(
+            configuration: .init(clockRate: configuration.codec.rtpClockRate, maxQueued: configuration.dtmfQueueLimit))
         inband = transcoding && configuration.inbandDTMF ? try InbandDTMF() : nil
         inbandFrame.initialize(repeating: 0)
         decoded.initialize(repeating: 0)
@@ -189,7 +194,8 @@ final class RTPLeg {  // confined to its media thread with its pipeline
         configuration.remote = address
         let rtp = RawSocketAddress(address)
         sourcePolicy.signallingChanged(address: rtp?.endpoint)
-        let rtcp = address.port < 65535 ? RawSocketAddress(SocketAddress(host: address.host, port: address.port + 1)) : nil
+        let rtcp =
+            address.port < 65535 ? RawSocketAddress(SocketAddress(host: address.host, port: address.port + 1)) : nil
         rtcpSourcePolicy.signallingChanged(address: rtcp?.endpoint)
         if rtcpSourcePolicy.latchedAddress == nil { rtcpRemote = nil }
         // The latch is kept when the address is the same (`remote` is already there).
@@ -249,11 +255,16 @@ final class RTPLeg {  // confined to its media thread with its pipeline
         guard let remote else { return }
         // A WebRTC leg sends only SRTP: nothing before DTLS has keyed it.
         if webrtc != nil && srtp == nil { return }
-        let header = RTPHeader(marker: marker, payloadType: payloadType & 0x7F, sequenceNumber: sequence, timestamp: ts, ssrc: ssrc)
+        let header = RTPHeader(
+            marker: marker, payloadType: payloadType & 0x7F, sequenceNumber: sequence, timestamp: ts, ssrc: ssrc)
         guard (try? header.write(into: txBuffer)) == 12 else { return }
         sequence &+= 1
         var length = 12 + payloadLength
-        if tap != nil { tapPacket(UnsafeRawBufferPointer(rebasing: txBuffer[0..<length]), sent: true, rtcp: false, local: socket.local, remote: remote) }
+        if tap != nil {
+            tapPacket(
+                UnsafeRawBufferPointer(rebasing: txBuffer[0..<length]), sent: true, rtcp: false, local: socket.local,
+                remote: remote)
+        }
         if let srtp {
             // Protected last, in place: the tag goes after the payload (txBuffer has room).
             guard case .ok(let n) = srtp.protectRTP(txBuffer, length: length) else { return }
@@ -268,7 +279,9 @@ final class RTPLeg {  // confined to its media thread with its pipeline
     /// Sends one encoded 20 ms audio frame (payload already at `txBuffer[12...]`).
     @inline(__always)
     func sendAudio(payloadLength: Int, now: Double) {
-        send(payloadLength: payloadLength, payloadType: configuration.payloadType, marker: !sentFirst, timestamp: timestamp, now: now)
+        send(
+            payloadLength: payloadLength, payloadType: configuration.payloadType, marker: !sentFirst,
+            timestamp: timestamp, now: now)
         sentFirst = true
         sentAudioSinceTick = true
         timestamp &+= timestampStep
@@ -285,7 +298,8 @@ final class RTPLeg {  // confined to its media thread with its pipeline
     /// Relays a packet from the other leg without decoding (same codec both sides): our
     /// SSRC and sequence, the source's timestamps shifted by a fixed offset.
     @inline(__always)
-    func relay(payload: UnsafeRawBufferPointer, sourceSSRC: UInt32, sourceTimestamp: UInt32, marker: Bool, now: Double) {
+    func relay(payload: UnsafeRawBufferPointer, sourceSSRC: UInt32, sourceTimestamp: UInt32, marker: Bool, now: Double)
+    {
         if relayOffset == nil || relaySSRC != sourceSSRC {
             // A new source stream: keep our timestamps moving forward from where they were.
             relayOffset = timestamp &- sourceTimestamp
@@ -293,7 +307,9 @@ final class RTPLeg {  // confined to its media thread with its pipeline
         }
         let ts = sourceTimestamp &+ relayOffset!
         UnsafeMutableRawBufferPointer(rebasing: txBuffer[12..<(12 + payload.count)]).copyMemory(from: payload)
-        send(payloadLength: payload.count, payloadType: configuration.payloadType, marker: marker || !sentFirst, timestamp: ts, now: now)
+        send(
+            payloadLength: payload.count, payloadType: configuration.payloadType, marker: marker || !sentFirst,
+            timestamp: ts, now: now)
         sentFirst = true
         sentAudioSinceTick = true
         timestamp = ts &+ timestampStep

@@ -189,7 +189,8 @@ public struct RTPHeader: Sendable, Equatable, Hashable {
         }
         let length = encodedLength
         guard buffer.count >= length else { throw .bufferTooSmall(needed: length, available: buffer.count) }
-        let first = 0x80 | (hasPadding ? 0x20 : 0) | (headerExtension != nil ? 0x10 : 0)
+        let first =
+            0x80 | (hasPadding ? 0x20 : 0) | (headerExtension != nil ? 0x10 : 0)
             | UInt8(csrcs.count)
         buffer[0] = first
         buffer[1] = (marker ? 0x80 : 0) | payloadType

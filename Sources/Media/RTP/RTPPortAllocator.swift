@@ -143,7 +143,8 @@ public struct RTPPortAllocator: Sendable, Equatable {
     /// Moves pairs whose quarantine ended by `now` to the end of the free list.
     private mutating func releaseExpiredQuarantine(now: Double) {
         while quarantineHead < quarantine.count,
-              now - quarantine[quarantineHead].releasedAt >= configuration.quarantine {
+            now - quarantine[quarantineHead].releasedAt >= configuration.quarantine
+        {
             let index = quarantine[quarantineHead].index
             quarantineHead += 1
             states[index] = .free

@@ -104,7 +104,9 @@ public struct RTPSourcePolicy<Address: MediaSourceAddress>: Sendable {
     /// Judges one packet from `source` carrying `ssrc` at `now` (seconds, monotonic).
     /// `eligible`: whether this packet may count toward latching a new address.
     @inline(__always)
-    public mutating func packetReceived(from source: Address, ssrc: UInt32, eligible: Bool = true, now: Double) -> Decision {
+    public mutating func packetReceived(
+        from source: Address, ssrc: UInt32, eligible: Bool = true, now: Double
+    ) -> Decision {
         if let latched = latchedAddress, source == latched {
             peerHeard = true
             return .accept

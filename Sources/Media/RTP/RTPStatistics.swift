@@ -66,9 +66,12 @@ public struct RTPReceiverStatistics: Sendable, Equatable {
     }
 
     /// Records a packet from its parsed view.
-    public mutating func record(_ packet: RTPPacketView, arrival: Double, sampledTimestamp: Bool = true) -> RTPSourceUpdate {
-        record(ssrc: packet.ssrc, sequenceNumber: packet.sequenceNumber, timestamp: packet.timestamp, arrival: arrival,
-               sampledTimestamp: sampledTimestamp)
+    public mutating func record(
+        _ packet: RTPPacketView, arrival: Double, sampledTimestamp: Bool = true
+    ) -> RTPSourceUpdate {
+        record(
+            ssrc: packet.ssrc, sequenceNumber: packet.sequenceNumber, timestamp: packet.timestamp, arrival: arrival,
+            sampledTimestamp: sampledTimestamp)
     }
 
     /// Notes an SR from this source (its sender info), received at `arrival` seconds, for
@@ -100,8 +103,10 @@ public struct RTPReceiverStatistics: Sendable, Equatable {
 
     /// `cumulativeLost` clamped to the report block's 24-bit signed field.
     public var cumulativeLostForReport: Int32 {
-        Int32(min(max(cumulativeLost, Int64(RTCPReportBlock.cumulativeLostRange.lowerBound)),
-                  Int64(RTCPReportBlock.cumulativeLostRange.upperBound)))
+        Int32(
+            min(
+                max(cumulativeLost, Int64(RTCPReportBlock.cumulativeLostRange.lowerBound)),
+                Int64(RTCPReportBlock.cumulativeLostRange.upperBound)))
     }
 
     /// Interarrival jitter in timestamp units, as a report block carries it.
@@ -181,7 +186,8 @@ public struct RTPSenderStatistics: Sendable, Equatable, Hashable {
             rtpTimestamp = lastTimestamp &+ UInt32(truncatingIfNeeded: Int64(min(elapsed, 4e9).rounded()))
         }
         sentSinceLastReport = false
-        return RTCPSenderInfo(ntpTimestamp: ntp, rtpTimestamp: rtpTimestamp, packetCount: packetCount, octetCount: octetCount)
+        return RTCPSenderInfo(
+            ntpTimestamp: ntp, rtpTimestamp: rtpTimestamp, packetCount: packetCount, octetCount: octetCount)
     }
 
     /// Round-trip time in seconds from a block a peer sent about our stream, `arrival` being

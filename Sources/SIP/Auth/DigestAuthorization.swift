@@ -86,7 +86,8 @@ public struct DigestAuthorization: Sendable, Equatable {
         }
         if let text = try list.value("nc") {
             guard (1...8).contains(text.utf8.count), text.utf8.allSatisfy(\.isDigestHexDigit),
-                  let count = UInt32(text, radix: 16) else {
+                let count = UInt32(text, radix: 16)
+            else {
                 throw DigestError(.malformed, "nc is not 8 hex digits")
             }
             result.nc = count

@@ -82,7 +82,8 @@ public struct DigestChallenge: Sendable, Equatable {
         }
 
         let stale = try list.value("stale")?.lowercased() == "true"
-        let domain = try list.value("domain")
+        let domain =
+            try list.value("domain")
             .map { $0.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init) } ?? []
 
         return DigestChallenge(
@@ -135,7 +136,8 @@ extension StringProtocol {
             $0 == " " || $0 == "\t" || $0 == "\r\n" || $0 == "\r" || $0 == "\n"
         }
         guard let first = firstIndex(where: { !isSpace($0) }),
-              let last = lastIndex(where: { !isSpace($0) }) else { return "" }
+            let last = lastIndex(where: { !isSpace($0) })
+        else { return "" }
         return String(self[first...last])
     }
 }

@@ -38,7 +38,8 @@ public struct DigestClient: Sendable {
         }
 
         let qop: DigestQop? =
-            chosen.qopOptions.contains(.auth) ? .auth
+            chosen.qopOptions.contains(.auth)
+            ? .auth
             : chosen.qopOptions.contains(.authInt) ? .authInt : nil
 
         var clientNonce: String?

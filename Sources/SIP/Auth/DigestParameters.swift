@@ -128,7 +128,8 @@ struct DigestParameterList {
         mutating func readBareValue() -> String {
             let start = offset
             while let byte = peek, byte > 0x20, byte != UInt8(ascii: ","),
-                  byte != UInt8(ascii: "\""), byte != 0x7f {
+                byte != UInt8(ascii: "\""), byte != 0x7f
+            {
                 advance()
             }
             return String(decoding: bytes[start..<offset], as: UTF8.self)
@@ -157,7 +158,7 @@ struct DigestParameterList {
         static func isTokenByte(_ byte: UInt8) -> Bool {
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"):
+                UInt8(ascii: "0")...UInt8(ascii: "9"):
                 true
             default:
                 Array("-.!%*_+`'~".utf8).contains(byte)

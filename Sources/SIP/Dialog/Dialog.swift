@@ -16,8 +16,11 @@ public struct Dialog: Sendable, Equatable {
     public var routeSet: [NameAddress]
     public var localContact: SIPURI
 
-    public init(callID: String, localTag: String, remoteTag: String?, localAddress: NameAddress, remoteAddress: NameAddress,
-                localSequence: UInt32, remoteSequence: UInt32?, remoteTarget: SIPURI, routeSet: [NameAddress], localContact: SIPURI) {
+    public init(
+        callID: String, localTag: String, remoteTag: String?, localAddress: NameAddress, remoteAddress: NameAddress,
+        localSequence: UInt32, remoteSequence: UInt32?, remoteTarget: SIPURI, routeSet: [NameAddress],
+        localContact: SIPURI
+    ) {
         self.callID = callID
         self.localTag = localTag
         self.remoteTag = remoteTag
@@ -34,28 +37,35 @@ public struct Dialog: Sendable, Equatable {
     /// the response's Record-Route in reverse.
     public static func uac(request: SIPMessage, response: SIPMessage, localContact: SIPURI) -> Dialog? {
         guard let callID = request.callID, var from = request.from, let localTag = from.tag, var to = response.to,
-              let cseq = request.cseq else { return nil }
+            let cseq = request.cseq
+        else { return nil }
         let remoteTag = to.tag
         from.tag = nil
         to.tag = nil
         let target = response.contacts.first?.uri ?? request.requestURI ?? to.uri
-        return Dialog(callID: callID, localTag: localTag, remoteTag: remoteTag, localAddress: from, remoteAddress: to,
-                      localSequence: cseq.sequence, remoteSequence: nil, remoteTarget: target,
-                      routeSet: response.recordRoutes.reversed(), localContact: localContact)
+        return Dialog(
+            callID: callID, localTag: localTag, remoteTag: remoteTag, localAddress: from, remoteAddress: to,
+            localSequence: cseq.sequence, remoteSequence: nil, remoteTarget: target,
+            routeSet: response.recordRoutes.reversed(), localContact: localContact)
     }
 
     /// The UAS side, from a request that creates a dialog (§12.1.1): Record-Route in order.
     /// `localSequence` is the base of our CSeq numbers (§12.1.1 lets it be random).
-    public static func uas(request: SIPMessage, localTag: String, localContact: SIPURI,
-                           localSequence: UInt32 = UInt32.random(in: 1...10_000)) -> Dialog? {
-        guard let callID = request.callID, var from = request.from, var to = request.to, let cseq = request.cseq else { return nil }
+    public static func uas(
+        request: SIPMessage, localTag: String, localContact: SIPURI,
+        localSequence: UInt32 = UInt32.random(in: 1...10_000)
+    ) -> Dialog? {
+        guard let callID = request.callID, var from = request.from, var to = request.to, let cseq = request.cseq else {
+            return nil
+        }
         let remoteTag = from.tag
         from.tag = nil
         to.tag = nil
         let target = request.contacts.first?.uri ?? from.uri
-        return Dialog(callID: callID, localTag: localTag, remoteTag: remoteTag, localAddress: to, remoteAddress: from,
-                      localSequence: localSequence, remoteSequence: cseq.sequence, remoteTarget: target,
-                      routeSet: request.recordRoutes, localContact: localContact)
+        return Dialog(
+            callID: callID, localTag: localTag, remoteTag: remoteTag, localAddress: to, remoteAddress: from,
+            localSequence: localSequence, remoteSequence: cseq.sequence, remoteTarget: target,
+            routeSet: request.recordRoutes, localContact: localContact)
     }
 
     /// True when `message` belongs to this dialog (Call-ID and both tags match, §12.2.2).

@@ -38,23 +38,26 @@ public struct DialogSnapshot: Codable, Sendable, Equatable {
     /// The dialog again, or nil when a stored field no longer parses.
     public var dialog: Dialog? {
         guard let local = try? NameAddress.parse(localAddress), let remote = try? NameAddress.parse(remoteAddress),
-              let target = try? SIPURI.parse(remoteTarget), let contact = try? SIPURI.parse(localContact) else { return nil }
+            let target = try? SIPURI.parse(remoteTarget), let contact = try? SIPURI.parse(localContact)
+        else { return nil }
         var routes: [NameAddress] = []
         for r in routeSet {
             guard let route = try? NameAddress.parse(r) else { return nil }
             routes.append(route)
         }
-        return Dialog(callID: callID, localTag: localTag, remoteTag: remoteTag, localAddress: local, remoteAddress: remote,
-                      localSequence: localSequence, remoteSequence: nil, remoteTarget: target, routeSet: routes,
-                      localContact: contact)
+        return Dialog(
+            callID: callID, localTag: localTag, remoteTag: remoteTag, localAddress: local, remoteAddress: remote,
+            localSequence: localSequence, remoteSequence: nil, remoteTarget: target, routeSet: routes,
+            localContact: contact)
     }
 
     /// The in-dialog peer.
     public var peer: SIPPeer {
         let t = SIPTransportProtocol(rawValue: transport.uppercased()) ?? .udp
         // The name is kept; the trust settings are the trunk's, which the caller adds.
-        return SIPPeer(transport: t, address: SocketAddress(host: host, port: port),
-                       tls: t == .tls ? tlsServerName.map { SIPTLSTarget(serverName: $0) } : nil)
+        return SIPPeer(
+            transport: t, address: SocketAddress(host: host, port: port),
+            tls: t == .tls ? tlsServerName.map { SIPTLSTarget(serverName: $0) } : nil)
     }
 }
 
@@ -73,8 +76,10 @@ extension SIPUserAgent {
     /// final status, or nil for no answer. On the loop (asserted in debug builds).
     /// `peer`: where to send it instead of `snapshot.peer` (the same address with the trunk's
     /// TLS settings).
-    public func sendBye(in snapshot: DialogSnapshot, to peer: SIPPeer? = nil, headers: [SIPHeader],
-                        completion: @escaping (Int?) -> Void = { _ in }) -> Bool {
+    public func sendBye(
+        in snapshot: DialogSnapshot, to peer: SIPPeer? = nil, headers: [SIPHeader],
+        completion: @escaping (Int?) -> Void = { _ in }
+    ) -> Bool {
         loop.assertInLoop()
         guard var dialog = snapshot.dialog else { return false }
         dialog.localSequence &+= 1000

@@ -14,7 +14,9 @@ public enum SIPIdentifiers {
 extension SIPMessage {
     /// A response to `request` as RFC 3261 §8.2.6.2 builds it: Via, From, To, Call-ID and CSeq
     /// copied; a To tag added when `toTag` is given and the request's To has none.
-    public static func response(to request: SIPMessage, status: Int, reason: String? = nil, toTag: String? = nil) -> SIPMessage {
+    public static func response(
+        to request: SIPMessage, status: Int, reason: String? = nil, toTag: String? = nil
+    ) -> SIPMessage {
         var r = SIPMessage(startLine: .response(status: status, reason: reason ?? SIPStatus.reasonPhrase(status)))
         for h in request.headers where h.name == .via { r.headers.append(h) }
         if let from = request[.from] { r.addHeader(.from, from) }

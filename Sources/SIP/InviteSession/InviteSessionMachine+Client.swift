@@ -74,7 +74,8 @@ extension InviteSessionMachine {
 
     private mutating func sendPRACK(for r: SIPMessage, tag: String, rseq: UInt32) -> [Action] {
         guard var d = earlyDialogs[tag] ?? (dialog?.remoteTag == tag ? dialog : nil) ?? uacDialog(for: r),
-              let cseq = invite.cseq else { return [] }
+            let cseq = invite.cseq
+        else { return [] }
         var prack = d.makeRequest("PRACK")
         prack.addHeader(.rack, RAck(rseq: rseq, cseq: cseq.sequence, method: "INVITE").serialize())
         earlyDialogs[tag] = d
@@ -101,7 +102,10 @@ extension InviteSessionMachine {
         if let early = earlyDialogs[tag] { other.localSequence = max(other.localSequence, early.localSequence) }
         ackedTags.insert(tag)
         let bye = other.makeRequest("BYE")
-        return [ack(in: other, cseq: invite.cseq?.sequence ?? 1, remember: false), .send(bye, for: .forkBye, to: .uri(other.nextHop))]
+        return [
+            ack(in: other, cseq: invite.cseq?.sequence ?? 1, remember: false),
+            .send(bye, for: .forkBye, to: .uri(other.nextHop))
+        ]
     }
 
     private mutating func accepted(_ r: SIPMessage, tag: String, now: Double) -> [Action] {
@@ -123,9 +127,11 @@ extension InviteSessionMachine {
             // CANCEL lost the race with the 2xx (§9.1): the call exists, so end it with BYE.
             return actions + sendBye(reason: .canceled, now: now)
         }
-        actions += startSessionTimer(negotiated: sessionOffer?.resolve(sessionExpires: r.sessionExpires,
-                                                                        requireTimer: r.require.contains("timer")),
-                                     now: now)
+        actions += startSessionTimer(
+            negotiated: sessionOffer?.resolve(
+                sessionExpires: r.sessionExpires,
+                requireTimer: r.require.contains("timer")),
+            now: now)
         actions.append(.report(.connected(r)))
         return actions
     }
@@ -134,14 +140,17 @@ extension InviteSessionMachine {
         guard !isTerminated, finalResponse == nil else { return [] }
         // After our CANCEL, any final response ends the attempt: no retry with credentials.
         if (code == 401 || code == 407), !authRetried, !cancelRequested, let creds = credentials,
-           let uri = invite.requestURI,
-           let auth = try? digest.authorization(for: r.digestChallenges, method: "INVITE", uri: uri.serialize(),
-                                                body: invite.body, credentials: creds, cnonce: randomness.cnonce()) {
+            let uri = invite.requestURI,
+            let auth = try? digest.authorization(
+                for: r.digestChallenges, method: "INVITE", uri: uri.serialize(),
+                body: invite.body, credentials: creds, cnonce: randomness.cnonce())
+        {
             authRetried = true
             return retryInvite { $0.addHeader(code == 401 ? .authorization : .proxyAuthorization, auth.serialize()) }
         }
         if code == 422, !cancelRequested, var offer = sessionOffer,
-           case .retry(let se, let minSE) = offer.handle422(minSE: r.minSE?.deltaSeconds) {
+            case .retry(let se, let minSE) = offer.handle422(minSE: r.minSE?.deltaSeconds)
+        {
             sessionOffer = offer
             return retryInvite {
                 $0.setHeader(.sessionExpires, se.serialize())

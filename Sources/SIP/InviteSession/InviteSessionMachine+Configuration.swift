@@ -39,7 +39,8 @@ extension InviteSessionMachine {
         }
 
         /// The system's generators.
-        public static let system = Randomness(integer: { Int.random(in: $0) },
-                                              cnonce: { Crypto.hex(Crypto.randomBytes(count: 16)) })
+        public static let system = Randomness(
+            integer: { Int.random(in: $0) },
+            cnonce: { Crypto.hex(Crypto.randomBytes(count: 16)) })
     }
 }

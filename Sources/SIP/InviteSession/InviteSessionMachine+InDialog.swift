@@ -71,12 +71,16 @@ extension InviteSessionMachine {
         awaitingAnswer = nil
         if pending.request.method == "PRACK" { return prackAnswered(pending, sdp, now: now) }
         // No answer from the application: we keep our current SDP; 488 when we have none.
-        guard let body = sdp ?? localSDP else { return [.respond(response(to: pending.request, 488), in: pending.transaction)] }
+        guard let body = sdp ?? localSDP else {
+            return [.respond(response(to: pending.request, 488), in: pending.transaction)]
+        }
         return answerOffer(pending.request, pending.transaction, offer: pending.offer, answer: body, now: now)
     }
 
-    private mutating func answerOffer(_ m: SIPMessage, _ tx: ServerTransaction, offer: SessionDescription?,
-                                      answer: SessionDescription?, now: Double) -> [Action] {
+    private mutating func answerOffer(
+        _ m: SIPMessage, _ tx: ServerTransaction, offer: SessionDescription?,
+        answer: SessionDescription?, now: Double
+    ) -> [Action] {
         if let answer { localSDP = answer }
         if let offer { remoteSDP = offer }
         let (refresh, timerActions) = refreshHeaders(for: m, now: now)
@@ -89,8 +93,9 @@ extension InviteSessionMachine {
     /// Session-Expires for the 2xx to a refresh, and the restart of our timer (RFC 4028 §9).
     private mutating func refreshHeaders(for m: SIPMessage, now: Double) -> ([SIPHeader], [Action]) {
         guard let timerPolicy = policy.sessionTimer,
-              case .accept(let se, let requireTimer, let negotiated) = timerPolicy.answer(
-                  sessionExpires: m.sessionExpires, minSE: m.minSE, supportsTimer: m.supports("timer")) else { return ([], []) }
+            case .accept(let se, let requireTimer, let negotiated) = timerPolicy.answer(
+                sessionExpires: m.sessionExpires, minSE: m.minSE, supportsTimer: m.supports("timer"))
+        else { return ([], []) }
         // We answer as UAS of this transaction: `uas` in the answer means us.
         let actions = feedTimer(.refreshReceived(now: now, negotiated: negotiated), now: now)
         var headers: [SIPHeader] = []
@@ -108,7 +113,8 @@ extension InviteSessionMachine {
             return [.respond(response(to: m, 200), in: tx)]
         }
         guard let pending = unackedReliable, let rack = m.rack, rack.rseq == pending.sequence, rack.cseq == inviteCSeq,
-              !isTerminated else {
+            !isTerminated
+        else {
             return [.respond(response(to: m, 481), in: tx)]
         }
         unackedReliable = nil

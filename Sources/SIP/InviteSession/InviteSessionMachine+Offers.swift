@@ -96,8 +96,10 @@ extension InviteSessionMachine {
                 dialog = d
                 if r.method == "INVITE" { actions.append(ack(in: d, cseq: r.cseq?.sequence ?? 0, remember: true)) }
             }
-            actions += feedTimer(.refreshResponse(now: now, status: code, sessionExpires: r.sessionExpires,
-                                                  requireTimer: r.require.contains("timer")), now: now)
+            actions += feedTimer(
+                .refreshResponse(
+                    now: now, status: code, sessionExpires: r.sessionExpires,
+                    requireTimer: r.require.contains("timer")), now: now)
             if let answer = r.sdp {
                 remoteSDP = answer
                 actions.append(.report(.answer(answer, in: r)))
@@ -140,8 +142,9 @@ extension InviteSessionMachine {
         guard let timerPolicy = policy.sessionTimer, let negotiated else { return [] }
         let peerAllowsUpdate = (role == .uas ? invite : (finalResponse ?? invite)).values(.allow)
             .contains(where: { $0.caseInsensitiveCompare("UPDATE") })
-        sessionTimer = SessionTimer(policy: timerPolicy, peerAllowsUpdate: peerAllowsUpdate,
-                                    ownsCallID: role == .uac, random: randomness.integer)
+        sessionTimer = SessionTimer(
+            policy: timerPolicy, peerAllowsUpdate: peerAllowsUpdate,
+            ownsCallID: role == .uac, random: randomness.integer)
         return feedTimer(.start(now: now, negotiated: negotiated), now: now)
     }
 
@@ -171,13 +174,17 @@ extension InviteSessionMachine {
     /// without SDP (or a re-INVITE when we have no SDP) as a plain refresh.
     private mutating func sendRefresh(_ refresh: SessionTimer.Refresh, now: Double) -> [Action] {
         guard state == .confirmed, var d = dialog else { return [] }
-        let headers = [SIPHeader(.sessionExpires, refresh.sessionExpires.serialize()),
-                       SIPHeader(.minSE, refresh.minSE.serialize())]
-        let sdp = refresh.withSDP ? localSDP.map { s -> SessionDescription in
-            var copy = s
-            copy.origin = s.origin.incrementingVersion()
-            return copy
-        } : nil
+        let headers = [
+            SIPHeader(.sessionExpires, refresh.sessionExpires.serialize()),
+            SIPHeader(.minSE, refresh.minSE.serialize())
+        ]
+        let sdp =
+            refresh.withSDP
+            ? localSDP.map { s -> SessionDescription in
+                var copy = s
+                copy.origin = s.origin.incrementingVersion()
+                return copy
+            } : nil
         if refresh.method == .reInvite, let sdp {
             return sendOffer(Offer(method: .reInvite, sdp: sdp, headers: headers), now: now)
         }
@@ -201,8 +208,11 @@ extension InviteSessionMachine {
             dialog = d
             if r.method == "INVITE" { actions.append(ack(in: d, cseq: r.cseq?.sequence ?? 0, remember: true)) }
         }
-        return actions + feedTimer(.refreshResponse(now: now, status: code, sessionExpires: r.sessionExpires,
-                                                    requireTimer: r.require.contains("timer"),
-                                                    minSE: r.minSE?.deltaSeconds), now: now)
+        return actions
+            + feedTimer(
+                .refreshResponse(
+                    now: now, status: code, sessionExpires: r.sessionExpires,
+                    requireTimer: r.require.contains("timer"),
+                    minSE: r.minSE?.deltaSeconds), now: now)
     }
 }

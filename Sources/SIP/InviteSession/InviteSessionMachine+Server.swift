@@ -6,10 +6,13 @@ extension InviteSessionMachine {
     mutating func startIncoming(now: Double) -> [Action] {
         guard role == .uas, let tx = serverTransaction, finalResponse == nil, !isTerminated else { return [] }
         if let timer = policy.sessionTimer,
-           case .reject(let minSE) = timer.answer(sessionExpires: invite.sessionExpires, minSE: invite.minSE,
-                                                  supportsTimer: invite.supports("timer")) {
-            return finish(status: 422, reason: nil, headers: [SIPHeader(.minSE, minSE.serialize())],
-                          end: .rejected(status: 422), now: now)
+            case .reject(let minSE) = timer.answer(
+                sessionExpires: invite.sessionExpires, minSE: invite.minSE,
+                supportsTimer: invite.supports("timer"))
+        {
+            return finish(
+                status: 422, reason: nil, headers: [SIPHeader(.minSE, minSE.serialize())],
+                end: .rejected(status: 422), now: now)
         }
         if withholdsTrying { return [.report(.incomingCall)] }
         return [.respond(response(to: invite, 100), in: tx), .report(.incomingCall)]
@@ -26,8 +29,9 @@ extension InviteSessionMachine {
 
     mutating func ensureDialog() {
         if dialog == nil {
-            dialog = Dialog.uas(request: invite, localTag: localTag, localContact: configuration.contact,
-                                localSequence: firstLocalSequence)
+            dialog = Dialog.uas(
+                request: invite, localTag: localTag, localContact: configuration.contact,
+                localSequence: firstLocalSequence)
         }
     }
 
@@ -62,7 +66,10 @@ extension InviteSessionMachine {
         }
         pending.interval *= 2
         unackedReliable = pending
-        return [.retransmit(pending.response), start(.provisionalRetransmit, at: min(now + pending.interval, pending.deadline))]
+        return [
+            .retransmit(pending.response),
+            start(.provisionalRetransmit, at: min(now + pending.interval, pending.deadline))
+        ]
     }
 
     /// 200 with `sdp` (an answer, or our offer when the INVITE had none), retransmitted until
@@ -81,8 +88,9 @@ extension InviteSessionMachine {
         var extra = [contactHeader]
         extra.append(contentsOf: capabilityHeaders.filter { $0.name != .accept })
         if let timer = policy.sessionTimer,
-           case .accept(let se, let requireTimer, let negotiated) = timer.answer(
-               sessionExpires: invite.sessionExpires, minSE: invite.minSE, supportsTimer: invite.supports("timer")) {
+            case .accept(let se, let requireTimer, let negotiated) = timer.answer(
+                sessionExpires: invite.sessionExpires, minSE: invite.minSE, supportsTimer: invite.supports("timer"))
+        {
             if let se { extra.append(SIPHeader(.sessionExpires, se.serialize())) }
             if requireTimer { extra.append(SIPHeader(.require, "timer")) }
             pendingNegotiated = negotiated
@@ -98,14 +106,18 @@ extension InviteSessionMachine {
 
     /// Allow, Accept and Supported, as our OPTIONS and INVITE answers advertise them.
     var capabilityHeaders: [SIPHeader] {
-        [SIPHeader(.allow, SIPUserAgentConfiguration.allowedMethods.joined(separator: ", ")),
-         SIPHeader(.accept, "application/sdp"),
-         SIPHeader(.supported, policy.supportedOptionTags.joined(separator: ", "))]
+        [
+            SIPHeader(.allow, SIPUserAgentConfiguration.allowedMethods.joined(separator: ", ")),
+            SIPHeader(.accept, "application/sdp"),
+            SIPHeader(.supported, policy.supportedOptionTags.joined(separator: ", "))
+        ]
     }
 
     /// A final non-2xx response to the INVITE (486, 603, 487 to a CANCEL ...), and the end.
-    mutating func finish(status: Int, reason: String?, headers: [SIPHeader], end outcome: SIPCallEnd,
-                         now: Double) -> [Action] {
+    mutating func finish(
+        status: Int, reason: String?, headers: [SIPHeader], end outcome: SIPCallEnd,
+        now: Double
+    ) -> [Action] {
         guard role == .uas, finalResponse == nil, !isTerminated, let tx = serverTransaction else { return [] }
         var actions = stop(.provisionalRetransmit)
         outstandingRSeq = unackedReliable?.sequence
@@ -121,7 +133,8 @@ extension InviteSessionMachine {
     /// with BYE (§13.3.1.4).
     mutating func retransmitUntilACK(_ r: SIPMessage, cseq: UInt32, now: Double) -> [Action] {
         if let ignored = ignoredACK, cseq == invite.cseq?.sequence {
-            retransmitting = Retransmission(response: r, sequence: cseq, interval: ignored.t1, deadline: now + ignored.giveUpAfter)
+            retransmitting = Retransmission(
+                response: r, sequence: cseq, interval: ignored.t1, deadline: now + ignored.giveUpAfter)
             return [start(.responseRetransmit, at: min(now + ignored.t1, now + ignored.giveUpAfter))]
         }
         retransmitting = Retransmission(response: r, sequence: cseq, interval: t1, deadline: now + 64 * t1)
@@ -140,7 +153,9 @@ extension InviteSessionMachine {
         let ignored = ignoredACK.flatMap { pending.sequence == invite.cseq?.sequence ? $0 : nil }
         pending.interval = min(pending.interval * 2, ignored?.t2 ?? configuration.t2)
         retransmitting = pending
-        return [.retransmit(pending.response), start(.responseRetransmit, at: min(now + pending.interval, pending.deadline))]
+        return [
+            .retransmit(pending.response), start(.responseRetransmit, at: min(now + pending.interval, pending.deadline))
+        ]
     }
 
     /// A CANCEL for our INVITE (§9.2): 200 to it; 487 to the INVITE unless a final response

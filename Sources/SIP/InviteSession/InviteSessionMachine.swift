@@ -134,8 +134,10 @@ public struct InviteSessionMachine: Sendable {
     /// The UAC side. `invite` is our INVITE as built: From with our tag, To, Call-ID,
     /// CSeq, Contact, Allow, Supported and extra headers; `.start` adds the session-timer
     /// headers and `sdp`, and sends it. `credentials` answer one challenge (and one to BYE).
-    public init(outgoing invite: SIPMessage, sdp: SessionDescription?, credentials: DigestCredentials?,
-                configuration: Configuration, randomness: Randomness = .system) {
+    public init(
+        outgoing invite: SIPMessage, sdp: SessionDescription?, credentials: DigestCredentials?,
+        configuration: Configuration, randomness: Randomness = .system
+    ) {
         self.role = .uac
         self.callID = invite.callID ?? ""
         self.localTag = invite.from?.tag ?? ""
@@ -152,8 +154,10 @@ public struct InviteSessionMachine: Sendable {
     /// The UAS side, for an INVITE received in `transaction`. `localTag` goes in our To;
     /// `firstRSeq` numbers our reliable provisionals; `localSequence` is the CSeq base of our
     /// requests in the dialog (RFC 3261 §12.1.1 lets it be random).
-    public init(incoming invite: SIPMessage, transaction: ServerTransaction, localTag: String, firstRSeq: UInt32,
-                localSequence: UInt32, configuration: Configuration, randomness: Randomness = .system) {
+    public init(
+        incoming invite: SIPMessage, transaction: ServerTransaction, localTag: String, firstRSeq: UInt32,
+        localSequence: UInt32, configuration: Configuration, randomness: Randomness = .system
+    ) {
         self.role = .uas
         self.callID = invite.callID ?? ""
         self.localTag = localTag
@@ -329,10 +333,12 @@ public struct InviteSessionMachine: Sendable {
     /// A 401/407 to our BYE: once, with credentials, on calls we placed.
     mutating func byeChallenged(_ r: SIPMessage) -> [Action] {
         guard let sent = bye, sent.mayAuthenticate, let code = r.statusCode, code == 401 || code == 407,
-              let creds = credentials, let challenge = r.digestChallenges.first, let uri = sent.request.requestURI,
-              let auth = try? digest.authorization(for: [challenge], method: "BYE", uri: uri.serialize(),
-                                                   credentials: creds, cnonce: randomness.cnonce()),
-              var d = dialog else { return [] }
+            let creds = credentials, let challenge = r.digestChallenges.first, let uri = sent.request.requestURI,
+            let auth = try? digest.authorization(
+                for: [challenge], method: "BYE", uri: uri.serialize(),
+                credentials: creds, cnonce: randomness.cnonce()),
+            var d = dialog
+        else { return [] }
         var again = sent.request
         d.localSequence &+= 1
         dialog = d
@@ -355,8 +361,10 @@ public struct InviteSessionMachine: Sendable {
     }
 
     /// A response built as `SIPMessage.response(to:)` does, with our Server header.
-    func response(to request: SIPMessage, _ status: Int, reason: String? = nil, toTag: String? = nil,
-                  headers: [SIPHeader] = [], sdp: SessionDescription? = nil) -> SIPMessage {
+    func response(
+        to request: SIPMessage, _ status: Int, reason: String? = nil, toTag: String? = nil,
+        headers: [SIPHeader] = [], sdp: SessionDescription? = nil
+    ) -> SIPMessage {
         var r = SIPMessage.response(to: request, status: status, reason: reason, toTag: toTag)
         r.headers.append(contentsOf: headers)
         r.addHeader(.server, configuration.serverHeader)

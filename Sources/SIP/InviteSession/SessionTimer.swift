@@ -67,7 +67,9 @@ public struct SessionExpires: Sendable, Equatable, CustomStringConvertible {
     /// ```
     /// Parameter names and the refresher value are compared case-insensitively. A
     /// delta-seconds above 2^32−1 is taken as 2^32−1, as RFC 3261 does for `Expires`.
-    public static func parse(_ text: some StringProtocol) throws(SessionTimerHeaderError)
+    public static func parse(
+        _ text: some StringProtocol
+    ) throws(SessionTimerHeaderError)
         -> SessionExpires
     {
         let header = "Session-Expires"
@@ -127,7 +129,9 @@ public struct MinSE: Sendable, Equatable, CustomStringConvertible {
 /// Splits `delta-seconds *(SEMI param)` into the number and lower-cased parameter names with
 /// their raw values, honouring quoted strings and the LWS that SEMI and EQUAL allow.
 private enum HeaderValueScanner {
-    static func split(_ text: String, header: String) throws(SessionTimerHeaderError)
+    static func split(
+        _ text: String, header: String
+    ) throws(SessionTimerHeaderError)
         -> (Int, [(String, String?)])
     {
         var parts: [String] = []
@@ -137,7 +141,11 @@ private enum HeaderValueScanner {
         for ch in text {
             if inQuotes {
                 current.append(ch)
-                if escaped { escaped = false } else if ch == "\\" { escaped = true } else if ch == "\"" {
+                if escaped {
+                    escaped = false
+                } else if ch == "\\" {
+                    escaped = true
+                } else if ch == "\"" {
                     inQuotes = false
                 }
             } else if ch == ";" {
@@ -240,7 +248,9 @@ public struct SessionTimerPolicy: Sendable, Equatable {
     ///   - sessionExpires: the request's `Session-Expires`, if any.
     ///   - minSE: the request's `Min-SE`, if any.
     ///   - supportsTimer: the request lists `timer` in `Supported` (or `Require`).
-    public func answer(sessionExpires: SessionExpires?, minSE: MinSE?, supportsTimer: Bool)
+    public func answer(
+        sessionExpires: SessionExpires?, minSE: MinSE?, supportsTimer: Bool
+    )
         -> SessionTimerAnswer
     {
         let floor = max(self.minSE, minSE?.deltaSeconds ?? 0, MinSE.absoluteMinimum)
@@ -334,7 +344,9 @@ public struct SessionTimerOffer: Sendable, Equatable {
     ///   an unneeded refresh costs one transaction, a missed one would end a live call.
     /// - Without `Session-Expires` there is no session expiration, unless the policy's
     ///   ``SessionTimerPolicy/refreshWithoutPeerSupport`` makes us refresh at our own interval.
-    public func resolve(sessionExpires response: SessionExpires?, requireTimer: Bool)
+    public func resolve(
+        sessionExpires response: SessionExpires?, requireTimer: Bool
+    )
         -> SessionTimer.Negotiated?
     {
         SessionTimer.resolveAsUAC(

@@ -67,12 +67,13 @@ public struct SIPDestination: Sendable, Hashable, CustomStringConvertible {
 
     /// The destination a SIP URI names (`sip:` or `sips:`; `transport=udp|tcp|tls`).
     public init(_ uri: SIPURI) {
-        let transport: SIPTargetTransport? = switch uri.transport?.lowercased() {
-        case "udp"?: .udp
-        case "tcp"?: .tcp
-        case "tls"?: .tls
-        default: nil
-        }
+        let transport: SIPTargetTransport? =
+            switch uri.transport?.lowercased() {
+            case "udp"?: .udp
+            case "tcp"?: .tcp
+            case "tls"?: .tls
+            default: nil
+            }
         self.init(host: uri.host, port: uri.port, transport: transport, secure: uri.scheme.lowercased() == "sips")
     }
 
@@ -128,7 +129,8 @@ public enum SIPLocateError: Error, Sendable, Hashable, CustomStringConvertible {
     public var host: String {
         switch self {
         case .noSuchDomain(let h), .noAddress(let h), .serviceNotOffered(let h), .unsupportedTransport(let h, _),
-             .lookupFailed(let h, _): h
+            .lookupFailed(let h, _):
+            h
         }
     }
 
@@ -148,7 +150,8 @@ public enum SIPLocateError: Error, Sendable, Hashable, CustomStringConvertible {
         case .noSuchDomain(let h): "\(h): no such domain (NXDOMAIN)"
         case .noAddress(let h): "\(h): no A or AAAA record"
         case .serviceNotOffered(let h): "\(h): SRV says SIP is not offered there"
-        case .unsupportedTransport(let h, let t): "\(h): every target needs \(t.rawValue.uppercased()), which this agent does not offer"
+        case .unsupportedTransport(let h, let t):
+            "\(h): every target needs \(t.rawValue.uppercased()), which this agent does not offer"
         case .lookupFailed(let h, let f): "\(h): \(f)"
         }
     }

@@ -59,9 +59,11 @@ public struct SIPServerLocator: Sendable {
         case finished
     }
 
-    public init(_ destination: SIPDestination, preferred: SIPTargetTransport = .udp,
-                supported: Set<SIPTargetTransport> = [.udp, .tcp, .tls], maxTargets: Int = 16,
-                random: @escaping @Sendable (ClosedRange<Int>) -> Int = { Int.random(in: $0) }) {
+    public init(
+        _ destination: SIPDestination, preferred: SIPTargetTransport = .udp,
+        supported: Set<SIPTargetTransport> = [.udp, .tcp, .tls], maxTargets: Int = 16,
+        random: @escaping @Sendable (ClosedRange<Int>) -> Int = { Int.random(in: $0) }
+    ) {
         self.destination = destination
         self.preferred = preferred
         self.supported = supported
@@ -79,7 +81,8 @@ public struct SIPServerLocator: Sendable {
         let explicit: SIPTargetTransport? = d.secure ? .tls : d.transport
         if d.isNumeric {
             let t = explicit ?? preferred
-            return finish([Host(name: d.host, port: d.port ?? t.defaultPort, transport: t)], addresses: [d.host: [d.host]])
+            return finish(
+                [Host(name: d.host, port: d.port ?? t.defaultPort, transport: t)], addresses: [d.host: [d.host]])
         }
         if let port = d.port {
             return ask(.address([Host(name: host, port: port, transport: explicit ?? preferred)], fallback: true))
@@ -155,7 +158,9 @@ public struct SIPServerLocator: Sendable {
                 .filter { $0.flags.lowercased() == "s" && !$0.replacement.isEmpty }
                 .sorted { ($0.order, $0.preference) < ($1.order, $1.preference) }
                 .compactMap { r in
-                    guard let t = wanted.first(where: { $0.naptrService.caseInsensitiveCompare(r.service) }) else { return nil }
+                    guard let t = wanted.first(where: { $0.naptrService.caseInsensitiveCompare(r.service) }) else {
+                        return nil
+                    }
                     guard seen.insert(r.replacement + "|" + t.rawValue).inserted else { return nil }
                     return Service(name: r.replacement, transport: t)
                 }
@@ -209,7 +214,11 @@ public struct SIPServerLocator: Sendable {
             if supported.contains(h.transport) {
                 keep.append(h)
             } else {
-                skipped.append(("\(h.transport.rawValue):\(h.name):\(h.port)", "needs \(h.transport.rawValue.uppercased()), not offered"))
+                skipped.append(
+                    (
+                        "\(h.transport.rawValue):\(h.name):\(h.port)",
+                        "needs \(h.transport.rawValue.uppercased()), not offered"
+                    ))
             }
         }
         guard let first = hosts.first else { return fail(.noAddress(host)) }

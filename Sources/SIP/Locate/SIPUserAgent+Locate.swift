@@ -18,8 +18,10 @@ extension SIPUserAgent {
     /// on the loop (never before this returns). `preferred` is our transport when neither
     /// the URI nor DNS chooses one. On the loop (asserted in debug builds).
     @discardableResult
-    public func locate(_ destination: SIPDestination, preferred: SIPTransportProtocol = .udp,
-                       completion: @escaping (LocateResult) -> Void) -> LocateResult? {
+    public func locate(
+        _ destination: SIPDestination, preferred: SIPTransportProtocol = .udp,
+        completion: @escaping (LocateResult) -> Void
+    ) -> LocateResult? {
         loop.assertInLoop()
         var machine = SIPServerLocator(destination, preferred: SIPTargetTransport(preferred))
         let first = machine.start()

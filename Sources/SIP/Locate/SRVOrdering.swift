@@ -9,7 +9,8 @@ public enum SRVOrdering {
         var out: [SRVRecord] = []
         for priority in Set(usable.map(\.priority)).sorted() {
             // Zero weights first, as the RFC asks; the others keep their order.
-            var left = usable.filter { $0.priority == priority && $0.weight == 0 }
+            var left =
+                usable.filter { $0.priority == priority && $0.weight == 0 }
                 + usable.filter { $0.priority == priority && $0.weight > 0 }
             while !left.isEmpty {
                 let total = left.reduce(0) { $0 + Int($1.weight) }

@@ -81,7 +81,9 @@ public struct NameAddress: Sendable, Equatable, CustomStringConvertible {
     public func serialize() -> String {
         var out = ""
         if let displayName {
-            out += SIPScanner.isToken(displayName) ? displayName + " " : "\"" + SIPScanner.escapeQuoted(displayName) + "\" "
+            out +=
+                SIPScanner.isToken(displayName)
+                ? displayName + " " : "\"" + SIPScanner.escapeQuoted(displayName) + "\" "
         }
         // A URI with parameters or headers must be bracketed or they would read as ours.
         if bracketed || displayName != nil || !uri.parameters.isEmpty || uri.headers != nil {

@@ -41,7 +41,9 @@ public struct PrivacyHeader: Sendable, Equatable, CustomStringConvertible {
             let word = String(part).trimmingSIPWhitespace().lowercased()
             guard let value = PrivacyValue(rawValue: word) else {
                 let known = PrivacyValue.allCases.map(\.rawValue).joined(separator: ", ")
-                throw Invalid(description: word.isEmpty ? "an empty priv-value in \"\(text)\"" : "unknown priv-value \"\(word)\" (RFC 3323: \(known))")
+                throw Invalid(
+                    description: word.isEmpty
+                        ? "an empty priv-value in \"\(text)\"" : "unknown priv-value \"\(word)\" (RFC 3323: \(known))")
             }
             guard !values.contains(value) else { throw Invalid(description: "\"\(word)\" is given twice") }
             values.append(value)
@@ -50,7 +52,9 @@ public struct PrivacyHeader: Sendable, Equatable, CustomStringConvertible {
             throw Invalid(description: "\"none\" asks for no privacy and cannot be combined with other values")
         }
         if values == [.critical] {
-            throw Invalid(description: "\"critical\" alone asks for nothing: give the privacy it makes critical (\"id;critical\")")
+            throw Invalid(
+                description: "\"critical\" alone asks for nothing: give the privacy it makes critical (\"id;critical\")"
+            )
         }
         return PrivacyHeader(values)
     }

@@ -87,20 +87,22 @@ public struct SIPHeaderName: Hashable, Sendable, ExpressibleByStringLiteral, Cus
         cseq, date, expires, from, maxForwards, minExpires, minSE, proxyAuthenticate,
         proxyAuthorization, proxyRequire, rack, reason, recordRoute, require, retryAfter, route,
         rseq, server, sessionExpires, subject, supported, to, unsupported, userAgent, via,
-        wwwAuthenticate, event, referTo,
+        wwwAuthenticate, event, referTo
     ]
 
     /// RFC 3261 §7.3.3 and later RFCs' compact forms.
     private static let compact: [String: SIPHeaderName] = [
         "i": callID, "m": contact, "e": contentEncoding, "l": contentLength, "c": contentType,
         "f": from, "s": subject, "k": supported, "t": to, "v": via, "x": sessionExpires,
-        "o": event, "r": referTo,
+        "o": event, "r": referTo
     ]
 
     /// Spellings as we write them, bucketed by length: cheaper than hashing every name.
     private static let exactByLength: [[(spelling: String, name: SIPHeaderName)]] = {
         var table = [[(spelling: String, name: SIPHeaderName)]](repeating: [], count: 24)
-        for name in all where name.canonical.utf8.count < 24 { table[name.canonical.utf8.count].append((name.canonical, name)) }
+        for name in all where name.canonical.utf8.count < 24 {
+            table[name.canonical.utf8.count].append((name.canonical, name))
+        }
         for (short, name) in compact { table[1].append((short, name)) }
         return table
     }()

@@ -84,7 +84,8 @@ extension SIPMessage {
                 continue
             }
             guard let colon = line.firstIndex(of: 0x3A) else {
-                throw .init(400, "header line without a colon", partial: SIPMessage(startLine: startLine, headers: headers))
+                throw .init(
+                    400, "header line without a colon", partial: SIPMessage(startLine: startLine, headers: headers))
             }
             var nameEnd = colon
             while nameEnd > start, line[nameEnd - 1] == 0x20 || line[nameEnd - 1] == 0x09 { nameEnd -= 1 }
@@ -109,11 +110,15 @@ extension SIPMessage {
             let available = bytes.count - bodyStart
             if let bodyLength {
                 guard bodyLength <= available else {
-                    throw SIPParseError(400, "Content-Length \(bodyLength) is larger than the body (\(available) octets)", header: "Content-Length")
+                    throw SIPParseError(
+                        400, "Content-Length \(bodyLength) is larger than the body (\(available) octets)",
+                        header: "Content-Length")
                 }
                 message.body = Array(bytes[bodyStart..<(bodyStart + bodyLength)])
             } else {
-                guard framing == .datagram else { throw SIPParseError(400, "Content-Length is required on a stream", header: "Content-Length") }
+                guard framing == .datagram else {
+                    throw SIPParseError(400, "Content-Length is required on a stream", header: "Content-Length")
+                }
                 message.body = Array(bytes[bodyStart...])
             }
             try message.validate()
@@ -135,7 +140,9 @@ extension SIPMessage {
         guard SIPScanner.isToken(method) else { return nil }
         var headers: [SIPHeader] = []
         for (start, end) in lines.dropFirst().prefix(maxHeaderCount) {
-            guard bytes[start] != 0x20, bytes[start] != 0x09, let colon = bytes[start..<end].firstIndex(of: 0x3A) else { continue }
+            guard bytes[start] != 0x20, bytes[start] != 0x09, let colon = bytes[start..<end].firstIndex(of: 0x3A) else {
+                continue
+            }
             let name = String(decoding: bytes[start..<colon], as: UTF8.self).trimmingSIPWhitespace()
             guard SIPScanner.isToken(name) else { continue }
             let value = String(decoding: bytes[(colon + 1)..<end], as: UTF8.self).trimmingSIPWhitespace()
@@ -158,20 +165,27 @@ extension SIPMessage {
             }
             let code = line[codeStart..<codeEnd].reduce(0) { $0 * 10 + Int($1 - 0x30) }
             guard (100...699).contains(code) else { throw .init(400, "bad status code \(code)") }
-            guard !line.contains(where: SIPScanner.isForbiddenControl) else { throw .init(400, "control byte in the status line") }
+            guard !line.contains(where: SIPScanner.isForbiddenControl) else {
+                throw .init(400, "control byte in the status line")
+            }
             let reason = codeEnd < line.endIndex ? String(decoding: line[(codeEnd + 1)...], as: UTF8.self) : ""
             return .response(status: code, reason: reason)
         }
         // Method SP Request-URI SP SIP-Version: exactly two single spaces (RFC 4475 §3.1.2.9-10).
         guard let sp1 = line.firstIndex(of: 0x20), let sp2 = line[(sp1 + 1)...].firstIndex(of: 0x20),
-              !line[(sp2 + 1)...].contains(0x20), sp1 > line.startIndex, sp2 > sp1 + 1, sp2 + 1 < line.endIndex else {
+            !line[(sp2 + 1)...].contains(0x20), sp1 > line.startIndex, sp2 > sp1 + 1, sp2 + 1 < line.endIndex
+        else {
             throw .init(400, "request line must be Method SP Request-URI SP SIP-Version")
         }
-        guard !line.contains(where: SIPScanner.isForbiddenControl) else { throw .init(400, "control byte in the request line") }
+        guard !line.contains(where: SIPScanner.isForbiddenControl) else {
+            throw .init(400, "control byte in the request line")
+        }
         let methodBytes = line[line.startIndex..<sp1]
         guard methodBytes.allSatisfy(SIPScanner.isTokenChar) else { throw .init(400, "bad method") }
         let version = line[(sp2 + 1)...]
-        guard version.count == 7, zip(version, Self.version).allSatisfy({ ($0 | ($0 >= 0x41 ? 0x20 : 0)) == ($1 | ($1 >= 0x41 ? 0x20 : 0)) }) else {
+        guard version.count == 7,
+            zip(version, Self.version).allSatisfy({ ($0 | ($0 >= 0x41 ? 0x20 : 0)) == ($1 | ($1 >= 0x41 ? 0x20 : 0)) })
+        else {
             let text = String(decoding: version, as: UTF8.self)
             if text.uppercased().hasPrefix("SIP/") { throw .init(505, "unsupported version \(text)") }
             throw .init(400, "bad SIP version \(text)")

@@ -8,7 +8,8 @@ extension SIPMessage {
         let all = headers.filter { $0.name == .contentLength }
         guard all.count <= 1 else { throw .init(400, "more than one Content-Length", header: "Content-Length") }
         guard let v = all.first?.value else { return nil }
-        guard !v.isEmpty, v.utf8.count <= 10, v.utf8.allSatisfy(isDigit), let n = Int(v), n <= SIPMessage.maxMessageSize else {
+        guard !v.isEmpty, v.utf8.count <= 10, v.utf8.allSatisfy(isDigit), let n = Int(v), n <= SIPMessage.maxMessageSize
+        else {
             throw .init(400, "bad Content-Length \(v)", header: "Content-Length")
         }
         return n
@@ -25,7 +26,9 @@ extension SIPMessage {
             let value = headers[i].value
             if let slot = Self.singleValued.firstIndex(of: name) {
                 seen[slot] += 1
-                guard seen[slot] == 1 else { throw .init(400, "more than one \(name.canonical)", header: name.canonical) }
+                guard seen[slot] == 1 else {
+                    throw .init(400, "more than one \(name.canonical)", header: name.canonical)
+                }
             }
             switch name {
             case .via:
@@ -46,27 +49,37 @@ extension SIPMessage {
                     throw .init(400, "bad Call-ID", header: "Call-ID")
                 }
             case .maxForwards:
-                guard !value.isEmpty, value.utf8.count <= 10, value.utf8.allSatisfy(isDigit), let n = Int(value), n <= 255 else {
+                guard !value.isEmpty, value.utf8.count <= 10, value.utf8.allSatisfy(isDigit), let n = Int(value),
+                    n <= 255
+                else {
                     throw .init(400, "Max-Forwards must be 0-255", header: "Max-Forwards")
                 }
             case .expires:
-                guard value.utf8.allSatisfy(isDigit), UInt32(value) != nil else { throw .init(400, "bad Expires", header: "Expires") }
+                guard value.utf8.allSatisfy(isDigit), UInt32(value) != nil else {
+                    throw .init(400, "bad Expires", header: "Expires")
+                }
             case .retryAfter:
                 let digits = value.prefix(while: { $0.isNumber })
-                guard !digits.isEmpty, UInt32(digits) != nil else { throw .init(400, "bad Retry-After", header: "Retry-After") }
+                guard !digits.isEmpty, UInt32(digits) != nil else {
+                    throw .init(400, "bad Retry-After", header: "Retry-After")
+                }
             case .date:
                 // rfc1123-date = wkday "," SP date1 SP time SP "GMT" (RFC 3261 §20.17)
                 guard value.hasSuffix(" GMT"), value.split(separator: " ").count == 6 else {
                     throw .init(400, "Date must be an RFC 1123 date in GMT", header: "Date")
                 }
             case .rseq:
-                guard value.utf8.allSatisfy(isDigit), UInt32(value) != nil else { throw .init(400, "bad RSeq", header: "RSeq") }
+                guard value.utf8.allSatisfy(isDigit), UInt32(value) != nil else {
+                    throw .init(400, "bad RSeq", header: "RSeq")
+                }
             case .rack:
                 do { _ = try RAck.parse(value) } catch { throw error.inHeader("RAck") }
             case Self.warning:
                 for w in SIPScanner.splitList(value) {
                     let code = w.prefix(while: { $0 != " " })
-                    guard code.utf8.count == 3, code.utf8.allSatisfy(isDigit) else { throw .init(400, "bad warn-code", header: "Warning") }
+                    guard code.utf8.count == 3, code.utf8.allSatisfy(isDigit) else {
+                        throw .init(400, "bad warn-code", header: "Warning")
+                    }
                 }
             default:
                 break
@@ -79,7 +92,9 @@ extension SIPMessage {
         if case .request(let method, let uri) = startLine {
             // RFC 3261 §19.1.1: headers are not allowed in a Request-URI.
             guard uri.headers == nil else { throw .init(400, "Request-URI must not contain headers") }
-            guard cseq.method == method else { throw .init(400, "CSeq method \(cseq.method) does not match \(method)", header: "CSeq") }
+            guard cseq.method == method else {
+                throw .init(400, "CSeq method \(cseq.method) does not match \(method)", header: "CSeq")
+            }
         }
     }
 

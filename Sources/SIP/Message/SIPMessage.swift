@@ -145,7 +145,8 @@ public struct SIPMessage: Sendable, Equatable {
 
     /// True when `tag` is among the Supported or Require option tags.
     public func supports(_ tag: String) -> Bool {
-        supported.contains(where: { $0.caseInsensitiveCompare(tag) }) || require.contains(where: { $0.caseInsensitiveCompare(tag) })
+        supported.contains(where: { $0.caseInsensitiveCompare(tag) })
+            || require.contains(where: { $0.caseInsensitiveCompare(tag) })
     }
 
     // MARK: Serialisation

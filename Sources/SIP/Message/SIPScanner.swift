@@ -114,7 +114,11 @@ struct SIPScanner {
                     // host values may be bracketed IPv6 references ([2001:db8::1]).
                     while index < bytes.count {
                         let b = bytes[index]
-                        if SIPScanner.isTokenChar(b) || b == 0x3A || b == 0x5B || b == 0x5D { index += 1 } else { break }
+                        if SIPScanner.isTokenChar(b) || b == 0x3A || b == 0x5B || b == 0x5D {
+                            index += 1
+                        } else {
+                            break
+                        }
                     }
                     guard index > start else { throw .init(400, "empty value for parameter \(name)") }
                     value = String(decoding: bytes[start..<index], as: UTF8.self)
@@ -244,7 +248,9 @@ extension String {
     func caseInsensitiveCompare(_ other: String) -> Bool {
         let a = utf8, b = other.utf8
         guard a.count == b.count else { return false }
-        return zip(a, b).allSatisfy { x, y in x == y || (x | 0x20 == y | 0x20 && (x | 0x20) >= 0x61 && (x | 0x20) <= 0x7A) }
+        return zip(a, b).allSatisfy { x, y in
+            x == y || (x | 0x20 == y | 0x20 && (x | 0x20) >= 0x61 && (x | 0x20) <= 0x7A)
+        }
     }
 
     func trimmingSIPWhitespace() -> String {

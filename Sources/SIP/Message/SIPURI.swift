@@ -22,8 +22,10 @@ public struct SIPURI: Sendable, Equatable, CustomStringConvertible {
     /// For non-SIP schemes: everything after `scheme:`.
     public var opaque: String?
 
-    public init(scheme: String = "sip", user: String? = nil, host: String, port: Int? = nil,
-                parameters: [SIPParameter] = []) {
+    public init(
+        scheme: String = "sip", user: String? = nil, host: String, port: Int? = nil,
+        parameters: [SIPParameter] = []
+    ) {
         self.scheme = scheme
         self.user = user
         self.host = host
@@ -50,7 +52,9 @@ public struct SIPURI: Sendable, Equatable, CustomStringConvertible {
         }
         var lower = true
         for b in bytes[bytes.startIndex..<colon] {
-            guard isAlnum(b) || b == 0x2B || b == 0x2D || b == 0x2E else { throw .init(400, "bad URI scheme in \(text())") }
+            guard isAlnum(b) || b == 0x2B || b == 0x2D || b == 0x2E else {
+                throw .init(400, "bad URI scheme in \(text())")
+            }
             if b >= 0x41 && b <= 0x5A { lower = false }
         }
         for b in bytes where b <= 0x20 || b == 0x7F || b == 0x3C || b == 0x3E || b == 0x22 {
@@ -102,7 +106,9 @@ public struct SIPURI: Sendable, Equatable, CustomStringConvertible {
                 port = port * 10 + Int(bytes[i] - 0x30)
                 i += 1
             }
-            guard i > start, port <= 65535, !(i < end && isDigit(bytes[i])) else { throw .init(400, "bad port in \(text())") }
+            guard i > start, port <= 65535, !(i < end && isDigit(bytes[i])) else {
+                throw .init(400, "bad port in \(text())")
+            }
             uri.port = port
         }
         var paramEnd = end
@@ -119,8 +125,10 @@ public struct SIPURI: Sendable, Equatable, CustomStringConvertible {
                 let piece = bytes[pieceStart..<pieceEnd]
                 if let eq = piece.firstIndex(of: 0x3D) {
                     guard eq > piece.startIndex else { throw .init(400, "URI parameter without a name in \(text())") }
-                    uri.parameters.append(SIPParameter(String(decoding: piece[..<eq], as: UTF8.self),
-                                                       String(decoding: piece[(eq + 1)...], as: UTF8.self)))
+                    uri.parameters.append(
+                        SIPParameter(
+                            String(decoding: piece[..<eq], as: UTF8.self),
+                            String(decoding: piece[(eq + 1)...], as: UTF8.self)))
                 } else {
                     uri.parameters.append(SIPParameter(String(decoding: piece, as: UTF8.self)))
                 }

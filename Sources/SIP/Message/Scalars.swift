@@ -44,8 +44,9 @@ public struct RAck: Sendable, Equatable {
         let parts = text.split(whereSeparator: { $0 == " " || $0 == "\t" })
         // 1*DIGIT: UInt32("+1") would accept a sign.
         guard parts.count == 3, parts[0].utf8.allSatisfy(isDigit), parts[1].utf8.allSatisfy(isDigit),
-              let r = UInt32(parts[0]), let c = UInt32(parts[1]),
-              SIPScanner.isToken(String(parts[2])) else { throw .init(400, "malformed RAck") }
+            let r = UInt32(parts[0]), let c = UInt32(parts[1]),
+            SIPScanner.isToken(String(parts[2]))
+        else { throw .init(400, "malformed RAck") }
         return RAck(rseq: r, cseq: c, method: String(parts[2]))
     }
 
@@ -76,7 +77,9 @@ public struct Reason: Sendable, Equatable {
         guard s.atEnd else { throw .init(400, "unexpected text in Reason") }
         var cause: Int? = nil
         if let c = params[parameter: "cause"] {
-            guard let c, c.utf8.allSatisfy(isDigit), let n = Int(c), (0...65535).contains(n) else { throw .init(400, "bad Reason cause") }
+            guard let c, c.utf8.allSatisfy(isDigit), let n = Int(c), (0...65535).contains(n) else {
+                throw .init(400, "bad Reason cause")
+            }
             cause = n
         }
         var reasonText: String? = nil

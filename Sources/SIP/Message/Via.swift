@@ -78,7 +78,8 @@ public struct Via: Sendable, Equatable, CustomStringConvertible {
             let start = s.index
             while let b = s.peek, isDigit(b) { s.index += 1 }
             guard s.index > start, s.index - start <= 5,
-                  let p = Int(String(decoding: s.bytes[start..<s.index], as: UTF8.self)), p <= 65535 else {
+                let p = Int(String(decoding: s.bytes[start..<s.index], as: UTF8.self)), p <= 65535
+            else {
                 throw .init(400, "bad port in Via")
             }
             port = p

@@ -312,16 +312,20 @@ public struct RegistrationMachine: Sendable {
     }
 
     /// One authenticated retry per challenge; a stale nonce earns one more.
-    private mutating func authenticatedRetry(after sent: Pending, stale: Bool, now: Double)
+    private mutating func authenticatedRetry(
+        after sent: Pending, stale: Bool, now: Double
+    )
         -> [Action]?
     {
         if !sent.authenticated {
-            return send(kind: sent.kind, now: now, expires: sent.expires, authenticated: true,
-                        staleRetried: false)
+            return send(
+                kind: sent.kind, now: now, expires: sent.expires, authenticated: true,
+                staleRetried: false)
         }
         if stale && !sent.staleRetried {
-            return send(kind: sent.kind, now: now, expires: sent.expires, authenticated: true,
-                        staleRetried: true)
+            return send(
+                kind: sent.kind, now: now, expires: sent.expires, authenticated: true,
+                staleRetried: true)
         }
         return nil
     }
@@ -333,8 +337,9 @@ public struct RegistrationMachine: Sendable {
 
     private mutating func sendUnregister(now: Double) -> [Action] {
         stopRequested = false
-        return send(kind: .unregister, now: now, expires: 0, authenticated: false,
-                    staleRetried: false) + setState(.unregistering)
+        return send(
+            kind: .unregister, now: now, expires: 0, authenticated: false,
+            staleRetried: false) + setState(.unregistering)
     }
 
     private mutating func finishUnregister(now: Double) -> [Action] {
@@ -350,15 +355,17 @@ public struct RegistrationMachine: Sendable {
     }
 
     private mutating func sendRegister(now: Double, expires: Int, authenticated: Bool) -> [Action] {
-        send(kind: .register, now: now, expires: expires, authenticated: authenticated,
-             staleRetried: false)
+        send(
+            kind: .register, now: now, expires: expires, authenticated: authenticated,
+            staleRetried: false)
     }
 
     private mutating func send(
         kind: Kind, now: Double, expires: Int, authenticated: Bool, staleRetried: Bool
     ) -> [Action] {
-        pending = Pending(kind: kind, expires: expires, authenticated: authenticated,
-                          staleRetried: staleRetried, sentAt: now)
+        pending = Pending(
+            kind: kind, expires: expires, authenticated: authenticated,
+            staleRetried: staleRetried, sentAt: now)
         return [.sendRegister(expires: expires, authenticate: authenticated)]
     }
 

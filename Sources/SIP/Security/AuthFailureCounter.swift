@@ -45,7 +45,8 @@ public struct AuthFailureCounter: Sendable {
     private mutating func evict(now: Double) {
         entries = entries.filter { now - $0.value.windowStart < window }
         guard entries.count >= capacity else { return }
-        for (key, _) in entries.sorted(by: { $0.value.windowStart < $1.value.windowStart }).prefix(max(1, capacity / 4)) {
+        for (key, _) in entries.sorted(by: { $0.value.windowStart < $1.value.windowStart }).prefix(max(1, capacity / 4))
+        {
             entries[key] = nil
         }
     }

@@ -36,12 +36,17 @@ public struct SIPDefence: Sendable, Equatable {
     /// tap sees only what the defence lets through (`SIPUserAgent.wireTap`).
     public var tapUnfiltered = false
 
-    public static let knownScanners = ["friendly-scanner", "sipvicious", "sipcli", "sip-scan", "sipsak", "iwar",
-                                       "vaxsipuseragent", "sundayddr", "pplsip", "sipbruteforce"]
+    public static let knownScanners = [
+        "friendly-scanner", "sipvicious", "sipcli", "sip-scan", "sipsak", "iwar",
+        "vaxsipuseragent", "sundayddr", "pplsip", "sipbruteforce"
+    ]
 
-    public init(requestsPerSecond: Int = 50, trustedRequestsPerSecond: Int = 2000, banSeconds: Double = 60, answerUnknownSources: Bool = false,
-                scannerUserAgents: [String] = SIPDefence.knownScanners, maxServerTransactions: Int = 5000,
-                maxTrackedSources: Int = 65_536) {
+    public init(
+        requestsPerSecond: Int = 50, trustedRequestsPerSecond: Int = 2000, banSeconds: Double = 60,
+        answerUnknownSources: Bool = false,
+        scannerUserAgents: [String] = SIPDefence.knownScanners, maxServerTransactions: Int = 5000,
+        maxTrackedSources: Int = 65_536
+    ) {
         self.requestsPerSecond = requestsPerSecond
         self.trustedRequestsPerSecond = trustedRequestsPerSecond
         self.banSeconds = banSeconds
@@ -53,8 +58,9 @@ public struct SIPDefence: Sendable, Equatable {
 
     /// For test peers (the carrier simulator, `irisgw sip-endpoint`, benchmarks' callees):
     /// no rate limit and room for any load; scanners are still dropped.
-    public static let testPeer = SIPDefence(requestsPerSecond: 1_000_000, trustedRequestsPerSecond: 1_000_000,
-                                            maxServerTransactions: 1_000_000)
+    public static let testPeer = SIPDefence(
+        requestsPerSecond: 1_000_000, trustedRequestsPerSecond: 1_000_000,
+        maxServerTransactions: 1_000_000)
 
     /// True when `message` names a known scanner in User-Agent or in From's display name.
     func isScanner(_ message: SIPMessage) -> Bool {

@@ -32,7 +32,9 @@ public struct SourceGuard: Sendable {
     public let capacity: Int
     private var entries: [String: Entry] = [:]
 
-    public init(requestsPerSecond: Int, trustedRequestsPerSecond: Int? = nil, banSeconds: Double, capacity: Int = 65_536) {
+    public init(
+        requestsPerSecond: Int, trustedRequestsPerSecond: Int? = nil, banSeconds: Double, capacity: Int = 65_536
+    ) {
         self.requestsPerSecond = max(1, requestsPerSecond)
         self.trustedRequestsPerSecond = max(1, trustedRequestsPerSecond ?? requestsPerSecond)
         self.banSeconds = banSeconds
@@ -91,8 +93,9 @@ public struct SourceGuard: Sendable {
     /// and oldest first (one pass, so a flood of new sources costs O(1) per request on
     /// average, and cannot wash a ban out).
     private mutating func evict(now: Double) {
-        let refill = max(Self.burst(trustedRequestsPerSecond) / Double(trustedRequestsPerSecond),
-                         Self.burst(requestsPerSecond) / Double(requestsPerSecond))
+        let refill = max(
+            Self.burst(trustedRequestsPerSecond) / Double(trustedRequestsPerSecond),
+            Self.burst(requestsPerSecond) / Double(requestsPerSecond))
         entries = entries.filter { now < $0.value.bannedUntil || now - $0.value.updated < refill }
         guard entries.count >= capacity else { return }
         let oldest = entries.sorted { a, b in

@@ -42,11 +42,15 @@ public struct SIPTrace: Sendable, Equatable {
     }
 
     /// Adds a message (its raw text as sent or read).
-    public mutating func record(time: Double, direction: Direction, transport: String, local: String, remote: String, text: String) {
+    public mutating func record(
+        time: Double, direction: Direction, transport: String, local: String, remote: String, text: String
+    ) {
         let clean = Self.redact(text)
         let repeated = entries.contains { $0.direction == direction && $0.remote == remote && $0.text == clean }
-        entries.append(Entry(time: time, direction: direction, transport: transport, local: local, remote: remote,
-                             text: clean, retransmission: repeated))
+        entries.append(
+            Entry(
+                time: time, direction: direction, transport: transport, local: local, remote: remote,
+                text: clean, retransmission: repeated))
         bytes += clean.utf8.count
         while entries.count > maxEntries || (bytes > maxBytes && entries.count > 2) {
             let gone = entries.remove(at: entries.count / 2)
@@ -101,7 +105,9 @@ public struct SIPTrace: Sendable, Equatable {
 
     private static func trimmed(_ s: Substring) -> Substring {
         let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
-        guard let start = s.firstIndex(where: { !isSpace($0) }), let end = s.lastIndex(where: { !isSpace($0) }) else { return "" }
+        guard let start = s.firstIndex(where: { !isSpace($0) }), let end = s.lastIndex(where: { !isSpace($0) }) else {
+            return ""
+        }
         return s[start...end]
     }
 }

@@ -57,11 +57,15 @@ struct InviteClientTransaction: Equatable {
                 return stop + [.passResponse(retransmission: false)]
             case 200..<300:
                 state = .accepted
-                return [.cancel(.a), .cancel(.b), .passResponse(retransmission: false), .schedule(.m, after: timers.timeout)]
+                return [
+                    .cancel(.a), .cancel(.b), .passResponse(retransmission: false), .schedule(.m, after: timers.timeout)
+                ]
             default:
                 state = .completed
-                return [.cancel(.a), .cancel(.b), .sendACK, .passResponse(retransmission: false),
-                        .schedule(.d, after: timers.timerD(reliable: reliable))]
+                return [
+                    .cancel(.a), .cancel(.b), .sendACK, .passResponse(retransmission: false),
+                    .schedule(.d, after: timers.timerD(reliable: reliable))
+                ]
             }
         case (.calling, .transportError), (.proceeding, .transportError):
             return end([.cancel(.a), .cancel(.b), .transportError])

@@ -58,7 +58,10 @@ struct NonInviteClientTransaction: Equatable {
                 return [.passResponse(retransmission: false)]
             }
             state = .completed
-            return [.cancel(.e), .cancel(.f), .passResponse(retransmission: false), .schedule(.k, after: timers.lingerT4(reliable: reliable))]
+            return [
+                .cancel(.e), .cancel(.f), .passResponse(retransmission: false),
+                .schedule(.k, after: timers.lingerT4(reliable: reliable))
+            ]
         case (.completed, .timer(.k)):
             return end([])
         case (.completed, .transportError):

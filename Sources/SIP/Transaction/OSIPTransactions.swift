@@ -75,10 +75,12 @@ final class OSIPTransactions {
 
     /// One line per live transaction (osip state), for diagnostics.
     var liveSummary: [String] {
-        let names = ["ICT pre-calling", "ICT calling", "ICT proceeding", "ICT completed", "ICT terminated",
-                     "IST pre-proceeding", "IST proceeding", "IST completed", "IST confirmed", "IST terminated",
-                     "NICT pre-trying", "NICT trying", "NICT proceeding", "NICT completed", "NICT terminated",
-                     "NIST pre-trying", "NIST trying", "NIST proceeding", "NIST completed", "NIST terminated"]
+        let names = [
+            "ICT pre-calling", "ICT calling", "ICT proceeding", "ICT completed", "ICT terminated",
+            "IST pre-proceeding", "IST proceeding", "IST completed", "IST confirmed", "IST terminated",
+            "NICT pre-trying", "NICT trying", "NICT proceeding", "NICT completed", "NICT terminated",
+            "NIST pre-trying", "NIST trying", "NIST proceeding", "NIST completed", "NIST terminated"
+        ]
         return transactions.keys.sorted().map { id in
             let state = Int(transactions[id]!.pointee.state.rawValue)
             return "osip \(state < names.count ? names[state] : "state \(state)") (no branch)"
@@ -87,9 +89,11 @@ final class OSIPTransactions {
 
     /// Feeds one received, already validated branchless request into osip.
     func receive(_ message: SIPMessage, bytes: [UInt8], from peer: SIPPeer) {
-        guard let evt = bytes.withUnsafeBufferPointer({ buf in
-            buf.withMemoryRebound(to: CChar.self) { osip_parse($0.baseAddress, $0.count) }
-        }), let sip = evt.pointee.sip else {
+        guard
+            let evt = bytes.withUnsafeBufferPointer({ buf in
+                buf.withMemoryRebound(to: CChar.self) { osip_parse($0.baseAddress, $0.count) }
+            }), let sip = evt.pointee.sip
+        else {
             onUnparsable?(message, peer)
             return
         }
@@ -183,19 +187,25 @@ final class OSIPTransactions {
 
     // MARK: Callbacks from osip
 
-    fileprivate func sendCallback(_ tr: UnsafeMutablePointer<osip_transaction_t>, _ msg: UnsafeMutablePointer<osip_message_t>) -> Int32 {
-        guard let ctx = contexts[tr.pointee.transactionid], let bytes = outgoing[UnsafeMutableRawPointer(msg)] else { return -1 }
+    fileprivate func sendCallback(
+        _ tr: UnsafeMutablePointer<osip_transaction_t>, _ msg: UnsafeMutablePointer<osip_message_t>
+    ) -> Int32 {
+        guard let ctx = contexts[tr.pointee.transactionid], let bytes = outgoing[UnsafeMutableRawPointer(msg)] else {
+            return -1
+        }
         send?(bytes, ctx.peer)
         return 0
     }
 
-    fileprivate func messageCallback(_ type: Int32, _ tr: UnsafeMutablePointer<osip_transaction_t>, _ msg: UnsafeMutablePointer<osip_message_t>?) {
+    fileprivate func messageCallback(
+        _ type: Int32, _ tr: UnsafeMutablePointer<osip_transaction_t>, _ msg: UnsafeMutablePointer<osip_message_t>?
+    ) {
         let id = tr.pointee.transactionid
         guard let ctx = contexts[id] else { return }
         switch osip_message_callback_type_t(rawValue: UInt32(type)) {
         case OSIP_IST_INVITE_RECEIVED, OSIP_NIST_REGISTER_RECEIVED, OSIP_NIST_BYE_RECEIVED,
-             OSIP_NIST_OPTIONS_RECEIVED, OSIP_NIST_INFO_RECEIVED, OSIP_NIST_CANCEL_RECEIVED,
-             OSIP_NIST_NOTIFY_RECEIVED, OSIP_NIST_SUBSCRIBE_RECEIVED, OSIP_NIST_UNKNOWN_REQUEST_RECEIVED:
+            OSIP_NIST_OPTIONS_RECEIVED, OSIP_NIST_INFO_RECEIVED, OSIP_NIST_CANCEL_RECEIVED,
+            OSIP_NIST_NOTIFY_RECEIVED, OSIP_NIST_SUBSCRIBE_RECEIVED, OSIP_NIST_UNKNOWN_REQUEST_RECEIVED:
             if let msg, let m = incoming[UnsafeMutableRawPointer(msg)] {
                 let peer = ctx.peer
                 deferred.append { [unowned self] in self.onRequest?(m, id, peer) }
@@ -215,18 +225,23 @@ final class OSIPTransactions {
 
     fileprivate static func from(_ tr: UnsafeMutablePointer<osip_transaction_t>?) -> OSIPTransactions? {
         guard let config = tr?.pointee.config,
-              let ctx = osip_get_application_context(config.assumingMemoryBound(to: osip_t.self)) else { return nil }
+            let ctx = osip_get_application_context(config.assumingMemoryBound(to: osip_t.self))
+        else { return nil }
         return Unmanaged<OSIPTransactions>.fromOpaque(ctx).takeUnretainedValue()
     }
 }
 
-private func osipSendCallback(_ tr: UnsafeMutablePointer<osip_transaction_t>?, _ msg: UnsafeMutablePointer<osip_message_t>?,
-                              _ host: UnsafeMutablePointer<CChar>?, _ port: Int32, _ socket: Int32) -> Int32 {
+private func osipSendCallback(
+    _ tr: UnsafeMutablePointer<osip_transaction_t>?, _ msg: UnsafeMutablePointer<osip_message_t>?,
+    _ host: UnsafeMutablePointer<CChar>?, _ port: Int32, _ socket: Int32
+) -> Int32 {
     guard let tr, let msg, let layer = OSIPTransactions.from(tr) else { return -1 }
     return layer.sendCallback(tr, msg)
 }
 
-private func osipMessageCallback(_ type: Int32, _ tr: UnsafeMutablePointer<osip_transaction_t>?, _ msg: UnsafeMutablePointer<osip_message_t>?) {
+private func osipMessageCallback(
+    _ type: Int32, _ tr: UnsafeMutablePointer<osip_transaction_t>?, _ msg: UnsafeMutablePointer<osip_message_t>?
+) {
     guard let tr, let layer = OSIPTransactions.from(tr) else { return }
     layer.messageCallback(type, tr, msg)
 }
@@ -236,7 +251,8 @@ private func osipKillCallback(_ type: Int32, _ tr: UnsafeMutablePointer<osip_tra
     layer.killCallback(tr)
 }
 
-private func osipTransportErrorCallback(_ type: Int32, _ tr: UnsafeMutablePointer<osip_transaction_t>?, _ error: Int32) {
+private func osipTransportErrorCallback(_ type: Int32, _ tr: UnsafeMutablePointer<osip_transaction_t>?, _ error: Int32)
+{
     guard let tr, let layer = OSIPTransactions.from(tr) else { return }
     layer.transportErrorCallback(tr)
 }

@@ -120,7 +120,11 @@ final class TransactionLayer {
     func receive(_ message: SIPMessage, bytes: [UInt8], from peer: SIPPeer) {
         guard let key = Self.key(message) else {
             // Responses always carry our branch; a branchless one matches nothing of ours.
-            if message.isRequest { legacy.receive(message, bytes: bytes, from: peer) } else { _ = onUnmatched?(message, peer) }
+            if message.isRequest {
+                legacy.receive(message, bytes: bytes, from: peer)
+            } else {
+                _ = onUnmatched?(message, peer)
+            }
             return
         }
         if message.isRequest, message.method != "INVITE", message.method != "ACK" {
@@ -130,7 +134,9 @@ final class TransactionLayer {
         if let id = index[key], let entry = entries[id] {
             switch (entry.machine, message.isRequest) {
             case (.inviteServer, true):
-                run(entry, message.method == "ACK" ? .serverEvent(.ack) : .serverEvent(.retransmission), message: message)
+                run(
+                    entry, message.method == "ACK" ? .serverEvent(.ack) : .serverEvent(.retransmission),
+                    message: message)
             case (.inviteClient, false), (.nonInviteClient, false):
                 run(entry, .response(message), message: message)
             default:
@@ -141,8 +147,9 @@ final class TransactionLayer {
         // No transaction: a new INVITE, or something the layer above must judge (an ACK
         // after Accepted ended, a stray response).
         if onUnmatched?(message, peer) == true || !message.isRequest || message.method == "ACK" { return }
-        let entry = Entry(id: allocateID(), key: key, peer: peer,
-                          machine: .inviteServer(InviteServerTransaction(reliable: peer.transport.isReliable, timers: timers)))
+        let entry = Entry(
+            id: allocateID(), key: key, peer: peer,
+            machine: .inviteServer(InviteServerTransaction(reliable: peer.transport.isReliable, timers: timers)))
         entry.countsAsServer = true
         insert(entry)
         liveServerCount += 1
@@ -165,10 +172,13 @@ final class TransactionLayer {
 
     /// Starts a client transaction for `request` toward `peer`.
     @discardableResult
-    func start(_ request: SIPMessage, to peer: SIPPeer, handler: @escaping (ClientTransactionEvent) -> Void) -> ClientTransaction? {
+    func start(
+        _ request: SIPMessage, to peer: SIPPeer, handler: @escaping (ClientTransactionEvent) -> Void
+    ) -> ClientTransaction? {
         guard let branch = request.topVia?.branch else { return nil }
         let reliable = peer.transport.isReliable
-        let machine: Machine = request.method == "INVITE"
+        let machine: Machine =
+            request.method == "INVITE"
             ? .inviteClient(InviteClientTransaction(reliable: reliable, timers: timers))
             : .nonInviteClient(NonInviteClientTransaction(reliable: reliable, timers: timers))
         let entry = Entry(id: allocateID(), key: "c|" + branch + "|" + request.method, peer: peer, machine: machine)
@@ -184,7 +194,9 @@ final class TransactionLayer {
     func respond(_ response: SIPMessage, in transaction: ServerTransaction) {
         let bytes = response.serialize()
         if transaction.id < 0 {
-            if let to = nonInvite.respond(id: transaction.id, status: response.statusCode ?? 500, bytes: bytes, now: EventLoop.now()) {
+            if let to = nonInvite.respond(
+                id: transaction.id, status: response.statusCode ?? 500, bytes: bytes, now: EventLoop.now())
+            {
                 send?(bytes, to)
                 armNonInviteExpiry()
             }
@@ -210,7 +222,8 @@ final class TransactionLayer {
     /// they would wait for Timer B (32 s) before failing over.
     func failClientTransactions(toward peer: SIPPeer, failedAt: Double) {
         let failing = entries.values.filter { e in
-            e.handler != nil && e.machine.awaitsFinalResponse && e.started <= failedAt && e.peer.transport == peer.transport
+            e.handler != nil && e.machine.awaitsFinalResponse && e.started <= failedAt
+                && e.peer.transport == peer.transport
                 && e.peer.address == peer.address && (e.peer.connection == nil || e.peer.connection == peer.connection)
                 && (e.peer.tls == nil || peer.tls == nil || e.peer.tls == peer.tls)
         }

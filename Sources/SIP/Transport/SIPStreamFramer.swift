@@ -112,7 +112,9 @@ public struct SIPStreamFramer: StreamFramer, Sendable {
             guard name == "content-length" || name == "l" else { continue }
             let value = String(decoding: line[(colon + 1)...], as: UTF8.self).trimmingSIPWhitespace()
             // 1*DIGIT only: Int("+5") and Int("-0") would otherwise pass.
-            guard found == nil, !value.isEmpty, value.utf8.allSatisfy(isDigit), let n = Int(value) else { throw .badContentLength }
+            guard found == nil, !value.isEmpty, value.utf8.allSatisfy(isDigit), let n = Int(value) else {
+                throw .badContentLength
+            }
             found = n
         }
         guard let found else { throw .missingContentLength }

@@ -12,10 +12,13 @@ public typealias SIPTLSServerSettings = TLSServerSettings
 
 extension TLSClientSettings {
     /// SIP client settings: names checked by RFC 5922 (`.sip`), wildcards only when allowed.
-    public init(caFile: String? = nil, certificateFile: String? = nil, keyFile: String? = nil,
-                allowWildcardCertificates: Bool = false) {
-        self.init(caFile: caFile, certificateFile: certificateFile, keyFile: keyFile,
-                  names: .sip(allowWildcards: allowWildcardCertificates))
+    public init(
+        caFile: String? = nil, certificateFile: String? = nil, keyFile: String? = nil,
+        allowWildcardCertificates: Bool = false
+    ) {
+        self.init(
+            caFile: caFile, certificateFile: certificateFile, keyFile: keyFile,
+            names: .sip(allowWildcards: allowWildcardCertificates))
     }
 
     /// Accept a wildcard dNSName (`*.example.net`) as RFC 6125 §6.4.3 allows it. RFC 5922

@@ -27,9 +27,11 @@ public struct SIPTransportLimits: Sendable, Equatable {
     /// broken and is closed (RFC 5626 §4.4.1 says 10). Default 10.
     public var keepaliveTimeout: Double
 
-    public init(maxConnections: Int = 1024, maxConnectionsPerSource: Int = 32, idleTimeout: Double = 120,
-                messageTimeout: Double = 10, maxQueuedBytes: Int = 262_144, acceptBackoff: Double = 0.1,
-                keepaliveInterval: Double = 0, keepaliveTimeout: Double = 10) {
+    public init(
+        maxConnections: Int = 1024, maxConnectionsPerSource: Int = 32, idleTimeout: Double = 120,
+        messageTimeout: Double = 10, maxQueuedBytes: Int = 262_144, acceptBackoff: Double = 0.1,
+        keepaliveInterval: Double = 0, keepaliveTimeout: Double = 10
+    ) {
         self.keepaliveInterval = keepaliveInterval
         self.keepaliveTimeout = keepaliveTimeout
         self.maxConnections = maxConnections

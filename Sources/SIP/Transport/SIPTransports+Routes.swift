@@ -1,5 +1,5 @@
-import Glibc
 import CLinux
+import Glibc
 
 // Which local address the kernel uses toward a peer: connect(2) on a UDP socket picks a
 // route and a source address without sending anything. A wildcard listener cannot name
@@ -35,7 +35,9 @@ extension SIPTransports {
         if udpSockets.count == 1 { return udpSockets[0] }
         let family = udpSockets.filter { $0.local.isIPv6 == peer.isIPv6 }
         guard family.count > 1 else { return family.first ?? udpSockets.first }
-        if let source = routeSource(toward: peer), let bound = family.first(where: { $0.local.host == source }) { return bound }
+        if let source = routeSource(toward: peer), let bound = family.first(where: { $0.local.host == source }) {
+            return bound
+        }
         return family.first { SocketAddress.isWildcard($0.local.host) } ?? family[0]
     }
 }

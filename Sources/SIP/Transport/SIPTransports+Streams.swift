@@ -41,14 +41,17 @@ extension SIPTransports {
     func listenTCP(_ address: SocketAddress) throws -> SocketAddress { try listenStream(address) }
 
     func sendStream(_ bytes: [UInt8], to peer: SIPPeer) -> Bool {
-        var conn = peer.connection.flatMap { connections[$0] } ?? connectionByPeer[key(for: peer)].flatMap { connections[$0] }
+        var conn =
+            peer.connection.flatMap { connections[$0] } ?? connectionByPeer[key(for: peer)].flatMap { connections[$0] }
         if conn == nil { conn = connect(to: peer) }
         guard let conn else { return false }
         conn.carried = true
         guard conn.stream.send(bytes) else { return false }
         if let onWire, bytes.count > 2 {  // a CRLF keep-alive pong is not a message
-            onWire(SIPWireMessage(time: SIPWireMessage.now(), direction: .sent, transport: conn.transport, local: conn.stream.local,
-                                  remote: conn.stream.peer, bytes: bytes))
+            onWire(
+                SIPWireMessage(
+                    time: SIPWireMessage.now(), direction: .sent, transport: conn.transport, local: conn.stream.local,
+                    remote: conn.stream.peer, bytes: bytes))
         }
         return true
     }
@@ -83,10 +86,11 @@ extension SIPTransports {
     /// The layer's settings for a SIP connection: one `messageTimeout` for the handshake, the
     /// first message of a peer's connection and every message; keep-alives on ours.
     private func settings(inbound: Bool) -> StreamConnectionSettings {
-        StreamConnectionSettings(idleTimeout: limits.idleTimeout, handshakeTimeout: limits.messageTimeout,
-                                 firstFrameTimeout: inbound ? limits.messageTimeout : nil, frameTimeout: limits.messageTimeout,
-                                 keepaliveInterval: inbound || limits.keepaliveInterval <= 0 ? nil : limits.keepaliveInterval,
-                                 keepaliveTimeout: limits.keepaliveTimeout, maxQueuedBytes: limits.maxQueuedBytes)
+        StreamConnectionSettings(
+            idleTimeout: limits.idleTimeout, handshakeTimeout: limits.messageTimeout,
+            firstFrameTimeout: inbound ? limits.messageTimeout : nil, frameTimeout: limits.messageTimeout,
+            keepaliveInterval: inbound || limits.keepaliveInterval <= 0 ? nil : limits.keepaliveInterval,
+            keepaliveTimeout: limits.keepaliveTimeout, maxQueuedBytes: limits.maxQueuedBytes)
     }
 
     private func accepted(_ fd: Int32, peer: SocketAddress, transport: SIPTransportProtocol) {
@@ -98,8 +102,9 @@ extension SIPTransports {
             }
             tls = stream
         }
-        let stream = StreamConnection(accepted: fd, peer: peer, loop: loop, framer: SIPStreamFramer(), security: tls,
-                                      settings: settings(inbound: true), caps: caps)
+        let stream = StreamConnection(
+            accepted: fd, peer: peer, loop: loop, framer: SIPStreamFramer(), security: tls,
+            settings: settings(inbound: true), caps: caps)
         adopt(stream, key: StreamKey(transport: transport, address: peer))
     }
 
@@ -120,8 +125,9 @@ extension SIPTransports {
         }
         let stream: SIPStream
         do {
-            stream = try StreamConnection.connect(to: peer.address, loop: loop, framer: SIPStreamFramer(), security: tls,
-                                                  settings: settings(inbound: false), caps: caps)
+            stream = try StreamConnection.connect(
+                to: peer.address, loop: loop, framer: SIPStreamFramer(), security: tls,
+                settings: settings(inbound: false), caps: caps)
         } catch {
             if case .refused = error {
                 refuse(.tooManyConnections)
@@ -168,7 +174,9 @@ extension SIPTransports {
         guard let failure else { return }
         let (why, refusal) = classify(failure)
         if let refusal { refuse(refusal) }
-        if case .framing(let error) = failure, let error = error as? SIPStreamFramer.FramingError { onStreamError?(conn.sipPeer, error) }
+        if case .framing(let error) = failure, let error = error as? SIPStreamFramer.FramingError {
+            onStreamError?(conn.sipPeer, error)
+        }
         report(conn.sipPeer, outbound: !conn.stream.inbound, why, carried: conn.carried)
     }
 
@@ -198,8 +206,9 @@ extension SIPTransports {
     }
 
     private func report(_ peer: SIPPeer, outbound: Bool, _ failure: SIPConnectionFailure, carried: Bool = true) {
-        let report = SIPConnectionFailureReport(peer: peer, outbound: outbound, failure: failure, at: SIPEventLoop.now(),
-                                                carried: carried)
+        let report = SIPConnectionFailureReport(
+            peer: peer, outbound: outbound, failure: failure, at: SIPEventLoop.now(),
+            carried: carried)
         loop.schedule(after: 0) { [weak self] in self?.onConnectionFailure?(report) }
     }
 

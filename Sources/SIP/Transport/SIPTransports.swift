@@ -1,5 +1,5 @@
-import Glibc
 import CLinux
+import Glibc
 
 /// The transport protocols irisgw speaks. TLS is TCP's framing over a TLS session: one stream
 /// transport serves both (SIPStreamConnections.swift).
@@ -24,7 +24,9 @@ public struct SIPPeer: Hashable, Sendable, CustomStringConvertible {
     /// transports, and for TLS peers that take the agent's default (`tlsTarget`).
     public var tls: SIPTLSTarget?
 
-    public init(transport: SIPTransportProtocol, address: SocketAddress, connection: Int32? = nil, tls: SIPTLSTarget? = nil) {
+    public init(
+        transport: SIPTransportProtocol, address: SocketAddress, connection: Int32? = nil, tls: SIPTLSTarget? = nil
+    ) {
         self.transport = transport
         self.address = address
         self.connection = connection
@@ -79,8 +81,9 @@ final class SIPTransports {
     var routeSources: [String: String] = [:]
     /// Stream connections in all (`limits.maxConnections`, or half the file-descriptor limit
     /// when that is lower) and per source IP, both directions.
-    lazy var caps = StreamConnectionCaps(maxConnections: StreamConnectionCaps.cap(limits.maxConnections),
-                                         maxPerSource: limits.maxConnectionsPerSource)
+    lazy var caps = StreamConnectionCaps(
+        maxConnections: StreamConnectionCaps.cap(limits.maxConnections),
+        maxPerSource: limits.maxConnectionsPerSource)
 
     /// What a stream connection is reused for: the transport, the address and, for TLS we
     /// opened, the name and trust it was checked with.
@@ -109,7 +112,9 @@ final class SIPTransports {
         }
 
         /// The peer as messages from this connection name it.
-        var sipPeer: SIPPeer { SIPPeer(transport: transport, address: stream.peer, connection: stream.fd, tls: key.tls) }
+        var sipPeer: SIPPeer {
+            SIPPeer(transport: transport, address: stream.peer, connection: stream.fd, tls: key.tls)
+        }
     }
 
     init(loop: SIPEventLoop, limits: SIPTransportLimits = SIPTransportLimits()) {
@@ -142,7 +147,8 @@ final class SIPTransports {
             loop.unregister(fd: udpSockets[i].fd)
             udpSockets.remove(at: i)
         case .tcp, .tls:
-            guard let i = tcpListeners.firstIndex(where: { $0.listener.local == address && $0.transport == transport }) else { return }
+            guard let i = tcpListeners.firstIndex(where: { $0.listener.local == address && $0.transport == transport })
+            else { return }
             tcpListeners[i].listener.close()
             tcpListeners.remove(at: i)
         }
@@ -164,11 +170,15 @@ final class SIPTransports {
         if let sendOverride { return sendOverride(bytes, peer) }
         switch peer.transport {
         case .udp:
-            guard let socket = udpSocket(toward: peer.address), let to = RawSocketAddress(peer.address) else { return false }
+            guard let socket = udpSocket(toward: peer.address), let to = RawSocketAddress(peer.address) else {
+                return false
+            }
             let sent = bytes.withUnsafeBytes { socket.send($0, to: to) }
             if sent, let onWire {
-                onWire(SIPWireMessage(time: SIPWireMessage.now(), direction: .sent, transport: .udp, local: socket.local,
-                                      remote: peer.address, bytes: bytes))
+                onWire(
+                    SIPWireMessage(
+                        time: SIPWireMessage.now(), direction: .sent, transport: .udp, local: socket.local,
+                        remote: peer.address, bytes: bytes))
             }
             return sent
         case .tcp, .tls:

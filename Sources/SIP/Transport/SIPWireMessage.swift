@@ -16,8 +16,10 @@ public struct SIPWireMessage: Sendable {
     /// The message as framed: one datagram, or one message of a stream.
     public var bytes: [UInt8]
 
-    public init(time: Double, direction: Direction, transport: SIPTransportProtocol, local: SocketAddress,
-                remote: SocketAddress, bytes: [UInt8]) {
+    public init(
+        time: Double, direction: Direction, transport: SIPTransportProtocol, local: SocketAddress,
+        remote: SocketAddress, bytes: [UInt8]
+    ) {
         self.time = time
         self.direction = direction
         self.transport = transport

@@ -4,7 +4,8 @@ import SDP
 /// (or an offer of its own), answers hold with the mirrored direction, optionally hangs up.
 /// It is what `irisgw sip-endpoint` runs for conformance scenarios and the call-rate bench;
 /// it sends no media.
-public final class AnsweringEndpoint: SIPUserAgentDelegate, SIPCallDelegate, @unchecked Sendable {  // confined to its agent's loop (made and read there)
+// confined to its agent's loop (made and read there)
+public final class AnsweringEndpoint: SIPUserAgentDelegate, SIPCallDelegate, @unchecked Sendable {
     public struct Behaviour: Sendable {
         /// Send 180 (or a reliable 180 when the caller requires 100rel) before answering. Default true.
         public var ring = true
@@ -76,7 +77,9 @@ public final class AnsweringEndpoint: SIPUserAgentDelegate, SIPCallDelegate, @un
         }
     }
 
-    public func call(_ call: SIPCall, answerFor offer: SessionDescription?, in request: SIPMessage) -> SessionDescription? {
+    public func call(
+        _ call: SIPCall, answerFor offer: SessionDescription?, in request: SIPMessage
+    ) -> SessionDescription? {
         guard let offer else { return call.localSDP.map { $0.redirected(.sendrecv) } ?? makeOffer() }
         return makeAnswer(to: offer)
     }
@@ -91,22 +94,36 @@ public final class AnsweringEndpoint: SIPUserAgentDelegate, SIPCallDelegate, @un
     public func makeAnswer(to offer: SessionDescription) -> SessionDescription? {
         guard let index = offer.media.firstIndex(where: { $0.media == "audio" && $0.port != 0 }) else { return nil }
         let media = offer.media[index]
-        guard let codec = media.rtpMaps.first(where: { m in behaviour.codecs.contains(where: { $0.caseInsensitiveCompare(m.encodingName) }) }) else {
+        guard
+            let codec = media.rtpMaps.first(where: { m in
+                behaviour.codecs.contains(where: { $0.caseInsensitiveCompare(m.encodingName) })
+            })
+        else {
             return nil
         }
-        let te = media.rtpMaps.first(where: { $0.encodingName.lowercased() == "telephone-event" && $0.clockRate == 8000 })
+        let te = media.rtpMaps.first(where: {
+            $0.encodingName.lowercased() == "telephone-event" && $0.clockRate == 8000
+        })
         let direction = offer.direction(ofMedia: index).answer
-        return session(MediaDescription.audio(port: behaviour.mediaPort, codecs: [codec], telephoneEvent: te, ptime: 20, direction: direction))
+        return session(
+            MediaDescription.audio(
+                port: behaviour.mediaPort, codecs: [codec], telephoneEvent: te, ptime: 20, direction: direction))
     }
 
     /// Our offer when the INVITE had none (delayed offer, RFC 3261 §13.2.1).
     public func makeOffer() -> SessionDescription {
-        let codecs = behaviour.codecs.compactMap { name in [RTPMap.pcmu, .pcma, .g722].first(where: { $0.encodingName == name }) }
-        return session(MediaDescription.audio(port: behaviour.mediaPort, codecs: codecs, telephoneEvent: .telephoneEvent(), ptime: 20))
+        let codecs = behaviour.codecs.compactMap { name in
+            [RTPMap.pcmu, .pcma, .g722].first(where: { $0.encodingName == name })
+        }
+        return session(
+            MediaDescription.audio(
+                port: behaviour.mediaPort, codecs: codecs, telephoneEvent: .telephoneEvent(), ptime: 20))
     }
 
     private func session(_ media: MediaDescription) -> SessionDescription {
-        .single(media, host: ua.localAddresses.first?.address.host ?? "127.0.0.1", sessionID: String(UInt32.random(in: 1...UInt32.max)),
-                version: 1)
+        .single(
+            media, host: ua.localAddresses.first?.address.host ?? "127.0.0.1",
+            sessionID: String(UInt32.random(in: 1...UInt32.max)),
+            version: 1)
     }
 }

@@ -14,8 +14,10 @@ public final class RegistrationClient {
         public var credentials: DigestCredentials?
         public var machine: RegistrationMachine.Configuration
 
-        public init(registrar: SIPURI, peer: SIPPeer, addressOfRecord: NameAddress, credentials: DigestCredentials? = nil,
-                    machine: RegistrationMachine.Configuration = .init()) {
+        public init(
+            registrar: SIPURI, peer: SIPPeer, addressOfRecord: NameAddress, credentials: DigestCredentials? = nil,
+            machine: RegistrationMachine.Configuration = .init()
+        ) {
             self.registrar = registrar
             self.peer = peer
             self.addressOfRecord = addressOfRecord
@@ -84,7 +86,9 @@ public final class RegistrationClient {
         m.addHeader(.contact, NameAddress(uri: ua.contactURI(toward: configuration.peer)).serialize())
         m.addHeader(.expires, String(expires))
         if authenticate, let creds = configuration.credentials,
-           let auth = try? digest.authorization(for: challenges, method: "REGISTER", uri: configuration.registrar.serialize(), credentials: creds) {
+            let auth = try? digest.authorization(
+                for: challenges, method: "REGISTER", uri: configuration.registrar.serialize(), credentials: creds)
+        {
             m.addHeader(lastChallengeWasProxy ? .proxyAuthorization : .authorization, auth.serialize())
         }
         ua.send(m, to: configuration.peer) { [weak self] event in self?.handle(event) }
@@ -112,8 +116,11 @@ public final class RegistrationClient {
                     return
                 }
             }
-            apply(machine.handle(.response(now: now, status: status, grantedExpires: grantedExpires(r),
-                                           minExpires: r[.minExpires].flatMap { Int($0) }, retryAfter: r.retryAfter, stale: stale)))
+            apply(
+                machine.handle(
+                    .response(
+                        now: now, status: status, grantedExpires: grantedExpires(r),
+                        minExpires: r[.minExpires].flatMap { Int($0) }, retryAfter: r.retryAfter, stale: stale)))
         }
     }
 
@@ -193,7 +200,9 @@ extension SIPUserAgent {
     }
 
     /// An OPTIONS keepalive toward `peer`; call `start()` on it (on the loop).
-    public func keepalive(target: SIPURI, peer: SIPPeer, configuration: OptionsKeepalive.Configuration = .init()) -> KeepaliveClient {
+    public func keepalive(
+        target: SIPURI, peer: SIPPeer, configuration: OptionsKeepalive.Configuration = .init()
+    ) -> KeepaliveClient {
         KeepaliveClient(ua: self, target: target, peer: peer, configuration: configuration)
     }
 }

@@ -85,7 +85,9 @@ extension SIPCall {
     /// a host name comes from the DNS cache; while the cache has no answer yet the call keeps
     /// the peer it has (a request never waits for DNS).
     func resolve(_ hop: Machine.Hop) -> SIPPeer {
-        guard case .uri(let uri) = hop, var p = ua.peerWithoutWaiting(for: uri, defaultTransport: peer.transport) else { return peer }
+        guard case .uri(let uri) = hop, var p = ua.peerWithoutWaiting(for: uri, defaultTransport: peer.transport) else {
+            return peer
+        }
         if p.address == peer.address && p.transport == peer.transport {
             p.connection = peer.connection
             p.tls = peer.tls
@@ -93,7 +95,9 @@ extension SIPCall {
             // Another TLS hop of this dialog: checked with the trunk's trust, against the
             // hop's host name (RFC 5922 §4); an address (an SBC's Contact) keeps the name
             // the dialog's server proved, since it came over that authenticated connection.
-            p.tls = SIPDestination.isNumeric(uri.host) ? callTLS : SIPTLSTarget(serverName: uri.host, client: callTLS.client)
+            p.tls =
+                SIPDestination.isNumeric(uri.host)
+                ? callTLS : SIPTLSTarget(serverName: uri.host, client: callTLS.client)
         }
         return p
     }

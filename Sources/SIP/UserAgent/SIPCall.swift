@@ -51,7 +51,9 @@ extension SIPCallDelegate {
     public func call(_ call: SIPCall, didReceiveProvisional response: SIPMessage) {}
     public func call(_ call: SIPCall, didReceiveTrying response: SIPMessage) {}
     public func call(_ call: SIPCall, didConnect message: SIPMessage) {}
-    public func call(_ call: SIPCall, answerFor offer: SessionDescription?, in request: SIPMessage) -> SessionDescription? { call.localSDP }
+    public func call(
+        _ call: SIPCall, answerFor offer: SessionDescription?, in request: SIPMessage
+    ) -> SessionDescription? { call.localSDP }
     public func call(_ call: SIPCall, didReceiveAnswer answer: SessionDescription, in message: SIPMessage) {}
     public func call(_ call: SIPCall, didReceiveRequest request: SIPMessage) {}
     public func call(_ call: SIPCall, didCompleteOffer status: Int) {}
@@ -118,14 +120,17 @@ public final class SIPCall: @unchecked Sendable {  // confined to its agent's lo
     /// The 2xx we retransmit until its ACK, if any.
     var retransmitting: SIPMessage? { machine.unacknowledgedResponse }
 
-    init(outgoing invite: SIPMessage, sdp: SessionDescription?, credentials: DigestCredentials?, peer: SIPPeer,
-         policy: SIPCallPolicy, ua: SIPUserAgent) {
+    init(
+        outgoing invite: SIPMessage, sdp: SessionDescription?, credentials: DigestCredentials?, peer: SIPPeer,
+        policy: SIPCallPolicy, ua: SIPUserAgent
+    ) {
         self.isIncoming = false
         self.callID = invite.callID ?? ""
         self.peer = peer
         self.ua = ua
-        machine = InviteSessionMachine(outgoing: invite, sdp: sdp, credentials: credentials,
-                                       configuration: Self.configuration(ua, policy, peer, secure: invite.requestURI?.scheme == "sips"))
+        machine = InviteSessionMachine(
+            outgoing: invite, sdp: sdp, credentials: credentials,
+            configuration: Self.configuration(ua, policy, peer, secure: invite.requestURI?.scheme == "sips"))
     }
 
     init(incoming invite: SIPMessage, transaction: ServerTransaction, ua: SIPUserAgent) {
@@ -133,16 +138,21 @@ public final class SIPCall: @unchecked Sendable {  // confined to its agent's lo
         self.callID = invite.callID ?? ""
         self.peer = transaction.peer
         self.ua = ua
-        machine = InviteSessionMachine(incoming: invite, transaction: transaction, localTag: SIPIdentifiers.tag(),
-                                       firstRSeq: UInt32.random(in: 1...1000), localSequence: UInt32.random(in: 1...10_000),
-                                       configuration: Self.configuration(ua, ua.configuration.callPolicy, transaction.peer,
-                                                                         secure: invite.requestURI?.scheme == "sips"))
+        machine = InviteSessionMachine(
+            incoming: invite, transaction: transaction, localTag: SIPIdentifiers.tag(),
+            firstRSeq: UInt32.random(in: 1...1000), localSequence: UInt32.random(in: 1...10_000),
+            configuration: Self.configuration(
+                ua, ua.configuration.callPolicy, transaction.peer,
+                secure: invite.requestURI?.scheme == "sips"))
     }
 
-    private static func configuration(_ ua: SIPUserAgent, _ policy: SIPCallPolicy, _ peer: SIPPeer,
-                                      secure: Bool) -> InviteSessionMachine.Configuration {
-        InviteSessionMachine.Configuration(policy: policy, contact: ua.contactURI(toward: peer, secure: secure),
-                                           serverHeader: ua.configuration.userAgent, t1: ua.configuration.t1)
+    private static func configuration(
+        _ ua: SIPUserAgent, _ policy: SIPCallPolicy, _ peer: SIPPeer,
+        secure: Bool
+    ) -> InviteSessionMachine.Configuration {
+        InviteSessionMachine.Configuration(
+            policy: policy, contact: ua.contactURI(toward: peer, secure: secure),
+            serverHeader: ua.configuration.userAgent, t1: ua.configuration.t1)
     }
 
     // MARK: Commands
@@ -211,7 +221,9 @@ public final class SIPCall: @unchecked Sendable {  // confined to its agent's lo
         return true
     }
 
-    private func offer(_ method: InviteSessionMachine.OfferMethod, sdp: SessionDescription, headers: [SIPHeader]) -> Bool {
+    private func offer(
+        _ method: InviteSessionMachine.OfferMethod, sdp: SessionDescription, headers: [SIPHeader]
+    ) -> Bool {
         guard machine.canSendOffer else { return false }
         run(.sendOffer(method, sdp: sdp, headers: headers))
         // Called back from a delegate, the offer is queued; otherwise it went (or failed).

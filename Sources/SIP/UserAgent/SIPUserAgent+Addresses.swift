@@ -20,7 +20,8 @@ public struct SIPAdvertisedAddress: Sendable, Hashable, CustomStringConvertible 
         // A bare IPv6 address (two colons or more) has no port.
         let text = !text.hasPrefix("[") && text.utf8.filter({ $0 == 0x3A }).count > 1 ? "[\(text)]" : text
         guard let a = SocketAddress.parse(text, defaultPort: -1), !a.host.isEmpty,
-              a.port == -1 || (1...65535).contains(a.port) else { return nil }
+            a.port == -1 || (1...65535).contains(a.port)
+        else { return nil }
         // Brackets hold an IPv6 address and nothing else; a name has no colon.
         if text.hasPrefix("[") != a.isIPv6 || (a.isIPv6 && !SocketAddress.isNumericHost(a.host)) { return nil }
         let host = a.host.lowercased()
@@ -62,9 +63,13 @@ extension SIPUserAgent {
     /// gets a sips: Contact).
     public func contactURI(toward peer: SIPPeer, secure: Bool = false) -> SIPURI {
         let local = localAddress(toward: peer)
-        if secure && peer.transport == .tls { return SIPURI(scheme: "sips", user: configuration.contactUser, host: local.host, port: local.port) }
+        if secure && peer.transport == .tls {
+            return SIPURI(scheme: "sips", user: configuration.contactUser, host: local.host, port: local.port)
+        }
         var uri = SIPURI(user: configuration.contactUser, host: local.host, port: local.port)
-        if peer.transport.isStream { uri.parameters.append(SIPParameter("transport", peer.transport.rawValue.lowercased())) }
+        if peer.transport.isStream {
+            uri.parameters.append(SIPParameter("transport", peer.transport.rawValue.lowercased()))
+        }
         return uri
     }
 
@@ -75,9 +80,12 @@ extension SIPUserAgent {
         let sameTransport = localAddresses.filter { $0.transport == peer.transport }.map(\.address)
         let candidates = sameTransport.filter { $0.isIPv6 == peer.address.isIPv6 }
         guard candidates.count > 1 else {
-            return candidates.first ?? sameTransport.first ?? localAddresses.first?.address ?? SocketAddress(host: "127.0.0.1", port: 5060)
+            return candidates.first ?? sameTransport.first ?? localAddresses.first?.address
+                ?? SocketAddress(host: "127.0.0.1", port: 5060)
         }
-        if let source = transports.routeSource(toward: peer.address), let bound = candidates.first(where: { $0.host == source }) {
+        if let source = transports.routeSource(toward: peer.address),
+            let bound = candidates.first(where: { $0.host == source })
+        {
             return bound
         }
         return candidates.first { SocketAddress.isWildcard($0.host) } ?? candidates[0]

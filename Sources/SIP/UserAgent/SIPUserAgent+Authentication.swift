@@ -13,10 +13,13 @@ public struct InboundDigestPolicy: Sendable {
     public var algorithms: @Sendable (SocketAddress) -> [DigestAlgorithm]
     /// The password of `username` and the algorithms it may answer with, when that user may
     /// call from `source`; nil for an unknown user (a failure like a wrong password).
-    public var credentials: @Sendable (_ username: String, _ source: SocketAddress) -> (password: String, algorithms: [DigestAlgorithm])?
+    public var credentials:
+        @Sendable (_ username: String, _ source: SocketAddress) -> (password: String, algorithms: [DigestAlgorithm])?
 
-    public init(realm: String, algorithms: @escaping @Sendable (SocketAddress) -> [DigestAlgorithm],
-                credentials: @escaping @Sendable (String, SocketAddress) -> (password: String, algorithms: [DigestAlgorithm])?) {
+    public init(
+        realm: String, algorithms: @escaping @Sendable (SocketAddress) -> [DigestAlgorithm],
+        credentials: @escaping @Sendable (String, SocketAddress) -> (password: String, algorithms: [DigestAlgorithm])?
+    ) {
         self.realm = realm
         self.algorithms = algorithms
         self.credentials = credentials
@@ -25,8 +28,9 @@ public struct InboundDigestPolicy: Sendable {
     /// The fixed configuration's: every source, the same users.
     init(_ fixed: SIPUserAgentConfiguration.InboundAuthentication) {
         let algorithms = fixed.algorithms, users = fixed.users
-        self.init(realm: fixed.realm, algorithms: { _ in algorithms },
-                  credentials: { user, _ in users[user].map { ($0, DigestAlgorithm.allCases) } })
+        self.init(
+            realm: fixed.realm, algorithms: { _ in algorithms },
+            credentials: { user, _ in users[user].map { ($0, DigestAlgorithm.allCases) } })
     }
 }
 
@@ -56,7 +60,8 @@ extension SIPUserAgent {
         guard !offered.isEmpty else { return .notRequired }
         var stale = false, failed = false
         for auth in m.digestAuthorizations where auth.realm == policy.realm {
-            guard let (password, allowed) = policy.credentials(auth.username, source), allowed.contains(auth.algorithm) else {
+            guard let (password, allowed) = policy.credentials(auth.username, source), allowed.contains(auth.algorithm)
+            else {
                 failed = true
                 continue
             }
@@ -66,7 +71,9 @@ extension SIPUserAgent {
             case .invalid: failed = true
             }
         }
-        let challenges = offered.map { SIPHeader(.wwwAuthenticate, server.challenge(now: now, stale: stale && !failed, algorithm: $0).serialize()) }
+        let challenges = offered.map {
+            SIPHeader(.wwwAuthenticate, server.challenge(now: now, stale: stale && !failed, algorithm: $0).serialize())
+        }
         return .challenge(challenges, failed: failed)
     }
 
@@ -123,7 +130,9 @@ extension SIPUserAgent {
         guard case .challenge(let challenges, _) = check else {
             // Authenticated: the bound on server transactions holds as for any request (an
             // untrusted source gets no 503).
-            if transactions.serverCount >= configuration.defence.maxServerTransactions, !transactions.hasTransaction(for: request) {
+            if transactions.serverCount >= configuration.defence.maxServerTransactions,
+                !transactions.hasTransaction(for: request)
+            {
                 refuse(.transactionsFull)
                 return false
             }

@@ -6,9 +6,11 @@ extension SIPUserAgent {
     /// delegate hears the responses. `credentials` answer one 401/407 challenge (and one on BYE).
     /// `policy` overrides the agent's PRACK and session-timer policy for this call; whether
     /// Replaces is handled stays the agent's (`handlesReplaces`).
-    public func invite(requestURI: SIPURI, from: NameAddress, to: NameAddress, peer: SIPPeer,
-                       sdp: SessionDescription?, headers: [SIPHeader] = [], credentials: DigestCredentials? = nil,
-                       policy: SIPCallPolicy? = nil, delegate: SIPCallDelegate?) -> SIPCall {
+    public func invite(
+        requestURI: SIPURI, from: NameAddress, to: NameAddress, peer: SIPPeer,
+        sdp: SessionDescription?, headers: [SIPHeader] = [], credentials: DigestCredentials? = nil,
+        policy: SIPCallPolicy? = nil, delegate: SIPCallDelegate?
+    ) -> SIPCall {
         loop.assertInLoop()
         var policy = policy ?? configuration.callPolicy
         policy.replaces = configuration.handlesReplaces
@@ -22,7 +24,8 @@ extension SIPUserAgent {
         m.addHeader(.to, t.serialize())
         m.addHeader(.callID, SIPIdentifiers.callID(host: localAddress(toward: peer).host))
         m.addHeader(.cseq, CSeq(1, "INVITE").serialize())
-        m.addHeader(.contact, NameAddress(uri: contactURI(toward: peer, secure: requestURI.scheme == "sips")).serialize())
+        m.addHeader(
+            .contact, NameAddress(uri: contactURI(toward: peer, secure: requestURI.scheme == "sips")).serialize())
         m.addHeader(.allow, SIPUserAgentConfiguration.allowedMethods.joined(separator: ", "))
         m.addHeader(.supported, policy.supportedOptionTags.joined(separator: ", "))
         m.headers.append(contentsOf: headers)

@@ -37,10 +37,12 @@ extension SIPUserAgent {
             return false
         }
         if request.method != "ACK", transactions.serverCount >= defence.maxServerTransactions,
-           !transactions.hasTransaction(for: request) {
+            !transactions.hasTransaction(for: request)
+        {
             refuse(.transactionsFull)
             if trusted {
-                var r = SIPMessage.response(to: request, status: 503, toTag: request.to?.tag == nil ? SIPIdentifiers.tag() : nil)
+                var r = SIPMessage.response(
+                    to: request, status: 503, toTag: request.to?.tag == nil ? SIPIdentifiers.tag() : nil)
                 r.addHeader(.retryAfter, "5")
                 r.addHeader(.server, configuration.userAgent)
                 sendStateless(r, to: peer)

@@ -16,7 +16,8 @@ extension SIPUserAgent {
     public func connectionFailure(toward peer: SIPPeer, within: Double = 30) -> SIPConnectionFailureReport? {
         loop.assertInLoop()
         guard peer.transport.isStream, let report = recentConnectionFailures[transports.key(for: peer)],
-              SIPEventLoop.now() - report.at <= within else { return nil }
+            SIPEventLoop.now() - report.at <= within
+        else { return nil }
         return report
     }
 

@@ -1,6 +1,6 @@
+import CLinux
 import Crypto
 import Glibc
-import CLinux
 import SDP
 
 /// Receives new calls and out-of-dialog events from a `SIPUserAgent`, on the SIP loop.
@@ -24,7 +24,8 @@ extension SIPUserAgentDelegate {
 ///
 /// Loop-confined: call its methods on `loop` (use `loop.execute` from other threads);
 /// delegates are called there too.
-public final class SIPUserAgent: @unchecked Sendable {  // confined to `loop` (hooks set before `start`); its entry points assert it
+// confined to `loop` (hooks set before `start`); its entry points assert it
+public final class SIPUserAgent: @unchecked Sendable {
     public let loop: SIPEventLoop
     public let configuration: SIPUserAgentConfiguration
     public weak var delegate: SIPUserAgentDelegate?
@@ -40,7 +41,9 @@ public final class SIPUserAgent: @unchecked Sendable {  // confined to `loop` (h
     /// Which callers must authenticate, per source (SIPUserAgent+Authentication.swift); nil
     /// (the default) leaves it to `configuration.inboundAuthentication`. Set before `start`.
     public var inboundDigest: InboundDigestPolicy? {
-        didSet { digestServer = digestPolicy.map { DigestServer(realm: $0.realm, secret: Crypto.randomBytes(count: 32)) } }
+        didSet {
+            digestServer = digestPolicy.map { DigestServer(realm: $0.realm, secret: Crypto.randomBytes(count: 32)) }
+        }
     }
     private(set) var digestServer: DigestServer?
     /// Failed authentications per source, toward a ban (`defence.maxAuthFailures`).
@@ -98,19 +101,25 @@ public final class SIPUserAgent: @unchecked Sendable {  // confined to `loop` (h
         public var statelessResponses: [Int: Int] = [:]
     }
 
-    public init(configuration: SIPUserAgentConfiguration = SIPUserAgentConfiguration(), loop: SIPEventLoop? = nil) throws {
+    public init(
+        configuration: SIPUserAgentConfiguration = SIPUserAgentConfiguration(), loop: SIPEventLoop? = nil
+    ) throws {
         self.configuration = configuration
         self.loop = try loop ?? SIPEventLoop()
         self.transports = SIPTransports(loop: self.loop, limits: configuration.transportLimits)
         self.transactions = try TransactionLayer(timers: configuration.timers, loop: self.loop)
-        self.sources = SourceGuard(requestsPerSecond: configuration.defence.requestsPerSecond,
-                                   trustedRequestsPerSecond: configuration.defence.trustedRequestsPerSecond,
-                                   banSeconds: configuration.defence.banSeconds,
-                                   capacity: configuration.defence.maxTrackedSources)
-        self.authFailures = AuthFailureCounter(limit: configuration.defence.maxAuthFailures,
-                                               window: configuration.defence.authFailureWindowSeconds,
-                                               capacity: configuration.defence.maxTrackedSources)
-        self.digestServer = configuration.inboundAuthentication.map { DigestServer(realm: $0.realm, secret: Crypto.randomBytes(count: 32)) }
+        self.sources = SourceGuard(
+            requestsPerSecond: configuration.defence.requestsPerSecond,
+            trustedRequestsPerSecond: configuration.defence.trustedRequestsPerSecond,
+            banSeconds: configuration.defence.banSeconds,
+            capacity: configuration.defence.maxTrackedSources)
+        self.authFailures = AuthFailureCounter(
+            limit: configuration.defence.maxAuthFailures,
+            window: configuration.defence.authFailureWindowSeconds,
+            capacity: configuration.defence.maxTrackedSources)
+        self.digestServer = configuration.inboundAuthentication.map {
+            DigestServer(realm: $0.realm, secret: Crypto.randomBytes(count: 32))
+        }
         if let server = configuration.tlsServer { transports.tlsServerContext = try TLSContext(server: server) }
         transports.onMessage = { [unowned self] bytes, peer, local in self.receive(bytes, from: peer, at: local) }
         transports.onConnectionFailure = { [unowned self] report in self.connectionFailed(report) }
@@ -139,7 +148,8 @@ public final class SIPUserAgent: @unchecked Sendable {  // confined to `loop` (h
                     // Port 0 for both UDP and TCP on one host means one port the OS picks for
                     // both (the port a Via or Contact names serves either transport).
                     // TLS has a port of its own (TCP cannot share it).
-                    let twin = a.port == 0 && t != .tls
+                    let twin =
+                        a.port == 0 && t != .tls
                         ? bound.first { $0.transport != t && $0.transport != .tls && $0.address.host == a.host } : nil
                     let local: SocketAddress
                     if let twin, let i = bound.firstIndex(of: twin) {
@@ -165,7 +175,9 @@ public final class SIPUserAgent: @unchecked Sendable {  // confined to `loop` (h
 
     /// Listens with `transport` on the port `twin` got from the OS. When another program
     /// holds that port for this transport, both move to a new pick (a few tries).
-    private func listenTwin(_ transport: SIPTransportProtocol, of twin: SIPPeer) throws -> (twin: SocketAddress, local: SocketAddress) {
+    private func listenTwin(
+        _ transport: SIPTransportProtocol, of twin: SIPPeer
+    ) throws -> (twin: SocketAddress, local: SocketAddress) {
         var twinAddress = twin.address
         for attempt in 0..<20 {
             do {
@@ -242,8 +254,12 @@ public final class SIPUserAgent: @unchecked Sendable {  // confined to `loop` (h
             if !tapAll { tap(bytes, from: peer, at: local) }
             // A request we can read enough of gets the error status; responses are dropped (§18).
             if let partial = error.partial, partial.isRequest, partial.method != "ACK",
-               partial[.via] != nil, partial[.callID] != nil, partial[.cseq] != nil, partial[.from] != nil, partial[.to] != nil {
-                var r = SIPMessage.response(to: partial, status: error.status, reason: error.status == 400 ? "Bad Request (\(error.description))" : nil)
+                partial[.via] != nil, partial[.callID] != nil, partial[.cseq] != nil, partial[.from] != nil,
+                partial[.to] != nil
+            {
+                var r = SIPMessage.response(
+                    to: partial, status: error.status,
+                    reason: error.status == 400 ? "Bad Request (\(error.description))" : nil)
                 r.addHeader(.server, configuration.userAgent)
                 sendStateless(r, to: peer)
             }
@@ -253,7 +269,9 @@ public final class SIPUserAgent: @unchecked Sendable {  // confined to `loop` (h
             guard admit(message, from: peer, trusted: trusted, now: now) else { return }
             stampReceived(&message, peer)
             if !tapAll { tap(bytes, from: peer, at: local) }
-        } else if !tapAll, trusted || message.callID.map({ calls[$0] != nil }) == true || transactions.hasTransaction(for: message) {
+        } else if !tapAll,
+            trusted || message.callID.map({ calls[$0] != nil }) == true || transactions.hasTransaction(for: message)
+        {
             // A response from outside the trunks is tapped only when it answers something of ours.
             tap(bytes, from: peer, at: local)
         }
@@ -264,8 +282,10 @@ public final class SIPUserAgent: @unchecked Sendable {  // confined to `loop` (h
     /// `defence.tapUnfiltered`).
     private func tap(_ bytes: [UInt8], from peer: SIPPeer, at local: SocketAddress) {
         guard let onWire = transports.onWire else { return }
-        onWire(SIPWireMessage(time: SIPWireMessage.now(), direction: .received, transport: peer.transport, local: local,
-                              remote: peer.address, bytes: bytes))
+        onWire(
+            SIPWireMessage(
+                time: SIPWireMessage.now(), direction: .received, transport: peer.transport, local: local,
+                remote: peer.address, bytes: bytes))
     }
 
     /// RFC 3261 §18.2.1 `received` and RFC 3581 `rport` on the top Via, so responses built
@@ -292,8 +312,10 @@ public final class SIPUserAgent: @unchecked Sendable {  // confined to `loop` (h
     }
 
     /// Answers `request` in its server transaction, adding our Server header.
-    func respond(_ request: SIPMessage, _ tx: ServerTransaction, _ status: Int, reason: String? = nil, toTag: String? = nil,
-                 headers: [SIPHeader] = [], sdp: SessionDescription? = nil) {
+    func respond(
+        _ request: SIPMessage, _ tx: ServerTransaction, _ status: Int, reason: String? = nil, toTag: String? = nil,
+        headers: [SIPHeader] = [], sdp: SessionDescription? = nil
+    ) {
         var r = SIPMessage.response(to: request, status: status, reason: reason, toTag: toTag)
         r.headers.append(contentsOf: headers)
         r.addHeader(.server, configuration.userAgent)
@@ -343,14 +365,17 @@ public final class SIPUserAgent: @unchecked Sendable {  // confined to `loop` (h
             if !unsupported.isEmpty { return (420, [SIPHeader(.unsupported, unsupported.joined(separator: ", "))]) }
         }
         if !m.body.isEmpty, ["INVITE", "UPDATE", "PRACK", "ACK"].contains(method) {
-            let type = m.contentType?.lowercased().split(separator: ";").first.map { String($0).trimmingSIPWhitespace() } ?? ""
+            let type =
+                m.contentType?.lowercased().split(separator: ";").first.map { String($0).trimmingSIPWhitespace() } ?? ""
             if type != "application/sdp" { return (415, [SIPHeader(.accept, "application/sdp")]) }
             if let enc = m[.contentEncoding], !enc.isEmpty, enc.lowercased() != "identity" {
                 return (415, [SIPHeader("Accept-Encoding", "identity")])
             }
         }
         if method == "INVITE", let accept = m[.accept] {
-            let types = SIPScanner.splitList(accept).map { $0.split(separator: ";").first.map { String($0).trimmingSIPWhitespace().lowercased() } ?? "" }
+            let types = SIPScanner.splitList(accept).map {
+                $0.split(separator: ";").first.map { String($0).trimmingSIPWhitespace().lowercased() } ?? ""
+            }
             if !types.contains(where: { $0 == "application/sdp" || $0 == "application/*" || $0 == "*/*" }) {
                 return (406, [SIPHeader(.accept, "application/sdp")])
             }
@@ -387,7 +412,9 @@ public final class SIPUserAgent: @unchecked Sendable {  // confined to `loop` (h
             // Sources trusted by address that must authenticate are challenged here, in the
             // transaction; others were challenged statelessly before (admitAuthenticating).
             let check = checkDigest(m, from: tx.peer.address, now: SIPEventLoop.now())
-            guard account(check, host: tx.peer.address.host, trusted: isTrusted(tx.peer.address), now: SIPEventLoop.now()) else {
+            guard
+                account(check, host: tx.peer.address.host, trusted: isTrusted(tx.peer.address), now: SIPEventLoop.now())
+            else {
                 return
             }
             if case .challenge(let challenges, _) = check {
@@ -405,7 +432,8 @@ public final class SIPUserAgent: @unchecked Sendable {  // confined to `loop` (h
             call.start()
         case "OPTIONS":
             if let seconds = outOfServiceRetryAfter?() {
-                respond(m, tx, 503, toTag: SIPIdentifiers.tag(), headers: [SIPHeader(.retryAfter, String(max(0, seconds)))])
+                respond(
+                    m, tx, 503, toTag: SIPIdentifiers.tag(), headers: [SIPHeader(.retryAfter, String(max(0, seconds)))])
             } else {
                 respond(m, tx, 200, toTag: SIPIdentifiers.tag(), headers: capabilityHeaders)
             }
@@ -417,13 +445,16 @@ public final class SIPUserAgent: @unchecked Sendable {  // confined to `loop` (h
 
     /// Allow / Accept / Supported, as OPTIONS and INVITE answers advertise them.
     var capabilityHeaders: [SIPHeader] {
-        [SIPHeader(.allow, SIPUserAgentConfiguration.allowedMethods.joined(separator: ", ")),
-         SIPHeader(.accept, "application/sdp"),
-         SIPHeader(.supported, supportedOptionTags.joined(separator: ", "))]
+        [
+            SIPHeader(.allow, SIPUserAgentConfiguration.allowedMethods.joined(separator: ", ")),
+            SIPHeader(.accept, "application/sdp"),
+            SIPHeader(.supported, supportedOptionTags.joined(separator: ", "))
+        ]
     }
 
     private func isMergedRequest(_ m: SIPMessage) -> Bool {
-        guard let fromTag = m.from?.tag, let callID = m.callID, let cseq = m[.cseq], let branch = m.topVia?.branch else { return false }
+        guard let fromTag = m.from?.tag, let callID = m.callID, let cseq = m[.cseq], let branch = m.topVia?.branch
+        else { return false }
         let now = SIPEventLoop.now()
         if recentRequests.count > 4096 { recentRequests = recentRequests.filter { now - $0.value.at < 32 } }
         let key = fromTag + "|" + callID + "|" + cseq
@@ -446,7 +477,9 @@ public final class SIPUserAgent: @unchecked Sendable {  // confined to `loop` (h
     /// Sends an out-of-dialog or in-dialog request in a new client transaction, adding a
     /// Via (unless present) and our User-Agent.
     @discardableResult
-    func send(_ request: SIPMessage, to peer: SIPPeer, handler: @escaping (ClientTransactionEvent) -> Void) -> (ClientTransaction?, SIPMessage) {
+    func send(
+        _ request: SIPMessage, to peer: SIPPeer, handler: @escaping (ClientTransactionEvent) -> Void
+    ) -> (ClientTransaction?, SIPMessage) {
         var r = request
         if r[.via] == nil { r.prependHeader(.via, makeVia(toward: peer).serialize()) }
         if r[.maxForwards] == nil { r.addHeader(.maxForwards, "70") }
@@ -455,8 +488,10 @@ public final class SIPUserAgent: @unchecked Sendable {  // confined to `loop` (h
     }
 
     /// Sends a request outside any dialog (OPTIONS ping, REGISTER) and reports its outcome.
-    public func sendRequest(_ method: String, to uri: SIPURI, peer: SIPPeer, from: NameAddress, to: NameAddress? = nil,
-                            headers: [SIPHeader] = [], handler: @escaping (ClientTransactionEvent) -> Void) {
+    public func sendRequest(
+        _ method: String, to uri: SIPURI, peer: SIPPeer, from: NameAddress, to: NameAddress? = nil,
+        headers: [SIPHeader] = [], handler: @escaping (ClientTransactionEvent) -> Void
+    ) {
         var m = SIPMessage.request(method, uri)
         var f = from
         if f.tag == nil { f.tag = SIPIdentifiers.tag() }

@@ -65,9 +65,13 @@ public struct SIPUserAgentConfiguration: Sendable {
         case required
     }
 
-    public init(listen: [(transport: SIPTransportProtocol, address: SocketAddress)] = [(.udp, SocketAddress(host: "127.0.0.1", port: 0))],
-                userAgent: String = "irisgw", contactUser: String = "irisgw", prack: PRACKPolicy = .supported,
-                sessionTimer: SessionTimerPolicy? = SessionTimerPolicy(), t1: Double = 0.5) {
+    public init(
+        listen: [(transport: SIPTransportProtocol, address: SocketAddress)] = [
+            (.udp, SocketAddress(host: "127.0.0.1", port: 0))
+        ],
+        userAgent: String = "irisgw", contactUser: String = "irisgw", prack: PRACKPolicy = .supported,
+        sessionTimer: SessionTimerPolicy? = SessionTimerPolicy(), t1: Double = 0.5
+    ) {
         self.listen = listen
         self.userAgent = userAgent
         self.contactUser = contactUser
@@ -81,7 +85,9 @@ public struct SIPUserAgentConfiguration: Sendable {
 
     /// This agent's reliable-provisional and session-timer policy, as one value a call can
     /// carry (and a call placed for another trunk can override).
-    public var callPolicy: SIPCallPolicy { SIPCallPolicy(prack: prack, sessionTimer: sessionTimer, replaces: handlesReplaces) }
+    public var callPolicy: SIPCallPolicy {
+        SIPCallPolicy(prack: prack, sessionTimer: sessionTimer, replaces: handlesReplaces)
+    }
 
     /// Methods we handle; others known to SIP get 405, unknown ones 501 (RFC 3261 §8.2.1).
     public static let allowedMethods = ["INVITE", "ACK", "BYE", "CANCEL", "OPTIONS", "PRACK", "UPDATE", "INFO"]
@@ -102,8 +108,10 @@ public struct SIPCallPolicy: Sendable, Equatable {
     /// Advertise `replaces` (`SIPUserAgentConfiguration.handlesReplaces`). Default false.
     public var replaces: Bool
 
-    public init(prack: SIPUserAgentConfiguration.PRACKPolicy, sessionTimer: SessionTimerPolicy?, failoverTimeout: Double? = nil,
-                replaces: Bool = false) {
+    public init(
+        prack: SIPUserAgentConfiguration.PRACKPolicy, sessionTimer: SessionTimerPolicy?, failoverTimeout: Double? = nil,
+        replaces: Bool = false
+    ) {
         self.prack = prack
         self.sessionTimer = sessionTimer
         self.failoverTimeout = failoverTimeout

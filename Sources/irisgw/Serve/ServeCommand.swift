@@ -8,56 +8,56 @@ import SIP
 /// SIGTERM (drain: no new calls, existing ones get `--drain-timeout` seconds, then BYE).
 enum ServeCommand {
     static let usage = """
-    usage: irisgw serve [--config FILE] [--profiles DIR] [--sip-listen HOST:PORT ...] [--sip-advertise HOST[:PORT]]
-                        [--api-listen HOST:PORT] [--rtp-ports LO-HI] [--rtp-host HOST] [--rtp-advertise HOST]
-                        [--data-dir DIR] [--web-dir DIR] [--public-url URL] [--drain-timeout S] [--max-sessions N]
-                        [--carrier-sim HOST:PORT] [--dns-server HOST:PORT]... [--hep HOST:PORT]
-                        [--sip-tls-listen HOST:PORT ... --tls-certificate FILE --tls-key FILE
-                         [--tls-verify-client none|optional|require] [--tls-client-ca FILE]]
-                        [--api-tls-certificate FILE --api-tls-key FILE [--api-tls-verify-client MODE]
-                         [--api-tls-client-ca FILE] [--api-listen-plain HOST:PORT]]
+        usage: irisgw serve [--config FILE] [--profiles DIR] [--sip-listen HOST:PORT ...] [--sip-advertise HOST[:PORT]]
+                            [--api-listen HOST:PORT] [--rtp-ports LO-HI] [--rtp-host HOST] [--rtp-advertise HOST]
+                            [--data-dir DIR] [--web-dir DIR] [--public-url URL] [--drain-timeout S] [--max-sessions N]
+                            [--carrier-sim HOST:PORT] [--dns-server HOST:PORT]... [--hep HOST:PORT]
+                            [--sip-tls-listen HOST:PORT ... --tls-certificate FILE --tls-key FILE
+                             [--tls-verify-client none|optional|require] [--tls-client-ca FILE]]
+                            [--api-tls-certificate FILE --api-tls-key FILE [--api-tls-verify-client MODE]
+                             [--api-tls-client-ca FILE] [--api-listen-plain HOST:PORT]]
 
-      --config FILE        settings file (JSON5; docs/operations.md); the flags below win over it
-      --profiles DIR       trunk profiles, *.json5 (default sip-profiles)
-      --sip-listen H:P     SIP over UDP and TCP on one port (default 127.0.0.1:5060; port 0 picks
-                           one); repeat it for several interfaces or IPv4 and IPv6
-      --sip-advertise H[:P]  the address (and port) named in Via and Contact instead of the
-                           listener's: the public side of a NAT (default: the listener's)
-      --api-listen H:P     control API (default 127.0.0.1:8080; port 0 picks one): HTTPS and WSS
-                           only when --api-tls-certificate is given, else plain HTTP
-      --rtp-ports LO-HI    RTP/RTCP ports (default 20000-29999)
-      --rtp-host HOST      address RTP binds to and puts in SDP (default 127.0.0.1)
-      --rtp-advertise HOST numeric address put in the trunk legs' SDP instead of --rtp-host
-      --data-dir DIR       calls.sqlite, api-key, room-token-secret (default ./.irisgw)
-      --web-dir DIR        the dialer page's files, served at /app (default: ../share/irisgw/app
-                           beside the binary, else web/app in a folder above it, as in a checkout)
-      --public-url URL     API URL put in inbound notifications (default http(s)://<api-listen>)
-      --drain-timeout S    SIGTERM: seconds calls may go on before BYE (default 30)
-      --max-sessions N     sessions at once over all trunks; more inbound get 503 (default 1000)
-      --carrier-sim H:P    also run the built-in carrier simulator there, in this process
-                           (what `make run` does: the carrier-sim profile's proxy is 127.0.0.1:5090)
-      --hep H:P            send copies of every SIP message and the trunk legs' RTCP to a HEP v3
-                           collector (HOMER, sngrep -L) over UDP (numeric host; config key hep)
-      --dns-server H:P     a DNS server for proxies named by host name (numeric host; repeat for
-                           more; default: /etc/resolv.conf)
-      --sip-tls-listen H:P SIP over TLS (port 0 picks one); repeat for more; needs the two below
-      --tls-certificate F  the TLS listener's certificate (PEM, chain after it); reread on SIGHUP
-      --tls-key F          its private key (PEM); reread on SIGHUP
-      --tls-verify-client M  none (default), optional or require: ask peers for a certificate
-      --tls-client-ca F    CAs that issue the peers' certificates (default: the system store)
-      --api-tls-certificate F  the control API's certificate (PEM, chain after it): the API
-                           speaks HTTPS and WSS only; reread on SIGHUP (default: none, plain HTTP)
-      --api-tls-key F      its private key (PEM); reread on SIGHUP
-      --api-tls-verify-client M  none (default), optional or require: ask API clients for a certificate
-      --api-tls-client-ca F  CAs that issue the API clients' certificates (default: the system store)
-      --api-listen-plain H:P  also plain HTTP there, next to HTTPS (default: none); bearer keys
-                           cross it in clear, so keep it on loopback
+          --config FILE        settings file (JSON5; docs/operations.md); the flags below win over it
+          --profiles DIR       trunk profiles, *.json5 (default sip-profiles)
+          --sip-listen H:P     SIP over UDP and TCP on one port (default 127.0.0.1:5060; port 0 picks
+                               one); repeat it for several interfaces or IPv4 and IPv6
+          --sip-advertise H[:P]  the address (and port) named in Via and Contact instead of the
+                               listener's: the public side of a NAT (default: the listener's)
+          --api-listen H:P     control API (default 127.0.0.1:8080; port 0 picks one): HTTPS and WSS
+                               only when --api-tls-certificate is given, else plain HTTP
+          --rtp-ports LO-HI    RTP/RTCP ports (default 20000-29999)
+          --rtp-host HOST      address RTP binds to and puts in SDP (default 127.0.0.1)
+          --rtp-advertise HOST numeric address put in the trunk legs' SDP instead of --rtp-host
+          --data-dir DIR       calls.sqlite, api-key, room-token-secret (default ./.irisgw)
+          --web-dir DIR        the dialer page's files, served at /app (default: ../share/irisgw/app
+                               beside the binary, else web/app in a folder above it, as in a checkout)
+          --public-url URL     API URL put in inbound notifications (default http(s)://<api-listen>)
+          --drain-timeout S    SIGTERM: seconds calls may go on before BYE (default 30)
+          --max-sessions N     sessions at once over all trunks; more inbound get 503 (default 1000)
+          --carrier-sim H:P    also run the built-in carrier simulator there, in this process
+                               (what `make run` does: the carrier-sim profile's proxy is 127.0.0.1:5090)
+          --hep H:P            send copies of every SIP message and the trunk legs' RTCP to a HEP v3
+                               collector (HOMER, sngrep -L) over UDP (numeric host; config key hep)
+          --dns-server H:P     a DNS server for proxies named by host name (numeric host; repeat for
+                               more; default: /etc/resolv.conf)
+          --sip-tls-listen H:P SIP over TLS (port 0 picks one); repeat for more; needs the two below
+          --tls-certificate F  the TLS listener's certificate (PEM, chain after it); reread on SIGHUP
+          --tls-key F          its private key (PEM); reread on SIGHUP
+          --tls-verify-client M  none (default), optional or require: ask peers for a certificate
+          --tls-client-ca F    CAs that issue the peers' certificates (default: the system store)
+          --api-tls-certificate F  the control API's certificate (PEM, chain after it): the API
+                               speaks HTTPS and WSS only; reread on SIGHUP (default: none, plain HTTP)
+          --api-tls-key F      its private key (PEM); reread on SIGHUP
+          --api-tls-verify-client M  none (default), optional or require: ask API clients for a certificate
+          --api-tls-client-ca F  CAs that issue the API clients' certificates (default: the system store)
+          --api-listen-plain H:P  also plain HTTP there, next to HTTPS (default: none); bearer keys
+                               cross it in clear, so keep it on loopback
 
-    Prints `listening sip udp|tcp|tls HOST:PORT`, `listening api URL` and `ready`, then serves.
-    SIGHUP rereads the TLS certificates and keys, SIP's and the API's (new connections use
-    them; calls and open connections go on).
+        Prints `listening sip udp|tcp|tls HOST:PORT`, `listening api URL` and `ready`, then serves.
+        SIGHUP rereads the TLS certificates and keys, SIP's and the API's (new connections use
+        them; calls and open connections go on).
 
-    """
+        """
 
     static func run(_ args: [String]) -> Int32 {
         let options: ServeOptions
@@ -130,7 +130,9 @@ enum ServeCommand {
         if let pw = ProcessInfo.processInfo.environment["CARRIER_SIM_PASSWORD"], !pw.isEmpty { c.authPassword = pw }
         let sim = try CarrierSimulator(configuration: c)
         sim.onReport = { writeOut("carrier-sim: \($0)\n") }
-        for p in try sim.start() { writeOut("listening carrier-sim \(p.transport.rawValue.lowercased()) \(p.address)\n") }
+        for p in try sim.start() {
+            writeOut("listening carrier-sim \(p.transport.rawValue.lowercased()) \(p.address)\n")
+        }
         return sim
     }
 
@@ -148,7 +150,9 @@ enum ServeCommand {
         let api = ControlAPIServer(key: key, configuration: http, webFiles: webFiles, pageLimits: pageLimits)
         let port = try api.start()
         // SocketAddress brackets an IPv6 host ("http://[::1]:8080"); a bare port is every IPv4 interface.
-        let host = options.apiListen.allSatisfy(\.isNumber) ? "0.0.0.0" : SocketAddress.parse(options.apiListen)?.host ?? "127.0.0.1"
+        let host =
+            options.apiListen.allSatisfy(\.isNumber)
+            ? "0.0.0.0" : SocketAddress.parse(options.apiListen)?.host ?? "127.0.0.1"
         let scheme = http.tls == nil ? "http" : "https"
         configuration.publicURL = options.publicURL ?? "\(scheme)://\(SocketAddress(host: host, port: port))"
         if http.tls == nil { warnIfExposed(host) }
@@ -156,7 +160,8 @@ enum ServeCommand {
         do {
             if let listen = options.apiTLS.listenPlain {
                 plain.listen = listen
-                let second = ControlAPIServer(key: key, configuration: plain, webFiles: webFiles, pageLimits: pageLimits)
+                let second = ControlAPIServer(
+                    key: key, configuration: plain, webFiles: webFiles, pageLimits: pageLimits)
                 plainAPI = second
                 let plainPort = try second.start()
                 let plainHost = SocketAddress.parse(listen)?.host ?? "127.0.0.1"
@@ -171,10 +176,13 @@ enum ServeCommand {
             }
             api.attach(gateway)
             plainAPI?.attach(gateway)
-            for p in try gateway.start() { writeOut("listening sip \(p.transport.rawValue.lowercased()) \(p.address)\n") }
+            for p in try gateway.start() {
+                writeOut("listening sip \(p.transport.rawValue.lowercased()) \(p.address)\n")
+            }
             writeOut("listening api \(configuration.publicURL)\n")
-            writeOut(webFiles.map { "dialer page \(configuration.publicURL)/app (files \($0.directory))\n" }
-                     ?? "dialer page: not installed (no web/app found; --web-dir)\n")
+            writeOut(
+                webFiles.map { "dialer page \(configuration.publicURL)/app (files \($0.directory))\n" }
+                    ?? "dialer page: not installed (no web/app found; --web-dir)\n")
             return Node(gateway: gateway, api: api, plainAPI: plainAPI)
         } catch {
             plainAPI?.stop()
@@ -194,14 +202,16 @@ enum ServeCommand {
                 try gateway.reloadTLSCertificates()
                 writeOut("tls certificates reloaded\n")
             } catch {
-                writeError("irisgw serve: SIGHUP: the TLS certificates were not reloaded (the old ones stay): \(error)\n")
+                writeError(
+                    "irisgw serve: SIGHUP: the TLS certificates were not reloaded (the old ones stay): \(error)\n")
             }
             guard api.isTLS else { return }
             do throws(TLSFailure) {
                 try api.reloadTLS()
                 writeOut("api tls certificate reloaded\n")
             } catch {
-                writeError("irisgw serve: SIGHUP: the API's TLS certificate was not reloaded (the old one stays): \(error)\n")
+                writeError(
+                    "irisgw serve: SIGHUP: the API's TLS certificate was not reloaded (the old one stays): \(error)\n")
             }
         }
         source.resume()
@@ -212,8 +222,10 @@ enum ServeCommand {
     /// start, on stderr.
     static func warnIfExposed(_ host: String) {
         guard !isLoopback(host) else { return }
-        writeError("irisgw serve: warning: the control API listens with plain HTTP on \(host): API keys and calls cross the "
-                   + "network in clear; give it a certificate (--api-tls-certificate, --api-tls-key) or listen on loopback\n")
+        writeError(
+            "irisgw serve: warning: the control API listens with plain HTTP on \(host): API keys and calls cross the "
+                + "network in clear; give it a certificate (--api-tls-certificate, --api-tls-key) or listen on loopback\n"
+        )
     }
 
     static func isLoopback(_ host: String) -> Bool {

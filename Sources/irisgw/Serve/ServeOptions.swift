@@ -84,13 +84,18 @@ struct ServeOptions {
             throw Refusal(message: "--api-tls-certificate and --api-tls-key go together")
         }
         if apiTLS.server == nil, apiTLS.listenPlain != nil || apiTLS.clientCA != nil || apiTLS.verifyClient != nil {
-            throw Refusal(message: "--api-listen-plain, --api-tls-client-ca and --api-tls-verify-client need --api-tls-certificate and --api-tls-key")
+            throw Refusal(
+                message:
+                    "--api-listen-plain, --api-tls-client-ca and --api-tls-verify-client need --api-tls-certificate and --api-tls-key"
+            )
         }
         if !sipListenFlags.isEmpty { sipListen = sipListenFlags }
         gateway.sipListen = sipListen.flatMap { [(.udp, $0), (.tcp, $0)] }
         if !tlsListenFlags.isEmpty { tls.listen = tlsListenFlags }
         if let listen = tls.listen {
-            guard let server = tls.server else { throw Refusal(message: "--sip-tls-listen needs --tls-certificate and --tls-key") }
+            guard let server = tls.server else {
+                throw Refusal(message: "--sip-tls-listen needs --tls-certificate and --tls-key")
+            }
             gateway.sip.tlsServer = server
             gateway.sipListen += listen.map { (.tls, $0) }
         }
@@ -109,11 +114,15 @@ struct ServeOptions {
             o.sipListenFlags.append(try numericAddress(v, "--sip-listen needs HOST:PORT with a numeric host"))
         },
         "--sip-advertise": { o, v throws(Refusal) in
-            guard let a = v.flatMap(SIPAdvertisedAddress.parse) else { throw Refusal(message: "--sip-advertise needs HOST or HOST:PORT") }
+            guard let a = v.flatMap(SIPAdvertisedAddress.parse) else {
+                throw Refusal(message: "--sip-advertise needs HOST or HOST:PORT")
+            }
             o.gateway.sipAdvertise = a
         },
         "--rtp-advertise": { o, v throws(Refusal) in
-            guard let v, SocketAddress.isNumericHost(v) else { throw Refusal(message: "--rtp-advertise needs a numeric address") }
+            guard let v, SocketAddress.isNumericHost(v) else {
+                throw Refusal(message: "--rtp-advertise needs a numeric address")
+            }
             o.gateway.rtpAdvertise = v
         },
         "--api-listen": { o, v throws(Refusal) in
@@ -121,7 +130,9 @@ struct ServeOptions {
             o.apiListen = v
         },
         "--rtp-ports": { o, v throws(Refusal) in
-            guard let r = v.flatMap(ServeOptions.portRange) else { throw Refusal(message: "--rtp-ports needs LO-HI (even LO, 1024-65535)") }
+            guard let r = v.flatMap(ServeOptions.portRange) else {
+                throw Refusal(message: "--rtp-ports needs LO-HI (even LO, 1024-65535)")
+            }
             o.gateway.rtpPorts = r
         },
         "--rtp-host": { o, v throws(Refusal) in o.gateway.rtpHost = try required(v, "--rtp-host needs an address") },
@@ -129,17 +140,24 @@ struct ServeOptions {
         "--web-dir": { o, v throws(Refusal) in o.webDirectory = try nonEmpty(v, "--web-dir needs a directory") },
         "--public-url": { o, v throws(Refusal) in o.publicURL = try required(v, "--public-url needs a URL") },
         "--drain-timeout": { o, v throws(Refusal) in
-            guard let seconds = v.flatMap(Double.init), seconds >= 0 else { throw Refusal(message: "--drain-timeout needs seconds") }
+            guard let seconds = v.flatMap(Double.init), seconds >= 0 else {
+                throw Refusal(message: "--drain-timeout needs seconds")
+            }
             o.drainTimeout = seconds
         },
         "--hep": { o, v throws(Refusal) in
-            guard let a = v.flatMap({ SocketAddress.parse($0, defaultPort: 9060) }), SocketAddress.isNumericHost(a.host), a.port > 0 else {
+            guard let a = v.flatMap({ SocketAddress.parse($0, defaultPort: 9060) }),
+                SocketAddress.isNumericHost(a.host), a.port > 0
+            else {
                 throw Refusal(message: "--hep needs HOST:PORT with a numeric host")
             }
-            o.gateway.hep = HEPSettings(collector: a, captureID: o.gateway.hep?.captureID ?? 2001, authKey: o.gateway.hep?.authKey)
+            o.gateway.hep = HEPSettings(
+                collector: a, captureID: o.gateway.hep?.captureID ?? 2001, authKey: o.gateway.hep?.authKey)
         },
         "--carrier-sim": { o, v throws(Refusal) in
-            guard let a = v.flatMap({ SocketAddress.parse($0) }) else { throw Refusal(message: "--carrier-sim needs HOST:PORT") }
+            guard let a = v.flatMap({ SocketAddress.parse($0) }) else {
+                throw Refusal(message: "--carrier-sim needs HOST:PORT")
+            }
             o.simulatorListen = a
         },
         "--dns-server": { o, v throws(Refusal) in
@@ -151,7 +169,9 @@ struct ServeOptions {
         "--sip-tls-listen": { o, v throws(Refusal) in
             o.tlsListenFlags.append(try numericAddress(v, "--sip-tls-listen needs HOST:PORT with a numeric host"))
         },
-        "--tls-certificate": { o, v throws(Refusal) in o.tls.certificate = try nonEmpty(v, "--tls-certificate needs a file") },
+        "--tls-certificate": { o, v throws(Refusal) in
+            o.tls.certificate = try nonEmpty(v, "--tls-certificate needs a file")
+        },
         "--tls-key": { o, v throws(Refusal) in o.tls.key = try nonEmpty(v, "--tls-key needs a file") },
         "--tls-client-ca": { o, v throws(Refusal) in o.tls.clientCA = try nonEmpty(v, "--tls-client-ca needs a file") },
         "--tls-verify-client": { o, v throws(Refusal) in
@@ -160,9 +180,13 @@ struct ServeOptions {
             }
             o.tls.verifyClient = mode
         },
-        "--api-tls-certificate": { o, v throws(Refusal) in o.apiTLS.certificate = try nonEmpty(v, "--api-tls-certificate needs a file") },
+        "--api-tls-certificate": { o, v throws(Refusal) in
+            o.apiTLS.certificate = try nonEmpty(v, "--api-tls-certificate needs a file")
+        },
         "--api-tls-key": { o, v throws(Refusal) in o.apiTLS.key = try nonEmpty(v, "--api-tls-key needs a file") },
-        "--api-tls-client-ca": { o, v throws(Refusal) in o.apiTLS.clientCA = try nonEmpty(v, "--api-tls-client-ca needs a file") },
+        "--api-tls-client-ca": { o, v throws(Refusal) in
+            o.apiTLS.clientCA = try nonEmpty(v, "--api-tls-client-ca needs a file")
+        },
         "--api-tls-verify-client": { o, v throws(Refusal) in
             guard let mode = v.flatMap(TLSServerSettings.ClientVerification.init(rawValue:)) else {
                 throw Refusal(message: "--api-tls-verify-client needs none, optional or require")
@@ -170,15 +194,19 @@ struct ServeOptions {
             o.apiTLS.verifyClient = mode
         },
         "--api-listen-plain": { o, v throws(Refusal) in
-            guard let a = v.flatMap({ SocketAddress.parse($0, defaultPort: -1) }), a.port >= 0, SocketAddress.isNumericHost(a.host) else {
+            guard let a = v.flatMap({ SocketAddress.parse($0, defaultPort: -1) }), a.port >= 0,
+                SocketAddress.isNumericHost(a.host)
+            else {
                 throw Refusal(message: "--api-listen-plain needs HOST:PORT with a numeric host")
             }
             o.apiTLS.listenPlain = a.description
         },
         "--max-sessions": { o, v throws(Refusal) in
-            guard let n = v.flatMap(Int.init), n > 0 else { throw Refusal(message: "--max-sessions needs a positive number") }
+            guard let n = v.flatMap(Int.init), n > 0 else {
+                throw Refusal(message: "--max-sessions needs a positive number")
+            }
             o.gateway.maxSessions = n
-        },
+        }
     ]
 
     private static func required(_ value: String?, _ message: String) throws(Refusal) -> String {
@@ -192,14 +220,18 @@ struct ServeOptions {
     }
 
     private static func numericAddress(_ value: String?, _ message: String) throws(Refusal) -> SocketAddress {
-        guard let a = value.flatMap({ SocketAddress.parse($0) }), SocketAddress.isNumericHost(a.host) else { throw Refusal(message: message) }
+        guard let a = value.flatMap({ SocketAddress.parse($0) }), SocketAddress.isNumericHost(a.host) else {
+            throw Refusal(message: message)
+        }
         return a
     }
 
     /// `LO-HI`: an even first port from 1024, below the last.
     static func portRange(_ text: String) -> ClosedRange<UInt16>? {
         let p = text.split(separator: "-")
-        guard p.count == 2, let lo = UInt16(p[0]), let hi = UInt16(p[1]), lo >= 1024, lo < hi, lo % 2 == 0 else { return nil }
+        guard p.count == 2, let lo = UInt16(p[0]), let hi = UInt16(p[1]), lo >= 1024, lo < hi, lo % 2 == 0 else {
+            return nil
+        }
         return lo...hi
     }
 }
