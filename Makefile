@@ -150,7 +150,7 @@ $(FUZZ_DIR)/libTLS.a: $(TLS_SOURCES) $(FUZZ_DIR)/libIOCore.a $(FUZZ_DIR)/libCryp
 
 $(FUZZ_DIR)/libSDP.a: $(SDP_SOURCES) $(FUZZ_DIR)/libCrypto.a
 	@echo "fuzz: building SDP (SIP and ICE import it)"
-	@$(SWIFTC) $(FUZZ_FLAGS) -module-name SDP -I $(FUZZ_DIR) -emit-module -emit-module-path $(FUZZ_DIR)/SDP.swiftmodule \
+	@$(SWIFTC) $(FUZZ_FLAGS) -module-name SDP -I $(FUZZ_DIR) -I Sources/COpenSSL -emit-module -emit-module-path $(FUZZ_DIR)/SDP.swiftmodule \
 	  -emit-library -static $(SDP_SOURCES) -o $@
 
 $(FUZZ_DIR)/fuzz_support.o: Fuzz/CFuzzSupport/fuzz_support.c Fuzz/CFuzzSupport/fuzz_support.h

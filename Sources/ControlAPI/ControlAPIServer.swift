@@ -288,7 +288,7 @@ public final class ControlAPIServer: Sendable {
             s.idleClosed)
         out.metric(
             "irisgw_http_accept_backoff_total", "counter",
-            "Pauses of the listener after accept ran out of file descriptors.", s.acceptBackoffs)
+            "Connections shed (pauses when none was pending) as accept ran out of descriptors.", s.acceptBackoffs)
         out.metric(
             "irisgw_http_refused_total", "counter",
             "Connections, requests and WebSockets refused or dropped, by reason.",

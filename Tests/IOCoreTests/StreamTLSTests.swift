@@ -36,6 +36,41 @@ extension IOCoreSuites {
             #expect(h.seen.ends.isEmpty)
         }
 
+        /// The server's last data and its close_notify come in one read: the data is
+        /// delivered before the connection ends (it was lost when the close was handled first).
+        @Test func theLastDataBeforeACloseNotifyIsDelivered() async throws {
+            let pki = try TestPKI()
+            defer { pki.remove() }
+            let cert = try pki.issue("server", commonName: "localhost", altNames: ["DNS:localhost"])
+            let serverContext = try TLSContext(
+                server: TLSServerSettings(certificateFile: cert.certificate, keyFile: cert.key))
+            let settings = StreamConnectionSettings(handshakeTimeout: 5)
+            let h = try StreamHarness(settings: settings, security: { TLSStream(server: serverContext) })
+            defer { h.stop() }
+            let client = TLSClientSettings(caFile: pki.caFile, names: .https)
+            let clientContext = try TLSContext(client: client)
+            let port = h.port
+            h.onLoop { h in
+                let tls = TLSStream(client: clientContext, target: TLSTarget(serverName: "localhost", client: client))!
+                let c = try! LineConnection.connect(
+                    to: SocketAddress(host: "127.0.0.1", port: port), loop: h.loop,
+                    framer: LineFramer(), security: tls, settings: settings)
+                h.watch(c, echo: false)
+                c.start()
+                c.send(Array("hello\n".utf8))
+            }
+            #expect(await eventually(timeout: 10) { h.seen.frames == ["hello"] })
+            // The accepted connection is the second watched: its answer and its close go out
+            // in one loop turn, before the client reads.
+            h.onLoop { h in
+                let server = h.connections[1]
+                server.send(Array("last\n".utf8))
+                server.finishWriting()
+            }
+            #expect(await eventually(timeout: 10) { h.seen.frames == ["hello", "last"] }, "\(h.seen.frames)")
+            #expect(await eventually(timeout: 10) { !h.seen.ends.isEmpty }, "the client did not end")
+        }
+
         @Test func aClientThatDistrustsTheServerEndsWithTheSecurityFailure() async throws {
             let pki = try TestPKI()
             defer { pki.remove() }

@@ -229,11 +229,16 @@ public final class StreamConnection<Framer: StreamFramer> {
                     end(.security(failure))
                     return
                 }
+                // Data the peer sent before its close_notify came in the same read: it
+                // goes on before the connection ends.
+                if !step.plaintext.isEmpty {
+                    step.plaintext.withUnsafeBytes { deliver($0, now: now) }
+                    guard isOpen else { return }
+                }
                 if step.closed {
                     end(.securityClosed)
                     return
                 }
-                if !step.plaintext.isEmpty { step.plaintext.withUnsafeBytes { deliver($0, now: now) } }
             }
         }
     }
