@@ -32,13 +32,11 @@ build: deps
 release: deps
 	$(SWIFT) build -c release
 
-## test: unit tests and end-to-end tests against SIPp, bounded in time; the test that lowers
-## the process's descriptor limit in a process of its own; then fuzz-smoke (every fuzz target
-## over its seeds and for FUZZ_SMOKE_SECONDS; a crash fails the test)
+## test: unit tests and end-to-end tests against SIPp, bounded in time; then fuzz-smoke
+## (every fuzz target over its seeds and for FUZZ_SMOKE_SECONDS; a crash fails the test)
 test: deps
 	$(SWIFT) build --build-tests
 	timeout $(TEST_TIMEOUT) $(SWIFT) test --skip-build --experimental-maximum-parallelization-width $(TEST_WIDTH)
-	IRISGW_TEST_ALONE=1 timeout 120 $(SWIFT) test --skip-build --filter outOfDescriptorsTheListenerShedsAndRecovers
 	@$(MAKE) --no-print-directory fuzz-smoke
 
 ## bench: prints BENCH lines (ratios measured in this run); BENCH_ARGS picks benches:
