@@ -1,5 +1,4 @@
 import CarrierSim
-import Dispatch
 import Foundation
 import Gateway
 import Glibc
@@ -7,6 +6,7 @@ import IOCore
 import IrisAPI
 import SIP
 import Synchronization
+import TestSupport
 
 /// A gateway composed from its parts inside the test process: the SIP user agent, the media
 /// engine and the call records on a temporary SQLite file, with the built-in carrier
@@ -98,13 +98,6 @@ final class InProcessGateway: Sendable {
 
     private static func udpPortIsFree(_ port: Int) -> Bool {
         (try? UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: port))) != nil
-    }
-}
-
-/// Runs `body` on a Dispatch thread and resumes the caller with its value.
-func offThePool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-    await withCheckedContinuation { continuation in
-        DispatchQueue.global().async { continuation.resume(returning: body()) }
     }
 }
 
