@@ -88,6 +88,8 @@ format:
 ## each; `make test` runs it after the Swift tests, and a crash fails it
 FUZZ_SECONDS ?= 60
 FUZZ_SMOKE_SECONDS ?= 5
+# The fuzz libraries and binaries build side by side, one compiler per core.
+FUZZ_JOBS ?= $(shell nproc)
 FUZZ_DIR := .build/fuzz
 FUZZ_TARGETS := sip sdp sip-session rtp api stun dtls
 FUZZ_BINARIES := $(addprefix $(FUZZ_DIR)/fuzz-,$(FUZZ_TARGETS))
@@ -118,7 +120,7 @@ fuzz-deps: deps
 	  || { echo "fuzz: the Swift toolchain has no libFuzzer runtime (lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a)" >&2; exit 1; }
 
 fuzz-build: fuzz-deps
-	@$(MAKE) -s --no-print-directory $(FUZZ_BINARIES)
+	@$(MAKE) -s --no-print-directory -j$(FUZZ_JOBS) $(FUZZ_BINARIES)
 
 fuzz: fuzz-build
 	@Fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)

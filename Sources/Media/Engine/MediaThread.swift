@@ -60,13 +60,14 @@ final class MediaThread: Sendable {
         return error
     }
 
-    /// The thread's CPU clock (-1 until known), readable from any thread.
-    private let cpuClock = Atomic<Int64>(-1)
+    /// The thread's CPU clock (`Int64.min` until known), readable from any thread. A thread's
+    /// CPU clock id is negative (the kernel encodes the thread id in it), so no id is a sentinel.
+    private let cpuClock = Atomic<Int64>(.min)
 
     /// CPU seconds this thread has used (user + system).
     var cpuTime: Double {
         let id = cpuClock.load(ordering: .acquiring)
-        guard id >= 0 else { return 0 }
+        guard id != .min else { return 0 }
         let clock = clockid_t(truncatingIfNeeded: id)
         var ts = timespec()
         clock_gettime(clock, &ts)
