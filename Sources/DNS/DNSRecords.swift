@@ -1,3 +1,5 @@
+// The DNS wire values the resolver hands out: record types, questions, SRV and NAPTR data, answers.
+
 /// The record types the resolver asks for (RFC 1035 §3.2.2, RFC 3596, RFC 2782, RFC 3403).
 public enum DNSRecordType: UInt16, Sendable, Hashable, CustomStringConvertible {
     case a = 1

@@ -34,10 +34,3 @@ extension TLSClientSettings {
         set { names = .sip(allowWildcards: newValue) }
     }
 }
-
-extension TLSTarget {
-    /// A SIP target: RFC 5922 names, the system trust store.
-    public init(serverName: String) {
-        self.init(serverName: serverName, client: TLSClientSettings())
-    }
-}
