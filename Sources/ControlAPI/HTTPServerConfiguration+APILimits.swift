@@ -1,10 +1,7 @@
-import ControlAPI
-import Gateway
-
 extension HTTPServerConfiguration {
-    /// The control API's listener on `listen` with the serve file's `api` limits over the
+    /// The control API's listener on `listen` with the serve file's `apiLimits` over the
     /// defaults.
-    init(listen: String, limits: ServeConfiguration.APILimits?) {
+    public init(listen: String, limits: APILimits?) {
         self.init(listen: listen)
         guard let limits else { return }
         if let v = limits.threads { threads = v }
