@@ -278,13 +278,14 @@ final class SimCall: SIPCallDelegate, @unchecked Sendable {  // SIP-loop confine
         case .remoteHangup:
             return (connectedAt == nil ? "caller hung up before answer" : "completed, caller hung up\(connected)")
                 + media
+        case .localHangup where behaviour == .ignoresACK:
+            // The 2xx never counted as acknowledged: the time is from the 200 (`TestPeerMisbehaviour`).
+            let up = answeredAt.map { String(format: " after %.1f s", EventLoop.now() - $0) } ?? ""
+            return "completed, we hung up\(up) ignoring the ACK" + media
         case .localHangup: return "completed, we hung up\(connected)" + media
         case .timeout: return "failed: timeout"
         case .noProvisional: return "failed: no response"
         case .transportError: return "failed: transport error"
-        case .ackTimeout where behaviour == .ignoresACK:
-            let up = answeredAt.map { String(format: " after %.1f s", EventLoop.now() - $0) } ?? ""
-            return "completed, we hung up\(up) ignoring the ACK" + media
         case .ackTimeout: return "failed: no ACK"
         case .sessionExpired: return "failed: session expired"
         }

@@ -4,7 +4,7 @@
 // request to a worker with reading paused meanwhile (back-pressure, and pipelined requests
 // answered in order), the response written at the socket's pace, keep-alive or close (with
 // a linger, so unread input cannot reset the answer away), and the WebSocket upgrade. The
-// WebSocket phase is in WebSocketServerFrames.swift.
+// WebSocket phase is in HTTPConnection+WebSocketFrames.swift.
 //
 // Deadlines on the layer: the first head within `headerTimeout` of the accept (the TLS
 // handshake included), later heads within it of their first byte (`frameTimeout`), a body
@@ -31,7 +31,7 @@ final class HTTPConnection {
         case handling
         /// Writing a response; then the next request, or lingering.
         case responding
-        /// Upgraded (WebSocketServerFrames.swift).
+        /// Upgraded (HTTPConnection+WebSocketFrames.swift).
         case webSocket
         /// Our side is done: input is read and dropped until EOF or the linger time.
         case lingering
@@ -60,7 +60,7 @@ final class HTTPConnection {
     /// The response body still to be produced (a streamed pcap).
     private var bodyStream: (any HTTPBodyStream)?
 
-    // WebSocket (WebSocketServerFrames.swift).
+    // WebSocket (HTTPConnection+WebSocketFrames.swift).
     var pendingUpgrade: (request: HTTPRequest, key: String)?
     var webSocket: WebSocketConnection?
     /// When the WebSocket's credential runs out (the upgrade callback's `expiry`).

@@ -9,7 +9,7 @@
 // TLS and the deadlines.
 //   HTTPTarget.swift            path decoding and the unsafe-path check
 //   HTTPResponseEncoder.swift   response heads
-//   WebSocketServerFrames.swift the WebSocket phase of a connection
+//   HTTPConnection+WebSocketFrames.swift the WebSocket phase of a connection
 //   WebSocketConnection.swift   what the application holds of a WebSocket
 //   HTTPWorkerPool.swift        the handler threads
 

@@ -1,6 +1,6 @@
 // One server-side WebSocket as the application sees it: a bounded queue of outgoing text
 // messages. `send(text:)` only enqueues; the server's event loop takes the messages when the
-// socket can take them (WebSocketServerFrames.swift), so a client that does not read never
+// socket can take them (HTTPConnection+WebSocketFrames.swift), so a client that does not read never
 // blocks a sender or another connection. When the queue overflows, the client is dropped.
 
 import Synchronization

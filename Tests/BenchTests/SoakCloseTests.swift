@@ -109,8 +109,9 @@ import WebClient
     func theSoaksGatewayLetsEveryWorkerCloseAtOnce(calls: Int) throws {
         let config = try ServeConfiguration.parse(
             SoakBench.serveConfig(calls: calls, realtimePriority: 10), file: "serve.json5")
-        #expect((config.apiLimits?.maxConnectionsPerSource ?? 0) >= calls + 2)
-        #expect((config.apiLimits?.maxConnections ?? 0) >= calls + 2)
+        let limits = try APIListenerSettings(serve: config).limits
+        #expect((limits?.maxConnectionsPerSource ?? 0) >= calls + 2)
+        #expect((limits?.maxConnections ?? 0) >= calls + 2)
         #expect(config.mediaRealtimePriority == 10)
         #expect(
             try ServeConfiguration.parse(

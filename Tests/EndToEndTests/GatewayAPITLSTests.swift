@@ -136,6 +136,24 @@ extension GatewaySuites {
             let said = failed.output
             #expect(failed.status == 1, "\(said)")
             #expect(said.contains("missing.pem") && !said.contains("ready"), "\(said)")
+            // The same keys from the --config file (ControlAPI reads them) reach the listener, and
+            // a bad API key of the file is refused naming the file and the key.
+            let config = dir.appendingPathComponent("serve.json5")
+            try "{ apiTlsCertificate: \"\(missing)\", apiTlsKey: \"\(missing)\" }".write(
+                to: config, atomically: true, encoding: .utf8)
+            let fromFile = try await ChildProcess.run(
+                GatewayProcess.binary, base + ["--config", config.path], timeout: 20)
+            #expect(fromFile.status == 1, "\(fromFile.output)")
+            #expect(fromFile.output.contains("missing.pem") && !fromFile.output.contains("ready"), "\(fromFile.output)")
+            for (text, key) in [
+                ("{ apiLimits: { maxConnections: 0 } }", "apiLimits.maxConnections"),
+                ("{ apiTlsCertificate: \"a.pem\" }", "apiTlsKey")
+            ] {
+                try text.write(to: config, atomically: true, encoding: .utf8)
+                let bad = try await ChildProcess.run(
+                    GatewayProcess.binary, base + ["--config", config.path], timeout: 20)
+                #expect(bad.status != 0 && bad.output.contains("serve.json5: \(key):"), "\(bad.output)")
+            }
         }
 
         /// A webhook receiver speaking HTTPS (the project's own server with a certificate).

@@ -22,7 +22,6 @@ import Testing
         #expect(c.rtpPorts == 30_000...39_999 && c.rtpHost == "203.0.113.7" && c.dataDir == "/var/lib/irisgw")
         #expect(c.publicURL == "https://gw1.example.net" && c.drainTimeoutSec == 60 && c.maxSessions == 500)
         #expect(c.webhook == .init(url: "http://127.0.0.1:9000/hook", timeoutSec: 3, retries: 4))
-        #expect(c.apiLimits == .init(threads: 4, maxConnectionsPerSource: 300, maxWebSocketsPerClient: 900))
         #expect(c.mediaRealtimePriority == 10)
         #expect(c.mediaLoadBudgetPercent == 70)
         #expect(try ServeConfiguration.parse("{}", file: "empty.json5") == ServeConfiguration())
@@ -86,14 +85,7 @@ import Testing
               webhook: { url: "https://hooks.example.net/irisgw", caFile: "hooks-ca.pem" } }
             """, file: "serve.json5")
         #expect(
-            c.apiTLS?.server
-                == TLSServerSettings(
-                    certificateFile: "api.pem", keyFile: "api.key", clientCAFile: "clients.pem",
-                    verifyClient: .optional))
-        #expect(c.apiTLS?.listenPlain == "127.0.0.1:8081")
-        #expect(
             c.webhook == ServeConfiguration.Webhook(url: "https://hooks.example.net/irisgw", caFile: "hooks-ca.pem"))
-        #expect(try ServeConfiguration.parse("{ apiListen: \"127.0.0.1:8080\" }", file: "s").apiTLS == nil)
     }
 
     /// Several listeners, the advertised addresses for a 1:1 NAT, TCP keep-alives.
@@ -139,9 +131,6 @@ import Testing
         var ua = SIPUserAgentConfiguration()
         sip.apply(to: &ua)
         #expect(ua.userAgent == "edge" && ua.defence.banSeconds == 300)
-        let api = try #require(c.apiLimits)
-        #expect(api.headerTimeoutSec == 5 && api.bodyTimeoutSec == 6 && api.idleTimeoutSec == 7)
-        #expect(api.maxHeaderBytes == 8192 && api.maxBodyBytes == 131_072)
     }
 
     /// The capture bounds in MiB (what is not given keeps its default) and the SIP tap's
@@ -172,9 +161,6 @@ import Testing
         ("{ webhook: { url: \"ftp://x\" } }", "webhook.url"),
         ("{ publicURL: \"gw1\" }", "publicURL"),
         ("{ apiListen: \"localhost\" }", "apiListen"),
-        ("{ apiLimits: { maxConnections: 0 } }", "apiLimits.maxConnections"),
-        ("{ apiLimits: { maxSockets: 9 } }", "apiLimits.maxSockets"),
-        ("{ apiLimits: { headerTimeoutSec: 0 } }", "apiLimits.headerTimeoutSec"),
         ("{ pageTokens: { sessionsPerRoutingId: 0 } }", "pageTokens.sessionsPerRoutingId"),
         ("{ pageTokens: { webSocketsPerRoutingId: \"4\" } }", "pageTokens.webSocketsPerRoutingId"),
         ("{ pageTokens: { sessions: 4 } }", "pageTokens.sessions"),
@@ -205,9 +191,6 @@ import Testing
         ("{ tlsCertificate: \"gw.pem\" }", "tlsKey"),
         ("{ sipTlsListen: \"gw:5061\", tlsCertificate: \"a\", tlsKey: \"b\" }", "sipTlsListen"),
         ("{ tlsCertificate: \"a\", tlsKey: \"b\", tlsVerifyClient: \"always\" }", "tlsVerifyClient"),
-        ("{ apiTlsCertificate: \"a\" }", "apiTlsKey"),
-        ("{ apiTlsCertificate: \"a\", apiTlsKey: \"b\", apiListenPlain: \"gw:8081\" }", "apiListenPlain"),
-        ("{ apiTlsCertificate: \"a\", apiTlsKey: \"b\", apiTlsVerifyClient: \"always\" }", "apiTlsVerifyClient"),
         ("{ webhook: { url: \"https://x/\", caFile: \"\" } }", "webhook.caFile"),
         ("{ hep: \"collector:9060\" }", "hep"),
         ("{ hep: 9060 }", "hep"),

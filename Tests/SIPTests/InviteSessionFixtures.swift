@@ -218,11 +218,13 @@ enum Bench {
         }
     }
 
-    /// Runs `row` on `machine`, checking each step's actions and the final state.
-    static func check(_ row: Row, on machine: M) {
+    /// Runs `row` on `machine` (through `misbehaviour`, as `SIPCall` drives it), checking each
+    /// step's actions and the final state.
+    static func check(_ row: Row, on machine: M, through misbehaviour: TestPeerMisbehaviour = TestPeerMisbehaviour()) {
         var m = machine
+        var filter = misbehaviour
         for (i, step) in row.steps.enumerated() {
-            let out = m.handle(step.event, now: step.at).map(line)
+            let out = filter.handle(step.event, on: &m, now: step.at).map(line)
             #expect(out == step.expect, "step \(i) at \(step.at)")
         }
         #expect(m.state == row.final)

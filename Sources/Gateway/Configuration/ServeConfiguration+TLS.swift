@@ -60,7 +60,7 @@ extension ServeConfiguration {
     /// A TLS listener's files and client check, `<prefix>Certificate`, `<prefix>Key`,
     /// `<prefix>ClientCA`, `<prefix>VerifyClient` (SIP's `tls...`, the API's `apiTls...`);
     /// the certificate and its key go together.
-    static func listenerFiles(
+    package static func listenerFiles(
         _ o: ProfileSchema.ObjectFields, schema: ProfileSchema, prefix: String
     ) throws(ProfileError)
         -> (certificate: String?, key: String?, clientCA: String?, verifyClient: TLSServerSettings.ClientVerification?)

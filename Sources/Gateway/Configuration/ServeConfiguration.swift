@@ -32,11 +32,11 @@ import SIP
 ///   hep: "10.0.0.9:9060",              // HEP v3 collector (or { address, captureId, authKey }); default none
 ///   capture: { maxSessionMiB: 32, maxLiveMiB: 256, maxEndedMiB: 256 },  // captured media's memory (CaptureLimits)
 ///   sip: { answerUnknownSources: false, requestsPerSecond: 50 },  // ServeConfiguration+SIP.swift
-///   apiLimits: { maxConnectionsPerSource: 256, maxWebSocketsPerClient: 1000 },
+///   apiLimits: { maxConnectionsPerSource: 256, maxWebSocketsPerClient: 1000 },  // ControlAPI: APILimits.swift
 ///   pageTokens: { sessionsPerRoutingId: 4, webSocketsPerRoutingId: 4 },  // ServeConfiguration+PageTokens.swift
 ///   dnsServers: ["10.0.0.53:53"],      // default: /etc/resolv.conf (ServeConfiguration+DNS.swift)
 ///   sipTlsListen: "0.0.0.0:5061", tlsCertificate: "gw.pem", tlsKey: "gw.key",  // ServeConfiguration+TLS.swift
-///   apiTlsCertificate: "api.pem", apiTlsKey: "api.key",  // HTTPS/WSS API (ServeConfiguration+APITLS.swift)
+///   apiTlsCertificate: "api.pem", apiTlsKey: "api.key",  // HTTPS/WSS API (ControlAPI: APITLSSettings.swift)
 /// }
 /// ```
 public struct ServeConfiguration: Sendable, Equatable {
@@ -87,8 +87,6 @@ public struct ServeConfiguration: Sendable, Equatable {
     public var capture: CaptureLimits?
     /// SIP exposure and bounds (`ServeConfiguration+SIP.swift`).
     public var sip: SIPSettings?
-    /// The control API server's caps; what is not given keeps the server's default.
-    public var apiLimits: APILimits?
     /// Per-routing-id quotas of page tokens (ServeConfiguration+PageTokens.swift).
     public var pageTokens: PageTokenLimits?
     /// `dnsServers`, `dnsTimeoutMs`, `dnsTries`, `dnsNegativeCacheSec` (ServeConfiguration+DNS.swift).
@@ -96,46 +94,10 @@ public struct ServeConfiguration: Sendable, Equatable {
     /// `sipTlsListen`, `tlsCertificate`, `tlsKey`, `tlsClientCA`, `tlsVerifyClient`
     /// (ServeConfiguration+TLS.swift).
     public var tls: TLSSettings?
-    /// `apiTlsCertificate`, `apiTlsKey`, `apiTlsClientCA`, `apiTlsVerifyClient`,
-    /// `apiListenPlain` (ServeConfiguration+APITLS.swift).
-    public var apiTLS: APITLSSettings?
-
-    /// Caps of the control API's HTTP server (`HTTPServerConfiguration` in ControlAPI, which
-    /// documents each; docs/operations.md has the defaults). Each SDK session holds one event
-    /// WebSocket, so a backend that runs many sessions from one address needs higher
-    /// `maxConnectionsPerSource` and `maxWebSocketsPerClient` than the defaults.
-    public struct APILimits: Sendable, Equatable {
-        public var threads: Int?
-        public var maxConnections: Int?
-        public var maxConnectionsPerSource: Int?
-        public var maxWebSockets: Int?
-        public var maxWebSocketsPerClient: Int?
-        public var headerTimeoutSec: Int?
-        public var bodyTimeoutSec: Int?
-        public var idleTimeoutSec: Int?
-        public var maxHeaderBytes: Int?
-        /// Also the size limit of JSON bodies (their nesting limit stays 32).
-        public var maxBodyBytes: Int?
-        public var requestQueueLimit: Int?
-        public var webSocketQueueLimit: Int?
-
-        public init(
-            threads: Int? = nil, maxConnections: Int? = nil, maxConnectionsPerSource: Int? = nil,
-            maxWebSockets: Int? = nil, maxWebSocketsPerClient: Int? = nil
-        ) {
-            self.threads = threads
-            self.maxConnections = maxConnections
-            self.maxConnectionsPerSource = maxConnectionsPerSource
-            self.maxWebSockets = maxWebSockets
-            self.maxWebSocketsPerClient = maxWebSocketsPerClient
-        }
-
-        static let keys = [
-            "threads", "maxConnections", "maxConnectionsPerSource", "maxWebSockets", "maxWebSocketsPerClient",
-            "headerTimeoutSec", "bodyTimeoutSec", "idleTimeoutSec", "maxHeaderBytes", "maxBodyBytes",
-            "requestQueueLimit", "webSocketQueueLimit"
-        ]
-    }
+    /// The control API listener's keys (`apiListenerKeys`) as written, with the file's name;
+    /// nil when the file has none. ControlAPI reads them (`APIListenerSettings`): Gateway
+    /// knows their names, not what they mean.
+    package var apiListenerFields: ProfileSection?
 
     /// Inbound notifications POSTed as JSON (the `onNotification` event) to `url`.
     public struct Webhook: Sendable, Equatable {
@@ -164,8 +126,13 @@ public struct ServeConfiguration: Sendable, Equatable {
             "rtpPorts", "dataDir", "callRecordRetentionDays", "maxCallRecords", "publicURL",
             "drainTimeoutSec", "webDir", "maxSessions", "maxInboundSessions", "mediaRealtimePriority", "mediaThreads",
             "mediaLoadBudgetPercent", "hep", "capture", "roomTokenLifetimeSec", "webhook",
-            "sip", "apiLimits", "pageTokens"
-        ] + dnsKeys + tlsKeys + apiTLSKeys
+            "sip", "pageTokens"
+        ] + dnsKeys + tlsKeys + apiListenerKeys
+
+    /// The keys of the control API's listener: its caps and its HTTPS (read by ControlAPI).
+    static let apiListenerKeys = [
+        "apiLimits", "apiTlsCertificate", "apiTlsKey", "apiTlsClientCA", "apiTlsVerifyClient", "apiListenPlain"
+    ]
 
     public static func load(file: URL) throws(ProfileError) -> ServeConfiguration {
         let display = file.relativePath
@@ -248,7 +215,8 @@ public struct ServeConfiguration: Sendable, Equatable {
         }
         c.dns = try dnsSettings(o, schema: schema)
         c.tls = try tlsSettings(o, schema: schema)
-        c.apiTLS = try apiTLSSettings(o, schema: schema)
+        let apiMembers = o.members.filter { apiListenerKeys.contains($0.key) }
+        if !apiMembers.isEmpty { c.apiListenerFields = ProfileSection(file: file, members: apiMembers) }
         c.mediaThreads = try o.optional("mediaThreads") { (v, p) throws(ProfileError) in
             try schema.int(v, at: p, in: 1...256)
         }
@@ -298,26 +266,6 @@ public struct ServeConfiguration: Sendable, Equatable {
                 retries: try w.optional("retries") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 0...10)
                 } ?? 2,
                 caFile: caFile)
-        }
-        c.apiLimits = try o.optional("apiLimits") { (v, p) throws(ProfileError) in
-            let l = try schema.object(v, at: p, keys: APILimits.keys)
-            func count(_ key: String, _ range: ClosedRange<Int>) throws(ProfileError) -> Int? {
-                try l.optional(key) { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: range) }
-            }
-            var limits = APILimits(
-                threads: try count("threads", 1...256),
-                maxConnections: try count("maxConnections", 1...1_000_000),
-                maxConnectionsPerSource: try count("maxConnectionsPerSource", 1...1_000_000),
-                maxWebSockets: try count("maxWebSockets", 1...1_000_000),
-                maxWebSocketsPerClient: try count("maxWebSocketsPerClient", 1...1_000_000))
-            limits.headerTimeoutSec = try count("headerTimeoutSec", 1...600)
-            limits.bodyTimeoutSec = try count("bodyTimeoutSec", 1...600)
-            limits.idleTimeoutSec = try count("idleTimeoutSec", 1...3600)
-            limits.maxHeaderBytes = try count("maxHeaderBytes", 1024...1_048_576)
-            limits.maxBodyBytes = try count("maxBodyBytes", 1024...16_777_216)
-            limits.requestQueueLimit = try count("requestQueueLimit", 1...100_000)
-            limits.webSocketQueueLimit = try count("webSocketQueueLimit", 1...1_000_000)
-            return limits
         }
         return c
     }

@@ -78,9 +78,12 @@ public enum ProfileLoader {
     }
 }
 
-/// The profile schema: which keys exist, their types, defaults and checks.
-struct ProfileSchema {
-    let file: String
+/// The profile schema: which keys exist, their types, defaults and checks. Package-wide, so a
+/// layer that owns keys of the serve file (ControlAPI's listener) reads them with the same errors.
+package struct ProfileSchema {
+    package let file: String
+
+    package init(file: String) { self.file = file }
 
     /// Reads JSON5 text; a syntax error names the file, line and column.
     static func tree(_ text: String, file: String) throws(ProfileError) -> JSON5Value {
@@ -403,7 +406,7 @@ struct ProfileSchema {
         return a
     }
 
-    func fail(_ path: String, _ message: String) -> ProfileError {
+    package func fail(_ path: String, _ message: String) -> ProfileError {
         ProfileError(file: file, keyPath: path, message: message)
     }
 
@@ -413,7 +416,7 @@ struct ProfileSchema {
 
     /// An object whose keys are all in `keys`; unknown keys fail first, in document order,
     /// so a misspelt required key reads "unknown key", not "missing".
-    func object(_ value: JSON5Value, at path: String, keys: [String]) throws(ProfileError) -> ObjectFields {
+    package func object(_ value: JSON5Value, at path: String, keys: [String]) throws(ProfileError) -> ObjectFields {
         guard case .object(let members) = value else { throw typeError(path, expected: "an object", found: value) }
         for member in members where !keys.contains(member.key) {
             let hint =
@@ -424,7 +427,7 @@ struct ProfileSchema {
         return ObjectFields(schema: self, path: path, members: members)
     }
 
-    func string(_ value: JSON5Value, at path: String) throws(ProfileError) -> String {
+    package func string(_ value: JSON5Value, at path: String) throws(ProfileError) -> String {
         guard case .string(let s) = value else { throw typeError(path, expected: "a string", found: value) }
         return s
     }
@@ -434,7 +437,7 @@ struct ProfileSchema {
         return b
     }
 
-    func int(_ value: JSON5Value, at path: String, in range: ClosedRange<Int>) throws(ProfileError) -> Int {
+    package func int(_ value: JSON5Value, at path: String, in range: ClosedRange<Int>) throws(ProfileError) -> Int {
         let n: Int
         switch value {
         case .integer(let i): n = i
@@ -455,7 +458,7 @@ struct ProfileSchema {
         return s
     }
 
-    func choice<E: RawRepresentable & CaseIterable>(
+    package func choice<E: RawRepresentable & CaseIterable>(
         _ value: JSON5Value, at path: String, _ type: E.Type
     ) throws(ProfileError) -> E where E.RawValue == String {
         let options = E.allCases.map(\.rawValue)
@@ -501,10 +504,10 @@ struct ProfileSchema {
     }
 
     /// The object being read: required and optional keys by name.
-    struct ObjectFields {
-        let schema: ProfileSchema
-        let path: String
-        let members: [JSON5Member]
+    package struct ObjectFields {
+        package let schema: ProfileSchema
+        package let path: String
+        package let members: [JSON5Member]
 
         func required<T>(
             _ key: String, _ read: (JSON5Value, String) throws(ProfileError) -> T
@@ -516,7 +519,7 @@ struct ProfileSchema {
             return try read(member.value, keyPath)
         }
 
-        func optional<T>(
+        package func optional<T>(
             _ key: String, _ read: (JSON5Value, String) throws(ProfileError) -> T
         ) throws(ProfileError) -> T? {
             guard let member = members.first(where: { $0.key == key }) else { return nil }

@@ -14,7 +14,6 @@ extension InviteSessionMachine {
                 status: 422, reason: nil, headers: [SIPHeader(.minSE, minSE.serialize())],
                 end: .rejected(status: 422), now: now)
         }
-        if withholdsTrying { return [.report(.incomingCall)] }
         return [.respond(response(to: invite, 100), in: tx), .report(.incomingCall)]
     }
 
@@ -37,7 +36,8 @@ extension InviteSessionMachine {
 
     mutating func ring(sdp: SessionDescription?, status: Int?, reliable requested: Bool?, now: Double) -> [Action] {
         guard canRing(reliable: requested), let tx = serverTransaction else { return [] }
-        // A late 100 Trying (`withholdsTrying`): no tag, no dialog, the state stays.
+        // A 100 Trying on command (a driver that held back the first): no tag, no dialog, the
+        // state stays.
         if status == 100 { return [.respond(response(to: invite, 100), in: tx)] }
         let reliable = ringsReliably(requested)
         ensureDialog()
@@ -132,11 +132,6 @@ extension InviteSessionMachine {
     /// Retransmits a 2xx at T1, doubling to T2, until the ACK; at 64*T1 the session ends
     /// with BYE (§13.3.1.4).
     mutating func retransmitUntilACK(_ r: SIPMessage, cseq: UInt32, now: Double) -> [Action] {
-        if let ignored = ignoredACK, cseq == invite.cseq?.sequence {
-            retransmitting = Retransmission(
-                response: r, sequence: cseq, interval: ignored.t1, deadline: now + ignored.giveUpAfter)
-            return [start(.responseRetransmit, at: min(now + ignored.t1, now + ignored.giveUpAfter))]
-        }
         retransmitting = Retransmission(response: r, sequence: cseq, interval: t1, deadline: now + 64 * t1)
         return [start(.responseRetransmit, at: now + t1)]
     }
@@ -147,11 +142,9 @@ extension InviteSessionMachine {
             retransmitting = nil
             guard dialog?.remoteTag != nil else { return end(.ackTimeout, nil, now: now) }
             state = .confirmed
-            let ignored = ignoredACK.flatMap { pending.sequence == invite.cseq?.sequence ? $0 : nil }
-            return sendBye(reason: .ackTimeout, headers: ignored?.byeHeaders ?? [], now: now)
+            return sendBye(reason: .ackTimeout, now: now)
         }
-        let ignored = ignoredACK.flatMap { pending.sequence == invite.cseq?.sequence ? $0 : nil }
-        pending.interval = min(pending.interval * 2, ignored?.t2 ?? configuration.t2)
+        pending.interval = min(pending.interval * 2, configuration.t2)
         retransmitting = pending
         return [
             .retransmit(pending.response), start(.responseRetransmit, at: min(now + pending.interval, pending.deadline))
@@ -169,8 +162,6 @@ extension InviteSessionMachine {
     /// (a late copy, one after BYE) is absorbed.
     mutating func ackReceived(_ ack: SIPMessage, now: Double) -> [Action] {
         guard let pending = retransmitting, ack.cseq?.sequence == pending.sequence, !isTerminated else { return [] }
-        // A test peer playing a carrier that never sees our ACK (`IgnoredACK`).
-        if ignoredACK != nil, pending.sequence == invite.cseq?.sequence { return [] }
         retransmitting = nil
         var actions = stop(.responseRetransmit)
         var reports: [Action] = []

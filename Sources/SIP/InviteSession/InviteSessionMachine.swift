@@ -79,12 +79,6 @@ public struct InviteSessionMachine: Sendable {
     /// The request whose offer the application is answering now.
     var awaitingAnswer: AwaitedAnswer?
 
-    /// Test peers only: see `IgnoredACK`. nil (always, in production): ACKs are honoured.
-    public var ignoredACK: IgnoredACK?
-    /// Test peers only (a carrier slow to say anything): `.start` sends no 100 Trying; a
-    /// `.ring` with status 100 sends it later. False (always, in production).
-    public var withholdsTrying = false
-
     // Offers we send
     var pendingOffer: Offer?
     var glareRetry: Offer?
@@ -96,25 +90,6 @@ public struct InviteSessionMachine: Sendable {
         var sequence: UInt32
         var interval: Double
         var deadline: Double
-    }
-
-    /// A misbehaviour for test peers only (the carrier simulator's `ignores-ack` number):
-    /// the ACK for our 2xx to the INVITE is dropped as if it never arrived, so the 2xx is
-    /// retransmitted on this timer (`t1` doubling up to `t2`) and, `giveUpAfter` seconds after
-    /// the 2xx, the session ends with a BYE carrying `byeHeaders` (RFC 3261 §13.3.1.4). The
-    /// gateway never sets it.
-    public struct IgnoredACK: Sendable, Equatable {
-        public var t1: Double
-        public var t2: Double
-        public var giveUpAfter: Double
-        public var byeHeaders: [SIPHeader]
-
-        public init(t1: Double, t2: Double, giveUpAfter: Double, byeHeaders: [SIPHeader] = []) {
-            self.t1 = t1
-            self.t2 = t2
-            self.giveUpAfter = giveUpAfter
-            self.byeHeaders = byeHeaders
-        }
     }
 
     /// A re-INVITE or UPDATE offer of ours.

@@ -1,3 +1,7 @@
+// The resolver's types (configuration, failures, records) appear in SIP's API, this
+// locator's first: users of SIP see them through this module.
+@_exported import DNS
+
 /// RFC 3263 §4 as a plain value: which DNS questions to ask for a destination, and the
 /// ordered targets their answers give. No socket and no clock: answers come in with
 /// `receive`, randomness (RFC 2782 weights) is injected. `SIPUserAgent.locate` drives it

@@ -1,3 +1,5 @@
+// The small single-value SIP headers as values: CSeq, RAck (RFC 3262) and Reason (RFC 3326).
+
 /// `CSeq = "CSeq" HCOLON 1*DIGIT LWS Method` (RFC 3261 §20.16); the number is below 2**31
 /// for new requests and must fit 32 bits (RFC 4475 §3.1.2.4).
 public struct CSeq: Sendable, Equatable, CustomStringConvertible {

@@ -99,6 +99,8 @@ public final class SIPCall: @unchecked Sendable {  // confined to its agent's lo
 
     unowned let ua: SIPUserAgent
     var machine: InviteSessionMachine
+    /// Test peers only: what the call keeps from its machine (empty: nothing).
+    var misbehaviour = TestPeerMisbehaviour()
     /// UAC: the INVITE as last sent, with its Via (a CANCEL copies it, §9.1).
     var sentInvite: SIPMessage?
     var inviteTransaction: ClientTransaction?
@@ -188,9 +190,9 @@ public final class SIPCall: @unchecked Sendable {  // confined to its agent's lo
 
     /// Test peers only (the carrier simulator): from now on the ACK for our 2xx to the INVITE
     /// is dropped as if lost, so the 2xx is retransmitted on `ignored`'s timer until the
-    /// session gives up with a BYE (`InviteSessionMachine.IgnoredACK`). Call before `answer`.
-    public func ignoreACK(_ ignored: InviteSessionMachine.IgnoredACK) {
-        machine.ignoredACK = ignored
+    /// session gives up with a BYE (`TestPeerMisbehaviour.IgnoredACK`). Call before `answer`.
+    public func ignoreACK(_ ignored: TestPeerMisbehaviour.IgnoredACK) {
+        misbehaviour.ignoredACK = ignored
     }
 
     /// Rejects the call with a final response (486, 603, 480 ...).

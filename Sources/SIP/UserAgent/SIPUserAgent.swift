@@ -427,7 +427,7 @@ public final class SIPUserAgent: @unchecked Sendable {
         case "INVITE":
             let call = SIPCall(incoming: m, transaction: tx, ua: self)
             call.authenticatedUsername = authenticated
-            if let delegate, !delegate.userAgent(self, sendsTryingFor: m) { call.machine.withholdsTrying = true }
+            if let delegate, !delegate.userAgent(self, sendsTryingFor: m) { call.misbehaviour.withholdsTrying = true }
             calls[call.callID, default: []].append(call)
             call.start()
         case "OPTIONS":

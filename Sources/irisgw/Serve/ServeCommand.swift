@@ -142,7 +142,7 @@ enum ServeCommand {
         var configuration = options.gateway
         let key = try APIKey.loadOrCreate(dataDir: configuration.dataDir)
         let webFiles = StaticFiles.locate(configured: options.webDirectory)
-        var http = HTTPServerConfiguration(listen: options.apiListen, limits: options.file.apiLimits)
+        var http = HTTPServerConfiguration(listen: options.apiListen, limits: options.apiListener.limits)
         http.log = { writeError("irisgw: \($0)\n") }
         let pageLimits = options.file.pageTokens ?? PageTokenLimits()
         var plain = http

@@ -14,7 +14,9 @@ struct ServeOptions {
     var apiListen = "127.0.0.1:8080"
     var gateway = GatewayConfiguration()
     var tls = ServeConfiguration.TLSSettings()
-    var apiTLS = ServeConfiguration.APITLSSettings()
+    var apiTLS = APITLSSettings()
+    /// The file's keys of the control API listener (`apiLimits`, the HTTPS keys).
+    var apiListener = APIListenerSettings()
     var publicURL: String?
     var webDirectory: String?
     var drainTimeout = 30.0
@@ -43,7 +45,8 @@ struct ServeOptions {
         if let at = args.firstIndex(of: "--config") {
             guard at + 1 < args.count else { throw Refusal(message: "--config needs a file") }
             do {
-                options.adopt(try ServeConfiguration.load(file: URL(fileURLWithPath: args[at + 1])))
+                let file = try ServeConfiguration.load(file: URL(fileURLWithPath: args[at + 1]))
+                options.adopt(file, apiListener: try APIListenerSettings(serve: file))
             } catch {
                 throw Refusal(message: "\(error)", showsUsage: false)
             }
@@ -65,14 +68,15 @@ struct ServeOptions {
     }
 
     /// The file's settings as the starting point.
-    private mutating func adopt(_ file: ServeConfiguration) {
+    private mutating func adopt(_ file: ServeConfiguration, apiListener: APIListenerSettings) {
         self.file = file
+        self.apiListener = apiListener
         profilesDirectory = file.profiles ?? profilesDirectory
         sipListen = file.sipListen ?? sipListen
         apiListen = file.apiListen ?? apiListen
         gateway = GatewayConfiguration(serve: file, cpus: cpus)
         tls = file.tls ?? tls
-        apiTLS = file.apiTLS ?? apiTLS
+        apiTLS = apiListener.tls ?? apiTLS
         publicURL = file.publicURL
         webDirectory = file.webDir
         drainTimeout = Double(file.drainTimeoutSec ?? 30)
