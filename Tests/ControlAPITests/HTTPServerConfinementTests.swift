@@ -10,7 +10,8 @@ import Testing
         let (server, _, _) = try startServer()
         defer { server.stop() }
         let core = try #require(server.runningCore)
-        #expect(core.loop.sync { (core.connections.count, core.shuttingDown, core.tlsContext == nil) } == (0, false, true))
+        #expect(
+            core.loop.sync { (core.connections.count, core.shuttingDown, core.tlsContext == nil) } == (0, false, true))
     }
 
     #if DEBUG

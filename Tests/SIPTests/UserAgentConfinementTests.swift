@@ -8,7 +8,8 @@ import Testing
 @Suite("SIP user agent confinement")
 struct UserAgentConfinementTests {
     static func agent() throws -> SIPUserAgent {
-        try SIPUserAgent(configuration: SIPUserAgentConfiguration(listen: [(.udp, SocketAddress(host: "127.0.0.1", port: 0))]))
+        try SIPUserAgent(
+            configuration: SIPUserAgentConfiguration(listen: [(.udp, SocketAddress(host: "127.0.0.1", port: 0))]))
     }
 
     /// A call toward a port nothing answers (the INVITE is only retransmitted), on the loop.
@@ -17,7 +18,8 @@ struct UserAgentConfinementTests {
             let uri = SIPURI(user: "100", host: "127.0.0.1", port: 9)
             return ua.invite(
                 requestURI: uri, from: NameAddress(uri: SIPURI(user: "caller", host: "127.0.0.1")),
-                to: NameAddress(uri: uri), peer: SIPPeer(transport: .udp, address: SocketAddress(host: "127.0.0.1", port: 9)),
+                to: NameAddress(uri: uri),
+                peer: SIPPeer(transport: .udp, address: SocketAddress(host: "127.0.0.1", port: 9)),
                 sdp: nil, delegate: nil)
         }
     }

@@ -38,10 +38,11 @@ final class SessionCapture: MediaPacketTap, Sendable {
     let budget: CaptureBudget?
     private let state: Mutex<State>
     /// What RTCP reports go to as they pass (HEP), with the session's current Call-ID.
-    typealias RTCPTap = @Sendable (
-        _ bytes: [UInt8], _ sent: Bool, _ local: SocketAddress, _ remote: SocketAddress, _ time: Double,
-        _ callID: String?
-    ) -> Void
+    typealias RTCPTap =
+        @Sendable (
+            _ bytes: [UInt8], _ sent: Bool, _ local: SocketAddress, _ remote: SocketAddress, _ time: Double,
+            _ callID: String?
+        ) -> Void
     /// RTCP reports go here as they pass, when a HEP collector is configured.
     let onRTCP: RTCPTap?
     /// The Call-ID of the session's current INVITE (RTCP correlation for HEP).
