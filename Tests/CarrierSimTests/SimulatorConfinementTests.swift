@@ -28,6 +28,7 @@ import Testing
                 let sim = try Self.simulator()
                 try sim.start()
                 _ = sim.calls.value.count
+                sim.shutdown()  // only the misuse may trap
             }
         }
     #endif

@@ -27,6 +27,7 @@ import Testing
                 case .shuttingDown: _ = core.shuttingDown
                 case .dates: _ = core.dates.now()
                 }
+                server.stop()  // only the misuse may trap
             }
         }
     #endif

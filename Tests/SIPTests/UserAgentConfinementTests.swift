@@ -64,6 +64,9 @@ struct UserAgentConfinementTests {
                 case .callState: _ = Self.call(ua).state
                 case .callDelegate: Self.call(ua).delegate = endpoint
                 }
+                // Only the misuse may trap: the agent ends on its loop, as it should.
+                ua.shutdown()
+                withExtendedLifetime(endpoint) {}
             }
         }
     #endif
