@@ -147,7 +147,8 @@ final class SessionHarness: SIPUserAgentDelegate, SIPCallDelegate, @unchecked Se
         } catch {
             fatalError("fuzz-sip-session: cannot start the agent: \(error)")
         }
-        endpoint = AnsweringEndpoint(ua: ua)
+        // On the loop, which owns the agent's state from `start` on.
+        endpoint = ua.loop.sync { [ua] in AnsweringEndpoint(ua: ua) }
         let trusted = Self.peerHost(0)
         ua.loop.sync { [self] in
             ua.delegate = self

@@ -9,7 +9,7 @@ import Synchronization
 /// `TestNumbers` runs a scripted behaviour (busy, ringing until CANCEL, early media, hold,
 /// DTMF, 407 ...), with real RTP (echo, tones, RFC 4733) on a small fixed pool of media
 /// threads. `irisgw carrier-sim` runs one; tests run one on port 0.
-public final class CarrierSimulator: SIPUserAgentDelegate, @unchecked Sendable {  // call table confined to the SIP loop
+public final class CarrierSimulator: SIPUserAgentDelegate, Sendable {
     /// How the simulator listens and paces its scripts. Every field has a documented default.
     public struct Configuration: Sendable {
         /// SIP address. Default 127.0.0.1:5090, where `sip-profiles/carrier-sim.json5` sends.
@@ -78,9 +78,14 @@ public final class CarrierSimulator: SIPUserAgentDelegate, @unchecked Sendable {
     let media: SimMediaThreads
     let digest: DigestServer
     /// Called on the SIP loop for each finished call (the CLI prints it).
-    public var onReport: (@Sendable (CallReport) -> Void)?
+    public var onReport: (@Sendable (CallReport) -> Void)? {
+        get { onReportSlot.withLock { $0 } }
+        set { onReportSlot.withLock { $0 = newValue } }
+    }
+    private let onReportSlot = Mutex<(@Sendable (CallReport) -> Void)?>(nil)
     private let reportsStore = Mutex<[CallReport]>([])
-    var calls: [ObjectIdentifier: SimCall] = [:]
+    /// The calls in progress; on the SIP loop only (checked in debug builds).
+    let calls: LoopBoundBox<[ObjectIdentifier: SimCall]>
 
     /// Creates the simulator; nothing listens until `start()`.
     public init(configuration: Configuration = Configuration()) throws {
@@ -93,6 +98,7 @@ public final class CarrierSimulator: SIPUserAgentDelegate, @unchecked Sendable {
         // A test carrier takes whatever load a test or a benchmark sends it.
         sip.defence = .testPeer
         ua = try SIPUserAgent(configuration: sip)
+        calls = LoopBoundBox([:], loop: ua.loop)
         media = try SimMediaThreads(count: configuration.mediaThreads)
         digest = DigestServer(realm: configuration.authRealm, secret: Crypto.randomBytes(count: 32))
     }
@@ -109,7 +115,7 @@ public final class CarrierSimulator: SIPUserAgentDelegate, @unchecked Sendable {
     public func shutdown() {
         let ua = self.ua
         ua.loop.sync { [self] in
-            for call in calls.values { call.sip.hangup(status: 503) }
+            for call in calls.value.values { call.sip.hangup(status: 503) }
         }
         ua.shutdown()
         media.stop()
@@ -121,13 +127,13 @@ public final class CarrierSimulator: SIPUserAgentDelegate, @unchecked Sendable {
     /// Calls in progress.
     public var activeCalls: Int {
         let ua = self.ua
-        return ua.loop.sync { [self] in calls.count }
+        return ua.loop.sync { [self] in calls.value.count }
     }
 
     public func userAgent(_ ua: SIPUserAgent, didReceiveCall call: SIPCall) {
         let number = call.invite.requestURI?.user ?? ""
         let sim = SimCall(sip: call, number: number, behaviour: TestNumbers.behaviour(for: number), simulator: self)
-        calls[ObjectIdentifier(sim)] = sim
+        calls.value[ObjectIdentifier(sim)] = sim
         sim.start()
     }
 
@@ -138,7 +144,7 @@ public final class CarrierSimulator: SIPUserAgentDelegate, @unchecked Sendable {
 
     /// A call's script ended (SIP loop).
     func finished(_ call: SimCall, outcome: String) {
-        calls[ObjectIdentifier(call)] = nil
+        calls.value[ObjectIdentifier(call)] = nil
         let report = CallReport(number: call.number, behaviour: call.behaviour, outcome: outcome)
         reportsStore.withLock { $0.append(report) }
         onReport?(report)

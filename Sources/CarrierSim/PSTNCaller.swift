@@ -154,8 +154,8 @@ public final class PSTNCaller: Sendable {
 }
 
 /// One PSTN call toward the gateway: follows the SDP answer with its media leg and reports
-/// the outcome once. SIP-loop confined.
-final class CallerLeg: SIPCallDelegate, @unchecked Sendable {  // SIP-loop confined
+/// the outcome once. SIP-loop confined; not Sendable: `PSTNCaller.legs` holds it.
+final class CallerLeg: SIPCallDelegate {
     let index: Int
     let media: SimMediaLeg
     let hangupAfter: Double?

@@ -5,8 +5,9 @@ import SIP
 
 /// One incoming call's script: the responses, timers and media its number's `Behaviour`
 /// calls for. Confined to the SIP loop, like the `SIPCall` it drives; every step is a loop
-/// timer, so a thousand ringing calls cost no thread.
-final class SimCall: SIPCallDelegate, @unchecked Sendable {  // SIP-loop confined
+/// timer, so a thousand ringing calls cost no thread. Not Sendable: the simulator's call
+/// table (a `LoopBoundBox`) holds it.
+final class SimCall: SIPCallDelegate {
     let sip: SIPCall
     let number: String
     let behaviour: Behaviour

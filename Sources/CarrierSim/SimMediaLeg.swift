@@ -57,7 +57,8 @@ public final class SimMediaLeg: Sendable {
     public let host: String
     public let counters: SimMediaCounters
     private let thread: SimMediaThread
-    private let worker: SimMediaWorker
+    /// Names the leg's worker on its thread (only that thread holds the worker).
+    private let id: Int
 
     /// Opens a leg for `choice` on `host`, sending to `remote` (the SDP's address) until RTP
     /// from the peer shows where it really is.
@@ -67,10 +68,12 @@ public final class SimMediaLeg: Sendable {
         self.host = host
         counters = SimMediaCounters()
         thread = threads.pick()
-        worker = try SimMediaWorker(
+        id = threads.nextLegID()
+        // Built here, then handed to its thread: nothing here touches it after the hand-off.
+        nonisolated(unsafe) let worker = try SimMediaWorker(
             socket: socket, choice: choice, remote: remote, counters: counters, loop: thread.loop)
-        let (thread, worker) = (self.thread, self.worker)
-        thread.loop.execute { thread.add(worker) }
+        let (thread, id) = (self.thread, self.id)
+        thread.loop.execute { thread.add(worker, id: id) }
     }
 
     /// Changes what we do with received audio.
@@ -103,19 +106,20 @@ public final class SimMediaLeg: Sendable {
 
     /// Stops the leg and closes its socket.
     public func close() {
-        let (thread, worker) = (self.thread, self.worker)
-        thread.loop.execute { thread.remove(worker) }
+        let (thread, id) = (self.thread, self.id)
+        thread.loop.execute { thread.remove(id) }
     }
 
     private func onThread(_ change: @escaping @Sendable (SimMediaWorker) -> Void) {
-        let worker = self.worker
-        thread.loop.execute { change(worker) }
+        let (thread, id) = (self.thread, self.id)
+        thread.loop.execute { thread.worker(id).map(change) }
     }
 }
 
 /// The media-thread side of a `SimMediaLeg`: socket, codec state, RTP header and buffers,
-/// allocated once; the per-packet and per-tick paths allocate nothing.
-final class SimMediaWorker: @unchecked Sendable {  // confined to its media thread after init
+/// allocated once; the per-packet and per-tick paths allocate nothing. Not Sendable: built
+/// by the leg and handed to its media thread, which alone holds it from then on.
+final class SimMediaWorker {
     let socket: UDPSocket
     let counters: SimMediaCounters
     var echo: EchoMode = .off

@@ -8,6 +8,7 @@ import Synchronization
 public final class SimMediaThreads: Sendable {
     let threads: [SimMediaThread]
     private let next = Atomic<Int>(0)
+    private let legIDs = Atomic<Int>(0)
 
     /// Starts `count` threads (at least one).
     public init(count: Int = 2) throws {
@@ -17,6 +18,9 @@ public final class SimMediaThreads: Sendable {
     func pick() -> SimMediaThread {
         threads[next.add(1, ordering: .relaxed).oldValue % threads.count]
     }
+
+    /// A new leg's name on its thread, never reused (a closed leg's late command finds nothing).
+    func nextLegID() -> Int { legIDs.add(1, ordering: .relaxed).newValue }
 
     /// Stops every thread; legs still open are dropped.
     public func stop() {
@@ -30,7 +34,7 @@ final class SimMediaThread: Sendable {
     let loop: EventLoop
     private let timer: PeriodicTimer
     /// Touched on `loop` only (checked in debug builds).
-    private let legs: LoopBoundBox<[ObjectIdentifier: SimMediaWorker]>
+    private let legs: LoopBoundBox<[Int: SimMediaWorker]>
 
     init(name: String) throws {
         loop = try EventLoop()
@@ -49,16 +53,19 @@ final class SimMediaThread: Sendable {
     }
 
     /// On the loop (asserted in debug builds).
-    func add(_ worker: SimMediaWorker) {
+    func add(_ worker: SimMediaWorker, id: Int) {
         loop.assertInLoop()
-        legs.value[ObjectIdentifier(worker)] = worker
+        legs.value[id] = worker
         loop.register(fd: worker.socket.fd) { [worker] in worker.onReadable() }
     }
 
+    /// The leg `id`'s worker, while it is open. On the loop (asserted in debug builds).
+    func worker(_ id: Int) -> SimMediaWorker? { legs.value[id] }
+
     /// On the loop (asserted in debug builds).
-    func remove(_ worker: SimMediaWorker) {
+    func remove(_ id: Int) {
         loop.assertInLoop()
-        guard legs.value.removeValue(forKey: ObjectIdentifier(worker)) != nil else { return }
+        guard let worker = legs.value.removeValue(forKey: id) else { return }
         loop.unregister(fd: worker.socket.fd)
     }
 

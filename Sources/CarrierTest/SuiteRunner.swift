@@ -117,11 +117,10 @@ public struct SuiteRunner: Sendable {
     }
 
     /// Collects a session's events as they come.
-    final class Collector: IrisRtcAudioSessionDelegate, @unchecked Sendable {  // `list` is behind `lock`
-        private let lock = NSLock()
-        private var list: [SessionEvent] = []
-        var events: [SessionEvent] { lock.withLock { list } }
-        func onEvent(_ session: IrisRtcAudioSession, event: SessionEvent) { lock.withLock { list.append(event) } }
+    final class Collector: IrisRtcAudioSessionDelegate, Sendable {
+        private let list = Mutex<[SessionEvent]>([])
+        var events: [SessionEvent] { list.withLock { $0 } }
+        func onEvent(_ session: IrisRtcAudioSession, event: SessionEvent) { list.withLock { $0.append(event) } }
     }
 
     private struct StepFailure: Error { var message: String }
@@ -539,16 +538,15 @@ public enum Q850 {
 }
 
 /// Samples a call's audio every 250 ms on a thread of its own (the timeline of the report).
-final class Sampler: @unchecked Sendable {  // `list` is behind `lock`; the leg is read on the sampling thread only
+final class Sampler: Sendable {
     private let leg: ClientMediaLeg
     private let toneHz: Double
     private let connection: IrisRtcConnection
     private let start: Date
-    private let lock = NSLock()
-    private var list: [TimelinePoint] = []
+    private let list = Mutex<[TimelinePoint]>([])
     private let done = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
-    private var started = false
+    private let started = Atomic<Bool>(false)
 
     init(leg: ClientMediaLeg, toneHz: Double, connection: IrisRtcConnection, start: Date) {
         self.leg = leg
@@ -557,14 +555,14 @@ final class Sampler: @unchecked Sendable {  // `list` is behind `lock`; the leg 
         self.start = start
     }
 
-    var points: [TimelinePoint] { lock.withLock { list } }
+    var points: [TimelinePoint] { list.withLock { $0 } }
 
     func run(room: @escaping @Sendable () -> String?) {
-        started = true
+        started.store(true, ordering: .relaxed)
         Thread { [self] in
             var lastPackets = 0, tick = 0
             var jitter: Double?
-            while !done.load(ordering: .relaxed) && list.count < 2400 {
+            while !done.load(ordering: .relaxed) && list.withLock({ $0.count }) < 2400 {
                 usleep(250_000)
                 tick += 1
                 // The trunk's jitter once a second (an API round trip).
@@ -576,14 +574,14 @@ final class Sampler: @unchecked Sendable {  // `list` is behind `lock`; the leg 
                     ms: Int(Date().timeIntervalSince(start) * 1000), packets: packets - lastPackets,
                     echoLevel: (leg.toneLevel(hz: toneHz, lastSeconds: 0.25) * 100).rounded() / 100, jitterMs: jitter)
                 lastPackets = packets
-                lock.withLock { list.append(p) }
+                list.withLock { $0.append(p) }
             }
             finished.signal()
         }.start()
     }
 
     func stop() {
-        guard started, !done.exchange(true, ordering: .relaxed) else { return }
+        guard started.load(ordering: .relaxed), !done.exchange(true, ordering: .relaxed) else { return }
         finished.wait()
     }
 }

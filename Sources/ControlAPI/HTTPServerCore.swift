@@ -2,8 +2,9 @@
 // connection caps and the out-of-descriptors back-off), the connections, the WebSocket caps,
 // statistics and the shutdown.
 //
-// Threading: everything below the `Loop-confined` mark belongs to the server's one event
-// loop thread (IOCore.EventLoop); other threads reach it only through `loop.execute`.
+// Threading: the state below the `Loop-confined` mark belongs to the server's one event
+// loop thread (IOCore.EventLoop), in a `LoopBoundBox` checked on every access in debug
+// builds; other threads reach it only through `loop.execute`.
 // What the loop holds on to (timers, queued work) captures the core weakly: a stopped loop
 // keeps whatever was still queued, and must not keep the core (and its sockets) alive.
 // Handlers run on `workers`; WebSocket open/close callbacks on `callbacks`, a serial queue,
@@ -16,8 +17,7 @@ import IrisAPI
 import Synchronization
 import TLS
 
-// below `Loop-confined`: the server's loop only; the rest immutable or locked
-final class HTTPServerCore: @unchecked Sendable {
+final class HTTPServerCore: Sendable {
     let configuration: HTTPServerConfiguration
     let loop: EventLoop
     let workers: HTTPWorkerPool
@@ -37,23 +37,62 @@ final class HTTPServerCore: @unchecked Sendable {
 
     // MARK: Loop-confined
 
-    private var listener: StreamListener?
-    /// Every connection, counted in all and per source (an IPv6 client's /64).
-    private lazy var caps = StreamConnectionCaps(
-        maxConnections: configuration.maxConnections,
-        maxPerSource: configuration.maxConnectionsPerSource,
-        sourceKey: { Self.sourceKey(Self.clientHost($0)) })
+    private struct LoopState {
+        var listener: StreamListener?
+        /// Every connection, counted in all and per source (an IPv6 client's /64).
+        let caps: StreamConnectionCaps
+        var tlsContext: TLSContext?
+        var connections: [Int: HTTPConnection] = [:]
+        /// Open WebSocket connections by group.
+        var groups: [String: Set<Int>] = [:]
+        var webSocketCount = 0
+        var nextID = 1
+        var shuttingDown = false
+        var shutdownDone: DispatchSemaphore?
+        var dates = HTTPDateCache()
+    }
+    private let loopState: LoopBoundBox<LoopState>
+
+    private var listener: StreamListener? {
+        get { loopState.value.listener }
+        set { loopState.value.listener = newValue }
+    }
+    private var caps: StreamConnectionCaps { loopState.value.caps }
     /// The HTTPS listener's context (nil: plain HTTP); a reload replaces it, connections
     /// already made keep the one they started with.
-    var tlsContext: TLSContext?
-    private(set) var connections: [Int: HTTPConnection] = [:]
+    var tlsContext: TLSContext? {
+        get { loopState.value.tlsContext }
+        set { loopState.value.tlsContext = newValue }
+    }
+    private(set) var connections: [Int: HTTPConnection] {
+        get { loopState.value.connections }
+        _modify { yield &loopState.value.connections }
+    }
     /// Open WebSocket connections by group.
-    private var groups: [String: Set<Int>] = [:]
-    private var webSocketCount = 0
-    private var nextID = 1
-    private(set) var shuttingDown = false
-    private var shutdownDone: DispatchSemaphore?
-    var dates = HTTPDateCache()
+    private var groups: [String: Set<Int>] {
+        get { loopState.value.groups }
+        _modify { yield &loopState.value.groups }
+    }
+    private var webSocketCount: Int {
+        get { loopState.value.webSocketCount }
+        set { loopState.value.webSocketCount = newValue }
+    }
+    private var nextID: Int {
+        get { loopState.value.nextID }
+        set { loopState.value.nextID = newValue }
+    }
+    private(set) var shuttingDown: Bool {
+        get { loopState.value.shuttingDown }
+        set { loopState.value.shuttingDown = newValue }
+    }
+    private var shutdownDone: DispatchSemaphore? {
+        get { loopState.value.shutdownDone }
+        set { loopState.value.shutdownDone = newValue }
+    }
+    var dates: HTTPDateCache {
+        get { loopState.value.dates }
+        _modify { yield &loopState.value.dates }
+    }
 
     init(
         configuration: HTTPServerConfiguration, loop: EventLoop,
@@ -69,6 +108,14 @@ final class HTTPServerCore: @unchecked Sendable {
         self.onOpen = onOpen
         self.onClose = onClose
         workers = HTTPWorkerPool(threads: configuration.threads, queueLimit: configuration.requestQueueLimit)
+        // Built before the loop runs: the loop owns it from `start` on.
+        loopState = LoopBoundBox(
+            LoopState(
+                caps: StreamConnectionCaps(
+                    maxConnections: configuration.maxConnections,
+                    maxPerSource: configuration.maxConnectionsPerSource,
+                    sourceKey: { Self.sourceKey(Self.clientHost($0)) })),
+            loop: loop)
     }
 
     // MARK: Statistics (any thread)

@@ -4,15 +4,15 @@ import SIP
 extension Gateway {
     /// A new session's capture: the SIP trace always, media when asked.
     func newCapture(roomId: String, recordsMedia: Bool) -> SessionCapture {
-        let capture = SessionCapture(
-            roomId: roomId, recordsMedia: recordsMedia, maxMediaBytes: configuration.capture.maxSessionBytes,
-            budget: captureBudget)
+        var onRTCP: SessionCapture.RTCPTap?
         if let hep {
-            capture.onRTCP = { [weak capture] bytes, sent, local, remote, time in
-                hep.rtcp(bytes, sent: sent, local: local, remote: remote, time: time, callID: capture?.callID)
+            onRTCP = { bytes, sent, local, remote, time, callID in
+                hep.rtcp(bytes, sent: sent, local: local, remote: remote, time: time, callID: callID)
             }
         }
-        return capture
+        return SessionCapture(
+            roomId: roomId, recordsMedia: recordsMedia, maxMediaBytes: configuration.capture.maxSessionBytes,
+            budget: captureBudget, onRTCP: onRTCP)
     }
 
     /// `GET /v1/sessions/{roomId}/pcap`: the trunk leg's SIP, RTP and RTCP as a pcap file,

@@ -5,12 +5,13 @@
 ///
 /// Modelled on swift-nio's `NIOLoopBound`. While the loop's thread does not run (before
 /// `start`, after `stop`) the thread at hand owns its state (`EventLoop.isConfinedHere`), so
-/// state can be set up and then handed to the loop.
+/// state can be set up and then handed to the loop. `value` is inlinable: specialized and
+/// inlined where it is used, a read of one field of a large state loads that field alone.
 // the one justified: `value` is reached only on `loop`, checked in debug
 public struct LoopBound<Value>: @unchecked Sendable {
     /// The loop `value` belongs to.
     public let loop: EventLoop
-    private var stored: Value
+    @usableFromInline var stored: Value
 
     /// Binds `value` to `loop`; call it on that loop (or while the loop does not run).
     public init(_ value: Value, loop: EventLoop) {
@@ -20,6 +21,7 @@ public struct LoopBound<Value>: @unchecked Sendable {
     }
 
     /// The value; on `loop` only.
+    @inlinable
     public var value: Value {
         get {
             loop.assertInLoop()
@@ -42,7 +44,7 @@ public struct LoopBound<Value>: @unchecked Sendable {
 public final class LoopBoundBox<Value>: @unchecked Sendable {  // `stored` is reached only on `loop`, checked in debug
     /// The loop `value` belongs to.
     public let loop: EventLoop
-    private var stored: Value
+    @usableFromInline var stored: Value
 
     /// Boxes `value` on `loop`; call it on that loop (or while the loop does not run).
     public init(_ value: Value, loop: EventLoop) {
@@ -52,6 +54,7 @@ public final class LoopBoundBox<Value>: @unchecked Sendable {  // `stored` is re
     }
 
     /// The value; on `loop` only.
+    @inlinable
     public var value: Value {
         get {
             loop.assertInLoop()

@@ -49,7 +49,8 @@ public final class ClientMediaLeg: Sendable {
     public let advertisedHost: String
 
     private let shared: MediaLegShared
-    private let worker: MediaLegWorker
+    /// The media thread's side, on `loop` only (checked in debug builds).
+    private let worker: LoopBound<MediaLegWorker>
     private let loop: EventLoop
     private let stopped = Atomic<Bool>(false)
     private let sessionID = UInt64.random(in: 1...(UInt64(1) << 62))
@@ -78,6 +79,7 @@ public final class ClientMediaLeg: Sendable {
         }
         let shared = MediaLegShared(
             payloadType: payloadType, sampleRate: sampleRate, recordingLimitSeconds: recordingLimitSeconds)
+        let worker: MediaLegWorker
         do {
             worker = try MediaLegWorker(
                 shared: shared, socket: socket, payloadType: payloadType, sampleRate: sampleRate)
@@ -85,6 +87,7 @@ public final class ClientMediaLeg: Sendable {
         } catch {
             throw .setup("\(error)")
         }
+        self.worker = LoopBound(worker, loop: loop)
         self.shared = shared
         self.localAddress = socket.local
         self.sampleRate = sampleRate
@@ -201,7 +204,7 @@ public final class ClientMediaLeg: Sendable {
         guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
         // Once its thread is gone the loop is the caller's: no hop, no wait on a loop's queue.
         loop.stop()
-        loop.unregister(fd: worker.socket.fd)
-        loop.unregister(fd: worker.timer.fd)
+        loop.unregister(fd: worker.value.socket.fd)
+        loop.unregister(fd: worker.value.timer.fd)
     }
 }

@@ -24,8 +24,9 @@ final class MediaLegShared: Sendable {
 
 /// The media thread's side of a `ClientMediaLeg`: socket, timer, codec, jitter buffer and
 /// buffers, all allocated here once. Per packet and per tick nothing allocates (the
-/// recording grows amortised, see `ReceivedAudio`).
-final class MediaLegWorker: @unchecked Sendable {  // confined to the leg's loop thread after init
+/// recording grows amortised, see `ReceivedAudio`). Not Sendable: its leg holds it in a
+/// `LoopBound`, and the leg's loop alone runs it.
+final class MediaLegWorker {
     let shared: MediaLegShared
     let socket: UDPSocket
     let timer: PeriodicTimer

@@ -72,13 +72,13 @@ final class ClientDialer<Framer: StreamFramer> {
             return unreachable(firstFailure ?? .connectionRefused(host: host, port: port))
         }
         let address = remaining.removeFirst()
-        var security: ClientTLSLayer?
+        var security: TLSStream?
         if let tls {
-            guard let made = TLSStream(client: tls.context, target: tls.target) else {
+            guard let stream = TLSStream(client: tls.context, target: tls.target) else {
                 return unreachable(
                     .tls(host: host, port: port, failure: .handshakeFailed("cannot create a TLS session")))
             }
-            security = ClientTLSLayer(made)
+            security = stream
         }
         let made: StreamConnection<Framer>
         do {

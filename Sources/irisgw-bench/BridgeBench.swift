@@ -149,7 +149,7 @@ enum BridgeBench {
     }
 
     /// Waits for events of routing id "bench" and hands each room's to its waiter.
-    final class EventRouter: @unchecked Sendable {  // `seen` is behind `condition`
+    final class EventRouter: @unchecked Sendable {  // `seen` only under `condition` (waited on: no Mutex)
         private let condition = NSCondition()
         private var seen: [String: [SessionEvent]] = [:]
         private let ws: WebSocketClient

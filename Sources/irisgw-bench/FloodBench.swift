@@ -248,16 +248,17 @@ enum FloodBench {
     }
 
     /// One SIPp flooding from `source` for `floodSeconds`.
-    // `output` is written by the reader and read after `reader` is waited on
-    final class Flooder: @unchecked Sendable {
+    final class Flooder: Sendable {
         let process: Process
-        private var output = Data()
+        /// What SIPp printed: written by the reader thread, read once `reader` is done.
+        private let output = Mutex(Data())
         private let reader = DispatchGroup()
         init(_ process: Process, _ pipe: Pipe) {
             self.process = process
             reader.enter()
             Thread { [self] in
-                output = pipe.fileHandleForReading.readDataToEndOfFile()
+                let data = pipe.fileHandleForReading.readDataToEndOfFile()
+                output.withLock { $0 = data }
                 reader.leave()
             }.start()
         }
@@ -268,7 +269,7 @@ enum FloodBench {
             reader.wait()
             // The scenario screen: "      INVITE ---------->         59849     0".
             var invites = 0, datagrams = 0
-            let text = String(decoding: output, as: UTF8.self)
+            let text = output.withLock { String(decoding: $0, as: UTF8.self) }
             let screen = text.components(separatedBy: "------------------------------ Scenario Screen").last ?? text
             for line in screen.split(separator: "\n") where line.contains("---------->") {
                 let fields = line.split(separator: " ")

@@ -1,12 +1,13 @@
 import Foundation
 import IrisAPI
 import IrisClient
+import Synchronization
 
 /// Prints a session's events for `irisgw call` and `irisgw answer`: one JSON object per
 /// line with `--json` (the control API's shape), else a human line per change with the
-/// time since the start.
-// called on the session's event thread only; `onConnected` set before
-final class EventPrinter: IrisRtcAudioSessionDelegate, @unchecked Sendable {
+/// time since the start. The command's thread and the session's event thread both use it:
+/// what changes is behind a lock.
+final class EventPrinter: IrisRtcAudioSessionDelegate, Sendable {
     let json: Bool
     let start = Date()
     private let encoder: JSONEncoder = {
@@ -14,9 +15,20 @@ final class EventPrinter: IrisRtcAudioSessionDelegate, @unchecked Sendable {
         e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return e
     }()
+    private struct State {
+        var onConnected: (@Sendable () -> Void)?
+        var connected = false
+        var notificationShown = false
+    }
+    private let state = Mutex(State())
+
     /// Called on the event thread when the call connects (for timed actions).
-    var onConnected: (() -> Void)?
-    private(set) var connected = false
+    var onConnected: (@Sendable () -> Void)? {
+        get { state.withLock { $0.onConnected } }
+        set { state.withLock { $0.onConnected = newValue } }
+    }
+    /// The call connected (once seen, stays true).
+    var connected: Bool { state.withLock { $0.connected } }
 
     init(json: Bool) { self.json = json }
 
@@ -61,15 +73,21 @@ final class EventPrinter: IrisRtcAudioSessionDelegate, @unchecked Sendable {
     }
 
     /// Set when the notification was printed already (the session's replay repeats it).
-    var notificationShown = false
+    var notificationShown: Bool {
+        get { state.withLock { $0.notificationShown } }
+        set { state.withLock { $0.notificationShown = newValue } }
+    }
 
     func onEvent(_ session: IrisRtcAudioSession, event: SessionEvent) {
         if event.event == .onNotification && event.type == "notify" && notificationShown { return }
         print(event)
-        if event.event == .onSessionSIPStatus, event.status == .connected, !connected {
-            connected = true
-            onConnected?()
+        guard event.event == .onSessionSIPStatus, event.status == .connected else { return }
+        // The first connected status only; the action runs outside the lock.
+        let first = state.withLock { s -> Bool in
+            defer { s.connected = true }
+            return !s.connected
         }
+        if first { onConnected?() }
     }
 }
 

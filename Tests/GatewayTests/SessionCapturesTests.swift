@@ -2,6 +2,7 @@ import Capture
 import IOCore
 import Media
 import SIP
+import Synchronization
 import Testing
 
 @testable import Gateway
@@ -306,5 +307,31 @@ import Testing
             ))
         #expect(json.contains("\"sdes_ssrc\":8738"))
         #expect(HEPSender.rtcpJSON([1, 2, 3]) == nil)
+    }
+
+    /// The HEP tap, given at creation (a `let`: the media thread reads it without a lock),
+    /// hears each RTCP packet with the session's Call-ID as it is then; RTP never.
+    @Test func rtcpGoesToTheTapWithTheCurrentCallID() {
+        let heard = Mutex<[(bytes: [UInt8], sent: Bool, callID: String?)]>([])
+        let capture = SessionCapture(
+            roomId: "r1", recordsMedia: false,
+            onRTCP: { bytes, sent, _, _, _, callID in heard.withLock { $0.append((bytes, sent, callID)) } })
+        #expect(capture.needsMediaTap)
+        let rtcp: [UInt8] = [0x80, 201, 0, 1, 0, 0, 0x22, 0x22]
+        func pass(_ bytes: [UInt8], rtcp: Bool, sent: Bool) {
+            bytes.withUnsafeBytes {
+                capture.mediaPacket($0, sent: sent, rtcp: rtcp, local: Self.us, remote: Self.carrier, time: 1)
+            }
+        }
+        pass(rtcp, rtcp: true, sent: false)
+        capture.callID = "first@h"
+        pass(rtcp, rtcp: true, sent: true)
+        pass([0x80, 0, 0, 1] + [UInt8](repeating: 0, count: 8), rtcp: false, sent: true)
+        capture.callID = "second@h"
+        pass(rtcp, rtcp: true, sent: false)
+        let seen = heard.withLock { $0 }
+        #expect(seen.map(\.callID) == [nil, "first@h", "second@h"])
+        #expect(seen.map(\.sent) == [false, true, false] && seen.allSatisfy { $0.bytes == rtcp })
+        #expect(!SessionCapture(roomId: "r2", recordsMedia: false).needsMediaTap)
     }
 }

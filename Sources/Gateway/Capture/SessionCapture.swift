@@ -8,8 +8,7 @@ import Synchronization
 /// (`GET /v1/sessions/{roomId}/sip`), and, when the session asked for a capture, its RTP and
 /// RTCP too (`GET /v1/sessions/{roomId}/pcap`). SIP arrives on the SIP loop, media on the
 /// session's media thread; both only append under the lock.
-// `onRTCP` is set once before the media thread sees it; the rest is behind `state`
-final class SessionCapture: MediaPacketTap, @unchecked Sendable {
+final class SessionCapture: MediaPacketTap, Sendable {
     private struct State {
         var trace: SIPTrace
         var recordsMedia: Bool
@@ -38,13 +37,14 @@ final class SessionCapture: MediaPacketTap, @unchecked Sendable {
     /// What all live captures may hold together; nil: no shared bound.
     let budget: CaptureBudget?
     private let state: Mutex<State>
-    /// RTCP reports go here as they pass (HEP), when a collector is configured. Set once,
-    /// before the session's media opens.
-    var onRTCP:
-        (
-            @Sendable (_ bytes: [UInt8], _ sent: Bool, _ local: SocketAddress, _ remote: SocketAddress, _ time: Double)
-                -> Void
-        )?
+    /// What RTCP reports go to as they pass (HEP), with the session's current Call-ID.
+    typealias RTCPTap =
+        @Sendable (
+            _ bytes: [UInt8], _ sent: Bool, _ local: SocketAddress, _ remote: SocketAddress, _ time: Double,
+            _ callID: String?
+        ) -> Void
+    /// RTCP reports go here as they pass, when a HEP collector is configured.
+    let onRTCP: RTCPTap?
     /// The Call-ID of the session's current INVITE (RTCP correlation for HEP).
     var callID: String? {
         get { state.withLock { $0.callID } }
@@ -58,11 +58,12 @@ final class SessionCapture: MediaPacketTap, @unchecked Sendable {
 
     init(
         roomId: String, recordsMedia: Bool, maxMediaBytes: Int = 32 << 20, budget: CaptureBudget? = nil,
-        trace: SIPTrace = SIPTrace()
+        trace: SIPTrace = SIPTrace(), onRTCP: RTCPTap? = nil
     ) {
         self.roomId = roomId
         self.maxMediaBytes = maxMediaBytes
         self.budget = budget
+        self.onRTCP = onRTCP
         state = Mutex(State(trace: trace, recordsMedia: recordsMedia))
     }
 
@@ -110,7 +111,7 @@ final class SessionCapture: MediaPacketTap, @unchecked Sendable {
         _ bytes: UnsafeRawBufferPointer, sent: Bool, rtcp: Bool, local: SocketAddress, remote: SocketAddress,
         time: Double
     ) {
-        if rtcp, let onRTCP { onRTCP(Array(bytes), sent, local, remote, time) }
+        if rtcp, let onRTCP { onRTCP(Array(bytes), sent, local, remote, time, callID) }
         state.withLock {
             guard $0.recordsMedia, !$0.closed else { return }
             guard bytes.count >= (rtcp ? Self.minimumRTCPBytes : Self.minimumRTPBytes) else {

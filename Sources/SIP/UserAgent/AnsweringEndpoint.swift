@@ -3,9 +3,9 @@ import SDP
 /// A signalling-only answering peer: rings, answers with an SDP answer built from the offer
 /// (or an offer of its own), answers hold with the mirrored direction, optionally hangs up.
 /// It is what `irisgw sip-endpoint` runs for conformance scenarios and the call-rate bench;
-/// it sends no media.
-// confined to its agent's loop (made and read there)
-public final class AnsweringEndpoint: SIPUserAgentDelegate, SIPCallDelegate, @unchecked Sendable {
+/// it sends no media. Confined to its agent's loop (made and read there; checked in debug
+/// builds).
+public final class AnsweringEndpoint: SIPUserAgentDelegate, SIPCallDelegate, Sendable {
     public struct Behaviour: Sendable {
         /// Send 180 (or a reliable 180 when the caller requires 100rel) before answering. Default true.
         public var ring = true
@@ -23,9 +23,23 @@ public final class AnsweringEndpoint: SIPUserAgentDelegate, SIPCallDelegate, @un
     }
 
     public let ua: SIPUserAgent
-    public var behaviour: Behaviour
+    /// What only the agent's loop touches.
+    private struct LoopState {
+        var behaviour: Behaviour
+        var stats = Stats()
+        var lastInvite: SIPMessage?
+    }
+    private let loopState: LoopBoundBox<LoopState>
+
+    public var behaviour: Behaviour {
+        get { loopState.value.behaviour }
+        set { loopState.value.behaviour = newValue }
+    }
     /// Calls answered, ended, and by how they ended, for tests and the bench.
-    public private(set) var stats = Stats()
+    public private(set) var stats: Stats {
+        get { loopState.value.stats }
+        _modify { yield &loopState.value.stats }
+    }
 
     public struct Stats: Sendable {
         public var received = 0
@@ -36,12 +50,15 @@ public final class AnsweringEndpoint: SIPUserAgentDelegate, SIPCallDelegate, @un
 
     public init(ua: SIPUserAgent, behaviour: Behaviour = Behaviour()) {
         self.ua = ua
-        self.behaviour = behaviour
+        loopState = LoopBoundBox(LoopState(behaviour: behaviour), loop: ua.loop)
         ua.delegate = self
     }
 
     /// The last INVITE answered (for tests and diagnostics).
-    public private(set) var lastInvite: SIPMessage?
+    public private(set) var lastInvite: SIPMessage? {
+        get { loopState.value.lastInvite }
+        set { loopState.value.lastInvite = newValue }
+    }
 
     public func userAgent(_ ua: SIPUserAgent, didReceiveCall call: SIPCall) {
         stats.received += 1

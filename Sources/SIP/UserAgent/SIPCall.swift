@@ -65,13 +65,33 @@ extension SIPCallDelegate {
 /// A thin driver of `InviteSessionMachine`, which holds the protocol: the call feeds it
 /// what arrives from the agent, the application's commands and its timers, and carries out
 /// its actions with the agent's transactions, transports and loop timers, and this
-/// delegate. Loop-confined, like its `SIPUserAgent`.
-public final class SIPCall: @unchecked Sendable {  // confined to its agent's loop; every event it runs asserts it
+/// delegate. Loop-confined, like its `SIPUserAgent`: its mutable state is in `loopState`,
+/// checked on every access in debug builds.
+public final class SIPCall: Sendable {
     /// Where the call stands: calling, early, confirmed, terminated with its end.
     public typealias State = InviteSessionMachine.State
 
+    /// What only the agent's loop touches (the properties below reach it).
+    struct LoopState {
+        weak var delegate: SIPCallDelegate?
+        var authenticatedUsername: String?
+        var machine: InviteSessionMachine
+        var misbehaviour = TestPeerMisbehaviour()
+        var sentInvite: SIPMessage?
+        var inviteTransaction: ClientTransaction?
+        var clientTransactions: [ClientTransaction] = []
+        var timers: [InviteSessionMachine.Timer: SIPEventLoop.Timer] = [:]
+        var rememberedACK: (bytes: [UInt8], peer: SIPPeer)?
+        var queue: [InviteSessionMachine.Event] = []
+        var running = false
+    }
+    let loopState: LoopBoundBox<LoopState>
+
     /// Hears what happens, on the SIP loop.
-    public weak var delegate: SIPCallDelegate?
+    public weak var delegate: SIPCallDelegate? {
+        get { loopState.value.delegate }
+        set { loopState.value.delegate = newValue }
+    }
     /// True when the peer called us.
     public let isIncoming: Bool
     /// The dialog's Call-ID.
@@ -80,7 +100,10 @@ public final class SIPCall: @unchecked Sendable {  // confined to its agent's lo
     public let peer: SIPPeer
     /// Incoming: the digest username the INVITE authenticated as (RFC 3261 §22.2); nil when
     /// its source did not have to authenticate.
-    public internal(set) var authenticatedUsername: String?
+    public internal(set) var authenticatedUsername: String? {
+        get { loopState.value.authenticatedUsername }
+        set { loopState.value.authenticatedUsername = newValue }
+    }
 
     /// Where the call stands.
     public var state: State { machine.state }
@@ -98,24 +121,51 @@ public final class SIPCall: @unchecked Sendable {  // confined to its agent's lo
     public var summary: String { "\(isIncoming ? "in" : "out") \(callID)" }
 
     unowned let ua: SIPUserAgent
-    var machine: InviteSessionMachine
+    var machine: InviteSessionMachine {
+        get { loopState.value.machine }
+        _modify { yield &loopState.value.machine }
+    }
     /// Test peers only: what the call keeps from its machine (empty: nothing).
-    var misbehaviour = TestPeerMisbehaviour()
+    var misbehaviour: TestPeerMisbehaviour {
+        get { loopState.value.misbehaviour }
+        set { loopState.value.misbehaviour = newValue }
+    }
     /// UAC: the INVITE as last sent, with its Via (a CANCEL copies it, §9.1).
-    var sentInvite: SIPMessage?
-    var inviteTransaction: ClientTransaction?
+    var sentInvite: SIPMessage? {
+        get { loopState.value.sentInvite }
+        set { loopState.value.sentInvite = newValue }
+    }
+    var inviteTransaction: ClientTransaction? {
+        get { loopState.value.inviteTransaction }
+        set { loopState.value.inviteTransaction = newValue }
+    }
     /// Every client transaction the call started. At removal any still alive is ended: an
     /// INVITE or re-INVITE that never saw a final response (a BYE in the early dialog, a
     /// re-INVITE answered with 100 alone, a 2xx that reached the call around its
     /// transaction) would otherwise stay in Proceeding for ever, since osip runs no timer
     /// there (RFC 3261 §17.1.1.2 leaves it to the TU). Found by fuzz-sip-session.
-    var clientTransactions: [ClientTransaction] = []
-    var timers: [InviteSessionMachine.Timer: SIPEventLoop.Timer] = [:]
+    var clientTransactions: [ClientTransaction] {
+        get { loopState.value.clientTransactions }
+        _modify { yield &loopState.value.clientTransactions }
+    }
+    var timers: [InviteSessionMachine.Timer: SIPEventLoop.Timer] {
+        get { loopState.value.timers }
+        _modify { yield &loopState.value.timers }
+    }
     /// The ACK for our 2xx as sent, for a retransmitted 2xx.
-    var rememberedACK: (bytes: [UInt8], peer: SIPPeer)?
+    var rememberedACK: (bytes: [UInt8], peer: SIPPeer)? {
+        get { loopState.value.rememberedACK }
+        set { loopState.value.rememberedACK = newValue }
+    }
     /// Events that arrived while actions were being carried out (a delegate calling back).
-    var queue: [InviteSessionMachine.Event] = []
-    var running = false
+    var queue: [InviteSessionMachine.Event] {
+        get { loopState.value.queue }
+        _modify { yield &loopState.value.queue }
+    }
+    var running: Bool {
+        get { loopState.value.running }
+        set { loopState.value.running = newValue }
+    }
 
     /// The dialog, once there is one.
     var dialog: Dialog? { machine.dialog }
@@ -130,9 +180,10 @@ public final class SIPCall: @unchecked Sendable {  // confined to its agent's lo
         self.callID = invite.callID ?? ""
         self.peer = peer
         self.ua = ua
-        machine = InviteSessionMachine(
+        let machine = InviteSessionMachine(
             outgoing: invite, sdp: sdp, credentials: credentials,
             configuration: Self.configuration(ua, policy, peer, secure: invite.requestURI?.scheme == "sips"))
+        loopState = LoopBoundBox(LoopState(machine: machine), loop: ua.loop)
     }
 
     init(incoming invite: SIPMessage, transaction: ServerTransaction, ua: SIPUserAgent) {
@@ -140,12 +191,13 @@ public final class SIPCall: @unchecked Sendable {  // confined to its agent's lo
         self.callID = invite.callID ?? ""
         self.peer = transaction.peer
         self.ua = ua
-        machine = InviteSessionMachine(
+        let machine = InviteSessionMachine(
             incoming: invite, transaction: transaction, localTag: SIPIdentifiers.tag(),
             firstRSeq: UInt32.random(in: 1...1000), localSequence: UInt32.random(in: 1...10_000),
             configuration: Self.configuration(
                 ua, ua.configuration.callPolicy, transaction.peer,
                 secure: invite.requestURI?.scheme == "sips"))
+        loopState = LoopBoundBox(LoopState(machine: machine), loop: ua.loop)
     }
 
     private static func configuration(

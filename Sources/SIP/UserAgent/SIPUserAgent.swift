@@ -23,61 +23,75 @@ extension SIPUserAgentDelegate {
 /// dialogs and INVITE sessions. Knows nothing of media: SDP goes in and out as values.
 ///
 /// Loop-confined: call its methods on `loop` (use `loop.execute` from other threads);
-/// delegates are called there too.
-// confined to `loop` (hooks set before `start`); its entry points assert it
-public final class SIPUserAgent: @unchecked Sendable {
+/// delegates are called there too. Its mutable state is in `loopState`, checked on every
+/// access in debug builds; hooks are set before `start`, while the caller owns the loop.
+public final class SIPUserAgent: Sendable {
     public let loop: SIPEventLoop
     public let configuration: SIPUserAgentConfiguration
-    public weak var delegate: SIPUserAgentDelegate?
-    /// Counts of what arrived and what we answered, for `/metrics` and tests.
-    public private(set) var counters = Counters()
+    /// What only the loop touches (SIPUserAgent+LoopState.swift; the properties reach it).
+    let loopState: LoopBoundBox<LoopState>
 
-    let transports: SIPTransports
-    let transactions: TransactionLayer
-    var calls: [String: [SIPCall]] = [:]
-    /// Merged-request detection (§8.2.2.2): From tag + Call-ID + CSeq -> branch.
-    private var recentRequests: [String: (branch: String, at: Double)] = [:]
-    private(set) public var localAddresses: [SIPPeer] = []
+    public weak var delegate: SIPUserAgentDelegate? {
+        get { loopState.value.delegate }
+        set { loopState.value.delegate = newValue }
+    }
+    /// Counts of what arrived and what we answered, for `/metrics` and tests.
+    public internal(set) var counters: Counters {
+        get { loopState.value.counters }
+        _modify { yield &loopState.value.counters }
+    }
+    var transports: SIPTransports { loopState.value.transports }
+    var transactions: TransactionLayer { loopState.value.transactions }
+    public internal(set) var localAddresses: [SIPPeer] {
+        get { loopState.value.localAddresses }
+        set { loopState.value.localAddresses = newValue }
+    }
     /// Which callers must authenticate, per source (SIPUserAgent+Authentication.swift); nil
     /// (the default) leaves it to `configuration.inboundAuthentication`. Set before `start`.
     public var inboundDigest: InboundDigestPolicy? {
-        didSet {
+        get { loopState.value.inboundDigest }
+        set {
+            loopState.value.inboundDigest = newValue
             digestServer = digestPolicy.map { DigestServer(realm: $0.realm, secret: Crypto.randomBytes(count: 32)) }
         }
     }
-    private(set) var digestServer: DigestServer?
-    /// Failed authentications per source, toward a ban (`defence.maxAuthFailures`).
-    var authFailures: AuthFailureCounter
-
     /// Requests dropped or refused by `configuration.defence`, by reason.
-    public internal(set) var refusals: [SIPRefusal: Int] = [:]
+    public internal(set) var refusals: [SIPRefusal: Int] {
+        get { loopState.value.refusals }
+        _modify { yield &loopState.value.refusals }
+    }
     /// Stream peers refused or cut by `configuration.transportLimits`, by reason.
     public var transportRefusals: [SIPTransportRefusal: Int] { transports.refusals }
     /// Which sources are trunks (or other peers we serve). Requests from any other source
     /// are dropped unanswered unless they belong to a call of ours or
     /// `defence.answerUnknownSources` is set. nil (the default) trusts every source, as a
     /// test endpoint or simulator wants.
-    public var isTrustedSource: ((SocketAddress) -> Bool)?
+    public var isTrustedSource: ((SocketAddress) -> Bool)? {
+        get { loopState.value.isTrustedSource }
+        set { loopState.value.isTrustedSource = newValue }
+    }
     /// The address to name ourselves by toward a peer (Via, Contact), when it is not the
     /// listener's: a public address in front of a NAT, per trunk. nil (the default) or a nil
     /// answer: the listener's address (`SIPUserAgent+Addresses.swift`).
-    public var advertisedAddress: ((SIPPeer) -> SIPAdvertisedAddress?)?
+    public var advertisedAddress: ((SIPPeer) -> SIPAdvertisedAddress?)? {
+        get { loopState.value.advertisedAddress }
+        set { loopState.value.advertisedAddress = newValue }
+    }
     /// Told of every stream connection that failed or went down (TLS handshakes and
     /// certificates among them), on the loop, after the requests sent over it have failed.
     /// The gateway logs the TLS ones. Set before `start`.
-    public var onConnectionFailure: ((SIPConnectionFailureReport) -> Void)?
+    public var onConnectionFailure: ((SIPConnectionFailureReport) -> Void)? {
+        get { loopState.value.onConnectionFailure }
+        set { loopState.value.onConnectionFailure = newValue }
+    }
     /// Asked on the loop before an out-of-dialog OPTIONS is answered: seconds for a
     /// `Retry-After` while the owner takes no new calls (a draining gateway), so that a load
     /// balancer's OPTIONS probe gets 503 and takes the node out of rotation. nil (the
     /// default) or a nil answer: 200 with Allow, Accept and Supported.
-    public var outOfServiceRetryAfter: (() -> Int?)?
-    /// The last connection failure toward each stream peer, so a call that failed over it
-    /// can say why (`connectionFailure(toward:)`). Bounded.
-    var recentConnectionFailures: [SIPTransports.StreamKey: SIPConnectionFailureReport] = [:]
-    var sources: SourceGuard
-    var heapTrim = HeapTrimPolicy()
-    /// DNS for names in proxies, routes and targets (`resolver`, `locate`).
-    var dnsResolver: DNSResolver?
+    public var outOfServiceRetryAfter: (() -> Int?)? {
+        get { loopState.value.outOfServiceRetryAfter }
+        set { loopState.value.outOfServiceRetryAfter = newValue }
+    }
     /// Called on the loop with every SIP message sent, and every message read that the
     /// defence let through (session traces, capture files, HEP): what a banned or unknown
     /// source sends, and what a flood loses to the rate limits, is not tapped unless
@@ -88,7 +102,10 @@ public final class SIPUserAgent: @unchecked Sendable {
         set { transports.onWire = newValue }
     }
     /// Times the heap was handed back to the system after a transaction flood (`/metrics`).
-    public private(set) var heapTrims = 0
+    public internal(set) var heapTrims: Int {
+        get { loopState.value.heapTrims }
+        set { loopState.value.heapTrims = newValue }
+    }
     /// Transactions alive now, client and server (`/metrics`). On the loop.
     public var liveTransactions: Int {
         loop.assertInLoop()
@@ -105,22 +122,28 @@ public final class SIPUserAgent: @unchecked Sendable {
         configuration: SIPUserAgentConfiguration = SIPUserAgentConfiguration(), loop: SIPEventLoop? = nil
     ) throws {
         self.configuration = configuration
-        self.loop = try loop ?? SIPEventLoop()
-        self.transports = SIPTransports(loop: self.loop, limits: configuration.transportLimits)
-        self.transactions = try TransactionLayer(timers: configuration.timers, loop: self.loop)
-        self.sources = SourceGuard(
-            requestsPerSecond: configuration.defence.requestsPerSecond,
-            trustedRequestsPerSecond: configuration.defence.trustedRequestsPerSecond,
-            banSeconds: configuration.defence.banSeconds,
-            capacity: configuration.defence.maxTrackedSources)
-        self.authFailures = AuthFailureCounter(
-            limit: configuration.defence.maxAuthFailures,
-            window: configuration.defence.authFailureWindowSeconds,
-            capacity: configuration.defence.maxTrackedSources)
-        self.digestServer = configuration.inboundAuthentication.map {
-            DigestServer(realm: $0.realm, secret: Crypto.randomBytes(count: 32))
-        }
+        let loop = try loop ?? SIPEventLoop()
+        self.loop = loop
+        let transports = SIPTransports(loop: loop, limits: configuration.transportLimits)
         if let server = configuration.tlsServer { transports.tlsServerContext = try TLSContext(server: server) }
+        // Built before the loop runs (or on it): the loop owns it from `start` on.
+        loopState = LoopBoundBox(
+            LoopState(
+                transports: transports,
+                transactions: try TransactionLayer(timers: configuration.timers, loop: loop),
+                digestServer: configuration.inboundAuthentication.map {
+                    DigestServer(realm: $0.realm, secret: Crypto.randomBytes(count: 32))
+                },
+                authFailures: AuthFailureCounter(
+                    limit: configuration.defence.maxAuthFailures,
+                    window: configuration.defence.authFailureWindowSeconds,
+                    capacity: configuration.defence.maxTrackedSources),
+                sources: SourceGuard(
+                    requestsPerSecond: configuration.defence.requestsPerSecond,
+                    trustedRequestsPerSecond: configuration.defence.trustedRequestsPerSecond,
+                    banSeconds: configuration.defence.banSeconds,
+                    capacity: configuration.defence.maxTrackedSources)),
+            loop: loop)
         transports.onMessage = { [unowned self] bytes, peer, local in self.receive(bytes, from: peer, at: local) }
         transports.onConnectionFailure = { [unowned self] report in self.connectionFailed(report) }
         transactions.send = { [unowned self] bytes, peer in self.transports.send(bytes, to: peer) }
