@@ -392,7 +392,7 @@ extension GatewaySuites {
             for (path, type) in [
                 ("/app", "text/html"), ("/app/app.js", "text/javascript"), ("/app/app.css", "text/css")
             ] {
-                let r = try client.request(method: "GET", path: path)
+                let r = try await client.request(method: "GET", path: path)
                 #expect(r.status == 200 && r.headers["content-type"]?.hasPrefix(type) == true, "\(path) \(r.status)")
                 served += String(decoding: r.body, as: UTF8.self)
             }
@@ -400,7 +400,7 @@ extension GatewaySuites {
             #expect(!served.contains("api-key") && !served.contains("IRISGW_API_KEY"))
             #expect(
                 !served.contains("http://") && !served.contains("https://"), "the page loads nothing from elsewhere")
-            #expect(try client.request(method: "GET", path: "/app/..%2Fdata%2Fapi-key").status == 404)
+            #expect(try await client.request(method: "GET", path: "/app/..%2Fdata%2Fapi-key").status == 404)
         }
     }
 }

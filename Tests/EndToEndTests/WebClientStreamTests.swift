@@ -41,7 +41,7 @@ import WebClient
         }
 
         let client = try HTTPClient(baseURL: "http://api.dns.test:\(port)", dns: Self.dns(dns.port))
-        let response = try client.request(method: "GET", path: "/v1/hello", timeout: 10)
+        let response = try await client.request(method: "GET", path: "/v1/hello", timeout: 10)
         #expect(response.status == 200)
         #expect(String(decoding: response.body, as: UTF8.self) == #"{"path":"/v1/hello"}"#)
         #expect(dns.queries("A", "api.dns.test") >= 1, "\(dns.log)")
@@ -67,7 +67,7 @@ import WebClient
         let dns = try await TestDNSServer(records: ["host-record=two.dns.test,127.0.0.1,::1"])
         defer { dns.stop() }
         let client = try HTTPClient(baseURL: "http://two.dns.test:\(port)", dns: Self.dns(dns.port))
-        let response = try client.request(method: "GET", path: "/over", timeout: 10)
+        let response = try await client.request(method: "GET", path: "/over", timeout: 10)
         #expect(response.status == 200)
         #expect(String(decoding: response.body, as: UTF8.self) == #"{"path":"/over"}"#)
 
