@@ -62,7 +62,9 @@ extension GatewaySuites {
 
             // Plain HTTP to the HTTPS port gets nothing, and the gateway counts it.
             let plain = try HTTPClient(baseURL: gw.apiURL.replacingOccurrences(of: "https://", with: "http://"))
-            #expect(throws: IrisTransportError.self) { try plain.request(method: "GET", path: "/healthz", timeout: 5) }
+            await #expect(throws: IrisTransportError.self) {
+                try await plain.request(method: "GET", path: "/healthz", timeout: 5)
+            }
             let metrics = try await HTTPClient(
                 baseURL: gw.apiURL, defaultHeaders: ["Authorization": "Bearer " + gw.apiKey], caFile: pki.caFile
             )
@@ -100,8 +102,8 @@ extension GatewaySuites {
             let health = try await HTTPClient(baseURL: gw.apiURL, caFile: next.caFile).request(
                 method: "GET", path: "/healthz", timeout: 5)
             #expect(health.status == 200)
-            #expect(throws: IrisTransportError.self) {
-                try HTTPClient(baseURL: gw.apiURL, caFile: pki.caFile).request(
+            await #expect(throws: IrisTransportError.self) {
+                try await HTTPClient(baseURL: gw.apiURL, caFile: pki.caFile).request(
                     method: "GET", path: "/healthz", timeout: 5)
             }
             // The harness's own client (stop() reads /metrics) trusts the old CA: give it the new one.

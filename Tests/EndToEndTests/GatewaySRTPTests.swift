@@ -250,7 +250,7 @@ extension GatewaySuites {
             #expect(
                 sipp.messages.contains("RTP/SAVP")
                     && sipp.messages.contains("a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:"), sipp.report)
-            #expect(OutsidePeerTests.metric(gw, "irisgw_srtp_refused_total") == 1)
+            #expect(await OutsidePeerTests.metric(gw, "irisgw_srtp_refused_total") == 1)
         }
 
         /// `optional`: keys offered over TLS; a carrier without SRTP answers plain and the

@@ -154,7 +154,7 @@ extension GatewaySuites {
             let health = try HTTPClient(baseURL: gw.apiURL)
             #expect(
                 await eventually(timeout: 5) {
-                    (try? health.request(method: "GET", path: "/healthz", timeout: 2)).map {
+                    (try? await health.request(method: "GET", path: "/healthz", timeout: 2)).map {
                         String(decoding: $0.body, as: UTF8.self)
                     }?
                     .contains("draining") == true

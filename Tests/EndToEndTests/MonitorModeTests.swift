@@ -22,8 +22,8 @@ extension GatewaySuites {
             """
 
         /// `/metrics` as series (name with labels) to value.
-        static func scrape(_ client: HTTPClient) -> [String: Double]? {
-            guard let r = try? client.request(method: "GET", path: "/metrics", timeout: 5), r.status == 200 else {
+        static func scrape(_ client: HTTPClient) async -> [String: Double]? {
+            guard let r = try? await client.request(method: "GET", path: "/metrics", timeout: 5), r.status == 200 else {
                 return nil
             }
             var out: [String: Double] = [:]
@@ -62,7 +62,7 @@ extension GatewaySuites {
                 busy = "{suite=\"watch\",test=\"busy expects an answer\"}"
             var first: [String: Double] = [:], latest: [String: Double] = [:]
             let two = await eventually(timeout: 90) {
-                guard let m = Self.scrape(client) else { return false }
+                guard let m = await Self.scrape(client) else { return false }
                 if first.isEmpty, (m["irisgw_test_runs_total{\(s)}"] ?? 0) >= 1 { first = m }
                 latest = m
                 return (m["irisgw_test_runs_total{\(s)}"] ?? 0) >= 3

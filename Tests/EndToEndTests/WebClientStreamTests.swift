@@ -74,8 +74,8 @@ import WebClient
         // With only the refused address, the refusal is what is reported.
         try await dns.replace(records: ["host-record=one.dns.test,127.0.0.1"])
         let refused = try HTTPClient(baseURL: "http://one.dns.test:\(port)", dns: Self.dns(dns.port))
-        #expect(throws: IrisTransportError.connectionRefused(host: "127.0.0.1", port: port)) {
-            try refused.request(method: "GET", path: "/", timeout: 10)
+        await #expect(throws: IrisTransportError.connectionRefused(host: "127.0.0.1", port: port)) {
+            try await refused.request(method: "GET", path: "/", timeout: 10)
         }
     }
 
