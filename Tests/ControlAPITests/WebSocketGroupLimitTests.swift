@@ -48,10 +48,11 @@ import Testing
     @Test func anExpiredWebSocketGetsWhatWasQueuedThenClose1008WithTheReason() async throws {
         let (server, port, events) = try startServer(webSocket: Self.decide)
         defer { server.stop() }
-        let client = try await TestWebSocket.open(port: port, path: "/events?group=A&expires=0.5")
-        let connection = try #require(await events.waitForOpen())
+        // The lasting one first: from the expiring one's open to the send below, as little as can be.
         let lasting = try await TestWebSocket.open(port: port, path: "/events?group=B")
-        let lastingConnection = try #require(await events.waitForOpen(1))
+        let lastingConnection = try #require(await events.waitForOpen())
+        let client = try await TestWebSocket.open(port: port, path: "/events?group=A&expires=1")
+        let connection = try #require(await events.waitForOpen(1))
         #expect(connection.send(text: "before the end"))
         #expect(try await client.readFrame().text == "before the end")
         let close = try await client.readUntilClose()
