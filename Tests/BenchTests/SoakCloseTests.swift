@@ -58,7 +58,7 @@ import WebClient
             done.enter()
             Thread {
                 defer { done.leave() }
-                start.wait()
+                start.wait()  // on its own thread: every worker starts at once
                 let outcome = BridgeBench.close(api, roomId: room, within: 60, retryDelay: 0.01)
                 outcomes.withLock { $0[room] = outcome }
             }.start()

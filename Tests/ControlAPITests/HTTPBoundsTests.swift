@@ -101,7 +101,8 @@ import Testing
 
         // Just under the limit is fine.
         #expect(
-            try await httpRequest(port: port, "GET", "/", headers: [("X-Big", String(repeating: "c", count: 800))]).status
+            try await httpRequest(port: port, "GET", "/", headers: [("X-Big", String(repeating: "c", count: 800))])
+                .status
                 == 404)
         #expect(events.handledRequests.count == 1)
     }
@@ -137,7 +138,8 @@ import Testing
 
         // Too large: 413 at once, no 100, and the client never has to send the body.
         let refused = try TestSocket(port: port)
-        try await refused.write("POST /calls HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 100000\r\n\r\n")
+        try await refused.write(
+            "POST /calls HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 100000\r\n\r\n")
         let tooLarge = try await refused.readResponse()
         #expect(tooLarge.status == 413)
         #expect(await refused.isClosedByPeer())
@@ -196,7 +198,7 @@ import Testing
         let (server, port, _) = try startServer(
             threads: 1, configure: { $0.requestQueueLimit = 1 },
             handler: { request in
-                if request.path == "/block" { gate.wait() }
+                if request.path == "/block" { gate.wait() }  // on the server's worker thread
                 return .text(200, request.path)
             })
         defer { server.stop() }

@@ -108,7 +108,9 @@ final class TestSocket {
 
     func read(exactly count: Int) async throws -> [UInt8] {
         while buffer.count < count {
-            guard try await fill() else { throw TestSocketError("connection closed after \(buffer.count) of \(count) bytes") }
+            guard try await fill() else {
+                throw TestSocketError("connection closed after \(buffer.count) of \(count) bytes")
+            }
         }
         let out = Array(buffer[0..<count])
         buffer.removeFirst(count)

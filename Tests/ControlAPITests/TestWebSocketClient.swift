@@ -98,7 +98,9 @@ final class TestWebSocket {
 
     func send(text: String) async throws { try await send(opcode: 0x1, Array(text.utf8)) }
 
-    func sendClose(code: UInt16 = 1000) async throws { try await send(opcode: 0x8, [UInt8(code >> 8), UInt8(code & 0xff)]) }
+    func sendClose(code: UInt16 = 1000) async throws {
+        try await send(opcode: 0x8, [UInt8(code >> 8), UInt8(code & 0xff)])
+    }
 
     /// The next frame from the server (which must not mask).
     func readFrame() async throws -> WebSocketFrame {

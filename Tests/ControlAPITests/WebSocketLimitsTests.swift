@@ -41,7 +41,7 @@ import Testing
             while connection.queuedCount < 8, sent < 200, connection.send(text: big) {
                 sent += 1
                 // the socket drains meanwhile
-                if connection.queuedCount < 8 { try await Task.sleep(nanoseconds: 1_000_000) }
+                if connection.queuedCount < 8 { try await Task.sleep(nanoseconds: 1_000_000) }  // suspends: a poll
             }
             #expect(connection.queuedCount >= 8)
         }

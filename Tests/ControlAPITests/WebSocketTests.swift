@@ -150,7 +150,8 @@ import Testing
         })
         defer { server.stop() }
 
-        guard case .refused(let response) = try await TestWebSocket.connect(port: port, path: "/events?token=wrong") else {
+        guard case .refused(let response) = try await TestWebSocket.connect(port: port, path: "/events?token=wrong")
+        else {
             Issue.record("upgrade without the token was accepted")
             return
         }

@@ -12,7 +12,8 @@ import Testing
             "irisgw-dtls-\(UUID().uuidString.prefix(8)).pem")
         try pem.write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
-        let result = try await ChildProcess.run("/usr/bin/openssl", arguments + ["-in", file.path], discardingErrors: true)
+        let result = try await ChildProcess.run(
+            "/usr/bin/openssl", arguments + ["-in", file.path], discardingErrors: true)
         #expect(result.status == 0)
         return result.output
     }
@@ -49,7 +50,9 @@ import Testing
         // A random serial: two certificates differ.
         let other = try DTLSCertificate()
         var serials: [String] = []
-        for c in [certificate, other] { serials.append(try await Self.openssl(["x509", "-noout", "-serial"], pem: c.pem)) }
+        for c in [certificate, other] {
+            serials.append(try await Self.openssl(["x509", "-noout", "-serial"], pem: c.pem))
+        }
         #expect(serials[0] != serials[1])
         #expect(certificate.fingerprint != other.fingerprint)
     }

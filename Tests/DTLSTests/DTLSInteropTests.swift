@@ -101,7 +101,7 @@ import Testing
                 out = transport.handleTimeout(now: now)
             } else {
                 out = DTLSTransport.Output()
-                usleep(2_000)
+                usleep(2_000)  // on the dispatch thread of `handshake`
             }
         }
     }

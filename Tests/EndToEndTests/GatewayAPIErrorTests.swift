@@ -134,7 +134,9 @@ extension GatewaySuites {
                 let r = try await Self.request(gw, "POST", "/v1/sessions/\(room)/\(path)", body: body)
                 #expect((400...499).contains(r.status) && r.code != nil, "\(path): \(r.status) \(r.text)")
             }
-            #expect(try await Self.request(gw, "POST", "/v1/sessions/\(room)/dtmf", body: "{\"tones\":\"12X\"}").code == -103)
+            #expect(
+                try await Self.request(gw, "POST", "/v1/sessions/\(room)/dtmf", body: "{\"tones\":\"12X\"}").code
+                    == -103)
             let snap = try session.connection.snapshot(roomId: room)
             #expect(snap.status == .connecting)
             try session.close()

@@ -82,8 +82,10 @@ extension GatewaySuites {
         /// `/metrics`' value of `name` (a metric without labels), -1 when unreadable.
         static func metric(_ gw: GatewayProcess, _ name: String) async -> Int {
             guard
-                let r = try? await HTTPClient(baseURL: gw.apiURL, defaultHeaders: ["Authorization": "Bearer " + gw.apiKey])
-                    .request(method: "GET", path: "/metrics", timeout: 5)
+                let r = try? await HTTPClient(
+                    baseURL: gw.apiURL, defaultHeaders: ["Authorization": "Bearer " + gw.apiKey]
+                )
+                .request(method: "GET", path: "/metrics", timeout: 5)
             else { return -1 }
             return String(decoding: r.body, as: UTF8.self).split(separator: "\n")
                 .first { $0.hasPrefix(name + " ") }.flatMap { Int($0.split(separator: " ")[1]) } ?? -1

@@ -54,7 +54,8 @@ extension GatewaySuites {
                 (#"{"complexity":11}"#, "opus.complexity"), (#"{"maxBandwidth":"hd"}"#, "opus.maxBandwidth"),
                 (#"{"complexty":1}"#, "opus.complexty"), (#"{"bitrate":"max"}"#, "opus.bitrate")
             ] {
-                let bad = try await GatewayAPIErrorTests.request(gw, "POST", "/v1/sessions", body: Self.create(opus: opus))
+                let bad = try await GatewayAPIErrorTests.request(
+                    gw, "POST", "/v1/sessions", body: Self.create(opus: opus))
                 #expect(
                     bad.status == 400 && bad.code == -103 && bad.text.contains("\"\(key): "),
                     "\(opus): \(bad.status) \(bad.text)")

@@ -31,7 +31,8 @@ extension GatewaySuites {
                 expired = try await pki.issue(
                     "expired", commonName: "carrier.test", altNames: ["DNS:carrier.test"], expired: true)
                 unknownCA = try await rogue.issue("rogue", commonName: "carrier.test", altNames: ["DNS:carrier.test"])
-                client = try await pki.issue("gw-client", commonName: "gw-client.test", altNames: ["DNS:gw-client.test"])
+                client = try await pki.issue(
+                    "gw-client", commonName: "gw-client.test", altNames: ["DNS:gw-client.test"])
                 gateway = try await pki.issue("gw-a", commonName: "gw-a.test", altNames: ["DNS:gw.test"])
                 gatewayNext = try await pki.issue("gw-b", commonName: "gw-b.test", altNames: ["DNS:gw.test"])
             }

@@ -30,8 +30,10 @@ extension GatewaySuites {
         /// `/metrics`' `irisgw_refused_total{what="<what>"}`, 0 when absent.
         static func refused(_ gw: GatewayProcess, _ what: String) async -> Int {
             guard
-                let r = try? await HTTPClient(baseURL: gw.apiURL, defaultHeaders: ["Authorization": "Bearer " + gw.apiKey])
-                    .request(method: "GET", path: "/metrics", timeout: 5)
+                let r = try? await HTTPClient(
+                    baseURL: gw.apiURL, defaultHeaders: ["Authorization": "Bearer " + gw.apiKey]
+                )
+                .request(method: "GET", path: "/metrics", timeout: 5)
             else { return -1 }
             let prefix = "irisgw_refused_total{what=\"\(what)\"} "
             return String(decoding: r.body, as: UTF8.self).split(separator: "\n")
@@ -217,7 +219,9 @@ extension GatewaySuites {
             defer { session.stop() }
             try session.close()
             #expect(await rec.waitFor { $0.contains { $0.event == .onSessionEnded } })
-            #expect(await Self.refused(gw, "inbound_trunk_concurrency") + (await Self.refused(gw, "inbound_trunk_rate")) == 17)
+            #expect(
+                await Self.refused(gw, "inbound_trunk_concurrency") + (await Self.refused(gw, "inbound_trunk_rate"))
+                    == 17)
         }
 
         /// With few file descriptors (here 300), SIP over TCP takes at most half of them, so

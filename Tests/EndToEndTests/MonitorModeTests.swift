@@ -110,7 +110,8 @@ extension GatewaySuites {
                     && String(decoding: index.body, as: UTF8.self).contains("href=\"/reports/\(files[0])\""))
             let kept = try await client.request(method: "GET", path: "/reports/\(files[1])", timeout: 5)
             #expect(kept.status == 200 && String(decoding: kept.body, as: UTF8.self).contains("\"suite\" : \"watch\""))
-            #expect(try await client.request(method: "GET", path: "/reports/..%2Fwatch.json5", timeout: 5).status == 404)
+            #expect(
+                try await client.request(method: "GET", path: "/reports/..%2Fwatch.json5", timeout: 5).status == 404)
             #expect(try await client.request(method: "GET", path: "/other", timeout: 5).status == 404)
 
             let status = await p.signal(SIGTERM, timeout: 30)

@@ -20,8 +20,10 @@ extension GatewaySuites {
         /// A counter without labels from the gateway's `/metrics`; nil when absent.
         static func metric(_ gw: GatewayProcess, _ name: String) async -> Int? {
             guard
-                let r = try? await HTTPClient(baseURL: gw.apiURL, defaultHeaders: ["Authorization": "Bearer " + gw.apiKey])
-                    .request(method: "GET", path: "/metrics", timeout: 5)
+                let r = try? await HTTPClient(
+                    baseURL: gw.apiURL, defaultHeaders: ["Authorization": "Bearer " + gw.apiKey]
+                )
+                .request(method: "GET", path: "/metrics", timeout: 5)
             else { return nil }
             return String(decoding: r.body, as: UTF8.self).split(separator: "\n")
                 .first { $0.hasPrefix(name + " ") }.flatMap { Int($0.dropFirst(name.count + 1)) }

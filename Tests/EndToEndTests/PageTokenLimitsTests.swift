@@ -52,12 +52,14 @@ extension GatewaySuites {
             #expect(try await Scope.create(gw, bearer: b, routingId: nil).status == 201)
             #expect(try await Scope.create(gw, bearer: gw.apiKey, routingId: "web-1").status == 201)
             #expect(
-                try await Scope.create(gw, bearer: a1, routingId: nil).status == 429, "the key's session counts for web-1 too"
+                try await Scope.create(gw, bearer: a1, routingId: nil).status == 429,
+                "the key's session counts for web-1 too"
             )
 
             // Once web-1's sessions end, its pages may call again.
             for s in try await Scope.sessions(gw) where s["routingId"] as? String == "web-1" {
-                _ = try await Scope.call(gw, "DELETE", "/v1/sessions/\(s["roomId"] as? String ?? "")", bearer: gw.apiKey)
+                _ = try await Scope.call(
+                    gw, "DELETE", "/v1/sessions/\(s["roomId"] as? String ?? "")", bearer: gw.apiKey)
             }
             #expect(
                 await eventually(timeout: 10) {

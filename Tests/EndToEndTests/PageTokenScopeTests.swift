@@ -107,9 +107,11 @@ extension GatewaySuites {
             #expect(!token.contains(gw.apiKey))
 
             #expect(
-                try await Self.call(gw, "POST", "/v1/page-tokens", bearer: nil, body: ["routingId": "web-1"]).status == 401)
+                try await Self.call(gw, "POST", "/v1/page-tokens", bearer: nil, body: ["routingId": "web-1"]).status
+                    == 401)
             #expect(
-                try await Self.call(gw, "POST", "/v1/page-tokens", bearer: "nope", body: ["routingId": "web-1"]).status == 401
+                try await Self.call(gw, "POST", "/v1/page-tokens", bearer: "nope", body: ["routingId": "web-1"]).status
+                    == 401
             )
             let byPage = try await Self.call(gw, "POST", "/v1/page-tokens", bearer: token, body: ["routingId": "web-1"])
             #expect(byPage.status == 403 && Self.code(byPage.json) == -103, "\(byPage)")
@@ -287,7 +289,8 @@ extension GatewaySuites {
             }
 
             // Minted without profiles: the default profile (alpha, the first by name) and no other.
-            let plain = try await Self.call(gw, "POST", "/v1/page-tokens", bearer: gw.apiKey, body: ["routingId": "web-2"])
+            let plain = try await Self.call(
+                gw, "POST", "/v1/page-tokens", bearer: gw.apiKey, body: ["routingId": "web-2"])
             #expect(plain.json["profiles"] as? [String] == ["alpha"], "\(plain)")
             let narrow = try #require(plain.json["token"] as? String)
             let refused = try await Self.create(gw, bearer: narrow, routingId: nil, extra: ["profile": "beta"])
@@ -295,7 +298,8 @@ extension GatewaySuites {
             let byDefault = try await Self.create(gw, bearer: narrow, routingId: nil)
             let room = try #require(byDefault.json["roomId"] as? String, "\(byDefault)")
             #expect(
-                try await Self.call(gw, "GET", "/v1/sessions/\(room)", bearer: narrow).json["profile"] as? String == "alpha")
+                try await Self.call(gw, "GET", "/v1/sessions/\(room)", bearer: narrow).json["profile"] as? String
+                    == "alpha")
             #expect(try await Self.sessions(gw).count == 3)
 
             // Minting names real outbound profiles only.

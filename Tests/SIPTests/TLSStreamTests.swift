@@ -141,7 +141,8 @@ import Testing
         let cert: TestPKI.Issued =
             switch row.certificate {
             case "expired":
-                try await pki.issue("expired", commonName: "carrier.test", altNames: ["DNS:carrier.test"], expired: true)
+                try await pki.issue(
+                    "expired", commonName: "carrier.test", altNames: ["DNS:carrier.test"], expired: true)
             case "rogue": try await rogue.issue("rogue", commonName: "carrier.test", altNames: ["DNS:carrier.test"])
             case "ip-only": try await pki.issue("ip", commonName: "carrier.test", altNames: ["IP:127.0.0.1"])
             default: try await pki.issue("carrier", commonName: "carrier.test", altNames: ["DNS:carrier.test"])

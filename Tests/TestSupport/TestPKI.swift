@@ -53,7 +53,9 @@ public final class TestPKI: @unchecked Sendable {
     /// A certificate for `commonName` with these subjectAltName entries (`DNS:x`, `URI:sip:x`,
     /// `IP:127.0.0.1`; none: no subjectAltName at all), valid from now for 30 days, or over
     /// January 2020 when `expired`.
-    public func issue(_ file: String, commonName: String, altNames: [String], expired: Bool = false) async throws -> Issued {
+    public func issue(
+        _ file: String, commonName: String, altNames: [String], expired: Bool = false
+    ) async throws -> Issued {
         let key = path(file + ".key"), csr = path(file + ".csr"), cert = path(file + ".pem"), ext = path(file + ".ext")
         var extensions = "basicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth,clientAuth\n"
         if !altNames.isEmpty { extensions += "subjectAltName=" + altNames.joined(separator: ",") + "\n" }
