@@ -217,12 +217,9 @@ final class GatewayProcess: @unchecked Sendable {
     /// tests: one call record per session the gateway started, each completed with an end
     /// reason.
     func stop() {
-        let task = stopping.withLock { task -> Task<Void, Never>? in
-            guard task == nil else { return nil }
-            task = Task { await self.stopAndCheck() }
-            return task
+        stopping.withLock { task in
+            if task == nil { task = Task { await self.stopAndCheck() } }
         }
-        _ = task
     }
 
     /// `stop()`, then waits (suspended) until the gateway has exited, been checked and its
