@@ -10,8 +10,9 @@ import Synchronization
 ///
 /// Every request runs on the shared client event loop (a thread of its own, started on
 /// first use): the name resolved with the DNS module, each address tried in turn, the
-/// connection on IOCore's stream layer. `request(...)` waits for the answer on the
-/// caller's thread; `request(..., completion:)` does not wait. Each request opens a fresh
+/// connection on IOCore's stream layer. `await request(...)` suspends until the answer is in,
+/// holding no thread; the synchronous `request(...)` waits for it on the caller's thread;
+/// `request(..., completion:)` does not wait. Each request opens a fresh
 /// connection and sends `Connection: close`, so a request never sees another's bytes and
 /// there is no pool to go stale. Safe to use from several threads at once (it holds no
 /// mutable state).
@@ -83,6 +84,28 @@ public struct HTTPClient: Sendable {
             throw .timeout(operation: "\(method) \(path) (the client loop did not answer)", seconds: timeout)
         }
         let response = try result.withLock { $0! }.get()
+        return (response.status, response.headers, response.body)
+    }
+
+    /// Sends one request and reads the whole response, suspended until it is in: the caller's
+    /// thread is free meanwhile (an async test or server does not hold a thread of the
+    /// cooperative pool while the client loop works). Parameters, result and errors are those
+    /// of the synchronous `request`. The exchange ends by `timeout` (the client loop's own
+    /// deadline), whether or not the calling task is cancelled.
+    public func request(
+        method: String, path: String, headers: [String: String] = [:], body: [UInt8]? = nil, timeout: Double = 10
+    ) async throws(IrisTransportError) -> (status: Int, headers: [String: String], body: [UInt8]) {
+        let answer = await withCheckedContinuation {
+            (continuation: CheckedContinuation<Result<HTTPClientResponse, IrisTransportError>, Never>) in
+            do throws(IrisTransportError) {
+                try start(method: method, path: path, headers: headers, body: body, timeout: timeout) {
+                    continuation.resume(returning: $0)
+                }
+            } catch {
+                continuation.resume(returning: .failure(error))
+            }
+        }
+        let response = try answer.get()
         return (response.status, response.headers, response.body)
     }
 

@@ -10,27 +10,25 @@ import Testing
 /// sends and saves it to a pcap that PcapReader reads back: the SIP messages, addresses and
 /// ports as sent.
 @Test func sngrepReceivesHEPAndSavesAPcap() async throws {
-    guard let sngrep = ProcessRunner.find("sngrep") else {
+    guard let sngrep = CaptureTools.find("sngrep") else {
         Issue.record(
             "sngrep is not installed: install the Debian package `sngrep` (apt-get install sngrep) to run this test")
         return
     }
-    let directory = try ProcessRunner.temporaryDirectory()
+    let directory = try CaptureTools.temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }
     let output = directory.appendingPathComponent("hep.pcap").path
 
     // A free port: bind port 0, read what the OS chose, close.
     let port = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: 0)).local.port
-    let running = try ProcessRunner.Running(
-        sngrep, ["-N", "-q", "-F", "-L", "udp:127.0.0.1:\(port)", "-O", output], in: directory)
-    var stopped = false
-    defer { if !stopped { _ = running.stop() } }
+    let child = try ChildProcess(
+        sngrep, ["-N", "-q", "-F", "-L", "udp:127.0.0.1:\(port)", "-O", output], unblockingSignals: true)
+    defer { child.stop() }
 
     // Wait (at most 30 s: a busy machine starts it slowly) until sngrep holds the port. Not
     // on `isRunning`: a child another harness's SIGCHLD handling reaped looks ended at once.
     _ = await eventually(timeout: 30) { udpPortIsBound(port) }
-    try #require(
-        udpPortIsBound(port), "sngrep did not bind udp 127.0.0.1:\(port) within 30 s: \(running.stop().errors)")
+    try #require(udpPortIsBound(port), "sngrep did not bind udp 127.0.0.1:\(port) within 30 s: \(child.output)")
 
     let sent = [
         HEPPacket(
@@ -46,16 +44,17 @@ import Testing
     let destination = try #require(RawSocketAddress(SocketAddress(host: "127.0.0.1", port: port)))
     for packet in sent {
         #expect(packet.encoded().withUnsafeBytes { sender.send($0, to: destination) })
-        usleep(100_000)
     }
-    usleep(500_000)
+    // sngrep has taken both datagrams off its socket once the socket's receive queue is empty.
+    #expect(
+        await eventually(timeout: 10) { udpReceiveQueue(port: port) == 0 },
+        "sngrep left \(udpReceiveQueue(port: port) ?? -1) bytes unread")
 
-    let result = running.stop()
-    stopped = true
-    #expect(!result.timedOut, "sngrep did not exit within 5 s of SIGTERM")
+    // SIGTERM alone, so sngrep closes its pcap; the SIGKILL after 5 s would lose it.
+    #expect(await child.signal(SIGTERM, timeout: 5) != nil, "sngrep did not exit within 5 s of SIGTERM")
 
     let bytes = try #require(
-        FileManager.default.contents(atPath: output), "sngrep saved no \(output): \(result.errors)")
+        FileManager.default.contents(atPath: output), "sngrep saved no \(output): \(child.output)")
     let reader = try PcapReader(bytes: [UInt8](bytes))
     try #require(reader.packets.count == sent.count, "sngrep saved \(reader.packets.count) packets: \(reader.packets)")
     for (read, packet) in zip(reader.packets, sent) {
@@ -76,4 +75,27 @@ func udpPortIsBound(_ port: Int) -> Bool {
     } catch {
         return true
     }
+}
+
+/// The bytes waiting in the receive queue of the UDP socket bound to 127.0.0.1:`port`
+/// (`/proc/net/udp`'s rx_queue), nil when there is none. Read with `read(2)` to the end:
+/// Foundation's reading of the file missed sockets once the table was large.
+func udpReceiveQueue(port: Int) -> Int? {
+    let fd = open("/proc/net/udp", O_RDONLY)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
+    var bytes: [UInt8] = [], chunk = [UInt8](repeating: 0, count: 65_536)
+    while true {
+        let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        if n <= 0 { break }
+        bytes += chunk[0..<n]
+    }
+    // "  12: 0100007F:13C4 00000000:0000 07 00000000:00000000 ...": local address, remote, state, tx:rx.
+    let local = "0100007F:" + String(format: "%04X", port)
+    for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
+        let fields = line.split(separator: " ")
+        guard fields.count > 4, fields[1] == local else { continue }
+        return fields[4].split(separator: ":").last.flatMap { Int($0, radix: 16) }
+    }
+    return nil
 }

@@ -213,7 +213,7 @@ extension SimulatorCallSuites {
                         to: target)
                 }
                 ts &+= 160
-                try await Task.sleep(nanoseconds: 20_000_000)
+                try await Task.sleep(nanoseconds: 20_000_000)  // the 20 ms event pacing, not a wait
             }
             // Late end-report copies of the "#" carry its timestamp: leave them out.
             let earlier = Set(first.map(\.header.timestamp))

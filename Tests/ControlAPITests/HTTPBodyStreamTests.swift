@@ -28,7 +28,7 @@ final class CountingStream: HTTPBodyStream {
 }
 
 @Suite struct HTTPBodyStreamTests {
-    @Test func aStreamedBodyArrivesWholeWithItsLengthThenTheNextRequestIsServed() throws {
+    @Test func aStreamedBodyArrivesWholeWithItsLengthThenTheNextRequestIsServed() async throws {
         let length = 3 << 20
         let (server, port, _) = try startServer(handler: { request in
             request.path == "/file"
@@ -36,13 +36,13 @@ final class CountingStream: HTTPBodyStream {
         })
         defer { server.stop() }
         let socket = try TestSocket(port: port, timeout: 20)
-        try socket.sendRequest("GET", "/file")
-        let file = try socket.readResponse()
+        try await socket.sendRequest("GET", "/file")
+        let file = try await socket.readResponse()
         #expect(file.status == 200 && file.headers["content-length"] == String(length))
         #expect(file.body.count == length)
         #expect(file.body.enumerated().allSatisfy { $0.element == UInt8($0.offset % 251) })
-        try socket.sendRequest("GET", "/other")
-        #expect(try socket.readResponse().text == "next", "keep-alive goes on after the stream")
+        try await socket.sendRequest("GET", "/other")
+        #expect(try await socket.readResponse().text == "next", "keep-alive goes on after the stream")
     }
 
     /// A client that does not read holds the server to a part or so in its buffers, not the
@@ -52,7 +52,7 @@ final class CountingStream: HTTPBodyStream {
         let (server, port, _) = try startServer(handler: { _ in HTTPResponse(status: 200, stream: stream) })
         defer { server.stop() }
         let socket = try TestSocket(port: port, timeout: 5, receiveBuffer: 4096)
-        try socket.sendRequest("GET", "/file")
+        try await socket.sendRequest("GET", "/file")
         // The server writes until the socket buffers are full, then waits for the reader.
         #expect(await eventually(timeout: 5) { stream.written > 0 })
         // Settled: nothing more made for 200 ms of the polls.
@@ -66,18 +66,18 @@ final class CountingStream: HTTPBodyStream {
         #expect(stream.written < 16 << 20, "\(stream.written >> 20) MiB made for a reader that read nothing")
     }
 
-    @Test func headGetsTheStreamsLengthAndNoBody() throws {
+    @Test func headGetsTheStreamsLengthAndNoBody() async throws {
         let stream = CountingStream(length: 1000)
         let (server, port, _) = try startServer(handler: { request in
             request.method == "HEAD" ? HTTPResponse(status: 200, stream: stream) : .text(200, "after")
         })
         defer { server.stop() }
         let socket = try TestSocket(port: port)
-        try socket.sendRequest("HEAD", "/file")
-        let head = try socket.readResponse(head: true)
+        try await socket.sendRequest("HEAD", "/file")
+        let head = try await socket.readResponse(head: true)
         #expect(head.headers["content-length"] == "1000")
-        try socket.sendRequest("GET", "/file")
-        #expect(try socket.readResponse().text == "after")
+        try await socket.sendRequest("GET", "/file")
+        #expect(try await socket.readResponse().text == "after")
         #expect(stream.parts == 0)
     }
 }

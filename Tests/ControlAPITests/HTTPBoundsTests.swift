@@ -20,7 +20,7 @@ import Testing
         defer { server.stop() }
 
         let slow = try (0..<200).map { _ in try TestSocket(port: port) }
-        for socket in slow { try socket.write("G") }
+        for socket in slow { try await socket.write("G") }
         // Every one accepted (on a loaded machine the first may already be cut when the last
         // is accepted: 0.3 s is short).
         #expect(
@@ -30,95 +30,97 @@ import Testing
             })
 
         // All 200 are open (or cut) and dribbling; a normal client is served all the same.
-        let response = try httpRequest(port: port, "GET", "/fast")
+        let response = try await httpRequest(port: port, "GET", "/fast")
         #expect(response.status == 200 && response.text == "fast")
 
         // One more byte each, again and again: the head never completes, and the timeout is
         // for the whole head, not for each byte.
         let allCut = await eventually(timeout: 10, pollInterval: 0.02) {
-            for socket in slow { try? socket.write("E") }
+            for socket in slow { try? await socket.write("E") }
             return server.statistics.refusals(.headerTimeout) >= 200
         }
         #expect(allCut)
         #expect(await eventually(timeout: 5) { server.statistics.openConnections == 0 })
-        for socket in slow { #expect(socket.isClosedByPeer()) }
+        for socket in slow { #expect(await socket.isClosedByPeer()) }
         #expect(events.handledRequests.map(\.path) == ["/fast"])
     }
 
-    @Test func aConnectionThatSendsNothingIsClosedAfterTheHeaderTimeout() throws {
+    @Test func aConnectionThatSendsNothingIsClosedAfterTheHeaderTimeout() async throws {
         let (server, port, _) = try startServer(configure: { $0.headerTimeout = 0.3 })
         defer { server.stop() }
 
         let silent = try TestSocket(port: port)
-        #expect(silent.isClosedByPeer())
+        #expect(await silent.isClosedByPeer())
         #expect(server.statistics.refusals(.headerTimeout) == 1)
     }
 
-    @Test func keepAliveConnectionIsClosedAfterTheIdleTimeout() throws {
+    @Test func keepAliveConnectionIsClosedAfterTheIdleTimeout() async throws {
         let (server, port, _) = try startServer(configure: { $0.idleTimeout = 0.3 }, handler: { _ in .text(200, "ok") })
         defer { server.stop() }
 
         let socket = try TestSocket(port: port)
-        try socket.sendRequest("GET", "/one")
-        #expect(try socket.readResponse().headers["connection"] == "keep-alive")
-        #expect(socket.isClosedByPeer())
+        try await socket.sendRequest("GET", "/one")
+        #expect(try await socket.readResponse().headers["connection"] == "keep-alive")
+        #expect(await socket.isClosedByPeer())
         #expect(server.statistics.idleClosed == 1)
         #expect(server.statistics.refusals(.headerTimeout) == 0)
     }
 
-    @Test func stalledBodyGets408AfterTheBodyTimeout() throws {
+    @Test func stalledBodyGets408AfterTheBodyTimeout() async throws {
         let (server, port, events) = try startServer(configure: { $0.bodyTimeout = 0.3 })
         defer { server.stop() }
 
         let socket = try TestSocket(port: port)
-        try socket.write("POST /calls HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc")
-        let response = try socket.readResponse()
+        try await socket.write("POST /calls HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc")
+        let response = try await socket.readResponse()
         #expect(response.status == 408)
         #expect(response.headers["content-type"] == "application/json")
         #expect(response.headers["connection"] == "close")
-        #expect(socket.isClosedByPeer())
+        #expect(await socket.isClosedByPeer())
         #expect(server.statistics.refusals(.bodyTimeout) == 1)
         #expect(events.handledRequests.isEmpty)
     }
 
-    @Test func oversizedHeadGets431() throws {
+    @Test func oversizedHeadGets431() async throws {
         let (server, port, events) = try startServer(configure: { $0.maxHeaderBytes = 1024 })
         defer { server.stop() }
 
         // A head still arriving, already past the limit.
         let growing = try TestSocket(port: port)
-        try growing.write("GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + String(repeating: "a", count: 2000))
-        let first = try growing.readResponse()
+        try await growing.write("GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + String(repeating: "a", count: 2000))
+        let first = try await growing.readResponse()
         #expect(first.status == 431)
         #expect(first.text.contains("request head too large"))
-        #expect(growing.isClosedByPeer())
+        #expect(await growing.isClosedByPeer())
 
         // A complete head over the limit.
-        let complete = try httpRequest(
+        let complete = try await httpRequest(
             port: port, "GET", "/", headers: [("X-Big", String(repeating: "b", count: 1500))])
         #expect(complete.status == 431)
         #expect(server.statistics.refusals(.headerTooLarge) == 2)
 
         // Just under the limit is fine.
         #expect(
-            try httpRequest(port: port, "GET", "/", headers: [("X-Big", String(repeating: "c", count: 800))]).status
+            try await httpRequest(port: port, "GET", "/", headers: [("X-Big", String(repeating: "c", count: 800))])
+                .status
                 == 404)
         #expect(events.handledRequests.count == 1)
     }
 
-    @Test func oversizedBodiesAreCounted() throws {
+    @Test func oversizedBodiesAreCounted() async throws {
         let (server, port, events) = try startServer(maxBodyBytes: 100)
         defer { server.stop() }
 
-        #expect(try httpRequest(port: port, "POST", "/", body: [UInt8](repeating: 1, count: 101)).status == 413)
+        #expect(try await httpRequest(port: port, "POST", "/", body: [UInt8](repeating: 1, count: 101)).status == 413)
         #expect(
-            try httpRequest(port: port, "POST", "/", body: [UInt8](repeating: 1, count: 500), chunked: true).status
+            try await httpRequest(port: port, "POST", "/", body: [UInt8](repeating: 1, count: 500), chunked: true)
+                .status
                 == 413)
         #expect(server.statistics.refusals(.bodyTooLarge) == 2)
         #expect(events.handledRequests.isEmpty)
     }
 
-    @Test func expectContinueGets100BeforeTheBody() throws {
+    @Test func expectContinueGets100BeforeTheBody() async throws {
         let (server, port, events) = try startServer(
             maxBodyBytes: 100,
             handler: { request in
@@ -127,19 +129,20 @@ import Testing
         defer { server.stop() }
 
         let socket = try TestSocket(port: port)
-        try socket.write("POST /calls HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")
-        let interim = try socket.read(through: Array("\r\n\r\n".utf8))
+        try await socket.write("POST /calls HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")
+        let interim = try await socket.read(through: Array("\r\n\r\n".utf8))
         #expect(String(decoding: interim, as: UTF8.self) == "HTTP/1.1 100 Continue\r\n\r\n")
-        try socket.write("hello")
-        let response = try socket.readResponse()
+        try await socket.write("hello")
+        let response = try await socket.readResponse()
         #expect(response.status == 200 && response.text == "got hello")
 
         // Too large: 413 at once, no 100, and the client never has to send the body.
         let refused = try TestSocket(port: port)
-        try refused.write("POST /calls HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 100000\r\n\r\n")
-        let tooLarge = try refused.readResponse()
+        try await refused.write(
+            "POST /calls HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 100000\r\n\r\n")
+        let tooLarge = try await refused.readResponse()
         #expect(tooLarge.status == 413)
-        #expect(refused.isClosedByPeer())
+        #expect(await refused.isClosedByPeer())
         #expect(events.handledRequests.count == 1)
     }
 
@@ -151,13 +154,13 @@ import Testing
         let held = try (0..<3).map { _ in try TestSocket(port: port) }
         #expect(await eventually(timeout: 5) { server.statistics.openConnections == 3 })
         let extra = try TestSocket(port: port)
-        #expect(extra.isClosedByPeer())
+        #expect(await extra.isClosedByPeer())
         #expect(await eventually(timeout: 5) { server.statistics.refusals(.perSourceCap) == 1 })
         #expect(server.statistics.refusals(.tooManyConnections) == 0)
 
         // The ones already open are served as usual.
-        try held[0].sendRequest("GET", "/")
-        #expect(try held[0].readResponse().status == 200)
+        try await held[0].sendRequest("GET", "/")
+        #expect(try await held[0].readResponse().status == 200)
     }
 
     @Test func perSourceCapCountsEachAddressApart() async throws {
@@ -168,8 +171,8 @@ import Testing
         let v4 = try (0..<2).map { _ in try TestSocket(port: port) }
         let v6 = try (0..<2).map { _ in try TestSocket(port: port, host: "::1") }
         #expect(await eventually(timeout: 5) { server.statistics.openConnections == 4 })
-        #expect(try TestSocket(port: port).isClosedByPeer())
-        #expect(try TestSocket(port: port, host: "::1").isClosedByPeer())
+        #expect(try await TestSocket(port: port).isClosedByPeer())
+        #expect(try await TestSocket(port: port, host: "::1").isClosedByPeer())
         #expect(await eventually(timeout: 5) { server.statistics.refusals(.perSourceCap) == 2 })
         withExtendedLifetime((v4, v6)) {}
     }
@@ -180,13 +183,13 @@ import Testing
 
         let held = try (0..<2).map { _ in try TestSocket(port: port) }
         #expect(await eventually(timeout: 5) { server.statistics.openConnections == 2 })
-        #expect(try TestSocket(port: port).isClosedByPeer())
+        #expect(try await TestSocket(port: port).isClosedByPeer())
         #expect(await eventually(timeout: 5) { server.statistics.refusals(.tooManyConnections) == 1 })
 
         // A freed slot is usable again.
         held[1].closeNow()
         #expect(await eventually(timeout: 5) { server.statistics.openConnections == 1 })
-        #expect(try httpRequest(port: port, "GET", "/").status == 404)
+        #expect(try await httpRequest(port: port, "GET", "/").status == 404)
         withExtendedLifetime(held) {}
     }
 
@@ -195,7 +198,7 @@ import Testing
         let (server, port, _) = try startServer(
             threads: 1, configure: { $0.requestQueueLimit = 1 },
             handler: { request in
-                if request.path == "/block" { gate.wait() }
+                if request.path == "/block" { gate.wait() }  // on the server's worker thread
                 return .text(200, request.path)
             })
         defer { server.stop() }
@@ -203,29 +206,29 @@ import Testing
 
         // One request holds the only worker, one waits in the queue, the third finds it full.
         let holder = try TestSocket(port: port)
-        try holder.sendRequest("GET", "/block")
+        try await holder.sendRequest("GET", "/block")
         #expect(await eventually(timeout: 5) { server.statistics.requests == 1 })
         let queued = try TestSocket(port: port)
-        try queued.sendRequest("GET", "/queued")
+        try await queued.sendRequest("GET", "/queued")
         #expect(await eventually(timeout: 5) { server.statistics.requests == 2 })
-        let busy = try httpRequest(port: port, "GET", "/busy")
+        let busy = try await httpRequest(port: port, "GET", "/busy")
         #expect(busy.status == 503)
         #expect(busy.text == #"{"error":{"code":-503,"message":"server busy, try again"}}"#)
         #expect(server.statistics.refusals(.workersBusy) == 1)
 
         gate.open()
-        #expect(try holder.readResponse().text == "/block")
-        #expect(try queued.readResponse().text == "/queued")
+        #expect(try await holder.readResponse().text == "/block")
+        #expect(try await queued.readResponse().text == "/queued")
     }
 
-    @Test func acceptOutOfDescriptorsBacksOffInsteadOfSpinning() throws {
+    @Test func acceptOutOfDescriptorsBacksOffInsteadOfSpinning() async throws {
         let (server, port, _) = try startServer(handler: { _ in .text(200, "ok") })
         defer { server.stop() }
 
         server.simulateAcceptFailures([EMFILE])
         let before = server.acceptCalls
         // The first accept fails; the listener rests, then the client is taken and served.
-        #expect(try httpRequest(port: port, "GET", "/").status == 200)
+        #expect(try await httpRequest(port: port, "GET", "/").status == 200)
         #expect(server.statistics.acceptBackoffs == 1)
         // A spinning loop would have called accept thousands of times meanwhile.
         #expect(server.acceptCalls - before < 10)

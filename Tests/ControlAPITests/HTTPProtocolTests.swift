@@ -10,7 +10,7 @@ import Testing
 }
 
 @Suite struct HTTPProtocolTests {
-    @Test func pipelinedRequestsAreAnsweredInOrder() throws {
+    @Test func pipelinedRequestsAreAnsweredInOrder() async throws {
         let (server, port, _) = try startServer(handler: { request in
             // The first one is the slowest: answers must still come in request order.
             if request.path == "/1" { usleep(50_000) }  // on the server's worker thread: the slow handler under test
@@ -19,47 +19,47 @@ import Testing
         defer { server.stop() }
 
         let socket = try TestSocket(port: port)
-        try socket.write(
+        try await socket.write(
             "GET /1 HTTP/1.1\r\nHost: x\r\n\r\n"
                 + "POST /2 HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\nbody"
                 + "PUT /3 HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"
                 + "HEAD /4 HTTP/1.1\r\nHost: x\r\n\r\n"
                 + "GET /5 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        #expect(try socket.readResponse().text == "GET /1 ")
-        #expect(try socket.readResponse().text == "POST /2 body")
-        #expect(try socket.readResponse().text == "PUT /3 abc")
-        let head = try socket.readResponse(head: true)
+        #expect(try await socket.readResponse().text == "GET /1 ")
+        #expect(try await socket.readResponse().text == "POST /2 body")
+        #expect(try await socket.readResponse().text == "PUT /3 abc")
+        let head = try await socket.readResponse(head: true)
         #expect(head.headers["content-length"] == "8")
-        let last = try socket.readResponse()
+        let last = try await socket.readResponse()
         #expect(last.text == "GET /5 ")
         #expect(last.headers["connection"] == "close")
-        #expect(socket.isClosedByPeer())
+        #expect(await socket.isClosedByPeer())
     }
 
-    @Test func connectionCloseAndHTTP10CloseAfterTheResponse() throws {
+    @Test func connectionCloseAndHTTP10CloseAfterTheResponse() async throws {
         let (server, port, _) = try startServer(handler: echoPath)
         defer { server.stop() }
 
         let closing = try TestSocket(port: port)
-        try closing.sendRequest("GET", "/bye", headers: [("Connection", "close")])
-        let response = try closing.readResponse()
+        try await closing.sendRequest("GET", "/bye", headers: [("Connection", "close")])
+        let response = try await closing.readResponse()
         #expect(response.status == 200 && response.headers["connection"] == "close")
         #expect(response.headers["date"]?.hasSuffix(" GMT") == true)
-        #expect(closing.isClosedByPeer())
+        #expect(await closing.isClosedByPeer())
 
         let old = try TestSocket(port: port)
-        try old.write("GET /old HTTP/1.0\r\n\r\n")
-        #expect(try old.readResponse().headers["connection"] == "close")
-        #expect(old.isClosedByPeer())
+        try await old.write("GET /old HTTP/1.0\r\n\r\n")
+        #expect(try await old.readResponse().headers["connection"] == "close")
+        #expect(await old.isClosedByPeer())
 
         let oldKeepAlive = try TestSocket(port: port)
-        try oldKeepAlive.write("GET /a HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
-        #expect(try oldKeepAlive.readResponse().headers["connection"] == "keep-alive")
-        try oldKeepAlive.write("GET /b HTTP/1.0\r\n\r\n")
-        #expect(try oldKeepAlive.readResponse().text == "GET /b ")
+        try await oldKeepAlive.write("GET /a HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+        #expect(try await oldKeepAlive.readResponse().headers["connection"] == "keep-alive")
+        try await oldKeepAlive.write("GET /b HTTP/1.0\r\n\r\n")
+        #expect(try await oldKeepAlive.readResponse().text == "GET /b ")
     }
 
-    @Test func handlerMayAskToClose() throws {
+    @Test func handlerMayAskToClose() async throws {
         let (server, port, _) = try startServer(handler: { _ in
             HTTPResponse(
                 status: 200, headers: [("Connection", "close"), ("Content-Length", "999")], body: Array("x".utf8))
@@ -67,11 +67,11 @@ import Testing
         defer { server.stop() }
 
         let socket = try TestSocket(port: port)
-        try socket.sendRequest("GET", "/")
-        let response = try socket.readResponse()
+        try await socket.sendRequest("GET", "/")
+        let response = try await socket.readResponse()
         // The server's own framing wins over the handler's.
         #expect(response.headers["content-length"] == "1" && response.headers["connection"] == "close")
-        #expect(socket.isClosedByPeer())
+        #expect(await socket.isClosedByPeer())
     }
 
     @Test(arguments: [
@@ -101,45 +101,45 @@ import Testing
         ("bad chunk size", "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", 400),
         ("other expectation", "POST / HTTP/1.1\r\nHost: x\r\nExpect: tea\r\nContent-Length: 1\r\n\r\na", 417)
     ])
-    func malformedRequestIsRefusedAndClosed(name: String, raw: String, status: Int) throws {
+    func malformedRequestIsRefusedAndClosed(name: String, raw: String, status: Int) async throws {
         let (server, port, events) = try startServer(handler: echoPath)
         defer { server.stop() }
 
         let socket = try TestSocket(port: port)
-        try socket.write(raw)
-        let response = try socket.readResponse()
+        try await socket.write(raw)
+        let response = try await socket.readResponse()
         #expect(response.status == status, "\(name)")
         #expect(response.headers["content-type"] == "application/json", "\(name)")
         #expect(response.text.hasPrefix(#"{"error":{"code":-103,"message":"#), "\(name)")
-        #expect(socket.isClosedByPeer(), "\(name)")
+        #expect(await socket.isClosedByPeer(), "\(name)")
         #expect(events.handledRequests.isEmpty, "\(name)")
         #expect(server.statistics.refusals(.badRequest) == 1, "\(name)")
     }
 
     @Test(arguments: ["/v1/sessions/%00", "/a%2Fb", "/a%2fb", "/a%5Cb", "/a\\b", "/v1/%0Asessions", "/x%7F", "/%1b[31m"]
     )
-    func unsafePathIs404WithoutTheHandler(target: String) throws {
+    func unsafePathIs404WithoutTheHandler(target: String) async throws {
         let (server, port, events) = try startServer(handler: echoPath)
         defer { server.stop() }
 
         let socket = try TestSocket(port: port)
-        try socket.sendRequest("GET", target)
-        let response = try socket.readResponse()
+        try await socket.sendRequest("GET", target)
+        let response = try await socket.readResponse()
         #expect(response.status == 404)
         #expect(response.headers["content-type"] == "application/json")
         #expect(response.text == #"{"error":{"code":-103,"message":"no such path"}}"#)
         #expect(events.handledRequests.isEmpty)
         #expect(server.statistics.refusals(.unsafePath) == 1)
         // Not a protocol error: the connection goes on.
-        try socket.sendRequest("GET", "/fine")
-        #expect(try socket.readResponse().text == "GET /fine ")
+        try await socket.sendRequest("GET", "/fine")
+        #expect(try await socket.readResponse().text == "GET /fine ")
     }
 
-    @Test func unsafePathOnAWebSocketUpgradeIs404() throws {
+    @Test func unsafePathOnAWebSocketUpgradeIs404() async throws {
         let (server, port, events) = try startServer()
         defer { server.stop() }
 
-        guard case .refused(let response) = try TestWebSocket.connect(port: port, path: "/events%00") else {
+        guard case .refused(let response) = try await TestWebSocket.connect(port: port, path: "/events%00") else {
             Issue.record("upgrade on an unsafe path was accepted")
             return
         }
@@ -147,14 +147,14 @@ import Testing
         #expect(events.openedConnections.isEmpty)
     }
 
-    @Test func pathsAreDecodedWithoutDotSegments() throws {
+    @Test func pathsAreDecodedWithoutDotSegments() async throws {
         let (server, port, events) = try startServer(handler: echoPath)
         defer { server.stop() }
 
         let socket = try TestSocket(port: port)
         for target in ["/a/./b/../c", "/a/%2E%2E/b", "/../../etc", "/caf%C3%A9+x", "http://example.net/abs?q=1"] {
-            try socket.sendRequest("GET", target)
-            #expect(try socket.readResponse().status == 200)
+            try await socket.sendRequest("GET", target)
+            #expect(try await socket.readResponse().status == 200)
         }
         #expect(events.handledRequests.map(\.path) == ["/a/c", "/b", "/etc", "/café+x", "/abs"])
         #expect(events.handledRequests.last?.query == ["q": "1"])

@@ -20,9 +20,9 @@ import WebClient
         let events: ServerEvents
         let certificate: TestPKI.Issued
 
-        init(headerTimeout: Double = 10) throws {
-            pki = try TestPKI()
-            certificate = try pki.issue("api", commonName: "irisgw api", altNames: ["IP:127.0.0.1"])
+        init(headerTimeout: Double = 10) async throws {
+            pki = try await TestPKI()
+            certificate = try await pki.issue("api", commonName: "irisgw api", altNames: ["IP:127.0.0.1"])
             let tls = TLSServerSettings(certificateFile: certificate.certificate, keyFile: certificate.key)
             (server, port, events) = try startServer(
                 configure: {
@@ -40,14 +40,14 @@ import WebClient
     }
 
     @Test func httpsRequestAndWSSEventsRoundTrip() async throws {
-        let f = try Fixture()
+        let f = try await Fixture()
         defer { f.stop() }
         let client = try HTTPClient(baseURL: f.url, caFile: f.pki.caFile)
-        let response = try client.request(method: "GET", path: "/v1/sessions", timeout: 5)
+        let response = try await client.request(method: "GET", path: "/v1/sessions", timeout: 5)
         #expect(response.status == 200)
         #expect(String(decoding: response.body, as: UTF8.self) == #"{"path":"/v1/sessions"}"#)
         // A second request on a fresh connection, with a body.
-        let posted = try client.request(method: "POST", path: "/v1/x", body: Array(#"{"a":1}"#.utf8), timeout: 5)
+        let posted = try await client.request(method: "POST", path: "/v1/x", body: Array(#"{"a":1}"#.utf8), timeout: 5)
         #expect(posted.status == 200)
 
         let ws = try WebSocketClient(url: "wss://127.0.0.1:\(f.port)/v1/events", timeout: 5, caFile: f.pki.caFile)
@@ -66,13 +66,13 @@ import WebClient
     }
 
     @Test func aClientTrustingAnotherCAIsRefusedWithAClearError() async throws {
-        let f = try Fixture()
+        let f = try await Fixture()
         defer { f.stop() }
-        let other = try TestPKI(name: "another CA")
+        let other = try await TestPKI(name: "another CA")
         defer { other.remove() }
         let client = try HTTPClient(baseURL: f.url, caFile: other.caFile)
         do {
-            _ = try client.request(method: "GET", path: "/", timeout: 5)
+            _ = try await client.request(method: "GET", path: "/", timeout: 5)
             Issue.record("the request went through a certificate from an unknown CA")
         } catch {
             #expect(error == .tls(host: "127.0.0.1", port: f.port, failure: .unknownCA), "\(error)")
@@ -88,13 +88,13 @@ import WebClient
         #expect(f.events.handledRequests.isEmpty)
     }
 
-    @Test func aClientNamingAnotherHostIsRefused() throws {
-        let f = try Fixture()
+    @Test func aClientNamingAnotherHostIsRefused() async throws {
+        let f = try await Fixture()
         defer { f.stop() }
         // localhost reaches the same listener, but the certificate names 127.0.0.1 only.
         let client = try HTTPClient(baseURL: "https://localhost:\(f.port)", caFile: f.pki.caFile)
         do {
-            _ = try client.request(method: "GET", path: "/", timeout: 5)
+            _ = try await client.request(method: "GET", path: "/", timeout: 5)
             Issue.record("the request went to a certificate for another host")
         } catch {
             guard case .tls(_, _, .wrongName(let expected, let presented)) = error else {
@@ -107,11 +107,11 @@ import WebClient
     }
 
     @Test func plainHTTPToTheHTTPSListenerGetsNothingUseful() async throws {
-        let f = try Fixture()
+        let f = try await Fixture()
         defer { f.stop() }
         let plain = try HTTPClient(baseURL: "http://127.0.0.1:\(f.port)")
         do {
-            let r = try plain.request(method: "GET", path: "/v1/sessions", timeout: 5)
+            let r = try await plain.request(method: "GET", path: "/v1/sessions", timeout: 5)
             Issue.record("plain HTTP got an answer: \(r.status)")
         } catch {
             // the client did not ask for TLS: the server's end is a protocol error or a close
@@ -125,7 +125,7 @@ import WebClient
     }
 
     @Test func aHandshakeThatNeverFinishesTimesOutAndIsCounted() async throws {
-        let f = try Fixture(headerTimeout: 0.3)
+        let f = try await Fixture(headerTimeout: 0.3)
         defer { f.stop() }
         let fd = try connectTCP(port: f.port)
         defer { close(fd) }
@@ -133,20 +133,20 @@ import WebClient
         #expect(await eventually(timeout: 5) { f.server.statistics.openConnections == 0 })
     }
 
-    @Test func reloadTakesNewCertificatesForNewConnections() throws {
-        let f = try Fixture()
+    @Test func reloadTakesNewCertificatesForNewConnections() async throws {
+        let f = try await Fixture()
         defer { f.stop() }
-        let next = try TestPKI(name: "next CA")
+        let next = try await TestPKI(name: "next CA")
         defer { next.remove() }
         // A broken file changes nothing.
         try "not a certificate".write(toFile: f.certificate.certificate + ".broken", atomically: true, encoding: .utf8)
-        let renewed = try next.issue("api2", commonName: "irisgw api", altNames: ["IP:127.0.0.1"])
+        let renewed = try await next.issue("api2", commonName: "irisgw api", altNames: ["IP:127.0.0.1"])
         let original = try Data(contentsOf: URL(fileURLWithPath: f.certificate.certificate))
         try Data("garbage".utf8).write(to: URL(fileURLWithPath: f.certificate.certificate))
         #expect(throws: TLSFailure.self) { try f.server.reloadTLS() }
         #expect(
-            try HTTPClient(baseURL: f.url, caFile: f.pki.caFile).request(method: "GET", path: "/", timeout: 5).status
-                == 200)
+            try await HTTPClient(baseURL: f.url, caFile: f.pki.caFile).request(method: "GET", path: "/", timeout: 5)
+                .status == 200)
         _ = original
 
         // The renewed files in place, then the reload: the new CA is needed from now on.
@@ -156,33 +156,33 @@ import WebClient
         try FileManager.default.copyItem(atPath: renewed.key, toPath: f.certificate.key)
         try f.server.reloadTLS()
         #expect(
-            try HTTPClient(baseURL: f.url, caFile: next.caFile).request(method: "GET", path: "/", timeout: 5).status
-                == 200)
-        #expect(throws: IrisTransportError.self) {
-            try HTTPClient(baseURL: f.url, caFile: f.pki.caFile).request(method: "GET", path: "/", timeout: 5)
+            try await HTTPClient(baseURL: f.url, caFile: next.caFile).request(method: "GET", path: "/", timeout: 5)
+                .status == 200)
+        await #expect(throws: IrisTransportError.self) {
+            try await HTTPClient(baseURL: f.url, caFile: f.pki.caFile).request(method: "GET", path: "/", timeout: 5)
         }
     }
 
     @Test func aServerRequiringClientCertificatesRefusesAClientWithout() async throws {
-        let pki = try TestPKI()
+        let pki = try await TestPKI()
         defer { pki.remove() }
-        let certificate = try pki.issue("api", commonName: "irisgw api", altNames: ["IP:127.0.0.1"])
+        let certificate = try await pki.issue("api", commonName: "irisgw api", altNames: ["IP:127.0.0.1"])
         let (server, port, events) = try startServer(configure: {
             $0.tls = TLSServerSettings(
                 certificateFile: certificate.certificate, keyFile: certificate.key, clientCAFile: pki.caFile,
                 verifyClient: .require)
         })
         defer { server.stop() }
-        #expect(throws: IrisTransportError.self) {
-            try HTTPClient(baseURL: "https://127.0.0.1:\(port)", caFile: pki.caFile).request(
+        await #expect(throws: IrisTransportError.self) {
+            try await HTTPClient(baseURL: "https://127.0.0.1:\(port)", caFile: pki.caFile).request(
                 method: "GET", path: "/", timeout: 5)
         }
         #expect(await eventually(timeout: 5) { server.statistics.tlsFailures["no_client_certificate"] == 1 })
         #expect(events.handledRequests.isEmpty)
     }
 
-    @Test func aServerWithUnusableFilesDoesNotStart() throws {
-        let pki = try TestPKI()
+    @Test func aServerWithUnusableFilesDoesNotStart() async throws {
+        let pki = try await TestPKI()
         defer { pki.remove() }
         let server = HTTPServer(
             configuration: HTTPServerConfiguration(

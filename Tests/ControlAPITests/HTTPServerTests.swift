@@ -11,24 +11,24 @@ import Testing
 }
 
 @Suite struct HTTPServerTests {
-    @Test func getAndPostReachTheHandlerWithPathQueryAndBody() throws {
+    @Test func getAndPostReachTheHandlerWithPathQueryAndBody() async throws {
         let (server, port, events) = try startServer(handler: echo)
         defer { server.stop() }
 
         // Two requests on one connection: keep-alive works when responses carry Content-Length.
         let socket = try TestSocket(port: port)
-        try socket.sendRequest(
+        try await socket.sendRequest(
             "GET", "/calls/42?state=ringing&name=J%C3%BCrgen+K&empty=", headers: [("X-Trace", "abc")])
-        let get = try socket.readResponse()
+        let get = try await socket.readResponse()
         #expect(get.status == 200)
         #expect(get.text == "GET /calls/42 q=empty:,name:Jürgen K,state:ringing ")
         #expect(get.headers["content-length"] == String(get.body.count))
         #expect(get.headers["content-type"] == "text/plain; charset=utf-8")
         #expect(get.headers["connection"]?.lowercased() == "keep-alive")
 
-        try socket.sendRequest(
+        try await socket.sendRequest(
             "POST", "/calls", headers: [("Content-Type", "application/json")], body: Array(#"{"to":"+15551234"}"#.utf8))
-        let post = try socket.readResponse()
+        let post = try await socket.readResponse()
         #expect(post.status == 200)
         #expect(post.text == #"POST /calls q= {"to":"+15551234"}"#)
 
@@ -40,63 +40,63 @@ import Testing
         #expect(seen[1].headers["content-type"] == "application/json")
     }
 
-    @Test func handlerJSON404() throws {
+    @Test func handlerJSON404() async throws {
         let (server, port, _) = try startServer()
         defer { server.stop() }
 
-        let response = try httpRequest(port: port, "GET", "/no/such/thing")
+        let response = try await httpRequest(port: port, "GET", "/no/such/thing")
         #expect(response.status == 404)
         #expect(response.headers["content-type"] == "application/json")
         #expect(response.text == #"{"error":{"code":-404,"message":"not found"}}"#)
     }
 
-    @Test func chunkedBodyWithinTheLimitIsDecoded() throws {
+    @Test func chunkedBodyWithinTheLimitIsDecoded() async throws {
         let (server, port, _) = try startServer(handler: echo)
         defer { server.stop() }
 
         let body = [UInt8](repeating: UInt8(ascii: "x"), count: 20_000)
-        let response = try httpRequest(port: port, "PUT", "/blob", body: body, chunked: true)
+        let response = try await httpRequest(port: port, "PUT", "/blob", body: body, chunked: true)
         #expect(response.status == 200)
         #expect(response.text == "PUT /blob q= " + String(repeating: "x", count: 20_000))
     }
 
-    @Test func oversizedBodyGets413WithoutCallingTheHandler() throws {
+    @Test func oversizedBodyGets413WithoutCallingTheHandler() async throws {
         let (server, port, events) = try startServer(maxBodyBytes: 1024, handler: echo)
         defer { server.stop() }
         let expected = #"{"error":{"code":-103,"message":"request body too large"}}"#
 
         // Refused on Content-Length alone.
-        let byLength = try httpRequest(port: port, "POST", "/calls", body: [UInt8](repeating: 1, count: 1025))
+        let byLength = try await httpRequest(port: port, "POST", "/calls", body: [UInt8](repeating: 1, count: 1025))
         #expect(byLength.status == 413)
         #expect(byLength.headers["content-type"] == "application/json")
         #expect(byLength.text == expected)
         #expect(byLength.headers["connection"]?.lowercased() == "close")
 
         // Chunked: no length up front, refused once the count passes the limit.
-        let chunked = try httpRequest(
+        let chunked = try await httpRequest(
             port: port, "POST", "/calls", body: [UInt8](repeating: 2, count: 50_000), chunked: true)
         #expect(chunked.status == 413)
         #expect(chunked.text == expected)
 
         // Exactly the limit is fine.
-        let atLimit = try httpRequest(
+        let atLimit = try await httpRequest(
             port: port, "POST", "/calls", body: [UInt8](repeating: UInt8(ascii: "a"), count: 1024))
         #expect(atLimit.status == 200)
         #expect(events.handledRequests.count == 1)
     }
 
-    @Test func headRequestGetsLengthButNoBody() throws {
+    @Test func headRequestGetsLengthButNoBody() async throws {
         let (server, port, _) = try startServer(handler: { _ in .text(200, "twelve bytes") })
         defer { server.stop() }
 
         let socket = try TestSocket(port: port)
-        try socket.sendRequest("HEAD", "/status")
-        let head = try socket.readResponse(head: true)
+        try await socket.sendRequest("HEAD", "/status")
+        let head = try await socket.readResponse(head: true)
         #expect(head.status == 200)
         #expect(head.headers["content-length"] == "12")
         // The next response starts right after the head: no body bytes were sent.
-        try socket.sendRequest("GET", "/status")
-        #expect(try socket.readResponse().text == "twelve bytes")
+        try await socket.sendRequest("GET", "/status")
+        #expect(try await socket.readResponse().text == "twelve bytes")
     }
 
     @Test func portInUseThrowsAClearError() throws {

@@ -7,13 +7,13 @@ import Testing
 
 @Suite struct HealthBeforeAttachTests {
     @Test(arguments: ["/healthz", "/readyz"])
-    func healthIsStartingUntilTheGatewayIsThere(_ path: String) throws {
+    func healthIsStartingUntilTheGatewayIsThere(_ path: String) async throws {
         let api = ControlAPIServer(key: "k", configuration: HTTPServerConfiguration(listen: "127.0.0.1:0"))
         let port = try api.start()
         defer { api.stop() }
         let socket = try TestSocket(port: port)
-        try socket.sendRequest("GET", path)
-        let response = try socket.readResponse()
+        try await socket.sendRequest("GET", path)
+        let response = try await socket.readResponse()
         #expect(response.status == 503)
         #expect(response.text.contains("\"status\":\"starting\""), "\(response.text)")
     }

@@ -30,7 +30,7 @@ import Testing
         return base
     }
 
-    @Test func servesThePageWithTypesAndHeadersAndNothingElse() throws {
+    @Test func servesThePageWithTypesAndHeadersAndNothingElse() async throws {
         let base = try Self.folder()
         defer { try? FileManager.default.removeItem(at: base) }
         let api = ControlAPIServer(
@@ -44,14 +44,14 @@ import Testing
             ("/app/index.html", "text/html; charset=utf-8"),
             ("/app/app.js", "text/javascript; charset=utf-8"), ("/app/app.css", "text/css; charset=utf-8")
         ] {
-            let r = try httpRequest(port: port, "GET", path)
+            let r = try await httpRequest(port: port, "GET", path)
             #expect(r.status == 200, "\(path): \(r.status) \(r.text)")
             #expect(r.headers["content-type"] == type, "\(path)")
             #expect(r.headers["cache-control"] == "no-cache")
             #expect(r.headers["x-content-type-options"] == "nosniff")
             #expect(r.headers["content-security-policy"]?.contains("default-src 'self'") == true)
         }
-        let head = try httpRequest(port: port, "HEAD", "/app/app.js")
+        let head = try await httpRequest(port: port, "HEAD", "/app/app.js")
         #expect(head.status == 200 && head.body.isEmpty)
 
         // Outside the folder, hidden, nested, linked out, unknown types: 404 JSON, never the file.
@@ -60,22 +60,22 @@ import Testing
             "/app/link.txt", "/app/out.js", "/app/missing.js", "/app/app.js%00.html", "/app//etc/passwd",
             "/app/secret.txt"
         ] {
-            let r = try httpRequest(port: port, "GET", path)
+            let r = try await httpRequest(port: port, "GET", path)
             #expect((400..<500).contains(r.status), "\(path): \(r.status)")
             #expect(
                 !r.text.contains("the api key") && !r.text.contains("hidden") && !r.text.contains("nested"),
                 "\(path): \(r.text)")
         }
-        let post = try httpRequest(port: port, "POST", "/app/app.js")
+        let post = try await httpRequest(port: port, "POST", "/app/app.js")
         #expect(post.status == 405)
         #expect(post.text.contains("\"code\":-103"))
     }
 
-    @Test func withoutFilesAppIsAJSON404() throws {
+    @Test func withoutFilesAppIsAJSON404() async throws {
         let api = ControlAPIServer(key: "k", configuration: HTTPServerConfiguration(listen: "127.0.0.1:0"))
         let port = try api.start()
         defer { api.stop() }
-        let r = try httpRequest(port: port, "GET", "/app")
+        let r = try await httpRequest(port: port, "GET", "/app")
         #expect(r.status == 404)
         #expect(r.text.contains("not installed"))
     }

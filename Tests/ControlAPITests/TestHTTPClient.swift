@@ -14,7 +14,7 @@ extension TestSocket {
     func sendRequest(
         _ method: String, _ target: String, headers: [(String, String)] = [],
         body: [UInt8] = [], chunked: Bool = false
-    ) throws {
+    ) async throws {
         var head = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         if chunked {
@@ -27,17 +27,17 @@ extension TestSocket {
                 offset += piece.count
             }
             bytes += Array("0\r\n\r\n".utf8)
-            try write(bytes)
+            try await write(bytes)
         } else {
             if !body.isEmpty || method == "POST" || method == "PUT" { head += "Content-Length: \(body.count)\r\n" }
             head += "\r\n"
-            try write(Array(head.utf8) + body)
+            try await write(Array(head.utf8) + body)
         }
     }
 
     /// Reads one response; the server must frame it with Content-Length.
-    func readResponse(head: Bool = false) throws -> TestResponse {
-        let headBytes = try read(through: Array("\r\n\r\n".utf8))
+    func readResponse(head: Bool = false) async throws -> TestResponse {
+        let headBytes = try await read(through: Array("\r\n\r\n".utf8))
         let lines = String(decoding: headBytes, as: UTF8.self).split(separator: "\r\n", omittingEmptySubsequences: true)
         guard let statusLine = lines.first else { throw TestSocketError("empty response") }
         let parts = statusLine.split(separator: " ", maxSplits: 2)
@@ -54,7 +54,7 @@ extension TestSocket {
         guard let lengthText = headers["content-length"], let length = Int(lengthText) else {
             throw TestSocketError("response without Content-Length: \(headers)")
         }
-        let body = head ? [] : try read(exactly: length)
+        let body = head ? [] : try await read(exactly: length)
         return TestResponse(status: status, headers: headers, body: body)
     }
 }
@@ -72,8 +72,8 @@ extension Substring {
 func httpRequest(
     port: Int, _ method: String, _ target: String, headers: [(String, String)] = [],
     body: [UInt8] = [], chunked: Bool = false
-) throws -> TestResponse {
+) async throws -> TestResponse {
     let socket = try TestSocket(port: port)
-    try socket.sendRequest(method, target, headers: headers, body: body, chunked: chunked)
-    return try socket.readResponse(head: method == "HEAD")
+    try await socket.sendRequest(method, target, headers: headers, body: body, chunked: chunked)
+    return try await socket.readResponse(head: method == "HEAD")
 }

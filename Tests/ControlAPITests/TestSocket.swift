@@ -1,7 +1,10 @@
-// A blocking TCP client socket on 127.0.0.1 or [::1] for the tests: every read and write has a
-// timeout, so a server bug fails a test instead of hanging the suite.
+// A TCP client socket on 127.0.0.1 or [::1] for the tests: every read and write has a
+// timeout, so a server bug fails a test instead of hanging the suite, and every read and write
+// that can wait runs on a dispatch thread (`offThePool`), so a waiting test holds no thread of
+// the cooperative pool.
 
 import Glibc
+import TestSupport
 
 struct TestSocketError: Error, CustomStringConvertible {
     let description: String
@@ -54,45 +57,60 @@ final class TestSocket {
 
     deinit { if fd >= 0 { close(fd) } }
 
-    func write(_ bytes: [UInt8]) throws {
-        var sent = 0
-        while sent < bytes.count {
-            let n = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            guard n > 0 else { throw TestSocketError("send: errno \(errno)") }
-            sent += n
+    /// Sends all of `bytes` (a full socket buffer waits, at most the send timeout).
+    func write(_ bytes: [UInt8]) async throws {
+        let fd = fd
+        let failed = await offThePool { () -> Int32? in
+            var sent = 0
+            while sent < bytes.count {
+                let n = bytes[sent...].withUnsafeBytes {
+                    Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+                }
+                guard n > 0 else { return errno }
+                sent += n
+            }
+            return nil
         }
+        if let failed { throw TestSocketError("send: errno \(failed)") }
     }
 
-    func write(_ text: String) throws { try write(Array(text.utf8)) }
+    func write(_ text: String) async throws { try await write(Array(text.utf8)) }
 
-    /// Reads what is available into the buffer. False at end of stream; throws on timeout.
+    /// Reads what is available into the buffer (waits for it, at most the read timeout).
+    /// False at end of stream; throws on timeout.
     @discardableResult
-    func fill() throws -> Bool {
-        var chunk = [UInt8](repeating: 0, count: 65_536)
-        let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-        if n == 0 { return false }
-        guard n > 0 else {
-            throw TestSocketError(errno == EAGAIN ? "read timed out" : "recv: errno \(errno)")
+    func fill() async throws -> Bool {
+        let fd = fd
+        let (chunk, error) = await offThePool { () -> ([UInt8], Int32) in
+            var chunk = [UInt8](repeating: 0, count: 65_536)
+            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            return n < 0 ? ([], errno) : (Array(chunk[0..<n]), 0)
         }
-        buffer += chunk[0..<n]
+        guard error == 0 else {
+            throw TestSocketError(error == EAGAIN ? "read timed out" : "recv: errno \(error)")
+        }
+        if chunk.isEmpty { return false }
+        buffer += chunk
         return true
     }
 
     /// Bytes up to and including `marker`.
-    func read(through marker: [UInt8]) throws -> [UInt8] {
+    func read(through marker: [UInt8]) async throws -> [UInt8] {
         while true {
             if let end = find(marker) {
                 let out = Array(buffer[0..<end])
                 buffer.removeFirst(end)
                 return out
             }
-            guard try fill() else { throw TestSocketError("connection closed before \(marker)") }
+            guard try await fill() else { throw TestSocketError("connection closed before \(marker)") }
         }
     }
 
-    func read(exactly count: Int) throws -> [UInt8] {
+    func read(exactly count: Int) async throws -> [UInt8] {
         while buffer.count < count {
-            guard try fill() else { throw TestSocketError("connection closed after \(buffer.count) of \(count) bytes") }
+            guard try await fill() else {
+                throw TestSocketError("connection closed after \(buffer.count) of \(count) bytes")
+            }
         }
         let out = Array(buffer[0..<count])
         buffer.removeFirst(count)
@@ -101,13 +119,13 @@ final class TestSocket {
 
     /// Reads and discards until the peer closes. True when it did (a reset counts), false
     /// when the read timeout came first.
-    func isClosedByPeer() -> Bool {
+    func isClosedByPeer() async -> Bool {
         while true {
             do {
-                if try !fill() { return true }
+                if try await !fill() { return true }
                 buffer.removeAll()
             } catch {
-                return errno == ECONNRESET
+                return "\(error)".contains("errno \(ECONNRESET)")
             }
         }
     }

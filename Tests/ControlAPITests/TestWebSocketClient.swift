@@ -28,15 +28,15 @@ final class TestWebSocket {
     static func connect(
         port: Int, host: String = "127.0.0.1", path: String = "/events", headers: [(String, String)] = [],
         receiveBuffer: Int? = nil
-    ) throws -> Opening {
+    ) async throws -> Opening {
         let socket = try TestSocket(port: port, host: host, receiveBuffer: receiveBuffer)
         let key = Data((0..<16).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
         var head = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
         head += "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
-        try socket.write(head + "\r\n")
+        try await socket.write(head + "\r\n")
 
-        let headBytes = try socket.read(through: Array("\r\n\r\n".utf8))
+        let headBytes = try await socket.read(through: Array("\r\n\r\n".utf8))
         let lines = String(decoding: headBytes, as: UTF8.self).split(separator: "\r\n")
         guard let statusLine = lines.first, statusLine.hasPrefix("HTTP/1.1 101") else {
             // Not upgraded: read it again as an ordinary response.
@@ -46,7 +46,7 @@ final class TestWebSocket {
                 guard let colon = line.firstIndex(of: ":") else { continue }
                 fields[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: " ")
             }
-            let body = try socket.read(exactly: Int(fields["content-length"] ?? "0") ?? 0)
+            let body = try await socket.read(exactly: Int(fields["content-length"] ?? "0") ?? 0)
             return .refused(TestResponse(status: status, headers: fields, body: body))
         }
         let accept = lines.first { $0.lowercased().hasPrefix("sec-websocket-accept:") }
@@ -61,15 +61,24 @@ final class TestWebSocket {
     /// Opens or throws.
     static func open(
         port: Int, host: String = "127.0.0.1", path: String = "/events", receiveBuffer: Int? = nil
-    ) throws -> TestWebSocket {
-        switch try connect(port: port, host: host, path: path, receiveBuffer: receiveBuffer) {
+    ) async throws -> TestWebSocket {
+        switch try await connect(port: port, host: host, path: path, receiveBuffer: receiveBuffer) {
         case .open(let ws): return ws
         case .refused(let response): throw TestSocketError("upgrade refused: \(response.status) \(response.text)")
         }
     }
 
+    /// `count` clients opened one after the other.
+    static func open(
+        _ count: Int, port: Int, path: String = "/events", receiveBuffer: Int? = nil
+    ) async throws -> [TestWebSocket] {
+        var opened: [TestWebSocket] = []
+        for _ in 0..<count { opened.append(try await open(port: port, path: path, receiveBuffer: receiveBuffer)) }
+        return opened
+    }
+
     /// A client frame: always masked (RFC 6455 §5.3).
-    func send(opcode: UInt8, _ payload: [UInt8]) throws {
+    func send(opcode: UInt8, _ payload: [UInt8]) async throws {
         var frame: [UInt8] = [0x80 | opcode]
         switch payload.count {
         case 0..<126:
@@ -84,32 +93,34 @@ final class TestWebSocket {
         let mask = (0..<4).map { _ in UInt8.random(in: 0...255) }
         frame += mask
         frame += payload.enumerated().map { $0.element ^ mask[$0.offset % 4] }
-        try socket.write(frame)
+        try await socket.write(frame)
     }
 
-    func send(text: String) throws { try send(opcode: 0x1, Array(text.utf8)) }
+    func send(text: String) async throws { try await send(opcode: 0x1, Array(text.utf8)) }
 
-    func sendClose(code: UInt16 = 1000) throws { try send(opcode: 0x8, [UInt8(code >> 8), UInt8(code & 0xff)]) }
+    func sendClose(code: UInt16 = 1000) async throws {
+        try await send(opcode: 0x8, [UInt8(code >> 8), UInt8(code & 0xff)])
+    }
 
     /// The next frame from the server (which must not mask).
-    func readFrame() throws -> WebSocketFrame {
-        let head = try socket.read(exactly: 2)
+    func readFrame() async throws -> WebSocketFrame {
+        let head = try await socket.read(exactly: 2)
         guard head[1] & 0x80 == 0 else { throw TestSocketError("server frame is masked") }
         var length = Int(head[1] & 0x7f)
         if length == 126 {
-            let ext = try socket.read(exactly: 2)
+            let ext = try await socket.read(exactly: 2)
             length = Int(ext[0]) << 8 | Int(ext[1])
         } else if length == 127 {
-            length = try socket.read(exactly: 8).reduce(0) { $0 << 8 | Int($1) }
+            length = try await socket.read(exactly: 8).reduce(0) { $0 << 8 | Int($1) }
         }
         return WebSocketFrame(
-            fin: head[0] & 0x80 != 0, opcode: head[0] & 0x0f, payload: try socket.read(exactly: length))
+            fin: head[0] & 0x80 != 0, opcode: head[0] & 0x0f, payload: try await socket.read(exactly: length))
     }
 
     /// Reads frames until a close frame, ignoring data frames.
-    func readUntilClose() throws -> WebSocketFrame {
+    func readUntilClose() async throws -> WebSocketFrame {
         while true {
-            let frame = try readFrame()
+            let frame = try await readFrame()
             if frame.opcode == 0x8 { return frame }
         }
     }

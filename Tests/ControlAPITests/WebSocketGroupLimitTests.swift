@@ -20,9 +20,9 @@ import Testing
     @Test func aGroupAtItsOwnLimitIsRefusedAndNothingIsReplaced() async throws {
         let (server, port, events) = try startServer(webSocket: Self.decide)
         defer { server.stop() }
-        let a = try (0..<2).map { _ in try TestWebSocket.open(port: port, path: "/events?group=A") }
+        let a = try await TestWebSocket.open(2, port: port, path: "/events?group=A")
         let opened = try #require(await events.waitForOpen(1))
-        guard case .refused(let response) = try TestWebSocket.connect(port: port, path: "/events?group=A") else {
+        guard case .refused(let response) = try await TestWebSocket.connect(port: port, path: "/events?group=A") else {
             Issue.record("a third WebSocket of A was accepted")
             return
         }
@@ -30,17 +30,17 @@ import Testing
         #expect(server.statistics.refusals(.webSocketGroupLimit) == 1)
         #expect(server.statistics.refusals(.webSocketDroppedSlowest) == 0 && server.statistics.openWebSockets == 2)
         #expect(opened.send(text: "still here"))
-        #expect(try a[1].readFrame().text == "still here")
+        #expect(try await a[1].readFrame().text == "still here")
         // Another group is not limited by A's.
-        let b = try TestWebSocket.open(port: port, path: "/events?group=B")
+        let b = try await TestWebSocket.open(port: port, path: "/events?group=B")
         #expect(server.statistics.openWebSockets == 3)
         // One of A's closes: its slot is free again.
-        try a[0].sendClose(code: 1000)
-        _ = try a[0].readUntilClose()
+        try await a[0].sendClose(code: 1000)
+        _ = try await a[0].readUntilClose()
         #expect(
             await eventually(timeout: 5) { server.statistics.openWebSockets == 2 },
             "\(server.statistics.openWebSockets) \(events.closedIDs)")
-        let again = try TestWebSocket.open(port: port, path: "/events?group=A")
+        let again = try await TestWebSocket.open(port: port, path: "/events?group=A")
         #expect(server.statistics.openWebSockets == 3)
         withExtendedLifetime((a, b, again)) {}
     }
@@ -48,30 +48,31 @@ import Testing
     @Test func anExpiredWebSocketGetsWhatWasQueuedThenClose1008WithTheReason() async throws {
         let (server, port, events) = try startServer(webSocket: Self.decide)
         defer { server.stop() }
-        let client = try TestWebSocket.open(port: port, path: "/events?group=A&expires=0.5")
-        let connection = try #require(await events.waitForOpen())
-        let lasting = try TestWebSocket.open(port: port, path: "/events?group=B")
-        let lastingConnection = try #require(await events.waitForOpen(1))
+        // The lasting one first: from the expiring one's open to the send below, as little as can be.
+        let lasting = try await TestWebSocket.open(port: port, path: "/events?group=B")
+        let lastingConnection = try #require(await events.waitForOpen())
+        let client = try await TestWebSocket.open(port: port, path: "/events?group=A&expires=1")
+        let connection = try #require(await events.waitForOpen(1))
         #expect(connection.send(text: "before the end"))
-        #expect(try client.readFrame().text == "before the end")
-        let close = try client.readUntilClose()
+        #expect(try await client.readFrame().text == "before the end")
+        let close = try await client.readUntilClose()
         #expect(
             close.closeCode == 1008
                 && String(decoding: close.payload.dropFirst(2), as: UTF8.self) == "the credential has expired")
-        try client.sendClose(code: 1008)
+        try await client.sendClose(code: 1008)
         #expect(await eventually(timeout: 5) { events.closeCount(of: connection.id) == 1 })
         #expect(server.statistics.refusals(.webSocketExpired) == 1)
         // One without an expiry stays.
         #expect(lastingConnection.isOpen && lastingConnection.send(text: "on"))
-        #expect(try lasting.readFrame().text == "on")
+        #expect(try await lasting.readFrame().text == "on")
     }
 
     @Test func aWebSocketExpiredByTheTimeItOpensIsClosedAtOnce() async throws {
         let (server, port, events) = try startServer(webSocket: Self.decide)
         defer { server.stop() }
-        let client = try TestWebSocket.open(port: port, path: "/events?group=A&expires=-1")
+        let client = try await TestWebSocket.open(port: port, path: "/events?group=A&expires=-1")
         let connection = try #require(await events.waitForOpen())
-        #expect(try client.readUntilClose().closeCode == 1008)
+        #expect(try await client.readUntilClose().closeCode == 1008)
         #expect(await eventually(timeout: 5) { !connection.isOpen })
     }
 }

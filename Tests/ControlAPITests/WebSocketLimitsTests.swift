@@ -26,11 +26,9 @@ import Testing
         defer { server.stop() }
 
         // Group A at its cap of 41: one client that reads, 40 that never do (tiny receive buffers).
-        let reader = try TestWebSocket.open(port: port, path: "/events?group=A")
+        let reader = try await TestWebSocket.open(port: port, path: "/events?group=A")
         let readerConnection = try #require(await events.waitForOpen(0))
-        let stalled = try (0..<40).map { _ in
-            try TestWebSocket.open(port: port, path: "/events?group=A", receiveBuffer: 4096)
-        }
+        let stalled = try await TestWebSocket.open(40, port: port, path: "/events?group=A", receiveBuffer: 4096)
         _ = try #require(await events.waitForOpen(40))
         let stalledConnections = Array(events.openedConnections[1...40])
         #expect(server.statistics.openWebSockets == 41)
@@ -43,26 +41,26 @@ import Testing
             while connection.queuedCount < 8, sent < 200, connection.send(text: big) {
                 sent += 1
                 // the socket drains meanwhile
-                if connection.queuedCount < 8 { try await Task.sleep(nanoseconds: 1_000_000) }
+                if connection.queuedCount < 8 { try await Task.sleep(nanoseconds: 1_000_000) }  // suspends: a poll
             }
             #expect(connection.queuedCount >= 8)
         }
         #expect(readerConnection.send(text: "for the reader"))
-        #expect(try reader.readFrame().text == "for the reader")
+        #expect(try await reader.readFrame().text == "for the reader")
 
         // Group B is not affected by A being at its cap.
-        let b = try TestWebSocket.open(port: port, path: "/events?group=B")
+        let b = try await TestWebSocket.open(port: port, path: "/events?group=B")
         let bConnection = try #require(await events.waitForOpen(41))
         #expect(bConnection.group == "B")
         #expect(bConnection.send(text: "hello B"))
-        #expect(try b.readFrame().text == "hello B")
+        #expect(try await b.readFrame().text == "hello B")
         #expect(server.statistics.refusals(.webSocketDroppedSlowest) == 0)
 
         // A 42nd client of A: the slowest of A makes room (not the reader, not B).
-        let newcomer = try TestWebSocket.open(port: port, path: "/events?group=A")
+        let newcomer = try await TestWebSocket.open(port: port, path: "/events?group=A")
         let newcomerConnection = try #require(await events.waitForOpen(42))
         #expect(newcomerConnection.send(text: "welcome"))
-        #expect(try newcomer.readFrame().text == "welcome")
+        #expect(try await newcomer.readFrame().text == "welcome")
         #expect(server.statistics.refusals(.webSocketDroppedSlowest) == 1)
         #expect(await eventually(timeout: 5) { events.closedIDs.count == 1 })
         let dropped = try #require(events.closedIDs.first)
@@ -81,12 +79,12 @@ import Testing
             }, webSocket: byGroup)
         defer { server.stop() }
 
-        let a = try (0..<2).map { _ in try TestWebSocket.open(port: port, path: "/events?group=A") }
-        let b = try TestWebSocket.open(port: port, path: "/events?group=B")
+        let a = try await TestWebSocket.open(2, port: port, path: "/events?group=A")
+        let b = try await TestWebSocket.open(port: port, path: "/events?group=B")
         _ = try #require(await events.waitForOpen(2))
 
         // Full, and C has nothing to give up: refused.
-        guard case .refused(let response) = try TestWebSocket.connect(port: port, path: "/events?group=C") else {
+        guard case .refused(let response) = try await TestWebSocket.connect(port: port, path: "/events?group=C") else {
             Issue.record("a fourth WebSocket was accepted over maxWebSockets")
             return
         }
@@ -94,7 +92,7 @@ import Testing
         #expect(server.statistics.refusals(.tooManyWebSockets) == 1)
 
         // B replaces its own.
-        let b2 = try TestWebSocket.open(port: port, path: "/events?group=B")
+        let b2 = try await TestWebSocket.open(port: port, path: "/events?group=B")
         #expect(await eventually(timeout: 5) { events.closedIDs.count == 1 })
         #expect(events.closedIDs == [events.openedConnections[2].id])
         #expect(server.statistics.refusals(.webSocketDroppedSlowest) == 1)
@@ -106,7 +104,7 @@ import Testing
         let (server, port, events) = try startServer(webSocketQueueLimit: 16)
         defer { server.stop() }
 
-        let client = try TestWebSocket.open(port: port, receiveBuffer: 4096)
+        let client = try await TestWebSocket.open(port: port, receiveBuffer: 4096)
         let connection = try #require(await events.waitForOpen())
         let big = String(repeating: "y", count: 64 * 1024)
         var sends = 0
@@ -121,22 +119,22 @@ import Testing
         let (server, port, events) = try startServer(configure: { $0.maxWebSocketMessageBytes = 1000 })
         defer { server.stop() }
 
-        let client = try TestWebSocket.open(port: port)
+        let client = try await TestWebSocket.open(port: port)
         _ = try #require(await events.waitForOpen())
         // 3 x 300 bytes, with a ping between the fragments (control frames may interleave).
-        try client.sendRaw(fin: false, opcode: 0x1, [UInt8](repeating: 0x61, count: 300))
-        try client.sendRaw(fin: true, opcode: 0x9, Array("mid".utf8))
-        #expect(try client.readFrame().text == "mid")
-        try client.sendRaw(fin: false, opcode: 0x0, [UInt8](repeating: 0x62, count: 300))
-        try client.sendRaw(fin: true, opcode: 0x0, [UInt8](repeating: 0x63, count: 300))
-        try client.send(opcode: 0x9, Array("still open".utf8))
-        #expect(try client.readFrame().text == "still open")
+        try await client.sendRaw(fin: false, opcode: 0x1, [UInt8](repeating: 0x61, count: 300))
+        try await client.sendRaw(fin: true, opcode: 0x9, Array("mid".utf8))
+        #expect(try await client.readFrame().text == "mid")
+        try await client.sendRaw(fin: false, opcode: 0x0, [UInt8](repeating: 0x62, count: 300))
+        try await client.sendRaw(fin: true, opcode: 0x0, [UInt8](repeating: 0x63, count: 300))
+        try await client.send(opcode: 0x9, Array("still open".utf8))
+        #expect(try await client.readFrame().text == "still open")
 
         // Past the cap in fragments: 1009.
-        try client.sendRaw(fin: false, opcode: 0x1, [UInt8](repeating: 0x61, count: 600))
-        try client.sendRaw(fin: true, opcode: 0x0, [UInt8](repeating: 0x61, count: 600))
-        #expect(try client.readUntilClose().closeCode == 1009)
-        #expect(client.socket.isClosedByPeer())
+        try await client.sendRaw(fin: false, opcode: 0x1, [UInt8](repeating: 0x61, count: 600))
+        try await client.sendRaw(fin: true, opcode: 0x0, [UInt8](repeating: 0x61, count: 600))
+        #expect(try await client.readUntilClose().closeCode == 1009)
+        #expect(await client.socket.isClosedByPeer())
         #expect(await eventually(timeout: 5) { events.closedIDs.count == 1 })
     }
 
@@ -153,11 +151,11 @@ import Testing
         let (server, port, events) = try startServer()
         defer { server.stop() }
 
-        let client = try TestWebSocket.open(port: port)
+        let client = try await TestWebSocket.open(port: port)
         let connection = try #require(await events.waitForOpen())
-        try client.socket.write(bytes)
-        #expect(try client.readUntilClose().closeCode == code, "\(name)")
-        #expect(client.socket.isClosedByPeer(), "\(name)")
+        try await client.socket.write(bytes)
+        #expect(try await client.readUntilClose().closeCode == code, "\(name)")
+        #expect(await client.socket.isClosedByPeer(), "\(name)")
         #expect(await eventually(timeout: 5) { events.closeCount(of: connection.id) == 1 }, "\(name)")
     }
 
@@ -165,37 +163,37 @@ import Testing
         let (server, port, events) = try startServer()
         defer { server.stop() }
 
-        let client = try TestWebSocket.open(port: port)
+        let client = try await TestWebSocket.open(port: port)
         let connection = try #require(await events.waitForOpen())
-        try client.sendClose(code: 4001)
-        #expect(try client.readUntilClose().closeCode == 4001)
-        #expect(client.socket.isClosedByPeer())
+        try await client.sendClose(code: 4001)
+        #expect(try await client.readUntilClose().closeCode == 4001)
+        #expect(await client.socket.isClosedByPeer())
         #expect(!connection.isOpen)
 
-        let bare = try TestWebSocket.open(port: port)
+        let bare = try await TestWebSocket.open(port: port)
         _ = try #require(await events.waitForOpen(1))
-        try bare.send(opcode: 0x8, [])
-        let reply = try bare.readUntilClose()
+        try await bare.send(opcode: 0x8, [])
+        let reply = try await bare.readUntilClose()
         #expect(reply.payload.isEmpty)
         #expect(await eventually(timeout: 5) { events.closedIDs.count == 2 })
     }
 
-    @Test func badHandshakesAreRefused() throws {
+    @Test func badHandshakesAreRefused() async throws {
         let (server, port, events) = try startServer()
         defer { server.stop() }
 
         let oldVersion = try TestSocket(port: port)
-        try oldVersion.write(
+        try await oldVersion.write(
             "GET /events HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                 + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 8\r\n\r\n")
-        let version = try oldVersion.readResponse()
+        let version = try await oldVersion.readResponse()
         #expect(version.status == 426 && version.headers["sec-websocket-version"] == "13")
 
         let badKey = try TestSocket(port: port)
-        try badKey.write(
+        try await badKey.write(
             "GET /events HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                 + "Sec-WebSocket-Key: short\r\nSec-WebSocket-Version: 13\r\n\r\n")
-        #expect(try badKey.readResponse().status == 400)
+        #expect(try await badKey.readResponse().status == 400)
         #expect(events.openedConnections.isEmpty)
     }
 
@@ -205,49 +203,54 @@ import Testing
         defer { server.stop() }
 
         let response = try TestSocket(port: port, host: "::1")
-        try response.sendRequest("GET", "/who")
-        #expect(try response.readResponse().text == "::1")
+        try await response.sendRequest("GET", "/who")
+        #expect(try await response.readResponse().text == "::1")
 
-        let client = try TestWebSocket.open(port: port, host: "::1")
+        let client = try await TestWebSocket.open(port: port, host: "::1")
         let connection = try #require(await events.waitForOpen())
         #expect(connection.request.remoteAddress == "::1")
         #expect(connection.send(text: "over v6"))
-        #expect(try client.readFrame().text == "over v6")
+        #expect(try await client.readFrame().text == "over v6")
         // [::1] is IPv6 only.
         #expect(throws: (any Error).self) { try TestSocket(port: port) }
     }
 
-    @Test func dualStackListenShowsIPv4ClientsAsIPv4() throws {
+    @Test func dualStackListenShowsIPv4ClientsAsIPv4() async throws {
         let (server, port, _) = try startServer(
             listen: "[::]:0", handler: { request in .text(200, request.remoteAddress) })
         defer { server.stop() }
 
-        #expect(try httpRequest(port: port, "GET", "/").text == "127.0.0.1")
+        #expect(try await httpRequest(port: port, "GET", "/").text == "127.0.0.1")
         let v6 = try TestSocket(port: port, host: "::1")
-        try v6.sendRequest("GET", "/")
-        #expect(try v6.readResponse().text == "::1")
+        try await v6.sendRequest("GET", "/")
+        #expect(try await v6.readResponse().text == "::1")
     }
 
     @Test(.timeLimit(.minutes(1)))
     func stopClosesWebSocketsWith1001AndDoesNotWaitForClientsThatAnswer() async throws {
         // A long grace: stop() returns as soon as every client has answered the close frame.
         let (server, port, events) = try startServer(configure: { $0.webSocketCloseGrace = 120 })
-        let clients = try (0..<4).map { _ in UncheckedBox(try TestWebSocket.open(port: port)) }
+        let clients = try await TestWebSocket.open(4, port: port).map { UncheckedBox($0) }
         _ = try #require(await events.waitForOpen(3))
         let connections = events.openedConnections
-        let codes = Mutex<[UInt16]>([])
-        let group = DispatchGroup()
-        for client in clients {
-            DispatchQueue.global().async(group: group) {
-                guard let frame = try? client.value.readUntilClose() else { return }
-                codes.withLock { $0.append(frame.closeCode ?? 0) }
-                try? client.value.sendClose(code: frame.closeCode ?? 1000)
-                _ = client.value.socket.isClosedByPeer()
+        // Each client answers the server's close frame as it comes, while stop() waits for
+        // them (on a dispatch thread: it blocks its caller).
+        let codes = await withTaskGroup(of: UInt16?.self) { group in
+            for client in clients {
+                group.addTask {
+                    guard let frame = try? await client.value.readUntilClose() else { return nil }
+                    try? await client.value.sendClose(code: frame.closeCode ?? 1000)
+                    _ = await client.value.socket.isClosedByPeer()
+                    return frame.closeCode ?? 0
+                }
             }
+            group.addTask {
+                await offThePool { server.stop() }
+                return nil
+            }
+            return await group.reduce(into: [UInt16]()) { if let code = $1 { $0.append(code) } }
         }
-        server.stop()
-        #expect(await eventually(timeout: 10) { group.wait(timeout: .now()) == .success })  // polled: no thread held
-        #expect(codes.withLock { $0 } == [1001, 1001, 1001, 1001])
+        #expect(codes == [1001, 1001, 1001, 1001])
         for connection in connections {
             #expect(events.closeCount(of: connection.id) == 1)
             #expect(!connection.isOpen)
@@ -263,9 +266,9 @@ import Testing
     @Test func stoppedServerReleasesItsCore() async throws {
         let (server, port, events) = try startServer(handler: { _ in .text(200, "ok") })
         weak let core = server.runningCore
-        let client = try TestWebSocket.open(port: port)
+        let client = try await TestWebSocket.open(port: port)
         _ = try #require(await events.waitForOpen())
-        #expect(try httpRequest(port: port, "GET", "/").status == 200)
+        #expect(try await httpRequest(port: port, "GET", "/").status == 200)
         server.stop()
         // Timers and queued work on the stopped loop must not keep the core (and its loop's
         // descriptors) alive.
@@ -290,7 +293,7 @@ extension TestWebSocket {
     }
 
     /// Sends a masked frame of up to 65535 bytes with the given FIN bit.
-    func sendRaw(fin: Bool, opcode: UInt8, _ payload: [UInt8]) throws {
+    func sendRaw(fin: Bool, opcode: UInt8, _ payload: [UInt8]) async throws {
         var frame: [UInt8] = [(fin ? 0x80 : 0) | opcode]
         if payload.count < 126 {
             frame.append(0x80 | UInt8(payload.count))
@@ -300,6 +303,6 @@ extension TestWebSocket {
         let mask: [UInt8] = [9, 8, 7, 6]
         frame += mask
         frame += payload.enumerated().map { $0.element ^ mask[$0.offset % 4] }
-        try socket.write(frame)
+        try await socket.write(frame)
     }
 }

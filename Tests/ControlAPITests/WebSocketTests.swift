@@ -11,7 +11,7 @@ import Testing
         let (server, port, events) = try startServer()
         defer { server.stop() }
 
-        let client = try TestWebSocket.open(port: port, path: "/events?topic=calls")
+        let client = try await TestWebSocket.open(port: port, path: "/events?topic=calls")
         let connection = try #require(await events.waitForOpen())
         #expect(connection.request.path == "/events")
         #expect(connection.request.query == ["topic": "calls"])
@@ -22,16 +22,16 @@ import Testing
             #expect(connection.send(text: "event \(i)"))
         }
         for i in 0..<100 {
-            let frame = try client.readFrame()
+            let frame = try await client.readFrame()
             #expect(frame.opcode == 0x1 && frame.fin)
             #expect(frame.text == "event \(i)")
         }
 
         // Client-initiated close: the server echoes the code, then closes.
-        try client.sendClose(code: 1000)
-        let reply = try client.readUntilClose()
+        try await client.sendClose(code: 1000)
+        let reply = try await client.readUntilClose()
         #expect(reply.closeCode == 1000)
-        #expect(client.socket.isClosedByPeer())
+        #expect(await client.socket.isClosedByPeer())
         #expect(await eventually(timeout: 5) { events.closeCount(of: connection.id) == 1 })
         #expect(!connection.isOpen)
         #expect(!connection.send(text: "too late"))
@@ -40,13 +40,13 @@ import Testing
         #expect(events.closeCount(of: connection.id) == 1)
     }
 
-    @Test func onOpenHasRunWhenTheClientSeesTheHandshake() throws {
+    @Test func onOpenHasRunWhenTheClientSeesTheHandshake() async throws {
         // A subscription made in onWebSocketOpen must exist before the client can act on the
         // 101 (the Swift client subscribes, then creates the session it wants events of).
         for _ in 0..<20 {
             let (server, port, events) = try startServer()
             defer { server.stop() }
-            let client = try TestWebSocket.open(port: port)
+            let client = try await TestWebSocket.open(port: port)
             #expect(events.openedConnections.count == 1)
             withExtendedLifetime(client) {}
         }
@@ -56,7 +56,7 @@ import Testing
         let (server, port, events) = try startServer()
         defer { server.stop() }
 
-        let client = try TestWebSocket.open(port: port)
+        let client = try await TestWebSocket.open(port: port)
         let connection = try #require(await events.waitForOpen())
         connection.send(text: "last words")
         connection.close()
@@ -64,12 +64,12 @@ import Testing
         #expect(!connection.send(text: "after close"))
 
         // Messages queued before close() still arrive, then the close frame.
-        #expect(try client.readFrame().text == "last words")
-        let close = try client.readFrame()
+        #expect(try await client.readFrame().text == "last words")
+        let close = try await client.readFrame()
         #expect(close.opcode == 0x8)
         #expect(close.closeCode == 1000)
-        try client.sendClose(code: 1000)
-        #expect(client.socket.isClosedByPeer())
+        try await client.sendClose(code: 1000)
+        #expect(await client.socket.isClosedByPeer())
         #expect(await eventually(timeout: 5) { events.closeCount(of: connection.id) == 1 })
         connection.close()
         // A window in which a second onClose would show (what is tested), not a wait.
@@ -81,12 +81,12 @@ import Testing
         let (server, port, events) = try startServer()
         defer { server.stop() }
 
-        let client = try TestWebSocket.open(port: port)
+        let client = try await TestWebSocket.open(port: port)
         let connection = try #require(await events.waitForOpen())
         connection.close()
-        #expect(try client.readFrame().closeCode == 1000)
+        #expect(try await client.readFrame().closeCode == 1000)
         // No close frame back: the server gives up after its grace period.
-        #expect(client.socket.isClosedByPeer())
+        #expect(await client.socket.isClosedByPeer())
         #expect(await eventually(timeout: 5) { events.closeCount(of: connection.id) == 1 })
     }
 
@@ -94,16 +94,16 @@ import Testing
         let (server, port, events) = try startServer()
         defer { server.stop() }
 
-        let client = try TestWebSocket.open(port: port)
+        let client = try await TestWebSocket.open(port: port)
         _ = try #require(await events.waitForOpen())
-        try client.send(opcode: 0x9, Array("are you there".utf8))
-        let pong = try client.readFrame()
+        try await client.send(opcode: 0x9, Array("are you there".utf8))
+        let pong = try await client.readFrame()
         #expect(pong.opcode == 0xA)
         #expect(pong.text == "are you there")
         // Client text frames are ignored, and the connection stays up.
-        try client.send(text: "hello server")
-        try client.send(opcode: 0x9, [1])
-        #expect(try client.readFrame().opcode == 0xA)
+        try await client.send(text: "hello server")
+        try await client.send(opcode: 0x9, [1])
+        #expect(try await client.readFrame().opcode == 0xA)
     }
 
     @Test func slowClientIsDroppedWithoutBlockingSendOrOtherConnections() async throws {
@@ -111,9 +111,9 @@ import Testing
         defer { server.stop() }
 
         // A small receive buffer and no reads: the server's writes back up quickly.
-        let slow = try TestWebSocket.open(port: port, path: "/slow", receiveBuffer: 4096)
+        let slow = try await TestWebSocket.open(port: port, path: "/slow", receiveBuffer: 4096)
         let slowConnection = try #require(await events.waitForOpen(0))
-        let healthy = try TestWebSocket.open(port: port, path: "/healthy")
+        let healthy = try await TestWebSocket.open(port: port, path: "/healthy")
         let healthyConnection = try #require(await events.waitForOpen(1))
 
         // 5000 x 64 KiB (~320 MB) for a client that reads nothing: that the loop finishes at
@@ -136,7 +136,7 @@ import Testing
 
         // The other connection was never held up.
         #expect(healthyConnection.send(text: "still here"))
-        #expect(try healthy.readFrame().text == "still here")
+        #expect(try await healthy.readFrame().text == "still here")
         #expect(healthyConnection.isOpen)
         #expect(events.closeCount(of: healthyConnection.id) == 0)
         withExtendedLifetime(slow) {}
@@ -150,7 +150,8 @@ import Testing
         })
         defer { server.stop() }
 
-        guard case .refused(let response) = try TestWebSocket.connect(port: port, path: "/events?token=wrong") else {
+        guard case .refused(let response) = try await TestWebSocket.connect(port: port, path: "/events?token=wrong")
+        else {
             Issue.record("upgrade without the token was accepted")
             return
         }
@@ -159,17 +160,17 @@ import Testing
         #expect(response.text == #"{"error":{"code":-401,"message":"unauthorized"}}"#)
         #expect(events.openedConnections.isEmpty)
 
-        let accepted = try TestWebSocket.open(port: port, path: "/events?token=secret")
+        let accepted = try await TestWebSocket.open(port: port, path: "/events?token=secret")
         let connection = try #require(await events.waitForOpen())
         connection.send(text: "welcome")
-        #expect(try accepted.readFrame().text == "welcome")
+        #expect(try await accepted.readFrame().text == "welcome")
         // Plain requests still reach the handler.
-        #expect(try httpRequest(port: port, "GET", "/events").status == 404)
+        #expect(try await httpRequest(port: port, "GET", "/events").status == 404)
     }
 
     @Test func stopClosesOpenWebSocketsAndReturns() async throws {
         let (server, port, events) = try startServer()
-        let clients = try (0..<3).map { _ in try TestWebSocket.open(port: port) }
+        let clients = try await TestWebSocket.open(3, port: port)
         for i in 0..<3 { _ = try #require(await events.waitForOpen(i)) }
         let connections = events.openedConnections
 
@@ -181,8 +182,8 @@ import Testing
             #expect(!connection.send(text: "after stop"))
         }
         for client in clients {
-            #expect(try client.readUntilClose().closeCode == 1001)
-            #expect(client.socket.isClosedByPeer())
+            #expect(try await client.readUntilClose().closeCode == 1001)
+            #expect(await client.socket.isClosedByPeer())
         }
     }
 
@@ -192,14 +193,14 @@ import Testing
         let (server, port, events) = try startServer(threads: 3)
         defer { server.stop() }
 
-        let clients = try (0..<5).map { _ in try TestWebSocket.open(port: port) }
+        let clients = try await TestWebSocket.open(5, port: port)
         _ = try #require(await events.waitForOpen(4))
-        #expect(try httpRequest(port: port, "GET", "/").status == 404)
+        #expect(try await httpRequest(port: port, "GET", "/").status == 404)
         for (i, connection) in events.openedConnections.enumerated() {
             #expect(connection.send(text: "to \(i)"))
         }
         for client in clients {
-            #expect(try client.readFrame().text.hasPrefix("to "))
+            #expect(try await client.readFrame().text.hasPrefix("to "))
         }
     }
 }

@@ -1,28 +1,21 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import TLS
 
 /// The generated certificate and its SDP fingerprint, checked against `/usr/bin/openssl`.
 @Suite struct DTLSCertificateTests {
-    /// Runs openssl on the certificate's PEM; its standard output.
-    static func openssl(_ arguments: [String], pem: String) throws -> String {
+    /// Runs openssl on the certificate's PEM (a `ChildProcess`, awaited); its standard output.
+    static func openssl(_ arguments: [String], pem: String) async throws -> String {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent(
             "irisgw-dtls-\(UUID().uuidString.prefix(8)).pem")
         try pem.write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        process.arguments = arguments + ["-in", file.path]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
-        return String(decoding: data, as: UTF8.self)
+        let result = try await ChildProcess.run(
+            "/usr/bin/openssl", arguments + ["-in", file.path], discardingErrors: true)
+        #expect(result.status == 0)
+        return result.output
     }
 
     /// "sha256 Fingerprint=AB:CD:..." -> "AB:CD:...".
@@ -30,33 +23,36 @@ import Testing
         String(line.split(separator: "=", maxSplits: 1).last ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    @Test func fingerprintMatchesOpenSSL() throws {
+    @Test func fingerprintMatchesOpenSSL() async throws {
         let certificate = try DTLSCertificate()
-        let sha256 = try Self.openssl(["x509", "-noout", "-fingerprint", "-sha256"], pem: certificate.pem)
+        let sha256 = try await Self.openssl(["x509", "-noout", "-fingerprint", "-sha256"], pem: certificate.pem)
         #expect(Self.digest(sha256) == certificate.fingerprint.hex)
         #expect(certificate.fingerprint.sdpValue == "sha-256 " + Self.digest(sha256))
         #expect(certificate.fingerprint.hex.count == 32 * 3 - 1)
         for (algorithm, flag) in [(DTLSFingerprint.Algorithm.sha1, "-sha1"), (.sha384, "-sha384"), (.sha512, "-sha512")]
         {
-            let line = try Self.openssl(["x509", "-noout", "-fingerprint", flag], pem: certificate.pem)
+            let line = try await Self.openssl(["x509", "-noout", "-fingerprint", flag], pem: certificate.pem)
             #expect(Self.digest(line) == certificate.fingerprint(algorithm).hex)
         }
     }
 
-    @Test func certificateIsSelfSignedP256() throws {
+    @Test func certificateIsSelfSignedP256() async throws {
         let certificate = try DTLSCertificate()
         #expect(certificate.pem.hasPrefix("-----BEGIN CERTIFICATE-----"))
         #expect(!certificate.pem.contains("PRIVATE KEY"))
-        let text = try Self.openssl(["x509", "-noout", "-text"], pem: certificate.pem)
+        let text = try await Self.openssl(["x509", "-noout", "-text"], pem: certificate.pem)
         #expect(text.contains("Subject: CN = irisgw") && text.contains("Issuer: CN = irisgw"))
         #expect(text.contains("prime256v1") || text.contains("P-256"))
         #expect(text.contains("ecdsa-with-SHA256"))
         // Valid now, for about 30 days.
-        let check = try Self.openssl(["x509", "-noout", "-checkend", "\(29 * 86_400)"], pem: certificate.pem)
+        let check = try await Self.openssl(["x509", "-noout", "-checkend", "\(29 * 86_400)"], pem: certificate.pem)
         #expect(check.contains("will not expire"))
         // A random serial: two certificates differ.
         let other = try DTLSCertificate()
-        let serials = try [certificate, other].map { try Self.openssl(["x509", "-noout", "-serial"], pem: $0.pem) }
+        var serials: [String] = []
+        for c in [certificate, other] {
+            serials.append(try await Self.openssl(["x509", "-noout", "-serial"], pem: c.pem))
+        }
         #expect(serials[0] != serials[1])
         #expect(certificate.fingerprint != other.fingerprint)
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import IOCore
+import TestSupport
 import Testing
 
 @testable import TLS
@@ -19,17 +20,17 @@ import Testing
         var key: String { directory.appendingPathComponent("peer.key").path }
         let fingerprint: DTLSFingerprint
 
-        init() throws {
+        init() async throws {
             directory = FileManager.default.temporaryDirectory.appendingPathComponent(
                 "irisgw-dtls-\(UUID().uuidString.prefix(8))")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             let key = directory.appendingPathComponent("peer.key").path,
                 cert = directory.appendingPathComponent("peer.pem").path
-            _ = try Self.openssl([
+            _ = try await Self.openssl([
                 "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
                 "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=browser"
             ])
-            let line = try Self.openssl(["x509", "-noout", "-fingerprint", "-sha256", "-in", cert])
+            let line = try await Self.openssl(["x509", "-noout", "-fingerprint", "-sha256", "-in", cert])
             let hex =
                 line.split(separator: "=", maxSplits: 1).last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
                 ?? ""
@@ -41,29 +42,17 @@ import Testing
 
         func remove() { try? FileManager.default.removeItem(at: directory) }
 
-        static func openssl(_ arguments: [String]) throws -> String {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-            process.arguments = arguments
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
-            process.standardInput = FileHandle.nullDevice
-            try process.run()
-            let data = output.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return String(decoding: data, as: UTF8.self)
+        /// Runs openssl to its end; its standard output (stderr dropped).
+        static func openssl(_ arguments: [String]) async throws -> String {
+            try await ChildProcess.run("/usr/bin/openssl", arguments, discardingErrors: true).output
         }
     }
 
-    /// Stops `process`: SIGTERM, then SIGKILL if it is still there after `grace` seconds.
-    static func stop(_ process: Process, grace: Double = 2) {
-        guard process.isRunning else { return }
-        process.terminate()
-        let until = Date().addingTimeInterval(grace)
-        while process.isRunning, Date() < until { usleep(10_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+    /// `openssl` with `arguments` (s_client or s_server), stdin a pipe the test closes to end
+    /// it, stdout to a file; no signal blocked, so the SIGTERM of `stop` ends it at once.
+    static func openssl(_ arguments: [String], stdin: Pipe) throws -> ChildProcess {
+        try ChildProcess(
+            "/usr/bin/openssl", arguments, discardingErrors: true, standardInput: stdin, unblockingSignals: true)
     }
 
     /// Seconds since `origin`.
@@ -72,9 +61,26 @@ import Testing
         return Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
     }
 
+    /// `run` on a dispatch thread: it polls the socket and the handshake's real-time timer
+    /// every 2 ms, which would hold a thread of the cooperative pool for the whole handshake.
+    static func handshake(
+        _ transport: inout DTLSTransport, on socket: UDPSocket, peer: RawSocketAddress?,
+        first: DTLSTransport.Output, origin: ContinuousClock.Instant
+    ) async -> DTLSFailure? {
+        let start = transport
+        let (ended, failure) = await offThePool { () -> (DTLSTransport, DTLSFailure?) in
+            var driven = start
+            let failure = run(&driven, on: socket, peer: peer, first: first, origin: origin)
+            return (driven, failure)
+        }
+        transport = ended
+        return failure
+    }
+
     /// Drives `transport` over `socket` until it has keys, fails, or `limit` seconds pass;
-    /// `peer` is learnt from the first datagram when nil (a server).
+    /// `peer` is learnt from the first datagram when nil (a server). Blocks: see `handshake`.
     static func run(
+
         _ transport: inout DTLSTransport, on socket: UDPSocket, peer: RawSocketAddress?, first: DTLSTransport.Output,
         origin: ContinuousClock.Instant, limit: Double = 10
     ) -> DTLSFailure? {
@@ -95,7 +101,7 @@ import Testing
                 out = transport.handleTimeout(now: now)
             } else {
                 out = DTLSTransport.Output()
-                usleep(2_000)
+                usleep(2_000)  // on the dispatch thread of `handshake`
             }
         }
     }
@@ -121,8 +127,8 @@ import Testing
     }
 
     @Test(.timeLimit(.minutes(1)), arguments: [DTLSSRTPProfile.aes128CMSHA1_80, .aeadAES128GCM])
-    func opensslClientAgainstOurServer(profile: DTLSSRTPProfile) throws {
-        let peer = try PeerIdentity()
+    func opensslClientAgainstOurServer(profile: DTLSSRTPProfile) async throws {
+        let peer = try await PeerIdentity()
         defer { peer.remove() }
         let certificate = try DTLSCertificate()
         let context = try DTLSContext(certificate: certificate)
@@ -130,49 +136,43 @@ import Testing
         let socket = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: 0))
         let length = 2 * (profile.keyLength + profile.saltLength)
 
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        process.arguments = [
-            "s_client", "-dtls1_2", "-connect", "127.0.0.1:\(socket.local.port)", "-mtu", "1200",
-            "-use_srtp", profile.rawValue, "-cert", peer.certificate, "-key", peer.key,
-            "-keymatexport", "EXTRACTOR-dtls_srtp", "-keymatexportlen", "\(length)"
-        ]
-        let stdin = Pipe(), stdout = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        defer { Self.stop(process) }
+        let stdin = Pipe()
+        let client = try Self.openssl(
+            [
+                "s_client", "-dtls1_2", "-connect", "127.0.0.1:\(socket.local.port)", "-mtu", "1200",
+                "-use_srtp", profile.rawValue, "-cert", peer.certificate, "-key", peer.key,
+                "-keymatexport", "EXTRACTOR-dtls_srtp", "-keymatexportlen", "\(length)"
+            ], stdin: stdin)
+        defer { client.stop() }
 
         let origin = ContinuousClock.now
         let first = server.start(now: 0)
-        let failure = Self.run(&server, on: socket, peer: nil, first: first, origin: origin)
+        let failure = await Self.handshake(&server, on: socket, peer: nil, first: first, origin: origin)
         #expect(failure == nil)
         let keys = try #require(server.keys)
         #expect(keys.profile == profile)
 
-        // Let s_client print its session, then close its stdin: it sends close_notify and ends.
-        usleep(300_000)
+        // Once s_client has printed its session, close its stdin: it sends close_notify and ends.
+        #expect(await client.waitForOutput(containing: "Keying material:", timeout: 5), "\(client.output)")
         try? stdin.fileHandleForWriting.close()
         var buffer = [UInt8](repeating: 0, count: 2048), from = RawSocketAddress()
-        let until = Date().addingTimeInterval(3)
-        while process.isRunning, Date() < until {
-            if let n = buffer.withUnsafeMutableBytes({ socket.receive(into: $0, from: &from) }) {
+        _ = await eventually(timeout: 3) {
+            while let n = buffer.withUnsafeMutableBytes({ socket.receive(into: $0, from: &from) }) {
                 _ = buffer.withUnsafeBytes {
                     server.receive(UnsafeRawBufferPointer(rebasing: $0[0..<n]), now: Self.seconds(since: origin))
                 }
             }
-            usleep(5_000)
+            return !client.isRunning
         }
-        Self.stop(process)
-        let text = String(decoding: stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        await client.stopped()
+        let text = client.output
         #expect(text.contains("SRTP Extension negotiated, profile=\(profile.rawValue)"))
         Self.expectLayout(keys, material: Self.keyingMaterial(text), weAreServer: true)
         #expect(server.state == .closed)
     }
 
-    @Test(.timeLimit(.minutes(1))) func ourClientAgainstOpensslServer() throws {
-        let peer = try PeerIdentity()
+    @Test(.timeLimit(.minutes(1))) func ourClientAgainstOpensslServer() async throws {
+        let peer = try await PeerIdentity()
         defer { peer.remove() }
         let certificate = try DTLSCertificate()
         let context = try DTLSContext(certificate: certificate)
@@ -181,56 +181,33 @@ import Testing
         // A port for s_server: one the OS just gave us and took back (s_server binds it).
         let port = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: 0)).local.port
 
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        process.arguments = [
-            "s_server", "-dtls1_2", "-accept", "127.0.0.1:\(port)", "-naccept", "1", "-mtu", "1200",
-            "-cert", peer.certificate, "-key", peer.key, "-verify", "1",
-            "-use_srtp", "SRTP_AEAD_AES_128_GCM:SRTP_AES128_CM_SHA1_80",
-            "-keymatexport", "EXTRACTOR-dtls_srtp", "-keymatexportlen", "56"
-        ]
-        let stdin = Pipe(), stdout = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        defer { Self.stop(process) }
+        let stdin = Pipe()
+        let openssl = try Self.openssl(
+            [
+                "s_server", "-dtls1_2", "-accept", "127.0.0.1:\(port)", "-naccept", "1", "-mtu", "1200",
+                "-cert", peer.certificate, "-key", peer.key, "-verify", "1",
+                "-use_srtp", "SRTP_AEAD_AES_128_GCM:SRTP_AES128_CM_SHA1_80",
+                "-keymatexport", "EXTRACTOR-dtls_srtp", "-keymatexportlen", "56"
+            ], stdin: stdin)
+        defer { openssl.stop() }
         // s_server says ACCEPT once it listens.
-        let listening = Date().addingTimeInterval(5)
-        while Date() < listening, process.isRunning {
-            usleep(20_000)
-            if let data = try? stdout.fileHandleForReading.availableDataIfAny(),
-                String(decoding: data, as: UTF8.self).contains("ACCEPT")
-            {
-                break
-            }
-        }
+        #expect(await openssl.waitForOutput(containing: "ACCEPT", timeout: 5), "\(openssl.output)")
 
         let origin = ContinuousClock.now
         let server = try #require(RawSocketAddress(SocketAddress(host: "127.0.0.1", port: port)))
         let first = client.start(now: 0)
-        let failure = Self.run(&client, on: socket, peer: server, first: first, origin: origin)
+        let failure = await Self.handshake(&client, on: socket, peer: server, first: first, origin: origin)
         #expect(failure == nil)
         let keys = try #require(client.keys)
         #expect(keys.profile == .aeadAES128GCM)
 
-        // Our close_notify ends s_server's one connection, and with it s_server.
-        usleep(200_000)
+        // Once s_server has printed the keys, our close_notify ends its one connection, and
+        // with it s_server.
+        #expect(await openssl.waitForOutput(containing: "Keying material:", timeout: 5), "\(openssl.output)")
         for d in client.close().datagrams { _ = d.withUnsafeBytes { socket.send($0, to: server) } }
-        let until = Date().addingTimeInterval(3)
-        while process.isRunning, Date() < until { usleep(10_000) }
-        Self.stop(process)
-        let text = String(decoding: stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(await openssl.exit(timeout: 3) != nil, "s_server did not end at our close_notify")
+        let text = openssl.output
+        await openssl.stopped()
         Self.expectLayout(keys, material: Self.keyingMaterial(text), weAreServer: false)
-    }
-}
-
-extension FileHandle {
-    /// What the pipe holds now, without blocking (nil when nothing).
-    func availableDataIfAny() throws -> Data? {
-        var pending: Int32 = 0
-        guard withUnsafeMutablePointer(to: &pending, { ioctl(fileDescriptor, UInt(FIONREAD), $0) }) == 0, pending > 0
-        else { return nil }
-        return try read(upToCount: Int(pending))
     }
 }

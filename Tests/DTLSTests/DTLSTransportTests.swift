@@ -202,18 +202,20 @@ import Testing
         #expect(c2.failure == .fingerprintMismatch("sha-384"))
     }
 
-    /// Waits (real time: OpenSSL's timer runs on its own clock) until `transport`'s deadline,
-    /// then handles it.
-    static func fire(_ transport: inout DTLSTransport, clock: ContinuousClock.Instant) -> DTLSTransport.Output {
+    /// Waits (real time: OpenSSL's timer runs on its own clock; the wait is the behaviour
+    /// under test, suspended, holding no thread) until `transport`'s deadline, then handles it.
+    static func fire(_ transport: inout DTLSTransport, clock: ContinuousClock.Instant) async -> DTLSTransport.Output {
         let now = {
             Double((ContinuousClock.now - clock).components.attoseconds) / 1e18
                 + Double((ContinuousClock.now - clock).components.seconds)
         }
-        if let deadline = transport.deadline, deadline > now() { usleep(UInt32((deadline - now()) * 1e6) + 1_000) }
+        if let deadline = transport.deadline, deadline > now() {
+            try? await Task.sleep(nanoseconds: UInt64((deadline - now()) * 1e9) + 1_000_000)
+        }
         return transport.handleTimeout(now: now())
     }
 
-    @Test func lostFirstFlightIsRetransmitted() throws {
+    @Test func lostFirstFlightIsRetransmitted() async throws {
         let ends = try Ends()
         let fast = DTLSSettings(initialRetransmitTimeout: 0.05, handshakeTimeout: 5)
         let t0 = ContinuousClock.now
@@ -228,13 +230,13 @@ import Testing
             &client, &server, toServer: first.datagrams, c: &c, s: &s, drop: { toServer, i in toServer && i == 0 },
             counts: &counts)
         #expect(s.sent.isEmpty && c.keys == nil)
-        let again = Self.fire(&client, clock: t0)
+        let again = await Self.fire(&client, clock: t0)
         #expect(again.datagrams.count == 1)  // the ClientHello once more
         Self.pump(&client, &server, toServer: again.datagrams, c: &c, s: &s, counts: &counts)
         #expect(c.keys != nil && s.keys != nil && c.keys?.sendKey == s.keys?.receiveKey)
     }
 
-    @Test func lostServerFlightIsRecovered() throws {
+    @Test func lostServerFlightIsRecovered() async throws {
         let ends = try Ends()
         let fast = DTLSSettings(initialRetransmitTimeout: 0.05, handshakeTimeout: 5)
         let t0 = ContinuousClock.now
@@ -253,14 +255,14 @@ import Testing
         // The client retransmits its ClientHello; the server answers it with its flight again
         // (or its own timer does).
         for _ in 0..<10 where c.keys == nil || s.keys == nil {
-            let retry = Self.fire(&client, clock: t0)
+            let retry = await Self.fire(&client, clock: t0)
             c.add(retry)
             Self.pump(&client, &server, toServer: retry.datagrams, c: &c, s: &s, counts: &counts)
         }
         #expect(c.keys != nil && s.keys != nil && c.keys?.sendKey == s.keys?.receiveKey)
     }
 
-    @Test func silentPeerTimesOut() throws {
+    @Test func silentPeerTimesOut() async throws {
         let ends = try Ends()
         let settings = DTLSSettings(initialRetransmitTimeout: 0.05, handshakeTimeout: 0.4)
         let t0 = ContinuousClock.now
@@ -269,7 +271,7 @@ import Testing
         #expect(first.datagrams.count == 1)
         var sent = 0, failure: DTLSFailure?
         for _ in 0..<20 where failure == nil {
-            let out = Self.fire(&client, clock: t0)
+            let out = await Self.fire(&client, clock: t0)
             sent += out.datagrams.count
             failure = out.failure
         }

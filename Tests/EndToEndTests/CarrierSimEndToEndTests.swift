@@ -299,7 +299,7 @@ extension GatewaySuites.CarrierSimEndToEndTests {
             text.contains("listening carrier-sim udp 127.0.0.1:") && text.contains("profiles carrier-sim"), "\(text)")
         let api = try #require(text.split(separator: "\n").first { $0.hasPrefix("listening api ") }).dropFirst(
             "listening api ".count)
-        let health = try HTTPClient(baseURL: String(api)).request(method: "GET", path: "/healthz", timeout: 5)
+        let health = try await HTTPClient(baseURL: String(api)).request(method: "GET", path: "/healthz", timeout: 5)
         #expect(health.status == 200)
         #expect(await p.signal(SIGINT, timeout: 10) == 0)
         #expect(p.output.hasSuffix("stopped\n"), "\(p.output)")

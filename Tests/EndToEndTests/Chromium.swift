@@ -61,7 +61,7 @@ final class Chromium: @unchecked Sendable {
     /// A new tab showing `url`, loaded (`document.readyState == "complete"`).
     func open(_ url: String, timeout: Double = 15) async throws -> ChromiumPage {
         let client = try HTTPClient(baseURL: "http://127.0.0.1:\(port)")
-        let answer = try client.request(method: "PUT", path: "/json/new?about:blank", timeout: timeout)
+        let answer = try await client.request(method: "PUT", path: "/json/new?about:blank", timeout: timeout)
         guard answer.status == 200,
             let target = try JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any],
             let socketURL = target["webSocketDebuggerUrl"] as? String

@@ -5,14 +5,17 @@ import Testing
 /// The resolver (c-ares on an event loop, the cache) against a real DNS server.
 @Suite struct DNSResolverLiveTests {
     /// A resolver on its own loop, used from the test through the loop.
-    final class Harness: @unchecked Sendable {
+    final class Harness: Sendable {
         let loop: EventLoop
-        private var resolver: DNSResolver!
+        private let box: LoopBoundBox<DNSResolver>
+        /// The resolver; on the loop.
+        private var resolver: DNSResolver { box.value }
 
         init(_ configuration: DNSResolverConfiguration) throws {
             loop = try EventLoop()
+            // Made before the loop's thread runs: this thread owns the loop's state until `start`.
+            box = LoopBoundBox(DNSResolver(loop: loop, configuration: configuration), loop: loop)
             loop.start(name: "dns-test")
-            loop.sync { [self] in resolver = DNSResolver(loop: loop, configuration: configuration) }
         }
 
         /// One lookup; the answer and whether it came from the cache.
@@ -46,9 +49,10 @@ import Testing
             get async { await loop.run { [self] in resolver.statistics } }
         }
 
+        /// Stops the loop, then (its thread done, this one owns its state) closes the resolver.
         func stop() {
-            loop.sync { [self] in resolver.close() }
             loop.stop()
+            resolver.close()
         }
     }
 

@@ -29,7 +29,7 @@ extension GatewaySuites {
                     throw error
                 }
                 do {
-                    token = try GatewaySuites.PageTokenScopeTests.mint(gw, routingId: "alice")
+                    token = try await GatewaySuites.PageTokenScopeTests.mint(gw, routingId: "alice")
                     browser = try await Chromium()
                 } catch {
                     gw.stop()

@@ -15,12 +15,12 @@ extension GatewaySuites {
         static func request(
             _ gw: GatewayProcess, _ method: String, _ path: String, body: String? = nil, key: String? = "",
             headers: [String: String] = [:]
-        ) throws -> (status: Int, code: Int?, text: String) {
+        ) async throws -> (status: Int, code: Int?, text: String) {
             var h = headers
             let k = key == "" ? gw.apiKey : key
             if let k { h["Authorization"] = "Bearer " + k }
             let client = try HTTPClient(baseURL: gw.apiURL, defaultHeaders: h)
-            let r = try client.request(
+            let r = try await client.request(
                 method: method, path: path, headers: body == nil ? [:] : ["Content-Type": "application/json"],
                 body: body.map { Array($0.utf8) }, timeout: 10)
             let error = try? JSONDecoder().decode(APIErrorBody.self, from: Data(r.body))
@@ -106,14 +106,14 @@ extension GatewaySuites {
             let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.answer())
             defer { gw.stop(); sipp.stop() }
             for c in Self.cases {
-                let r = try Self.request(gw, c.method, c.path, body: c.body, key: c.key)
+                let r = try await Self.request(gw, c.method, c.path, body: c.body, key: c.key)
                 #expect(r.status == c.status && r.code == c.code, "\(c.name): \(r.status) \(r.text)")
                 #expect(r.text.contains("\"message\""), "\(c.name): \(r.text)")
             }
             #expect(try gw.connection().sessions().isEmpty)
             #expect(sipp.received("INVITE ") == 0, "a refused request dialled: \(sipp.report)")
             // Still healthy afterwards.
-            #expect(try Self.request(gw, "GET", "/healthz", key: nil).status == 200)
+            #expect(try await Self.request(gw, "GET", "/healthz", key: nil).status == 200)
         }
 
         @Test func verbsInTheWrongStateAreRefused() async throws {
@@ -131,16 +131,18 @@ extension GatewaySuites {
                 ("merge", "{\"heldRoomId\":\"\(room)\"}"),
                 ("join", "{\"roomToken\":\"x\",\"media\":{\"sdp\":\"v=0\"}}")
             ] as [(String, String?)] {
-                let r = try Self.request(gw, "POST", "/v1/sessions/\(room)/\(path)", body: body)
+                let r = try await Self.request(gw, "POST", "/v1/sessions/\(room)/\(path)", body: body)
                 #expect((400...499).contains(r.status) && r.code != nil, "\(path): \(r.status) \(r.text)")
             }
-            #expect(try Self.request(gw, "POST", "/v1/sessions/\(room)/dtmf", body: "{\"tones\":\"12X\"}").code == -103)
+            #expect(
+                try await Self.request(gw, "POST", "/v1/sessions/\(room)/dtmf", body: "{\"tones\":\"12X\"}").code
+                    == -103)
             let snap = try session.connection.snapshot(roomId: room)
             #expect(snap.status == .connecting)
             try session.close()
             #expect(session.waitForEnd(timeout: 10))
             // Ended: verbs say the participant left; the snapshot stays readable.
-            let after = try Self.request(gw, "POST", "/v1/sessions/\(room)/hold")
+            let after = try await Self.request(gw, "POST", "/v1/sessions/\(room)/hold")
             #expect(after.status == 409 && after.code == -416, "\(after.text)")
             #expect(try session.connection.snapshot(roomId: room).ended == .canceled)
         }
@@ -160,7 +162,7 @@ extension GatewaySuites {
                 let (rec, _) = try await GatewayOutboundTests.call(gw)
                 #expect(rec.ended?.reason == .busy)
             }
-            #expect(try Self.request(gw, "GET", "/healthz", key: nil).status == 200)
+            #expect(try await Self.request(gw, "GET", "/healthz", key: nil).status == 200)
         }
     }
 }
@@ -178,10 +180,10 @@ extension GatewaySuites.GatewayAPIErrorTests {
             timeout: 40, arguments: ["-s", "+15550001000", "-r", "10"])
         defer { sipp.stop() }
         let first = try #require(listener.next(timeout: 10)), second = try #require(listener.next(timeout: 10))
-        let join = { (room: String, token: String) throws -> (Int, Int?) in
+        let join = { (room: String, token: String) async throws -> (Int, Int?) in
             let body =
                 "{\"roomToken\":\"\(token)\",\"media\":{\"sdp\":\"\(Self.offer.replacingOccurrences(of: "\r\n", with: "\\r\\n"))\"}}"
-            let r = try Self.request(gw, "POST", "/v1/sessions/\(room)/join", body: body)
+            let r = try await Self.request(gw, "POST", "/v1/sessions/\(room)/join", body: body)
             return (r.status, r.code)
         }
         // A ringing inbound call: nothing to hold, unhold, merge or send DTMF on yet.
@@ -189,16 +191,16 @@ extension GatewaySuites.GatewayAPIErrorTests {
             ("hold", nil), ("unhold", nil), ("dtmf", "{\"tones\":\"1\"}"), ("mute", nil),
             ("merge", "{\"heldRoomId\":\"\(second.roomid!)\"}")
         ] as [(String, String?)] {
-            let r = try Self.request(gw, "POST", "/v1/sessions/\(first.roomid!)/\(verb)", body: body)
+            let r = try await Self.request(gw, "POST", "/v1/sessions/\(first.roomid!)/\(verb)", body: body)
             #expect(r.status == 409 && r.code == -104, "\(verb): \(r.status) \(r.text)")
         }
-        let foreign = try join(first.roomid!, second.roomtoken!)
+        let foreign = try await join(first.roomid!, second.roomtoken!)
         #expect(foreign.0 == 403 && foreign.1 == -103)
         // the token's lifetime passing is what is tested (a poll would join)
         try await Task.sleep(nanoseconds: 2_100_000_000)
-        let expired = try join(first.roomid!, first.roomtoken!)
+        let expired = try await join(first.roomid!, first.roomtoken!)
         #expect(expired.0 == 401 && expired.1 == -105)
-        let reject = try Self.request(
+        let reject = try await Self.request(
             gw, "POST", "/v1/sessions/\(second.roomid!)/reject", body: "{\"roomToken\":\"\(second.roomtoken!)\"}")
         #expect(reject.status == 401 && reject.code == -105)
         // Both still ring: the caller's CANCELs end them.

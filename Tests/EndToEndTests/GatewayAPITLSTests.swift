@@ -18,7 +18,7 @@ extension GatewaySuites {
             _ pki: TestPKI, profiles: [GatewayProcess.Profile], config: String? = nil,
             extraArguments: [String] = []
         ) async throws -> GatewayProcess {
-            let cert = try pki.issue("api", commonName: "irisgw api", altNames: ["IP:127.0.0.1"])
+            let cert = try await pki.issue("api", commonName: "irisgw api", altNames: ["IP:127.0.0.1"])
             return try await GatewayProcess(
                 profiles: profiles,
                 extraArguments: ["--api-tls-certificate", cert.certificate, "--api-tls-key", cert.key] + extraArguments,
@@ -26,7 +26,7 @@ extension GatewaySuites {
         }
 
         @Test func cliAndSwiftClientPlaceCallsOverHTTPSAndWSS() async throws {
-            let pki = try TestPKI()
+            let pki = try await TestPKI()
             defer { pki.remove() }
             let sim = try await CarrierSimProcess()
             defer { sim.stop() }
@@ -62,8 +62,10 @@ extension GatewaySuites {
 
             // Plain HTTP to the HTTPS port gets nothing, and the gateway counts it.
             let plain = try HTTPClient(baseURL: gw.apiURL.replacingOccurrences(of: "https://", with: "http://"))
-            #expect(throws: IrisTransportError.self) { try plain.request(method: "GET", path: "/healthz", timeout: 5) }
-            let metrics = try HTTPClient(
+            await #expect(throws: IrisTransportError.self) {
+                try await plain.request(method: "GET", path: "/healthz", timeout: 5)
+            }
+            let metrics = try await HTTPClient(
                 baseURL: gw.apiURL, defaultHeaders: ["Authorization": "Bearer " + gw.apiKey], caFile: pki.caFile
             )
             .request(method: "GET", path: "/metrics", timeout: 5)
@@ -73,7 +75,7 @@ extension GatewaySuites {
         }
 
         @Test func sighupReloadsTheAPICertificateAndPlainHTTPIsOnlyWhereAsked() async throws {
-            let pki = try TestPKI()
+            let pki = try await TestPKI()
             defer { pki.remove() }
             let gw = try await Self.gateway(
                 pki, profiles: [.init()], extraArguments: ["--api-listen-plain", "127.0.0.1:0"])
@@ -83,12 +85,13 @@ extension GatewaySuites {
                 gw.lines.first { $0.hasPrefix("listening api-plain http://127.0.0.1:") }, "\(gw.printed)")
             let plainURL = String(plainLine.dropFirst("listening api-plain ".count))
             #expect(
-                try HTTPClient(baseURL: plainURL).request(method: "GET", path: "/healthz", timeout: 5).status == 200)
+                try await HTTPClient(baseURL: plainURL).request(method: "GET", path: "/healthz", timeout: 5).status
+                    == 200)
             #expect(!gw.printed.contains("warning"), "\(gw.printed)")
 
-            let next = try TestPKI(name: "next CA")
+            let next = try await TestPKI(name: "next CA")
             defer { next.remove() }
-            let renewed = try next.issue("api2", commonName: "irisgw api", altNames: ["IP:127.0.0.1"])
+            let renewed = try await next.issue("api2", commonName: "irisgw api", altNames: ["IP:127.0.0.1"])
             let current = pki.path("api.pem"), currentKey = pki.path("api.key")
             try FileManager.default.removeItem(atPath: current)
             try FileManager.default.removeItem(atPath: currentKey)
@@ -96,11 +99,11 @@ extension GatewaySuites {
             try FileManager.default.copyItem(atPath: renewed.key, toPath: currentKey)
             kill(gw.processID, SIGHUP)
             #expect(await gw.waitForOutput(containing: "api tls certificate reloaded", timeout: 10), "\(gw.printed)")
-            let health = try HTTPClient(baseURL: gw.apiURL, caFile: next.caFile).request(
+            let health = try await HTTPClient(baseURL: gw.apiURL, caFile: next.caFile).request(
                 method: "GET", path: "/healthz", timeout: 5)
             #expect(health.status == 200)
-            #expect(throws: IrisTransportError.self) {
-                try HTTPClient(baseURL: gw.apiURL, caFile: pki.caFile).request(
+            await #expect(throws: IrisTransportError.self) {
+                try await HTTPClient(baseURL: gw.apiURL, caFile: pki.caFile).request(
                     method: "GET", path: "/healthz", timeout: 5)
             }
             // The harness's own client (stop() reads /metrics) trusts the old CA: give it the new one.
@@ -179,10 +182,10 @@ extension GatewaySuites {
         }
 
         @Test func httpsWebhookIsDeliveredWithTheRightCAAndRefusedWithTheWrongOne() async throws {
-            let pki = try TestPKI()
+            let pki = try await TestPKI()
             defer { pki.remove() }
             let receiver = try TLSReceiver(
-                certificate: try pki.issue("hook", commonName: "hooks", altNames: ["IP:127.0.0.1"]))
+                certificate: try await pki.issue("hook", commonName: "hooks", altNames: ["IP:127.0.0.1"]))
             defer { receiver.stop() }
 
             // Trusting the receiver's CA: delivered.
@@ -200,7 +203,7 @@ extension GatewaySuites {
             #expect(await caller.waitForExit(timeout: 10) == 0, caller.report)
 
             // Trusting another CA: refused before anything is sent, retried, then logged with the reason.
-            let other = try TestPKI(name: "another CA")
+            let other = try await TestPKI(name: "another CA")
             defer { other.remove() }
             let wrong = try await GatewayProcess(
                 profiles: [.init()],

@@ -97,7 +97,7 @@ extension GatewaySuites.GatewayCLITests {
                 mediaAddress: "127.0.0.1:\(media.address.port)"))
         defer { gw.stop(); sipp.stop() }
         let drainer = Task.detached {
-            while !Task.isCancelled { media.drain(); try? await Task.sleep(nanoseconds: 20_000_000) }
+            while !Task.isCancelled { media.drain(); try? await Task.sleep(nanoseconds: 20_000_000) }  // pacing
         }
         defer { drainer.cancel() }
         let r = try await Self.run([

@@ -95,7 +95,7 @@ extension GatewaySuites {
                 )
             ]
             for (name, text, status, code, message) in cases {
-                let r = try GatewayAPIErrorTests.request(gw, "POST", "/v1/sessions", body: text)
+                let r = try await GatewayAPIErrorTests.request(gw, "POST", "/v1/sessions", body: text)
                 #expect(r.status == status && r.code == code, "\(name): \(r.status) \(r.text)")
                 #expect(r.text.contains(message.replacingOccurrences(of: "\"", with: "\\\"")), "\(name): \(r.text)")
             }

@@ -9,8 +9,8 @@ import Testing
 /// Faults a production gateway meets: a kill with calls up, a drain behind a balancer.
 extension GatewaySuites {
     @Suite struct GatewayFaultTests {
-        static func health(_ gw: GatewayProcess) -> (status: Int, text: String)? {
-            guard let r = try? HTTPClient(baseURL: gw.apiURL).request(method: "GET", path: "/healthz", timeout: 2)
+        static func health(_ gw: GatewayProcess) async -> (status: Int, text: String)? {
+            guard let r = try? await HTTPClient(baseURL: gw.apiURL).request(method: "GET", path: "/healthz", timeout: 2)
             else { return nil }
             return (r.status, String(decoding: r.body, as: UTF8.self))
         }
@@ -56,14 +56,14 @@ extension GatewaySuites {
             let (sipp, gw) = try await carrierAndGateway(
                 CarrierScenarios.answer(), gatewayArguments: ["--drain-timeout", "20"])
             defer { gw.stop(); sipp.stop() }
-            #expect(Self.health(gw)?.status == 200)
+            #expect(await Self.health(gw)?.status == 200)
             let (session, rec) = try await placedSession(gw)
             defer { session.stop() }
             kill(gw.processID, SIGTERM)
             var seen: (status: Int, text: String)?
             #expect(
                 await eventually(timeout: 10) {
-                    seen = Self.health(gw)
+                    seen = await Self.health(gw)
                     return seen?.status == 503
                 })
             #expect(seen?.text.contains("draining") == true, "\(String(describing: seen))")
@@ -80,10 +80,12 @@ extension GatewaySuites {
         }
 
         /// `/metrics`' value of `name` (a metric without labels), -1 when unreadable.
-        static func metric(_ gw: GatewayProcess, _ name: String) -> Int {
+        static func metric(_ gw: GatewayProcess, _ name: String) async -> Int {
             guard
-                let r = try? HTTPClient(baseURL: gw.apiURL, defaultHeaders: ["Authorization": "Bearer " + gw.apiKey])
-                    .request(method: "GET", path: "/metrics", timeout: 5)
+                let r = try? await HTTPClient(
+                    baseURL: gw.apiURL, defaultHeaders: ["Authorization": "Bearer " + gw.apiKey]
+                )
+                .request(method: "GET", path: "/metrics", timeout: 5)
             else { return -1 }
             return String(decoding: r.body, as: UTF8.self).split(separator: "\n")
                 .first { $0.hasPrefix(name + " ") }.flatMap { Int($0.split(separator: " ")[1]) } ?? -1
@@ -117,12 +119,12 @@ extension GatewaySuites {
                 #expect(await rec.waitFor { $0.contains { $0.event == .onSessionEnded } }, "\(rec.trace)")
                 session.stop()
             }
-            #expect(await eventually(timeout: 10) { Self.metric(gw, "irisgw_record_writes_pending") > 0 })
+            #expect(await eventually(timeout: 10) { await Self.metric(gw, "irisgw_record_writes_pending") > 0 })
             #expect(await gw.waitForOutput(containing: "until the disk takes them", timeout: 10), "\(gw.printed)")
-            #expect(Self.metric(gw, "irisgw_record_writes_lost_total") == 0)
+            #expect(await Self.metric(gw, "irisgw_record_writes_lost_total") == 0)
 
             try FileManager.default.removeItem(atPath: filler)
-            #expect(await eventually(timeout: 10) { Self.metric(gw, "irisgw_record_writes_pending") == 0 })
+            #expect(await eventually(timeout: 10) { await Self.metric(gw, "irisgw_record_writes_pending") == 0 })
             #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
             let records = try await gw.recordsAfterStop()
             #expect(records.count == calls && records.allSatisfy { $0.endReason == "completed" }, "\(records)")

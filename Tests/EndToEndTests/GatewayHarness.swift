@@ -4,6 +4,7 @@ import Glibc
 import IrisAPI
 import IrisClient
 import SIP
+import Synchronization
 import TestSupport
 import Testing
 
@@ -162,6 +163,11 @@ final class GatewayProcess: @unchecked Sendable {
         apiKey =
             (try? String(contentsOfFile: data + "/api-key", encoding: .utf8))?.trimmingCharacters(
                 in: .whitespacesAndNewlines) ?? ""
+        if let started = Self.started {
+            started.add(self)
+        } else {
+            Issue.record("a GatewayProcess outside the .stopsGateways trait: its end would not be awaited")
+        }
         guard lines.contains("ready"), sipPort > 0, !apiURL.isEmpty, !apiKey.isEmpty else {
             stop()
             throw SocketError("irisgw serve did not start: \(lines.joined(separator: " | "))", code: EINVAL)
@@ -202,30 +208,47 @@ final class GatewayProcess: @unchecked Sendable {
     /// Everything the process printed so far.
     var printed: String { process.output }
 
-    /// Ends the gateway (SIGINT, then SIGKILL) and removes its folder.
+    /// Ends the gateway (SIGINT, then SIGKILL after 8 s) and removes its folder, without
+    /// waiting: for a `defer`, which cannot suspend. The wait for the exit runs in a task that
+    /// the `.stopsGateways` trait awaits when the test case ends (`stopped()`), so no thread of
+    /// the cooperative pool is held while the gateway drains (at most 2 s, `--drain-timeout 2`).
     ///
-    /// Every gateway a test ran is also checked here, so the invariant holds after all the
+    /// Every gateway a test ran is also checked there, so the invariant holds after all the
     /// tests: one call record per session the gateway started, each completed with an end
-    /// reason. The check needs the exit, so this one waits blocking (a `defer` cannot
-    /// suspend): the gateway drains in at most 2 s (`--drain-timeout 2`), SIGKILL after 8.
+    /// reason.
     func stop() {
+        stopping.withLock { task in
+            if task == nil { task = Task { await self.stopAndCheck() } }
+        }
+    }
+
+    /// `stop()`, then waits (suspended) until the gateway has exited, been checked and its
+    /// folder removed.
+    func stopped() async {
+        stop()
+        await stopping.withLock { $0 }?.value
+    }
+
+    private let stopping = Mutex<Task<Void, Never>?>(nil)
+
+    private func stopAndCheck() async {
         var started: Int?
         if process.isRunning {
-            started =
-                (try? HTTPClient(
-                    baseURL: apiURL, defaultHeaders: ["Authorization": "Bearer " + apiKey], caFile: apiCAFile
-                )
-                .request(method: "GET", path: "/metrics", timeout: 5)).flatMap { r in
-                    String(decoding: r.body, as: UTF8.self).split(separator: "\n")
-                        .first { $0.hasPrefix("irisgw_sessions_started_total ") }.flatMap {
-                            Int($0.split(separator: " ")[1])
-                        }
-                }
-            process.stop(signal: SIGINT, grace: 8)
-            process.process.waitUntilExit()
+            let metrics = try? await HTTPClient(
+                baseURL: apiURL, defaultHeaders: ["Authorization": "Bearer " + apiKey], caFile: apiCAFile
+            ).request(method: "GET", path: "/metrics", timeout: 5)
+            started = metrics.flatMap { r in
+                String(decoding: r.body, as: UTF8.self).split(separator: "\n")
+                    .first { $0.hasPrefix("irisgw_sessions_started_total ") }.flatMap {
+                        Int($0.split(separator: " ")[1])
+                    }
+            }
+            await process.stopped(signal: SIGINT, grace: 8)
         }
-        if let started, process.process.terminationStatus == 0,
-            let store = try? CallRecordStore(path: dataDir + "/calls.sqlite", heartbeatInterval: nil)
+        let records = dataDir + "/calls.sqlite"
+        // A test may have removed a data dir of its own by now: nothing to check then.
+        if let started, process.exitStatus == 0, FileManager.default.fileExists(atPath: records),
+            let store = try? CallRecordStore(path: records, heartbeatInterval: nil)
         {
             let records = store.all()
             store.close()
@@ -236,6 +259,42 @@ final class GatewayProcess: @unchecked Sendable {
             try? FileManager.default.removeItem(at: directory)
         }
     }
+
+    /// The gateways started in the current test case (set by `.stopsGateways`).
+    @TaskLocal static var started: Started?
+
+    /// The gateways one test case started, stopped and awaited when it ends.
+    final class Started: Sendable {
+        private let gateways = Mutex<[GatewayProcess]>([])
+        func add(_ gateway: GatewayProcess) { gateways.withLock { $0.append(gateway) } }
+        func stopAll() async {
+            for gateway in gateways.withLock({ $0 }) { await gateway.stopped() }
+        }
+    }
+}
+
+/// Stops every gateway a test case started and awaits their ends (exit, records check,
+/// folder) when the case is over: in its scope, so an issue the check finds is the test's.
+struct StopsGatewaysTrait: SuiteTrait, TestTrait, TestScoping {
+    var isRecursive: Bool { true }
+
+    func provideScope(
+        for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
+    ) async throws {
+        let started = GatewayProcess.Started()
+        do {
+            try await GatewayProcess.$started.withValue(started) { try await function() }
+        } catch {
+            await started.stopAll()
+            throw error
+        }
+        await started.stopAll()
+    }
+}
+
+extension Trait where Self == StopsGatewaysTrait {
+    /// See `StopsGatewaysTrait`: on `GatewaySuites`, so every gateway suite has it.
+    static var stopsGateways: Self { Self() }
 }
 
 /// The lines `child` printed once one equals `last` or satisfies `stopWhen` (or it exited,
@@ -284,11 +343,12 @@ final class SessionRecorder: IrisRtcAudioSessionDelegate, @unchecked Sendable {
 }
 
 /// The gateway end-to-end suites: each test starts its own `irisgw serve` and SIPp processes
-/// (ports from the OS) and awaits them without holding a cooperative thread. They run one at
+/// (ports from the OS) and awaits them without holding a cooperative thread; `.stopsGateways`
+/// awaits the end of every gateway a test started once the test is over. They run one at
 /// a time for the resource they share, the two cores: each gateway runs real-time media
 /// threads, and since no test blocks a thread any more, dozens would start at once and
 /// miss their media deadlines. Other suites still run beside them.
-@Suite(.serialized) struct GatewaySuites {}
+@Suite(.serialized, .stopsGateways) struct GatewaySuites {}
 
 /// SIPp playing `xml` as the carrier (listening before this returns) and a gateway whose one
 /// profile, `configure`d, routes to it. Stop both in a `defer`: `gw.stop(); sipp.stop()`.

@@ -29,10 +29,14 @@ extension GatewaySuites {
                 environment: ["CARRIER_IN_PASSWORD": password], config: config)
         }
 
-        static func refused(_ gw: GatewayProcess, _ what: String) -> Int { HostileTrafficTests.refused(gw, what) }
+        static func refused(_ gw: GatewayProcess, _ what: String) async -> Int {
+            await HostileTrafficTests.refused(gw, what)
+        }
 
         /// `/metrics`' value of a metric without labels, -1 when unreadable.
-        static func gauge(_ gw: GatewayProcess, _ name: String) -> Int { GatewayFaultTests.metric(gw, name) }
+        static func gauge(_ gw: GatewayProcess, _ name: String) async -> Int {
+            await GatewayFaultTests.metric(gw, name)
+        }
 
         /// SIPp's UAC with `[authentication]` (MD5, qop=auth): the INVITE, our 401, the ACK,
         /// the INVITE with credentials, then `outcome` (a 603 from the app's reject, or a
@@ -112,8 +116,8 @@ extension GatewaySuites {
             #expect(await sipp.waitForExit(timeout: 20) == 0, sipp.report)
             #expect(
                 sipp.messages.contains("algorithm=MD5") && !sipp.messages.contains("algorithm=SHA-256"), sipp.report)
-            #expect(Self.refused(gw, "sip_auth_required") == 1)
-            #expect(Self.refused(gw, "sip_auth_failed") == (accepted ? 0 : 1))
+            #expect(await Self.refused(gw, "sip_auth_required") == 1)
+            #expect(await Self.refused(gw, "sip_auth_failed") == (accepted ? 0 : 1))
             if !accepted { #expect(try gw.connection().sessions().isEmpty) }
             // Nothing secret in what the gateway printed.
             #expect(!gw.printed.contains(Self.password) && !gw.printed.contains("response="), "\(gw.printed)")
@@ -147,15 +151,16 @@ extension GatewaySuites {
                 let guess = await call("guess-\(attempt)")
                 #expect(await guess.waitForEnd() == .rejected(status: 401), "attempt \(attempt): \(guess.events)")
             }
-            #expect(Self.refused(gw, "sip_auth_failed") == 2 && Self.refused(gw, "sip_auth_banned") == 0)
+            #expect(await Self.refused(gw, "sip_auth_failed") == 2)
+            #expect(await Self.refused(gw, "sip_auth_banned") == 0)
             // The third wrong answer bans the source; nothing answers it.
             let third = await call("guess-3")
-            #expect(await eventually(timeout: 10) { Self.refused(gw, "sip_auth_banned") == 1 })
-            #expect(Self.refused(gw, "sip_auth_failed") == 3)
-            let banned = Self.refused(gw, "sip_banned")
+            #expect(await eventually(timeout: 10) { await Self.refused(gw, "sip_auth_banned") == 1 })
+            #expect(await Self.refused(gw, "sip_auth_failed") == 3)
+            let banned = await Self.refused(gw, "sip_banned")
             let late = await call(Self.password)
             #expect(
-                await eventually(timeout: 10) { Self.refused(gw, "sip_banned") > banned },
+                await eventually(timeout: 10) { await Self.refused(gw, "sip_banned") > banned },
                 "the source's datagrams are dropped unread")
             #expect(!late.events.contains { if case .provisional = $0 { true } else { false } }, "\(late.events)")
             #expect(third.end == nil && late.end == nil, "no answer at all")
@@ -175,14 +180,16 @@ extension GatewaySuites {
                 probe.send(HostileTrafficTests.request("INVITE", port: gw.sipPort, probe: probe.port), to: gw.sipPort)
             }
             // Every INVITE is accounted for: challenged, or dropped over the rate or banned.
+            var counts: [Int] = []
             #expect(
                 await eventually(timeout: 10) {
-                    Self.refused(gw, "sip_auth_required") + Self.refused(gw, "sip_rate_limited")
-                        + Self.refused(gw, "sip_banned") == sent
-                },
-                "required \(Self.refused(gw, "sip_auth_required")) limited \(Self.refused(gw, "sip_rate_limited")) banned \(Self.refused(gw, "sip_banned"))"
-            )
-            let challenged = Self.refused(gw, "sip_auth_required")
+                    counts = []
+                    for what in ["sip_auth_required", "sip_rate_limited", "sip_banned"] {
+                        counts.append(await Self.refused(gw, what))
+                    }
+                    return counts.reduce(0, +) == sent
+                }, "required, limited, banned: \(counts)")
+            let challenged = await Self.refused(gw, "sip_auth_required")
             #expect((1...10).contains(challenged), "\(challenged) challenged at 10 requests per second")
             var answers: [SIPMessage] = []
             while let bytes = await probe.receive(timeout: 0), let m = try? SIPMessage.parse(bytes) {
@@ -197,7 +204,7 @@ extension GatewaySuites {
                         true, false
                     ])
             }
-            #expect(Self.gauge(gw, "irisgw_sip_transactions_active") == 0, "a challenge opens no transaction")
+            #expect(await Self.gauge(gw, "irisgw_sip_transactions_active") == 0, "a challenge opens no transaction")
             #expect(try gw.connection().sessions().isEmpty)
         }
 
@@ -209,9 +216,9 @@ extension GatewaySuites {
             let probe = try UDPProbe()
             probe.send(HostileTrafficTests.request("INVITE", port: gw.sipPort, probe: probe.port), to: gw.sipPort)
             probe.send(HostileTrafficTests.request("OPTIONS", port: gw.sipPort, probe: probe.port), to: gw.sipPort)
-            #expect(await eventually(timeout: 10) { Self.refused(gw, "sip_unknown_source") == 2 })
+            #expect(await eventually(timeout: 10) { await Self.refused(gw, "sip_unknown_source") == 2 })
             #expect(await probe.receive(timeout: 0) == nil)
-            #expect(Self.refused(gw, "sip_auth_required") == 0)
+            #expect(await Self.refused(gw, "sip_auth_required") == 0)
         }
     }
 }

@@ -17,7 +17,7 @@ extension GatewaySuites {
             defer { gw.stop() }
 
             let client = try HTTPClient(baseURL: gw.apiURL, defaultHeaders: ["Authorization": "Bearer " + gw.apiKey])
-            let r = try client.request(
+            let r = try await client.request(
                 method: "POST", path: "/v1/sessions", headers: ["Content-Type": "application/json"],
                 body: Array(GatewayAPIErrorTests.create().utf8), timeout: 10)
             let body = try JSONDecoder().decode(APIErrorBody.self, from: Data(r.body))
@@ -40,7 +40,7 @@ extension GatewaySuites {
 
             #expect(try gw.connection().sessions().isEmpty)
             let metrics = String(
-                decoding: try client.request(method: "GET", path: "/metrics", timeout: 5).body, as: UTF8.self)
+                decoding: try await client.request(method: "GET", path: "/metrics", timeout: 5).body, as: UTF8.self)
             #expect(metrics.contains("irisgw_media_admission_refused_total{direction=\"outbound\"} 1"), "\(metrics)")
             #expect(metrics.contains("irisgw_media_admission_refused_total{direction=\"inbound\"} 1"))
             #expect(metrics.contains("irisgw_media_thread_load{thread=\"0\"}"))

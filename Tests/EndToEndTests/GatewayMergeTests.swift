@@ -118,7 +118,7 @@ extension GatewaySuites {
             #expect(await rec.waitForStatus(.connected))
             let api = try HTTPClient(baseURL: gw.apiURL, defaultHeaders: ["Authorization": "Bearer " + gw.apiKey])
             for (held, status) in [(room, 400), ("nosuchroom", 404)] {
-                let r = try api.request(
+                let r = try await api.request(
                     method: "POST", path: "/v1/sessions/\(room)/merge", body: Array("{\"heldRoomId\":\"\(held)\"}".utf8)
                 )
                 #expect(r.status == status, "\(held): \(String(decoding: r.body, as: UTF8.self))")

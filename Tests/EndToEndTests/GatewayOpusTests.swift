@@ -27,7 +27,7 @@ extension GatewaySuites {
             defer { gw.stop(); sipp.stop() }
             let api = try gw.connection()
 
-            let own = try GatewayAPIErrorTests.request(
+            let own = try await GatewayAPIErrorTests.request(
                 gw, "POST", "/v1/sessions", body: Self.create(opus: #"{"complexity":1,"bitrate":"auto"}"#))
             #expect(own.status == 201, "\(own.text)")
             let ownRoom = try Self.roomId(own.text)
@@ -37,7 +37,7 @@ extension GatewaySuites {
                 maxBandwidth: "narrowband")
             #expect(try api.snapshot(roomId: ownRoom).opus == ownSettings)
 
-            let plain = try GatewayAPIErrorTests.request(gw, "POST", "/v1/sessions", body: Self.create(opus: nil))
+            let plain = try await GatewayAPIErrorTests.request(gw, "POST", "/v1/sessions", body: Self.create(opus: nil))
             #expect(plain.status == 201, "\(plain.text)")
             let plainRoom = try Self.roomId(plain.text)
             let profileSettings = OpusOptions(
@@ -54,7 +54,8 @@ extension GatewaySuites {
                 (#"{"complexity":11}"#, "opus.complexity"), (#"{"maxBandwidth":"hd"}"#, "opus.maxBandwidth"),
                 (#"{"complexty":1}"#, "opus.complexty"), (#"{"bitrate":"max"}"#, "opus.bitrate")
             ] {
-                let bad = try GatewayAPIErrorTests.request(gw, "POST", "/v1/sessions", body: Self.create(opus: opus))
+                let bad = try await GatewayAPIErrorTests.request(
+                    gw, "POST", "/v1/sessions", body: Self.create(opus: opus))
                 #expect(
                     bad.status == 400 && bad.code == -103 && bad.text.contains("\"\(key): "),
                     "\(opus): \(bad.status) \(bad.text)")
@@ -76,7 +77,7 @@ extension GatewaySuites {
             #expect(usage.status == 2)
 
             for room in [ownRoom, plainRoom] {
-                #expect(try GatewayAPIErrorTests.request(gw, "DELETE", "/v1/sessions/\(room)").status == 202)
+                #expect(try await GatewayAPIErrorTests.request(gw, "DELETE", "/v1/sessions/\(room)").status == 202)
             }
             #expect(await sipp.waitForExit(timeout: 15) == 0, sipp.report)
             // An ended session's snapshot keeps what it used.

@@ -52,12 +52,10 @@ extension GatewaySuites {
             #expect(await gw.waitForOutput(containing: "draining", timeout: 10), "\(gw.printed)")
             // The flag is set just after the line is printed: ask until the answer changes.
             var answer: SIPMessage?
-            let deadline = Date().addingTimeInterval(10)
-            repeat {
+            _ = await eventually(timeout: 10, pollInterval: 0.05) {
                 answer = await Self.options(gw, probe)
-                if answer?.statusCode == 503 { break }
-                try await Task.sleep(nanoseconds: 50_000_000)
-            } while Date() < deadline
+                return answer?.statusCode == 503
+            }
             #expect(answer?.statusCode == 503, "\(answer.map { "\($0.statusCode ?? 0)" } ?? "no answer")")
             #expect(answer?[.retryAfter] == "30")
             #expect(gw.isRunning, "the call in progress keeps the gateway draining")

@@ -38,8 +38,10 @@ extension GatewaySuites {
                 try IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(), delegate: nil)
                     .createWithTN(targetTN: "+447911123456", sourceTN: "+15557654321")
             }
-            let metrics = try HTTPClient(baseURL: gw.apiURL, defaultHeaders: ["Authorization": "Bearer " + gw.apiKey])
-                .request(method: "GET", path: "/metrics")
+            let metrics = try await HTTPClient(
+                baseURL: gw.apiURL, defaultHeaders: ["Authorization": "Bearer " + gw.apiKey]
+            )
+            .request(method: "GET", path: "/metrics")
             let text = String(decoding: metrics.body, as: UTF8.self)
             #expect(metrics.status == 200)
             #expect(text.contains("irisgw_sessions_ended_total{reason=\"busy\"} 2"), "\(text)")

@@ -26,10 +26,10 @@ extension GatewaySuites {
             let pki: TestPKI
             let carrier: TestPKI.Issued
             let gateway: TestPKI.Issued
-            init() throws {
-                pki = try TestPKI()
-                carrier = try pki.issue("carrier", commonName: "carrier.test", altNames: ["DNS:carrier.test"])
-                gateway = try pki.issue("gw", commonName: "gw.test", altNames: ["DNS:gw.test", "IP:127.0.0.1"])
+            init() async throws {
+                pki = try await TestPKI()
+                carrier = try await pki.issue("carrier", commonName: "carrier.test", altNames: ["DNS:carrier.test"])
+                gateway = try await pki.issue("gw", commonName: "gw.test", altNames: ["DNS:gw.test", "IP:127.0.0.1"])
             }
             func remove() { pki.remove() }
         }
@@ -98,7 +98,7 @@ extension GatewaySuites {
         }
 
         @Test func outboundSRTPOverTLSCarriesAudioBothWaysThroughHoldAndOurBye() async throws {
-            let certs = try Certificates()
+            let certs = try await Certificates()
             defer { certs.remove() }
             let phone = try await Self.carrier(certs, mediaenc: "srtp-mand")
             defer { phone.stop() }
@@ -171,7 +171,7 @@ extension GatewaySuites {
         }
 
         @Test func inboundSRTPOverTLSFromBaresipWhichHangsUp() async throws {
-            let certs = try Certificates()
+            let certs = try await Certificates()
             defer { certs.remove() }
             var profile = GatewayProcess.Profile()
             profile.mediaExtra = "encryption: \"required\""
@@ -212,7 +212,7 @@ extension GatewaySuites {
         /// `required` toward a carrier without SRTP: it refuses our RTP/SAVP offer (baresip
         /// answers 488) and the call fails with that code; nothing is answered in clear.
         @Test func requiredToACarrierWithoutSRTPFailsWithItsRefusal() async throws {
-            let certs = try Certificates()
+            let certs = try await Certificates()
             defer { certs.remove() }
             let phone = try await Self.carrier(certs, mediaenc: nil)
             defer { phone.stop() }
@@ -250,13 +250,13 @@ extension GatewaySuites {
             #expect(
                 sipp.messages.contains("RTP/SAVP")
                     && sipp.messages.contains("a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:"), sipp.report)
-            #expect(OutsidePeerTests.metric(gw, "irisgw_srtp_refused_total") == 1)
+            #expect(await OutsidePeerTests.metric(gw, "irisgw_srtp_refused_total") == 1)
         }
 
         /// `optional`: keys offered over TLS; a carrier without SRTP answers plain and the
         /// call goes on in plain RTP.
         @Test func optionalFallsBackToPlainRTP() async throws {
-            let certs = try Certificates()
+            let certs = try await Certificates()
             defer { certs.remove() }
             let phone = try await Self.carrier(certs, mediaenc: nil)
             defer { phone.stop() }

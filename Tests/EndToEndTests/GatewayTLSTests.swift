@@ -22,18 +22,19 @@ extension GatewaySuites {
             let gateway: TestPKI.Issued
             let gatewayNext: TestPKI.Issued
 
-            init() throws {
-                pki = try TestPKI()
-                rogue = try TestPKI(name: "rogue CA")
-                carrier = try pki.issue(
+            init() async throws {
+                pki = try await TestPKI()
+                rogue = try await TestPKI(name: "rogue CA")
+                carrier = try await pki.issue(
                     "carrier", commonName: "carrier.test", altNames: ["DNS:carrier.test", "URI:sip:carrier.test"])
-                wrongName = try pki.issue("other", commonName: "other.test", altNames: ["DNS:other.test"])
-                expired = try pki.issue(
+                wrongName = try await pki.issue("other", commonName: "other.test", altNames: ["DNS:other.test"])
+                expired = try await pki.issue(
                     "expired", commonName: "carrier.test", altNames: ["DNS:carrier.test"], expired: true)
-                unknownCA = try rogue.issue("rogue", commonName: "carrier.test", altNames: ["DNS:carrier.test"])
-                client = try pki.issue("gw-client", commonName: "gw-client.test", altNames: ["DNS:gw-client.test"])
-                gateway = try pki.issue("gw-a", commonName: "gw-a.test", altNames: ["DNS:gw.test"])
-                gatewayNext = try pki.issue("gw-b", commonName: "gw-b.test", altNames: ["DNS:gw.test"])
+                unknownCA = try await rogue.issue("rogue", commonName: "carrier.test", altNames: ["DNS:carrier.test"])
+                client = try await pki.issue(
+                    "gw-client", commonName: "gw-client.test", altNames: ["DNS:gw-client.test"])
+                gateway = try await pki.issue("gw-a", commonName: "gw-a.test", altNames: ["DNS:gw.test"])
+                gatewayNext = try await pki.issue("gw-b", commonName: "gw-b.test", altNames: ["DNS:gw.test"])
             }
 
             func remove() {
@@ -98,7 +99,7 @@ extension GatewaySuites {
         }
 
         @Test func outboundCallOverTLSCarriesAudioAndOurByeEndsIt() async throws {
-            let certs = try Certificates()
+            let certs = try await Certificates()
             defer { certs.remove() }
             let (sipp, tunnel) = try await Self.carrier(
                 CarrierScenarios.answer(), certificate: certs.carrier, sippArguments: ["-rtp_echo"])
@@ -127,7 +128,7 @@ extension GatewaySuites {
         }
 
         @Test func outboundCallOverTLSEndsWithTheCarriersBye() async throws {
-            let certs = try Certificates()
+            let certs = try await Certificates()
             defer { certs.remove() }
             let (sipp, tunnel) = try await Self.carrier(
                 CarrierScenarios.answer(byeAfterMs: 1000), certificate: certs.carrier)
@@ -167,7 +168,7 @@ extension GatewaySuites {
         /// wrong, stderr says it, and SIPp behind stunnel never sees a request.
         @Test(arguments: refusals)
         func aCertificateTheGatewayRefusesFailsTheCallAndSendsNothing(_ row: RefusalRow) async throws {
-            let certs = try Certificates()
+            let certs = try await Certificates()
             defer { certs.remove() }
             let shown =
                 switch row.certificate {
@@ -193,7 +194,7 @@ extension GatewaySuites {
 
         /// A TLS failure moves the call to the next proxy at once (no Timer B wait).
         @Test func aRefusedCertificateFailsOverToTheNextProxyAtOnce() async throws {
-            let certs = try Certificates()
+            let certs = try await Certificates()
             defer { certs.remove() }
             let badTunnel = try await Stunnel.start(
                 .server(certificate: certs.expired.certificate, key: certs.expired.key, to: try freePort()))
@@ -219,7 +220,7 @@ extension GatewaySuites {
         /// A carrier that demands a client certificate: the trunk's works; without one the
         /// call fails and says so, and SIPp sees nothing.
         @Test func aCarrierThatDemandsAClientCertificate() async throws {
-            let certs = try Certificates()
+            let certs = try await Certificates()
             defer { certs.remove() }
             do {
                 let (sipp, tunnel) = try await Self.carrier(
@@ -302,7 +303,7 @@ extension GatewaySuites {
         }
 
         @Test func inboundCallOverTLSWithAClientCertificate() async throws {
-            let certs = try Certificates()
+            let certs = try await Certificates()
             defer { certs.remove() }
             let gw = try await Self.tlsGateway(certs)
             defer { gw.stop() }
@@ -332,7 +333,7 @@ extension GatewaySuites {
         }
 
         @Test func aCallerWithoutAClientCertificateIsRefused() async throws {
-            let certs = try Certificates()
+            let certs = try await Certificates()
             defer { certs.remove() }
             let gw = try await Self.tlsGateway(certs)
             defer { gw.stop() }
@@ -348,7 +349,7 @@ extension GatewaySuites {
         /// SIGHUP rereads the certificate: new connections get the new one, the call in
         /// progress over the old connection goes on to its BYE.
         @Test func sighupReloadsTheCertificateWithoutDroppingCalls() async throws {
-            let certs = try Certificates()
+            let certs = try await Certificates()
             defer { certs.remove() }
             // The listener's files are copies the test can overwrite.
             let certificate = certs.pki.path("listener.pem"), key = certs.pki.path("listener.key")

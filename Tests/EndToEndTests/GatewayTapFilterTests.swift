@@ -73,10 +73,10 @@ extension GatewaySuites {
                 flooder.send(
                     Self.request("OPTIONS", callID: UUID().uuidString, probe: "flood", from: flooder), to: gw.sipPort)
             }
-            #expect(await eventually(timeout: 10) { HostileTrafficTests.refused(gw, "sip_banned") >= 1 })
+            #expect(await eventually(timeout: 10) { await HostileTrafficTests.refused(gw, "sip_banned") >= 1 })
             flooder.send(
                 Self.request("BYE", callID: callID, probe: "banned-bye", from: flooder, toTag: "x"), to: gw.sipPort)
-            #expect(await eventually(timeout: 10) { HostileTrafficTests.refused(gw, "sip_banned") >= 2 })
+            #expect(await eventually(timeout: 10) { await HostileTrafficTests.refused(gw, "sip_banned") >= 2 })
 
             try session.close()
             #expect(await rec.waitFor(timeout: 10) { $0.contains { $0.event == .onSessionEnded } })
@@ -169,7 +169,7 @@ extension GatewaySuites {
                     return copied != nil
                 })
             #expect(copied?.source.host == "127.0.0.3")
-            #expect(await eventually(timeout: 10) { HostileTrafficTests.refused(gw, "sip_unknown_source") >= 1 })
+            #expect(await eventually(timeout: 10) { await HostileTrafficTests.refused(gw, "sip_unknown_source") >= 1 })
             #expect(stranger.receive() == nil, "still no answer to an unknown source")
         }
 
@@ -202,7 +202,7 @@ extension GatewaySuites {
             // the junk was sent, the junk was read before it.
             #expect(
                 await eventually(timeout: 10) {
-                    pcap = try? client.request(method: "GET", path: "/v1/sessions/\(room)/pcap", timeout: 5)
+                    pcap = try? await client.request(method: "GET", path: "/v1/sessions/\(room)/pcap", timeout: 5)
                     guard let body = pcap?.body, let packets = try? PcapReader(bytes: body).packets else {
                         return false
                     }

@@ -13,7 +13,7 @@ extension GatewaySuites {
             #expect(
                 gw.lines.contains { $0.hasPrefix("media threads 1; usable CPUs 1 (affinity 1, cgroup quota ") },
                 "\(gw.printed)")
-            #expect(GatewayFaultTests.metric(gw, "irisgw_media_threads") == 1)
+            #expect(await GatewayFaultTests.metric(gw, "irisgw_media_threads") == 1)
         }
 
         @Test func theSettingOverrides() async throws {
@@ -21,7 +21,7 @@ extension GatewaySuites {
                 profiles: [.init()], config: "{ mediaThreads: 3 }", launcher: ["/usr/bin/taskset", "-c", "0"])
             defer { gw.stop() }
             #expect(gw.lines.contains("media threads 3 (mediaThreads setting)"), "\(gw.printed)")
-            #expect(GatewayFaultTests.metric(gw, "irisgw_media_threads") == 3)
+            #expect(await GatewayFaultTests.metric(gw, "irisgw_media_threads") == 3)
         }
     }
 }

@@ -154,7 +154,7 @@ extension GatewaySuites {
             let health = try HTTPClient(baseURL: gw.apiURL)
             #expect(
                 await eventually(timeout: 5) {
-                    (try? health.request(method: "GET", path: "/healthz", timeout: 2)).map {
+                    (try? await health.request(method: "GET", path: "/healthz", timeout: 2)).map {
                         String(decoding: $0.body, as: UTF8.self)
                     }?
                     .contains("draining") == true
@@ -185,7 +185,7 @@ extension GatewaySuites.GatewayTrunkTests {
         defer { gw.stop() }
         #expect(await eventually(timeout: 10) { sipp.received("REGISTER ") >= 3 }, sipp.report)
         let api = try HTTPClient(baseURL: gw.apiURL, defaultHeaders: ["Authorization": "Bearer " + gw.apiKey])
-        let metrics = String(decoding: try api.request(method: "GET", path: "/metrics").body, as: UTF8.self)
+        let metrics = String(decoding: try await api.request(method: "GET", path: "/metrics").body, as: UTF8.self)
         #expect(metrics.contains("irisgw_trunk_registered{profile=\"trunk\"} 1"), "\(metrics)")
         // Stopping unregisters (Expires: 0), which ends the registrar's scenario.
         #expect(await gw.signal(SIGINT) == 0)

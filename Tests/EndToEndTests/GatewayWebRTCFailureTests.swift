@@ -48,7 +48,7 @@ extension GatewaySuites {
                 "targetTN": "+15550100001", "sourceTN": "+15557654321",
                 "media": ["sdp": Self.offer(fingerprint: fingerprint)]
             ]
-            let r = try api.request(
+            let r = try await api.request(
                 method: "POST", path: "/v1/sessions", body: Array(try JSONSerialization.data(withJSONObject: body)))
             #expect(r.status == 201, "\(String(decoding: r.body, as: UTF8.self))")
             let created = try JSONDecoder().decode(SessionResponse.self, from: Data(r.body))

@@ -31,6 +31,7 @@ extension GatewaySuites {
                             b.append(String(decoding: r.body, as: UTF8.self))
                             return b.count
                         }
+                        // On the receiver's worker thread: the slow receiver under test.
                         if self.blocking { _ = self.gate.wait(timeout: .now() + 10) }
                         return .json(n <= self.failFirst ? 500 : 200, Array("{}".utf8))
                     }, webSocket: { _ in .refuse(.json(404, [])) }, onWebSocketOpen: { _ in },
@@ -78,7 +79,7 @@ extension GatewaySuites {
                         b.append(String(decoding: r.body, as: UTF8.self))
                         return b.count
                     }
-                    if n == 1 { _ = gate.wait(timeout: .now() + 30) }
+                    if n == 1 { _ = gate.wait(timeout: .now() + 30) }  // on the receiver's worker thread
                     return .json(200, Array("{}".utf8))
                 }, webSocket: { _ in .refuse(.json(404, [])) }, onWebSocketOpen: { _ in }, onWebSocketClose: { _ in })
             let port = try server.start()
@@ -111,7 +112,7 @@ extension GatewaySuites {
                         b.append(String(decoding: r.body, as: UTF8.self))
                         return b.count
                     }
-                    if n <= 2 { _ = gate.wait(timeout: .now() + 30) }
+                    if n <= 2 { _ = gate.wait(timeout: .now() + 30) }  // on the receiver's worker thread
                     return .json(200, Array("{}".utf8))
                 }, webSocket: { _ in .refuse(.json(404, [])) }, onWebSocketOpen: { _ in }, onWebSocketClose: { _ in })
             let port = try server.start()

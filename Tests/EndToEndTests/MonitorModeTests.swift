@@ -22,8 +22,8 @@ extension GatewaySuites {
             """
 
         /// `/metrics` as series (name with labels) to value.
-        static func scrape(_ client: HTTPClient) -> [String: Double]? {
-            guard let r = try? client.request(method: "GET", path: "/metrics", timeout: 5), r.status == 200 else {
+        static func scrape(_ client: HTTPClient) async -> [String: Double]? {
+            guard let r = try? await client.request(method: "GET", path: "/metrics", timeout: 5), r.status == 200 else {
                 return nil
             }
             var out: [String: Double] = [:]
@@ -62,7 +62,7 @@ extension GatewaySuites {
                 busy = "{suite=\"watch\",test=\"busy expects an answer\"}"
             var first: [String: Double] = [:], latest: [String: Double] = [:]
             let two = await eventually(timeout: 90) {
-                guard let m = Self.scrape(client) else { return false }
+                guard let m = await Self.scrape(client) else { return false }
                 if first.isEmpty, (m["irisgw_test_runs_total{\(s)}"] ?? 0) >= 1 { first = m }
                 latest = m
                 return (m["irisgw_test_runs_total{\(s)}"] ?? 0) >= 3
@@ -104,21 +104,22 @@ extension GatewaySuites {
                         $0.hasSuffix("-watch.html") || $0.hasSuffix("-watch.json") || $0.hasSuffix("-watch.xml")
                     },
                 "\(files)")
-            let index = try client.request(method: "GET", path: "/", timeout: 5)
+            let index = try await client.request(method: "GET", path: "/", timeout: 5)
             #expect(
                 index.status == 200
                     && String(decoding: index.body, as: UTF8.self).contains("href=\"/reports/\(files[0])\""))
-            let kept = try client.request(method: "GET", path: "/reports/\(files[1])", timeout: 5)
+            let kept = try await client.request(method: "GET", path: "/reports/\(files[1])", timeout: 5)
             #expect(kept.status == 200 && String(decoding: kept.body, as: UTF8.self).contains("\"suite\" : \"watch\""))
-            #expect(try client.request(method: "GET", path: "/reports/..%2Fwatch.json5", timeout: 5).status == 404)
-            #expect(try client.request(method: "GET", path: "/other", timeout: 5).status == 404)
+            #expect(
+                try await client.request(method: "GET", path: "/reports/..%2Fwatch.json5", timeout: 5).status == 404)
+            #expect(try await client.request(method: "GET", path: "/other", timeout: 5).status == 404)
 
             let status = await p.signal(SIGTERM, timeout: 30)
             #expect(status != nil, "still running 30 s after SIGTERM")
             #expect(status == 0)
             #expect(p.output.split(separator: "\n").contains { $0.hasPrefix("stopped after ") }, "\(p.output)")
             #expect(
-                (try? client.request(method: "GET", path: "/metrics", timeout: 2)) == nil,
+                (try? await client.request(method: "GET", path: "/metrics", timeout: 2)) == nil,
                 "the metrics listener is closed")
         }
 

@@ -18,10 +18,12 @@ extension GatewaySuites {
         static func dial(_ gw: GatewayProcess) -> String { "sip:\(did)@127.0.0.1:\(gw.sipPort)" }
 
         /// A counter without labels from the gateway's `/metrics`; nil when absent.
-        static func metric(_ gw: GatewayProcess, _ name: String) -> Int? {
+        static func metric(_ gw: GatewayProcess, _ name: String) async -> Int? {
             guard
-                let r = try? HTTPClient(baseURL: gw.apiURL, defaultHeaders: ["Authorization": "Bearer " + gw.apiKey])
-                    .request(method: "GET", path: "/metrics", timeout: 5)
+                let r = try? await HTTPClient(
+                    baseURL: gw.apiURL, defaultHeaders: ["Authorization": "Bearer " + gw.apiKey]
+                )
+                .request(method: "GET", path: "/metrics", timeout: 5)
             else { return nil }
             return String(decoding: r.body, as: UTF8.self).split(separator: "\n")
                 .first { $0.hasPrefix(name + " ") }.flatMap { Int($0.dropFirst(name.count + 1)) }
@@ -52,8 +54,8 @@ extension GatewaySuites {
                 phone.report)
 
             #expect(try gw.connection().sessions().isEmpty)
-            #expect(Self.metric(gw, "irisgw_inbound_invites_total") == 1)
-            #expect(Self.metric(gw, "irisgw_sessions_started_total") == 0)
+            #expect(await Self.metric(gw, "irisgw_inbound_invites_total") == 1)
+            #expect(await Self.metric(gw, "irisgw_sessions_started_total") == 0)
             #expect(phone.isRunning, "baresip exited: \(phone.report)")
         }
 
@@ -93,7 +95,7 @@ extension GatewaySuites {
             phone.send("/hangup")
             #expect(await phone.waitFor("487 Request Terminated"), phone.report)
             #expect(await eventually(timeout: 10) { (try? gw.connection().sessions().isEmpty) == true })
-            #expect(Self.metric(gw, "irisgw_sessions_started_total") == 1)
+            #expect(await Self.metric(gw, "irisgw_sessions_started_total") == 1)
             let records = try await gw.recordsAfterStop()
             #expect(
                 records.count == 1 && records.first?.endReason == "canceled" && records.first?.direction == "inbound",

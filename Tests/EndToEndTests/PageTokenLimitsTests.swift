@@ -35,36 +35,38 @@ extension GatewaySuites {
                 profiles: [GatewayProcess.Profile(proxies: [sim.port])],
                 config: "{ pageTokens: { sessionsPerRoutingId: 2, webSocketsPerRoutingId: 2 } }")
             defer { gw.stop() }
-            let a1 = try Scope.mint(gw, routingId: "web-1"), a2 = try Scope.mint(gw, routingId: "web-1")
-            let b = try Scope.mint(gw, routingId: "web-2")
+            let a1 = try await Scope.mint(gw, routingId: "web-1"), a2 = try await Scope.mint(gw, routingId: "web-1")
+            let b = try await Scope.mint(gw, routingId: "web-2")
 
-            let first = try Scope.create(gw, bearer: a1, routingId: nil)
-            let second = try Scope.create(gw, bearer: a2, routingId: nil)
+            let first = try await Scope.create(gw, bearer: a1, routingId: nil)
+            let second = try await Scope.create(gw, bearer: a2, routingId: nil)
             #expect(first.status == 201 && second.status == 201, "\(first) \(second)")
             // Every token of web-1 shares its quota: a third is refused, whichever token asks.
             for token in [a1, a2] {
-                let over = try Scope.create(gw, bearer: token, routingId: nil)
+                let over = try await Scope.create(gw, bearer: token, routingId: nil)
                 #expect(over.status == 429 && Scope.code(over.json) == -503, "\(over)")
                 #expect(Scope.message(over.json).contains("routing id web-1 has 2 live sessions"), "\(over)")
             }
-            #expect(try Scope.sessions(gw).count == 2, "a refused create leaves nothing")
+            #expect(try await Scope.sessions(gw).count == 2, "a refused create leaves nothing")
             // Not across routing ids; and the API key is not limited by it.
-            #expect(try Scope.create(gw, bearer: b, routingId: nil).status == 201)
-            #expect(try Scope.create(gw, bearer: gw.apiKey, routingId: "web-1").status == 201)
+            #expect(try await Scope.create(gw, bearer: b, routingId: nil).status == 201)
+            #expect(try await Scope.create(gw, bearer: gw.apiKey, routingId: "web-1").status == 201)
             #expect(
-                try Scope.create(gw, bearer: a1, routingId: nil).status == 429, "the key's session counts for web-1 too"
+                try await Scope.create(gw, bearer: a1, routingId: nil).status == 429,
+                "the key's session counts for web-1 too"
             )
 
             // Once web-1's sessions end, its pages may call again.
-            for s in try Scope.sessions(gw) where s["routingId"] as? String == "web-1" {
-                _ = try Scope.call(gw, "DELETE", "/v1/sessions/\(s["roomId"] as? String ?? "")", bearer: gw.apiKey)
+            for s in try await Scope.sessions(gw) where s["routingId"] as? String == "web-1" {
+                _ = try await Scope.call(
+                    gw, "DELETE", "/v1/sessions/\(s["roomId"] as? String ?? "")", bearer: gw.apiKey)
             }
             #expect(
                 await eventually(timeout: 10) {
-                    ((try? Scope.sessions(gw)) ?? []).allSatisfy { $0["routingId"] as? String != "web-1" }
+                    ((try? await Scope.sessions(gw)) ?? []).allSatisfy { $0["routingId"] as? String != "web-1" }
                 })
-            #expect(try Scope.create(gw, bearer: a2, routingId: nil).status == 201)
-            try Scope.closeAll(gw)
+            #expect(try await Scope.create(gw, bearer: a2, routingId: nil).status == 201)
+            try await Scope.closeAll(gw)
         }
 
         @Test func eventSocketsArePerRoutingIdAndOverTheQuotaIs429() async throws {
@@ -72,9 +74,9 @@ extension GatewaySuites {
                 profiles: [GatewayProcess.Profile(proxies: [5])],
                 config: "{ pageTokens: { webSocketsPerRoutingId: 2 } }")
             defer { gw.stop() }
-            let a1 = try Scope.mint(gw, routingId: "web-1"), a2 = try Scope.mint(gw, routingId: "web-1")
-            let b = try Scope.mint(gw, routingId: "web-2")
-            let first = try Self.eventSocket(gw, a1)
+            let a1 = try await Scope.mint(gw, routingId: "web-1"), a2 = try await Scope.mint(gw, routingId: "web-1")
+            let b = try await Scope.mint(gw, routingId: "web-2")
+            let first = try await Self.eventSocket(gw, a1)
             defer { first.close() }
             let second = try Self.eventSocket(gw, a2)
             defer { second.close() }
@@ -103,7 +105,7 @@ extension GatewaySuites {
         func aPagesEventSocketClosesWhenItsTokenExpires() async throws {
             let gw = try await GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [5])])
             defer { gw.stop() }
-            let token = try Scope.mint(gw, routingId: "web-1", ttlSec: 2)
+            let token = try await Scope.mint(gw, routingId: "web-1", ttlSec: 2)
             let page = try Self.eventSocket(gw, token)
             defer { page.close() }
             let keyed = try Self.eventSocket(gw, gw.apiKey)

@@ -41,7 +41,7 @@ import WebClient
         }
 
         let client = try HTTPClient(baseURL: "http://api.dns.test:\(port)", dns: Self.dns(dns.port))
-        let response = try client.request(method: "GET", path: "/v1/hello", timeout: 10)
+        let response = try await client.request(method: "GET", path: "/v1/hello", timeout: 10)
         #expect(response.status == 200)
         #expect(String(decoding: response.body, as: UTF8.self) == #"{"path":"/v1/hello"}"#)
         #expect(dns.queries("A", "api.dns.test") >= 1, "\(dns.log)")
@@ -67,15 +67,15 @@ import WebClient
         let dns = try await TestDNSServer(records: ["host-record=two.dns.test,127.0.0.1,::1"])
         defer { dns.stop() }
         let client = try HTTPClient(baseURL: "http://two.dns.test:\(port)", dns: Self.dns(dns.port))
-        let response = try client.request(method: "GET", path: "/over", timeout: 10)
+        let response = try await client.request(method: "GET", path: "/over", timeout: 10)
         #expect(response.status == 200)
         #expect(String(decoding: response.body, as: UTF8.self) == #"{"path":"/over"}"#)
 
         // With only the refused address, the refusal is what is reported.
         try await dns.replace(records: ["host-record=one.dns.test,127.0.0.1"])
         let refused = try HTTPClient(baseURL: "http://one.dns.test:\(port)", dns: Self.dns(dns.port))
-        #expect(throws: IrisTransportError.connectionRefused(host: "127.0.0.1", port: port)) {
-            try refused.request(method: "GET", path: "/", timeout: 10)
+        await #expect(throws: IrisTransportError.connectionRefused(host: "127.0.0.1", port: port)) {
+            try await refused.request(method: "GET", path: "/", timeout: 10)
         }
     }
 

@@ -7,15 +7,17 @@ final class Counter {
     var count = 0
 }
 
-/// Runs `work` on a started loop and returns its result (the test thread is no loop).
-private func onLoop<T: Sendable>(_ loop: EventLoop, _ work: @escaping @Sendable () -> T) -> T { loop.sync(work) }
+/// Runs `work` on a started loop and suspends until its result (the test thread is no loop).
+private func onLoop<T: Sendable>(_ loop: EventLoop, _ work: @escaping @Sendable () -> T) async -> T {
+    await loop.run(work)
+}
 
 @Suite("Loop confinement")
 struct LoopBoundTests {
     enum Place: String, CaseIterable, Sendable { case beforeStart, onLoop, afterStop }
 
     @Test("Access on the loop, or while it does not run, works", arguments: Place.allCases)
-    func accessWhereConfined(_ place: Place) throws {
+    func accessWhereConfined(_ place: Place) async throws {
         let loop = try EventLoop()
         defer { loop.stop() }
         let bound = LoopBound(Counter(), loop: loop)
@@ -28,7 +30,7 @@ struct LoopBoundTests {
             #expect(bound.value.count == 1 && box.value == 1)
         case .onLoop:
             loop.start(name: "loopbound-test")
-            let seen = onLoop(loop) { () -> [Int] in
+            let seen = await onLoop(loop) { () -> [Int] in
                 bound.value.count += 1
                 box.value += 1
                 return [bound.value.count, box.value, loop.isConfinedHere ? 1 : 0]
@@ -45,18 +47,18 @@ struct LoopBoundTests {
     }
 
     @Test("A box is shared: every holder sees the loop's writes")
-    func boxIsShared() throws {
+    func boxIsShared() async throws {
         let loop = try EventLoop()
         loop.start(name: "loopbound-test")
         defer { loop.stop() }
-        let box = onLoop(loop) { LoopBoundBox([String](), loop: loop) }
+        let box = await onLoop(loop) { LoopBoundBox([String](), loop: loop) }
         let copy = box
-        onLoop(loop) { box.value.append("a") }
-        #expect(onLoop(loop) { copy.value } == ["a"])
+        await onLoop(loop) { box.value.append("a") }
+        #expect(await onLoop(loop) { copy.value } == ["a"])
     }
 
     @Test("The check is false off a running loop and on another loop's thread")
-    func checkOffLoop() throws {
+    func checkOffLoop() async throws {
         let loop = try EventLoop(), other = try EventLoop()
         loop.start(name: "loopbound-a")
         other.start(name: "loopbound-b")
@@ -66,8 +68,8 @@ struct LoopBoundTests {
         }
         #expect(!loop.isConfinedHere)
         #expect(!EventLoop.isOnAnyLoop)
-        #expect(onLoop(other) { loop.isConfinedHere } == false)
-        #expect(onLoop(other) { EventLoop.isOnAnyLoop })
+        #expect(await onLoop(other) { loop.isConfinedHere } == false)
+        #expect(await onLoop(other) { EventLoop.isOnAnyLoop })
     }
 
     #if DEBUG

@@ -13,7 +13,7 @@ extension IOCoreSuites {
             let client = try Client(port: h.port)
             client.send("hel")
             // The first piece has been read on its own: the framer holds it.
-            #expect(await eventually(timeout: 5) { h.onLoop { $0.connections.first?.framer.pending } == 3 })
+            #expect(await eventually(timeout: 5) { await h.onLoop { $0.connections.first?.framer.pending } == 3 })
             client.send("lo\nwor")
             #expect(await eventually(timeout: 5) { h.seen.frames == ["hello"] })
             client.send("ld\nand\nmore\n")
@@ -40,7 +40,7 @@ extension IOCoreSuites {
             let h = try StreamHarness()
             defer { h.stop() }
             var client: Client? = try Client(port: h.port)
-            #expect(await eventually(timeout: 5) { h.onLoop { $0.connections.count } == 1 })
+            #expect(await eventually(timeout: 5) { await h.onLoop { $0.connections.count } == 1 })
             client = nil
             #expect(await eventually(timeout: 5) { h.seen.ends == ["closedByPeer"] })
             _ = client
@@ -50,7 +50,7 @@ extension IOCoreSuites {
             let server = try StreamHarness(echo: true)
             defer { server.stop() }
             let port = server.port
-            server.onLoop { h in
+            await server.onLoop { h in
                 let c = try! LineConnection.connect(
                     to: SocketAddress(host: "127.0.0.1", port: port), loop: h.loop,
                     framer: LineFramer(), settings: StreamConnectionSettings())
@@ -61,7 +61,7 @@ extension IOCoreSuites {
             }
             // The server side saw it and echoed it; the client side framed the echo.
             #expect(await eventually(timeout: 5) { server.seen.frames == ["over", "over"] })
-            #expect(server.onLoop { $0.connections.first { !$0.inbound }?.isConnecting } == false)
+            #expect(await server.onLoop { $0.connections.first { !$0.inbound }?.isConnecting } == false)
         }
 
         @Test func aRefusedConnectIsClassified() async throws {
@@ -73,7 +73,7 @@ extension IOCoreSuites {
             probe.close()
             let h = try StreamHarness()
             defer { h.stop() }
-            h.onLoop { h in
+            await h.onLoop { h in
                 do throws(StreamFailure) {
                     let c = try LineConnection.connect(
                         to: SocketAddress(host: "127.0.0.1", port: port), loop: h.loop,
@@ -93,9 +93,9 @@ extension IOCoreSuites {
             let h = try StreamHarness(settings: StreamConnectionSettings(maxQueuedBytes: 1 << 20))
             defer { h.stop() }
             let client = try Client(port: h.port, receiveBuffer: 4096)
-            #expect(await eventually(timeout: 5) { h.onLoop { $0.connections.count } == 1 })
+            #expect(await eventually(timeout: 5) { await h.onLoop { $0.connections.count } == 1 })
             let chunk = [UInt8](repeating: 0x41, count: 65_536)
-            let accepted = h.onLoop { h -> Int in
+            let accepted = await h.onLoop { h -> Int in
                 let c = h.connections[0]
                 var sent = 0
                 while c.send(chunk) { sent += 1 }
@@ -113,10 +113,10 @@ extension IOCoreSuites {
             let h = try StreamHarness(settings: StreamConnectionSettings(maxQueuedBytes: 64 << 20))
             defer { h.stop() }
             let client = try Client(port: h.port, receiveBuffer: 4096)
-            #expect(await eventually(timeout: 5) { h.onLoop { $0.connections.count } == 1 })
+            #expect(await eventually(timeout: 5) { await h.onLoop { $0.connections.count } == 1 })
             // More than the kernel's send buffer can take at once (tcp_wmem's maximum is 4 MiB).
             let total = 32 << 20
-            let queued = h.onLoop { h -> Int in
+            let queued = await h.onLoop { h -> Int in
                 h.connections[0].send([UInt8](repeating: 0x42, count: total))
                 return h.connections[0].queuedBytes
             }
@@ -132,7 +132,7 @@ extension IOCoreSuites {
                     }
                     return read == total
                 })
-            #expect(h.onLoop { $0.connections[0].queuedBytes } == 0)
+            #expect(await h.onLoop { $0.connections[0].queuedBytes } == 0)
             #expect(h.seen.ends.isEmpty)
         }
     }

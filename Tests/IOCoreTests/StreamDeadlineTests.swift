@@ -56,9 +56,9 @@ extension IOCoreSuites {
 
         /// A TLS server whose client never says hello: the handshake deadline ends it.
         @Test func theHandshakeDeadline() async throws {
-            let pki = try TestPKI()
+            let pki = try await TestPKI()
             defer { pki.remove() }
-            let cert = try pki.issue("server", commonName: "localhost", altNames: ["DNS:localhost"])
+            let cert = try await pki.issue("server", commonName: "localhost", altNames: ["DNS:localhost"])
             let context = try TLSContext(
                 server: TLSServerSettings(certificateFile: cert.certificate, keyFile: cert.key))
             let h = try StreamHarness(
@@ -76,7 +76,7 @@ extension IOCoreSuites {
             let port = peer.port
             let ours = try StreamHarness()
             defer { ours.stop() }
-            ours.onLoop { h in
+            await ours.onLoop { h in
                 let c = try! LineConnection.connect(
                     to: SocketAddress(host: "127.0.0.1", port: port), loop: h.loop,
                     framer: LineFramer(),

@@ -68,58 +68,6 @@ enum SwitchFramer: StreamFramer {
     }
 }
 
-/// A loop and a listener whose accepted connections use framer `F`, with the test's own
-/// frame handler. `@unchecked Sendable`: confined to `loop`, touched only inside `loop.sync`.
-final class FramerHarness<F: StreamFramer & SendableMetatype>: @unchecked Sendable where F.Frame == String {
-    let loop: EventLoop
-    let seen = Seen()
-    private var listener: StreamListener?
-    private(set) var connections: [StreamConnection<F>] = []
-    private(set) var port = 0
-
-    init(framer: @escaping @Sendable () -> F, onFrame: @escaping @Sendable (StreamConnection<F>, String) -> Void) throws
-    {
-        loop = try EventLoop()
-        loop.start(name: "iocore-test")
-        port = try loop.sync { () -> Result<Int, SocketError> in
-            do throws(SocketError) {
-                let caps = StreamConnectionCaps(maxConnections: 10, maxPerSource: 10)
-                let l = try StreamListener(loop: self.loop, bind: SocketAddress(host: "127.0.0.1", port: 0), caps: caps)
-                l.onAccept = { [unowned self] fd, peer in
-                    let c = StreamConnection(
-                        accepted: fd, peer: peer, loop: self.loop, framer: framer(),
-                        settings: StreamConnectionSettings(), caps: caps)
-                    c.onFrames = { [seen = self.seen] c, frames in
-                        for f in frames {
-                            seen.frame(f)
-                            onFrame(c, f)
-                        }
-                    }
-                    c.onClose = { [seen = self.seen] _, failure in seen.end(kind(failure)) }
-                    self.connections.append(c)
-                    c.start()
-                }
-                l.start()
-                self.listener = l
-                return .success(l.local.port)
-            } catch {
-                return .failure(error)
-            }
-        }.get()
-    }
-
-    func onLoop<T: Sendable>(_ work: @escaping @Sendable (FramerHarness<F>) -> T) -> T { loop.sync { work(self) } }
-
-    func stop() {
-        loop.sync {
-            self.listener?.close()
-            for c in self.connections { c.close() }
-            self.connections = []
-        }
-        loop.stop()
-    }
-}
-
 extension IOCoreSuites {
     /// What the control API needs of a connection: back-pressure (`pauseReading`,
     /// `resumeReading` with what the framer held back), a framer swap that keeps the bytes
@@ -129,8 +77,8 @@ extension IOCoreSuites {
             let h = try StreamHarness()
             defer { h.stop() }
             let client = try Client(port: h.port)
-            #expect(await eventually(timeout: 5) { h.onLoop { $0.connections.count } == 1 })
-            h.onLoop { $0.connections[0].pauseReading() }
+            #expect(await eventually(timeout: 5) { await h.onLoop { $0.connections.count } == 1 })
+            await h.onLoop { $0.connections[0].pauseReading() }
             // Nothing is read: the kernel's buffers fill and the peer's sending stops.
             let lines = [UInt8](repeating: 0x70, count: 5_000).enumerated().map {
                 $0.offset % 50 == 49 ? 0x0A : $0.element
@@ -149,8 +97,8 @@ extension IOCoreSuites {
                 })
             #expect(sent > 0)
             #expect(h.seen.frames.isEmpty)
-            #expect(h.onLoop { $0.connections[0].isReadingPaused })
-            h.onLoop { $0.connections[0].resumeReading() }
+            #expect(await h.onLoop { $0.connections[0].isReadingPaused })
+            await h.onLoop { $0.connections[0].resumeReading() }
             // The last line finished once the connection reads again.
             #expect(
                 await eventually(timeout: 30) {
@@ -168,22 +116,22 @@ extension IOCoreSuites {
         }
 
         @Test func resumingReoffersWhatTheFramerHeldBack() async throws {
-            let h = try FramerHarness(framer: { OneLineFramer() }, onFrame: { c, _ in c.pauseReading() })
+            let h = try StreamHarness(framer: { OneLineFramer() }, onFrame: { c, _ in c.pauseReading() })
             defer { h.stop() }
             let client = try Client(port: h.port)
             // Three lines in one write: the framer cuts the first and holds the others.
             client.send("a\nb\nc\n")
             #expect(await eventually(timeout: 5) { h.seen.frames == ["a"] })
-            #expect(h.onLoop { $0.connections[0].framer.pending } == 0)
+            #expect(await h.onLoop { $0.connections[0].framer.pending } == 0)
             for expected in [["a", "b"], ["a", "b", "c"]] {
-                h.onLoop { h in
+                await h.onLoop { h in
                     h.connections[0].framer.release()
                     h.connections[0].resumeReading()
                 }
                 #expect(await eventually(timeout: 5) { h.seen.frames == expected })
             }
             // And after the held lines, bytes read from the socket again.
-            h.onLoop { h in
+            await h.onLoop { h in
                 h.connections[0].framer.release()
                 h.connections[0].resumeReading()
             }
@@ -192,7 +140,7 @@ extension IOCoreSuites {
         }
 
         @Test func aSwappedFramerGetsTheBytesTheOldOneHeld() async throws {
-            let h = try FramerHarness(
+            let h = try StreamHarness(
                 framer: { SwitchFramer.lines([], upgraded: false) },
                 onFrame: { c, frame in
                     guard frame == "UPGRADE" else { return }
@@ -203,7 +151,7 @@ extension IOCoreSuites {
             // The first bytes of the new protocol come in the same write as the upgrade.
             client.send("hello\nUPGRADE\nabcdefgh")
             #expect(await eventually(timeout: 5) { h.seen.frames == ["hello", "UPGRADE", "abc", "def"] })
-            #expect(h.onLoop { $0.connections[0].framer.pending } == 2)
+            #expect(await h.onLoop { $0.connections[0].framer.pending } == 2)
             client.send("ijkl")
             #expect(await eventually(timeout: 5) { h.seen.frames == ["hello", "UPGRADE", "abc", "def", "ghi", "jkl"] })
             #expect(h.seen.ends.isEmpty)
@@ -213,10 +161,10 @@ extension IOCoreSuites {
             let h = try StreamHarness(settings: StreamConnectionSettings(maxQueuedBytes: 64 << 20))
             defer { h.stop() }
             let client = try Client(port: h.port, receiveBuffer: 4096)
-            #expect(await eventually(timeout: 5) { h.onLoop { $0.connections.count } == 1 })
+            #expect(await eventually(timeout: 5) { await h.onLoop { $0.connections.count } == 1 })
             let drained = Mutex(0)
             let total = 16 << 20
-            let queued = h.onLoop { h -> Int in
+            let queued = await h.onLoop { h -> Int in
                 let c = h.connections[0]
                 c.onDrained = { c in
                     drained.withLock { $0 += 1 }
@@ -252,9 +200,9 @@ extension IOCoreSuites {
         @Test(arguments: [true, false]) func refusedConnectionsAreResetWhenAsked(reset: Bool) async throws {
             let h = try StreamHarness(maxConnections: 1)
             defer { h.stop() }
-            h.onLoop { $0.listener?.resetRefused = reset }
+            await h.onLoop { $0.listener?.resetRefused = reset }
             let held = try Client(port: h.port)
-            #expect(await eventually(timeout: 5) { h.onLoop { $0.connections.count } == 1 })
+            #expect(await eventually(timeout: 5) { await h.onLoop { $0.connections.count } == 1 })
             let refused = try Client(port: h.port)
             var ending: Int32 = -1
             #expect(

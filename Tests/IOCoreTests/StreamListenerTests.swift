@@ -13,22 +13,22 @@ extension IOCoreSuites {
             defer { h.stop() }
             let a = try Client(port: h.port, from: "127.0.0.1")
             let b = try Client(port: h.port, from: "127.0.0.1")
-            #expect(await eventually(timeout: 5) { h.onLoop { $0.connections.count } == 2 })
+            #expect(await eventually(timeout: 5) { await h.onLoop { $0.connections.count } == 2 })
             // A third from the same source: over its cap, closed at once.
             let c = try Client(port: h.port, from: "127.0.0.1")
             #expect(await c.waitClosed(timeout: 5))
             #expect(h.seen.refusals == [.tooManyFromSource])
             // Another source fits under the total cap, a third source does not.
             let d = try Client(port: h.port, from: "127.0.0.2")
-            #expect(await eventually(timeout: 5) { h.onLoop { $0.connections.count } == 3 })
+            #expect(await eventually(timeout: 5) { await h.onLoop { $0.connections.count } == 3 })
             let e = try Client(port: h.port, from: "127.0.0.3")
             #expect(await e.waitClosed(timeout: 5))
             #expect(h.seen.refusals == [.tooManyFromSource, .tooManyConnections])
             // One goes: its place is free again.
-            h.onLoop { $0.connections[0].close() }
+            await h.onLoop { $0.connections[0].close() }
             #expect(await a.waitClosed(timeout: 5))
             let f = try Client(port: h.port, from: "127.0.0.3")
-            #expect(await eventually(timeout: 5) { h.onLoop { $0.connections.filter(\.isOpen).count } == 3 })
+            #expect(await eventually(timeout: 5) { await h.onLoop { $0.connections.filter(\.isOpen).count } == 3 })
             #expect(h.seen.refusals.count == 2)
             _ = (b, d, f)
         }
@@ -78,10 +78,10 @@ extension IOCoreSuites {
                         return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
                     })
             }
-            #expect(h.onLoop { $0.connections.count } == 0)
+            #expect(await h.onLoop { $0.connections.count } == 0)
             // Descriptors are back: after its pause the listener accepts again.
             let client = try Client(port: h.port)
-            #expect(await eventually(timeout: 5) { h.onLoop { $0.connections.count } == 1 })
+            #expect(await eventually(timeout: 5) { await h.onLoop { $0.connections.count } == 1 })
             _ = client
         }
     }

@@ -13,11 +13,11 @@ extension IOCoreSuites {
         /// client connection to it that trusts the PKI and sends `line` once connected. The
         /// PKI's files go when `body` returns.
         private func withTLSPair(
-            echo: Bool, sending line: String, _ body: (StreamHarness) async throws -> Void
+            echo: Bool, sending line: String, _ body: (StreamHarness<LineFramer>) async throws -> Void
         ) async throws {
-            let pki = try TestPKI()
+            let pki = try await TestPKI()
             defer { pki.remove() }
-            let cert = try pki.issue("server", commonName: "localhost", altNames: ["DNS:localhost"])
+            let cert = try await pki.issue("server", commonName: "localhost", altNames: ["DNS:localhost"])
             let serverContext = try TLSContext(
                 server: TLSServerSettings(certificateFile: cert.certificate, keyFile: cert.key))
             let settings = StreamConnectionSettings(handshakeTimeout: 5)
@@ -26,7 +26,7 @@ extension IOCoreSuites {
             let client = TLSClientSettings(caFile: pki.caFile, names: .https)
             let clientContext = try TLSContext(client: client)
             let port = h.port
-            h.onLoop { h in
+            await h.onLoop { h in
                 let tls = TLSStream(client: clientContext, target: TLSTarget(serverName: "localhost", client: client))!
                 let c = try! LineConnection.connect(
                     to: SocketAddress(host: "127.0.0.1", port: port), loop: h.loop,
@@ -42,7 +42,7 @@ extension IOCoreSuites {
         @Test func framesCrossATLSConnectionBothWays() async throws {
             try await withTLSPair(echo: true, sending: "secret") { h in
                 #expect(await eventually(timeout: 10) { h.seen.frames == ["secret", "secret"] })
-                #expect(h.onLoop { $0.connections.allSatisfy { $0.security?.isEstablished == true } })
+                #expect(await h.onLoop { $0.connections.allSatisfy { $0.security?.isEstablished == true } })
                 #expect(h.seen.ends.isEmpty)
             }
         }
@@ -54,7 +54,7 @@ extension IOCoreSuites {
                 #expect(await eventually(timeout: 10) { h.seen.frames == ["hello"] })
                 // The accepted connection is the second watched: its answer and its close go
                 // out in one loop turn, before the client reads.
-                h.onLoop { h in
+                await h.onLoop { h in
                     let server = h.connections[1]
                     server.send(Array("last\n".utf8))
                     server.finishWriting()
@@ -65,11 +65,11 @@ extension IOCoreSuites {
         }
 
         @Test func aClientThatDistrustsTheServerEndsWithTheSecurityFailure() async throws {
-            let pki = try TestPKI()
+            let pki = try await TestPKI()
             defer { pki.remove() }
-            let other = try TestPKI(name: "other CA")
+            let other = try await TestPKI(name: "other CA")
             defer { other.remove() }
-            let cert = try pki.issue("server", commonName: "localhost", altNames: ["DNS:localhost"])
+            let cert = try await pki.issue("server", commonName: "localhost", altNames: ["DNS:localhost"])
             let serverContext = try TLSContext(
                 server: TLSServerSettings(certificateFile: cert.certificate, keyFile: cert.key))
             let h = try StreamHarness(
@@ -79,7 +79,7 @@ extension IOCoreSuites {
             let clientContext = try TLSContext(client: client)
             let port = h.port
             let failure = Mutex<TLSFailure?>(nil)
-            h.onLoop { h in
+            await h.onLoop { h in
                 let tls = TLSStream(client: clientContext, target: TLSTarget(serverName: "localhost", client: client))!
                 let c = try! LineConnection.connect(
                     to: SocketAddress(host: "127.0.0.1", port: port), loop: h.loop,

@@ -69,73 +69,118 @@ final class Seen: Sendable {
     func keepalive() { state.withLock { $0.keepalives += 1 } }
 }
 
-/// A loop, a listener on 127.0.0.1 port 0 and the connections it accepted (and any the
-/// test opened), all confined to the loop: the test reaches them only through `onLoop`.
-/// `@unchecked Sendable`: confined to `loop`, touched only inside `loop.sync`.
-final class StreamHarness: @unchecked Sendable {
-    let loop: EventLoop
-    let seen = Seen()
-    private(set) var listener: StreamListener?
-    private(set) var connections: [LineConnection] = []
-    private(set) var port = 0
+/// A loop, a listener on 127.0.0.1 port 0 whose accepted connections use framer `F`, and
+/// the connections it accepted (and any the test opened and handed to `watch` or `retain`).
+/// Listener and connections live in a `LoopBoundBox` on `loop`, so the harness is plainly
+/// `Sendable`: the test reaches them with `await onLoop { }`, which holds no thread while the
+/// loop works. Line connections (`LineFramer`, optionally echoing) are the usual case; the
+/// flow-control tests bring framers of their own and a frame handler.
+final class StreamHarness<F: StreamFramer & SendableMetatype>: Sendable where F.Frame == String {
+    typealias FrameHandler = @Sendable (StreamConnection<F>, String) -> Void
 
-    init(
-        settings: StreamConnectionSettings = StreamConnectionSettings(), maxConnections: Int = 100,
-        maxPerSource: Int = 100,
-        security: (@Sendable () -> (any StreamSecurity)?)? = nil, echo: Bool = false
-    ) throws {
-        loop = try EventLoop()
-        loop.start(name: "iocore-test")
-        let made = loop.sync { () -> Result<Int, SocketError> in
-            do throws(SocketError) {
-                let caps = StreamConnectionCaps(maxConnections: maxConnections, maxPerSource: maxPerSource)
-                let l = try StreamListener(
-                    loop: self.loop, bind: SocketAddress(host: "127.0.0.1", port: 0), caps: caps,
-                    acceptBackoff: 0.05)
-                l.onRefused = { [seen = self.seen] in seen.refused($0) }
-                l.onAccept = { [unowned self] fd, peer in
-                    let c = LineConnection(
-                        accepted: fd, peer: peer, loop: self.loop, framer: LineFramer(maxLine: 64),
-                        security: security?(), settings: settings, caps: caps)
-                    self.watch(c, echo: echo)
-                    c.start()
-                }
-                l.start()
-                self.listener = l
-                return .success(l.local.port)
-            } catch {
-                return .failure(error)
-            }
-        }
-        port = try made.get()
+    /// What lives on the loop.
+    struct Parts {
+        var listener: StreamListener?
+        var connections: [StreamConnection<F>] = []
     }
 
-    func watch(_ c: LineConnection, echo: Bool) {
-        connections.append(c)
-        c.onFrames = { [seen] c, frames in
+    let loop: EventLoop
+    let seen: Seen
+    /// The listener's port, known before anything runs on the loop.
+    let port: Int
+    private let parts: LoopBoundBox<Parts>
+
+    /// `onFrame` runs on the loop for every frame an accepted connection delivers (after `seen`
+    /// has it).
+    init(
+        framer: @escaping @Sendable () -> F, settings: StreamConnectionSettings = StreamConnectionSettings(),
+        maxConnections: Int = 100, maxPerSource: Int = 100,
+        security: (@Sendable () -> (any StreamSecurity)?)? = nil, onFrame: FrameHandler? = nil
+    ) throws {
+        let loop = try EventLoop()
+        // Built before the loop's thread runs: this thread owns the loop's state until `start`.
+        let parts = LoopBoundBox(Parts(), loop: loop)
+        let seen = Seen()
+        let caps = StreamConnectionCaps(maxConnections: maxConnections, maxPerSource: maxPerSource)
+        let listener = try StreamListener(
+            loop: loop, bind: SocketAddress(host: "127.0.0.1", port: 0), caps: caps, acceptBackoff: 0.05)
+        listener.onRefused = { seen.refused($0) }
+        listener.onAccept = { fd, peer in
+            let c = StreamConnection(
+                accepted: fd, peer: peer, loop: loop, framer: framer(), security: security?(), settings: settings,
+                caps: caps)
+            Self.watch(c, in: parts, seen: seen, onFrame: onFrame)
+            c.start()
+        }
+        listener.start()
+        parts.value.listener = listener
+        self.loop = loop
+        self.seen = seen
+        self.parts = parts
+        port = listener.local.port
+        loop.start(name: "iocore-test")
+    }
+
+    /// The listener; on the loop.
+    var listener: StreamListener? { parts.value.listener }
+    /// The connections accepted and watched, in order; on the loop.
+    var connections: [StreamConnection<F>] { parts.value.connections }
+
+    /// Keeps `c` and records what it delivers and how it ends in `seen`; on the loop.
+    func watch(_ c: StreamConnection<F>, onFrame: FrameHandler? = nil) {
+        Self.watch(c, in: parts, seen: seen, onFrame: onFrame)
+    }
+
+    private static func watch(
+        _ c: StreamConnection<F>, in parts: LoopBoundBox<Parts>, seen: Seen, onFrame: FrameHandler?
+    ) {
+        parts.value.connections.append(c)
+        c.onFrames = { c, frames in
             for f in frames {
                 seen.frame(f)
-                if echo { c.send(Array((f + "\n").utf8)) }
+                onFrame?(c, f)
             }
         }
-        c.onClose = { [seen] _, failure in seen.end(kind(failure)) }
-        c.onKeepalive = { [seen] _ in seen.keepalive() }
+        c.onClose = { _, failure in seen.end(kind(failure)) }
+        c.onKeepalive = { _ in seen.keepalive() }
     }
 
-    /// Keeps a connection whose handlers the test set itself.
-    func retain(_ c: LineConnection) { connections.append(c) }
+    /// Keeps a connection whose handlers the test set itself; on the loop.
+    func retain(_ c: StreamConnection<F>) { parts.value.connections.append(c) }
 
-    /// Runs `work` on the loop with the harness.
-    func onLoop<T: Sendable>(_ work: @escaping @Sendable (StreamHarness) -> T) -> T { loop.sync { work(self) } }
+    /// Runs `work` on the loop with the harness and suspends until its result.
+    func onLoop<T: Sendable>(_ work: @escaping @Sendable (StreamHarness) -> T) async -> T {
+        await loop.run { work(self) }
+    }
 
+    /// Stops the loop, then (the loop's thread done, this one owns its state) closes the
+    /// listener and every connection. For a `defer`: the wait is for the loop's current turn.
     func stop() {
-        loop.sync {
-            self.listener?.close()
-            for c in self.connections { c.close() }
-            self.connections = []
-        }
         loop.stop()
+        parts.value.listener?.close()
+        for c in parts.value.connections { c.close() }
+        parts.value.connections = []
     }
+}
+
+extension StreamHarness where F == LineFramer {
+    /// Line connections (at most 64 bytes a line), echoing every line back when `echo`.
+    convenience init(
+        settings: StreamConnectionSettings = StreamConnectionSettings(), maxConnections: Int = 100,
+        maxPerSource: Int = 100, security: (@Sendable () -> (any StreamSecurity)?)? = nil, echo: Bool = false
+    ) throws {
+        try self.init(
+            framer: { LineFramer(maxLine: 64) }, settings: settings, maxConnections: maxConnections,
+            maxPerSource: maxPerSource, security: security, onFrame: echo ? Self.echo : nil)
+    }
+
+    /// `watch`, echoing every line back when `echo`.
+    func watch(_ c: LineConnection, echo: Bool) {
+        watch(c, onFrame: echo ? Self.echo : nil)
+    }
+
+    /// Sends every line back.
+    private static let echo: FrameHandler = { c, line in c.send(Array((line + "\n").utf8)) }
 }
 
 /// A plain blocking client socket on 127.0.0.1 (optionally bound to another loopback source).

@@ -1,14 +1,17 @@
 /// The Python servers the tests talk to (stdlib only, port 0, port printed on stdout).
 enum ServerScripts {
-    /// HTTP/1.1: JSON GET, POST echo, a chunked body, a JSON 404, and a response that
-    /// never comes in time.
+    /// HTTP/1.1: JSON GET, POST echo, a chunked body, a JSON 404, a response that never
+    /// comes in time, and `/api/v1/gather?n=N`, answered once N requests are in at once.
     static let http = #"""
         import signal
         # The test runner's threads block most signals and a spawned child inherits the mask:
         # unblock them so stop()'s SIGTERM ends the server at once.
         signal.pthread_sigmask(signal.SIG_SETMASK, [])
-        import json, sys, time
+        import json, sys, threading, time
         from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        arrived = threading.Condition()
+        gathered = [0]
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
@@ -46,6 +49,14 @@ enum ServerScripts {
                 elif self.path == "/api/v1/slow":
                     time.sleep(30)
                     self.send_json(200, {})
+                elif self.path.startswith("/api/v1/gather?n="):
+                    # Answered once n requests are in at the same time (504 after 10 s).
+                    n = int(self.path.split("=")[1])
+                    with arrived:
+                        gathered[0] += 1
+                        ok = arrived.wait_for(lambda: gathered[0] >= n, timeout=10)
+                        arrived.notify_all()
+                    self.send_json(200 if ok else 504, {"gathered": gathered[0]})
                 else:
                     self.send_json(400, {"error": "unknown path " + self.path})
 

@@ -38,7 +38,7 @@ struct MediaEngineSmokeTests {
             packet[8] = 1; packet[9] = 2; packet[10] = 3; packet[11] = 4
             for i in 0..<160 { packet[12 + i] = ulaw[i] }
             packet.withUnsafeBytes { _ = carrier.send($0, to: to) }
-            try await Task.sleep(nanoseconds: 20_000_000)
+            try await Task.sleep(nanoseconds: 20_000_000)  // the 20 ms packet pacing, not a wait
             while let got = app.receive(into: rx, from: &from) { received.append(Array(rx[0..<got])) }
         }
         _ = await eventually(timeout: 2) {
@@ -112,11 +112,10 @@ struct MediaEngineRTCPTests {
         var from = RawSocketAddress()
         var lost: Int32? = nil
         // A condition wait: 20 s only matters on a machine stalled by other work.
-        let deadline = EventLoop.now() + 20
-        while lost != 10, EventLoop.now() < deadline {
-            if let n = carrierRTCP.receive(into: rx, from: &from),
-                let compound = try? RTCPCompoundPacket(parsing: UnsafeRawBufferPointer(rebasing: rx[0..<n]))
-            {
+        _ = await eventually(timeout: 20, pollInterval: 0.02) {
+            while lost != 10, let n = carrierRTCP.receive(into: rx, from: &from) {
+                guard let compound = try? RTCPCompoundPacket(parsing: UnsafeRawBufferPointer(rebasing: rx[0..<n]))
+                else { continue }
                 #expect(compound.packets.count == 2, "SR or RR, then SDES")
                 for p in compound.packets {
                     switch p {
@@ -127,9 +126,8 @@ struct MediaEngineRTCPTests {
                     default: break
                     }
                 }
-            } else {
-                try await Task.sleep(nanoseconds: 20_000_000)
             }
+            return lost == 10
         }
         #expect(lost == 10, "cumulative lost in the engine's report: \(String(describing: lost))")
         #expect(call.statistics()[.trunk]?.packetsLost == 10)
@@ -137,11 +135,11 @@ struct MediaEngineRTCPTests {
 }
 
 /// `realtimePriority` puts the media threads under SCHED_RR, or says why it could not.
-@Test func realtimePriorityIsTakenOrExplained() throws {
+@Test func realtimePriorityIsTakenOrExplained() async throws {
     let engine = try MediaEngine(
         configuration: .init(threads: 1, portRange: 21_700...21_709, portQuarantine: 0, realtimePriority: 5))
     defer { engine.shutdown() }
-    let policy = engine.threads[0].loop.sync { () -> Int32 in
+    let policy = await engine.threads[0].loop.run { () -> Int32 in
         var p = sched_param()
         var policy: Int32 = 0
         pthread_getschedparam(pthread_self(), &policy, &p)

@@ -85,17 +85,15 @@ import Testing
         func handshake(_ client: inout DTLSTransport, until done: (DTLSTransport) -> Bool) async -> Bool {
             for d in client.start(now: Date().timeIntervalSince1970).datagrams { send(d) }
             var seen = 0
-            let deadline = Date().addingTimeInterval(5)
-            while !done(client) {
-                if Date() > deadline { return false }
+            return await eventually(timeout: 5, pollInterval: 0.02) {
+                if done(client) { return true }
                 browserPeer.drain()
                 for r in browserPeer.received.dropFirst(seen) where PacketKind(datagram: r.bytes) == .dtls {
                     for d in client.receive(r.bytes, now: Date().timeIntervalSince1970).datagrams { send(d) }
                 }
                 seen = browserPeer.received.count
-                try? await Task.sleep(nanoseconds: 20_000_000)
+                return done(client)
             }
-            return true
         }
 
         func failure() -> String? {
@@ -177,7 +175,7 @@ import Testing
             rig.carrier.send(
                 payloadType: 0, payload: pcmu.encode(sine(440, sampleRate: 8000, count: 160, offset: n * 160)),
                 to: rig.call.address(of: .trunk))
-            try await Task.sleep(nanoseconds: 20_000_000)
+            try await Task.sleep(nanoseconds: 20_000_000)  // the 20 ms packet pacing, not a wait
         }
         var opened = 0
         #expect(

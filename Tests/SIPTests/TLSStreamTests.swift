@@ -94,10 +94,10 @@ import Testing
         return (c, s)
     }
 
-    @Test func requestAndResponseCrossEncrypted() throws {
-        let pki = try TestPKI()
+    @Test func requestAndResponseCrossEncrypted() async throws {
+        let pki = try await TestPKI()
         defer { pki.remove() }
-        let cert = try pki.issue("carrier", commonName: "carrier.test", altNames: ["DNS:carrier.test"])
+        let cert = try await pki.issue("carrier", commonName: "carrier.test", altNames: ["DNS:carrier.test"])
         var (client, server) = try Self.pair(pki, server: cert)
         let x = Self.exchange(&client, &server)
         #expect(x.client.established && x.server.established)
@@ -133,18 +133,19 @@ import Testing
 
     /// The client refuses the server, and not one byte of the held INVITE leaves.
     @Test(arguments: failures)
-    func clientRefusesTheServer(_ row: FailureRow) throws {
-        let pki = try TestPKI()
+    func clientRefusesTheServer(_ row: FailureRow) async throws {
+        let pki = try await TestPKI()
         defer { pki.remove() }
-        let rogue = try TestPKI(name: "rogue CA")
+        let rogue = try await TestPKI(name: "rogue CA")
         defer { rogue.remove() }
         let cert: TestPKI.Issued =
             switch row.certificate {
             case "expired":
-                try pki.issue("expired", commonName: "carrier.test", altNames: ["DNS:carrier.test"], expired: true)
-            case "rogue": try rogue.issue("rogue", commonName: "carrier.test", altNames: ["DNS:carrier.test"])
-            case "ip-only": try pki.issue("ip", commonName: "carrier.test", altNames: ["IP:127.0.0.1"])
-            default: try pki.issue("carrier", commonName: "carrier.test", altNames: ["DNS:carrier.test"])
+                try await pki.issue(
+                    "expired", commonName: "carrier.test", altNames: ["DNS:carrier.test"], expired: true)
+            case "rogue": try await rogue.issue("rogue", commonName: "carrier.test", altNames: ["DNS:carrier.test"])
+            case "ip-only": try await pki.issue("ip", commonName: "carrier.test", altNames: ["IP:127.0.0.1"])
+            default: try await pki.issue("carrier", commonName: "carrier.test", altNames: ["DNS:carrier.test"])
             }
         var (client, server) = try Self.pair(pki, server: cert, name: row.expectedName)
         let x = Self.exchange(&client, &server)
@@ -156,14 +157,14 @@ import Testing
         if case .wrongName = row.failure { #expect(!x.server.established) }
     }
 
-    @Test func aServerThatRequiresAClientCertificate() throws {
-        let pki = try TestPKI()
+    @Test func aServerThatRequiresAClientCertificate() async throws {
+        let pki = try await TestPKI()
         defer { pki.remove() }
-        let rogue = try TestPKI(name: "rogue CA")
+        let rogue = try await TestPKI(name: "rogue CA")
         defer { rogue.remove() }
-        let cert = try pki.issue("carrier", commonName: "carrier.test", altNames: ["DNS:carrier.test"])
-        let mine = try pki.issue("gw", commonName: "gw.test", altNames: ["DNS:gw.test"])
-        let foreign = try rogue.issue("gw-rogue", commonName: "gw.test", altNames: ["DNS:gw.test"])
+        let cert = try await pki.issue("carrier", commonName: "carrier.test", altNames: ["DNS:carrier.test"])
+        let mine = try await pki.issue("gw", commonName: "gw.test", altNames: ["DNS:gw.test"])
+        let foreign = try await rogue.issue("gw-rogue", commonName: "gw.test", altNames: ["DNS:gw.test"])
 
         // Without one: the server refuses, the client learns why, the INVITE never arrives.
         var (client, server) = try Self.pair(pki, server: cert, verifyClient: .require)
@@ -191,11 +192,11 @@ import Testing
     }
 
     /// `optional`: a client without a certificate is served; one with a certificate is checked.
-    @Test func optionalClientCertificates() throws {
-        let pki = try TestPKI()
+    @Test func optionalClientCertificates() async throws {
+        let pki = try await TestPKI()
         defer { pki.remove() }
-        let cert = try pki.issue("carrier", commonName: "carrier.test", altNames: ["DNS:carrier.test"])
-        let mine = try pki.issue("gw", commonName: "gw.test", altNames: ["DNS:gw.test"])
+        let cert = try await pki.issue("carrier", commonName: "carrier.test", altNames: ["DNS:carrier.test"])
+        let mine = try await pki.issue("gw", commonName: "gw.test", altNames: ["DNS:gw.test"])
         var (client, server) = try Self.pair(pki, server: cert, verifyClient: .optional)
         var x = Self.exchange(&client, &server)
         #expect(x.server.plaintext == Self.invite && x.client.plaintext == Self.ok)
@@ -208,10 +209,10 @@ import Testing
         #expect(server.peerNames?.dnsNames == ["gw.test"])
     }
 
-    @Test func plainSIPOnATLSPortIsNotTLS() throws {
-        let pki = try TestPKI()
+    @Test func plainSIPOnATLSPortIsNotTLS() async throws {
+        let pki = try await TestPKI()
         defer { pki.remove() }
-        let cert = try pki.issue("carrier", commonName: "carrier.test", altNames: ["DNS:carrier.test"])
+        let cert = try await pki.issue("carrier", commonName: "carrier.test", altNames: ["DNS:carrier.test"])
         let context = try TLSContext(server: SIPTLSServerSettings(certificateFile: cert.certificate, keyFile: cert.key))
         var server = try #require(TLSStream(server: context))
         let out = Self.invite.withUnsafeBytes { server.receive($0) }
@@ -219,11 +220,11 @@ import Testing
         #expect(out.plaintext.isEmpty)
     }
 
-    @Test func unusableFilesSayWhich() throws {
-        let pki = try TestPKI()
+    @Test func unusableFilesSayWhich() async throws {
+        let pki = try await TestPKI()
         defer { pki.remove() }
-        let a = try pki.issue("a", commonName: "a.test", altNames: ["DNS:a.test"])
-        let b = try pki.issue("b", commonName: "b.test", altNames: ["DNS:b.test"])
+        let a = try await pki.issue("a", commonName: "a.test", altNames: ["DNS:a.test"])
+        let b = try await pki.issue("b", commonName: "b.test", altNames: ["DNS:b.test"])
         #expect(throws: TLSFailure.self) {
             try TLSContext(client: SIPTLSClientSettings(caFile: pki.path("missing.pem")))
         }

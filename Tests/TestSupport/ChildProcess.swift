@@ -40,11 +40,14 @@ public final class ChildProcess: @unchecked Sendable {  // `process` is set up b
 
     /// Starts `executable` with `arguments`. Output goes to `outputFile` (default: a new
     /// temporary file, removed by `stop()`), stderr too unless `discardingErrors`; stdin is
-    /// /dev/null unless `standardInput` is given.
+    /// /dev/null unless `standardInput` is given. `unblockingSignals`: the child starts with
+    /// no signal blocked. The test runner's threads block SIGTERM and SIGINT and a child
+    /// inherits that mask, so without it a tool that does not reset its mask (sngrep,
+    /// openssl) ignores the SIGTERM of `stop()` until the SIGKILL after the grace.
     public init(
         _ executable: String, _ arguments: [String], environment: [String: String]? = nil,
         currentDirectory: URL? = nil, outputFile: URL? = nil, discardingErrors: Bool = false,
-        standardInput: Any? = nil
+        standardInput: Any? = nil, unblockingSignals: Bool = false
     ) throws {
         self.outputFile =
             outputFile
@@ -74,7 +77,14 @@ public final class ChildProcess: @unchecked Sendable {  // `process` is set up b
         }
         // Foundation's Process.run is not safe to call from several threads at once (a
         // parallel suite crashed in its memcpy): one launch at a time, the rest is parallel.
-        try ChildProcess.launching.withLock { _ in try process.run() }
+        try ChildProcess.launching.withLock { _ in
+            // posix_spawn hands the calling thread's mask on: empty it for the spawn alone.
+            var previous = sigset_t(), empty = sigset_t()
+            sigemptyset(&empty)
+            if unblockingSignals { pthread_sigmask(SIG_SETMASK, &empty, &previous) }
+            defer { if unblockingSignals { pthread_sigmask(SIG_SETMASK, &previous, nil) } }
+            try process.run()
+        }
     }
 
     private static let launching = Mutex<Void>(())
@@ -83,10 +93,11 @@ public final class ChildProcess: @unchecked Sendable {  // `process` is set up b
     /// and output.
     public static func run(
         _ executable: String, _ arguments: [String], environment: [String: String]? = nil,
-        discardingErrors: Bool = false, timeout: Double = 30
+        discardingErrors: Bool = false, unblockingSignals: Bool = false, timeout: Double = 30
     ) async throws -> Result {
         let child = try ChildProcess(
-            executable, arguments, environment: environment, discardingErrors: discardingErrors)
+            executable, arguments, environment: environment, discardingErrors: discardingErrors,
+            unblockingSignals: unblockingSignals)
         defer { child.stop() }
         guard let status = await child.exit(timeout: timeout) else {
             throw Failure(
