@@ -111,7 +111,7 @@ final class Baresip: @unchecked Sendable {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "irisgw-baresip-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        try await Self.config(listen: sipPort ?? 0, options: options, directory: directory)
+        try Self.config(listen: sipPort ?? 0, options: options, directory: directory)
             .write(to: directory.appendingPathComponent("config"), atomically: true, encoding: .utf8)
         try (account.line + "\n").write(
             to: directory.appendingPathComponent("accounts"), atomically: true, encoding: .utf8)

@@ -138,7 +138,7 @@ extension GatewaySuites {
             #expect(text.contains("INVITE sip:+15551230001@") && text.contains("Call-ID:"), "\(text.prefix(300))")
             let file = TestArtifacts.directory.appendingPathComponent("carrier-test-report.png")
             let png = try page.screenshot(to: file)
-            let (coverage, colours) = try await page.inkCoverage(png: png)
+            let (coverage, colours) = try page.inkCoverage(png: png)
             #expect(
                 png.count > 2_000 && coverage > 0.02 && colours > 8,
                 "blank screenshot \(file.path): \(coverage) \(colours)")

@@ -40,9 +40,12 @@ extension GatewaySuites.HostileTrafficTests {
         // Descriptors back: the API answers again and counted the shedding.
         api.forEach { $0.close() }
         api = []
+        var shedCount = 0
         #expect(
-            await eventually(timeout: 10) { Self.refused(gw, "sip_tcp_out_of_descriptors") > 0 },
-            "\(Self.refused(gw, "sip_tcp_out_of_descriptors"))")
+            await eventually(timeout: 10) {
+                shedCount = await Self.refused(gw, "sip_tcp_out_of_descriptors")
+                return shedCount > 0
+            }, "\(shedCount)")
         try await Self.stillCalls(gw, sipp)
     }
 }

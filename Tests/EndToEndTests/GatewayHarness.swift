@@ -344,11 +344,15 @@ final class SessionRecorder: IrisRtcAudioSessionDelegate, @unchecked Sendable {
 
 /// The gateway end-to-end suites: each test starts its own `irisgw serve` and SIPp processes
 /// (ports from the OS) and awaits them without holding a cooperative thread; `.stopsGateways`
-/// awaits the end of every gateway a test started once the test is over. They run one at
-/// a time for the resource they share, the two cores: each gateway runs real-time media
-/// threads, and since no test blocks a thread any more, dozens would start at once and
-/// miss their media deadlines. Other suites still run beside them.
-@Suite(.serialized, .stopsGateways) struct GatewaySuites {}
+/// awaits the end of every gateway a test started once the test is over. At most two tests
+/// run at once (`.atMost`, outside `.stopsGateways` so a slot is free only once its gateways
+/// have exited), one per core, for the resource they share: each gateway runs real-time media
+/// threads, and since no test blocks a thread, dozens would otherwise start together and miss
+/// their media deadlines. Other suites run beside them.
+@Suite(.atMost(gatewaySlots), .stopsGateways) struct GatewaySuites {}
+
+/// The gateway suites' slots: one per core of the 2-core machines the suite must pass on.
+let gatewaySlots = TestSlots(2)
 
 /// SIPp playing `xml` as the carrier (listening before this returns) and a gateway whose one
 /// profile, `configure`d, routes to it. Stop both in a `defer`: `gw.stop(); sipp.stop()`.
