@@ -3,7 +3,7 @@ import Testing
 /// A trait that lets at most `limit` tests of the suite it marks run at once (the gateway
 /// suites: one `irisgw serve` with real-time media threads per core). A test waits for a
 /// slot suspended, holding no thread; suites beside it run on.
-struct ConcurrencyLimit: SuiteTrait, TestScoping {
+struct ConcurrencyLimit: SuiteTrait, TestTrait, TestScoping {
     let slots: TestSlots
     var isRecursive: Bool { true }
 
