@@ -291,7 +291,7 @@ extension GatewaySuites {
             let phone = try await Baresip(
                 account: .init(mediaenc: "srtp"), dial: "sip:+15550001000@127.0.0.1:\(gw.sipPort)")
             defer { phone.stop() }
-            let (session, rec) = try await Self.answerAsApp(gw, listener, phone)
+            let (session, _) = try await Self.answerAsApp(gw, listener, phone)
             defer { session.stop() }
             #expect(await Self.appHears(session, hz: 440) > 0.3)
             let ok = try #require(phone.inviteResponses.first { $0.statusCode == 200 }, phone.report)
@@ -316,7 +316,7 @@ extension GatewaySuites {
                 account: .init(mediaenc: "srtp"), options: .init(record: true),
                 dial: "sip:+15550001000@127.0.0.1:\(gw.sipPort)")
             defer { phone.stop() }
-            let (session, rec) = try await Self.answerAsApp(gw, listener, phone)
+            let (session, _) = try await Self.answerAsApp(gw, listener, phone)
             defer { session.stop() }
             #expect(await Self.appHears(session, hz: 440) > 0.3)
             let stats = Self.trunkStats(gw)

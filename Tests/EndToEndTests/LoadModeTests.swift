@@ -90,9 +90,9 @@ extension GatewaySuites {
                 "Emulation.setDeviceMetricsOverride",
                 ["width": 800, "height": 1400, "deviceScaleFactor": 1, "mobile": false])
             let png = try tab.screenshot(to: TestArtifacts.directory.appendingPathComponent("load-report.png"))
-            let (coverage, colours) = try await tab.inkCoverage(png: png)
+            let (coverage, colours) = try tab.inkCoverage(png: png)
             try await tab.navigate("about:blank")
-            let blank = try await tab.inkCoverage(
+            let blank = try tab.inkCoverage(
                 png: try tab.screenshot(to: TestArtifacts.directory.appendingPathComponent("load-blank.png")))
             #expect(
                 coverage > 0.03 && colours > 16 && colours > blank.colours * 8,

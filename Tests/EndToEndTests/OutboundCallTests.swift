@@ -1,5 +1,6 @@
 import Foundation
 import SIP
+import TestSupport
 import Testing
 
 /// SIPp plays the carrier (UAS); our `SIPUserAgent` places the calls.

@@ -76,7 +76,7 @@ extension GatewaySuites {
             defer { gw.stop() }
             let a1 = try await Scope.mint(gw, routingId: "web-1"), a2 = try await Scope.mint(gw, routingId: "web-1")
             let b = try await Scope.mint(gw, routingId: "web-2")
-            let first = try await Self.eventSocket(gw, a1)
+            let first = try Self.eventSocket(gw, a1)
             defer { first.close() }
             let second = try Self.eventSocket(gw, a2)
             defer { second.close() }

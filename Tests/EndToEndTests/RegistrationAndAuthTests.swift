@@ -360,7 +360,7 @@ struct SIPLintCommandTests {
             "OPTIONS sip:bob@example.com SIP/2.0\r\nVia: SIP/2.0/UDP a.example.com;branch=z9hG4bK1\r\n"
             + "From: <sip:alice@example.com>;tag=1\r\nTo: <sip:bob@example.com>\r\nCall-ID: a\u{0}b@x\r\n"
             + "CSeq: 1 OPTIONS\r\nMax-Forwards: 70\r\nContent-Length: 0\r\n\r\n"
-        FileManager.default.createFile(atPath: file, contents: Data(text.utf8))
+        _ = FileManager.default.createFile(atPath: file, contents: Data(text.utf8))
         let result = try await Self.run([file])
         #expect(result.status == 1)
         #expect(result.output.contains("invalid: control byte 0x0"), "\(result.output)")

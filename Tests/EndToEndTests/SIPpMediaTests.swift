@@ -243,12 +243,10 @@ final class MediaAnswerer: SIPUserAgentDelegate, SIPCallDelegate, @unchecked Sen
     private let state = Mutex<
         (calls: [MediaCall], events: [MediaEvent], ended: Bool, statistics: [MediaLeg: MediaLegStatistics]?)
     >(([], [], false, nil))
-    private static let block = Atomic<Int>(0)
 
     init(trunk: AudioCodec, payloadType: UInt8) throws {
-        // A port block of its own below the OS's ephemeral range (32768 and up).
-        let low = UInt16(25_000 + Self.block.add(1, ordering: .relaxed).oldValue % 100 * 40)
-        engine = try MediaEngine(configuration: .init(threads: 1, portRange: low...(low + 39), portQuarantine: 0))
+        // 40 ports the OS says are free now (the engine skips a pair taken later).
+        engine = try MediaEngine(configuration: .init(threads: 1, portRange: try freePortRange(count: 40), portQuarantine: 0))
         app = try RTPSocketPeer()
         self.trunk = trunk
         self.payloadType = payloadType

@@ -54,7 +54,7 @@ final class TestNetwork: @unchecked Sendable {
                 try await wire(.gateway, address(.gateway), .carrier, address(.carrier), prefix: "")
             }
         } catch {
-            await close()
+            close()
             throw error
         }
     }

@@ -43,7 +43,7 @@ final class InProcessGateway: Sendable {
             var sip = SIPUserAgentConfiguration()
             sip.t1 = 0.1
             let configuration = GatewayConfiguration(
-                sipListen: [(.udp, SocketAddress(host: "127.0.0.1", port: 0))], rtpPorts: Self.rtpPorts(),
+                sipListen: [(.udp, SocketAddress(host: "127.0.0.1", port: 0))], rtpPorts: try Self.rtpPorts(),
                 mediaThreads: 1,
                 dataDir: dataDir, eventRetention: 60, sip: sip,
                 environment: ["CARRIER_SIM_PASSWORD": sim.authPassword])
@@ -85,20 +85,9 @@ final class InProcessGateway: Sendable {
     static let profileURL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("sip-profiles/carrier-sim.json5")
 
-    /// A block of 400 RTP ports the OS says is free now (checked by binding each pair's RTP
-    /// port); a port another process takes later makes that call's bind fail, as in
-    /// production, never the test's setup.
-    private static func rtpPorts() -> ClosedRange<UInt16> {
-        for _ in 0..<50 {
-            let base = 2 * Int.random(in: 10_000..<16_000)
-            if (0..<4).allSatisfy({ udpPortIsFree(base + 100 * $0) }) { return UInt16(base)...UInt16(base + 399) }
-        }
-        return 20_000...20_399
-    }
-
-    private static func udpPortIsFree(_ port: Int) -> Bool {
-        (try? UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: port))) != nil
-    }
+    /// 400 RTP ports the OS says are free now; a port another process takes later makes that
+    /// call's bind fail, as in production, never the test's setup.
+    private static func rtpPorts() throws -> ClosedRange<UInt16> { try freePortRange(count: 400) }
 }
 
 /// The app's side of the platform leg: plain RTP on 127.0.0.1, PCMU and telephone-event.

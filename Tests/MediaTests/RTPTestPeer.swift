@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import IOCore
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import Media
@@ -105,16 +106,11 @@ final class MediaEventLog: Sendable {
     }
 }
 
-/// A media engine for one test: one thread, no port quarantine, and a port block of its
-/// own below the OS's ephemeral range (32768 and up), so parallel tests and the sockets
-/// the OS hands out never collide with it.
+/// A media engine for one test: one thread, no port quarantine, and 40 ports the OS says are
+/// free now (the engine skips a pair another socket takes later, as in production).
 enum TestMediaEngine {
-    private static let next = Atomic<Int>(0)
-
     static func make() throws -> MediaEngine {
-        let block = next.add(1, ordering: .relaxed).oldValue % 100
-        let low = UInt16(21_000 + block * 40)
-        return try MediaEngine(configuration: .init(threads: 1, portRange: low...(low + 39), portQuarantine: 0))
+        try MediaEngine(configuration: .init(threads: 1, portRange: try freePortRange(count: 40), portQuarantine: 0))
     }
 }
 

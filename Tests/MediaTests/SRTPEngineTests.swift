@@ -189,7 +189,7 @@ final class SRTPCarrier: @unchecked Sendable {  // used by one sender thread at 
                     && call.statistics()[.trunk]?.packetsReceived == 5
             })
 
-        try call.reconfigure(configuration(second))
+        call.reconfigure(configuration(second))
         try carrier.rekey(second.mirrored)
         await paced(5) { n in
             carrier.send(carrier.packet(payloadType: 0, payload: payload), to: trunk)
