@@ -246,7 +246,8 @@ final class MediaAnswerer: SIPUserAgentDelegate, SIPCallDelegate, @unchecked Sen
 
     init(trunk: AudioCodec, payloadType: UInt8) throws {
         // 40 ports the OS says are free now (the engine skips a pair taken later).
-        engine = try MediaEngine(configuration: .init(threads: 1, portRange: try freePortRange(count: 40), portQuarantine: 0))
+        engine = try MediaEngine(
+            configuration: .init(threads: 1, portRange: try freePortRange(count: 40), portQuarantine: 0))
         app = try RTPSocketPeer()
         self.trunk = trunk
         self.payloadType = payloadType

@@ -10,7 +10,8 @@ import Testing
 /// send a distinct tone; each hears the other two and not itself.
 @Suite struct MediaConferenceTests {
     @Test func eachPartyHearsTheOtherTwoAndNotItself() async throws {
-        let engine = try MediaEngine(configuration: .init(threads: 2, portRange: try freePortRange(count: 200), portQuarantine: 0))
+        let engine = try MediaEngine(
+            configuration: .init(threads: 2, portRange: try freePortRange(count: 200), portQuarantine: 0))
         defer { engine.shutdown() }
         let carrierA = try RTPTestPeer(), carrierB = try RTPTestPeer(), app = try RTPTestPeer(),
             heldApp = try RTPTestPeer()

@@ -9,7 +9,8 @@ import Testing
 /// PCMU tone into the trunk leg; the "app" socket receives Opus and decodes the tone.
 struct MediaEngineSmokeTests {
     @Test func pcmuToOpusCarriesATone() async throws {
-        let engine = try MediaEngine(configuration: .init(threads: 1, portRange: try freePortRange(count: 100), portQuarantine: 0))
+        let engine = try MediaEngine(
+            configuration: .init(threads: 1, portRange: try freePortRange(count: 100), portQuarantine: 0))
         defer { engine.shutdown() }
         let carrier = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: 0))
         let app = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: 0))
@@ -86,7 +87,8 @@ struct MediaEngineRTCPTests {
     }
 
     @Test func reportBlockCountsScriptedLoss() async throws {
-        let engine = try MediaEngine(configuration: .init(threads: 1, portRange: try freePortRange(count: 100), portQuarantine: 0))
+        let engine = try MediaEngine(
+            configuration: .init(threads: 1, portRange: try freePortRange(count: 100), portQuarantine: 0))
         defer { engine.shutdown() }
         let (carrier, carrierRTCP) = try Self.socketPair()
         let app = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: 0))
@@ -137,7 +139,8 @@ struct MediaEngineRTCPTests {
 /// `realtimePriority` puts the media threads under SCHED_RR, or says why it could not.
 @Test func realtimePriorityIsTakenOrExplained() async throws {
     let engine = try MediaEngine(
-        configuration: .init(threads: 1, portRange: try freePortRange(count: 10), portQuarantine: 0, realtimePriority: 5))
+        configuration: .init(
+            threads: 1, portRange: try freePortRange(count: 10), portQuarantine: 0, realtimePriority: 5))
     defer { engine.shutdown() }
     let policy = await engine.threads[0].loop.run { () -> Int32 in
         var p = sched_param()
@@ -151,7 +154,8 @@ struct MediaEngineRTCPTests {
     } else {
         #expect(policy == Int32(SCHED_RR))
     }
-    let plain = try MediaEngine(configuration: .init(threads: 1, portRange: try freePortRange(count: 10), portQuarantine: 0))
+    let plain = try MediaEngine(
+        configuration: .init(threads: 1, portRange: try freePortRange(count: 10), portQuarantine: 0))
     defer { plain.shutdown() }
     #expect(plain.realtimeError == nil)
 }
