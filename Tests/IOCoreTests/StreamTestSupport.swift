@@ -5,9 +5,10 @@ import Synchronization
 import TestSupport
 import Testing
 
-/// Every suite of this target, one test at a time: the out-of-descriptors test lowers the
-/// process's descriptor limit for a moment, which would fail a socket another test opens.
-@Suite(.serialized) struct IOCoreSuites {}
+/// The stream layer's suites. They run beside everything else: the one test that lowers the
+/// process's descriptor limit runs only by hand and alone (`IRISGW_TEST_ALONE=1`); in `make test`
+/// the gateway under `prlimit` covers running out of descriptors.
+@Suite struct IOCoreSuites {}
 
 /// Newline-delimited frames, for driving the stream layer without any protocol: a line
 /// longer than `maxLine` is a framing error.
