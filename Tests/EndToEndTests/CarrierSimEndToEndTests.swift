@@ -56,7 +56,7 @@ extension GatewaySuites {
                     return at440 > 0.3
                 }
                 #expect(at440 > 0.3, "440 Hz level \(at440)")
-                try session.close()
+                try await session.close()
             }
             #expect(rec.ended?.reason == .completed, "\(rec.trace)")
 
@@ -322,14 +322,14 @@ extension GatewaySuites.CarrierSimEndToEndTests {
         var sessions: [IrisRtcAudioSession] = []
         defer { sessions.forEach { $0.stop() } }
         for _ in 0..<3 {
-            let note = try #require(listener.next(timeout: 10))
+            let note = try #require(await listener.next(timeout: 10))
             let s = IrisRtcAudioSession(
                 connection: try gw.connection(), stream: try IrisRtcStream(source: .tone(hz: 500, amplitude: 0.3)),
                 delegate: nil)
-            try s.join(roomId: note.roomid!, roomToken: note.roomtoken!)
+            try await s.join(roomId: note.roomid!, roomToken: note.roomtoken!)
             sessions.append(s)
         }
-        for s in sessions { #expect(s.waitForEnd(timeout: 10)) }
+        for s in sessions { #expect(await s.waitForEnd(timeout: 10)) }
         let status = await caller.exit(timeout: 10)
         let text = caller.output
         #expect(status == 0, "\(text)")

@@ -110,7 +110,7 @@ extension GatewaySuites {
                 #expect(r.status == c.status && r.code == c.code, "\(c.name): \(r.status) \(r.text)")
                 #expect(r.text.contains("\"message\""), "\(c.name): \(r.text)")
             }
-            #expect(try gw.connection().sessions().isEmpty)
+            #expect(try await gw.connection().sessions().isEmpty)
             #expect(sipp.received("INVITE ") == 0, "a refused request dialled: \(sipp.report)")
             // Still healthy afterwards.
             #expect(try await Self.request(gw, "GET", "/healthz", key: nil).status == 200)
@@ -123,7 +123,7 @@ extension GatewaySuites {
             let session = IrisRtcAudioSession(
                 connection: try gw.connection(), stream: try IrisRtcStream(), delegate: rec)
             defer { session.stop() }
-            let room = try session.createWithTN(targetTN: "+15551230001", sourceTN: "+15557654321")
+            let room = try await session.createWithTN(targetTN: "+15551230001", sourceTN: "+15557654321")
             #expect(await rec.waitForStatus(.connecting))
             // Ringing: nothing to hold, unhold or merge; no DTMF; an outbound call cannot be joined.
             for (path, body) in [
@@ -137,14 +137,14 @@ extension GatewaySuites {
             #expect(
                 try await Self.request(gw, "POST", "/v1/sessions/\(room)/dtmf", body: "{\"tones\":\"12X\"}").code
                     == -103)
-            let snap = try session.connection.snapshot(roomId: room)
+            let snap = try await session.connection.snapshot(roomId: room)
             #expect(snap.status == .connecting)
-            try session.close()
-            #expect(session.waitForEnd(timeout: 10))
+            try await session.close()
+            #expect(await session.waitForEnd(timeout: 10))
             // Ended: verbs say the participant left; the snapshot stays readable.
             let after = try await Self.request(gw, "POST", "/v1/sessions/\(room)/hold")
             #expect(after.status == 409 && after.code == -416, "\(after.text)")
-            #expect(try session.connection.snapshot(roomId: room).ended == .canceled)
+            #expect(try await session.connection.snapshot(roomId: room).ended == .canceled)
         }
 
         @Test func aWebSocketClientThatNeverReadsDoesNotStallTheGateway() async throws {
@@ -179,7 +179,8 @@ extension GatewaySuites.GatewayAPIErrorTests {
             .inline(name: "caller", xml: CallerScenarios.cancels(afterMs: 8000)), remote: gw.sipPeer, calls: 2,
             timeout: 40, arguments: ["-s", "+15550001000", "-r", "10"])
         defer { sipp.stop() }
-        let first = try #require(listener.next(timeout: 10)), second = try #require(listener.next(timeout: 10))
+        let first = try #require(await listener.next(timeout: 10)),
+            second = try #require(await listener.next(timeout: 10))
         let join = { (room: String, token: String) async throws -> (Int, Int?) in
             let body =
                 "{\"roomToken\":\"\(token)\",\"media\":{\"sdp\":\"\(Self.offer.replacingOccurrences(of: "\r\n", with: "\\r\\n"))\"}}"
@@ -204,7 +205,7 @@ extension GatewaySuites.GatewayAPIErrorTests {
             gw, "POST", "/v1/sessions/\(second.roomid!)/reject", body: "{\"roomToken\":\"\(second.roomtoken!)\"}")
         #expect(reject.status == 401 && reject.code == -105)
         // Both still ring: the caller's CANCELs end them.
-        #expect(try gw.connection().sessions().map(\.status) == [.initializing, .initializing])
+        #expect(try await gw.connection().sessions().map(\.status) == [.initializing, .initializing])
         #expect(await sipp.waitForExit(timeout: 15) == 0, sipp.report)
     }
 }

@@ -39,7 +39,7 @@ extension GatewaySuites {
                 connection: try gw.connection(), stream: try IrisRtcStream(source: .tone(hz: 440, amplitude: 0.3)),
                 delegate: rec)
             defer { session.stop() }
-            let room = try session.createWithTN(targetTN: "+15551230001", sourceTN: "+15557654321", capture: true)
+            let room = try await session.createWithTN(targetTN: "+15551230001", sourceTN: "+15557654321", capture: true)
             #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(sipp.report)")
             // Two seconds of echoed audio: about 100 packets each way.
             #expect(
@@ -47,7 +47,7 @@ extension GatewaySuites {
                     ((try? session.connection.snapshot(roomId: room))?.trunk?.packetsReceived ?? 0) > 100
                 })
             #expect(try await closeAndWaitForTheTrace(session, rec, room: room))
-            let bytes = try session.connection.capture(roomId: room)
+            let bytes = try await session.connection.capture(roomId: room)
             let file = gw.directory.appendingPathComponent("call.pcap").path
             #expect(FileManager.default.createFile(atPath: file, contents: Data(bytes)))
 
@@ -81,10 +81,10 @@ extension GatewaySuites {
             let (session, _) = try await placedSession(gw)
             defer { session.stop() }
             let room = try #require(session.roomId)
-            let error = #expect(throws: IrisError.self) { try session.connection.capture(roomId: room) }
+            let error = await #expect(throws: IrisError.self) { try await session.connection.capture(roomId: room) }
             guard case .api(let status, _, let message)? = error else { return }
             #expect(status == 404 && message.contains("capture"), "\(message)")
-            try session.close()
+            try await session.close()
         }
 
         @Test func hepCollectorGetsTheCallsSIPAndRTCP() async throws {
@@ -109,9 +109,9 @@ extension GatewaySuites {
                 await eventually(timeout: 10) {
                     drain(); return received.contains { $0.payloadType == .rtcpJSON }
                 })
-            try session.close()
+            try await session.close()
             #expect(await rec.waitFor(timeout: 10) { $0.contains { $0.event == .onSessionEnded } })
-            let trace = try session.connection.sipTrace(roomId: room)
+            let trace = try await session.connection.sipTrace(roomId: room)
             _ = await eventually(timeout: 5) {
                 drain(); return received.filter { $0.payloadType == .sip }.count >= trace.messages.count
             }

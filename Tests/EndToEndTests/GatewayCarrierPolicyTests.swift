@@ -26,10 +26,10 @@ extension GatewaySuites {
             let session = IrisRtcAudioSession(
                 connection: try gw.connection(), stream: try IrisRtcStream(), delegate: rec)
             defer { session.stop() }
-            try session.createWithTN(
+            try await session.createWithTN(
                 targetTN: "+15551230001", sourceTN: "+15557654321", callerName: "Alice Example", privacy: "id",
                 headers: ["X-Ticket": "42", "Diversion": "<sip:+15550002000@gw.test>;reason=unconditional"])
-            #expect(session.waitForEnd(timeout: 15), "\(rec.trace)")
+            #expect(await session.waitForEnd(timeout: 15), "\(rec.trace)")
             #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
             let lines = Self.receivedInvite(sipp)
             #expect(
@@ -99,7 +99,7 @@ extension GatewaySuites {
                 #expect(r.status == status && r.code == code, "\(name): \(r.status) \(r.text)")
                 #expect(r.text.contains(message.replacingOccurrences(of: "\"", with: "\\\"")), "\(name): \(r.text)")
             }
-            #expect(try gw.connection().sessions().isEmpty)
+            #expect(try await gw.connection().sessions().isEmpty)
             #expect(sipp.received("INVITE ") == 0, "a refused request dialled: \(sipp.report)")
         }
 
@@ -202,7 +202,7 @@ extension GatewaySuites {
                 .inline(name: "signed-caller", xml: Self.signedCaller(identity: Self.passport)), remote: peer,
                 transport: transport, timeout: 30, arguments: ["-s", "+15550001000"])
             defer { sipp.stop() }
-            let n = try #require(listener.next(timeout: 15), sipp.report)
+            let n = try #require(await listener.next(timeout: 15), sipp.report)
             let carrier = try #require(n.carrier, "\(n)")
             #expect(n.userdata?.data.cid == "+15559876543", "the verstat parameter is not part of the number")
             #expect(carrier.identity && carrier.identityHeaders == [Self.passport], "the PASSporT passes unchanged")
@@ -214,9 +214,9 @@ extension GatewaySuites {
             #expect(carrier.diversion == ["<sip:+15550002000@carrier.example>;reason=unconditional;counter=1"])
             #expect(carrier.historyInfo?.count == 2)
             #expect(carrier.headers == ["X-Carrier-Ref": "7f3a9c"])
-            let snapshot = try gw.connection().snapshot(roomId: try #require(n.roomid))
+            let snapshot = try await gw.connection().snapshot(roomId: try #require(n.roomid))
             #expect(snapshot.carrier == carrier)
-            try IrisRtcAudioSession.reject(
+            try await IrisRtcAudioSession.reject(
                 connection: try gw.connection(), roomId: n.roomid!, roomToken: n.roomtoken!, busy: false)
             #expect(await sipp.waitForExit(timeout: 15) == 0, sipp.report)
         }

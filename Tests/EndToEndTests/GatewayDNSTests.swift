@@ -34,7 +34,7 @@ extension GatewaySuites {
             let session = IrisRtcAudioSession(
                 connection: try gw.connection(), stream: try IrisRtcStream(source: .silence), delegate: rec)
             defer { session.stop() }
-            try session.createWithTN(targetTN: "+15551230001", sourceTN: "+15557654321", profile: profile)
+            try await session.createWithTN(targetTN: "+15551230001", sourceTN: "+15557654321", profile: profile)
             let created = SIPEventLoop.now()
             try await during(session, rec)
             _ = await rec.waitFor(timeout: timeout) { $0.contains { $0.event == .onSessionEnded } }
@@ -63,7 +63,7 @@ extension GatewaySuites {
             defer { gw.stop() }
             let (rec, _) = try await Self.call(gw, timeout: 40) { session, rec in
                 #expect(await rec.waitForStatus(.connected, timeout: 30), "\(rec.trace)\n\(sipp.report)\n\(dns.log)")
-                try session.close()
+                try await session.close()
             }
             #expect(
                 rec.trace == [
@@ -183,7 +183,7 @@ extension GatewaySuites {
                 #expect(await rec.waitForStatus(.connected, timeout: 10), "\(rec.trace)\n\(sipp.report)")
                 let took = SIPEventLoop.now() - started
                 #expect(took < 2.0, "the numeric call took \(took) s to connect while a lookup hung")
-                try session.close()
+                try await session.close()
             }
             #expect(rec.ended?.reason == .completed, "\(rec.events)")
             let (namedRec, namedCreated) = try await named

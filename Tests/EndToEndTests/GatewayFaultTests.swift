@@ -74,7 +74,7 @@ extension GatewaySuites {
             #expect(throws: IrisError.self) {
                 try other.createWithTN(targetTN: "+15551230001", sourceTN: "+15557654321")
             }
-            try session.close()
+            try await session.close()
             #expect(await rec.waitFor { $0.contains { $0.event == .onSessionEnded } })
             #expect(await eventually(timeout: 10) { !gw.isRunning })
         }
@@ -115,7 +115,7 @@ extension GatewaySuites {
 
             for _ in 0..<calls {
                 let (session, rec) = try await placedSession(gw)
-                try session.close()
+                try await session.close()
                 #expect(await rec.waitFor { $0.contains { $0.event == .onSessionEnded } }, "\(rec.trace)")
                 session.stop()
             }

@@ -389,7 +389,7 @@ func placedSession(
     let rec = SessionRecorder()
     let session = IrisRtcAudioSession(
         connection: try gw.connection(), stream: try IrisRtcStream(source: source), delegate: rec)
-    try session.createWithTN(targetTN: "+15551230001", sourceTN: "+15557654321")
+    try await session.createWithTN(targetTN: "+15551230001", sourceTN: "+15557654321")
     guard await rec.waitForStatus(status) else {
         session.stop()
         throw SocketError("the session did not reach \(status): \(rec.trace)", code: ETIMEDOUT)
@@ -402,7 +402,7 @@ func placedSession(
 func closeAndWaitForTheTrace(
     _ session: IrisRtcAudioSession, _ rec: SessionRecorder, room: String, timeout: Double = 10
 ) async throws -> Bool {
-    try session.close()
+    try await session.close()
     guard await rec.waitFor(timeout: timeout, { $0.contains { $0.event == .onSessionEnded } }) else { return false }
     return await eventually(timeout: timeout) {
         (try? session.connection.sipTrace(roomId: room))?.messages.last?.firstLine.hasPrefix("SIP/2.0 200") == true

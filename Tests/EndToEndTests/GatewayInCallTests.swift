@@ -15,15 +15,15 @@ extension GatewaySuites {
             defer { gw.stop(); sipp.stop() }
             let (rec, _) = try await GatewayOutboundTests.call(gw) { session, rec in
                 #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(sipp.report)")
-                try session.hold()
+                try await session.hold()
                 #expect(await rec.waitForStatus(.hold), "\(rec.trace)\n\(sipp.report)")
                 // A second hold while held is refused.
-                #expect(throws: IrisError.self) { try session.hold() }
-                try session.unhold()
+                await #expect(throws: IrisError.self) { try await session.hold() }
+                try await session.unhold()
                 #expect(
                     await rec.waitFor { $0.filter { $0.status == .connected }.count == 2 },
                     "\(rec.trace)\n\(sipp.report)")
-                try session.close()
+                try await session.close()
             }
             let statuses = rec.events.filter { $0.event == .onSessionSIPStatus }.map {
                 $0.status!.rawValue + ($0.by.map { "(\($0))" } ?? "")
@@ -48,7 +48,7 @@ extension GatewaySuites {
             let (rec, _) = try await GatewayOutboundTests.call(gw) { session, rec in
                 #expect(
                     await rec.waitFor { $0.contains { $0.event == .onSessionDTMF } }, "\(rec.trace)\n\(sipp.report)")
-                try session.close()
+                try await session.close()
             }
             let digits = rec.events.filter { $0.event == .onSessionDTMF }
             #expect(digits.map(\.digit) == ["1"], "\(rec.events)")
@@ -62,12 +62,12 @@ extension GatewaySuites {
             defer { gw.stop(); sipp.stop() }
             _ = try await GatewayOutboundTests.call(gw) { session, rec in
                 #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(sipp.report)")
-                try session.insertDTMFtone("123#", durationMs: 100)
+                try await session.insertDTMFtone("123#", durationMs: 100)
                 _ = await eventually(timeout: 5) {
                     media.drain()
                     return Self.digits(media.packets(payloadType: 101)) == "123#"
                 }
-                try session.close()
+                try await session.close()
             }
             #expect(Self.digits(media.packets(payloadType: 101)) == "123#")
             #expect(!media.packets(payloadType: 0).isEmpty, "no PCMU from the gateway")
@@ -96,15 +96,15 @@ extension GatewaySuites {
             _ = try await GatewayOutboundTests.call(gw, source: .tone(hz: 440, amplitude: 0.3)) { session, rec in
                 #expect(await rec.waitForStatus(.connected))
                 #expect(await eventually(timeout: 5) { session.stream.leg.toneLevel(hz: 440, lastSeconds: 0.4) > 0.3 })
-                try session.hold()
+                try await session.hold()
                 #expect(await rec.waitForStatus(.hold), "\(rec.trace)\n\(sipp.report)")
                 #expect(await eventually(timeout: 5) { session.stream.leg.toneLevel(hz: 440, lastSeconds: 0.4) < 0.05 })
-                try session.unhold()
+                try await session.unhold()
                 #expect(
                     await rec.waitFor { $0.filter { $0.status == .connected }.count == 2 },
                     "\(rec.trace)\n\(sipp.report)")
                 #expect(await eventually(timeout: 5) { session.stream.leg.toneLevel(hz: 440, lastSeconds: 0.4) > 0.3 })
-                try session.close()
+                try await session.close()
             }
         }
 
@@ -114,13 +114,13 @@ extension GatewaySuites {
             _ = try await GatewayOutboundTests.call(gw, source: .tone(hz: 440, amplitude: 0.3)) { session, rec in
                 #expect(await rec.waitForStatus(.connected))
                 #expect(await eventually(timeout: 5) { session.stream.leg.toneLevel(hz: 440, lastSeconds: 0.4) > 0.3 })
-                try session.mute()
+                try await session.mute()
                 // The echo of silence comes back: the tone's energy goes.
                 #expect(await eventually(timeout: 5) { session.stream.leg.toneLevel(hz: 440, lastSeconds: 0.4) < 0.05 })
-                #expect(try session.connection.snapshot(roomId: session.roomId!).muted)
-                try session.unmute()
+                #expect(try await session.connection.snapshot(roomId: session.roomId!).muted)
+                try await session.unmute()
                 #expect(await eventually(timeout: 5) { session.stream.leg.toneLevel(hz: 440, lastSeconds: 0.4) > 0.3 })
-                try session.close()
+                try await session.close()
             }
         }
     }
@@ -159,7 +159,7 @@ extension GatewaySuites.GatewayInCallTests {
                 media.timestamp &+= 160
             }
             #expect(await rec.waitFor { $0.filter { $0.event == .onSessionDTMF }.count >= 2 }, "\(rec.trace)")
-            try session.close()
+            try await session.close()
         }
         #expect(rec.events.filter { $0.event == .onSessionDTMF }.map(\.digit) == ["7", "#"], "\(rec.events)")
     }

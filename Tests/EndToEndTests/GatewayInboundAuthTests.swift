@@ -107,10 +107,10 @@ extension GatewaySuites {
                 remote: gw.sipPeer, timeout: 30, arguments: ["-s", "+15550001000"])
             defer { sipp.stop() }
             if accepted {
-                let n = try #require(listener.next(timeout: 15), sipp.report)
-                let snapshot = try gw.connection().snapshot(roomId: try #require(n.roomid))
+                let n = try #require(await listener.next(timeout: 15), sipp.report)
+                let snapshot = try await gw.connection().snapshot(roomId: try #require(n.roomid))
                 #expect(snapshot.profile == "trunk" && snapshot.sourceTN == "+15559876543")
-                try IrisRtcAudioSession.reject(
+                try await IrisRtcAudioSession.reject(
                     connection: try gw.connection(), roomId: n.roomid!, roomToken: n.roomtoken!, busy: false)
             }
             #expect(await sipp.waitForExit(timeout: 20) == 0, sipp.report)
@@ -118,7 +118,7 @@ extension GatewaySuites {
                 sipp.messages.contains("algorithm=MD5") && !sipp.messages.contains("algorithm=SHA-256"), sipp.report)
             #expect(await Self.refused(gw, "sip_auth_required") == 1)
             #expect(await Self.refused(gw, "sip_auth_failed") == (accepted ? 0 : 1))
-            if !accepted { #expect(try gw.connection().sessions().isEmpty) }
+            if !accepted { #expect(try await gw.connection().sessions().isEmpty) }
             // Nothing secret in what the gateway printed.
             #expect(!gw.printed.contains(Self.password) && !gw.printed.contains("response="), "\(gw.printed)")
         }
@@ -143,8 +143,8 @@ extension GatewaySuites {
                 return rec
             }
             let good = await call(Self.password)
-            let n = try #require(listener.next(timeout: 15), "\(good.events)")
-            try IrisRtcAudioSession.reject(
+            let n = try #require(await listener.next(timeout: 15), "\(good.events)")
+            try await IrisRtcAudioSession.reject(
                 connection: try gw.connection(), roomId: n.roomid!, roomToken: n.roomtoken!, busy: true)
             #expect(await good.waitForEnd() == .rejected(status: 486), "\(good.events)")
             for attempt in 1...2 {
@@ -164,7 +164,7 @@ extension GatewaySuites {
                 "the source's datagrams are dropped unread")
             #expect(!late.events.contains { if case .provisional = $0 { true } else { false } }, "\(late.events)")
             #expect(third.end == nil && late.end == nil, "no answer at all")
-            #expect(try gw.connection().sessions().isEmpty)
+            #expect(try await gw.connection().sessions().isEmpty)
             #expect(!gw.printed.contains(Self.password) && !gw.printed.contains("guess-"), "\(gw.printed)")
         }
 
@@ -205,7 +205,7 @@ extension GatewaySuites {
                     ])
             }
             #expect(await Self.gauge(gw, "irisgw_sip_transactions_active") == 0, "a challenge opens no transaction")
-            #expect(try gw.connection().sessions().isEmpty)
+            #expect(try await gw.connection().sessions().isEmpty)
         }
 
         /// A source outside the authenticating trunk's allowFrom is not challenged: silence, as

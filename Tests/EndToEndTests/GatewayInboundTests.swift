@@ -18,20 +18,25 @@ extension GatewaySuites {
         }
 
         /// Waits for the notification of the next call to `alice`.
-        static func notification(_ gw: GatewayProcess, start: () throws -> SIPp) throws -> (SessionEvent?, SIPp) {
+        static func notification(_ gw: GatewayProcess, start: () throws -> SIPp) async throws -> (SessionEvent?, SIPp) {
             let listener = try IrisNotificationListener(connection: try gw.connection(), routingId: "alice")
             defer { listener.close() }
             let sipp = try start()
-            return (listener.next(timeout: 10), sipp)
+            return (await listener.next(timeout: 10), sipp)
         }
 
         static func events(_ gw: GatewayProcess, room: String, until end: Bool = true) async throws -> [SessionEvent] {
-            var result: [SessionEvent] = []
-            let reason = try IrisNotificationListener.waitForEnd(
-                connection: try gw.connection(), roomId: room, timeout: 20
-            ) { result.append($0) }
-            _ = reason
-            return result
+            let connection = try gw.connection()
+            // The listener blocks until the end: off the cooperative pool.
+            return try await offThePool { () -> Result<[SessionEvent], IrisError> in
+                var result: [SessionEvent] = []
+                return Result { () throws(IrisError) in
+                    _ = try IrisNotificationListener.waitForEnd(connection: connection, roomId: room, timeout: 20) {
+                        result.append($0)
+                    }
+                    return result
+                }
+            }.get()
         }
 
         static func trace(_ events: [SessionEvent]) -> [String] {
@@ -50,7 +55,7 @@ extension GatewaySuites {
         @Test func joinConnectsAndTheCallersByeCompletes() async throws {
             let gw = try await GatewayProcess(profiles: [.init()])
             defer { gw.stop() }
-            let (note, sipp) = try Self.notification(gw) {
+            let (note, sipp) = try await Self.notification(gw) {
                 try Self.caller(gw, CallerScenarios.answered(talkMs: 5000), extra: ["-rtp_echo"])
             }
             defer { sipp.stop() }
@@ -64,7 +69,7 @@ extension GatewaySuites {
                 connection: try gw.connection(), stream: try IrisRtcStream(source: .tone(hz: 600, amplitude: 0.3)),
                 delegate: rec)
             defer { session.stop() }
-            try session.join(roomId: n.roomid!, roomToken: n.roomtoken!)
+            try await session.join(roomId: n.roomid!, roomToken: n.roomtoken!)
             #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(sipp.report)")
             // The caller's SIPp echoes our 600 Hz back through the trunk leg.
             var level = 0.0
@@ -72,12 +77,12 @@ extension GatewaySuites {
                 level = session.stream.leg.toneLevel(hz: 600, lastSeconds: 0.5)
                 return level > 0.3
             }
-            let snap = try session.connection.snapshot(roomId: n.roomid!)
+            let snap = try await session.connection.snapshot(roomId: n.roomid!)
             #expect(
                 level > 0.3,
                 "600 Hz level \(level); \(snap); client rx \(session.stream.leg.receivedPackets()) tx \(session.stream.leg.sentPackets())"
             )
-            #expect(session.waitForEnd(timeout: 10))
+            #expect(await session.waitForEnd(timeout: 10))
             #expect(
                 Self.trace(rec.events) == Self.start + [
                     "Connecting", "Connected", "onStreamQualityIndicator", "Disconnected", "ended:completed"
@@ -90,10 +95,10 @@ extension GatewaySuites {
         func rejectAnswersTheCaller(busy: Bool, status: Int) async throws {
             let gw = try await GatewayProcess(profiles: [.init()])
             defer { gw.stop() }
-            let (note, sipp) = try Self.notification(gw) { try Self.caller(gw, CallerScenarios.rejected(status)) }
+            let (note, sipp) = try await Self.notification(gw) { try Self.caller(gw, CallerScenarios.rejected(status)) }
             defer { sipp.stop() }
             let n = try #require(note, sipp.report)
-            try IrisRtcAudioSession.reject(
+            try await IrisRtcAudioSession.reject(
                 connection: try gw.connection(), roomId: n.roomid!, roomToken: n.roomtoken!, busy: busy)
             let events = try await Self.events(gw, room: n.roomid!)
             #expect(Self.trace(events) == Self.start + ["Disconnected", "ended:rejected"], "\(events)")
@@ -101,7 +106,7 @@ extension GatewaySuites {
             #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
             // The trace starts with the caller's INVITE and our 100, both before the session
             // existed, and holds every message SIPp logged, in order.
-            let trace = try gw.connection().sipTrace(roomId: n.roomid!)
+            let trace = try await gw.connection().sipTrace(roomId: n.roomid!)
             #expect(
                 trace.messages.map { messageLines($0.text) } == sippMessages(sipp.messages).map(\.lines),
                 "\(trace.messages.map(\.firstLine))")
@@ -118,7 +123,7 @@ extension GatewaySuites {
             profile.inboundRingTimeoutSec = 2
             let gw = try await GatewayProcess(profiles: [profile])
             defer { gw.stop() }
-            let (note, sipp) = try Self.notification(gw) { try Self.caller(gw, CallerScenarios.rejected(480)) }
+            let (note, sipp) = try await Self.notification(gw) { try Self.caller(gw, CallerScenarios.rejected(480)) }
             defer { sipp.stop() }
             let n = try #require(note, sipp.report)
             let events = try await Self.events(gw, room: n.roomid!)
@@ -131,7 +136,9 @@ extension GatewaySuites {
         @Test func callerCancelEndsCanceled() async throws {
             let gw = try await GatewayProcess(profiles: [.init()])
             defer { gw.stop() }
-            let (note, sipp) = try Self.notification(gw) { try Self.caller(gw, CallerScenarios.cancels(afterMs: 1000)) }
+            let (note, sipp) = try await Self.notification(gw) {
+                try Self.caller(gw, CallerScenarios.cancels(afterMs: 1000))
+            }
             defer { sipp.stop() }
             let n = try #require(note, sipp.report)
             let events = try await Self.events(gw, room: n.roomid!)
@@ -142,7 +149,7 @@ extension GatewaySuites {
             // A join after the end is refused and changes nothing.
             let late = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(), delegate: nil)
             defer { late.stop() }
-            #expect(throws: IrisError.self) { try late.join(roomId: n.roomid!, roomToken: n.roomtoken!) }
+            await #expect(throws: IrisError.self) { try await late.join(roomId: n.roomid!, roomToken: n.roomtoken!) }
         }
 
         struct Refusal: Sendable, CustomStringConvertible {
@@ -170,14 +177,14 @@ extension GatewaySuites {
             let sipp = try Self.caller(gw, CallerScenarios.rejected(r.status, ring: false), did: r.did)
             defer { sipp.stop() }
             #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
-            #expect(try gw.connection().sessions().isEmpty)
+            #expect(try await gw.connection().sessions().isEmpty)
         }
 
         /// An INVITE without SDP: our 200 offers, the caller answers in the ACK, audio flows.
         @Test func lateOfferIsAnsweredInTheACK() async throws {
             let gw = try await GatewayProcess(profiles: [.init()])
             defer { gw.stop() }
-            let (note, sipp) = try Self.notification(gw) {
+            let (note, sipp) = try await Self.notification(gw) {
                 try Self.caller(gw, CallerScenarios.lateOffer(talkMs: 5000), extra: ["-rtp_echo"])
             }
             defer { sipp.stop() }
@@ -187,7 +194,7 @@ extension GatewaySuites {
                 connection: try gw.connection(), stream: try IrisRtcStream(source: .tone(hz: 700, amplitude: 0.3)),
                 delegate: rec)
             defer { session.stop() }
-            try session.join(roomId: n.roomid!, roomToken: n.roomtoken!)
+            try await session.join(roomId: n.roomid!, roomToken: n.roomtoken!)
             #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(sipp.report)")
             var level = 0.0
             _ = await eventually(timeout: 4) {
@@ -195,7 +202,7 @@ extension GatewaySuites {
                 return level > 0.3
             }
             #expect(level > 0.3, "700 Hz through the caller's echo: \(level)")
-            #expect(session.waitForEnd(timeout: 10))
+            #expect(await session.waitForEnd(timeout: 10))
             #expect(rec.ended?.reason == .completed, "\(rec.events)")
             #expect(sipp.messages.contains("m=audio"), "our offer in the 200")
             #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
@@ -204,7 +211,7 @@ extension GatewaySuites {
         @Test func holdFromTheCallerIsAnsweredRecvonlyAndReported() async throws {
             let gw = try await GatewayProcess(profiles: [.init()])
             defer { gw.stop() }
-            let (note, sipp) = try Self.notification(gw) {
+            let (note, sipp) = try await Self.notification(gw) {
                 try Self.caller(gw, CallerScenarios.answered(talkMs: 500, hold: true))
             }
             defer { sipp.stop() }
@@ -213,8 +220,8 @@ extension GatewaySuites {
             let session = IrisRtcAudioSession(
                 connection: try gw.connection(), stream: try IrisRtcStream(), delegate: rec)
             defer { session.stop() }
-            try session.join(roomId: n.roomid!, roomToken: n.roomtoken!)
-            #expect(session.waitForEnd(timeout: 15))
+            try await session.join(roomId: n.roomid!, roomToken: n.roomtoken!)
+            #expect(await session.waitForEnd(timeout: 15))
             let statuses = rec.events.filter { $0.event == .onSessionSIPStatus }.map {
                 $0.status!.rawValue + ($0.by.map { "(\($0))" } ?? "")
             }

@@ -38,7 +38,7 @@ extension GatewaySuites {
             #expect(answer.statusCode == 503)
             #expect(answer[.retryAfter] != nil)
 
-            #expect(try gw.connection().sessions().isEmpty)
+            #expect(try await gw.connection().sessions().isEmpty)
             let metrics = String(
                 decoding: try await client.request(method: "GET", path: "/metrics", timeout: 5).body, as: UTF8.self)
             #expect(metrics.contains("irisgw_media_admission_refused_total{direction=\"outbound\"} 1"), "\(metrics)")

@@ -52,9 +52,9 @@ extension GatewaySuites {
             let recB = SessionRecorder()
             let held = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(), delegate: recB)
             defer { held.stop() }
-            try held.createWithTN(targetTN: "+15551230002", sourceTN: "+15557654321", profile: "b")
+            try await held.createWithTN(targetTN: "+15551230002", sourceTN: "+15557654321", profile: "b")
             #expect(await recB.waitForStatus(.connected), "\(recB.trace)\n\(carrierB.report)")
-            try held.hold()
+            try await held.hold()
             #expect(await recB.waitForStatus(.hold), "\(recB.trace)\n\(carrierB.report)")
             // The second, active call; the app speaks 1 kHz into it.
             let recA = SessionRecorder()
@@ -62,10 +62,10 @@ extension GatewaySuites {
                 connection: try gw.connection(), stream: try IrisRtcStream(source: .tone(hz: 1000, amplitude: 0.3)),
                 delegate: recA)
             defer { active.stop() }
-            try active.createWithTN(targetTN: "+15551230001", sourceTN: "+15557654321", profile: "a")
+            try await active.createWithTN(targetTN: "+15551230001", sourceTN: "+15557654321", profile: "a")
             #expect(await recA.waitForStatus(.connected), "\(recA.trace)\n\(carrierA.report)")
 
-            try active.merge(heldSession: held)
+            try await active.merge(heldSession: held)
             #expect(await recA.waitFor { $0.contains { $0.event == .onSessionMerged } }, "\(recA.trace)")
             #expect(recA.events.first { $0.event == .onSessionMerged }?.heldRoomId == held.roomId)
             // Unheld for the merge: B is Connected again.
@@ -100,9 +100,9 @@ extension GatewaySuites {
             #expect(app500 > 0.15 && app1500 > 0.15, "the app hears 500 \(app500), 1500 \(app1500)")
 
             // Closing the active session ends both calls.
-            try active.close()
-            #expect(active.waitForEnd(timeout: 10))
-            #expect(held.waitForEnd(timeout: 10))
+            try await active.close()
+            #expect(await active.waitForEnd(timeout: 10))
+            #expect(await held.waitForEnd(timeout: 10))
             #expect(recB.ended?.reason == .completed)
             #expect(await carrierA.waitForExit(timeout: 10) == 0, carrierA.report)
             #expect(await carrierB.waitForExit(timeout: 10) == 0, carrierB.report)
@@ -114,7 +114,7 @@ extension GatewaySuites {
             let rec = SessionRecorder()
             let s = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(), delegate: rec)
             defer { s.stop() }
-            let room = try s.createWithTN(targetTN: "+15551230001", sourceTN: "+15557654321")
+            let room = try await s.createWithTN(targetTN: "+15551230001", sourceTN: "+15557654321")
             #expect(await rec.waitForStatus(.connected))
             let api = try HTTPClient(baseURL: gw.apiURL, defaultHeaders: ["Authorization": "Bearer " + gw.apiKey])
             for (held, status) in [(room, 400), ("nosuchroom", 404)] {
@@ -123,8 +123,8 @@ extension GatewaySuites {
                 )
                 #expect(r.status == status, "\(held): \(String(decoding: r.body, as: UTF8.self))")
             }
-            try s.close()
-            #expect(s.waitForEnd(timeout: 10))
+            try await s.close()
+            #expect(await s.waitForEnd(timeout: 10))
         }
     }
 }

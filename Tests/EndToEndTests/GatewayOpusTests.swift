@@ -35,7 +35,7 @@ extension GatewaySuites {
             let ownSettings = OpusOptions(
                 complexity: 1, bitrate: .auto, fec: true, expectedLoss: 5, dtx: false, application: "audio",
                 maxBandwidth: "narrowband")
-            #expect(try api.snapshot(roomId: ownRoom).opus == ownSettings)
+            #expect(try await api.snapshot(roomId: ownRoom).opus == ownSettings)
 
             let plain = try await GatewayAPIErrorTests.request(gw, "POST", "/v1/sessions", body: Self.create(opus: nil))
             #expect(plain.status == 201, "\(plain.text)")
@@ -43,9 +43,9 @@ extension GatewaySuites {
             let profileSettings = OpusOptions(
                 complexity: 3, bitrate: .bitsPerSecond(24_000), fec: true, expectedLoss: 5, dtx: false,
                 application: "audio", maxBandwidth: "narrowband")
-            #expect(try api.snapshot(roomId: plainRoom).opus == profileSettings)
+            #expect(try await api.snapshot(roomId: plainRoom).opus == profileSettings)
             // The list shows them too.
-            let listed = try api.sessions()
+            let listed = try await api.sessions()
             #expect(listed.first { $0.roomId == ownRoom }?.opus == ownSettings)
             #expect(listed.first { $0.roomId == plainRoom }?.opus == profileSettings)
 
@@ -60,7 +60,7 @@ extension GatewaySuites {
                     bad.status == 400 && bad.code == -103 && bad.text.contains("\"\(key): "),
                     "\(opus): \(bad.status) \(bad.text)")
             }
-            #expect(try api.sessions().count == 2)
+            #expect(try await api.sessions().count == 2)
 
             // `irisgw call --opus-complexity`: the gateway's refusal (exit 3), a usage error (exit 2).
             let cli = try await ChildProcess.run(
@@ -81,7 +81,7 @@ extension GatewaySuites {
             }
             #expect(await sipp.waitForExit(timeout: 15) == 0, sipp.report)
             // An ended session's snapshot keeps what it used.
-            #expect(try api.snapshot(roomId: ownRoom).opus == ownSettings)
+            #expect(try await api.snapshot(roomId: ownRoom).opus == ownSettings)
         }
 
         /// An inbound call's platform leg takes its trunk's `media.opus` when the app joins.
@@ -90,7 +90,7 @@ extension GatewaySuites {
             profile.mediaExtra = #"opus: { complexity: 2, application: "audio", fec: false },"#
             let gw = try await GatewayProcess(profiles: [profile])
             defer { gw.stop() }
-            let (note, sipp) = try GatewayInboundTests.notification(gw) {
+            let (note, sipp) = try await GatewayInboundTests.notification(gw) {
                 try GatewayInboundTests.caller(gw, CallerScenarios.answered(talkMs: 3000))
             }
             defer { sipp.stop() }
@@ -98,20 +98,20 @@ extension GatewaySuites {
             let room = try #require(n.roomid)
             let api = try gw.connection()
             // Not joined: no platform leg yet.
-            #expect(try api.snapshot(roomId: room).opus == nil)
+            #expect(try await api.snapshot(roomId: room).opus == nil)
             let rec = SessionRecorder()
             let session = IrisRtcAudioSession(connection: api, stream: try IrisRtcStream(), delegate: rec)
             defer { session.stop() }
-            try session.join(roomId: room, roomToken: n.roomtoken!)
+            try await session.join(roomId: room, roomToken: n.roomtoken!)
             #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(sipp.report)")
-            let snap = try api.snapshot(roomId: room)
+            let snap = try await api.snapshot(roomId: room)
             let band = snap.codec == "G722" ? "wideband" : "narrowband"
             #expect(
                 snap.opus
                     == OpusOptions(
                         complexity: 2, bitrate: .auto, fec: false, expectedLoss: 5, dtx: false, application: "audio",
                         maxBandwidth: band), "\(snap)")
-            #expect(session.waitForEnd(timeout: 10))
+            #expect(await session.waitForEnd(timeout: 10))
         }
     }
 }

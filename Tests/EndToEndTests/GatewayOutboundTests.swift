@@ -48,7 +48,7 @@ extension GatewaySuites {
             let rec = SessionRecorder()
             let session = IrisRtcAudioSession(
                 connection: try gw.connection(), stream: try IrisRtcStream(source: source), delegate: rec)
-            try session.createWithTN(targetTN: target, sourceTN: "+15557654321")
+            try await session.createWithTN(targetTN: target, sourceTN: "+15557654321")
             try await during(session, rec)
             _ = await rec.waitFor(timeout: timeout) { $0.contains { $0.event == .onSessionEnded } }
             session.stop()
@@ -85,11 +85,11 @@ extension GatewaySuites {
                 try await Task.sleep(nanoseconds: 1_000_000_000)
                 let at1000 = session.stream.leg.toneLevel(hz: 1000, lastSeconds: 0.5)
                 #expect(at440 > 0.3 && at1000 < 0.05, "440 Hz level \(at440), 1 kHz level \(at1000)")
-                let snap = try session.connection.snapshot(roomId: session.roomId!)
+                let snap = try await session.connection.snapshot(roomId: session.roomId!)
                 #expect(snap.status == .connected && snap.codec == "PCMU")
                 #expect(
                     (snap.trunk?.packetsReceived ?? 0) > 50 && (snap.platform?.packetsReceived ?? 0) > 50, "\(snap)")
-                try session.close()
+                try await session.close()
             }
             #expect(
                 rec.trace == Self.start + ["Connected", "onStreamQualityIndicator", "Disconnected", "ended:completed"],
@@ -116,7 +116,7 @@ extension GatewaySuites {
                 #expect(!rec.events.contains { $0.status == .connected })
                 #expect(beforeAnswer > 20, "packets before the answer: \(beforeAnswer)")
                 #expect(await rec.waitForStatus(.connected))
-                try session.close()
+                try await session.close()
             }
             #expect(
                 rec.trace == [
@@ -145,7 +145,7 @@ extension GatewaySuites {
             defer { gw.stop(); sipp.stop() }
             let (rec, _) = try await Self.call(gw) { session, rec in
                 #expect(await rec.waitForStatus(.connecting))
-                try session.close()
+                try await session.close()
             }
             #expect(rec.trace == Self.start + ["Disconnected", "ended:canceled"], "\(rec.events)\n\(sipp.report)")
             #expect(rec.ended?.sip?.code == 487)
@@ -174,7 +174,7 @@ extension GatewaySuites {
             defer { gw.stop() }
             let (rec, _) = try await Self.call(gw) { session, rec in
                 #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(first.report)\n\(second.report)")
-                try session.close()
+                try await session.close()
             }
             #expect(
                 rec.trace == [
@@ -205,7 +205,7 @@ extension GatewaySuites.GatewayOutboundTests {
         defer { gw.stop() }
         let (rec, _) = try await Self.call(gw, timeout: 45) { session, rec in
             #expect(await rec.waitForStatus(.connected, timeout: 45), "\(rec.trace)\n\(sipp.report)")
-            try session.close()
+            try await session.close()
         }
         #expect(
             rec.trace == [

@@ -60,7 +60,7 @@ extension GatewaySuites {
             #expect(answer?[.retryAfter] == "30")
             #expect(gw.isRunning, "the call in progress keeps the gateway draining")
 
-            try session.close()
+            try await session.close()
             #expect(await rec.waitFor { $0.contains { $0.event == .onSessionEnded } }, "\(rec.trace)")
             #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
             #expect(await eventually(timeout: 15) { !gw.isRunning }, "the drain ends with the last call")
@@ -78,7 +78,7 @@ extension GatewaySuites {
             let session = IrisRtcAudioSession(
                 connection: try gw.connection(), stream: try IrisRtcStream(), delegate: rec)
             defer { session.stop() }
-            let room = try session.createWithTN(targetTN: "+15551230001", sourceTN: "+15557654321", capture: true)
+            let room = try await session.createWithTN(targetTN: "+15551230001", sourceTN: "+15557654321", capture: true)
             // SIPp answers without keys: the call ends with our 488, after our BYE.
             #expect(await rec.waitFor(timeout: 20) { $0.contains { $0.event == .onSessionEnded } }, "\(rec.trace)")
             #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
@@ -91,13 +91,13 @@ extension GatewaySuites {
                 (try? session.connection.sipTrace(roomId: room))?.messages.contains { $0.firstLine.hasPrefix("BYE ") }
                     == true
             }
-            let trace = try session.connection.sipTrace(roomId: room)
+            let trace = try await session.connection.sipTrace(roomId: room)
             let invite = try #require(trace.messages.first { $0.firstLine.hasPrefix("INVITE ") })
             #expect(
                 invite.text.contains("a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:REDACTEDREDACTED"), "\(invite.text)")
             for key in keys { #expect(!trace.messages.contains { $0.text.contains(key) }, "a key in the trace") }
 
-            let pcap = try session.connection.capture(roomId: room)
+            let pcap = try await session.connection.capture(roomId: room)
             let text = String(decoding: pcap, as: UTF8.self)
             #expect(text.contains("inline:REDACTEDREDACTED"))
             for key in keys { #expect(!text.contains(key), "a key in the pcap") }
@@ -149,7 +149,9 @@ extension GatewaySuites {
                 ])
             let gw = try await GatewayProcess(profiles: [.init()])
             defer { gw.stop() }
-            let (note, sipp) = try GatewayInboundTests.notification(gw) { try GatewayInboundTests.caller(gw, xml) }
+            let (note, sipp) = try await GatewayInboundTests.notification(gw) {
+                try GatewayInboundTests.caller(gw, xml)
+            }
             defer { sipp.stop() }
             let n = try #require(note, sipp.report)
             #expect(n.userdata?.data.cid == "+15559876543")
@@ -163,15 +165,15 @@ extension GatewaySuites {
                     && !json.contains(String(repeating: "x", count: 100)),
                 "\(json.utf8.count) bytes")
             let room = try #require(n.roomid)
-            #expect(try gw.connection().snapshot(roomId: room).carrier == carrier)
+            #expect(try await gw.connection().snapshot(roomId: room).carrier == carrier)
 
             let rec = SessionRecorder()
             let session = IrisRtcAudioSession(
                 connection: try gw.connection(), stream: try IrisRtcStream(), delegate: rec)
             defer { session.stop() }
-            try session.join(roomId: room, roomToken: try #require(n.roomtoken))
+            try await session.join(roomId: room, roomToken: try #require(n.roomtoken))
             #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(sipp.report)")
-            #expect(session.waitForEnd(timeout: 15))
+            #expect(await session.waitForEnd(timeout: 15))
             #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
             let ok = try #require(Self.received(sipp, "SIP/2.0 200").first, sipp.report)
             #expect(Self.supportedTags(ok).contains("timer") && !Self.supportedTags(ok).contains("replaces"), "\(ok)")
@@ -200,7 +202,7 @@ extension GatewaySuites {
             defer { sipp.stop() }
             #expect(await sipp.waitForExit(timeout: 15) == 0, sipp.report)
             #expect(Self.received(sipp, "SIP/2.0 \(code)").first?.first == "SIP/2.0 " + status, sipp.report)
-            #expect(try gw.connection().sessions().isEmpty)
+            #expect(try await gw.connection().sessions().isEmpty)
             #expect(try await gw.recordsAfterStop().isEmpty)
         }
 

@@ -27,9 +27,9 @@ extension GatewaySuites {
                 let rec = SessionRecorder()
                 let session = IrisRtcAudioSession(
                     connection: try gw.connection(), stream: try IrisRtcStream(), delegate: rec)
-                let room = try session.createWithTN(
+                let room = try await session.createWithTN(
                     targetTN: "+15551230001", sourceTN: "+15557654321", profile: profile)
-                #expect(session.waitForEnd(timeout: 15))
+                #expect(await session.waitForEnd(timeout: 15))
                 session.stop()
                 ended[room] = rec.ended
             }
@@ -80,7 +80,7 @@ extension GatewaySuites {
             defer { session.stop() }
             // SIGINT: the call gets its BYE, the app its final events, the record its end.
             #expect(await gw.signal(SIGINT) == 0, "\(gw.printed)")
-            #expect(session.waitForEnd(timeout: 5))
+            #expect(await session.waitForEnd(timeout: 5))
             #expect(rec.ended?.reason == .completed, "\(rec.events)")
             #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
             let records = try await gw.recordsAfterStop()

@@ -35,12 +35,12 @@ extension GatewaySuites {
             let (session, rec) = try await placedSession(gw)
             defer { session.stop() }
             let room = try #require(session.roomId)
-            try session.close()
+            try await session.close()
             #expect(await rec.waitFor(timeout: 10) { $0.contains { $0.event == .onSessionEnded } }, "\(rec.trace)")
             #expect(await sipp.waitForExit(timeout: 10) == 0, "\(sipp.report)")
             // The trace outlives the session, like its snapshot.
             let connection = try gw.connection()
-            let trace = try connection.sipTrace(roomId: room)
+            let trace = try await connection.sipTrace(roomId: room)
             let carrier = sippMessages(sipp.messages)
             // Every message in order, whole: what we sent SIPp received, and the other way round.
             #expect(trace.messages.map(\.firstLine) == carrier.map { $0.lines.first ?? "" })
@@ -61,9 +61,9 @@ extension GatewaySuites {
         @Test func unknownRoomIsNotFound() async throws {
             let (sipp, gw) = try await carrierAndGateway(CarrierScenarios.answer())
             defer { gw.stop(); sipp.stop() }
-            #expect(throws: IrisError.self) { try gw.connection().sipTrace(roomId: "no-such-room") }
+            await #expect(throws: IrisError.self) { try await gw.connection().sipTrace(roomId: "no-such-room") }
             do {
-                _ = try gw.connection().sipTrace(roomId: "no-such-room")
+                _ = try await gw.connection().sipTrace(roomId: "no-such-room")
             } catch let IrisError.api(status, _, message) {
                 #expect(status == 404, "\(message)")
             }

@@ -81,12 +81,12 @@ extension GatewaySuites {
         ) async throws
             -> (IrisRtcAudioSession, SessionRecorder)
         {
-            let note = try #require(listener.next(timeout: 10), "\(phone.report)\n\(gw.printed)")
+            let note = try #require(await listener.next(timeout: 10), "\(phone.report)\n\(gw.printed)")
             let rec = SessionRecorder()
             let session = IrisRtcAudioSession(
                 connection: try gw.connection(), stream: try IrisRtcStream(source: .tone(hz: 1000, amplitude: 0.3)),
                 delegate: rec)
-            try session.join(roomId: note.roomid!, roomToken: note.roomtoken!)
+            try await session.join(roomId: note.roomid!, roomToken: note.roomtoken!)
             #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(phone.report)")
             return (session, rec)
         }
@@ -134,14 +134,14 @@ extension GatewaySuites {
                         return (afterForgery?.srtpAuthFailures ?? 0) >= 5
                     }, "\(String(describing: afterForgery))")
 
-                try session.hold()
+                try await session.hold()
                 #expect(await rec.waitForStatus(.hold), "\(rec.trace)\n\(phone.report)")
-                try session.unhold()
+                try await session.unhold()
                 #expect(
                     await rec.waitFor { $0.filter { $0.status == .connected }.count >= 2 },
                     "\(rec.trace)\n\(phone.report)")
                 #expect(await Self.appHears(session, hz: 440) > 0.3, "audio after the unhold")
-                try session.close()
+                try await session.close()
             }
             #expect(rec.ended?.reason == .completed, "\(rec.events)")
             // What went over the wire: TLS, RTP/SAVP with our three suites, baresip's key in its answer.
@@ -196,7 +196,7 @@ extension GatewaySuites {
             #expect(Self.trunkStats(gw)?.srtp == "AES_CM_128_HMAC_SHA1_80")
             try await Task.sleep(nanoseconds: 1_000_000_000)  // a second of the app's tone at baresip
             phone.send("/hangup")
-            #expect(session.waitForEnd(timeout: 10))
+            #expect(await session.waitForEnd(timeout: 10))
             #expect(rec.ended?.reason == .completed, "\(rec.events)")
             #expect(
                 await eventually(timeout: 5) { Self.heardByBaresip(phone, hz: 1000) > 0.3 },
@@ -270,7 +270,7 @@ extension GatewaySuites {
                 #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(phone.report)")
                 #expect(await Self.appHears(session, hz: 440) > 0.3)
                 #expect(Self.trunkStats(gw)?.srtp == nil)
-                try session.close()
+                try await session.close()
             }
             #expect(rec.ended?.reason == .completed, "\(rec.events)")
             let offer = Self.srtpLines(
@@ -298,8 +298,8 @@ extension GatewaySuites {
             let answer = Self.srtpLines(ok.body)
             #expect(answer.m.contains(" RTP/AVP ") && answer.cryptos.isEmpty, "\(ok)")
             #expect(Self.srtpLines(try #require(phone.invites.first).body).cryptos.count > 0, "baresip offered keys")
-            try session.close()
-            #expect(session.waitForEnd(timeout: 10))
+            try await session.close()
+            #expect(await session.waitForEnd(timeout: 10))
         }
 
         /// The same caller over UDP to a trunk that allows clear SDES gets SRTP.
@@ -326,8 +326,8 @@ extension GatewaySuites {
             let ok = try #require(phone.inviteResponses.first { $0.statusCode == 200 }, phone.report)
             #expect(Self.srtpLines(ok.body).cryptos.count == 1, "\(ok)")
             try await Task.sleep(nanoseconds: 1_000_000_000)  // a second of the app's tone at baresip
-            try session.close()
-            #expect(session.waitForEnd(timeout: 10))
+            try await session.close()
+            #expect(await session.waitForEnd(timeout: 10))
             #expect(
                 await eventually(timeout: 5) { Self.heardByBaresip(phone, hz: 1000) > 0.3 },
                 "\(phone.recordings())\n\(phone.report)")

@@ -116,7 +116,7 @@ extension GatewaySuites {
                     return level > 0.3
                 }
                 #expect(level > 0.3, "440 Hz came back at \(level)")
-                try session.close()
+                try await session.close()
             }
             #expect(
                 rec.trace == Self.start + ["Connected", "onStreamQualityIndicator", "Disconnected", "ended:completed"],
@@ -209,7 +209,7 @@ extension GatewaySuites {
             let (rec, _) = try await GatewaySuites.GatewayOutboundTests.call(gw) { session, rec in
                 #expect(await rec.waitForStatus(.connected, timeout: 8), "\(rec.trace)\n\(gw.printed)\n\(sipp.report)")
                 #expect(SIPEventLoop.now() - started < 8)
-                try session.close()
+                try await session.close()
             }
             #expect(
                 rec.trace == Self.start + ["Connected", "onStreamQualityIndicator", "Disconnected", "ended:completed"],
@@ -232,7 +232,7 @@ extension GatewaySuites {
                 defer { gw.stop() }
                 let (rec, _) = try await GatewaySuites.GatewayOutboundTests.call(gw) { session, rec in
                     #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(tunnel.log)\n\(gw.printed)")
-                    try session.close()
+                    try await session.close()
                 }
                 #expect(rec.ended?.reason == .completed, "\(rec.events)")
                 #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
@@ -299,7 +299,7 @@ extension GatewaySuites {
             let listener = try IrisNotificationListener(connection: try gw.connection(), routingId: "alice")
             defer { listener.close() }
             let (sipp, tunnel) = try await start()
-            return (listener.next(timeout: 10), sipp, tunnel)
+            return await (listener.next(timeout: 10), sipp, tunnel)
         }
 
         @Test func inboundCallOverTLSWithAClientCertificate() async throws {
@@ -315,7 +315,7 @@ extension GatewaySuites {
                 connection: try gw.connection(), stream: try IrisRtcStream(source: .tone(hz: 600, amplitude: 0.3)),
                 delegate: rec)
             defer { session.stop() }
-            try session.join(roomId: n.roomid!, roomToken: n.roomtoken!)
+            try await session.join(roomId: n.roomid!, roomToken: n.roomtoken!)
             #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(sipp.report)")
             var level = 0.0
             _ = await eventually(timeout: 4) {
@@ -323,7 +323,7 @@ extension GatewaySuites {
                 return level > 0.3
             }
             #expect(level > 0.3, "600 Hz came back at \(level)")
-            #expect(session.waitForEnd(timeout: 10))
+            #expect(await session.waitForEnd(timeout: 10))
             #expect(rec.ended?.reason == .completed, "\(rec.events)")
             #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
             // Our 200's Contact names the TLS listener.
@@ -374,7 +374,7 @@ extension GatewaySuites {
             let session = IrisRtcAudioSession(
                 connection: try gw.connection(), stream: try IrisRtcStream(source: .silence), delegate: rec)
             defer { session.stop() }
-            try session.join(roomId: n.roomid!, roomToken: n.roomtoken!)
+            try await session.join(roomId: n.roomid!, roomToken: n.roomtoken!)
             #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(sipp.report)")
 
             // A broken file changes nothing.
@@ -392,7 +392,7 @@ extension GatewaySuites {
             #expect(await presentedSubject(port: tlsPort, serverName: "gw.test") == "CN = gw-b.test")
 
             // The call set up over the old certificate ends normally, by the caller's BYE.
-            #expect(session.waitForEnd(timeout: 10))
+            #expect(await session.waitForEnd(timeout: 10))
             #expect(rec.ended?.reason == .completed, "\(rec.events)")
             #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
         }

@@ -66,7 +66,7 @@ extension GatewaySuites {
             let (session, rec) = try await placedSession(gw)
             defer { session.stop() }
             let room = try #require(session.roomId)
-            let callID = try Self.callID(try session.connection.sipTrace(roomId: room))
+            let callID = try await Self.callID(try session.connection.sipTrace(roomId: room))
             // An unknown source floods until it is banned, then sends a BYE of the live call.
             let flooder = try Stranger("127.0.0.3")
             for _ in 0..<100 {
@@ -78,7 +78,7 @@ extension GatewaySuites {
                 Self.request("BYE", callID: callID, probe: "banned-bye", from: flooder, toTag: "x"), to: gw.sipPort)
             #expect(await eventually(timeout: 10) { await HostileTrafficTests.refused(gw, "sip_banned") >= 2 })
 
-            try session.close()
+            try await session.close()
             #expect(await rec.waitFor(timeout: 10) { $0.contains { $0.event == .onSessionEnded } })
             var received: [HEPPacket] = []
             var buffer = [UInt8](repeating: 0, count: 65_536)
@@ -104,7 +104,7 @@ extension GatewaySuites {
                 !texts.contains { $0.contains("X-Probe") },
                 "\(texts.filter { $0.contains("X-Probe") }.count) of the flood's messages reached HEP")
             #expect(!received.contains { $0.source.host == "127.0.0.3" || $0.destination.host == "127.0.0.3" })
-            let trace = try gw.connection().sipTrace(roomId: room)
+            let trace = try await gw.connection().sipTrace(roomId: room)
             #expect(!trace.messages.contains { $0.text.contains("X-Probe") })
             #expect(texts.contains { $0.hasPrefix("INVITE ") }, "the call's own SIP is still copied")
             #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
@@ -116,7 +116,7 @@ extension GatewaySuites {
             let (session, rec) = try await placedSession(gw)
             defer { session.stop() }
             let room = try #require(session.roomId)
-            let callID = try Self.callID(try session.connection.sipTrace(roomId: room))
+            let callID = try await Self.callID(try session.connection.sipTrace(roomId: room))
             // A request of the call from an address that is not its peer: the SIP layer
             // answers it (481, no such dialog), and the session's trace keeps neither.
             let stranger = try Stranger("127.0.0.2")
@@ -131,7 +131,7 @@ extension GatewaySuites {
                 })
             #expect(answer?.hasPrefix("SIP/2.0 481") == true, "\(answer ?? "")")
             #expect(try await closeAndWaitForTheTrace(session, rec, room: room))
-            let trace = try gw.connection().sipTrace(roomId: room)
+            let trace = try await gw.connection().sipTrace(roomId: room)
             #expect(
                 !trace.messages.contains { $0.text.contains("X-Probe") || $0.remote.hasPrefix("127.0.0.2:") },
                 "\(trace.messages.map { "\($0.remote) \($0.firstLine)" })")
@@ -185,10 +185,10 @@ extension GatewaySuites {
                 connection: try gw.connection(), stream: try IrisRtcStream(source: .tone(hz: 440, amplitude: 0.3)),
                 delegate: rec)
             defer { session.stop() }
-            let room = try session.createWithTN(targetTN: "+15551230001", sourceTN: "+15557654321", capture: true)
+            let room = try await session.createWithTN(targetTN: "+15551230001", sourceTN: "+15557654321", capture: true)
             #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(sipp.report)")
             // Our trunk RTP port, from our INVITE's SDP.
-            let rtpPort = try #require(try session.connection.sipTrace(roomId: room).ourMediaPort)
+            let rtpPort = try await #require(try session.connection.sipTrace(roomId: room).ourMediaPort)
             #expect(
                 await eventually(timeout: 10) {
                     ((try? session.connection.snapshot(roomId: room))?.trunk?.packetsReceived ?? 0) > 10
@@ -216,7 +216,7 @@ extension GatewaySuites {
             #expect(
                 !toRTP.isEmpty && toRTP.allSatisfy { $0.payload.count >= 12 },
                 "\(toRTP.filter { $0.payload.count < 12 }.count) empty or short datagrams recorded")
-            try session.close()
+            try await session.close()
             #expect(await rec.waitFor(timeout: 10) { $0.contains { $0.event == .onSessionEnded } })
             #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
         }

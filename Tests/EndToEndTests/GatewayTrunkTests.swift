@@ -30,7 +30,7 @@ extension GatewaySuites {
             defer { gw.stop(); sipp.stop() }
             let (rec, _) = try await GatewayOutboundTests.call(gw) { session, rec in
                 #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(sipp.report)")
-                try session.close()
+                try await session.close()
             }
             #expect(rec.ended?.reason == .completed, "\(rec.events)")
             #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
@@ -76,7 +76,7 @@ extension GatewaySuites {
             let (rec, _) = try await GatewayOutboundTests.call(gw) { session, rec in
                 #expect(
                     await rec.waitFor { $0.contains { $0.event == .onSessionDTMF } }, "\(rec.trace)\n\(sipp.report)")
-                try session.close()
+                try await session.close()
             }
             let dtmf = rec.events.first { $0.event == .onSessionDTMF }
             #expect(dtmf?.digit == "5" && dtmf?.durationMs == 160, "\(rec.events)")
@@ -95,8 +95,8 @@ extension GatewaySuites {
             #expect(
                 Self.refusal { try second.createWithTN(targetTN: "+15551230002", sourceTN: "+15557654321") } == -503)
             #expect(sipp.received("INVITE ") == 1)
-            try first.close()
-            #expect(first.waitForEnd(timeout: 10))
+            try await first.close()
+            #expect(await first.waitForEnd(timeout: 10))
         }
 
         @Test func callsPerSecondLimitRefusesTheBurst() async throws {
@@ -122,7 +122,7 @@ extension GatewaySuites {
             // The five requests take well under a second: two pass, three are refused.
             #expect(placed.count == 2 && refused == 3)
             for s in placed {
-                #expect(s.waitForEnd(timeout: 10))
+                #expect(await s.waitForEnd(timeout: 10))
                 s.stop()
             }
         }
@@ -137,8 +137,8 @@ extension GatewaySuites {
             defer { caller.stop() }
             #expect(await caller.waitForExit(timeout: 10) == 0, caller.report)
             #expect(caller.messages.contains("Retry-After: 30"), caller.report)
-            try first.close()
-            #expect(first.waitForEnd(timeout: 10))
+            try await first.close()
+            #expect(await first.waitForEnd(timeout: 10))
         }
 
         @Test func sigtermDrainsThenEndsCalls() async throws {
@@ -209,8 +209,8 @@ extension GatewaySuites.GatewayTrunkTests {
         defer { gw.stop() }
         for profile in ["b-no-timers", "a-timers"] {
             let s = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(), delegate: nil)
-            try s.createWithTN(targetTN: "+15551230001", sourceTN: "+15557654321", profile: profile)
-            #expect(s.waitForEnd(timeout: 10))
+            try await s.createWithTN(targetTN: "+15551230001", sourceTN: "+15557654321", profile: profile)
+            #expect(await s.waitForEnd(timeout: 10))
             s.stop()
         }
         let invites = sipp.messages.components(separatedBy: "-----------------------------------------------")

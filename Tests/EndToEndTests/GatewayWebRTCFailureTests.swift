@@ -70,7 +70,7 @@ extension GatewaySuites {
             let events = try gw.connection().events(roomId: created.roomId, since: 0)
             defer { events.close() }
             var seen: [SessionEvent] = []
-            while let text = try events.receive(timeout: 2),
+            while let text = try await events.receive(timeout: 2),
                 let e = try? JSONDecoder().decode(SessionEvent.self, from: Data(text.utf8))
             {
                 seen.append(e)

@@ -141,7 +141,7 @@ extension GatewaySuites {
             defer { receiver.stop() }
             let gw = try await GatewayProcess(profiles: [.init()], config: Self.config(receiver.url, retries: 0))
             defer { gw.stop() }
-            let (note, caller) = try GatewayInboundTests.notification(gw) {
+            let (note, caller) = try await GatewayInboundTests.notification(gw) {
                 try GatewayInboundTests.caller(gw, CallerScenarios.answered(talkMs: 300))
             }
             defer { caller.stop() }
@@ -151,8 +151,8 @@ extension GatewaySuites {
             let session = IrisRtcAudioSession(
                 connection: try gw.connection(), stream: try IrisRtcStream(), delegate: rec)
             defer { session.stop() }
-            try session.join(roomId: n.roomid!, roomToken: n.roomtoken!)
-            #expect(session.waitForEnd(timeout: 10))
+            try await session.join(roomId: n.roomid!, roomToken: n.roomtoken!)
+            #expect(await session.waitForEnd(timeout: 10))
             #expect(rec.ended?.reason == .completed)
             #expect(receiver.bodies.withLock { $0.count } == 1)
             receiver.gate.signal()

@@ -158,7 +158,7 @@ extension GatewaySuites {
             let listener = try IrisNotificationListener(connection: try gw.connection(), routingId: "alice")
             let sipp = try GatewayInboundTests.caller(gw, scenario)
             defer { sipp.stop() }
-            let note = listener.next(timeout: 10)
+            let note = await listener.next(timeout: 10)
             listener.close()
             let n = try #require(note, sipp.report)
             let room = try #require(n.roomid)
@@ -167,11 +167,12 @@ extension GatewaySuites {
                 connection: try gw.connection(), stream: try IrisRtcStream(source: .tone(hz: 600, amplitude: 0.3)),
                 delegate: rec)
             defer { session.stop() }
-            try session.join(roomId: room, roomToken: n.roomtoken!)
+            try await session.join(roomId: room, roomToken: n.roomtoken!)
             #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(sipp.report)")
             let connection = try gw.connection()
             // The gateway's RTP host is the harness's 127.0.0.1; its port, from our 200 OK's SDP.
-            let port = try #require(try connection.sipTrace(roomId: room).ourMediaPort, "no SDP of ours in the trace")
+            let port = try await #require(
+                try connection.sipTrace(roomId: room).ourMediaPort, "no SDP of ours in the trace")
             let trunk = SocketAddress(host: "127.0.0.1", port: port)
 
             // The caller talks from the port its SDP named.

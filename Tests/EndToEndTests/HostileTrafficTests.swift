@@ -50,7 +50,7 @@ extension GatewaySuites {
             #expect(gw.isRunning)
             let r = try await HTTPClient(baseURL: gw.apiURL).request(method: "GET", path: "/healthz", timeout: 5)
             #expect(r.status == 200)
-            #expect(try gw.connection().sessions().isEmpty)
+            #expect(try await gw.connection().sessions().isEmpty)
         }
 
         /// And a normal call through the trunk connects and ends.
@@ -58,7 +58,7 @@ extension GatewaySuites {
             try await stillServes(gw)
             let (session, rec) = try await placedSession(gw)
             defer { session.stop() }
-            try session.close()
+            try await session.close()
             #expect(await rec.waitFor { $0.contains { $0.event == .onSessionEnded } })
             #expect(rec.ended?.reason == .completed, "\(rec.trace)")
             #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
@@ -118,7 +118,7 @@ extension GatewaySuites {
             // are counted, anything it sent is already in our socket.
             #expect(await eventually(timeout: 10) { await Self.refused(gw, "sip_unknown_source") == 3 })
             #expect(await probe.receive(timeout: 0) == nil)
-            #expect(try gw.connection().sessions().isEmpty)
+            #expect(try await gw.connection().sessions().isEmpty)
         }
 
         /// A scanner from an unknown source is dropped and banned: its next request, whatever
@@ -213,11 +213,11 @@ extension GatewaySuites {
                 }
             }
             #expect(finals.filter { $0 == 503 }.count == 17, "\(finals)")
-            #expect(try gw.connection().sessions().count == 3)
+            #expect(try await gw.connection().sessions().count == 3)
             // An app's call out still goes through.
             let (session, rec) = try await placedSession(gw)
             defer { session.stop() }
-            try session.close()
+            try await session.close()
             #expect(await rec.waitFor { $0.contains { $0.event == .onSessionEnded } })
             #expect(
                 await Self.refused(gw, "inbound_trunk_concurrency") + (await Self.refused(gw, "inbound_trunk_rate"))
@@ -262,7 +262,7 @@ extension GatewaySuites {
             }
             #expect(final?.statusCode == 488)
             #expect(final?[SIPHeaderName("Warning")]?.hasPrefix("302 ") == true, "\(String(describing: final))")
-            #expect(try gw.connection().sessions().isEmpty)
+            #expect(try await gw.connection().sessions().isEmpty)
         }
 
         /// Silent TCP connections, one source over its cap, and non-SIP bytes: the gateway

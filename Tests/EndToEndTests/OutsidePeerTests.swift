@@ -53,7 +53,7 @@ extension GatewaySuites {
                 await eventually(timeout: 5) { phone.sipMessages.contains { $0.startLine.hasPrefix("ACK ") } },
                 phone.report)
 
-            #expect(try gw.connection().sessions().isEmpty)
+            #expect(try await gw.connection().sessions().isEmpty)
             #expect(await Self.metric(gw, "irisgw_inbound_invites_total") == 1)
             #expect(await Self.metric(gw, "irisgw_sessions_started_total") == 0)
             #expect(phone.isRunning, "baresip exited: \(phone.report)")
@@ -75,7 +75,7 @@ extension GatewaySuites {
             #expect(
                 offer.contains(" RTP/AVP ") && !offer.contains("a=crypto:"),
                 "baresip's offer was not plain RTP: \(offer)")
-            let note = listener.next(timeout: 10)
+            let note = await listener.next(timeout: 10)
             #expect(
                 note?.userdata?.data.tar == Self.did && note?.userdata?.data.cid == Self.caller,
                 "\(String(describing: note))")

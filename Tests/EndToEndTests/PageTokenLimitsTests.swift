@@ -87,7 +87,8 @@ extension GatewaySuites {
             // The two already open were not replaced: both still answer a ping.
             for socket in [first, second] {
                 try socket.ping()
-                #expect(throws: IrisTransportError.self) { try socket.receive(timeout: 0.3) }  // a timeout: still open
+                // A timeout: still open.
+                await #expect(throws: IrisTransportError.self) { try await socket.receive(timeout: 0.3) }
                 #expect(socket.closeFrame == nil)
             }
             // Another routing id and the API key are not limited by web-1's quota.
@@ -114,7 +115,7 @@ extension GatewaySuites {
             var ended = false
             while !ended, Date() < deadline {
                 do {
-                    ended = try page.receive(timeout: 1) == nil
+                    ended = try await page.receive(timeout: 1) == nil
                 } catch .timeout {
                     continue
                 }
@@ -122,7 +123,7 @@ extension GatewaySuites {
             #expect(ended, "the server closed the page's socket")
             #expect(page.closeFrame == WebSocketCloseFrame(code: 1008, reason: "the page token has expired"))
             // The key's socket stays.
-            #expect(throws: IrisTransportError.self) { try keyed.receive(timeout: 0.3) }
+            await #expect(throws: IrisTransportError.self) { try await keyed.receive(timeout: 0.3) }
             #expect(keyed.closeFrame == nil)
         }
     }

@@ -188,7 +188,7 @@ extension GatewaySuites {
             var rooms: Set<String> = []
             let deadline = Date().addingTimeInterval(5)
             while Date() < deadline, rooms.count < 1 || rooms.contains(myRoom) == false {
-                guard let text = try? socket.receive(timeout: 1) else { continue }
+                guard let text = try? await socket.receive(timeout: 1) else { continue }
                 if let e = try? JSONDecoder().decode(SessionEvent.self, from: Data(text.utf8)) {
                     rooms.insert(e.roomId)
                 }
@@ -361,7 +361,7 @@ extension GatewaySuites {
             let gw = try await GatewayProcess(profiles: [.init()])
             defer { gw.stop() }
             let token = try await Self.mint(gw, routingId: "alice")
-            let (note, sipp) = try GatewaySuites.GatewayInboundTests.notification(gw) {
+            let (note, sipp) = try await GatewaySuites.GatewayInboundTests.notification(gw) {
                 try GatewaySuites.GatewayInboundTests.caller(gw, CallerScenarios.rejected(603))
             }
             defer { sipp.stop() }
