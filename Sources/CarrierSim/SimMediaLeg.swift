@@ -33,7 +33,7 @@ public final class SimMediaCounters: Sendable {
 }
 
 /// What a leg does to the echo it sends, as a bad network would (the lossy number): drops
-/// `loss` of the packets at random and delays each of the rest by a uniform 0 to `jitter`
+/// `loss` of the packets (one at a random place in each run of `1/loss`) and delays each of the rest by a uniform 0 to `jitter`
 /// seconds (so packets may overtake each other).
 public struct Impairment: Sendable, Equatable {
     /// Fraction of packets dropped, 0...1.
@@ -126,6 +126,8 @@ final class SimMediaWorker {
     var tones: [SineTone] = []
     var misencode = false
     var impairment: Impairment?
+    /// Where the echo is in its run of `1/loss` packets, and which one of the run is dropped.
+    private var lossRun = (position: 0, dropped: 0)
     private unowned let loop: EventLoop
     var echoDigits = false
     var dtmfSender = DTMFSender()
@@ -258,7 +260,7 @@ final class SimMediaWorker {
     /// Drops the echo packet in `rx` at random, or sends it after a random delay (a copy, on
     /// a loop timer: the lossy number is a test tool, one small allocation per packet).
     private func sendImpaired(_ length: Int, _ impairment: Impairment) {
-        if Double.random(in: 0..<1) < impairment.loss {
+        if drops(impairment.loss) {
             counters.dropped.add(1, ordering: .relaxed)
             return
         }
@@ -270,6 +272,18 @@ final class SimMediaWorker {
             let sent = bytes.withUnsafeBytes { self.socket.send($0, to: to) }
             if sent { self.counters.echoed.add(1, ordering: .relaxed) }
         }
+    }
+
+    /// Whether to drop this packet: one at a random place in each run of `1/loss` packets, so
+    /// the loss is random in where it falls but its rate holds over any few seconds (a test
+    /// that checks the loss is flagged must not pass by a lucky draw).
+    private func drops(_ loss: Double) -> Bool {
+        guard loss > 0 else { return false }
+        let run = max(1, Int((1 / loss).rounded()))
+        if lossRun.position == 0 { lossRun.dropped = Int.random(in: 0..<run) }
+        let drop = lossRun.position == lossRun.dropped
+        lossRun.position = (lossRun.position + 1) % run
+        return drop
     }
 
     private func receiveEvent(_ view: RTPPacketView, _ bytes: UnsafeRawBufferPointer, now: Double) {
