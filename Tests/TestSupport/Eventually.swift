@@ -25,13 +25,17 @@ public func eventually(timeout: Double, drain: () -> Void, _ condition: () -> Bo
     }
 }
 
-/// Runs `work`, which blocks (a socket read with its own deadline, say), on a dispatch
-/// thread and suspends until it returns: the cooperative pool's threads stay free for the
-/// other tests, and `work` keeps the timing a blocking loop gives.
+/// Runs `work`, which blocks (a socket read with its own deadline, say), on a thread of its
+/// own and suspends until it returns: the cooperative pool's threads stay free for the other
+/// tests, and `work` keeps the timing a blocking loop gives. Not on `DispatchQueue.global()`:
+/// on Linux that pool is as wide as the cores and grows only when its monitor notices blocked
+/// threads, so two long blocking jobs would hold up every other test's job for seconds.
 public func offThePool<T>(_ work: @escaping () -> T) async -> T {
     let job = UncheckedSendable(work)
     let result = await withCheckedContinuation { (continuation: CheckedContinuation<UncheckedSendable<T>, Never>) in
-        DispatchQueue.global().async { continuation.resume(returning: UncheckedSendable(job.value())) }
+        let thread = Thread { continuation.resume(returning: UncheckedSendable(job.value())) }
+        thread.name = "test-off-the-pool"
+        thread.start()
     }
     return result.value
 }
