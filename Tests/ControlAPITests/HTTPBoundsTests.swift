@@ -207,7 +207,9 @@ import Testing
         // One request holds the only worker, one waits in the queue, the third finds it full.
         let holder = try TestSocket(port: port)
         try await holder.sendRequest("GET", "/block")
-        #expect(await eventually(timeout: 5) { server.statistics.requests == 1 })
+        // The worker has taken it out of the queue (counted is not enough: on a loaded machine
+        // the next request came while this one still sat in the queue, and found it full).
+        #expect(await eventually(timeout: 5) { server.statistics.requests == 1 && gate.waiting == 1 })
         let queued = try TestSocket(port: port)
         try await queued.sendRequest("GET", "/queued")
         #expect(await eventually(timeout: 5) { server.statistics.requests == 2 })
@@ -269,8 +271,15 @@ import Testing
 final class Gate: Sendable {
     private let semaphore = DispatchSemaphore(value: 0)
     private let opened = Mutex(false)
+    private let waiters = Mutex(0)
 
-    func wait() { _ = semaphore.wait(timeout: .now() + 10) }
+    /// Threads that have reached `wait` (a worker inside its handler, no longer in the queue).
+    var waiting: Int { waiters.withLock { $0 } }
+
+    func wait() {
+        waiters.withLock { $0 += 1 }
+        _ = semaphore.wait(timeout: .now() + 10)
+    }
 
     func open() {
         let first = opened.withLock { o -> Bool in
