@@ -14,7 +14,7 @@ extension SIPCall {
         defer { running = false }
         while !queue.isEmpty {
             let next = queue.removeFirst()
-            for action in misbehaviour.handle(next, on: &machine, now: SIPEventLoop.now()) { perform(action) }
+            for action in loopState.value.handle(next, now: SIPEventLoop.now()) { perform(action) }
         }
     }
 

@@ -84,6 +84,13 @@ public final class SIPCall: Sendable {
         var rememberedACK: (bytes: [UInt8], peer: SIPPeer)?
         var queue: [InviteSessionMachine.Event] = []
         var running = false
+
+        /// Feeds `event` to the machine through the misbehaviour wrapper: one in-place access to
+        /// the call's box for both (through the call's two properties it would be a copy of the
+        /// wrapper out and back per event, or two overlapping accesses to the box).
+        mutating func handle(_ event: InviteSessionMachine.Event, now: Double) -> [InviteSessionMachine.Action] {
+            misbehaviour.handle(event, on: &machine, now: now)
+        }
     }
     let loopState: LoopBoundBox<LoopState>
 
@@ -128,7 +135,7 @@ public final class SIPCall: Sendable {
     /// Test peers only: what the call keeps from its machine (empty: nothing).
     var misbehaviour: TestPeerMisbehaviour {
         get { loopState.value.misbehaviour }
-        set { loopState.value.misbehaviour = newValue }
+        _modify { yield &loopState.value.misbehaviour }
     }
     /// UAC: the INVITE as last sent, with its Via (a CANCEL copies it, §9.1).
     var sentInvite: SIPMessage? {
