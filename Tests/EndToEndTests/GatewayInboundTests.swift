@@ -28,15 +28,13 @@ extension GatewaySuites {
         static func events(_ gw: GatewayProcess, room: String, until end: Bool = true) async throws -> [SessionEvent] {
             let connection = try gw.connection()
             // The listener blocks until the end: off the cooperative pool.
-            return try await offThePool { () -> Result<[SessionEvent], IrisError> in
+            return try await offThePool { () throws(IrisError) in
                 var result: [SessionEvent] = []
-                return Result { () throws(IrisError) in
-                    _ = try IrisNotificationListener.waitForEnd(connection: connection, roomId: room, timeout: 20) {
-                        result.append($0)
-                    }
-                    return result
+                _ = try IrisNotificationListener.waitForEnd(connection: connection, roomId: room, timeout: 20) {
+                    result.append($0)
                 }
-            }.get()
+                return result
+            }
         }
 
         static func trace(_ events: [SessionEvent]) -> [String] {

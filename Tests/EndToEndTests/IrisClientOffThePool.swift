@@ -7,30 +7,25 @@ import TestSupport
 // ones the compiler picks: each runs the blocking verb off the cooperative pool
 // (`offThePool`), so a test that waits on the gateway holds no thread other tests need.
 
-/// Runs a blocking client call off the cooperative pool, keeping its typed error.
-private func offPool<T>(_ work: @escaping () throws(IrisError) -> T) async throws(IrisError) -> T {
-    try await offThePool { Result { () throws(IrisError) -> T in try work() } }.get()
-}
-
 extension IrisRtcConnection {
     func snapshot(roomId: String) async throws(IrisError) -> SessionSnapshot {
-        try await offPool { () throws(IrisError) in try self.snapshot(roomId: roomId) }
+        try await offThePool { () throws(IrisError) in try self.snapshot(roomId: roomId) }
     }
 
     func sessions() async throws(IrisError) -> [SessionSnapshot] {
-        try await offPool { () throws(IrisError) in try self.sessions() }
+        try await offThePool { () throws(IrisError) in try self.sessions() }
     }
 
     func sipTrace(roomId: String) async throws(IrisError) -> SIPTraceDocument {
-        try await offPool { () throws(IrisError) in try self.sipTrace(roomId: roomId) }
+        try await offThePool { () throws(IrisError) in try self.sipTrace(roomId: roomId) }
     }
 
     func capture(roomId: String) async throws(IrisError) -> [UInt8] {
-        try await offPool { () throws(IrisError) in try self.capture(roomId: roomId) }
+        try await offThePool { () throws(IrisError) in try self.capture(roomId: roomId) }
     }
 
     func metricsText() async throws(IrisError) -> String {
-        try await offPool { () throws(IrisError) in try self.metricsText() }
+        try await offThePool { () throws(IrisError) in try self.metricsText() }
     }
 }
 
@@ -41,7 +36,7 @@ extension IrisRtcAudioSession {
         traceId: String? = nil, callerName: String? = nil, privacy: String? = nil,
         headers: [String: String]? = nil, opus: OpusOptions? = nil, capture: Bool = false
     ) async throws(IrisError) -> String {
-        try await offPool { () throws(IrisError) in
+        try await offThePool { () throws(IrisError) in
             try self.createWithTN(
                 targetTN: targetTN, sourceTN: sourceTN, profile: profile, notificationData: notificationData,
                 traceId: traceId, callerName: callerName, privacy: privacy, headers: headers, opus: opus,
@@ -50,31 +45,31 @@ extension IrisRtcAudioSession {
     }
 
     func join(roomId: String, roomToken: String) async throws(IrisError) {
-        try await offPool { () throws(IrisError) in try self.join(roomId: roomId, roomToken: roomToken) }
+        try await offThePool { () throws(IrisError) in try self.join(roomId: roomId, roomToken: roomToken) }
     }
 
     static func reject(
         connection: IrisRtcConnection, roomId: String, roomToken: String, busy: Bool = false
     ) async throws(IrisError) {
-        try await offPool { () throws(IrisError) in
+        try await offThePool { () throws(IrisError) in
             try Self.reject(connection: connection, roomId: roomId, roomToken: roomToken, busy: busy)
         }
     }
 
-    func hold() async throws(IrisError) { try await offPool { () throws(IrisError) in try self.hold() } }
-    func unhold() async throws(IrisError) { try await offPool { () throws(IrisError) in try self.unhold() } }
-    func mute() async throws(IrisError) { try await offPool { () throws(IrisError) in try self.mute() } }
-    func unmute() async throws(IrisError) { try await offPool { () throws(IrisError) in try self.unmute() } }
+    func hold() async throws(IrisError) { try await offThePool { () throws(IrisError) in try self.hold() } }
+    func unhold() async throws(IrisError) { try await offThePool { () throws(IrisError) in try self.unhold() } }
+    func mute() async throws(IrisError) { try await offThePool { () throws(IrisError) in try self.mute() } }
+    func unmute() async throws(IrisError) { try await offThePool { () throws(IrisError) in try self.unmute() } }
 
     func merge(heldSession: IrisRtcAudioSession) async throws(IrisError) {
-        try await offPool { () throws(IrisError) in try self.merge(heldSession: heldSession) }
+        try await offThePool { () throws(IrisError) in try self.merge(heldSession: heldSession) }
     }
 
     func insertDTMFtone(_ tones: String, durationMs: Int? = nil) async throws(IrisError) {
-        try await offPool { () throws(IrisError) in try self.insertDTMFtone(tones, durationMs: durationMs) }
+        try await offThePool { () throws(IrisError) in try self.insertDTMFtone(tones, durationMs: durationMs) }
     }
 
-    func close() async throws(IrisError) { try await offPool { () throws(IrisError) in try self.close() } }
+    func close() async throws(IrisError) { try await offThePool { () throws(IrisError) in try self.close() } }
 
     func waitForEnd(timeout: Double) async -> Bool { await offThePool { self.waitForEnd(timeout: timeout) } }
 }
@@ -85,9 +80,6 @@ extension IrisNotificationListener {
 
 extension WebSocketClient {
     func receive(timeout: Double) async throws(IrisTransportError) -> String? {
-        try await offThePool {
-            Result { () throws(IrisTransportError) -> String? in try self.receive(timeout: timeout) }
-        }
-        .get()
+        try await offThePool { () throws(IrisTransportError) in try self.receive(timeout: timeout) }
     }
 }

@@ -71,7 +71,7 @@ final class InProcessGateway: Sendable {
     /// Runs one of the gateway's calls (which wait for its SIP loop) on a thread of its own,
     /// so a test never holds one of the cooperative pool's few threads while it waits.
     func run<T: Sendable>(_ body: @escaping @Sendable (Gateway) throws -> T) async throws -> T {
-        try await offThePool { [gateway] in Result { try body(gateway) } }.get()
+        try await offThePool { [gateway] () throws in try body(gateway) }
     }
 
     /// The session's events so far, in order.

@@ -40,6 +40,11 @@ public func offThePool<T>(_ work: @escaping () -> T) async -> T {
     return result.value
 }
 
+/// `offThePool` for work that throws: the error comes back with its type.
+public func offThePool<T, E: Error>(throwing work: @escaping () throws(E) -> T) async throws(E) -> T {
+    try await offThePool { Result { () throws(E) -> T in try work() } }.get()
+}
+
 /// A value handed between threads by a test that knows only one of them uses it at a time.
 public struct UncheckedSendable<Value>: @unchecked Sendable {
     public let value: Value
