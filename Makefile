@@ -3,7 +3,8 @@ SHELL := /bin/bash
 SWIFT ?= swift
 # Debian packages the build and the tests need.
 DEBS := libosip2-dev libopus-dev libspandsp-dev libtiff-dev libssl-dev libsqlite3-dev libc-ares-dev libsrtp2-dev \
-        pkg-config sip-tester nftables iproute2 baresip dnsmasq-base stunnel4 chromium tshark sngrep
+        pkg-config sip-tester nftables iproute2 baresip dnsmasq-base stunnel4 chromium tshark sngrep \
+        redis-server libhiredis-dev kamailio postgresql libpq-dev
 # The whole suite must finish well inside CI's limit on 2 cores.
 TEST_TIMEOUT ?= 1200
 # How many tests run at once. No test blocks a thread of the cooperative pool, so without a
@@ -15,14 +16,21 @@ TEST_WIDTH ?= 8
 
 all: build
 
-## deps: install missing Debian packages (needs root; runs apt-get update once if needed)
+## deps: install missing Debian packages (needs root; runs apt-get update once if needed).
+## Redis, Kamailio and PostgreSQL are for the cluster tests, which start their own servers:
+## their Debian services are kept from starting (policy-rc.d) and left disabled.
 deps:
 	@missing=""; for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  if [ "$$(id -u)" != 0 ]; then echo "make deps needs root to install:$$missing" >&2; exit 1; fi; \
 	  echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	  guard=; if [ ! -e /usr/sbin/policy-rc.d ]; then printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d && guard=1; fi; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; status=$$?; \
+	  if [ -n "$$guard" ]; then rm -f /usr/sbin/policy-rc.d; fi; \
+	  for svc in redis-server kamailio postgresql; do case " $$missing " in *" $$svc "*) \
+	    [ -d /run/systemd/system ] && systemctl disable --now $$svc >/dev/null 2>&1 || true;; esac; done; \
+	  [ $$status = 0 ] || exit $$status; \
 	fi
 	@command -v $(SWIFT) >/dev/null || { echo "swift not found on PATH (expected Swift 6.3 at /opt/swift)" >&2; exit 1; }
 
