@@ -50,6 +50,9 @@ let package = Package(
             name: "Media",
             dependencies: ["COpus", "CSpanDSP", "CSRTP", "CSRTPOpenSSL", "CLinux", "IOCore", "ICE", "TLS"]),
         .target(name: "IrisAPI"),
+        // Cluster mode: node membership, dead-node takeover, cluster-wide trunk limits, locks,
+        // the session directory and events, kept in Redis. Its machines are plain values.
+        .target(name: "Cluster"),
         // File and exposition formats with no protocol behind them: JSON5 (profiles, the serve
         // configuration, suites) and the Prometheus text format (`/metrics`, `irisgw test --every`).
         .target(name: "Formats"),
@@ -93,6 +96,8 @@ let package = Package(
         .testTarget(name: "FormatsTests", dependencies: ["Formats"]),
         .testTarget(name: "SIPTests", dependencies: ["SIP", "SDP", "TLS", "TestSupport"]),
         .testTarget(name: "DNSTests", dependencies: ["DNS"]),
+        // The cluster's machines (membership, placement) as tables, no socket, no clock.
+        .testTarget(name: "ClusterTests", dependencies: ["Cluster"]),
         // The stream layer (listener, connection, framer, TLS slot) on real sockets on 127.0.0.1,
         // loop confinement (LoopBound, assertInLoop) with exit tests for the debug traps, and
         // EventLoop's async `run`.
