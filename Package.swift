@@ -58,7 +58,9 @@ let package = Package(
         .target(name: "Formats"),
         .target(
             name: "Gateway",
-            dependencies: ["SIP", "SDP", "Media", "ICE", "TLS", "Crypto", "IrisAPI", "Formats", "CSQLite", "Capture"]),
+            dependencies: [
+                "SIP", "SDP", "Media", "ICE", "TLS", "Crypto", "IrisAPI", "Formats", "CSQLite", "Capture", "Cluster"
+            ]),
         // HTTP/1.1 + WebSocket server for the control API (an IOCore event loop and a worker
         // pool), routed onto Gateway. The grammar and the framing are the HTTP module's.
         .target(
@@ -67,7 +69,8 @@ let package = Package(
         .executableTarget(
             name: "irisgw",
             dependencies: [
-                "SIP", "Gateway", "ControlAPI", "IrisClient", "IrisAPI", "WebClient", "DNS", "CarrierTest", "CarrierSim"
+                "SIP", "Gateway", "ControlAPI", "IrisClient", "IrisAPI", "WebClient", "DNS", "CarrierTest", "CarrierSim",
+                "Cluster"
             ]),
         // `make bench`: prints `BENCH ...` lines with ratios measured in one run.
         .executableTarget(

@@ -24,6 +24,7 @@ extension GatewayConfiguration {
         if let v = file.capture { capture = v }
         mediaThreads = file.mediaThreads ?? cpus.count
         file.sip?.apply(to: &sip)
+        cluster = file.cluster
         file.dns?.apply(to: &sip.dns)
         if let realm = file.sip?.authRealm { inboundAuthRealm = realm }
     }

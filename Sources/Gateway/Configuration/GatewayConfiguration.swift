@@ -1,3 +1,4 @@
+import Cluster
 import Foundation
 import IOCore
 import Media
@@ -73,6 +74,9 @@ public struct GatewayConfiguration: Sendable {
     public var environment: [String: String]
     /// The realm of the digest challenges to trunks with `inbound.auth`. Default "irisgw".
     public var inboundAuthRealm = "irisgw"
+    /// Cluster mode (`--cluster`, `--node-id`, the serve key `cluster`); nil: one process
+    /// with nothing shared.
+    public var cluster: ClusterSettings?
 
     public init(
         sipListen: [(transport: SIPTransportProtocol, address: SocketAddress)] = [

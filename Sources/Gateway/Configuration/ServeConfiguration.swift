@@ -1,3 +1,4 @@
+import Cluster
 import Formats
 import Foundation
 import SIP
@@ -34,6 +35,7 @@ import SIP
 ///   sip: { answerUnknownSources: false, requestsPerSecond: 50 },  // ServeConfiguration+SIP.swift
 ///   apiLimits: { maxConnectionsPerSource: 256, maxWebSocketsPerClient: 1000 },  // ControlAPI: APILimits.swift
 ///   pageTokens: { sessionsPerRoutingId: 4, webSocketsPerRoutingId: 4 },  // ServeConfiguration+PageTokens.swift
+///   cluster: { redis: "redis://10.0.0.9:6379", nodeId: "gw1" },  // ServeConfiguration+Cluster.swift
 ///   dnsServers: ["10.0.0.53:53"],      // default: /etc/resolv.conf (ServeConfiguration+DNS.swift)
 ///   sipTlsListen: "0.0.0.0:5061", tlsCertificate: "gw.pem", tlsKey: "gw.key",  // ServeConfiguration+TLS.swift
 ///   apiTlsCertificate: "api.pem", apiTlsKey: "api.key",  // HTTPS/WSS API (ControlAPI: APITLSSettings.swift)
@@ -89,6 +91,9 @@ public struct ServeConfiguration: Sendable, Equatable {
     public var sip: SIPSettings?
     /// Per-routing-id quotas of page tokens (ServeConfiguration+PageTokens.swift).
     public var pageTokens: PageTokenLimits?
+    /// Cluster mode: the Redis and this node's id (ServeConfiguration+Cluster.swift). Default
+    /// none: one process with nothing shared.
+    public var cluster: ClusterSettings?
     /// `dnsServers`, `dnsTimeoutMs`, `dnsTries`, `dnsNegativeCacheSec` (ServeConfiguration+DNS.swift).
     public var dns: DNSSettings?
     /// `sipTlsListen`, `tlsCertificate`, `tlsKey`, `tlsClientCA`, `tlsVerifyClient`
@@ -126,7 +131,7 @@ public struct ServeConfiguration: Sendable, Equatable {
             "rtpPorts", "dataDir", "callRecordRetentionDays", "maxCallRecords", "publicURL",
             "drainTimeoutSec", "webDir", "maxSessions", "maxInboundSessions", "mediaRealtimePriority", "mediaThreads",
             "mediaLoadBudgetPercent", "hep", "capture", "roomTokenLifetimeSec", "webhook",
-            "sip", "pageTokens"
+            "sip", "pageTokens", "cluster"
         ] + dnsKeys + tlsKeys + apiListenerKeys
 
     /// The keys of the control API's listener: its caps and its HTTPS (read by ControlAPI).
@@ -241,6 +246,7 @@ public struct ServeConfiguration: Sendable, Equatable {
         c.pageTokens = try o.optional("pageTokens") { (v, p) throws(ProfileError) in
             try pageTokenLimits(v, at: p, schema: schema)
         }
+        c.cluster = try o.optional("cluster") { (v, p) throws(ProfileError) in try clusterSettings(v, at: p, schema: schema) }
         c.roomTokenLifetimeSec = try o.optional("roomTokenLifetimeSec") { (v, p) throws(ProfileError) in
             try schema.int(v, at: p, in: 1...86_400)
         }

@@ -12,6 +12,7 @@ enum ServeCommand {
                             [--api-listen HOST:PORT] [--rtp-ports LO-HI] [--rtp-host HOST] [--rtp-advertise HOST]
                             [--data-dir DIR] [--web-dir DIR] [--public-url URL] [--drain-timeout S] [--max-sessions N]
                             [--carrier-sim HOST:PORT] [--dns-server HOST:PORT]... [--hep HOST:PORT]
+                            [--cluster redis://HOST:PORT --node-id NAME]
                             [--sip-tls-listen HOST:PORT ... --tls-certificate FILE --tls-key FILE
                              [--tls-verify-client none|optional|require] [--tls-client-ca FILE]]
                             [--api-tls-certificate FILE --api-tls-key FILE [--api-tls-verify-client MODE]
@@ -34,6 +35,10 @@ enum ServeCommand {
           --public-url URL     API URL put in inbound notifications (default http(s)://<api-listen>)
           --drain-timeout S    SIGTERM: seconds calls may go on before BYE (default 30)
           --max-sessions N     sessions at once over all trunks; more inbound get 503 (default 1000)
+          --cluster URL        cluster mode: the Redis holding the cluster's shared state
+                               (redis://[:PASSWORD@]HOST:PORT[/DB]; docs/operations.md, Running a cluster)
+          --node-id NAME       this node's name in the cluster (letters, digits, - _ .), stable
+                               across restarts; goes with --cluster
           --carrier-sim H:P    also run the built-in carrier simulator there, in this process
                                (what `make run` does: the carrier-sim profile's proxy is 127.0.0.1:5090)
           --hep H:P            send copies of every SIP message and the trunk legs' RTCP to a HEP v3

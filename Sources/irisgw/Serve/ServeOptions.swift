@@ -1,4 +1,5 @@
 import CarrierSim
+import Cluster
 import ControlAPI
 import Foundation
 import Gateway
@@ -30,6 +31,8 @@ struct ServeOptions {
     private var sipListenFlags: [SocketAddress] = []
     private var tlsListenFlags: [SocketAddress] = []
     private var dnsServerFlags: [SocketAddress] = []
+    private var clusterFlag: String?
+    private var nodeIdFlag: String?
 
     /// A refused command line or settings file: the message, and whether the usage text
     /// belongs after it (a flag's mistake) or not (a file's, which names file and key).
@@ -104,6 +107,15 @@ struct ServeOptions {
             gateway.sipListen += listen.map { (.tls, $0) }
         }
         if !dnsServerFlags.isEmpty { gateway.sip.dns.servers = dnsServerFlags }
+        if clusterFlag != nil || nodeIdFlag != nil {
+            guard let redis = clusterFlag ?? gateway.cluster?.redis, let id = nodeIdFlag ?? gateway.cluster?.nodeId else {
+                throw Refusal(message: "--cluster and --node-id go together")
+            }
+            var settings = gateway.cluster ?? ClusterSettings(redis: redis, nodeId: id)
+            settings.redis = redis
+            settings.nodeId = id
+            gateway.cluster = settings
+        }
     }
 
     // MARK: The flags
@@ -204,6 +216,17 @@ struct ServeOptions {
                 throw Refusal(message: "--api-listen-plain needs HOST:PORT with a numeric host")
             }
             o.apiTLS.listenPlain = a.description
+        },
+        "--cluster": { o, v throws(Refusal) in
+            guard let v, v.hasPrefix("redis://") else {
+                throw Refusal(message: "--cluster needs a redis://HOST:PORT URL")
+            }
+            o.clusterFlag = v
+        },
+        "--node-id": { o, v throws(Refusal) in
+            guard let v else { throw Refusal(message: "--node-id needs a name") }
+            if let problem = ClusterSettings.nodeIdProblem(v) { throw Refusal(message: "--node-id \(problem)") }
+            o.nodeIdFlag = v
         },
         "--max-sessions": { o, v throws(Refusal) in
             guard let n = v.flatMap(Int.init), n > 0 else {
