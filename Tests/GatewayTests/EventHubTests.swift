@@ -25,6 +25,28 @@ import Testing
         #expect(seqs == [1, 1, 2])
     }
 
+    /// A cluster: one node's stamped events go out through the outlet, another node ingests
+    /// them with their own seq, replays them with `since`, and ignores one it already holds;
+    /// ingested events never go back out.
+    @Test func eventsOfAnotherNodeAreIngestedAsStamped() {
+        let holder = EventHub(), mirror = EventHub()
+        let sent = Mutex<[(SessionEvent, String?)]>([])
+        holder.setOutlet { e, r in sent.withLock { $0.append((e, r)) } }
+        mirror.setOutlet { _, _ in Issue.record("an ingested event went out again") }
+        holder.open(roomId: "a", routingId: "alice")
+        for _ in 0..<3 { holder.publish(Self.event("a")) }
+        let live = Collector()
+        _ = mirror.subscribe(.init(routingId: "alice"), since: nil, sink: live.add)
+        for (e, r) in sent.withLock({ $0 }) { #expect(mirror.ingest(e, routingId: r)) }
+        #expect(live.names == ["a:1", "a:2", "a:3"])
+        #expect(!mirror.ingest(sent.withLock { $0[1].0 }, routingId: "alice"), "a duplicate is ignored")
+        let replay = Collector()
+        _ = mirror.subscribe(.init(roomId: "a"), since: 2, sink: replay.add)
+        #expect(replay.names == ["a:2", "a:3"])
+        #expect(mirror.routingId(roomId: "a") == "alice")
+        #expect(mirror.history(roomId: "a").map(\.at) == holder.history(roomId: "a").map(\.at))
+    }
+
     @Test func roomSubscriberReplaysFromSinceThenGoesLive() {
         let hub = EventHub()
         hub.open(roomId: "a", routingId: "alice")

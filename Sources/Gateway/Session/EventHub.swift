@@ -81,9 +81,18 @@ public final class EventHub: Sendable {
         var subscribers: [Int: Subscription] = [:]
         var nextID = 1
         var lastPrune = 0.0
+        /// Where this node's own events go besides its subscribers (the cluster's stream).
+        var outlet: (@Sendable (SessionEvent, String?) -> Void)?
     }
 
     private let state = Mutex(State())
+
+    /// Who gets a published event, taken under the lock and called outside it.
+    private struct Delivery: Sendable {
+        var subscribers: [Subscription]
+        var outlet: (@Sendable (SessionEvent, String?) -> Void)?
+        var routingId: String?
+    }
     /// Seconds an ended session's history stays for replay. Default 300.
     public let retention: Double
     /// At most this many sessions' histories are kept (oldest ended ones go first).
@@ -114,7 +123,7 @@ public final class EventHub: Sendable {
     @discardableResult
     public func publish(_ event: SessionEvent, now: Date = Date()) -> SessionEvent {
         var e = event
-        let targets: [Subscription] = state.withLock { s in
+        let targets = state.withLock { s in
             if s.histories[e.roomId] == nil { s.order.append(e.roomId) }
             // Mutated in place: taking the history out and writing it back would copy its events.
             e.seq = (s.histories[e.roomId]?.lastSeq ?? 0) + 1
@@ -123,11 +132,48 @@ public final class EventHub: Sendable {
             s.histories[e.roomId]?.bound(maxEventsPerSession, keptHead: Self.keptHead)
             if e.event == .onSessionEnded { s.histories[e.roomId]?.endedAt = now.timeIntervalSince1970 }
             let routing = s.histories[e.roomId]?.routingId
-            return s.subscribers.values.filter { $0.filter.matches(roomId: e.roomId, routingId: routing) }
+            return Delivery(
+                subscribers: s.subscribers.values.filter { $0.filter.matches(roomId: e.roomId, routingId: routing) },
+                outlet: s.outlet, routingId: routing)
         }
         // Sinks are called outside the lock; they only enqueue.
-        for t in targets { t.sink(e) }
+        for t in targets.subscribers { t.sink(e) }
+        targets.outlet?(e, targets.routingId)
         return e
+    }
+
+    /// Sends every event this hub stamps (not those it ingests) to `outlet` too, with the
+    /// session's routing id: the cluster publishes them for the other nodes.
+    public func setOutlet(_ outlet: (@Sendable (SessionEvent, String?) -> Void)?) {
+        state.withLock { $0.outlet = outlet }
+    }
+
+    /// Records and delivers an event another node stamped, as it is (its `seq` and `at`
+    /// kept). One already held (a `seq` not past the session's last) is ignored, so a replay
+    /// of the cluster's stream after a reconnect delivers nothing twice. Returns whether it
+    /// was new.
+    @discardableResult
+    public func ingest(_ event: SessionEvent, routingId: String?, now: Double = Date().timeIntervalSince1970) -> Bool {
+        let targets: [Subscription]? = state.withLock { s in
+            if s.histories[event.roomId] == nil {
+                s.histories[event.roomId] = History(routingId: routingId)
+                s.order.append(event.roomId)
+            }
+            guard event.seq > s.histories[event.roomId]!.lastSeq else { return nil }
+            s.histories[event.roomId]!.events.append(event)
+            s.histories[event.roomId]!.bound(maxEventsPerSession, keptHead: Self.keptHead)
+            if event.event == .onSessionEnded { s.histories[event.roomId]!.endedAt = now }
+            let routing = s.histories[event.roomId]!.routingId ?? routingId
+            return s.subscribers.values.filter { $0.filter.matches(roomId: event.roomId, routingId: routing) }
+        }
+        guard let targets else { return false }
+        for t in targets { t.sink(event) }
+        return true
+    }
+
+    /// The routing id a session was opened with (nil when none, or unknown here).
+    public func routingId(roomId: String) -> String? {
+        state.withLock { $0.histories[roomId]?.routingId }
     }
 
     /// Subscribes; first replays history matching the filter (events with `seq >= since`
