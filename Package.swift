@@ -18,6 +18,7 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CAres", pkgConfig: "libcares", providers: [.apt(["libc-ares-dev"])]),
         .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2", providers: [.apt(["libsrtp2-dev"])]),
+        .systemLibrary(name: "CHiredis", pkgConfig: "hiredis", providers: [.apt(["libhiredis-dev"])]),
 
         // Linux headers Glibc does not export (epoll, eventfd); no library to link.
         .systemLibrary(name: "CLinux"),
@@ -81,6 +82,9 @@ let package = Package(
         .target(name: "IrisClient", dependencies: ["SDP", "Media", "IOCore", "IrisAPI", "WebClient"]),
         // `irisgw test`: carrier integration suites run through a gateway's control API.
         .target(name: "CarrierTest", dependencies: ["IrisClient", "IrisAPI", "Formats", "Media", "Capture"]),
+        // Redis client for the cluster's shared state: pipelined commands on an IOCore loop,
+        // replies parsed by hiredis's reader, reconnects with back-off, deadlines, Lua by SHA-1.
+        .target(name: "Redis", dependencies: ["IOCore", "CHiredis", "Crypto"]),
         // The built-in carrier simulator behind `make run` and the test suites.
         .target(name: "CarrierSim", dependencies: ["SIP", "SDP", "Media", "IOCore", "Crypto"]),
         // The two capture formats the field uses: libpcap files (written and read directly)
@@ -121,6 +125,9 @@ let package = Package(
             name: "ControlAPITests",
             dependencies: ["ControlAPI", "Gateway", "IrisAPI", "HTTP", "WebClient", "TLS", "TestSupport"]),
         .testTarget(name: "CarrierSimTests", dependencies: ["CarrierSim", "SIP", "SDP", "Media", "TestSupport"]),
+        // RESP parsing split at every byte, and the client against real `redis-server`s on 127.0.0.1
+        // (pipelines, scripts, blocking reads, a stopped, restarted or frozen server).
+        .testTarget(name: "RedisTests", dependencies: ["Redis", "IOCore", "TestSupport"]),
         // Pcap and HEP round trips, read back by `tshark` and `sngrep`, HEP over UDP on 127.0.0.1.
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "IOCore", "TestSupport"]),
         // The benches' own logic (how the soak closes its calls), against an in-process API server.
