@@ -53,7 +53,7 @@ let package = Package(
         .target(name: "IrisAPI"),
         // Cluster mode: node membership, dead-node takeover, cluster-wide trunk limits, locks,
         // the session directory and events, kept in Redis. Its machines are plain values.
-        .target(name: "Cluster"),
+        .target(name: "Cluster", dependencies: ["Redis", "IOCore", "IrisAPI", "Crypto"]),
         // File and exposition formats with no protocol behind them: JSON5 (profiles, the serve
         // configuration, suites) and the Prometheus text format (`/metrics`, `irisgw test --every`).
         .target(name: "Formats"),

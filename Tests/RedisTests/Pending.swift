@@ -1,0 +1,1 @@
+// Until the Redis tests land from the redis branch.
