@@ -74,26 +74,27 @@ public final class ClusterNode: Sendable {
     }
 
     /// Leaves the cluster (its record removed when `callsUp` is 0, else left to expire so a
-    /// survivor ends those calls), then closes the connections. Waits at most `timeout`.
-    public func stop(callsUp: Int, timeout: Double = 2) async {
-        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            loop.execute { [self] in
-                let once = Once(c)
-                let timer = loop.schedule(after: timeout) { once.resume() }
-                state.value.stopped = true
-                loop.cancel(state.value.ticker)
-                let actions = state.value.machine.handle(.stop(callsUp: callsUp))
-                guard actions.contains(.leave), let member = state.value.machine.member else {
-                    loop.cancel(timer)
-                    return once.resume()
-                }
-                release(member) { [self] in
-                    loop.cancel(timer)
-                    once.resume()
-                }
+    /// survivor ends those calls), then closes the connections and stops the loop. Waits at
+    /// most `timeout` for Redis; for a thread that is not an event loop (the shutdown).
+    public func stopWaiting(callsUp: Int, timeout: Double = 2) {
+        precondition(!EventLoop.isOnAnyLoop, "a loop never waits on another loop")
+        let box = WaitBox<Bool>()
+        loop.execute { [self] in
+            let timer = loop.schedule(after: timeout) { box.put(false) }
+            state.value.stopped = true
+            loop.cancel(state.value.ticker)
+            let actions = state.value.machine.handle(.stop(callsUp: callsUp))
+            guard actions.contains(.leave), let member = state.value.machine.member else {
+                loop.cancel(timer)
+                return box.put(true)
+            }
+            release(member) { [self] in
+                loop.cancel(timer)
+                box.put(true)
             }
         }
-        await loop.run { [self] in
+        _ = box.take(within: timeout + 1)
+        _ = loop.sync { [self] in
             redis.close()
             reader.close()
         }
@@ -309,11 +310,4 @@ public final class ClusterNode: Sendable {
             return (field, bytes)
         }
     }
-}
-
-/// Resumes a continuation at most once (a reply and a timeout race).
-final class Once: Sendable {
-    private let continuation: Mutex<CheckedContinuation<Void, Never>?>
-    init(_ c: CheckedContinuation<Void, Never>) { continuation = Mutex(c) }
-    func resume() { continuation.withLock { $0.take() }?.resume() }
 }

@@ -80,6 +80,7 @@ extension Gateway: SIPUserAgentDelegate {
         s.carrier = carrier
         call.delegate = s
         sessions[roomId] = s
+        clusterSessionStarted(s)
         events.open(roomId: roomId, routingId: route.routingId)
         records.started(
             CallRecord(

@@ -63,6 +63,7 @@ extension Gateway {
 
         let roomId = Self.newRoomId()
         let traceId = request.traceId ?? Self.newTraceId()
+        let counted = try admitInCluster(profile, roomId: roomId)
         // Admission and the session's creation happen in one hop, so limits hold under races.
         let admitted: Result<Void, GatewayError> = ua.loop.sync { [self] in
             if draining { return .failure(.unavailable("the gateway is shutting down")) }
@@ -87,7 +88,10 @@ extension Gateway {
                 return .success(())
             }
         }
-        try admitted.get()
+        if case .failure(let refusal) = admitted {
+            releaseInCluster(profile, roomId: roomId, counted: counted)
+            throw refusal
+        }
         let capture = newCapture(roomId: roomId, recordsMedia: request.capture == true)
         let mediaCall: MediaCall
         do {
@@ -99,6 +103,7 @@ extension Gateway {
                 admissions[profile.name]?.release()
                 created(routingId: request.routingId)
             }
+            releaseInCluster(profile, roomId: roomId, counted: counted)
             throw error
         }
         let credentials: DigestCredentials? = profile.outbound?.auth.flatMap { auth in
@@ -126,6 +131,7 @@ extension Gateway {
             s.credentials = credentials
             s.callerRequest = caller
             sessions[roomId] = s
+            clusterSessionStarted(s)
             created(routingId: request.routingId)
             s.handle(.started(notification: nil))
             s.sendInvite()

@@ -1,3 +1,4 @@
+import Cluster
 import Crypto
 import Foundation
 import IOCore
@@ -19,6 +20,10 @@ public final class Gateway: Sendable {
     public let records: CallRecordStore
     public let tokens: RoomTokenSigner
     public let metrics = GatewayMetrics()
+    /// This node in its cluster (`configuration.cluster`); nil for a gateway on its own.
+    public let cluster: ClusterNode?
+    /// What the cluster keeps of this node's sessions (Gateway+Cluster.swift).
+    let clusterHeld = Mutex(ClusterHeld())
     /// Copies of SIP and RTCP to a HEP collector (`configuration.hep`); nil without one.
     let hep: HEPSender?
     /// The profile a create uses when it names none (`configuration.defaultProfile`, else
@@ -180,6 +185,9 @@ public final class Gateway: Sendable {
         records = try CallRecordStore(
             path: configuration.dataDir + "/calls.sqlite", retention: configuration.callRecordRetention)
         tokens = try RoomTokenSigner.loadOrCreate(dataDir: configuration.dataDir)
+        cluster = try configuration.cluster.map { settings throws in
+            try ClusterNode(settings: settings, api: configuration.publicURL)
+        }
         ua.delegate = self
         let configured = Self.trustedSources(profiles)
         // Called on the SIP loop, where `locatedProxyHosts` lives.
@@ -212,6 +220,10 @@ public final class Gateway: Sendable {
             startTrunkMaintenance()
             started = true
         }
+        if let cluster {
+            events.setOutlet { [cluster] event, routingId in cluster.publish(event, routingId: routingId) }
+            cluster.start(delegate: self)
+        }
         return bound
     }
 
@@ -235,6 +247,7 @@ public final class Gateway: Sendable {
         let sent = DispatchSemaphore(value: 0)
         ua.loop.execute { [ua] in ua.whenSent(timeout: 1) { sent.signal() } }
         sent.wait()
+        cluster?.stopWaiting(callsUp: activeSessionCount)
         ua.shutdown()
         media.shutdown()
         records.flush()
@@ -246,7 +259,10 @@ public final class Gateway: Sendable {
 
     /// Stops taking new sessions; existing ones go on (SIGTERM's first step). OPTIONS are
     /// answered 503 from then on.
-    public func drain() { ua.loop.sync { [self] in draining = true } }
+    public func drain() {
+        ua.loop.sync { [self] in draining = true }
+        cluster?.drain()
+    }
 
     /// Responses the SIP layer sent on its own (400, 403, 404, 481 ...), by code.
     public func sipResponseCounts() -> [Int: Int] { ua.loop.sync { [self] in ua.counters.statelessResponses } }
@@ -348,6 +364,7 @@ public final class Gateway: Sendable {
             r.jitterMs = trunk?.jitterMs
             r.roundTripMs = trunk?.roundTripMs
         }
+        clusterSessionEnded(s)
         if s.machine.direction == .outbound {
             admissions[s.profile.name]?.release()
         } else {

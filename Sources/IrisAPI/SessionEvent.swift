@@ -25,6 +25,8 @@ public enum EndReason: String, Codable, Sendable, Equatable, CaseIterable {
     case completed, busy, declined, canceled, rejected, failed
     case noAnswer = "no-answer"
     case mediaTimeout = "media-timeout"
+    /// The node holding the session died; another node of the cluster ended its call.
+    case nodeLost = "node-lost"
 }
 
 /// The Iris-shaped `userdata` of an inbound notification.

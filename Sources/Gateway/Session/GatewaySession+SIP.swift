@@ -53,7 +53,7 @@ extension GatewaySession: SIPCallDelegate {
         }
         // Written after the answer, so a crash from now on leaves what the next process
         // needs to send the BYE.
-        if let snapshot = call.dialogSnapshot { gateway.records.keepDialog(roomId: roomId, snapshot.json) }
+        if let snapshot = call.dialogSnapshot { gateway.keepDialog(self, snapshot) }
         if profile.media.rtpTimeoutSec > 0 { media?.armRTPTimeout(Double(profile.media.rtpTimeoutSec)) }
         handle(.answered(details, codec: codec, hd: trunkLeg?.isWideband ?? false, at: at))
     }

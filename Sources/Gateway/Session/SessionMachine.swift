@@ -55,6 +55,8 @@ public struct SessionMachine: Sendable {
         case sessionExpired
         /// The SIP layer ended the call for a reason of its own (ACK never came, transport).
         case sipFailure(SIPDetails?)
+        /// The cluster counted this node dead and another node ended the call for it.
+        case nodeLost
         /// The codec on the trunk changed mid-call (re-INVITE).
         case codecChanged(String, hd: Bool)
         case dtmf(digit: String, durationMs: Int)
@@ -305,6 +307,14 @@ public struct SessionMachine: Sendable {
             if answeredAt != nil { return end(.failed, sip: details, irisCode: IrisCode.remoteUnreachable, now: now) }
             if closeRequested { return end(.canceled, sip: details, irisCode: nil, now: now) }
             return end(.failed, sip: details, irisCode: IrisCode.remoteUnreachable, now: now)
+
+        case .nodeLost:
+            guard ended == nil else { return [] }
+            // Answered: the carrier already has the survivor's BYE (ours meets a 481);
+            // not yet: as if the app had closed.
+            guard answeredAt != nil else { return handle(.close, now: now) }
+            return [.hangup]
+                + end(.nodeLost, sip: SIPDetails(code: 503, reason: "node lost"), irisCode: IrisCode.remoteUnreachable, now: now)
 
         case .dtmf(let digit, let ms):
             var e = event(.onSessionDTMF)

@@ -1,0 +1,168 @@
+import Cluster
+import Foundation
+import IOCore
+import IrisAPI
+import SIP
+
+extension Gateway: ClusterNodeDelegate {
+    /// The `Reason` of the BYE a survivor sends for a dead node's call (RFC 3326; Q.850 41,
+    /// temporary failure).
+    static let nodeLostReason = SIPHeader(.reason, "Q.850;cause=41;text=\"gateway node lost\"")
+
+    /// What the cluster keeps of a session.
+    func held(_ s: GatewaySession) -> HeldSession {
+        HeldSession(
+            roomId: s.roomId, traceId: s.traceId, routingId: s.routingId, direction: s.machine.direction.rawValue,
+            profile: s.profile.name, startedAt: s.startedAt,
+            countedIn: clusterCounts(s.profile, s.machine.direction) ? s.machine.direction.rawValue : nil)
+    }
+
+    /// Whether a trunk direction's calls are counted in the cluster's limits.
+    func clusterCounts(_ profile: TrunkProfile, _ direction: SessionMachine.Direction) -> Bool {
+        cluster != nil && (direction == .outbound ? profile.outbound != nil : profile.inbound != nil)
+    }
+
+    /// Counts a new outbound call against its trunk's limits for the whole cluster (before
+    /// the node's own admission); a refusal is a 503 naming the limit. When Redis cannot be
+    /// asked, the node admits by its share: the trunk's limit over the nodes it last saw.
+    /// Returns whether the call was counted (to be released if it never becomes a session).
+    /// From a thread that is not an event loop (the API's workers).
+    func admitInCluster(_ profile: TrunkProfile, roomId: String) throws(GatewayError) -> Bool {
+        guard let cluster, let o = profile.outbound else { return false }
+        switch cluster.acquireWaiting(
+            trunk: profile.name, direction: SessionMachine.Direction.outbound.rawValue, roomId: roomId,
+            maxConcurrent: o.maxConcurrentCalls, perSecond: o.callsPerSecond)
+        {
+        case .counted:
+            return true
+        case .atConcurrentLimit:
+            throw .unavailable("trunk \(profile.name) is at its limit of \(o.maxConcurrentCalls) calls in the cluster")
+        case .atRateLimit:
+            throw .unavailable(
+                "trunk \(profile.name) is at its limit of \(o.callsPerSecond) new calls per second in the cluster")
+        case .unavailable:
+            let nodes = cluster.membersWaiting().peers.count + 1
+            let share = max(1, o.maxConcurrentCalls / nodes)
+            let up: Int = ua.loop.sync { [self] in
+                sessions.values.filter { $0.profile.name == profile.name && $0.machine.direction == .outbound }.count
+            }
+            if up >= share {
+                throw .unavailable(
+                    "trunk \(profile.name) is at this node's share (\(share)) of its \(o.maxConcurrentCalls) calls while the cluster's Redis cannot be reached"
+                )
+            }
+            return false
+        }
+    }
+
+    /// Frees a cluster count taken by `admitInCluster` for a call that never became a session.
+    func releaseInCluster(_ profile: TrunkProfile, roomId: String, counted: Bool) {
+        guard counted else { return }
+        cluster?.release(trunk: profile.name, direction: SessionMachine.Direction.outbound.rawValue, roomId: roomId)
+    }
+
+    /// A session now held here. On the SIP loop.
+    func clusterSessionStarted(_ s: GatewaySession) {
+        guard let cluster else { return }
+        let h = held(s)
+        clusterHeld.withLock { $0.sessions[s.roomId] = h }
+        cluster.sessionStarted(h)
+    }
+
+    /// The answered dialog, kept where the next process (records) and a survivor (the
+    /// cluster) find it to send the BYE a death never sent. On the SIP loop.
+    func keepDialog(_ s: GatewaySession, _ snapshot: DialogSnapshot) {
+        let json = snapshot.json
+        records.keepDialog(roomId: s.roomId, json)
+        guard let cluster else { return }
+        clusterHeld.withLock { $0.dialogs[s.roomId] = json }
+        cluster.dialogAnswered(roomId: s.roomId, dialog: json)
+    }
+
+    /// A session held here ended. On the SIP loop.
+    func clusterSessionEnded(_ s: GatewaySession) {
+        guard let cluster else { return }
+        clusterHeld.withLock {
+            $0.sessions[s.roomId] = nil
+            $0.dialogs[s.roomId] = nil
+        }
+        cluster.sessionEnded(held(s))
+    }
+
+    // MARK: ClusterNodeDelegate (on the cluster's loop: nothing blocks)
+
+    public func clusterLoad() -> (sessions: Int, mediaLoad: Double) {
+        let busiest = media.loads().map(\.busy).max() ?? 0
+        let budget = max(configuration.mediaLoadBudget, 0.01)
+        return (clusterHeld.withLock { $0.sessions.count }, min(busiest / budget, 1))
+    }
+
+    public func takeOver(_ dead: DeadMemberSessions, done: @escaping @Sendable () -> Void) {
+        ua.loop.execute { [self] in
+            var sent = 0
+            for (room, json) in dead.dialogs.sorted(by: { $0.key < $1.key }) {
+                guard let snapshot = DialogSnapshot(json: json) else { continue }
+                var peer = snapshot.peer
+                if peer.transport == .tls {
+                    peer.tls = tlsTarget(forStoredName: snapshot.tlsServerName ?? peer.address.host)
+                }
+                if ua.sendBye(in: snapshot, to: peer, headers: [Self.nodeLostReason]) {
+                    sent += 1
+                } else {
+                    writeToStandardError("irisgw: cluster: room \(room): the stored dialog cannot be read; no BYE sent\n")
+                }
+            }
+            let at = Date()
+            for session in dead.sessions where sessions[session.roomId] == nil {
+                endForDeadNode(session, at: at)
+            }
+            // TODO(postgres merge): records.closeOpenRecords(ofNode: dead.member.name, ...)
+            writeToStandardError(
+                "irisgw: cluster: node \(dead.member.id) lost: sent BYE for \(sent) call(s), ended \(dead.sessions.count) session(s)\n"
+            )
+            done()
+        }
+    }
+
+    /// The app's last events for a session a dead node held: `Disconnected` and ended
+    /// `node-lost`, stamped after the last event this node saw of it.
+    private func endForDeadNode(_ session: HeldSession, at: Date) {
+        var status = SessionEvent(event: .onSessionSIPStatus, roomId: session.roomId, traceId: session.traceId)
+        status.status = .disconnected
+        status.sip = SIPDetails(code: 503, reason: "node lost")
+        var ended = SessionEvent(event: .onSessionEnded, roomId: session.roomId, traceId: session.traceId)
+        ended.reason = .nodeLost
+        ended.code = IrisCode.remoteUnreachable
+        ended.sip = status.sip
+        var seq = events.lastSeq(roomId: session.roomId)
+        for var e in [status, ended] {
+            seq += 1
+            e.seq = seq
+            e.at = Int64((at.timeIntervalSince1970 * 1000).rounded())
+            events.ingest(e, routingId: session.routingId)
+            cluster?.publish(e, routingId: session.routingId)
+        }
+        metrics.ended(.nodeLost)
+    }
+
+    public func lostMembership() {
+        ua.loop.execute { [self] in
+            for s in sessions.values { s.handle(.nodeLost) }
+        }
+    }
+
+    public func heldNow() -> (sessions: [HeldSession], dialogs: [String: String]) {
+        clusterHeld.withLock { (Array($0.sessions.values), $0.dialogs) }
+    }
+
+    public func remoteEvent(_ event: SessionEvent, routingId: String?) {
+        events.ingest(event, routingId: routingId)
+    }
+}
+
+/// What this node holds, as the cluster knows it: read from the cluster's loop (load,
+/// write-back after a Redis outage), written on the SIP loop.
+struct ClusterHeld: Sendable {
+    var sessions: [String: HeldSession] = [:]
+    var dialogs: [String: String] = [:]
+}
