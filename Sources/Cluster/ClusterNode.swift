@@ -17,8 +17,6 @@ public final class ClusterNode: Sendable {
     public let keys: ClusterKeys
     /// The loop the Redis clients and the machine live on.
     public let loop: EventLoop
-    /// This node's control API base URL, as other nodes reach it.
-    public let api: String
     let redis: RedisClient
     /// A second connection for the blocking read of the event stream.
     let reader: RedisClient
@@ -35,27 +33,30 @@ public final class ClusterNode: Sendable {
         var reading = false
         var stopped = false
         var statistics = ClusterStatistics()
+        /// This node's control API base URL, as other nodes reach it.
+        var api = ""
     }
 
     /// Makes the node (connects nothing yet). Throws when `settings.redis` is not a usable URL.
-    public init(settings: ClusterSettings, api: String) throws(RedisURLError) {
+    public init(settings: ClusterSettings) throws(RedisURLError) {
         let endpoint = try RedisEndpoint.parse(settings.redis)
         let loop: EventLoop
         do { loop = try EventLoop() } catch { fatalError("cannot make the cluster's event loop: \(error)") }
         self.settings = settings
         self.keys = ClusterKeys(prefix: settings.keyPrefix)
         self.loop = loop
-        self.api = api
         redis = RedisClient(endpoint: endpoint, loop: loop)
         reader = RedisClient(endpoint: endpoint, loop: loop)
         state = LoopBoundBox(State(machine: ClusterNodeMachine(settings: settings)), loop: loop)
     }
 
-    /// Joins the cluster and starts the heartbeat, the dead-member checks and the event reader.
-    public func start(delegate: any ClusterNodeDelegate) {
+    /// Joins the cluster and starts the heartbeat, the dead-member checks and the event
+    /// reader. `api`: this node's control API base URL, as other nodes reach it.
+    public func start(delegate: any ClusterNodeDelegate, api: String) {
         loop.start(name: "irisgw-cluster")
         loop.execute { [self] in
             state.value.delegate = delegate
+            state.value.api = api
             redis.onStateChange = { [unowned self] change in
                 let now = EventLoop.now()
                 feed(change == .connected ? .redisUp(now: now) : .redisDown(now: now))
@@ -74,31 +75,48 @@ public final class ClusterNode: Sendable {
     }
 
     /// Leaves the cluster (its record removed when `callsUp` is 0, else left to expire so a
-    /// survivor ends those calls), then closes the connections and stops the loop. Waits at
-    /// most `timeout` for Redis; for a thread that is not an event loop (the shutdown).
+    /// survivor ends those calls), closes the connections and stops the loop; waits at most
+    /// `timeout` for Redis. For a thread that is not an event loop (the gateway's shutdown).
     public func stopWaiting(callsUp: Int, timeout: Double = 2) {
         precondition(!EventLoop.isOnAnyLoop, "a loop never waits on another loop")
         let box = WaitBox<Bool>()
+        stop(callsUp: callsUp, timeout: timeout) { box.put(true) }
+        _ = box.take(within: timeout + 2)
+    }
+
+    /// `stopWaiting` for a task.
+    public func stop(callsUp: Int, timeout: Double = 2) async {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            stop(callsUp: callsUp, timeout: timeout) { c.resume() }
+        }
+    }
+
+    private func stop(callsUp: Int, timeout: Double, then done: @escaping @Sendable () -> Void) {
+        guard loop.isRunning else { return done() }
+        let finish: @Sendable () -> Void = { [self] in
+            loop.execute { [self] in
+                redis.close()
+                reader.close()
+                loop.stop()
+                done()
+            }
+        }
         loop.execute { [self] in
-            let timer = loop.schedule(after: timeout) { box.put(false) }
+            guard !state.value.stopped else { return finish() }
             state.value.stopped = true
             loop.cancel(state.value.ticker)
             let actions = state.value.machine.handle(.stop(callsUp: callsUp))
-            guard actions.contains(.leave), let member = state.value.machine.member else {
-                loop.cancel(timer)
-                return box.put(true)
+            guard actions.contains(.leave), let member = state.value.machine.member else { return finish() }
+            let once = Mutex(false)
+            let end: @Sendable () -> Void = {
+                if once.withLock({ was in defer { was = true }; return !was }) { finish() }
             }
+            let timer = loop.schedule(after: timeout) { end() }
             release(member) { [self] in
                 loop.cancel(timer)
-                box.put(true)
+                end()
             }
         }
-        _ = box.take(within: timeout + 1)
-        _ = loop.sync { [self] in
-            redis.close()
-            reader.close()
-        }
-        loop.stop()
     }
 
     /// Where the membership stands (for `/health` and tests). On any thread.
@@ -152,7 +170,7 @@ public final class ClusterNode: Sendable {
         guard let member = state.value.machine.member else { return nil }
         let load = state.value.delegate?.clusterLoad() ?? (sessions: 0, mediaLoad: 0)
         return NodeRecord(
-            id: member.id, incarnation: member.incarnation, api: api, sessions: load.sessions,
+            id: member.id, incarnation: member.incarnation, api: state.value.api, sessions: load.sessions,
             mediaLoad: load.mediaLoad, draining: state.value.machine.draining)
     }
 

@@ -131,7 +131,9 @@ public final class Gateway: Sendable {
     }
     private let notifierSlot = Mutex<(@Sendable (SessionEvent) -> Void)?>(nil)
 
-    public init(configuration: GatewayConfiguration, profiles: [TrunkProfile]) throws {
+    /// `cluster`: the node made already (serve makes it first, for the cluster's secrets);
+    /// nil makes one from `configuration.cluster` when that is set.
+    public init(configuration: GatewayConfiguration, profiles: [TrunkProfile], cluster: ClusterNode? = nil) throws {
         self.configuration = configuration
         var byName: [String: TrunkProfile] = [:]
         for p in profiles { byName[p.name] = p }
@@ -185,8 +187,10 @@ public final class Gateway: Sendable {
         records = try CallRecordStore(
             path: configuration.dataDir + "/calls.sqlite", retention: configuration.callRecordRetention)
         tokens = try RoomTokenSigner.loadOrCreate(dataDir: configuration.dataDir)
-        cluster = try configuration.cluster.map { settings throws in
-            try ClusterNode(settings: settings, api: configuration.publicURL)
+        if let cluster {
+            self.cluster = cluster
+        } else {
+            self.cluster = try configuration.cluster.map { settings throws in try ClusterNode(settings: settings) }
         }
         ua.delegate = self
         let configured = Self.trustedSources(profiles)
@@ -222,7 +226,7 @@ public final class Gateway: Sendable {
         }
         if let cluster {
             events.setOutlet { [cluster] event, routingId in cluster.publish(event, routingId: routingId) }
-            cluster.start(delegate: self)
+            cluster.start(delegate: self, api: configuration.publicURL)
         }
         return bound
     }
