@@ -61,6 +61,44 @@ extension Gateway: ClusterNodeDelegate {
         cluster?.release(trunk: profile.name, direction: SessionMachine.Direction.outbound.rawValue, roomId: roomId)
     }
 
+    /// In a cluster one node registers a trunk at a time: the holder of the trunk's lock,
+    /// renewed every heartbeat interval with the node's TTL, so when the holder dies another
+    /// node registers within about a TTL. A node that loses the lock hands the registration
+    /// over without unregistering (the binding, Kamailio's contact, is the new holder's).
+    /// While Redis cannot answer, nothing changes. On the SIP loop.
+    func registerWhileHolding(_ name: String, _ configuration: RegistrationClient.Configuration) {
+        guard let cluster, !draining else { return }
+        cluster.hold(lock: name, ttl: cluster.settings.nodeTTL) { [weak self] held in
+            guard let self else { return }
+            ua.loop.execute { [self] in
+                guard !draining else { return }
+                let mine = clusterRegistrations[name]
+                if held == true, mine == nil {
+                    clusterRegistrations[name] = startRegistration(name, configuration)
+                } else if held == false, let mine {
+                    mine.handOver()
+                    registrations.removeAll { $0 === mine }
+                    clusterRegistrations[name] = nil
+                }
+                ua.loop.schedule(after: cluster.settings.heartbeatInterval) { [weak self] in
+                    self?.registerWhileHolding(name, configuration)
+                }
+            }
+        }
+    }
+
+    /// At shutdown: the trunks this node registers are handed over, and their locks let go,
+    /// so another node registers at once and the carrier's binding never lapses. On the SIP loop.
+    func handOverRegistrations() {
+        guard let cluster else { return }
+        for (name, client) in clusterRegistrations {
+            client.handOver()
+            registrations.removeAll { $0 === client }
+            cluster.drop(lock: name)
+        }
+        clusterRegistrations = [:]
+    }
+
     /// A session now held here. On the SIP loop.
     func clusterSessionStarted(_ s: GatewaySession) {
         guard let cluster else { return }

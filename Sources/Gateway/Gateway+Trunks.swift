@@ -21,6 +21,15 @@ extension Gateway {
         for p in peers { locatedProxyHosts.insert(p.address.host) }
     }
 
+    @discardableResult
+    func startRegistration(_ name: String, _ configuration: RegistrationClient.Configuration) -> RegistrationClient {
+        let client = ua.registration(configuration)
+        client.onStateChange = { [weak self] state in self?.metrics.registration(profile: name, state: "\(state)") }
+        client.start()
+        registrations.append(client)
+        return client
+    }
+
     private func maintain(_ profile: TrunkProfile, _ proxy: ProxyAddress, register: Bool) {
         let transport = Self.transport(profile, proxy)
         let result = ua.locate(proxy.destination, preferred: transport) { [weak self] result in
@@ -52,14 +61,14 @@ extension Gateway {
                     DigestCredentials(username: auth.username, password: $0)
                 }
             }
-            let client = ua.registration(
-                .init(
-                    registrar: target, peer: peer, addressOfRecord: aor, credentials: credentials,
-                    machine: .init(expires: outbound.register.expiresSec)))
-            let name = profile.name
-            client.onStateChange = { [weak self] state in self?.metrics.registration(profile: name, state: "\(state)") }
-            client.start()
-            registrations.append(client)
+            let registration = RegistrationClient.Configuration(
+                registrar: target, peer: peer, addressOfRecord: aor, credentials: credentials,
+                machine: .init(expires: outbound.register.expiresSec))
+            if cluster != nil {
+                registerWhileHolding(profile.name, registration)
+            } else {
+                startRegistration(profile.name, registration)
+            }
         }
         if profile.sip.optionsPingSec > 0 {
             let k = ua.keepalive(

@@ -50,6 +50,8 @@ public final class Gateway: Sendable {
         var idleWaiters: [DispatchSemaphore] = []
         var draining = false
         var registrations: [RegistrationClient] = []
+        /// The trunks this node registers for its cluster (it holds their locks), by profile.
+        var clusterRegistrations: [String: RegistrationClient] = [:]
         var keepalives: [KeepaliveClient] = []
         /// Addresses DNS gave for the trunks' named proxies: trusted like numeric proxies.
         var locatedProxyHosts = Set<String>()
@@ -105,6 +107,10 @@ public final class Gateway: Sendable {
     var registrations: [RegistrationClient] {
         get { loopState.value.registrations }
         _modify { yield &loopState.value.registrations }
+    }
+    var clusterRegistrations: [String: RegistrationClient] {
+        get { loopState.value.clusterRegistrations }
+        _modify { yield &loopState.value.clusterRegistrations }
     }
     var keepalives: [KeepaliveClient] {
         get { loopState.value.keepalives }
@@ -242,6 +248,7 @@ public final class Gateway: Sendable {
         // Whatever did not finish in time ends now, so no session is left without its end.
         ua.loop.sync { [self] in
             for s in sessions.values { s.handle(.sipFailure(nil)) }
+            handOverRegistrations()
             for r in registrations { r.stop() }
             for k in keepalives { k.stop() }
         }

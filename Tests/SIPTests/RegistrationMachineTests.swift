@@ -35,6 +35,24 @@ private func registered(_ m: inout R, granted: Int = 3600) {
 }
 
 struct RegistrationMachineTests {
+    /// A cluster hands the registration to another node: no unregister (the binding is the
+    /// other node's now), no refresh, a late answer ignored, and a later start registers anew.
+    @Test func handOverLeavesTheBindingAndSendsNothing() {
+        var m = noJitter()
+        registered(&m)
+        #expect(m.handle(.handOver) == [.cancelTimer, .stateChanged(.unregistered)])
+        #expect(m.timerDeadline == nil)
+        #expect(m.handle(.timerFired(now: 3240)) == [])
+        #expect(m.handle(.handOver) == [])
+        #expect(m.handle(.start(now: 4000)).first == .sendRegister(expires: 3600, authenticate: false))
+        // Handed over with a REGISTER out: its answer changes nothing.
+        var n = noJitter()
+        _ = n.handle(.start(now: 0))
+        _ = n.handle(.handOver)
+        #expect(n.handle(.response(now: 1, status: 200, grantedExpires: 3600)) == [])
+        #expect(n.state == .unregistered)
+    }
+
     @Test func successThenRefreshAtNinetyPercent() {
         var m = noJitter()
         #expect(

@@ -93,6 +93,10 @@ public struct RegistrationMachine: Sendable {
         case timerFired(now: Double)
         /// Stop registering and remove the binding.
         case stop(now: Double)
+        /// Stop refreshing and leave the binding as it is: another registrant of the same
+        /// contact (a node of the same cluster) keeps it from now on. An answer still to come
+        /// is ignored.
+        case handOver
     }
 
     /// What the machine asks the endpoint to do, in order.
@@ -189,6 +193,13 @@ public struct RegistrationMachine: Sendable {
             return timerFired(now: now)
         case .stop(let now):
             return stop(now: now)
+        case .handOver:
+            guard running || pending != nil else { return [] }
+            running = false
+            pending = nil
+            stopRequested = false
+            restartRequested = false
+            return cancelTimer() + setState(.unregistered)
         }
     }
 

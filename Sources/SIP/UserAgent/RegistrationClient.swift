@@ -54,6 +54,10 @@ public final class RegistrationClient {
     /// Unregisters (Expires: 0) when a binding may be live, then stays unregistered.
     public func stop() { apply(machine.handle(.stop(now: SIPEventLoop.now()))) }
 
+    /// Stops refreshing without unregistering: another node of the cluster registers the same
+    /// contact now.
+    public func handOver() { apply(machine.handle(.handOver)) }
+
     private func apply(_ actions: [RegistrationMachine.Action]) {
         ua.loop.assertInLoop()
         for action in actions {
