@@ -21,6 +21,11 @@ public final class ClusterNode: Sendable {
     /// A second connection for the blocking read of the event stream.
     let reader: RedisClient
     let state: LoopBoundBox<State>
+    private let nodesSeen = Atomic<Int>(1)
+
+    /// Live members as of the last heartbeat, this node included (at least 1); from any
+    /// thread. The gateway's share of a trunk's limits while Redis is away divides by it.
+    public var liveNodesSeen: Int { max(1, nodesSeen.load(ordering: .relaxed)) }
 
     struct State {
         var machine: ClusterNodeMachine
@@ -232,11 +237,13 @@ public final class ClusterNode: Sendable {
                 .filter { $0 != state.value.machine.member }
             guard !members.isEmpty else {
                 state.value.peers = []
+                nodesSeen.store(1, ordering: .relaxed)
                 return
             }
             redis.send(["MGET"] + members.map { .init(keys.node($0)) }) { [unowned self] result in
                 guard case .success(let value) = result else { return }
                 state.value.peers = (value.array ?? []).compactMap { $0.bytes.flatMap(Self.decode) }
+                nodesSeen.store(state.value.peers.count + 1, ordering: .relaxed)
             }
         }
     }

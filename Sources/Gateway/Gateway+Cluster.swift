@@ -41,8 +41,7 @@ extension Gateway: ClusterNodeDelegate {
             throw .unavailable(
                 "trunk \(profile.name) is at its limit of \(o.callsPerSecond) new calls per second in the cluster")
         case .unavailable:
-            let nodes = cluster.membersWaiting().peers.count + 1
-            let share = max(1, o.maxConcurrentCalls / nodes)
+            let share = max(1, o.maxConcurrentCalls / cluster.liveNodesSeen)
             let up: Int = ua.loop.sync { [self] in
                 sessions.values.filter { $0.profile.name == profile.name && $0.machine.direction == .outbound }.count
             }
@@ -59,6 +58,52 @@ extension Gateway: ClusterNodeDelegate {
     func releaseInCluster(_ profile: TrunkProfile, roomId: String, counted: Bool) {
         guard counted else { return }
         cluster?.release(trunk: profile.name, direction: SessionMachine.Direction.outbound.rawValue, roomId: roomId)
+    }
+
+    /// Counts a new inbound call against its trunk's limits for the whole cluster, after the
+    /// node's own admission; `then` runs on the SIP loop with why it is refused (nil:
+    /// admitted). Without a cluster it runs at once. When Redis cannot answer, the node's
+    /// share decides, as for outbound calls. On the SIP loop.
+    func admitInboundInCluster(
+        _ profile: TrunkProfile, roomId: String, then: @escaping (String?) -> Void
+    ) {
+        guard let cluster, let i = profile.inbound else { return then(nil) }
+        let deliver = LoopBound(then, loop: ua.loop)
+        cluster.acquire(
+            trunk: profile.name, direction: SessionMachine.Direction.inbound.rawValue, roomId: roomId,
+            maxConcurrent: i.maxConcurrentCalls, perSecond: i.callsPerSecond
+        ) { [weak self] decision in
+            guard let self else { return }
+            ua.loop.execute { [self] in
+                let refusal: String?
+                switch decision {
+                case .counted:
+                    refusal = nil
+                case .atConcurrentLimit:
+                    metrics.refused("inbound_trunk_concurrency")
+                    refusal = "trunk at its inbound call limit in the cluster"
+                case .atRateLimit:
+                    metrics.refused("inbound_trunk_rate")
+                    refusal = "trunk over its inbound call rate in the cluster"
+                case .unavailable:
+                    let share = max(1, i.maxConcurrentCalls / cluster.liveNodesSeen)
+                    let up = sessions.values.filter { $0.profile.name == profile.name && $0.machine.direction == .inbound }
+                        .count
+                    refusal = up >= share ? "trunk at this node's share of its inbound calls (the cluster's Redis is away)" : nil
+                }
+                deliver.value(refusal)
+            }
+        }
+    }
+
+    /// The inbound notification to the webhook, once in the cluster for a Call-ID (a carrier
+    /// INVITE a proxy failed over to a second node is not posted twice). On the SIP loop.
+    func notifyOnce(_ n: SessionEvent, callID: String) {
+        guard let notifier else { return }
+        guard let cluster else { return notifier(n) }
+        cluster.once("webhook:" + callID, ttl: 600) { first in
+            if first { notifier(n) }
+        }
     }
 
     /// In a cluster one node registers a trunk at a time: the holder of the trunk's lock,

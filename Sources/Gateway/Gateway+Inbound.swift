@@ -60,8 +60,26 @@ extension Gateway: SIPUserAgentDelegate {
             call.reject(status: 503, reason: "Service Unavailable (\(refusal))", headers: [SIPHeader(.retryAfter, "5")])
             return
         }
-        let carrier = CarrierCallInfo(invite: call.invite)
         let roomId = Self.newRoomId()
+        admitInboundInCluster(profile, roomId: roomId) { [self] refusal in
+            if let refusal {
+                inboundAdmissions[profile.name]?.release()
+                call.reject(status: 503, reason: "Service Unavailable (\(refusal))", headers: [SIPHeader(.retryAfter, "5")])
+                return
+            }
+            acceptInbound(
+                call, roomId: roomId, profile: profile, route: route, trunk: trunk, sdes: sdes, lateOffer: lateOffer,
+                caller: caller, did: did)
+        }
+    }
+
+    /// An admitted INVITE becomes a ringing session: its room token, record and the
+    /// notification to the routing id's apps (and the webhook). On the SIP loop.
+    private func acceptInbound(
+        _ call: SIPCall, roomId: String, profile: TrunkProfile, route: TrunkProfile.Inbound.Route, trunk: NegotiatedLeg,
+        sdes: SDESExchange, lateOffer: Bool, caller: String, did: String
+    ) {
+        let carrier = CarrierCallInfo(invite: call.invite)
         let traceId = Self.newTraceId()
         let ring = Double(profile.inbound?.ringTimeoutSec ?? 45)
         let expiry = Date().timeIntervalSince1970 + (configuration.roomTokenLifetime ?? ring + 15)
@@ -98,7 +116,7 @@ extension Gateway: SIPUserAgentDelegate {
         n.userdata = NotificationUserData(caller: caller, did: did)
         n.carrier = carrier
         s.handle(.started(notification: n))
-        notifier?(n)
+        notifyOnce(n, callID: call.callID)
     }
 
     /// The trunks an INVITE from `source` may belong to, by name: matched by source first
