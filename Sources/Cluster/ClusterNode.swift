@@ -136,6 +136,20 @@ public final class ClusterNode: Sendable {
         }
     }
 
+    /// `status` for a thread that is not an event loop (`/metrics`); nil when the cluster's
+    /// loop does not answer within a second.
+    public func statusWaiting() -> ClusterStatus? {
+        waiting { done in
+            loop.execute { [self] in
+                let s = state.value
+                done(
+                    ClusterStatus(
+                        member: s.machine.member, phase: s.machine.phase, draining: s.machine.draining,
+                        liveNodes: s.peers.count + (s.machine.phase == .member ? 1 : 0), statistics: s.statistics))
+            }
+        }
+    }
+
     static func newIncarnation() -> String {
         Crypto.hex(Crypto.randomBytes(count: 6))
     }

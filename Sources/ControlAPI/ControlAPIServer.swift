@@ -186,6 +186,11 @@ public final class ControlAPIServer: Sendable {
                 mediaThreads: gateway.media.configuration.threads,
                 mediaLoad: (gateway.media.loads(), gateway.configuration.mediaLoadBudget))
             if let http = server.withLock({ $0 })?.statistics { text += Self.metricsText(http) }
+            if let cluster = gateway.cluster?.statusWaiting() {
+                var out = PrometheusText()
+                cluster.render(into: &out)
+                text += out.text
+            }
             return .text(200, text, contentType: "text/plain; version=0.0.4; charset=utf-8")
         }
         if parts == ["v1", "events"] {

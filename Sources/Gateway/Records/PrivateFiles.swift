@@ -34,6 +34,23 @@ public enum PrivateFiles {
         for file in [path, path + "-wal", path + "-shm"] { try restrict(file) }
     }
 
+    /// Writes `text` to `path` (mode 0600) in place of what it held: a new file beside it,
+    /// synced, renamed over it, so a reader sees the old text or the new, never a mix.
+    public static func replace(_ path: String, with text: String) throws(PrivateFileError) {
+        let temporary = path + ".tmp-\(getpid())"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw PrivateFileError(path: temporary, errno: errno) }
+        let bytes = Array(text.utf8)
+        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        let failed = written != bytes.count || fchmod(fd, 0o600) != 0 || fsync(fd) != 0
+        let code = errno
+        close(fd)
+        guard !failed, rename(temporary, path) == 0 else {
+            unlink(temporary)
+            throw PrivateFileError(path: path, errno: failed ? code : errno)
+        }
+    }
+
     /// Parents of the data directory are made with the usual 0755 (they may be shared).
     private static func prepareParents(_ path: String) throws(PrivateFileError) {
         var built = path.hasPrefix("/") ? "" : "."

@@ -145,6 +145,8 @@ enum ServeCommand {
     /// by in notifications), then the gateway, attached to it and started.
     static func start(_ options: ServeOptions, profiles: [TrunkProfile]) throws -> Node {
         var configuration = options.gateway
+        // In a cluster the key and the token secret are the cluster's: settled before they are read.
+        let cluster = try configuration.cluster.map { try ClusterBootstrap.join($0, dataDir: configuration.dataDir) }
         let key = try APIKey.loadOrCreate(dataDir: configuration.dataDir)
         let webFiles = StaticFiles.locate(configured: options.webDirectory)
         var http = HTTPServerConfiguration(listen: options.apiListen, limits: options.apiListener.limits)
@@ -173,7 +175,7 @@ enum ServeCommand {
                 warnIfExposed(plainHost)
                 writeOut("listening api-plain http://\(SocketAddress(host: plainHost, port: plainPort))\n")
             }
-            let gateway = try Gateway(configuration: configuration, profiles: profiles)
+            let gateway = try Gateway(configuration: configuration, profiles: profiles, cluster: cluster)
             if let hook = options.file.webhook {
                 let notifier = try WebhookNotifier(configuration: hook, dns: configuration.sip.dns)
                 gateway.notifier = { notifier.post($0) }

@@ -1,0 +1,122 @@
+import Foundation
+import Glibc
+import IrisAPI
+import IrisClient
+import Synchronization
+import TestSupport
+import Testing
+import WebClient
+
+/// Three `irisgw serve` nodes on one real Redis: a node SIGKILLed with answered calls has
+/// them ended by a survivor (the carrier gets its BYEs, the apps their ended events on
+/// another node), a trunk's limit holds across the cluster, and events of a session reach
+/// sockets on other nodes.
+extension GatewaySuites {
+    @Suite struct ClusterEndToEndTests {
+        /// Events read from an event socket, in the order they came.
+        final class EventLog: Sendable {
+            let events = Mutex<[SessionEvent]>([])
+            let reader: Task<Void, Never>
+
+            init(_ ws: WebSocketClient) {
+                let events = self.events
+                reader = Task {
+                    while !Task.isCancelled {
+                        let text: String?
+                        do { text = try await ws.receive(timeout: 1) } catch { return }
+                        guard let text else { continue }
+                        if let e = try? JSONDecoder().decode(SessionEvent.self, from: Data(text.utf8)) {
+                            events.withLock { $0.append(e) }
+                        }
+                    }
+                }
+            }
+
+            func of(_ room: String) -> [SessionEvent] { events.withLock { $0.filter { $0.roomId == room } } }
+        }
+
+        @Test func aKilledNodesCallsAreEndedBySurvivors() async throws {
+            let calls = 6, during = 2
+            let redis = try await RedisServer()
+            defer { redis.stop() }
+            let sipp = try await SIPp.listening(
+                .inline(name: "carrier", xml: CarrierScenarios.answer()), calls: calls + during, timeout: 60)
+            defer { sipp.stop() }
+            let nodes = try await ClusterNodes.start(3, redis: redis, profile: .init(proxies: [sipp.port]))
+            defer { for n in nodes { n.stop() } }
+            #expect(Set(nodes.map(\.apiKey)).count == 1, "every node has the cluster's API key")
+            #expect(await ClusterNodes.waitForMembers(nodes[1], 3))
+            let watcher = EventLog(try await ClusterNodes.events(nodes[1]))
+            defer { watcher.reader.cancel() }
+            var sessions: [(IrisRtcAudioSession, SessionRecorder)] = []
+            defer { sessions.forEach { $0.0.stop() } }
+            for _ in 0..<calls { sessions.append(try await placedSession(nodes[0])) }
+            let rooms = sessions.compactMap(\.0.roomId)
+            // The other node sees the sessions' events as they happen.
+            #expect(
+                await eventually(timeout: 10) {
+                    rooms.allSatisfy { r in watcher.of(r).contains { $0.status == .connected } }
+                })
+
+            #expect(await nodes[0].signal(SIGKILL) != nil)
+            // Calls placed on the survivors meanwhile connect.
+            var placedDuring: [(IrisRtcAudioSession, SessionRecorder)] = []
+            defer { placedDuring.forEach { $0.0.stop() } }
+            for i in 0..<during { placedDuring.append(try await placedSession(nodes[1 + i % 2])) }
+
+            // Within the TTL and a check, a survivor BYEs every call and says why.
+            #expect(
+                await eventually(timeout: 20) {
+                    sipp.messages.components(separatedBy: "gateway node lost").count - 1 >= calls
+                }, sipp.report)
+            #expect(
+                await eventually(timeout: 20) {
+                    rooms.allSatisfy { r in watcher.of(r).contains { $0.event == .onSessionEnded } }
+                })
+            for r in rooms {
+                let ended = watcher.of(r).first { $0.event == .onSessionEnded }
+                #expect(ended?.reason == .nodeLost, "\(r): \(watcher.of(r).map(\.event))")
+                let seqs = watcher.of(r).map(\.seq)
+                #expect(seqs == seqs.sorted(), "in order per session")
+            }
+            for (s, rec) in placedDuring {
+                #expect(rec.ended == nil, "a call placed during the kill is up")
+                try await s.close()
+            }
+        }
+
+        @Test func aTrunkLimitHoldsAcrossTheCluster() async throws {
+            let redis = try await RedisServer()
+            defer { redis.stop() }
+            let sipp = try await SIPp.listening(
+                .inline(name: "carrier", xml: CarrierScenarios.answer()), calls: 5, timeout: 60)
+            defer { sipp.stop() }
+            var profile = GatewayProcess.Profile(proxies: [sipp.port])
+            profile.maxConcurrentCalls = 4
+            let nodes = try await ClusterNodes.start(3, redis: redis, profile: profile)
+            defer { for n in nodes { n.stop() } }
+            #expect(await ClusterNodes.waitForMembers(nodes[2], 3))
+            var up: [(IrisRtcAudioSession, SessionRecorder)] = []
+            defer { up.forEach { $0.0.stop() } }
+            var refused: [String] = []
+            for i in 0..<6 {
+                do {
+                    up.append(try await placedSession(nodes[i % 3]))
+                } catch {
+                    refused.append("\(error)")
+                }
+            }
+            #expect(up.count == 4, "\(refused)")
+            #expect(refused.count == 2)
+            #expect(refused.allSatisfy { $0.contains("limit of 4 calls in the cluster") }, "\(refused)")
+            // One ends: another node may place a call again.
+            try await up.removeFirst().0.close()
+            #expect(
+                await eventually(timeout: 10) {
+                    guard let placed = try? await placedSession(nodes[2]) else { return false }
+                    up.append(placed)
+                    return true
+                })
+        }
+    }
+}
