@@ -1,1 +1,0 @@
-// Until the Redis tests land from the redis branch.
