@@ -1,7 +1,9 @@
 /// One argument of a command, sent as a RESP bulk string: any bytes (binary-safe), written
 /// from a string's UTF-8 or an integer's decimal digits. String and integer literals work
-/// as arguments: `["SET", "key", 42]`.
-public struct RedisArgument: Sendable, Hashable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral {
+/// as arguments: `["SET", "key", 42]`, `["BLPOP", "list", 0.5]`.
+public struct RedisArgument: Sendable, Hashable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral,
+    ExpressibleByFloatLiteral
+{
     /// The bytes sent.
     public let bytes: [UInt8]
 
@@ -12,6 +14,7 @@ public struct RedisArgument: Sendable, Hashable, ExpressibleByStringLiteral, Exp
     public init(_ value: Double) { self.bytes = Array(String(value).utf8) }
     public init(stringLiteral value: String) { self.init(value) }
     public init(integerLiteral value: Int) { self.init(value) }
+    public init(floatLiteral value: Double) { self.init(value) }
 
     /// A command in RESP framing: an array of bulk strings (`*N\r\n$len\r\n<bytes>\r\n...`),
     /// the one form a server accepts from clients.

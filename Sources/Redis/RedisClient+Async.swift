@@ -18,7 +18,8 @@ extension RedisClient {
     private func awaitResult(
         _ start: @escaping @Sendable (@escaping Completion) -> Void
     ) async throws(RedisError) -> RedisValue {
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<RedisValue, RedisError>, Never>) in
+        let result = await withCheckedContinuation {
+            (continuation: CheckedContinuation<Result<RedisValue, RedisError>, Never>) in
             onLoop { start { continuation.resume(returning: $0) } }
         }
         return try result.get()

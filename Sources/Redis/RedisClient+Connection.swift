@@ -38,7 +38,8 @@ extension RedisClient {
     private var loginCommands: [[RedisArgument]] {
         var commands: [[RedisArgument]] = []
         if let password = endpoint.password {
-            commands.append(["AUTH"] + (endpoint.username.map { [RedisArgument($0)] } ?? []) + [RedisArgument(password)])
+            commands.append(
+                ["AUTH"] + (endpoint.username.map { [RedisArgument($0)] } ?? []) + [RedisArgument(password)])
         }
         if endpoint.database != 0 { commands.append(["SELECT", RedisArgument(endpoint.database)]) }
         return commands.isEmpty ? [["PING"]] : commands
@@ -84,9 +85,9 @@ extension RedisClient {
     }
 
     /// The connection `generation` ended (or could not open, or we drop it): commands in
-    /// flight fail with `.connectionLost` (`first`, the one that timed out, with `why`), the
-    /// owner hears `.disconnected` if it was connected, and a reconnect is scheduled after
-    /// the back-off delay, which doubles up to `reconnectMaxDelay`.
+    /// flight fail with `.connectionLost` (`first`, the one that timed out, with `why`) after
+    /// the owner heard `.disconnected` if it was connected, and a reconnect is scheduled
+    /// after the back-off delay, which doubles up to `reconnectMaxDelay`.
     func lost(_ generation: UInt64, why: RedisError, first: RedisClientState.Pending? = nil) {
         guard generation == state.value.generation, state.value.phase != .closed else { return }
         let maxDelay = settings.reconnectMaxDelay
@@ -103,9 +104,10 @@ extension RedisClient {
         }(&state.value)
         state.value.reconnectTimer = loop.schedule(after: wait) { [weak self] in self?.reconnect() }
         connection?.close()
+        // The owner hears of the drop before the failures it causes.
+        if wasReady { state.value.onStateChange?(.disconnected) }
         if let first { finish(first, .failure(why)) }
         for pending in orphans { finish(pending, .failure(.connectionLost)) }
-        if wasReady { state.value.onStateChange?(.disconnected) }
     }
 
     private func reconnect() {
