@@ -21,13 +21,11 @@ struct RESPCase: Sendable, CustomTestStringConvertible {
         self.replies = replies
     }
 
-    static func bulk(_ text: String) -> RedisValue { .bulk(Array(text.utf8)) }
-
     static let all: [RESPCase] = [
         RESPCase("status", "+OK\r\n", [.simpleString("OK")]),
         RESPCase("error", "-ERR unknown command 'FOO'\r\n", [.error("ERR unknown command 'FOO'")]),
         RESPCase("integer", ":-42\r\n", [.integer(-42)]),
-        RESPCase("bulk", "$5\r\nhello\r\n", [bulk("hello")]),
+        RESPCase("bulk", "$5\r\nhello\r\n", [.bulk("hello")]),
         RESPCase("empty bulk", "$0\r\n\r\n", [.bulk([])]),
         RESPCase("null bulk", "$-1\r\n", [.null]),
         RESPCase("null array", "*-1\r\n", [.null]),
@@ -36,7 +34,7 @@ struct RESPCase: Sendable, CustomTestStringConvertible {
             "binary bulk", bytes: Array("$6\r\n".utf8) + [13, 10, 0, 255, 36, 42] + [13, 10],
             [.bulk([13, 10, 0, 255, 36, 42])]),
         RESPCase(
-            "LRANGE", "*3\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n", [.array([bulk("a"), bulk("b"), bulk("c")])]),
+            "LRANGE", "*3\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n", [.array([.bulk("a"), .bulk("b"), .bulk("c")])]),
         // XRANGE s - + as redis-server 7 sends it: entries of [id, [field, value ...]].
         RESPCase(
             "XRANGE",
@@ -44,8 +42,8 @@ struct RESPCase: Sendable, CustomTestStringConvertible {
                 + "*2\r\n$3\r\n2-1\r\n*2\r\n$1\r\nh\r\n$1\r\nx\r\n",
             [
                 .array([
-                    .array([bulk("1-1"), .array([bulk("f"), bulk("v"), bulk("g"), bulk("w")])]),
-                    .array([bulk("2-1"), .array([bulk("h"), bulk("x")])])
+                    .array([.bulk("1-1"), .array([.bulk("f"), .bulk("v"), .bulk("g"), .bulk("w")])]),
+                    .array([.bulk("2-1"), .array([.bulk("h"), .bulk("x")])])
                 ])
             ]),
         // EXEC of a transaction whose second command failed: the error stays in the array.
@@ -54,7 +52,7 @@ struct RESPCase: Sendable, CustomTestStringConvertible {
             [.array([.simpleString("OK"), .error("ERR value is not an integer or out of range")])]),
         RESPCase(
             "pipeline", "+OK\r\n:1\r\n$1\r\nx\r\n$-1\r\n*1\r\n:7\r\n",
-            [.simpleString("OK"), .integer(1), bulk("x"), .null, .array([.integer(7)])])
+            [.simpleString("OK"), .integer(1), .bulk("x"), .null, .array([.integer(7)])])
     ]
 }
 

@@ -52,15 +52,14 @@ public final class RedisServer: Sendable {
     /// What the server printed (its log), while it runs.
     public var output: String { child.withLock { $0?.output } ?? "" }
 
-    /// Ends the server without waiting (for a `defer`) and removes its folder once it exited.
+    /// Ends the server without waiting (for a `defer`) and removes its folder (it writes
+    /// nothing there while it runs without persistence).
     public func stop() {
-        let directory = directory
-        guard let running = child.withLock({ $0.take() }) else {
-            try? FileManager.default.removeItem(at: directory)
-            return
+        if let running = child.withLock({ $0.take() }) {
+            kill(running.processIdentifier, SIGCONT)  // a paused server would not act on SIGTERM
+            running.stop()
         }
-        kill(running.processIdentifier, SIGCONT)  // a paused server would not act on SIGTERM
-        running.stop { try? FileManager.default.removeItem(at: directory) }
+        try? FileManager.default.removeItem(at: directory)
     }
 
     /// Ends the server and waits until it has exited (its port refuses connections); the
