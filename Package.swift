@@ -104,7 +104,7 @@ let package = Package(
         .testTarget(name: "SIPTests", dependencies: ["SIP", "SDP", "TLS", "TestSupport"]),
         .testTarget(name: "DNSTests", dependencies: ["DNS"]),
         // The cluster's machines (membership, placement) as tables, no socket, no clock.
-        .testTarget(name: "ClusterTests", dependencies: ["Cluster"]),
+        .testTarget(name: "ClusterTests", dependencies: ["Cluster", "IrisAPI", "TestSupport"]),
         // The stream layer (listener, connection, framer, TLS slot) on real sockets on 127.0.0.1,
         // loop confinement (LoopBound, assertInLoop) with exit tests for the debug traps, and
         // EventLoop's async `run`.

@@ -43,11 +43,11 @@ import Testing
 
     static func joined(_ nodes: ClusterNode...) async -> Bool {
         await eventually(timeout: 10) {
-            var all = true
-            for n in nodes where await n.status.phase != .member || (await n.status.liveNodes) < nodes.count {
-                all = false
+            for n in nodes {
+                let status = await n.status
+                if status.phase != .member || status.liveNodes < nodes.count { return false }
             }
-            return all
+            return true
         }
     }
 
@@ -61,9 +61,11 @@ import Testing
         await withCheckedContinuation { c in node.holder(of: room) { c.resume(returning: $0) } }
     }
 
-    static func acquire(_ node: ClusterNode, _ room: String, max: Int = 4, cps: Int = 100) async -> TrunkLimitDecision {
+    static func acquire(
+        _ node: ClusterNode, _ room: String, max: Int = 4, cps: Int = 100, trunk: String = "trunk"
+    ) async -> TrunkLimitDecision {
         await withCheckedContinuation { c in
-            node.acquire(trunk: "trunk", direction: "outbound", roomId: room, maxConcurrent: max, perSecond: cps) {
+            node.acquire(trunk: trunk, direction: "outbound", roomId: room, maxConcurrent: max, perSecond: cps) {
                 c.resume(returning: $0)
             }
         }
@@ -131,8 +133,8 @@ import Testing
         #expect(await Self.acquire(nodes[2], "call9") == .counted)
         // The rate: 2 per second across the cluster.
         let rates = [
-            await Self.acquire(nodes[0], "x1", max: 100, cps: 2), await Self.acquire(nodes[1], "x2", max: 100, cps: 2),
-            await Self.acquire(nodes[2], "x3", max: 100, cps: 2)
+            await Self.acquire(nodes[0], "x1", max: 100, cps: 2, trunk: "rated"), await Self.acquire(nodes[1], "x2", max: 100, cps: 2, trunk: "rated"),
+            await Self.acquire(nodes[2], "x3", max: 100, cps: 2, trunk: "rated")
         ]
         // A second boundary may fall between the three: at least one refusal unless it did.
         #expect(rates.filter { $0 == .counted }.count >= 2)
@@ -195,9 +197,17 @@ import Testing
             $0.dialogs = ["kept": "{}"]
         }
         a.sessionStarted(held)
-        #expect(await eventually(timeout: 5) { await Self.holder(b, "kept") != .none })
+        #expect(
+            await eventually(timeout: 5) {
+                if case .node = await Self.holder(b, "kept") { return true }
+                return false
+            })
         try await redis.restart()  // no persistence: Redis comes back empty
-        #expect(await eventually(timeout: 15) { await Self.holder(b, "kept") != .none })
+        #expect(
+            await eventually(timeout: 15) {
+                if case .node = await Self.holder(b, "kept") { return true }
+                return false
+            })
         #expect(await Self.counted(b) == 1)
         #expect(await Self.joined(a, b))
         #expect(await a.status.statistics.republished >= 1)

@@ -15,24 +15,27 @@ extension GatewaySuites {
     @Suite struct ClusterEndToEndTests {
         /// Events read from an event socket, in the order they came.
         final class EventLog: Sendable {
-            let events = Mutex<[SessionEvent]>([])
+            final class Store: Sendable {
+                let events = Mutex<[SessionEvent]>([])
+            }
+            let store = Store()
             let reader: Task<Void, Never>
 
             init(_ ws: WebSocketClient) {
-                let events = self.events
+                let store = store
                 reader = Task {
                     while !Task.isCancelled {
                         let text: String?
                         do { text = try await ws.receive(timeout: 1) } catch { return }
                         guard let text else { continue }
                         if let e = try? JSONDecoder().decode(SessionEvent.self, from: Data(text.utf8)) {
-                            events.withLock { $0.append(e) }
+                            store.events.withLock { $0.append(e) }
                         }
                     }
                 }
             }
 
-            func of(_ room: String) -> [SessionEvent] { events.withLock { $0.filter { $0.roomId == room } } }
+            func of(_ room: String) -> [SessionEvent] { store.events.withLock { $0.filter { $0.roomId == room } } }
         }
 
         @Test func aKilledNodesCallsAreEndedBySurvivors() async throws {
