@@ -26,8 +26,13 @@ extension GatewaySuites {
                 reader = Task {
                     while !Task.isCancelled {
                         let text: String?
-                        do { text = try await ws.receive(timeout: 1) } catch { return }
-                        guard let text else { continue }
+                        do {
+                            text = try await ws.receive(timeout: 1)
+                        } catch {
+                            if case .timeout? = error as? IrisTransportError { continue }
+                            return
+                        }
+                        guard let text else { return }
                         if let e = try? JSONDecoder().decode(SessionEvent.self, from: Data(text.utf8)) {
                             store.events.withLock { $0.append(e) }
                         }
@@ -75,7 +80,7 @@ extension GatewaySuites {
             #expect(
                 await eventually(timeout: 20) {
                     rooms.allSatisfy { r in watcher.of(r).contains { $0.event == .onSessionEnded } }
-                })
+                }, "\(nodes[1].printed)\n\(nodes[2].printed)")
             for r in rooms {
                 let ended = watcher.of(r).first { $0.event == .onSessionEnded }
                 #expect(ended?.reason == .nodeLost, "\(r): \(watcher.of(r).map(\.event))")
