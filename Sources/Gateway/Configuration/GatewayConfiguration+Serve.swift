@@ -26,5 +26,6 @@ extension GatewayConfiguration {
         file.sip?.apply(to: &sip)
         file.dns?.apply(to: &sip.dns)
         if let realm = file.sip?.authRealm { inboundAuthRealm = realm }
+        if let proxies = file.sip?.trustedProxies { trustedProxies = proxies }
     }
 }

@@ -73,6 +73,9 @@ public struct GatewayConfiguration: Sendable {
     public var environment: [String: String]
     /// The realm of the digest challenges to trunks with `inbound.auth`. Default "irisgw".
     public var inboundAuthRealm = "irisgw"
+    /// Edge proxies whose `X-Irisgw-Source` header names the real source of a request (config
+    /// key `sip.trustedProxies`); `sip.edgeProxy`'s address is trusted besides. Default none.
+    public var trustedProxies: [CIDR] = []
 
     public init(
         sipListen: [(transport: SIPTransportProtocol, address: SocketAddress)] = [
