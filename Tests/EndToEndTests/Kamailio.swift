@@ -36,7 +36,7 @@ final class Kamailio: @unchecked Sendable {
         let list = directory.appendingPathComponent("dispatcher.list")
         try Self.dispatcherList(nodes).write(to: list, atomically: true, encoding: .utf8)
         let defines = [
-            "LISTEN_IP=\"\(host)\"", "SIP_PORT=\(port)", "DISPATCHER_LIST=\"\(list.path)\"",
+            "LISTEN_IP=\"\(host)\"", "SIP_PORT=\(self.port)", "DISPATCHER_LIST=\"\(list.path)\"",
             "CTL_SOCKET=\"unix:\(directory.path)/ctl\"", "RPC_FIFO=\"\(directory.path)/rpc.fifo\"",
             "PING_FROM=\"sip:kamailio@\(host)\"", "PROBE_SEC=\(probeSec)", "FR_MS=\(frMs)", "CHILDREN=2"
         ]
