@@ -73,10 +73,11 @@ extension GatewaySuites {
 
         /// SIPp on `host` calling through Kamailio with `xml`.
         static func caller(
-            _ k: Kamailio, _ xml: String, host: String = ClusterHosts.carrier, extra: [String] = []
+            _ k: Kamailio, _ xml: String, host: String = ClusterHosts.carrier, transport: SIPTransportProtocol = .udp,
+            extra: [String] = []
         ) throws -> SIPp {
             try SIPp(
-                .inline(name: "caller", xml: xml), remote: k.peer(), timeout: 40,
+                .inline(name: "caller", xml: xml), remote: k.peer(transport), transport: transport, timeout: 40,
                 arguments: ["-s", did, "-i", host] + extra)
         }
 
@@ -176,6 +177,28 @@ extension GatewaySuites {
                 k, CallerScenarios.rejected(403, ring: false), host: ClusterHosts.stranger)
             defer { sipp.stop() }
             #expect(await sipp.waitForExit(timeout: 20) == 0, "\(sipp.report)\n\(k.output.suffix(2000))")
+        }
+
+        /// A carrier on TCP: Kamailio takes it on TCP, hands it to the node on UDP, and names
+        /// the carrier's TCP source; the trunk matches it and the app's answer goes back.
+        @Test func carrierOverTCPReachesTheNode() async throws {
+            let (gw, k) = try await Self.nodeBehindKamailio(profiles: [Self.trunk()])
+            defer { k.stop() }
+            defer { gw.stop() }
+            let listener = try IrisNotificationListener(connection: try gw.connection(), routingId: "alice")
+            defer { listener.close() }
+            let sipp = try Self.caller(k, CallerScenarios.rejected(486), transport: .tcp)
+            defer { sipp.stop() }
+            let n = try #require(await listener.next(timeout: 15), "\(sipp.report)\n\(k.output.suffix(2000))")
+            let trace = try await gw.connection().sipTrace(roomId: n.roomid!).messages
+            let invite = try #require(trace.first { $0.firstLine.hasPrefix("INVITE ") })
+            #expect(invite.transport == "UDP" && invite.remote == "\(ClusterHosts.kamailio):\(k.port)")
+            #expect(
+                invite.text.contains("X-Irisgw-Source: \(ClusterHosts.carrier):") && invite.text.contains(";transport=tcp"),
+                "\(invite.text)")
+            try await IrisRtcAudioSession.reject(
+                connection: try gw.connection(), roomId: n.roomid!, roomToken: n.roomtoken!, busy: true)
+            #expect(await sipp.waitForExit(timeout: 20) == 0, sipp.report)
         }
 
         /// A forged `X-Irisgw-Source` sent straight to a node from an address that is no
