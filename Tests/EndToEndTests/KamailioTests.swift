@@ -287,6 +287,33 @@ extension GatewaySuites {
             try await callLandsOnB()
         }
 
+        /// SIGTERM drains a node: its calls go on, and its 503 to Kamailio's OPTIONS probe
+        /// takes it out of rotation meanwhile.
+        @Test func drainingNodeIsTakenOutByTheProbe() async throws {
+            let gw = try await GatewayProcess(
+                profiles: [Self.trunk()], extraArguments: ["--drain-timeout", "30"], config: Self.nodeConfig(nil))
+            defer { gw.stop() }
+            // A call in progress keeps the draining node running.
+            let listener = try IrisNotificationListener(connection: try gw.connection(), routingId: "alice")
+            defer { listener.close() }
+            let holder = try SIPp(
+                .inline(name: "holder", xml: CallerScenarios.cancels(afterMs: 60_000)), remote: gw.sipPeer,
+                timeout: 90, arguments: ["-s", Self.did, "-i", ClusterHosts.carrier])
+            defer { holder.stop() }
+            let n = try #require(await listener.next(timeout: 15), holder.report)
+            let k = try await Kamailio(nodes: [gw.sipPeer], host: ClusterHosts.kamailio)
+            defer { k.stop() }
+            #expect(await k.waitForNode(port: gw.sipPort, up: true), "\(k.output.suffix(2000))")
+            let exit = Task.detached { await gw.signal(SIGTERM, timeout: 40) }
+            #expect(await gw.waitForOutput(containing: "draining", timeout: 10), "\(gw.printed)")
+            #expect(await k.waitForNode(port: gw.sipPort, up: false), "\(k.output.suffix(2000))")
+            #expect(gw.isRunning)
+            // The last call ends (the app rejects it): the drained node exits.
+            try await IrisRtcAudioSession.reject(
+                connection: try gw.connection(), roomId: n.roomid!, roomToken: n.roomtoken!, busy: true)
+            #expect(await exit.value == 0)
+        }
+
         @Test func registerThroughTheEdgeProxyNamesKamailioInContact() async throws {
             let registrar = try await SIPp.listening(
                 .inline(name: "registrar", xml: RegistrationAndAuthTests.registrar), timeout: 30,
