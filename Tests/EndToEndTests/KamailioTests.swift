@@ -31,9 +31,12 @@ enum RoutedCallerScenarios {
             "Call-ID: [call_id]", "CSeq: \(cseq) \(method)", "Contact: <sip:+15559876543@[local_ip]:[local_port]>",
             "Max-Forwards: 70"
         ]
-        lines += sdp ? ["Content-Type: application/sdp", "Content-Length: [len]", "", CallerScenarios.sdp()] : [
-            "Content-Length: 0", ""
-        ]
+        lines +=
+            sdp
+            ? ["Content-Type: application/sdp", "Content-Length: [len]", "", CallerScenarios.sdp()]
+            : [
+                "Content-Length: 0", ""
+            ]
         return "  <send\(method == "ACK" ? "" : " retrans=\"500\"")><![CDATA[\n" + lines.joined(separator: "\n")
             + "\n]]></send>\n"
     }
@@ -128,7 +131,11 @@ extension GatewaySuites {
             #expect(invite.firstLine.contains("@\(ClusterHosts.carrier):\(sim.port)"), "\(invite.firstLine)")
             #expect(invite.text.contains("Route: <sip:\(kamailio);lr>"), "\(invite.text)")
             // The carrier answered through Kamailio, which record-routed; the BYE followed that route.
-            let ok = try #require(trace.first { $0.direction == "received" && $0.text.contains("CSeq: 1 INVITE") && $0.firstLine.hasPrefix("SIP/2.0 200") })
+            let ok = try #require(
+                trace.first {
+                    $0.direction == "received" && $0.text.contains("CSeq: 1 INVITE")
+                        && $0.firstLine.hasPrefix("SIP/2.0 200")
+                })
             #expect(ok.text.contains("Record-Route: <sip:\(kamailio);lr"), "\(ok.text)")
             let bye = try #require(trace.first { $0.direction == "sent" && $0.firstLine.hasPrefix("BYE ") })
             #expect(bye.text.contains("Route: <sip:\(kamailio);lr"), "\(bye.text)")
@@ -194,7 +201,8 @@ extension GatewaySuites {
             let invite = try #require(trace.first { $0.firstLine.hasPrefix("INVITE ") })
             #expect(invite.transport == "UDP" && invite.remote == "\(ClusterHosts.kamailio):\(k.port)")
             #expect(
-                invite.text.contains("X-Irisgw-Source: \(ClusterHosts.carrier):") && invite.text.contains(";transport=tcp"),
+                invite.text.contains("X-Irisgw-Source: \(ClusterHosts.carrier):")
+                    && invite.text.contains(";transport=tcp"),
                 "\(invite.text)")
             try await IrisRtcAudioSession.reject(
                 connection: try gw.connection(), roomId: n.roomid!, roomToken: n.roomtoken!, busy: true)
@@ -223,7 +231,8 @@ extension GatewaySuites {
                 algorithms: ["MD5"], allowFrom: ["\(ClusterHosts.carrier)/32"])
             profile.name = "trunk"
             let (gw, k) = try await Self.nodeBehindKamailio(
-                profiles: [profile], environment: ["CARRIER_IN_PASSWORD": GatewaySuites.GatewayInboundAuthTests.password]
+                profiles: [profile],
+                environment: ["CARRIER_IN_PASSWORD": GatewaySuites.GatewayInboundAuthTests.password]
             )
             defer { k.stop() }
             defer { gw.stop() }
@@ -331,7 +340,8 @@ extension GatewaySuites {
             #expect(registrar.messages.contains("Contact: <sip:irisgw@\(kamailio)>"), registrar.report)
             // It came through Kamailio (its Via on top), toward the registrar's own URI.
             #expect(registrar.messages.contains("Via: SIP/2.0/UDP \(kamailio);branch="), registrar.report)
-            #expect(registrar.messages.contains("REGISTER sip:\(ClusterHosts.carrier):\(registrar.port)"), registrar.report)
+            #expect(
+                registrar.messages.contains("REGISTER sip:\(ClusterHosts.carrier):\(registrar.port)"), registrar.report)
             #expect(await gw.signal(SIGINT) == 0)
             #expect(await registrar.waitForExit(timeout: 10) == 0, registrar.report)
         }

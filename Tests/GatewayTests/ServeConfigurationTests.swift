@@ -1,6 +1,7 @@
-@testable import Gateway
 import SIP
 import Testing
+
+@testable import Gateway
 
 @Suite struct ServeConfigurationTests {
     @Test func everyKeyIsRead() throws {

@@ -128,7 +128,8 @@ extension ServeConfiguration {
             guard let uri = try? SIPURI.parse(text), uri.scheme == "sip", uri.user == nil,
                 SocketAddress.isNumericHost(uri.host), uri.transport.map({ ["udp", "tcp"].contains($0) }) ?? true
             else {
-                throw schema.fail(p, "must be a sip: URI with an IP address, e.g. \"sip:10.0.0.5:5060\" (transport udp or tcp)")
+                throw schema.fail(
+                    p, "must be a sip: URI with an IP address, e.g. \"sip:10.0.0.5:5060\" (transport udp or tcp)")
             }
             return uri
         }
