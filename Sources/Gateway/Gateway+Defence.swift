@@ -15,6 +15,14 @@ extension Gateway {
         return { address in proxies.contains(address.host) || networks.contains { $0.contains(address.host) } }
     }
 
+    /// The edge proxies whose `X-Irisgw-Source` is believed: `sip.trustedProxies` and the
+    /// host of `sip.edgeProxy`.
+    static func trustedProxies(_ configuration: GatewayConfiguration) -> @Sendable (SocketAddress) -> Bool {
+        let networks = configuration.trustedProxies
+        let edge = configuration.sip.edgeProxy.flatMap { try? CIDR(parsing: $0.host) }
+        return { address in networks.contains { $0.contains(address.host) } || edge?.contains(address.host) == true }
+    }
+
     /// The inbound budget for a new call from `profile`: nil admits it (and counts it),
     /// otherwise what the 503 should say.
     func admitInbound(_ profile: TrunkProfile) -> String? {

@@ -8,7 +8,7 @@ import SIP
 extension Gateway: SIPUserAgentDelegate {
     public func userAgent(_ ua: SIPUserAgent, didReceiveCall call: SIPCall) {
         metrics.inboundInvite()
-        let allowed = inboundTrunks(source: call.peer.address.host, authenticatedAs: call.authenticatedUsername)
+        let allowed = inboundTrunks(source: call.source.address.host, authenticatedAs: call.authenticatedUsername)
         guard !allowed.isEmpty else {
             call.reject(status: 403, reason: "Forbidden")
             return

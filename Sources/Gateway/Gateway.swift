@@ -203,6 +203,7 @@ public final class Gateway: Sendable {
         // Called on the SIP loop, where `locatedProxyHosts` lives.
         ua.isTrustedSource = { [unowned self] address in configured(address) || locatedProxyHosts.contains(address.host)
         }
+        ua.isTrustedProxy = Self.trustedProxies(configuration)
         ua.inboundDigest = Self.inboundDigestPolicy(
             profiles, realm: configuration.inboundAuthRealm, environment: configuration.environment)
         ua.advertisedAddress = Self.advertisedAddresses(profiles, global: configuration.sipAdvertise)

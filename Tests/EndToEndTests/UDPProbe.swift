@@ -32,8 +32,10 @@ final class UDPProbe: @unchecked Sendable {
 
     deinit { close(fd) }
 
-    func send(_ bytes: [UInt8], to port: Int) {
+    /// Sends `bytes` to `host` (an IPv4 address on lo, 127.0.0.1 by default) at `port`.
+    func send(_ bytes: [UInt8], to port: Int, host: String = "127.0.0.1") {
         var sa = loopback(port: port)
+        sa.sin_addr.s_addr = inet_addr(host)
         _ = withUnsafePointer(to: &sa) { addr in
             addr.withMemoryRebound(to: sockaddr.self, capacity: 1) { to in
                 bytes.withUnsafeBytes {

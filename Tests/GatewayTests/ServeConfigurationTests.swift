@@ -1,6 +1,7 @@
-import Gateway
 import SIP
 import Testing
+
+@testable import Gateway
 
 @Suite struct ServeConfigurationTests {
     @Test func everyKeyIsRead() throws {
@@ -133,6 +134,31 @@ import Testing
         #expect(ua.userAgent == "edge" && ua.defence.banSeconds == 300)
     }
 
+    /// Behind Kamailio: the proxies whose X-Irisgw-Source is believed, and the edge proxy
+    /// out-of-dialog requests leave through (its address trusted besides).
+    @Test func trustedProxiesAndTheEdgeProxyAreRead() throws {
+        let c = try ServeConfiguration.parse(
+            "{ sip: { trustedProxies: [\"10.0.0.0/29\", \"2001:db8::5\"], edgeProxy: \"sip:10.0.1.5:5070;transport=tcp\" } }",
+            file: "s")
+        let sip = try #require(c.sip)
+        #expect(sip.trustedProxies?.map(\.description) == ["10.0.0.0/29", "2001:db8::5/128"])
+        #expect(sip.edgeProxy?.host == "10.0.1.5" && sip.edgeProxy?.port == 5070 && sip.edgeProxy?.transport == "tcp")
+        var ua = SIPUserAgentConfiguration()
+        sip.apply(to: &ua)
+        #expect(ua.edgeProxy == sip.edgeProxy)
+        var g = GatewayConfiguration()
+        g.sip = ua
+        g.trustedProxies = sip.trustedProxies ?? []
+        let trusted = Gateway.trustedProxies(g)
+        #expect(trusted(SocketAddress(host: "10.0.0.7", port: 5060)))
+        #expect(trusted(SocketAddress(host: "10.0.1.5", port: 1)))
+        #expect(!trusted(SocketAddress(host: "10.0.0.8", port: 5060)))
+        #expect(!trusted(SocketAddress(host: "10.0.1.6", port: 5070)))
+        let none = try ServeConfiguration.parse("{}", file: "s")
+        #expect(Gateway.trustedProxies(GatewayConfiguration())(SocketAddress(host: "127.0.0.1", port: 5060)) == false)
+        #expect(none.sip == nil)
+    }
+
     /// The capture bounds in MiB (what is not given keeps its default) and the SIP tap's
     /// debugging switch.
     @Test func captureBoundsAndTheUnfilteredTapAreRead() throws {
@@ -196,7 +222,14 @@ import Testing
         ("{ hep: 9060 }", "hep"),
         ("{ hep: { address: \"10.0.0.9:9060\", captureId: -1 } }", "hep.captureId"),
         ("{ hep: { captureId: 7 } }", "hep.address"),
-        ("{ hep: { address: \"10.0.0.9:9060\", password: \"x\" } }", "hep.password")
+        ("{ hep: { address: \"10.0.0.9:9060\", password: \"x\" } }", "hep.password"),
+        ("{ sip: { trustedProxies: [] } }", "sip.trustedProxies"),
+        ("{ sip: { trustedProxies: [\"kamailio.example\"] } }", "sip.trustedProxies[0]"),
+        ("{ sip: { trustedProxies: \"10.0.0.5\" } }", "sip.trustedProxies"),
+        ("{ sip: { edgeProxy: \"10.0.0.5:5060\" } }", "sip.edgeProxy"),
+        ("{ sip: { edgeProxy: \"sip:kamailio.example:5060\" } }", "sip.edgeProxy"),
+        ("{ sip: { edgeProxy: \"sip:10.0.0.5:5060;transport=sctp\" } }", "sip.edgeProxy"),
+        ("{ sip: { edgeProxy: \"sips:10.0.0.5:5061\" } }", "sip.edgeProxy")
     ])
     func badFilesNameTheFileAndKey(_ text: String, _ key: String) {
         do {

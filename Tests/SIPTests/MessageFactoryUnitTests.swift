@@ -31,7 +31,7 @@ private let sdpText =
 
 struct ResponseFactoryUnitTests {
     @Test(
-        "response(to:) copies Via (all, in order), From, To, Call-ID, CSeq and nothing else",
+        "response(to:) copies Via (all, in order), From, To, Call-ID, CSeq, for 101-299 Record-Route (§12.1.1), and nothing else",
         arguments: [
             // status, toTag, expected To
             (100, "b1" as String?, "Bob <sip:bob@biloxi.example.com>"),
@@ -45,8 +45,10 @@ struct ResponseFactoryUnitTests {
         let r = SIPMessage.response(to: request, status: status, toTag: toTag)
         #expect(r.statusCode == status)
         #expect(r.reasonPhrase == SIPStatus.reasonPhrase(status))
-        #expect(r.headers.map(\.name) == [.via, .via, .from, .to, .callID, .cseq])
+        let recordRoute: [SIPHeaderName] = (101...299).contains(status) ? [.recordRoute] : []
+        #expect(r.headers.map(\.name) == [.via, .via, .from, .to, .callID, .cseq] + recordRoute)
         #expect(r.headers.filter { $0.name == .via } == request.headers.filter { $0.name == .via })
+        if !recordRoute.isEmpty { #expect(r[.recordRoute] == "<sip:p2.biloxi.example.com;lr>") }
         #expect(r.vias.map(\.host) == ["p2.biloxi.example.com", "p1.atlanta.example.com", "pc33.atlanta.example.com"])
         #expect(r[.from] == "Alice <sip:alice@atlanta.example.com>;tag=1928301774")
         #expect(r[.to] == to)

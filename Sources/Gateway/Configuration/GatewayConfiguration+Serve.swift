@@ -27,5 +27,6 @@ extension GatewayConfiguration {
         cluster = file.cluster
         file.dns?.apply(to: &sip.dns)
         if let realm = file.sip?.authRealm { inboundAuthRealm = realm }
+        if let proxies = file.sip?.trustedProxies { trustedProxies = proxies }
     }
 }

@@ -77,6 +77,9 @@ public struct GatewayConfiguration: Sendable {
     /// Cluster mode (`--cluster`, `--node-id`, the serve key `cluster`); nil: one process
     /// with nothing shared.
     public var cluster: ClusterSettings?
+    /// Edge proxies whose `X-Irisgw-Source` header names the real source of a request (config
+    /// key `sip.trustedProxies`); `sip.edgeProxy`'s address is trusted besides. Default none.
+    public var trustedProxies: [CIDR] = []
 
     public init(
         sipListen: [(transport: SIPTransportProtocol, address: SocketAddress)] = [

@@ -18,6 +18,8 @@ extension ServeConfiguration {
     ///   maxAuthFailures: 5,               // wrong credentials per source within authFailureWindowSec; more: banned
     ///   authFailureWindowSec: 60,
     ///   tapUnfiltered: false,             // true: traces and HEP also get what the defence drops (debugging)
+    ///   trustedProxies: [],               // CIDRs whose X-Irisgw-Source header names the real source
+    ///   edgeProxy: "sip:10.0.0.5:5060",   // requests we originate out of dialog leave through it (default none)
     ///   tcp: { maxConnections: 1024, maxConnectionsPerSource: 32, idleTimeoutSec: 120,
     ///          messageTimeoutSec: 10, maxQueuedBytes: 262144,
     ///          keepaliveSec: 0 },          // RFC 5626 CRLF pings on connections we open; 0: off
@@ -29,12 +31,17 @@ extension ServeConfiguration {
         public var authRealm: String?
         public var defence = SIPDefence()
         public var transportLimits = SIPTransportLimits()
+        /// Edge proxies (Kamailio) whose `X-Irisgw-Source` header is believed; nil: none.
+        public var trustedProxies: [CIDR]?
+        /// The proxy out-of-dialog requests leave through (`SIPUserAgentConfiguration.edgeProxy`).
+        public var edgeProxy: SIPURI?
         public init() {}
 
         static let keys = [
             "userAgent", "answerUnknownSources", "requestsPerSecond", "trustedRequestsPerSecond", "banSec",
             "scannerUserAgents",
-            "maxServerTransactions", "authRealm", "maxAuthFailures", "authFailureWindowSec", "tapUnfiltered", "tcp"
+            "maxServerTransactions", "authRealm", "maxAuthFailures", "authFailureWindowSec", "tapUnfiltered", "tcp",
+            "trustedProxies", "edgeProxy"
         ]
         static let tcpKeys = [
             "maxConnections", "maxConnectionsPerSource", "idleTimeoutSec", "messageTimeoutSec", "maxQueuedBytes",
@@ -46,6 +53,7 @@ extension ServeConfiguration {
             if let userAgent { sip.userAgent = userAgent }
             sip.defence = defence
             sip.transportLimits = transportLimits
+            if let edgeProxy { sip.edgeProxy = edgeProxy }
         }
     }
 
@@ -112,6 +120,19 @@ extension ServeConfiguration {
                 }
                 return out
             } ?? d.scannerUserAgents
+        s.trustedProxies = try o.optional("trustedProxies") { (v, p) throws(ProfileError) in
+            try schema.networks(v, at: p)
+        }
+        s.edgeProxy = try o.optional("edgeProxy") { (v, p) throws(ProfileError) -> SIPURI in
+            let text = try schema.string(v, at: p)
+            guard let uri = try? SIPURI.parse(text), uri.scheme == "sip", uri.user == nil,
+                SocketAddress.isNumericHost(uri.host), uri.transport.map({ ["udp", "tcp"].contains($0) }) ?? true
+            else {
+                throw schema.fail(
+                    p, "must be a sip: URI with an IP address, e.g. \"sip:10.0.0.5:5060\" (transport udp or tcp)")
+            }
+            return uri
+        }
         if let tcp = try o.optional(
             "tcp", { (v, p) throws(ProfileError) in try schema.object(v, at: p, keys: SIPSettings.tcpKeys) })
         {

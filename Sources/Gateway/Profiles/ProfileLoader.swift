@@ -227,16 +227,19 @@ package struct ProfileSchema {
         return outbound
     }
 
+    /// A non-empty array of addresses or CIDR networks (`allowFrom`, `sip.trustedProxies`).
+    func networks(_ value: JSON5Value, at path: String) throws(ProfileError) -> [CIDR] {
+        try nonEmptyArray(value, at: path) { (e, ep) throws(ProfileError) in
+            let text = try string(e, at: ep)
+            do throws(CIDRError) { return try CIDR(parsing: text) } catch { throw fail(ep, error.description) }
+        }
+    }
+
     private func inbound(_ value: JSON5Value, at path: String) throws(ProfileError) -> TrunkProfile.Inbound {
         let o = try object(
             value, at: path,
             keys: ["allowFrom", "routes", "ringTimeoutSec", "maxConcurrentCalls", "callsPerSecond", "auth"])
-        let allowFrom = try o.optional("allowFrom") { (v, p) throws(ProfileError) in
-            try nonEmptyArray(v, at: p) { (e, ep) throws(ProfileError) in
-                let text = try string(e, at: ep)
-                do throws(CIDRError) { return try CIDR(parsing: text) } catch { throw fail(ep, error.description) }
-            }
-        }
+        let allowFrom = try o.optional("allowFrom") { (v, p) throws(ProfileError) in try networks(v, at: p) }
         let routes = try o.required("routes") { (v, p) throws(ProfileError) in
             var seen: [String: Int] = [:]
             return try nonEmptyArray(v, at: p) { (e, ep) throws(ProfileError) in

@@ -43,7 +43,8 @@ extension CarrierCallInfo {
     private static func extensionHeaders(_ invite: SIPMessage, _ budget: inout CarrierFieldBudget) -> [String: String] {
         var extensions: [String: String] = [:]
         var spelling: [String: String] = [:]
-        for h in invite.headers where h.name.key.hasPrefix("x-") && h.name.key.count > 2 {
+        // X-Irisgw-Source is our edge proxy's, not the carrier's.
+        for h in invite.headers where h.name.key.hasPrefix("x-") && h.name.key.count > 2 && h.name != .irisgwSource {
             guard h.name.key.utf8.count <= InboundLimits.maxHeaderNameBytes else {
                 budget.note("headers")
                 continue

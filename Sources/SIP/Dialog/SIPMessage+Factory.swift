@@ -19,6 +19,11 @@ extension SIPMessage {
         }
         if let callID = request[.callID] { r.addHeader(.callID, callID) }
         if let cseq = request[.cseq] { r.addHeader(.cseq, cseq) }
+        // RFC 3261 §12.1.1: a response that may establish a dialog carries the request's
+        // Record-Route, in order, so the caller's route set runs through the proxies.
+        if request.method == "INVITE", (101...299).contains(status) {
+            for h in request.headers where h.name == .recordRoute { r.headers.append(h) }
+        }
         return r
     }
 

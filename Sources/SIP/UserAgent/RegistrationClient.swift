@@ -87,7 +87,7 @@ public final class RegistrationClient {
         m.addHeader(.to, configuration.addressOfRecord.serialize())
         m.addHeader(.callID, callID)
         m.addHeader(.cseq, CSeq(cseq, "REGISTER").serialize())
-        m.addHeader(.contact, NameAddress(uri: ua.contactURI(toward: configuration.peer)).serialize())
+        m.addHeader(.contact, NameAddress(uri: ua.registrationContact(toward: configuration.peer)).serialize())
         m.addHeader(.expires, String(expires))
         if authenticate, let creds = configuration.credentials,
             let auth = try? digest.authorization(
@@ -130,7 +130,7 @@ public final class RegistrationClient {
 
     /// The expiry the registrar granted our contact: its `expires` parameter, else Expires.
     private func grantedExpires(_ r: SIPMessage) -> Int? {
-        let ours = ua.contactURI(toward: configuration.peer)
+        let ours = ua.registrationContact(toward: configuration.peer)
         for c in r.contacts where c.uri.host == ours.host && c.uri.port == ours.port && c.uri.user == ours.user {
             if let e = c.parameters[parameter: "expires"] ?? nil, let n = Int(e) { return n }
         }

@@ -103,8 +103,11 @@ public final class SIPCall: Sendable {
     public let isIncoming: Bool
     /// The dialog's Call-ID.
     public let callID: String
-    /// Where the INVITE went (UAC) or came from (UAS).
+    /// Where the INVITE went (UAC) or came from (UAS): where responses and retransmissions go.
     public let peer: SIPPeer
+    /// Who sent the INVITE (UAS): `peer`, or the carrier a trusted proxy named in
+    /// `X-Irisgw-Source` (`SIPUserAgent.isTrustedProxy`). UAC: `peer`.
+    public let source: SIPPeer
     /// Incoming: the digest username the INVITE authenticated as (RFC 3261 §22.2); nil when
     /// its source did not have to authenticate.
     public internal(set) var authenticatedUsername: String? {
@@ -186,6 +189,7 @@ public final class SIPCall: Sendable {
         self.isIncoming = false
         self.callID = invite.callID ?? ""
         self.peer = peer
+        self.source = peer
         self.ua = ua
         let machine = InviteSessionMachine(
             outgoing: invite, sdp: sdp, credentials: credentials,
@@ -197,6 +201,7 @@ public final class SIPCall: Sendable {
         self.isIncoming = true
         self.callID = invite.callID ?? ""
         self.peer = transaction.peer
+        self.source = ua.source(of: invite, from: transaction.peer)
         self.ua = ua
         let machine = InviteSessionMachine(
             incoming: invite, transaction: transaction, localTag: SIPIdentifiers.tag(),

@@ -108,10 +108,13 @@ extension SIPUserAgent {
     /// call: a flood of unauthenticated INVITEs costs a hash and a datagram each, at the
     /// untrusted rate, which bans a flooder). Valid credentials let it through to the
     /// transaction layer. Returns nil when the source may not authenticate (drop it as
-    /// before), else whether the request goes on.
-    func admitAuthenticating(_ request: SIPMessage, from peer: SIPPeer, now: Double) -> Bool? {
-        guard let policy = digestPolicy, !policy.algorithms(peer.address).isEmpty else { return nil }
-        let host = peer.address.host
+    /// before), else whether the request goes on. The 401 goes to `peer` (a proxy in front
+    /// of `source`, or `source` itself).
+    func admitAuthenticating(
+        _ request: SIPMessage, from source: SIPPeer, replyTo peer: SIPPeer, now: Double
+    ) -> Bool? {
+        guard let policy = digestPolicy, !policy.algorithms(source.address).isEmpty else { return nil }
+        let host = source.address.host
         switch request.method {
         case "INVITE": break
         case "ACK":
@@ -125,7 +128,7 @@ extension SIPUserAgent {
             refuse(.rateLimited)
             return false
         }
-        let check = checkDigest(request, from: peer.address, now: now)
+        let check = checkDigest(request, from: source.address, now: now)
         guard account(check, host: host, trusted: false, now: now) else { return false }
         guard case .challenge(let challenges, _) = check else {
             // Authenticated: the bound on server transactions holds as for any request (an

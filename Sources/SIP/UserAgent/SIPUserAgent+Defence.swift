@@ -7,11 +7,12 @@ extension SIPUserAgent {
     func isTrusted(_ address: SocketAddress) -> Bool { isTrustedSource?(address) ?? true }
 
     /// True when `request` may go on to the transaction layer; otherwise it was dropped or
-    /// answered statelessly here, and counted. A `trusted` source's request was counted
-    /// against its rate before it was parsed (`receive`).
-    func admit(_ request: SIPMessage, from peer: SIPPeer, trusted: Bool, now: Double) -> Bool {
+    /// answered statelessly here (to `peer`), and counted. `source` is who sent it: `peer`,
+    /// or the carrier a trusted proxy names. A `trusted` source's request was counted
+    /// against its rate before this (`receive`).
+    func admit(_ request: SIPMessage, from peer: SIPPeer, source: SIPPeer, trusted: Bool, now: Double) -> Bool {
         let defence = configuration.defence
-        let host = peer.address.host
+        let host = source.address.host
         if defence.isScanner(request) {
             refuse(.scanner)
             // A trunk's address is never banned: a spoofed datagram with a scanner's name
@@ -24,7 +25,7 @@ extension SIPUserAgent {
         let ours = request.callID.map { calls[$0] != nil } ?? false
         if !trusted, !ours, !defence.answerUnknownSources {
             // A source that may authenticate gets a stateless challenge instead of silence.
-            if let verdict = admitAuthenticating(request, from: peer, now: now) { return verdict }
+            if let verdict = admitAuthenticating(request, from: source, replyTo: peer, now: now) { return verdict }
             refuse(.unknownSource)
             // Counted all the same, so a persistent prober ends up banned and unparsed.
             if sources.admit(host, trusted: false, now: now) == .ban { refuse(.banned) }

@@ -14,6 +14,7 @@ extension SIPUserAgent {
         var authFailures: AuthFailureCounter
         var refusals: [SIPRefusal: Int] = [:]
         var isTrustedSource: ((SocketAddress) -> Bool)?
+        var isTrustedProxy: ((SocketAddress) -> Bool)?
         var advertisedAddress: ((SIPPeer) -> SIPAdvertisedAddress?)?
         var onConnectionFailure: ((SIPConnectionFailureReport) -> Void)?
         var outOfServiceRetryAfter: (() -> Int?)?

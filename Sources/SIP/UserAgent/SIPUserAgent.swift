@@ -245,16 +245,18 @@ public final class SIPUserAgent: Sendable {
         let tapAll = configuration.defence.tapUnfiltered
         if tapAll { tap(bytes, from: peer, at: local) }
         // A banned source costs one dictionary lookup: not even parsed.
-        if sources.isBanned(peer.address.host, now: now) {
+        // A trusted proxy is judged by the source it names, once the request is parsed.
+        let proxy = isProxy(peer.address)
+        if !proxy, sources.isBanned(peer.address.host, now: now) {
             refuse(.banned)
             return
         }
-        let trusted = isTrusted(peer.address)
+        var trusted = proxy || isTrusted(peer.address)
         // A trusted source's requests are counted before they are parsed, so a flood over
         // its rate costs a lookup, not a parse, and the loop keeps the socket drained for the
         // responses our own calls wait for. Responses are never counted.
         let isRequest = !bytes.starts(with: SIPWireMessage.responsePrefix)
-        if isRequest, trusted, sources.admit(peer.address.host, trusted: true, now: now) != .admit {
+        if isRequest, trusted, !proxy, sources.admit(peer.address.host, trusted: true, now: now) != .admit {
             refuse(.rateLimited)
             return
         }
@@ -289,7 +291,20 @@ public final class SIPUserAgent: Sendable {
             return
         }
         if message.isRequest {
-            guard admit(message, from: peer, trusted: trusted, now: now) else { return }
+            let source = claimSource(&message, from: peer)
+            if source != peer {
+                // Through a trusted proxy: the carrier behind it is banned and counted.
+                if sources.isBanned(source.address.host, now: now) {
+                    refuse(.banned)
+                    return
+                }
+                trusted = isTrusted(source.address)
+                if trusted, sources.admit(source.address.host, trusted: true, now: now) != .admit {
+                    refuse(.rateLimited)
+                    return
+                }
+            }
+            guard admit(message, from: peer, source: source, trusted: trusted, now: now) else { return }
             stampReceived(&message, peer)
             if !tapAll { tap(bytes, from: peer, at: local) }
         } else if !tapAll,
@@ -434,10 +449,9 @@ public final class SIPUserAgent: Sendable {
         if method == "INVITE" {
             // Sources trusted by address that must authenticate are challenged here, in the
             // transaction; others were challenged statelessly before (admitAuthenticating).
-            let check = checkDigest(m, from: tx.peer.address, now: SIPEventLoop.now())
-            guard
-                account(check, host: tx.peer.address.host, trusted: isTrusted(tx.peer.address), now: SIPEventLoop.now())
-            else {
+            let source = source(of: m, from: tx.peer).address
+            let check = checkDigest(m, from: source, now: SIPEventLoop.now())
+            guard account(check, host: source.host, trusted: isTrusted(source), now: SIPEventLoop.now()) else {
                 return
             }
             if case .challenge(let challenges, _) = check {
@@ -501,9 +515,9 @@ public final class SIPUserAgent: Sendable {
     /// Via (unless present) and our User-Agent.
     @discardableResult
     func send(
-        _ request: SIPMessage, to peer: SIPPeer, handler: @escaping (ClientTransactionEvent) -> Void
+        _ request: SIPMessage, to target: SIPPeer, handler: @escaping (ClientTransactionEvent) -> Void
     ) -> (ClientTransaction?, SIPMessage) {
-        var r = request
+        var (r, peer) = viaEdgeProxy(request, to: target)
         if r[.via] == nil { r.prependHeader(.via, makeVia(toward: peer).serialize()) }
         if r[.maxForwards] == nil { r.addHeader(.maxForwards, "70") }
         if r[.userAgent] == nil { r.addHeader(.userAgent, configuration.userAgent) }

@@ -40,6 +40,11 @@ public struct SIPUserAgentConfiguration: Sendable {
     /// handles Replaces yet, and advertising it invites transfers that would fail; a Replaces
     /// implementation sets it. A request that requires it gets 420 meanwhile.
     public var handlesReplaces = false
+    /// The edge proxy (a SIP URI, `sip:10.0.0.5:5060`) every request the agent originates
+    /// outside a dialog goes through (INVITE, CANCEL, REGISTER, OPTIONS): sent to it with a
+    /// `Route: <uri;lr>` on top and the Request-URI still naming the target; REGISTER's
+    /// Contact names it. In-dialog requests follow the dialog's route set. Default nil.
+    public var edgeProxy: SIPURI?
 
     /// Digest authentication we demand of callers.
     public struct InboundAuthentication: Sendable {
