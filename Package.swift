@@ -16,6 +16,7 @@ let package = Package(
         .systemLibrary(name: "CSpanDSP", pkgConfig: "spandsp", providers: [.apt(["libspandsp-dev", "libtiff-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "CAres", pkgConfig: "libcares", providers: [.apt(["libc-ares-dev"])]),
         .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2", providers: [.apt(["libsrtp2-dev"])]),
 
@@ -55,7 +56,9 @@ let package = Package(
         .target(name: "Formats"),
         .target(
             name: "Gateway",
-            dependencies: ["SIP", "SDP", "Media", "ICE", "TLS", "Crypto", "IrisAPI", "Formats", "CSQLite", "Capture"]),
+            dependencies: [
+                "SIP", "SDP", "Media", "ICE", "TLS", "Crypto", "IrisAPI", "Formats", "CSQLite", "CPostgres", "Capture"
+            ]),
         // HTTP/1.1 + WebSocket server for the control API (an IOCore event loop and a worker
         // pool), routed onto Gateway. The grammar and the framing are the HTTP module's.
         .target(

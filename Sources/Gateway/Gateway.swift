@@ -176,9 +176,8 @@ public final class Gateway: Sendable {
         }
         events = EventHub(retention: configuration.eventRetention)
         try PrivateFiles.prepareDirectory(configuration.dataDir)
-        try PrivateFiles.prepareDatabase(configuration.dataDir + "/calls.sqlite")
-        records = try CallRecordStore(
-            path: configuration.dataDir + "/calls.sqlite", retention: configuration.callRecordRetention)
+        records = try CallRecordStore.open(
+            configuration.callRecords, nodeId: configuration.nodeId, retention: configuration.callRecordRetention)
         tokens = try RoomTokenSigner.loadOrCreate(dataDir: configuration.dataDir)
         ua.delegate = self
         let configured = Self.trustedSources(profiles)
