@@ -48,9 +48,9 @@ protocol CallRecordBackend: AnyObject {
     /// True when `error` is the database's trouble (full disk, I/O error, server gone) rather
     /// than the write's: the write is kept and tried again with a later batch.
     func isWorthRetrying(_ error: any Error) -> Bool
-    /// Before a batch: makes a lost connection again, with back-off (PostgreSQL); nothing
-    /// for a file.
-    func reconnectIfNeeded(now: Double)
+    /// Before a batch: makes a lost connection again, with back-off on the monotonic clock
+    /// (PostgreSQL); nothing for a file.
+    func reconnectIfNeeded()
 }
 
 /// Column access shared by SQLite statements and PostgreSQL rows, so one mapping reads a

@@ -380,10 +380,9 @@ public final class CallRecordStore: Sendable {
         // never reads 0 in between.
         let kept = retrying.withLock { $0 }
         guard !batch.isEmpty || !kept.isEmpty else { return }
-        let now = clock()
         table.withLock { table in
             guard let table else { return }
-            table.reconnectIfNeeded(now: now)
+            table.reconnectIfNeeded()
             commit(kept + batch, to: table)
         }
     }

@@ -250,7 +250,7 @@ final class CallRecordTable: CallRecordBackend {
         return error.primaryCode == 13 /* SQLITE_FULL */ || error.primaryCode == 10 /* SQLITE_IOERR */
     }
 
-    func reconnectIfNeeded(now: Double) {}
+    func reconnectIfNeeded() {}
 
     private func run(_ statement: SQLiteStatement, _ values: [SQLiteValue]) throws(SQLiteError) {
         defer { statement.reset() }

@@ -56,7 +56,7 @@ final class PostgresCallRecordTable: CallRecordBackend {
     let nodeId: String
     var medium: String { "PostgreSQL server" }
     private var reconnectDelay = 0.0
-    private var nextReconnect = 0.0
+    private var nextReconnect = ContinuousClock.now
 
     /// Connects and brings the schema up to date (one transaction, under an advisory lock so
     /// nodes starting together do not race).
@@ -197,14 +197,14 @@ final class PostgresCallRecordTable: CallRecordBackend {
 
     /// With the connection lost, tries `PQreset` when the back-off allows (0.5 s, doubling
     /// to `maxReconnectDelay`); says on fd 2 when it is back.
-    func reconnectIfNeeded(now: Double) {
-        guard !connection.isConnected, now >= nextReconnect else { return }
+    func reconnectIfNeeded() {
+        guard !connection.isConnected, ContinuousClock.now >= nextReconnect else { return }
         if connection.reset() {
             reconnectDelay = 0
             CallRecordStore.log(connection.target, "connection made again")
         } else {
             reconnectDelay = min(Self.maxReconnectDelay, max(0.5, reconnectDelay * 2))
-            nextReconnect = now + reconnectDelay
+            nextReconnect = ContinuousClock.now + .milliseconds(Int(reconnectDelay * 1000))
         }
     }
 
