@@ -69,39 +69,41 @@ import Testing
     /// PostgreSQL goes down while calls are written and comes back: the writes it refused
     /// wait in the retry queue, the connection is made again, and every record arrives.
     @Test func aPostgresRestartDuringWritesLosesNoRecord() async throws {
-        try await withRecordsDatabase(.postgres, waiting: { db in
-            let server = try #require(db.server)
-            let store = try db.open(heartbeatInterval: 0.05)
-            defer { store.close() }
-            func calls(_ range: Range<Int>) {
-                for n in range {
-                    store.started(Self.call("room-\(n)", startedAt: 1_000 + Double(n)))
-                    store.finished(roomId: "room-\(n)") {
-                        $0.endedAt = 2_000; $0.endReason = "completed"
+        try await withRecordsDatabase(
+            .postgres,
+            waiting: { db in
+                let server = try #require(db.server)
+                let store = try db.open(heartbeatInterval: 0.05)
+                defer { store.close() }
+                func calls(_ range: Range<Int>) {
+                    for n in range {
+                        store.started(Self.call("room-\(n)", startedAt: 1_000 + Double(n)))
+                        store.finished(roomId: "room-\(n)") {
+                            $0.endedAt = 2_000; $0.endReason = "completed"
+                        }
                     }
                 }
-            }
-            await offThePool {
-                calls(0..<20)
-                store.flush()
-            }
-            #expect(store.all().count == 20)
+                await offThePool {
+                    calls(0..<20)
+                    store.flush()
+                }
+                #expect(store.all().count == 20)
 
-            await server.pause()
-            await offThePool {
-                calls(20..<40)
-                store.flush()
-            }
-            #expect(store.pendingWrites == 40, "every write of the second half waits")
-            #expect(store.writeFailures == 0)
+                await server.pause()
+                await offThePool {
+                    calls(20..<40)
+                    store.flush()
+                }
+                #expect(store.pendingWrites == 40, "every write of the second half waits")
+                #expect(store.writeFailures == 0)
 
-            try await server.restart()
-            #expect(await eventually(timeout: 60, pollInterval: 0.05) { store.pendingWrites == 0 })
-            let records = await offThePool { store.all() }
-            #expect(records.count == 40)
-            #expect(records.allSatisfy { $0.endReason == "completed" && $0.endedAt == 2_000 })
-            #expect(store.writeFailures == 0)
-        })
+                try await server.restart()
+                #expect(await eventually(timeout: 60, pollInterval: 0.05) { store.pendingWrites == 0 })
+                let records = await offThePool { store.all() }
+                #expect(records.count == 40)
+                #expect(records.allSatisfy { $0.endReason == "completed" && $0.endedAt == 2_000 })
+                #expect(store.writeFailures == 0)
+            })
     }
 
     /// A URL libpq cannot parse and a server that refuses the connection are errors that

@@ -50,9 +50,11 @@ func withRecordsDatabase<T>(
 ) async throws -> T {
     switch backend {
     case .sqlite:
-        return try await withTemporaryDirectory("cdr", waiting: { dir in
-            try await body(RecordsDatabase(backend: .sqlite, location: dir + "/cdr.sqlite", server: nil))
-        })
+        return try await withTemporaryDirectory(
+            "cdr",
+            waiting: { dir in
+                try await body(RecordsDatabase(backend: .sqlite, location: dir + "/cdr.sqlite", server: nil))
+            })
     case .postgres:
         let server = try await PostgresServer.start()
         do {
@@ -71,10 +73,14 @@ func withRecordsDatabase<T>(
 
 /// `withRecordsDatabase` for a body that blocks (the store's reads and flushes wait for its
 /// writer): the body runs off the cooperative pool.
-func withRecordsDatabase<T>(_ backend: RecordsBackend, _ body: @escaping (RecordsDatabase) throws -> T) async throws
+func withRecordsDatabase<T>(
+    _ backend: RecordsBackend, _ body: @escaping (RecordsDatabase) throws -> T
+) async throws
     -> T
 {
-    try await withRecordsDatabase(backend, waiting: { database in
-        try await offThePool(throwing: { () throws -> T in try body(database) })
-    })
+    try await withRecordsDatabase(
+        backend,
+        waiting: { database in
+            try await offThePool(throwing: { () throws -> T in try body(database) })
+        })
 }

@@ -70,7 +70,10 @@ public final class PostgresServer: Sendable {
     private var dataDirectory: String { directory.appendingPathComponent("data").path }
 
     private func asPostgres(_ tool: String, _ arguments: [String]) -> (String, [String]) {
-        ("/usr/bin/setpriv", ["--reuid=postgres", "--regid=postgres", "--init-groups", binaries + "/" + tool] + arguments)
+        (
+            "/usr/bin/setpriv",
+            ["--reuid=postgres", "--regid=postgres", "--init-groups", binaries + "/" + tool] + arguments
+        )
     }
 
     private func initialize(timeout: Double) async throws {
@@ -97,7 +100,11 @@ public final class PostgresServer: Sendable {
     @discardableResult
     public func psql(_ sql: String, database: String = "postgres") async throws -> String {
         let (tool, arguments) = asPostgres(
-            "psql", ["-h", socketDirectory, "-p", String(port), "-d", database, "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", sql])
+            "psql",
+            [
+                "-h", socketDirectory, "-p", String(port), "-d", database, "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1",
+                "-c", sql
+            ])
         let result = try await ChildProcess.run(tool, arguments, timeout: 30)
         guard result.status == 0 else { throw Failure(description: "psql \(sql): \(result.output)") }
         return result.output

@@ -185,7 +185,9 @@ public final class CallRecordStore: Sendable {
             drain()
             return table.withLock { table in
                 guard let table else { return .success([:]) }
-                return Result { try table.closeOpenRecords(ofNode: node, endReason: reason, sipReason: "gateway node lost") }
+                return Result {
+                    try table.closeOpenRecords(ofNode: node, endReason: reason, sipReason: "gateway node lost")
+                }
             }
         }
         return try outcome.get()
@@ -379,11 +381,11 @@ public final class CallRecordStore: Sendable {
         // Kept where they are until the commit says what is still left, so `pendingWrites`
         // never reads 0 in between.
         let kept = retrying.withLock { $0 }
-        guard !batch.isEmpty || !kept.isEmpty else { return }
         table.withLock { table in
             guard let table else { return }
+            // Also before a read or a node's close with nothing queued: they need the connection too.
             table.reconnectIfNeeded()
-            commit(kept + batch, to: table)
+            if !batch.isEmpty || !kept.isEmpty { commit(kept + batch, to: table) }
         }
     }
 

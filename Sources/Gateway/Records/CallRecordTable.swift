@@ -219,7 +219,8 @@ final class CallRecordTable: CallRecordBackend {
         try begin()
         do throws(SQLiteError) {
             let open = try database.prepare(
-                "SELECT room_id, dialog FROM call_records WHERE ended_at IS NULL AND dialog IS NOT NULL AND node_id = ?1")
+                "SELECT room_id, dialog FROM call_records WHERE ended_at IS NULL AND dialog IS NOT NULL AND node_id = ?1"
+            )
             try open.bind(.text(node), at: 1)
             var dialogs: [String: String] = [:]
             while try open.step() {

@@ -47,8 +47,9 @@ public struct PostgresError: Error, Sendable, Equatable, CustomStringConvertible
     /// connection exception, 53 insufficient resources, 57P01-57P03 shutdown and start-up,
     /// 40001/40P01 serialization failure and deadlock (worth the same write again).
     static func isTransient(sqlState: String) -> Bool {
-        sqlState.hasPrefix("08") || sqlState.hasPrefix("53") || ["57P01", "57P02", "57P03", "40001", "40P01"]
-            .contains(sqlState)
+        sqlState.hasPrefix("08") || sqlState.hasPrefix("53")
+            || ["57P01", "57P02", "57P03", "40001", "40P01"]
+                .contains(sqlState)
     }
 }
 
@@ -150,7 +151,9 @@ final class PostgresConnection {
     /// Runs one statement with `parameters` as $1, $2... (sent apart from the SQL, as text)
     /// and returns its rows, and the rows it changed (INSERT, UPDATE, DELETE).
     @discardableResult
-    func execute(_ sql: String, _ parameters: [SQLiteValue] = []) throws(PostgresError) -> (
+    func execute(
+        _ sql: String, _ parameters: [SQLiteValue] = []
+    ) throws(PostgresError) -> (
         rows: PostgresRows, changed: Int
     ) {
         guard let handle else {

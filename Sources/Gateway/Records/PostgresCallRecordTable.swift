@@ -110,7 +110,9 @@ final class PostgresCallRecordTable: CallRecordBackend {
         return (0..<rows.count).map { CallRecord(row: rows.row($0)) }
     }
 
-    func prune(startedBefore cutoff: Double?, keepingNewest maxRecords: Int?, limit: Int) throws(PostgresError)
+    func prune(
+        startedBefore cutoff: Double?, keepingNewest maxRecords: Int?, limit: Int
+    ) throws(PostgresError)
         -> Int
     {
         var deleted = 0
