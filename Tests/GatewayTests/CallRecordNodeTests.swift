@@ -112,7 +112,8 @@ import Testing
         "postgres://irisgw:s3cret-pw@127.0.0.1:PORT/calls",
         "postgresql://irisgw:s3cret-pw@127.0.0.1:PORT/calls?connect_timeout=5",
         "postgres://irisgw:s3cret-pw@[::1/calls",
-        "postgres://irisgw@127.0.0.1:PORT/calls?password=s3cret-pw"
+        "postgres://irisgw@127.0.0.1:PORT/calls?password=s3cret-pw",
+        "postgres://irisgw:s3cret/pw@127.0.0.1:PORT/calls"
     ])
     func anUnusableDatabaseIsAnErrorNamingTheKeyWithoutThePassword(_ url: String) throws {
         // Nothing listens on a port the OS just handed out and took back.
@@ -124,7 +125,7 @@ import Testing
         let text = try #require(error?.description)
         #expect(text.hasPrefix("records \""), "\(text)")
         #expect(text.contains("***"), "\(text)")
-        #expect(!text.contains("s3cret-pw"), "\(text)")
+        #expect(!text.contains("s3cret"), "\(text)")
     }
 
     @Test(arguments: [

@@ -56,24 +56,37 @@ public struct PostgresError: Error, Sendable, Equatable, CustomStringConvertible
 /// `url` with the password of its user info and any `password=` parameter replaced by `***`.
 func redactedPostgresURL(_ url: String) -> String {
     var text = url
-    // postgres://user:password@host...: the password ends at the last '@' before the path.
+    for range in postgresPasswordRanges(in: url).reversed() { text.replaceSubrange(range, with: "***") }
+    return text
+}
+
+/// The passwords written in `url`, and their pieces between URL delimiters, longest first,
+/// so a message that quotes one or a piece can be scrubbed of it (libpq reads the user info
+/// only up to a '/', and quotes what it then takes for a port).
+func postgresPasswords(in url: String) -> [String] {
+    let passwords = postgresPasswordRanges(in: url).map { String(url[$0]) }
+    let pieces = passwords.flatMap { $0.split(whereSeparator: { "/?#@:".contains($0) }).map(String.init) }
+    return Set(passwords + pieces).filter { !$0.isEmpty }.sorted { $0.count > $1.count }
+}
+
+/// Where the passwords are in `text`: `user:password@` (up to the last '@' before the query,
+/// from the first ':' of the user info) and every `password=` value (up to '&' or a space).
+private func postgresPasswordRanges(in text: String) -> [Range<String.Index>] {
+    var ranges: [Range<String.Index>] = []
     if let scheme = text.range(of: "://") {
         let rest = text[scheme.upperBound...]
-        let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) ?? rest.endIndex
-        if let at = rest[..<authorityEnd].lastIndex(of: "@"),
-            let colon = rest[..<at].firstIndex(of: ":")
-        {
-            text.replaceSubrange(text.index(after: colon)..<at, with: "***")
+        let authorityEnd = rest.firstIndex(of: "?") ?? rest.endIndex
+        if let at = rest[..<authorityEnd].lastIndex(of: "@"), let colon = rest[..<at].firstIndex(of: ":") {
+            ranges.append(text.index(after: colon)..<at)
         }
     }
-    // password=... in the query (URL) or a key=value string.
-    while let key = text.range(of: "password=", options: .caseInsensitive),
-        !text[key.upperBound...].hasPrefix("***")
-    {
+    var from = text.startIndex
+    while let key = text.range(of: "password=", options: .caseInsensitive, range: from..<text.endIndex) {
         let end = text[key.upperBound...].firstIndex(where: { $0 == "&" || $0 == " " }) ?? text.endIndex
-        text.replaceSubrange(key.upperBound..<end, with: "***")
+        if ranges.allSatisfy({ !$0.overlaps(key.upperBound..<end) }) { ranges.append(key.upperBound..<end) }
+        from = end
     }
-    return text
+    return ranges.sorted { $0.lowerBound < $1.lowerBound }
 }
 
 /// The rows a query returned, as text (libpq's text format). Column and row numbers are 0-based.
@@ -103,6 +116,8 @@ struct PostgresRow {
 final class PostgresConnection {
     /// The URL without its password, for errors and logs.
     let target: String
+    /// The URL's passwords, never to appear in a message.
+    private let secrets: [String]
     private var handle: OpaquePointer?
 
     /// Connects. Throws `PostgresError` (sqlstate 08001) when the URL is malformed or the
@@ -110,6 +125,7 @@ final class PostgresConnection {
     /// URL sets `connect_timeout` itself.
     init(url: String, connectTimeout: Int = 10) throws(PostgresError) {
         target = redactedPostgresURL(url)
+        secrets = postgresPasswords(in: url)
         // Later keywords win: the URL (expanded from dbname) overrides the defaults before it.
         let keywords = ["connect_timeout", "fallback_application_name", "dbname"]
         let values = [String(connectTimeout), "irisgw", url]
@@ -204,9 +220,12 @@ final class PostgresConnection {
         scrub(handle.map { String(cString: PQerrorMessage($0)) } ?? "no connection")
     }
 
-    /// One line, and nothing of a password should libpq ever echo the connection string.
+    /// One line, and nothing of a password, should libpq ever echo the connection string or
+    /// a piece of it.
     private func scrub(_ text: String) -> String {
-        redactedPostgresURL(PostgresError.oneLine(text))
+        secrets.reduce(redactedPostgresURL(PostgresError.oneLine(text))) {
+            $0.replacingOccurrences(of: $1, with: "***")
+        }
     }
 
     private static func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> R) -> R {
