@@ -54,8 +54,8 @@ public final class CallRecordStore: Sendable {
     private let pruned = Atomic<Int>(0)
     /// Which ended records are deleted, and how often.
     public let retention: CallRecordRetention
-    /// Writes a full disk, an I/O error or a PostgreSQL outage refused, kept in order to be tried again with
-    /// the next batch (each heartbeat makes one). Only touched on `queue`.
+    /// Writes a full disk, an I/O error or a PostgreSQL outage refused, kept in order to be
+    /// tried again with the next batch (each heartbeat makes one). Only touched on `queue`.
     private let retrying = Mutex<[Operation]>([])
     /// Writes kept for retry at most; beyond it the oldest are lost (and counted).
     static let maxRetrying = 10_000
@@ -155,7 +155,8 @@ public final class CallRecordStore: Sendable {
     /// Records deleted by `retention` since the store opened.
     public var prunedRecords: Int { pruned.load(ordering: .relaxed) }
 
-    /// Writes the disk refused (full, I/O error), kept to be tried again each second.
+    /// Writes the database refused (full disk, I/O error, PostgreSQL unreachable), kept to be
+    /// tried again each second.
     public var pendingWrites: Int { retrying.withLock { $0.count } }
 
     /// Runs `sql` on the writer queue (SQLite): tests use it to give a "full" database room again.
@@ -224,7 +225,7 @@ public final class CallRecordStore: Sendable {
     }
 
     /// Waits until every write queued before the call is committed, then checkpoints the
-    /// WAL (fsync). Blocks: not for the SIP event loop.
+    /// WAL (fsync; SQLite). Blocks: not for the SIP event loop.
     public func flush() {
         queue.sync {
             drain()
