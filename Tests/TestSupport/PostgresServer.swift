@@ -10,7 +10,7 @@ import Glibc
 /// outage tests.
 ///
 /// Debian's binaries by default (`/usr/lib/postgresql/15/bin`, `IRISGW_POSTGRES_BIN` to
-/// change); the process runs through `setpriv` as `postgres`.
+/// change). As root the tools run through `setpriv` as `postgres`; as anyone else, as that user.
 public final class PostgresServer: Sendable {
     public struct Failure: Error, CustomStringConvertible {
         public let description: String
@@ -62,15 +62,18 @@ public final class PostgresServer: Sendable {
             "irisgw-pg-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         port = try freePort()
+        let owner: [FileAttributeKey: Any] =
+            getuid() == 0 ? [.ownerAccountName: "postgres", .groupOwnerAccountName: "postgres"] : [:]
         try FileManager.default.setAttributes(
-            [.ownerAccountName: "postgres", .groupOwnerAccountName: "postgres", .posixPermissions: 0o700],
-            ofItemAtPath: directory.path)
+            owner.merging([.posixPermissions: 0o700]) { a, _ in a }, ofItemAtPath: directory.path)
     }
 
     private var dataDirectory: String { directory.appendingPathComponent("data").path }
 
+    /// `tool` with `arguments`, as `postgres` when we are root (the server refuses root).
     private func asPostgres(_ tool: String, _ arguments: [String]) -> (String, [String]) {
-        (
+        guard getuid() == 0 else { return (binaries + "/" + tool, arguments) }
+        return (
             "/usr/bin/setpriv",
             ["--reuid=postgres", "--regid=postgres", "--init-groups", binaries + "/" + tool] + arguments
         )
@@ -102,7 +105,8 @@ public final class PostgresServer: Sendable {
         let (tool, arguments) = asPostgres(
             "psql",
             [
-                "-h", socketDirectory, "-p", String(port), "-d", database, "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1",
+                "-h", socketDirectory, "-p", String(port), "-U", "postgres", "-d", database, "-X", "-A", "-t", "-v",
+                "ON_ERROR_STOP=1",
                 "-c", sql
             ])
         let result = try await ChildProcess.run(tool, arguments, timeout: 30)

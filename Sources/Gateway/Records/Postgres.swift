@@ -121,14 +121,21 @@ final class PostgresConnection {
     private var handle: OpaquePointer?
 
     /// Connects. Throws `PostgresError` (sqlstate 08001) when the URL is malformed or the
-    /// server cannot be reached or refuses us. `connectTimeout` (seconds) applies unless the
-    /// URL sets `connect_timeout` itself.
+    /// server cannot be reached or refuses us. Unless the URL sets them itself: connecting
+    /// gives up after `connectTimeout` seconds, and over TCP a server that stops answering
+    /// fails a statement after 30 s unacknowledged (`tcp_user_timeout`) or 3 unanswered
+    /// keepalives 10 s apart, so the writer never waits on a dead link for hours.
     init(url: String, connectTimeout: Int = 10) throws(PostgresError) {
         target = redactedPostgresURL(url)
         secrets = postgresPasswords(in: url)
         // Later keywords win: the URL (expanded from dbname) overrides the defaults before it.
-        let keywords = ["connect_timeout", "fallback_application_name", "dbname"]
-        let values = [String(connectTimeout), "irisgw", url]
+        let defaults = [
+            ("connect_timeout", String(connectTimeout)), ("fallback_application_name", "irisgw"),
+            ("tcp_user_timeout", "30000"), ("keepalives_idle", "10"), ("keepalives_interval", "10"),
+            ("keepalives_count", "3")
+        ]
+        let keywords = defaults.map(\.0) + ["dbname"]
+        let values = defaults.map(\.1) + [url]
         let connection = Self.withCStrings(keywords) { k in
             Self.withCStrings(values) { v in PQconnectdbParams(k, v, 1) }
         }
