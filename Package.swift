@@ -16,6 +16,7 @@ let package = Package(
         .systemLibrary(name: "CSpanDSP", pkgConfig: "spandsp", providers: [.apt(["libspandsp-dev", "libtiff-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "CAres", pkgConfig: "libcares", providers: [.apt(["libc-ares-dev"])]),
         .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2", providers: [.apt(["libsrtp2-dev"])]),
         .systemLibrary(name: "CHiredis", pkgConfig: "hiredis", providers: [.apt(["libhiredis-dev"])]),
@@ -60,7 +61,8 @@ let package = Package(
         .target(
             name: "Gateway",
             dependencies: [
-                "SIP", "SDP", "Media", "ICE", "TLS", "Crypto", "IrisAPI", "Formats", "CSQLite", "Capture", "Cluster"
+                "SIP", "SDP", "Media", "ICE", "TLS", "Crypto", "IrisAPI", "Formats", "CSQLite", "CPostgres", "Capture",
+                "Cluster"
             ]),
         // HTTP/1.1 + WebSocket server for the control API (an IOCore event loop and a worker
         // pool), routed onto Gateway. The grammar and the framing are the HTTP module's.

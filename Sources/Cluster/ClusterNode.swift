@@ -21,6 +21,9 @@ public final class ClusterNode: Sendable {
     /// A second connection for the blocking read of the event stream.
     let reader: RedisClient
     let state: LoopBoundBox<State>
+    /// This process's incarnation: random at start, kept when the node joins again after
+    /// the cluster counted it dead (what it writes elsewhere, call records, keeps its name).
+    public let incarnation: String
     private let nodesSeen = Atomic<Int>(1)
 
     /// Live members as of the last heartbeat, this node included (at least 1); from any
@@ -50,6 +53,7 @@ public final class ClusterNode: Sendable {
         self.settings = settings
         self.keys = ClusterKeys(prefix: settings.keyPrefix)
         self.loop = loop
+        incarnation = Self.newIncarnation()
         redis = RedisClient(endpoint: endpoint, loop: loop)
         reader = RedisClient(endpoint: endpoint, loop: loop)
         state = LoopBoundBox(State(machine: ClusterNodeMachine(settings: settings)), loop: loop)
@@ -68,7 +72,7 @@ public final class ClusterNode: Sendable {
             }
             redis.start()
             reader.start()
-            feed(.start(incarnation: Self.newIncarnation(), now: EventLoop.now()))
+            feed(.start(incarnation: incarnation, now: EventLoop.now()))
             scheduleTick()
             readEvents()
         }
@@ -150,6 +154,9 @@ public final class ClusterNode: Sendable {
         }
     }
 
+    /// This incarnation's member name (`id#incarnation`), which names its call records.
+    public var memberName: String { NodeMember(id: settings.nodeId, incarnation: incarnation).name }
+
     static func newIncarnation() -> String {
         Crypto.hex(Crypto.randomBytes(count: 6))
     }
@@ -206,7 +213,7 @@ public final class ClusterNode: Sendable {
             ]
         ) { [unowned self] result in
             let now = EventLoop.now()
-            guard case .success(let value) = result else { return feed(.joinFailed(now: now)) }
+            guard case .success(let value) = result, value.array != nil else { return feed(.joinFailed(now: now)) }
             let previous = (value.array ?? []).compactMap { $0.string.flatMap(NodeMember.init(name:)) }
             feed(.joined(previous: previous, now: now))
             refreshPeers()
@@ -319,7 +326,9 @@ public final class ClusterNode: Sendable {
         state.value.statistics.lostMemberships += 1
         writeToStandardError("irisgw: cluster: this node was counted dead and its calls ended by another; joining again\n")
         state.value.delegate?.lostMembership()
-        feed(.start(incarnation: Self.newIncarnation(), now: EventLoop.now()))
+        // Joined again under the same name once the survivor has finished with it (the join
+        // is refused while the takeover is under way).
+        feed(.start(incarnation: incarnation, now: EventLoop.now()))
     }
 
     // MARK: Helpers

@@ -199,7 +199,18 @@ extension Gateway: ClusterNodeDelegate {
             for session in dead.sessions where sessions[session.roomId] == nil {
                 endForDeadNode(session, at: at)
             }
-            // TODO(postgres merge): records.closeOpenRecords(ofNode: dead.member.name, ...)
+            if case .postgres = configuration.callRecords {
+                // Off the loop: the store's writer answers when its queue reaches it.
+                let records = records, name = dead.member.name
+                DispatchQueue.global().async {
+                    do {
+                        let closed = try records.closeOpenRecords(ofNode: name, reason: EndReason.nodeLost.rawValue)
+                        writeToStandardError("irisgw: cluster: closed \(closed.count) record(s) of \(name)\n")
+                    } catch {
+                        writeToStandardError("irisgw: cluster: the records of \(name) could not be closed: \(error)\n")
+                    }
+                }
+            }
             writeToStandardError(
                 "irisgw: cluster: node \(dead.member.id) lost: sent BYE for \(sent) call(s), ended \(dead.sessions.count) session(s)\n"
             )

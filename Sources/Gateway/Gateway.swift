@@ -189,15 +189,15 @@ public final class Gateway: Sendable {
         }
         events = EventHub(retention: configuration.eventRetention)
         try PrivateFiles.prepareDirectory(configuration.dataDir)
-        try PrivateFiles.prepareDatabase(configuration.dataDir + "/calls.sqlite")
-        records = try CallRecordStore(
-            path: configuration.dataDir + "/calls.sqlite", retention: configuration.callRecordRetention)
+        let node = try cluster ?? configuration.cluster.map { settings throws in try ClusterNode(settings: settings) }
+        self.cluster = node
+        // A shared PostgreSQL table names each row's node (its incarnation), so a survivor
+        // closes the rows of the one that died; a node's own SQLite file needs no name.
+        var nodeId = configuration.nodeId
+        if let node, case .postgres = configuration.callRecords { nodeId = node.memberName }
+        records = try CallRecordStore.open(
+            configuration.callRecords, nodeId: nodeId, retention: configuration.callRecordRetention)
         tokens = try RoomTokenSigner.loadOrCreate(dataDir: configuration.dataDir)
-        if let cluster {
-            self.cluster = cluster
-        } else {
-            self.cluster = try configuration.cluster.map { settings throws in try ClusterNode(settings: settings) }
-        }
         ua.delegate = self
         let configured = Self.trustedSources(profiles)
         // Called on the SIP loop, where `locatedProxyHosts` lives.

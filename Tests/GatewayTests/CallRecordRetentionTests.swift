@@ -20,7 +20,12 @@ import Testing
     /// Writes `ended` records (finished a minute after their start) and `open` ones with a
     /// store that keeps everything, and closes it. Open rows stay open: no heartbeat ends them.
     static func seed(_ path: String, ended: [(String, Double)], open: [(String, Double)] = []) throws {
-        let store = try CallRecordStore(path: path, heartbeatInterval: nil, clock: { now })
+        try seed(RecordsDatabase(backend: .sqlite, location: path, server: nil), ended: ended, open: open)
+    }
+
+    /// `seed` on a database of either backend.
+    static func seed(_ database: RecordsDatabase, ended: [(String, Double)], open: [(String, Double)] = []) throws {
+        let store = try database.open(clock: { now })
         for (room, days) in ended {
             store.started(record(room, startedDaysAgo: days))
             store.finished(roomId: room) {
@@ -33,13 +38,11 @@ import Testing
         store.close()
     }
 
-    @Test func recordsOlderThanTheRetentionGoAtOpenRecentOnesStay() throws {
-        try withTemporaryDirectory("retention") { dir in
-            let path = dir + "/calls.sqlite"
-            try Self.seed(path, ended: [("old-1", 400), ("old-2", 91), ("edge", 89.9), ("new", 1)])
-            let store = try CallRecordStore(
-                path: path, heartbeatInterval: nil, retention: CallRecordRetention(days: 90),
-                clock: { Self.now })
+    @Test(arguments: RecordsBackend.allCases)
+    func recordsOlderThanTheRetentionGoAtOpenRecentOnesStay(_ backend: RecordsBackend) async throws {
+        try await withRecordsDatabase(backend) { db in
+            try Self.seed(db, ended: [("old-1", 400), ("old-2", 91), ("edge", 89.9), ("new", 1)])
+            let store = try db.open(retention: CallRecordRetention(days: 90), clock: { Self.now })
             defer { store.close() }
             #expect(Set(store.all().map(\.roomId)) == ["edge", "new"])
             #expect(store.prunedRecords == 2)
@@ -67,14 +70,13 @@ import Testing
             })
     }
 
-    @Test func beyondTheCountTheOldestEndedRecordsGo() async throws {
-        try await withTemporaryDirectory(
-            "retention",
-            waiting: { dir in
-                let path = dir + "/calls.sqlite"
-                try Self.seed(path, ended: (0..<10).map { ("r\($0)", Double($0)) })
-                let store = try CallRecordStore(
-                    path: path, heartbeatInterval: nil,
+    @Test(arguments: RecordsBackend.allCases)
+    func beyondTheCountTheOldestEndedRecordsGo(_ backend: RecordsBackend) async throws {
+        try await withRecordsDatabase(
+            backend,
+            waiting: { db in
+                try Self.seed(db, ended: (0..<10).map { ("r\($0)", Double($0)) })
+                let store = try db.open(
                     retention: CallRecordRetention(days: 0, maxRecords: 4, chunk: 3), clock: { Self.now })
                 defer { store.close() }
                 // Three rows a commit, the next chunk queued behind whatever else is waiting.

@@ -43,9 +43,10 @@ func postDialDelayAndDurationAreComputed(
 
 // MARK: Round trip
 
-@Test func startedUpdatedAndFinishedRecordsRoundTrip() throws {
-    try withTemporaryDirectory("cdr") { dir in
-        let store = try openStore(dir)
+@Test(arguments: RecordsBackend.allCases)
+func startedUpdatedAndFinishedRecordsRoundTrip(_ backend: RecordsBackend) async throws {
+    try await withRecordsDatabase(backend) { db in
+        let store = try db.open()
         defer { store.close() }
         store.started(outboundCall("room-1"))
         store.update(roomId: "room-1") { $0.ringingAt = 1_001.25 }
@@ -87,9 +88,10 @@ func postDialDelayAndDurationAreComputed(
     }
 }
 
-@Test func finishedWithoutAnEndTimeUsesTheWritersClock() throws {
-    try withTemporaryDirectory("cdr") { dir in
-        let store = try openStore(dir, now: 1_030)
+@Test(arguments: RecordsBackend.allCases)
+func finishedWithoutAnEndTimeUsesTheWritersClock(_ backend: RecordsBackend) async throws {
+    try await withRecordsDatabase(backend) { db in
+        let store = try db.open(now: 1_030)
         defer { store.close() }
         store.started(outboundCall("room-1"))
         store.finished(roomId: "room-1") {
@@ -101,9 +103,10 @@ func postDialDelayAndDurationAreComputed(
     }
 }
 
-@Test func updatesCannotMoveARecordToAnotherRoom() throws {
-    try withTemporaryDirectory("cdr") { dir in
-        let store = try openStore(dir)
+@Test(arguments: RecordsBackend.allCases)
+func updatesCannotMoveARecordToAnotherRoom(_ backend: RecordsBackend) async throws {
+    try await withRecordsDatabase(backend) { db in
+        let store = try db.open()
         defer { store.close() }
         store.started(outboundCall("room-1"))
         store.update(roomId: "room-1") {
@@ -114,9 +117,10 @@ func postDialDelayAndDurationAreComputed(
     }
 }
 
-@Test func recordsAreListedInStartOrder() throws {
-    try withTemporaryDirectory("cdr") { dir in
-        let store = try openStore(dir)
+@Test(arguments: RecordsBackend.allCases)
+func recordsAreListedInStartOrder(_ backend: RecordsBackend) async throws {
+    try await withRecordsDatabase(backend) { db in
+        let store = try db.open()
         defer { store.close() }
         for (room, start) in [("c", 1_003.0), ("a", 1_001.0), ("b", 1_002.0)] {
             store.started(outboundCall(room, startedAt: start))
@@ -127,9 +131,10 @@ func postDialDelayAndDurationAreComputed(
 
 // MARK: Persistence and restarts
 
-@Test func rowsSurviveCloseAndReopen() throws {
-    try withTemporaryDirectory("cdr") { dir in
-        let first = try openStore(dir)
+@Test(arguments: RecordsBackend.allCases)
+func rowsSurviveCloseAndReopen(_ backend: RecordsBackend) async throws {
+    try await withRecordsDatabase(backend) { db in
+        let first = try db.open()
         first.started(outboundCall("room-1"))
         first.finished(roomId: "room-1") {
             $0.endedAt = 1_020; $0.endReason = "busy"; $0.sipCode = 486
@@ -140,7 +145,7 @@ func postDialDelayAndDurationAreComputed(
         }
         first.close()
 
-        let second = try openStore(dir)
+        let second = try db.open()
         defer { second.close() }
         let records = second.all()
         #expect(records.map(\.roomId) == ["room-1", "room-2"])
@@ -149,19 +154,20 @@ func postDialDelayAndDurationAreComputed(
     }
 }
 
-@Test func aCallLeftOpenByAStoreDroppedWithoutClosingEndsAsFailedAtTheNextOpen() throws {
-    try withTemporaryDirectory("cdr") { dir in
+@Test(arguments: RecordsBackend.allCases)
+func aCallLeftOpenByAStoreDroppedWithoutClosingEndsAsFailedAtTheNextOpen(_ backend: RecordsBackend) async throws {
+    try await withRecordsDatabase(backend) { db in
         // The "crash": the store goes away without close(), after its writer committed the
         // row (last seen at its clock, 1005) but with the call still up.
         do {
-            let crashed = try openStore(dir, now: 1_005)
+            let crashed = try db.open(now: 1_005)
             crashed.started(outboundCall("room-1"))
             crashed.update(roomId: "room-1") {
                 $0.ringingAt = 1_001; $0.answeredAt = 1_003
             }
             crashed.flush()
         }
-        let restarted = try openStore(dir, now: 9_000)
+        let restarted = try db.open(now: 9_000)
         defer { restarted.close() }
         let record = try #require(restarted.record(roomId: "room-1"))
         #expect(record.endReason == "failed")
@@ -172,14 +178,15 @@ func postDialDelayAndDurationAreComputed(
     }
 }
 
-@Test func aCallStillOpenAtCloseEndsAsFailedAtTheCloseTime() throws {
-    try withTemporaryDirectory("cdr") { dir in
-        let first = try openStore(dir, now: 1_050)
+@Test(arguments: RecordsBackend.allCases)
+func aCallStillOpenAtCloseEndsAsFailedAtTheCloseTime(_ backend: RecordsBackend) async throws {
+    try await withRecordsDatabase(backend) { db in
+        let first = try db.open(now: 1_050)
         first.started(outboundCall("room-1"))
         first.update(roomId: "room-1") { $0.answeredAt = 1_010 }
         first.close()
 
-        let second = try openStore(dir, now: 9_000)
+        let second = try db.open(now: 9_000)
         defer { second.close() }
         let record = try #require(second.record(roomId: "room-1"))
         #expect(record.endReason == "failed")
@@ -257,9 +264,10 @@ func postDialDelayAndDurationAreComputed(
 
 // MARK: Failures and concurrency
 
-@Test func aDuplicateRoomCostsOnlyItselfAndIsCounted() throws {
-    try withTemporaryDirectory("cdr") { dir in
-        let store = try openStore(dir)
+@Test(arguments: RecordsBackend.allCases)
+func aDuplicateRoomCostsOnlyItselfAndIsCounted(_ backend: RecordsBackend) async throws {
+    try await withRecordsDatabase(backend) { db in
+        let store = try db.open()
         defer { store.close() }
         store.started(outboundCall("room-1"))
         store.started(outboundCall("room-1", startedAt: 2_000))
@@ -305,9 +313,10 @@ func postDialDelayAndDurationAreComputed(
     }
 }
 
-@Test func writesAfterCloseAreDroppedAndCounted() throws {
-    try withTemporaryDirectory("cdr") { dir in
-        let store = try openStore(dir)
+@Test(arguments: RecordsBackend.allCases)
+func writesAfterCloseAreDroppedAndCounted(_ backend: RecordsBackend) async throws {
+    try await withRecordsDatabase(backend) { db in
+        let store = try db.open()
         store.close()
         store.started(outboundCall("room-1"))
         store.close()  // a second close is harmless
@@ -316,9 +325,10 @@ func postDialDelayAndDurationAreComputed(
     }
 }
 
-@Test func aThousandCallsFromSeveralThreadsAreAllStored() throws {
-    try withTemporaryDirectory("cdr") { dir in
-        let store = try openStore(dir)
+@Test(arguments: RecordsBackend.allCases)
+func aThousandCallsFromSeveralThreadsAreAllStored(_ backend: RecordsBackend) async throws {
+    try await withRecordsDatabase(backend) { db in
+        let store = try db.open()
         let threads = 8
         let callsPerThread = 125
         DispatchQueue.concurrentPerform(iterations: threads) { thread in
@@ -334,7 +344,7 @@ func postDialDelayAndDurationAreComputed(
         store.flush()
         store.close()
 
-        let reopened = try openStore(dir)
+        let reopened = try db.open()
         defer { reopened.close() }
         let records = reopened.all()
         #expect(records.count == threads * callsPerThread)

@@ -13,6 +13,7 @@ extension GatewayConfiguration {
         platformRtpAdvertise = file.platformRtpAdvertise
         if let v = file.rtpPorts { rtpPorts = v }
         if let v = file.dataDir { dataDir = v }
+        records = file.records
         if let v = file.callRecordRetentionDays { callRecordRetention.days = v }
         if let v = file.maxCallRecords { callRecordRetention.maxRecords = v }
         if let v = file.maxSessions { maxSessions = v }

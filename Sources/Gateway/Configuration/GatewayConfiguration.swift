@@ -34,6 +34,14 @@ public struct GatewayConfiguration: Sendable {
     /// Which ended calls' records `calls.sqlite` keeps (`callRecordRetentionDays`,
     /// `maxCallRecords`). Default: 90 days, no count limit, pruned at start and hourly.
     public var callRecordRetention = CallRecordRetention()
+    /// Where the call records go (serve key `records`): an SQLite file or a PostgreSQL
+    /// database. Default nil: `<dataDir>/calls.sqlite`.
+    public var records: CallRecordLocation?
+    /// `records`, or its default.
+    public var callRecords: CallRecordLocation { records ?? .sqlite(path: dataDir + "/calls.sqlite") }
+    /// This gateway's node id in the call records (`node_id`), so nodes sharing a PostgreSQL
+    /// table close only their own abandoned calls. Default "" (a single node).
+    public var nodeId = ""
     /// The profile `createWithTN` uses when the request names none. Default: the first
     /// profile (by name) with an `outbound` section.
     public var defaultProfile: String?

@@ -18,6 +18,7 @@ import SIP
 ///   platformRtpAdvertise: "10.0.0.5",  // written into the platform legs' SDP instead
 ///   rtpPorts: "20000-29999",
 ///   dataDir: "/var/lib/irisgw",
+///   records: "postgres://irisgw:secret@db.example.net:5432/irisgw",  // default: "<dataDir>/calls.sqlite"
 ///   callRecordRetentionDays: 90,       // ended calls' records older than this are deleted; 0 keeps them
 ///   maxCallRecords: 1000000,           // and beyond this many, the oldest; default no count limit
 ///   webDir: "/usr/local/share/irisgw/app",  // the dialer page at /app (default: found beside the binary)
@@ -55,6 +56,9 @@ public struct ServeConfiguration: Sendable, Equatable {
     public var platformRtpAdvertise: String?
     public var rtpPorts: ClosedRange<UInt16>?
     public var dataDir: String?
+    /// Where the call records go: a file path (SQLite) or `postgres://user:pass@host:port/db`
+    /// (`postgresql://`, `?host=/socket/dir`). Default: `<dataDir>/calls.sqlite`.
+    public var records: CallRecordLocation?
     /// Days an ended call's record is kept in `calls.sqlite`, 0-36500; 0 keeps it forever.
     /// Default 90.
     public var callRecordRetentionDays: Int?
@@ -128,7 +132,7 @@ public struct ServeConfiguration: Sendable, Equatable {
     public static let keys =
         [
             "profiles", "sipListen", "sipAdvertise", "apiListen", "rtpHost", "rtpAdvertise", "platformRtpAdvertise",
-            "rtpPorts", "dataDir", "callRecordRetentionDays", "maxCallRecords", "publicURL",
+            "rtpPorts", "dataDir", "records", "callRecordRetentionDays", "maxCallRecords", "publicURL",
             "drainTimeoutSec", "webDir", "maxSessions", "maxInboundSessions", "mediaRealtimePriority", "mediaThreads",
             "mediaLoadBudgetPercent", "hep", "capture", "roomTokenLifetimeSec", "webhook",
             "sip", "pageTokens", "cluster"
@@ -192,6 +196,14 @@ public struct ServeConfiguration: Sendable, Equatable {
             return lo...hi
         }
         c.dataDir = try o.optional("dataDir") { (v, p) throws(ProfileError) in try schema.string(v, at: p) }
+        c.records = try o.optional("records") { (v, p) throws(ProfileError) in
+            let s = try schema.string(v, at: p)
+            guard let location = CallRecordLocation(records: s) else {
+                throw schema.fail(
+                    p, "must be a file path or a postgres:// URL, found \"\(redactedPostgresURL(s))\"")
+            }
+            return location
+        }
         c.callRecordRetentionDays = try o.optional("callRecordRetentionDays") { (v, p) throws(ProfileError) in
             try schema.int(v, at: p, in: 0...36_500)
         }

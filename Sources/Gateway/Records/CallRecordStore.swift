@@ -3,7 +3,10 @@ import Foundation
 import IOCore
 import Synchronization
 
-/// Call detail records kept in an SQLite file (schema: `CallRecordTable`).
+/// Call detail records kept in an SQLite file (schema: `CallRecordTable`), the embedded
+/// default, or in a PostgreSQL table several gateway nodes share (`PostgresCallRecordTable`,
+/// `init(postgres:)`). Everything below holds for both; the durability paragraph is SQLite's
+/// (a PostgreSQL commit is durable on the server).
 ///
 /// Writes never block the caller, which is usually the SIP event loop: `started`, `update`
 /// and `finished` append to an in-memory queue and return. One serial writer queue takes
@@ -19,7 +22,10 @@ import Synchronization
 /// would then be bound by the disk's flush latency rather than by SQLite.
 ///
 /// A write that fails (full disk, I/O error, duplicate room id) is logged to fd 2 and counted
-/// in `writeFailures`; it never crashes the gateway and never stops later writes.
+/// in `writeFailures`; it never crashes the gateway and never stops later writes. Writes the
+/// database refused for its own trouble (full disk, I/O error, PostgreSQL down or restarting)
+/// are kept, in order, and tried again with each later batch; a lost PostgreSQL connection is
+/// made again before a batch, with back-off.
 ///
 /// While running, the writer notes every `heartbeatInterval` seconds (default 1) that the
 /// gateway, and so its open calls, are still up (one row, `gateway_alive`); the rows a crash
@@ -29,23 +35,27 @@ import Synchronization
 /// Ended calls' records are pruned on the writer queue as `retention` says (default: kept),
 /// once at open and then periodically, a chunk per commit (`CallRecordRetention`).
 ///
-/// One gateway process per file: a second store on the same file would close the first
-/// one's open calls as abandoned.
+/// Each row names the node that wrote it (`nodeId`, default ""): at open a store closes
+/// only its own node's abandoned rows, and `closeOpenRecords(ofNode:reason:)` lets a
+/// surviving node close a dead one's. One gateway process per node id: a second store with
+/// the same node id would close the first one's open calls as abandoned.
 public final class CallRecordStore: Sendable {
-    /// The database file.
+    /// The database file, or the PostgreSQL URL with its password replaced by `***`.
     public let path: String
+    /// The gateway node whose rows this store writes; "" for a single node.
+    public let nodeId: String
 
     private let queue = DispatchQueue(label: "irisgw.call-records")
     private let inbox = Mutex(Inbox())
     // Only touched on `queue`, so never contended; the mutex is what lets a Sendable class own
     // a non-Sendable connection without @unchecked.
-    private let table: Mutex<CallRecordTable?>
+    private let table: Mutex<(any CallRecordBackend)?>
     private let failures = Atomic<Int>(0)
     private let pruned = Atomic<Int>(0)
     /// Which ended records are deleted, and how often.
     public let retention: CallRecordRetention
-    /// Writes a full disk (or an I/O error) refused, kept in order to be tried again with
-    /// the next batch (each heartbeat makes one). Only touched on `queue`.
+    /// Writes a full disk, an I/O error or a PostgreSQL outage refused, kept in order to be
+    /// tried again with the next batch (each heartbeat makes one). Only touched on `queue`.
     private let retrying = Mutex<[Operation]>([])
     /// Writes kept for retry at most; beyond it the oldest are lost (and counted).
     static let maxRetrying = 10_000
@@ -65,11 +75,12 @@ public final class CallRecordStore: Sendable {
     }
 
     /// Opens (creating) the database at `path`, creates or migrates the schema
-    /// (`PRAGMA user_version`), and closes the rows a previous process left open (no
-    /// `endedAt`: it crashed or was killed) with endReason "failed", sipReason "gateway
-    /// restarted" and endedAt the last time the row was known to be up.
+    /// (`PRAGMA user_version`), and closes the rows a previous process of node `nodeId` left
+    /// open (no `endedAt`: it crashed or was killed) with endReason "failed", sipReason
+    /// "gateway restarted" and endedAt the last time the row was known to be up.
     ///
     /// - Parameters:
+    ///   - nodeId: the gateway node whose rows this store writes and closes. Default "".
     ///   - heartbeatInterval: seconds between "still up" marks; nil for none. Default 1.
     ///   - retention: which ended records to delete, at open and then periodically.
     ///     Default `.keepAll` (tools that open the file to read it prune nothing).
@@ -77,22 +88,59 @@ public final class CallRecordStore: Sendable {
     ///     the age of records.
     /// - Throws: `SQLiteError` naming the path when the file cannot be opened or migrated.
     public convenience init(
-        path: String, heartbeatInterval: Double? = 1, retention: CallRecordRetention = .keepAll,
+        path: String, nodeId: String = "", heartbeatInterval: Double? = 1, retention: CallRecordRetention = .keepAll,
         clock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }
     ) throws(SQLiteError) {
-        try self.init(path: path, heartbeatInterval: heartbeatInterval, retention: retention, clock: clock, pragmas: [])
+        try self.init(
+            path: path, nodeId: nodeId, heartbeatInterval: heartbeatInterval, retention: retention, clock: clock,
+            pragmas: [])
     }
 
     /// `pragmas` run after the schema is ready; tests use them to limit the file's size.
-    init(
-        path: String, heartbeatInterval: Double?, retention: CallRecordRetention = .keepAll,
+    convenience init(
+        path: String, nodeId: String = "", heartbeatInterval: Double?, retention: CallRecordRetention = .keepAll,
         clock: @escaping @Sendable () -> Double, pragmas: [String]
     ) throws(SQLiteError) {
+        let opened = try CallRecordTable(path: path, nodeId: nodeId, pragmas: pragmas)
+        let abandoned = try opened.closeOpenRecords(
+            ofNode: nodeId, endReason: "failed", sipReason: Self.restartedReason)
+        self.init(
+            opened, path: path, abandoned: abandoned, heartbeatInterval: heartbeatInterval, retention: retention,
+            clock: clock)
+    }
+
+    /// Like `init(path:)` on a PostgreSQL database: `url` is a libpq URL
+    /// (`postgres://user:password@host:port/db`, `postgresql://...`, `?host=/socket/dir`).
+    /// Connects (10 s timeout unless the URL sets `connect_timeout`), creates or migrates the
+    /// schema and closes node `nodeId`'s abandoned rows.
+    ///
+    /// - Throws: `PostgresError` (without the password) when the server cannot be reached,
+    ///   refuses the login, or the schema cannot be made.
+    public convenience init(
+        postgres url: String, nodeId: String = "", heartbeatInterval: Double? = 1,
+        retention: CallRecordRetention = .keepAll,
+        clock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }
+    ) throws(PostgresError) {
+        let opened = try PostgresCallRecordTable(url: url, nodeId: nodeId)
+        let abandoned = try opened.closeOpenRecords(
+            ofNode: nodeId, endReason: "failed", sipReason: Self.restartedReason)
+        self.init(
+            opened, path: opened.connection.target, abandoned: abandoned, heartbeatInterval: heartbeatInterval,
+            retention: retention, clock: clock)
+    }
+
+    /// sipReason of the rows a restart finds open.
+    static let restartedReason = "gateway restarted"
+
+    private init(
+        _ opened: sending any CallRecordBackend, path: String, abandoned: [String: String], heartbeatInterval: Double?,
+        retention: CallRecordRetention, clock: @escaping @Sendable () -> Double
+    ) {
         self.path = path
+        self.nodeId = opened.nodeId
         self.clock = clock
         self.retention = retention
-        let opened = try CallRecordTable(path: path, now: clock(), pragmas: pragmas)
-        abandonedDialogs = opened.abandonedDialogs
+        abandonedDialogs = abandoned
         table = Mutex(opened)
         if let heartbeatInterval, heartbeatInterval > 0 { scheduleHeartbeat(every: heartbeatInterval) }
         if !retention.keepsEverything {
@@ -107,17 +155,43 @@ public final class CallRecordStore: Sendable {
     /// Records deleted by `retention` since the store opened.
     public var prunedRecords: Int { pruned.load(ordering: .relaxed) }
 
-    /// Writes the disk refused (full, I/O error), kept to be tried again each second.
+    /// Writes the database refused (full disk, I/O error, PostgreSQL unreachable), kept to be
+    /// tried again each second.
     public var pendingWrites: Int { retrying.withLock { $0.count } }
 
-    /// Runs `sql` on the writer queue: tests use it to give a "full" database room again.
+    /// Runs `sql` on the writer queue (SQLite): tests use it to give a "full" database room again.
     func executeForTesting(_ sql: String) throws(SQLiteError) {
         let result: SQLiteError? = queue.sync {
             table.withLock { table in
-                do throws(SQLiteError) { try table?.database.execute(sql); return nil } catch { return error }
+                do throws(SQLiteError) {
+                    try (table as? CallRecordTable)?.database.execute(sql)
+                    return nil
+                } catch {
+                    return error
+                }
             }
         }
         if let result { throw result }
+    }
+
+    /// Ends the open records another node left (it died: a cluster's survivor calls this)
+    /// with endReason `reason` (a cluster passes "nodeLost") and sipReason "gateway node
+    /// lost", at the later of each row's last known time and the node's last heartbeat, and
+    /// returns their room id to dialog JSON (the answered ones), for the survivor to send
+    /// the BYEs. Runs on the writer queue after what is queued; blocks: not for an event loop.
+    ///
+    /// - Throws: `SQLiteError` or `PostgresError` when the database cannot do it (nothing changed).
+    public func closeOpenRecords(ofNode node: String, reason: String) throws -> [String: String] {
+        let outcome: Result<[String: String], any Error> = queue.sync {
+            drain()
+            return table.withLock { table in
+                guard let table else { return .success([:]) }
+                return Result {
+                    try table.closeOpenRecords(ofNode: node, endReason: reason, sipReason: "gateway node lost")
+                }
+            }
+        }
+        return try outcome.get()
     }
 
     /// Queues the insertion of a new call's record; returns at once. A second record with
@@ -151,12 +225,12 @@ public final class CallRecordStore: Sendable {
     }
 
     /// Waits until every write queued before the call is committed, then checkpoints the
-    /// WAL (fsync). Blocks: not for the SIP event loop.
+    /// WAL (fsync; SQLite). Blocks: not for the SIP event loop.
     public func flush() {
         queue.sync {
             drain()
             table.withLock { table in
-                do throws(SQLiteError) { try table?.checkpoint() } catch { log("checkpoint: \(error)") }
+                do { try table?.checkpoint() } catch { log("checkpoint: \(error)") }
             }
         }
     }
@@ -172,12 +246,12 @@ public final class CallRecordStore: Sendable {
     /// Every record, in `startedAt` order, including writes still queued. Blocks until the
     /// writer gets to it: for tests and operations tools.
     public func all() -> [CallRecord] {
-        read([]) { table throws(SQLiteError) in try table.all() }
+        read([]) { table in try table.all() }
     }
 
     /// The record of `roomId`, including writes still queued; blocks like `all()`.
     public func record(roomId: String) -> CallRecord? {
-        read(nil) { table throws(SQLiteError) in try table.record(roomId: roomId) }
+        read(nil) { table in try table.record(roomId: roomId) }
     }
 
     /// Commits what is queued, marks open calls as seen now, checkpoints and closes the file.
@@ -193,7 +267,7 @@ public final class CallRecordStore: Sendable {
             drain()
             let now = clock()
             table.withLock { table in
-                do throws(SQLiteError) {
+                do {
                     try table?.touchOpenRows(now: now)
                     try table?.checkpoint()
                 } catch {
@@ -253,9 +327,9 @@ public final class CallRecordStore: Sendable {
     /// many went on fd 2.
     private func prune(sofar: Int) {
         let now = clock()
-        let outcome: Result<Int, SQLiteError>? = table.withLock { table in
+        let outcome: Result<Int, any Error>? = table.withLock { table in
             guard let table else { return nil }
-            do throws(SQLiteError) {
+            do {
                 return .success(
                     try table.prune(
                         startedBefore: retention.cutoff(now: now), keepingNewest: retention.maxRecords,
@@ -284,13 +358,13 @@ public final class CallRecordStore: Sendable {
     }
 
     private func read<T: Sendable>(
-        _ fallback: T, _ body: (CallRecordTable) throws(SQLiteError) -> T
+        _ fallback: T, _ body: (any CallRecordBackend) throws -> T
     ) -> T {
         queue.sync {
             drain()
             return table.withLock { table -> T in
                 guard let table else { return fallback }
-                do throws(SQLiteError) { return try body(table) } catch {
+                do { return try body(table) } catch {
                     log("read: \(error)")
                     return fallback
                 }
@@ -308,13 +382,15 @@ public final class CallRecordStore: Sendable {
         // Kept where they are until the commit says what is still left, so `pendingWrites`
         // never reads 0 in between.
         let kept = retrying.withLock { $0 }
-        guard !batch.isEmpty || !kept.isEmpty else { return }
         table.withLock { table in
-            if let table { commit(kept + batch, to: table) }
+            guard let table else { return }
+            // Also before a read or a node's close with nothing queued: they need the connection too.
+            table.reconnectIfNeeded()
+            if !batch.isEmpty || !kept.isEmpty { commit(kept + batch, to: table) }
         }
     }
 
-    private func commit(_ batch: [Operation], to table: CallRecordTable) {
+    private func commit(_ batch: [Operation], to table: any CallRecordBackend) {
         let now = clock()
         var lost = 0
         var firstProblem: String?
@@ -322,15 +398,15 @@ public final class CallRecordStore: Sendable {
             lost += 1
             if firstProblem == nil { firstProblem = problem }
         }
-        do throws(SQLiteError) {
-            try table.database.execute("BEGIN IMMEDIATE")
+        do {
+            try table.begin()
             for operation in batch {
                 if let problem = try perform(operation, on: table, now: now) { note(problem) }
             }
-            try table.database.execute("COMMIT")
+            try table.commit()
             retrying.withLock { $0 = [] }
         } catch {
-            if table.database.isInTransaction { try? table.database.execute("ROLLBACK") }
+            table.rollback()
             // The batch is undone. Replay it one write per transaction, so a bad write costs
             // only itself. From the first write the disk refuses (full, I/O error) on, the
             // rest is kept, in order, for the next batch: the records catch up once there is
@@ -344,15 +420,15 @@ public final class CallRecordStore: Sendable {
                     keep.append(operation)
                     continue
                 }
-                do throws(SQLiteError) {
+                do {
                     if let problem = try perform(operation, on: table, now: now) { note(problem) }
                 } catch {
-                    if Self.isDiskProblem(error) {
+                    if table.isWorthRetrying(error) {
                         if case .heartbeat = operation { continue }
-                        if firstProblem == nil { firstProblem = error.description }
+                        if firstProblem == nil { firstProblem = "\(error)" }
                         keep.append(operation)
                     } else {
-                        note(error.description)
+                        note("\(error)")
                     }
                 }
             }
@@ -360,10 +436,10 @@ public final class CallRecordStore: Sendable {
                 let dropped = keep.count - Self.maxRetrying
                 keep.removeFirst(dropped)
                 failures.add(dropped, ordering: .relaxed)
-                log("lost \(dropped) writes kept too long for a disk with no room")
+                log("lost \(dropped) writes kept too long for a \(table.medium) that refused them")
             }
             if !keep.isEmpty, retrying.withLock({ $0.isEmpty }) {
-                log("keeping \(keep.count) writes until the disk takes them: \(firstProblem ?? "")")
+                log("keeping \(keep.count) writes until the \(table.medium) takes them: \(firstProblem ?? "")")
             }
             retrying.withLock { $0 = keep }
         }
@@ -373,16 +449,9 @@ public final class CallRecordStore: Sendable {
         }
     }
 
-    /// A write the disk refused rather than the data: worth trying again later.
-    private static func isDiskProblem(_ error: SQLiteError) -> Bool {
-        let primary = error.code & 0xff
-        return primary == 13 /* SQLITE_FULL */ || primary == 10 /* SQLITE_IOERR */
-    }
-
     /// Applies one write; returns why it could not be applied when that is not an SQLite
     /// error (no record for the room).
-    private func perform(_ operation: Operation, on table: CallRecordTable, now: Double) throws(SQLiteError) -> String?
-    {
+    private func perform(_ operation: Operation, on table: any CallRecordBackend, now: Double) throws -> String? {
         switch operation {
         case .start(let record):
             try table.insert(record, now: now)

@@ -1,6 +1,6 @@
 /// The `call_records` table: SQL, schema migrations and row mapping for `CallRecordStore`.
 ///
-/// Schema version 2 (`PRAGMA user_version = 2`):
+/// Schema version 3 (`PRAGMA user_version = 3`):
 ///
 /// ```sql
 /// CREATE TABLE call_records (
@@ -23,21 +23,24 @@
 ///     jitter_ms     REAL,
 ///     round_trip_ms REAL,
 ///     last_seen_at  REAL NOT NULL,     -- gateway clock at the row's last write
-///     dialog        TEXT               -- answered and up: the SIP dialog as JSON (DialogSnapshot)
+///     dialog        TEXT,              -- answered and up: the SIP dialog as JSON (DialogSnapshot)
+///     node_id       TEXT NOT NULL DEFAULT ''  -- the gateway node that wrote the row
 /// );
-/// CREATE TABLE gateway_alive (id INTEGER PRIMARY KEY CHECK (id = 1), at REAL NOT NULL);
+/// CREATE TABLE gateway_alive (node_id TEXT PRIMARY KEY NOT NULL, at REAL NOT NULL);
 /// CREATE INDEX call_records_by_start ON call_records (started_at);
 /// CREATE INDEX call_records_open ON call_records (room_id) WHERE ended_at IS NULL;
+/// CREATE INDEX call_records_open_by_node ON call_records (node_id) WHERE ended_at IS NULL;
 /// ```
 ///
-/// `last_seen_at` and `dialog` are not part of `CallRecord`. A row a crash left open ends at
-/// the later of its `last_seen_at` and `gateway_alive.at` (stamped every second), and its
-/// `dialog` is handed to the next process, which sends the BYE the crash never sent.
+/// `last_seen_at`, `dialog` and `node_id` are not part of `CallRecord`. A row a crash left
+/// open ends at the later of its `last_seen_at` and its node's `gateway_alive.at` (stamped
+/// every second), and its `dialog` is handed to the next process, which sends the BYE the
+/// crash never sent. `PostgresCallRecordTable` keeps the same columns in PostgreSQL.
 /// No CHECK constraints on the text columns: a record with an unexpected value is kept
 /// rather than lost.
 ///
 /// Not thread-safe: `CallRecordStore` uses it from its writer queue only.
-final class CallRecordTable {
+final class CallRecordTable: CallRecordBackend {
     /// `migrations[n]` takes the schema from `user_version` n to n + 1.
     static let migrations: [String] = [
         """
@@ -56,19 +59,24 @@ final class CallRecordTable {
         """
         ALTER TABLE call_records ADD COLUMN dialog TEXT;
         CREATE TABLE gateway_alive (id INTEGER PRIMARY KEY CHECK (id = 1), at REAL NOT NULL);
+        """,
+        // 3: several gateway nodes may share records (PostgreSQL): each row names its node, and
+        // each node has its own alive stamp. Rows from before belong to the single node "".
+        """
+        ALTER TABLE call_records ADD COLUMN node_id TEXT NOT NULL DEFAULT '';
+        CREATE TABLE gateway_alive_by_node (node_id TEXT PRIMARY KEY NOT NULL, at REAL NOT NULL);
+        INSERT INTO gateway_alive_by_node (node_id, at) SELECT '', at FROM gateway_alive;
+        DROP TABLE gateway_alive;
+        ALTER TABLE gateway_alive_by_node RENAME TO gateway_alive;
+        CREATE INDEX call_records_open_by_node ON call_records (node_id) WHERE ended_at IS NULL;
         """
     ]
 
     /// The schema version this build writes.
     static var schemaVersion: Int { migrations.count }
 
-    /// `CallRecord`'s fields in column order; `values(_:now:)` binds them as ?1...?18 and
-    /// `last_seen_at` as ?19, and `record(_:)` reads them back as columns 0...17.
-    private static let columns = """
-        room_id, trace_id, direction, source_tn, target_tn, profile, started_at, ringing_at, \
-        answered_at, ended_at, end_reason, sip_code, sip_reason, q850_cause, codec, packets_lost, \
-        jitter_ms, round_trip_ms
-        """
+    /// `CallRecord.columns`, bound from `columnValues(now:)` as ?1...?18 and `last_seen_at` as ?19.
+    private static let columns = CallRecord.columns
 
     let database: SQLiteDatabase
     private let insertStatement: SQLiteStatement
@@ -79,13 +87,13 @@ final class CallRecordTable {
     private let aliveStatement: SQLiteStatement
     private let pruneByAgeStatement: SQLiteStatement
     private let pruneByCountStatement: SQLiteStatement
-    /// Room id to dialog JSON of the answered calls the previous process left up.
-    let abandonedDialogs: [String: String]
+    let nodeId: String
+    var medium: String { "disk" }
 
-    /// Opens (creating) the file, sets the journal, brings the schema up to date and closes
-    /// the rows a previous process left open, then runs `pragmas`. Returns with no
-    /// transaction open.
-    init(path: String, now: Double, pragmas: [String] = []) throws(SQLiteError) {
+    /// Opens (creating) the file, sets the journal, brings the schema up to date, then runs
+    /// `pragmas`. Returns with no transaction open.
+    init(path: String, nodeId: String = "", pragmas: [String] = []) throws(SQLiteError) {
+        self.nodeId = nodeId
         database = try SQLiteDatabase(path: path)
         // An ops tool reading the file may hold a lock briefly; wait rather than fail.
         try database.execute("PRAGMA busy_timeout = 5000")
@@ -98,8 +106,8 @@ final class CallRecordTable {
 
         insertStatement = try database.prepare(
             """
-            INSERT INTO call_records (\(Self.columns), last_seen_at)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)
+            INSERT INTO call_records (\(Self.columns), last_seen_at, node_id)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)
             """)
         selectStatement = try database.prepare("SELECT \(Self.columns) FROM call_records WHERE room_id = ?1")
         updateStatement = try database.prepare(
@@ -111,8 +119,9 @@ final class CallRecordTable {
                 dialog = CASE WHEN ?10 IS NULL THEN dialog ELSE NULL END
             WHERE room_id = ?1
             """)
-        touchStatement = try database.prepare("UPDATE call_records SET last_seen_at = ?1 WHERE ended_at IS NULL")
-        aliveStatement = try database.prepare("INSERT OR REPLACE INTO gateway_alive (id, at) VALUES (1, ?1)")
+        touchStatement = try database.prepare(
+            "UPDATE call_records SET last_seen_at = ?1 WHERE ended_at IS NULL AND node_id = ?2")
+        aliveStatement = try database.prepare("INSERT OR REPLACE INTO gateway_alive (node_id, at) VALUES (?2, ?1)")
         dialogStatement = try database.prepare(
             "UPDATE call_records SET dialog = ?2 WHERE room_id = ?1 AND ended_at IS NULL")
         // By rowid through the started_at index, in bounded chunks (`CallRecordRetention`).
@@ -126,18 +135,17 @@ final class CallRecordTable {
             DELETE FROM call_records WHERE rowid IN (
                 SELECT rowid FROM call_records WHERE ended_at IS NOT NULL ORDER BY started_at DESC, room_id DESC LIMIT ?2 OFFSET ?1)
             """)
-        abandonedDialogs = try Self.closeAbandonedRows(database)
         for pragma in pragmas { try database.execute(pragma) }
     }
 
     /// Inserts a new row; a duplicate `roomId` throws `SQLITE_CONSTRAINT_PRIMARYKEY`.
     func insert(_ record: CallRecord, now: Double) throws(SQLiteError) {
-        try run(insertStatement, Self.values(record, now: now))
+        try run(insertStatement, record.columnValues(now: now) + [.text(nodeId)])
     }
 
     /// Overwrites the row of `record.roomId`; false when there is none.
     func replace(_ record: CallRecord, now: Double) throws(SQLiteError) -> Bool {
-        try run(updateStatement, Self.values(record, now: now))
+        try run(updateStatement, record.columnValues(now: now))
         return database.changes > 0
     }
 
@@ -145,14 +153,14 @@ final class CallRecordTable {
     func record(roomId: String) throws(SQLiteError) -> CallRecord? {
         defer { selectStatement.reset() }
         try selectStatement.bind(.text(roomId), at: 1)
-        return try selectStatement.step() ? Self.record(selectStatement) : nil
+        return try selectStatement.step() ? CallRecord(row: selectStatement) : nil
     }
 
     /// Every row, oldest start first.
     func all() throws(SQLiteError) -> [CallRecord] {
         let statement = try database.prepare("SELECT \(Self.columns) FROM call_records ORDER BY started_at, room_id")
         var records: [CallRecord] = []
-        while try statement.step() { records.append(Self.record(statement)) }
+        while try statement.step() { records.append(CallRecord(row: statement)) }
         return records
     }
 
@@ -175,13 +183,13 @@ final class CallRecordTable {
 
     /// Records `now` as the last time every open row was seen alive (at a clean close).
     func touchOpenRows(now: Double) throws(SQLiteError) {
-        try run(touchStatement, [.real(now)])
+        try run(touchStatement, [.real(now), .text(nodeId)])
     }
 
     /// Records `now` as the last time the gateway, with its open calls, was alive: one row,
     /// whatever the number of calls (the heartbeat, every second).
     func stampAlive(now: Double) throws(SQLiteError) {
-        try run(aliveStatement, [.real(now)])
+        try run(aliveStatement, [.real(now), .text(nodeId)])
     }
 
     /// Keeps the dialog of an answered call (nil clears it).
@@ -195,28 +203,55 @@ final class CallRecordTable {
         try database.execute("PRAGMA wal_checkpoint(PASSIVE)")
     }
 
-    /// Rows with no `ended_at` were left by a process that stopped without finishing them
-    /// (a crash, a kill): they end as failed at the last moment the gateway was known alive.
-    /// Returns the dialogs of those that were answered.
-    private static func closeAbandonedRows(_ database: SQLiteDatabase) throws(SQLiteError) -> [String: String] {
-        let open = try database.prepare(
-            "SELECT room_id, dialog FROM call_records WHERE ended_at IS NULL AND dialog IS NOT NULL")
-        var dialogs: [String: String] = [:]
-        while try open.step() {
-            if let room = open.string(0), let dialog = open.string(1) { dialogs[room] = dialog }
-        }
-        try database.execute(
-            """
-            UPDATE call_records SET
-                ended_at = max(started_at, coalesce(ringing_at, started_at), coalesce(answered_at, started_at),
-                               last_seen_at, coalesce((SELECT at FROM gateway_alive WHERE id = 1), 0)),
-                end_reason = 'failed', sip_reason = 'gateway restarted', dialog = NULL
-            WHERE ended_at IS NULL
-            """)
-        // The stamp belonged to the process that left those rows; this one starts its own.
-        try database.execute("DELETE FROM gateway_alive")
-        return dialogs
+    func begin() throws(SQLiteError) { try database.execute("BEGIN IMMEDIATE") }
+
+    func commit() throws(SQLiteError) { try database.execute("COMMIT") }
+
+    func rollback() {
+        if database.isInTransaction { try? database.execute("ROLLBACK") }
     }
+
+    /// Rows of `node` with no `ended_at` were left by a process that stopped without
+    /// finishing them (a crash, a kill): they end at the last moment the node was known alive.
+    func closeOpenRecords(
+        ofNode node: String, endReason: String, sipReason: String
+    ) throws(SQLiteError) -> [String: String] {
+        try begin()
+        do throws(SQLiteError) {
+            let open = try database.prepare(
+                "SELECT room_id, dialog FROM call_records WHERE ended_at IS NULL AND dialog IS NOT NULL AND node_id = ?1"
+            )
+            try open.bind(.text(node), at: 1)
+            var dialogs: [String: String] = [:]
+            while try open.step() {
+                if let room = open.string(0), let dialog = open.string(1) { dialogs[room] = dialog }
+            }
+            let close = try database.prepare(
+                """
+                UPDATE call_records SET
+                    ended_at = max(started_at, coalesce(ringing_at, started_at), coalesce(answered_at, started_at),
+                                   last_seen_at, coalesce((SELECT at FROM gateway_alive WHERE node_id = ?1), 0)),
+                    end_reason = ?2, sip_reason = ?3, dialog = NULL
+                WHERE ended_at IS NULL AND node_id = ?1
+                """)
+            try run(close, [.text(node), .text(endReason), .text(sipReason)])
+            // The stamp belonged to the process that left those rows; a new one starts its own.
+            try run(try database.prepare("DELETE FROM gateway_alive WHERE node_id = ?1"), [.text(node)])
+            try commit()
+            return dialogs
+        } catch {
+            rollback()
+            throw error
+        }
+    }
+
+    /// A full disk or an I/O error: the write itself was fine.
+    func isWorthRetrying(_ error: any Error) -> Bool {
+        guard let error = error as? SQLiteError else { return false }
+        return error.primaryCode == 13 /* SQLITE_FULL */ || error.primaryCode == 10 /* SQLITE_IOERR */
+    }
+
+    func reconnectIfNeeded() {}
 
     private func run(_ statement: SQLiteStatement, _ values: [SQLiteValue]) throws(SQLiteError) {
         defer { statement.reset() }
@@ -258,25 +293,5 @@ final class CallRecordTable {
     private static func userVersion(_ database: SQLiteDatabase) throws(SQLiteError) -> Int {
         let statement = try database.prepare("PRAGMA user_version")
         return try statement.step() ? Int(statement.int64(0) ?? 0) : 0
-    }
-
-    private static func values(_ r: CallRecord, now: Double) -> [SQLiteValue] {
-        [
-            .text(r.roomId), .text(r.traceId), .text(r.direction), .text(r.sourceTN), .text(r.targetTN),
-            .text(r.profile), .real(r.startedAt), SQLiteValue(r.ringingAt), SQLiteValue(r.answeredAt),
-            SQLiteValue(r.endedAt), SQLiteValue(r.endReason), SQLiteValue(r.sipCode), SQLiteValue(r.sipReason),
-            SQLiteValue(r.q850Cause), SQLiteValue(r.codec), SQLiteValue(r.packetsLost), SQLiteValue(r.jitterMs),
-            SQLiteValue(r.roundTripMs), .real(now)
-        ]
-    }
-
-    private static func record(_ row: SQLiteStatement) -> CallRecord {
-        CallRecord(
-            roomId: row.string(0) ?? "", traceId: row.string(1) ?? "", direction: row.string(2) ?? "",
-            sourceTN: row.string(3) ?? "", targetTN: row.string(4) ?? "", profile: row.string(5) ?? "",
-            startedAt: row.double(6) ?? 0, ringingAt: row.double(7), answeredAt: row.double(8),
-            endedAt: row.double(9), endReason: row.string(10), sipCode: row.int64(11).map { Int($0) },
-            sipReason: row.string(12), q850Cause: row.int64(13).map { Int($0) }, codec: row.string(14),
-            packetsLost: row.int64(15), jitterMs: row.double(16), roundTripMs: row.double(17))
     }
 }

@@ -29,7 +29,8 @@ enum ServeCommand {
           --rtp-ports LO-HI    RTP/RTCP ports (default 20000-29999)
           --rtp-host HOST      address RTP binds to and puts in SDP (default 127.0.0.1)
           --rtp-advertise HOST numeric address put in the trunk legs' SDP instead of --rtp-host
-          --data-dir DIR       calls.sqlite, api-key, room-token-secret (default ./.irisgw)
+          --data-dir DIR       calls.sqlite, api-key, room-token-secret (default ./.irisgw); config key
+                               records puts the call records elsewhere: a file or postgres://...
           --web-dir DIR        the dialer page's files, served at /app (default: ../share/irisgw/app
                                beside the binary, else web/app in a folder above it, as in a checkout)
           --public-url URL     API URL put in inbound notifications (default http(s)://<api-listen>)
