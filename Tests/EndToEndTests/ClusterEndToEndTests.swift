@@ -126,5 +126,60 @@ extension GatewaySuites {
                     return true
                 })
         }
+
+        /// A registrar granting 60 s to every REGISTER: each registrant (Call-ID) is a SIPp call.
+        static let registrar = """
+            <?xml version="1.0" encoding="ISO-8859-1" ?>
+            <scenario name="registrar">
+              <recv request="REGISTER"/>
+              <send><![CDATA[
+            SIP/2.0 200 OK
+            [last_Via:]
+            [last_From:]
+            [last_To:];tag=reg[call_number]
+            [last_Call-ID:]
+            [last_CSeq:]
+            [last_Contact:];expires=60
+            Content-Length: 0
+
+            ]]></send>
+            </scenario>
+            """
+
+        /// A registering trunk is registered by one node of the cluster (the holder of its
+        /// lock); when that node is killed another registers within about a TTL.
+        @Test func oneNodeRegistersATrunkAndAnotherTakesOver() async throws {
+            let redis = try await RedisServer()
+            defer { redis.stop() }
+            let sipp = try await SIPp.listening(.inline(name: "registrar", xml: Self.registrar), calls: 10, timeout: 60)
+            defer { sipp.stop() }
+            var profile = GatewayProcess.Profile(proxies: [sipp.port])
+            profile.register = true
+            let nodes = try await ClusterNodes.start(3, redis: redis, profile: profile)
+            defer { for n in nodes { n.stop() } }
+            #expect(await ClusterNodes.waitForMembers(nodes[2], 3))
+            #expect(await eventually(timeout: 10) { sipp.received("REGISTER ") >= 1 }, sipp.report)
+            // Several heartbeats later, still one registrant.
+            #expect(!(await eventually(timeout: 3) { sipp.received("REGISTER ") > 1 }), sipp.report)
+            let holder = try #require(await Self.registrant(nodes))
+            #expect(await nodes[holder].signal(SIGKILL) != nil)
+            #expect(await eventually(timeout: 15) { sipp.received("REGISTER ") == 2 }, sipp.report)
+            let survivors = nodes.indices.filter { $0 != holder }.map { nodes[$0] }
+            #expect(await eventually(timeout: 10) { await Self.registrant(survivors) != nil })
+        }
+
+        /// The node whose `/metrics` says it registered the trunk.
+        static func registrant(_ nodes: [GatewayProcess]) async -> Int? {
+            for (i, n) in nodes.enumerated() {
+                guard
+                    let r = try? await HTTPClient(baseURL: n.apiURL).request(
+                        method: "GET", path: "/metrics", headers: ["Authorization": "Bearer " + n.apiKey], timeout: 2)
+                else { continue }
+                if String(decoding: r.body, as: UTF8.self).contains("irisgw_trunk_registered{profile=\"trunk\"} 1") {
+                    return i
+                }
+            }
+            return nil
+        }
     }
 }
