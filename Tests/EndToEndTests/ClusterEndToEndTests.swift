@@ -181,5 +181,38 @@ extension GatewaySuites {
             }
             return nil
         }
+
+        /// Redis stopped with calls up: the calls go on, each node keeps serving its own
+        /// sessions and places new ones by its share; Redis back (empty): the nodes rejoin and
+        /// write back what they hold, so a node killed after that still has its calls ended.
+        @Test func redisStoppedAndRestartedDuringCalls() async throws {
+            let redis = try await RedisServer()
+            defer { redis.stop() }
+            let sipp = try await SIPp.listening(
+                .inline(name: "carrier", xml: CarrierScenarios.answer()), calls: 4, timeout: 90)
+            defer { sipp.stop() }
+            let nodes = try await ClusterNodes.start(2, redis: redis, profile: .init(proxies: [sipp.port]))
+            defer { for n in nodes { n.stop() } }
+            #expect(await ClusterNodes.waitForMembers(nodes[1], 2))
+            var sessions: [(IrisRtcAudioSession, SessionRecorder)] = []
+            defer { sessions.forEach { $0.0.stop() } }
+            for _ in 0..<2 { sessions.append(try await placedSession(nodes[0])) }
+
+            await redis.stopped()
+            #expect(await ClusterNodes.waitForMembers(nodes[0], nil, member: 0), "Redis away: not a member")
+            let snapshot = try await sessions[0].0.connection.snapshot(roomId: try #require(sessions[0].0.roomId))
+            #expect(snapshot.status == .connected, "the node serves its own session")
+            sessions.append(try await placedSession(nodes[0]))  // by its share while Redis is away
+
+            try await redis.restart()
+            #expect(await ClusterNodes.waitForMembers(nodes[0], 2))
+            #expect(await ClusterNodes.waitForMembers(nodes[1], 2))
+            #expect(sessions.allSatisfy { $0.1.ended == nil }, "the calls went on")
+            #expect(await nodes[0].signal(SIGKILL) != nil)
+            #expect(
+                await eventually(timeout: 20) {
+                    sipp.messages.components(separatedBy: "gateway node lost").count - 1 >= 3
+                }, sipp.report)
+        }
     }
 }

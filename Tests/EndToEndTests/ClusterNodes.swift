@@ -30,14 +30,19 @@ enum ClusterNodes {
         return nodes
     }
 
-    /// Waits until `node` counts `members` live nodes (its `/metrics`).
-    static func waitForMembers(_ node: GatewayProcess, _ members: Int, timeout: Double = 15) async -> Bool {
+    /// Waits until `node` counts `members` live nodes (its `/metrics`) and says whether it is
+    /// a member itself (`member`: 1 yes, 0 no: Redis away or joining).
+    static func waitForMembers(
+        _ node: GatewayProcess, _ members: Int?, member: Int = 1, timeout: Double = 15
+    ) async -> Bool {
         await eventually(timeout: timeout, pollInterval: 0.1) {
             guard
                 let r = try? await HTTPClient(baseURL: node.apiURL).request(
                     method: "GET", path: "/metrics", headers: ["Authorization": "Bearer " + node.apiKey], timeout: 2)
             else { return false }
-            return String(decoding: r.body, as: UTF8.self).contains("irisgw_cluster_members \(members)\n")
+            let text = String(decoding: r.body, as: UTF8.self)
+            return text.contains("irisgw_cluster_members \(members)\n")
+                && text.contains("irisgw_cluster_member \(member)\n")
         }
     }
 
