@@ -81,8 +81,10 @@ enum CarrierScenarios {
         answerAfterMs: Int = 200, earlyMedia: Bool = false, playPcap: String? = nil,
         codec: (pt: Int, name: String) = (0, "PCMU"), byeAfterMs: Int? = nil, telephoneEvent: Bool = true,
         acceptHoldAndResume: Bool = false, playAfterAnswer: String? = nil, mediaAddress: String? = nil,
-        infoDigit: String? = nil
+        infoDigit: String? = nil, recordRoute: Bool = false
     ) -> String {
+        // Behind a record-routing proxy a UAS copies Record-Route into its 1xx and 2xx (RFC 3261 §12.1.1).
+        let routed = recordRoute ? ["[last_Record-Route:]"] : []
         let dialog = [("contact", "Contact:", "sip:[^>;]*"), ("from", "From:", ".*"), ("to", "To:", ".*")]
         var s =
             head + "<scenario name=\"answer\">\n"
@@ -96,12 +98,14 @@ enum CarrierScenarios {
                 of: "[media_port]", with: String(parts[1]))
         }
         let body = describe()
-        s += earlyMedia ? response("183 Session Progress", sdp: body) : response("180 Ringing")
+        s +=
+            earlyMedia
+            ? response("183 Session Progress", sdp: body, extra: routed) : response("180 Ringing", extra: routed)
         if let playPcap {
             s += "  <nop><action><exec play_pcap_audio=\"\(playPcap)\"/></action></nop>\n"
         }
         s += "  <pause milliseconds=\"\(answerAfterMs)\"/>\n"
-        s += response("200 OK", sdp: body, retrans: true)
+        s += response("200 OK", sdp: body, extra: routed, retrans: true)
         s += "  <recv request=\"ACK\"/>\n"
         if let playAfterAnswer {
             s += "  <nop><action><exec play_pcap_audio=\"\(playAfterAnswer)\"/></action></nop>\n"

@@ -6,22 +6,24 @@ import WebClient
 /// with a 1 s heartbeat and a 2 s TTL so a death is seen within seconds.
 enum ClusterNodes {
     /// The serve file of node `id`.
-    static func config(_ redis: RedisServer, id: String) -> String {
+    /// `extra`: more keys of the file (`sip: { ... }`, `records: ...`).
+    static func config(_ redis: RedisServer, id: String, extra: String = "") -> String {
         """
-        { cluster: { redis: "\(redis.url)", nodeId: "\(id)", heartbeatIntervalSec: 1, nodeTTLSec: 2 } }
+        { cluster: { redis: "\(redis.url)", nodeId: "\(id)", heartbeatIntervalSec: 1, nodeTTLSec: 2 }, \(extra) }
         """
     }
 
     /// Starts nodes `gw1`...`gwN` one after the other (the first gives the cluster its secrets).
     static func start(
-        _ count: Int, redis: RedisServer, profile: GatewayProcess.Profile, arguments: [String] = []
+        _ count: Int, redis: RedisServer, profile: GatewayProcess.Profile, arguments: [String] = [], extra: String = ""
     ) async throws -> [GatewayProcess] {
         var nodes: [GatewayProcess] = []
         do {
             for i in 1...count {
                 nodes.append(
                     try await GatewayProcess(
-                        profiles: [profile], extraArguments: arguments, config: config(redis, id: "gw\(i)")))
+                        profiles: [profile], extraArguments: arguments,
+                        config: config(redis, id: "gw\(i)", extra: extra)))
             }
         } catch {
             for n in nodes { n.stop() }
@@ -41,7 +43,7 @@ enum ClusterNodes {
                     method: "GET", path: "/metrics", headers: ["Authorization": "Bearer " + node.apiKey], timeout: 2)
             else { return false }
             let text = String(decoding: r.body, as: UTF8.self)
-            return text.contains("irisgw_cluster_members \(members)\n")
+            return (members.map { text.contains("irisgw_cluster_members \($0)\n") } ?? true)
                 && text.contains("irisgw_cluster_member \(member)\n")
         }
     }
