@@ -117,7 +117,9 @@ let package = Package(
         .testTarget(name: "MediaTests", dependencies: ["Media", "ICE", "TLS", "TestSupport"]),
         .testTarget(
             name: "GatewayTests",
-            dependencies: ["Gateway", "SDP", "IrisAPI", "CarrierTest", "CarrierSim", "SIP", "IOCore", "TestSupport"]),
+            dependencies: [
+                "Gateway", "SDP", "IrisAPI", "CarrierTest", "CarrierSim", "SIP", "IOCore", "TestSupport", "Cluster"
+            ]),
         // The audio analysis of `irisgw test` (scores, WAV, RTP to PCM) and the suite steps that use it.
         .testTarget(
             name: "CarrierTestTests",

@@ -1,3 +1,4 @@
+import Cluster
 import SIP
 import Testing
 
@@ -161,6 +162,25 @@ import Testing
 
     /// The capture bounds in MiB (what is not given keeps its default) and the SIP tap's
     /// debugging switch.
+    /// The cluster section: its two required keys, the intervals in whole seconds, the prefix.
+    @Test func theClusterSectionIsRead() throws {
+        let c = try ServeConfiguration.parse(
+            """
+            { cluster: { redis: "redis://:pw@10.0.0.9:6379/2", nodeId: "gw-1.eu", heartbeatIntervalSec: 2,
+                         nodeTTLSec: 7, takeoverTTLSec: 60, keyPrefix: "prod" } }
+            """, file: "s")
+        var expected = ClusterSettings(redis: "redis://:pw@10.0.0.9:6379/2", nodeId: "gw-1.eu")
+        expected.heartbeatInterval = 2
+        expected.nodeTTL = 7
+        expected.takeoverTTL = 60
+        expected.keyPrefix = "prod"
+        #expect(c.cluster == expected)
+        let d = try ServeConfiguration.parse(
+            "{ cluster: { redis: \"redis://127.0.0.1:6379\", nodeId: \"a\" } }", file: "s")
+        #expect(d.cluster?.heartbeatInterval == 1 && d.cluster?.nodeTTL == 5 && d.cluster?.keyPrefix == "irisgw")
+        #expect(try ServeConfiguration.parse("{}", file: "s").cluster == nil)
+    }
+
     @Test func captureBoundsAndTheUnfilteredTapAreRead() throws {
         let c = try ServeConfiguration.parse(
             "{ capture: { maxLiveMiB: 64, maxEndedMiB: 16 }, sip: { tapUnfiltered: true } }", file: "s")
@@ -229,7 +249,18 @@ import Testing
         ("{ sip: { edgeProxy: \"10.0.0.5:5060\" } }", "sip.edgeProxy"),
         ("{ sip: { edgeProxy: \"sip:kamailio.example:5060\" } }", "sip.edgeProxy"),
         ("{ sip: { edgeProxy: \"sip:10.0.0.5:5060;transport=sctp\" } }", "sip.edgeProxy"),
-        ("{ sip: { edgeProxy: \"sips:10.0.0.5:5061\" } }", "sip.edgeProxy")
+        ("{ sip: { edgeProxy: \"sips:10.0.0.5:5061\" } }", "sip.edgeProxy"),
+        ("{ cluster: { nodeId: \"gw1\" } }", "cluster.redis"),
+        ("{ cluster: { redis: \"http://10.0.0.9:6379\", nodeId: \"gw1\" } }", "cluster.redis"),
+        ("{ cluster: { redis: \"redis://10.0.0.9:6379\" } }", "cluster.nodeId"),
+        ("{ cluster: { redis: \"redis://10.0.0.9:6379\", nodeId: \"gw#1\" } }", "cluster.nodeId"),
+        ("{ cluster: { redis: \"redis://10.0.0.9:6379\", nodeId: \"gw1\", nodeTTLSec: 1 } }", "cluster.nodeTTLSec"),
+        (
+            "{ cluster: { redis: \"redis://10.0.0.9:6379\", nodeId: \"gw1\", heartbeatIntervalSec: 5, nodeTTLSec: 5 } }",
+            "cluster.nodeTTLSec"
+        ),
+        ("{ cluster: { redis: \"redis://10.0.0.9:6379\", nodeId: \"gw1\", keyPrefix: \"a b\" } }", "cluster.keyPrefix"),
+        ("{ cluster: { redis: \"redis://10.0.0.9:6379\", nodeId: \"gw1\", ttl: 5 } }", "cluster.ttl")
     ])
     func badFilesNameTheFileAndKey(_ text: String, _ key: String) {
         do {
