@@ -214,5 +214,36 @@ extension GatewaySuites {
                     sipp.messages.components(separatedBy: "gateway node lost").count - 1 >= 3
                 }, sipp.report)
         }
+
+        /// The cluster flags: one without the other, a bad URL or id is a usage error; a Redis
+        /// nobody answers on stops the start with a message that names it and not its password.
+        @Test func clusterFlagsAndAnUnreachableRedis() async throws {
+            let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "irisgw-cl-\(UUID().uuidString.prefix(8))")
+            defer { try? FileManager.default.removeItem(at: dir) }
+            let profiles = dir.appendingPathComponent("profiles")
+            try FileManager.default.createDirectory(at: profiles, withIntermediateDirectories: true)
+            try GatewayProcess.Profile().json5.write(
+                to: profiles.appendingPathComponent("trunk.json5"), atomically: true, encoding: .utf8)
+            let base = [
+                "serve", "--profiles", profiles.path, "--data-dir", dir.appendingPathComponent("data").path,
+                "--sip-listen", "127.0.0.1:0", "--api-listen", "127.0.0.1:0"
+            ]
+            let port = try freePort()
+            for bad in [
+                ["--cluster", "redis://127.0.0.1:\(port)"], ["--node-id", "gw1"],
+                ["--cluster", "http://127.0.0.1:\(port)", "--node-id", "gw1"],
+                ["--cluster", "redis://127.0.0.1:\(port)", "--node-id", "gw/1"]
+            ] {
+                #expect(try await GatewayCLITests.run(base + bad, timeout: 20).status == 2, "\(bad)")
+            }
+            let down = try GatewayCLITests.launch(
+                base + ["--cluster", "redis://:hunter2@127.0.0.1:\(port)", "--node-id", "gw1"], mergeErrors: true)
+            defer { down.stop() }
+            #expect(await down.exit(timeout: 30) == 1)
+            let text = down.output
+            #expect(text.contains("cannot reach the cluster's Redis at 127.0.0.1:\(port)"), "\(text)")
+            #expect(!text.contains("hunter2"))
+        }
     }
 }
