@@ -152,14 +152,34 @@ extension Gateway: ClusterNodeDelegate {
         cluster.sessionStarted(h)
     }
 
+    /// Our INVITE rings: kept for a survivor to CANCEL if this node dies before the answer.
+    /// On the SIP loop.
+    func clusterRinging(_ s: GatewaySession, _ call: SIPCall) {
+        guard let cluster, let pending = call.pendingInviteSnapshot else { return }
+        var h = held(s)
+        h.pendingInvite = Self.json(pending)
+        clusterHeld.withLock { $0.sessions[s.roomId] = h }
+        cluster.sessionStarted(h)
+    }
+
     /// The answered dialog, kept where the next process (records) and a survivor (the
-    /// cluster) find it to send the BYE a death never sent. On the SIP loop.
+    /// cluster) find it to send the BYE a death never sent; the ringing INVITE is no longer
+    /// one to CANCEL. On the SIP loop.
     func keepDialog(_ s: GatewaySession, _ snapshot: DialogSnapshot) {
         let json = snapshot.json
         records.keepDialog(roomId: s.roomId, json)
         guard let cluster else { return }
-        clusterHeld.withLock { $0.dialogs[s.roomId] = json }
+        let h = held(s)
+        clusterHeld.withLock {
+            $0.dialogs[s.roomId] = json
+            $0.sessions[s.roomId] = h
+        }
+        cluster.sessionStarted(h)
         cluster.dialogAnswered(roomId: s.roomId, dialog: json)
+    }
+
+    static func json<T: Encodable>(_ value: T) -> String {
+        String(decoding: (try? JSONEncoder().encode(value)) ?? Data("{}".utf8), as: UTF8.self)
     }
 
     /// A session held here ended. On the SIP loop.
@@ -195,6 +215,14 @@ extension Gateway: ClusterNodeDelegate {
                     writeToStandardError("irisgw: cluster: room \(room): the stored dialog cannot be read; no BYE sent\n")
                 }
             }
+            // Ringing outbound calls: CANCEL their INVITEs (the callee stops ringing).
+            var cancelled = 0
+            for session in dead.sessions where dead.dialogs[session.roomId] == nil {
+                guard let text = session.pendingInvite,
+                    let pending = try? JSONDecoder().decode(PendingInviteSnapshot.self, from: Data(text.utf8))
+                else { continue }
+                if ua.sendCancel(for: pending, headers: [Self.nodeLostReason]) { cancelled += 1 }
+            }
             let at = Date()
             for session in dead.sessions where sessions[session.roomId] == nil {
                 endForDeadNode(session, at: at)
@@ -212,7 +240,7 @@ extension Gateway: ClusterNodeDelegate {
                 }
             }
             writeToStandardError(
-                "irisgw: cluster: node \(dead.member.id) lost: sent BYE for \(sent) call(s), ended \(dead.sessions.count) session(s)\n"
+                "irisgw: cluster: node \(dead.member.id) lost: sent BYE for \(sent) call(s) and CANCEL for \(cancelled), ended \(dead.sessions.count) session(s)\n"
             )
             done()
         }

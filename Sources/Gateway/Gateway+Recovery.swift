@@ -3,9 +3,7 @@ import SIP
 
 extension DialogSnapshot {
     /// JSON text for the record store.
-    var json: String {
-        String(decoding: (try? JSONEncoder().encode(self)) ?? Data("{}".utf8), as: UTF8.self)
-    }
+    var json: String { Gateway.json(self) }
 
     /// Reads `json`; nil for anything else.
     init?(json: String) {

@@ -245,5 +245,39 @@ extension GatewaySuites {
             #expect(text.contains("cannot reach the cluster's Redis at 127.0.0.1:\(port)"), "\(text)")
             #expect(!text.contains("hunter2"))
         }
+
+        /// A node dies while its outbound calls ring: a survivor CANCELs each INVITE with the
+        /// INVITE's own Via branch (so the carrier matches it) and the Reason, and the callee
+        /// stops ringing.
+        @Test func aKilledNodesRingingCallsAreCancelled() async throws {
+            let calls = 2
+            let redis = try await RedisServer()
+            defer { redis.stop() }
+            let sipp = try await SIPp.listening(
+                .inline(name: "carrier", xml: CarrierScenarios.ringUntilCancel), calls: calls, timeout: 60)
+            defer { sipp.stop() }
+            let nodes = try await ClusterNodes.start(2, redis: redis, profile: .init(proxies: [sipp.port]))
+            defer { for n in nodes { n.stop() } }
+            #expect(await ClusterNodes.waitForMembers(nodes[1], 2))
+            var sessions: [(IrisRtcAudioSession, SessionRecorder)] = []
+            defer { sessions.forEach { $0.0.stop() } }
+            for _ in 0..<calls { sessions.append(try await placedSession(nodes[0], status: .connecting)) }
+            #expect(await nodes[0].signal(SIGKILL) != nil)
+            #expect(await eventually(timeout: 20) { sipp.received("CANCEL ") >= calls }, sipp.report)
+            let blocks = sipp.messages.components(separatedBy: "-----------------------------------------------")
+            func branch(_ block: String) -> String? {
+                guard let via = block.split(separator: "\n").first(where: { $0.contains("Via:") }),
+                    let r = via.range(of: "branch=")
+                else { return nil }
+                return String(via[r.upperBound...].prefix { $0 != ";" && $0 != " " })
+            }
+            let invites = Set(blocks.filter { $0.contains("INVITE sip:") }.compactMap(branch))
+            let cancels = blocks.filter { $0.contains("CANCEL sip:") }
+            #expect(cancels.count == calls)
+            for c in cancels {
+                #expect(c.contains("gateway node lost"), "\(c)")
+                #expect(branch(c).map(invites.contains) == true, "the CANCEL carries its INVITE's branch: \(c)")
+            }
+        }
     }
 }

@@ -23,6 +23,7 @@ extension GatewaySession: SIPCallDelegate {
             sawRinging = true
             gateway.records.update(roomId: roomId) { [now] r in r.ringingAt = now }
         }
+        gateway.clusterRinging(self, call)
         handle(.provisional(details, hasSDP: early))
         handle(.targetResponding)
     }

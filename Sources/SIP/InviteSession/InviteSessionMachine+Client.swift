@@ -178,13 +178,8 @@ extension InviteSessionMachine {
     }
 
     private mutating func sendCancel(now: Double) -> [Action] {
-        guard !cancelSent, let uri = invite.requestURI, let cseq = invite.cseq else { return [] }
+        guard !cancelSent, let c = invite.cancelRequest else { return [] }
         cancelSent = true
-        var c = SIPMessage.request("CANCEL", uri)
-        for name: SIPHeaderName in [.from, .to, .callID] { if let v = invite[name] { c.addHeader(name, v) } }
-        c.addHeader(.cseq, CSeq(cseq.sequence, "CANCEL").serialize())
-        for route in invite.values(.route) { c.addHeader(.route, route) }
-        c.addHeader(.maxForwards, "70")
         // No final response 64*T1 after the CANCEL: consider the INVITE cancelled (§9.1).
         return [.send(c, for: .cancel, to: .peer), start(.cancelGuard, at: now + 64 * t1)]
     }
