@@ -13,7 +13,8 @@
 #   IRISGW_BIN               the irisgw binary (default .build/release/irisgw; `make cluster`
 #                            builds it first, this script never builds)
 #   IRISGW_CLUSTER_SELFTEST  1: once up, place one call through node 2 (node -> Kamailio ->
-#                            simulator and back), then stop everything; exit 0 when it worked
+#                            simulator and back) and one from 127.0.0.2 through Kamailio to a
+#                            node, then stop everything; exit 0 when both worked
 #   IRISGW_CLUSTER_KEEP      1: keep the temp dir (logs, data dirs) after the end
 #   KAMAILIO, REDIS_SERVER   the binaries (default /usr/sbin/kamailio, redis-server)
 set -euo pipefail
@@ -198,6 +199,13 @@ pids: ${pids[*]}
 A call through node 2, out through Kamailio to the simulator's echo number:
     $bin call +15550100001 --from +15557654321 --tone 440 --hangup-after 5 \\
       --api http://$node_host:$api2 --data-dir $dir/gw2/data
+A call from the simulator's side, through Kamailio to a node (the carrier-sim profile routes
++15550001000 to routing id alice; every node hears of the call, but it is joined on the node
+holding it, the notification's rtcserver: so one app per node, the others say "no session"):
+    for api in $api1 $api2 $api3; do $bin answer --routing-id alice --tone 600 --timeout 60 \\
+      --api http://$node_host:\$api --data-dir $dir/gw1/data & done
+    $bin carrier-sim call +15550001000 --from +15559876543 --to $node_host:$kamailio_port \\
+      --local-host $carrier_host --hangup-after 5
 Nodes seen by Kamailio:
     $kamcmd -s unix:$dir/kamailio/ctl dispatcher.list
 Ctrl-C stops everything and removes $dir.
@@ -212,6 +220,18 @@ if [ -n "$selftest" ]; then
     if [ $status = 0 ] && ! grep -q '^call .*+15550100001' "$dir/carrier-sim.log"; then
         echo "selftest: the simulator never saw the call" >&2
         status=1
+    fi
+    if [ $status = 0 ]; then
+        # Kamailio picks the node and the call is joined where it is held: an app waits on
+        # each node (every one hears of it; the others' joins are refused, or they time out).
+        echo "selftest: a call from 127.0.0.2 through Kamailio to a node"
+        for n in 1 2 3; do
+            start "answer$n" "$bin" answer --routing-id alice --tone 600 --timeout 60 \
+                --api "http://$node_host:${api[n - 1]}" --data-dir "$dir/gw$n/data"
+            until_ok 15 "answer$n waiting" grep -q "waiting for a call" "$dir/answer$n.log"
+        done
+        timeout 60 "$bin" carrier-sim call +15550001000 --from +15559876543 --to "$node_host:$kamailio_port" \
+            --local-host $carrier_host --hangup-after 1 || status=$?
     fi
     echo "selftest: $([ $status = 0 ] && echo passed || echo "failed ($status)")"
     exit $status
