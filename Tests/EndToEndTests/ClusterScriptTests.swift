@@ -80,8 +80,10 @@ struct SystemdUnitTests {
         }
         let r = try await ChildProcess.run(
             "/usr/bin/systemd-analyze",
-            ["verify", directory.appendingPathComponent("irisgw@.service").path,
-             directory.appendingPathComponent("irisgw-kamailio.service").path],
+            [
+                "verify", directory.appendingPathComponent("irisgw@.service").path,
+                directory.appendingPathComponent("irisgw-kamailio.service").path
+            ],
             timeout: 60)
         // Any warning (an unknown key, a bad value) is printed even when the status is 0.
         #expect(r.status == 0 && r.output.isEmpty, "\(r.output)")
