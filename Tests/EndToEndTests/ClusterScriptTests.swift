@@ -29,6 +29,9 @@ extension GatewaySuites {
             let output = script.output
             #expect(status == 0, "\(output)")
             #expect(output.contains("selftest: passed"), "\(output)")
+            // Out through gw2 and Kamailio to the simulator, and in from 127.0.0.2 through Kamailio.
+            #expect(output.contains("ended: completed"), "\(output)")
+            #expect(output.contains("summary: 1 calls, 1 answered, 1 ended normally, 0 failed"), "\(output)")
             #expect(output.contains("run-local: stopped"), "\(output)")
             // Everything it started: redis, the simulator, three nodes, Kamailio.
             let pidLine = try #require(output.split(separator: "\n").first { $0.hasPrefix("pids: ") }, "\(output)")
@@ -38,13 +41,13 @@ extension GatewaySuites {
                 let gone = kill(pid, 0) == -1 && errno == ESRCH
                 #expect(gone, "pid \(pid) is still there\n\(output)")
             }
-            // Kamailio's workers are its own children: none of them outlived it either.
-            let orphans = try await ChildProcess.run("/usr/bin/pgrep", ["-f", "irisgw-cluster\\."], timeout: 10)
-            #expect(orphans.output.isEmpty, "still running: \(orphans.output)")
             let folder = try #require(
                 output.split(separator: "\n").first { $0.contains("files in /tmp/irisgw-cluster.") }, "\(output)")
             let path = String(folder.split(separator: "files in ").last?.dropLast(2) ?? "")
             #expect(path.hasPrefix("/tmp/irisgw-cluster.") && !FileManager.default.fileExists(atPath: path), "\(path)")
+            // Nor any process named by its folder: Kamailio's workers, the apps of the self-test.
+            let left = try await ChildProcess.run("/usr/bin/pgrep", ["-af", path], timeout: 10)
+            #expect(left.output.isEmpty, "still running: \(left.output)")
         }
     }
 }
