@@ -3,9 +3,8 @@ import Glibc
 import TestSupport
 import Testing
 
-/// The repository's `cluster/` folder.
-private let clusterFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent().appendingPathComponent("cluster")
+/// The repository's `cluster/` folder (where Kamailio's configuration is).
+private let clusterFolder = URL(fileURLWithPath: Kamailio.configuration).deletingLastPathComponent()
 
 extension GatewaySuites {
     /// `make cluster`'s script, run as it is: Redis, Kamailio, three nodes and the carrier
