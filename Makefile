@@ -12,7 +12,7 @@ TEST_TIMEOUT ?= 1200
 # ones would starve; 8 keeps both cores busy while tests wait on sockets and processes.
 TEST_WIDTH ?= 8
 
-.PHONY: all deps build release test bench bench-deps run fuzz fuzz-smoke lint format clean
+.PHONY: all deps build release test bench bench-deps run cluster fuzz fuzz-smoke lint format clean
 
 all: build
 
@@ -78,6 +78,12 @@ run: release
 	@echo "The dialer page: mint a page token, then open http://127.0.0.1:8080 + its appPath (README, Calling from a browser):"
 	@echo "    curl -s -H \"Authorization: Bearer \$$(cat .irisgw/api-key)\" -d '{\"routingId\":\"alice\"}' http://127.0.0.1:8080/v1/page-tokens"
 	@CARRIER_SIM_PASSWORD=$${CARRIER_SIM_PASSWORD:-carrier-sim} .build/release/irisgw serve --carrier-sim 127.0.0.1:5090
+
+## cluster: Redis, Kamailio (cluster/kamailio.cfg), three nodes gw1..gw3 and the carrier
+## simulator on this machine, every port picked free, until Ctrl-C (cluster/run-local.sh;
+## docs/operations.md, "Running a cluster")
+cluster: release
+	@cluster/run-local.sh
 
 ## lint: the toolchain's swift-format over Sources, Tests, Fuzz and Package.swift, with the
 ## rules in .swift-format (4 spaces, 120 columns); any finding fails. `make format` rewrites

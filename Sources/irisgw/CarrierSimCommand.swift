@@ -9,8 +9,8 @@ enum CarrierSimCommand {
     static let usage = """
         usage: irisgw carrier-sim [--listen HOST:PORT] [--media-host HOST] [--password PW] [--time-scale X]
                                   [--loss PCT] [--jitter MS]
-               irisgw carrier-sim call DID --from CALLER [--to HOST:PORT] [--hangup-after S]
-                                      [--calls N --rate R] [--tone HZ]
+               irisgw carrier-sim call DID --from CALLER [--to HOST:PORT] [--local-host HOST]
+                                      [--hangup-after S] [--calls N --rate R] [--tone HZ]
 
         The first form plays a PSTN carrier on HOST:PORT (default 127.0.0.1:5090, UDP and TCP):
         prints `listening sip udp|tcp HOST:PORT` and `ready`, then one line per call (number,
@@ -20,8 +20,10 @@ enum CarrierSimCommand {
         ms, default 40) set how the lossy number +15550100023 mangles its echo.
 
         The second places calls into the gateway (default 127.0.0.1:5060): PCMU with a tone
-        (default 300 Hz) plus an echo of what it hears. One line per call and a summary; exit 0
-        only when every call was answered and ended normally.
+        (default 300 Hz) plus an echo of what it hears, from --local-host (SIP and RTP; default
+        127.0.0.1: another address of lo, such as 127.0.0.2, keeps it apart from nodes behind
+        Kamailio). One line per call and a summary; exit 0 only when every call was answered
+        and ended normally.
 
         """
 
@@ -91,6 +93,7 @@ enum CarrierSimCommand {
         var calls = 1
         var rate = 1.0
         var tone = 300.0
+        var localHost: String?
         var reader = ArgumentReader(args)
         do {
             while let a = reader.next() {
@@ -101,6 +104,12 @@ enum CarrierSimCommand {
                         throw UsageError("--to needs HOST:PORT")
                     }
                     gateway = addr
+                case "--local-host":
+                    let host = try reader.value()
+                    guard SocketAddress.isNumericHost(host) else {
+                        throw UsageError("--local-host needs a numeric address")
+                    }
+                    localHost = host
                 case "--hangup-after": hangupAfter = try reader.seconds()
                 case "--calls":
                     guard let n = Int(try reader.value()), n > 0 else {
@@ -136,6 +145,7 @@ enum CarrierSimCommand {
         config.calls = calls
         config.rate = rate
         config.toneHz = tone
+        if let localHost { config.localHost = localHost }
         let outcomes: [PSTNCaller.Outcome]
         do {
             let caller = try PSTNCaller(configuration: config)

@@ -359,3 +359,40 @@ extension GatewaySuites.CarrierSimEndToEndTests {
         }
     }
 }
+
+extension GatewaySuites.CarrierSimEndToEndTests {
+    /// `carrier-sim call --local-host`: the call comes from that address (a trunk that allows
+    /// only it takes the call, SIP and media); a name instead of an address is a usage error.
+    @Test func carrierSimCallSendsFromItsLocalHost() async throws {
+        var profile = GatewayProcess.Profile()
+        profile.allowFrom = ["127.0.0.2/32"]
+        let gw = try await GatewayProcess(profiles: [profile])
+        defer { gw.stop() }
+        let listener = try IrisNotificationListener(connection: try gw.connection(), routingId: "alice")
+        defer { listener.close() }
+        let caller = try GatewaySuites.GatewayCLITests.launch(
+            [
+                "carrier-sim", "call", "+15550001000", "--from", "+15559876543", "--to", "127.0.0.1:\(gw.sipPort)",
+                "--local-host", "127.0.0.2", "--hangup-after", "1"
+            ], mergeErrors: true)
+        defer { caller.stop() }
+        let note = try #require(await listener.next(timeout: 10), "\(caller.output)")
+        let session = IrisRtcAudioSession(
+            connection: try gw.connection(), stream: try IrisRtcStream(source: .tone(hz: 500, amplitude: 0.3)),
+            delegate: nil)
+        defer { session.stop() }
+        try await session.join(roomId: note.roomid!, roomToken: note.roomtoken!)
+        #expect(await session.waitForEnd(timeout: 10))
+        #expect(await caller.exit(timeout: 10) == 0, "\(caller.output)")
+        #expect(caller.output.contains("1 ended normally"), "\(caller.output)")
+        let trace = try await gw.connection().sipTrace(roomId: note.roomid!).messages
+        #expect(!trace.isEmpty && trace.allSatisfy { $0.remote.hasPrefix("127.0.0.2:") }, "\(trace.map(\.remote))")
+
+        let refused = try GatewaySuites.GatewayCLITests.launch(
+            ["carrier-sim", "call", "+15550001000", "--from", "+1555", "--local-host", "carrier.example"],
+            mergeErrors: true)
+        defer { refused.stop(signal: SIGKILL) }
+        #expect(await refused.exit(timeout: 10) == 2, "\(refused.output)")
+        #expect(refused.output.contains("--local-host needs a numeric address"), "\(refused.output)")
+    }
+}
