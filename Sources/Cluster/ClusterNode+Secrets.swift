@@ -9,7 +9,9 @@ extension ClusterNode {
     /// Writes each of `local` where the cluster has none yet and returns the cluster's.
     /// For the main thread at start (not an event loop): tries for up to `timeout` seconds
     /// while Redis comes up, then fails.
-    public func sharedSecretsWaiting(_ local: [String: String], timeout: Double = 10) throws(ClusterStartError)
+    public func sharedSecretsWaiting(
+        _ local: [String: String], timeout: Double = 10
+    ) throws(ClusterStartError)
         -> [String: String]
     {
         let deadline = EventLoop.now() + timeout

@@ -118,7 +118,11 @@ public final class ClusterNode: Sendable {
             guard actions.contains(.leave), let member = state.value.machine.member else { return finish() }
             let once = Mutex(false)
             let end: @Sendable () -> Void = {
-                if once.withLock({ was in defer { was = true }; return !was }) { finish() }
+                if once.withLock({ was in
+                    defer { was = true }; return !was
+                }) {
+                    finish()
+                }
             }
             let timer = loop.schedule(after: timeout) { end() }
             release(member) { [self] in
@@ -274,22 +278,23 @@ public final class ClusterNode: Sendable {
         let lastSeenKey = RedisArgument(keys.prefix + ":reaped:" + dead.name)
         redis.send(["HGETALL", .init(keys.held(dead))]) { [unowned self] held in
             redis.send(["HGETALL", .init(keys.dialogs(dead))]) { [unowned self] dialogs in
-            redis.send(["GET", lastSeenKey]) { [unowned self] seen in
-                guard case .success(let heldValue) = held, case .success(let dialogValue) = dialogs else {
-                    // Unreadable now: the claim runs out and the takeover is tried again.
-                    return
+                redis.send(["GET", lastSeenKey]) { [unowned self] seen in
+                    guard case .success(let heldValue) = held, case .success(let dialogValue) = dialogs else {
+                        // Unreadable now: the claim runs out and the takeover is tried again.
+                        return
+                    }
+                    let sessions = Self.pairs(heldValue).compactMap { Self.decode($0.1) as HeldSession? }
+                    let dialogMap = Dictionary(
+                        Self.pairs(dialogValue).map { ($0.0, String(decoding: $0.1, as: UTF8.self)) },
+                        uniquingKeysWith: { a, _ in a })
+                    let lastSeen = (try? seen.get().string).flatMap(Double.init).map { $0 / 1000 }
+                    let work = DeadMemberSessions(
+                        member: dead, sessions: sessions, dialogs: dialogMap, lastSeen: lastSeen)
+                    guard let delegate = state.value.delegate else { return }
+                    delegate.takeOver(work) { [self] in
+                        loop.execute { [self] in feed(.takeoverDone(dead)) }
+                    }
                 }
-                let sessions = Self.pairs(heldValue).compactMap { Self.decode($0.1) as HeldSession? }
-                let dialogMap = Dictionary(
-                    Self.pairs(dialogValue).map { ($0.0, String(decoding: $0.1, as: UTF8.self)) },
-                    uniquingKeysWith: { a, _ in a })
-                let lastSeen = (try? seen.get().string).flatMap(Double.init).map { $0 / 1000 }
-                let work = DeadMemberSessions(member: dead, sessions: sessions, dialogs: dialogMap, lastSeen: lastSeen)
-                guard let delegate = state.value.delegate else { return }
-                delegate.takeOver(work) { [self] in
-                    loop.execute { [self] in feed(.takeoverDone(dead)) }
-                }
-            }
             }
         }
     }
@@ -309,7 +314,8 @@ public final class ClusterNode: Sendable {
         for s in held.sessions {
             writeHeld(s, member: member)
             if let direction = s.countedIn {
-                redis.send(["HSET", .init(keys.trunkCalls(s.profile, direction)), .init(s.roomId), .init(member.name)]) {
+                redis.send(["HSET", .init(keys.trunkCalls(s.profile, direction)), .init(s.roomId), .init(member.name)])
+                {
                     _ in
                 }
                 redis.send([
@@ -324,7 +330,8 @@ public final class ClusterNode: Sendable {
 
     private func lostMembership() {
         state.value.statistics.lostMemberships += 1
-        writeToStandardError("irisgw: cluster: this node was counted dead and its calls ended by another; joining again\n")
+        writeToStandardError(
+            "irisgw: cluster: this node was counted dead and its calls ended by another; joining again\n")
         state.value.delegate?.lostMembership()
         // Joined again under the same name once the survivor has finished with it (the join
         // is refused while the takeover is under way).

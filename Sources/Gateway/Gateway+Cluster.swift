@@ -87,9 +87,13 @@ extension Gateway: ClusterNodeDelegate {
                     refusal = "trunk over its inbound call rate in the cluster"
                 case .unavailable:
                     let share = max(1, i.maxConcurrentCalls / cluster.liveNodesSeen)
-                    let up = sessions.values.filter { $0.profile.name == profile.name && $0.machine.direction == .inbound }
-                        .count
-                    refusal = up >= share ? "trunk at this node's share of its inbound calls (the cluster's Redis is away)" : nil
+                    let up = sessions.values.filter {
+                        $0.profile.name == profile.name && $0.machine.direction == .inbound
+                    }
+                    .count
+                    refusal =
+                        up >= share
+                        ? "trunk at this node's share of its inbound calls (the cluster's Redis is away)" : nil
                 }
                 deliver.value(refusal)
             }
@@ -212,7 +216,8 @@ extension Gateway: ClusterNodeDelegate {
                 if ua.sendBye(in: snapshot, to: peer, headers: [Self.nodeLostReason]) {
                     sent += 1
                 } else {
-                    writeToStandardError("irisgw: cluster: room \(room): the stored dialog cannot be read; no BYE sent\n")
+                    writeToStandardError(
+                        "irisgw: cluster: room \(room): the stored dialog cannot be read; no BYE sent\n")
                 }
             }
             // Ringing outbound calls: CANCEL their INVITEs (the callee stops ringing).

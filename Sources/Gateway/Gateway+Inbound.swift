@@ -64,7 +64,8 @@ extension Gateway: SIPUserAgentDelegate {
         admitInboundInCluster(profile, roomId: roomId) { [self] refusal in
             if let refusal {
                 inboundAdmissions[profile.name]?.release()
-                call.reject(status: 503, reason: "Service Unavailable (\(refusal))", headers: [SIPHeader(.retryAfter, "5")])
+                call.reject(
+                    status: 503, reason: "Service Unavailable (\(refusal))", headers: [SIPHeader(.retryAfter, "5")])
                 return
             }
             acceptInbound(

@@ -26,13 +26,19 @@ extension ServeConfiguration {
         }
         if let problem = ClusterSettings.nodeIdProblem(id) { throw schema.fail("\(path).nodeId", problem) }
         var s = ClusterSettings(redis: redis, nodeId: id)
-        if let v = try o.optional("heartbeatIntervalSec", { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...60) }) {
+        if let v = try o.optional(
+            "heartbeatIntervalSec", { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 1...60) })
+        {
             s.heartbeatInterval = Double(v)
         }
-        if let v = try o.optional("nodeTTLSec", { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 2...600) }) {
+        if let v = try o.optional(
+            "nodeTTLSec", { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 2...600) })
+        {
             s.nodeTTL = Double(v)
         }
-        if let v = try o.optional("takeoverTTLSec", { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 5...3600) }) {
+        if let v = try o.optional(
+            "takeoverTTLSec", { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 5...3600) })
+        {
             s.takeoverTTL = Double(v)
         }
         if s.nodeTTL <= s.heartbeatInterval {

@@ -258,7 +258,9 @@ public struct ServeConfiguration: Sendable, Equatable {
         c.pageTokens = try o.optional("pageTokens") { (v, p) throws(ProfileError) in
             try pageTokenLimits(v, at: p, schema: schema)
         }
-        c.cluster = try o.optional("cluster") { (v, p) throws(ProfileError) in try clusterSettings(v, at: p, schema: schema) }
+        c.cluster = try o.optional("cluster") { (v, p) throws(ProfileError) in
+            try clusterSettings(v, at: p, schema: schema)
+        }
         c.roomTokenLifetimeSec = try o.optional("roomTokenLifetimeSec") { (v, p) throws(ProfileError) in
             try schema.int(v, at: p, in: 1...86_400)
         }

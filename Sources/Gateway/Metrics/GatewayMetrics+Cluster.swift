@@ -4,7 +4,8 @@ import Formats
 extension ClusterStatus {
     /// The cluster's lines of `/metrics`.
     public func render(into out: inout PrometheusText) {
-        out.metric("irisgw_cluster_members", "gauge", "Live members of the cluster as this node last saw them.", liveNodes)
+        out.metric(
+            "irisgw_cluster_members", "gauge", "Live members of the cluster as this node last saw them.", liveNodes)
         out.metric(
             "irisgw_cluster_member", "gauge", "1 while this node is a member of its cluster (0: joining, Redis away).",
             phase == .member ? 1 : 0)
@@ -14,8 +15,14 @@ extension ClusterStatus {
             ("irisgw_cluster_takeovers_total", "Dead members this node took over.", s.takeovers),
             ("irisgw_cluster_lost_memberships_total", "Times the cluster counted this node dead.", s.lostMemberships),
             ("irisgw_cluster_heartbeat_failures_total", "Heartbeats Redis did not answer.", s.heartbeatFailures),
-            ("irisgw_cluster_republished_total", "Write-backs of this node's state after a Redis outage.", s.republished),
-            ("irisgw_cluster_events_published_total", "Events this node appended to the cluster's stream.", s.eventsPublished),
+            (
+                "irisgw_cluster_republished_total", "Write-backs of this node's state after a Redis outage.",
+                s.republished
+            ),
+            (
+                "irisgw_cluster_events_published_total", "Events this node appended to the cluster's stream.",
+                s.eventsPublished
+            ),
             ("irisgw_cluster_events_lost_total", "Events this node could not append.", s.eventsLost),
             ("irisgw_cluster_events_read_total", "Other nodes' events read from the stream.", s.eventsRead),
             (

@@ -314,7 +314,9 @@ public struct SessionMachine: Sendable {
             // not yet: as if the app had closed.
             guard answeredAt != nil else { return handle(.close, now: now) }
             return [.hangup]
-                + end(.nodeLost, sip: SIPDetails(code: 503, reason: "node lost"), irisCode: IrisCode.remoteUnreachable, now: now)
+                + end(
+                    .nodeLost, sip: SIPDetails(code: 503, reason: "node lost"), irisCode: IrisCode.remoteUnreachable,
+                    now: now)
 
         case .dtmf(let digit, let ms):
             var e = event(.onSessionDTMF)

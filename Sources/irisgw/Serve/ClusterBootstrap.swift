@@ -16,15 +16,19 @@ enum ClusterBootstrap {
     /// Makes the node and settles the secrets; the node then starts with the gateway.
     static func join(_ settings: ClusterSettings, dataDir: String) throws -> ClusterNode {
         let node: ClusterNode
-        do { node = try ClusterNode(settings: settings) } catch { throw Failure(description: "cluster.redis: \(error)") }
+        do { node = try ClusterNode(settings: settings) } catch {
+            throw Failure(description: "cluster.redis: \(error)")
+        }
         let key = try APIKey.loadOrCreate(dataDir: dataDir)
         _ = try RoomTokenSigner.loadOrCreate(dataDir: dataDir)
         let secretPath = dataDir + "/" + RoomTokenSigner.secretFileName
-        let secret = (try String(contentsOfFile: secretPath, encoding: .utf8)).trimmingCharacters(in: .whitespacesAndNewlines)
+        let secret = (try String(contentsOfFile: secretPath, encoding: .utf8)).trimmingCharacters(
+            in: .whitespacesAndNewlines)
         let shared = try node.sharedSecretsWaiting(["apiKey": key, "roomTokenSecret": secret])
         if let clusterKey = shared["apiKey"], clusterKey != key {
             if let fromEnvironment = ProcessInfo.processInfo.environment["IRISGW_API_KEY"], !fromEnvironment.isEmpty {
-                throw Failure(description: "IRISGW_API_KEY is not the cluster's API key (unset it: the node takes the cluster's)")
+                throw Failure(
+                    description: "IRISGW_API_KEY is not the cluster's API key (unset it: the node takes the cluster's)")
             }
             try PrivateFiles.replace(dataDir + "/api-key", with: clusterKey + "\n")
         }

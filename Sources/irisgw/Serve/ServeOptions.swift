@@ -108,7 +108,8 @@ struct ServeOptions {
         }
         if !dnsServerFlags.isEmpty { gateway.sip.dns.servers = dnsServerFlags }
         if clusterFlag != nil || nodeIdFlag != nil {
-            guard let redis = clusterFlag ?? gateway.cluster?.redis, let id = nodeIdFlag ?? gateway.cluster?.nodeId else {
+            guard let redis = clusterFlag ?? gateway.cluster?.redis, let id = nodeIdFlag ?? gateway.cluster?.nodeId
+            else {
                 throw Refusal(message: "--cluster and --node-id go together")
             }
             var settings = gateway.cluster ?? ClusterSettings(redis: redis, nodeId: id)
