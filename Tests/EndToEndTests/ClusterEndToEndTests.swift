@@ -279,5 +279,67 @@ extension GatewaySuites {
                 #expect(branch(c).map(invites.contains) == true, "the CANCEL carries its INVITE's branch: \(c)")
             }
         }
+
+        /// Every node restarted in turn (SIGTERM: drain, exit; then the same node id again)
+        /// while calls are placed at a steady rate on the nodes that are up: no call fails,
+        /// each call in progress on a draining node runs to the carrier's hang-up, and the
+        /// cluster counts three members again after each restart.
+        @Test func aRollingRestartUnderLoadFailsNoCall() async throws {
+            let redis = try await RedisServer()
+            defer { redis.stop() }
+            let sipp = try await SIPp.listening(
+                .inline(name: "carrier", xml: CarrierScenarios.answer(byeAfterMs: 1500)), calls: 200, timeout: 120)
+            defer { sipp.stop() }
+            let profile = GatewayProcess.Profile(proxies: [sipp.port])
+            let drain = ["--drain-timeout", "15"]
+            let first = try await ClusterNodes.start(3, redis: redis, profile: profile, arguments: drain)
+            let up = Mutex<[GatewayProcess?]>(first.map { $0 })
+            defer { for n in up.withLock({ $0 }) { n?.stop() } }
+            #expect(await ClusterNodes.waitForMembers(first[0], 3))
+            let placed = Mutex<[(IrisRtcAudioSession, SessionRecorder)]>([])
+            let refused = Mutex<[String]>([])
+            defer { placed.withLock { $0 }.forEach { $0.0.stop() } }
+            let load = Task {
+                var turn = 0
+                while !Task.isCancelled {
+                    let live = up.withLock { $0.compactMap { $0 } }
+                    turn += 1
+                    if !live.isEmpty {
+                        do {
+                            let call = try await placedSession(live[turn % live.count])
+                            placed.withLock { $0.append(call) }
+                        } catch {
+                            refused.withLock { $0.append("\(error)") }
+                        }
+                    }
+                    try? await Task.sleep(for: .milliseconds(300))
+                }
+            }
+            for i in 0..<3 {
+                // Calls up everywhere first, so the node drains some.
+                let before = placed.withLock { $0.count }
+                #expect(await eventually(timeout: 20) { placed.withLock { $0.count } >= before + 4 })
+                let node = try #require(up.withLock { $0[i] })
+                up.withLock { $0[i] = nil }  // the generator stops choosing it first, as a balancer would
+                #expect(await node.signal(SIGTERM, timeout: 30) == 0, "node \(i + 1) drained and exited")
+                node.stop()  // its folder, and the check of its records
+                // The same node id on a fresh data directory (its records are its predecessor's
+                // to keep; the API key comes from the cluster).
+                let again = try await GatewayProcess(
+                    profiles: [profile], extraArguments: drain, config: ClusterNodes.config(redis, id: "gw\(i + 1)"))
+                up.withLock { $0[i] = again }
+                #expect(await ClusterNodes.waitForMembers(again, 3))
+            }
+            load.cancel()
+            _ = await load.value
+            let calls = placed.withLock { $0 }
+            #expect(calls.count >= 10, "the load ran")
+            #expect(refused.withLock { $0 }.isEmpty, "\(refused.withLock { $0 })")
+            #expect(
+                await eventually(timeout: 20) { calls.allSatisfy { $0.1.ended != nil } }, "every call ended")
+            for (_, rec) in calls {
+                #expect(rec.ended?.reason == .completed, "\(rec.trace)")
+            }
+        }
     }
 }
