@@ -221,14 +221,7 @@ extension GatewaySuites {
             let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
                 "irisgw-cl-\(UUID().uuidString.prefix(8))")
             defer { try? FileManager.default.removeItem(at: dir) }
-            let profiles = dir.appendingPathComponent("profiles")
-            try FileManager.default.createDirectory(at: profiles, withIntermediateDirectories: true)
-            try GatewayProcess.Profile().json5.write(
-                to: profiles.appendingPathComponent("trunk.json5"), atomically: true, encoding: .utf8)
-            let base = [
-                "serve", "--profiles", profiles.path, "--data-dir", dir.appendingPathComponent("data").path,
-                "--sip-listen", "127.0.0.1:0", "--api-listen", "127.0.0.1:0"
-            ]
+            let base = try GatewayCLITests.serveArguments(in: dir)
             let port = try freePort()
             for bad in [
                 ["--cluster", "redis://127.0.0.1:\(port)"], ["--node-id", "gw1"],

@@ -116,14 +116,7 @@ extension GatewaySuites {
                 "irisgw-apitls-\(UUID().uuidString.prefix(8))")
             try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(at: dir) }
-            let profiles = dir.appendingPathComponent("profiles")
-            try FileManager.default.createDirectory(at: profiles, withIntermediateDirectories: true)
-            try GatewayProcess.Profile().json5.write(
-                to: profiles.appendingPathComponent("trunk.json5"), atomically: true, encoding: .utf8)
-            let base = [
-                "serve", "--profiles", profiles.path, "--data-dir", dir.appendingPathComponent("data").path,
-                "--sip-listen", "127.0.0.1:0", "--api-listen", "127.0.0.1:0"
-            ]
+            let base = try GatewayCLITests.serveArguments(in: dir)
             // A plain listener without HTTPS, a key without its certificate: usage errors.
             #expect(
                 try await GatewayCLITests.run(base + ["--api-listen-plain", "127.0.0.1:0"], timeout: 20).status == 2)

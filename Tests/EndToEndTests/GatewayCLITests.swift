@@ -9,6 +9,19 @@ extension GatewaySuites {
     @Suite struct GatewayCLITests {
         /// Starts the binary with `args`; its stdout (and stderr, with `mergeErrors`) goes to
         /// the child's output file.
+        /// `irisgw serve` arguments for a start that is expected to be refused: a trunk profile
+        /// and a data directory in `dir` (made here), listeners on ports from the OS.
+        static func serveArguments(in dir: URL) throws -> [String] {
+            let profiles = dir.appendingPathComponent("profiles")
+            try FileManager.default.createDirectory(at: profiles, withIntermediateDirectories: true)
+            try GatewayProcess.Profile().json5.write(
+                to: profiles.appendingPathComponent("trunk.json5"), atomically: true, encoding: .utf8)
+            return [
+                "serve", "--profiles", profiles.path, "--data-dir", dir.appendingPathComponent("data").path,
+                "--sip-listen", "127.0.0.1:0", "--api-listen", "127.0.0.1:0"
+            ]
+        }
+
         static func launch(_ args: [String], mergeErrors: Bool = false) throws -> ChildProcess {
             try ChildProcess(GatewayProcess.binary, args, discardingErrors: !mergeErrors)
         }
