@@ -75,7 +75,8 @@ let package = Package(
         .executableTarget(
             name: "irisgw",
             dependencies: [
-                "SIP", "Gateway", "ControlAPI", "IrisClient", "IrisAPI", "WebClient", "DNS", "CarrierTest", "CarrierSim",
+                "SIP", "Gateway", "ControlAPI", "IrisClient", "IrisAPI", "WebClient", "DNS", "CarrierTest",
+                "CarrierSim",
                 "Cluster"
             ]),
         // `make bench`: prints `BENCH ...` lines with ratios measured in one run.

@@ -51,7 +51,8 @@ extension ControlAPIServer {
             case .node(let holder):
                 switch forward(request, to: [holder], gateway: gateway, timeout: Self.forwardTimeout)[0] {
                 case .success(let answer): return answer
-                case .failure(let why): throw .unavailable("node \(holder.id) holds session \(room) but did not answer: \(why)")
+                case .failure(let why):
+                    throw .unavailable("node \(holder.id) holds session \(room) but did not answer: \(why)")
                 }
             }
         }
@@ -65,7 +66,9 @@ extension ControlAPIServer {
         guard let me else { return nil }
         var peers = seen
         while let chosen = Placement.choose(me: me, peers: peers), chosen.id != me.id {
-            if case .success(let answer) = forward(request, to: [chosen], gateway: gateway, timeout: Self.forwardTimeout)[0] {
+            if case .success(let answer) = forward(
+                request, to: [chosen], gateway: gateway, timeout: Self.forwardTimeout)[0]
+            {
                 return answer
             }
             peers.removeAll { $0.id == chosen.id }
@@ -104,7 +107,10 @@ extension ControlAPIServer {
         guard let cluster = gateway.cluster, !nodes.isEmpty else { return [] }
         let target = ForwardedMark.target(path: request.path, query: request.query)
         let mark = ForwardedMark(nodeId: cluster.settings.nodeId, time: Int64(Date().timeIntervalSince1970))
-        var headers = [ForwardedMark.header: mark.value(method: request.method, target: target, key: gateway.tokens.nodeForwardingKey)]
+        var headers = [
+            ForwardedMark.header: mark.value(
+                method: request.method, target: target, key: gateway.tokens.nodeForwardingKey)
+        ]
         for name in ["authorization", "content-type", "accept"] {
             if let value = request.headers[name] { headers[name] = value }
         }

@@ -59,7 +59,8 @@ struct ForwardedMark: Sendable, Equatable {
         let path = path.split(separator: "/", omittingEmptySubsequences: false).map { encode(String($0)) }
             .joined(separator: "/")
         guard !query.isEmpty else { return path }
-        return path + "?" + query.sorted { $0.key < $1.key }.map { encode($0.key) + "=" + encode($0.value) }
+        return path + "?"
+            + query.sorted { $0.key < $1.key }.map { encode($0.key) + "=" + encode($0.value) }
             .joined(separator: "&")
     }
 

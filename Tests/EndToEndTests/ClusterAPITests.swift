@@ -1,4 +1,3 @@
-@testable import ControlAPI
 import Foundation
 import Gateway
 import Glibc
@@ -7,6 +6,8 @@ import IrisClient
 import TestSupport
 import Testing
 import WebClient
+
+@testable import ControlAPI
 
 /// One API on every node: three `irisgw serve` nodes on one real Redis, SIPp as the carrier.
 /// A session is served by its holder through any node (same answers, same errors), a new
@@ -28,6 +29,17 @@ extension GatewaySuites {
             let key = try RoomTokenSigner.loadOrCreate(dataDir: node.dataDir).nodeForwardingKey
             return ForwardedMark(nodeId: "gw9", time: Int64(Date().timeIntervalSince1970) - age).value(
                 method: method, target: path, key: key)
+        }
+
+        /// `GET /v1/sessions` on `node`: the room ids and the nodes `X-Irisgw-Partial` names.
+        static func list(_ node: GatewayProcess) async throws -> (rooms: [String], partial: String?) {
+            let r = try await HTTPClient(
+                baseURL: node.apiURL, defaultHeaders: ["Authorization": "Bearer " + node.apiKey]
+            )
+            .request(method: "GET", path: "/v1/sessions", timeout: 15)
+            #expect(r.status == 200, "\(String(decoding: r.body, as: UTF8.self))")
+            let list = try JSONDecoder().decode(SessionList.self, from: Data(r.body))
+            return (list.sessions.map(\.roomId), r.headers["x-irisgw-partial"])
         }
 
         @Test func aSessionIsServedByItsHolderThroughAnyNode() async throws {
@@ -62,9 +74,9 @@ extension GatewaySuites {
 
             // The list is the cluster's, on every node.
             for n in nodes {
-                let list = try await Self.request(n, "GET", "/v1/sessions")
-                let ids = try JSONDecoder().decode(SessionList.self, from: Data(list.text.utf8)).sessions.map(\.roomId)
-                #expect(Set(ids) == Set(rooms) && ids.count == 3, "\(list.text)")
+                let (ids, partial) = try await Self.list(n)
+                #expect(Set(ids) == Set(rooms) && ids.count == 3, "\(ids)")
+                #expect(partial == nil)
             }
 
             // A session's events, from the start, on a node that does not hold it.
@@ -116,6 +128,31 @@ extension GatewaySuites {
             #expect(await rec.waitForStatus(.connected), "\(rec.trace)\n\(sipp.report)")
             #expect(try await Self.request(nodes[1], "GET", "/v1/sessions/\(room)").status == 200)
             #expect(await sipp.waitForExit(timeout: 15) == 0, sipp.report)
+        }
+
+        @Test func aHolderThatDoesNotAnswerIsNamed() async throws {
+            let redis = try await RedisServer()
+            defer { redis.stop() }
+            let nodes = try await ClusterNodes.start(2, redis: redis, profile: .init())
+            defer { for n in nodes { n.stop() } }
+            // gw3 is alive in the cluster but publishes an API address where nothing listens.
+            let silent = try await GatewayProcess(
+                profiles: [.init()], extraArguments: ["--public-url", "http://127.0.0.1:\(try freePort())"],
+                config: ClusterNodes.config(redis, id: "gw3"))
+            defer { silent.stop() }
+            for n in nodes { #expect(await ClusterNodes.waitForMembers(n, 3)) }
+            // An inbound call rings on gw3; the app hears of it on another node.
+            let (note, sipp) = try await GatewayInboundTests.notification(nodes[0]) {
+                try GatewayInboundTests.caller(silent, CallerScenarios.answered(talkMs: 1000))
+            }
+            defer { sipp.stop() }
+            let room = try #require(note?.roomid, sipp.report)
+            let away = try await Self.request(nodes[0], "GET", "/v1/sessions/\(room)")
+            #expect(away.status == 503 && away.text.contains("node gw3"), "\(away.text)")
+            #expect(away.code == IrisCode.serviceUnavailable)
+            // The list has what the others hold and names the node left out.
+            let (rooms, partial) = try await Self.list(nodes[1])
+            #expect(rooms.isEmpty && partial == "gw3", "\(rooms) \(partial ?? "whole")")
         }
 
         @Test func errorsRedisAwayDrainingAndNodeSignatures() async throws {
