@@ -80,7 +80,10 @@ import Testing
     @Test func aDeadMembersSessionsAreTakenOverByOneSurvivor() async throws {
         let redis = try await RedisServer()
         defer { redis.stop() }
-        let (a, b, c) = (try Self.node("a", redis, prefix: "t1"), try Self.node("b", redis, prefix: "t1"), try Self.node("c", redis, prefix: "t1"))
+        let (a, b, c) = (
+            try Self.node("a", redis, prefix: "t1"), try Self.node("b", redis, prefix: "t1"),
+            try Self.node("c", redis, prefix: "t1")
+        )
         let (da, db, dc) = (Delegate(), Delegate(), Delegate())
         a.start(delegate: da, api: "http://127.0.0.1:1")
         b.start(delegate: db, api: "http://127.0.0.1:1")
@@ -101,7 +104,10 @@ import Testing
         #expect(await Self.counted(b) == 3)
         // a dies: it stops heartbeating without leaving (calls up).
         await a.stop(callsUp: 3)
-        #expect(await eventually(timeout: 10) { (db.state.withLock { $0.takeovers.count } + dc.state.withLock { $0.takeovers.count }) == 1 })
+        #expect(
+            await eventually(timeout: 10) {
+                (db.state.withLock { $0.takeovers.count } + dc.state.withLock { $0.takeovers.count }) == 1
+            })
         let took = (db.state.withLock { $0.takeovers } + dc.state.withLock { $0.takeovers })[0]
         #expect(took.member.id == "a")
         #expect(Set(took.sessions.map(\.roomId)) == ["r0", "r1", "r2"])
@@ -115,6 +121,29 @@ import Testing
         #expect((db.state.withLock { $0.takeovers.count } + dc.state.withLock { $0.takeovers.count }) == 1)
         await b.stop(callsUp: 0)
         await c.stop(callsUp: 0)
+    }
+
+    @Test func anEndedSessionStaysWithItsHolderWhileItKeepsIt() async throws {
+        let redis = try await RedisServer()
+        defer { redis.stop() }
+        let (a, b) = (try Self.node("a", redis, prefix: "t5"), try Self.node("b", redis, prefix: "t5"))
+        a.start(delegate: Delegate(), api: "http://127.0.0.1:1")
+        b.start(delegate: Delegate(), api: "http://127.0.0.1:1")
+        #expect(await Self.joined(a, b))
+        for room in ["kept", "gone"] { a.sessionStarted(Self.session(room)) }
+        #expect(await eventually(timeout: 5) { await Self.holder(b, "gone") != .none })
+        a.sessionEnded(Self.session("kept"), keptFor: 60)
+        a.sessionEnded(Self.session("gone"))
+        // Kept: a still answers for it (its ended snapshot); not kept: nobody does.
+        #expect(await eventually(timeout: 5) { await Self.holder(b, "gone") == .none })
+        guard case .node(let record) = await Self.holder(b, "kept") else {
+            Issue.record("b does not find the ended session's node")
+            for n in [a, b] { await n.stop(callsUp: 0) }
+            return
+        }
+        #expect(record.id == "a")
+        #expect(await Self.holder(a, "kept") == .here)
+        for n in [a, b] { await n.stop(callsUp: 0) }
     }
 
     @Test func trunkLimitsHoldAcrossNodes() async throws {
@@ -133,7 +162,8 @@ import Testing
         #expect(await Self.acquire(nodes[2], "call9") == .counted)
         // The rate: 2 per second across the cluster.
         let rates = [
-            await Self.acquire(nodes[0], "x1", max: 100, cps: 2, trunk: "rated"), await Self.acquire(nodes[1], "x2", max: 100, cps: 2, trunk: "rated"),
+            await Self.acquire(nodes[0], "x1", max: 100, cps: 2, trunk: "rated"),
+            await Self.acquire(nodes[1], "x2", max: 100, cps: 2, trunk: "rated"),
             await Self.acquire(nodes[2], "x3", max: 100, cps: 2, trunk: "rated")
         ]
         // A second boundary may fall between the three: at least one refusal unless it did.

@@ -104,6 +104,13 @@ extension GatewaySuites {
             #expect(await placed[0].1.waitFor { $0.contains { $0.event == .onSessionEnded } }, "\(placed[0].1.trace)")
             #expect(await eventually(timeout: 10) { sipp.received("BYE") == 1 })
             #expect(await eventually(timeout: 10) { watcher.of(room).contains { $0.event == .onSessionEnded } })
+            // Ended: the holder still answers for it, through any node.
+            let ended = try await Self.request(nodes[0], "GET", "/v1/sessions/\(room)")
+            #expect(ended.status == 200, "\(ended.text)")
+            #expect(try await Self.request(nodes[2], "GET", "/v1/sessions/\(room)").text == ended.text)
+            let late = try await Self.request(nodes[0], "POST", "/v1/sessions/\(room)/hold")
+            #expect(late.status == 409 && late.code == IrisCode.participantLeft, "\(late.text)")
+            #expect(try await Self.request(nodes[1], "POST", "/v1/sessions/\(room)/hold").text == late.text)
             for (s, _) in placed.dropFirst() { try await s.close() }
         }
 
