@@ -137,29 +137,60 @@ extension GatewaySuites {
             #expect(await sipp.waitForExit(timeout: 15) == 0, sipp.report)
         }
 
-        @Test func aHolderThatDoesNotAnswerIsNamed() async throws {
+        @Test func aNodeThatDoesNotAnswerIsNamedAndPassedOver() async throws {
             let redis = try await RedisServer()
             defer { redis.stop() }
-            let nodes = try await ClusterNodes.start(2, redis: redis, profile: .init())
-            defer { for n in nodes { n.stop() } }
-            // gw3 is alive in the cluster but publishes an API address where nothing listens.
-            let silent = try await GatewayProcess(
-                profiles: [.init()], extraArguments: ["--public-url", "http://127.0.0.1:\(try freePort())"],
-                config: ClusterNodes.config(redis, id: "gw3"))
+            // The carrier rings and does not answer while the test runs.
+            let carrier = try await SIPp.listening(
+                .inline(name: "carrier", xml: CarrierScenarios.answer(answerAfterMs: 60_000)), calls: 3, timeout: 90)
+            defer { carrier.stop() }
+            let profile = GatewayProcess.Profile(proxies: [carrier.port])
+            func node(_ id: String, _ arguments: [String] = []) async throws -> GatewayProcess {
+                try await GatewayProcess(
+                    profiles: [profile], extraArguments: arguments, config: ClusterNodes.config(redis, id: id))
+            }
+            let first = try await node("gw1", ["--drain-timeout", "60"])
+            defer { first.stop() }
+            // gw2 is alive in the cluster but publishes an API address where nothing listens.
+            let silent = try await node("gw2", ["--public-url", "http://127.0.0.1:\(try freePort())"])
             defer { silent.stop() }
-            for n in nodes { #expect(await ClusterNodes.waitForMembers(n, 3)) }
-            // An inbound call rings on gw3; the app hears of it on another node.
-            let (note, sipp) = try await GatewayInboundTests.notification(nodes[0]) {
+            let third = try await node("gw3")
+            defer { third.stop() }
+            for n in [first, third] { #expect(await ClusterNodes.waitForMembers(n, 3)) }
+
+            // An inbound call rings on gw2; the app hears of it on another node.
+            let (note, caller) = try await GatewayInboundTests.notification(first) {
                 try GatewayInboundTests.caller(silent, CallerScenarios.answered(talkMs: 1000))
             }
-            defer { sipp.stop() }
-            let room = try #require(note?.roomid, sipp.report)
-            let away = try await Self.request(nodes[0], "GET", "/v1/sessions/\(room)")
-            #expect(away.status == 503 && away.text.contains("node gw3"), "\(away.text)")
+            defer { caller.stop() }
+            let room = try #require(note?.roomid, caller.report)
+            let away = try await Self.request(first, "GET", "/v1/sessions/\(room)")
+            #expect(away.status == 503 && away.text.contains("node gw2"), "\(away.text)")
             #expect(away.code == IrisCode.serviceUnavailable)
             // The list has what the others hold and names the node left out.
-            let (rooms, partial) = try await Self.list(nodes[1])
-            #expect(rooms.isEmpty && partial == "gw3", "\(rooms) \(partial ?? "whole")")
+            let (rooms, partial) = try await Self.list(third)
+            #expect(rooms.isEmpty && partial == "gw2", "\(rooms) \(partial ?? "whole")")
+
+            // gw1 drains: its new sessions go to gw2 or gw3 (one session each; gw2 first when
+            // their loads are equal, by name), and gw2 does not answer, so to gw3.
+            var placed: [(IrisRtcAudioSession, SessionRecorder)] = []
+            defer { placed.forEach { $0.0.stop() } }
+            placed.append(try await placedSession(first, status: .connecting))
+            placed.append(try await placedSession(third, status: .connecting))
+            kill(first.processID, SIGTERM)
+            #expect(
+                await eventually(timeout: 10) {
+                    (try? await Self.request(first, "GET", "/healthz", key: nil))?.text.contains("draining") == true
+                })
+            placed.append(try await placedSession(first, status: .connecting))
+            let onItsOwn = try #require(placed[1].0.roomId)
+            let second = try #require(placed[2].0.roomId)
+            let onThird = try await Self.request(
+                third, "GET", "/v1/sessions",
+                headers: ["X-Irisgw-Forwarded": try Self.mark(third, "GET", "/v1/sessions")])
+            let ids = try JSONDecoder().decode(SessionList.self, from: Data(onThird.text.utf8)).sessions.map(\.roomId)
+            #expect(Set(ids) == [onItsOwn, second], "\(onThird.text)")
+            for (s, _) in placed { try await s.close() }
         }
 
         @Test func errorsRedisAwayDrainingAndNodeSignatures() async throws {
