@@ -65,10 +65,13 @@ let package = Package(
                 "Cluster"
             ]),
         // HTTP/1.1 + WebSocket server for the control API (an IOCore event loop and a worker
-        // pool), routed onto Gateway. The grammar and the framing are the HTTP module's.
+        // pool), routed onto Gateway. The grammar and the framing are the HTTP module's. In a
+        // cluster it forwards requests to the node they need with WebClient.
         .target(
             name: "ControlAPI",
-            dependencies: ["IOCore", "CLinux", "Gateway", "IrisAPI", "Formats", "HTTP", "TLS", "Crypto"]),
+            dependencies: [
+                "IOCore", "CLinux", "Gateway", "IrisAPI", "Formats", "HTTP", "TLS", "Crypto", "WebClient", "Cluster"
+            ]),
         .executableTarget(
             name: "irisgw",
             dependencies: [

@@ -8,6 +8,7 @@
 /// | `P:node:M` | string (TTL) | member M's `NodeRecord` as JSON |
 /// | `P:reaped:M` | string (TTL 10 min) | M was counted dead: its next heartbeat learns it |
 /// | `P:sessions` | hash | room id → the member holding the session |
+/// | `P:ended:R` | string (TTL: the history's) | the member that held session R, which ended: its answers stay the holder's |
 /// | `P:held:M` | hash | room id → what a survivor needs to end M's session (JSON) |
 /// | `P:dialogs:M` | hash | room id → the answered dialog (JSON), for the BYE after M's death |
 /// | `P:leases:M` | set | M's call leases, `trunkCallsKey\ncallKey`, freed at its death |
@@ -33,6 +34,7 @@ public struct ClusterKeys: Sendable {
     public var secrets: String { "\(prefix):secrets" }
     public var events: String { "\(prefix):events" }
     public func node(_ m: NodeMember) -> String { "\(prefix):node:\(m.name)" }
+    public func ended(_ roomId: String) -> String { "\(prefix):ended:\(roomId)" }
     public func held(_ m: NodeMember) -> String { "\(prefix):held:\(m.name)" }
     public func dialogs(_ m: NodeMember) -> String { "\(prefix):dialogs:\(m.name)" }
     public func leases(_ m: NodeMember) -> String { "\(prefix):leases:\(m.name)" }

@@ -20,11 +20,18 @@ extension ClusterNode {
         }
     }
 
-    /// The session ended here: out of the directory, and its call no longer counted.
-    public func sessionEnded(_ session: HeldSession) {
+    /// The session ended here: out of the directory, and its call no longer counted. For
+    /// `keptFor` seconds (the node's history of ended sessions) the cluster still names this
+    /// node for it, so other nodes send its requests here for the same answers.
+    public func sessionEnded(_ session: HeldSession, keptFor: Double = 0) {
         loop.execute { [self] in
             guard let member = state.value.machine.member else { return }
             redis.send(["HDEL", .init(keys.sessions), .init(session.roomId)]) { _ in }
+            if keptFor >= 0.001 {
+                redis.send([
+                    "SET", .init(keys.ended(session.roomId)), .init(member.name), "PX", .init(Int(keptFor * 1000))
+                ]) { _ in }
+            }
             redis.send(["HDEL", .init(keys.held(member)), .init(session.roomId)]) { _ in }
             redis.send(["HDEL", .init(keys.dialogs(member)), .init(session.roomId)]) { _ in }
             if let direction = session.countedIn {
@@ -50,21 +57,31 @@ extension ClusterNode {
         case unavailable
     }
 
-    /// Finds the node holding `roomId`; `then` runs on the cluster's loop.
+    /// Finds the node holding `roomId` (or that held it, while it keeps the ended session);
+    /// `then` runs on the cluster's loop.
     public func holder(of roomId: String, then: @escaping @Sendable (Holder) -> Void) {
         loop.execute { [self] in
             redis.send(["HGET", .init(keys.sessions), .init(roomId)]) { [unowned self] result in
                 guard case .success(let value) = result else { return then(.unavailable) }
-                guard let name = value.string, let member = NodeMember(name: name) else { return then(.none) }
-                if member == state.value.machine.member { return then(.here) }
-                redis.send(["GET", .init(keys.node(member))]) { result in
-                    guard case .success(let value) = result else { return then(.unavailable) }
-                    guard let bytes = value.bytes, let record: NodeRecord = Self.decode(bytes) else {
-                        return then(.none)
+                guard let name = value.string else {
+                    return redis.send(["GET", .init(keys.ended(roomId))]) { [unowned self] result in
+                        guard case .success(let value) = result else { return then(.unavailable) }
+                        holder(named: value.string, then: then)
                     }
-                    then(.node(record))
                 }
+                holder(named: name, then: then)
             }
+        }
+    }
+
+    /// The holder that `name` (a member name from the directory) is. On the loop.
+    private func holder(named name: String?, then: @escaping @Sendable (Holder) -> Void) {
+        guard let name, let member = NodeMember(name: name) else { return then(.none) }
+        if member == state.value.machine.member { return then(.here) }
+        redis.send(["GET", .init(keys.node(member))]) { result in
+            guard case .success(let value) = result else { return then(.unavailable) }
+            guard let bytes = value.bytes, let record: NodeRecord = Self.decode(bytes) else { return then(.none) }
+            then(.node(record))
         }
     }
 

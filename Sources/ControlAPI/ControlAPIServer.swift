@@ -166,6 +166,7 @@ public final class ControlAPIServer: Sendable {
 
     private func route(_ request: HTTPRequest, _ caller: APICaller) throws(GatewayError) -> HTTPResponse {
         let gateway = try self.current
+        if let answer = try clusterRoute(request, caller, gateway: gateway) { return answer }
         let parts = request.path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         let m = request.method
         if parts == ["v1", "page-tokens"] {

@@ -193,7 +193,7 @@ extension Gateway: ClusterNodeDelegate {
             $0.sessions[s.roomId] = nil
             $0.dialogs[s.roomId] = nil
         }
-        cluster.sessionEnded(held(s))
+        cluster.sessionEnded(held(s), keptFor: configuration.eventRetention)
     }
 
     // MARK: ClusterNodeDelegate (on the cluster's loop: nothing blocks)

@@ -98,6 +98,12 @@ extension Gateway {
         }
     }
 
+    /// Whether this node holds `roomId`, live or recently ended (in a cluster, a request for
+    /// a session it does not hold goes to the node that does).
+    public func holds(roomId: String) -> Bool {
+        ua.loop.sync { [self] in sessions[roomId] != nil || endedSnapshots[roomId] != nil }
+    }
+
     /// Every live session, without media statistics.
     public func list() -> [SessionSnapshot] {
         ua.loop.sync { [self] in sessions.values.map { $0.snapshot(stats: nil) }.sorted { $0.roomId < $1.roomId } }

@@ -123,6 +123,29 @@ import Testing
         await c.stop(callsUp: 0)
     }
 
+    @Test func anEndedSessionStaysWithItsHolderWhileItKeepsIt() async throws {
+        let redis = try await RedisServer()
+        defer { redis.stop() }
+        let (a, b) = (try Self.node("a", redis, prefix: "t5"), try Self.node("b", redis, prefix: "t5"))
+        a.start(delegate: Delegate(), api: "http://127.0.0.1:1")
+        b.start(delegate: Delegate(), api: "http://127.0.0.1:1")
+        #expect(await Self.joined(a, b))
+        for room in ["kept", "gone"] { a.sessionStarted(Self.session(room)) }
+        #expect(await eventually(timeout: 5) { await Self.holder(b, "gone") != .none })
+        a.sessionEnded(Self.session("kept"), keptFor: 60)
+        a.sessionEnded(Self.session("gone"))
+        // Kept: a still answers for it (its ended snapshot); not kept: nobody does.
+        #expect(await eventually(timeout: 5) { await Self.holder(b, "gone") == .none })
+        guard case .node(let record) = await Self.holder(b, "kept") else {
+            Issue.record("b does not find the ended session's node")
+            for n in [a, b] { await n.stop(callsUp: 0) }
+            return
+        }
+        #expect(record.id == "a")
+        #expect(await Self.holder(a, "kept") == .here)
+        for n in [a, b] { await n.stop(callsUp: 0) }
+    }
+
     @Test func trunkLimitsHoldAcrossNodes() async throws {
         let redis = try await RedisServer()
         defer { redis.stop() }

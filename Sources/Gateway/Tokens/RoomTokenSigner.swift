@@ -95,6 +95,13 @@ public struct RoomTokenSigner: Sendable {
         return (body[Self.headerLength...], bigEndianValue(bytes[1..<9]))
     }
 
+    /// The key the nodes of a cluster sign forwarded control API requests with
+    /// (`X-Irisgw-Forwarded`, docs/api.md "Clusters"): derived from the secret every node
+    /// shares, under its own label, so it is no token key and the secret itself never leaves.
+    public var nodeForwardingKey: [UInt8] {
+        Crypto.hmacSHA256(key: secret, data: Array("irisgw node forwarding key".utf8))
+    }
+
     private func mac(_ body: [UInt8], purpose: Purpose) -> [UInt8] {
         Crypto.hmacSHA256(key: secret, data: purpose.label + body)
     }
