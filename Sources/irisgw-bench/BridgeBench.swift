@@ -60,13 +60,16 @@ enum BridgeBench {
     }
 
     /// A release `irisgw serve` with one profile (`profile(carrierPort:)` unless given) and,
-    /// when `config` is set, that serve configuration (JSON5).
+    /// when `config` is set, that serve configuration (JSON5). `name` names its temporary
+    /// directory (several gateways at once need one each); `keepDirectory` starts it again on
+    /// the data a killed one left.
     static func startGateway(
         irisgw: String, carrierPort: Int, profile text: String? = nil, config: String? = nil,
-        moreProfiles: [String: String] = [:], arguments: [String] = []
+        moreProfiles: [String: String] = [:], arguments: [String] = [], name: String = "irisgw-bench-\(getpid())",
+        rtpPorts: String = "30000-39998", keepDirectory: Bool = false
     ) throws -> Gateway {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-bench-\(getpid())")
-        try? FileManager.default.removeItem(at: dir)
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(name)
+        if !keepDirectory { try? FileManager.default.removeItem(at: dir) }
         try FileManager.default.createDirectory(
             at: dir.appendingPathComponent("profiles"), withIntermediateDirectories: true)
         try (text ?? profile(carrierPort: carrierPort)).write(
@@ -80,7 +83,7 @@ enum BridgeBench {
             [
                 "serve", "--profiles", dir.appendingPathComponent("profiles").path, "--sip-listen", "127.0.0.1:0",
                 "--api-listen", "127.0.0.1:0", "--data-dir", dir.appendingPathComponent("data").path,
-                "--rtp-ports", "30000-39998", "--max-sessions", "100000"
+                "--rtp-ports", rtpPorts, "--max-sessions", "100000"
             ] + arguments
         if let config {
             let path = dir.appendingPathComponent("serve.json5")
@@ -97,11 +100,17 @@ enum BridgeBench {
         var api = ""
         var text = ""
         let h = out.fileHandleForReading
+        // One that never gets ready (a cluster node waiting on Redis) must not hang the bench.
+        let ready = Atomic<Bool>(false)
+        DispatchQueue.global().asyncAfter(deadline: .now() + 60) {
+            if !ready.load(ordering: .acquiring), p.isRunning { kill(p.processIdentifier, SIGKILL) }
+        }
         while !text.contains("ready\n") {
             let d = h.availableData
             if d.isEmpty { break }
             text += String(decoding: d, as: UTF8.self)
         }
+        ready.store(true, ordering: .releasing)
         var sipPort = 0
         for line in text.split(separator: "\n") {
             if line.hasPrefix("listening api ") { api = String(line.dropFirst(14)) }
@@ -134,13 +143,15 @@ enum BridgeBench {
         return Gateway(process: p, api: api, key: "bench", directory: dir, sipPort: sipPort)
     }
 
-    static func startCarrier(port: Int, timeout: Int = 600) throws -> Process {
+    /// SIPp's built-in `uas` on `port`, RTP echoed; `arguments` are added (a message trace ...).
+    static func startCarrier(port: Int, timeout: Int = 600, arguments: [String] = []) throws -> Process {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/sipp")
-        p.arguments = [
-            "-sn", "uas", "-i", "127.0.0.1", "-p", String(port), "-nostdin", "-rtp_echo",
-            "-mp", String(CallRateBench.freeUDPPort() ?? 45_000), "-timeout", "\(timeout)s"
-        ]
+        p.arguments =
+            [
+                "-sn", "uas", "-i", "127.0.0.1", "-p", String(port), "-nostdin", "-rtp_echo",
+                "-mp", String(CallRateBench.freeUDPPort() ?? 45_000), "-timeout", "\(timeout)s"
+            ] + arguments
         p.standardOutput = FileHandle.nullDevice
         p.standardError = FileHandle.nullDevice
         try p.run()
@@ -148,12 +159,13 @@ enum BridgeBench {
         return p
     }
 
-    /// Waits for events of routing id "bench" and hands each room's to its waiter.
+    /// Waits for events of routing id "bench" and hands each room's to its waiter; `observe`
+    /// sees each event with the wall-clock time it came (Unix ms), on the reading thread.
     final class EventRouter: @unchecked Sendable {  // `seen` only under `condition` (waited on: no Mutex)
         private let condition = NSCondition()
         private var seen: [String: [SessionEvent]] = [:]
         private let ws: WebSocketClient
-        init(api: String, key: String) throws {
+        init(api: String, key: String, observe: (@Sendable (SessionEvent, Double) -> Void)? = nil) throws {
             ws = try WebSocketClient(
                 url: api.replacingOccurrences(of: "http://", with: "ws://") + "/v1/events?routingId=bench",
                 headers: ["Authorization": "Bearer " + key])
@@ -165,7 +177,9 @@ enum BridgeBench {
                         continue
                     } catch { break }
                     guard let text else { break }
+                    let arrived = Date().timeIntervalSince1970 * 1000
                     guard let e = try? JSONDecoder().decode(SessionEvent.self, from: Data(text.utf8)) else { continue }
+                    observe?(e, arrived)
                     condition.lock()
                     seen[e.roomId, default: []].append(e)
                     condition.broadcast()
@@ -310,6 +324,15 @@ enum BridgeBench {
         _ gw: Gateway, _ router: EventRouter, sessions: Int, workers: Int, profile: String? = nil,
         durations: (@Sendable (SessionPhases) -> Void)? = nil
     ) -> (rate: Double, failed: Int) {
+        setupRate([(gw, router)], sessions: sessions, workers: workers, profile: profile, durations: durations)
+    }
+
+    /// The same over several gateways (a cluster's nodes): session `i` goes to `targets[i % count]`,
+    /// each waited for on that gateway's own event stream.
+    static func setupRate(
+        _ targets: [(Gateway, EventRouter)], sessions: Int, workers: Int, profile: String? = nil,
+        durations: (@Sendable (SessionPhases) -> Void)? = nil
+    ) -> (rate: Double, failed: Int) {
         let next = Atomic<Int>(0), failed = Atomic<Int>(0)
         let start = Date()
         // One thread per worker: concurrentPerform would run only as many at once as there
@@ -325,9 +348,12 @@ enum BridgeBench {
         return (Double(sessions) / Date().timeIntervalSince(start), failed.load(ordering: .relaxed))
 
         @Sendable func work() {
-            guard let client = try? HTTPClient(baseURL: gw.api, defaultHeaders: ["Authorization": "Bearer " + gw.key])
-            else { return }
-            while next.add(1, ordering: .relaxed).oldValue < sessions {
+            let clients = targets.compactMap { gw, _ in
+                try? HTTPClient(baseURL: gw.api, defaultHeaders: ["Authorization": "Bearer " + gw.key])
+            }
+            guard clients.count == targets.count else { return }
+            while case let index = next.add(1, ordering: .relaxed).oldValue, index < sessions {
+                let client = clients[index % clients.count], router = targets[index % targets.count].1
                 let began = Date()
                 guard let s = create(client, mediaPort: 9, profile: profile) else {
                     failed.add(1, ordering: .relaxed)
