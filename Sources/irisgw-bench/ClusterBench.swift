@@ -52,18 +52,16 @@ enum ClusterBench {
             carrier.waitUntilExit()
         }
         // Node 3's stream: every event with its delay from the stamp, by room.
-        let delays = Mutex<[(room: String, ms: Double)]>([])
+        let delays = EventDelays()
         let nodes = try ClusterNodesUnderTest(
             irisgw: irisgw, redis: redis, carrierPort: carrierPort, timing: settings.timing,
-            observe: { index in
-                index == 2 ? { e, arrived in delays.withLock { $0.append((e.roomId, arrived - Double(e.at))) } } : nil
-            })
+            observe: { index in index == 2 ? delays.record : nil })
         defer { nodes.stop() }
         guard nodes.waitForMembers(3, on: 0) else { throw Failure(description: "the three nodes did not see each other") }
 
         let setup = setupRates(nodes, settings)
         let api = try apiLatency(nodes, settings)
-        let eventDelays = delays.withLock { all in all.filter { api.rooms.contains($0.room) }.map(\.ms) }
+        let eventDelays = delays.of(api.rooms)
         let kills = try killRounds(nodes, trace: trace, settings)
 
         func ms(_ v: Double) -> String { String(format: "%.0f", v) }
@@ -87,11 +85,10 @@ enum ClusterBench {
         line += " workers=\(settings.workers) cores=\(ProcessInfo.processInfo.activeProcessorCount)"
         line += " setup_note=\(ProcessInfo.processInfo.activeProcessorCount <= 2 ? "overhead_not_scaling" : "scaling")"
         line += " load1=\(String(format: "%.2f", GatewayProbe.loadAverage()))"
-        let detail =
-            "BENCH cluster-detail death_to_last_bye_ms=\(kills.lastBye.map(ms).joined(separator: ","))"
-            + " death_to_first_bye_ms=\(kills.firstBye.map(ms).joined(separator: ","))"
-            + " rejoin_ms=\(kills.rejoin.map(ms).joined(separator: ","))"
-            + " failed_during_kill_why=\(kills.why.isEmpty ? "none" : kills.why.joined(separator: ";"))"
+        func list(_ values: [Double]) -> String { values.map(ms).joined(separator: ",") }
+        var detail = "BENCH cluster-detail death_to_last_bye_ms=\(list(kills.lastBye))"
+        detail += " death_to_first_bye_ms=\(list(kills.firstBye)) rejoin_ms=\(list(kills.rejoin))"
+        detail += " failed_during_kill_why=\(kills.why.isEmpty ? "none" : kills.why.joined(separator: ";"))"
         return [line, detail]
     }
 
@@ -209,6 +206,21 @@ enum ClusterBench {
             _ = events.wait(room, timeout: 10, { $0.event == .onSessionEnded })
             events.forget(room)
         }
+    }
+}
+
+/// Each event an event socket got, with its delay from the stamp (`at`) to arrival, by room.
+final class EventDelays: Sendable {
+    private let delays = Mutex<[(room: String, ms: Double)]>([])
+
+    @Sendable func record(_ event: SessionEvent, arrived: Double) {
+        let ms = arrived - Double(event.at)
+        delays.withLock { $0.append((event.roomId, ms)) }
+    }
+
+    /// The delays of the events of `rooms`, in milliseconds.
+    func of(_ rooms: Set<String>) -> [Double] {
+        delays.withLock { all in all.filter { rooms.contains($0.room) }.map(\.ms) }
     }
 }
 

@@ -16,15 +16,33 @@ enum SIPpMessageLog {
     static func received(_ log: String, timeZone: TimeZone = .current) -> [Received] {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
+        let dashes = String(repeating: "-", count: 47)
         var out: [Received] = []
-        let header = "\n" + String(repeating: "-", count: 47)
-        for block in ("\n" + log).components(separatedBy: header).dropFirst() {
-            let lines = block.split(separator: "\n", maxSplits: 2, omittingEmptySubsequences: false)
-            guard lines.count == 3, lines[1].contains("message received"),
-                let at = time(lines[0].trimmingCharacters(in: CharacterSet(charactersIn: "- ")), calendar)
-            else { continue }
-            out.append(Received(at: at, message: lines[2].trimmingCharacters(in: .newlines)))
+        var current: (at: Double, lines: [Substring])?
+        func finish() {
+            guard let c = current else { return }
+            let message = c.lines.joined(separator: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
+            out.append(Received(at: c.at, message: message))
+            current = nil
         }
+        // By scalars: in Swift "\r\n" is one Character, and SIP lines end with it.
+        let lines = log.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).map { Substring($0) }
+        var i = 0
+        while i < lines.count {
+            if lines[i].hasPrefix(dashes) {
+                finish()
+                if i + 1 < lines.count, lines[i + 1].contains("message received"),
+                    let at = time(lines[i].dropFirst(dashes.count).trimmingCharacters(in: .whitespaces), calendar)
+                {
+                    current = (at, [])
+                    i += 1
+                }
+            } else {
+                current?.lines.append(lines[i])
+            }
+            i += 1
+        }
+        finish()
         return out
     }
 
