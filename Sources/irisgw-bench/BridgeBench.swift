@@ -72,6 +72,11 @@ enum BridgeBench {
         if !keepDirectory { try? FileManager.default.removeItem(at: dir) }
         try FileManager.default.createDirectory(
             at: dir.appendingPathComponent("profiles"), withIntermediateDirectories: true)
+        // A cluster node with IRISGW_API_KEY set writes the room-token secret there before
+        // anything else has made the directory.
+        try FileManager.default.createDirectory(
+            at: dir.appendingPathComponent("data"), withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
         try (text ?? profile(carrierPort: carrierPort)).write(
             to: dir.appendingPathComponent("profiles/bench.json5"), atomically: true, encoding: .utf8)
         for (name, body) in moreProfiles {

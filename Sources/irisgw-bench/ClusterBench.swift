@@ -43,8 +43,11 @@ enum ClusterBench {
         let redis = try RedisChild()
         defer { redis.stop() }
         let carrierPort = CallRateBench.freeUDPPort() ?? 45_060
-        let trace = FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-bench-\(getpid())-sipp.log")
-        defer { try? FileManager.default.removeItem(at: trace) }
+        // IRISGW_BENCH_SIPP_TRACE=FILE keeps the carrier's message trace there.
+        let kept = ProcessInfo.processInfo.environment["IRISGW_BENCH_SIPP_TRACE"].map { URL(fileURLWithPath: $0) }
+        let trace =
+            kept ?? FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-bench-\(getpid())-sipp.log")
+        defer { if kept == nil { try? FileManager.default.removeItem(at: trace) } }
         let carrier = try BridgeBench.startCarrier(
             port: carrierPort, timeout: 900, arguments: ["-trace_msg", "-message_file", trace.path])
         defer {
@@ -88,6 +91,7 @@ enum ClusterBench {
         func list(_ values: [Double]) -> String { values.map(ms).joined(separator: ",") }
         var detail = "BENCH cluster-detail death_to_last_bye_ms=\(list(kills.lastBye))"
         detail += " death_to_first_bye_ms=\(list(kills.firstBye)) rejoin_ms=\(list(kills.rejoin))"
+        detail += " byes_per_kill=\(kills.byes.map(String.init).joined(separator: ","))"
         detail += " failed_during_kill_why=\(kills.why.isEmpty ? "none" : kills.why.joined(separator: ";"))"
         return [line, detail]
     }
@@ -146,6 +150,7 @@ enum ClusterBench {
     /// What the kill rounds measured.
     struct Kills {
         var lastBye: [Double] = [], firstBye: [Double] = [], rejoin: [Double] = []
+        var byes: [Int] = []
         var byesMissing = 0, offered = 0, failed = 0
         var why: [String] = []
     }
@@ -165,7 +170,9 @@ enum ClusterBench {
             let killedAt = Date().timeIntervalSince1970
             nodes.kill(0)
             var byes: [String: Double] = [:]
-            _ = GatewayProbe.waitFor(timeout: Double(s.timing.nodeTTLSec) + 30) {
+            // The survivors' BYEs come within the TTL and a heartbeat or two; a call they miss
+            // is ended only by the node itself when it restarts ("gateway restarted").
+            _ = GatewayProbe.waitFor(timeout: Double(s.timing.nodeTTLSec + s.timing.heartbeatIntervalSec) + 10) {
                 byes = SIPpMessageLog.byes(read(trace, from: offset), reason: "gateway node lost").filter {
                     $0.value >= killedAt - 0.001
                 }
@@ -176,6 +183,7 @@ enum ClusterBench {
                 k.firstBye.append((first - killedAt) * 1000)
             }
             k.byesMissing += max(0, s.callsPerKill - byes.count)
+            k.byes.append(byes.count)
             usleep(1_000_000)
             let outcome = offering.finish()
             k.offered += outcome.offered
