@@ -359,30 +359,38 @@ enum BridgeBench {
             guard clients.count == targets.count else { return }
             while case let index = next.add(1, ordering: .relaxed).oldValue, index < sessions {
                 let client = clients[index % clients.count], router = targets[index % targets.count].1
-                let began = Date()
-                guard let s = create(client, mediaPort: 9, profile: profile) else {
-                    failed.add(1, ordering: .relaxed)
-                    continue
+                switch session(client, router, profile: profile) {
+                case .success(let phases): durations?(phases)
+                case .failure: failed.add(1, ordering: .relaxed)
                 }
-                defer { router.forget(s.roomId) }
-                let created = Date()
-                guard router.wait(s.roomId, timeout: 10, { $0.status == .connected }) else {
-                    failed.add(1, ordering: .relaxed)
-                    continue
-                }
-                let connected = Date()
-                guard close(client, roomId: s.roomId).closed,
-                    router.wait(s.roomId, timeout: 10, { $0.event == .onSessionEnded })
-                else {
-                    failed.add(1, ordering: .relaxed)
-                    continue
-                }
-                durations?(
-                    SessionPhases(
-                        create: created.timeIntervalSince(began), connect: connected.timeIntervalSince(created),
-                        end: Date().timeIntervalSince(connected)))
             }
         }
+    }
+
+    /// The step at which a session of `session(_:_:profile:)` failed.
+    enum SessionStep: String, Error {
+        case create, connect, end
+    }
+
+    /// One session through `client`'s gateway, waited for on `router`: create, `Connected`,
+    /// close, `onSessionEnded`; where its time went, or the step that failed (one not
+    /// connected in 10 s is left to its ring timeout).
+    static func session(
+        _ client: HTTPClient, _ router: EventRouter, profile: String? = nil
+    ) -> Result<SessionPhases, SessionStep> {
+        let began = Date()
+        guard let s = create(client, mediaPort: 9, profile: profile) else { return .failure(.create) }
+        defer { router.forget(s.roomId) }
+        let created = Date()
+        guard router.wait(s.roomId, timeout: 10, { $0.status == .connected }) else { return .failure(.connect) }
+        let connected = Date()
+        guard close(client, roomId: s.roomId).closed,
+            router.wait(s.roomId, timeout: 10, { $0.event == .onSessionEnded })
+        else { return .failure(.end) }
+        return .success(
+            SessionPhases(
+                create: created.timeIntervalSince(began), connect: connected.timeIntervalSince(created),
+                end: Date().timeIntervalSince(connected)))
     }
 
     /// Where a legitimate session's time went, in seconds.

@@ -60,7 +60,9 @@ enum ClusterBench {
             irisgw: irisgw, redis: redis, carrierPort: carrierPort, timing: settings.timing,
             observe: { index in index == 2 ? delays.record : nil })
         defer { nodes.stop() }
-        guard nodes.waitForMembers(3, on: 0) else { throw Failure(description: "the three nodes did not see each other") }
+        guard nodes.waitForMembers(3, on: 0) else {
+            throw Failure(description: "the three nodes did not see each other")
+        }
 
         let setup = setupRates(nodes, settings)
         let api = try apiLatency(nodes, settings)
@@ -73,12 +75,15 @@ enum ClusterBench {
         let forwardedOK = api.forwardedStatuses.allSatisfy { $0 == 200 }
         let ratio = forwardedOK ? String(format: "%.2f", p(api.forwarded, 0.99) / p(api.holder, 0.99)) : "skipped"
         var line = "BENCH cluster nodes=3 heartbeat_interval_s=\(settings.timing.heartbeatIntervalSec)"
-        line += " node_ttl_s=\(settings.timing.nodeTTLSec) kills=\(settings.kills) calls_per_kill=\(settings.callsPerKill)"
-        line += " death_to_last_bye_p50_ms=\(ms(p(kills.lastBye, 0.5))) death_to_last_bye_p99_ms=\(ms(p(kills.lastBye, 0.99)))"
+        line +=
+            " node_ttl_s=\(settings.timing.nodeTTLSec) kills=\(settings.kills) calls_per_kill=\(settings.callsPerKill)"
+        line +=
+            " death_to_last_bye_p50_ms=\(ms(p(kills.lastBye, 0.5))) death_to_last_bye_p99_ms=\(ms(p(kills.lastBye, 0.99)))"
         line += " byes_missing=\(kills.byesMissing)"
         line += " offered_during_kill=\(kills.offered) failed_during_kill=\(kills.failed) target_failed_during_kill=0"
         line += " api_holder_p50_ms=\(ms1(p(api.holder, 0.5))) api_holder_p99_ms=\(ms1(p(api.holder, 0.99)))"
-        line += " api_forwarded_p50_ms=\(ms1(p(api.forwarded, 0.5))) api_forwarded_p99_ms=\(ms1(p(api.forwarded, 0.99)))"
+        line +=
+            " api_forwarded_p50_ms=\(ms1(p(api.forwarded, 0.5))) api_forwarded_p99_ms=\(ms1(p(api.forwarded, 0.99)))"
         line += " api_forwarded_status=\(Set(api.forwardedStatuses).sorted().map(String.init).joined(separator: ","))"
         line += " api_ratio_p99=\(ratio) target_api_ratio_p99_max=1.5"
         line += " event_delay_p50_ms=\(ms(p(eventDelays, 0.5))) event_delay_p99_ms=\(ms(p(eventDelays, 0.99)))"
@@ -233,7 +238,7 @@ final class EventDelays: Sendable {
 }
 
 /// Calls placed at a steady rate, round-robin over `nodes`, each on a thread of its own:
-/// create, `Connected`, close, `onSessionEnded`; a step that fails is a failed call.
+/// `BridgeBench.session`; a step that fails is a failed call.
 final class OfferedCalls: Sendable {
     private let stopping = Atomic<Bool>(false)
     private let offered = Atomic<Int>(0)
@@ -275,12 +280,7 @@ final class OfferedCalls: Sendable {
         guard let c = try? HTTPClient(baseURL: gw.api, defaultHeaders: ["Authorization": "Bearer " + gw.key]) else {
             return "client"
         }
-        guard let session = BridgeBench.create(c, mediaPort: 9) else { return "create" }
-        defer { events.forget(session.roomId) }
-        let connected = events.wait(session.roomId, timeout: 10, { $0.status == .connected })
-        let closed = BridgeBench.close(c, roomId: session.roomId).closed
-        guard connected else { return "connect" }
-        guard closed, events.wait(session.roomId, timeout: 10, { $0.event == .onSessionEnded }) else { return "end" }
+        if case .failure(let step) = BridgeBench.session(c, events) { return step.rawValue }
         return nil
     }
 }

@@ -56,7 +56,8 @@ final class ClusterNodesUnderTest {
         // 3,000 RTP ports each, apart, so the nodes never contend for one.
         let base = 30_000 + index * 3_000
         let gw = try BridgeBench.startGateway(
-            irisgw: irisgw, carrierPort: carrierPort, config: config, name: "irisgw-bench-\(getpid())-\(Self.nodeId(index))",
+            irisgw: irisgw, carrierPort: carrierPort, config: config,
+            name: "irisgw-bench-\(getpid())-\(Self.nodeId(index))",
             rtpPorts: "\(base)-\(base + 2_998)", keepDirectory: restart)
         gateways[index] = gw
         routers[index] = try BridgeBench.EventRouter(api: gw.api, key: gw.key, observe: observe(index))
