@@ -46,17 +46,17 @@ enum SIPpMessageLog {
         return out
     }
 
-    /// When SIPp first received a BYE whose `Reason` header contains `reason`, by Call-ID (a
-    /// retransmission counts once).
-    static func byes(_ log: String, reason: String, timeZone: TimeZone = .current) -> [String: Double] {
-        var out: [String: Double] = [:]
+    /// When SIPp received each BYE whose `Reason` header contains `reason`, by Call-ID: the
+    /// first, then its retransmissions.
+    static func byes(_ log: String, reason: String, timeZone: TimeZone = .current) -> [String: [Double]] {
+        var out: [String: [Double]] = [:]
         for r in received(log, timeZone: timeZone) where r.message.hasPrefix("BYE ") {
             let fields = r.message.split(separator: "\r\n").map { $0.lowercased() }
             guard fields.contains(where: { $0.hasPrefix("reason:") && $0.contains(reason.lowercased()) }),
                 let callID = fields.first(where: { $0.hasPrefix("call-id:") || $0.hasPrefix("i:") })
             else { continue }
             let id = String(callID.drop(while: { $0 != ":" }).dropFirst()).trimmingCharacters(in: .whitespaces)
-            if out[id] == nil { out[id] = r.at }
+            out[id, default: []].append(r.at)
         }
         return out
     }
