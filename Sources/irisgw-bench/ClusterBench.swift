@@ -99,7 +99,8 @@ enum ClusterBench {
         var detail = "BENCH cluster-detail death_to_last_bye_ms=\(list(kills.lastBye))"
         detail += " death_to_first_bye_ms=\(list(kills.firstBye)) rejoin_ms=\(list(kills.rejoin))"
         let meanCopies = Double(copies.reduce(0, +)) / Double(max(1, copies.count))
-        detail += " bye_copies_per_call_mean=\(String(format: "%.1f", meanCopies)) bye_copies_per_call_max=\(copies.max() ?? 0)"
+        detail +=
+            " bye_copies_per_call_mean=\(String(format: "%.1f", meanCopies)) bye_copies_per_call_max=\(copies.max() ?? 0)"
         detail += " byes_per_kill=\(kills.byes.map(String.init).joined(separator: ","))"
         detail += " failed_during_kill_why=\(kills.why.isEmpty ? "none" : kills.why.joined(separator: ";"))"
         return [line, detail]
