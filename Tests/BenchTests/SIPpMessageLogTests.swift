@@ -58,11 +58,12 @@ import Testing
             [
                 "-sn", "uas", "-i", "127.0.0.1", "-p", "\(port)", "-nostdin", "-timeout", "30s", "-trace_msg",
                 "-message_file", trace.path
-            ])
+            ], unblockingSignals: true)
         defer { uas.stop() }
         let uac = try ChildProcess(
             "/usr/bin/sipp",
-            ["-sn", "uac", "127.0.0.1:\(port)", "-i", "127.0.0.1", "-p", "\(clientPort)", "-m", "1", "-nostdin"])
+            ["-sn", "uac", "127.0.0.1:\(port)", "-i", "127.0.0.1", "-p", "\(clientPort)", "-m", "1", "-nostdin"],
+            unblockingSignals: true)
         defer { uac.stop() }
         var received: [SIPpMessageLog.Received] = []
         #expect(
@@ -71,6 +72,9 @@ import Testing
                 return received.contains { $0.message.hasPrefix("BYE ") }
             }, "\(uas.output)")
         let after = Date().timeIntervalSince1970
+        // Waited for: the test process may end before a `defer`'s SIGKILL would come.
+        await uas.stopped()
+        await uac.stopped()
         #expect(received.map { String($0.message.prefix(3)) } == ["INV", "ACK", "BYE"])
         #expect(received.allSatisfy { $0.at >= before - 0.01 && $0.at <= after + 0.01 }, "local time read as such")
     }
