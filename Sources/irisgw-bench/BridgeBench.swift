@@ -60,15 +60,23 @@ enum BridgeBench {
     }
 
     /// A release `irisgw serve` with one profile (`profile(carrierPort:)` unless given) and,
-    /// when `config` is set, that serve configuration (JSON5).
+    /// when `config` is set, that serve configuration (JSON5). `name` names its temporary
+    /// directory (several gateways at once need one each); `keepDirectory` starts it again on
+    /// the data a killed one left.
     static func startGateway(
         irisgw: String, carrierPort: Int, profile text: String? = nil, config: String? = nil,
-        moreProfiles: [String: String] = [:], arguments: [String] = []
+        moreProfiles: [String: String] = [:], arguments: [String] = [], name: String = "irisgw-bench-\(getpid())",
+        rtpPorts: String = "30000-39998", keepDirectory: Bool = false
     ) throws -> Gateway {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-bench-\(getpid())")
-        try? FileManager.default.removeItem(at: dir)
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(name)
+        if !keepDirectory { try? FileManager.default.removeItem(at: dir) }
         try FileManager.default.createDirectory(
             at: dir.appendingPathComponent("profiles"), withIntermediateDirectories: true)
+        // A cluster node with IRISGW_API_KEY set writes the room-token secret there before
+        // anything else has made the directory.
+        try FileManager.default.createDirectory(
+            at: dir.appendingPathComponent("data"), withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
         try (text ?? profile(carrierPort: carrierPort)).write(
             to: dir.appendingPathComponent("profiles/bench.json5"), atomically: true, encoding: .utf8)
         for (name, body) in moreProfiles {
@@ -80,7 +88,7 @@ enum BridgeBench {
             [
                 "serve", "--profiles", dir.appendingPathComponent("profiles").path, "--sip-listen", "127.0.0.1:0",
                 "--api-listen", "127.0.0.1:0", "--data-dir", dir.appendingPathComponent("data").path,
-                "--rtp-ports", "30000-39998", "--max-sessions", "100000"
+                "--rtp-ports", rtpPorts, "--max-sessions", "100000"
             ] + arguments
         if let config {
             let path = dir.appendingPathComponent("serve.json5")
@@ -97,11 +105,17 @@ enum BridgeBench {
         var api = ""
         var text = ""
         let h = out.fileHandleForReading
+        // One that never gets ready (a cluster node waiting on Redis) must not hang the bench.
+        let ready = Atomic<Bool>(false)
+        DispatchQueue.global().asyncAfter(deadline: .now() + 60) {
+            if !ready.load(ordering: .acquiring), p.isRunning { kill(p.processIdentifier, SIGKILL) }
+        }
         while !text.contains("ready\n") {
             let d = h.availableData
             if d.isEmpty { break }
             text += String(decoding: d, as: UTF8.self)
         }
+        ready.store(true, ordering: .releasing)
         var sipPort = 0
         for line in text.split(separator: "\n") {
             if line.hasPrefix("listening api ") { api = String(line.dropFirst(14)) }
@@ -134,13 +148,15 @@ enum BridgeBench {
         return Gateway(process: p, api: api, key: "bench", directory: dir, sipPort: sipPort)
     }
 
-    static func startCarrier(port: Int, timeout: Int = 600) throws -> Process {
+    /// SIPp's built-in `uas` on `port`, RTP echoed; `arguments` are added (a message trace ...).
+    static func startCarrier(port: Int, timeout: Int = 600, arguments: [String] = []) throws -> Process {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/sipp")
-        p.arguments = [
-            "-sn", "uas", "-i", "127.0.0.1", "-p", String(port), "-nostdin", "-rtp_echo",
-            "-mp", String(CallRateBench.freeUDPPort() ?? 45_000), "-timeout", "\(timeout)s"
-        ]
+        p.arguments =
+            [
+                "-sn", "uas", "-i", "127.0.0.1", "-p", String(port), "-nostdin", "-rtp_echo",
+                "-mp", String(CallRateBench.freeUDPPort() ?? 45_000), "-timeout", "\(timeout)s"
+            ] + arguments
         p.standardOutput = FileHandle.nullDevice
         p.standardError = FileHandle.nullDevice
         try p.run()
@@ -148,12 +164,13 @@ enum BridgeBench {
         return p
     }
 
-    /// Waits for events of routing id "bench" and hands each room's to its waiter.
+    /// Waits for events of routing id "bench" and hands each room's to its waiter; `observe`
+    /// sees each event with the wall-clock time it came (Unix ms), on the reading thread.
     final class EventRouter: @unchecked Sendable {  // `seen` only under `condition` (waited on: no Mutex)
         private let condition = NSCondition()
         private var seen: [String: [SessionEvent]] = [:]
         private let ws: WebSocketClient
-        init(api: String, key: String) throws {
+        init(api: String, key: String, observe: (@Sendable (SessionEvent, Double) -> Void)? = nil) throws {
             ws = try WebSocketClient(
                 url: api.replacingOccurrences(of: "http://", with: "ws://") + "/v1/events?routingId=bench",
                 headers: ["Authorization": "Bearer " + key])
@@ -165,7 +182,9 @@ enum BridgeBench {
                         continue
                     } catch { break }
                     guard let text else { break }
+                    let arrived = Date().timeIntervalSince1970 * 1000
                     guard let e = try? JSONDecoder().decode(SessionEvent.self, from: Data(text.utf8)) else { continue }
+                    observe?(e, arrived)
                     condition.lock()
                     seen[e.roomId, default: []].append(e)
                     condition.broadcast()
@@ -310,6 +329,15 @@ enum BridgeBench {
         _ gw: Gateway, _ router: EventRouter, sessions: Int, workers: Int, profile: String? = nil,
         durations: (@Sendable (SessionPhases) -> Void)? = nil
     ) -> (rate: Double, failed: Int) {
+        setupRate([(gw, router)], sessions: sessions, workers: workers, profile: profile, durations: durations)
+    }
+
+    /// The same over several gateways (a cluster's nodes): session `i` goes to `targets[i % count]`,
+    /// each waited for on that gateway's own event stream.
+    static func setupRate(
+        _ targets: [(Gateway, EventRouter)], sessions: Int, workers: Int, profile: String? = nil,
+        durations: (@Sendable (SessionPhases) -> Void)? = nil
+    ) -> (rate: Double, failed: Int) {
         let next = Atomic<Int>(0), failed = Atomic<Int>(0)
         let start = Date()
         // One thread per worker: concurrentPerform would run only as many at once as there
@@ -325,33 +353,44 @@ enum BridgeBench {
         return (Double(sessions) / Date().timeIntervalSince(start), failed.load(ordering: .relaxed))
 
         @Sendable func work() {
-            guard let client = try? HTTPClient(baseURL: gw.api, defaultHeaders: ["Authorization": "Bearer " + gw.key])
-            else { return }
-            while next.add(1, ordering: .relaxed).oldValue < sessions {
-                let began = Date()
-                guard let s = create(client, mediaPort: 9, profile: profile) else {
-                    failed.add(1, ordering: .relaxed)
-                    continue
+            let clients = targets.compactMap { gw, _ in
+                try? HTTPClient(baseURL: gw.api, defaultHeaders: ["Authorization": "Bearer " + gw.key])
+            }
+            guard clients.count == targets.count else { return }
+            while case let index = next.add(1, ordering: .relaxed).oldValue, index < sessions {
+                let client = clients[index % clients.count], router = targets[index % targets.count].1
+                switch session(client, router, profile: profile) {
+                case .success(let phases): durations?(phases)
+                case .failure: failed.add(1, ordering: .relaxed)
                 }
-                defer { router.forget(s.roomId) }
-                let created = Date()
-                guard router.wait(s.roomId, timeout: 10, { $0.status == .connected }) else {
-                    failed.add(1, ordering: .relaxed)
-                    continue
-                }
-                let connected = Date()
-                guard close(client, roomId: s.roomId).closed,
-                    router.wait(s.roomId, timeout: 10, { $0.event == .onSessionEnded })
-                else {
-                    failed.add(1, ordering: .relaxed)
-                    continue
-                }
-                durations?(
-                    SessionPhases(
-                        create: created.timeIntervalSince(began), connect: connected.timeIntervalSince(created),
-                        end: Date().timeIntervalSince(connected)))
             }
         }
+    }
+
+    /// The step at which a session of `session(_:_:profile:)` failed.
+    enum SessionStep: String, Error {
+        case create, connect, end
+    }
+
+    /// One session through `client`'s gateway, waited for on `router`: create, `Connected`,
+    /// close, `onSessionEnded`; where its time went, or the step that failed (one not
+    /// connected in 10 s is left to its ring timeout).
+    static func session(
+        _ client: HTTPClient, _ router: EventRouter, profile: String? = nil
+    ) -> Result<SessionPhases, SessionStep> {
+        let began = Date()
+        guard let s = create(client, mediaPort: 9, profile: profile) else { return .failure(.create) }
+        defer { router.forget(s.roomId) }
+        let created = Date()
+        guard router.wait(s.roomId, timeout: 10, { $0.status == .connected }) else { return .failure(.connect) }
+        let connected = Date()
+        guard close(client, roomId: s.roomId).closed,
+            router.wait(s.roomId, timeout: 10, { $0.event == .onSessionEnded })
+        else { return .failure(.end) }
+        return .success(
+            SessionPhases(
+                create: created.timeIntervalSince(began), connect: connected.timeIntervalSince(created),
+                end: Date().timeIntervalSince(connected)))
     }
 
     /// Where a legitimate session's time went, in seconds.

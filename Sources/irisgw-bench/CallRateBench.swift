@@ -94,8 +94,11 @@ enum CallRateBench {
     }
 
     /// A UDP port the OS reports free right now (SIPp must be told its port).
-    static func freeUDPPort() -> Int? {
-        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+    static func freeUDPPort() -> Int? { freePort(type: SOCK_DGRAM) }
+
+    /// A port of `type` (`SOCK_DGRAM`, `SOCK_STREAM`) on 127.0.0.1 the OS reports free right now.
+    static func freePort(type: __socket_type) -> Int? {
+        let fd = socket(AF_INET, Int32(type.rawValue), 0)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var sa = sockaddr_in()

@@ -251,3 +251,12 @@ if which.contains("media-floor") {
         )
     }
 }
+if which.isEmpty || which.contains("cluster") {
+    // Three cluster nodes on one redis-server: a node's death to the carrier's last BYE, calls
+    // offered meanwhile, API through a non-holder, cross-node events, setup rate 3 nodes : 1.
+    let irisgw = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
+        "irisgw"
+    ).path
+    for line in ClusterBench.run(irisgw: irisgw) { print(line) }
+    fflush(nil)
+}
