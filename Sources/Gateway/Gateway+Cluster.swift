@@ -206,20 +206,7 @@ extension Gateway: ClusterNodeDelegate {
 
     public func takeOver(_ dead: DeadMemberSessions, done: @escaping @Sendable () -> Void) {
         ua.loop.execute { [self] in
-            var sent = 0
-            for (room, json) in dead.dialogs.sorted(by: { $0.key < $1.key }) {
-                guard let snapshot = DialogSnapshot(json: json) else { continue }
-                var peer = snapshot.peer
-                if peer.transport == .tls {
-                    peer.tls = tlsTarget(forStoredName: snapshot.tlsServerName ?? peer.address.host)
-                }
-                if ua.sendBye(in: snapshot, to: peer, headers: [Self.nodeLostReason]) {
-                    sent += 1
-                } else {
-                    writeToStandardError(
-                        "irisgw: cluster: room \(room): the stored dialog cannot be read; no BYE sent\n")
-                }
-            }
+            let sent = byeDialogs(dead.dialogs, reason: Self.nodeLostReason, by: "cluster")
             // Ringing outbound calls: CANCEL their INVITEs (the callee stops ringing).
             var cancelled = 0
             for session in dead.sessions where dead.dialogs[session.roomId] == nil {
@@ -233,12 +220,17 @@ extension Gateway: ClusterNodeDelegate {
                 endForDeadNode(session, at: at)
             }
             if case .postgres = configuration.callRecords {
-                // Off the loop: the store's writer answers when its queue reaches it.
-                let records = records, name = dead.member.name
-                DispatchQueue.global().async {
+                // Off the loop: the store's writer answers when its queue reaches it. A dialog
+                // the records have and Redis had not yet (answered just before the death)
+                // gets its BYE from there.
+                let records = records, name = dead.member.name, known = Set(dead.dialogs.keys)
+                DispatchQueue.global().async { [weak self] in
                     do {
                         let closed = try records.closeOpenRecords(ofNode: name, reason: EndReason.nodeLost.rawValue)
                         writeToStandardError("irisgw: cluster: closed \(closed.count) record(s) of \(name)\n")
+                        let late = closed.filter { !known.contains($0.key) }
+                        guard let self, !late.isEmpty else { return }
+                        ua.loop.execute { [self] in _ = byeDialogs(late, reason: Self.nodeLostReason, by: "cluster") }
                     } catch {
                         writeToStandardError("irisgw: cluster: the records of \(name) could not be closed: \(error)\n")
                     }

@@ -23,22 +23,29 @@ extension Gateway {
     func byeAbandonedDialogs() {
         let dialogs = records.abandonedDialogs
         guard !dialogs.isEmpty else { return }
+        let sent = byeDialogs(dialogs, reason: Self.restartReason, by: "recovery")
+        writeToStandardError("irisgw: recovery: sent BYE for \(sent) call(s) the previous process left up\n")
+    }
+
+    /// BYEs dialogs another process left up (room id → dialog JSON) along their routes, with
+    /// `reason`; returns how many went. `by` names the caller in the log. On the SIP loop.
+    func byeDialogs(_ dialogs: [String: String], reason: SIPHeader, by: String) -> Int {
         var sent = 0
         for (room, json) in dialogs.sorted(by: { $0.key < $1.key }) {
             guard let snapshot = DialogSnapshot(json: json) else {
-                writeToStandardError("irisgw: recovery: room \(room): the stored dialog cannot be read; no BYE sent\n")
+                writeToStandardError("irisgw: \(by): room \(room): the stored dialog cannot be read; no BYE sent\n")
                 continue
             }
             var peer = snapshot.peer
             if peer.transport == .tls {
                 peer.tls = tlsTarget(forStoredName: snapshot.tlsServerName ?? peer.address.host)
             }
-            guard ua.sendBye(in: snapshot, to: peer, headers: [Self.restartReason]) else {
-                writeToStandardError("irisgw: recovery: room \(room): the stored dialog cannot be read; no BYE sent\n")
+            guard ua.sendBye(in: snapshot, to: peer, headers: [reason]) else {
+                writeToStandardError("irisgw: \(by): room \(room): the stored dialog cannot be read; no BYE sent\n")
                 continue
             }
             sent += 1
         }
-        writeToStandardError("irisgw: recovery: sent BYE for \(sent) call(s) the previous process left up\n")
+        return sent
     }
 }

@@ -199,7 +199,7 @@ final class SRTPCarrier: @unchecked Sendable {  // used by one sender thread at 
         }
         #expect(
             await eventually(
-                timeout: 2,
+                timeout: 5,
                 drain: {
                     app.drain(); carrierPeer.drain()
                 }

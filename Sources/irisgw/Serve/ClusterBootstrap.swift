@@ -19,6 +19,8 @@ enum ClusterBootstrap {
         do { node = try ClusterNode(settings: settings) } catch {
             throw Failure(description: "cluster.redis: \(error)")
         }
+        // The key may come from IRISGW_API_KEY, which creates nothing: the directory first.
+        try PrivateFiles.prepareDirectory(dataDir)
         let key = try APIKey.loadOrCreate(dataDir: dataDir)
         _ = try RoomTokenSigner.loadOrCreate(dataDir: dataDir)
         let secretPath = dataDir + "/" + RoomTokenSigner.secretFileName
