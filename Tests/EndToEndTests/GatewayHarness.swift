@@ -350,12 +350,13 @@ final class SessionRecorder: IrisRtcAudioSessionDelegate, @unchecked Sendable {
 /// Other suites run beside them.
 @Suite(.atMost(gatewaySlots), .stopsGateways) struct GatewaySuites {}
 
-/// How many gateway tests run at once: `IRISGW_TEST_GATEWAY_SLOTS`, default 1. Two (one per
-/// core) halve the suite's time, but beside the other suites the machine was then loaded
-/// enough that unit tests with a few seconds' window (a keep-alive ping, a queued request)
-/// missed it in 3 of 7 full runs; one slot is what CI runs.
+/// How many gateway tests run at once: `IRISGW_TEST_GATEWAY_SLOTS`, default 2 (one per core),
+/// which halves the suite's time against one. The unit tests that once missed a window of a
+/// few seconds beside two gateway tests (a keep-alive pong, a queued request, an SRTP rekey)
+/// now wait for the condition they need rather than a short deadline; 1 is the fallback on a
+/// slower machine.
 let gatewaySlots = TestSlots(
-    max(1, Int(ProcessInfo.processInfo.environment["IRISGW_TEST_GATEWAY_SLOTS"] ?? "") ?? 1))
+    max(1, Int(ProcessInfo.processInfo.environment["IRISGW_TEST_GATEWAY_SLOTS"] ?? "") ?? 2))
 
 /// SIPp playing `xml` as the carrier (listening before this returns) and a gateway whose one
 /// profile, `configure`d, routes to it. Stop both in a `defer`: `gw.stop(); sipp.stop()`.

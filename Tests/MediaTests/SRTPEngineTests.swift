@@ -1,6 +1,7 @@
 import Foundation
 import IOCore
 import TestSupport
+import Synchronization
 import Testing
 
 @testable import Media
@@ -189,7 +190,10 @@ final class SRTPCarrier: @unchecked Sendable {  // used by one sender thread at 
                     && call.statistics()[.trunk]?.packetsReceived == 5
             })
 
-        call.reconfigure(configuration(second))
+        // The rebuild runs on the media thread: packets under the new keys wait for it.
+        let rebuilt = Mutex(false)
+        call.reconfigure(configuration(second)) { _ in rebuilt.withLock { $0 = true } }
+        #expect(await eventually(timeout: 5) { rebuilt.withLock { $0 } })
         try carrier.rekey(second.mirrored)
         await paced(5) { n in
             carrier.send(carrier.packet(payloadType: 0, payload: payload), to: trunk)
