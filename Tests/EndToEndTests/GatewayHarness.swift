@@ -350,14 +350,6 @@ final class SessionRecorder: IrisRtcAudioSessionDelegate, @unchecked Sendable {
 /// Other suites run beside them.
 @Suite(.atMost(gatewaySlots), .stopsGateways) struct GatewaySuites {}
 
-/// How many gateway tests run at once: `IRISGW_TEST_GATEWAY_SLOTS`, default 2 (one per core),
-/// which halves the suite's time against one. The unit tests that once missed a window of a
-/// few seconds beside two gateway tests (a keep-alive pong, a queued request, an SRTP rekey)
-/// now wait for the condition they need rather than a short deadline; 1 is the fallback on a
-/// slower machine.
-let gatewaySlots = TestSlots(
-    max(1, Int(ProcessInfo.processInfo.environment["IRISGW_TEST_GATEWAY_SLOTS"] ?? "") ?? 2))
-
 /// SIPp playing `xml` as the carrier (listening before this returns) and a gateway whose one
 /// profile, `configure`d, routes to it. Stop both in a `defer`: `gw.stop(); sipp.stop()`.
 func carrierAndGateway(

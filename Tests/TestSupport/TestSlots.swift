@@ -1,16 +1,17 @@
+import Foundation
 import Testing
 
 /// A trait that lets at most `limit` tests of the suite it marks run at once (the gateway
 /// suites: one `irisgw serve` with real-time media threads per core). A test waits for a
 /// slot suspended, holding no thread; suites beside it run on.
-struct ConcurrencyLimit: SuiteTrait, TestTrait, TestScoping {
+public struct ConcurrencyLimit: SuiteTrait, TestTrait, TestScoping {
     let slots: TestSlots
-    var isRecursive: Bool { true }
+    public var isRecursive: Bool { true }
 
     /// Scopes each test case (and each argument of a parameterized test), not the suites.
-    func scopeProvider(for test: Test, testCase: Test.Case?) -> Self? { testCase == nil ? nil : self }
+    public func scopeProvider(for test: Test, testCase: Test.Case?) -> Self? { testCase == nil ? nil : self }
 
-    func provideScope(
+    public func provideScope(
         for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
     ) async throws {
         await slots.acquire()
@@ -26,17 +27,17 @@ struct ConcurrencyLimit: SuiteTrait, TestTrait, TestScoping {
 
 extension SuiteTrait where Self == ConcurrencyLimit {
     /// At most `limit` test cases of the suite (and the suites inside it) at once.
-    static func atMost(_ slots: TestSlots) -> Self { ConcurrencyLimit(slots: slots) }
+    public static func atMost(_ slots: TestSlots) -> Self { ConcurrencyLimit(slots: slots) }
 }
 
 /// A counting semaphore for tests: `acquire` suspends (FIFO) until a slot is free.
-actor TestSlots {
+public actor TestSlots {
     private var free: Int
     private var waiting: [CheckedContinuation<Void, Never>] = []
 
-    init(_ count: Int) { free = count }
+    public init(_ count: Int) { free = count }
 
-    func acquire() async {
+    public func acquire() async {
         if free > 0 {
             free -= 1
             return
@@ -44,7 +45,16 @@ actor TestSlots {
         await withCheckedContinuation { waiting.append($0) }
     }
 
-    func release() {
+    public func release() {
         if waiting.isEmpty { free += 1 } else { waiting.removeFirst().resume() }
     }
 }
+
+/// How many gateway tests run at once: `IRISGW_TEST_GATEWAY_SLOTS`, default 2 (one per core),
+/// which halves the suite's time against one. The unit tests that once missed a window of a
+/// few seconds beside two gateway tests (a keep-alive pong, a queued request, an SRTP rekey)
+/// now wait for the condition they need rather than a short deadline; 1 is the fallback on a
+/// slower machine. Timing-sensitive tests outside the gateway suites (real-time audio)
+/// take a slot too, so at most one gateway test runs beside them.
+public let gatewaySlots = TestSlots(
+    max(1, Int(ProcessInfo.processInfo.environment["IRISGW_TEST_GATEWAY_SLOTS"] ?? "") ?? 2))
