@@ -1,7 +1,7 @@
 import Foundation
 import IOCore
-import TestSupport
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import Media
