@@ -61,6 +61,13 @@ extension ClusterNode {
     /// `then` runs on the cluster's loop.
     public func holder(of roomId: String, then: @escaping @Sendable (Holder) -> Void) {
         loop.execute { [self] in
+            // Learned from the event stream, and the member live as of the last heartbeat: no
+            // round trip. Anything else (a room never seen, a member gone) asks Redis.
+            if let member = state.value.holders[roomId],
+                let record = state.value.peers.first(where: { $0.member == member.name })
+            {
+                return then(.node(record))
+            }
             redis.send(["HGET", .init(keys.sessions), .init(roomId)]) { [unowned self] result in
                 guard case .success(let value) = result else { return then(.unavailable) }
                 guard let name = value.string else {
@@ -78,6 +85,7 @@ extension ClusterNode {
     private func holder(named name: String?, then: @escaping @Sendable (Holder) -> Void) {
         guard let name, let member = NodeMember(name: name) else { return then(.none) }
         if member == state.value.machine.member { return then(.here) }
+        if let record = state.value.peers.first(where: { $0.member == name }) { return then(.node(record)) }
         redis.send(["GET", .init(keys.node(member))]) { result in
             guard case .success(let value) = result else { return then(.unavailable) }
             guard let bytes = value.bytes, let record: NodeRecord = Self.decode(bytes) else { return then(.none) }

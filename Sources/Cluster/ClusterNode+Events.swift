@@ -74,7 +74,11 @@ extension ClusterNode {
             guard let parts = entry.array, parts.count == 2 else { continue }
             let fields = Dictionary(Self.pairs(parts[1]).map { ($0.0, $0.1) }) { a, _ in a }
             guard let body = fields["e"], let event: SessionEvent = Self.decode(body) else { continue }
-            if let from = fields["m"].map({ String(decoding: $0, as: UTF8.self) }), from == me { continue }
+            let from = fields["m"].map { String(decoding: $0, as: UTF8.self) }
+            if from == me { continue }
+            if let member = from.flatMap(NodeMember.init(name:)) {
+                state.value.holders.learn(room: event.roomId, member: member, ended: event.event == .onSessionEnded)
+            }
             let routing = fields["r"].map { String(decoding: $0, as: UTF8.self) }.flatMap { $0.isEmpty ? nil : $0 }
             state.value.statistics.eventsRead += 1
             state.value.delegate?.remoteEvent(event, routingId: routing)

@@ -36,6 +36,9 @@ public final class ClusterNode: Sendable {
         var ticker: EventLoop.Timer?
         /// The other live members' records, as of the last heartbeat.
         var peers: [NodeRecord] = []
+        /// Which member holds a room, learned from the event stream (whose entries name their
+        /// member): a forwarded request finds its holder without asking Redis.
+        var holders = HolderCache()
         /// The event stream entry read last.
         var lastEventID = "$"
         var reading = false

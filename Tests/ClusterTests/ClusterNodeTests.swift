@@ -213,6 +213,33 @@ import Testing
         for n in [a, b, c] { await n.stop(callsUp: 0) }
     }
 
+    /// A room's holder learned from the event stream is found without Redis: with Redis
+    /// paused (nothing answers), the holder of a room whose events came is still named.
+    @Test func theHolderOfARoomSeenOnTheStreamNeedsNoRoundTrip() async throws {
+        let redis = try await RedisServer()
+        defer { redis.stop() }
+        let a = try Self.node("a", redis, prefix: "t7"), b = try Self.node("b", redis, prefix: "t7")
+        let db = Delegate()
+        a.start(delegate: Delegate(), api: "http://127.0.0.1:1")
+        b.start(delegate: db, api: "http://127.0.0.1:1")
+        #expect(await Self.joined(a, b))
+        var e = SessionEvent(event: .onSessionCreated, roomId: "seen", traceId: "t")
+        e.seq = 1
+        a.publish(e, routingId: nil)
+        #expect(await eventually(timeout: 5) { db.state.withLock { $0.events.count } == 1 })
+        redis.pause()
+        guard case .node(let record) = await Self.holder(b, "seen") else {
+            Issue.record("the holder was not found without Redis")
+            redis.resume()
+            return
+        }
+        #expect(record.id == "a")
+        #expect(await Self.holder(b, "never-seen") == .unavailable, "a room not seen asks Redis")
+        redis.resume()
+        await a.stop(callsUp: 0)
+        await b.stop(callsUp: 0)
+    }
+
     @Test func aNodeWritesBackWhatItHoldsAfterRedisLostEverything() async throws {
         let redis = try await RedisServer()
         defer { redis.stop() }
