@@ -272,6 +272,25 @@ import Testing
         await b.stop(callsUp: 0)
     }
 
+    /// Something done once in the cluster (an inbound call's webhook, keyed by its Call-ID):
+    /// the first node to ask does it, the other does not.
+    @Test func onceIsOnceAcrossNodes() async throws {
+        let redis = try await RedisServer()
+        defer { redis.stop() }
+        let a = try Self.node("a", redis, prefix: "t8"), b = try Self.node("b", redis, prefix: "t8")
+        a.start(delegate: Delegate(), api: "http://127.0.0.1:1")
+        b.start(delegate: Delegate(), api: "http://127.0.0.1:1")
+        func once(_ n: ClusterNode, _ key: String) async -> Bool {
+            await withCheckedContinuation { c in n.once(key, ttl: 60) { c.resume(returning: $0) } }
+        }
+        #expect(await once(a, "webhook:call-1"))
+        #expect(!(await once(b, "webhook:call-1")))
+        #expect(!(await once(a, "webhook:call-1")))
+        #expect(await once(b, "webhook:call-2"))
+        await a.stop(callsUp: 0)
+        await b.stop(callsUp: 0)
+    }
+
     @Test func theFirstNodesSecretsAreEveryNodes() async throws {
         let redis = try await RedisServer()
         defer { redis.stop() }
