@@ -12,6 +12,15 @@ extension ClusterNode {
         }
     }
 
+    /// What the cluster keeps of a session this node already holds changed (its INVITE
+    /// rings, or it was answered): only the held entry is written again, not the directory.
+    public func sessionChanged(_ session: HeldSession) {
+        loop.execute { [self] in
+            guard let member = state.value.machine.member else { return }
+            redis.send(["HSET", .init(keys.held(member)), .init(session.roomId), .init(Self.json(session))]) { _ in }
+        }
+    }
+
     /// The session's dialog was answered: kept so a survivor can BYE it.
     public func dialogAnswered(roomId: String, dialog: String) {
         loop.execute { [self] in

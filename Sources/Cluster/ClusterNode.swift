@@ -41,7 +41,6 @@ public final class ClusterNode: Sendable {
         var holders = HolderCache()
         /// The event stream entry read last.
         var lastEventID = "$"
-        var reading = false
         var stopped = false
         var statistics = ClusterStatistics()
         /// This node's control API base URL, as other nodes reach it.
@@ -138,12 +137,7 @@ public final class ClusterNode: Sendable {
     /// Where the membership stands (for `/health` and tests). On any thread.
     public var status: ClusterStatus {
         get async {
-            await loop.run { [self] in
-                let s = state.value
-                return ClusterStatus(
-                    member: s.machine.member, phase: s.machine.phase, draining: s.machine.draining,
-                    liveNodes: s.peers.count + (s.machine.phase == .member ? 1 : 0), statistics: s.statistics)
-            }
+            await loop.run { [self] in currentStatus() }
         }
     }
 
@@ -151,14 +145,16 @@ public final class ClusterNode: Sendable {
     /// loop does not answer within a second.
     public func statusWaiting() -> ClusterStatus? {
         waiting { done in
-            loop.execute { [self] in
-                let s = state.value
-                done(
-                    ClusterStatus(
-                        member: s.machine.member, phase: s.machine.phase, draining: s.machine.draining,
-                        liveNodes: s.peers.count + (s.machine.phase == .member ? 1 : 0), statistics: s.statistics))
-            }
+            loop.execute { [self] in done(currentStatus()) }
         }
+    }
+
+    /// The status now. On the loop.
+    private func currentStatus() -> ClusterStatus {
+        let s = state.value
+        return ClusterStatus(
+            member: s.machine.member, phase: s.machine.phase, draining: s.machine.draining,
+            liveNodes: s.peers.count + (s.machine.phase == .member ? 1 : 0), statistics: s.statistics)
     }
 
     /// This incarnation's member name (`id#incarnation`), which names its call records.

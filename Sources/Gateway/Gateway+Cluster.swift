@@ -41,17 +41,26 @@ extension Gateway: ClusterNodeDelegate {
             throw .unavailable(
                 "trunk \(profile.name) is at its limit of \(o.callsPerSecond) new calls per second in the cluster")
         case .unavailable:
-            let share = max(1, o.maxConcurrentCalls / cluster.liveNodesSeen)
-            let up: Int = ua.loop.sync { [self] in
-                sessions.values.filter { $0.profile.name == profile.name && $0.machine.direction == .outbound }.count
+            let share = ua.loop.sync { [self] in shareReached(profile, .outbound, limit: o.maxConcurrentCalls, cluster)
             }
-            if up >= share {
+            if let share {
                 throw .unavailable(
                     "trunk \(profile.name) is at this node's share (\(share)) of its \(o.maxConcurrentCalls) calls while the cluster's Redis cannot be reached"
                 )
             }
             return false
         }
+    }
+
+    /// While Redis cannot count a trunk's calls, this node takes its share: the limit over the
+    /// live nodes it last saw (at least 1). Returns the share when this node's calls of the
+    /// trunk direction have reached it (refuse), nil while there is room. On the SIP loop.
+    func shareReached(
+        _ profile: TrunkProfile, _ direction: SessionMachine.Direction, limit: Int, _ cluster: ClusterNode
+    ) -> Int? {
+        let share = max(1, limit / cluster.liveNodesSeen)
+        let up = sessions.values.filter { $0.profile.name == profile.name && $0.machine.direction == direction }.count
+        return up >= share ? share : nil
     }
 
     /// Frees a cluster count taken by `admitInCluster` for a call that never became a session.
@@ -86,13 +95,8 @@ extension Gateway: ClusterNodeDelegate {
                     metrics.refused("inbound_trunk_rate")
                     refusal = "trunk over its inbound call rate in the cluster"
                 case .unavailable:
-                    let share = max(1, i.maxConcurrentCalls / cluster.liveNodesSeen)
-                    let up = sessions.values.filter {
-                        $0.profile.name == profile.name && $0.machine.direction == .inbound
-                    }
-                    .count
                     refusal =
-                        up >= share
+                        shareReached(profile, .inbound, limit: i.maxConcurrentCalls, cluster) != nil
                         ? "trunk at this node's share of its inbound calls (the cluster's Redis is away)" : nil
                 }
                 deliver.value(refusal)
@@ -163,7 +167,7 @@ extension Gateway: ClusterNodeDelegate {
         var h = held(s)
         h.pendingInvite = Self.json(pending)
         clusterHeld.withLock { $0.sessions[s.roomId] = h }
-        cluster.sessionStarted(h)
+        cluster.sessionChanged(h)
     }
 
     /// The answered dialog, kept where the next process (records) and a survivor (the
@@ -178,7 +182,7 @@ extension Gateway: ClusterNodeDelegate {
             $0.dialogs[s.roomId] = json
             $0.sessions[s.roomId] = h
         }
-        cluster.sessionStarted(h)
+        cluster.sessionChanged(h)
         cluster.dialogAnswered(roomId: s.roomId, dialog: json)
     }
 
