@@ -83,6 +83,20 @@ public final class EventHub: Sendable {
         var lastPrune = 0.0
         /// Where this node's own events go besides its subscribers (the cluster's stream).
         var outlet: (@Sendable (SessionEvent, String?) -> Void)?
+
+        /// Appends `e` to its session's history (bounded; an end notes when) and returns the
+        /// subscribers it goes to and the session's routing id (`routingId` when the history
+        /// has none). The history exists already.
+        mutating func record(
+            _ e: SessionEvent, at now: Double, maxEvents: Int, routingId: String? = nil
+        ) -> (subscribers: [Subscription], routingId: String?) {
+            // Mutated in place: taking the history out and writing it back would copy its events.
+            histories[e.roomId]!.events.append(e)
+            histories[e.roomId]!.bound(maxEvents, keptHead: EventHub.keptHead)
+            if e.event == .onSessionEnded { histories[e.roomId]!.endedAt = now }
+            let routing = histories[e.roomId]!.routingId ?? routingId
+            return (subscribers.values.filter { $0.filter.matches(roomId: e.roomId, routingId: routing) }, routing)
+        }
     }
 
     private let state = Mutex(State())
@@ -124,17 +138,14 @@ public final class EventHub: Sendable {
     public func publish(_ event: SessionEvent, now: Date = Date()) -> SessionEvent {
         var e = event
         let targets = state.withLock { s in
-            if s.histories[e.roomId] == nil { s.order.append(e.roomId) }
-            // Mutated in place: taking the history out and writing it back would copy its events.
-            e.seq = (s.histories[e.roomId]?.lastSeq ?? 0) + 1
+            if s.histories[e.roomId] == nil {
+                s.histories[e.roomId] = History()
+                s.order.append(e.roomId)
+            }
+            e.seq = s.histories[e.roomId]!.lastSeq + 1
             e.at = Int64((now.timeIntervalSince1970 * 1000).rounded())
-            s.histories[e.roomId, default: History()].events.append(e)
-            s.histories[e.roomId]?.bound(maxEventsPerSession, keptHead: Self.keptHead)
-            if e.event == .onSessionEnded { s.histories[e.roomId]?.endedAt = now.timeIntervalSince1970 }
-            let routing = s.histories[e.roomId]?.routingId
-            return Delivery(
-                subscribers: s.subscribers.values.filter { $0.filter.matches(roomId: e.roomId, routingId: routing) },
-                outlet: s.outlet, routingId: routing)
+            let (subscribers, routing) = s.record(e, at: now.timeIntervalSince1970, maxEvents: maxEventsPerSession)
+            return Delivery(subscribers: subscribers, outlet: s.outlet, routingId: routing)
         }
         // Sinks are called outside the lock; they only enqueue.
         for t in targets.subscribers { t.sink(e) }
@@ -160,11 +171,7 @@ public final class EventHub: Sendable {
                 s.order.append(event.roomId)
             }
             guard event.seq > s.histories[event.roomId]!.lastSeq else { return nil }
-            s.histories[event.roomId]!.events.append(event)
-            s.histories[event.roomId]!.bound(maxEventsPerSession, keptHead: Self.keptHead)
-            if event.event == .onSessionEnded { s.histories[event.roomId]!.endedAt = now }
-            let routing = s.histories[event.roomId]!.routingId ?? routingId
-            return s.subscribers.values.filter { $0.filter.matches(roomId: event.roomId, routingId: routing) }
+            return s.record(event, at: now, maxEvents: maxEventsPerSession, routingId: routingId).subscribers
         }
         guard let targets else { return false }
         for t in targets { t.sink(event) }
