@@ -27,6 +27,9 @@ public enum EndReason: String, Codable, Sendable, Equatable, CaseIterable {
     case mediaTimeout = "media-timeout"
     /// The node holding the session died; another node of the cluster ended its call.
     case nodeLost = "node-lost"
+    /// The call was handed on: the carrier completed our REFER, or the gateway bridged the
+    /// caller to the transfer target (the app has left the call).
+    case transferred
 }
 
 /// The Iris-shaped `userdata` of an inbound notification.
@@ -56,6 +59,11 @@ public struct SessionEvent: Codable, Sendable, Equatable {
     public enum Name: String, Codable, Sendable {
         case onSessionCreated, onSessionSIPStatus, onSessionEarlyMedia, onStreamQualityIndicator
         case onSessionMerged, onSessionDTMF, onSessionError, onSessionEnded, onNotification
+        /// A transfer's progress (ours or the carrier's): `transfer`, `sip`, `message`.
+        case onSessionTransfer
+        /// The carrier asked to transfer the call (REFER) under `inbound.refer: app`: the app
+        /// answers with `acceptTransfer` or `declineTransfer`.
+        case onSessionTransferRequest
         /// Only in a replay: events `fromSeq...toSeq` of a long session were dropped from its
         /// history (the per-session bound); the event's own `seq` is `toSeq`.
         case onSessionEventsDropped
@@ -84,6 +92,8 @@ public struct SessionEvent: Codable, Sendable, Equatable {
     // onSessionError
     public var code: Int?
     public var message: String?
+    // onSessionTransfer, onSessionTransferRequest
+    public var transfer: TransferInfo?
     // onSessionEnded
     public var reason: EndReason?
     public var durationSec: Double?

@@ -152,7 +152,7 @@ public final class IrisRtcAudioSession: Sendable {
         case .onSessionError: delegate?.onSessionError(self, code: e.code ?? 0, message: e.message ?? "", sip: e.sip)
         case .onSessionEnded:
             delegate?.onSessionEnded(self, reason: e.reason ?? .failed, sip: e.sip, durationSec: e.durationSec ?? 0)
-        case .onNotification, .onSessionEventsDropped: break  // the latter: in onEvent, with its seq range
+        case .onNotification, .onSessionEventsDropped, .onSessionTransfer, .onSessionTransferRequest: break
         }
     }
 

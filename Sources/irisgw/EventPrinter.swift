@@ -60,6 +60,13 @@ final class EventPrinter: IrisRtcAudioSessionDelegate, Sendable {
             line(
                 "ended: \(event.reason?.rawValue ?? "?")" + sip
                     + String(format: ", %.1f s connected", event.durationSec ?? 0))
+        case .onSessionTransfer, .onSessionTransferRequest:
+            let t = event.transfer
+            let what = event.event == .onSessionTransferRequest ? "the carrier asks to transfer" : "transfer"
+            let target = t?.targetTN.map { " to \($0)" } ?? t?.replacesRoomId.map { " replacing \($0)" } ?? ""
+            line(
+                "\(what)\(target): \(t?.state.rawValue ?? "?") (\(t?.method ?? "?") by \(t?.by ?? "?"))" + sip
+                    + (event.message.map { ": " + $0 } ?? ""))
         case .onSessionEventsDropped:
             line("events \(event.fromSeq ?? 0)-\(event.toSeq ?? 0) were dropped from the session's history (its bound)")
         case .onNotification:

@@ -254,6 +254,7 @@ enum Bench {
         case .cancelTimer(let t): return "stop \(t)"
         case .terminateInviteTransaction: return "terminate INVITE"
         case .askForAnswer(let offer, _): return offer == nil ? "ask for an offer" : "ask for an answer"
+        case .askForResponse(let m, _): return "ask for a response to \(m.method)"
         case .remove: return "remove"
         case .report(let r):
             switch r {
@@ -264,6 +265,7 @@ enum Bench {
             case .answer: return "report answer"
             case .request(let m): return "report request \(m.method)"
             case .offerCompleted(let s): return "report offerCompleted \(s)"
+            case let .requestCompleted(method, cseq, status, _): return "report \(method) \(cseq) completed \(status)"
             case let .ended(end, _): return "report ended \(end)"
             }
         }

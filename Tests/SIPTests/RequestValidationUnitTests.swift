@@ -2,7 +2,7 @@ import Testing
 
 @testable import SIP
 
-private let allow = SIPHeader(.allow, "INVITE, ACK, BYE, CANCEL, OPTIONS, PRACK, UPDATE, INFO")
+private let allow = SIPHeader(.allow, "INVITE, ACK, BYE, CANCEL, OPTIONS, PRACK, UPDATE, INFO, REFER, NOTIFY")
 private let acceptSDP = SIPHeader(.accept, "application/sdp")
 private let sdpBody =
     "v=0\r\no=- 1 1 IN IP4 192.0.2.1\r\ns=-\r\nc=IN IP4 192.0.2.1\r\nt=0 0\r\nm=audio 4000 RTP/AVP 0\r\n"
@@ -51,7 +51,8 @@ private let validationCases: [ValidationCase] = [
         description: "REGISTER is 405", method: "REGISTER", uri: "sip:example.com", status: 405,
         responseHeaders: [allow]),
     .init(description: "SUBSCRIBE is 405", method: "SUBSCRIBE", status: 405, responseHeaders: [allow]),
-    .init(description: "REFER is 405", method: "REFER", status: 405, responseHeaders: [allow]),
+    .init(description: "REFER passes (its dialog decides, RFC 3515)", method: "REFER", status: nil),
+    .init(description: "NOTIFY passes (its subscription decides)", method: "NOTIFY", status: nil),
     .init(description: "MESSAGE is 405", method: "MESSAGE", status: 405, responseHeaders: [allow]),
     .init(description: "unknown method is 501", method: "FROBNICATE", status: 501, responseHeaders: [allow]),
     .init(description: "methods are case-sensitive", method: "invite", status: 501, responseHeaders: [allow]),

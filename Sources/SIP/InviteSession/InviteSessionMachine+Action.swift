@@ -21,8 +21,11 @@ extension InviteSessionMachine {
         case connected(SIPMessage)
         /// The answer to our offer (in a 2xx, or in the ACK to our offering 2xx).
         case answer(SessionDescription, in: SIPMessage)
-        /// An in-dialog request other than BYE, re-INVITE, UPDATE or PRACK, answered 200.
+        /// An in-dialog request other than BYE, re-INVITE, UPDATE, PRACK, REFER or NOTIFY, answered 200.
         case request(SIPMessage)
+        /// A request sent with `.sendRequest` got its final status (408 for no answer, 503
+        /// when it could not be sent), with the response when there was one.
+        case requestCompleted(method: String, cseq: UInt32, status: Int, response: SIPMessage?)
         /// Our re-INVITE or UPDATE got this final status.
         case offerCompleted(status: Int)
         /// Once, last.
@@ -53,6 +56,9 @@ extension InviteSessionMachine {
         case terminateInviteTransaction
         /// Tell the application.
         case report(Report)
+        /// A REFER or NOTIFY in the dialog: the application decides the response (RFC 3515:
+        /// 202 or a refusal; RFC 6665: 200 or 481); the driver sends it in `in`.
+        case askForResponse(SIPMessage, in: ServerTransaction)
         /// Ask the application for the answer to `offer` (nil: it wants our offer) in
         /// `request`, and feed `.offerAnswer` before any other event. Ends its batch.
         case askForAnswer(offer: SessionDescription?, in: SIPMessage)

@@ -40,6 +40,9 @@ extension InviteSessionMachine {
         case refresh
         /// An INFO (outcome not needed).
         case info
+        /// Another request in the dialog (REFER, NOTIFY), by method and CSeq number: its
+        /// final status is reported (`.requestCompleted`).
+        case other(method: String, cseq: UInt32)
     }
 
     /// The machine's named timers; `.startTimer` replaces the running one of that name.
@@ -115,6 +118,8 @@ extension InviteSessionMachine {
         case sendOffer(OfferMethod, sdp: SessionDescription, headers: [SIPHeader])
         /// Send an INFO with this body.
         case sendInfo(contentType: String, body: [UInt8], headers: [SIPHeader])
+        /// Send another request in the dialog (REFER, NOTIFY) with these headers and body.
+        case sendRequest(method: String, headers: [SIPHeader], contentType: String?, body: [UInt8])
         /// The application's answer to the last `.askForAnswer` (nil: it has none).
         case offerAnswer(SessionDescription?)
     }

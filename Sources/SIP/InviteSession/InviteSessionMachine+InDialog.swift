@@ -20,6 +20,8 @@ extension InviteSessionMachine {
             return byeReceived(m, tx, now: now)
         case "INVITE", "UPDATE":
             return offerReceived(m, tx, now: now)
+        case "REFER", "NOTIFY":
+            return [.askForResponse(m, in: tx)]
         default:
             return [.respond(response(to: m, 200), in: tx), .report(.request(m))]
         }

@@ -11,6 +11,9 @@ extension InviteSessionMachine {
         case .bye: return byeChallenged(r)
         case .offer: return offerResponse(r, now: now)
         case .refresh: return refreshResponse(r, now: now)
+        case let .other(method, cseq):
+            guard let code = r.statusCode, code >= 200 else { return [] }
+            return [.report(.requestCompleted(method: method, cseq: cseq, status: code, response: r))]
         case .prack, .cancel, .forkBye, .info: return []
         }
     }
@@ -27,6 +30,8 @@ extension InviteSessionMachine {
             return sendBye(now: now)
         case .refresh:
             return feedTimer(status == 408 ? .refreshTimeout(now: now) : .refreshTransportError(now: now), now: now)
+        case let .other(method, cseq):
+            return [.report(.requestCompleted(method: method, cseq: cseq, status: status, response: nil))]
         case .prack, .cancel, .bye, .forkBye, .info:
             return []
         }
@@ -41,6 +46,8 @@ extension InviteSessionMachine {
             pendingOffer = nil
             return []
         case .refresh: return feedTimer(.refreshTransportError(now: now), now: now)
+        case let .other(method, cseq):
+            return [.report(.requestCompleted(method: method, cseq: cseq, status: 503, response: nil))]
         case .prack, .cancel, .bye, .forkBye, .info: return []
         }
     }
@@ -134,6 +141,24 @@ extension InviteSessionMachine {
         }
         dialog = d
         return [.send(m, for: .info, to: .uri(d.nextHop))]
+    }
+
+    /// Another request in the dialog (REFER, NOTIFY); its final status is reported.
+    mutating func sendRequest(method: String, headers: [SIPHeader], contentType: String?, body: [UInt8]) -> [Action] {
+        guard canSendInfo, var d = dialog else { return [] }
+        var m = d.makeRequest(method)
+        if method == "REFER" || method == "NOTIFY" {
+            // Both may change the remote target or start a subscription usage (RFC 6665 §4.1.2).
+            m.addHeader(.contact, NameAddress(uri: d.localContact).serialize())
+        }
+        m.headers.append(contentsOf: headers)
+        if let contentType, !body.isEmpty {
+            m.setHeader(.contentType, contentType)
+            m.body = body
+        }
+        dialog = d
+        lastRequestSequence = d.localSequence
+        return [.send(m, for: .other(method: method, cseq: d.localSequence), to: .uri(d.nextHop))]
     }
 
     // MARK: Session timer (RFC 4028)

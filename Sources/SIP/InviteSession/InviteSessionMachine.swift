@@ -79,6 +79,9 @@ public struct InviteSessionMachine: Sendable {
     /// The request whose offer the application is answering now.
     var awaitingAnswer: AwaitedAnswer?
 
+    /// CSeq number of the last request `.sendRequest` sent.
+    public internal(set) var lastRequestSequence: UInt32?
+
     // Offers we send
     var pendingOffer: Offer?
     var glareRetry: Offer?
@@ -233,6 +236,8 @@ public struct InviteSessionMachine: Sendable {
             return sendOffer(Offer(method: method, sdp: sdp, headers: headers), now: now)
         case let .sendInfo(contentType, body, headers):
             return sendInfo(contentType: contentType, body: body, headers: headers)
+        case let .sendRequest(method, headers, contentType, body):
+            return sendRequest(method: method, headers: headers, contentType: contentType, body: body)
         case .offerAnswer(let sdp):
             return offerAnswered(sdp, now: now)
         }

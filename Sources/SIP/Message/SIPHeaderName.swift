@@ -81,20 +81,23 @@ public struct SIPHeaderName: Hashable, Sendable, ExpressibleByStringLiteral, Cus
     public static let wwwAuthenticate = Self(canonical: "WWW-Authenticate", 34)
     public static let event = Self(canonical: "Event", 35)
     public static let referTo = Self(canonical: "Refer-To", 36)
+    public static let referredBy = Self(canonical: "Referred-By", 37)
+    public static let replaces = Self(canonical: "Replaces", 38)
+    public static let subscriptionState = Self(canonical: "Subscription-State", 39)
 
     private static let all: [SIPHeaderName] = [
         accept, allow, authorization, callID, contact, contentLength, contentType, contentEncoding,
         cseq, date, expires, from, maxForwards, minExpires, minSE, proxyAuthenticate,
         proxyAuthorization, proxyRequire, rack, reason, recordRoute, require, retryAfter, route,
         rseq, server, sessionExpires, subject, supported, to, unsupported, userAgent, via,
-        wwwAuthenticate, event, referTo
+        wwwAuthenticate, event, referTo, referredBy, replaces, subscriptionState
     ]
 
     /// RFC 3261 §7.3.3 and later RFCs' compact forms.
     private static let compact: [String: SIPHeaderName] = [
         "i": callID, "m": contact, "e": contentEncoding, "l": contentLength, "c": contentType,
         "f": from, "s": subject, "k": supported, "t": to, "v": via, "x": sessionExpires,
-        "o": event, "r": referTo
+        "o": event, "r": referTo, "b": referredBy
     ]
 
     /// Spellings as we write them, bucketed by length: cheaper than hashing every name.

@@ -117,6 +117,16 @@ public struct SIPMessage: Sendable, Equatable {
     public var supported: [String] { values(.supported).filter { !$0.isEmpty } }
     public var proxyRequire: [String] { values(.proxyRequire).filter { !$0.isEmpty } }
     public var reasons: [Reason] { values(.reason).compactMap { try? Reason.parse($0) } }
+    /// REFER's target (RFC 3515 §2.1), one address; nil when absent or unreadable.
+    public var referTo: NameAddress? { self[.referTo].flatMap { try? NameAddress.parse($0) } }
+    /// Who asked for the transfer (RFC 3892).
+    public var referredBy: NameAddress? { self[.referredBy].flatMap { try? NameAddress.parse($0) } }
+    /// An INVITE's `Replaces` (RFC 3891); nil when absent or unreadable.
+    public var replaces: Replaces? { self[.replaces].flatMap { try? Replaces.parse($0) } }
+    public var event: EventHeader? { self[.event].flatMap { try? EventHeader.parse($0) } }
+    public var subscriptionState: SubscriptionState? {
+        self[.subscriptionState].flatMap { try? SubscriptionState.parse($0) }
+    }
     public var rseq: UInt32? { self[.rseq].flatMap { UInt32($0) } }
     public var rack: RAck? { self[.rack].flatMap { try? RAck.parse($0) } }
     /// The Q.850 cause of the first `Reason: Q.850;cause=N`.

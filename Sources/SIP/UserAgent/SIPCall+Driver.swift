@@ -49,6 +49,9 @@ extension SIPCall {
             if let tx = inviteTransaction { ua.transactions.terminate(tx) }
         case .report(let report):
             deliver(report)
+        case let .askForResponse(request, tx):
+            let choice = delegate?.call(self, responseTo: request) ?? SIPRequestResponse.refusal(for: request)
+            ua.respond(request, tx, choice.status, reason: choice.reason, headers: choice.headers)
         case let .askForAnswer(offer, request):
             // Before anything queued meanwhile: the machine waits for this answer.
             queue.insert(.offerAnswer(delegate?.call(self, answerFor: offer, in: request)), at: 0)
@@ -116,6 +119,8 @@ extension SIPCall {
         case let .answer(sdp, m): delegate?.call(self, didReceiveAnswer: sdp, in: m)
         case .request(let m): delegate?.call(self, didReceiveRequest: m)
         case .offerCompleted(let status): delegate?.call(self, didCompleteOffer: status)
+        case let .requestCompleted(method, cseq, status, response):
+            delegate?.call(self, didCompleteRequest: method, cseq: cseq, status: status, response: response)
         case let .ended(end, m): delegate?.call(self, didEnd: end, message: m)
         }
     }

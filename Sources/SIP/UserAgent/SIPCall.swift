@@ -43,6 +43,13 @@ public protocol SIPCallDelegate: AnyObject {
     func call(_ call: SIPCall, didReceiveRequest request: SIPMessage)
     /// The re-INVITE or UPDATE we sent got a final response (`status`).
     func call(_ call: SIPCall, didCompleteOffer status: Int)
+    /// A REFER or NOTIFY arrived in the dialog: return the response to send (RFC 3515 202 or
+    /// a refusal; RFC 6665 200, or 481 for a subscription we do not have). Default: REFER
+    /// 603 Decline, NOTIFY 481.
+    func call(_ call: SIPCall, responseTo request: SIPMessage) -> SIPRequestResponse
+    /// A request sent with `request(_:)` (REFER, NOTIFY) got its final `status` (408: no
+    /// answer; 503: it could not be sent).
+    func call(_ call: SIPCall, didCompleteRequest method: String, cseq: UInt32, status: Int, response: SIPMessage?)
     /// Exactly once, last. `message` is the response or request that ended it, when any.
     func call(_ call: SIPCall, didEnd end: SIPCallEnd, message: SIPMessage?)
 }
@@ -57,6 +64,12 @@ extension SIPCallDelegate {
     public func call(_ call: SIPCall, didReceiveAnswer answer: SessionDescription, in message: SIPMessage) {}
     public func call(_ call: SIPCall, didReceiveRequest request: SIPMessage) {}
     public func call(_ call: SIPCall, didCompleteOffer status: Int) {}
+    public func call(_ call: SIPCall, responseTo request: SIPMessage) -> SIPRequestResponse {
+        SIPRequestResponse.refusal(for: request)
+    }
+    public func call(
+        _ call: SIPCall, didCompleteRequest method: String, cseq: UInt32, status: Int, response: SIPMessage?
+    ) {}
     public func call(_ call: SIPCall, didEnd end: SIPCallEnd, message: SIPMessage?) {}
 }
 
@@ -286,6 +299,23 @@ public final class SIPCall: Sendable {
         run(.sendInfo(contentType: contentType, body: body, headers: headers))
         return true
     }
+
+    /// Sends another request in the dialog (REFER, NOTIFY) with `headers` and a body; its
+    /// outcome comes to `didCompleteRequest` with its CSeq number. Returns that number, or nil
+    /// when there is no dialog to send in. Called from one of this call's delegate callbacks
+    /// the request is queued and nil returned (its outcome still reported with its number).
+    @discardableResult
+    public func request(
+        _ method: String, headers: [SIPHeader] = [], contentType: String? = nil, body: [UInt8] = []
+    ) -> UInt32? {
+        guard machine.canSendInfo else { return nil }
+        let wasRunning = running
+        run(.sendRequest(method: method, headers: headers, contentType: contentType, body: body))
+        return wasRunning ? nil : machine.lastRequestSequence
+    }
+
+    /// The dialog as it stands (tags, targets, route set), once there is one.
+    public var currentDialog: Dialog? { machine.dialog }
 
     private func offer(
         _ method: InviteSessionMachine.OfferMethod, sdp: SessionDescription, headers: [SIPHeader]

@@ -95,8 +95,11 @@ public struct SIPUserAgentConfiguration: Sendable {
     }
 
     /// Methods we handle; others known to SIP get 405, unknown ones 501 (RFC 3261 §8.2.1).
-    public static let allowedMethods = ["INVITE", "ACK", "BYE", "CANCEL", "OPTIONS", "PRACK", "UPDATE", "INFO"]
-    static let knownMethods: Set<String> = ["REGISTER", "SUBSCRIBE", "NOTIFY", "REFER", "MESSAGE", "PUBLISH"]
+    /// REFER and NOTIFY are taken inside a dialog (transfers, RFC 3515); outside one, 481.
+    public static let allowedMethods = [
+        "INVITE", "ACK", "BYE", "CANCEL", "OPTIONS", "PRACK", "UPDATE", "INFO", "REFER", "NOTIFY"
+    ]
+    static let knownMethods: Set<String> = ["REGISTER", "SUBSCRIBE", "MESSAGE", "PUBLISH"]
 }
 
 /// The per-call part of the agent's behaviour: PRACK and session timers. Outgoing calls may
