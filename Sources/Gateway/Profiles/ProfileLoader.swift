@@ -96,7 +96,7 @@ package struct ProfileSchema {
     }
 
     func profile(_ value: JSON5Value) throws(ProfileError) -> TrunkProfile {
-        let root = try object(value, at: "", keys: ["name", "outbound", "inbound", "media", "sip"])
+        let root = try object(value, at: "", keys: ["name", "outbound", "inbound", "media", "sip", "transfer"])
         let name = try root.required("name") { (v, path) throws(ProfileError) in
             let s = try string(v, at: path)
             guard TrunkProfile.isValidName(s) else {
@@ -122,10 +122,39 @@ package struct ProfileSchema {
                 "is required but no proxy is sips: or transport=tls, and SDES keys are sent only over TLS "
                     + "(set media.sdesRequiresTLS: false to send them over UDP or TCP)")
         }
-        return TrunkProfile(
+        let transfer = try root.optional("transfer") { (v, path) throws(ProfileError) in
+            try self.transfer(v, at: path)
+        }
+        if let transfer, transfer.refer != .reject || transfer.fallback == .bridge, outbound == nil {
+            throw fail(
+                "transfer", "dialling a transfer target needs an outbound section (its number rules and limits)")
+        }
+        var profile = TrunkProfile(
             name: name, outbound: outbound, inbound: inbound,
             media: media ?? TrunkProfile.MediaSettings(), sip: sip ?? TrunkProfile.SIPSettings(),
             source: file)
+        profile.transfer = transfer ?? TrunkProfile.Transfer()
+        return profile
+    }
+
+    private func transfer(_ value: JSON5Value, at path: String) throws(ProfileError) -> TrunkProfile.Transfer {
+        let o = try object(
+            value, at: path,
+            keys: ["fallback", "refer", "notifyTimeoutSec", "completeTimeoutSec", "answerTimeoutSec"])
+        let d = TrunkProfile.Transfer()
+        func seconds(_ key: String, _ range: ClosedRange<Int>) throws(ProfileError) -> Int? {
+            try o.optional(key) { (v, p) throws(ProfileError) in try int(v, at: p, in: range) }
+        }
+        return TrunkProfile.Transfer(
+            fallback: try o.optional("fallback") { (v, p) throws(ProfileError) in
+                try choice(v, at: p, TrunkProfile.Transfer.Fallback.self)
+            } ?? d.fallback,
+            refer: try o.optional("refer") { (v, p) throws(ProfileError) in
+                try choice(v, at: p, TrunkProfile.Transfer.InboundRefer.self)
+            } ?? d.refer,
+            notifyTimeoutSec: try seconds("notifyTimeoutSec", 1...120) ?? d.notifyTimeoutSec,
+            completeTimeoutSec: try seconds("completeTimeoutSec", 5...600) ?? d.completeTimeoutSec,
+            answerTimeoutSec: try seconds("answerTimeoutSec", 1...300) ?? d.answerTimeoutSec)
     }
 
     // MARK: Sections

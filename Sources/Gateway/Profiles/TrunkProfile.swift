@@ -25,6 +25,8 @@ public struct TrunkProfile: Sendable, Equatable {
     public var sip: SIPSettings
     /// The file the profile was read from ("" when built in code); errors name it.
     public var source: String
+    /// Transfers: the fallback and the inbound REFER policy. Default: all defaults of `Transfer`.
+    public var transfer = Transfer()
 
     /// Builds a profile in code; `ProfileLoader` builds them from files.
     public init(

@@ -40,6 +40,17 @@ public struct CallRecord: Sendable, Equatable, Codable {
     public var jitterMs: Double?
     /// Round-trip time in milliseconds from RTCP LSR/DLSR (RFC 3550 §6.4.1).
     public var roundTripMs: Double?
+    /// A transfer of the call: the number it was sent to (blind, or a carrier's Refer-To).
+    public var transferTarget: String?
+    /// How the last transfer ended: `succeeded` or `failed`.
+    public var transferOutcome: String?
+    /// Who asked for it: `app` or `carrier`.
+    public var transferredBy: String?
+    /// How it was done: `refer`, `bridge`, `dial` or `replaces` (`TransferInfo.method`).
+    public var transferMethod: String?
+    /// The other session it involved: an attended transfer's, or the gateway's own call to the
+    /// target in a bridge (whose record names this one back).
+    public var transferRoomId: String?
 
     /// A record; everything after `startedAt` defaults to unknown.
     public init(

@@ -57,6 +57,12 @@ public struct SessionMachine: Sendable {
         case sipFailure(SIPDetails?)
         /// The cluster counted this node dead and another node ended the call for it.
         case nodeLost
+        /// The carrier carried out the app's transfer: our leg is hung up, the session ends
+        /// `transferred` (`details`: the final NOTIFY's status, when there was one).
+        case transferred(SIPDetails?)
+        /// The gateway bridged the call to the transfer target and the app left it: the app's
+        /// media failures no longer matter, and the session ends `transferred` when the call does.
+        case appLeft
         /// The codec on the trunk changed mid-call (re-INVITE).
         case codecChanged(String, hd: Bool)
         case dtmf(digit: String, durationMs: Int)
@@ -106,6 +112,8 @@ public struct SessionMachine: Sendable {
     private var joined = false
     private var earlyMediaReported = false
     public private(set) var heldLocally = false
+    /// The app left a bridged call (`.appLeft`).
+    public private(set) var appLeft = false
     private var heldRemotely = false
     private var holdPending: Bool?
 
@@ -281,7 +289,7 @@ public struct SessionMachine: Sendable {
             return [.emit(e)]
 
         case .platformMediaFailed(let why):
-            guard ended == nil else { return [] }
+            guard ended == nil, !appLeft else { return [] }
             var error = event(.onSessionError)
             error.code = IrisCode.participantLeft
             error.message = why
@@ -317,6 +325,14 @@ public struct SessionMachine: Sendable {
                 + end(
                     .nodeLost, sip: SIPDetails(code: 503, reason: "node lost"), irisCode: IrisCode.remoteUnreachable,
                     now: now)
+
+        case .transferred(let details):
+            return [.hangup] + end(.transferred, sip: details, irisCode: nil, now: now)
+
+        case .appLeft:
+            guard isConnected else { return [] }
+            appLeft = true
+            return []
 
         case .dtmf(let digit, let ms):
             var e = event(.onSessionDTMF)
@@ -366,6 +382,8 @@ public struct SessionMachine: Sendable {
         _ reason: EndReason, sip details: SIPDetails?, irisCode: Int?, now: Double,
         message: String? = nil
     ) -> [Action] {
+        // A bridged call the app left ends as the transfer it was, whoever hangs up.
+        let reason = appLeft ? .transferred : reason
         ended = reason
         if let details { sip = details }
         var actions = setStatus(.disconnected, sip: details, force: true)
