@@ -238,6 +238,10 @@ public final class ControlAPIServer: Sendable {
             return Self.json(202, ["roomId": parts[2]])
         case ("POST", 4):
             if parts[3] == "merge", caller != .apiKey { throw Self.forbidden("merge sessions") }
+            // A transfer dials (or lets the carrier dial) a number: the API key's to ask for.
+            if ["transfer", "acceptTransfer", "declineTransfer"].contains(parts[3]), caller != .apiKey {
+                throw Self.forbidden("transfer calls")
+            }
             return try verbRequest(parts[2], parts[3], request, caller)
         default:
             throw Self.notAllowed(request)
@@ -274,6 +278,12 @@ public final class ControlAPIServer: Sendable {
             return Self.json(202, ["roomId": room])
         case "dtmf":
             try gateway.sendDTMF(roomId: room, try decode(DTMFRequest.self, request))
+            return Self.json(202, ["roomId": room])
+        case "transfer":
+            try gateway.transfer(roomId: room, try decode(TransferRequest.self, request))
+            return Self.json(202, ["roomId": room])
+        case "acceptTransfer", "declineTransfer":
+            try gateway.answerTransfer(roomId: room, accept: verb == "acceptTransfer")
             return Self.json(202, ["roomId": room])
         default:
             throw GatewayError(IrisCode.incorrectParams, .notFound, "no such verb: \(verb)")

@@ -8,6 +8,15 @@ import SIP
 extension Gateway: SIPUserAgentDelegate {
     public func userAgent(_ ua: SIPUserAgent, didReceiveCall call: SIPCall) {
         metrics.inboundInvite()
+        // An INVITE with Replaces (RFC 3891) is a new leg for a call we hold, not a new call.
+        if let replaces = call.invite.replaces {
+            takeReplacing(call, replaces)
+            return
+        }
+        if call.invite[.replaces] != nil {
+            call.reject(status: 400, reason: "Bad Replaces")
+            return
+        }
         let allowed = inboundTrunks(source: call.source.address.host, authenticatedAs: call.authenticatedUsername)
         guard !allowed.isEmpty else {
             call.reject(status: 403, reason: "Forbidden")

@@ -61,8 +61,45 @@ extension Gateway {
         let provisional = NegotiatedLeg(
             codec: codec, rtpMap: map, telephoneEvent: nil, remote: nil, direction: .sendrecv)
 
-        let roomId = Self.newRoomId()
         let traceId = request.traceId ?? Self.newTraceId()
+        let (roomId, mediaCall) = try place(
+            OutboundPlacement(
+                profile: profile, target: target, source: source, caller: caller, platform: platform,
+                provisionalTrunk: provisional, routingId: request.routingId, routingIdQuota: routingIdQuota,
+                traceId: traceId, notificationData: request.notificationData, capture: request.capture == true))
+        let answer = MediaNegotiation.answer(
+            for: platform, address: platformSDPAddress(mediaCall.platformAddress), session: SDPSessionIdentity())
+        return SessionResponse(roomId: roomId, traceId: traceId, media: MediaBody(sdp: answer.serialize()))
+    }
+
+    /// An outbound call the gateway places, its numbers and media checked: from the API
+    /// (`create`), or for a transfer (the bridge's own call to the target).
+    struct OutboundPlacement {
+        var profile: TrunkProfile
+        /// Normalised (`TrunkProfile.normalize`).
+        var target: String
+        /// The number presented (`CallerID.present`).
+        var source: String
+        var caller: OutboundCallerRequest
+        var platform: NegotiatedLeg
+        /// The trunk leg the call opens with, until the carrier's answer says otherwise.
+        var provisionalTrunk: NegotiatedLeg
+        var routingId: String?
+        var routingIdQuota: Int?
+        var traceId: String
+        var notificationData: String?
+        var capture: Bool
+    }
+
+    /// Admits the call under the trunk's and the gateway's limits, opens its media, writes its
+    /// record and sends the INVITE. `prepare` runs on the SIP loop with the new session before
+    /// its first event. Not on the SIP loop: the cluster's admission asks Redis.
+    func place(
+        _ p: OutboundPlacement, prepare: (@Sendable (GatewaySession) -> Void)? = nil
+    ) throws(GatewayError) -> (roomId: String, media: MediaCall) {
+        let profile = p.profile
+        let roomId = Self.newRoomId()
+        let traceId = p.traceId
         let counted = try admitInCluster(profile, roomId: roomId)
         // Admission and the session's creation happen in one hop, so limits hold under races.
         let admitted: Result<Void, GatewayError> = ua.loop.sync { [self] in
@@ -70,7 +107,7 @@ extension Gateway {
             if sessions.count >= configuration.maxSessions {
                 return .failure(.unavailable("the gateway is at capacity"))
             }
-            if let r = request.routingId, let quota = routingIdQuota, sessionsHeld(routingId: r) >= quota {
+            if let r = p.routingId, let quota = p.routingIdQuota, sessionsHeld(routingId: r) >= quota {
                 return .failure(Self.overQuota(r, quota))
             }
             switch admissions[profile.name]?.admit(now: EventLoop.now()) {
@@ -84,7 +121,7 @@ extension Gateway {
                         "trunk \(profile.name) is at its limit of \(profile.outbound!.callsPerSecond) new calls per second"
                     ))
             case nil:
-                if let r = request.routingId { creating[r, default: 0] += 1 }
+                if let r = p.routingId { creating[r, default: 0] += 1 }
                 return .success(())
             }
         }
@@ -92,16 +129,16 @@ extension Gateway {
             releaseInCluster(profile, roomId: roomId, counted: counted)
             throw refusal
         }
-        let capture = newCapture(roomId: roomId, recordsMedia: request.capture == true)
+        let capture = newCapture(roomId: roomId, recordsMedia: p.capture)
         let mediaCall: MediaCall
         do {
             mediaCall = try openMedia(
-                trunk: provisional, platform: platform, profile: profile, roomId: roomId, capture: capture,
+                trunk: p.provisionalTrunk, platform: p.platform, profile: profile, roomId: roomId, capture: capture,
                 admitting: true)
         } catch {
             ua.loop.sync { [self] in
                 admissions[profile.name]?.release()
-                created(routingId: request.routingId)
+                created(routingId: p.routingId)
             }
             releaseInCluster(profile, roomId: roomId, counted: counted)
             throw error
@@ -111,32 +148,31 @@ extension Gateway {
                 DigestCredentials(username: auth.username, password: $0)
             }
         }
-        let answer = MediaNegotiation.answer(
-            for: platform, address: platformSDPAddress(mediaCall.platformAddress), session: SDPSessionIdentity())
-        events.open(roomId: roomId, routingId: request.routingId)
+        events.open(roomId: roomId, routingId: p.routingId)
         records.started(
             CallRecord(
-                roomId: roomId, traceId: traceId, direction: "outbound", sourceTN: source, targetTN: target,
+                roomId: roomId, traceId: traceId, direction: "outbound", sourceTN: p.source, targetTN: p.target,
                 profile: profile.name, startedAt: Date().timeIntervalSince1970))
         metrics.started()
         ua.loop.sync { [self] in
             let s = GatewaySession(
-                direction: .outbound, roomId: roomId, traceId: traceId, routingId: request.routingId,
-                profile: profile, sourceTN: source, targetTN: target,
-                notificationData: request.notificationData, capture: capture, gateway: self)
+                direction: .outbound, roomId: roomId, traceId: traceId, routingId: p.routingId,
+                profile: profile, sourceTN: p.source, targetTN: p.target,
+                notificationData: p.notificationData, capture: capture, gateway: self)
             captures.open(capture)
             s.media = mediaCall
-            s.platformLeg = platform
-            s.trunkLeg = provisional
+            s.platformLeg = p.platform
+            s.trunkLeg = p.provisionalTrunk
             s.credentials = credentials
-            s.callerRequest = caller
+            s.callerRequest = p.caller
             sessions[roomId] = s
             clusterSessionStarted(s)
-            created(routingId: request.routingId)
+            created(routingId: p.routingId)
+            prepare?(s)
             s.handle(.started(notification: nil))
             s.sendInvite()
         }
-        return SessionResponse(roomId: roomId, traceId: traceId, media: MediaBody(sdp: answer.serialize()))
+        return (roomId, mediaCall)
     }
 
     /// The app's `callerName`, `privacy` and `headers`, checked against the trunk's policy;

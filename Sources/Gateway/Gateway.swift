@@ -159,6 +159,8 @@ public final class Gateway: Sendable {
             sip.prack = policy.prack
             sip.sessionTimer = policy.sessionTimer
         }
+        // An INVITE with Replaces takes the place of a session's trunk leg (Gateway+Replaces).
+        sip.handlesReplaces = true
         ua = try SIPUserAgent(configuration: sip)
         var state = LoopState(
             endedSnapshots: EndedSnapshots(retention: configuration.eventRetention),
@@ -392,6 +394,7 @@ public final class Gateway: Sendable {
         endedSnapshots.keep(s.snapshot(stats: stats), of: s.roomId, now: EventLoop.now())
         captures.ended(roomId: s.roomId, now: EventLoop.now())
         events.prune()
+        s.endTransfers()
         // Merged partners go with the active session; a partner that ends leaves the host.
         for other in s.merged where !other.machine.isEnded { other.handle(.close) }
         s.mergedInto?.merged.removeAll { $0 === s }

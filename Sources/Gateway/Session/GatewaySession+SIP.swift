@@ -24,6 +24,7 @@ extension GatewaySession: SIPCallDelegate {
             gateway.records.update(roomId: roomId) { [now] r in r.ringingAt = now }
         }
         gateway.clusterRinging(self, call)
+        if bridgeHost != nil { bridgeLegProgress(.ringing) }
         handle(.provisional(details, hasSDP: early))
         handle(.targetResponding)
     }
@@ -52,11 +53,16 @@ extension GatewaySession: SIPCallDelegate {
             r.answeredAt = at
             r.codec = codec
         }
+        if replacedCall != nil {
+            // The ACK of an INVITE with Replaces: the new leg is confirmed (GatewaySession+Replaces).
+            return replacementConfirmed(call)
+        }
         // Written after the answer, so a crash from now on leaves what the next process
         // needs to send the BYE.
         if let snapshot = call.dialogSnapshot { gateway.keepDialog(self, snapshot) }
         if profile.media.rtpTimeoutSec > 0 { media?.armRTPTimeout(Double(profile.media.rtpTimeoutSec)) }
         handle(.answered(details, codec: codec, hd: trunkLeg?.isWideband ?? false, at: at))
+        if bridgeHost != nil { bridgeLegProgress(.answered) }
     }
 
     func call(_ call: SIPCall, didReceiveAnswer answer: SessionDescription, in message: SIPMessage) {
@@ -102,6 +108,20 @@ extension GatewaySession: SIPCallDelegate {
         }
     }
 
+    /// A REFER (a carrier's transfer) or a NOTIFY (the progress of ours) in the dialog.
+    func call(_ call: SIPCall, responseTo request: SIPMessage) -> SIPRequestResponse {
+        guard call === self.call else { return .refusal(for: request) }
+        return request.method == "REFER" ? referReceived(request) : notifyReceived(request)
+    }
+
+    func call(_ call: SIPCall, didCompleteRequest method: String, cseq: UInt32, status: Int, response: SIPMessage?) {
+        switch method {
+        case "REFER" where call === self.call: referCompleted(cseq: cseq, status: status, response: response)
+        case "NOTIFY": referrerNotified(call)
+        default: break
+        }
+    }
+
     func call(_ call: SIPCall, didCompleteOffer status: Int) {
         guard call === self.call, let pending = machine.pendingHold else { return }
         let ok = (200...299).contains(status)
@@ -133,6 +153,7 @@ extension GatewaySession: SIPCallDelegate {
                 handle(.finalResponse(details, proxiesLeft: false))
             }
         case .remoteHangup:
+            if transferOutlives(call) { return }
             handle(.remoteHangup(cause: Self.q850Cause(of: message)))
         case .localHangup:
             // The machine asked for it (and has ended), or the SIP layer gave up on a re-INVITE.
@@ -168,5 +189,41 @@ extension GatewaySession: SIPCallDelegate {
         case .webrtcFailed(let leg, let why):
             if leg == .platform { handle(.platformMediaFailed(why)) }
         }
+    }
+}
+
+extension GatewaySession {
+    /// The carrier's BYE during a transfer: true when the session goes on without this call
+    /// (a REFER's target is being dialled, or our transfer was done and ends the session as such).
+    fileprivate func transferOutlives(_ call: SIPCall) -> Bool {
+        if let r = referred, r.machine.phase == .dialing || r.machine.phase == .askingApp {
+            runReferred(.callEnded)
+            if referred?.machine.referrerGone == true { return true }
+        }
+        if let t = outgoingTransfer, !t.machine.isOver { runTransfer(.callEnded) }
+        if let t = outgoingTransfer, t.machine.phase == .succeeded, t.machine.method == "refer", !machine.isEnded {
+            handle(.transferred(t.lastDetails))
+            return true
+        }
+        return false
+    }
+
+    /// The session ended: what its transfers still had open goes with it.
+    func endTransfers() {
+        if let t = outgoingTransfer {
+            loop.cancel(t.timer)
+            if let leg = t.bridgeLeg, !leg.machine.isEnded, leg.bridgedWith == nil { leg.handle(.close) }
+        }
+        if let r = referred {
+            loop.cancel(r.timer)
+            if r.referrer !== call, !r.referrer.isTerminated { r.referrer.hangup() }
+            if let dial = r.dial, dial !== call, !dial.isTerminated { dial.hangup() }
+            if r.admitted { gateway.admissions[profile.name]?.release() }
+            referred?.admitted = false
+        }
+        if let old = replacedCall, !old.isTerminated { old.hangup() }
+        replacedCall = nil
+        if bridgeHost != nil { bridgeLegProgress(.ended(machine.sip)) }
+        if let peer = bridgedWith, !peer.machine.isEnded { peer.handle(.close) }
     }
 }

@@ -62,6 +62,17 @@ final class GatewaySession {
     weak var mergedInto: GatewaySession?
     /// Held: the session waiting for our unhold before it merges us.
     weak var mergePending: GatewaySession?
+    /// The app's transfer of this call, under way or just over (GatewaySession+Transfer.swift).
+    var outgoingTransfer: OutgoingTransfer?
+    /// A carrier's REFER being carried out (GatewaySession+Referred.swift).
+    var referred: ReferredTransfer?
+    /// The gateway's own call to a transfer target (a bridge fallback): the session it serves.
+    weak var bridgeHost: GatewaySession?
+    /// The trunk leg an INVITE with Replaces is taking over, until the new leg's ACK.
+    var replacedCall: SIPCall?
+    /// The session whose trunk leg this one's is bridged to (both ends point at each other);
+    /// the two end together.
+    weak var bridgedWith: GatewaySession?
 
     init(
         direction: SessionMachine.Direction, roomId: String, traceId: String, routingId: String?, profile: TrunkProfile,

@@ -18,7 +18,7 @@ import SIP
 /// | the target fails                                  | NOTIFY with its status; the call goes on       |
 /// | the referrer hangs up while the target rings      | the dial goes on; the session waits for it     |
 /// | ... and the target then fails                     | the session ends                               |
-/// | the referrer hangs up before the app answered     | the request is dropped; the session ends       |
+/// | the referrer hangs up before the app answered     | failed; the session ends with the call         |
 public struct ReferredTransferMachine: Sendable, Equatable {
     public enum Phase: Sendable, Equatable {
         case askingApp, dialing, succeeded, failed
@@ -109,14 +109,14 @@ public struct ReferredTransferMachine: Sendable, Equatable {
         case .callEnded:
             switch phase {
             case .askingApp:
+                // The session ends with the call, as any call does.
                 phase = .failed
-                return [.cancelTimer, .report(.failed, nil, message: "the caller left before the app answered"),
-                    .endSession]
+                return [.cancelTimer, .report(.failed, nil, message: "the caller left before the app answered")]
             case .dialing:
                 referrerGone = true
                 return []
             case .succeeded, .failed:
-                return [.endSession]
+                return []
             }
         }
     }

@@ -109,11 +109,12 @@ public struct TransferMachine: Sendable, Equatable {
         switch input {
         case .start:
             startedAt = now
-            return [.sendRefer, report(.requested, nil), .armTimer(notifyTimeout)]
+            // The REFER last: a failure to send comes back as an input of its own.
+            return [report(.requested, nil), .armTimer(notifyTimeout), .sendRefer]
 
         case .retryDue:
             guard phase == .referring else { return [] }
-            return [.sendRefer, .armTimer(notifyTimeout)]
+            return [.armTimer(notifyTimeout), .sendRefer]
 
         case .referResponse(let details):
             guard phase == .referring else { return [] }

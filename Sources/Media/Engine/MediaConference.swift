@@ -4,6 +4,8 @@ import IOCore
 /// hears the other two and not itself (mix-minus). The held call's platform leg is left
 /// out: the app has one audio stream, the host's. Both calls live on the host's media
 /// thread; the host's tick runs the conference, the other call only its control work.
+/// Without the host's platform (`includesPlatform` false) it is a bridge of the two trunk
+/// legs: a transfer the gateway completed itself, which the app has left.
 ///
 /// Built once per merge; the per-tick path uses the mixer's preallocated buffers.
 final class MediaConference {  // confined to the host's media thread with its pipelines
@@ -11,10 +13,12 @@ final class MediaConference {  // confined to the host's media thread with its p
     unowned(unsafe) let member: CallPipeline
     private let mixer: Mixer
     private let parties: [(leg: RTPLeg, party: Mixer.Party)]
-    /// Which parties (and, last, the held call's platform leg) gave a frame this tick.
-    private var pulled = [Bool](repeating: false, count: 4)
+    /// Which parties (and, last, the platform legs left out) gave a frame this tick.
+    private var pulled: [Bool]
+    /// Platform legs outside the mix, drained each tick so their buffers do not fill up.
+    private let drained: [(pipeline: CallPipeline, leg: RTPLeg)]
 
-    init(host: CallPipeline, member: CallPipeline) throws(MediaMergeError) {
+    init(host: CallPipeline, member: CallPipeline, includesPlatform: Bool = true) throws(MediaMergeError) {
         guard host.frameSamples == member.frameSamples else {
             throw .sampleRateMismatch(host: host.frameSamples * 50, member: member.frameSamples * 50)
         }
@@ -23,9 +27,12 @@ final class MediaConference {  // confined to the host's media thread with its p
         }
         self.host = host
         self.member = member
-        mixer = Mixer(configuration: .init(maximumParties: 3, sampleRate: host.frameSamples * 50))
+        let mixed = includesPlatform ? [host.trunk, member.trunk, host.platform] : [host.trunk, member.trunk]
+        mixer = Mixer(configuration: .init(maximumParties: mixed.count, sampleRate: host.frameSamples * 50))
+        drained = [(member, member.platform)] + (includesPlatform ? [] : [(host, host.platform)])
+        pulled = [Bool](repeating: false, count: mixed.count + drained.count)
         var parties: [(RTPLeg, Mixer.Party)] = []
-        for leg in [host.trunk, member.trunk, host.platform] {
+        for leg in mixed {
             guard let party = try? mixer.join() else { throw .notTranscoding }
             parties.append((leg, party))
         }
@@ -40,8 +47,9 @@ final class MediaConference {  // confined to the host's media thread with its p
             pulled[i] = frame != nil
             if let frame { try? mixer.submit(UnsafeBufferPointer(frame), from: party) }
         }
-        // The held call's platform leg is drained so its buffer does not fill up.
-        pulled[3] = member.pullFrame(member.platform, now: now) != nil
+        for (i, (pipeline, leg)) in drained.enumerated() {
+            pulled[parties.count + i] = pipeline.pullFrame(leg, now: now) != nil
+        }
         // Before anyone has sent anything there is nothing to mix: send nothing, as a plain
         // call does before its first packet.
         guard pulled.contains(true) else { return }
@@ -51,7 +59,9 @@ final class MediaConference {  // confined to the host's media thread with its p
             _ = mixer.withOutput(for: party) { pipeline.pushFrame($0, to: leg, now: now) }
         }
         for (i, (leg, _)) in parties.enumerated() where pulled[i] { leg.consumeDecoded(host.frameSamples) }
-        if pulled[3] { member.platform.consumeDecoded(member.frameSamples) }
+        for (i, (pipeline, leg)) in drained.enumerated() where pulled[parties.count + i] {
+            leg.consumeDecoded(pipeline.frameSamples)
+        }
         host.thread.record(microseconds: (EventLoop.now() - start) * 1e6)
     }
 

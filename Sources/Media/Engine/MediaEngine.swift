@@ -266,13 +266,14 @@ public final class MediaCall: Sendable {
     }
 
     /// Bridges `held` into this call: a three-way call of both trunk legs and this call's
-    /// platform leg (mix-minus). `held` moves to this call's media thread (its pipeline is
+    /// platform leg (mix-minus), or with `includesPlatform` false the two trunk legs alone
+    /// (each hears the other; nothing goes to either platform leg). `held` moves to this call's media thread (its pipeline is
     /// rebuilt there with its sockets, without passthrough), and this call's pipeline is
     /// rebuilt too if it was relaying. `completion` runs on a media thread with nil or the error. Closing either
     /// call ends the bridge.
     public func merge(
         with held: MediaCall, configuration: MediaCallConfiguration, heldConfiguration: MediaCallConfiguration,
-        completion: @escaping @Sendable ((any Error)?) -> Void
+        includesPlatform: Bool = true, completion: @escaping @Sendable ((any Error)?) -> Void
     ) {
         guard held !== self else { return completion(MediaMergeError.sameCall) }
         guard !closed.load(ordering: .acquiring), !held.closed.load(ordering: .acquiring) else {
@@ -306,7 +307,8 @@ public final class MediaCall: Sendable {
                     let member = try hostThread.install(
                         id: heldID, configuration: theirs, host: host, ports: heldPorts,
                         events: heldEvents, replacing: previous)
-                    let conference = try MediaConference(host: hostPipeline, member: member)
+                    let conference = try MediaConference(
+                        host: hostPipeline, member: member, includesPlatform: includesPlatform)
                     hostPipeline.conference = conference
                     member.conference = conference
                     completion(nil)
