@@ -163,4 +163,43 @@ enum CarrierScenarios {
             </scenario>
 
             """
+
+    /// Answers, then takes our REFER: `referStatus` to it, then these NOTIFYs (sipfrag status
+    /// lines; the last `terminated` when `finalTerminated`), each answered by the gateway.
+    /// Then it waits for our BYE (after a success, or when the test closes the call).
+    static func takesRefer(
+        referStatus: String, notifies: [String] = [], finalTerminated: Bool = true, notifyBefore202: Bool = false
+    ) -> String {
+        let dialog = [("contact", "Contact:", "sip:[^>;]*"), ("from", "From:", ".*"), ("to", "To:", ".*")]
+        var s = head + "<scenario name=\"takes-refer\">\n" + receiveInvite(capturing: dialog) + trying
+        s += response("200 OK", sdp: sdp(), retrans: true)
+        s += "  <recv request=\"ACK\"/>\n"
+        s += "  <recv request=\"REFER\">\n    <action>\n"
+        s += "      <ereg regexp=\"[0-9]+\" search_in=\"hdr\" header=\"CSeq:\" assign_to=\"refer_cseq\"/>\n"
+        s += "    </action>\n  </recv>\n"
+        func notify(_ frag: String, cseq: Int, last: Bool) -> String {
+            let state = last && finalTerminated ? "terminated;reason=noresource" : "active;expires=60"
+            return inDialogRequest(
+                "NOTIFY", cseq: cseq,
+                headers: [
+                    "Event: refer;id=[$refer_cseq]", "Subscription-State: \(state)",
+                    "Content-Type: message/sipfrag;version=2.0"
+                ], body: frag)
+        }
+        let refer = response(referStatus).replacingOccurrences(of: ";tag=[pid]c[call_number]", with: "")
+        var cseq = 1
+        if notifyBefore202, let first = notifies.first {
+            s += notify(first, cseq: cseq, last: notifies.count == 1)
+            cseq += 1
+        }
+        s += refer
+        for (i, frag) in notifies.enumerated() where !(notifyBefore202 && i == 0) {
+            s += notify(frag, cseq: cseq, last: i == notifies.count - 1)
+            cseq += 1
+        }
+        s +=
+            "  <recv request=\"BYE\"/>\n"
+            + response("200 OK", sdp: nil).replacingOccurrences(of: ";tag=[pid]c[call_number]", with: "")
+        return s + "</scenario>\n"
+    }
 }

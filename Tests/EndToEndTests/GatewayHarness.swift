@@ -59,6 +59,8 @@ final class GatewayProcess: @unchecked Sendable {
         var sessionTimerSec = 1800
         var inboundMaxCalls = 100
         var inboundCallsPerSecond = 100
+        /// The profile's `transfer` section's keys, as written (empty: no section).
+        var transfer = ""
 
         var json5: String {
             let proxyList = (proxyURIs ?? proxies.map { "sip:127.0.0.1:\($0);transport=udp" }).map { "\"\($0)\"" }
@@ -99,6 +101,7 @@ final class GatewayProcess: @unchecked Sendable {
                 \(inbound)
                   media: { codecs: [\(codecs.map { "\"\($0)\"" }.joined(separator: ", "))], dtmf: "\(dtmf)", rtpTimeoutSec: \(rtpTimeoutSec), \(mediaExtra) },
                   sip: { transport: "udp", prack: "supported", sessionTimerSec: \(sessionTimerSec), optionsPingSec: 0, \(sipExtra) },
+                  \(transfer.isEmpty ? "" : "transfer: { \(transfer) },")
                 }
                 """
         }
