@@ -144,6 +144,8 @@ public struct SuiteRunner: Sendable {
         // Status steps match in order: each looks at the events after the last one matched,
         // so `Connected`, `Hold`, `Connected` checks a resume, not the first answer twice.
         var cursor = 0
+        // `expectTransfer` steps match in order too, among the transfer events.
+        var transferCursor = 0
         var audio: [AudioCheck] = []
         do {
             do {
@@ -157,8 +159,9 @@ public struct SuiteRunner: Sendable {
                 stepIndex = i + 1
                 do {
                     if let rtt = try perform(
-                        step, number: i + 1, session: session, events: collector, cursor: &cursor, audio: &audio,
-                        room: result.roomId), result.audioRoundTripMs == nil
+                        step, number: i + 1, session: session, events: collector, cursor: &cursor,
+                        transferCursor: &transferCursor, audio: &audio, room: result.roomId),
+                        result.audioRoundTripMs == nil
                     {
                         result.audioRoundTripMs = rtt
                     }
@@ -237,6 +240,7 @@ public struct SuiteRunner: Sendable {
                     } ?? ""
                 return (e.status?.rawValue ?? "?") + (e.earlyMedia == true ? " with early media" : "") + sip
             case .onSessionEnded: return "ended \(e.reason?.rawValue ?? "?")"
+            case .onSessionTransfer: return "transfer \(e.transfer?.state.rawValue ?? "?")"
             case .onSessionError: return "error \(e.code ?? 0)"
             default: return nil
             }
@@ -325,7 +329,7 @@ public struct SuiteRunner: Sendable {
     /// Performs one step; returns the audio round trip (ms) when the step measured one.
     private func perform(
         _ step: TestStep, number: Int, session: IrisRtcAudioSession, events: Collector, cursor: inout Int,
-        audio: inout [AudioCheck], room: String?
+        transferCursor: inout Int, audio: inout [AudioCheck], room: String?
     ) throws -> Int? {
         let leg = session.stream.leg
         switch step {
@@ -482,6 +486,24 @@ public struct SuiteRunner: Sendable {
             let (check, failure) = measureAudio(q, step: number, leg: leg, roomId: session.roomId, codec: codec)
             audio.append(check)
             if let failure { throw StepFailure(message: failure) }
+        case .transfer(let target):
+            do { try session.transfer(to: target) } catch {
+                throw StepFailure(message: "transfer to \(target) refused: \(error)")
+            }
+        case .expectTransfer(let state, let code, let within):
+            var match = TransferMatch.pending
+            _ = wait(within) {
+                match = Self.transferMatch(state, sipCode: code, in: events.events, from: transferCursor)
+                return match != .pending
+            }
+            switch match {
+            case .matched(let at): transferCursor = at + 1
+            case .failed(let message): throw StepFailure(message: message)
+            case .pending:
+                throw StepFailure(
+                    message: Self.transferTimedOut(
+                        state, sipCode: code, within: within, events: events.events, from: transferCursor))
+            }
         }
         return nil
     }

@@ -105,6 +105,11 @@ public enum TestStep: Sendable, Equatable {
     /// A stretch of audio measured (level, SNR, tones, clipping, gaps, delay, trunk loss
     /// and jitter) and judged against thresholds.
     case audioQuality(AudioQualityStep)
+    /// A blind transfer of the call to this number (the control API's `transfer`).
+    case transfer(targetTN: String)
+    /// An `onSessionTransfer` with this state (and SIP code), after the one the previous
+    /// `expectTransfer` matched.
+    case expectTransfer(TransferState, sipCode: Int?, within: Double)
 }
 
 extension TestStep: CustomStringConvertible {
@@ -129,6 +134,9 @@ extension TestStep: CustomStringConvertible {
         case .expectUp(let s): "expect the call up for \(s) s"
         case .audioQuality(let q):
             "audio quality (\(q.mode.rawValue)\(q.tones.isEmpty ? "" : ", " + q.tones.map { String(Int($0)) }.joined(separator: "/") + " Hz"), \(q.durationSec) s)"
+        case .transfer(let target): "transfer to \(target)"
+        case .expectTransfer(let state, let code, _):
+            "expect transfer \(state.rawValue)" + (code.map { " \($0)" } ?? "")
         }
     }
 }
@@ -217,7 +225,7 @@ struct SuiteReader {
 
     static let actions = [
         "expect", "expectEarlyMedia", "wait", "sendDTMF", "expectDTMF", "expectEcho", "expectAudio",
-        "hold", "unhold", "hangup", "expectEnd", "expectUp", "audioQuality"
+        "hold", "unhold", "hangup", "expectEnd", "expectUp", "audioQuality", "transfer", "expectTransfer"
     ]
 
     func step(_ v: Any, _ path: String) throws(SuiteError) -> TestStep {
@@ -259,6 +267,16 @@ struct SuiteReader {
         case "hangup": return .hangup
         case "audioQuality": return try audioQuality(o, path, within: within)
         case "expectUp": return .expectUp(try number(o, "expectUp", path, in: 0.1...3600) ?? 0)
+        case "transfer": return try transfer(o["transfer"] as Any, join(path, "transfer"))
+        case "expectTransfer":
+            let s = try string(o, "expectTransfer", path) ?? ""
+            guard let state = TransferState(rawValue: s) else {
+                throw fail(
+                    join(path, "expectTransfer"),
+                    "must be one of " + TransferState.allCases.map(\.rawValue).joined(separator: ", "))
+            }
+            return .expectTransfer(
+                state, sipCode: (try number(o, "sipCode", path, in: 100...699)).map { Int($0) }, within: within)
         default:
             let r = try string(o, "expectEnd", path) ?? ""
             guard let reason = EndReason(rawValue: r) else {
@@ -274,5 +292,21 @@ struct SuiteReader {
                 cause: (try number(o, "cause", path, in: 0...127)).map { Int($0) },
                 causeFits: o["causeFits"] as? Bool ?? false, within: within)
         }
+    }
+
+    /// `transfer: { targetTN: "+1..." }`. Blind only: an attended transfer names a second
+    /// call, and a suite's test places one.
+    func transfer(_ v: Any, _ path: String) throws(SuiteError) -> TestStep {
+        let o = try object(v, path, keys: ["targetTN", "replacesRoomId"])
+        if o["replacesRoomId"] != nil {
+            throw fail(
+                join(path, "replacesRoomId"),
+                "an attended transfer needs a second call and a suite's test places one: use targetTN")
+        }
+        guard let target = try string(o, "targetTN", path) else {
+            throw fail(join(path, "targetTN"), "missing required key")
+        }
+        guard !target.isEmpty else { throw fail(join(path, "targetTN"), "must be a number to transfer to") }
+        return .transfer(targetTN: target)
     }
 }

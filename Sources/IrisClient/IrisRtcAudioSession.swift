@@ -4,7 +4,7 @@ import Synchronization
 import WebClient
 
 /// A PSTN session the Iris way: `createWithTN` dials a number, `join` answers an inbound
-/// call's notification; `hold`, `unhold`, `merge`, `insertDTMFtone`, `close` act on it; the
+/// call's notification; `hold`, `unhold`, `merge`, `insertDTMFtone`, `transfer`, `close` act on it; the
 /// delegate hears statuses and the end. Audio flows through the `IrisRtcStream`'s RTP leg.
 ///
 /// Events are read from the gateway's WebSocket on a thread of the session's own, opened
@@ -152,7 +152,12 @@ public final class IrisRtcAudioSession: Sendable {
         case .onSessionError: delegate?.onSessionError(self, code: e.code ?? 0, message: e.message ?? "", sip: e.sip)
         case .onSessionEnded:
             delegate?.onSessionEnded(self, reason: e.reason ?? .failed, sip: e.sip, durationSec: e.durationSec ?? 0)
-        case .onNotification, .onSessionEventsDropped, .onSessionTransfer, .onSessionTransferRequest: break
+        case .onSessionTransfer:
+            // An event without its `transfer` is not the contract's: `onEvent` still saw it.
+            if let t = e.transfer { delegate?.onSessionTransfer(self, transfer: t, sip: e.sip, message: e.message) }
+        case .onSessionTransferRequest:
+            if let t = e.transfer { delegate?.onSessionTransferRequest(self, transfer: t) }
+        case .onNotification, .onSessionEventsDropped: break
         }
     }
 
@@ -175,6 +180,23 @@ public final class IrisRtcAudioSession: Sendable {
     public func insertDTMFtone(_ tones: String, durationMs: Int? = nil) throws(IrisError) {
         try verb("dtmf", DTMFRequest(tones: tones, durationMs: durationMs))
     }
+
+    /// Blind transfer: the gateway hands the call on to `targetTN` (a REFER to the carrier,
+    /// or a bridge: `transfer.method` says which). Progress comes as `onSessionTransfer`; a
+    /// completed one ends the session `transferred`.
+    public func transfer(to targetTN: String) throws(IrisError) {
+        try verb("transfer", TransferRequest(targetTN: targetTN))
+    }
+    /// Attended transfer: this call replaces `other` (another session on the same trunk,
+    /// typically the consultation call), so this call's caller talks to `other`'s party.
+    public func transfer(replacing other: IrisRtcAudioSession) throws(IrisError) {
+        guard let otherRoom = other.roomId else { throw .state("the other session has not started") }
+        try verb("transfer", TransferRequest(replacesRoomId: otherRoom))
+    }
+    /// Lets the carrier's transfer (`onSessionTransferRequest`) go ahead.
+    public func acceptTransfer() throws(IrisError) { try verb("acceptTransfer") }
+    /// Refuses the carrier's transfer (`onSessionTransferRequest`); the call stays as it is.
+    public func declineTransfer() throws(IrisError) { try verb("declineTransfer") }
 
     /// Iris `close`: CANCEL while ringing, BYE once connected.
     public func close() throws(IrisError) {

@@ -11,6 +11,11 @@ public protocol IrisRtcAudioSessionDelegate: AnyObject, Sendable {
     func onSessionDTMF(_ session: IrisRtcAudioSession, digit: String, durationMs: Int)
     func onSessionError(_ session: IrisRtcAudioSession, code: Int, message: String, sip: SIPDetails?)
     func onSessionEnded(_ session: IrisRtcAudioSession, reason: EndReason, sip: SIPDetails?, durationSec: Double)
+    /// A transfer's progress, ours or the carrier's: `sip` is the SIP code that moved it
+    /// (a NOTIFY's sipfrag, a REFER's refusal).
+    func onSessionTransfer(_ session: IrisRtcAudioSession, transfer: TransferInfo, sip: SIPDetails?, message: String?)
+    /// The carrier asks to transfer the call: answer with `acceptTransfer` or `declineTransfer`.
+    func onSessionTransferRequest(_ session: IrisRtcAudioSession, transfer: TransferInfo)
     /// Every event as it came, before the specific method (logging, `--json`).
     func onEvent(_ session: IrisRtcAudioSession, event: SessionEvent)
 }
@@ -27,5 +32,9 @@ extension IrisRtcAudioSessionDelegate {
     public func onSessionError(_ session: IrisRtcAudioSession, code: Int, message: String, sip: SIPDetails?) {}
     public func onSessionEnded(_ session: IrisRtcAudioSession, reason: EndReason, sip: SIPDetails?, durationSec: Double)
     {}
+    public func onSessionTransfer(
+        _ session: IrisRtcAudioSession, transfer: TransferInfo, sip: SIPDetails?, message: String?
+    ) {}
+    public func onSessionTransferRequest(_ session: IrisRtcAudioSession, transfer: TransferInfo) {}
     public func onEvent(_ session: IrisRtcAudioSession, event: SessionEvent) {}
 }

@@ -3,15 +3,17 @@ import IrisAPI
 import IrisClient
 
 /// `irisgw call`: places one call through a running gateway and prints its events.
-/// Exit status: 0 when the call connected and ended normally, 1 when it ended otherwise,
-/// 2 for a usage error, 3 when the gateway refused or could not be reached.
+/// Exit status: 0 when the call connected and ended normally (`completed`, or `transferred`
+/// away), 1 when it ended otherwise, 2 for a usage error, 3 when the gateway refused or could
+/// not be reached.
 enum CallCommand {
     static let usage = """
         usage: irisgw call TARGET --from SOURCE [--profile NAME] [--api URL] [--ca-file FILE] [--data-dir DIR]
                            [--caller-name NAME] [--privacy VALUES] [--header 'NAME: VALUE']...
                            [--opus-complexity N] [--opus-bitrate BPS|auto]
                            [--tone HZ | --play WAV] [--record WAV] [--dtmf DIGITS]
-                           [--hold-after S] [--unhold-after S] [--hangup-after S] [--json]
+                           [--hold-after S] [--unhold-after S] [--hangup-after S]
+                           [--transfer-to TN [--transfer-after S]] [--json]
 
           --caller-name NAME   the From display name
           --privacy VALUES     RFC 3323 privacy: none, id, header, user, session, critical,
@@ -21,12 +23,15 @@ enum CallCommand {
           --opus-complexity N  the gateway's Opus encoder toward this client for this call:
                                0-10 (CPU against quality; default the profile's media.opus)
           --opus-bitrate BPS   its bitrate, 6000-510000 bits per second, or auto
+          --transfer-to TN     blind transfer: once connected, hand the call on to TN (the
+                               gateway's transfer); exits 0 when the call ends transferred
+          --transfer-after S   when to ask, in seconds after the call connects (default 0: at once)
           --api URL            the gateway's control API, http:// or https:// (default http://127.0.0.1:8080)
           --ca-file FILE       for an https --api: the CAs to trust (PEM; default $IRISGW_CA_FILE,
                                else the system store); the certificate must name the URL's host
 
         Times are seconds after the call connects. Without --hangup-after the call lasts until
-        the far end hangs up or Ctrl-C.
+        the far end hangs up or Ctrl-C (also after a transfer that failed).
 
         """
 
@@ -34,6 +39,7 @@ enum CallCommand {
         var options = ClientOptions()
         var target: String?, source: String?, profile: String?, dtmf: String?
         var caller = CallerOptions()
+        var transfer = TransferOption()
         var reader = ArgumentReader(args)
         do {
             while let option = reader.next() {
@@ -47,6 +53,8 @@ enum CallCommand {
                 case "--header": try caller.addHeader(try reader.value())
                 case "--opus-complexity": try caller.setOpusComplexity(try reader.value())
                 case "--opus-bitrate": try caller.setOpusBitrate(try reader.value())
+                case "--transfer-to": transfer.target = try reader.value()
+                case "--transfer-after": transfer.afterSeconds = try reader.seconds()
                 case "-h", "--help":
                     writeOut(usage)
                     return 0
@@ -59,8 +67,10 @@ enum CallCommand {
             }
             guard let target else { throw UsageError("TARGET is required") }
             guard let source else { throw UsageError("--from SOURCE is required") }
+            try transfer.check()
             return try place(
-                target: target, source: source, profile: profile, dtmf: dtmf, caller: caller, options: options)
+                target: target, source: source, profile: profile, dtmf: dtmf, caller: caller, transfer: transfer,
+                options: options)
         } catch let e as UsageError {
             writeError("irisgw call: \(e)\n\n" + usage)
             return 2
@@ -72,7 +82,7 @@ enum CallCommand {
 
     static func place(
         target: String, source: String, profile: String?, dtmf: String?, caller: CallerOptions,
-        options: ClientOptions
+        transfer: TransferOption, options: ClientOptions
     ) throws -> Int32 {
         let printer = EventPrinter(json: options.json)
         let session = IrisRtcAudioSession(
@@ -80,6 +90,7 @@ enum CallCommand {
         printer.onConnected = {
             if let dtmf { after(0.5) { try? session.insertDTMFtone(dtmf) } }
             options.scheduleInCall(session, printer)
+            transfer.schedule(session, printer)
         }
         try session.createWithTN(
             targetTN: target, sourceTN: source, profile: profile, callerName: caller.name,
@@ -93,7 +104,29 @@ enum CallCommand {
         interrupt.cancel()
         if let path = options.recordWAV { try session.stream.record(to: path) }
         session.stop()
-        return printer.connected && session.endedEvent?.reason == .completed ? 0 : 1
+        let reason = session.endedEvent?.reason
+        return printer.connected && (reason == .completed || reason == .transferred) ? 0 : 1
+    }
+}
+
+/// `--transfer-to` and `--transfer-after` of `irisgw call`: a blind transfer at a time
+/// after the answer. The gateway checks the number (the trunk's dial policy).
+struct TransferOption {
+    var target: String?
+    /// Seconds after Connected; nil: not given (at once).
+    var afterSeconds: Double?
+
+    func check() throws {
+        if target?.isEmpty == true { throw UsageError("--transfer-to needs a number") }
+        if afterSeconds != nil && target == nil { throw UsageError("--transfer-after needs --transfer-to") }
+    }
+
+    /// Once connected: the transfer at its time; a refusal is printed and the call goes on.
+    func schedule(_ session: IrisRtcAudioSession, _ printer: EventPrinter) {
+        guard let target else { return }
+        after(afterSeconds ?? 0) {
+            do { try session.transfer(to: target) } catch { printer.line("transfer: \(error)") }
+        }
     }
 }
 

@@ -177,10 +177,13 @@ struct ArgumentReader {
         return v
     }
 
-    /// A non-negative number of seconds after the option just read.
+    /// A non-negative, finite number of seconds after the option just read.
     mutating func seconds() throws -> Double {
         let option = last
-        guard let s = Double(try value()), s >= 0 else { throw UsageError("\(option) needs seconds") }
+        let text = try value()
+        guard let s = Double(text), s.isFinite, s >= 0 else {
+            throw UsageError("\(option) needs seconds (a number, 0 or more), found \"\(text)\"")
+        }
         return s
     }
 }

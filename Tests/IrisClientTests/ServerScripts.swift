@@ -79,14 +79,94 @@ enum ServerScripts {
     /// them, then a close (1000 "bye"). `mode=echo`: echoes text/binary, answers close.
     /// `mode=idle`: sends nothing, answers close. `mode=drop`: one message, then TCP close
     /// without a close frame.
-    static let webSocket = #"""
-        import signal
-        # The test runner's threads block most signals and a spawned child inherits the mask:
-        # unblock them so stop()'s SIGTERM ends the server at once.
-        signal.pthread_sigmask(signal.SIG_SETMASK, [])
-        import base64, hashlib, json, socket, struct, threading
-        from urllib.parse import urlparse, parse_qs
+    static let webSocket =
+        webSocketFraming + #"""
+            import signal
+            # The test runner's threads block most signals and a spawned child inherits the mask:
+            # unblock them so stop()'s SIGTERM ends the server at once.
+            signal.pthread_sigmask(signal.SIG_SETMASK, [])
+            import base64, hashlib, json, socket, struct, threading
+            from urllib.parse import urlparse, parse_qs
 
+            def handle(conn):
+                try:
+                    request = b""
+                    while b"\r\n\r\n" not in request:
+                        chunk = conn.recv(4096)
+                        if not chunk:
+                            return
+                        request += chunk
+                    lines = request.split(b"\r\n\r\n")[0].decode().split("\r\n")
+                    target = lines[0].split(" ")[1]
+                    headers = {}
+                    for line in lines[1:]:
+                        name, value = line.split(":", 1)
+                        headers[name.strip().lower()] = value.strip()
+                    query = parse_qs(urlparse(target).query)
+                    if headers.get("authorization") != "Bearer good":
+                        body = b'{"error":"unauthorized"}'
+                        conn.sendall(b"HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\n"
+                                     b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body) + body)
+                        return
+                    accept = base64.b64encode(hashlib.sha1((headers["sec-websocket-key"] + GUID).encode()).digest()).decode()
+                    mode = query.get("mode", ["script"])[0]
+                    reply = ("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                             "Sec-WebSocket-Accept: %s\r\n\r\n" % accept).encode()
+                    if mode == "script":
+                        # The first frames go out in the same write as the 101.
+                        out = reply
+                        for i in range(int(query.get("n", ["3"])[0])):
+                            out += frame(1, json.dumps({"seq": i, "type": "call.ringing"}).encode())
+                        out += frame(1, b'{"frag":', fin=False) + frame(9, b"mid") + frame(0, b'"ment', fin=False) + frame(0, b'ed"}')
+                        out += frame(1, ("\u00e9" * 40000).encode())
+                        out += frame(2, b"\x00\x01binary")
+                        out += frame(9, b"are-you-there")
+                        conn.sendall(out)
+                        pongs = []
+                        while len(pongs) < 2:
+                            opcode, masked, data = read_frame(conn)
+                            if opcode == 10:
+                                pongs.append([masked, data.decode()])
+                        conn.sendall(frame(1, json.dumps({"pongs": pongs}).encode()))
+                        conn.sendall(frame(8, struct.pack(">H", 1000) + b"bye"))
+                        read_frame(conn)
+                    elif mode == "echo":
+                        conn.sendall(reply)
+                        while True:
+                            opcode, masked, data = read_frame(conn)
+                            if not masked:
+                                conn.sendall(frame(1, b"client frame was not masked"))
+                            if opcode == 8:
+                                conn.sendall(frame(8, data))
+                                break
+                            if opcode in (1, 2):
+                                conn.sendall(frame(opcode, data))
+                    elif mode == "idle":
+                        conn.sendall(reply)
+                        while True:
+                            opcode, masked, data = read_frame(conn)
+                            if opcode == 8:
+                                conn.sendall(frame(8, data))
+                                break
+                    elif mode == "drop":
+                        conn.sendall(reply + frame(1, b"last"))
+                except (EOFError, OSError):
+                    pass
+                finally:
+                    conn.close()
+
+            listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            listener.bind(("127.0.0.1", 0))
+            listener.listen(16)
+            print(listener.getsockname()[1], flush=True)
+            while True:
+                conn, _ = listener.accept()
+                threading.Thread(target=handle, args=(conn,), daemon=True).start()
+            """#
+
+    /// RFC 6455 framing for the Python servers (the scripts import `struct`): `recv_exact`,
+    /// `read_frame` (opcode, masked, unmasked payload), `frame` (a server frame), `GUID`.
+    static let webSocketFraming = #"""
         GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 
         def recv_exact(conn, n):
@@ -120,79 +200,5 @@ enum ServerScripts {
                 head += bytes([127]) + struct.pack(">Q", n)
             return head + data
 
-        def handle(conn):
-            try:
-                request = b""
-                while b"\r\n\r\n" not in request:
-                    chunk = conn.recv(4096)
-                    if not chunk:
-                        return
-                    request += chunk
-                lines = request.split(b"\r\n\r\n")[0].decode().split("\r\n")
-                target = lines[0].split(" ")[1]
-                headers = {}
-                for line in lines[1:]:
-                    name, value = line.split(":", 1)
-                    headers[name.strip().lower()] = value.strip()
-                query = parse_qs(urlparse(target).query)
-                if headers.get("authorization") != "Bearer good":
-                    body = b'{"error":"unauthorized"}'
-                    conn.sendall(b"HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\n"
-                                 b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body) + body)
-                    return
-                accept = base64.b64encode(hashlib.sha1((headers["sec-websocket-key"] + GUID).encode()).digest()).decode()
-                mode = query.get("mode", ["script"])[0]
-                reply = ("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                         "Sec-WebSocket-Accept: %s\r\n\r\n" % accept).encode()
-                if mode == "script":
-                    # The first frames go out in the same write as the 101.
-                    out = reply
-                    for i in range(int(query.get("n", ["3"])[0])):
-                        out += frame(1, json.dumps({"seq": i, "type": "call.ringing"}).encode())
-                    out += frame(1, b'{"frag":', fin=False) + frame(9, b"mid") + frame(0, b'"ment', fin=False) + frame(0, b'ed"}')
-                    out += frame(1, ("\u00e9" * 40000).encode())
-                    out += frame(2, b"\x00\x01binary")
-                    out += frame(9, b"are-you-there")
-                    conn.sendall(out)
-                    pongs = []
-                    while len(pongs) < 2:
-                        opcode, masked, data = read_frame(conn)
-                        if opcode == 10:
-                            pongs.append([masked, data.decode()])
-                    conn.sendall(frame(1, json.dumps({"pongs": pongs}).encode()))
-                    conn.sendall(frame(8, struct.pack(">H", 1000) + b"bye"))
-                    read_frame(conn)
-                elif mode == "echo":
-                    conn.sendall(reply)
-                    while True:
-                        opcode, masked, data = read_frame(conn)
-                        if not masked:
-                            conn.sendall(frame(1, b"client frame was not masked"))
-                        if opcode == 8:
-                            conn.sendall(frame(8, data))
-                            break
-                        if opcode in (1, 2):
-                            conn.sendall(frame(opcode, data))
-                elif mode == "idle":
-                    conn.sendall(reply)
-                    while True:
-                        opcode, masked, data = read_frame(conn)
-                        if opcode == 8:
-                            conn.sendall(frame(8, data))
-                            break
-                elif mode == "drop":
-                    conn.sendall(reply + frame(1, b"last"))
-            except (EOFError, OSError):
-                pass
-            finally:
-                conn.close()
-
-        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        listener.bind(("127.0.0.1", 0))
-        listener.listen(16)
-        print(listener.getsockname()[1], flush=True)
-        while True:
-            conn, _ = listener.accept()
-            threading.Thread(target=handle, args=(conn,), daemon=True).start()
         """#
 }
