@@ -174,9 +174,14 @@ enum CarrierScenarios {
         var s = head + "<scenario name=\"takes-refer\">\n" + receiveInvite(capturing: dialog) + trying
         s += response("200 OK", sdp: sdp(), retrans: true)
         s += "  <recv request=\"ACK\"/>\n"
-        s += "  <recv request=\"REFER\">\n    <action>\n"
-        s += "      <ereg regexp=\"[0-9]+\" search_in=\"hdr\" header=\"CSeq:\" assign_to=\"refer_cseq\"/>\n"
-        s += "    </action>\n  </recv>\n"
+        if notifies.isEmpty {
+            // SIPp refuses a variable that is never used.
+            s += "  <recv request=\"REFER\"/>\n"
+        } else {
+            s += "  <recv request=\"REFER\">\n    <action>\n"
+            s += "      <ereg regexp=\"[0-9]+\" search_in=\"hdr\" header=\"CSeq:\" assign_to=\"refer_cseq\"/>\n"
+            s += "    </action>\n  </recv>\n"
+        }
         func notify(_ frag: String, cseq: Int, last: Bool) -> String {
             let state = last && finalTerminated ? "terminated;reason=noresource" : "active;expires=60"
             return inDialogRequest(
