@@ -50,6 +50,9 @@ struct SimTransferState {
     var inFlight: [SIPFrag] = []
     /// refers-caller: our REFER's CSeq and target while its subscription lasts.
     var sentRefer: (id: UInt32, target: String)?
+    /// transfer-odd-notify: the next REFER gets its NOTIFY 100 ahead of the response (armed at
+    /// the INVITE with `SIPCall.notifyBeforeAnsweringNextRefer`; any REFER uses it up).
+    var earlyNotifyArmed = false
 }
 
 extension SimCall {
@@ -74,6 +77,8 @@ extension SimCall {
     }
 
     private func referResponse(_ request: SIPMessage) -> SIPRequestResponse {
+        let notifiedAlready = transfer.earlyNotifyArmed
+        transfer.earlyNotifyArmed = false
         switch behaviour {
         case .transferRefuse405:
             let allow = SIPUserAgentConfiguration.allowedMethods.filter { $0 != "REFER" }
@@ -107,8 +112,15 @@ extension SimCall {
             // Its 100 went out ahead of this 202 (`notifyBeforeAnsweringNextRefer`); the last
             // 200 comes after the subscription ended.
             let ok = SIPFrag(status: 200, reason: "OK")
-            transfer.inFlight.append(trying)
-            transfer.pendingNotifies = [(interval, ringing), (interval, ringing), (interval, ok), (interval, ok)]
+            let rest: [(after: Double, frag: SIPFrag)] = [
+                (interval, ringing), (interval, ringing), (interval, ok), (interval, ok)
+            ]
+            if notifiedAlready {
+                transfer.inFlight.append(trying)
+                transfer.pendingNotifies = rest
+            } else {
+                notify([(0, trying)] + rest)
+            }
         default:
             break
         }

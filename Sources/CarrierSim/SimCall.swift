@@ -77,6 +77,7 @@ final class SimCall: SIPCallDelegate {
             }
         case .transferOddNotify:
             sip.notifyBeforeAnsweringNextRefer(SIPFrag(status: 100, reason: "Trying"))
+            transfer.earlyNotifyArmed = true
         default:
             break
         }
@@ -291,7 +292,8 @@ final class SimCall: SIPCallDelegate {
         timers.removeAll()
         leg?.close()
         if replacing != nil, case .rejected(let status) = end { replacingCallRefused(status) }
-        simulator.finished(self, outcome: (replacing.map { "replacing \($0.callID): " } ?? "") + outcome(end) + transferSummary)
+        simulator.finished(
+            self, outcome: (replacing.map { "replacing \($0.callID): " } ?? "") + outcome(end) + transferSummary)
     }
 
     private func outcome(_ end: SIPCallEnd) -> String {

@@ -79,7 +79,7 @@ import Testing
                 "transfer-accept", "transfer-refuse-405", "transfer-refuse-603", "transfer-fail-486",
                 "transfer-odd-notify", "transfer-no-notify", "refers-caller", "replaces-call"
             ])
-        #expect(behaviours.allSatisfy(\.answers))
+        #expect(behaviours.allSatisfy { $0.answers })
     }
 }
 

@@ -171,7 +171,8 @@ extension SimulatorCallSuites {
             }
             let states = notifies.map { $0.subscriptionState?.value }
             let final = expected.last.map { $0 >= 200 } ?? false
-            #expect(states == Array(repeating: .active, count: final ? 2 : expected.count) + (final ? [.terminated] : []))
+            #expect(
+                states == Array(repeating: .active, count: final ? 2 : expected.count) + (final ? [.terminated] : []))
             if !final {
                 // Rings for ever: no final NOTIFY comes (the window is the behaviour, not a wait).
                 #expect(!(await eventually(timeout: 1) { rec.notified.count > expected.count }), "\(rec.log)")

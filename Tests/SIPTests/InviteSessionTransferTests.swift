@@ -118,7 +118,9 @@ import Testing
             [
                 Step(0, .start, ["respond 100 INVITE", "report incoming"]),
                 Step(0, .answer(sdp: Wire.ourSDP, headers: []), ["respond 200 INVITE", "start responseRetransmit@0.5"]),
-                Step(0.1, .ack(Wire.requestFromCaller("ACK", cseq: 101)), ["stop responseRetransmit", "report connected"]),
+                Step(
+                    0.1, .ack(Wire.requestFromCaller("ACK", cseq: 101)), ["stop responseRetransmit", "report connected"]
+                ),
                 Step(
                     2, .request(Wire.requestFromCaller("REFER", cseq: 102), in: Bench.tx(2)),
                     ["ask for a response to REFER"]),
@@ -158,7 +160,9 @@ import Testing
         #expect(n[.contentType] == "message/sipfrag;version=2.0")
         #expect(try SIPFrag.parse(n.body) == frag)
 
-        guard case .send(let last, _, _) = try #require(m.handle(Self.notify(SIPFrag(status: 486, reason: "Busy Here")), now: 7).first)
+        guard
+            case .send(let last, _, _) = try #require(
+                m.handle(Self.notify(SIPFrag(status: 486, reason: "Busy Here")), now: 7).first)
         else {
             Issue.record("no NOTIFY sent")
             return

@@ -70,7 +70,8 @@ struct ReplacesUnitTests {
 
     @Test func roundTripThroughAReferToURI() throws {
         // A Call-ID word with brackets and colons, tags with `%`, `!`, `*` and `~` (token characters).
-        let replaces = Replaces(callID: "a84b4c76e66710@[2001:db8::9]", toTag: "a.b!c*d~", fromTag: "9f%x", earlyOnly: true)
+        let replaces = Replaces(
+            callID: "a84b4c76e66710@[2001:db8::9]", toTag: "a.b!c*d~", fromTag: "9f%x", earlyOnly: true)
         var uri = SIPURI(user: "+15550100001", host: "gw.example.com")
         uri.headers = replaces.uriHeader + "&Priority=urgent"
         let referTo = NameAddress(uri: uri).serialize()
@@ -124,7 +125,8 @@ struct SIPFragUnitTests {
         "no SIP status line",
         arguments: [
             "", "\r\n", "SIP/2.0", "HTTP/1.1 200 OK\r\n", "SIP/2.0 2000 OK\r\n", "SIP/2.0 20 OK\r\n",
-            "SIP/2.0 099 Low\r\n", "SIP/2.0 700 High\r\n", "SIP/2.0 abc OK\r\n", "INVITE sip:bob@example.com SIP/2.0\r\n",
+            "SIP/2.0 099 Low\r\n", "SIP/2.0 700 High\r\n", "SIP/2.0 abc OK\r\n",
+            "INVITE sip:bob@example.com SIP/2.0\r\n",
             "\r\nSIP/2.0 200 OK\r\n", "SIP/3.0 200 OK\r\n"
         ])
     func junk(_ body: String) {
