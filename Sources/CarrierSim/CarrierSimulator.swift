@@ -50,6 +50,13 @@ public final class CarrierSimulator: SIPUserAgentDelegate, Sendable {
         /// Extra delay of each RTP packet of the lossy number (023): uniform 0 to this, in
         /// milliseconds (packets may overtake each other). Default 40. Not scaled.
         public var jitterMs = 40.0
+        /// Seconds after the answer until the refers-caller number (030) sends its REFER and
+        /// the replaces-call number (031) its INVITE with `Replaces`. Default 1.
+        public var referAfter = 1.0
+        /// Seconds between the NOTIFYs a transfer number (024-028) sends about a REFER (each
+        /// after the previous one got its response); a target that answers does so
+        /// `answerDelay` after its 180. Default 0.5.
+        public var referNotifyInterval = 0.5
         /// Multiplies every delay above; tests use a small one. Default 1.
         public var timeScale = 1.0
         /// Announcement tone of the early media (004), Hz. Default 400.
@@ -84,6 +91,7 @@ public final class CarrierSimulator: SIPUserAgentDelegate, Sendable {
     }
     private let onReportSlot = Mutex<(@Sendable (CallReport) -> Void)?>(nil)
     private let reportsStore = Mutex<[CallReport]>([])
+    private let transfersStore = Mutex<[TransferRecord]>([])
     /// The calls in progress; on the SIP loop only (checked in debug builds).
     let calls: LoopBoundBox<[ObjectIdentifier: SimCall]>
 
@@ -124,6 +132,15 @@ public final class CarrierSimulator: SIPUserAgentDelegate, Sendable {
     /// Calls finished so far, in order.
     public var reports: [CallReport] { reportsStore.withLock { $0 } }
 
+    /// Every transfer step so far (REFERs, NOTIFYs and INVITEs with `Replaces`, both ways),
+    /// in order.
+    public var transfers: [TransferRecord] { transfersStore.withLock { $0 } }
+
+    /// The transfer steps of the calls to `number`, in order.
+    public func transfers(for number: String) -> [TransferRecord.Step] {
+        transfers.filter { $0.number == number }.map(\.step)
+    }
+
     /// Calls in progress.
     public var activeCalls: Int {
         let ua = self.ua
@@ -140,6 +157,18 @@ public final class CarrierSimulator: SIPUserAgentDelegate, Sendable {
     /// The slow-trying number (022) sends no 100 Trying until its script says so.
     public func userAgent(_ ua: SIPUserAgent, sendsTryingFor invite: SIPMessage) -> Bool {
         TestNumbers.behaviour(for: invite.requestURI?.user ?? "") != .slowTrying
+    }
+
+    /// A call the simulator placed itself (replaces-call's new INVITE): tracked and reported
+    /// like the others (SIP loop).
+    func adopt(_ call: SimCall) {
+        calls.value[ObjectIdentifier(call)] = call
+    }
+
+    /// One transfer step of a call (SIP loop).
+    func record(_ call: SimCall, _ step: TransferRecord.Step) {
+        let record = TransferRecord(number: call.number, callID: call.sip.callID, step: step)
+        transfersStore.withLock { $0.append(record) }
     }
 
     /// A call's script ended (SIP loop).

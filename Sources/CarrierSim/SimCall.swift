@@ -11,26 +11,43 @@ final class SimCall: SIPCallDelegate {
     let sip: SIPCall
     let number: String
     let behaviour: Behaviour
-    private unowned let simulator: CarrierSimulator
-    private var leg: SimMediaLeg?
+    /// replaces-call's second call: the dialog this call (placed by us) takes the place of.
+    /// nil for a call the gateway placed.
+    let replacing: Replaces?
+    unowned let simulator: CarrierSimulator
+    var leg: SimMediaLeg?
     private var choice: CodecChoice?
     /// Our SDP for the INVITE: an answer, or an offer when the INVITE had none.
     private var localSDP: SessionDescription?
     private var offeredFirst = false
     private var timers: [EventLoop.Timer] = []
+    /// Where a transfer this call takes part in stands (`SimCall+Transfer.swift`).
+    var transfer = SimTransferState()
     private var connectedAt: Double?
     private var answeredAt: Double?
     private var challenged = false
-    private let sessionID = String(UInt32.random(in: 1...UInt32.max))
+    let sessionID = String(UInt32.random(in: 1...UInt32.max))
 
-    private var config: CarrierSimulator.Configuration { simulator.configuration }
+    var config: CarrierSimulator.Configuration { simulator.configuration }
     private var loop: EventLoop { simulator.ua.loop }
 
-    init(sip: SIPCall, number: String, behaviour: Behaviour, simulator: CarrierSimulator) {
+    init(
+        sip: SIPCall, number: String, behaviour: Behaviour, simulator: CarrierSimulator, replacing: Replaces? = nil
+    ) {
         self.sip = sip
         self.number = number
         self.behaviour = behaviour
         self.simulator = simulator
+        self.replacing = replacing
+    }
+
+    /// A call we place with our offer (`SimSDP.offer`) on `leg`: the answer in the 200
+    /// picks the codec, as for a delayed-offer INVITE.
+    func offered(_ sdp: SessionDescription, on leg: SimMediaLeg, choice: CodecChoice) {
+        self.leg = leg
+        self.choice = choice
+        localSDP = sdp
+        offeredFirst = true
     }
 
     /// A `Reason` header with a Q.850 cause (RFC 3326), as carriers send on failures and BYE.
@@ -58,6 +75,9 @@ final class SimCall: SIPCallDelegate {
                 sip.reject(status: 407, reason: "Proxy Authentication Required", headers: headers)
                 return
             }
+        case .transferOddNotify:
+            sip.notifyBeforeAnsweringNextRefer(SIPFrag(status: 100, reason: "Trying"))
+            transfer.earlyNotifyArmed = true
         default:
             break
         }
@@ -134,14 +154,20 @@ final class SimCall: SIPCallDelegate {
                 sessionID: sessionID)
         } else {
             // Delayed offer (RFC 3261 §13.2.1): we offer in the 200 and the ACK answers.
-            let pcmu = CodecChoice(rtpMap: .pcmu, codec: .pcmu, telephoneEvent: .telephoneEvent())
-            let leg = try SimMediaLeg(host: host, choice: pcmu, remote: nil, threads: simulator.media)
-            self.leg = leg
-            choice = pcmu
-            offeredFirst = true
-            localSDP = SimSDP.offer(host: host, port: leg.localPort, sessionID: sessionID)
+            let (leg, choice, sdp) = try Self.offeringLeg(simulator, sessionID: sessionID)
+            offered(sdp, on: leg, choice: choice)
         }
         return true
+    }
+
+    /// A new media leg (PCMU until the answer says otherwise) and our offer for it.
+    static func offeringLeg(
+        _ simulator: CarrierSimulator, sessionID: String
+    ) throws -> (SimMediaLeg, CodecChoice, SessionDescription) {
+        let host = simulator.configuration.mediaHost
+        let pcmu = CodecChoice(rtpMap: .pcmu, codec: .pcmu, telephoneEvent: .telephoneEvent())
+        let leg = try SimMediaLeg(host: host, choice: pcmu, remote: nil, threads: simulator.media)
+        return (leg, pcmu, SimSDP.offer(host: host, port: leg.localPort, sessionID: sessionID))
     }
 
     /// 014 prefers G.722; 019 answers PCMU (to send PCMA under it).
@@ -192,7 +218,7 @@ final class SimCall: SIPCallDelegate {
     }
 
     /// Runs `step` after `seconds` (scaled) on the SIP loop, unless the call ended.
-    private func after(_ seconds: Double, _ step: @escaping (SimCall) -> Void) {
+    func after(_ seconds: Double, _ step: @escaping (SimCall) -> Void) {
         timers.append(
             loop.schedule(after: config.scaled(seconds)) { [weak self] in
                 guard let self, !self.sip.isTerminated else { return }
@@ -215,6 +241,12 @@ final class SimCall: SIPCallDelegate {
             after(config.hangupAfter) {
                 $0.sip.hangup(headers: [Self.reasonHeader(cause: 16, text: "Normal call clearing")])
             }
+        case .refersCaller:
+            after(config.referAfter) { $0.sendRefer() }
+        case .replacesCall where replacing == nil:
+            after(config.referAfter) { $0.sendReplacingInvite() }
+        case .replacesCall:
+            replacingCallConnected()
         default:
             break
         }
@@ -259,7 +291,9 @@ final class SimCall: SIPCallDelegate {
         for t in timers { loop.cancel(t) }
         timers.removeAll()
         leg?.close()
-        simulator.finished(self, outcome: outcome(end))
+        if replacing != nil, case .rejected(let status) = end { replacingCallRefused(status) }
+        simulator.finished(
+            self, outcome: (replacing.map { "replacing \($0.callID): " } ?? "") + outcome(end) + transferSummary)
     }
 
     private func outcome(_ end: SIPCallEnd) -> String {

@@ -50,6 +50,28 @@ public enum Behaviour: Sendable, Equatable, CustomStringConvertible {
     /// Misbehaves: answers and echoes, but drops `lossPercent` of its RTP at random and
     /// delays the rest by up to `jitterMs` (uniform, reordering allowed).
     case lossy
+    /// Answers and echoes; a REFER gets 202 and NOTIFYs 100, 180 and the final status of the
+    /// Refer-To number's own behaviour (200 when it answers, its rejection, none when it rings
+    /// for ever); after a 200 it waits for the transferor's BYE.
+    case transferAccept
+    /// Answers and echoes; a REFER gets 405 Method Not Allowed (an `Allow` without REFER).
+    case transferRefuse405
+    /// Answers and echoes; a REFER gets 603 Decline.
+    case transferRefuse603
+    /// Answers and echoes; a REFER gets 202, NOTIFY 100, then NOTIFY 486 Busy Here
+    /// (terminated); the call goes on.
+    case transferFailBusy
+    /// Answers and echoes; a REFER gets NOTIFY 100 before its 202, 180 twice, 200
+    /// (terminated), then one NOTIFY 200 more after the subscription ended.
+    case transferOddNotify
+    /// Answers and echoes; a REFER gets 202 and never a NOTIFY.
+    case transferNoNotify
+    /// Answers, and after `referAfter` sends REFER to the gateway (Refer-To +15550100001, or
+    /// the INVITE's `X-Sim-Refer-To`); hangs up once a NOTIFY reports a 2xx.
+    case refersCaller
+    /// Answers, and after `referAfter` calls the gateway again with `Replaces` naming this
+    /// call (RFC 3891) and a new echoing media leg; the old call waits for the gateway's BYE.
+    case replacesCall
 
     /// A short name for log lines and docs.
     public var description: String {
@@ -74,6 +96,14 @@ public enum Behaviour: Sendable, Equatable, CustomStringConvertible {
         case .ignoresACK: "ignores-ack"
         case .slowTrying: "slow-trying"
         case .lossy: "lossy"
+        case .transferAccept: "transfer-accept"
+        case .transferRefuse405: "transfer-refuse-405"
+        case .transferRefuse603: "transfer-refuse-603"
+        case .transferFailBusy: "transfer-fail-486"
+        case .transferOddNotify: "transfer-odd-notify"
+        case .transferNoNotify: "transfer-no-notify"
+        case .refersCaller: "refers-caller"
+        case .replacesCall: "replaces-call"
         }
     }
 
@@ -115,7 +145,15 @@ public enum TestNumbers {
         "+15550100020": .endlessEarlyMedia,
         "+15550100021": .ignoresACK,
         "+15550100022": .slowTrying,
-        "+15550100023": .lossy
+        "+15550100023": .lossy,
+        "+15550100024": .transferAccept,
+        "+15550100025": .transferRefuse405,
+        "+15550100026": .transferRefuse603,
+        "+15550100027": .transferFailBusy,
+        "+15550100028": .transferOddNotify,
+        "+15550100029": .transferNoNotify,
+        "+15550100030": .refersCaller,
+        "+15550100031": .replacesCall
     ]
 
     /// What an unlisted number does.

@@ -28,14 +28,22 @@ import Testing
         ("+15550100020", .endlessEarlyMedia),
         ("+15550100021", .ignoresACK),
         ("+15550100022", .slowTrying),
-        ("+15550100023", .lossy)
+        ("+15550100023", .lossy),
+        ("+15550100024", .transferAccept),
+        ("+15550100025", .transferRefuse405),
+        ("+15550100026", .transferRefuse603),
+        ("+15550100027", .transferFailBusy),
+        ("+15550100028", .transferOddNotify),
+        ("+15550100029", .transferNoNotify),
+        ("+15550100030", .refersCaller),
+        ("+15550100031", .replacesCall)
     ])
     func eachNumberHasItsBehaviour(_ number: String, _ behaviour: Behaviour) {
         #expect(TestNumbers.behaviour(for: number) == behaviour)
     }
 
-    @Test func tableHoldsExactlyTheTwentyThreeNumbers() {
-        let expected: [String] = (1...23).map { (n: Int) -> String in n < 10 ? "+155501000" + "0\(n)" : "+155501000\(n)"
+    @Test func tableHoldsExactlyTheThirtyOneNumbers() {
+        let expected: [String] = (1...31).map { (n: Int) -> String in n < 10 ? "+155501000" + "0\(n)" : "+155501000\(n)"
         }
         #expect(TestNumbers.sortedNumbers == expected)
     }
@@ -62,6 +70,16 @@ import Testing
                 "one-way", "late-media", "wrong-cause", "codec-mismatch", "endless-early-media", "ignores-ack",
                 "slow-trying", "lossy"
             ])
+    }
+
+    @Test func transferNumbersHaveTheirLogNamesAndAnswer() {
+        let behaviours = (24...31).map { TestNumbers.behaviour(for: "+155501000\($0)") }
+        #expect(
+            behaviours.map(\.description) == [
+                "transfer-accept", "transfer-refuse-405", "transfer-refuse-603", "transfer-fail-486",
+                "transfer-odd-notify", "transfer-no-notify", "refers-caller", "replaces-call"
+            ])
+        #expect(behaviours.allSatisfy { $0.answers })
     }
 }
 

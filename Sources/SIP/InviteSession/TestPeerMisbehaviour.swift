@@ -9,6 +9,10 @@ public struct TestPeerMisbehaviour: Sendable {
     /// The 100 Trying of `.start` is not sent (a carrier slow to say anything, the simulator's
     /// `slow-trying`); a `.ring` with status 100 sends one later. Default false.
     public var withholdsTrying = false
+    /// The next REFER's first NOTIFY, this sipfrag, goes out before the REFER's response (RFC
+    /// 3515 §2.4.4 lets a NOTIFY overtake the 202; the simulator's `transfer-odd-notify`).
+    /// Used once. nil: NOTIFYs follow the response, as the application sends them.
+    public var referNotifiedFirst: SIPFrag?
 
     /// While the 2xx to the INVITE goes unacknowledged on `ignoredACK`'s timer: the next
     /// interval and when to give up.
@@ -47,6 +51,15 @@ public struct TestPeerMisbehaviour: Sendable {
             guard let ignored = ignoredACK, let giveUpAt = ignoring?.giveUpAt, now >= giveUpAt else { break }
             ignoring = nil
             return machine.handle(.hangup(status: 480, headers: ignored.byeHeaders), now: now)
+        case .request(let m, _) where m.method == "REFER" && referNotifiedFirst != nil && machine.canSendInfo:
+            guard let frag = referNotifiedFirst, let id = m.cseq?.sequence else { break }
+            referNotifiedFirst = nil
+            let notify = ReferNotification(id: id, progress: frag)
+            let early = machine.handle(
+                .sendRequest(
+                    method: "NOTIFY", headers: notify.headers, contentType: SIPFrag.contentType, body: notify.body),
+                now: now)
+            return early + machine.handle(event, now: now)
         default:
             break
         }

@@ -15,16 +15,34 @@ extension SIPCall {
     /// call's progress as a sipfrag, `terminated` with the final status.
     @discardableResult
     public func notifyRefer(id: UInt32, progress: SIPFrag) -> UInt32? {
-        let final = progress.status >= 200
+        let notify = ReferNotification(id: id, progress: progress)
+        return request("NOTIFY", headers: notify.headers, contentType: SIPFrag.contentType, body: notify.body)
+    }
+
+    /// Test peers only (the carrier simulator's `transfer-odd-notify`): the next REFER that
+    /// arrives gets a NOTIFY with `progress` before its response goes out
+    /// (`TestPeerMisbehaviour.referNotifiedFirst`).
+    public func notifyBeforeAnsweringNextRefer(_ progress: SIPFrag) {
+        misbehaviour.referNotifiedFirst = progress
+    }
+}
+
+/// The headers and body of one NOTIFY of a REFER's implicit subscription (RFC 3515 §2.4.4):
+/// `Event: refer;id=<REFER CSeq>`, `active` until the sipfrag's status is final, then
+/// `terminated;reason=noresource`.
+struct ReferNotification {
+    let headers: [SIPHeader]
+    let body: [UInt8]
+
+    init(id: UInt32, progress: SIPFrag) {
         let state =
-            final
+            progress.status >= 200
             ? SubscriptionState(.terminated, reason: "noresource") : SubscriptionState(.active, expires: 60)
-        return request(
-            "NOTIFY",
-            headers: [
-                SIPHeader(.event, EventHeader(package: "refer", id: String(id)).serialize()),
-                SIPHeader(.subscriptionState, state.serialize())
-            ], contentType: SIPFrag.contentType, body: progress.serialize())
+        headers = [
+            SIPHeader(.event, EventHeader(package: "refer", id: String(id)).serialize()),
+            SIPHeader(.subscriptionState, state.serialize())
+        ]
+        body = progress.serialize()
     }
 }
 

@@ -11,7 +11,9 @@ public struct SIPFrag: Sendable, Equatable {
 
     /// The first line of the body; headers after it are allowed and ignored.
     public static func parse(_ body: [UInt8]) throws(SIPParseError) -> SIPFrag {
-        let line = body.split(separator: 0x0A, maxSplits: 1, omittingEmptySubsequences: false).first ?? []
+        var line = body.split(separator: 0x0A, maxSplits: 1, omittingEmptySubsequences: false).first ?? []
+        // The line ends in CRLF (RFC 3420 §2): its CR is no part of the reason phrase.
+        if line.last == 0x0D { line = line.dropLast() }
         let text = String(decoding: line, as: UTF8.self).trimmingSIPWhitespace()
         let parts = text.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
         guard parts.count >= 2, parts[0].uppercased() == "SIP/2.0", parts[1].count == 3,
