@@ -9,9 +9,7 @@ import Testing
 /// database made before them without losing its rows.
 @Suite struct CallRecordTransferTests {
     static func call(_ roomId: String, startedAt: Double = 1_000) -> CallRecord {
-        CallRecord(
-            roomId: roomId, traceId: "trace-\(roomId)", direction: "outbound", sourceTN: "+15550100",
-            targetTN: "+15550199", profile: "carrier-sim", startedAt: startedAt)
+        CallRecordNodeTests.call(roomId, startedAt: startedAt)
     }
 
     /// Sets all five transfer fields, each to a value no other field has.
