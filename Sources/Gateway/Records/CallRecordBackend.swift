@@ -66,21 +66,23 @@ extension PostgresRow: CallRecordRow {}
 
 extension CallRecord {
     /// `CallRecord`'s fields in column order: `columnValues(now:)` gives them in this order
-    /// (then `last_seen_at`), `init(row:)` reads them back as columns 0...17.
+    /// (then `last_seen_at`), `init(row:)` reads them back as columns 0...22.
     static let columns = """
         room_id, trace_id, direction, source_tn, target_tn, profile, started_at, ringing_at, \
         answered_at, ended_at, end_reason, sip_code, sip_reason, q850_cause, codec, packets_lost, \
-        jitter_ms, round_trip_ms
+        jitter_ms, round_trip_ms, transfer_target, transfer_outcome, transferred_by, transfer_method, \
+        transfer_room_id
         """
 
-    /// The 18 fields in `columns` order, then `now` as `last_seen_at`.
+    /// The 23 fields in `columns` order, then `now` as `last_seen_at`.
     func columnValues(now: Double) -> [SQLiteValue] {
         [
             .text(roomId), .text(traceId), .text(direction), .text(sourceTN), .text(targetTN),
             .text(profile), .real(startedAt), SQLiteValue(ringingAt), SQLiteValue(answeredAt),
             SQLiteValue(endedAt), SQLiteValue(endReason), SQLiteValue(sipCode), SQLiteValue(sipReason),
             SQLiteValue(q850Cause), SQLiteValue(codec), SQLiteValue(packetsLost), SQLiteValue(jitterMs),
-            SQLiteValue(roundTripMs), .real(now)
+            SQLiteValue(roundTripMs), SQLiteValue(transferTarget), SQLiteValue(transferOutcome),
+            SQLiteValue(transferredBy), SQLiteValue(transferMethod), SQLiteValue(transferRoomId), .real(now)
         ]
     }
 
@@ -93,5 +95,10 @@ extension CallRecord {
             endedAt: row.double(9), endReason: row.string(10), sipCode: row.int64(11).map { Int($0) },
             sipReason: row.string(12), q850Cause: row.int64(13).map { Int($0) }, codec: row.string(14),
             packetsLost: row.int64(15), jitterMs: row.double(16), roundTripMs: row.double(17))
+        transferTarget = row.string(18)
+        transferOutcome = row.string(19)
+        transferredBy = row.string(20)
+        transferMethod = row.string(21)
+        transferRoomId = row.string(22)
     }
 }

@@ -1,6 +1,6 @@
 /// The `call_records` table: SQL, schema migrations and row mapping for `CallRecordStore`.
 ///
-/// Schema version 3 (`PRAGMA user_version = 3`):
+/// Schema version 4 (`PRAGMA user_version = 4`):
 ///
 /// ```sql
 /// CREATE TABLE call_records (
@@ -24,7 +24,12 @@
 ///     round_trip_ms REAL,
 ///     last_seen_at  REAL NOT NULL,     -- gateway clock at the row's last write
 ///     dialog        TEXT,              -- answered and up: the SIP dialog as JSON (DialogSnapshot)
-///     node_id       TEXT NOT NULL DEFAULT ''  -- the gateway node that wrote the row
+///     node_id       TEXT NOT NULL DEFAULT '', -- the gateway node that wrote the row
+///     transfer_target  TEXT,           -- the number the call was transferred to
+///     transfer_outcome TEXT,           -- 'succeeded' | 'failed'
+///     transferred_by   TEXT,           -- 'app' | 'carrier'
+///     transfer_method  TEXT,           -- 'refer' | 'bridge' | 'dial' | 'replaces'
+///     transfer_room_id TEXT            -- the other session the transfer involved
 /// );
 /// CREATE TABLE gateway_alive (node_id TEXT PRIMARY KEY NOT NULL, at REAL NOT NULL);
 /// CREATE INDEX call_records_by_start ON call_records (started_at);
@@ -69,13 +74,21 @@ final class CallRecordTable: CallRecordBackend {
         DROP TABLE gateway_alive;
         ALTER TABLE gateway_alive_by_node RENAME TO gateway_alive;
         CREATE INDEX call_records_open_by_node ON call_records (node_id) WHERE ended_at IS NULL;
+        """,
+        // 4: call transfer (how, by whom, to what, how it ended). Rows from before had none.
+        """
+        ALTER TABLE call_records ADD COLUMN transfer_target TEXT;
+        ALTER TABLE call_records ADD COLUMN transfer_outcome TEXT;
+        ALTER TABLE call_records ADD COLUMN transferred_by TEXT;
+        ALTER TABLE call_records ADD COLUMN transfer_method TEXT;
+        ALTER TABLE call_records ADD COLUMN transfer_room_id TEXT;
         """
     ]
 
     /// The schema version this build writes.
     static var schemaVersion: Int { migrations.count }
 
-    /// `CallRecord.columns`, bound from `columnValues(now:)` as ?1...?18 and `last_seen_at` as ?19.
+    /// `CallRecord.columns`, bound from `columnValues(now:)` as ?1...?23 and `last_seen_at` as ?24.
     private static let columns = CallRecord.columns
 
     let database: SQLiteDatabase
@@ -107,7 +120,8 @@ final class CallRecordTable: CallRecordBackend {
         insertStatement = try database.prepare(
             """
             INSERT INTO call_records (\(Self.columns), last_seen_at, node_id)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20,
+                    ?21, ?22, ?23, ?24, ?25)
             """)
         selectStatement = try database.prepare("SELECT \(Self.columns) FROM call_records WHERE room_id = ?1")
         updateStatement = try database.prepare(
@@ -115,8 +129,9 @@ final class CallRecordTable: CallRecordBackend {
             UPDATE call_records SET trace_id = ?2, direction = ?3, source_tn = ?4, target_tn = ?5,
                 profile = ?6, started_at = ?7, ringing_at = ?8, answered_at = ?9, ended_at = ?10,
                 end_reason = ?11, sip_code = ?12, sip_reason = ?13, q850_cause = ?14, codec = ?15,
-                packets_lost = ?16, jitter_ms = ?17, round_trip_ms = ?18, last_seen_at = ?19,
-                dialog = CASE WHEN ?10 IS NULL THEN dialog ELSE NULL END
+                packets_lost = ?16, jitter_ms = ?17, round_trip_ms = ?18, transfer_target = ?19,
+                transfer_outcome = ?20, transferred_by = ?21, transfer_method = ?22, transfer_room_id = ?23,
+                last_seen_at = ?24, dialog = CASE WHEN ?10 IS NULL THEN dialog ELSE NULL END
             WHERE room_id = ?1
             """)
         touchStatement = try database.prepare(

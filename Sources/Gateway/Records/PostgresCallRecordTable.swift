@@ -4,7 +4,7 @@ import Foundation
 /// "postgres://..."`): the columns of `CallRecordTable`, with PostgreSQL's types, so several
 /// gateway nodes can write one table.
 ///
-/// Schema version 1 (`call_records_schema.version`):
+/// Schema version 2 (`call_records_schema.version`):
 ///
 /// ```sql
 /// CREATE TABLE call_records (
@@ -13,7 +13,9 @@ import Foundation
 ///     started_at double precision NOT NULL, ringing_at double precision, answered_at double precision,
 ///     ended_at double precision, end_reason text, sip_code integer, sip_reason text, q850_cause integer,
 ///     codec text, packets_lost bigint, jitter_ms double precision, round_trip_ms double precision,
-///     last_seen_at double precision NOT NULL, dialog text, node_id text NOT NULL DEFAULT ''
+///     last_seen_at double precision NOT NULL, dialog text, node_id text NOT NULL DEFAULT '',
+///     transfer_target text, transfer_outcome text, transferred_by text, transfer_method text,
+///     transfer_room_id text
 /// );
 /// CREATE TABLE gateway_alive (node_id text PRIMARY KEY NOT NULL, at double precision NOT NULL);
 /// CREATE INDEX call_records_by_start ON call_records (started_at);
@@ -43,6 +45,11 @@ final class PostgresCallRecordTable: CallRecordBackend {
         CREATE INDEX call_records_by_start ON call_records (started_at);
         CREATE INDEX call_records_open ON call_records (room_id) WHERE ended_at IS NULL;
         CREATE INDEX call_records_open_by_node ON call_records (node_id) WHERE ended_at IS NULL
+        """,
+        // 2: call transfer, the columns of `CallRecordTable`'s migration 4. Rows from before had none.
+        """
+        ALTER TABLE call_records ADD COLUMN transfer_target text, ADD COLUMN transfer_outcome text,
+            ADD COLUMN transferred_by text, ADD COLUMN transfer_method text, ADD COLUMN transfer_room_id text
         """
     ]
 
@@ -79,7 +86,8 @@ final class PostgresCallRecordTable: CallRecordBackend {
         try connection.execute(
             """
             INSERT INTO call_records (\(CallRecord.columns), last_seen_at, node_id)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
+                    $21, $22, $23, $24, $25)
             """, record.columnValues(now: now) + [.text(nodeId)])
     }
 
@@ -89,8 +97,9 @@ final class PostgresCallRecordTable: CallRecordBackend {
             UPDATE call_records SET trace_id = $2, direction = $3, source_tn = $4, target_tn = $5,
                 profile = $6, started_at = $7, ringing_at = $8, answered_at = $9, ended_at = $10,
                 end_reason = $11, sip_code = $12, sip_reason = $13, q850_cause = $14, codec = $15,
-                packets_lost = $16, jitter_ms = $17, round_trip_ms = $18, last_seen_at = $19,
-                dialog = CASE WHEN $10::double precision IS NULL THEN dialog ELSE NULL END
+                packets_lost = $16, jitter_ms = $17, round_trip_ms = $18, transfer_target = $19,
+                transfer_outcome = $20, transferred_by = $21, transfer_method = $22, transfer_room_id = $23,
+                last_seen_at = $24, dialog = CASE WHEN $10::double precision IS NULL THEN dialog ELSE NULL END
             WHERE room_id = $1
             """, record.columnValues(now: now)
         ).changed > 0
