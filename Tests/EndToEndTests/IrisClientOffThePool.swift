@@ -71,6 +71,22 @@ extension IrisRtcAudioSession {
 
     func close() async throws(IrisError) { try await offThePool { () throws(IrisError) in try self.close() } }
 
+    func transfer(to targetTN: String) async throws(IrisError) {
+        try await offThePool { () throws(IrisError) in try self.transfer(to: targetTN) }
+    }
+
+    func transfer(replacing other: IrisRtcAudioSession) async throws(IrisError) {
+        try await offThePool { () throws(IrisError) in try self.transfer(replacing: other) }
+    }
+
+    func acceptTransfer() async throws(IrisError) {
+        try await offThePool { () throws(IrisError) in try self.acceptTransfer() }
+    }
+
+    func declineTransfer() async throws(IrisError) {
+        try await offThePool { () throws(IrisError) in try self.declineTransfer() }
+    }
+
     func waitForEnd(timeout: Double) async -> Bool { await offThePool { self.waitForEnd(timeout: timeout) } }
 }
 
