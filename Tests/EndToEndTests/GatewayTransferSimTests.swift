@@ -239,5 +239,58 @@ extension GatewaySuites {
                 await eventually(timeout: 5) { sim.lines.contains { $0.contains("replacing ") && $0.contains("caller hung up") } },
                 "\(sim.lines)")
         }
+
+        /// Attended: the app has two calls on the trunk and asks the first's carrier to join its
+        /// party to the second's (REFER with Replaces of the second call's dialog). When the
+        /// carrier has done it, both sessions end `transferred`.
+        @Test func attendedTransferJoinsTheTwoCalls() async throws {
+            let (sim, gw) = try await Self.start(transfer: "notifyTimeoutSec: 5")
+            defer {
+                gw.stop()
+                sim.stop()
+            }
+            let (first, recFirst) = try await Self.echoingCall(gw, "+15550100024")
+            defer { first.stop() }
+            let (second, recSecond) = try await Self.echoingCall(gw, "+15550100001")
+            defer { second.stop() }
+            try await first.transfer(replacing: second)
+            #expect(
+                await recFirst.waitFor { _ in recFirst.ended != nil && recSecond.ended != nil },
+                "\(Self.transfers(recFirst)) \(Self.transfers(recSecond)) \(sim.lines.suffix(5))")
+            #expect(Self.transfers(recFirst).last == "transfer:succeeded/200(refer app)")
+            #expect(Self.transfers(recSecond) == ["transfer:succeeded/200(refer app)"])
+            let event = try #require(recSecond.events.first { $0.event == .onSessionTransfer })
+            #expect(event.transfer?.replacesRoomId == first.roomId)
+            #expect(recFirst.ended?.reason == .transferred && recSecond.ended?.reason == .transferred)
+            #expect(
+                await eventually(timeout: 5) {
+                    sim.lines.contains { $0.contains("REFER <sip:") && $0.contains("?Replaces=") && $0.contains(" 202") }
+                }, "\(sim.lines)")
+        }
+
+        /// Attended with the bridge fallback: the carrier refuses, the gateway joins the two
+        /// calls' trunk legs itself and the app leaves both.
+        @Test func attendedTransferBridgedWhenTheCarrierRefuses() async throws {
+            let (sim, gw) = try await Self.start(transfer: "fallback: \"bridge\"")
+            defer {
+                gw.stop()
+                sim.stop()
+            }
+            let (first, recFirst) = try await Self.echoingCall(gw, "+15550100025")
+            defer { first.stop() }
+            let (second, recSecond) = try await Self.echoingCall(gw, "+15550100001")
+            defer { second.stop() }
+            try await first.transfer(replacing: second)
+            #expect(
+                await Self.waitForTransfer(recFirst, "transfer:succeeded(bridge app)"),
+                "\(Self.transfers(recFirst)) \(sim.lines.suffix(5))")
+            #expect(await Self.waitForTransfer(recSecond, "transfer:succeeded(bridge app)"))
+            for s in [first, second] {
+                #expect(await eventually(timeout: 5) { s.stream.leg.toneLevel(hz: 440, lastSeconds: 0.4) < 0.05 })
+            }
+            try await second.close()
+            #expect(await recFirst.waitFor { _ in recFirst.ended != nil && recSecond.ended != nil })
+            #expect(recFirst.ended?.reason == .transferred && recSecond.ended?.reason == .transferred)
+        }
     }
 }
