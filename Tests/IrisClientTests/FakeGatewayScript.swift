@@ -181,12 +181,5 @@ extension ServerScripts {
                 finally:
                     conn.close()
 
-            listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            listener.bind(("127.0.0.1", 0))
-            listener.listen(16)
-            print(listener.getsockname()[1], flush=True)
-            while True:
-                conn, _ = listener.accept()
-                threading.Thread(target=handle, args=(conn,), daemon=True).start()
-            """#
+            """# + serveForever
 }

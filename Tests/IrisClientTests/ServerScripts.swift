@@ -155,14 +155,20 @@ enum ServerScripts {
                 finally:
                     conn.close()
 
-            listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            listener.bind(("127.0.0.1", 0))
-            listener.listen(16)
-            print(listener.getsockname()[1], flush=True)
-            while True:
-                conn, _ = listener.accept()
-                threading.Thread(target=handle, args=(conn,), daemon=True).start()
-            """#
+            """# + serveForever
+
+    /// The Python servers' accept loop: a listener on 127.0.0.1 with a port the OS picks, that
+    /// port printed, each connection to `handle` on a thread of its own.
+    static let serveForever = #"""
+
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(16)
+        print(listener.getsockname()[1], flush=True)
+        while True:
+            conn, _ = listener.accept()
+            threading.Thread(target=handle, args=(conn,), daemon=True).start()
+        """#
 
     /// RFC 6455 framing for the Python servers (the scripts import `struct`): `recv_exact`,
     /// `read_frame` (opcode, masked, unmasked payload), `frame` (a server frame), `GUID`.
