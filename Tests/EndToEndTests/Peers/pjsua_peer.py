@@ -23,11 +23,13 @@ Commands (a call is named by the index its events carry, counted from 0 in this 
                                (Goertzel energy share 0...1): a "tone" event
   quit                         ends every call and exits
 
-Events: ready {port}, incoming {call, from, callId, replaces?}, state {call, state, status,
-reason}, media {call, active}, refer-received {call, referTo, referredBy}, transfer-call
-{call, from, uri}, transfer-status {call, status, reason, final}, replace-request {call,
-newCall}, replaced {call, newCall}, dialog {call, callId, localTag, remoteTag},
-recording {call, path}, tone {call, hz, ratio, seconds}, error {message}.
+Events: ready {port}, dialing {call, uri, replacing?}, incoming {call, from, callId,
+replaces?}, state {call, state, status, reason}, media {call, active}, refer-received {call,
+referTo, referredBy} (the REFER as it came), transfer-request {call, uri} (pjsua takes it:
+202), transfer-call {call, referCall, uri} (the call it places for it), transfer-status
+{call, status, reason, final} (a NOTIFY's sipfrag, or the REFER's own response),
+replace-request {call, status}, replaced {call, newCall}, dialog {call, callId, localTag,
+remoteTag}, recording {call, path}, tone {call, hz, ratio, seconds}, error {message}, quit.
 """
 
 import argparse
@@ -144,7 +146,7 @@ class PeerCall(pj.Call):
             prm.statusCode = 202
             new = PeerCall(self.peer, self.peer.main)
             prm.newCall = new
-            emit("transfer-call", call=new.index, **{"from": self.index, "uri": prm.dstUri})
+            emit("transfer-call", call=new.index, referCall=self.index, uri=prm.dstUri)
 
         guard(accept)
 
@@ -336,7 +338,7 @@ class Peer:
         op = pj.CallOpParam(True)
         op.txOption.headers.append(replaces)
         call = PeerCall(self, self.plain)
-        emit("dialing", call=call.index, uri=uri, replaces=old.index)
+        emit("dialing", call=call.index, uri=uri, replacing=old.index)
         call.makeCall(uri, op)
 
     def tone_share(self, call, hz):
@@ -395,6 +397,8 @@ class Peer:
         self.tone = None
         emit("quit")
         self.ep.libDestroy()
+        # The calls' Python objects would be freed after pjsua is gone (its assertions).
+        os._exit(0)
 
 
 def main():
