@@ -16,7 +16,9 @@ import Testing
 /// it quit by itself after `timeout` seconds whatever happens. Commands (`/dial`,
 /// `/hangup`) reach its `stdio` UI through a pipe. Everything it prints goes to `out.log`.
 /// `stop()` (call it in a `defer`) ends the process (SIGTERM, then SIGKILL) and removes
-/// the folder (kept when the environment sets IRISGW_E2E_KEEP).
+/// the folder (kept when the environment sets IRISGW_E2E_KEEP). baresip starts with no
+/// signal blocked: it inherits the test runner's mask otherwise, ignores the SIGTERM, and
+/// outlives a test process that exits before the SIGKILL.
 final class Baresip: @unchecked Sendable {
     static let path = "/usr/bin/baresip"
     static let modules = "/usr/lib/baresip/modules"
@@ -128,7 +130,7 @@ final class Baresip: @unchecked Sendable {
                 Self.path,
                 ["-f", directory.path, "-s", "-t", String(timeout)] + (uri.map { ["-e", "/dial \($0)"] } ?? []),
                 environment: env, currentDirectory: directory, outputFile: log,
-                standardInput: commands.standardInput)
+                standardInput: commands.standardInput, unblockingSignals: true)
         } catch {
             stop()
             throw error

@@ -112,7 +112,7 @@ final class PJSUAPeer: @unchecked Sendable {
         do {
             process = try ChildProcess(
                 Self.python, arguments, currentDirectory: directory, outputFile: output,
-                standardInput: commands.standardInput)
+                standardInput: commands.standardInput, unblockingSignals: true)
         } catch {
             stop()
             throw error

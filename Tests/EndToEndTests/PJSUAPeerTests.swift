@@ -138,7 +138,9 @@ struct PJSUAPeerTests {
         for (status, reason) in [(100, "Trying"), (200, "OK")] {
             let frag = SIPFrag(status: status, reason: reason)
             #expect(await agent.onLoop { call.notifyRefer(id: id, progress: frag) } != nil)
-            #expect(await pbx.waitFor { $0.event == "transfer-status" && $0.status == status && $0.reason == reason } != nil, pbx.report)
+            #expect(
+                await pbx.waitFor { $0.event == "transfer-status" && $0.status == status && $0.reason == reason }
+                    != nil, pbx.report)
         }
         let final = await pbx.waitFor { $0.event == "transfer-status" && $0.final == true }
         #expect(final?.status == 200, pbx.report)
