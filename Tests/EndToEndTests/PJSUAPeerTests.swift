@@ -45,18 +45,27 @@ struct PJSUAPeerTests {
         #expect(await b.waitFor(call: 0, state: "DISCONNECTED") != nil, b.report)
     }
 
-    /// Our agent calls a pjsua "carrier" and REFERs it to a number at the carrier's own
-    /// address (as the gateway's Refer-To names its trunk's proxy); `--target` routes the
-    /// carrier's new call to pjsua C, which hears the carrier's tone. Our agent gets the
-    /// REFER's 202 and NOTIFYs of `refer;id=<REFER's CSeq>` up to a final 200.
-    @Test func carrierTakesREFERFromSIPUserAgentAndCallsTheTarget() async throws {
+    /// Our agent and a pjsua "carrier" in a call (placed by either: `carrierCalls`); our
+    /// agent REFERs the carrier to a number at the carrier's own address (as the gateway's
+    /// Refer-To names its trunk's proxy); `--target` routes the carrier's new call to pjsua
+    /// C, which hears the carrier's tone. Our agent gets the REFER's 202 and NOTIFYs of the
+    /// `refer` event up to a final 200.
+    @Test(arguments: [false, true])
+    func carrierTakesREFERFromSIPUserAgentAndCallsTheTarget(carrierCalls: Bool) async throws {
         let c = try await PJSUAPeer(.init(user: "c", record: true))
         defer { c.stop() }
         let carrier = try await PJSUAPeer(.init(user: "carrier", tone: 1000, target: c.address))
         defer { carrier.stop() }
         let agent = try TestAgent()
         defer { agent.shutdown() }
-        let (call, recorder) = try await Self.call(carrier, from: agent)
+        let (call, recorder): (SIPCall, CallRecorder)
+        if carrierCalls {
+            let callee = await agent.answeringTransfers()
+            carrier.send("call sip:\(Self.gatewayNumber)@127.0.0.1:\(agent.local.address.port)")
+            (call, recorder) = try #require(await callee.connected(), carrier.report)
+        } else {
+            (call, recorder) = try await Self.call(carrier, from: agent)
+        }
 
         let referTo = SIPURI(user: Self.target, host: "127.0.0.1", port: carrier.port)
         let referredBy = Self.referredBy(agent)

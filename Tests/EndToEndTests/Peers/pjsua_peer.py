@@ -9,7 +9,8 @@ audio device; what a call sends is a tone (--tone), what it receives can go to a
 (--record).
 
 Commands (a call is named by the index its events carry, counted from 0 in this process):
-  call <uri>                   places a call (plain account: never through --target)
+  call <uri>                   places a call (directly, not through --target; a REFER in
+                               it is, like one in a call this peer answered)
   answer <call>                answers a ringing call (without --auto-answer)
   hangup <call> | hangup all   ends calls
   refer <call> <uri> [keep]    REFER in that call (blind transfer); the NOTIFYs come back as
@@ -70,6 +71,7 @@ class PeerCall(pj.Call):
     def __init__(self, peer, account, call_id=pj.PJSUA_INVALID_ID):
         pj.Call.__init__(self, account, call_id)
         self.peer = peer
+        self.owner = account
         self.index = peer.register(self)
         self.keep_after_refer = False
         self.recorder = None
@@ -144,7 +146,8 @@ class PeerCall(pj.Call):
         def accept():
             emit("transfer-request", call=self.index, uri=prm.dstUri)
             prm.statusCode = 202
-            new = PeerCall(self.peer, self.peer.main)
+            self.peer.route_transfer(self.owner)
+            new = PeerCall(self.peer, self.owner)
             prm.newCall = new
             emit("transfer-call", call=new.index, referCall=self.index, uri=prm.dstUri)
 
@@ -245,10 +248,14 @@ class Peer:
             keep = codec.codecId.split("/")[0] in ("PCMU", "PCMA")
             self.ep.codecSetPriority(codec.codecId, 255 if codec.codecId.startswith("PCMU") else 254 if keep else 0)
 
-        # `main` answers and places transfer calls: with --target, through it (a loose route),
-        # since pjsua calls a Refer-To as it is and a test's Refer-To names this peer.
-        self.main = self.account(args.user, [("<sip:%s;lr>" % args.target)] if args.target else [], default=True)
+        # pjsua calls a Refer-To as it is, and a test's Refer-To names this peer: with --target,
+        # `main` (which answers) has it as a loose route (outbound proxy), and so do the calls
+        # it places for a REFER. `plain` places the calls of `call`, directly; for a REFER in
+        # one of those it gets the route for that one call (`route_transfer`).
+        self.target_route = "<sip:%s;lr>" % args.target if args.target else None
+        self.main = self.account(args.user, [self.target_route] if args.target else [], default=True)
         self.plain = self.account(args.user, [], default=False) if args.target else self.main
+        self.unroute_plain = False
 
         self.tone = None
         if args.tone:
@@ -264,7 +271,20 @@ class Peer:
             tones.append(desc)
             self.tone.play(tones, True)
 
+    def route_transfer(self, account):
+        """pjsua places a REFER's call with the account of the call the REFER came in, right
+        after `onCallTransferRequest`: `plain` routes to the target until then."""
+        if self.target_route and account is self.plain:
+            self.plain.modify(self.account_config(self.plain_user, [self.target_route]))
+            self.unroute_plain = True
+
     def account(self, user, proxies, default):
+        self.plain_user = user
+        account = PeerAccount(self)
+        account.create(self.account_config(user, proxies), default)
+        return account
+
+    def account_config(self, user, proxies):
         config = pj.AccountConfig()
         config.idUri = "sip:%s@127.0.0.1:%d" % (user, self.port)
         config.sipConfig.transportId = self.transport
@@ -277,9 +297,7 @@ class Peer:
         config.natConfig.contactRewriteUse = 0
         config.natConfig.viaRewriteUse = 0
         config.callConfig.timerUse = pj.PJSUA_SIP_TIMER_INACTIVE
-        account = PeerAccount(self)
-        account.create(config, default)
-        return account
+        return config
 
     def register(self, call):
         index = self.next_index
@@ -373,6 +391,9 @@ class Peer:
         stdin = sys.stdin.fileno()
         while running:
             self.ep.libHandleEvents(10)
+            if self.unroute_plain:
+                self.unroute_plain = False
+                self.plain.modify(self.account_config(self.plain_user, []))
             readable, _, _ = select.select([stdin], [], [], 0)
             if not readable:
                 continue
