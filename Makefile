@@ -4,7 +4,13 @@ SWIFT ?= swift
 # Debian packages the build and the tests need.
 DEBS := libosip2-dev libopus-dev libspandsp-dev libtiff-dev libssl-dev libsqlite3-dev libc-ares-dev libsrtp2-dev \
         pkg-config sip-tester nftables iproute2 baresip dnsmasq-base stunnel4 chromium tshark sngrep \
-        redis-server libhiredis-dev kamailio postgresql libpq-dev
+        redis-server libhiredis-dev kamailio postgresql libpq-dev python3-venv
+# pjsua2 (PJSIP's Python binding, with TLS and SRTP) for the transfer peers of the end-to-end
+# tests (Tests/EndToEndTests/PJSUAPeer.swift), in a venv the tests find at .build/pyenv.
+PYTHON ?= /usr/bin/python3
+PJSUA2_VERSION := 2.15.1.post1
+PYENV := .build/pyenv
+PYENV_STAMP := $(PYENV)/.pjsua2-$(PJSUA2_VERSION)
 # The whole suite must finish well inside CI's limit on 2 cores.
 TEST_TIMEOUT ?= 1200
 # How many tests run at once. No test blocks a thread of the cooperative pool, so without a
@@ -33,6 +39,16 @@ deps:
 	  [ $$status = 0 ] || exit $$status; \
 	fi
 	@command -v $(SWIFT) >/dev/null || { echo "swift not found on PATH (expected Swift 6.3 at /opt/swift)" >&2; exit 1; }
+	@$(MAKE) -s --no-print-directory $(PYENV_STAMP)
+
+## pyenv: the venv with pjsua2-python (once: a stamp file names the version). A failure is
+## not an error: the tests that need pjsua2 are then skipped with a notice.
+$(PYENV_STAMP):
+	@echo "installing: pjsua2-python $(PJSUA2_VERSION) into $(PYENV) (for the transfer peers of the tests)"
+	@{ [ -x $(PYENV)/bin/python3 ] || $(PYTHON) -m venv $(PYENV); } \
+	  && $(PYENV)/bin/python3 -m pip install -q --disable-pip-version-check pjsua2-python==$(PJSUA2_VERSION) \
+	  && $(PYENV)/bin/python3 -c "import pjsua2" && touch $@ \
+	  || echo "could not install pjsua2-python into $(PYENV): the pjsua2 peer tests will be skipped" >&2
 
 build: deps
 	$(SWIFT) build

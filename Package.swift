@@ -148,7 +148,9 @@ let package = Package(
             dependencies: [
                 "SIP", "SDP", "Media", "IrisAPI", "IrisClient", "Gateway", "ControlAPI", "CarrierTest", "Capture",
                 "TLS", "TestSupport", "irisgw", "WebClient", "DNS"
-            ])
+            ],
+            // The pjsua2 peer's Python script (PJSUAPeer.swift runs it from the source tree).
+            exclude: ["Peers"])
     ],
     swiftLanguageModes: [.v6]
 )

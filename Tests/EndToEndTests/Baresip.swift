@@ -16,7 +16,9 @@ import Testing
 /// it quit by itself after `timeout` seconds whatever happens. Commands (`/dial`,
 /// `/hangup`) reach its `stdio` UI through a pipe. Everything it prints goes to `out.log`.
 /// `stop()` (call it in a `defer`) ends the process (SIGTERM, then SIGKILL) and removes
-/// the folder (kept when the environment sets IRISGW_E2E_KEEP).
+/// the folder (kept when the environment sets IRISGW_E2E_KEEP). baresip starts with no
+/// signal blocked: it inherits the test runner's mask otherwise, ignores the SIGTERM, and
+/// outlives a test process that exits before the SIGKILL.
 final class Baresip: @unchecked Sendable {
     static let path = "/usr/bin/baresip"
     static let modules = "/usr/lib/baresip/modules"
@@ -92,10 +94,7 @@ final class Baresip: @unchecked Sendable {
     var tlsPort: Int? { options.tlsCertificate == nil ? nil : sipPort.map { $0 + 1 } }
     let directory: URL
     private var process: ChildProcess?
-    /// Our ends of the stdin pipe: we write commands, and keep the read end open too so a
-    /// write after baresip exited is not a SIGPIPE for the test process.
-    private let commandFD: Int32
-    private let keptReadFD: Int32
+    private let commands: CommandPipe
     private var log: URL { directory.appendingPathComponent("out.log") }
     private var stopped = false
 
@@ -117,15 +116,12 @@ final class Baresip: @unchecked Sendable {
             to: directory.appendingPathComponent("accounts"), atomically: true, encoding: .utf8)
         try "".write(to: directory.appendingPathComponent("contacts"), atomically: true, encoding: .utf8)
 
-        var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else {
+        do {
+            commands = try CommandPipe()
+        } catch {
             try? FileManager.default.removeItem(at: directory)
-            throw SocketError("pipe")
+            throw error
         }
-        keptReadFD = fds[0]
-        commandFD = fds[1]
-        // Not inherited by other children; the child gets its stdin by dup2, which clears it.
-        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
 
         var env = ProcessInfo.processInfo.environment
         env["HOME"] = directory.path
@@ -134,7 +130,7 @@ final class Baresip: @unchecked Sendable {
                 Self.path,
                 ["-f", directory.path, "-s", "-t", String(timeout)] + (uri.map { ["-e", "/dial \($0)"] } ?? []),
                 environment: env, currentDirectory: directory, outputFile: log,
-                standardInput: FileHandle(fileDescriptor: keptReadFD, closeOnDealloc: false))
+                standardInput: commands.standardInput, unblockingSignals: true)
         } catch {
             stop()
             throw error
@@ -248,16 +244,30 @@ final class Baresip: @unchecked Sendable {
         sipMessages.filter { $0.isResponse && $0.header("CSeq").first?.hasSuffix(" INVITE") == true }
     }
 
+    /// The REFERs baresip sent or received (its trace does not say which: see `route`).
+    var refers: [TracedMessage] { sipMessages.filter { $0.startLine.hasPrefix("REFER ") } }
+
+    /// The NOTIFYs in the trace, sent or received.
+    var notifies: [TracedMessage] { sipMessages.filter { $0.startLine.hasPrefix("NOTIFY ") } }
+
+    /// baresip's own lines about transfers: "transferring call to URI" when `/transfer`
+    /// sends a REFER, "menu: transferring call ID to 'URI'" when a REFER it took makes it
+    /// call the Refer-To (its value as received, in angle brackets).
+    var transferLines: [String] {
+        output.split(whereSeparator: \.isNewline).map(String.init).filter { $0.contains("transferring call") }
+    }
+
+    /// Blind transfer of the current call (`/transfer URI`, the menu module): baresip sends
+    /// REFER with `Refer-To: URI` (no Referred-By), and hangs up once a NOTIFY says 200.
+    func transfer(to uri: String) { send("/transfer \(uri)") }
+
     /// Waits until baresip printed `text` (or exited, or `timeout` passed); true when it did.
     func waitFor(_ text: String, timeout: Double = 10) async -> Bool {
         await eventually(timeout: timeout) { [self] in output.contains(text) || !isRunning } && output.contains(text)
     }
 
     /// Types a command into baresip's stdio UI (`/hangup`, `/quit`, ...).
-    func send(_ command: String) {
-        let bytes = Array((command + "\n").utf8)
-        _ = bytes.withUnsafeBytes { write(commandFD, $0.baseAddress, $0.count) }
-    }
+    func send(_ command: String) { commands.send(command) }
 
     var isRunning: Bool { process?.isRunning ?? false }
 
@@ -266,10 +276,9 @@ final class Baresip: @unchecked Sendable {
     func stop() {
         guard !stopped else { return }
         stopped = true
-        let (commandFD, keptReadFD, directory) = (commandFD, keptReadFD, directory)
+        let (commands, directory) = (commands, directory)
         let cleanUp: @Sendable () -> Void = {
-            close(commandFD)
-            close(keptReadFD)
+            commands.close()
             if ProcessInfo.processInfo.environment["IRISGW_E2E_KEEP"] == nil {
                 try? FileManager.default.removeItem(at: directory)
             }

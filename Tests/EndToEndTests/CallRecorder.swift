@@ -10,6 +10,8 @@ enum CallEvent: Sendable, Equatable, CustomStringConvertible {
     case answer
     case request(String)
     case offerCompleted(Int)
+    /// A request sent with `SIPCall.request` (REFER, NOTIFY) got its final status.
+    case requestCompleted(String, Int)
     case ended(SIPCallEnd)
 
     var description: String {
@@ -19,6 +21,7 @@ enum CallEvent: Sendable, Equatable, CustomStringConvertible {
         case .answer: "answer"
         case .request(let m): m
         case .offerCompleted(let s): "offer→\(s)"
+        case .requestCompleted(let m, let s): "\(m)→\(s)"
         case .ended(let e): "ended(\(e))"
         }
     }
@@ -39,6 +42,9 @@ final class CallRecorder: SIPCallDelegate, @unchecked Sendable {
     var onProvisional: ((SIPCall, SIPMessage) -> Void)?
     var onConnect: ((SIPCall, SIPMessage) -> Void)?
     var onEnd: ((SIPCall, SIPCallEnd) -> Void)?
+    /// Answers a REFER or NOTIFY in the dialog (recorded as `.request`). Default: the
+    /// agent's refusal (REFER 603, NOTIFY 481).
+    var respondTo: ((SIPCall, SIPMessage) -> SIPRequestResponse)?
 
     init() {}
 
@@ -102,6 +108,15 @@ final class CallRecorder: SIPCallDelegate, @unchecked Sendable {
 
     func call(_ call: SIPCall, didCompleteOffer status: Int) {
         record(.offerCompleted(status), nil, call)
+    }
+
+    func call(_ call: SIPCall, responseTo request: SIPMessage) -> SIPRequestResponse {
+        record(.request(request.method), request, call)
+        return respondTo?(call, request) ?? SIPRequestResponse.refusal(for: request)
+    }
+
+    func call(_ call: SIPCall, didCompleteRequest method: String, cseq: UInt32, status: Int, response: SIPMessage?) {
+        record(.requestCompleted(method, status), response, call)
     }
 
     func call(_ call: SIPCall, didEnd end: SIPCallEnd, message: SIPMessage?) {
