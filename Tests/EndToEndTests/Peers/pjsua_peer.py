@@ -108,6 +108,9 @@ class PeerCall(pj.Call):
             event = prm.e
             if event.type == pj.PJSIP_EVENT_TSX_STATE:
                 src = event.body.tsxState.src
+                if event.body.tsxState.type == pj.PJSIP_EVENT_TX_MSG and src.tdata.wholeMsg:
+                    # Our own 2xx to an incoming INVITE is where an answered call's tag shows.
+                    self.learn(src.tdata.wholeMsg, received=False)
                 if event.body.tsxState.type == pj.PJSIP_EVENT_RX_MSG and src.rdata.wholeMsg:
                     message = src.rdata.wholeMsg
                     self.learn(message, received=True)

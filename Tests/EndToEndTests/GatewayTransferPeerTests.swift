@@ -1,0 +1,150 @@
+import Foundation
+import IrisAPI
+import IrisClient
+import SIP
+import TestSupport
+import Testing
+
+extension GatewaySuites {
+    /// Transfers through a real gateway with pjsua2 (PJSIP) as the carrier or PBX behind the
+    /// trunk: it takes our REFER (blind, and attended with Replaces) and calls the target, whose
+    /// audio is checked; it sends its own REFER and an INVITE with Replaces to the gateway.
+    @Suite(
+        .enabled(if: PJSUAPeer.isInstalled, "needs pjsua2 in .build/pyenv (`make deps` installs pjsua2-python)"))
+    struct GatewayTransferPeerTests {
+        /// A gateway whose one trunk's proxy is `carrier`, with `transfer` keys; its DID
+        /// +15550001000 routes to `alice`.
+        static func gateway(_ carrier: PJSUAPeer, transfer: String = "") async throws -> GatewayProcess {
+            var profile = GatewayProcess.Profile(proxies: [carrier.port])
+            profile.transfer = transfer
+            return try await GatewayProcess(profiles: [profile])
+        }
+
+        static func transfers(_ rec: SessionRecorder) -> [String] { GatewayTransferSimTests.transfers(rec) }
+
+        /// A connected call from the app through the gateway to the carrier.
+        static func call(_ gw: GatewayProcess, source: AudioSource = .silence) async throws -> (
+            IrisRtcAudioSession, SessionRecorder
+        ) {
+            let rec = SessionRecorder()
+            let session = IrisRtcAudioSession(
+                connection: try gw.connection(), stream: try IrisRtcStream(source: source), delegate: rec)
+            try await session.createWithTN(targetTN: "+15551230001", sourceTN: "+15557654321")
+            guard await rec.waitForStatus(.connected, timeout: 15) else {
+                session.stop()
+                throw SocketError("the call did not connect: \(rec.trace)", code: ETIMEDOUT)
+            }
+            return (session, rec)
+        }
+
+        /// Blind: pjsua takes our REFER and calls the target (routed to pjsua C), which hears
+        /// the carrier's 1 kHz; the session ends `transferred`.
+        @Test func pjsuaCarriesOutABlindTransfer() async throws {
+            let target = try await PJSUAPeer(.init(user: "c", record: true))
+            defer { target.stop() }
+            let carrier = try await PJSUAPeer(.init(user: "carrier", tone: 1000, target: target.address))
+            defer { carrier.stop() }
+            let gw = try await Self.gateway(carrier)
+            defer { gw.stop() }
+            let (session, rec) = try await Self.call(gw)
+            defer { session.stop() }
+            try await session.transfer(to: "+15557770000")
+            let refer = await carrier.waitFor { $0.event == "refer-received" }
+            #expect(refer?.referTo?.contains("+15557770000@127.0.0.1:\(carrier.port)") == true, carrier.report)
+            #expect(refer?.referredBy?.contains("+15557654321") == true, carrier.report)
+            #expect(await target.waitFor(call: 0, state: "CONFIRMED") != nil, target.report)
+            #expect(await target.hears(call: 0, hz: 1000), target.report)
+            #expect(await rec.waitFor(timeout: 15) { _ in rec.ended != nil }, "\(Self.transfers(rec))")
+            #expect(Self.transfers(rec).last == "transfer:succeeded/200(refer app)", "\(Self.transfers(rec))")
+            #expect(rec.ended?.reason == .transferred)
+        }
+
+        /// Attended: the app's first call goes to the carrier, the second comes in from pjsua C;
+        /// the REFER's Replaces names the second call's dialog, the carrier sends C an INVITE with
+        /// Replaces, C takes it in place of our call and hears the carrier; both sessions end
+        /// `transferred`.
+        @Test func pjsuaCarriesOutAnAttendedTransfer() async throws {
+            let target = try await PJSUAPeer(.init(user: "c", record: true))
+            defer { target.stop() }
+            let carrier = try await PJSUAPeer(.init(user: "carrier", tone: 1000, target: target.address))
+            defer { carrier.stop() }
+            let gw = try await Self.gateway(carrier)
+            defer { gw.stop() }
+            let (first, recFirst) = try await Self.call(gw)
+            defer { first.stop() }
+
+            let listener = try IrisNotificationListener(connection: try gw.connection(), routingId: "alice")
+            defer { listener.close() }
+            target.send("call sip:+15550001000@127.0.0.1:\(gw.sipPort)")
+            let note = try #require(await listener.next(timeout: 10), target.report)
+            let recSecond = SessionRecorder()
+            let second = IrisRtcAudioSession(
+                connection: try gw.connection(), stream: try IrisRtcStream(), delegate: recSecond)
+            defer { second.stop() }
+            try await second.join(roomId: try #require(note.roomid), roomToken: try #require(note.roomtoken))
+            #expect(await recSecond.waitForStatus(.connected), "\(recSecond.trace)")
+
+            try await first.transfer(replacing: second)
+            let refer = await carrier.waitFor { $0.event == "refer-received" }
+            #expect(refer?.referTo?.contains("Replaces=") == true, carrier.report)
+            #expect(await target.waitFor { $0.event == "replaced" } != nil, target.report)
+            let replacement = try #require(await target.waitFor { $0.event == "replaced" }?.newCall)
+            #expect(await target.hears(call: replacement, hz: 1000), target.report)
+            #expect(
+                await recFirst.waitFor(timeout: 15) { _ in recFirst.ended != nil && recSecond.ended != nil },
+                "\(Self.transfers(recFirst)) \(Self.transfers(recSecond))")
+            #expect(recFirst.ended?.reason == .transferred, "\(recFirst.trace)")
+            #expect(recSecond.ended?.reason == .transferred, "\(recSecond.trace)")
+        }
+
+        /// A PBX's REFER under `refer: dial`: the gateway calls the Refer-To's number on the
+        /// trunk (pjsua again, which answers with its tone) and the app's leg moves to it: the
+        /// app hears the tone on the new call; pjsua gets NOTIFYs up to 200 and hangs up the old one.
+        @Test func aPBXsReferIsDialledAndTheAppMoves() async throws {
+            let carrier = try await PJSUAPeer(.init(user: "pbx", tone: 1000))
+            defer { carrier.stop() }
+            let gw = try await Self.gateway(carrier, transfer: "refer: \"dial\"")
+            defer { gw.stop() }
+            let (session, rec) = try await Self.call(gw)
+            defer { session.stop() }
+            #expect(await carrier.waitFor(call: 0, state: "CONFIRMED") != nil, carrier.report)
+            carrier.send("refer 0 sip:+15551230002@127.0.0.1:\(gw.sipPort)")
+            #expect(
+                await rec.waitFor(timeout: 15) { _ in Self.transfers(rec).contains("transfer:succeeded/200(dial carrier)") },
+                "\(Self.transfers(rec))\n\(carrier.report)")
+            let final = await carrier.waitFor { $0.event == "transfer-status" && $0.final == true }
+            #expect(final?.status == 200, carrier.report)
+            #expect(await carrier.waitFor(call: 0, state: "DISCONNECTED") != nil, carrier.report)
+            #expect(
+                await eventually(timeout: 8) { session.stream.leg.toneLevel(hz: 1000, lastSeconds: 0.5) > 0.3 },
+                "the app does not hear the new call")
+            #expect(rec.ended == nil)
+            try await session.close()
+            #expect(await rec.waitFor { _ in rec.ended != nil })
+        }
+
+        /// pjsua's INVITE with Replaces naming our call: the new leg takes its place, the app
+        /// keeps hearing the tone, the old leg is hung up by us.
+        @Test func aPBXsInviteWithReplacesTakesOverTheCall() async throws {
+            let carrier = try await PJSUAPeer(.init(user: "pbx", tone: 1000))
+            defer { carrier.stop() }
+            let gw = try await Self.gateway(carrier)
+            defer { gw.stop() }
+            let (session, rec) = try await Self.call(gw)
+            defer { session.stop() }
+            #expect(await carrier.waitFor(call: 0, state: "CONFIRMED") != nil, carrier.report)
+            carrier.send("replace 0 sip:+15550001000@127.0.0.1:\(gw.sipPort)")
+            #expect(
+                await rec.waitFor(timeout: 10) { _ in Self.transfers(rec).contains("transfer:succeeded(replaces carrier)") },
+                "\(Self.transfers(rec))\n\(carrier.report)")
+            #expect(await carrier.waitFor(call: 0, state: "DISCONNECTED") != nil, carrier.report)
+            #expect(
+                await eventually(timeout: 8) { session.stream.leg.toneLevel(hz: 1000, lastSeconds: 0.5) > 0.3 },
+                "the app does not hear the new leg")
+            #expect(rec.ended == nil)
+            try await session.close()
+            #expect(await rec.waitFor { _ in rec.ended != nil })
+            #expect(rec.ended?.reason == .completed)
+        }
+    }
+}
