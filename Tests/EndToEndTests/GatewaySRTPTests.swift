@@ -51,9 +51,11 @@ extension GatewaySuites {
             return p
         }
 
-        /// The level of `hz` in the last seconds of what baresip received in its first call.
-        static func heardByBaresip(_ phone: Baresip, hz: Double) -> Double {
-            guard let file = phone.recordings().first, let wav = try? WAVFile(contentsOf: file) else { return 0 }
+        /// The level of `hz` in the last second of what baresip received in its first call (or
+        /// its latest, `latest`).
+        static func heardByBaresip(_ phone: Baresip, hz: Double, latest: Bool = false) -> Double {
+            let files = phone.recordings()
+            guard let file = latest ? files.last : files.first, let wav = try? WAVFile(contentsOf: file) else { return 0 }
             let tail = Array(wav.samples.suffix(wav.sampleRate))
             return ReceivedAudio.toneLevel(tail, hz: hz, sampleRate: wav.sampleRate)
         }

@@ -148,3 +148,98 @@ extension GatewaySuites {
         }
     }
 }
+
+extension GatewaySuites {
+    /// baresip (Debian) calling in through a real gateway whose trunk's proxy is the carrier
+    /// simulator: baresip takes the app's REFER (it calls the Refer-To as written: the number at
+    /// the trunk's proxy, where the simulator answers and echoes), and baresip sends its own
+    /// REFER (`/transfer`), which the gateway dials under `refer: dial`.
+    @Suite(.enabled(if: Baresip.isInstalled, "needs baresip (Debian baresip) with its ausine and aubridge modules"))
+    struct GatewayTransferBaresipTests {
+        static let caller = "+15559876543"
+
+        /// baresip calls the gateway's DID; the app joins with a 440 Hz tone.
+        static func inboundCall(
+            _ gw: GatewayProcess, record: Bool = false
+        ) async throws -> (Baresip, IrisRtcAudioSession, SessionRecorder) {
+            let listener = try IrisNotificationListener(connection: try gw.connection(), routingId: "alice")
+            defer { listener.close() }
+            let phone = try await Baresip(
+                account: .init(user: caller, answerMode: "auto"), options: .init(record: record),
+                dial: "sip:+15550001000@127.0.0.1:\(gw.sipPort)")
+            let rec = SessionRecorder()
+            let session = IrisRtcAudioSession(
+                connection: try gw.connection(), stream: try IrisRtcStream(source: .tone(hz: 440, amplitude: 0.3)),
+                delegate: rec)
+            do {
+                let note = try #require(await listener.next(timeout: 10), phone.report)
+                try await session.join(roomId: try #require(note.roomid), roomToken: try #require(note.roomtoken))
+                guard await rec.waitForStatus(.connected), await phone.waitFor("Call established") else {
+                    throw SocketError("baresip's call did not connect: \(rec.trace)\n\(phone.report)", code: ETIMEDOUT)
+                }
+            } catch {
+                session.stop()
+                phone.stop()
+                throw error
+            }
+            return (phone, session, rec)
+        }
+
+        @Test func baresipCarriesOutTheAppsTransfer() async throws {
+            let (sim, gw) = try await GatewayTransferSimTests.start(transfer: "notifyTimeoutSec: 5")
+            defer {
+                gw.stop()
+                sim.stop()
+            }
+            let (phone, session, rec) = try await Self.inboundCall(gw, record: true)
+            defer {
+                session.stop()
+                phone.stop()
+            }
+            try await session.transfer(to: "+15550100001")
+            #expect(await phone.waitFor("transferring call"), phone.report)
+            #expect(
+                phone.transferLines.contains { $0.contains("+15550100001@127.0.0.1:\(sim.port)") }, "\(phone.transferLines)")
+            #expect(await rec.waitFor(timeout: 15) { _ in rec.ended != nil }, "\(GatewayTransferSimTests.transfers(rec))")
+            #expect(GatewayTransferSimTests.transfers(rec).last == "transfer:succeeded/200(refer app)")
+            #expect(rec.ended?.reason == .transferred)
+            // The transferee and the target talk: the simulator echoes baresip's 440 Hz sine back.
+            // baresip's WAV is whole once its call ends: a second of it, then the hang-up.
+            func secondCallBytes() -> Int {
+                let files = phone.recordings()
+                guard files.count >= 2, let last = files.last else { return 0 }
+                return ((try? FileManager.default.attributesOfItem(atPath: last))?[.size] as? Int) ?? 0
+            }
+            #expect(await eventually(timeout: 10) { secondCallBytes() > 24_000 }, "\(phone.recordings())")
+            phone.send("/hangup")
+            #expect(await eventually(timeout: 5) { sim.lines.contains { $0.hasPrefix("call +15550100001") } }, "\(sim.lines)")
+            #expect(
+                await eventually(timeout: 5) { GatewaySRTPTests.heardByBaresip(phone, hz: 440, latest: true) > 0.5 },
+                "\(phone.recordings())")
+        }
+
+        @Test func baresipsReferIsDialledAndTheAppMoves() async throws {
+            let (sim, gw) = try await GatewayTransferSimTests.start(transfer: "refer: \"dial\"")
+            defer {
+                gw.stop()
+                sim.stop()
+            }
+            let (phone, session, rec) = try await Self.inboundCall(gw)
+            defer {
+                session.stop()
+                phone.stop()
+            }
+            phone.transfer(to: "sip:+15550100001@127.0.0.1:\(gw.sipPort)")
+            #expect(
+                await rec.waitFor(timeout: 15) { _ in
+                    GatewayTransferSimTests.transfers(rec).contains("transfer:succeeded/200(dial carrier)")
+                }, "\(GatewayTransferSimTests.transfers(rec))\n\(phone.report)")
+            // baresip hangs up once our NOTIFY says 200; the app now talks to the simulator.
+            #expect(await phone.waitFor("terminated"), phone.report)
+            #expect(await GatewayTransferSimTests.hearsEcho(session), "no echo from the new call")
+            #expect(rec.ended == nil)
+            try await session.close()
+            #expect(await rec.waitFor { _ in rec.ended != nil })
+        }
+    }
+}
