@@ -55,7 +55,9 @@ extension GatewaySuites {
         /// its latest, `latest`).
         static func heardByBaresip(_ phone: Baresip, hz: Double, latest: Bool = false) -> Double {
             let files = phone.recordings()
-            guard let file = latest ? files.last : files.first, let wav = try? WAVFile(contentsOf: file) else { return 0 }
+            guard let file = latest ? files.last : files.first, let wav = try? WAVFile(contentsOf: file) else {
+                return 0
+            }
             let tail = Array(wav.samples.suffix(wav.sampleRate))
             return ReceivedAudio.toneLevel(tail, hz: hz, sampleRate: wav.sampleRate)
         }

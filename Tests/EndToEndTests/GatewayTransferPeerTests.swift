@@ -23,7 +23,9 @@ extension GatewaySuites {
         static func transfers(_ rec: SessionRecorder) -> [String] { GatewayTransferSimTests.transfers(rec) }
 
         /// A connected call from the app through the gateway to the carrier.
-        static func call(_ gw: GatewayProcess, source: AudioSource = .silence) async throws -> (
+        static func call(
+            _ gw: GatewayProcess, source: AudioSource = .silence
+        ) async throws -> (
             IrisRtcAudioSession, SessionRecorder
         ) {
             let rec = SessionRecorder()
@@ -110,7 +112,9 @@ extension GatewaySuites {
             #expect(await carrier.waitFor(call: 0, state: "CONFIRMED") != nil, carrier.report)
             carrier.send("refer 0 sip:+15551230002@127.0.0.1:\(gw.sipPort)")
             #expect(
-                await rec.waitFor(timeout: 15) { _ in Self.transfers(rec).contains("transfer:succeeded/200(dial carrier)") },
+                await rec.waitFor(timeout: 15) { _ in
+                    Self.transfers(rec).contains("transfer:succeeded/200(dial carrier)")
+                },
                 "\(Self.transfers(rec))\n\(carrier.report)")
             let final = await carrier.waitFor { $0.event == "transfer-status" && $0.final == true }
             #expect(final?.status == 200, carrier.report)
@@ -135,7 +139,9 @@ extension GatewaySuites {
             #expect(await carrier.waitFor(call: 0, state: "CONFIRMED") != nil, carrier.report)
             carrier.send("replace 0 sip:+15550001000@127.0.0.1:\(gw.sipPort)")
             #expect(
-                await rec.waitFor(timeout: 10) { _ in Self.transfers(rec).contains("transfer:succeeded(replaces carrier)") },
+                await rec.waitFor(timeout: 10) { _ in
+                    Self.transfers(rec).contains("transfer:succeeded(replaces carrier)")
+                },
                 "\(Self.transfers(rec))\n\(carrier.report)")
             #expect(await carrier.waitFor(call: 0, state: "DISCONNECTED") != nil, carrier.report)
             #expect(
@@ -199,8 +205,10 @@ extension GatewaySuites {
             try await session.transfer(to: "+15550100001")
             #expect(await phone.waitFor("transferring call"), phone.report)
             #expect(
-                phone.transferLines.contains { $0.contains("+15550100001@127.0.0.1:\(sim.port)") }, "\(phone.transferLines)")
-            #expect(await rec.waitFor(timeout: 15) { _ in rec.ended != nil }, "\(GatewayTransferSimTests.transfers(rec))")
+                phone.transferLines.contains { $0.contains("+15550100001@127.0.0.1:\(sim.port)") },
+                "\(phone.transferLines)")
+            #expect(
+                await rec.waitFor(timeout: 15) { _ in rec.ended != nil }, "\(GatewayTransferSimTests.transfers(rec))")
             #expect(GatewayTransferSimTests.transfers(rec).last == "transfer:succeeded/200(refer app)")
             #expect(rec.ended?.reason == .transferred)
             // The transferee and the target talk: the simulator echoes baresip's 440 Hz sine back.
@@ -212,7 +220,9 @@ extension GatewaySuites {
             }
             #expect(await eventually(timeout: 10) { secondCallBytes() > 24_000 }, "\(phone.recordings())")
             phone.send("/hangup")
-            #expect(await eventually(timeout: 5) { sim.lines.contains { $0.hasPrefix("call +15550100001") } }, "\(sim.lines)")
+            #expect(
+                await eventually(timeout: 5) { sim.lines.contains { $0.hasPrefix("call +15550100001") } },
+                "\(sim.lines)")
             #expect(
                 await eventually(timeout: 5) { GatewaySRTPTests.heardByBaresip(phone, hz: 440, latest: true) > 0.5 },
                 "\(phone.recordings())")

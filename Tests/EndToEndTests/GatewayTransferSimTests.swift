@@ -72,7 +72,8 @@ extension GatewaySuites {
             #expect(await rec.waitFor { _ in rec.ended != nil }, "\(Self.transfers(rec)) \(sim.lines.suffix(5))")
             #expect(
                 Self.transfers(rec) == [
-                    "transfer:requested(refer app)", "transfer:trying/100(refer app)", "transfer:ringing/180(refer app)",
+                    "transfer:requested(refer app)", "transfer:trying/100(refer app)",
+                    "transfer:ringing/180(refer app)",
                     "transfer:succeeded/200(refer app)"
                 ])
             #expect(rec.ended?.reason == .transferred)
@@ -94,7 +95,8 @@ extension GatewaySuites {
             #expect(
                 await Self.waitForTransfer(rec, "transfer:succeeded(bridge app)"),
                 "\(Self.transfers(rec)) \(sim.lines.suffix(5))")
-            #expect(Self.transfers(rec).prefix(2) == ["transfer:requested(refer app)", "transfer:trying/405(bridge app)"])
+            #expect(
+                Self.transfers(rec).prefix(2) == ["transfer:requested(refer app)", "transfer:trying/405(bridge app)"])
             // The app has left: its tone no longer comes back, and the call goes on without it.
             #expect(await eventually(timeout: 5) { session.stream.leg.toneLevel(hz: 440, lastSeconds: 0.4) < 0.05 })
             let live = try await session.connection.sessions()
@@ -157,7 +159,8 @@ extension GatewaySuites {
             #expect(request.transfer?.referredBy?.contains("+15550100030") == true)
             if accept {
                 try await session.acceptTransfer()
-                #expect(await Self.waitForTransfer(rec, "transfer:succeeded/200(dial carrier)"), "\(Self.transfers(rec))")
+                #expect(
+                    await Self.waitForTransfer(rec, "transfer:succeeded/200(dial carrier)"), "\(Self.transfers(rec))")
             } else {
                 try await session.declineTransfer()
                 #expect(await Self.waitForTransfer(rec, "transfer:failed(dial carrier)"), "\(Self.transfers(rec))")
@@ -206,7 +209,9 @@ extension GatewaySuites {
             try await session.close()
             #expect(await rec.waitFor { _ in rec.ended != nil })
             #expect(
-                await eventually(timeout: 5) { sim.lines.contains { $0.contains("sent REFER") && $0.contains(" \(c.status)") } },
+                await eventually(timeout: 5) {
+                    sim.lines.contains { $0.contains("sent REFER") && $0.contains(" \(c.status)") }
+                },
                 "\(sim.lines.suffix(5))")
             #expect(Self.transfers(rec).isEmpty, "\(Self.transfers(rec))")
             #expect(!sim.lines.contains { $0.hasPrefix("call +445550100001") }, "\(sim.lines)")
@@ -227,7 +232,9 @@ extension GatewaySuites {
                 "\(Self.transfers(rec)) \(sim.lines.suffix(5))")
             // The replaced leg got our BYE; the new one echoes.
             #expect(
-                await eventually(timeout: 5) { sim.lines.contains { $0.hasPrefix("call +15550100031") && $0.contains("caller hung up") } },
+                await eventually(timeout: 5) {
+                    sim.lines.contains { $0.hasPrefix("call +15550100031") && $0.contains("caller hung up") }
+                },
                 "\(sim.lines)")
             #expect(await Self.hearsEcho(session), "no echo from the new leg")
             #expect(rec.ended == nil)
@@ -236,7 +243,9 @@ extension GatewaySuites {
             #expect(rec.ended?.reason == .completed)
             // Our BYE at the close went to the new leg.
             #expect(
-                await eventually(timeout: 5) { sim.lines.contains { $0.contains("replacing ") && $0.contains("caller hung up") } },
+                await eventually(timeout: 5) {
+                    sim.lines.contains { $0.contains("replacing ") && $0.contains("caller hung up") }
+                },
                 "\(sim.lines)")
         }
 
@@ -264,7 +273,9 @@ extension GatewaySuites {
             #expect(recFirst.ended?.reason == .transferred && recSecond.ended?.reason == .transferred)
             #expect(
                 await eventually(timeout: 5) {
-                    sim.lines.contains { $0.contains("REFER <sip:") && $0.contains("?Replaces=") && $0.contains(" 202") }
+                    sim.lines.contains {
+                        $0.contains("REFER <sip:") && $0.contains("?Replaces=") && $0.contains(" 202")
+                    }
                 }, "\(sim.lines)")
         }
 

@@ -74,9 +74,13 @@ import Testing
             phase: .failed),
         Row(
             name: "a final NOTIFY 486: failed with 486",
-            inputs: [.start, .referResponse(sip(202)), .notify(frag(100), terminated: false),
-                .notify(frag(486), terminated: true)],
-            expected: start + ["timer", "notify->200", "trying/100", "timer", "notify->200", "stop-timer", "failed/486"],
+            inputs: [
+                .start, .referResponse(sip(202)), .notify(frag(100), terminated: false),
+                .notify(frag(486), terminated: true)
+            ],
+            expected: start + [
+                "timer", "notify->200", "trying/100", "timer", "notify->200", "stop-timer", "failed/486"
+            ],
             phase: .failed),
         Row(
             name: "terminated before a final status: failed 487",
@@ -184,11 +188,15 @@ import Testing
         ReferredRow(
             name: "dial: trying, ringing, answered; the app moves to the new call", asksApp: false,
             inputs: [.dialRinging, .dialAnswered],
-            expected: ["NOTIFY 100", "trying", "dial", "NOTIFY 180", "ringing/180", "NOTIFY 200", "move", "succeeded/200"]),
+            expected: [
+                "NOTIFY 100", "trying", "dial", "NOTIFY 180", "ringing/180", "NOTIFY 200", "move", "succeeded/200"
+            ]),
         ReferredRow(
             name: "app accepts", asksApp: true, inputs: [.appAnswered(accept: true), .dialAnswered],
-            expected: ["NOTIFY 100", "ask-app", "timer", "stop-timer", "trying", "dial", "NOTIFY 200", "move",
-                "succeeded/200"]),
+            expected: [
+                "NOTIFY 100", "ask-app", "timer", "stop-timer", "trying", "dial", "NOTIFY 200", "move",
+                "succeeded/200"
+            ]),
         ReferredRow(
             name: "app declines: NOTIFY 603", asksApp: true, inputs: [.appAnswered(accept: false)],
             expected: ["NOTIFY 100", "ask-app", "timer", "stop-timer", "NOTIFY 603", "failed"]),
@@ -207,7 +215,8 @@ import Testing
             name: "the referrer leaves and the target fails: the session ends", asksApp: false,
             inputs: [.callEnded, .dialFailed(nil)], expected: ["NOTIFY 100", "trying", "dial", "failed", "end"]),
         ReferredRow(
-            name: "the referrer leaves before the app answered", asksApp: true, inputs: [.callEnded, .appAnswered(accept: true)],
+            name: "the referrer leaves before the app answered", asksApp: true,
+            inputs: [.callEnded, .appAnswered(accept: true)],
             expected: ["NOTIFY 100", "ask-app", "timer", "stop-timer", "failed"]),
         ReferredRow(
             name: "an answer from the app under dial is ignored", asksApp: false, inputs: [.appAnswered(accept: false)],

@@ -211,7 +211,8 @@ extension GatewaySession {
             $0.outgoingTransfer?.other === self && $0.outgoingTransfer?.machine.phase == .accepted
         }
         if let host = attended {
-            reportTransfer(.succeeded, nil, message: "the other party left for the transferee", method: "refer", of: host)
+            reportTransfer(
+                .succeeded, nil, message: "the other party left for the transferee", method: "refer", of: host)
             handle(.transferred(nil))
             return true
         }

@@ -58,7 +58,8 @@ extension Gateway {
                 throw endedSnapshots[otherId] != nil ? .ended(otherId) : .notFound(otherId)
             }
             guard other.profile.name == s.profile.name else {
-                throw .badRequest("replacesRoomId: session \(otherId) is on trunk \(other.profile.name), not \(s.profile.name)")
+                throw .badRequest(
+                    "replacesRoomId: session \(otherId) is on trunk \(other.profile.name), not \(s.profile.name)")
             }
             _ = try other.transferable()
             guard let dialog = other.call?.currentDialog, dialog.remoteTag != nil else {
@@ -66,7 +67,8 @@ extension Gateway {
             }
             var referTo = dialog.remoteTarget
             referTo.headers = Replaces(naming: dialog).uriHeader
-            let caller = (try? outbound.callerId.present(sourceTN: s.ownNumber, target: other.remoteNumber)) ?? s.ownNumber
+            let caller =
+                (try? outbound.callerId.present(sourceTN: s.ownNumber, target: other.remoteNumber)) ?? s.ownNumber
             var t = OutgoingTransfer(
                 machine: s.newTransferMachine(.attended(replacesRoomId: otherId)), referTo: referTo,
                 referredBy: s.referredBy, targetTN: nil, caller: caller)
@@ -83,7 +85,9 @@ extension GatewaySession {
         guard machine.isConnected, call != nil else { throw .wrongState("session \(roomId) is not connected") }
         guard !machine.appLeft else { throw .wrongState("session \(roomId) was transferred") }
         if let t = outgoingTransfer, !t.machine.isOver { throw .wrongState("a transfer of \(roomId) is in progress") }
-        if let r = referred, !r.machine.isOver { throw .wrongState("the carrier's transfer of \(roomId) is in progress") }
+        if let r = referred, !r.machine.isOver {
+            throw .wrongState("the carrier's transfer of \(roomId) is in progress")
+        }
         guard merged.isEmpty, mergedInto == nil, mergePending == nil, bridgedWith == nil, replacedCall == nil else {
             throw .wrongState("session \(roomId) is part of a merge")
         }

@@ -54,7 +54,8 @@ extension GatewaySession {
         replacedCall = old
         call = new
         gateway.captures.bind(callID: new.callID, to: capture, peer: new.peer.address.host)
-        new.answer(sdp: MediaNegotiation.answer(for: leg, address: trunkSDPAddress(media), session: trunkSession.next()))
+        new.answer(
+            sdp: MediaNegotiation.answer(for: leg, address: trunkSDPAddress(media), session: trunkSession.next()))
     }
 
     /// The new leg's ACK: the old leg goes (BYE), and the app hears of it.

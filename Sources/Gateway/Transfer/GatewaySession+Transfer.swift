@@ -215,7 +215,8 @@ extension Gateway {
     /// legs are joined).
     func dialBridge(for host: GatewaySession, target: String, caller: String) {
         let profile = host.profile
-        guard let first = profile.media.codecs.first, let (codec, map) = MediaNegotiation.trunkCodec(named: first.rawValue),
+        guard let first = profile.media.codecs.first,
+            let (codec, map) = MediaNegotiation.trunkCodec(named: first.rawValue),
             let (pcmu, pcmuMap) = MediaNegotiation.trunkCodec(named: "PCMU")
         else {
             host.runTransfer(.bridgeFailed(nil))
@@ -223,9 +224,12 @@ extension Gateway {
         }
         let placement = OutboundPlacement(
             profile: profile, target: target, source: caller, caller: OutboundCallerRequest(),
-            platform: NegotiatedLeg(codec: pcmu, rtpMap: pcmuMap, telephoneEvent: nil, remote: nil, direction: .sendrecv),
-            provisionalTrunk: NegotiatedLeg(codec: codec, rtpMap: map, telephoneEvent: nil, remote: nil, direction: .sendrecv),
-            routingId: host.routingId, routingIdQuota: nil, traceId: host.traceId, notificationData: nil, capture: false)
+            platform: NegotiatedLeg(
+                codec: pcmu, rtpMap: pcmuMap, telephoneEvent: nil, remote: nil, direction: .sendrecv),
+            provisionalTrunk: NegotiatedLeg(
+                codec: codec, rtpMap: map, telephoneEvent: nil, remote: nil, direction: .sendrecv),
+            routingId: host.routingId, routingIdQuota: nil, traceId: host.traceId, notificationData: nil, capture: false
+        )
         let hostRef = LoopBound(host, loop: ua.loop)
         let loop = ua.loop
         DispatchQueue.global().async { [self] in

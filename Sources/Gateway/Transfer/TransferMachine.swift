@@ -208,8 +208,10 @@ public struct TransferMachine: Sendable, Equatable {
             phase = .bridging
             method = "bridge"
             reported = nil
-            return [.cancelTimer, report(.trying, details, message: message + "; the gateway bridges the call itself"),
-                .startBridge]
+            return [
+                .cancelTimer, report(.trying, details, message: message + "; the gateway bridges the call itself"),
+                .startBridge
+            ]
         }
     }
 
