@@ -2,14 +2,15 @@
 /// REFERs in the gateway's call. Run them with `-aa`, so SIPp answers the gateway's NOTIFYs
 /// 200 whenever they come (they interleave with the REFERs' answers).
 enum TransferScenarios {
-    /// The carrier answers the gateway's INVITE, then sends `statuses.count` REFERs in the
-    /// dialog to `referTo`, one after the other (CSeq 1, 2, ...), each expecting its status;
-    /// then it waits for the gateway's BYE.
+    /// The carrier answers the gateway's INVITE, then sends `count` REFERs in the dialog to
+    /// `referTo`, one after the other (CSeq 1, 2, ...: SIPp's `[cseq]`), the first expecting
+    /// `first`, the others `then`; then it waits for the gateway's BYE. The REFERs are a
+    /// loop (SIPp refuses a scenario file over 64 kB).
     ///
     /// When the gateway dials the REFER's target (`targetNumber`) on the trunk, the INVITE
     /// comes to this SIPp as a second call, told apart by its To: that call rings (100, 180)
     /// until the gateway's CANCEL, so the transfer stays under way for the whole flood.
-    static func referFlood(statuses: [Int], referTo: String, targetNumber: String) -> String {
+    static func referFlood(count: Int, first: Int, then: Int, referTo: String, targetNumber: String) -> String {
         let target = targetNumber.filter(\.isNumber)
         var s = """
             <?xml version="1.0" encoding="ISO-8859-1" ?>
@@ -29,8 +30,21 @@ enum TransferScenarios {
               <recv request="ACK"/>
 
             """
-        for (i, status) in statuses.enumerated() {
-            s += refer(cseq: i + 1, to: referTo) + "  <recv response=\"\(status)\"/>\n"
+        s += refer(to: referTo) + "  <recv response=\"\(first)\"/>\n"
+        if count > 1 {
+            s += """
+                  <nop hide="true"><action><assign assign_to="n" value="1"/></action></nop>
+                  <label id="flood"/>
+                \(refer(to: referTo))
+                  <recv response="\(then)">
+                    <action>
+                      <add assign_to="n" value="1"/>
+                      <test assign_to="more" variable="n" compare="less_than" value="\(count)"/>
+                    </action>
+                  </recv>
+                  <nop hide="true" test="more" next="flood"/>
+
+                """
         }
         s += """
               <recv request="BYE"/>
@@ -78,16 +92,17 @@ enum TransferScenarios {
     }
 
     /// A REFER in the dialog captured from the INVITE (the carrier is the UAS: From is the
-    /// INVITE's To with our tag, To is the INVITE's From).
-    private static func refer(cseq: Int, to number: String) -> String {
+    /// INVITE's To with our tag, To is the INVITE's From). `[branch]` is one per `<send>`, so
+    /// the CSeq makes each of a loop's REFERs a transaction of its own.
+    private static func refer(to number: String) -> String {
         """
           <send retrans="500"><![CDATA[
         REFER [$contact] SIP/2.0
-        Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+        Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]-[cseq]
         From:[$to];tag=[pid]c[call_number]
         To:[$from]
         [last_Call-ID:]
-        CSeq: \(cseq) REFER
+        CSeq: [cseq] REFER
         Max-Forwards: 70
         Contact: <sip:carrier@[local_ip]:[local_port]>
         Refer-To: <sip:\(number)@[local_ip]:[local_port]>
