@@ -74,8 +74,9 @@ enum TransferScenarios {
 
     /// A response to the last request (`[last_*]`), with our tag unless `toTag` is false
     /// (100 Trying, and answers to requests whose To carries the tag already).
-    private static func answer(_ status: String, toTag: Bool = true, sdp: String? = nil, retrans: Bool = false) -> String
-    {
+    private static func answer(
+        _ status: String, toTag: Bool = true, sdp: String? = nil, retrans: Bool = false
+    ) -> String {
         let body = sdp.map { "Content-Type: application/sdp\nContent-Length: [len]\n\n\($0)" } ?? "Content-Length: 0\n"
         return """
               <send\(retrans ? " retrans=\"500\"" : "")><![CDATA[
