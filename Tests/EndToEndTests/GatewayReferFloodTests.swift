@@ -84,6 +84,10 @@ extension GatewaySuites {
             }
             #expect(Self.invites(to: Self.target, sipp).count == (c.dials ? 1 : 0), "\(sipp.report)")
             #expect(Self.invites(to: c.referTo, sipp).count == (c.dials ? 1 : 0), "\(sipp.report)")
+            if c.dials {
+                #expect(
+                    await rec.waitFor { events in events.contains { $0.event == .onSessionTransfer } }, "\(rec.trace)")
+            }
             let transfers = rec.events.filter { $0.event == .onSessionTransfer }
             if c.dials {
                 #expect(transfers.first?.transfer?.state == .trying, "\(rec.trace)")
