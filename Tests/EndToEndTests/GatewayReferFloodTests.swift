@@ -116,6 +116,13 @@ extension GatewaySuites {
             // The one transfer under way is the one recorded; the refused REFERs left no trace.
             #expect(record.transferTarget == (c.dials ? Self.target : nil))
             #expect(record.transferredBy == (c.dials ? "carrier" : nil))
+            // Closed while the target rang: the transfer failed, and the carrier heard so
+            // (a final NOTIFY before our BYE, which its subscription needs: RFC 5057).
+            #expect(record.transferOutcome == (c.dials ? "failed" : nil))
+            if c.dials {
+                #expect(rec.events.last { $0.event == .onSessionTransfer }?.transfer?.state == .failed)
+                #expect(sipp.messages.contains("Subscription-State: terminated"), sipp.report)
+            }
         }
     }
 }

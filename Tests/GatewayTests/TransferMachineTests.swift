@@ -124,6 +124,14 @@ import Testing
             expected: start + ["stop-timer", "trying/405", "bridge", "ringing", "stop-timer", "abandon", "failed"],
             phase: .failed),
         Row(
+            name: "the app closes the call while the carrier works on it: failed",
+            inputs: [.start, .referResponse(sip(202)), .notify(frag(180), terminated: false), .sessionEnding],
+            expected: start + ["timer", "notify->200", "ringing/180", "timer", "stop-timer", "failed"], phase: .failed),
+        Row(
+            name: "the app closes the call while the bridge dials: the dial goes",
+            fallback: .bridge, inputs: [.start, .referResponse(sip(405)), .sessionEnding],
+            expected: start + ["stop-timer", "trying/405", "bridge", "stop-timer", "abandon", "failed"], phase: .failed),
+        Row(
             name: "bridge events after the bridge are ignored",
             inputs: [.start, .referResponse(sip(405)), .bridgeAnswered, .bridgeFailed(nil)],
             expected: start + ["stop-timer", "failed/405"], phase: .failed)
@@ -218,6 +226,16 @@ import Testing
             name: "the referrer leaves before the app answered", asksApp: true,
             inputs: [.callEnded, .appAnswered(accept: true)],
             expected: ["NOTIFY 100", "ask-app", "timer", "stop-timer", "failed"]),
+        ReferredRow(
+            name: "the session ends while the target rings: NOTIFY 487, the dial cancelled", asksApp: false,
+            inputs: [.dialRinging, .sessionEnding],
+            expected: [
+                "NOTIFY 100", "trying", "dial", "NOTIFY 180", "ringing/180", "stop-timer", "NOTIFY 487",
+                "cancel-dial", "failed"
+            ]),
+        ReferredRow(
+            name: "the session ends while the app decides: NOTIFY 487", asksApp: true, inputs: [.sessionEnding],
+            expected: ["NOTIFY 100", "ask-app", "timer", "stop-timer", "NOTIFY 487", "failed"]),
         ReferredRow(
             name: "an answer from the app under dial is ignored", asksApp: false, inputs: [.appAnswered(accept: false)],
             expected: ["NOTIFY 100", "trying", "dial"])

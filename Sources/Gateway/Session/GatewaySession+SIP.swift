@@ -219,6 +219,33 @@ extension GatewaySession {
         return false
     }
 
+    /// The session is ending: transfers still under way fail and say so (a final NOTIFY to
+    /// a referrer goes before our BYE), their events ahead of the ending's in `actions`.
+    func endingTransfers(before actions: [SessionMachine.Action]) -> [SessionMachine.Action] {
+        let referring = referred.map { !$0.machine.isOver } ?? false
+        let transferring = outgoingTransfer.map { !$0.machine.isOver } ?? false
+        guard referring || transferring else { return actions }
+        transferEventsHeld = []
+        if referring { runReferred(.sessionEnding) }
+        if transferring { runTransfer(.sessionEnding) }
+        let events = transferEventsHeld ?? []
+        transferEventsHeld = nil
+        var all = actions
+        let first = all.firstIndex { if case .emit = $0 { true } else { false } } ?? all.count
+        all.insert(contentsOf: events.map { .emit($0) }, at: first)
+        return all
+    }
+
+    /// A transfer event, through the machine so it takes the session's order (or held for the
+    /// ending's actions, see above).
+    func publishTransferEvent(_ e: SessionEvent) {
+        if transferEventsHeld != nil {
+            transferEventsHeld?.append(e)
+        } else {
+            handle(.forward(e))
+        }
+    }
+
     /// The session ended: what its transfers still had open goes with it.
     func endTransfers() {
         if let t = outgoingTransfer {

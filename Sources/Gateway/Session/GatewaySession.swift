@@ -70,6 +70,9 @@ final class GatewaySession {
     weak var bridgeHost: GatewaySession?
     /// The trunk leg an INVITE with Replaces is taking over, until the new leg's ACK.
     var replacedCall: SIPCall?
+    /// While the session's ending is being put together: transfer events wait here to go
+    /// before it (`endingTransfers(before:)`), since the machine takes no events once ended.
+    var transferEventsHeld: [SessionEvent]?
     /// The session whose trunk leg this one's is bridged to (both ends point at each other);
     /// the two end together.
     weak var bridgedWith: GatewaySession?
@@ -101,8 +104,10 @@ final class GatewaySession {
     /// `onSessionEnded` finds the session ended and its record written with its statistics.
     func handle(_ input: SessionMachine.Input) {
         loop.assertInLoop()
-        let actions = machine.handle(input, now: now)
-        guard let media, actions.contains(where: { if case .finish = $0 { true } else { false } }) else {
+        var actions = machine.handle(input, now: now)
+        let finishes = actions.contains { if case .finish = $0 { true } else { false } }
+        if finishes { actions = endingTransfers(before: actions) }
+        guard let media, finishes else {
             for action in actions { perform(action) }
             return
         }

@@ -149,7 +149,7 @@ extension GatewaySession {
             state: state, by: "carrier", method: "dial", targetTN: r.machine.targetTN, referredBy: r.referredBy)
         e.sip = details
         e.message = message
-        handle(.forward(e))
+        publishTransferEvent(e)
         if state == .succeeded || state == .failed {
             let outcome = state.rawValue
             gateway.records.update(roomId: roomId) { $0.transferOutcome = outcome }

@@ -107,7 +107,7 @@ extension GatewaySession {
         e.transfer = info
         e.sip = details
         e.message = message
-        handle(.forward(e))
+        publishTransferEvent(e)
         recordTransfer(info, partner: transferring?.roomId ?? t?.other?.roomId ?? t?.bridgeLeg?.roomId)
     }
 

@@ -18,6 +18,7 @@ import SIP
 /// | the target fails                                  | NOTIFY with its status; the call goes on       |
 /// | the referrer hangs up while the target rings      | the dial goes on; the session waits for it     |
 /// | ... and the target then fails                     | the session ends                               |
+/// | the session ends meanwhile (the app closes it)    | NOTIFY 487, the call to the target cancelled   |
 /// | the referrer hangs up before the app answered     | failed; the session ends with the call         |
 public struct ReferredTransferMachine: Sendable, Equatable {
     public enum Phase: Sendable, Equatable {
@@ -32,6 +33,9 @@ public struct ReferredTransferMachine: Sendable, Equatable {
         case dialFailed(SIPDetails?)
         /// The referrer's call ended (its BYE).
         case callEnded
+        /// The session is ending for another reason (the app closed it, a timeout): the
+        /// referrer hears the transfer failed, the call to the target goes.
+        case sessionEnding
     }
 
     public enum Action: Sendable, Equatable {
@@ -105,6 +109,14 @@ public struct ReferredTransferMachine: Sendable, Equatable {
             return notify(frag)
                 + [.report(.failed, details, message: "the gateway's call to the target failed")]
                 + (referrerGone ? [.endSession] : [])
+
+        case .sessionEnding:
+            guard !isOver else { return [] }
+            let dialling = phase == .dialing
+            phase = .failed
+            return [.cancelTimer] + notify(SIPFrag(status: 487, reason: "Request Terminated"))
+                + (dialling ? [.cancelDial] : [])
+                + [.report(.failed, nil, message: "the call ended before the transfer completed")]
 
         case .callEnded:
             switch phase {

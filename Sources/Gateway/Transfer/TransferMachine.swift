@@ -25,6 +25,7 @@ import SIP
 /// | fallback bridge: the target answers            | succeeded by `bridge`; the legs are joined        |
 /// | fallback bridge: the target fails              | failed with its code; the call is as before       |
 /// | the call ends while the bridge's dial rings    | the dial is cancelled                             |
+/// | the app closes the call meanwhile              | failed; a bridge's dial is cancelled              |
 public struct TransferMachine: Sendable, Equatable {
     /// Blind (a number) or attended (the other session's dialog, by room id).
     public enum Kind: Sendable, Equatable {
@@ -55,6 +56,8 @@ public struct TransferMachine: Sendable, Equatable {
         case retryDue
         /// The carrier ended the call (BYE).
         case callEnded
+        /// The session is ending on our side (the app closed it, a timeout).
+        case sessionEnding
         /// Fallback: the gateway's own call to the target rang, answered or failed.
         case bridgeRinging
         case bridgeAnswered
@@ -181,6 +184,13 @@ public struct TransferMachine: Sendable, Equatable {
             case .succeeded, .failed:
                 return []
             }
+
+        case .sessionEnding:
+            guard !isOver else { return [] }
+            let bridging = phase == .bridging
+            phase = .failed
+            return [.cancelTimer] + (bridging ? [.abandonBridge] : [])
+                + [report(.failed, nil, message: "the call ended before the transfer completed")]
 
         case .bridgeRinging:
             guard phase == .bridging else { return [] }
