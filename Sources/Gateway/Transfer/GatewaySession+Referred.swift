@@ -61,14 +61,16 @@ extension GatewaySession {
         guard referTo.uri.headers.map({ !$0.lowercased().contains("replaces=") }) ?? true else {
             return refuse(603, "Decline")
         }
-        guard let outbound = profile.outbound, let cseq = request.cseq?.sequence else { return refuse(603, "Decline") }
+        guard let outbound = profile.outbound, let call, let cseq = request.cseq?.sequence else {
+            return refuse(603, "Decline")
+        }
         let raw = Self.number(in: referTo.uri, techPrefix: outbound.techPrefix)
         // The number rules and allowed prefixes of any dial: outside them, never dialled.
         guard let target = try? profile.normalize(raw),
             let caller = try? outbound.callerId.present(sourceTN: ownNumber, target: target)
         else { return refuse(403, "Forbidden") }
         referred = ReferredTransfer(
-            machine: ReferredTransferMachine(targetTN: target, asksApp: policy == .app), referrer: call!,
+            machine: ReferredTransferMachine(targetTN: target, asksApp: policy == .app), referrer: call,
             referID: cseq, referredBy: request[.referredBy], caller: caller)
         gateway.records.update(roomId: roomId) { r in
             r.transferTarget = target
@@ -112,6 +114,11 @@ extension GatewaySession {
         let actions = r.machine.handle(input)
         referred = r
         for action in actions { performReferred(action) }
+        // A dial that failed gives its outbound admission back at once.
+        if let r = referred, r.machine.phase == .failed, r.admitted {
+            gateway.admissions[profile.name]?.release()
+            referred?.admitted = false
+        }
     }
 
     private func performReferred(_ action: ReferredTransferMachine.Action) {

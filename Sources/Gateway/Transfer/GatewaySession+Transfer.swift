@@ -228,7 +228,9 @@ extension Gateway {
                 codec: pcmu, rtpMap: pcmuMap, telephoneEvent: nil, remote: nil, direction: .sendrecv),
             provisionalTrunk: NegotiatedLeg(
                 codec: codec, rtpMap: map, telephoneEvent: nil, remote: nil, direction: .sendrecv),
-            routingId: host.routingId, routingIdQuota: nil, traceId: host.traceId, notificationData: nil, capture: false
+            // No routing id: the app has left by the time this call matters, and its events
+            // would only be noise on the app's stream (the records name both sessions).
+            routingId: nil, routingIdQuota: nil, traceId: host.traceId, notificationData: nil, capture: false
         )
         let hostRef = LoopBound(host, loop: ua.loop)
         let loop = ua.loop
