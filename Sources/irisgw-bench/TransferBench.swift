@@ -60,74 +60,113 @@ enum TransferBench {
         let router = try BridgeBench.EventRouter(api: gw.api, key: gw.key, observe: arrivals.record)
         defer { router.close() }
         let client = try HTTPClient(baseURL: gw.api, defaultHeaders: ["Authorization": "Bearer " + gw.key])
+        let phases = Phases(client: client, router: router, arrivals: arrivals, settings: s)
 
-        // Setup: create to Connected, then every session closed before the transfers.
-        var why: [String: Int] = [:]
-        let setups = together(Array(repeating: s.answering, count: s.calls)) {
-            connect(client, router, $0, s.stepTimeout)
-        }
-        var setupMs: [Double] = [], setupRooms: [String] = []
-        for result in setups {
-            switch result {
-            case .success(let c):
-                setupRooms.append(c.room)
-                if let at = arrivals.at(c.room, .connected) { setupMs.append(at - c.began) }
-            case .failure(let f): why["setup_" + f.description, default: 0] += 1
-            }
-        }
-        _ = together(setupRooms) { room in
-            BridgeBench.close(client, roomId: room).closed
-                && router.wait(room, timeout: s.stepTimeout) { $0.event == .onSessionEnded }
-        }
-
-        // Transfers: all connected first, then all asked at once.
-        var rooms: [String] = []
-        let connected = together(Array(repeating: s.transferAccepting, count: s.calls)) {
-            connect(client, router, $0, s.stepTimeout)
-        }
-        for result in connected {
-            switch result {
-            case .success(let c): rooms.append(c.room)
-            case .failure(let f): why[f.description, default: 0] += 1
-            }
-        }
-        let asked = together(rooms) { transfer(client, router, $0, to: s.answering, timeout: s.stepTimeout) }
-        var transferMs: [Double] = []
-        for (room, began) in zip(rooms, asked) {
-            guard let began else {
-                why["refused", default: 0] += 1
-                continue
-            }
-            if let at = arrivals.at(room, .succeeded) {
-                transferMs.append(at - began)
-            } else {
-                why[arrivals.at(room, .failed) != nil ? "failed" : "no_outcome", default: 0] += 1
-            }
-        }
+        let setup = phases.setups()
+        let afterSetup = refusals(client)
+        let transfers = phases.transfers()
         // A transferred session ends (`transferred`): one that does not, or is still listed, is stuck.
-        let ended = together(rooms) { room in
+        let ended = together(transfers.rooms) { room in
             router.wait(room, timeout: s.stepTimeout) { $0.event == .onSessionEnded }
         }
-        let notEnded = ended.filter { !$0 }.count
         let left = try liveSessions(client)
-        for (room, over) in zip(rooms, ended) where !over { _ = BridgeBench.close(client, roomId: room, within: 5) }
+        let atEnd = refusals(client)
+        for (room, over) in zip(transfers.rooms, ended) where !over {
+            _ = BridgeBench.close(client, roomId: room, within: 5)
+        }
 
         let p = GatewayProbe.percentile
         func ms(_ v: Double) -> String { String(format: "%.1f", v) }
         func ratio(_ q: Double) -> String {
-            p(setupMs, q) > 0 && !transferMs.isEmpty ? String(format: "%.2f", p(transferMs, q) / p(setupMs, q)) : "skipped"
+            setup.ms.isEmpty || transfers.ms.isEmpty
+                ? "skipped" : String(format: "%.2f", p(transfers.ms, q) / p(setup.ms, q))
         }
-        let failed = s.calls - transferMs.count
+        func counts(_ c: [String: Int]) -> String {
+            let nonzero = c.filter { $0.value > 0 }.sorted { $0.key < $1.key }
+            return nonzero.isEmpty ? "none" : nonzero.map { "\($0.key):\($0.value)" }.joined(separator: ",")
+        }
         var line = "BENCH transfer concurrent=\(s.calls)"
-        line += " transfer_p50_ms=\(ms(p(transferMs, 0.5))) transfer_p99_ms=\(ms(p(transferMs, 0.99)))"
-        line += " setup_p50_ms=\(ms(p(setupMs, 0.5))) setup_p99_ms=\(ms(p(setupMs, 0.99)))"
-        line += " ratio_p50=\(ratio(0.5)) ratio_p99=\(ratio(0.99)) failed=\(failed)"
-        line += " time_scale=\(s.timeScale)"
-        line += " setup_failed=\(s.calls - setupMs.count) not_ended=\(notEnded) sessions_left=\(left)"
-        let reasons = why.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }
-        if !reasons.isEmpty { line += " failed_why=\(reasons.joined(separator: ","))" }
+        line += " transfer_p50_ms=\(ms(p(transfers.ms, 0.5))) transfer_p99_ms=\(ms(p(transfers.ms, 0.99)))"
+        line += " setup_p50_ms=\(ms(p(setup.ms, 0.5))) setup_p99_ms=\(ms(p(setup.ms, 0.99)))"
+        line += " ratio_p50=\(ratio(0.5)) ratio_p99=\(ratio(0.99)) failed=\(s.calls - transfers.ms.count)"
+        line += " time_scale=\(s.timeScale) setup_failed=\(s.calls - setup.ms.count)"
+        // Over T1 (500 ms): waited for a retransmission, of a NOTIFY the gateway shed, say.
+        line += " transfers_over_500ms=\(transfers.ms.filter { $0 > 500 }.count)"
+        line += " not_ended=\(ended.filter { !$0 }.count) sessions_left=\(left)"
+        line += " failed_why=\(counts(setup.why.merging(transfers.why, uniquingKeysWith: +)))"
+        line += " setup_refused=\(counts(afterSetup))"
+        line += " transfer_refused=\(counts(atEnd.merging(afterSetup) { $0 - $1 }))"
         line += " load1=\(String(format: "%.2f", GatewayProbe.loadAverage()))"
         return line
+    }
+
+    /// The gateway's `irisgw_refused_total` counts so far (none when `/metrics` did not answer).
+    private static func refusals(_ client: HTTPClient) -> [String: Int] {
+        GatewayProbe.metrics(client).map(GatewayProbe.refusals) ?? [:]
+    }
+
+    /// What a phase measured: each success's milliseconds and each failure's reason, counted.
+    struct Outcome {
+        var ms: [Double] = []
+        var why: [String: Int] = [:]
+        /// The rooms of the sessions that connected.
+        var rooms: [String] = []
+    }
+
+    /// The two phases against one gateway, its event stream and the arrivals it stamps.
+    struct Phases {
+        let client: HTTPClient
+        let router: BridgeBench.EventRouter
+        let arrivals: Arrivals
+        let settings: Settings
+
+        /// `calls` sessions at once to `number`, each waited for until `Connected`.
+        func connectAll(_ number: String) -> (calls: [(room: String, began: Double)], why: [String: Int]) {
+            let (client, router, timeout) = (client, router, settings.stepTimeout)
+            var calls: [(room: String, began: Double)] = [], why: [String: Int] = [:]
+            for result in together(
+                Array(repeating: number, count: settings.calls), { connect(client, router, $0, timeout) })
+            {
+                switch result {
+                case .success(let c): calls.append(c)
+                case .failure(let f): why[f.description, default: 0] += 1
+                }
+            }
+            return (calls, why)
+        }
+
+        /// Setup: create to `Connected`, then every session closed (and ended) before the transfers.
+        func setups() -> Outcome {
+            let (calls, why) = connectAll(settings.answering)
+            var o = Outcome(why: Dictionary(uniqueKeysWithValues: why.map { ("setup_" + $0.key, $0.value) }))
+            o.rooms = calls.map(\.room)
+            o.ms = calls.compactMap { c in arrivals.at(c.room, .connected).map { $0 - c.began } }
+            let (client, router, timeout) = (client, router, settings.stepTimeout)
+            _ = together(o.rooms) { room in
+                BridgeBench.close(client, roomId: room).closed
+                    && router.wait(room, timeout: timeout) { $0.event == .onSessionEnded }
+            }
+            return o
+        }
+
+        /// Transfers: every session connected first, then all asked at once; from the request
+        /// to `onSessionTransfer` `succeeded`.
+        func transfers() -> Outcome {
+            let (calls, why) = connectAll(settings.transferAccepting)
+            var o = Outcome(why: why)
+            o.rooms = calls.map(\.room)
+            let (client, router, timeout, target) = (client, router, settings.stepTimeout, settings.answering)
+            let asked = together(o.rooms) { transfer(client, router, $0, to: target, timeout: timeout) }
+            for (room, began) in zip(o.rooms, asked) {
+                if let began, let at = arrivals.at(room, .succeeded) {
+                    o.ms.append(at - began)
+                } else {
+                    let reason = began == nil ? "refused" : arrivals.at(room, .failed) != nil ? "failed" : "no_outcome"
+                    o.why[reason, default: 0] += 1
+                }
+            }
+            return o
+        }
     }
 
     /// A session to `number` that reached `Connected`: its room and when its create request
