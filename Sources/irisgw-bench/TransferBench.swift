@@ -287,7 +287,9 @@ final class CarrierSimChild {
         let listening = text.split(separator: "\n").first { $0.hasPrefix("listening sip udp ") }
         guard text.contains("ready\n"), let p = listening?.split(separator: ":").last.flatMap({ Int($0) }) else {
             stop()
-            throw TransferBench.Failure(description: "irisgw carrier-sim did not start: \(text)")
+            throw TransferBench.Failure(
+                description: "irisgw carrier-sim did not start: \(text.trimmingCharacters(in: .whitespacesAndNewlines))"
+            )
         }
         port = p
     }
