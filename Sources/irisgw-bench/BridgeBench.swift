@@ -102,20 +102,8 @@ enum BridgeBench {
         p.standardOutput = out
         p.standardError = out
         try p.run()
+        let text = readyLines(p, out.fileHandleForReading, logEnvironment: "IRISGW_BENCH_GATEWAY_LOG")
         var api = ""
-        var text = ""
-        let h = out.fileHandleForReading
-        // One that never gets ready (a cluster node waiting on Redis) must not hang the bench.
-        let ready = Atomic<Bool>(false)
-        DispatchQueue.global().asyncAfter(deadline: .now() + 60) {
-            if !ready.load(ordering: .acquiring), p.isRunning { kill(p.processIdentifier, SIGKILL) }
-        }
-        while !text.contains("ready\n") {
-            let d = h.availableData
-            if d.isEmpty { break }
-            text += String(decoding: d, as: UTF8.self)
-        }
-        ready.store(true, ordering: .releasing)
         var sipPort = 0
         for line in text.split(separator: "\n") {
             if line.hasPrefix("listening api ") { api = String(line.dropFirst(14)) }
@@ -127,9 +115,26 @@ enum BridgeBench {
             p.terminate()
             throw SocketError("irisgw serve did not start: \(text)", code: EINVAL)
         }
-        // Keep draining its output so it never blocks on a full pipe; with
-        // IRISGW_BENCH_GATEWAY_LOG=FILE it goes to FILE (appended).
-        let log = ProcessInfo.processInfo.environment["IRISGW_BENCH_GATEWAY_LOG"].flatMap { path -> FileHandle? in
+        return Gateway(process: p, api: api, key: "bench", directory: dir, sipPort: sipPort)
+    }
+
+    /// What an irisgw child (`serve`, `carrier-sim`) printed up to its `ready` line (all of it
+    /// when it exits first; killed when not ready in 60 s: a cluster node waiting on Redis must
+    /// not hang the bench). Its output is drained from then on so it never blocks on a full
+    /// pipe; with `logEnvironment`=FILE in the environment it goes to FILE (appended).
+    static func readyLines(_ p: Process, _ h: FileHandle, logEnvironment: String) -> String {
+        let ready = Atomic<Bool>(false)
+        DispatchQueue.global().asyncAfter(deadline: .now() + 60) {
+            if !ready.load(ordering: .acquiring), p.isRunning { kill(p.processIdentifier, SIGKILL) }
+        }
+        var text = ""
+        while !text.contains("ready\n") {
+            let d = h.availableData
+            if d.isEmpty { break }
+            text += String(decoding: d, as: UTF8.self)
+        }
+        ready.store(true, ordering: .releasing)
+        let log = ProcessInfo.processInfo.environment[logEnvironment].flatMap { path -> FileHandle? in
             if !FileManager.default.fileExists(atPath: path) {
                 FileManager.default.createFile(atPath: path, contents: nil)
             }
@@ -145,7 +150,7 @@ enum BridgeBench {
                 log?.write(d)
             }
         }.start()
-        return Gateway(process: p, api: api, key: "bench", directory: dir, sipPort: sipPort)
+        return text
     }
 
     /// SIPp's built-in `uas` on `port`, RTP echoed; `arguments` are added (a message trace ...).
@@ -218,16 +223,35 @@ enum BridgeBench {
         return SessionDescription.single(media, host: "127.0.0.1", sessionID: "1", version: 1).serialize()
     }
 
-    static func create(_ client: HTTPClient, mediaPort: Int, profile: String? = nil) -> SessionResponse? {
+    static func create(
+        _ client: HTTPClient, mediaPort: Int, profile: String? = nil, targetTN: String = "+15551230001"
+    ) -> SessionResponse? {
+        try? creating(client, mediaPort: mediaPort, profile: profile, targetTN: targetTN).get()
+    }
+
+    /// Why a create did not give a session: the transport error, or the status and body.
+    struct CreateRefusal: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// `create`, with why it failed.
+    static func creating(
+        _ client: HTTPClient, mediaPort: Int, profile: String? = nil, targetTN: String = "+15551230001"
+    ) -> Result<SessionResponse, CreateRefusal> {
         var body = CreateSessionRequest(
-            targetTN: "+15551230001", sourceTN: "+15557654321", routingId: "bench",
+            targetTN: targetTN, sourceTN: "+15557654321", routingId: "bench",
             media: MediaBody(sdp: offer(port: mediaPort)))
         body.profile = profile
-        guard let data = try? JSONEncoder().encode(body),
-            let r = try? client.request(method: "POST", path: "/v1/sessions", body: Array(data), timeout: 10),
-            r.status == 201
-        else { return nil }
-        return try? JSONDecoder().decode(SessionResponse.self, from: Data(r.body))
+        do {
+            let r = try client.request(
+                method: "POST", path: "/v1/sessions", body: Array(try JSONEncoder().encode(body)), timeout: 10)
+            guard r.status == 201 else {
+                return .failure(CreateRefusal(description: "\(r.status) \(String(decoding: r.body, as: UTF8.self))"))
+            }
+            return .success(try JSONDecoder().decode(SessionResponse.self, from: Data(r.body)))
+        } catch {
+            return .failure(CreateRefusal(description: "\(error)"))
+        }
     }
 
     /// How `close` ended.

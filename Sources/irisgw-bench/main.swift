@@ -157,6 +157,16 @@ if which.isEmpty || which.contains("bridge") {
         "BENCH bridge calls=100 channels_per_core=\(fmt(media.channelsPerCore)) floor_channels_per_core=\(fmt(floor)) ratio=\(String(format: "%.2f", media.channelsPerCore / floor)) packets_sent=\(media.sent) packets_received=\(media.received)"
     )
 }
+if which.isEmpty || which.contains("transfer") {
+    // 100 concurrent blind transfers (REFER, three NOTIFYs, BYE) through one gateway against
+    // 100 concurrent call setups through it, the simulator's own delays scaled away: the
+    // ratio is what a transfer costs in call setups (docs/operations.md, "Transfers").
+    let irisgw = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
+        "irisgw"
+    ).path
+    print(TransferBench.run(irisgw: irisgw))
+    fflush(nil)
+}
 if which.isEmpty || which.contains("sip-dns") {
     // Proxies named by SRV (cache warm) against numeric ones, and numeric calls while a DNS
     // server drops every query, against the same without it.
