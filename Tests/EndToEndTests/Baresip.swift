@@ -276,13 +276,7 @@ final class Baresip: @unchecked Sendable {
     func stop() {
         guard !stopped else { return }
         stopped = true
-        let (commands, directory) = (commands, directory)
-        let cleanUp: @Sendable () -> Void = {
-            commands.close()
-            if ProcessInfo.processInfo.environment["IRISGW_E2E_KEEP"] == nil {
-                try? FileManager.default.removeItem(at: directory)
-            }
-        }
+        let cleanUp = commands.cleanUp(removing: directory)
         if let process { process.stop(grace: 3, afterExit: cleanUp) } else { cleanUp() }
     }
 

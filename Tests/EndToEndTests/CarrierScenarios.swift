@@ -147,22 +147,23 @@ enum CarrierScenarios {
     static let ringUntilCancel =
         head + "<scenario name=\"ring\">\n" + receiveInvite(capturing: [("invite_cseq", "CSeq:", ".*")]) + trying
         + response("180 Ringing") + "  <recv request=\"CANCEL\"/>\n"
-        + response("200 OK")
-            + """
-              <send retrans="500"><![CDATA[
-            SIP/2.0 487 Request Terminated
-            [last_Via:]
-            [last_From:]
-            [last_To:];tag=[pid]c[call_number]
-            [last_Call-ID:]
-            CSeq:[$invite_cseq]
-            Content-Length: 0
+        + response("200 OK") + inviteTerminated + "</scenario>\n"
 
-            ]]></send>
-              <recv request="ACK"/>
-            </scenario>
+    /// The 487 to a cancelled INVITE (its CSeq captured as `invite_cseq`), and the ACK.
+    static let inviteTerminated = """
+          <send retrans="500"><![CDATA[
+        SIP/2.0 487 Request Terminated
+        [last_Via:]
+        [last_From:]
+        [last_To:];tag=[pid]c[call_number]
+        [last_Call-ID:]
+        CSeq:[$invite_cseq]
+        Content-Length: 0
 
-            """
+        ]]></send>
+          <recv request="ACK"/>
+
+        """
 
     /// Answers, then takes our REFER: `referStatus` to it, then these NOTIFYs (sipfrag status
     /// lines; the last `terminated` when `finalTerminated`), each answered by the gateway.

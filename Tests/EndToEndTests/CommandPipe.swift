@@ -31,4 +31,15 @@ final class CommandPipe: Sendable {
         Glibc.close(writeFD)
         Glibc.close(readFD)
     }
+
+    /// What to do once the child has exited: close this pipe and remove the child's folder
+    /// (kept when the environment sets IRISGW_E2E_KEEP).
+    func cleanUp(removing directory: URL) -> @Sendable () -> Void {
+        { [self] in
+            close()
+            if ProcessInfo.processInfo.environment["IRISGW_E2E_KEEP"] == nil {
+                try? FileManager.default.removeItem(at: directory)
+            }
+        }
+    }
 }

@@ -99,49 +99,44 @@ extension GatewaySuites {
             #expect(recSecond.ended?.reason == .transferred, "\(recSecond.trace)")
         }
 
-        /// A PBX's REFER under `refer: dial`: the gateway calls the Refer-To's number on the
-        /// trunk (pjsua again, which answers with its tone) and the app's leg moves to it: the
-        /// app hears the tone on the new call; pjsua gets NOTIFYs up to 200 and hangs up the old one.
-        @Test func aPBXsReferIsDialledAndTheAppMoves() async throws {
-            let carrier = try await PJSUAPeer(.init(user: "pbx", tone: 1000))
-            defer { carrier.stop() }
-            let gw = try await Self.gateway(carrier, transfer: "refer: \"dial\"")
-            defer { gw.stop() }
-            let (session, rec) = try await Self.call(gw)
-            defer { session.stop() }
-            #expect(await carrier.waitFor(call: 0, state: "CONFIRMED") != nil, carrier.report)
-            carrier.send("refer 0 sip:+15551230002@127.0.0.1:\(gw.sipPort)")
-            #expect(
-                await rec.waitFor(timeout: 15) { _ in
-                    Self.transfers(rec).contains("transfer:succeeded/200(dial carrier)")
-                },
-                "\(Self.transfers(rec))\n\(carrier.report)")
-            let final = await carrier.waitFor { $0.event == "transfer-status" && $0.final == true }
-            #expect(final?.status == 200, carrier.report)
-            #expect(await carrier.waitFor(call: 0, state: "DISCONNECTED") != nil, carrier.report)
-            #expect(
-                await eventually(timeout: 8) { session.stream.leg.toneLevel(hz: 1000, lastSeconds: 0.5) > 0.3 },
-                "the app does not hear the new call")
-            #expect(rec.ended == nil)
-            try await session.close()
-            #expect(await rec.waitFor { _ in rec.ended != nil })
+        /// What a PBX behind the trunk does to the call, and what the app then sees.
+        struct PBXMove: Sendable, CustomStringConvertible {
+            var name: String
+            var transfer = ""
+            /// The pjsua command (call 0 is ours), given the gateway's SIP port.
+            var command: @Sendable (Int) -> String
+            var succeeded: String
+            var description: String { name }
         }
 
-        /// pjsua's INVITE with Replaces naming our call: the new leg takes its place, the app
-        /// keeps hearing the tone, the old leg is hung up by us.
-        @Test func aPBXsInviteWithReplacesTakesOverTheCall() async throws {
+        static let pbxMoves: [PBXMove] = [
+            // The gateway calls the Refer-To's number on the trunk (pjsua again, answering with
+            // its tone) and the app's leg moves to it; pjsua gets NOTIFYs up to 200.
+            PBXMove(
+                name: "a REFER under refer: dial is dialled and the app moves", transfer: "refer: \"dial\"",
+                command: { "refer 0 sip:+15551230002@127.0.0.1:\($0)" },
+                succeeded: "transfer:succeeded/200(dial carrier)"),
+            // An INVITE with Replaces naming our call: the new leg takes its place.
+            PBXMove(
+                name: "an INVITE with Replaces takes over the call",
+                command: { "replace 0 sip:+15550001000@127.0.0.1:\($0)" },
+                succeeded: "transfer:succeeded(replaces carrier)")
+        ]
+
+        /// Either way the app keeps hearing the PBX's tone on the new leg, the old one is hung up,
+        /// and the session goes on until the app closes it.
+        @Test(arguments: pbxMoves)
+        func aPBXMovesTheCall(_ move: PBXMove) async throws {
             let carrier = try await PJSUAPeer(.init(user: "pbx", tone: 1000))
             defer { carrier.stop() }
-            let gw = try await Self.gateway(carrier)
+            let gw = try await Self.gateway(carrier, transfer: move.transfer)
             defer { gw.stop() }
             let (session, rec) = try await Self.call(gw)
             defer { session.stop() }
             #expect(await carrier.waitFor(call: 0, state: "CONFIRMED") != nil, carrier.report)
-            carrier.send("replace 0 sip:+15550001000@127.0.0.1:\(gw.sipPort)")
+            carrier.send(move.command(gw.sipPort))
             #expect(
-                await rec.waitFor(timeout: 10) { _ in
-                    Self.transfers(rec).contains("transfer:succeeded(replaces carrier)")
-                },
+                await rec.waitFor(timeout: 15) { _ in Self.transfers(rec).contains(move.succeeded) },
                 "\(Self.transfers(rec))\n\(carrier.report)")
             #expect(await carrier.waitFor(call: 0, state: "DISCONNECTED") != nil, carrier.report)
             #expect(

@@ -189,13 +189,7 @@ final class PJSUAPeer: @unchecked Sendable {
     func stop() {
         guard !stopped else { return }
         stopped = true
-        let (commands, directory) = (commands, directory)
-        let cleanUp: @Sendable () -> Void = {
-            commands.close()
-            if ProcessInfo.processInfo.environment["IRISGW_E2E_KEEP"] == nil {
-                try? FileManager.default.removeItem(at: directory)
-            }
-        }
+        let cleanUp = commands.cleanUp(removing: directory)
         guard let process else { return cleanUp() }
         send("quit")
         DispatchQueue.global().asyncAfter(deadline: .now() + 1) {

@@ -54,18 +54,7 @@ enum TransferScenarios {
             \(answer("180 Ringing"))
               <recv request="CANCEL"/>
             \(answer("200 OK"))
-              <send retrans="500"><![CDATA[
-            SIP/2.0 487 Request Terminated
-            [last_Via:]
-            [last_From:]
-            [last_To:];tag=[pid]c[call_number]
-            [last_Call-ID:]
-            CSeq:[$invite_cseq]
-            Content-Length: 0
-
-            ]]></send>
-              <recv request="ACK"/>
-              <label id="end"/>
+            \(CarrierScenarios.inviteTerminated)  <label id="end"/>
             </scenario>
 
             """
