@@ -53,8 +53,10 @@ enum CarrierScenarios {
     }
 
     /// A request the carrier sends in the dialog (from the captured Contact, From and To),
-    /// and its 200.
-    private static func inDialogRequest(_ method: String, cseq: Int, headers: [String], body: String? = nil) -> String {
+    /// and its response (`expecting`, 200 by default).
+    private static func inDialogRequest(
+        _ method: String, cseq: Int, headers: [String], body: String? = nil, expecting: Int = 200
+    ) -> String {
         var lines =
             [
                 "\(method) [$contact] SIP/2.0", "Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]",
@@ -64,7 +66,7 @@ enum CarrierScenarios {
             + headers
         lines += body.map { ["Content-Length: [len]", "", $0] } ?? ["Content-Length: 0", ""]
         return "  <send retrans=\"500\"><![CDATA[\n" + lines.joined(separator: "\n")
-            + "\n]]></send>\n  <recv response=\"200\"/>\n"
+            + "\n]]></send>\n  <recv response=\"\(expecting)\"/>\n"
     }
 
     /// 100, optional 180, then a final failure with an optional Q.850 `Reason`; waits for ACK.
@@ -204,6 +206,23 @@ enum CarrierScenarios {
         for (i, frag) in notifies.enumerated() where !(notifyBefore202 && i == 0) {
             s += notify(frag, cseq: cseq, last: i == notifies.count - 1)
             cseq += 1
+        }
+        s +=
+            "  <recv request=\"BYE\"/>\n"
+            + response("200 OK", sdp: nil).replacingOccurrences(of: ";tag=[pid]c[call_number]", with: "")
+        return s + "</scenario>\n"
+    }
+
+    /// Answers, then sends these requests in the dialog one by one, each expecting its status
+    /// (SIPp fails on any other), then waits for our BYE.
+    static func sendsInDialog(
+        _ requests: [(method: String, headers: [String], body: String?, expecting: Int)]
+    ) -> String {
+        let dialog = [("contact", "Contact:", "sip:[^>;]*"), ("from", "From:", ".*"), ("to", "To:", ".*")]
+        var s = head + "<scenario name=\"in-dialog\">\n" + receiveInvite(capturing: dialog) + trying
+        s += response("200 OK", sdp: sdp(), retrans: true) + "  <recv request=\"ACK\"/>\n"
+        for (i, r) in requests.enumerated() {
+            s += inDialogRequest(r.method, cseq: i + 1, headers: r.headers, body: r.body, expecting: r.expecting)
         }
         s +=
             "  <recv request=\"BYE\"/>\n"
