@@ -22,6 +22,24 @@ extension GatewaySuites {
 
         static func transfers(_ rec: SessionRecorder) -> [String] { GatewayTransferSimTests.transfers(rec) }
 
+        /// pjsua C the transfer target (recording), pjsua the carrier (1 kHz, its REFERs' calls
+        /// routed to C), and a gateway whose trunk is the carrier. Stop all three in a `defer`.
+        static func carrierAndTarget() async throws -> (PJSUAPeer, PJSUAPeer, GatewayProcess) {
+            let target = try await PJSUAPeer(.init(user: "c", record: true))
+            do {
+                let carrier = try await PJSUAPeer(.init(user: "carrier", tone: 1000, target: target.address))
+                do {
+                    return (target, carrier, try await gateway(carrier))
+                } catch {
+                    carrier.stop()
+                    throw error
+                }
+            } catch {
+                target.stop()
+                throw error
+            }
+        }
+
         /// A connected call from the app through the gateway to the carrier.
         static func call(
             _ gw: GatewayProcess, source: AudioSource = .silence
@@ -42,12 +60,12 @@ extension GatewaySuites {
         /// Blind: pjsua takes our REFER and calls the target (routed to pjsua C), which hears
         /// the carrier's 1 kHz; the session ends `transferred`.
         @Test func pjsuaCarriesOutABlindTransfer() async throws {
-            let target = try await PJSUAPeer(.init(user: "c", record: true))
-            defer { target.stop() }
-            let carrier = try await PJSUAPeer(.init(user: "carrier", tone: 1000, target: target.address))
-            defer { carrier.stop() }
-            let gw = try await Self.gateway(carrier)
-            defer { gw.stop() }
+            let (target, carrier, gw) = try await Self.carrierAndTarget()
+            defer {
+                gw.stop()
+                carrier.stop()
+                target.stop()
+            }
             let (session, rec) = try await Self.call(gw)
             defer { session.stop() }
             try await session.transfer(to: "+15557770000")
@@ -66,12 +84,12 @@ extension GatewaySuites {
         /// Replaces, C takes it in place of our call and hears the carrier; both sessions end
         /// `transferred`.
         @Test func pjsuaCarriesOutAnAttendedTransfer() async throws {
-            let target = try await PJSUAPeer(.init(user: "c", record: true))
-            defer { target.stop() }
-            let carrier = try await PJSUAPeer(.init(user: "carrier", tone: 1000, target: target.address))
-            defer { carrier.stop() }
-            let gw = try await Self.gateway(carrier)
-            defer { gw.stop() }
+            let (target, carrier, gw) = try await Self.carrierAndTarget()
+            defer {
+                gw.stop()
+                carrier.stop()
+                target.stop()
+            }
             let (first, recFirst) = try await Self.call(gw)
             defer { first.stop() }
 
