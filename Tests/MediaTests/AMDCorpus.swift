@@ -10,7 +10,8 @@ import Testing
 /// One call's audio for the answering-machine tests, described; `AMDCorpus.audio` makes it.
 struct AMDSample: Sendable, CustomTestStringConvertible {
     enum Content: Sendable {
-        /// A person: speech, then silence as they wait for an answer.
+        /// A person: speech (" | " marks a pause of 600 ms), then silence as they wait for
+        /// an answer.
         case person(voice: String, text: String)
         /// A machine: a greeting, a gap, a beep of `beepHz` for 300 ms, then silence.
         case machine(voice: String, text: String, beepHz: Double)
@@ -33,6 +34,8 @@ struct AMDSample: Sendable, CustomTestStringConvertible {
     var noise = -50.0
     /// The speech's peak, in dBFS.
     var speechPeak = -6.0
+    /// Through G.711 µ-law and back, as on a PCMU trunk.
+    var ulaw = false
 
     var testDescription: String { name }
 }
@@ -50,9 +53,10 @@ actor AMDCorpus {
     static let shared = AMDCorpus()
 
     /// The whole set: people, machines, faxes and a dead line, in several voices.
-    static let samples: [AMDSample] = people + machines + faxes + [
-        AMDSample(name: "dead line", content: .silence, expected: .machine)
-    ]
+    static let samples: [AMDSample] =
+        people + machines + faxes + [
+            AMDSample(name: "dead line", content: .silence, expected: .machine)
+        ]
 
     static let people: [AMDSample] = [
         AMDSample(name: "en-us Hello?", content: .person(voice: "en-us", text: "Hello?"), expected: .human),
@@ -63,7 +67,8 @@ actor AMDCorpus {
         AMDSample(
             name: "en-us Good morning, this is Anna",
             content: .person(voice: "en-us", text: "Good morning, this is Anna"), expected: .human, speed: 185),
-        AMDSample(name: "en-gb Hello?", content: .person(voice: "en-gb", text: "Hello?"), expected: .human, leadMs: 250),
+        AMDSample(
+            name: "en-gb Hello?", content: .person(voice: "en-gb", text: "Hello?"), expected: .human, leadMs: 250),
         AMDSample(name: "de Hallo?", content: .person(voice: "de", text: "Hallo?"), expected: .human),
         AMDSample(name: "de Ja, bitte?", content: .person(voice: "de", text: "Ja, bitte?"), expected: .human),
         AMDSample(name: "fr Allô ?", content: .person(voice: "fr-fr", text: "Allô ?"), expected: .human),
@@ -81,6 +86,16 @@ actor AMDCorpus {
         AMDSample(
             name: "en-us Hi, quiet line", content: .person(voice: "en-us", text: "Hi"), expected: .human,
             speechPeak: -20),
+        AMDSample(name: "it Pronto?", content: .person(voice: "it", text: "Pronto?"), expected: .human),
+        AMDSample(
+            name: "nl Met Jan, hallo?", content: .person(voice: "nl", text: "Met Jan, hallo?"), expected: .human,
+            ulaw: true),
+        AMDSample(
+            name: "en-us Hello? | Hello?", content: .person(voice: "en-us", text: "Hello? | Hello?"),
+            expected: .human),
+        AMDSample(
+            name: "en-gb Hello? slowly through µ-law", content: .person(voice: "en-gb", text: "Hello?"),
+            expected: .human, speed: 120, ulaw: true)
     ]
 
     static let machines: [AMDSample] = [
@@ -134,6 +149,18 @@ actor AMDCorpus {
                 voice: "en-gb",
                 text: "Sorry, we missed your call. Leave a message after the tone and we will call you back.",
                 beepHz: 1000), expected: .machine, noise: -35),
+        AMDSample(
+            name: "nl voicemail through µ-law",
+            content: .machine(
+                voice: "nl",
+                text: "Hallo, u spreekt met de voicemail van Jan de Vries. Ik ben er momenteel niet, "
+                    + "spreek een bericht in na de piep.", beepHz: 1000), expected: .machine, ulaw: true),
+        AMDSample(
+            name: "it segreteria, fast",
+            content: .machine(
+                voice: "it",
+                text: "Ciao, sono Giulia. Al momento non posso rispondere, lasciate un messaggio dopo il segnale.",
+                beepHz: 800), expected: .machine, speed: 210)
     ]
 
     static let faxes: [AMDSample] = [
@@ -141,7 +168,7 @@ actor AMDCorpus {
         AMDSample(name: "fax CED", content: .faxAnswer(modulated: false), expected: .fax, leadMs: 300),
         AMDSample(name: "modem ANSam", content: .faxAnswer(modulated: true), expected: .fax, leadMs: 300),
         AMDSample(
-            name: "fax CNG at 16 kHz", content: .faxCalling, expected: .fax, leadMs: 200, sampleRate: 16_000),
+            name: "fax CNG at 16 kHz", content: .faxCalling, expected: .fax, leadMs: 200, sampleRate: 16_000)
     ]
 
     /// The gap between a greeting and its beep, and the beep's length.
@@ -168,7 +195,11 @@ actor AMDCorpus {
         let tonePeak = 32_767 * pow(10, -12.0 / 20)
         switch sample.content {
         case .person(let voice, let text):
-            pcm += try await spoken(voice: voice, text: text, speed: sample.speed, rate: rate, peak: sample.speechPeak)
+            for (index, part) in text.split(separator: " | ").enumerated() {
+                if index > 0 { append(silenceMs: 600) }
+                pcm += try await spoken(
+                    voice: voice, text: String(part), speed: sample.speed, rate: rate, peak: sample.speechPeak)
+            }
             append(silenceMs: 4_000)
         case .machine(let voice, let text, let beepHz):
             pcm += try await spoken(voice: voice, text: text, speed: sample.speed, rate: rate, peak: sample.speechPeak)
@@ -192,7 +223,12 @@ actor AMDCorpus {
         var noise = WhiteNoise(seed: UInt64(truncatingIfNeeded: sample.name.utf8.reduce(5381) { $0 &* 33 &+ Int($1) }))
         // Uniform noise of peak a has RMS a/√3.
         let noisePeak = 32_768 * pow(10, sample.noise / 20) * 3.0.squareRoot()
-        let samples = pcm.map { Int16(clamping: Int(($0 + noise.next() * noisePeak).rounded())) }
+        var samples = pcm.map { Int16(clamping: Int(($0 + noise.next() * noisePeak).rounded())) }
+        if sample.ulaw {
+            var bytes: [UInt8] = []
+            G711.encodeULaw(samples, into: &bytes)
+            G711.decodeULaw(bytes, into: &samples)
+        }
         return AMDAudio(pcm: samples, beepEndMs: beepEndMs)
     }
 

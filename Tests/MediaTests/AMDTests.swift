@@ -2,6 +2,10 @@ import Testing
 
 @testable import Media
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Answering-machine detection on real speech (espeak-ng voices), synthesised beeps and fax
 /// tones, and a dead line, each under -50 dBFS of white noise (two at -35 dBFS).
 @Suite struct AMDTests {
@@ -20,7 +24,9 @@ import Testing
         for sample in AMDCorpus.samples {
             let audio = try await AMDCorpus.shared.audio(sample)
             let result = try AMDRun(audio.pcm, sampleRate: sample.sampleRate).result
-            if result?.verdict != sample.expected { wrong.append("\(sample.name): \(result.map(\.description) ?? "none")") }
+            if result?.verdict != sample.expected {
+                wrong.append("\(sample.name): \(result.map(\.description) ?? "none")")
+            }
         }
         let accuracy = Double(AMDCorpus.samples.count - wrong.count) / Double(AMDCorpus.samples.count)
         #expect(wrong.isEmpty, "accuracy \(accuracy): \(wrong)")
@@ -31,7 +37,7 @@ import Testing
     @Test func causes() async throws {
         let expected: [(String, AMDCause)] = [
             ("dead line", .initialSilence), ("fax CNG", .faxCallingTone), ("fax CED", .faxAnswerTone),
-            ("modem ANSam", .faxAnswerTone), ("en-us Hello?", .humanGreeting),
+            ("modem ANSam", .faxAnswerTone), ("en-us Hello?", .humanGreeting)
         ]
         for (name, cause) in expected {
             let sample = try #require(AMDCorpus.samples.first { $0.name == name })
@@ -62,6 +68,35 @@ import Testing
         #expect(run.events.count == 2)
     }
 
+    /// Beeps of several pitches and lengths after a dead line's machine verdict (2500 ms):
+    /// each reported once, ending where it ended; one shorter than `minimumBeepLength` is
+    /// none.
+    @Test(arguments: [(425.0, 100.0), (1000, 80), (1000, 1_000), (1400, 300), (2000, 300), (1000, 60)])
+    func syntheticBeep(frequency: Double, lengthMs: Double) throws {
+        var pcm = [Int16](repeating: 0, count: 8 * 3_013)
+        for n in 0..<Int(lengthMs * 8) {
+            pcm.append(Int16(8_000 * sin(2 * Double.pi * frequency * Double(n) / 8_000)))
+        }
+        pcm += [Int16](repeating: 0, count: 8 * 4_000)
+        var noise = WhiteNoise(seed: 7)
+        pcm = pcm.map { Int16(clamping: Int($0) + Int(noise.next() * 180)) }  // about -50 dBFS
+        let settings = AMDSettings(detectBeep: true, beepTimeout: 4_000)
+        let run = try AMDRun(pcm, sampleRate: 8_000, settings: settings)
+        #expect(run.result == AMDResult(verdict: .machine, cause: .initialSilence, milliseconds: 2_500))
+        if lengthMs < Double(settings.minimumBeepLength) {
+            #expect(run.events.last == .noBeep(at: 6_500))
+            return
+        }
+        let truth = 3_013 + lengthMs
+        guard case .beep(let end, let duration, let heard) = run.events.last else {
+            Issue.record("no beep: \(run.events)")
+            return
+        }
+        #expect(abs(Double(end) - truth) <= 20)
+        #expect(abs(Double(duration) - lengthMs) <= 20)
+        #expect(abs(heard - frequency) <= 12.5)
+    }
+
     /// The rest of a greeting is no beep: without one, the wait ends in `noBeep`.
     @Test(arguments: AMDCorpus.machines)
     func greetingWithoutBeep(_ sample: AMDSample) async throws {
@@ -70,6 +105,17 @@ import Testing
         let run = try AMDRun(audio.pcm, sampleRate: sample.sampleRate, settings: settings)
         let result = try #require(run.result)
         #expect(run.events == [.verdict(result), .noBeep(at: result.milliseconds + 4_000)], "\(sample.name)")
+    }
+
+    /// The adaptive noise floor is what keeps hiss louder than `silenceThreshold` from being
+    /// speech: with it off (Asterisk's fixed threshold) the noisy line's person is a machine.
+    @Test func noiseFloor() async throws {
+        let sample = try #require(AMDCorpus.people.first { $0.noise > -40 })
+        let audio = try await AMDCorpus.shared.audio(sample)
+        let adaptive = try AMDRun(audio.pcm, sampleRate: 8_000).result
+        let fixed = try AMDRun(audio.pcm, sampleRate: 8_000, settings: AMDSettings(noiseMargin: -.infinity)).result
+        #expect(adaptive?.verdict == .human)
+        #expect(fixed?.verdict == .machine)
     }
 
     /// A person's verdict ends the analysis even with `detectBeep`; frames after are ignored.
@@ -102,9 +148,10 @@ import Testing
         var last: AMDEvent?
         for index in 0..<400 where last == nil {
             let loud = index % 6 < 3
-            last = detector.process([Int16](repeating: loud ? 3_000 : 0, count: 160).enumerated().map {
-                $0.offset.isMultiple(of: 2) ? $0.element : -$0.element
-            })
+            last = detector.process(
+                [Int16](repeating: loud ? 3_000 : 0, count: 160).enumerated().map {
+                    $0.offset.isMultiple(of: 2) ? $0.element : -$0.element
+                })
         }
         #expect(last == .verdict(AMDResult(verdict: .unknown, cause: .tooLong, milliseconds: 5_000)))
     }

@@ -84,7 +84,8 @@ public struct AnsweringMachineDetector {
         }
         if let tone {
             isFinished = true
-            return .beep(endedAt: Int(tone.endedAt.rounded()), durationMs: Int(tone.duration.rounded()),
+            return .beep(
+                endedAt: Int(tone.endedAt.rounded()), durationMs: Int(tone.duration.rounded()),
                 frequency: tone.frequency)
         }
         if elapsedMs - result.milliseconds >= settings.beepTimeout {
