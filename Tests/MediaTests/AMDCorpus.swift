@@ -176,9 +176,18 @@ actor AMDCorpus {
     static let beepMs = 300.0
 
     private var speech: [String: Task<[Int16], any Error>] = [:]
+    private var made: [String: Task<AMDAudio, any Error>] = [:]
 
     /// The sample's audio at its rate, noise included.
     func audio(_ sample: AMDSample, beep: Bool = true) async throws -> AMDAudio {
+        // Several tests hear the same call: make each once.
+        let key = "\(sample.name)|\(beep)"
+        let task = made[key] ?? Task { try await make(sample, beep: beep) }
+        made[key] = task
+        return try await task.value
+    }
+
+    private func make(_ sample: AMDSample, beep: Bool) async throws -> AMDAudio {
         let rate = Double(sample.sampleRate)
         var pcm = [Double](repeating: 0, count: Int(Double(sample.leadMs) * rate / 1000))
         var beepEndMs: Double?

@@ -69,9 +69,9 @@ import Testing
     }
 
     /// Beeps of several pitches and lengths after a dead line's machine verdict (2500 ms):
-    /// each reported once, ending where it ended; one shorter than `minimumBeepLength` is
-    /// none.
-    @Test(arguments: [(425.0, 100.0), (1000, 80), (1000, 1_000), (1400, 300), (2000, 300), (1000, 60)])
+    /// each reported once, ending where it ended (one longer than the noise floor's 1.5 s
+    /// window too); one shorter than `minimumBeepLength` is none.
+    @Test(arguments: [(425.0, 100.0), (1000, 80), (1000, 1_000), (1400, 300), (2000, 300), (1000, 2_500), (1000, 60)])
     func syntheticBeep(frequency: Double, lengthMs: Double) throws {
         var pcm = [Int16](repeating: 0, count: 8 * 3_013)
         for n in 0..<Int(lengthMs * 8) {

@@ -18,6 +18,9 @@
 /// No clock and no thread: time is the audio fed. Not thread-safe, and a copy shares the
 /// fax detector's state with the original: one owner per call (its media thread).
 public struct AnsweringMachineDetector {
+    /// The settings' type, under the name the detector's users look for.
+    public typealias Settings = AMDSettings
+
     /// The settings in use.
     public let settings: AMDSettings
     /// The PCM sample rate, 8000 or 16000.
@@ -68,11 +71,13 @@ public struct AnsweringMachineDetector {
         let startMs = Double(samples) * 1000 / Double(sampleRate)
         let frameMs = Double(pcm.count) * 1000 / Double(sampleRate)
         samples += pcm.count
-        let level = frameLevel(pcm)
+        let energy = frameEnergy(pcm)
+        let level = frameLevel(energy: energy, count: pcm.count)
         let speech = voice.isSpeech(level: level)
-        // The tracker runs from the start so a beep under way at the verdict is whole.
+        // The tracker runs from the start so a beep under way at the verdict is whole. It
+        // takes the fixed threshold, not the noise floor: a long beep would become the floor.
         let tone = beeps?.process(
-            pcm, startMs: startMs, durationMs: frameMs, loud: level > voice.speechLevel,
+            pcm, energy: energy, startMs: startMs, durationMs: frameMs, loud: level > settings.silenceThreshold,
             minimumMs: Double(settings.minimumBeepLength))
 
         guard let result else {

@@ -40,19 +40,18 @@ struct BeepTracker {
         previousPowers = powers
     }
 
-    /// Runs one frame that starts `startMs` into the audio and lasts `durationMs`; `loud`
-    /// says it is above the line's noise. Returns a tone of `minimumMs` or more that ended
-    /// in this frame.
+    /// Runs one frame of `energy` (`frameEnergy`) that starts `startMs` into the audio and
+    /// lasts `durationMs`; `loud` says it is above the silence threshold. Returns a tone of
+    /// `minimumMs` or more that ended in this frame.
     mutating func process(
-        _ pcm: UnsafeBufferPointer<Int16>, startMs: Double, durationMs: Double, loud: Bool, minimumMs: Double
+        _ pcm: UnsafeBufferPointer<Int16>, energy: Double, startMs: Double, durationMs: Double, loud: Bool,
+        minimumMs: Double
     ) -> Tone? {
         defer {
             swap(&powers, &previousPowers)
             previousMs = durationMs
         }
         guard !pcm.isEmpty, !filters.isEmpty else { return nil }
-        var energy = 0.0
-        for sample in pcm { energy += Double(sample) * Double(sample) }
         var best = 0
         for index in filters.indices {
             powers[index] = filters[index].power(pcm)

@@ -4,12 +4,18 @@
     import Darwin
 #endif
 
-/// A frame's level in dBFS: its RMS against full scale (32768), floored at -120 for silence.
-func frameLevel(_ pcm: UnsafeBufferPointer<Int16>) -> Double {
-    guard !pcm.isEmpty else { return -120 }
+/// A frame's energy: the sum of its squared samples.
+func frameEnergy(_ pcm: UnsafeBufferPointer<Int16>) -> Double {
     var energy = 0.0
     for sample in pcm { energy += Double(sample) * Double(sample) }
-    let meanSquare = energy / Double(pcm.count)
+    return energy
+}
+
+/// The level in dBFS of `count` samples of `energy`: their RMS against full scale (32768),
+/// floored at -120 for silence.
+func frameLevel(energy: Double, count: Int) -> Double {
+    guard count > 0 else { return -120 }
+    let meanSquare = energy / Double(count)
     guard meanSquare > 0 else { return -120 }
     return max(10 * log10(meanSquare / (32_768.0 * 32_768.0)), -120)
 }
