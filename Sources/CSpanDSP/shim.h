@@ -21,6 +21,7 @@
 
 #include <spandsp/super_tone_rx.h>
 #include <spandsp/dtmf.h>
+#include <spandsp/modem_connect_tones.h>
 
 // g711 encode/decode are static inline in g711.h already (linear_to_ulaw etc.).
 static inline uint8_t CSpanDSP_linear_to_ulaw(int16_t s) { return linear_to_ulaw(s); }

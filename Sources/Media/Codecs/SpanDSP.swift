@@ -1,6 +1,6 @@
 // The only file that touches spandsp (0.0.6 as shipped by Debian). Every unsafe pointer
 // into the library stays here; callers see G711, G722Encoder/Decoder,
-// PacketLossConcealer, DTMFDetector and DTMFGenerator.
+// PacketLossConcealer, DTMFDetector, DTMFGenerator and FaxToneDetector.
 //
 // spandsp fixes its telephony sample rate at 8 kHz (`SAMPLE_RATE` in telephony.h): the PLC,
 // DTMF and tone classes take and produce 8 kHz PCM. Only G.722 works at 16 kHz.
@@ -393,6 +393,68 @@ public final class DTMFGenerator {
         }
         for index in produced..<count { pcm[index] = 0 }
         return produced
+    }
+}
+
+// MARK: - Fax and modem answer tones
+
+/// Collects the tones spandsp's connect-tone detectors report from their C callback (see
+/// `DigitSink` for why it is a separate object).
+private final class ToneSink {
+    var heard: FaxTone?
+}
+
+/// Fax tone detection on 8 kHz PCM (spandsp `modem_connect_tones_rx`): the calling fax's
+/// CNG (1100 Hz, 0.5 s on, 3 s off), and the answering fax's CED or modem ANS/ANSam
+/// (2100 Hz, with or without phase reversals or 15 Hz AM) or its V.21 preamble. spandsp
+/// confirms CNG about 0.4 s into a burst and CED about 0.55 s after it starts. Not
+/// thread-safe: one owner.
+public final class FaxToneDetector {
+    private let sink = ToneSink()
+    private let calling: OpaquePointer
+    private let answer: OpaquePointer
+
+    /// Creates a detector listening for all of the tones above.
+    public init() throws(SpanDSPError) {
+        let callback: tone_report_func_t = { userData, code, _, _ in
+            guard let userData else { return }
+            let sink = Unmanaged<ToneSink>.fromOpaque(userData).takeUnretainedValue()
+            let tone: FaxTone? =
+                switch code {
+                case Int32(MODEM_CONNECT_TONES_FAX_CNG): .callingTone
+                case Int32(MODEM_CONNECT_TONES_ANS), Int32(MODEM_CONNECT_TONES_ANS_PR): .answerTone
+                case Int32(MODEM_CONNECT_TONES_ANSAM), Int32(MODEM_CONNECT_TONES_ANSAM_PR): .answerTone
+                case Int32(MODEM_CONNECT_TONES_FAX_PREAMBLE): .preamble
+                default: nil  // NONE: a tone stopped
+                }
+            if sink.heard == nil, let tone { sink.heard = tone }
+        }
+        let user = Unmanaged.passUnretained(sink).toOpaque()
+        guard let calling = modem_connect_tones_rx_init(nil, Int32(MODEM_CONNECT_TONES_FAX_CNG), callback, user)
+        else { throw .allocationFailed("fax CNG detector") }
+        guard
+            let answer = modem_connect_tones_rx_init(
+                nil, Int32(MODEM_CONNECT_TONES_FAX_CED_OR_PREAMBLE), callback, user)
+        else {
+            modem_connect_tones_rx_free(calling)
+            throw .allocationFailed("fax CED detector")
+        }
+        self.calling = calling
+        self.answer = answer
+    }
+
+    deinit {
+        modem_connect_tones_rx_free(calling)
+        modem_connect_tones_rx_free(answer)
+    }
+
+    /// Runs `pcm` (8 kHz) through the detectors; returns the first fax tone confirmed in it.
+    public func process(_ pcm: UnsafeBufferPointer<Int16>) -> FaxTone? {
+        guard let samples = pcm.baseAddress, !pcm.isEmpty else { return nil }
+        _ = modem_connect_tones_rx(calling, samples, Int32(clamping: pcm.count))
+        _ = modem_connect_tones_rx(answer, samples, Int32(clamping: pcm.count))
+        defer { sink.heard = nil }
+        return sink.heard
     }
 }
 
