@@ -8,6 +8,11 @@ public struct MediaStreamPlayout: Sendable {
     public struct Frame: Sendable, Equatable {
         public var audio: [Int16]?
         public var marks: [String]
+
+        public init(audio: [Int16]?, marks: [String]) {
+            self.audio = audio
+            self.marks = marks
+        }
     }
 
     /// Samples per frame (160: 20 ms at 8 kHz).

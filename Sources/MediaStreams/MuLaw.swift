@@ -6,7 +6,7 @@ public enum MuLaw {
     /// One sample to its mu-law byte.
     public static func encode(_ sample: Int16) -> UInt8 {
         // The magnitude plus the bias, and the mask that complements the code (and sets the sign).
-        let (linear, mask): (Int32, UInt8) = sample < 0 ? (bias - Int32(sample) - 1, 0x7F) : (bias + Int32(sample), 0xFF)
+        let (linear, mask): (Int32, UInt8) = sample < 0 ? (bias - Int32(sample), 0x7F) : (bias + Int32(sample), 0xFF)
         // The segment: the highest set bit above bit 7.
         let segment = Int32(31 - (linear | 0xFF).leadingZeroBitCount) - 7
         guard segment < 8 else { return 0x7F ^ mask }
