@@ -178,13 +178,13 @@ struct MediaStreamConnectionTests {
         let (agent, connection, recorder) = (setup.agent, setup.connection, setup.recorder)
         #expect(await setup.opened(), "\(agent.report)")
         #expect(await agent.waitFor("sleeping").count == 1, "\(agent.report)")
-        // Batches of 25 leave while the socket has room; once the agent's side is full they
-        // stay, and the queue drops.
+        // Batches as big as the queue leave while the socket has room; once the agent's side
+        // is full they stay, and the queue drops.
         let frame = Tone.frames(hz: 440, count: 1)[0]
         var total = 0
         let dropped = await eventually(timeout: 60) {
-            for _ in 0..<25 { connection.sendAudio(frame) }
-            total += 25
+            for _ in 0..<50 { connection.sendAudio(frame) }
+            total += 50
             _ = await eventually(timeout: 1) { connection.statistics.queuedMessages == 0 }
             return connection.statistics.droppedAudioFrames > 0
         }
