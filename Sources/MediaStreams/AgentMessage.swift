@@ -77,7 +77,9 @@ public enum AgentMessage: Sendable, Equatable, Codable {
     /// `limit` bytes, not a JSON object, no or an unknown `event`, a missing field or one of
     /// the wrong type, an empty `streamSid` or mark name, a `payload` that is not base64 or
     /// is empty. Never traps, whatever the text.
-    public static func decode(_ text: String, limit: Int = MediaStreamJSON.defaultLimit) throws(MediaStreamMessageError)
+    public static func decode(
+        _ text: String, limit: Int = MediaStreamJSON.defaultLimit
+    ) throws(MediaStreamMessageError)
         -> AgentMessage
     {
         let message = try MediaStreamJSON.decode(AgentMessage.self, from: text, limit: limit)

@@ -99,7 +99,8 @@ public final class MediaStreamConnection: Sendable {
         guard started else { return }
         let c = configuration
         WebSocketClient.connect(
-            url: c.url, headers: c.headers, timeout: c.connectTimeout, maxMessageBytes: max(c.maxMessageBytes, 16 << 20),
+            url: c.url, headers: c.headers, timeout: c.connectTimeout,
+            maxMessageBytes: max(c.maxMessageBytes, 16 << 20),
             caFile: c.caFile, dns: c.dns, handler: { [weak self] in self?.received($0) },
             completion: { [weak self] in self?.opened($0) })
     }
@@ -130,8 +131,9 @@ public final class MediaStreamConnection: Sendable {
         }
     }
 
-    /// Tells the agent the caller pressed `digit` (0-9, *, #, A-D).
+    /// Tells the agent the caller pressed `digit` (0-9, *, #, A-D; anything else is ignored).
     public func sendDTMF(_ digit: String) {
+        guard digit.count == 1, "0123456789*#ABCD".contains(digit) else { return }
         enqueueControl { s in
             .dtmf(.init(sequenceNumber: s.nextSequence(), streamSid: s.streamSid, dtmf: .init(digit: digit)))
         }
@@ -150,7 +152,7 @@ public final class MediaStreamConnection: Sendable {
     /// closed (at most a second later if the agent does not answer); `.ended(.stopped)`
     /// follows. Never blocks; idempotent.
     public func stop() {
-        let (client, stop, endNow) = state.withLock { s -> (WebSocketClient?, String?, Bool) in
+        let (client, stop, endNow) = state.withLock { s -> (WebSocketClient?, MediaStreamMessage?, Bool) in
             switch s.phase {
             case .idle:
                 s.phase = .ended
@@ -166,14 +168,14 @@ public final class MediaStreamConnection: Sendable {
                 s.enqueue(message)
                 let open = s.phase == .open
                 s.phase = .stopping
-                return open ? (s.client, s.pop()?.message.json, false) : (nil, nil, false)
+                return open ? (s.client, s.pop()?.message, false) : (nil, nil, false)
             case .stopping, .ended:
                 return (nil, nil, false)
             }
         }
         if endNow { handler(.ended(.stopped)) }
         guard let client, let stop else { return }
-        try? client.send(text: stop)
+        try? client.send(text: stop.json)
         client.closeWithoutWaiting()
     }
 

@@ -15,7 +15,9 @@ public enum MediaStreamJSON {
         return String(decoding: data, as: UTF8.self)
     }
 
-    static func decode<T: Decodable>(_ type: T.Type, from text: String, limit: Int) throws(MediaStreamMessageError)
+    static func decode<T: Decodable>(
+        _ type: T.Type, from text: String, limit: Int
+    ) throws(MediaStreamMessageError)
         -> T
     {
         let bytes = text.utf8.count
@@ -42,7 +44,8 @@ public enum MediaStreamJSON {
             return .missingField(path(context.codingPath, key))
         case .typeMismatch(let type, let context), .valueNotFound(let type, let context):
             let expected =
-                type == String.self ? "a string" : type == Int.self ? "a number" : type is [Any].Type ? "an array" : "an object"
+                type == String.self
+                ? "a string" : type == Int.self ? "a number" : type is [Any].Type ? "an array" : "an object"
             guard !context.codingPath.isEmpty else { return .notJSON("expected \(expected)") }
             return .wrongType(field: path(context.codingPath), expected: expected)
         case .dataCorrupted(let context):

@@ -212,7 +212,9 @@ public enum MediaStreamMessage: Sendable, Equatable, Codable {
     public var json: String { MediaStreamJSON.encode(self) }
 
     /// Reads a message Twilio sends (for agents written against this module, and the tests).
-    public static func decode(_ text: String, limit: Int = MediaStreamJSON.defaultLimit) throws(MediaStreamMessageError)
+    public static func decode(
+        _ text: String, limit: Int = MediaStreamJSON.defaultLimit
+    ) throws(MediaStreamMessageError)
         -> MediaStreamMessage
     {
         try MediaStreamJSON.decode(MediaStreamMessage.self, from: text, limit: limit)

@@ -60,7 +60,9 @@ final class WebSocketInbox: Sendable {
             s.failure = failure
             return true
         }
-        if first, let handler, armed.load(ordering: .acquiring) { handler(failure.map { .failed($0) } ?? .closed(serverClose)) }
+        if first, let handler, armed.load(ordering: .acquiring) {
+            handler(failure.map { .failed($0) } ?? .closed(serverClose))
+        }
         changed.signal()
     }
 

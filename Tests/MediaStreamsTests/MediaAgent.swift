@@ -9,21 +9,11 @@ import TestSupport
 /// them). It prints one JSON object a line (`events`), which tests wait on. `stop()` (in a
 /// `defer`) ends it.
 final class MediaAgent: @unchecked Sendable {
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-    static let python = packageRoot.appendingPathComponent(".build/pyenv/bin/python3").path
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("Peers/media_agent.py").path
 
     /// The venv's interpreter with the `websockets` package in it (`make deps` installs both).
-    static var isInstalled: Bool {
-        let lib = packageRoot.appendingPathComponent(".build/pyenv/lib")
-        let versions = (try? FileManager.default.contentsOfDirectory(atPath: lib.path)) ?? []
-        return FileManager.default.isExecutableFile(atPath: python)
-            && versions.contains {
-                FileManager.default.fileExists(atPath: lib.appendingPathComponent("\($0)/site-packages/websockets").path)
-            }
-    }
+    static var isInstalled: Bool { PythonVenv.has("websockets") }
 
     /// One line the script printed; which fields are set depends on `event`.
     struct Event: Decodable, Sendable, CustomStringConvertible {
@@ -74,7 +64,7 @@ final class MediaAgent: @unchecked Sendable {
         var arguments = ["-u", Self.script]
         if let certificate { arguments += ["--cert", certificate.certificate, "--key", certificate.key] }
         secure = certificate != nil
-        let process = try ChildProcess(Self.python, arguments, unblockingSignals: true)
+        let process = try ChildProcess(PythonVenv.python, arguments, unblockingSignals: true)
         self.process = process
         var ready: Event?
         _ = await eventually(timeout: 10) {
@@ -95,13 +85,7 @@ final class MediaAgent: @unchecked Sendable {
     /// Every event printed so far, oldest first.
     var events: [Event] { Self.events(in: process.output) }
 
-    private static func events(in text: String) -> [Event] {
-        let decoder = JSONDecoder()
-        return text.split(whereSeparator: \.isNewline).compactMap { line in
-            guard line.hasPrefix("{\"event\"") else { return nil }
-            return try? decoder.decode(Event.self, from: Data(line.utf8))
-        }
-    }
+    private static func events(in text: String) -> [Event] { PythonVenv.events(Event.self, in: text) }
 
     /// The events named `name`, once `count` of them were printed (all of them after `timeout`).
     func waitFor(_ name: String, count: Int = 1, timeout: Double = 10) async -> [Event] {

@@ -141,7 +141,9 @@ struct MediaStreamConnectionTests {
         // The agent's first two messages were refused, named; the stream went on.
         #expect(recorder.refusals.count == 2)
         #expect(recorder.refusals.first == .missingField("media"))
-        #expect(recorder.refusals.last == .invalidValue(field: "streamSid", reason: "\"MZ-not-this-one\" is not this stream's"))
+        #expect(
+            recorder.refusals.last
+                == .invalidValue(field: "streamSid", reason: "\"MZ-not-this-one\" is not this stream's"))
         #expect(connection(setup).statistics.refusedMessages == 2)
         // Ten frames arrived before the clear: none is played; its mark was echoed by the clear.
         #expect(recorder.audio.count == 12)

@@ -100,19 +100,29 @@ import Testing
         (#"{"event": "start", "streamSid": "MZ1"}"#, .unknownEvent("start")),
         (#"{"event": "media", "streamSid": "MZ1"}"#, .missingField("media")),
         (#"{"event": "media", "streamSid": "MZ1", "media": {}}"#, .missingField("media.payload")),
-        (#"{"event": "media", "streamSid": "MZ1", "media": {"payload": 5}}"#,
-            .wrongType(field: "media.payload", expected: "a string")),
-        (#"{"event": "media", "streamSid": "MZ1", "media": {"payload": "!!!!"}}"#,
-            .invalidValue(field: "media.payload", reason: "not base64")),
-        (#"{"event": "media", "streamSid": "MZ1", "media": {"payload": ""}}"#,
-            .invalidValue(field: "media.payload", reason: "no audio")),
+        (
+            #"{"event": "media", "streamSid": "MZ1", "media": {"payload": 5}}"#,
+            .wrongType(field: "media.payload", expected: "a string")
+        ),
+        (
+            #"{"event": "media", "streamSid": "MZ1", "media": {"payload": "!!!!"}}"#,
+            .invalidValue(field: "media.payload", reason: "not base64")
+        ),
+        (
+            #"{"event": "media", "streamSid": "MZ1", "media": {"payload": ""}}"#,
+            .invalidValue(field: "media.payload", reason: "no audio")
+        ),
         (#"{"event": "media", "media": {"payload": "AAAA"}}"#, .missingField("streamSid")),
         (#"{"event": "clear", "streamSid": ""}"#, .invalidValue(field: "streamSid", reason: "empty")),
         (#"{"event": "mark", "streamSid": "MZ1", "mark": "x"}"#, .wrongType(field: "mark", expected: "an object")),
-        (#"{"event": "mark", "streamSid": "MZ1", "mark": {"name": ""}}"#,
-            .invalidValue(field: "mark.name", reason: "empty")),
-        (#"{"event": "mark", "streamSid": "MZ1", "mark": {"name": null}}"#,
-            .wrongType(field: "mark.name", expected: "a string"))
+        (
+            #"{"event": "mark", "streamSid": "MZ1", "mark": {"name": ""}}"#,
+            .invalidValue(field: "mark.name", reason: "empty")
+        ),
+        (
+            #"{"event": "mark", "streamSid": "MZ1", "mark": {"name": null}}"#,
+            .wrongType(field: "mark.name", expected: "a string")
+        )
     ]
 
     @Test(arguments: malformed)
