@@ -11,6 +11,9 @@ PYTHON ?= /usr/bin/python3
 PJSUA2_VERSION := 2.15.1.post1
 PYENV := .build/pyenv
 PYENV_STAMP := $(PYENV)/.pjsua2-$(PJSUA2_VERSION)
+# websockets (PyPI) for the voice agent of the Media Streams tests (Tests/MediaStreamsTests/MediaAgent.swift).
+WEBSOCKETS_VERSION := 13.1
+WEBSOCKETS_STAMP := $(PYENV)/.websockets-$(WEBSOCKETS_VERSION)
 # The whole suite must finish well inside CI's limit on 2 cores.
 TEST_TIMEOUT ?= 1200
 # How many tests run at once. No test blocks a thread of the cooperative pool, so without a
@@ -39,7 +42,7 @@ deps:
 	  [ $$status = 0 ] || exit $$status; \
 	fi
 	@command -v $(SWIFT) >/dev/null || { echo "swift not found on PATH (expected Swift 6.3 at /opt/swift)" >&2; exit 1; }
-	@$(MAKE) -s --no-print-directory $(PYENV_STAMP)
+	@$(MAKE) -s --no-print-directory $(PYENV_STAMP) $(WEBSOCKETS_STAMP)
 
 ## pyenv: the venv with pjsua2-python (once: a stamp file names the version). A failure is
 ## not an error: the tests that need pjsua2 are then skipped with a notice.
@@ -49,6 +52,15 @@ $(PYENV_STAMP):
 	  && $(PYENV)/bin/python3 -m pip install -q --disable-pip-version-check pjsua2-python==$(PJSUA2_VERSION) \
 	  && $(PYENV)/bin/python3 -c "import pjsua2" && touch $@ \
 	  || echo "could not install pjsua2-python into $(PYENV): the pjsua2 peer tests will be skipped" >&2
+
+## websockets: the voice agent's WebSocket server, in the same venv (a stamp names the
+## version). A failure is not an error: the Media Streams agent tests are then skipped.
+$(WEBSOCKETS_STAMP):
+	@echo "installing: websockets $(WEBSOCKETS_VERSION) into $(PYENV) (for the voice agent of the Media Streams tests)"
+	@{ [ -x $(PYENV)/bin/python3 ] || $(PYTHON) -m venv $(PYENV); } \
+	  && $(PYENV)/bin/python3 -m pip install -q --disable-pip-version-check websockets==$(WEBSOCKETS_VERSION) \
+	  && $(PYENV)/bin/python3 -c "import websockets" && touch $@ \
+	  || echo "could not install websockets into $(PYENV): the Media Streams agent tests will be skipped" >&2
 
 build: deps
 	$(SWIFT) build

@@ -85,6 +85,9 @@ let package = Package(
         // HTTP/1.1 and WebSocket client on IOCore's stream layer, plain or TLS, names through
         // the DNS module, on one shared client loop (the Swift client's transport, the webhook).
         .target(name: "WebClient", dependencies: ["IOCore", "DNS", "TLS", "Crypto", "HTTP"]),
+        // Twilio Media Streams over WebSocket for voice agents: the messages both ways as values
+        // and one stream's client (non-blocking, on WebClient); no gateway knowledge.
+        .target(name: "MediaStreams", dependencies: ["IOCore", "WebClient", "Crypto", "DNS"]),
         .target(name: "IrisClient", dependencies: ["SDP", "Media", "IOCore", "IrisAPI", "WebClient"]),
         // `irisgw test`: carrier integration suites run through a gateway's control API.
         .target(name: "CarrierTest", dependencies: ["IrisClient", "IrisAPI", "Formats", "Media", "Capture"]),
@@ -128,6 +131,11 @@ let package = Package(
         .testTarget(
             name: "CarrierTestTests",
             dependencies: ["CarrierTest", "Media", "IrisClient", "IrisAPI", "IOCore", "Capture", "TestSupport"]),
+        // The message codec (Twilio's examples, refusals), mu-law against SpanDSP, the playout,
+        // and streams to a Python agent (PyPI `websockets`) over ws:// and wss:// on 127.0.0.1.
+        .testTarget(
+            name: "MediaStreamsTests", dependencies: ["MediaStreams", "WebClient", "Media", "TestSupport"],
+            exclude: ["Peers"]),
         .testTarget(name: "IrisClientTests", dependencies: ["IrisClient", "SDP", "WebClient", "Media", "TestSupport"]),
         .testTarget(
             name: "ControlAPITests",

@@ -48,6 +48,8 @@ public final class WebSocketClient: Sendable {
 
     private let session: LoopBound<WebSocketSession>
     private let inbox: WebSocketInbox
+    /// A `pullFeed` is queued on the loop.
+    private let pullScheduled = SharedFlag()
 
     /// Connects to `url` (`ws://host[:port]/path?query` or `wss://`; `http://` and `https://`
     /// are accepted too; the host an IPv4/IPv6 literal, `localhost` or a DNS name) and
@@ -64,58 +66,97 @@ public final class WebSocketClient: Sendable {
         maxMessageBytes: Int = 16 << 20, caFile: String? = nil,
         dns: DNSResolverConfiguration = DNSResolverConfiguration()
     ) throws(IrisTransportError) {
-        let parsed = try ClientURL.parse(url)
-        let tls = parsed.scheme.isSecure ? try ClientTLS(host: parsed.host, caFile: caFile, url: url) : nil
-        // RFC 6455 §4.1: a fresh random 16-byte nonce, base64.
-        let key = Base64.encode(Crypto.randomBytes(count: 16))
-
-        let reserved: Set<String> = [
-            "host", "upgrade", "connection", "sec-websocket-key", "sec-websocket-version",
-            "sec-websocket-extensions", "content-length"
-        ]
-        var fields = headers.filter { !reserved.contains($0.key.lowercased()) }.sorted { $0.key < $1.key }.map {
-            ($0.key, $0.value)
-        }
-        fields += [
-            ("Upgrade", "websocket"), ("Connection", "Upgrade"), ("Sec-WebSocket-Key", key),
-            ("Sec-WebSocket-Version", "13")
-        ]
-        let request: [UInt8]
-        do {
-            request = try HTTPRequestWriter.head(
-                method: "GET", target: parsed.target, host: parsed.hostHeader, headers: fields)
-        } catch {
-            throw .invalidRequest(error.message)
-        }
-
+        let upgrade = try Upgrade(url: url, headers: headers, caFile: caFile)
         let inbox = WebSocketInbox()
         let loop = ClientLoop.shared.loop
         loop.assertNotHere()
-        let outcome = Mutex<Result<(LoopBound<WebSocketSession>, HTTPClientResponse), IrisTransportError>?>(nil)
+        let outcome = Mutex<Result<Opened, IrisTransportError>?>(nil)
         let done = DispatchSemaphore(value: 0)
-        loop.execute {
-            var session: WebSocketSession?
-            session = WebSocketSession(
-                url: parsed, tls: tls, dns: dns, request: request, maxMessageBytes: maxMessageBytes,
-                timeout: timeout, inbox: inbox, loop: loop
-            ) { result in
-                // Called once; on the loop, where the session may be bound (possibly from its init).
-                let bound = result.map { (LoopBound(session!, loop: loop), $0) }
-                outcome.withLock { $0 = bound }
-                done.signal()
-            }
+        Self.open(upgrade, timeout: timeout, maxMessageBytes: maxMessageBytes, dns: dns, inbox: inbox) { result in
+            outcome.withLock { $0 = result }
+            done.signal()
         }
         // The loop answers by the deadline; the margin only guards a stuck loop.
         if done.wait(timeout: .now() + max(0, timeout.isNaN ? 0 : timeout) + 5) == .timedOut {
             throw .timeout(operation: "the WebSocket upgrade (the client loop did not answer)", seconds: timeout)
         }
-        let (session, head) = try outcome.withLock { $0! }.get()
-        guard head.status == 101 else {
-            throw .handshakeRejected(status: head.status, body: String(decoding: head.body, as: UTF8.self))
+        let opened = try outcome.withLock { $0! }.get()
+        self.url = url
+        self.responseHeaders = opened.headers
+        self.maxMessageBytes = maxMessageBytes
+        self.session = opened.session
+        self.inbox = inbox
+    }
+
+    /// `init(url:...)` without waiting: connects and upgrades on the client loop, then calls
+    /// `completion` there with the open client or why it could not open (the errors of
+    /// `init`). The client's messages and its end go to `handler` (on the loop, in order; the
+    /// end once, last) instead of `receive`. For callers that must never block (a media
+    /// thread); `send`, `feed` and `closeWithoutWaiting` never wait either.
+    public static func connect(
+        url: String, headers: [String: String] = [:], timeout: Double = 10,
+        maxMessageBytes: Int = 16 << 20, caFile: String? = nil,
+        dns: DNSResolverConfiguration = DNSResolverConfiguration(),
+        handler: @escaping @Sendable (WebSocketEvent) -> Void,
+        completion: @escaping @Sendable (Result<WebSocketClient, IrisTransportError>) -> Void
+    ) {
+        let upgrade: Upgrade
+        do {
+            upgrade = try Upgrade(url: url, headers: headers, caFile: caFile)
+        } catch {
+            return ClientLoop.shared.loop.execute { completion(.failure(error)) }
         }
-        let expected = WebSocketHandshake.accept(key: key)
-        let problem: String? =
-            if head.headers["upgrade"]?.lowercased() != "websocket" {
+        let inbox = WebSocketInbox(handler: handler)
+        open(upgrade, timeout: timeout, maxMessageBytes: maxMessageBytes, dns: dns, inbox: inbox) { result in
+            completion(
+                result.map {
+                    WebSocketClient(
+                        url: url, headers: $0.headers, maxMessageBytes: maxMessageBytes, session: $0.session,
+                        inbox: inbox)
+                })
+        }
+    }
+
+    /// An upgraded connection: its session and the 101's header fields.
+    private typealias Opened = (session: LoopBound<WebSocketSession>, headers: [String: String])
+
+    /// The opening request of one connection: the URL taken apart, the trust, the nonce.
+    private struct Upgrade: Sendable {
+        let url: String
+        let parsed: ClientURL
+        let tls: ClientTLS?
+        let key: String
+        let request: [UInt8]
+
+        init(url: String, headers: [String: String], caFile: String?) throws(IrisTransportError) {
+            self.url = url
+            parsed = try ClientURL.parse(url)
+            tls = parsed.scheme.isSecure ? try ClientTLS(host: parsed.host, caFile: caFile, url: url) : nil
+            // RFC 6455 §4.1: a fresh random 16-byte nonce, base64.
+            key = Base64.encode(Crypto.randomBytes(count: 16))
+            let reserved: Set<String> = [
+                "host", "upgrade", "connection", "sec-websocket-key", "sec-websocket-version",
+                "sec-websocket-extensions", "content-length"
+            ]
+            var fields = headers.filter { !reserved.contains($0.key.lowercased()) }.sorted { $0.key < $1.key }.map {
+                ($0.key, $0.value)
+            }
+            fields += [
+                ("Upgrade", "websocket"), ("Connection", "Upgrade"), ("Sec-WebSocket-Key", key),
+                ("Sec-WebSocket-Version", "13")
+            ]
+            do {
+                request = try HTTPRequestWriter.head(
+                    method: "GET", target: parsed.target, host: parsed.hostHeader, headers: fields)
+            } catch {
+                throw .invalidRequest(error.message)
+            }
+        }
+
+        /// Why the server's 101 does not open this WebSocket (RFC 6455 §4.1), or nil.
+        func problem(with head: HTTPClientResponse) -> String? {
+            let expected = WebSocketHandshake.accept(key: key)
+            return if head.headers["upgrade"]?.lowercased() != "websocket" {
                 "Upgrade is \"\(head.headers["upgrade"] ?? "")\", not websocket"
             } else if !(head.headers["connection"] ?? "").lowercased().split(separator: ",").contains(where: {
                 $0.trimmingSpaces() == "upgrade"
@@ -128,12 +169,46 @@ public final class WebSocketClient: Sendable {
             } else {
                 nil
             }
-        if let problem {
-            loop.execute { session.value.abandon() }
-            throw .handshakeInvalid(problem)
         }
+    }
+
+    /// Opens the session on the loop; `completion` (on the loop) gets the client once the
+    /// 101 checked out.
+    private static func open(
+        _ upgrade: Upgrade, timeout: Double, maxMessageBytes: Int, dns: DNSResolverConfiguration,
+        inbox: WebSocketInbox, completion: @escaping @Sendable (Result<Opened, IrisTransportError>) -> Void
+    ) {
+        let loop = ClientLoop.shared.loop
+        loop.execute {
+            var session: WebSocketSession?
+            session = WebSocketSession(
+                url: upgrade.parsed, tls: upgrade.tls, dns: dns, request: upgrade.request,
+                maxMessageBytes: maxMessageBytes, timeout: timeout, inbox: inbox, loop: loop
+            ) { result in
+                // Called once; on the loop, where the session may be bound (possibly from its init).
+                let opened = result.flatMap { head -> Result<Opened, IrisTransportError> in
+                    guard head.status == 101 else {
+                        return .failure(
+                            .handshakeRejected(status: head.status, body: String(decoding: head.body, as: UTF8.self)))
+                    }
+                    if let problem = upgrade.problem(with: head) {
+                        session!.abandon()
+                        return .failure(.handshakeInvalid(problem))
+                    }
+                    inbox.arm()
+                    return .success((LoopBound(session!, loop: loop), head.headers))
+                }
+                completion(opened)
+            }
+        }
+    }
+
+    private init(
+        url: String, headers: [String: String], maxMessageBytes: Int, session: LoopBound<WebSocketSession>,
+        inbox: WebSocketInbox
+    ) {
         self.url = url
-        self.responseHeaders = head.headers
+        self.responseHeaders = headers
         self.maxMessageBytes = maxMessageBytes
         self.session = session
         self.inbox = inbox
@@ -194,13 +269,47 @@ public final class WebSocketClient: Sendable {
     /// second for the server's close frame; receivers on other threads wake and return nil.
     /// Idempotent; never throws.
     public func close(code: UInt16 = 1000, reason: String = "") {
-        guard !inbox.closeRequested.exchange(true, ordering: .acquiringAndReleasing) else { return }
         session.loop.assertNotHere()
-        inbox.wake()
         let done = DispatchSemaphore(value: 0)
-        let session = session
-        session.loop.execute { session.value.close(code: code, reason: reason) { done.signal() } }
+        guard startClose(code: code, reason: reason, done: { done.signal() }) else { return }
         _ = done.wait(timeout: .now() + 2)
+    }
+
+    /// `close` without waiting: the close frame is queued after every frame sent before it,
+    /// and the connection ends when the server answers (or after one second). Idempotent.
+    public func closeWithoutWaiting(code: UInt16 = 1000, reason: String = "") {
+        startClose(code: code, reason: reason, done: {})
+    }
+
+    @discardableResult
+    private func startClose(code: UInt16, reason: String, done: @escaping @Sendable () -> Void) -> Bool {
+        guard !inbox.closeRequested.exchange(true, ordering: .acquiringAndReleasing) else { return false }
+        inbox.wake()
+        let session = session
+        session.loop.execute { session.value.close(code: code, reason: reason, done: done) }
+        return true
+    }
+
+    /// Makes the connection pull what it sends: on the client loop, `next` is asked for text
+    /// messages while fewer than `lowWater` bytes wait to leave, again each time the socket
+    /// has taken everything queued, and after `pullFeed()`. So the caller keeps its own
+    /// bounded queue and chooses what to drop when the peer reads slowly; nil: nothing now.
+    /// `next` runs on the loop (keep it short).
+    public func feed(lowWater: Int, next: @escaping @Sendable () -> String?) {
+        let session = session
+        session.loop.execute { session.value.feed(lowWater: lowWater, next: next) }
+    }
+
+    /// Asks the loop to pull from the feed (several calls before it runs make one pull).
+    /// Never waits.
+    public func pullFeed() {
+        guard !pullScheduled.value.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let session = session
+        let scheduled = pullScheduled
+        session.loop.execute {
+            scheduled.value.store(false, ordering: .releasing)
+            session.value.pullFeed()
+        }
     }
 
     /// Queues one frame on the loop, in the order of the calls; nothing after our close frame.
@@ -209,4 +318,9 @@ public final class WebSocketClient: Sendable {
         let session = session
         session.loop.execute { session.value.send(WebSocketFrame(fin: true, opcode: opcode, payload: payload)) }
     }
+}
+
+/// An atomic flag that closures on another thread can hold.
+private final class SharedFlag: Sendable {
+    let value = Atomic<Bool>(false)
 }

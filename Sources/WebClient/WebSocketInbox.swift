@@ -5,7 +5,9 @@ import Synchronization
 /// The caller's side of a `WebSocketClient`: messages the loop has read, waiting for
 /// `receive`, and how the WebSocket ended. The loop posts; callers wait on their own thread
 /// (a semaphore that says "something changed"; the state is always checked under the lock
-/// before waiting, so no post is missed and a spare wake-up only costs a look).
+/// before waiting, so no post is missed and a spare wake-up only costs a look). With a
+/// `handler` (`WebSocketClient.connect`) nothing waits: messages and the end go to it on the
+/// loop instead.
 final class WebSocketInbox: Sendable {
     private struct State {
         var messages: [WebSocketMessage] = []
@@ -21,12 +23,24 @@ final class WebSocketInbox: Sendable {
     private let changed = DispatchSemaphore(value: 0)
     /// `close()` was called: receivers return nil from now on.
     let closeRequested = Atomic<Bool>(false)
+    /// Where messages and the end go instead of the queue (called on the loop).
+    private let handler: (@Sendable (WebSocketEvent) -> Void)?
+
+    /// The upgrade succeeded: the end goes to the handler from now on (a failed opening is
+    /// reported by `connect`'s completion alone).
+    private let armed = Atomic<Bool>(false)
+
+    init(handler: (@Sendable (WebSocketEvent) -> Void)? = nil) { self.handler = handler }
+
+    /// The WebSocket is open (from the loop).
+    func arm() { armed.store(true, ordering: .releasing) }
 
     var serverClose: WebSocketCloseFrame? { state.withLock { $0.serverClose } }
     var sendClosed: Bool { state.withLock { $0.sendClosed } }
 
     /// A whole message read (from the loop).
     func post(_ message: WebSocketMessage) {
+        if let handler { return handler(.message(message)) }
         state.withLock { $0.messages.append(message) }
         changed.signal()
     }
@@ -39,11 +53,15 @@ final class WebSocketInbox: Sendable {
 
     /// The WebSocket ended: cleanly (nil) or for `failure` (from the loop).
     func end(_ failure: IrisTransportError?) {
-        state.withLock {
-            guard !$0.ended else { return }
-            $0.ended = true
-            $0.sendClosed = true
-            $0.failure = failure
+        let first = state.withLock { s -> Bool in
+            guard !s.ended else { return false }
+            s.ended = true
+            s.sendClosed = true
+            s.failure = failure
+            return true
+        }
+        if first, let handler, armed.load(ordering: .acquiring) {
+            handler(failure.map { .failed($0) } ?? .closed(serverClose))
         }
         changed.signal()
     }

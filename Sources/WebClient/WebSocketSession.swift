@@ -22,6 +22,8 @@ final class WebSocketSession {
     private var closeTimer: EventLoop.Timer?
     /// Held while the connection is being opened or is open.
     private var retainSelf: WebSocketSession?
+    /// Where the caller's messages come from when it feeds (`WebSocketClient.feed`).
+    private var feedSource: (lowWater: Int, next: () -> String?)?
 
     /// Starts at once (on the loop): resolves, connects, sends `request` (the upgrade) and
     /// gives the answer to `opened` within `timeout` seconds.
@@ -156,6 +158,24 @@ final class WebSocketSession {
         send(frame, on: c)
     }
 
+    /// Pulls messages from `next` while little waits to leave, and again whenever the socket
+    /// has taken everything.
+    func feed(lowWater: Int, next: @escaping () -> String?) {
+        feedSource = (lowWater, next)
+        dialer.connection?.onDrained = { [weak self] _ in self?.pullFeed() }
+        pullFeed()
+    }
+
+    /// Sends what the feed has while fewer than its low-water bytes are queued.
+    func pullFeed() {
+        guard let (lowWater, next) = feedSource else { return }
+        while !closeSent, let c = dialer.connection, c.isOpen, opened == nil, c.queuedBytes < lowWater,
+            let text = next()
+        {
+            send(WebSocketFrame(fin: true, opcode: .text, payload: Array(text.utf8)), on: c)
+        }
+    }
+
     /// Starts the closing handshake; `done` runs once the server's close frame came back,
     /// the connection ended, or after one second.
     func close(code: UInt16, reason: String, done: @escaping () -> Void) {
@@ -221,6 +241,7 @@ final class WebSocketSession {
         dialer.onFrames = nil
         dialer.onClose = nil
         dialer.onUnreachable = nil
+        feedSource = nil
         let waiting = closing
         closing = []
         for done in waiting { done() }

@@ -16,21 +16,12 @@ import Testing
 /// `stop()` (in a `defer`) quits it (SIGTERM, then SIGKILL) and removes the folder (kept
 /// when the environment sets IRISGW_E2E_KEEP).
 final class PJSUAPeer: @unchecked Sendable {
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-    static let python = packageRoot.appendingPathComponent(".build/pyenv/bin/python3").path
+    static let python = PythonVenv.python
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("Peers/pjsua_peer.py").path
 
     /// The venv's interpreter with the `pjsua2` package in it (`make deps` installs both).
-    static var isInstalled: Bool {
-        let lib = packageRoot.appendingPathComponent(".build/pyenv/lib")
-        let versions = (try? FileManager.default.contentsOfDirectory(atPath: lib.path)) ?? []
-        return FileManager.default.isExecutableFile(atPath: python)
-            && versions.contains {
-                FileManager.default.fileExists(atPath: lib.appendingPathComponent("\($0)/site-packages/pjsua2").path)
-            }
-    }
+    static var isInstalled: Bool { PythonVenv.has("pjsua2") }
 
     /// What the process is started with.
     struct Options {
@@ -138,12 +129,7 @@ final class PJSUAPeer: @unchecked Sendable {
 
     /// Every event printed so far, oldest first.
     var events: [Event] {
-        let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
-        let decoder = JSONDecoder()
-        return text.split(whereSeparator: \.isNewline).compactMap { line in
-            guard line.hasPrefix("{\"event\"") else { return nil }
-            return try? decoder.decode(Event.self, from: Data(line.utf8))
-        }
+        PythonVenv.events(Event.self, in: (try? String(contentsOf: output, encoding: .utf8)) ?? "")
     }
 
     /// Waits for the first event (from the start) that `matches`; nil after `timeout` or

@@ -1,0 +1,85 @@
+import Media
+import MediaStreams
+import Testing
+
+/// The module's own mu-law against SpanDSP's (the media engine's), and the playout's queue,
+/// marks and clear as a plain value.
+@Suite struct MuLawAndPlayoutTests {
+    @Test func muLawMatchesSpanDSPForEverySampleAndCode() {
+        let samples = (Int(Int16.min)...Int(Int16.max)).map { Int16($0) }
+        var spandsp: [UInt8] = []
+        G711.encodeULaw(samples, into: &spandsp)
+        let ours = MuLaw.encode(samples)
+        let differing = samples.indices.filter { ours[$0] != spandsp[$0] }
+        #expect(differing.isEmpty, "\(differing.prefix(5).map { "\(samples[$0]): \(ours[$0]) vs \(spandsp[$0])" })")
+        let codes = (0...255).map { UInt8($0) }
+        var decoded: [Int16] = []
+        G711.decodeULaw(codes, into: &decoded)
+        #expect(MuLaw.decode(codes) == decoded, "\(codes.filter { MuLaw.decode($0) != decoded[Int($0)] })")
+    }
+
+    @Test func l16IsBigEndian() {
+        #expect(MediaStreamAudioFormat.l16at16k.encode([0x0102, -2]) == [0x01, 0x02, 0xFF, 0xFE])
+        #expect(MediaStreamAudioFormat.l16at16k.frameSamples == 320)
+        #expect(MediaStreamAudioFormat.mulaw8k.frameSamples == 160)
+    }
+
+    static func frame(_ value: Int16, _ count: Int = 160) -> [Int16] { Array(repeating: value, count: count) }
+
+    @Test func marksComeOutWithTheLastFrameBeforeThem() {
+        var p = MediaStreamPlayout()
+        #expect(p.mark("nothing-before") == ["nothing-before"])
+        p.add(Self.frame(1) + Self.frame(2))
+        #expect(p.mark("two") == [])
+        p.add(Self.frame(3))
+        #expect(p.mark("three") == [])
+        #expect(p.next() == .init(audio: Self.frame(1), marks: []))
+        #expect(p.next() == .init(audio: Self.frame(2), marks: ["two"]))
+        #expect(p.pendingMarks == ["three"])
+        #expect(p.next() == .init(audio: Self.frame(3), marks: ["three"]))
+        #expect(p.next() == .init(audio: nil, marks: []))
+    }
+
+    @Test func partFrameBeforeAMarkIsPaddedWithSilence() {
+        var p = MediaStreamPlayout()
+        p.add(Self.frame(7, 100))
+        #expect(p.next() == .init(audio: nil, marks: []))
+        _ = p.mark("end")
+        #expect(p.next() == .init(audio: Self.frame(7, 100) + Self.frame(0, 60), marks: ["end"]))
+    }
+
+    @Test func clearDropsTheQueueAndReturnsItsMarks() {
+        var p = MediaStreamPlayout()
+        p.add(Self.frame(1) + Self.frame(2) + Self.frame(3))
+        _ = p.mark("a")
+        #expect(p.next().audio == Self.frame(1))
+        #expect(p.clear() == ["a"])
+        #expect(p.queuedSamples == 0)
+        #expect(p.next() == .init(audio: nil, marks: []))
+        p.add(Self.frame(4))
+        _ = p.mark("b")
+        #expect(p.next() == .init(audio: Self.frame(4), marks: ["b"]))
+    }
+
+    @Test func audioPastTheBoundIsDroppedAndCounted() {
+        var p = MediaStreamPlayout(frameSamples: 160, maxQueuedSamples: 320)
+        p.add(Self.frame(1) + Self.frame(2) + Self.frame(3))
+        #expect(p.queuedSamples == 320)
+        #expect(p.droppedSamples == 160)
+    }
+
+    @Test func playerEchoesMarksAsFramesAreTaken() {
+        let echoed = EchoLog()
+        let player = MediaStreamPlayer { echoed.add($0) }
+        player.handle(.audio(Self.frame(1)))
+        player.handle(.mark("m"))
+        #expect(echoed.names == [])
+        #expect(player.nextFrame() == Self.frame(1))
+        #expect(echoed.names == ["m"])
+        player.handle(.audio(Self.frame(2)))
+        player.handle(.mark("dropped"))
+        player.handle(.clear)
+        #expect(echoed.names == ["m", "dropped"])
+        #expect(player.nextFrame() == nil)
+    }
+}
