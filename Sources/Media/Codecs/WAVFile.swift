@@ -137,7 +137,8 @@ public struct WAVFile: Sendable, Equatable {
     public func encoded() throws(WAVError) -> [UInt8] {
         guard channels.count == 1 || channels.count == 2 else { throw .unsupportedChannelCount(channels.count) }
         let frames = channels.map(\.count).min() ?? 0
-        var out = try Self.header(sampleRate: sampleRate, channels: channels.count, dataBytes: frames * 2 * channels.count)
+        var out = try Self.header(
+            sampleRate: sampleRate, channels: channels.count, dataBytes: frames * 2 * channels.count)
         out.reserveCapacity(out.count + frames * 2 * channels.count)
         for frame in 0..<frames {
             for channel in channels { Self.append(UInt16(bitPattern: channel[frame]), to: &out) }
@@ -197,7 +198,9 @@ public struct WAVFile: Sendable, Equatable {
 
     // MARK: - Helpers
 
-    private static func decode(_ bytes: [UInt8], from start: Int, frames: Int, channel: Int, of channels: Int) -> [Int16] {
+    private static func decode(
+        _ bytes: [UInt8], from start: Int, frames: Int, channel: Int, of channels: Int
+    ) -> [Int16] {
         [Int16](unsafeUninitializedCapacity: frames) { out, count in
             for frame in 0..<frames {
                 out[frame] = Int16(bitPattern: uint16(bytes, start + (frame * channels + channel) * 2))

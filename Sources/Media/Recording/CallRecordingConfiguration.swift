@@ -31,7 +31,7 @@ public struct CallRecordingConfiguration: Sendable, Equatable {
     public var queueFrames: Int
     /// Seconds between the moments the file is made whole on disk (WAV sizes patched, the
     /// Ogg page in progress written); default 1. At most this much audio is lost in a crash
-    /// (plus what the queue holds).
+    /// (plus what the queue holds). At least 0.01.
     public var flushInterval: Double
     /// Opus bits per second for `.ogg`; nil (default): 24000 per channel. Less makes the
     /// encoder narrow the stereo image, and one side leaks into the other's channel (at 16000
@@ -60,7 +60,7 @@ public struct CallRecordingConfiguration: Sendable, Equatable {
             return "sample rate \(sampleRate) is not one of \(Opus.supportedSampleRates.map(String.init))"
         }
         if queueFrames < 1 { return "queue of \(queueFrames) frames (at least 1)" }
-        if !(flushInterval > 0) { return "flush interval of \(flushInterval) s (more than 0)" }
+        if !(flushInterval >= 0.01) { return "flush interval of \(flushInterval) s (0.01 at least)" }
         if let opusBitrate, !(500...512_000).contains(opusBitrate) {
             return "Opus bitrate \(opusBitrate) (500 to 512000)"
         }

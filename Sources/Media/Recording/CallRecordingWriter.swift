@@ -31,8 +31,8 @@ public final class CallRecordingWriter: Sendable {
             var pausedSince: Int?
             var paused: [(start: Int, end: Int)] = []
             var finishing = false
-            var result: Result<CallRecordingSummary, CallRecordingError>?
-            var waiters: [@Sendable (Result<CallRecordingSummary, CallRecordingError>) -> Void] = []
+            var result: CallRecordingOutcome?
+            var waiters: [@Sendable (CallRecordingOutcome) -> Void] = []
         }
         let state: Mutex<State>
         /// Wakes the writer thread early (to finish); appends never signal it.
@@ -44,32 +44,29 @@ public final class CallRecordingWriter: Sendable {
     /// Creates the file (mode 0600) with its header and starts the writer thread. Throws
     /// `CallRecordingError` for settings that cannot record or a file that cannot be created.
     public convenience init(path: String, configuration: CallRecordingConfiguration) throws(CallRecordingError) {
-        // The encoder first: settings it rejects leave no file behind.
-        let encoder = try Self.encoder(configuration)
-        try self.init(path: path, configuration: configuration, encoder: encoder, sink: try RecordingFile(path: path))
+        // Settings first: a refusal leaves no file behind.
+        if let problem = configuration.problem { throw .invalidConfiguration(problem) }
+        try self.init(path: path, configuration: configuration, sink: try RecordingFile(path: path))
     }
 
-    /// The writer over any sink (tests hold the writer thread with one).
-    convenience init(path: String, configuration: CallRecordingConfiguration, sink: RecordingSink)
-        throws(CallRecordingError)
-    {
-        try self.init(path: path, configuration: configuration, encoder: try Self.encoder(configuration), sink: sink)
-    }
-
-    private init(
-        path: String, configuration: CallRecordingConfiguration, encoder: RecordingEncoder, sink: RecordingSink
-    ) throws(CallRecordingError) {
+    /// The writer over any sink (tests hold or fail the writer thread's writes with one).
+    init(path: String, configuration: CallRecordingConfiguration, sink: RecordingSink) throws(CallRecordingError) {
         self.path = path
         self.configuration = configuration
-        let header = try encoder.header()
+        let encoder: RecordingEncoder
+        let header: [UInt8]
         do {
-            try withBuffer(header) { (bytes) throws(CallRecordingError) in try sink.append(UnsafeRawBufferPointer(bytes)) }
+            encoder = try Self.encoder(configuration)
+            header = try encoder.header()
+            try withBuffer(header) { (bytes) throws(CallRecordingError) in
+                try sink.append(UnsafeRawBufferPointer(bytes))
+            }
         } catch {
             sink.close()
             throw error
         }
-        inbox = Inbox(
-            .init(queue: RecordingFrameQueue(capacity: configuration.queueFrames, frameSamples: configuration.frameSamples)))
+        let queue = RecordingFrameQueue(capacity: configuration.queueFrames, frameSamples: configuration.frameSamples)
+        inbox = Inbox(.init(queue: queue))
         let drain = UncheckedBox(
             RecordingDrain(
                 path: path, configuration: configuration, encoder: encoder, sink: sink, headerBytes: header.count))
@@ -78,9 +75,9 @@ public final class CallRecordingWriter: Sendable {
         thread.start()
     }
 
-    private static func encoder(_ configuration: CallRecordingConfiguration) throws(CallRecordingError)
-        -> RecordingEncoder
-    {
+    private static func encoder(
+        _ configuration: CallRecordingConfiguration
+    ) throws(CallRecordingError) -> any RecordingEncoder {
         if let problem = configuration.problem { throw .invalidConfiguration(problem) }
         let channels = configuration.layout.channels
         switch configuration.format {
@@ -139,10 +136,10 @@ public final class CallRecordingWriter: Sendable {
     /// last page), closes it, and calls `completion` on the writer thread with what the file
     /// holds, or the first write error. Later calls get the same result; later appends are
     /// ignored. Never blocks.
-    public func finish(then completion: @escaping @Sendable (Result<CallRecordingSummary, CallRecordingError>) -> Void) {
+    public func finish(then completion: @escaping @Sendable (CallRecordingOutcome) -> Void) {
         let done = inbox.state.withLock { state in
-            if state.pausedSince != nil, !state.finishing {
-                state.paused.append((state.pausedSince!, state.frames))
+            if let since = state.pausedSince, !state.finishing {
+                state.paused.append((since, state.frames))
                 state.pausedSince = nil
             }
             state.finishing = true
@@ -166,11 +163,14 @@ public final class CallRecordingWriter: Sendable {
     static let drainInterval = 0.1
 
     private static func run(_ inbox: Inbox, _ drain: RecordingDrain) {
-        var batch = RecordingBatch(capacity: drain.configuration.queueFrames, frameSamples: drain.configuration.frameSamples)
+        var batch = RecordingBatch(
+            capacity: drain.configuration.queueFrames, frameSamples: drain.configuration.frameSamples)
         let flushEvery = Duration.milliseconds(Int64(drain.configuration.flushInterval * 1000))
-        var lastFlush = ContinuousClock.now
+        var nextFlush = ContinuousClock.now + flushEvery
         while true {
-            _ = inbox.wake.wait(timeout: .now() + min(drainInterval, drain.configuration.flushInterval))
+            // Wake for the next drain, or sooner for the next flush, so flushes keep their interval.
+            let untilFlush = ContinuousClock.now.duration(to: nextFlush) / .milliseconds(1) / 1000
+            _ = inbox.wake.wait(timeout: .now() + max(0, min(drainInterval, untilFlush)))
             let finishing = inbox.state.withLock { state in
                 state.queue.moveAll(into: &batch)
                 return state.finishing
@@ -187,13 +187,16 @@ public final class CallRecordingWriter: Sendable {
                 for waiter in waiters { waiter(result) }
                 return
             }
-            if ContinuousClock.now - lastFlush >= flushEvery {
+            if ContinuousClock.now >= nextFlush {
                 drain.flush()
-                lastFlush = ContinuousClock.now
+                nextFlush = ContinuousClock.now + flushEvery
             }
         }
     }
 }
+
+/// What `finish` reports: the summary of a complete file, or the first write failure.
+public typealias CallRecordingOutcome = Result<CallRecordingSummary, CallRecordingError>
 
 /// A value the writer thread alone uses once it starts.
 private struct UncheckedBox<Value>: @unchecked Sendable {
@@ -265,7 +268,7 @@ private final class RecordingDrain {
         }
     }
 
-    func finish(paused: [(start: Int, end: Int)], dropped: Int) -> Result<CallRecordingSummary, CallRecordingError> {
+    func finish(paused: [(start: Int, end: Int)], dropped: Int) -> CallRecordingOutcome {
         if failure == nil {
             out.removeAll(keepingCapacity: true)
             do throws(CallRecordingError) {

@@ -41,13 +41,17 @@ struct OggPageWriter {
         out.append(flags.rawValue)
         for shift in stride(from: 0, to: 64, by: 8) { out.append(UInt8(truncatingIfNeeded: granule >> Int64(shift))) }
         for value in [serial, sequence, 0] {  // the CRC is 0 while it is computed
-            for shift in stride(from: 0, to: 32, by: 8) { out.append(UInt8(truncatingIfNeeded: value >> UInt32(shift))) }
+            for shift in stride(from: 0, to: 32, by: 8) {
+                out.append(UInt8(truncatingIfNeeded: value >> UInt32(shift)))
+            }
         }
         out.append(UInt8(lacing.count))
         out += lacing
         out += body
         let crc = out.withUnsafeBytes { OggCRC.checksum(UnsafeRawBufferPointer(rebasing: $0[start...])) }
-        for (index, shift) in [0, 8, 16, 24].enumerated() { out[start + 22 + index] = UInt8(truncatingIfNeeded: crc >> UInt32(shift)) }
+        for (index, shift) in [0, 8, 16, 24].enumerated() {
+            out[start + 22 + index] = UInt8(truncatingIfNeeded: crc >> UInt32(shift))
+        }
         sequence &+= 1
         lacing.removeAll(keepingCapacity: true)
         body.removeAll(keepingCapacity: true)

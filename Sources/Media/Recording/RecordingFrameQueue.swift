@@ -67,7 +67,8 @@ struct RecordingFrameQueue {
                     batch.entries[index] = entries[slot]
                     guard !entries[slot].silent else { continue }
                     let from = UnsafeBufferPointer(rebasing: storage[(slot * slotSamples)..<((slot + 1) * slotSamples)])
-                    _ = UnsafeMutableBufferPointer(rebasing: out[(index * slotSamples)...]).initialize(fromContentsOf: from)
+                    _ = UnsafeMutableBufferPointer(rebasing: out[(index * slotSamples)...]).initialize(
+                        fromContentsOf: from)
                 }
             }
         }

@@ -77,3 +77,26 @@ final class HeldSink: RecordingSink, @unchecked Sendable {  // the writer thread
 
     func close() { file.close() }
 }
+
+/// A sink over a real file whose appends fail from the `failingFrom`-th on (the header is
+/// the first): a full disk.
+final class FailingSink: RecordingSink {
+    let file: RecordingFile
+    private let failingFrom: Int
+    private var appends = 0
+
+    init(path: String, failingFrom: Int) throws {
+        file = try RecordingFile(path: path)
+        self.failingFrom = failingFrom
+    }
+
+    func append(_ bytes: UnsafeRawBufferPointer) throws(CallRecordingError) {
+        appends += 1
+        guard appends < failingFrom else { throw .io(path: file.path, reason: "No space left on device") }
+        try file.append(bytes)
+    }
+
+    func patch(_ bytes: [UInt8], at offset: Int) throws(CallRecordingError) { try file.patch(bytes, at: offset) }
+
+    func close() { file.close() }
+}

@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 @testable import Media
 
@@ -135,6 +135,22 @@ import TestSupport
         let wav = try WAVFile(contentsOf: path)
         let firstOfFrames = stride(from: 0, to: wav.channels[0].count, by: 160).map { wav.channels[0][$0] }
         #expect(firstOfFrames == [1] + [Int16](repeating: 0, count: 90) + (92...101).map { Int16($0) })
+    }
+
+    /// A write fails (a full disk): writing stops, the caller still never waits, and
+    /// `finish` reports the failure, every time it is asked.
+    @Test func writeFailureIsReportedByFinish() async throws {
+        let dir = try RecordingDirectory()
+        defer { dir.cleanup() }
+        let path = dir.path("call.wav")
+        let writer = try CallRecordingWriter(
+            path: path, configuration: .init(format: .wav), sink: try FailingSink(path: path, failingFrom: 2))
+        appendTones(writer, frames: 0..<50)
+        let failure = CallRecordingError.io(path: path, reason: "No space left on device")
+        await #expect(throws: failure) { try await writer.finish() }
+        appendTones(writer, frames: 50..<60)  // ignored once finishing
+        await #expect(throws: failure) { try await writer.finish() }
+        #expect(try WAVFile(contentsOf: path).duration == 0)
     }
 
     @Test func refusesBadSettingsAndExistingFiles() async throws {
