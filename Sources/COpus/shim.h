@@ -17,4 +17,6 @@ static inline int COpus_get_packet_loss_perc(OpusEncoder *e, opus_int32 *v) { re
 static inline int COpus_get_dtx(OpusEncoder *e, opus_int32 *v) { return opus_encoder_ctl(e, OPUS_GET_DTX(v)); }
 static inline int COpus_get_application(OpusEncoder *e, opus_int32 *v) { return opus_encoder_ctl(e, OPUS_GET_APPLICATION(v)); }
 static inline int COpus_get_max_bandwidth(OpusEncoder *e, opus_int32 *v) { return opus_encoder_ctl(e, OPUS_GET_MAX_BANDWIDTH(v)); }
+// The encoder's delay in samples at its rate: an Ogg Opus file's pre-skip (RFC 7845 §4.2).
+static inline int COpus_get_lookahead(OpusEncoder *e, opus_int32 *v) { return opus_encoder_ctl(e, OPUS_GET_LOOKAHEAD(v)); }
 #endif

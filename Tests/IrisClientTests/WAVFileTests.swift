@@ -32,6 +32,18 @@ struct WAVFileTests {
         let wav = try WAVFile(bytes: bytes)
         #expect(wav.sampleRate == 8_000)
         #expect(wav.samples == [200, 0, .max, .min])
+        #expect(wav.channels == [[100, -1_000, .max, .min], [300, 1_000, .max, .min]])
+    }
+
+    @Test func stereoRoundTripKeepsTheChannelsApart() throws {
+        let left: [Int16] = [1, -2, .max, .min, 5]
+        let right: [Int16] = [-7, 8, 9]
+        let bytes = try WAVFile(sampleRate: 16_000, left: left, right: right).encoded()
+        #expect(bytes.count == 44 + 5 * 4)
+        #expect(Array(bytes[22..<36]) == [2, 0, 0x80, 0x3E, 0, 0, 0, 0xFA, 0, 0, 4, 0, 16, 0])
+        let read = try WAVFile(bytes: bytes)
+        #expect(read.sampleRate == 16_000 && read.duration == 5.0 / 16_000)
+        #expect(read.channels == [left, right + [0, 0]])
     }
 
     @Test func otherFormatsAreRefused() throws {

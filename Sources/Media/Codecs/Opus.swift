@@ -44,6 +44,10 @@ public enum Opus {
     /// The largest packet one frame can produce (RFC 6716 §3.2.1: 1275 bytes per frame).
     public static let maxPacketSize = 1275
 
+    /// libopus's version text ("libopus 1.3.1"): the vendor string of an Ogg Opus file's
+    /// OpusTags header (RFC 7845 §5.2).
+    public static var versionString: String { String(cString: opus_get_version_string()) }
+
     /// Samples per channel in `milliseconds` of audio at `sampleRate`.
     public static func samples(milliseconds: Int, sampleRate: Int32) -> Int {
         Int(sampleRate) / 1000 * milliseconds
@@ -234,6 +238,13 @@ public final class OpusEncoder {
             complexity: get(COpus_get_complexity), bitrate: get(COpus_get_bitrate),
             inbandFEC: get(COpus_get_inband_fec) != 0, expectedLossPercent: get(COpus_get_packet_loss_perc),
             dtx: get(COpus_get_dtx) != 0, maxBandwidth: Opus.Bandwidth(code: get(COpus_get_max_bandwidth)))
+    }
+
+    /// The encoder's delay (lookahead) in samples per channel at its own rate: what a decoder
+    /// must skip at the start, an Ogg Opus file's pre-skip once scaled to 48 kHz (RFC 7845 §4.2).
+    public var lookahead: Int {
+        var value: Int32 = 0
+        return COpus_get_lookahead(state, &value) == OPUS_OK ? Int(value) : 0
     }
 
     /// Creates an encoder from individual settings (see `Configuration` for defaults).

@@ -42,26 +42,48 @@ public enum WAVError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// 16-bit PCM audio in a RIFF/WAVE file: written mono; read from mono or stereo (stereo is
-/// averaged down to mono).
+/// 16-bit PCM audio in a RIFF/WAVE file, mono or stereo.
 ///
-/// Layout written (all little-endian):
+/// Layout written (all little-endian; samples interleaved left, right when stereo):
 ///
-///     "RIFF" size "WAVE"  "fmt " 16  tag=1 channels=1 rate rate*2 align=2 bits=16  "data" n  samples
+///     "RIFF" size "WAVE"  "fmt " 16  tag=1 channels rate rate*2*channels align=2*channels bits=16  "data" n  samples
 public struct WAVFile: Sendable, Equatable {
+    /// The bytes before the samples in a file `encoded()` or `header(...)` writes.
+    public static let headerSize = 44
+    /// Where the RIFF chunk's size sits in that header (patched by a recorder as it writes).
+    public static let riffSizeOffset = 4
+    /// Where the data chunk's size sits in that header.
+    public static let dataSizeOffset = 40
+
     /// Samples per second.
     public var sampleRate: Int
-    /// Mono samples.
-    public var samples: [Int16]
+    /// One array of samples per channel (one or two, all the same length): left first.
+    public var channels: [[Int16]]
 
-    /// Audio at `sampleRate` Hz.
+    /// Mono audio at `sampleRate` Hz.
     public init(sampleRate: Int, samples: [Int16]) {
         self.sampleRate = sampleRate
-        self.samples = samples
+        self.channels = [samples]
+    }
+
+    /// Stereo audio at `sampleRate` Hz (the shorter channel is padded with silence).
+    public init(sampleRate: Int, left: [Int16], right: [Int16]) {
+        let count = max(left.count, right.count)
+        self.sampleRate = sampleRate
+        self.channels = [left, right].map { $0 + repeatElement(0, count: count - $0.count) }
+    }
+
+    /// The audio as one channel: a stereo file's channels averaged; setting it makes the file mono.
+    public var samples: [Int16] {
+        get {
+            guard channels.count == 2 else { return channels.first ?? [] }
+            return zip(channels[0], channels[1]).map { Int16((Int($0) + Int($1)) / 2) }
+        }
+        set { channels = [newValue] }
     }
 
     /// Duration in seconds.
-    public var duration: Double { sampleRate > 0 ? Double(samples.count) / Double(sampleRate) : 0 }
+    public var duration: Double { sampleRate > 0 ? Double(channels.first?.count ?? 0) / Double(sampleRate) : 0 }
 
     /// Parses WAV file bytes. Unknown chunks (LIST, fact, ...) are skipped; a data chunk
     /// whose size runs past the end (a recorder that was killed) is read up to the end.
@@ -95,7 +117,9 @@ public struct WAVFile: Sendable, Equatable {
                 let frameBytes = 2 * format.channels
                 let frames = (end - body) / frameBytes
                 self.sampleRate = format.rate
-                self.samples = Self.decode(bytes, from: body, frames: frames, channels: format.channels)
+                self.channels = (0..<format.channels).map {
+                    Self.decode(bytes, from: body, frames: frames, channel: $0, of: format.channels)
+                }
                 return
             }
             // Chunks are padded to an even size.
@@ -111,23 +135,49 @@ public struct WAVFile: Sendable, Equatable {
 
     /// The file's bytes: a 44-byte header and the samples.
     public func encoded() throws(WAVError) -> [UInt8] {
-        guard sampleRate > 0, sampleRate <= Int(UInt32.max) / 2 else { throw .invalidSampleRate(sampleRate) }
-        let dataBytes = samples.count * 2
+        guard channels.count == 1 || channels.count == 2 else { throw .unsupportedChannelCount(channels.count) }
+        let frames = channels.map(\.count).min() ?? 0
+        var out = try Self.header(
+            sampleRate: sampleRate, channels: channels.count, dataBytes: frames * 2 * channels.count)
+        out.reserveCapacity(out.count + frames * 2 * channels.count)
+        for frame in 0..<frames {
+            for channel in channels { Self.append(UInt16(bitPattern: channel[frame]), to: &out) }
+        }
+        return out
+    }
+
+    /// The 44-byte header of a 16-bit PCM file of `channels` channels whose data chunk holds
+    /// `dataBytes` bytes (sizes past 4 GiB are cut to what the 32-bit fields hold).
+    public static func header(sampleRate: Int, channels: Int, dataBytes: Int) throws(WAVError) -> [UInt8] {
+        guard channels == 1 || channels == 2 else { throw .unsupportedChannelCount(channels) }
+        guard sampleRate > 0, sampleRate <= Int(UInt32.max) / 4 else { throw .invalidSampleRate(sampleRate) }
         var out: [UInt8] = []
-        out.reserveCapacity(44 + dataBytes)
+        out.reserveCapacity(headerSize)
         out += "RIFF".utf8
-        Self.append(UInt32(truncatingIfNeeded: 36 + dataBytes), to: &out)
+        append(riffSize(dataBytes: dataBytes), to: &out)
         out += "WAVEfmt ".utf8
-        Self.append(UInt32(16), to: &out)
-        Self.append(UInt16(1), to: &out)  // PCM
-        Self.append(UInt16(1), to: &out)  // mono
-        Self.append(UInt32(sampleRate), to: &out)
-        Self.append(UInt32(sampleRate * 2), to: &out)  // bytes per second
-        Self.append(UInt16(2), to: &out)  // block align
-        Self.append(UInt16(16), to: &out)  // bits per sample
+        append(UInt32(16), to: &out)
+        append(UInt16(1), to: &out)  // PCM
+        append(UInt16(channels), to: &out)
+        append(UInt32(sampleRate), to: &out)
+        append(UInt32(sampleRate * 2 * channels), to: &out)  // bytes per second
+        append(UInt16(2 * channels), to: &out)  // block align
+        append(UInt16(16), to: &out)  // bits per sample
         out += "data".utf8
-        Self.append(UInt32(truncatingIfNeeded: dataBytes), to: &out)
-        for sample in samples { Self.append(UInt16(bitPattern: sample), to: &out) }
+        append(dataSize(dataBytes: dataBytes), to: &out)
+        return out
+    }
+
+    /// The RIFF chunk's size field for `dataBytes` of samples after a 44-byte header.
+    public static func riffSize(dataBytes: Int) -> UInt32 { UInt32(clamping: headerSize - 8 + dataBytes) }
+
+    /// The data chunk's size field for `dataBytes` of samples.
+    public static func dataSize(dataBytes: Int) -> UInt32 { UInt32(clamping: dataBytes) }
+
+    /// `value` as 4 little-endian bytes (for patching a header's sizes in place).
+    public static func littleEndian(_ value: UInt32) -> [UInt8] {
+        var out: [UInt8] = []
+        append(value, to: &out)
         return out
     }
 
@@ -148,17 +198,12 @@ public struct WAVFile: Sendable, Equatable {
 
     // MARK: - Helpers
 
-    private static func decode(_ bytes: [UInt8], from start: Int, frames: Int, channels: Int) -> [Int16] {
+    private static func decode(
+        _ bytes: [UInt8], from start: Int, frames: Int, channel: Int, of channels: Int
+    ) -> [Int16] {
         [Int16](unsafeUninitializedCapacity: frames) { out, count in
             for frame in 0..<frames {
-                let at = start + frame * 2 * channels
-                let left = Int16(bitPattern: uint16(bytes, at))
-                if channels == 2 {
-                    let right = Int16(bitPattern: uint16(bytes, at + 2))
-                    out[frame] = Int16((Int(left) + Int(right)) / 2)
-                } else {
-                    out[frame] = left
-                }
+                out[frame] = Int16(bitPattern: uint16(bytes, start + (frame * channels + channel) * 2))
             }
             count = frames
         }
