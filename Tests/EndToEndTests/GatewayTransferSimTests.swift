@@ -115,6 +115,32 @@ extension GatewaySuites {
             #expect(records.first { $0.roomId == leg.roomId }?.transferRoomId == room)
         }
 
+        /// The app closes its call while the bridge's own call to the target still rings: that
+        /// call is cancelled with it, and the transfer reported failed; nothing is left behind.
+        @Test func closingWhileTheBridgeRingsCancelsIt() async throws {
+            let (sim, gw) = try await Self.start(transfer: "fallback: \"bridge\"")
+            defer {
+                gw.stop()
+                sim.stop()
+            }
+            let (session, rec) = try await Self.echoingCall(gw, "+15550100025")
+            defer { session.stop() }
+            try await session.transfer(to: "+15550100003")  // rings for ever
+            #expect(
+                await eventually(timeout: 10) { (try? await session.connection.sessions().count) == 2 },
+                "\(Self.transfers(rec))")
+            try await session.close()
+            #expect(await rec.waitFor { _ in rec.ended != nil })
+            #expect(Self.transfers(rec).last == "transfer:failed(bridge app)", "\(Self.transfers(rec))")
+            #expect(rec.ended?.reason == .completed)
+            #expect(
+                await eventually(timeout: 10) { (try? await session.connection.sessions().isEmpty) ?? false },
+                "the bridge's call was left behind")
+            #expect(
+                await eventually(timeout: 5) { sim.lines.contains { $0.hasPrefix("call +15550100003") } },
+                "\(sim.lines)")
+        }
+
         /// The carrier's REFER under `dial`: the gateway calls the target on the trunk and the
         /// app's leg moves onto the new call (its tone still echoed, now by the target).
         @Test func theCarriersReferIsDialled() async throws {

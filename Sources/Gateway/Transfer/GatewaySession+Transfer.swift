@@ -191,7 +191,13 @@ extension GatewaySession {
 
     /// The bridge's own call to the target (this session is it) rang, answered or ended.
     func bridgeLegProgress(_ event: BridgeLegEvent) {
-        guard let host = bridgeHost, host.outgoingTransfer?.machine.phase == .bridging else { return }
+        guard let host = bridgeHost, !host.machine.isEnded, host.outgoingTransfer?.machine.phase == .bridging else {
+            // The transfer this call was placed for is over (the app's call ended, the bridge
+            // failed or was joined already): a call still ringing or just answered has no one
+            // to serve, and goes.
+            if case .ended = event {} else if !machine.isEnded, bridgedWith == nil { handle(.close) }
+            return
+        }
         switch event {
         case .ringing:
             host.runTransfer(.bridgeRinging)
