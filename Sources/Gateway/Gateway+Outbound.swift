@@ -53,13 +53,9 @@ extension Gateway {
         }
         // The trunk's codec is known only from its answer: open with our first choice, and
         // switch when the answer says otherwise (same sockets, so the SDP stays true).
-        guard let first = profile.media.codecs.first,
-            let (codec, map) = MediaNegotiation.trunkCodec(named: first.rawValue)
-        else {
+        guard let provisional = Self.openingLeg(profile.media.codecs.first?.rawValue) else {
             throw .unavailable("trunk \(profile.name) has no usable codec")
         }
-        let provisional = NegotiatedLeg(
-            codec: codec, rtpMap: map, telephoneEvent: nil, remote: nil, direction: .sendrecv)
 
         let traceId = request.traceId ?? Self.newTraceId()
         let (roomId, mediaCall) = try place(
@@ -143,11 +139,7 @@ extension Gateway {
             releaseInCluster(profile, roomId: roomId, counted: counted)
             throw error
         }
-        let credentials: DigestCredentials? = profile.outbound?.auth.flatMap { auth in
-            (try? auth.password(environment: configuration.environment)).map {
-                DigestCredentials(username: auth.username, password: $0)
-            }
-        }
+        let credentials = profile.outbound.flatMap { self.credentials($0) }
         events.open(roomId: roomId, routingId: p.routingId)
         records.started(
             CallRecord(
@@ -218,5 +210,12 @@ extension Gateway {
                 (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A)
                     || ".-_:@".utf8.contains(c)
             }
+    }
+
+    /// A leg of `codec` with nothing negotiated yet (no remote, no telephone-event): what a call
+    /// opens its media with before an answer says more.
+    static func openingLeg(_ codec: String?) -> NegotiatedLeg? {
+        guard let codec, let (c, map) = MediaNegotiation.trunkCodec(named: codec) else { return nil }
+        return NegotiatedLeg(codec: c, rtpMap: map, telephoneEvent: nil, remote: nil, direction: .sendrecv)
     }
 }

@@ -56,11 +56,7 @@ extension Gateway {
         if register {
             let user = outbound.auth?.username ?? ua.configuration.contactUser
             let aor = NameAddress(uri: SIPURI(user: user, host: outbound.fromDomain))
-            let credentials: DigestCredentials? = outbound.auth.flatMap { auth in
-                (try? auth.password(environment: configuration.environment)).map {
-                    DigestCredentials(username: auth.username, password: $0)
-                }
-            }
+            let credentials = self.credentials(outbound)
             let registration = RegistrationClient.Configuration(
                 registrar: target, peer: peer, addressOfRecord: aor, credentials: credentials,
                 machine: .init(expires: outbound.register.expiresSec))
@@ -75,6 +71,16 @@ extension Gateway {
                 target: target, peer: peer, configuration: .init(interval: Double(profile.sip.optionsPingSec)))
             k.start()
             keepalives.append(k)
+        }
+    }
+
+    /// The trunk's digest credentials, its password read from the environment; nil when it
+    /// has none (or the variable is unset).
+    func credentials(_ outbound: TrunkProfile.Outbound) -> DigestCredentials? {
+        outbound.auth.flatMap { auth in
+            (try? auth.password(environment: configuration.environment)).map {
+                DigestCredentials(username: auth.username, password: $0)
+            }
         }
     }
 }

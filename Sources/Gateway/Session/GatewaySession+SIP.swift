@@ -207,10 +207,9 @@ extension GatewaySession {
         }
         // The other call of an attended transfer the carrier accepted: its party took the
         // transferee's INVITE with Replaces and left us, which is the transfer working.
-        let attended = gateway.sessions.values.first {
-            $0.outgoingTransfer?.other === self && $0.outgoingTransfer?.machine.phase == .accepted
-        }
-        if let host = attended {
+        if let host = attendedTransferHost, host.outgoingTransfer?.other === self,
+            host.outgoingTransfer?.machine.phase == .accepted
+        {
             reportTransfer(
                 .succeeded, nil, message: "the other party left for the transferee", method: "refer", of: host)
             handle(.transferred(nil))

@@ -68,6 +68,9 @@ final class GatewaySession {
     var referred: ReferredTransfer?
     /// The gateway's own call to a transfer target (a bridge fallback): the session it serves.
     weak var bridgeHost: GatewaySession?
+    /// The session transferring its call to this one's party (attended: its REFER's Replaces
+    /// names this dialog), so this call's BYE needs no search through every session.
+    weak var attendedTransferHost: GatewaySession?
     /// The trunk leg an INVITE with Replaces is taking over, until the new leg's ACK.
     var replacedCall: SIPCall?
     /// While the session's ending is being put together: transfer events wait here to go
@@ -190,11 +193,7 @@ final class GatewaySession {
             handle(.sipFailure(SIPDetails(code: 488, reason: "SRTP: " + refusal)))
             return
         }
-        let (proto, cryptos) = sdes.offer()
-        let offer = MediaNegotiation.trunkOffer(
-            address: trunkSDPAddress(media), codecs: profile.media.codecs.map(\.rawValue),
-            telephoneEvent: profile.media.dtmf == .rfc4733, session: trunkSession,
-            proto: proto, cryptos: cryptos)
+        let offer = trunkOffer(&sdes, session: trunkSession, media: media)
         // A target silent for the failover time is left for the next one; the last one left
         // gets Timer B (32 s), as there is nothing to move on to.
         var policy = Gateway.callPolicy(profile)
@@ -209,6 +208,16 @@ final class GatewaySession {
             headers: [SIPHeader(.userAgent, gateway.ua.configuration.userAgent)] + plan.headers,
             credentials: credentials, policy: policy, delegate: self)
         if let call { gateway.captures.bind(callID: call.callID, to: capture, peer: call.peer.address.host) }
+    }
+
+    /// Our offer toward the trunk: the profile's codecs and DTMF on this call's trunk port,
+    /// with the SDES keys `exchange` offers (a new INVITE, a late-offer 200, a transfer's dial).
+    func trunkOffer(_ exchange: inout SDESExchange, session: SDPSessionIdentity, media: MediaCall) -> SessionDescription
+    {
+        let (proto, cryptos) = exchange.offer()
+        return MediaNegotiation.trunkOffer(
+            address: trunkSDPAddress(media), codecs: profile.media.codecs.map(\.rawValue),
+            telephoneEvent: profile.media.dtmf == .rfc4733, session: session, proto: proto, cryptos: cryptos)
     }
 
     /// Where the carrier is told to send RTP: this leg's port at the trunk's advertised
@@ -272,11 +281,7 @@ final class GatewaySession {
         }
         let sdp: SessionDescription
         if lateOffer {
-            let (proto, cryptos) = sdes.offer()
-            sdp = MediaNegotiation.trunkOffer(
-                address: trunkSDPAddress(media), codecs: profile.media.codecs.map(\.rawValue),
-                telephoneEvent: profile.media.dtmf == .rfc4733, session: trunkSession,
-                proto: proto, cryptos: cryptos)
+            sdp = trunkOffer(&sdes, session: trunkSession, media: media)
         } else {
             sdp = MediaNegotiation.answer(for: trunkLeg, address: trunkSDPAddress(media), session: trunkSession)
         }

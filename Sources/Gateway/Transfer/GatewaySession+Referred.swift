@@ -72,12 +72,7 @@ extension GatewaySession {
         referred = ReferredTransfer(
             machine: ReferredTransferMachine(targetTN: target, asksApp: policy == .app), referrer: call,
             referID: cseq, referredBy: request[.referredBy], caller: caller)
-        gateway.records.update(roomId: roomId) { r in
-            r.transferTarget = target
-            r.transferredBy = "carrier"
-            r.transferMethod = "dial"
-            r.transferOutcome = nil
-        }
+        recordTransfer(TransferInfo(state: .requested, by: "carrier", method: "dial", targetTN: target), partner: nil)
         // After the 202 has gone (RFC 3515: the first NOTIFY follows it).
         let answerTimeout = Double(profile.transfer.answerTimeoutSec)
         _ = loop.schedule(after: 0) { [weak self] in
@@ -157,16 +152,13 @@ extension GatewaySession {
         e.sip = details
         e.message = message
         publishTransferEvent(e)
-        if state == .succeeded || state == .failed {
-            let outcome = state.rawValue
-            gateway.records.update(roomId: roomId) { $0.transferOutcome = outcome }
-        }
+        if let info = e.transfer { recordTransfer(info, partner: nil) }
     }
 
     /// The INVITE to the REFER's target, on this session's media (the same trunk port): the
     /// trunk's first proxy, its number rules, an outbound admission.
     private func placeReferredDial() {
-        guard let r = referred, let outbound = profile.outbound, let media, !proxies.isEmpty else {
+        guard referred != nil, let outbound = profile.outbound, let media, !proxies.isEmpty else {
             return runReferred(.dialFailed(SIPDetails(code: 503, reason: "no outbound proxy")))
         }
         guard gateway.admissions[profile.name]?.admit(now: EventLoop.now()) == nil else {
@@ -180,7 +172,6 @@ extension GatewaySession {
             self?.sendReferredDial(result, proxy: proxy, outbound: outbound, media: media)
         }
         if let found { sendReferredDial(found, proxy: proxy, outbound: outbound, media: media) }
-        _ = r
     }
 
     private func sendReferredDial(
@@ -199,16 +190,9 @@ extension GatewaySession {
         if let refusal = exchange.refusal {
             return runReferred(.dialFailed(SIPDetails(code: 488, reason: "SRTP: " + refusal)))
         }
-        let (proto, cryptos) = exchange.offer()
-        let offer = MediaNegotiation.trunkOffer(
-            address: trunkSDPAddress(media), codecs: profile.media.codecs.map(\.rawValue),
-            telephoneEvent: profile.media.dtmf == .rfc4733, session: r.session, proto: proto, cryptos: cryptos)
+        let offer = trunkOffer(&exchange, session: r.session, media: media)
         let delegate = TransferDialDelegate(session: self)
-        let credentials: DigestCredentials? = outbound.auth.flatMap { auth in
-            (try? auth.password(environment: gateway.configuration.environment)).map {
-                DigestCredentials(username: auth.username, password: $0)
-            }
-        }
+        let credentials = gateway.credentials(outbound)
         var headers = [SIPHeader(.userAgent, gateway.ua.configuration.userAgent)] + plan.headers
         if let by = r.referredBy { headers.append(SIPHeader(.referredBy, by)) }
         let dial = gateway.ua.invite(

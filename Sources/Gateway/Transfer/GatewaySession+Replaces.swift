@@ -66,14 +66,11 @@ extension GatewaySession {
         if let snapshot = new.dialogSnapshot { gateway.keepDialog(self, snapshot) }
         if profile.media.rtpTimeoutSec > 0 { media?.armRTPTimeout(Double(profile.media.rtpTimeoutSec)) }
         var e = SessionEvent(event: .onSessionTransfer, roomId: roomId, traceId: traceId)
-        e.transfer = TransferInfo(
+        let info = TransferInfo(
             state: .succeeded, by: "carrier", method: "replaces", referredBy: new.invite[.referredBy])
+        e.transfer = info
         e.message = "the carrier replaced the call's trunk leg (INVITE with Replaces)"
-        handle(.forward(e))
-        gateway.records.update(roomId: roomId) { r in
-            r.transferredBy = "carrier"
-            r.transferMethod = "replaces"
-            r.transferOutcome = "succeeded"
-        }
+        publishTransferEvent(e)
+        recordTransfer(info, partner: nil)
     }
 }

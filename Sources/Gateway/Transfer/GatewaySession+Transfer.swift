@@ -28,6 +28,7 @@ struct OutgoingTransfer {
 extension GatewaySession {
     func startTransfer(_ t: OutgoingTransfer) {
         outgoingTransfer = t
+        t.other?.attendedTransferHost = self
         runTransfer(.start)
     }
 
@@ -221,19 +222,14 @@ extension Gateway {
     /// legs are joined).
     func dialBridge(for host: GatewaySession, target: String, caller: String) {
         let profile = host.profile
-        guard let first = profile.media.codecs.first,
-            let (codec, map) = MediaNegotiation.trunkCodec(named: first.rawValue),
-            let (pcmu, pcmuMap) = MediaNegotiation.trunkCodec(named: "PCMU")
+        guard let trunk = Self.openingLeg(profile.media.codecs.first?.rawValue), let platform = Self.openingLeg("PCMU")
         else {
             host.runTransfer(.bridgeFailed(nil))
             return
         }
         let placement = OutboundPlacement(
-            profile: profile, target: target, source: caller, caller: OutboundCallerRequest(),
-            platform: NegotiatedLeg(
-                codec: pcmu, rtpMap: pcmuMap, telephoneEvent: nil, remote: nil, direction: .sendrecv),
-            provisionalTrunk: NegotiatedLeg(
-                codec: codec, rtpMap: map, telephoneEvent: nil, remote: nil, direction: .sendrecv),
+            profile: profile, target: target, source: caller, caller: OutboundCallerRequest(), platform: platform,
+            provisionalTrunk: trunk,
             // No routing id: the app has left by the time this call matters, and its events
             // would only be noise on the app's stream (the records name both sessions).
             routingId: nil, routingIdQuota: nil, traceId: host.traceId, notificationData: nil, capture: false
