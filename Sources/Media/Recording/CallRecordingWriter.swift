@@ -67,10 +67,10 @@ public final class CallRecordingWriter: Sendable {
         }
         let queue = RecordingFrameQueue(capacity: configuration.queueFrames, frameSamples: configuration.frameSamples)
         inbox = Inbox(.init(queue: queue))
-        let drain = UncheckedBox(
-            RecordingDrain(
-                path: path, configuration: configuration, encoder: encoder, sink: sink, headerBytes: header.count))
-        let thread = Thread { [inbox] in Self.run(inbox, drain.value) }
+        // Handed over: from here on the writer thread alone touches it.
+        nonisolated(unsafe) let drain = RecordingDrain(
+            path: path, configuration: configuration, encoder: encoder, sink: sink, headerBytes: header.count)
+        let thread = Thread { [inbox] in Self.run(inbox, drain) }
         thread.name = "irisgw-recording"
         thread.start()
     }
@@ -197,12 +197,6 @@ public final class CallRecordingWriter: Sendable {
 
 /// What `finish` reports: the summary of a complete file, or the first write failure.
 public typealias CallRecordingOutcome = Result<CallRecordingSummary, CallRecordingError>
-
-/// A value the writer thread alone uses once it starts.
-private struct UncheckedBox<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
-}
 
 /// The writer thread's side: encoder, file and counts. Only that thread touches it.
 private final class RecordingDrain {
