@@ -87,7 +87,7 @@ let package = Package(
         .target(name: "WebClient", dependencies: ["IOCore", "DNS", "TLS", "Crypto", "HTTP"]),
         // Twilio Media Streams over WebSocket for voice agents: the messages both ways as values
         // and one stream's client (non-blocking, on WebClient); no gateway knowledge.
-        .target(name: "MediaStreams", dependencies: ["IOCore", "WebClient", "Crypto", "DNS"]),
+        .target(name: "MediaStreams", dependencies: ["IOCore", "WebClient", "Crypto", "DNS", "Media"]),
         .target(name: "IrisClient", dependencies: ["SDP", "Media", "IOCore", "IrisAPI", "WebClient"]),
         // `irisgw test`: carrier integration suites run through a gateway's control API.
         .target(name: "CarrierTest", dependencies: ["IrisClient", "IrisAPI", "Formats", "Media", "Capture"]),

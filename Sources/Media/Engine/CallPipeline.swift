@@ -35,6 +35,9 @@ final class CallPipeline {  // confined to its media thread: never Sendable, rea
     unowned(unsafe) var thread: MediaThread
     /// Set while the call is bridged with another into a three-way call; the host runs it.
     var conference: MediaConference?
+    /// The call's decoded audio for its sinks, and the source that replaces the platform leg
+    /// (nil until the first is added); carried over from the pipeline this one replaces.
+    var audio: CallAudioTap?
 
     /// `previous`: the call's pipeline this one replaces (new codecs, a move to another
     /// thread); its sockets carry over.
@@ -47,7 +50,9 @@ final class CallPipeline {  // confined to its media thread: never Sendable, rea
         self.configuration = configuration
         self.thread = thread
         self.events = events
-        passthrough = configuration.isPassthrough
+        audio = previous?.audio
+        // A call whose audio is tapped transcodes: its sinks need the decoded frames.
+        passthrough = configuration.isPassthrough && (previous?.audio?.isEmpty ?? true)
         rtpTimeout = configuration.rtpTimeout
         // G.722 on the trunk bridged to Opus runs wideband; everything else at 8 kHz.
         let rate: Int
@@ -309,8 +314,13 @@ final class CallPipeline {  // confined to its media thread: never Sendable, rea
             if conference.host === self { conference.tick(now: now) }
         } else if !passthrough {
             playout(from: trunk, to: platform, now: now, missed: missed)
-            playout(from: platform, to: trunk, now: now, missed: missed)
+            if let source = audio?.source {
+                playSource(source, now: now)
+            } else {
+                playout(from: platform, to: trunk, now: now, missed: missed)
+            }
         }
+        audio?.tick()
         trunk.tickDTMF(now: now)
         platform.tickDTMF(now: now)
         handle(trunk.dtmfIn.tick(now: now), on: .trunk, now: now)
@@ -427,9 +437,25 @@ final class CallPipeline {  // confined to its media thread: never Sendable, rea
         if src.muted { frame.update(repeating: 0) }
     }
 
+    /// One frame from the audio source (a voice agent) to the trunk, in place of the platform
+    /// leg's audio: silence when it has none, so the carrier's stream goes on.
+    private func playSource(_ source: any MediaAudioSource, now: Double) {
+        guard let audio, trunk.codec != nil else { return }
+        audio.withSourceFrame(frameSamples) { frame in
+            if !source.mediaAudioFrame(into: frame, sampleRate: frameSamples * 50) { frame.update(repeating: 0) }
+            if platform.muted { frame.update(repeating: 0) }
+            pushFrame(UnsafeBufferPointer(frame), to: trunk, now: now)
+        }
+    }
+
     /// Encodes one frame for `dst` and sends it (at timestamp `ts` when given, else at the
-    /// leg's next).
+    /// leg's next). Audio sinks get a copy first; a platform leg replaced by an audio source
+    /// sends nothing.
     func pushFrame(_ frame: UnsafeBufferPointer<Int16>, to dst: RTPLeg, at timestamp: UInt32? = nil, now: Double) {
+        if let audio {
+            audio.captured(frame, track: dst === trunk ? .outbound : .inbound)
+            if dst === platform, audio.source != nil { return }
+        }
         guard let encoder = dst.codec else { return }
         let ts = timestamp ?? dst.timestamp
         let out = UnsafeMutableRawBufferPointer(rebasing: dst.txBuffer[12..<1500]).bindMemory(to: UInt8.self)

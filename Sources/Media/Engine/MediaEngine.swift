@@ -326,6 +326,35 @@ public final class MediaCall: Sendable {
         thread.loop.execute { [thread] in thread.pipeline(id)?.armTimeout(seconds, now: EventLoop.now()) }
     }
 
+    /// Adds a consumer of the call's decoded audio: from the next tick after the call has
+    /// audio, both tracks every 20 ms on the media thread (`MediaAudioSink`). A relaying call
+    /// (the same codec on both legs) is rebuilt to transcode, so there are frames to hand out.
+    public func addAudioSink(_ sink: any MediaAudioSink) { changeAudio { $0.add(sink) } }
+
+    /// Stops handing audio to `sink` (it may still get the frame of a tick under way).
+    public func removeAudioSink(_ sink: any MediaAudioSink) { changeAudio { $0.remove(sink) } }
+
+    /// Plays `source` to the trunk instead of the platform leg's RTP (nil: the platform leg
+    /// again); what the trunk says still goes to the sinks. Nothing is sent on the platform leg.
+    public func setAudioSource(_ source: (any MediaAudioSource)?) { changeAudio { $0.source = source } }
+
+    private func changeAudio(_ change: @escaping @Sendable (CallAudioTap) -> Void) {
+        let id = self.id, ports = self.ports, events = self.events, host = engine.configuration.host
+        thread.loop.execute { [thread] in
+            guard let pipeline = thread.pipeline(id) else { return }
+            let audio = pipeline.audio ?? CallAudioTap()
+            pipeline.audio = audio
+            change(audio)
+            guard pipeline.passthrough, !audio.isEmpty else { return }
+            var configuration = pipeline.configuration
+            configuration.allowPassthrough = false
+            // The rebuild keeps the sockets; should it fail, the call stays as it was, untapped.
+            _ = try? thread.install(
+                id: id, configuration: configuration, host: host, ports: ports, events: events,
+                replacing: thread.remove(id))
+        }
+    }
+
     /// Silences what a leg sends into the call (the platform's microphone, say).
     public func setMuted(_ leg: MediaLeg, _ muted: Bool) {
         let id = self.id
