@@ -2,9 +2,13 @@
 /// (ControlAPI) and the Swift client (IrisClient), so both sides read one definition.
 
 /// The platform leg's media: an SDP offer from the app, or the gateway's answer.
+/// A request carries exactly one of `sdp` and `websocket`.
 public struct MediaBody: Codable, Sendable, Equatable {
-    public var sdp: String
+    public var sdp: String?
+    /// The platform leg as a WebSocket to a voice agent (requests only).
+    public var websocket: MediaWebSocket?
     public init(sdp: String) { self.sdp = sdp }
+    public init(websocket: MediaWebSocket) { self.websocket = websocket }
 }
 
 /// `POST /v1/sessions`: Iris `createWithTN`.
@@ -43,13 +47,19 @@ public struct CreateSessionRequest: Codable, Sendable, Equatable {
     /// `GET /v1/sessions/{roomId}/pcap`. Optional, default false; the SIP trace
     /// (`GET /v1/sessions/{roomId}/sip`) is kept for every session.
     public var capture: Bool?
+    /// Record the call (over the profile's `recording`). Optional.
+    public var recording: RecordingOptions?
+    /// Answering-machine detection once the call is answered. Optional.
+    public var amd: AMDOptions?
 
     public init(
         targetTN: String, sourceTN: String, notificationData: String? = nil, profile: String? = nil,
         routingId: String? = nil, traceId: String? = nil, media: MediaBody,
         callerName: String? = nil, privacy: String? = nil, headers: [String: String]? = nil, opus: OpusOptions? = nil,
-        capture: Bool? = nil
+        capture: Bool? = nil, recording: RecordingOptions? = nil, amd: AMDOptions? = nil
     ) {
+        self.recording = recording
+        self.amd = amd
         self.targetTN = targetTN
         self.sourceTN = sourceTN
         self.notificationData = notificationData
@@ -73,6 +83,8 @@ public struct JoinRequest: Codable, Sendable, Equatable {
     /// Record a capture of the trunk leg's RTP and RTCP, with the SIP trace, for
     /// `GET /v1/sessions/{roomId}/pcap`. Optional, default false.
     public var capture: Bool?
+    /// Record the call (over the profile's `recording`). Optional.
+    public var recording: RecordingOptions?
 
     public init(roomToken: String, traceId: String? = nil, media: MediaBody) {
         self.roomToken = roomToken

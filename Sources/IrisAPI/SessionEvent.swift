@@ -30,6 +30,8 @@ public enum EndReason: String, Codable, Sendable, Equatable, CaseIterable {
     /// The call was handed on: the carrier completed our REFER, or the gateway bridged the
     /// caller to the transfer target (the app has left the call).
     case transferred
+    /// The voice agent's WebSocket (`media.websocket`) failed or closed.
+    case streamEnded = "stream-ended"
 }
 
 /// The Iris-shaped `userdata` of an inbound notification.
@@ -64,6 +66,14 @@ public struct SessionEvent: Codable, Sendable, Equatable {
         /// The carrier asked to transfer the call (REFER) under `inbound.refer: app`: the app
         /// answers with `acceptTransfer` or `declineTransfer`.
         case onSessionTransferRequest
+        /// Answering-machine detection's verdict (`amd` on createWithTN): `amd`.
+        case onSessionAMD
+        /// The machine's greeting tone ended, or no tone came (`amd.mode: detectBeep`): `beep`.
+        case onSessionBeep
+        /// A media stream (the agent's leg or a fork) started or ended: `stream`.
+        case onSessionStream
+        /// The recording started, paused, resumed, stopped or failed: `recording`.
+        case onSessionRecording
         /// Only in a replay: events `fromSeq...toSeq` of a long session were dropped from its
         /// history (the per-session bound); the event's own `seq` is `toSeq`.
         case onSessionEventsDropped
@@ -94,6 +104,11 @@ public struct SessionEvent: Codable, Sendable, Equatable {
     public var message: String?
     // onSessionTransfer, onSessionTransferRequest
     public var transfer: TransferInfo?
+    // onSessionAMD, onSessionBeep, onSessionStream, onSessionRecording
+    public var amd: AMDInfo?
+    public var beep: BeepInfo?
+    public var stream: StreamInfo?
+    public var recording: RecordingInfo?
     // onSessionEnded
     public var reason: EndReason?
     public var durationSec: Double?

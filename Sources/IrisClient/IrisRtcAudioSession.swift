@@ -157,6 +157,10 @@ public final class IrisRtcAudioSession: Sendable {
             if let t = e.transfer { delegate?.onSessionTransfer(self, transfer: t, sip: e.sip, message: e.message) }
         case .onSessionTransferRequest:
             if let t = e.transfer { delegate?.onSessionTransferRequest(self, transfer: t) }
+        case .onSessionAMD: if let a = e.amd { delegate?.onSessionAMD(self, amd: a) }
+        case .onSessionBeep: if let b = e.beep { delegate?.onSessionBeep(self, beep: b) }
+        case .onSessionStream: if let st = e.stream { delegate?.onSessionStream(self, stream: st) }
+        case .onSessionRecording: if let r = e.recording { delegate?.onSessionRecording(self, recording: r) }
         case .onNotification, .onSessionEventsDropped: break
         }
     }
@@ -197,6 +201,23 @@ public final class IrisRtcAudioSession: Sendable {
     public func acceptTransfer() throws(IrisError) { try verb("acceptTransfer") }
     /// Refuses the carrier's transfer (`onSessionTransferRequest`); the call stays as it is.
     public func declineTransfer() throws(IrisError) { try verb("declineTransfer") }
+
+    /// Starts, pauses, resumes or stops the call's recording (`RecordingRequest.action`).
+    public func recording(_ request: RecordingRequest) throws(IrisError) { try verb("recording", request) }
+
+    /// Forks the call's audio to a WebSocket; returns the stream (its id stops it).
+    public func startStream(_ request: StreamRequest) throws(IrisError) -> StreamInfo {
+        guard let room = roomId else { throw .state("the session has not started") }
+        let bytes = try connection.call("POST", "/v1/sessions/\(IrisRtcConnection.escape(room))/streams", request)
+        return try connection.decode(StreamInfo.self, bytes)
+    }
+
+    /// Stops a fork `startStream` began.
+    public func stopStream(_ streamId: String) throws(IrisError) {
+        guard let room = roomId else { throw .state("the session has not started") }
+        _ = try connection.call(
+            "DELETE", "/v1/sessions/\(IrisRtcConnection.escape(room))/streams/\(IrisRtcConnection.escape(streamId))")
+    }
 
     /// Iris `close`: CANCEL while ringing, BYE once connected.
     public func close() throws(IrisError) {

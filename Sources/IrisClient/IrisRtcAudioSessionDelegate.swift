@@ -16,6 +16,14 @@ public protocol IrisRtcAudioSessionDelegate: AnyObject, Sendable {
     func onSessionTransfer(_ session: IrisRtcAudioSession, transfer: TransferInfo, sip: SIPDetails?, message: String?)
     /// The carrier asks to transfer the call: answer with `acceptTransfer` or `declineTransfer`.
     func onSessionTransferRequest(_ session: IrisRtcAudioSession, transfer: TransferInfo)
+    /// Answering-machine detection's verdict (`amd` on createWithTN).
+    func onSessionAMD(_ session: IrisRtcAudioSession, amd: AMDInfo)
+    /// The machine's greeting tone ended (leave the message now), or none came.
+    func onSessionBeep(_ session: IrisRtcAudioSession, beep: BeepInfo)
+    /// A media stream (the agent's leg or a fork) started or ended.
+    func onSessionStream(_ session: IrisRtcAudioSession, stream: StreamInfo)
+    /// The recording started, paused, resumed, stopped or failed.
+    func onSessionRecording(_ session: IrisRtcAudioSession, recording: RecordingInfo)
     /// Every event as it came, before the specific method (logging, `--json`).
     func onEvent(_ session: IrisRtcAudioSession, event: SessionEvent)
 }
@@ -36,5 +44,9 @@ extension IrisRtcAudioSessionDelegate {
         _ session: IrisRtcAudioSession, transfer: TransferInfo, sip: SIPDetails?, message: String?
     ) {}
     public func onSessionTransferRequest(_ session: IrisRtcAudioSession, transfer: TransferInfo) {}
+    public func onSessionAMD(_ session: IrisRtcAudioSession, amd: AMDInfo) {}
+    public func onSessionBeep(_ session: IrisRtcAudioSession, beep: BeepInfo) {}
+    public func onSessionStream(_ session: IrisRtcAudioSession, stream: StreamInfo) {}
+    public func onSessionRecording(_ session: IrisRtcAudioSession, recording: RecordingInfo) {}
     public func onEvent(_ session: IrisRtcAudioSession, event: SessionEvent) {}
 }

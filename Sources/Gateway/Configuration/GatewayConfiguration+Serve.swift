@@ -23,6 +23,8 @@ extension GatewayConfiguration {
         if let v = file.mediaLoadBudgetPercent { mediaLoadBudget = Double(v) / 100 }
         hep = file.hep
         if let v = file.capture { capture = v }
+        if let v = file.recordings { recordings = v }
+        if let v = file.mediaStreams { mediaStreams = v }
         mediaThreads = file.mediaThreads ?? cpus.count
         file.sip?.apply(to: &sip)
         cluster = file.cluster

@@ -71,6 +71,12 @@ public struct GatewayConfiguration: Sendable {
     public var hep: HEPSettings?
     /// Bounds on captured media (config key `capture`); defaults in `CaptureLimits`.
     public var capture = CaptureLimits()
+    /// Recordings' directory and retention (config key `recordings`).
+    public var recordings = RecordingSettings()
+    /// The directory recordings go to.
+    public var recordingsDirectory: String { recordings.directory ?? dataDir + "/recordings" }
+    /// Voice agents' and forks' WebSockets (config key `mediaStreams`).
+    public var mediaStreams = MediaStreamSettings()
     /// Bridge both legs without transcoding when the app offers PCMU and the trunk takes
     /// it. Default true.
     public var preferPCMUPassthrough: Bool

@@ -91,6 +91,10 @@ public struct ServeConfiguration: Sendable, Equatable {
     /// Bounds on captured media: `{ maxSessionMiB, maxLiveMiB, maxEndedMiB }` (each 1-65536);
     /// what is not given keeps `CaptureLimits`' default.
     public var capture: CaptureLimits?
+    /// Recordings' directory and retention (ServeConfiguration+MediaServices.swift).
+    public var recordings: RecordingSettings?
+    /// Voice agents' and forks' WebSockets (ServeConfiguration+MediaServices.swift).
+    public var mediaStreams: MediaStreamSettings?
     /// SIP exposure and bounds (`ServeConfiguration+SIP.swift`).
     public var sip: SIPSettings?
     /// Per-routing-id quotas of page tokens (ServeConfiguration+PageTokens.swift).
@@ -136,7 +140,7 @@ public struct ServeConfiguration: Sendable, Equatable {
             "drainTimeoutSec", "webDir", "maxSessions", "maxInboundSessions", "mediaRealtimePriority", "mediaThreads",
             "mediaLoadBudgetPercent", "hep", "capture", "roomTokenLifetimeSec", "webhook",
             "sip", "pageTokens", "cluster"
-        ] + dnsKeys + tlsKeys + apiListenerKeys
+        ] + dnsKeys + tlsKeys + apiListenerKeys + mediaServiceKeys
 
     /// The keys of the control API's listener: its caps and its HTTPS (read by ControlAPI).
     static let apiListenerKeys = [
@@ -241,6 +245,12 @@ public struct ServeConfiguration: Sendable, Equatable {
             try schema.int(v, at: p, in: 0...100)
         }
         c.hep = try o.optional("hep") { (v, p) throws(ProfileError) in try hepSettings(v, at: p, schema: schema) }
+        c.recordings = try o.optional("recordings") { (v, p) throws(ProfileError) in
+            try recordings(v, at: p, schema: schema)
+        }
+        c.mediaStreams = try o.optional("mediaStreams") { (v, p) throws(ProfileError) in
+            try mediaStreams(v, at: p, schema: schema)
+        }
         c.capture = try o.optional("capture") { (v, p) throws(ProfileError) -> CaptureLimits in
             let l = try schema.object(v, at: p, keys: ["maxSessionMiB", "maxLiveMiB", "maxEndedMiB"])
             func mebibytes(_ key: String, _ fallback: Int) throws(ProfileError) -> Int {

@@ -96,7 +96,7 @@ package struct ProfileSchema {
     }
 
     func profile(_ value: JSON5Value) throws(ProfileError) -> TrunkProfile {
-        let root = try object(value, at: "", keys: ["name", "outbound", "inbound", "media", "sip", "transfer"])
+        let root = try object(value, at: "", keys: ["name", "outbound", "inbound", "media", "sip", "transfer", "recording", "amd"])
         let name = try root.required("name") { (v, path) throws(ProfileError) in
             let s = try string(v, at: path)
             guard TrunkProfile.isValidName(s) else {
@@ -134,6 +134,10 @@ package struct ProfileSchema {
             media: media ?? TrunkProfile.MediaSettings(), sip: sip ?? TrunkProfile.SIPSettings(),
             source: file)
         profile.transfer = transfer ?? TrunkProfile.Transfer()
+        profile.recording =
+            try root.optional("recording") { (v, path) throws(ProfileError) in try self.recording(v, at: path) }
+            ?? TrunkProfile.Recording()
+        profile.amd = try root.optional("amd") { (v, path) throws(ProfileError) in try self.amd(v, at: path) } ?? AMDSettings()
         return profile
     }
 

@@ -27,6 +27,11 @@ public struct TrunkProfile: Sendable, Equatable {
     public var source: String
     /// Transfers: the fallback and the inbound REFER policy. Default: all defaults of `Transfer`.
     public var transfer = Transfer()
+    /// Recording of the trunk's calls, and SIPREC. Default: all defaults of `Recording`.
+    public var recording = Recording()
+    /// Answering-machine detection's thresholds (used when a call asks for `amd`). Default:
+    /// all defaults of `AMDSettings`.
+    public var amd = AMDSettings()
 
     /// Builds a profile in code; `ProfileLoader` builds them from files.
     public init(

@@ -51,6 +51,18 @@ public struct CallRecord: Sendable, Equatable, Codable {
     /// The other session it involved: an attended transfer's, or the gateway's own call to the
     /// target in a bridge (whose record names this one back).
     public var transferRoomId: String?
+    /// The call's recording file (under the recordings directory), once one was started.
+    public var recordingPath: String?
+    /// Seconds in the recording, paused stretches (silence in the file) included.
+    public var recordingDurationSec: Double?
+    /// The paused stretches, seconds into the recording: `"12.40-31.02,40.00-41.50"`.
+    public var recordingPaused: String?
+    /// Answering-machine detection's verdict: `human`, `machine`, `fax` or `unknown`.
+    public var amdResult: String?
+    /// Milliseconds of audio after the answer the verdict took.
+    public var amdMs: Int?
+    /// Media streams the call had (the agent's leg and forks).
+    public var streams: Int?
 
     /// A record; everything after `startedAt` defaults to unknown.
     public init(
