@@ -62,7 +62,7 @@ let package = Package(
             name: "Gateway",
             dependencies: [
                 "SIP", "SDP", "Media", "ICE", "TLS", "Crypto", "IrisAPI", "Formats", "CSQLite", "CPostgres", "Capture",
-                "Cluster"
+                "Cluster", "MediaStreams"
             ]),
         // HTTP/1.1 + WebSocket server for the control API (an IOCore event loop and a worker
         // pool), routed onto Gateway. The grammar and the framing are the HTTP module's. In a

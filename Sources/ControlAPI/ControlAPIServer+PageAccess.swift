@@ -85,7 +85,9 @@ extension ControlAPIServer {
     /// A page's media goes only to the browser that holds the token: WebRTC (ICE, DTLS-SRTP),
     /// never a plain RTP or SDES offer whose `c=` line could name any address.
     private static func checkMedia(_ media: MediaBody, capture: Bool?, scope: PageScope) throws(GatewayError) {
-        guard MediaNegotiation.isWebRTCOffer(media.sdp) else {
+        // A voice agent's URL would have the gateway connect wherever a page says: API key only.
+        guard media.websocket == nil else { throw forbidden("connect a voice agent's WebSocket (media.websocket)") }
+        guard let sdp = media.sdp, MediaNegotiation.isWebRTCOffer(sdp) else {
             throw forbidden(
                 "offer plain RTP or SDES media: a page offers WebRTC only (UDP/TLS/RTP/SAVPF with ICE and DTLS-SRTP)")
         }

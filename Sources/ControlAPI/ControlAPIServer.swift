@@ -197,8 +197,15 @@ public final class ControlAPIServer: Sendable {
         if parts == ["v1", "events"] {
             throw GatewayError(IrisCode.incorrectParams, .invalid, "/v1/events is a WebSocket: send an Upgrade request")
         }
-        guard parts.count >= 2, parts[0] == "v1", parts[1] == "sessions", parts.count <= 4 else {
+        guard parts.count >= 2, parts[0] == "v1", parts[1] == "sessions", parts.count <= 4 || isStreamPath(parts)
+        else {
             throw GatewayError(IrisCode.incorrectParams, .notFound, "no such endpoint: \(m) \(request.path)")
+        }
+        if isStreamPath(parts) {
+            guard m == "DELETE" else { throw Self.notAllowed(request) }
+            guard caller == .apiKey else { throw Self.forbidden("stop media streams") }
+            try gateway.stopStream(roomId: parts[2], streamId: parts[4])
+            return Self.json(202, ["roomId": parts[2], "streamId": parts[4]])
         }
         if parts.count >= 3,
             (m, parts.count) == ("GET", 3) || (m, parts.count) == ("GET", 4) || (m, parts.count) == ("DELETE", 3)
@@ -231,6 +238,18 @@ public final class ControlAPIServer: Sendable {
                         ("X-Capture-Ignored", String(capture.ignored))
                     ],
                     stream: capture.pcap)
+            case "recording":
+                guard caller == .apiKey else { throw Self.forbidden("read recordings") }
+                let file = try gateway.recordingFile(roomId: parts[2])
+                return HTTPResponse(
+                    status: 200,
+                    headers: [
+                        ("Content-Type", file.contentType),
+                        (
+                            "Content-Disposition",
+                            "attachment; filename=\"\(parts[2]).\(file.contentType == "audio/ogg" ? "ogg" : "wav")\""
+                        )
+                    ], body: file.bytes)
             default: throw GatewayError(IrisCode.incorrectParams, .notFound, "no such endpoint: \(m) \(request.path)")
             }
         case ("DELETE", 3):
@@ -242,11 +261,18 @@ public final class ControlAPIServer: Sendable {
             if ["transfer", "acceptTransfer", "declineTransfer"].contains(parts[3]), caller != .apiKey {
                 throw Self.forbidden("transfer calls")
             }
+            // A stream connects wherever its URL says; a recording is the call's audio on disk.
+            if ["streams", "recording"].contains(parts[3]), caller != .apiKey {
+                throw Self.forbidden(parts[3] == "streams" ? "start media streams" : "control recordings")
+            }
             return try verbRequest(parts[2], parts[3], request, caller)
         default:
             throw Self.notAllowed(request)
         }
     }
+
+    /// `/v1/sessions/{roomId}/streams/{streamId}`.
+    private func isStreamPath(_ parts: [String]) -> Bool { parts.count == 5 && parts[3] == "streams" }
 
     static func notAllowed(_ request: HTTPRequest) -> GatewayError {
         GatewayError(IrisCode.incorrectParams, .methodNotAllowed, "\(request.method) is not allowed on \(request.path)")
@@ -282,6 +308,11 @@ public final class ControlAPIServer: Sendable {
         case "transfer":
             try gateway.transfer(roomId: room, try decode(TransferRequest.self, request))
             return Self.json(202, ["roomId": room])
+        case "recording":
+            try gateway.recording(roomId: room, try decode(RecordingRequest.self, request))
+            return Self.json(202, ["roomId": room])
+        case "streams":
+            return Self.json(201, try gateway.startStream(roomId: room, try decode(StreamRequest.self, request)))
         case "acceptTransfer", "declineTransfer":
             try gateway.answerTransfer(roomId: room, accept: verb == "acceptTransfer")
             return Self.json(202, ["roomId": room])

@@ -155,14 +155,9 @@ extension Gateway: SIPUserAgentDelegate {
     /// Iris `join`: answers the inbound call with media toward the app's offer.
     public func join(roomId: String, _ request: JoinRequest) throws(GatewayError) -> SessionResponse {
         try verifyToken(request.roomToken, roomId: roomId)
-        let platform: NegotiatedLeg
-        do {
-            platform = try MediaNegotiation.platformLeg(
-                offer: request.media.sdp, preferPCMU: configuration.preferPCMUPassthrough,
-                opus: opusSettings(joining: roomId))
-        } catch {
-            throw .badRequest("media.sdp: \(error.message)")
-        }
+        let asked = try platformRequest(
+            request.media, preferPCMU: configuration.preferPCMUPassthrough, opus: opusSettings(joining: roomId))
+        let platform = asked.leg
         let (trunk, profile, traceId, capture) = try withSession(roomId) { s throws(GatewayError) in
             guard s.machine.direction == .inbound else {
                 throw .wrongState("session \(roomId) is outbound: nothing to join")
@@ -173,6 +168,7 @@ extension Gateway: SIPUserAgentDelegate {
             if request.capture == true { s.capture.recordMedia() }
             return (t, s.profile, s.traceId, s.capture)
         }
+        let services = try serviceRequest(recording: request.recording, amd: nil, profile: profile)
         let mediaCall = try openMedia(
             trunk: trunk, platform: platform, profile: profile, roomId: roomId, capture: capture)
         let answer = MediaNegotiation.answer(
@@ -184,11 +180,15 @@ extension Gateway: SIPUserAgentDelegate {
                 }
                 s.media = mediaCall
                 s.platformLeg = platform
+                s.startServices(services, agent: asked.agent)
                 s.handle(.join)
             }
         } catch {
             mediaCall.close()
             throw error
+        }
+        if asked.agent != nil {
+            return SessionResponse(roomId: roomId, traceId: request.traceId ?? traceId, media: nil)
         }
         return SessionResponse(
             roomId: roomId, traceId: request.traceId ?? traceId, media: MediaBody(sdp: answer.serialize()))

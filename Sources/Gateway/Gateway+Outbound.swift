@@ -42,15 +42,11 @@ extension Gateway {
             throw .badRequest("traceId must be 1-128 of [A-Za-z0-9._:@-]")
         }
         let opus = try opusSettings(profile, request: request.opus)
-        let platform: NegotiatedLeg
-        do {
-            platform = try MediaNegotiation.platformLeg(
-                offer: request.media.sdp,
-                preferPCMU: configuration.preferPCMUPassthrough
-                    && profile.media.codecs.first == .pcmu, opus: opus)
-        } catch {
-            throw .badRequest("media.sdp: \(error.message)")
-        }
+        let platformAsked = try platformRequest(
+            request.media, preferPCMU: configuration.preferPCMUPassthrough && profile.media.codecs.first == .pcmu,
+            opus: opus)
+        let platform = platformAsked.leg
+        let services = try serviceRequest(recording: request.recording, amd: request.amd, profile: profile)
         // The trunk's codec is known only from its answer: open with our first choice, and
         // switch when the answer says otherwise (same sockets, so the SDP stays true).
         guard let provisional = Self.openingLeg(profile.media.codecs.first?.rawValue) else {
@@ -62,7 +58,9 @@ extension Gateway {
             OutboundPlacement(
                 profile: profile, target: target, source: source, caller: caller, platform: platform,
                 provisionalTrunk: provisional, routingId: request.routingId, routingIdQuota: routingIdQuota,
-                traceId: traceId, notificationData: request.notificationData, capture: request.capture == true))
+                traceId: traceId, notificationData: request.notificationData, capture: request.capture == true),
+            prepare: { s in s.startServices(services, agent: platformAsked.agent) })
+        guard platformAsked.agent == nil else { return SessionResponse(roomId: roomId, traceId: traceId, media: nil) }
         let answer = MediaNegotiation.answer(
             for: platform, address: platformSDPAddress(mediaCall.platformAddress), session: SDPSessionIdentity())
         return SessionResponse(roomId: roomId, traceId: traceId, media: MediaBody(sdp: answer.serialize()))

@@ -15,11 +15,15 @@ public struct MediaWebSocket: Codable, Sendable, Equatable {
     public var encoding: String?
     /// Passed to the agent in `start.customParameters`. Optional.
     public var customParameters: [String: String]?
+    /// End the session when the agent's socket fails or closes (default true); false keeps
+    /// the call up, silent toward the carrier.
+    public var hangupOnClose: Bool?
 
     public init(
         url: String, headers: [String: String]? = nil, encoding: String? = nil,
-        customParameters: [String: String]? = nil
+        customParameters: [String: String]? = nil, hangupOnClose: Bool? = nil
     ) {
+        self.hangupOnClose = hangupOnClose
         self.url = url
         self.headers = headers
         self.encoding = encoding
@@ -37,11 +41,15 @@ public struct StreamRequest: Codable, Sendable, Equatable {
     /// As `MediaWebSocket.encoding`.
     public var encoding: String?
     public var customParameters: [String: String]?
+    /// End the session when this fork's socket fails or closes. Default false: the fork ends
+    /// (`onSessionStream` with the reason) and the call goes on.
+    public var hangupOnClose: Bool?
 
     public init(
         url: String, headers: [String: String]? = nil, track: String? = nil, encoding: String? = nil,
-        customParameters: [String: String]? = nil
+        customParameters: [String: String]? = nil, hangupOnClose: Bool? = nil
     ) {
+        self.hangupOnClose = hangupOnClose
         self.url = url
         self.headers = headers
         self.track = track

@@ -30,8 +30,6 @@ public enum EndReason: String, Codable, Sendable, Equatable, CaseIterable {
     /// The call was handed on: the carrier completed our REFER, or the gateway bridged the
     /// caller to the transfer target (the app has left the call).
     case transferred
-    /// The voice agent's WebSocket (`media.websocket`) failed or closed.
-    case streamEnded = "stream-ended"
 }
 
 /// The Iris-shaped `userdata` of an inbound notification.

@@ -67,6 +67,22 @@ final class EventPrinter: IrisRtcAudioSessionDelegate, Sendable {
             line(
                 "\(what)\(target): \(t?.state.rawValue ?? "?") (\(t?.method ?? "?") by \(t?.by ?? "?"))" + sip
                     + (event.message.map { ": " + $0 } ?? ""))
+        case .onSessionAMD:
+            let a = event.amd
+            line("answered by: \(a?.result ?? "?") (\(a?.cause ?? "?"), \(a?.ms ?? 0) ms)")
+        case .onSessionBeep:
+            line(event.beep?.result == "beep" ? "beep ended at \(event.beep?.ms ?? 0) ms" : "no beep")
+        case .onSessionStream:
+            let st = event.stream
+            line(
+                "stream \(st?.streamId ?? "?") (\(st?.kind ?? "?")): \(st?.state ?? "?")"
+                    + (st?.reason.map { ": " + $0 } ?? ""))
+        case .onSessionRecording:
+            let r = event.recording
+            line(
+                "recording \(r?.state ?? "?") (\(r?.format ?? "?"), \(r?.channels ?? 0) ch)"
+                    + (r?.durationSec.map { String(format: ", %.1f s", $0) } ?? "")
+                    + (r?.reason.map { ": " + $0 } ?? ""))
         case .onSessionEventsDropped:
             line("events \(event.fromSeq ?? 0)-\(event.toSeq ?? 0) were dropped from the session's history (its bound)")
         case .onNotification:

@@ -25,6 +25,9 @@ public final class GatewayMetrics: Sendable {
         var sourceDropped: [MediaLeg: Int] = [:]
         var srtpRefused = 0
         var mediaRefused: [SessionMachine.Direction: Int] = [:]
+        var amdVerdicts: [String: Int] = [:]
+        var streams: [String: Int] = [:]
+        var recordings = 0
     }
     private let counts = Mutex(Counts())
 
@@ -45,6 +48,12 @@ public final class GatewayMetrics: Sendable {
     func mediaRefused(_ direction: SessionMachine.Direction) {
         counts.withLock { $0.mediaRefused[direction, default: 0] += 1 }
     }
+    /// Counts one answering-machine verdict (`human`, `machine`, `fax`, `unknown`).
+    func amd(_ verdict: String) { counts.withLock { $0.amdVerdicts[verdict, default: 0] += 1 } }
+    /// Counts one media stream opened (`agent` or `fork`).
+    func streamOpened(_ kind: String) { counts.withLock { $0.streams[kind, default: 0] += 1 } }
+    /// Counts one recording started.
+    func recordingStarted() { counts.withLock { $0.recordings += 1 } }
     func registration(profile: String, state: String) { counts.withLock { $0.registrations[profile] = state } }
 
     func media(_ stats: [MediaLeg: MediaLegStatistics]) {
@@ -97,6 +106,13 @@ public final class GatewayMetrics: Sendable {
         metric(
             "irisgw_sessions_ended_total", "counter", "Sessions ended, by reason.",
             EndReason.allCases.map { ("{reason=\"\($0.rawValue)\"}", String(c.ended[$0] ?? 0)) })
+        metric(
+            "irisgw_amd_verdicts_total", "counter", "Answering-machine detection verdicts, by result.",
+            ["human", "machine", "fax", "unknown"].map { ("{result=\"\($0)\"}", String(c.amdVerdicts[$0] ?? 0)) })
+        metric(
+            "irisgw_media_streams_total", "counter", "WebSocket media streams opened, by kind.",
+            ["agent", "fork"].map { ("{kind=\"\($0)\"}", String(c.streams[$0] ?? 0)) })
+        metric("irisgw_recordings_total", "counter", "Call recordings started.", [("", String(c.recordings))])
         metric("irisgw_inbound_invites_total", "counter", "New INVITEs from trunks.", [("", String(c.inboundInvites))])
         metric(
             "irisgw_sip_responses_total", "counter", "SIP responses sent without a transaction user, by code.",

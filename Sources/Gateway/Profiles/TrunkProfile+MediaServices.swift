@@ -1,3 +1,4 @@
+import Formats
 import Media
 
 /// Recording and answering-machine detection on the trunk's calls (docs/sip-profiles.md,
@@ -69,7 +70,8 @@ extension ProfileSchema {
         try ms("maximumNumberOfWords", 1...100, &s.maximumNumberOfWords)
         try ms("maximumWordLengthMs", 100...60_000, &s.maximumWordLength)
         try ms("beepTimeoutMs", 1_000...120_000, &s.beepTimeout)
-        if let db = try o.optional("silenceThresholdDb", { (v, p) throws(ProfileError) in try int(v, at: p, in: -90...0) })
+        if let db = try o.optional(
+            "silenceThresholdDb", { (v, p) throws(ProfileError) in try int(v, at: p, in: -90...0) })
         {
             s.silenceThreshold = Double(db)
         }

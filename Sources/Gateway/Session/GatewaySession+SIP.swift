@@ -181,7 +181,10 @@ extension GatewaySession: SIPCallDelegate {
         case .firstPacket:
             break
         case .dtmf(let leg, let digit, let ms):
-            if leg == .trunk { handle(.dtmf(digit: String(digit), durationMs: ms)) }
+            if leg == .trunk {
+                forwardDTMF(String(digit))
+                handle(.dtmf(digit: String(digit), durationMs: ms))
+            }
         case .timeout(let leg):
             if leg == .trunk { handle(.mediaTimeout) }
         case .webrtcConnected:

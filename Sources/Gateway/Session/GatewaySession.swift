@@ -79,6 +79,8 @@ final class GatewaySession {
     /// The session whose trunk leg this one's is bridged to (both ends point at each other);
     /// the two end together.
     weak var bridgedWith: GatewaySession?
+    /// Recording, media streams and answering-machine detection (MediaServices/).
+    var services = SessionServices()
 
     init(
         direction: SessionMachine.Direction, roomId: String, traceId: String, routingId: String?, profile: TrunkProfile,
@@ -137,6 +139,7 @@ final class GatewaySession {
         switch action {
         case .emit(let event):
             gateway.events.publish(event)
+            if event.event == .onSessionSIPStatus, event.status == .connected { servicesConnected() }
         case .cancelInvite:
             // While DNS is being asked no INVITE is out: nothing to cancel, the session ends.
             if locating { handle(.noResponse(proxiesLeft: false)) } else { call?.cancel() }
@@ -384,6 +387,7 @@ final class GatewaySession {
     private func finish(_ reason: EndReason, _ sip: SIPDetails?) {
         loop.cancel(ringTimer)
         ringTimer = nil
+        stopServices()
         gateway.sessionEnded(self, reason: reason, sip: sip, stats: finalStatistics)
     }
 
