@@ -48,19 +48,22 @@ public final class IrisRtcAudioSession: Sendable {
     /// gateway to record the trunk leg's SIP and RTP (`connection.capture(roomId:)`). Returns the room id;
     /// events follow on the delegate.
     @discardableResult
+    /// `agent`: the call's audio goes to a voice agent's WebSocket instead of this session's
+    /// stream (which then stays idle); `recording` and `amd` ask for those services.
     public func createWithTN(
         targetTN: String, sourceTN: String, profile: String? = nil, notificationData: String? = nil,
         traceId: String? = nil, callerName: String? = nil, privacy: String? = nil,
-        headers: [String: String]? = nil, opus: OpusOptions? = nil, capture: Bool = false
+        headers: [String: String]? = nil, opus: OpusOptions? = nil, capture: Bool = false,
+        recording: RecordingOptions? = nil, amd: AMDOptions? = nil, agent: MediaWebSocket? = nil
     ) throws(IrisError) -> String {
         let routingId = "client-" + UUID().uuidString.lowercased()
         let ws = try connection.events(routingId: routingId)
         let request = CreateSessionRequest(
             targetTN: targetTN, sourceTN: sourceTN, notificationData: notificationData,
             profile: profile, routingId: routingId, traceId: traceId,
-            media: MediaBody(sdp: stream.leg.sdpOffer()),
+            media: agent.map { MediaBody(websocket: $0) } ?? MediaBody(sdp: stream.leg.sdpOffer()),
             callerName: callerName, privacy: privacy, headers: headers, opus: opus,
-            capture: capture ? true : nil)
+            capture: capture ? true : nil, recording: recording, amd: amd)
         let response: SessionResponse
         do {
             response = try connection.decode(SessionResponse.self, try connection.call("POST", "/v1/sessions", request))

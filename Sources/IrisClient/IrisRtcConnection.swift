@@ -155,4 +155,10 @@ extension IrisRtcConnection {
     public func capture(roomId: String) throws(IrisError) -> [UInt8] {
         try call("GET", "/v1/sessions/" + Self.escape(roomId) + "/pcap")
     }
+
+    /// `GET /v1/sessions/{roomId}/recording`: the session's recording (WAV or Ogg/Opus), as
+    /// written so far while the call lasts.
+    public func recording(roomId: String) throws(IrisError) -> [UInt8] {
+        try call("GET", "/v1/sessions/" + Self.escape(roomId) + "/recording")
+    }
 }

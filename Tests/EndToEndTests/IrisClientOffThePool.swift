@@ -34,14 +34,27 @@ extension IrisRtcAudioSession {
     func createWithTN(
         targetTN: String, sourceTN: String, profile: String? = nil, notificationData: String? = nil,
         traceId: String? = nil, callerName: String? = nil, privacy: String? = nil,
-        headers: [String: String]? = nil, opus: OpusOptions? = nil, capture: Bool = false
+        headers: [String: String]? = nil, opus: OpusOptions? = nil, capture: Bool = false,
+        recording: RecordingOptions? = nil, amd: AMDOptions? = nil, agent: MediaWebSocket? = nil
     ) async throws(IrisError) -> String {
         try await offThePool { () throws(IrisError) in
             try self.createWithTN(
                 targetTN: targetTN, sourceTN: sourceTN, profile: profile, notificationData: notificationData,
                 traceId: traceId, callerName: callerName, privacy: privacy, headers: headers, opus: opus,
-                capture: capture)
+                capture: capture, recording: recording, amd: amd, agent: agent)
         }
+    }
+
+    func recording(_ request: RecordingRequest) async throws(IrisError) {
+        try await offThePool { () throws(IrisError) in try self.recording(request) }
+    }
+
+    func startStream(_ request: StreamRequest) async throws(IrisError) -> StreamInfo {
+        try await offThePool { () throws(IrisError) in try self.startStream(request) }
+    }
+
+    func stopStream(_ id: String) async throws(IrisError) {
+        try await offThePool { () throws(IrisError) in try self.stopStream(id) }
     }
 
     func join(roomId: String, roomToken: String) async throws(IrisError) {

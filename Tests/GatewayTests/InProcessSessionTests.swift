@@ -21,7 +21,7 @@ import Testing
         let app = try AppLeg()
         let session = try await place(gw, app, to: "+15550100001")
         let room = session.roomId
-        let platform = try #require(session.media.flatMap { AppLeg.address(ofAnswer: $0.sdp) })
+        let platform = try #require(session.media?.sdp.flatMap { AppLeg.address(ofAnswer: $0) })
         #expect(await eventually(timeout: 10) { gw.reached(room, .connected) }, "\(gw.events(room).map(\.event))")
 
         // The simulator echoes what it hears: the app's tone comes back through both legs.

@@ -32,18 +32,15 @@ extension Gateway {
     /// ended one (from its record). Blocks on the file and the record store: not for the SIP
     /// loop (the control API's workers call it).
     public func recordingFile(roomId: String) throws(GatewayError) -> (bytes: [UInt8], contentType: String) {
-        let live: String?? = ua.loop.sync { [self] in
-            guard let s = sessions[roomId] else { return .none }
-            return .some(s.services.recording?.writer.path)
-        }
-        let path: String?
-        switch live {
-        case .some(let p): path = p ?? records.record(roomId: roomId)?.recordingPath
-        case .none:
-            guard let record = records.record(roomId: roomId) else { throw .notFound(roomId) }
-            path = record.recordingPath
-        }
-        guard let path else {
+        guard Self.isValidID(roomId) else { throw .notFound(roomId) }
+        let live: String? = ua.loop.sync { [self] in sessions[roomId]?.services.recording?.writer.path }
+        // Live, the writer knows; after, the record does (or the file's own name says: records
+        // are written behind the call).
+        let directory = configuration.recordingsDirectory
+        let candidates =
+            [live ?? records.record(roomId: roomId)?.recordingPath].compactMap { $0 }
+            + ["wav", "ogg"].map { directory + "/" + roomId + "." + $0 }
+        guard let path = candidates.first(where: { FileManager.default.fileExists(atPath: $0) }) else {
             throw GatewayError(IrisCode.incorrectParams, .notFound, "session \(roomId) has no recording")
         }
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),

@@ -197,7 +197,8 @@ extension GatewaySession {
         let limit = gateway.configuration.mediaStreams.maxForksPerSession
         guard services.streams.values.filter({ $0.kind == .fork }).count < limit else {
             throw .wrongState(
-                "session \(roomId) has \(limit) streams, the most one session may hold (mediaStreams.maxForksPerSession)")
+                "session \(roomId) has \(limit) streams, the most one session may hold (mediaStreams.maxForksPerSession)"
+            )
         }
         let configuration = try gateway.streamConfiguration(
             url: request.url, headers: request.headers, encoding: request.encoding, field: "")
@@ -226,8 +227,9 @@ extension GatewaySession {
         let connection = MediaStreamConnection(configuration) { [loop] event in
             switch event {
             case .audio, .mark, .clear:
-                // The player takes these on the client loop; the media thread plays them.
-                bridgeBox.withLock { $0 }?.handle(event)
+                // The player takes these on the client loop; the media thread plays them. A
+                // fork is one-way: what its consumer sends is not played.
+                if kind == .agent { bridgeBox.withLock { $0 }?.handle(event) }
             default:
                 loop.execute { me.value.streamEvent(id, event) }
             }
@@ -270,7 +272,9 @@ extension GatewaySession {
                 $0.stream = stream.info(failed ? "failed" : "stopped", reason: end.description)
             }
             if failed, stream.hangupOnClose, !machine.isEnded {
-                handle(.platformMediaFailed("the \(stream.kind == .agent ? "voice agent's " : "")stream \(id) ended: \(end)"))
+                handle(
+                    .platformMediaFailed(
+                        "the \(stream.kind == .agent ? "voice agent's " : "")stream \(id) ended: \(end)"))
             }
         case .audio, .mark, .clear:
             break

@@ -1,6 +1,5 @@
 import Foundation
 import Glibc
-import TestSupport
 
 /// The Python voice agent of these tests (`Peers/media_agent.py`, PyPI `websockets` in the
 /// venv `make deps` makes at `.build/pyenv`), a Twilio Media Streams server on 127.0.0.1 on
@@ -8,59 +7,61 @@ import TestSupport
 /// stream is chosen by the stream's customParameters["mode"] (the script's docstring lists
 /// them). It prints one JSON object a line (`events`), which tests wait on. `stop()` (in a
 /// `defer`) ends it.
-final class MediaAgent: @unchecked Sendable {
-    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+public final class MediaAgent: @unchecked Sendable {
+    public static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("Peers/media_agent.py").path
 
     /// The venv's interpreter with the `websockets` package in it (`make deps` installs both).
-    static var isInstalled: Bool { PythonVenv.has("websockets") }
+    public static var isInstalled: Bool { PythonVenv.has("websockets") }
 
     /// One line the script printed; which fields are set depends on `event`.
-    struct Event: Decodable, Sendable, CustomStringConvertible {
-        var event: String
-        var port: Int?
-        var path: String?
-        var authorization: String?
-        var seq: String?
-        var streamSid: String?
-        var callSid: String?
-        var accountSid: String?
-        var tracks: [String]?
-        var mediaFormat: [String: AnyValue]?
-        var customParameters: [String: String]?
-        var track: String?
-        var chunk: String?
-        var timestamp: String?
-        var bytes: Int?
-        var head: String?
-        var name: String?
-        var digit: String?
-        var code: Int?
-        var `protocol`: String?
-        var version: String?
+    public struct Event: Decodable, Sendable, CustomStringConvertible {
+        public var event: String
+        public var port: Int?
+        public var path: String?
+        public var authorization: String?
+        public var seq: String?
+        public var streamSid: String?
+        public var callSid: String?
+        public var accountSid: String?
+        public var tracks: [String]?
+        public var mediaFormat: [String: AnyValue]?
+        public var customParameters: [String: String]?
+        public var track: String?
+        public var chunk: String?
+        public var timestamp: String?
+        public var bytes: Int?
+        public var head: String?
+        public var name: String?
+        public var digit: String?
+        public var code: Int?
+        public var `protocol`: String?
+        public var version: String?
+        /// `tone` mode: whether an inbound frame held the agent's own tone (700 Hz).
+        public var tone: Bool?
 
-        var description: String {
+        public var description: String {
             [event, seq, name, digit, chunk.map { "chunk \($0)" }].compactMap { $0 }.joined(separator: " ")
         }
     }
 
     /// A JSON scalar of the media format (a string or a number).
-    enum AnyValue: Decodable, Sendable, Equatable {
+    public enum AnyValue: Decodable, Sendable, Equatable {
         case string(String)
         case number(Int)
 
-        init(from decoder: any Decoder) throws {
+        public init(from decoder: any Decoder) throws {
             let c = try decoder.singleValueContainer()
             if let n = try? c.decode(Int.self) { self = .number(n) } else { self = .string(try c.decode(String.self)) }
         }
     }
 
-    let process: ChildProcess
-    let port: Int
-    let secure: Bool
+    public let process: ChildProcess
+    public let port: Int
+    public let secure: Bool
 
     /// Starts the agent (over TLS with `certificate`) and waits for its port.
-    init(certificate: TestPKI.Issued? = nil) async throws {
+    public init(certificate: TestPKI.Issued? = nil) async throws {
         var arguments = ["-u", Self.script]
         if let certificate { arguments += ["--cert", certificate.certificate, "--key", certificate.key] }
         secure = certificate != nil
@@ -80,24 +81,24 @@ final class MediaAgent: @unchecked Sendable {
     }
 
     /// `ws://127.0.0.1:PORT/path` (or `wss://`).
-    func url(_ path: String = "/stream") -> String { "\(secure ? "wss" : "ws")://127.0.0.1:\(port)\(path)" }
+    public func url(_ path: String = "/stream") -> String { "\(secure ? "wss" : "ws")://127.0.0.1:\(port)\(path)" }
 
     /// Every event printed so far, oldest first.
-    var events: [Event] { Self.events(in: process.output) }
+    public var events: [Event] { Self.events(in: process.output) }
 
     private static func events(in text: String) -> [Event] { PythonVenv.events(Event.self, in: text) }
 
     /// The events named `name`, once `count` of them were printed (all of them after `timeout`).
-    func waitFor(_ name: String, count: Int = 1, timeout: Double = 10) async -> [Event] {
+    public func waitFor(_ name: String, count: Int = 1, timeout: Double = 10) async -> [Event] {
         _ = await eventually(timeout: timeout) { events.filter { $0.event == name }.count >= count }
         return events.filter { $0.event == name }
     }
 
     /// Kills it at once (SIGKILL): the stream's socket drops without a close frame.
-    func kill() async { await process.stopped(signal: SIGKILL, grace: 5) }
+    public func kill() async { await process.stopped(signal: SIGKILL, grace: 5) }
 
-    func stop() { process.stop() }
+    public func stop() { process.stop() }
 
     /// What a failing expectation shows.
-    var report: String { "media agent on \(port):\n\(process.output.suffix(6000))" }
+    public var report: String { "media agent on \(port):\n\(process.output.suffix(6000))" }
 }

@@ -9,6 +9,8 @@ the start message's customParameters["mode"]:
   echo   sends every media payload back at once; every `markEvery` frames a mark "mark-K"
   burst  keeps the first `burst` frames, then sends: a malformed message, one for another
          stream, the frames, mark "before-clear", clear, the last `after` frames, mark "after-clear"
+  tone   answers every media frame with 20 ms of its own 700 Hz tone (mu-law), a mark "tone-K" every
+         `markEvery` frames; each media event says whether the frame held that tone (`tone`)
   slow   stops reading (the socket fills up)
   close  closes the WebSocket with 1000 "bye"
 
@@ -19,11 +21,52 @@ import argparse
 import asyncio
 import base64
 import json
+import math
 import socket
 import ssl
 import sys
 
 import websockets
+
+
+def ulaw_decode(byte):
+    """G.711 mu-law to a 16-bit sample."""
+    u = ~byte & 0xFF
+    t = ((u & 0x0F) << 3) + 0x84
+    t <<= (u & 0x70) >> 4
+    return (0x84 - t) if (u & 0x80) else (t - 0x84)
+
+
+def ulaw_encode(sample):
+    """A 16-bit sample to G.711 mu-law."""
+    sign = 0x80 if sample < 0 else 0
+    magnitude = min(abs(sample), 32635) + 0x84
+    exponent = 7
+    mask = 0x4000
+    while exponent > 0 and not magnitude & mask:
+        exponent -= 1
+        mask >>= 1
+    mantissa = (magnitude >> (exponent + 3)) & 0x0F
+    return ~(sign | (exponent << 4) | mantissa) & 0xFF
+
+
+def power(samples, hz, rate=8000):
+    """Goertzel power of `hz` in `samples`."""
+    k = 2 * math.cos(2 * math.pi * hz / rate)
+    s1 = s2 = 0.0
+    for x in samples:
+        s1, s2 = x + k * s1 - s2, s1
+    return s1 * s1 + s2 * s2 - k * s1 * s2
+
+
+def has_tone(payload, hz=700):
+    samples = [ulaw_decode(b) for b in payload]
+    energy = sum(x * x for x in samples) * len(samples) / 2 + 1
+    return power(samples, hz) > 0.3 * energy and max(abs(x) for x in samples) > 500
+
+
+def tone_frame(n, hz=700):
+    return bytes(ulaw_encode(int(6000 * math.sin(2 * math.pi * hz * (n * 160 + i) / 8000))) for i in range(160))
 
 
 def say(**fields):
@@ -56,8 +99,19 @@ async def handle(ws):
         elif event == "media":
             media = message["media"]
             payload = base64.b64decode(media["payload"])
-            say(event="media", seq=message["sequenceNumber"], track=media["track"], chunk=media["chunk"],
-                timestamp=media["timestamp"], bytes=len(payload), head=payload[:8].hex())
+            fields = dict(seq=message["sequenceNumber"], track=media["track"], chunk=media["chunk"],
+                          timestamp=media["timestamp"], bytes=len(payload), head=payload[:8].hex())
+            if mode == "tone" and len(payload) == 160:
+                fields["tone"] = has_tone(payload)
+            say(event="media", **fields)
+            if mode == "tone":
+                frame = base64.b64encode(tone_frame(echoed)).decode()
+                await ws.send(json.dumps({"event": "media", "streamSid": sid, "media": {"payload": frame}}))
+                echoed += 1
+                every = int(params.get("markEvery", "0"))
+                if every and echoed % every == 0:
+                    await ws.send(json.dumps({"event": "mark", "streamSid": sid,
+                                              "mark": {"name": f"tone-{echoed // every}"}}))
             if mode == "echo":
                 await ws.send(json.dumps({"event": "media", "streamSid": sid, "media": {"payload": media["payload"]}}))
                 echoed += 1
