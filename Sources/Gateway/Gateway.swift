@@ -20,6 +20,10 @@ public final class Gateway: Sendable {
     public let records: CallRecordStore
     public let tokens: RoomTokenSigner
     public let metrics = GatewayMetrics()
+    /// Recordings whose files are being completed on their writers' threads (shutdown waits).
+    let recordingsFinishing = Atomic<Int>(0)
+    /// Deletes recordings past `recordings.retentionDays`; nil when they are kept.
+    let recordingRetention = Mutex<RecordingRetention?>(nil)
     /// This node in its cluster (`configuration.cluster`); nil for a gateway on its own.
     public let cluster: ClusterNode?
     /// What the cluster keeps of this node's sessions (Gateway+Cluster.swift).
@@ -237,6 +241,10 @@ public final class Gateway: Sendable {
             events.setOutlet { [cluster] event, routingId in cluster.publish(event, routingId: routingId) }
             cluster.start(delegate: self, api: configuration.publicURL)
         }
+        if let days = configuration.recordings.retentionDays {
+            let retention = RecordingRetention(directory: configuration.recordingsDirectory, days: days)
+            recordingRetention.withLock { $0 = retention }
+        }
         return bound
     }
 
@@ -258,6 +266,9 @@ public final class Gateway: Sendable {
         // The endings just forced wait for their media threads; then the unregisters and
         // final BYEs must leave before the sockets close.
         _ = waitUntilNoSessions(timeout: 1)
+        // Recordings complete their files on their own threads: give them a moment.
+        for _ in 0..<300 where recordingsFinishing.load(ordering: .acquiring) > 0 { usleep(10_000) }
+        recordingRetention.withLock { $0?.stop() }
         let sent = DispatchSemaphore(value: 0)
         ua.loop.execute { [ua] in ua.whenSent(timeout: 1) { sent.signal() } }
         sent.wait()

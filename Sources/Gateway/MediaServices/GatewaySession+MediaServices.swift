@@ -158,8 +158,10 @@ extension GatewaySession {
     private func finishRecording(_ recording: SessionRecording, publish: Bool) {
         media?.removeAudioSink(recording.sink)
         let me = LoopBound(self, loop: loop), records = gateway.records, room = roomId
-        let configuration = recording.configuration
+        let configuration = recording.configuration, gateway = self.gateway
+        gateway.recordingsFinishing.add(1, ordering: .relaxed)
         recording.writer.finish { [loop] outcome in
+            defer { gateway.recordingsFinishing.subtract(1, ordering: .releasing) }
             if case .success(let summary) = outcome {
                 let paused = summary.pausedIntervals.map { String(format: "%.2f-%.2f", $0.start, $0.end) }
                 records.update(roomId: room) { r in
