@@ -139,24 +139,31 @@ import Testing
     /// Builds, with the migrations before the transfer columns (pinned, not "the last but
     /// one", so the test keeps testing this step), the schema and rows an older gateway left.
     static func makePreviousSchema(_ db: RecordsDatabase) throws {
+        try makeSchema(db, sqliteVersion: 3, postgresVersion: 1)
+    }
+
+    /// The schema at the given version of `db`'s backend, as a gateway of then made it, with
+    /// `previousRows`, `previousOpenRow` and then `more` in it.
+    static func makeSchema(
+        _ db: RecordsDatabase, sqliteVersion: Int, postgresVersion: Int, then more: [String] = []
+    ) throws {
         switch db.backend {
         case .sqlite:
             let database = try SQLiteDatabase(path: db.location)
             defer { database.close() }
-            for step in CallRecordTable.migrations.prefix(3) { try database.execute(step) }
-            try database.execute("PRAGMA user_version = 3")
-            try database.execute(previousRows)
-            try database.execute(previousOpenRow)
+            for step in CallRecordTable.migrations.prefix(sqliteVersion) { try database.execute(step) }
+            try database.execute("PRAGMA user_version = \(sqliteVersion)")
+            for sql in [previousRows, previousOpenRow] + more { try database.execute(sql) }
         case .postgres:
             let connection = try PostgresConnection(url: db.location)
             defer { connection.close() }
-            for step in PostgresCallRecordTable.migrations.prefix(1) {
+            for step in PostgresCallRecordTable.migrations.prefix(postgresVersion) {
                 for statement in step.split(separator: ";") { try connection.execute(String(statement)) }
             }
             try connection.execute("CREATE TABLE call_records_schema (version integer NOT NULL)")
-            try connection.execute("INSERT INTO call_records_schema (version) VALUES (1)")
-            try connection.execute(previousRows)
-            try connection.execute(previousOpenRow)
+            try connection.execute(
+                "INSERT INTO call_records_schema (version) VALUES ($1)", [.integer(Int64(postgresVersion))])
+            for sql in [previousRows, previousOpenRow] + more { try connection.execute(sql) }
         }
     }
 
