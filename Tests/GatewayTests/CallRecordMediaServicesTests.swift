@@ -109,13 +109,7 @@ import Testing
                         transferred_by = 'app', transfer_method = 'refer' WHERE room_id = 'old-ended'
                     """
                 ])
-            var ended = Self.call("old-ended")
-            ended.ringingAt = 1_001.5
-            ended.answeredAt = 1_004
-            ended.endedAt = 1_064
-            ended.endReason = "completed"
-            ended.sipCode = 200
-            ended.roundTripMs = 38.25
+            var ended = CallRecordTransferTests.previousEnded
             ended.transferTarget = "+15550142"
             ended.transferOutcome = "succeeded"
             ended.transferredBy = "app"

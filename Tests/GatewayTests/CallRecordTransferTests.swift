@@ -93,13 +93,7 @@ import Testing
     func aDatabaseFromBeforeTransfersKeepsItsRowsAndTakesTheNewFields(_ backend: RecordsBackend) async throws {
         try await withRecordsDatabase(backend) { db in
             try Self.makePreviousSchema(db)
-            var ended = Self.call("old-ended")
-            ended.ringingAt = 1_001.5
-            ended.answeredAt = 1_004
-            ended.endedAt = 1_064
-            ended.endReason = "completed"
-            ended.sipCode = 200
-            ended.roundTripMs = 38.25
+            var ended = Self.previousEnded
 
             let store = try db.open(now: 9_000)
             #expect(store.record(roomId: "old-ended") == ended)
@@ -130,6 +124,17 @@ import Testing
         VALUES ('old-ended', 'trace-old-ended', 'outbound', '+15550100', '+15550199', 'carrier-sim', 1000,
             1001.5, 1004, 1064, 'completed', 200, 38.25, 1064)
         """
+    /// The record of `previousRows`' ended call.
+    static var previousEnded: CallRecord {
+        var ended = call("old-ended")
+        ended.ringingAt = 1_001.5
+        ended.answeredAt = 1_004
+        ended.endedAt = 1_064
+        ended.endReason = "completed"
+        ended.sipCode = 200
+        ended.roundTripMs = 38.25
+        return ended
+    }
     static let previousOpenRow = """
         INSERT INTO call_records (room_id, trace_id, direction, source_tn, target_tn, profile, started_at,
             answered_at, last_seen_at)
