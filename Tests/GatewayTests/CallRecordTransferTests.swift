@@ -93,13 +93,7 @@ import Testing
     func aDatabaseFromBeforeTransfersKeepsItsRowsAndTakesTheNewFields(_ backend: RecordsBackend) async throws {
         try await withRecordsDatabase(backend) { db in
             try Self.makePreviousSchema(db)
-            var ended = Self.call("old-ended")
-            ended.ringingAt = 1_001.5
-            ended.answeredAt = 1_004
-            ended.endedAt = 1_064
-            ended.endReason = "completed"
-            ended.sipCode = 200
-            ended.roundTripMs = 38.25
+            var ended = Self.previousEnded
 
             let store = try db.open(now: 9_000)
             #expect(store.record(roomId: "old-ended") == ended)
@@ -130,6 +124,17 @@ import Testing
         VALUES ('old-ended', 'trace-old-ended', 'outbound', '+15550100', '+15550199', 'carrier-sim', 1000,
             1001.5, 1004, 1064, 'completed', 200, 38.25, 1064)
         """
+    /// The record of `previousRows`' ended call.
+    static var previousEnded: CallRecord {
+        var ended = call("old-ended")
+        ended.ringingAt = 1_001.5
+        ended.answeredAt = 1_004
+        ended.endedAt = 1_064
+        ended.endReason = "completed"
+        ended.sipCode = 200
+        ended.roundTripMs = 38.25
+        return ended
+    }
     static let previousOpenRow = """
         INSERT INTO call_records (room_id, trace_id, direction, source_tn, target_tn, profile, started_at,
             answered_at, last_seen_at)
@@ -139,24 +144,31 @@ import Testing
     /// Builds, with the migrations before the transfer columns (pinned, not "the last but
     /// one", so the test keeps testing this step), the schema and rows an older gateway left.
     static func makePreviousSchema(_ db: RecordsDatabase) throws {
+        try makeSchema(db, sqliteVersion: 3, postgresVersion: 1)
+    }
+
+    /// The schema at the given version of `db`'s backend, as a gateway of then made it, with
+    /// `previousRows`, `previousOpenRow` and then `more` in it.
+    static func makeSchema(
+        _ db: RecordsDatabase, sqliteVersion: Int, postgresVersion: Int, then more: [String] = []
+    ) throws {
         switch db.backend {
         case .sqlite:
             let database = try SQLiteDatabase(path: db.location)
             defer { database.close() }
-            for step in CallRecordTable.migrations.prefix(3) { try database.execute(step) }
-            try database.execute("PRAGMA user_version = 3")
-            try database.execute(previousRows)
-            try database.execute(previousOpenRow)
+            for step in CallRecordTable.migrations.prefix(sqliteVersion) { try database.execute(step) }
+            try database.execute("PRAGMA user_version = \(sqliteVersion)")
+            for sql in [previousRows, previousOpenRow] + more { try database.execute(sql) }
         case .postgres:
             let connection = try PostgresConnection(url: db.location)
             defer { connection.close() }
-            for step in PostgresCallRecordTable.migrations.prefix(1) {
+            for step in PostgresCallRecordTable.migrations.prefix(postgresVersion) {
                 for statement in step.split(separator: ";") { try connection.execute(String(statement)) }
             }
             try connection.execute("CREATE TABLE call_records_schema (version integer NOT NULL)")
-            try connection.execute("INSERT INTO call_records_schema (version) VALUES (1)")
-            try connection.execute(previousRows)
-            try connection.execute(previousOpenRow)
+            try connection.execute(
+                "INSERT INTO call_records_schema (version) VALUES ($1)", [.integer(Int64(postgresVersion))])
+            for sql in [previousRows, previousOpenRow] + more { try connection.execute(sql) }
         }
     }
 

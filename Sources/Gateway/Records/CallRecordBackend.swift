@@ -66,15 +66,16 @@ extension PostgresRow: CallRecordRow {}
 
 extension CallRecord {
     /// `CallRecord`'s fields in column order: `columnValues(now:)` gives them in this order
-    /// (then `last_seen_at`), `init(row:)` reads them back as columns 0...22.
+    /// (then `last_seen_at`), `init(row:)` reads them back as columns 0...28.
     static let columns = """
         room_id, trace_id, direction, source_tn, target_tn, profile, started_at, ringing_at, \
         answered_at, ended_at, end_reason, sip_code, sip_reason, q850_cause, codec, packets_lost, \
         jitter_ms, round_trip_ms, transfer_target, transfer_outcome, transferred_by, transfer_method, \
-        transfer_room_id
+        transfer_room_id, recording_path, recording_duration_sec, recording_paused, amd_result, amd_ms, \
+        streams
         """
 
-    /// The 23 fields in `columns` order, then `now` as `last_seen_at`.
+    /// The 29 fields in `columns` order, then `now` as `last_seen_at` (parameter 30).
     func columnValues(now: Double) -> [SQLiteValue] {
         [
             .text(roomId), .text(traceId), .text(direction), .text(sourceTN), .text(targetTN),
@@ -82,7 +83,9 @@ extension CallRecord {
             SQLiteValue(endedAt), SQLiteValue(endReason), SQLiteValue(sipCode), SQLiteValue(sipReason),
             SQLiteValue(q850Cause), SQLiteValue(codec), SQLiteValue(packetsLost), SQLiteValue(jitterMs),
             SQLiteValue(roundTripMs), SQLiteValue(transferTarget), SQLiteValue(transferOutcome),
-            SQLiteValue(transferredBy), SQLiteValue(transferMethod), SQLiteValue(transferRoomId), .real(now)
+            SQLiteValue(transferredBy), SQLiteValue(transferMethod), SQLiteValue(transferRoomId),
+            SQLiteValue(recordingPath), SQLiteValue(recordingDurationSec), SQLiteValue(recordingPaused),
+            SQLiteValue(amdResult), SQLiteValue(amdMs), SQLiteValue(streams), .real(now)
         ]
     }
 
@@ -100,5 +103,11 @@ extension CallRecord {
         transferredBy = row.string(20)
         transferMethod = row.string(21)
         transferRoomId = row.string(22)
+        recordingPath = row.string(23)
+        recordingDurationSec = row.double(24)
+        recordingPaused = row.string(25)
+        amdResult = row.string(26)
+        amdMs = row.int64(27).map { Int($0) }
+        streams = row.int64(28).map { Int($0) }
     }
 }

@@ -1,6 +1,6 @@
 /// The `call_records` table: SQL, schema migrations and row mapping for `CallRecordStore`.
 ///
-/// Schema version 4 (`PRAGMA user_version = 4`):
+/// Schema version 5 (`PRAGMA user_version = 5`):
 ///
 /// ```sql
 /// CREATE TABLE call_records (
@@ -29,7 +29,13 @@
 ///     transfer_outcome TEXT,           -- 'succeeded' | 'failed'
 ///     transferred_by   TEXT,           -- 'app' | 'carrier'
 ///     transfer_method  TEXT,           -- 'refer' | 'bridge' | 'dial' | 'replaces'
-///     transfer_room_id TEXT            -- the other session the transfer involved
+///     transfer_room_id TEXT,           -- the other session the transfer involved
+///     recording_path   TEXT,           -- the call's recording file
+///     recording_duration_sec REAL,     -- seconds in it, paused stretches included
+///     recording_paused TEXT,           -- paused stretches: '12.40-31.02,40.00-41.50'
+///     amd_result       TEXT,           -- 'human' | 'machine' | 'fax' | 'unknown'
+///     amd_ms           INTEGER,        -- audio after the answer the verdict took
+///     streams          INTEGER         -- media streams the call had (agent leg, forks)
 /// );
 /// CREATE TABLE gateway_alive (node_id TEXT PRIMARY KEY NOT NULL, at REAL NOT NULL);
 /// CREATE INDEX call_records_by_start ON call_records (started_at);
@@ -82,13 +88,23 @@ final class CallRecordTable: CallRecordBackend {
         ALTER TABLE call_records ADD COLUMN transferred_by TEXT;
         ALTER TABLE call_records ADD COLUMN transfer_method TEXT;
         ALTER TABLE call_records ADD COLUMN transfer_room_id TEXT;
+        """,
+        // 5: media services (recording, answering-machine detection, streams). Rows from
+        // before had none.
+        """
+        ALTER TABLE call_records ADD COLUMN recording_path TEXT;
+        ALTER TABLE call_records ADD COLUMN recording_duration_sec REAL;
+        ALTER TABLE call_records ADD COLUMN recording_paused TEXT;
+        ALTER TABLE call_records ADD COLUMN amd_result TEXT;
+        ALTER TABLE call_records ADD COLUMN amd_ms INTEGER;
+        ALTER TABLE call_records ADD COLUMN streams INTEGER;
         """
     ]
 
     /// The schema version this build writes.
     static var schemaVersion: Int { migrations.count }
 
-    /// `CallRecord.columns`, bound from `columnValues(now:)` as ?1...?23 and `last_seen_at` as ?24.
+    /// `CallRecord.columns`, bound from `columnValues(now:)` as ?1...?29 and `last_seen_at` as ?30.
     private static let columns = CallRecord.columns
 
     let database: SQLiteDatabase
@@ -121,7 +137,7 @@ final class CallRecordTable: CallRecordBackend {
             """
             INSERT INTO call_records (\(Self.columns), last_seen_at, node_id)
             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20,
-                    ?21, ?22, ?23, ?24, ?25)
+                    ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31)
             """)
         selectStatement = try database.prepare("SELECT \(Self.columns) FROM call_records WHERE room_id = ?1")
         updateStatement = try database.prepare(
@@ -131,7 +147,8 @@ final class CallRecordTable: CallRecordBackend {
                 end_reason = ?11, sip_code = ?12, sip_reason = ?13, q850_cause = ?14, codec = ?15,
                 packets_lost = ?16, jitter_ms = ?17, round_trip_ms = ?18, transfer_target = ?19,
                 transfer_outcome = ?20, transferred_by = ?21, transfer_method = ?22, transfer_room_id = ?23,
-                last_seen_at = ?24, dialog = CASE WHEN ?10 IS NULL THEN dialog ELSE NULL END
+                recording_path = ?24, recording_duration_sec = ?25, recording_paused = ?26, amd_result = ?27,
+                amd_ms = ?28, streams = ?29, last_seen_at = ?30, dialog = CASE WHEN ?10 IS NULL THEN dialog ELSE NULL END
             WHERE room_id = ?1
             """)
         touchStatement = try database.prepare(

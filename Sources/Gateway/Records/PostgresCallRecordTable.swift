@@ -4,7 +4,7 @@ import Foundation
 /// "postgres://..."`): the columns of `CallRecordTable`, with PostgreSQL's types, so several
 /// gateway nodes can write one table.
 ///
-/// Schema version 2 (`call_records_schema.version`):
+/// Schema version 3 (`call_records_schema.version`):
 ///
 /// ```sql
 /// CREATE TABLE call_records (
@@ -15,7 +15,8 @@ import Foundation
 ///     codec text, packets_lost bigint, jitter_ms double precision, round_trip_ms double precision,
 ///     last_seen_at double precision NOT NULL, dialog text, node_id text NOT NULL DEFAULT '',
 ///     transfer_target text, transfer_outcome text, transferred_by text, transfer_method text,
-///     transfer_room_id text
+///     transfer_room_id text, recording_path text, recording_duration_sec double precision,
+///     recording_paused text, amd_result text, amd_ms integer, streams integer
 /// );
 /// CREATE TABLE gateway_alive (node_id text PRIMARY KEY NOT NULL, at double precision NOT NULL);
 /// CREATE INDEX call_records_by_start ON call_records (started_at);
@@ -50,6 +51,12 @@ final class PostgresCallRecordTable: CallRecordBackend {
         """
         ALTER TABLE call_records ADD COLUMN transfer_target text, ADD COLUMN transfer_outcome text,
             ADD COLUMN transferred_by text, ADD COLUMN transfer_method text, ADD COLUMN transfer_room_id text
+        """,
+        // 3: media services, the columns of `CallRecordTable`'s migration 5. Rows from before had none.
+        """
+        ALTER TABLE call_records ADD COLUMN recording_path text, ADD COLUMN recording_duration_sec double precision,
+            ADD COLUMN recording_paused text, ADD COLUMN amd_result text, ADD COLUMN amd_ms integer,
+            ADD COLUMN streams integer
         """
     ]
 
@@ -87,7 +94,7 @@ final class PostgresCallRecordTable: CallRecordBackend {
             """
             INSERT INTO call_records (\(CallRecord.columns), last_seen_at, node_id)
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-                    $21, $22, $23, $24, $25)
+                    $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31)
             """, record.columnValues(now: now) + [.text(nodeId)])
     }
 
@@ -99,7 +106,8 @@ final class PostgresCallRecordTable: CallRecordBackend {
                 end_reason = $11, sip_code = $12, sip_reason = $13, q850_cause = $14, codec = $15,
                 packets_lost = $16, jitter_ms = $17, round_trip_ms = $18, transfer_target = $19,
                 transfer_outcome = $20, transferred_by = $21, transfer_method = $22, transfer_room_id = $23,
-                last_seen_at = $24, dialog = CASE WHEN $10::double precision IS NULL THEN dialog ELSE NULL END
+                recording_path = $24, recording_duration_sec = $25, recording_paused = $26, amd_result = $27,
+                amd_ms = $28, streams = $29, last_seen_at = $30, dialog = CASE WHEN $10::double precision IS NULL THEN dialog ELSE NULL END
             WHERE room_id = $1
             """, record.columnValues(now: now)
         ).changed > 0
