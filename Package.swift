@@ -154,7 +154,9 @@ let package = Package(
         // The benches' own logic (how the soak closes its calls), against an in-process API server.
         .testTarget(
             name: "BenchTests",
-            dependencies: ["irisgw-bench", "ControlAPI", "Gateway", "WebClient", "IOCore", "TestSupport", "Speech"]),
+            dependencies: [
+                "irisgw-bench", "ControlAPI", "Gateway", "WebClient", "IOCore", "TestSupport", "Speech", "Media"
+            ]),
         // Real processes and sockets: SIPp, the irisgw binary, UDP/TCP on 127.0.0.1.
         .testTarget(
             name: "EndToEndTests",
