@@ -109,7 +109,8 @@ extension AMDSample {
         case .silence:
             audio.appendSilence(ms: 6_000)
         }
-        var samples = audio.pcm(noise: noise, seed: UInt64(truncatingIfNeeded: name.utf8.reduce(5381) { $0 &* 33 &+ Int($1) }))
+        var samples = audio.pcm(
+            noise: noise, seed: UInt64(truncatingIfNeeded: name.utf8.reduce(5381) { $0 &* 33 &+ Int($1) }))
         if ulaw {
             var bytes: [UInt8] = []
             G711.encodeULaw(samples, into: &bytes)

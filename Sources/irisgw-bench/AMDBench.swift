@@ -76,8 +76,9 @@ enum AMDBench {
     /// the frames fed.
     static func evaluate(_ sample: AMDSample, _ audio: AMDAudio) -> (Outcome, Int) {
         var outcome = Outcome(sample: sample)
-        guard var detector = try? AnsweringMachineDetector(
-            sampleRate: sample.sampleRate, settings: AMDSettings(detectBeep: true))
+        guard
+            var detector = try? AnsweringMachineDetector(
+                sampleRate: sample.sampleRate, settings: AMDSettings(detectBeep: true))
         else { return (outcome, 0) }
         let size = sample.sampleRate / 50
         var fed = 0

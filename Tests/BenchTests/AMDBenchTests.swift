@@ -49,8 +49,10 @@ import Testing
         let person = AMDSamples.people[0]
         let machine = AMDSamples.machines[0]
         let outcomes = [
-            AMDBench.Outcome(sample: person, result: AMDResult(verdict: .machine, cause: .longGreeting, milliseconds: 2_000)),
-            AMDBench.Outcome(sample: machine, result: AMDResult(verdict: .machine, cause: .maxWords, milliseconds: 1_800)),
+            AMDBench.Outcome(
+                sample: person, result: AMDResult(verdict: .machine, cause: .longGreeting, milliseconds: 2_000)),
+            AMDBench.Outcome(
+                sample: machine, result: AMDResult(verdict: .machine, cause: .maxWords, milliseconds: 1_800)),
             AMDBench.Outcome(
                 sample: machine, result: AMDResult(verdict: .machine, cause: .maxWords, milliseconds: 1_900),
                 beepErrorMs: 12)

@@ -108,7 +108,8 @@ extension SimulatorCallSuites {
             let probe = try RTPProbe()
             let rec = CallRecorder()
             rec.mediaPort = probe.port
-            let call = await h.call("+15550100034", recorder: rec, sdp: TestSDP.offer(codecs: [.pcma], port: probe.port))
+            let call = await h.call(
+                "+15550100034", recorder: rec, sdp: TestSDP.offer(codecs: [.pcma], port: probe.port))
             #expect(await rec.waitFor(.connected, timeout: 30), "\(rec.events)")
             let packets = await probe.receive(for: 15) { $0.count >= 210 }
             try #require(packets.count >= 210)
@@ -141,7 +142,8 @@ extension SimulatorCallSuites {
             let probe = try RTPProbe()
             let rec = CallRecorder()
             rec.mediaPort = probe.port
-            let call = await h.call("+15550100032", recorder: rec, sdp: TestSDP.offer(codecs: [.g722], port: probe.port))
+            let call = await h.call(
+                "+15550100032", recorder: rec, sdp: TestSDP.offer(codecs: [.g722], port: probe.port))
             #expect(await rec.waitFor(.connected, timeout: 30), "\(rec.events)")
             let packets = await probe.receive(for: 15) { $0.count >= 150 }
             try #require(packets.count >= 150)

@@ -21,7 +21,8 @@ actor AMDCorpus {
     func audio(_ sample: AMDSample, beep: Bool = true) async throws -> AMDAudio {
         // Several tests hear the same call: make each once.
         let key = "\(sample.name)|\(beep)"
-        let task = made[key] ?? Task { try await offThePool { () throws(SpeechError) in try sample.render(beep: beep) } }
+        let task =
+            made[key] ?? Task { try await offThePool { () throws(SpeechError) in try sample.render(beep: beep) } }
         made[key] = task
         return try await task.value
     }
