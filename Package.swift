@@ -81,7 +81,8 @@ let package = Package(
             ]),
         // `make bench`: prints `BENCH ...` lines with ratios measured in one run.
         .executableTarget(
-            name: "irisgw-bench", dependencies: ["SIP", "SDP", "Media", "IrisAPI", "WebClient", "ICE", "TLS"]),
+            name: "irisgw-bench",
+            dependencies: ["SIP", "SDP", "Media", "IrisAPI", "WebClient", "ICE", "TLS", "Speech"]),
         // HTTP/1.1 and WebSocket client on IOCore's stream layer, plain or TLS, names through
         // the DNS module, on one shared client loop (the Swift client's transport, the webhook).
         .target(name: "WebClient", dependencies: ["IOCore", "DNS", "TLS", "Crypto", "HTTP"]),
@@ -95,7 +96,10 @@ let package = Package(
         // replies parsed by hiredis's reader, reconnects with back-off, deadlines, Lua by SHA-1.
         .target(name: "Redis", dependencies: ["IOCore", "CHiredis", "Crypto"]),
         // The built-in carrier simulator behind `make run` and the test suites.
-        .target(name: "CarrierSim", dependencies: ["SIP", "SDP", "Media", "IOCore", "Crypto"]),
+        .target(name: "CarrierSim", dependencies: ["SIP", "SDP", "Media", "IOCore", "Crypto", "Speech"]),
+        // Speech from Debian's espeak-ng (run as a process, off any loop), resampled for calls,
+        // and the answering-machine set made with it: the simulator, BENCH amd and the tests share it.
+        .target(name: "Speech", dependencies: ["Media"]),
         // The two capture formats the field uses: libpcap files (written and read directly)
         // and HEP v3 for HOMER; no library, wire bytes as values.
         .target(name: "Capture", dependencies: ["IOCore", "Crypto"]),
@@ -121,7 +125,7 @@ let package = Package(
         .testTarget(name: "ICETests", dependencies: ["ICE", "IOCore", "Crypto", "SDP", "TestSupport"]),
         // DTLS-SRTP (the TLS module's DTLSTransport) in memory and against `openssl s_client` on 127.0.0.1.
         .testTarget(name: "DTLSTests", dependencies: ["TLS", "IOCore", "TestSupport"]),
-        .testTarget(name: "MediaTests", dependencies: ["Media", "ICE", "TLS", "TestSupport"]),
+        .testTarget(name: "MediaTests", dependencies: ["Media", "ICE", "TLS", "TestSupport", "Speech"]),
         .testTarget(
             name: "GatewayTests",
             dependencies: [
@@ -140,7 +144,8 @@ let package = Package(
         .testTarget(
             name: "ControlAPITests",
             dependencies: ["ControlAPI", "Gateway", "IrisAPI", "HTTP", "WebClient", "TLS", "TestSupport"]),
-        .testTarget(name: "CarrierSimTests", dependencies: ["CarrierSim", "SIP", "SDP", "Media", "TestSupport"]),
+        .testTarget(
+            name: "CarrierSimTests", dependencies: ["CarrierSim", "SIP", "SDP", "Media", "TestSupport", "Speech"]),
         // RESP parsing split at every byte, and the client against real `redis-server`s on 127.0.0.1
         // (pipelines, scripts, blocking reads, a stopped, restarted or frozen server).
         .testTarget(name: "RedisTests", dependencies: ["Redis", "IOCore", "TestSupport"]),
@@ -149,7 +154,9 @@ let package = Package(
         // The benches' own logic (how the soak closes its calls), against an in-process API server.
         .testTarget(
             name: "BenchTests",
-            dependencies: ["irisgw-bench", "ControlAPI", "Gateway", "WebClient", "IOCore", "TestSupport"]),
+            dependencies: [
+                "irisgw-bench", "ControlAPI", "Gateway", "WebClient", "IOCore", "TestSupport", "Speech", "Media"
+            ]),
         // Real processes and sockets: SIPp, the irisgw binary, UDP/TCP on 127.0.0.1.
         .testTarget(
             name: "EndToEndTests",

@@ -3,6 +3,7 @@ import Foundation
 import IOCore
 import Media
 import SIP
+import Speech
 import Synchronization
 
 /// A SIP peer that behaves like a PSTN carrier behind the gateway: each test number of
@@ -65,6 +66,11 @@ public final class CarrierSimulator: SIPUserAgentDelegate, Sendable {
         public var mediaThreads = 2
         /// RFC 3261 T1 for the SIP stack. Default 0.5 s.
         public var t1 = 0.5
+        /// The espeak-ng that speaks for the answering-machine numbers (032 person, 033
+        /// voicemail; their clips are made once per process on a thread of their own when the
+        /// simulator starts). Default `/usr/bin/espeak-ng`; without it those numbers answer
+        /// 500 with a `Warning` that names it. Not scaled.
+        public var espeak = SpeechSynthesizer.defaultExecutable
 
         public init() {}
 
@@ -84,6 +90,8 @@ public final class CarrierSimulator: SIPUserAgentDelegate, Sendable {
     public let ua: SIPUserAgent
     let media: SimMediaThreads
     let digest: DigestServer
+    /// The answering-machine numbers' audio, set by `start()`.
+    private let clipStore = Mutex<SimClipStore?>(nil)
     /// Called on the SIP loop for each finished call (the CLI prints it).
     public var onReport: (@Sendable (CallReport) -> Void)? {
         get { onReportSlot.withLock { $0 } }
@@ -116,6 +124,7 @@ public final class CarrierSimulator: SIPUserAgentDelegate, Sendable {
     public func start() throws -> [SIPPeer] {
         // Set before the loop runs, so no call can arrive without a delegate.
         ua.delegate = self
+        clipStore.withLock { $0 = SimClipStore.shared(executable: configuration.espeak) }
         return try ua.start()
     }
 
@@ -157,6 +166,11 @@ public final class CarrierSimulator: SIPUserAgentDelegate, Sendable {
     /// The slow-trying number (022) sends no 100 Trying until its script says so.
     public func userAgent(_ ua: SIPUserAgent, sendsTryingFor invite: SIPMessage) -> Bool {
         TestNumbers.behaviour(for: invite.requestURI?.user ?? "") != .slowTrying
+    }
+
+    /// The answering-machine clips as they stand (never blocks): `preparing` until made.
+    var amdClips: SimClipStore.State {
+        clipStore.withLock { $0 }?.state ?? .preparing
     }
 
     /// A call the simulator placed itself (replaces-call's new INVITE): tracked and reported

@@ -183,9 +183,16 @@ final class SimCall: SIPCallDelegate {
     static let oneWaySignal = [SineTone(hz: 400, dBFS: -15), SineTone(hz: 1020, dBFS: -15)]
 
     private func answer() {
+        if let clip = answeringMachineClip() {
+            guard let clip else { return }
+            leg?.setEcho(.off)
+            leg?.play(clip: clip)
+        }
         answeredAt = EventLoop.now()
         leg?.play(nil)
         switch behaviour {
+        case .answersAsPerson, .answersAsVoicemail, .answersAsFax:
+            break
         case .silentAnswer:
             // Answers but sends nothing back (one-way audio).
             leg?.setEcho(.off)
@@ -215,6 +222,35 @@ final class SimCall: SIPCallDelegate {
             leg?.setEcho(.packets)
         }
         sip.answer(sdp: localSDP)
+    }
+
+    /// For the answering-machine numbers: `.some(clip)` to play, or `.some(nil)` when the
+    /// answer must wait (the clips are still being made: retried in 50 ms) or cannot be given
+    /// (no espeak-ng: rejected 500 with a `Warning` naming it). nil for the other numbers.
+    private func answeringMachineClip() -> SimClip?? {
+        switch behaviour {
+        case .answersAsFax:
+            return SimAMDClips.fax
+        case .answersAsPerson, .answersAsVoicemail:
+            switch simulator.amdClips {
+            case .ready(let clips):
+                return clips.clip(for: behaviour)
+            case .preparing:
+                timers.append(
+                    loop.schedule(after: 0.05) { [weak self] in
+                        guard let self, !self.sip.isTerminated else { return }
+                        self.answer()
+                    })
+                return .some(nil)
+            case .failed(let error):
+                sip.reject(
+                    status: 500, reason: "Server Internal Error",
+                    headers: [SIPHeader(SIPHeaderName("Warning"), "399 carrier-sim \"\(error)\"")])
+                return .some(nil)
+            }
+        default:
+            return nil
+        }
     }
 
     /// Runs `step` after `seconds` (scaled) on the SIP loop, unless the call ended.

@@ -85,6 +85,10 @@ public final class SimMediaLeg: Sendable {
     /// Plays the sum of `tones` from now on (none: silence).
     public func play(tones: [SineTone]) { onThread { $0.tones = tones } }
 
+    /// Plays `clip` from its start from now on (nil: stops it), at the codec's rate, with
+    /// any tones; after a clip that does not repeat, sends silence.
+    public func play(clip: SimClip?) { onThread { $0.clip = clip.map(SimClipPlayer.init) } }
+
     /// Echoed G.711 audio re-encoded in the other law and sent with that law's static payload
     /// type (PCMU answered, PCMA payload type 8 sent): the codec-mismatch number.
     public func setMisencodedEcho(_ on: Bool) { onThread { $0.misencode = on } }
@@ -124,6 +128,7 @@ final class SimMediaWorker {
     let counters: SimMediaCounters
     var echo: EchoMode = .off
     var tones: [SineTone] = []
+    var clip: SimClipPlayer?
     var misencode = false
     var impairment: Impairment?
     /// Where the echo is in its run of `1/loss` packets, and which one of the run is dropped.
@@ -318,6 +323,10 @@ final class SimMediaWorker {
         pcm.update(repeating: 0)
         for i in tones.indices {
             tones[i].mix(into: pcm, sampleRate: codec.sampleRate)
+            haveAudio = true
+        }
+        if clip != nil {
+            clip?.mix(into: pcm, sampleRate: codec.sampleRate)
             haveAudio = true
         }
         if echo == .mixed, heardFresh {

@@ -72,6 +72,14 @@ public enum Behaviour: Sendable, Equatable, CustomStringConvertible {
     /// Answers, and after `referAfter` calls the gateway again with `Replaces` naming this
     /// call (RFC 3891) and a new echoing media leg; the old call waits for the gateway's BYE.
     case replacesCall
+    /// Answers as a person: "Hello?" (espeak-ng) after 300 ms, then silence while listening;
+    /// the call stays up until the caller hangs up. For answering-machine detection.
+    case answersAsPerson
+    /// Answers as a voicemail: a greeting of about 6 s, a 1000 Hz beep of 500 ms, then
+    /// silence while it "records".
+    case answersAsVoicemail
+    /// Answers as a fax: CNG, 1100 Hz for 0.5 s every 3.5 s.
+    case answersAsFax
 
     /// A short name for log lines and docs.
     public var description: String {
@@ -104,6 +112,9 @@ public enum Behaviour: Sendable, Equatable, CustomStringConvertible {
         case .transferNoNotify: "transfer-no-notify"
         case .refersCaller: "refers-caller"
         case .replacesCall: "replaces-call"
+        case .answersAsPerson: "amd-person"
+        case .answersAsVoicemail: "amd-voicemail"
+        case .answersAsFax: "amd-fax"
         }
     }
 
@@ -153,7 +164,10 @@ public enum TestNumbers {
         "+15550100028": .transferOddNotify,
         "+15550100029": .transferNoNotify,
         "+15550100030": .refersCaller,
-        "+15550100031": .replacesCall
+        "+15550100031": .replacesCall,
+        "+15550100032": .answersAsPerson,
+        "+15550100033": .answersAsVoicemail,
+        "+15550100034": .answersAsFax
     ]
 
     /// What an unlisted number does.

@@ -167,6 +167,13 @@ if which.isEmpty || which.contains("transfer") {
     print(TransferBench.run(irisgw: irisgw))
     fflush(nil)
 }
+if which.isEmpty || which.contains("amd") {
+    // The answering-machine set (espeak-ng speech, several voices) through the detector:
+    // accuracy for people and machines apart, time to a verdict, the beep (docs/operations.md,
+    // "Answering-machine detection").
+    print(AMDBench.run())
+    fflush(nil)
+}
 if which.isEmpty || which.contains("sip-dns") {
     // Proxies named by SRV (cache warm) against numeric ones, and numeric calls while a DNS
     // server drops every query, against the same without it.

@@ -36,14 +36,17 @@ import Testing
         ("+15550100028", .transferOddNotify),
         ("+15550100029", .transferNoNotify),
         ("+15550100030", .refersCaller),
-        ("+15550100031", .replacesCall)
+        ("+15550100031", .replacesCall),
+        ("+15550100032", .answersAsPerson),
+        ("+15550100033", .answersAsVoicemail),
+        ("+15550100034", .answersAsFax)
     ])
     func eachNumberHasItsBehaviour(_ number: String, _ behaviour: Behaviour) {
         #expect(TestNumbers.behaviour(for: number) == behaviour)
     }
 
-    @Test func tableHoldsExactlyTheThirtyOneNumbers() {
-        let expected: [String] = (1...31).map { (n: Int) -> String in n < 10 ? "+155501000" + "0\(n)" : "+155501000\(n)"
+    @Test func tableHoldsExactlyTheThirtyFourNumbers() {
+        let expected: [String] = (1...34).map { (n: Int) -> String in n < 10 ? "+155501000" + "0\(n)" : "+155501000\(n)"
         }
         #expect(TestNumbers.sortedNumbers == expected)
     }
@@ -79,6 +82,12 @@ import Testing
                 "transfer-accept", "transfer-refuse-405", "transfer-refuse-603", "transfer-fail-486",
                 "transfer-odd-notify", "transfer-no-notify", "refers-caller", "replaces-call"
             ])
+        #expect(behaviours.allSatisfy { $0.answers })
+    }
+
+    @Test func answeringMachineNumbersHaveTheirLogNamesAndAnswer() {
+        let behaviours = (32...34).map { TestNumbers.behaviour(for: "+155501000\($0)") }
+        #expect(behaviours.map(\.description) == ["amd-person", "amd-voicemail", "amd-fax"])
         #expect(behaviours.allSatisfy { $0.answers })
     }
 }

@@ -1,3 +1,4 @@
+import Speech
 import Testing
 
 @testable import Media
