@@ -150,6 +150,46 @@ extension GatewaySuites {
             #expect(rec.events.contains { $0.event == .onSessionError && ($0.message ?? "").contains("stream") })
         }
 
+        /// Answering-machine detection on outbound calls to the simulator's person, voicemail
+        /// (with its beep) and fax numbers, at once: each verdict in `onSessionAMD`, the beep's
+        /// end in `onSessionBeep`, and the verdict in the call record.
+        @Test func answeringMachineDetectionTellsWhoAnswered() async throws {
+            let (sim, gw, agent) = try await Self.start()
+            defer {
+                agent.stop()
+                gw.stop()
+                sim.stop()
+            }
+            let cases = [("+15550100032", "human"), ("+15550100033", "machine"), ("+15550100034", "fax")]
+            var calls: [(IrisRtcAudioSession, SessionRecorder, String)] = []
+            defer { for (session, _, _) in calls { session.stop() } }
+            for (number, expected) in cases {
+                let rec = SessionRecorder()
+                let session = IrisRtcAudioSession(
+                    connection: try gw.connection(), stream: try IrisRtcStream(), delegate: rec)
+                calls.append((session, rec, expected))
+                try await session.createWithTN(
+                    targetTN: number, sourceTN: "+15557654321", amd: AMDOptions(mode: "detectBeep"))
+            }
+            var rooms: [String: String] = [:]
+            for (session, rec, expected) in calls {
+                #expect(await rec.waitFor(timeout: 20) { $0.contains { $0.amd != nil } }, "\(expected): \(rec.trace)")
+                let amd = rec.events.first { $0.amd != nil }?.amd
+                #expect(amd?.result == expected, "\(String(describing: amd))")
+                #expect((amd?.ms ?? 0) > 0 && (amd?.ms ?? 0) <= 10_000)
+                rooms[session.roomId ?? ""] = expected
+            }
+            let machine = calls[1].1
+            #expect(await machine.waitFor(timeout: 20) { $0.contains { $0.beep != nil } }, "\(machine.trace)")
+            let beep = machine.events.first { $0.beep != nil }?.beep
+            #expect(beep?.result == "beep" && (beep?.ms ?? 0) > (machine.events.first { $0.amd != nil }?.amd?.ms ?? 0))
+            for (session, _, _) in calls { try await session.close() }
+            let records = try await gw.recordsAfterStop()
+            for (room, expected) in rooms {
+                #expect(records.first { $0.roomId == room }?.amdResult == expected)
+            }
+        }
+
         /// Bad requests are refused with a JSON error naming the field, and nothing is created.
         @Test func badRequestsAreRefused() async throws {
             let (sim, gw, agent) = try await Self.start()
