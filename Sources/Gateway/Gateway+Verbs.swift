@@ -68,6 +68,11 @@ extension Gateway {
             for s in [active, held] where s.mergedInto != nil || !s.merged.isEmpty || s.mergePending != nil {
                 throw .wrongState("session \(s.roomId) is already part of a merge")
             }
+            // The three-way mix takes the active session's platform leg from RTP; an agent's
+            // audio is not there to mix.
+            guard !active.services.hasAgent else {
+                throw .wrongState("session \(roomId)'s platform leg is a voice agent: merge into the other session")
+            }
             active.startMerge(with: held)
         }
     }

@@ -13,7 +13,8 @@ enum CallCommand {
                            [--opus-complexity N] [--opus-bitrate BPS|auto]
                            [--tone HZ | --play WAV] [--record WAV] [--dtmf DIGITS]
                            [--hold-after S] [--unhold-after S] [--hangup-after S]
-                           [--transfer-to TN [--transfer-after S]] [--json]
+                           [--transfer-to TN [--transfer-after S]] [--amd detect|detectBeep]
+                           [--recording wav|ogg] [--agent ws(s)://URL] [--json]
 
           --caller-name NAME   the From display name
           --privacy VALUES     RFC 3323 privacy: none, id, header, user, session, critical,
@@ -26,6 +27,12 @@ enum CallCommand {
           --transfer-to TN     blind transfer: once connected, hand the call on to TN (the
                                gateway's transfer); exits 0 when the call ends transferred
           --transfer-after S   when to ask, in seconds after the call connects (default 0: at once)
+          --amd MODE           answering-machine detection once answered: detect (human, machine,
+                               fax or unknown) or detectBeep (and the machine's beep)
+          --recording FORMAT   the gateway records the call (two channels, wav or ogg); GET
+                               /v1/sessions/{roomId}/recording serves it
+          --agent URL          a voice agent's WebSocket (Twilio Media Streams) is the call's
+                               audio instead of this client's
           --api URL            the gateway's control API, http:// or https:// (default http://127.0.0.1:8080)
           --ca-file FILE       for an https --api: the CAs to trust (PEM; default $IRISGW_CA_FILE,
                                else the system store); the certificate must name the URL's host
@@ -40,6 +47,7 @@ enum CallCommand {
         var target: String?, source: String?, profile: String?, dtmf: String?
         var caller = CallerOptions()
         var transfer = TransferOption()
+        var services = ServiceOptions()
         var reader = ArgumentReader(args)
         do {
             while let option = reader.next() {
@@ -55,6 +63,9 @@ enum CallCommand {
                 case "--opus-bitrate": try caller.setOpusBitrate(try reader.value())
                 case "--transfer-to": transfer.target = try reader.value()
                 case "--transfer-after": transfer.afterSeconds = try reader.seconds()
+                case "--amd": try services.setAMD(try reader.value())
+                case "--recording": try services.setRecording(try reader.value())
+                case "--agent": services.agent = MediaWebSocket(url: try reader.value())
                 case "-h", "--help":
                     writeOut(usage)
                     return 0
@@ -70,7 +81,7 @@ enum CallCommand {
             try transfer.check()
             return try place(
                 target: target, source: source, profile: profile, dtmf: dtmf, caller: caller, transfer: transfer,
-                options: options)
+                services: services, options: options)
         } catch let e as UsageError {
             writeError("irisgw call: \(e)\n\n" + usage)
             return 2
@@ -82,7 +93,7 @@ enum CallCommand {
 
     static func place(
         target: String, source: String, profile: String?, dtmf: String?, caller: CallerOptions,
-        transfer: TransferOption, options: ClientOptions
+        transfer: TransferOption, services: ServiceOptions, options: ClientOptions
     ) throws -> Int32 {
         let printer = EventPrinter(json: options.json)
         let session = IrisRtcAudioSession(
@@ -94,7 +105,8 @@ enum CallCommand {
         }
         try session.createWithTN(
             targetTN: target, sourceTN: source, profile: profile, callerName: caller.name,
-            privacy: caller.privacy, headers: caller.headers.isEmpty ? nil : caller.headers, opus: caller.opus)
+            privacy: caller.privacy, headers: caller.headers.isEmpty ? nil : caller.headers, opus: caller.opus,
+            recording: services.recording, amd: services.amd, agent: services.agent)
         // Ctrl-C closes the call; the end still comes from the gateway.
         let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
         signal(SIGINT, SIG_IGN)
@@ -106,6 +118,23 @@ enum CallCommand {
         session.stop()
         let reason = session.endedEvent?.reason
         return printer.connected && (reason == .completed || reason == .transferred) ? 0 : 1
+    }
+}
+
+/// `--amd`, `--recording` and `--agent` of `irisgw call`: the gateway's media services.
+struct ServiceOptions {
+    var amd: AMDOptions?
+    var recording: RecordingOptions?
+    var agent: MediaWebSocket?
+
+    mutating func setAMD(_ mode: String) throws {
+        guard mode == "detect" || mode == "detectBeep" else { throw UsageError("--amd is detect or detectBeep") }
+        amd = AMDOptions(mode: mode)
+    }
+
+    mutating func setRecording(_ format: String) throws {
+        guard format == "wav" || format == "ogg" else { throw UsageError("--recording is wav or ogg") }
+        recording = RecordingOptions(channels: 2, format: format)
     }
 }
 

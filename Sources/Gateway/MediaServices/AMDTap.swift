@@ -23,7 +23,9 @@ final class AMDTap: MediaAudioSink {
         guard !done.load(ordering: .relaxed) else { return }
         let settings = self.settings
         let (event, finished) = guarded.withLock { g -> (AMDEvent?, Bool) in
-            if g.detector == nil { g.detector = try? AnsweringMachineDetector(sampleRate: sampleRate, settings: settings) }
+            if g.detector == nil {
+                g.detector = try? AnsweringMachineDetector(sampleRate: sampleRate, settings: settings)
+            }
             guard g.detector != nil else { return (nil, true) }
             let event = g.detector!.process(inbound)
             return (event, g.detector!.isFinished)

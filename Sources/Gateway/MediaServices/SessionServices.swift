@@ -24,6 +24,9 @@ struct SessionServices {
     /// Live streams by id, and how many the call has had.
     var streams: [String: SessionStream] = [:]
     var streamsStarted = 0
+
+    /// The platform leg is a voice agent's stream.
+    var hasAgent: Bool { streams.values.contains { $0.kind == .agent } }
 }
 
 /// A session's recording: the writer (its own thread and queue) and its state.
