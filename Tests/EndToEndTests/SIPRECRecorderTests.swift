@@ -67,7 +67,8 @@ struct SIPRECRecorderTests {
         ("require", "Require: siprec"), ("multipart", "Content-Type: multipart/mixed;boundary="),
         ("srcTag", "Contact: [^\\r\\n]*;\\+sip\\.src"), ("label1", "a=label:1"), ("label2", "a=label:2"),
         ("sendonly1", "a=sendonly[[:space:]]+a=label:1"), ("sendonly2", "a=sendonly[[:space:]]+a=label:2"),
-        ("metadata", "Content-Type: application/rs-metadata\\+xml"), ("disposition", "Content-Disposition: recording-session"),
+        ("metadata", "Content-Type: application/rs-metadata\\+xml"),
+        ("disposition", "Content-Disposition: recording-session"),
         ("recording", "&lt;recording xmlns='urn:ietf:params:xml:ns:recording:1'&gt;"),
         ("carrier", "aor=\\\"sip:\\+15551230001@carrier.example\\\""), ("app", "aor=\\\"sip:agent@app.example\\\"")
     ]
@@ -114,11 +115,11 @@ struct SIPRECRecorderTests {
         return try await ua.loop.run { () -> Result<SIPRECRecorder, any Error> in
             Result {
                 try SIPRECRecorder(
-                ua: ua, settings: settings, sipSessionID: "c9c1c24abd2e5d05@127.0.0.1",
-                participants: [
-                    .carrier(aor: "sip:+15551230001@carrier.example", name: "Carrier <A>"),
-                    .application(aor: "sip:agent@app.example")
-                ], onEvent: { events.append($0) })
+                    ua: ua, settings: settings, sipSessionID: "c9c1c24abd2e5d05@127.0.0.1",
+                    participants: [
+                        .carrier(aor: "sip:+15551230001@carrier.example", name: "Carrier <A>"),
+                        .application(aor: "sip:agent@app.example")
+                    ], onEvent: { events.append($0) })
             }.map { r in
                 r.start()
                 return r
@@ -150,10 +151,17 @@ struct SIPRECRecorderTests {
                 b.withUnsafeBufferPointer { y in recorder.mediaAudio(inbound: x, outbound: y, sampleRate: 8000) }
             }
         }
-        let arrived = await eventually(timeout: 5, drain: { inbound.drain(); outbound.drain() }) {
+        let arrived = await eventually(
+            timeout: 5,
+            drain: {
+                inbound.drain(); outbound.drain()
+            }
+        ) {
             inbound.packets(payloadType: 0).count >= 45 && outbound.packets(payloadType: 0).count >= 45
         }
-        #expect(arrived, "inbound \(inbound.packets(payloadType: 0).count), outbound \(outbound.packets(payloadType: 0).count)")
+        #expect(
+            arrived,
+            "inbound \(inbound.packets(payloadType: 0).count), outbound \(outbound.packets(payloadType: 0).count)")
         #expect(recorder.packetsSent == [50, 50])
         for (peer, frequency) in [(inbound, 1000.0), (outbound, 400.0)] {
             let packet = try #require(peer.packets(payloadType: 0).dropFirst(10).first)
@@ -289,7 +297,8 @@ struct SIPRECRecorderTests {
     static let badAnswers: [(name: String, body: String, reason: String)] = [
         ("no SDP", "", "no SDP in the answer"),
         (
-            "one m= line", "v=0\r\no=srs 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n"
+            "one m= line",
+            "v=0\r\no=srs 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n"
                 + "m=audio 40000 RTP/AVP 0\r\na=recvonly\r\n", "1 m= line(s) in the answer, 2 offered"
         ),
         ("both streams rejected", answer(port1: 0, port2: 0), "no stream to send to")

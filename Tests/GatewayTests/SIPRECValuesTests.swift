@@ -78,20 +78,35 @@ import Testing
 
     /// Answers in, where each stream goes (host:port, "-" not sent) or the refusal out.
     static let answers: [(name: String, sdp: SessionDescription?, out: Result<[String], SIPRECEndReason>)] = [
-        ("both taken", answer("m=audio 5000 \(pcmu)a=recvonly\r\nm=audio 5002 \(pcmu)a=recvonly\r\n"),
-         .success(["127.0.0.1:5000", "127.0.0.1:5002"])),
-        ("one rejected with port 0", answer("m=audio 5000 \(pcmu)m=audio 0 \(pcmu)"), .success(["127.0.0.1:5000", "-"])),
-        ("one inactive", answer("m=audio 5000 \(pcmu)a=inactive\r\nm=audio 5002 \(pcmu)"), .success(["-", "127.0.0.1:5002"])),
-        ("its own c= per stream",
-         answer("m=audio 5000 \(pcmu)c=IN IP4 127.0.0.2\r\nm=audio 5002 \(pcmu)", session: ""),
-         .success(["127.0.0.2:5000", "-"])),
+        (
+            "both taken", answer("m=audio 5000 \(pcmu)a=recvonly\r\nm=audio 5002 \(pcmu)a=recvonly\r\n"),
+            .success(["127.0.0.1:5000", "127.0.0.1:5002"])
+        ),
+        (
+            "one rejected with port 0", answer("m=audio 5000 \(pcmu)m=audio 0 \(pcmu)"),
+            .success(["127.0.0.1:5000", "-"])
+        ),
+        (
+            "one inactive", answer("m=audio 5000 \(pcmu)a=inactive\r\nm=audio 5002 \(pcmu)"),
+            .success(["-", "127.0.0.1:5002"])
+        ),
+        (
+            "its own c= per stream",
+            answer("m=audio 5000 \(pcmu)c=IN IP4 127.0.0.2\r\nm=audio 5002 \(pcmu)", session: ""),
+            .success(["127.0.0.2:5000", "-"])
+        ),
         ("no PCMU in one", answer("m=audio 5000 RTP/AVP 8\r\nm=audio 5002 \(pcmu)"), .success(["-", "127.0.0.1:5002"])),
-        ("a host name, not an address", answer("m=audio 5000 \(pcmu)m=audio 5002 \(pcmu)", session: "c=IN IP4 srs.example\r\n"),
-         .failure(.badAnswer("no stream to send to"))),
+        (
+            "a host name, not an address",
+            answer("m=audio 5000 \(pcmu)m=audio 5002 \(pcmu)", session: "c=IN IP4 srs.example\r\n"),
+            .failure(.badAnswer("no stream to send to"))
+        ),
         ("no SDP", nil, .failure(.badAnswer("no SDP in the answer"))),
         ("one m= line", answer("m=audio 5000 \(pcmu)"), .failure(.badAnswer("1 m= line(s) in the answer, 2 offered"))),
-        ("three m= lines", answer("m=audio 5000 \(pcmu)m=audio 5002 \(pcmu)m=audio 5004 \(pcmu)"),
-         .failure(.badAnswer("3 m= line(s) in the answer, 2 offered"))),
+        (
+            "three m= lines", answer("m=audio 5000 \(pcmu)m=audio 5002 \(pcmu)m=audio 5004 \(pcmu)"),
+            .failure(.badAnswer("3 m= line(s) in the answer, 2 offered"))
+        ),
         ("both rejected", answer("m=audio 0 \(pcmu)m=audio 0 \(pcmu)"), .failure(.badAnswer("no stream to send to")))
     ]
 

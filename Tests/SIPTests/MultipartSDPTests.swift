@@ -27,7 +27,10 @@ import Testing
         ("multipart, SDP first", "multipart/mixed;boundary=b1", multipart("b1"), true),
         ("multipart, SDP second", "multipart/mixed;boundary=b1", multipart("b1", sdpFirst: false), true),
         ("multipart, quoted boundary and spaces", "multipart/mixed; boundary=\"a b:c\"", multipart("a b:c"), true),
-        ("multipart, SDP part type in capitals", "multipart/mixed;boundary=x", multipart("x", sdpType: "APPLICATION/SDP"), true),
+        (
+            "multipart, SDP part type in capitals", "multipart/mixed;boundary=x",
+            multipart("x", sdpType: "APPLICATION/SDP"), true
+        ),
         ("multipart without an SDP part", "multipart/mixed;boundary=x", multipart("x", sdpType: "text/plain"), false),
         ("multipart, other boundary named", "multipart/mixed;boundary=zz", multipart("b1"), false),
         ("multipart, no boundary", "multipart/mixed", multipart("b1"), false),
@@ -102,7 +105,10 @@ import Testing
         var ok = Wire.response(200, "OK")
         ok.body = Array(Self.multipart("srs", sdpFirst: false).utf8)
         ok.setHeader(.contentType, "multipart/mixed;boundary=srs")
-        #expect(machine.handle(.response(ok, to: .invite), now: 1).map(Bench.line) == ["ACK 1 to=c1 kept", "report connected"])
+        #expect(
+            machine.handle(.response(ok, to: .invite), now: 1).map(Bench.line) == [
+                "ACK 1 to=c1 kept", "report connected"
+            ])
         #expect(machine.remoteSDP == Wire.sdp)
     }
 

@@ -23,7 +23,9 @@ final class SIPRECRTPSender: Sendable {
     /// Opens one socket per track on `host`, port 0.
     init(bindHost: String) throws {
         let tracks = SIPRECMetadataState.tracks
-        sockets = try tracks.map { _ in try UDPSocket(bind: SocketAddress(host: bindHost, port: 0), bufferBytes: 1 << 16) }
+        sockets = try tracks.map { _ in
+            try UDPSocket(bind: SocketAddress(host: bindHost, port: 0), bufferBytes: 1 << 16)
+        }
         let headers = tracks.map { _ in
             RTPHeader(
                 marker: true, payloadType: 0, sequenceNumber: UInt16.random(in: 0...UInt16.max),

@@ -135,7 +135,8 @@ public final class SIPRECRecorder: MediaAudioSink, SIPCallDelegate, Sendable {
         if peer.transport == .tls { peer.tls = SIPTLSTarget(serverName: settings.srs.host) }
         let local = ua.localAddress(toward: peer)
         let host = SocketAddress.isWildcard(settings.rtpBindHost) ? local.host : settings.rtpBindHost
-        let offer = SIPRECStreams.offer(host: host, ports: rtp.ports, sessionID: String(UInt32.random(in: 1...UInt32.max)))
+        let offer = SIPRECStreams.offer(
+            host: host, ports: rtp.ports, sessionID: String(UInt32.random(in: 1...UInt32.max)))
         var policy = ua.configuration.callPolicy
         policy.failoverTimeout = settings.answerTimeout
         let state = loopState.value
