@@ -27,24 +27,40 @@ extension SIPMessage {
         return r
     }
 
-    /// True when the message carries an SDP body.
-    public var hasSDP: Bool {
-        !body.isEmpty && (contentType?.lowercased().hasPrefix("application/sdp") ?? false)
-    }
+    /// True when the message carries an SDP body: the whole body, or the SDP part of a
+    /// `multipart/mixed` body (RFC 5621; a SIPREC INVITE or its answer).
+    public var hasSDP: Bool { sdpBytes != nil }
 
-    /// The SDP body, when there is one and it parses.
+    /// The SDP body, plain or in a multipart body, when there is one and it parses.
     public var sdp: SessionDescription? {
-        hasSDP ? try? SessionDescription.parse(body) : nil
+        sdpBytes.flatMap { try? SessionDescription.parse($0) }
     }
 
-    /// Sets an SDP body (or removes the body with `nil`).
-    public mutating func setSDP(_ sdp: SessionDescription?) {
-        if let sdp {
-            body = Array(sdp.serialize().utf8)
-            setHeader(.contentType, "application/sdp")
-        } else {
+    /// The SDP's bytes: the body when it is `application/sdp`, else the first
+    /// `application/sdp` part of a `multipart/*` body.
+    var sdpBytes: [UInt8]? {
+        guard !body.isEmpty, let type = contentType else { return nil }
+        if MultipartBody.mediaType(of: type) == "application/sdp" { return body }
+        return MultipartBody.parse(body, contentType: type)?.firstPart(ofType: "application/sdp")?.body
+    }
+
+    /// Sets an SDP body (or removes the body with `nil`). With `parts` the body becomes
+    /// `multipart/mixed` (RFC 5621): the SDP first, then `parts` in order.
+    public mutating func setSDP(_ sdp: SessionDescription?, with parts: [MultipartBody.Part] = []) {
+        guard let sdp else {
             body = []
             removeHeaders(.contentType)
+            return
         }
+        let bytes = Array(sdp.serialize().utf8)
+        guard !parts.isEmpty else {
+            body = bytes
+            setHeader(.contentType, "application/sdp")
+            return
+        }
+        let sdpPart = MultipartBody.Part(headers: [("Content-Type", "application/sdp")], body: bytes)
+        let multipart = MultipartBody(boundary: MultipartBody.newBoundary(), parts: [sdpPart] + parts)
+        body = multipart.serialize()
+        setHeader(.contentType, multipart.contentType)
     }
 }

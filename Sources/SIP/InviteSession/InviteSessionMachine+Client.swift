@@ -10,7 +10,7 @@ extension InviteSessionMachine {
             m.addHeader(.sessionExpires, offer.sessionExpires.serialize())
             m.addHeader(.minSE, offer.minSE.serialize())
         }
-        if let localSDP { m.setSDP(localSDP) }
+        if let localSDP { m.setSDP(localSDP, with: inviteParts) }
         var actions = transmitInvite(m)
         if let wait = policy.failoverTimeout { actions.append(start(.failover, at: now + wait)) }
         return actions

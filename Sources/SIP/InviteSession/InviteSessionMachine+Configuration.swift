@@ -13,14 +13,21 @@ extension InviteSessionMachine {
         public var t1: Double
         /// RFC 3261 T2 in seconds: the cap of 2xx retransmission intervals. Default 4.
         public var t2: Double
+        /// Header parameters of every Contact the session sends: feature tags (RFC 3840), e.g.
+        /// `+sip.src` on a recording session (RFC 7866 §6.1.1). Default none.
+        public var contactParameters: [SIPParameter]
 
         /// Creates a configuration.
-        public init(policy: SIPCallPolicy, contact: SIPURI, serverHeader: String, t1: Double = 0.5, t2: Double = 4) {
+        public init(
+            policy: SIPCallPolicy, contact: SIPURI, serverHeader: String, t1: Double = 0.5, t2: Double = 4,
+            contactParameters: [SIPParameter] = []
+        ) {
             self.policy = policy
             self.contact = contact
             self.serverHeader = serverHeader
             self.t1 = t1
             self.t2 = t2
+            self.contactParameters = contactParameters
         }
     }
 

@@ -114,8 +114,9 @@ extension InviteSessionMachine {
         case hangup(status: Int, headers: [SIPHeader])
         /// UAC: CANCEL our INVITE (deferred until a provisional response arrives, §9.1).
         case cancelInvite
-        /// Send our offer in a re-INVITE or UPDATE.
-        case sendOffer(OfferMethod, sdp: SessionDescription, headers: [SIPHeader])
+        /// Send our offer in a re-INVITE or UPDATE; `parts` go beside the SDP in a
+        /// `multipart/mixed` body (RFC 5621), none: SDP alone.
+        case sendOffer(OfferMethod, sdp: SessionDescription, headers: [SIPHeader], parts: [MultipartBody.Part] = [])
         /// Send an INFO with this body.
         case sendInfo(contentType: String, body: [UInt8], headers: [SIPHeader])
         /// Send another request in the dialog (REFER, NOTIFY) with these headers and body.

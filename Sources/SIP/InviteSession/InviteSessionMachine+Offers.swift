@@ -75,10 +75,10 @@ extension InviteSessionMachine {
             actions += stop(.glareRetry)
         }
         var m = d.makeRequest(offer.method.rawValue)
-        m.addHeader(.contact, NameAddress(uri: d.localContact).serialize())
+        m.headers.append(contactHeader(d.localContact))
         m.addHeader(.supported, policy.supportedOptionTags.joined(separator: ", "))
         m.headers.append(contentsOf: offer.headers)
-        m.setSDP(offer.sdp)
+        m.setSDP(offer.sdp, with: offer.parts)
         dialog = d
         localSDP = offer.sdp
         pendingOffer = offer
@@ -149,7 +149,7 @@ extension InviteSessionMachine {
         var m = d.makeRequest(method)
         if method == "REFER" || method == "NOTIFY" {
             // Both may change the remote target or start a subscription usage (RFC 6665 §4.1.2).
-            m.addHeader(.contact, NameAddress(uri: d.localContact).serialize())
+            m.headers.append(contactHeader(d.localContact))
         }
         m.headers.append(contentsOf: headers)
         if let contentType, !body.isEmpty {
@@ -214,7 +214,7 @@ extension InviteSessionMachine {
             return sendOffer(Offer(method: .reInvite, sdp: sdp, headers: headers), now: now)
         }
         var m = d.makeRequest(refresh.method.rawValue)
-        m.addHeader(.contact, NameAddress(uri: d.localContact).serialize())
+        m.headers.append(contactHeader(d.localContact))
         m.addHeader(.supported, policy.supportedOptionTags.joined(separator: ", "))
         m.headers.append(contentsOf: headers)
         if let sdp {

@@ -31,6 +31,8 @@ public struct InviteSessionMachine: Sendable {
     public internal(set) var invite: SIPMessage
     /// The SDP we last sent.
     public internal(set) var localSDP: SessionDescription?
+    /// Body parts our INVITE carries beside its SDP (a SIPREC INVITE's metadata).
+    let inviteParts: [MultipartBody.Part]
     /// The SDP the peer last sent.
     public internal(set) var remoteSDP: SessionDescription?
     /// The final response to the INVITE (either direction), once there is one.
@@ -100,6 +102,8 @@ public struct InviteSessionMachine: Sendable {
         var method: OfferMethod
         var sdp: SessionDescription
         var headers: [SIPHeader]
+        /// Parts sent beside the SDP in a multipart body (none: a plain SDP body).
+        var parts: [MultipartBody.Part] = []
     }
 
     /// A received request waiting for `.offerAnswer`.
@@ -112,9 +116,10 @@ public struct InviteSessionMachine: Sendable {
     /// The UAC side. `invite` is our INVITE as built: From with our tag, To, Call-ID,
     /// CSeq, Contact, Allow, Supported and extra headers; `.start` adds the session-timer
     /// headers and `sdp`, and sends it. `credentials` answer one challenge (and one to BYE).
+    /// `parts` go beside the SDP in a `multipart/mixed` body (RFC 5621); none: SDP alone.
     public init(
-        outgoing invite: SIPMessage, sdp: SessionDescription?, credentials: DigestCredentials?,
-        configuration: Configuration, randomness: Randomness = .system
+        outgoing invite: SIPMessage, sdp: SessionDescription?, parts: [MultipartBody.Part] = [],
+        credentials: DigestCredentials?, configuration: Configuration, randomness: Randomness = .system
     ) {
         self.role = .uac
         self.callID = invite.callID ?? ""
@@ -122,6 +127,7 @@ public struct InviteSessionMachine: Sendable {
         self.configuration = configuration
         self.invite = invite
         self.localSDP = sdp
+        self.inviteParts = parts
         self.credentials = credentials
         self.randomness = randomness
         self.serverTransaction = nil
@@ -143,6 +149,7 @@ public struct InviteSessionMachine: Sendable {
         self.invite = invite
         self.randomness = randomness
         self.serverTransaction = transaction
+        self.inviteParts = []
         self.firstLocalSequence = localSequence
         self.nextRSeq = firstRSeq
         self.remoteSDP = invite.sdp
@@ -232,8 +239,8 @@ public struct InviteSessionMachine: Sendable {
             return hangup(status: status, headers: headers, now: now)
         case .cancelInvite:
             return cancel(now: now)
-        case let .sendOffer(method, sdp, headers):
-            return sendOffer(Offer(method: method, sdp: sdp, headers: headers), now: now)
+        case let .sendOffer(method, sdp, headers, parts):
+            return sendOffer(Offer(method: method, sdp: sdp, headers: headers, parts: parts), now: now)
         case let .sendInfo(contentType, body, headers):
             return sendInfo(contentType: contentType, body: body, headers: headers)
         case let .sendRequest(method, headers, contentType, body):
@@ -352,5 +359,10 @@ public struct InviteSessionMachine: Sendable {
         return r
     }
 
-    var contactHeader: SIPHeader { SIPHeader(.contact, NameAddress(uri: configuration.contact).serialize()) }
+    var contactHeader: SIPHeader { contactHeader(configuration.contact) }
+
+    /// Contact for `uri` with the configuration's feature tags (RFC 3840).
+    func contactHeader(_ uri: SIPURI) -> SIPHeader {
+        SIPHeader(.contact, NameAddress(uri: uri, parameters: configuration.contactParameters).serialize())
+    }
 }

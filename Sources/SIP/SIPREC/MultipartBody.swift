@@ -1,3 +1,5 @@
+import Crypto
+
 /// A `multipart/mixed` body (RFC 2046 §5.1), as a SIPREC INVITE carries its SDP and metadata
 /// (RFC 7866 §6.1): each part with its own headers, separated by `--boundary`, closed by
 /// `--boundary--`.
@@ -67,4 +69,48 @@ public struct MultipartBody: Sendable, Equatable {
         }
         return parts.isEmpty ? nil : MultipartBody(boundary: boundary, parts: parts)
     }
+
+    /// The parts of a body whose Content-Type is `multipart/*` with a `boundary` parameter
+    /// (quoted or not); nil for any other type or a body that does not parse.
+    public static func parse(_ body: [UInt8], contentType: String) -> MultipartBody? {
+        guard mediaType(of: contentType).hasPrefix("multipart/") else { return nil }
+        for parameter in contentType.split(separator: ";").dropFirst() {
+            let pair = parameter.split(separator: "=", maxSplits: 1)
+            guard pair.count == 2, String(pair[0]).trimmingSIPWhitespace().lowercased() == "boundary" else {
+                continue
+            }
+            var boundary = String(pair[1]).trimmingSIPWhitespace()
+            if boundary.count >= 2, boundary.hasPrefix("\""), boundary.hasSuffix("\"") {
+                boundary = String(boundary.dropFirst().dropLast())
+            }
+            return boundary.isEmpty ? nil : parse(body, boundary: boundary)
+        }
+        return nil
+    }
+
+    /// A Content-Type value's `type/subtype`, lowercased, without parameters.
+    public static func mediaType(of contentType: String) -> String {
+        let head = contentType.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        return String(head).trimmingSIPWhitespace().lowercased()
+    }
+
+    /// The first part whose Content-Type is `mediaType` (`type/subtype`, any case).
+    public func firstPart(ofType mediaType: String) -> Part? {
+        parts.first { $0.contentType.map(Self.mediaType(of:)) == mediaType.lowercased() }
+    }
+
+    /// A boundary no part will contain by chance (RFC 2046 §5.1.1: at most 70 characters).
+    public static func newBoundary() -> String {
+        "irisgw-" + Crypto.hex(Crypto.randomBytes(count: 12))
+    }
+}
+
+extension MultipartBody.Part {
+    /// The value of this part's first header called `name` (any case).
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name.caseInsensitiveCompare(name) }?.value
+    }
+
+    /// The part's Content-Type, if it has one (RFC 2046 would default to text/plain).
+    public var contentType: String? { header("Content-Type") }
 }

@@ -140,6 +140,8 @@ public final class SIPCall: Sendable {
     public var finalResponse: SIPMessage? { machine.finalResponse }
     /// True once the call ended.
     public var isTerminated: Bool { machine.isTerminated }
+    /// True while our re-INVITE or UPDATE awaits its final response.
+    public var hasPendingOffer: Bool { machine.hasPendingOffer }
     /// The call's SIP identity for logs: Call-ID and direction.
     public var summary: String { "\(isIncoming ? "in" : "out") \(callID)" }
 
@@ -196,7 +198,8 @@ public final class SIPCall: Sendable {
     var retransmitting: SIPMessage? { machine.unacknowledgedResponse }
 
     init(
-        outgoing invite: SIPMessage, sdp: SessionDescription?, credentials: DigestCredentials?, peer: SIPPeer,
+        outgoing invite: SIPMessage, sdp: SessionDescription?, parts: [MultipartBody.Part] = [],
+        contactParameters: [SIPParameter] = [], credentials: DigestCredentials?, peer: SIPPeer,
         policy: SIPCallPolicy, ua: SIPUserAgent
     ) {
         self.isIncoming = false
@@ -204,9 +207,10 @@ public final class SIPCall: Sendable {
         self.peer = peer
         self.source = peer
         self.ua = ua
+        var configuration = Self.configuration(ua, policy, peer, secure: invite.requestURI?.scheme == "sips")
+        configuration.contactParameters = contactParameters
         let machine = InviteSessionMachine(
-            outgoing: invite, sdp: sdp, credentials: credentials,
-            configuration: Self.configuration(ua, policy, peer, secure: invite.requestURI?.scheme == "sips"))
+            outgoing: invite, sdp: sdp, parts: parts, credentials: credentials, configuration: configuration)
         loopState = LoopBoundBox(LoopState(machine: machine), loop: ua.loop)
     }
 
@@ -279,10 +283,11 @@ public final class SIPCall: Sendable {
 
     /// Sends a re-INVITE with `sdp` (hold: `a=sendonly`; unhold: `a=sendrecv`). The answer
     /// arrives through `didReceiveAnswer`, the outcome through `didCompleteOffer`. Returns
-    /// false when an offer is already pending or the call is not confirmed.
+    /// false when an offer is already pending or the call is not confirmed. `parts` go
+    /// beside the SDP in a `multipart/mixed` body (RFC 5621: SIPREC's new metadata).
     @discardableResult
-    public func reinvite(sdp: SessionDescription, headers: [SIPHeader] = []) -> Bool {
-        offer(.reInvite, sdp: sdp, headers: headers)
+    public func reinvite(sdp: SessionDescription, headers: [SIPHeader] = [], parts: [MultipartBody.Part] = []) -> Bool {
+        offer(.reInvite, sdp: sdp, headers: headers, parts: parts)
     }
 
     /// Sends an UPDATE with `sdp` (RFC 3311) in the confirmed dialog; reported as `reinvite`.
@@ -318,10 +323,11 @@ public final class SIPCall: Sendable {
     public var currentDialog: Dialog? { machine.dialog }
 
     private func offer(
-        _ method: InviteSessionMachine.OfferMethod, sdp: SessionDescription, headers: [SIPHeader]
+        _ method: InviteSessionMachine.OfferMethod, sdp: SessionDescription, headers: [SIPHeader],
+        parts: [MultipartBody.Part] = []
     ) -> Bool {
         guard machine.canSendOffer else { return false }
-        run(.sendOffer(method, sdp: sdp, headers: headers))
+        run(.sendOffer(method, sdp: sdp, headers: headers, parts: parts))
         // Called back from a delegate, the offer is queued; otherwise it went (or failed).
         return running || machine.hasPendingOffer
     }
