@@ -128,11 +128,17 @@ public struct RecordingInfo: Codable, Sendable, Equatable {
     public var bytes: Int?
     /// Why it failed.
     public var reason: String?
+    /// The copy to the profile's SIPREC recording server: `recording` (the server took it),
+    /// `ended` (with `siprecReason` when it was not ours to end); absent without one.
+    public var siprec: String?
+    public var siprecReason: String?
 
     public init(
         state: String, format: String, channels: Int, durationSec: Double? = nil, pausedSec: Double? = nil,
-        bytes: Int? = nil, reason: String? = nil
+        bytes: Int? = nil, reason: String? = nil, siprec: String? = nil, siprecReason: String? = nil
     ) {
+        self.siprec = siprec
+        self.siprecReason = siprecReason
         self.state = state
         self.format = format
         self.channels = channels

@@ -22,6 +22,13 @@ extension GatewaySession {
         }
     }
 
+    /// A status event went out: the first `Connected` (the answer) starts the recording and
+    /// the detector; later ones (hold, unhold) are news for the SIPREC metadata.
+    func servicesStatusChanged(_ status: SessionStatus) {
+        if services.connected, status == .hold || status == .connected { return siprecPartiesChanged() }
+        if status == .connected { servicesConnected() }
+    }
+
     /// The call was answered (the first `Connected`): the recording and the detector start.
     func servicesConnected() {
         guard !services.connected else { return }
@@ -43,6 +50,7 @@ extension GatewaySession {
         services.streams = [:]
         if let recording = services.recording { finishRecording(recording, publish: false) }
         services.recording = nil
+        stopSIPREC()
         let count = services.streamsStarted, amd = services.amdResult
         if count > 0 || amd != nil {
             gateway.records.update(roomId: roomId) { r in
@@ -87,6 +95,7 @@ extension GatewaySession {
         }
         guard let media, !machine.isEnded else { throw .wrongState("session \(roomId) has no media to record") }
         services.recordingStarting = true
+        startSIPREC()
         let directory = gateway.configuration.recordingsDirectory
         let path = directory + "/" + roomId + "." + (configuration.format == .wav ? "wav" : "ogg")
         let me = LoopBound(self, loop: loop)
@@ -141,14 +150,17 @@ extension GatewaySession {
             guard !recording.paused else { return }
             recording.paused = true
             recording.writer.pause()
+            siprecPaused(true)
             publishService(.onSessionRecording) { $0.recording = recording.info("paused") }
         case "resume":
             guard recording.paused else { return }
             recording.paused = false
             recording.writer.resume()
+            siprecPaused(false)
             publishService(.onSessionRecording) { $0.recording = recording.info("recording") }
         default:
             services.recording = nil
+            stopSIPREC()
             finishRecording(recording, publish: true)
         }
     }

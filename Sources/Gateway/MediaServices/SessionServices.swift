@@ -24,6 +24,12 @@ struct SessionServices {
     /// Live streams by id, and how many the call has had.
     var streams: [String: SessionStream] = [:]
     var streamsStarted = 0
+    /// The copy to the profile's SIPREC recording server, while it lasts.
+    var siprec: SIPRECRecorder?
+    /// How the SIPREC copy ended (`stopped`, or why), for the record.
+    var siprecEnded: String?
+    /// The carrier's party after a transfer moved the call to another number.
+    var carrierParty: String?
 
     /// The platform leg is a voice agent's stream.
     var hasAgent: Bool { streams.values.contains { $0.kind == .agent } }

@@ -28,6 +28,7 @@ public final class GatewayMetrics: Sendable {
         var amdVerdicts: [String: Int] = [:]
         var streams: [String: Int] = [:]
         var recordings = 0
+        var siprecEnded: [String: Int] = [:]
     }
     private let counts = Mutex(Counts())
 
@@ -52,6 +53,8 @@ public final class GatewayMetrics: Sendable {
     func amd(_ verdict: String) { counts.withLock { $0.amdVerdicts[verdict, default: 0] += 1 } }
     /// Counts one media stream opened (`agent` or `fork`).
     func streamOpened(_ kind: String) { counts.withLock { $0.streams[kind, default: 0] += 1 } }
+    /// Counts one SIPREC session ended: `stopped` (ours to end) or `failed`.
+    func siprecEnded(_ outcome: String) { counts.withLock { $0.siprecEnded[outcome, default: 0] += 1 } }
     /// Counts one recording started.
     func recordingStarted() { counts.withLock { $0.recordings += 1 } }
     func registration(profile: String, state: String) { counts.withLock { $0.registrations[profile] = state } }
@@ -113,6 +116,9 @@ public final class GatewayMetrics: Sendable {
             "irisgw_media_streams_total", "counter", "WebSocket media streams opened, by kind.",
             ["agent", "fork"].map { ("{kind=\"\($0)\"}", String(c.streams[$0] ?? 0)) })
         metric("irisgw_recordings_total", "counter", "Call recordings started.", [("", String(c.recordings))])
+        metric(
+            "irisgw_siprec_sessions_total", "counter", "SIPREC sessions ended, by outcome.",
+            ["stopped", "failed"].map { ("{outcome=\"\($0)\"}", String(c.siprecEnded[$0] ?? 0)) })
         metric("irisgw_inbound_invites_total", "counter", "New INVITEs from trunks.", [("", String(c.inboundInvites))])
         metric(
             "irisgw_sip_responses_total", "counter", "SIP responses sent without a transaction user, by code.",

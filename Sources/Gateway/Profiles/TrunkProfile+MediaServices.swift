@@ -1,5 +1,6 @@
 import Formats
 import Media
+import SIP
 
 /// Recording and answering-machine detection on the trunk's calls (docs/sip-profiles.md,
 /// "Recording" and "Answering-machine detection").
@@ -41,7 +42,7 @@ extension ProfileSchema {
             } ?? d.format,
             siprec: try o.optional("siprec") { (v, p) throws(ProfileError) -> String in
                 let s = try string(v, at: p)
-                guard s.hasPrefix("sip:") || s.hasPrefix("sips:"), s.count > 4 else {
+                guard s.hasPrefix("sip:") || s.hasPrefix("sips:"), (try? SIPURI.parse(s)) != nil else {
                     throw fail(p, "must be a sip: or sips: URI of the recording server, found \"\(s)\"")
                 }
                 return s

@@ -139,7 +139,7 @@ final class GatewaySession {
         switch action {
         case .emit(let event):
             gateway.events.publish(event)
-            if event.event == .onSessionSIPStatus, event.status == .connected { servicesConnected() }
+            if event.event == .onSessionSIPStatus, let status = event.status { servicesStatusChanged(status) }
         case .cancelInvite:
             // While DNS is being asked no INVITE is out: nothing to cancel, the session ends.
             if locating { handle(.noResponse(proxiesLeft: false)) } else { call?.cancel() }

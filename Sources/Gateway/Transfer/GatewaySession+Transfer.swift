@@ -114,6 +114,10 @@ extension GatewaySession {
 
     /// The record's transfer fields (the outcome once there is one).
     func recordTransfer(_ info: TransferInfo, partner: String?) {
+        if info.state == .succeeded, let target = info.targetTN {
+            services.carrierParty = target
+            siprecPartiesChanged()
+        }
         let outcome: String? =
             switch info.state {
             case .succeeded: "succeeded"
