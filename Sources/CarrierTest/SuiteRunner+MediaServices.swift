@@ -1,8 +1,8 @@
 import Foundation
 import Glibc
+import IOCore
 import IrisAPI
 import IrisClient
-import IOCore
 
 /// A media-service step's judgement of what has come so far.
 enum StepVerdict: Equatable {

@@ -131,7 +131,8 @@ public struct SuiteRunner: Sendable {
             test: test.name, iteration: iteration, passed: false, durationSec: 0, timeline: [], events: [])
         let collector = Collector()
         let stream: IrisRtcStream
-        do { stream = try IrisRtcStream(source: test.silent ? .silence : .tone(hz: test.toneHz, amplitude: 0.3)) } catch {
+        let source: AudioSource = test.silent ? .silence : .tone(hz: test.toneHz, amplitude: 0.3)
+        do { stream = try IrisRtcStream(source: source) } catch {
             result.failure = "cannot open the test client's media: \(error)"
             return result
         }

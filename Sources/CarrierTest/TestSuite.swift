@@ -304,7 +304,8 @@ struct SuiteReader {
         case "expectUp": return .expectUp(try number(o, "expectUp", path, in: 0.1...3600) ?? 0)
         case "transfer": return try transfer(o["transfer"] as Any, join(path, "transfer"))
         case "expectAMD": return try expectAMD(o, path, within: within)
-        case "stream": return try stream(o["stream"] as Any, join(path, "stream"), within: o["withinSec"] != nil ? within : nil)
+        case "stream":
+            return try stream(o["stream"] as Any, join(path, "stream"), within: o["withinSec"] != nil ? within : nil)
         case "expectRecording":
             return try expectRecording(o["expectRecording"] as Any, join(path, "expectRecording"), within: within)
         case "expectTransfer":

@@ -53,7 +53,8 @@ import Testing
     }
 
     @Test func stepsDescribeThemselves() {
-        #expect(TestStep.expectAMD(AMDStep(result: .machine, beep: true)).description == "expect AMD machine and a beep")
+        #expect(
+            TestStep.expectAMD(AMDStep(result: .machine, beep: true)).description == "expect AMD machine and a beep")
         #expect(
             TestStep.stream(StreamStep(track: .both, toneHz: 1000)).description
                 == "stream both to the suite's WebSocket with the 1000 Hz tone")
@@ -95,7 +96,10 @@ import Testing
             "{ stream: { minAudioSec: 5, withinSec: 5 } }", "silent: true", "tests[0].steps[0].stream.minAudioSec",
             "must be less than withinSec (5.0 s)"
         ),
-        ("{ stream: { toneHz: 50 } }", "silent: true", "tests[0].steps[0].stream.toneHz", "must be a number from 100.0"),
+        (
+            "{ stream: { toneHz: 50 } }", "silent: true", "tests[0].steps[0].stream.toneHz",
+            "must be a number from 100.0"
+        ),
         ("{ stream: { url: \"ws://x\" } }", "silent: true", "tests[0].steps[0].stream.url", "unknown key"),
         ("{ expectRecording: 2 }", "silent: true", "tests[0].steps[0].expectRecording", "must be an object"),
         (
@@ -139,7 +143,9 @@ import Testing
     @Test func amdVerdicts() {
         let machine = AMDStep(result: .machine), beep = AMDStep(result: .machine, beep: true)
         let ended = TransferStepTests.ended(.completed)
-        #expect(SuiteRunner.amdVerdict(machine, in: [TransferStepTests.connected()]) == .pending("no verdict (onSessionAMD) came"))
+        #expect(
+            SuiteRunner.amdVerdict(machine, in: [TransferStepTests.connected()])
+                == .pending("no verdict (onSessionAMD) came"))
         #expect(SuiteRunner.amdVerdict(machine, in: [TransferStepTests.connected(), Self.amd("machine")]) == .passed)
         #expect(
             SuiteRunner.amdVerdict(AMDStep(result: .human), in: [Self.amd("machine")])

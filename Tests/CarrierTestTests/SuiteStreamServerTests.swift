@@ -99,7 +99,9 @@ import WebClient
         #expect(
             server.capture.judge(step, streamSid: Self.sid, callSid: "room-1")
                 == .pending(
-                    String(format: "the 1000 Hz tone holds %.0f %% of the inbound audio (expected most of it)", share * 100)
+                    String(
+                        format: "the 1000 Hz tone holds %.0f %% of the inbound audio (expected most of it)", share * 100
+                    )
                 ))
         #expect(
             server.capture.judge(step, streamSid: "MZother", callSid: "room-1")
@@ -115,7 +117,8 @@ import WebClient
         #expect(
             await eventually(timeout: 5) {
                 if case .failed(let why) = server.capture.judge(step, streamSid: Self.sid, callSid: "room-1") {
-                    return why.hasPrefix("a message Twilio's format does not allow") && why.hasSuffix("{\"event\":\"hello\"}")
+                    return why.hasPrefix("a message Twilio's format does not allow")
+                        && why.hasSuffix("{\"event\":\"hello\"}")
                 }
                 return false
             }, "\(server.capture.judge(step, streamSid: Self.sid, callSid: "room-1"))")

@@ -119,7 +119,8 @@ extension SuiteReader {
         let r = try string(o, "expectAMD", path) ?? ""
         guard let result = AMDStep.Verdict(rawValue: r) else {
             throw fail(
-                join(path, "expectAMD"), "must be one of " + AMDStep.Verdict.allCases.map(\.rawValue).joined(separator: ", "))
+                join(path, "expectAMD"),
+                "must be one of " + AMDStep.Verdict.allCases.map(\.rawValue).joined(separator: ", "))
         }
         if let b = o["beep"], !Self.isBoolean(b) { throw fail(join(path, "beep"), "must be true or false") }
         return .expectAMD(AMDStep(result: result, beep: o["beep"] as? Bool ?? false, within: within))
@@ -150,7 +151,8 @@ extension SuiteReader {
         if let c = channels, c != c.rounded() { throw fail(join(path, "channels"), "must be 1 or 2") }
         return .expectRecording(
             RecordingStep(
-                channels: channels.map { Int($0) }, minDurationSec: try number(o, "minDurationSec", path, in: 0...86_400) ?? 0,
+                channels: channels.map { Int($0) },
+                minDurationSec: try number(o, "minDurationSec", path, in: 0...86_400) ?? 0,
                 format: try recordingFormat(o, path), within: within))
     }
 }

@@ -117,7 +117,9 @@ final class SuiteStreamServer: Sendable {
 
     /// Our close frame (RFC 6455 §5.5.1), then our side of the TCP connection.
     private func closeSocket(_ c: Connection, code: UInt16) {
-        c.send(WebSocketFrame(fin: true, opcode: .close, payload: WebSocketFrame.closePayload(code: code, reason: "")).encoded())
+        c.send(
+            WebSocketFrame(fin: true, opcode: .close, payload: WebSocketFrame.closePayload(code: code, reason: ""))
+                .encoded())
         c.finishWriting()
     }
 
