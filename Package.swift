@@ -91,7 +91,11 @@ let package = Package(
         .target(name: "MediaStreams", dependencies: ["IOCore", "WebClient", "Crypto", "DNS", "Media"]),
         .target(name: "IrisClient", dependencies: ["SDP", "Media", "IOCore", "IrisAPI", "WebClient"]),
         // `irisgw test`: carrier integration suites run through a gateway's control API.
-        .target(name: "CarrierTest", dependencies: ["IrisClient", "IrisAPI", "Formats", "Media", "Capture"]),
+        // Its `stream` steps run a WebSocket server of their own (IOCore, HTTP) and read Twilio's
+        // messages with MediaStreams' codec.
+        .target(
+            name: "CarrierTest",
+            dependencies: ["IrisClient", "IrisAPI", "Formats", "Media", "Capture", "IOCore", "HTTP", "MediaStreams"]),
         // Redis client for the cluster's shared state: pipelined commands on an IOCore loop,
         // replies parsed by hiredis's reader, reconnects with back-off, deadlines, Lua by SHA-1.
         .target(name: "Redis", dependencies: ["IOCore", "CHiredis", "Crypto"]),
@@ -134,7 +138,10 @@ let package = Package(
         // The audio analysis of `irisgw test` (scores, WAV, RTP to PCM) and the suite steps that use it.
         .testTarget(
             name: "CarrierTestTests",
-            dependencies: ["CarrierTest", "Media", "IrisClient", "IrisAPI", "IOCore", "Capture", "TestSupport"]),
+            dependencies: [
+                "CarrierTest", "Media", "IrisClient", "IrisAPI", "IOCore", "Capture", "TestSupport", "WebClient",
+                "MediaStreams"
+            ]),
         // The message codec (Twilio's examples, refusals), mu-law against SpanDSP, the playout,
         // and streams to a Python agent (PyPI `websockets`) over ws:// and wss:// on 127.0.0.1.
         .testTarget(

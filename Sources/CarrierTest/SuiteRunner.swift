@@ -123,7 +123,7 @@ public struct SuiteRunner: Sendable {
         func onEvent(_ session: IrisRtcAudioSession, event: SessionEvent) { list.withLock { $0.append(event) } }
     }
 
-    private struct StepFailure: Error { var message: String }
+    struct StepFailure: Error { var message: String }
 
     func runCall(_ test: TestCase, iteration: Int) -> TestCallResult {
         let start = Date()
@@ -131,7 +131,8 @@ public struct SuiteRunner: Sendable {
             test: test.name, iteration: iteration, passed: false, durationSec: 0, timeline: [], events: [])
         let collector = Collector()
         let stream: IrisRtcStream
-        do { stream = try IrisRtcStream(source: .tone(hz: test.toneHz, amplitude: 0.3)) } catch {
+        let source: AudioSource = test.silent ? .silence : .tone(hz: test.toneHz, amplitude: 0.3)
+        do { stream = try IrisRtcStream(source: source) } catch {
             result.failure = "cannot open the test client's media: \(error)"
             return result
         }
@@ -151,7 +152,7 @@ public struct SuiteRunner: Sendable {
             do {
                 result.roomId = try session.createWithTN(
                     targetTN: test.target, sourceTN: test.source, profile: profile,
-                    capture: evidenceDirectory != nil)
+                    capture: evidenceDirectory != nil, recording: test.recording, amd: test.amd)
             } catch {
                 throw StepFailure(message: "the gateway refused the call: \(error)")
             }
@@ -220,11 +221,12 @@ public struct SuiteRunner: Sendable {
         return doc
     }
 
-    private func wait(_ seconds: Double, _ condition: () -> Bool) -> Bool {
+    /// Polls `condition` every `every` seconds until it holds or `seconds` pass.
+    func wait(_ seconds: Double, every: Double = 0.02, _ condition: () -> Bool) -> Bool {
         let end = Date().addingTimeInterval(seconds)
         while Date() < end {
             if condition() { return true }
-            usleep(20_000)
+            usleep(UInt32(every * 1_000_000))
         }
         return condition()
     }
@@ -504,6 +506,9 @@ public struct SuiteRunner: Sendable {
                     message: Self.transferTimedOut(
                         state, sipCode: code, within: within, events: events.events, from: transferCursor))
             }
+        case .expectAMD(let a): try expectAMD(a, events: events)
+        case .stream(let s): try stream(s, session: session)
+        case .expectRecording(let r): try expectRecording(r, room: room)
         }
         return nil
     }

@@ -64,10 +64,19 @@ public struct TestCase: Sendable, Equatable {
     public var maxPostDialDelayMs: Double?
     /// The longest time from the call's start to the answer, ms. nil: no limit.
     public var maxAnswerMs: Double?
+    /// Answering-machine detection asked of the gateway (`amd: "detect" | "detectBeep"`).
+    /// Default none.
+    public var amd: AMDOptions?
+    /// Record the call (`recording: { channels, format }`). Default none (the profile decides).
+    public var recording: RecordingOptions?
+    /// The test client sends silence instead of its tone (`silent: true`): an echoing number
+    /// then answers with a quiet line, which answering-machine detection judges. Default false.
+    public var silent: Bool
 
     public init(
         name: String, target: String, source: String = "+15557654321", repeatCount: Int = 1, toneHz: Double = 1000,
-        steps: [TestStep], maxPostDialDelayMs: Double? = nil, maxAnswerMs: Double? = nil
+        steps: [TestStep], maxPostDialDelayMs: Double? = nil, maxAnswerMs: Double? = nil, amd: AMDOptions? = nil,
+        recording: RecordingOptions? = nil, silent: Bool = false
     ) {
         self.name = name
         self.target = target
@@ -77,6 +86,9 @@ public struct TestCase: Sendable, Equatable {
         self.steps = steps
         self.maxPostDialDelayMs = maxPostDialDelayMs
         self.maxAnswerMs = maxAnswerMs
+        self.amd = amd
+        self.recording = recording
+        self.silent = silent
     }
 }
 
@@ -110,6 +122,14 @@ public enum TestStep: Sendable, Equatable {
     /// An `onSessionTransfer` with this state (and SIP code), after the one the previous
     /// `expectTransfer` matched.
     case expectTransfer(TransferState, sipCode: Int?, within: Double)
+    /// The answering-machine detection verdict (`onSessionAMD`), and with `beep` an
+    /// `onSessionBeep` that found the greeting's tone.
+    case expectAMD(AMDStep)
+    /// A fork of the call's audio to the suite's own WebSocket server: Twilio's `connected`
+    /// and `start`, then enough `media` (with the tone), then the fork stopped.
+    case stream(StreamStep)
+    /// The call's recording (`GET .../recording`): its channels and length.
+    case expectRecording(RecordingStep)
 }
 
 extension TestStep: CustomStringConvertible {
@@ -137,6 +157,14 @@ extension TestStep: CustomStringConvertible {
         case .transfer(let target): "transfer to \(target)"
         case .expectTransfer(let state, let code, _):
             "expect transfer \(state.rawValue)" + (code.map { " \($0)" } ?? "")
+        case .expectAMD(let a): "expect AMD \(a.result.rawValue)" + (a.beep ? " and a beep" : "")
+        case .stream(let s):
+            "stream \(s.track.rawValue) to the suite's WebSocket"
+                + (s.toneHz.map { String(format: " with the %.0f Hz tone", $0) } ?? "")
+        case .expectRecording(let r):
+            "expect a recording"
+                + [r.channels.map { " of \($0) channel\($0 == 1 ? "" : "s")" }, r.format.map { " in \($0)" }]
+                .compactMap { $0 }.joined() + (r.minDurationSec > 0 ? " at least \(r.minDurationSec) s long" : "")
         }
     }
 }
@@ -205,7 +233,10 @@ struct SuiteReader {
     func testCase(_ v: Any, _ path: String) throws(SuiteError) -> TestCase {
         let o = try object(
             v, path,
-            keys: ["name", "target", "source", "repeat", "toneHz", "steps", "maxPostDialDelayMs", "maxAnswerMs"])
+            keys: [
+                "name", "target", "source", "repeat", "toneHz", "steps", "maxPostDialDelayMs", "maxAnswerMs", "amd",
+                "recording", "silent"
+            ])
         guard let name = try string(o, "name", path) else { throw fail(join(path, "name"), "missing required key") }
         guard let target = try string(o, "target", path) else {
             throw fail(join(path, "target"), "missing required key")
@@ -215,27 +246,31 @@ struct SuiteReader {
         }
         var steps: [TestStep] = []
         for (i, s) in list.enumerated() { steps.append(try step(s, join(path, "steps[\(i)]"))) }
+        let services = try mediaServices(o, path, steps: steps)
         return TestCase(
             name: name, target: target, source: try string(o, "source", path) ?? "+15557654321",
             repeatCount: Int(try number(o, "repeat", path, in: 1...1000) ?? 1),
             toneHz: try number(o, "toneHz", path, in: 100...3500) ?? 1000, steps: steps,
             maxPostDialDelayMs: try number(o, "maxPostDialDelayMs", path, in: 1...600_000),
-            maxAnswerMs: try number(o, "maxAnswerMs", path, in: 1...600_000))
+            maxAnswerMs: try number(o, "maxAnswerMs", path, in: 1...600_000), amd: services.amd,
+            recording: services.recording, silent: services.silent)
     }
 
     static let actions = [
         "expect", "expectEarlyMedia", "wait", "sendDTMF", "expectDTMF", "expectEcho", "expectAudio",
-        "hold", "unhold", "hangup", "expectEnd", "expectUp", "audioQuality", "transfer", "expectTransfer"
+        "hold", "unhold", "hangup", "expectEnd", "expectUp", "audioQuality", "transfer", "expectTransfer",
+        "expectAMD", "stream", "expectRecording"
     ]
 
     func step(_ v: Any, _ path: String) throws(SuiteError) -> TestStep {
         // The audio figures belong to `audioQuality` alone; on other steps they are unknown keys.
         let audio = (v as? [String: Any])?["audioQuality"] != nil
+        let amd = (v as? [String: Any])?["expectAMD"] != nil
         let o = try object(
             v, path,
             keys: Set(
                 Self.actions + ["withinSec", "earlyMedia", "sipCode", "cause", "causeFits"]
-                    + (audio ? Self.audioKeys : [])))
+                    + (audio ? Self.audioKeys : []) + (amd ? ["beep"] : [])))
         let present = Self.actions.filter { o[$0] != nil }
         guard present.count == 1, let action = present.first else {
             throw fail(path, "needs exactly one of \(Self.actions.joined(separator: ", "))")
@@ -268,6 +303,11 @@ struct SuiteReader {
         case "audioQuality": return try audioQuality(o, path, within: within)
         case "expectUp": return .expectUp(try number(o, "expectUp", path, in: 0.1...3600) ?? 0)
         case "transfer": return try transfer(o["transfer"] as Any, join(path, "transfer"))
+        case "expectAMD": return try expectAMD(o, path, within: within)
+        case "stream":
+            return try stream(o["stream"] as Any, join(path, "stream"), within: o["withinSec"] != nil ? within : nil)
+        case "expectRecording":
+            return try expectRecording(o["expectRecording"] as Any, join(path, "expectRecording"), within: within)
         case "expectTransfer":
             let s = try string(o, "expectTransfer", path) ?? ""
             guard let state = TransferState(rawValue: s) else {
