@@ -61,6 +61,8 @@ final class GatewayProcess: @unchecked Sendable {
         var inboundCallsPerSecond = 100
         /// The profile's `transfer` section's keys, as written (empty: no section).
         var transfer = ""
+        /// Top-level JSON5 members added as they are (`recording: {...}`).
+        var extra = ""
 
         var json5: String {
             let proxyList = (proxyURIs ?? proxies.map { "sip:127.0.0.1:\($0);transport=udp" }).map { "\"\($0)\"" }
@@ -102,6 +104,7 @@ final class GatewayProcess: @unchecked Sendable {
                   media: { codecs: [\(codecs.map { "\"\($0)\"" }.joined(separator: ", "))], dtmf: "\(dtmf)", rtpTimeoutSec: \(rtpTimeoutSec), \(mediaExtra) },
                   sip: { transport: "udp", prack: "supported", sessionTimerSec: \(sessionTimerSec), optionsPingSec: 0, \(sipExtra) },
                   \(transfer.isEmpty ? "" : "transfer: { \(transfer) },")
+                  \(extra)
                 }
                 """
         }

@@ -190,6 +190,67 @@ extension GatewaySuites {
             }
         }
 
+        /// A trunk with `recording.siprec`: a recorded call is copied to the recording server
+        /// (SIPp) with its metadata naming both parties, both streams' RTP carries the call's
+        /// audio, and the copy ends with the call (a last metadata update, then BYE).
+        @Test func aRecordedCallIsCopiedToTheSIPRECServer() async throws {
+            try #require(SIPp.isInstalled)
+            let inbound = try RTPSocketPeer(), outbound = try RTPSocketPeer()
+            let sdp = SIPRECRecorderTests.answer(port1: inbound.address.port, port2: outbound.address.port)
+            let checks = [
+                ("require", "Require: siprec"), ("multipart", "Content-Type: multipart/mixed;boundary="),
+                ("srcTag", "Contact: [^\\r\\n]*;\\+sip\\.src"), ("label1", "a=label:1"), ("label2", "a=label:2"),
+                ("carrier", "aor=\\\"tel:\\+15550100001\\\""), ("app", "aor=\\\"tel:\\+15557654321\\\"")
+            ]
+            let xml = """
+                <?xml version="1.0" encoding="ISO-8859-1" ?>
+                <scenario name="SIPREC recording server for a gateway">
+                \(SIPRECRecorderTests.recv("INVITE", checks: checks))
+                \(SIPRECRecorderTests.ok(sdp, tag: true))
+                  <recv request="ACK"/>
+                \(SIPRECRecorderTests.recv("INVITE", checks: [("stop", "&lt;stop-time&gt;")]))
+                \(SIPRECRecorderTests.ok(sdp, tag: false))
+                  <recv request="ACK"/>
+                  <recv request="BYE"/>
+                \(SIPRECRecorderTests.byeOK)
+                </scenario>
+                """
+            let srs = try await SIPp.listening(.inline(name: "srs", xml: xml))
+            defer { srs.stop() }
+            let sim = try await CarrierSimProcess()
+            defer { sim.stop() }
+            var profile = GatewayProcess.Profile(proxies: [sim.port])
+            profile.extra = "recording: { siprec: \"sip:srs@127.0.0.1:\(srs.port)\" },"
+            let gw = try await GatewayProcess(profiles: [profile])
+            defer { gw.stop() }
+            let rec = SessionRecorder()
+            let session = IrisRtcAudioSession(
+                connection: try gw.connection(), stream: try IrisRtcStream(source: .tone(hz: 440, amplitude: 0.3)),
+                delegate: rec)
+            defer { session.stop() }
+            try await session.createWithTN(
+                targetTN: "+15550100001", sourceTN: "+15557654321", recording: RecordingOptions())
+            #expect(
+                await rec.waitFor(timeout: 15) { $0.contains { $0.recording?.siprec == "recording" } }, "\(rec.trace)")
+            let arrived = await eventually(
+                timeout: 10,
+                drain: {
+                    inbound.drain(); outbound.drain()
+                }
+            ) {
+                inbound.packets(payloadType: 0).count >= 50 && outbound.packets(payloadType: 0).count >= 50
+            }
+            #expect(arrived, "\(inbound.packets(payloadType: 0).count), \(outbound.packets(payloadType: 0).count)")
+            for peer in [inbound, outbound] {
+                var pcm: [Int16] = []
+                for packet in peer.packets(payloadType: 0).suffix(20) { G711.decodeULaw(packet.payload, into: &pcm) }
+                #expect(Goertzel(frequency: 440, sampleRate: 8000).energyRatio(pcm) > 0.5)
+            }
+            try await session.close()
+            #expect(await rec.waitFor { _ in rec.ended != nil })
+            #expect(await srs.waitForExit(timeout: 10) == 0, "\(srs.report)")
+        }
+
         /// Bad requests are refused with a JSON error naming the field, and nothing is created.
         @Test func badRequestsAreRefused() async throws {
             let (sim, gw, agent) = try await Self.start()

@@ -22,7 +22,9 @@ extension GatewaySession {
             media.addAudioSink(recorder)
             recorder.start()
         } catch {
-            publishRecording { $0.siprec = "ended"; $0.siprecReason = "the RTP sockets could not be opened: \(error)" }
+            publishRecording {
+                $0.siprec = "ended"; $0.siprecReason = "the RTP sockets could not be opened: \(error)"
+            }
         }
     }
 
