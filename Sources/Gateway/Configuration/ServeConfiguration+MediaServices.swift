@@ -28,8 +28,9 @@ public struct MediaStreamSettings: Sendable, Equatable {
     /// Forks one session may hold at once. Default 4.
     public var maxForksPerSession: Int
 
-    public init(caFile: String? = nil, connectTimeoutSec: Int = 10, maxQueuedFrames: Int = 50, maxForksPerSession: Int = 4)
-    {
+    public init(
+        caFile: String? = nil, connectTimeoutSec: Int = 10, maxQueuedFrames: Int = 50, maxForksPerSession: Int = 4
+    ) {
         self.caFile = caFile
         self.connectTimeoutSec = connectTimeoutSec
         self.maxQueuedFrames = maxQueuedFrames
@@ -40,7 +41,9 @@ public struct MediaStreamSettings: Sendable, Equatable {
 extension ServeConfiguration {
     static let mediaServiceKeys = ["recordings", "mediaStreams"]
 
-    static func recordings(_ value: JSON5Value, at path: String, schema: ProfileSchema) throws(ProfileError)
+    static func recordings(
+        _ value: JSON5Value, at path: String, schema: ProfileSchema
+    ) throws(ProfileError)
         -> RecordingSettings
     {
         let o = try schema.object(value, at: path, keys: ["dir", "retentionDays"])
@@ -51,7 +54,9 @@ extension ServeConfiguration {
             })
     }
 
-    static func mediaStreams(_ value: JSON5Value, at path: String, schema: ProfileSchema) throws(ProfileError)
+    static func mediaStreams(
+        _ value: JSON5Value, at path: String, schema: ProfileSchema
+    ) throws(ProfileError)
         -> MediaStreamSettings
     {
         let o = try schema.object(

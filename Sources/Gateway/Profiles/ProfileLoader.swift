@@ -96,7 +96,8 @@ package struct ProfileSchema {
     }
 
     func profile(_ value: JSON5Value) throws(ProfileError) -> TrunkProfile {
-        let root = try object(value, at: "", keys: ["name", "outbound", "inbound", "media", "sip", "transfer", "recording", "amd"])
+        let root = try object(
+            value, at: "", keys: ["name", "outbound", "inbound", "media", "sip", "transfer", "recording", "amd"])
         let name = try root.required("name") { (v, path) throws(ProfileError) in
             let s = try string(v, at: path)
             guard TrunkProfile.isValidName(s) else {
@@ -137,7 +138,8 @@ package struct ProfileSchema {
         profile.recording =
             try root.optional("recording") { (v, path) throws(ProfileError) in try self.recording(v, at: path) }
             ?? TrunkProfile.Recording()
-        profile.amd = try root.optional("amd") { (v, path) throws(ProfileError) in try self.amd(v, at: path) } ?? AMDSettings()
+        profile.amd =
+            try root.optional("amd") { (v, path) throws(ProfileError) in try self.amd(v, at: path) } ?? AMDSettings()
         return profile
     }
 
