@@ -242,6 +242,11 @@ enum BridgeBench {
             targetTN: targetTN, sourceTN: "+15557654321", routingId: "bench",
             media: MediaBody(sdp: offer(port: mediaPort)))
         body.profile = profile
+        return creating(client, body)
+    }
+
+    /// `POST /v1/sessions` with `body` (an agent's WebSocket, recording ...), with why it failed.
+    static func creating(_ client: HTTPClient, _ body: CreateSessionRequest) -> Result<SessionResponse, CreateRefusal> {
         do {
             let r = try client.request(
                 method: "POST", path: "/v1/sessions", body: Array(try JSONEncoder().encode(body)), timeout: 10)

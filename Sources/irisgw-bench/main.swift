@@ -174,6 +174,16 @@ if which.isEmpty || which.contains("amd") {
     print(AMDBench.run())
     fflush(nil)
 }
+if which.isEmpty || which.contains("stream") || which.contains("record") {
+    // Media services through the whole gateway: a voice agent's WebSocket against transcoded
+    // RTP, recorded calls against unrecorded (docs/operations.md, "Media services").
+    let irisgw = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
+        "irisgw"
+    ).path
+    if which.isEmpty || which.contains("stream") { print(MediaServicesBench.stream(irisgw: irisgw)) }
+    if which.isEmpty || which.contains("record") { MediaServicesBench.record(irisgw: irisgw).forEach { print($0) } }
+    fflush(nil)
+}
 if which.isEmpty || which.contains("sip-dns") {
     // Proxies named by SRV (cache warm) against numeric ones, and numeric calls while a DNS
     // server drops every query, against the same without it.
