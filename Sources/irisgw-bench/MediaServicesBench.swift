@@ -121,7 +121,7 @@ enum MediaServicesBench {
             let platform = try EchoPlatform()
             defer { platform.stop() }
             let gw = try BridgeBench.startGateway(
-                irisgw: irisgw, carrierPort: carrier.port, name: "irisgw-bench-\(getpid())-media-services")
+                irisgw: irisgw, carrierPort: carrier.port, name: "irisgw-bench-\(getpid())-media-\(UUID().uuidString.prefix(8))")
             defer { gw.stop() }
             let router = try BridgeBench.EventRouter(api: gw.api, key: gw.key)
             defer { router.close() }
@@ -168,8 +168,10 @@ enum MediaServicesBench {
             let cpu = gw.cpuSeconds - cpu0, wall = Date().timeIntervalSince(wall0)
             phase.carrier = carrier.stopMeasuring()
             phase.cpuMsPerCallSecond = cpu * 1000 / Double(s.calls) / wall
-            close(phase.rooms)
             if case .rtp(.some) = leg {
+                // Stopped through the API while the call lives, so the app hears the file's
+                // duration and size (a recording that ends with its call is not announced).
+                for room in phase.rooms { try stopRecording(room) }
                 for room in phase.rooms {
                     guard router.wait(room, timeout: s.stepTimeout, { $0.recording?.state == "stopped" }) else {
                         throw Failure(description: "a recording did not stop in \(Int(s.stepTimeout)) s")
@@ -177,6 +179,7 @@ enum MediaServicesBench {
                 }
                 phase.recordings = recordings(phase.rooms)
             }
+            close(phase.rooms)
             guard GatewayProbe.waitFor(timeout: s.stepTimeout, { carrier.live == 0 }) else {
                 throw Failure(description: "the carrier still has calls")
             }
@@ -187,6 +190,16 @@ enum MediaServicesBench {
         func close(_ rooms: [String]) {
             for room in rooms { _ = BridgeBench.close(client, roomId: room, within: 5) }
             for room in rooms { _ = router.wait(room, timeout: settings.stepTimeout) { $0.event == .onSessionEnded } }
+        }
+
+        /// `POST .../recording` `stop`.
+        func stopRecording(_ room: String) throws {
+            let body = try JSONEncoder().encode(RecordingRequest(action: "stop"))
+            let r = try client.request(
+                method: "POST", path: "/v1/sessions/\(room)/recording", body: Array(body), timeout: settings.stepTimeout)
+            guard (200..<300).contains(r.status) else {
+                throw Failure(description: "recording stop: \(r.status) \(String(decoding: r.body, as: UTF8.self))")
+            }
         }
 
         /// Each room's last `onSessionRecording` (its stopped recording).

@@ -22,7 +22,8 @@ final class ToneCarrier: Sendable {
         var live = 0
         /// Delays (ms) of the bursts echoed while `measuring`.
         var delaysMs: [Double] = []
-        /// Bursts sent while measuring, and those whose echo never came (within a second).
+        /// Bursts sent while measuring, and those whose echo had not come when the call's next
+        /// burst began (a second later).
         var bursts = 0
         var lost = 0
         /// RTP packets received from the gateway, all calls.
@@ -91,6 +92,8 @@ final class ToneCarrier: Sendable {
         var sequence: UInt16 = 0
         /// When the burst now waiting for its echo began (monotonic s).
         var burstSent: Double?
+        /// That burst began while measuring (so its echo counts).
+        var burstMeasured = false
     }
 
     /// The carrier thread's state.
@@ -194,7 +197,9 @@ final class ToneCarrier: Sendable {
                 guard mean > ToneCarrier.loudness else { continue }
                 let arrived = EventLoop.now() - age
                 call.burstSent = nil
-                owner.figures.withLock { if $0.measuring { $0.delaysMs.append((arrived - began) * 1000) } }
+                if call.burstMeasured {
+                    owner.figures.withLock { if $0.measuring { $0.delaysMs.append((arrived - began) * 1000) } }
+                }
             }
             calls[id] = call
             owner.figures.withLock { $0.packetsReceived += received }
@@ -210,14 +215,16 @@ final class ToneCarrier: Sendable {
         mutating func sendFrames() {
             tick += 1
             let now = EventLoop.now()
+            let measuring = owner.figures.withLock { $0.measuring }
             var bursts = 0, lost = 0
             for id in calls.keys {
                 guard var call = calls[id] else { continue }
                 let position = (tick + call.phase) % 50
                 if position == 0 {
-                    if call.burstSent != nil { lost += 1 }
+                    if call.burstSent != nil, call.burstMeasured { lost += 1 }
                     call.burstSent = now
-                    bursts += 1
+                    call.burstMeasured = measuring
+                    if measuring { bursts += 1 }
                 }
                 let payload = position < ToneCarrier.burstFrames ? tone[position] : silence
                 call.sequence &+= 1
@@ -235,7 +242,6 @@ final class ToneCarrier: Sendable {
             }
             if bursts > 0 || lost > 0 {
                 owner.figures.withLock {
-                    guard $0.measuring else { return }
                     $0.bursts += bursts
                     $0.lost += lost
                 }
