@@ -49,16 +49,30 @@ enum MediaServicesBench {
         /// The recordings of the phase's calls once stopped, by room.
         var recordings: [String: RecordingInfo] = [:]
         var rooms: [String] = []
+
+        /// Two phases of the same kind as one: their mean CPU, all their bursts and delays.
+        func merged(with other: Phase) -> Phase {
+            var m = self
+            m.cpuMsPerCallSecond = (cpuMsPerCallSecond + other.cpuMsPerCallSecond) / 2
+            m.carrier.delaysMs += other.carrier.delaysMs
+            m.carrier.bursts += other.carrier.bursts
+            m.carrier.lost += other.carrier.lost
+            m.recordings.merge(other.recordings) { $1 }
+            m.rooms += other.rooms
+            return m
+        }
     }
 
     /// The `BENCH stream` line (`skipped="<why>"` when the run could not be made).
     static func stream(irisgw: String, settings: Settings = Settings()) -> String {
         do {
             return try Rig.with(irisgw: irisgw, settings) { rig in
-                let rtp = try rig.phase(.rtp(recording: nil))
-                let echoedBefore = rig.platform.echoed.load(ordering: .relaxed)
-                let stream = try rig.phase(.agent)
-                let echoed = rig.platform.echoed.load(ordering: .relaxed) - echoedBefore
+                // In the order RTP, stream, stream, RTP: a machine load that drifts evenly
+                // over the run weighs on both kinds alike.
+                let rtp1 = try rig.phase(.rtp(recording: nil))
+                let stream = try rig.phase(.agent).merged(with: try rig.phase(.agent))
+                let rtp = rtp1.merged(with: try rig.phase(.rtp(recording: nil)))
+                let echoed = rig.platform.echoed.load(ordering: .relaxed)
                 let p = GatewayProbe.percentile
                 func ms(_ v: Double) -> String { String(format: "%.1f", v) }
                 let (s, r) = (stream.carrier, rtp.carrier)
@@ -70,7 +84,8 @@ enum MediaServicesBench {
                 line += " rtp_delay_p50_ms=\(ms(p(r.delaysMs, 0.5))) rtp_delay_p99_ms=\(ms(p(r.delaysMs, 0.99)))"
                 line += " bursts=\(s.bursts) bursts_echoed=\(s.delaysMs.count) bursts_lost=\(s.lost)"
                 line += " rtp_bursts=\(r.bursts) rtp_bursts_echoed=\(r.delaysMs.count)"
-                line += " agent_media_echoed=\(echoed) agent=swift load1=\(String(format: "%.2f", GatewayProbe.loadAverage()))"
+                line +=
+                    " agent_media_echoed=\(echoed) agent=swift load1=\(String(format: "%.2f", GatewayProbe.loadAverage()))"
                 return line
             }
         } catch {
@@ -82,9 +97,11 @@ enum MediaServicesBench {
     static func record(irisgw: String, settings: Settings = Settings()) -> [String] {
         do {
             return try Rig.with(irisgw: irisgw, settings) { rig in
-                let plain = try rig.phase(.rtp(recording: nil))
+                // Unrecorded calls before and after (their mean), the recorded ones between.
+                let plain1 = try rig.phase(.rtp(recording: nil))
                 let wav = try rig.phase(.rtp(recording: RecordingOptions(channels: 2, format: "wav")))
                 let ogg = try rig.phase(.rtp(recording: RecordingOptions(channels: 2, format: "ogg")))
+                let plain = plain1.merged(with: try rig.phase(.rtp(recording: nil)))
                 return [("record", "wav", wav), ("record-ogg", "ogg", ogg)].map { name, format, phase in
                     let seconds = phase.recordings.values.compactMap(\.durationSec).reduce(0, +)
                     let bytes = rig.bytesOnDisk(phase.rooms)
@@ -121,7 +138,8 @@ enum MediaServicesBench {
             let platform = try EchoPlatform()
             defer { platform.stop() }
             let gw = try BridgeBench.startGateway(
-                irisgw: irisgw, carrierPort: carrier.port, name: "irisgw-bench-\(getpid())-media-\(UUID().uuidString.prefix(8))")
+                irisgw: irisgw, carrierPort: carrier.port,
+                name: "irisgw-bench-\(getpid())-media-\(UUID().uuidString.prefix(8))")
             defer { gw.stop() }
             let router = try BridgeBench.EventRouter(api: gw.api, key: gw.key)
             defer { router.close() }
@@ -157,7 +175,9 @@ enum MediaServicesBench {
                 throw Failure(description: "a call did not connect in \(Int(s.stepTimeout)) s")
             }
             if case .agent = leg {
-                guard GatewayProbe.waitFor(timeout: s.stepTimeout, { platform.agents.load(ordering: .relaxed) >= s.calls })
+                guard
+                    GatewayProbe.waitFor(
+                        timeout: s.stepTimeout, { platform.agents.load(ordering: .relaxed) >= s.calls })
                 else { throw Failure(description: "the agent's sockets did not all open") }
             }
             // Let the jitter buffers and the agents' playout settle, then measure.
@@ -196,7 +216,8 @@ enum MediaServicesBench {
         func stopRecording(_ room: String) throws {
             let body = try JSONEncoder().encode(RecordingRequest(action: "stop"))
             let r = try client.request(
-                method: "POST", path: "/v1/sessions/\(room)/recording", body: Array(body), timeout: settings.stepTimeout)
+                method: "POST", path: "/v1/sessions/\(room)/recording", body: Array(body), timeout: settings.stepTimeout
+            )
             guard (200..<300).contains(r.status) else {
                 throw Failure(description: "recording stop: \(r.status) \(String(decoding: r.body, as: UTF8.self))")
             }

@@ -230,7 +230,8 @@ final class ToneCarrier: Sendable {
                 call.sequence &+= 1
                 packet.withUnsafeMutableBytes {
                     _ = try? RTPHeader(
-                        payloadType: 0, sequenceNumber: call.sequence, timestamp: UInt32(truncatingIfNeeded: tick * 160),
+                        payloadType: 0, sequenceNumber: call.sequence,
+                        timestamp: UInt32(truncatingIfNeeded: tick * 160),
                         ssrc: UInt32(truncatingIfNeeded: id.hashValue)
                     ).write(into: $0)
                 }

@@ -61,15 +61,16 @@ import Testing
         #expect(ogg < wav / 4, "\(lines[1])")
     }
 
-    @Test(arguments: [
-        (
-            "{\"event\":\"media\",\"sequenceNumber\":\"3\",\"streamSid\":\"MZ1\",\"media\":{\"track\":\"inbound\",\"chunk\":\"2\",\"timestamp\":\"40\",\"payload\":\"/w==\"}}",
-            "{\"event\":\"media\",\"media\":{\"payload\":\"/w==\"},\"streamSid\":\"MZ1\"}"
-        ),
-        ("{\"event\":\"start\",\"streamSid\":\"MZ1\",\"start\":{}}", nil),
-        ("{\"event\":\"mark\",\"streamSid\":\"MZ1\",\"mark\":{\"name\":\"m\"}}", nil),
-        ("not json", nil)
-    ] as [(String, String?)])
+    @Test(
+        arguments: [
+            (
+                "{\"event\":\"media\",\"sequenceNumber\":\"3\",\"streamSid\":\"MZ1\",\"media\":{\"track\":\"inbound\",\"chunk\":\"2\",\"timestamp\":\"40\",\"payload\":\"/w==\"}}",
+                "{\"event\":\"media\",\"media\":{\"payload\":\"/w==\"},\"streamSid\":\"MZ1\"}"
+            ),
+            ("{\"event\":\"start\",\"streamSid\":\"MZ1\",\"start\":{}}", nil),
+            ("{\"event\":\"mark\",\"streamSid\":\"MZ1\",\"mark\":{\"name\":\"m\"}}", nil),
+            ("not json", nil)
+        ] as [(String, String?)])
     func theAgentAnswersMediaOnly(_ incoming: String, _ expected: String?) throws {
         let reply = AgentEcho.reply(to: incoming)
         if let expected {
