@@ -189,10 +189,11 @@ final class ToneCarrier: Sendable {
             var received = 0
             while let n = call.socket.receive(into: buffer, from: &from, age: &age) {
                 received += 1
-                guard n > 12, let began = call.burstSent else { continue }
-                let header = 12 + 4 * Int(buffer[0] & 0x0F) + (buffer[0] & 0x10 != 0 && n > 16 ? extensionLength(n) : 0)
-                guard n > header else { continue }
-                G711.decodeULaw(Array(buffer[header..<n]), into: &pcm)
+                guard let began = call.burstSent,
+                    let view = try? RTPPacketView.parse(UnsafeRawBufferPointer(rebasing: buffer[0..<n])),
+                    !view.payloadRange.isEmpty
+                else { continue }
+                G711.decodeULaw(Array(buffer[view.payloadRange]), into: &pcm)
                 let mean = pcm.reduce(0.0) { $0 + abs(Double($1)) } / Double(max(pcm.count, 1))
                 guard mean > ToneCarrier.loudness else { continue }
                 let arrived = EventLoop.now() - age
@@ -203,12 +204,6 @@ final class ToneCarrier: Sendable {
             }
             calls[id] = call
             owner.figures.withLock { $0.packetsReceived += received }
-        }
-
-        private func extensionLength(_ n: Int) -> Int {
-            let at = 12 + 4 * Int(buffer[0] & 0x0F)
-            guard n >= at + 4 else { return 0 }
-            return 4 + 4 * (Int(buffer[at + 2]) << 8 | Int(buffer[at + 3]))
         }
 
         /// One frame to every call: silence, or the burst's next frame.
