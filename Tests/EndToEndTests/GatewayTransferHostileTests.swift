@@ -39,6 +39,8 @@ extension GatewaySuites {
             #expect(try await session.connection.snapshot(roomId: try #require(session.roomId)).status == .connected)
             try await session.close()
             #expect(await sipp.waitForExit(timeout: 10) == 0, sipp.report)
+            // The ending reaches the event stream a moment after SIPp has its 200 to the BYE.
+            #expect(await rec.waitFor { _ in rec.ended != nil })
             #expect(rec.ended?.reason == .completed)
         }
 
