@@ -78,6 +78,9 @@ public struct SuiteRunner: Sendable {
     public let progress: @Sendable (String) -> Void
     /// Where each call's capture and recordings go (`--evidence DIR`); nil keeps none.
     public var evidenceDirectory: String?
+    /// Test calls in progress at once (`irisgw test --parallel N`). Default 1: one after
+    /// another. Results keep the suite's order whatever order the calls end in.
+    public var parallel = 1
 
     public init(
         connection: IrisRtcConnection, profile: String?, evidenceDirectory: String? = nil,
@@ -90,7 +93,33 @@ public struct SuiteRunner: Sendable {
     }
 
     public func run(_ suite: TestSuite) -> [TestCallResult] {
-        run(suite, shouldStop: { false }) ?? []
+        guard parallel > 1 else { return run(suite, shouldStop: { false }) ?? [] }
+        let jobs = suite.tests.flatMap { test in (1...test.repeatCount).map { (test, $0) } }
+        let results = Mutex([TestCallResult?](repeating: nil, count: jobs.count))
+        let next = Atomic<Int>(0)
+        // Each worker takes the next call when its own ends: at most `parallel` at once.
+        DispatchQueue.concurrentPerform(iterations: min(parallel, jobs.count)) { _ in
+            while true {
+                let index = next.add(1, ordering: .relaxed).oldValue
+                guard index < jobs.count else { return }
+                let (test, i) = jobs[index]
+                let r = runAndReport(test, iteration: i)
+                results.withLock { $0[index] = r }
+            }
+        }
+        return results.withLock { $0.compactMap { $0 } }
+    }
+
+    /// One test call, with its progress lines.
+    private func runAndReport(_ test: TestCase, iteration i: Int) -> TestCallResult {
+        let label = test.repeatCount > 1 ? "\(test.name) #\(i)" : test.name
+        progress("▶ \(label): dialling \(test.target)")
+        let r = runCall(test, iteration: i)
+        // The failure is text, never part of a format (it may hold "%").
+        let time = String(format: "%.1f s", r.durationSec)
+        progress(
+            r.passed ? "✔ \(label) (\(time))" : "✘ \(label) (\(time)): step \(r.failedStep ?? 0): \(r.failure ?? "")")
+        return r
     }
 
     /// Like `run(_:)`, but asks `shouldStop` before each call: once it says yes, no other
@@ -101,16 +130,7 @@ public struct SuiteRunner: Sendable {
         for test in suite.tests {
             for i in 1...test.repeatCount {
                 if shouldStop() { return nil }
-                let label = test.repeatCount > 1 ? "\(test.name) #\(i)" : test.name
-                progress("▶ \(label): dialling \(test.target)")
-                let r = runCall(test, iteration: i)
-                // The failure is text, never part of a format (it may hold "%").
-                let time = String(format: "%.1f s", r.durationSec)
-                progress(
-                    r.passed
-                        ? "✔ \(label) (\(time))" : "✘ \(label) (\(time)): step \(r.failedStep ?? 0): \(r.failure ?? "")"
-                )
-                results.append(r)
+                results.append(runAndReport(test, iteration: i))
             }
         }
         return results

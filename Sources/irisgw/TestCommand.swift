@@ -8,11 +8,12 @@ import IrisClient
 enum TestCommand {
     static let usage = """
         usage: irisgw test --profile NAME --suite FILE [--junit FILE] [--json FILE] [--html FILE]
-                           [--evidence DIR] [--api URL] [--ca-file FILE] [--data-dir DIR]
+                           [--evidence DIR] [--parallel N] [--api URL] [--ca-file FILE] [--data-dir DIR]
 
         Places the suite's test calls through the trunk profile NAME of the gateway at --api
         (default the local one; https:// is checked against --ca-file, default $IRISGW_CA_FILE,
-        else the system store), one at a time, and prints each test as it finishes. Suites are
+        else the system store), one at a time (--parallel N: up to N at once, the reports still in
+        the suite's order), and prints each test as it finishes. Suites are
         JSON5 (sip-profiles/suites/, docs/carrier-testing.md). --evidence DIR (or the suite's
         `evidence` key) keeps each call's capture and audio there: DIR/<test>-<n>.pcap (the trunk
         leg's SIP and RTP), DIR/<test>-<n>-carrier.wav and DIR/<test>-<n>-app.wav, linked from the
@@ -34,6 +35,7 @@ enum TestCommand {
         if args.contains("--load") { return LoadCommand.run(args) }
         if args.contains("--every") { return MonitorCommand.run(args) }
         var profile: String?, suitePath: String?, junit: String?, json: String?, html: String?, evidence: String?
+        var parallel = 1
         var options = ClientOptions()
         var reader = ArgumentReader(args)
         do {
@@ -47,6 +49,11 @@ enum TestCommand {
                 case "--json": json = try reader.value()
                 case "--html": html = try reader.value()
                 case "--evidence": evidence = try reader.value()
+                case "--parallel":
+                    guard let n = Int(try reader.value()), (1...64).contains(n) else {
+                        throw UsageError("--parallel is a number of calls from 1 to 64")
+                    }
+                    parallel = n
                 case "-h", "--help":
                     writeOut(usage)
                     return 0
@@ -63,11 +70,13 @@ enum TestCommand {
             let connection = try options.connection()
             let start = Date()
             writeOut("suite \(suite.name): \(suite.tests.reduce(0) { $0 + $1.repeatCount }) calls through \(profile)\n")
-            let results = SuiteRunner(
+            var runner = SuiteRunner(
                 connection: connection, profile: profile, evidenceDirectory: evidence ?? suite.evidence
             ) {
                 writeOut($0 + "\n")
-            }.run(suite)
+            }
+            runner.parallel = parallel
+            let results = runner.run(suite)
             let failed = results.filter { !$0.passed }.count
             writeOut(
                 String(

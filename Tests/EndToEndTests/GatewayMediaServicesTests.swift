@@ -130,6 +130,37 @@ extension GatewaySuites {
             #expect(await agent.waitFor("stop").count == 1, "\(agent.report)")
         }
 
+        /// An agent's malformed messages are refused (one `onSessionError`), the call goes on,
+        /// and its `clear` and marks still work: both marks come back.
+        @Test func anAgentsBadMessagesAreRefusedWithoutEndingTheCall() async throws {
+            let (sim, gw, agent) = try await Self.start()
+            defer {
+                agent.stop()
+                gw.stop()
+                sim.stop()
+            }
+            let rec = SessionRecorder()
+            let session = IrisRtcAudioSession(
+                connection: try gw.connection(), stream: try IrisRtcStream(), delegate: rec)
+            defer { session.stop() }
+            try await session.createWithTN(
+                targetTN: "+15550100001", sourceTN: "+15557654321",
+                agent: MediaWebSocket(url: agent.url(), customParameters: ["mode": "burst", "burst": "10"]))
+            #expect(await rec.waitForStatus(.connected, timeout: 15), "\(rec.trace)")
+            let marks = await agent.waitFor("mark", count: 2)
+            #expect(Set(marks.compactMap(\.name)) == ["before-clear", "after-clear"], "\(agent.report)")
+            #expect(
+                await rec.waitFor {
+                    $0.contains { $0.event == .onSessionError && ($0.message ?? "").contains("refused") }
+                },
+                "\(rec.trace)")
+            #expect(rec.events.filter { $0.event == .onSessionError }.count == 1, "reported once per stream")
+            #expect(rec.ended == nil)
+            #expect(try await session.connection.sessions().first?.status == .connected)
+            try await session.close()
+            #expect(await rec.waitFor { _ in rec.ended != nil })
+        }
+
         /// The agent closes its socket: the session ends, saying why.
         @Test func anAgentThatLeavesEndsTheSession() async throws {
             let (sim, gw, agent) = try await Self.start()

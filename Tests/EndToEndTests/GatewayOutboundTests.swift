@@ -191,8 +191,9 @@ extension GatewaySuites.GatewayOutboundTests {
     /// A proxy that never answers (a socket that swallows everything) before one that does:
     /// after the failover time (default 4 s: the INVITE and its retransmissions at 0.5, 1.5
     /// and 3.5 s) the INVITE goes to the next proxy, which answers; the silent one gets no
-    /// CANCEL (RFC 3261 §9.1). With `failoverTimeoutMs: 0` the move waits for Timer B (64*T1,
-    /// 32 s), the INVITE retransmitted all along.
+    /// CANCEL (RFC 3261 §9.1). With `failoverTimeoutMs: 0` the move waits for Timer B (64*T1),
+    /// the INVITE retransmitted all along; that gateway runs with `sip.t1Ms: 100` (Timer B
+    /// 6.4 s instead of 32), which also shows the setting moves every timer.
     @Test(.timeLimit(.minutes(2)), arguments: [nil, 0] as [Int?])
     func noResponseFailsOverToTheNextProxy(failoverTimeoutMs: Int?) async throws {
         let blackHole = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: 0))
@@ -201,7 +202,8 @@ extension GatewaySuites.GatewayOutboundTests {
         var profile = GatewayProcess.Profile(proxies: [blackHole.local.port, sipp.port])
         profile.ringTimeoutSec = 60
         if let failoverTimeoutMs { profile.outboundExtra = "failoverTimeoutMs: \(failoverTimeoutMs)," }
-        let gw = try await GatewayProcess(profiles: [profile])
+        let gw = try await GatewayProcess(
+            profiles: [profile], config: failoverTimeoutMs == 0 ? "{ sip: { t1Ms: 100 } }" : nil)
         defer { gw.stop() }
         let (rec, _) = try await Self.call(gw, timeout: 45) { session, rec in
             #expect(await rec.waitForStatus(.connected, timeout: 45), "\(rec.trace)\n\(sipp.report)")

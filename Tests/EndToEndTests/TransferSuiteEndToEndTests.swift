@@ -22,7 +22,8 @@ extension GatewaySuites {
             let junit = gw.directory.appendingPathComponent("transfer.xml").path
             let r = try await GatewayCLITests.run(
                 [
-                    "test", "--profile", "trunk", "--suite", suite, "--api", gw.apiURL, "--data-dir", gw.dataDir,
+                    "test", "--profile", "trunk", "--suite", suite, "--parallel", "3", "--api", gw.apiURL, "--data-dir",
+                    gw.dataDir,
                     "--json", json, "--junit", junit
                 ], timeout: 150)
             let printed = r.lines.joined(separator: "\n") + "\n" + sim.lines.suffix(20).joined(separator: "\n")

@@ -15,6 +15,8 @@ public struct ConcurrencyLimit: SuiteTrait, TestTrait, TestScoping {
         for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
     ) async throws {
         await slots.acquire()
+        let start = Date()
+        defer { SlotLog.note(test, testCase, since: start) }
         do {
             try await function()
         } catch {
@@ -22,6 +24,26 @@ public struct ConcurrencyLimit: SuiteTrait, TestTrait, TestScoping {
             throw error
         }
         await slots.release()
+    }
+}
+
+/// With `IRISGW_TEST_SLOT_LOG=FILE`, each test case's time in its slot is appended to FILE
+/// (`seconds name`): where a run's time goes, without the wait for a slot in it.
+enum SlotLog {
+    static let path = ProcessInfo.processInfo.environment["IRISGW_TEST_SLOT_LOG"]
+
+    static func note(_ test: Test, _ testCase: Test.Case?, since start: Date) {
+        guard let path else { return }
+        let line = String(format: "%.2f %@\n", Date().timeIntervalSince(start), test.name)
+        guard let handle = FileHandle(forWritingAtPath: path) ?? create(path) else { return }
+        handle.seekToEndOfFile()
+        handle.write(Data(line.utf8))
+        try? handle.close()
+    }
+
+    private static func create(_ path: String) -> FileHandle? {
+        FileManager.default.createFile(atPath: path, contents: nil)
+        return FileHandle(forWritingAtPath: path)
     }
 }
 

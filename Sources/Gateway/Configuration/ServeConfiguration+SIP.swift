@@ -20,6 +20,7 @@ extension ServeConfiguration {
     ///   tapUnfiltered: false,             // true: traces and HEP also get what the defence drops (debugging)
     ///   trustedProxies: [],               // CIDRs whose X-Irisgw-Source header names the real source
     ///   edgeProxy: "sip:10.0.0.5:5060",   // requests we originate out of dialog leave through it (default none)
+    ///   t1Ms: 500,                        // RFC 3261 T1: retransmissions start here, Timer B/F are 64*T1
     ///   tcp: { maxConnections: 1024, maxConnectionsPerSource: 32, idleTimeoutSec: 120,
     ///          messageTimeoutSec: 10, maxQueuedBytes: 262144,
     ///          keepaliveSec: 0 },          // RFC 5626 CRLF pings on connections we open; 0: off
@@ -35,13 +36,16 @@ extension ServeConfiguration {
         public var trustedProxies: [CIDR]?
         /// The proxy out-of-dialog requests leave through (`SIPUserAgentConfiguration.edgeProxy`).
         public var edgeProxy: SIPURI?
+        /// RFC 3261 T1 in milliseconds; nil: 500. Lower on links known to be fast, so a dead
+        /// peer is given up sooner (Timer B and F are 64*T1).
+        public var t1Ms: Int?
         public init() {}
 
         static let keys = [
             "userAgent", "answerUnknownSources", "requestsPerSecond", "trustedRequestsPerSecond", "banSec",
             "scannerUserAgents",
             "maxServerTransactions", "authRealm", "maxAuthFailures", "authFailureWindowSec", "tapUnfiltered", "tcp",
-            "trustedProxies", "edgeProxy"
+            "trustedProxies", "edgeProxy", "t1Ms"
         ]
         static let tcpKeys = [
             "maxConnections", "maxConnectionsPerSource", "idleTimeoutSec", "messageTimeoutSec", "maxQueuedBytes",
@@ -54,6 +58,7 @@ extension ServeConfiguration {
             sip.defence = defence
             sip.transportLimits = transportLimits
             if let edgeProxy { sip.edgeProxy = edgeProxy }
+            if let t1Ms { sip.t1 = Double(t1Ms) / 1000 }
         }
     }
 
@@ -69,6 +74,7 @@ extension ServeConfiguration {
             }
             return text
         }
+        s.t1Ms = try o.optional("t1Ms") { (v, p) throws(ProfileError) in try schema.int(v, at: p, in: 50...5_000) }
         let d = s.defence
         s.defence.answerUnknownSources =
             try o.optional("answerUnknownSources") { (v, p) throws(ProfileError) in try schema.bool(v, at: p) }
