@@ -2,6 +2,7 @@ import Foundation
 import IOCore
 import IrisAPI
 import Media
+import SIP
 import Testing
 
 @testable import Gateway
@@ -63,6 +64,18 @@ import Testing
             try ServeConfiguration.parse("{ mediaStreams: { maxQueuedFrames: 0 } }", file: "s.json5")
         }
         #expect(error?.keyPath == "mediaStreams.maxQueuedFrames")
+    }
+
+    /// `sip.t1Ms` (a serve key beside these): every SIP timer's base, 50-5000 ms.
+    @Test func sipT1IsReadAndBounded() throws {
+        let c = try ServeConfiguration.parse("{ sip: { t1Ms: 100 } }", file: "s.json5")
+        var sip = SIPUserAgentConfiguration()
+        c.sip?.apply(to: &sip)
+        #expect(sip.t1 == 0.1)
+        let error = #expect(throws: ProfileError.self) {
+            try ServeConfiguration.parse("{ sip: { t1Ms: 10 } }", file: "s")
+        }
+        #expect(error?.keyPath == "sip.t1Ms")
     }
 
     @Test func aRequestsOptionsGoOverTheProfiles() throws {
