@@ -24,15 +24,15 @@ extension GatewaySuites {
             try await body(sim, gw, agent)
         }
 
-        /// A session whose platform leg is `agent`'s WebSocket, to the echo number.
+        /// A session whose platform leg is `agent`'s WebSocket, to `number` (the echo number).
         static func agentCall(
-            _ gw: GatewayProcess, _ agent: MediaWebSocket
+            _ gw: GatewayProcess, _ agent: MediaWebSocket, to number: String = "+15550100001"
         ) async throws -> (IrisRtcAudioSession, SessionRecorder) {
             let rec = SessionRecorder()
             let session = IrisRtcAudioSession(
                 connection: try gw.connection(), stream: try IrisRtcStream(), delegate: rec)
             do {
-                try await session.createWithTN(targetTN: "+15550100001", sourceTN: "+15557654321", agent: agent)
+                try await session.createWithTN(targetTN: number, sourceTN: "+15557654321", agent: agent)
             } catch {
                 session.stop()
                 throw error
@@ -149,6 +149,51 @@ extension GatewaySuites {
                 #expect(await rec.waitFor { _ in rec.ended != nil })
                 #expect(await agent.waitFor("stop").count == 1, "\(agent.report)")
             }
+        }
+
+        /// The agent hears the digits the carrier sends (the simulator's DTMF number) as
+        /// Twilio's `dtmf` messages.
+        @Test func theCarriersDigitsReachTheAgent() async throws {
+            try await Self.withPeers { _, gw, agent in
+                let (session, rec) = try await Self.agentCall(
+                    gw, MediaWebSocket(url: agent.url(), customParameters: ["mode": "listen"]), to: "+15550100009")
+                defer { session.stop() }
+                let digits = await agent.waitFor("dtmf", count: 5, timeout: 15)
+                #expect(digits.compactMap(\.digit).joined() == "1234#", "\(agent.report)")
+                #expect(digits.allSatisfy { $0.track == "inbound_track" || $0.track == "inbound" })
+                try await session.close()
+                #expect(await rec.waitFor { _ in rec.ended != nil })
+            }
+        }
+
+        /// An inbound call joined with a voice agent as its leg (and recorded): the caller
+        /// (SIPp, echoing) hears the agent, whose tone comes back to it; the answer has no SDP.
+        @Test func anInboundCallIsAnsweredByAVoiceAgent() async throws {
+            let agent = try await MediaAgent()
+            defer { agent.stop() }
+            let gw = try await GatewayProcess(profiles: [.init()])
+            defer { gw.stop() }
+            let (note, sipp) = try await GatewayInboundTests.notification(gw) {
+                try GatewayInboundTests.caller(gw, CallerScenarios.answered(talkMs: 3000), extra: ["-rtp_echo"])
+            }
+            defer { sipp.stop() }
+            let n = try #require(note, "\(sipp.report)")
+            let room = try #require(n.roomid)
+            let body = """
+                {"roomToken": "\(n.roomtoken ?? "")", "recording": {"channels": 2},
+                 "media": {"websocket": {"url": "\(agent.url())", "customParameters": {"mode": "tone"}}}}
+                """
+            let r = try await GatewayAPIErrorTests.request(gw, "POST", "/v1/sessions/\(room)/join", body: body)
+            #expect(r.status == 200 && !r.text.contains("sdp"), "\(r.text)")
+            #expect(await agent.waitFor("start").first?.callSid == room, "\(agent.report)")
+            #expect(
+                await eventually(timeout: 10) { agent.events.filter { $0.tone == true }.count >= 20 }, "\(agent.report)"
+            )
+            #expect(await sipp.waitForExit(timeout: 15) == 0, "\(sipp.report)")
+            let records = try await gw.recordsAfterStop()
+            let record = try #require(records.first { $0.roomId == room })
+            #expect(record.streams == 1 && record.recordingPath?.hasSuffix(room + ".wav") == true)
+            #expect((record.recordingDurationSec ?? 0) > 1)
         }
 
         /// An agent's malformed messages are refused (one `onSessionError`), the call goes on,
