@@ -16,10 +16,7 @@ extension SimulatorCallSuites {
         @Test func personSaysHelloThenListens() async throws {
             let h = try SimHarness()
             defer { h.stop() }
-            let probe = try RTPProbe()
-            let rec = CallRecorder()
-            rec.mediaPort = probe.port
-            let call = await h.call("+15550100032", recorder: rec)
+            let (call, rec, probe) = try await h.probedCall("+15550100032")
             #expect(await rec.waitFor(.connected, timeout: 30), "\(rec.events)")
             let packets = await probe.receive(for: 15) { $0.count >= 200 }
             #expect(packets.count >= 200 && packets.allSatisfy { $0.header.payloadType == 0 })
@@ -58,10 +55,7 @@ extension SimulatorCallSuites {
             let clips = try await offThePool { () throws(SpeechError) in try SimAMDClips() }
             let h = try SimHarness()
             defer { h.stop() }
-            let probe = try RTPProbe()
-            let rec = CallRecorder()
-            rec.mediaPort = probe.port
-            let call = await h.call("+15550100033", recorder: rec)
+            let (call, rec, probe) = try await h.probedCall("+15550100033")
             #expect(await rec.waitFor(.connected, timeout: 30), "\(rec.events)")
             let needed = Int((clips.beepEndMs + 1_000) / 20)
             let packets = await probe.receive(for: 30) { $0.count >= needed }
@@ -105,11 +99,7 @@ extension SimulatorCallSuites {
         @Test func faxSendsCNG() async throws {
             let h = try SimHarness()
             defer { h.stop() }
-            let probe = try RTPProbe()
-            let rec = CallRecorder()
-            rec.mediaPort = probe.port
-            let call = await h.call(
-                "+15550100034", recorder: rec, sdp: TestSDP.offer(codecs: [.pcma], port: probe.port))
+            let (call, rec, probe) = try await h.probedCall("+15550100034", codecs: [.pcma])
             #expect(await rec.waitFor(.connected, timeout: 30), "\(rec.events)")
             let packets = await probe.receive(for: 15) { $0.count >= 210 }
             try #require(packets.count >= 210)
@@ -139,11 +129,7 @@ extension SimulatorCallSuites {
         @Test func personInG722() async throws {
             let h = try SimHarness()
             defer { h.stop() }
-            let probe = try RTPProbe()
-            let rec = CallRecorder()
-            rec.mediaPort = probe.port
-            let call = await h.call(
-                "+15550100032", recorder: rec, sdp: TestSDP.offer(codecs: [.g722], port: probe.port))
+            let (call, rec, probe) = try await h.probedCall("+15550100032", codecs: [.g722])
             #expect(await rec.waitFor(.connected, timeout: 30), "\(rec.events)")
             let packets = await probe.receive(for: 15) { $0.count >= 150 }
             try #require(packets.count >= 150)
@@ -181,10 +167,7 @@ extension SimulatorCallSuites {
                 let warning = try #require(rec.endMessage?[SIPHeaderName("Warning")])
                 #expect(warning.contains("espeak-ng not found at /nonexistent/espeak-ng"), "\(warning)")
             }
-            let probe = try RTPProbe()
-            let rec = CallRecorder()
-            rec.mediaPort = probe.port
-            let call = await h.call("+15550100034", recorder: rec)
+            let (call, rec, probe) = try await h.probedCall("+15550100034")
             #expect(await rec.waitFor(.connected, timeout: 30))
             let packets = await probe.receive(for: 10) { $0.count >= 25 }
             #expect(packets.count >= 25)

@@ -154,6 +154,18 @@ final class SimHarness: @unchecked Sendable {
         }
     }
 
+    /// Calls `number` with a probe taking the RTP that comes back (the offer, of `codecs`
+    /// when given, names its port).
+    func probedCall(
+        _ number: String, codecs: [RTPMap]? = nil
+    ) async throws -> (call: SIPCall, recorder: CallRecorder, probe: RTPProbe) {
+        let probe = try RTPProbe()
+        let rec = CallRecorder()
+        rec.mediaPort = probe.port
+        let sdp = codecs.map { TestSDP.offer(codecs: $0, port: probe.port) }
+        return (await call(number, recorder: rec, sdp: sdp), rec, probe)
+    }
+
     /// The simulator's SDP as the caller last saw it.
     func remoteSDP(_ call: SIPCall) async -> SessionDescription? { await caller.loop.run { call.remoteSDP } }
 
