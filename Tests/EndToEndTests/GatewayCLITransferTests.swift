@@ -48,7 +48,11 @@ extension GatewaySuites {
             (["--transfer-to", "+15551230002", "--transfer-after"], "--transfer-after needs a value"),
             (["--transfer-after", "2"], "--transfer-after needs --transfer-to"),
             (["--transfer-to", ""], "--transfer-to needs a number"),
-            (["--transfer-to"], "--transfer-to needs a value")
+            (["--transfer-to"], "--transfer-to needs a value"),
+            // The media-service options share the parsing (docs/api.md, "Media services").
+            (["--amd", "guess"], "--amd is detect or detectBeep"),
+            (["--recording", "mp3"], "--recording is wav or ogg"),
+            (["--agent"], "--agent needs a value")
         ])
         func badTransferOptionsAreUsageErrors(_ extra: [String], _ message: String) async throws {
             let r = try await Self.run(Self.call + extra)
