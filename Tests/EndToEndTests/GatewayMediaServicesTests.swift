@@ -272,7 +272,8 @@ extension GatewaySuites {
 
         /// A trunk with `recording.siprec`: a recorded call is copied to the recording server
         /// (SIPp) with its metadata naming both parties, both streams' RTP carries the call's
-        /// audio, and the copy ends with the call (a last metadata update, then BYE).
+        /// audio, a hold sends the metadata again, and the copy ends with the call (a last
+        /// metadata update, then BYE).
         @Test func aRecordedCallIsCopiedToTheSIPRECServer() async throws {
             try #require(SIPp.isInstalled)
             let inbound = try RTPSocketPeer(), outbound = try RTPSocketPeer()
@@ -287,6 +288,9 @@ extension GatewaySuites {
                 <scenario name="SIPREC recording server for a gateway">
                 \(SIPRECRecorderTests.recv("INVITE", checks: checks))
                 \(SIPRECRecorderTests.ok(sdp, tag: true))
+                  <recv request="ACK"/>
+                \(SIPRECRecorderTests.recv("INVITE", checks: [("held", "recording-session")]))
+                \(SIPRECRecorderTests.ok(sdp, tag: false))
                   <recv request="ACK"/>
                 \(SIPRECRecorderTests.recv("INVITE", checks: [("stop", "&lt;stop-time&gt;")]))
                 \(SIPRECRecorderTests.ok(sdp, tag: false))
@@ -326,9 +330,50 @@ extension GatewaySuites {
                 for packet in peer.packets(payloadType: 0).suffix(20) { G711.decodeULaw(packet.payload, into: &pcm) }
                 #expect(Goertzel(frequency: 440, sampleRate: 8000).energyRatio(pcm) > 0.5)
             }
+            // A hold is news for the recording server: its metadata comes again.
+            try await session.hold()
+            #expect(await rec.waitForStatus(.hold, timeout: 10), "\(rec.trace)")
+            #expect(await eventually(timeout: 10) { srs.received("INVITE ") >= 2 }, "\(srs.report)")
             try await session.close()
             #expect(await rec.waitFor { _ in rec.ended != nil })
             #expect(await srs.waitForExit(timeout: 10) == 0, "\(srs.report)")
+        }
+
+        /// A fork whose consumer leaves ends alone (`failed`, the reason; the call goes on), and
+        /// a session holds at most `mediaStreams.maxForksPerSession` forks (409 past it).
+        @Test func aForkThatFailsEndsAloneAndForksAreBounded() async throws {
+            let sim = try await CarrierSimProcess()
+            defer { sim.stop() }
+            let agent = try await MediaAgent()
+            defer { agent.stop() }
+            let gw = try await GatewayProcess(
+                profiles: [GatewayProcess.Profile(proxies: [sim.port])],
+                config: "{ mediaStreams: { maxForksPerSession: 1 } }")
+            defer { gw.stop() }
+            let rec = SessionRecorder()
+            let session = IrisRtcAudioSession(
+                connection: try gw.connection(), stream: try IrisRtcStream(), delegate: rec)
+            defer { session.stop() }
+            try await session.createWithTN(targetTN: "+15550100001", sourceTN: "+15557654321")
+            #expect(await rec.waitForStatus(.connected, timeout: 15), "\(rec.trace)")
+            let fork = try await session.startStream(
+                StreamRequest(url: agent.url(), customParameters: ["mode": "close"]))
+            #expect(
+                await rec.waitFor {
+                    $0.contains { $0.stream?.streamId == fork.streamId && $0.stream?.state == "failed" }
+                },
+                "\(rec.trace)")
+            #expect(rec.ended == nil)
+            _ = try await session.startStream(StreamRequest(url: agent.url(), customParameters: ["mode": "listen"]))
+            do {
+                _ = try await session.startStream(StreamRequest(url: agent.url()))
+                Issue.record("a second fork was taken")
+            } catch {
+                #expect("\(error)".contains("maxForksPerSession"), "\(error)")
+            }
+            #expect(try await session.connection.sessions().first?.status == .connected)
+            try await session.close()
+            #expect(await rec.waitFor { _ in rec.ended != nil })
         }
 
         /// Bad requests are refused with a JSON error naming the field, and nothing is created.
