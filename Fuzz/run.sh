@@ -6,6 +6,8 @@
 #
 #   Fuzz/run.sh [--fresh] SECONDS TARGET...      (targets: sip sdp sip-session rtp api stun dtls)
 #
+# FUZZ_DIR names the build folder (default .build/fuzz; `make fuzz-smoke` builds unoptimised
+# in .build/fuzz-smoke).
 # --fresh (`make fuzz-smoke`) starts from the seeds alone, in a corpus folder emptied first,
 # so a smoke run takes the same few seconds however long `make fuzz` has grown the corpus.
 set -uo pipefail
@@ -13,7 +15,7 @@ set -uo pipefail
 # backtracer, which trips AddressSanitizer while it reads the crashed process.
 export SWIFT_BACKTRACE=enable=no
 cd "$(dirname "$0")/.."
-dir=.build/fuzz
+dir=${FUZZ_DIR:-.build/fuzz}
 shared=../shared/conformance
 fresh=false
 if [ "${1:-}" = --fresh ]; then fresh=true; shift; fi
@@ -58,21 +60,22 @@ fail() {
   exit 1
 }
 
-started=$SECONDS
-for t in "$@"; do
-  bin=$dir/fuzz-$t
+# One target: its seeds, then its fuzzing; prints its line, or why it failed (exit 1).
+one() {
+  local t=$1
+  local bin=$dir/fuzz-$t
   [ -x "$bin" ] || { echo "fuzz: $bin is not built (make fuzz-build)" >&2; exit 1; }
   mapfile -t seed_dirs < <(seeds "$t")
-  corpus=$dir/corpus-$t
+  local corpus=$dir/corpus-$t
   if $fresh; then corpus=$dir/smoke-corpus-$t; rm -rf "$corpus"; fi
   mkdir -p "$corpus"
-  flags=(-max_len="$(max_len "$t")" -timeout=30 -rss_limit_mb=2048 -artifact_prefix="$dir/$t-")
+  local flags=(-max_len="$(max_len "$t")" -timeout=30 -rss_limit_mb=2048 -artifact_prefix="$dir/$t-")
   case $t in sip|sip-session) flags+=(-dict=Fuzz/dict/sip.dict) ;; esac
-  log=$dir/fuzz-$t.log
-  t0=$SECONDS
+  local log=$dir/fuzz-$t.log
+  local t0=$SECONDS
 
   # 1. Every seed once (no mutation, nothing added to the corpus).
-  n=0
+  local n=0
   for d in "${seed_dirs[@]}"; do n=$((n + $(find "$d" -type f | wc -l))); done
   if [ "$n" -gt 0 ]; then
     "$bin" "${flags[@]}" -runs=0 "${seed_dirs[@]}" >"$log" 2>&1 || fail "$t" "$log" "failed on a seed"
@@ -81,9 +84,26 @@ for t in "$@"; do
   # 2. Fuzzing for $seconds from the corpus and the seeds.
   "$bin" "${flags[@]}" -max_total_time="$seconds" -print_final_stats=1 "$corpus" "${seed_dirs[@]}" >>"$log" 2>&1 \
     || fail "$t" "$log" "crashed, leaked or hung while fuzzing"
+  local runs rate cov
   runs=$(grep -oE "stat::number_of_executed_units:[[:space:]]*[0-9]+" "$log" | tail -1 | grep -oE "[0-9]+$")
   rate=$(grep -oE "stat::average_exec_per_sec:[[:space:]]*[0-9]+" "$log" | tail -1 | grep -oE "[0-9]+$")
   cov=$(grep -E "^#[0-9]+.*(DONE|cov:)" "$log" | tail -1 | grep -o "cov: [0-9]* ft: [0-9]* corp: [^ ]*")
   echo "fuzz-$t: $n seeds ok; ${seconds}s fuzzing: ${runs:-?} runs, ${rate:-?} exec/s, $cov ($((SECONDS - t0)) s in all)"
+}
+
+# The targets run side by side, one per core (libFuzzer uses one); their lines print in order.
+started=$SECONDS
+parallel=${FUZZ_PARALLEL:-$(nproc)}
+for t in "$@"; do
+  rm -f "$dir/fuzz-$t.status"
+  ( one "$t"; ) >"$dir/fuzz-$t.out" 2>&1 && echo 0 >"$dir/fuzz-$t.status" || echo 1 >"$dir/fuzz-$t.status" &
+  while [ "$(jobs -rp | wc -l)" -ge "$parallel" ]; do wait -n; done
 done
+wait
+failed=0
+for t in "$@"; do
+  cat "$dir/fuzz-$t.out"
+  [ "$(cat "$dir/fuzz-$t.status" 2>/dev/null)" = 0 ] || failed=1
+done
+[ $failed = 0 ] || exit 1
 echo "fuzz: $# targets passed in $((SECONDS - started)) s"
