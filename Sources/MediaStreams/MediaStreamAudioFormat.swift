@@ -1,3 +1,5 @@
+import Media
+
 /// How the gateway's audio travels to the agent: Twilio's mu-law at 8 kHz (the default, what
 /// every Twilio agent takes) or 16-bit linear PCM at 16 kHz, network byte order
 /// (`audio/l16;rate=16000`, RFC 3551 §4.5.11) for agents that want wideband. Frames are 20 ms.
@@ -27,7 +29,9 @@ public enum MediaStreamAudioFormat: Sendable, Equatable {
     public func encode(_ samples: [Int16]) -> [UInt8] {
         switch self {
         case .mulaw8k:
-            return MuLaw.encode(samples)
+            var bytes: [UInt8] = []
+            G711.encodeULaw(samples, into: &bytes)
+            return bytes
         case .l16at16k:
             var bytes: [UInt8] = []
             bytes.reserveCapacity(samples.count * 2)

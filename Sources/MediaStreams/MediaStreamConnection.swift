@@ -1,4 +1,5 @@
 import Crypto
+import Media
 import Synchronization
 import WebClient
 
@@ -241,9 +242,12 @@ public final class MediaStreamConnection: Sendable {
         }
     }
 
+    /// The agent's audio is Twilio's: mu-law at 8 kHz, whatever format the stream sends in.
+    public static let agentSampleRate = 8_000
+
     /// What one agent message means: whole 20 ms frames, then its mark or clear.
     private func take(_ message: AgentMessage) throws(MediaStreamMessageError) -> [MediaStreamEvent] {
-        let frame = 160
+        let frame = Self.agentSampleRate / 50
         return try state.withLock { s throws(MediaStreamMessageError) -> [MediaStreamEvent] in
             let sid: String
             switch message {
@@ -257,7 +261,9 @@ public final class MediaStreamConnection: Sendable {
             var events: [MediaStreamEvent] = []
             switch message {
             case .media:
-                s.remainder += MuLaw.decode(message.audio ?? [])
+                var pcm: [Int16] = []
+                G711.decodeULaw(message.audio ?? [], into: &pcm)
+                s.remainder += pcm
                 var start = 0
                 while s.remainder.count - start >= frame {
                     events.append(.audio(Array(s.remainder[start..<(start + frame)])))

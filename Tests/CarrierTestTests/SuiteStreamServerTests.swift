@@ -1,4 +1,5 @@
 import Foundation
+import Media
 import MediaStreams
 import TestSupport
 import Testing
@@ -32,7 +33,7 @@ import WebClient
                     sequenceNumber: "\(first + n + 1)", streamSid: sid,
                     media: .init(
                         track: track, chunk: "\(first + n)", timestamp: "\((first + n) * 20)",
-                        payload: Data(MuLaw.encode(samples)).base64EncodedString()))
+                        payload: Data(MediaStreamAudioFormat.mulaw8k.encode(samples)).base64EncodedString()))
             ).json
         }
     }
@@ -95,7 +96,9 @@ import WebClient
         defer { client.closeWithoutWaiting() }
         try await Self.send(client, [Self.connected, Self.start()] + Self.media(hz: 440, count: 50))
         #expect(await eventually(timeout: 5) { server.capture.mediaMessages == 50 })
-        let share = StreamCapture.toneShare(hz: 1000, in: MuLaw.decode(server.capture.audio["inbound"] ?? []))
+        var pcm: [Int16] = []
+        G711.decodeULaw(server.capture.audio["inbound"] ?? [], into: &pcm)
+        let share = StreamCapture.toneShare(hz: 1000, in: pcm)
         #expect(
             server.capture.judge(step, streamSid: Self.sid, callSid: "room-1")
                 == .pending(

@@ -1,4 +1,5 @@
 import Foundation
+import Media
 import MediaStreams
 
 /// What the suite's WebSocket server heard on a fork, in order, and the `stream` step's
@@ -102,7 +103,9 @@ struct StreamCapture: Sendable, Equatable {
                         step.minAudioSec, mediaMessages))
             }
             if let hz = step.toneHz {
-                let share = Self.toneShare(hz: hz, in: MuLaw.decode(audio[track] ?? []))
+                var pcm: [Int16] = []
+                G711.decodeULaw(audio[track] ?? [], into: &pcm)
+                let share = Self.toneShare(hz: hz, in: pcm)
                 guard share >= Self.toneShare else {
                     return .pending(
                         share == 0
