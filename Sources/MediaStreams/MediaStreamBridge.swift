@@ -27,9 +27,10 @@ public final class MediaStreamBridge: MediaAudioSink, MediaAudioSource {
     public init(connection: MediaStreamConnection, tracks: MediaStreamTracks) {
         self.connection = connection
         self.tracks = tracks
-        let format = connection.configuration.audioFormat
+        // The agent speaks mu-law at 8 kHz whatever the stream sends it (`agentSampleRate`).
+        let rate = MediaStreamConnection.agentSampleRate
         player = MediaStreamPlayer(
-            frameSamples: format.frameSamples, maxQueuedSamples: format.sampleRate * 120,
+            frameSamples: rate / 50, maxQueuedSamples: rate * 120,
             echo: { [weak connection] in connection?.sendMark($0) })
     }
 
@@ -49,7 +50,7 @@ public final class MediaStreamBridge: MediaAudioSink, MediaAudioSource {
     public func mediaAudioFrame(into frame: UnsafeMutableBufferPointer<Int16>, sampleRate: Int) -> Bool {
         guard let audio = player.nextFrame() else { return false }
         let converted = audio.withUnsafeBufferPointer {
-            PCMRateConversion.convert($0, from: connection.configuration.audioFormat.sampleRate, to: sampleRate)
+            PCMRateConversion.convert($0, from: MediaStreamConnection.agentSampleRate, to: sampleRate)
         }
         let n = min(converted.count, frame.count)
         for i in 0..<n { frame[i] = converted[i] }

@@ -1,3 +1,4 @@
+import Foundation
 import Media
 import MediaStreams
 import Testing
@@ -67,5 +68,27 @@ import Testing
         player.handle(.clear)
         #expect(echoed.names == ["m", "dropped"])
         #expect(player.nextFrame() == nil)
+    }
+}
+
+/// The bridge plays the agent's audio, which is mu-law at 8 kHz whatever format the stream
+/// sends in: with a 16 kHz L16 stream, 20 ms from the agent is still one 20 ms frame to play.
+@Suite struct MediaStreamBridgeTests {
+    @Test(arguments: [MediaStreamAudioFormat.mulaw8k, .l16at16k], [8_000, 16_000])
+    func theAgentsFramesPlayAtTheCallsRate(_ format: MediaStreamAudioFormat, _ callRate: Int) {
+        var configuration = MediaStreamConfiguration(url: "ws://127.0.0.1:9/")
+        configuration.audioFormat = format
+        let bridge = MediaStreamBridge(connection: MediaStreamConnection(configuration) { _ in }, tracks: .inbound)
+        let tone: [Int16] = (0..<160).map { i in
+            let phase = 2 * Double.pi * 500 * Double(i) / 8000
+            return Int16(8000 * sin(phase))
+        }
+        bridge.handle(.audio(tone))
+        var frame = [Int16](repeating: 0, count: callRate / 50)
+        let played = frame.withUnsafeMutableBufferPointer { bridge.mediaAudioFrame(into: $0, sampleRate: callRate) }
+        #expect(played)
+        #expect(Goertzel(frequency: 500, sampleRate: Double(callRate)).energyRatio(frame) > 0.8)
+        let again = frame.withUnsafeMutableBufferPointer { bridge.mediaAudioFrame(into: $0, sampleRate: callRate) }
+        #expect(!again, "one frame queued, one played")
     }
 }
