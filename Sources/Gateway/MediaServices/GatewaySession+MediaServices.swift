@@ -63,7 +63,8 @@ extension GatewaySession {
         }
     }
 
-    private func publishService(_ name: SessionEvent.Name, _ fill: (inout SessionEvent) -> Void) {
+    /// Publishes a media service's event while the session lives (after its end: nothing).
+    func publishService(_ name: SessionEvent.Name, _ fill: (inout SessionEvent) -> Void) {
         guard !machine.isEnded else { return }
         var e = SessionEvent(event: name, roomId: roomId, traceId: traceId)
         fill(&e)
@@ -113,9 +114,7 @@ extension GatewaySession {
                 switch result {
                 case .failure(let error):
                     s.publishService(.onSessionRecording) {
-                        $0.recording = RecordingInfo(
-                            state: "failed", format: configuration.format.rawValue,
-                            channels: configuration.layout.channels, reason: "\(error)")
+                        $0.recording = SessionRecording.info(configuration, "failed", reason: "\(error)")
                     }
                 case .success(let writer):
                     let recording = SessionRecording(sink: RecordingTap(writer: writer))

@@ -81,13 +81,10 @@ extension GatewaySession {
 
     /// An `onSessionRecording` with the local recording's state as it is now.
     private func publishRecording(_ fill: (inout RecordingInfo) -> Void) {
-        guard !machine.isEnded else { return }
         let configuration = services.recording?.configuration ?? services.pending.recording ?? .init()
         let state = services.recording.map { $0.paused ? "paused" : "recording" } ?? "stopped"
         var info = SessionRecording.info(configuration, state)
         fill(&info)
-        var e = SessionEvent(event: .onSessionRecording, roomId: roomId, traceId: traceId)
-        e.recording = info
-        gateway.events.publish(e)
+        publishService(.onSessionRecording) { $0.recording = info }
     }
 }
