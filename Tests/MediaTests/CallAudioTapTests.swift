@@ -68,13 +68,10 @@ final class ToneSource: MediaAudioSource {
     /// A relaying call (PCMU both legs) starts transcoding when a sink is added, and the
     /// relay still carries the audio.
     @Test func aRelayingCallTranscodesOnceTapped() async throws {
-        let engine = try TestMediaEngine.make()
+        let (engine, carrier, app, call) = try openBridge {
+            $0.platform = .init(codec: .pcmu, payloadType: 0, remote: $0.platform.remote)
+        }
         defer { engine.shutdown() }
-        let carrier = try RTPTestPeer(), app = try RTPTestPeer()
-        let call = try engine.openCall(
-            MediaCallConfiguration(
-                trunk: .init(codec: .pcmu, payloadType: 0, remote: carrier.address),
-                platform: .init(codec: .pcmu, payloadType: 0, remote: app.address)))
         defer { call.close() }
         #expect(call.statistics()[.trunk]?.playout == .relay)
         let sink = CollectingSink()

@@ -100,13 +100,10 @@ import Testing
     /// under our SSRC with contiguous sequence numbers and the source's timestamp spacing.
     @Test(arguments: [MediaLeg.trunk, .platform])
     func passthroughRelaysEveryPacket(from: MediaLeg) async throws {
-        let engine = try TestMediaEngine.make()
+        let (engine, carrier, app, call) = try openBridge {
+            $0.platform = .init(codec: .pcmu, payloadType: 0, remote: $0.platform.remote)
+        }
         defer { engine.shutdown() }
-        let carrier = try RTPTestPeer(), app = try RTPTestPeer()
-        let call = try engine.openCall(
-            MediaCallConfiguration(
-                trunk: .init(codec: .pcmu, payloadType: 0, remote: carrier.address),
-                platform: .init(codec: .pcmu, payloadType: 0, remote: app.address)))
         defer { call.close() }
         let (source, sink) = from == .trunk ? (carrier, app) : (app, carrier)
         let payloads = (0..<50).map { _ in (0..<160).map { _ in UInt8.random(in: 0...255) } }
