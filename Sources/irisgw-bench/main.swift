@@ -206,6 +206,10 @@ if which.isEmpty || which.contains("sip-tls") {
         "BENCH sip-tls tcp_sessions_per_sec=\(fmt(r.tcpRate)) tls_sessions_per_sec=\(fmt(r.tlsRate)) ratio=\(String(format: "%.2f", r.tlsRate / r.tcpRate)) target_ratio_min=0.8 failed=\(r.failed) load1=\(String(format: "%.2f", GatewayProbe.loadAverage()))"
     )
 }
+if which.isEmpty || which.contains("sip-transactions") {
+    // The transaction layer's cost per request with 100 and with 40,000 transactions open.
+    print(try TransactionScalingBench.run())
+}
 if which.isEmpty || which.contains("flood") {
     // INVITE floods against the whole gateway, with legitimate calls through the API meanwhile.
     let irisgw = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(

@@ -78,6 +78,23 @@ import Testing
         #expect(!guardian.isBanned("198.51.100.7", now: 60.5))
     }
 
+    /// A trusted source flooding past its rate still gets its ACKs through (they end the
+    /// answers' retransmissions), and its ACKs have a rate of their own.
+    @Test func aTrustedSourcesACKsHaveABucketOfTheirOwn() {
+        var guardian = SourceGuard(requestsPerSecond: 50, trustedRequestsPerSecond: 100, banSeconds: 60)
+        let burst = Int(SourceGuard.burst(100))
+        let requests = (0..<(burst + 20)).map { _ in guardian.admit("192.0.2.1", trusted: true, now: 0) }
+        #expect(requests.filter { $0 == .admit }.count == burst)
+        #expect(requests.suffix(20).allSatisfy { $0 == .drop }, "requests over the rate are dropped, not banned")
+        let acks = (0..<(burst + 5)).map { _ in guardian.admitAcknowledgement("192.0.2.1", now: 0) }
+        #expect(acks.prefix(burst).allSatisfy { $0 == .admit }, "the requests' bucket is empty; the ACKs' is not")
+        #expect(acks.suffix(5).allSatisfy { $0 == .drop })
+        #expect(!guardian.isBanned("192.0.2.1", now: 0))
+        // Both refill at the trusted rate.
+        #expect(guardian.admit("192.0.2.1", trusted: true, now: 0.05) == .admit)
+        #expect(guardian.admitAcknowledgement("192.0.2.1", now: 0.05) == .admit)
+    }
+
     /// Spoofed sources cannot grow the table without end; bans survive the eviction.
     @Test func theTableIsBounded() {
         var guardian = SourceGuard(requestsPerSecond: 1, banSeconds: 60, capacity: 100)

@@ -75,6 +75,16 @@ public struct SourceGuard: Sendable {
         return verdict
     }
 
+    /// Counts one ACK from a trusted `source`. ACKs have a bucket of their own at the trusted
+    /// rate: every request the source's bucket admits is answered, and a final answer is
+    /// retransmitted until its ACK comes (RFC 3261 §17.2.1). Counted with the requests, a
+    /// flood's ACKs were dropped with the INVITEs over the rate, and each admitted INVITE's
+    /// answer went out about ten times until Timer H. An ACK never opens a transaction, so its
+    /// own bucket bounds what ACKs alone can cost.
+    public mutating func admitAcknowledgement(_ source: String, now: Double) -> Verdict {
+        admit(source + " ACK", trusted: true, now: now)
+    }
+
     /// Bans `source` from `now` (a scanner was recognised).
     public mutating func ban(_ source: String, now: Double) {
         var e = entries[source] ?? Entry(tokens: 0, updated: now, bannedUntil: 0)

@@ -196,8 +196,9 @@ final class SIPTransports {
         var source = RawSocketAddress()
         for i in 0..<Self.udpBatch {
             guard let n = receiveBuffer.withUnsafeMutableBytes({ socket.receive(into: $0, from: &source) }) else {
-                // The socket is empty: the loop has caught up (a batch that ends early).
-                if i > 0 { udpBacklogged = false }
+                // The socket is empty: the loop has caught up (a batch that ends early, or a
+                // wake that finds nothing after a batch that read exactly the last datagram).
+                udpBacklogged = false
                 return
             }
             guard n > 0, let from = source.address else { continue }

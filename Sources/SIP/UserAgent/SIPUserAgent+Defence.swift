@@ -6,6 +6,15 @@ extension SIPUserAgent {
 
     func isTrusted(_ address: SocketAddress) -> Bool { isTrustedSource?(address) ?? true }
 
+    /// Counts a trusted source's request against its rate: ACKs in a bucket of their own
+    /// (`SourceGuard.admitAcknowledgement`), so the ACKs that end a flood's transactions are
+    /// not dropped with the requests over the rate.
+    func admitTrusted(_ host: String, ack: Bool, now: Double) -> SourceGuard.Verdict {
+        ack ? sources.admitAcknowledgement(host, now: now) : sources.admit(host, trusted: true, now: now)
+    }
+
+    static let ackPrefix = Array("ACK ".utf8)
+
     /// True when `request` may go on to the transaction layer; otherwise it was dropped or
     /// answered statelessly here (to `peer`), and counted. `source` is who sent it: `peer`,
     /// or the carrier a trusted proxy names. A `trusted` source's request was counted

@@ -7,7 +7,7 @@ extension SIPUserAgent {
         let transports: SIPTransports
         let transactions: TransactionLayer
         var calls: [String: [SIPCall]] = [:]
-        var recentRequests: [String: (branch: String, at: Double)] = [:]
+        var mergedRequests = MergedRequests()
         var localAddresses: [SIPPeer] = []
         var inboundDigest: InboundDigestPolicy?
         var digestServer: DigestServer?
@@ -43,10 +43,10 @@ extension SIPUserAgent {
         get { loopState.value.calls }
         _modify { yield &loopState.value.calls }
     }
-    /// Merged-request detection (§8.2.2.2): From tag + Call-ID + CSeq -> branch.
-    var recentRequests: [String: (branch: String, at: Double)] {
-        get { loopState.value.recentRequests }
-        _modify { yield &loopState.value.recentRequests }
+    /// Merged-request detection (§8.2.2.2).
+    var mergedRequests: MergedRequests {
+        get { loopState.value.mergedRequests }
+        _modify { yield &loopState.value.mergedRequests }
     }
     var digestServer: DigestServer? {
         get { loopState.value.digestServer }

@@ -256,7 +256,8 @@ public final class SIPUserAgent: Sendable {
         // its rate costs a lookup, not a parse, and the loop keeps the socket drained for the
         // responses our own calls wait for. Responses are never counted.
         let isRequest = !bytes.starts(with: SIPWireMessage.responsePrefix)
-        if isRequest, trusted, !proxy, sources.admit(peer.address.host, trusted: true, now: now) != .admit {
+        let isACK = isRequest && bytes.starts(with: Self.ackPrefix)
+        if isRequest, trusted, !proxy, admitTrusted(peer.address.host, ack: isACK, now: now) != .admit {
             refuse(.rateLimited)
             return
         }
@@ -299,7 +300,7 @@ public final class SIPUserAgent: Sendable {
                     return
                 }
                 trusted = isTrusted(source.address)
-                if trusted, sources.admit(source.address.host, trusted: true, now: now) != .admit {
+                if trusted, admitTrusted(source.address.host, ack: isACK, now: now) != .admit {
                     refuse(.rateLimited)
                     return
                 }
@@ -492,12 +493,8 @@ public final class SIPUserAgent: Sendable {
     private func isMergedRequest(_ m: SIPMessage) -> Bool {
         guard let fromTag = m.from?.tag, let callID = m.callID, let cseq = m[.cseq], let branch = m.topVia?.branch
         else { return false }
-        let now = SIPEventLoop.now()
-        if recentRequests.count > 4096 { recentRequests = recentRequests.filter { now - $0.value.at < 32 } }
-        let key = fromTag + "|" + callID + "|" + cseq
-        if let seen = recentRequests[key], seen.branch != branch, now - seen.at < 32 { return true }
-        recentRequests[key] = (branch, now)
-        return false
+        return mergedRequests.isMerged(
+            key: fromTag + "|" + callID + "|" + cseq, branch: branch, now: SIPEventLoop.now())
     }
 
     private func handleCancel(_ m: SIPMessage, _ tx: ServerTransaction) {
