@@ -143,10 +143,9 @@ let package = Package(
                 "MediaStreams"
             ]),
         // The message codec (Twilio's examples, refusals), mu-law against SpanDSP, the playout,
-        // and streams to a Python agent (PyPI `websockets`) over ws:// and wss:// on 127.0.0.1.
-        .testTarget(
-            name: "MediaStreamsTests", dependencies: ["MediaStreams", "WebClient", "Media", "TestSupport"],
-            exclude: ["Peers"]),
+        // and streams to a Python agent (PyPI `websockets`, TestSupport's MediaAgent) over ws:// and
+        // wss:// on 127.0.0.1.
+        .testTarget(name: "MediaStreamsTests", dependencies: ["MediaStreams", "WebClient", "Media", "TestSupport"]),
         .testTarget(name: "IrisClientTests", dependencies: ["IrisClient", "SDP", "WebClient", "Media", "TestSupport"]),
         .testTarget(
             name: "ControlAPITests",
