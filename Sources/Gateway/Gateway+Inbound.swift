@@ -47,7 +47,8 @@ extension Gateway: SIPUserAgentDelegate {
         var sdes = SDESExchange(media: profile.media, overTLS: call.peer.transport == .tls)
         if let offer = call.remoteSDP {
             do {
-                trunk = try MediaNegotiation.trunkLeg(offer, codecs: profile.media.trunkCodecs(opus: configuration.opus))
+                trunk = try MediaNegotiation.trunkLeg(
+                    offer, codecs: profile.media.trunkCodecs(opus: configuration.opus))
                 try MediaNegotiation.applySDES(offer, isOffer: true, to: &sdes, leg: &trunk)
             } catch {
                 if error.secure { metrics.srtpRefused() }

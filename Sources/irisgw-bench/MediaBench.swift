@@ -74,7 +74,8 @@ enum MediaBench {
                 trunk: .init(
                     codec: trunkCodec, payloadType: opusPassthrough ? 96 : 0, remote: sinkAddress,
                     srtp: srtp.map(benchKeys)),
-                platform: .init(codec: platformCodec, payloadType: passthrough && !opusPassthrough ? 0 : 111, remote: sinkAddress),
+                platform: .init(
+                    codec: platformCodec, payloadType: passthrough && !opusPassthrough ? 0 : 111, remote: sinkAddress),
                 rtpTimeout: 0)
             configuration.playoutOnArrival = playoutOnArrival
             configuration.trunk.checksSources = checksSources

@@ -17,7 +17,7 @@ enum OpusPassthroughBench {
         static let targetRatioMax = 1.2
 
         var line: String {
-            "BENCH passthrough-opus calls=\(calls) opus_channels_per_core=\(String(format: "%.0f", opusChannelsPerCore)) g711_channels_per_core=\(String(format: "%.0f", g711ChannelsPerCore)) ratio=\(String(format: "%.2f", ratio)) target_ratio_max=\(Self.targetRatioMax) late_frames=\(opusLate + g711Late) pass=\(ratio <= Self.targetRatioMax)"
+            "BENCH passthrough-opus calls=\(calls) opus_channels_per_core=\(String(format: "%.0f", opusChannelsPerCore)) g711_channels_per_core=\(String(format: "%.0f", g711ChannelsPerCore)) ratio=\(String(format: "%.2f", ratio)) target_ratio_max=\(Self.targetRatioMax) opus_late_frames=\(opusLate) g711_late_frames=\(g711Late) pass=\(ratio <= Self.targetRatioMax)"
         }
     }
 

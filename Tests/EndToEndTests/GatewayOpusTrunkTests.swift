@@ -49,16 +49,22 @@ final class PlainRTPApp: @unchecked Sendable {  // the thread owns the socket wh
             var from = RawSocketAddress()
             while running.load(ordering: .relaxed) {
                 let frame = rate / 50
-                let pcm = (0..<frame).map { Int16(8000 * sin(2 * Double.pi * hz * Double(n * frame + $0) / Double(rate))) }
+                let pcm = (0..<frame).map {
+                    Int16(8000 * sin(2 * Double.pi * hz * Double(n * frame + $0) / Double(rate)))
+                }
                 let size = pcm.withUnsafeBufferPointer { p in
-                    packet.withUnsafeMutableBufferPointer { encoder.encode(p, into: UnsafeMutableBufferPointer(rebasing: $0[12...])) }
+                    packet.withUnsafeMutableBufferPointer {
+                        encoder.encode(p, into: UnsafeMutableBufferPointer(rebasing: $0[12...]))
+                    }
                 }
                 let header: [UInt8] = [
                     0x80, pt, UInt8(seq >> 8), UInt8(seq & 0xFF), UInt8(ts >> 24), UInt8((ts >> 16) & 0xFF),
                     UInt8((ts >> 8) & 0xFF), UInt8(ts & 0xFF), 0x12, 0x34, 0x56, 0x78
                 ]
                 packet.replaceSubrange(0..<12, with: header)
-                packet.withUnsafeBytes { _ = socket.send(UnsafeRawBufferPointer(rebasing: $0[0..<(12 + size)]), to: destination) }
+                packet.withUnsafeBytes {
+                    _ = socket.send(UnsafeRawBufferPointer(rebasing: $0[0..<(12 + size)]), to: destination)
+                }
                 seq &+= 1
                 ts &+= 160
                 n += 1
@@ -81,7 +87,9 @@ final class PlainRTPApp: @unchecked Sendable {  // the thread owns the socket wh
         var pcm: [Int16] = []
         var frame = [Int16](repeating: 0, count: 1920)
         for p in payloads {
-            let n = p.withUnsafeBufferPointer { b in frame.withUnsafeMutableBufferPointer { decoder.decode(b, into: $0) } }
+            let n = p.withUnsafeBufferPointer { b in
+                frame.withUnsafeMutableBufferPointer { decoder.decode(b, into: $0) }
+            }
             pcm += frame[0..<n]
         }
         return ReceivedAudio.toneLevel(pcm, hz: hz, sampleRate: sampleRate)
@@ -149,7 +157,8 @@ extension GatewaySuites {
             body.split(whereSeparator: \.isNewline).map(String.init).filter { $0.hasPrefix(prefix) }
         }
 
-        static let ourFmtp = "maxplaybackrate=16000;sprop-maxcapturerate=16000;stereo=0;sprop-stereo=0;useinbandfec=1;usedtx=0"
+        static let ourFmtp =
+            "maxplaybackrate=16000;sprop-maxcapturerate=16000;stereo=0;sprop-stereo=0;useinbandfec=1;usedtx=0"
 
         @Test func outboundWeOfferOpusAndPassTheAppsOpusThrough() async throws {
             let phone = try await Self.carrier(codecs: "opus/48000/2")
@@ -164,11 +173,14 @@ extension GatewaySuites {
                 #expect(heard > 0.3, "baresip's 440 Hz reached the app at \(heard)")
                 let snap = Self.snapshot(gw)
                 #expect(snap?.codec == "opus", "\(String(describing: snap))")
-                #expect(snap?.trunk?.playout == "relay" && snap?.platform?.playout == "relay", "\(String(describing: snap))")
+                #expect(
+                    snap?.trunk?.playout == "relay" && snap?.platform?.playout == "relay", "\(String(describing: snap))"
+                )
                 try await session.close()
             }
             #expect(rec.ended?.reason == .completed, "\(rec.events)")
-            let invite = try #require(phone.invites.first ?? phone.sipMessages.first { $0.startLine.hasPrefix("INVITE ") })
+            let invite = try #require(
+                phone.invites.first ?? phone.sipMessages.first { $0.startLine.hasPrefix("INVITE ") })
             let m = try #require(Self.lines(invite.body, "m=audio").first)
             #expect(m.hasSuffix(" RTP/AVP 111 0 101"), "\(invite)")
             #expect(Self.lines(invite.body, "a=rtpmap:111") == ["a=rtpmap:111 opus/48000/2"], "\(invite)")
@@ -204,7 +216,8 @@ extension GatewaySuites {
                 await eventually(timeout: 8) { GatewaySRTPTests.heardByBaresip(phone, hz: 1000) > 0.3 },
                 "the app's 1 kHz at baresip: \(GatewaySRTPTests.heardByBaresip(phone, hz: 1000))\n\(phone.report)")
             let offer = try #require(phone.invites.first, phone.report)
-            let offered = try #require(Self.lines(offer.body, "a=rtpmap:").first { $0.lowercased().contains("opus/48000/2") })
+            let offered = try #require(
+                Self.lines(offer.body, "a=rtpmap:").first { $0.lowercased().contains("opus/48000/2") })
             let pt = String(offered.dropFirst("a=rtpmap:".count).prefix { $0 != " " })
             #expect(Self.lines(offer.body, "a=fmtp:\(pt)").first?.contains("useinbandfec=1") == true, "\(offer)")
             #expect(Self.lines(offer.body, "a=fmtp:\(pt)").first?.contains("usedtx=1") == true, "\(offer)")
@@ -259,7 +272,9 @@ extension GatewaySuites {
         /// The app offers the trunk's own codec (G.722 or PCMA, besides PCMU): the platform
         /// leg takes it, the call passes packets through, and baresip's tone reaches the app.
         @Test(arguments: [("G722", AudioCodec.g722, UInt8(9), "G722/16000/1"), ("PCMA", .pcma, 8, "PCMA")])
-        func outboundTheAppsCodecPassesThrough(name: String, codec: AudioCodec, pt: UInt8, baresip: String)
+        func outboundTheAppsCodecPassesThrough(
+            name: String, codec: AudioCodec, pt: UInt8, baresip: String
+        )
             async throws
         {
             let phone = try await Self.carrier(codecs: baresip)
@@ -359,7 +374,9 @@ extension GatewaySuites {
             let answer = CarrierScenarios.answer(byeAfterMs: 0)
             let head = answer.components(separatedBy: "  <pause milliseconds=\"0\"/>")[0]
             return head
-                + reinvite(1, version: 2, media: "m=audio [media_port] RTP/AVP 96\na=rtpmap:96 opus/48000/2\na=fmtp:96 useinbandfec=1")
+                + reinvite(
+                    1, version: 2,
+                    media: "m=audio [media_port] RTP/AVP 96\na=rtpmap:96 opus/48000/2\na=fmtp:96 useinbandfec=1")
                 + reinvite(2, version: 3, media: "m=audio [media_port] RTP/AVP 0\na=rtpmap:0 PCMU/8000")
                 + "  <recv request=\"BYE\"/>\n  <send><![CDATA[\nSIP/2.0 200 OK\n[last_Via:]\n[last_From:]\n[last_To:]\n"
                 + "[last_Call-ID:]\n[last_CSeq:]\nContent-Length: 0\n\n]]></send>\n</scenario>\n"

@@ -36,7 +36,8 @@ func opusFmtpIsRead(text: String?, expected: OpusFormatParameters) {
 
 @Test func opusFmtpIsWrittenInRFCOrderAndReadsBack() {
     let f = TrunkProfile.MediaSettings.defaultOpusTrunk
-    #expect(f.fmtp == "maxplaybackrate=16000;sprop-maxcapturerate=16000;stereo=0;sprop-stereo=0;useinbandfec=1;usedtx=0")
+    #expect(
+        f.fmtp == "maxplaybackrate=16000;sprop-maxcapturerate=16000;stereo=0;sprop-stereo=0;useinbandfec=1;usedtx=0")
     #expect(OpusFormatParameters(fmtp: f.fmtp) == f)
     #expect(OpusFormatParameters().fmtp == "")
 }
@@ -74,8 +75,9 @@ func thePeersFmtpIsHonouredWhenWeEncode(
     let codec = try LegCodec(.opus(s), sampleRate: 16_000)
     let inEffect = try #require(codec.opusSettingsInEffect)
     #expect(inEffect.inbandFEC && inEffect.dtx && inEffect.maxBandwidth == .narrowband)
-    let plain = try #require(try LegCodec(.opus(OpusFormatParameters(fmtp: "").encoding(.init())), sampleRate: 16_000)
-        .opusSettingsInEffect)
+    let plain = try #require(
+        try LegCodec(.opus(OpusFormatParameters(fmtp: "").encoding(.init())), sampleRate: 16_000)
+            .opusSettingsInEffect)
     #expect(!plain.inbandFEC && !plain.dtx && plain.maxBandwidth == .wideband)
 }
 
@@ -171,7 +173,9 @@ func thePlatformLegTakesTheTrunksLikelyCodec(prefer: String?, offer: String, exp
 
 @Test func anOfferWithNeitherOpusNorPCMUNorThePreferredCodecIsRefused() {
     let pcma = appOffer.replacingOccurrences(of: " 0 8 9 111 101", with: " 8 101")
-    #expect(throws: NegotiationError.self) { try MediaNegotiation.platformLeg(offer: pcma, prefer: "G722", opus: .init()) }
+    #expect(throws: NegotiationError.self) {
+        try MediaNegotiation.platformLeg(offer: pcma, prefer: "G722", opus: .init())
+    }
     #expect((try? MediaNegotiation.platformLeg(offer: pcma, prefer: "PCMA", opus: .init()))?.codec == .pcma)
 }
 
@@ -193,7 +197,8 @@ private let callRows: [(AudioCodec, AudioCodec, Bool, Int)] = [
 @Test(arguments: callRows)
 func sameCodecBothLegsPassesThrough(trunk: AudioCodec, platform: AudioCodec, passthrough: Bool, rate: Int) {
     let c = MediaCallConfiguration(
-        trunk: .init(codec: trunk, payloadType: 96, remote: nil), platform: .init(codec: platform, payloadType: 111, remote: nil))
+        trunk: .init(codec: trunk, payloadType: 96, remote: nil),
+        platform: .init(codec: platform, payloadType: 111, remote: nil))
     #expect(c.isPassthrough == passthrough)
     #expect(c.callSampleRate == rate)
 }
@@ -207,7 +212,8 @@ private func profile(media: String) throws(ProfileError) -> TrunkProfile {
 
 @Test func opusIsATrunkCodecAndOpusTrunkSetsOurFmtp() throws {
     let p = try profile(
-        media: #"{ codecs: ["opus", "PCMU"], opusTrunk: { maxPlaybackRate: 8000, useInbandFEC: false, useDTX: true, maxAverageBitrate: 24000, stereo: false } }"#
+        media:
+            #"{ codecs: ["opus", "PCMU"], opusTrunk: { maxPlaybackRate: 8000, useInbandFEC: false, useDTX: true, maxAverageBitrate: 24000, stereo: false } }"#
     )
     #expect(p.media.codecs == [.opus, .pcmu])
     #expect(
@@ -227,9 +233,18 @@ private let badTrunkValues: [(String, String, String)] = [
         #"must be one of "PCMU", "PCMA", "G722", "opus", found "OPUS""#
     ),
     (#"{ codecs: ["opus", "opus"] }"#, "media.codecs[1]", "opus is listed twice"),
-    ("{ opusTrunk: { maxPlaybackRate: 4000 } }", "media.opusTrunk.maxPlaybackRate", "must be from 8000 to 48000, found 4000"),
-    ("{ opusTrunk: { maxAverageBitrate: 600000 } }", "media.opusTrunk.maxAverageBitrate", "must be from 6000 to 510000, found 600000"),
-    (#"{ opusTrunk: { useInbandFEC: "yes" } }"#, "media.opusTrunk.useInbandFEC", #"expected true or false, found string "yes""#),
+    (
+        "{ opusTrunk: { maxPlaybackRate: 4000 } }", "media.opusTrunk.maxPlaybackRate",
+        "must be from 8000 to 48000, found 4000"
+    ),
+    (
+        "{ opusTrunk: { maxAverageBitrate: 600000 } }", "media.opusTrunk.maxAverageBitrate",
+        "must be from 6000 to 510000, found 600000"
+    ),
+    (
+        #"{ opusTrunk: { useInbandFEC: "yes" } }"#, "media.opusTrunk.useInbandFEC",
+        #"expected true or false, found string "yes""#
+    ),
     ("{ opusTrunk: { usedtx: true } }", "media.opusTrunk.usedtx", "unknown key"),
     ("{ opusTrunk: 5 }", "media.opusTrunk", "expected an object, found number 5")
 ]

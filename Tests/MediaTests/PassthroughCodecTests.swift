@@ -45,10 +45,16 @@ import Testing
             app.send(
                 payloadType: c.platformPayloadType, payload: fromApp[n], marker: n == 0, to: call.platformAddress)
             app.timestamp &+= step
-            carrier.send(payloadType: c.trunkPayloadType, payload: fromCarrier[n], marker: n == 0, to: call.trunkAddress)
+            carrier.send(
+                payloadType: c.trunkPayloadType, payload: fromCarrier[n], marker: n == 0, to: call.trunkAddress)
             carrier.timestamp &+= step
         }
-        _ = await eventually(timeout: 2, drain: { carrier.drain(); app.drain() }) {
+        _ = await eventually(
+            timeout: 2,
+            drain: {
+                carrier.drain(); app.drain()
+            }
+        ) {
             carrier.packets(payloadType: c.trunkPayloadType).count >= 40
                 && app.packets(payloadType: c.platformPayloadType).count >= 40
         }

@@ -52,9 +52,12 @@ extension ProfileSchema {
             try o.optional(key) { (v, p) throws(ProfileError) in try bool(v, at: p) }
         }
         var f = TrunkProfile.MediaSettings.defaultOpusTrunk
-        if let rate = try o.optional("maxPlaybackRate", { (v, p) throws(ProfileError) in
-            try int(v, at: p, in: OpusFormatParameters.rateRange)
-        }) {
+        if let rate = try o.optional(
+            "maxPlaybackRate",
+            { (v, p) throws(ProfileError) in
+                try int(v, at: p, in: OpusFormatParameters.rateRange)
+            })
+        {
             f.maxPlaybackRate = rate
             // What we capture is never wider than what we would play: the call's PCM.
             f.maxCaptureRate = min(rate, f.maxCaptureRate ?? rate)

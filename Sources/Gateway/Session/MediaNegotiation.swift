@@ -197,8 +197,9 @@ public enum MediaNegotiation {
     /// carrier's order, among the profile's codecs. Opus (only `opus/48000`) encodes toward
     /// the carrier as its fmtp asks (`OpusFormatParameters.encoding`); our answers carry our
     /// own fmtp (`codecs.opusFormat`).
-    public static func trunkLeg(_ sdp: SessionDescription, codecs: TrunkCodecs) throws(NegotiationError) -> NegotiatedLeg
-    {
+    public static func trunkLeg(
+        _ sdp: SessionDescription, codecs: TrunkCodecs
+    ) throws(NegotiationError) -> NegotiatedLeg {
         let (index, m, remote) = try audio(of: sdp, sdes: true)
         let allowedSet = Set(codecs.names.map { $0.uppercased() })
         for map in m.rtpMaps where allowedSet.contains(map.encodingName.uppercased()) {
@@ -212,7 +213,8 @@ public enum MediaNegotiation {
             }
             let te = m.telephoneEventPayloadType.flatMap { m.rtpMap(for: $0) }
             var leg = NegotiatedLeg(
-                codec: chosen, rtpMap: map, telephoneEvent: te, remote: remote, direction: sdp.direction(ofMedia: index))
+                codec: chosen, rtpMap: map, telephoneEvent: te, remote: remote, direction: sdp.direction(ofMedia: index)
+            )
             leg.formatParameters = formatParameters
             return leg
         }
