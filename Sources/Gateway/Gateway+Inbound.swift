@@ -47,7 +47,8 @@ extension Gateway: SIPUserAgentDelegate {
         var sdes = SDESExchange(media: profile.media, overTLS: call.peer.transport == .tls)
         if let offer = call.remoteSDP {
             do {
-                trunk = try MediaNegotiation.trunkLeg(offer, allowed: profile.media.codecs.map(\.rawValue))
+                trunk = try MediaNegotiation.trunkLeg(
+                    offer, codecs: profile.media.trunkCodecs(opus: configuration.opus))
                 try MediaNegotiation.applySDES(offer, isOffer: true, to: &sdes, leg: &trunk)
             } catch {
                 if error.secure { metrics.srtpRefused() }
@@ -57,13 +58,12 @@ extension Gateway: SIPUserAgentDelegate {
         } else {
             // Late offer (RFC 3261 §13.2.1): we offer in the 200, the ACK answers. Media opens
             // with our first codec and follows the answer.
-            guard let first = profile.media.codecs.first,
-                let (codec, map) = MediaNegotiation.trunkCodec(named: first.rawValue)
+            guard let first = Self.openingLeg(profile.media.codecs.first?.rawValue, profile: profile, configuration)
             else {
                 call.reject(status: 488, reason: "Not Acceptable Here")
                 return
             }
-            trunk = NegotiatedLeg(codec: codec, rtpMap: map, telephoneEvent: nil, remote: nil, direction: .sendrecv)
+            trunk = first
         }
         if let refusal = admitInbound(profile) {
             call.reject(status: 503, reason: "Service Unavailable (\(refusal))", headers: [SIPHeader(.retryAfter, "5")])
@@ -155,8 +155,10 @@ extension Gateway: SIPUserAgentDelegate {
     /// Iris `join`: answers the inbound call with media toward the app's offer.
     public func join(roomId: String, _ request: JoinRequest) throws(GatewayError) -> SessionResponse {
         try verifyToken(request.roomToken, roomId: roomId)
+        // The trunk has chosen its codec: the app's leg takes the same when offered.
+        let chosen = configuration.preferPassthrough ? ua.loop.sync { [self] in sessions[roomId]?.trunkLeg } : nil
         let asked = try platformRequest(
-            request.media, preferPCMU: configuration.preferPCMUPassthrough, opus: opusSettings(joining: roomId))
+            request.media, prefer: chosen?.rtpMap.encodingName, opus: opusSettings(joining: roomId))
         let platform = asked.leg
         let (trunk, profile, traceId, capture) = try withSession(roomId) { s throws(GatewayError) in
             guard s.machine.direction == .inbound else {

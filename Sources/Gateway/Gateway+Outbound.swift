@@ -43,13 +43,14 @@ extension Gateway {
         }
         let opus = try opusSettings(profile, request: request.opus)
         let platformAsked = try platformRequest(
-            request.media, preferPCMU: configuration.preferPCMUPassthrough && profile.media.codecs.first == .pcmu,
+            request.media, prefer: configuration.preferPassthrough ? profile.media.codecs.first?.rawValue : nil,
             opus: opus)
         let platform = platformAsked.leg
         let services = try serviceRequest(recording: request.recording, amd: request.amd, profile: profile)
         // The trunk's codec is known only from its answer: open with our first choice, and
         // switch when the answer says otherwise (same sockets, so the SDP stays true).
-        guard let provisional = Self.openingLeg(profile.media.codecs.first?.rawValue) else {
+        guard let provisional = Self.openingLeg(profile.media.codecs.first?.rawValue, profile: profile, configuration)
+        else {
             throw .unavailable("trunk \(profile.name) has no usable codec")
         }
 
@@ -211,9 +212,16 @@ extension Gateway {
     }
 
     /// A leg of `codec` with nothing negotiated yet (no remote, no telephone-event): what a call
-    /// opens its media with before an answer says more.
-    static func openingLeg(_ codec: String?) -> NegotiatedLeg? {
-        guard let codec, let (c, map) = MediaNegotiation.trunkCodec(named: codec) else { return nil }
-        return NegotiatedLeg(codec: c, rtpMap: map, telephoneEvent: nil, remote: nil, direction: .sendrecv)
+    /// opens its media with before an answer says more. A trunk's Opus (`profile` given)
+    /// encodes with the profile's settings and answers with its fmtp.
+    static func openingLeg(
+        _ codec: String?, profile: TrunkProfile? = nil, _ configuration: GatewayConfiguration? = nil
+    ) -> NegotiatedLeg? {
+        let codecs = profile.map { $0.media.trunkCodecs(opus: configuration?.opus ?? .init()) }
+        guard let codec, let (c, map) = MediaNegotiation.trunkCodec(named: codec, opus: codecs?.opus ?? .init())
+        else { return nil }
+        var leg = NegotiatedLeg(codec: c, rtpMap: map, telephoneEvent: nil, remote: nil, direction: .sendrecv)
+        if case .opus = c { leg.formatParameters = codecs?.opusFormat.fmtp }
+        return leg
     }
 }

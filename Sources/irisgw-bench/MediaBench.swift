@@ -54,7 +54,7 @@ enum MediaBench {
     /// socket nobody reads and the generator's packets come from elsewhere (the NAT path).
     static func runStep(
         calls n: Int, passthrough: Bool, seconds: Double, threads: Int = 1, srtp: SRTPSuite? = nil,
-        checksSources: Bool = true, generatorIsPeer: Bool = false
+        checksSources: Bool = true, generatorIsPeer: Bool = false, opusPassthrough: Bool = false
     ) throws -> Step {
         let engine = try MediaEngine(
             configuration: .init(threads: threads, portRange: 20_000...29_999, portQuarantine: 0))
@@ -66,11 +66,16 @@ enum MediaBench {
         defer { _ = sink }
         let rssBefore = residentKiB()
         var calls: [MediaCall] = []
-        let platformCodec: AudioCodec = passthrough ? .pcmu : .opus(.init(complexity: 5))
+        let platformCodec: AudioCodec = passthrough && !opusPassthrough ? .pcmu : .opus(.init(complexity: 5))
+        // Opus passthrough (OpusPassthroughBench): Opus on both legs, the trunk's on another payload type.
+        let trunkCodec: AudioCodec = opusPassthrough ? platformCodec : .pcmu
         for _ in 0..<n {
             var configuration = MediaCallConfiguration(
-                trunk: .init(codec: .pcmu, payloadType: 0, remote: sinkAddress, srtp: srtp.map(benchKeys)),
-                platform: .init(codec: platformCodec, payloadType: passthrough ? 0 : 111, remote: sinkAddress),
+                trunk: .init(
+                    codec: trunkCodec, payloadType: opusPassthrough ? 96 : 0, remote: sinkAddress,
+                    srtp: srtp.map(benchKeys)),
+                platform: .init(
+                    codec: platformCodec, payloadType: passthrough && !opusPassthrough ? 0 : 111, remote: sinkAddress),
                 rtpTimeout: 0)
             configuration.playoutOnArrival = playoutOnArrival
             configuration.trunk.checksSources = checksSources
@@ -85,7 +90,9 @@ enum MediaBench {
         defer { try? FileManager.default.removeItem(at: list) }
         let gen = Process()
         gen.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-        gen.arguments = ["media-loadgen", list.path, String(seconds), passthrough ? "pcmu" : "opus"]
+        gen.arguments = [
+            "media-loadgen", list.path, String(seconds), opusPassthrough ? "opus-both" : passthrough ? "pcmu" : "opus"
+        ]
         if let srtp { gen.arguments! += [srtp.rawValue] }
         if generatorIsPeer {
             gen.environment = ProcessInfo.processInfo.environment.merging([
@@ -170,8 +177,10 @@ enum MediaBench {
         let socket = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: port), bufferBytes: 16 << 20)
         // Pre-encoded payloads: 50 frames of a speech-like signal, PCMU and Opus.
         let (pcmuFrames, opusFrames) = try payloads()
-        let platformFrames = platformCodec == "opus" ? opusFrames : pcmuFrames
-        let platformStep: UInt32 = platformCodec == "opus" ? 960 : 160
+        let platformFrames = platformCodec.hasPrefix("opus") ? opusFrames : pcmuFrames
+        let platformStep: UInt32 = platformCodec.hasPrefix("opus") ? 960 : 160
+        // "opus-both": Opus into the trunk legs too (payload type 96), for Opus passthrough.
+        let opusTrunk = platformCodec == "opus-both"
         let timer = try PeriodicTimer(interval: 0.020)
         var packet = [UInt8](repeating: 0, count: 1500)
         let rx = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 8)
@@ -186,11 +195,12 @@ enum MediaBench {
             let seq = UInt16(truncatingIfNeeded: tick)
             for (i, (trunk, platform)) in pairs.enumerated() {
                 send(
-                    &packet, pt: 0, seq: seq, ts: UInt32(tick) &* 160, ssrc: UInt32(i * 2 + 1),
-                    payload: pcmuFrames[tick % 50], to: trunk, via: socket,
+                    &packet, pt: opusTrunk ? 96 : 0, seq: seq, ts: UInt32(tick) &* (opusTrunk ? 960 : 160),
+                    ssrc: UInt32(i * 2 + 1), payload: (opusTrunk ? opusFrames : pcmuFrames)[tick % 50], to: trunk,
+                    via: socket,
                     srtp: sessions?[i])
                 send(
-                    &packet, pt: platformCodec == "opus" ? 111 : 0, seq: seq, ts: UInt32(tick) &* platformStep,
+                    &packet, pt: platformCodec.hasPrefix("opus") ? 111 : 0, seq: seq, ts: UInt32(tick) &* platformStep,
                     ssrc: UInt32(i * 2 + 2),
                     payload: platformFrames[tick % 50], to: platform, via: socket)
             }

@@ -89,6 +89,9 @@ if which.isEmpty || which.contains("media") || which.contains("passthrough") {
         print(mediaLine("passthrough", step, floor: before))
     }
 }
+if which.isEmpty || which.contains("passthrough-opus") {
+    print(try OpusPassthroughBench.run().line)
+}
 if which.isEmpty || which.contains("source-policy") {
     // The per-packet source check (docs/media.md, "Who may send media"): BENCH media's and
     // BENCH passthrough's calls with it on, as a ratio to the same calls with it off,

@@ -53,12 +53,17 @@ final class Baresip: @unchecked Sendable {
         /// `sndfile`: every call's audio is written to `<folder>/dump-*-dec.wav` (what
         /// baresip received and decoded) and `-enc.wav` (what it sent).
         var record = false
+        /// More modules to load (`opus`), and config lines as written (`opus_inbandfec yes`).
+        var modules: [String] = []
+        var extraConfig = ""
     }
 
     static func config(listen port: Int, options: Options, directory: URL) -> String {
         var extra = ""
         if let certificate = options.tlsCertificate { extra += "sip_certificate\t\t\(certificate)\n" }
         if options.record { extra += "module\t\t\tsndfile.so\nsnd_path\t\t\(directory.path)\n" }
+        for module in options.modules { extra += "module\t\t\t\(module).so\n" }
+        extra += options.extraConfig
         return config.replacingOccurrences(of: "sip_listen\t\t127.0.0.1:0", with: "sip_listen\t\t127.0.0.1:\(port)")
             + extra
     }

@@ -254,8 +254,8 @@ let brokenProfiles: [BrokenProfile] = [
         keyPath: "outbound.numberFormat", message: #"must be one of "e164", "national", "raw", found "E164""#),
     .init(
         label: "bad codec in a list",
-        text: #"{ name: "t", \#(goodOutbound), media: { codecs: ["PCMU", "opus"] } }"#,
-        keyPath: "media.codecs[1]", message: #"must be one of "PCMU", "PCMA", "G722", found "opus""#),
+        text: #"{ name: "t", \#(goodOutbound), media: { codecs: ["PCMU", "G729"] } }"#,
+        keyPath: "media.codecs[1]", message: #"must be one of "PCMU", "PCMA", "G722", "opus", found "G729""#),
     .init(
         label: "sessionTimerSec below 90",
         text: #"{ name: "t", \#(goodOutbound), sip: { sessionTimerSec: 60 } }"#,

@@ -77,9 +77,16 @@ public struct GatewayConfiguration: Sendable {
     public var recordingsDirectory: String { recordings.directory ?? dataDir + "/recordings" }
     /// Voice agents' and forks' WebSockets (config key `mediaStreams`).
     public var mediaStreams = MediaStreamSettings()
-    /// Bridge both legs without transcoding when the app offers PCMU and the trunk takes
-    /// it. Default true.
-    public var preferPCMUPassthrough: Bool
+    /// The platform leg takes, from what the app offers, the codec the trunk will most
+    /// likely use (the profile's first codec outbound, the one the trunk chose inbound): PCMU,
+    /// PCMA, G.722 or Opus, so both legs speak it and the call passes packets through with no
+    /// decode or encode. false: Opus whenever offered, else PCMU. Default true.
+    public var preferPassthrough: Bool
+    /// The older name of `preferPassthrough` (it once covered PCMU only).
+    public var preferPCMUPassthrough: Bool {
+        get { preferPassthrough }
+        set { preferPassthrough = newValue }
+    }
     /// Seconds an ended session's events stay for replay (`since=`). Default 300.
     public var eventRetention: Double
     /// SIP user agent settings (User-Agent, PRACK, session timers, T1).
@@ -103,7 +110,7 @@ public struct GatewayConfiguration: Sendable {
         mediaThreads: Int = UsableCPUs.current().count, dataDir: String = ".irisgw",
         defaultProfile: String? = nil, publicURL: String = "http://127.0.0.1:8080", roomTokenLifetime: Double? = nil,
         maxSessions: Int = 1000, opus: AudioCodec.OpusSettings = .init(complexity: 5),
-        preferPCMUPassthrough: Bool = true,
+        preferPassthrough: Bool = true,
         eventRetention: Double = 300, sip: SIPUserAgentConfiguration = SIPUserAgentConfiguration(),
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) {
@@ -117,7 +124,7 @@ public struct GatewayConfiguration: Sendable {
         self.roomTokenLifetime = roomTokenLifetime
         self.maxSessions = maxSessions
         self.opus = opus
-        self.preferPCMUPassthrough = preferPCMUPassthrough
+        self.preferPassthrough = preferPassthrough
         self.eventRetention = eventRetention
         self.sip = sip
         self.environment = environment

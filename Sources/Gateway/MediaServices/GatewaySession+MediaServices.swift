@@ -337,7 +337,7 @@ extension Gateway {
             }
             format = parsed
         }
-        let wideband = profile.media.codecs.first == .g722
+        let wideband = [.g722, .opus].contains(profile.media.codecs.first)
         return CallRecordingConfiguration(
             format: format, layout: channels == 2 ? .stereo : .mixed, sampleRate: wideband ? 16_000 : 8_000)
     }

@@ -22,13 +22,13 @@ struct AgentStreamRequest {
 extension Gateway {
     /// Reads `media` (exactly one of `sdp` and `websocket`); a bad one is 400 naming the field.
     func platformRequest(
-        _ media: MediaBody, preferPCMU: Bool, opus: AudioCodec.OpusSettings
+        _ media: MediaBody, prefer: String?, opus: AudioCodec.OpusSettings
     ) throws(GatewayError) -> PlatformRequest {
         switch (media.sdp, media.websocket) {
         case (let sdp?, nil):
             do {
                 return PlatformRequest(
-                    leg: try MediaNegotiation.platformLeg(offer: sdp, preferPCMU: preferPCMU, opus: opus))
+                    leg: try MediaNegotiation.platformLeg(offer: sdp, prefer: prefer, opus: opus))
             } catch {
                 throw .badRequest("media.sdp: \(error.message)")
             }

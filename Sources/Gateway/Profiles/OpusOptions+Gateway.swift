@@ -94,6 +94,14 @@ extension TrunkProfile.MediaSettings {
     }
 }
 
+extension TrunkProfile.MediaSettings {
+    /// What this trunk offers and accepts (`codecs`), with its Opus: the encoder from `base`
+    /// (the gateway-wide defaults) and this profile's `opus`, our fmtp from `opusTrunk`.
+    public func trunkCodecs(opus base: AudioCodec.OpusSettings) -> TrunkCodecs {
+        TrunkCodecs(names: codecs.map(\.rawValue), opus: base.applying(opus), opusFormat: opusTrunk)
+    }
+}
+
 extension Gateway {
     /// A create request's `opus`, checked: a bad value is 400 (-103) naming `opus.<key>`.
     public static func opusOverrides(_ options: OpusOptions?) throws(GatewayError) -> AudioCodec.OpusOverrides? {

@@ -322,7 +322,7 @@ package struct ProfileSchema {
             value, at: path,
             keys: [
                 "codecs", "dtmf", "rtpTimeoutSec", "advertise", "encryption", "srtpSuites", "sdesRequiresTLS",
-                "opus"
+                "opus", "opusTrunk"
             ])
         let codecs = try o.optional("codecs") { (v, p) throws(ProfileError) in
             var seen = Set<TrunkProfile.MediaSettings.Codec>()
@@ -354,11 +354,13 @@ package struct ProfileSchema {
         }
         let sdesRequiresTLS = try o.optional("sdesRequiresTLS") { (v, p) throws(ProfileError) in try bool(v, at: p) }
         let opus = try o.optional("opus") { (v, p) throws(ProfileError) in try opusOverrides(v, at: p) }
+        let opusTrunk = try o.optional("opusTrunk") { (v, p) throws(ProfileError) in try opusTrunkFormat(v, at: p) }
         return TrunkProfile.MediaSettings(
             codecs: codecs ?? [.pcmu, .pcma], dtmf: dtmf ?? .rfc4733,
             rtpTimeoutSec: rtpTimeout ?? 30, advertise: advertise,
             encryption: encryption ?? .none, srtpSuites: suites ?? SRTPSuite.allCases,
-            sdesRequiresTLS: sdesRequiresTLS ?? true, opus: opus ?? .init())
+            sdesRequiresTLS: sdesRequiresTLS ?? true, opus: opus ?? .init(),
+            opusTrunk: opusTrunk ?? TrunkProfile.MediaSettings.defaultOpusTrunk)
     }
 
     private func sip(_ value: JSON5Value, at path: String) throws(ProfileError) -> TrunkProfile.SIPSettings {

@@ -39,3 +39,35 @@ extension ProfileSchema {
         }
     }
 }
+
+/// `media.opusTrunk` (docs/sip-profiles.md): our `a=fmtp` for Opus on the trunk, what we
+/// ask the carrier to send. A key not given keeps `TrunkProfile.MediaSettings.defaultOpusTrunk`'s value.
+extension ProfileSchema {
+    /// The keys of `media.opusTrunk`, in the order the documentation lists them.
+    static let opusTrunkKeys = ["maxPlaybackRate", "stereo", "useInbandFEC", "maxAverageBitrate", "useDTX"]
+
+    func opusTrunkFormat(_ value: JSON5Value, at path: String) throws(ProfileError) -> OpusFormatParameters {
+        let o = try object(value, at: path, keys: Self.opusTrunkKeys)
+        func flag(_ key: String) throws(ProfileError) -> Bool? {
+            try o.optional(key) { (v, p) throws(ProfileError) in try bool(v, at: p) }
+        }
+        var f = TrunkProfile.MediaSettings.defaultOpusTrunk
+        if let rate = try o.optional(
+            "maxPlaybackRate",
+            { (v, p) throws(ProfileError) in
+                try int(v, at: p, in: OpusFormatParameters.rateRange)
+            })
+        {
+            f.maxPlaybackRate = rate
+            // What we capture is never wider than what we would play: the call's PCM.
+            f.maxCaptureRate = min(rate, f.maxCaptureRate ?? rate)
+        }
+        if let stereo = try flag("stereo") { f.stereo = stereo }
+        if let fec = try flag("useInbandFEC") { f.useInbandFEC = fec }
+        if let dtx = try flag("useDTX") { f.useDTX = dtx }
+        f.maxAverageBitrate = try o.optional("maxAverageBitrate") { (v, p) throws(ProfileError) in
+            try int(v, at: p, in: OpusFormatParameters.bitrateRange)
+        }
+        return f
+    }
+}

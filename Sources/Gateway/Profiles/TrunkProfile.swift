@@ -295,13 +295,22 @@ public struct TrunkProfile: Sendable, Equatable {
         /// gateway-wide ones (`GatewayConfiguration.opus`); a session's `opus` goes over
         /// these (`opusSettings(default:session:)`). Default: none given (the gateway's).
         public var opus: AudioCodec.OpusOverrides
+        /// `media.opusTrunk`: the `a=fmtp` of Opus on this trunk (RFC 7587), what we ask the
+        /// carrier to send us. Default `defaultOpusTrunk`.
+        public var opusTrunk: OpusFormatParameters
+
+        /// Our Opus fmtp toward a trunk unless the profile says otherwise: audio up to 16 kHz
+        /// (the widest a call runs at), mono, in-band FEC welcome, no DTX.
+        public static let defaultOpusTrunk = OpusFormatParameters(
+            maxPlaybackRate: 16_000, maxCaptureRate: 16_000, stereo: false, spropStereo: false, useInbandFEC: true,
+            useDTX: false)
 
         /// Builds the media settings in code.
         public init(
             codecs: [Codec] = [.pcmu, .pcma], dtmf: DTMFMode = .rfc4733, rtpTimeoutSec: Int = 30,
             advertise: String? = nil,
             encryption: Encryption = .none, srtpSuites: [SRTPSuite] = SRTPSuite.allCases, sdesRequiresTLS: Bool = true,
-            opus: AudioCodec.OpusOverrides = .init()
+            opus: AudioCodec.OpusOverrides = .init(), opusTrunk: OpusFormatParameters = defaultOpusTrunk
         ) {
             self.codecs = codecs
             self.dtmf = dtmf
@@ -311,6 +320,7 @@ public struct TrunkProfile: Sendable, Equatable {
             self.srtpSuites = srtpSuites
             self.sdesRequiresTLS = sdesRequiresTLS
             self.opus = opus
+            self.opusTrunk = opusTrunk
         }
 
         /// `media.encryption`: whether the trunk leg's RTP is SRTP.
@@ -333,6 +343,8 @@ public struct TrunkProfile: Sendable, Equatable {
             case pcma = "PCMA"
             /// G.722 wideband, payload type 9 (HD).
             case g722 = "G722"
+            /// Opus (RFC 7587), `opus/48000/2` on dynamic payload type 111 in our offers (HD).
+            case opus
         }
 
         /// DTMF transport.

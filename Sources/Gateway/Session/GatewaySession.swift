@@ -219,7 +219,7 @@ final class GatewaySession {
     {
         let (proto, cryptos) = exchange.offer()
         return MediaNegotiation.trunkOffer(
-            address: trunkSDPAddress(media), codecs: profile.media.codecs.map(\.rawValue),
+            address: trunkSDPAddress(media), codecs: profile.media.trunkCodecs(opus: gateway.configuration.opus),
             telephoneEvent: profile.media.dtmf == .rfc4733, session: session, proto: proto, cryptos: cryptos)
     }
 
@@ -235,7 +235,8 @@ final class GatewaySession {
     /// as it was (the caller answers 488).
     @discardableResult
     func applyTrunkSDP(_ sdp: SessionDescription, isOffer: Bool = false) -> Bool {
-        guard var leg = try? MediaNegotiation.trunkLeg(sdp, allowed: profile.media.codecs.map(\.rawValue)) else {
+        let codecs = profile.media.trunkCodecs(opus: gateway.configuration.opus)
+        guard var leg = try? MediaNegotiation.trunkLeg(sdp, codecs: codecs) else {
             return false
         }
         var exchange = sdes
@@ -415,9 +416,10 @@ final class GatewaySession {
     }
 
     /// The platform leg's Opus settings as the snapshot shows them; nil when it is not Opus.
-    /// The call's PCM runs at 16 kHz when the trunk is G.722 (as `CallPipeline` decides).
+    /// The call's PCM rate is the media engine's (`MediaCallConfiguration.callSampleRate`).
     private var opusInEffect: OpusOptions? {
         guard case .opus(let settings)? = platformLeg?.codec else { return nil }
-        return OpusOptions(effective: settings, sampleRate: trunkLeg?.codec == .g722 ? 16_000 : 8000)
+        let rate = MediaCallConfiguration.callSampleRate(trunk: trunkLeg?.codec ?? .pcmu, platform: .opus(settings))
+        return OpusOptions(effective: settings, sampleRate: rate)
     }
 }

@@ -17,8 +17,9 @@ let webRTCIdentity: Result<DTLSContext, DTLSFailure> = {
 
 extension MediaNegotiation {
     /// A browser's (or SFU's) offer: `UDP/TLS/RTP/SAVPF` with ICE credentials and a
-    /// fingerprint. Opus is required (every WebRTC endpoint has it), encoded with the
-    /// session's `opus` settings (gateway, profile, request) like any platform leg; rtcp-mux too (we carry RTCP on the
+    /// fingerprint. Opus is required (every WebRTC endpoint has it) and always chosen, encoded
+    /// with the session's `opus` settings (gateway, profile, request) like any platform leg
+    /// (an Opus trunk makes the call passthrough); rtcp-mux too (we carry RTCP on the
     /// one socket, RFC 8834 §5.1.3).
     static func webrtcLeg(
         _ sdp: SessionDescription, index: Int, opus: AudioCodec.OpusSettings

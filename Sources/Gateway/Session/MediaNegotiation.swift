@@ -38,6 +38,9 @@ public struct NegotiatedLeg: Sendable, Equatable {
     public var srtp: SRTPConfiguration?
     /// The platform leg of a browser or SFU: ICE-lite and DTLS-SRTP (`WebRTCAnswer`).
     public var webrtc: WebRTCLegParameters?
+    /// Our `a=fmtp` for `rtpMap` in our answers and re-offers (a trunk's Opus: what we ask
+    /// to receive, RFC 7587); nil: the default for the codec.
+    public var formatParameters: String?
 
     public init(
         codec: AudioCodec, rtpMap: RTPMap, telephoneEvent: RTPMap?, remote: SocketAddress?, direction: MediaDirection
@@ -70,17 +73,63 @@ public struct NegotiatedLeg: Sendable, Equatable {
     public var isWideband: Bool { codec.isWideband }
 }
 
+/// What a trunk offers and accepts: the profile's codecs in order of preference and, for
+/// Opus, the encoder settings we start from (the peer's fmtp is laid over them) and the
+/// fmtp we ask for.
+public struct TrunkCodecs: Sendable, Equatable {
+    /// SDP encoding names: `PCMU`, `PCMA`, `G722`, `opus`.
+    public var names: [String]
+    /// Our Opus encoder toward the trunk before the peer's fmtp (`OpusFormatParameters.encoding`).
+    public var opus: AudioCodec.OpusSettings
+    /// Our Opus fmtp: what we ask the trunk to send.
+    public var opusFormat: OpusFormatParameters
+
+    public init(
+        names: [String], opus: AudioCodec.OpusSettings = .init(), opusFormat: OpusFormatParameters = .init()
+    ) {
+        self.names = names
+        self.opus = opus
+        self.opusFormat = opusFormat
+    }
+}
+
 /// SDP offer/answer for both legs (RFC 3264), one audio stream each. The gateway offers
 /// the trunk the profile's codecs and answers the app with the codec it prefers.
 public enum MediaNegotiation {
-    /// Codecs the trunk side can use, by SDP encoding name.
-    static func trunkCodec(named name: String) -> (AudioCodec, RTPMap)? {
+    /// The payload type of Opus in our offers (dynamic; 111 is what most stacks use).
+    static let opusPayloadType = 111
+
+    /// Codecs either side can use, by SDP encoding name (any case); Opus encodes with `opus`.
+    static func trunkCodec(named name: String, opus: AudioCodec.OpusSettings = .init()) -> (AudioCodec, RTPMap)? {
         switch name.uppercased() {
         case "PCMU": (.pcmu, .pcmu)
         case "PCMA": (.pcma, .pcma)
         case "G722": (.g722, .g722)
+        case "OPUS":
+            (.opus(opus), RTPMap(payloadType: opusPayloadType, encodingName: "opus", clockRate: 48_000, channels: 2))
         default: nil
         }
+    }
+
+    /// The map of `m` for the codec `name`: Opus only at its 48 kHz clock (RFC 7587 §7).
+    static func offered(_ name: String, in m: MediaDescription) -> RTPMap? {
+        let isOpus = name.lowercased() == "opus"
+        return m.rtpMaps.first {
+            $0.encodingName.uppercased() == name.uppercased() && (!isOpus || $0.clockRate == 48_000)
+        }
+    }
+
+    /// The codec the platform leg takes from `m`: `prefer` (the codec the trunk will most
+    /// likely use, so the call can pass packets through) when offered, else Opus, else PCMU.
+    static func platformCodec(
+        of m: MediaDescription, prefer: String?, opus: AudioCodec.OpusSettings
+    ) -> (AudioCodec, RTPMap)? {
+        for name in [prefer, "opus", "PCMU"].compactMap({ $0 }) {
+            if let map = offered(name, in: m), let (codec, _) = trunkCodec(named: name, opus: opus) {
+                return (codec, map)
+            }
+        }
+        return nil
     }
 
     /// The first usable audio stream of `sdp` and its remote address. `sdes`: RTP/SAVP(F)
@@ -121,11 +170,11 @@ public enum MediaNegotiation {
         return webRTCAudio(of: sdp) != nil
     }
 
-    /// Reads the app's offer: Opus (48000/2, RFC 7587) preferred, PCMU accepted.
-    /// `preferPCMU` picks PCMU when offered (the trunk will probably take PCMU too, and
-    /// then the call needs no transcoding).
+    /// Reads the app's offer: `prefer` when offered (the codec the trunk will most likely
+    /// use: PCMU, PCMA, G722 or opus, so the call needs no transcoding), else Opus (48000/2,
+    /// RFC 7587), else PCMU. A WebRTC offer always gets Opus.
     public static func platformLeg(
-        offer text: String, preferPCMU: Bool, opus: AudioCodec.OpusSettings
+        offer text: String, prefer: String?, opus: AudioCodec.OpusSettings
     ) throws(NegotiationError) -> NegotiatedLeg {
         let sdp: SessionDescription
         do { sdp = try SessionDescription.parse(text) } catch {
@@ -135,17 +184,7 @@ public enum MediaNegotiation {
             return try webrtcLeg(sdp, index: index, opus: opus)
         }
         let (index, m, remote) = try audio(of: sdp)
-        let maps = m.rtpMaps
-        let opusMap = maps.first { $0.encodingName.lowercased() == "opus" && $0.clockRate == 48_000 }
-        let pcmuMap = maps.first { $0.encodingName.uppercased() == "PCMU" }
-        let chosen: (AudioCodec, RTPMap)
-        if preferPCMU, let pcmuMap {
-            chosen = (.pcmu, pcmuMap)
-        } else if let opusMap {
-            chosen = (.opus(opus), opusMap)
-        } else if let pcmuMap {
-            chosen = (.pcmu, pcmuMap)
-        } else {
+        guard let chosen = platformCodec(of: m, prefer: prefer, opus: opus) else {
             throw NegotiationError("media.sdp offers neither opus/48000/2 nor PCMU")
         }
         let te = m.telephoneEventPayloadType.flatMap { m.rtpMap(for: $0) }
@@ -155,20 +194,31 @@ public enum MediaNegotiation {
     }
 
     /// Reads the carrier's answer (or offer, inbound): the first format we can use, in the
-    /// carrier's order, among the profile's codecs.
-    public static func trunkLeg(_ sdp: SessionDescription, allowed: [String]) throws(NegotiationError) -> NegotiatedLeg
-    {
+    /// carrier's order, among the profile's codecs. Opus (only `opus/48000`) encodes toward
+    /// the carrier as its fmtp asks (`OpusFormatParameters.encoding`); our answers carry our
+    /// own fmtp (`codecs.opusFormat`).
+    public static func trunkLeg(
+        _ sdp: SessionDescription, codecs: TrunkCodecs
+    ) throws(NegotiationError) -> NegotiatedLeg {
         let (index, m, remote) = try audio(of: sdp, sdes: true)
-        let allowedSet = Set(allowed.map { $0.uppercased() })
+        let allowedSet = Set(codecs.names.map { $0.uppercased() })
         for map in m.rtpMaps where allowedSet.contains(map.encodingName.uppercased()) {
-            if let (codec, _) = trunkCodec(named: map.encodingName) {
-                let te = m.telephoneEventPayloadType.flatMap { m.rtpMap(for: $0) }
-                return NegotiatedLeg(
-                    codec: codec, rtpMap: map, telephoneEvent: te, remote: remote,
-                    direction: sdp.direction(ofMedia: index))
+            guard let (codec, _) = trunkCodec(named: map.encodingName, opus: codecs.opus) else { continue }
+            var formatParameters: String?
+            var chosen = codec
+            if case .opus(let base) = codec {
+                guard map.clockRate == 48_000 else { continue }
+                chosen = .opus(OpusFormatParameters(fmtp: m.fmtp(for: map.payloadType)).encoding(base))
+                formatParameters = codecs.opusFormat.fmtp
             }
+            let te = m.telephoneEventPayloadType.flatMap { m.rtpMap(for: $0) }
+            var leg = NegotiatedLeg(
+                codec: chosen, rtpMap: map, telephoneEvent: te, remote: remote, direction: sdp.direction(ofMedia: index)
+            )
+            leg.formatParameters = formatParameters
+            return leg
         }
-        throw NegotiationError("no common codec (we accept \(allowed.joined(separator: ", ")))")
+        throw NegotiationError("no common codec (we accept \(codecs.names.joined(separator: ", ")))")
     }
 
     /// Reads the trunk's SDP into `exchange` (its answer to our offer, or its offer) and
@@ -184,14 +234,19 @@ public enum MediaNegotiation {
     /// Our offer to the trunk: the profile's codecs in order, telephone-event when the
     /// profile uses RFC 4733, and SDES lines when the trunk's SRTP policy offers keys.
     public static func trunkOffer(
-        address: SocketAddress, codecs: [String], telephoneEvent: Bool, session: SDPSessionIdentity,
+        address: SocketAddress, codecs: TrunkCodecs, telephoneEvent: Bool, session: SDPSessionIdentity,
         direction: MediaDirection = .sendrecv, proto: String = "RTP/AVP",
         cryptos: [SDESCrypto] = []
     ) -> SessionDescription {
-        let maps = codecs.compactMap { trunkCodec(named: $0)?.1 }
+        let maps = codecs.names.compactMap { trunkCodec(named: $0)?.1 }
         var sdp = describe(
             address: address, maps: maps, telephoneEvent: telephoneEvent ? .telephoneEvent(payloadType: 101) : nil,
             session: session, direction: direction)
+        let fmtp = codecs.opusFormat.fmtp
+        if maps.contains(where: { $0.payloadType == opusPayloadType }), !fmtp.isEmpty {
+            // After the codecs' rtpmap lines, before telephone-event's.
+            sdp.media[0].attributes.insert(.fmtp(payloadType: opusPayloadType, fmtp), at: maps.count)
+        }
         sdp.media[0].proto = proto
         sdp.media[0].attributes.append(contentsOf: cryptos.map(\.attribute))
         return sdp
@@ -208,7 +263,9 @@ public enum MediaNegotiation {
                 session: session, direction: direction ?? leg.direction)
         }
         var attributes: [SDPAttribute] = []
-        if leg.rtpMap.encodingName.lowercased() == "opus" {
+        if let fmtp = leg.formatParameters, !fmtp.isEmpty {
+            attributes.append(.fmtp(payloadType: leg.rtpMap.payloadType, fmtp))
+        } else if leg.formatParameters == nil, leg.rtpMap.encodingName.lowercased() == "opus" {
             attributes.append(.fmtp(payloadType: leg.rtpMap.payloadType, "minptime=20;useinbandfec=1"))
         }
         var sdp = describe(

@@ -226,7 +226,8 @@ extension Gateway {
     /// legs are joined).
     func dialBridge(for host: GatewaySession, target: String, caller: String) {
         let profile = host.profile
-        guard let trunk = Self.openingLeg(profile.media.codecs.first?.rawValue), let platform = Self.openingLeg("PCMU")
+        guard let trunk = Self.openingLeg(profile.media.codecs.first?.rawValue, profile: profile, configuration),
+            let platform = Self.openingLeg("PCMU")
         else {
             host.runTransfer(.bridgeFailed(nil))
             return

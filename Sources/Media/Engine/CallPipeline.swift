@@ -54,13 +54,8 @@ final class CallPipeline {  // confined to its media thread: never Sendable, rea
         // A call whose audio is tapped transcodes: its sinks need the decoded frames.
         passthrough = configuration.isPassthrough && (previous?.audio?.isEmpty ?? true)
         rtpTimeout = configuration.rtpTimeout
-        // G.722 on the trunk bridged to Opus runs wideband; everything else at 8 kHz.
-        let rate: Int
-        if case .g722 = configuration.trunk.codec, case .opus = configuration.platform.codec {
-            rate = 16_000
-        } else {
-            rate = 8000
-        }
+        // Wideband on both legs runs at 16 kHz; everything else at 8 kHz.
+        let rate = configuration.callSampleRate
         frameSamples = rate / 50
         trunk = try RTPLeg(
             kind: .trunk, configuration: configuration.trunk, host: host, ports: trunkPorts,

@@ -31,6 +31,17 @@ public struct MediaCallConfiguration: Sendable {
         self.allowPassthrough = allowPassthrough
     }
 
-    /// True when packets can be relayed as they are (same codec both sides).
+    /// True when packets can be relayed as they are (same codec both sides: PCMU, PCMA,
+    /// G.722 or Opus, whatever payload type each leg uses).
     public var isPassthrough: Bool { allowPassthrough && trunk.codec.isSameCodec(as: platform.codec) }
+
+    /// The PCM rate a transcoded call runs at (and its taps hear).
+    public var callSampleRate: Int { Self.callSampleRate(trunk: trunk.codec, platform: platform.codec) }
+
+    /// 16 kHz when both legs are wideband (G.722 or Opus, in any pairing), so neither side
+    /// loses its band; 8 kHz when either is G.711, whose band is all the call can carry.
+    /// Opus runs at the call's rate (no resampler); G.722 decodes to 8 kHz on an 8 kHz call.
+    public static func callSampleRate(trunk: AudioCodec, platform: AudioCodec) -> Int {
+        trunk.isWideband && platform.isWideband ? 16_000 : 8000
+    }
 }
