@@ -37,6 +37,9 @@ enum MediaBench {
         /// Trunk packets the engine received, and those it refused (SRTP auth, replay, malformed).
         var trunkReceived = 0
         var trunkRefused = 0
+        /// Media-thread CPU µs per packet it processed in the measured window: unlike
+        /// `channelsPerCore` it does not read low when a starved generator sends less.
+        var cpuPerPacketUs = 0.0
     }
 
     static func run(passthrough: Bool, steps: [Int], seconds: Double) throws -> [Step] {
@@ -109,6 +112,7 @@ enum MediaBench {
         let cpu0 = engine.cpuTime, wall0 = EventLoop.now()
         Thread.sleep(forTimeInterval: max(0.5, seconds - 1))
         let cpu = engine.cpuTime - cpu0, wall = EventLoop.now() - wall0
+        let processed = engine.measurements().frames
         let data = out.fileHandleForReading.readDataToEndOfFile()
         gen.waitUntilExit()
         let m = engine.measurements()
@@ -118,25 +122,8 @@ enum MediaBench {
             calls: n, channelsPerCore: cpu > 0 ? Double(n) * wall / cpu : 0, late: m.lateFrames, p50: m.p50, p99: m.p99,
             rssKiBPerCall: Double(rssDuring - rssBefore) / Double(max(n, 1)), received: received,
             trunkReceived: trunk.reduce(0) { $0 + $1.packetsReceived },
-            trunkRefused: trunk.reduce(0) { $0 + $1.srtpAuthFailures + $1.srtpReplays + $1.malformed })
-    }
-
-    /// Plain and SRTP (`suite` on the trunk legs) transcoded calls, alternated `rounds` times
-    /// so drifting machine load hits both alike: channels per core of each over all rounds
-    /// (total calls × wall / total CPU), and the SRTP runs' last step.
-    static func srtpComparison(
-        calls: Int, suite: SRTPSuite, rounds: Int, seconds: Double
-    ) throws -> (plain: Double, srtp: Double, last: Step) {
-        var plainFrameCost = 0.0, srtpFrameCost = 0.0
-        var last: Step?
-        for _ in 0..<rounds {
-            let p = try runStep(calls: calls, passthrough: false, seconds: seconds)
-            let s = try runStep(calls: calls, passthrough: false, seconds: seconds, srtp: suite)
-            plainFrameCost += 1 / p.channelsPerCore
-            srtpFrameCost += 1 / s.channelsPerCore
-            last = s
-        }
-        return (Double(rounds) / plainFrameCost, Double(rounds) / srtpFrameCost, last!)
+            trunkRefused: trunk.reduce(0) { $0 + $1.srtpAuthFailures + $1.srtpReplays + $1.malformed },
+            cpuPerPacketUs: processed > 0 ? cpu / Double(processed) * 1e6 : 0)
     }
 
     /// The same calls with the source policy on and off (`MediaLegConfiguration.checksSources`),

@@ -146,7 +146,8 @@ enum WholeProcessFloorBench {
             let floorUs = codecUs + socketUs
             return
                 "BENCH media-whole-process calls=\(calls) engine_us_per_call_frame=\(f(engineUs)) floor_us_per_call_frame=\(f(floorUs)) "
-                + "ratio=\(String(format: "%.2f", engineUs / floorUs)) target_ratio_max=1.15 codec_us_per_call_frame=\(f(codecUs)) "
+                + "ratio=\(String(format: "%.2f", engineUs / floorUs)) target_ratio_max=1.15 pass=\(engineUs / floorUs < 1.15) "
+                + "codec_us_per_call_frame=\(f(codecUs)) "
                 + "socket_us_per_call_frame=\(f(socketUs)) engine_cpu_pct=\(f(step.cpuPercent)) clean=\(step.clean ? 1 : 0) "
                 + "late_p99_ms=\(f(r.lateP99Ms)) opus_in_bytes=\(String(format: "%.0f", after.opusInBytes)) opus_out_bytes=\(String(format: "%.0f", after.opusOutBytes))"
         } catch {

@@ -106,12 +106,7 @@ if which.isEmpty || which.contains("source-policy") {
 if which.isEmpty || which.contains("srtp") {
     // SRTP on every trunk leg against plain RTP, the same transcoded calls and generator,
     // alternated in this run: what SRTP costs the media thread (docs/media.md, "SRTP").
-    for suite in [SRTPSuite.aesCM128HmacSHA1_80, .aeadAES128GCM] {
-        let r = try MediaBench.srtpComparison(calls: 100, suite: suite, rounds: 2, seconds: 4)
-        print(
-            "BENCH \(suite == .aeadAES128GCM ? "srtp-gcm" : "srtp") calls=100 suite=\(suite.rawValue) plain_channels_per_core=\(fmt(r.plain)) srtp_channels_per_core=\(fmt(r.srtp)) ratio=\(String(format: "%.2f", r.srtp / r.plain)) target_ratio_min=0.9 p99_us=\(r.last.p99) late_frames=\(r.last.late) trunk_packets=\(r.last.trunkReceived) trunk_refused=\(r.last.trunkRefused)"
-        )
-    }
+    for suite in [SRTPSuite.aesCM128HmacSHA1_80, .aeadAES128GCM] { print(try SRTPBench.line(suite: suite)) }
 }
 if which.isEmpty || which.contains("webrtc") {
     // WebRTC platform legs (ICE-lite, DTLS-SRTP) against plain ones, the same calls and

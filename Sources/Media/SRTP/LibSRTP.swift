@@ -18,11 +18,12 @@ internal import CSRTPOpenSSL
 /// `srtp_init` once per process (Swift globals initialise once, thread-safely), 0 when it
 /// succeeded. Debian's libsrtp2 does its crypto with NSS, which initialises itself on the
 /// first cipher allocation; one session of each suite here, under the once, keeps that
-/// first allocation off concurrently starting media threads.
+/// first allocation off concurrently starting media threads (AES-ICM, AES-GCM and
+/// HMAC-SHA1 are OpenSSL's after CSRTPOpenSSL_install, but libsrtp's other types are not).
 private let libraryStatus: Int32 = {
     let status = srtp_init()
     guard status == srtp_err_status_ok else { return Int32(bitPattern: status.rawValue) }
-    // AES-ICM and HMAC-SHA1 on OpenSSL instead of NSS (CSRTPOpenSSL: why, and the self tests).
+    // AES-ICM, AES-GCM and HMAC-SHA1 on OpenSSL instead of NSS (CSRTPOpenSSL: why, and the self tests).
     let installed = CSRTPOpenSSL_install()
     guard installed == 0 else { return installed }
     for suite in SRTPSuite.allCases {
@@ -152,4 +153,54 @@ public final class SRTPSession {
 
     /// The libsrtp version linked, e.g. "libsrtp2 2.5.0".
     public static var libraryVersion: String { String(cString: srtp_get_version_string()) }
+}
+
+/// The OpenSSL primitives CSRTPOpenSSL gives libsrtp, driven the way libsrtp drives them:
+/// for the known-answer tests (RFC 3711 B.2, RFC 2202, RFC 7714), not for the media path.
+enum SRTPPrimitives {
+    /// libsrtp's self tests of the three replacements; 0 when they pass.
+    static func selfTest() -> Int32 {
+        _ = libraryStatus
+        return CSRTPOpenSSL_self_test()
+    }
+
+    /// `count` octets of AES-ICM keystream for a 30-octet key || salt and a 16-octet index
+    /// block (RFC 3711 §4.1.1); nil when the cipher refused.
+    static func icmKeystream(keyAndSalt: [UInt8], index: [UInt8], count: Int) -> [UInt8]? {
+        guard keyAndSalt.count == 30, index.count == 16 else { return nil }
+        var out = [UInt8](repeating: 0, count: count)
+        let status = out.withUnsafeMutableBufferPointer { o in
+            CSRTPOpenSSL_icm_keystream(keyAndSalt, index, o.baseAddress, UInt32(count))
+        }
+        return status == 0 ? out : nil
+    }
+
+    /// The 20-octet HMAC-SHA1 of `data` under `key`; nil when the authenticator refused.
+    static func hmacSHA1(key: [UInt8], data: [UInt8]) -> [UInt8]? {
+        var tag = [UInt8](repeating: 0, count: 20)
+        let status = tag.withUnsafeMutableBufferPointer { t in
+            CSRTPOpenSSL_hmac_sha1(key, Int32(key.count), data, Int32(data.count), t.baseAddress)
+        }
+        return status == 0 ? tag : nil
+    }
+
+    /// AES-128-GCM with a 16-octet tag: `seal` gives ciphertext || tag, otherwise the
+    /// plaintext of ciphertext || tag; `.failure(code)` with libsrtp's status when refused
+    /// (`srtp_err_status_auth_fail` for a tag that does not verify).
+    static func gcm(
+        seal: Bool, key: [UInt8], iv: [UInt8], aad: [UInt8], _ input: [UInt8]
+    ) -> Result<[UInt8], SRTPError> {
+        guard key.count == 16, iv.count == 12 else { return .failure(SRTPError(code: -1, operation: "gcm")) }
+        var buffer = input + [UInt8](repeating: 0, count: 16)
+        var length = UInt32(input.count)
+        let keyAndSalt = key + [UInt8](repeating: 0, count: 12)
+        let status = buffer.withUnsafeMutableBufferPointer { b in
+            CSRTPOpenSSL_gcm(seal ? 1 : 0, keyAndSalt, iv, aad, UInt32(aad.count), b.baseAddress, &length)
+        }
+        guard status == 0 else { return .failure(SRTPError(code: status, operation: "gcm")) }
+        return .success(Array(buffer[0..<Int(length)]))
+    }
+
+    /// libsrtp's code for a tag that did not verify.
+    static var authenticationFailure: Int32 { Int32(bitPattern: srtp_err_status_auth_fail.rawValue) }
 }
