@@ -86,23 +86,29 @@ static inline struct io_uring_sqe *CLiburing_sqe(struct io_uring *ring) {
     return sqe;
 }
 
-/// Arms a multishot recvmsg on `fd` taking buffers from group `bgid`; `msg` is the template
-/// (name and control lengths) and must outlive the request. 0 or -EBUSY (no SQE).
-static inline int CLiburing_arm_recvmsg(struct io_uring *ring, int fd, struct msghdr *msg, int bgid, unsigned long long user_data) {
+/// Arms a multishot recvmsg on registered file `slot` (or plain fd `fd` when `slot` < 0)
+/// taking buffers from group `bgid`; `msg` is the template (name and control lengths) and
+/// must outlive the request. 0 or -EBUSY (no SQE).
+static inline int CLiburing_arm_recvmsg(struct io_uring *ring, int fd, int slot, struct msghdr *msg, int bgid, unsigned long long user_data) {
     struct io_uring_sqe *sqe = CLiburing_sqe(ring);
     if (sqe == NULL) return -EBUSY;
-    io_uring_prep_recvmsg_multishot(sqe, fd, msg, 0);
-    sqe->flags |= IOSQE_BUFFER_SELECT;
+    io_uring_prep_recvmsg_multishot(sqe, slot >= 0 ? slot : fd, msg, 0);
+    sqe->flags |= IOSQE_BUFFER_SELECT | (slot >= 0 ? IOSQE_FIXED_FILE : 0);
     sqe->buf_group = bgid;
     io_uring_sqe_set_data64(sqe, user_data);
     return 0;
 }
 
-/// Queues a sendmsg of `msg` (which must live until its completion). 0 or -EBUSY.
-static inline int CLiburing_prep_sendmsg(struct io_uring *ring, int fd, struct msghdr *msg, unsigned long long user_data) {
+/// Queues a send of `len` bytes at `buf` to `addr` (both must live until its completion) on
+/// registered file `slot` (or plain fd `fd` when `slot` < 0): IORING_OP_SEND with a
+/// destination (kernel 6.0, like multishot recvmsg), no msghdr to copy in. 0 or -EBUSY.
+static inline int CLiburing_prep_sendto(struct io_uring *ring, int fd, int slot, const void *buf, size_t len,
+                                        const struct sockaddr *addr, socklen_t addr_len, unsigned long long user_data) {
     struct io_uring_sqe *sqe = CLiburing_sqe(ring);
     if (sqe == NULL) return -EBUSY;
-    io_uring_prep_sendmsg(sqe, fd, msg, 0);
+    io_uring_prep_send(sqe, slot >= 0 ? slot : fd, buf, len, 0);
+    io_uring_prep_send_set_addr(sqe, addr, (__u16)addr_len);
+    if (slot >= 0) sqe->flags |= IOSQE_FIXED_FILE;
     io_uring_sqe_set_data64(sqe, user_data);
     return 0;
 }
@@ -114,6 +120,21 @@ static inline int CLiburing_prep_cancel_fd(struct io_uring *ring, int fd, unsign
     io_uring_prep_cancel_fd(sqe, fd, IORING_ASYNC_CANCEL_ALL);
     io_uring_sqe_set_data64(sqe, user_data);
     return 0;
+}
+
+/// Queues the cancellation of every request on registered file `slot` (before the socket
+/// is closed). 0 or -EBUSY.
+static inline int CLiburing_prep_cancel_slot(struct io_uring *ring, int slot, unsigned long long user_data) {
+    struct io_uring_sqe *sqe = CLiburing_sqe(ring);
+    if (sqe == NULL) return -EBUSY;
+    io_uring_prep_cancel_fd(sqe, slot, IORING_ASYNC_CANCEL_ALL | IORING_ASYNC_CANCEL_FD_FIXED);
+    io_uring_sqe_set_data64(sqe, user_data);
+    return 0;
+}
+
+/// Puts `fd` into registered-file slot `slot` (-1 empties it, dropping the ring's reference).
+static inline int CLiburing_set_file(struct io_uring *ring, int slot, int fd) {
+    return io_uring_register_files_update(ring, (unsigned)slot, &fd, 1);
 }
 
 /// Queues a multishot POLLIN on `fd` (the event loop's epoll set). 0 or -EBUSY.

@@ -39,8 +39,6 @@ public final class UDPRing: EventLoopWaiter {
     private let bufferRing: UnsafeMutablePointer<io_uring_buf_ring>
     private let buffers: UnsafeMutableRawPointer
     private let sendData: UnsafeMutableRawPointer
-    private let sendMessages: UnsafeMutablePointer<msghdr>
-    private let sendVectors: UnsafeMutablePointer<iovec>
     private let sendAddresses: UnsafeMutablePointer<sockaddr_storage>
     private var freeSlots: [Int32]
     /// The recvmsg template of every armed receive: room for an IPv6 source and a stamp.
@@ -55,11 +53,15 @@ public final class UDPRing: EventLoopWaiter {
     private var watches: [Watch] = []
     private var freeWatches: [Int] = []
     private var watchIndex: [Int32: Int] = [:]
+    /// Each watched socket is also a registered file (slot = its watch's index), so no
+    /// request looks its descriptor up; by descriptor, its slot + 1 (0: none).
+    private var fileSlots: [Int32] = []
     private var pollArmed = false
 
     static let bufferCount: UInt32 = 2048
     static let bufferSize: UInt32 = 2048
     static let sendSlots = 1024
+    static let fileSlots: UInt32 = 8192
     static let slotSize = 2048
     private static let bufferGroup: Int32 = 1
     private static let batch: UInt32 = 256
@@ -93,18 +95,17 @@ public final class UDPRing: EventLoopWaiter {
             throw SocketError("io_uring provided buffer ring", code: -err)
         }
         bufferRing = br
-        sendData = .allocate(byteCount: Self.sendSlots * Self.slotSize, alignment: 64)
-        sendMessages = .allocate(capacity: Self.sendSlots)
-        sendVectors = .allocate(capacity: Self.sendSlots)
-        sendAddresses = .allocate(capacity: Self.sendSlots)
-        sendMessages.initialize(repeating: msghdr(), count: Self.sendSlots)
-        sendAddresses.initialize(repeating: sockaddr_storage(), count: Self.sendSlots)
-        for i in 0..<Self.sendSlots {
-            sendVectors[i] = iovec(iov_base: sendData + i * Self.slotSize, iov_len: 0)
-            sendMessages[i].msg_name = UnsafeMutableRawPointer(sendAddresses + i)
-            sendMessages[i].msg_iov = sendVectors + i
-            sendMessages[i].msg_iovlen = 1
+        let files = io_uring_register_files_sparse(ring, Self.fileSlots)
+        guard files == 0 else {
+            CLiburing_free_buf_ring(ring, bufferRing, Self.bufferCount, Self.bufferGroup)
+            io_uring_queue_exit(ring)
+            ring.deallocate()
+            buffers.deallocate()
+            throw SocketError("io_uring_register_files_sparse", code: -files)
         }
+        sendData = .allocate(byteCount: Self.sendSlots * Self.slotSize, alignment: 64)
+        sendAddresses = .allocate(capacity: Self.sendSlots)
+        sendAddresses.initialize(repeating: sockaddr_storage(), count: Self.sendSlots)
         freeSlots = (0..<Int32(Self.sendSlots)).reversed()
         receiveTemplate = .allocate(capacity: 1)
         receiveTemplate.initialize(to: msghdr())
@@ -119,8 +120,6 @@ public final class UDPRing: EventLoopWaiter {
         ring.deallocate()
         buffers.deallocate()
         sendData.deallocate()
-        sendMessages.deallocate()
-        sendVectors.deallocate()
         sendAddresses.deallocate()
         receiveTemplate.deallocate()
         cqes.deallocate()
@@ -133,6 +132,9 @@ public final class UDPRing: EventLoopWaiter {
     public func watch(fd: Int32, handler: @escaping Handler) {
         let index = freeWatches.popLast() ?? watches.count
         if index == watches.count { watches.append(Watch()) }
+        let registered = index < Self.fileSlots && CLiburing_set_file(ring, Int32(index), fd) == 1
+        if fd >= fileSlots.count { fileSlots += repeatElement(0, count: Int(fd) + 1 - fileSlots.count) }
+        fileSlots[Int(fd)] = registered ? Int32(index) + 1 : 0
         watches[index].fd = fd
         watches[index].generation &+= 1
         watches[index].handler = handler
@@ -149,13 +151,22 @@ public final class UDPRing: EventLoopWaiter {
         watches[index].handler = nil
         watches[index].generation &+= 1
         freeWatches.append(index)
-        _ = CLiburing_prep_cancel_fd(ring, fd, Kind.cancel.rawValue << 62)
+        let slot = fileSlots[Int(fd)] - 1
+        fileSlots[Int(fd)] = 0
+        if slot >= 0 {
+            _ = CLiburing_prep_cancel_slot(ring, slot, Kind.cancel.rawValue << 62)
+            _ = io_uring_submit_and_get_events(ring)
+            _ = CLiburing_set_file(ring, slot, -1)
+        } else {
+            _ = CLiburing_prep_cancel_fd(ring, fd, Kind.cancel.rawValue << 62)
+        }
         _ = io_uring_submit_and_get_events(ring)
     }
 
     private func arm(_ index: Int) {
         let data = Kind.receive.rawValue << 62 | UInt64(watches[index].generation & 0x3FFF_FFFF) << 32 | UInt64(index)
-        _ = CLiburing_arm_recvmsg(ring, watches[index].fd, receiveTemplate, Self.bufferGroup, data)
+        let fd = watches[index].fd
+        _ = CLiburing_arm_recvmsg(ring, fd, fileSlots[Int(fd)] - 1, receiveTemplate, Self.bufferGroup, data)
     }
 
     // MARK: Send
@@ -171,11 +182,16 @@ public final class UDPRing: EventLoopWaiter {
             return socket.send(bytes, to: to)
         }
         let i = Int(slot)
-        (sendData + i * Self.slotSize).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
-        sendVectors[i].iov_len = bytes.count
-        sendAddresses[i] = to.storage
-        sendMessages[i].msg_namelen = to.length
-        guard CLiburing_prep_sendmsg(ring, socket.fd, sendMessages + i, Kind.send.rawValue << 62 | UInt64(i)) == 0
+        let data = sendData + i * Self.slotSize
+        data.copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+        let address = UnsafeMutableRawPointer(sendAddresses + i)
+        withUnsafeBytes(of: to.storage) { address.copyMemory(from: $0.baseAddress!, byteCount: Int(to.length)) }
+        let fd = socket.fd
+        let file = Int(fd) < fileSlots.count ? fileSlots[Int(fd)] - 1 : -1
+        guard
+            CLiburing_prep_sendto(
+                ring, fd, file, data, bytes.count, address.assumingMemoryBound(to: sockaddr.self), to.length,
+                Kind.send.rawValue << 62 | UInt64(i)) == 0
         else {
             freeSlots.append(slot)
             statistics.directSends += 1
