@@ -67,7 +67,8 @@ struct MediaIOPathTests {
             app.drain()
             return carrier.packets(payloadType: 0).count == 25 && app.packets(payloadType: 0).count == 25
         }
-        #expect(arrived, "app got \(app.packets(payloadType: 0).count), carrier \(carrier.packets(payloadType: 0).count)")
+        #expect(
+            arrived, "app got \(app.packets(payloadType: 0).count), carrier \(carrier.packets(payloadType: 0).count)")
         // Relayed with our SSRC and the payload untouched.
         let relayed = app.packets(payloadType: 0)
         #expect(Set(relayed.map(\.ssrc)).count == 1 && relayed.first?.ssrc != carrier.ssrc)
@@ -156,7 +157,9 @@ struct MediaIOPathTests {
         }
         #expect(released)
         // The ports bind again at once.
-        for port in ports { #expect(throws: Never.self) { _ = try UDPSocket(bind: .init(host: "127.0.0.1", port: port)) } }
+        for port in ports {
+            #expect(throws: Never.self) { _ = try UDPSocket(bind: .init(host: "127.0.0.1", port: port)) }
+        }
     }
 
     @Test(arguments: paths)
