@@ -58,7 +58,8 @@ public final class UDPRing: EventLoopWaiter {
     private var fileSlots: [Int32] = []
     private var pollArmed = false
 
-    static let bufferCount: UInt32 = 2048
+    /// Receive buffers in the provided-buffer ring (a power of two).
+    let bufferCount: UInt32
     static let bufferSize: UInt32 = 2048
     static let sendSlots = 1024
     static let fileSlots: UInt32 = 8192
@@ -75,18 +76,20 @@ public final class UDPRing: EventLoopWaiter {
     /// Sets up the ring on the calling thread (the loop's: it becomes the only submitter).
     /// Throws when io_uring is unavailable: an old kernel, seccomp in a container,
     /// `kernel.io_uring_disabled`, or no multishot receive with provided buffers.
-    public init() throws {
+    /// `bufferCount`: receive buffers shared by every watched socket (a power of two).
+    public init(bufferCount: UInt32 = 2048) throws {
+        self.bufferCount = bufferCount
         ring = .allocate(capacity: 1)
         let rc = CLiburing_queue_init(ring, 1024, 16_384)
         guard rc == 0 else {
             ring.deallocate()
             throw SocketError("io_uring_queue_init", code: -rc)
         }
-        buffers = .allocate(byteCount: Int(Self.bufferCount * Self.bufferSize), alignment: 64)
+        buffers = .allocate(byteCount: Int(bufferCount * Self.bufferSize), alignment: 64)
         var err: Int32 = 0
         guard
             let br = CLiburing_setup_buf_ring(
-                ring, Self.bufferCount, Self.bufferGroup, buffers.assumingMemoryBound(to: UInt8.self),
+                ring, bufferCount, Self.bufferGroup, buffers.assumingMemoryBound(to: UInt8.self),
                 Self.bufferSize, &err)
         else {
             io_uring_queue_exit(ring)
@@ -97,7 +100,7 @@ public final class UDPRing: EventLoopWaiter {
         bufferRing = br
         let files = io_uring_register_files_sparse(ring, Self.fileSlots)
         guard files == 0 else {
-            CLiburing_free_buf_ring(ring, bufferRing, Self.bufferCount, Self.bufferGroup)
+            CLiburing_free_buf_ring(ring, bufferRing, bufferCount, Self.bufferGroup)
             io_uring_queue_exit(ring)
             ring.deallocate()
             buffers.deallocate()
@@ -115,7 +118,7 @@ public final class UDPRing: EventLoopWaiter {
     }
 
     deinit {
-        CLiburing_free_buf_ring(ring, bufferRing, Self.bufferCount, Self.bufferGroup)
+        CLiburing_free_buf_ring(ring, bufferRing, bufferCount, Self.bufferGroup)
         io_uring_queue_exit(ring)
         ring.deallocate()
         buffers.deallocate()
@@ -265,7 +268,7 @@ public final class UDPRing: EventLoopWaiter {
                 }
             }
             CLiburing_recycle(
-                bufferRing, buffers.assumingMemoryBound(to: UInt8.self), Self.bufferSize, bid, Self.bufferCount)
+                bufferRing, buffers.assumingMemoryBound(to: UInt8.self), Self.bufferSize, bid, bufferCount)
         } else if cqe.res < 0, cqe.res != -ECANCELED, cqe.res != -ENOBUFS {
             statistics.receiveErrors += 1
         }

@@ -203,3 +203,44 @@ struct MediaIOPathTests {
         }
     }
 }
+
+/// A media thread held up while many of its sockets fill: at its next wait the ring hands
+/// over every datagram the sockets held, thousands across calls in a few waits, none lost.
+struct MediaRingBacklogTests {
+    @Test func aHeldUpThreadLosesNothingItsSocketsHeld() async throws {
+        let calls = 24, burst = 120  // 2880 datagrams waiting, against 2048 buffers
+        let engine = try MediaIOPathTests.engine(.uring, ports: 4 * calls + 40)
+        defer { engine.shutdown() }
+        var peers: [(RTPTestPeer, RTPTestPeer, MediaCall)] = []
+        for _ in 0..<calls {
+            let carrier = try RTPTestPeer(), app = try RTPTestPeer()
+            let call = try engine.openCall(
+                MediaCallConfiguration(
+                    trunk: .init(codec: .pcmu, payloadType: 0, remote: carrier.address),
+                    platform: .init(codec: .pcmu, payloadType: 0, remote: app.address)))
+            peers.append((carrier, app, call))
+        }
+        defer { for (_, _, call) in peers { call.close() } }
+        let thread = engine.threads[0]
+        // Hold the media thread up (on its own loop) until every burst is in its sockets.
+        let release = DispatchSemaphore(value: 0)
+        thread.loop.execute { release.wait() }
+        for (carrier, _, call) in peers {
+            for _ in 0..<burst {
+                carrier.send(payloadType: 0, payload: MediaIOPathTests.tone, to: call.trunkAddress)
+                carrier.timestamp &+= 160
+            }
+        }
+        release.signal()
+        nonisolated(unsafe) let all = peers
+        let arrived = await eventually(timeout: 10) {
+            all.allSatisfy { _, app, _ in
+                app.drain()
+                return app.packets(payloadType: 0).count == burst
+            }
+        }
+        #expect(arrived, "\(all.map { $0.1.packets(payloadType: 0).count })")
+        let stats = thread.loop.sync { thread.ringStatistics }
+        #expect(stats?.received ?? 0 >= calls * burst)
+    }
+}
