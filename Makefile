@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 SWIFT ?= swift
 # Debian packages the build and the tests need.
-DEBS := libosip2-dev libopus-dev libspandsp-dev libtiff-dev libssl-dev libsqlite3-dev libc-ares-dev libsrtp2-dev \
+DEBS := libosip2-dev libopus-dev libspandsp-dev libtiff-dev libssl-dev libsqlite3-dev libc-ares-dev libsrtp2-dev liburing-dev \
         pkg-config sip-tester nftables iproute2 baresip dnsmasq-base stunnel4 chromium tshark sngrep \
         redis-server libhiredis-dev kamailio postgresql libpq-dev python3-venv espeak-ng opus-tools
 # pjsua2 (PJSIP's Python binding, with TLS and SRTP) for the transfer peers of the end-to-end

@@ -23,9 +23,11 @@ let package = Package(
 
         // Linux headers Glibc does not export (epoll, eventfd); no library to link.
         .systemLibrary(name: "CLinux"),
+        // io_uring (Debian's liburing 2.3) for the media threads' batched UDP I/O.
+        .systemLibrary(name: "CLiburing", pkgConfig: "liburing", providers: [.apt(["liburing-dev"])]),
 
         // Sockets and event loops shared by the SIP thread and the media threads.
-        .target(name: "IOCore", dependencies: ["CLinux"]),
+        .target(name: "IOCore", dependencies: ["CLinux", "CLiburing"]),
         // Asynchronous DNS (c-ares driven by an IOCore loop) with a TTL cache; SIP locates
         // servers with it (RFC 3263), nothing in it knows SIP.
         .target(name: "DNS", dependencies: ["CAres", "IOCore"]),

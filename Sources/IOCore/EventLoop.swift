@@ -27,6 +27,9 @@ public final class EventLoop: @unchecked Sendable {  // its own state is touched
     /// The loop thread's pthread_t (0 before it runs), read from any thread by `isInLoop`.
     private let loopThreadID = Atomic<UInt>(0)
 
+    /// What the loop waits in instead of `epoll_wait`, when set (`setWaiter`).
+    private var waiter: (any EventLoopWaiter)?
+
     /// Runs once per loop iteration after I/O and timers (the osip transaction pump).
     /// Returns how soon (seconds) it wants to run again, or nil for "only on activity".
     public var tick: (() -> Double?)?
@@ -179,6 +182,13 @@ public final class EventLoop: @unchecked Sendable {  // its own state is touched
         epoll_ctl(epfd, EPOLL_CTL_MOD, fd, &ev)
     }
 
+    /// Makes the loop wait in `waiter` (a media thread's io_uring) instead of `epoll_wait`;
+    /// nil goes back to epoll. On the loop (checked in debug builds).
+    public func setWaiter(_ waiter: (any EventLoopWaiter)?) {
+        assertInLoop()
+        self.waiter = waiter
+    }
+
     private func wake() {
         var one: UInt64 = 1
         _ = write(wakeFD, &one, 8)
@@ -187,12 +197,22 @@ public final class EventLoop: @unchecked Sendable {  // its own state is touched
     private func run() {
         var events = [epoll_event](repeating: epoll_event(), count: 64)
         var tickDelay: Double? = nil
+        var epollBacklog = false
         while running.load(ordering: .acquiring) {
             var timeout: Double = 1.0
             if let d = heap.nextDeadline { timeout = min(timeout, max(0, d - Self.now())) }
             if let t = tickDelay { timeout = min(timeout, t) }
             let ms = Int32((timeout * 1000).rounded(.up))
-            let n = epoll_wait(epfd, &events, Int32(events.count), ms)
+            let n: Int32
+            if let waiter {
+                // The epoll set is one more thing the waiter watches: its events are read
+                // without blocking once it says they are there (or a full batch left more).
+                let ready = waiter.wait(epollFD: epfd, timeoutMs: epollBacklog ? 0 : ms) || epollBacklog
+                n = ready ? epoll_wait(epfd, &events, Int32(events.count), 0) : 0
+                epollBacklog = n == Int32(events.count)
+            } else {
+                n = epoll_wait(epfd, &events, Int32(events.count), ms)
+            }
             if n > 0 {
                 for i in 0..<Int(n) {
                     let fd = events[i].data.fd
@@ -218,6 +238,14 @@ public final class EventLoop: @unchecked Sendable {  // its own state is touched
             tickDelay = tick?()
         }
     }
+}
+
+/// Something an event loop waits in instead of `epoll_wait` (UDPRing: an io_uring that
+/// also carries the loop's sockets' I/O). Used on the loop's thread only.
+public protocol EventLoopWaiter: AnyObject {
+    /// Waits up to `timeoutMs` for work, handles what completed, and returns true when the
+    /// loop's epoll set (`epollFD`) has events to read.
+    func wait(epollFD: Int32, timeoutMs: Int32) -> Bool
 }
 
 /// Marks the threads that run an `EventLoop` (set once by the thread itself).

@@ -24,6 +24,14 @@ public struct RawSocketAddress: Equatable, @unchecked Sendable {
         length = len
     }
 
+    /// Copies `length` bytes of a C address (a received datagram's source) in place.
+    @inline(__always)
+    public mutating func set(_ address: UnsafePointer<sockaddr>, length: socklen_t) {
+        let n = min(Int(length), MemoryLayout<sockaddr_storage>.size)
+        withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: UnsafeRawBufferPointer(start: address, count: n)) }
+        self.length = socklen_t(n)
+    }
+
     public var address: SocketAddress? {
         var s = storage
         return SocketAddress(storage: &s)

@@ -34,7 +34,10 @@ enum MediaServer {
             default: throw NGClient.Failure(description: "media-server: unknown argument \(a)")
             }
         }
-        let engine = try MediaEngine(configuration: .init(threads: 1, portRange: portRange, portQuarantine: 0))
+        // IRISGW_BENCH_MEDIA_IO=uring|epoll forces the media I/O path (the two compared in one run).
+        let io = ProcessInfo.processInfo.environment["IRISGW_BENCH_MEDIA_IO"].flatMap(MediaIOMode.init) ?? .automatic
+        let engine = try MediaEngine(
+            configuration: .init(threads: 1, portRange: portRange, portQuarantine: 0, io: io))
         defer { engine.shutdown() }
         var calls: [MediaCall] = []
         func reply(_ s: String) {

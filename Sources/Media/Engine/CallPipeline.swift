@@ -1,3 +1,4 @@
+import Glibc
 import IOCore
 
 /// One call's media on its thread: a trunk leg and a platform leg, full duplex.
@@ -79,114 +80,131 @@ final class CallPipeline {  // confined to its media thread: never Sendable, rea
     /// we save the extra `recvfrom` that would only return EAGAIN (packets come 20 ms apart).
     func readable(_ which: MediaLeg) {
         let leg = self.leg(which)
-        let other = leg === trunk ? platform : trunk
         var age = 0.0
         if let wire = leg.socket.receive(into: leg.rxBuffer, from: &leg.source, age: &age) {
-            // `start` times our work; `arrival` is when the kernel had the packet, so a
-            // thread that reads late does not take its own delay for network jitter.
-            let start = EventLoop.now()
-            let arrival = start - min(age, 1)
-            // Until the peer's SDP has named it, a leg has no peer: what arrives is dropped, so
-            // it cannot latch symmetric RTP and draw our media (an SRTP leg-to-be would answer
-            // in clear) or be played before we know what it is.
-            // A WebRTC leg demultiplexes first (RFC 7983): STUN and DTLS stop here, SRTP and
-            // SRTCP (rtcp-mux) go on once DTLS has keyed the leg; ICE has checked the source.
-            if let path = leg.webrtc {
-                guard leg.receiveWebRTC(path, length: wire, now: start) else { return }
-                if leg.isMuxedRTCP(length: wire) {
-                    leg.rtcpSource = leg.source
-                    leg.handleRTCP(length: wire, now: start)
-                    return
-                }
-            } else if leg.configuration.remote == nil {
-                leg.statistics.beforeSDP += 1
+            received(which, length: wire, age: age)
+        }
+    }
+
+    /// A datagram the thread's ring received for `which` (UDPRing): copied where `readable`
+    /// reads to, then the same path. `age`: seconds since the kernel had it.
+    func arrived(
+        _ which: MediaLeg, _ datagram: UnsafeRawBufferPointer, from: UnsafePointer<sockaddr>, length: socklen_t,
+        age: Double
+    ) {
+        let leg = self.leg(which)
+        guard let wire = leg.take(datagram, from: from, length: length, into: &leg.source) else { return }
+        received(which, length: wire, age: age)
+    }
+
+    /// The datagram of `wire` bytes in the leg's `rxBuffer`, from `leg.source`.
+    private func received(_ which: MediaLeg, length wire: Int, age: Double) {
+        let leg = self.leg(which)
+        let other = leg === trunk ? platform : trunk
+        // `start` times our work; `arrival` is when the kernel had the packet, so a
+        // thread that reads late does not take its own delay for network jitter.
+        let start = EventLoop.now()
+        let arrival = start - min(age, 1)
+        // Until the peer's SDP has named it, a leg has no peer: what arrives is dropped, so
+        // it cannot latch symmetric RTP and draw our media (an SRTP leg-to-be would answer
+        // in clear) or be played before we know what it is.
+        // A WebRTC leg demultiplexes first (RFC 7983): STUN and DTLS stop here, SRTP and
+        // SRTCP (rtcp-mux) go on once DTLS has keyed the leg; ICE has checked the source.
+        if let path = leg.webrtc {
+            guard leg.receiveWebRTC(path, length: wire, now: start) else { return }
+            if leg.isMuxedRTCP(length: wire) {
+                leg.rtcpSource = leg.source
+                leg.handleRTCP(length: wire, now: start)
                 return
             }
-            // SRTP first: a packet that does not authenticate is dropped before it can move
-            // the source policy, count as received, or be played or relayed.
-            var n = wire
-            if let srtp = leg.srtp {
-                guard let plain = leg.unprotectReceived(srtp, length: wire, rtcp: false) else { return }
-                n = plain
+        } else if leg.configuration.remote == nil {
+            leg.statistics.beforeSDP += 1
+            return
+        }
+        // SRTP first: a packet that does not authenticate is dropped before it can move
+        // the source policy, count as received, or be played or relayed.
+        var n = wire
+        if let srtp = leg.srtp {
+            guard let plain = leg.unprotectReceived(srtp, length: wire, rtcp: false) else { return }
+            n = plain
+        }
+        let packet = UnsafeRawBufferPointer(rebasing: leg.rxBuffer[0..<n])
+        guard let view = try? RTPPacketView.parse(packet) else {
+            leg.statistics.malformed += 1
+            return
+        }
+        let isEvent = leg.configuration.telephoneEventPayloadType == view.payloadType
+        let negotiated = isEvent || view.payloadType == leg.configuration.payloadType || view.payloadType == 13
+        // Only the peer speaks into the call: a packet from anyone else is dropped here,
+        // before it is tapped, counted, played, relayed or read as a digit, and it does not
+        // keep the media timer alive. Only our payload types may latch a new address (an
+        // RTCP packet or a stray stream sent to the RTP port must not draw our audio).
+        if leg.webrtc == nil, leg.configuration.checksSources,
+            !leg.admitSource(ssrc: view.ssrc, eligible: negotiated, now: start)
+        {
+            return
+        }
+        if leg.tap != nil {
+            leg.tapPacket(packet, sent: false, rtcp: false, local: leg.socket.local, remote: leg.source)
+        }
+        guard negotiated else {
+            leg.statistics.otherPayloadTypes += 1
+            leg.statistics.lastOtherPayloadType = view.payloadType
+            return
+        }
+        if leg.markReceived(now: start, bytes: wire) { events(.firstPacket(which)) }
+        _ = leg.rx.record(view, arrival: arrival, sampledTimestamp: !isEvent)
+        let payload = view.payload(in: packet)
+        if let te = leg.configuration.telephoneEventPayloadType, view.payloadType == te {
+            leg.playout.skip(sequenceNumber: view.sequenceNumber, ssrc: view.ssrc)
+            if let report = try? TelephoneEvent.parse(payload) {
+                handle(
+                    leg.dtmfIn.receive(
+                        report, timestamp: view.timestamp, sequenceNumber: view.sequenceNumber, now: start),
+                    on: which, now: start)
             }
-            let packet = UnsafeRawBufferPointer(rebasing: leg.rxBuffer[0..<n])
-            guard let view = try? RTPPacketView.parse(packet) else {
-                leg.statistics.malformed += 1
+            return
+        }
+        // Audio, or RFC 3389 comfort noise (the jitter buffer treats it as a talkspurt end).
+        guard view.payloadType == leg.configuration.payloadType || (view.payloadType == 13 && !passthrough) else {
+            return
+        }
+        if passthrough {
+            if !leg.muted {
+                other.relay(
+                    payload: payload, sourceSSRC: view.ssrc, sourceTimestamp: view.timestamp, marker: view.marker,
+                    now: start)
+            }
+            thread.record(microseconds: (EventLoop.now() - start) * 1e6)
+            return
+        }
+        let wasOnArrival = leg.playout.mode == .arrival
+        let decision = leg.playout.arrived(
+            sequenceNumber: view.sequenceNumber, timestamp: view.timestamp, ssrc: view.ssrc,
+            arrival: arrival, continuingAt: other.timestamp, forceBuffered: conference != nil)
+        if wasOnArrival, leg.playout.mode == .buffered { leg.awaitingBuffer = true }
+        switch decision {
+        case .buffer:
+            let outcome = leg.jitter.insert(
+                JitterBuffer.Packet(
+                    sequenceNumber: view.sequenceNumber, timestamp: view.timestamp,
+                    marker: view.marker, ssrc: view.ssrc, payloadType: view.payloadType),
+                payload: payload, arrival: arrival)
+            if outcome == .late { leg.statistics.late += 1 }
+        case .late:
+            leg.statistics.late += 1
+        case .duplicate:
+            break
+        case .play(let ts, let lost):
+            if view.payloadType == 13 {
+                // The sender went quiet: the filler frames over its silence are noise at
+                // the level it asked for.
+                if let cn = try? ComfortNoisePayload.parse(Array(payload)) { leg.comfortNoise.update(with: cn) }
+                leg.comfortNoiseActive = true
                 return
             }
-            let isEvent = leg.configuration.telephoneEventPayloadType == view.payloadType
-            let negotiated = isEvent || view.payloadType == leg.configuration.payloadType || view.payloadType == 13
-            // Only the peer speaks into the call: a packet from anyone else is dropped here,
-            // before it is tapped, counted, played, relayed or read as a digit, and it does not
-            // keep the media timer alive. Only our payload types may latch a new address (an
-            // RTCP packet or a stray stream sent to the RTP port must not draw our audio).
-            if leg.webrtc == nil, leg.configuration.checksSources,
-                !leg.admitSource(ssrc: view.ssrc, eligible: negotiated, now: start)
-            {
-                return
-            }
-            if leg.tap != nil {
-                leg.tapPacket(packet, sent: false, rtcp: false, local: leg.socket.local, remote: leg.source)
-            }
-            guard negotiated else {
-                leg.statistics.otherPayloadTypes += 1
-                leg.statistics.lastOtherPayloadType = view.payloadType
-                return
-            }
-            if leg.markReceived(now: start, bytes: wire) { events(.firstPacket(which)) }
-            _ = leg.rx.record(view, arrival: arrival, sampledTimestamp: !isEvent)
-            let payload = view.payload(in: packet)
-            if let te = leg.configuration.telephoneEventPayloadType, view.payloadType == te {
-                leg.playout.skip(sequenceNumber: view.sequenceNumber, ssrc: view.ssrc)
-                if let report = try? TelephoneEvent.parse(payload) {
-                    handle(
-                        leg.dtmfIn.receive(
-                            report, timestamp: view.timestamp, sequenceNumber: view.sequenceNumber, now: start),
-                        on: which, now: start)
-                }
-                return
-            }
-            // Audio, or RFC 3389 comfort noise (the jitter buffer treats it as a talkspurt end).
-            guard view.payloadType == leg.configuration.payloadType || (view.payloadType == 13 && !passthrough) else {
-                return
-            }
-            if passthrough {
-                if !leg.muted {
-                    other.relay(
-                        payload: payload, sourceSSRC: view.ssrc, sourceTimestamp: view.timestamp, marker: view.marker,
-                        now: start)
-                }
-                thread.record(microseconds: (EventLoop.now() - start) * 1e6)
-                return
-            }
-            let wasOnArrival = leg.playout.mode == .arrival
-            let decision = leg.playout.arrived(
-                sequenceNumber: view.sequenceNumber, timestamp: view.timestamp, ssrc: view.ssrc,
-                arrival: arrival, continuingAt: other.timestamp, forceBuffered: conference != nil)
-            if wasOnArrival, leg.playout.mode == .buffered { leg.awaitingBuffer = true }
-            switch decision {
-            case .buffer:
-                let outcome = leg.jitter.insert(
-                    JitterBuffer.Packet(
-                        sequenceNumber: view.sequenceNumber, timestamp: view.timestamp,
-                        marker: view.marker, ssrc: view.ssrc, payloadType: view.payloadType),
-                    payload: payload, arrival: arrival)
-                if outcome == .late { leg.statistics.late += 1 }
-            case .late:
-                leg.statistics.late += 1
-            case .duplicate:
-                break
-            case .play(let ts, let lost):
-                if view.payloadType == 13 {
-                    // The sender went quiet: the filler frames over its silence are noise at
-                    // the level it asked for.
-                    if let cn = try? ComfortNoisePayload.parse(Array(payload)) { leg.comfortNoise.update(with: cn) }
-                    leg.comfortNoiseActive = true
-                    return
-                }
-                playOnArrival(leg, to: other, payload: payload, at: ts, lost: lost, now: start)
-                thread.record(microseconds: (EventLoop.now() - start) * 1e6)
-            }
+            playOnArrival(leg, to: other, payload: payload, at: ts, lost: lost, now: start)
+            thread.record(microseconds: (EventLoop.now() - start) * 1e6)
         }
     }
 

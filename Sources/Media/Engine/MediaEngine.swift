@@ -26,11 +26,15 @@ public struct MediaEngineConfiguration: Sendable {
     /// transcoding a browser's fullband Opus measured 0.65-0.93 % of a core on a 2-core VM
     /// (docs/media.md, "Load and admission").
     public var callCostEstimate: Double
+    /// How the media threads do their socket I/O: io_uring batches (one system call per
+    /// batch of packets across all of a thread's calls) or epoll. Default `.automatic`:
+    /// io_uring when the kernel allows it, else epoll (logged once).
+    public var io: MediaIOMode
 
     public init(
         threads: Int = UsableCPUs.current().count, host: String = "127.0.0.1",
         portRange: ClosedRange<UInt16> = 20_000...29_999, portQuarantine: Double = 10, realtimePriority: Int32? = nil,
-        callCostEstimate: Double = 0.01
+        callCostEstimate: Double = 0.01, io: MediaIOMode = .automatic
     ) {
         self.threads = max(1, threads)
         self.host = host
@@ -38,6 +42,7 @@ public struct MediaEngineConfiguration: Sendable {
         self.portQuarantine = portQuarantine
         self.realtimePriority = realtimePriority
         self.callCostEstimate = callCostEstimate
+        self.io = io
     }
 }
 
@@ -58,8 +63,26 @@ public final class MediaEngine: Sendable {
         ports = Mutex(
             try RTPPortAllocator(
                 configuration: .init(range: configuration.portRange, quarantine: configuration.portQuarantine)))
-        realtimeError = threads.compactMap { $0.start(realtimePriority: configuration.realtimePriority) }.first
+        let started = threads.map { $0.start(realtimePriority: configuration.realtimePriority, io: configuration.io) }
+        realtimeError = started.compactMap(\.realtime).first
+        let ringError = started.compactMap(\.ring).first
+        if let ringError, configuration.io == .uring {
+            threads.forEach { $0.stop() }
+            throw MediaIOUnavailableError(reason: ringError)
+        }
+        io = ringError == nil && configuration.io != .epoll ? .uring : .epoll
+        ioFallbackReason = configuration.io == .automatic ? ringError : nil
+        if let ringError, configuration.io == .automatic,
+            !mediaIOFallbackLogged.exchange(true, ordering: .relaxed)
+        {
+            writeToStandardError("irisgw: media I/O falls back to epoll: io_uring unavailable: \(ringError)\n")
+        }
     }
+
+    /// The I/O path the media threads use: `.uring` or `.epoll` (never `.automatic`).
+    public let io: MediaIOMode
+    /// Why `.automatic` fell back to epoll; nil when it did not.
+    public let ioFallbackReason: String?
 
     /// Why the media threads could not take `configuration.realtimePriority` (they run with
     /// normal scheduling then); nil when they did or none was asked for.

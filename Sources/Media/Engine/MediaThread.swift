@@ -24,6 +24,8 @@ final class MediaThread: Sendable {
 
     private struct State {
         var pipelines: [Int: CallPipeline] = [:]
+        /// The thread's io_uring (UDPRing) when its I/O goes through one; nil: epoll.
+        var ring: UDPRing?
         var loadWindow: (cpu: Double, wall: Double)?
         // Measurements: per-frame processing time histogram (1 µs buckets up to 20 ms), late ticks.
         var histogram = [Int](repeating: 0, count: 20_001)
@@ -41,24 +43,46 @@ final class MediaThread: Sendable {
     /// Frames played late so far. On the thread.
     var lateFrames: Int { state.value.lateFrames }
 
-    /// Starts the thread; with `realtimePriority`, under SCHED_RR at that priority. Returns
-    /// why that priority could not be set (the thread runs with normal scheduling then).
+    /// Starts the thread; with `realtimePriority`, under SCHED_RR at that priority; its
+    /// sockets' I/O through an io_uring unless `io` is `.epoll`. Returns why that priority
+    /// could not be set (the thread runs with normal scheduling then), and why there is no
+    /// ring (the thread uses epoll then).
     @discardableResult
-    func start(realtimePriority: Int32? = nil) -> String? {
+    func start(realtimePriority: Int32? = nil, io: MediaIOMode = .automatic) -> (realtime: String?, ring: String?) {
         loop.start(name: "irisgw-media-\(index)")
-        let (clock, error) = loop.sync { [self] () -> (clockid_t?, String?) in
+        let (clock, error, ringError) = loop.sync { [self] () -> (clockid_t?, String?, String?) in
             loop.register(fd: timer.fd) { [unowned self] in self.onTick() }
+            // The ring is set up here: its only submitter is this thread.
+            var ringError: String?
+            if io != .epoll {
+                do {
+                    let ring = try UDPRing()
+                    state.value.ring = ring
+                    loop.setWaiter(ring)
+                } catch {
+                    ringError = "\(error)"
+                }
+            }
             var clock = clockid_t()
             let cpu = pthread_getcpuclockid(pthread_self(), &clock) == 0 ? clock : nil
-            guard let realtimePriority else { return (cpu, nil) }
+            guard let realtimePriority else { return (cpu, nil, ringError) }
             var param = sched_param()
             param.sched_priority = realtimePriority
             let rc = pthread_setschedparam(pthread_self(), Int32(SCHED_RR), &param)
-            return (cpu, rc == 0 ? nil : "SCHED_RR priority \(realtimePriority): \(String(cString: strerror(rc)))")
+            return (
+                cpu, rc == 0 ? nil : "SCHED_RR priority \(realtimePriority): \(String(cString: strerror(rc)))",
+                ringError
+            )
         }
         if let clock { cpuClock.store(Int64(clock), ordering: .releasing) }
-        return error
+        return (error, ringError)
     }
+
+    /// Whether the thread's sockets go through an io_uring. On the thread.
+    var usesRing: Bool { state.value.ring != nil }
+
+    /// The ring's counters (nil on epoll). On the thread.
+    var ringStatistics: UDPRing.Statistics? { state.value.ring?.statistics }
 
     /// The thread's CPU clock (`Int64.min` until known), readable from any thread. A thread's
     /// CPU clock id is negative (the kernel encodes the thread id in it), so no id is a sentinel.
@@ -79,6 +103,8 @@ final class MediaThread: Sendable {
             for p in state.value.pipelines.values { detach(p) }
             state.value.pipelines.removeAll()
             loop.unregister(fd: timer.fd)
+            loop.setWaiter(nil)
+            state.value.ring = nil
         }
         loop.stop()
     }
@@ -88,13 +114,31 @@ final class MediaThread: Sendable {
     func attach(_ pipeline: CallPipeline) {
         state.value.pipelines[pipeline.id] = pipeline
         calls.store(state.value.pipelines.count, ordering: .relaxed)
-        loop.register(fd: pipeline.trunk.socket.fd) { [unowned(unsafe) pipeline] in pipeline.readable(.trunk) }
-        loop.register(fd: pipeline.platform.socket.fd) { [unowned(unsafe) pipeline] in pipeline.readable(.platform) }
-        loop.register(fd: pipeline.trunk.rtcpSocket.fd) { [unowned(unsafe) pipeline] in
-            pipeline.trunk.readRTCP(now: EventLoop.now())
+        let trunk = pipeline.trunk, platform = pipeline.platform
+        guard let ring = state.value.ring else {
+            loop.register(fd: trunk.socket.fd) { [unowned(unsafe) pipeline] in pipeline.readable(.trunk) }
+            loop.register(fd: platform.socket.fd) { [unowned(unsafe) pipeline] in pipeline.readable(.platform) }
+            loop.register(fd: trunk.rtcpSocket.fd) { [unowned(unsafe) trunk] in trunk.readRTCP(now: EventLoop.now()) }
+            loop.register(fd: platform.rtcpSocket.fd) { [unowned(unsafe) platform] in
+                platform.readRTCP(now: EventLoop.now())
+            }
+            return
         }
-        loop.register(fd: pipeline.platform.rtcpSocket.fd) { [unowned(unsafe) pipeline] in
-            pipeline.platform.readRTCP(now: EventLoop.now())
+        // Each socket gets a multishot receive on the thread's ring; the legs queue their
+        // sends there.
+        trunk.ring = ring
+        platform.ring = ring
+        ring.watch(fd: trunk.socket.fd) { [unowned(unsafe) pipeline] datagram, from, length, age in
+            pipeline.arrived(.trunk, datagram, from: from, length: length, age: age)
+        }
+        ring.watch(fd: platform.socket.fd) { [unowned(unsafe) pipeline] datagram, from, length, age in
+            pipeline.arrived(.platform, datagram, from: from, length: length, age: age)
+        }
+        ring.watch(fd: trunk.rtcpSocket.fd) { [unowned(unsafe) trunk] datagram, from, length, _ in
+            trunk.rtcpArrived(datagram, from: from, length: length, now: EventLoop.now())
+        }
+        ring.watch(fd: platform.rtcpSocket.fd) { [unowned(unsafe) platform] datagram, from, length, _ in
+            platform.rtcpArrived(datagram, from: from, length: length, now: EventLoop.now())
         }
     }
 
@@ -122,11 +166,17 @@ final class MediaThread: Sendable {
 
     func pipeline(_ id: Int) -> CallPipeline? { state.value.pipelines[id] }
 
+    /// Stops reading a call's sockets. On the ring, their receives are cancelled before the
+    /// sockets can close (a receive still armed would keep a closed socket, and its port, open).
     private func detach(_ p: CallPipeline) {
-        loop.unregister(fd: p.trunk.socket.fd)
-        loop.unregister(fd: p.platform.socket.fd)
-        loop.unregister(fd: p.trunk.rtcpSocket.fd)
-        loop.unregister(fd: p.platform.rtcpSocket.fd)
+        let fds = [p.trunk.socket.fd, p.platform.socket.fd, p.trunk.rtcpSocket.fd, p.platform.rtcpSocket.fd]
+        if let ring = state.value.ring {
+            for fd in fds { ring.unwatch(fd: fd) }
+            p.trunk.ring = nil
+            p.platform.ring = nil
+        } else {
+            for fd in fds { loop.unregister(fd: fd) }
+        }
     }
 
     private func onTick() {

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import IOCore
 
 /// RTCP for one leg (RFC 3550 §6): a compound SR (or RR before we have sent anything) with
@@ -43,7 +44,7 @@ extension RTPLeg {
         let out = muxed ? socket : rtcpSocket
         if tap != nil { bytes.withUnsafeBytes { tapPacket($0, sent: true, rtcp: true, local: out.local, remote: to) } }
         guard let srtp else {
-            bytes.withUnsafeBytes { _ = out.send($0, to: to) }
+            bytes.withUnsafeBytes { _ = transmit($0, on: out, to: to) }
             return
         }
         // SRTCP: protected in txBuffer (free between sends on this thread), which has room
@@ -51,7 +52,7 @@ extension RTPLeg {
         guard bytes.count <= 1500 else { return }
         bytes.withUnsafeBytes { txBuffer.copyMemory(from: $0) }
         guard case .ok(let n) = srtp.protectRTCP(txBuffer, length: bytes.count) else { return }
-        _ = out.send(UnsafeRawBufferPointer(rebasing: txBuffer[0..<n]), to: to)
+        transmit(UnsafeRawBufferPointer(rebasing: txBuffer[0..<n]), on: out, to: to)
     }
 
     /// Reads one RTCP datagram: SR timing for our reports, round-trip time from report blocks
@@ -59,6 +60,19 @@ extension RTPLeg {
     func readRTCP(now: Double) {
         var from = RawSocketAddress()
         guard let n = rtcpSocket.receive(into: rxBuffer, from: &from) else { return }
+        rtcpReceived(from: from, length: n, now: now)
+    }
+
+    /// An RTCP datagram the thread's ring received (see `readRTCP`).
+    func rtcpArrived(_ datagram: UnsafeRawBufferPointer, from: UnsafePointer<sockaddr>, length: socklen_t, now: Double)
+    {
+        var source = RawSocketAddress()
+        guard let n = take(datagram, from: from, length: length, into: &source) else { return }
+        rtcpReceived(from: source, length: n, now: now)
+    }
+
+    /// The RTCP datagram of `length` bytes in `rxBuffer`, from `from`.
+    private func rtcpReceived(from: RawSocketAddress, length n: Int, now: Double) {
         // A muxed leg takes RTCP on its RTP socket only.
         guard webrtc == nil else { return }
         guard configuration.remote != nil else {

@@ -1,3 +1,4 @@
+import Glibc
 import IOCore
 
 /// One leg of a call on its media thread: sockets, addressing (symmetric RTP), RTP
@@ -73,6 +74,10 @@ final class RTPLeg {  // confined to its media thread with its pipeline
     var srtp: SRTPSession?
     /// ICE-lite and DTLS-SRTP when the leg is WebRTC (`configuration.webrtc`).
     let webrtc: WebRTCPath?
+
+    /// The media thread's io_uring when it has one (set while attached): sends are queued
+    /// there and go out with the thread's next wait, a batch in one system call.
+    unowned(unsafe) var ring: UDPRing?
 
     /// Scratch buffers, sized once.
     let rxBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 8)
@@ -248,6 +253,30 @@ final class RTPLeg {  // confined to its media thread with its pipeline
         return first
     }
 
+    /// Sends one datagram from `socket`: queued on the thread's ring, else at once.
+    @inline(__always)
+    @discardableResult
+    func transmit(_ bytes: UnsafeRawBufferPointer, on socket: UDPSocket, to: RawSocketAddress) -> Bool {
+        if let ring { return ring.send(bytes, on: socket, to: to) }
+        return socket.send(bytes, to: to)
+    }
+
+    /// Takes a datagram the ring received into `rxBuffer` and its source into `address`;
+    /// its length, or nil when it does not fit (counted as malformed).
+    @inline(__always)
+    func take(
+        _ datagram: UnsafeRawBufferPointer, from: UnsafePointer<sockaddr>, length: socklen_t,
+        into address: inout RawSocketAddress
+    ) -> Int? {
+        guard datagram.count <= rxBuffer.count else {
+            statistics.malformed += 1
+            return nil
+        }
+        if let base = datagram.baseAddress { rxBuffer.baseAddress!.copyMemory(from: base, byteCount: datagram.count) }
+        address.set(from, length: length)
+        return datagram.count
+    }
+
     /// Writes our RTP header into `txBuffer` and sends header + `payloadLength` bytes already
     /// placed after it. `timestampOverride` is for relayed and telephone-event packets.
     @inline(__always)
@@ -270,7 +299,7 @@ final class RTPLeg {  // confined to its media thread with its pipeline
             guard case .ok(let n) = srtp.protectRTP(txBuffer, length: length) else { return }
             length = n
         }
-        if socket.send(UnsafeRawBufferPointer(rebasing: txBuffer[0..<length]), to: remote) {
+        if transmit(UnsafeRawBufferPointer(rebasing: txBuffer[0..<length]), on: socket, to: remote) {
             statistics.packetsSent += 1
             tx.recordSent(payloadLength: payloadLength, timestamp: ts, now: now)
         }
