@@ -93,6 +93,9 @@ enum RTPEngineBench {
 
     /// Steps `schedule` until a step is not clean, then halves the gap to it (at most 3
     /// times, or until it is within 10 % of the clean one). Prints a line per step.
+    /// How many times `knee` halves the gap to the first unclean step.
+    nonisolated(unsafe) static var halvings = 3
+
     static func knee(_ engine: MediaServerUnderTest, _ mode: LoadMode, schedule: [Int], tag: String = "") throws -> Knee
     {
         var k = Knee()
@@ -119,7 +122,7 @@ enum RTPEngineBench {
         }
         if var hi = unclean {
             var lo = k.calls
-            for _ in 0..<3 where hi - lo > max(2, lo / 10) {
+            for _ in 0..<halvings where hi - lo > max(2, lo / 10) {
                 let mid = (lo + hi) / 2
                 let s = try run(mid)
                 if s.generatorBound { k.generatorBound = true; break }
@@ -227,7 +230,12 @@ enum RTPEngineBench {
             + "cpu_pct=\(String(format: "%.1f", s.cpuPercent)) target_clean=1"
     }
 
-    static func run() -> [String] {
+    /// `full`: the knee searches halve the gap to the first unclean step 3 times and the
+    /// one-call delay takes 3 runs (`make bench BENCH_ARGS="vs-rtpengine --full"`); without it
+    /// 2 halvings and 2 runs, so the default set stays under 10 minutes.
+    static func run(full: Bool = false) -> [String] {
+        halvings = full ? 3 : 2
+        let delayRuns = full ? 3 : 2
         let rtpengine: RTPEngineServer
         do {
             rtpengine = try RTPEngineServer()
@@ -256,7 +264,8 @@ enum RTPEngineBench {
 
             // Delay at one call and at a moderate load: half the smaller transcode knee, at most 100 calls.
             let loaded = max(2, min(100, min(irisTranscode.calls, rtpeTranscode.calls) / 2))
-            let irisOne = try delay(irisgw, calls: 1, runs: 3), rtpeOne = try delay(rtpengine, calls: 1, runs: 3)
+            let irisOne = try delay(irisgw, calls: 1, runs: delayRuns)
+            let rtpeOne = try delay(rtpengine, calls: 1, runs: delayRuns)
             let irisLoaded = try delay(irisgw, calls: loaded), rtpeLoaded = try delay(rtpengine, calls: loaded)
             irisgw.stop()
 
@@ -281,7 +290,7 @@ enum RTPEngineBench {
                     + "platform_opus_toc_configs=\(check.platformOpusConfigs.map(String.init).joined(separator: ",")) platform_opus_bytes=\(String(format: "%.0f", check.platformOpusBytes))"
             )
             lines.append(
-                "BENCH vs-rtpengine-delay calls=1 runs=3 irisgw_trunk_to_platform_ms=\(ms(irisOne.trunkToPlatform)) irisgw_platform_to_trunk_ms=\(ms(irisOne.platformToTrunk)) "
+                "BENCH vs-rtpengine-delay calls=1 runs=\(delayRuns) irisgw_trunk_to_platform_ms=\(ms(irisOne.trunkToPlatform)) irisgw_platform_to_trunk_ms=\(ms(irisOne.platformToTrunk)) "
                     + "rtpengine_trunk_to_platform_ms=\(ms(rtpeOne.trunkToPlatform)) rtpengine_platform_to_trunk_ms=\(ms(rtpeOne.platformToTrunk)) "
                     + "bursts_per_run=\(min(irisOne.bursts, rtpeOne.bursts)) opus_lookahead_ms=6.5")
             lines.append(
@@ -296,7 +305,11 @@ enum RTPEngineBench {
             lines.append(
                 "BENCH vs-rtpengine-c10 transcode_knee_ratio=\(ratio(Double(c10.calls), Double(rtpeTranscode.calls))) "
                     + "irisgw_transcode_knee=\(c10.calls) rtpengine_transcode_knee=\(rtpeTranscode.calls) target_transcode_knee_ratio_min=1.5 "
-                    + "irisgw_opus=8kHz/mono/complexity10 rtpengine_opus=48kHz/mono/complexity10")
+                    + "irisgw_opus=8kHz-input/narrowband/mono/complexity10/auto-bitrate "
+                    + "rtpengine_opus=48kHz-input/fullband/mono/complexity10/32kbps")
+            // The same settings as rtpengine's (48 kHz in and out, fullband, 32 kb/s) for irisgw's
+            // codecs, which its engine cannot run on a G.711 call (OpusRateCost.swift).
+            lines.append(OpusRateCost.line(c10Knee: c10.calls, rtpengineKnee: rtpeTranscode.calls))
         } catch {
             // Failed part way: the lines not printed yet say why.
             let why = String(describing: error).replacingOccurrences(of: "\"", with: "'")
