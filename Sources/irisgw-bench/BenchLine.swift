@@ -30,7 +30,9 @@ struct BenchLine: Sendable, Equatable {
         fields = words.dropFirst().map { word in
             guard let eq = word.firstIndex(of: "=") else { return (word, "") }
             var value = String(word[word.index(after: eq)...])
-            if value.hasPrefix("\""), value.hasSuffix("\""), value.count >= 2 { value = String(value.dropFirst().dropLast()) }
+            if value.hasPrefix("\""), value.hasSuffix("\""), value.count >= 2 {
+                value = String(value.dropFirst().dropLast())
+            }
             return (String(word[..<eq]), value)
         }
         // The older form `BENCH NAME skipped="why"`.

@@ -58,7 +58,12 @@ final class BenchRunner: @unchecked Sendable {  // used from one thread; `stopSi
     private(set) var records: [Record] = []
     private var sequence = 0
 
-    init(grace: Double = 5, output: @escaping (String) -> Void = { print($0); fflush(nil) }) {
+    init(
+        grace: Double = 5,
+        output: @escaping (String) -> Void = {
+            print($0); fflush(nil)
+        }
+    ) {
         self.grace = grace
         self.output = output
     }
@@ -151,7 +156,13 @@ final class BenchRunner: @unchecked Sendable {  // used from one thread; `stopSi
         guard let line = lines.first(where: { $0.field(entry.keyFigure) != nil }),
             let value = line.field(entry.keyFigure)
         else { return lines.first(where: \.isSkipped).flatMap { $0.field("reason") }.map { "skipped: \($0)" } ?? "-" }
-        let aim = line.fields.first { $0.key.hasPrefix("target_\(entry.keyFigure)") }
+        // Its aim: `target_<figure>_min/max`, or one on the figure's last words (`target_cps_min` for `max_cps`).
+        let aim = line.fields.first { field in
+            guard field.key.hasPrefix("target_") else { return false }
+            var subject = String(field.key.dropFirst(7))
+            if subject.hasSuffix("_min") || subject.hasSuffix("_max") { subject.removeLast(4) }
+            return subject == entry.keyFigure || entry.keyFigure.hasSuffix("_" + subject)
+        }
         return "\(entry.keyFigure)=\(value)" + (aim.map { " (\($0.key)=\($0.value))" } ?? "")
     }
 
@@ -168,7 +179,8 @@ final class BenchRunner: @unchecked Sendable {  // used from one thread; `stopSi
         lines.append("  \(pad("bench", width))  \(pad("pass", 7))  \(pad("seconds", 7))  key figure")
         for r in records {
             let pass = r.outcome == .ran ? r.pass : r.outcome.rawValue
-            lines.append("  \(pad(r.name, width))  \(pad(pass, 7))  \(pad(String(Int(r.seconds.rounded())), 7))  \(r.figure)")
+            lines.append(
+                "  \(pad(r.name, width))  \(pad(pass, 7))  \(pad(String(Int(r.seconds.rounded())), 7))  \(r.figure)")
         }
         return lines
     }
@@ -248,7 +260,8 @@ final class SpawnedGroup {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        posix_spawnattr_setflags(
+            &attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         posix_spawnattr_setpgroup(&attributes, 0)
         // A test runner's threads block SIGTERM and the runner ignores it: the bench must not inherit either.
         var none = sigset_t()

@@ -98,6 +98,9 @@ import Testing
         #expect(lines.text.contains(#"BENCH broken crashed reason="exit status 3""#))
         #expect(lines.text.contains(#"BENCH absent skipped reason="needs /nonexistent/tool, which is not installed""#))
         #expect(runner.records.map(\.outcome) == [.ran, .ran, .crashed, .skipped])
+        let cps = BenchEntry(name: "sip-calls", inDefaultSet: true, deadline: 30, keyFigure: "max_cps")
+        let cpsLine = try #require(BenchLine("BENCH sip-calls max_cps=1847 target_cps_min=200 steps=9"))
+        #expect(BenchRunner.figure(cps, [cpsLine]) == "max_cps=1847 (target_cps_min=200)")
         let summary = runner.summary(seconds: 12.4)
         #expect(summary[0] == "BENCH summary ran=3 passed=1 failed=2 skipped=1 crashed=1 seconds=12")
         #expect(summary.count == 2 + 4)
@@ -116,7 +119,7 @@ import Testing
         ("BENCH cluster failed_during_kill=0 target_failed_during_kill=0", "true"),
         ("BENCH cluster failed_during_kill=2 target_failed_during_kill=0", "false"),
         ("BENCH amd human_accuracy=1.00 machine_accuracy=0.80 target_accuracy_min=0.90", "false"),
-        ("BENCH sip-calls-step rate=100 calls=300 failed=0", "n/a"),
+        ("BENCH sip-calls-step rate=100 calls=300 failed=0", "n/a")
     ])
     func aLineIsJudgedAgainstItsOwnAim(line: String, pass: String) throws {
         var parsed = try #require(BenchLine(line))
@@ -145,12 +148,13 @@ import Testing
         #expect(
             defaults == [
                 "sip-parse", "sip-calls", "media", "passthrough", "source-policy", "srtp", "webrtc", "vs-rtpengine",
-                "media-whole-process", "bridge", "transfer", "amd", "stream", "record", "sip-dns", "sip-tls", "flood",
+                "media-whole-process", "bridge", "transfer", "amd", "stream", "record", "sip-dns", "sip-tls"
             ])
         // Their deadlines add up to a bound on the run.
         #expect(try BenchTable.selection([]).map(\.0.deadline).reduce(0, +) <= 45 * 60)
         let all = try BenchTable.selection(["all"]).map(\.0.name)
-        #expect(all.contains("cluster") && all.contains("soak") && all.contains("media-overload"))
+        #expect(
+            all.contains("cluster") && all.contains("flood") && all.contains("soak") && all.contains("media-overload"))
         #expect(!all.contains { $0.hasPrefix("selftest-") })
         let soak = try BenchTable.selection(["soak", "--minutes", "5", "flood"])
         #expect(soak.map(\.0.name) == ["soak", "flood"])
