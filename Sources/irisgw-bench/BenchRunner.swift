@@ -129,11 +129,12 @@ final class BenchRunner: @unchecked Sendable {  // used from one thread; `stopSi
                 status = child.waitExit()
             }
         }
+        // What it left running after it ended (a child it never stopped) goes too, before the
+        // rest of its output is read (one of them could hold the pipe open and write on).
+        Self.stop(group: child.pid, token: token, grace: grace)
         take(child.drain()[...])
         if !pending.isEmpty { take([10][...]) }
         child.close()
-        // What it left running after it ended (a child it never stopped) goes too.
-        Self.stop(group: child.pid, token: token, grace: grace)
         if let stoppedBecause { return finish(.skipped, stoppedBecause) }
         let code = status ?? -1
         if code != 0 {
@@ -296,10 +297,10 @@ final class SpawnedGroup {
         return n > 0 ? Array(chunk[0..<n]) : []
     }
 
-    /// What is left in the pipe, without waiting (a grandchild may still hold its end).
+    /// What is left in the pipe, without waiting for more (at most 1 MiB).
     func drain() -> [UInt8] {
         var all: [UInt8] = []
-        while case let bytes = read(timeout: 0), !bytes.isEmpty { all += bytes }
+        while all.count < 1 << 20, case let bytes = read(timeout: 0), !bytes.isEmpty { all += bytes }
         return all
     }
 
