@@ -75,8 +75,9 @@ test: deps
 	timeout $(TEST_TIMEOUT) $(SWIFT) test --skip-build --experimental-maximum-parallelization-width $(TEST_WIDTH)
 	@$(MAKE) --no-print-directory fuzz-smoke
 
-## bench: prints BENCH lines (ratios measured in this run); BENCH_ARGS picks benches:
-##   make bench BENCH_ARGS=flood, make bench BENCH_ARGS="soak --minutes 5" (docs/operations.md)
+## bench: the default set of benches (under 10 minutes on 2 cores), each under a deadline, its
+## lines with their aim and pass=, then a summary; BENCH_ARGS picks benches:
+##   make bench BENCH_ARGS=flood, BENCH_ARGS="soak --minutes 5", BENCH_ARGS=all (docs/operations.md)
 BENCH_ARGS ?=
 bench: release bench-deps
 	.build/release/irisgw-bench $(BENCH_ARGS)

@@ -93,6 +93,9 @@ enum RTPEngineBench {
 
     /// Steps `schedule` until a step is not clean, then halves the gap to it (at most 3
     /// times, or until it is within 10 % of the clean one). Prints a line per step.
+    /// How many times `knee` halves the gap to the first unclean step.
+    nonisolated(unsafe) static var halvings = 3
+
     static func knee(_ engine: MediaServerUnderTest, _ mode: LoadMode, schedule: [Int], tag: String = "") throws -> Knee
     {
         var k = Knee()
@@ -119,7 +122,7 @@ enum RTPEngineBench {
         }
         if var hi = unclean {
             var lo = k.calls
-            for _ in 0..<3 where hi - lo > max(2, lo / 10) {
+            for _ in 0..<halvings where hi - lo > max(2, lo / 10) {
                 let mid = (lo + hi) / 2
                 let s = try run(mid)
                 if s.generatorBound { k.generatorBound = true; break }
@@ -227,7 +230,19 @@ enum RTPEngineBench {
             + "cpu_pct=\(String(format: "%.1f", s.cpuPercent)) target_clean=1"
     }
 
-    static func run() -> [String] {
+    /// `full`: every step of the schedules, 3 halvings of the gap to the first unclean step,
+    /// 3 runs of the one-call delay (`make bench BENCH_ARGS="vs-rtpengine --full"`); without it
+    /// the transcode schedule starts at its second step, 2 halvings and 2 runs, so the
+    /// default set stays under 10 minutes.
+    static func run(full: Bool = false) -> [String] {
+        halvings = full ? 3 : 2
+        let delayRuns = full ? 3 : 2
+        // Without --full the transcode schedule's first step is left out (a knee below the
+        // second step is still found: the halving starts from 0).
+        let transcodeSteps = full ? transcodeSchedule : Array(transcodeSchedule.dropFirst())
+        // The relay's first step stays: one the generator cannot drive ends the stepping, and
+        // at 250 calls on a loaded machine it could not.
+        let relaySteps = relaySchedule
         let rtpengine: RTPEngineServer
         do {
             rtpengine = try RTPEngineServer()
@@ -248,15 +263,16 @@ enum RTPEngineBench {
             let irisgw = try IrisgwMediaServer(binary: selfBinary, complexity: 5)
             defer { irisgw.stop() }
 
-            let irisTranscode = try knee(irisgw, .transcode, schedule: transcodeSchedule)
+            let irisTranscode = try knee(irisgw, .transcode, schedule: transcodeSteps)
             lines.append(try overload(knee: irisTranscode.calls))
-            let rtpeTranscode = try knee(rtpengine, .transcode, schedule: transcodeSchedule)
-            let irisRelay = try knee(irisgw, .relay, schedule: relaySchedule)
-            let rtpeRelay = try knee(rtpengine, .relay, schedule: relaySchedule)
+            let rtpeTranscode = try knee(rtpengine, .transcode, schedule: transcodeSteps)
+            let irisRelay = try knee(irisgw, .relay, schedule: relaySteps)
+            let rtpeRelay = try knee(rtpengine, .relay, schedule: relaySteps)
 
             // Delay at one call and at a moderate load: half the smaller transcode knee, at most 100 calls.
             let loaded = max(2, min(100, min(irisTranscode.calls, rtpeTranscode.calls) / 2))
-            let irisOne = try delay(irisgw, calls: 1, runs: 3), rtpeOne = try delay(rtpengine, calls: 1, runs: 3)
+            let irisOne = try delay(irisgw, calls: 1, runs: delayRuns)
+            let rtpeOne = try delay(rtpengine, calls: 1, runs: delayRuns)
             let irisLoaded = try delay(irisgw, calls: loaded), rtpeLoaded = try delay(rtpengine, calls: loaded)
             irisgw.stop()
 
@@ -281,7 +297,7 @@ enum RTPEngineBench {
                     + "platform_opus_toc_configs=\(check.platformOpusConfigs.map(String.init).joined(separator: ",")) platform_opus_bytes=\(String(format: "%.0f", check.platformOpusBytes))"
             )
             lines.append(
-                "BENCH vs-rtpengine-delay calls=1 runs=3 irisgw_trunk_to_platform_ms=\(ms(irisOne.trunkToPlatform)) irisgw_platform_to_trunk_ms=\(ms(irisOne.platformToTrunk)) "
+                "BENCH vs-rtpengine-delay calls=1 runs=\(delayRuns) irisgw_trunk_to_platform_ms=\(ms(irisOne.trunkToPlatform)) irisgw_platform_to_trunk_ms=\(ms(irisOne.platformToTrunk)) "
                     + "rtpengine_trunk_to_platform_ms=\(ms(rtpeOne.trunkToPlatform)) rtpengine_platform_to_trunk_ms=\(ms(rtpeOne.platformToTrunk)) "
                     + "bursts_per_run=\(min(irisOne.bursts, rtpeOne.bursts)) opus_lookahead_ms=6.5")
             lines.append(
@@ -292,11 +308,15 @@ enum RTPEngineBench {
             // irisgw at Opus complexity 10 against the same rtpengine knee.
             let irisgw10 = try IrisgwMediaServer(binary: selfBinary, complexity: 10)
             defer { irisgw10.stop() }
-            let c10 = try knee(irisgw10, .transcode, schedule: transcodeSchedule, tag: "-c10")
+            let c10 = try knee(irisgw10, .transcode, schedule: transcodeSteps, tag: "-c10")
             lines.append(
                 "BENCH vs-rtpengine-c10 transcode_knee_ratio=\(ratio(Double(c10.calls), Double(rtpeTranscode.calls))) "
                     + "irisgw_transcode_knee=\(c10.calls) rtpengine_transcode_knee=\(rtpeTranscode.calls) target_transcode_knee_ratio_min=1.5 "
-                    + "irisgw_opus=8kHz/mono/complexity10 rtpengine_opus=48kHz/mono/complexity10")
+                    + "irisgw_opus=8kHz-input/narrowband/mono/complexity10/auto-bitrate "
+                    + "rtpengine_opus=48kHz-input/fullband/mono/complexity10/32kbps")
+            // The same settings as rtpengine's (48 kHz in and out, fullband, 32 kb/s) for irisgw's
+            // codecs, which its engine cannot run on a G.711 call (OpusRateCost.swift).
+            lines.append(OpusRateCost.line(c10Knee: c10.calls, rtpengineKnee: rtpeTranscode.calls))
         } catch {
             // Failed part way: the lines not printed yet say why.
             let why = String(describing: error).replacingOccurrences(of: "\"", with: "'")

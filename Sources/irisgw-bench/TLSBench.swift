@@ -20,8 +20,12 @@ enum TLSBench {
         defer { try? FileManager.default.removeItem(at: dir) }
         let (ca, cert, key) = try certificates(in: dir)
 
-        guard let tcpPort = CallRateBench.freeUDPPort(), let behindPort = CallRateBench.freeUDPPort(),
-            let tlsPort = CallRateBench.freeUDPPort()
+        // TCP listeners: ports free for TCP. (They were taken free for UDP, and a port an
+        // earlier bench's TCP connection still held made SIPp or stunnel fail to listen; every
+        // session then waited out its 10 s for Connected, about 10 minutes in all.)
+        guard let tcpPort = CallRateBench.freePort(type: SOCK_STREAM),
+            let behindPort = CallRateBench.freePort(type: SOCK_STREAM),
+            let tlsPort = CallRateBench.freePort(type: SOCK_STREAM)
         else { throw SocketError("no free port") }
         let tcpCarrier = try carrier(
             port: tcpPort, contact: "<sip:carrier@127.0.0.1:\(tcpPort);transport=tcp>", dir: dir)
@@ -52,9 +56,14 @@ enum TLSBench {
         defer { gw.stop() }
         let router = try BridgeBench.EventRouter(api: gw.api, key: gw.key)
         defer { router.close() }
-        // Warm both connections before anything is timed.
-        _ = BridgeBench.setupRate(gw, router, sessions: workers, workers: workers, profile: "bench")
-        _ = BridgeBench.setupRate(gw, router, sessions: workers, workers: workers, profile: "tls")
+        // Warm both connections before anything is timed; a trunk no session gets through
+        // ends the bench here rather than after every round's sessions have failed.
+        for profile in ["bench", "tls"] {
+            let warm = BridgeBench.setupRate(gw, router, sessions: workers, workers: workers, profile: profile)
+            guard warm.failed < workers else {
+                throw SocketError("no session over the \(profile == "tls" ? "TLS" : "TCP") trunk connected", code: EIO)
+            }
+        }
         let rates = BridgeBench.interleavedRates(
             gw, router, profiles: ("bench", "tls"), sessions: sessions, workers: workers, rounds: rounds)
         return Result(tcpRate: rates.first, tlsRate: rates.second, failed: rates.failed)
@@ -147,8 +156,33 @@ enum TLSBench {
         p.standardOutput = FileHandle.nullDevice
         p.standardError = FileHandle.nullDevice
         try p.run()
-        usleep(300_000)
+        try waitListening(p, port: port, label: "SIPp")
         return p
+    }
+
+    /// Returns once `p` takes TCP connections on 127.0.0.1:`port`; throws when it exits first
+    /// or 10 s pass (it is then stopped).
+    static func waitListening(_ p: Process, port: Int, label: String) throws {
+        let end = EventLoop.now() + 10
+        while EventLoop.now() < end && p.isRunning {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var sa = sockaddr_in()
+            sa.sin_family = sa_family_t(AF_INET)
+            sa.sin_addr.s_addr = inet_addr("127.0.0.1")
+            sa.sin_port = in_port_t(UInt16(port).bigEndian)
+            let connected = withUnsafePointer(to: &sa) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+                }
+            }
+            close(fd)
+            if connected { return }
+            usleep(50_000)
+        }
+        let exited = !p.isRunning
+        if !exited { p.terminate() }
+        p.waitUntilExit()
+        throw SocketError("\(label) \(exited ? "exited" : "did not listen") on TCP port \(port)", code: EADDRINUSE)
     }
 
     /// stunnel taking TLS on `accept` and passing TCP to `to`.
@@ -172,7 +206,7 @@ enum TLSBench {
         p.standardOutput = FileHandle.nullDevice
         p.standardError = FileHandle.nullDevice
         try p.run()
-        usleep(300_000)
+        try waitListening(p, port: accept, label: "stunnel")
         return p
     }
 }
