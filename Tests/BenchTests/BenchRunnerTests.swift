@@ -147,8 +147,9 @@ import Testing
         let defaults = try BenchTable.selection([]).map(\.0.name)
         #expect(
             defaults == [
-                "sip-parse", "sip-calls", "media", "passthrough", "source-policy", "srtp", "webrtc", "vs-rtpengine",
-                "media-whole-process", "bridge", "transfer", "amd", "stream", "record", "sip-dns", "sip-tls"
+                "sip-parse", "sip-calls", "media", "passthrough", "source-policy", "srtp", "passthrough-opus", "webrtc",
+                "vs-rtpengine", "media-whole-process", "bridge", "transfer", "amd", "stream", "record", "sip-dns",
+                "sip-tls", "sip-transactions"
             ])
         // Their deadlines add up to a bound on the run.
         #expect(try BenchTable.selection([]).map(\.0.deadline).reduce(0, +) <= 45 * 60)
