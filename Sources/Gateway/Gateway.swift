@@ -188,7 +188,7 @@ public final class Gateway: Sendable {
             configuration: .init(
                 threads: configuration.mediaThreads, host: configuration.rtpHost,
                 portRange: configuration.rtpPorts,
-                realtimePriority: configuration.mediaRealtimePriority.map { Int32($0) }))
+                realtimePriority: configuration.mediaRealtimePriority.map { Int32($0) }, io: configuration.mediaIO))
         if let why = media.realtimeError {
             writeToStandardError(
                 "irisgw: media threads keep normal scheduling: \(why) (needs CAP_SYS_NICE or RLIMIT_RTPRIO)\n")

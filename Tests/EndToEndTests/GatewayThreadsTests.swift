@@ -22,6 +22,14 @@ extension GatewaySuites {
             defer { gw.stop() }
             #expect(gw.lines.contains("media threads 3 (mediaThreads setting)"), "\(gw.printed)")
             #expect(await GatewayFaultTests.metric(gw, "irisgw_media_threads") == 3)
+            // The media I/O path: io_uring on this kernel unless the setting asks for epoll.
+            #expect(gw.lines.contains("media io uring"), "\(gw.printed)")
+        }
+
+        @Test func mediaIOEpollIsHonoured() async throws {
+            let gw = try await GatewayProcess(profiles: [.init()], config: "{ mediaIO: \"epoll\", mediaThreads: 1 }")
+            defer { gw.stop() }
+            #expect(gw.lines.contains("media io epoll"), "\(gw.printed)")
         }
     }
 }

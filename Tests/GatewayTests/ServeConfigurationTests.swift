@@ -13,7 +13,7 @@ import Testing
               profiles: "/etc/irisgw/profiles", sipListen: "0.0.0.0:5060", apiListen: "127.0.0.1:8080",
               rtpHost: "203.0.113.7", rtpPorts: "30000-39999", dataDir: "/var/lib/irisgw",
               publicURL: "https://gw1.example.net", drainTimeoutSec: 60, maxSessions: 500, mediaRealtimePriority: 10,
-              mediaLoadBudgetPercent: 70,
+              mediaLoadBudgetPercent: 70, mediaIO: "epoll",
               webhook: { url: "http://127.0.0.1:9000/hook", timeoutSec: 3, retries: 4 },
               apiLimits: { threads: 4, maxConnectionsPerSource: 300, maxWebSocketsPerClient: 900 },
             }
@@ -26,6 +26,7 @@ import Testing
         #expect(c.webhook == .init(url: "http://127.0.0.1:9000/hook", timeoutSec: 3, retries: 4))
         #expect(c.mediaRealtimePriority == 10)
         #expect(c.mediaLoadBudgetPercent == 70)
+        #expect(c.mediaIO == .epoll)
         #expect(try ServeConfiguration.parse("{}", file: "empty.json5") == ServeConfiguration())
     }
 
@@ -217,6 +218,8 @@ import Testing
         ("{ sip: { tcp: { idleTimeoutSec: -1 } } }", "sip.tcp.idleTimeoutSec"),
         ("{ maxInboundSessions: 0 }", "maxInboundSessions"),
         ("{ mediaRealtimePriority: 0 }", "mediaRealtimePriority"),
+        ("{ mediaIO: \"io_uring\" }", "mediaIO"),
+        ("{ mediaIO: true }", "mediaIO"),
         ("{ dnsServers: \"127.0.0.1:53\" }", "dnsServers"),
         ("{ dnsServers: [] }", "dnsServers"),
         ("{ dnsServers: [\"ns1.example:53\"] }", "dnsServers[0]"),

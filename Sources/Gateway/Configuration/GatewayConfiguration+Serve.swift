@@ -20,6 +20,7 @@ extension GatewayConfiguration {
         if let v = file.roomTokenLifetimeSec { roomTokenLifetime = Double(v) }
         if let v = file.maxInboundSessions { maxInboundSessions = v }
         if let v = file.mediaRealtimePriority { mediaRealtimePriority = v }
+        if let v = file.mediaIO { mediaIO = v }
         if let v = file.mediaLoadBudgetPercent { mediaLoadBudget = Double(v) / 100 }
         hep = file.hep
         if let v = file.capture { capture = v }

@@ -29,6 +29,9 @@ public struct GatewayConfiguration: Sendable {
     /// SCHED_RR priority (1-99) for the media threads; nil (the default) keeps normal
     /// scheduling (`MediaEngineConfiguration.realtimePriority`).
     public var mediaRealtimePriority: Int?
+    /// How the media threads do their socket I/O (`MediaEngineConfiguration.io`): io_uring
+    /// when the kernel allows it, else epoll (`automatic`, the default).
+    public var mediaIO: MediaIOMode = .automatic
     /// Where `calls.sqlite`, `api-key` and `room-token-secret` live. Default `./.irisgw`.
     public var dataDir: String
     /// Which ended calls' records `calls.sqlite` keeps (`callRecordRetentionDays`,

@@ -1,6 +1,7 @@
 import Cluster
 import Formats
 import Foundation
+import Media
 import SIP
 
 /// The file `irisgw serve --config FILE` reads (JSON5, like the profiles; every key
@@ -30,6 +31,7 @@ import SIP
 ///   maxInboundSessions: 500,           // default: half of maxSessions
 ///   mediaRealtimePriority: 10,         // SCHED_RR for the media threads; default: normal scheduling
 ///   mediaThreads: 2,                   // default: the CPUs the process may use (affinity, cgroup quota)
+///   mediaIO: "automatic",              // "uring" | "epoll": how media threads do socket I/O; default automatic
 ///   mediaLoadBudgetPercent: 80,        // new sessions past it get 503 + Retry-After; default 80
 ///   hep: "10.0.0.9:9060",              // HEP v3 collector (or { address, captureId, authKey }); default none
 ///   capture: { maxSessionMiB: 32, maxLiveMiB: 256, maxEndedMiB: 256 },  // captured media's memory (CaptureLimits)
@@ -79,6 +81,9 @@ public struct ServeConfiguration: Sendable, Equatable {
     public var maxInboundSessions: Int?
     /// SCHED_RR priority (1-99) of the media threads; default none (normal scheduling).
     public var mediaRealtimePriority: Int?
+    /// How the media threads read and write their sockets: io_uring when the kernel allows it
+    /// (`automatic`, the default), io_uring or nothing (`uring`), or epoll (`epoll`).
+    public var mediaIO: MediaIOMode?
     /// Media threads, 1-256. Default: one per CPU the process may use (affinity mask and
     /// cgroup v2 quota, the smaller; `UsableCPUs`).
     public var mediaThreads: Int?
@@ -138,6 +143,7 @@ public struct ServeConfiguration: Sendable, Equatable {
             "profiles", "sipListen", "sipAdvertise", "apiListen", "rtpHost", "rtpAdvertise", "platformRtpAdvertise",
             "rtpPorts", "dataDir", "records", "callRecordRetentionDays", "maxCallRecords", "publicURL",
             "drainTimeoutSec", "webDir", "maxSessions", "maxInboundSessions", "mediaRealtimePriority", "mediaThreads",
+            "mediaIO",
             "mediaLoadBudgetPercent", "hep", "capture", "roomTokenLifetimeSec", "webhook",
             "sip", "pageTokens", "cluster"
         ] + dnsKeys + tlsKeys + apiListenerKeys + mediaServiceKeys
@@ -233,6 +239,9 @@ public struct ServeConfiguration: Sendable, Equatable {
         }
         c.mediaRealtimePriority = try o.optional("mediaRealtimePriority") { (v, p) throws(ProfileError) in
             try schema.int(v, at: p, in: 1...99)
+        }
+        c.mediaIO = try o.optional("mediaIO") { (v, p) throws(ProfileError) in
+            try schema.choice(v, at: p, MediaIOMode.self)
         }
         c.dns = try dnsSettings(o, schema: schema)
         c.tls = try tlsSettings(o, schema: schema)

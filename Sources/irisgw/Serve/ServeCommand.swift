@@ -104,6 +104,9 @@ enum ServeCommand {
         }
         let media = options.file.mediaThreads != nil ? " (mediaThreads setting)" : "; usable CPUs \(options.cpus)"
         writeOut("media threads \(node.gateway.configuration.mediaThreads)\(media)\n")
+        let engine = node.gateway.media
+        writeOut(
+            "media io \(engine.io.rawValue)\(engine.ioFallbackReason.map { " (io_uring unavailable: \($0))" } ?? "")\n")
         writeOut("profiles \(profiles.map(\.name).sorted().joined(separator: ","))\n")
         let reload = reloadOnHangup(node.gateway, api: node.api)
         defer { reload.cancel() }
