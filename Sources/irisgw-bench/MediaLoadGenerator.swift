@@ -48,6 +48,10 @@ struct GeneratorReport: Codable {
     /// TOC configuration numbers of the platform Opus the generator sends (28-31 and 14-15 are fullband).
     var platformOpusConfigs: [Int] = []
     var platformOpusBytes = 0.0
+    /// The generator's I/O path (`uring` or `epoll`, GeneratorIO), and why not io_uring when
+    /// it was wanted and the kernel refused it.
+    var generatorIO = ""
+    var generatorIOFallback: String?
     /// What the engine counted for the step's calls (irisgw's media server: concealed frames,
     /// late packets, received, sent; over the whole step), filled in by the bench.
     var engineCounters = ""
@@ -84,7 +88,9 @@ struct MillisecondHistogram {
 /// leg per 20 ms (the calls spread over twenty 1 ms slots) for `warmup + seconds`, reads what
 /// the engine sends back with the kernel's receive timestamps (SO_TIMESTAMPNS, so the
 /// generator's own scheduling does not count as the engine's lateness), and prints
-/// `result <json>` (GeneratorReport).
+/// `result <json>` (GeneratorReport). Its sends and receives go through io_uring when the
+/// kernel allows (`GeneratorIO`; `--io automatic|uring|epoll`, default from the environment's
+/// `IRISGW_BENCH_GEN_IO`, else automatic).
 enum MediaLoadGenerator {
     struct Options {
         var calls = 1
@@ -93,6 +99,9 @@ enum MediaLoadGenerator {
         var seconds = 4.0
         var probe = false
         var enginePID: Int32 = 0
+        var io =
+            ProcessInfo.processInfo.environment["IRISGW_BENCH_GEN_IO"].flatMap { GeneratorIO.Preference(rawValue: $0) }
+            ?? .automatic
     }
 
     static func main(_ args: [String]) throws {
@@ -106,6 +115,11 @@ enum MediaLoadGenerator {
             case "--seconds": o.seconds = it.next().flatMap { Double($0) } ?? o.seconds
             case "--probe": o.probe = true
             case "--engine-pid": o.enginePID = it.next().flatMap { Int32($0) } ?? 0
+            case "--io":
+                guard let io = it.next().flatMap({ GeneratorIO.Preference(rawValue: $0) }) else {
+                    throw GeneratorError("media-gen: --io automatic|uring|epoll")
+                }
+                o.io = io
             default: throw GeneratorError("media-gen: unknown argument \(a)")
             }
         }
@@ -187,44 +201,29 @@ enum MediaLoadGenerator {
             let n = o.calls
             let transcode = o.mode == .transcode
             // Where each socket sends, and from where its packets must come.
-            var destinations = [sockaddr_in](repeating: sockaddr_in(), count: 2 * n)
+            var destinations = [RawSocketAddress](repeating: RawSocketAddress(), count: 2 * n)
             let streams = (0..<(2 * n)).map { _ in Stream() }
             for i in 0..<n {
                 for leg in 0..<2 {
                     let port = leg == 0 ? targets[i].trunk : targets[i].platform
-                    var sa = sockaddr_in()
-                    sa.sin_family = sa_family_t(AF_INET)
-                    sa.sin_port = in_port_t(UInt16(port).bigEndian)
-                    sa.sin_addr.s_addr = inet_addr("127.0.0.1")
-                    destinations[2 * i + leg] = sa
+                    destinations[2 * i + leg] = RawSocketAddress(SocketAddress(host: "127.0.0.1", port: port)) ?? .init()
                     streams[2 * i + leg].expectedSourcePort = UInt16(port)
                     // The trunk socket gets PCMU; the platform socket Opus (48 kHz clock) or PCMU.
                     streams[2 * i + leg].clockRate = leg == 1 && transcode ? 48_000 : 8000
                 }
             }
-            let epfd = epoll_create1(Int32(EPOLL_CLOEXEC))
-            guard epfd >= 0 else { throw GeneratorError("epoll_create1") }
-            defer { close(epfd) }
-            for (j, s) in sockets.enumerated() {
-                var ev = epoll_event()
-                ev.events = EPOLLIN.rawValue
-                ev.data.u64 = UInt64(j)
-                epoll_ctl(epfd, EPOLL_CTL_ADD, s.fd, &ev)
-            }
+            let io = try GeneratorIO(sockets: sockets, preference: o.io)
             // Calls by 1 ms slot: call i sends in slot i % 20 of every 20 ms.
             let slots = (0..<20).map { s in Array(stride(from: s, to: n, by: 20)) }
             let tx = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 8)
-            let rx = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 8)
-            let control = UnsafeMutableRawBufferPointer.allocate(byteCount: 256, alignment: 8)
-            defer { tx.deallocate(); rx.deallocate(); control.deallocate() }
-            var source = sockaddr_in()
-            var events = [epoll_event](repeating: epoll_event(), count: 1024)
+            defer { tx.deallocate() }
 
             // The probe call's record: send times of its packets, and what came back.
             var probeSendTimes: [[Double]] = [[], []]  // by leg sent on
             var probeReceived: [[(seq: Int64, arrival: Double, payload: [UInt8])]] = [[], []]  // by leg received on
             var probeLastSeq: [UInt16] = [0, 0]
             var probeExtSeq: [Int64] = [-1, -1]
+            var probeQueued: [Int] = []  // legs whose probe packet waits on the ring
 
             var late = MillisecondHistogram(), sendLate = MillisecondHistogram()
             let start = Self.realNow() + 0.05
@@ -240,6 +239,53 @@ enum MediaLoadGenerator {
                 guard let m = st.delays.min() else { return }
                 for d in st.delays { late.add(Double(d - m) * 1000) }
                 st.delays.removeAll(keepingCapacity: true)
+            }
+
+            /// A datagram that came back on socket `j`: counted and timed against its stream.
+            func received(_ j: Int, _ rx: UnsafeRawBufferPointer, _ sourcePort: UInt16, _ arrival: Double) {
+                guard rx.count >= 12 else { return }
+                // RTP from the engine's port for this leg only (its RTCP comes from port + 1).
+                guard sourcePort == streams[j].expectedSourcePort, rx[0] >> 6 == 2
+                else { return }
+                let pt = rx[1] & 0x7f
+                guard !(72...95).contains(pt) else { return }
+                let seq = UInt16(rx[2]) << 8 | UInt16(rx[3])
+                let ts = UInt32(bigEndian: rx.load(fromByteOffset: 4, as: UInt32.self))
+                let ssrc = UInt32(bigEndian: rx.load(fromByteOffset: 8, as: UInt32.self))
+                let call = j / 2, leg = j % 2
+                if o.probe && call == 0 {
+                    if probeExtSeq[leg] < 0 {
+                        probeExtSeq[leg] = Int64(seq)
+                    } else {
+                        probeExtSeq[leg] += Int64(Int16(bitPattern: seq &- probeLastSeq[leg]))
+                    }
+                    probeLastSeq[leg] = seq
+                    probeReceived[leg].append(
+                        (probeExtSeq[leg], arrival, Array(UnsafeRawBufferPointer(rebasing: rx[12...]))))
+                }
+                guard arrival >= windowStart && arrival < windowEnd else { return }
+                let st = streams[j]
+                st.receivedInWindow += 1
+                if !st.started || st.ssrc != ssrc {
+                    flush(st)
+                    st.started = true
+                    st.ssrc = ssrc
+                    st.extendedTimestamp = 0
+                    st.base = arrival
+                } else {
+                    let step = Int64(Int32(bitPattern: ts &- st.lastTimestamp))
+                    // A timeline jump (not lateness): start a new segment.
+                    if abs(Double(step) / st.clockRate - (arrival - st.lastArrival)) > 1.0 {
+                        flush(st)
+                        st.extendedTimestamp = 0
+                        st.base = arrival
+                    } else {
+                        st.extendedTimestamp += step
+                    }
+                }
+                st.lastTimestamp = ts
+                st.lastArrival = arrival
+                st.delays.append(Float(arrival - st.base - Double(st.extendedTimestamp) / st.clockRate))
             }
 
             var now = Self.realNow()
@@ -282,15 +328,12 @@ enum MediaLoadGenerator {
                                     from: $0.baseAddress!, byteCount: payload.count)
                             }
                             let j = 2 * i + leg
-                            _ = withUnsafePointer(to: &destinations[j]) {
-                                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                                    sendto(
-                                        sockets[j].fd, tx.baseAddress, length, 0, $0,
-                                        socklen_t(MemoryLayout<sockaddr_in>.size))
-                                }
-                            }
+                            io.send(UnsafeRawBufferPointer(rebasing: tx[0..<length]), on: j, to: destinations[j])
                             if counting { streams[j].sentInWindow += 1 }
-                            if probing { probeSendTimes[leg].append(Self.realNow()) }
+                            if probing {
+                                probeSendTimes[leg].append(Self.realNow())
+                                probeQueued.append(leg)
+                            }
                         }
                     }
                     slot += 1
@@ -311,96 +354,25 @@ enum MediaLoadGenerator {
                 // Then what came back. The generator polls without sleeping (it has its CPU to
                 // itself): a sleeping receiver would make every engine send pay for waking it
                 // (an IPI, dear in a VM), which no peer across a network costs an engine.
-                let ready = epoll_wait(epfd, &events, Int32(events.count), 0)
-                if ready <= 0 {
+                // A probe packet queued on the ring leaves with this poll's submit: its send time.
+                if io.path == "uring", !probeQueued.isEmpty {
+                    let t = Self.realNow()
+                    for leg in probeQueued { probeSendTimes[leg][probeSendTimes[leg].count - 1] = t }
+                }
+                probeQueued.removeAll(keepingCapacity: true)
+                if io.poll(received) == 0 {
                     let t = Self.realNow()
                     if inWindow && !windowDone { idle += t - now }
                     now = t
                     continue
-                }
-                if ready > 0 {
-                    for e in 0..<Int(ready) {
-                        let j = Int(events[e].data.u64)
-                        var iov = iovec(iov_base: rx.baseAddress, iov_len: rx.count)
-                        var msg = msghdr()
-                        let got: Int = withUnsafeMutablePointer(to: &source) { src in
-                            withUnsafeMutablePointer(to: &iov) { iovp in
-                                msg.msg_name = UnsafeMutableRawPointer(src)
-                                msg.msg_namelen = socklen_t(MemoryLayout<sockaddr_in>.size)
-                                msg.msg_iov = iovp
-                                msg.msg_iovlen = 1
-                                msg.msg_control = control.baseAddress
-                                msg.msg_controllen = control.count
-                                return recvmsg(sockets[j].fd, &msg, 0)
-                            }
-                        }
-                        guard got >= 12 else { continue }
-                        // The kernel's receive time (SCM_TIMESTAMPNS), else now.
-                        var arrival = 0.0
-                        var offset = 0
-                        while offset + 32 <= msg.msg_controllen {
-                            let len = control.load(fromByteOffset: offset, as: Int.self)
-                            let level = control.load(fromByteOffset: offset + 8, as: Int32.self)
-                            let type = control.load(fromByteOffset: offset + 12, as: Int32.self)
-                            if level == SOL_SOCKET && type == 35 {
-                                arrival =
-                                    Double(control.load(fromByteOffset: offset + 16, as: Int.self))
-                                    + Double(control.load(fromByteOffset: offset + 24, as: Int.self)) / 1e9
-                                break
-                            }
-                            guard len > 0 else { break }
-                            offset += (len + 7) & ~7
-                        }
-                        if arrival == 0 { arrival = Self.realNow() }
-                        // RTP from the engine's port for this leg only (its RTCP comes from port + 1).
-                        guard UInt16(bigEndian: source.sin_port) == streams[j].expectedSourcePort, rx[0] >> 6 == 2
-                        else { continue }
-                        let pt = rx[1] & 0x7f
-                        guard !(72...95).contains(pt) else { continue }
-                        let seq = UInt16(rx[2]) << 8 | UInt16(rx[3])
-                        let ts = UInt32(bigEndian: rx.load(fromByteOffset: 4, as: UInt32.self))
-                        let ssrc = UInt32(bigEndian: rx.load(fromByteOffset: 8, as: UInt32.self))
-                        let call = j / 2, leg = j % 2
-                        if o.probe && call == 0 {
-                            if probeExtSeq[leg] < 0 {
-                                probeExtSeq[leg] = Int64(seq)
-                            } else {
-                                probeExtSeq[leg] += Int64(Int16(bitPattern: seq &- probeLastSeq[leg]))
-                            }
-                            probeLastSeq[leg] = seq
-                            probeReceived[leg].append(
-                                (probeExtSeq[leg], arrival, Array(UnsafeRawBufferPointer(rebasing: rx[12..<got]))))
-                        }
-                        guard arrival >= windowStart && arrival < windowEnd else { continue }
-                        let st = streams[j]
-                        st.receivedInWindow += 1
-                        if !st.started || st.ssrc != ssrc {
-                            flush(st)
-                            st.started = true
-                            st.ssrc = ssrc
-                            st.extendedTimestamp = 0
-                            st.base = arrival
-                        } else {
-                            let step = Int64(Int32(bitPattern: ts &- st.lastTimestamp))
-                            // A timeline jump (not lateness): start a new segment.
-                            if abs(Double(step) / st.clockRate - (arrival - st.lastArrival)) > 1.0 {
-                                flush(st)
-                                st.extendedTimestamp = 0
-                                st.base = arrival
-                            } else {
-                                st.extendedTimestamp += step
-                            }
-                        }
-                        st.lastTimestamp = ts
-                        st.lastArrival = arrival
-                        st.delays.append(Float(arrival - st.base - Double(st.extendedTimestamp) / st.clockRate))
-                    }
                 }
                 now = Self.realNow()
             }
 
             var report = GeneratorReport()
             report.calls = n
+            report.generatorIO = io.path
+            report.generatorIOFallback = io.uringUnavailable
             report.mode = o.mode
             report.seconds = o.seconds
             report.engineCPU = engineCPU
