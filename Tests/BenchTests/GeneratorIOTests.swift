@@ -11,7 +11,7 @@ import Testing
 
 @testable import irisgw_bench
 
-struct GeneratorIOTests {
+@Suite(.serialized) struct GeneratorIOTests {
     @Test(arguments: [GeneratorIO.Preference.uring, .epoll])
     func aLoopbackRelayIsCountedWholeWithItsProbe(io: GeneratorIO.Preference) async throws {
         var o = MediaLoadGenerator.Options()
@@ -33,7 +33,7 @@ struct GeneratorIOTests {
         #expect(report.admitted == 3)
         #expect(report.sentPerStream >= 40, "50 packets a second per leg in the 1 s window")
         #expect(report.streamsOutOfTolerance == 0, "\(report.streamsOff)")
-        #expect(report.received >= 6 * (report.sentPerStream - 2))
+        #expect(report.received >= 6 * (report.sentPerStream - 3))
         #expect(!report.trunkToPlatformMs.isEmpty && !report.platformToTrunkMs.isEmpty)
         // A burst is found after it was sent (within the onset finder's sample rounding).
         #expect((report.trunkToPlatformMs + report.platformToTrunkMs).allSatisfy { $0 > -1 }, "\(report)")
