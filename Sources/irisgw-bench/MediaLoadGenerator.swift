@@ -206,7 +206,8 @@ enum MediaLoadGenerator {
             for i in 0..<n {
                 for leg in 0..<2 {
                     let port = leg == 0 ? targets[i].trunk : targets[i].platform
-                    destinations[2 * i + leg] = RawSocketAddress(SocketAddress(host: "127.0.0.1", port: port)) ?? .init()
+                    destinations[2 * i + leg] =
+                        RawSocketAddress(SocketAddress(host: "127.0.0.1", port: port)) ?? .init()
                     streams[2 * i + leg].expectedSourcePort = UInt16(port)
                     // The trunk socket gets PCMU; the platform socket Opus (48 kHz clock) or PCMU.
                     streams[2 * i + leg].clockRate = leg == 1 && transcode ? 48_000 : 8000
