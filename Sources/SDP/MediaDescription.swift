@@ -150,9 +150,22 @@ public struct MediaDescription: Sendable, Equatable {
     public var explicitDirection: MediaDirection? { attributes.direction }
 
     /// The payload type of `telephone-event` (RFC 4733 DTMF), preferring the 8000 Hz clock.
-    public var telephoneEventPayloadType: Int? {
+    public var telephoneEventPayloadType: Int? { telephoneEvent(clockRate: 8000)?.payloadType }
+
+    /// The `telephone-event` (RFC 4733) to use beside an audio codec of `clockRate`: the one at
+    /// that clock (events share the audio's RTP clock: an Opus stream's at 48000), else the
+    /// 8000 Hz one, else the first.
+    public func telephoneEvent(clockRate: Int) -> RTPMap? {
         let events = rtpMaps.filter { $0.encodingName.lowercased() == "telephone-event" }
-        return (events.first { $0.clockRate == 8000 } ?? events.first)?.payloadType
+        return events.first { $0.clockRate == clockRate } ?? events.first { $0.clockRate == 8000 } ?? events.first
+    }
+
+    /// Adds a `telephone-event` format (its rtpmap and `fmtp 0-16`) after the stream's other
+    /// rtpmap and fmtp lines.
+    public mutating func addTelephoneEvent(_ map: RTPMap) {
+        formats.append(String(map.payloadType))
+        let at = (attributes.lastIndex { $0.name == "rtpmap" || $0.name == "fmtp" }).map { $0 + 1 } ?? 0
+        attributes.insert(contentsOf: [.rtpmap(map), .fmtp(payloadType: map.payloadType, "0-16")], at: at)
     }
 
     /// The RTCP port from `a=rtcp:<port> [nettype addrtype address]` (RFC 3605).

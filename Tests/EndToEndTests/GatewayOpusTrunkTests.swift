@@ -182,7 +182,8 @@ extension GatewaySuites {
             let invite = try #require(
                 phone.invites.first ?? phone.sipMessages.first { $0.startLine.hasPrefix("INVITE ") })
             let m = try #require(Self.lines(invite.body, "m=audio").first)
-            #expect(m.hasSuffix(" RTP/AVP 111 0 101"), "\(invite)")
+            #expect(m.hasSuffix(" RTP/AVP 111 0 101 110"), "\(invite)")
+            #expect(Self.lines(invite.body, "a=rtpmap:110") == ["a=rtpmap:110 telephone-event/48000"], "\(invite)")
             #expect(Self.lines(invite.body, "a=rtpmap:111") == ["a=rtpmap:111 opus/48000/2"], "\(invite)")
             #expect(Self.lines(invite.body, "a=fmtp:111") == ["a=fmtp:111 " + Self.ourFmtp], "\(invite)")
             let records = try await gw.recordsAfterStop()

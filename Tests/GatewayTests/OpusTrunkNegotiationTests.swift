@@ -96,10 +96,13 @@ private let trunkCodecs = TrunkCodecs(
         address: SocketAddress(host: "127.0.0.1", port: 4000), codecs: trunkCodecs, telephoneEvent: true,
         session: SDPSessionIdentity())
     let m = offer.media[0]
-    #expect(m.formats == ["111", "0", "101"])
+    #expect(m.formats == ["111", "0", "101", "110"])
     #expect(m.rtpMap(for: 111) == RTPMap(payloadType: 111, encodingName: "opus", clockRate: 48_000, channels: 2))
     #expect(m.fmtp(for: 111) == TrunkProfile.MediaSettings.defaultOpusTrunk.fmtp)
     #expect(m.fmtp(for: 101) == "0-16")
+    // telephone-event at Opus's clock beside the 8000 Hz one, for whichever codec the carrier takes.
+    #expect(m.rtpMap(for: 110) == .telephoneEvent(payloadType: 110, clockRate: 48_000))
+    #expect(m.fmtp(for: 110) == "0-16")
     // A profile without Opus writes no Opus fmtp.
     let g711 = MediaNegotiation.trunkOffer(
         address: SocketAddress(host: "127.0.0.1", port: 4000), codecs: TrunkCodecs(names: ["PCMU"]),
@@ -120,6 +123,18 @@ private let trunkCodecs = TrunkCodecs(
         for: leg, address: SocketAddress(host: "127.0.0.1", port: 4000), session: SDPSessionIdentity())
     #expect(answer.media[0].formats == ["98", "101"])
     #expect(answer.media[0].fmtp(for: 98) == TrunkProfile.MediaSettings.defaultOpusTrunk.fmtp)
+}
+
+/// telephone-event goes with its audio's clock: a carrier offering both takes the 48000 one with
+/// Opus and the 8000 one with G.711 (our DTMF sender counts in the audio codec's clock).
+@Test(arguments: [(["opus", "PCMU"], 110), (["PCMU"], 101)])
+func telephoneEventFollowsTheCodecsClock(_ names: [String], _ expected: Int) throws {
+    let offer = try sdp(
+        "m=audio 5000 RTP/AVP 111 0 101 110\r\na=rtpmap:111 opus/48000/2\r\na=rtpmap:101 telephone-event/8000\r\n"
+            + "a=rtpmap:110 telephone-event/48000")
+    let codecs = TrunkCodecs(names: names, opus: .init(), opusFormat: TrunkProfile.MediaSettings.defaultOpusTrunk)
+    let leg = try MediaNegotiation.trunkLeg(offer, codecs: codecs)
+    #expect(leg.telephoneEvent?.payloadType == expected)
 }
 
 /// The carrier's m= line and rtpmaps, the profile's codecs, and the codec taken (nil: 488).

@@ -40,7 +40,7 @@ extension MediaNegotiation {
             throw NegotiationError("WebRTC is unavailable: no DTLS certificate could be made")
         }
         let credentials = ICECredentials.random()
-        let te = m.telephoneEventPayloadType.flatMap { m.rtpMap(for: $0) }
+        let te = m.telephoneEvent(clockRate: opusMap.clockRate)
         let address = sdp.connection(ofMedia: index).flatMap { $0.isNullAddress ? nil : $0.address }
         var leg = NegotiatedLeg(
             codec: .opus(opus), rtpMap: opusMap, telephoneEvent: te,

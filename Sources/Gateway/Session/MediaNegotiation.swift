@@ -98,6 +98,8 @@ public struct TrunkCodecs: Sendable, Equatable {
 public enum MediaNegotiation {
     /// The payload type of Opus in our offers (dynamic; 111 is what most stacks use).
     static let opusPayloadType = 111
+    /// telephone-event at Opus's 48000 clock, offered beside the 8000 Hz one (101).
+    static let opusTelephoneEventPayloadType = 110
 
     /// Codecs either side can use, by SDP encoding name (any case); Opus encodes with `opus`.
     static func trunkCodec(named name: String, opus: AudioCodec.OpusSettings = .init()) -> (AudioCodec, RTPMap)? {
@@ -187,7 +189,7 @@ public enum MediaNegotiation {
         guard let chosen = platformCodec(of: m, prefer: prefer, opus: opus) else {
             throw NegotiationError("media.sdp offers neither opus/48000/2 nor PCMU")
         }
-        let te = m.telephoneEventPayloadType.flatMap { m.rtpMap(for: $0) }
+        let te = m.telephoneEvent(clockRate: chosen.1.clockRate)
         return NegotiatedLeg(
             codec: chosen.0, rtpMap: chosen.1, telephoneEvent: te, remote: remote,
             direction: sdp.direction(ofMedia: index).answer)
@@ -211,7 +213,7 @@ public enum MediaNegotiation {
                 chosen = .opus(OpusFormatParameters(fmtp: m.fmtp(for: map.payloadType)).encoding(base))
                 formatParameters = codecs.opusFormat.fmtp
             }
-            let te = m.telephoneEventPayloadType.flatMap { m.rtpMap(for: $0) }
+            let te = m.telephoneEvent(clockRate: map.clockRate)
             var leg = NegotiatedLeg(
                 codec: chosen, rtpMap: map, telephoneEvent: te, remote: remote, direction: sdp.direction(ofMedia: index)
             )
@@ -243,9 +245,15 @@ public enum MediaNegotiation {
             address: address, maps: maps, telephoneEvent: telephoneEvent ? .telephoneEvent(payloadType: 101) : nil,
             session: session, direction: direction)
         let fmtp = codecs.opusFormat.fmtp
-        if maps.contains(where: { $0.payloadType == opusPayloadType }), !fmtp.isEmpty {
+        let offersOpus = maps.contains { $0.payloadType == opusPayloadType }
+        if offersOpus, !fmtp.isEmpty {
             // After the codecs' rtpmap lines, before telephone-event's.
             sdp.media[0].attributes.insert(.fmtp(payloadType: opusPayloadType, fmtp), at: maps.count)
+        }
+        if offersOpus, telephoneEvent {
+            // Events share their audio's RTP clock: Opus's is 48000 (RFC 4733 §2.1, RFC 7587 §4.1).
+            sdp.media[0].addTelephoneEvent(
+                .telephoneEvent(payloadType: opusTelephoneEventPayloadType, clockRate: 48_000))
         }
         sdp.media[0].proto = proto
         sdp.media[0].attributes.append(contentsOf: cryptos.map(\.attribute))
