@@ -180,12 +180,12 @@ fuzz-smoke: fuzz-deps
 $(FUZZ_DIR)/libIOCore.a: $(IOCORE_SOURCES)
 	@mkdir -p $(FUZZ_DIR)
 	@echo "fuzz: building IOCore (shared by the SIP and RTP targets)"
-	@$(SWIFTC) $(FUZZ_FLAGS) -module-name IOCore -I Sources/CLinux -emit-module -emit-module-path $(FUZZ_DIR)/IOCore.swiftmodule \
+	@$(SWIFTC) $(FUZZ_FLAGS) -module-name IOCore -I Sources/CLinux -I Sources/CLiburing -emit-module -emit-module-path $(FUZZ_DIR)/IOCore.swiftmodule \
 	  -emit-library -static $(IOCORE_SOURCES) -o $@
 
 $(FUZZ_DIR)/libDNS.a: $(DNS_SOURCES) $(FUZZ_DIR)/libIOCore.a
 	@echo "fuzz: building DNS (SIP imports it)"
-	@$(SWIFTC) $(FUZZ_FLAGS) -module-name DNS -I $(FUZZ_DIR) -I Sources/CAres -I Sources/CLinux -emit-module -emit-module-path $(FUZZ_DIR)/DNS.swiftmodule \
+	@$(SWIFTC) $(FUZZ_FLAGS) -module-name DNS -I $(FUZZ_DIR) -I Sources/CAres -I Sources/CLinux -I Sources/CLiburing -emit-module -emit-module-path $(FUZZ_DIR)/DNS.swiftmodule \
 	  -emit-library -static $(DNS_SOURCES) -o $@
 
 $(FUZZ_DIR)/libCrypto.a: $(CRYPTO_SOURCES)
@@ -196,7 +196,7 @@ $(FUZZ_DIR)/libCrypto.a: $(CRYPTO_SOURCES)
 
 $(FUZZ_DIR)/libTLS.a: $(TLS_SOURCES) $(FUZZ_DIR)/libIOCore.a $(FUZZ_DIR)/libCrypto.a
 	@echo "fuzz: building TLS (SIP imports it)"
-	@$(SWIFTC) $(FUZZ_FLAGS) -module-name TLS -I $(FUZZ_DIR) -I Sources/COpenSSL -I Sources/CLinux -emit-module -emit-module-path $(FUZZ_DIR)/TLS.swiftmodule \
+	@$(SWIFTC) $(FUZZ_FLAGS) -module-name TLS -I $(FUZZ_DIR) -I Sources/COpenSSL -I Sources/CLinux -I Sources/CLiburing -emit-module -emit-module-path $(FUZZ_DIR)/TLS.swiftmodule \
 	  -emit-library -static $(TLS_SOURCES) -o $@
 
 $(FUZZ_DIR)/libSDP.a: $(SDP_SOURCES) $(FUZZ_DIR)/libCrypto.a
@@ -210,36 +210,41 @@ $(FUZZ_DIR)/fuzz_support.o: Fuzz/CFuzzSupport/fuzz_support.c Fuzz/CFuzzSupport/f
 
 $(FUZZ_DIR)/fuzz-sip-module: $(SIP_SOURCES) $(SIP_FUZZ_SOURCES) $(FUZZ_DIR)/libIOCore.a $(FUZZ_DIR)/libDNS.a $(FUZZ_DIR)/libTLS.a $(FUZZ_DIR)/libSDP.a $(FUZZ_DIR)/fuzz_support.o
 	@echo "fuzz: building fuzz-sip, fuzz-sdp, fuzz-sip-session (one binary)"
-	@$(SWIFTC) $(FUZZ_FLAGS) -module-name SIP -I $(FUZZ_DIR) -I Sources/COSIP -I Sources/COpenSSL -I Sources/CLinux -I Sources/CAres -I Fuzz/CFuzzSupport \
-	  $(SIP_SOURCES) $(SIP_FUZZ_SOURCES) $(FUZZ_DIR)/fuzz_support.o -L $(FUZZ_DIR) -lSDP -lTLS -lCrypto -lDNS -lIOCore -losip2 -losipparser2 -lssl -lcrypto -lcares -o $@ $(QUIET_LD)
+	@$(SWIFTC) $(FUZZ_FLAGS) -module-name SIP -I $(FUZZ_DIR) -I Sources/COSIP -I Sources/COpenSSL -I Sources/CLinux -I Sources/CLiburing -I Sources/CAres -I Fuzz/CFuzzSupport \
+	  $(SIP_SOURCES) $(SIP_FUZZ_SOURCES) $(FUZZ_DIR)/fuzz_support.o -L $(FUZZ_DIR) -lSDP -lTLS -lCrypto -lDNS -lIOCore -luring -losip2 -losipparser2 -lssl -lcrypto -lcares -o $@ $(QUIET_LD)
 
 $(FUZZ_DIR)/fuzz-sip $(FUZZ_DIR)/fuzz-sdp $(FUZZ_DIR)/fuzz-sip-session: $(FUZZ_DIR)/fuzz-sip-module
 	@ln -sf fuzz-sip-module $@
 
-$(FUZZ_DIR)/srtp_openssl.o: Sources/CSRTPOpenSSL/srtp_openssl.c Sources/CSRTPOpenSSL/include/CSRTPOpenSSL.h
-	@mkdir -p $(FUZZ_DIR)
-	@$(FUZZ_CC) -O2 -Wall -I Sources/CSRTPOpenSSL/include -c $< -o $@
+# libsrtp's OpenSSL cipher and authenticator (Sources/CSRTPOpenSSL: one C file per primitive).
+SRTP_OPENSSL_C := $(wildcard Sources/CSRTPOpenSSL/*.c)
+$(FUZZ_DIR)/libsrtp_openssl.a: $(SRTP_OPENSSL_C) $(wildcard Sources/CSRTPOpenSSL/*.h) Sources/CSRTPOpenSSL/include/CSRTPOpenSSL.h
+	@mkdir -p $(FUZZ_DIR)/srtp_openssl
+	@for c in $(SRTP_OPENSSL_C); do \
+	  $(FUZZ_CC) -O2 -Wall -I Sources/CSRTPOpenSSL/include -c $$c -o $(FUZZ_DIR)/srtp_openssl/$$(basename $$c .c).o || exit 1; \
+	done
+	@rm -f $@ && ar rcs $@ $(FUZZ_DIR)/srtp_openssl/*.o
 
 $(FUZZ_DIR)/libICE.a: $(ICE_SOURCES) $(FUZZ_DIR)/libCrypto.a $(FUZZ_DIR)/libIOCore.a $(FUZZ_DIR)/libSDP.a
 	@echo "fuzz: building ICE (Media imports it)"
-	@$(SWIFTC) $(FUZZ_FLAGS) -module-name ICE -I $(FUZZ_DIR) -I Sources/COpenSSL -I Sources/CLinux -emit-module -emit-module-path $(FUZZ_DIR)/ICE.swiftmodule \
+	@$(SWIFTC) $(FUZZ_FLAGS) -module-name ICE -I $(FUZZ_DIR) -I Sources/COpenSSL -I Sources/CLinux -I Sources/CLiburing -emit-module -emit-module-path $(FUZZ_DIR)/ICE.swiftmodule \
 	  -emit-library -static $(ICE_SOURCES) -o $@
 
-$(FUZZ_DIR)/fuzz-rtp: $(MEDIA_SOURCES) Fuzz/FuzzRTP.swift $(FUZZ_DIR)/libIOCore.a $(FUZZ_DIR)/libTLS.a $(FUZZ_DIR)/libICE.a $(FUZZ_DIR)/libSDP.a $(FUZZ_DIR)/srtp_openssl.o
+$(FUZZ_DIR)/fuzz-rtp: $(MEDIA_SOURCES) Fuzz/FuzzRTP.swift $(FUZZ_DIR)/libIOCore.a $(FUZZ_DIR)/libTLS.a $(FUZZ_DIR)/libICE.a $(FUZZ_DIR)/libSDP.a $(FUZZ_DIR)/libsrtp_openssl.a
 	@echo "fuzz: building fuzz-rtp"
-	@$(SWIFTC) $(FUZZ_FLAGS) -module-name Media -I $(FUZZ_DIR) -I Sources/COpus -I Sources/CSpanDSP -I Sources/CSRTP -I Sources/CSRTPOpenSSL/include -I Sources/COpenSSL -I Sources/CLinux \
+	@$(SWIFTC) $(FUZZ_FLAGS) -module-name Media -I $(FUZZ_DIR) -I Sources/COpus -I Sources/CSpanDSP -I Sources/CSRTP -I Sources/CSRTPOpenSSL/include -I Sources/COpenSSL -I Sources/CLinux -I Sources/CLiburing \
 	  $$(pkg-config --cflags-only-I opus | sed 's/-I/-Xcc -I/g') \
-	  $(MEDIA_SOURCES) Fuzz/FuzzRTP.swift $(FUZZ_DIR)/srtp_openssl.o -L $(FUZZ_DIR) -lICE -lSDP -lTLS -lCrypto -lIOCore -lopus -lspandsp -lsrtp2 -lssl -lcrypto -o $@ $(QUIET_LD)
+	  $(MEDIA_SOURCES) Fuzz/FuzzRTP.swift $(FUZZ_DIR)/libsrtp_openssl.a -L $(FUZZ_DIR) -lICE -lSDP -lTLS -lCrypto -lIOCore -luring -lopus -lspandsp -lsrtp2 -lssl -lcrypto -o $@ $(QUIET_LD)
 
 $(FUZZ_DIR)/fuzz-stun: $(ICE_SOURCES) Fuzz/FuzzSTUN.swift $(FUZZ_DIR)/libIOCore.a $(FUZZ_DIR)/libCrypto.a $(FUZZ_DIR)/libSDP.a
 	@echo "fuzz: building fuzz-stun"
-	@$(SWIFTC) $(FUZZ_FLAGS) -module-name ICE -I $(FUZZ_DIR) -I Sources/COpenSSL -I Sources/CLinux \
-	  $(ICE_SOURCES) Fuzz/FuzzSTUN.swift -L $(FUZZ_DIR) -lSDP -lCrypto -lIOCore -lssl -lcrypto -o $@ $(QUIET_LD)
+	@$(SWIFTC) $(FUZZ_FLAGS) -module-name ICE -I $(FUZZ_DIR) -I Sources/COpenSSL -I Sources/CLinux -I Sources/CLiburing \
+	  $(ICE_SOURCES) Fuzz/FuzzSTUN.swift -L $(FUZZ_DIR) -lSDP -lCrypto -lIOCore -luring -lssl -lcrypto -o $@ $(QUIET_LD)
 
 $(FUZZ_DIR)/fuzz-dtls: Fuzz/FuzzDTLS.swift $(FUZZ_DIR)/libTLS.a $(FUZZ_DIR)/libIOCore.a
 	@echo "fuzz: building fuzz-dtls"
-	@$(SWIFTC) $(FUZZ_FLAGS) -module-name FuzzDTLS -I $(FUZZ_DIR) -I Sources/COpenSSL -I Sources/CLinux \
-	  Fuzz/FuzzDTLS.swift -L $(FUZZ_DIR) -lTLS -lCrypto -lIOCore -lssl -lcrypto -o $@ $(QUIET_LD)
+	@$(SWIFTC) $(FUZZ_FLAGS) -module-name FuzzDTLS -I $(FUZZ_DIR) -I Sources/COpenSSL -I Sources/CLinux -I Sources/CLiburing \
+	  Fuzz/FuzzDTLS.swift -L $(FUZZ_DIR) -lTLS -lCrypto -lIOCore -luring -lssl -lcrypto -o $@ $(QUIET_LD)
 
 $(FUZZ_DIR)/fuzz-api: $(API_SOURCES) Fuzz/FuzzAPI.swift
 	@mkdir -p $(FUZZ_DIR)
