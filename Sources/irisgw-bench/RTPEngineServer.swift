@@ -9,7 +9,7 @@ import IOCore
 final class RTPEngineServer: MediaServerUnderTest {
     static let binary = "/usr/bin/rtpengine"
     /// Below the ephemeral ports, apart from irisgw's (`MediaServer.portRange`).
-    static let portMin = 15_000, portMax = 19_999
+    static let portMin = 22_000, portMax = 31_999
     let name = "rtpengine"
     private let wrapper: LineChild
     private let ng: NGClient
