@@ -162,20 +162,24 @@ struct MediaIOPathTests {
         }
     }
 
-    @Test(arguments: paths)
-    func manyCallsOnOneThreadAllGetTheirPackets(_ io: MediaIOMode) async throws {
-        let calls = 40
-        let engine = try Self.engine(io, ports: 4 * calls + 40)
-        defer { engine.shutdown() }
-        var peers: [(RTPTestPeer, RTPTestPeer, MediaCall)] = []
-        for _ in 0..<calls {
+    /// `count` PCMU relay calls, each between a carrier peer and an app peer of its own.
+    static func relayCalls(_ count: Int, on engine: MediaEngine) throws -> [(RTPTestPeer, RTPTestPeer, MediaCall)] {
+        try (0..<count).map { _ in
             let carrier = try RTPTestPeer(), app = try RTPTestPeer()
             let call = try engine.openCall(
                 MediaCallConfiguration(
                     trunk: .init(codec: .pcmu, payloadType: 0, remote: carrier.address),
                     platform: .init(codec: .pcmu, payloadType: 0, remote: app.address)))
-            peers.append((carrier, app, call))
+            return (carrier, app, call)
         }
+    }
+
+    @Test(arguments: paths)
+    func manyCallsOnOneThreadAllGetTheirPackets(_ io: MediaIOMode) async throws {
+        let calls = 40
+        let engine = try Self.engine(io, ports: 4 * calls + 40)
+        defer { engine.shutdown() }
+        let peers = try MediaIOPathTests.relayCalls(calls, on: engine)
         defer { for (_, _, call) in peers { call.close() } }
         let sent = 20
         nonisolated(unsafe) let all = peers
@@ -211,15 +215,7 @@ struct MediaRingBacklogTests {
         let calls = 24, burst = 120  // 2880 datagrams waiting, against 2048 buffers
         let engine = try MediaIOPathTests.engine(.uring, ports: 4 * calls + 40)
         defer { engine.shutdown() }
-        var peers: [(RTPTestPeer, RTPTestPeer, MediaCall)] = []
-        for _ in 0..<calls {
-            let carrier = try RTPTestPeer(), app = try RTPTestPeer()
-            let call = try engine.openCall(
-                MediaCallConfiguration(
-                    trunk: .init(codec: .pcmu, payloadType: 0, remote: carrier.address),
-                    platform: .init(codec: .pcmu, payloadType: 0, remote: app.address)))
-            peers.append((carrier, app, call))
-        }
+        let peers = try MediaIOPathTests.relayCalls(calls, on: engine)
         defer { for (_, _, call) in peers { call.close() } }
         let thread = engine.threads[0]
         // Hold the media thread up (on its own loop) until every burst is in its sockets.
