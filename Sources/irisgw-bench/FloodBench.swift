@@ -65,14 +65,19 @@ enum FloodBench {
             // Warm up (first sessions pay for lazy set-up), then the rate without a flood.
             _ = BridgeBench.setupRate(gw, router, sessions: 50, workers: legitWorkers)
             let quiet = TimeLog()
-            let before = BridgeBench.setupRate(
-                gw, router, sessions: legitSessions, workers: legitWorkers, durations: quiet.add)
+            /// The rate without a flood, with the same probes running as during one.
+            func baseline() throws -> (rate: Double, failed: Int) {
+                let probes = try Probes(gw: gw, client: client, rssBefore: GatewayProbe.rssKiB(gw.pid))
+                defer { probes.stop() }
+                return BridgeBench.setupRate(
+                    gw, router, sessions: legitSessions, workers: legitWorkers, durations: quiet.add)
+            }
+            let before = try baseline()
             var results: [Result] = []
             for flood in floods {
                 results.append(try run(flood, gw: gw, router: router, client: client, scenarios: dir))
             }
-            let after = BridgeBench.setupRate(
-                gw, router, sessions: legitSessions, workers: legitWorkers, durations: quiet.add)
+            let after = try baseline()
             let times = quiet.values
             let baseline = (before.rate + after.rate) / 2
             lines.append(
@@ -154,46 +159,7 @@ enum FloodBench {
         }
 
         // Samplers while the flood runs: memory (peak), transactions, the API, /healthz.
-        let done = Atomic<Bool>(false)
-        let rssPeak = Atomic<Int>(rssBefore), txPeak = Atomic<Int>(0)
-        let latencies = Mutex<[Double]>([]), apiFailed = Atomic<Int>(0)
-        let health = Atomic<Int>(0), healthTotal = Atomic<Int>(0)
-        let samplers = DispatchGroup()
-        func sampler(every interval: Double, _ body: @escaping @Sendable () -> Void) {
-            DispatchQueue.global().async(group: samplers) {
-                while !done.load(ordering: .relaxed) {
-                    body()
-                    usleep(UInt32(interval * 1e6))
-                }
-            }
-        }
-        sampler(every: 0.05) {
-            let rss = GatewayProbe.rssKiB(pid)
-            if rss > rssPeak.load(ordering: .relaxed) { rssPeak.store(rss, ordering: .relaxed) }
-        }
-        sampler(every: 0.25) {
-            if let tx = GatewayProbe.metrics(client)?["irisgw_sip_transactions_active"],
-                Int(tx) > txPeak.load(ordering: .relaxed)
-            {
-                txPeak.store(Int(tx), ordering: .relaxed)
-            }
-        }
-        sampler(every: 0.02) {
-            let t0 = EventLoop.now()
-            if let r = try? client.request(method: "GET", path: "/v1/sessions", timeout: 5), r.status == 200 {
-                let dt = EventLoop.now() - t0
-                latencies.withLock { $0.append(dt) }
-            } else {
-                apiFailed.add(1, ordering: .relaxed)
-            }
-        }
-        let anonymous = try HTTPClient(baseURL: gw.api)
-        sampler(every: 0.1) {
-            healthTotal.add(1, ordering: .relaxed)
-            if (try? anonymous.request(method: "GET", path: "/healthz", timeout: 2))?.status == 200 {
-                health.add(1, ordering: .relaxed)
-            }
-        }
+        let probes = try Probes(gw: gw, client: client, rssBefore: rssBefore)
 
         // Legitimate calls once the flood is at full rate.
         Thread.sleep(forTimeInterval: 0.5)
@@ -204,8 +170,7 @@ enum FloodBench {
         // The samplers cover the flood (and the legitimate calls, if they took longer).
         let left = floodSeconds - Date().timeIntervalSince(start)
         if left > 0 { Thread.sleep(forTimeInterval: left) }
-        done.store(true, ordering: .relaxed)
-        samplers.wait()
+        probes.stop()
         let seconds = Date().timeIntervalSince(start)
         let cpu = GatewayProbe.cpuSeconds(pid) - cpu0
         let machine1 = GatewayProbe.machineJiffies()
@@ -221,7 +186,7 @@ enum FloodBench {
 
         // After: every transaction of the flood has ended and (for a large peak) the heap was
         // trimmed, and no flood session is left.
-        let peakTransactions = txPeak.load(ordering: .relaxed)
+        let peakTransactions = probes.txPeak.load(ordering: .relaxed)
         let floodEnd = Date()
         var trims = 0
         let settled = GatewayProbe.waitFor(timeout: 45) {
@@ -239,12 +204,71 @@ enum FloodBench {
         for (k, v) in refused1 { refused[k] = v - (refused0[k] ?? 0) }
         return Result(
             flood: flood, seconds: seconds, offered: offered, datagrams: datagrams, kernelDrops: kernelDrops,
-            rssBefore: rssBefore, rssPeak: rssPeak.load(ordering: .relaxed), rssAfter: rssAfter,
+            rssBefore: rssBefore, rssPeak: probes.rssPeak.load(ordering: .relaxed), rssAfter: rssAfter,
             settled: settled, settleSeconds: settleSeconds, peakTransactions: peakTransactions, heapTrims: trims,
-            apiLatencies: latencies.withLock { $0 }, apiFailed: apiFailed.load(ordering: .relaxed),
-            healthOK: health.load(ordering: .relaxed), healthTotal: healthTotal.load(ordering: .relaxed),
+            apiLatencies: probes.latencies.withLock { $0 }, apiFailed: probes.apiFailed.load(ordering: .relaxed),
+            healthOK: probes.health.load(ordering: .relaxed), healthTotal: probes.healthTotal.load(ordering: .relaxed),
             legit: legit, legitTimes: legitTimes.values, legitPhases: legitTimes.phaseLine, legitInside: legitInside,
             gatewayCPU: cpu / seconds, machineBusy: busy, refused: refused)
+    }
+
+    /// What the bench watches while legitimate calls are measured: the gateway's memory (peak),
+    /// its open transactions, `GET /v1/sessions` every 20 ms and /healthz every 100 ms. They run
+    /// in the baseline too, so the legitimate rate during a flood is set against the same
+    /// probing without one (they cost the API loop and the CPU something of their own).
+    final class Probes: Sendable {
+        let done = Atomic<Bool>(false)
+        let rssPeak: Atomic<Int>, txPeak = Atomic<Int>(0)
+        let latencies = Mutex<[Double]>([]), apiFailed = Atomic<Int>(0)
+        let health = Atomic<Int>(0), healthTotal = Atomic<Int>(0)
+        private let samplers = DispatchGroup()
+
+        init(gw: BridgeBench.Gateway, client: HTTPClient, rssBefore: Int) throws {
+            rssPeak = Atomic<Int>(rssBefore)
+            let pid = gw.pid
+            let anonymous = try HTTPClient(baseURL: gw.api)
+            sampler(every: 0.05) { [self] in
+                let rss = GatewayProbe.rssKiB(pid)
+                if rss > rssPeak.load(ordering: .relaxed) { rssPeak.store(rss, ordering: .relaxed) }
+            }
+            sampler(every: 0.25) { [self] in
+                if let tx = GatewayProbe.metrics(client)?["irisgw_sip_transactions_active"],
+                    Int(tx) > txPeak.load(ordering: .relaxed)
+                {
+                    txPeak.store(Int(tx), ordering: .relaxed)
+                }
+            }
+            sampler(every: 0.02) { [self] in
+                let t0 = EventLoop.now()
+                if let r = try? client.request(method: "GET", path: "/v1/sessions", timeout: 5), r.status == 200 {
+                    let dt = EventLoop.now() - t0
+                    latencies.withLock { $0.append(dt) }
+                } else {
+                    apiFailed.add(1, ordering: .relaxed)
+                }
+            }
+            sampler(every: 0.1) { [self] in
+                healthTotal.add(1, ordering: .relaxed)
+                if (try? anonymous.request(method: "GET", path: "/healthz", timeout: 2))?.status == 200 {
+                    health.add(1, ordering: .relaxed)
+                }
+            }
+        }
+
+        private func sampler(every interval: Double, _ body: @escaping @Sendable () -> Void) {
+            DispatchQueue.global().async(group: samplers) { [self] in
+                while !done.load(ordering: .relaxed) {
+                    body()
+                    usleep(UInt32(interval * 1e6))
+                }
+            }
+        }
+
+        /// Stops the samplers and waits for them.
+        func stop() {
+            done.store(true, ordering: .relaxed)
+            samplers.wait()
+        }
     }
 
     /// One SIPp flooding from `source` for `floodSeconds`.
