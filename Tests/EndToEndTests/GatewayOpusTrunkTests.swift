@@ -11,13 +11,12 @@ import Testing
 
 /// The app as a plain RTP endpoint of one codec (PCMU, PCMA, G.722): its SDP offer, a paced
 /// tone toward the gateway from a thread of its own, and what it hears, decoded.
-final class PlainRTPApp: @unchecked Sendable {  // the thread owns the socket while it runs
+final class PlainRTPApp: Sendable {
     let codec: AudioCodec
     let payloadType: UInt8
     let socket: UDPSocket
     private let received = Mutex<[[UInt8]]>([])
     private let running = Atomic<Bool>(false)
-    private var thread: Thread?
 
     init(_ codec: AudioCodec, payloadType: UInt8) throws {
         self.codec = codec
@@ -74,7 +73,6 @@ final class PlainRTPApp: @unchecked Sendable {  // the thread owns the socket wh
                 usleep(20_000)
             }
         }
-        thread = t
         t.start()
     }
 
