@@ -16,8 +16,11 @@ public final class ControlAPIServer: Sendable {
     private let configuration: HTTPServerConfiguration
     /// The dialer page's files, served at `/app` without a key; nil: `/app` is 404.
     private let webFiles: StaticFiles?
-    /// What one routing id's page tokens may hold at once.
-    let pageLimits: PageTokenLimits
+    /// What one routing id's page tokens may hold at once (a reload may change it).
+    var pageLimits: PageTokenLimits { pageLimitsSlot.withLock { $0 } }
+    let pageLimitsSlot: Mutex<PageTokenLimits>
+    /// What `POST /v1/admin/reload` runs (ControlAPIServer+Admin.swift); nil: 503.
+    let reloader = Mutex<Reloader?>(nil)
 
     /// The server can listen before the gateway exists (the gateway's notifications name
     /// the API's address); until `attach`, requests get 503. `webFiles`: the dialer page.
@@ -29,7 +32,7 @@ public final class ControlAPIServer: Sendable {
         self.key = key
         self.configuration = configuration
         self.webFiles = webFiles
-        self.pageLimits = pageLimits
+        pageLimitsSlot = Mutex(pageLimits)
     }
 
     public convenience init(gateway: Gateway, key: String, configuration: HTTPServerConfiguration) {
@@ -174,6 +177,7 @@ public final class ControlAPIServer: Sendable {
             guard caller == .apiKey else { throw Self.forbidden("mint page tokens") }
             return Self.json(201, try mintPageToken(try decode(PageTokenRequest.self, request), gateway: gateway))
         }
+        if parts.count >= 2, parts[0] == "v1", parts[1] == "admin" { return try adminRoute(request, parts, caller) }
         if parts == ["metrics"] {
             guard m == "GET" else { throw Self.notAllowed(request) }
             guard caller == .apiKey else { throw Self.forbidden("read the metrics") }

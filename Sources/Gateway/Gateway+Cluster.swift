@@ -119,22 +119,24 @@ extension Gateway: ClusterNodeDelegate {
     /// node registers within about a TTL. A node that loses the lock hands the registration
     /// over without unregistering (the binding, Kamailio's contact, is the new holder's).
     /// While Redis cannot answer, nothing changes. On the SIP loop.
-    func registerWhileHolding(_ name: String, _ configuration: RegistrationClient.Configuration) {
-        guard let cluster, !draining else { return }
+    /// A reload that changes or removes the profile ends the loop of its old `generation`
+    /// (Gateway+Reload.swift stops the registration it ran).
+    func registerWhileHolding(_ name: String, _ configuration: RegistrationClient.Configuration, generation: Int) {
+        guard let cluster, !draining, isCurrent(name, generation) else { return }
         cluster.hold(lock: name, ttl: cluster.settings.nodeTTL) { [weak self] held in
             guard let self else { return }
             ua.loop.execute { [self] in
-                guard !draining else { return }
+                guard !draining, isCurrent(name, generation) else { return }
                 let mine = clusterRegistrations[name]
                 if held == true, mine == nil {
                     clusterRegistrations[name] = startRegistration(name, configuration)
                 } else if held == false, let mine {
                     mine.handOver()
-                    registrations.removeAll { $0 === mine }
+                    registrations.removeAll { $0.client === mine }
                     clusterRegistrations[name] = nil
                 }
                 ua.loop.schedule(after: cluster.settings.heartbeatInterval) { [weak self] in
-                    self?.registerWhileHolding(name, configuration)
+                    self?.registerWhileHolding(name, configuration, generation: generation)
                 }
             }
         }
@@ -146,7 +148,7 @@ extension Gateway: ClusterNodeDelegate {
         guard let cluster else { return }
         for (name, client) in clusterRegistrations {
             client.handOver()
-            registrations.removeAll { $0 === client }
+            registrations.removeAll { $0.client === client }
             cluster.drop(lock: name)
         }
         clusterRegistrations = [:]

@@ -12,8 +12,14 @@ import Synchronization
 /// thread (the control API's), hops to the SIP loop for the session's state and returns
 /// the result or a `GatewayError` that changed nothing.
 public final class Gateway: Sendable {
-    public let configuration: GatewayConfiguration
-    public let profiles: [String: TrunkProfile]
+    /// The settings in force: those it started with, and the live ones the last reload
+    /// changed (Gateway+Reload.swift). Read it once per use: a reload may change it between reads.
+    public var configuration: GatewayConfiguration { settings.withLock { $0 } }
+    let settings: Mutex<GatewayConfiguration>
+    /// The trunk profiles in force, by name. A session holds the profile it started with.
+    public var profiles: [String: TrunkProfile] { trunks.withLock { $0.profiles } }
+    /// The profiles and the default one's name, replaced together by a reload.
+    let trunks: Mutex<TrunkSet>
     public let ua: SIPUserAgent
     public let media: MediaEngine
     public let events: EventHub
@@ -32,7 +38,7 @@ public final class Gateway: Sendable {
     let hep: HEPSender?
     /// The profile a create uses when it names none (`configuration.defaultProfile`, else
     /// the first outbound profile by name).
-    public let defaultProfileName: String?
+    public var defaultProfileName: String? { trunks.withLock { $0.defaultName } }
 
     /// What only the SIP loop touches, checked on every access in debug builds (the
     /// properties below reach it).
@@ -53,11 +59,17 @@ public final class Gateway: Sendable {
         /// Threads waiting in `waitUntilNoSessions`, signalled when the last session ends.
         var idleWaiters: [DispatchSemaphore] = []
         var draining = false
-        var registrations: [RegistrationClient] = []
+        /// Registrations and OPTIONS keepalives with the profile each serves.
+        var registrations: [(trunk: String, client: RegistrationClient)] = []
         /// The trunks this node registers for its cluster (it holds their locks), by profile.
         var clusterRegistrations: [String: RegistrationClient] = [:]
-        var keepalives: [KeepaliveClient] = []
-        /// Addresses DNS gave for the trunks' named proxies: trusted like numeric proxies.
+        var keepalives: [(trunk: String, client: KeepaliveClient)] = []
+        /// Bumped when a reload changes or removes a profile: its upkeep still under way
+        /// (a DNS answer, a retry, the cluster's lock loop) sees it is stale and stops.
+        var trunkGenerations: [String: Int] = [:]
+        /// Addresses DNS gave for the trunks' named proxies, by profile, and all of them:
+        /// trusted like numeric proxies.
+        var locatedByTrunk: [String: Set<String>] = [:]
         var locatedProxyHosts = Set<String>()
         /// TLS targets by the address they were located at, for in-dialog requests there.
         var tlsTargets: [SocketAddress: SIPTLSTarget] = [:]
@@ -108,7 +120,7 @@ public final class Gateway: Sendable {
         get { loopState.value.draining }
         set { loopState.value.draining = newValue }
     }
-    var registrations: [RegistrationClient] {
+    var registrations: [(trunk: String, client: RegistrationClient)] {
         get { loopState.value.registrations }
         _modify { yield &loopState.value.registrations }
     }
@@ -116,9 +128,17 @@ public final class Gateway: Sendable {
         get { loopState.value.clusterRegistrations }
         _modify { yield &loopState.value.clusterRegistrations }
     }
-    var keepalives: [KeepaliveClient] {
+    var keepalives: [(trunk: String, client: KeepaliveClient)] {
         get { loopState.value.keepalives }
         _modify { yield &loopState.value.keepalives }
+    }
+    var trunkGenerations: [String: Int] {
+        get { loopState.value.trunkGenerations }
+        _modify { yield &loopState.value.trunkGenerations }
+    }
+    var locatedByTrunk: [String: Set<String>] {
+        get { loopState.value.locatedByTrunk }
+        _modify { yield &loopState.value.locatedByTrunk }
     }
     var locatedProxyHosts: Set<String> {
         get { loopState.value.locatedProxyHosts }
@@ -144,13 +164,9 @@ public final class Gateway: Sendable {
     /// `cluster`: the node made already (serve makes it first, for the cluster's secrets);
     /// nil makes one from `configuration.cluster` when that is set.
     public init(configuration: GatewayConfiguration, profiles: [TrunkProfile], cluster: ClusterNode? = nil) throws {
-        self.configuration = configuration
-        var byName: [String: TrunkProfile] = [:]
-        for p in profiles { byName[p.name] = p }
-        self.profiles = byName
-        defaultProfileName =
-            configuration.defaultProfile
-            ?? profiles.filter { $0.outbound != nil }.map(\.name).sorted().first
+        settings = Mutex(configuration)
+        let trunkSet = TrunkSet(profiles, defaultProfile: configuration.defaultProfile)
+        trunks = Mutex(trunkSet)
         var sip = configuration.sip
         sip.listen = configuration.sipListen
         // A trunk whose TLS files cannot be used stops the start, naming its profile.
@@ -158,7 +174,7 @@ public final class Gateway: Sendable {
         // One user agent serves every trunk. Outbound calls carry their own trunk's PRACK and
         // session-timer policy; inbound ones (matched to a trunk only after the INVITE is
         // read) use the default profile's (docs/sip-profiles.md).
-        if let name = defaultProfileName ?? profiles.map(\.name).sorted().first, let p = byName[name] {
+        if let p = trunkSet.inboundPolicyProfile {
             let policy = Self.callPolicy(p)
             sip.prack = policy.prack
             sip.sessionTimer = policy.sessionTimer
@@ -260,8 +276,8 @@ public final class Gateway: Sendable {
         ua.loop.sync { [self] in
             for s in sessions.values { s.handle(.sipFailure(nil)) }
             handOverRegistrations()
-            for r in registrations { r.stop() }
-            for k in keepalives { k.stop() }
+            for r in registrations { r.client.stop() }
+            for k in keepalives { k.client.stop() }
         }
         // The endings just forced wait for their media threads; then the unregisters and
         // final BYEs must leave before the sockets close.
@@ -319,8 +335,10 @@ public final class Gateway: Sendable {
     }
 
     func profile(named name: String?) throws(GatewayError) -> TrunkProfile {
-        guard let n = name ?? defaultProfileName else { throw .badRequest("no trunk profile is configured") }
-        guard let p = profiles[n] else { throw .badRequest("unknown profile \"\(n)\"") }
+        // One read, so a reload in between cannot pair one set's default with another's profiles.
+        let set = trunks.withLock { $0 }
+        guard let n = name ?? set.defaultName else { throw .badRequest("no trunk profile is configured") }
+        guard let p = set.profiles[n] else { throw .badRequest("unknown profile \"\(n)\"") }
         return p
     }
 

@@ -58,6 +58,8 @@ public final class GatewayMetrics: Sendable {
     /// Counts one recording started.
     func recordingStarted() { counts.withLock { $0.recordings += 1 } }
     func registration(profile: String, state: String) { counts.withLock { $0.registrations[profile] = state } }
+    /// A profile a reload removed (or whose registration it turned off) leaves the gauge.
+    func forgetRegistration(profile: String) { counts.withLock { $0.registrations[profile] = nil } }
 
     func media(_ stats: [MediaLeg: MediaLegStatistics]) {
         counts.withLock { c in

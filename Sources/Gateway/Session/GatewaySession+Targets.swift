@@ -36,7 +36,7 @@ extension GatewaySession {
             if !peers.isEmpty {
                 targets = peers
                 targetIndex = 0
-                gateway.trustLocated(peers)
+                gateway.trustLocated(peers, trunk: profile.name)
                 return true
             }
             error = .noAddress(proxies[proxyIndex].host)

@@ -9,9 +9,9 @@ public struct AuthFailureCounter: Sendable {
     }
 
     /// Failures allowed within `window`; the next one says ban.
-    public let limit: Int
+    public private(set) var limit: Int
     /// Seconds over which failures are counted.
-    public let window: Double
+    public private(set) var window: Double
     public let capacity: Int
     private var entries: [String: Entry] = [:]
 
@@ -19,6 +19,12 @@ public struct AuthFailureCounter: Sendable {
         self.limit = max(1, limit)
         self.window = max(1, window)
         self.capacity = max(1, capacity)
+    }
+
+    /// A new limit and window (a configuration reload); failures counted so far stay.
+    public mutating func retune(limit: Int, window: Double) {
+        self.limit = max(1, limit)
+        self.window = max(1, window)
     }
 
     /// Sources with failures remembered now.

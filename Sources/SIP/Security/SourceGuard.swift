@@ -26,9 +26,9 @@ public struct SourceGuard: Sendable {
         var bannedUntil: Double
     }
 
-    public let requestsPerSecond: Int
-    public let trustedRequestsPerSecond: Int
-    public let banSeconds: Double
+    public private(set) var requestsPerSecond: Int
+    public private(set) var trustedRequestsPerSecond: Int
+    public private(set) var banSeconds: Double
     public let capacity: Int
     private var entries: [String: Entry] = [:]
 
@@ -44,6 +44,14 @@ public struct SourceGuard: Sendable {
     /// The requests a bucket of `rate` per second lets through at once: a second's worth up
     /// to 50, a tenth of a second's beyond (2000/s: 200 at once).
     public static func burst(_ rate: Int) -> Double { max(Double(min(rate, 50)), Double(rate) / 10) }
+
+    /// New rates and ban length (a configuration reload): what is tracked stays (buckets
+    /// refill at the new rate, bans run out as they were set).
+    public mutating func retune(requestsPerSecond: Int, trustedRequestsPerSecond: Int? = nil, banSeconds: Double) {
+        self.requestsPerSecond = max(1, requestsPerSecond)
+        self.trustedRequestsPerSecond = max(1, trustedRequestsPerSecond ?? requestsPerSecond)
+        self.banSeconds = banSeconds
+    }
 
     /// Sources tracked now.
     public var trackedCount: Int { entries.count }

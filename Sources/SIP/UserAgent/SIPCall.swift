@@ -224,7 +224,7 @@ public final class SIPCall: Sendable {
             incoming: invite, transaction: transaction, localTag: SIPIdentifiers.tag(),
             firstRSeq: UInt32.random(in: 1...1000), localSequence: UInt32.random(in: 1...10_000),
             configuration: Self.configuration(
-                ua, ua.configuration.callPolicy, transaction.peer,
+                ua, ua.inboundCallPolicy, transaction.peer,
                 secure: invite.requestURI?.scheme == "sips"))
         loopState = LoopBoundBox(LoopState(machine: machine), loop: ua.loop)
     }

@@ -133,7 +133,7 @@ extension SIPUserAgent {
         guard case .challenge(let challenges, _) = check else {
             // Authenticated: the bound on server transactions holds as for any request (an
             // untrusted source gets no 503).
-            if transactions.serverCount >= configuration.defence.maxServerTransactions,
+            if transactions.serverCount >= defence.maxServerTransactions,
                 !transactions.hasTransaction(for: request)
             {
                 refuse(.transactionsFull)

@@ -20,7 +20,7 @@ extension SIPUserAgent {
     /// or the carrier a trusted proxy names. A `trusted` source's request was counted
     /// against its rate before this (`receive`).
     func admit(_ request: SIPMessage, from peer: SIPPeer, source: SIPPeer, trusted: Bool, now: Double) -> Bool {
-        let defence = configuration.defence
+        let defence = self.defence
         let host = source.address.host
         if defence.isScanner(request) {
             refuse(.scanner)

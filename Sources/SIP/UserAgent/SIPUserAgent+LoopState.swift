@@ -23,6 +23,10 @@ extension SIPUserAgent {
         var heapTrim = HeapTrimPolicy()
         var dnsResolver: DNSResolver?
         var heapTrims = 0
+        /// What a reload set in place of `configuration.defence` and the incoming calls'
+        /// policy (SIPUserAgent+LiveSettings.swift); nil: the configuration's.
+        var defenceOverride: SIPDefence?
+        var inboundCallPolicyOverride: SIPCallPolicy?
 
         init(
             transports: SIPTransports, transactions: TransactionLayer, digestServer: DigestServer?,

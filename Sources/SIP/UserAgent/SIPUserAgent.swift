@@ -47,12 +47,15 @@ public final class SIPUserAgent: Sendable {
         set { loopState.value.localAddresses = newValue }
     }
     /// Which callers must authenticate, per source (SIPUserAgent+Authentication.swift); nil
-    /// (the default) leaves it to `configuration.inboundAuthentication`. Set before `start`.
+    /// (the default) leaves it to `configuration.inboundAuthentication`. Set before `start`,
+    /// or on the loop (a reload): with the same realm, the nonces already sent stay valid.
     public var inboundDigest: InboundDigestPolicy? {
         get { loopState.value.inboundDigest }
         set {
             loopState.value.inboundDigest = newValue
-            digestServer = digestPolicy.map { DigestServer(realm: $0.realm, secret: Crypto.randomBytes(count: 32)) }
+            let realm = digestPolicy?.realm
+            guard digestServer?.realm != realm else { return }
+            digestServer = realm.map { DigestServer(realm: $0, secret: Crypto.randomBytes(count: 32)) }
         }
     }
     /// Requests dropped or refused by `configuration.defence`, by reason.
@@ -242,7 +245,7 @@ public final class SIPUserAgent: Sendable {
     func receive(_ bytes: [UInt8], from peer: SIPPeer, at local: SocketAddress) {
         counters.received += 1
         let now = SIPEventLoop.now()
-        let tapAll = configuration.defence.tapUnfiltered
+        let tapAll = defence.tapUnfiltered
         if tapAll { tap(bytes, from: peer, at: local) }
         // A banned source costs one dictionary lookup: not even parsed.
         // A trusted proxy is judged by the source it names, once the request is parsed.
@@ -422,7 +425,7 @@ public final class SIPUserAgent: Sendable {
         return nil
     }
 
-    var supportedOptionTags: [String] { configuration.callPolicy.supportedOptionTags }
+    var supportedOptionTags: [String] { inboundCallPolicy.supportedOptionTags }
 
     private func handleRequest(_ m: SIPMessage, _ tx: ServerTransaction) {
         if let failure = validationFailure(m) {

@@ -61,7 +61,9 @@ enum ServeCommand {
 
         Prints `listening sip udp|tcp|tls HOST:PORT`, `listening api URL` and `ready`, then serves.
         SIGHUP rereads the TLS certificates and keys, SIP's and the API's (new connections use
-        them; calls and open connections go on).
+        them; calls and open connections go on), then the trunk profiles and the settings file
+        (POST /v1/admin/reload does the same): new calls take what changed, calls in progress
+        keep what they began with; keys that need a restart are named (docs/operations.md).
 
         """
 
@@ -108,14 +110,19 @@ enum ServeCommand {
         writeOut(
             "media io \(engine.io.rawValue)\(engine.ioFallbackReason.map { " (io_uring unavailable: \($0))" } ?? "")\n")
         writeOut("profiles \(profiles.map(\.name).sorted().joined(separator: ","))\n")
-        let reload = reloadOnHangup(node.gateway, api: node.api)
+        let reloader = ServeReloader(
+            arguments: args, options: options, gateway: node.gateway, apis: [node.api] + [node.plainAPI].compactMap { $0 })
+        for api in [node.api] + [node.plainAPI].compactMap({ $0 }) {
+            api.onReload { () throws(ReloadRefusal) in try reloader.reloadAndLog(by: "api", waiting: false) }
+        }
+        let reload = reloadOnHangup(node.gateway, api: node.api, reloader: reloader)
         defer { reload.cancel() }
         writeOut("ready\n")
         let signal = waitForTermination()
         if signal == SIGTERM {
             writeOut("draining: no new calls; \(node.gateway.activeSessionCount) in progress\n")
             node.gateway.drain()
-            _ = node.gateway.waitUntilNoSessions(timeout: options.drainTimeout)
+            _ = node.gateway.waitUntilNoSessions(timeout: reloader.drainTimeout.withLock { $0 })
         }
         node.gateway.shutdown()
         node.api.stop()
@@ -204,8 +211,11 @@ enum ServeCommand {
 
     /// SIGHUP rereads the TLS certificates and keys, SIP's and the control API's: new
     /// connections get them, calls go on. A file that cannot be used changes nothing for its
-    /// listener and says why on stderr.
-    static func reloadOnHangup(_ gateway: Gateway, api: ControlAPIServer) -> DispatchSourceSignal {
+    /// listener and says why on stderr. Then the profiles and the settings file are reloaded
+    /// (`ServeReloader`, after one under way), the summary or the refusal on stderr.
+    static func reloadOnHangup(
+        _ gateway: Gateway, api: ControlAPIServer, reloader: ServeReloader
+    ) -> DispatchSourceSignal {
         signal(SIGHUP, SIG_IGN)
         let source = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
         source.setEventHandler {
@@ -216,14 +226,17 @@ enum ServeCommand {
                 writeError(
                     "irisgw serve: SIGHUP: the TLS certificates were not reloaded (the old ones stay): \(error)\n")
             }
-            guard api.isTLS else { return }
-            do throws(TLSFailure) {
-                try api.reloadTLS()
-                writeOut("api tls certificate reloaded\n")
-            } catch {
-                writeError(
-                    "irisgw serve: SIGHUP: the API's TLS certificate was not reloaded (the old one stays): \(error)\n")
+            if api.isTLS {
+                do throws(TLSFailure) {
+                    try api.reloadTLS()
+                    writeOut("api tls certificate reloaded\n")
+                } catch {
+                    writeError(
+                        "irisgw serve: SIGHUP: the API's TLS certificate was not reloaded (the old one stays): \(error)\n"
+                    )
+                }
             }
+            _ = try? reloader.reloadAndLog(by: "SIGHUP", waiting: true)
         }
         source.resume()
         return source

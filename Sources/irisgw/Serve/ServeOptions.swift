@@ -39,6 +39,8 @@ struct ServeOptions {
     struct Refusal: Error {
         var message: String
         var showsUsage = true
+        /// The settings file's error with its file and key, when that is what was refused.
+        var problem: ProfileError?
     }
 
     /// Reads `--config` if given, then every flag; then checks the flags that go together
@@ -51,7 +53,7 @@ struct ServeOptions {
                 let file = try ServeConfiguration.load(file: URL(fileURLWithPath: args[at + 1]))
                 options.adopt(file, apiListener: try APIListenerSettings(serve: file))
             } catch {
-                throw Refusal(message: "\(error)", showsUsage: false)
+                throw Refusal(message: "\(error)", showsUsage: false, problem: error)
             }
         }
         var i = 0
