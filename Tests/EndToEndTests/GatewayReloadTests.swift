@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import IrisAPI
 import IrisClient
+import SIP
 import Synchronization
 import TestSupport
 import Testing
@@ -186,5 +187,95 @@ extension GatewaySuites {
             #expect(failed.isEmpty, "\(failed)")
             #expect(completed >= 3, "\(completed) calls")
         }
+    }
+}
+
+extension GatewaySuites.GatewayReloadTests {
+    /// A registrar on a UDP socket that grants every REGISTER what it asks and keeps what
+    /// came: the address of record's user, the Call-ID and Expires of each. `stop()` in a
+    /// `defer` (its loop ends within half a second).
+    final class RecordingRegistrar: Sendable {
+        struct Register: Sendable, Equatable {
+            var user: String
+            var callID: String
+            var expires: Int
+        }
+        private let probe: UDPProbe
+        private let seen = Mutex<[Register]>([])
+        private let stopping = Mutex(false)
+        var port: Int { probe.port }
+
+        init() throws {
+            probe = try UDPProbe()
+            Task { [self] in
+                while !stopping.withLock({ $0 }) {
+                    guard let bytes = await probe.receive(timeout: 0.5) else { continue }
+                    answer(bytes)
+                }
+            }
+        }
+
+        private func answer(_ bytes: [UInt8]) {
+            guard let m = try? SIPMessage.parse(bytes), m.method == "REGISTER", let via = m.topVia,
+                let user = (m[.to].flatMap { try? NameAddress.parse($0) })?.uri.user
+            else { return }
+            let expires = m.expires ?? 3600
+            seen.withLock { $0.append(Register(user: user, callID: m.callID ?? "", expires: expires)) }
+            var r = SIPMessage.response(to: m, status: 200, toTag: "registrar")
+            if let contact = m[.contact] { r.addHeader(.contact, contact) }
+            r.addHeader(.expires, String(expires))
+            probe.send(r.serialize(), to: via.port ?? 5060)
+        }
+
+        /// What came for `user` so far.
+        func registers(of user: String) -> [Register] { seen.withLock { $0.filter { $0.user == user } } }
+
+        func stop() { stopping.withLock { $0 = true } }
+    }
+
+    /// A reload leaves an unchanged profile's registration alone, registers a changed one
+    /// anew (a new REGISTER, no unregister: the binding never lapses) and unregisters a
+    /// removed one (Expires: 0).
+    @Test func registrationsFollowTheirProfiles() async throws {
+        let registrar = try RecordingRegistrar()
+        defer { registrar.stop() }
+        var profiles: [GatewayProcess.Profile] = []
+        for name in ["kept", "changed", "removed"] {
+            var p = GatewayProcess.Profile(name: name, proxies: [registrar.port])
+            p.register = true
+            p.auth = (name, "REG_PASSWORD")
+            p.hasInbound = false
+            profiles.append(p)
+        }
+        let gw = try await GatewayProcess(profiles: profiles, environment: ["REG_PASSWORD": "s3cret"])
+        defer { gw.stop() }
+        #expect(
+            await eventually(timeout: 10) {
+                ["kept", "changed", "removed"].allSatisfy { registrar.registers(of: $0).count == 1 }
+            })
+        let directory = gw.directory.appendingPathComponent("profiles")
+        profiles[1].maxConcurrentCalls = 5
+        try profiles[1].json5.write(
+            to: directory.appendingPathComponent("changed.json5"), atomically: true, encoding: .utf8)
+        try FileManager.default.removeItem(at: directory.appendingPathComponent("removed.json5"))
+        let reload = try await Self.reload(gw)
+        #expect(Self.summary(reload.json) == [["changed"], ["kept"], ["removed"], []], "\(reload.json)")
+        #expect(
+            await eventually(timeout: 10) {
+                registrar.registers(of: "changed").count == 2 && registrar.registers(of: "removed").count == 2
+            })
+        let changed = registrar.registers(of: "changed")
+        #expect(changed.count == 2 && changed[1].callID != changed[0].callID && changed[1].expires > 0, "\(changed)")
+        #expect(registrar.registers(of: "removed").last?.expires == 0)
+        #expect(registrar.registers(of: "kept").count == 1)
+        let metrics = try await gw.connection().metricsText()
+        #expect(!metrics.contains("profile=\"removed\""), "\(metrics)")
+        // SIGINT unregisters the two left before the registrar goes.
+        #expect(await gw.signal(SIGINT) == 0)
+        #expect(
+            await eventually(timeout: 5) {
+                registrar.registers(of: "kept").last?.expires == 0
+                    && registrar.registers(of: "changed").last?.expires == 0
+            })
     }
 }
