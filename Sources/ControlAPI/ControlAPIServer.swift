@@ -168,16 +168,17 @@ public final class ControlAPIServer: Sendable {
     }
 
     private func route(_ request: HTTPRequest, _ caller: APICaller) throws(GatewayError) -> HTTPResponse {
+        let parts = request.path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        // This node's own (never forwarded); the reloader reaches the gateway itself.
+        if parts.count >= 2, parts[0] == "v1", parts[1] == "admin" { return try adminRoute(request, parts, caller) }
         let gateway = try self.current
         if let answer = try clusterRoute(request, caller, gateway: gateway) { return answer }
-        let parts = request.path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         let m = request.method
         if parts == ["v1", "page-tokens"] {
             guard m == "POST" else { throw Self.notAllowed(request) }
             guard caller == .apiKey else { throw Self.forbidden("mint page tokens") }
             return Self.json(201, try mintPageToken(try decode(PageTokenRequest.self, request), gateway: gateway))
         }
-        if parts.count >= 2, parts[0] == "v1", parts[1] == "admin" { return try adminRoute(request, parts, caller) }
         if parts == ["metrics"] {
             guard m == "GET" else { throw Self.notAllowed(request) }
             guard caller == .apiKey else { throw Self.forbidden("read the metrics") }
