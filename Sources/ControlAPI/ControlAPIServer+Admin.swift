@@ -21,7 +21,8 @@ extension ControlAPIServer {
     func adminRoute(_ request: HTTPRequest, _ parts: [String], _ caller: APICaller) throws(GatewayError) -> HTTPResponse
     {
         guard parts == ["v1", "admin", "reload"] else {
-            throw GatewayError(IrisCode.incorrectParams, .notFound, "no such endpoint: \(request.method) \(request.path)")
+            throw GatewayError(
+                IrisCode.incorrectParams, .notFound, "no such endpoint: \(request.method) \(request.path)")
         }
         guard request.method == "POST" else { throw Self.notAllowed(request) }
         guard caller == .apiKey else { throw Self.forbidden("reload the configuration") }

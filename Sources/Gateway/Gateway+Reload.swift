@@ -35,9 +35,9 @@ extension Gateway {
     /// over when the new profile registers the same address of record at the same registrar
     /// (its REGISTER refreshes the binding, which never lapses), unregistered otherwise.
     /// Changed and added profiles then start theirs. Unchanged profiles' go on untouched.
-    public func reload(profiles new: [TrunkProfile], configuration next: GatewayConfiguration) throws(ProfileError)
-        -> ProfileChanges
-    {
+    public func reload(
+        profiles new: [TrunkProfile], configuration next: GatewayConfiguration
+    ) throws(ProfileError) -> ProfileChanges {
         do {
             try Self.checkTLS(new)
         } catch let error as ProfileError {
@@ -64,7 +64,10 @@ extension Gateway {
             let replacement = after.recordings.retentionDays.map {
                 RecordingRetention(directory: after.recordingsDirectory, days: $0)
             }
-            recordingRetention.withLock { $0?.stop(); $0 = replacement }
+            recordingRetention.withLock { retention in
+                retention?.stop()
+                retention = replacement
+            }
         }
         return changes
     }
@@ -75,14 +78,16 @@ extension Gateway {
     private func applyLimits(_ set: TrunkSet) {
         for p in set.profiles.values {
             if let o = p.outbound {
-                var a = admissions[p.name] ?? Admission(maxConcurrent: o.maxConcurrentCalls, perSecond: o.callsPerSecond)
+                var a =
+                    admissions[p.name] ?? Admission(maxConcurrent: o.maxConcurrentCalls, perSecond: o.callsPerSecond)
                 a.maxConcurrent = o.maxConcurrentCalls
                 a.perSecond = o.callsPerSecond
                 admissions[p.name] = a
             }
             if let i = p.inbound {
                 var a =
-                    inboundAdmissions[p.name] ?? Admission(maxConcurrent: i.maxConcurrentCalls, perSecond: i.callsPerSecond)
+                    inboundAdmissions[p.name]
+                    ?? Admission(maxConcurrent: i.maxConcurrentCalls, perSecond: i.callsPerSecond)
                 a.maxConcurrent = i.maxConcurrentCalls
                 a.perSecond = i.callsPerSecond
                 inboundAdmissions[p.name] = a

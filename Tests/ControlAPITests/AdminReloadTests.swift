@@ -42,7 +42,8 @@ import Testing
         let (api, port, runs) = try Self.server { summary }
         defer { api.stop() }
         for body in ["", "{}", " { } "] {
-            let r = try await httpRequest(port: port, "POST", "/v1/admin/reload", headers: Self.auth, body: Array(body.utf8))
+            let r = try await httpRequest(
+                port: port, "POST", "/v1/admin/reload", headers: Self.auth, body: Array(body.utf8))
             #expect(r.status == 200, "\(r.text)")
             #expect(try JSONDecoder().decode(ReloadSummary.self, from: Data(r.body)) == summary)
             let keys = Set(Self.json(r).keys)
@@ -61,7 +62,9 @@ import Testing
         let error = Self.json(r)["error"] as? [String: Any] ?? [:]
         #expect(error["file"] as? String == "profiles/a.json5" && error["key"] as? String == "outbound.proxies[0]")
         #expect(error["code"] as? Int == IrisCode.incorrectParams)
-        #expect((error["message"] as? String)?.hasSuffix("profiles/a.json5: outbound.proxies[0]: must be a sip: URI") == true)
+        #expect(
+            (error["message"] as? String)?.hasSuffix("profiles/a.json5: outbound.proxies[0]: must be a sip: URI")
+                == true)
     }
 
     @Test func aReloadUnderWayIsAConflict() async throws {
@@ -75,7 +78,9 @@ import Testing
     }
 
     @Test func whatIsRefusedReloadsNothing() async throws {
-        let (api, port, runs) = try Self.server { ReloadSummary(reloaded: [], unchanged: [], removed: [], restartRequired: []) }
+        let (api, port, runs) = try Self.server {
+            ReloadSummary(reloaded: [], unchanged: [], removed: [], restartRequired: [])
+        }
         defer { api.stop() }
         let noKey = try await httpRequest(port: port, "POST", "/v1/admin/reload")
         #expect(noKey.status == 401)

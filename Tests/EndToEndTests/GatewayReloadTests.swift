@@ -38,7 +38,8 @@ extension GatewaySuites {
                 let rec = SessionRecorder()
                 do {
                     let session = IrisRtcAudioSession(
-                        connection: try gw.connection(), stream: try IrisRtcStream(source: .tone(hz: 440, amplitude: 0.3)),
+                        connection: try gw.connection(),
+                        stream: try IrisRtcStream(source: .tone(hz: 440, amplitude: 0.3)),
                         delegate: rec)
                     defer { session.stop() }
                     try await session.createWithTN(targetTN: "+15550100001", sourceTN: "+15557654321")
@@ -62,7 +63,9 @@ extension GatewaySuites {
             }
         }
 
-        static func reload(_ gw: GatewayProcess, bearer: String? = nil) async throws -> (
+        static func reload(
+            _ gw: GatewayProcess, bearer: String? = nil
+        ) async throws -> (
             status: Int, json: [String: Any]
         ) {
             try await PageTokenScopeTests.call(gw, "POST", "/v1/admin/reload", bearer: bearer ?? gw.apiKey)
@@ -98,7 +101,8 @@ extension GatewaySuites {
             defer { gw.stop() }
             let profiles = gw.directory.appendingPathComponent("profiles")
             func write(_ p: GatewayProcess.Profile) throws {
-                try p.json5.write(to: profiles.appendingPathComponent(p.name + ".json5"), atomically: true, encoding: .utf8)
+                try p.json5.write(
+                    to: profiles.appendingPathComponent(p.name + ".json5"), atomically: true, encoding: .utf8)
             }
             let load = SteadyCalls(gw, at: 3)
             #expect(await eventually(timeout: 15) { load.completed >= 1 }, "\(sim.lines.suffix(5))")
@@ -134,9 +138,11 @@ extension GatewaySuites {
             try await after.close()
 
             // The new profile takes calls without a restart.
-            let viaWholesale = IrisRtcAudioSession(connection: try gw.connection(), stream: try IrisRtcStream(), delegate: nil)
+            let viaWholesale = IrisRtcAudioSession(
+                connection: try gw.connection(), stream: try IrisRtcStream(), delegate: nil)
             defer { viaWholesale.stop() }
-            try await viaWholesale.createWithTN(targetTN: "+15550100001", sourceTN: "+15557654321", profile: "wholesale")
+            try await viaWholesale.createWithTN(
+                targetTN: "+15550100001", sourceTN: "+15557654321", profile: "wholesale")
             try await viaWholesale.close()
             #expect(await viaWholesale.waitForEnd(timeout: 10))
 
@@ -152,7 +158,8 @@ extension GatewaySuites {
             trunk.maxConcurrentCalls = 90
             try write(trunk)
             let broken = profiles.appendingPathComponent("broken.json5")
-            try #"{ name: "broken", outbound: { proxies: ["sip:127.0.0.1:5090"], fromDomain: "gw.test", maxConcurrentCalls: "ten" } }"#
+            try
+                #"{ name: "broken", outbound: { proxies: ["sip:127.0.0.1:5090"], fromDomain: "gw.test", maxConcurrentCalls: "ten" } }"#
                 .write(to: broken, atomically: true, encoding: .utf8)
             let refused = try await Self.reload(gw)
             let error = refused.json["error"] as? [String: Any] ?? [:]
@@ -165,7 +172,8 @@ extension GatewaySuites {
                     "irisgw: reload (SIGHUP) refused, the configuration in force stays: \(broken.path): outbound.maxConcurrentCalls: "
                 ) == true, "\(refusedLines)")
             let completedBeforeFix = load.completed
-            #expect(await eventually(timeout: 10) { load.completed > completedBeforeFix }, "calls stopped after a refusal")
+            #expect(
+                await eventually(timeout: 10) { load.completed > completedBeforeFix }, "calls stopped after a refusal")
 
             // A page token may not reload.
             let token = try await PageTokenScopeTests.mint(gw, routingId: "alice")

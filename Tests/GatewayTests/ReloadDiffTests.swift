@@ -50,7 +50,8 @@ import Testing
             """)
         #expect(
             next.changedKeys(since: running) == [
-                "apiLimits", "maxSessions", "mediaLoadBudgetPercent", "pageTokens", "recordings.dir", "sip.requestsPerSecond",
+                "apiLimits", "maxSessions", "mediaLoadBudgetPercent", "pageTokens", "recordings.dir",
+                "sip.requestsPerSecond",
                 "sip.tcp", "sipListen"
             ])
         #expect(next.restartRequired(since: running) == ["apiLimits", "recordings.dir", "sip.tcp", "sipListen"])

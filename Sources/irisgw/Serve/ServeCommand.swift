@@ -111,7 +111,8 @@ enum ServeCommand {
             "media io \(engine.io.rawValue)\(engine.ioFallbackReason.map { " (io_uring unavailable: \($0))" } ?? "")\n")
         writeOut("profiles \(profiles.map(\.name).sorted().joined(separator: ","))\n")
         let reloader = ServeReloader(
-            arguments: args, options: options, gateway: node.gateway, apis: [node.api] + [node.plainAPI].compactMap { $0 })
+            arguments: args, options: options, gateway: node.gateway,
+            apis: [node.api] + [node.plainAPI].compactMap { $0 })
         for api in [node.api] + [node.plainAPI].compactMap({ $0 }) {
             api.onReload { () throws(ReloadRefusal) in try reloader.reloadAndLog(by: "api", waiting: false) }
         }
