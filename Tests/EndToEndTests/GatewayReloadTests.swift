@@ -55,9 +55,12 @@ extension GatewaySuites {
                 }
             }
 
+            /// No call starts from now on (for a `defer`: the calls under way end on their own).
+            func halt() { state.withLock { $0.stopping = true } }
+
             /// Lets the calls under way finish; returns how many completed and what failed.
             func stop() async -> (completed: Int, failed: [String]) {
-                state.withLock { $0.stopping = true }
+                halt()
                 for task in workers.withLock({ $0 }) { await task.value }
                 return state.withLock { ($0.completed, $0.failed) }
             }
@@ -105,6 +108,7 @@ extension GatewaySuites {
                     to: profiles.appendingPathComponent(p.name + ".json5"), atomically: true, encoding: .utf8)
             }
             let load = SteadyCalls(gw, at: 3)
+            defer { load.halt() }
             #expect(await eventually(timeout: 15) { load.completed >= 1 }, "\(sim.lines.suffix(5))")
             // A call that started on the old profile: a refused REFER fails its transfer.
             let (before, recBefore) = try await GatewayTransferSimTests.echoingCall(gw, "+15550100025")
