@@ -113,7 +113,7 @@ let package = Package(
         // What several test targets share (a test PKI made with `openssl`).
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         // Parse, serialize and round trip of captured SDP (carriers, browsers, softphones, RFC corpora).
-        .testTarget(name: "SDPTests", dependencies: ["SDP"]),
+        .testTarget(name: "SDPTests", dependencies: ["SDP", "TestSupport"]),
         // HMAC (RFC 2202, RFC 4231), hash, hex and base64 (RFC 4648) vectors.
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
         // HTTP heads both ways, chunked bodies, WebSocket frames and the RFC 6455 accept key.
