@@ -120,6 +120,50 @@ import Testing
             "table keys serve refuses: \(documented.subtracting(keys).sorted())")
     }
 
+    /// The string literals of every key list the profile loader checks objects against
+    /// (`keys: [...]`, `...Keys = [...]`, `static let keys = [...]`).
+    static func profileKeysInTheCode() throws -> Set<String> {
+        let files =
+            ["Sources/IrisAPI/OpusOptions.swift"]
+            + (try FileManager.default.contentsOfDirectory(
+                atPath: root.appendingPathComponent("Sources/Gateway/Profiles").path
+            ).filter { $0.hasSuffix(".swift") }.map { "Sources/Gateway/Profiles/" + $0 })
+        var keys = Set<String>()
+        for file in files {
+            var rest = Substring(try text(file))
+            while let open = ["keys: [", "Keys = [", "keys = ["].compactMap({ rest.range(of: $0) })
+                .min(by: { $0.lowerBound < $1.lowerBound })
+            {
+                let list = rest[open.upperBound...].prefix { $0 != "]" }
+                keys.formUnion(
+                    list.split(separator: "\"", omittingEmptySubsequences: false).enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) })
+                rest = rest[open.upperBound...]
+            }
+        }
+        return keys
+    }
+
+    @Test func theProfileTablesHaveEveryProfileKey() throws {
+        let doc = try Self.text("docs/sip-profiles.md")
+        var documented = Set<String>()
+        var rest = Substring(doc)
+        while let r = rest.range(of: "| key | type | default | meaning |") {
+            for row in Self.tableRows(String(rest[r.lowerBound...]), after: "| key | type | default | meaning |") {
+                guard let path = Self.quoted(row.first ?? "").first else { continue }
+                documented.formUnion(
+                    path.split(whereSeparator: { ".[]".contains($0) }).map(String.init).filter { !$0.isEmpty })
+            }
+            rest = rest[r.upperBound...]
+        }
+        let code = try Self.profileKeysInTheCode()
+        #expect(
+            code.subtracting(documented).isEmpty,
+            "profile keys missing from docs/sip-profiles.md: \(code.subtracting(documented).sorted())")
+        #expect(
+            documented.subtracting(code).isEmpty,
+            "documented profile keys the loader refuses: \(documented.subtracting(code).sorted())")
+    }
+
     /// Every metric name in the metrics tables (docs/api.md, "Metrics"; the cluster's in
     /// docs/operations.md).
     static func documentedMetrics() throws -> Set<String> {
