@@ -136,7 +136,9 @@ import Testing
             {
                 let list = rest[open.upperBound...].prefix { $0 != "]" }
                 keys.formUnion(
-                    list.split(separator: "\"", omittingEmptySubsequences: false).enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) })
+                    list.split(separator: "\"", omittingEmptySubsequences: false).enumerated().filter {
+                        $0.offset % 2 == 1
+                    }.map { String($0.element) })
                 rest = rest[open.upperBound...]
             }
         }

@@ -13,7 +13,8 @@ public enum ConformanceCorpus {
             .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/conformance")
         let named = ProcessInfo.processInfo.environment["IRISGW_CONFORMANCE"].flatMap { $0.isEmpty ? nil : $0 }
         let candidate = named.map { URL(fileURLWithPath: $0) } ?? beside
-        return FileManager.default.fileExists(atPath: candidate.appendingPathComponent("rfc4475").path) ? candidate : nil
+        let present = FileManager.default.fileExists(atPath: candidate.appendingPathComponent("rfc4475").path)
+        return present ? candidate : nil
     }()
 
     /// Whether the corpus is there.
