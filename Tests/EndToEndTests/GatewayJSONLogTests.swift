@@ -94,3 +94,29 @@ extension GatewaySuites {
         }
     }
 }
+
+/// A bad `--log-format`, `--log-level` or log key stops `irisgw serve` before it opens
+/// anything, naming the flag (exit 2, with the usage) or the file and key (exit 1); with
+/// `--log-format json` the refusal itself is a JSON line.
+@Test func badLogSettingsAreRefused() async throws {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-log-\(UUID().uuidString.prefix(8))")
+    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let config = dir.appendingPathComponent("serve.json5")
+    try #"{ logLevels: { sip: "loud" } }"#.write(to: config, atomically: true, encoding: .utf8)
+    let data = dir.appendingPathComponent("data").path
+    for (args, status, says) in [
+        (["--log-format", "xml"], Int32(2), "irisgw serve: --log-format needs text or json"),
+        (["--log-level", "sip=loud"], 2, "irisgw serve: --log-level: unknown log level \"loud\""),
+        (["--log-level", "rtp=debug"], 2, "irisgw serve: --log-level: unknown log component \"rtp\""),
+        (["--config", config.path], 1, "logLevels.sip: must be one of"),
+        (["--log-format", "json", "--log-level", "loud"], 2, #""level":"error","component":"gateway","msg":"--log-level"#)
+    ] {
+        let r = try await ChildProcess.run(GatewayProcess.binary, ["serve", "--data-dir", data] + args, timeout: 20)
+        #expect(r.status == status && r.output.contains(says), "\(args): \(r.output)")
+        if args.first == "--log-format" && args.contains("json") {
+            #expect(r.output.split(separator: "\n").count == 1 && !r.output.contains("usage:"), "\(r.output)")
+        }
+    }
+    #expect(!FileManager.default.fileExists(atPath: data), "nothing was made")
+}
