@@ -232,7 +232,8 @@ extension Gateway: ClusterNodeDelegate {
                     do {
                         let closed = try records.closeOpenRecords(ofNode: name, reason: EndReason.nodeLost.rawValue)
                         Log.cluster.notice(
-                            "closed \(closed.count) record(s) of \(name)", ["node": "\(name)", "records": .int(closed.count)])
+                            "closed \(closed.count) record(s) of \(name)",
+                            ["node": "\(name)", "records": .int(closed.count)])
                         let late = closed.filter { !known.contains($0.key) }
                         guard let self, !late.isEmpty else { return }
                         ua.loop.execute { [self] in _ = byeDialogs(late, reason: Self.nodeLostReason, by: "cluster") }

@@ -156,7 +156,8 @@ final class GatewayProcess: @unchecked Sendable {
         process = try ChildProcess(
             launcher.first ?? Self.binary, Array(arguments), environment: env,
             outputFile: directory.appendingPathComponent("output-\(UUID().uuidString.prefix(8)).txt"),
-            errorFile: stderrApart ? directory.appendingPathComponent("errors-\(UUID().uuidString.prefix(8)).txt") : nil)
+            errorFile: stderrApart ? directory.appendingPathComponent("errors-\(UUID().uuidString.prefix(8)).txt") : nil
+        )
         let child = process!
         func printed() -> [String] {
             child.output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)

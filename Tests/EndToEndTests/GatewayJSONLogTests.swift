@@ -110,7 +110,10 @@ extension GatewaySuites {
         (["--log-level", "sip=loud"], 2, "irisgw serve: --log-level: unknown log level \"loud\""),
         (["--log-level", "rtp=debug"], 2, "irisgw serve: --log-level: unknown log component \"rtp\""),
         (["--config", config.path], 1, "logLevels.sip: must be one of"),
-        (["--log-format", "json", "--log-level", "loud"], 2, #""level":"error","component":"gateway","msg":"--log-level"#)
+        (
+            ["--log-format", "json", "--log-level", "loud"], 2,
+            #""level":"error","component":"gateway","msg":"--log-level"#
+        )
     ] {
         let r = try await ChildProcess.run(GatewayProcess.binary, ["serve", "--data-dir", data] + args, timeout: 20)
         #expect(r.status == status && r.output.contains(says), "\(args): \(r.output)")

@@ -39,7 +39,9 @@ struct LogLevelTests {
         sink.configuration = LogConfiguration(format: .json, level: .info)
         calls.with(["roomId": "r1", "traceId": "t1"]).with("callId", nil).info("call started", ["profile": "p"])
         let last = collected.all.last ?? ""
-        #expect(last.hasSuffix(#""component":"calls","msg":"call started","roomId":"r1","traceId":"t1","profile":"p"}"# + "\n"))
+        #expect(
+            last.hasSuffix(
+                #""component":"calls","msg":"call started","roomId":"r1","traceId":"t1","profile":"p"}"# + "\n"))
     }
 
     @Test func levelSpecificationsAreReadOrRefusedWhole() {

@@ -54,7 +54,8 @@ struct LogLineFormatterTests {
         // A Call-ID with a lone continuation byte, an overlong NUL and a truncated sequence.
         let wire: [UInt8] = Array("id-".utf8) + [0x80, 0xC0, 0x80, 0x41, 0xE2, 0x82]
         let record = LogRecord(
-            time: Self.time, level: .info, component: .calls, message: "m", fields: [LogField("callId", .init(bytes: wire))])
+            time: Self.time, level: .info, component: .calls, message: "m",
+            fields: [LogField("callId", .init(bytes: wire))])
         let line = LogLineFormatter.json(record)
         #expect(String(validatingUTF8: line.dropLast().map { CChar(bitPattern: $0) } + [0]) != nil, "valid UTF-8")
         let o = try Self.object(line)
@@ -70,7 +71,8 @@ struct LogLineFormatterTests {
             String(decoding: LogLineFormatter.text(plain), as: UTF8.self)
                 == "irisgw: call records /x: journal_mode is delete, not wal\n")
         let forged = LogRecord(
-            time: Self.time, level: .warning, component: .tls, message: "TLS from 10.0.0.1:5061: bad\nirisgw: fake\u{1B}[2J")
+            time: Self.time, level: .warning, component: .tls,
+            message: "TLS from 10.0.0.1:5061: bad\nirisgw: fake\u{1B}[2J")
         #expect(
             String(decoding: LogLineFormatter.text(forged), as: UTF8.self)
                 == "irisgw: TLS from 10.0.0.1:5061: bad\\nirisgw: fake\\u{1b}[2J\n")

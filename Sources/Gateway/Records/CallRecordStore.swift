@@ -441,7 +441,9 @@ public final class CallRecordStore: Sendable {
                 log(.error, "lost \(dropped) writes kept too long for a \(table.medium) that refused them")
             }
             if !keep.isEmpty, retrying.withLock({ $0.isEmpty }) {
-                log(.warning, "keeping \(keep.count) writes until the \(table.medium) takes them: \(firstProblem ?? "")")
+                log(
+                    .warning, "keeping \(keep.count) writes until the \(table.medium) takes them: \(firstProblem ?? "")"
+                )
             }
             retrying.withLock { $0 = keep }
         }

@@ -42,8 +42,8 @@ extension GatewaySession {
             "call ended: room \(roomId), trace \(traceId)\(callID), reason \(reason.rawValue)\(status), after "
                 + String(format: "%.3f s", Double(durationMs) / 1000),
             [
-                "direction": "\(machine.direction.rawValue)", "profile": "\(profile.name)", "reason": "\(reason.rawValue)",
-                "durationMs": .int(durationMs)
+                "direction": "\(machine.direction.rawValue)", "profile": "\(profile.name)",
+                "reason": "\(reason.rawValue)", "durationMs": .int(durationMs)
             ])
     }
 }

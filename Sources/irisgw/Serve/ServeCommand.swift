@@ -256,7 +256,8 @@ enum ServeCommand {
         guard !isLoopback(host) else { return }
         log.warning(
             "warning: the control API listens with plain HTTP on \(host): API keys and calls cross the "
-                + "network in clear; give it a certificate (--api-tls-certificate, --api-tls-key) or listen on loopback")
+                + "network in clear; give it a certificate (--api-tls-certificate, --api-tls-key) or listen on loopback"
+        )
     }
 
     static func isLoopback(_ host: String) -> Bool {
