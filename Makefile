@@ -72,6 +72,7 @@ release: deps
 ## (every fuzz target over its seeds and for FUZZ_SMOKE_SECONDS; a crash fails the test)
 test: deps
 	$(SWIFT) build --build-tests
+	@[ -d "$${IRISGW_CONFORMANCE:-../shared/conformance}/rfc4475" ] || echo "conformance corpus not found at $${IRISGW_CONFORMANCE:-../shared/conformance}: the suites that replay it are skipped (docs/conformance.md)"
 	timeout $(TEST_TIMEOUT) $(SWIFT) test --skip-build --experimental-maximum-parallelization-width $(TEST_WIDTH)
 	@$(MAKE) --no-print-directory fuzz-smoke
 

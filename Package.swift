@@ -26,6 +26,9 @@ let package = Package(
         // io_uring (Debian's liburing 2.3) for the media threads' batched UDP I/O.
         .systemLibrary(name: "CLiburing", pkgConfig: "liburing", providers: [.apt(["liburing-dev"])]),
 
+        // Leveled, per-component log lines on stderr, as text or one JSON object per line;
+        // nothing but Glibc below it, so every layer may log.
+        .target(name: "Logging"),
         // Sockets and event loops shared by the SIP thread and the media threads.
         .target(name: "IOCore", dependencies: ["CLinux", "CLiburing"]),
         // Asynchronous DNS (c-ares driven by an IOCore loop) with a TTL cache; SIP locates
@@ -52,11 +55,11 @@ let package = Package(
         .target(name: "CSRTPOpenSSL", dependencies: ["CSRTP", "COpenSSL"]),
         .target(
             name: "Media",
-            dependencies: ["COpus", "CSpanDSP", "CSRTP", "CSRTPOpenSSL", "CLinux", "IOCore", "ICE", "TLS"]),
+            dependencies: ["COpus", "CSpanDSP", "CSRTP", "CSRTPOpenSSL", "CLinux", "IOCore", "ICE", "TLS", "Logging"]),
         .target(name: "IrisAPI"),
         // Cluster mode: node membership, dead-node takeover, cluster-wide trunk limits, locks,
         // the session directory and events, kept in Redis. Its machines are plain values.
-        .target(name: "Cluster", dependencies: ["Redis", "IOCore", "IrisAPI", "Crypto"]),
+        .target(name: "Cluster", dependencies: ["Redis", "IOCore", "IrisAPI", "Crypto", "Logging"]),
         // File and exposition formats with no protocol behind them: JSON5 (profiles, the serve
         // configuration, suites) and the Prometheus text format (`/metrics`, `irisgw test --every`).
         .target(name: "Formats"),
@@ -64,7 +67,7 @@ let package = Package(
             name: "Gateway",
             dependencies: [
                 "SIP", "SDP", "Media", "ICE", "TLS", "Crypto", "IrisAPI", "Formats", "CSQLite", "CPostgres", "Capture",
-                "Cluster", "MediaStreams"
+                "Cluster", "MediaStreams", "Logging"
             ]),
         // HTTP/1.1 + WebSocket server for the control API (an IOCore event loop and a worker
         // pool), routed onto Gateway. The grammar and the framing are the HTTP module's. In a
@@ -72,14 +75,15 @@ let package = Package(
         .target(
             name: "ControlAPI",
             dependencies: [
-                "IOCore", "CLinux", "Gateway", "IrisAPI", "Formats", "HTTP", "TLS", "Crypto", "WebClient", "Cluster"
+                "IOCore", "CLinux", "Gateway", "IrisAPI", "Formats", "HTTP", "TLS", "Crypto", "WebClient", "Cluster",
+                "Logging"
             ]),
         .executableTarget(
             name: "irisgw",
             dependencies: [
                 "SIP", "Gateway", "ControlAPI", "IrisClient", "IrisAPI", "WebClient", "DNS", "CarrierTest",
                 "CarrierSim",
-                "Cluster"
+                "Cluster", "Logging"
             ]),
         // `make bench`: prints `BENCH ...` lines with ratios measured in one run.
         .executableTarget(
@@ -113,11 +117,13 @@ let package = Package(
         // What several test targets share (a test PKI made with `openssl`).
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         // Parse, serialize and round trip of captured SDP (carriers, browsers, softphones, RFC corpora).
-        .testTarget(name: "SDPTests", dependencies: ["SDP"]),
+        .testTarget(name: "SDPTests", dependencies: ["SDP", "TestSupport"]),
         // HMAC (RFC 2202, RFC 4231), hash, hex and base64 (RFC 4648) vectors.
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
         // HTTP heads both ways, chunked bodies, WebSocket frames and the RFC 6455 accept key.
         .testTarget(name: "HTTPTests", dependencies: ["HTTP"]),
+        // The log lines' two formats (escaping, fields, time stamps) and the levels per component.
+        .testTarget(name: "LoggingTests", dependencies: ["Logging"]),
         // The JSON5 reader's grammar, limits and error positions.
         .testTarget(name: "FormatsTests", dependencies: ["Formats"]),
         .testTarget(name: "SIPTests", dependencies: ["SIP", "SDP", "TLS", "TestSupport"]),

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import IOCore
+import Logging
 import Redis
 import Synchronization
 
@@ -329,8 +330,8 @@ public final class ClusterNode: Sendable {
 
     private func lostMembership() {
         state.value.statistics.lostMemberships += 1
-        writeToStandardError(
-            "irisgw: cluster: this node was counted dead and its calls ended by another; joining again\n")
+        Logger(.cluster, textPrefix: "irisgw: cluster: ").warning(
+            "this node was counted dead and its calls ended by another; joining again")
         state.value.delegate?.lostMembership()
         // Joined again under the same name once the survivor has finished with it (the join
         // is refused while the takeover is under way).

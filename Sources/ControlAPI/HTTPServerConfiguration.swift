@@ -1,4 +1,5 @@
 import IOCore
+import Logging
 import TLS
 
 /// Settings for `HTTPServer`, including every bound that keeps an unauthenticated client
@@ -53,10 +54,10 @@ public struct HTTPServerConfiguration: Sendable {
     /// HTTPS and WSS only, with this certificate and key (nil: plain HTTP). The files are
     /// read at `start()` and again on `HTTPServer.reloadTLS()`.
     public var tls: TLSServerSettings?
-    /// Receives the server's rare log lines (accept back-off when out of file descriptors,
-    /// TLS failures with their reason).
-    /// They never hold request data. nil drops them.
-    public var log: (@Sendable (String) -> Void)?
+    /// Writes the server's rare log lines (accept back-off when out of file descriptors:
+    /// warning; TLS failures with their reason: notice). They never hold request data.
+    /// Default nil: they are dropped (`irisgw serve` gives it `Logger(.api)`).
+    public var log: Logger?
 
     /// Every setting with its documented default.
     public init(
@@ -76,7 +77,7 @@ public struct HTTPServerConfiguration: Sendable {
         maxWebSocketMessageBytes: Int = 65_536,
         webSocketCloseGrace: Double = 1,
         tls: TLSServerSettings? = nil,
-        log: (@Sendable (String) -> Void)? = nil
+        log: Logger? = nil
     ) {
         self.tls = tls
         self.listen = listen

@@ -14,6 +14,7 @@ import Foundation
 import Glibc
 import IOCore
 import IrisAPI
+import Logging
 import Synchronization
 import TLS
 
@@ -130,8 +131,9 @@ final class HTTPServerCore: Sendable {
         stats.withLock { change(&$0) }
     }
 
-    private func log(_ line: String) {
-        configuration.log?(line)
+    private func log(_ level: LogLevel, _ line: @autoclosure () -> String, peer: SocketAddress? = nil) {
+        guard let log = configuration.log else { return }
+        if let peer { log.log(level, line(), ["peer": "\(peer)"]) } else { log.log(level, line()) }
     }
 
     // MARK: Accepting
@@ -167,6 +169,7 @@ final class HTTPServerCore: Sendable {
             }
             if total == 1 || total % 100 == 0 {
                 log(
+                    .warning,
                     "http: accept ran out of file descriptors; pausing accepts for \(Int(Self.acceptBackoff * 1000)) ms (\(total) times so far)"
                 )
             }
@@ -213,8 +216,9 @@ final class HTTPServerCore: Sendable {
         }
         if total <= 20 || total % 100 == 0 {
             log(
-                "api: TLS \(duringHandshake ? "handshake" : "connection") with \(peer) failed: \(failure) (\(total) TLS failures so far)"
-            )
+                .notice,
+                "api: TLS \(duringHandshake ? "handshake" : "connection") with \(peer) failed: \(failure) (\(total) TLS failures so far)",
+                peer: peer)
         }
     }
 

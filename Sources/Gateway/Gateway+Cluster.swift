@@ -233,18 +233,23 @@ extension Gateway: ClusterNodeDelegate {
                 DispatchQueue.global().async { [weak self] in
                     do {
                         let closed = try records.closeOpenRecords(ofNode: name, reason: EndReason.nodeLost.rawValue)
-                        writeToStandardError("irisgw: cluster: closed \(closed.count) record(s) of \(name)\n")
+                        Log.cluster.notice(
+                            "closed \(closed.count) record(s) of \(name)",
+                            ["node": "\(name)", "records": .int(closed.count)])
                         let late = closed.filter { !known.contains($0.key) }
                         guard let self, !late.isEmpty else { return }
                         ua.loop.execute { [self] in _ = byeDialogs(late, reason: Self.nodeLostReason, by: "cluster") }
                     } catch {
-                        writeToStandardError("irisgw: cluster: the records of \(name) could not be closed: \(error)\n")
+                        Log.cluster.error("the records of \(name) could not be closed: \(error)", ["node": "\(name)"])
                     }
                 }
             }
-            writeToStandardError(
-                "irisgw: cluster: node \(dead.member.id) lost: sent BYE for \(sent) call(s) and CANCEL for \(cancelled), ended \(dead.sessions.count) session(s)\n"
-            )
+            Log.cluster.warning(
+                "node \(dead.member.id) lost: sent BYE for \(sent) call(s) and CANCEL for \(cancelled), ended \(dead.sessions.count) session(s)",
+                [
+                    "node": "\(dead.member.id)", "byes": .int(sent), "cancels": .int(cancelled),
+                    "sessions": .int(dead.sessions.count)
+                ])
             done()
         }
     }

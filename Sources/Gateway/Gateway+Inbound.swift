@@ -126,6 +126,7 @@ extension Gateway: SIPUserAgentDelegate {
         n.userdata = NotificationUserData(caller: caller, did: did)
         n.carrier = carrier
         s.handle(.started(notification: n))
+        s.logStarted()
         notifyOnce(n, callID: call.callID)
     }
 

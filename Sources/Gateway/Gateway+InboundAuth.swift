@@ -40,8 +40,9 @@ extension Gateway {
                     return (try auth.password(environment: environment), auth.algorithms)
                 } catch {
                     if warned.withLock({ $0.insert(auth.passwordEnv).inserted }) {
-                        writeToStandardError(
-                            "irisgw: \(error); INVITEs of username \(auth.username) cannot authenticate\n")
+                        Log.sip.error(
+                            "\(error); INVITEs of username \(auth.username) cannot authenticate",
+                            ["passwordEnv": "\(auth.passwordEnv)", "username": "\(auth.username)"])
                     }
                     return nil
                 }

@@ -162,6 +162,7 @@ extension Gateway {
             prepare?(s)
             s.handle(.started(notification: nil))
             s.sendInvite()
+            s.logStarted()
         }
         return (roomId, mediaCall)
     }

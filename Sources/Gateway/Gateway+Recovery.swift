@@ -24,7 +24,8 @@ extension Gateway {
         let dialogs = records.abandonedDialogs
         guard !dialogs.isEmpty else { return }
         let sent = byeDialogs(dialogs, reason: Self.restartReason, by: "recovery")
-        writeToStandardError("irisgw: recovery: sent BYE for \(sent) call(s) the previous process left up\n")
+        Log.gateway.notice(
+            "recovery: sent BYE for \(sent) call(s) the previous process left up", ["byes": .int(sent)])
     }
 
     /// BYEs dialogs another process left up (room id → dialog JSON) along their routes, with
@@ -33,7 +34,8 @@ extension Gateway {
         var sent = 0
         for (room, json) in dialogs.sorted(by: { $0.key < $1.key }) {
             guard let snapshot = DialogSnapshot(json: json) else {
-                writeToStandardError("irisgw: \(by): room \(room): the stored dialog cannot be read; no BYE sent\n")
+                Log.gateway.warning(
+                    "\(by): room \(room): the stored dialog cannot be read; no BYE sent", ["roomId": "\(room)"])
                 continue
             }
             var peer = snapshot.peer
@@ -41,7 +43,8 @@ extension Gateway {
                 peer.tls = tlsTarget(forStoredName: snapshot.tlsServerName ?? peer.address.host)
             }
             guard ua.sendBye(in: snapshot, to: peer, headers: [reason]) else {
-                writeToStandardError("irisgw: \(by): room \(room): the stored dialog cannot be read; no BYE sent\n")
+                Log.gateway.warning(
+                    "\(by): room \(room): the stored dialog cannot be read; no BYE sent", ["roomId": "\(room)"])
                 continue
             }
             sent += 1

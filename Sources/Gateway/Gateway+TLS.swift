@@ -70,17 +70,18 @@ extension Gateway {
         try ua.reloadTLSCertificates()
     }
 
-    /// One stderr line per TLS failure: ours toward trunks always, peers' at most
+    /// One log line per TLS failure: ours toward trunks always, peers' at most
     /// `TLSLogBudget.perMinute` a minute (a scanner must not flood the log). Never a key,
     /// never a certificate's content: the name, the address, what failed.
     func logConnectionFailure(_ report: SIPConnectionFailureReport) {
         guard case .tls(let failure) = report.failure else { return }
         metrics.tlsFailure(failure.kind)
         if report.outbound {
-            writeToStandardError(
-                "irisgw: TLS to \(report.peer.address) (\(report.peer.tls?.serverName ?? "?")): \(failure)\n")
+            Log.tls.warning(
+                "TLS to \(report.peer.address) (\(report.peer.tls?.serverName ?? "?")): \(failure)",
+                ["peer": "\(report.peer.address)", "serverName": "\(report.peer.tls?.serverName ?? "")"])
         } else if tlsLogBudget.take(now: EventLoop.now()) {
-            writeToStandardError("irisgw: TLS from \(report.peer.address): \(failure)\n")
+            Log.tls.notice("TLS from \(report.peer.address): \(failure)", ["peer": "\(report.peer.address)"])
         }
     }
 }

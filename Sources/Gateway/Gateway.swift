@@ -206,8 +206,7 @@ public final class Gateway: Sendable {
                 portRange: configuration.rtpPorts,
                 realtimePriority: configuration.mediaRealtimePriority.map { Int32($0) }, io: configuration.mediaIO))
         if let why = media.realtimeError {
-            writeToStandardError(
-                "irisgw: media threads keep normal scheduling: \(why) (needs CAP_SYS_NICE or RLIMIT_RTPRIO)\n")
+            Log.media.warning("media threads keep normal scheduling: \(why) (needs CAP_SYS_NICE or RLIMIT_RTPRIO)")
         }
         events = EventHub(retention: configuration.eventRetention)
         try PrivateFiles.prepareDirectory(configuration.dataDir)
@@ -397,6 +396,7 @@ public final class Gateway: Sendable {
     {
         let endedAt = Date().timeIntervalSince1970
         let trunk = stats?[.trunk]
+        s.logEnded(reason, sip)
         records.finished(roomId: s.roomId) { r in
             r.endedAt = endedAt
             r.endReason = reason.rawValue

@@ -3,6 +3,7 @@ import Foundation
 import Gateway
 import IOCore
 import IrisAPI
+import Logging
 import Synchronization
 import WebClient
 
@@ -136,8 +137,11 @@ public final class WebhookNotifier: Sendable {
         if let next { attempt(next) }
         if last {
             if let failure {
-                writeToStandardError(
-                    "irisgw: webhook \(configuration.url) failed after \(delivery.number + 1) attempts: \(failure)\n")
+                // Without the query, which may carry the receiver's token.
+                let url = configuration.url.prefix { $0 != "?" }
+                Logger(.webhook).warning(
+                    "webhook \(url) failed after \(delivery.number + 1) attempts: \(failure)",
+                    ["url": "\(url)", "attempts": .int(delivery.number + 1)])
             }
             return
         }

@@ -7,7 +7,7 @@ import Testing
 /// Manifest scenarios with `dut_role` uas: SIPp (the scenario) calls, we answer. The test
 /// plays the application where the scenario expects one (answer late, hang up, accept an
 /// offer in PRACK or UPDATE). See docs/conformance.md for the table.
-@Suite(.enabled(if: SIPp.isInstalled, "needs SIPp (/usr/bin/sipp, Debian sip-tester)"))
+@Suite(.enabled(if: SIPp.isInstalled, "needs SIPp (/usr/bin/sipp, Debian sip-tester)"), ConformanceCorpus.required)
 struct ConformanceInboundTests {
     /// Delayed offer: INVITE without SDP; we offer in the 200, SIPp answers in the ACK; then
     /// we hang up.

@@ -1,8 +1,10 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Every row of the shared SIPp MANIFEST.tsv is run by a test here (or is data one of them
 /// uses); docs/conformance.md has the same table with the results.
+@Suite(ConformanceCorpus.required)
 struct ConformanceManifestTests {
     /// Manifest file → the test that runs it.
     static let coverage: [String: String] = [

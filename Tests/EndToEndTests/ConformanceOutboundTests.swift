@@ -7,7 +7,7 @@ import Testing
 /// Manifest scenarios with `dut_role` uac: SIPp (the scenario) is the callee, our agent
 /// places the call, and the test plays the application (cancels, holds, hangs up) where the
 /// scenario expects it. See docs/conformance.md for the table.
-@Suite(.enabled(if: SIPp.isInstalled, "needs SIPp (/usr/bin/sipp, Debian sip-tester)"))
+@Suite(.enabled(if: SIPp.isInstalled, "needs SIPp (/usr/bin/sipp, Debian sip-tester)"), ConformanceCorpus.required)
 struct ConformanceOutboundTests {
     /// Starts SIPp as the callee of `agent` and waits until it listens. SIPp is given the
     /// agent's address as its remote, which scenarios use for their own in-dialog requests

@@ -114,12 +114,14 @@ final class GatewayProcess: @unchecked Sendable {
     private var ownsDirectory = true
 
     /// `config`: the text of a `--config` file (JSON5), written beside the profiles.
+    /// `stderrApart`: stderr goes to a file of its own (`errors`), so `printed` and `lines`
+    /// are stdout alone.
     /// `after`: a stopped (or killed) gateway whose folder, data dir and records this one
     /// takes over, as a restart would.
     init(
         profiles: [Profile], environment: [String: String] = [:], extraArguments: [String] = [], config: String? = nil,
         after predecessor: GatewayProcess? = nil, dataDir: String? = nil, launcher: [String] = [],
-        apiCAFile: String? = nil
+        apiCAFile: String? = nil, stderrApart: Bool = false
     ) async throws {
         dataDirOverride = dataDir
         self.apiCAFile = apiCAFile
@@ -153,7 +155,9 @@ final class GatewayProcess: @unchecked Sendable {
         for (k, v) in environment { env[k] = v }
         process = try ChildProcess(
             launcher.first ?? Self.binary, Array(arguments), environment: env,
-            outputFile: directory.appendingPathComponent("output-\(UUID().uuidString.prefix(8)).txt"))
+            outputFile: directory.appendingPathComponent("output-\(UUID().uuidString.prefix(8)).txt"),
+            errorFile: stderrApart ? directory.appendingPathComponent("errors-\(UUID().uuidString.prefix(8)).txt") : nil
+        )
         let child = process!
         func printed() -> [String] {
             child.output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
@@ -176,7 +180,8 @@ final class GatewayProcess: @unchecked Sendable {
         }
         guard lines.contains("ready"), sipPort > 0, !apiURL.isEmpty, !apiKey.isEmpty else {
             stop()
-            throw SocketError("irisgw serve did not start: \(lines.joined(separator: " | "))", code: EINVAL)
+            throw SocketError(
+                "irisgw serve did not start: \(lines.joined(separator: " | ")) \(child.errors)", code: EINVAL)
         }
     }
 
@@ -213,6 +218,8 @@ final class GatewayProcess: @unchecked Sendable {
 
     /// Everything the process printed so far.
     var printed: String { process.output }
+    /// What it printed on stderr so far, when started with `stderrApart` (else "").
+    var errors: String { process.errors }
 
     /// Ends the gateway (SIGINT, then SIGKILL after 8 s) and removes its folder, without
     /// waiting: for a `defer`, which cannot suspend. The wait for the exit runs in a task that

@@ -35,7 +35,7 @@ struct InboundCallTests {
 
     /// SIPp cancels while we ring (we would answer only after 5 s): 200 to the CANCEL, 487 to
     /// the INVITE, SIPp's ACK absorbed; the call ends as canceled.
-    @Test func callerCancelsWhileRinging() async throws {
+    @Test(ConformanceCorpus.required) func callerCancelsWhileRinging() async throws {
         let agent = try TestAgent()
         defer { agent.shutdown() }
         let endpoint = await agent.answering { $0.answerAfter = 5 }
@@ -61,7 +61,7 @@ struct InboundCallTests {
     }
 
     /// OPTIONS out of dialog gets 200 (pjproject uac-options.xml).
-    @Test func optionsGets200() async throws {
+    @Test(ConformanceCorpus.required) func optionsGets200() async throws {
         let agent = try TestAgent()
         defer { agent.shutdown() }
         _ = await agent.answering()

@@ -327,11 +327,9 @@ struct SIPLintCommandTests {
         return (r.status, r.output)
     }
 
-    static let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/conformance/rfc4475")
-        .path
+    static let corpus = ConformanceCorpus.path("rfc4475")
 
-    @Test func verdictsAndExitStatus() async throws {
+    @Test(ConformanceCorpus.required) func verdictsAndExitStatus() async throws {
         try #require(
             FileManager.default.isExecutableFile(atPath: Self.binary),
             "irisgw not built next to the tests: \(Self.binary)")
@@ -366,7 +364,7 @@ struct SIPLintCommandTests {
         #expect(result.output.contains("invalid: control byte 0x0"), "\(result.output)")
     }
 
-    @Test func jsonLines() async throws {
+    @Test(ConformanceCorpus.required) func jsonLines() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: Self.binary))
         let result = try await Self.run(["--json", Self.corpus + "/wsinv.sip", Self.corpus + "/clerr.sip"])
         #expect(result.status == 1)

@@ -13,11 +13,8 @@ final class SIPp: @unchecked Sendable {
     static let path = "/usr/bin/sipp"
     static var isInstalled: Bool { FileManager.default.isExecutableFile(atPath: path) }
 
-    /// The shared SIPp corpus: `../shared/conformance/sipp` beside the package root.
-    static let corpus: URL = {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/conformance/sipp")
-    }()
+    /// The SIPp scenarios of the conformance corpus (TestSupport's `ConformanceCorpus`).
+    static let corpus = URL(fileURLWithPath: ConformanceCorpus.path("sipp"))
 
     /// What SIPp runs.
     enum Scenario: CustomStringConvertible {

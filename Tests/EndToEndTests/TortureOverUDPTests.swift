@@ -1,44 +1,16 @@
 import Foundation
 import SIP
+import TestSupport
 import Testing
-
-/// The RFC 4475 / RFC 5118 corpus (`../shared/conformance`), read as Tests/SIPTests reads it.
-enum TortureCorpus {
-    struct Case: CustomStringConvertible, Sendable {
-        let corpus: String
-        let file: String
-        let section: String
-        let expected: String
-        let path: String
-        var description: String { corpus + "/" + file }
-        var bytes: [UInt8] { Array(FileManager.default.contents(atPath: path) ?? Data()) }
-    }
-
-    static let root: String = {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/conformance").path
-    }()
-
-    static func cases(_ corpus: String, dir: String? = nil) -> [Case] {
-        guard let text = try? String(contentsOfFile: root + "/" + corpus + "/MANIFEST.tsv", encoding: .utf8) else {
-            return []
-        }
-        return text.split(separator: "\n").dropFirst().compactMap { line in
-            let f = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
-            guard f.count >= 3 else { return nil }
-            return Case(
-                corpus: corpus, file: f[0], section: f[1], expected: f[2],
-                path: root + "/" + corpus + "/" + (dir.map { $0 + "/" } ?? "") + f[0])
-        }
-    }
-
-    static let all = cases("rfc4475") + cases("rfc5118", dir: "wire")
-}
 
 /// Each torture message goes over real UDP to a running `SIPUserAgent` with an
 /// `AnsweringEndpoint`. We must answer as RFC 4475 / RFC 5118 expect (or drop what they let
 /// us drop), and the agent must keep serving: an OPTIONS sent right after gets 200.
+@Suite(ConformanceCorpus.required)
 struct TortureOverUDPTests {
+    /// The RFC 4475 / RFC 5118 torture messages.
+    static let corpus = ConformanceCorpus.rfc4475 + ConformanceCorpus.rfc5118
+
     /// The final status we answer each message with; nil: no answer. Responses are never
     /// answered (RFC 3261 §18.1.2 drops a bad one); a request too broken to copy Call-ID,
     /// From, To and CSeq from (insuf, extra/test) is dropped, as RFC 4475 §3.3.1 allows ("must
@@ -96,11 +68,11 @@ struct TortureOverUDPTests {
     ]
 
     @Test func corpusIsPresent() {
-        #expect(TortureCorpus.all.count >= 61, "corpus missing under \(TortureCorpus.root)")
+        #expect(Self.corpus.count >= 61, "corpus missing under \(ConformanceCorpus.path(""))")
     }
 
-    @Test(arguments: TortureCorpus.all)
-    func answeredAsTheRFCExpects(_ c: TortureCorpus.Case) async throws {
+    @Test(arguments: corpus)
+    func answeredAsTheRFCExpects(_ c: ConformanceCorpus.Case) async throws {
         let message = c.bytes
         try #require(!message.isEmpty, "missing \(c.path)")
         let agent = try TestAgent()

@@ -30,6 +30,18 @@ import Testing
         #expect(try ServeConfiguration.parse("{}", file: "empty.json5") == ServeConfiguration())
     }
 
+    @Test func theLogKeysAreRead() throws {
+        let c = try ServeConfiguration.parse(
+            #"{ logFormat: "json", logLevel: "notice", logLevels: { sip: "debug", calls: "warning" } }"#,
+            file: "serve.json5")
+        #expect(c.logFormat?.rawValue == "json" && c.logLevel?.rawValue == "notice")
+        #expect(c.log.format.rawValue == "json" && c.log.level.rawValue == "notice")
+        #expect(
+            c.log.levels.map { "\($0.key.rawValue)=\($0.value.rawValue)" }.sorted() == ["calls=warning", "sip=debug"])
+        let none = ServeConfiguration().log
+        #expect(none.format.rawValue == "text" && none.level.rawValue == "info" && none.levels.isEmpty)
+    }
+
     @Test func thePageTokenQuotasAreRead() throws {
         let c = try ServeConfiguration.parse(
             "{ pageTokens: { sessionsPerRoutingId: 2, webSocketsPerRoutingId: 3 } }", file: "serve.json5")
@@ -263,7 +275,13 @@ import Testing
             "cluster.nodeTTLSec"
         ),
         ("{ cluster: { redis: \"redis://10.0.0.9:6379\", nodeId: \"gw1\", keyPrefix: \"a b\" } }", "cluster.keyPrefix"),
-        ("{ cluster: { redis: \"redis://10.0.0.9:6379\", nodeId: \"gw1\", ttl: 5 } }", "cluster.ttl")
+        ("{ cluster: { redis: \"redis://10.0.0.9:6379\", nodeId: \"gw1\", ttl: 5 } }", "cluster.ttl"),
+        ("{ logFormat: \"syslog\" }", "logFormat"),
+        ("{ logLevel: \"verbose\" }", "logLevel"),
+        ("{ logLevel: 3 }", "logLevel"),
+        ("{ logLevels: { rtp: \"debug\" } }", "logLevels.rtp"),
+        ("{ logLevels: { sip: \"loud\" } }", "logLevels.sip"),
+        ("{ logLevels: \"sip=debug\" }", "logLevels")
     ])
     func badFilesNameTheFileAndKey(_ text: String, _ key: String) {
         do {

@@ -1,25 +1,14 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import SDP
 
 // MARK: - Fixtures
 
-/// The shared conformance folder: `../shared/conformance` from the package root, found by
-/// walking up from this file so the tests also run from a scratch package.
-private func conformanceDirectory(file: String = #filePath) -> URL? {
-    var directory = URL(fileURLWithPath: file).deletingLastPathComponent()
-    while directory.path != "/" {
-        let candidate = directory.appendingPathComponent("shared/conformance")
-        if FileManager.default.fileExists(atPath: candidate.path) { return candidate }
-        directory = directory.deletingLastPathComponent()
-    }
-    return nil
-}
-
+/// A file of the conformance corpus (TestSupport's `ConformanceCorpus`) as text.
 private func conformanceText(_ relativePath: String) throws -> String {
-    let root = try #require(conformanceDirectory(), "shared/conformance not found above \(#filePath)")
-    return try String(contentsOf: root.appendingPathComponent(relativePath), encoding: .utf8)
+    try String(contentsOfFile: ConformanceCorpus.path(relativePath), encoding: .utf8)
 }
 
 /// The body of a raw SIP message: everything after the first empty line.
@@ -81,7 +70,7 @@ private let carrier183 = sdp(
 
 // MARK: - Real bodies (RFC 5118, RFC 4475)
 
-@Suite("SDP from RFC 5118 and RFC 4475 messages")
+@Suite("SDP from RFC 5118 and RFC 4475 messages", ConformanceCorpus.required)
 struct SDPConformanceBodyTests {
     static let files = [
         "rfc5118/wire/ipv6-in-sdp.sip",
@@ -151,7 +140,7 @@ struct SDPConformanceBodyTests {
 
 // MARK: - SIPp scenarios
 
-@Suite("SDP from SIPp scenarios")
+@Suite("SDP from SIPp scenarios", ConformanceCorpus.required)
 struct SDPSIPpTests {
     @Test("pjproject re-INVITE: sendrecv, then sendonly hold, then inactive")
     func reinviteWithLessMedia() throws {
@@ -216,7 +205,7 @@ struct SDPSIPpTests {
 
     @Test("every SDP body in the SIPp scenarios parses and round-trips")
     func allScenarios() throws {
-        let root = try #require(conformanceDirectory()).appendingPathComponent("sipp")
+        let root = URL(fileURLWithPath: ConformanceCorpus.path("sipp"))
         let enumerator = try #require(FileManager.default.enumerator(atPath: root.path))
         var count = 0
         for case let path as String in enumerator where path.hasSuffix(".xml") {

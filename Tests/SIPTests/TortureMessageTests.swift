@@ -1,9 +1,11 @@
+import TestSupport
 import Testing
 
 @testable import SIP
 
 /// RFC 4475 and RFC 5118 torture messages through the parser, with the verdict each
 /// corpus MANIFEST expects.
+@Suite(ConformanceCorpus.required)
 struct TortureMessageTests {
     @Test func corpusIsPresent() {
         #expect(ConformanceCorpus.rfc4475.count >= 49)

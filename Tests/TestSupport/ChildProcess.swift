@@ -27,8 +27,10 @@ public final class ChildProcess: @unchecked Sendable {  // `process` is set up b
     }
 
     public let process = Process()
-    /// The file that receives the process's stdout and stderr.
+    /// The file that receives the process's stdout, and its stderr unless `errorFile` is set.
     public let outputFile: URL
+    /// The file that receives the process's stderr on its own (nil: it goes to `outputFile`).
+    public let errorFile: URL?
     private let ownsOutputFile: Bool
     private let state = LockedState()
 
@@ -39,16 +41,18 @@ public final class ChildProcess: @unchecked Sendable {  // `process` is set up b
     }
 
     /// Starts `executable` with `arguments`. Output goes to `outputFile` (default: a new
-    /// temporary file, removed by `stop()`), stderr too unless `discardingErrors`; stdin is
+    /// temporary file, removed by `stop()`), stderr too unless `discardingErrors` or an
+    /// `errorFile` of its own (created here, left to the caller to remove); stdin is
     /// /dev/null unless `standardInput` is given. `unblockingSignals`: the child starts with
     /// no signal blocked. The test runner's threads block SIGTERM and SIGINT and a child
     /// inherits that mask, so without it a tool that does not reset its mask (sngrep,
     /// openssl) ignores the SIGTERM of `stop()` until the SIGKILL after the grace.
     public init(
         _ executable: String, _ arguments: [String], environment: [String: String]? = nil,
-        currentDirectory: URL? = nil, outputFile: URL? = nil, discardingErrors: Bool = false,
+        currentDirectory: URL? = nil, outputFile: URL? = nil, errorFile: URL? = nil, discardingErrors: Bool = false,
         standardInput: Any? = nil, unblockingSignals: Bool = false
     ) throws {
+        self.errorFile = errorFile
         self.outputFile =
             outputFile
             ?? FileManager.default.temporaryDirectory
@@ -59,12 +63,20 @@ public final class ChildProcess: @unchecked Sendable {  // `process` is set up b
         }
         let out = try FileHandle(forWritingTo: self.outputFile)
         defer { try? out.close() }
+        var err: FileHandle?
+        if let errorFile {
+            guard FileManager.default.createFile(atPath: errorFile.path, contents: nil) else {
+                throw Failure("cannot create \(errorFile.path)")
+            }
+            err = try FileHandle(forWritingTo: errorFile)
+        }
+        defer { try? err?.close() }
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         if let environment { process.environment = environment }
         if let currentDirectory { process.currentDirectoryURL = currentDirectory }
         process.standardOutput = out
-        process.standardError = discardingErrors ? FileHandle.nullDevice : out
+        process.standardError = discardingErrors ? FileHandle.nullDevice : err ?? out
         process.standardInput = standardInput ?? FileHandle.nullDevice
         process.terminationHandler = { [state] p in
             let (waiters, afterExit) = state.withLock { s in
@@ -112,6 +124,8 @@ public final class ChildProcess: @unchecked Sendable {  // `process` is set up b
     public var isRunning: Bool { exitStatus == nil }
     /// Everything printed so far.
     public var output: String { (try? String(contentsOf: outputFile, encoding: .utf8)) ?? "" }
+    /// Everything printed on stderr so far, with an `errorFile` (else "").
+    public var errors: String { errorFile.flatMap { try? String(contentsOf: $0, encoding: .utf8) } ?? "" }
 
     /// Waits (suspended) until the process exits; its status, or nil when `timeout` passes first.
     public func exit(timeout: Double) async -> Int32? {

@@ -10,7 +10,7 @@ extension ServeConfiguration {
     /// is reported as needing a restart and the value in force stays.
     public static let liveKeys: Set<String> = [
         "maxSessions", "maxInboundSessions", "mediaLoadBudgetPercent", "roomTokenLifetimeSec", "drainTimeoutSec",
-        "recordings.retentionDays", "mediaStreams", "pageTokens",
+        "recordings.retentionDays", "mediaStreams", "pageTokens", "logFormat", "logLevel", "logLevels",
         "sip.answerUnknownSources", "sip.requestsPerSecond", "sip.trustedRequestsPerSecond", "sip.banSec",
         "sip.scannerUserAgents", "sip.maxServerTransactions", "sip.maxAuthFailures", "sip.authFailureWindowSec",
         "sip.tapUnfiltered", "sip.trustedProxies", "sip.authRealm"
@@ -72,7 +72,10 @@ extension ServeConfiguration {
             key("tlsCertificate") { $0.tls?.certificate == $1.tls?.certificate },
             key("tlsKey") { $0.tls?.key == $1.tls?.key },
             key("tlsClientCA") { $0.tls?.clientCA == $1.tls?.clientCA },
-            key("tlsVerifyClient") { $0.tls?.verifyClient == $1.tls?.verifyClient }
+            key("tlsVerifyClient") { $0.tls?.verifyClient == $1.tls?.verifyClient },
+            key("logFormat") { $0.logFormat == $1.logFormat },
+            key("logLevel") { $0.logLevel == $1.logLevel },
+            key("logLevels") { $0.logLevels == $1.logLevels }
         ]
         for name in apiListenerKeys {
             all.append(key(name) { $0.apiListenerValue(name) == $1.apiListenerValue(name) })

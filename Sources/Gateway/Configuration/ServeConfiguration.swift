@@ -1,6 +1,7 @@
 import Cluster
 import Formats
 import Foundation
+import Logging
 import Media
 import SIP
 
@@ -42,6 +43,7 @@ import SIP
 ///   dnsServers: ["10.0.0.53:53"],      // default: /etc/resolv.conf (ServeConfiguration+DNS.swift)
 ///   sipTlsListen: "0.0.0.0:5061", tlsCertificate: "gw.pem", tlsKey: "gw.key",  // ServeConfiguration+TLS.swift
 ///   apiTlsCertificate: "api.pem", apiTlsKey: "api.key",  // HTTPS/WSS API (ControlAPI: APITLSSettings.swift)
+///   logFormat: "json", logLevel: "info", logLevels: { sip: "debug" },  // ServeConfiguration+Logging.swift
 /// }
 /// ```
 public struct ServeConfiguration: Sendable, Equatable {
@@ -112,6 +114,12 @@ public struct ServeConfiguration: Sendable, Equatable {
     /// `sipTlsListen`, `tlsCertificate`, `tlsKey`, `tlsClientCA`, `tlsVerifyClient`
     /// (ServeConfiguration+TLS.swift).
     public var tls: TLSSettings?
+    /// `text` (the default) or `json` lines on stderr.
+    public var logFormat: LogFormat?
+    /// Every component's level; default `info`.
+    public var logLevel: LogLevel?
+    /// Single components' levels, over `logLevel`. Default none.
+    public var logLevels: [LogComponent: LogLevel]?
     /// The control API listener's keys (`apiListenerKeys`) as written, with the file's name;
     /// nil when the file has none. ControlAPI reads them (`APIListenerSettings`): Gateway
     /// knows their names, not what they mean.
@@ -146,7 +154,7 @@ public struct ServeConfiguration: Sendable, Equatable {
             "mediaIO",
             "mediaLoadBudgetPercent", "hep", "capture", "roomTokenLifetimeSec", "webhook",
             "sip", "pageTokens", "cluster"
-        ] + dnsKeys + tlsKeys + apiListenerKeys + mediaServiceKeys
+        ] + dnsKeys + tlsKeys + apiListenerKeys + mediaServiceKeys + logKeys
 
     /// The keys of the control API's listener: its caps and its HTTPS (read by ControlAPI).
     static let apiListenerKeys = [
@@ -244,6 +252,7 @@ public struct ServeConfiguration: Sendable, Equatable {
             try schema.choice(v, at: p, MediaIOMode.self)
         }
         c.dns = try dnsSettings(o, schema: schema)
+        try logSettings(o, schema: schema, into: &c)
         c.tls = try tlsSettings(o, schema: schema)
         let apiMembers = o.members.filter { apiListenerKeys.contains($0.key) }
         if !apiMembers.isEmpty { c.apiListenerFields = ProfileSection(file: file, members: apiMembers) }

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import IOCore
+import Logging
 import Synchronization
 
 /// Call detail records kept in an SQLite file (schema: `CallRecordTable`), the embedded
@@ -230,7 +231,7 @@ public final class CallRecordStore: Sendable {
         queue.sync {
             drain()
             table.withLock { table in
-                do { try table?.checkpoint() } catch { log("checkpoint: \(error)") }
+                do { try table?.checkpoint() } catch { log(.warning, "checkpoint: \(error)") }
             }
         }
     }
@@ -271,24 +272,24 @@ public final class CallRecordStore: Sendable {
                     try table?.touchOpenRows(now: now)
                     try table?.checkpoint()
                 } catch {
-                    log("closing: \(error)")
+                    log(.warning, "closing: \(error)")
                 }
                 table = nil
             }
         }
     }
 
-    /// "irisgw: call records <path>: <message>" on fd 2.
-    static func log(_ path: String, _ message: String) {
-        writeToStandardError("irisgw: call records \(path): \(message)\n")
+    /// "irisgw: call records <path>: <message>" in the log (component records).
+    static func log(_ level: LogLevel, _ path: String, _ message: String) {
+        Log.records(path).log(level, message)
     }
 
-    private func log(_ message: String) { Self.log(path, message) }
+    private func log(_ level: LogLevel, _ message: String) { Self.log(level, path, message) }
 
     private func submit(_ operation: Operation) {
         if !enqueue(operation) {
             failures.add(1, ordering: .relaxed)
-            log("write after close dropped")
+            log(.error, "write after close dropped")
         }
     }
 
@@ -342,7 +343,7 @@ public final class CallRecordStore: Sendable {
         case nil:
             return
         case .failure(let error):
-            log("pruning old records: \(error)")
+            log(.warning, "pruning old records: \(error)")
         case .success(let deleted):
             pruned.add(deleted, ordering: .relaxed)
             if deleted >= max(1, retention.chunk) {
@@ -351,6 +352,7 @@ public final class CallRecordStore: Sendable {
                 let age = retention.days > 0 ? "started over \(retention.days) days ago" : ""
                 let count = retention.maxRecords.map { "beyond the newest \($0)" } ?? ""
                 log(
+                    .notice,
                     "pruned \(sofar + deleted) ended records "
                         + [age, count].filter { !$0.isEmpty }.joined(separator: " or "))
             }
@@ -365,7 +367,7 @@ public final class CallRecordStore: Sendable {
             return table.withLock { table -> T in
                 guard let table else { return fallback }
                 do { return try body(table) } catch {
-                    log("read: \(error)")
+                    log(.error, "read: \(error)")
                     return fallback
                 }
             }
@@ -436,16 +438,18 @@ public final class CallRecordStore: Sendable {
                 let dropped = keep.count - Self.maxRetrying
                 keep.removeFirst(dropped)
                 failures.add(dropped, ordering: .relaxed)
-                log("lost \(dropped) writes kept too long for a \(table.medium) that refused them")
+                log(.error, "lost \(dropped) writes kept too long for a \(table.medium) that refused them")
             }
             if !keep.isEmpty, retrying.withLock({ $0.isEmpty }) {
-                log("keeping \(keep.count) writes until the \(table.medium) takes them: \(firstProblem ?? "")")
+                log(
+                    .warning, "keeping \(keep.count) writes until the \(table.medium) takes them: \(firstProblem ?? "")"
+                )
             }
             retrying.withLock { $0 = keep }
         }
         if lost > 0, let firstProblem {
             failures.add(lost, ordering: .relaxed)
-            log("lost \(lost) of \(batch.count) writes; first: \(firstProblem)")
+            log(.error, "lost \(lost) of \(batch.count) writes; first: \(firstProblem)")
         }
     }
 

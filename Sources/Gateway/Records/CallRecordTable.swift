@@ -296,7 +296,7 @@ final class CallRecordTable: CallRecordBackend {
         // memory support keeps the old one, which still works, only slower.
         let statement = try database.prepare("PRAGMA journal_mode = WAL")
         if try statement.step(), let mode = statement.string(0), mode.lowercased() != "wal" {
-            CallRecordStore.log(database.path, "journal_mode is \(mode), not wal")
+            CallRecordStore.log(.warning, database.path, "journal_mode is \(mode), not wal")
         }
     }
 

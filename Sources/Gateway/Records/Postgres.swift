@@ -7,6 +7,7 @@
 
 internal import CPostgres
 import Foundation
+import Logging
 
 /// A libpq failure: the SQLSTATE, PostgreSQL's (or libpq's) message, and what was being done.
 /// Neither `message` nor `description` ever holds the password of the connection URL.
@@ -144,6 +145,14 @@ final class PostgresConnection {
                 sqlState: "08001", message: "out of memory", target: target, sql: nil, isConnectionProblem: true)
         }
         handle = connection
+        // libpq prints the server's notices ("relation ... already exists, skipping") on
+        // stderr itself: they go to the log instead, at debug, so a JSON log stays all JSON.
+        PQsetNoticeProcessor(
+            connection,
+            { _, message in
+                guard let message else { return }
+                Log.postgresNotices.debug(String(cString: message), ["origin": "libpq"])
+            }, nil)
         guard PQstatus(connection) == CONNECTION_OK else {
             let error = PostgresError(
                 sqlState: "08001", message: lastMessage(), target: target, sql: nil, isConnectionProblem: true)

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// The `call_records` table in PostgreSQL, for `CallRecordStore` (serve key `records:
 /// "postgres://..."`): the columns of `CallRecordTable`, with PostgreSQL's types, so several
@@ -220,7 +221,7 @@ final class PostgresCallRecordTable: CallRecordBackend {
         guard !connection.isConnected, ContinuousClock.now >= nextReconnect else { return }
         if connection.reset() {
             reconnectDelay = 0
-            CallRecordStore.log(connection.target, "connection made again")
+            CallRecordStore.log(.notice, connection.target, "connection made again")
         } else {
             reconnectDelay = min(Self.maxReconnectDelay, max(0.5, reconnectDelay * 2))
             nextReconnect = ContinuousClock.now + .milliseconds(Int(reconnectDelay * 1000))

@@ -81,6 +81,8 @@ final class GatewaySession {
     weak var bridgedWith: GatewaySession?
     /// Recording, media streams and answering-machine detection (MediaServices/).
     var services = SessionServices()
+    /// The log has the call's start line (GatewaySession+Log.swift), so its end comes after it.
+    var loggedStart = false
 
     init(
         direction: SessionMachine.Direction, roomId: String, traceId: String, routingId: String?, profile: TrunkProfile,

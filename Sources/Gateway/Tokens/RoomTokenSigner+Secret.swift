@@ -56,9 +56,9 @@ private enum SecretFile {
         }
         // An older version or a hand-made file may be readable by others: narrow it.
         if info.st_mode & 0o077 != 0, chmod(path, 0o600) != 0 {
-            writeToStandardError(
-                "irisgw: room token secret \(path): readable by others (mode \(String(info.st_mode & 0o777, radix: 8))) and chmod failed; chmod 600 it\n"
-            )
+            Log.gateway.warning(
+                "room token secret \(path): readable by others (mode \(String(info.st_mode & 0o777, radix: 8))) and chmod failed; chmod 600 it",
+                ["file": "\(path)"])
         }
         guard let data = FileManager.default.contents(atPath: path) else { throw failure(path) }
         let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import IOCore
+import Logging
 import Synchronization
 
 /// How the media engine runs. Every field has a documented default.
@@ -75,7 +76,7 @@ public final class MediaEngine: Sendable {
         if let ringError, configuration.io == .automatic,
             !mediaIOFallbackLogged.exchange(true, ordering: .relaxed)
         {
-            writeToStandardError("irisgw: media I/O falls back to epoll: io_uring unavailable: \(ringError)\n")
+            Logger(.media).warning("media I/O falls back to epoll: io_uring unavailable: \(ringError)")
         }
     }
 

@@ -2,6 +2,7 @@ import CarrierSim
 import ControlAPI
 import Foundation
 import Gateway
+import Logging
 import SIP
 
 /// `irisgw serve`: the gateway with its control API, until SIGINT (end calls now) or
@@ -17,6 +18,7 @@ enum ServeCommand {
                              [--tls-verify-client none|optional|require] [--tls-client-ca FILE]]
                             [--api-tls-certificate FILE --api-tls-key FILE [--api-tls-verify-client MODE]
                              [--api-tls-client-ca FILE] [--api-listen-plain HOST:PORT]]
+                            [--log-format text|json] [--log-level LEVEL|COMPONENT=LEVEL,...]
 
           --config FILE        settings file (JSON5; docs/operations.md); the flags below win over it
           --profiles DIR       trunk profiles, *.json5 (default sip-profiles)
@@ -58,8 +60,13 @@ enum ServeCommand {
           --api-tls-client-ca F  CAs that issue the API clients' certificates (default: the system store)
           --api-listen-plain H:P  also plain HTTP there, next to HTTPS (default: none); bearer keys
                                cross it in clear, so keep it on loopback
+          --log-format F       the log on stderr: text (default) or json, one object per line
+          --log-level L        debug, info (default), notice, warning or error; COMPONENT=LEVEL for one
+                               component (gateway, calls, sip, media, api, cluster, records, tls,
+                               webhook); several with commas: info,sip=debug
 
-        Prints `listening sip udp|tcp|tls HOST:PORT`, `listening api URL` and `ready`, then serves.
+        Prints `listening sip udp|tcp|tls HOST:PORT`, `listening api URL` and `ready` on stdout, then
+        serves; the log (each call's start and end, warnings, errors) goes to stderr.
         SIGHUP rereads the TLS certificates and keys, SIP's and the API's (new connections use
         them; calls and open connections go on), then the trunk profiles and the settings file
         (POST /v1/admin/reload does the same): new calls take what changed, calls in progress
@@ -72,18 +79,20 @@ enum ServeCommand {
         do {
             options = try ServeOptions.parse(args)
         } catch {
-            writeError("irisgw serve: \(error.message)\n" + (error.showsUsage ? "\n" + usage : ""))
+            refuse(error, args)
             return error.showsUsage ? 2 : 1
         }
         if options.wantsHelp {
             print(usage, terminator: "")
             return 0
         }
+        // From here on every stderr line goes through the log, in the format asked for.
+        LogSink.standardError.configuration = options.log
         let profiles: [TrunkProfile]
         do {
             profiles = try ProfileLoader.loadDirectory(URL(fileURLWithPath: options.profilesDirectory))
         } catch {
-            writeError("irisgw serve: \(error)\n")
+            log.error("\(error)")
             return 1
         }
         // The simulator first, so the gateway's first OPTIONS ping finds it up.
@@ -92,7 +101,7 @@ enum ServeCommand {
             do {
                 simulator = try startSimulator(listen: listen)
             } catch {
-                writeError("irisgw serve: cannot start the carrier simulator: \(error)\n")
+                log.error("cannot start the carrier simulator: \(error)")
                 return 1
             }
         }
@@ -101,7 +110,7 @@ enum ServeCommand {
         do {
             node = try start(options, profiles: profiles)
         } catch {
-            writeError("irisgw serve: cannot start: \(error)\n")
+            log.error("cannot start: \(error)")
             return 1
         }
         let media = options.file.mediaThreads != nil ? " (mediaThreads setting)" : "; usable CPUs \(options.cpus)"
@@ -130,6 +139,20 @@ enum ServeCommand {
         node.plainAPI?.stop()
         writeOut("stopped\n")
         return 0
+    }
+
+    /// Serve's own lines: start, signals, warnings about how it was set up.
+    static let log = Logger(.gateway, textPrefix: "irisgw serve: ")
+
+    /// A refused command line, on stderr: plain text with the usage after a flag's mistake;
+    /// one JSON line when `--log-format json` was given (the rest of the line may be what is wrong).
+    static func refuse(_ refusal: ServeOptions.Refusal, _ args: [String]) {
+        if let at = args.firstIndex(of: "--log-format"), at + 1 < args.count, args[at + 1] == "json" {
+            LogSink.standardError.configuration = LogConfiguration(format: .json)
+            log.error(refusal.message)
+        } else {
+            writeError("irisgw serve: \(refusal.message)\n" + (refusal.showsUsage ? "\n" + usage : ""))
+        }
     }
 
     /// A started gateway with its control API (and the plain one beside HTTPS, if asked).
@@ -162,7 +185,7 @@ enum ServeCommand {
         let key = try APIKey.loadOrCreate(dataDir: configuration.dataDir)
         let webFiles = StaticFiles.locate(configured: options.webDirectory)
         var http = HTTPServerConfiguration(listen: options.apiListen, limits: options.apiListener.limits)
-        http.log = { writeError("irisgw: \($0)\n") }
+        http.log = Logger(.api)
         let pageLimits = options.file.pageTokens ?? PageTokenLimits()
         var plain = http
         http.tls = options.apiTLS.server
@@ -212,8 +235,8 @@ enum ServeCommand {
 
     /// SIGHUP rereads the TLS certificates and keys, SIP's and the control API's: new
     /// connections get them, calls go on. A file that cannot be used changes nothing for its
-    /// listener and says why on stderr. Then the profiles and the settings file are reloaded
-    /// (`ServeReloader`, after one under way), the summary or the refusal on stderr.
+    /// listener and says why in the log. Then the profiles and the settings file are reloaded
+    /// (`ServeReloader`, after one under way), the summary or the refusal in the log.
     static func reloadOnHangup(
         _ gateway: Gateway, api: ControlAPIServer, reloader: ServeReloader
     ) -> DispatchSourceSignal {
@@ -224,17 +247,14 @@ enum ServeCommand {
                 try gateway.reloadTLSCertificates()
                 writeOut("tls certificates reloaded\n")
             } catch {
-                writeError(
-                    "irisgw serve: SIGHUP: the TLS certificates were not reloaded (the old ones stay): \(error)\n")
+                log.error("SIGHUP: the TLS certificates were not reloaded (the old ones stay): \(error)")
             }
             if api.isTLS {
                 do throws(TLSFailure) {
                     try api.reloadTLS()
                     writeOut("api tls certificate reloaded\n")
                 } catch {
-                    writeError(
-                        "irisgw serve: SIGHUP: the API's TLS certificate was not reloaded (the old one stays): \(error)\n"
-                    )
+                    log.error("SIGHUP: the API's TLS certificate was not reloaded (the old one stays): \(error)")
                 }
             }
             _ = try? reloader.reloadAndLog(by: "SIGHUP", waiting: true)
@@ -244,12 +264,12 @@ enum ServeCommand {
     }
 
     /// Plain HTTP on an address other hosts reach carries the API key in clear: said once at
-    /// start, on stderr.
+    /// start, in the log.
     static func warnIfExposed(_ host: String) {
         guard !isLoopback(host) else { return }
-        writeError(
-            "irisgw serve: warning: the control API listens with plain HTTP on \(host): API keys and calls cross the "
-                + "network in clear; give it a certificate (--api-tls-certificate, --api-tls-key) or listen on loopback\n"
+        log.warning(
+            "warning: the control API listens with plain HTTP on \(host): API keys and calls cross the "
+                + "network in clear; give it a certificate (--api-tls-certificate, --api-tls-key) or listen on loopback"
         )
     }
 

@@ -3,6 +3,7 @@ import Cluster
 import ControlAPI
 import Foundation
 import Gateway
+import Logging
 import SIP
 
 /// What `irisgw serve` was asked for: the settings file (`--config`) first, then the flags,
@@ -23,6 +24,9 @@ struct ServeOptions {
     var drainTimeout = 30.0
     /// Where the built-in carrier simulator listens (`--carrier-sim`); nil: none.
     var simulatorListen: SocketAddress?
+    /// The log's format and levels: the file's `logFormat`, `logLevel`, `logLevels`, then
+    /// `--log-format` and `--log-level`.
+    var log = LogConfiguration()
     /// `--help` was asked for.
     var wantsHelp = false
     let cpus = UsableCPUs.current()
@@ -85,6 +89,7 @@ struct ServeOptions {
         publicURL = file.publicURL
         webDirectory = file.webDir
         drainTimeout = Double(file.drainTimeoutSec ?? 30)
+        log = file.log
     }
 
     /// After the flags: pairs that go together, and the listeners the gateway opens.
@@ -230,6 +235,20 @@ struct ServeOptions {
             guard let v else { throw Refusal(message: "--node-id needs a name") }
             if let problem = ClusterSettings.nodeIdProblem(v) { throw Refusal(message: "--node-id \(problem)") }
             o.nodeIdFlag = v
+        },
+        "--log-format": { o, v throws(Refusal) in
+            guard let format = v.flatMap(LogFormat.init(rawValue:)) else {
+                throw Refusal(message: "--log-format needs text or json")
+            }
+            o.log.format = format
+        },
+        "--log-level": { o, v throws(Refusal) in
+            guard let v else { throw Refusal(message: "--log-level needs LEVEL or COMPONENT=LEVEL,...") }
+            do throws(LogSettingError) {
+                try o.log.apply(levelSpecification: v)
+            } catch {
+                throw Refusal(message: "--log-level: \(error)")
+            }
         },
         "--max-sessions": { o, v throws(Refusal) in
             guard let n = v.flatMap(Int.init), n > 0 else {

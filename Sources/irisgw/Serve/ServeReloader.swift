@@ -2,6 +2,7 @@ import ControlAPI
 import Foundation
 import Gateway
 import IrisAPI
+import Logging
 import Synchronization
 
 /// Reloads `irisgw serve`'s configuration (SIGHUP, `POST /v1/admin/reload`;
@@ -55,20 +56,25 @@ final class ServeReloader: Sendable {
         let pageLimits = options.file.pageTokens ?? PageTokenLimits()
         for api in apis { api.updatePageLimits(pageLimits) }
         drainTimeout.withLock { $0 = options.drainTimeout }
+        LogSink.standardError.configuration = options.log
         return ReloadSummary(
             reloaded: changes.reloaded, unchanged: changes.unchanged, removed: changes.removed,
             restartRequired: options.file.restartRequired(since: startFile))
     }
 
-    /// A reload and its stderr line: the summary as the API answers it (JSON), or why
-    /// nothing changed. `by` says who asked (SIGHUP, the API).
+    static let log = Logger(.gateway)
+
+    /// A reload and its log line: the summary as the API answers it (JSON), or why nothing
+    /// changed. `by` says who asked (SIGHUP, the API).
     func reloadAndLog(by: String, waiting: Bool) throws(ReloadRefusal) -> ReloadSummary {
         do {
             let summary = try reload(waiting: waiting)
-            writeError("irisgw: reload (\(by)): \(Self.json(summary))\n")
+            Self.log.notice("reload (\(by)): \(Self.json(summary))", ["by": "\(by)"])
             return summary
         } catch {
-            writeError("irisgw: reload (\(by)) refused, the configuration in force stays: \(error)\n")
+            Self.log.error(
+                "reload (\(by)) refused, the configuration in force stays: \(error)",
+                ["by": "\(by)", "file": "\(error.file)", "key": "\(error.key)"])
             throw error
         }
     }
