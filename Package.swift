@@ -73,7 +73,9 @@ let package = Package(
             name: "ControlAPI",
             dependencies: [
                 "IOCore", "CLinux", "Gateway", "IrisAPI", "Formats", "HTTP", "TLS", "Crypto", "WebClient", "Cluster"
-            ]),
+            ],
+            // docs/openapi.yaml (this is a symbolic link to it), served at /v1/openapi.json.
+            resources: [.embedInCode("openapi.yaml")]),
         .executableTarget(
             name: "irisgw",
             dependencies: [
