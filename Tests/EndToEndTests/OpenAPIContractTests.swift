@@ -33,13 +33,15 @@ extension GatewaySuites {
             let exclude = reload.status == 503 ? ["--exclude-path", "/v1/admin/reload"] : []
             let work = gw.directory.appendingPathComponent("schemathesis")
             try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
-            // One worker, few examples, a fixed seed: a few seconds of one core, the same cases every run.
+            // One worker, few examples, a fixed seed: a few seconds of one core, the same cases every
+            // run. The examples phase places a real call (createWithTN's example), and the stateful
+            // phase follows the document's links from it (state, hold, mute, dtmf, close ...).
             let run = try ChildProcess(
                 Self.schemathesis,
                 [
                     "run", gw.apiURL + "/v1/openapi.json", "--url", gw.apiURL,
                     "--header", "Authorization: Bearer " + gw.apiKey, "--checks", Self.checks.joined(separator: ","),
-                    "--max-examples", "6", "--seed", "27", "--workers", "1", "--phases", "examples,coverage,fuzzing",
+                    "--max-examples", "6", "--seed", "27", "--workers", "1", "--phases", "examples,coverage,fuzzing,stateful",
                     "--generation-database", "none", "--request-timeout", "10", "--no-color"
                 ] + exclude,
                 currentDirectory: work)
@@ -180,6 +182,12 @@ extension GatewaySuites {
                 json: try await HTTPClient(baseURL: gw.apiURL).request(method: "GET", path: "/v1/openapi.json", timeout: 10)
                     .body)
 
+            // Every session's events, checked against the document's SessionEvent at the end.
+            let events = try WebSocketClient(
+                url: gw.apiURL.replacingOccurrences(of: "http://", with: "ws://") + "/v1/events",
+                headers: ["Authorization": "Bearer " + gw.apiKey])
+            defer { events.close() }
+
             // An ended session (the simulator's busy number), one ringing for web-1 (its quota
             // of one), and an inbound call rejected with its room token.
             let ended = try #require(
@@ -262,7 +270,22 @@ extension GatewaySuites {
             #expect(missing.isEmpty, "documented errors no case reaches: \(missing.sorted())")
             let stale = Set(Self.cases(token: "", document: document).map(\.description)).subtracting(documented)
             #expect(stale.isEmpty, "cases for errors the document does not list: \(stale.sorted())")
-            _ = try await Scope.call(gw, "DELETE", "/v1/sessions/\(ringing.json["roomId"] as? String ?? "")", bearer: gw.apiKey)
+            let ringingRoom = ringing.json["roomId"] as? String ?? ""
+            _ = try await Scope.call(gw, "DELETE", "/v1/sessions/\(ringingRoom)", bearer: gw.apiKey)
+
+            // The events of those calls (created, statuses, the notification, errors, ends)
+            // are what the document says: read until the canceled call's end.
+            var texts: [String] = []
+            while !texts.contains(where: { $0.contains("\"onSessionEnded\"") && $0.contains(ringingRoom) }),
+                let text = try await events.receive(timeout: 10)
+            {
+                texts.append(text)
+            }
+            #expect(texts.contains { $0.contains("\"onNotification\"") }, "\(texts)")
+            if PythonVenv.has("jsonschema") {
+                let refused = try await document.refused(texts, by: "SessionEvent")
+                #expect(refused.isEmpty, "events outside the document's SessionEvent: \(refused)")
+            }
         }
     }
 }

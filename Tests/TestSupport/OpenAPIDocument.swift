@@ -56,6 +56,36 @@ public struct OpenAPIDocument: @unchecked Sendable {
         return nil
     }
 
+    /// The JSON texts among `instances` that `components/schemas/<name>` refuses, each with
+    /// why (jsonschema, Draft 2020-12, from the venv); empty when every one fits.
+    public func refused(_ instances: [String], by name: String) async throws -> [String] {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "irisgw-openapi-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try Data(bytes).write(to: folder.appendingPathComponent("document.json"))
+        try Data(("[" + instances.joined(separator: ",") + "]").utf8).write(
+            to: folder.appendingPathComponent("instances.json"))
+        let script = """
+            import json, sys, jsonschema
+            schema = json.load(open(sys.argv[1], encoding="utf-8"))
+            schema["$ref"] = "#/components/schemas/" + sys.argv[3]
+            validator = jsonschema.Draft202012Validator(schema)
+            for instance in json.load(open(sys.argv[2], encoding="utf-8")):
+                errors = list(validator.iter_errors(instance))
+                if errors:
+                    print(json.dumps(instance) + ": " + "; ".join(e.message[:200] for e in errors))
+            """
+        let r = try await ChildProcess.run(
+            PythonVenv.python,
+            [
+                "-c", script, folder.appendingPathComponent("document.json").path,
+                folder.appendingPathComponent("instances.json").path, name
+            ], timeout: 30)
+        guard r.status == 0 else { return ["the validator failed: \(r.output)"] }
+        return r.output.split(separator: "\n").map(String.init)
+    }
+
     /// Compares this document with PyYAML's reading of docs/openapi.yaml: nil when they are
     /// the same objects, else where they first differ.
     public func differenceFromYAML(python: String) async throws -> String? {
