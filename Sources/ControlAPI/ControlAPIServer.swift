@@ -128,12 +128,16 @@ public final class ControlAPIServer: Sendable {
         }
     }
 
+    /// Every HTTP request: matched against `ControlAPIRoutes` (405 for a path served with
+    /// another method, 404 for a path not served, both after the key), the caller checked
+    /// unless the endpoint is open, then served.
     func handle(_ request: HTTPRequest) -> HTTPResponse {
         let match = ControlAPIRoutes.match(method: request.method, path: request.path)
         do throws(GatewayError) {
             switch match {
             case .endpoint(let endpoint, let variables):
-                let caller = endpoint.access == .open ? nil : try caller(authorization: request.headers["authorization"])
+                let caller =
+                    endpoint.access == .open ? nil : try caller(authorization: request.headers["authorization"])
                 return try serve(endpoint, variables, request, caller)
             // The dialer page's folder needs no key, whatever is asked of it.
             case .wrongMethod where Self.isPagePath(request.path):
@@ -146,7 +150,8 @@ public final class ControlAPIServer: Sendable {
                 throw Self.notAllowed(request)
             case .none:
                 _ = try caller(authorization: request.headers["authorization"])
-                throw GatewayError(IrisCode.incorrectParams, .notFound, "no such endpoint: \(request.method) \(request.path)")
+                throw GatewayError(
+                    IrisCode.incorrectParams, .notFound, "no such endpoint: \(request.method) \(request.path)")
             }
         } catch {
             return Self.error(error)

@@ -328,7 +328,9 @@ package struct YAMLSubsetReader {
             } else {
                 var j = i
                 while j < text.count, !",]".unicodeScalars.contains(text[j]) {
-                    if "[{}#".unicodeScalars.contains(text[j]) || (text[j] == ":" && j + 1 < text.count && text[j + 1] == " ") {
+                    if "[{}#".unicodeScalars.contains(text[j])
+                        || (text[j] == ":" && j + 1 < text.count && text[j + 1] == " ")
+                    {
                         throw YAMLSubsetError(line: line, message: "flow sequences hold only scalars")
                     }
                     j += 1
@@ -344,7 +346,9 @@ package struct YAMLSubsetReader {
                 i += 1
                 break
             }
-            guard text[i] == "," else { throw YAMLSubsetError(line: line, message: "expected , or ] in a flow sequence") }
+            guard text[i] == "," else {
+                throw YAMLSubsetError(line: line, message: "expected , or ] in a flow sequence")
+            }
             i += 1
         }
         try expectEnd(text[i...], line: line)
@@ -395,7 +399,8 @@ package struct YAMLSubsetReader {
                 out.append(scalar)
                 i += 4
             default:
-                throw YAMLSubsetError(line: line, message: "escape \\\(e) is not read (\\\\ \\\" \\/ \\n \\t \\r \\uXXXX are)")
+                throw YAMLSubsetError(
+                    line: line, message: "escape \\\(e) is not read (\\\\ \\\" \\/ \\n \\t \\r \\uXXXX are)")
             }
         }
         throw YAMLSubsetError(line: line, message: "a quoted value must end on its line")
@@ -427,7 +432,8 @@ package struct YAMLSubsetReader {
         let date = u.count >= 5 && u[0..<4].allSatisfy { ("0"..."9").contains($0) } && u[4] == "-"
         let startsNumeric =
             (!u.contains(" ") || date) && ("0"..."9").contains(u[0])
-            || (!u.contains(" ") && u.count > 1 && "+-.".unicodeScalars.contains(u[0]) && (("0"..."9").contains(u[1]) || u[1] == "."))
+            || (!u.contains(" ") && u.count > 1 && "+-.".unicodeScalars.contains(u[0])
+                && (("0"..."9").contains(u[1]) || u[1] == "."))
             || s.lowercased().hasPrefix(".inf") || s.lowercased().hasPrefix(".nan")
             || s.lowercased().hasPrefix("-.inf") || s.lowercased().hasPrefix("+.inf")
         if ambiguous.contains(s) || startsNumeric {

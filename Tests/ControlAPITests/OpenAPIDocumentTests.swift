@@ -52,7 +52,9 @@ import Testing
         #expect(documented.subtracting(served).isEmpty, "in docs/openapi.yaml, not served")
     }
 
-    @Test(.enabled(if: PythonVenv.has("openapi_spec_validator"), "openapi-spec-validator is not in .build/pyenv (make deps)"))
+    @Test(
+        .enabled(
+            if: PythonVenv.has("openapi_spec_validator"), "openapi-spec-validator is not in .build/pyenv (make deps)"))
     func theDocumentIsValidOpenAPI() async throws {
         let document = try await Self.served()
         let file = FileManager.default.temporaryDirectory.appendingPathComponent(

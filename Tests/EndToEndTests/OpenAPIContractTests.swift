@@ -28,8 +28,10 @@ extension GatewaySuites {
             defer { gw.stop() }
             // A binary without a reloader answers reload with 503, which not_a_server_error counts
             // as a failure: that operation is left out until the reload is built in.
-            let reload = try await HTTPClient(baseURL: gw.apiURL, defaultHeaders: ["Authorization": "Bearer " + gw.apiKey])
-                .request(method: "POST", path: "/v1/admin/reload", timeout: 10)
+            let reload = try await HTTPClient(
+                baseURL: gw.apiURL, defaultHeaders: ["Authorization": "Bearer " + gw.apiKey]
+            )
+            .request(method: "POST", path: "/v1/admin/reload", timeout: 10)
             let exclude = reload.status == 503 ? ["--exclude-path", "/v1/admin/reload"] : []
             let work = gw.directory.appendingPathComponent("schemathesis")
             try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
@@ -41,7 +43,8 @@ extension GatewaySuites {
                 [
                     "run", gw.apiURL + "/v1/openapi.json", "--url", gw.apiURL,
                     "--header", "Authorization: Bearer " + gw.apiKey, "--checks", Self.checks.joined(separator: ","),
-                    "--max-examples", "6", "--seed", "27", "--workers", "1", "--phases", "examples,coverage,fuzzing,stateful",
+                    "--max-examples", "6", "--seed", "27", "--workers", "1", "--phases",
+                    "examples,coverage,fuzzing,stateful",
                     "--generation-database", "none", "--request-timeout", "10", "--no-color"
                 ] + exclude,
                 currentDirectory: work)
@@ -82,7 +85,9 @@ extension GatewaySuites {
                 Case(operation: "POST /v1/sessions", status: 401, bearer: .none, body: "{}"),
                 Case(
                     operation: "POST /v1/sessions", status: 403,
-                    body: "{\"targetTN\":\"+447911123456\",\"sourceTN\":\"+15557654321\",\"media\":{\"sdp\":\"\(offer)\"}}"),
+                    body:
+                        "{\"targetTN\":\"+447911123456\",\"sourceTN\":\"+15557654321\",\"media\":{\"sdp\":\"\(offer)\"}}"
+                ),
                 Case(operation: "POST /v1/sessions", status: 413, body: oversized),
                 Case(operation: "GET /v1/sessions", status: 401, bearer: .none),
                 Case(operation: "GET /v1/sessions", status: 403, bearer: .page),
@@ -120,7 +125,8 @@ extension GatewaySuites {
                 Case(operation: "POST \(room)/reject", status: 401, bearer: .none, body: "{}"),
                 Case(operation: "POST \(room)/reject", status: 403, body: "{\"roomToken\":\"garbage\"}"),
                 Case(operation: "POST \(room)/reject", status: 404, bearer: .page, body: "{\"roomToken\":\"garbage\"}"),
-                Case(operation: "POST \(room)/reject", status: 409, room: .inbound, body: "{\"roomToken\":\"\(token)\"}"),
+                Case(
+                    operation: "POST \(room)/reject", status: 409, room: .inbound, body: "{\"roomToken\":\"\(token)\"}"),
                 Case(operation: "POST \(room)/reject", status: 413, body: oversized)
             ]
             // The rest of a session's operations: no key 401; a page token on another routing
@@ -131,7 +137,8 @@ extension GatewaySuites {
                 ("GET \(room)/recording", nil), ("POST \(room)/recording", "{\"action\":\"stop\"}"),
                 ("POST \(room)/hold", nil), ("POST \(room)/unhold", nil), ("POST \(room)/mute", nil),
                 ("POST \(room)/unmute", nil), ("POST \(room)/merge", "{\"heldRoomId\":\"fedcba9876543210fedcba98\"}"),
-                ("POST \(room)/dtmf", "{\"tones\":\"1\"}"), ("POST \(room)/transfer", "{\"targetTN\":\"+15550100001\"}"),
+                ("POST \(room)/dtmf", "{\"tones\":\"1\"}"),
+                ("POST \(room)/transfer", "{\"targetTN\":\"+15550100001\"}"),
                 ("POST \(room)/acceptTransfer", nil), ("POST \(room)/declineTransfer", nil),
                 ("POST \(room)/streams", "{\"url\":\"ws://127.0.0.1:9/fork\"}"),
                 ("DELETE \(room)/streams/{streamId}", nil)
@@ -179,8 +186,10 @@ extension GatewaySuites {
             typealias Scope = PageTokenScopeTests
             let page = try await Scope.mint(gw, routingId: "web-1")
             let document = try OpenAPIDocument(
-                json: try await HTTPClient(baseURL: gw.apiURL).request(method: "GET", path: "/v1/openapi.json", timeout: 10)
-                    .body)
+                json: try await HTTPClient(baseURL: gw.apiURL).request(
+                    method: "GET", path: "/v1/openapi.json", timeout: 10
+                )
+                .body)
 
             // Every session's events, checked against the document's SessionEvent at the end.
             let events = try WebSocketClient(

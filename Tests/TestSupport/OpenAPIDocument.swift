@@ -50,7 +50,8 @@ public struct OpenAPIDocument: @unchecked Sendable {
 
     /// An interpreter that has PyYAML: Debian's (python3-yaml) or the venv's; nil without.
     public static func pythonWithYAML() async -> String? {
-        for python in ["/usr/bin/python3", PythonVenv.python] where FileManager.default.isExecutableFile(atPath: python) {
+        for python in ["/usr/bin/python3", PythonVenv.python] where FileManager.default.isExecutableFile(atPath: python)
+        {
             if (try? await ChildProcess.run(python, ["-c", "import yaml"], timeout: 20))?.status == 0 { return python }
         }
         return nil
