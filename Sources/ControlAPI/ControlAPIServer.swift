@@ -195,6 +195,8 @@ public final class ControlAPIServer: Sendable {
         }
         guard let caller else { throw Self.notAllowed(request) }  // only the open endpoints come without one
         if case .keyOnly(let what) = endpoint.access, caller != .apiKey { throw Self.forbidden(what) }
+        // This node's own, never forwarded; the reloader reaches the gateway itself.
+        if endpoint == .adminReload { return try adminRoute(request, ["v1", "admin", "reload"], caller) }
         let gateway = try self.current
         let room = variables["roomId"] ?? ""
         if let answer = try clusterRoute(request, caller, endpoint, room: variables["roomId"], gateway: gateway) {
@@ -250,11 +252,9 @@ public final class ControlAPIServer: Sendable {
             throw GatewayError(IrisCode.incorrectParams, .invalid, "/v1/events is a WebSocket: send an Upgrade request")
         case .pageTokens:
             return Self.json(201, try mintPageToken(try decode(PageTokenRequest.self, request), gateway: gateway))
-        case .adminReload:
-            return try adminRoute(request, ["v1", "admin", "reload"], caller)
         case .metrics:
             return metrics(gateway)
-        case .health, .ready, .app, .appFile, .openAPI:
+        case .health, .ready, .app, .appFile, .openAPI, .adminReload:
             throw Self.notAllowed(request)  // answered above
         }
     }
