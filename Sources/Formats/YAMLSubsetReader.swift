@@ -23,10 +23,10 @@ package struct YAMLSubsetError: Error, Equatable, Sendable, CustomStringConverti
 ///
 /// The subset: block mappings and block sequences indented with spaces; keys plain or quoted;
 /// values plain, single- or double-quoted on one line, literal (`|`, `|-`) or folded
-/// (`>`, `>-`) block scalars, flow sequences of scalars on one line (`[a, "b"]`), and `[]`,
-/// `{}`. Comments on their own line or after a value. Not read: anchors and aliases, tags,
-/// directives, several documents, multi-line plain or quoted scalars, flow mappings with
-/// content, complex keys, duplicate keys. A plain scalar is `true`, `false`, `null`, `~`, an
+/// (`>`, `>-`) block scalars, flow sequences and mappings on one line (`[a, "b"]`,
+/// `{$ref: '#/x'}`). Comments on their own line or after a value. Not read: anchors and
+/// aliases, tags, directives, several documents, multi-line plain, quoted or flow values,
+/// complex keys, duplicate keys. A plain scalar is `true`, `false`, `null`, `~`, an
 /// integer, a decimal or a string; one that YAML 1.1 would read as something else (`yes`,
 /// `on`, `+1`, `1e3`, `0755`, `2024-01-01`, `.inf` ...) must be quoted.
 package struct YAMLSubsetReader {
@@ -276,16 +276,11 @@ package struct YAMLSubsetReader {
             let (s, end) = try quoted(text, line: line)
             try expectEnd(text[end...], line: line)
             return .string(s)
-        case "[":
-            return try flowSequence(text, line: line)
-        case "{":
-            var i = 1
-            while i < text.count, text[i] == " " { i += 1 }
-            guard i < text.count, text[i] == "}" else {
-                throw YAMLSubsetError(line: line, message: "flow mappings are read only empty ({})")
-            }
-            try expectEnd(text[(i + 1)...], line: line)
-            return .object([])
+        case "[", "{":
+            var i = 0
+            let value = try flow(text, &i, line: line, depth: 0)
+            try expectEnd(text[i...], line: line)
+            return value
         default:
             var end = text.count
             for i in 0..<text.count {
@@ -309,50 +304,75 @@ package struct YAMLSubsetReader {
         }
     }
 
-    private static func flowSequence(_ text: [Unicode.Scalar], line: Int) throws(YAMLSubsetError) -> JSON5Value {
-        var items: [JSON5Value] = []
-        var i = 1
-        while true {
-            while i < text.count, text[i] == " " { i += 1 }
-            guard i < text.count else {
-                throw YAMLSubsetError(line: line, message: "a flow sequence must end on its line")
-            }
-            if text[i] == "]" && items.isEmpty {
-                i += 1
-                break
-            }
-            if text[i] == "\"" || text[i] == "'" {
-                let (s, end) = try quoted(Array(text[i...]), line: line)
-                items.append(.string(s))
-                i += end
-            } else {
-                var j = i
-                while j < text.count, !",]".unicodeScalars.contains(text[j]) {
-                    if "[{}#".unicodeScalars.contains(text[j])
-                        || (text[j] == ":" && j + 1 < text.count && text[j + 1] == " ")
-                    {
-                        throw YAMLSubsetError(line: line, message: "flow sequences hold only scalars")
-                    }
-                    j += 1
-                }
-                items.append(try plain(String(String.UnicodeScalarView(trimmed(text[i..<j]))), line: line))
-                i = j
-            }
-            while i < text.count, text[i] == " " { i += 1 }
-            guard i < text.count else {
-                throw YAMLSubsetError(line: line, message: "a flow sequence must end on its line")
-            }
-            if text[i] == "]" {
-                i += 1
-                break
-            }
-            guard text[i] == "," else {
-                throw YAMLSubsetError(line: line, message: "expected , or ] in a flow sequence")
-            }
-            i += 1
+    /// A flow collection (`[a, "b"]`, `{key: value}`, nested) or a scalar inside one, starting
+    /// at `text[i]`; `i` moves past it. Flow collections end on their line.
+    private static func flow(
+        _ text: [Unicode.Scalar], _ i: inout Int, line: Int, depth: Int
+    ) throws(YAMLSubsetError) -> JSON5Value {
+        guard depth < maxDepth else { throw YAMLSubsetError(line: line, message: "nesting too deep") }
+        func skipSpaces() { while i < text.count, text[i] == " " { i += 1 } }
+        func unterminated() -> YAMLSubsetError {
+            YAMLSubsetError(line: line, message: "a flow collection must end on its line")
         }
-        try expectEnd(text[i...], line: line)
-        return .array(items)
+        skipSpaces()
+        guard i < text.count else { throw unterminated() }
+        switch text[i] {
+        case "[", "{":
+            let mapping = text[i] == "{"
+            let close: Unicode.Scalar = mapping ? "}" : "]"
+            var items: [JSON5Value] = []
+            var members: [JSON5Member] = []
+            var seen = Set<String>()
+            i += 1
+            skipSpaces()
+            if i < text.count, text[i] == close {
+                i += 1
+                return mapping ? .object([]) : .array([])
+            }
+            while true {
+                if mapping {
+                    guard case .string(let key) = try flow(text, &i, line: line, depth: depth + 1) else {
+                        throw YAMLSubsetError(line: line, message: "a flow mapping's key must be a string")
+                    }
+                    skipSpaces()
+                    guard i < text.count, text[i] == ":" else {
+                        throw YAMLSubsetError(line: line, message: "expected `: ` after a flow mapping's key")
+                    }
+                    i += 1
+                    guard seen.insert(key).inserted else {
+                        throw YAMLSubsetError(line: line, message: "duplicate key \"\(key)\"")
+                    }
+                    members.append(JSON5Member(key: key, value: try flow(text, &i, line: line, depth: depth + 1)))
+                } else {
+                    items.append(try flow(text, &i, line: line, depth: depth + 1))
+                }
+                skipSpaces()
+                guard i < text.count else { throw unterminated() }
+                if text[i] == close {
+                    i += 1
+                    return mapping ? .object(members) : .array(items)
+                }
+                guard text[i] == "," else {
+                    throw YAMLSubsetError(line: line, message: "expected , or \(close) in a flow collection")
+                }
+                i += 1
+            }
+        case "\"", "'":
+            let (s, length) = try quoted(Array(text[i...]), line: line)
+            i += length
+            return .string(s)
+        default:
+            // A plain scalar ends at a flow indicator or at `: `.
+            let start = i
+            while i < text.count, !",[]{}#".unicodeScalars.contains(text[i]) {
+                if text[i] == ":" && (i + 1 == text.count || text[i + 1] == " ") { break }
+                i += 1
+            }
+            if i < text.count, text[i] == "#" {
+                throw YAMLSubsetError(line: line, message: "# inside a flow collection: quote the value")
+            }
+            return try plain(String(String.UnicodeScalarView(trimmed(text[start..<i]))), line: line)
+        }
     }
 
     /// A single- or double-quoted scalar at the start of `text`, and the index after it.

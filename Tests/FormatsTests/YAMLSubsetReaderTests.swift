@@ -10,6 +10,7 @@ import Testing
         quoted: 'it''s "here"'
         escaped: "a\\tb\\u00e9 \\"c\\""
         numbers: [1, -103, 2.5, 'x', "y"]
+        flows: [{$ref: '#/a'}, {k: [], e: {}}, [b, c]]
         empty: []
         nothing: {}
         flags:
@@ -47,6 +48,13 @@ import Testing
         .init(key: "escaped", value: .string("a\tb\u{e9} \"c\"")),
         .init(
             key: "numbers", value: .array([.integer(1), .integer(-103), .number(2.5), .string("x"), .string("y")])),
+        .init(
+            key: "flows",
+            value: .array([
+                .object([.init(key: "$ref", value: .string("#/a"))]),
+                .object([.init(key: "k", value: .array([])), .init(key: "e", value: .object([]))]),
+                .array([.string("b"), .string("c")])
+            ])),
         .init(key: "empty", value: .array([])),
         .init(key: "nothing", value: .object([])),
         .init(
@@ -91,8 +99,10 @@ import Testing
     ("a: first\n  continued", 2, "unexpected indentation"),
     ("a: b: c", 1, "`: `"),
     ("a: 'open", 1, "end on its line"),
-    ("a: [1, [2]]", 1, "only scalars"),
-    ("a: {b: 1}", 1, "only empty"),
+    ("a: [1, [2]", 1, "end on its line"),
+    ("a: {b: 1, b: 2}", 1, "duplicate key"),
+    ("a: {b 1}", 1, "expected `: `"),
+    ("a: [x #y]", 1, "quote the value"),
     ("a: |+\n  x", 1, "block scalar header"),
     ("a: >\n  x\n    more", 3, "folded"),
     ("? complex\n: key", 1, "complex keys"),
