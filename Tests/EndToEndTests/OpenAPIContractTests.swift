@@ -36,8 +36,9 @@ extension GatewaySuites {
             let work = gw.directory.appendingPathComponent("schemathesis")
             try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
             // One worker, few examples, a fixed seed: a few seconds of one core, the same cases every
-            // run. The examples phase places a real call (createWithTN's example), and the stateful
-            // phase follows the document's links from it (state, hold, mute, dtmf, close ...).
+            // run. The examples phase places real calls (createWithTN's example: the simulator's
+            // number that rings, so no media runs), and the stateful phase follows the document's
+            // links from them (state, hold, mute, dtmf, close ...).
             let run = try ChildProcess(
                 Self.schemathesis,
                 [
