@@ -4,7 +4,7 @@ SWIFT ?= swift
 # Debian packages the build and the tests need.
 DEBS := libosip2-dev libopus-dev libspandsp-dev libtiff-dev libssl-dev libsqlite3-dev libc-ares-dev libsrtp2-dev liburing-dev \
         pkg-config sip-tester nftables iproute2 baresip dnsmasq-base stunnel4 chromium tshark sngrep \
-        redis-server libhiredis-dev kamailio postgresql libpq-dev python3-venv espeak-ng opus-tools
+        redis-server libhiredis-dev kamailio postgresql libpq-dev python3-venv espeak-ng opus-tools python3-yaml
 # pjsua2 (PJSIP's Python binding, with TLS and SRTP) for the transfer peers of the end-to-end
 # tests (Tests/EndToEndTests/PJSUAPeer.swift), in a venv the tests find at .build/pyenv.
 PYTHON ?= /usr/bin/python3
@@ -14,6 +14,12 @@ PYENV_STAMP := $(PYENV)/.pjsua2-$(PJSUA2_VERSION)
 # websockets (PyPI) for the voice agent of the Media Streams tests (Tests/MediaStreamsTests/MediaAgent.swift).
 WEBSOCKETS_VERSION := 13.1
 WEBSOCKETS_STAMP := $(PYENV)/.websockets-$(WEBSOCKETS_VERSION)
+# The OpenAPI contract's tools (PyPI), same venv: openapi-spec-validator checks docs/openapi.yaml,
+# schemathesis runs it against a live gateway (Tests/ControlAPITests/OpenAPIDocumentTests.swift,
+# Tests/EndToEndTests/OpenAPIContractTests.swift). Debian's python3-yaml reads the YAML.
+OPENAPI_SPEC_VALIDATOR_VERSION := 0.9.0
+SCHEMATHESIS_VERSION := 4.32.5
+OPENAPI_STAMP := $(PYENV)/.openapi-$(OPENAPI_SPEC_VALIDATOR_VERSION)-$(SCHEMATHESIS_VERSION)
 # The whole suite must finish well inside CI's limit on 2 cores.
 TEST_TIMEOUT ?= 1200
 # How many tests run at once. No test blocks a thread of the cooperative pool, so without a
@@ -42,7 +48,7 @@ deps:
 	  [ $$status = 0 ] || exit $$status; \
 	fi
 	@command -v $(SWIFT) >/dev/null || { echo "swift not found on PATH (expected Swift 6.3 at /opt/swift)" >&2; exit 1; }
-	@$(MAKE) -s --no-print-directory $(PYENV_STAMP) $(WEBSOCKETS_STAMP)
+	@$(MAKE) -s --no-print-directory $(PYENV_STAMP) $(WEBSOCKETS_STAMP) $(OPENAPI_STAMP)
 
 ## pyenv: the venv with pjsua2-python (once: a stamp file names the version). A failure is
 ## not an error: the tests that need pjsua2 are then skipped with a notice.
@@ -61,6 +67,16 @@ $(WEBSOCKETS_STAMP):
 	  && $(PYENV)/bin/python3 -m pip install -q --disable-pip-version-check websockets==$(WEBSOCKETS_VERSION) \
 	  && $(PYENV)/bin/python3 -c "import websockets" && touch $@ \
 	  || echo "could not install websockets into $(PYENV): the Media Streams agent tests will be skipped" >&2
+
+## openapi: openapi-spec-validator and schemathesis in the same venv (a stamp names both
+## versions). A failure is not an error: the tests that run them are then skipped.
+$(OPENAPI_STAMP):
+	@echo "installing: openapi-spec-validator $(OPENAPI_SPEC_VALIDATOR_VERSION), schemathesis $(SCHEMATHESIS_VERSION) into $(PYENV) (for the OpenAPI contract tests)"
+	@{ [ -x $(PYENV)/bin/python3 ] || $(PYTHON) -m venv $(PYENV); } \
+	  && $(PYENV)/bin/python3 -m pip install -q --disable-pip-version-check \
+	    openapi-spec-validator==$(OPENAPI_SPEC_VALIDATOR_VERSION) schemathesis==$(SCHEMATHESIS_VERSION) \
+	  && $(PYENV)/bin/python3 -c "import openapi_spec_validator, schemathesis" && touch $@ \
+	  || echo "could not install the OpenAPI tools into $(PYENV): the OpenAPI validation and schemathesis tests will be skipped" >&2
 
 build: deps
 	$(SWIFT) build

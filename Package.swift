@@ -77,7 +77,9 @@ let package = Package(
             dependencies: [
                 "IOCore", "CLinux", "Gateway", "IrisAPI", "Formats", "HTTP", "TLS", "Crypto", "WebClient", "Cluster",
                 "Logging"
-            ]),
+            ],
+            // docs/openapi.yaml (this is a symbolic link to it), served at /v1/openapi.json.
+            resources: [.embedInCode("openapi.yaml")]),
         .executableTarget(
             name: "irisgw",
             dependencies: [

@@ -18,8 +18,9 @@ extension ControlAPIServer {
 
     /// The answer of another node when the request is for it; nil when this node serves it
     /// (no cluster, a request another node forwarded, a session held here or nowhere).
+    /// `room`: the session the endpoint's path names.
     func clusterRoute(
-        _ request: HTTPRequest, _ caller: APICaller, gateway: Gateway
+        _ request: HTTPRequest, _ caller: APICaller, _ endpoint: ControlAPIEndpoint, room: String?, gateway: Gateway
     ) throws(GatewayError) -> HTTPResponse? {
         guard let cluster = gateway.cluster else { return nil }
         if let mark = request.headers[ForwardedMark.header.lowercased()] {
@@ -29,19 +30,14 @@ extension ControlAPIServer {
                 now: Int64(Date().timeIntervalSince1970), key: gateway.tokens.nodeForwardingKey)
             return nil
         }
-        let parts = request.path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
-        guard parts.count >= 2, parts.count <= 4, parts[0] == "v1", parts[1] == "sessions" else { return nil }
-        switch (request.method, parts.count) {
-        case ("POST", 2):
+        switch endpoint {
+        case .createSession:
             return place(request, cluster: cluster, gateway: gateway)
-        case ("GET", 2):
+        case .listSessions:
             guard caller == .apiKey else { return nil }
             return list(request, cluster: cluster, gateway: gateway)
-        case (_, 2):
-            return nil
         default:
-            let room = parts[2]
-            guard !gateway.holds(roomId: room) else { return nil }
+            guard let room, !gateway.holds(roomId: room) else { return nil }
             switch cluster.holderWaiting(of: room) {
             case .here, .none:
                 return nil

@@ -131,23 +131,42 @@ public final class ControlAPIServer: Sendable {
         }
     }
 
+    /// Every HTTP request: matched against `ControlAPIRoutes` (405 for a path served with
+    /// another method, 404 for a path not served, both after the key), the caller checked
+    /// unless the endpoint is open, then served.
     func handle(_ request: HTTPRequest) -> HTTPResponse {
-        if request.method == "GET" && (request.path == "/healthz" || request.path == "/readyz") {
-            return health()
-        }
-        if request.path == StaticFiles.prefix || request.path.hasPrefix(StaticFiles.prefix + "/") {
-            return page(request)
-        }
-        do {
-            return try route(request, caller(authorization: request.headers["authorization"]))
+        let match = ControlAPIRoutes.match(method: request.method, path: request.path)
+        do throws(GatewayError) {
+            switch match {
+            case .endpoint(let endpoint, let variables):
+                let caller =
+                    endpoint.access == .open ? nil : try caller(authorization: request.headers["authorization"])
+                return try serve(endpoint, variables, request, caller)
+            // The dialer page's folder needs no key, whatever is asked of it.
+            case .wrongMethod where Self.isPagePath(request.path):
+                throw Self.notAllowed(request)
+            case .none where Self.isPagePath(request.path):
+                throw GatewayError(IrisCode.incorrectParams, .notFound, "no such file")
+            // Nothing about the API's paths is said to a caller without a key.
+            case .wrongMethod:
+                _ = try caller(authorization: request.headers["authorization"])
+                throw Self.notAllowed(request)
+            case .none:
+                _ = try caller(authorization: request.headers["authorization"])
+                throw GatewayError(
+                    IrisCode.incorrectParams, .notFound, "no such endpoint: \(request.method) \(request.path)")
+            }
         } catch {
             return Self.error(error)
         }
     }
 
+    private static func isPagePath(_ path: String) -> Bool {
+        path == StaticFiles.prefix || path.hasPrefix(StaticFiles.prefix + "/")
+    }
+
     /// The dialer page's files: no key (the page holds none; it asks for a page token).
     private func page(_ request: HTTPRequest) -> HTTPResponse {
-        guard request.method == "GET" || request.method == "HEAD" else { return Self.error(Self.notAllowed(request)) }
         guard let webFiles else {
             return Self.error(
                 GatewayError(IrisCode.incorrectParams, .notFound, "the dialer page is not installed (serve --web-dir)"))
@@ -167,162 +186,145 @@ public final class ControlAPIServer: Sendable {
         return Self.json(health == .ok ? 200 : 503, body)
     }
 
-    private func route(_ request: HTTPRequest, _ caller: APICaller) throws(GatewayError) -> HTTPResponse {
-        let parts = request.path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
-        // This node's own (never forwarded); the reloader reaches the gateway itself.
-        if parts.count >= 2, parts[0] == "v1", parts[1] == "admin" { return try adminRoute(request, parts, caller) }
+    /// One endpoint's answer. `caller` is nil for the open endpoints only.
+    private func serve(
+        _ endpoint: ControlAPIEndpoint, _ variables: [String: String], _ request: HTTPRequest, _ caller: APICaller?
+    ) throws(GatewayError) -> HTTPResponse {
+        switch endpoint {
+        case .health, .ready: return health()
+        case .app, .appFile: return page(request)
+        case .openAPI: return Self.openAPIResponse()
+        default: break
+        }
+        guard let caller else { throw Self.notAllowed(request) }  // only the open endpoints come without one
+        if case .keyOnly(let what) = endpoint.access, caller != .apiKey { throw Self.forbidden(what) }
+        // This node's own, never forwarded; the reloader reaches the gateway itself.
+        if endpoint == .adminReload { return try adminRoute(request, ["v1", "admin", "reload"], caller) }
         let gateway = try self.current
-        if let answer = try clusterRoute(request, caller, gateway: gateway) { return answer }
-        let m = request.method
-        if parts == ["v1", "page-tokens"] {
-            guard m == "POST" else { throw Self.notAllowed(request) }
-            guard caller == .apiKey else { throw Self.forbidden("mint page tokens") }
-            return Self.json(201, try mintPageToken(try decode(PageTokenRequest.self, request), gateway: gateway))
+        let room = variables["roomId"] ?? ""
+        if let answer = try clusterRoute(request, caller, endpoint, room: variables["roomId"], gateway: gateway) {
+            return answer
         }
-        if parts == ["metrics"] {
-            guard m == "GET" else { throw Self.notAllowed(request) }
-            guard caller == .apiKey else { throw Self.forbidden("read the metrics") }
-            let load = gateway.sipLoad()
-            var text = gateway.metrics.render(
-                statuses: gateway.list().map(\.status), sipResponses: gateway.sipResponseCounts(),
-                lateFrames: gateway.media.measurements().lateFrames,
-                refusals: gateway.sipRefusalCounts(),
-                recordWrites: (gateway.records.writeFailures, gateway.records.pendingWrites),
-                sipTransactions: load.transactions, heapTrims: load.heapTrims,
-                mediaThreads: gateway.media.configuration.threads,
-                mediaLoad: (gateway.media.loads(), gateway.configuration.mediaLoadBudget))
-            if let http = server.withLock({ $0 })?.statistics { text += Self.metricsText(http) }
-            if let cluster = gateway.cluster?.statusWaiting() {
-                var out = PrometheusText()
-                cluster.render(into: &out)
-                text += out.text
-            }
-            return .text(200, text, contentType: "text/plain; version=0.0.4; charset=utf-8")
-        }
-        if parts == ["v1", "events"] {
-            throw GatewayError(IrisCode.incorrectParams, .invalid, "/v1/events is a WebSocket: send an Upgrade request")
-        }
-        guard parts.count >= 2, parts[0] == "v1", parts[1] == "sessions", parts.count <= 4 || isStreamPath(parts)
-        else {
-            throw GatewayError(IrisCode.incorrectParams, .notFound, "no such endpoint: \(m) \(request.path)")
-        }
-        if isStreamPath(parts) {
-            guard m == "DELETE" else { throw Self.notAllowed(request) }
-            guard caller == .apiKey else { throw Self.forbidden("stop media streams") }
-            try gateway.stopStream(roomId: parts[2], streamId: parts[4])
-            return Self.json(202, ["roomId": parts[2], "streamId": parts[4]])
-        }
-        if parts.count >= 3,
-            (m, parts.count) == ("GET", 3) || (m, parts.count) == ("GET", 4) || (m, parts.count) == ("DELETE", 3)
-                || (m, parts.count) == ("POST", 4)
-        {
-            try authorize(caller, room: parts[2], gateway: gateway)
-        }
-        switch (m, parts.count) {
-        case ("POST", 2):
+        // A page acts only on its own routing id's sessions.
+        if variables["roomId"] != nil { try authorize(caller, room: room, gateway: gateway) }
+        switch endpoint {
+        case .createSession:
             var create = try decode(CreateSessionRequest.self, request)
             guard case .page(let scope, _) = caller else { return Self.json(201, try gateway.create(create)) }
             try Self.scope(&create, to: scope, defaultProfile: gateway.defaultProfileName)
             return Self.json(201, try gateway.create(create, routingIdQuota: pageLimits.sessionsPerRoutingId))
-        case ("GET", 2):
-            guard caller == .apiKey else { throw Self.forbidden("list every session") }
+        case .listSessions:
             return Self.json(200, SessionList(sessions: gateway.list()))
-        case ("GET", 3):
-            return Self.json(200, try gateway.snapshot(roomId: parts[2]))
-        case ("GET", 4):
-            switch parts[3] {
-            case "sip": return Self.json(200, try gateway.sipTrace(roomId: parts[2]))
-            case "pcap":
-                let capture = try gateway.capturePcap(roomId: parts[2])
-                return HTTPResponse(
-                    status: 200,
-                    headers: [
-                        ("Content-Type", "application/vnd.tcpdump.pcap"),
-                        ("Content-Disposition", "attachment; filename=\"\(parts[2]).pcap\""),
-                        ("X-Capture-Dropped", String(capture.dropped)),
-                        ("X-Capture-Ignored", String(capture.ignored))
-                    ],
-                    stream: capture.pcap)
-            case "recording":
-                guard caller == .apiKey else { throw Self.forbidden("read recordings") }
-                let file = try gateway.recordingFile(roomId: parts[2])
-                return HTTPResponse(
-                    status: 200,
-                    headers: [
-                        ("Content-Type", file.contentType),
-                        (
-                            "Content-Disposition",
-                            "attachment; filename=\"\(parts[2]).\(file.contentType == "audio/ogg" ? "ogg" : "wav")\""
-                        )
-                    ], body: file.bytes)
-            default: throw GatewayError(IrisCode.incorrectParams, .notFound, "no such endpoint: \(m) \(request.path)")
-            }
-        case ("DELETE", 3):
-            try gateway.close(roomId: parts[2])
-            return Self.json(202, ["roomId": parts[2]])
-        case ("POST", 4):
-            if parts[3] == "merge", caller != .apiKey { throw Self.forbidden("merge sessions") }
-            // A transfer dials (or lets the carrier dial) a number: the API key's to ask for.
-            if ["transfer", "acceptTransfer", "declineTransfer"].contains(parts[3]), caller != .apiKey {
-                throw Self.forbidden("transfer calls")
-            }
-            // A stream connects wherever its URL says; a recording is the call's audio on disk.
-            if ["streams", "recording"].contains(parts[3]), caller != .apiKey {
-                throw Self.forbidden(parts[3] == "streams" ? "start media streams" : "control recordings")
-            }
-            return try verbRequest(parts[2], parts[3], request, caller)
-        default:
-            throw Self.notAllowed(request)
+        case .getSession:
+            return Self.json(200, try gateway.snapshot(roomId: room))
+        case .closeSession:
+            try gateway.close(roomId: room)
+            return Self.json(202, ["roomId": room])
+        case .sipTrace:
+            return Self.json(200, try gateway.sipTrace(roomId: room))
+        case .pcap:
+            let capture = try gateway.capturePcap(roomId: room)
+            return HTTPResponse(
+                status: 200,
+                headers: [
+                    ("Content-Type", "application/vnd.tcpdump.pcap"),
+                    ("Content-Disposition", "attachment; filename=\"\(room).pcap\""),
+                    ("X-Capture-Dropped", String(capture.dropped)),
+                    ("X-Capture-Ignored", String(capture.ignored))
+                ],
+                stream: capture.pcap)
+        case .recordingFile:
+            let file = try gateway.recordingFile(roomId: room)
+            return HTTPResponse(
+                status: 200,
+                headers: [
+                    ("Content-Type", file.contentType),
+                    (
+                        "Content-Disposition",
+                        "attachment; filename=\"\(room).\(file.contentType == "audio/ogg" ? "ogg" : "wav")\""
+                    )
+                ], body: file.bytes)
+        case .join, .reject, .hold, .unhold, .mute, .unmute, .merge, .dtmf, .transfer, .acceptTransfer,
+            .declineTransfer, .recording, .startStream:
+            return try verbRequest(room, endpoint, request, caller, gateway: gateway)
+        case .stopStream:
+            let stream = variables["streamId"] ?? ""
+            try gateway.stopStream(roomId: room, streamId: stream)
+            return Self.json(202, ["roomId": room, "streamId": stream])
+        case .events:
+            throw GatewayError(IrisCode.incorrectParams, .invalid, "/v1/events is a WebSocket: send an Upgrade request")
+        case .pageTokens:
+            return Self.json(201, try mintPageToken(try decode(PageTokenRequest.self, request), gateway: gateway))
+        case .metrics:
+            return metrics(gateway)
+        case .health, .ready, .app, .appFile, .openAPI, .adminReload:
+            throw Self.notAllowed(request)  // answered above
         }
     }
 
-    /// `/v1/sessions/{roomId}/streams/{streamId}`.
-    private func isStreamPath(_ parts: [String]) -> Bool { parts.count == 5 && parts[3] == "streams" }
+    /// `GET /metrics`: the gateway's, the HTTP server's and the cluster's, Prometheus text.
+    private func metrics(_ gateway: Gateway) -> HTTPResponse {
+        let load = gateway.sipLoad()
+        var text = gateway.metrics.render(
+            statuses: gateway.list().map(\.status), sipResponses: gateway.sipResponseCounts(),
+            lateFrames: gateway.media.measurements().lateFrames,
+            refusals: gateway.sipRefusalCounts(),
+            recordWrites: (gateway.records.writeFailures, gateway.records.pendingWrites),
+            sipTransactions: load.transactions, heapTrims: load.heapTrims,
+            mediaThreads: gateway.media.configuration.threads,
+            mediaLoad: (gateway.media.loads(), gateway.configuration.mediaLoadBudget))
+        if let http = server.withLock({ $0 })?.statistics { text += Self.metricsText(http) }
+        if let cluster = gateway.cluster?.statusWaiting() {
+            var out = PrometheusText()
+            cluster.render(into: &out)
+            text += out.text
+        }
+        return .text(200, text, contentType: "text/plain; version=0.0.4; charset=utf-8")
+    }
 
     static func notAllowed(_ request: HTTPRequest) -> GatewayError {
         GatewayError(IrisCode.incorrectParams, .methodNotAllowed, "\(request.method) is not allowed on \(request.path)")
     }
 
     private func verbRequest(
-        _ room: String, _ verb: String, _ request: HTTPRequest, _ caller: APICaller
+        _ room: String, _ verb: ControlAPIEndpoint, _ request: HTTPRequest, _ caller: APICaller, gateway: Gateway
     ) throws(GatewayError) -> HTTPResponse {
-        let gateway = try self.current
         switch verb {
-        case "join":
+        case .join:
             let join = try decode(JoinRequest.self, request)
             if case .page(let scope, _) = caller { try Self.scope(join, to: scope) }
             return Self.json(200, try gateway.join(roomId: room, join))
-        case "reject":
+        case .reject:
             try gateway.reject(roomId: room, try decode(RejectRequest.self, request))
             return Self.json(200, ["roomId": room])
-        case "hold":
+        case .hold:
             try gateway.hold(roomId: room)
             return Self.json(202, ["roomId": room])
-        case "unhold":
+        case .unhold:
             try gateway.unhold(roomId: room)
             return Self.json(202, ["roomId": room])
-        case "mute", "unmute":
-            try gateway.setMuted(roomId: room, verb == "mute")
+        case .mute, .unmute:
+            try gateway.setMuted(roomId: room, verb == .mute)
             return Self.json(200, ["roomId": room])
-        case "merge":
+        case .merge:
             try gateway.merge(roomId: room, try decode(MergeRequest.self, request))
             return Self.json(202, ["roomId": room])
-        case "dtmf":
+        case .dtmf:
             try gateway.sendDTMF(roomId: room, try decode(DTMFRequest.self, request))
             return Self.json(202, ["roomId": room])
-        case "transfer":
+        case .transfer:
             try gateway.transfer(roomId: room, try decode(TransferRequest.self, request))
             return Self.json(202, ["roomId": room])
-        case "recording":
+        case .recording:
             try gateway.recording(roomId: room, try decode(RecordingRequest.self, request))
             return Self.json(202, ["roomId": room])
-        case "streams":
+        case .startStream:
             return Self.json(201, try gateway.startStream(roomId: room, try decode(StreamRequest.self, request)))
-        case "acceptTransfer", "declineTransfer":
-            try gateway.answerTransfer(roomId: room, accept: verb == "acceptTransfer")
+        case .acceptTransfer, .declineTransfer:
+            try gateway.answerTransfer(roomId: room, accept: verb == .acceptTransfer)
             return Self.json(202, ["roomId": room])
         default:
-            throw GatewayError(IrisCode.incorrectParams, .notFound, "no such verb: \(verb)")
+            throw Self.notAllowed(request)
         }
     }
 
@@ -368,7 +370,7 @@ public final class ControlAPIServer: Sendable {
     static let apiKeyGroup = "api-key"
 
     private func upgrade(_ request: HTTPRequest) -> WebSocketUpgrade {
-        guard request.path == "/v1/events" else {
+        guard case .endpoint(.events, _) = ControlAPIRoutes.match(method: request.method, path: request.path) else {
             return .refuse(
                 Self.error(GatewayError(IrisCode.incorrectParams, .notFound, "WebSocket only on /v1/events")))
         }

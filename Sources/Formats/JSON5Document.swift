@@ -7,9 +7,14 @@ public enum JSON5Document {
     /// The JSON equivalent of JSON5 `text`; the caller names its file in the error.
     package static func jsonData(fromJSON5 text: String) throws(JSON5SyntaxError) -> Data {
         let tree = try JSON5Reader.parse(text)
+        return Data(json(tree).utf8)
+    }
+
+    /// `value` as compact JSON text, object members in their order (non-finite numbers as null).
+    package static func json(_ value: JSON5Value) -> String {
         var out = ""
-        write(tree, into: &out)
-        return Data(out.utf8)
+        write(value, into: &out)
+        return out
     }
 
     private static func write(_ value: JSON5Value, into out: inout String) {

@@ -68,6 +68,10 @@ extension GatewaySuites {
             #expect(decoded.roomId == room && decoded.status == .connected, "\(snap.text)")
             let mute = try await Self.request(nodes[1], "POST", "/v1/sessions/\(room)/mute")
             #expect(mute.status == 200 && mute.text == "{\"roomId\":\"\(room)\"}", "\(mute.text)")
+            // Stopping a stream goes to the holder too: it is the one that knows the session's
+            // streams (this one has none), not a node that would say the session is not there.
+            let noStream = try await Self.request(nodes[1], "DELETE", "/v1/sessions/\(room)/streams/MZ00")
+            #expect(noStream.status == 404 && noStream.text.contains("has no stream"), "\(noStream.text)")
             // No node holds it: the answer is every node's own.
             let nowhere = try await Self.request(nodes[1], "GET", "/v1/sessions/no-such-room")
             #expect(nowhere.status == 404, "\(nowhere.text)")

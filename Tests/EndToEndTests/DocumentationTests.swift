@@ -51,8 +51,11 @@ import Testing
                 continue
             }
             inTable = true
-            let cells = line.split(separator: "|", omittingEmptySubsequences: false).dropFirst().dropLast()
-                .map { $0.trimmingCharacters(in: .whitespaces) }
+            // `\|` is a bar inside a cell.
+            let cells = line.replacingOccurrences(of: "\\|", with: "\u{1}").split(
+                separator: "|", omittingEmptySubsequences: false
+            ).dropFirst().dropLast()
+                .map { $0.replacingOccurrences(of: "\u{1}", with: "|").trimmingCharacters(in: .whitespaces) }
             // The separator row: the row before it was the header.
             if cells.allSatisfy({ $0.allSatisfy { "-: ".contains($0) } }) {
                 if !rows.isEmpty { rows.removeLast() }
