@@ -26,13 +26,6 @@ extension GatewaySuites {
             defer { sim.stop() }
             let gw = try await GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sim.port])])
             defer { gw.stop() }
-            // A binary without a reloader answers reload with 503, which not_a_server_error counts
-            // as a failure: that operation is left out until the reload is built in.
-            let reload = try await HTTPClient(
-                baseURL: gw.apiURL, defaultHeaders: ["Authorization": "Bearer " + gw.apiKey]
-            )
-            .request(method: "POST", path: "/v1/admin/reload", timeout: 10)
-            let exclude = reload.status == 503 ? ["--exclude-path", "/v1/admin/reload"] : []
             let work = gw.directory.appendingPathComponent("schemathesis")
             try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
             // One worker, few examples, a fixed seed: a few seconds of one core, the same cases every
@@ -47,7 +40,7 @@ extension GatewaySuites {
                     "--max-examples", "6", "--seed", "27", "--workers", "1", "--phases",
                     "examples,coverage,fuzzing,stateful",
                     "--generation-database", "none", "--request-timeout", "10", "--no-color"
-                ] + exclude,
+                ],
                 currentDirectory: work)
             defer { run.stop(signal: SIGKILL) }
             let status = await run.exit(timeout: 120)
