@@ -124,7 +124,16 @@ extension Gateway {
         for client in mine {
             // Its last states are no longer the trunk's: the new registration reports.
             client.onStateChange = nil
-            if let next, sameBinding(client.configuration, next) { client.handOver() } else { client.stop() }
+            if let next, sameBinding(client.configuration, next) {
+                client.handOver()
+                continue
+            }
+            retiredRegistrations.append(client)
+            client.onStateChange = { [weak self, unowned client] state in
+                guard state == .unregistered else { return }
+                self?.retiredRegistrations.removeAll { $0 === client }
+            }
+            client.stop()
         }
         let registers = next?.outbound?.register.enabled == true
         if !registers { metrics.forgetRegistration(profile: name) }

@@ -64,6 +64,9 @@ public final class Gateway: Sendable {
         /// The trunks this node registers for its cluster (it holds their locks), by profile.
         var clusterRegistrations: [String: RegistrationClient] = [:]
         var keepalives: [(trunk: String, client: KeepaliveClient)] = []
+        /// Registrations a reload ended, kept until their unregister is answered (a challenge
+        /// to it needs the client to answer).
+        var retiredRegistrations: [RegistrationClient] = []
         /// Bumped when a reload changes or removes a profile: its upkeep still under way
         /// (a DNS answer, a retry, the cluster's lock loop) sees it is stale and stops.
         var trunkGenerations: [String: Int] = [:]
@@ -131,6 +134,10 @@ public final class Gateway: Sendable {
     var keepalives: [(trunk: String, client: KeepaliveClient)] {
         get { loopState.value.keepalives }
         _modify { yield &loopState.value.keepalives }
+    }
+    var retiredRegistrations: [RegistrationClient] {
+        get { loopState.value.retiredRegistrations }
+        _modify { yield &loopState.value.retiredRegistrations }
     }
     var trunkGenerations: [String: Int] {
         get { loopState.value.trunkGenerations }
