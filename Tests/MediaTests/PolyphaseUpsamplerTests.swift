@@ -52,17 +52,18 @@ struct PolyphaseUpsamplerTests {
         for frequency in [1000, 0.375 * Double(c.rate)] {
             let out = try Self.upsampled(c, frequency: frequency, frames: 10)
             #expect(out.count == 10 * c.rate / 50 * c.factor)
-            // Within 0.2 dB of passband ripple and rounding: 2.5 % of the 8000 peak.
+            // Passband ripple and rounding: within 0.5 % of the 8000 peak (measured: 1-4).
             let error = Self.worstError(out, c, frequency: frequency, delay: delay)
-            #expect(error < 200, "\(frequency) Hz: worst error \(error)")
+            #expect(error < 40, "\(frequency) Hz: worst error \(error)")
             let amplitude = Goertzel(frequency: frequency, sampleRate: Double(c.outputRate)).amplitude(
                 out[(out.count / 2)...])
-            #expect(abs(20 * log10(amplitude / 8000)) < 0.25, "\(frequency) Hz: amplitude \(amplitude)")
+            #expect(abs(20 * log10(amplitude / 8000)) < 0.05, "\(frequency) Hz: amplitude \(amplitude)")
         }
     }
 
     /// The images the zero stuffing makes (k x input rate +- f, up to the output's Nyquist)
-    /// are at least 40 dB below the tone, for a tone at 1 kHz and one near the top of the band.
+    /// are far below the tone, for a tone at 1 kHz and one near the top of the band: the aim
+    /// is 40 dB, the filter gives 70 or more there (measured 74-131), checked at 60.
     @Test(arguments: cases)
     func imagesAboveTheCallsBandAreGone(_ c: Case) throws {
         for frequency in [1000, 0.375 * Double(c.rate)] {
@@ -81,7 +82,7 @@ struct PolyphaseUpsamplerTests {
             for image in images {
                 let power = Goertzel(frequency: image, sampleRate: Double(c.outputRate)).power(window)
                 let down = 10 * log10(tone / max(power, 1e-9))
-                #expect(down >= 40, "\(frequency) Hz tone: image at \(image) Hz only \(down) dB down")
+                #expect(down >= 60, "\(frequency) Hz tone: image at \(image) Hz only \(down) dB down")
             }
         }
     }
