@@ -51,7 +51,8 @@ public struct OpusOptions: Codable, Sendable, Equatable {
                 return
             }
             if let d = try? c.decode(Double.self) {
-                throw RequestFieldError.corrupted(c.codingPath, "must be a whole number of hertz or \"auto\", found \(d)")
+                throw RequestFieldError.corrupted(
+                    c.codingPath, "must be a whole number of hertz or \"auto\", found \(d)")
             }
             guard let s = try? c.decode(String.self) else {
                 throw DecodingError.typeMismatch(

@@ -194,7 +194,8 @@ enum RTPEngineBench {
             let engine: MediaServerUnderTest =
                 args[0] == "rtpengine"
                 ? try RTPEngineServer()
-                : try IrisgwMediaServer(binary: selfBinary, complexity: complexity, bitrate: bitrate, opusRate: opusRate)
+                : try IrisgwMediaServer(
+                    binary: selfBinary, complexity: complexity, bitrate: bitrate, opusRate: opusRate)
             defer { engine.stop() }
             for (mode, calls) in steps {
                 let r = try step(engine, mode, calls: calls, seconds: seconds, probe: probe)
@@ -265,9 +266,9 @@ enum RTPEngineBench {
                 let why =
                     "rtpengine \(rtpengine.version) sent nothing back when transcoding PCMU<->Opus: \(rtpengine.lastLog())"
                 return [
-                "BENCH vs-rtpengine skipped=\"\(why)\"", "BENCH vs-rtpengine-c10 skipped=\"\(why)\"",
-                "BENCH vs-rtpengine-fullband skipped=\"\(why)\""
-            ]
+                    "BENCH vs-rtpengine skipped=\"\(why)\"", "BENCH vs-rtpengine-c10 skipped=\"\(why)\"",
+                    "BENCH vs-rtpengine-fullband skipped=\"\(why)\""
+                ]
             }
             let irisgw = try IrisgwMediaServer(binary: selfBinary, complexity: 5)
             defer { irisgw.stop() }

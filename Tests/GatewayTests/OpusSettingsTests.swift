@@ -200,7 +200,10 @@ private let badRequestValues: [(OpusOptions, String)] = [
         .init(maxBandwidth: "NB"),
         #"opus.maxBandwidth: must be one of "auto", "narrowband", "mediumband", "wideband", "superwideband", "fullband", found "NB""#
     ),
-    (.init(sampleRate: .hertz(12_000)), #"opus.sampleRate: must be one of 8000, 16000, 24000, 48000 or "auto", found 12000"#)
+    (
+        .init(sampleRate: .hertz(12_000)),
+        #"opus.sampleRate: must be one of 8000, 16000, 24000, 48000 or "auto", found 12000"#
+    )
 ]
 
 @Test(arguments: badRequestValues)

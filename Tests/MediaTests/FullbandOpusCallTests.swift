@@ -51,7 +51,11 @@ import Testing
             carrier.drain()
             app.drain()
         }
-        _ = await eventually(timeout: 2, drain: { carrier.drain(); app.drain() }) {
+        func drainBoth() {
+            carrier.drain()
+            app.drain()
+        }
+        _ = await eventually(timeout: 2, drain: drainBoth) {
             app.packets(payloadType: 111).count >= 45 && carrier.packets(payloadType: 0).count >= 45
         }
 
