@@ -39,6 +39,40 @@ public struct OpusOptions: Codable, Sendable, Equatable {
         }
     }
 
+    /// `sampleRate`: a number of hertz, or `"auto"` (the call's rate).
+    public enum SampleRate: Codable, Sendable, Equatable {
+        case auto
+        case hertz(Int)
+
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.singleValueContainer()
+            if let n = try? c.decode(Int.self) {
+                self = .hertz(n)
+                return
+            }
+            if let d = try? c.decode(Double.self) {
+                throw RequestFieldError.corrupted(
+                    c.codingPath, "must be a whole number of hertz or \"auto\", found \(d)")
+            }
+            guard let s = try? c.decode(String.self) else {
+                throw DecodingError.typeMismatch(
+                    SampleRate.self, .init(codingPath: c.codingPath, debugDescription: "a number or \"auto\""))
+            }
+            guard s == "auto" else {
+                throw RequestFieldError.corrupted(c.codingPath, "must be a number of hertz or \"auto\", found \"\(s)\"")
+            }
+            self = .auto
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.singleValueContainer()
+            switch self {
+            case .auto: try c.encode("auto")
+            case .hertz(let n): try c.encode(n)
+            }
+        }
+    }
+
     /// 0-10: the main CPU knob.
     public var complexity: Int?
     /// 6000-510000 bits per second, or `"auto"`.
@@ -53,13 +87,17 @@ public struct OpusOptions: Codable, Sendable, Equatable {
     public var application: String?
     /// `"auto"`, `"narrowband"`, `"mediumband"`, `"wideband"`, `"superwideband"` or `"fullband"`.
     public var maxBandwidth: String?
+    /// The rate the encoder runs at: 8000, 16000, 24000, 48000 or `"auto"` (the call's).
+    public var sampleRate: SampleRate?
 
     /// The keys, in the order the documentation lists them.
-    public static let keys = ["complexity", "bitrate", "fec", "expectedLoss", "dtx", "application", "maxBandwidth"]
+    public static let keys = [
+        "complexity", "bitrate", "fec", "expectedLoss", "dtx", "application", "maxBandwidth", "sampleRate"
+    ]
 
     public init(
         complexity: Int? = nil, bitrate: Bitrate? = nil, fec: Bool? = nil, expectedLoss: Int? = nil, dtx: Bool? = nil,
-        application: String? = nil, maxBandwidth: String? = nil
+        application: String? = nil, maxBandwidth: String? = nil, sampleRate: SampleRate? = nil
     ) {
         self.complexity = complexity
         self.bitrate = bitrate
@@ -68,10 +106,11 @@ public struct OpusOptions: Codable, Sendable, Equatable {
         self.dtx = dtx
         self.application = application
         self.maxBandwidth = maxBandwidth
+        self.sampleRate = sampleRate
     }
 
     private enum CodingKeys: String, CodingKey {
-        case complexity, bitrate, fec, expectedLoss, dtx, application, maxBandwidth
+        case complexity, bitrate, fec, expectedLoss, dtx, application, maxBandwidth, sampleRate
     }
 
     private struct AnyKey: CodingKey {
@@ -107,6 +146,7 @@ public struct OpusOptions: Codable, Sendable, Equatable {
         dtx = try c.decodeIfPresent(Bool.self, forKey: .dtx)
         application = try c.decodeIfPresent(String.self, forKey: .application)
         maxBandwidth = try c.decodeIfPresent(String.self, forKey: .maxBandwidth)
+        sampleRate = try c.decodeIfPresent(SampleRate.self, forKey: .sampleRate)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -118,6 +158,7 @@ public struct OpusOptions: Codable, Sendable, Equatable {
         try c.encodeIfPresent(dtx, forKey: .dtx)
         try c.encodeIfPresent(application, forKey: .application)
         try c.encodeIfPresent(maxBandwidth, forKey: .maxBandwidth)
+        try c.encodeIfPresent(sampleRate, forKey: .sampleRate)
     }
 }
 

@@ -8,12 +8,15 @@ final class IrisgwMediaServer: MediaServerUnderTest {
     private let child: LineChild
     var pid: Int32 { child.pid }
 
+    /// The platform leg's Opus: `complexity`, `bitrate` (nil: libopus's own) and the encoder's
+    /// rate (nil: the call's 8 kHz; 48000: rtpengine's, fullband, through the engine's upsampler).
     /// `budget`: admission at this load budget, per cent (refused calls get no media).
-    init(binary: String, complexity: Int32, budget: Int? = nil) throws {
-        child = try LineChild(
-            pinnedTo: 0,
-            [binary, "media-server", "--complexity", "\(complexity)"] + (budget.map { ["--budget", "\($0)"] } ?? []),
-            label: "media-server")
+    init(binary: String, complexity: Int32, bitrate: Int? = nil, opusRate: Int? = nil, budget: Int? = nil) throws {
+        var args = [binary, "media-server", "--complexity", "\(complexity)"]
+        if let bitrate { args += ["--bitrate", "\(bitrate)"] }
+        if let opusRate { args += ["--opus-rate", "\(opusRate)"] }
+        if let budget { args += ["--budget", "\(budget)"] }
+        child = try LineChild(pinnedTo: 0, args, label: "media-server")
         let hello = try child.readLine(timeout: 20)
         guard hello == "ready" else { throw LineChild.Failure(description: "media-server said \(hello)") }
     }

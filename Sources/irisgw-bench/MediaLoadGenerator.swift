@@ -48,6 +48,10 @@ struct GeneratorReport: Codable {
     /// TOC configuration numbers of the platform Opus the generator sends (28-31 and 14-15 are fullband).
     var platformOpusConfigs: [Int] = []
     var platformOpusBytes = 0.0
+    /// The same of the Opus the engine sent back on the platform legs in the window (transcode):
+    /// the band its encoder coded, its mean payload size.
+    var engineOpusConfigs: [Int] = []
+    var engineOpusBytes = 0.0
     /// The generator's I/O path (`uring` or `epoll`, GeneratorIO), and why not io_uring when
     /// it was wanted and the kernel refused it.
     var generatorIO = ""
@@ -234,6 +238,8 @@ enum MediaLoadGenerator {
             var engineCPU0 = 0.0, genCPU0 = 0.0, engineCPU = 0.0, genCPU = 0.0, engineWait0 = 0.0, engineWait = 0.0,
                 idle = 0.0
             var inWindow = false, windowDone = false
+            // The TOC configurations (a bit each) and payload bytes of the engine's Opus.
+            var engineConfigs: UInt32 = 0, engineOpusBytes = 0, engineOpusPackets = 0
             let ssrcBase = UInt32.random(in: 0...0x7fff_ffff)
 
             func flush(_ st: Stream) {
@@ -267,6 +273,11 @@ enum MediaLoadGenerator {
                 guard arrival >= windowStart && arrival < windowEnd else { return }
                 let st = streams[j]
                 st.receivedInWindow += 1
+                if transcode && leg == 1 && rx.count > 12 {
+                    engineConfigs |= 1 << UInt32(rx[12] >> 3)
+                    engineOpusBytes += rx.count - 12
+                    engineOpusPackets += 1
+                }
                 if !st.started || st.ssrc != ssrc {
                     flush(st)
                     st.started = true
@@ -407,6 +418,8 @@ enum MediaLoadGenerator {
             report.sendLateMaxMs = sendLate.maximum
             report.platformOpusConfigs = Array(Set(payloads.opus.compactMap { $0.first.map { Int($0 >> 3) } })).sorted()
             report.platformOpusBytes = Double(payloads.opus.reduce(0) { $0 + $1.count }) / Double(payloads.opus.count)
+            report.engineOpusConfigs = (0..<32).filter { engineConfigs & (1 << UInt32($0)) != 0 }
+            report.engineOpusBytes = engineOpusPackets > 0 ? Double(engineOpusBytes) / Double(engineOpusPackets) : 0
             if o.probe {
                 // trunk -> platform: sent on the trunk leg (PCMU), came back on the platform leg.
                 report.trunkToPlatformMs = delays(

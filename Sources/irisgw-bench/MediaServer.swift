@@ -2,15 +2,17 @@ import Foundation
 import IOCore
 import Media
 
-/// `irisgw-bench media-server [--complexity N]`: irisgw's media engine alone in a process (one
-/// media thread), driven by line commands on stdin, so a bench can pin it to a CPU and read its
-/// whole-process CPU time like any other media server's.
+/// `irisgw-bench media-server [--complexity N] [--bitrate BPS] [--opus-rate HZ]`: irisgw's media
+/// engine alone in a process (one media thread), driven by line commands on stdin, so a bench
+/// can pin it to a CPU and read its whole-process CPU time like any other media server's. The
+/// options are the platform leg's Opus settings (default complexity 5, libopus's bitrate, the
+/// call's 8 kHz; `--opus-rate 48000` runs the encoder at 48 kHz, `OpusSettings.sampleRate`).
 ///
 /// Protocol (one line each way):
 /// - on start it prints `ready`;
 /// - `open transcode|relay T,P T,P ...` opens one call per pair (the generator's trunk and
-///   platform ports on 127.0.0.1): trunk leg PCMU (payload type 0), platform leg Opus (complexity
-///   N, payload type 111) or PCMU for relay, remotes set to the generator's sockets; it answers
+///   platform ports on 127.0.0.1): trunk leg PCMU (payload type 0), platform leg Opus (those
+///   settings, payload type 111) or PCMU for relay, remotes set to the generator's sockets; it answers
 ///   `ok T,P,PT ...` (the engine's trunk port, platform port and platform payload type per call)
 ///   or `error <why>`;
 /// - `close` closes every call and answers `ok concealed=N late=N received=N sent=N` (the
@@ -24,12 +26,14 @@ enum MediaServer {
     static let portRange: ClosedRange<UInt16> = 10_000...21_999
 
     static func main(_ args: [String]) throws {
-        var complexity: Int32 = 5
+        var opus = AudioCodec.OpusSettings(complexity: 5)
         var budget: Double?
         var it = args.makeIterator()
         while let a = it.next() {
             switch a {
-            case "--complexity": complexity = it.next().flatMap { Int32($0) } ?? complexity
+            case "--complexity": opus.complexity = it.next().flatMap { Int32($0) } ?? opus.complexity
+            case "--bitrate": opus.bitrate = it.next().flatMap { Int32($0) }
+            case "--opus-rate": opus.sampleRate = it.next().flatMap { Int($0) }
             // Admission as the gateway does it: a call past the load budget (per cent) is
             // refused, and answered "0,0,0" (the generator leaves it out).
             case "--budget": budget = it.next().flatMap { Double($0) }.map { $0 / 100 }
@@ -61,7 +65,7 @@ enum MediaServer {
                         guard p.count == 2 else { throw NGClient.Failure(description: "bad pair \(pair)") }
                         let platform: MediaLegConfiguration =
                             mode == .transcode
-                            ? .init(codec: .opus(.init(complexity: complexity)), payloadType: 111)
+                            ? .init(codec: .opus(opus), payloadType: 111)
                             : .init(codec: .pcmu, payloadType: 0)
                         var configuration = MediaCallConfiguration(
                             trunk: .init(codec: .pcmu, payloadType: 0), platform: platform, rtpTimeout: 0)

@@ -180,19 +180,22 @@ enum RTPEngineBench {
         guard !args.isEmpty, !steps.isEmpty else {
             throw LineChild.Failure(
                 description:
-                    "usage: irisgw-bench vs-rtpengine-step irisgw|rtpengine transcode|relay CALLS ... [--seconds S] [--complexity N] [--probe]"
+                    "usage: irisgw-bench vs-rtpengine-step irisgw|rtpengine transcode|relay CALLS ... [--seconds S] [--complexity N] [--bitrate BPS] [--opus-rate HZ] [--probe]"
             )
         }
-        var seconds = stepSeconds, complexity: Int32 = 5
-        if let i = args.firstIndex(of: "--seconds"), i + 1 < args.count { seconds = Double(args[i + 1]) ?? seconds }
-        if let i = args.firstIndex(of: "--complexity"), i + 1 < args.count {
-            complexity = Int32(args[i + 1]) ?? complexity
+        func value(_ name: String) -> String? {
+            args.firstIndex(of: name).flatMap { $0 + 1 < args.count ? args[$0 + 1] : nil }
         }
+        let seconds = value("--seconds").flatMap(Double.init) ?? stepSeconds
+        let complexity = value("--complexity").flatMap { Int32($0) } ?? 5
+        let bitrate = value("--bitrate").flatMap { Int($0) }, opusRate = value("--opus-rate").flatMap { Int($0) }
         let probe = args.contains("--probe")
         try SessionPriority.raised {
             let engine: MediaServerUnderTest =
                 args[0] == "rtpengine"
-                ? try RTPEngineServer() : try IrisgwMediaServer(binary: selfBinary, complexity: complexity)
+                ? try RTPEngineServer()
+                : try IrisgwMediaServer(
+                    binary: selfBinary, complexity: complexity, bitrate: bitrate, opusRate: opusRate)
             defer { engine.stop() }
             for (mode, calls) in steps {
                 let r = try step(engine, mode, calls: calls, seconds: seconds, probe: probe)
@@ -207,7 +210,8 @@ enum RTPEngineBench {
                     print("BENCH vs-rtpengine-off streams=\(r.streamsOff.joined(separator: ","))")
                 }
                 print(
-                    "BENCH vs-rtpengine-generator opus_toc_configs=\(r.platformOpusConfigs) opus_bytes=\(String(format: "%.1f", r.platformOpusBytes)) received=\(r.received) sent_per_stream=\(r.sentPerStream)"
+                    "BENCH vs-rtpengine-generator opus_toc_configs=\(r.platformOpusConfigs) opus_bytes=\(String(format: "%.1f", r.platformOpusBytes)) "
+                        + "engine_opus_toc_configs=\(r.engineOpusConfigs) engine_opus_bytes=\(String(format: "%.1f", r.engineOpusBytes)) received=\(r.received) sent_per_stream=\(r.sentPerStream)"
                 )
                 fflush(nil)
             }
@@ -248,7 +252,10 @@ enum RTPEngineBench {
             rtpengine = try RTPEngineServer()
         } catch {
             let why = String(describing: error).replacingOccurrences(of: "\"", with: "'")
-            return ["BENCH vs-rtpengine skipped=\"\(why)\"", "BENCH vs-rtpengine-c10 skipped=\"\(why)\""]
+            return [
+                "BENCH vs-rtpengine skipped=\"\(why)\"", "BENCH vs-rtpengine-c10 skipped=\"\(why)\"",
+                "BENCH vs-rtpengine-fullband skipped=\"\(why)\""
+            ]
         }
         var lines: [String] = []
         do {
@@ -258,7 +265,10 @@ enum RTPEngineBench {
             guard check.received > 0 else {
                 let why =
                     "rtpengine \(rtpengine.version) sent nothing back when transcoding PCMU<->Opus: \(rtpengine.lastLog())"
-                return ["BENCH vs-rtpengine skipped=\"\(why)\"", "BENCH vs-rtpengine-c10 skipped=\"\(why)\""]
+                return [
+                    "BENCH vs-rtpengine skipped=\"\(why)\"", "BENCH vs-rtpengine-c10 skipped=\"\(why)\"",
+                    "BENCH vs-rtpengine-fullband skipped=\"\(why)\""
+                ]
             }
             let irisgw = try IrisgwMediaServer(binary: selfBinary, complexity: 5)
             defer { irisgw.stop() }
@@ -305,23 +315,15 @@ enum RTPEngineBench {
                     + "rtpengine_trunk_to_platform_ms=\(ms(rtpeLoaded.trunkToPlatform)) rtpengine_platform_to_trunk_ms=\(ms(rtpeLoaded.platformToTrunk)) "
                     + "bursts_per_run=\(min(irisLoaded.bursts, rtpeLoaded.bursts))")
 
-            // irisgw at Opus complexity 10 against the same rtpengine knee.
-            let irisgw10 = try IrisgwMediaServer(binary: selfBinary, complexity: 10)
-            defer { irisgw10.stop() }
-            let c10 = try knee(irisgw10, .transcode, schedule: transcodeSteps, tag: "-c10")
-            lines.append(
-                "BENCH vs-rtpengine-c10 transcode_knee_ratio=\(ratio(Double(c10.calls), Double(rtpeTranscode.calls))) "
-                    + "irisgw_transcode_knee=\(c10.calls) rtpengine_transcode_knee=\(rtpeTranscode.calls) target_transcode_knee_ratio_min=1.5 "
-                    + "irisgw_opus=8kHz-input/narrowband/mono/complexity10/auto-bitrate "
-                    + "rtpengine_opus=48kHz-input/fullband/mono/complexity10/32kbps")
-            // The same settings as rtpengine's (48 kHz in and out, fullband, 32 kb/s) for irisgw's
-            // codecs, which its engine cannot run on a G.711 call (OpusRateCost.swift).
-            lines.append(OpusRateCost.line(c10Knee: c10.calls, rtpengineKnee: rtpeTranscode.calls))
+            // irisgw at rtpengine's Opus settings, and at the call's 8 kHz with the rest equal
+            // (RTPEngineEqualSettings.swift).
+            lines += try RTPEngineEqualSettings.run(rtpengine: rtpeTranscode, schedule: transcodeSteps)
         } catch {
             // Failed part way: the lines not printed yet say why.
             let why = String(describing: error).replacingOccurrences(of: "\"", with: "'")
             if lines.isEmpty { lines.append("BENCH vs-rtpengine skipped=\"\(why)\"") }
             lines.append("BENCH vs-rtpengine-c10 skipped=\"\(why)\"")
+            lines.append("BENCH vs-rtpengine-fullband skipped=\"\(why)\"")
         }
         return lines
     }

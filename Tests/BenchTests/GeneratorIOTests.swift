@@ -39,6 +39,26 @@ import Testing
         #expect((report.trunkToPlatformMs + report.platformToTrunkMs).allSatisfy { $0 > -1 }, "\(report)")
     }
 
+    /// Transcode mode reads the TOC of the Opus that comes back on the platform legs (what an
+    /// engine's encoder coded): here each leg sends to itself, so the platform legs get the
+    /// generator's own browser Opus back, hybrid fullband (configuration 15).
+    @Test func theOpusThatComesBackIsReadByItsTOC() async throws {
+        var o = MediaLoadGenerator.Options()
+        o.calls = 2
+        o.mode = .transcode
+        o.warmup = 0.2
+        o.seconds = 0.6
+        o.enginePID = getpid()
+        let report = try await offThePool { () throws -> GeneratorReport in
+            let run = try MediaLoadGenerator.Run(o)
+            let targets = run.localPorts.map { (trunk: $0.0, platform: $0.1, payloadType: UInt8(111)) }
+            return try run.run(targets: targets)
+        }
+        #expect(report.engineOpusConfigs == report.platformOpusConfigs, "\(report)")
+        #expect(report.engineOpusConfigs == [15])
+        #expect(abs(report.engineOpusBytes - report.platformOpusBytes) < 10, "\(report)")
+    }
+
     @Test func anUnknownIOPathIsRefused() throws {
         #expect(throws: MediaLoadGenerator.GeneratorError.self) {
             try MediaLoadGenerator.main(["--io", "kqueue"])

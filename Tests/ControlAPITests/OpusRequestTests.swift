@@ -40,6 +40,8 @@ private let goodOpus: [(String, OpusOptions?)] = [
         #"{"application":"restricted-lowdelay","maxBandwidth":"auto"}"#,
         OpusOptions(application: "restricted-lowdelay", maxBandwidth: "auto")
     ),
+    (#"{"sampleRate":48000}"#, OpusOptions(sampleRate: .hertz(48_000))),
+    (#"{"sampleRate":"auto"}"#, OpusOptions(sampleRate: .auto)),
     (
         #"{"complexity":10,"bitrate":510000,"fec":true,"expectedLoss":100,"dtx":false,"application":"voip","maxBandwidth":"narrowband"}"#,
         OpusOptions(
@@ -77,8 +79,12 @@ private let badOpus: [(String, String)] = [
     ),
     (
         #"{"complexty":1}"#,
-        "opus.complexty: unknown key (allowed: complexity, bitrate, fec, expectedLoss, dtx, application, maxBandwidth)"
+        "opus.complexty: unknown key (allowed: complexity, bitrate, fec, expectedLoss, dtx, application, maxBandwidth, sampleRate)"
     ),
+    (#"{"sampleRate":44100}"#, #"opus.sampleRate: must be one of 8000, 16000, 24000, 48000 or "auto", found 44100"#),
+    (#"{"sampleRate":"48k"}"#, #"opus.sampleRate: must be a number of hertz or "auto", found "48k""#),
+    (#"{"sampleRate":8000.5}"#, #"opus.sampleRate: must be a whole number of hertz or "auto", found 8000.5"#),
+    (#"{"sampleRate":[]}"#, #"wrong type at "opus.sampleRate""#),
     ("5", #"wrong type at "opus""#)
 ]
 

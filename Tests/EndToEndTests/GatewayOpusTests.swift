@@ -34,7 +34,7 @@ extension GatewaySuites {
             // The trunk leg is PCMU (8 kHz PCM): automatic bandwidth is narrowband.
             let ownSettings = OpusOptions(
                 complexity: 1, bitrate: .auto, fec: true, expectedLoss: 5, dtx: false, application: "audio",
-                maxBandwidth: "narrowband")
+                maxBandwidth: "narrowband", sampleRate: .hertz(8000))
             #expect(try await api.snapshot(roomId: ownRoom).opus == ownSettings)
 
             let plain = try await GatewayAPIErrorTests.request(gw, "POST", "/v1/sessions", body: Self.create(opus: nil))
@@ -42,7 +42,7 @@ extension GatewaySuites {
             let plainRoom = try Self.roomId(plain.text)
             let profileSettings = OpusOptions(
                 complexity: 3, bitrate: .bitsPerSecond(24_000), fec: true, expectedLoss: 5, dtx: false,
-                application: "audio", maxBandwidth: "narrowband")
+                application: "audio", maxBandwidth: "narrowband", sampleRate: .hertz(8000))
             #expect(try await api.snapshot(roomId: plainRoom).opus == profileSettings)
             // The list shows them too.
             let listed = try await api.sessions()
@@ -110,7 +110,7 @@ extension GatewaySuites {
                 snap.opus
                     == OpusOptions(
                         complexity: 2, bitrate: .auto, fec: false, expectedLoss: 5, dtx: false, application: "audio",
-                        maxBandwidth: band), "\(snap)")
+                        maxBandwidth: band, sampleRate: .hertz(snap.codec == "G722" ? 16_000 : 8000)), "\(snap)")
             #expect(await session.waitForEnd(timeout: 10))
         }
     }

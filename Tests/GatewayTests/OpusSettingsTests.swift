@@ -36,6 +36,11 @@ private let goodProfileValues: [(String, AudioCodec.OpusOverrides)] = [
     (#"{ maxBandwidth: "wideband" }"#, .init(maxBandwidth: .fixed(.wideband))),
     (#"{ maxBandwidth: "superwideband" }"#, .init(maxBandwidth: .fixed(.superwideband))),
     (#"{ maxBandwidth: "fullband" }"#, .init(maxBandwidth: .fixed(.fullband))),
+    (#"{ sampleRate: "auto" }"#, .init(sampleRate: .automatic)),
+    ("{ sampleRate: 8000 }", .init(sampleRate: .fixed(8000))),
+    ("{ sampleRate: 16000 }", .init(sampleRate: .fixed(16_000))),
+    ("{ sampleRate: 24000 }", .init(sampleRate: .fixed(24_000))),
+    ("{ sampleRate: 48000 }", .init(sampleRate: .fixed(48_000))),
     (
         #"{ complexity: 2, bitrate: 16000, fec: false, expectedLoss: 12, dtx: true, application: "audio", maxBandwidth: "wideband" }"#,
         .init(
@@ -83,10 +88,20 @@ private let badProfileValues: [(String, String, String)] = [
         #"must be one of "auto", "narrowband", "mediumband", "wideband", "superwideband", "fullband", found "ultrawideband""#
     ),
     ("{ maxBandwidth: 8000 }", "media.opus.maxBandwidth", "expected a string, found number 8000"),
+    (
+        "{ sampleRate: 44100 }", "media.opus.sampleRate",
+        #"must be one of 8000, 16000, 24000, 48000 or "auto", found 44100"#
+    ),
+    (
+        #"{ sampleRate: "fullband" }"#, "media.opus.sampleRate",
+        #"must be one of 8000, 16000, 24000, 48000 or "auto", found "fullband""#
+    ),
+    ("{ sampleRate: 48000.5 }", "media.opus.sampleRate", "expected an integer, found number 48000.5"),
+    ("{ sampleRate: false }", "media.opus.sampleRate", #"expected an integer or "auto", found boolean false"#),
     ("{ complexty: 3 }", "media.opus.complexty", "unknown key (did you mean complexity?)"),
     (
         "{ bandwidth: \"wideband\" }", "media.opus.bandwidth",
-        "unknown key (allowed: complexity, bitrate, fec, expectedLoss, dtx, application, maxBandwidth)"
+        "unknown key (allowed: complexity, bitrate, fec, expectedLoss, dtx, application, maxBandwidth, sampleRate)"
     ),
     ("5", "media.opus", "expected an object, found number 5")
 ]
@@ -102,7 +117,7 @@ func badProfileOpusValuesAreRefusedNamingFileAndKey(text: String, keyPath: Strin
 @Test func defaultsAreTodaysEncoder() {
     let d = AudioCodec.OpusSettings()
     #expect(d.complexity == 5 && d.bitrate == nil && d.inbandFEC && d.expectedLossPercent == 5 && !d.dtx)
-    #expect(d.application == .voip && d.maxBandwidth == nil)
+    #expect(d.application == .voip && d.maxBandwidth == nil && d.sampleRate == nil)
     #expect(GatewayConfiguration().opus == d)
 }
 
@@ -127,6 +142,9 @@ private let mergeRows:
             .init(), .init(bitrate: .fixed(12_000)), .init(bitrate: .fixed(40_000), maxBandwidth: .fixed(.fullband)),
             .init(bitrate: 40_000, maxBandwidth: .fullband)
         ),
+        // The encoder's rate, fixed by the profile, back to the call's by the session.
+        (.init(), .init(sampleRate: .fixed(48_000)), nil, .init(sampleRate: 48_000)),
+        (.init(sampleRate: 48_000), .init(), .init(sampleRate: .automatic), .init()),
         // An empty session object changes nothing.
         (
             .init(), .init(inbandFEC: false, expectedLossPercent: 0), .init(),
@@ -157,7 +175,9 @@ private let goodRequestValues: [(OpusOptions, AudioCodec.OpusOverrides)] = [
         .init(application: "restricted-lowdelay", maxBandwidth: "auto"),
         .init(application: .restrictedLowDelay, maxBandwidth: .automatic)
     ),
-    (.init(maxBandwidth: "superwideband"), .init(maxBandwidth: .fixed(.superwideband)))
+    (.init(maxBandwidth: "superwideband"), .init(maxBandwidth: .fixed(.superwideband))),
+    (.init(sampleRate: .hertz(48_000)), .init(sampleRate: .fixed(48_000))),
+    (.init(sampleRate: .auto), .init(sampleRate: .automatic))
 ]
 
 @Test(arguments: goodRequestValues)
@@ -179,6 +199,10 @@ private let badRequestValues: [(OpusOptions, String)] = [
     (
         .init(maxBandwidth: "NB"),
         #"opus.maxBandwidth: must be one of "auto", "narrowband", "mediumband", "wideband", "superwideband", "fullband", found "NB""#
+    ),
+    (
+        .init(sampleRate: .hertz(12_000)),
+        #"opus.sampleRate: must be one of 8000, 16000, 24000, 48000 or "auto", found 12000"#
     )
 ]
 
@@ -201,20 +225,20 @@ private let effectiveRows: [(AudioCodec.OpusSettings, Int, OpusOptions)] = [
         .init(), 8000,
         .init(
             complexity: 5, bitrate: .auto, fec: true, expectedLoss: 5, dtx: false, application: "voip",
-            maxBandwidth: "narrowband")
+            maxBandwidth: "narrowband", sampleRate: .hertz(8000))
     ),
     (
         .init(), 16_000,
         .init(
             complexity: 5, bitrate: .auto, fec: true, expectedLoss: 5, dtx: false, application: "voip",
-            maxBandwidth: "wideband")
+            maxBandwidth: "wideband", sampleRate: .hertz(16_000))
     ),
     // A band above what the PCM holds codes what it holds.
     (
         .init(maxBandwidth: .fullband), 8000,
         .init(
             complexity: 5, bitrate: .auto, fec: true, expectedLoss: 5, dtx: false, application: "voip",
-            maxBandwidth: "narrowband")
+            maxBandwidth: "narrowband", sampleRate: .hertz(8000))
     ),
     (
         .init(
@@ -224,7 +248,20 @@ private let effectiveRows: [(AudioCodec.OpusSettings, Int, OpusOptions)] = [
         .init(
             complexity: 1, bitrate: .bitsPerSecond(8000), fec: false, expectedLoss: 0, dtx: true,
             application: "restricted-lowdelay",
-            maxBandwidth: "narrowband")
+            maxBandwidth: "narrowband", sampleRate: .hertz(16_000))
+    ),
+    // The encoder above the call's rate: the band its own rate holds, and that rate.
+    (
+        .init(complexity: 10, bitrate: 32_000, sampleRate: 48_000), 8000,
+        .init(
+            complexity: 10, bitrate: .bitsPerSecond(32_000), fec: true, expectedLoss: 5, dtx: false,
+            application: "voip", maxBandwidth: "fullband", sampleRate: .hertz(48_000))
+    ),
+    (
+        .init(maxBandwidth: .wideband, sampleRate: 24_000), 16_000,
+        .init(
+            complexity: 5, bitrate: .auto, fec: true, expectedLoss: 5, dtx: false, application: "voip",
+            maxBandwidth: "wideband", sampleRate: .hertz(48_000))
     )
 ]
 

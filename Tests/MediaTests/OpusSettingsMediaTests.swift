@@ -44,8 +44,47 @@ private let encoderRows: [(AudioCodec.OpusSettings, Int, OpusEncoder.Configurati
             sampleRate: 16_000, application: .restrictedLowDelay, complexity: 10, bitrate: 300_000, inbandFEC: true,
             expectedLossPercent: 100,
             dtx: false, maxBandwidth: .fullband)
+    ),
+    // The encoder above the call's rate: automatic bandwidth is what its own rate holds.
+    (
+        .init(complexity: 10, bitrate: 32_000, sampleRate: 48_000), 8000,
+        .init(
+            sampleRate: 48_000, application: .voip, complexity: 10, bitrate: 32_000, inbandFEC: true,
+            expectedLossPercent: 5, dtx: false, maxBandwidth: .fullband)
+    ),
+    (
+        .init(sampleRate: 24_000), 16_000,
+        .init(
+            sampleRate: 48_000, application: .voip, complexity: 5, bitrate: nil, inbandFEC: true,
+            expectedLossPercent: 5, dtx: false, maxBandwidth: .fullband)
     )
 ]
+
+/// `sampleRate` asked for, the call's rate, the rate the encoder runs at: never below the
+/// call's, and one the call's rate reaches by 1, 2, 3 or 6.
+private let codecRateRows: [(Int?, Int, Int)] = [
+    (nil, 8000, 8000), (nil, 16_000, 16_000), (8000, 8000, 8000), (16_000, 8000, 16_000), (24_000, 8000, 24_000),
+    (48_000, 8000, 48_000), (8000, 16_000, 16_000), (16_000, 16_000, 16_000), (24_000, 16_000, 48_000),
+    (48_000, 16_000, 48_000), (12_000, 8000, 16_000), (48_000, 48_000, 48_000)
+]
+
+@Test(arguments: codecRateRows)
+func theEncoderRateFollowsTheSetting(asked: Int?, call: Int, encoder: Int) {
+    #expect(AudioCodec.OpusSettings(sampleRate: asked).codecSampleRate(callSampleRate: call) == encoder)
+}
+
+/// Toward an Opus trunk, `maxplaybackrate` caps a fixed encoder rate at the lowest that holds it.
+@Test func theReceiversPlaybackRateCapsTheEncoderRate() {
+    func rate(_ fmtp: String, _ asked: Int?) -> Int? {
+        OpusFormatParameters(fmtp: fmtp).encoding(.init(sampleRate: asked)).sampleRate
+    }
+    #expect(rate("maxplaybackrate=16000", 48_000) == 16_000)
+    #expect(rate("maxplaybackrate=44100", 48_000) == 48_000)
+    #expect(rate("maxplaybackrate=8000", 24_000) == 8000)
+    #expect(rate("maxplaybackrate=48000", 24_000) == 24_000)
+    #expect(rate("maxplaybackrate=16000", nil) == nil)
+    #expect(rate("", 48_000) == 48_000)
+}
 
 @Test(arguments: encoderRows)
 func theCallsEncoderHoldsTheSettings(
@@ -147,7 +186,9 @@ private let bandwidthRows: [(AudioCodec, UInt8, AudioCodec.OpusSettings, Opus.Ba
     // A G.722 call held to narrowband.
     (.g722, 9, .init(maxBandwidth: .narrowband), .narrowband),
     // Above what 8 kHz PCM holds: still narrowband.
-    (.pcmu, 0, .init(maxBandwidth: .fullband), .narrowband)
+    (.pcmu, 0, .init(maxBandwidth: .fullband), .narrowband),
+    // The encoder at 48 kHz on a G.722 call, held to wideband.
+    (.g722, 9, .init(maxBandwidth: .wideband, sampleRate: 48_000), .wideband)
 ]
 
 /// Serialized: each is a second of real-time media, like `MediaEngineCallTests`.

@@ -18,11 +18,17 @@ public struct OpusOptionError: Error, Sendable, Equatable, CustomStringConvertib
         return OpusOptionError(
             key: "bitrate", message: "must be from \(r.lowerBound) to \(r.upperBound) or \"auto\", found \(found)")
     }
+
+    static func sampleRate(found: String) -> OpusOptionError {
+        let rates = AudioCodec.OpusSettings.sampleRates.map(String.init).joined(separator: ", ")
+        return OpusOptionError(key: "sampleRate", message: "must be one of \(rates) or \"auto\", found \(found)")
+    }
 }
 
 extension AudioCodec.OpusOverrides {
     /// Checks every value `options` gives: complexity 0-10, bitrate 6000-510000 or "auto",
-    /// expectedLoss 0-100, application and maxBandwidth by name.
+    /// expectedLoss 0-100, application and maxBandwidth by name, sampleRate one of
+    /// `AudioCodec.OpusSettings.sampleRates` or "auto".
     public init(validating options: OpusOptions) throws(OpusOptionError) {
         func ranged(_ key: String, _ value: Int?, _ range: ClosedRange<Int32>) throws(OpusOptionError) -> Int32? {
             guard let value else { return nil }
@@ -68,19 +74,28 @@ extension AudioCodec.OpusOverrides {
                 )
             }
         }
+        switch options.sampleRate {
+        case nil: sampleRate = nil
+        case .auto?: sampleRate = .automatic
+        case .hertz(let n)?:
+            guard AudioCodec.OpusSettings.sampleRates.contains(n) else { throw .sampleRate(found: String(n)) }
+            sampleRate = .fixed(n)
+        }
     }
 }
 
 extension OpusOptions {
     /// Every key of `settings` as the snapshot shows it, for a call whose PCM runs at
-    /// `sampleRate`: `maxBandwidth` is the band coded (the automatic one named), `bitrate`
-    /// a number or "auto".
+    /// `sampleRate`: `sampleRate` is the rate the encoder runs at, `maxBandwidth` the band
+    /// coded (the automatic one named, what the encoder's rate holds), `bitrate` a number or "auto".
     public init(effective settings: AudioCodec.OpusSettings, sampleRate: Int) {
+        let encoderRate = settings.codecSampleRate(callSampleRate: sampleRate)
         self.init(
             complexity: Int(settings.complexity), bitrate: settings.bitrate.map { .bitsPerSecond(Int($0)) } ?? .auto,
             fec: settings.inbandFEC, expectedLoss: Int(settings.expectedLossPercent), dtx: settings.dtx,
             application: settings.application.rawValue,
-            maxBandwidth: min(settings.maxBandwidth ?? .fullband, .automatic(sampleRate: sampleRate)).rawValue)
+            maxBandwidth: min(settings.maxBandwidth ?? .fullband, .automatic(sampleRate: encoderRate)).rawValue,
+            sampleRate: .hertz(encoderRate))
     }
 }
 

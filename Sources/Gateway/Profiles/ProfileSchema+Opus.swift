@@ -32,6 +32,14 @@ extension ProfileSchema {
         options.dtx = try flag("dtx")
         options.application = try text("application")
         options.maxBandwidth = try text("maxBandwidth")
+        options.sampleRate = try o.optional("sampleRate") { (v, p) throws(ProfileError) in
+            switch v {
+            case .string("auto"): return .auto
+            case .string(let s): throw fail(p, OpusOptionError.sampleRate(found: "\"\(s)\"").message)
+            case .integer, .number: return .hertz(try int(v, at: p, in: Int.min...Int.max))
+            default: throw typeError(p, expected: "an integer or \"auto\"", found: v)
+            }
+        }
         do throws(OpusOptionError) {
             return try AudioCodec.OpusOverrides(validating: options)
         } catch {

@@ -3,8 +3,9 @@ public enum AudioCodec: Sendable, Equatable, CustomStringConvertible {
     case pcmu
     case pcma
     case g722
-    /// Opus at the platform side. It runs straight from the call's PCM rate (8 or 16 kHz);
-    /// its RTP clock is always 48 kHz (RFC 7587).
+    /// Opus at the platform side. It runs straight from the call's PCM rate (8 or 16 kHz), or
+    /// at a higher rate its settings give (`OpusSettings.sampleRate`); its RTP clock is always
+    /// 48 kHz (RFC 7587).
     case opus(OpusSettings)
 
     /// How the platform leg's Opus encoder runs: the CPU it spends and the quality it gives
@@ -22,9 +23,15 @@ public enum AudioCodec: Sendable, Equatable, CustomStringConvertible {
         public var dtx = false
         /// How libopus tunes itself. Default `.voip`.
         public var application: Opus.Application = .voip
-        /// The widest band coded; nil (default): automatic, what the call's PCM holds
-        /// (narrowband on an 8 kHz call, wideband on a 16 kHz G.722 call).
+        /// The widest band coded; nil (default): automatic, what the encoder's input holds
+        /// (narrowband on an 8 kHz call, wideband on a 16 kHz G.722 call, fullband at 48 kHz).
         public var maxBandwidth: Opus.Bandwidth? = nil
+        /// The rate the encoder runs at (Hz, one of `sampleRates`); nil (default): the call's
+        /// PCM rate, with no resampler. A higher rate upsamples the call's audio before the
+        /// encoder (`PolyphaseUpsampler`), so the packets say a wider band (48000: fullband, as
+        /// a browser's) at the cost of a dearer encoder; the call itself, its taps and the
+        /// decoder stay at the call's rate. See `codecSampleRate(callSampleRate:)`.
+        public var sampleRate: Int? = nil
 
         /// The values `complexity` may take.
         public static let complexityRange: ClosedRange<Int32> = 0...10
@@ -32,11 +39,14 @@ public enum AudioCodec: Sendable, Equatable, CustomStringConvertible {
         public static let bitrateRange: ClosedRange<Int32> = 6_000...510_000
         /// The values `expectedLossPercent` may take.
         public static let expectedLossRange: ClosedRange<Int32> = 0...100
+        /// The values a fixed `sampleRate` may take (Hz): the Opus rates a call's 8 or 16 kHz
+        /// reaches by an integer factor.
+        public static let sampleRates = [8000, 16_000, 24_000, 48_000]
 
         public init(
             complexity: Int32 = 5, bitrate: Int32? = nil, inbandFEC: Bool = true, expectedLossPercent: Int32 = 5,
             dtx: Bool = false,
-            application: Opus.Application = .voip, maxBandwidth: Opus.Bandwidth? = nil
+            application: Opus.Application = .voip, maxBandwidth: Opus.Bandwidth? = nil, sampleRate: Int? = nil
         ) {
             self.complexity = complexity
             self.bitrate = bitrate
@@ -45,6 +55,7 @@ public enum AudioCodec: Sendable, Equatable, CustomStringConvertible {
             self.dtx = dtx
             self.application = application
             self.maxBandwidth = maxBandwidth
+            self.sampleRate = sampleRate
         }
 
         /// These settings with every value `overrides` gives put in place of ours; nil
@@ -60,15 +71,29 @@ public enum AudioCodec: Sendable, Equatable, CustomStringConvertible {
             if let v = o.dtx { s.dtx = v }
             if let v = o.application { s.application = v }
             if let v = o.maxBandwidth { s.maxBandwidth = v.value }
+            if let v = o.sampleRate { s.sampleRate = v.value }
             return s
         }
 
-        /// The encoder configuration for a call whose PCM runs at `sampleRate`, mono.
-        public func encoderConfiguration(sampleRate: Int) -> OpusEncoder.Configuration {
+        /// The rate the encoder runs at on a call whose PCM runs at `callSampleRate`: the
+        /// smallest Opus rate that is at least `sampleRate` (the call's rate when nil) and
+        /// the call's rate times 1, 2, 3 or 6 (the upsampler's factors). Never below the
+        /// call's rate: 8000 on a 16 kHz call is 16000, 24000 on a 16 kHz call is 48000.
+        public func codecSampleRate(callSampleRate: Int) -> Int {
+            let wanted = max(sampleRate ?? callSampleRate, callSampleRate)
+            let reachable = [1, 2, 3, 6].map { callSampleRate * $0 }.filter {
+                $0 == callSampleRate || Opus.supportedSampleRates.contains(Int32($0))
+            }
+            return reachable.first { $0 >= wanted } ?? callSampleRate
+        }
+
+        /// The encoder configuration for a call whose PCM runs at `callSampleRate`, mono: the
+        /// encoder at `codecSampleRate(callSampleRate:)`.
+        public func encoderConfiguration(callSampleRate: Int) -> OpusEncoder.Configuration {
             OpusEncoder.Configuration(
-                sampleRate: Int32(sampleRate), channels: 1, application: application, complexity: complexity,
-                bitrate: bitrate, inbandFEC: inbandFEC, expectedLossPercent: expectedLossPercent, dtx: dtx,
-                maxBandwidth: maxBandwidth)
+                sampleRate: Int32(codecSampleRate(callSampleRate: callSampleRate)), channels: 1,
+                application: application, complexity: complexity, bitrate: bitrate, inbandFEC: inbandFEC,
+                expectedLossPercent: expectedLossPercent, dtx: dtx, maxBandwidth: maxBandwidth)
         }
     }
 
@@ -94,11 +119,13 @@ public enum AudioCodec: Sendable, Equatable, CustomStringConvertible {
         public var dtx: Bool?
         public var application: Opus.Application?
         public var maxBandwidth: Choice<Opus.Bandwidth>?
+        public var sampleRate: Choice<Int>?
 
         public init(
             complexity: Int32? = nil, bitrate: Choice<Int32>? = nil, inbandFEC: Bool? = nil,
             expectedLossPercent: Int32? = nil,
-            dtx: Bool? = nil, application: Opus.Application? = nil, maxBandwidth: Choice<Opus.Bandwidth>? = nil
+            dtx: Bool? = nil, application: Opus.Application? = nil, maxBandwidth: Choice<Opus.Bandwidth>? = nil,
+            sampleRate: Choice<Int>? = nil
         ) {
             self.complexity = complexity
             self.bitrate = bitrate
@@ -107,6 +134,7 @@ public enum AudioCodec: Sendable, Equatable, CustomStringConvertible {
             self.dtx = dtx
             self.application = application
             self.maxBandwidth = maxBandwidth
+            self.sampleRate = sampleRate
         }
 
         /// Nothing given: applying it changes nothing.
@@ -167,6 +195,8 @@ public final class LegCodec {
     public let frameSamples: Int
 
     private let opusEncoder: OpusEncoder?
+    /// Raises the call's PCM to the Opus encoder's rate when that is higher (nil: the same).
+    private let opusUpsampler: PolyphaseUpsampler?
     private let opusDecoder: OpusDecoder?
     private let g722Encoder: G722Encoder?
     private let g722Decoder: G722Decoder?
@@ -178,19 +208,27 @@ public final class LegCodec {
         self.frameSamples = sampleRate / 50
         switch codec {
         case .opus(let s):
-            opusEncoder = try OpusEncoder(s.encoderConfiguration(sampleRate: sampleRate))
+            let encoderRate = s.codecSampleRate(callSampleRate: sampleRate)
+            opusEncoder = try OpusEncoder(s.encoderConfiguration(callSampleRate: sampleRate))
+            // Up to 60 ms a frame (Opus's longest); the decoder decodes straight at the call's rate.
+            opusUpsampler =
+                encoderRate == sampleRate
+                ? nil
+                : try PolyphaseUpsampler(factor: encoderRate / sampleRate, maximumInputCount: sampleRate * 60 / 1000)
             opusDecoder = try OpusDecoder(sampleRate: Int32(sampleRate), channels: 1)
             g722Encoder = nil
             g722Decoder = nil
             plc = nil
         case .g722:
             opusEncoder = nil
+            opusUpsampler = nil
             opusDecoder = nil
             g722Encoder = try G722Encoder(sampleRate: Int32(sampleRate))
             g722Decoder = try G722Decoder(sampleRate: Int32(sampleRate))
             plc = sampleRate == 8000 ? try PacketLossConcealer() : nil
         case .pcmu, .pcma:
             opusEncoder = nil
+            opusUpsampler = nil
             opusDecoder = nil
             g722Encoder = nil
             g722Decoder = nil
@@ -198,7 +236,8 @@ public final class LegCodec {
         }
     }
 
-    /// The Opus encoder's settings as libopus holds them (nil for other codecs).
+    /// The Opus encoder's settings as libopus holds them (nil for other codecs); `sampleRate`
+    /// is the rate the encoder runs at.
     public var opusSettingsInEffect: OpusEncoder.Configuration? { opusEncoder?.settingsInEffect }
 
     /// Decodes one payload (any duration that fits in `pcm`) into `pcm`; returns the
@@ -238,7 +277,10 @@ public final class LegCodec {
         case .pcmu: return G711.encodeULaw(pcm, into: payload)
         case .pcma: return G711.encodeALaw(pcm, into: payload)
         case .g722: return g722Encoder!.encode(pcm, into: payload)
-        case .opus: return (try? opusEncoder!.encode(pcm, into: payload)) ?? 0
+        case .opus:
+            guard let up = opusUpsampler else { return (try? opusEncoder!.encode(pcm, into: payload)) ?? 0 }
+            guard pcm.count <= up.maximumInputCount else { return 0 }
+            return (try? opusEncoder!.encode(up.upsample(pcm), into: payload)) ?? 0
         }
     }
 }

@@ -6,6 +6,8 @@
 // run at 8, 12, 16, 24 or 48 kHz. The gateway creates the encoder and decoder at 8 kHz
 // (or 16 kHz) so PCM goes straight to and from G.711 (or G.722) with no resampler; only
 // the RTP timestamp is scaled (see `OpusEncoder.rtpTimestampIncrement(forSamples:)`).
+// A platform leg whose settings ask for a higher rate (`AudioCodec.OpusSettings.sampleRate`)
+// has its encoder at that rate behind a `PolyphaseUpsampler`; its decoder stays at the call's.
 //
 // Threading: the classes are `final` and deliberately not `Sendable`. libopus state is not
 // thread-safe; one call owns its encoder/decoder and the media loop pins a call to one

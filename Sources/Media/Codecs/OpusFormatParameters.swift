@@ -86,14 +86,20 @@ public struct OpusFormatParameters: Sendable, Equatable {
     }
 
     /// `base` as we encode toward a receiver whose fmtp this is: its `maxplaybackrate` caps
-    /// the band coded, its `maxaveragebitrate` caps the bit rate (a fixed one in `base`, or
-    /// takes the place of libopus's automatic one), FEC is sent only when it says
+    /// the band coded (and a fixed encoder rate), its `maxaveragebitrate` caps the bit rate
+    /// (a fixed one in `base`, or takes the place of libopus's automatic one), FEC is sent only when it says
     /// `useinbandfec=1` and DTX used only when it says `usedtx=1` (both default to 0). We
     /// always send mono: `stereo=1` is a preference a sender may ignore (RFC 7587 §6.1).
     public func encoding(_ base: AudioCodec.OpusSettings) -> AudioCodec.OpusSettings {
         var s = base
         if let rate = maxPlaybackRate {
             s.maxBandwidth = min(base.maxBandwidth ?? .fullband, .automatic(sampleRate: rate))
+            // An encoder rate above what the receiver plays would only cost CPU: the lowest
+            // one that still holds its rate.
+            if let wanted = base.sampleRate {
+                let enough = AudioCodec.OpusSettings.sampleRates.first { $0 >= rate } ?? 48_000
+                s.sampleRate = min(wanted, enough)
+            }
         }
         if let cap = maxAverageBitrate {
             s.bitrate = Int32(min(Int(base.bitrate ?? Int32(cap)), cap))

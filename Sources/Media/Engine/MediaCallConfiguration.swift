@@ -40,7 +40,9 @@ public struct MediaCallConfiguration: Sendable {
 
     /// 16 kHz when both legs are wideband (G.722 or Opus, in any pairing), so neither side
     /// loses its band; 8 kHz when either is G.711, whose band is all the call can carry.
-    /// Opus runs at the call's rate (no resampler); G.722 decodes to 8 kHz on an 8 kHz call.
+    /// Opus runs at the call's rate (no resampler) unless its settings raise the encoder's
+    /// (`AudioCodec.OpusSettings.sampleRate`: an upsampler in front of it, the call itself
+    /// unchanged); G.722 decodes to 8 kHz on an 8 kHz call.
     public static func callSampleRate(trunk: AudioCodec, platform: AudioCodec) -> Int {
         trunk.isWideband && platform.isWideband ? 16_000 : 8000
     }
