@@ -18,9 +18,7 @@ enum Packaging {
 
     /// `make ARGUMENTS` in the repository, with `environment` added. The flags of a `make test`
     /// around the suite stay out: its jobserver's descriptors are not this make's.
-    static func make(_ arguments: [String], environment: [String: String] = [:]) async throws
-        -> ChildProcess.Result
-    {
+    static func make(_ arguments: [String], environment: [String: String] = [:]) async throws -> ChildProcess.Result {
         var env = ProcessInfo.processInfo.environment
         for key in ["MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES"] { env[key] = nil }
         env.merge(environment) { _, new in new }

@@ -20,7 +20,8 @@ extension PackagingTests {
     static func seedAccounts(_ root: String) throws {
         try FileManager.default.createDirectory(atPath: root + "/etc", withIntermediateDirectories: true)
         let files = [
-            "passwd": "root:x:0:0:root:/root:/bin/sh\n", "group": "root:x:0:\n", "shadow": "root:*:19000:0:99999:7:::\n",
+            "passwd": "root:x:0:0:root:/root:/bin/sh\n", "group": "root:x:0:\n",
+            "shadow": "root:*:19000:0:99999:7:::\n",
             "gshadow": "root:*::\n"
         ]
         for (name, text) in files { try text.write(toFile: root + "/etc/" + name, atomically: true, encoding: .utf8) }
@@ -46,9 +47,10 @@ extension PackagingTests {
         let fields = try await Self.controlFields(deb)
         #expect(fields["Package"] == "irisgw" && fields["Architecture"] == arch)
         #expect(fields["Version"].map { "irisgw " + $0 } == version)
-        let depends = Set((fields["Depends"] ?? "").split(separator: ",").map {
-            String($0.trimmingCharacters(in: .whitespaces).split(separator: " ")[0])
-        })
+        let depends = Set(
+            (fields["Depends"] ?? "").split(separator: ",").map {
+                String($0.trimmingCharacters(in: .whitespaces).split(separator: " ")[0])
+            })
         // The C libraries the binary links (DT_NEEDED), by their Debian packages.
         for package in [
             "libc6", "libosip2-15", "libopus0", "libspandsp2", "libssl3", "libsqlite3-0", "libc-ares2", "libsrtp2-1",
@@ -112,7 +114,8 @@ extension PackagingTests {
         environment["IRISGW_ENABLE"] = nil
         let link = root + "/etc/systemd/system/multi-user.target.wants/irisgw.service"
 
-        let first = try await ChildProcess.run("/bin/sh", [control + "/postinst", "configure"], environment: environment)
+        let first = try await ChildProcess.run(
+            "/bin/sh", [control + "/postinst", "configure"], environment: environment)
         #expect(first.status == 0, "\(first.output)")
         let passwd = try String(contentsOfFile: root + "/etc/passwd", encoding: .utf8)
         let entry = try #require(passwd.split(separator: "\n").first { $0.hasPrefix("irisgw:") }, "\(passwd)")
@@ -134,7 +137,8 @@ extension PackagingTests {
                 "/bin/sh", [control + "/postinst", "configure"], environment: environment)
             #expect(second.status == 0, "\(second.output)")
             #expect(
-                (try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == "/lib/systemd/system/irisgw.service")
+                (try? FileManager.default.destinationOfSymbolicLink(atPath: link))
+                    == "/lib/systemd/system/irisgw.service")
             let users = try String(contentsOfFile: root + "/etc/passwd", encoding: .utf8).split(separator: "\n")
             #expect(users.filter { $0.hasPrefix("irisgw:") }.count == 1)
             let purge = try await ChildProcess.run("/bin/sh", [control + "/postrm", "purge"], environment: environment)

@@ -74,9 +74,10 @@ struct PackagingTests {
         // The man page is the binary's own help, every command of it.
         let man = try await ChildProcess.run("/bin/gzip", ["-dc", root + "/usr/local/share/man/man1/irisgw.1.gz"])
         #expect(man.output.hasPrefix(".TH IRISGW 1"))
-        for text in [".SS irisgw serve", ".SS irisgw carrier\\-sim", "\\-\\-drain\\-timeout S", "/usr/local/etc/irisgw"] {
-            #expect(man.output.contains(text), "\(text)")
-        }
+        let sections = [
+            ".SS irisgw serve", ".SS irisgw carrier\\-sim", "\\-\\-drain\\-timeout S", "/usr/local/etc/irisgw"
+        ]
+        for text in sections { #expect(man.output.contains(text), "\(text)") }
 
         // A second install keeps the edited settings and says so.
         try ("// edited\n" + String(contentsOfFile: settingsFile, encoding: .utf8))
