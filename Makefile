@@ -109,9 +109,12 @@ release: deps-run
 	$(SWIFT) build -c release
 
 ## release-static: the release binary with the Swift runtime linked in: it needs nothing from
-## /opt/swift, so a toolchain upgrade cannot break an installed gateway (install and deb use it)
+## /opt/swift, so a toolchain upgrade cannot break an installed gateway (install and deb use
+## it). Its own build folder: the flag changes every module's compile, and sharing
+## .build/release with `make release` would rebuild everything at each switch.
+STATIC_BUILD := .build/static
 release-static: deps-run
-	$(SWIFT) build -c release --static-swift-stdlib --product irisgw
+	$(SWIFT) build -c release --static-swift-stdlib --product irisgw --scratch-path $(STATIC_BUILD)
 
 ## install: irisgw (release-static), the dialer page, example profiles and serve file, the
 ## man page and the systemd unit under DESTDIR/PREFIX; settings in SYSCONFDIR/irisgw unless
@@ -122,7 +125,7 @@ DESTDIR ?=
 SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 BINARY ?=
-INSTALL_BINARY = $(or $(BINARY),.build/release/irisgw)
+INSTALL_BINARY = $(or $(BINARY),$(STATIC_BUILD)/release/irisgw)
 install: $(if $(BINARY),,release-static)
 	@BINARY="$(INSTALL_BINARY)" DESTDIR="$(DESTDIR)" PREFIX="$(PREFIX)" SYSCONFDIR="$(SYSCONFDIR)" \
 	  UNITDIR="$(UNITDIR)" packaging/install.sh

@@ -20,7 +20,7 @@ fail() {
     exit 1
 }
 
-[ -n "${BINARY:-}" ] || fail "BINARY must name the irisgw binary to install (make install builds .build/release/irisgw)"
+[ -n "${BINARY:-}" ] || fail "BINARY must name the irisgw binary to install (make install builds .build/static/release/irisgw)"
 [ -f "$BINARY" ] && [ -x "$BINARY" ] || fail "$BINARY is not an executable file"
 PREFIX=${PREFIX:-/usr/local}
 DESTDIR=${DESTDIR:-}
