@@ -1,10 +1,19 @@
 # irisgw: `make run` and `make test` are all a newcomer needs (docs/design.md, "Make targets").
 SHELL := /bin/bash
-SWIFT ?= swift
-# Debian packages the build and the tests need.
-DEBS := libosip2-dev libopus-dev libspandsp-dev libtiff-dev libssl-dev libsqlite3-dev libc-ares-dev libsrtp2-dev liburing-dev \
-        pkg-config sip-tester nftables iproute2 baresip dnsmasq-base stunnel4 chromium tshark sngrep \
-        redis-server libhiredis-dev kamailio postgresql libpq-dev python3-venv espeak-ng opus-tools python3-yaml
+# Swift 6.3: from PATH, else where the toolchain is installed (/opt/swift/usr/bin, which
+# `sudo` leaves off PATH); `make deps` says what to do when neither has it.
+SWIFT_HOME ?= /opt/swift/usr/bin
+SWIFT ?= $(or $(shell command -v swift 2>/dev/null),$(wildcard $(SWIFT_HOME)/swift),swift)
+# Debian packages that building and running the gateway need (`make build`, `make run`).
+DEBS_RUN := libosip2-dev libopus-dev libspandsp-dev libtiff-dev libssl-dev libsqlite3-dev libc-ares-dev libsrtp2-dev \
+        liburing-dev libhiredis-dev libpq-dev pkg-config
+# ... and what only the tests need: their peers and tools, the servers of the cluster tests,
+# systemd-analyze for the units (`make test`).
+DEBS_TEST := sip-tester nftables iproute2 baresip dnsmasq-base stunnel4 chromium tshark sngrep \
+        redis-server kamailio postgresql python3-venv espeak-ng opus-tools python3-yaml systemd
+# Which lists `make deps` installs: run (DEBS_RUN) or test (both, and the Python venv).
+DEPS ?= test
+DEBS = $(DEBS_RUN) $(if $(filter test,$(DEPS)),$(DEBS_TEST))
 # pjsua2 (PJSIP's Python binding, with TLS and SRTP) for the transfer peers of the end-to-end
 # tests (Tests/EndToEndTests/PJSUAPeer.swift), in a venv the tests find at .build/pyenv.
 PYTHON ?= /usr/bin/python3
@@ -27,18 +36,26 @@ TEST_TIMEOUT ?= 1200
 # ones would starve; 8 keeps both cores busy while tests wait on sockets and processes.
 TEST_WIDTH ?= 8
 
-.PHONY: all deps build release test bench bench-deps run cluster fuzz fuzz-smoke lint format clean
+.PHONY: all deps deps-run build release release-static install deb test bench bench-deps run cluster fuzz fuzz-smoke lint format clean
 
 all: build
 
-## deps: install missing Debian packages (needs root; runs apt-get update once if needed).
-## Redis, Kamailio and PostgreSQL are for the cluster tests, which start their own servers:
-## their Debian services are kept from starting (policy-rc.d) and left disabled.
+## deps: install the missing Debian packages of the list DEPS picks: `make deps DEPS=run` the
+## build's and the gateway's (DEBS_RUN), `make deps` those and the tests' (DEBS_TEST) with
+## the Python venv. Needs root; runs apt-get update once if needed. Redis, Kamailio and
+## PostgreSQL are for the cluster tests, which start their own servers: their Debian
+## services are kept from starting (policy-rc.d) and left disabled.
 deps:
-	@missing=""; for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	@missing=""; for p in $(DEBS); do \
+	  dpkg-query -W -f='$${db:Status-Abbrev}' $$p 2>/dev/null | grep -q '^ii' || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" != 0 ]; then \
+	    echo "make deps: these Debian packages are missing and installing them needs root:$$missing" >&2; \
+	    echo "  run:  sudo make deps DEPS=$(DEPS)" >&2; \
+	    echo "  or:   sudo apt-get install --no-install-recommends$$missing" >&2; \
+	    exit 1; \
+	  fi; \
 	  echo "installing:$$missing"; \
-	  if [ "$$(id -u)" != 0 ]; then echo "make deps needs root to install:$$missing" >&2; exit 1; fi; \
 	  echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections; \
 	  guard=; if [ ! -e /usr/sbin/policy-rc.d ]; then printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d && guard=1; fi; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; status=$$?; \
@@ -47,8 +64,15 @@ deps:
 	    [ -d /run/systemd/system ] && systemctl disable --now $$svc >/dev/null 2>&1 || true;; esac; done; \
 	  [ $$status = 0 ] || exit $$status; \
 	fi
-	@command -v $(SWIFT) >/dev/null || { echo "swift not found on PATH (expected Swift 6.3 at /opt/swift)" >&2; exit 1; }
-	@$(MAKE) -s --no-print-directory $(PYENV_STAMP) $(WEBSOCKETS_STAMP) $(OPENAPI_STAMP)
+	@command -v $(SWIFT) >/dev/null || { \
+	  echo "swift not found: \"$(SWIFT)\" is neither on PATH ($$PATH) nor at $(SWIFT_HOME)/swift." >&2; \
+	  echo "  Install Swift 6.3 so that $(SWIFT_HOME)/swift exists (or SWIFT_HOME=DIR names its usr/bin)," >&2; \
+	  echo "  or put its usr/bin on PATH, or give the binary: make SWIFT=/path/to/swift ..." >&2; exit 1; }
+	@if [ "$(DEPS)" = test ]; then $(MAKE) -s --no-print-directory $(PYENV_STAMP) $(WEBSOCKETS_STAMP) $(OPENAPI_STAMP); fi
+
+## deps-run: `make deps DEPS=run`, what build, release, install, deb and run need
+deps-run:
+	@$(MAKE) -s --no-print-directory deps DEPS=run
 
 ## pyenv: the venv with pjsua2-python (once: a stamp file names the version). A failure is
 ## not an error: the tests that need pjsua2 are then skipped with a notice.
@@ -78,11 +102,39 @@ $(OPENAPI_STAMP):
 	  && $(PYENV)/bin/python3 -c "import openapi_spec_validator, schemathesis" && touch $@ \
 	  || echo "could not install the OpenAPI tools into $(PYENV): the OpenAPI validation and schemathesis tests will be skipped" >&2
 
-build: deps
+build: deps-run
 	$(SWIFT) build
 
-release: deps
+release: deps-run
 	$(SWIFT) build -c release
+
+## release-static: the release binary with the Swift runtime linked in: it needs nothing from
+## /opt/swift, so a toolchain upgrade cannot break an installed gateway (install and deb use
+## it). Its own build folder: the flag changes every module's compile, and sharing
+## .build/release with `make release` would rebuild everything at each switch.
+STATIC_BUILD := .build/static
+release-static: deps-run
+	$(SWIFT) build -c release --static-swift-stdlib --product irisgw --scratch-path $(STATIC_BUILD)
+
+## install: irisgw (release-static), the dialer page, example profiles and serve file, the
+## man page and the systemd unit under DESTDIR/PREFIX; settings in SYSCONFDIR/irisgw unless
+## there already (packaging/install.sh; docs/operations.md, "Installing").
+## BINARY=path installs that binary instead and builds nothing.
+PREFIX ?= /usr/local
+DESTDIR ?=
+SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+BINARY ?=
+INSTALL_BINARY = $(or $(BINARY),$(STATIC_BUILD)/release/irisgw)
+install: $(if $(BINARY),,release-static)
+	@BINARY="$(INSTALL_BINARY)" DESTDIR="$(DESTDIR)" PREFIX="$(PREFIX)" SYSCONFDIR="$(SYSCONFDIR)" \
+	  UNITDIR="$(UNITDIR)" packaging/install.sh
+
+## deb: the Debian package irisgw_<version>_<arch>.deb in DEB_DIR, from release-static (or
+## BINARY=path, building nothing): packaging/build-deb.sh; docs/operations.md, "The Debian package"
+DEB_DIR ?= .build/deb
+deb: $(if $(BINARY),,release-static)
+	@packaging/build-deb.sh "$(INSTALL_BINARY)" "$(DEB_DIR)"
 
 ## test: unit tests and end-to-end tests against SIPp, bounded in time; then fuzz-smoke
 ## (every fuzz target over its seeds and for FUZZ_SMOKE_SECONDS; a crash fails the test)
@@ -96,7 +148,7 @@ test: deps
 ## lines with their aim and pass=, then a summary; BENCH_ARGS picks benches:
 ##   make bench BENCH_ARGS=flood, BENCH_ARGS="soak --minutes 5", BENCH_ARGS=all (docs/operations.md)
 BENCH_ARGS ?=
-bench: release bench-deps
+bench: release deps bench-deps
 	.build/release/irisgw-bench $(BENCH_ARGS)
 
 ## bench-deps: Debian's rtpengine for BENCH vs-rtpengine (the bench runs the binary itself;
@@ -128,7 +180,7 @@ run: release
 ## cluster: Redis, Kamailio (cluster/kamailio.cfg), three nodes gw1..gw3 and the carrier
 ## simulator on this machine, every port picked free, until Ctrl-C (cluster/run-local.sh;
 ## docs/operations.md, "Running a cluster")
-cluster: release
+cluster: release deps
 	@cluster/run-local.sh
 
 ## lint: the toolchain's swift-format over Sources, Tests, Fuzz and Package.swift, with the
@@ -136,10 +188,10 @@ cluster: release
 ## the files to those rules.
 LINT_PATHS := Sources Tests Fuzz Package.swift
 lint:
-	@swift format lint --strict --recursive --parallel $(LINT_PATHS)
+	@$(SWIFT) format lint --strict --recursive --parallel $(LINT_PATHS)
 
 format:
-	@swift format format --in-place --recursive --parallel $(LINT_PATHS)
+	@$(SWIFT) format format --in-place --recursive --parallel $(LINT_PATHS)
 
 ## fuzz: libFuzzer runs of FUZZ_SECONDS (60) each: SIP parser, SDP, SIP sessions (message
 ## sequences through a live user agent), RTP/RTCP, API JSON, STUN and the ICE-lite agent,
@@ -156,9 +208,9 @@ FUZZ_DIR := .build/fuzz
 FUZZ_OPT := -O
 FUZZ_TARGETS := sip sdp sip-session rtp api stun dtls
 FUZZ_BINARIES := $(addprefix $(FUZZ_DIR)/fuzz-,$(FUZZ_TARGETS))
-SWIFTC ?= swiftc
+SWIFTC ?= $(or $(shell command -v swiftc 2>/dev/null),$(wildcard $(SWIFT_HOME)/swiftc),swiftc)
 # The Swift toolchain's clang (beside swiftc), for the fuzz binary's C support file.
-FUZZ_CC ?= clang
+FUZZ_CC ?= $(or $(shell command -v clang 2>/dev/null),$(wildcard $(SWIFT_HOME)/clang),clang)
 SIP_SOURCES := $(shell find Sources/SIP -name '*.swift')
 MEDIA_SOURCES := $(shell find Sources/Media -name '*.swift')
 IOCORE_SOURCES := $(shell find Sources/IOCore -name '*.swift')
@@ -176,7 +228,7 @@ QUIET_LD = 2>&1 | { grep -v "Cannot export local symbol" || true; }; exit $${PIP
 
 .PHONY: fuzz-deps fuzz-build fuzz-smoke
 # libFuzzer's runtime ships with the Swift toolchain's clang (-sanitize=fuzzer links it).
-fuzz-deps: deps
+fuzz-deps: deps-run
 	@command -v $(SWIFTC) >/dev/null || { echo "fuzz: $(SWIFTC) not found on PATH (expected beside swift in /opt/swift/usr/bin)" >&2; exit 1; }
 	@command -v $(FUZZ_CC) >/dev/null || { echo "fuzz: $(FUZZ_CC) not found on PATH (the Swift toolchain's clang, /opt/swift/usr/bin)" >&2; exit 1; }
 	@ls "$$(dirname "$$(readlink -f "$$(command -v $(SWIFTC))")")"/../lib/clang/*/lib/linux/libclang_rt.fuzzer-$$(uname -m).a >/dev/null 2>&1 \
