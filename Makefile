@@ -68,7 +68,8 @@ deps:
 	  echo "swift not found: \"$(SWIFT)\" is neither on PATH ($$PATH) nor at $(SWIFT_HOME)/swift." >&2; \
 	  echo "  Install Swift 6.3 so that $(SWIFT_HOME)/swift exists (or SWIFT_HOME=DIR names its usr/bin)," >&2; \
 	  echo "  or put its usr/bin on PATH, or give the binary: make SWIFT=/path/to/swift ..." >&2; exit 1; }
-	@if [ "$(DEPS)" = test ]; then $(MAKE) -s --no-print-directory $(PYENV_STAMP) $(WEBSOCKETS_STAMP) $(OPENAPI_STAMP); fi
+	@# The venv goes in .build, which must stay the user's: under sudo it waits for `make test`.
+	@if [ "$(DEPS)" = test ] && [ -z "$$SUDO_USER" ]; then $(MAKE) -s --no-print-directory $(PYENV_STAMP) $(WEBSOCKETS_STAMP) $(OPENAPI_STAMP); fi
 
 ## deps-run: `make deps DEPS=run`, what build, release, install, deb and run need
 deps-run:
