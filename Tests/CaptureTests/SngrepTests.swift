@@ -19,16 +19,25 @@ import Testing
     defer { try? FileManager.default.removeItem(at: directory) }
     let output = directory.appendingPathComponent("hep.pcap").path
 
-    // A free port: bind port 0, read what the OS chose, close.
-    let port = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: 0)).local.port
-    let child = try ChildProcess(
-        sngrep, ["-N", "-q", "-F", "-L", "udp:127.0.0.1:\(port)", "-O", output], unblockingSignals: true)
-    defer { child.stop() }
-
-    // Wait (at most 30 s: a busy machine starts it slowly) until sngrep holds the port. Not
-    // on `isRunning`: a child another harness's SIGCHLD handling reaped looks ended at once.
-    _ = await eventually(timeout: 30) { udpPortIsBound(port) }
-    try #require(udpPortIsBound(port), "sngrep did not bind udp 127.0.0.1:\(port) within 30 s: \(child.output)")
+    // A free port: bind port 0, read what the OS chose, close; then sngrep binds it. Another
+    // test may take the port in between: then sngrep says so and we try again on a new one.
+    var port = 0
+    var child: ChildProcess?
+    defer { child?.stop() }
+    for _ in 0..<3 {
+        port = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: 0)).local.port
+        let c = try ChildProcess(
+            sngrep, ["-N", "-q", "-F", "-L", "udp:127.0.0.1:\(port)", "-O", output], unblockingSignals: true)
+        child = c
+        // Wait (at most 30 s: a busy machine starts it slowly) until sngrep holds the port. Not
+        // on `isRunning`: a child another harness's SIGCHLD handling reaped looks ended at once.
+        _ = await eventually(timeout: 30) { udpPortIsBound(port) || c.output.contains("Address already in use") }
+        if !c.output.contains("Address already in use") { break }
+        c.stop()
+    }
+    let sngrepProcess = try #require(child)
+    try #require(
+        udpPortIsBound(port), "sngrep did not bind udp 127.0.0.1:\(port) within 30 s: \(sngrepProcess.output)")
 
     let sent = [
         HEPPacket(
@@ -51,10 +60,10 @@ import Testing
         "sngrep left \(udpReceiveQueue(port: port) ?? -1) bytes unread")
 
     // SIGTERM alone, so sngrep closes its pcap; the SIGKILL after 5 s would lose it.
-    #expect(await child.signal(SIGTERM, timeout: 5) != nil, "sngrep did not exit within 5 s of SIGTERM")
+    #expect(await sngrepProcess.signal(SIGTERM, timeout: 5) != nil, "sngrep did not exit within 5 s of SIGTERM")
 
     let bytes = try #require(
-        FileManager.default.contents(atPath: output), "sngrep saved no \(output): \(child.output)")
+        FileManager.default.contents(atPath: output), "sngrep saved no \(output): \(sngrepProcess.output)")
     let reader = try PcapReader(bytes: [UInt8](bytes))
     try #require(reader.packets.count == sent.count, "sngrep saved \(reader.packets.count) packets: \(reader.packets)")
     for (read, packet) in zip(reader.packets, sent) {
