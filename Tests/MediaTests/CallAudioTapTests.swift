@@ -43,19 +43,7 @@ final class ToneSource: MediaAudioSource {
         defer { call.close() }
         let sink = CollectingSink()
         call.addAudioSink(sink)
-        let pcmu = try TestCodec(.pcmu, sampleRate: 8000), opus = try TestCodec(.opus(.init()), sampleRate: 8000)
-        await paced(50) { n in
-            carrier.send(
-                payloadType: 0, payload: pcmu.encode(sine(1000, sampleRate: 8000, count: 160, offset: n * 160)),
-                marker: n == 0, to: call.trunkAddress)
-            carrier.timestamp &+= 160
-            app.send(
-                payloadType: 111, payload: opus.encode(sine(440, sampleRate: 8000, count: 160, offset: n * 160)),
-                marker: n == 0, to: call.platformAddress)
-            app.timestamp &+= 960
-            carrier.drain()
-            app.drain()
-        }
+        try await pacedTones(50, carrier: carrier, app: app, call: call, appRate: 8000)
         let got = await eventually(timeout: 3) { sink.frames.withLock { $0.ticks >= 45 } }
         #expect(got)
         let f = sink.frames.withLock { $0 }

@@ -37,20 +37,7 @@ import Testing
                 platform: .init(codec: .opus(c.settings), payloadType: 111, remote: app.address)))
         defer { call.close() }
         // The carrier says 1 kHz in PCMU; the app 440 Hz in Opus from 48 kHz audio, as a browser does.
-        let pcmu = try TestCodec(.pcmu, sampleRate: 8000)
-        let browser = try TestCodec(.opus(.init()), sampleRate: 48_000)
-        await paced(50) { n in
-            carrier.send(
-                payloadType: 0, payload: pcmu.encode(sine(1000, sampleRate: 8000, count: 160, offset: n * 160)),
-                marker: n == 0, to: call.trunkAddress)
-            carrier.timestamp &+= 160
-            app.send(
-                payloadType: 111, payload: browser.encode(sine(440, sampleRate: 48_000, count: 960, offset: n * 960)),
-                marker: n == 0, to: call.platformAddress)
-            app.timestamp &+= 960
-            carrier.drain()
-            app.drain()
-        }
+        try await pacedTones(50, carrier: carrier, app: app, call: call, appRate: 48_000)
         func drainBoth() {
             carrier.drain()
             app.drain()
@@ -81,6 +68,7 @@ import Testing
         // Toward the carrier: the app's tone at the call's 8 kHz.
         let toCarrier = Array(carrier.packets(payloadType: 0).prefix(50))
         #expect(toCarrier.count >= 45, "\(toCarrier.count) packets to the carrier")
+        let pcmu = try TestCodec(.pcmu, sampleRate: 8000)
         let spoken = toCarrier.dropFirst(10).flatMap { pcmu.decode($0.payload) }
         #expect(toneDominates(440, sampleRate: 8000, spoken), "440 Hz at the carrier")
 

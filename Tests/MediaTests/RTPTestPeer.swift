@@ -134,6 +134,27 @@ func openBridge(
     }
 }
 
+/// `count` 20 ms frames of two tones into `call`: the carrier's 1 kHz in PCMU and the app's
+/// 440 Hz in Opus made from `appRate` audio (48 kHz as a browser's, or 8 kHz); what comes
+/// back is drained as it arrives.
+func pacedTones(_ count: Int, carrier: RTPTestPeer, app: RTPTestPeer, call: MediaCall, appRate: Int) async throws {
+    let pcmu = try TestCodec(.pcmu, sampleRate: 8000)
+    let opus = try TestCodec(.opus(.init()), sampleRate: appRate)
+    let frame = appRate / 50
+    await paced(count) { n in
+        carrier.send(
+            payloadType: 0, payload: pcmu.encode(sine(1000, sampleRate: 8000, count: 160, offset: n * 160)),
+            marker: n == 0, to: call.trunkAddress)
+        carrier.timestamp &+= 160
+        app.send(
+            payloadType: 111, payload: opus.encode(sine(440, sampleRate: appRate, count: frame, offset: n * frame)),
+            marker: n == 0, to: call.platformAddress)
+        app.timestamp &+= 960
+        carrier.drain()
+        app.drain()
+    }
+}
+
 /// Runs `body(n)` for packets n = 0..<count, one every `intervalMs` against the monotonic
 /// clock (no drift from sleep overshoot), on a thread of its own: the cooperative pool
 /// may be busy with other tests, and a stalled sender would look like network jitter.
