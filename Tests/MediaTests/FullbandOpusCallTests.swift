@@ -28,13 +28,8 @@ import Testing
 
     @Test(arguments: cases)
     func tonesCrossBothWays(_ c: Case) async throws {
-        let engine = try TestMediaEngine.make()
+        let (engine, carrier, app, call) = try openBridge { $0.platform.codec = .opus(c.settings) }
         defer { engine.shutdown() }
-        let carrier = try RTPTestPeer(), app = try RTPTestPeer()
-        let call = try engine.openCall(
-            MediaCallConfiguration(
-                trunk: .init(codec: .pcmu, payloadType: 0, remote: carrier.address),
-                platform: .init(codec: .opus(c.settings), payloadType: 111, remote: app.address)))
         defer { call.close() }
         // The carrier says 1 kHz in PCMU; the app 440 Hz in Opus from 48 kHz audio, as a browser does.
         try await pacedTones(50, carrier: carrier, app: app, call: call, appRate: 48_000)
