@@ -317,7 +317,7 @@ enum RTPEngineBench {
 
             // irisgw at rtpengine's Opus settings, and at the call's 8 kHz with the rest equal
             // (RTPEngineEqualSettings.swift).
-            lines += try RTPEngineEqualSettings.run(rtpengine: rtpeTranscode, schedule: transcodeSteps)
+            lines += try RTPEngineEqualSettings.run(rtpengine: rtpeTranscode, schedule: transcodeSteps, kneeAt8k: full)
         } catch {
             // Failed part way: the lines not printed yet say why.
             let why = String(describing: error).replacingOccurrences(of: "\"", with: "'")
