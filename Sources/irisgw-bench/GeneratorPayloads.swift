@@ -59,6 +59,18 @@ struct GeneratorPayloads {
         try OpusEncoder(.init(sampleRate: 48_000, channels: 1, application: .voip, complexity: 10, bitrate: 32_000))
     }
 
+    /// The platform legs' packets: `frames` of the 48 kHz speech-like signal through one browser
+    /// encoder.
+    static func browserOpus(frames: Int = frames) throws -> [[UInt8]] {
+        let encoder = try browserEncoder()
+        let speech48 = speechLike(rate: 48_000, frames: frames)
+        var bytes: [UInt8] = []
+        return try (0..<frames).map { f in
+            _ = try encoder.encode(Array(speech48[(f * 960)..<(f * 960 + 960)]), into: &bytes)
+            return bytes
+        }
+    }
+
     static func make() throws -> GeneratorPayloads {
         var p = GeneratorPayloads()
         var bytes: [UInt8] = []
@@ -67,12 +79,7 @@ struct GeneratorPayloads {
             G711.encodeULaw(Array(speech8[(f * 160)..<(f * 160 + 160)]), into: &bytes)
             p.pcmu.append(bytes)
         }
-        let encoder = try browserEncoder()
-        let speech48 = speechLike(rate: 48_000, frames: frames)
-        for f in 0..<frames {
-            _ = try encoder.encode(Array(speech48[(f * 960)..<(f * 960 + 960)]), into: &bytes)
-            p.opus.append(bytes)
-        }
+        p.opus = try browserOpus()
         let probe8 = probeSignal(rate: 8000)
         for f in 0..<probeFrames {
             G711.encodeULaw(Array(probe8[(f * 160)..<(f * 160 + 160)]), into: &bytes)

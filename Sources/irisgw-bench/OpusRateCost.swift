@@ -30,14 +30,7 @@ enum OpusRateCost {
     /// `frames` call-frames through each path, best of `rounds` (the least disturbed).
     static func measure(frames: Int = 1000, rounds: Int = 3) throws -> Result {
         let speech = GeneratorPayloads.speechLike(rate: 8000, frames: GeneratorPayloads.frames)
-        let browserEncoder = try GeneratorPayloads.browserEncoder()
-        let speech48 = GeneratorPayloads.speechLike(rate: 48_000, frames: GeneratorPayloads.frames)
-        var browser: [[UInt8]] = []
-        var bytes: [UInt8] = []
-        for f in 0..<GeneratorPayloads.frames {
-            _ = try browserEncoder.encode(Array(speech48[(f * 960)..<(f * 960 + 960)]), into: &bytes)
-            browser.append(bytes)
-        }
+        let browser = try GeneratorPayloads.browserOpus()
         func best(_ body: () -> Void) -> Double {
             var best = Double.infinity
             for _ in 0..<rounds {
