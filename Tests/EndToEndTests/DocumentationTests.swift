@@ -195,28 +195,29 @@ extension GatewaySuites {
                 exposed.subtracting(documented).isEmpty,
                 "metrics missing from the table: \(exposed.subtracting(documented).sorted())")
             // The other way: a documented metric is named in the code (cluster metrics need a cluster).
-            let sources = try FileManager.default.subpathsOfDirectory(
+            // Every Swift file of Sources, read once, by its path under Sources.
+            let files = try FileManager.default.subpathsOfDirectory(
                 atPath: DocumentationTests.root.appendingPathComponent("Sources").path
             )
             .filter { $0.hasSuffix(".swift") }
-            .map {
-                try String(contentsOf: DocumentationTests.root.appendingPathComponent("Sources/" + $0), encoding: .utf8)
+            .map { path in
+                (
+                    path,
+                    try String(
+                        contentsOf: DocumentationTests.root.appendingPathComponent("Sources/" + path), encoding: .utf8)
+                )
             }
-            .joined()
+            let sources = files.map(\.1).joined()
             let stale = documented.filter { !sources.contains("\"\($0)") && !exposed.contains($0) }
             #expect(stale.isEmpty, "documented metrics no code exposes: \(stale.sorted())")
             // And a metric only some gateways expose (TLS, a cluster) is in the table too: every
             // name the metric writers hold.
-            let writers = try ["Sources/Gateway/Metrics", "Sources/ControlAPI"].flatMap { dir in
-                try FileManager.default.contentsOfDirectory(
-                    atPath: DocumentationTests.root.appendingPathComponent(dir).path
-                )
-                .filter { $0.hasSuffix(".swift") }
-                .map {
-                    try String(
-                        contentsOf: DocumentationTests.root.appendingPathComponent(dir + "/" + $0), encoding: .utf8)
+            let writers = files.filter { path, _ in
+                // The metric writers: the gateway's and the control API's (not in subfolders).
+                ["Gateway/Metrics/", "ControlAPI/"].contains { dir in
+                    path.hasPrefix(dir) && !path.dropFirst(dir.count).contains("/")
                 }
-            }.joined()
+            }.map(\.1).joined()
             let named = Set(
                 writers.split(separator: "\"").filter {
                     $0.hasPrefix("irisgw_") && $0.count > 7 && $0.allSatisfy { $0.isLowercase || $0 == "_" }
