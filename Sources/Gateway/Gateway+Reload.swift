@@ -95,17 +95,24 @@ extension Gateway {
         }
     }
 
-    /// What the SIP agent decides from the profiles and the live settings: trusted sources,
-    /// digest challenges, advertised addresses, incoming calls' policy, the defence. On the SIP loop.
-    private func applySIPPolicies(_ set: TrunkSet, _ c: GatewayConfiguration) {
-        let list = set.sorted
-        let configured = Self.trustedSources(list)
+    /// Who the SIP agent trusts (the profiles' sources and proxies, and the proxies located by
+    /// DNS), the inbound digest challenge and the addresses it advertises, from `profiles` and
+    /// `c`: at start (`init`) and on every reload.
+    func installTrustAndAddresses(_ profiles: [TrunkProfile], _ c: GatewayConfiguration) {
+        let configured = Self.trustedSources(profiles)
+        // Called on the SIP loop, where `locatedProxyHosts` lives.
         ua.isTrustedSource = { [unowned self] address in
             configured(address) || locatedProxyHosts.contains(address.host)
         }
         ua.isTrustedProxy = Self.trustedProxies(c)
-        ua.inboundDigest = Self.inboundDigestPolicy(list, realm: c.inboundAuthRealm, environment: c.environment)
-        ua.advertisedAddress = Self.advertisedAddresses(list, global: c.sipAdvertise)
+        ua.inboundDigest = Self.inboundDigestPolicy(profiles, realm: c.inboundAuthRealm, environment: c.environment)
+        ua.advertisedAddress = Self.advertisedAddresses(profiles, global: c.sipAdvertise)
+    }
+
+    /// What the SIP agent decides from the profiles and the live settings: trusted sources,
+    /// digest challenges, advertised addresses, incoming calls' policy, the defence. On the SIP loop.
+    private func applySIPPolicies(_ set: TrunkSet, _ c: GatewayConfiguration) {
+        installTrustAndAddresses(set.sorted, c)
         if let p = set.inboundPolicyProfile {
             let policy = Self.callPolicy(p)
             ua.inboundCallPolicy = SIPCallPolicy(

@@ -227,14 +227,7 @@ public final class Gateway: Sendable {
             configuration.callRecords, nodeId: nodeId, retention: configuration.callRecordRetention)
         tokens = try RoomTokenSigner.loadOrCreate(dataDir: configuration.dataDir)
         ua.delegate = self
-        let configured = Self.trustedSources(profiles)
-        // Called on the SIP loop, where `locatedProxyHosts` lives.
-        ua.isTrustedSource = { [unowned self] address in configured(address) || locatedProxyHosts.contains(address.host)
-        }
-        ua.isTrustedProxy = Self.trustedProxies(configuration)
-        ua.inboundDigest = Self.inboundDigestPolicy(
-            profiles, realm: configuration.inboundAuthRealm, environment: configuration.environment)
-        ua.advertisedAddress = Self.advertisedAddresses(profiles, global: configuration.sipAdvertise)
+        installTrustAndAddresses(profiles, configuration)
         // Called on the SIP loop, where `tlsTargets` lives.
         ua.tlsTarget = { [unowned self] address in tlsTargets[address] }
         ua.onConnectionFailure = { [unowned self] report in logConnectionFailure(report) }
