@@ -19,6 +19,7 @@ DEBS = $(DEBS_RUN) $(if $(filter test,$(DEPS)),$(DEBS_TEST))
 PYTHON ?= /usr/bin/python3
 PJSUA2_VERSION := 2.15.1.post1
 PYENV := .build/pyenv
+comma := ,
 PYENV_STAMP := $(PYENV)/.pjsua2-$(PJSUA2_VERSION)
 # websockets (PyPI) for the voice agent of the Media Streams tests (Tests/MediaStreamsTests/MediaAgent.swift).
 WEBSOCKETS_VERSION := 13.1
@@ -75,33 +76,28 @@ deps:
 deps-run:
 	@$(MAKE) -s --no-print-directory deps DEPS=run
 
-## pyenv: the venv with pjsua2-python (once: a stamp file names the version). A failure is
-## not an error: the tests that need pjsua2 are then skipped with a notice.
+## pip-install REQUIREMENTS, IMPORTS, SHOWN AS, WHAT FOR, NAMED IN A FAILURE, TESTS SKIPPED: PyPI packages into
+## the tests' venv (made if missing), checked by importing them; the stamp ($@) is touched
+## only then. A failure is not an error: the tests that need them are skipped with a notice.
+define pip-install
+	@echo "installing: $(3) into $(PYENV) (for $(4))"
+	@{ [ -x $(PYENV)/bin/python3 ] || $(PYTHON) -m venv $(PYENV); } \
+	  && $(PYENV)/bin/python3 -m pip install -q --disable-pip-version-check $(1) \
+	  && $(PYENV)/bin/python3 -c "import $(2)" && touch $@ \
+	  || echo "could not install $(5) into $(PYENV): the $(6) tests will be skipped" >&2
+endef
+
+## pyenv: the venv with pjsua2-python (once: a stamp file names the version).
 $(PYENV_STAMP):
-	@echo "installing: pjsua2-python $(PJSUA2_VERSION) into $(PYENV) (for the transfer peers of the tests)"
-	@{ [ -x $(PYENV)/bin/python3 ] || $(PYTHON) -m venv $(PYENV); } \
-	  && $(PYENV)/bin/python3 -m pip install -q --disable-pip-version-check pjsua2-python==$(PJSUA2_VERSION) \
-	  && $(PYENV)/bin/python3 -c "import pjsua2" && touch $@ \
-	  || echo "could not install pjsua2-python into $(PYENV): the pjsua2 peer tests will be skipped" >&2
+	$(call pip-install,pjsua2-python==$(PJSUA2_VERSION),pjsua2,pjsua2-python $(PJSUA2_VERSION),the transfer peers of the tests,pjsua2-python,pjsua2 peer)
 
-## websockets: the voice agent's WebSocket server, in the same venv (a stamp names the
-## version). A failure is not an error: the Media Streams agent tests are then skipped.
+## websockets: the voice agent's WebSocket server, in the same venv (a stamp names the version).
 $(WEBSOCKETS_STAMP):
-	@echo "installing: websockets $(WEBSOCKETS_VERSION) into $(PYENV) (for the voice agent of the Media Streams tests)"
-	@{ [ -x $(PYENV)/bin/python3 ] || $(PYTHON) -m venv $(PYENV); } \
-	  && $(PYENV)/bin/python3 -m pip install -q --disable-pip-version-check websockets==$(WEBSOCKETS_VERSION) \
-	  && $(PYENV)/bin/python3 -c "import websockets" && touch $@ \
-	  || echo "could not install websockets into $(PYENV): the Media Streams agent tests will be skipped" >&2
+	$(call pip-install,websockets==$(WEBSOCKETS_VERSION),websockets,websockets $(WEBSOCKETS_VERSION),the voice agent of the Media Streams tests,websockets,Media Streams agent)
 
-## openapi: openapi-spec-validator and schemathesis in the same venv (a stamp names both
-## versions). A failure is not an error: the tests that run them are then skipped.
+## openapi: openapi-spec-validator and schemathesis in the same venv (a stamp names both versions).
 $(OPENAPI_STAMP):
-	@echo "installing: openapi-spec-validator $(OPENAPI_SPEC_VALIDATOR_VERSION), schemathesis $(SCHEMATHESIS_VERSION) into $(PYENV) (for the OpenAPI contract tests)"
-	@{ [ -x $(PYENV)/bin/python3 ] || $(PYTHON) -m venv $(PYENV); } \
-	  && $(PYENV)/bin/python3 -m pip install -q --disable-pip-version-check \
-	    openapi-spec-validator==$(OPENAPI_SPEC_VALIDATOR_VERSION) schemathesis==$(SCHEMATHESIS_VERSION) \
-	  && $(PYENV)/bin/python3 -c "import openapi_spec_validator, schemathesis" && touch $@ \
-	  || echo "could not install the OpenAPI tools into $(PYENV): the OpenAPI validation and schemathesis tests will be skipped" >&2
+	$(call pip-install,openapi-spec-validator==$(OPENAPI_SPEC_VALIDATOR_VERSION) schemathesis==$(SCHEMATHESIS_VERSION),openapi_spec_validator$(comma) schemathesis,openapi-spec-validator $(OPENAPI_SPEC_VALIDATOR_VERSION)$(comma) schemathesis $(SCHEMATHESIS_VERSION),the OpenAPI contract tests,the OpenAPI tools,OpenAPI validation and schemathesis)
 
 build: deps-run
 	$(SWIFT) build
