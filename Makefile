@@ -212,6 +212,7 @@ SIP_SOURCES := $(shell find Sources/SIP -name '*.swift')
 MEDIA_SOURCES := $(shell find Sources/Media -name '*.swift')
 IOCORE_SOURCES := $(shell find Sources/IOCore -name '*.swift')
 DNS_SOURCES := $(shell find Sources/DNS -name '*.swift')
+LOGGING_SOURCES := $(shell find Sources/Logging -name '*.swift')
 CRYPTO_SOURCES := $(shell find Sources/Crypto -name '*.swift')
 TLS_SOURCES := $(shell find Sources/TLS -name '*.swift')
 API_SOURCES := $(shell find Sources/IrisAPI -name '*.swift')
@@ -248,6 +249,12 @@ $(FUZZ_DIR)/libIOCore.a: $(IOCORE_SOURCES)
 	@echo "fuzz: building IOCore (shared by the SIP and RTP targets)"
 	@$(SWIFTC) $(FUZZ_FLAGS) -module-name IOCore -I Sources/CLinux -I Sources/CLiburing -emit-module -emit-module-path $(FUZZ_DIR)/IOCore.swiftmodule \
 	  -emit-library -static $(IOCORE_SOURCES) -o $@
+
+$(FUZZ_DIR)/libLogging.a: $(LOGGING_SOURCES)
+	@mkdir -p $(FUZZ_DIR)
+	@echo "fuzz: building Logging (Media imports it)"
+	@$(SWIFTC) $(FUZZ_FLAGS) -module-name Logging -emit-module -emit-module-path $(FUZZ_DIR)/Logging.swiftmodule \
+	  -emit-library -static $(LOGGING_SOURCES) -o $@
 
 $(FUZZ_DIR)/libDNS.a: $(DNS_SOURCES) $(FUZZ_DIR)/libIOCore.a
 	@echo "fuzz: building DNS (SIP imports it)"
@@ -296,11 +303,11 @@ $(FUZZ_DIR)/libICE.a: $(ICE_SOURCES) $(FUZZ_DIR)/libCrypto.a $(FUZZ_DIR)/libIOCo
 	@$(SWIFTC) $(FUZZ_FLAGS) -module-name ICE -I $(FUZZ_DIR) -I Sources/COpenSSL -I Sources/CLinux -I Sources/CLiburing -emit-module -emit-module-path $(FUZZ_DIR)/ICE.swiftmodule \
 	  -emit-library -static $(ICE_SOURCES) -o $@
 
-$(FUZZ_DIR)/fuzz-rtp: $(MEDIA_SOURCES) Fuzz/FuzzRTP.swift $(FUZZ_DIR)/libIOCore.a $(FUZZ_DIR)/libTLS.a $(FUZZ_DIR)/libICE.a $(FUZZ_DIR)/libSDP.a $(FUZZ_DIR)/libsrtp_openssl.a
+$(FUZZ_DIR)/fuzz-rtp: $(MEDIA_SOURCES) Fuzz/FuzzRTP.swift $(FUZZ_DIR)/libLogging.a $(FUZZ_DIR)/libIOCore.a $(FUZZ_DIR)/libTLS.a $(FUZZ_DIR)/libICE.a $(FUZZ_DIR)/libSDP.a $(FUZZ_DIR)/libsrtp_openssl.a
 	@echo "fuzz: building fuzz-rtp"
 	@$(SWIFTC) $(FUZZ_FLAGS) -module-name Media -I $(FUZZ_DIR) -I Sources/COpus -I Sources/CSpanDSP -I Sources/CSRTP -I Sources/CSRTPOpenSSL/include -I Sources/COpenSSL -I Sources/CLinux -I Sources/CLiburing \
 	  $$(pkg-config --cflags-only-I opus | sed 's/-I/-Xcc -I/g') \
-	  $(MEDIA_SOURCES) Fuzz/FuzzRTP.swift $(FUZZ_DIR)/libsrtp_openssl.a -L $(FUZZ_DIR) -lICE -lSDP -lTLS -lCrypto -lIOCore -luring -lopus -lspandsp -lsrtp2 -lssl -lcrypto -o $@ $(QUIET_LD)
+	  $(MEDIA_SOURCES) Fuzz/FuzzRTP.swift $(FUZZ_DIR)/libsrtp_openssl.a -L $(FUZZ_DIR) -lICE -lSDP -lTLS -lCrypto -lLogging -lIOCore -luring -lopus -lspandsp -lsrtp2 -lssl -lcrypto -o $@ $(QUIET_LD)
 
 $(FUZZ_DIR)/fuzz-stun: $(ICE_SOURCES) Fuzz/FuzzSTUN.swift $(FUZZ_DIR)/libIOCore.a $(FUZZ_DIR)/libCrypto.a $(FUZZ_DIR)/libSDP.a
 	@echo "fuzz: building fuzz-stun"
