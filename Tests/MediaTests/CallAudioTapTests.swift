@@ -94,6 +94,9 @@ final class ToneSource: MediaAudioSource {
         let source = ToneSource(700), sink = CollectingSink()
         call.setAudioSource(source)
         call.addAudioSink(sink)
+        // statistics() runs on the media thread after the changes above: once it answers,
+        // the source is in place, and the carrier's first packet cannot reach the app.
+        _ = call.statistics()
         let pcmu = try TestCodec(.pcmu, sampleRate: 8000)
         await paced(30) { n in
             carrier.send(
