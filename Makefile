@@ -143,7 +143,7 @@ test: deps
 
 ## bench: the default set of benches (under 10 minutes on 2 cores), each under a deadline, its
 ## lines with their aim and pass=, then a summary; BENCH_ARGS picks benches:
-##   make bench BENCH_ARGS=flood, BENCH_ARGS="soak --minutes 5", BENCH_ARGS=all (docs/operations.md)
+##   make bench BENCH_ARGS=flood, BENCH_ARGS="soak --minutes 5", BENCH_ARGS=all (docs/benchmarks.md)
 BENCH_ARGS ?=
 bench: release deps bench-deps
 	.build/release/irisgw-bench $(BENCH_ARGS)

@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 import Synchronization
 
-/// One bench of `make bench` (docs/operations.md, "Benchmarks").
+/// One bench of `make bench` (docs/benchmarks.md, "How a run goes").
 struct BenchEntry: Sendable {
     /// What `irisgw-bench NAME` and `BENCH_ARGS` pick it by; its lines say `BENCH NAME...`.
     let name: String

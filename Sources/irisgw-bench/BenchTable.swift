@@ -3,8 +3,8 @@ import Glibc
 import Media
 import SIP
 
-/// Every bench `irisgw-bench` knows, in the order a run takes them (docs/operations.md,
-/// "Benchmarks"): whether a bare run (`make bench`) has it, its deadline, its key figure.
+/// Every bench `irisgw-bench` knows, in the order a run takes them (docs/benchmarks.md,
+/// "How a run goes"): whether a bare run (`make bench`) has it, its deadline, its key figure.
 /// The default set finishes in under 10 minutes on the 2-core VM; `all` runs every one.
 enum BenchTable {
     /// The release `irisgw` next to this binary (`make bench` builds both).
@@ -55,7 +55,7 @@ enum BenchTable {
             let floor = (before + (try MediaFloorBench.channelsPerCore(calls: 100))) / 2
             print(mediaLine("media", step, floor: floor))
             // What loopback UDP alone costs per call, so the engine's own overhead can be told
-            // apart from the kernel's (docs/media.md, "Where the time goes").
+            // apart from the kernel's (docs/benchmarks.md, "`BENCH media`").
             let udp = try UDPFloorBench.microsecondsPerCallFrame()
             let codecUs = 1e6 / 50 / floor, engineUs = 1e6 / 50 / step.channelsPerCore
             let withUDP = 1e6 / 50 / (codecUs + udp)
@@ -88,7 +88,7 @@ enum BenchTable {
         },
         BenchEntry(name: "srtp", inDefaultSet: true, deadline: 180, keyFigure: "ratio") { _ in
             // SRTP on every trunk leg against plain RTP, the same transcoded calls and generator,
-            // alternated in this run: what SRTP costs the media thread (docs/media.md, "SRTP").
+            // alternated in this run: what SRTP costs the media thread (docs/benchmarks.md, "`BENCH srtp`").
             for suite in [SRTPSuite.aesCM128HmacSHA1_80, .aeadAES128GCM] { print(try SRTPBench.line(suite: suite)) }
         },
         BenchEntry(name: "passthrough-opus", inDefaultSet: true, deadline: 90, keyFigure: "ratio") { _ in
@@ -97,7 +97,7 @@ enum BenchTable {
         },
         BenchEntry(name: "webrtc", inDefaultSet: true, deadline: 120, keyFigure: "ratio") { _ in
             // WebRTC platform legs (ICE-lite, DTLS-SRTP) against plain ones, the same calls and
-            // generator, alternated in this run; and the setup time (docs/architecture.md).
+            // generator, alternated in this run; and the setup time (docs/benchmarks.md, "`BENCH webrtc`").
             print(try WebRTCBench.run(calls: 100, rounds: 2, seconds: 4))
         },
         BenchEntry(
@@ -106,7 +106,7 @@ enum BenchTable {
         ) { args in
             // irisgw's media engine against Debian's rtpengine, each its own process on CPU 0, one
             // load generator process on CPU 1: transcode and relay knees, added delay, the
-            // complexity-10 and fullband lines (docs/operations.md, "irisgw against rtpengine").
+            // complexity-10 and fullband lines (docs/benchmarks.md, "`BENCH vs-rtpengine`").
             for line in SessionPriority.raised({ RTPEngineBench.run(full: args.contains("--full")) }) { print(line) }
         },
         BenchEntry(
@@ -144,15 +144,15 @@ enum BenchTable {
         },
         BenchEntry(name: "transfer", inDefaultSet: true, deadline: 90, keyFigure: "ratio_p50") { _ in
             // 100 concurrent blind transfers against 100 concurrent call setups through one
-            // gateway (docs/operations.md, "Transfers").
+            // gateway (docs/benchmarks.md, "`BENCH transfer`").
             print(TransferBench.run(irisgw: irisgw))
         },
         BenchEntry(name: "amd", inDefaultSet: true, deadline: 90, keyFigure: "human_accuracy") { _ in
-            // The answering-machine set through the detector (docs/operations.md, "Answering-machine detection").
+            // The answering-machine set through the detector (docs/benchmarks.md, "`BENCH amd`").
             print(AMDBench.run())
         },
         BenchEntry(name: "stream", inDefaultSet: true, deadline: 120, keyFigure: "ratio") { _ in
-            // A voice agent's WebSocket against transcoded RTP (docs/operations.md, "Media services").
+            // A voice agent's WebSocket against transcoded RTP (docs/benchmarks.md, "`BENCH stream`").
             print(MediaServicesBench.stream(irisgw: irisgw))
         },
         BenchEntry(name: "record", inDefaultSet: true, deadline: 120, keyFigure: "ratio") { _ in
@@ -196,7 +196,7 @@ enum BenchTable {
             name: "cluster", inDefaultSet: false, deadline: 240, keyFigure: "death_to_last_bye_p99_ms",
             requires: ["/usr/bin/redis-server", sipp]
         ) { _ in
-            // Three cluster nodes on one redis-server (docs/operations.md, "A cluster of three").
+            // Three cluster nodes on one redis-server (docs/benchmarks.md, "`BENCH cluster`").
             for line in ClusterBench.run(irisgw: irisgw) { print(line) }
         },
         BenchEntry(name: "soak", inDefaultSet: false, deadline: 3600, keyFigure: "rss_kib_full_end") { args in

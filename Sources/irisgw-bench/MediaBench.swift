@@ -21,7 +21,7 @@ enum MediaBench {
     }
 
     /// false with IRISGW_BENCH_BUFFERED=1 in the environment: every stream through the jitter
-    /// buffer and the tick, to compare with playout on arrival (docs/operations.md); read by
+    /// buffer and the tick, to compare with playout on arrival (docs/benchmarks.md); read by
     /// `BENCH media` and the media server.
     static let playoutOnArrival = ProcessInfo.processInfo.environment["IRISGW_BENCH_BUFFERED"] != "1"
 

@@ -8,7 +8,7 @@ import Media
 /// (BenchRunner.swift; the benches in BenchTable.swift).
 func formatted(_ v: Double) -> String { String(format: "%.0f", v) }
 
-// Processes the benches start (docs/operations.md, "irisgw against rtpengine"): the media
+// Processes the benches start (docs/benchmarks.md, "`BENCH vs-rtpengine`"): the media
 // server under test, the load generator, the whole-process floor.
 if CommandLine.arguments.count >= 2 {
     let rest = Array(CommandLine.arguments.dropFirst(2))
