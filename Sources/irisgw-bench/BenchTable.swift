@@ -180,11 +180,11 @@ enum BenchTable {
                 "BENCH sip-tls tcp_sessions_per_sec=\(fmt(r.tcpRate)) tls_sessions_per_sec=\(fmt(r.tlsRate)) ratio=\(f2(r.tlsRate / r.tcpRate)) target_ratio_min=0.8 failed=\(r.failed) load1=\(f2(GatewayProbe.loadAverage()))"
             )
         },
-        // Not in the default set: 2-3 minutes of SIPp floods, which would take the set past 10.
         BenchEntry(name: "sip-transactions", inDefaultSet: true, deadline: 90, keyFigure: "ratio") { _ in
             // The transaction layer's cost per request with 100 and with 40,000 transactions open.
             print(try TransactionScalingBench.run())
         },
+        // Not in the default set: 2-3 minutes of SIPp floods, which would take the set past 10.
         BenchEntry(name: "flood", inDefaultSet: false, deadline: 300, keyFigure: "legit_ratio", requires: [sipp]) { _ in
             // INVITE floods against the whole gateway, with legitimate calls through the API meanwhile.
             print(
