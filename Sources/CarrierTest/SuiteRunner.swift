@@ -1,5 +1,6 @@
 import Foundation
 import IrisAPI
+import IOCore
 import IrisClient
 import Synchronization
 
@@ -98,7 +99,7 @@ public struct SuiteRunner: Sendable {
         let results = Mutex([TestCallResult?](repeating: nil, count: jobs.count))
         let next = Atomic<Int>(0)
         // Each worker takes the next call when its own ends: at most `parallel` at once.
-        DispatchQueue.concurrentPerform(iterations: min(parallel, jobs.count)) { _ in
+        runOnThreads(min(parallel, jobs.count)) { _ in
             while true {
                 let index = next.add(1, ordering: .relaxed).oldValue
                 guard index < jobs.count else { return }

@@ -369,16 +369,8 @@ enum BridgeBench {
     ) -> (rate: Double, failed: Int) {
         let next = Atomic<Int>(0), failed = Atomic<Int>(0)
         let start = Date()
-        // One thread per worker: concurrentPerform would run only as many at once as there
-        // are cores, and these workers mostly wait.
-        let group = DispatchGroup()
-        for _ in 0..<workers {
-            group.enter()
-            Thread {
-                defer { group.leave() }; work()
-            }.start()
-        }
-        group.wait()
+        // One thread per worker: these workers mostly wait.
+        runOnThreads(workers) { _ in work() }
         return (Double(sessions) / Date().timeIntervalSince(start), failed.load(ordering: .relaxed))
 
         @Sendable func work() {

@@ -85,7 +85,7 @@ extension GatewaySuites.CarrierSimEndToEndTests {
         let junit = gw.directory.appendingPathComponent("basic.xml").path
         let r = try await GatewaySuites.GatewayCLITests.run(
             [
-                "test", "--profile", "trunk", "--suite", suite, "--parallel", "3", "--api", gw.apiURL,
+                "test", "--profile", "trunk", "--suite", suite, "--parallel", "8", "--api", gw.apiURL,
                 "--data-dir", gw.dataDir, "--junit", junit
             ], timeout: 120)
         #expect(r.status == 0, "\(r.lines.joined(separator: "\n"))\n\(sim.lines.suffix(20).joined(separator: "\n"))")
@@ -132,7 +132,7 @@ extension GatewaySuites.CarrierSimEndToEndTests {
         let json = gw.directory.appendingPathComponent("report.json").path
         let r = try await GatewaySuites.GatewayCLITests.run(
             [
-                "test", "--profile", "trunk", "--suite", suite, "--parallel", "3", "--api", gw.apiURL,
+                "test", "--profile", "trunk", "--suite", suite, "--parallel", "9", "--api", gw.apiURL,
                 "--data-dir", gw.dataDir, "--json", json
             ], timeout: 150)
         let printed = r.lines.joined(separator: "\n")
@@ -169,7 +169,7 @@ extension GatewaySuites.CarrierSimEndToEndTests {
         try Self.cleanSuite.write(toFile: clean, atomically: true, encoding: .utf8)
         let ok = try await GatewaySuites.GatewayCLITests.run(
             [
-                "test", "--profile", "trunk", "--suite", clean, "--parallel", "3", "--api", gw.apiURL,
+                "test", "--profile", "trunk", "--suite", clean, "--parallel", "4", "--api", gw.apiURL,
                 "--data-dir", gw.dataDir
             ], timeout: 90)
         #expect(ok.status == 0, "\(ok.lines.joined(separator: "\n"))")
@@ -189,7 +189,7 @@ extension GatewaySuites.CarrierSimEndToEndTests {
         let json = gw.directory.appendingPathComponent("audio.json").path
         let r = try await GatewaySuites.GatewayCLITests.run(
             [
-                "test", "--profile", "trunk", "--suite", suite, "--parallel", "3", "--api", gw.apiURL,
+                "test", "--profile", "trunk", "--suite", suite, "--parallel", "4", "--api", gw.apiURL,
                 "--data-dir", gw.dataDir, "--json", json
             ], timeout: 90)
         #expect(r.status == 0, "\(r.lines.joined(separator: "\n"))")
@@ -216,7 +216,7 @@ extension GatewaySuites.CarrierSimEndToEndTests {
         let json = gw.directory.appendingPathComponent("score.json").path
         let r = try await GatewaySuites.GatewayCLITests.run(
             [
-                "test", "--profile", "trunk", "--suite", path, "--parallel", "3", "--api", gw.apiURL,
+                "test", "--profile", "trunk", "--suite", path, "--parallel", "7", "--api", gw.apiURL,
                 "--data-dir", gw.dataDir, "--json", json
             ], timeout: 100)
         struct Report: Decodable { var results: [TestCallResult] }

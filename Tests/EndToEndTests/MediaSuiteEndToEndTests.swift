@@ -26,7 +26,7 @@ extension GatewaySuites {
             let json = gw.directory.appendingPathComponent("\(name).json").path
             let r = try await GatewayCLITests.run(
                 [
-                    "test", "--profile", "trunk", "--suite", suite, "--parallel", "3", "--api", gw.apiURL, "--data-dir",
+                    "test", "--profile", "trunk", "--suite", suite, "--parallel", "6", "--api", gw.apiURL, "--data-dir",
                     gw.dataDir,
                     "--json", json
                 ], timeout: 90)

@@ -22,7 +22,7 @@ extension GatewaySuites {
             let junit = gw.directory.appendingPathComponent("transfer.xml").path
             let r = try await GatewayCLITests.run(
                 [
-                    "test", "--profile", "trunk", "--suite", suite, "--parallel", "3", "--api", gw.apiURL, "--data-dir",
+                    "test", "--profile", "trunk", "--suite", suite, "--parallel", "7", "--api", gw.apiURL, "--data-dir",
                     gw.dataDir,
                     "--json", json, "--junit", junit
                 ], timeout: 150)
