@@ -85,6 +85,8 @@ teardown() {
 finish() {
     local status=$?
     trap - EXIT INT TERM
+    # A signal's trap runs inside the command it interrupted, with that command's redirections.
+    exec 1>&3 2>&4
     if [ $status != 0 ] && [ -n "$work" ] && [ -s "$work/console.log" ]; then
         echo "--- the container's console (last 30 lines):"
         tail -n 30 "$work/console.log" | sed 's/\x1b\[[0-9;]*m//g'
@@ -94,7 +96,7 @@ finish() {
         inside journalctl -q -u irisgw -n 30 --no-pager 2>&1 || true
     fi
     teardown
-    if [ $status = 0 ] && [ "$step" = done ]; then
+    if [ $status = 0 ] && [ "$step" = finished ]; then
         echo "TRY-PACKAGE ok deb=$(basename "$deb") ${summary[*]} total=$((SECONDS - started))s"
     else
         echo "TRY-PACKAGE failed step=$step after $((SECONDS - started))s"
@@ -102,6 +104,8 @@ finish() {
     fi
     exit $status
 }
+# The script's own output, for finish (3 and 4 stay open: the children never see them used).
+exec 3>&1 4>&2
 trap finish EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
@@ -197,8 +201,9 @@ setsid systemd-nspawn -q -D "$root" -b --private-network --machine="$machine" --
 nspawn=$!
 # The container's PID 1: nspawn's child that runs systemd.
 find_leader() {
-    local child
-    for child in $(cat "/proc/$nspawn/task/$nspawn/children" 2>/dev/null); do
+    local child children=()
+    read -r -a children 2>/dev/null <"/proc/$nspawn/task/$nspawn/children" || true
+    for child in "${children[@]}"; do
         if [ "$(cat "/proc/$child/comm" 2>/dev/null)" = systemd ]; then
             leader=$child
             return 0
@@ -333,9 +338,9 @@ inside apt-get purge -y -qq irisgw >"$work/purge.log" 2>&1 || {
 for path in /usr/bin/irisgw /etc/irisgw /lib/systemd/system/irisgw.service /lib/systemd/system/irisgw@.service; do
     if inside test -e "$path"; then fail "$path is still there after the purge"; fi
 done
-[ "$(inside dpkg-query -W -f='${db:Status-Abbrev}' irisgw 2>/dev/null || true)" != "ii " ] || fail "irisgw still installed"
+if inside dpkg -s irisgw >/dev/null 2>&1; then fail "dpkg still knows irisgw after the purge"; fi
 inside getent passwd irisgw >/dev/null || fail "the purge removed the irisgw user (documented: kept)"
 say "purged: binary, settings and units gone; the irisgw user and /var/lib/irisgw kept, as documented"
 took
 
-step=done
+step=finished
