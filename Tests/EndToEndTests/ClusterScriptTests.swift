@@ -72,7 +72,7 @@ struct SystemdUnitTests {
 
     @Test func systemdAnalyzeVerifiesKamailiosUnit() async throws {
         let r = try await ChildProcess.run(
-            "/usr/bin/systemd-analyze", ["verify", folder.appendingPathComponent("irisgw-kamailio.service").path],
+            "/usr/bin/systemd-analyze", ["verify", Self.folder.appendingPathComponent("irisgw-kamailio.service").path],
             timeout: 60)
         // Any warning (an unknown key, a bad value) is printed even when the status is 0.
         #expect(r.status == 0 && r.output.isEmpty, "\(r.output)")

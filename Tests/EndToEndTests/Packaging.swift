@@ -63,9 +63,7 @@ enum Packaging {
     /// ExecStart names to exist: the staged one stands in for the installed one), their
     /// `Documentation=man:` page looked up in `manPath` (the staged pages). Output empty and
     /// status 0 when systemd has nothing to say.
-    static func verify(units: [URL], replacing: [String: String], manPath: String) async throws
-        -> ChildProcess.Result
-    {
+    static func verify(units: [URL], replacing: [String: String], manPath: String) async throws -> ChildProcess.Result {
         let folder = try scratch("unit")
         defer { try? FileManager.default.removeItem(at: folder) }
         var copies: [String] = []
