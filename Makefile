@@ -37,7 +37,7 @@ TEST_TIMEOUT ?= 1200
 # ones would starve; 8 keeps both cores busy while tests wait on sockets and processes.
 TEST_WIDTH ?= 8
 
-.PHONY: all deps deps-run build release release-static install deb test bench bench-deps run cluster fuzz fuzz-smoke lint format clean
+.PHONY: all deps deps-run build release release-static install deb try-package test bench bench-deps run cluster fuzz fuzz-smoke lint format clean
 
 all: build
 
@@ -132,6 +132,15 @@ install: $(if $(BINARY),,release-static)
 DEB_DIR ?= .build/deb
 deb: $(if $(BINARY),,release-static)
 	@packaging/build-deb.sh "$(INSTALL_BINARY)" "$(DEB_DIR)"
+
+## try-package: the newcomer's path on a fresh Debian 12 booted with systemd as PID 1
+## (debootstrap, systemd-nspawn): apt install the package, enable the unit, the README's first
+## call, reload, stop with a call draining, purge (packaging/try-on-debian.sh; docs/operations.md,
+## "The Debian package"). Root, Debian's mirror and minutes: not part of `make test`. Builds the
+## package with `make deb` unless DEB=path names one.
+DEB ?=
+try-package:
+	@DEB="$(DEB)" packaging/try-on-debian.sh
 
 ## test: unit tests and end-to-end tests against SIPp, bounded in time; then fuzz-smoke
 ## (every fuzz target over its seeds and for FUZZ_SMOKE_SECONDS; a crash fails the test)

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Installs irisgw under $DESTDIR$PREFIX: the binary, the dialer page, the example profiles
 # and serve file, the irisgw(1) man page made from the binary's own --help texts, and the
-# systemd unit; then the live settings in $SYSCONFDIR/irisgw, unless they are there already.
+# systemd units (irisgw.service, and irisgw@.service for cluster nodes); then the live settings in $SYSCONFDIR/irisgw, unless they are there already.
 # `make install` and packaging/build-deb.sh run it (docs/operations.md, "Installing").
 #
 # Environment:
@@ -68,6 +68,8 @@ fill "$here/serve.json5.in" "$DESTDIR$datadir/serve.json5" 0644
 "$here/man.sh" "$BINARY" "$SYSCONFDIR" | gzip -9n >"$DESTDIR$mandir/irisgw.1.gz"
 chmod 0644 "$DESTDIR$mandir/irisgw.1.gz"
 fill "$here/irisgw.service.in" "$DESTDIR$UNITDIR/irisgw.service" 0644
+# A cluster node's unit, the instance its id (docs/operations.md, "Running a cluster").
+fill "$repo/cluster/systemd/irisgw@.service.in" "$DESTDIR$UNITDIR/irisgw@.service" 0644
 
 # The live settings: never written over, so a reinstall keeps what was edited.
 install -d "$DESTDIR$etc"
@@ -82,4 +84,4 @@ else
     install -d "$DESTDIR$etc/profiles"
     install -m 0644 "$repo"/sip-profiles/*.json5 "$DESTDIR$etc/profiles/"
 fi
-echo "install: irisgw in $DESTDIR$bindir, unit $DESTDIR$UNITDIR/irisgw.service, settings $DESTDIR$etc"
+echo "install: irisgw in $DESTDIR$bindir, units $DESTDIR$UNITDIR/irisgw.service and irisgw@.service, settings $DESTDIR$etc"

@@ -52,7 +52,8 @@ extension GatewaySuites {
 }
 
 /// The systemd units in `cluster/systemd/` as systemd reads them, and the settings the
-/// operations guide promises.
+/// operations guide promises. The node's unit is a template of packaging (`irisgw@.service.in`):
+/// `PackagingTests` verifies it as installed.
 @Suite(
     .enabled(
         if: FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze") && Kamailio.isInstalled,
@@ -69,31 +70,18 @@ struct SystemdUnitTests {
         unit.split(separator: "\n").first { $0.hasPrefix(key + "=") }.map { String($0.dropFirst(key.count + 1)) }
     }
 
-    @Test func systemdAnalyzeVerifyAcceptsTheUnits() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "irisgw-units-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        // verify checks that ExecStart's binary exists: the one just built stands in for the installed one.
-        for name in ["irisgw@.service", "irisgw-kamailio.service"] {
-            let text = try Self.unit(name).replacingOccurrences(
-                of: "/usr/local/bin/irisgw", with: GatewayProcess.binary)
-            try text.write(to: directory.appendingPathComponent(name), atomically: true, encoding: .utf8)
-        }
+    @Test func systemdAnalyzeVerifiesKamailiosUnit() async throws {
         let r = try await ChildProcess.run(
-            "/usr/bin/systemd-analyze",
-            [
-                "verify", directory.appendingPathComponent("irisgw@.service").path,
-                directory.appendingPathComponent("irisgw-kamailio.service").path
-            ],
+            "/usr/bin/systemd-analyze", ["verify", Self.folder.appendingPathComponent("irisgw-kamailio.service").path],
             timeout: 60)
         // Any warning (an unknown key, a bad value) is printed even when the status is 0.
         #expect(r.status == 0 && r.output.isEmpty, "\(r.output)")
     }
 
     @Test func theNodeUnitDrainsWithinItsStopTimeout() throws {
-        let node = try Self.unit("irisgw@.service")
-        #expect(Self.value("ExecStart", in: node) == "/usr/local/bin/irisgw serve --config /etc/irisgw/%i.json5")
+        let node = try Self.unit("irisgw@.service.in")
+        #expect(Self.value("ExecStart", in: node) == "@BINDIR@/irisgw serve --config @SYSCONFDIR@/irisgw/%i.json5")
+        #expect(Self.value("ExecReload", in: node) == "/bin/sh -c 'kill -HUP \"$MAINPID\"'")
         #expect(Self.value("KillSignal", in: node) == "SIGTERM")
         // Longer than the default drainTimeoutSec (30) and the guide's example (60).
         let stop = try #require(Self.value("TimeoutStopSec", in: node).flatMap { Int($0) })

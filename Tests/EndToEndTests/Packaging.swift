@@ -59,20 +59,29 @@ enum Packaging {
 
     static let systemdAnalyze = "/usr/bin/systemd-analyze"
 
-    /// `systemd-analyze verify` of `unit` after `replacing` its paths (verify wants the binary
-    /// ExecStart names to exist: the staged one stands in for the installed one), its
+    /// `systemd-analyze verify` of `units` after `replacing` their paths (verify wants the binary
+    /// ExecStart names to exist: the staged one stands in for the installed one), their
     /// `Documentation=man:` page looked up in `manPath` (the staged pages). Output empty and
     /// status 0 when systemd has nothing to say.
-    static func verify(unit: URL, replacing: [String: String], manPath: String) async throws -> ChildProcess.Result {
+    static func verify(units: [URL], replacing: [String: String], manPath: String) async throws -> ChildProcess.Result {
         let folder = try scratch("unit")
         defer { try? FileManager.default.removeItem(at: folder) }
-        var text = try String(contentsOf: unit, encoding: .utf8)
-        for (from, to) in replacing { text = text.replacingOccurrences(of: from, with: to) }
-        let copy = folder.appendingPathComponent(unit.lastPathComponent)
-        try text.write(to: copy, atomically: true, encoding: .utf8)
+        var copies: [String] = []
+        for unit in units {
+            var text = try String(contentsOf: unit, encoding: .utf8)
+            for (from, to) in replacing { text = text.replacingOccurrences(of: from, with: to) }
+            let copy = folder.appendingPathComponent(unit.lastPathComponent)
+            try text.write(to: copy, atomically: true, encoding: .utf8)
+            copies.append(copy.path)
+        }
         var environment = ProcessInfo.processInfo.environment
         environment["MANPATH"] = manPath
         return try await ChildProcess.run(
-            systemdAnalyze, ["verify", copy.path], environment: environment, timeout: 60)
+            systemdAnalyze, ["verify"] + copies, environment: environment, timeout: 60)
+    }
+
+    /// A placeholder of packaging's templates (install.sh fills them) left in `text`, nil when none is.
+    static func placeholder(in text: String) -> String? {
+        ["@BINDIR@", "@SYSCONFDIR@"].first { text.contains($0) }
     }
 }

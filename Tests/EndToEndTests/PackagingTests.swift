@@ -13,13 +13,14 @@ struct PackagingTests {
     static let binary = GatewayProcess.binary
 
     /// What the install puts under `prefix` (relative paths), the settings in `etc` and the
-    /// unit in `unitDir`: the binary, the dialer page, the examples as shipped, the man page.
+    /// units in `unitDir`: the binary, the dialer page, the examples as shipped, the man page,
+    /// the gateway's unit and a cluster node's.
     static func expectedFiles(prefix: String, etc: String, unitDir: String) throws -> Set<String> {
         let page = Packaging.files(under: Packaging.repository.appendingPathComponent("web/app"))
         let profiles = Packaging.files(under: Packaging.repository.appendingPathComponent("sip-profiles"))
         var files: Set<String> = [
             "\(prefix)/bin/irisgw", "\(prefix)/share/irisgw/serve.json5", "\(prefix)/share/man/man1/irisgw.1.gz",
-            "\(unitDir)/irisgw.service", "\(etc)/irisgw/serve.json5"
+            "\(unitDir)/irisgw.service", "\(unitDir)/irisgw@.service", "\(etc)/irisgw/serve.json5"
         ]
         files.formUnion(page.map { "\(prefix)/share/irisgw/app/\($0)" })
         files.formUnion(profiles.map { "\(prefix)/share/irisgw/profiles/\($0)" })
@@ -55,7 +56,14 @@ struct PackagingTests {
         #expect(
             Packaging.unitValue("ExecStart", in: unit)
                 == "/usr/local/bin/irisgw serve --config /usr/local/etc/irisgw/serve.json5")
-        #expect(!unit.contains("@"), "a template placeholder is left: \(unit)")
+        #expect(Packaging.placeholder(in: unit) == nil, "a template placeholder is left: \(unit)")
+        // A cluster node's unit, the instance its id, with the same paths.
+        let node = try String(
+            contentsOfFile: root + "/usr/local/lib/systemd/system/irisgw@.service", encoding: .utf8)
+        #expect(
+            Packaging.unitValue("ExecStart", in: node)
+                == "/usr/local/bin/irisgw serve --config /usr/local/etc/irisgw/%i.json5")
+        #expect(Packaging.placeholder(in: node) == nil, "a template placeholder is left: \(node)")
         let settingsFile = root + "/usr/local/etc/irisgw/serve.json5"
         let settings = try ServeConfiguration.load(file: URL(fileURLWithPath: settingsFile))
         #expect(settings.profiles == "/usr/local/etc/irisgw/profiles" && settings.dataDir == "/var/lib/irisgw")
@@ -101,14 +109,16 @@ struct PackagingTests {
         .enabled(
             if: FileManager.default.isExecutableFile(atPath: Packaging.systemdAnalyze),
             "needs systemd-analyze (Debian's systemd package; make deps installs it)"))
-    func systemdAnalyzeVerifiesTheInstalledUnit() async throws {
+    func systemdAnalyzeVerifiesTheInstalledUnits() async throws {
         let destdir = try Packaging.scratch("install-unit")
         defer { try? FileManager.default.removeItem(at: destdir) }
         let r = try await Packaging.make(["install", "DESTDIR=\(destdir.path)", "BINARY=\(Self.binary)"])
         #expect(r.status == 0, "\(r.output)")
         let prefix = destdir.path + "/usr/local"
         let verify = try await Packaging.verify(
-            unit: URL(fileURLWithPath: prefix + "/lib/systemd/system/irisgw.service"),
+            units: ["irisgw.service", "irisgw@.service"].map {
+                URL(fileURLWithPath: prefix + "/lib/systemd/system/" + $0)
+            },
             replacing: ["/usr/local/bin/irisgw": prefix + "/bin/irisgw"], manPath: prefix + "/share/man")
         // Any warning (an unknown key, a bad value, no man page) is printed even when the status is 0.
         #expect(verify.status == 0 && verify.output.isEmpty, "\(verify.output)")
