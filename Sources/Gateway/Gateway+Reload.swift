@@ -7,7 +7,7 @@ import SIP
 
 extension GatewayConfiguration {
     /// These settings with those a reload may change taken from `next`: the session limits,
-    /// the media budget, the room token lifetime, recordings' retention, the media streams'
+    /// the media budget, the room token lifetime, the WebRTC setup time, recordings' retention, the media streams'
     /// settings, the SIP defence, the edge proxies trusted and the inbound digest realm
     /// (`ServeConfiguration.liveKeys`). Everything else stays as it started.
     public func withLiveSettings(of next: GatewayConfiguration) -> GatewayConfiguration {
@@ -16,6 +16,7 @@ extension GatewayConfiguration {
         c.maxInboundSessions = next.maxInboundSessions
         c.mediaLoadBudget = next.mediaLoadBudget
         c.roomTokenLifetime = next.roomTokenLifetime
+        c.webrtcSetupTimeout = next.webrtcSetupTimeout
         c.recordings.retentionDays = next.recordings.retentionDays
         c.mediaStreams = next.mediaStreams
         c.sip.defence = next.sip.defence

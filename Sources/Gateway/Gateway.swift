@@ -344,11 +344,13 @@ public final class Gateway: Sendable {
     func mediaConfiguration(
         trunk: NegotiatedLeg, platform: NegotiatedLeg, profile: TrunkProfile
     ) -> MediaCallConfiguration {
-        MediaCallConfiguration(
+        var call = MediaCallConfiguration(
             trunk: trunk.configuration(inbandDTMF: profile.media.dtmf == .inband),
             platform: platform.configuration(),
             // Supervision starts at the answer (`armRTPTimeout`): ringing is silent.
             rtpTimeout: 0)
+        call.platform.webrtc?.setupTimeout = configuration.webrtcSetupTimeout
+        return call
     }
 
     /// Opens media for a session, with events hopping to the SIP loop.

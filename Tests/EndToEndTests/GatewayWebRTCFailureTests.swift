@@ -12,8 +12,9 @@ import WebClient
 
 extension GatewaySuites {
     /// A WebRTC app that never connects: the gateway answers its offer, no ICE check ever
-    /// comes, and after the setup limit (20 s) the session ends with an error that says so,
-    /// the carrier's call is hung up, and the leg's port is free again.
+    /// comes, and after the setup limit (`webrtcSetupTimeoutSec`, 3 s here, 20 by default)
+    /// the session ends with an error that says so, the carrier's call is hung up, and the
+    /// leg's port is free again.
     @Suite struct GatewayWebRTCFailureTests {
         static func offer(fingerprint: String) -> String {
             """
@@ -40,7 +41,8 @@ extension GatewaySuites {
         func anAppThatNeverConnectsEndsWithAnErrorAndFreesItsPort() async throws {
             let sim = try await CarrierSimProcess()
             defer { sim.stop() }
-            let gw = try await GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sim.port])])
+            let gw = try await GatewayProcess(
+                profiles: [GatewayProcess.Profile(proxies: [sim.port])], config: "{ webrtcSetupTimeoutSec: 3 }")
             defer { gw.stop() }
             let api = try HTTPClient(baseURL: gw.apiURL, defaultHeaders: ["Authorization": "Bearer " + gw.apiKey])
             let fingerprint = try DTLSCertificate(commonName: "silent app").fingerprint.sdpValue
@@ -62,7 +64,7 @@ extension GatewaySuites {
             // The carrier's echo number answers; nothing comes from the app.
             var snapshot: SessionSnapshot?
             #expect(
-                await eventually(timeout: 40) {
+                await eventually(timeout: 25) {
                     snapshot = try? gw.connection().snapshot(roomId: created.roomId)
                     return snapshot?.ended != nil
                 }, "\(String(describing: snapshot))")
@@ -77,7 +79,9 @@ extension GatewaySuites {
                 if e.event == .onSessionEnded { break }
             }
             let error = seen.first { $0.event == .onSessionError }
-            #expect(error?.code == -416 && error?.message?.contains("ICE: no connectivity check") == true, "\(seen)")
+            #expect(
+                error?.code == -416 && error?.message?.contains("ICE: no connectivity check arrived in 3 s") == true,
+                "\(seen)")
             #expect(seen.last?.event == .onSessionEnded, "\(seen)")
             // The port is the pool's again: it can be bound.
             #expect(await eventually(timeout: 5) { isPortFree(port, transport: .udp) }, "port \(port) still bound")

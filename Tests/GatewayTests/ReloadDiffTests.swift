@@ -79,11 +79,13 @@ import Testing
         let running = GatewayConfiguration(dataDir: "/a", maxSessions: 10)
         var next = GatewayConfiguration(dataDir: "/b", maxSessions: 20)
         next.mediaLoadBudget = 0.5
+        next.webrtcSetupTimeout = 5
         next.sip.defence.requestsPerSecond = 7
         next.sip.t1 = 0.2
         next.rtpPorts = 30_000...30_999
         let c = running.withLiveSettings(of: next)
         #expect(c.maxSessions == 20 && c.mediaLoadBudget == 0.5 && c.sip.defence.requestsPerSecond == 7)
+        #expect(c.webrtcSetupTimeout == 5)
         #expect(c.dataDir == "/a" && c.sip.t1 == running.sip.t1 && c.rtpPorts == running.rtpPorts)
     }
 }

@@ -229,6 +229,8 @@ import Testing
         ("{ sip: { userAgent: \"irisgw\\u0000\" } }", "sip.userAgent"),
         ("{ sip: { tcp: { idleTimeoutSec: -1 } } }", "sip.tcp.idleTimeoutSec"),
         ("{ maxInboundSessions: 0 }", "maxInboundSessions"),
+        ("{ webrtcSetupTimeoutSec: 1 }", "webrtcSetupTimeoutSec"),
+        ("{ webrtcSetupTimeoutSec: \"20\" }", "webrtcSetupTimeoutSec"),
         ("{ mediaRealtimePriority: 0 }", "mediaRealtimePriority"),
         ("{ mediaIO: \"io_uring\" }", "mediaIO"),
         ("{ mediaIO: true }", "mediaIO"),

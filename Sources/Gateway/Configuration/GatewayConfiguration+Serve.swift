@@ -18,6 +18,7 @@ extension GatewayConfiguration {
         if let v = file.maxCallRecords { callRecordRetention.maxRecords = v }
         if let v = file.maxSessions { maxSessions = v }
         if let v = file.roomTokenLifetimeSec { roomTokenLifetime = Double(v) }
+        if let v = file.webrtcSetupTimeoutSec { webrtcSetupTimeout = Double(v) }
         if let v = file.maxInboundSessions { maxInboundSessions = v }
         if let v = file.mediaRealtimePriority { mediaRealtimePriority = v }
         if let v = file.mediaIO { mediaIO = v }

@@ -52,6 +52,9 @@ public struct GatewayConfiguration: Sendable {
     public var publicURL: String
     /// Seconds a room token for an inbound call stays valid. Default: the ring timeout + 15.
     public var roomTokenLifetime: Double?
+    /// Seconds a WebRTC platform leg has for its first ICE check and its DTLS handshake
+    /// before the session ends with -416. Default 20.
+    public var webrtcSetupTimeout: Double = 20
     /// Sessions at once over all trunks; inbound calls over it get 503 with Retry-After.
     /// Default 1000.
     public var maxSessions: Int

@@ -10,6 +10,7 @@ extension ServeConfiguration {
     /// is reported as needing a restart and the value in force stays.
     public static let liveKeys: Set<String> = [
         "maxSessions", "maxInboundSessions", "mediaLoadBudgetPercent", "roomTokenLifetimeSec", "drainTimeoutSec",
+        "webrtcSetupTimeoutSec",
         "recordings.retentionDays", "mediaStreams", "pageTokens", "logFormat", "logLevel", "logLevels",
         "sip.answerUnknownSources", "sip.requestsPerSecond", "sip.trustedRequestsPerSecond", "sip.banSec",
         "sip.scannerUserAgents", "sip.maxServerTransactions", "sip.maxAuthFailures", "sip.authFailureWindowSec",
@@ -51,6 +52,7 @@ extension ServeConfiguration {
             key("drainTimeoutSec") { $0.drainTimeoutSec == $1.drainTimeoutSec },
             key("maxSessions") { $0.maxSessions == $1.maxSessions },
             key("roomTokenLifetimeSec") { $0.roomTokenLifetimeSec == $1.roomTokenLifetimeSec },
+            key("webrtcSetupTimeoutSec") { $0.webrtcSetupTimeoutSec == $1.webrtcSetupTimeoutSec },
             key("webhook") { $0.webhook == $1.webhook },
             key("maxInboundSessions") { $0.maxInboundSessions == $1.maxInboundSessions },
             key("mediaRealtimePriority") { $0.mediaRealtimePriority == $1.mediaRealtimePriority },

@@ -28,6 +28,7 @@ import SIP
 ///   drainTimeoutSec: 30,               // SIGTERM: how long calls may go on
 ///   maxSessions: 1000,
 ///   roomTokenLifetimeSec: 60,          // default: the inbound ring timeout + 15 s
+///   webrtcSetupTimeoutSec: 20,         // a WebRTC app's ICE and DTLS must finish within it
 ///   webhook: { url: "https://hooks.example.net/irisgw", timeoutSec: 5, retries: 2, caFile: "hooks-ca.pem" },
 ///   maxInboundSessions: 500,           // default: half of maxSessions
 ///   mediaRealtimePriority: 10,         // SCHED_RR for the media threads; default: normal scheduling
@@ -77,6 +78,9 @@ public struct ServeConfiguration: Sendable, Equatable {
     public var maxSessions: Int?
     /// Seconds a room token stays valid; default the inbound ring timeout plus 15.
     public var roomTokenLifetimeSec: Int?
+    /// Seconds a WebRTC platform leg has for its first ICE check and its DTLS handshake
+    /// before the session ends with -416 (2-300). Default 20.
+    public var webrtcSetupTimeoutSec: Int?
     public var webhook: Webhook?
     /// Inbound sessions at once over all trunks, so a flood of incoming calls always leaves
     /// room for the apps' outbound ones. Default: half of `maxSessions`.
@@ -152,7 +156,7 @@ public struct ServeConfiguration: Sendable, Equatable {
             "rtpPorts", "dataDir", "records", "callRecordRetentionDays", "maxCallRecords", "publicURL",
             "drainTimeoutSec", "webDir", "maxSessions", "maxInboundSessions", "mediaRealtimePriority", "mediaThreads",
             "mediaIO",
-            "mediaLoadBudgetPercent", "hep", "capture", "roomTokenLifetimeSec", "webhook",
+            "mediaLoadBudgetPercent", "hep", "capture", "roomTokenLifetimeSec", "webrtcSetupTimeoutSec", "webhook",
             "sip", "pageTokens", "cluster"
         ] + dnsKeys + tlsKeys + apiListenerKeys + mediaServiceKeys + logKeys
 
@@ -291,6 +295,9 @@ public struct ServeConfiguration: Sendable, Equatable {
         }
         c.roomTokenLifetimeSec = try o.optional("roomTokenLifetimeSec") { (v, p) throws(ProfileError) in
             try schema.int(v, at: p, in: 1...86_400)
+        }
+        c.webrtcSetupTimeoutSec = try o.optional("webrtcSetupTimeoutSec") { (v, p) throws(ProfileError) in
+            try schema.int(v, at: p, in: 2...300)
         }
         c.webhook = try o.optional("webhook") { (v, p) throws(ProfileError) in
             let w = try schema.object(v, at: p, keys: ["url", "timeoutSec", "retries", "caFile"])
