@@ -1,6 +1,6 @@
 import Foundation
-import IrisAPI
 import IOCore
+import IrisAPI
 import IrisClient
 import Synchronization
 
