@@ -245,6 +245,8 @@ public final class SIPUserAgent: Sendable {
 
     // MARK: Incoming
 
+    /// A framed stream message (or the sequence fuzzer's): the defence, then parse and the
+    /// transaction layer.
     func receive(_ bytes: [UInt8], from peer: SIPPeer, at local: SocketAddress) {
         guard let screened = bytes.withUnsafeBytes({ screen($0, from: peer, at: local) }) else { return }
         receive(bytes, screened, from: peer, at: local)
