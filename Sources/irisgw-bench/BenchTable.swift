@@ -185,7 +185,10 @@ enum BenchTable {
             print(try TransactionScalingBench.run())
         },
         // Not in the default set: 2-3 minutes of SIPp floods, which would take the set past 10.
-        BenchEntry(name: "flood", inDefaultSet: false, deadline: 300, keyFigure: "legit_ratio", requires: [sipp]) { args in
+        BenchEntry(
+            name: "flood", inDefaultSet: false, deadline: 300, keyFigure: "legit_ratio",
+            requires: [sipp, "/usr/bin/chrt"]
+        ) { args in
             // INVITE floods against the whole gateway, with legitimate calls through the API meanwhile.
             print(
                 "BENCH flood-machine cores=\(ProcessInfo.processInfo.activeProcessorCount) load1=\(f2(GatewayProbe.loadAverage()))"

@@ -321,7 +321,8 @@ enum FloodBench {
         let port = CallRateBench.freeUDPPort() ?? 46_000
         let media = CallRateBench.freeUDPPort() ?? 46_002
         p.arguments = [
-            nice ? "-n" : "--idle", nice ? "19" : "0", "/usr/bin/sipp", "127.0.0.1:\(gatewayPort)", "-sf", scenario.path,
+            nice ? "-n" : "--idle", nice ? "19" : "0",
+            "/usr/bin/sipp", "127.0.0.1:\(gatewayPort)", "-sf", scenario.path,
             "-s", did, "-i", source, "-p", String(port), "-mp", String(media),
             "-r", String(perSourceRate), "-rp", "1000", "-l", "200000", "-m", "100000000", "-nr",
             "-nostdin", "-timeout", "\(Int(floodSeconds))s", "-default_behaviors", "none"
