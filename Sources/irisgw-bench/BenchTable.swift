@@ -192,9 +192,9 @@ enum BenchTable {
             // INVITE floods against the whole gateway, with legitimate calls through the API meanwhile.
             print(
                 "BENCH flood-machine cores=\(ProcessInfo.processInfo.activeProcessorCount) load1=\(f2(GatewayProbe.loadAverage()))"
-                    + " flooder=\(args.contains("--flooder-nice") ? "nice19" : "sched_idle")"
+                    + " flooder=\(args.contains("--flooder-idle") ? "sched_idle" : "nice19")"
             )
-            for line in try FloodBench.run(irisgw: irisgw, flooderNice: args.contains("--flooder-nice")) { print(line) }
+            for line in try FloodBench.run(irisgw: irisgw, flooderIdle: args.contains("--flooder-idle")) { print(line) }
         },
         BenchEntry(
             name: "cluster", inDefaultSet: false, deadline: 240, keyFigure: "death_to_last_bye_p99_ms",

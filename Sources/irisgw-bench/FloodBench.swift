@@ -17,11 +17,11 @@ import WebClient
 ///   127/8 address is loopback on Linux): no answer, banned after 50 requests in a second.
 ///
 /// The trusted flooder ACKs the final responses it gets and never retransmits; the
-/// untrusted one sends INVITEs only. Both run as SCHED_IDLE (`--flooder-nice`: at nice 19,
-/// as before 2026-12-06): on this 2-core machine the attacker shares the CPU with its
-/// target, and at nice 19 the scheduler still takes a CPU that runs it for busy, so the
-/// gateway's SIP loop waited for a CPU a quarter of the time while the legitimate calls ran
-/// (docs/benchmarks.md, "`BENCH flood`"). A SCHED_IDLE task's CPU counts as idle. The setup rate of legitimate calls during a flood is set
+/// untrusted one sends INVITEs only. Both run at nice 19 (`--flooder-idle`: as SCHED_IDLE):
+/// on this 2-core machine the attacker shares the CPU with its target, and without it the
+/// figures would measure the scheduler more than the gateway. At nice 19 the scheduler still
+/// takes a CPU that runs SIPp for busy when it places a thread that wakes; a SCHED_IDLE
+/// task's CPU counts as idle (docs/benchmarks.md, "`BENCH flood`", for what it changed). The setup rate of legitimate calls during a flood is set
 /// against the mean of the same measurement before the first flood and after the last, in
 /// the same gateway.
 enum FloodBench {
@@ -57,7 +57,7 @@ enum FloodBench {
     }
 
     /// Runs every flood in one gateway; returns the lines to print.
-    static func run(irisgw: String, flooderNice: Bool = false) throws -> [String] {
+    static func run(irisgw: String, flooderIdle: Bool = false) throws -> [String] {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-bench-flood-\(getpid())")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -78,7 +78,7 @@ enum FloodBench {
             var results: [Result] = []
             for flood in floods {
                 results.append(
-                    try run(flood, gw: gw, router: router, client: client, scenarios: dir, flooderNice: flooderNice))
+                    try run(flood, gw: gw, router: router, client: client, scenarios: dir, flooderIdle: flooderIdle))
             }
             let after = try baseline()
             let times = quiet.values
@@ -143,7 +143,7 @@ enum FloodBench {
 
     static func run(
         _ flood: Flood, gw: BridgeBench.Gateway, router: BridgeBench.EventRouter, client: HTTPClient, scenarios: URL,
-        flooderNice: Bool
+        flooderIdle: Bool
     ) throws -> Result {
         let pid = gw.pid
         let m0 = GatewayProbe.metrics(client) ?? [:]
@@ -160,7 +160,7 @@ enum FloodBench {
             try startFlooder(
                 source: source, gatewayPort: gw.sipPort, did: flood.did, scenario: file,
                 perSourceRate: flood.sources.count == 1 ? 30_000 : 1000, answerTimeout: flood.answerTimeout,
-                nice: flooderNice)
+                idle: flooderIdle)
         }
 
         // Samplers while the flood runs: memory (peak), transactions, the API, /healthz.
@@ -314,14 +314,14 @@ enum FloodBench {
 
     static func startFlooder(
         source: String, gatewayPort: Int, did: String, scenario: URL, perSourceRate: Int, answerTimeout: Double,
-        nice: Bool
+        idle: Bool
     ) throws -> Flooder {
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: nice ? "/usr/bin/nice" : "/usr/bin/chrt")
+        p.executableURL = URL(fileURLWithPath: idle ? "/usr/bin/chrt" : "/usr/bin/nice")
         let port = CallRateBench.freeUDPPort() ?? 46_000
         let media = CallRateBench.freeUDPPort() ?? 46_002
         p.arguments = [
-            nice ? "-n" : "--idle", nice ? "19" : "0",
+            idle ? "--idle" : "-n", idle ? "0" : "19",
             "/usr/bin/sipp", "127.0.0.1:\(gatewayPort)", "-sf", scenario.path,
             "-s", did, "-i", source, "-p", String(port), "-mp", String(media),
             "-r", String(perSourceRate), "-rp", "1000", "-l", "200000", "-m", "100000000", "-nr",
