@@ -70,4 +70,42 @@ static inline long CLinux_recv_aged(int fd, void *buf, size_t len, struct sockad
     }
     return n;
 }
+/// One datagram slot of recvmmsg(2): glibc's `struct mmsghdr`, which it declares only under
+/// _GNU_SOURCE (Swift's Glibc module is built without it). Same layout.
+struct CLinux_mmsghdr {
+    struct msghdr msg_hdr;
+    unsigned int msg_len;
+};
+
+/// recvmmsg(2) under its own name, for the same reason.
+extern int CLinux_recvmmsg_call(int, struct CLinux_mmsghdr *, unsigned int, int, struct timespec *) __asm__("recvmmsg");
+
+/// Reads up to `count` waiting datagrams (at most 64) from a non-blocking socket in one
+/// system call: datagram i into `buffers + i * slot` (at most `slot` bytes), its size into
+/// `lengths[i]` and its source into `sources[i]` (`source_lengths[i]` bytes). Returns how many
+/// were read, or -1 with errno (EAGAIN: none waiting). A datagram longer than `slot` is cut
+/// and flagged in `truncated[i]`. The headers live on this stack frame: one call per batch.
+static inline int CLinux_recv_batch(int fd, unsigned char *buffers, size_t slot, unsigned int count,
+                                    struct sockaddr_storage *sources, socklen_t *source_lengths,
+                                    unsigned int *lengths, unsigned char *truncated) {
+    struct CLinux_mmsghdr headers[64];
+    struct iovec iovs[64];
+    if (count > 64) count = 64;
+    memset(headers, 0, sizeof(struct CLinux_mmsghdr) * count);
+    for (unsigned int i = 0; i < count; i++) {
+        iovs[i].iov_base = buffers + i * slot;
+        iovs[i].iov_len = slot;
+        headers[i].msg_hdr.msg_name = &sources[i];
+        headers[i].msg_hdr.msg_namelen = sizeof(struct sockaddr_storage);
+        headers[i].msg_hdr.msg_iov = &iovs[i];
+        headers[i].msg_hdr.msg_iovlen = 1;
+    }
+    int n = CLinux_recvmmsg_call(fd, headers, count, 0, NULL);
+    for (int i = 0; i < n; i++) {
+        lengths[i] = headers[i].msg_len;
+        source_lengths[i] = headers[i].msg_hdr.msg_namelen;
+        truncated[i] = (headers[i].msg_hdr.msg_flags & MSG_TRUNC) != 0;
+    }
+    return n;
+}
 #endif

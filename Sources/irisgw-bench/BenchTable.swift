@@ -185,12 +185,16 @@ enum BenchTable {
             print(try TransactionScalingBench.run())
         },
         // Not in the default set: 2-3 minutes of SIPp floods, which would take the set past 10.
-        BenchEntry(name: "flood", inDefaultSet: false, deadline: 300, keyFigure: "legit_ratio", requires: [sipp]) { _ in
+        BenchEntry(
+            name: "flood", inDefaultSet: false, deadline: 300, keyFigure: "legit_ratio",
+            requires: [sipp, "/usr/bin/chrt"]
+        ) { args in
             // INVITE floods against the whole gateway, with legitimate calls through the API meanwhile.
             print(
                 "BENCH flood-machine cores=\(ProcessInfo.processInfo.activeProcessorCount) load1=\(f2(GatewayProbe.loadAverage()))"
+                    + " flooder=\(args.contains("--flooder-idle") ? "sched_idle" : "nice19")"
             )
-            for line in try FloodBench.run(irisgw: irisgw) { print(line) }
+            for line in try FloodBench.run(irisgw: irisgw, flooderIdle: args.contains("--flooder-idle")) { print(line) }
         },
         BenchEntry(
             name: "cluster", inDefaultSet: false, deadline: 240, keyFigure: "death_to_last_bye_p99_ms",

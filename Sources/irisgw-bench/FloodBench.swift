@@ -17,9 +17,11 @@ import WebClient
 ///   127/8 address is loopback on Linux): no answer, banned after 50 requests in a second.
 ///
 /// The trusted flooder ACKs the final responses it gets and never retransmits; the
-/// untrusted one sends INVITEs only. Both run at nice 19: on this 2-core machine the
-/// attacker shares the CPU with its target, and without it the figures would measure the
-/// scheduler more than the gateway. The setup rate of legitimate calls during a flood is set
+/// untrusted one sends INVITEs only. Both run at nice 19 (`--flooder-idle`: as SCHED_IDLE):
+/// on this 2-core machine the attacker shares the CPU with its target, and without it the
+/// figures would measure the scheduler more than the gateway. At nice 19 the scheduler still
+/// takes a CPU that runs SIPp for busy when it places a thread that wakes; a SCHED_IDLE
+/// task's CPU counts as idle (docs/benchmarks.md, "`BENCH flood`", for what it changed). The setup rate of legitimate calls during a flood is set
 /// against the mean of the same measurement before the first flood and after the last, in
 /// the same gateway.
 enum FloodBench {
@@ -55,7 +57,7 @@ enum FloodBench {
     }
 
     /// Runs every flood in one gateway; returns the lines to print.
-    static func run(irisgw: String) throws -> [String] {
+    static func run(irisgw: String, flooderIdle: Bool = false) throws -> [String] {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("irisgw-bench-flood-\(getpid())")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -75,7 +77,8 @@ enum FloodBench {
             let before = try baseline()
             var results: [Result] = []
             for flood in floods {
-                results.append(try run(flood, gw: gw, router: router, client: client, scenarios: dir))
+                results.append(
+                    try run(flood, gw: gw, router: router, client: client, scenarios: dir, flooderIdle: flooderIdle))
             }
             let after = try baseline()
             let times = quiet.values
@@ -139,7 +142,8 @@ enum FloodBench {
     }
 
     static func run(
-        _ flood: Flood, gw: BridgeBench.Gateway, router: BridgeBench.EventRouter, client: HTTPClient, scenarios: URL
+        _ flood: Flood, gw: BridgeBench.Gateway, router: BridgeBench.EventRouter, client: HTTPClient, scenarios: URL,
+        flooderIdle: Bool
     ) throws -> Result {
         let pid = gw.pid
         let m0 = GatewayProbe.metrics(client) ?? [:]
@@ -155,7 +159,8 @@ enum FloodBench {
         let sipps = try flood.sources.map { source in
             try startFlooder(
                 source: source, gatewayPort: gw.sipPort, did: flood.did, scenario: file,
-                perSourceRate: flood.sources.count == 1 ? 30_000 : 1000, answerTimeout: flood.answerTimeout)
+                perSourceRate: flood.sources.count == 1 ? 30_000 : 1000, answerTimeout: flood.answerTimeout,
+                idle: flooderIdle)
         }
 
         // Samplers while the flood runs: memory (peak), transactions, the API, /healthz.
@@ -308,14 +313,16 @@ enum FloodBench {
     }
 
     static func startFlooder(
-        source: String, gatewayPort: Int, did: String, scenario: URL, perSourceRate: Int, answerTimeout: Double
+        source: String, gatewayPort: Int, did: String, scenario: URL, perSourceRate: Int, answerTimeout: Double,
+        idle: Bool
     ) throws -> Flooder {
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/nice")
+        p.executableURL = URL(fileURLWithPath: idle ? "/usr/bin/chrt" : "/usr/bin/nice")
         let port = CallRateBench.freeUDPPort() ?? 46_000
         let media = CallRateBench.freeUDPPort() ?? 46_002
         p.arguments = [
-            "-n", "19", "/usr/bin/sipp", "127.0.0.1:\(gatewayPort)", "-sf", scenario.path,
+            idle ? "--idle" : "-n", idle ? "0" : "19",
+            "/usr/bin/sipp", "127.0.0.1:\(gatewayPort)", "-sf", scenario.path,
             "-s", did, "-i", source, "-p", String(port), "-mp", String(media),
             "-r", String(perSourceRate), "-rp", "1000", "-l", "200000", "-m", "100000000", "-nr",
             "-nostdin", "-timeout", "\(Int(floodSeconds))s", "-default_behaviors", "none"

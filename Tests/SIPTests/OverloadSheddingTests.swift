@@ -1,5 +1,7 @@
 import Dispatch
 import Glibc
+import Synchronization
+import TestSupport
 import Testing
 
 @testable import SIP
@@ -57,5 +59,43 @@ import Testing
         #expect(statuses.filter { $0 == 481 }.count == 5, "every BYE is handled: \(statuses.count) answers")
         #expect(shed > 0 && shed < 300, "OPTIONS shed while behind: \(shed)")
         #expect(statuses.filter { $0 == 200 }.count == 300 - shed)
+    }
+    /// A batch read from the socket hands its responses on before its requests: the answers
+    /// our calls wait for do not queue behind a flood's requests read with them.
+    @Test func aBatchHandsItsResponsesOnBeforeItsRequests() async throws {
+        var c = SIPUserAgentConfiguration(listen: [(.udp, SocketAddress(host: "127.0.0.1", port: 0))])
+        c.defence = .testPeer
+        let ua = try SIPUserAgent(configuration: c)
+        let read = Mutex<[String]>([])
+        ua.wireTap = { m in
+            guard m.direction == .received else { return }
+            read.withLock { $0.append(String(decoding: m.bytes.prefix(7), as: UTF8.self)) }
+        }
+        let bound = try ua.start()
+        defer { ua.shutdown() }
+        let probe = try UDPSocket(bind: SocketAddress(host: "127.0.0.1", port: 0), bufferBytes: 1 << 20)
+        let to = try #require(RawSocketAddress(bound[0].address))
+        let response = Array(
+            """
+            SIP/2.0 200 OK\r
+            Via: SIP/2.0/UDP 127.0.0.1:\(bound[0].address.port);branch=z9hG4bK-nobody\r
+            From: <sip:irisgw@127.0.0.1>;tag=a\r
+            To: <sip:probe@127.0.0.1>;tag=b\r
+            Call-ID: batch-order@127.0.0.1\r
+            CSeq: 1 OPTIONS\r
+            Content-Length: 0\r
+            \r
+
+            """.utf8)
+        // Hold the loop while 3 requests and then a response queue up: one read takes all 4.
+        let gate = DispatchSemaphore(value: 0)
+        ua.loop.execute { gate.wait() }
+        for i in 0..<3 {
+            _ = Self.request("OPTIONS", i, port: probe.local.port).withUnsafeBytes { probe.send($0, to: to) }
+        }
+        _ = response.withUnsafeBytes { probe.send($0, to: to) }
+        gate.signal()
+        #expect(await eventually(timeout: 10) { read.withLock { $0.count } == 4 })
+        #expect(read.withLock { $0 } == ["SIP/2.0", "OPTIONS", "OPTIONS", "OPTIONS"])
     }
 }

@@ -44,9 +44,12 @@ public struct SIPPeer: Hashable, Sendable, CustomStringConvertible {
 final class SIPTransports {
     let loop: SIPEventLoop
     let limits: SIPTransportLimits
-    /// Called on the loop for every datagram or framed stream message, with our address
-    /// it arrived at (the socket's; a wildcard listener names its wildcard).
+    /// Called on the loop for every framed stream message, with our address it arrived at.
     var onMessage: (([UInt8], SIPPeer, SocketAddress) -> Void)?
+    /// Called on the loop for every UDP datagram, with our address it arrived at (the
+    /// socket's; a wildcard listener names its wildcard). The bytes are the read batch's:
+    /// valid during the call only, so a datagram refused before parsing is never copied.
+    var onDatagram: ((UnsafeRawBufferPointer, SIPPeer, SocketAddress) -> Void)?
     /// Called when a stream breaks its framing (bytes are dropped, the connection closed).
     var onStreamError: ((SIPPeer, SIPStreamFramer.FramingError) -> Void)?
     /// Called on the loop, never from inside a send, when a stream connection could not be
@@ -76,7 +79,10 @@ final class SIPTransports {
     /// The TLS target of a peer that carries none (an in-dialog hop, a BYE after a
     /// restart); nil answer: its address as the name, the system trust store.
     var tlsTarget: ((SocketAddress) -> SIPTLSTarget?)?
-    var receiveBuffer = [UInt8](repeating: 0, count: 65_536)
+    /// The UDP sockets' read batch (`readUDP`): one `recvmmsg` per readiness callback.
+    let udpBatch = UDPDatagramBatch(capacity: SIPTransports.udpBatchSize)
+    /// Recent UDP sources' `SocketAddress`es (`UDPSourceNames`).
+    private var sourceNames = UDPSourceNames()
     /// Destination host -> our source address toward it (`SIPTransports+Routes.swift`).
     var routeSources: [String: String] = [:]
     /// Stream connections in all (`limits.maxConnections`, or half the file-descriptor limit
@@ -188,28 +194,34 @@ final class SIPTransports {
 
     // MARK: UDP
 
-    /// Reads at most `udpBatch` datagrams, then lets the loop run its other work (API calls
-    /// handed in, timers, the transaction pump) before the next batch: epoll is
-    /// level-triggered, so what is left wakes it again at once. Draining to EAGAIN let a
-    /// flood that never lets the socket empty hold every other piece of SIP work back.
+    /// Reads at most `udpBatchSize` datagrams in one system call, then lets the loop run its
+    /// other work (API calls handed in, timers, the transaction pump) before the next batch:
+    /// epoll is level-triggered, so what is left wakes it again at once. Draining to EAGAIN let
+    /// a flood that never lets the socket empty hold every other piece of SIP work back.
     private func readUDP(_ socket: UDPSocket) {
-        var source = RawSocketAddress()
-        for i in 0..<Self.udpBatch {
-            guard let n = receiveBuffer.withUnsafeMutableBytes({ socket.receive(into: $0, from: &source) }) else {
-                // The socket is empty: the loop has caught up (a batch that ends early, or a
-                // wake that finds nothing after a batch that read exactly the last datagram).
-                udpBacklogged = false
-                return
-            }
-            guard n > 0, let from = source.address else { continue }
-            let message = Array(receiveBuffer[0..<n])
-            onMessage?(message, SIPPeer(transport: .udp, address: from), socket.local)
-        }
-        udpBacklogged = true
+        let batch = udpBatch
+        let n = batch.read(socket)
+        // Responses first: they finish work of ours (our calls' answers, which share the
+        // socket with a flood's requests) and a response needs no admission; UDP promises no
+        // order, and the requests keep theirs.
+        for i in 0..<n where Self.isResponse(batch.datagram(i)) { deliverDatagram(i, from: socket) }
+        for i in 0..<n where !Self.isResponse(batch.datagram(i)) { deliverDatagram(i, from: socket) }
+        // A batch short of full emptied the socket: the loop has caught up.
+        udpBacklogged = n == batch.capacity
+    }
+
+    private func deliverDatagram(_ i: Int, from socket: UDPSocket) {
+        let bytes = udpBatch.datagram(i)
+        guard !bytes.isEmpty, let from = sourceNames.address(of: udpBatch.source(i)) else { return }
+        onDatagram?(bytes, SIPPeer(transport: .udp, address: from), socket.local)
+    }
+
+    static func isResponse(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        bytes.starts(with: SIPWireMessage.responsePrefix)
     }
 
     /// Datagrams read per readiness callback (see `readUDP`).
-    static let udpBatch = 64
+    static let udpBatchSize = 64
 
     /// True from a read that found a whole batch waiting until one that empties the socket:
     /// datagrams arrive faster than the loop handles them, and the receive queue grows

@@ -66,7 +66,7 @@ extension SIPUserAgent {
     /// final response's retransmissions, a BYE ends a call, a CANCEL a ringing one, a PRACK
     /// completes a reliable provisional, a NOTIFY reports our REFER): read by their method
     /// token, before any parse.
-    static func finishesWork(_ bytes: [UInt8]) -> Bool {
+    static func finishesWork(_ bytes: UnsafeRawBufferPointer) -> Bool {
         finishingMethods.contains { m in bytes.count > m.count && bytes.starts(with: m) && bytes[m.count] == 0x20 }
     }
 

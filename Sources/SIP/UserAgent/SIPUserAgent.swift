@@ -148,6 +148,9 @@ public final class SIPUserAgent: Sendable {
                     capacity: configuration.defence.maxTrackedSources)),
             loop: loop)
         transports.onMessage = { [unowned self] bytes, peer, local in self.receive(bytes, from: peer, at: local) }
+        transports.onDatagram = { [unowned self] bytes, peer, local in
+            self.receive(datagram: bytes, from: peer, at: local)
+        }
         transports.onConnectionFailure = { [unowned self] report in self.connectionFailed(report) }
         transactions.send = { [unowned self] bytes, peer in self.transports.send(bytes, to: peer) }
         transactions.onRequest = { [unowned self] m, tx in self.handleRequest(m, tx) }
@@ -242,19 +245,41 @@ public final class SIPUserAgent: Sendable {
 
     // MARK: Incoming
 
+    /// A framed stream message (or the sequence fuzzer's): the defence, then parse and the
+    /// transaction layer.
     func receive(_ bytes: [UInt8], from peer: SIPPeer, at local: SocketAddress) {
+        guard let screened = bytes.withUnsafeBytes({ screen($0, from: peer, at: local) }) else { return }
+        receive(bytes, screened, from: peer, at: local)
+    }
+
+    /// A UDP datagram still in the transport's read batch: copied only once the checks before
+    /// parsing have let it through, so a flood refused unparsed costs no allocation.
+    func receive(datagram bytes: UnsafeRawBufferPointer, from peer: SIPPeer, at local: SocketAddress) {
+        guard let screened = screen(bytes, from: peer, at: local) else { return }
+        receive(Array(bytes), screened, from: peer, at: local)
+    }
+
+    /// What the checks before parsing learnt about a message they let through.
+    struct Screened {
+        var now: Double
+        var trusted: Bool
+        var isACK: Bool
+    }
+
+    /// The defence before parsing: a banned source, a trusted source over its rate, new work
+    /// while behind the socket. nil: refused (and counted).
+    private func screen(_ bytes: UnsafeRawBufferPointer, from peer: SIPPeer, at local: SocketAddress) -> Screened? {
         counters.received += 1
         let now = SIPEventLoop.now()
-        let tapAll = defence.tapUnfiltered
-        if tapAll { tap(bytes, from: peer, at: local) }
+        if defence.tapUnfiltered { tap(Array(bytes), from: peer, at: local) }
         // A banned source costs one dictionary lookup: not even parsed.
         // A trusted proxy is judged by the source it names, once the request is parsed.
         let proxy = isProxy(peer.address)
         if !proxy, sources.isBanned(peer.address.host, now: now) {
             refuse(.banned)
-            return
+            return nil
         }
-        var trusted = proxy || isTrusted(peer.address)
+        let trusted = proxy || isTrusted(peer.address)
         // A trusted source's requests are counted before they are parsed, so a flood over
         // its rate costs a lookup, not a parse, and the loop keeps the socket drained for the
         // responses our own calls wait for. Responses are never counted.
@@ -262,15 +287,23 @@ public final class SIPUserAgent: Sendable {
         let isACK = isRequest && bytes.starts(with: Self.ackPrefix)
         if isRequest, trusted, !proxy, admitTrusted(peer.address.host, ack: isACK, now: now) != .admit {
             refuse(.rateLimited)
-            return
+            return nil
         }
         // Behind the socket: shed new work unparsed and keep what finishes work in progress
         // (responses, ACK, BYE, CANCEL, PRACK), so the queue drains and nothing we started
         // is lost in it (SIPUserAgent+Defence.swift).
         if isRequest, peer.transport == .udp, transports.udpBacklogged, !Self.finishesWork(bytes) {
             refuse(.overloaded)
-            return
+            return nil
         }
+        return Screened(now: now, trusted: trusted, isACK: isACK)
+    }
+
+    /// A message the checks before parsing let through: parsed, the defence that needs its
+    /// headers, then the transaction layer.
+    private func receive(_ bytes: [UInt8], _ screened: Screened, from peer: SIPPeer, at local: SocketAddress) {
+        let now = screened.now, isACK = screened.isACK, tapAll = defence.tapUnfiltered
+        var trusted = screened.trusted
         var message: SIPMessage
         do {
             message = try SIPMessage.parse(bytes, framing: peer.transport == .udp ? .datagram : .stream)
