@@ -164,9 +164,11 @@ import Testing
         let stats = try #require(call.statistics()[.trunk])
         #expect(stats.caughtUp > 0, "\(stats)")
         let d = depth.withLock { $0 }
-        // Unless the machine's load made real jitter meanwhile (the buffer's target grows).
+        // A stall kept as delay would leave the buffer at its 40 ms target plus the 200 ms;
+        // 120 leaves room for the bursts of a sender that the machine's load held back. (The
+        // depth just after the stall is no reference: under load it is read late.)
         #expect(
-            d.after < d.stalled || stats.jitterMs > 10,
+            d.after <= 120 || stats.jitterMs > 10,
             "buffer at most \(d.stalled) ms after the stall, \(d.after) ms later; \(stats)")
         let out = app.packets(payloadType: 111)
         #expect(out.count >= 98, "\(out.count) packets for 100")
