@@ -176,6 +176,7 @@ extension GatewaySuites {
             defer { gw.stop() }
             let probe = try UDPProbe()
             let sent = 40
+            let began = ContinuousClock.now
             for _ in 0..<sent {
                 probe.send(HostileTrafficTests.request("INVITE", port: gw.sipPort, probe: probe.port), to: gw.sipPort)
             }
@@ -190,7 +191,12 @@ extension GatewaySuites {
                     return counts.reduce(0, +) == sent
                 }, "required, limited, banned: \(counts)")
             let challenged = await Self.refused(gw, "sip_auth_required")
-            #expect((1...10).contains(challenged), "\(challenged) challenged at 10 requests per second")
+            // A bucket of 10 that refills at 10 a second: a loaded machine that spreads the
+            // 40 over more than 100 ms rightly lets one more in per 100 ms.
+            let spread = (ContinuousClock.now - began) / .milliseconds(100)
+            #expect(
+                (1...(10 + Int(spread))).contains(challenged),
+                "\(challenged) challenged at 10 requests per second, the 40 handled within \(spread / 10) s")
             var answers: [SIPMessage] = []
             while let bytes = await probe.receive(timeout: 0), let m = try? SIPMessage.parse(bytes) {
                 answers.append(m)
