@@ -33,7 +33,7 @@ extension IOCoreSuites {
             let client = try Client(port: h.port)
             client.send(String(repeating: "x", count: 100))
             #expect(await client.waitClosed(timeout: 5))
-            #expect(h.seen.ends == ["framing"])
+            #expect(await eventually(timeout: 5) { h.seen.ends == ["framing"] }, "\(h.seen.ends)")
         }
 
         @Test func thePeerClosingIsReported() async throws {
@@ -103,7 +103,7 @@ extension IOCoreSuites {
             }
             // The kernel took some, the queue the rest up to the bound; then the bound held.
             #expect(accepted >= 16)
-            #expect(h.seen.ends == ["writeQueueFull"])
+            #expect(await eventually(timeout: 5) { h.seen.ends == ["writeQueueFull"] }, "\(h.seen.ends)")
             _ = client
         }
 

@@ -37,7 +37,7 @@ extension IOCoreSuites {
             let client = try Client(port: h.port)
             if !c.says.isEmpty { client.send(c.says) }
             #expect(await client.waitClosed(timeout: 5))
-            #expect(h.seen.ends == [c.expected])
+            #expect(await eventually(timeout: 5) { h.seen.ends == [c.expected] }, "\(h.seen.ends)")
         }
 
         /// Frames that keep arriving whole keep the connection: the frame deadline runs only while
@@ -66,7 +66,7 @@ extension IOCoreSuites {
             defer { h.stop() }
             let client = try Client(port: h.port)
             #expect(await client.waitClosed(timeout: 5))
-            #expect(h.seen.ends == ["handshakeTimeout"])
+            #expect(await eventually(timeout: 5) { h.seen.ends == ["handshakeTimeout"] }, "\(h.seen.ends)")
         }
 
         /// A quiet connection of ours asks for a keep-alive; a peer that answers nothing ends it.
