@@ -60,9 +60,9 @@ import Testing
         #expect(shed > 0 && shed < 300, "OPTIONS shed while behind: \(shed)")
         #expect(statuses.filter { $0 == 200 }.count == 300 - shed)
     }
-    /// A batch read from the socket hands its responses on before its requests: the answers
-    /// our calls wait for do not queue behind a flood's requests read with them.
-    @Test func aBatchHandsItsResponsesOnBeforeItsRequests() async throws {
+    /// A batch read from the socket hands its datagrams on in the order they came: a peer's
+    /// request sent before a response (a NOTIFY before its REFER's 202) stays first.
+    @Test func aBatchHandsItsDatagramsOnInArrivalOrder() async throws {
         var c = SIPUserAgentConfiguration(listen: [(.udp, SocketAddress(host: "127.0.0.1", port: 0))])
         c.defence = .testPeer
         let ua = try SIPUserAgent(configuration: c)
@@ -96,6 +96,6 @@ import Testing
         _ = response.withUnsafeBytes { probe.send($0, to: to) }
         gate.signal()
         #expect(await eventually(timeout: 10) { read.withLock { $0.count } == 4 })
-        #expect(read.withLock { $0 } == ["SIP/2.0", "OPTIONS", "OPTIONS", "OPTIONS"])
+        #expect(read.withLock { $0 } == ["OPTIONS", "OPTIONS", "OPTIONS", "SIP/2.0"])
     }
 }

@@ -201,11 +201,10 @@ final class SIPTransports {
     private func readUDP(_ socket: UDPSocket) {
         let batch = udpBatch
         let n = batch.read(socket)
-        // Responses first: they finish work of ours (our calls' answers, which share the
-        // socket with a flood's requests) and a response needs no admission; UDP promises no
-        // order, and the requests keep theirs.
-        for i in 0..<n where Self.isResponse(batch.datagram(i)) { deliverDatagram(i, from: socket) }
-        for i in 0..<n where !Self.isResponse(batch.datagram(i)) { deliverDatagram(i, from: socket) }
+        // In arrival order. (Responses first gained nothing measurable under a flood and
+        // turned a peer's NOTIFY sent before its 202 into the usual order: UDP promises no
+        // order, but a loopback or LAN peer's order is what it sent, and dialogs see it.)
+        for i in 0..<n { deliverDatagram(i, from: socket) }
         // A batch short of full emptied the socket: the loop has caught up.
         udpBacklogged = n == batch.capacity
     }
@@ -214,10 +213,6 @@ final class SIPTransports {
         let bytes = udpBatch.datagram(i)
         guard !bytes.isEmpty, let from = sourceNames.address(of: udpBatch.source(i)) else { return }
         onDatagram?(bytes, SIPPeer(transport: .udp, address: from), socket.local)
-    }
-
-    static func isResponse(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        bytes.starts(with: SIPWireMessage.responsePrefix)
     }
 
     /// Datagrams read per readiness callback (see `readUDP`).
