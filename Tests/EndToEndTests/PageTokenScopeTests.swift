@@ -205,11 +205,13 @@ extension GatewaySuites {
             defer { sim.stop() }
             let gw = try await GatewayProcess(profiles: [GatewayProcess.Profile(proxies: [sim.port])])
             defer { gw.stop() }
-            let token = try await Self.mint(gw, routingId: "web-1", ttlSec: 1)
+            let minted = ContinuousClock.now
+            // 3 s: a loaded machine took more than 1 s to mint and use a token.
+            let token = try await Self.mint(gw, routingId: "web-1", ttlSec: 3)
             // valid: past the key check
             #expect(try await Self.call(gw, "GET", "/v1/sessions/nosuch", bearer: token).status == 404)
-            // the 1 s lifetime passing is what is tested (a poll would create)
-            try await Task.sleep(for: .milliseconds(2100))
+            // the 3 s lifetime passing is what is tested (a poll would create)
+            try await Task.sleep(until: minted + .milliseconds(4100))
             let expired = try await Self.create(gw, bearer: token, routingId: nil)
             #expect(expired.status == 401 && Self.code(expired.json) == -105, "\(expired)")
             let ws = gw.apiURL.replacingOccurrences(of: "http://", with: "ws://") + "/v1/events?access_token=" + token
