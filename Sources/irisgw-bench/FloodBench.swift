@@ -21,9 +21,9 @@ import WebClient
 /// on this 2-core machine the attacker shares the CPU with its target, and without it the
 /// figures would measure the scheduler more than the gateway. At nice 19 the scheduler still
 /// takes a CPU that runs SIPp for busy when it places a thread that wakes; a SCHED_IDLE
-/// task's CPU counts as idle (docs/benchmarks.md, "`BENCH flood`", for what it changed). The setup rate of legitimate calls during a flood is set
-/// against the mean of the same measurement before the first flood and after the last, in
-/// the same gateway.
+/// task's CPU counts as idle (docs/benchmarks.md, "`BENCH flood`", for what it changed).
+/// The setup rate of legitimate calls during a flood is set against the mean of the same
+/// measurement before the first flood and after the last, in the same gateway.
 enum FloodBench {
     struct Flood {
         var name: String
@@ -320,13 +320,13 @@ enum FloodBench {
         p.executableURL = URL(fileURLWithPath: idle ? "/usr/bin/chrt" : "/usr/bin/nice")
         let port = CallRateBench.freeUDPPort() ?? 46_000
         let media = CallRateBench.freeUDPPort() ?? 46_002
-        p.arguments = [
-            idle ? "--idle" : "-n", idle ? "0" : "19",
-            "/usr/bin/sipp", "127.0.0.1:\(gatewayPort)", "-sf", scenario.path,
-            "-s", did, "-i", source, "-p", String(port), "-mp", String(media),
-            "-r", String(perSourceRate), "-rp", "1000", "-l", "200000", "-m", "100000000", "-nr",
-            "-nostdin", "-timeout", "\(Int(floodSeconds))s", "-default_behaviors", "none"
-        ]
+        p.arguments =
+            (idle ? ["--idle", "0"] : ["-n", "19"]) + [
+                "/usr/bin/sipp", "127.0.0.1:\(gatewayPort)", "-sf", scenario.path,
+                "-s", did, "-i", source, "-p", String(port), "-mp", String(media),
+                "-r", String(perSourceRate), "-rp", "1000", "-l", "200000", "-m", "100000000", "-nr",
+                "-nostdin", "-timeout", "\(Int(floodSeconds))s", "-default_behaviors", "none"
+            ]
         // SIPp's -timeout stops new calls, then waits for the calls in progress: a request the
         // gateway dropped is given up after this long.
         if answerTimeout > 0 { p.arguments! += ["-recv_timeout", String(Int(answerTimeout * 1000))] }
